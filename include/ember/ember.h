@@ -1,0 +1,17 @@
+// Everything public in Ember.
+#pragma once
+#include "ember/array_ref.h"
+#include "ember/device.h"
+#include "ember/dtype.h"
+#include "ember/error.h"
+#include "ember/factory.h"
+#include "ember/indexing.h"
+#include "ember/observer.h"
+#include "ember/parallel.h"
+#include "ember/pointwise.h"
+#include "ember/reduce.h"
+#include "ember/scalar.h"
+#include "ember/shape.h"
+#include "ember/storage.h"
+#include "ember/tensor.h"
+#include "ember/tensor_options.h"

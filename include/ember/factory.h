@@ -1,0 +1,102 @@
+// Factories, random numbers and the global Generator.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <mutex>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+#include "ember/tensor.h"
+
+namespace ember {
+
+// A Philox-free, seedable generator (mt19937_64-quality splitmix/xoshiro stream). The global one
+// is seeded by manual_seed; ops take an optional Generator like PyTorch's `generator=` argument.
+class Generator {
+ public:
+  explicit Generator(uint64_t seed = 67280421310721ull) { set_current_seed(seed); }
+  void set_current_seed(uint64_t seed);
+  uint64_t current_seed() const { return seed_; }
+  uint64_t next_u64();       // uniform 64 bits
+  double next_double();      // uniform in [0, 1)
+  float next_float();        // uniform in [0, 1)
+  double next_normal();      // standard normal
+  std::mutex& mutex() { return mutex_; }
+
+ private:
+  uint64_t seed_ = 0;
+  uint64_t s_[4] = {};
+  std::optional<double> cached_normal_;
+  std::mutex mutex_;
+};
+
+Generator& default_generator();
+void manual_seed(uint64_t seed);
+
+Tensor empty(IntArrayRef sizes, TensorOptions options = {});
+Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions options = {});
+Tensor zeros(IntArrayRef sizes, TensorOptions options = {});
+Tensor ones(IntArrayRef sizes, TensorOptions options = {});
+Tensor full(IntArrayRef sizes, const Scalar& value, TensorOptions options = {});
+Tensor scalar_tensor(const Scalar& value, TensorOptions options = {});
+Tensor arange(const Scalar& end, TensorOptions options = {});
+Tensor arange(const Scalar& start, const Scalar& end, TensorOptions options = {});
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions options = {});
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions options = {});
+Tensor eye(int64_t n, TensorOptions options = {});
+Tensor eye(int64_t n, int64_t m, TensorOptions options = {});
+Tensor rand(IntArrayRef sizes, TensorOptions options = {});
+Tensor rand(IntArrayRef sizes, Generator* generator, TensorOptions options = {});
+Tensor randn(IntArrayRef sizes, TensorOptions options = {});
+Tensor randn(IntArrayRef sizes, Generator* generator, TensorOptions options = {});
+Tensor randint(int64_t high, IntArrayRef sizes, TensorOptions options = {});
+Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, TensorOptions options = {});
+Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, Generator* generator, TensorOptions options = {});
+Tensor randperm(int64_t n, TensorOptions options = {});
+Tensor normal(double mean, double std, IntArrayRef sizes, Generator* generator = nullptr, TensorOptions options = {});
+Tensor normal(const Tensor& mean, const Tensor& std, Generator* generator = nullptr);
+Tensor bernoulli(const Tensor& probs, Generator* generator = nullptr);
+Tensor bernoulli(const Tensor& self, double p, Generator* generator = nullptr);
+
+Tensor empty_like(const Tensor& self, TensorOptions options = {});
+Tensor zeros_like(const Tensor& self, TensorOptions options = {});
+Tensor ones_like(const Tensor& self, TensorOptions options = {});
+Tensor full_like(const Tensor& self, const Scalar& value, TensorOptions options = {});
+Tensor rand_like(const Tensor& self, TensorOptions options = {});
+Tensor randn_like(const Tensor& self, TensorOptions options = {});
+Tensor randint_like(const Tensor& self, int64_t low, int64_t high, TensorOptions options = {});
+
+// Wraps memory owned elsewhere; the tensor never frees it unless a deleter is given.
+Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions options = {});
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions options = {});
+Tensor from_blob(void* data, IntArrayRef sizes, const std::function<void(void*)>& deleter, TensorOptions options = {});
+
+// tensor({1, 2, 3}), tensor({{1., 2.}, {3., 4.}}), tensor(3.5): dtype inferred as PyTorch does
+// (floating -> default dtype, integers -> int64, bool -> bool) unless options say otherwise.
+class TensorInit {
+ public:
+  template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+  TensorInit(T v) : scalar_(v), is_scalar_(true) {}  // NOLINT
+  TensorInit(std::initializer_list<TensorInit> list) : children_(list) {}  // NOLINT
+  bool is_scalar() const { return is_scalar_; }
+  const Scalar& scalar() const { return scalar_; }
+  const std::vector<TensorInit>& children() const { return children_; }
+
+ private:
+  Scalar scalar_;
+  std::vector<TensorInit> children_;
+  bool is_scalar_ = false;
+};
+Tensor tensor(const TensorInit& init, TensorOptions options = {});
+template <class T>
+Tensor tensor(const std::vector<T>& values, TensorOptions options = {}) {
+  TensorOptions o = options.has_dtype() ? options : options.dtype(CppTypeToScalarType<T>::value);
+  Tensor out = empty({static_cast<int64_t>(values.size())}, o);
+  T* p = out.template data_ptr<T>();
+  for (size_t i = 0; i < values.size(); ++i) p[i] = values[i];
+  return out;
+}
+
+}  // namespace ember

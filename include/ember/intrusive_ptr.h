@@ -1,0 +1,69 @@
+// Intrusive reference counting: one allocation per object, the count lives inside it.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <utility>
+
+namespace ember {
+
+class RefCounted {
+ public:
+  RefCounted() = default;
+  RefCounted(const RefCounted&) = delete;
+  RefCounted& operator=(const RefCounted&) = delete;
+  int32_t use_count() const { return refcount_.load(std::memory_order_relaxed); }
+
+ protected:
+  ~RefCounted() = default;
+
+ private:
+  template <class T> friend class IntrusivePtr;
+  mutable std::atomic<int32_t> refcount_{0};
+};
+
+template <class T>
+class IntrusivePtr {
+ public:
+  IntrusivePtr() = default;
+  IntrusivePtr(std::nullptr_t) {}  // NOLINT
+  // Takes a new reference to p.
+  explicit IntrusivePtr(T* p) : p_(p) { retain(); }
+  IntrusivePtr(const IntrusivePtr& o) : p_(o.p_) { retain(); }
+  IntrusivePtr(IntrusivePtr&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  IntrusivePtr& operator=(const IntrusivePtr& o) {
+    IntrusivePtr(o).swap(*this);
+    return *this;
+  }
+  IntrusivePtr& operator=(IntrusivePtr&& o) noexcept {
+    IntrusivePtr(std::move(o)).swap(*this);
+    return *this;
+  }
+  ~IntrusivePtr() { release(); }
+
+  template <class... Args>
+  static IntrusivePtr make(Args&&... args) {
+    return IntrusivePtr(new T(std::forward<Args>(args)...));
+  }
+
+  T* get() const { return p_; }
+  T* operator->() const { return p_; }
+  T& operator*() const { return *p_; }
+  explicit operator bool() const { return p_ != nullptr; }
+  void reset() { IntrusivePtr().swap(*this); }
+  void swap(IntrusivePtr& o) noexcept { std::swap(p_, o.p_); }
+  int32_t use_count() const { return p_ ? p_->use_count() : 0; }
+  bool operator==(const IntrusivePtr& o) const { return p_ == o.p_; }
+  bool operator!=(const IntrusivePtr& o) const { return p_ != o.p_; }
+
+ private:
+  void retain() {
+    if (p_) p_->refcount_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void release() {
+    if (p_ && p_->refcount_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p_;
+    p_ = nullptr;
+  }
+  T* p_ = nullptr;
+};
+
+}  // namespace ember

@@ -1,0 +1,49 @@
+// Storage: a ref-counted block of bytes shared by a tensor and its views, and the CPU allocator.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+#include "ember/intrusive_ptr.h"
+
+namespace ember {
+
+// The CPU allocator: 64-byte aligned blocks, cached by size class so that a training loop that
+// allocates the same shapes every step reuses memory instead of asking the OS (and page-faulting)
+// again. The cache is bounded; empty_cache() returns everything cached to the system.
+namespace cpu_allocator {
+void* allocate(size_t nbytes);
+void deallocate(void* p, size_t nbytes);
+void empty_cache();
+struct Stats {
+  size_t allocated_bytes;   // live bytes handed out (by size class)
+  size_t cached_bytes;      // free bytes held in the cache
+  size_t peak_allocated_bytes;
+};
+Stats stats();
+void reset_peak_stats();
+}  // namespace cpu_allocator
+
+class StorageImpl : public RefCounted {
+ public:
+  // Allocates nbytes from the CPU allocator.
+  explicit StorageImpl(size_t nbytes);
+  // Wraps memory owned elsewhere (from_blob); deleter may be empty.
+  StorageImpl(void* data, size_t nbytes, std::function<void(void*)> deleter);
+  ~StorageImpl();
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  // The version counter shared by every view of this storage; in-place ops bump it.
+  uint32_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  void* data_;
+  size_t nbytes_;
+  std::function<void(void*)> deleter_;  // empty: memory came from cpu_allocator
+  bool owns_ = true;
+  std::atomic<uint32_t> version_{0};
+};
+
+}  // namespace ember

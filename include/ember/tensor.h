@@ -1,0 +1,390 @@
+// ember::Tensor: a handle to a ref-counted TensorImpl (sizes, strides, offset, dtype, device)
+// over a shared Storage. Methods mirror libtorch's; most forward to the free functions of the
+// op headers (pointwise.h, reduce.h, shape.h, indexing.h, factory.h).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "ember/array_ref.h"
+#include "ember/device.h"
+#include "ember/dtype.h"
+#include "ember/error.h"
+#include "ember/intrusive_ptr.h"
+#include "ember/scalar.h"
+#include "ember/storage.h"
+#include "ember/tensor_options.h"
+
+namespace ember {
+
+namespace indexing {
+class TensorIndex;
+}
+
+class TensorImpl : public RefCounted {
+ public:
+  TensorImpl(IntrusivePtr<StorageImpl> storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides,
+             int64_t storage_offset);
+
+  IntArrayRef sizes() const { return sizes_; }
+  IntArrayRef strides() const { return strides_; }
+  int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
+  int64_t numel() const { return numel_; }
+  int64_t storage_offset() const { return storage_offset_; }
+  ScalarType dtype() const { return dtype_; }
+  Device device() const { return Device(kCPU); }
+  const IntrusivePtr<StorageImpl>& storage() const { return storage_; }
+  bool is_contiguous() const { return is_contiguous_; }
+  bool is_non_overlapping_and_dense() const { return is_non_overlapping_and_dense_; }
+  char* data() const {
+    return static_cast<char*>(storage_->data()) + storage_offset_ * static_cast<int64_t>(element_size(dtype_));
+  }
+
+  // Metadata changes (views made in place: squeeze_, t_, as_strided_, resize_).
+  void set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> offset = {});
+  void set_storage(IntrusivePtr<StorageImpl> s) { storage_ = std::move(s); }
+
+ private:
+  void refresh();
+  IntrusivePtr<StorageImpl> storage_;
+  DimVector sizes_;
+  DimVector strides_;
+  int64_t storage_offset_ = 0;
+  int64_t numel_ = 1;
+  ScalarType dtype_;
+  bool is_contiguous_ = true;
+  bool is_non_overlapping_and_dense_ = true;
+};
+
+class Tensor;
+using TensorList = ArrayRef<Tensor>;
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(IntrusivePtr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // ---- metadata -------------------------------------------------------------------------
+  bool defined() const { return static_cast<bool>(impl_); }
+  TensorImpl* unsafeGetTensorImpl() const { return impl_.get(); }
+  const IntrusivePtr<TensorImpl>& impl() const { return impl_; }
+  void reset() { impl_.reset(); }
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+  int32_t use_count() const { return impl_.use_count(); }
+
+  IntArrayRef sizes() const { return checked_impl()->sizes(); }
+  IntArrayRef strides() const { return checked_impl()->strides(); }
+  int64_t size(int64_t dim) const;
+  int64_t stride(int64_t dim) const;
+  int64_t dim() const { return checked_impl()->dim(); }
+  int64_t ndimension() const { return dim(); }
+  int64_t numel() const { return checked_impl()->numel(); }
+  int64_t storage_offset() const { return checked_impl()->storage_offset(); }
+  ScalarType scalar_type() const { return checked_impl()->dtype(); }
+  ScalarType dtype() const { return checked_impl()->dtype(); }
+  Device device() const { return checked_impl()->device(); }
+  Layout layout() const { return kStrided; }
+  bool is_cpu() const { return true; }
+  TensorOptions options() const { return TensorOptions().dtype(dtype()).device(device()); }
+  size_t element_size() const { return ember::element_size(dtype()); }
+  size_t itemsize() const { return element_size(); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * element_size(); }
+  bool is_floating_point() const { return is_floating_type(dtype()); }
+  bool is_signed() const { return is_signed_type(dtype()); }
+  bool is_contiguous(MemoryFormat format = MemoryFormat::Contiguous) const;
+  bool is_non_overlapping_and_dense() const { return checked_impl()->is_non_overlapping_and_dense(); }
+  MemoryFormat suggest_memory_format(bool channels_last_strides_exact_match = false) const;
+  std::string toString() const;  // "CPUFloatType"
+
+  void* data_ptr() const { return checked_impl()->data(); }
+  template <class T>
+  T* data_ptr() const;
+  template <class T>
+  const T* const_data_ptr() const { return data_ptr<T>(); }
+  Scalar item() const;
+  template <class T>
+  T item() const { return item().to<T>(); }
+
+  // ---- copies, casts, layout ----------------------------------------------------------------
+  Tensor contiguous(MemoryFormat format = MemoryFormat::Contiguous) const;
+  Tensor clone(std::optional<MemoryFormat> format = std::nullopt) const;
+  Tensor& copy_(const Tensor& src, bool non_blocking = false);
+  Tensor to(ScalarType dtype, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> format = std::nullopt) const;
+  Tensor to(TensorOptions options, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> format = std::nullopt) const;
+  Tensor to(Device device, ScalarType dtype, bool non_blocking = false, bool copy = false) const;
+  Tensor to(MemoryFormat format) const;
+  Tensor to(const Tensor& other, bool non_blocking = false, bool copy = false) const;
+  Tensor cpu() const { return *this; }
+  Tensor toType(ScalarType t) const { return to(t); }
+  Tensor type_as(const Tensor& other) const { return to(other.dtype()); }
+  Tensor& fill_(const Scalar& value);
+  Tensor& fill_(const Tensor& value);
+  Tensor& zero_();
+  Tensor& resize_(IntArrayRef sizes, std::optional<MemoryFormat> format = std::nullopt);
+  bool equal(const Tensor& other) const;
+  bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
+  Tensor isclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
+  void print() const;
+
+  // ---- views (shape.h) ----------------------------------------------------------------------
+  Tensor view(IntArrayRef sizes) const;
+  Tensor view(ScalarType dtype) const;
+  Tensor view_as(const Tensor& other) const { return view(other.sizes()); }
+  Tensor reshape(IntArrayRef sizes) const;
+  Tensor reshape_as(const Tensor& other) const { return reshape(other.sizes()); }
+  Tensor permute(IntArrayRef dims) const;
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor& transpose_(int64_t dim0, int64_t dim1);
+  Tensor t() const;
+  Tensor& t_();
+  Tensor mT() const;
+  Tensor movedim(IntArrayRef source, IntArrayRef destination) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
+               std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor expand(IntArrayRef sizes, bool implicit = false) const;
+  Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor& squeeze_();
+  Tensor& squeeze_(int64_t dim);
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor& unsqueeze_(int64_t dim);
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor unflatten(int64_t dim, IntArrayRef sizes) const;
+  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+  Tensor as_strided(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> storage_offset = std::nullopt) const;
+  Tensor& as_strided_(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> storage_offset = std::nullopt);
+  Tensor unfold(int64_t dim, int64_t size, int64_t step) const;
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> split(IntArrayRef split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> split_with_sizes(IntArrayRef split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
+  Tensor index(ArrayRef<indexing::TensorIndex> indices) const;
+  Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& value);
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& value);
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value);
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& value);
+  Tensor operator[](int64_t index) const { return select(0, index); }
+
+  // ---- pointwise (pointwise.h) ------------------------------------------------------------
+  Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& add_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& sub_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor mul(const Tensor& other) const;
+  Tensor mul(const Scalar& other) const;
+  Tensor& mul_(const Tensor& other);
+  Tensor& mul_(const Scalar& other);
+  Tensor div(const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt) const;
+  Tensor div(const Scalar& other, std::optional<std::string_view> rounding_mode = std::nullopt) const;
+  Tensor& div_(const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt);
+  Tensor& div_(const Scalar& other, std::optional<std::string_view> rounding_mode = std::nullopt);
+  Tensor remainder(const Tensor& other) const;
+  Tensor remainder(const Scalar& other) const;
+  Tensor& remainder_(const Tensor& other);
+  Tensor& remainder_(const Scalar& other);
+  Tensor fmod(const Tensor& other) const;
+  Tensor fmod(const Scalar& other) const;
+  Tensor& fmod_(const Tensor& other);
+  Tensor& fmod_(const Scalar& other);
+  Tensor floor_divide(const Tensor& other) const;
+  Tensor floor_divide(const Scalar& other) const;
+  Tensor& floor_divide_(const Tensor& other);
+  Tensor& floor_divide_(const Scalar& other);
+  Tensor pow(const Tensor& exponent) const;
+  Tensor pow(const Scalar& exponent) const;
+  Tensor& pow_(const Tensor& exponent);
+  Tensor& pow_(const Scalar& exponent);
+  Tensor minimum(const Tensor& other) const;
+  Tensor maximum(const Tensor& other) const;
+  Tensor atan2(const Tensor& other) const;
+  Tensor lerp(const Tensor& end, const Scalar& weight) const;
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;
+  Tensor& lerp_(const Tensor& end, const Scalar& weight);
+  Tensor& lerp_(const Tensor& end, const Tensor& weight);
+  Tensor clamp(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
+  Tensor clamp(const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt) const;
+  Tensor& clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt);
+  Tensor clamp_min(const Scalar& min) const;
+  Tensor clamp_max(const Scalar& max) const;
+  Tensor& clamp_min_(const Scalar& min);
+  Tensor& clamp_max_(const Scalar& max);
+  Tensor where(const Tensor& condition, const Tensor& other) const;
+  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
+  Tensor& masked_fill_(const Tensor& mask, const Tensor& value);
+  Tensor addcmul(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;
+  Tensor addcdiv(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;
+  Tensor& addcmul_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
+  Tensor& addcdiv_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
+
+  Tensor eq(const Tensor& other) const;
+  Tensor eq(const Scalar& other) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor ne(const Scalar& other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor lt(const Scalar& other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor le(const Scalar& other) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor gt(const Scalar& other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor ge(const Scalar& other) const;
+  Tensor logical_and(const Tensor& other) const;
+  Tensor logical_or(const Tensor& other) const;
+  Tensor logical_xor(const Tensor& other) const;
+  Tensor logical_not() const;
+  Tensor bitwise_and(const Tensor& other) const;
+  Tensor bitwise_and(const Scalar& other) const;
+  Tensor bitwise_or(const Tensor& other) const;
+  Tensor bitwise_or(const Scalar& other) const;
+  Tensor bitwise_xor(const Tensor& other) const;
+  Tensor bitwise_xor(const Scalar& other) const;
+  Tensor bitwise_not() const;
+
+#define EMBER_UNARY_METHODS(name) \
+  Tensor name() const;            \
+  Tensor& name##_();
+  EMBER_UNARY_METHODS(abs)
+  EMBER_UNARY_METHODS(neg)
+  EMBER_UNARY_METHODS(sign)
+  EMBER_UNARY_METHODS(exp)
+  EMBER_UNARY_METHODS(exp2)
+  EMBER_UNARY_METHODS(expm1)
+  EMBER_UNARY_METHODS(log)
+  EMBER_UNARY_METHODS(log2)
+  EMBER_UNARY_METHODS(log10)
+  EMBER_UNARY_METHODS(log1p)
+  EMBER_UNARY_METHODS(sqrt)
+  EMBER_UNARY_METHODS(rsqrt)
+  EMBER_UNARY_METHODS(sin)
+  EMBER_UNARY_METHODS(cos)
+  EMBER_UNARY_METHODS(tan)
+  EMBER_UNARY_METHODS(tanh)
+  EMBER_UNARY_METHODS(sigmoid)
+  EMBER_UNARY_METHODS(relu)
+  EMBER_UNARY_METHODS(erf)
+  EMBER_UNARY_METHODS(erfc)
+  EMBER_UNARY_METHODS(erfinv)
+  EMBER_UNARY_METHODS(floor)
+  EMBER_UNARY_METHODS(ceil)
+  EMBER_UNARY_METHODS(round)
+  EMBER_UNARY_METHODS(trunc)
+  EMBER_UNARY_METHODS(reciprocal)
+  EMBER_UNARY_METHODS(square)
+#undef EMBER_UNARY_METHODS
+  Tensor isnan() const;
+  Tensor isinf() const;
+  Tensor isfinite() const;
+  Tensor nan_to_num(std::optional<double> nan = std::nullopt, std::optional<double> posinf = std::nullopt,
+                    std::optional<double> neginf = std::nullopt) const;
+
+  // ---- reductions (reduce.h) ----------------------------------------------------------------
+  Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor sum(OptionalIntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(OptionalIntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor prod(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor prod(int64_t dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor max() const;
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
+  Tensor min() const;
+  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  Tensor amax(IntArrayRef dim = {}, bool keepdim = false) const;
+  Tensor amin(IntArrayRef dim = {}, bool keepdim = false) const;
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor var(bool unbiased = true) const;
+  Tensor var(OptionalIntArrayRef dim, bool unbiased = true, bool keepdim = false) const;
+  Tensor var(OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim = false) const;
+  Tensor std(bool unbiased = true) const;
+  Tensor std(OptionalIntArrayRef dim, bool unbiased = true, bool keepdim = false) const;
+  Tensor std(OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim = false) const;
+  Tensor norm(const Scalar& p = 2) const;
+  Tensor norm(const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim = false) const;
+  Tensor logsumexp(IntArrayRef dim, bool keepdim = false) const;
+  Tensor all() const;
+  Tensor all(int64_t dim, bool keepdim = false) const;
+  Tensor any() const;
+  Tensor any(int64_t dim, bool keepdim = false) const;
+  Tensor cumsum(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor cumprod(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
+  std::tuple<Tensor, Tensor> sort(std::optional<bool> stable, int64_t dim = -1, bool descending = false) const;
+  Tensor argsort(int64_t dim = -1, bool descending = false) const;
+  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
+  std::tuple<Tensor, Tensor> kthvalue(int64_t k, int64_t dim = -1, bool keepdim = false) const;
+
+  // ---- indexing and joining (indexing.h) ---------------------------------------------------
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor gather(int64_t dim, const Tensor& index, bool sparse_grad = false) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value);
+  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
+  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1);
+  Tensor masked_select(const Tensor& mask) const;
+  Tensor nonzero() const;
+  Tensor repeat(IntArrayRef repeats) const;
+  Tensor flip(IntArrayRef dims) const;
+  Tensor roll(IntArrayRef shifts, IntArrayRef dims = {}) const;
+  Tensor tril(int64_t diagonal = 0) const;
+  Tensor triu(int64_t diagonal = 0) const;
+  Tensor& tril_(int64_t diagonal = 0);
+  Tensor& triu_(int64_t diagonal = 0);
+
+  // ---- in-place operators ----------------------------------------------------------------
+  Tensor& operator+=(const Tensor& o) { return add_(o); }
+  Tensor& operator+=(const Scalar& o) { return add_(o); }
+  Tensor& operator-=(const Tensor& o) { return sub_(o); }
+  Tensor& operator-=(const Scalar& o) { return sub_(o); }
+  Tensor& operator*=(const Tensor& o) { return mul_(o); }
+  Tensor& operator*=(const Scalar& o) { return mul_(o); }
+  Tensor& operator/=(const Tensor& o) { return div_(o); }
+  Tensor& operator/=(const Scalar& o) { return div_(o); }
+  Tensor operator-() const { return neg(); }
+  Tensor operator~() const { return bitwise_not(); }
+
+ private:
+  TensorImpl* checked_impl() const {
+    EMBER_CHECK(impl_, "Tensor", "the tensor is undefined (default-constructed)");
+    return impl_.get();
+  }
+  IntrusivePtr<TensorImpl> impl_;
+};
+
+template <class T>
+T* Tensor::data_ptr() const {
+  constexpr ScalarType want = CppTypeToScalarType<std::remove_const_t<T>>::value;
+  EMBER_CHECK(dtype() == want, "data_ptr", "expected a tensor of dtype ", want, " but got ", dtype());
+  return reinterpret_cast<T*>(data_ptr());
+}
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// Wraps a dim into [0, ndim) ("Dimension out of range (expected to be in range of [-2, 1], but got 2)").
+int64_t maybe_wrap_dim(int64_t dim, int64_t ndim, const char* op = "dim", bool wrap_scalar = true);
+
+// A new tensor over fresh storage (the one allocation an op makes besides its TensorImpl).
+Tensor make_empty(IntArrayRef sizes, ScalarType dtype, MemoryFormat format = MemoryFormat::Contiguous);
+Tensor make_empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype);
+
+}  // namespace ember

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs Ember's build and test dependencies from Debian 12's archive (run as root).
+set -euo pipefail
+packages=(
+  cmake ninja-build g++ git
+  libdnnl-dev            # oneDNN: matmul and convolution primitives
+  libhwy-dev             # Google Highway: portable SIMD with run-time target dispatch
+  libgtest-dev libgmock-dev  # GoogleTest
+  libtorch-dev           # PyTorch 1.13.1 C++ API: reference for parity tests and benchmarks only
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

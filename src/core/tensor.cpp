@@ -1,0 +1,144 @@
+// Tensor metadata: sizes, strides, memory formats, element access, new allocations.
+#include "ember/tensor.h"
+
+#include <limits>
+
+#include "ember/shape.h"
+
+namespace ember {
+
+int64_t maybe_wrap_dim(int64_t dim, int64_t ndim, const char* op, bool wrap_scalar) {
+  if (ndim <= 0) {
+    EMBER_CHECK(wrap_scalar, op, "dimension specified as ", dim, " but tensor has no dimensions");
+    ndim = 1;
+  }
+  const int64_t lo = -ndim, hi = ndim - 1;
+  EMBER_CHECK(dim >= lo && dim <= hi, op, "Dimension out of range (expected to be in range of [", lo, ", ", hi,
+              "], but got ", dim, ")");
+  return dim < 0 ? dim + ndim : dim;
+}
+
+int64_t Tensor::size(int64_t d) const { return sizes()[maybe_wrap_dim(d, dim(), "size", false)]; }
+int64_t Tensor::stride(int64_t d) const { return strides()[maybe_wrap_dim(d, dim(), "stride", false)]; }
+
+DimVector contiguous_strides(IntArrayRef sizes, MemoryFormat format) {
+  const int64_t nd = static_cast<int64_t>(sizes.size());
+  DimVector strides(nd);
+  auto fill = [&](std::initializer_list<int64_t> order) {  // innermost first
+    int64_t s = 1;
+    for (int64_t d : order) {
+      strides[d] = s;
+      s *= std::max<int64_t>(sizes[d], 1);
+    }
+  };
+  if (format == MemoryFormat::ChannelsLast) {
+    EMBER_CHECK(nd == 4, "contiguous", "required rank 4 tensor to use channels_last format, got rank ", nd);
+    fill({1, 3, 2, 0});
+  } else if (format == MemoryFormat::ChannelsLast3d) {
+    EMBER_CHECK(nd == 5, "contiguous", "required rank 5 tensor to use channels_last_3d format, got rank ", nd);
+    fill({1, 4, 3, 2, 0});
+  } else {
+    int64_t s = 1;
+    for (int64_t d = nd - 1; d >= 0; --d) {
+      strides[d] = s;
+      s *= std::max<int64_t>(sizes[d], 1);
+    }
+  }
+  return strides;
+}
+
+namespace {
+// Strides match the format exactly, ignoring dims of size 1 (PyTorch's is_channels_last_strides).
+bool has_format_strides(IntArrayRef sizes, IntArrayRef strides, std::initializer_list<int64_t> order) {
+  int64_t expected = 1;
+  for (int64_t d : order) {
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+}  // namespace
+
+bool Tensor::is_contiguous(MemoryFormat format) const {
+  switch (format) {
+    case MemoryFormat::Contiguous:
+    case MemoryFormat::Preserve:
+      return checked_impl()->is_contiguous();
+    case MemoryFormat::ChannelsLast:
+      return dim() == 4 && (numel() == 0 || has_format_strides(sizes(), strides(), {1, 3, 2, 0}));
+    case MemoryFormat::ChannelsLast3d:
+      return dim() == 5 && (numel() == 0 || has_format_strides(sizes(), strides(), {1, 4, 3, 2, 0}));
+  }
+  return false;
+}
+
+// As PyTorch: channels_last when the strides say so unambiguously (a contiguous tensor with
+// C > 1 stays contiguous), else contiguous.
+MemoryFormat Tensor::suggest_memory_format(bool exact_match) const {
+  if (dim() == 4 && !checked_impl()->is_contiguous() && is_contiguous(MemoryFormat::ChannelsLast)) {
+    return MemoryFormat::ChannelsLast;
+  }
+  if (dim() == 5 && !checked_impl()->is_contiguous() && is_contiguous(MemoryFormat::ChannelsLast3d)) {
+    return MemoryFormat::ChannelsLast3d;
+  }
+  if (dim() == 4 && !exact_match) {
+    // Strides sorted as NHWC but with gaps (e.g. a channels_last slice) still suggest channels_last.
+    IntArrayRef st = strides();
+    if (st[1] < st[3] && st[3] < st[2] && st[2] < st[0] && size(1) > 1 && !checked_impl()->is_contiguous()) {
+      return MemoryFormat::ChannelsLast;
+    }
+  }
+  return MemoryFormat::Contiguous;
+}
+
+std::string Tensor::toString() const { return std::string("CPU") + to_string(dtype()) + "Type"; }
+
+Scalar Tensor::item() const {
+  EMBER_CHECK(numel() == 1, "item", "a Tensor with ", numel(), " elements cannot be converted to Scalar");
+  return visit_dtype(dtype(), [&](auto v) -> Scalar {
+    using T = decltype(v);
+    return Scalar(*static_cast<const T*>(data_ptr()));
+  });
+}
+
+namespace {
+int64_t checked_numel(IntArrayRef sizes, const char* op) {
+  int64_t n = 1;
+  for (int64_t s : sizes) {
+    EMBER_CHECK(s >= 0, op, "Trying to create tensor with negative dimension ", s, ": ", sizes);
+    EMBER_CHECK(!__builtin_mul_overflow(n, s, &n), op, "the number of elements of a tensor of size ", sizes,
+                " overflows int64");
+  }
+  return n;
+}
+}  // namespace
+
+Tensor make_empty(IntArrayRef sizes, ScalarType dtype, MemoryFormat format) {
+  const int64_t n = checked_numel(sizes, "empty");
+  size_t nbytes;
+  EMBER_CHECK(!__builtin_mul_overflow(static_cast<size_t>(n), element_size(dtype), &nbytes), "empty",
+              "the storage size of a tensor of size ", sizes, " overflows");
+  auto storage = IntrusivePtr<StorageImpl>::make(nbytes);
+  if (format == MemoryFormat::Preserve) format = MemoryFormat::Contiguous;
+  DimVector strides = contiguous_strides(sizes, format);
+  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), dtype, sizes, strides, 0));
+}
+
+Tensor make_empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype) {
+  EMBER_CHECK(sizes.size() == strides.size(), "empty_strided", "mismatch in length of strides and shape: ",
+              sizes, " vs ", strides);
+  checked_numel(sizes, "empty_strided");
+  int64_t extent = 1;  // elements needed: 1 + sum((size-1)*stride)
+  bool empty = false;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    EMBER_CHECK(strides[i] >= 0, "empty_strided", "negative strides are not supported, got ", strides);
+    if (sizes[i] == 0) empty = true;
+    extent += (sizes[i] - 1) * strides[i];
+  }
+  if (empty) extent = 0;
+  auto storage = IntrusivePtr<StorageImpl>::make(static_cast<size_t>(extent) * element_size(dtype));
+  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), dtype, sizes, strides, 0));
+}
+
+}  // namespace ember

@@ -1,0 +1,164 @@
+// TensorIterator: the loop builder behind every pointwise op (PyTorch's idea, written small).
+// It takes outputs and inputs, computes the broadcast shape, the common dtype (PyTorch's
+// promotion, 0-dim tensors and Scalars included), casts inputs that differ, allocates missing
+// outputs in the inputs' memory layout, orders and coalesces dimensions, and then runs a 1-D
+// inner loop `loop(char** data, const int64_t* byte_strides, int64_t n)` over the whole space,
+// in parallel chunks above the grain size. Kernels only ever see that inner loop.
+#pragma once
+#include <optional>
+
+#include "core/parallel.h"
+#include "ember/tensor.h"
+
+namespace ember {
+
+// PyTorch's result_type over tensors (dim > 0, 0-dim) and wrapped numbers.
+class ResultTypeState {
+ public:
+  void update(const Tensor& t);
+  void update(const Scalar& s);
+  ScalarType result() const;
+
+ private:
+  ScalarType dim_ = ScalarType::Undefined, zero_ = ScalarType::Undefined, wrapped_ = ScalarType::Undefined;
+};
+ScalarType result_type(const Tensor& a, const Tensor& b);
+ScalarType result_type(const Tensor& a, const Scalar& b);
+bool can_cast(ScalarType from, ScalarType to);  // no float->int, no int->bool demotion of category
+
+class TensorIteratorConfig {
+ public:
+  explicit TensorIteratorConfig(const char* op_name) : op_(op_name) {}
+  // Outputs first, then inputs. An undefined output is allocated.
+  TensorIteratorConfig& add_output(const Tensor& t);
+  TensorIteratorConfig& add_input(const Tensor& t);
+  TensorIteratorConfig& add_input(const Scalar& s);
+  // Integer (and bool) common dtypes become the default float dtype (exp, div, sqrt, ...).
+  TensorIteratorConfig& promote_integer_inputs_to_float() {
+    int_to_float_ = true;
+    return *this;
+  }
+  // The dtype outputs are computed in when it is not the common dtype (comparisons: Bool).
+  TensorIteratorConfig& output_dtype(ScalarType t) {
+    out_dtype_ = t;
+    return *this;
+  }
+  // Compute in this dtype instead of the promoted one.
+  TensorIteratorConfig& common_dtype(ScalarType t) {
+    common_ = t;
+    return *this;
+  }
+  // Leave inputs in their own dtypes (the kernel reads each as it is).
+  TensorIteratorConfig& no_input_cast() {
+    cast_inputs_ = false;
+    return *this;
+  }
+  // Outputs must already have the broadcast shape (in-place ops).
+  TensorIteratorConfig& no_resize_outputs() {
+    resize_outputs_ = false;
+    return *this;
+  }
+
+ private:
+  friend class TensorIterator;
+  struct Operand {
+    Tensor tensor;
+    std::optional<Scalar> scalar;
+  };
+  const char* op_;
+  std::vector<Operand> outputs_, inputs_;
+  std::optional<ScalarType> out_dtype_, common_;
+  bool int_to_float_ = false;
+  bool cast_inputs_ = true;
+  bool resize_outputs_ = true;
+};
+
+class TensorIterator {
+ public:
+  static constexpr int kMaxOperands = 8;
+  explicit TensorIterator(const TensorIteratorConfig& config);
+  TensorIterator(const TensorIterator&) = delete;
+  TensorIterator& operator=(const TensorIterator&) = delete;
+
+  int ntensors() const { return ntensors_; }
+  int noutputs() const { return noutputs_; }
+  int64_t numel() const { return numel_; }
+  int64_t ndim() const { return static_cast<int64_t>(shape_.size()); }
+  IntArrayRef shape() const { return shape_; }  // innermost dim first
+  ScalarType common_dtype() const { return common_dtype_; }
+  ScalarType dtype(int arg) const { return dtypes_[arg]; }
+  char* data(int arg) const { return data_[arg]; }
+  int64_t stride(int arg, int dim) const { return strides_[arg][dim]; }
+  // The output as the caller sees it (allocated here, or the out= tensor).
+  const Tensor& output(int i = 0) const { return user_outputs_[i]; }
+  // Every operand is contiguous over the single coalesced dim or a broadcast scalar (stride 0).
+  bool is_contiguous_or_scalar() const;
+  bool is_scalar_input(int arg) const { return ndim() > 0 ? strides_[arg][0] == 0 : true; }
+
+  template <class Loop>
+  void for_each(Loop&& loop, int64_t grain_size = kGrainSize) {
+    if (numel_ > 0) {
+      if (numel_ < grain_size) {
+        serial_for_each(loop, 0, numel_);
+      } else {
+        parallel_for(0, numel_, grain_size, [&](int64_t b, int64_t e) { serial_for_each(loop, b, e); });
+      }
+    }
+    write_back();
+  }
+
+  // loop over the linear range [begin, end) of the iteration space
+  template <class Loop>
+  void serial_for_each(Loop& loop, int64_t begin, int64_t end) const {
+    const int nt = ntensors_;
+    const int64_t nd = ndim();
+    char* ptrs[kMaxOperands];
+    int64_t inner[kMaxOperands];
+    if (nd <= 1) {
+      for (int a = 0; a < nt; ++a) {
+        inner[a] = nd == 0 ? 0 : strides_[a][0];
+        ptrs[a] = data_[a] + begin * inner[a];
+      }
+      loop(ptrs, inner, end - begin);
+      return;
+    }
+    int64_t idx[16];
+    int64_t rem = begin;
+    for (int64_t d = 0; d < nd; ++d) {
+      idx[d] = rem % shape_[d];
+      rem /= shape_[d];
+    }
+    for (int a = 0; a < nt; ++a) inner[a] = strides_[a][0];
+    int64_t pos = begin;
+    while (pos < end) {
+      for (int a = 0; a < nt; ++a) {
+        char* p = data_[a];
+        for (int64_t d = 0; d < nd; ++d) p += idx[d] * strides_[a][d];
+        ptrs[a] = p;
+      }
+      const int64_t n = std::min(shape_[0] - idx[0], end - pos);
+      loop(ptrs, inner, n);
+      pos += n;
+      idx[0] += n;
+      for (int64_t d = 0; d + 1 < nd && idx[d] >= shape_[d]; ++d) {
+        idx[d] = 0;
+        ++idx[d + 1];
+      }
+    }
+  }
+
+ private:
+  void write_back();
+  int ntensors_ = 0, noutputs_ = 0;
+  int64_t numel_ = 0;
+  ScalarType common_dtype_ = ScalarType::Undefined;
+  DimVector shape_;
+  SmallVector<int64_t, 5> strides_[kMaxOperands];
+  char* data_[kMaxOperands] = {};
+  ScalarType dtypes_[kMaxOperands] = {};
+  Tensor tensors_[kMaxOperands];     // keeps every operand (and cast copies) alive
+  Tensor user_outputs_[2];           // what the caller gets back
+  alignas(8) char scalars_[kMaxOperands][8] = {};
+};
+
+}  // namespace ember

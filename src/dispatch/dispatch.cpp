@@ -1,0 +1,44 @@
+#include "dispatch/dispatch.h"
+
+#include <vector>
+
+#include "ember/observer.h"
+
+namespace ember {
+namespace dispatch {
+
+namespace {
+thread_local ThreadState tls_state;
+thread_local std::vector<OpObserver*> tls_observers;
+}  // namespace
+
+ThreadState& thread_state() { return tls_state; }
+
+ObservedOp::ObservedOp(const char* name) : name_(name) {
+  for (OpObserver* o : tls_observers) o->on_enter(name_);
+}
+ObservedOp::~ObservedOp() {
+  for (auto it = tls_observers.rbegin(); it != tls_observers.rend(); ++it) (*it)->on_exit(name_);
+}
+
+void push_observer(OpObserver* o) {
+  tls_observers.push_back(o);
+  tls_state.active |= kObserverLayer;
+}
+void pop_observer(OpObserver* o) {
+  for (auto it = tls_observers.end(); it != tls_observers.begin();) {
+    --it;
+    if (*it == o) {
+      tls_observers.erase(it);
+      break;
+    }
+  }
+  if (tls_observers.empty()) tls_state.active &= ~static_cast<uint32_t>(kObserverLayer);
+}
+
+}  // namespace dispatch
+
+OpObserver::OpObserver() { dispatch::push_observer(this); }
+OpObserver::~OpObserver() { dispatch::pop_observer(this); }
+
+}  // namespace ember

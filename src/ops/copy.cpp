@@ -1,0 +1,119 @@
+// Copies, casts, fills and resizes: the ops that move data between layouts and dtypes.
+#include <cstring>
+
+#include "dispatch/dispatch.h"
+#include "ember/factory.h"
+#include "ember/shape.h"
+#include "kernels/cpu/copy.h"
+
+namespace ember {
+namespace {
+
+struct CopyOp {
+  static constexpr const char* name = "copy_";
+  static Tensor& run(Tensor& self, const Tensor& src) {
+    EMBER_CHECK(src.defined(), name, "the source tensor is undefined");
+    if (self.is_same(src)) return self;
+    if (self.numel() == 0) return self;
+    Tensor s = src;
+    if (!s.sizes().equals(self.sizes())) s = src.expand(self.sizes());
+    TensorIterator iter(TensorIteratorConfig(name)
+                            .add_output(self)
+                            .add_input(s)
+                            .no_input_cast()
+                            .common_dtype(self.dtype())
+                            .no_resize_outputs());
+    kernels::copy_kernel(iter);
+    self.impl()->storage()->bump_version();
+    return self;
+  }
+};
+
+struct FillOp {
+  static constexpr const char* name = "fill_";
+  static Tensor& run(Tensor& self, const Scalar& value) {
+    TensorIterator iter(TensorIteratorConfig(name).add_output(self).common_dtype(self.dtype()).no_resize_outputs());
+    kernels::fill_kernel(iter, value);
+    self.impl()->storage()->bump_version();
+    return self;
+  }
+};
+
+// Cast and/or change layout; returns self when nothing changes and no copy is asked for.
+struct ToOp {
+  static constexpr const char* name = "to";
+  static Tensor run(const Tensor& self, ScalarType dtype, bool copy, std::optional<MemoryFormat> format) {
+    MemoryFormat f = format.value_or(MemoryFormat::Preserve);
+    const bool layout_ok = f == MemoryFormat::Preserve || self.is_contiguous(f);
+    if (!copy && self.dtype() == dtype && layout_ok) return self;
+    Tensor out;
+    if (f == MemoryFormat::Preserve) {
+      out = self.is_non_overlapping_and_dense() ? make_empty_strided(self.sizes(), self.strides(), dtype)
+                                                : make_empty(self.sizes(), dtype, self.suggest_memory_format());
+    } else {
+      out = make_empty(self.sizes(), dtype, f);
+    }
+    return out.copy_(self);
+  }
+};
+
+struct ResizeOp {
+  static constexpr const char* name = "resize_";
+  static Tensor& run(Tensor& self, IntArrayRef sizes, std::optional<MemoryFormat> format) {
+    MemoryFormat f = format.value_or(MemoryFormat::Contiguous);
+    EMBER_CHECK(f != MemoryFormat::Preserve, name, "Unsupported memory format Preserve");
+    int64_t n = 1;
+    for (int64_t s : sizes) {
+      EMBER_CHECK(s >= 0, name, "Trying to create tensor with negative dimension ", s, ": ", sizes);
+      n *= s;
+    }
+    DimVector strides = contiguous_strides(sizes, f);
+    const size_t need = static_cast<size_t>(self.storage_offset() + n) * self.element_size();
+    if (need > self.impl()->storage()->nbytes()) {
+      auto storage = IntrusivePtr<StorageImpl>::make(need);
+      const size_t keep = self.impl()->storage()->nbytes();
+      if (keep) std::memcpy(storage->data(), self.impl()->storage()->data(), keep);
+      self.impl()->set_storage(std::move(storage));
+    }
+    self.impl()->set_sizes_and_strides(sizes, strides);
+    return self;
+  }
+};
+
+}  // namespace
+
+Tensor& Tensor::copy_(const Tensor& src, bool) { return dispatch::call<CopyOp>(*this, src); }
+Tensor& Tensor::fill_(const Scalar& value) { return dispatch::call<FillOp>(*this, value); }
+Tensor& Tensor::fill_(const Tensor& value) {
+  EMBER_CHECK(value.dim() == 0, "fill_", "fill_ only supports 0-dimension value tensor but got tensor with ",
+              value.dim(), " dimensions.");
+  return fill_(value.item());
+}
+Tensor& Tensor::zero_() { return fill_(0); }
+Tensor& Tensor::resize_(IntArrayRef sizes, std::optional<MemoryFormat> format) {
+  return dispatch::call<ResizeOp>(*this, sizes, format);
+}
+
+Tensor Tensor::to(ScalarType dtype, bool, bool copy, std::optional<MemoryFormat> format) const {
+  return dispatch::call<ToOp>(*this, dtype, copy, format);
+}
+Tensor Tensor::to(TensorOptions options, bool, bool copy, std::optional<MemoryFormat> format) const {
+  if (!format) format = options.memory_format_opt();
+  return dispatch::call<ToOp>(*this, options.has_dtype() ? options.dtype() : dtype(), copy, format);
+}
+Tensor Tensor::to(Device, ScalarType dtype, bool non_blocking, bool copy) const {
+  return to(dtype, non_blocking, copy);
+}
+Tensor Tensor::to(MemoryFormat format) const { return dispatch::call<ToOp>(*this, dtype(), false, format); }
+Tensor Tensor::to(const Tensor& other, bool non_blocking, bool copy) const {
+  return to(other.dtype(), non_blocking, copy);
+}
+Tensor Tensor::contiguous(MemoryFormat format) const {
+  if (is_contiguous(format)) return *this;
+  return dispatch::call<ToOp>(*this, dtype(), true, format);
+}
+Tensor Tensor::clone(std::optional<MemoryFormat> format) const {
+  return dispatch::call<ToOp>(*this, dtype(), true, format.value_or(MemoryFormat::Preserve));
+}
+
+}  // namespace ember

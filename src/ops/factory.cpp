@@ -1,0 +1,354 @@
+// Factories: new tensors from sizes, values, ranges, random draws or foreign memory.
+#include "ember/factory.h"
+
+#include <cmath>
+#include <numeric>
+
+#include "dispatch/dispatch.h"
+#include "ember/shape.h"
+#include "kernels/cpu/cast.h"
+
+namespace ember {
+namespace {
+
+Tensor empty_with(IntArrayRef sizes, const TensorOptions& o) {
+  EMBER_CHECK(o.device().is_cpu(), "empty", "only the CPU device is supported, got ", o.device());
+  MemoryFormat f = o.memory_format_opt().value_or(MemoryFormat::Contiguous);
+  return make_empty(sizes, o.dtype(), f);
+}
+
+// Options of a *_like factory: the input's dtype and layout unless `options` says otherwise.
+Tensor empty_like_impl(const Tensor& self, const TensorOptions& options) {
+  const ScalarType dtype = options.has_dtype() ? options.dtype() : self.dtype();
+  MemoryFormat f = options.memory_format_opt().value_or(MemoryFormat::Preserve);
+  if (f == MemoryFormat::Preserve) {
+    if (self.is_non_overlapping_and_dense()) return make_empty_strided(self.sizes(), self.strides(), dtype);
+    f = self.suggest_memory_format();
+  }
+  return make_empty(self.sizes(), dtype, f);
+}
+
+template <class F>
+Tensor fill_each(Tensor out, F&& draw) {  // draw() -> double, written in out's dtype
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* p = static_cast<T*>(out.data_ptr());
+    for (int64_t i = 0; i < out.numel(); ++i) p[i] = kernels::cast<T>(draw());
+  });
+  return out;
+}
+
+struct EmptyOp {
+  static constexpr const char* name = "empty";
+  static Tensor run(IntArrayRef sizes, const TensorOptions& o) { return empty_with(sizes, o); }
+};
+struct FullOp {
+  static constexpr const char* name = "full";
+  static Tensor run(IntArrayRef sizes, const Scalar& value, const TensorOptions& o) {
+    TensorOptions opt = o;
+    if (!o.has_dtype()) {  // full infers its dtype from the value, as PyTorch
+      opt = o.dtype(value.isFloatingPoint() ? get_default_dtype() : value.type());
+    }
+    Tensor t = empty_with(sizes, opt);
+    return t.fill_(value);
+  }
+};
+struct ArangeOp {
+  static constexpr const char* name = "arange";
+  static Tensor run(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& o) {
+    const double s = start.toDouble(), e = end.toDouble(), st = step.toDouble();
+    EMBER_CHECK(st != 0, name, "step must be nonzero");
+    EMBER_CHECK(std::isfinite(s) && std::isfinite(e), name, "unsupported range: ", start, " -> ", end);
+    EMBER_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), name, "upper bound and larger bound inconsistent with step sign");
+    const bool all_int = start.isIntegral(true) && end.isIntegral(true) && step.isIntegral(true);
+    const ScalarType dtype = o.has_dtype() ? o.dtype() : all_int ? kLong : get_default_dtype();
+    const int64_t n = all_int ? (end.toLong() - start.toLong() + step.toLong() - (step.toLong() > 0 ? 1 : -1)) / step.toLong()
+                              : static_cast<int64_t>(std::ceil((e - s) / st));
+    Tensor out = make_empty({std::max<int64_t>(n, 0)}, dtype);
+    int64_t i = 0;
+    if (all_int) {
+      const int64_t s0 = start.toLong(), d = step.toLong();
+      return fill_each(out, [&] { return static_cast<double>(s0 + d * i++); });
+    }
+    return fill_each(out, [&] { return s + st * static_cast<double>(i++); });
+  }
+};
+struct LinspaceOp {
+  static constexpr const char* name = "linspace";
+  static Tensor run(const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions& o) {
+    EMBER_CHECK(steps >= 0, name, "number of steps must be non-negative");
+    Tensor out = empty_with({steps}, o);
+    const double s = start.toDouble(), e = end.toDouble();
+    const double step = steps > 1 ? (e - s) / static_cast<double>(steps - 1) : 0.0;
+    const int64_t half = steps / 2;
+    int64_t i = 0;
+    // symmetric evaluation from both ends, as PyTorch, so the last element is exactly `end`
+    return fill_each(out, [&] {
+      const int64_t k = i++;
+      return k < half ? s + step * static_cast<double>(k) : e - step * static_cast<double>(steps - k - 1);
+    });
+  }
+};
+struct EyeOp {
+  static constexpr const char* name = "eye";
+  static Tensor run(int64_t n, int64_t m, const TensorOptions& o) {
+    EMBER_CHECK(n >= 0, name, "n must be greater or equal to 0, got ", n);
+    EMBER_CHECK(m >= 0, name, "m must be greater or equal to 0, got ", m);
+    Tensor out = empty_with({n, m}, o);
+    out.zero_();
+    if (std::min(n, m) > 0) out.diagonal().fill_(1);
+    return out;
+  }
+};
+
+struct RandOp {
+  static constexpr const char* name = "rand";
+  static Tensor run(IntArrayRef sizes, Generator* g, const TensorOptions& o) {
+    EMBER_CHECK(is_floating_type(o.dtype()), name, "expected a floating point dtype, got ", o.dtype());
+    Generator& gen = g ? *g : default_generator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    if (o.dtype() == kDouble) return fill_each(empty_with(sizes, o), [&] { return gen.next_double(); });
+    return fill_each(empty_with(sizes, o), [&] { return static_cast<double>(gen.next_float()); });
+  }
+};
+struct NormalOp {
+  static constexpr const char* name = "normal";
+  static Tensor run(double mean, double std, IntArrayRef sizes, Generator* g, const TensorOptions& o) {
+    EMBER_CHECK(std >= 0.0, name, "expects std >= 0.0, but found std ", std);
+    EMBER_CHECK(is_floating_type(o.dtype()), name, "expected a floating point dtype, got ", o.dtype());
+    Generator& gen = g ? *g : default_generator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    return fill_each(empty_with(sizes, o), [&] { return mean + std * gen.next_normal(); });
+  }
+};
+struct RandintOp {
+  static constexpr const char* name = "randint";
+  static Tensor run(int64_t low, int64_t high, IntArrayRef sizes, Generator* g, const TensorOptions& o) {
+    EMBER_CHECK(low < high, name, "random_ expects 'from' to be less than 'to', but got from=", low,
+                " >= to=", high);
+    TensorOptions opt = o.has_dtype() ? o : o.dtype(kLong);
+    Generator& gen = g ? *g : default_generator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
+    return fill_each(empty_with(sizes, opt), [&] {
+      return static_cast<double>(low + static_cast<int64_t>(gen.next_u64() % range));
+    });
+  }
+};
+struct RandpermOp {
+  static constexpr const char* name = "randperm";
+  static Tensor run(int64_t n, const TensorOptions& o) {
+    EMBER_CHECK(n >= 0, name, "n must be non-negative, got", n);
+    std::vector<int64_t> perm(n);
+    std::iota(perm.begin(), perm.end(), 0);
+    Generator& gen = default_generator();
+    {
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      for (int64_t i = n - 1; i > 0; --i) std::swap(perm[i], perm[gen.next_u64() % static_cast<uint64_t>(i + 1)]);
+    }
+    TensorOptions opt = o.has_dtype() ? o : o.dtype(kLong);
+    int64_t i = 0;
+    return fill_each(empty_with({n}, opt), [&] { return static_cast<double>(perm[i++]); });
+  }
+};
+struct BernoulliOp {
+  static constexpr const char* name = "bernoulli";
+  static Tensor run(const Tensor& probs, std::optional<double> p, Generator* g) {
+    EMBER_CHECK(is_floating_type(probs.dtype()), name, "expected a floating point tensor, got ", probs.dtype());
+    if (p) EMBER_CHECK(*p >= 0 && *p <= 1, name, "expects 0 <= p <= 1, but got p=", *p);
+    Tensor pr = probs.to(kDouble).contiguous();
+    const double* pp = pr.data_ptr<double>();
+    for (int64_t i = 0; !p && i < pr.numel(); ++i)
+      EMBER_CHECK(pp[i] >= 0 && pp[i] <= 1, name, "Expected p_in >= 0 && p_in <= 1 to be true, but got ", pp[i]);
+    Generator& gen = g ? *g : default_generator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    int64_t i = 0;
+    Tensor out = make_empty(probs.sizes(), probs.dtype());
+    return fill_each(out, [&] { return gen.next_double() < (p ? *p : pp[i++]) ? 1.0 : 0.0; });
+  }
+};
+struct FromBlobOp {
+  static constexpr const char* name = "from_blob";
+  static Tensor run(void* data, IntArrayRef sizes, IntArrayRef strides, const std::function<void(void*)>& deleter,
+                    const TensorOptions& o) {
+    EMBER_CHECK(sizes.size() == strides.size(), name, "mismatch in length of strides and shape: ", sizes, " vs ",
+                strides);
+    int64_t extent = 1;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      EMBER_CHECK(sizes[i] >= 0, name, "negative size ", sizes[i], " in ", sizes);
+      if (sizes[i] == 0) extent = 0;
+      if (extent) extent += (sizes[i] - 1) * strides[i];
+    }
+    auto storage = IntrusivePtr<StorageImpl>::make(data, static_cast<size_t>(extent) * element_size(o.dtype()), deleter);
+    return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), o.dtype(), sizes, strides, 0));
+  }
+};
+
+// Shape and dtype of a nested initializer list, checked for regularity.
+void init_shape(const TensorInit& init, DimVector& sizes, size_t depth, Scalar::Kind& kind, bool& any) {
+  if (init.is_scalar()) {
+    EMBER_CHECK(depth == sizes.size(), "tensor", "expected a list at depth ", depth, " of the initializer");
+    const Scalar::Kind k = init.scalar().kind();
+    if (!any || static_cast<int>(k) > static_cast<int>(kind)) kind = k;
+    any = true;
+    return;
+  }
+  const int64_t n = static_cast<int64_t>(init.children().size());
+  if (depth == sizes.size()) {
+    sizes.push_back(n);
+  } else {
+    EMBER_CHECK(sizes[depth] == n, "tensor", "expected sequence of length ", sizes[depth], " at dim ", depth,
+                " (got ", n, ")");
+  }
+  for (const auto& c : init.children()) init_shape(c, sizes, depth + 1, kind, any);
+}
+void init_values(const TensorInit& init, std::vector<Scalar>& out) {
+  if (init.is_scalar()) {
+    out.push_back(init.scalar());
+    return;
+  }
+  for (const auto& c : init.children()) init_values(c, out);
+}
+
+}  // namespace
+
+// ---- Generator: xoshiro256** seeded through splitmix64 -----------------------------------------
+void Generator::set_current_seed(uint64_t seed) {
+  seed_ = seed;
+  uint64_t z = seed;
+  for (auto& s : s_) {
+    z += 0x9e3779b97f4a7c15ull;
+    uint64_t x = z;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    s = x ^ (x >> 31);
+  }
+  cached_normal_.reset();
+}
+uint64_t Generator::next_u64() {
+  auto rotl = [](uint64_t x, int k) { return (x << k) | (x >> (64 - k)); };
+  const uint64_t result = rotl(s_[1] * 5, 7) * 9;
+  const uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = rotl(s_[3], 45);
+  return result;
+}
+double Generator::next_double() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
+float Generator::next_float() { return static_cast<float>(next_u64() >> 40) * 0x1.0p-24f; }
+double Generator::next_normal() {  // Box-Muller, both values used
+  if (cached_normal_) {
+    double v = *cached_normal_;
+    cached_normal_.reset();
+    return v;
+  }
+  double u1 = next_double(), u2 = next_double();
+  if (u1 < 1e-300) u1 = 1e-300;
+  const double r = std::sqrt(-2.0 * std::log(u1)), th = 2.0 * M_PI * u2;
+  cached_normal_ = r * std::sin(th);
+  return r * std::cos(th);
+}
+Generator& default_generator() {
+  static Generator* g = new Generator();
+  return *g;
+}
+void manual_seed(uint64_t seed) {
+  Generator& g = default_generator();
+  std::lock_guard<std::mutex> lock(g.mutex());
+  g.set_current_seed(seed);
+}
+
+// ---- public functions -----------------------------------------------------------------------
+Tensor empty(IntArrayRef sizes, TensorOptions o) { return dispatch::call<EmptyOp>(sizes, o); }
+Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions o) {
+  return make_empty_strided(sizes, strides, o.dtype());
+}
+Tensor zeros(IntArrayRef sizes, TensorOptions o) { return empty(sizes, o).zero_(); }
+Tensor ones(IntArrayRef sizes, TensorOptions o) { return empty(sizes, o).fill_(1); }
+Tensor full(IntArrayRef sizes, const Scalar& value, TensorOptions o) { return dispatch::call<FullOp>(sizes, value, o); }
+Tensor scalar_tensor(const Scalar& value, TensorOptions o) { return full({}, value, o.has_dtype() ? o : o.dtype(get_default_dtype())); }
+Tensor arange(const Scalar& end, TensorOptions o) { return arange(0, end, 1, o); }
+Tensor arange(const Scalar& start, const Scalar& end, TensorOptions o) { return arange(start, end, 1, o); }
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions o) {
+  return dispatch::call<ArangeOp>(start, end, step, o);
+}
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions o) {
+  return dispatch::call<LinspaceOp>(start, end, steps, o);
+}
+Tensor eye(int64_t n, TensorOptions o) { return eye(n, n, o); }
+Tensor eye(int64_t n, int64_t m, TensorOptions o) { return dispatch::call<EyeOp>(n, m, o); }
+Tensor rand(IntArrayRef sizes, TensorOptions o) { return rand(sizes, nullptr, o); }
+Tensor rand(IntArrayRef sizes, Generator* g, TensorOptions o) { return dispatch::call<RandOp>(sizes, g, o); }
+Tensor randn(IntArrayRef sizes, TensorOptions o) { return randn(sizes, nullptr, o); }
+Tensor randn(IntArrayRef sizes, Generator* g, TensorOptions o) { return normal(0.0, 1.0, sizes, g, o); }
+Tensor randint(int64_t high, IntArrayRef sizes, TensorOptions o) { return randint(0, high, sizes, nullptr, o); }
+Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, TensorOptions o) {
+  return randint(low, high, sizes, nullptr, o);
+}
+Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, Generator* g, TensorOptions o) {
+  return dispatch::call<RandintOp>(low, high, sizes, g, o);
+}
+Tensor randperm(int64_t n, TensorOptions o) { return dispatch::call<RandpermOp>(n, o); }
+Tensor normal(double mean, double std, IntArrayRef sizes, Generator* g, TensorOptions o) {
+  return dispatch::call<NormalOp>(mean, std, sizes, g, o);
+}
+Tensor normal(const Tensor& mean, const Tensor& std, Generator* g) {
+  EMBER_CHECK(mean.sizes() == std.sizes(), "normal", "mean and std must have the same shape, got ", mean.sizes(),
+              " and ", std.sizes());
+  Tensor z = normal(0.0, 1.0, mean.sizes(), g, TensorOptions().dtype(mean.dtype()));
+  return z.mul_(std).add_(mean);
+}
+Tensor bernoulli(const Tensor& probs, Generator* g) { return dispatch::call<BernoulliOp>(probs, std::nullopt, g); }
+Tensor bernoulli(const Tensor& self, double p, Generator* g) { return dispatch::call<BernoulliOp>(self, p, g); }
+
+Tensor empty_like(const Tensor& self, TensorOptions o) { return empty_like_impl(self, o); }
+Tensor zeros_like(const Tensor& self, TensorOptions o) { return empty_like_impl(self, o).zero_(); }
+Tensor ones_like(const Tensor& self, TensorOptions o) { return empty_like_impl(self, o).fill_(1); }
+Tensor full_like(const Tensor& self, const Scalar& value, TensorOptions o) {
+  return empty_like_impl(self, o).fill_(value);
+}
+Tensor rand_like(const Tensor& self, TensorOptions o) {
+  return empty_like_impl(self, o).copy_(rand(self.sizes(), o.has_dtype() ? o : o.dtype(self.dtype())));
+}
+Tensor randn_like(const Tensor& self, TensorOptions o) {
+  return empty_like_impl(self, o).copy_(randn(self.sizes(), o.has_dtype() ? o : o.dtype(self.dtype())));
+}
+Tensor randint_like(const Tensor& self, int64_t low, int64_t high, TensorOptions o) {
+  return empty_like_impl(self, o).copy_(randint(low, high, self.sizes(), o.has_dtype() ? o : o.dtype(self.dtype())));
+}
+
+Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions o) {
+  return dispatch::call<FromBlobOp>(data, sizes, contiguous_strides(sizes).ref(), std::function<void(void*)>(), o);
+}
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions o) {
+  return dispatch::call<FromBlobOp>(data, sizes, strides, std::function<void(void*)>(), o);
+}
+Tensor from_blob(void* data, IntArrayRef sizes, const std::function<void(void*)>& deleter, TensorOptions o) {
+  return dispatch::call<FromBlobOp>(data, sizes, contiguous_strides(sizes).ref(), deleter, o);
+}
+
+Tensor tensor(const TensorInit& init, TensorOptions o) {
+  DimVector sizes;
+  Scalar::Kind kind = Scalar::Kind::Double;
+  bool any = false;
+  init_shape(init, sizes, 0, kind, any);
+  std::vector<Scalar> values;
+  init_values(init, values);
+  ScalarType dtype = o.has_dtype() ? o.dtype()
+                     : !any       ? get_default_dtype()
+                     : kind == Scalar::Kind::Double ? get_default_dtype()
+                     : kind == Scalar::Kind::Int    ? kLong
+                                                    : kBool;
+  Tensor out = make_empty(sizes, dtype);
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* p = static_cast<T*>(out.data_ptr());
+    for (size_t i = 0; i < values.size(); ++i) p[i] = values[i].to<T>();
+  });
+  return out;
+}
+
+}  // namespace ember

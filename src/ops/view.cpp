@@ -1,0 +1,556 @@
+// Views: new TensorImpls over the same storage. No data moves here (reshape copies only when
+// no view is possible, as PyTorch).
+#include <numeric>
+
+#include "dispatch/dispatch.h"
+#include "ember/shape.h"
+
+namespace ember {
+namespace {
+
+Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
+  return Tensor(IntrusivePtr<TensorImpl>::make(base.impl()->storage(), base.dtype(), sizes, strides, offset));
+}
+
+// Sizes with one -1 inferred from numel ("shape '[2, -1]' is invalid for input of size 7").
+DimVector infer_view_size(const char* op, IntArrayRef shape, int64_t numel) {
+  DimVector out(shape);
+  int64_t known = 1;
+  std::optional<size_t> infer;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      EMBER_CHECK(!infer, op, "only one dimension can be inferred");
+      infer = i;
+    } else {
+      EMBER_CHECK(shape[i] >= 0, op, "invalid shape dimension ", shape[i]);
+      known *= shape[i];
+    }
+  }
+  if (infer) {
+    EMBER_CHECK(known != 0 && numel % known == 0, op, "shape '", shape, "' is invalid for input of size ", numel);
+    out[*infer] = numel / known;
+  } else {
+    EMBER_CHECK(known == numel, op, "shape '", shape, "' is invalid for input of size ", numel);
+  }
+  return out;
+}
+
+// Strides that let `newshape` view memory laid out as (oldshape, oldstride), or nullopt
+// when some new dim would span two non-contiguous chunks.
+std::optional<DimVector> compute_view_strides(IntArrayRef oldshape, IntArrayRef oldstride, IntArrayRef newshape) {
+  DimVector newstride(newshape.size());
+  int64_t numel = 1;
+  for (int64_t s : oldshape) numel *= s;
+  if (numel == 0 || oldshape.empty()) {
+    if (numel == 0 && oldshape.equals(newshape)) return DimVector(oldstride);
+    return contiguous_strides(newshape);
+  }
+  int64_t view_d = static_cast<int64_t>(newshape.size()) - 1;
+  int64_t chunk_base_stride = oldstride.back();
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int64_t tensor_d = static_cast<int64_t>(oldshape.size()) - 1; tensor_d >= 0; --tensor_d) {
+    tensor_numel *= oldshape[tensor_d];
+    if (tensor_d == 0 ||
+        (oldshape[tensor_d - 1] != 1 && oldstride[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || newshape[view_d] == 1)) {
+        newstride[view_d] = view_numel * chunk_base_stride;
+        view_numel *= newshape[view_d];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return std::nullopt;
+      if (tensor_d > 0) {
+        chunk_base_stride = oldstride[tensor_d - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return newstride;
+}
+
+struct ViewOp {
+  static constexpr const char* name = "view";
+  static Tensor run(const Tensor& self, IntArrayRef sizes) {
+    DimVector shape = infer_view_size(name, sizes, self.numel());
+    auto strides = compute_view_strides(self.sizes(), self.strides(), shape);
+    EMBER_CHECK(strides, name,
+                "view size is not compatible with input tensor's size and stride (at least one dimension spans "
+                "across two contiguous subspaces). Use .reshape(...) instead. Input size ",
+                self.sizes(), ", strides ", self.strides(), ", requested ", sizes);
+    return make_view(self, shape, *strides, self.storage_offset());
+  }
+};
+
+struct ViewDtypeOp {
+  static constexpr const char* name = "view";
+  static Tensor run(const Tensor& self, ScalarType dtype) {
+    EMBER_CHECK(element_size(dtype) == self.element_size(), name,
+                "viewing a tensor of ", self.dtype(), " as ", dtype,
+                " needs equal element sizes (changing the size is not supported)");
+    return Tensor(IntrusivePtr<TensorImpl>::make(self.impl()->storage(), dtype, self.sizes(), self.strides(),
+                                                 self.storage_offset()));
+  }
+};
+
+struct ReshapeOp {
+  static constexpr const char* name = "reshape";
+  static Tensor run(const Tensor& self, IntArrayRef sizes) {
+    DimVector shape = infer_view_size(name, sizes, self.numel());
+    if (auto strides = compute_view_strides(self.sizes(), self.strides(), shape))
+      return make_view(self, shape, *strides, self.storage_offset());
+    return self.clone(MemoryFormat::Contiguous).view(shape);
+  }
+};
+
+struct AsStridedOp {
+  static constexpr const char* name = "as_strided";
+  static Tensor run(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> offset) {
+    const int64_t off = offset.value_or(self.storage_offset());
+    EMBER_CHECK(sizes.size() == strides.size(), name, "mismatch in length of strides and shape: ", sizes, " vs ",
+                strides);
+    EMBER_CHECK(off >= 0, name, "Tensor: invalid storage offset ", off);
+    int64_t extent = 1;
+    bool empty = false;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      EMBER_CHECK(sizes[i] >= 0, name, "Trying to create tensor with negative dimension ", sizes[i], ": ", sizes);
+      EMBER_CHECK(strides[i] >= 0, name, "negative strides are not supported, got ", strides);
+      if (sizes[i] == 0) empty = true;
+      extent += (sizes[i] - 1) * strides[i];
+    }
+    if (!empty) {
+      const int64_t need = (off + extent) * static_cast<int64_t>(self.element_size());
+      const int64_t have = static_cast<int64_t>(self.impl()->storage()->nbytes());
+      EMBER_CHECK(need <= have, name, "sizes ", sizes, ", strides ", strides, ", storage offset ", off,
+                  " and itemsize ", self.element_size(), " requiring a storage size of ", need,
+                  " are out of bounds for storage of size ", have);
+    }
+    return make_view(self, sizes, strides, off);
+  }
+};
+
+struct PermuteOp {
+  static constexpr const char* name = "permute";
+  static Tensor run(const Tensor& self, IntArrayRef dims) {
+    const int64_t nd = self.dim();
+    EMBER_CHECK(static_cast<int64_t>(dims.size()) == nd, name,
+                "number of dims don't match in permute: input has ", nd, " dims, dims has ", dims.size());
+    DimVector sizes(nd), strides(nd);
+    SmallVector<bool, 8> seen(nd, false);
+    for (int64_t i = 0; i < nd; ++i) {
+      const int64_t d = maybe_wrap_dim(dims[i], nd, name);
+      EMBER_CHECK(!seen[d], name, "repeated dim in permute: ", dims);
+      seen[d] = true;
+      sizes[i] = self.sizes()[d];
+      strides[i] = self.strides()[d];
+    }
+    return make_view(self, sizes, strides, self.storage_offset());
+  }
+};
+
+struct TransposeOp {
+  static constexpr const char* name = "transpose";
+  static Tensor run(const Tensor& self, int64_t d0, int64_t d1) {
+    const int64_t nd = self.dim();
+    d0 = maybe_wrap_dim(d0, nd, name);
+    d1 = maybe_wrap_dim(d1, nd, name);
+    DimVector sizes(self.sizes()), strides(self.strides());
+    std::swap(sizes[d0], sizes[d1]);
+    std::swap(strides[d0], strides[d1]);
+    return make_view(self, sizes, strides, self.storage_offset());
+  }
+};
+
+struct SelectOp {
+  static constexpr const char* name = "select";
+  static Tensor run(const Tensor& self, int64_t dim, int64_t index) {
+    EMBER_CHECK(self.dim() > 0, name, "select() cannot be applied to a 0-dim tensor.");
+    dim = maybe_wrap_dim(dim, self.dim(), name);
+    const int64_t size = self.sizes()[dim];
+    EMBER_CHECK(index >= -size && index < size, name, "select(): index ", index, " out of range for tensor of size ",
+                self.sizes(), " at dimension ", dim);
+    if (index < 0) index += size;
+    DimVector sizes(self.sizes()), strides(self.strides());
+    const int64_t offset = self.storage_offset() + index * strides[dim];
+    sizes.erase(dim);
+    strides.erase(dim);
+    return make_view(self, sizes, strides, offset);
+  }
+};
+
+struct SliceOp {
+  static constexpr const char* name = "slice";
+  static Tensor run(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
+                    int64_t step) {
+    EMBER_CHECK(self.dim() > 0, name, "slice() cannot be applied to a 0-dim tensor.");
+    EMBER_CHECK(step > 0, name, "slice step must be positive, got ", step);
+    dim = maybe_wrap_dim(dim, self.dim(), name);
+    const int64_t size = self.sizes()[dim];
+    int64_t s = start.value_or(0), e = end.value_or(size);
+    if (s < 0) s += size;
+    if (e < 0) e += size;
+    s = std::clamp<int64_t>(s, 0, size);
+    e = std::clamp<int64_t>(e, s, size);
+    DimVector sizes(self.sizes()), strides(self.strides());
+    const int64_t offset = self.storage_offset() + s * strides[dim];
+    sizes[dim] = (e - s + step - 1) / step;
+    strides[dim] *= step;
+    return make_view(self, sizes, strides, offset);
+  }
+};
+
+struct NarrowOp {
+  static constexpr const char* name = "narrow";
+  static Tensor run(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
+    EMBER_CHECK(self.dim() > 0, name, "narrow() cannot be applied to a 0-dim tensor.");
+    dim = maybe_wrap_dim(dim, self.dim(), name);
+    const int64_t size = self.sizes()[dim];
+    EMBER_CHECK(start >= -size && start <= size, name, "start out of range (expected to be in range of [", -size,
+                ", ", size, "], but got ", start, ")");
+    if (start < 0) start += size;
+    EMBER_CHECK(length >= 0 && start + length <= size, name, "start (", start, ") + length (", length,
+                ") exceeds dimension size (", size, ").");
+    return self.slice(dim, start, start + length);
+  }
+};
+
+struct ExpandOp {
+  static constexpr const char* name = "expand";
+  static Tensor run(const Tensor& self, IntArrayRef sizes) {
+    const int64_t nd = static_cast<int64_t>(sizes.size());
+    EMBER_CHECK(nd >= self.dim(), name, "the number of sizes provided (", nd,
+                ") must be greater or equal to the number of dimensions in the tensor (", self.dim(), ")");
+    DimVector out_sizes(nd), out_strides(nd);
+    const int64_t off = nd - self.dim();
+    for (int64_t i = nd - 1; i >= 0; --i) {
+      const int64_t d = i - off;
+      const int64_t size = d >= 0 ? self.sizes()[d] : 1;
+      const int64_t stride = d >= 0 ? self.strides()[d] : 0;
+      int64_t target = sizes[i];
+      if (target == -1) {
+        EMBER_CHECK(d >= 0, name, "The expanded size of the tensor (-1) isn't allowed in a leading, "
+                    "non-existing dimension ", i);
+        target = size;
+      }
+      EMBER_CHECK(target >= 0, name, "invalid size ", target, " in ", sizes);
+      if (size == target) {
+        out_sizes[i] = size;
+        out_strides[i] = stride;
+      } else {
+        EMBER_CHECK(size == 1, name, "The expanded size of the tensor (", target,
+                    ") must match the existing size (", size, ") at non-singleton dimension ", i,
+                    ".  Target sizes: ", sizes, ".  Tensor sizes: ", self.sizes());
+        out_sizes[i] = target;
+        out_strides[i] = 0;
+      }
+    }
+    return make_view(self, out_sizes, out_strides, self.storage_offset());
+  }
+};
+
+struct SqueezeOp {
+  static constexpr const char* name = "squeeze";
+  static Tensor run(const Tensor& self, std::optional<int64_t> dim) {
+    DimVector sizes, strides;
+    const int64_t wrapped = dim ? maybe_wrap_dim(*dim, self.dim(), name) : -1;
+    for (int64_t d = 0; d < self.dim(); ++d) {
+      const bool drop = self.sizes()[d] == 1 && (!dim || d == wrapped);
+      if (drop) continue;
+      sizes.push_back(self.sizes()[d]);
+      strides.push_back(self.strides()[d]);
+    }
+    return make_view(self, sizes, strides, self.storage_offset());
+  }
+};
+
+struct UnsqueezeOp {
+  static constexpr const char* name = "unsqueeze";
+  static Tensor run(const Tensor& self, int64_t dim) {
+    dim = maybe_wrap_dim(dim, self.dim() + 1, name);
+    DimVector sizes(self.sizes()), strides(self.strides());
+    const int64_t st = dim < self.dim() ? sizes[dim] * strides[dim] : 1;
+    sizes.insert(dim, 1);
+    strides.insert(dim, st);
+    return make_view(self, sizes, strides, self.storage_offset());
+  }
+};
+
+struct DiagonalOp {
+  static constexpr const char* name = "diagonal";
+  static Tensor run(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
+    EMBER_CHECK(self.dim() >= 2, name, "diagonal dimensions requires a tensor with at least 2 dims, got ",
+                self.dim());
+    dim1 = maybe_wrap_dim(dim1, self.dim(), name);
+    dim2 = maybe_wrap_dim(dim2, self.dim(), name);
+    EMBER_CHECK(dim1 != dim2, name, "diagonal dimensions cannot be identical ", dim1, ", ", dim2);
+    int64_t storage_offset = self.storage_offset();
+    int64_t len;
+    if (offset >= 0) {
+      len = std::max<int64_t>(std::min(self.sizes()[dim1], self.sizes()[dim2] - offset), 0);
+      if (len > 0) storage_offset += offset * self.strides()[dim2];
+    } else {
+      len = std::max<int64_t>(std::min(self.sizes()[dim1] + offset, self.sizes()[dim2]), 0);
+      if (len > 0) storage_offset -= offset * self.strides()[dim1];
+    }
+    DimVector sizes, strides;
+    for (int64_t d = 0; d < self.dim(); ++d) {
+      if (d == dim1 || d == dim2) continue;
+      sizes.push_back(self.sizes()[d]);
+      strides.push_back(self.strides()[d]);
+    }
+    sizes.push_back(len);
+    strides.push_back(self.strides()[dim1] + self.strides()[dim2]);
+    return make_view(self, sizes, strides, storage_offset);
+  }
+};
+
+struct UnfoldOp {
+  static constexpr const char* name = "unfold";
+  static Tensor run(const Tensor& self, int64_t dim, int64_t size, int64_t step) {
+    const int64_t nd = self.dim();
+    dim = maybe_wrap_dim(dim, nd, name);
+    const int64_t max_size = nd == 0 ? 1 : self.sizes()[dim];
+    EMBER_CHECK(size <= max_size, name, "maximum size for tensor at dimension ", dim, " is ", max_size,
+                " but size is ", size);
+    EMBER_CHECK(size >= 0, name, "size is ", size, " but must be >= 0");
+    EMBER_CHECK(step > 0, name, "step is ", step, " but must be > 0");
+    DimVector sizes(self.sizes()), strides(self.strides());
+    const int64_t st = nd == 0 ? 1 : strides[dim];
+    if (nd > 0) {
+      sizes[dim] = (max_size - size) / step + 1;
+      strides[dim] = st * step;
+    }
+    sizes.push_back(size);
+    strides.push_back(st);
+    return make_view(self, sizes, strides, self.storage_offset());
+  }
+};
+
+}  // namespace
+
+DimVector infer_size(IntArrayRef a, IntArrayRef b) {
+  const size_t na = a.size(), nb = b.size(), n = std::max(na, nb);
+  DimVector out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t da = i < n - na ? 1 : a[i - (n - na)];
+    const int64_t db = i < n - nb ? 1 : b[i - (n - nb)];
+    EMBER_CHECK(da == db || da == 1 || db == 1, "broadcast", "The size of tensor a (", da,
+                ") must match the size of tensor b (", db, ") at non-singleton dimension ", i);
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Tensor view(const Tensor& self, IntArrayRef sizes) { return dispatch::call<ViewOp>(self, sizes); }
+Tensor reshape(const Tensor& self, IntArrayRef sizes) { return dispatch::call<ReshapeOp>(self, sizes); }
+Tensor permute(const Tensor& self, IntArrayRef dims) { return dispatch::call<PermuteOp>(self, dims); }
+Tensor transpose(const Tensor& self, int64_t d0, int64_t d1) { return dispatch::call<TransposeOp>(self, d0, d1); }
+Tensor t(const Tensor& self) {
+  EMBER_CHECK(self.dim() <= 2, "t", "t() expects a tensor with <= 2 dimensions, but self is ", self.dim(), "D");
+  return self.dim() < 2 ? self : transpose(self, 0, 1);
+}
+Tensor movedim(const Tensor& self, IntArrayRef source, IntArrayRef destination) {
+  const int64_t nd = self.dim();
+  EMBER_CHECK(source.size() == destination.size(), "movedim", "Invalid source or destination dims: source (",
+              source, " dims) should contain the same number of dims as destination (", destination, " dims)");
+  DimVector perm(nd, -1);
+  SmallVector<bool, 8> used_src(nd, false), used_dst(nd, false);
+  for (size_t i = 0; i < source.size(); ++i) {
+    const int64_t s = maybe_wrap_dim(source[i], nd, "movedim"), d = maybe_wrap_dim(destination[i], nd, "movedim");
+    EMBER_CHECK(!used_src[s] && !used_dst[d], "movedim", "repeated dim in source or destination");
+    used_src[s] = used_dst[d] = true;
+    perm[d] = s;
+  }
+  int64_t next_src = 0;
+  for (int64_t d = 0; d < nd; ++d) {
+    if (perm[d] != -1) continue;
+    while (used_src[next_src]) ++next_src;
+    perm[d] = next_src++;
+  }
+  return permute(self, perm);
+}
+Tensor select(const Tensor& self, int64_t dim, int64_t index) { return dispatch::call<SelectOp>(self, dim, index); }
+Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
+             int64_t step) {
+  return dispatch::call<SliceOp>(self, dim, start, end, step);
+}
+Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
+  return dispatch::call<NarrowOp>(self, dim, start, length);
+}
+Tensor expand(const Tensor& self, IntArrayRef sizes) { return dispatch::call<ExpandOp>(self, sizes); }
+Tensor squeeze(const Tensor& self) { return dispatch::call<SqueezeOp>(self, std::nullopt); }
+Tensor squeeze(const Tensor& self, int64_t dim) { return dispatch::call<SqueezeOp>(self, dim); }
+Tensor unsqueeze(const Tensor& self, int64_t dim) { return dispatch::call<UnsqueezeOp>(self, dim); }
+Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
+  if (self.dim() == 0) return self.reshape({1});
+  start_dim = maybe_wrap_dim(start_dim, self.dim(), "flatten");
+  end_dim = maybe_wrap_dim(end_dim, self.dim(), "flatten");
+  EMBER_CHECK(start_dim <= end_dim, "flatten", "start_dim cannot come after end_dim");
+  if (start_dim == end_dim) return self;
+  DimVector sizes;
+  for (int64_t d = 0; d < start_dim; ++d) sizes.push_back(self.sizes()[d]);
+  int64_t n = 1;
+  for (int64_t d = start_dim; d <= end_dim; ++d) n *= self.sizes()[d];
+  sizes.push_back(n);
+  for (int64_t d = end_dim + 1; d < self.dim(); ++d) sizes.push_back(self.sizes()[d]);
+  return self.reshape(sizes);
+}
+Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes) {
+  dim = maybe_wrap_dim(dim, self.dim(), "unflatten");
+  EMBER_CHECK(!sizes.empty(), "unflatten", "sizes must be non-empty");
+  DimVector shape;
+  for (int64_t d = 0; d < dim; ++d) shape.push_back(self.sizes()[d]);
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == -1) {
+      EMBER_CHECK(infer < 0, "unflatten", "only one dimension can be inferred");
+      infer = static_cast<int64_t>(shape.size());
+    } else {
+      known *= sizes[i];
+    }
+    shape.push_back(sizes[i]);
+  }
+  if (infer >= 0 && known != 0) shape[infer] = self.sizes()[dim] / known, known *= shape[infer];
+  EMBER_CHECK(known == self.sizes()[dim], "unflatten", "Provided sizes ", sizes,
+              " don't multiply up to the size of dim ", dim, " (", self.sizes()[dim], ") in the input tensor");
+  for (int64_t d = dim + 1; d < self.dim(); ++d) shape.push_back(self.sizes()[d]);
+  return self.view(shape);
+}
+Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
+  return dispatch::call<DiagonalOp>(self, offset, dim1, dim2);
+}
+Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> offset) {
+  return dispatch::call<AsStridedOp>(self, sizes, strides, offset);
+}
+Tensor unfold(const Tensor& self, int64_t dim, int64_t size, int64_t step) {
+  return dispatch::call<UnfoldOp>(self, dim, size, step);
+}
+std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
+  EMBER_CHECK(self.dim() > 0, "split", "split expects at least a 1-dimensional tensor");
+  EMBER_CHECK(split_size >= 0, "split", "split expects split_size be non-negative, but got split_size=", split_size);
+  dim = maybe_wrap_dim(dim, self.dim(), "split");
+  const int64_t size = self.sizes()[dim];
+  EMBER_CHECK(split_size > 0 || size == 0, "split", "split_size can only be 0 if dimension size is 0, but got "
+              "dimension size of ", size);
+  std::vector<Tensor> out;
+  if (size == 0) return {self};
+  for (int64_t s = 0; s < size; s += split_size) out.push_back(self.narrow(dim, s, std::min(split_size, size - s)));
+  return out;
+}
+std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, int64_t dim) {
+  EMBER_CHECK(self.dim() > 0, "split_with_sizes", "split expects at least a 1-dimensional tensor");
+  dim = maybe_wrap_dim(dim, self.dim(), "split_with_sizes");
+  int64_t total = 0;
+  for (int64_t s : split_sizes) {
+    EMBER_CHECK(s >= 0, "split_with_sizes", "split_with_sizes expects split_sizes have only non-negative entries, "
+                "but got split_sizes=", split_sizes);
+    total += s;
+  }
+  EMBER_CHECK(total == self.sizes()[dim], "split_with_sizes", "split_with_sizes expects split_sizes to sum exactly to ",
+              self.sizes()[dim], " (input tensor's size at dimension ", dim, "), but got split_sizes=", split_sizes);
+  std::vector<Tensor> out;
+  int64_t start = 0;
+  for (int64_t s : split_sizes) {
+    out.push_back(self.narrow(dim, start, s));
+    start += s;
+  }
+  return out;
+}
+std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
+  EMBER_CHECK(self.dim() > 0, "chunk", "chunk expects at least a 1-dimensional tensor");
+  EMBER_CHECK(chunks > 0, "chunk", "chunk expects `chunks` to be greater than 0, got: ", chunks);
+  const int64_t size = self.size(dim);
+  const int64_t split_size = (size + chunks - 1) / chunks;
+  if (split_size == 0 && size == 0) {
+    std::vector<int64_t> sizes(chunks, 0);
+    return split_with_sizes(self, sizes, dim);
+  }
+  return split(self, split_size, dim);
+}
+std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
+  dim = maybe_wrap_dim(dim, self.dim(), "unbind");
+  std::vector<Tensor> out;
+  for (int64_t i = 0; i < self.sizes()[dim]; ++i) out.push_back(self.select(dim, i));
+  return out;
+}
+std::vector<Tensor> broadcast_tensors(TensorList tensors) {
+  DimVector shape;
+  for (const Tensor& t : tensors) shape = infer_size(shape, t.sizes());
+  std::vector<Tensor> out;
+  for (const Tensor& t : tensors) out.push_back(t.expand(shape));
+  return out;
+}
+Tensor broadcast_to(const Tensor& self, IntArrayRef sizes) { return self.expand(sizes); }
+
+// ---- Tensor methods -------------------------------------------------------------------------
+Tensor Tensor::view(IntArrayRef sizes) const { return ember::view(*this, sizes); }
+Tensor Tensor::view(ScalarType dtype) const { return dispatch::call<ViewDtypeOp>(*this, dtype); }
+Tensor Tensor::reshape(IntArrayRef sizes) const { return ember::reshape(*this, sizes); }
+Tensor Tensor::permute(IntArrayRef dims) const { return ember::permute(*this, dims); }
+Tensor Tensor::transpose(int64_t d0, int64_t d1) const { return ember::transpose(*this, d0, d1); }
+Tensor& Tensor::transpose_(int64_t d0, int64_t d1) {
+  Tensor v = ember::transpose(*this, d0, d1);
+  checked_impl()->set_sizes_and_strides(v.sizes(), v.strides());
+  return *this;
+}
+Tensor Tensor::t() const { return ember::t(*this); }
+Tensor& Tensor::t_() {
+  Tensor v = ember::t(*this);
+  checked_impl()->set_sizes_and_strides(v.sizes(), v.strides());
+  return *this;
+}
+Tensor Tensor::mT() const {
+  EMBER_CHECK(dim() >= 2, "mT", "tensor.mT is only supported on matrices or batches of matrices. Got ", dim(),
+              "-D tensor.");
+  return transpose(-2, -1);
+}
+Tensor Tensor::movedim(IntArrayRef s, IntArrayRef d) const { return ember::movedim(*this, s, d); }
+Tensor Tensor::select(int64_t dim, int64_t index) const { return ember::select(*this, dim, index); }
+Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) const {
+  return ember::slice(*this, dim, start, end, step);
+}
+Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
+  return ember::narrow(*this, dim, start, length);
+}
+Tensor Tensor::expand(IntArrayRef sizes, bool) const { return ember::expand(*this, sizes); }
+Tensor Tensor::squeeze() const { return ember::squeeze(*this); }
+Tensor Tensor::squeeze(int64_t dim) const { return ember::squeeze(*this, dim); }
+Tensor& Tensor::squeeze_() {
+  Tensor v = ember::squeeze(*this);
+  checked_impl()->set_sizes_and_strides(v.sizes(), v.strides());
+  return *this;
+}
+Tensor& Tensor::squeeze_(int64_t dim) {
+  Tensor v = ember::squeeze(*this, dim);
+  checked_impl()->set_sizes_and_strides(v.sizes(), v.strides());
+  return *this;
+}
+Tensor Tensor::unsqueeze(int64_t dim) const { return ember::unsqueeze(*this, dim); }
+Tensor& Tensor::unsqueeze_(int64_t dim) {
+  Tensor v = ember::unsqueeze(*this, dim);
+  checked_impl()->set_sizes_and_strides(v.sizes(), v.strides());
+  return *this;
+}
+Tensor Tensor::flatten(int64_t s, int64_t e) const { return ember::flatten(*this, s, e); }
+Tensor Tensor::unflatten(int64_t dim, IntArrayRef sizes) const { return ember::unflatten(*this, dim, sizes); }
+Tensor Tensor::diagonal(int64_t o, int64_t d1, int64_t d2) const { return ember::diagonal(*this, o, d1, d2); }
+Tensor Tensor::as_strided(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> offset) const {
+  return ember::as_strided(*this, sizes, strides, offset);
+}
+Tensor& Tensor::as_strided_(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> offset) {
+  Tensor v = ember::as_strided(*this, sizes, strides, offset);
+  checked_impl()->set_sizes_and_strides(v.sizes(), v.strides(), v.storage_offset());
+  return *this;
+}
+Tensor Tensor::unfold(int64_t dim, int64_t size, int64_t step) const { return ember::unfold(*this, dim, size, step); }
+std::vector<Tensor> Tensor::split(int64_t s, int64_t dim) const { return ember::split(*this, s, dim); }
+std::vector<Tensor> Tensor::split(IntArrayRef sizes, int64_t dim) const {
+  return ember::split_with_sizes(*this, sizes, dim);
+}
+std::vector<Tensor> Tensor::split_with_sizes(IntArrayRef sizes, int64_t dim) const {
+  return ember::split_with_sizes(*this, sizes, dim);
+}
+std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const { return ember::chunk(*this, chunks, dim); }
+std::vector<Tensor> Tensor::unbind(int64_t dim) const { return ember::unbind(*this, dim); }
+
+}  // namespace ember

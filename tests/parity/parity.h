@@ -1,0 +1,149 @@
+// Shared helpers of the parity tests: move tensors between Ember and libtorch, compare them,
+// and report the worst mismatch. Only parity tests include libtorch.
+#pragma once
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "ember/ember.h"
+
+namespace parity {
+
+inline torch::ScalarType to_torch(ember::ScalarType t) {
+  switch (t) {
+    case ember::kByte: return torch::kUInt8;
+    case ember::kChar: return torch::kInt8;
+    case ember::kShort: return torch::kInt16;
+    case ember::kInt: return torch::kInt32;
+    case ember::kLong: return torch::kInt64;
+    case ember::kHalf: return torch::kFloat16;
+    case ember::kFloat: return torch::kFloat32;
+    case ember::kDouble: return torch::kFloat64;
+    case ember::kBool: return torch::kBool;
+    case ember::kBFloat16: return torch::kBFloat16;
+    default: throw std::runtime_error("parity: unsupported dtype");
+  }
+}
+
+inline ember::ScalarType to_ember(torch::ScalarType t) {
+  switch (t) {
+    case torch::kUInt8: return ember::kByte;
+    case torch::kInt8: return ember::kChar;
+    case torch::kInt16: return ember::kShort;
+    case torch::kInt32: return ember::kInt;
+    case torch::kInt64: return ember::kLong;
+    case torch::kFloat16: return ember::kHalf;
+    case torch::kFloat32: return ember::kFloat;
+    case torch::kFloat64: return ember::kDouble;
+    case torch::kBool: return ember::kBool;
+    case torch::kBFloat16: return ember::kBFloat16;
+    default: throw std::runtime_error("parity: unsupported dtype");
+  }
+}
+
+// Same values, sizes and strides (the storage is copied, so layouts such as channels_last or
+// transposed views carry over).
+inline torch::Tensor to_torch(const ember::Tensor& t) {
+  const ember::Tensor dense = t.is_non_overlapping_and_dense() ? t : t.contiguous();
+  torch::Tensor out = torch::empty_strided(std::vector<int64_t>(dense.sizes().begin(), dense.sizes().end()),
+                                           std::vector<int64_t>(dense.strides().begin(), dense.strides().end()),
+                                           torch::TensorOptions().dtype(to_torch(t.dtype())));
+  if (dense.numel() > 0) {
+    // dense tensors occupy exactly numel elements starting at their data pointer's lowest address
+    int64_t min_off = 0;
+    for (int64_t d = 0; d < dense.dim(); ++d)
+      if (dense.strides()[d] < 0) min_off += (dense.sizes()[d] - 1) * dense.strides()[d];
+    std::memcpy(static_cast<char*>(out.data_ptr()) + min_off * static_cast<int64_t>(dense.element_size()),
+                static_cast<const char*>(dense.data_ptr()) + min_off * static_cast<int64_t>(dense.element_size()),
+                dense.nbytes());
+  }
+  return out;
+}
+
+inline ember::Tensor to_ember(const torch::Tensor& t) {
+  const torch::Tensor dense = t.is_non_overlapping_and_dense() ? t : t.contiguous();
+  ember::Tensor out = ember::empty_strided(ember::IntArrayRef(dense.sizes().data(), dense.sizes().size()),
+                                           ember::IntArrayRef(dense.strides().data(), dense.strides().size()),
+                                           ember::TensorOptions().dtype(to_ember(t.scalar_type())));
+  if (dense.numel() > 0) std::memcpy(out.data_ptr(), dense.data_ptr(), dense.nbytes());
+  return out;
+}
+
+// Tolerances suited to a dtype: exact for integers and bool.
+struct Tol {
+  double rtol, atol;
+};
+inline Tol default_tol(ember::ScalarType t) {
+  switch (t) {
+    case ember::kFloat: return {1.3e-6, 1e-5};
+    case ember::kDouble: return {1e-7, 1e-7};
+    case ember::kHalf: return {1e-3, 1e-5};
+    case ember::kBFloat16: return {1.6e-2, 1e-5};
+    default: return {0, 0};
+  }
+}
+
+// Compares dtype, shape and values; NaNs must match NaNs, infinities must match exactly.
+// On failure the message names the worst element.
+inline ::testing::AssertionResult Close(const ember::Tensor& e, const torch::Tensor& t, Tol tol) {
+  if (to_torch(e.dtype()) != t.scalar_type()) {
+    return ::testing::AssertionFailure() << "dtype: ember " << e.dtype() << " vs libtorch " << t.scalar_type();
+  }
+  std::vector<int64_t> es(e.sizes().begin(), e.sizes().end());
+  if (es != t.sizes().vec()) {
+    return ::testing::AssertionFailure() << "shape: ember " << e.sizes() << " vs libtorch " << t.sizes();
+  }
+  torch::Tensor a = to_torch(e).to(torch::kDouble).contiguous().view(-1);
+  torch::Tensor b = t.to(torch::kDouble).contiguous().view(-1);
+  const double* pa = a.data_ptr<double>();
+  const double* pb = b.data_ptr<double>();
+  double worst = 0;
+  int64_t worst_i = -1;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double x = pa[i], y = pb[i];
+    if (std::isnan(x) || std::isnan(y)) {
+      if (std::isnan(x) != std::isnan(y)) {
+        worst = INFINITY;
+        worst_i = i;
+        break;
+      }
+      continue;
+    }
+    if (std::isinf(x) || std::isinf(y)) {
+      if (x != y) {
+        worst = INFINITY;
+        worst_i = i;
+        break;
+      }
+      continue;
+    }
+    const double excess = std::fabs(x - y) - (tol.atol + tol.rtol * std::fabs(y));
+    if (excess > worst) {
+      worst = excess;
+      worst_i = i;
+    }
+  }
+  if (worst_i < 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "worst mismatch at flat index " << worst_i << ": ember " << pa[worst_i]
+                                       << " vs libtorch " << pb[worst_i] << " (rtol " << tol.rtol << ", atol "
+                                       << tol.atol << ", shape " << e.sizes() << ", dtype " << e.dtype() << ")";
+}
+inline ::testing::AssertionResult Close(const ember::Tensor& e, const torch::Tensor& t) {
+  return Close(e, t, default_tol(e.dtype()));
+}
+
+// Random test data with a fixed seed: floats in [-2, 2), integers in [-8, 8) (unsigned [0, 16)), bools.
+inline ember::Tensor random(ember::IntArrayRef sizes, ember::ScalarType dtype, uint64_t seed) {
+  ember::Generator g(seed);
+  if (ember::is_floating_type(dtype)) {
+    return (ember::rand(sizes, &g, ember::TensorOptions().dtype(ember::kDouble)) * 4 - 2).to(dtype);
+  }
+  if (dtype == ember::kBool) return ember::randint(0, 2, sizes, &g, ember::TensorOptions().dtype(ember::kBool));
+  if (dtype == ember::kByte) return ember::randint(0, 16, sizes, &g, ember::TensorOptions().dtype(dtype));
+  return ember::randint(-8, 8, sizes, &g, ember::TensorOptions().dtype(dtype));
+}
+
+}  // namespace parity
