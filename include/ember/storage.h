@@ -15,6 +15,10 @@ namespace cpu_allocator {
 void* allocate(size_t nbytes);
 void deallocate(void* p, size_t nbytes);
 void empty_cache();
+// Small fixed-size objects (TensorImpl, StorageImpl) from the same per-thread cache, outside the
+// byte statistics: a new tensor costs no malloc once a thread has warmed up.
+void* allocate_object(size_t nbytes);
+void deallocate_object(void* p, size_t nbytes);
 struct Stats {
   size_t allocated_bytes;   // live bytes handed out (by size class)
   size_t cached_bytes;      // free bytes held in the cache
@@ -31,6 +35,8 @@ class StorageImpl : public RefCounted {
   // Wraps memory owned elsewhere (from_blob); deleter may be empty.
   StorageImpl(void* data, size_t nbytes, std::function<void(void*)> deleter);
   ~StorageImpl();
+  static void* operator new(size_t n) { return cpu_allocator::allocate_object(n); }
+  static void operator delete(void* p, size_t n) { cpu_allocator::deallocate_object(p, n); }
 
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }

@@ -29,6 +29,12 @@ class TensorImpl : public RefCounted {
  public:
   TensorImpl(IntrusivePtr<StorageImpl> storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides,
              int64_t storage_offset);
+  // A new contiguous tensor (sizes, their contiguous strides and numel already known).
+  struct Contiguous {};
+  TensorImpl(Contiguous, IntrusivePtr<StorageImpl> storage, ScalarType dtype, IntArrayRef sizes,
+             DimVector&& strides, int64_t numel);
+  static void* operator new(size_t n) { return cpu_allocator::allocate_object(n); }
+  static void operator delete(void* p, size_t n) { cpu_allocator::deallocate_object(p, n); }
 
   IntArrayRef sizes() const { return sizes_; }
   IntArrayRef strides() const { return strides_; }

@@ -1,6 +1,8 @@
 // The caching CPU allocator. Blocks are 64-byte aligned and grouped in size classes (four per
 // power of two above 4 KiB, multiples of 64 below), so a freed block serves any later request
-// of its class. Freed blocks stay cached up to a cap; above it they go back to the system.
+// of its class. Small blocks are cached per thread without a lock; larger ones in a shared
+// cache. Freed blocks stay cached up to a cap; above it they go back to the system.
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -13,47 +15,95 @@ namespace ember::cpu_allocator {
 namespace {
 
 constexpr size_t kAlignment = 64;
+constexpr size_t kSmallLimit = 4096;                       // blocks up to this size get a thread cache
+constexpr size_t kSmallClasses = kSmallLimit / kAlignment;  // 64-byte steps
+constexpr size_t kThreadCachePerClass = 64;
 #if defined(__SANITIZE_ADDRESS__)
-constexpr size_t kMaxCachedBytes = 0;  // let AddressSanitizer see every use after free
+constexpr bool kCaching = false;  // let AddressSanitizer see every use after free
 #else
-constexpr size_t kMaxCachedBytes = size_t{2} << 30;  // 2 GiB of free blocks at most
+constexpr bool kCaching = true;
 #endif
+constexpr size_t kMaxCachedBytes = size_t{2} << 30;  // 2 GiB of free blocks at most
 
 size_t size_class(size_t n) {
-  if (n <= 4096) return (n + kAlignment - 1) & ~(kAlignment - 1);
+  if (n <= kSmallLimit) return (n + kAlignment - 1) & ~(kAlignment - 1);
   // four classes per power of two: waste stays under 25 %
   size_t p = size_t{1} << (63 - __builtin_clzll(n - 1));  // largest power of two < n
   size_t step = p / 4;
   return (n + step - 1) / step * step;
 }
 
-struct Cache {
+std::atomic<size_t> g_allocated{0}, g_peak{0}, g_cached{0};
+
+void count_alloc(size_t cls) {
+  const size_t now = g_allocated.fetch_add(cls, std::memory_order_relaxed) + cls;
+  size_t peak = g_peak.load(std::memory_order_relaxed);
+  while (now > peak && !g_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+
+// Large blocks (and small ones a thread cache has no room for) live here.
+struct GlobalCache {
   std::mutex mutex;
   std::unordered_map<size_t, std::vector<void*>> free_blocks;
-  size_t cached = 0, allocated = 0, peak = 0;
 };
-
-Cache& cache() {
-  static Cache* c = new Cache();  // never destroyed: tensors may outlive static destructors
+GlobalCache& global_cache() {
+  static GlobalCache* c = new GlobalCache();  // never destroyed: tensors may outlive static destructors
   return *c;
 }
+
+void* pop_global(size_t cls) {
+  GlobalCache& c = global_cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto it = c.free_blocks.find(cls);
+  if (it == c.free_blocks.end() || it->second.empty()) return nullptr;
+  void* p = it->second.back();
+  it->second.pop_back();
+  g_cached.fetch_sub(cls, std::memory_order_relaxed);
+  return p;
+}
+
+void push_global(void* p, size_t cls) {
+  if (g_cached.load(std::memory_order_relaxed) + cls <= kMaxCachedBytes) {
+    GlobalCache& c = global_cache();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    c.free_blocks[cls].push_back(p);
+    g_cached.fetch_add(cls, std::memory_order_relaxed);
+    return;
+  }
+  std::free(p);
+}
+
+// Small blocks: a per-thread stack per class, no lock on the hot path of small ops.
+struct ThreadCache {
+  void* blocks[kSmallClasses][kThreadCachePerClass];
+  uint32_t count[kSmallClasses] = {};
+  bool alive = true;  // false once the thread's destructors ran (static tensors may die later)
+  ~ThreadCache() {
+    for (size_t k = 0; k < kSmallClasses; ++k) {
+      for (uint32_t i = 0; i < count[k]; ++i) push_global(blocks[k][i], (k + 1) * kAlignment);
+      g_cached.fetch_sub(count[k] * (k + 1) * kAlignment, std::memory_order_relaxed);
+      count[k] = 0;
+    }
+    alive = false;
+  }
+};
+thread_local ThreadCache t_cache;
 
 }  // namespace
 
 void* allocate(size_t nbytes) {
   const size_t cls = size_class(nbytes == 0 ? 1 : nbytes);
-  Cache& c = cache();
-  {
-    std::lock_guard<std::mutex> lock(c.mutex);
-    c.allocated += cls;
-    if (c.allocated > c.peak) c.peak = c.allocated;
-    auto it = c.free_blocks.find(cls);
-    if (it != c.free_blocks.end() && !it->second.empty()) {
-      void* p = it->second.back();
-      it->second.pop_back();
-      c.cached -= cls;
-      return p;
+  count_alloc(cls);
+  if (kCaching) {
+    if (cls <= kSmallLimit && t_cache.alive) {
+      const size_t k = cls / kAlignment - 1;
+      if (t_cache.count[k] > 0) {
+        g_cached.fetch_sub(cls, std::memory_order_relaxed);
+        return t_cache.blocks[k][--t_cache.count[k]];
+      }
     }
+    if (void* p = pop_global(cls)) return p;
   }
   void* p = std::aligned_alloc(kAlignment, cls);
   if (!p) {
@@ -61,8 +111,7 @@ void* allocate(size_t nbytes) {
     p = std::aligned_alloc(kAlignment, cls);
   }
   if (!p) {
-    std::lock_guard<std::mutex> lock(c.mutex);
-    c.allocated -= cls;
+    g_allocated.fetch_sub(cls, std::memory_order_relaxed);
     throw std::bad_alloc();
   }
   return p;
@@ -71,13 +120,44 @@ void* allocate(size_t nbytes) {
 void deallocate(void* p, size_t nbytes) {
   if (!p) return;
   const size_t cls = size_class(nbytes == 0 ? 1 : nbytes);
-  Cache& c = cache();
-  {
-    std::lock_guard<std::mutex> lock(c.mutex);
-    c.allocated -= cls;
-    if (c.cached + cls <= kMaxCachedBytes) {
-      c.free_blocks[cls].push_back(p);
-      c.cached += cls;
+  g_allocated.fetch_sub(cls, std::memory_order_relaxed);
+  if (!kCaching) {
+    std::free(p);
+    return;
+  }
+  if (cls <= kSmallLimit && t_cache.alive) {
+    const size_t k = cls / kAlignment - 1;
+    if (t_cache.count[k] < kThreadCachePerClass) {
+      t_cache.blocks[k][t_cache.count[k]++] = p;
+      g_cached.fetch_add(cls, std::memory_order_relaxed);
+      return;
+    }
+  }
+  push_global(p, cls);
+}
+
+// Objects come from the same thread cache as small blocks but are not counted as tensor bytes.
+void* allocate_object(size_t nbytes) {
+  const size_t cls = size_class(nbytes);
+  if (kCaching && t_cache.alive) {
+    const size_t k = cls / kAlignment - 1;
+    if (t_cache.count[k] > 0) {
+      g_cached.fetch_sub(cls, std::memory_order_relaxed);
+      return t_cache.blocks[k][--t_cache.count[k]];
+    }
+  }
+  void* p = std::aligned_alloc(kAlignment, cls);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+void deallocate_object(void* p, size_t nbytes) {
+  const size_t cls = size_class(nbytes);
+  if (kCaching && t_cache.alive) {
+    const size_t k = cls / kAlignment - 1;
+    if (t_cache.count[k] < kThreadCachePerClass) {
+      t_cache.blocks[k][t_cache.count[k]++] = p;
+      g_cached.fetch_add(cls, std::memory_order_relaxed);
       return;
     }
   }
@@ -85,28 +165,30 @@ void deallocate(void* p, size_t nbytes) {
 }
 
 void empty_cache() {
-  Cache& c = cache();
+  // This thread's small blocks first, then every cached block of the process.
+  for (size_t k = 0; k < kSmallClasses; ++k) {
+    for (uint32_t i = 0; i < t_cache.count[k]; ++i) std::free(t_cache.blocks[k][i]);
+    g_cached.fetch_sub(t_cache.count[k] * (k + 1) * kAlignment, std::memory_order_relaxed);
+    t_cache.count[k] = 0;
+  }
+  GlobalCache& c = global_cache();
   std::unordered_map<size_t, std::vector<void*>> blocks;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     blocks.swap(c.free_blocks);
-    c.cached = 0;
   }
-  for (auto& [cls, v] : blocks)
+  for (auto& [cls, v] : blocks) {
     for (void* p : v) std::free(p);
+    g_cached.fetch_sub(cls * v.size(), std::memory_order_relaxed);
+  }
 }
 
 Stats stats() {
-  Cache& c = cache();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  return Stats{c.allocated, c.cached, c.peak};
+  return Stats{g_allocated.load(std::memory_order_relaxed), g_cached.load(std::memory_order_relaxed),
+               g_peak.load(std::memory_order_relaxed)};
 }
 
-void reset_peak_stats() {
-  Cache& c = cache();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  c.peak = c.allocated;
-}
+void reset_peak_stats() { g_peak.store(g_allocated.load(std::memory_order_relaxed), std::memory_order_relaxed); }
 
 }  // namespace ember::cpu_allocator
 

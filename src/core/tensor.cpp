@@ -120,7 +120,10 @@ Tensor make_empty(IntArrayRef sizes, ScalarType dtype, MemoryFormat format) {
   EMBER_CHECK(!__builtin_mul_overflow(static_cast<size_t>(n), element_size(dtype), &nbytes), "empty",
               "the storage size of a tensor of size ", sizes, " overflows");
   auto storage = IntrusivePtr<StorageImpl>::make(nbytes);
-  if (format == MemoryFormat::Preserve) format = MemoryFormat::Contiguous;
+  if (format == MemoryFormat::Preserve || format == MemoryFormat::Contiguous) {
+    return Tensor(IntrusivePtr<TensorImpl>::make(TensorImpl::Contiguous{}, std::move(storage), dtype, sizes,
+                                                 contiguous_strides(sizes), n));
+  }
   DimVector strides = contiguous_strides(sizes, format);
   return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), dtype, sizes, strides, 0));
 }

@@ -11,6 +11,10 @@ TensorImpl::TensorImpl(IntrusivePtr<StorageImpl> storage, ScalarType dtype, IntA
   refresh();
 }
 
+TensorImpl::TensorImpl(Contiguous, IntrusivePtr<StorageImpl> storage, ScalarType dtype, IntArrayRef sizes,
+                       DimVector&& strides, int64_t numel)
+    : storage_(std::move(storage)), sizes_(sizes), strides_(std::move(strides)), numel_(numel), dtype_(dtype) {}
+
 void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> offset) {
   sizes_ = sizes;
   strides_ = strides;

@@ -59,17 +59,27 @@ bool can_cast(ScalarType from, ScalarType to) {
 
 // ---- building -----------------------------------------------------------------------------
 
+TensorIteratorConfig::Operand& TensorIteratorConfig::push(bool output) {
+  EMBER_CHECK(noutputs_ + ninputs_ < kMaxOperands, op_, "too many operands");
+  if (output) {
+    EMBER_CHECK(ninputs_ == 0 && noutputs_ < 2, op_, "outputs must be added first (at most 2)");
+    return operands_[noutputs_++];
+  }
+  return operands_[noutputs_ + ninputs_++];
+}
 TensorIteratorConfig& TensorIteratorConfig::add_output(const Tensor& t) {
-  outputs_.push_back({t, std::nullopt});
+  push(true).tensor = &t;
   return *this;
 }
 TensorIteratorConfig& TensorIteratorConfig::add_input(const Tensor& t) {
-  EMBER_CHECK(t.defined(), op_, "expected a defined tensor for argument #", inputs_.size() + 1);
-  inputs_.push_back({t, std::nullopt});
+  EMBER_CHECK(t.defined(), op_, "expected a defined tensor for argument #", ninputs_ + 1);
+  push(false).tensor = &t;
   return *this;
 }
 TensorIteratorConfig& TensorIteratorConfig::add_input(const Scalar& s) {
-  inputs_.push_back({Tensor(), s});
+  Operand& o = push(false);
+  o.tensor = nullptr;
+  o.scalar = s;
   return *this;
 }
 
@@ -110,15 +120,14 @@ void check_no_partial_overlap(const Tensor& out, const Tensor& in, const char* o
               "single memory location. Please clone() the tensor before performing the operation.");
 }
 
-bool same_sizes(IntArrayRef a, IntArrayRef b) { return a.equals(b); }
-
 }  // namespace
 
 TensorIterator::TensorIterator(const TensorIteratorConfig& c) {
   const char* op = c.op_;
-  noutputs_ = static_cast<int>(c.outputs_.size());
-  ntensors_ = noutputs_ + static_cast<int>(c.inputs_.size());
-  EMBER_CHECK(ntensors_ <= kMaxOperands && noutputs_ <= 2, op, "too many operands");
+  noutputs_ = c.noutputs_;
+  ntensors_ = c.noutputs_ + c.ninputs_;
+  const TensorIteratorConfig::Operand* ops = c.operands_;
+  if (try_fast_build(c)) return;
 
   // dtypes
   ScalarType common;
@@ -126,7 +135,7 @@ TensorIterator::TensorIterator(const TensorIteratorConfig& c) {
     common = *c.common_;
   } else {
     ResultTypeState st;
-    for (const auto& in : c.inputs_) in.scalar ? st.update(*in.scalar) : st.update(in.tensor);
+    for (int i = noutputs_; i < ntensors_; ++i) ops[i].tensor ? st.update(*ops[i].tensor) : st.update(ops[i].scalar);
     common = st.result();
     if (common == ScalarType::Undefined) common = c.out_dtype_.value_or(get_default_dtype());
   }
@@ -134,109 +143,114 @@ TensorIterator::TensorIterator(const TensorIteratorConfig& c) {
   common_dtype_ = common;
   const ScalarType out_dtype = c.out_dtype_.value_or(common);
 
-  // broadcast shape of the inputs
+  // broadcast shape of the inputs (of the outputs when there are no tensor inputs)
   DimVector shape;
   bool have_shape = false;
-  for (const auto& in : c.inputs_) {
-    if (in.scalar) continue;
+  for (int i = noutputs_; i < ntensors_; ++i) {
+    if (!ops[i].tensor) continue;
+    IntArrayRef s = ops[i].tensor->sizes();
     if (!have_shape) {
-      shape = in.tensor.sizes();
+      shape = s;
       have_shape = true;
-    } else if (!same_sizes(shape, in.tensor.sizes())) {
+    } else if (!shape.ref().equals(s)) {
       try {
-        shape = infer_size(shape, in.tensor.sizes());
+        shape = infer_size(shape, s);
       } catch (const Error& e) {
         throw Error(std::string(op) + ": " + e.what());
       }
     }
   }
-  if (!have_shape) {
-    for (const auto& o : c.outputs_)
-      if (o.tensor.defined()) {
-        shape = o.tensor.sizes();
-        break;
-      }
+  for (int i = 0; i < noutputs_ && !have_shape; ++i) {
+    if (ops[i].tensor->defined()) {
+      shape = ops[i].tensor->sizes();
+      have_shape = true;
+    }
   }
+  const int64_t nd = static_cast<int64_t>(shape.size());
+  EMBER_CHECK(nd <= kMaxDims, op, "tensors with more than ", kMaxDims, " dimensions are not supported");
   numel_ = 1;
   for (int64_t s : shape) numel_ *= s;
 
+  // The tensor each operand is computed in: t[i] (null for a Scalar or an output to allocate).
+  const Tensor* t[kMaxOperands] = {};
+
   // outputs the caller gave: check shape, overlap and dtype
   for (int i = 0; i < noutputs_; ++i) {
-    Tensor out = c.outputs_[i].tensor;
-    user_outputs_[i] = out;
+    outputs_[i] = *ops[i].tensor;
     dtypes_[i] = out_dtype;
+    Tensor& out = outputs_[i];
     if (!out.defined()) continue;
-    if (!same_sizes(out.sizes(), shape)) {
+    if (!out.sizes().equals(shape)) {
       EMBER_CHECK(c.resize_outputs_, op, "output with shape ", out.sizes(), " doesn't match the broadcast shape ",
                   shape.ref());
       out.resize_(shape);
     }
     check_no_internal_overlap(out, op);
-    for (const auto& in : c.inputs_)
-      if (!in.scalar) check_no_partial_overlap(out, in.tensor, op);
+    for (int j = noutputs_; j < ntensors_; ++j)
+      if (ops[j].tensor) check_no_partial_overlap(out, *ops[j].tensor, op);
     if (out.dtype() != out_dtype) {
       EMBER_CHECK(can_cast(out_dtype, out.dtype()), op, "result type ", out_dtype,
                   " can't be cast to the desired output type ", out.dtype());
       // compute in out_dtype into a temporary of the same layout, copied into `out` at the end
-      out = out.is_non_overlapping_and_dense() ? make_empty_strided(out.sizes(), out.strides(), out_dtype)
-                                               : make_empty(out.sizes(), out_dtype);
+      owned_[i] = out.is_non_overlapping_and_dense() ? make_empty_strided(out.sizes(), out.strides(), out_dtype)
+                                                     : make_empty(out.sizes(), out_dtype);
+      t[i] = &owned_[i];
+    } else {
+      t[i] = &out;
     }
-    tensors_[i] = out;
-    dtypes_[i] = out_dtype;
   }
   for (int i = noutputs_; i < ntensors_; ++i) {
-    const auto& in = c.inputs_[i - noutputs_];
-    if (in.scalar) {
-      dtypes_[i] = c.cast_inputs_ ? common : in.scalar->type();
-      write_scalar(scalars_[i], *in.scalar, dtypes_[i]);
+    if (!ops[i].tensor) {
+      dtypes_[i] = c.cast_inputs_ ? common : ops[i].scalar.type();
+      write_scalar(scalars_[i], ops[i].scalar, dtypes_[i]);
       continue;
     }
-    Tensor t = in.tensor;
-    if (c.cast_inputs_ && t.dtype() != common) t = t.to(common);
-    tensors_[i] = t;
-    dtypes_[i] = t.dtype();
+    const Tensor& in = *ops[i].tensor;
+    if (c.cast_inputs_ && in.dtype() != common) {
+      owned_[i] = in.to(common);
+      t[i] = &owned_[i];
+    } else {
+      t[i] = &in;
+    }
+    dtypes_[i] = t[i]->dtype();
   }
 
-  // Fast path: every tensor operand contiguous with the full shape -> one flat dimension.
+  // Flat path: every tensor operand contiguous with the full shape -> one dimension.
   bool flat = true;
-  for (int i = 0; i < ntensors_ && flat; ++i) {
-    const Tensor& t = tensors_[i];
-    if (!t.defined()) continue;
-    flat = t.is_contiguous() && same_sizes(t.sizes(), shape);
-  }
+  for (int i = 0; i < ntensors_ && flat; ++i)
+    if (t[i]) flat = t[i]->is_contiguous() && t[i]->sizes().equals(shape);
   if (flat) {
-    for (int i = 0; i < noutputs_; ++i)
-      if (!tensors_[i].defined()) tensors_[i] = make_empty(shape, dtypes_[i]);
-    if (!shape.empty()) shape_.push_back(numel_);
+    ndim_ = nd == 0 ? 0 : 1;
+    shape_[0] = numel_;
     for (int i = 0; i < ntensors_; ++i) {
-      const bool scalar = !tensors_[i].defined();
-      data_[i] = scalar ? scalars_[i] : static_cast<char*>(tensors_[i].data_ptr());
-      if (!shape.empty()) strides_[i].push_back(scalar ? 0 : static_cast<int64_t>(element_size(dtypes_[i])));
+      if (i < noutputs_ && !t[i]) {
+        outputs_[i] = make_empty(shape, dtypes_[i]);
+        t[i] = &outputs_[i];
+      }
+      data_[i] = t[i] ? static_cast<char*>(t[i]->data_ptr()) : scalars_[i];
+      strides_[i][0] = t[i] ? static_cast<int64_t>(element_size(dtypes_[i])) : 0;
     }
-    for (int i = 0; i < noutputs_; ++i)
-      if (!user_outputs_[i].defined()) user_outputs_[i] = tensors_[i];
     return;
   }
 
   // General path. Byte strides of every operand over the broadcast shape (0 where broadcast).
-  const int64_t nd = static_cast<int64_t>(shape.size());
+  int64_t st[kMaxOperands][kMaxDims];
   for (int i = 0; i < ntensors_; ++i) {
-    strides_[i] = DimVector(nd, 0);
-    const Tensor& t = tensors_[i];
-    if (!t.defined()) continue;
-    const int64_t off = nd - t.dim();
+    for (int64_t d = 0; d < nd; ++d) st[i][d] = 0;
+    if (!t[i]) continue;
+    const int64_t off = nd - t[i]->dim();
     const int64_t es = static_cast<int64_t>(element_size(dtypes_[i]));
-    for (int64_t d = 0; d < t.dim(); ++d)
-      strides_[i][off + d] = (t.sizes()[d] == 1 && shape[off + d] != 1) ? 0 : t.strides()[d] * es;
+    for (int64_t d = 0; d < t[i]->dim(); ++d)
+      st[i][off + d] = (t[i]->sizes()[d] == 1 && shape[off + d] != 1) ? 0 : t[i]->strides()[d] * es;
   }
 
   // Order dims innermost first by the operands' strides (outputs given by the caller lead).
-  DimVector perm(nd);
+  int64_t perm[kMaxDims];
   for (int64_t k = 0; k < nd; ++k) perm[k] = nd - 1 - k;
   auto should_swap = [&](int64_t d0, int64_t d1) {
     for (int i = 0; i < ntensors_; ++i) {
-      if (!tensors_[i].defined()) continue;
-      const int64_t s0 = strides_[i][d0], s1 = strides_[i][d1];
+      if (!t[i]) continue;
+      const int64_t s0 = st[i][d0], s1 = st[i][d1];
       if (s0 == 0 || s1 == 0) continue;
       if (s0 < s1) return -1;
       if (s0 > s1) return 1;
@@ -259,66 +273,81 @@ TensorIterator::TensorIterator(const TensorIteratorConfig& c) {
 
   // Allocate missing outputs dense in that order: they inherit the inputs' layout.
   for (int i = 0; i < noutputs_; ++i) {
-    if (tensors_[i].defined()) continue;
-    DimVector st(nd);
+    if (t[i]) continue;
+    DimVector ost(nd);
     int64_t s = 1;
     for (int64_t k = 0; k < nd; ++k) {
-      st[perm[k]] = s;
+      ost[perm[k]] = s;
       s *= std::max<int64_t>(shape[perm[k]], 1);
     }
-    tensors_[i] = make_empty_strided(shape, st, dtypes_[i]);
-    user_outputs_[i] = tensors_[i];
+    outputs_[i] = make_empty_strided(shape, ost, dtypes_[i]);
+    t[i] = &outputs_[i];
     const int64_t es = static_cast<int64_t>(element_size(dtypes_[i]));
-    for (int64_t d = 0; d < nd; ++d) strides_[i][d] = shape[d] == 1 ? 0 : st[d] * es;
+    for (int64_t d = 0; d < nd; ++d) st[i][d] = shape[d] == 1 ? 0 : ost[d] * es;
   }
-  for (int i = 0; i < noutputs_; ++i)
-    if (!user_outputs_[i].defined()) user_outputs_[i] = tensors_[i];
 
   // Permute, then coalesce neighbouring dims that are contiguous in every operand.
-  shape_.resize(nd);
-  SmallVector<int64_t, 5> permuted[kMaxOperands];
-  for (int64_t k = 0; k < nd; ++k) shape_[k] = shape[perm[k]];
-  for (int i = 0; i < ntensors_; ++i) {
-    permuted[i].resize(nd);
-    for (int64_t k = 0; k < nd; ++k) permuted[i][k] = strides_[i][perm[k]];
+  for (int64_t k = 0; k < nd; ++k) {
+    shape_[k] = shape[perm[k]];
+    for (int i = 0; i < ntensors_; ++i) strides_[i][k] = st[i][perm[k]];
   }
+  ndim_ = nd;
   if (nd > 0) {
     int64_t prev = 0;
     for (int64_t d = 1; d < nd; ++d) {
       bool can = shape_[prev] == 1 || shape_[d] == 1;
       if (!can) {
         can = true;
-        for (int i = 0; i < ntensors_; ++i)
-          if (permuted[i][prev] * shape_[prev] != permuted[i][d]) {
-            can = false;
-            break;
-          }
+        for (int i = 0; i < ntensors_ && can; ++i) can = strides_[i][prev] * shape_[prev] == strides_[i][d];
       }
       if (can) {
         if (shape_[prev] == 1)
-          for (int i = 0; i < ntensors_; ++i) permuted[i][prev] = permuted[i][d];
+          for (int i = 0; i < ntensors_; ++i) strides_[i][prev] = strides_[i][d];
         shape_[prev] *= shape_[d];
       } else {
         ++prev;
-        if (prev != d) {
-          shape_[prev] = shape_[d];
-          for (int i = 0; i < ntensors_; ++i) permuted[i][prev] = permuted[i][d];
-        }
+        shape_[prev] = shape_[d];
+        for (int i = 0; i < ntensors_; ++i) strides_[i][prev] = strides_[i][d];
       }
     }
-    shape_.resize(prev + 1);
-    for (int i = 0; i < ntensors_; ++i) permuted[i].resize(prev + 1);
+    ndim_ = prev + 1;
   }
-  EMBER_CHECK(shape_.size() <= 16, op, "tensors with more than 16 non-coalescible dims are not supported");
+  for (int i = 0; i < ntensors_; ++i) data_[i] = t[i] ? static_cast<char*>(t[i]->data_ptr()) : scalars_[i];
+}
+
+// The common small op: fresh outputs, contiguous tensor inputs of one dtype and one shape, no
+// Scalars and no dtype overrides. Everything the general path would compute is known directly.
+bool TensorIterator::try_fast_build(const TensorIteratorConfig& c) {
+  const TensorIteratorConfig::Operand* ops = c.operands_;
+  if (c.common_ || c.out_dtype_ || c.ninputs_ == 0) return false;
+  for (int i = 0; i < noutputs_; ++i)
+    if (ops[i].tensor->defined()) return false;
+  if (!ops[noutputs_].tensor) return false;
+  const Tensor& first = *ops[noutputs_].tensor;
+  const ScalarType dt = first.dtype();
+  const IntArrayRef sizes = first.sizes();
+  if (c.int_to_float_ && !is_floating_type(dt)) return false;
+  for (int i = noutputs_; i < ntensors_; ++i) {
+    const Tensor* in = ops[i].tensor;
+    if (!in || in->dtype() != dt || !in->is_contiguous() || !in->sizes().equals(sizes)) return false;
+  }
+  common_dtype_ = dt;
+  numel_ = first.numel();
+  ndim_ = sizes.empty() ? 0 : 1;
+  shape_[0] = numel_;
+  const int64_t es = static_cast<int64_t>(element_size(dt));
   for (int i = 0; i < ntensors_; ++i) {
-    strides_[i] = std::move(permuted[i]);
-    data_[i] = tensors_[i].defined() ? static_cast<char*>(tensors_[i].data_ptr()) : scalars_[i];
+    if (i < noutputs_) outputs_[i] = make_empty(sizes, dt);
+    dtypes_[i] = dt;
+    data_[i] = static_cast<char*>(i < noutputs_ ? outputs_[i].data_ptr() : ops[i].tensor->data_ptr());
+    strides_[i][0] = es;
   }
+  return true;
 }
 
 bool TensorIterator::is_contiguous_or_scalar() const {
-  if (ndim() > 1) return false;
-  if (ndim() == 0) return true;
+  if (ndim_ > 1) return false;
+  if (ndim_ == 0) return true;
   for (int i = 0; i < ntensors_; ++i) {
     const int64_t s = strides_[i][0];
     if (s != 0 && s != static_cast<int64_t>(element_size(dtypes_[i]))) return false;
@@ -328,7 +357,7 @@ bool TensorIterator::is_contiguous_or_scalar() const {
 
 void TensorIterator::write_back() {
   for (int i = 0; i < noutputs_; ++i)
-    if (!tensors_[i].is_same(user_outputs_[i])) user_outputs_[i].copy_(tensors_[i]);
+    if (owned_[i].defined()) outputs_[i].copy_(owned_[i]);
 }
 
 }  // namespace ember

@@ -29,7 +29,9 @@ bool can_cast(ScalarType from, ScalarType to);  // no float->int, no int->bool d
 class TensorIteratorConfig {
  public:
   explicit TensorIteratorConfig(const char* op_name) : op_(op_name) {}
-  // Outputs first, then inputs. An undefined output is allocated.
+  // Outputs first, then inputs. An undefined output is allocated. The config borrows the
+  // tensors (no reference-count traffic on the hot path): they must outlive the TensorIterator
+  // built from it, so pass named tensors or build the iterator in the same full-expression.
   TensorIteratorConfig& add_output(const Tensor& t);
   TensorIteratorConfig& add_input(const Tensor& t);
   TensorIteratorConfig& add_input(const Scalar& s);
@@ -61,12 +63,15 @@ class TensorIteratorConfig {
 
  private:
   friend class TensorIterator;
+  static constexpr int kMaxOperands = 8;
   struct Operand {
-    Tensor tensor;
-    std::optional<Scalar> scalar;
+    const Tensor* tensor;  // null for a Scalar
+    Scalar scalar;
   };
+  Operand& push(bool output);
   const char* op_;
-  std::vector<Operand> outputs_, inputs_;
+  Operand operands_[kMaxOperands];  // outputs first, then inputs; no heap allocation
+  int noutputs_ = 0, ninputs_ = 0;
   std::optional<ScalarType> out_dtype_, common_;
   bool int_to_float_ = false;
   bool cast_inputs_ = true;
@@ -76,6 +81,7 @@ class TensorIteratorConfig {
 class TensorIterator {
  public:
   static constexpr int kMaxOperands = 8;
+  static constexpr int kMaxDims = 25;  // as PyTorch
   explicit TensorIterator(const TensorIteratorConfig& config);
   TensorIterator(const TensorIterator&) = delete;
   TensorIterator& operator=(const TensorIterator&) = delete;
@@ -83,14 +89,14 @@ class TensorIterator {
   int ntensors() const { return ntensors_; }
   int noutputs() const { return noutputs_; }
   int64_t numel() const { return numel_; }
-  int64_t ndim() const { return static_cast<int64_t>(shape_.size()); }
-  IntArrayRef shape() const { return shape_; }  // innermost dim first
+  int64_t ndim() const { return ndim_; }
+  IntArrayRef shape() const { return IntArrayRef(shape_, static_cast<size_t>(ndim_)); }  // innermost dim first
   ScalarType common_dtype() const { return common_dtype_; }
   ScalarType dtype(int arg) const { return dtypes_[arg]; }
   char* data(int arg) const { return data_[arg]; }
   int64_t stride(int arg, int dim) const { return strides_[arg][dim]; }
   // The output as the caller sees it (allocated here, or the out= tensor).
-  const Tensor& output(int i = 0) const { return user_outputs_[i]; }
+  const Tensor& output(int i = 0) const { return outputs_[i]; }
   // Every operand is contiguous over the single coalesced dim or a broadcast scalar (stride 0).
   bool is_contiguous_or_scalar() const;
   bool is_scalar_input(int arg) const { return ndim() > 0 ? strides_[arg][0] == 0 : true; }
@@ -122,7 +128,7 @@ class TensorIterator {
       loop(ptrs, inner, end - begin);
       return;
     }
-    int64_t idx[16];
+    int64_t idx[kMaxDims];
     int64_t rem = begin;
     for (int64_t d = 0; d < nd; ++d) {
       idx[d] = rem % shape_[d];
@@ -148,17 +154,19 @@ class TensorIterator {
   }
 
  private:
+  bool try_fast_build(const TensorIteratorConfig& c);
   void write_back();
   int ntensors_ = 0, noutputs_ = 0;
+  int64_t ndim_ = 0;
   int64_t numel_ = 0;
   ScalarType common_dtype_ = ScalarType::Undefined;
-  DimVector shape_;
-  SmallVector<int64_t, 5> strides_[kMaxOperands];
+  int64_t shape_[kMaxDims];                // innermost first; only ndim_ entries are set
+  int64_t strides_[kMaxOperands][kMaxDims];  // byte strides, same order
   char* data_[kMaxOperands] = {};
   ScalarType dtypes_[kMaxOperands] = {};
-  Tensor tensors_[kMaxOperands];     // keeps every operand (and cast copies) alive
-  Tensor user_outputs_[2];           // what the caller gets back
-  alignas(8) char scalars_[kMaxOperands][8] = {};
+  Tensor outputs_[2];             // what the caller gets back: allocated here, or the out= tensor
+  Tensor owned_[kMaxOperands];    // buffers computed in: cast copies of inputs, temporaries of outputs
+  alignas(8) char scalars_[kMaxOperands][8];
 };
 
 }  // namespace ember
