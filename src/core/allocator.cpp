@@ -33,11 +33,15 @@ size_t size_class(size_t n) {
   return (n + step - 1) / step * step;
 }
 
-std::atomic<size_t> g_allocated{0}, g_peak{0}, g_cached{0};
+// Byte counts. Small blocks are counted per thread and folded into the global figures once a
+// thread's balance moves by kFlushBytes, so a small op pays no atomic instruction; the global
+// figures are exact for large blocks and within kFlushBytes per thread for small ones.
+constexpr int64_t kFlushBytes = 256 * 1024;
+std::atomic<int64_t> g_allocated{0}, g_peak{0}, g_cached{0};
 
-void count_alloc(size_t cls) {
-  const size_t now = g_allocated.fetch_add(cls, std::memory_order_relaxed) + cls;
-  size_t peak = g_peak.load(std::memory_order_relaxed);
+void add_allocated(int64_t delta) {
+  const int64_t now = g_allocated.fetch_add(delta, std::memory_order_relaxed) + delta;
+  int64_t peak = g_peak.load(std::memory_order_relaxed);
   while (now > peak && !g_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
   }
 }
@@ -64,7 +68,7 @@ void* pop_global(size_t cls) {
 }
 
 void push_global(void* p, size_t cls) {
-  if (g_cached.load(std::memory_order_relaxed) + cls <= kMaxCachedBytes) {
+  if (kCaching && static_cast<size_t>(g_cached.load(std::memory_order_relaxed)) + cls <= kMaxCachedBytes) {
     GlobalCache& c = global_cache();
     std::lock_guard<std::mutex> lock(c.mutex);
     c.free_blocks[cls].push_back(p);
@@ -78,13 +82,24 @@ void push_global(void* p, size_t cls) {
 struct ThreadCache {
   void* blocks[kSmallClasses][kThreadCachePerClass];
   uint32_t count[kSmallClasses] = {};
-  bool alive = true;  // false once the thread's destructors ran (static tensors may die later)
+  int64_t allocated_delta = 0;  // small-block bytes not yet added to g_allocated
+  int64_t cached_bytes = 0;     // bytes held in this cache
+  bool alive = true;            // false once the thread's destructors ran (static tensors may die later)
+  void track(int64_t delta) {
+    allocated_delta += delta;
+    if (allocated_delta > kFlushBytes || allocated_delta < -kFlushBytes) flush();
+  }
+  void flush() {
+    add_allocated(allocated_delta);
+    allocated_delta = 0;
+  }
   ~ThreadCache() {
+    flush();
     for (size_t k = 0; k < kSmallClasses; ++k) {
       for (uint32_t i = 0; i < count[k]; ++i) push_global(blocks[k][i], (k + 1) * kAlignment);
-      g_cached.fetch_sub(count[k] * (k + 1) * kAlignment, std::memory_order_relaxed);
       count[k] = 0;
     }
+    cached_bytes = 0;
     alive = false;
   }
 };
@@ -94,15 +109,17 @@ thread_local ThreadCache t_cache;
 
 void* allocate(size_t nbytes) {
   const size_t cls = size_class(nbytes == 0 ? 1 : nbytes);
-  count_alloc(cls);
-  if (kCaching) {
-    if (cls <= kSmallLimit && t_cache.alive) {
-      const size_t k = cls / kAlignment - 1;
-      if (t_cache.count[k] > 0) {
-        g_cached.fetch_sub(cls, std::memory_order_relaxed);
-        return t_cache.blocks[k][--t_cache.count[k]];
-      }
+  if (cls <= kSmallLimit && t_cache.alive) {
+    t_cache.track(static_cast<int64_t>(cls));
+    const size_t k = cls / kAlignment - 1;
+    if (kCaching && t_cache.count[k] > 0) {
+      t_cache.cached_bytes -= static_cast<int64_t>(cls);
+      return t_cache.blocks[k][--t_cache.count[k]];
     }
+  } else {
+    add_allocated(static_cast<int64_t>(cls));
+  }
+  if (kCaching) {
     if (void* p = pop_global(cls)) return p;
   }
   void* p = std::aligned_alloc(kAlignment, cls);
@@ -111,7 +128,7 @@ void* allocate(size_t nbytes) {
     p = std::aligned_alloc(kAlignment, cls);
   }
   if (!p) {
-    g_allocated.fetch_sub(cls, std::memory_order_relaxed);
+    add_allocated(-static_cast<int64_t>(cls));
     throw std::bad_alloc();
   }
   return p;
@@ -120,18 +137,20 @@ void* allocate(size_t nbytes) {
 void deallocate(void* p, size_t nbytes) {
   if (!p) return;
   const size_t cls = size_class(nbytes == 0 ? 1 : nbytes);
-  g_allocated.fetch_sub(cls, std::memory_order_relaxed);
+  if (cls <= kSmallLimit && t_cache.alive) {
+    t_cache.track(-static_cast<int64_t>(cls));
+    const size_t k = cls / kAlignment - 1;
+    if (kCaching && t_cache.count[k] < kThreadCachePerClass) {
+      t_cache.blocks[k][t_cache.count[k]++] = p;
+      t_cache.cached_bytes += static_cast<int64_t>(cls);
+      return;
+    }
+  } else {
+    add_allocated(-static_cast<int64_t>(cls));
+  }
   if (!kCaching) {
     std::free(p);
     return;
-  }
-  if (cls <= kSmallLimit && t_cache.alive) {
-    const size_t k = cls / kAlignment - 1;
-    if (t_cache.count[k] < kThreadCachePerClass) {
-      t_cache.blocks[k][t_cache.count[k]++] = p;
-      g_cached.fetch_add(cls, std::memory_order_relaxed);
-      return;
-    }
   }
   push_global(p, cls);
 }
@@ -142,7 +161,7 @@ void* allocate_object(size_t nbytes) {
   if (kCaching && t_cache.alive) {
     const size_t k = cls / kAlignment - 1;
     if (t_cache.count[k] > 0) {
-      g_cached.fetch_sub(cls, std::memory_order_relaxed);
+      t_cache.cached_bytes -= static_cast<int64_t>(cls);
       return t_cache.blocks[k][--t_cache.count[k]];
     }
   }
@@ -157,7 +176,7 @@ void deallocate_object(void* p, size_t nbytes) {
     const size_t k = cls / kAlignment - 1;
     if (t_cache.count[k] < kThreadCachePerClass) {
       t_cache.blocks[k][t_cache.count[k]++] = p;
-      g_cached.fetch_add(cls, std::memory_order_relaxed);
+      t_cache.cached_bytes += static_cast<int64_t>(cls);
       return;
     }
   }
@@ -168,9 +187,9 @@ void empty_cache() {
   // This thread's small blocks first, then every cached block of the process.
   for (size_t k = 0; k < kSmallClasses; ++k) {
     for (uint32_t i = 0; i < t_cache.count[k]; ++i) std::free(t_cache.blocks[k][i]);
-    g_cached.fetch_sub(t_cache.count[k] * (k + 1) * kAlignment, std::memory_order_relaxed);
     t_cache.count[k] = 0;
   }
+  t_cache.cached_bytes = 0;
   GlobalCache& c = global_cache();
   std::unordered_map<size_t, std::vector<void*>> blocks;
   {
@@ -183,12 +202,20 @@ void empty_cache() {
   }
 }
 
+// Figures of the whole process, with this thread's pending small-block balance folded in; the
+// cached figure counts the shared cache and this thread's cache.
 Stats stats() {
-  return Stats{g_allocated.load(std::memory_order_relaxed), g_cached.load(std::memory_order_relaxed),
-               g_peak.load(std::memory_order_relaxed)};
+  if (t_cache.alive) t_cache.flush();
+  const int64_t local_cached = t_cache.alive ? t_cache.cached_bytes : 0;
+  return Stats{static_cast<size_t>(g_allocated.load(std::memory_order_relaxed)),
+               static_cast<size_t>(g_cached.load(std::memory_order_relaxed) + local_cached),
+               static_cast<size_t>(g_peak.load(std::memory_order_relaxed))};
 }
 
-void reset_peak_stats() { g_peak.store(g_allocated.load(std::memory_order_relaxed), std::memory_order_relaxed); }
+void reset_peak_stats() {
+  if (t_cache.alive) t_cache.flush();
+  g_peak.store(g_allocated.load(std::memory_order_relaxed), std::memory_order_relaxed);
+}
 
 }  // namespace ember::cpu_allocator
 
