@@ -42,7 +42,10 @@ class IntrusivePtr {
 
   template <class... Args>
   static IntrusivePtr make(Args&&... args) {
-    return IntrusivePtr(new T(std::forward<Args>(args)...));
+    IntrusivePtr r;
+    r.p_ = new T(std::forward<Args>(args)...);
+    r.p_->refcount_.store(1, std::memory_order_relaxed);  // nobody else sees it yet: no locked add
+    return r;
   }
 
   T* get() const { return p_; }
