@@ -85,6 +85,7 @@ struct LinspaceOp {
     // symmetric evaluation from both ends, as PyTorch, so the last element is exactly `end`
     return fill_each(out, [&] {
       const int64_t k = i++;
+      if (steps == 1) return s;
       return k < half ? s + step * static_cast<double>(k) : e - step * static_cast<double>(steps - k - 1);
     });
   }

@@ -1,0 +1,143 @@
+// Tensor core against libtorch: casts between every pair of dtypes, 16-bit float rounding,
+// copies across layouts, factories and printing.
+#include <sstream>
+
+#include "parity/parity.h"
+
+using parity::Close;
+using parity::to_ember;
+using parity::to_torch;
+
+namespace {
+const ember::ScalarType kAllTypes[] = {ember::kFloat, ember::kDouble, ember::kHalf, ember::kBFloat16, ember::kByte,
+                                       ember::kChar, ember::kShort, ember::kInt, ember::kLong, ember::kBool};
+
+template <class T>
+std::string str(const T& t) {
+  std::ostringstream os;
+  os << t;
+  return os.str();
+}
+}  // namespace
+
+TEST(CoreParity, CastsBetweenAllDtypes) {
+  // values in range of every dtype, fractional and negative ones included
+  torch::Tensor base = torch::tensor({0.0, 1.0, -1.0, 2.5, -2.5, 3.75, 100.0, -100.0, 0.5, 127.0, 0.1, 1e-3});
+  for (ember::ScalarType from : kAllTypes) {
+    torch::Tensor tf = base.to(to_torch(from));
+    ember::Tensor ef = to_ember(tf);
+    for (ember::ScalarType to : kAllTypes) {
+      EXPECT_TRUE(Close(ef.to(to), tf.to(to_torch(to)), {0, 0})) << from << " -> " << to;
+    }
+  }
+}
+
+TEST(CoreParity, HalfAndBFloat16RoundLikeLibtorch) {
+  // 200k float32 bit patterns spread over the whole range, specials included
+  torch::Tensor bits = torch::randint(INT32_MIN, INT32_MAX, {200000}, torch::TensorOptions().dtype(torch::kInt64))
+                           .to(torch::kInt32);
+  torch::Tensor f = bits.view(torch::kFloat32);
+  f.index_put_({torch::indexing::Slice(0, 6)},
+               torch::tensor({0.0f, -0.0f, INFINITY, -INFINITY, 65520.0f, 3.4e38f}));
+  ember::Tensor ef = to_ember(f);
+  for (ember::ScalarType t : {ember::kHalf, ember::kBFloat16}) {
+    torch::Tensor ref = f.to(to_torch(t));
+    ember::Tensor got = ef.to(t);
+    // compare bit patterns; NaNs only need to stay NaN
+    torch::Tensor rb = ref.view(torch::kInt16), gb = to_torch(got).view(torch::kInt16);
+    torch::Tensor nan = ref.isnan();
+    EXPECT_TRUE(torch::equal(nan, to_torch(got).isnan())) << t;
+    EXPECT_TRUE(torch::equal(rb.masked_fill(nan, 0), gb.masked_fill(nan, 0))) << t;
+    EXPECT_TRUE(Close(got.to(ember::kFloat), ref.to(torch::kFloat32), {0, 0})) << t;
+  }
+}
+
+TEST(CoreParity, CopyAcrossLayoutsAndBroadcast) {
+  torch::Tensor src = torch::randn({2, 3, 4, 5});
+  ember::Tensor esrc = to_ember(src);
+  ember::Tensor dst = ember::empty({2, 3, 4, 5}, ember::TensorOptions().memory_format(ember::MemoryFormat::ChannelsLast));
+  dst.copy_(esrc);
+  EXPECT_TRUE(dst.is_contiguous(ember::MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(Close(dst, src));
+  ember::Tensor row = to_ember(torch::arange(5.0));
+  ember::Tensor d2 = ember::zeros({3, 5}, ember::kDouble);
+  d2.copy_(row);  // broadcast, float32 into float64
+  EXPECT_EQ(d2.dtype(), ember::kDouble);
+  d2 = d2.to(ember::kFloat);
+  EXPECT_TRUE(Close(d2, torch::arange(5.0).expand({3, 5})));
+  ember::Tensor tr = esrc.transpose(1, 3).contiguous();
+  EXPECT_TRUE(Close(tr, src.transpose(1, 3).contiguous()));
+  ember::Tensor cl = esrc.contiguous(ember::MemoryFormat::ChannelsLast);
+  torch::Tensor tcl = src.contiguous(torch::MemoryFormat::ChannelsLast);
+  EXPECT_EQ(cl.strides().vec(), tcl.strides().vec());
+  EXPECT_EQ(ember::empty_like(cl).strides().vec(), torch::empty_like(tcl).strides().vec());
+  torch::Tensor m = torch::randn({4, 6});
+  EXPECT_EQ(ember::zeros_like(to_ember(m).t()).strides().vec(), torch::zeros_like(m.t()).strides().vec());
+}
+
+TEST(CoreParity, Factories) {
+  EXPECT_TRUE(Close(ember::arange(10), torch::arange(10)));
+  EXPECT_TRUE(Close(ember::arange(1, 10, 3), torch::arange(1, 10, 3)));
+  EXPECT_TRUE(Close(ember::arange(10, 1, -2), torch::arange(10, 1, -2)));
+  EXPECT_TRUE(Close(ember::arange(0.0, 1.0, 0.1), torch::arange(0.0, 1.0, 0.1)));
+  EXPECT_TRUE(Close(ember::arange(-1.5, 2.5, 0.5, ember::kDouble), torch::arange(-1.5, 2.5, 0.5, torch::kDouble)));
+  EXPECT_TRUE(Close(ember::linspace(-1, 1, 7), torch::linspace(-1, 1, 7)));
+  EXPECT_TRUE(Close(ember::linspace(0, 10, 1), torch::linspace(0, 10, 1)));
+  EXPECT_TRUE(Close(ember::linspace(0.0, 1.0, 1000, ember::kDouble), torch::linspace(0.0, 1.0, 1000, torch::kDouble)));
+  EXPECT_TRUE(Close(ember::eye(3), torch::eye(3)));
+  EXPECT_TRUE(Close(ember::eye(2, 4, ember::kLong), torch::eye(2, 4, torch::kLong)));
+  EXPECT_TRUE(Close(ember::full({2, 3}, 1.5), torch::full({2, 3}, 1.5)));
+  EXPECT_TRUE(Close(ember::full({2}, 7), torch::full({2}, 7)));
+  EXPECT_TRUE(Close(ember::full({2}, true), torch::full({2}, true)));
+  EXPECT_TRUE(Close(ember::ones({2, 2}, ember::kBFloat16), torch::ones({2, 2}, torch::kBFloat16)));
+  EXPECT_TRUE(Close(ember::tensor({{1, 2}, {3, 4}}), torch::tensor({1, 2, 3, 4}).view({2, 2}).to(torch::kLong)));
+  EXPECT_TRUE(Close(ember::tensor({1.5, 2.5}), torch::tensor({1.5, 2.5})));
+  EXPECT_TRUE(Close(ember::tensor({true, false}), torch::tensor({true, false})));
+}
+
+TEST(CoreParity, RandomFactoriesHaveTheRightDistribution) {
+  ember::manual_seed(123);
+  ember::Tensor u = ember::rand({100000}).to(ember::kDouble);
+  torch::Tensor tu = to_torch(u);
+  EXPECT_NEAR(tu.mean().item<double>(), 0.5, 0.01);
+  EXPECT_GE(tu.min().item<double>(), 0.0);
+  EXPECT_LT(tu.max().item<double>(), 1.0);
+  torch::Tensor tn = to_torch(ember::randn({100000}, ember::kDouble));
+  EXPECT_NEAR(tn.mean().item<double>(), 0.0, 0.02);
+  EXPECT_NEAR(tn.std().item<double>(), 1.0, 0.02);
+  torch::Tensor ti = to_torch(ember::randint(-3, 5, {100000}));
+  EXPECT_EQ(ti.min().item<int64_t>(), -3);
+  EXPECT_EQ(ti.max().item<int64_t>(), 4);
+  torch::Tensor tb = to_torch(ember::bernoulli(ember::full({100000}, 0.25, ember::kDouble)));
+  EXPECT_NEAR(tb.mean().item<double>(), 0.25, 0.01);
+  torch::Tensor perm = to_torch(ember::randperm(1000));
+  EXPECT_TRUE(torch::equal(std::get<0>(perm.sort()), torch::arange(1000)));
+  ember::manual_seed(7);
+  ember::Tensor a = ember::randn({16});
+  ember::manual_seed(7);
+  EXPECT_TRUE(Close(ember::randn({16}), to_torch(a), {0, 0}));  // seeded: reproducible
+}
+
+TEST(CoreParity, PrintingMatchesLibtorch) {
+  const std::vector<torch::Tensor> cases = {
+      torch::tensor({1.5, 2.25, -3.0}),
+      torch::arange(6).view({2, 3}),
+      torch::tensor({1e-6, 1.0}),
+      torch::tensor({1e9, 1.0}),
+      torch::tensor(3.5),
+      torch::arange(8.0).view({2, 2, 2}),
+      torch::tensor({true, false}),
+      torch::empty({0, 3}),
+      torch::tensor({123.456, -0.5}),
+      torch::tensor({1234567.0, 2.5}),
+      torch::tensor({0.001, 0.002}),
+      torch::tensor({double(NAN), double(INFINITY), 1.5}),
+      torch::arange(40.0).view({2, 20}) / 3,
+      torch::tensor({-1, 2, 3}, torch::kInt8),
+      torch::tensor({1.0, 2.0}, torch::kBFloat16),
+      torch::arange(24).view({2, 3, 2, 2}),
+  };
+  for (const auto& t : cases) {
+    EXPECT_EQ(str(to_ember(t)), str(t));
+  }
+}
