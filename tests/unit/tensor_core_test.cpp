@@ -4,6 +4,9 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "ember/ember.h"
 
@@ -84,4 +87,132 @@ TEST(TensorCore, FactoriesAndItem) {
   EXPECT_EQ(tensor({1, 2, 3}).dtype(), kLong);
   EXPECT_EQ(tensor({{1.0, 2.0}, {3.0, 4.0}}).sizes(), IntArrayRef({2, 2}));
   EXPECT_THROW(tensor({{1.0, 2.0}, {3.0}}), Error);
+}
+
+TEST(TensorCore, FromBlobSharesMemoryAndCallsDeleter) {
+  float data[6] = {0, 1, 2, 3, 4, 5};
+  Tensor t = from_blob(data, {2, 3});
+  EXPECT_EQ(t.data_ptr<float>(), data);
+  t[1][2].fill_(9);
+  EXPECT_EQ(data[5], 9.0f);
+  int deleted = 0;
+  {
+    Tensor owned = from_blob(data, {6}, [&](void* p) { deleted += (p == data); });
+    Tensor view = owned.view({3, 2});
+    owned.reset();
+    EXPECT_EQ(deleted, 0);  // the view still holds the storage
+  }
+  EXPECT_EQ(deleted, 1);
+}
+
+TEST(TensorCore, CopyCastsAndBroadcastsIntoDestination) {
+  Tensor dst = zeros({2, 3}, kInt);
+  dst.copy_(tensor({1.7, -2.2, 3.9}));
+  EXPECT_EQ(dst[1][0].item<int>(), 1);
+  EXPECT_EQ(dst[1][1].item<int>(), -2);
+  EXPECT_THROW(dst.copy_(ones({4})), Error);
+  Tensor expanded = zeros({3}).expand({2, 3});
+  EXPECT_THROW(expanded.copy_(ones({2, 3})), Error);  // several elements share one location
+}
+
+TEST(TensorCore, OutputsAreCheckedBeforeWriting) {
+  Tensor a = ones({2, 3}), b = ones({3});
+  Tensor out = full({5}, 7.0);
+  add_out(out, a, b);  // a non-matching out= tensor is resized, as PyTorch
+  EXPECT_EQ(out.sizes(), IntArrayRef({2, 3}));
+  Tensor small = full({3}, 7.0);
+  EXPECT_THROW(small.add_(ones({2, 3})), Error);  // in-place cannot change the shape
+  EXPECT_EQ(small[0].item<float>(), 7.0f);
+  Tensor ints = zeros({3}, kLong);
+  EXPECT_THROW(add_out(ints, ones({3}), ones({3})), Error);  // Float can't be cast to Long
+  EXPECT_EQ(ints[0].item<int64_t>(), 0);
+  Tensor base = arange(6.0);
+  Tensor lo = base.slice(0, 0, 4), hi = base.slice(0, 2, 6);
+  EXPECT_THROW(add_out(lo, hi, hi), Error);  // partial overlap between input and output
+}
+
+TEST(TensorCore, InplaceOpsBumpTheVersionSharedByViews) {
+  Tensor t = zeros({4});
+  Tensor v = t.view({2, 2});
+  const uint32_t before = t.impl()->storage()->version();
+  v.add_(1);
+  EXPECT_GT(t.impl()->storage()->version(), before);
+  EXPECT_EQ(t[3].item<float>(), 1.0f);
+}
+
+TEST(TensorCore, ErrorsNameTheOpAndShapes) {
+  try {
+    add(ones({2, 3}), ones({2, 4}));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("The size of tensor a (3) must match the size of tensor b (4) at "
+                                         "non-singleton dimension 1"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("add", 0), 0u) << e.what();
+  }
+  EXPECT_THROW(Device("cuda:0"), Error);
+  EXPECT_THROW(Tensor().dim(), Error);
+  EXPECT_THROW(arange(0, 10, 0), Error);
+  EXPECT_THROW(randint(5, 5, {2}), Error);
+  EXPECT_THROW(set_num_threads(0), Error);
+}
+
+namespace {
+struct Counter : OpObserver {
+  std::vector<std::string> ops;
+  int depth = 0, max_depth = 0;
+  void on_enter(const char* name) override {
+    ops.emplace_back(name);
+    max_depth = std::max(max_depth, ++depth);
+  }
+  void on_exit(const char*) override { --depth; }
+};
+}  // namespace
+
+TEST(Dispatch, ObserversSeeEveryOpOnTheirThreadOnly) {
+  Tensor a = ones({3}), b = ones({3});
+  {
+    Counter c;
+    Tensor r = a + b;
+    r.mul_(2);
+    EXPECT_EQ(c.ops, (std::vector<std::string>{"add", "mul_"}));
+    std::thread other([&] { Tensor x = a + b; });  // another thread is not observed
+    other.join();
+    EXPECT_EQ(c.ops.size(), 2u);
+    Tensor mixed = a + ones({3}, kLong);  // add casts its int64 input: a nested op
+    EXPECT_EQ(c.ops.back(), "copy_");
+    EXPECT_GE(c.max_depth, 2);
+    EXPECT_EQ(c.depth, 0);
+  }
+  Counter after;
+  EXPECT_TRUE(after.ops.empty());
+}
+
+TEST(Allocator, CachesBlocksAndCountsBytes) {
+  cpu_allocator::reset_peak_stats();
+  const auto before = cpu_allocator::stats();
+  {
+    Tensor big = empty({1 << 20});  // 4 MiB
+    const auto during = cpu_allocator::stats();
+    EXPECT_GE(during.allocated_bytes, before.allocated_bytes + (4u << 20));
+    EXPECT_GE(during.peak_allocated_bytes, during.allocated_bytes);
+  }
+  const auto after = cpu_allocator::stats();
+  EXPECT_EQ(after.allocated_bytes, before.allocated_bytes);
+  EXPECT_GE(after.peak_allocated_bytes, before.allocated_bytes + (4u << 20));
+  void* p1 = empty({1 << 20}).data_ptr();
+  void* p2 = empty({1 << 20}).data_ptr();
+  EXPECT_EQ(p1, p2);  // the freed block is reused
+  cpu_allocator::empty_cache();
+  EXPECT_EQ(cpu_allocator::stats().cached_bytes, 0u);
+}
+
+TEST(Scalar, KindsAndConversions) {
+  EXPECT_EQ(Scalar(1).type(), kLong);
+  EXPECT_EQ(Scalar(1.5).type(), kDouble);
+  EXPECT_EQ(Scalar(true).type(), kBool);
+  EXPECT_EQ(Scalar(2.75).to<int64_t>(), 2);
+  EXPECT_EQ(static_cast<float>(Scalar(3).to<Half>()), 3.0f);
+  EXPECT_EQ((-Scalar(4)).toLong(), -4);
 }
