@@ -1,0 +1,65 @@
+// Calling oneDNN well: one engine, a stream per thread, Ember tensors described as oneDNN
+// strided memory (no layout conversion at the boundary), and a per-thread cache of primitives
+// keyed by everything that shapes them, so a repeated call creates nothing: it swaps the data
+// pointers of the cached memory objects and executes.
+#pragma once
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "ember/tensor.h"
+
+namespace ember::onednn {
+
+dnnl::engine& engine();
+dnnl::stream& stream();  // this thread's
+
+// oneDNN's data type for a dtype, or nullopt (float64 and 16-bit integers have none).
+std::optional<dnnl::memory::data_type> data_type(ScalarType t);
+// The strided memory descriptor of a tensor (a 0-dim tensor is described as {1}).
+dnnl::memory::desc desc_of(const Tensor& t);
+dnnl::memory::desc desc_of(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype);
+
+// What identifies a primitive: an op tag and integers (shapes, strides, dtypes, attributes).
+class Key {
+ public:
+  explicit Key(const char* op) : op_(op) {}
+  Key& add(int64_t v) {
+    values_.push_back(v);
+    return *this;
+  }
+  Key& add(IntArrayRef v) {
+    values_.push_back(static_cast<int64_t>(v.size()));
+    values_.insert(values_.end(), v.begin(), v.end());
+    return *this;
+  }
+  Key& add(const Tensor& t) {  // shape, strides and dtype; an undefined tensor adds a marker
+    if (!t.defined()) return add(-1);
+    return add(t.sizes()).add(t.strides()).add(static_cast<int64_t>(t.dtype()));
+  }
+  bool operator==(const Key& o) const { return op_ == o.op_ && values_ == o.values_; }
+  size_t hash() const;
+
+ private:
+  const char* op_;
+  std::vector<int64_t> values_;
+};
+
+// A primitive ready to run, with one memory object per argument (DNNL_ARG_*).
+struct Primitive {
+  dnnl::primitive primitive;
+  std::unordered_map<int, dnnl::memory> args;
+  std::shared_ptr<void> extra;  // op-specific state kept with the primitive (e.g. a reordered weight)
+  // Sets each argument's data pointer and runs on this thread's stream.
+  void execute(std::initializer_list<std::pair<int, const void*>> handles);
+};
+
+// The cached primitive for `key`, built by `make()` on first use on this thread.
+Primitive& cached(const Key& key, const std::function<Primitive()>& make);
+size_t cache_size();  // entries on this thread (for tests)
+
+}  // namespace ember::onednn
