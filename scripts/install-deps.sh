@@ -7,6 +7,7 @@ packages=(
   libhwy-dev             # Google Highway: portable SIMD with run-time target dispatch
   libgtest-dev libgmock-dev  # GoogleTest
   libtorch-dev           # PyTorch 1.13.1 C++ API: reference for parity tests and benchmarks only
+  libopenblas0-openmp    # the BLAS libtorch calls for matmul (the default reference BLAS is unoptimized)
 )
 missing=()
 for p in "${packages[@]}"; do
