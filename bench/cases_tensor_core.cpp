@@ -1,0 +1,51 @@
+// Tensor core cases: float32 elementwise arithmetic, small (dispatch overhead) and large
+// (memory bandwidth).
+#include "torch_check.h"
+
+namespace {
+
+constexpr int64_t k16M = int64_t{16} << 20;
+constexpr const char* kSmall = "tensor_core: small tensors";
+constexpr const char* k16MLabel = "tensor_core: 16M float32";
+
+// Two seeded float32 inputs of n elements, in Ember and (copied) in libtorch.
+struct Inputs {
+  ember::Tensor a, b;
+  torch::Tensor ta, tb;
+  explicit Inputs(int64_t n)
+      : a(parity::random({n}, ember::kFloat, 1)),
+        b(parity::random({n}, ember::kFloat, 2)),
+        ta(parity::to_torch(a)),
+        tb(parity::to_torch(b)) {}
+};
+
+bench::Register add_small_f32{{
+    .name = "add_small_f32",
+    .label = kSmall,
+    .target = 0.25,
+    .run =
+        [](const bench::Context& ctx) {
+          const Inputs in(8);
+          bench::check_close(ctx, in.a + in.b, in.ta + in.tb);
+          return bench::time_pair(ctx, {.ember = [&] { (void)(in.a + in.b); },
+                                        .baseline = [&] { (void)(in.ta + in.tb); }});
+        },
+}};
+
+bench::Register add_16m_f32{{
+    .name = "add_16m_f32",
+    .label = k16MLabel,
+    .target = 1.0,
+    .run =
+        [](const bench::Context& ctx) {
+          const Inputs in(k16M);
+          bench::check_close(ctx, in.a + in.b, in.ta + in.tb);
+          // Reads a and b, writes the result: the same traffic as the triad.
+          return bench::time_pair(ctx, {.ember = [&] { (void)(in.a + in.b); },
+                                        .baseline = [&] { (void)(in.ta + in.tb); },
+                                        .min_run_time = 2.0,
+                                        .bytes = 3.0 * sizeof(float) * k16M});
+        },
+}};
+
+}  // namespace

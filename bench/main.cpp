@@ -1,0 +1,223 @@
+// ember_bench: every registered case in Ember and in its baseline (libtorch, or Ember's own
+// default mode), same run, same thread count, then Compare tables, a summary against the
+// targets and, with --json, one object per case.
+#include <omp.h>
+#include <torch/utils.h>  // torch::set_num_threads
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <string>
+
+#include "ember/ember.h"
+#include "registry.h"
+
+namespace {
+
+struct Options {
+  int threads = omp_get_num_procs();
+  std::string filter;
+  std::string json;
+  bool list = false;
+};
+
+[[noreturn]] void usage(int code) {
+  std::fprintf(code ? stderr : stdout,
+               "usage: ember_bench [--threads N] [--filter REGEX] [--json FILE] [--list]\n"
+               "  --threads N     threads for Ember and libtorch alike (default: all cores)\n"
+               "  --filter REGEX  run only the cases whose name matches (std::regex_search)\n"
+               "  --json FILE     also write the results as a JSON array\n"
+               "  --list          print the case names and exit\n");
+  std::exit(code);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "ember_bench: %s needs a value\n", arg.c_str());
+        usage(2);
+      }
+      return argv[++i];
+    };
+    if (arg == "--threads") {
+      const std::string v = value();
+      char* end = nullptr;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (*end != '\0' || n < 1 || n > 4096) {
+        std::fprintf(stderr, "ember_bench: --threads expects a positive integer, got '%s'\n", v.c_str());
+        usage(2);
+      }
+      o.threads = static_cast<int>(n);
+    } else if (arg == "--filter") {
+      o.filter = value();
+    } else if (arg == "--json") {
+      o.json = value();
+    } else if (arg == "--list") {
+      o.list = true;
+    } else if (arg == "--help" || arg == "-h") {
+      usage(0);
+    } else {
+      std::fprintf(stderr, "ember_bench: unknown argument '%s'\n", arg.c_str());
+      usage(2);
+    }
+  }
+  return o;
+}
+
+struct Result {
+  const bench::Case* c;
+  std::optional<bench::Outcome> outcome;  // none when the case failed
+  std::string error;
+  std::optional<double> ratio() const {
+    if (!outcome || !outcome->baseline) return std::nullopt;
+    return outcome->ember / *outcome->baseline;
+  }
+  std::optional<bool> met() const {
+    const auto r = ratio();
+    if (!outcome) return c->target ? std::optional<bool>(false) : std::nullopt;
+    if (!r || !c->target) return std::nullopt;
+    return *r <= *c->target;
+  }
+};
+
+// Four significant figures without an exponent ("0.2523", "16001"); "-" when absent.
+std::string num(std::optional<double> v) {
+  if (!v) return "-";
+  const int decimals = *v > 0 ? std::max(0, 3 - static_cast<int>(std::floor(std::log10(*v)))) : 0;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, *v);
+  return buf;
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (static_cast<unsigned char>(ch) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_number(std::optional<double> v) {
+  if (!v || !std::isfinite(*v)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", *v);
+  return buf;
+}
+
+void write_json(const std::string& path, const std::vector<Result>& results) {
+  std::ofstream f(path);
+  f << "[\n";
+  for (size_t i = 0; i < results.size(); ++i) {
+    const Result& r = results[i];
+    const bench::Outcome* o = r.outcome ? &*r.outcome : nullptr;
+    const auto met = r.met();
+    f << "  {\"name\": " << json_string(r.c->name) << ", \"unit\": " << json_string(o ? o->unit : "us")
+      << ", \"ember\": " << json_number(o ? std::optional<double>(o->ember) : std::nullopt)
+      << ", \"libtorch\": " << json_number(o ? o->baseline : std::nullopt) << ", \"ratio\": " << json_number(r.ratio())
+      << ", \"target\": " << json_number(r.c->target)
+      << ", \"met\": " << (met ? (*met ? "true" : "false") : "null");
+    if (r.c->baseline == bench::Baseline::Ember) f << ", \"baseline\": \"ember\"";
+    if (!o) f << ", \"error\": " << json_string(r.error);
+    f << "}" << (i + 1 < results.size() ? "," : "") << "\n";
+  }
+  f << "]\n";
+  if (!f) {
+    std::fprintf(stderr, "ember_bench: could not write %s\n", path.c_str());
+    std::exit(1);
+  }
+}
+
+void print_summary(const std::vector<Result>& results) {
+  std::printf("%-24s %5s %12s %12s %8s %7s %5s\n", "case", "unit", "ember", "baseline", "ratio", "target", "met");
+  for (const Result& r : results) {
+    const bench::Outcome* o = r.outcome ? &*r.outcome : nullptr;
+    const auto met = r.met();
+    std::printf("%-24s %5s %12s %12s %8s %7s %5s\n", r.c->name.c_str(), o ? o->unit.c_str() : "-",
+                num(o ? std::optional<double>(o->ember) : std::nullopt).c_str(),
+                (num(o ? o->baseline : std::nullopt) + (r.c->baseline == bench::Baseline::Ember ? "*" : "")).c_str(),
+                num(r.ratio()).c_str(), num(r.c->target).c_str(),
+                met ? (*met ? "yes" : "NO") : "-");
+    if (o)
+      for (const std::string& n : o->notes) std::printf("    %s\n", n.c_str());
+    if (!o) std::printf("    FAILED: %s\n", r.error.c_str());
+  }
+  std::printf("(ratio = ember / baseline, lower is better; baseline is libtorch, * marks Ember's default mode)\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options opt = parse(argc, argv);
+  std::regex filter;
+  try {
+    filter = std::regex(opt.filter);
+  } catch (const std::regex_error& e) {
+    std::fprintf(stderr, "ember_bench: bad --filter regex '%s': %s\n", opt.filter.c_str(), e.what());
+    return 2;
+  }
+  std::vector<const bench::Case*> selected;
+  for (const bench::Case& c : bench::registry())
+    if (std::regex_search(c.name, filter)) selected.push_back(&c);
+  if (opt.list) {
+    for (const bench::Case* c : selected) std::printf("%s\n", c->name.c_str());
+    return 0;
+  }
+  if (selected.empty()) {
+    std::fprintf(stderr, "ember_bench: no case matches '%s' (see --list)\n", opt.filter.c_str());
+    return 2;
+  }
+
+  ember::set_num_threads(opt.threads);
+  torch::set_num_threads(opt.threads);
+  const bench::MachineLimits limits = bench::measure_machine(opt.threads);
+  std::printf("ember_bench: %d thread%s\n", opt.threads, opt.threads > 1 ? "s" : "");
+  std::printf("machine: FMA peak %.1f GFLOP/s (float32, %s), triad bandwidth %.1f GB/s (3 x %.0f MiB arrays)\n\n",
+              limits.fma_gflops, limits.simd_target.c_str(), limits.triad_gbps, limits.triad_mib);
+  std::fflush(stdout);
+
+  std::vector<Result> results;
+  bool failed = false;
+  for (const bench::Case* c : selected) {
+    Result r{c, std::nullopt, ""};
+    try {
+      r.outcome = c->run(bench::Context{*c, opt.threads, limits});
+      std::printf("%-24s ember %s %s, baseline %s\n", c->name.c_str(), num(r.outcome->ember).c_str(),
+                  r.outcome->unit.c_str(), num(r.outcome->baseline).c_str());
+    } catch (const std::exception& e) {
+      // A mismatch (CheckFailure) or an error from either library fails the case, not the run.
+      r.error = e.what();
+      failed = true;
+      std::printf("%-24s FAILED: %s\n", c->name.c_str(), e.what());
+    }
+    std::fflush(stdout);
+    results.push_back(std::move(r));
+  }
+
+  ember::benchmark::Compare compare;
+  for (const Result& r : results)
+    if (r.outcome) compare.extend_results(r.outcome->measurements);
+  compare.colorize();
+  compare.highlight_warnings();
+  std::printf("\n");
+  compare.print();
+  print_summary(results);
+  if (!opt.json.empty()) write_json(opt.json, results);
+  if (failed) std::fprintf(stderr, "ember_bench: some cases FAILED (see above)\n");
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,75 @@
+// The case registry and the paired timing every time case uses.
+#include <cstdio>
+#include <optional>
+
+#include "registry.h"
+
+namespace bench {
+
+std::vector<Case>& registry() {
+  static std::vector<Case> cases;
+  return cases;
+}
+
+namespace {
+
+namespace eb = ember::benchmark;
+
+// "ember 41.2 GB/s (83% of triad)" for a per-call amount of work and a median in microseconds.
+std::string rate_note(const std::string& who, double amount, double median_us, const char* unit, double limit,
+                      const char* limit_name) {
+  const double rate = amount / (median_us * 1e-6) / 1e9;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s %.1f %s (%.0f%% of %s)", who.c_str(), rate, unit, 100 * rate / limit,
+                limit_name);
+  return buf;
+}
+
+}  // namespace
+
+Outcome time_pair(const Context& ctx, const Pair& pair) {
+  const Case& c = ctx.current;
+  const std::string base_name = c.baseline == Baseline::Ember ? "ember default" : "libtorch";
+  auto options = [&](const std::string& description) {
+    eb::TimerOptions o;
+    o.num_threads = ctx.threads;
+    o.label = c.label;
+    o.sub_label = c.name;
+    o.description = description;
+    return o;
+  };
+  eb::Timer ember_timer(pair.ember, {}, options("ember"));
+  std::optional<eb::Timer> base_timer;
+  if (pair.baseline) base_timer.emplace(pair.baseline, std::function<void()>(), options(base_name));
+
+  // Short rounds alternate between the sides (and which side opens a round), so drift in clock
+  // speed or background load lands on both alike.
+  std::vector<eb::Measurement> rounds;
+  const double per_round = pair.min_run_time / pair.rounds;
+  for (int r = 0; r < pair.rounds; ++r) {
+    const bool ember_first = !base_timer || r % 2 == 0;
+    if (ember_first) rounds.push_back(ember_timer.blocked_autorange(per_round));
+    if (base_timer) rounds.push_back(base_timer->blocked_autorange(per_round));
+    if (!ember_first) rounds.push_back(ember_timer.blocked_autorange(per_round));
+  }
+
+  Outcome out;
+  for (eb::Measurement& m : eb::Measurement::merge(rounds)) {
+    if (m.description() == "ember") {
+      out.ember = m.median() * 1e6;
+    } else {
+      out.baseline = m.median() * 1e6;
+    }
+    out.measurements.push_back(std::move(m));
+  }
+  auto add_rates = [&](double amount, const char* unit, double limit, const char* limit_name) {
+    if (amount <= 0) return;
+    out.notes.push_back(rate_note("ember", amount, out.ember, unit, limit, limit_name));
+    if (out.baseline) out.notes.push_back(rate_note(base_name, amount, *out.baseline, unit, limit, limit_name));
+  };
+  add_rates(pair.bytes, "GB/s", ctx.limits.triad_gbps, "triad");
+  add_rates(pair.flops, "GFLOP/s", ctx.limits.fma_gflops, "FMA peak");
+  return out;
+}
+
+}  // namespace bench
