@@ -15,6 +15,7 @@ namespace cpu_allocator {
 void* allocate(size_t nbytes);
 void deallocate(void* p, size_t nbytes);
 void empty_cache();
+bool caching_enabled();  // false in AddressSanitizer builds, so it sees every use after free
 // Small fixed-size objects (TensorImpl, StorageImpl) from the same per-thread cache, outside the
 // byte statistics: a new tensor costs no malloc once a thread has warmed up.
 void* allocate_object(size_t nbytes);

@@ -204,6 +204,8 @@ void empty_cache() {
 
 // Figures of the whole process, with this thread's pending small-block balance folded in; the
 // cached figure counts the shared cache and this thread's cache.
+bool caching_enabled() { return kCaching; }
+
 Stats stats() {
   if (t_cache.alive) t_cache.flush();
   const int64_t local_cached = t_cache.alive ? t_cache.cached_bytes : 0;
