@@ -129,9 +129,12 @@ double coordinate_scale(int64_t in, int64_t out, std::optional<double> scale, bo
   return static_cast<double>(in) / static_cast<double>(out);
 }
 
-// Nearest: source index floor(dst * scale) in float arithmetic, as PyTorch's kernel.
-std::vector<int64_t> nearest_map(int64_t in, int64_t out, std::optional<double> scale) {
-  const float s = static_cast<float>(coordinate_scale(in, out, scale, false));
+// Nearest: source index floor(dst * scale) in float arithmetic, as PyTorch's kernel. libtorch
+// 1.13's 1-D kernel keeps the scale in the input's dtype, which for bfloat16 is coarse:
+// `bfloat16_scale` reproduces that.
+std::vector<int64_t> nearest_map(int64_t in, int64_t out, std::optional<double> scale, bool bfloat16_scale) {
+  float s = static_cast<float>(coordinate_scale(in, out, scale, false));
+  if (bfloat16_scale) s = static_cast<float>(BFloat16(s));
   std::vector<int64_t> m(static_cast<size_t>(out));
   for (int64_t o = 0; o < out; ++o)
     m[o] = out == in ? o : std::min(static_cast<int64_t>(std::floor(static_cast<float>(o) * s)), in - 1);
@@ -163,6 +166,7 @@ void bilinear(const Tensor& in, const Tensor& out, std::optional<double> sh, std
     }
     return t;
   };
+  auto lerp = [](C a, C la, C b, C lb) { return a * la + b * lb; };
   const std::vector<Tap> th = taps(H, oH, sh), tw = taps(W, oW, sw);
   const T* ip = static_cast<const T*>(in.data_ptr());
   T* op = static_cast<T*>(out.data_ptr());
@@ -174,8 +178,9 @@ void bilinear(const Tensor& in, const Tensor& out, std::optional<double> sh, std
         for (int64_t x = 0; x < oW; ++x) {
           const Tap& c = tw[x];
           auto v = [&](int64_t i, int64_t j) { return static_cast<C>(src[i * W + j]); };
-          op[(p * oH + y) * oW + x] = static_cast<T>(a.l0 * (c.l0 * v(a.i0, c.i0) + c.l1 * v(a.i0, c.i1)) +
-                                                     a.l1 * (c.l0 * v(a.i1, c.i0) + c.l1 * v(a.i1, c.i1)));
+          const C top = lerp(v(a.i0, c.i0), c.l0, v(a.i0, c.i1), c.l1);
+          const C bottom = lerp(v(a.i1, c.i0), c.l0, v(a.i1, c.i1), c.l1);
+          op[(p * oH + y) * oW + x] = static_cast<T>(lerp(top, a.l0, bottom, a.l1));
         }
       }
     }
@@ -218,7 +223,9 @@ struct InterpolateOp {
     Tensor out;
     if (mode == "nearest") {
       std::vector<std::vector<int64_t>> map;
-      for (int64_t d = 0; d < nd; ++d) map.push_back(nearest_map(input.size(d + 2), out_sizes[d + 2], scales[d]));
+      const bool bf16_scale = nd == 1 && input.dtype() == kBFloat16;
+      for (int64_t d = 0; d < nd; ++d)
+        map.push_back(nearest_map(input.size(d + 2), out_sizes[d + 2], scales[d], bf16_scale));
       out = gather_trailing(input, map);
     } else {
       EMBER_CHECK(is_floating_type(input.dtype()), name, "\"upsample_bilinear2d\" not implemented for '", input.dtype(), "'");

@@ -20,6 +20,26 @@ HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::HWY_NAMESPACE {
 namespace {
 
+// dim is not innermost: plain loops along the strided dim, one inner position at a time.
+template <class T>
+void softmax_strided(const T* x, T* y, int64_t dim, int64_t inner, bool log, std::vector<compute_t<T>>& buf) {
+  using C = compute_t<T>;
+  buf.resize(static_cast<size_t>(dim));
+  for (int64_t j = 0; j < inner; ++j) {
+    C mx = -std::numeric_limits<C>::infinity();
+    for (int64_t k = 0; k < dim; ++k) {
+      const C v = static_cast<C>(x[k * inner + j]);
+      buf[k] = v;
+      mx = std::max(mx, v);  // a NaN turns the sum, and so the outputs, into NaN
+    }
+    C sum = 0;
+    for (int64_t k = 0; k < dim; ++k) sum += std::exp(buf[k] - mx);
+    const C shift = mx + std::log(sum);
+    for (int64_t k = 0; k < dim; ++k)
+      y[k * inner + j] = static_cast<T>(log ? buf[k] - shift : std::exp(buf[k] - mx) / sum);
+  }
+}
+
 // One contiguous row: max, then sum of exp(x - max), then the output. Rows of float/double keep
 // exp(x - max) in y between the passes; 16-bit rows recompute it (storing would round early).
 template <class T>
@@ -28,13 +48,25 @@ HWY_INLINE void softmax_row(const T* x, T* y, size_t n, bool log) {
   const DC<T> d;
   const size_t N = hn::Lanes(d);
   const auto ninf = hn::Set(d, -std::numeric_limits<L>::infinity());
-  auto vmax = ninf;
+  auto vmax = ninf, vsum = hn::Zero(d);
   size_t i = 0;
-  for (; i + N <= n; i += N) vmax = hn::Max(vmax, LoadC(d, x + i));
-  // A NaN in the row need not win this maximum: exp(NaN - max) makes the sum, and so every
-  // output, NaN, which is PyTorch's result.
-  L mx = hn::GetLane(hn::MaxOfLanes(d, vmax));
-  for (; i < n; ++i) mx = std::max(mx, static_cast<L>(x[i]));
+  for (; i + N <= n; i += N) {
+    const auto v = LoadC(d, x + i);
+    vmax = hn::Max(vmax, v);
+    vsum = hn::Add(vsum, v);
+  }
+  L mx = hn::GetLane(hn::MaxOfLanes(d, vmax)), total = hn::GetLane(hn::SumOfLanes(d, vsum));
+  for (; i < n; ++i) {
+    mx = std::max(mx, static_cast<L>(x[i]));
+    total += static_cast<L>(x[i]);
+  }
+  // NaN anywhere (the sum shows it) or an infinite maximum: Highway's Exp does not carry NaN
+  // through, so such rows take the scalar path, which gives PyTorch's NaNs.
+  if (std::isnan(total) || std::isinf(mx)) {
+    std::vector<L> buf;
+    softmax_strided(x, y, static_cast<int64_t>(n), 1, log, buf);
+    return;
+  }
   const auto vm = hn::Set(d, mx);
   constexpr bool keep = std::is_same_v<T, L>;
   auto acc = hn::Zero(d);
@@ -69,26 +101,6 @@ HWY_INLINE void softmax_row(const T* x, T* y, size_t n, bool log) {
   if (i < n) {
     const auto e = keep ? LoadCN(d, y + i, n - i) : hn::Exp(d, hn::Sub(LoadCN(d, x + i, n - i), vm));
     StoreCN(d, hn::Mul(e, inv), y + i, n - i);
-  }
-}
-
-// dim is not innermost: plain loops along the strided dim, one inner position at a time.
-template <class T>
-void softmax_strided(const T* x, T* y, int64_t dim, int64_t inner, bool log, std::vector<compute_t<T>>& buf) {
-  using C = compute_t<T>;
-  buf.resize(static_cast<size_t>(dim));
-  for (int64_t j = 0; j < inner; ++j) {
-    C mx = -std::numeric_limits<C>::infinity();
-    for (int64_t k = 0; k < dim; ++k) {
-      const C v = static_cast<C>(x[k * inner + j]);
-      buf[k] = v;
-      mx = std::max(mx, v);  // a NaN turns the sum, and so the outputs, into NaN
-    }
-    C sum = 0;
-    for (int64_t k = 0; k < dim; ++k) sum += std::exp(buf[k] - mx);
-    const C shift = mx + std::log(sum);
-    for (int64_t k = 0; k < dim; ++k)
-      y[k * inner + j] = static_cast<T>(log ? buf[k] - shift : std::exp(buf[k] - mx) / sum);
   }
 }
 
