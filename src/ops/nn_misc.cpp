@@ -299,6 +299,7 @@ struct PadOp {
       EMBER_CHECK(out >= 1, name, "input (", in, ") padded by (", l, ", ", r, ") at dimension ", d,
                   " gives an output size of ", out, ", which is too small");
       std::vector<int64_t>& m = map[k - 1 - i];
+      m.resize(static_cast<size_t>(out));
       for (int64_t o = 0; o < out; ++o) {
         int64_t j = o - l;
         if (mode == "reflect") {
