@@ -23,13 +23,20 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}
               IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
 Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = 1,
               IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
-// padding "same" (stride must be 1) or "valid" (no padding).
-Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
-              std::string_view padding, IntArrayRef dilation = 1, int64_t groups = 1);
-Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
-              std::string_view padding, IntArrayRef dilation = 1, int64_t groups = 1);
-Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
-              std::string_view padding, IntArrayRef dilation = 1, int64_t groups = 1);
+// padding "same" (stride must be 1) or "valid" (no padding). Its own type so that a literal 0
+// passed as padding stays the integer form.
+struct PaddingMode {
+  template <size_t N>
+  PaddingMode(const char (&s)[N]) : mode(s, N - 1) {}  // NOLINT: conv2d(x, w, {}, 1, "same")
+  PaddingMode(std::string_view s) : mode(s) {}         // NOLINT
+  std::string_view mode;
+};
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, PaddingMode padding,
+              IntArrayRef dilation = 1, int64_t groups = 1);
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, PaddingMode padding,
+              IntArrayRef dilation = 1, int64_t groups = 1);
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, PaddingMode padding,
+              IntArrayRef dilation = 1, int64_t groups = 1);
 // weight (C_in, C_out / groups, *kernel).
 Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = 1,
                         IntArrayRef padding = 0, IntArrayRef output_padding = 0, int64_t groups = 1,

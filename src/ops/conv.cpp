@@ -315,9 +315,9 @@ struct ConvOp;
       return convolution(name, input, weight, bias, conv_args(name, K, stride, padding, dilation, groups), K);    \
     }                                                                                                             \
     static Tensor run(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,          \
-                      std::string_view padding, IntArrayRef dilation, int64_t groups) {                           \
+                      PaddingMode padding, IntArrayRef dilation, int64_t groups) {                                \
       return convolution(name, input, weight, bias,                                                              \
-                         conv_args(name, K, weight, stride, padding, dilation, groups), K);                       \
+                         conv_args(name, K, weight, stride, padding.mode, dilation, groups), K);                  \
     }                                                                                                             \
   };
 EMBER_CONV_OP(1, "conv1d")
@@ -352,15 +352,15 @@ Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
   return dispatch::call<ConvOp<3>>(input, weight, bias, stride, padding, dilation, groups);
 }
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
-              std::string_view padding, IntArrayRef dilation, int64_t groups) {
+              PaddingMode padding, IntArrayRef dilation, int64_t groups) {
   return dispatch::call<ConvOp<1>>(input, weight, bias, stride, padding, dilation, groups);
 }
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
-              std::string_view padding, IntArrayRef dilation, int64_t groups) {
+              PaddingMode padding, IntArrayRef dilation, int64_t groups) {
   return dispatch::call<ConvOp<2>>(input, weight, bias, stride, padding, dilation, groups);
 }
 Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
-              std::string_view padding, IntArrayRef dilation, int64_t groups) {
+              PaddingMode padding, IntArrayRef dilation, int64_t groups) {
   return dispatch::call<ConvOp<3>>(input, weight, bias, stride, padding, dilation, groups);
 }
 Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
