@@ -5,9 +5,7 @@
 #include <string>
 
 #include "dispatch/dispatch.h"
-#include "ember/factory.h"
 #include "ember/nn_ops.h"
-#include "ember/shape.h"
 #include "kernels/cpu/conv_fallback.h"
 #include "kernels/cpu/onednn_nn.h"
 
