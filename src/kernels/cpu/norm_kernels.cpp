@@ -1,0 +1,173 @@
+// Normalization kernels, compiled for each SIMD target Highway selects at run time.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/cpu/norm_kernels.cpp"
+#include <hwy/foreach_target.h>  // NOLINT: re-includes this file once per target
+#include <hwy/highway.h>
+
+#include <cmath>
+
+#include "core/parallel.h"
+#include "kernels/cpu/cast.h"
+#include "kernels/cpu/hwy_util-inl.h"
+#include "kernels/cpu/norm_kernels.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ember::kernels::HWY_NAMESPACE {
+namespace {
+
+// Sum over a row of f(v) for compute vectors v of x; lanes past the end count as zero.
+template <class T, class F>
+HWY_INLINE double row_sum(const T* x, size_t n, const F& f) {
+  const DC<T> d;
+  const size_t N = hn::Lanes(d);
+  auto acc0 = hn::Zero(d), acc1 = hn::Zero(d);
+  size_t i = 0;
+  for (; i + 2 * N <= n; i += 2 * N) {
+    acc0 = hn::Add(acc0, f(LoadC(d, x + i)));
+    acc1 = hn::Add(acc1, f(LoadC(d, x + i + N)));
+  }
+  for (; i + N <= n; i += N) acc0 = hn::Add(acc0, f(LoadC(d, x + i)));
+  if (i < n) acc1 = hn::Add(acc1, hn::IfThenElseZero(hn::FirstN(d, n - i), f(LoadCN(d, x + i, n - i))));
+  return static_cast<double>(hn::GetLane(hn::SumOfLanes(d, hn::Add(acc0, acc1))));
+}
+
+template <class T>
+void row_norm_typed(const Tensor& x, const Tensor& y, const Tensor& w, const Tensor& b, double eps, bool rms,
+                    double* mean_out, double* var_out) {
+  using L = lane_t<T>;
+  const int64_t rows = x.size(0);
+  const size_t cols = static_cast<size_t>(x.size(1));
+  const T* xp = static_cast<const T*>(x.data_ptr());
+  T* yp = y.defined() ? static_cast<T*>(y.data_ptr()) : nullptr;
+  const T* wp = w.defined() ? static_cast<const T*>(w.data_ptr()) : nullptr;
+  const T* bp = b.defined() ? static_cast<const T*>(b.data_ptr()) : nullptr;
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(static_cast<int64_t>(cols), 1));
+  parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
+    const DC<T> d;
+    const size_t N = hn::Lanes(d);
+    for (int64_t r = begin; r < end; ++r) {
+      const T* xr = xp + r * static_cast<int64_t>(cols);
+      double mean = 0, var;
+      if (rms) {
+        var = cols ? row_sum(xr, cols, [](auto v) { return hn::Mul(v, v); }) / static_cast<double>(cols) : NAN;
+      } else {
+        mean = cols ? row_sum(xr, cols, [](auto v) { return v; }) / static_cast<double>(cols) : NAN;
+        const auto vm = hn::Set(d, static_cast<L>(mean));
+        var = cols ? row_sum(xr, cols,
+                             [&](auto v) {
+                               const auto dv = hn::Sub(v, vm);
+                               return hn::Mul(dv, dv);
+                             }) /
+                         static_cast<double>(cols)
+                   : NAN;
+      }
+      const double rstd = 1.0 / std::sqrt(var + eps);
+      mean_out[r] = mean;
+      var_out[r] = var;
+      if (!yp) continue;
+      T* yr = yp + r * static_cast<int64_t>(cols);
+      const auto vm = hn::Set(d, static_cast<L>(mean)), vr = hn::Set(d, static_cast<L>(rstd));
+      auto apply = [&](auto v, size_t i, size_t n) {
+        v = hn::Mul(hn::Sub(v, vm), vr);
+        if (wp) v = hn::Mul(v, n == N ? LoadC(d, wp + i) : LoadCN(d, wp + i, n));
+        if (bp) v = hn::Add(v, n == N ? LoadC(d, bp + i) : LoadCN(d, bp + i, n));
+        return v;
+      };
+      size_t i = 0;
+      for (; i + N <= cols; i += N) StoreC(d, apply(LoadC(d, xr + i), i, N), yr + i);
+      if (i < cols) StoreCN(d, apply(LoadCN(d, xr + i, cols - i), i, cols - i), yr + i, cols - i);
+    }
+  });
+}
+
+template <class T>
+void channel_moments_typed(const Tensor& x, double* mean, double* var) {
+  const int64_t N = x.size(0), C = x.size(1), L = x.size(2);
+  const T* xp = static_cast<const T*>(x.data_ptr());
+  const double count = static_cast<double>(N * L);
+  parallel_for(0, C, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(N * L, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      double s = 0;
+      for (int64_t n = 0; n < N; ++n) s += row_sum(xp + (n * C + c) * L, static_cast<size_t>(L), [](auto v) { return v; });
+      const double m = s / count;
+      // the second pass in double: batch statistics feed running_var, keep them exact
+      double ss = 0;
+      for (int64_t n = 0; n < N; ++n) {
+        const T* row = xp + (n * C + c) * L;
+        for (int64_t l = 0; l < L; ++l) {
+          const double dv = static_cast<double>(row[l]) - m;
+          ss += dv * dv;
+        }
+      }
+      mean[c] = m;
+      var[c] = ss / count;
+    }
+  });
+}
+
+template <class T>
+void channel_affine_typed(const Tensor& x, const Tensor& y, const double* scale, const double* shift) {
+  using L = lane_t<T>;
+  const int64_t NC = x.size(0) * x.size(1);
+  const size_t len = static_cast<size_t>(x.size(2));
+  const T* xp = static_cast<const T*>(x.data_ptr());
+  T* yp = static_cast<T*>(y.data_ptr());
+  parallel_for(0, NC, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(static_cast<int64_t>(len), 1)),
+               [&](int64_t b, int64_t e) {
+                 const DC<T> d;
+                 const size_t N = hn::Lanes(d);
+                 for (int64_t p = b; p < e; ++p) {
+                   const T* xr = xp + p * static_cast<int64_t>(len);
+                   T* yr = yp + p * static_cast<int64_t>(len);
+                   const auto vs = hn::Set(d, static_cast<L>(scale[p])), vt = hn::Set(d, static_cast<L>(shift[p]));
+                   size_t i = 0;
+                   for (; i + N <= len; i += N) StoreC(d, hn::MulAdd(LoadC(d, xr + i), vs, vt), yr + i);
+                   if (i < len) StoreCN(d, hn::MulAdd(LoadCN(d, xr + i, len - i), vs, vt), yr + i, len - i);
+                 }
+               });
+}
+
+template <class F>
+void visit_float(ScalarType t, F&& f) {
+  switch (t) {
+    case kFloat: return f(float{});
+    case kDouble: return f(double{});
+    case kHalf: return f(Half{});
+    case kBFloat16: return f(BFloat16{});
+    default: EMBER_CHECK(false, "norm", "unsupported dtype ", t);
+  }
+}
+
+}  // namespace
+
+void row_norm_impl(const Tensor& x, const Tensor& y, const Tensor& w, const Tensor& b, double eps, bool rms,
+                   double* mean, double* var) {
+  visit_float(x.dtype(), [&](auto t) { row_norm_typed<decltype(t)>(x, y, w, b, eps, rms, mean, var); });
+}
+void channel_moments_impl(const Tensor& x, double* mean, double* var) {
+  visit_float(x.dtype(), [&](auto t) { channel_moments_typed<decltype(t)>(x, mean, var); });
+}
+void channel_affine_impl(const Tensor& x, const Tensor& y, const double* scale, const double* shift) {
+  visit_float(x.dtype(), [&](auto t) { channel_affine_typed<decltype(t)>(x, y, scale, shift); });
+}
+
+}  // namespace ember::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ember::kernels {
+HWY_EXPORT(row_norm_impl);
+HWY_EXPORT(channel_moments_impl);
+HWY_EXPORT(channel_affine_impl);
+void row_norm_kernel(const Tensor& x, const Tensor& y, const Tensor& w, const Tensor& b, double eps, bool rms,
+                     double* mean, double* var) {
+  HWY_DYNAMIC_DISPATCH(row_norm_impl)(x, y, w, b, eps, rms, mean, var);
+}
+void channel_moments_kernel(const Tensor& x, double* mean, double* var) {
+  HWY_DYNAMIC_DISPATCH(channel_moments_impl)(x, mean, var);
+}
+void channel_affine_kernel(const Tensor& x, const Tensor& y, const double* scale, const double* shift) {
+  HWY_DYNAMIC_DISPATCH(channel_affine_impl)(x, y, scale, shift);
+}
+}  // namespace ember::kernels
+#endif

@@ -1,0 +1,26 @@
+// Pooling loops over (planes, H, W) contiguous tensors, for every float dtype (the 16-bit ones
+// accumulate in float32), with PyTorch's window rules described per output row/column.
+#pragma once
+#include <vector>
+
+#include "ember/tensor.h"
+
+namespace ember::kernels {
+
+// The input positions output index o of one axis reads: begin, begin + step, ... < end.
+// `extent` is the window size avg pooling divides by when padding counts.
+struct PoolAxis {
+  std::vector<int64_t> begin, end, extent;
+  int64_t step = 1;
+};
+
+// in (P, H, W) -> out (P, oH, oW); indices (P, oH, oW) int64 (flat h * W + w) or undefined.
+// The maximum propagates NaN; an empty window gives -inf and the index of its first position.
+void max_pool_kernel(const Tensor& in, const Tensor& out, const Tensor& indices, const PoolAxis& h,
+                     const PoolAxis& w);
+// Sum of the window divided by divisor_override, or by extent_h * extent_w when count_extent,
+// or by the number of positions read. An empty window gives 0.
+void avg_pool_kernel(const Tensor& in, const Tensor& out, const PoolAxis& h, const PoolAxis& w, bool count_extent,
+                     int64_t divisor_override);
+
+}  // namespace ember::kernels

@@ -1,0 +1,145 @@
+// Softmax kernels, compiled for each SIMD target Highway selects at run time.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/cpu/softmax_kernels.cpp"
+#include <hwy/foreach_target.h>  // NOLINT: re-includes this file once per target
+#include <hwy/highway.h>
+
+#include <hwy/contrib/math/math-inl.h>
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "core/parallel.h"
+#include "kernels/cpu/cast.h"
+#include "kernels/cpu/hwy_util-inl.h"
+#include "kernels/cpu/softmax_kernels.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ember::kernels::HWY_NAMESPACE {
+namespace {
+
+// dim is not innermost: plain loops along the strided dim, one inner position at a time.
+template <class T>
+void softmax_strided(const T* x, T* y, int64_t dim, int64_t inner, bool log, std::vector<compute_t<T>>& buf) {
+  using C = compute_t<T>;
+  buf.resize(static_cast<size_t>(dim));
+  for (int64_t j = 0; j < inner; ++j) {
+    C mx = -std::numeric_limits<C>::infinity();
+    for (int64_t k = 0; k < dim; ++k) {
+      const C v = static_cast<C>(x[k * inner + j]);
+      buf[k] = v;
+      mx = std::max(mx, v);  // a NaN turns the sum, and so the outputs, into NaN
+    }
+    C sum = 0;
+    for (int64_t k = 0; k < dim; ++k) sum += std::exp(buf[k] - mx);
+    const C shift = mx + std::log(sum);
+    for (int64_t k = 0; k < dim; ++k)
+      y[k * inner + j] = static_cast<T>(log ? buf[k] - shift : std::exp(buf[k] - mx) / sum);
+  }
+}
+
+// One contiguous row: max, then sum of exp(x - max), then the output. Rows of float/double keep
+// exp(x - max) in y between the passes; 16-bit rows recompute it (storing would round early).
+template <class T>
+HWY_INLINE void softmax_row(const T* x, T* y, size_t n, bool log) {
+  using L = lane_t<T>;
+  const DC<T> d;
+  const size_t N = hn::Lanes(d);
+  const auto ninf = hn::Set(d, -std::numeric_limits<L>::infinity());
+  auto vmax = ninf, vsum = hn::Zero(d);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto v = LoadC(d, x + i);
+    vmax = hn::Max(vmax, v);
+    vsum = hn::Add(vsum, v);
+  }
+  L mx = hn::GetLane(hn::MaxOfLanes(d, vmax)), total = hn::GetLane(hn::SumOfLanes(d, vsum));
+  for (; i < n; ++i) {
+    mx = std::max(mx, static_cast<L>(x[i]));
+    total += static_cast<L>(x[i]);
+  }
+  // NaN anywhere (the sum shows it) or an infinite maximum: Highway's Exp does not carry NaN
+  // through, so such rows take the scalar path, which gives PyTorch's NaNs.
+  if (std::isnan(total) || std::isinf(mx)) {
+    std::vector<L> buf;
+    softmax_strided(x, y, static_cast<int64_t>(n), 1, log, buf);
+    return;
+  }
+  const auto vm = hn::Set(d, mx);
+  constexpr bool keep = std::is_same_v<T, L>;
+  auto acc = hn::Zero(d);
+  i = 0;
+  for (; i + N <= n; i += N) {
+    const auto e = hn::Exp(d, hn::Sub(LoadC(d, x + i), vm));
+    if constexpr (keep) {
+      if (!log) hn::StoreU(e, d, y + i);
+    }
+    acc = hn::Add(acc, e);
+  }
+  if (i < n) {
+    const auto e = hn::IfThenElseZero(hn::FirstN(d, n - i), hn::Exp(d, hn::Sub(LoadCN(d, x + i, n - i), vm)));
+    if constexpr (keep) {
+      if (!log) StoreCN(d, e, y + i, n - i);
+    }
+    acc = hn::Add(acc, e);
+  }
+  const L sum = hn::GetLane(hn::SumOfLanes(d, acc));
+  i = 0;
+  if (log) {
+    const auto shift = hn::Set(d, mx + std::log(sum));
+    for (; i + N <= n; i += N) StoreC(d, hn::Sub(LoadC(d, x + i), shift), y + i);
+    if (i < n) StoreCN(d, hn::Sub(LoadCN(d, x + i, n - i), shift), y + i, n - i);
+    return;
+  }
+  const auto inv = hn::Set(d, L(1) / sum);
+  for (; i + N <= n; i += N) {
+    const auto e = keep ? LoadC(d, y + i) : hn::Exp(d, hn::Sub(LoadC(d, x + i), vm));
+    StoreC(d, hn::Mul(e, inv), y + i);
+  }
+  if (i < n) {
+    const auto e = keep ? LoadCN(d, y + i, n - i) : hn::Exp(d, hn::Sub(LoadCN(d, x + i, n - i), vm));
+    StoreCN(d, hn::Mul(e, inv), y + i, n - i);
+  }
+}
+
+template <class T>
+void softmax_typed(const Tensor& x, const Tensor& y, bool log) {
+  const int64_t outer = x.size(0), dim = x.size(1), inner = x.size(2);
+  const T* xp = static_cast<const T*>(x.data_ptr());
+  T* yp = static_cast<T*>(y.data_ptr());
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(dim * inner, 1));
+  parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
+    std::vector<compute_t<T>> buf;
+    for (int64_t o = b; o < e; ++o) {
+      if (inner == 1) {
+        softmax_row(xp + o * dim, yp + o * dim, static_cast<size_t>(dim), log);
+      } else {
+        softmax_strided(xp + o * dim * inner, yp + o * dim * inner, dim, inner, log, buf);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void softmax_impl(const Tensor& x, const Tensor& y, bool log) {
+  switch (x.dtype()) {
+    case kFloat: return softmax_typed<float>(x, y, log);
+    case kDouble: return softmax_typed<double>(x, y, log);
+    case kHalf: return softmax_typed<Half>(x, y, log);
+    case kBFloat16: return softmax_typed<BFloat16>(x, y, log);
+    default: EMBER_CHECK(false, "softmax", "unsupported dtype ", x.dtype());
+  }
+}
+
+}  // namespace ember::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ember::kernels {
+HWY_EXPORT(softmax_impl);
+void softmax_kernel(const Tensor& x, const Tensor& y, bool log) { HWY_DYNAMIC_DISPATCH(softmax_impl)(x, y, log); }
+}  // namespace ember::kernels
+#endif

@@ -1,0 +1,373 @@
+// Convolutions and transposed convolutions: PyTorch's argument checks and messages, the output
+// shape and layout, then oneDNN (float32, bfloat16; float16 computed in float32 as oneDNN 2.6 has
+// no float16 convolution) or the im2col fallback (float64, and anything oneDNN declines).
+#include <sstream>
+#include <string>
+
+#include "dispatch/dispatch.h"
+#include "ember/nn_ops.h"
+#include "kernels/cpu/conv_fallback.h"
+#include "kernels/cpu/onednn_nn.h"
+
+namespace ember::nn::functional {
+namespace {
+
+struct ConvArgs {
+  DimVector stride, padding_l, padding_r, dilation, output_padding;
+  int64_t groups = 1;
+  bool transposed = false;
+};
+
+// PyTorch accepts one value for every spatial dim or one per dim.
+DimVector expand_param(const char* op, const char* name, IntArrayRef v, int64_t k) {
+  if (v.size() == 1) return DimVector(static_cast<size_t>(k), v[0]);
+  EMBER_CHECK(static_cast<int64_t>(v.size()) == k, op, "expected ", name, " to be a single integer value or a list of ",
+              k, " values to match the convolution dimensions, but got ", name, "=", v);
+  return DimVector(v);
+}
+
+// "(2 x 2)": how PyTorch prints per-channel sizes.
+std::string by_x(IntArrayRef v) {
+  std::ostringstream os;
+  os << '(';
+  for (size_t i = 0; i < v.size(); ++i) os << (i ? " x " : "") << v[i];
+  os << ')';
+  return os.str();
+}
+
+// Checks everything PyTorch checks and returns the output sizes; `x` is batched.
+DimVector check_and_output_sizes(const char* op, const Tensor& x, const Tensor& w, const Tensor& b,
+                                 const ConvArgs& a) {
+  const int64_t k = w.dim() - 2;
+  EMBER_CHECK(x.dtype() == w.dtype(), op, "Input type (", x.dtype(), ") and weight type (", w.dtype(),
+              ") should be the same");
+  EMBER_CHECK(!b.defined() || b.dtype() == x.dtype(), op, "Input type (", x.dtype(), ") and bias type (", b.dtype(),
+              ") should be the same");
+  EMBER_CHECK(is_floating_type(x.dtype()), op, "\"", op, "\" not implemented for '", x.dtype(), "'");
+  for (int64_t s : a.stride) EMBER_CHECK(s > 0, op, "non-positive stride is not supported");
+  for (int64_t p : a.padding_l) EMBER_CHECK(p >= 0, op, "negative padding is not supported");
+  for (int64_t d : a.dilation) EMBER_CHECK(d > 0, op, "dilation should be greater than zero");
+  EMBER_CHECK(a.groups > 0, op, "non-positive groups is not supported");
+  EMBER_CHECK(w.size(0) % a.groups == 0, op, "Given groups=", a.groups, ", expected weight to be divisible by ",
+              a.groups, " at dimension 0, but got weight of size ", w.sizes(), " instead");
+  const int64_t in_ch = a.transposed ? w.size(0) : w.size(1) * a.groups;
+  const int64_t out_ch = a.transposed ? w.size(1) * a.groups : w.size(0);
+  if (a.transposed) {
+    EMBER_CHECK(x.size(1) == in_ch, op, "Given transposed=1, weight of size ", w.sizes(), ", expected input",
+                x.sizes(), " to have ", in_ch, " channels, but got ", x.size(1), " channels instead");
+  } else {
+    EMBER_CHECK(x.size(1) == in_ch, op, "Given groups=", a.groups, ", weight of size ", w.sizes(), ", expected input",
+                x.sizes(), " to have ", in_ch, " channels, but got ", x.size(1), " channels instead");
+  }
+  EMBER_CHECK(!b.defined() || (b.dim() == 1 && b.size(0) == out_ch), op, "Given weight of size ", w.sizes(),
+              ", expected bias to be 1-dimensional with ", out_ch, " elements, but got bias of size ", b.sizes(),
+              " instead");
+  DimVector out{x.size(0), out_ch};
+  DimVector in_sp, padded, kernel, out_sp;
+  for (int64_t d = 0; d < k; ++d) {
+    const int64_t in = x.size(d + 2), dk = a.dilation[d] * (w.size(d + 2) - 1) + 1;
+    in_sp.push_back(in);
+    if (a.transposed) {
+      EMBER_CHECK(a.output_padding[d] >= 0, op, "negative output_padding is not supported");
+      EMBER_CHECK(a.output_padding[d] < a.stride[d] || a.output_padding[d] < a.dilation[d], op,
+                  "output padding must be smaller than either stride or dilation, but got output_padding=",
+                  a.output_padding.ref(), ", stride=", a.stride.ref(), ", dilation=", a.dilation.ref());
+      out_sp.push_back((in - 1) * a.stride[d] - a.padding_l[d] - a.padding_r[d] + dk + a.output_padding[d]);
+    } else {
+      padded.push_back(in + a.padding_l[d] + a.padding_r[d]);
+      kernel.push_back(dk);
+      out_sp.push_back(padded.back() < dk ? 0 : (padded.back() - dk) / a.stride[d] + 1);
+    }
+  }
+  if (a.transposed) {
+    bool ok = true;
+    for (int64_t s : out_sp) ok = ok && s > 0;
+    EMBER_CHECK(ok, op, "Given input size per channel: ", by_x(in_sp), ". Calculated output size per channel: ",
+                by_x(out_sp), ". Output size is too small");
+  } else {
+    bool ok = true;
+    for (int64_t d = 0; d < k; ++d) ok = ok && padded[d] >= kernel[d];
+    EMBER_CHECK(ok, op, "Calculated padded input size per channel: ", by_x(padded), ". Kernel size: ", by_x(kernel),
+                ". Kernel size can't be greater than actual input size");
+  }
+  for (int64_t s : out_sp) out.push_back(s);
+  return out;
+}
+
+// PyTorch's rule: channels_last output when the input or the weight is channels_last.
+MemoryFormat output_format(const Tensor& x, const Tensor& w) {
+  if (x.dim() == 4 && (x.suggest_memory_format() == MemoryFormat::ChannelsLast ||
+                       w.suggest_memory_format() == MemoryFormat::ChannelsLast)) {
+    return MemoryFormat::ChannelsLast;
+  }
+  if (x.dim() == 5 && (x.suggest_memory_format() == MemoryFormat::ChannelsLast3d ||
+                       w.suggest_memory_format() == MemoryFormat::ChannelsLast3d)) {
+    return MemoryFormat::ChannelsLast3d;
+  }
+  return MemoryFormat::Contiguous;
+}
+
+// oneDNN describes strided memory with positive strides; anything else is copied first.
+Tensor describable(const Tensor& t) {
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.stride(d) <= 0 && t.size(d) > 1) return t.contiguous();
+  return t;
+}
+
+dnnl::memory::dims to_dims(IntArrayRef v, int64_t minus = 0) {
+  dnnl::memory::dims d;
+  for (int64_t x : v) d.push_back(x - minus);
+  return d;
+}
+
+// The weight as oneDNN sees it: (groups, oc/g, ic/g, *kernel) when grouped, oc and ic meaning
+// the primitive's output and input channels (a transposed weight is (ic, oc/g, ...)).
+dnnl::memory::desc weight_desc(const Tensor& w, const ConvArgs& a) {
+  IntArrayRef s = w.sizes(), st = w.strides();
+  const int64_t g = a.groups;
+  DimVector sizes, strides;
+  if (a.transposed) {
+    const int64_t icg = s[0] / g;
+    if (g > 1) sizes.push_back(g), strides.push_back(icg * st[0]);
+    sizes.push_back(s[1]), strides.push_back(st[1]);
+    sizes.push_back(icg), strides.push_back(st[0]);
+  } else {
+    const int64_t ocg = s[0] / g;
+    if (g > 1) sizes.push_back(g), strides.push_back(ocg * st[0]);
+    sizes.push_back(ocg), strides.push_back(st[0]);
+    sizes.push_back(s[1]), strides.push_back(st[1]);
+  }
+  for (size_t d = 2; d < s.size(); ++d) sizes.push_back(s[d]), strides.push_back(st[d]);
+  return onednn::desc_of(sizes, strides, w.dtype());
+}
+
+template <class PD>
+onednn::Plan build_plan(const PD& pd, const dnnl::primitive& prim, const dnnl::memory::desc& src, const dnnl::memory::desc& wei,
+                        const dnnl::memory::desc* bias, const dnnl::memory::desc& dst) {
+  onednn::Plan plan;
+  std::vector<onednn::Plan::Step> after;
+  std::unordered_map<int, dnnl::memory> args;
+  args[DNNL_ARG_SRC] = plan.bind(DNNL_ARG_SRC, src, pd.src_desc(), true);
+  args[DNNL_ARG_WEIGHTS] = plan.bind(DNNL_ARG_WEIGHTS, wei, pd.weights_desc(), true);
+  if (bias) args[DNNL_ARG_BIAS] = plan.bind(DNNL_ARG_BIAS, *bias, pd.bias_desc(), true);
+  args[DNNL_ARG_DST] = plan.bind(DNNL_ARG_DST, dst, pd.dst_desc(), false, &after);
+  plan.steps.push_back({prim, std::move(args)});
+  for (auto& s : after) plan.steps.push_back(std::move(s));
+  return plan;
+}
+
+// The plan for a (transposed) convolution: the tensors' own strided layouts when a fast
+// implementation takes them, else the layouts the primitive prefers with reorders around it.
+// Weights always go in the primitive's preferred layout (a reorder when theirs differs).
+onednn::Plan make_conv_plan(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& out, const ConvArgs& a) {
+  using dnnl::memory;
+  const memory::data_type dt = *onednn::data_type(x.dtype());
+  const memory::desc src = onednn::desc_of(x), dst = onednn::desc_of(out), wei = weight_desc(w, a);
+  const memory::desc bias = b.defined() ? onednn::desc_of(b) : memory::desc();
+  const memory::desc wei_any(wei.dims(), dt, memory::format_tag::any);
+  const memory::dims strides = to_dims(a.stride), dil = to_dims(a.dilation, 1), pl = to_dims(a.padding_l);
+  memory::dims pr = to_dims(a.padding_r);
+  // oneDNN's transposed output size has no output_padding term: it is less right padding
+  for (size_t d = 0; a.transposed && d < pr.size(); ++d) pr[d] -= a.output_padding[d];
+  for (bool plain : {true, false}) {
+    const memory::desc s = plain ? src : memory::desc(src.dims(), dt, memory::format_tag::any);
+    const memory::desc d = plain ? dst : memory::desc(dst.dims(), dt, memory::format_tag::any);
+    try {
+      if (a.transposed) {
+        dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+                                               s, wei_any, bias, d, strides, dil, pl, pr);
+        dnnl::deconvolution_forward::primitive_desc pd(desc, onednn::engine());
+        if (plain && !onednn::is_optimized(pd)) continue;
+        return build_plan(pd, dnnl::deconvolution_forward(pd), src, wei, b.defined() ? &bias : nullptr, dst);
+      }
+      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, s,
+                                           wei_any, bias, d, strides, dil, pl, pr);
+      dnnl::convolution_forward::primitive_desc pd(desc, onednn::engine());
+      // gemm-based convolution on plain layouts is slower than the blocked kernels plus reorders
+      if (plain && (!onednn::is_optimized(pd) || std::string(pd.impl_info_str()).find("gemm") != std::string::npos)) continue;
+      return build_plan(pd, dnnl::convolution_forward(pd), src, wei, b.defined() ? &bias : nullptr, dst);
+    } catch (const dnnl::error&) {
+      if (!plain) throw;
+    }
+  }
+  throw dnnl::error(dnnl_unimplemented, "no convolution implementation");
+}
+
+// Returns false when oneDNN has no implementation for these arguments.
+bool onednn_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& b_in, const Tensor& out, const ConvArgs& a) {
+  const Tensor x = describable(x_in), w = describable(w_in), b = b_in.defined() ? describable(b_in) : b_in;
+  onednn::Key key(a.transposed ? "conv_transpose" : "conv");
+  key.add(x).add(w).add(b).add(out).add(a.stride).add(a.padding_l).add(a.padding_r).add(a.dilation).add(a.groups);
+  onednn::Plan* plan;
+  try {
+    plan = &onednn::cached_plan(key, [&] { return make_conv_plan(x, w, b, out, a); });
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  if (b.defined()) {
+    plan->execute({{DNNL_ARG_SRC, x.data_ptr()}, {DNNL_ARG_WEIGHTS, w.data_ptr()}, {DNNL_ARG_BIAS, b.data_ptr()},
+                   {DNNL_ARG_DST, out.data_ptr()}});
+  } else {
+    plan->execute({{DNNL_ARG_SRC, x.data_ptr()}, {DNNL_ARG_WEIGHTS, w.data_ptr()}, {DNNL_ARG_DST, out.data_ptr()}});
+  }
+  return true;
+}
+
+// (N, C, *spatial) with 1..3 spatial dims as (N, C, D, H, W), contiguous.
+Tensor as_5d(const Tensor& t) {
+  DimVector s(t.sizes());
+  while (s.size() < 5) s.insert(2, 1);
+  return t.contiguous().view(s);
+}
+
+void fallback_conv(const Tensor& x, const Tensor& w, const Tensor& b, Tensor out, const ConvArgs& a) {
+  const ScalarType ct = x.dtype() == kDouble ? kDouble : kFloat;
+  const int64_t k = w.dim() - 2, lead = 3 - k;
+  kernels::ConvGeometry g{x.size(0), x.size(1), out.size(1), a.groups, {}, {}, {}, {}, {}, {}};
+  for (int64_t d = 0; d < 3; ++d) {
+    const bool real = d >= lead;
+    g.in[d] = real ? x.size(d - lead + 2) : 1;
+    g.out[d] = real ? out.size(d - lead + 2) : 1;
+    g.kernel[d] = real ? w.size(d - lead + 2) : 1;
+    g.stride[d] = real ? a.stride[d - lead] : 1;
+    g.padding[d] = real ? a.padding_l[d - lead] : 0;
+    g.dilation[d] = real ? a.dilation[d - lead] : 1;
+  }
+  Tensor res = make_empty(out.sizes(), ct);
+  kernels::conv_fallback(as_5d(x.to(ct)), as_5d(w.to(ct)), b.defined() ? b.to(ct).contiguous() : b, as_5d(res), g,
+                         a.transposed);
+  out.copy_(res);
+}
+
+Tensor convolution(const char* op, const Tensor& input, const Tensor& weight, const Tensor& bias, ConvArgs a,
+                   int64_t k) {
+  EMBER_CHECK(input.dim() == k + 1 || input.dim() == k + 2, op, "Expected ", k + 1, "D (unbatched) or ", k + 2,
+              "D (batched) input to ", op, ", but got input of size: ", input.sizes());
+  EMBER_CHECK(weight.dim() == k + 2, op, "Expected ", k + 2, "-dimensional weight for ", op, ", but got weight of size ",
+              weight.sizes());
+  const bool batched = input.dim() == k + 2;
+  const Tensor x = batched ? input : input.unsqueeze(0);
+  const DimVector out_sizes = check_and_output_sizes(op, x, weight, bias, a);
+  Tensor out = make_empty(out_sizes, x.dtype(), output_format(x, weight));
+  if (out.numel() > 0) {
+    if (x.numel() == 0 || weight.numel() == 0) {  // no input channels: the bias alone
+      if (bias.defined()) {
+        DimVector bshape(out_sizes.size(), 1);
+        bshape[1] = out_sizes[1];
+        out.copy_(bias.reshape(bshape).expand(out_sizes));
+      } else {
+        out.zero_();
+      }
+    } else if (x.dtype() == kFloat || x.dtype() == kBFloat16) {
+      if (!onednn_conv(x, weight, bias, out, a)) fallback_conv(x, weight, bias, out, a);
+    } else if (x.dtype() == kHalf) {
+      Tensor out32 = make_empty(out_sizes, kFloat, output_format(x, weight));
+      const Tensor b32 = bias.defined() ? bias.to(kFloat) : bias;
+      if (!onednn_conv(x.to(kFloat), weight.to(kFloat), b32, out32, a)) fallback_conv(x, weight, bias, out32, a);
+      out.copy_(out32);
+    } else {
+      fallback_conv(x, weight, bias, out, a);
+    }
+  }
+  return batched ? out : out.squeeze(0);
+}
+
+ConvArgs conv_args(const char* op, int64_t k, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                   int64_t groups) {
+  ConvArgs a;
+  a.stride = expand_param(op, "stride", stride, k);
+  a.padding_l = expand_param(op, "padding", padding, k);
+  a.padding_r = a.padding_l;
+  a.dilation = expand_param(op, "dilation", dilation, k);
+  a.groups = groups;
+  return a;
+}
+
+// padding="same" pads dilation * (kernel - 1) in total, the odd one on the right; "valid" none.
+ConvArgs conv_args(const char* op, int64_t k, const Tensor& weight, IntArrayRef stride, std::string_view padding,
+                   IntArrayRef dilation, int64_t groups) {
+  EMBER_CHECK(padding == "same" || padding == "valid", op, "Invalid padding string: '", padding, "'");
+  ConvArgs a = conv_args(op, k, stride, 0, dilation, groups);
+  if (padding == "same") {
+    for (int64_t s : a.stride)
+      EMBER_CHECK(s == 1, op, "padding='same' is not supported for strided convolutions");
+    EMBER_CHECK(weight.dim() == k + 2, op, "Expected ", k + 2, "-dimensional weight for ", op,
+                ", but got weight of size ", weight.sizes());
+    for (int64_t d = 0; d < k; ++d) {
+      const int64_t total = a.dilation[d] * (weight.size(d + 2) - 1);
+      a.padding_l[d] = total / 2;
+      a.padding_r[d] = total - total / 2;
+    }
+  }
+  return a;
+}
+
+template <int K>
+struct ConvOp;
+#define EMBER_CONV_OP(K, NAME)                                                                                    \
+  template <>                                                                                                     \
+  struct ConvOp<K> {                                                                                              \
+    static constexpr const char* name = NAME;                                                                     \
+    static Tensor run(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,          \
+                      IntArrayRef padding, IntArrayRef dilation, int64_t groups) {                                \
+      return convolution(name, input, weight, bias, conv_args(name, K, stride, padding, dilation, groups), K);    \
+    }                                                                                                             \
+    static Tensor run(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,          \
+                      PaddingMode padding, IntArrayRef dilation, int64_t groups) {                                \
+      return convolution(name, input, weight, bias,                                                              \
+                         conv_args(name, K, weight, stride, padding.mode, dilation, groups), K);                  \
+    }                                                                                                             \
+  };
+EMBER_CONV_OP(1, "conv1d")
+EMBER_CONV_OP(2, "conv2d")
+EMBER_CONV_OP(3, "conv3d")
+#undef EMBER_CONV_OP
+
+template <int K>
+struct ConvTransposeOp {
+  static constexpr const char* name = K == 1 ? "conv_transpose1d" : "conv_transpose2d";
+  static Tensor run(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                    IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+    ConvArgs a = conv_args(name, K, stride, padding, dilation, groups);
+    a.output_padding = expand_param(name, "output_padding", output_padding, K);
+    a.transposed = true;
+    return convolution(name, input, weight, bias, a, K);
+  }
+};
+
+}  // namespace
+
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
+              IntArrayRef dilation, int64_t groups) {
+  return dispatch::call<ConvOp<1>>(input, weight, bias, stride, padding, dilation, groups);
+}
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
+              IntArrayRef dilation, int64_t groups) {
+  return dispatch::call<ConvOp<2>>(input, weight, bias, stride, padding, dilation, groups);
+}
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
+              IntArrayRef dilation, int64_t groups) {
+  return dispatch::call<ConvOp<3>>(input, weight, bias, stride, padding, dilation, groups);
+}
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+              PaddingMode padding, IntArrayRef dilation, int64_t groups) {
+  return dispatch::call<ConvOp<1>>(input, weight, bias, stride, padding, dilation, groups);
+}
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+              PaddingMode padding, IntArrayRef dilation, int64_t groups) {
+  return dispatch::call<ConvOp<2>>(input, weight, bias, stride, padding, dilation, groups);
+}
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+              PaddingMode padding, IntArrayRef dilation, int64_t groups) {
+  return dispatch::call<ConvOp<3>>(input, weight, bias, stride, padding, dilation, groups);
+}
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+  return dispatch::call<ConvTransposeOp<1>>(input, weight, bias, stride, padding, output_padding, groups, dilation);
+}
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+  return dispatch::call<ConvTransposeOp<2>>(input, weight, bias, stride, padding, output_padding, groups, dilation);
+}
+
+}  // namespace ember::nn::functional

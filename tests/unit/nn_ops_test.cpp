@@ -1,0 +1,377 @@
+// nn ops: semantics on hand-checked values, PyTorch's errors for bad arguments, output layouts,
+// dropout's randomness, and reuse of cached oneDNN primitives.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "ember/ember.h"
+#include "kernels/cpu/onednn.h"
+
+using namespace ember;
+namespace F = ember::nn::functional;
+
+namespace {
+
+// Expects `f` to throw an ember::Error whose message contains `what`.
+template <class Fn>
+void expect_error(Fn&& f, const std::string& what) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected one containing: " << what;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << "message: " << e.what();
+  }
+}
+
+std::vector<float> values(const Tensor& t) {
+  Tensor c = t.to(kFloat).contiguous();
+  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+}
+
+std::vector<int64_t> longs(const Tensor& t) {
+  Tensor c = t.contiguous();
+  return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
+}
+
+// Element-wise comparisons (the reduction ops are not in this branch yet).
+bool same(const Tensor& a, const Tensor& b) { return a.sizes() == b.sizes() && values(a) == values(b); }
+bool close(const Tensor& a, const Tensor& b, float tol) {
+  if (a.sizes() != b.sizes()) return false;
+  std::vector<float> x = values(a), y = values(b);
+  for (size_t i = 0; i < x.size(); ++i)
+    if (std::fabs(x[i] - y[i]) > tol * (1 + std::fabs(y[i]))) return false;
+  return true;
+}
+
+const ScalarType kFloatTypes[] = {kFloat, kDouble, kBFloat16, kHalf};
+
+}  // namespace
+
+// ---- convolution ---------------------------------------------------------------------------
+
+TEST(NnConv, OnesGiveWindowCounts) {
+  // a 3x3 kernel of ones over a zero-padded 4x4 plane of ones counts the in-bounds taps
+  Tensor x = ones({1, 2, 4, 4}), w = ones({1, 2, 3, 3}), b = full({1}, 0.5);
+  for (ScalarType dt : kFloatTypes) {
+    Tensor y = conv2d(x.to(dt), w.to(dt), b.to(dt), 1, 1);
+    EXPECT_EQ(y.sizes(), IntArrayRef({1, 1, 4, 4}));
+    EXPECT_EQ(y.dtype(), dt);
+    std::vector<float> v = values(y);
+    EXPECT_EQ(v[0], 2 * 4 + 0.5f) << dt;  // corner
+    EXPECT_EQ(v[1], 2 * 6 + 0.5f) << dt;  // edge
+    EXPECT_EQ(v[5], 2 * 9 + 0.5f) << dt;  // interior
+  }
+}
+
+TEST(NnConv, GroupsSeeOnlyTheirChannels) {
+  // channel c holds the value c + 1; with groups=2 output 0 sums channels 0-1, output 1 channels 2-3
+  Tensor x = arange(1, 5, TensorOptions().dtype(kFloat)).view({1, 4, 1, 1}).expand({1, 4, 3, 3}).contiguous();
+  Tensor w = ones({2, 2, 1, 1});
+  for (ScalarType dt : kFloatTypes) {
+    std::vector<float> v = values(conv2d(x.to(dt), w.to(dt), {}, 1, 0, 1, 2));
+    EXPECT_EQ(v[0], 3.0f) << dt;
+    EXPECT_EQ(v[9], 7.0f) << dt;
+  }
+}
+
+TEST(NnConv, TransposedScattersEachInput) {
+  // stride 2, kernel 2 of ones: every input value fills its own 2x2 block
+  Tensor x = arange(1, 5, TensorOptions().dtype(kFloat)).view({1, 1, 2, 2});
+  for (ScalarType dt : kFloatTypes) {
+    Tensor y = conv_transpose2d(x.to(dt), ones({1, 1, 2, 2}, TensorOptions().dtype(dt)), {}, 2);
+    EXPECT_EQ(y.sizes(), IntArrayRef({1, 1, 4, 4}));
+    EXPECT_EQ(values(y), std::vector<float>({1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4})) << dt;
+    // output_padding adds a row and column that only the bias reaches
+    Tensor yp = conv_transpose2d(x.to(dt), ones({1, 1, 2, 2}, TensorOptions().dtype(dt)),
+                                 full({1}, 10, TensorOptions().dtype(dt)), 2, 0, 1);
+    EXPECT_EQ(yp.sizes(), IntArrayRef({1, 1, 5, 5}));
+    EXPECT_EQ(values(yp)[24], 10.0f) << dt;
+  }
+}
+
+TEST(NnConv, LayoutFollowsInputOrWeight) {
+  Tensor x = randn({2, 3, 6, 6}), w = randn({4, 3, 3, 3});
+  EXPECT_TRUE(conv2d(x, w).is_contiguous());
+  EXPECT_TRUE(conv2d(x.contiguous(MemoryFormat::ChannelsLast), w).is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(conv2d(x, w.contiguous(MemoryFormat::ChannelsLast)).is_contiguous(MemoryFormat::ChannelsLast));
+  Tensor y = conv2d(x, w), ycl = conv2d(x.contiguous(MemoryFormat::ChannelsLast), w);
+  EXPECT_TRUE(close(ycl, y, 1e-5f));
+  // unbatched in, unbatched out; empty batch in, empty batch out
+  EXPECT_EQ(conv2d(x[0], w, {}, 1, 1).sizes(), IntArrayRef({4, 6, 6}));
+  EXPECT_EQ(conv2d(empty({0, 3, 6, 6}), w).sizes(), IntArrayRef({0, 4, 4, 4}));
+  EXPECT_EQ(conv1d(randn({3, 10}), randn({2, 3, 4}), {}, 1, "same").sizes(), IntArrayRef({2, 10}));
+}
+
+TEST(NnConv, RepeatedCallsReuseCachedPrimitives) {
+  Tensor x = randn({2, 8, 10, 10}), w = randn({8, 8, 3, 3}), b = randn({8});
+  Tensor first = conv2d(x, w, b, 1, 1);
+  const size_t entries = onednn::cache_size();
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(same(conv2d(x, w, b, 1, 1), first));
+  EXPECT_EQ(onednn::cache_size(), entries);
+  // new data of the same shape: same primitive, new result
+  Tensor x2 = randn({2, 8, 10, 10});
+  Tensor second = conv2d(x2, w, b, 1, 1);
+  EXPECT_EQ(onednn::cache_size(), entries);
+  EXPECT_FALSE(same(second, first));
+  conv2d(x, w, b, 2, 1);  // another stride is another primitive
+  EXPECT_EQ(onednn::cache_size(), entries + 1);
+}
+
+TEST(NnConv, BadArgumentsRaisePyTorchErrors) {
+  Tensor x = randn({8, 4, 56, 56}), w = randn({64, 3, 3, 3});
+  expect_error([&] { conv2d(x, w); },
+               "Given groups=1, weight of size [64, 3, 3, 3], expected input[8, 4, 56, 56] to have 3 channels, but got "
+               "4 channels instead");
+  Tensor small = randn({1, 3, 2, 2});
+  expect_error([&] { conv2d(small, w); },
+               "Calculated padded input size per channel: (2 x 2). Kernel size: (3 x 3). Kernel size can't be greater "
+               "than actual input size");
+  Tensor xi = randn({1, 3, 8, 8});
+  expect_error([&] { conv2d(xi, w, {}, 0); }, "non-positive stride is not supported");
+  expect_error([&] { conv2d(xi, w, {}, 1, -1); }, "negative padding is not supported");
+  expect_error([&] { conv2d(xi, w, {}, 1, 0, 0); }, "dilation should be greater than zero");
+  expect_error([&] { conv2d(xi, w, {}, 1, 0, 1, 0); }, "non-positive groups is not supported");
+  expect_error([&] { conv2d(randn({1, 6, 8, 8}), randn({5, 3, 3, 3}), {}, 1, 0, 1, 2); },
+               "Given groups=2, expected weight to be divisible by 2 at dimension 0, but got weight of size [5, 3, 3, 3] "
+               "instead");
+  expect_error([&] { conv2d(xi, w.to(kDouble)); }, "Input type (Float) and weight type (Double) should be the same");
+  expect_error([&] { conv2d(xi, w, randn({3})); },
+               "Given weight of size [64, 3, 3, 3], expected bias to be 1-dimensional with 64 elements, but got bias of "
+               "size [3] instead");
+  expect_error([&] { conv2d(randn({3, 8}), w); },
+               "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [3, 8]");
+  expect_error([&] { conv2d(xi, w, {}, 2, "same"); }, "padding='same' is not supported for strided convolutions");
+  expect_error([&] { conv2d(xi, w, {}, 1, "full"); }, "Invalid padding string: 'full'");
+  expect_error([&] { conv2d(xi, w, {}, {1, 1, 1}); }, "expected stride to be a single integer value or a list of 2");
+  expect_error([&] { conv2d(xi.to(kLong), w.to(kLong)); }, "not implemented for 'Long'");
+  expect_error([&] { conv_transpose2d(randn({1, 5, 4, 4}), randn({4, 2, 3, 3})); },
+               "Given transposed=1, weight of size [4, 2, 3, 3], expected input[1, 5, 4, 4] to have 4 channels, but got "
+               "5 channels instead");
+  expect_error([&] { conv_transpose2d(randn({1, 4, 4, 4}), randn({4, 2, 3, 3}), {}, 2, 0, 2); },
+               "output padding must be smaller than either stride or dilation");
+  expect_error([&] { conv_transpose2d(randn({1, 4, 1, 1}), randn({4, 2, 1, 1}), {}, 1, 1); },
+               "Output size is too small");
+}
+
+// ---- pooling ---------------------------------------------------------------------------------
+
+TEST(NnPool, MaxPoolValuesAndFlatIndices) {
+  Tensor x = tensor({{{{1., 5., 2., 0.}, {3., 4., 8., 7.}, {9., 0., 1., 2.}, {6., 6., 3., 4.}}}});
+  for (ScalarType dt : kFloatTypes) {
+    auto [v, i] = max_pool2d_with_indices(x.to(dt), 2);
+    EXPECT_EQ(values(v), std::vector<float>({5, 8, 9, 4})) << dt;
+    EXPECT_EQ(longs(i), std::vector<int64_t>({1, 6, 8, 15})) << dt;
+  }
+  // padding is never the maximum; ceil_mode adds a last window that starts inside the input
+  auto [v, i] = max_pool2d_with_indices(x.mul(-1), 3, 2, 1, 1, true);
+  EXPECT_EQ(v.sizes(), IntArrayRef({1, 1, 3, 3}));
+  EXPECT_EQ(values(v)[0], -1.0f);
+  EXPECT_EQ(longs(i)[0], 0);
+  // NaN propagates
+  Tensor n = x.clone();
+  n.data_ptr<float>()[2] = NAN;
+  EXPECT_TRUE(std::isnan(values(max_pool2d(n, 2))[1]));
+  // channels_last stays channels_last, indices too
+  auto [vc, ic] = max_pool2d_with_indices(randn({2, 3, 6, 6}).contiguous(MemoryFormat::ChannelsLast), 2);
+  EXPECT_TRUE(vc.is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(ic.is_contiguous(MemoryFormat::ChannelsLast));
+}
+
+TEST(NnPool, AvgPoolDivisors) {
+  Tensor x = ones({1, 1, 3, 3});
+  // corner window of a padded 2x2 kernel: one real element out of four
+  EXPECT_EQ(values(avg_pool2d(x, 2, 2, 1, false, true))[0], 0.25f);
+  EXPECT_EQ(values(avg_pool2d(x, 2, 2, 1, false, false))[0], 1.0f);
+  EXPECT_EQ(values(avg_pool2d(x, 2, 2, 1, false, true, 1))[0], 1.0f);
+  EXPECT_EQ(values(avg_pool1d(arange(6, TensorOptions().dtype(kFloat)).view({1, 1, 6}), 3)),
+            std::vector<float>({1, 4}));
+  // adaptive windows overlap when the sizes do not divide: [0, 2) and [1, 3)
+  EXPECT_EQ(values(adaptive_avg_pool1d(tensor({{{1.f, 2.f, 4.f}}}), 2)), std::vector<float>({1.5f, 3.0f}));
+  auto [m, mi] = ember::adaptive_max_pool2d(tensor({{{1.f, 7.f, 4.f}}}), {1, 2});
+  EXPECT_EQ(values(m), std::vector<float>({7, 7}));
+  EXPECT_EQ(longs(mi), std::vector<int64_t>({1, 1}));
+}
+
+TEST(NnPool, BadArgumentsRaisePyTorchErrors) {
+  Tensor x = randn({1, 3, 4, 4});
+  expect_error([&] { max_pool2d(x, 0); }, "kernel size should be greater than zero, but got kH: 0 kW: 0");
+  expect_error([&] { max_pool2d(x, 2, 0); }, "stride should be greater than zero, but got dH: 0 dW: 0");
+  expect_error([&] { max_pool2d(x, 2, 2, 0, 0); }, "dilation should be greater than zero");
+  expect_error([&] { max_pool2d(x, 2, 2, 2); },
+               "pad should be smaller than or equal to half of kernel size, but got padW = 2, padH = 2, kW = 2, kH = 2");
+  expect_error([&] { max_pool2d(randn({1, 3, 2, 2}), 3); },
+               "Given input size: (3x2x2). Calculated output size: (3x0x0). Output size is too small");
+  expect_error([&] { max_pool2d(randn({3, 4}), 2); },
+               "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:[3, 4]");
+  expect_error([&] { max_pool2d(randn({1, 0, 4, 4}), 2); }, "optional 0 dim batch size");
+  expect_error([&] { avg_pool2d(x, 2, 2, 0, false, true, 0); }, "divisor must be not zero");
+  expect_error([&] { max_pool2d(x, {2, 2, 2}); }, "kernel_size must either be a single int, or a tuple of 2 ints");
+  expect_error([&] { adaptive_avg_pool2d(x, {2}); }, "output_size must be 2");
+  expect_error([&] { adaptive_avg_pool2d(randn({1, 3, 0, 4}), {2, 2}); },
+               "Expected input to have non-zero size for non-batch dimensions, but input has sizes [1, 3, 0, 4] with "
+               "dimension 2 being empty");
+  expect_error([&] { max_pool2d(x.to(kLong), 2); }, "not implemented for 'Long'");
+  // an empty batch is fine
+  EXPECT_EQ(max_pool2d(randn({0, 3, 4, 4}), 2).sizes(), IntArrayRef({0, 3, 2, 2}));
+}
+
+// ---- normalization ---------------------------------------------------------------------------
+
+TEST(NnNorm, BatchNormTrainingUpdatesRunningStats) {
+  // channel 0 holds 1, 3 (mean 2, biased var 1, unbiased 2); channel 1 holds 2, 6 (mean 4, var 4, unbiased 8)
+  Tensor x = tensor({{1.f, 2.f}, {3.f, 6.f}});
+  for (ScalarType dt : kFloatTypes) {
+    Tensor rm = zeros({2}, TensorOptions().dtype(dt)), rv = ones({2}, TensorOptions().dtype(dt));
+    auto [y, mean, invstd] = native_batch_norm(x.to(dt), {}, {}, rm, rv, true, 0.5, 0.0);
+    EXPECT_EQ(values(y), std::vector<float>({-1, -1, 1, 1})) << dt;
+    EXPECT_EQ(values(mean), std::vector<float>({2, 4})) << dt;
+    EXPECT_EQ(values(invstd), std::vector<float>({1, 0.5})) << dt;
+    EXPECT_EQ(values(rm), std::vector<float>({1, 2})) << dt;
+    EXPECT_EQ(values(rv), std::vector<float>({1.5, 4.5})) << dt;
+    // eval: the running statistics, weight and bias
+    Tensor ye = batch_norm(x.to(dt), full({2}, 2, TensorOptions().dtype(dt)), ones({2}, TensorOptions().dtype(dt)),
+                           rm, rv, false, 0.5, 0.0);
+    EXPECT_NEAR(values(ye)[0], (1 - 1) / std::sqrt(1.5) * 2 + 1, 1e-2) << dt;
+    EXPECT_NEAR(values(ye)[3], (6 - 2) / std::sqrt(4.5) * 2 + 1, 2e-2) << dt;
+  }
+  Tensor xcl = randn({2, 3, 4, 5}).contiguous(MemoryFormat::ChannelsLast);
+  EXPECT_TRUE(batch_norm(xcl, {}, {}, {}, {}, true, 0.1, 1e-5).is_contiguous(MemoryFormat::ChannelsLast));
+}
+
+TEST(NnNorm, LayerGroupRmsNormValues) {
+  Tensor x = tensor({{1.f, 2.f, 3.f, 6.f}});
+  // mean 3, biased var 3.5
+  std::vector<float> v = values(layer_norm(x, {4}, {}, {}, 0.0));
+  EXPECT_NEAR(v[0], -2 / std::sqrt(3.5), 1e-6);
+  EXPECT_NEAR(v[3], 3 / std::sqrt(3.5), 1e-6);
+  auto [y, mean, rstd] = native_layer_norm(x.view({1, 2, 2}), {2}, {}, {}, 0.0);
+  EXPECT_EQ(mean.sizes(), IntArrayRef({1, 2, 1}));
+  EXPECT_EQ(values(mean), std::vector<float>({1.5, 4.5}));
+  EXPECT_EQ(values(rstd), std::vector<float>({2, 2.0f / 3}));
+  // rms: mean of squares 12.5, weight 2
+  std::vector<float> r = values(rms_norm(x, {4}, full({4}, 2.0)));
+  EXPECT_NEAR(r[3], 6 / std::sqrt(12.5) * 2, 1e-5);
+  // group norm with one group per channel is instance norm
+  Tensor g = randn({2, 4, 3, 3});
+  EXPECT_TRUE(close(group_norm(g, 4), instance_norm(g, {}, {}, {}, {}, true, 0.1, 1e-5), 1e-5f));
+  auto [gy, gmean, grstd] = native_group_norm(g, {}, {}, 2, 1e-5);
+  EXPECT_EQ(gmean.sizes(), IntArrayRef({2, 2}));
+  EXPECT_TRUE(group_norm(g.contiguous(MemoryFormat::ChannelsLast), 2).is_contiguous(MemoryFormat::ChannelsLast));
+}
+
+TEST(NnNorm, BadArgumentsRaisePyTorchErrors) {
+  Tensor x = randn({4, 3, 5});
+  expect_error([&] { batch_norm(x, {}, {}, zeros({4}), ones({3}), true, 0.1, 1e-5); },
+               "running_mean should contain 3 elements not 4");
+  expect_error([&] { batch_norm(randn({1, 3}), {}, {}, {}, {}, true, 0.1, 1e-5); },
+               "Expected more than 1 value per channel when training, got input size [1, 3]");
+  expect_error([&] { batch_norm(x, {}, {}, {}, {}, false, 0.1, 1e-5); }, "must be defined in evaluation mode");
+  expect_error([&] { layer_norm(x, {4}); },
+               "Given normalized_shape=[4], expected input with shape [*, 4], but got input of size[4, 3, 5]");
+  expect_error([&] { layer_norm(x, {5}, ones({4})); },
+               "Expected weight to be of same shape as normalized_shape, but got weight of shape [4] and "
+               "normalized_shape = [5]");
+  expect_error([&] { layer_norm(x, {}); }, "Expected normalized_shape to be at least 1-dimensional");
+  expect_error([&] { group_norm(x, 2); },
+               "Expected number of channels in input to be divisible by num_groups, but got input of shape [4, 3, 5] "
+               "and num_groups=2");
+  expect_error([&] { group_norm(x, 3, ones({4})); },
+               "Expected weight to be a vector of size equal to the number of channels in input");
+  expect_error([&] { instance_norm(randn({2, 3, 1}), {}, {}, {}, {}, true, 0.1, 1e-5); },
+               "Expected more than 1 spatial element when training, got input size [2, 3, 1]");
+  expect_error([&] { rms_norm(x, {3}); }, "expected input with shape [*, 3]");
+  expect_error([&] { layer_norm(x.to(kLong), {5}); }, "not implemented for 'Long'");
+}
+
+// ---- softmax -------------------------------------------------------------------------------
+
+TEST(NnSoftmax, RowsSumToOneAndLogMatches) {
+  Tensor x = randn({5, 37}).mul(10);
+  for (int64_t dim : {0, 1, -1}) {
+    Tensor s = softmax(x, dim), l = log_softmax(x, dim);
+    std::vector<float> ones_v(static_cast<size_t>(x.size(dim == 0 ? 1 : 0)), 0.f);
+    std::vector<float> sv = values(s);
+    for (int64_t i = 0; i < 5; ++i)
+      for (int64_t j = 0; j < 37; ++j) ones_v[dim == 0 ? j : i] += sv[i * 37 + j];
+    for (float o : ones_v) EXPECT_NEAR(o, 1.0f, 1e-5);
+    std::vector<float> lv = values(l);
+    for (size_t i = 0; i < sv.size(); ++i) EXPECT_NEAR(std::exp(lv[i]), sv[i], 1e-6);
+  }
+  EXPECT_EQ(softmax(randn({2, 3}), 1, kDouble).dtype(), kDouble);
+  EXPECT_EQ(values(softmax(tensor(3.0f), 0)), std::vector<float>({1}));
+  expect_error([&] { softmax(x, 2); }, "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
+  expect_error([&] { softmax(tensor({1, 2}), 0); }, "\"softmax\" not implemented for 'Long'");
+}
+
+// ---- embedding, dropout, interpolate, pad --------------------------------------------------
+
+TEST(NnMisc, EmbeddingGathersRows) {
+  Tensor w = arange(12, TensorOptions().dtype(kFloat)).view({4, 3});
+  Tensor y = embedding(w, tensor({{3, 0}}), 0);
+  EXPECT_EQ(y.sizes(), IntArrayRef({1, 2, 3}));
+  EXPECT_EQ(values(y), std::vector<float>({9, 10, 11, 0, 1, 2}));
+  expect_error([&] { embedding(w, tensor({4})); }, "index out of range in self");
+  expect_error([&] { embedding(w, tensor({-1})); }, "index out of range in self");
+  expect_error([&] { embedding(w, tensor({1.0})); }, "Expected tensor for argument #1 'indices' to have one of the");
+  expect_error([&] { embedding(arange(3), tensor({1})); }, "'weight' must be 2-D");
+}
+
+TEST(NnMisc, DropoutStatisticsAndIdentities) {
+  Tensor x = ones({200000});
+  manual_seed(7);
+  Tensor y = dropout(x, 0.3, true);
+  std::vector<float> v = values(y);
+  int64_t zeros_n = 0;
+  for (float e : v) {
+    if (e == 0) {
+      ++zeros_n;
+    } else {
+      EXPECT_FLOAT_EQ(e, 1 / 0.7f);
+    }
+  }
+  EXPECT_NEAR(static_cast<double>(zeros_n) / v.size(), 0.3, 0.01);
+  manual_seed(7);
+  EXPECT_TRUE(same(dropout(x, 0.3, true), y));  // the global generator seeds it
+  EXPECT_TRUE(dropout(x, 0.3, false).is_same(x));
+  EXPECT_TRUE(dropout(x, 0.0, true).is_same(x));
+  EXPECT_EQ(values(dropout(x, 1.0, true)), std::vector<float>(x.numel(), 0.0f));
+  // a dropped NaN stays NaN, as x * 0 in PyTorch
+  EXPECT_TRUE(std::isnan(values(dropout(full({4}, NAN), 1.0, true))[0]));
+  // feature dropout zeroes whole (sample, channel) planes
+  Tensor f = F::dropout2d(ones({8, 16, 3, 3}), 0.5, true);
+  std::vector<float> fv = values(f);
+  for (int64_t p = 0; p < 8 * 16; ++p)
+    for (int64_t i = 1; i < 9; ++i) EXPECT_EQ(fv[p * 9 + i], fv[p * 9]);
+  expect_error([&] { dropout(x, 1.5, true); }, "dropout probability has to be between 0 and 1, but got 1.5");
+  expect_error([&] { feature_dropout(x, 0.5, true); }, "Feature dropout requires at least 2 dimensions in the input");
+}
+
+TEST(NnMisc, InterpolateAndPadValues) {
+  Tensor x = tensor({{{{1.f, 2.f}, {3.f, 4.f}}}});
+  EXPECT_EQ(values(F::interpolate(x, std::vector<int64_t>{4, 4})),
+            std::vector<float>({1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4}));
+  std::vector<float> b = values(F::interpolate(x, std::vector<int64_t>{3, 3}, std::nullopt, "bilinear", true));
+  EXPECT_EQ(b, std::vector<float>({1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4}));
+  EXPECT_TRUE(F::interpolate(randn({1, 3, 4, 4}).contiguous(MemoryFormat::ChannelsLast), std::nullopt,
+                             std::vector<double>{2.0})
+                  .is_contiguous(MemoryFormat::ChannelsLast));
+  expect_error([&] { F::interpolate(x, std::vector<int64_t>{4, 4}, std::vector<double>{2.0}); },
+               "only one of size or scale_factor should be defined");
+  expect_error([&] { F::interpolate(x); }, "either size or scale_factor should be defined");
+  expect_error([&] { F::interpolate(randn({1, 2, 5}), std::vector<int64_t>{4}, std::nullopt, "bilinear"); },
+               "Got 3D input, but bilinear mode needs 4D input");
+  expect_error([&] { F::interpolate(x, std::vector<int64_t>{4, 4}, std::nullopt, "nearest", true); },
+               "align_corners option can only be set with the interpolating modes");
+
+  Tensor r = arange(1, 4, TensorOptions().dtype(kFloat)).view({1, 1, 3});
+  EXPECT_EQ(values(F::pad(r, {2, 1}, "reflect")), std::vector<float>({3, 2, 1, 2, 3, 2}));
+  EXPECT_EQ(values(F::pad(r, {2, 1}, "replicate")), std::vector<float>({1, 1, 1, 2, 3, 3}));
+  EXPECT_EQ(values(F::pad(r, {1, -1}, "constant", 9.0)), std::vector<float>({9, 1, 2}));
+  EXPECT_EQ(values(constant_pad_nd(r, {0, 0, 1, 0})), std::vector<float>({0, 0, 0, 1, 2, 3}));
+  expect_error([&] { F::pad(r, {1}); }, "Length of pad must be even");
+  expect_error([&] { F::pad(r, {3, 0}, "reflect"); }, "Padding size should be less than the corresponding input dimension");
+  expect_error([&] { F::pad(r, {-2, -2}); }, "resulted in a negative output size");
+  expect_error([&] { F::pad(r, {1, 1}, "reflect", 1.0); }, "doesn't take in value argument");
+  expect_error([&] { F::pad(r, {1, 1}, "circular"); }, "Unrecognised padding mode circular");
+}
