@@ -4,13 +4,10 @@
 
 #include "dispatch/dispatch.h"
 #include "ember/shape.h"
+#include "ops/indexing_util.h"
 
 namespace ember {
 namespace {
-
-Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
-  return Tensor(IntrusivePtr<TensorImpl>::make(base.impl()->storage(), base.dtype(), sizes, strides, offset));
-}
 
 // Sizes with one -1 inferred from numel ("shape '[2, -1]' is invalid for input of size 7").
 DimVector infer_view_size(const char* op, IntArrayRef shape, int64_t numel) {
@@ -328,13 +325,13 @@ struct UnfoldOp {
 
 }  // namespace
 
-DimVector infer_size(IntArrayRef a, IntArrayRef b) {
+DimVector infer_size(IntArrayRef a, IntArrayRef b, const char* op) {
   const size_t na = a.size(), nb = b.size(), n = std::max(na, nb);
   DimVector out(n);
   for (size_t i = 0; i < n; ++i) {
     const int64_t da = i < n - na ? 1 : a[i - (n - na)];
     const int64_t db = i < n - nb ? 1 : b[i - (n - nb)];
-    EMBER_CHECK(da == db || da == 1 || db == 1, "broadcast", "The size of tensor a (", da,
+    EMBER_CHECK(da == db || da == 1 || db == 1, op, "The size of tensor a (", da,
                 ") must match the size of tensor b (", db, ") at non-singleton dimension ", i);
     out[i] = da == 1 ? db : da;
   }
