@@ -73,12 +73,13 @@ struct AdvancedIndex {
     for (int64_t d = after(); d < src.dim(); ++d) strides.push_back(src.stride(d));
     return make_view(src, result_shape, strides, src.storage_offset());
   }
-  // the offsets over the result's shape (stride 0 along the dims that are not indexed)
+  // the offsets with size-1 dims where the result has dims that are not indexed (broadcast by the
+  // iterator; shaped as PyTorch reshapes its index tensors, so outputs get PyTorch's layout)
   Tensor offsets_view() const {
-    DimVector strides(first, 0);
-    for (int64_t s : offsets.strides()) strides.push_back(s);
-    for (int64_t d = after(); d < src.dim(); ++d) strides.push_back(0);
-    return make_view(offsets, result_shape, strides, offsets.storage_offset());
+    DimVector shape(first, 1);
+    for (int64_t s : index_shape) shape.push_back(s);
+    for (int64_t d = after(); d < src.dim(); ++d) shape.push_back(1);
+    return offsets.view(shape);
   }
 };
 

@@ -261,6 +261,7 @@ Tensor nonzero_kernel(const Tensor& self) {
     int64_t* o = static_cast<int64_t*>(out.data_ptr());
     IntArrayRef sizes = self.sizes();
     write_chunks(ch, starts, [&](int64_t b, int64_t e, int64_t pos) {
+      if (b == e) return;  // also keeps the unravelling below away from empty dims
       DimVector coord(nd);
       for (int64_t d = nd - 1, rem = b; d >= 0; --d) {
         coord[d] = rem % sizes[d];
