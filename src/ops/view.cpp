@@ -428,7 +428,7 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
   return self.reshape(sizes);
 }
 Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes) {
-  dim = maybe_wrap_dim(dim, self.dim(), "unflatten");
+  dim = maybe_wrap_dim(dim, self.dim(), "unflatten", false);
   EMBER_CHECK(!sizes.empty(), "unflatten", "sizes must be non-empty");
   const int64_t size = self.size(dim);
   DimVector inferred;
