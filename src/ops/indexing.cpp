@@ -210,9 +210,7 @@ struct IndexOp {
                             .add_input(info.offsets_view())
                             .no_input_cast()
                             .common_dtype(self.dtype()));
-    kernels::IndexWalk walk;
-    walk.indexed_stride = es;
-    kernels::index_gather_kernel(iter, walk);
+    kernels::index_gather_kernel(iter, es);
     return iter.output();
   }
 };

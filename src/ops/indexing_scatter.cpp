@@ -1,9 +1,11 @@
 // Ops that read or write along one dim at positions an index tensor names: index_select,
 // gather, scatter, scatter_add, index_add; and the mask ops masked_select, nonzero, one_hot.
 //
-// They share one scheme: the iterator runs over every position but the indexed dim (squashed to
-// size 1), and the kernel walks the dim at each position (kernels::IndexWalk). Every index is
-// range-checked before anything is written.
+// Reads run the iterator over the result, the indexed operand given stride 0 along the indexed
+// dim and the index adding the offset. Writes run it over every position but the indexed dim
+// (squashed to size 1) and walk that dim at each position (kernels::IndexWalk), so repeated
+// indices are applied in order on one thread. Every index is range-checked before anything is
+// written.
 #include <limits>
 
 #include "dispatch/dispatch.h"
@@ -86,21 +88,18 @@ struct IndexSelectOp {
                                         outer, self.size(dim) * inner * es, index, inner * es, inner * es);
       return out;
     }
-    DimVector squashed(shape);
-    squashed[dim] = 1;
+    // out[..., k, ...] = self[..., index[k], ...]: self with stride 0 along dim, offset by the index
+    DimVector self_strides(self.strides()), index_strides(shape.size(), 0);
+    self_strides[dim] = 0;
+    index_strides[dim] = index.dim() == 0 ? 0 : index.stride(0);
     TensorIterator iter(TensorIteratorConfig(name)
-                            .add_output(walk_view(out, shape, dim))
-                            .add_input(walk_view(self, shape, dim))
-                            .add_input(fixed_view(index, squashed))
+                            .add_output(out)
+                            .add_input(make_view(self, shape, self_strides, self.storage_offset()))
+                            .add_input(make_view(index, shape, index_strides, index.storage_offset()))
                             .no_input_cast()
                             .common_dtype(self.dtype())
                             .no_resize_outputs());
-    IndexWalk walk;
-    walk.len = index.numel();
-    walk.index_step = byte_stride(index, 0);
-    walk.plain_step = byte_stride(out, dim);
-    walk.indexed_stride = byte_stride(self, dim);
-    kernels::index_gather_kernel(iter, walk);
+    kernels::index_gather_kernel(iter, byte_stride(self, dim));
     return out;
   }
 };
@@ -120,19 +119,16 @@ struct GatherOp {
                   " apart from dimension ", dim);
     }
     check_index_range(name, ix, dim, s.size(dim));
+    DimVector self_strides(s.strides());
+    self_strides[dim] = 0;  // the index supplies the position along dim
     TensorIterator iter(TensorIteratorConfig(name)
-                            .add_output(walk_view(o, ix.sizes(), dim))
-                            .add_input(walk_view(s, ix.sizes(), dim))
-                            .add_input(walk_view(ix, ix.sizes(), dim))
+                            .add_output(o)
+                            .add_input(make_view(s, ix.sizes(), self_strides, s.storage_offset()))
+                            .add_input(ix)
                             .no_input_cast()
                             .common_dtype(self.dtype())
                             .no_resize_outputs());
-    IndexWalk walk;
-    walk.len = ix.size(dim);
-    walk.index_step = byte_stride(ix, dim);
-    walk.plain_step = byte_stride(o, dim);
-    walk.indexed_stride = byte_stride(s, dim);
-    kernels::index_gather_kernel(iter, walk);
+    kernels::index_gather_kernel(iter, byte_stride(s, dim));
     return out;
   }
 };

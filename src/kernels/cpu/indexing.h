@@ -8,19 +8,21 @@
 
 namespace ember::kernels {
 
-// How the gather/scatter kernels walk one indexed dim. The iterator runs over every position but
-// that dim (its size squashed to 1, so threads never share a position); at each position the
-// kernel takes `len` steps along the dim, step k reading the index at k * index_step.
+// out = src[index]: operand 0 written, operand 1 read at index * indexed_stride bytes from its
+// position, operand 2 the index (int64 or int32). Serves gather, index_select and advanced-index
+// reads; every position is independent, so the whole iteration space is split across threads.
+void index_gather_kernel(TensorIterator& iter, int64_t indexed_stride);
+
+// How the scatter kernel walks one indexed dim. The iterator runs over every position but that
+// dim (its size squashed to 1, so that writes to the same element stay on one thread, in order);
+// at each position the kernel takes `len` steps along the dim, step k reading the index at
+// k * index_step.
 struct IndexWalk {
   int64_t len = 1;             // steps along the dim at each position
   int64_t index_step = 0;      // byte stride of the index operand between steps
   int64_t plain_step = 0;      // byte stride, between steps, of the operand walked in order
   int64_t indexed_stride = 0;  // byte stride that one unit of an index value moves the indexed operand
 };
-
-// out[k] = src[index[k]]: operand 0 written in order, operand 1 indexed, operand 2 the index
-// (int64 or int32). Serves gather, index_select and advanced-index reads.
-void index_gather_kernel(TensorIterator& iter, const IndexWalk& walk);
 
 // dst[index[k]] = src[k] (Assign) or += alpha * src[k] (Add): operand 0 indexed and written,
 // operand 1 read in order (stride 0 for a broadcast value), operand 2 the index. With `serial`

@@ -86,24 +86,17 @@ void write_chunks(const Chunks& ch, const std::vector<int64_t>& starts, const Wr
 
 }  // namespace
 
-void index_gather_kernel(TensorIterator& iter, const IndexWalk& w) {
+void index_gather_kernel(TensorIterator& iter, int64_t indexed_stride) {
   visit_element_size(static_cast<int64_t>(element_size(iter.dtype(0))), [&](auto etag) {
     using E = decltype(etag);
     visit_index_type(iter.dtype(2), [&](auto itag) {
       using Idx = decltype(itag);
-      iter.for_each(
-          [&w](char** data, const int64_t* strides, int64_t n) {
-            for (int64_t i = 0; i < n; ++i) {
-              char* out = data[0] + i * strides[0];
-              const char* src = data[1] + i * strides[1];
-              const char* idx = data[2] + i * strides[2];
-              for (int64_t k = 0; k < w.len; ++k) {
-                const int64_t j = load_index<Idx>(idx + k * w.index_step);
-                std::memcpy(out + k * w.plain_step, src + j * w.indexed_stride, sizeof(E));
-              }
-            }
-          },
-          grain_for(w.len));
+      iter.for_each([indexed_stride](char** data, const int64_t* strides, int64_t n) {
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t j = load_index<Idx>(data[2] + i * strides[2]);
+          std::memcpy(data[0] + i * strides[0], data[1] + i * strides[1] + j * indexed_stride, sizeof(E));
+        }
+      });
     });
   });
 }
