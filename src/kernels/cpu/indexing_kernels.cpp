@@ -111,13 +111,12 @@ void index_scatter_kernel(TensorIterator& iter, const IndexWalk& w, ScatterMode 
         using Idx = decltype(itag);
         iter.for_each(
             [&w](char** data, const int64_t* strides, int64_t n) {
-              for (int64_t i = 0; i < n; ++i) {
-                char* dst = data[0] + i * strides[0];
-                const char* src = data[1] + i * strides[1];
-                const char* idx = data[2] + i * strides[2];
-                for (int64_t k = 0; k < w.len; ++k) {
-                  const int64_t j = load_index<Idx>(idx + k * w.index_step);
-                  std::memcpy(dst + j * w.indexed_stride, src + k * w.plain_step, sizeof(E));
+              for (int64_t k = 0; k < w.len; ++k) {  // steps outside: the n positions are the near ones
+                const char* src = data[1] + k * w.plain_step;
+                const char* idx = data[2] + k * w.index_step;
+                for (int64_t i = 0; i < n; ++i) {
+                  const int64_t j = load_index<Idx>(idx + i * strides[2]);
+                  std::memcpy(data[0] + i * strides[0] + j * w.indexed_stride, src + i * strides[1], sizeof(E));
                 }
               }
             },
@@ -134,17 +133,16 @@ void index_scatter_kernel(TensorIterator& iter, const IndexWalk& w, ScatterMode 
       using Idx = decltype(itag);
       iter.for_each(
           [&w, a, has_alpha](char** data, const int64_t* strides, int64_t n) {
-            for (int64_t i = 0; i < n; ++i) {
-              char* dst = data[0] + i * strides[0];
-              const char* src = data[1] + i * strides[1];
-              const char* idx = data[2] + i * strides[2];
-              for (int64_t k = 0; k < w.len; ++k) {
-                const int64_t j = load_index<Idx>(idx + k * w.index_step);
+            for (int64_t k = 0; k < w.len; ++k) {
+              const char* src = data[1] + k * w.plain_step;
+              const char* idx = data[2] + k * w.index_step;
+              for (int64_t i = 0; i < n; ++i) {
+                char* dst = data[0] + i * strides[0] + load_index<Idx>(idx + i * strides[2]) * w.indexed_stride;
                 T x, y;
-                std::memcpy(&x, dst + j * w.indexed_stride, sizeof(T));
-                std::memcpy(&y, src + k * w.plain_step, sizeof(T));
+                std::memcpy(&x, dst, sizeof(T));
+                std::memcpy(&y, src + i * strides[1], sizeof(T));
                 x = scaled_add(x, y, a, has_alpha);
-                std::memcpy(dst + j * w.indexed_stride, &x, sizeof(T));
+                std::memcpy(dst, &x, sizeof(T));
               }
             }
           },
@@ -224,15 +222,25 @@ void index_select_rows_kernel(char* dst, const char* src, int64_t outer, int64_t
   const int64_t istride = index.dim() == 0 ? 0 : index.stride(0) * static_cast<int64_t>(index.element_size());
   const char* ip = static_cast<const char*>(index.data_ptr());
   const size_t nb = static_cast<size_t>(row_bytes);
-  visit_index_type(index.dtype(), [&](auto itag) {
+  auto rows = [&](auto itag, auto copy_row) {
     using Idx = decltype(itag);
     parallel_for(0, outer * n, std::max<int64_t>(1, kGrainBytes / row_bytes), [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
         const int64_t o = r / n, k = r % n;
         const int64_t j = load_index<Idx>(ip + k * istride);
-        std::memcpy(dst + r * row_bytes, src + o * src_outer_stride + j * src_index_stride, nb);
+        copy_row(dst + r * row_bytes, src + o * src_outer_stride + j * src_index_stride);
       }
     });
+  };
+  visit_index_type(index.dtype(), [&](auto itag) {
+    if (row_bytes <= 8 && (row_bytes & (row_bytes - 1)) == 0) {  // one element: a fixed-size copy
+      visit_element_size(row_bytes, [&](auto etag) {
+        using E = decltype(etag);
+        rows(itag, [](char* d, const char* s) { std::memcpy(d, s, sizeof(E)); });
+      });
+    } else {
+      rows(itag, [nb](char* d, const char* s) { std::memcpy(d, s, nb); });
+    }
   });
 }
 
