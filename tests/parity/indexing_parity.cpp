@@ -458,6 +458,7 @@ std::vector<ei::TensorIndex> to_ember(const std::vector<Ix>& v) {
 }
 std::vector<ti::TensorIndex> to_torch(const std::vector<Ix>& v) {
   std::vector<ti::TensorIndex> out;
+  out.reserve(v.size());  // libtorch's TensorIndex copies/moves an uninitialised bool (UBSan): build in place
   for (const Ix& x : v) {
     auto opt = [](std::optional<int64_t> o) { return o ? c10::optional<int64_t>(*o) : c10::nullopt; };
     switch (x.kind) {
