@@ -225,10 +225,14 @@ void index_select_rows_kernel(char* dst, const char* src, int64_t outer, int64_t
   auto rows = [&](auto itag, auto copy_row) {
     using Idx = decltype(itag);
     parallel_for(0, outer * n, std::max<int64_t>(1, kGrainBytes / row_bytes), [&](int64_t b, int64_t e) {
+      int64_t o = b / n, k = b % n;
       for (int64_t r = b; r < e; ++r) {
-        const int64_t o = r / n, k = r % n;
         const int64_t j = load_index<Idx>(ip + k * istride);
         copy_row(dst + r * row_bytes, src + o * src_outer_stride + j * src_index_stride);
+        if (++k == n) {
+          k = 0;
+          ++o;
+        }
       }
     });
   };
