@@ -11,7 +11,8 @@ namespace indexing {
 
 struct NoneIndexType {};
 struct EllipsisIndexType {};
-constexpr NoneIndexType None{};
+// As in libtorch, None is nullopt: a new dim in t.index({None}) and a missing end in Slice(None, 3).
+constexpr std::nullopt_t None = std::nullopt;
 constexpr EllipsisIndexType Ellipsis{};
 
 // Python's start:stop:step; missing ends are the whole range.
@@ -31,7 +32,7 @@ class Slice {
 
 class TensorIndex {
  public:
-  TensorIndex(NoneIndexType) : v_(NoneIndexType{}) {}  // NOLINT
+  TensorIndex(std::nullopt_t) : v_(NoneIndexType{}) {}  // NOLINT
   TensorIndex(EllipsisIndexType) : v_(EllipsisIndexType{}) {}  // NOLINT
   TensorIndex(const char* s);  // "..." only, as libtorch
   TensorIndex(int64_t i) : v_(i) {}  // NOLINT

@@ -34,7 +34,8 @@ std::vector<Tensor> broadcast_tensors(TensorList tensors);
 Tensor broadcast_to(const Tensor& self, IntArrayRef sizes);
 
 // Shape maths shared by ops.
-DimVector infer_size(IntArrayRef a, IntArrayRef b);  // broadcast shape of two shapes, or Error
+// Broadcast shape of two shapes, or Error from `op` (PyTorch's "The size of tensor a (5) must match ...").
+DimVector infer_size(IntArrayRef a, IntArrayRef b, const char* op = "broadcast");
 // Strides for `sizes` laid out in `format` (channels_last needs 4 dims, channels_last_3d 5).
 DimVector contiguous_strides(IntArrayRef sizes, MemoryFormat format = MemoryFormat::Contiguous);
 

@@ -73,21 +73,31 @@ bool Tensor::is_contiguous(MemoryFormat format) const {
   return false;
 }
 
-// As PyTorch: channels_last when the strides say so unambiguously (a contiguous tensor with
-// C > 1 stays contiguous), else contiguous.
+namespace {
+// c10's is_channels_last_strides_{2d,3d}: visited innermost first (`order`), strides never
+// decrease, and a size-1 dim's stride counts too, so an N1HW contiguous tensor stays contiguous
+// while an N1HW channels_last one is channels_last.
+bool strides_like_format(IntArrayRef sizes, IntArrayRef strides, std::initializer_list<int64_t> order) {
+  if (strides[1] == 0) return false;
+  int64_t min = 0;
+  for (int64_t d : order) {
+    if (sizes[d] == 0 || strides[d] < min) return false;
+    if (d == 0 && min == strides[1]) return false;  // ambiguous N111: contiguous
+    min = strides[d];
+    if (sizes[d] > 1) min *= sizes[d];
+  }
+  return true;
+}
+}  // namespace
+
+// As PyTorch's suggest_memory_format: the format the strides are ordered like.
 MemoryFormat Tensor::suggest_memory_format(bool exact_match) const {
-  if (dim() == 4 && !checked_impl()->is_contiguous() && is_contiguous(MemoryFormat::ChannelsLast)) {
-    return MemoryFormat::ChannelsLast;
-  }
-  if (dim() == 5 && !checked_impl()->is_contiguous() && is_contiguous(MemoryFormat::ChannelsLast3d)) {
-    return MemoryFormat::ChannelsLast3d;
-  }
-  if (dim() == 4 && !exact_match) {
-    // Strides sorted as NHWC but with gaps (e.g. a channels_last slice) still suggest channels_last.
-    IntArrayRef st = strides();
-    if (st[1] < st[3] && st[3] < st[2] && st[2] < st[0] && size(1) > 1 && !checked_impl()->is_contiguous()) {
+  if (dim() == 4 && strides_like_format(sizes(), strides(), {1, 3, 2, 0})) {
+    if (!exact_match || strides().equals(contiguous_strides(sizes(), MemoryFormat::ChannelsLast)))
       return MemoryFormat::ChannelsLast;
-    }
+  } else if (dim() == 5 && strides_like_format(sizes(), strides(), {1, 4, 3, 2, 0})) {
+    if (!exact_match || strides().equals(contiguous_strides(sizes(), MemoryFormat::ChannelsLast3d)))
+      return MemoryFormat::ChannelsLast3d;
   }
   return MemoryFormat::Contiguous;
 }

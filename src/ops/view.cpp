@@ -4,13 +4,10 @@
 
 #include "dispatch/dispatch.h"
 #include "ember/shape.h"
+#include "ops/indexing_util.h"
 
 namespace ember {
 namespace {
-
-Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
-  return Tensor(IntrusivePtr<TensorImpl>::make(base.impl()->storage(), base.dtype(), sizes, strides, offset));
-}
 
 // Sizes with one -1 inferred from numel ("shape '[2, -1]' is invalid for input of size 7").
 DimVector infer_view_size(const char* op, IntArrayRef shape, int64_t numel) {
@@ -27,7 +24,9 @@ DimVector infer_view_size(const char* op, IntArrayRef shape, int64_t numel) {
     }
   }
   if (infer) {
-    EMBER_CHECK(known != 0 && numel % known == 0, op, "shape '", shape, "' is invalid for input of size ", numel);
+    EMBER_CHECK(known != 0, op, "cannot reshape tensor of 0 elements into shape ", shape,
+                " because the unspecified dimension size -1 can be any value and is ambiguous");
+    EMBER_CHECK(numel % known == 0, op, "shape '", shape, "' is invalid for input of size ", numel);
     out[*infer] = numel / known;
   } else {
     EMBER_CHECK(known == numel, op, "shape '", shape, "' is invalid for input of size ", numel);
@@ -82,14 +81,44 @@ struct ViewOp {
   }
 };
 
+// Reinterprets the bytes as another dtype. With a different element size the last dim must be
+// contiguous and it shrinks or grows by the size ratio (PyTorch's view_dtype).
 struct ViewDtypeOp {
   static constexpr const char* name = "view";
   static Tensor run(const Tensor& self, ScalarType dtype) {
-    EMBER_CHECK(element_size(dtype) == self.element_size(), name,
-                "viewing a tensor of ", self.dtype(), " as ", dtype,
-                " needs equal element sizes (changing the size is not supported)");
-    return Tensor(IntrusivePtr<TensorImpl>::make(self.impl()->storage(), dtype, self.sizes(), self.strides(),
-                                                 self.storage_offset()));
+    if (dtype == self.dtype()) return self;
+    const int64_t from = static_cast<int64_t>(self.element_size()), to = static_cast<int64_t>(element_size(dtype));
+    DimVector sizes(self.sizes()), strides(self.strides());
+    int64_t offset = self.storage_offset();
+    if (from != to) {
+      EMBER_CHECK(self.dim() > 0, name, "self.dim() cannot be 0 to view ", self.dtype(), " as ", dtype,
+                  " (different element sizes)");
+      const int64_t last = self.dim() - 1;
+      if (from > to) {
+        const int64_t ratio = from / to;
+        EMBER_CHECK(strides[last] == 1, name, "self.stride(-1) must be 1 to view ", self.dtype(), " as ", dtype,
+                    " (different element sizes), but got ", strides[last]);
+        offset *= ratio;
+        sizes[last] *= ratio;
+        for (int64_t d = 0; d < last; ++d) strides[d] *= ratio;
+      } else {
+        const int64_t ratio = to / from;
+        EMBER_CHECK(sizes[last] % ratio == 0, name, "self.size(-1) must be divisible by ", ratio, " to view ",
+                    self.dtype(), " as ", dtype, " (different element sizes), but got ", sizes[last]);
+        EMBER_CHECK(offset % ratio == 0, name, "self.storage_offset() must be divisible by ", ratio, " to view ",
+                    self.dtype(), " as ", dtype, " (different element sizes), but got ", offset);
+        EMBER_CHECK(strides[last] == 1, name, "self.stride(-1) must be 1 to view ", self.dtype(), " as ", dtype,
+                    " (different element sizes), but got ", strides[last]);
+        offset /= ratio;
+        sizes[last] /= ratio;
+        for (int64_t d = 0; d < last; ++d) {
+          EMBER_CHECK(strides[d] % ratio == 0, name, "self.stride(", d, ") must be divisible by ", ratio, " to view ",
+                      self.dtype(), " as ", dtype, " (different element sizes), but got ", strides[d]);
+          strides[d] /= ratio;
+        }
+      }
+    }
+    return Tensor(IntrusivePtr<TensorImpl>::make(self.impl()->storage(), dtype, sizes, strides, offset));
   }
 };
 
@@ -114,7 +143,7 @@ struct AsStridedOp {
     bool empty = false;
     for (size_t i = 0; i < sizes.size(); ++i) {
       EMBER_CHECK(sizes[i] >= 0, name, "Trying to create tensor with negative dimension ", sizes[i], ": ", sizes);
-      EMBER_CHECK(strides[i] >= 0, name, "negative strides are not supported, got ", strides);
+      EMBER_CHECK(strides[i] >= 0, name, "Negative strides are not supported at the moment, got strides: ", strides);
       if (sizes[i] == 0) empty = true;
       extent += (sizes[i] - 1) * strides[i];
     }
@@ -134,12 +163,13 @@ struct PermuteOp {
   static Tensor run(const Tensor& self, IntArrayRef dims) {
     const int64_t nd = self.dim();
     EMBER_CHECK(static_cast<int64_t>(dims.size()) == nd, name,
-                "number of dims don't match in permute: input has ", nd, " dims, dims has ", dims.size());
+                "number of dimensions in the tensor input does not match the length of the desired ordering of "
+                "dimensions i.e. input.dim() = ", nd, " is not equal to len(dims) = ", dims.size());
     DimVector sizes(nd), strides(nd);
     SmallVector<bool, 8> seen(nd, false);
     for (int64_t i = 0; i < nd; ++i) {
       const int64_t d = maybe_wrap_dim(dims[i], nd, name);
-      EMBER_CHECK(!seen[d], name, "repeated dim in permute: ", dims);
+      EMBER_CHECK(!seen[d], name, "duplicate dims are not allowed.");
       seen[d] = true;
       sizes[i] = self.sizes()[d];
       strides[i] = self.strides()[d];
@@ -155,6 +185,7 @@ struct TransposeOp {
     d0 = maybe_wrap_dim(d0, nd, name);
     d1 = maybe_wrap_dim(d1, nd, name);
     DimVector sizes(self.sizes()), strides(self.strides());
+    if (nd == 0) return make_view(self, sizes, strides, self.storage_offset());
     std::swap(sizes[d0], sizes[d1]);
     std::swap(strides[d0], strides[d1]);
     return make_view(self, sizes, strides, self.storage_offset());
@@ -205,9 +236,7 @@ struct NarrowOp {
     EMBER_CHECK(self.dim() > 0, name, "narrow() cannot be applied to a 0-dim tensor.");
     dim = maybe_wrap_dim(dim, self.dim(), name);
     const int64_t size = self.sizes()[dim];
-    EMBER_CHECK(start >= -size && start <= size, name, "start out of range (expected to be in range of [", -size,
-                ", ", size, "], but got ", start, ")");
-    if (start < 0) start += size;
+    if (start != size) start = maybe_wrap_dim(start, size, name);  // the end itself is a valid start
     EMBER_CHECK(length >= 0 && start + length <= size, name, "start (", start, ") + length (", length,
                 ") exceeds dimension size (", size, ").");
     return self.slice(dim, start, start + length);
@@ -225,7 +254,7 @@ struct ExpandOp {
     for (int64_t i = nd - 1; i >= 0; --i) {
       const int64_t d = i - off;
       const int64_t size = d >= 0 ? self.sizes()[d] : 1;
-      const int64_t stride = d >= 0 ? self.strides()[d] : 0;
+      const int64_t stride = d >= 0 ? self.strides()[d] : i + 1 < nd ? out_sizes[i + 1] * out_strides[i + 1] : 0;
       int64_t target = sizes[i];
       if (target == -1) {
         EMBER_CHECK(d >= 0, name, "The expanded size of the tensor (-1) isn't allowed in a leading, "
@@ -328,13 +357,13 @@ struct UnfoldOp {
 
 }  // namespace
 
-DimVector infer_size(IntArrayRef a, IntArrayRef b) {
+DimVector infer_size(IntArrayRef a, IntArrayRef b, const char* op) {
   const size_t na = a.size(), nb = b.size(), n = std::max(na, nb);
   DimVector out(n);
   for (size_t i = 0; i < n; ++i) {
     const int64_t da = i < n - na ? 1 : a[i - (n - na)];
     const int64_t db = i < n - nb ? 1 : b[i - (n - nb)];
-    EMBER_CHECK(da == db || da == 1 || db == 1, "broadcast", "The size of tensor a (", da,
+    EMBER_CHECK(da == db || da == 1 || db == 1, op, "The size of tensor a (", da,
                 ") must match the size of tensor b (", db, ") at non-singleton dimension ", i);
     out[i] = da == 1 ? db : da;
   }
@@ -347,20 +376,23 @@ Tensor permute(const Tensor& self, IntArrayRef dims) { return dispatch::call<Per
 Tensor transpose(const Tensor& self, int64_t d0, int64_t d1) { return dispatch::call<TransposeOp>(self, d0, d1); }
 Tensor t(const Tensor& self) {
   EMBER_CHECK(self.dim() <= 2, "t", "t() expects a tensor with <= 2 dimensions, but self is ", self.dim(), "D");
-  return self.dim() < 2 ? self : transpose(self, 0, 1);
+  return transpose(self, 0, self.dim() < 2 ? 0 : 1);  // a view even when nothing moves, as PyTorch
 }
 Tensor movedim(const Tensor& self, IntArrayRef source, IntArrayRef destination) {
   const int64_t nd = self.dim();
-  EMBER_CHECK(source.size() == destination.size(), "movedim", "Invalid source or destination dims: source (",
-              source, " dims) should contain the same number of dims as destination (", destination, " dims)");
-  DimVector perm(nd, -1);
-  SmallVector<bool, 8> used_src(nd, false), used_dst(nd, false);
+  EMBER_CHECK(source.size() == destination.size(), "movedim", "Invalid source or destination dims: source (", source,
+              " dims) should contain the same number of dims as destination (", destination, " dims)");
+  const int64_t slots = std::max<int64_t>(nd, 1);  // a 0-dim tensor takes dim 0 / -1
+  DimVector perm(slots, -1);
+  SmallVector<bool, 8> used_src(slots, false), used_dst(slots, false);
   for (size_t i = 0; i < source.size(); ++i) {
     const int64_t s = maybe_wrap_dim(source[i], nd, "movedim"), d = maybe_wrap_dim(destination[i], nd, "movedim");
-    EMBER_CHECK(!used_src[s] && !used_dst[d], "movedim", "repeated dim in source or destination");
+    EMBER_CHECK(!used_src[s], "movedim", "repeated dim in `source` (", source, ")");
+    EMBER_CHECK(!used_dst[d], "movedim", "repeated dim in `destination` (", destination, ")");
     used_src[s] = used_dst[d] = true;
     perm[d] = s;
   }
+  if (nd == 0) return transpose(self, 0, 0);
   int64_t next_src = 0;
   for (int64_t d = 0; d < nd; ++d) {
     if (perm[d] != -1) continue;
@@ -382,10 +414,10 @@ Tensor squeeze(const Tensor& self) { return dispatch::call<SqueezeOp>(self, std:
 Tensor squeeze(const Tensor& self, int64_t dim) { return dispatch::call<SqueezeOp>(self, dim); }
 Tensor unsqueeze(const Tensor& self, int64_t dim) { return dispatch::call<UnsqueezeOp>(self, dim); }
 Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
-  if (self.dim() == 0) return self.reshape({1});
   start_dim = maybe_wrap_dim(start_dim, self.dim(), "flatten");
   end_dim = maybe_wrap_dim(end_dim, self.dim(), "flatten");
-  EMBER_CHECK(start_dim <= end_dim, "flatten", "start_dim cannot come after end_dim");
+  EMBER_CHECK(start_dim <= end_dim, "flatten", "flatten() has invalid args: start_dim cannot come after end_dim");
+  if (self.dim() == 0) return self.reshape({1});
   if (start_dim == end_dim) return self;
   DimVector sizes;
   for (int64_t d = 0; d < start_dim; ++d) sizes.push_back(self.sizes()[d]);
@@ -396,24 +428,20 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
   return self.reshape(sizes);
 }
 Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes) {
-  dim = maybe_wrap_dim(dim, self.dim(), "unflatten");
+  dim = maybe_wrap_dim(dim, self.dim(), "unflatten", false);
   EMBER_CHECK(!sizes.empty(), "unflatten", "sizes must be non-empty");
-  DimVector shape;
-  for (int64_t d = 0; d < dim; ++d) shape.push_back(self.sizes()[d]);
-  int64_t known = 1, infer = -1;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    if (sizes[i] == -1) {
-      EMBER_CHECK(infer < 0, "unflatten", "only one dimension can be inferred");
-      infer = static_cast<int64_t>(shape.size());
-    } else {
-      known *= sizes[i];
-    }
-    shape.push_back(sizes[i]);
+  const int64_t size = self.size(dim);
+  DimVector inferred;
+  try {
+    inferred = infer_view_size("unflatten", sizes, size);
+  } catch (const Error& e) {  // sizes that don't multiply up get unflatten's own words, as in PyTorch
+    if (std::string_view(e.what()).find("is invalid for input of size") == std::string_view::npos) throw;
+    detail::fail("unflatten", "Provided sizes ", sizes, " don't multiply up to the size of dim ", dim, " (", size,
+                 ") in the input tensor");
   }
-  if (infer >= 0 && known != 0) shape[infer] = self.sizes()[dim] / known, known *= shape[infer];
-  EMBER_CHECK(known == self.sizes()[dim], "unflatten", "Provided sizes ", sizes,
-              " don't multiply up to the size of dim ", dim, " (", self.sizes()[dim], ") in the input tensor");
-  for (int64_t d = dim + 1; d < self.dim(); ++d) shape.push_back(self.sizes()[d]);
+  DimVector shape(self.sizes());
+  shape.erase(dim);
+  for (size_t i = 0; i < inferred.size(); ++i) shape.insert(dim + i, inferred[i]);
   return self.view(shape);
 }
 Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
@@ -433,7 +461,7 @@ std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
   EMBER_CHECK(split_size > 0 || size == 0, "split", "split_size can only be 0 if dimension size is 0, but got "
               "dimension size of ", size);
   std::vector<Tensor> out;
-  if (size == 0) return {self};
+  if (size == 0) return {self.narrow(dim, 0, 0)};
   for (int64_t s = 0; s < size; s += split_size) out.push_back(self.narrow(dim, s, std::min(split_size, size - s)));
   return out;
 }
@@ -468,14 +496,14 @@ std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
   return split(self, split_size, dim);
 }
 std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
-  dim = maybe_wrap_dim(dim, self.dim(), "unbind");
+  dim = maybe_wrap_dim(dim, self.dim(), "unbind", false);
   std::vector<Tensor> out;
   for (int64_t i = 0; i < self.sizes()[dim]; ++i) out.push_back(self.select(dim, i));
   return out;
 }
 std::vector<Tensor> broadcast_tensors(TensorList tensors) {
   DimVector shape;
-  for (const Tensor& t : tensors) shape = infer_size(shape, t.sizes());
+  for (const Tensor& t : tensors) shape = infer_size(shape, t.sizes(), "broadcast_tensors");
   std::vector<Tensor> out;
   for (const Tensor& t : tensors) out.push_back(t.expand(shape));
   return out;
@@ -500,9 +528,8 @@ Tensor& Tensor::t_() {
   return *this;
 }
 Tensor Tensor::mT() const {
-  EMBER_CHECK(dim() >= 2, "mT", "tensor.mT is only supported on matrices or batches of matrices. Got ", dim(),
-              "-D tensor.");
-  return transpose(-2, -1);
+  EMBER_CHECK(dim() != 1, "mT", "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.");
+  return dim() == 0 ? transpose(0, 0) : transpose(-2, -1);  // PyTorch 1.13 lets a 0-dim tensor through
 }
 Tensor Tensor::movedim(IntArrayRef s, IntArrayRef d) const { return ember::movedim(*this, s, d); }
 Tensor Tensor::select(int64_t dim, int64_t index) const { return ember::select(*this, dim, index); }

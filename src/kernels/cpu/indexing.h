@@ -1,0 +1,63 @@
+// Loops of the indexing and joining family: moving elements to or from positions that an index
+// tensor names, compacting by a mask, copying rows. Index values reaching these kernels have
+// been range-checked by the op (nothing is written before every index is known to be valid).
+#pragma once
+#include <optional>
+
+#include "core/tensor_iterator.h"
+
+namespace ember::kernels {
+
+// out = src[index]: operand 0 written, operand 1 read at index * indexed_stride bytes from its
+// position, operand 2 the index (int64 or int32). Serves gather, index_select and advanced-index
+// reads; every position is independent, so the whole iteration space is split across threads.
+void index_gather_kernel(TensorIterator& iter, int64_t indexed_stride);
+
+// How the scatter kernel walks one indexed dim. The iterator runs over every position but that
+// dim (its size squashed to 1, so that writes to the same element stay on one thread, in order);
+// at each position the kernel takes `len` steps along the dim, step k reading the index at
+// k * index_step.
+struct IndexWalk {
+  int64_t len = 1;             // steps along the dim at each position
+  int64_t index_step = 0;      // byte stride of the index operand between steps
+  int64_t plain_step = 0;      // byte stride, between steps, of the operand walked in order
+  int64_t indexed_stride = 0;  // byte stride that one unit of an index value moves the indexed operand
+};
+
+// dst[index[k]] = src[k] (Assign) or += alpha * src[k] (Add): operand 0 indexed and written,
+// operand 1 read in order (stride 0 for a broadcast value), operand 2 the index. With `serial`
+// the loop runs on one thread (duplicate indices across positions, as index_put_ accumulate).
+enum class ScatterMode { Assign, Add };
+void index_scatter_kernel(TensorIterator& iter, const IndexWalk& walk, ScatterMode mode, const Scalar& alpha,
+                          bool serial);
+
+// The first value of an integer tensor outside [lo, hi), if any (iterator: one input).
+std::optional<int64_t> find_index_out_of_range(TensorIterator& iter, int64_t lo, int64_t hi);
+// The largest value of an int64 tensor (iterator: one input, numel > 0).
+int64_t max_index(TensorIterator& iter);
+
+// Advanced indexing: offsets (operand 0, int64) = (first ? 0 : offsets) + wrap(index) * stride for
+// index values (operand 1, int64) in [-size, size). Returns an out-of-range value instead of
+// writing anything when there is one.
+std::optional<int64_t> add_index_offsets(TensorIterator& iter, int64_t size, int64_t stride, bool first);
+
+// `rows` rows of row_bytes: dst + r * dst_stride <- src + r * src_stride.
+void copy_rows_kernel(char* dst, int64_t dst_stride, const char* src, int64_t src_stride, int64_t rows,
+                      int64_t row_bytes);
+// index_select on contiguous tensors: dst row (o, k), rows back to back, comes from
+// src + o * src_outer_stride + index[k] * src_index_stride (index: 1-D int64 or int32).
+void index_select_rows_kernel(char* dst, const char* src, int64_t outer, int64_t src_outer_stride,
+                              const Tensor& index, int64_t src_index_stride, int64_t row_bytes);
+
+// Coordinates of the nonzero elements of contiguous `self` in row-major order: int64
+// [count, self.dim()] with strides [1, count], the layout PyTorch returns.
+Tensor nonzero_kernel(const Tensor& self);
+// Elements of contiguous `self` where contiguous `mask` (bool or uint8, same shape) is set, in order.
+Tensor masked_select_kernel(const Tensor& self, const Tensor& mask);
+
+// tril (lower) / triu on contiguous [batch, rows, cols] data of element size es: kept elements
+// are copied from src (skipped when src == dst), the others zeroed.
+void tril_kernel(char* dst, const char* src, int64_t batch, int64_t rows, int64_t cols, int64_t es, int64_t diagonal,
+                 bool lower);
+
+}  // namespace ember::kernels

@@ -1,0 +1,330 @@
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <vector>
+
+#include "kernels/cpu/cast.h"
+#include "kernels/cpu/indexing.h"
+
+namespace ember::kernels {
+namespace {
+
+// Plain data movement only needs the element size, so moving kernels are instantiated per size
+// rather than per dtype.
+template <class F>
+void visit_element_size(int64_t es, F&& f) {
+  switch (es) {
+    case 1: return f(uint8_t{});
+    case 2: return f(uint16_t{});
+    case 4: return f(uint32_t{});
+    case 8: return f(uint64_t{});
+    default: break;
+  }
+  throw Error("indexing: unsupported element size " + std::to_string(es));
+}
+
+template <class F>
+void visit_index_type(ScalarType t, F&& f) {
+  if (t == kLong) return f(int64_t{});
+  if (t == kInt) return f(int32_t{});
+  throw Error(std::string("indexing: expected an int64 or int32 index, got ") + to_string(t));
+}
+
+template <class Idx>
+inline int64_t load_index(const char* p) {
+  Idx v;
+  std::memcpy(&v, p, sizeof(Idx));
+  return static_cast<int64_t>(v);
+}
+
+// Work of one iterator position is `len` element moves: keep threads' chunks about kGrainSize moves.
+int64_t grain_for(int64_t len) { return std::max<int64_t>(1, kGrainSize / std::max<int64_t>(len, 1)); }
+
+// Memory copies pay off on another thread from about this many bytes.
+constexpr int64_t kGrainBytes = kGrainSize * 8;
+
+// a + alpha * b as PyTorch's CPU kernels compute it in T: 16-bit floats round the product and the
+// sum to T, integers wrap, bools are logical.
+template <class T>
+inline T scaled_add(T a, T b, T alpha, bool has_alpha) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return a || (b && (!has_alpha || alpha));
+  } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    const float p = has_alpha ? static_cast<float>(T(static_cast<float>(b) * static_cast<float>(alpha)))
+                              : static_cast<float>(b);
+    return T(static_cast<float>(a) + p);
+  } else {
+    return wrap_add(a, has_alpha ? wrap_mul(b, alpha) : b);
+  }
+}
+
+// Splits [0, n) into chunks, the same in both passes of a compaction (count, then write).
+struct Chunks {
+  int64_t n, count;
+  int64_t begin(int64_t c) const { return n * c / count; }
+};
+Chunks make_chunks(int64_t n) { return {n, std::clamp<int64_t>(n / kGrainSize, 1, get_num_threads())}; }
+
+// Output position of each chunk's first kept element, from count(begin, end) of every chunk.
+template <class Count>
+std::vector<int64_t> chunk_output_starts(const Chunks& ch, const Count& count, int64_t* total) {
+  std::vector<int64_t> starts(ch.count + 1, 0);
+  parallel_for(0, ch.count, 1, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) starts[c + 1] = count(ch.begin(c), ch.begin(c + 1));
+  });
+  for (int64_t c = 0; c < ch.count; ++c) starts[c + 1] += starts[c];
+  *total = starts[ch.count];
+  return starts;
+}
+// write(begin, end, first_output_position) on every chunk.
+template <class Write>
+void write_chunks(const Chunks& ch, const std::vector<int64_t>& starts, const Write& write) {
+  parallel_for(0, ch.count, 1, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) write(ch.begin(c), ch.begin(c + 1), starts[c]);
+  });
+}
+
+}  // namespace
+
+void index_gather_kernel(TensorIterator& iter, int64_t indexed_stride) {
+  visit_element_size(static_cast<int64_t>(element_size(iter.dtype(0))), [&](auto etag) {
+    using E = decltype(etag);
+    visit_index_type(iter.dtype(2), [&](auto itag) {
+      using Idx = decltype(itag);
+      iter.for_each([indexed_stride](char** data, const int64_t* strides, int64_t n) {
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t j = load_index<Idx>(data[2] + i * strides[2]);
+          std::memcpy(data[0] + i * strides[0], data[1] + i * strides[1] + j * indexed_stride, sizeof(E));
+        }
+      });
+    });
+  });
+}
+
+void index_scatter_kernel(TensorIterator& iter, const IndexWalk& w, ScatterMode mode, const Scalar& alpha,
+                          bool serial) {
+  const int64_t grain = serial ? std::max<int64_t>(iter.numel(), 1) : grain_for(w.len);
+  if (mode == ScatterMode::Assign) {
+    visit_element_size(static_cast<int64_t>(element_size(iter.dtype(0))), [&](auto etag) {
+      using E = decltype(etag);
+      visit_index_type(iter.dtype(2), [&](auto itag) {
+        using Idx = decltype(itag);
+        iter.for_each(
+            [&w](char** data, const int64_t* strides, int64_t n) {
+              for (int64_t k = 0; k < w.len; ++k) {  // steps outside: the n positions are the near ones
+                const char* src = data[1] + k * w.plain_step;
+                const char* idx = data[2] + k * w.index_step;
+                for (int64_t i = 0; i < n; ++i) {
+                  const int64_t j = load_index<Idx>(idx + i * strides[2]);
+                  std::memcpy(data[0] + i * strides[0] + j * w.indexed_stride, src + i * strides[1], sizeof(E));
+                }
+              }
+            },
+            grain);
+      });
+    });
+    return;
+  }
+  const bool has_alpha = !alpha.equal(1);
+  visit_dtype(iter.dtype(0), [&](auto ttag) {
+    using T = decltype(ttag);
+    const T a = alpha.to<T>();
+    visit_index_type(iter.dtype(2), [&](auto itag) {
+      using Idx = decltype(itag);
+      iter.for_each(
+          [&w, a, has_alpha](char** data, const int64_t* strides, int64_t n) {
+            for (int64_t k = 0; k < w.len; ++k) {
+              const char* src = data[1] + k * w.plain_step;
+              const char* idx = data[2] + k * w.index_step;
+              for (int64_t i = 0; i < n; ++i) {
+                char* dst = data[0] + i * strides[0] + load_index<Idx>(idx + i * strides[2]) * w.indexed_stride;
+                T x, y;
+                std::memcpy(&x, dst, sizeof(T));
+                std::memcpy(&y, src + i * strides[1], sizeof(T));
+                x = scaled_add(x, y, a, has_alpha);
+                std::memcpy(dst, &x, sizeof(T));
+              }
+            }
+          },
+          grain);
+    });
+  });
+}
+
+std::optional<int64_t> find_index_out_of_range(TensorIterator& iter, int64_t lo, int64_t hi) {
+  std::atomic<bool> found{false};
+  int64_t bad = 0;  // written once, by the thread that sets `found`
+  visit_index_type(iter.dtype(0), [&](auto itag) {
+    using Idx = decltype(itag);
+    iter.for_each([&](char** data, const int64_t* strides, int64_t n) {
+      if (found.load(std::memory_order_relaxed)) return;
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t v = load_index<Idx>(data[0] + i * strides[0]);
+        if (v < lo || v >= hi) {
+          bool expected = false;
+          if (found.compare_exchange_strong(expected, true)) bad = v;
+          return;
+        }
+      }
+    });
+  });
+  if (found.load()) return bad;
+  return std::nullopt;
+}
+
+int64_t max_index(TensorIterator& iter) {
+  std::atomic<int64_t> best{std::numeric_limits<int64_t>::min()};
+  iter.for_each([&](char** data, const int64_t* strides, int64_t n) {
+    int64_t m = std::numeric_limits<int64_t>::min();
+    for (int64_t i = 0; i < n; ++i) m = std::max(m, load_index<int64_t>(data[0] + i * strides[0]));
+    int64_t cur = best.load(std::memory_order_relaxed);
+    while (m > cur && !best.compare_exchange_weak(cur, m)) {
+    }
+  });
+  return best.load();
+}
+
+std::optional<int64_t> add_index_offsets(TensorIterator& iter, int64_t size, int64_t stride, bool first) {
+  std::atomic<bool> found{false};
+  int64_t bad = 0;
+  iter.for_each([&](char** data, const int64_t* strides, int64_t n) {
+    if (found.load(std::memory_order_relaxed)) return;
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t v = load_index<int64_t>(data[1] + i * strides[1]);
+      if (v < -size || v >= size) {
+        bool expected = false;
+        if (found.compare_exchange_strong(expected, true)) bad = v;
+        return;
+      }
+      if (v < 0) v += size;
+      char* o = data[0] + i * strides[0];
+      const int64_t acc = (first ? 0 : load_index<int64_t>(o)) + v * stride;
+      std::memcpy(o, &acc, sizeof(acc));
+    }
+  });
+  if (found.load()) return bad;
+  return std::nullopt;
+}
+
+void copy_rows_kernel(char* dst, int64_t dst_stride, const char* src, int64_t src_stride, int64_t rows,
+                      int64_t row_bytes) {
+  if (rows <= 0 || row_bytes <= 0) return;
+  const size_t nb = static_cast<size_t>(row_bytes);
+  parallel_for(0, rows, std::max<int64_t>(1, kGrainBytes / row_bytes), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) std::memcpy(dst + r * dst_stride, src + r * src_stride, nb);
+  });
+}
+
+void index_select_rows_kernel(char* dst, const char* src, int64_t outer, int64_t src_outer_stride,
+                              const Tensor& index, int64_t src_index_stride, int64_t row_bytes) {
+  const int64_t n = index.numel();
+  if (outer <= 0 || n == 0 || row_bytes <= 0) return;
+  const int64_t istride = index.dim() == 0 ? 0 : index.stride(0) * static_cast<int64_t>(index.element_size());
+  const char* ip = static_cast<const char*>(index.data_ptr());
+  const size_t nb = static_cast<size_t>(row_bytes);
+  auto rows = [&](auto itag, auto copy_row) {
+    using Idx = decltype(itag);
+    parallel_for(0, outer * n, std::max<int64_t>(1, kGrainBytes / row_bytes), [&](int64_t b, int64_t e) {
+      int64_t o = b / n, k = b % n;
+      for (int64_t r = b; r < e; ++r) {
+        const int64_t j = load_index<Idx>(ip + k * istride);
+        copy_row(dst + r * row_bytes, src + o * src_outer_stride + j * src_index_stride);
+        if (++k == n) {
+          k = 0;
+          ++o;
+        }
+      }
+    });
+  };
+  visit_index_type(index.dtype(), [&](auto itag) {
+    if (row_bytes <= 8 && (row_bytes & (row_bytes - 1)) == 0) {  // one element: a fixed-size copy
+      visit_element_size(row_bytes, [&](auto etag) {
+        using E = decltype(etag);
+        rows(itag, [](char* d, const char* s) { std::memcpy(d, s, sizeof(E)); });
+      });
+    } else {
+      rows(itag, [nb](char* d, const char* s) { std::memcpy(d, s, nb); });
+    }
+  });
+}
+
+Tensor nonzero_kernel(const Tensor& self) {
+  const int64_t n = self.numel(), nd = self.dim();
+  const Chunks ch = make_chunks(n);
+  Tensor out;
+  visit_dtype(self.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = static_cast<const T*>(self.data_ptr());
+    int64_t total = 0;
+    auto starts = chunk_output_starts(ch, [&](int64_t b, int64_t e) {
+      int64_t c = 0;
+      for (int64_t i = b; i < e; ++i) c += cast<bool>(p[i]);
+      return c;
+    }, &total);
+    // [total, nd] stored dim-major (strides [1, total]), as PyTorch lays out nonzero's result
+    out = make_empty_strided({total, nd}, {1, total}, kLong);
+    int64_t* o = static_cast<int64_t*>(out.data_ptr());
+    IntArrayRef sizes = self.sizes();
+    write_chunks(ch, starts, [&](int64_t b, int64_t e, int64_t pos) {
+      if (b == e) return;  // also keeps the unravelling below away from empty dims
+      DimVector coord(nd);
+      for (int64_t d = nd - 1, rem = b; d >= 0; --d) {
+        coord[d] = rem % sizes[d];
+        rem /= sizes[d];
+      }
+      for (int64_t i = b; i < e; ++i) {
+        if (cast<bool>(p[i])) {
+          for (int64_t d = 0; d < nd; ++d) o[d * total + pos] = coord[d];
+          ++pos;
+        }
+        for (int64_t d = nd - 1; d >= 0 && ++coord[d] == sizes[d]; --d) coord[d] = 0;
+      }
+    });
+  });
+  return out;
+}
+
+Tensor masked_select_kernel(const Tensor& self, const Tensor& mask) {
+  const uint8_t* m = static_cast<const uint8_t*>(mask.data_ptr());  // bool and uint8: set iff byte != 0
+  const Chunks ch = make_chunks(self.numel());
+  int64_t total = 0;
+  auto starts = chunk_output_starts(ch, [&](int64_t b, int64_t e) {
+    int64_t c = 0;
+    for (int64_t i = b; i < e; ++i) c += m[i] != 0;
+    return c;
+  }, &total);
+  Tensor out = make_empty({total}, self.dtype());
+  const int64_t es = static_cast<int64_t>(self.element_size());
+  const char* src = static_cast<const char*>(self.data_ptr());
+  char* dst = static_cast<char*>(out.data_ptr());
+  visit_element_size(es, [&](auto etag) {
+    using E = decltype(etag);
+    write_chunks(ch, starts, [&](int64_t b, int64_t e, int64_t pos) {
+      for (int64_t i = b; i < e; ++i)
+        if (m[i]) std::memcpy(dst + (pos++) * es, src + i * es, sizeof(E));
+    });
+  });
+  return out;
+}
+
+void tril_kernel(char* dst, const char* src, int64_t batch, int64_t rows, int64_t cols, int64_t es, int64_t diagonal,
+                 bool lower) {
+  const int64_t total = batch * rows;
+  if (total == 0 || cols == 0) return;
+  parallel_for(0, total, std::max<int64_t>(1, kGrainBytes / (cols * es)), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const int64_t i = r % rows;
+      // kept columns [keep_begin, keep_end); tril keeps j <= i + diagonal, triu j >= i + diagonal
+      const int64_t keep_begin = lower ? 0 : std::clamp<int64_t>(i + diagonal, 0, cols);
+      const int64_t keep_end = lower ? std::clamp<int64_t>(i + diagonal + 1, 0, cols) : cols;
+      char* d = dst + r * cols * es;
+      const char* s = src + r * cols * es;
+      std::memset(d, 0, static_cast<size_t>(keep_begin * es));
+      if (src != dst && keep_end > keep_begin)
+        std::memcpy(d + keep_begin * es, s + keep_begin * es, static_cast<size_t>((keep_end - keep_begin) * es));
+      std::memset(d + keep_end * es, 0, static_cast<size_t>((cols - keep_end) * es));
+    }
+  });
+}
+
+}  // namespace ember::kernels

@@ -1,0 +1,370 @@
+// Ops that read or write along one dim at positions an index tensor names: index_select,
+// gather, scatter, scatter_add, index_add; and the mask ops masked_select, nonzero, one_hot.
+//
+// Reads run the iterator over the result, the indexed operand given stride 0 along the indexed
+// dim and the index adding the offset. Writes run it over every position but the indexed dim
+// (squashed to size 1) and walk that dim at each position (kernels::IndexWalk), so repeated
+// indices are applied in order on one thread. Every index is range-checked before anything is
+// written.
+#include <limits>
+
+#include "dispatch/dispatch.h"
+#include "ember/factory.h"
+#include "ember/indexing.h"
+#include "ember/shape.h"
+#include "kernels/cpu/indexing.h"
+#include "ops/indexing_util.h"
+
+namespace ember {
+namespace {
+
+using kernels::IndexWalk;
+using kernels::ScatterMode;
+
+int64_t byte_stride(const Tensor& t, int64_t dim) {
+  return t.dim() == 0 ? 0 : t.stride(dim) * static_cast<int64_t>(t.element_size());
+}
+
+// 0-dim tensors take part as one-element vectors (PyTorch's ensure_nonempty_dim).
+Tensor as_1d(const Tensor& t) { return t.dim() == 0 ? make_view(t, {1}, {1}, t.storage_offset()) : t; }
+
+// `t` over `shape` with its own strides and `dim` squashed to one element.
+Tensor walk_view(const Tensor& t, IntArrayRef shape, int64_t dim) {
+  DimVector sizes(shape);
+  sizes[dim] = 1;
+  return make_view(t, sizes, t.strides(), t.storage_offset());
+}
+
+// The same element at every position of `shape` (an index or value read only along the walk).
+Tensor fixed_view(const Tensor& t, IntArrayRef shape) {
+  return make_view(t, shape, DimVector(shape.size(), 0), t.storage_offset());
+}
+
+// "index 5 is out of bounds for dimension 0 with size 3", before anything is written.
+void check_index_range(const char* op, const Tensor& index, int64_t dim, int64_t size) {
+  if (index.numel() == 0) return;
+  TensorIterator iter(TensorIteratorConfig(op).add_input(index).no_input_cast());
+  if (auto bad = kernels::find_index_out_of_range(iter, 0, size))
+    detail::fail(op, "index ", *bad, " is out of bounds for dimension ", dim, " with size ", size);
+}
+
+// Writes along `dim` of `dst` (1-D or more) at index[p], from src walked in index's shape.
+void scatter_walk(const char* op, Tensor& dst, int64_t dim, const Tensor& index, const Tensor& src, bool src_fixed,
+                  ScatterMode mode) {
+  DimVector squashed(index.sizes());
+  squashed[dim] = 1;
+  TensorIterator iter(TensorIteratorConfig(op)
+                          .add_input(walk_view(dst, index.sizes(), dim))
+                          .add_input(src_fixed ? fixed_view(src, squashed) : walk_view(src, index.sizes(), dim))
+                          .add_input(walk_view(index, index.sizes(), dim))
+                          .no_input_cast());
+  IndexWalk walk;
+  walk.len = index.size(dim);
+  walk.index_step = byte_stride(index, dim);
+  walk.plain_step = src_fixed ? 0 : byte_stride(src, dim);
+  walk.indexed_stride = byte_stride(dst, dim);
+  kernels::index_scatter_kernel(iter, walk, mode, 1, false);
+}
+
+struct IndexSelectOp {
+  static constexpr const char* name = "index_select";
+  static Tensor run(const Tensor& self, int64_t dim, const Tensor& index) {
+    EMBER_CHECK(index.dim() <= 1, name, "Index is supposed to be a vector, got index of size ", index.sizes());
+    EMBER_CHECK(index.dtype() == kLong || index.dtype() == kInt, name, "Expected dtype int32 or int64 for index, got ",
+                index.dtype());
+    dim = maybe_wrap_dim(dim, self.dim(), name);
+    check_index_range(name, index, dim, self.dim() == 0 ? 1 : self.size(dim));
+    if (self.dim() == 0) return self.clone();  // PyTorch: a 0-dim input gives a copy of itself
+    DimVector shape(self.sizes());
+    shape[dim] = index.numel();
+    Tensor out = make_empty(shape, self.dtype());
+    if (out.numel() == 0) return out;
+    const int64_t es = static_cast<int64_t>(self.element_size());
+    if (self.is_contiguous()) {  // whole rows after `dim` are contiguous: memcpy them
+      int64_t outer = 1, inner = 1;
+      for (int64_t d = 0; d < dim; ++d) outer *= shape[d];
+      for (int64_t d = dim + 1; d < self.dim(); ++d) inner *= shape[d];
+      kernels::index_select_rows_kernel(static_cast<char*>(out.data_ptr()), static_cast<const char*>(self.data_ptr()),
+                                        outer, self.size(dim) * inner * es, index, inner * es, inner * es);
+      return out;
+    }
+    // out[..., k, ...] = self[..., index[k], ...]: self with stride 0 along dim, offset by the index
+    DimVector self_strides(self.strides()), index_strides(shape.size(), 0);
+    self_strides[dim] = 0;
+    index_strides[dim] = index.dim() == 0 ? 0 : index.stride(0);
+    TensorIterator iter(TensorIteratorConfig(name)
+                            .add_output(out)
+                            .add_input(make_view(self, shape, self_strides, self.storage_offset()))
+                            .add_input(make_view(index, shape, index_strides, index.storage_offset()))
+                            .no_input_cast()
+                            .common_dtype(self.dtype())
+                            .no_resize_outputs());
+    kernels::index_gather_kernel(iter, byte_stride(self, dim));
+    return out;
+  }
+};
+
+struct GatherOp {
+  static constexpr const char* name = "gather";
+  static Tensor run(const Tensor& self, int64_t dim, const Tensor& index) {
+    EMBER_CHECK(index.dtype() == kLong, name, "Expected dtype int64 for index, got ", index.dtype());
+    dim = maybe_wrap_dim(dim, self.dim(), name);
+    Tensor out = make_empty(index.sizes(), self.dtype());
+    if (index.numel() == 0) return out;
+    const Tensor s = as_1d(self), ix = as_1d(index), o = as_1d(out);
+    EMBER_CHECK(ix.dim() == s.dim(), name, "Index tensor must have the same number of dimensions as input tensor");
+    for (int64_t d = 0; d < s.dim(); ++d) {
+      EMBER_CHECK(d == dim || ix.size(d) <= s.size(d), name, "Size does not match at dimension ", d,
+                  " expected index ", index.sizes(), " to be smaller than self ", self.sizes(),
+                  " apart from dimension ", dim);
+    }
+    check_index_range(name, ix, dim, s.size(dim));
+    DimVector self_strides(s.strides());
+    self_strides[dim] = 0;  // the index supplies the position along dim
+    TensorIterator iter(TensorIteratorConfig(name)
+                            .add_output(o)
+                            .add_input(make_view(s, ix.sizes(), self_strides, s.storage_offset()))
+                            .add_input(ix)
+                            .no_input_cast()
+                            .common_dtype(self.dtype())
+                            .no_resize_outputs());
+    kernels::index_gather_kernel(iter, byte_stride(s, dim));
+    return out;
+  }
+};
+
+// scatter_ / scatter_add_ in place; `src` undefined means the scalar `value`.
+Tensor& scatter_inplace(const char* op, Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                        const Scalar& value, ScatterMode mode) {
+  EMBER_CHECK(index.dtype() == kLong, op, "Expected dtype int64 for index, got ", index.dtype());
+  EMBER_CHECK(!src.defined() || src.dtype() == self.dtype(), op, "Expected self.dtype to be equal to src.dtype (got ",
+              self.dtype(), " and ", src.dtype(), ")");
+  dim = maybe_wrap_dim(dim, self.dim(), op);
+  assert_no_internal_overlap(self, op);
+  assert_no_overlap(self, index, op);
+  if (src.defined()) assert_no_overlap(self, src, op);
+  if (index.numel() == 0) return self;
+  Tensor s = as_1d(self);
+  const Tensor ix = as_1d(index);
+  EMBER_CHECK(ix.dim() == s.dim(), op, "Index tensor must have the same number of dimensions as self tensor");
+  EMBER_CHECK(!src.defined() || as_1d(src).dim() == s.dim(), op,
+              "Index tensor must have the same number of dimensions as src tensor");
+  bool wrong = false;
+  for (int64_t d = 0; d < s.dim(); ++d) {
+    if (d != dim && ix.size(d) > s.size(d)) wrong = true;
+    if (src.defined() && ix.size(d) > as_1d(src).size(d)) wrong = true;
+  }
+  if (src.defined()) {
+    EMBER_CHECK(!wrong, op, "Expected index ", index.sizes(), " to be smaller than self ", self.sizes(),
+                " apart from dimension ", dim, " and to be smaller size than src ", src.sizes());
+  } else {
+    EMBER_CHECK(!wrong, op, "Expected index ", index.sizes(), " to be smaller than self ", self.sizes(),
+                " apart from dimension ", dim);
+  }
+  check_index_range(op, ix, dim, s.size(dim));
+  if (src.defined()) {
+    scatter_walk(op, s, dim, ix, as_1d(src), false, mode);
+  } else {
+    scatter_walk(op, s, dim, ix, full({}, value, TensorOptions().dtype(self.dtype())), true, mode);
+  }
+  self.impl()->storage()->bump_version();
+  return self;
+}
+
+struct ScatterInplaceOp {
+  static constexpr const char* name = "scatter_";
+  static Tensor& run(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Scalar& value) {
+    return scatter_inplace(name, self, dim, index, src, value, ScatterMode::Assign);
+  }
+};
+struct ScatterOp {
+  static constexpr const char* name = "scatter";
+  static Tensor run(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Scalar& value) {
+    Tensor out = self.clone(MemoryFormat::Contiguous);
+    return scatter_inplace(name, out, dim, index, src, value, ScatterMode::Assign);
+  }
+};
+struct ScatterAddInplaceOp {
+  static constexpr const char* name = "scatter_add_";
+  static Tensor& run(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+    return scatter_inplace(name, self, dim, index, src, 0, ScatterMode::Add);
+  }
+};
+struct ScatterAddOp {
+  static constexpr const char* name = "scatter_add";
+  static Tensor run(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+    Tensor out = self.clone(MemoryFormat::Contiguous);
+    return scatter_inplace(name, out, dim, index, src, 0, ScatterMode::Add);
+  }
+};
+
+// self[..., index[k], ...] += alpha * source[..., k, ...]. As in PyTorch 1.13, a source slice
+// broadcasts to self's slice.
+Tensor& index_add_inplace(const char* op, Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                          const Scalar& alpha) {
+  EMBER_CHECK(index.dim() <= 1, op, "Index is supposed to be a vector, but got dim: ", index.dim(),
+              " with type: ", index.dtype(), " and size: ", index.sizes());
+  EMBER_CHECK(index.dtype() == kLong || index.dtype() == kInt, op,
+              "Expected dtype int32/int64 for index but got: ", index.dtype());
+  EMBER_CHECK(self.dtype() == source.dtype(), op, "self (", self.dtype(), ") and source (", source.dtype(),
+              ") must have the same scalar type");
+  dim = maybe_wrap_dim(dim, self.dim(), op);
+  EMBER_CHECK(dim == 0 || dim < source.dim(), op, "Indexing dim ", dim,
+              " is out of bounds of the source tensor with dim ", source.dim());
+  const int64_t n = index.numel();
+  const int64_t src_len = source.dim() == 0 ? 1 : source.size(dim);
+  EMBER_CHECK(n == src_len, op, "Number of indices (", n, ") should be equal to source.size(dim): (", src_len,
+              "), for dim: ", dim);
+  assert_no_internal_overlap(self, op);
+  assert_no_overlap(self, index, op);
+  assert_no_overlap(self, source, op);
+  Tensor s = as_1d(self);
+  DimVector self_slice(s.sizes());
+  self_slice.erase(dim);
+  DimVector src_slice_sizes(source.sizes()), src_slice_strides(source.strides());
+  if (source.dim() > 0) {
+    src_slice_sizes.erase(dim);
+    src_slice_strides.erase(dim);
+  }
+  EMBER_CHECK(infer_size(self_slice, src_slice_sizes, op) == self_slice.ref(), op, "source slice of shape ",
+              src_slice_sizes.ref(), " cannot be broadcast to self slice of shape ", self_slice.ref());
+  check_index_range(op, index, dim, s.size(dim));
+  if (n == 0 || s.numel() == 0) return self;
+  // source seen over self's positions: broadcast dims get stride 0, `dim` squashed
+  Tensor slice_view =
+      make_view(source, src_slice_sizes, src_slice_strides, source.storage_offset()).expand(self_slice);
+  DimVector sizes(slice_view.sizes()), strides(slice_view.strides());
+  sizes.insert(dim, 1);
+  strides.insert(dim, 0);
+  DimVector squashed(s.sizes());
+  squashed[dim] = 1;
+  TensorIterator iter(TensorIteratorConfig(op)
+                          .add_input(walk_view(s, squashed, dim))
+                          .add_input(make_view(source, sizes, strides, source.storage_offset()))
+                          .add_input(fixed_view(index, squashed))
+                          .no_input_cast());
+  IndexWalk walk;
+  walk.len = n;
+  walk.index_step = byte_stride(index, 0);
+  walk.plain_step = byte_stride(source, dim);
+  walk.indexed_stride = byte_stride(s, dim);
+  kernels::index_scatter_kernel(iter, walk, ScatterMode::Add, alpha, false);
+  self.impl()->storage()->bump_version();
+  return self;
+}
+
+struct IndexAddInplaceOp {
+  static constexpr const char* name = "index_add_";
+  static Tensor& run(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
+    return index_add_inplace(name, self, dim, index, source, alpha);
+  }
+};
+struct IndexAddOp {
+  static constexpr const char* name = "index_add";
+  static Tensor run(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
+    Tensor out = self.clone(MemoryFormat::Contiguous);
+    return index_add_inplace(name, out, dim, index, source, alpha);
+  }
+};
+
+struct MaskedSelectOp {
+  static constexpr const char* name = "masked_select";
+  static Tensor run(const Tensor& self, const Tensor& mask) {
+    EMBER_CHECK(mask.dtype() == kBool || mask.dtype() == kByte, name,
+                "expected BoolTensor or ByteTensor for mask, got ", mask.dtype());
+    const DimVector shape = infer_size(self.sizes(), mask.sizes(), name);
+    return kernels::masked_select_kernel(self.expand(shape).contiguous(), mask.expand(shape).contiguous());
+  }
+};
+
+struct NonzeroOp {
+  static constexpr const char* name = "nonzero";
+  static Tensor run(const Tensor& self) { return kernels::nonzero_kernel(self.contiguous()); }
+};
+
+struct OneHotOp {
+  static constexpr const char* name = "one_hot";
+  static Tensor run(const Tensor& self, int64_t num_classes) {
+    EMBER_CHECK(self.dtype() == kLong, name, "one_hot is only applicable to index tensor.");
+    if (self.numel() == 0) {
+      EMBER_CHECK(num_classes > 0, name, "Can not infer total number of classes from empty tensor.");
+    } else {
+      TensorIterator check(TensorIteratorConfig(name).add_input(self).no_input_cast());
+      auto bad = kernels::find_index_out_of_range(check, 0, std::numeric_limits<int64_t>::max());
+      EMBER_CHECK(!bad || *bad >= 0, name, "Class values must be non-negative.");
+      TensorIterator iter(TensorIteratorConfig(name).add_input(self).no_input_cast());
+      const int64_t max = kernels::max_index(iter);
+      if (num_classes == -1) {
+        num_classes = max + 1;
+      } else {
+        EMBER_CHECK(max < num_classes, name, "Class values must be smaller than num_classes.");
+      }
+    }
+    DimVector shape(self.sizes());
+    shape.push_back(num_classes);
+    Tensor out = zeros(shape, TensorOptions().dtype(kLong));
+    if (out.numel() > 0) out.scatter_(-1, self.unsqueeze(-1), 1);
+    return out;
+  }
+};
+
+}  // namespace
+
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
+  return dispatch::call<IndexSelectOp>(self, dim, index);
+}
+Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool) {
+  return dispatch::call<GatherOp>(self, dim, index);
+}
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  EMBER_CHECK(src.defined(), "scatter", "src is an undefined tensor");
+  return dispatch::call<ScatterOp>(self, dim, index, src, Scalar(0));
+}
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+  return dispatch::call<ScatterOp>(self, dim, index, Tensor(), value);
+}
+Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  return dispatch::call<ScatterAddOp>(self, dim, index, src);
+}
+Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
+  return dispatch::call<IndexAddOp>(self, dim, index, source, alpha);
+}
+Tensor masked_select(const Tensor& self, const Tensor& mask) { return dispatch::call<MaskedSelectOp>(self, mask); }
+Tensor nonzero(const Tensor& self) { return dispatch::call<NonzeroOp>(self); }
+namespace nn::functional {
+Tensor one_hot(const Tensor& self, int64_t num_classes) { return dispatch::call<OneHotOp>(self, num_classes); }
+}  // namespace nn::functional
+
+Tensor Tensor::index_select(int64_t dim, const Tensor& index) const { return ember::index_select(*this, dim, index); }
+Tensor Tensor::gather(int64_t dim, const Tensor& index, bool sparse_grad) const {
+  return ember::gather(*this, dim, index, sparse_grad);
+}
+Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src) const {
+  return ember::scatter(*this, dim, index, src);
+}
+Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Scalar& value) const {
+  return ember::scatter(*this, dim, index, value);
+}
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src) {
+  EMBER_CHECK(src.defined(), "scatter_", "src is an undefined tensor");
+  return dispatch::call<ScatterInplaceOp>(*this, dim, index, src, Scalar(0));
+}
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Scalar& value) {
+  return dispatch::call<ScatterInplaceOp>(*this, dim, index, Tensor(), value);
+}
+Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const {
+  return ember::scatter_add(*this, dim, index, src);
+}
+Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) {
+  return dispatch::call<ScatterAddInplaceOp>(*this, dim, index, src);
+}
+Tensor Tensor::index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) const {
+  return ember::index_add(*this, dim, index, source, alpha);
+}
+Tensor& Tensor::index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
+  return dispatch::call<IndexAddInplaceOp>(*this, dim, index, source, alpha);
+}
+Tensor Tensor::masked_select(const Tensor& mask) const { return ember::masked_select(*this, mask); }
+Tensor Tensor::nonzero() const { return ember::nonzero(*this); }
+
+}  // namespace ember
