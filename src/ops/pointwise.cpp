@@ -1,6 +1,10 @@
 // Pointwise arithmetic: add/sub/mul/div and their relatives, pow, minimum/maximum, atan2, lerp,
 // addcmul/addcdiv, clamp, where and masked_fill. Each op is a small struct (its name, argument
 // rules and kernel); the public functions and Tensor methods below route through dispatch::call.
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
 #include "dispatch/dispatch.h"
 #include "ember/factory.h"
 #include "ember/pointwise.h"
@@ -40,7 +44,7 @@ Tensor binary_into(const char* name, const Tensor& out, const A& a, const B& b, 
   if (int_to_float) config.promote_integer_inputs_to_float();
   TensorIterator iter(config);
   const ScalarType common = iter.common_dtype();
-  if (!alpha.equal(1)) {
+  if ((op == BinaryOp::Add || op == BinaryOp::Sub) && !alpha.equal(1)) {
     EMBER_CHECK(is_floating_type(common) || !alpha.isFloatingPoint(), name,
                 "For integral input tensors, argument alpha must not be a floating point number.");
     EMBER_CHECK(common != kBool || alpha.isBoolean(), name, "Boolean alpha only supported for Boolean results.");
@@ -160,6 +164,17 @@ template <class A, class B>
 Tensor div_into(const char* name, const Tensor& out, const A& a, const B& b, std::optional<std::string_view> mode,
                 bool inplace) {
   const BinaryOp op = div_kind(name, mode);
+  if (op == BinaryOp::DivTrunc) {
+    // PyTorch truncates the quotient after rounding it to the dtype (trunc(a / b) of the docs),
+    // which for Half/BFloat16 differs from truncating the float32 quotient.
+    ResultTypeState st;
+    st.update(a);
+    st.update(b);
+    if (is_reduced_floating_type(st.result())) {
+      const Tensor q = binary_into(name, Tensor(), a, b, BinaryOp::Div, 1, false);
+      return pointwise::unary_into(name, out, q, UnaryOp::Trunc, {}, inplace);
+    }
+  }
   return binary_into(name, out, a, b, op, 1, inplace, op == BinaryOp::Div);
 }
 struct DivOp {
@@ -279,20 +294,30 @@ void check_lerp(const char* name, const Tensor& self, const Tensor& end, const W
                 " for `weight` but got dtype ", weight.dtype());
   }
 }
+// A Scalar weight is a kernel parameter (PyTorch keeps it in float32 for Half/BFloat16 rather
+// than rounding it to the tensor's dtype); a tensor weight is a third operand.
+Tensor lerp_into(const char* name, const Tensor& out, const Tensor& self, const Tensor& end, const Scalar& weight,
+                 bool inplace) {
+  check_lerp(name, self, end, weight);
+  return binary_into(name, out, self, end, BinaryOp::Lerp, weight, inplace);
+}
+Tensor lerp_into(const char* name, const Tensor& out, const Tensor& self, const Tensor& end, const Tensor& weight,
+                 bool inplace) {
+  check_lerp(name, self, end, weight);
+  return ternary_into(name, out, self, end, weight, TernaryOp::Lerp, 1, inplace);
+}
 struct LerpOp {
   static constexpr const char* name = "lerp";
   template <class W>
   static Tensor run(const Tensor& self, const Tensor& end, const W& weight) {
-    check_lerp(name, self, end, weight);
-    return ternary_into(name, Tensor(), self, end, weight, TernaryOp::Lerp, 1, false);
+    return lerp_into(name, Tensor(), self, end, weight, false);
   }
 };
 struct LerpInplaceOp {
   static constexpr const char* name = "lerp_";
   template <class W>
   static Tensor& run(Tensor& self, const Tensor& end, const W& weight) {
-    check_lerp(name, self, end, weight);
-    ternary_into(name, self, self, end, weight, TernaryOp::Lerp, 1, true);
+    lerp_into(name, self, self, end, weight, true);
     return self;
   }
 };
@@ -340,6 +365,7 @@ Tensor clamp_into(const char* name, const Tensor& out, const Tensor& self, const
   st.update(self);
   if (min) st.update(*min);
   if (max) st.update(*max);
+  if (st.result() == kBool) not_implemented(name, kBool);
   return pointwise::unary_into(name, out, self, UnaryOp::Clamp, {min, max, {}}, inplace, {false, st.result()});
 }
 struct ClampOp {
@@ -350,7 +376,10 @@ struct ClampOp {
   // Tensor bounds: NaN-propagating min/max, as minimum(maximum(self, min), max).
   static Tensor run(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
     EMBER_CHECK(min || max, name, "torch.clamp: At least one of 'min' or 'max' must not be None");
-    if (min && max) return ternary_into(name, Tensor(), self, *min, *max, TernaryOp::Clamp, 1, false);
+    if (min && max) {
+      if (self.dtype() == kBool && min->dtype() == kBool && max->dtype() == kBool) not_implemented(name, kBool);
+      return ternary_into(name, Tensor(), self, *min, *max, TernaryOp::Clamp, 1, false);
+    }
     if (min) return binary_into(name, Tensor(), self, *min, BinaryOp::Maximum, 1, false);
     return binary_into(name, Tensor(), self, *max, BinaryOp::Minimum, 1, false);
   }
@@ -421,11 +450,38 @@ struct WhereOp {
   }
 };
 
+// PyTorch converts the fill value with an overflow check (c10's checked_convert): integers must
+// fit (unsigned types also take negatives down to -max, which wrap), finite floats must lie in
+// the dtype's range; bool takes anything, and infinities and NaN go to float dtypes.
+void check_fill_value(const char* name, const Scalar& v, ScalarType dt) {
+  if (dt == kBool || v.isBoolean()) return;
+  const double x = v.toDouble();
+  bool overflow = false;
+  visit_dtype(dt, [&](auto t) {
+    using T = decltype(t);
+    const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
+    const double hi = static_cast<double>(std::numeric_limits<T>::max());
+    if constexpr (std::is_integral_v<T>) {
+      if (v.isIntegral(false)) {
+        const int64_t i = v.toLong();
+        overflow = std::is_unsigned_v<T> ? (i > static_cast<int64_t>(hi) || i < -static_cast<int64_t>(hi))
+                                         : (i < static_cast<int64_t>(lo) || i > static_cast<int64_t>(hi));
+      } else {
+        overflow = x < lo || x > hi || std::isnan(x);
+      }
+    } else {
+      overflow = std::isfinite(x) && (x < lo || x > hi);
+    }
+  });
+  EMBER_CHECK(!overflow, name, "value cannot be converted to type ", dt, " without overflow");
+}
+
 // self where !mask, value where mask; in-place the mask must broadcast to self's shape.
 Tensor masked_fill_into(const char* name, const Tensor& out, const Tensor& self, const Tensor& mask,
                         const Scalar& value, bool inplace) {
   EMBER_CHECK(mask.dtype() == kBool, name, "masked_fill_ only supports boolean masks, but got mask with dtype ",
               mask.dtype());
+  check_fill_value(name, value, self.dtype());
   TensorIteratorConfig config(name);
   config.add_output(out)
       .add_input(mask)

@@ -92,8 +92,9 @@ struct BitwiseNotOp {
   }
 };
 
-// PyTorch's isclose, op for op, so that rounding (Half results, integer differences) matches:
-// a == b, or (equal_nan and both NaN), or |a - b| finite and <= atol + |rtol * b|.
+// PyTorch's isclose, op for op, so that rounding of Half/BFloat16 intermediates matches:
+// a == b, or (equal_nan and both NaN), or |a - b| finite and <= atol + |rtol * b|. Integer and
+// bool inputs compute the errors in the default float dtype (no wrapping differences).
 struct IscloseOp {
   static constexpr const char* name = "isclose";
   static Tensor run(const Tensor& self, const Tensor& other, double rtol, double atol, bool equal_nan) {
@@ -103,8 +104,8 @@ struct IscloseOp {
     Tensor close = eq(self, other);
     if (equal_nan && self.is_floating_point()) close = logical_or(close, logical_and(isnan(self), isnan(other)));
     if (rtol == 0 && atol == 0) return close;
-    const Tensor a = self.dtype() == kBool ? self.to(get_default_dtype()) : self;
-    const Tensor b = other.dtype() == kBool ? other.to(get_default_dtype()) : other;
+    const Tensor a = self.is_floating_point() ? self : self.to(get_default_dtype());
+    const Tensor b = other.is_floating_point() ? other : other.to(get_default_dtype());
     const Tensor allowed = add(abs(mul(b, rtol)), atol);
     const Tensor actual = abs(sub(a, b));
     return logical_or(close, logical_and(isfinite(actual), le(actual, allowed)));

@@ -26,6 +26,7 @@ enum class BinaryOp : uint8_t {
   BitwiseAnd,  // integers and bool only
   BitwiseOr,
   BitwiseXor,
+  Lerp,  // lerp(a, b, alpha) for a Scalar weight, kept in double until the compute type
 };
 void binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha = 1);
 

@@ -58,6 +58,20 @@ struct MaximumF {
   }
 };
 
+// Lerp from the nearer end keeps lerp(a, b, 1) == b exactly (PyTorch's formula).
+template <class D, class V>
+HWY_INLINE V lerp(D d, V a, V b, V w) {
+  const V diff = hn::Sub(b, a);
+  const auto small = hn::Lt(hn::Abs(w), hn::Set(d, 0.5));
+  return hn::IfThenElse(small, hn::MulAdd(w, diff, a), hn::NegMulAdd(diff, hn::Sub(hn::Set(d, 1.0), w), b));
+}
+template <class L>
+struct LerpScalarF {
+  L weight;
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V a, V b) const { return lerp(d, a, b, hn::Set(d, weight)); }
+};
+
 // Python's floor division on floats (PyTorch's div_floor): exact through fmod, never off by one.
 struct DivFloorF : ScalarOnly {
   template <class C>
@@ -111,6 +125,7 @@ void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
     case BinaryOp::Minimum: return run(MinimumF{});
     case BinaryOp::Maximum: return run(MaximumF{});
     case BinaryOp::Atan2: return run(Atan2F{});
+    case BinaryOp::Lerp: return run(LerpScalarF<L>{alpha.to<L>()});
     case BinaryOp::BitwiseAnd:
     case BinaryOp::BitwiseOr:
     case BinaryOp::BitwiseXor: break;
@@ -119,14 +134,9 @@ void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
 }
 
 // ---- ternary functors -----------------------------------------------------------------------
-// Lerp from the nearer end keeps lerp(a, b, 1) == b exactly (PyTorch's formula).
 struct LerpF {
   template <class D, class V>
-  HWY_INLINE V vec(D d, V a, V b, V w) const {
-    const V diff = hn::Sub(b, a);
-    const auto small = hn::Lt(hn::Abs(w), hn::Set(d, 0.5));
-    return hn::IfThenElse(small, hn::MulAdd(w, diff, a), hn::NegMulAdd(diff, hn::Sub(hn::Set(d, 1.0), w), b));
-  }
+  HWY_INLINE V vec(D d, V a, V b, V w) const { return lerp(d, a, b, w); }
 };
 template <class L>
 struct AddcmulF {
