@@ -1,47 +1,83 @@
-// Pointwise ops. Each op is a small struct: its name, its argument rules and the kernel it runs;
-// the public functions and Tensor methods below route through dispatch::call.
-#include "ember/pointwise.h"
+// Pointwise arithmetic: add/sub/mul/div and their relatives, pow, minimum/maximum, atan2, lerp,
+// addcmul/addcdiv, clamp, where and masked_fill. Each op is a small struct (its name, argument
+// rules and kernel); the public functions and Tensor methods below route through dispatch::call.
+#include <cmath>
+#include <limits>
+#include <type_traits>
 
 #include "dispatch/dispatch.h"
-#include "kernels/cpu/pointwise.h"
+#include "ember/factory.h"
+#include "ember/pointwise.h"
+#include "ops/pointwise_util.h"
 
 namespace ember {
 namespace {
 
 using kernels::BinaryOp;
+using kernels::TernaryOp;
+using kernels::UnaryOp;
+using pointwise::bump_version;
+using pointwise::dtype_of;
+using pointwise::not_implemented;
 
-// out = a (op) b with PyTorch's broadcasting and promotion. `out` may be undefined (allocate),
-// an out= tensor (resized if needed) or self for in-place ops (must keep its shape).
-template <class B>
-Tensor binary_into(const char* name, Tensor out, const Tensor& a, const B& b, BinaryOp op, const Scalar& alpha,
+// PyTorch's sub_check: bool - anything is refused (xor is what people mean).
+template <class A, class B>
+void check_sub(const char* name, const A& a, const B& b) {
+  const bool ba = dtype_of(a) == kBool, bb = dtype_of(b) == kBool;
+  EMBER_CHECK(!(ba && bb), name,
+              "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+              "`logical_xor()` operator instead.");
+  EMBER_CHECK(!(ba || bb), name,
+              "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
+              "mask, use the `~` or `logical_not()` operator instead.");
+}
+
+// out = a (op) b with PyTorch's broadcasting and promotion; either of a, b may be a Scalar.
+// `out` may be undefined (allocate), an out= tensor (resized if needed) or self for in-place ops.
+template <class A, class B>
+Tensor binary_into(const char* name, const Tensor& out, const A& a, const B& b, BinaryOp op, const Scalar& alpha,
                    bool inplace, bool int_to_float = false) {
+  if (op == BinaryOp::Sub) check_sub(name, a, b);
   TensorIteratorConfig config(name);
   config.add_output(out).add_input(a).add_input(b);
   if (inplace) config.no_resize_outputs();
   if (int_to_float) config.promote_integer_inputs_to_float();
   TensorIterator iter(config);
-  if (op == BinaryOp::Sub) {
-    EMBER_CHECK(iter.common_dtype() != kBool, name,
-                "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
-                "`logical_xor()` operator instead.");
-  }
-  if (!alpha.equal(1)) {
-    EMBER_CHECK(is_floating_type(iter.common_dtype()) || !alpha.isFloatingPoint(), name,
+  const ScalarType common = iter.common_dtype();
+  if ((op == BinaryOp::Add || op == BinaryOp::Sub) && !alpha.equal(1)) {
+    EMBER_CHECK(is_floating_type(common) || !alpha.isFloatingPoint(), name,
                 "For integral input tensors, argument alpha must not be a floating point number.");
-    EMBER_CHECK(iter.common_dtype() != kBool || alpha.isBoolean(), name,
-                "Boolean alpha only supported for Boolean results.");
+    EMBER_CHECK(common != kBool || alpha.isBoolean(), name, "Boolean alpha only supported for Boolean results.");
+  }
+  switch (op) {
+    case BinaryOp::DivTrunc:
+    case BinaryOp::DivFloor:
+    case BinaryOp::Remainder:
+    case BinaryOp::Fmod:
+      if (common == kBool) not_implemented(name, common);
+      if (!is_floating_type(common)) kernels::check_no_zero_divisor(iter, 2, name);
+      break;
+    case BinaryOp::Pow:
+      if (common == kBool) not_implemented(name, common);
+      break;
+    case BinaryOp::BitwiseAnd:
+    case BinaryOp::BitwiseOr:
+    case BinaryOp::BitwiseXor:
+      if (is_floating_type(common)) not_implemented(name, common);
+      break;
+    default: break;
   }
   kernels::binary_kernel(iter, op, alpha);
-  if (out.defined()) out.impl()->storage()->bump_version();
+  bump_version(out);
   return iter.output();
 }
 
+// ---- add, sub, rsub, mul, div --------------------------------------------------------------
+
 struct AddOp {
   static constexpr const char* name = "add";
-  static Tensor run(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-    return binary_into(name, Tensor(), a, b, BinaryOp::Add, alpha, false);
-  }
-  static Tensor run(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  template <class B>
+  static Tensor run(const Tensor& a, const B& b, const Scalar& alpha) {
     return binary_into(name, Tensor(), a, b, BinaryOp::Add, alpha, false);
   }
 };
@@ -76,6 +112,22 @@ struct SubInplaceOp {
     return self;
   }
 };
+struct SubOutOp {
+  static constexpr const char* name = "sub_out";
+  static Tensor& run(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
+    binary_into(name, out, a, b, BinaryOp::Sub, alpha, false);
+    return out;
+  }
+};
+
+// rsub(self, other, alpha) = other - alpha * self
+struct RsubOp {
+  static constexpr const char* name = "rsub";
+  template <class B>
+  static Tensor run(const Tensor& self, const B& other, const Scalar& alpha) {
+    return binary_into(name, Tensor(), other, self, BinaryOp::Sub, alpha, false);
+  }
+};
 
 struct MulOp {
   static constexpr const char* name = "mul";
@@ -92,26 +144,382 @@ struct MulInplaceOp {
     return self;
   }
 };
+struct MulOutOp {
+  static constexpr const char* name = "mul_out";
+  static Tensor& run(Tensor& out, const Tensor& a, const Tensor& b) {
+    binary_into(name, out, a, b, BinaryOp::Mul, 1, false);
+    return out;
+  }
+};
 
-// True division: integer inputs divide as the default float dtype.
+// True division promotes integers to the default float dtype; "trunc" and "floor" keep the
+// common dtype and raise ZeroDivisionError on integer zeros.
+BinaryOp div_kind(const char* name, std::optional<std::string_view> mode) {
+  if (!mode) return BinaryOp::Div;
+  if (*mode == "trunc") return BinaryOp::DivTrunc;
+  if (*mode == "floor") return BinaryOp::DivFloor;
+  detail::fail(name, "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *mode, "'");
+}
+template <class A, class B>
+Tensor div_into(const char* name, const Tensor& out, const A& a, const B& b, std::optional<std::string_view> mode,
+                bool inplace) {
+  const BinaryOp op = div_kind(name, mode);
+  if (op == BinaryOp::DivTrunc) {
+    // PyTorch truncates the quotient after rounding it to the dtype (trunc(a / b) of the docs),
+    // which for Half/BFloat16 differs from truncating the float32 quotient.
+    ResultTypeState st;
+    st.update(a);
+    st.update(b);
+    if (is_reduced_floating_type(st.result())) {
+      const Tensor q = binary_into(name, Tensor(), a, b, BinaryOp::Div, 1, false);
+      return pointwise::unary_into(name, out, q, UnaryOp::Trunc, {}, inplace);
+    }
+  }
+  return binary_into(name, out, a, b, op, 1, inplace, op == BinaryOp::Div);
+}
 struct DivOp {
   static constexpr const char* name = "div";
-  template <class B>
-  static Tensor run(const Tensor& a, const B& b) {
-    return binary_into(name, Tensor(), a, b, BinaryOp::Div, 1, false, true);
+  template <class A, class B>
+  static Tensor run(const A& a, const B& b, std::optional<std::string_view> mode) {
+    return div_into(name, Tensor(), a, b, mode, false);
   }
 };
 struct DivInplaceOp {
   static constexpr const char* name = "div_";
   template <class B>
-  static Tensor& run(Tensor& self, const B& b) {
-    binary_into(name, self, self, b, BinaryOp::Div, 1, true, true);
+  static Tensor& run(Tensor& self, const B& b, std::optional<std::string_view> mode) {
+    div_into(name, self, self, b, mode, true);
+    return self;
+  }
+};
+struct DivOutOp {
+  static constexpr const char* name = "div_out";
+  static Tensor& run(Tensor& out, const Tensor& a, const Tensor& b, std::optional<std::string_view> mode) {
+    div_into(name, out, a, b, mode, false);
+    return out;
+  }
+};
+
+// ---- remainder, fmod, floor_divide, minimum, maximum, atan2 ---------------------------------
+// Each: the functional op (Tensor or Scalar operands) and the in-place op.
+#define EMBER_BINARY_OP(Struct, op_name, kernel_op, int_to_float)                                 \
+  struct Struct##Op {                                                                             \
+    static constexpr const char* name = op_name;                                                  \
+    template <class A, class B>                                                                   \
+    static Tensor run(const A& a, const B& b) {                                                   \
+      return binary_into(name, Tensor(), a, b, kernel_op, 1, false, int_to_float);                \
+    }                                                                                             \
+  };                                                                                              \
+  struct Struct##InplaceOp {                                                                      \
+    static constexpr const char* name = op_name "_";                                              \
+    template <class B>                                                                            \
+    static Tensor& run(Tensor& self, const B& b) {                                                \
+      binary_into(name, self, self, b, kernel_op, 1, true, int_to_float);                         \
+      return self;                                                                                \
+    }                                                                                             \
+  };
+EMBER_BINARY_OP(Remainder, "remainder", BinaryOp::Remainder, false)
+EMBER_BINARY_OP(Fmod, "fmod", BinaryOp::Fmod, false)
+EMBER_BINARY_OP(FloorDivide, "floor_divide", BinaryOp::DivFloor, false)
+EMBER_BINARY_OP(Minimum, "minimum", BinaryOp::Minimum, false)
+EMBER_BINARY_OP(Maximum, "maximum", BinaryOp::Maximum, false)
+EMBER_BINARY_OP(Atan2, "atan2", BinaryOp::Atan2, true)
+#undef EMBER_BINARY_OP
+
+// ---- pow ----------------------------------------------------------------------------------
+
+// Tensor ** Scalar runs as a unary op in result_type(self, exponent); integer results refuse
+// negative integer exponents as PyTorch does.
+Tensor pow_scalar_into(const char* name, const Tensor& out, const Tensor& self, const Scalar& exponent,
+                       bool inplace) {
+  const ScalarType rt = result_type(self, exponent);
+  if (rt == kBool) not_implemented(name, rt);
+  EMBER_CHECK(is_floating_type(rt) || !exponent.isIntegral(false) || exponent.toLong() >= 0, name,
+              "Integers to negative integer powers are not allowed.");
+  return pointwise::unary_into(name, out, self, UnaryOp::PowScalar, {exponent, {}, {}}, inplace, {false, rt});
+}
+struct PowOp {
+  static constexpr const char* name = "pow";
+  static Tensor run(const Tensor& self, const Tensor& exponent) {
+    return binary_into(name, Tensor(), self, exponent, BinaryOp::Pow, 1, false);
+  }
+  static Tensor run(const Tensor& self, const Scalar& exponent) {
+    return pow_scalar_into(name, Tensor(), self, exponent, false);
+  }
+  static Tensor run(const Scalar& self, const Tensor& exponent) {
+    return binary_into(name, Tensor(), self, exponent, BinaryOp::Pow, 1, false);
+  }
+};
+struct PowInplaceOp {
+  static constexpr const char* name = "pow_";
+  static Tensor& run(Tensor& self, const Tensor& exponent) {
+    binary_into(name, self, self, exponent, BinaryOp::Pow, 1, true);
+    return self;
+  }
+  static Tensor& run(Tensor& self, const Scalar& exponent) {
+    pow_scalar_into(name, self, self, exponent, true);
+    return self;
+  }
+};
+struct PowOutOp {
+  static constexpr const char* name = "pow_out";
+  static Tensor& run(Tensor& out, const Tensor& self, const Tensor& exponent) {
+    binary_into(name, out, self, exponent, BinaryOp::Pow, 1, false);
+    return out;
+  }
+};
+
+// ---- lerp, addcmul, addcdiv ---------------------------------------------------------------
+
+template <class C>
+Tensor ternary_into(const char* name, const Tensor& out, const Tensor& a, const Tensor& b, const C& c, TernaryOp op,
+                    const Scalar& value, bool inplace) {
+  TensorIteratorConfig config(name);
+  config.add_output(out).add_input(a).add_input(b).add_input(c);
+  if (inplace) config.no_resize_outputs();
+  TensorIterator iter(config);
+  kernels::ternary_kernel(iter, op, value);
+  bump_version(out);
+  return iter.output();
+}
+
+// lerp computes in self's float dtype; end and a tensor weight must already have it.
+template <class W>
+void check_lerp(const char* name, const Tensor& self, const Tensor& end, const W& weight) {
+  if (!is_floating_type(self.dtype())) not_implemented(name, self.dtype());
+  EMBER_CHECK(end.dtype() == self.dtype(), name, "expected dtype ", self.dtype(), " for `end` but got dtype ",
+              end.dtype());
+  if constexpr (std::is_same_v<W, Tensor>) {
+    EMBER_CHECK(weight.dtype() == self.dtype(), name, "expected dtype ", self.dtype(),
+                " for `weight` but got dtype ", weight.dtype());
+  }
+}
+// A Scalar weight is a kernel parameter (PyTorch keeps it in float32 for Half/BFloat16 rather
+// than rounding it to the tensor's dtype); a tensor weight is a third operand.
+Tensor lerp_into(const char* name, const Tensor& out, const Tensor& self, const Tensor& end, const Scalar& weight,
+                 bool inplace) {
+  check_lerp(name, self, end, weight);
+  return binary_into(name, out, self, end, BinaryOp::Lerp, weight, inplace);
+}
+Tensor lerp_into(const char* name, const Tensor& out, const Tensor& self, const Tensor& end, const Tensor& weight,
+                 bool inplace) {
+  check_lerp(name, self, end, weight);
+  return ternary_into(name, out, self, end, weight, TernaryOp::Lerp, 1, inplace);
+}
+struct LerpOp {
+  static constexpr const char* name = "lerp";
+  template <class W>
+  static Tensor run(const Tensor& self, const Tensor& end, const W& weight) {
+    return lerp_into(name, Tensor(), self, end, weight, false);
+  }
+};
+struct LerpInplaceOp {
+  static constexpr const char* name = "lerp_";
+  template <class W>
+  static Tensor& run(Tensor& self, const Tensor& end, const W& weight) {
+    lerp_into(name, self, self, end, weight, true);
+    return self;
+  }
+};
+
+void check_addc(const char* name, TernaryOp op, const Tensor& self, const Tensor& t1, const Tensor& t2) {
+  if (op == TernaryOp::Addcdiv) {
+    EMBER_CHECK(!(is_integral_type(t1.dtype(), true) && is_integral_type(t2.dtype(), true)), name,
+                "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will "
+                "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented "
+                "as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as "
+                "(input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the "
+                "latter implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+  }
+  ResultTypeState st;
+  st.update(self);
+  st.update(t1);
+  st.update(t2);
+  if (st.result() == kBool) not_implemented(name, kBool);
+}
+template <TernaryOp K>
+struct AddcOp {
+  static constexpr const char* name = K == TernaryOp::Addcmul ? "addcmul" : "addcdiv";
+  static Tensor run(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+    check_addc(name, K, self, t1, t2);
+    return ternary_into(name, Tensor(), self, t1, t2, K, value, false);
+  }
+};
+template <TernaryOp K>
+struct AddcInplaceOp {
+  static constexpr const char* name = K == TernaryOp::Addcmul ? "addcmul_" : "addcdiv_";
+  static Tensor& run(Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+    check_addc(name, K, self, t1, t2);
+    ternary_into(name, self, self, t1, t2, K, value, true);
+    return self;
+  }
+};
+
+// ---- clamp --------------------------------------------------------------------------------
+
+// Scalar bounds: a unary op in result_type(self, min, max) (clamp(int_tensor, 0.5) is float).
+Tensor clamp_into(const char* name, const Tensor& out, const Tensor& self, const std::optional<Scalar>& min,
+                  const std::optional<Scalar>& max, bool inplace) {
+  EMBER_CHECK(min || max, name, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  ResultTypeState st;
+  st.update(self);
+  if (min) st.update(*min);
+  if (max) st.update(*max);
+  if (st.result() == kBool) not_implemented(name, kBool);
+  return pointwise::unary_into(name, out, self, UnaryOp::Clamp, {min, max, {}}, inplace, {false, st.result()});
+}
+struct ClampOp {
+  static constexpr const char* name = "clamp";
+  static Tensor run(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+    return clamp_into(name, Tensor(), self, min, max, false);
+  }
+  // Tensor bounds: NaN-propagating min/max, as minimum(maximum(self, min), max).
+  static Tensor run(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+    EMBER_CHECK(min || max, name, "torch.clamp: At least one of 'min' or 'max' must not be None");
+    if (min && max) {
+      if (self.dtype() == kBool && min->dtype() == kBool && max->dtype() == kBool) not_implemented(name, kBool);
+      return ternary_into(name, Tensor(), self, *min, *max, TernaryOp::Clamp, 1, false);
+    }
+    if (min) return binary_into(name, Tensor(), self, *min, BinaryOp::Maximum, 1, false);
+    return binary_into(name, Tensor(), self, *max, BinaryOp::Minimum, 1, false);
+  }
+};
+struct ClampInplaceOp {
+  static constexpr const char* name = "clamp_";
+  static Tensor& run(Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+    clamp_into(name, self, self, min, max, true);
+    return self;
+  }
+};
+struct ClampOutOp {
+  static constexpr const char* name = "clamp_out";
+  static Tensor& run(Tensor& out, const Tensor& self, const std::optional<Scalar>& min,
+                     const std::optional<Scalar>& max) {
+    clamp_into(name, out, self, min, max, false);
+    return out;
+  }
+};
+struct ClampMinOp {
+  static constexpr const char* name = "clamp_min";
+  static Tensor run(const Tensor& self, const Scalar& min) { return clamp_into(name, Tensor(), self, min, {}, false); }
+};
+struct ClampMaxOp {
+  static constexpr const char* name = "clamp_max";
+  static Tensor run(const Tensor& self, const Scalar& max) { return clamp_into(name, Tensor(), self, {}, max, false); }
+};
+struct ClampMinInplaceOp {
+  static constexpr const char* name = "clamp_min_";
+  static Tensor& run(Tensor& self, const Scalar& min) {
+    clamp_into(name, self, self, min, {}, true);
+    return self;
+  }
+};
+struct ClampMaxInplaceOp {
+  static constexpr const char* name = "clamp_max_";
+  static Tensor& run(Tensor& self, const Scalar& max) {
+    clamp_into(name, self, self, {}, max, true);
+    return self;
+  }
+};
+
+// ---- where, masked_fill -------------------------------------------------------------------
+
+// A value operand of where in dtype `dt`: tensors are cast, Scalars become broadcast 0-dim tensors.
+Tensor as_operand(const Tensor& t, ScalarType dt) { return t.to(dt); }
+Tensor as_operand(const Scalar& s, ScalarType dt) { return scalar_tensor(s, TensorOptions().dtype(dt)); }
+
+struct WhereOp {
+  static constexpr const char* name = "where";
+  template <class A, class B>
+  static Tensor run(const Tensor& condition, const A& a, const B& b) {
+    EMBER_CHECK(condition.dtype() == kBool, name,
+                "where expected condition to be a boolean tensor, but got a tensor with dtype ", condition.dtype());
+    ResultTypeState st;
+    st.update(a);
+    st.update(b);
+    const ScalarType dt = st.result();
+    TensorIterator iter(TensorIteratorConfig(name)
+                            .add_output(Tensor())
+                            .add_input(condition)
+                            .add_input(as_operand(a, dt))
+                            .add_input(as_operand(b, dt))
+                            .no_input_cast()
+                            .common_dtype(dt));
+    kernels::where_kernel(iter);
+    return iter.output();
+  }
+};
+
+// PyTorch converts the fill value with an overflow check (c10's checked_convert): integers must
+// fit (unsigned types also take negatives down to -max, which wrap), finite floats must lie in
+// the dtype's range; bool takes anything, and infinities and NaN go to float dtypes.
+void check_fill_value(const char* name, const Scalar& v, ScalarType dt) {
+  if (dt == kBool || v.isBoolean()) return;
+  const double x = v.toDouble();
+  bool overflow = false;
+  visit_dtype(dt, [&](auto t) {
+    using T = decltype(t);
+    const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
+    const double hi = static_cast<double>(std::numeric_limits<T>::max());
+    if constexpr (std::is_integral_v<T>) {
+      if (v.isIntegral(false)) {
+        const int64_t i = v.toLong();
+        overflow = std::is_unsigned_v<T> ? (i > static_cast<int64_t>(hi) || i < -static_cast<int64_t>(hi))
+                                         : (i < static_cast<int64_t>(lo) || i > static_cast<int64_t>(hi));
+      } else {
+        overflow = x < lo || x > hi || std::isnan(x);
+      }
+    } else {
+      overflow = std::isfinite(x) && (x < lo || x > hi);
+    }
+  });
+  EMBER_CHECK(!overflow, name, "value cannot be converted to type ", dt, " without overflow");
+}
+
+// self where !mask, value where mask; in-place the mask must broadcast to self's shape.
+Tensor masked_fill_into(const char* name, const Tensor& out, const Tensor& self, const Tensor& mask,
+                        const Scalar& value, bool inplace) {
+  EMBER_CHECK(mask.dtype() == kBool, name, "masked_fill_ only supports boolean masks, but got mask with dtype ",
+              mask.dtype());
+  check_fill_value(name, value, self.dtype());
+  TensorIteratorConfig config(name);
+  config.add_output(out)
+      .add_input(mask)
+      .add_input(scalar_tensor(value, TensorOptions().dtype(self.dtype())))
+      .add_input(self)
+      .no_input_cast()
+      .common_dtype(self.dtype());
+  if (inplace) config.no_resize_outputs();
+  TensorIterator iter(config);
+  kernels::where_kernel(iter);
+  bump_version(out);
+  return iter.output();
+}
+const Scalar& fill_value(const Scalar& v) { return v; }
+Scalar fill_value(const Tensor& v) {
+  EMBER_CHECK(v.dim() == 0, "masked_fill_", "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+              v.dim(), " dimension(s).");
+  return v.item();
+}
+struct MaskedFillOp {
+  static constexpr const char* name = "masked_fill";
+  template <class V>
+  static Tensor run(const Tensor& self, const Tensor& mask, const V& value) {
+    return masked_fill_into(name, Tensor(), self, mask, fill_value(value), false);
+  }
+};
+struct MaskedFillInplaceOp {
+  static constexpr const char* name = "masked_fill_";
+  template <class V>
+  static Tensor& run(Tensor& self, const Tensor& mask, const V& value) {
+    masked_fill_into(name, self, self, mask, fill_value(value), true);
     return self;
   }
 };
 
 }  // namespace
 
+// ---- public functions ---------------------------------------------------------------------
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) { return dispatch::call<AddOp>(a, b, alpha); }
 Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) { return dispatch::call<AddOp>(a, b, alpha); }
 Tensor& add_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
@@ -119,9 +527,69 @@ Tensor& add_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alp
 }
 Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return dispatch::call<SubOp>(a, b, alpha); }
 Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return dispatch::call<SubOp>(a, b, alpha); }
+Tensor& sub_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  return dispatch::call<SubOutOp>(out, a, b, alpha);
+}
+Tensor rsub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return dispatch::call<RsubOp>(a, b, alpha); }
+Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return dispatch::call<RsubOp>(a, b, alpha); }
 Tensor mul(const Tensor& a, const Tensor& b) { return dispatch::call<MulOp>(a, b); }
 Tensor mul(const Tensor& a, const Scalar& b) { return dispatch::call<MulOp>(a, b); }
+Tensor& mul_out(Tensor& out, const Tensor& a, const Tensor& b) { return dispatch::call<MulOutOp>(out, a, b); }
+Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string_view> mode) {
+  return dispatch::call<DivOp>(a, b, mode);
+}
+Tensor div(const Tensor& a, const Scalar& b, std::optional<std::string_view> mode) {
+  return dispatch::call<DivOp>(a, b, mode);
+}
+Tensor& div_out(Tensor& out, const Tensor& a, const Tensor& b, std::optional<std::string_view> mode) {
+  return dispatch::call<DivOutOp>(out, a, b, mode);
+}
+Tensor operator/(const Scalar& a, const Tensor& b) { return dispatch::call<DivOp>(a, b, std::nullopt); }
+Tensor remainder(const Tensor& a, const Tensor& b) { return dispatch::call<RemainderOp>(a, b); }
+Tensor remainder(const Tensor& a, const Scalar& b) { return dispatch::call<RemainderOp>(a, b); }
+Tensor remainder(const Scalar& a, const Tensor& b) { return dispatch::call<RemainderOp>(a, b); }
+Tensor fmod(const Tensor& a, const Tensor& b) { return dispatch::call<FmodOp>(a, b); }
+Tensor fmod(const Tensor& a, const Scalar& b) { return dispatch::call<FmodOp>(a, b); }
+Tensor floor_divide(const Tensor& a, const Tensor& b) { return dispatch::call<FloorDivideOp>(a, b); }
+Tensor floor_divide(const Tensor& a, const Scalar& b) { return dispatch::call<FloorDivideOp>(a, b); }
+Tensor pow(const Tensor& a, const Tensor& e) { return dispatch::call<PowOp>(a, e); }
+Tensor pow(const Tensor& a, const Scalar& e) { return dispatch::call<PowOp>(a, e); }
+Tensor pow(const Scalar& a, const Tensor& e) { return dispatch::call<PowOp>(a, e); }
+Tensor& pow_out(Tensor& out, const Tensor& a, const Tensor& e) { return dispatch::call<PowOutOp>(out, a, e); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return dispatch::call<MinimumOp>(a, b); }
+Tensor maximum(const Tensor& a, const Tensor& b) { return dispatch::call<MaximumOp>(a, b); }
+Tensor atan2(const Tensor& a, const Tensor& b) { return dispatch::call<Atan2Op>(a, b); }
+Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& w) { return dispatch::call<LerpOp>(self, end, w); }
+Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& w) { return dispatch::call<LerpOp>(self, end, w); }
+Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  return dispatch::call<AddcOp<TernaryOp::Addcmul>>(self, t1, t2, value);
+}
+Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  return dispatch::call<AddcOp<TernaryOp::Addcdiv>>(self, t1, t2, value);
+}
+Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  return dispatch::call<ClampOp>(self, min, max);
+}
+Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  return dispatch::call<ClampOp>(self, min, max);
+}
+Tensor& clamp_out(Tensor& out, const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  return dispatch::call<ClampOutOp>(out, self, min, max);
+}
+Tensor clamp_min(const Tensor& self, const Scalar& min) { return dispatch::call<ClampMinOp>(self, min); }
+Tensor clamp_max(const Tensor& self, const Scalar& max) { return dispatch::call<ClampMaxOp>(self, max); }
+Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) { return dispatch::call<WhereOp>(c, a, b); }
+Tensor where(const Tensor& c, const Scalar& a, const Tensor& b) { return dispatch::call<WhereOp>(c, a, b); }
+Tensor where(const Tensor& c, const Tensor& a, const Scalar& b) { return dispatch::call<WhereOp>(c, a, b); }
+Tensor where(const Tensor& c, const Scalar& a, const Scalar& b) { return dispatch::call<WhereOp>(c, a, b); }
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  return dispatch::call<MaskedFillOp>(self, mask, value);
+}
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) {
+  return dispatch::call<MaskedFillOp>(self, mask, value);
+}
 
+// ---- Tensor methods -----------------------------------------------------------------------
 Tensor Tensor::add(const Tensor& o, const Scalar& alpha) const { return ember::add(*this, o, alpha); }
 Tensor Tensor::add(const Scalar& o, const Scalar& alpha) const { return ember::add(*this, o, alpha); }
 Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) { return dispatch::call<AddInplaceOp>(*this, o, alpha); }
@@ -134,23 +602,76 @@ Tensor Tensor::mul(const Tensor& o) const { return ember::mul(*this, o); }
 Tensor Tensor::mul(const Scalar& o) const { return ember::mul(*this, o); }
 Tensor& Tensor::mul_(const Tensor& o) { return dispatch::call<MulInplaceOp>(*this, o); }
 Tensor& Tensor::mul_(const Scalar& o) { return dispatch::call<MulInplaceOp>(*this, o); }
-Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string_view> mode) {
-  EMBER_CHECK(!mode, "div", "rounding_mode is not implemented yet");
-  return dispatch::call<DivOp>(a, b);
-}
-Tensor div(const Tensor& a, const Scalar& b, std::optional<std::string_view> mode) {
-  EMBER_CHECK(!mode, "div", "rounding_mode is not implemented yet");
-  return dispatch::call<DivOp>(a, b);
-}
 Tensor Tensor::div(const Tensor& o, std::optional<std::string_view> mode) const { return ember::div(*this, o, mode); }
 Tensor Tensor::div(const Scalar& o, std::optional<std::string_view> mode) const { return ember::div(*this, o, mode); }
 Tensor& Tensor::div_(const Tensor& o, std::optional<std::string_view> mode) {
-  EMBER_CHECK(!mode, "div_", "rounding_mode is not implemented yet");
-  return dispatch::call<DivInplaceOp>(*this, o);
+  return dispatch::call<DivInplaceOp>(*this, o, mode);
 }
 Tensor& Tensor::div_(const Scalar& o, std::optional<std::string_view> mode) {
-  EMBER_CHECK(!mode, "div_", "rounding_mode is not implemented yet");
-  return dispatch::call<DivInplaceOp>(*this, o);
+  return dispatch::call<DivInplaceOp>(*this, o, mode);
+}
+Tensor Tensor::remainder(const Tensor& o) const { return ember::remainder(*this, o); }
+Tensor Tensor::remainder(const Scalar& o) const { return ember::remainder(*this, o); }
+Tensor& Tensor::remainder_(const Tensor& o) { return dispatch::call<RemainderInplaceOp>(*this, o); }
+Tensor& Tensor::remainder_(const Scalar& o) { return dispatch::call<RemainderInplaceOp>(*this, o); }
+Tensor Tensor::fmod(const Tensor& o) const { return ember::fmod(*this, o); }
+Tensor Tensor::fmod(const Scalar& o) const { return ember::fmod(*this, o); }
+Tensor& Tensor::fmod_(const Tensor& o) { return dispatch::call<FmodInplaceOp>(*this, o); }
+Tensor& Tensor::fmod_(const Scalar& o) { return dispatch::call<FmodInplaceOp>(*this, o); }
+Tensor Tensor::floor_divide(const Tensor& o) const { return ember::floor_divide(*this, o); }
+Tensor Tensor::floor_divide(const Scalar& o) const { return ember::floor_divide(*this, o); }
+Tensor& Tensor::floor_divide_(const Tensor& o) { return dispatch::call<FloorDivideInplaceOp>(*this, o); }
+Tensor& Tensor::floor_divide_(const Scalar& o) { return dispatch::call<FloorDivideInplaceOp>(*this, o); }
+Tensor Tensor::pow(const Tensor& e) const { return ember::pow(*this, e); }
+Tensor Tensor::pow(const Scalar& e) const { return ember::pow(*this, e); }
+Tensor& Tensor::pow_(const Tensor& e) { return dispatch::call<PowInplaceOp>(*this, e); }
+Tensor& Tensor::pow_(const Scalar& e) { return dispatch::call<PowInplaceOp>(*this, e); }
+Tensor Tensor::minimum(const Tensor& o) const { return ember::minimum(*this, o); }
+Tensor Tensor::maximum(const Tensor& o) const { return ember::maximum(*this, o); }
+Tensor Tensor::atan2(const Tensor& o) const { return ember::atan2(*this, o); }
+Tensor Tensor::lerp(const Tensor& end, const Scalar& w) const { return ember::lerp(*this, end, w); }
+Tensor Tensor::lerp(const Tensor& end, const Tensor& w) const { return ember::lerp(*this, end, w); }
+Tensor& Tensor::lerp_(const Tensor& end, const Scalar& w) { return dispatch::call<LerpInplaceOp>(*this, end, w); }
+Tensor& Tensor::lerp_(const Tensor& end, const Tensor& w) { return dispatch::call<LerpInplaceOp>(*this, end, w); }
+Tensor Tensor::clamp(const std::optional<Scalar>& min, const std::optional<Scalar>& max) const {
+  return ember::clamp(*this, min, max);
+}
+Tensor Tensor::clamp(const std::optional<Tensor>& min, const std::optional<Tensor>& max) const {
+  return ember::clamp(*this, min, max);
+}
+Tensor& Tensor::clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  return dispatch::call<ClampInplaceOp>(*this, min, max);
+}
+Tensor Tensor::clamp_min(const Scalar& min) const { return ember::clamp_min(*this, min); }
+Tensor Tensor::clamp_max(const Scalar& max) const { return ember::clamp_max(*this, max); }
+Tensor& Tensor::clamp_min_(const Scalar& min) { return dispatch::call<ClampMinInplaceOp>(*this, min); }
+Tensor& Tensor::clamp_max_(const Scalar& max) { return dispatch::call<ClampMaxInplaceOp>(*this, max); }
+Tensor Tensor::where(const Tensor& condition, const Tensor& other) const {
+  return ember::where(condition, *this, other);
+}
+Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const {
+  return ember::masked_fill(*this, mask, value);
+}
+Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& value) const {
+  return ember::masked_fill(*this, mask, value);
+}
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
+  return dispatch::call<MaskedFillInplaceOp>(*this, mask, value);
+}
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) {
+  return dispatch::call<MaskedFillInplaceOp>(*this, mask, value);
+}
+Tensor Tensor::addcmul(const Tensor& t1, const Tensor& t2, const Scalar& value) const {
+  return ember::addcmul(*this, t1, t2, value);
+}
+Tensor Tensor::addcdiv(const Tensor& t1, const Tensor& t2, const Scalar& value) const {
+  return ember::addcdiv(*this, t1, t2, value);
+}
+Tensor& Tensor::addcmul_(const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  return dispatch::call<AddcInplaceOp<TernaryOp::Addcmul>>(*this, t1, t2, value);
+}
+Tensor& Tensor::addcdiv_(const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  return dispatch::call<AddcInplaceOp<TernaryOp::Addcdiv>>(*this, t1, t2, value);
 }
 
 }  // namespace ember

@@ -71,3 +71,440 @@ TEST(PointwiseParity, LayoutsArePreserved) {
   ember::Tensor sliced = random({10, 12}, ember::kDouble, 10).slice(1, 1, 12, 3);
   EXPECT_TRUE(Close(ember::add(sliced, sliced), torch::add(to_torch(sliced), to_torch(sliced))));
 }
+
+// ---- the rest of the family ------------------------------------------------------------------
+
+namespace {
+
+using ember::Tensor;
+
+std::string describe(const Tensor& t) {
+  std::ostringstream os;
+  os << " " << t.dtype() << t.sizes() << (t.is_contiguous() ? "" : " (strided)");
+  return os.str();
+}
+
+// libtorch's result computed in float32 for Half/BFloat16 operands: the inputs are cast to
+// their common dtype (so 0-dim operands round as they would), widened to float32, and the
+// result rounded back to the common dtype.
+template <class TF>
+torch::Tensor float32_reference(const std::vector<torch::Tensor>& tin, TF tf) {
+  torch::Tensor acc;
+  for (const auto& t : tin) {
+    if (t.scalar_type() == torch::kBool) continue;  // where's condition keeps its dtype
+    if (!acc.defined()) {
+      acc = torch::empty(t.dim() > 0 ? std::vector<int64_t>{1} : std::vector<int64_t>{}, t.options());
+    } else {
+      const auto dt = torch::result_type(acc, t);
+      acc = torch::empty(acc.dim() > 0 || t.dim() > 0 ? std::vector<int64_t>{1} : std::vector<int64_t>{},
+                         acc.options().dtype(dt));
+    }
+  }
+  const auto common = acc.scalar_type();
+  const bool reduced = common == torch::kHalf || common == torch::kBFloat16;
+  std::vector<torch::Tensor> t32;
+  for (const auto& t : tin) {
+    if (t.scalar_type() == torch::kBool) {
+      t32.push_back(t);
+    } else {
+      t32.push_back(reduced ? t.to(common).to(torch::kFloat) : t);
+    }
+  }
+  torch::Tensor r = tf(t32);
+  return reduced && r.scalar_type() == torch::kFloat ? r.to(common) : r;
+}
+
+// Runs an op on both sides; Ember must refuse exactly what libtorch refuses. libtorch 1.13
+// lacks many Half CPU kernels, which Ember has (computing in float32 like BFloat16): there the
+// reference is float32_reference. `float32_ref` asks for it also where libtorch's own Half /
+// BFloat16 kernel rounds intermediate values (Ember rounds once).
+template <class EF, class TF>
+void check(const std::string& what, const std::vector<Tensor>& in, EF ef, TF tf, bool float32_ref = false) {
+  std::vector<torch::Tensor> tin;
+  bool reduced = false;
+  for (const auto& t : in) {
+    tin.push_back(to_torch(t));
+    reduced = reduced || ember::is_reduced_floating_type(t.dtype());
+  }
+  torch::Tensor ref;
+  bool refused = false;
+  try {
+    ref = tf(tin);
+  } catch (const std::exception&) {  // c10::Error, or libtorch's checked Scalar conversions
+    refused = true;
+  }
+  if (reduced && (refused || float32_ref)) {
+    try {
+      ref = float32_reference(tin, tf);
+      refused = false;
+    } catch (const std::exception&) {
+      refused = true;
+    }
+  }
+  std::string where = what;
+  for (const auto& t : in) where += describe(t);
+  if (refused) {
+    EXPECT_THROW(ef(in), ember::Error) << where << ": libtorch refuses, Ember must too";
+    return;
+  }
+  try {
+    EXPECT_TRUE(Close(ef(in), ref)) << where;
+  } catch (const ember::Error& e) {
+    ADD_FAILURE() << where << ": Ember raised " << e.what();
+  }
+}
+
+const std::vector<std::vector<int64_t>> kUnaryShapes = {{}, {0}, {7}, {3, 5}, {70001}, {4, 0, 3}};
+
+// The same values in other layouts: transposed, sliced with a step, channels_last.
+std::vector<Tensor> layouts(ember::ScalarType dt, uint64_t seed) {
+  return {random({9, 6}, dt, seed).t(), random({5, 20}, dt, seed + 1).slice(1, 1, 20, 3),
+          random({2, 3, 5, 4}, dt, seed + 2).contiguous(ember::MemoryFormat::ChannelsLast)};
+}
+
+// Values that exercise the edges of the vector formulas (specials, overflow, subnormal results,
+// large trigonometric arguments), in float32 and float64.
+Tensor special_values(ember::ScalarType dt) {
+  std::vector<double> v = {0.0,  -0.0,  INFINITY, -INFINITY, NAN,     1e-40,  -1e-40, 1e-30, 1e30,  -1e30,
+                           88.5, 89.0,  -87.5,    -100.0,    -104.5,  700.5,  -745.0, 1e5,   -4e4,  3.14159265,
+                           0.5,  -1.0,  1.0,      -0.99,     -0.9999, 2.5,    -2.5,   20.0,  -20.0, 127.5,
+                           -126.5, -149.5, 1023.5, -1074.0, 0.999999, -0.999999, 8.0, 1e-8, -1e-8, 50.0};
+  return ember::tensor(v).to(dt);
+}
+
+struct UnaryCase {
+  const char* name;
+  std::function<Tensor(const Tensor&)> ember_fn;
+  std::function<torch::Tensor(const torch::Tensor&)> torch_fn;
+  bool float32_ref = false;
+};
+
+const std::vector<UnaryCase>& unary_cases() {
+  static const std::vector<UnaryCase> cases = {
+#define EMBER_CASE(fn) {#fn, [](const Tensor& x) { return ember::fn(x); }, [](const torch::Tensor& x) { return torch::fn(x); }}
+      EMBER_CASE(abs), EMBER_CASE(neg), EMBER_CASE(sign), EMBER_CASE(exp), EMBER_CASE(exp2), EMBER_CASE(expm1),
+      EMBER_CASE(log), EMBER_CASE(log2), EMBER_CASE(log10), EMBER_CASE(log1p), EMBER_CASE(sqrt), EMBER_CASE(rsqrt),
+      EMBER_CASE(sin), EMBER_CASE(cos), EMBER_CASE(tan), EMBER_CASE(tanh), EMBER_CASE(sigmoid), EMBER_CASE(relu),
+      EMBER_CASE(silu), EMBER_CASE(hardswish), EMBER_CASE(hardsigmoid), EMBER_CASE(erf), EMBER_CASE(erfc),
+      EMBER_CASE(erfinv), EMBER_CASE(floor), EMBER_CASE(ceil), EMBER_CASE(round), EMBER_CASE(trunc),
+      EMBER_CASE(reciprocal), EMBER_CASE(square), EMBER_CASE(isnan), EMBER_CASE(isinf), EMBER_CASE(isfinite),
+      EMBER_CASE(logical_not), EMBER_CASE(bitwise_not), EMBER_CASE(nan_to_num),
+#undef EMBER_CASE
+      {"gelu", [](const Tensor& x) { return ember::gelu(x); }, [](const torch::Tensor& x) { return torch::gelu(x); },
+       true},
+      {"gelu_tanh", [](const Tensor& x) { return ember::gelu(x, "tanh"); },
+       [](const torch::Tensor& x) { return torch::gelu(x, "tanh"); }, true},
+      {"leaky_relu", [](const Tensor& x) { return ember::leaky_relu(x, 0.2); },
+       [](const torch::Tensor& x) { return torch::leaky_relu(x, 0.2); }},
+      {"elu", [](const Tensor& x) { return ember::elu(x, 1.5, 0.7, 1.3); },
+       [](const torch::Tensor& x) { return torch::elu(x, 1.5, 0.7, 1.3); }},
+      {"softplus", [](const Tensor& x) { return ember::softplus(x, 2, 3); },
+       [](const torch::Tensor& x) { return torch::softplus(x, 2, 3); }},
+      {"nan_to_num_args", [](const Tensor& x) { return ember::nan_to_num(x, 1.5, 100.0, -7.0); },
+       [](const torch::Tensor& x) { return torch::nan_to_num(x, 1.5, 100.0, -7.0); }},
+      {"clamp", [](const Tensor& x) { return ember::clamp(x, -0.5, 1); },
+       [](const torch::Tensor& x) { return torch::clamp(x, -0.5, 1); }},
+      {"clamp_int", [](const Tensor& x) { return ember::clamp(x, -3, 4); },
+       [](const torch::Tensor& x) { return torch::clamp(x, -3, 4); }},
+      {"clamp_min", [](const Tensor& x) { return ember::clamp_min(x, 0.25); },
+       [](const torch::Tensor& x) { return torch::clamp_min(x, 0.25); }},
+      {"clamp_max", [](const Tensor& x) { return ember::clamp_max(x, 1); },
+       [](const torch::Tensor& x) { return torch::clamp_max(x, 1); }},
+  };
+  return cases;
+}
+
+void check_unary(const UnaryCase& c, const Tensor& x) {
+  check(c.name, {x}, [&](const std::vector<Tensor>& v) { return c.ember_fn(v[0]); },
+        [&](const std::vector<torch::Tensor>& v) { return c.torch_fn(v[0]); }, c.float32_ref);
+}
+
+}  // namespace
+
+TEST(PointwiseParity, UnaryAllDtypesShapesAndLayouts) {
+  uint64_t seed = 1000;
+  for (ember::ScalarType dt : kAllTypes) {
+    for (const auto& shape : kUnaryShapes) {
+      Tensor x = random(shape, dt, seed++);
+      for (const auto& c : unary_cases()) check_unary(c, x);
+    }
+    for (const Tensor& x : layouts(dt, seed += 3))
+      for (const auto& c : unary_cases()) check_unary(c, x);
+  }
+}
+
+TEST(PointwiseParity, UnaryWideRangeAndSpecialValues) {
+  uint64_t seed = 2000;
+  for (ember::ScalarType dt : {ember::kFloat, ember::kDouble, ember::kBFloat16, ember::kHalf}) {
+    const Tensor wide = ember::mul(random({4099}, ember::kDouble, seed++), 30).to(dt);
+    const Tensor unit = ember::mul(random({4099}, ember::kDouble, seed++), 0.4999).to(dt);  // (-1, 1) for erfinv
+    for (const auto& c : unary_cases()) {
+      check_unary(c, wide);
+      check_unary(c, unit);
+      if (!ember::is_reduced_floating_type(dt)) check_unary(c, special_values(dt));
+    }
+  }
+}
+
+// float32 results within a few ulp of libtorch's (Sleef, <= 1 ulp), not just the parity tolerance.
+TEST(PointwiseParity, Float32TranscendentalsWithinUlps) {
+  const Tensor x = ember::mul(random({200003}, ember::kDouble, 77), 40).to(ember::kFloat);
+  const Tensor pos = ember::abs(x);
+  auto ulps = [](const Tensor& e, const torch::Tensor& t) {
+    Tensor ec = e.contiguous();
+    torch::Tensor tc = t.contiguous();
+    const float* a = ec.data_ptr<float>();
+    const float* b = tc.data_ptr<float>();
+    double worst = 0;
+    for (int64_t i = 0; i < ec.numel(); ++i) {
+      if (std::isnan(a[i]) && std::isnan(b[i])) continue;
+      if (a[i] == b[i]) continue;
+      const double ulp = std::max(std::fabs(std::nextafter(b[i], INFINITY) - b[i]), 1.4e-45f);
+      worst = std::max(worst, std::fabs(static_cast<double>(a[i]) - b[i]) / ulp);
+    }
+    return worst;
+  };
+  EXPECT_LE(ulps(ember::exp(x), torch::exp(to_torch(x))), 2);
+  EXPECT_LE(ulps(ember::exp2(x), torch::exp2(to_torch(x))), 2);
+  EXPECT_LE(ulps(ember::expm1(x), torch::expm1(to_torch(x))), 4);
+  EXPECT_LE(ulps(ember::log(pos), torch::log(to_torch(pos))), 4);
+  EXPECT_LE(ulps(ember::log1p(pos), torch::log1p(to_torch(pos))), 3);
+  EXPECT_LE(ulps(ember::log2(pos), torch::log2(to_torch(pos))), 4);
+  EXPECT_LE(ulps(ember::sin(x), torch::sin(to_torch(x))), 4);
+  EXPECT_LE(ulps(ember::cos(x), torch::cos(to_torch(x))), 4);
+  EXPECT_LE(ulps(ember::tanh(x), torch::tanh(to_torch(x))), 5);
+  EXPECT_LE(ulps(ember::sigmoid(x), torch::sigmoid(to_torch(x))), 3);
+  EXPECT_LE(ulps(ember::sqrt(pos), torch::sqrt(to_torch(pos))), 0);
+}
+
+TEST(PointwiseParity, InPlaceAndOutForms) {
+  uint64_t seed = 3000;
+  for (ember::ScalarType dt : {ember::kFloat, ember::kDouble, ember::kBFloat16}) {
+    for (Tensor x : layouts(dt, seed += 3)) {
+      torch::Tensor tx = to_torch(x);
+      Tensor e = x.clone();
+      e.exp_();
+      EXPECT_TRUE(Close(e, tx.exp())) << "exp_ " << dt;
+      Tensor s = x.clone();
+      s.sigmoid_();
+      EXPECT_TRUE(Close(s, tx.sigmoid())) << "sigmoid_ " << dt;
+      Tensor r = x.clone();
+      r.clamp_(-0.5, 0.5);
+      EXPECT_TRUE(Close(r, tx.clamp(-0.5, 0.5))) << "clamp_ " << dt;
+      Tensor out = ember::empty({0}, ember::TensorOptions().dtype(ember::kDouble));
+      ember::tanh_out(out, x);
+      EXPECT_TRUE(Close(out, tx.tanh().to(torch::kDouble))) << "tanh_out " << dt;
+    }
+  }
+}
+
+namespace {
+
+struct BinaryCase {
+  const char* name;
+  std::function<Tensor(const Tensor&, const Tensor&)> ember_fn;
+  std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&)> torch_fn;
+  bool divides;  // the second operand must not hold integer zeros
+};
+
+const std::vector<BinaryCase>& binary_cases() {
+  using T = const Tensor&;
+  using TT = const torch::Tensor&;
+  static const std::vector<BinaryCase> cases = {
+      {"div_trunc", [](T a, T b) { return ember::div(a, b, "trunc"); }, [](TT a, TT b) { return torch::div(a, b, "trunc"); }, true},
+      {"div_floor", [](T a, T b) { return ember::div(a, b, "floor"); }, [](TT a, TT b) { return torch::div(a, b, "floor"); }, true},
+      {"remainder", [](T a, T b) { return ember::remainder(a, b); }, [](TT a, TT b) { return torch::remainder(a, b); }, true},
+      {"fmod", [](T a, T b) { return ember::fmod(a, b); }, [](TT a, TT b) { return torch::fmod(a, b); }, true},
+      {"floor_divide", [](T a, T b) { return ember::floor_divide(a, b); }, [](TT a, TT b) { return torch::floor_divide(a, b); }, true},
+      {"pow", [](T a, T b) { return ember::pow(a, b); }, [](TT a, TT b) { return torch::pow(a, b); }, false},
+      {"minimum", [](T a, T b) { return ember::minimum(a, b); }, [](TT a, TT b) { return torch::minimum(a, b); }, false},
+      {"maximum", [](T a, T b) { return ember::maximum(a, b); }, [](TT a, TT b) { return torch::maximum(a, b); }, false},
+      {"atan2", [](T a, T b) { return ember::atan2(a, b); }, [](TT a, TT b) { return torch::atan2(a, b); }, false},
+      {"bitwise_and", [](T a, T b) { return ember::bitwise_and(a, b); }, [](TT a, TT b) { return torch::bitwise_and(a, b); }, false},
+      {"bitwise_or", [](T a, T b) { return ember::bitwise_or(a, b); }, [](TT a, TT b) { return torch::bitwise_or(a, b); }, false},
+      {"bitwise_xor", [](T a, T b) { return ember::bitwise_xor(a, b); }, [](TT a, TT b) { return torch::bitwise_xor(a, b); }, false},
+      {"eq", [](T a, T b) { return ember::eq(a, b); }, [](TT a, TT b) { return torch::eq(a, b); }, false},
+      {"ne", [](T a, T b) { return ember::ne(a, b); }, [](TT a, TT b) { return torch::ne(a, b); }, false},
+      {"lt", [](T a, T b) { return ember::lt(a, b); }, [](TT a, TT b) { return torch::lt(a, b); }, false},
+      {"le", [](T a, T b) { return ember::le(a, b); }, [](TT a, TT b) { return torch::le(a, b); }, false},
+      {"gt", [](T a, T b) { return ember::gt(a, b); }, [](TT a, TT b) { return torch::gt(a, b); }, false},
+      {"ge", [](T a, T b) { return ember::ge(a, b); }, [](TT a, TT b) { return torch::ge(a, b); }, false},
+      {"logical_and", [](T a, T b) { return ember::logical_and(a, b); }, [](TT a, TT b) { return torch::logical_and(a, b); }, false},
+      {"logical_or", [](T a, T b) { return ember::logical_or(a, b); }, [](TT a, TT b) { return torch::logical_or(a, b); }, false},
+      {"logical_xor", [](T a, T b) { return ember::logical_xor(a, b); }, [](TT a, TT b) { return torch::logical_xor(a, b); }, false},
+      {"rsub", [](T a, T b) { return ember::rsub(a, b, 2); }, [](TT a, TT b) { return torch::rsub(a, b, 2); }, false},
+  };
+  return cases;
+}
+
+// Integer divisors get their zeros replaced (integer division by zero is an error, tested in
+// the unit tests); float divisors keep them.
+Tensor divisor(const Tensor& b) {
+  if (ember::is_floating_type(b.dtype()) || b.dtype() == ember::kBool) return b;
+  return b.masked_fill(ember::eq(b, 0), 3);
+}
+
+void check_binary(const BinaryCase& c, const Tensor& a, const Tensor& b0) {
+  const Tensor b = c.divides ? divisor(b0) : b0;
+  check(c.name, {a, b}, [&](const std::vector<Tensor>& v) { return c.ember_fn(v[0], v[1]); },
+        [&](const std::vector<torch::Tensor>& v) { return c.torch_fn(v[0], v[1]); });
+}
+
+}  // namespace
+
+TEST(PointwiseParity, BinaryAllDtypesAndBroadcasts) {
+  uint64_t seed = 4000;
+  for (ember::ScalarType dt : kAllTypes) {
+    for (const auto& s : kShapes) {
+      Tensor a = random(s.a, dt, seed++), b = random(s.b, dt, seed++);
+      for (const auto& c : binary_cases()) check_binary(c, a, b);
+    }
+    const auto la = layouts(dt, seed += 3), lb = layouts(dt, seed += 3);
+    for (size_t i = 0; i < la.size(); ++i)
+      for (const auto& c : binary_cases()) check_binary(c, la[i], lb[i]);
+  }
+}
+
+TEST(PointwiseParity, BinaryMixedDtypes) {
+  uint64_t seed = 5000;
+  for (ember::ScalarType da : kAllTypes) {
+    for (ember::ScalarType db : kAllTypes) {
+      Tensor a = random({3, 4}, da, seed++), b = random({4}, db, seed++), z = random({}, db, seed++);
+      for (const auto& c : binary_cases()) {
+        check_binary(c, a, b);
+        check_binary(c, a, z);
+      }
+    }
+  }
+}
+
+TEST(PointwiseParity, ScalarOperands) {
+  uint64_t seed = 6000;
+  const std::vector<ember::Scalar> scalars = {3, -2, 2.5, -0.5, true};
+  for (ember::ScalarType dt : kAllTypes) {
+    Tensor x = random({5, 7}, dt, seed++);
+    torch::Tensor tx = to_torch(x);
+    for (const ember::Scalar& s : scalars) {
+      const torch::Scalar ts = s.isBoolean() ? torch::Scalar(s.toBool())
+                               : s.isIntegral(false) ? torch::Scalar(s.toLong())
+                                                     : torch::Scalar(s.toDouble());
+      auto both = [&](const char* what, auto ef, auto tf) {
+        check(what + std::string(" scalar ") + (s.isBoolean() ? "bool" : s.isIntegral(false) ? "int" : "double"), {x},
+              [&](const std::vector<Tensor>& v) { return ef(v[0]); },
+              [&](const std::vector<torch::Tensor>& v) { return tf(v[0]); });
+      };
+      both("add", [&](const Tensor& t) { return ember::add(t, s); }, [&](const torch::Tensor& t) { return torch::add(t, ts); });
+      both("sub", [&](const Tensor& t) { return ember::sub(t, s); }, [&](const torch::Tensor& t) { return torch::sub(t, ts); });
+      both("rsub", [&](const Tensor& t) { return ember::rsub(t, s); }, [&](const torch::Tensor& t) { return torch::rsub(t, ts); });
+      both("mul", [&](const Tensor& t) { return ember::mul(t, s); }, [&](const torch::Tensor& t) { return torch::mul(t, ts); });
+      both("div", [&](const Tensor& t) { return ember::div(t, s); }, [&](const torch::Tensor& t) { return torch::div(t, ts); });
+      both("scalar/tensor", [&](const Tensor& t) { return s / t; },
+           [&](const torch::Tensor& t) { return torch::reciprocal(t) * ts; });
+      both("pow", [&](const Tensor& t) { return ember::pow(t, s); }, [&](const torch::Tensor& t) { return torch::pow(t, ts); });
+      both("rpow", [&](const Tensor& t) { return ember::pow(s, t); }, [&](const torch::Tensor& t) { return torch::pow(ts, t); });
+      both("minimum-free clamp", [&](const Tensor& t) { return ember::clamp(t, s, std::nullopt); },
+           [&](const torch::Tensor& t) { return torch::clamp(t, ts, c10::nullopt); });
+      both("eq", [&](const Tensor& t) { return ember::eq(t, s); }, [&](const torch::Tensor& t) { return torch::eq(t, ts); });
+      both("lt", [&](const Tensor& t) { return ember::lt(t, s); }, [&](const torch::Tensor& t) { return torch::lt(t, ts); });
+      both("ge", [&](const Tensor& t) { return ember::ge(t, s); }, [&](const torch::Tensor& t) { return torch::ge(t, ts); });
+      both("bitwise_or", [&](const Tensor& t) { return ember::bitwise_or(t, s); },
+           [&](const torch::Tensor& t) { return torch::bitwise_or(t, ts); });
+      both("where_scalar", [&](const Tensor& t) { return ember::where(ember::gt(t, 0), s, t); },
+           [&](const torch::Tensor& t) { return torch::where(t > 0, ts, t); });
+      both("masked_fill", [&](const Tensor& t) { return t.masked_fill(ember::lt(t, 0), s); },
+           [&](const torch::Tensor& t) { return t.masked_fill(t < 0, ts); });
+      if (!(s.isIntegral(false) && s.toLong() == 0)) {
+        both("remainder", [&](const Tensor& t) { return ember::remainder(t, s); },
+             [&](const torch::Tensor& t) { return torch::remainder(t, ts); });
+        both("fmod", [&](const Tensor& t) { return ember::fmod(t, s); }, [&](const torch::Tensor& t) { return torch::fmod(t, ts); });
+      }
+    }
+  }
+}
+
+TEST(PointwiseParity, PowScalarExponents) {
+  uint64_t seed = 6500;
+  for (ember::ScalarType dt : kAllTypes) {
+    Tensor x = random({70001}, dt, seed++);
+    torch::Tensor tx = to_torch(x);
+    for (double e : {2.0, 3.0, 0.5, -0.5, -1.0, -2.0, 1.5, 0.0, 1.0}) {
+      check("pow " + std::to_string(e), {x}, [&](const std::vector<Tensor>& v) { return ember::pow(v[0], e); },
+            [&](const std::vector<torch::Tensor>& v) { return torch::pow(v[0], e); });
+    }
+    for (int64_t e : {0, 1, 2, 3, 5}) {
+      check("pow int " + std::to_string(e), {x}, [&](const std::vector<Tensor>& v) { return ember::pow(v[0], e); },
+            [&](const std::vector<torch::Tensor>& v) { return torch::pow(v[0], e); });
+    }
+  }
+}
+
+TEST(PointwiseParity, TernaryOps) {
+  uint64_t seed = 7000;
+  const std::vector<std::vector<int64_t>> sa = {{}, {5}, {3, 4}, {70001}, {2, 1, 4}, {0, 2}};
+  const std::vector<std::vector<int64_t>> sb = {{}, {5}, {4}, {70001}, {3, 1}, {2}};
+  const std::vector<std::vector<int64_t>> sc = {{}, {1}, {3, 1}, {}, {1, 4}, {0, 1}};
+  for (ember::ScalarType dt : kAllTypes) {
+    for (size_t k = 0; k < sa.size(); ++k) {
+      Tensor a = random(sa[k], dt, seed++), b = random(sb[k], dt, seed++), c = random(sc[k], dt, seed++);
+      using V = const std::vector<Tensor>&;
+      using TV = const std::vector<torch::Tensor>&;
+      check("lerp_scalar", {a, b}, [](V v) { return ember::lerp(v[0], v[1], 0.3); },
+            [](TV v) { return torch::lerp(v[0], v[1], 0.3); });
+      check("lerp_scalar_far", {a, b}, [](V v) { return ember::lerp(v[0], v[1], 0.8); },
+            [](TV v) { return torch::lerp(v[0], v[1], 0.8); });
+      if (a.dim() >= c.dim()) {  // lerp's result must have self's shape
+        check("lerp_tensor", {a, b, c}, [](V v) { return ember::lerp(v[0], v[1], v[2]); },
+              [](TV v) { return torch::lerp(v[0], v[1], v[2]); });
+      }
+      check("addcmul", {a, b, c}, [](V v) { return ember::addcmul(v[0], v[1], v[2], 2); },
+            [](TV v) { return torch::addcmul(v[0], v[1], v[2], 2); });
+      check("addcdiv", {a, b, c}, [](V v) { return ember::addcdiv(v[0], v[1], v[2], 0.5); },
+            [](TV v) { return torch::addcdiv(v[0], v[1], v[2], 0.5); });
+      check("clamp_tensor", {a, b, c}, [](V v) { return ember::clamp(v[0], v[1], v[2]); },
+            [](TV v) { return torch::clamp(v[0], v[1], v[2]); });
+      check("clamp_tensor_min", {a, b}, [](V v) { return ember::clamp(v[0], std::optional<Tensor>(v[1]), std::nullopt); },
+            [](TV v) { return torch::clamp(v[0], v[1], c10::nullopt); });
+      check("clamp_tensor_max", {a, c}, [](V v) { return ember::clamp(v[0], std::nullopt, std::optional<Tensor>(v[1])); },
+            [](TV v) { return torch::clamp(v[0], c10::nullopt, v[1]); });
+      const Tensor cond = ember::gt(random(sc[k], ember::kFloat, seed++), 0);
+      check("where", {cond, a, b}, [](V v) { return ember::where(v[0], v[1], v[2]); },
+            [](TV v) { return torch::where(v[0], v[1], v[2]); });
+      check("where_mixed", {cond, a, b.to(ember::kDouble)}, [](V v) { return ember::where(v[0], v[1], v[2]); },
+            [](TV v) { return torch::where(v[0], v[1], v[2]); });
+      check("masked_fill", {a, cond}, [](V v) { return v[0].masked_fill(v[1], 7); },
+            [](TV v) { return v[0].masked_fill(v[1], 7); });
+    }
+    for (const Tensor& x : layouts(dt, seed += 3)) {
+      const Tensor m = ember::gt(x.to(ember::kFloat), 0);
+      Tensor e = x.clone();
+      e.masked_fill_(m, 1);
+      torch::Tensor t = to_torch(x).clone();
+      t.masked_fill_(to_torch(m), 1);
+      EXPECT_TRUE(Close(e, t)) << "masked_fill_ " << dt;
+      check("where_layout", {m, x},
+            [](const std::vector<Tensor>& v) {
+              return ember::where(v[0], v[1], ember::zeros({}, ember::TensorOptions().dtype(v[1].dtype())));
+            },
+            [](const std::vector<torch::Tensor>& v) { return torch::where(v[0], v[1], torch::zeros({}, v[1].options())); });
+    }
+  }
+}
+
+TEST(PointwiseParity, IscloseAllcloseEqual) {
+  uint64_t seed = 8000;
+  for (ember::ScalarType dt : kAllTypes) {
+    Tensor a = random({6, 7}, dt, seed++);
+    Tensor b = ember::where(ember::gt(random({6, 7}, ember::kFloat, seed++), 1), random({6, 7}, dt, seed++), a);
+    torch::Tensor ta = to_torch(a), tb = to_torch(b);
+    for (double rtol : {0.0, 1e-5, 0.3}) {
+      for (double atol : {0.0, 1e-8, 0.5}) {
+        EXPECT_TRUE(Close(ember::isclose(a, b, rtol, atol), torch::isclose(ta, tb, rtol, atol))) << dt;
+        EXPECT_EQ(ember::allclose(a, b, rtol, atol), torch::allclose(ta, tb, rtol, atol)) << dt;
+      }
+    }
+    EXPECT_EQ(ember::equal(a, b), torch::equal(ta, tb)) << dt;
+    EXPECT_EQ(ember::equal(a, a), torch::equal(ta, ta)) << dt;
+  }
+  Tensor n = ember::tensor({1.0, NAN});
+  EXPECT_TRUE(Close(ember::isclose(n, n, 1e-5, 1e-8, true), torch::isclose(to_torch(n), to_torch(n), 1e-5, 1e-8, true)));
+}

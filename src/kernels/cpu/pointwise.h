@@ -1,18 +1,76 @@
-// Pointwise kernels. Each takes a built TensorIterator (output first, then inputs, all in the
+// Pointwise kernels. Each takes a built TensorIterator (outputs first, then inputs, all in the
 // common dtype unless noted) and the op to apply. Float dtypes run vectorized with Highway
-// (Half/BFloat16 computed in float32); integer and bool dtypes run plain loops.
+// (Half/BFloat16 computed in float32); integer and bool dtypes run plain loops. Argument checks
+// belong to the ops, including the one that depends on the data (check_no_zero_divisor).
 #pragma once
+#include <optional>
+
 #include "core/tensor_iterator.h"
 
 namespace ember::kernels {
 
+// out = f(a, b); operands: out, a, b.
 enum class BinaryOp : uint8_t {
   Add,  // a + alpha * b
   Sub,  // a - alpha * b
   Mul,
   Div,
+  DivTrunc,   // trunc(a / b); integers: ZeroDivisionError
+  DivFloor,   // floor(a / b) (Python's //); integers: ZeroDivisionError
+  Remainder,  // Python's %: the sign of b
+  Fmod,       // C's fmod: the sign of a
+  Pow,
+  Minimum,  // NaN-propagating
+  Maximum,
+  Atan2,
+  BitwiseAnd,  // integers and bool only
+  BitwiseOr,
+  BitwiseXor,
+  Lerp,  // lerp(a, b, alpha) for a Scalar weight, kept in double until the compute type
 };
-
 void binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha = 1);
+
+// Raises PyTorch's "ZeroDivisionError" (prefixed by `op`) if operand `arg` of an integer iterator
+// holds a zero. Integer division ops call it before the kernel, so nothing is half-written.
+void check_no_zero_divisor(const TensorIterator& iter, int arg, const char* op);
+
+// out = f(x); operands: out, x. Parameters as named in the comments (`a`, `b`, `c` of UnaryParams).
+enum class UnaryOp : uint8_t {
+  Abs, Neg, Sign, Exp, Exp2, Expm1, Log, Log2, Log10, Log1p, Sqrt, Rsqrt, Sin, Cos, Tan, Tanh,
+  Sigmoid, Relu, Silu, Hardswish, Hardsigmoid, Erf, Erfc, Erfinv, Floor, Ceil, Round, Trunc,
+  Reciprocal, Square, BitwiseNot,
+  Gelu,        // exact (erf)
+  GeluTanh,    // tanh approximation
+  LeakyRelu,   // a: negative_slope
+  Elu,         // a: alpha, b: scale, c: input_scale
+  Softplus,    // a: beta, b: threshold
+  Clamp,       // a: min, b: max (either may be absent; a NaN bound makes every element NaN)
+  PowScalar,   // a: exponent
+  NanToNum,    // a: nan, b: posinf, c: neginf (absent: 0, the dtype's max, the dtype's lowest)
+};
+struct UnaryParams {
+  std::optional<Scalar> a, b, c;
+};
+void unary_kernel(TensorIterator& iter, UnaryOp op, const UnaryParams& params = {});
+
+// out = f(a, b, c); operands: out, a, b, c.
+enum class TernaryOp : uint8_t {
+  Lerp,     // a + c * (b - a), computed from the nearer end
+  Addcmul,  // a + value * b * c
+  Addcdiv,  // a + value * b / c (floats only)
+  Clamp,    // min(max(a, b), c), NaN-propagating
+};
+void ternary_kernel(TensorIterator& iter, TernaryOp op, const Scalar& value = 1);
+
+// Bool-valued ops; output Bool, inputs in the common dtype (binary) or their own (unary).
+enum class PredicateOp : uint8_t {
+  Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr, LogicalXor,  // binary
+  LogicalNot, IsNan, IsInf, IsFinite,                         // unary
+};
+void predicate_kernel(TensorIterator& iter, PredicateOp op);
+
+// out = cond ? a : b; operands: out, cond (Bool), a, b (both in out's dtype; either may be a
+// broadcast 0-dim tensor). Values are copied as bits.
+void where_kernel(TensorIterator& iter);
 
 }  // namespace ember::kernels

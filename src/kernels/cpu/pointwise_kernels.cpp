@@ -1,18 +1,21 @@
-// Pointwise kernels, compiled for each SIMD target Highway selects at run time.
+// Float binary and ternary kernels, compiled for each SIMD target Highway selects at run time,
+// and the dtype dispatch of binary_kernel / ternary_kernel (integers: pointwise_int.cpp).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/pointwise_kernels.cpp"
 #include <hwy/foreach_target.h>  // NOLINT: re-includes this file once per target
 #include <hwy/highway.h>
 
-#include "kernels/cpu/cast.h"
+#include <cmath>
+
 #include "kernels/cpu/hwy_util-inl.h"
-#include "kernels/cpu/pointwise.h"
+#include "kernels/cpu/pointwise_int.h"
+#include "kernels/cpu/pointwise_vec-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::HWY_NAMESPACE {
 namespace {
 
-// ---- binary functors: vec() on compute vectors, scalar() on compute scalars -----------------
+// ---- binary functors ------------------------------------------------------------------------
 template <class L>
 struct AddF {
   L alpha;
@@ -20,7 +23,6 @@ struct AddF {
   HWY_INLINE V vec(D d, V a, V b) const {
     return alpha == L(1) ? hn::Add(a, b) : hn::MulAdd(hn::Set(d, alpha), b, a);
   }
-  HWY_INLINE L scalar(L a, L b) const { return wrap_add(a, wrap_mul(alpha, b)); }
 };
 template <class L>
 struct SubF {
@@ -29,107 +31,152 @@ struct SubF {
   HWY_INLINE V vec(D d, V a, V b) const {
     return alpha == L(1) ? hn::Sub(a, b) : hn::NegMulAdd(hn::Set(d, alpha), b, a);
   }
-  HWY_INLINE L scalar(L a, L b) const { return wrap_sub(a, wrap_mul(alpha, b)); }
 };
-template <class L>
 struct MulF {
   template <class D, class V>
   HWY_INLINE V vec(D, V a, V b) const { return hn::Mul(a, b); }
-  HWY_INLINE L scalar(L a, L b) const { return wrap_mul(a, b); }
 };
-template <class L>
 struct DivF {
   template <class D, class V>
   HWY_INLINE V vec(D, V a, V b) const { return hn::Div(a, b); }
-  HWY_INLINE L scalar(L a, L b) const { return a / b; }
+};
+struct DivTruncF {
+  template <class D, class V>
+  HWY_INLINE V vec(D, V a, V b) const { return hn::Trunc(hn::Div(a, b)); }
+};
+// Minimum/maximum propagate NaN from either side (a + b is then NaN).
+struct MinimumF {
+  template <class D, class V>
+  HWY_INLINE V vec(D, V a, V b) const {
+    return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), hn::Min(a, b));
+  }
+};
+struct MaximumF {
+  template <class D, class V>
+  HWY_INLINE V vec(D, V a, V b) const {
+    return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), hn::Max(a, b));
+  }
 };
 
-// ---- loops ---------------------------------------------------------------------------------
-// Contiguous output, each input contiguous (stride = element) or a broadcast scalar (stride 0).
-template <bool SA, bool SB, class T, class F>
-HWY_INLINE void binary_vec(const F& f, T* out, const T* a, const T* b, size_t n) {
-  const DC<T> d;
-  const size_t N = hn::Lanes(d);
-  using V = hn::Vec<DC<T>>;
-  V va0 = hn::Zero(d), vb0 = hn::Zero(d);
-  if constexpr (SA) va0 = hn::Set(d, static_cast<lane_t<T>>(a[0]));
-  if constexpr (SB) vb0 = hn::Set(d, static_cast<lane_t<T>>(b[0]));
-  size_t i = 0;
-  for (; i + N <= n; i += N) {
-    const V va = SA ? va0 : LoadC(d, a + i);
-    const V vb = SB ? vb0 : LoadC(d, b + i);
-    StoreC(d, f.vec(d, va, vb), out + i);
-  }
-  if (i < n) {
-    const V va = SA ? va0 : LoadCN(d, a + i, n - i);
-    const V vb = SB ? vb0 : LoadCN(d, b + i, n - i);
-    StoreCN(d, f.vec(d, va, vb), out + i, n - i);
-  }
+// Lerp from the nearer end keeps lerp(a, b, 1) == b exactly (PyTorch's formula).
+template <class D, class V>
+HWY_INLINE V lerp(D d, V a, V b, V w) {
+  const V diff = hn::Sub(b, a);
+  const auto small = hn::Lt(hn::Abs(w), hn::Set(d, 0.5));
+  return hn::IfThenElse(small, hn::MulAdd(w, diff, a), hn::NegMulAdd(diff, hn::Sub(hn::Set(d, 1.0), w), b));
 }
+template <class L>
+struct LerpScalarF {
+  L weight;
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V a, V b) const { return lerp(d, a, b, hn::Set(d, weight)); }
+};
 
-template <class T, class F>
-void binary_loop(const F& f, char** data, const int64_t* s, int64_t n) {
-  constexpr int64_t es = sizeof(T);
-  T* out = reinterpret_cast<T*>(data[0]);
-  const T* a = reinterpret_cast<const T*>(data[1]);
-  const T* b = reinterpret_cast<const T*>(data[2]);
-  if constexpr (is_float_like_v<T>) {
-    if (s[0] == es && (s[1] == es || s[1] == 0) && (s[2] == es || s[2] == 0)) {
-      const size_t len = static_cast<size_t>(n);
-      if (s[1] == 0 && s[2] == 0) {
-        binary_vec<true, true>(f, out, a, b, len);
-      } else if (s[1] == 0) {
-        binary_vec<true, false>(f, out, a, b, len);
-      } else if (s[2] == 0) {
-        binary_vec<false, true>(f, out, a, b, len);
-      } else {
-        binary_vec<false, false>(f, out, a, b, len);
-      }
-      return;
-    }
-  } else if (s[0] == es && s[1] == es && s[2] == es) {
-    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(f.scalar(compute_t<T>(a[i]), compute_t<T>(b[i])));
-    return;
+// Python's floor division on floats (PyTorch's div_floor): exact through fmod, never off by one.
+struct DivFloorF : ScalarOnly {
+  template <class C>
+  C scalar(C a, C b) const {
+    if (b == C(0)) return a / b;
+    const C mod = std::fmod(a, b);
+    C div = (a - mod) / b;
+    if (mod != C(0) && (b < C(0)) != (mod < C(0))) div -= C(1);
+    if (div == C(0)) return std::copysign(C(0), a / b);
+    C floordiv = std::floor(div);
+    if (div - floordiv > C(0.5)) floordiv += C(1);
+    return floordiv;
   }
-  for (int64_t i = 0; i < n; ++i) {
-    T x, y;
-    std::memcpy(&x, data[1] + i * s[1], sizeof(T));
-    std::memcpy(&y, data[2] + i * s[2], sizeof(T));
-    const T r = static_cast<T>(f.scalar(static_cast<compute_t<T>>(x), static_cast<compute_t<T>>(y)));
-    std::memcpy(data[0] + i * s[0], &r, sizeof(T));
+};
+// Python's %: the result takes the divisor's sign.
+struct RemainderF : ScalarOnly {
+  template <class C>
+  C scalar(C a, C b) const {
+    C mod = std::fmod(a, b);
+    if (mod != C(0) && (b < C(0)) != (mod < C(0))) mod += b;
+    return mod;
   }
-}
+};
+struct FmodF : ScalarOnly {
+  template <class C>
+  C scalar(C a, C b) const { return std::fmod(a, b); }
+};
+struct PowF : ScalarOnly {
+  template <class C>
+  C scalar(C a, C b) const { return std::pow(a, b); }
+};
+struct Atan2F : ScalarOnly {
+  template <class C>
+  C scalar(C a, C b) const { return std::atan2(a, b); }
+};
 
 template <class T>
 void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
-  using L = compute_t<T>;
-  auto run = [&](const auto& f) {
-    iter.for_each([&f](char** data, const int64_t* strides, int64_t n) { binary_loop<T>(f, data, strides, n); });
-  };
+  using L = lane_t<T>;
+  auto run = [&](const auto& f) { run_float<T, 2>(iter, f); };
   switch (op) {
     case BinaryOp::Add: return run(AddF<L>{alpha.to<L>()});
     case BinaryOp::Sub: return run(SubF<L>{alpha.to<L>()});
-    case BinaryOp::Mul: return run(MulF<L>{});
-    case BinaryOp::Div: return run(DivF<L>{});
+    case BinaryOp::Mul: return run(MulF{});
+    case BinaryOp::Div: return run(DivF{});
+    case BinaryOp::DivTrunc: return run(DivTruncF{});
+    case BinaryOp::DivFloor: return run(DivFloorF{});
+    case BinaryOp::Remainder: return run(RemainderF{});
+    case BinaryOp::Fmod: return run(FmodF{});
+    case BinaryOp::Pow: return run(PowF{});
+    case BinaryOp::Minimum: return run(MinimumF{});
+    case BinaryOp::Maximum: return run(MaximumF{});
+    case BinaryOp::Atan2: return run(Atan2F{});
+    case BinaryOp::Lerp: return run(LerpScalarF<L>{alpha.to<L>()});
+    case BinaryOp::BitwiseAnd:
+    case BinaryOp::BitwiseOr:
+    case BinaryOp::BitwiseXor: break;
+  }
+  EMBER_CHECK(false, "binary_kernel", "op ", static_cast<int>(op), " has no float form");
+}
+
+// ---- ternary functors -----------------------------------------------------------------------
+struct LerpF {
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V a, V b, V w) const { return lerp(d, a, b, w); }
+};
+template <class L>
+struct AddcmulF {
+  L value;
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V a, V b, V c) const { return hn::MulAdd(hn::Mul(hn::Set(d, value), b), c, a); }
+};
+template <class L>
+struct AddcdivF {
+  L value;
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V a, V b, V c) const { return hn::Add(a, hn::Div(hn::Mul(hn::Set(d, value), b), c)); }
+};
+struct ClampF {
+  template <class D, class V>
+  HWY_INLINE V vec(D, V a, V lo, V hi) const {
+    const auto nan = hn::Or(hn::IsNaN(a), hn::Or(hn::IsNaN(lo), hn::IsNaN(hi)));
+    return hn::IfThenElse(nan, hn::Add(a, hn::Add(lo, hi)), hn::Min(hn::Max(a, lo), hi));
+  }
+};
+
+template <class T>
+void ternary_typed(TensorIterator& iter, TernaryOp op, const Scalar& value) {
+  using L = lane_t<T>;
+  auto run = [&](const auto& f) { run_float<T, 3>(iter, f); };
+  switch (op) {
+    case TernaryOp::Lerp: return run(LerpF{});
+    case TernaryOp::Addcmul: return run(AddcmulF<L>{value.to<L>()});
+    case TernaryOp::Addcdiv: return run(AddcdivF<L>{value.to<L>()});
+    case TernaryOp::Clamp: return run(ClampF{});
   }
 }
 
 }  // namespace
 
-void binary_kernel_impl(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
-  switch (iter.common_dtype()) {
-    case kFloat: return binary_typed<float>(iter, op, alpha);
-    case kDouble: return binary_typed<double>(iter, op, alpha);
-    case kHalf: return binary_typed<Half>(iter, op, alpha);
-    case kBFloat16: return binary_typed<BFloat16>(iter, op, alpha);
-    case kByte: return binary_typed<uint8_t>(iter, op, alpha);
-    case kChar: return binary_typed<int8_t>(iter, op, alpha);
-    case kShort: return binary_typed<int16_t>(iter, op, alpha);
-    case kInt: return binary_typed<int32_t>(iter, op, alpha);
-    case kLong: return binary_typed<int64_t>(iter, op, alpha);
-    case kBool: return binary_typed<bool>(iter, op, alpha);
-    default: EMBER_CHECK(false, "binary_kernel", "unsupported dtype ", iter.common_dtype());
-  }
+void binary_float(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
+  visit_float(iter.common_dtype(), [&](auto t) { binary_typed<decltype(t)>(iter, op, alpha); });
+}
+void ternary_float(TensorIterator& iter, TernaryOp op, const Scalar& value) {
+  visit_float(iter.common_dtype(), [&](auto t) { ternary_typed<decltype(t)>(iter, op, value); });
 }
 
 }  // namespace ember::kernels::HWY_NAMESPACE
@@ -137,9 +184,22 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 namespace ember::kernels {
-HWY_EXPORT(binary_kernel_impl);
+HWY_EXPORT(binary_float);
+HWY_EXPORT(ternary_float);
+
 void binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
-  HWY_DYNAMIC_DISPATCH(binary_kernel_impl)(iter, op, alpha);
+  if (is_floating_type(iter.common_dtype())) {
+    HWY_DYNAMIC_DISPATCH(binary_float)(iter, op, alpha);
+  } else {
+    binary_int_kernel(iter, op, alpha);
+  }
+}
+void ternary_kernel(TensorIterator& iter, TernaryOp op, const Scalar& value) {
+  if (is_floating_type(iter.common_dtype())) {
+    HWY_DYNAMIC_DISPATCH(ternary_float)(iter, op, value);
+  } else {
+    ternary_int_kernel(iter, op, value);
+  }
 }
 }  // namespace ember::kernels
 #endif

@@ -1,0 +1,220 @@
+// Integer and bool pointwise kernels: plain loops (see pointwise_loops.h) with wrapping
+// arithmetic. Division by zero never reaches here (the ops call check_no_zero_divisor); the
+// loops still return 0 for it, and x / -1 wraps, so no input is undefined behaviour.
+#include <algorithm>
+#include <type_traits>
+
+#include "kernels/cpu/pointwise_int.h"
+#include "kernels/cpu/pointwise_loops.h"
+
+namespace ember::kernels {
+namespace {
+
+template <class T>
+constexpr bool kSigned = std::is_signed_v<T>;
+
+// Wrapping product; for bool, logical and (what PyTorch's bool multiply gives).
+template <class T>
+T mul(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return a && b;
+  } else {
+    return wrap_mul(a, b);
+  }
+}
+
+template <class T>
+T div_trunc(T a, T b) {
+  if (b == 0) return 0;
+  if constexpr (kSigned<T>) {
+    if (b == T(-1)) return wrap_sub(T(0), a);
+  }
+  return static_cast<T>(a / b);
+}
+
+template <class T>
+T div_floor(T a, T b) {
+  if (b == 0) return 0;
+  if constexpr (kSigned<T>) {
+    if (b == T(-1)) return wrap_sub(T(0), a);
+    const T q = static_cast<T>(a / b);
+    return (a % b != 0 && (a < 0) != (b < 0)) ? static_cast<T>(q - 1) : q;
+  }
+  return static_cast<T>(a / b);
+}
+
+template <class T>
+T fmod_int(T a, T b) {
+  if (b == 0) return 0;
+  if constexpr (kSigned<T>) {
+    if (b == T(-1)) return 0;
+  }
+  return static_cast<T>(a % b);
+}
+
+template <class T>
+T remainder_int(T a, T b) {
+  const T r = fmod_int(a, b);
+  if constexpr (kSigned<T>) {
+    if (r != 0 && (r < 0) != (b < 0)) return static_cast<T>(r + b);
+  }
+  return r;
+}
+
+// PyTorch's powi: negative exponents give 1, +-1 or 0 (integer division of 1 by the power).
+template <class T>
+T pow_int(T base, T exp) {
+  if constexpr (kSigned<T>) {
+    if (exp < 0) {
+      if (base == 1) return 1;
+      if (base == T(-1)) return (exp & 1) ? T(-1) : T(1);
+      return 0;
+    }
+  }
+  T result = 1;
+  while (exp) {
+    if (exp & 1) result = mul(result, base);
+    exp = static_cast<T>(exp >> 1);
+    base = mul(base, base);
+  }
+  return result;
+}
+
+template <class T>
+void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
+  auto run = [&](auto f) { scalar_for_each<T, 2>(iter, f); };
+  const T al = alpha.to<T>();
+  switch (op) {
+    case BinaryOp::Add: return run([al](T a, T b) { return static_cast<T>(wrap_add(a, mul(al, b))); });
+    case BinaryOp::Sub: return run([al](T a, T b) { return static_cast<T>(wrap_sub(a, mul(al, b))); });
+    case BinaryOp::Mul: return run(mul<T>);
+    case BinaryOp::DivTrunc: return run(div_trunc<T>);
+    case BinaryOp::DivFloor: return run(div_floor<T>);
+    case BinaryOp::Remainder: return run(remainder_int<T>);
+    case BinaryOp::Fmod: return run(fmod_int<T>);
+    case BinaryOp::Pow: return run(pow_int<T>);
+    case BinaryOp::Minimum: return run([](T a, T b) { return std::min(a, b); });
+    case BinaryOp::Maximum: return run([](T a, T b) { return std::max(a, b); });
+    case BinaryOp::BitwiseAnd: return run([](T a, T b) { return static_cast<T>(a & b); });
+    case BinaryOp::BitwiseOr: return run([](T a, T b) { return static_cast<T>(a | b); });
+    case BinaryOp::BitwiseXor: return run([](T a, T b) { return static_cast<T>(a ^ b); });
+    case BinaryOp::Div:
+    case BinaryOp::Atan2:
+    case BinaryOp::Lerp: break;  // float-valued: the ops promote integers or refuse them
+  }
+  EMBER_CHECK(false, "binary_kernel", "op ", static_cast<int>(op), " has no integer form");
+}
+
+template <class T>
+void unary_typed(TensorIterator& iter, UnaryOp op, const UnaryParams& p) {
+  auto run = [&](auto f) { scalar_for_each<T, 1>(iter, f); };
+  switch (op) {
+    case UnaryOp::Abs:
+      if constexpr (kSigned<T>) {
+        return run([](T x) { return x < 0 ? wrap_sub(T(0), x) : x; });
+      } else {
+        return run([](T x) { return x; });
+      }
+    case UnaryOp::Neg: return run([](T x) { return wrap_sub(T(0), x); });
+    case UnaryOp::Sign:
+      if constexpr (std::is_same_v<T, bool>) {
+        return run([](T x) { return x; });
+      } else {
+        return run([](T x) { return static_cast<T>((T(0) < x) - (x < T(0))); });
+      }
+    case UnaryOp::Relu:
+      if constexpr (kSigned<T>) {
+        return run([](T x) { return x < 0 ? T(0) : x; });
+      } else {
+        return run([](T x) { return x; });
+      }
+    case UnaryOp::Floor:
+    case UnaryOp::Ceil:
+    case UnaryOp::Round:
+    case UnaryOp::Trunc:
+    case UnaryOp::NanToNum: return run([](T x) { return x; });
+    case UnaryOp::Square: return run([](T x) { return mul(x, x); });
+    case UnaryOp::BitwiseNot:
+      if constexpr (std::is_same_v<T, bool>) {
+        return run([](T x) { return !x; });
+      } else {
+        return run([](T x) { return static_cast<T>(~x); });
+      }
+    case UnaryOp::PowScalar: {
+      const T e = p.a->to<T>();
+      return run([e](T x) { return pow_int(x, e); });
+    }
+    case UnaryOp::Clamp: {
+      if (p.a && p.b) {
+        const T lo = p.a->to<T>(), hi = p.b->to<T>();
+        return run([lo, hi](T x) { return std::min(std::max(x, lo), hi); });
+      }
+      if (p.a) {
+        const T lo = p.a->to<T>();
+        return run([lo](T x) { return std::max(x, lo); });
+      }
+      const T hi = p.b->to<T>();
+      return run([hi](T x) { return std::min(x, hi); });
+    }
+    default: break;
+  }
+  EMBER_CHECK(false, "unary_kernel", "op ", static_cast<int>(op), " has no integer form");
+}
+
+template <class T>
+void ternary_typed(TensorIterator& iter, TernaryOp op, const Scalar& value) {
+  auto run = [&](auto f) { scalar_for_each<T, 3>(iter, f); };
+  switch (op) {
+    case TernaryOp::Addcmul: {
+      const T v = value.to<T>();
+      return run([v](T a, T b, T c) { return static_cast<T>(wrap_add(a, mul(v, mul(b, c)))); });
+    }
+    case TernaryOp::Clamp: return run([](T a, T lo, T hi) { return std::min(std::max(a, lo), hi); });
+    case TernaryOp::Lerp:
+    case TernaryOp::Addcdiv: break;  // floats only
+  }
+  EMBER_CHECK(false, "ternary_kernel", "op ", static_cast<int>(op), " has no integer form");
+}
+
+template <class F>
+void visit_int(TensorIterator& iter, const char* what, F&& f) {
+  switch (iter.common_dtype()) {
+    case kByte: return f(uint8_t{});
+    case kChar: return f(int8_t{});
+    case kShort: return f(int16_t{});
+    case kInt: return f(int32_t{});
+    case kLong: return f(int64_t{});
+    case kBool: return f(bool{});
+    default: EMBER_CHECK(false, what, "unsupported dtype ", iter.common_dtype());
+  }
+}
+
+}  // namespace
+
+void binary_int_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
+  visit_int(iter, "binary_kernel", [&](auto t) { binary_typed<decltype(t)>(iter, op, alpha); });
+}
+void unary_int_kernel(TensorIterator& iter, UnaryOp op, const UnaryParams& params) {
+  visit_int(iter, "unary_kernel", [&](auto t) { unary_typed<decltype(t)>(iter, op, params); });
+}
+void ternary_int_kernel(TensorIterator& iter, TernaryOp op, const Scalar& value) {
+  visit_int(iter, "ternary_kernel", [&](auto t) { ternary_typed<decltype(t)>(iter, op, value); });
+}
+
+void check_no_zero_divisor(const TensorIterator& iter, int arg, const char* op) {
+  bool zero = false;
+  visit_dtype(iter.dtype(arg), [&](auto t) {
+    using T = decltype(t);
+    auto scan = [&](char** data, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n && !zero; ++i) {
+        T v;
+        std::memcpy(&v, data[arg] + i * s[arg], sizeof(T));
+        zero = v == T(0);
+      }
+    };
+    if (iter.numel() > 0) iter.serial_for_each(scan, 0, iter.numel());
+  });
+  EMBER_CHECK(!zero, op, "ZeroDivisionError");
+}
+
+}  // namespace ember::kernels

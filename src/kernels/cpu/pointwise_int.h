@@ -1,0 +1,10 @@
+// Integer and bool halves of the pointwise kernels (pointwise_int.cpp); binary_kernel,
+// unary_kernel and ternary_kernel send the other dtypes to their Highway float halves.
+#pragma once
+#include "kernels/cpu/pointwise.h"
+
+namespace ember::kernels {
+void binary_int_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha);
+void unary_int_kernel(TensorIterator& iter, UnaryOp op, const UnaryParams& params);
+void ternary_int_kernel(TensorIterator& iter, TernaryOp op, const Scalar& value);
+}  // namespace ember::kernels

@@ -1,0 +1,115 @@
+// The vector loop of the float pointwise kernels, compiled once per SIMD target (include after
+// hwy_util-inl.h in a file using foreach_target.h).
+//
+// A functor gives `vec(d, v0, ..., vK-1)` on compute vectors (float for Half/BFloat16). Contiguous
+// operands and broadcast scalars (stride 0) stream straight through it; any other layout is
+// gathered in chunks into compute-type buffers, run through the same `vec`, and scattered back,
+// so each function has a single vector definition. A functor deriving from ScalarOnly instead
+// gives `scalar(c0, ..., cK-1)` on compute scalars (functions without a good vector form).
+
+#if defined(EMBER_KERNELS_POINTWISE_VEC_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EMBER_KERNELS_POINTWISE_VEC_INL_H_
+#undef EMBER_KERNELS_POINTWISE_VEC_INL_H_
+#else
+#define EMBER_KERNELS_POINTWISE_VEC_INL_H_
+#endif
+
+#include <algorithm>
+#include <type_traits>
+#include <utility>
+
+#include "core/tensor_iterator.h"
+#include "kernels/cpu/cast.h"
+#include "kernels/cpu/pointwise_loops.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ember::kernels::HWY_NAMESPACE {
+
+struct ScalarOnly {};
+
+// out[i] = f(in_0[i], ...) for contiguous operands; bcast[k] marks a stride-0 input.
+template <class T, class F, size_t... I>
+HWY_INLINE void map_contiguous(const F& f, T* out, const T* const* in, const bool* bcast, size_t n,
+                               std::index_sequence<I...>) {
+  const DC<T> d;
+  using V = hn::Vec<DC<T>>;
+  const size_t N = hn::Lanes(d);
+  const V b[sizeof...(I)] = {(bcast[I] ? hn::Set(d, static_cast<lane_t<T>>(in[I][0])) : hn::Zero(d))...};
+  size_t i = 0;
+  for (; i + N <= n; i += N) StoreC(d, f.vec(d, (bcast[I] ? b[I] : LoadC(d, in[I] + i))...), out + i);
+  if (i < n) {
+    const size_t m = n - i;
+    StoreCN(d, f.vec(d, (bcast[I] ? b[I] : LoadCN(d, in[I] + i, m))...), out + i, m);
+  }
+}
+
+template <class T, size_t K, class F>
+HWY_INLINE void vec_loop(const F& f, char** data, const int64_t* s, int64_t n) {
+  constexpr int64_t es = sizeof(T);
+  bool contiguous = s[0] == es;
+  bool bcast[K];
+  const T* in[K];
+  for (size_t k = 0; k < K; ++k) {
+    bcast[k] = s[k + 1] == 0;
+    contiguous = contiguous && (s[k + 1] == es || bcast[k]);
+    in[k] = reinterpret_cast<const T*>(data[k + 1]);
+  }
+  if (contiguous) {
+    map_contiguous(f, reinterpret_cast<T*>(data[0]), in, bcast, static_cast<size_t>(n), std::make_index_sequence<K>{});
+    return;
+  }
+  using L = lane_t<T>;
+  constexpr int64_t kChunk = 256;
+  HWY_ALIGN L buf[K][kChunk];
+  HWY_ALIGN L res[kChunk];
+  const L* bin[K];
+  for (size_t k = 0; k < K; ++k) {
+    bin[k] = buf[k];
+    if (bcast[k]) buf[k][0] = static_cast<L>(in[k][0]);
+  }
+  for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+    const int64_t m = std::min(kChunk, n - i0);
+    for (size_t k = 0; k < K; ++k) {
+      if (bcast[k]) continue;
+      const char* p = data[k + 1] + i0 * s[k + 1];
+      for (int64_t j = 0; j < m; ++j) {
+        T v;
+        std::memcpy(&v, p + j * s[k + 1], sizeof(T));
+        buf[k][j] = static_cast<L>(v);
+      }
+    }
+    map_contiguous(f, res, bin, bcast, static_cast<size_t>(m), std::make_index_sequence<K>{});
+    char* o = data[0] + i0 * s[0];
+    for (int64_t j = 0; j < m; ++j) {
+      const T v = static_cast<T>(res[j]);
+      std::memcpy(o + j * s[0], &v, sizeof(T));
+    }
+  }
+}
+
+// Runs a K-input functor over the iterator (float storage type T).
+template <class T, size_t K, class F>
+HWY_INLINE void run_float(TensorIterator& iter, const F& f) {
+  if constexpr (std::is_base_of_v<ScalarOnly, F>) {
+    scalar_for_each<T, K>(iter, [&f](auto... x) { return f.scalar(x...); });
+  } else {
+    iter.for_each([&f](char** data, const int64_t* s, int64_t n) { vec_loop<T, K>(f, data, s, n); });
+  }
+}
+
+// Calls f(T{}) with the float storage type of the iterator's common dtype.
+template <class F>
+HWY_INLINE void visit_float(ScalarType t, F&& f) {
+  switch (t) {
+    case kFloat: return f(float{});
+    case kDouble: return f(double{});
+    case kHalf: return f(Half{});
+    case kBFloat16: return f(BFloat16{});
+    default: EMBER_CHECK(false, "pointwise", "not a float dtype: ", t);
+  }
+}
+
+}  // namespace ember::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // EMBER_KERNELS_POINTWISE_VEC_INL_H_

@@ -1,0 +1,196 @@
+// Unary pointwise ops: math functions, rounding, activations and nan_to_num. Each has the
+// functional form, the in-place `op_` and `op_out`; which input dtypes it takes and what it
+// computes them in follows PyTorch (see Kind).
+#include "dispatch/dispatch.h"
+#include "ember/pointwise.h"
+#include "ops/pointwise_util.h"
+
+namespace ember {
+namespace {
+
+using kernels::UnaryOp;
+using kernels::UnaryParams;
+using pointwise::not_implemented;
+
+enum class Kind {
+  FloatValued,  // integers and bool compute in the default float dtype (exp(int) is float)
+  KeepInteger,  // integers keep their dtype, bool is refused (abs, floor, relu, ...)
+  AnyDtype,     // every dtype keeps its own (sign, nan_to_num)
+  FloatOnly,    // activations with no integer kernel in PyTorch (silu, gelu, ...)
+  Square,       // pow(self, 2): bool becomes int64
+};
+
+Tensor unary_op(const char* name, const Tensor& out, const Tensor& self, UnaryOp op, Kind kind, bool inplace,
+                const UnaryParams& params = {}) {
+  EMBER_CHECK(self.defined(), name, "expected a defined tensor");
+  const ScalarType t = self.dtype();
+  pointwise::DtypeRule rule;
+  switch (kind) {
+    case Kind::FloatValued: rule.int_to_float = true; break;
+    case Kind::KeepInteger:
+      if (t != kBool) break;
+      EMBER_CHECK(op != UnaryOp::Neg, name,
+                  "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
+                  "mask, use the `~` or `logical_not()` operator instead.");
+      EMBER_CHECK(op != UnaryOp::Relu, name, "Boolean inputs not supported for relu");
+      not_implemented(name, t);
+    case Kind::AnyDtype: break;
+    case Kind::FloatOnly:
+      if (!is_floating_type(t)) not_implemented(name, t);
+      break;
+    case Kind::Square:
+      if (t == kBool) rule.compute = kLong;
+      break;
+  }
+  return pointwise::unary_into(name, out, self, op, params, inplace, rule);
+}
+
+// Defines, for one unary op, its three op structs and public functions: name(self),
+// name_(self) and name_out(out, self).
+#define EMBER_UNARY_OP(fn, kernel_op, kind)                                                          \
+  struct fn##_op {                                                                                  \
+    static constexpr const char* name = #fn;                                                        \
+    static Tensor run(const Tensor& self) { return unary_op(name, Tensor(), self, kernel_op, kind, false); } \
+  };                                                                                                \
+  struct fn##_inplace_op {                                                                          \
+    static constexpr const char* name = #fn "_";                                                    \
+    static Tensor& run(Tensor& self) {                                                              \
+      unary_op(name, self, self, kernel_op, kind, true);                                            \
+      return self;                                                                                  \
+    }                                                                                               \
+  };                                                                                                \
+  struct fn##_out_op {                                                                              \
+    static constexpr const char* name = #fn "_out";                                                 \
+    static Tensor& run(Tensor& out, const Tensor& self) {                                           \
+      unary_op(name, out, self, kernel_op, kind, false);                                            \
+      return out;                                                                                   \
+    }                                                                                               \
+  };                                                                                                \
+  }                                                                                                 \
+  Tensor fn(const Tensor& self) { return dispatch::call<fn##_op>(self); }                           \
+  Tensor& fn##_(Tensor& self) { return dispatch::call<fn##_inplace_op>(self); }                     \
+  Tensor& fn##_out(Tensor& out, const Tensor& self) { return dispatch::call<fn##_out_op>(out, self); } \
+  namespace {
+
+EMBER_UNARY_OP(abs, UnaryOp::Abs, Kind::KeepInteger)
+EMBER_UNARY_OP(neg, UnaryOp::Neg, Kind::KeepInteger)
+EMBER_UNARY_OP(sign, UnaryOp::Sign, Kind::AnyDtype)
+EMBER_UNARY_OP(exp, UnaryOp::Exp, Kind::FloatValued)
+EMBER_UNARY_OP(exp2, UnaryOp::Exp2, Kind::FloatValued)
+EMBER_UNARY_OP(expm1, UnaryOp::Expm1, Kind::FloatValued)
+EMBER_UNARY_OP(log, UnaryOp::Log, Kind::FloatValued)
+EMBER_UNARY_OP(log2, UnaryOp::Log2, Kind::FloatValued)
+EMBER_UNARY_OP(log10, UnaryOp::Log10, Kind::FloatValued)
+EMBER_UNARY_OP(log1p, UnaryOp::Log1p, Kind::FloatValued)
+EMBER_UNARY_OP(sqrt, UnaryOp::Sqrt, Kind::FloatValued)
+EMBER_UNARY_OP(rsqrt, UnaryOp::Rsqrt, Kind::FloatValued)
+EMBER_UNARY_OP(sin, UnaryOp::Sin, Kind::FloatValued)
+EMBER_UNARY_OP(cos, UnaryOp::Cos, Kind::FloatValued)
+EMBER_UNARY_OP(tan, UnaryOp::Tan, Kind::FloatValued)
+EMBER_UNARY_OP(tanh, UnaryOp::Tanh, Kind::FloatValued)
+EMBER_UNARY_OP(sigmoid, UnaryOp::Sigmoid, Kind::FloatValued)
+EMBER_UNARY_OP(relu, UnaryOp::Relu, Kind::KeepInteger)
+EMBER_UNARY_OP(silu, UnaryOp::Silu, Kind::FloatOnly)
+EMBER_UNARY_OP(hardswish, UnaryOp::Hardswish, Kind::FloatOnly)
+EMBER_UNARY_OP(hardsigmoid, UnaryOp::Hardsigmoid, Kind::FloatOnly)
+EMBER_UNARY_OP(erf, UnaryOp::Erf, Kind::FloatValued)
+EMBER_UNARY_OP(erfc, UnaryOp::Erfc, Kind::FloatValued)
+EMBER_UNARY_OP(erfinv, UnaryOp::Erfinv, Kind::FloatValued)
+EMBER_UNARY_OP(floor, UnaryOp::Floor, Kind::KeepInteger)
+EMBER_UNARY_OP(ceil, UnaryOp::Ceil, Kind::KeepInteger)
+EMBER_UNARY_OP(round, UnaryOp::Round, Kind::KeepInteger)
+EMBER_UNARY_OP(trunc, UnaryOp::Trunc, Kind::KeepInteger)
+EMBER_UNARY_OP(reciprocal, UnaryOp::Reciprocal, Kind::FloatValued)
+EMBER_UNARY_OP(square, UnaryOp::Square, Kind::Square)
+#undef EMBER_UNARY_OP
+
+// ---- activations with parameters, nan_to_num ----------------------------------------------
+
+struct GeluOp {
+  static constexpr const char* name = "gelu";
+  static Tensor run(const Tensor& self, std::string_view approximate) {
+    EMBER_CHECK(approximate == "none" || approximate == "tanh", name,
+                "approximate argument must be either none or tanh.");
+    const UnaryOp op = approximate == "tanh" ? UnaryOp::GeluTanh : UnaryOp::Gelu;
+    return unary_op(name, Tensor(), self, op, Kind::FloatOnly, false);
+  }
+};
+struct LeakyReluOp {
+  static constexpr const char* name = "leaky_relu";
+  static Tensor run(const Tensor& self, const Scalar& slope) {
+    return unary_op(name, Tensor(), self, UnaryOp::LeakyRelu, Kind::FloatOnly, false, {slope, {}, {}});
+  }
+};
+struct EluOp {
+  static constexpr const char* name = "elu";
+  static Tensor run(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
+    return unary_op(name, Tensor(), self, UnaryOp::Elu, Kind::FloatOnly, false, {alpha, scale, input_scale});
+  }
+};
+struct SoftplusOp {
+  static constexpr const char* name = "softplus";
+  static Tensor run(const Tensor& self, const Scalar& beta, const Scalar& threshold) {
+    return unary_op(name, Tensor(), self, UnaryOp::Softplus, Kind::FloatOnly, false, {beta, threshold, {}});
+  }
+};
+struct NanToNumOp {
+  static constexpr const char* name = "nan_to_num";
+  static Tensor run(const Tensor& self, std::optional<double> nan, std::optional<double> posinf,
+                    std::optional<double> neginf) {
+    auto opt = [](std::optional<double> v) { return v ? std::optional<Scalar>(*v) : std::nullopt; };
+    return unary_op(name, Tensor(), self, UnaryOp::NanToNum, Kind::AnyDtype, false, {opt(nan), opt(posinf), opt(neginf)});
+  }
+};
+
+}  // namespace
+
+Tensor gelu(const Tensor& self, std::string_view approximate) { return dispatch::call<GeluOp>(self, approximate); }
+Tensor leaky_relu(const Tensor& self, const Scalar& slope) { return dispatch::call<LeakyReluOp>(self, slope); }
+Tensor elu(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
+  return dispatch::call<EluOp>(self, alpha, scale, input_scale);
+}
+Tensor softplus(const Tensor& self, const Scalar& beta, const Scalar& threshold) {
+  return dispatch::call<SoftplusOp>(self, beta, threshold);
+}
+Tensor nan_to_num(const Tensor& self, std::optional<double> nan, std::optional<double> posinf,
+                  std::optional<double> neginf) {
+  return dispatch::call<NanToNumOp>(self, nan, posinf, neginf);
+}
+
+// ---- Tensor methods -----------------------------------------------------------------------
+#define EMBER_UNARY_METHODS(fn)                              \
+  Tensor Tensor::fn() const { return ember::fn(*this); }     \
+  Tensor& Tensor::fn##_() { return ember::fn##_(*this); }
+EMBER_UNARY_METHODS(abs)
+EMBER_UNARY_METHODS(neg)
+EMBER_UNARY_METHODS(sign)
+EMBER_UNARY_METHODS(exp)
+EMBER_UNARY_METHODS(exp2)
+EMBER_UNARY_METHODS(expm1)
+EMBER_UNARY_METHODS(log)
+EMBER_UNARY_METHODS(log2)
+EMBER_UNARY_METHODS(log10)
+EMBER_UNARY_METHODS(log1p)
+EMBER_UNARY_METHODS(sqrt)
+EMBER_UNARY_METHODS(rsqrt)
+EMBER_UNARY_METHODS(sin)
+EMBER_UNARY_METHODS(cos)
+EMBER_UNARY_METHODS(tan)
+EMBER_UNARY_METHODS(tanh)
+EMBER_UNARY_METHODS(sigmoid)
+EMBER_UNARY_METHODS(relu)
+EMBER_UNARY_METHODS(erf)
+EMBER_UNARY_METHODS(erfc)
+EMBER_UNARY_METHODS(erfinv)
+EMBER_UNARY_METHODS(floor)
+EMBER_UNARY_METHODS(ceil)
+EMBER_UNARY_METHODS(round)
+EMBER_UNARY_METHODS(trunc)
+EMBER_UNARY_METHODS(reciprocal)
+EMBER_UNARY_METHODS(square)
+#undef EMBER_UNARY_METHODS
+Tensor Tensor::nan_to_num(std::optional<double> nan, std::optional<double> posinf, std::optional<double> neginf) const {
+  return ember::nan_to_num(*this, nan, posinf, neginf);
+}
+
+}  // namespace ember

@@ -1,0 +1,331 @@
+// Pointwise ops: semantics PyTorch defines by example, and every bad input raising ember::Error
+// with the op's name before anything is written. Numerical parity with libtorch lives in
+// tests/parity/pointwise_parity.cpp.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "ember/ember.h"
+
+using namespace ember;
+
+namespace {
+
+std::vector<double> values(const Tensor& t) {
+  Tensor d = t.to(kDouble).contiguous();
+  return std::vector<double>(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
+}
+
+// Runs f, expecting an ember::Error whose message contains every fragment.
+template <class F>
+void expect_error(F&& f, std::initializer_list<std::string> fragments) {
+  try {
+    f();
+    ADD_FAILURE() << "no error raised; expected one containing \"" << *fragments.begin() << "\"";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    for (const auto& frag : fragments) EXPECT_NE(msg.find(frag), std::string::npos) << "message: " << msg;
+  }
+}
+
+}  // namespace
+
+TEST(Pointwise, DivRoundingModes) {
+  Tensor a = tensor({-7, 7, -8, 8}), b = tensor({2, -2, 3, 3});
+  EXPECT_EQ(values(div(a, b, "trunc")), (std::vector<double>{-3, -3, -2, 2}));
+  EXPECT_EQ(values(div(a, b, "floor")), (std::vector<double>{-4, -4, -3, 2}));
+  EXPECT_EQ(div(a, b, "floor").dtype(), kLong);
+  EXPECT_EQ(div(a, b).dtype(), kFloat);
+  EXPECT_EQ(values(div(tensor({-7.5, 7.5}), 2, "floor")), (std::vector<double>{-4, 3}));
+  EXPECT_EQ(values(div(tensor({-7.5, 7.5}), 2, "trunc")), (std::vector<double>{-3, 3}));
+  expect_error([&] { div(a, b, "round"); }, {"div", "rounding_mode", "'round'"});
+}
+
+TEST(Pointwise, IntegerDivisionByZeroRaisesAndWritesNothing) {
+  Tensor a = tensor({5, 6}), b = tensor({1, 0});
+  expect_error([&] { div(a, b, "trunc"); }, {"div", "ZeroDivisionError"});
+  expect_error([&] { div(a, b, "floor"); }, {"div", "ZeroDivisionError"});
+  expect_error([&] { remainder(a, b); }, {"remainder", "ZeroDivisionError"});
+  expect_error([&] { fmod(a, 0); }, {"fmod", "ZeroDivisionError"});
+  expect_error([&] { floor_divide(a, b); }, {"floor_divide", "ZeroDivisionError"});
+  expect_error([&] { remainder(3, b); }, {"remainder", "ZeroDivisionError"});
+  Tensor out = full({2}, 9);
+  expect_error([&] { div_out(out, a, b, "trunc"); }, {"div_out", "ZeroDivisionError"});
+  EXPECT_EQ(values(out), (std::vector<double>{9, 9}));
+  Tensor self = tensor({4, 4});
+  expect_error([&] { self.remainder_(b); }, {"remainder_", "ZeroDivisionError"});
+  EXPECT_EQ(values(self), (std::vector<double>{4, 4}));
+  // uint8 / 256 divides by zero after the cast to the common dtype, as in PyTorch.
+  expect_error([&] { div(tensor({1}, TensorOptions().dtype(kByte)), tensor(256), "trunc"); }, {"ZeroDivisionError"});
+  // Float division by zero is IEEE.
+  EXPECT_TRUE(std::isinf(values(div(tensor({1.0}), 0, "floor"))[0]));
+}
+
+TEST(Pointwise, IntegerEdgeCasesWrapWithoutUndefinedBehaviour) {
+  const int64_t mn = std::numeric_limits<int64_t>::min();
+  Tensor a = tensor(std::vector<int64_t>{mn, mn, -128});
+  EXPECT_EQ(div(a, -1, "trunc").data_ptr<int64_t>()[0], mn);
+  EXPECT_EQ(div(a, -1, "floor").data_ptr<int64_t>()[1], mn);
+  EXPECT_EQ(remainder(a, -1).data_ptr<int64_t>()[0], 0);
+  EXPECT_EQ(fmod(a, -1).data_ptr<int64_t>()[0], 0);
+  EXPECT_EQ(abs(a).data_ptr<int64_t>()[0], mn);
+  EXPECT_EQ(neg(a).data_ptr<int64_t>()[0], mn);
+  Tensor c = tensor({-128}, TensorOptions().dtype(kChar));
+  EXPECT_EQ(div(c, tensor({-1}, TensorOptions().dtype(kChar)), "trunc").data_ptr<int8_t>()[0], -128);
+}
+
+TEST(Pointwise, RemainderFollowsPythonAndFmodFollowsC) {
+  EXPECT_EQ(values(remainder(tensor({-7, 7, -7, 7}), tensor({3, -3, -3, 3}))), (std::vector<double>{2, -2, -1, 1}));
+  EXPECT_EQ(values(fmod(tensor({-7, 7, -7, 7}), tensor({3, -3, -3, 3}))), (std::vector<double>{-1, 1, -1, 1}));
+  EXPECT_EQ(values(remainder(tensor({-7.5}), 2)), (std::vector<double>{0.5}));
+  EXPECT_EQ(values(fmod(tensor({-7.5}), 2)), (std::vector<double>{-1.5}));
+  EXPECT_EQ(values(remainder(tensor({5.0, -5.0}), INFINITY))[0], 5.0);
+  EXPECT_EQ(values(remainder(5, tensor({3, -3}))), (std::vector<double>{2, -1}));
+  EXPECT_EQ(values(tensor({7, -7}) % 4), (std::vector<double>{3, 1}));
+}
+
+TEST(Pointwise, PowDtypesAndNegativeIntegerExponents) {
+  Tensor i = tensor({-3, 0, 2, 5});
+  EXPECT_EQ(pow(i, 2).dtype(), kLong);
+  EXPECT_EQ(values(pow(i, 2)), (std::vector<double>{9, 0, 4, 25}));
+  EXPECT_EQ(pow(i, 2.5).dtype(), kFloat);
+  EXPECT_EQ(pow(tensor({true, false}), 2).dtype(), kLong);
+  expect_error([&] { pow(i, -2); }, {"pow", "Integers to negative integer powers are not allowed."});
+  expect_error([&] { i.pow_(-1); }, {"pow_", "Integers to negative integer powers are not allowed."});
+  // A tensor of negative exponents is allowed: 1 / base**|e| in integers.
+  EXPECT_EQ(values(pow(tensor({1, -1, -1, 2}), tensor({-3, -3, -2, -1}))), (std::vector<double>{1, -1, 1, 0}));
+  EXPECT_EQ(values(pow(2, tensor({0, 3, -1}))), (std::vector<double>{1, 8, 0}));
+  EXPECT_EQ(pow(2.5, tensor({1, 2})).dtype(), kFloat);
+  EXPECT_FLOAT_EQ(static_cast<float>(values(pow(tensor({4.0}), 0.5))[0]), 2.0f);
+  EXPECT_EQ(values(pow(tensor({2.0}), -2))[0], 0.25);
+  expect_error([&] { i.pow_(0.5); }, {"pow_", "can't be cast"});
+}
+
+TEST(Pointwise, MinimumMaximumPropagateNaN) {
+  Tensor a = tensor({1.0, NAN, 3.0}), b = tensor({NAN, 2.0, 1.0});
+  auto mn = values(minimum(a, b)), mx = values(maximum(a, b));
+  EXPECT_TRUE(std::isnan(mn[0]) && std::isnan(mn[1]));
+  EXPECT_TRUE(std::isnan(mx[0]) && std::isnan(mx[1]));
+  EXPECT_EQ(mn[2], 1.0);
+  EXPECT_EQ(mx[2], 3.0);
+  EXPECT_EQ(maximum(tensor({1}), tensor({2.5})).dtype(), kFloat);
+}
+
+TEST(Pointwise, ClampBoundsAndPromotion) {
+  Tensor f = tensor({-2.0, 0.5, 3.0, NAN});
+  auto c = values(clamp(f, -1, 1));
+  EXPECT_EQ(c[0], -1);
+  EXPECT_EQ(c[1], 0.5);
+  EXPECT_EQ(c[2], 1);
+  EXPECT_TRUE(std::isnan(c[3]));
+  EXPECT_EQ(values(clamp(f.slice(0, 0, 3), 2, 1)), (std::vector<double>{1, 1, 1}));  // min > max gives max
+  for (double v : values(clamp(f, NAN, 1.0))) EXPECT_TRUE(std::isnan(v));
+  EXPECT_EQ(clamp(tensor({1, 5}), 0.5, std::nullopt).dtype(), kFloat);
+  EXPECT_EQ(clamp(tensor({1, 5}), 2, 3).dtype(), kLong);
+  EXPECT_EQ(values(clamp_min(tensor({1, 5}), 3)), (std::vector<double>{3, 5}));
+  EXPECT_EQ(values(clamp_max(tensor({1, 5}), 3)), (std::vector<double>{1, 3}));
+  expect_error([&] { clamp(f, std::optional<Scalar>(), std::optional<Scalar>()); },
+               {"clamp", "At least one of 'min' or 'max' must not be None"});
+  Tensor i = tensor({1, 5});
+  expect_error([&] { i.clamp_(0.5, 2.5); }, {"clamp_", "can't be cast"});
+  EXPECT_EQ(values(i), (std::vector<double>{1, 5}));
+  Tensor lo = tensor({0.0, 4.0}), hi = tensor({2.0, 4.5});
+  EXPECT_EQ(values(clamp(i, lo, hi)), (std::vector<double>{1, 4.5}));
+  EXPECT_EQ(values(clamp(i, std::optional<Tensor>(lo), std::nullopt)), (std::vector<double>{1, 5}));
+}
+
+TEST(Pointwise, WhereAndMaskedFill) {
+  Tensor cond = tensor({true, false, true});
+  EXPECT_EQ(values(where(cond, tensor({1, 2, 3}), tensor({-1.5}))), (std::vector<double>{1, -1.5, 3}));
+  EXPECT_EQ(where(cond, 1, 2.5).dtype(), kFloat);
+  EXPECT_EQ(where(cond, 1, 2).dtype(), kLong);
+  expect_error([&] { where(tensor({1, 0}), tensor({1}), tensor({2})); },
+               {"where", "expected condition to be a boolean tensor, but got a tensor with dtype Long"});
+  Tensor x = tensor({1, 2, 3});
+  EXPECT_EQ(values(x.masked_fill(cond, 2.7)), (std::vector<double>{2, 2, 2}));  // value cast to Long
+  EXPECT_EQ(values(x), (std::vector<double>{1, 2, 3}));
+  Tensor m = zeros({2, 3});
+  const uint32_t v0 = m.impl()->storage()->version();
+  m.masked_fill_(cond, tensor(5.0));  // mask broadcasts to self
+  EXPECT_EQ(values(m), (std::vector<double>{5, 0, 5, 5, 0, 5}));
+  EXPECT_GT(m.impl()->storage()->version(), v0);
+  EXPECT_EQ(x.masked_fill(cond.reshape({3, 1}), 0).sizes(), IntArrayRef({3, 3}));  // out-of-place broadcasts
+  expect_error([&] { x.masked_fill_(cond.reshape({3, 1}), 0); }, {"masked_fill_", "doesn't match the broadcast shape"});
+  expect_error([&] { x.masked_fill(tensor({1, 0, 1}), 0); }, {"masked_fill", "only supports boolean masks"});
+  expect_error([&] { x.masked_fill(cond, tensor({1, 2})); }, {"masked_fill_", "0-dimensional value tensor"});
+  EXPECT_EQ(values(x), (std::vector<double>{1, 2, 3}));
+}
+
+TEST(Pointwise, LerpAddcmulAddcdivChecks) {
+  Tensor a = tensor({0.0, 1.0}), b = tensor({10.0, 3.0});
+  EXPECT_EQ(values(lerp(a, b, 0.5)), (std::vector<double>{5, 2}));
+  EXPECT_EQ(values(lerp(a, b, 1.0)), (std::vector<double>{10, 3}));  // exact at weight 1
+  expect_error([&] { lerp(a, b.to(kDouble), 0.5); }, {"lerp", "expected dtype Float for `end` but got dtype Double"});
+  expect_error([&] { lerp(a, b, tensor(0.5, TensorOptions().dtype(kDouble))); }, {"lerp", "`weight`"});
+  expect_error([&] { lerp(tensor({1}), tensor({2}), 0.5); }, {"lerp", "not implemented for 'Long'"});
+  EXPECT_EQ(values(addcmul(a, b, b, 0.5)), (std::vector<double>{50, 5.5}));
+  EXPECT_EQ(values(addcdiv(a, b, b, 2)), (std::vector<double>{2, 3}));
+  expect_error([&] { addcdiv(a, tensor({1}), tensor({2})); }, {"addcdiv", "Integer division with addcdiv"});
+  expect_error([&] { addcmul(tensor({true}), tensor({true}), tensor({true})); }, {"addcmul", "'Bool'"});
+  Tensor s = a.clone();
+  s.addcmul_(b, b);
+  EXPECT_EQ(values(s), (std::vector<double>{100, 10}));
+}
+
+TEST(Pointwise, UnaryDtypeRules) {
+  Tensor i = tensor({-2, 0, 3});
+  Tensor b = tensor({true, false});
+  EXPECT_EQ(exp(i).dtype(), kFloat);
+  EXPECT_EQ(sqrt(b).dtype(), kFloat);
+  EXPECT_EQ(abs(i).dtype(), kLong);
+  EXPECT_EQ(floor(i).dtype(), kLong);
+  EXPECT_EQ(relu(i).dtype(), kLong);
+  EXPECT_EQ(square(b).dtype(), kLong);
+  EXPECT_EQ(sign(b).dtype(), kBool);
+  EXPECT_EQ(values(relu(i)), (std::vector<double>{0, 0, 3}));
+  EXPECT_EQ(values(sign(i)), (std::vector<double>{-1, 0, 1}));
+  expect_error([&] { neg(b); }, {"neg", "Negation, the `-` operator, on a bool tensor is not supported"});
+  expect_error([&] { -b; }, {"neg"});
+  expect_error([&] { relu(b); }, {"relu", "Boolean inputs not supported for relu"});
+  expect_error([&] { abs(b); }, {"abs", "not implemented for 'Bool'"});
+  expect_error([&] { floor(b); }, {"floor", "'Bool'"});
+  expect_error([&] { silu(i); }, {"silu", "not implemented for 'Long'"});
+  expect_error([&] { gelu(i); }, {"gelu", "'Long'"});
+  expect_error([&] { gelu(exp(i), "fast"); }, {"gelu", "approximate argument must be either none or tanh."});
+  Tensor j = i.clone();
+  expect_error([&] { j.exp_(); }, {"exp_", "result type Float can't be cast to the desired output type Long"});
+  expect_error([&] { exp_out(j, i); }, {"exp_out", "can't be cast"});
+  EXPECT_EQ(values(j), (std::vector<double>{-2, 0, 3}));
+  Tensor fo = empty({0});
+  exp_out(fo, i);  // out= is resized
+  EXPECT_EQ(fo.sizes(), IntArrayRef({3}));
+}
+
+TEST(Pointwise, RoundHalfToEvenAndSignOfSpecials) {
+  EXPECT_EQ(values(round(tensor({0.5, 1.5, 2.5, -0.5, -2.5}))), (std::vector<double>{0, 2, 2, -0.0, -2}));
+  auto s = values(sign(tensor({NAN, -0.0, -3.0})));
+  EXPECT_EQ(s[0], 0);
+  EXPECT_EQ(s[1], 0);
+  EXPECT_FALSE(std::signbit(s[1]));
+  EXPECT_EQ(s[2], -1);
+}
+
+TEST(Pointwise, SpecialValuesOfTranscendentals) {
+  const double inf = INFINITY;
+  Tensor x = tensor({0.0, -0.0, inf, -inf, NAN, -1.0, 100.0, -100.0});
+  auto e = values(exp(x));
+  EXPECT_EQ(e[0], 1);
+  EXPECT_EQ(e[2], inf);
+  EXPECT_EQ(e[3], 0);
+  EXPECT_TRUE(std::isnan(e[4]));
+  EXPECT_EQ(e[6], inf);
+  EXPECT_GT(e[7], 0);  // subnormal in float32, not flushed to zero
+  auto l = values(log(x));
+  EXPECT_EQ(l[0], -inf);
+  EXPECT_EQ(l[2], inf);
+  EXPECT_TRUE(std::isnan(l[5]));
+  EXPECT_EQ(values(log1p(tensor({-1.0})))[0], -inf);
+  EXPECT_TRUE(std::isnan(values(sin(tensor({inf})))[0]));
+  EXPECT_EQ(values(tanh(tensor({inf, -inf}))), (std::vector<double>{1, -1}));
+  EXPECT_EQ(values(sigmoid(tensor({-inf, inf}))), (std::vector<double>{0, 1}));
+  EXPECT_EQ(values(erfinv(tensor({1.0, -1.0, 0.0}))), (std::vector<double>{inf, -inf, 0}));
+  EXPECT_TRUE(std::isnan(values(erfinv(tensor({1.5})))[0]));
+  EXPECT_EQ(values(exp2(tensor({10.0, -3.0}))), (std::vector<double>{1024, 0.125}));
+  auto n = values(nan_to_num(tensor({NAN, inf, -inf, 1.0})));
+  EXPECT_EQ(n[0], 0);
+  EXPECT_EQ(n[1], static_cast<double>(std::numeric_limits<float>::max()));
+  EXPECT_EQ(n[2], static_cast<double>(std::numeric_limits<float>::lowest()));
+  EXPECT_EQ(values(nan_to_num(tensor({NAN, inf}), 1.0, 2.0)), (std::vector<double>{1, 2}));
+  EXPECT_EQ(values(nan_to_num(tensor({inf}).to(kHalf))), (std::vector<double>{65504}));
+}
+
+TEST(Pointwise, ComparisonsLogicalAndBitwise) {
+  Tensor a = tensor({1, 2, 3}), f = tensor({1.5, 2.0, 2.5});
+  EXPECT_EQ(values(lt(a, f)), (std::vector<double>{1, 0, 0}));
+  EXPECT_EQ((a == 2).dtype(), kBool);
+  Tensor out = empty({3}, TensorOptions().dtype(kLong));
+  eq_out(out, a, f);
+  EXPECT_EQ(values(out), (std::vector<double>{0, 1, 0}));
+  EXPECT_EQ(values(logical_and(f, tensor({0, 1, 1}))), (std::vector<double>{0, 1, 1}));
+  EXPECT_EQ(values(logical_not(tensor({0.0, NAN}))), (std::vector<double>{1, 0}));
+  EXPECT_EQ(values(bitwise_and(a, 6)), (std::vector<double>{0, 2, 2}));
+  EXPECT_EQ(bitwise_and(tensor({true}), 1).dtype(), kLong);
+  EXPECT_EQ(values(~tensor({true, false})), (std::vector<double>{0, 1}));
+  EXPECT_EQ(values(~tensor({0, 5})), (std::vector<double>{-1, -6}));
+  expect_error([&] { bitwise_and(f, f); }, {"bitwise_and", "not implemented for 'Float'"});
+  expect_error([&] { bitwise_xor(f, 1); }, {"bitwise_xor", "'Float'"});
+  expect_error([&] { bitwise_not(f); }, {"bitwise_not", "'Float'"});
+  expect_error([&] { eq(a, tensor({1, 2})); }, {"eq", "size"});
+  EXPECT_EQ(values(isnan(a)), (std::vector<double>{0, 0, 0}));
+  EXPECT_EQ(values(isfinite(tensor({1.0, INFINITY, NAN}))), (std::vector<double>{1, 0, 0}));
+}
+
+TEST(Pointwise, IscloseAllcloseEqual) {
+  Tensor a = tensor({1.0, NAN, 3.0}), b = tensor({1.0 + 1e-7, NAN, 3.1});
+  EXPECT_EQ(values(isclose(a, b)), (std::vector<double>{1, 0, 0}));
+  EXPECT_EQ(values(isclose(a, b, 1e-5, 1e-8, true)), (std::vector<double>{1, 1, 0}));
+  EXPECT_TRUE(allclose(a.slice(0, 0, 1), b.slice(0, 0, 1)));
+  EXPECT_FALSE(allclose(a, b));
+  EXPECT_TRUE(allclose(a, b, 0.1, 0, true));
+  expect_error([&] { isclose(a, b.to(kDouble)); }, {"isclose", "Float did not match Double"});
+  expect_error([&] { isclose(a, b, -1.0); }, {"isclose", "rtol must be greater than or equal to zero"});
+  expect_error([&] { isclose(a, b, 0.0, -1.0); }, {"isclose", "atol must be greater than or equal to zero"});
+  EXPECT_TRUE(equal(tensor({1, 2}), tensor({1, 2})));
+  EXPECT_FALSE(equal(tensor({1, 2}), tensor({1, 3})));
+  EXPECT_FALSE(equal(tensor({1, 2}), tensor({1, 2, 3})));
+  EXPECT_FALSE(equal(a, a));  // NaN != NaN
+  EXPECT_TRUE(tensor({1.0}).equal(tensor({1.0}).to(kDouble)));
+}
+
+TEST(Pointwise, SubRsubAndScalarDivide) {
+  Tensor b = tensor({true, false});
+  expect_error([&] { sub(b, b); }, {"sub", "with two bool tensors is not supported"});
+  expect_error([&] { sub(tensor({1.0}), tensor({true})); }, {"sub", "with a bool tensor is not supported"});
+  expect_error([&] { rsub(b, 2); }, {"rsub", "with a bool tensor"});
+  expect_error([&] { sub(tensor({1}), 1, 0.5); }, {"sub", "alpha must not be a floating point number"});
+  EXPECT_EQ(values(rsub(tensor({1.0, 2.0}), tensor({10.0}), 2)), (std::vector<double>{8, 6}));
+  EXPECT_EQ(values(10 - tensor({1, 2})), (std::vector<double>{9, 8}));
+  Tensor q = 2 / tensor({4, 0});
+  EXPECT_EQ(q.dtype(), kFloat);
+  EXPECT_EQ(values(q), (std::vector<double>{0.5, INFINITY}));
+  Tensor out = empty({2}, TensorOptions().dtype(kDouble));
+  sub_out(out, tensor({5, 6}), tensor({1}));
+  EXPECT_EQ(values(out), (std::vector<double>{4, 5}));
+}
+
+TEST(Pointwise, InPlaceOnViewsAndOutOverlap) {
+  Tensor base = arange(12, TensorOptions().dtype(kFloat)).reshape({3, 4});
+  Tensor v = base.t();
+  v.mul_(2);
+  EXPECT_EQ(values(base)[5], 10);
+  Tensor col = base.select(1, 1);
+  col.neg_();
+  EXPECT_EQ(values(base)[1], -2);
+  EXPECT_EQ(values(base)[5], -10);
+  Tensor s = base.slice(1, 0, 4, 2);
+  s.exp_();
+  EXPECT_FLOAT_EQ(static_cast<float>(values(base)[2]), std::exp(4.0f));
+  Tensor e = tensor({1.0, 2.0}).expand({3, 2});
+  expect_error([&] { e.exp_(); }, {"exp_", "more than one element of the written-to tensor"});
+  Tensor x = arange(6, TensorOptions().dtype(kFloat));
+  Tensor o = x.slice(0, 1, 6);
+  expect_error([&] { add_out(o, x.slice(0, 0, 5), x.slice(0, 0, 5)); }, {"add_out", "refer to a single memory location"});
+}
+
+TEST(Pointwise, ActivationsAtKnownPoints) {
+  Tensor x = tensor({-1.0, 0.0, 2.0});
+  auto g = values(gelu(x));
+  EXPECT_NEAR(g[0], -0.15865525393145707, 1e-7);
+  EXPECT_NEAR(g[2], 1.9544997361036416, 1e-6);
+  auto gt = values(gelu(x, "tanh"));
+  EXPECT_NEAR(gt[0], -0.15880800939172324, 1e-7);
+  EXPECT_EQ(values(leaky_relu(x, 0.1))[0], static_cast<double>(-0.1f));
+  EXPECT_NEAR(values(elu(x, 2.0, 1.5, 0.5))[0], 2.0 * 1.5 * std::expm1(-0.5), 1e-6);
+  EXPECT_NEAR(values(softplus(x, 2, 3))[0], std::log1p(std::exp(-2.0)) / 2, 1e-7);
+  EXPECT_EQ(values(softplus(tensor({30.0}), 1, 20))[0], 30);  // linear above the threshold
+  EXPECT_NEAR(values(hardswish(x))[0], -1.0 * 2 / 6, 1e-7);
+  EXPECT_NEAR(values(hardsigmoid(x))[0], 2.0 / 6, 1e-7);
+  EXPECT_NEAR(values(silu(x))[0], -1.0 / (1 + std::exp(1.0)), 1e-7);
+}
