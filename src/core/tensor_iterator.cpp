@@ -76,6 +76,13 @@ TensorIteratorConfig& TensorIteratorConfig::add_input(const Tensor& t) {
   push(false).tensor = &t;
   return *this;
 }
+TensorIteratorConfig& TensorIteratorConfig::add_owned_input(Tensor t) {
+  EMBER_CHECK(t.defined(), op_, "expected a defined tensor for argument #", ninputs_ + 1);
+  Operand& o = push(false);
+  o.owned = std::move(t);
+  o.tensor = &o.owned;
+  return *this;
+}
 TensorIteratorConfig& TensorIteratorConfig::add_input(const Scalar& s) {
   Operand& o = push(false);
   o.tensor = nullptr;
@@ -209,6 +216,9 @@ TensorIterator::TensorIterator(const TensorIteratorConfig& c) {
     if (c.cast_inputs_ && in.dtype() != common) {
       owned_[i] = in.to(common);
       t[i] = &owned_[i];
+    } else if (ops[i].owned.defined()) {
+      owned_[i] = ops[i].owned;
+      t[i] = &owned_[i];
     } else {
       t[i] = &in;
     }
@@ -338,6 +348,7 @@ bool TensorIterator::try_fast_build(const TensorIteratorConfig& c) {
   const int64_t es = static_cast<int64_t>(element_size(dt));
   for (int i = 0; i < ntensors_; ++i) {
     if (i < noutputs_) outputs_[i] = make_empty(sizes, dt);
+    if (i >= noutputs_ && ops[i].owned.defined()) owned_[i] = ops[i].owned;
     dtypes_[i] = dt;
     data_[i] = static_cast<char*>(i < noutputs_ ? outputs_[i].data_ptr() : ops[i].tensor->data_ptr());
     strides_[i][0] = es;

@@ -29,11 +29,13 @@ bool can_cast(ScalarType from, ScalarType to);  // no float->int, no int->bool d
 class TensorIteratorConfig {
  public:
   explicit TensorIteratorConfig(const char* op_name) : op_(op_name) {}
-  // Outputs first, then inputs. An undefined output is allocated. The config borrows the
-  // tensors (no reference-count traffic on the hot path): they must outlive the TensorIterator
-  // built from it, so pass named tensors or build the iterator in the same full-expression.
+  // Outputs first, then inputs. An undefined output is allocated. Inputs are borrowed (no
+  // reference-count traffic on the hot path): they must outlive the TensorIterator, so a
+  // temporary goes through add_owned_input, which the iterator keeps alive.
   TensorIteratorConfig& add_output(const Tensor& t);
   TensorIteratorConfig& add_input(const Tensor& t);
+  TensorIteratorConfig& add_input(Tensor&& t) = delete;
+  TensorIteratorConfig& add_owned_input(Tensor t);
   TensorIteratorConfig& add_input(const Scalar& s);
   // Integer (and bool) common dtypes become the default float dtype (exp, div, sqrt, ...).
   TensorIteratorConfig& promote_integer_inputs_to_float() {
@@ -67,6 +69,7 @@ class TensorIteratorConfig {
   struct Operand {
     const Tensor* tensor;  // null for a Scalar
     Scalar scalar;
+    Tensor owned;          // an input the iterator must keep alive (add_owned_input)
   };
   Operand& push(bool output);
   const char* op_;

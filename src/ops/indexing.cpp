@@ -176,7 +176,7 @@ AdvancedIndex make_advanced_index(const char* op, const Tensor& self, ArrayRef<s
     const int64_t d = info.first + k;
     TensorIterator iter(TensorIteratorConfig(op)
                             .add_output(info.offsets)
-                            .add_input(expanded[d].expand(info.index_shape))
+                            .add_owned_input(expanded[d].expand(info.index_shape))
                             .no_input_cast()
                             .common_dtype(kLong)
                             .no_resize_outputs());
@@ -206,8 +206,8 @@ struct IndexOp {
     }
     TensorIterator iter(TensorIteratorConfig(name)
                             .add_output(Tensor())
-                            .add_input(info.src_view())
-                            .add_input(info.offsets_view())
+                            .add_owned_input(info.src_view())
+                            .add_owned_input(info.offsets_view())
                             .no_input_cast()
                             .common_dtype(self.dtype()));
     kernels::index_gather_kernel(iter, es);
@@ -229,9 +229,9 @@ struct IndexPutOp {
                 values.sizes(), " cannot be broadcast to indexing result of shape ", info.result_shape.ref());
     if (info.src_view().numel() == 0) return self;
     TensorIterator iter(TensorIteratorConfig(name)
-                            .add_input(info.src_view())
-                            .add_input(values.expand(info.result_shape))
-                            .add_input(info.offsets_view())
+                            .add_owned_input(info.src_view())
+                            .add_owned_input(values.expand(info.result_shape))
+                            .add_owned_input(info.offsets_view())
                             .no_input_cast());
     kernels::IndexWalk walk;
     walk.indexed_stride = static_cast<int64_t>(self.element_size());

@@ -54,9 +54,9 @@ void scatter_walk(const char* op, Tensor& dst, int64_t dim, const Tensor& index,
   DimVector squashed(index.sizes());
   squashed[dim] = 1;
   TensorIterator iter(TensorIteratorConfig(op)
-                          .add_input(walk_view(dst, index.sizes(), dim))
-                          .add_input(src_fixed ? fixed_view(src, squashed) : walk_view(src, index.sizes(), dim))
-                          .add_input(walk_view(index, index.sizes(), dim))
+                          .add_owned_input(walk_view(dst, index.sizes(), dim))
+                          .add_owned_input(src_fixed ? fixed_view(src, squashed) : walk_view(src, index.sizes(), dim))
+                          .add_owned_input(walk_view(index, index.sizes(), dim))
                           .no_input_cast());
   IndexWalk walk;
   walk.len = index.size(dim);
@@ -94,8 +94,8 @@ struct IndexSelectOp {
     index_strides[dim] = index.dim() == 0 ? 0 : index.stride(0);
     TensorIterator iter(TensorIteratorConfig(name)
                             .add_output(out)
-                            .add_input(make_view(self, shape, self_strides, self.storage_offset()))
-                            .add_input(make_view(index, shape, index_strides, index.storage_offset()))
+                            .add_owned_input(make_view(self, shape, self_strides, self.storage_offset()))
+                            .add_owned_input(make_view(index, shape, index_strides, index.storage_offset()))
                             .no_input_cast()
                             .common_dtype(self.dtype())
                             .no_resize_outputs());
@@ -123,7 +123,7 @@ struct GatherOp {
     self_strides[dim] = 0;  // the index supplies the position along dim
     TensorIterator iter(TensorIteratorConfig(name)
                             .add_output(o)
-                            .add_input(make_view(s, ix.sizes(), self_strides, s.storage_offset()))
+                            .add_owned_input(make_view(s, ix.sizes(), self_strides, s.storage_offset()))
                             .add_input(ix)
                             .no_input_cast()
                             .common_dtype(self.dtype())
@@ -239,9 +239,9 @@ Tensor& index_add_inplace(const char* op, Tensor& self, int64_t dim, const Tenso
   DimVector squashed(s.sizes());
   squashed[dim] = 1;
   TensorIterator iter(TensorIteratorConfig(op)
-                          .add_input(walk_view(s, squashed, dim))
-                          .add_input(make_view(source, sizes, strides, source.storage_offset()))
-                          .add_input(fixed_view(index, squashed))
+                          .add_owned_input(walk_view(s, squashed, dim))
+                          .add_owned_input(make_view(source, sizes, strides, source.storage_offset()))
+                          .add_owned_input(fixed_view(index, squashed))
                           .no_input_cast());
   IndexWalk walk;
   walk.len = n;

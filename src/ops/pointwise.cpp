@@ -441,8 +441,8 @@ struct WhereOp {
     TensorIterator iter(TensorIteratorConfig(name)
                             .add_output(Tensor())
                             .add_input(condition)
-                            .add_input(as_operand(a, dt))
-                            .add_input(as_operand(b, dt))
+                            .add_owned_input(as_operand(a, dt))
+                            .add_owned_input(as_operand(b, dt))
                             .no_input_cast()
                             .common_dtype(dt));
     kernels::where_kernel(iter);
@@ -485,7 +485,7 @@ Tensor masked_fill_into(const char* name, const Tensor& out, const Tensor& self,
   TensorIteratorConfig config(name);
   config.add_output(out)
       .add_input(mask)
-      .add_input(scalar_tensor(value, TensorOptions().dtype(self.dtype())))
+      .add_owned_input(scalar_tensor(value, TensorOptions().dtype(self.dtype())))
       .add_input(self)
       .no_input_cast()
       .common_dtype(self.dtype());
