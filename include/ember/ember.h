@@ -6,6 +6,7 @@
 #include "ember/error.h"
 #include "ember/factory.h"
 #include "ember/indexing.h"
+#include "ember/linalg.h"
 #include "ember/observer.h"
 #include "ember/parallel.h"
 #include "ember/pointwise.h"
