@@ -122,6 +122,28 @@ void onednn_gemm(ScalarType dtype, const Matrices& out, const Matrices& a, const
   }
 }
 
+Tensor as_tensor(const Matrices& m, ScalarType dtype) {
+  return from_blob(m.data, m.sizes, m.strides, TensorOptions().dtype(dtype));
+}
+
+// oneDNN 2.6 has no CPU float16 matmul: large float16 products widen their operands to float32
+// (exactly), run in float32 and round once, which is what the loops compute too, only slower.
+void half_as_float(const Matrices& out, const Matrices& a, const Matrices& b, const GemmEpilogue& e) {
+  const Tensor a32 = as_tensor(a, kHalf).to(kFloat), b32 = as_tensor(b, kHalf).to(kFloat);
+  const Tensor out16 = as_tensor(out, kHalf);
+  const Tensor out32 = e.beta.equal(0) ? empty(out16.sizes()) : out16.to(kFloat);
+  Tensor bias32;
+  GemmEpilogue e32 = e;
+  if (e.bias) {
+    bias32 = from_blob(const_cast<void*>(e.bias), {out.cols()}, {e.bias_stride}, TensorOptions().dtype(kHalf))
+                 .to(kFloat);
+    e32.bias = bias32.data_ptr();
+    e32.bias_stride = bias32.stride(0);
+  }
+  onednn_gemm(kFloat, matrices(out32), matrices(a32), matrices(b32), e32);
+  Tensor(out16).copy_(out32);
+}
+
 }  // namespace
 
 Matrices matrices(const Tensor& t) {
@@ -133,9 +155,14 @@ Matrices matrices(const Tensor& t) {
 
 void gemm(ScalarType dtype, const Matrices& out, const Matrices& a, const Matrices& b, const GemmEpilogue& e) {
   if (out.batch() == 0 || out.rows() == 0 || out.cols() == 0) return;
-  const int64_t work = out.rows() * out.cols() * a.cols();
-  if ((dtype == kFloat || dtype == kBFloat16) && a.cols() > 0 && work >= kSmallProduct) {
+  // oneDNN for matrix-matrix products above the threshold; matrix-vector shapes (dot, mv) run
+  // faster in the loops' dot tiles than in oneDNN's matmul.
+  const bool big = a.cols() > 0 && out.rows() > 1 && out.cols() > 1 &&
+                   out.rows() * out.cols() * a.cols() >= kSmallProduct;
+  if (big && (dtype == kFloat || dtype == kBFloat16)) {
     onednn_gemm(dtype, out, a, b, e);
+  } else if (big && dtype == kHalf) {
+    half_as_float(out, a, b, e);
   } else {
     gemm_loops(dtype, out, a, b, e);
   }

@@ -30,7 +30,7 @@ namespace {
 // Multiply-adds below which a piece of work is not split across threads.
 constexpr int64_t kGemmGrain = int64_t{1} << 17;
 // Bytes of B kept hot while row blocks sweep it.
-constexpr int64_t kPanelBytes = int64_t{256} << 10;
+constexpr int64_t kPanelBytes = int64_t{1} << 20;
 
 // One product of the batch: pointers and element strides. c has unit column stride.
 template <class T, class L>
@@ -103,6 +103,17 @@ HWY_INLINE void store(D d, hn::Vec<D> v, T* p, size_t n) {
   }
 }
 
+// Where B's columns are: column j (a multiple of two vectors) of the current panel starts at
+// base + (j / (2 vectors)) * strip_stride, and its row k is ldb further per k. Read in place,
+// strip_stride is two vectors and ldb B's row stride; packed, each strip of two vectors of
+// columns is a contiguous K x 2-vector block (the tile then reads memory in order, and rows of B
+// a power-of-two apart cannot evict each other from the cache).
+template <class TB>
+struct Panel {
+  const TB* base;
+  int64_t ldb, strip_stride;
+};
+
 // C[m0 : m0+R, n0 : n0+cols] for cols <= 2 vectors; B's row k is bp + k * ldb (full vectors
 // readable even past `cols`: packed panels are zero-padded).
 template <int R, bool kTwo, class T, class TB>
@@ -138,64 +149,82 @@ HWY_NOINLINE void axpy_tile(const Problem<T, lane_t<T>>& p, const Epilogue<DC<T>
 }
 
 template <int R, class T, class TB>
-HWY_INLINE void axpy_tile_cols(const Problem<T, lane_t<T>>& p, const Epilogue<DC<T>, T>& ep, const TB* bp,
-                               int64_t ldb, int64_t m0, int64_t n0, int64_t cols) {
-  const size_t NL = hn::Lanes(DC<T>());
-  for (int64_t j = 0; j < cols; j += 2 * NL) {
-    const size_t w = static_cast<size_t>(std::min<int64_t>(2 * NL, cols - j));
-    if (w > NL) {
-      axpy_tile<R, true>(p, ep, bp + j, ldb, m0, n0 + j, w);
+HWY_INLINE void axpy_tile_cols(const Problem<T, lane_t<T>>& p, const Epilogue<DC<T>, T>& ep, const Panel<TB>& b,
+                               int64_t m0, int64_t n0, int64_t cols) {
+  const int64_t W = 2 * static_cast<int64_t>(hn::Lanes(DC<T>()));
+  for (int64_t j = 0; j < cols; j += W) {
+    const size_t w = static_cast<size_t>(std::min(W, cols - j));
+    const TB* bp = b.base + (j / W) * b.strip_stride;
+    if (static_cast<int64_t>(w) > W / 2) {
+      axpy_tile<R, true>(p, ep, bp, b.ldb, m0, n0 + j, w);
     } else {
-      axpy_tile<R, false>(p, ep, bp + j, ldb, m0, n0 + j, w);
+      axpy_tile<R, false>(p, ep, bp, b.ldb, m0, n0 + j, w);
     }
   }
 }
 
 template <class T, class TB>
-void axpy_rows(const Problem<T, lane_t<T>>& p, const Epilogue<DC<T>, T>& ep, const TB* bp, int64_t ldb,
-               int64_t n0, int64_t cols) {
+void axpy_rows(const Problem<T, lane_t<T>>& p, const Epilogue<DC<T>, T>& ep, const Panel<TB>& b, int64_t n0,
+               int64_t cols) {
   const int64_t blocks = (p.M + kRows - 1) / kRows;
   parallel_items(blocks, kRows * cols * p.K, [&](int64_t blk) {
     const int64_t m0 = blk * kRows;
     if (m0 + kRows <= p.M) {
-      axpy_tile_cols<kRows>(p, ep, bp, ldb, m0, n0, cols);
+      axpy_tile_cols<kRows>(p, ep, b, m0, n0, cols);
     } else {
-      for (int64_t m = m0; m < p.M; ++m) axpy_tile_cols<1>(p, ep, bp, ldb, m, n0, cols);
+      for (int64_t m = m0; m < p.M; ++m) axpy_tile_cols<1>(p, ep, b, m, n0, cols);
     }
   });
 }
 
-// B[:, n0 : n0+nc] into out (row k at out + k * ld, zero-padded to ld), in compute type.
+// B[:, n0 : n0+nc] into strips of two vectors of columns (see Panel), zero-padded, in compute type.
 template <class T, class L>
-void pack_b(const Problem<T, L>& p, int64_t n0, int64_t nc, int64_t ld, L* out) {
-  std::fill(out, out + p.K * ld, L(0));
-  const T* b = p.b + n0 * p.sbn;
-  if (p.sbk < p.sbn) {  // walk memory in order: K innermost
-    for (int64_t j = 0; j < nc; ++j)
-      for (int64_t k = 0; k < p.K; ++k) out[k * ld + j] = static_cast<L>(b[k * p.sbk + j * p.sbn]);
-  } else {
-    for (int64_t k = 0; k < p.K; ++k)
-      for (int64_t j = 0; j < nc; ++j) out[k * ld + j] = static_cast<L>(b[k * p.sbk + j * p.sbn]);
+void pack_b(const Problem<T, L>& p, int64_t n0, int64_t nc, L* out) {
+  const DC<T> d;
+  const int64_t NL = static_cast<int64_t>(hn::Lanes(d)), W = 2 * NL;
+  const hn::RebindToSigned<decltype(d)> di;
+  using I = hn::TFromD<decltype(di)>;
+  // 32- and 64-bit floats move a vector at a time: loaded when B's rows are unit-stride, gathered otherwise
+  const bool vector = std::is_same_v<T, L> && p.sbn * NL <= int64_t{1} << 30;
+  const auto idx = hn::Mul(hn::Iota(di, 0), hn::Set(di, static_cast<I>(vector ? p.sbn : 0)));
+  for (int64_t s0 = 0; s0 < nc; s0 += W, out += p.K * W) {
+    const int64_t w = std::min(W, nc - s0);
+    for (int64_t k = 0; k < p.K; ++k) {
+      const T* src = p.b + k * p.sbk + (n0 + s0) * p.sbn;
+      L* row = out + k * W;
+      int64_t j = 0;
+      if constexpr (std::is_same_v<T, L>) {
+        if (vector) {
+          for (; j + NL <= w; j += NL)
+            hn::StoreU(p.sbn == 1 ? hn::LoadU(d, src + j) : hn::GatherIndex(d, src + j * p.sbn, idx), d, row + j);
+        }
+      }
+      for (; j < w; ++j) row[j] = static_cast<L>(src[j * p.sbn]);
+      for (; j % NL != 0; ++j) row[j] = L(0);
+      for (; j < W; j += NL) hn::StoreU(hn::Zero(d), d, row + j);
+    }
   }
 }
 
 template <class T>
 void axpy_gemm(const Problem<T, lane_t<T>>& p, const Epilogue<DC<T>, T>& ep) {
   using L = lane_t<T>;
-  const int64_t NL = static_cast<int64_t>(hn::Lanes(DC<T>()));
+  const int64_t NL = static_cast<int64_t>(hn::Lanes(DC<T>())), W = 2 * NL;
   // Column panels of B that stay in cache while all row blocks use them.
-  const int64_t nc_max = std::max<int64_t>(2 * NL, kPanelBytes / std::max<int64_t>(1, p.K * sizeof(L)) / (2 * NL) * (2 * NL));
-  std::vector<L> buf;
+  const int64_t nc_max = std::max<int64_t>(W, kPanelBytes / std::max<int64_t>(1, p.K * sizeof(L)) / W * W);
+  // A unit-stride B is read in place by products of few rows (packing would cost more than it
+  // saves), except for its ragged last columns.
+  const bool in_place = p.sbn == 1 && p.M <= 4 * kRows;
+  thread_local std::vector<L> buf;  // reused: small products must not pay an allocation
   for (int64_t n0 = 0; n0 < p.N; n0 += nc_max) {
     const int64_t nc = std::min(nc_max, p.N - n0);
-    // Unit-stride B is read in place, except its ragged last columns.
-    const int64_t direct = p.sbn == 1 ? nc - nc % NL : 0;
-    if (direct > 0) axpy_rows(p, ep, p.b + n0, p.sbk, n0, direct);
+    const int64_t direct = in_place ? nc - nc % NL : 0;
+    if (direct > 0) axpy_rows(p, ep, Panel<T>{p.b + n0, p.sbk, W}, n0, direct);
     if (direct < nc) {
-      const int64_t rest = nc - direct, ld = (rest + NL - 1) / NL * NL;
-      buf.resize(static_cast<size_t>(p.K * ld));
-      pack_b(p, n0 + direct, rest, ld, buf.data());
-      axpy_rows(p, ep, buf.data(), ld, n0 + direct, rest);
+      const int64_t rest = nc - direct;
+      buf.resize(static_cast<size_t>(p.K * ((rest + W - 1) / W * W)));
+      pack_b(p, n0 + direct, rest, buf.data());
+      axpy_rows(p, ep, Panel<L>{buf.data(), W, p.K * W}, n0 + direct, rest);
     }
   }
 }
@@ -254,13 +283,13 @@ void float_gemm(Problem<T, lane_t<T>> p) {
   const bool dot_ok = p.sak == 1 && p.sbk == 1;
   if (p.N == 1 && p.M > 1 && !dot_ok) p = p.transposed();
   // The bias in compute type, zero-padded so tiles read whole vectors.
-  std::vector<L> bias;
+  thread_local std::vector<L> bias;
   if (p.bias) {
     bias.assign(static_cast<size_t>((p.N + 2 * NL - 1) / NL * NL), L(0));
     for (int64_t n = 0; n < p.N; ++n) bias[n] = static_cast<L>(p.bias[n * p.sbias]);
   }
   const Epilogue<DC<T>, T> ep{p.bias ? bias.data() : nullptr, p.alpha, p.beta};
-  if (p.N < NL && p.sak == 1 && p.sbk == 1) {
+  if (p.N < NL && dot_ok) {
     dot_gemm(p, ep);
   } else {
     axpy_gemm(p, ep);
