@@ -74,7 +74,12 @@ Tensor product(const char* op, const Product& p, Tensor* out) {
     EMBER_CHECK(out->dtype() == dtype, op, "Expected out tensor to have dtype ", cpp_type_name(dtype), ", but got ",
                 cpp_type_name(out->dtype()), " instead");
   }
-  const kernels::Matrices ma = kernels::matrices(p.a), mb = kernels::matrices(p.b);
+  const kernels::Matrices ma = kernels::matrices(p.a);
+  kernels::Matrices mb = kernels::matrices(p.b);
+  if (p.transpose_b) {
+    std::swap(mb.sizes[1], mb.sizes[2]);
+    std::swap(mb.strides[1], mb.strides[2]);
+  }
   const int64_t batch = ma.batch(), m = ma.rows(), n = mb.cols();
   // The kernel writes into out itself when out is contiguous and apart from the operands.
   Tensor buf;
@@ -181,7 +186,12 @@ DimVector concat(IntArrayRef a, IntArrayRef b) {
 // factor has at most 2 dims fold all leading dims of the first into rows (one 2-D product),
 // others broadcast their batch dims into one batched product. `addend` (linear's bias) is added
 // to the result. Errors name the mm/mv/dot/bmm that PyTorch would call.
-Tensor matmul_impl(const char* op, const Tensor& t1, const Tensor& t2, const Tensor& addend, Tensor* out) {
+Tensor matmul_impl(const char* op, const Tensor& t1, const Tensor& t2_in, const Tensor& addend, Tensor* out,
+                   bool transpose_2d_other = false) {
+  // linear's weight: the second factor is weight.t() for a 2-D weight, which the product reads
+  // by swapping the weight's strides rather than through a transposed view
+  const Tensor& t2 = t2_in;
+  const bool swap_b = transpose_2d_other && t2.dim() == 2;
   const int64_t d1 = t1.dim(), d2 = t2.dim();
   EMBER_CHECK(d1 > 0 && d2 > 0, op, "both arguments to matmul need to be at least 1D, but they are ", d1, "D and ",
               d2, "D");
@@ -194,7 +204,7 @@ Tensor matmul_impl(const char* op, const Tensor& t1, const Tensor& t2, const Ten
     const int64_t k = t1.size(-1);
     int64_t rows = 1;
     for (int64_t d = 0; d + 1 < d1; ++d) rows *= t1.size(d);
-    p.a = t1.reshape({rows, k});
+    p.a = d1 == 2 ? t1 : t1.reshape({rows, k});
     if (d2 == 1) {
       check_mv_sizes(op, rows, p.a, t2);
       check_same_dtype(op, t1, t2);
@@ -202,11 +212,13 @@ Tensor matmul_impl(const char* op, const Tensor& t1, const Tensor& t2, const Ten
       p.b = t2.unsqueeze(1);
       p.sizes = leading(t1.sizes(), d1 - 1);
     } else {
-      check_mm_shapes(op, p.a, t2);
+      const int64_t k2 = t2.size(swap_b ? 1 : 0), n = t2.size(swap_b ? 0 : 1);
+      EMBER_CHECK(k == k2, op, "mat1 and mat2 shapes cannot be multiplied (", rows, "x", k, " and ", k2, "x", n, ")");
       check_same_dtype(op, t1, t2);
       check_supported(op, "addmm_impl_cpu_", t1.dtype());
       p.b = t2;
-      p.sizes = concat(leading(t1.sizes(), d1 - 1), {t2.size(1)});
+      p.transpose_b = swap_b;
+      p.sizes = concat(leading(t1.sizes(), d1 - 1), {n});
     }
   } else {
     const Tensor a = d1 == 1 ? t1.unsqueeze(0) : t1;
@@ -419,7 +431,7 @@ struct LinearOp {
     if (bias.defined() && (input.dim() == 2 || (input.dim() == 3 && input.is_contiguous()))) {
       EMBER_CHECK(weight.dim() == 2, name, "mat2 must be a matrix, got ", weight.dim(), "-D tensor");
     }
-    return matmul_impl(name, input, weight.dim() == 2 ? weight.t() : weight, bias, nullptr);
+    return matmul_impl(name, input, weight, bias, nullptr, /*transpose_2d_other=*/true);
   }
 };
 

@@ -25,6 +25,7 @@ struct Product {
   Tensor self;         // optional addend, broadcastable to sizes, of the result dtype
   Scalar beta = 1;     // weight of self (0: self ignored, NaN included)
   Scalar alpha = 1;    // weight of a @ b
+  bool transpose_b = false;  // b holds b^T (its last two dims are read swapped)
 };
 
 // Computes p into `out` (resized to p.sizes; its dtype must be the operands') or, when out is

@@ -177,11 +177,11 @@ void axpy_rows(const Problem<T, lane_t<T>>& p, const Epilogue<DC<T>, T>& ep, con
   });
 }
 
-// B[:, n0 : n0+nc] into strips of two vectors of columns (see Panel), zero-padded, in compute type.
+// B[:, n0 : n0+nc] into strips of W columns (see Panel), zero-padded, in compute type.
 template <class T, class L>
-void pack_b(const Problem<T, L>& p, int64_t n0, int64_t nc, L* out) {
+void pack_b(const Problem<T, L>& p, int64_t n0, int64_t nc, int64_t W, L* out) {
   const DC<T> d;
-  const int64_t NL = static_cast<int64_t>(hn::Lanes(d)), W = 2 * NL;
+  const int64_t NL = static_cast<int64_t>(hn::Lanes(d));
   const hn::RebindToSigned<decltype(d)> di;
   using I = hn::TFromD<decltype(di)>;
   // 32- and 64-bit floats move a vector at a time: loaded when B's rows are unit-stride, gathered otherwise
@@ -222,9 +222,10 @@ void axpy_gemm(const Problem<T, lane_t<T>>& p, const Epilogue<DC<T>, T>& ep) {
     if (direct > 0) axpy_rows(p, ep, Panel<T>{p.b + n0, p.sbk, W}, n0, direct);
     if (direct < nc) {
       const int64_t rest = nc - direct;
-      buf.resize(static_cast<size_t>(p.K * ((rest + W - 1) / W * W)));
-      pack_b(p, n0 + direct, rest, buf.data());
-      axpy_rows(p, ep, Panel<L>{buf.data(), W, p.K * W}, n0 + direct, rest);
+      const int64_t sw = rest <= NL ? NL : W;  // a one-vector panel packs one vector wide
+      buf.resize(static_cast<size_t>(p.K * ((rest + sw - 1) / sw * sw)));
+      pack_b(p, n0 + direct, rest, sw, buf.data());
+      axpy_rows(p, ep, Panel<L>{buf.data(), sw, p.K * sw}, n0 + direct, rest);
     }
   }
 }
