@@ -249,3 +249,22 @@ TEST(Linalg, SmallProductsDoNotUseOneDnn) {
   mv(randn({300, 300}), randn({300}));
   EXPECT_EQ(onednn::cache_size(), before);
 }
+
+// The loops split rows and batches across threads; each element's sum runs in the same order
+// either way, so threaded results equal single-threaded ones exactly (float64 and integer
+// products run on the loops at every size).
+TEST(Linalg, ThreadedLoopsMatchSingleThread) {
+  const int threads = get_num_threads();
+  std::vector<std::pair<Tensor, Tensor>> cases;
+  for (ScalarType dt : {kDouble, kInt, kLong}) {
+    cases.emplace_back(randn({300, 260}).mul(4).to(dt), randn({257, 260}).mul(4).to(dt).t());
+    cases.emplace_back(randn({40, 30, 50}).mul(4).to(dt), randn({40, 50, 60}).mul(4).to(dt));
+  }
+  cases.emplace_back(randn({70000}).to(kDouble).unsqueeze(0), randn({70000}).to(kDouble).unsqueeze(1));
+  std::vector<Tensor> parallel;
+  set_num_threads(2);
+  for (const auto& [a, b] : cases) parallel.push_back(matmul(a, b));
+  set_num_threads(1);
+  for (size_t i = 0; i < cases.size(); ++i) EXPECT_TRUE(same(matmul(cases[i].first, cases[i].second), parallel[i])) << i;
+  set_num_threads(threads);
+}
