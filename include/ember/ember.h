@@ -7,6 +7,7 @@
 #include "ember/error.h"
 #include "ember/factory.h"
 #include "ember/indexing.h"
+#include "ember/linalg.h"
 #include "ember/nn_ops.h"
 #include "ember/observer.h"
 #include "ember/parallel.h"
