@@ -1,5 +1,7 @@
 #include "kernels/cpu/onednn.h"
 
+#include "core/parallel.h"
+
 namespace ember::onednn {
 namespace {
 
@@ -52,6 +54,9 @@ dnnl::memory::desc desc_of(const Tensor& t) { return desc_of(t.sizes(), t.stride
 
 void Primitive::execute(std::initializer_list<std::pair<int, const void*>> handles) {
   for (const auto& [arg, ptr] : handles) args.at(arg).set_data_handle(const_cast<void*>(ptr));
+  // oneDNN threads with this thread's OpenMP count: keep it equal to Ember's.
+  const int threads = in_parallel_region() ? 1 : get_num_threads();
+  if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
   dnnl::stream& s = stream();
   primitive.execute(s, args);
   s.wait();
