@@ -212,7 +212,10 @@ class ReduceLoop {
     const int64_t no = g_.num_outputs(), rs = g_.reduce_size();
     if (no == 0) return;
     const int nt = get_num_threads();
-    if (rs == 0 || rs < kGrainSize || no >= 4 * nt || nt == 1 || in_parallel_region()) {
+    // Split the outputs when there are many; split the positions when there are few, or when
+    // a thread's share of neighbouring outputs would be narrower than a few cache lines.
+    const bool few_outputs = no < 4 * nt || (path_ == Path::Outer && no <= kChunk);
+    if (rs == 0 || rs < kGrainSize || !few_outputs || nt == 1 || in_parallel_region()) {
       const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(rs, 1));
       parallel_for(0, no, grain, [&](int64_t b, int64_t e) {
         Acc acc[kChunk];
