@@ -11,10 +11,12 @@
 //
 // Outputs are numbered 0..num_outputs in kept-dim order and reduced elements ("positions")
 // 0..reduce_size in reduced-dim order; DimCursor turns such a number into byte offsets and
-// steps to the next one without divisions.
+// steps to the next one without divisions, and for_each_group visits outputs in runs of
+// neighbours along the innermost kept dim.
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 
 #include "ember/tensor.h"
 
