@@ -58,7 +58,23 @@ class ArrayRef {
 };
 
 using IntArrayRef = ArrayRef<int64_t>;
-using OptionalIntArrayRef = std::optional<IntArrayRef>;
+// An optional IntArrayRef whose conversions run in the caller's expression, as libtorch's
+// OptionalIntArrayRef: std::optional's converting constructor would build the IntArrayRef inside
+// itself, so `t.sum(1)` or `t.sum({0, 1})` would point at a temporary already destroyed.
+class OptionalIntArrayRef : public std::optional<IntArrayRef> {
+  using Base = std::optional<IntArrayRef>;
+
+ public:
+  OptionalIntArrayRef() = default;
+  OptionalIntArrayRef(std::nullopt_t) {}                            // NOLINT
+  OptionalIntArrayRef(IntArrayRef a) : Base(a) {}                   // NOLINT
+  OptionalIntArrayRef(const int64_t& one) : Base(IntArrayRef(one)) {}  // NOLINT
+  OptionalIntArrayRef(std::initializer_list<int64_t> il) : Base(IntArrayRef(il)) {}  // NOLINT
+  template <class C, std::enable_if_t<std::is_convertible_v<const C&, IntArrayRef> && !std::is_arithmetic_v<C> &&
+                                          !std::is_same_v<C, IntArrayRef>,
+                                      int> = 0>
+  OptionalIntArrayRef(const C& c) : Base(IntArrayRef(c)) {}  // NOLINT: std::vector, DimVector
+};
 
 template <class T>
 std::ostream& operator<<(std::ostream& os, ArrayRef<T> a) {

@@ -1,0 +1,459 @@
+// Value reductions (sum, prod, max, min, all, any and the transformed sums behind mean, norm,
+// var and logsumexp), compiled for each SIMD target Highway selects at run time.
+//
+// Design. ReduceGeometry (reduce_geometry.h) numbers the outputs and the reduced positions of
+// each output. Everything is built on one primitive,
+//
+//   accumulate(ob, oe, rb, re, acc):  acc[o - ob] = combination of element(x[o, r]), r in [rb, re)
+//
+// implemented three ways, picked from the geometry:
+//   inner   - the innermost reduced dim is contiguous: each output reads its rows with four
+//             vector accumulators and one horizontal reduce per row piece;
+//   outer   - the innermost kept dim is contiguous in input and output: vectors span
+//             neighbouring outputs and walk the reduced positions;
+//   strided - a scalar walk for everything else (and for integer dtypes' odd layouts).
+// Position ranges are combined pairwise (a balanced tree whose leaves make about 64 serial
+// additions per accumulator), so the error of a float32 sum grows like log(n), as with
+// PyTorch's cascade sum; integer accumulation is exact and skips the tree.
+//
+// Threads: many outputs are split across threads; few outputs with long reductions (a full
+// sum) split the positions instead, each thread keeping partial accumulators that are combined
+// in thread order at the end. A Finish step turns accumulators into stored values (mean's
+// division, norm's root, var's correction, logsumexp's log).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/cpu/reduce_kernels.cpp"
+#include <hwy/foreach_target.h>  // NOLINT: re-includes this file once per target
+#include <hwy/highway.h>
+#include <hwy/contrib/math/math-inl.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include "core/parallel.h"
+#include "kernels/cpu/cast.h"
+#include "kernels/cpu/hwy_util-inl.h"
+#include "kernels/cpu/reduce.h"
+#include "kernels/cpu/reduce_geometry.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ember::kernels::HWY_NAMESPACE {
+namespace {
+
+using K = ReduceKind;
+using X = Transform;
+
+// Leaves of the pairwise tree. Each keeps about 64 serial additions per accumulator: a vector
+// leaf of 2048 elements spreads them over 4 vectors of 8 or 16 lanes.
+constexpr int64_t kVectorLeaf = 2048;  // elements per leaf of a contiguous row
+constexpr int64_t kScalarLeaf = 64;    // elements per leaf of a scalar walk
+constexpr int64_t kOuterLeaf = 64;     // reduced positions per leaf when vectors span outputs
+constexpr int64_t kChunk = 256;        // outputs accumulated at once (stack buffers)
+
+// How elements of storage type T become accumulators of type A and how those combine. The
+// vector interface (float dtypes) works on compute vectors, whose lanes are A.
+template <class T, class A, ReduceKind Kind, Transform Xf>
+struct Reducer {
+  using Acc = A;
+  static constexpr bool kVector = is_float_like_v<T> && Kind != K::All && Kind != K::Any && Xf != X::AbsPow;
+  static constexpr bool kParam = Xf == X::SquaredDeviation || Xf == X::ExpShifted;
+  double p = 2;
+
+  static Acc identity() {
+    using Lim = std::numeric_limits<Acc>;
+    if constexpr (Kind == K::Sum) return Acc(0);
+    else if constexpr (Kind == K::Prod) return Acc(1);
+    else if constexpr (Kind == K::All) return true;
+    else if constexpr (Kind == K::Any) return false;
+    else if constexpr (Lim::has_infinity) return Kind == K::Max ? -Lim::infinity() : Lim::infinity();
+    else return Kind == K::Max ? Lim::lowest() : Lim::max();
+  }
+
+  static Acc combine(Acc a, Acc b) {
+    if constexpr (Kind == K::Sum) {
+      return wrap_add(a, b);
+    } else if constexpr (Kind == K::Prod) {
+      return wrap_mul(a, b);
+    } else if constexpr (Kind == K::All) {
+      return a && b;
+    } else if constexpr (Kind == K::Any) {
+      return a || b;
+    } else {
+      if constexpr (std::is_floating_point_v<Acc>) {  // NaN propagates
+        if (std::isnan(a)) return a;
+        if (std::isnan(b)) return b;
+      }
+      if constexpr (Kind == K::Max) return b > a ? b : a;
+      else return b < a ? b : a;
+    }
+  }
+
+  Acc element(T x, Acc param) const {
+    if constexpr (Kind == K::All || Kind == K::Any) {
+      return cast<bool>(x);
+    } else {
+      const Acc v = static_cast<Acc>(x);
+      if constexpr (Xf == X::None) return v;
+      else if constexpr (Xf == X::Abs) return std::abs(v);
+      else if constexpr (Xf == X::Square) return v * v;
+      else if constexpr (Xf == X::AbsPow) return std::pow(std::abs(v), static_cast<Acc>(p));
+      else if constexpr (Xf == X::NonZero) return v != 0 ? Acc(1) : Acc(0);
+      else if constexpr (Xf == X::SquaredDeviation) return (v - param) * (v - param);
+      else return std::exp(v - param);
+    }
+  }
+
+  template <class D>
+  static hn::Vec<D> videntity(D d) {
+    return hn::Set(d, identity());
+  }
+  template <class V>
+  static V vcombine(V a, V b) {
+    if constexpr (Kind == K::Sum) {
+      return hn::Add(a, b);
+    } else if constexpr (Kind == K::Prod) {
+      return hn::Mul(a, b);
+    } else {
+      const V m = Kind == K::Max ? hn::Max(a, b) : hn::Min(a, b);
+      return hn::IfThenElse(hn::IsNaN(a), a, hn::IfThenElse(hn::IsNaN(b), b, m));
+    }
+  }
+  template <class D, class V>
+  static V velement(D d, V x, V param) {
+    if constexpr (Xf == X::None) {
+      return x;
+    } else if constexpr (Xf == X::Abs) {
+      return hn::Abs(x);
+    } else if constexpr (Xf == X::Square) {
+      return hn::Mul(x, x);
+    } else if constexpr (Xf == X::NonZero) {
+      return hn::IfThenElseZero(hn::Ne(x, hn::Zero(d)), hn::Set(d, Acc(1)));
+    } else if constexpr (Xf == X::SquaredDeviation) {
+      const V dev = hn::Sub(x, param);
+      return hn::Mul(dev, dev);
+    } else {  // ExpShifted: Highway's Exp is only valid up to its overflow bound, and drops NaN
+      const V y = hn::Sub(x, param);
+      const Acc max_log = sizeof(Acc) == 4 ? Acc(88.72283f) : Acc(709.782712893384);
+      V e = hn::Exp(d, y);
+      e = hn::IfThenElse(hn::Gt(y, hn::Set(d, max_log)), hn::Set(d, std::numeric_limits<Acc>::infinity()), e);
+      return hn::IfThenElse(hn::IsNaN(y), y, e);
+    }
+  }
+  template <class D>
+  static Acc vreduce(D d, hn::Vec<D> v) {
+    HWY_ALIGN Acc lanes[hn::MaxLanes(d)];
+    hn::Store(v, d, lanes);
+    Acc acc = lanes[0];
+    for (size_t i = 1; i < hn::Lanes(d); ++i) acc = combine(acc, lanes[i]);
+    return acc;
+  }
+};
+
+// Combines elements x[0, n) of one contiguous row.
+template <class R, class T>
+typename R::Acc reduce_row(const R& r, const T* x, int64_t n, typename R::Acc param) {
+  int64_t i = 0;
+  typename R::Acc acc = R::identity();
+  if constexpr (R::kVector) {
+    const DC<T> d;
+    const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+    if (n >= N) {
+      const auto vp = hn::Set(d, param);
+      auto a0 = R::videntity(d), a1 = a0, a2 = a0, a3 = a0;
+      for (; i + 4 * N <= n; i += 4 * N) {
+        a0 = R::vcombine(a0, R::velement(d, LoadC(d, x + i), vp));
+        a1 = R::vcombine(a1, R::velement(d, LoadC(d, x + i + N), vp));
+        a2 = R::vcombine(a2, R::velement(d, LoadC(d, x + i + 2 * N), vp));
+        a3 = R::vcombine(a3, R::velement(d, LoadC(d, x + i + 3 * N), vp));
+      }
+      for (; i + N <= n; i += N) a0 = R::vcombine(a0, R::velement(d, LoadC(d, x + i), vp));
+      acc = R::vreduce(d, R::vcombine(R::vcombine(a0, a1), R::vcombine(a2, a3)));
+    }
+  }
+  for (; i < n; ++i) acc = R::combine(acc, r.element(x[i], param));
+  return acc;
+}
+
+// Splits [b, e) in a balanced tree whose leaves (at most `leaf` long, left parts a multiple of
+// it) are computed by f and combined pairwise.
+template <class R, class F>
+typename R::Acc pairwise(int64_t b, int64_t e, int64_t leaf, const F& f) {
+  if (e - b <= leaf) return f(b, e);
+  const int64_t half = ((e - b) / 2 + leaf - 1) / leaf * leaf;
+  const typename R::Acc left = pairwise<R>(b, b + half, leaf, f);
+  return R::combine(left, pairwise<R>(b + half, e, leaf, f));
+}
+
+template <class R, class T, class Out>
+class ReduceLoop {
+  using Acc = typename R::Acc;
+  // Integer and bool accumulation is exact: no tree needed.
+  static constexpr int64_t kExactLeaf = int64_t{1} << 62;
+  static constexpr bool kExact = !std::is_floating_point_v<Acc>;
+  static constexpr int64_t kRowLeaf = kExact ? kExactLeaf : R::kVector ? kVectorLeaf : kScalarLeaf;
+  static constexpr int64_t kWalkLeaf = kExact ? kExactLeaf : kScalarLeaf;
+  static constexpr int64_t kColumnLeaf = kExact ? kExactLeaf : kOuterLeaf;
+
+ public:
+  ReduceLoop(const R& r, const ReduceGeometry& g, const Tensor& out, const Tensor& in, const ReduceSpec& spec)
+      : r_(r), g_(g), spec_(spec), in_(static_cast<const char*>(in.data_ptr())),
+        out_(static_cast<char*>(out.data_ptr())),
+        param_(spec.param.defined() ? static_cast<const char*>(spec.param.data_ptr()) : nullptr) {
+    const int64_t es = sizeof(T);
+    if (g.nreduced() > 0 && g.reduced(0).stride[0] == es) {
+      path_ = Path::Inner;
+    } else if (g.nkept() > 0 && g.kept(0).stride[0] == es && g.kept(0).stride[1] == int64_t{sizeof(Out)} &&
+               (!R::kParam || g.kept(0).stride[2] == int64_t{sizeof(Acc)})) {
+      path_ = Path::Outer;
+    }
+  }
+
+  void run() const {
+    const int64_t no = g_.num_outputs(), rs = g_.reduce_size();
+    if (no == 0) return;
+    const int nt = get_num_threads();
+    // Split the outputs when there are many; split the positions when there are few, or when
+    // a thread's share of neighbouring outputs would be narrower than a few cache lines.
+    const bool few_outputs = no < 4 * nt || (path_ == Path::Outer && no <= kChunk);
+    if (rs == 0 || rs < kGrainSize || !few_outputs || nt == 1 || in_parallel_region()) {
+      const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(rs, 1));
+      parallel_for(0, no, grain, [&](int64_t b, int64_t e) {
+        Acc acc[kChunk];
+        for (int64_t o = b; o < e; o += kChunk) {
+          const int64_t oe = std::min(e, o + kChunk);
+          if (rs == 0) {
+            std::fill(acc, acc + (oe - o), R::identity());
+          } else {
+            accumulate(o, oe, 0, rs, acc);
+          }
+          store(o, oe, acc);
+        }
+      });
+      return;
+    }
+    // Few outputs, long reductions: each thread reduces a range of positions for every output.
+    std::unique_ptr<Acc[]> partial(new Acc[static_cast<size_t>(nt * no)]);
+    std::fill(partial.get(), partial.get() + nt * no, R::identity());
+    parallel_for(0, rs, kGrainSize, [&](int64_t rb, int64_t re) {
+      Acc* mine = partial.get() + omp_get_thread_num() * no;
+      for (int64_t o = 0; o < no; o += kChunk) accumulate(o, std::min(no, o + kChunk), rb, re, mine + o);
+    });
+    for (int t = 1; t < nt; ++t)
+      for (int64_t o = 0; o < no; ++o) partial[o] = R::combine(partial[o], partial[t * no + o]);
+    store(0, no, partial.get());
+  }
+
+ private:
+  enum class Path { Inner, Outer, Strided };
+
+  Acc param_at(int64_t offset) const {
+    if constexpr (R::kParam) return *reinterpret_cast<const Acc*>(param_ + offset);
+    return Acc();
+  }
+
+  void accumulate(int64_t ob, int64_t oe, int64_t rb, int64_t re, Acc* acc) const {
+    if (path_ == Path::Outer) {
+      const LoopDim& col = g_.kept(0);
+      for (int64_t o = ob; o < oe;) {
+        const int64_t c0 = o % col.size, n = std::min(col.size - c0, oe - o);
+        DimCursor row(g_.kept() + 1, g_.nkept() - 1, o / col.size);
+        const Acc* param = nullptr;
+        if constexpr (R::kParam) param = reinterpret_cast<const Acc*>(param_ + row.offset(2)) + c0;
+        outer_columns(in_ + row.offset(0) + c0 * col.stride[0], param, n, rb, re, acc + (o - ob));
+        o += n;
+      }
+      return;
+    }
+    DimCursor cur(g_.kept(), g_.nkept(), ob);
+    for (int64_t o = ob; o < oe; ++o, cur.next()) {
+      const char* in = in_ + cur.offset(0);
+      const Acc param = param_at(cur.offset(2));
+      acc[o - ob] = path_ == Path::Inner ? inner_one(in, param, rb, re) : strided_one(in, param, rb, re);
+    }
+  }
+
+  // One output whose innermost reduced dim is contiguous: row pieces through reduce_row.
+  Acc inner_one(const char* in, Acc param, int64_t rb, int64_t re) const {
+    const int64_t len = g_.reduced(0).size;
+    return pairwise<R>(rb, re, kRowLeaf, [&](int64_t b, int64_t e) {
+      DimCursor rows(g_.reduced() + 1, g_.nreduced() - 1, b / len);
+      int64_t col = b % len;
+      Acc acc = R::identity();
+      while (b < e) {
+        const int64_t n = std::min(len - col, e - b);
+        acc = R::combine(acc, reduce_row(r_, reinterpret_cast<const T*>(in + rows.offset(0)) + col, n, param));
+        b += n;
+        col = 0;
+        rows.next();
+      }
+      return acc;
+    });
+  }
+
+  Acc strided_one(const char* in, Acc param, int64_t rb, int64_t re) const {
+    return pairwise<R>(rb, re, kWalkLeaf, [&](int64_t b, int64_t e) {
+      DimCursor pos(g_.reduced(), g_.nreduced(), b);
+      Acc acc = R::identity();
+      for (; b < e; ++b, pos.next()) acc = R::combine(acc, r_.element(*reinterpret_cast<const T*>(in + pos.offset(0)), param));
+      return acc;
+    });
+  }
+
+  // ncols neighbouring outputs whose inputs are contiguous: blocks of 4 vectors, then single
+  // vectors, then a scalar remainder.
+  void outer_columns(const char* in, const Acc* param, int64_t ncols, int64_t rb, int64_t re, Acc* acc) const {
+    int64_t c = 0;
+    if constexpr (R::kVector) {
+      const int64_t N = static_cast<int64_t>(hn::Lanes(DC<T>()));
+      for (; c + 4 * N <= ncols; c += 4 * N) outer_block<4>(in + c * int64_t{sizeof(T)}, param, c, rb, re, acc + c);
+      for (; c + N <= ncols; c += N) outer_block<1>(in + c * int64_t{sizeof(T)}, param, c, rb, re, acc + c);
+    }
+    if (c < ncols) outer_scalar(in + c * int64_t{sizeof(T)}, param, c, ncols - c, rb, re, acc + c);
+  }
+
+  template <int NV>
+  void outer_block(const char* in, const Acc* param, int64_t c, int64_t rb, int64_t re, Acc* acc) const {
+    const DC<T> d;
+    const size_t N = hn::Lanes(d);
+    if (re - rb > kOuterLeaf) {
+      const int64_t half = ((re - rb) / 2 + kOuterLeaf - 1) / kOuterLeaf * kOuterLeaf;
+      outer_block<NV>(in, param, c, rb, rb + half, acc);
+      HWY_ALIGN Acc right[NV * hn::MaxLanes(d)];
+      outer_block<NV>(in, param, c, rb + half, re, right);
+      for (int v = 0; v < NV; ++v)
+        hn::StoreU(R::vcombine(hn::LoadU(d, acc + v * N), hn::Load(d, right + v * N)), d, acc + v * N);
+      return;
+    }
+    hn::Vec<DC<T>> a[NV], p[NV];
+    for (int v = 0; v < NV; ++v) {
+      a[v] = R::videntity(d);
+      p[v] = hn::Zero(d);
+      if constexpr (R::kParam) p[v] = hn::LoadU(d, param + c + v * N);
+    }
+    DimCursor pos(g_.reduced(), g_.nreduced(), rb);
+    for (int64_t r = rb; r < re; ++r, pos.next()) {
+      const T* x = reinterpret_cast<const T*>(in + pos.offset(0));
+      for (int v = 0; v < NV; ++v) a[v] = R::vcombine(a[v], R::velement(d, LoadC(d, x + v * N), p[v]));
+    }
+    for (int v = 0; v < NV; ++v) hn::StoreU(a[v], d, acc + v * N);
+  }
+
+  void outer_scalar(const char* in, const Acc* param, int64_t c, int64_t ncols, int64_t rb, int64_t re,
+                    Acc* acc) const {
+    if (re - rb > kColumnLeaf) {
+      const int64_t half = ((re - rb) / 2 + kColumnLeaf - 1) / kColumnLeaf * kColumnLeaf;
+      outer_scalar(in, param, c, ncols, rb, rb + half, acc);
+      Acc right[kChunk];
+      outer_scalar(in, param, c, ncols, rb + half, re, right);
+      for (int64_t i = 0; i < ncols; ++i) acc[i] = R::combine(acc[i], right[i]);
+      return;
+    }
+    std::fill(acc, acc + ncols, R::identity());
+    DimCursor pos(g_.reduced(), g_.nreduced(), rb);
+    for (int64_t r = rb; r < re; ++r, pos.next()) {
+      const T* x = reinterpret_cast<const T*>(in + pos.offset(0));
+      for (int64_t i = 0; i < ncols; ++i) {
+        Acc pi = Acc();
+        if constexpr (R::kParam) pi = param[c + i];
+        acc[i] = R::combine(acc[i], r_.element(x[i], pi));
+      }
+    }
+  }
+
+  void store(int64_t ob, int64_t oe, const Acc* acc) const {
+    DimCursor cur(g_.kept(), g_.nkept(), ob);
+    for (int64_t o = ob; o < oe; ++o, cur.next())
+      *reinterpret_cast<Out*>(out_ + cur.offset(1)) = finish(acc[o - ob], param_at(cur.offset(2)));
+  }
+
+  Out finish(Acc a, Acc param) const {
+    if constexpr (std::is_floating_point_v<Acc>) {
+      switch (spec_.finish) {
+        case Finish::None: break;
+        case Finish::Divide: a = a / static_cast<Acc>(spec_.divisor); break;
+        case Finish::Sqrt: a = std::sqrt(a); break;
+        case Finish::DivideSqrt: a = std::sqrt(a / static_cast<Acc>(spec_.divisor)); break;
+        case Finish::Root: a = std::pow(a, static_cast<Acc>(1.0 / spec_.p)); break;
+        case Finish::LogAddParam: a = std::log(a) + param; break;
+      }
+    }
+    return cast<Out>(a);
+  }
+
+  const R& r_;
+  const ReduceGeometry& g_;
+  const ReduceSpec& spec_;
+  const char* in_;
+  char* out_;
+  const char* param_;
+  Path path_ = Path::Strided;
+};
+
+template <class T, class A, ReduceKind Kind, Transform Xf, class Out>
+void launch(const Tensor& out, const Tensor& in, const ReduceGeometry& g, const ReduceSpec& spec) {
+  const Reducer<T, A, Kind, Xf> r{spec.p};
+  ReduceLoop<Reducer<T, A, Kind, Xf>, T, Out>(r, g, out, in, spec).run();
+}
+
+template <class T>
+void reduce_typed(const Tensor& out, const Tensor& in, const ReduceGeometry& g, const ReduceSpec& s) {
+  if constexpr (is_float_like_v<T>) {
+    using L = lane_t<T>;
+    constexpr bool kWide = std::is_same_v<T, L>;  // parameters are only passed at full precision
+    switch (s.kind) {
+      case K::Sum:
+        switch (s.transform) {
+          case X::None: return launch<T, L, K::Sum, X::None, T>(out, in, g, s);
+          case X::Abs: return launch<T, L, K::Sum, X::Abs, T>(out, in, g, s);
+          case X::Square: return launch<T, L, K::Sum, X::Square, T>(out, in, g, s);
+          case X::AbsPow: return launch<T, L, K::Sum, X::AbsPow, T>(out, in, g, s);
+          case X::NonZero: return launch<T, L, K::Sum, X::NonZero, T>(out, in, g, s);
+          case X::SquaredDeviation:
+            if constexpr (kWide) return launch<T, L, K::Sum, X::SquaredDeviation, T>(out, in, g, s);
+            break;
+          case X::ExpShifted:
+            if constexpr (kWide) return launch<T, L, K::Sum, X::ExpShifted, T>(out, in, g, s);
+            break;
+        }
+        break;
+      case K::Prod: return launch<T, L, K::Prod, X::None, T>(out, in, g, s);
+      case K::Max:
+        if (s.transform == X::Abs) return launch<T, L, K::Max, X::Abs, T>(out, in, g, s);
+        return launch<T, L, K::Max, X::None, T>(out, in, g, s);
+      case K::Min:
+        if (s.transform == X::Abs) return launch<T, L, K::Min, X::Abs, T>(out, in, g, s);
+        return launch<T, L, K::Min, X::None, T>(out, in, g, s);
+      case K::All: return launch<T, bool, K::All, X::None, bool>(out, in, g, s);
+      case K::Any: return launch<T, bool, K::Any, X::None, bool>(out, in, g, s);
+    }
+  } else {
+    switch (s.kind) {
+      case K::Sum: return launch<T, int64_t, K::Sum, X::None, int64_t>(out, in, g, s);
+      case K::Prod: return launch<T, int64_t, K::Prod, X::None, int64_t>(out, in, g, s);
+      case K::Max: return launch<T, T, K::Max, X::None, T>(out, in, g, s);
+      case K::Min: return launch<T, T, K::Min, X::None, T>(out, in, g, s);
+      case K::All: return launch<T, bool, K::All, X::None, bool>(out, in, g, s);
+      case K::Any: return launch<T, bool, K::Any, X::None, bool>(out, in, g, s);
+    }
+  }
+  EMBER_CHECK(false, "reduce_kernel", "unsupported reduction for dtype ", CppTypeToScalarType<T>::value);
+}
+
+}  // namespace
+
+void reduce_kernel_impl(const Tensor& out, const Tensor& in, uint64_t reduce_mask, const ReduceSpec& spec) {
+  const ReduceGeometry g(in, reduce_mask, out, spec.param);
+  visit_dtype(in.dtype(), [&](auto v) { reduce_typed<decltype(v)>(out, in, g, spec); });
+}
+
+}  // namespace ember::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ember::kernels {
+HWY_EXPORT(reduce_kernel_impl);
+void reduce_kernel(const Tensor& out, const Tensor& in, uint64_t reduce_mask, const ReduceSpec& spec) {
+  HWY_DYNAMIC_DISPATCH(reduce_kernel_impl)(out, in, reduce_mask, spec);
+}
+}  // namespace ember::kernels
+#endif

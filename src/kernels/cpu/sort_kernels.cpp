@@ -1,0 +1,103 @@
+// Sorting and selection along one dim: each line along `dim` is copied into a buffer of
+// compute-type values with an index array, the indices are ordered with the standard
+// algorithms (stable_sort, partial_sort, nth_element) under a NaN-largest order, and the chosen
+// indices and their original elements are written out. Lines are split across threads.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <memory>
+
+#include "core/parallel.h"
+#include "kernels/cpu/cast.h"
+#include "kernels/cpu/reduce_geometry.h"
+#include "kernels/cpu/sort.h"
+
+namespace ember::kernels {
+namespace {
+
+// x < y with NaN above every number (NaNs are equal to each other).
+template <class C>
+bool nan_last_less(C x, C y) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return x < y || (std::isnan(y) && !std::isnan(x));
+  } else {
+    return x < y;
+  }
+}
+
+// Runs select(values, indices, n) on every line along `dim`; it orders the n indices so that
+// the `count` chosen ones come first, and those are written to `values` and `indices`.
+template <class T, class Select>
+void for_each_line(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t dim, int64_t count,
+                   const Select& select) {
+  using C = compute_t<T>;
+  const ReduceGeometry g(in, in.dim() > 0 ? uint64_t{1} << dim : 0, values, indices);
+  const int64_t n = g.reduce_size(), no = g.num_outputs();
+  if (no == 0 || count == 0) return;
+  const int64_t in_step = g.nreduced() > 0 ? g.reduced(0).stride[0] : 0;
+  const int64_t v_step = in.dim() > 0 ? values.stride(dim) * int64_t{sizeof(T)} : 0;
+  const int64_t i_step = in.dim() > 0 ? indices.stride(dim) * int64_t{sizeof(int64_t)} : 0;
+  const char* src = static_cast<const char*>(in.data_ptr());
+  char* vdst = static_cast<char*>(values.data_ptr());
+  char* idst = static_cast<char*>(indices.data_ptr());
+  parallel_for(0, no, std::max<int64_t>(1, kGrainSize / n), [&](int64_t b, int64_t e) {
+    std::unique_ptr<C[]> vals(new C[static_cast<size_t>(n)]);  // not std::vector: C may be bool
+    std::unique_ptr<int64_t[]> idx(new int64_t[static_cast<size_t>(n)]);
+    for_each_group(g, b, e, 1, [&](const int64_t* off, int64_t, const LoopDim&) {
+      const char* line = src + off[0];
+      for (int64_t r = 0; r < n; ++r) vals[r] = static_cast<C>(*reinterpret_cast<const T*>(line + r * in_step));
+      std::iota(idx.get(), idx.get() + n, int64_t{0});
+      select(vals.get(), idx.get(), n);
+      for (int64_t j = 0; j < count; ++j) {
+        *reinterpret_cast<T*>(vdst + off[1] + j * v_step) = *reinterpret_cast<const T*>(line + idx[j] * in_step);
+        *reinterpret_cast<int64_t*>(idst + off[2] + j * i_step) = idx[j];
+      }
+    });
+  });
+}
+
+}  // namespace
+
+void sort_kernel(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t dim, bool descending) {
+  visit_dtype(in.dtype(), [&](auto v) {
+    using T = decltype(v);
+    const int64_t n = in.dim() > 0 ? in.size(dim) : 1;
+    for_each_line<T>(values, indices, in, dim, n, [descending](const auto* x, int64_t* idx, int64_t len) {
+      if (descending) {
+        std::stable_sort(idx, idx + len, [x](int64_t a, int64_t b) { return nan_last_less(x[b], x[a]); });
+      } else {
+        std::stable_sort(idx, idx + len, [x](int64_t a, int64_t b) { return nan_last_less(x[a], x[b]); });
+      }
+    });
+  });
+}
+
+void topk_kernel(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t k, int64_t dim, bool largest) {
+  visit_dtype(in.dtype(), [&](auto v) {
+    using T = decltype(v);
+    for_each_line<T>(values, indices, in, dim, k, [k, largest](const auto* x, int64_t* idx, int64_t len) {
+      // ties broken by index so the result does not depend on the algorithm
+      auto before = [x, largest](int64_t a, int64_t b) {
+        const bool ab = largest ? nan_last_less(x[b], x[a]) : nan_last_less(x[a], x[b]);
+        const bool ba = largest ? nan_last_less(x[a], x[b]) : nan_last_less(x[b], x[a]);
+        return ab || (!ba && a < b);
+      };
+      std::partial_sort(idx, idx + k, idx + len, before);
+    });
+  });
+}
+
+void kthvalue_kernel(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t k, int64_t dim) {
+  visit_dtype(in.dtype(), [&](auto v) {
+    using T = decltype(v);
+    for_each_line<T>(values, indices, in, dim, 1, [k](const auto* x, int64_t* idx, int64_t len) {
+      auto before = [x](int64_t a, int64_t b) {
+        return nan_last_less(x[a], x[b]) || (!nan_last_less(x[b], x[a]) && a < b);
+      };
+      std::nth_element(idx, idx + (k - 1), idx + len, before);
+      idx[0] = idx[k - 1];
+    });
+  });
+}
+
+}  // namespace ember::kernels

@@ -1,0 +1,496 @@
+// Reductions and scans: sum, mean, prod, max/min, amax/amin, argmax/argmin, var/std and their
+// _mean forms, norm, logsumexp, all/any, cumsum/cumprod. Each op struct checks its arguments,
+// picks the result dtype as PyTorch does, allocates a contiguous result and runs a kernel of
+// kernels/cpu/reduce.h through a keepdim view of it (size 1 at the reduced dims).
+#include "ember/reduce.h"
+
+#include <cmath>
+
+#include "dispatch/dispatch.h"
+#include "kernels/cpu/reduce.h"
+
+namespace ember {
+namespace {
+
+using kernels::Finish;
+using kernels::ReduceKind;
+using kernels::ReduceSpec;
+using kernels::Transform;
+
+// ---- shapes -------------------------------------------------------------------------------
+
+// Bit d set when dim d is reduced. An absent or empty list reduces every dim.
+uint64_t dim_mask(const char* op, const Tensor& self, OptionalIntArrayRef dims) {
+  const int64_t nd = self.dim();
+  EMBER_CHECK(nd <= 64, op, "tensors with more than 64 dims are not supported");
+  if (!dims || dims->empty()) return nd == 64 ? ~uint64_t{0} : (uint64_t{1} << nd) - 1;
+  uint64_t mask = 0;
+  for (int64_t d : *dims) {
+    const int64_t w = maybe_wrap_dim(d, nd, op);
+    EMBER_CHECK(!((mask >> w) & 1), op, "dim ", w, " appears multiple times in the list of dims");
+    mask |= uint64_t{1} << w;
+  }
+  return nd == 0 ? 0 : mask;
+}
+
+uint64_t single_dim_mask(const Tensor& self, int64_t dim) { return self.dim() == 0 ? 0 : uint64_t{1} << dim; }
+
+bool is_reduced(uint64_t mask, int64_t d) { return (mask >> d) & 1; }
+
+DimVector result_shape(const Tensor& self, uint64_t mask, bool keepdim) {
+  DimVector shape;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (!is_reduced(mask, d)) {
+      shape.push_back(self.size(d));
+    } else if (keepdim) {
+      shape.push_back(1);
+    }
+  }
+  return shape;
+}
+
+int64_t reduced_count(const Tensor& self, uint64_t mask) {
+  int64_t n = 1;
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (is_reduced(mask, d)) n *= self.size(d);
+  return n;
+}
+
+// A contiguous result of keepdim shape, and the same memory in the caller's shape.
+struct Result {
+  Tensor keep;  // what kernels write
+  Tensor user;  // what the op returns
+};
+Result make_result(const Tensor& self, uint64_t mask, bool keepdim, ScalarType dtype) {
+  Tensor keep = make_empty(result_shape(self, mask, true), dtype);
+  return {keep, keepdim ? keep : keep.view(result_shape(self, mask, false))};
+}
+
+// max(), argmax() and friends have no identity: an empty input or an empty reduced dim is an error.
+void check_nonempty_reduction(const char* op, const Tensor& self, uint64_t mask, bool dims_given) {
+  if (self.numel() != 0) return;
+  EMBER_CHECK(dims_given, op, "Expected reduction dim to be specified for input.numel() == 0. Specify the "
+              "reduction dim with the 'dim' argument.");
+  for (int64_t d = 0; d < self.dim(); ++d)
+    EMBER_CHECK(!is_reduced(mask, d) || self.size(d) != 0, op, "Expected reduction dim ", d,
+                " to have non-zero size.");
+}
+
+// ---- dtypes -------------------------------------------------------------------------------
+
+// sum and prod (and the scans): integers and bool give int64 unless a dtype is asked for.
+ScalarType accumulate_dtype(const Tensor& self, std::optional<ScalarType> dtype) {
+  if (dtype) return *dtype;
+  return is_integral_type(self.dtype(), true) ? kLong : self.dtype();
+}
+
+// The input as the kernels read it for a result of dtype rt. PyTorch casts the input to rt
+// first; between integer dtypes that cast is skipped, because int64 accumulation that wraps
+// gives the same result modulo the narrower type.
+Tensor input_for(const Tensor& self, ScalarType rt) {
+  if (self.dtype() == rt) return self;
+  if (is_integral_type(self.dtype(), true) && is_integral_type(rt, false)) return self;
+  return self.to(rt);
+}
+
+// The kernels' value dtype for an input (integers accumulate in int64).
+ScalarType kernel_dtype(const Tensor& in) { return is_floating_type(in.dtype()) ? in.dtype() : kLong; }
+
+Tensor as_dtype(const Tensor& t, ScalarType dtype) { return t.dtype() == dtype ? t : t.to(dtype); }
+
+// ---- sum, mean, prod ------------------------------------------------------------------------
+
+Tensor sum_like(const char* op, const Tensor& self, uint64_t mask, bool keepdim, ScalarType rt, ReduceSpec spec) {
+  const Tensor in = input_for(self, rt);
+  Result r = make_result(self, mask, keepdim, kernel_dtype(in));
+  kernels::reduce_kernel(r.keep, in, mask, spec);
+  return as_dtype(r.user, rt);
+}
+
+ReduceSpec spec_of(ReduceKind kind, Transform t = Transform::None, Finish f = Finish::None) {
+  ReduceSpec s;
+  s.kind = kind;
+  s.transform = t;
+  s.finish = f;
+  return s;
+}
+
+struct SumOp {
+  static constexpr const char* name = "sum";
+  static Tensor run(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+    const uint64_t mask = dim_mask(name, self, dim);
+    return sum_like(name, self, mask, keepdim, accumulate_dtype(self, dtype), spec_of(ReduceKind::Sum));
+  }
+};
+
+struct SumOutOp {
+  static constexpr const char* name = "sum_out";
+  static Tensor& run(Tensor& out, const Tensor& self, OptionalIntArrayRef dim, bool keepdim,
+                     std::optional<ScalarType> dtype) {
+    EMBER_CHECK(out.defined(), name, "the out tensor is undefined");
+    EMBER_CHECK(!dtype || *dtype == out.dtype(), name, "Expected out tensor to have dtype ", *dtype, ", but got ",
+                out.dtype(), " instead");
+    // As PyTorch: the out tensor's dtype is the dtype of the sum. Computing into a fresh tensor
+    // first keeps `out` untouched on error and lets it alias the input.
+    const Tensor result = SumOp::run(self, dim, keepdim, out.dtype());
+    if (!out.sizes().equals(result.sizes())) out.resize_(result.sizes());
+    out.copy_(result);
+    return out;
+  }
+};
+
+struct MeanOp {
+  static constexpr const char* name = "mean";
+  static Tensor run(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+    if (dtype) {
+      EMBER_CHECK(is_floating_type(*dtype), name, "could not infer output dtype. Optional dtype must be either a "
+                  "floating point or complex dtype. Got: ", *dtype);
+    } else {
+      EMBER_CHECK(self.is_floating_point(), name, "could not infer output dtype. Input dtype must be either a "
+                  "floating point or complex dtype. Got: ", self.dtype());
+    }
+    const uint64_t mask = dim_mask(name, self, dim);
+    ReduceSpec spec = spec_of(ReduceKind::Sum, Transform::None, Finish::Divide);
+    spec.divisor = static_cast<double>(reduced_count(self, mask));
+    return sum_like(name, self, mask, keepdim, dtype.value_or(self.dtype()), spec);
+  }
+};
+
+struct ProdOp {
+  static constexpr const char* name = "prod";
+  static Tensor run(const Tensor& self, std::optional<int64_t> dim, bool keepdim, std::optional<ScalarType> dtype) {
+    const uint64_t mask = dim ? single_dim_mask(self, maybe_wrap_dim(*dim, self.dim(), name)) : dim_mask(name, self, {});
+    return sum_like(name, self, mask, keepdim, accumulate_dtype(self, dtype), spec_of(ReduceKind::Prod));
+  }
+};
+
+// ---- max, min, amax, amin, argmax, argmin --------------------------------------------------
+
+Tensor extreme_values(const char* op, const Tensor& self, uint64_t mask, bool keepdim, bool dims_given, bool is_max) {
+  check_nonempty_reduction(op, self, mask, dims_given);
+  Result r = make_result(self, mask, keepdim, self.dtype());
+  kernels::reduce_kernel(r.keep, self, mask, spec_of(is_max ? ReduceKind::Max : ReduceKind::Min));
+  return r.user;
+}
+
+struct MaxOp {
+  static constexpr const char* name = "max";
+  static Tensor run(const Tensor& self) { return extreme_values(name, self, dim_mask(name, self, {}), false, false, true); }
+};
+struct MinOp {
+  static constexpr const char* name = "min";
+  static Tensor run(const Tensor& self) { return extreme_values(name, self, dim_mask(name, self, {}), false, false, false); }
+};
+struct AmaxOp {
+  static constexpr const char* name = "amax";
+  static Tensor run(const Tensor& self, IntArrayRef dim, bool keepdim) {
+    return extreme_values(name, self, dim_mask(name, self, dim), keepdim, !dim.empty(), true);
+  }
+};
+struct AminOp {
+  static constexpr const char* name = "amin";
+  static Tensor run(const Tensor& self, IntArrayRef dim, bool keepdim) {
+    return extreme_values(name, self, dim_mask(name, self, dim), keepdim, !dim.empty(), false);
+  }
+};
+
+// Values (optional) and first indices of the extreme along one dim.
+std::tuple<Tensor, Tensor> extreme_with_index(const char* op, const Tensor& self, int64_t dim, bool keepdim,
+                                              bool want_values, bool is_max) {
+  const int64_t d = maybe_wrap_dim(dim, self.dim(), op);
+  const uint64_t mask = single_dim_mask(self, d);
+  check_nonempty_reduction(op, self, mask, true);
+  Result idx = make_result(self, mask, keepdim, kLong);
+  Result val = want_values ? make_result(self, mask, keepdim, self.dtype()) : Result{};
+  kernels::arg_reduce_kernel(val.keep, idx.keep, self, d, is_max);
+  return {val.user, idx.user};
+}
+
+struct MaxDimOp {
+  static constexpr const char* name = "max";
+  static std::tuple<Tensor, Tensor> run(const Tensor& self, int64_t dim, bool keepdim) {
+    return extreme_with_index(name, self, dim, keepdim, true, true);
+  }
+};
+struct MinDimOp {
+  static constexpr const char* name = "min";
+  static std::tuple<Tensor, Tensor> run(const Tensor& self, int64_t dim, bool keepdim) {
+    return extreme_with_index(name, self, dim, keepdim, true, false);
+  }
+};
+
+// Without a dim the index is into the flattened input.
+Tensor arg_extreme(const char* op, const Tensor& self, std::optional<int64_t> dim, bool keepdim, bool is_max) {
+  if (dim) return std::get<1>(extreme_with_index(op, self, *dim, keepdim, false, is_max));
+  EMBER_CHECK(self.numel() != 0, op, "Expected reduction dim to be specified for input.numel() == 0.");
+  Tensor flat = std::get<1>(extreme_with_index(op, self.reshape({-1}), 0, false, false, is_max));
+  return keepdim ? flat.view(DimVector(self.dim(), 1)) : flat;
+}
+
+struct ArgmaxOp {
+  static constexpr const char* name = "argmax";
+  static Tensor run(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+    return arg_extreme(name, self, dim, keepdim, true);
+  }
+};
+struct ArgminOp {
+  static constexpr const char* name = "argmin";
+  static Tensor run(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+    return arg_extreme(name, self, dim, keepdim, false);
+  }
+};
+
+// ---- var, std, norm, logsumexp -----------------------------------------------------------------
+
+// Two passes at float32 or better (half and bfloat16 are widened once): the mean, then the sum
+// of squared deviations from it, divided by max(0, n - correction).
+std::tuple<Tensor, Tensor> var_and_mean(const char* op, const Tensor& self, OptionalIntArrayRef dim,
+                                        std::optional<int64_t> correction, bool keepdim, bool take_sqrt) {
+  EMBER_CHECK(self.is_floating_point(), op, "std and var only support floating point and complex dtypes");
+  const uint64_t mask = dim_mask(op, self, dim);
+  const Tensor x = is_reduced_floating_type(self.dtype()) ? self.to(kFloat) : self;
+  const int64_t n = reduced_count(self, mask);
+
+  Result mean = make_result(self, mask, keepdim, x.dtype());
+  ReduceSpec mean_spec = spec_of(ReduceKind::Sum, Transform::None, Finish::Divide);
+  mean_spec.divisor = static_cast<double>(n);
+  kernels::reduce_kernel(mean.keep, x, mask, mean_spec);
+
+  Result var = make_result(self, mask, keepdim, x.dtype());
+  ReduceSpec spec =
+      spec_of(ReduceKind::Sum, Transform::SquaredDeviation, take_sqrt ? Finish::DivideSqrt : Finish::Divide);
+  spec.divisor = static_cast<double>(std::max<int64_t>(0, n - correction.value_or(1)));
+  spec.param = mean.keep;
+  kernels::reduce_kernel(var.keep, x, mask, spec);
+  return {as_dtype(var.user, self.dtype()), as_dtype(mean.user, self.dtype())};
+}
+
+struct VarOp {
+  static constexpr const char* name = "var";
+  static Tensor run(const Tensor& self, OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim) {
+    return std::get<0>(var_and_mean(name, self, dim, correction, keepdim, false));
+  }
+};
+struct StdOp {
+  static constexpr const char* name = "std";
+  static Tensor run(const Tensor& self, OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim) {
+    return std::get<0>(var_and_mean(name, self, dim, correction, keepdim, true));
+  }
+};
+struct VarMeanOp {
+  static constexpr const char* name = "var_mean";
+  static std::tuple<Tensor, Tensor> run(const Tensor& self, OptionalIntArrayRef dim,
+                                        std::optional<int64_t> correction, bool keepdim) {
+    return var_and_mean(name, self, dim, correction, keepdim, false);
+  }
+};
+struct StdMeanOp {
+  static constexpr const char* name = "std_mean";
+  static std::tuple<Tensor, Tensor> run(const Tensor& self, OptionalIntArrayRef dim,
+                                        std::optional<int64_t> correction, bool keepdim) {
+    return var_and_mean(name, self, dim, correction, keepdim, true);
+  }
+};
+
+struct NormOp {
+  static constexpr const char* name = "norm";
+  static Tensor run(const Tensor& self, const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim) {
+    EMBER_CHECK(self.is_floating_point(), name, "input dtype should be either floating point or complex. Got ",
+                self.dtype(), " instead.");
+    const uint64_t mask = dim_mask(name, self, dim);
+    Result r = make_result(self, mask, keepdim, self.dtype());
+    if (self.numel() == 0) return r.user.zero_();  // every p, as torch.norm
+    const double pv = p ? p->toDouble() : 2.0;
+    ReduceSpec spec;
+    if (pv == 0) {
+      spec = spec_of(ReduceKind::Sum, Transform::NonZero);
+    } else if (pv == 1) {
+      spec = spec_of(ReduceKind::Sum, Transform::Abs);
+    } else if (pv == 2) {
+      spec = spec_of(ReduceKind::Sum, Transform::Square, Finish::Sqrt);
+    } else if (std::isinf(pv)) {
+      spec = spec_of(pv > 0 ? ReduceKind::Max : ReduceKind::Min, Transform::Abs);
+    } else {
+      spec = spec_of(ReduceKind::Sum, Transform::AbsPow, Finish::Root);
+      spec.p = pv;
+    }
+    kernels::reduce_kernel(r.keep, self, mask, spec);
+    return r.user;
+  }
+};
+
+// log(sum(exp(x - m))) + m with m the max, or 0 where the max is infinite (so that all -inf
+// gives -inf and +inf gives +inf). Integers give the default float dtype.
+struct LogsumexpOp {
+  static constexpr const char* name = "logsumexp";
+  static Tensor run(const Tensor& self, IntArrayRef dim, bool keepdim) {
+    const uint64_t mask = dim_mask(name, self, dim);
+    const ScalarType rt = self.is_floating_point() ? self.dtype() : get_default_dtype();
+    const Tensor x = as_dtype(self, is_reduced_floating_type(rt) ? kFloat : rt);
+    Result shift = make_result(self, mask, true, x.dtype());
+    if (x.numel() == 0) {
+      shift.keep.zero_();
+    } else {
+      kernels::reduce_kernel(shift.keep, x, mask, spec_of(ReduceKind::Max));
+      visit_dtype(x.dtype(), [&](auto v) {
+        using T = decltype(v);
+        if constexpr (std::is_floating_point_v<T>) {
+          T* m = shift.keep.data_ptr<T>();
+          for (int64_t i = 0; i < shift.keep.numel(); ++i)
+            if (std::isinf(m[i])) m[i] = 0;
+        }
+      });
+    }
+    Result r = make_result(self, mask, keepdim, x.dtype());
+    ReduceSpec spec = spec_of(ReduceKind::Sum, Transform::ExpShifted, Finish::LogAddParam);
+    spec.param = shift.keep;
+    kernels::reduce_kernel(r.keep, x, mask, spec);
+    return as_dtype(r.user, rt);
+  }
+};
+
+// ---- all, any ----------------------------------------------------------------------------------
+
+// Bool results, except uint8 for uint8 inputs (as PyTorch).
+Tensor all_any(const char* op, const Tensor& self, uint64_t mask, bool keepdim, ReduceKind kind) {
+  Result r = make_result(self, mask, keepdim, kBool);
+  kernels::reduce_kernel(r.keep, self, mask, spec_of(kind));
+  return self.dtype() == kByte ? r.user.to(kByte) : r.user;
+}
+
+struct AllOp {
+  static constexpr const char* name = "all";
+  static Tensor run(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+    const uint64_t mask = dim ? single_dim_mask(self, maybe_wrap_dim(*dim, self.dim(), name)) : dim_mask(name, self, {});
+    return all_any(name, self, mask, keepdim, ReduceKind::All);
+  }
+};
+struct AnyOp {
+  static constexpr const char* name = "any";
+  static Tensor run(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+    const uint64_t mask = dim ? single_dim_mask(self, maybe_wrap_dim(*dim, self.dim(), name)) : dim_mask(name, self, {});
+    return all_any(name, self, mask, keepdim, ReduceKind::Any);
+  }
+};
+
+// ---- cumsum, cumprod ---------------------------------------------------------------------------
+
+Tensor cumulative(const char* op, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, bool is_prod) {
+  const int64_t d = maybe_wrap_dim(dim, self.dim(), op);
+  const ScalarType rt = accumulate_dtype(self, dtype);
+  const Tensor in = as_dtype(input_for(self, rt), is_floating_type(rt) ? rt : kLong);
+  Tensor out = make_empty(self.sizes(), in.dtype());
+  kernels::cumulative_kernel(out, in, d, is_prod);
+  return as_dtype(out, rt);
+}
+
+struct CumsumOp {
+  static constexpr const char* name = "cumsum";
+  static Tensor run(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+    return cumulative(name, self, dim, dtype, false);
+  }
+};
+struct CumprodOp {
+  static constexpr const char* name = "cumprod";
+  static Tensor run(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+    return cumulative(name, self, dim, dtype, true);
+  }
+};
+
+}  // namespace
+
+Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) { return dispatch::call<SumOp>(self, std::nullopt, false, dtype); }
+Tensor sum(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  return dispatch::call<SumOp>(self, dim, keepdim, dtype);
+}
+Tensor& sum_out(Tensor& out, const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  return dispatch::call<SumOutOp>(out, self, dim, keepdim, dtype);
+}
+Tensor mean(const Tensor& self, std::optional<ScalarType> dtype) { return dispatch::call<MeanOp>(self, std::nullopt, false, dtype); }
+Tensor mean(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  return dispatch::call<MeanOp>(self, dim, keepdim, dtype);
+}
+Tensor prod(const Tensor& self, std::optional<ScalarType> dtype) { return dispatch::call<ProdOp>(self, std::nullopt, false, dtype); }
+Tensor prod(const Tensor& self, int64_t dim, bool keepdim, std::optional<ScalarType> dtype) {
+  return dispatch::call<ProdOp>(self, dim, keepdim, dtype);
+}
+Tensor max(const Tensor& self) { return dispatch::call<MaxOp>(self); }
+std::tuple<Tensor, Tensor> max(const Tensor& self, int64_t dim, bool keepdim) { return dispatch::call<MaxDimOp>(self, dim, keepdim); }
+Tensor min(const Tensor& self) { return dispatch::call<MinOp>(self); }
+std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keepdim) { return dispatch::call<MinDimOp>(self, dim, keepdim); }
+Tensor amax(const Tensor& self, IntArrayRef dim, bool keepdim) { return dispatch::call<AmaxOp>(self, dim, keepdim); }
+Tensor amin(const Tensor& self, IntArrayRef dim, bool keepdim) { return dispatch::call<AminOp>(self, dim, keepdim); }
+Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) { return dispatch::call<ArgmaxOp>(self, dim, keepdim); }
+Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) { return dispatch::call<ArgminOp>(self, dim, keepdim); }
+Tensor var(const Tensor& self, OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim) {
+  return dispatch::call<VarOp>(self, dim, correction, keepdim);
+}
+Tensor std(const Tensor& self, OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim) {
+  return dispatch::call<StdOp>(self, dim, correction, keepdim);
+}
+std::tuple<Tensor, Tensor> var_mean(const Tensor& self, OptionalIntArrayRef dim, std::optional<int64_t> correction,
+                                    bool keepdim) {
+  return dispatch::call<VarMeanOp>(self, dim, correction, keepdim);
+}
+std::tuple<Tensor, Tensor> std_mean(const Tensor& self, OptionalIntArrayRef dim, std::optional<int64_t> correction,
+                                    bool keepdim) {
+  return dispatch::call<StdMeanOp>(self, dim, correction, keepdim);
+}
+Tensor norm(const Tensor& self, const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim) {
+  return dispatch::call<NormOp>(self, p, dim, keepdim);
+}
+Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) { return dispatch::call<LogsumexpOp>(self, dim, keepdim); }
+Tensor all(const Tensor& self) { return dispatch::call<AllOp>(self, std::nullopt, false); }
+Tensor all(const Tensor& self, int64_t dim, bool keepdim) { return dispatch::call<AllOp>(self, dim, keepdim); }
+Tensor any(const Tensor& self) { return dispatch::call<AnyOp>(self, std::nullopt, false); }
+Tensor any(const Tensor& self, int64_t dim, bool keepdim) { return dispatch::call<AnyOp>(self, dim, keepdim); }
+Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) { return dispatch::call<CumsumOp>(self, dim, dtype); }
+Tensor cumprod(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) { return dispatch::call<CumprodOp>(self, dim, dtype); }
+
+Tensor Tensor::sum(std::optional<ScalarType> dtype) const { return ember::sum(*this, dtype); }
+Tensor Tensor::sum(OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) const {
+  return ember::sum(*this, dim, keepdim, dtype);
+}
+Tensor Tensor::mean(std::optional<ScalarType> dtype) const { return ember::mean(*this, dtype); }
+Tensor Tensor::mean(OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) const {
+  return ember::mean(*this, dim, keepdim, dtype);
+}
+Tensor Tensor::prod(std::optional<ScalarType> dtype) const { return ember::prod(*this, dtype); }
+Tensor Tensor::prod(int64_t dim, bool keepdim, std::optional<ScalarType> dtype) const {
+  return ember::prod(*this, dim, keepdim, dtype);
+}
+Tensor Tensor::max() const { return ember::max(*this); }
+std::tuple<Tensor, Tensor> Tensor::max(int64_t dim, bool keepdim) const { return ember::max(*this, dim, keepdim); }
+Tensor Tensor::min() const { return ember::min(*this); }
+std::tuple<Tensor, Tensor> Tensor::min(int64_t dim, bool keepdim) const { return ember::min(*this, dim, keepdim); }
+Tensor Tensor::amax(IntArrayRef dim, bool keepdim) const { return ember::amax(*this, dim, keepdim); }
+Tensor Tensor::amin(IntArrayRef dim, bool keepdim) const { return ember::amin(*this, dim, keepdim); }
+Tensor Tensor::argmax(std::optional<int64_t> dim, bool keepdim) const { return ember::argmax(*this, dim, keepdim); }
+Tensor Tensor::argmin(std::optional<int64_t> dim, bool keepdim) const { return ember::argmin(*this, dim, keepdim); }
+Tensor Tensor::var(bool unbiased) const { return ember::var(*this, std::nullopt, unbiased ? 1 : 0); }
+Tensor Tensor::var(OptionalIntArrayRef dim, bool unbiased, bool keepdim) const {
+  return ember::var(*this, dim, unbiased ? 1 : 0, keepdim);
+}
+Tensor Tensor::var(OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim) const {
+  return ember::var(*this, dim, correction, keepdim);
+}
+Tensor Tensor::std(bool unbiased) const { return ember::std(*this, std::nullopt, unbiased ? 1 : 0); }
+Tensor Tensor::std(OptionalIntArrayRef dim, bool unbiased, bool keepdim) const {
+  return ember::std(*this, dim, unbiased ? 1 : 0, keepdim);
+}
+Tensor Tensor::std(OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim) const {
+  return ember::std(*this, dim, correction, keepdim);
+}
+Tensor Tensor::norm(const Scalar& p) const { return ember::norm(*this, p); }
+Tensor Tensor::norm(const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim) const {
+  return ember::norm(*this, p, dim, keepdim);
+}
+Tensor Tensor::logsumexp(IntArrayRef dim, bool keepdim) const { return ember::logsumexp(*this, dim, keepdim); }
+Tensor Tensor::all() const { return ember::all(*this); }
+Tensor Tensor::all(int64_t dim, bool keepdim) const { return ember::all(*this, dim, keepdim); }
+Tensor Tensor::any() const { return ember::any(*this); }
+Tensor Tensor::any(int64_t dim, bool keepdim) const { return ember::any(*this, dim, keepdim); }
+Tensor Tensor::cumsum(int64_t dim, std::optional<ScalarType> dtype) const { return ember::cumsum(*this, dim, dtype); }
+Tensor Tensor::cumprod(int64_t dim, std::optional<ScalarType> dtype) const { return ember::cumprod(*this, dim, dtype); }
+
+}  // namespace ember

@@ -1,0 +1,271 @@
+// Reductions, scans and sorts: dtype rules, shapes, special values and bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "ember/ember.h"
+
+using namespace ember;
+
+namespace {
+
+// The error message of f, which must throw ember::Error.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected an ember::Error";
+  return "";
+}
+
+std::vector<double> values(const Tensor& t) {
+  const Tensor d = t.to(kDouble).contiguous();
+  return std::vector<double>(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
+}
+std::vector<int64_t> longs(const Tensor& t) {
+  const Tensor d = t.contiguous();
+  return std::vector<int64_t>(d.data_ptr<int64_t>(), d.data_ptr<int64_t>() + d.numel());
+}
+
+// float64 data, where exact expected values are checked (tensor() of doubles gives float32)
+Tensor f64(const TensorInit& init) { return tensor(init, TensorOptions().dtype(kDouble)); }
+
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+const double kInf = std::numeric_limits<double>::infinity();
+
+}  // namespace
+
+TEST(Reduce, SumDtypes) {
+  EXPECT_EQ(sum(tensor({1, 2, 3}, TensorOptions().dtype(kChar))).dtype(), kLong);
+  EXPECT_EQ(sum(tensor({true, true, false})).item<int64_t>(), 2);
+  EXPECT_EQ(sum(tensor({true, true})).dtype(), kLong);
+  EXPECT_EQ(sum(tensor({1.5, 2.5}), kInt).dtype(), kInt);
+  EXPECT_EQ(sum(tensor({1.5, 2.5}), kInt).item<int>(), 3);  // the input is cast first, as PyTorch
+  EXPECT_EQ(sum(tensor({1, -1}), kBool).item<bool>(), true);
+  EXPECT_EQ(sum(tensor({1.0, 2.0}).to(kHalf)).dtype(), kHalf);
+  EXPECT_EQ(prod(tensor({3, 4}, TensorOptions().dtype(kShort))).item<int64_t>(), 12);
+  // int64 accumulation wraps like PyTorch
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(sum(tensor({big, int64_t{1}})).item<int64_t>(), std::numeric_limits<int64_t>::min());
+}
+
+TEST(Reduce, MeanNeedsFloatingDtype) {
+  EXPECT_NE(error_of([] { mean(tensor({1, 2})); }).find("mean: could not infer output dtype. Input dtype must be "
+                                                        "either a floating point or complex dtype. Got: Long"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { mean(tensor({1.0, 2.0}), kInt); }).find("Optional dtype must be either a floating point"),
+            std::string::npos);
+  EXPECT_DOUBLE_EQ(mean(tensor({1, 2}), kDouble).item<double>(), 1.5);
+}
+
+TEST(Reduce, EmptyInputs) {
+  const Tensor e = empty({0, 3});
+  EXPECT_EQ(sum(e).item<float>(), 0.0f);
+  EXPECT_EQ(prod(e).item<float>(), 1.0f);
+  EXPECT_TRUE(std::isnan(mean(e).item<float>()));
+  EXPECT_TRUE(std::isnan(var(e).item<float>()));
+  EXPECT_EQ(values(sum(e, {0})), (std::vector<double>{0, 0, 0}));
+  EXPECT_EQ(sum(e, {1}).sizes(), IntArrayRef({0}));
+  EXPECT_EQ(all(e).item<bool>(), true);
+  EXPECT_EQ(any(e).item<bool>(), false);
+  EXPECT_EQ(norm(e, INFINITY).item<float>(), 0.0f);
+  EXPECT_EQ(values(logsumexp(e, {0})), (std::vector<double>{-kInf, -kInf, -kInf}));
+  EXPECT_EQ(amax(e, {1}).sizes(), IntArrayRef({0}));
+  EXPECT_EQ(std::get<1>(max(e, 1)).sizes(), IntArrayRef({0}));
+}
+
+TEST(Reduce, ExtremesOfEmptyInputsThrow) {
+  const Tensor e = empty({0, 3});
+  EXPECT_EQ(error_of([&] { max(e); }),
+            "max: Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the "
+            "'dim' argument.");
+  EXPECT_NE(error_of([&] { min(e); }).find("min: Expected reduction dim to be specified"), std::string::npos);
+  EXPECT_EQ(error_of([&] { amax(e, {0}); }), "amax: Expected reduction dim 0 to have non-zero size.");
+  EXPECT_EQ(error_of([&] { max(e, 0); }), "max: Expected reduction dim 0 to have non-zero size.");
+  EXPECT_NE(error_of([&] { argmax(e); }).find("argmax: Expected reduction dim to be specified"), std::string::npos);
+  EXPECT_EQ(error_of([&] { kthvalue(e, 1, 0); }), "kthvalue: Expected reduction dim 0 to have non-zero size.");
+}
+
+TEST(Reduce, DimsAndKeepdim) {
+  const Tensor x = arange(24, TensorOptions().dtype(kFloat)).view({2, 3, 4});
+  EXPECT_EQ(sum(x, {0, 2}).sizes(), IntArrayRef({3}));
+  EXPECT_EQ(sum(x, {0, 2}, true).sizes(), IntArrayRef({1, 3, 1}));
+  EXPECT_EQ(values(sum(x, {-1, 0})), (std::vector<double>{60, 92, 124}));
+  EXPECT_EQ(sum(x, IntArrayRef{}).sizes(), IntArrayRef({}));  // an empty list reduces every dim
+  EXPECT_EQ(sum(x, IntArrayRef{}).item<float>(), 276.0f);
+  EXPECT_EQ(x.sum(1).sizes(), IntArrayRef({2, 4}));           // a single int dim, as libtorch's t.sum(1)
+  EXPECT_EQ(values(x.sum({0, 1})), (std::vector<double>{60, 66, 72, 78}));
+  EXPECT_EQ(amax(x, {}, true).sizes(), IntArrayRef({1, 1, 1}));
+  EXPECT_EQ(argmax(x, std::nullopt, true).sizes(), IntArrayRef({1, 1, 1}));
+  EXPECT_EQ(argmax(x).item<int64_t>(), 23);
+  EXPECT_EQ(error_of([&] { sum(x, {0, -3}); }), "sum: dim 0 appears multiple times in the list of dims");
+  EXPECT_EQ(error_of([&] { sum(x, {3}); }), "sum: Dimension out of range (expected to be in range of [-3, 2], but got 3)");
+  EXPECT_NE(error_of([&] { cumsum(x, -4); }).find("cumsum: Dimension out of range"), std::string::npos);
+  EXPECT_NE(error_of([&] { sort(x, 3); }).find("sort: Dimension out of range"), std::string::npos);
+}
+
+TEST(Reduce, ZeroDimInputs) {
+  const Tensor s = scalar_tensor(2.5);
+  EXPECT_EQ(sum(s, {0}).dim(), 0);
+  EXPECT_EQ(sum(s, {-1}, true).dim(), 0);
+  EXPECT_EQ(std::get<1>(max(s, 0)).item<int64_t>(), 0);
+  EXPECT_EQ(cumsum(s, 0).item<float>(), 2.5f);
+  EXPECT_EQ(std::get<0>(sort(s, 0)).item<float>(), 2.5f);
+  EXPECT_EQ(std::get<0>(topk(s, 1)).item<float>(), 2.5f);
+  EXPECT_EQ(std::get<0>(kthvalue(s, 1)).item<float>(), 2.5f);
+  EXPECT_TRUE(std::isnan(var(s).item<float>()));
+  EXPECT_NE(error_of([&] { sum(s, {1}); }).find("expected to be in range of [-1, 0]"), std::string::npos);
+}
+
+TEST(Reduce, TiesGiveTheFirstIndexAndNaNWins) {
+  const Tensor t = tensor({1.0, 3.0, 3.0, 2.0, 3.0});
+  EXPECT_EQ(std::get<1>(max(t, 0)).item<int64_t>(), 1);
+  EXPECT_EQ(argmin(tensor({2.0, 1.0, 1.0})).item<int64_t>(), 1);
+  const Tensor n = tensor({1.0, kNaN, 3.0, kNaN});
+  EXPECT_EQ(std::get<1>(max(n, 0)).item<int64_t>(), 1);
+  EXPECT_EQ(std::get<1>(min(n, 0)).item<int64_t>(), 1);
+  EXPECT_TRUE(std::isnan(amax(n).item<double>()));
+  EXPECT_TRUE(std::isnan(max(n).item<double>()));
+  EXPECT_TRUE(std::isnan(sum(n).item<double>()));
+  EXPECT_TRUE(std::isnan(norm(n, INFINITY).item<double>()));
+  EXPECT_EQ(norm(n, 0).item<double>(), 4.0);  // NaN is not zero
+  // the vectorized paths see NaN in any lane
+  Tensor big = zeros({1000, 37});
+  big.data_ptr<float>()[777 * 37 + 5] = NAN;
+  EXPECT_TRUE(std::isnan(values(amax(big, {0}))[5]));
+  EXPECT_FALSE(std::isnan(values(amax(big, {0}))[4]));
+  EXPECT_EQ(longs(std::get<1>(max(big, 0)))[5], 777);
+}
+
+TEST(Reduce, VarCorrection) {
+  const Tensor t = f64({1.0, 2.0, 3.0, 4.0});
+  EXPECT_DOUBLE_EQ(var(t).item<double>(), 5.0 / 3.0);
+  EXPECT_DOUBLE_EQ(t.var(false).item<double>(), 1.25);
+  EXPECT_DOUBLE_EQ(var(t, std::nullopt, 2).item<double>(), 2.5);
+  EXPECT_DOUBLE_EQ(ember::std(t, std::nullopt, 0).item<double>(), std::sqrt(1.25));
+  EXPECT_TRUE(std::isinf(var(t, std::nullopt, 5).item<double>()));       // max(0, n - correction) = 0
+  EXPECT_TRUE(std::isnan(var(tensor({1.0, 1.0}), std::nullopt, 3).item<double>()));  // 0 / 0
+  auto [v, m] = var_mean(t, IntArrayRef{0}, 1, true);
+  EXPECT_EQ(v.sizes(), IntArrayRef({1}));
+  EXPECT_DOUBLE_EQ(m.item<double>(), 2.5);
+  EXPECT_EQ(error_of([] { var(tensor({1, 2})); }), "var: std and var only support floating point and complex dtypes");
+  EXPECT_EQ(var(tensor({1.0, 2.0}).to(kHalf)).dtype(), kHalf);
+}
+
+TEST(Reduce, Norms) {
+  const Tensor t = f64({3.0, -4.0, 0.0});
+  EXPECT_DOUBLE_EQ(norm(t).item<double>(), 5.0);
+  EXPECT_DOUBLE_EQ(norm(t, 1).item<double>(), 7.0);
+  EXPECT_DOUBLE_EQ(norm(t, 0).item<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(norm(t, INFINITY).item<double>(), 4.0);
+  EXPECT_DOUBLE_EQ(norm(t, -INFINITY).item<double>(), 0.0);
+  EXPECT_NEAR(norm(t, 3).item<double>(), std::cbrt(91.0), 1e-12);
+  EXPECT_DOUBLE_EQ(norm(t, -1).item<double>(), 0.0);  // 1/0 terms make the sum infinite
+  EXPECT_DOUBLE_EQ(norm(t, std::nullopt, {0}, true).item<double>(), 5.0);
+  EXPECT_EQ(error_of([] { norm(tensor({1, 2})); }),
+            "norm: input dtype should be either floating point or complex. Got Long instead.");
+}
+
+TEST(Reduce, Logsumexp) {
+  EXPECT_NEAR(logsumexp(f64({1.0, 2.0}), {0}).item<double>(), std::log(std::exp(1.0) + std::exp(2.0)), 1e-12);
+  EXPECT_NEAR(logsumexp(f64({1000.0, 1000.0}), {0}).item<double>(), 1000 + std::log(2.0), 1e-12);  // stable
+  EXPECT_FLOAT_EQ(logsumexp(tensor({1000.0, 1000.0}), {0}).item<float>(), 1000.6931f);
+  EXPECT_EQ(logsumexp(tensor({kInf, kInf}), {0}).item<double>(), kInf);
+  EXPECT_EQ(logsumexp(tensor({-kInf, -kInf}), {0}).item<double>(), -kInf);
+  EXPECT_EQ(logsumexp(tensor({-kInf, 1.0}), {0}).item<double>(), 1.0);
+  EXPECT_EQ(logsumexp(tensor({1, 2}), {0}).dtype(), kFloat);  // integers give the default float dtype
+  Tensor wide = full({3, 100}, -kInf, TensorOptions().dtype(kFloat));
+  wide.data_ptr<float>()[150] = INFINITY;
+  EXPECT_EQ(values(logsumexp(wide, {1})), (std::vector<double>{-kInf, kInf, -kInf}));
+}
+
+TEST(Reduce, AllAny) {
+  EXPECT_EQ(all(tensor({1, 2}, TensorOptions().dtype(kByte))).dtype(), kByte);
+  EXPECT_EQ(any(tensor({1, 2}, TensorOptions().dtype(kByte)), 0, true).dtype(), kByte);
+  EXPECT_EQ(all(tensor({1, 2}, TensorOptions().dtype(kInt))).dtype(), kBool);
+  EXPECT_TRUE(all(tensor({1.0, kNaN})).item<bool>());  // NaN is true
+  EXPECT_TRUE(any(tensor({0.0, kNaN})).item<bool>());
+  EXPECT_FALSE(all(tensor({1.0, 0.0})).item<bool>());
+}
+
+TEST(Reduce, Scans) {
+  EXPECT_EQ(cumsum(tensor({1, 2}, TensorOptions().dtype(kChar)), 0).dtype(), kLong);
+  EXPECT_EQ(cumprod(tensor({true, true}), 0).dtype(), kLong);
+  EXPECT_EQ(longs(cumprod(tensor({true, false, true}), 0)), (std::vector<int64_t>{1, 0, 0}));
+  EXPECT_EQ(values(cumsum(tensor({1.5, 2.5}), 0, kInt)), (std::vector<double>{1, 3}));
+  EXPECT_EQ(values(cumsum(tensor({{1, 2}, {3, 4}}), 0)), (std::vector<double>{1, 2, 4, 6}));
+  EXPECT_EQ(values(cumprod(tensor({{1, 2}, {3, 4}}), 1)), (std::vector<double>{1, 2, 3, 12}));
+  // int8 results wrap
+  EXPECT_EQ(values(cumsum(tensor({100, 100}), 0, kChar)), (std::vector<double>{100, -56}));
+}
+
+TEST(Reduce, SortOrders) {
+  const Tensor t = tensor({3.0, kNaN, 1.0, 3.0, -kInf});
+  auto [v, i] = sort(t);
+  EXPECT_EQ(longs(i), (std::vector<int64_t>{4, 2, 0, 3, 1}));  // NaN last, ties stable
+  auto [vd, id] = sort(t, true, 0, true);
+  EXPECT_EQ(longs(id), (std::vector<int64_t>{1, 0, 3, 2, 4}));  // NaN first, ties still in input order
+  EXPECT_EQ(longs(argsort(tensor({2, 1, 2, 1}))), (std::vector<int64_t>{1, 3, 0, 2}));
+  const Tensor cl = rand({2, 3, 4, 5}).contiguous(MemoryFormat::ChannelsLast);
+  EXPECT_TRUE(std::get<0>(sort(cl, 1)).is_contiguous(MemoryFormat::ChannelsLast));  // layout kept
+}
+
+TEST(Reduce, TopkAndKthvalue) {
+  const Tensor t = tensor({5.0, 1.0, kNaN, 4.0, 2.0});
+  auto [v, i] = topk(t, 2);
+  EXPECT_TRUE(std::isnan(values(v)[0]));
+  EXPECT_EQ(longs(i), (std::vector<int64_t>{2, 0}));
+  auto [vs, is] = topk(t, 2, -1, false);
+  EXPECT_EQ(values(vs), (std::vector<double>{1, 2}));
+  EXPECT_EQ(longs(is), (std::vector<int64_t>{1, 4}));
+  auto [kv, ki] = kthvalue(t, 3);
+  EXPECT_EQ(kv.item<double>(), 4.0);
+  EXPECT_EQ(ki.item<int64_t>(), 3);
+  EXPECT_EQ(std::get<0>(kthvalue(rand({3, 4}), 2, 1, true)).sizes(), IntArrayRef({3, 1}));
+  EXPECT_NE(error_of([&] { topk(t, 6); }).find("topk: selected index k out of range"), std::string::npos);
+  EXPECT_NE(error_of([&] { topk(t, -1); }).find("topk: selected index k out of range"), std::string::npos);
+  EXPECT_NE(error_of([&] { kthvalue(t, 0); }).find("kthvalue: selected number k out of range for dimension 0"),
+            std::string::npos);
+}
+
+TEST(Reduce, SumOut) {
+  const Tensor x = tensor({{1.5, 2.5}, {3.5, 4.5}});
+  Tensor out = empty({5}, TensorOptions().dtype(kInt));
+  sum_out(out, x, {1});  // the out dtype decides: the input is cast to int first, as PyTorch
+  EXPECT_EQ(out.sizes(), IntArrayRef({2}));
+  EXPECT_EQ(values(out), (std::vector<double>{3, 7}));
+  Tensor keep = full({3}, 9.0, TensorOptions().dtype(kHalf));
+  EXPECT_EQ(error_of([&] { sum_out(keep, x, {1}, false, kFloat); }),
+            "sum_out: Expected out tensor to have dtype Float, but got Half instead");
+  EXPECT_EQ(values(keep), (std::vector<double>{9, 9, 9}));  // untouched on error
+  EXPECT_THROW(sum_out(keep, x, {2}), Error);
+  EXPECT_EQ(values(keep), (std::vector<double>{9, 9, 9}));
+  Tensor y = tensor({1.0, 2.0, 3.0});
+  sum_out(y, y, {0});  // the result may alias the input
+  EXPECT_EQ(y.item<double>(), 6.0);
+}
+
+TEST(Reduce, NonContiguousAndThreadedInputs) {
+  const Tensor base = arange(12, TensorOptions().dtype(kFloat)).view({3, 4});
+  EXPECT_EQ(values(sum(base.t(), {1})), (std::vector<double>{12, 15, 18, 21}));
+  EXPECT_EQ(values(sum(base.slice(1, 0, 4, 2), {1})), (std::vector<double>{2, 10, 18}));
+  EXPECT_EQ(values(sum(tensor({{1.0}, {2.0}}).expand({2, 3}), {1})), (std::vector<double>{3, 6}));
+  // one thread and two threads agree on a long exact integer sum and a float one within rounding
+  const Tensor ints = arange(1 << 20, TensorOptions().dtype(kInt));
+  const Tensor ones_f = ones({1 << 22});
+  const int threads = get_num_threads();
+  set_num_threads(1);
+  const int64_t serial = sum(ints).item<int64_t>();
+  const float serial_f = sum(ones_f).item<float>();
+  set_num_threads(2);
+  EXPECT_EQ(sum(ints).item<int64_t>(), serial);
+  EXPECT_EQ(sum(ones_f).item<float>(), serial_f);
+  set_num_threads(threads);
+  EXPECT_EQ(serial, (int64_t{1} << 20) * ((int64_t{1} << 20) - 1) / 2);
+  EXPECT_EQ(serial_f, float(1 << 22));
+}
