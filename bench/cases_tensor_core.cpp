@@ -1,5 +1,5 @@
-// Tensor core cases: float32 elementwise arithmetic, small (dispatch overhead) and large
-// (memory bandwidth).
+// Tensor core cases on float32: elementwise arithmetic on small tensors (dispatch overhead) and
+// 16M-element arithmetic, unary math and reductions (memory bandwidth).
 #include "torch_check.h"
 
 namespace {
@@ -45,6 +45,40 @@ bench::Register add_16m_f32{{
                                         .baseline = [&] { (void)(in.ta + in.tb); },
                                         .min_run_time = 2.0,
                                         .bytes = 3.0 * sizeof(float) * k16M});
+        },
+}};
+
+bench::Register exp_16m_f32{{
+    .name = "exp_16m_f32",
+    .label = k16MLabel,
+    .target = 1.0,
+    .run =
+        [](const bench::Context& ctx) {
+          const Inputs in(k16M);
+          bench::check_close(ctx, ember::exp(in.a), torch::exp(in.ta));
+          return bench::time_pair(ctx, {.ember = [&] { (void)ember::exp(in.a); },
+                                        .baseline = [&] { (void)torch::exp(in.ta); },
+                                        .min_run_time = 2.0,
+                                        .bytes = 2.0 * sizeof(float) * k16M});
+        },
+}};
+
+bench::Register sum_16m_f32{{
+    .name = "sum_16m_f32",
+    .label = k16MLabel,
+    .target = 1.0,
+    .run =
+        [](const bench::Context& ctx) {
+          // Values in [0, 1): a sum of about 8M, so float32 rounding differences between
+          // summation orders stay well inside the relative tolerance.
+          ember::Generator g(3);
+          const ember::Tensor x = ember::rand({k16M}, &g);
+          const torch::Tensor tx = parity::to_torch(x);
+          bench::check_close(ctx, ember::sum(x), torch::sum(tx));
+          return bench::time_pair(ctx, {.ember = [&] { (void)ember::sum(x); },
+                                        .baseline = [&] { (void)torch::sum(tx); },
+                                        .min_run_time = 2.0,
+                                        .bytes = 1.0 * sizeof(float) * k16M});
         },
 }};
 
