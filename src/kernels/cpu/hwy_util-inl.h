@@ -14,6 +14,8 @@
 
 #include <hwy/highway.h>
 
+#include <type_traits>
+
 #include "ember/dtype.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -47,11 +49,30 @@ HWY_INLINE hn::Vec<D> LoadC(D d, const BFloat16* p) {
 }
 
 // Partial vectors for loop tails: the first n lanes (others are zero on load, untouched on store).
+// AVX-512 masks every access (fault-free), AVX2 masks 32/64-bit lanes; elsewhere the tail goes
+// through a buffer, since Highway's emulated masked loads read whole vectors.
+constexpr bool kMaskedWide = HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2;
+constexpr bool kMaskedNarrow = HWY_TARGET == HWY_AVX3;
+
 template <class D, class T>
 HWY_INLINE hn::Vec<D> LoadCN(D d, const T* p, size_t n) {
-  HWY_ALIGN lane_t<T> buf[hn::MaxLanes(d)] = {};
-  for (size_t i = 0; i < n; ++i) buf[i] = static_cast<lane_t<T>>(p[i]);
-  return hn::Load(d, buf);
+  if constexpr (kMaskedWide && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+    return hn::MaskedLoad(hn::FirstN(d, n), d, p);
+  } else if constexpr (kMaskedNarrow && (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)) {
+    const hn::Rebind<uint16_t, D> du16;
+    const auto bits = hn::MaskedLoad(hn::FirstN(du16, n), du16, reinterpret_cast<const uint16_t*>(p));
+    if constexpr (std::is_same_v<T, BFloat16>) {
+      const hn::Rebind<uint32_t, D> du32;
+      return hn::BitCast(d, hn::ShiftLeft<16>(hn::PromoteTo(du32, bits)));
+    } else {
+      const hn::Rebind<hwy::float16_t, D> dh;
+      return hn::PromoteTo(d, hn::BitCast(dh, bits));
+    }
+  } else {
+    HWY_ALIGN lane_t<T> buf[hn::MaxLanes(d)] = {};
+    for (size_t i = 0; i < n; ++i) buf[i] = static_cast<lane_t<T>>(p[i]);
+    return hn::Load(d, buf);
+  }
 }
 
 template <class D>
@@ -78,9 +99,13 @@ HWY_INLINE void StoreC(D d, hn::Vec<D> v, BFloat16* p) {
 }
 template <class D, class T>
 HWY_INLINE void StoreCN(D d, hn::Vec<D> v, T* p, size_t n) {
-  HWY_ALIGN lane_t<T> buf[hn::MaxLanes(d)];
-  hn::Store(v, d, buf);
-  for (size_t i = 0; i < n; ++i) p[i] = T(buf[i]);
+  if constexpr (kMaskedWide && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+    hn::BlendedStore(v, hn::FirstN(d, n), d, p);
+  } else {
+    HWY_ALIGN lane_t<T> buf[hn::MaxLanes(d)];
+    hn::Store(v, d, buf);
+    for (size_t i = 0; i < n; ++i) p[i] = T(buf[i]);
+  }
 }
 
 }  // namespace ember::kernels::HWY_NAMESPACE
