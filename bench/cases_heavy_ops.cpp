@@ -1,0 +1,147 @@
+// Heavy ops: matrix products and convolutions (arithmetic-bound: GFLOP/s against the FMA peak),
+// row-wise softmax and layer_norm (a few passes over each row), and a tiny linear (dispatch
+// overhead around a 16x16 product).
+#include "torch_check.h"
+
+namespace {
+
+namespace F = ember::nn::functional;
+
+constexpr const char* kMatmul = "heavy_ops: matmul";
+constexpr const char* kConv = "heavy_ops: conv2d 3x3, [8,64,56,56] float32";
+constexpr const char* kRows = "heavy_ops: rows of [4096,1024] float32";
+constexpr const char* kSmallLinear = "heavy_ops: small linear";
+
+// Results that sum k products of inputs in [-2, 2): the libraries sum in different orders and
+// blockings, so besides the dtype's tolerance they may differ by the rounding of that sum, up to
+// k * 4 * eps of the float32 accumulator both use (bfloat16 included: each rounds once at the
+// end). The same rule as the linalg parity tests.
+parity::Tol sum_of_products_tol(ember::ScalarType dtype, int64_t k) {
+  parity::Tol tol = parity::default_tol(dtype);
+  tol.atol += static_cast<double>(k) * 4 * 0x1p-24;
+  return tol;
+}
+
+// A seeded Ember tensor and its libtorch copy (same strides, so channels_last carries over).
+struct Input {
+  ember::Tensor e;
+  torch::Tensor t;
+  Input(ember::Tensor tensor) : e(std::move(tensor)), t(parity::to_torch(e)) {}  // NOLINT: implicit
+};
+
+// Square n x n matmul in `dtype`; libtorch's float32 product runs on OpenBLAS, its bfloat16
+// product on oneDNN.
+bench::Outcome square_matmul(const bench::Context& ctx, int64_t n, ember::ScalarType dtype, double min_run_time) {
+  const Input a = parity::random({n, n}, dtype, 11), b = parity::random({n, n}, dtype, 12);
+  bench::check_close(ctx, ember::matmul(a.e, b.e), torch::matmul(a.t, b.t), sum_of_products_tol(dtype, n));
+  return bench::time_pair(ctx, {.ember = [&] { (void)ember::matmul(a.e, b.e); },
+                                .baseline = [&] { (void)torch::matmul(a.t, b.t); },
+                                .min_run_time = min_run_time,
+                                .flops = 2.0 * static_cast<double>(n * n * n)});
+}
+
+bench::Register matmul_f32_256{{
+    .name = "matmul_f32_256",
+    .label = kMatmul,
+    .target = 0.67,
+    .run = [](const bench::Context& ctx) { return square_matmul(ctx, 256, ember::kFloat, 1.0); },
+}};
+
+bench::Register matmul_f32_1024{{
+    .name = "matmul_f32_1024",
+    .label = kMatmul,
+    .target = 0.67,
+    .run = [](const bench::Context& ctx) { return square_matmul(ctx, 1024, ember::kFloat, 2.0); },
+}};
+
+// Tens of milliseconds per call: the rounds hold a few calls each.
+bench::Register matmul_f32_2048{{
+    .name = "matmul_f32_2048",
+    .label = kMatmul,
+    .target = 0.67,
+    .run = [](const bench::Context& ctx) { return square_matmul(ctx, 2048, ember::kFloat, 4.0); },
+}};
+
+// The GFLOP/s note reads against the float32 FMA peak; bfloat16 units (AVX512-BF16, AMX) can
+// exceed it.
+bench::Register matmul_bf16_1024{{
+    .name = "matmul_bf16_1024",
+    .label = kMatmul,
+    .target = 1.0,
+    .run = [](const bench::Context& ctx) { return square_matmul(ctx, 1024, ember::kBFloat16, 1.0); },
+}};
+
+// conv2d of input [8,64,56,56] with weight [64,64,3,3], stride 1, padding 1, in `format`.
+bench::Outcome conv2d_3x3(const bench::Context& ctx, ember::MemoryFormat format) {
+  constexpr int64_t kN = 8, kC = 64, kHW = 56;
+  const Input x = parity::random({kN, kC, kHW, kHW}, ember::kFloat, 21).contiguous(format);
+  const Input w = parity::random({kC, kC, 3, 3}, ember::kFloat, 22).contiguous(format);
+  bench::check_close(ctx, F::conv2d(x.e, w.e, {}, 1, 1), torch::conv2d(x.t, w.t, {}, 1, 1),
+                     sum_of_products_tol(ember::kFloat, kC * 9));
+  return bench::time_pair(ctx, {.ember = [&] { (void)F::conv2d(x.e, w.e, {}, 1, 1); },
+                                .baseline = [&] { (void)torch::conv2d(x.t, w.t, {}, 1, 1); },
+                                .min_run_time = 2.0,
+                                .flops = 2.0 * kN * kC * kHW * kHW * kC * 9});
+}
+
+bench::Register conv2d_3x3_64_56_b8_f32{{
+    .name = "conv2d_3x3_64_56_b8_f32",
+    .label = kConv,
+    .target = 1.0,
+    .run = [](const bench::Context& ctx) { return conv2d_3x3(ctx, ember::MemoryFormat::Contiguous); },
+}};
+
+bench::Register conv2d_3x3_64_56_b8_f32_cl{{
+    .name = "conv2d_3x3_64_56_b8_f32_cl",
+    .label = kConv,
+    .target = 1.0,
+    .run = [](const bench::Context& ctx) { return conv2d_3x3(ctx, ember::MemoryFormat::ChannelsLast); },
+}};
+
+bench::Register softmax_4096x1024{{
+    .name = "softmax_4096x1024",
+    .label = kRows,
+    .target = 1.0,
+    .run =
+        [](const bench::Context& ctx) {
+          const Input x = parity::random({4096, 1024}, ember::kFloat, 31);
+          bench::check_close(ctx, F::softmax(x.e, -1), torch::softmax(x.t, -1));
+          return bench::time_pair(ctx, {.ember = [&] { (void)F::softmax(x.e, -1); },
+                                        .baseline = [&] { (void)torch::softmax(x.t, -1); },
+                                        .min_run_time = 1.5});
+        },
+}};
+
+bench::Register layer_norm_4096x1024{{
+    .name = "layer_norm_4096x1024",
+    .label = kRows,
+    .target = 1.0,
+    .run =
+        [](const bench::Context& ctx) {
+          constexpr int64_t kRow = 1024;
+          const Input x = parity::random({4096, kRow}, ember::kFloat, 41);
+          const Input w = parity::random({kRow}, ember::kFloat, 42), b = parity::random({kRow}, ember::kFloat, 43);
+          bench::check_close(ctx, F::layer_norm(x.e, {kRow}, w.e, b.e), torch::layer_norm(x.t, {kRow}, w.t, b.t));
+          return bench::time_pair(ctx, {.ember = [&] { (void)F::layer_norm(x.e, {kRow}, w.e, b.e); },
+                                        .baseline = [&] { (void)torch::layer_norm(x.t, {kRow}, w.t, b.t); },
+                                        .min_run_time = 1.5});
+        },
+}};
+
+// 4K multiply-adds: the time is mostly each library's per-call overhead.
+bench::Register linear_16x16_b8{{
+    .name = "linear_16x16_b8",
+    .label = kSmallLinear,
+    .target = 0.3,
+    .run =
+        [](const bench::Context& ctx) {
+          const Input x = parity::random({8, 16}, ember::kFloat, 51), w = parity::random({16, 16}, ember::kFloat, 52),
+                      b = parity::random({16}, ember::kFloat, 53);
+          bench::check_close(ctx, ember::linear(x.e, w.e, b.e), torch::linear(x.t, w.t, b.t),
+                             sum_of_products_tol(ember::kFloat, 16));
+          return bench::time_pair(ctx, {.ember = [&] { (void)ember::linear(x.e, w.e, b.e); },
+                                        .baseline = [&] { (void)torch::linear(x.t, w.t, b.t); }});
+        },
+}};
+
+}  // namespace
