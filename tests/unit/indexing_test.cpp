@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ember/ember.h"
+#include "unit/expect_error.h"
 
 using namespace ember;
 using indexing::Ellipsis;
@@ -25,18 +26,6 @@ std::vector<int64_t> shape(const Tensor& t) { return t.sizes().vec(); }
 
 Tensor arange_long(int64_t n) { return arange(n); }
 
-// The statement throws ember::Error whose message contains every piece.
-#define EXPECT_ERROR(stmt, ...)                                                       \
-  do {                                                                                \
-    try {                                                                             \
-      stmt;                                                                           \
-      ADD_FAILURE() << "no error from " #stmt;                                        \
-    } catch (const ::ember::Error& e) {                                               \
-      const std::string msg = e.what();                                               \
-      for (const char* piece : {__VA_ARGS__})                                         \
-        EXPECT_NE(msg.find(piece), std::string::npos) << "'" << piece << "' not in: " << msg; \
-    }                                                                                 \
-  } while (0)
 
 }  // namespace
 

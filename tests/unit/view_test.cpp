@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ember/ember.h"
+#include "unit/expect_error.h"
 
 using namespace ember;
 
@@ -31,17 +32,6 @@ void expect_view(const Tensor& v, const Tensor& base, V sizes, V strides, int64_
   EXPECT_EQ(v.storage_offset(), offset);
 }
 
-#define EXPECT_ERROR(stmt, ...)                                                               \
-  do {                                                                                        \
-    try {                                                                                     \
-      stmt;                                                                                   \
-      ADD_FAILURE() << "no error from " #stmt;                                                \
-    } catch (const ::ember::Error& e) {                                                       \
-      const std::string msg = e.what();                                                       \
-      for (const char* piece : {__VA_ARGS__})                                                 \
-        EXPECT_NE(msg.find(piece), std::string::npos) << "'" << piece << "' not in: " << msg; \
-    }                                                                                         \
-  } while (0)
 
 }  // namespace
 

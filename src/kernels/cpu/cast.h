@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "ember/dtype.h"
+#include "ember/error.h"
 
 namespace ember::kernels {
 
@@ -48,6 +49,18 @@ inline To cast(From v) {
     }
   } else {
     return static_cast<To>(v);  // integer to integer: modular
+  }
+}
+
+// Calls f(T{}) with the storage type of a floating dtype; `op` names the caller in the error.
+template <class F>
+inline void visit_float(ScalarType t, const char* op, F&& f) {
+  switch (t) {
+    case kFloat: return f(float{});
+    case kDouble: return f(double{});
+    case kHalf: return f(Half{});
+    case kBFloat16: return f(BFloat16{});
+    default: EMBER_CHECK(false, op, "expected a floating point dtype, got ", t);
   }
 }
 

@@ -127,28 +127,18 @@ void channel_affine_typed(const Tensor& x, const Tensor& y, const double* scale,
                });
 }
 
-template <class F>
-void visit_float(ScalarType t, F&& f) {
-  switch (t) {
-    case kFloat: return f(float{});
-    case kDouble: return f(double{});
-    case kHalf: return f(Half{});
-    case kBFloat16: return f(BFloat16{});
-    default: EMBER_CHECK(false, "norm", "unsupported dtype ", t);
-  }
-}
 
 }  // namespace
 
 void row_norm_impl(const Tensor& x, const Tensor& y, const Tensor& w, const Tensor& b, double eps, bool rms,
                    double* mean, double* var) {
-  visit_float(x.dtype(), [&](auto t) { row_norm_typed<decltype(t)>(x, y, w, b, eps, rms, mean, var); });
+  visit_float(x.dtype(), "norm", [&](auto t) { row_norm_typed<decltype(t)>(x, y, w, b, eps, rms, mean, var); });
 }
 void channel_moments_impl(const Tensor& x, double* mean, double* var) {
-  visit_float(x.dtype(), [&](auto t) { channel_moments_typed<decltype(t)>(x, mean, var); });
+  visit_float(x.dtype(), "norm", [&](auto t) { channel_moments_typed<decltype(t)>(x, mean, var); });
 }
 void channel_affine_impl(const Tensor& x, const Tensor& y, const double* scale, const double* shift) {
-  visit_float(x.dtype(), [&](auto t) { channel_affine_typed<decltype(t)>(x, y, scale, shift); });
+  visit_float(x.dtype(), "norm", [&](auto t) { channel_affine_typed<decltype(t)>(x, y, scale, shift); });
 }
 
 }  // namespace ember::kernels::HWY_NAMESPACE

@@ -173,10 +173,10 @@ void ternary_typed(TensorIterator& iter, TernaryOp op, const Scalar& value) {
 }  // namespace
 
 void binary_float(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
-  visit_float(iter.common_dtype(), [&](auto t) { binary_typed<decltype(t)>(iter, op, alpha); });
+  visit_float(iter.common_dtype(), "pointwise", [&](auto t) { binary_typed<decltype(t)>(iter, op, alpha); });
 }
 void ternary_float(TensorIterator& iter, TernaryOp op, const Scalar& value) {
-  visit_float(iter.common_dtype(), [&](auto t) { ternary_typed<decltype(t)>(iter, op, value); });
+  visit_float(iter.common_dtype(), "pointwise", [&](auto t) { ternary_typed<decltype(t)>(iter, op, value); });
 }
 
 }  // namespace ember::kernels::HWY_NAMESPACE

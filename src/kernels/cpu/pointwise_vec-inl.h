@@ -97,17 +97,6 @@ HWY_INLINE void run_float(TensorIterator& iter, const F& f) {
   }
 }
 
-// Calls f(T{}) with the float storage type of the iterator's common dtype.
-template <class F>
-HWY_INLINE void visit_float(ScalarType t, F&& f) {
-  switch (t) {
-    case kFloat: return f(float{});
-    case kDouble: return f(double{});
-    case kHalf: return f(Half{});
-    case kBFloat16: return f(BFloat16{});
-    default: EMBER_CHECK(false, "pointwise", "not a float dtype: ", t);
-  }
-}
 
 }  // namespace ember::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

@@ -73,27 +73,17 @@ void avg_typed(const Tensor& in, const Tensor& out, const PoolAxis& h, const Poo
   });
 }
 
-template <class F>
-void visit_float(ScalarType t, F&& f) {
-  switch (t) {
-    case kFloat: return f(float{});
-    case kDouble: return f(double{});
-    case kHalf: return f(Half{});
-    case kBFloat16: return f(BFloat16{});
-    default: EMBER_CHECK(false, "pool", "unsupported dtype ", t);
-  }
-}
 
 }  // namespace
 
 void max_pool_kernel(const Tensor& in, const Tensor& out, const Tensor& indices, const PoolAxis& h,
                      const PoolAxis& w) {
-  visit_float(in.dtype(), [&](auto tag) { max_typed<decltype(tag)>(in, out, indices, h, w); });
+  visit_float(in.dtype(), "pool", [&](auto tag) { max_typed<decltype(tag)>(in, out, indices, h, w); });
 }
 
 void avg_pool_kernel(const Tensor& in, const Tensor& out, const PoolAxis& h, const PoolAxis& w, bool count_extent,
                      int64_t divisor_override) {
-  visit_float(in.dtype(), [&](auto tag) { avg_typed<decltype(tag)>(in, out, h, w, count_extent, divisor_override); });
+  visit_float(in.dtype(), "pool", [&](auto tag) { avg_typed<decltype(tag)>(in, out, h, w, count_extent, divisor_override); });
 }
 
 }  // namespace ember::kernels

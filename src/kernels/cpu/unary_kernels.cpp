@@ -337,7 +337,7 @@ void unary_typed(TensorIterator& iter, UnaryOp op, const UnaryParams& p) {
 }  // namespace
 
 void unary_float(TensorIterator& iter, UnaryOp op, const UnaryParams& params) {
-  visit_float(iter.common_dtype(), [&](auto t) { unary_typed<decltype(t)>(iter, op, params); });
+  visit_float(iter.common_dtype(), "pointwise", [&](auto t) { unary_typed<decltype(t)>(iter, op, params); });
 }
 
 }  // namespace ember::kernels::HWY_NAMESPACE
