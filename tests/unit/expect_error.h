@@ -1,20 +1,28 @@
-// EXPECT_ERROR(statement, "piece", ...): the statement throws ember::Error whose message
-// contains every piece.
+// Error expectations shared by the unit tests: the call throws ember::Error and the message
+// contains every given piece (op name, PyTorch's wording, shapes).
 #pragma once
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <string>
 
 #include "ember/error.h"
 
-#define EXPECT_ERROR(stmt, ...)                                                               \
-  do {                                                                                        \
-    try {                                                                                     \
-      stmt;                                                                                   \
-      ADD_FAILURE() << "no error from " #stmt;                                                \
-    } catch (const ::ember::Error& e) {                                                       \
-      const std::string msg = e.what();                                                       \
-      for (const char* piece : {__VA_ARGS__})                                                 \
-        EXPECT_NE(msg.find(piece), std::string::npos) << "'" << piece << "' not in: " << msg; \
-    }                                                                                         \
-  } while (0)
+template <class F>
+void expect_error(F&& f, std::initializer_list<std::string> pieces, const char* what = "the call") {
+  try {
+    f();
+    ADD_FAILURE() << "no error from " << what << "; expected one containing \"" << *pieces.begin() << "\"";
+  } catch (const ::ember::Error& e) {
+    const std::string msg = e.what();
+    for (const std::string& p : pieces) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
+  }
+}
+
+template <class F>
+void expect_error(F&& f, const std::string& piece) {
+  expect_error(std::forward<F>(f), {piece});
+}
+
+// EXPECT_ERROR(statement, "piece", ...)
+#define EXPECT_ERROR(stmt, ...) expect_error([&] { stmt; }, {__VA_ARGS__}, #stmt)

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ember/ember.h"
+#include "unit/expect_error.h"
 #include "kernels/cpu/onednn.h"
 
 using namespace ember;
@@ -17,17 +18,6 @@ const TensorOptions kF = TensorOptions().dtype(kFloat);
 Tensor a2x3() { return tensor({{1., 2., 3.}, {4., 5., 6.}}, kF); }
 Tensor b3x2() { return tensor({{1., 0.}, {0., 1.}, {1., 1.}}, kF); }
 Tensor ab() { return tensor({{4., 5.}, {10., 11.}}, kF); }  // a2x3() @ b3x2()
-
-// Runs f, expecting an ember::Error whose message contains each of `parts`.
-template <class F>
-void expect_error(F f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no error thrown, expected: " << *parts.begin();
-  } catch (const Error& e) {
-    for (const std::string& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
-}
 
 std::vector<int64_t> shape(const Tensor& t) { return t.sizes().vec(); }
 

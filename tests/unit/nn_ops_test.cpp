@@ -6,23 +6,13 @@
 #include <string>
 
 #include "ember/ember.h"
+#include "unit/expect_error.h"
 #include "kernels/cpu/onednn.h"
 
 using namespace ember;
 namespace F = ember::nn::functional;
 
 namespace {
-
-// Expects `f` to throw an ember::Error whose message contains `what`.
-template <class Fn>
-void expect_error(Fn&& f, const std::string& what) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one containing: " << what;
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << "message: " << e.what();
-  }
-}
 
 std::vector<float> values(const Tensor& t) {
   Tensor c = t.to(kFloat).contiguous();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ember/ember.h"
+#include "unit/expect_error.h"
 
 using namespace ember;
 
@@ -16,18 +17,6 @@ namespace {
 std::vector<double> values(const Tensor& t) {
   Tensor d = t.to(kDouble).contiguous();
   return std::vector<double>(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
-}
-
-// Runs f, expecting an ember::Error whose message contains every fragment.
-template <class F>
-void expect_error(F&& f, std::initializer_list<std::string> fragments) {
-  try {
-    f();
-    ADD_FAILURE() << "no error raised; expected one containing \"" << *fragments.begin() << "\"";
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    for (const auto& frag : fragments) EXPECT_NE(msg.find(frag), std::string::npos) << "message: " << msg;
-  }
 }
 
 }  // namespace
