@@ -160,11 +160,7 @@ TensorIterator::TensorIterator(const TensorIteratorConfig& c) {
       shape = s;
       have_shape = true;
     } else if (!shape.ref().equals(s)) {
-      try {
-        shape = infer_size(shape, s);
-      } catch (const Error& e) {
-        throw Error(std::string(op) + ": " + e.what());
-      }
+      shape = infer_size(shape, s, op);
     }
   }
   for (int i = 0; i < noutputs_ && !have_shape; ++i) {
