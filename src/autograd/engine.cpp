@@ -83,7 +83,7 @@ void accumulate(variable_list& buffer, uint32_t pos, const Tensor& g) {
   buffer[pos] = buffer[pos].defined() ? buffer[pos] + g : g;
 }
 
-// Number of inputs of a node = the largest input_nr pointing at it + 1 (AccumulateGrad: 1).
+// Runs the graph behind `outputs`; with `inputs`, returns their gradients instead of accumulating.
 variable_list run_graph(const variable_list& outputs, const variable_list& grad_outputs, bool keep_graph,
                         bool create_graph, const variable_list& inputs, bool allow_unused) {
   AutoGradMode mode(create_graph);

@@ -1,6 +1,5 @@
 // Custom functions (Function<T>): the context their forward fills and the node that calls their backward.
 #include "autograd/variable.h"
-#include "ember/factory.h"
 
 namespace ember::autograd {
 
