@@ -1,6 +1,7 @@
 // Everything public in Ember.
 #pragma once
 #include "ember/array_ref.h"
+#include "ember/autograd.h"
 #include "ember/benchmark.h"
 #include "ember/device.h"
 #include "ember/dtype.h"

@@ -3,6 +3,7 @@
 // op headers (pointwise.h, reduce.h, shape.h, indexing.h, factory.h).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -24,6 +25,15 @@ namespace ember {
 namespace indexing {
 class TensorIndex;
 }
+namespace autograd {
+struct Node;
+}
+
+// The slot TensorImpl keeps for autograd. Core knows nothing more of it: src/autograd derives
+// its AutogradMeta (grad, grad_fn, ...) from this.
+struct AutogradMetaInterface {
+  virtual ~AutogradMetaInterface() = default;
+};
 
 class TensorImpl : public RefCounted {
  public:
@@ -54,8 +64,18 @@ class TensorImpl : public RefCounted {
   void set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> offset = {});
   void set_storage(IntrusivePtr<StorageImpl> s) { storage_ = std::move(s); }
 
+  // Autograd state. requires_grad() (a leaf asking for gradients, or a result with a grad_fn)
+  // is a plain flag so that dispatch's fast path tests it with one load.
+  bool requires_grad() const { return requires_grad_; }
+  void set_requires_grad_flag(bool v) { requires_grad_ = v; }
+  bool is_inference() const { return is_inference_; }
+  void set_inference(bool v) { is_inference_ = v; }
+  AutogradMetaInterface* autograd_meta() const { return autograd_meta_.get(); }
+  void set_autograd_meta(std::unique_ptr<AutogradMetaInterface> m) { autograd_meta_ = std::move(m); }
+
  private:
   void refresh();
+  std::unique_ptr<AutogradMetaInterface> autograd_meta_;
   IntrusivePtr<StorageImpl> storage_;
   DimVector sizes_;
   DimVector strides_;
@@ -64,6 +84,8 @@ class TensorImpl : public RefCounted {
   ScalarType dtype_;
   bool is_contiguous_ = true;
   bool is_non_overlapping_and_dense_ = true;
+  bool requires_grad_ = false;
+  bool is_inference_ = false;
 };
 
 class Tensor;
@@ -372,6 +394,24 @@ class Tensor {
   Tensor mv(const Tensor& vec) const;
   Tensor outer(const Tensor& vec2) const;
   Tensor ger(const Tensor& vec2) const;
+
+  // ---- autograd (autograd.h) --------------------------------------------------------------
+  const Tensor& requires_grad_(bool requires_grad = true) const;
+  const Tensor& set_requires_grad(bool requires_grad) const { return requires_grad_(requires_grad); }
+  bool requires_grad() const { return impl_ && impl_->requires_grad(); }
+  const Tensor& grad() const;  // undefined until a backward reaches this tensor
+  Tensor& mutable_grad() const;
+  const std::shared_ptr<autograd::Node>& grad_fn() const;  // null for leaves
+  bool is_leaf() const;
+  uint32_t output_nr() const;
+  int64_t _version() const { return checked_impl()->storage()->version(); }
+  bool is_inference() const { return checked_impl()->is_inference(); }
+  Tensor detach() const;
+  Tensor& detach_();
+  void retain_grad() const;
+  bool retains_grad() const;
+  void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
 
   // ---- in-place operators ----------------------------------------------------------------
   Tensor& operator+=(const Tensor& o) { return add_(o); }

@@ -14,6 +14,10 @@ thread_local std::vector<OpObserver*> tls_observers;
 
 ThreadState& thread_state() { return tls_state; }
 
+void mark_inference(const Tensor& t) {
+  if (t.defined()) t.unsafeGetTensorImpl()->set_inference(true);
+}
+
 ObservedOp::ObservedOp(const char* name) : name_(name) {
   for (OpObserver* o : tls_observers) o->on_enter(name_);
 }

@@ -1,22 +1,32 @@
 // The single entry point of every op. Public functions are one line: `return dispatch::call<Op>(args...)`
 // where Op is the op's description (see docs/ops.md): a struct with `name` and `run`.
 //
-// A thread-local word says which layers are active. With none active, call<Op> is a direct call
-// to Op::run. Otherwise each active layer takes its turn around the op, outermost first; layers
-// are written once, generically, never inside each op. Today's layer is the op observer (the
-// hook the profiler and tests use); autograd, autocast, tracing and quantization join here.
+// A thread-local word says which layers are active. Each active layer takes its turn around the
+// op, outermost first; layers are written once, generically, never inside each op. The layers:
+// the op observer (the hook the profiler and tests use), autograd (grad mode, on by default: it
+// acts only when a Tensor argument requires grad) and inference mode; autocast, tracing and
+// quantization join here. The fast path, a direct call to Op::run, is taken when no layer but
+// grad mode is on and no argument requires grad: one TLS load plus one load per Tensor argument.
 #pragma once
 #include <cstdint>
+#include <optional>
+#include <type_traits>
 #include <utility>
+#include <vector>
+
+#include "autograd/layer.h"
+#include "ember/tensor.h"
 
 namespace ember::dispatch {
 
 enum Layer : uint32_t {
   kObserverLayer = 1u << 0,
+  kGradModeLayer = 1u << 1,   // graph recording enabled (cleared by NoGradGuard, InferenceMode)
+  kInferenceLayer = 1u << 2,  // inside InferenceMode: results are inference tensors
 };
 
 struct ThreadState {
-  uint32_t active = 0;  // OR of Layer bits
+  uint32_t active = kGradModeLayer;  // OR of Layer bits
 };
 ThreadState& thread_state();  // defined out of line: one TLS access, no guard variable
 
@@ -32,19 +42,60 @@ class ObservedOp {
   const char* name_;
 };
 
+// Whether an argument is (or holds) a tensor that requires grad: Tensor, optional<Tensor>, TensorList.
+template <class T>
+inline bool arg_requires_grad(const T& a) {
+  using D = std::decay_t<T>;
+  if constexpr (std::is_same_v<D, Tensor>) {
+    return a.requires_grad();
+  } else if constexpr (std::is_same_v<D, std::optional<Tensor>>) {
+    return a && a->requires_grad();
+  } else if constexpr (std::is_same_v<D, TensorList> || std::is_same_v<D, std::vector<Tensor>>) {
+    for (const Tensor& t : a)
+      if (t.requires_grad()) return true;
+    return false;
+  } else {
+    return false;
+  }
+}
+template <class... Args>
+inline bool any_requires_grad(const Args&... args) {
+  return (arg_requires_grad(args) || ...);
+}
+
+void mark_inference(const Tensor& t);
+template <class R>
+void mark_inference_result(const R& r) {
+  if constexpr (std::is_same_v<R, Tensor>) mark_inference(r);
+}
+
+// The layers under the observer: autograd, then inference mode.
 template <class Op, class... Args>
-decltype(auto) call_with_layers(uint32_t active, Args&&... args) {
-  if (active & kObserverLayer) {
-    ObservedOp scope(Op::name);
-    return Op::run(std::forward<Args>(args)...);
+decltype(auto) call_grad_layers(uint32_t active, Args&&... args) {
+  if ((active & kGradModeLayer) && any_requires_grad(args...)) return autograd::apply<Op>(std::forward<Args>(args)...);
+  if (active & kInferenceLayer) {
+    decltype(auto) r = Op::run(std::forward<Args>(args)...);
+    mark_inference_result(r);
+    return r;
   }
   return Op::run(std::forward<Args>(args)...);
 }
 
 template <class Op, class... Args>
+decltype(auto) call_with_layers(uint32_t active, Args&&... args) {
+  if (active & kObserverLayer) {
+    ObservedOp scope(Op::name);
+    return call_grad_layers<Op>(active, std::forward<Args>(args)...);
+  }
+  return call_grad_layers<Op>(active, std::forward<Args>(args)...);
+}
+
+template <class Op, class... Args>
 inline decltype(auto) call(Args&&... args) {
   const uint32_t active = thread_state().active;
-  if (__builtin_expect(active == 0, 1)) return Op::run(std::forward<Args>(args)...);
+  if (__builtin_expect((active & ~static_cast<uint32_t>(kGradModeLayer)) == 0, 1) &&
+      (active == 0 || !any_requires_grad(args...)))
+    return Op::run(std::forward<Args>(args)...);
   return call_with_layers<Op>(active, std::forward<Args>(args)...);
 }
 

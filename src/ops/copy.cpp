@@ -55,6 +55,12 @@ struct ToOp {
     }
     return out.copy_(self);
   }
+  // ToCopyBackward0 / CloneBackward0 -- self: grad (the engine casts it back to self's dtype)
+  static void derivative(autograd::Derivative& d, const Tensor& self, ScalarType dtype, bool,
+                         std::optional<MemoryFormat>) {
+    d.name(dtype == self.dtype() ? "CloneBackward0" : "ToCopyBackward0");
+    d.grad(self, [](const auto& c) { return c.grad(); });
+  }
 };
 
 struct ResizeOp {

@@ -259,11 +259,37 @@ Tensor matmul_impl(const char* op, const Tensor& t1, const Tensor& t2_in, const 
   return linalg::product(op, p, out);
 }
 
+// Gradients of self @ other for any operand ranks: 1-D operands act as matrices (a row for self,
+// a column for other) as matmul treats them, and broadcast batch dims are summed away. Each
+// needs only the other operand and its own operand's shape.
+Tensor as_matrix_grad(const Tensor& grad, size_t self_dim, size_t other_dim) {
+  Tensor g = self_dim == 1 ? grad.unsqueeze(other_dim == 1 ? -1 : -2) : grad;
+  return other_dim == 1 ? g.unsqueeze(-1) : g;
+}
+Tensor matmul_backward_self(const Tensor& grad, IntArrayRef self_sizes, const Tensor& other) {
+  const Tensor g = as_matrix_grad(grad, self_sizes.size(), other.dim());
+  Tensor r = g.matmul(other.dim() == 1 ? other.unsqueeze(0) : other.mT());
+  if (self_sizes.size() == 1) r = r.squeeze(-2);
+  return autograd::sum_to(r, self_sizes);
+}
+Tensor matmul_backward_other(const Tensor& grad, const Tensor& self, IntArrayRef other_sizes) {
+  const Tensor g = as_matrix_grad(grad, self.dim(), other_sizes.size());
+  Tensor r = (self.dim() == 1 ? self.unsqueeze(-1) : self.mT()).matmul(g);
+  if (other_sizes.size() == 1) r = r.squeeze(-1);
+  return autograd::sum_to(r, other_sizes);
+}
+
 struct MmOp {
   static constexpr const char* name = "mm";
   static Tensor run(const Tensor& self, const Tensor& mat2) {
     check_mm(name, self, mat2);
     return linalg::product(name, Product{self, mat2, {self.size(0), mat2.size(1)}});
+  }
+  // MmBackward0 -- self: grad.mm(mat2.t()); mat2: self.t().mm(grad)
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& mat2) {
+    d.name("MmBackward0");
+    d.grad(self, [m = d.save_for(self, mat2)](const auto& c) { return c.grad().mm(c[m].t()); });
+    d.grad(mat2, [s = d.save_for(mat2, self)](const auto& c) { return c[s].t().mm(c.grad()); });
   }
 };
 struct MmOutOp {
@@ -294,6 +320,16 @@ struct BmmOutOp {
 struct MatmulOp {
   static constexpr const char* name = "matmul";
   static Tensor run(const Tensor& self, const Tensor& other) { return matmul_impl(name, self, other, {}, nullptr); }
+  // MatmulBackward0 (PyTorch records the mm/bmm/view nodes matmul decomposes into)
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& other) {
+    d.name("MatmulBackward0");
+    d.grad(self, [sizes = DimVector(self.sizes()), o = d.save_for(self, other)](const auto& c) {
+      return matmul_backward_self(c.grad(), sizes, c[o]);
+    });
+    d.grad(other, [sizes = DimVector(other.sizes()), s = d.save_for(other, self)](const auto& c) {
+      return matmul_backward_other(c.grad(), c[s], sizes);
+    });
+  }
 };
 struct MatmulOutOp {
   static constexpr const char* name = "matmul_out";
@@ -432,6 +468,20 @@ struct LinearOp {
       EMBER_CHECK(weight.dim() == 2, name, "mat2 must be a matrix, got ", weight.dim(), "-D tensor");
     }
     return matmul_impl(name, input, weight, bias, nullptr, /*transpose_2d_other=*/true);
+  }
+  // LinearBackward0 -- input @ weight.t() + bias: input and weight as matmul's operands; bias: grad
+  // (the engine sums it to the bias's shape)
+  static void derivative(autograd::Derivative& d, const Tensor& input, const Tensor& weight, const Tensor& bias) {
+    d.name("LinearBackward0");
+    d.grad(input, [sizes = DimVector(input.sizes()), w = d.save_for(input, weight)](const auto& c) {
+      return matmul_backward_self(c.grad(), sizes, c[w].t());
+    });
+    d.grad(weight, [sizes = DimVector(weight.sizes()), x = d.save_for(weight, input)](const auto& c) {
+      DimVector transposed(sizes);
+      std::reverse(transposed.begin(), transposed.end());
+      return matmul_backward_other(c.grad(), c[x], transposed).t();
+    });
+    d.grad(bias, [](const auto& c) { return c.grad(); });
   }
 };
 

@@ -74,11 +74,21 @@ Tensor binary_into(const char* name, const Tensor& out, const A& a, const B& b, 
 
 // ---- add, sub, rsub, mul, div --------------------------------------------------------------
 
+// grad * s, skipping the product when s is 1 (PyTorch's maybe_multiply).
+Tensor maybe_multiply(const Tensor& grad, const Scalar& s) { return s.equal(1) ? grad : grad * s; }
+
 struct AddOp {
   static constexpr const char* name = "add";
   template <class B>
   static Tensor run(const Tensor& a, const B& b, const Scalar& alpha) {
     return binary_into(name, Tensor(), a, b, BinaryOp::Add, alpha, false);
+  }
+  // AddBackward0 (Tensor other) / AddBackward1 (Scalar) -- self: grad; other: grad * alpha
+  template <class B>
+  static void derivative(autograd::Derivative& d, const Tensor& self, const B& other, const Scalar& alpha) {
+    d.name(autograd::is_tensor<B> ? "AddBackward0" : "AddBackward1");
+    d.grad(self, [](const auto& c) { return c.grad(); });
+    d.grad(other, [alpha](const auto& c) { return maybe_multiply(c.grad(), alpha); });
   }
 };
 struct AddInplaceOp {
@@ -102,6 +112,13 @@ struct SubOp {
   template <class B>
   static Tensor run(const Tensor& a, const B& b, const Scalar& alpha) {
     return binary_into(name, Tensor(), a, b, BinaryOp::Sub, alpha, false);
+  }
+  // SubBackward0 / SubBackward1 -- self: grad; other: -grad * alpha
+  template <class B>
+  static void derivative(autograd::Derivative& d, const Tensor& self, const B& other, const Scalar& alpha) {
+    d.name(autograd::is_tensor<B> ? "SubBackward0" : "SubBackward1");
+    d.grad(self, [](const auto& c) { return c.grad(); });
+    d.grad(other, [alpha](const auto& c) { return maybe_multiply(-c.grad(), alpha); });
   }
 };
 struct SubInplaceOp {
@@ -127,6 +144,13 @@ struct RsubOp {
   static Tensor run(const Tensor& self, const B& other, const Scalar& alpha) {
     return binary_into(name, Tensor(), other, self, BinaryOp::Sub, alpha, false);
   }
+  // RsubBackward0 / RsubBackward1 -- self: -grad * alpha; other: grad
+  template <class B>
+  static void derivative(autograd::Derivative& d, const Tensor& self, const B& other, const Scalar& alpha) {
+    d.name(autograd::is_tensor<B> ? "RsubBackward0" : "RsubBackward1");
+    d.grad(self, [alpha](const auto& c) { return maybe_multiply(-c.grad(), alpha); });
+    d.grad(other, [](const auto& c) { return c.grad(); });
+  }
 };
 
 struct MulOp {
@@ -134,6 +158,13 @@ struct MulOp {
   template <class B>
   static Tensor run(const Tensor& a, const B& b) {
     return binary_into(name, Tensor(), a, b, BinaryOp::Mul, 1, false);
+  }
+  // MulBackward0 / MulBackward1 -- self: grad * other; other: grad * self
+  template <class B>
+  static void derivative(autograd::Derivative& d, const Tensor& self, const B& other) {
+    d.name(autograd::is_tensor<B> ? "MulBackward0" : "MulBackward1");
+    d.grad(self, [o = d.save_for(self, other)](const auto& c) { return c.grad() * c[o]; });
+    d.grad(other, [s = d.save_for(other, self)](const auto& c) { return c.grad() * c[s]; });
   }
 };
 struct MulInplaceOp {
@@ -182,6 +213,23 @@ struct DivOp {
   template <class A, class B>
   static Tensor run(const A& a, const B& b, std::optional<std::string_view> mode) {
     return div_into(name, Tensor(), a, b, mode, false);
+  }
+  // DivBackward0 / DivBackward1 -- self: grad / other; other: -grad * self / (other * other).
+  // With a rounding mode (DivBackward2/3) the quotient is piecewise constant: zero gradients.
+  template <class A, class B>
+  static void derivative(autograd::Derivative& d, const A& self, const B& other, std::optional<std::string_view> mode) {
+    if (mode) {
+      d.name(autograd::is_tensor<B> ? "DivBackward2" : "DivBackward3");
+      d.grad(self, [](const auto& c) { return zeros_like(c.grad()); });
+      d.grad(other, [](const auto& c) { return zeros_like(c.grad()); });
+      return;
+    }
+    d.name(autograd::is_tensor<B> ? "DivBackward0" : "DivBackward1");
+    d.grad(self, [o = d.save_for(self, other)](const auto& c) { return c.grad() / c[o]; });
+    d.grad(other, [s = d.save_for(other, self), o = d.save_for(other, other)](const auto& c) {
+      const Tensor den = c[o];
+      return -c.grad() * c[s] / (den * den);
+    });
   }
 };
 struct DivInplaceOp {
@@ -248,6 +296,15 @@ struct PowOp {
   }
   static Tensor run(const Scalar& self, const Tensor& exponent) {
     return binary_into(name, Tensor(), self, exponent, BinaryOp::Pow, 1, false);
+  }
+  // PowBackward0 (Scalar exponent) -- self: pow_backward(grad, self, exponent)
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Scalar& exponent) {
+    d.name("PowBackward0");
+    d.grad(self, [s = d.save(self), exponent](const auto& c) {
+      if (exponent.equal(0)) return zeros_like(c.grad());
+      const Scalar e1 = exponent.isFloatingPoint() ? Scalar(exponent.toDouble() - 1) : Scalar(exponent.toLong() - 1);
+      return c.grad() * (c[s].pow(e1) * exponent);
+    });
   }
 };
 struct PowInplaceOp {

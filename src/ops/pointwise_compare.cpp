@@ -30,6 +30,7 @@ Tensor unary_predicate(const char* name, const Tensor& self, PredicateOp op) {
 #define EMBER_COMPARISON(fn, kernel_op)                                                         \
   struct fn##_op {                                                                              \
     static constexpr const char* name = #fn;                                                    \
+    static constexpr bool differentiable = false;                                               \
     template <class B>                                                                          \
     static Tensor run(const Tensor& a, const B& b) { return predicate_into(name, Tensor(), a, b, kernel_op); } \
   };                                                                                            \
@@ -60,6 +61,7 @@ struct LogicalOp {
   static constexpr const char* name = K == PredicateOp::LogicalAnd  ? "logical_and"
                                       : K == PredicateOp::LogicalOr ? "logical_or"
                                                                     : "logical_xor";
+  static constexpr bool differentiable = false;  // integer or bool results
   static Tensor run(const Tensor& a, const Tensor& b) { return predicate_into(name, Tensor(), a, b, K); }
 };
 template <PredicateOp K>
@@ -68,6 +70,7 @@ struct UnaryPredicateOp {
                                       : K == PredicateOp::IsNan    ? "isnan"
                                       : K == PredicateOp::IsInf    ? "isinf"
                                                                    : "isfinite";
+  static constexpr bool differentiable = false;  // integer or bool results
   static Tensor run(const Tensor& self) { return unary_predicate(name, self, K); }
 };
 
@@ -76,6 +79,7 @@ struct BitwiseOp {
   static constexpr const char* name = K == BinaryOp::BitwiseAnd  ? "bitwise_and"
                                       : K == BinaryOp::BitwiseOr ? "bitwise_or"
                                                                  : "bitwise_xor";
+  static constexpr bool differentiable = false;  // integer or bool results
   template <class B>
   static Tensor run(const Tensor& a, const B& b) {
     TensorIterator iter(TensorIteratorConfig(name).add_output(Tensor()).add_input(a).add_input(b));
@@ -86,6 +90,7 @@ struct BitwiseOp {
 };
 struct BitwiseNotOp {
   static constexpr const char* name = "bitwise_not";
+  static constexpr bool differentiable = false;  // integer or bool results
   static Tensor run(const Tensor& self) {
     if (is_floating_type(self.dtype())) not_implemented(name, self.dtype());
     return pointwise::unary_into(name, Tensor(), self, kernels::UnaryOp::BitwiseNot, {}, false);
@@ -97,6 +102,7 @@ struct BitwiseNotOp {
 // bool inputs compute the errors in the default float dtype (no wrapping differences).
 struct IscloseOp {
   static constexpr const char* name = "isclose";
+  static constexpr bool differentiable = false;  // integer or bool results
   static Tensor run(const Tensor& self, const Tensor& other, double rtol, double atol, bool equal_nan) {
     EMBER_CHECK(self.dtype() == other.dtype(), name, self.dtype(), " did not match ", other.dtype());
     EMBER_CHECK(rtol >= 0, name, "rtol must be greater than or equal to zero, but got ", rtol);
@@ -122,6 +128,7 @@ bool all_true(const Tensor& t) {
 }
 struct AllcloseOp {
   static constexpr const char* name = "allclose";
+  static constexpr bool differentiable = false;  // integer or bool results
   static bool run(const Tensor& self, const Tensor& other, double rtol, double atol, bool equal_nan) {
     return all_true(isclose(self, other, rtol, atol, equal_nan));
   }
@@ -129,6 +136,7 @@ struct AllcloseOp {
 // Same shape and equal values (NaN is unequal to itself); dtypes may differ, as in PyTorch 1.13.
 struct EqualOp {
   static constexpr const char* name = "equal";
+  static constexpr bool differentiable = false;  // integer or bool results
   static bool run(const Tensor& self, const Tensor& other) {
     return self.sizes().equals(other.sizes()) && all_true(eq(self, other));
   }

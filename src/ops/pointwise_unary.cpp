@@ -45,10 +45,45 @@ Tensor unary_op(const char* name, const Tensor& out, const Tensor& self, UnaryOp
   return pointwise::unary_into(name, out, self, op, params, inplace, rule);
 }
 
+// Derivatives of the unary ops (PyTorch's derivatives.yaml), by kernel op; the struct of an op
+// without one is empty, so that autograd reports it as not implemented.
+template <UnaryOp K>
+struct UnaryGrad {};
+// Node name, what the formula reads as `x` (self or the result) and the formula of grad.
+#define EMBER_UNARY_GRAD(K, node, saves, ...)                                                      \
+  template <>                                                                                       \
+  struct UnaryGrad<K> {                                                                             \
+    static void derivative(autograd::Derivative& d, const Tensor& self) {                         \
+      d.name(node);                                                                                 \
+      d.grad(self, [v = saves](const auto& c) {                                                 \
+        const Tensor& grad = c.grad();                                                              \
+        const Tensor x = c[v];                                                                      \
+        return __VA_ARGS__;                                                                         \
+      });                                                                                           \
+    }                                                                                               \
+  };
+EMBER_UNARY_GRAD(UnaryOp::Exp, "ExpBackward0", d.save_result(), grad * x)          // result
+EMBER_UNARY_GRAD(UnaryOp::Log, "LogBackward0", d.save(self), grad / x)            // self
+EMBER_UNARY_GRAD(UnaryOp::Sqrt, "SqrtBackward0", d.save_result(), grad / (2 * x))  // result
+EMBER_UNARY_GRAD(UnaryOp::Sin, "SinBackward0", d.save(self), grad * x.cos())      // self
+EMBER_UNARY_GRAD(UnaryOp::Cos, "CosBackward0", d.save(self), grad * -x.sin())     // self
+EMBER_UNARY_GRAD(UnaryOp::Tanh, "TanhBackward0", d.save_result(), grad * (1 - x * x))       // result
+EMBER_UNARY_GRAD(UnaryOp::Sigmoid, "SigmoidBackward0", d.save_result(), grad * (1 - x) * x)  // result
+EMBER_UNARY_GRAD(UnaryOp::Relu, "ReluBackward0", d.save_result(), grad * (x > 0))  // threshold_backward(grad, result, 0)
+#undef EMBER_UNARY_GRAD
+template <>
+struct UnaryGrad<UnaryOp::Neg> {
+  // NegBackward0 -- self: grad.neg()
+  static void derivative(autograd::Derivative& d, const Tensor& self) {
+    d.name("NegBackward0");
+    d.grad(self, [](const auto& c) { return -c.grad(); });
+  }
+};
+
 // Defines, for one unary op, its three op structs and public functions: name(self),
 // name_(self) and name_out(out, self).
 #define EMBER_UNARY_OP(fn, kernel_op, kind)                                                          \
-  struct fn##_op {                                                                                  \
+  struct fn##_op : UnaryGrad<kernel_op> {                                                           \
     static constexpr const char* name = #fn;                                                        \
     static Tensor run(const Tensor& self) { return unary_op(name, Tensor(), self, kernel_op, kind, false); } \
   };                                                                                                \

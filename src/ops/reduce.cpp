@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "dispatch/dispatch.h"
+#include "ember/pointwise.h"
 #include "kernels/cpu/reduce.h"
 
 namespace ember {
@@ -115,11 +116,28 @@ ReduceSpec spec_of(ReduceKind kind, Transform t = Transform::None, Finish f = Fi
   return s;
 }
 
+// The gradient of a sum over the dims in `mask`: grad spread back over them (sum_backward).
+Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, uint64_t mask, bool keepdim) {
+  if (keepdim) return grad.expand(sizes);
+  DimVector kept(sizes);
+  for (size_t d = 0; d < kept.size(); ++d)
+    if (is_reduced(mask, static_cast<int64_t>(d))) kept[d] = 1;
+  return grad.reshape(kept).expand(sizes);
+}
+
 struct SumOp {
   static constexpr const char* name = "sum";
   static Tensor run(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
     const uint64_t mask = dim_mask(name, self, dim);
     return sum_like(name, self, mask, keepdim, accumulate_dtype(self, dtype), spec_of(ReduceKind::Sum));
+  }
+  // SumBackward0 (all) / SumBackward1 (dims) -- self: sum_backward(grad, self.sizes(), dim, keepdim)
+  static void derivative(autograd::Derivative& d, const Tensor& self, OptionalIntArrayRef dim, bool keepdim,
+                         std::optional<ScalarType>) {
+    d.name(dim ? "SumBackward1" : "SumBackward0");
+    d.grad(self, [sizes = DimVector(self.sizes()), mask = dim_mask(name, self, dim), keepdim](const auto& c) {
+      return sum_backward(c.grad(), sizes, mask, keepdim);
+    });
   }
 };
 
@@ -153,6 +171,15 @@ struct MeanOp {
     ReduceSpec spec = spec_of(ReduceKind::Sum, Transform::None, Finish::Divide);
     spec.divisor = static_cast<double>(reduced_count(self, mask));
     return sum_like(name, self, mask, keepdim, dtype.value_or(self.dtype()), spec);
+  }
+  // MeanBackward0 (all) / MeanBackward1 (dims) -- self: sum_backward(grad, ...) / count
+  static void derivative(autograd::Derivative& d, const Tensor& self, OptionalIntArrayRef dim, bool keepdim,
+                         std::optional<ScalarType>) {
+    d.name(dim ? "MeanBackward1" : "MeanBackward0");
+    const uint64_t mask = dim_mask(name, self, dim);
+    d.grad(self, [sizes = DimVector(self.sizes()), mask, keepdim, n = reduced_count(self, mask)](const auto& c) {
+      return sum_backward(c.grad(), sizes, mask, keepdim) / n;
+    });
   }
 };
 
@@ -229,12 +256,14 @@ Tensor arg_extreme(const char* op, const Tensor& self, std::optional<int64_t> di
 
 struct ArgmaxOp {
   static constexpr const char* name = "argmax";
+  static constexpr bool differentiable = false;  // integer or bool results
   static Tensor run(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
     return arg_extreme(name, self, dim, keepdim, true);
   }
 };
 struct ArgminOp {
   static constexpr const char* name = "argmin";
+  static constexpr bool differentiable = false;  // integer or bool results
   static Tensor run(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
     return arg_extreme(name, self, dim, keepdim, false);
   }
@@ -360,6 +389,7 @@ Tensor all_any(const char* op, const Tensor& self, uint64_t mask, bool keepdim, 
 
 struct AllOp {
   static constexpr const char* name = "all";
+  static constexpr bool differentiable = false;  // integer or bool results
   static Tensor run(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
     const uint64_t mask = dim ? single_dim_mask(self, maybe_wrap_dim(*dim, self.dim(), name)) : dim_mask(name, self, {});
     return all_any(name, self, mask, keepdim, ReduceKind::All);
@@ -367,6 +397,7 @@ struct AllOp {
 };
 struct AnyOp {
   static constexpr const char* name = "any";
+  static constexpr bool differentiable = false;  // integer or bool results
   static Tensor run(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
     const uint64_t mask = dim ? single_dim_mask(self, maybe_wrap_dim(*dim, self.dim(), name)) : dim_mask(name, self, {});
     return all_any(name, self, mask, keepdim, ReduceKind::Any);

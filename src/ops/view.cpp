@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "dispatch/dispatch.h"
+#include "ember/factory.h"
 #include "ember/shape.h"
 #include "ops/indexing_util.h"
 
@@ -79,6 +80,11 @@ struct ViewOp {
                 self.sizes(), ", strides ", self.strides(), ", requested ", sizes);
     return make_view(self, shape, *strides, self.storage_offset());
   }
+  // ViewBackward0 -- self: grad.reshape(self.sizes())
+  static void derivative(autograd::Derivative& d, const Tensor& self, IntArrayRef) {
+    d.name("ViewBackward0");
+    d.grad(self, [sizes = DimVector(self.sizes())](const auto& c) { return c.grad().reshape(sizes); });
+  }
 };
 
 // Reinterprets the bytes as another dtype. With a different element size the last dim must be
@@ -130,6 +136,11 @@ struct ReshapeOp {
       return make_view(self, shape, *strides, self.storage_offset());
     return self.clone(MemoryFormat::Contiguous).view(shape);
   }
+  // ReshapeAliasBackward0 -- self: grad.reshape(self.sizes())
+  static void derivative(autograd::Derivative& d, const Tensor& self, IntArrayRef) {
+    d.name("ReshapeAliasBackward0");
+    d.grad(self, [sizes = DimVector(self.sizes())](const auto& c) { return c.grad().reshape(sizes); });
+  }
 };
 
 struct AsStridedOp {
@@ -176,6 +187,13 @@ struct PermuteOp {
     }
     return make_view(self, sizes, strides, self.storage_offset());
   }
+  // PermuteBackward0 -- self: permute_backwards(grad, dims): the inverse permutation
+  static void derivative(autograd::Derivative& d, const Tensor& self, IntArrayRef dims) {
+    d.name("PermuteBackward0");
+    DimVector inverse(dims.size());
+    for (size_t i = 0; i < dims.size(); ++i) inverse[maybe_wrap_dim(dims[i], self.dim(), name)] = static_cast<int64_t>(i);
+    d.grad(self, [inverse](const auto& c) { return c.grad().permute(inverse); });
+  }
 };
 
 struct TransposeOp {
@@ -190,7 +208,50 @@ struct TransposeOp {
     std::swap(strides[d0], strides[d1]);
     return make_view(self, sizes, strides, self.storage_offset());
   }
+  // TransposeBackward0 -- self: grad.transpose(dim0, dim1)
+  static void derivative(autograd::Derivative& d, const Tensor& self, int64_t d0, int64_t d1) {
+    d.name("TransposeBackward0");
+    d.grad(self, [d0, d1](const auto& c) { return c.grad().transpose(d0, d1); });
+  }
 };
+
+// The gradients of select and slice: grad written into zeros of the input's shape. Ops of their
+// own so that double backward goes through them (their gradient is the select/slice of grad).
+struct SelectBackwardOp {
+  static constexpr const char* name = "select_backward";
+  static Tensor run(const Tensor& grad, IntArrayRef sizes, int64_t dim, int64_t index) {
+    Tensor out = zeros(sizes, TensorOptions().dtype(grad.dtype()));
+    out.select(dim, index).copy_(grad);
+    return out;
+  }
+  // SelectBackwardBackward0 -- grad_output: grad.select(dim, index)
+  static void derivative(autograd::Derivative& d, const Tensor& grad, IntArrayRef, int64_t dim, int64_t index) {
+    d.name("SelectBackwardBackward0");
+    d.grad(grad, [dim, index](const auto& c) { return c.grad().select(dim, index); });
+  }
+};
+Tensor select_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, int64_t index) {
+  return dispatch::call<SelectBackwardOp>(grad, sizes, dim, index);
+}
+struct SliceBackwardOp {
+  static constexpr const char* name = "slice_backward";
+  static Tensor run(const Tensor& grad, IntArrayRef sizes, int64_t dim, std::optional<int64_t> start,
+                    std::optional<int64_t> end, int64_t step) {
+    Tensor out = zeros(sizes, TensorOptions().dtype(grad.dtype()));
+    out.slice(dim, start, end, step).copy_(grad);
+    return out;
+  }
+  // SliceBackwardBackward0 -- grad_output: grad.slice(dim, start, end, step)
+  static void derivative(autograd::Derivative& d, const Tensor& grad, IntArrayRef, int64_t dim,
+                         std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) {
+    d.name("SliceBackwardBackward0");
+    d.grad(grad, [dim, start, end, step](const auto& c) { return c.grad().slice(dim, start, end, step); });
+  }
+};
+Tensor slice_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, std::optional<int64_t> start,
+                      std::optional<int64_t> end, int64_t step) {
+  return dispatch::call<SliceBackwardOp>(grad, sizes, dim, start, end, step);
+}
 
 struct SelectOp {
   static constexpr const char* name = "select";
@@ -206,6 +267,13 @@ struct SelectOp {
     sizes.erase(dim);
     strides.erase(dim);
     return make_view(self, sizes, strides, offset);
+  }
+  // SelectBackward0 -- self: select_backward(grad, self.sizes(), dim, index)
+  static void derivative(autograd::Derivative& d, const Tensor& self, int64_t dim, int64_t index) {
+    d.name("SelectBackward0");
+    d.grad(self, [sizes = DimVector(self.sizes()), dim, index](const auto& c) {
+      return select_backward(c.grad(), sizes, dim, index);
+    });
   }
 };
 
@@ -228,6 +296,14 @@ struct SliceOp {
     strides[dim] *= step;
     return make_view(self, sizes, strides, offset);
   }
+  // SliceBackward0 -- self: slice_backward(grad, self.sizes(), dim, start, end, step)
+  static void derivative(autograd::Derivative& d, const Tensor& self, int64_t dim, std::optional<int64_t> start,
+                         std::optional<int64_t> end, int64_t step) {
+    d.name("SliceBackward0");
+    d.grad(self, [sizes = DimVector(self.sizes()), dim, start, end, step](const auto& c) {
+      return slice_backward(c.grad(), sizes, dim, start, end, step);
+    });
+  }
 };
 
 struct NarrowOp {
@@ -241,6 +317,7 @@ struct NarrowOp {
                 ") exceeds dimension size (", size, ").");
     return self.slice(dim, start, start + length);
   }
+  static constexpr bool composite = true;  // records its slice
 };
 
 struct ExpandOp {
@@ -275,6 +352,11 @@ struct ExpandOp {
     }
     return make_view(self, out_sizes, out_strides, self.storage_offset());
   }
+  // ExpandBackward0 -- self: at::sum_to(grad, self.sizes())
+  static void derivative(autograd::Derivative& d, const Tensor& self, IntArrayRef) {
+    d.name("ExpandBackward0");
+    d.grad(self, [sizes = DimVector(self.sizes())](const auto& c) { return autograd::sum_to(c.grad(), sizes); });
+  }
 };
 
 struct SqueezeOp {
@@ -290,6 +372,11 @@ struct SqueezeOp {
     }
     return make_view(self, sizes, strides, self.storage_offset());
   }
+  // SqueezeBackward0 (all) / SqueezeBackward1 (dim) -- self: unsqueeze_to(grad, self.sizes())
+  static void derivative(autograd::Derivative& d, const Tensor& self, std::optional<int64_t> dim) {
+    d.name(dim ? "SqueezeBackward1" : "SqueezeBackward0");
+    d.grad(self, [sizes = DimVector(self.sizes())](const auto& c) { return c.grad().reshape(sizes); });
+  }
 };
 
 struct UnsqueezeOp {
@@ -301,6 +388,11 @@ struct UnsqueezeOp {
     sizes.insert(dim, 1);
     strides.insert(dim, st);
     return make_view(self, sizes, strides, self.storage_offset());
+  }
+  // UnsqueezeBackward0 -- self: grad.squeeze(dim)
+  static void derivative(autograd::Derivative& d, const Tensor& self, int64_t dim) {
+    d.name("UnsqueezeBackward0");
+    d.grad(self, [dim = maybe_wrap_dim(dim, self.dim() + 1, name)](const auto& c) { return c.grad().squeeze(dim); });
   }
 };
 

@@ -1,0 +1,259 @@
+// Reverse-mode automatic differentiation, as libtorch's: grad modes, graph nodes, backward() and
+// grad(), custom functions (Function<T>) and gradcheck. Ops record a node when an argument
+// requires grad (see src/autograd/layer.h); an op's derivative sits beside its op struct.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "ember/tensor.h"
+
+namespace ember {
+
+// ---- grad modes ---------------------------------------------------------------------------------
+struct GradMode {
+  static bool is_enabled();
+  static void set_enabled(bool enabled);
+};
+bool is_grad_enabled();
+void set_grad_enabled(bool enabled);
+
+// Sets grad mode for a scope and restores the previous one.
+class AutoGradMode {
+ public:
+  explicit AutoGradMode(bool enabled);
+  ~AutoGradMode();
+  AutoGradMode(const AutoGradMode&) = delete;
+  AutoGradMode& operator=(const AutoGradMode&) = delete;
+
+ private:
+  uint32_t saved_;
+};
+struct NoGradGuard : AutoGradMode {
+  NoGradGuard() : AutoGradMode(false) {}
+};
+
+// No recording and results are inference tensors (is_inference()); nestable. InferenceMode(false)
+// inside restores normal mode for its scope.
+class InferenceMode {
+ public:
+  explicit InferenceMode(bool enabled = true);
+  ~InferenceMode();
+  InferenceMode(const InferenceMode&) = delete;
+  InferenceMode& operator=(const InferenceMode&) = delete;
+  static bool is_enabled();
+
+ private:
+  uint32_t saved_;
+};
+
+namespace autograd {
+
+using variable_list = std::vector<Tensor>;
+using tensor_list = std::vector<Tensor>;
+
+struct Node;
+// Where a gradient goes: input `input_nr` of `function`.
+struct Edge {
+  std::shared_ptr<Node> function;
+  uint32_t input_nr = 0;
+  bool is_valid() const { return function != nullptr; }
+};
+using edge_list = std::vector<Edge>;
+
+// Shape and dtype of a forward input, so that the engine can sum a broadcast gradient back to
+// the input's shape and cast it to the input's dtype.
+struct InputMetadata {
+  DimVector sizes;
+  ScalarType dtype = kFloat;
+};
+
+// A node of the backward graph: it maps the gradients of a forward op's outputs to gradients of
+// its inputs (one per next edge).
+struct Node : std::enable_shared_from_this<Node> {
+  Node();
+  virtual ~Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  virtual std::string name() const = 0;
+  virtual variable_list apply(variable_list&& grads) = 0;
+  // Frees what the node saved for backward (after a backward that does not retain the graph).
+  virtual void release_variables() {}
+
+  const edge_list& next_edges() const { return next_edges_; }
+  const Edge& next_edge(size_t i) const { return next_edges_[i]; }
+  size_t num_outputs() const { return next_edges_.size(); }
+  const InputMetadata& output_metadata(size_t i) const { return output_meta_[i]; }
+  bool should_compute_output(size_t i) const { return i < next_edges_.size() && next_edges_[i].is_valid(); }
+  // Creation order; the engine runs later-created nodes first, as PyTorch.
+  uint64_t sequence_nr() const { return sequence_nr_; }
+
+  // Adds an edge for a forward input (an invalid edge when it does not require grad).
+  void add_input_edge(const Tensor& input);
+  // Non-leaf tensors that asked retain_grad(): output_nr and the slot their .grad reads.
+  std::vector<std::pair<uint32_t, std::shared_ptr<Tensor>>> retained_grads;
+
+ protected:
+  edge_list next_edges_;
+  std::vector<InputMetadata> output_meta_;
+  uint64_t sequence_nr_;
+};
+
+// Runs backward from `tensors`, accumulating into the .grad of the leaves.
+void backward(const variable_list& tensors, const variable_list& grad_tensors = {},
+              std::optional<bool> retain_graph = std::nullopt, bool create_graph = false);
+// Returns the gradients of `outputs` with respect to `inputs` without touching .grad.
+variable_list grad(const variable_list& outputs, const variable_list& inputs, const variable_list& grad_outputs = {},
+                   std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
+                   bool allow_unused = false);
+
+// ---- custom functions ---------------------------------------------------------------------------
+
+// A value kept in AutogradContext::saved_data (libtorch keeps IValues there).
+class IValue {
+ public:
+  IValue() = default;
+  IValue(Tensor t) : v_(std::move(t)) {}  // NOLINT
+  IValue(double d) : v_(d) {}              // NOLINT
+  IValue(bool b) : v_(b) {}                // NOLINT
+  template <class I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
+  IValue(I i) : v_(static_cast<int64_t>(i)) {}  // NOLINT
+  IValue(std::string s) : v_(std::move(s)) {}   // NOLINT
+  IValue(const char* s) : v_(std::string(s)) {} // NOLINT
+  IValue(std::vector<int64_t> v) : v_(std::move(v)) {}  // NOLINT
+  IValue(const Scalar& s) : v_(s) {}  // NOLINT
+
+  bool isTensor() const { return std::holds_alternative<Tensor>(v_); }
+  const Tensor& toTensor() const { return get<Tensor>("Tensor"); }
+  double toDouble() const { return get<double>("Double"); }
+  int64_t toInt() const { return get<int64_t>("Int"); }
+  bool toBool() const { return get<bool>("Bool"); }
+  const std::string& toStringRef() const { return get<std::string>("String"); }
+  const std::vector<int64_t>& toIntVector() const { return get<std::vector<int64_t>>("IntList"); }
+  const Scalar& toScalar() const { return get<Scalar>("Scalar"); }
+
+ private:
+  template <class T>
+  const T& get(const char* what) const {
+    const T* p = std::get_if<T>(&v_);
+    EMBER_CHECK(p, "IValue", "Expected ", what, " but got another type");
+    return *p;
+  }
+  std::variant<std::monostate, Tensor, double, bool, int64_t, std::string, std::vector<int64_t>, Scalar> v_;
+};
+
+class SavedVariable;
+template <class T>
+struct CppNode;
+
+// What a custom function's forward leaves for its backward.
+class AutogradContext {
+ public:
+  AutogradContext();
+  ~AutogradContext();
+  void save_for_backward(variable_list to_save);
+  variable_list get_saved_variables() const;
+  void mark_non_differentiable(const variable_list& outputs);
+  bool needs_input_grad(size_t tensor_index) const;
+  std::unordered_map<std::string, IValue> saved_data;
+
+  // Used by Function<T>::apply (not part of libtorch's surface).
+  void finish_forward(const std::shared_ptr<Node>& node, const variable_list& outputs);
+  bool is_non_differentiable(const Tensor& t) const;
+  void release_variables();
+  std::vector<bool> needs_input_grad_;
+
+ private:
+  variable_list to_save_;
+  std::vector<SavedVariable> saved_;
+  std::weak_ptr<Node> node_;
+  std::vector<TensorImpl*> non_differentiable_;
+};
+
+namespace detail {
+// The node of one custom-function call; forward_arg_is_tensor maps backward()'s results (one per
+// forward argument) onto the next edges (one per Tensor argument).
+struct CustomNodeBase : Node {
+  AutogradContext ctx;
+  std::vector<bool> forward_arg_is_tensor;
+  variable_list apply(variable_list&& grads) override;
+  void release_variables() override { ctx.release_variables(); }
+  virtual variable_list call_backward(variable_list grads) = 0;
+};
+void set_history(const Tensor& out, const std::shared_ptr<Node>& fn, uint32_t output_nr);
+
+template <class A>
+void collect_arg(CustomNodeBase& node, const A& a) {
+  if constexpr (std::is_same_v<std::decay_t<A>, Tensor>) {
+    node.forward_arg_is_tensor.push_back(true);
+    node.add_input_edge(a);
+    node.ctx.needs_input_grad_.push_back(node.should_compute_output(node.num_outputs() - 1));
+  } else {
+    node.forward_arg_is_tensor.push_back(false);
+  }
+}
+}  // namespace detail
+
+template <class T>
+struct CppNode final : detail::CustomNodeBase {
+  std::string name() const override { return name_; }
+  variable_list call_backward(variable_list grads) override { return T::backward(&ctx, std::move(grads)); }
+  std::string name_ = "CppNode";
+};
+
+// A differentiable function written by the user: T has
+//   static R forward(AutogradContext* ctx, Args...);   // R is Tensor or variable_list
+//   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs);
+// and T::apply(args...) runs forward and records T::backward, one gradient per forward argument.
+template <class T>
+struct Function {
+  template <class... Args>
+  static auto apply(Args&&... args) {
+    auto node = std::make_shared<CppNode<T>>();
+    node->name_ = "CppNode";
+    (detail::collect_arg(*node, args), ...);
+    bool any = false;
+    for (size_t i = 0; i < node->num_outputs(); ++i) any = any || node->should_compute_output(i);
+    const bool record = any && GradMode::is_enabled();
+    using R = decltype(T::forward(&node->ctx, std::forward<Args>(args)...));
+    R out;
+    {
+      AutoGradMode no_grad(false);
+      out = T::forward(&node->ctx, std::forward<Args>(args)...);
+    }
+    variable_list outputs;
+    if constexpr (std::is_same_v<R, Tensor>) {
+      outputs.push_back(out);
+    } else {
+      outputs = out;
+    }
+    if (record) {
+      for (size_t i = 0; i < outputs.size(); ++i)
+        if (outputs[i].defined() && !node->ctx.is_non_differentiable(outputs[i]))
+          detail::set_history(outputs[i], node, static_cast<uint32_t>(i));
+      node->ctx.finish_forward(node, outputs);
+    } else {
+      node->ctx.finish_forward(nullptr, outputs);
+    }
+    return out;
+  }
+};
+
+// ---- gradcheck ----------------------------------------------------------------------------------
+// Compares the analytic Jacobian of fn at `inputs` (float64 tensors; those requiring grad are
+// checked) with central finite differences; throws ember::Error naming the worst element on
+// mismatch (|a - n| > atol + rtol * |n|), returns true otherwise.
+bool gradcheck(const std::function<variable_list(const variable_list&)>& fn, const variable_list& inputs,
+               double eps = 1e-6, double atol = 1e-5, double rtol = 1e-3);
+bool gradcheck(const std::function<Tensor(const variable_list&)>& fn, const variable_list& inputs,
+               double eps = 1e-6, double atol = 1e-5, double rtol = 1e-3);
+
+}  // namespace autograd
+}  // namespace ember

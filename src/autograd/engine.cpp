@@ -1,0 +1,222 @@
+// The backward engine: counts dependencies from the roots, then runs nodes from a ready queue
+// ordered as PyTorch's (later-created first), summing each node's incoming gradients before it
+// runs. Single-threaded, on the calling thread.
+#include <atomic>
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "autograd/engine.h"
+#include "autograd/variable.h"
+#include "ember/factory.h"
+#include "ember/pointwise.h"
+
+namespace ember::autograd {
+
+namespace {
+std::atomic<uint64_t> next_sequence_nr{0};
+}
+
+Node::Node() : sequence_nr_(next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
+
+void Node::add_input_edge(const Tensor& input) {
+  const bool wanted = input.defined() && input.requires_grad();
+  next_edges_.push_back(wanted ? gradient_edge(input) : Edge{});
+  InputMetadata meta;
+  if (input.defined()) {
+    meta.sizes = DimVector(input.sizes());
+    meta.dtype = input.dtype();
+  }
+  output_meta_.push_back(std::move(meta));
+}
+
+namespace {
+
+// Accumulates into a leaf's .grad: the first gradient is copied (never an alias of the incoming
+// tensor), later ones are added (in place, unless the graph of this backward is being recorded).
+struct AccumulateGrad final : Node {
+  explicit AccumulateGrad(Tensor v) : variable(std::move(v)) {
+    sequence_nr_ = UINT64_MAX;  // run as soon as ready, as PyTorch
+  }
+  std::string name() const override { return "torch::autograd::AccumulateGrad"; }
+  variable_list apply(variable_list&& grads) override {
+    const Tensor& g = grads[0];
+    if (!g.defined()) return {};
+    Tensor& grad = variable.mutable_grad();
+    if (!grad.defined()) {
+      grad = GradMode::is_enabled() ? g.clone() : g.detach().clone();
+    } else if (!GradMode::is_enabled()) {
+      grad.add_(g);
+    } else {
+      grad = grad + g;
+    }
+    return {};
+  }
+  Tensor variable;
+};
+
+// Gives a gradient the shape and dtype of the forward input it belongs to.
+Tensor validate(const Node& node, size_t i, Tensor g) {
+  if (!g.defined()) return g;
+  const InputMetadata& meta = node.output_metadata(i);
+  if (!g.sizes().equals(meta.sizes)) {
+    bool expandable = g.dim() >= static_cast<int64_t>(meta.sizes.size());
+    const int64_t lead = g.dim() - static_cast<int64_t>(meta.sizes.size());
+    for (size_t d = 0; expandable && d < meta.sizes.size(); ++d)
+      expandable = meta.sizes[d] == g.size(lead + static_cast<int64_t>(d)) || meta.sizes[d] == 1;
+    EMBER_CHECK(expandable, node.name().c_str(), "Function ", node.name(), " returned an invalid gradient at index ",
+                i, " - got ", g.sizes(), " but expected shape compatible with ", IntArrayRef(meta.sizes));
+    g = sum_to(g, meta.sizes);
+  }
+  if (g.dtype() != meta.dtype) g = g.to(meta.dtype);
+  return g;
+}
+
+struct ReadyOrder {
+  bool operator()(const Node* a, const Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
+};
+
+// Gradients arriving at a node's inputs, summed.
+void accumulate(variable_list& buffer, uint32_t pos, const Tensor& g) {
+  if (!g.defined()) return;
+  if (buffer.size() <= pos) buffer.resize(pos + 1);
+  buffer[pos] = buffer[pos].defined() ? buffer[pos] + g : g;
+}
+
+// Runs the graph behind `outputs`; with `inputs`, returns their gradients instead of accumulating.
+variable_list run_graph(const variable_list& outputs, const variable_list& grad_outputs, bool keep_graph,
+                        bool create_graph, const variable_list& inputs, bool allow_unused) {
+  AutoGradMode mode(create_graph);
+  std::vector<Edge> roots;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& out = outputs[i];
+    EMBER_CHECK(out.requires_grad(), "backward", "element ", i,
+                " of tensors does not require grad and does not have a grad_fn");
+    roots.push_back(gradient_edge(out));
+  }
+
+  // Dependencies: how many edges point at each reachable node.
+  std::unordered_map<Node*, int> deps;
+  std::vector<Node*> stack;
+  std::unordered_set<Node*> seen;
+  for (const Edge& e : roots)
+    if (seen.insert(e.function.get()).second) stack.push_back(e.function.get());
+  std::vector<Node*> order;  // discovery order (for the needed-pass below)
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    order.push_back(n);
+    for (const Edge& e : n->next_edges()) {
+      if (!e.is_valid()) continue;
+      ++deps[e.function.get()];
+      if (seen.insert(e.function.get()).second) stack.push_back(e.function.get());
+    }
+  }
+
+  // grad(): capture the gradients reaching the inputs; run only nodes leading to one of them.
+  const bool capture = !inputs.empty();
+  std::vector<Edge> targets;
+  std::unordered_map<Node*, bool> needed;
+  variable_list captured(inputs.size());
+  if (capture) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      EMBER_CHECK(inputs[i].requires_grad(), "grad", "One of the differentiated Tensors does not require grad");
+      targets.push_back(gradient_edge(inputs[i]));
+    }
+    std::unordered_set<Node*> target_nodes;
+    for (const Edge& t : targets) target_nodes.insert(t.function.get());
+    // Reverse topological evaluation by fixed point over the discovered nodes (graphs are small).
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (Node* n : order) {
+        if (needed[n]) continue;
+        for (const Edge& e : n->next_edges()) {
+          if (e.is_valid() && (target_nodes.count(e.function.get()) || needed[e.function.get()])) {
+            needed[n] = changed = true;
+            break;
+          }
+        }
+      }
+    }
+  }
+
+  std::unordered_map<Node*, variable_list> buffers;
+  std::priority_queue<Node*, std::vector<Node*>, ReadyOrder> ready;
+  for (size_t i = 0; i < roots.size(); ++i) accumulate(buffers[roots[i].function.get()], roots[i].input_nr, grad_outputs[i]);
+  for (const Edge& e : roots) {
+    Node* n = e.function.get();
+    if (deps[n] == 0 && seen.erase(n)) ready.push(n);  // `seen` doubles as "not queued yet"
+  }
+
+  while (!ready.empty()) {
+    Node* node = ready.top();
+    ready.pop();
+    variable_list in = std::move(buffers[node]);
+    buffers.erase(node);
+    if (in.empty()) in.resize(1);
+    if (capture) {
+      for (size_t i = 0; i < targets.size(); ++i)
+        if (targets[i].function.get() == node && targets[i].input_nr < in.size()) captured[i] = in[targets[i].input_nr];
+      if (!needed[node]) continue;
+    }
+    for (auto& [nr, slot] : node->retained_grads) {
+      if (nr >= in.size() || !in[nr].defined()) continue;
+      *slot = slot->defined() ? *slot + in[nr] : (create_graph ? in[nr].clone() : in[nr].detach().clone());
+    }
+    variable_list out = node->apply(std::move(in));
+    if (!keep_graph) node->release_variables();
+    for (size_t i = 0; i < node->num_outputs(); ++i) {
+      const Edge& e = node->next_edge(i);
+      if (!e.is_valid()) continue;
+      Node* next = e.function.get();
+      if (i < out.size()) accumulate(buffers[next], e.input_nr, validate(*node, i, std::move(out[i])));
+      if (--deps[next] == 0) ready.push(next);
+    }
+  }
+
+  if (capture) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      EMBER_CHECK(captured[i].defined() || allow_unused, "grad",
+                  "One of the differentiated Tensors appears to not have been used in the graph. Set allow_unused=True "
+                  "if this is the desired behavior.");
+      if (captured[i].defined() && !create_graph) captured[i] = captured[i].detach();
+    }
+  }
+  return captured;
+}
+
+variable_list make_grads(const variable_list& outputs, const variable_list& grad_outputs) {
+  variable_list grads;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Tensor g = i < grad_outputs.size() ? grad_outputs[i] : Tensor();
+    if (!g.defined()) {
+      EMBER_CHECK(outputs[i].numel() == 1, "backward", "grad can be implicitly created only for scalar outputs");
+      g = ones_like(outputs[i]);
+    } else {
+      EMBER_CHECK(g.sizes().equals(outputs[i].sizes()), "backward", "Mismatch in shape: grad_output[", i,
+                  "] has a shape of ", g.sizes(), " and output[", i, "] has a shape of ", outputs[i].sizes(), ".");
+      if (g.dtype() != outputs[i].dtype()) g = g.to(outputs[i].dtype());
+    }
+    grads.push_back(g);
+  }
+  return grads;
+}
+
+}  // namespace
+
+std::shared_ptr<Node> make_accumulate_grad(const Tensor& leaf) { return std::make_shared<AccumulateGrad>(leaf); }
+
+void backward(const variable_list& tensors, const variable_list& grad_tensors, std::optional<bool> retain_graph,
+              bool create_graph) {
+  run_graph(tensors, make_grads(tensors, grad_tensors), retain_graph.value_or(create_graph), create_graph, {}, false);
+}
+
+variable_list grad(const variable_list& outputs, const variable_list& inputs, const variable_list& grad_outputs,
+                   std::optional<bool> retain_graph, bool create_graph, bool allow_unused) {
+  EMBER_CHECK(!inputs.empty(), "grad", "grad requires non-empty inputs.");
+  return run_graph(outputs, make_grads(outputs, grad_outputs), retain_graph.value_or(create_graph), create_graph,
+                   inputs, allow_unused);
+}
+
+}  // namespace ember::autograd

@@ -1,0 +1,89 @@
+// gradcheck: analytic Jacobians (one backward per output element) against central differences.
+#include <cmath>
+#include <sstream>
+
+#include "ember/autograd.h"
+#include "ember/factory.h"
+#include "ember/pointwise.h"
+
+namespace ember::autograd {
+
+namespace {
+
+// Flat float64 values of a tensor (any layout).
+std::vector<double> values(const Tensor& t) {
+  const Tensor c = t.detach().to(kDouble).contiguous();
+  const double* p = c.data_ptr<double>();
+  return std::vector<double>(p, p + c.numel());
+}
+
+}  // namespace
+
+bool gradcheck(const std::function<variable_list(const variable_list&)>& fn, const variable_list& inputs, double eps,
+               double atol, double rtol) {
+  for (const Tensor& x : inputs)
+    EMBER_CHECK(!x.requires_grad() || x.dtype() == kDouble, "gradcheck",
+                "inputs requiring grad should be float64 (got ", x.dtype(), "); finite differences in lower "
+                "precision are not reliable");
+  const variable_list outs = fn(inputs);
+  for (size_t o = 0; o < outs.size(); ++o) {
+    const Tensor& out = outs[o];
+    const int64_t n_out = out.numel();
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Tensor& x = inputs[i];
+      if (!x.requires_grad()) continue;
+      const int64_t n_in = x.numel();
+      // analytic[k][j] = d out[k] / d x[j], row k from one backward with a one-hot grad_output.
+      std::vector<std::vector<double>> analytic(n_out, std::vector<double>(n_in, 0.0));
+      if (out.requires_grad()) {
+        for (int64_t k = 0; k < n_out; ++k) {
+          Tensor onehot = zeros(out.sizes(), TensorOptions().dtype(out.dtype()));
+          onehot.view({-1})[k].fill_(1);
+          const variable_list g = grad({out}, {x}, {onehot}, /*retain_graph=*/true, false, /*allow_unused=*/true);
+          if (g[0].defined()) analytic[k] = values(g[0]);
+        }
+      }
+      // numerical: perturb x[j] by +-eps (on a contiguous copy) and difference the outputs.
+      std::vector<std::vector<double>> numeric(n_out, std::vector<double>(n_in, 0.0));
+      Tensor base = x.detach().clone(MemoryFormat::Contiguous);
+      double* p = base.data_ptr<double>();
+      for (int64_t j = 0; j < n_in; ++j) {
+        variable_list args = inputs;
+        const double orig = p[j];
+        NoGradGuard no_grad;
+        p[j] = orig + eps;
+        args[i] = base.clone();
+        const std::vector<double> plus = values(fn(args)[o]);
+        p[j] = orig - eps;
+        args[i] = base.clone();
+        const std::vector<double> minus = values(fn(args)[o]);
+        p[j] = orig;
+        for (int64_t k = 0; k < n_out; ++k) numeric[k][j] = (plus[k] - minus[k]) / (2 * eps);
+      }
+      double worst = 0;
+      int64_t wk = -1, wj = -1;
+      for (int64_t k = 0; k < n_out; ++k) {
+        for (int64_t j = 0; j < n_in; ++j) {
+          const double a = analytic[k][j], nu = numeric[k][j];
+          const double excess = std::abs(a - nu) - (atol + rtol * std::abs(nu));
+          if (excess > 0 && (wk < 0 || excess > worst)) {
+            worst = excess;
+            wk = k;
+            wj = j;
+          }
+        }
+      }
+      EMBER_CHECK(wk < 0, "gradcheck", "Jacobian mismatch for output ", o, " with respect to input ", i,
+                  ", worst at output element ", wk, ", input element ", wj, ": numerical ", numeric[wk][wj],
+                  " analytical ", analytic[wk][wj]);
+    }
+  }
+  return true;
+}
+
+bool gradcheck(const std::function<Tensor(const variable_list&)>& fn, const variable_list& inputs, double eps,
+               double atol, double rtol) {
+  return gradcheck([&](const variable_list& xs) { return variable_list{fn(xs)}; }, inputs, eps, atol, rtol);
+}
+
+}  // namespace ember::autograd

@@ -1,0 +1,172 @@
+// The autograd layer of dispatch::call, and what an op writes to declare its derivative.
+//
+// An op struct declares one of:
+//   - `derivative(autograd::Derivative& d, args...)`: names its node and gives, per
+//     differentiable input, a formula of the output's gradient (PyTorch's derivatives.yaml):
+//
+//       // MulBackward0 -- self: grad * other; other: grad * self
+//       template <class B>
+//       static void derivative(autograd::Derivative& d, const Tensor& self, const B& other) {
+//         d.name(autograd::is_tensor<B> ? "MulBackward0" : "MulBackward1");
+//         d.grad(self, [o = d.save_for(self, other)](const auto& c) { return c.grad() * c[o]; });
+//         d.grad(other, [s = d.save_for(other, self)](const auto& c) { return c.grad() * c[s]; });
+//       }
+//
+//     The op then runs with recording off and one node joins its output to its inputs. Formulas
+//     return a gradient of the forward output's shape or of the input's; the engine sums
+//     broadcast dimensions and casts to the input's dtype.
+//   - `static constexpr bool composite = true;`: the op runs with recording on and its inner
+//     ops record their own nodes.
+// Or `static constexpr bool differentiable = false;` (comparisons): results never require grad.
+// An op with none of these, given a tensor that requires grad, raises "derivative for <op> is not
+// implemented" rather than returning a result without a graph.
+#pragma once
+#include <functional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "autograd/variable.h"
+#include "ember/autograd.h"
+
+namespace ember::autograd {
+
+template <class T>
+inline constexpr bool is_tensor = std::is_same_v<std::decay_t<T>, Tensor>;
+
+// A saved tensor: an index into the node's saved list.
+struct Saved {
+  size_t index;
+};
+
+class FormulaNode;
+// What a formula sees: the output's gradient and the node's saved values.
+class BackwardContext {
+ public:
+  BackwardContext(const FormulaNode& node, const variable_list& grads) : node_(node), grads_(grads) {}
+  const Tensor& grad(size_t output = 0) const { return grads_[output]; }
+  Tensor operator[](Saved s) const;
+  // Scalars (and other values) are kept by value in the formula itself.
+  template <class V>
+  const V& operator[](const V& v) const {
+    return v;
+  }
+
+ private:
+  const FormulaNode& node_;
+  const variable_list& grads_;
+};
+using Formula = std::function<Tensor(const BackwardContext&)>;
+
+// The node of an op with a derivative: one formula per next edge.
+class FormulaNode final : public Node {
+ public:
+  std::string name() const override { return name_; }
+  variable_list apply(variable_list&& grads) override;
+  void release_variables() override;
+  Tensor unpack(Saved s) const;
+
+ private:
+  friend class Derivative;
+  const char* name_ = "";
+  std::vector<SavedVariable> saved_;
+  std::vector<Formula> formulas_;
+};
+
+// Collects an op's derivative while the op records it (see the top of this file).
+class Derivative {
+ public:
+  explicit Derivative(const Tensor& result) : result_(result), node_(std::make_shared<FormulaNode>()) {}
+  void name(const char* n) { node_->name_ = n; }
+  // Whether a gradient is wanted for this input.
+  template <class T>
+  static bool needs(const T& input) {
+    if constexpr (is_tensor<T>) {
+      return input.requires_grad();
+    } else if constexpr (std::is_same_v<std::decay_t<T>, std::optional<Tensor>>) {
+      return input && input->requires_grad();
+    } else {
+      return false;
+    }
+  }
+  Saved save(const Tensor& t);
+  Saved save_result();
+  // Saves `value` only when `input` needs a gradient (so nodes keep what their formulas use);
+  // values that are not tensors are returned to be captured by the formula.
+  template <class I, class V>
+  auto save_for(const I& input, const V& value) {
+    if constexpr (is_tensor<V>) {
+      return needs(input) ? save(value) : Saved{SIZE_MAX};
+    } else {
+      return value;
+    }
+  }
+  // The formula for an input's gradient; inputs that are not tensors take none.
+  template <class T, class F>
+  void grad(const T& input, F&& f) {
+    if constexpr (is_tensor<T>) {
+      node_->add_input_edge(input);
+      node_->formulas_.emplace_back(std::forward<F>(f));
+    } else if constexpr (std::is_same_v<std::decay_t<T>, std::optional<Tensor>>) {
+      node_->add_input_edge(input ? *input : Tensor());
+      node_->formulas_.emplace_back(std::forward<F>(f));
+    }
+  }
+  const Tensor& result() const { return result_; }
+  // Attaches the node to the result (when some input needs a gradient).
+  void finish();
+
+ private:
+  Tensor result_;
+  std::shared_ptr<FormulaNode> node_;
+};
+
+[[noreturn]] void fail_not_implemented(const char* op);
+void check_inplace(const Tensor& self, const char* op);
+
+template <class Op, class... Args>
+concept HasDerivative = requires(Derivative& d, Args&... a) { Op::derivative(d, a...); };
+template <class Op>
+concept IsComposite = requires { requires Op::composite; };
+// Ops whose results never carry gradients (comparisons): `static constexpr bool differentiable = false;`.
+template <class Op>
+concept IsNonDifferentiable = requires { requires !Op::differentiable; };
+
+template <class T>
+bool same_impl(const Tensor& r, const T& a) {
+  if constexpr (is_tensor<T>) return r.is_same(a);
+  return false;
+}
+
+// The autograd layer: called by dispatch::call when grad mode is on and an argument requires grad.
+template <class Op, class... Args>
+decltype(auto) apply(Args&&... args) {
+  using First = std::tuple_element_t<0, std::tuple<Args&&..., void>>;
+  if constexpr (std::is_same_v<First, Tensor&>) {
+    // In-place and out= ops write into their first argument.
+    check_inplace(std::get<0>(std::forward_as_tuple(args...)), Op::name);
+  }
+  if constexpr (IsComposite<Op>) {
+    return Op::run(std::forward<Args>(args)...);
+  } else if constexpr (IsNonDifferentiable<Op>) {
+    AutoGradMode no_grad(false);
+    return Op::run(std::forward<Args>(args)...);
+  } else if constexpr (HasDerivative<Op, std::remove_reference_t<Args>...>) {
+    Tensor result;
+    {
+      AutoGradMode no_grad(false);
+      result = Op::run(args...);
+    }
+    // An op that hands back its input (to() to the same dtype) adds nothing to the graph.
+    if ((same_impl(result, args) || ...) || !is_differentiable_type(result.dtype())) return result;
+    Derivative d(result);
+    Op::derivative(d, args...);
+    d.finish();
+    return result;
+  } else {
+    fail_not_implemented(Op::name);
+    return Op::run(std::forward<Args>(args)...);  // unreachable; gives the return type
+  }
+}
+
+}  // namespace ember::autograd

@@ -1,0 +1,53 @@
+// Autograd's per-tensor state and saved tensors (internal to src/autograd and the op layer).
+#pragma once
+#include <memory>
+#include <string>
+
+#include "ember/autograd.h"
+
+namespace ember::autograd {
+
+// What TensorImpl's autograd slot holds.
+struct AutogradMeta final : AutogradMetaInterface {
+  Tensor grad;
+  std::shared_ptr<Node> grad_fn;            // null for leaves
+  std::weak_ptr<Node> grad_accumulator;     // leaves: the AccumulateGrad node, made on first use
+  std::shared_ptr<Tensor> retained_grad;    // non-leaves after retain_grad()
+  uint32_t output_nr = 0;
+  bool requires_grad = false;               // leaves only; non-leaves require grad through grad_fn
+};
+
+AutogradMeta* get_meta(const Tensor& t);      // null when the tensor never met autograd
+AutogradMeta& materialize_meta(const Tensor& t);
+// Where this tensor's gradient goes: its grad_fn, or its leaf's AccumulateGrad.
+Edge gradient_edge(const Tensor& t);
+
+// A tensor kept for backward. Checks on unpack that no in-place op changed it since (the
+// storage's version counter) and that the graph was not freed. An op's own output is kept
+// without its history (it would own the node that owns it) and gets it back on unpack.
+class SavedVariable {
+ public:
+  SavedVariable() = default;
+  SavedVariable(const Tensor& t, bool is_output);
+  // `node` is the node unpacking (for outputs: their grad_fn; for messages: its name).
+  Tensor unpack(const std::shared_ptr<Node>& node) const;
+  void reset_data();
+
+ private:
+  Tensor data_;
+  uint32_t version_ = 0;
+  uint32_t output_nr_ = 0;
+  bool defined_ = false;
+  bool is_output_ = false;
+  bool released_ = false;
+  bool requires_grad_ = false;
+  std::string producer_;  // the grad_fn of a saved input, for the version error
+};
+
+// Dtypes that carry gradients (floating point).
+bool is_differentiable_type(ScalarType t);
+
+// Sums a gradient over broadcast dimensions down to `sizes` (PyTorch's sum_to).
+Tensor sum_to(const Tensor& grad, IntArrayRef sizes);
+
+}  // namespace ember::autograd

@@ -1,0 +1,217 @@
+// Gradients against libtorch's: every op with a derivative, on random inputs (fixed seeds) in
+// float32 and float64, with broadcasting shapes, transposed and strided leaves, a >64K-element
+// case (threaded kernels), a random grad_output, node names, and second-order gradients.
+//
+// Tolerance: a gradient is a chain of ops, each rounding once, and reductions (sum, mean, mm)
+// add up to K terms in a different order than libtorch: float32 allows 1e-5 relative plus
+// K * 4 * 2^-24 absolute, float64 1e-12 relative plus K * 4 * 2^-53.
+#include <functional>
+#include <sstream>
+
+#include "parity/parity.h"
+
+using parity::Close;
+using parity::to_torch;
+
+namespace {
+
+using EFn = std::function<ember::Tensor(const std::vector<ember::Tensor>&)>;
+using TFn = std::function<torch::Tensor(const std::vector<torch::Tensor>&)>;
+
+enum class Domain { Any, Positive };
+enum class Layout { Contiguous, Transposed, Strided };
+
+struct Input {
+  std::vector<int64_t> sizes;
+  Domain domain = Domain::Any;
+  Layout layout = Layout::Contiguous;
+  bool requires_grad = true;
+};
+
+struct Case {
+  const char* name;
+  std::vector<Input> inputs;
+  EFn ember_fn;
+  TFn torch_fn;
+  const char* node = nullptr;  // expected grad_fn name, when Ember's node is PyTorch's
+  int64_t k = 1;               // terms summed into one gradient element (tolerance)
+};
+
+// A leaf of the given layout holding random values (positive ones for log, sqrt, ...).
+ember::Tensor make_leaf(const Input& in, ember::ScalarType dtype, uint64_t seed) {
+  std::vector<int64_t> sizes = in.sizes;
+  if (in.layout == Layout::Transposed && sizes.size() >= 2) std::swap(sizes[0], sizes[1]);
+  if (in.layout == Layout::Strided && !sizes.empty()) sizes.back() *= 2;
+  ember::Tensor t = parity::random(sizes, ember::kDouble, seed);
+  if (in.domain == Domain::Positive) t = t.abs() + 0.25;
+  t = t.to(dtype);
+  if (in.layout == Layout::Transposed && in.sizes.size() >= 2) t = t.transpose(0, 1);
+  if (in.layout == Layout::Strided && !in.sizes.empty()) t = t.slice(-1, 0, std::nullopt, 2);
+  if (in.requires_grad) t.requires_grad_();
+  return t;
+}
+
+parity::Tol grad_tol(ember::ScalarType dtype, int64_t k) {
+  return dtype == ember::kDouble ? parity::Tol{1e-12, static_cast<double>(k) * 4 * 0x1p-53 + 1e-14}
+                                 : parity::Tol{1e-5, static_cast<double>(k) * 4 * 0x1p-24 + 1e-6};
+}
+
+void run_case(const Case& c, ember::ScalarType dtype, uint64_t seed) {
+  std::ostringstream what;
+  what << c.name << " " << dtype;
+  SCOPED_TRACE(what.str());
+  std::vector<ember::Tensor> ex;
+  std::vector<torch::Tensor> tx;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    ex.push_back(make_leaf(c.inputs[i], dtype, seed + i));
+    torch::Tensor t = to_torch(ex.back().detach());
+    if (c.inputs[i].requires_grad) t.requires_grad_();
+    tx.push_back(t);
+  }
+  const ember::Tensor ey = c.ember_fn(ex);
+  const torch::Tensor ty = c.torch_fn(tx);
+  ASSERT_TRUE(Close(ey.detach(), ty.detach(), grad_tol(dtype, c.k)));
+  if (c.node) {
+    ASSERT_TRUE(ey.grad_fn());
+    EXPECT_EQ(ey.grad_fn()->name(), c.node);
+    EXPECT_EQ(ty.grad_fn()->name(), c.node);  // keeps the expectation honest
+  }
+  // in the case's dtype, which for "to" differs from the output's: backward casts it first
+  const ember::Tensor g = parity::random(ey.sizes(), dtype, seed + 100);
+  ey.backward(g);
+  ty.backward(to_torch(g));
+  for (size_t i = 0; i < ex.size(); ++i) {
+    SCOPED_TRACE("input " + std::to_string(i));
+    if (!c.inputs[i].requires_grad) {
+      EXPECT_FALSE(ex[i].grad().defined());
+      continue;
+    }
+    ASSERT_TRUE(ex[i].grad().defined());
+    EXPECT_TRUE(Close(ex[i].grad(), tx[i].grad(), grad_tol(dtype, c.k)));
+  }
+}
+
+std::vector<Case> cases() {
+  using E = std::vector<ember::Tensor>;
+  using T = std::vector<torch::Tensor>;
+  const Domain P = Domain::Positive;
+  const Layout Tr = Layout::Transposed, St = Layout::Strided;
+  return {
+      {"add", {{{3, 4}}, {{4}}}, [](const E& v) { return ember::add(v[0], v[1], 2.5); },
+       [](const T& v) { return torch::add(v[0], v[1], 2.5); }, "AddBackward0", 3},
+      {"add scalar", {{{3, 4}}}, [](const E& v) { return v[0] + 1.5; }, [](const T& v) { return v[0] + 1.5; },
+       "AddBackward1"},
+      {"sub", {{{2, 1, 3}}, {{4, 1}, Domain::Any, Layout::Transposed}},
+       [](const E& v) { return ember::sub(v[0], v[1], 0.5); }, [](const T& v) { return torch::sub(v[0], v[1], 0.5); },
+       "SubBackward0", 6},
+      {"sub scalar", {{{5}}}, [](const E& v) { return v[0] - 2; }, [](const T& v) { return v[0] - 2; }, "SubBackward1"},
+      {"rsub", {{{5}}}, [](const E& v) { return ember::rsub(v[0], 2, 3); },
+       [](const T& v) { return torch::rsub(v[0], 2, 3); }, "RsubBackward1"},
+      {"rsub tensor", {{{2, 5}}, {{5}}}, [](const E& v) { return ember::rsub(v[0], v[1], 0.5); },
+       [](const T& v) { return torch::rsub(v[0], v[1], 0.5); }, "RsubBackward0", 2},
+      {"mul", {{{4, 3}, Domain::Any, Tr}, {{3}}}, [](const E& v) { return v[0] * v[1]; },
+       [](const T& v) { return v[0] * v[1]; }, "MulBackward0", 4},
+      {"mul no-grad other", {{{4, 3}}, {{4, 3}, Domain::Any, Layout::Contiguous, false}},
+       [](const E& v) { return v[0] * v[1]; }, [](const T& v) { return v[0] * v[1]; }, "MulBackward0"},
+      {"mul scalar", {{{4}}}, [](const E& v) { return v[0] * 3; }, [](const T& v) { return v[0] * 3; },
+       "MulBackward1"},
+      {"div", {{{2, 3}}, {{2, 1}, P}}, [](const E& v) { return v[0] / v[1]; },
+       [](const T& v) { return v[0] / v[1]; }, "DivBackward0", 3},
+      {"div scalar", {{{3}}}, [](const E& v) { return v[0] / 4; }, [](const T& v) { return v[0] / 4; },
+       "DivBackward1"},
+      {"neg", {{{3, 2}, Domain::Any, St}}, [](const E& v) { return -v[0]; }, [](const T& v) { return -v[0]; },
+       "NegBackward0"},
+      {"exp", {{{7}}}, [](const E& v) { return v[0].exp(); }, [](const T& v) { return v[0].exp(); }, "ExpBackward0"},
+      {"log", {{{7}, P}}, [](const E& v) { return v[0].log(); }, [](const T& v) { return v[0].log(); },
+       "LogBackward0"},
+      {"sqrt", {{{7}, P}}, [](const E& v) { return v[0].sqrt(); }, [](const T& v) { return v[0].sqrt(); },
+       "SqrtBackward0"},
+      {"pow 3", {{{7}}}, [](const E& v) { return v[0].pow(3); }, [](const T& v) { return v[0].pow(3); },
+       "PowBackward0"},
+      {"pow -0.5", {{{7}, P}}, [](const E& v) { return v[0].pow(-0.5); }, [](const T& v) { return v[0].pow(-0.5); },
+       "PowBackward0"},
+      {"sin", {{{7}}}, [](const E& v) { return v[0].sin(); }, [](const T& v) { return v[0].sin(); }, "SinBackward0"},
+      {"cos", {{{7}}}, [](const E& v) { return v[0].cos(); }, [](const T& v) { return v[0].cos(); }, "CosBackward0"},
+      {"tanh", {{{7}}}, [](const E& v) { return v[0].tanh(); }, [](const T& v) { return v[0].tanh(); },
+       "TanhBackward0"},
+      {"sigmoid", {{{7}}}, [](const E& v) { return v[0].sigmoid(); }, [](const T& v) { return v[0].sigmoid(); },
+       "SigmoidBackward0"},
+      {"relu", {{{9}}}, [](const E& v) { return v[0].relu(); }, [](const T& v) { return v[0].relu(); },
+       "ReluBackward0"},
+      {"sum", {{{3, 4}, Domain::Any, Tr}}, [](const E& v) { return v[0].sum(); }, [](const T& v) { return v[0].sum(); },
+       "SumBackward0"},
+      {"sum dims", {{{2, 3, 4}}}, [](const E& v) { return v[0].sum({0, 2}); },
+       [](const T& v) { return v[0].sum(std::vector<int64_t>{0, 2}); }, "SumBackward1"},
+      {"sum keepdim", {{{2, 3, 4}}}, [](const E& v) { return v[0].sum({1}, true); },
+       [](const T& v) { return v[0].sum(std::vector<int64_t>{1}, true); }, "SumBackward1"},
+      {"mean", {{{2, 3}}}, [](const E& v) { return v[0].mean(); }, [](const T& v) { return v[0].mean(); },
+       "MeanBackward0"},
+      {"mean dims", {{{2, 3, 4}}}, [](const E& v) { return v[0].mean({-1}, true); },
+       [](const T& v) { return v[0].mean(std::vector<int64_t>{-1}, true); }, "MeanBackward1"},
+      {"view", {{{2, 6}}}, [](const E& v) { return v[0].view({3, 4}); }, [](const T& v) { return v[0].view({3, 4}); },
+       "ViewBackward0"},
+      {"reshape", {{{2, 6}, Domain::Any, Tr}}, [](const E& v) { return v[0].reshape({-1}); },
+       [](const T& v) { return v[0].reshape({-1}); }},
+      {"permute", {{{2, 3, 4}}}, [](const E& v) { return v[0].permute({1, 2, 0}); },
+       [](const T& v) { return v[0].permute({1, 2, 0}); }, "PermuteBackward0"},
+      {"transpose", {{{2, 3, 4}}}, [](const E& v) { return v[0].transpose(0, 2); },
+       [](const T& v) { return v[0].transpose(0, 2); }, "TransposeBackward0"},
+      {"t", {{{2, 3}}}, [](const E& v) { return v[0].t(); }, [](const T& v) { return v[0].t(); }},
+      {"expand", {{{3, 1}}}, [](const E& v) { return v[0].expand({2, 3, 4}); },
+       [](const T& v) { return v[0].expand({2, 3, 4}); }, "ExpandBackward0", 8},
+      {"select", {{{3, 4}}}, [](const E& v) { return v[0].select(1, 2); },
+       [](const T& v) { return v[0].select(1, 2); }, "SelectBackward0"},
+      {"slice", {{{5, 4}}}, [](const E& v) { return v[0].slice(0, 1, 5, 2); },
+       [](const T& v) { return v[0].slice(0, 1, 5, 2); }, "SliceBackward0"},
+      {"squeeze", {{{3, 1, 2}}}, [](const E& v) { return v[0].squeeze(1); },
+       [](const T& v) { return v[0].squeeze(1); }, "SqueezeBackward1"},
+      {"unsqueeze", {{{3, 2}}}, [](const E& v) { return v[0].unsqueeze(0); },
+       [](const T& v) { return v[0].unsqueeze(0); }, "UnsqueezeBackward0"},
+      {"flatten", {{{2, 3, 4}}}, [](const E& v) { return v[0].flatten(1); },
+       [](const T& v) { return v[0].flatten(1); }},
+      {"mm", {{{5, 7}}, {{7, 3}, Domain::Any, Tr}}, [](const E& v) { return v[0].mm(v[1]); },
+       [](const T& v) { return v[0].mm(v[1]); }, "MmBackward0", 7},
+      {"matmul", {{{2, 5, 7}}, {{7, 3}}}, [](const E& v) { return v[0].matmul(v[1]); },
+       [](const T& v) { return v[0].matmul(v[1]); }, nullptr, 10},
+      {"matmul mv", {{{5, 7}}, {{7}}}, [](const E& v) { return v[0].matmul(v[1]); },
+       [](const T& v) { return v[0].matmul(v[1]); }, nullptr, 7},
+      {"linear", {{{4, 6}}, {{3, 6}}, {{3}}}, [](const E& v) { return ember::linear(v[0], v[1], v[2]); },
+       [](const T& v) { return torch::linear(v[0], v[1], v[2]); }, nullptr, 6},
+      {"to", {{{6}}}, [](const E& v) { return v[0].to(v[0].dtype() == ember::kDouble ? ember::kFloat : ember::kDouble); },
+       [](const T& v) { return v[0].to(v[0].scalar_type() == torch::kDouble ? torch::kFloat : torch::kDouble); },
+       "ToCopyBackward0"},
+      {"clone", {{{6}}}, [](const E& v) { return v[0].clone(); }, [](const T& v) { return v[0].clone(); },
+       "CloneBackward0"},
+      {"contiguous", {{{3, 4}, Domain::Any, Tr}}, [](const E& v) { return v[0].contiguous(); },
+       [](const T& v) { return v[0].contiguous(); }, "CloneBackward0"},
+      {"large (threaded)", {{{300, 300}}, {{300}}},
+       [](const E& v) { return (v[0] * v[1] + v[0].sin()).sum({1}); },
+       [](const T& v) { return (v[0] * v[1] + v[0].sin()).sum(std::vector<int64_t>{1}); }, "SumBackward1", 300},
+      {"composite", {{{4, 3}}, {{5, 3}}, {{5}}},
+       [](const E& v) { return ember::linear(v[0], v[1], v[2]).tanh().mean({0}) * v[2].sigmoid(); },
+       [](const T& v) { return torch::linear(v[0], v[1], v[2]).tanh().mean(std::vector<int64_t>{0}) * v[2].sigmoid(); }, "MulBackward0",
+       12},
+  };
+}
+
+TEST(AutogradParity, GradientsMatchLibtorch) {
+  uint64_t seed = 1;
+  for (const Case& c : cases()) {
+    for (ember::ScalarType dtype : {ember::kFloat, ember::kDouble}) run_case(c, dtype, seed += 10);
+  }
+}
+
+TEST(AutogradParity, SecondOrderGradientsMatchLibtorch) {
+  const ember::Tensor x = parity::random({5}, ember::kDouble, 7).requires_grad_();
+  const torch::Tensor tx = to_torch(x.detach()).requires_grad_();
+  const ember::Tensor ey = (x.tanh() * x.exp() + x.pow(3) / (x * x + 1)).sum();
+  const torch::Tensor ty = (tx.tanh() * tx.exp() + tx.pow(3) / (tx * tx + 1)).sum();
+  const ember::Tensor eg = ember::autograd::grad({ey}, {x}, {}, std::nullopt, true)[0];
+  const torch::Tensor tg = torch::autograd::grad({ty}, {tx}, {}, c10::nullopt, true)[0];
+  EXPECT_TRUE(Close(eg.detach(), tg.detach(), grad_tol(ember::kDouble, 4)));
+  const ember::Tensor eh = ember::autograd::grad({eg.sum()}, {x})[0];
+  const torch::Tensor th = torch::autograd::grad({tg.sum()}, {tx})[0];
+  EXPECT_TRUE(Close(eh, th, grad_tol(ember::kDouble, 8)));
+}
+
+}  // namespace
