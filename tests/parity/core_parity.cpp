@@ -4,13 +4,13 @@
 
 #include "parity/parity.h"
 
+using parity::kAllTypes;
+
 using parity::Close;
 using parity::to_ember;
 using parity::to_torch;
 
 namespace {
-const ember::ScalarType kAllTypes[] = {ember::kFloat, ember::kDouble, ember::kHalf, ember::kBFloat16, ember::kByte,
-                                       ember::kChar, ember::kShort, ember::kInt, ember::kLong, ember::kBool};
 
 template <class T>
 std::string str(const T& t) {

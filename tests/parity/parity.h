@@ -12,6 +12,11 @@
 
 namespace parity {
 
+// Every dtype Ember and libtorch share.
+inline constexpr ember::ScalarType kAllTypes[] = {ember::kFloat, ember::kDouble, ember::kHalf, ember::kBFloat16,
+                                                  ember::kByte,  ember::kChar,   ember::kShort, ember::kInt,
+                                                  ember::kLong,  ember::kBool};
+
 inline torch::ScalarType to_torch(ember::ScalarType t) {
   switch (t) {
     case ember::kByte: return torch::kUInt8;

@@ -17,14 +17,14 @@
 
 #include "parity/parity.h"
 
+using parity::kAllTypes;
+
 using parity::Close;
 using parity::random;
 using parity::to_torch;
 
 namespace {
 
-const ember::ScalarType kAllTypes[] = {ember::kFloat, ember::kDouble, ember::kHalf, ember::kBFloat16, ember::kByte,
-                                       ember::kChar, ember::kShort, ember::kInt, ember::kLong, ember::kBool};
 
 struct Input {
   std::string name;

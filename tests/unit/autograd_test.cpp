@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ember/ember.h"
+#include "unit/expect_error.h"
 
 using namespace ember;  // NOLINT
 using autograd::variable_list;
@@ -20,16 +21,6 @@ Tensor rand64(IntArrayRef sizes, bool requires_grad = true) {
   return t;
 }
 double at(const Tensor& t, int64_t i) { return t.to(kDouble).contiguous().view({-1})[i].item<double>(); }
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(Autograd, WorkedExample) {
   const Tensor x = leaf({0.5, 0.75});

@@ -24,5 +24,17 @@ void expect_error(F&& f, const std::string& piece) {
   expect_error(std::forward<F>(f), {piece});
 }
 
+// The message of the ember::Error that f throws ("" and a test failure if it throws none).
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const ::ember::Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no ember::Error thrown";
+  return "";
+}
+
 // EXPECT_ERROR(statement, "piece", ...)
 #define EXPECT_ERROR(stmt, ...) expect_error([&] { stmt; }, {__VA_ARGS__}, #stmt)

@@ -6,22 +6,11 @@
 #include <string>
 
 #include "ember/ember.h"
+#include "unit/expect_error.h"
 
 using namespace ember;
 
 namespace {
-
-// The error message of f, which must throw ember::Error.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an ember::Error";
-  return "";
-}
 
 std::vector<double> values(const Tensor& t) {
   const Tensor d = t.to(kDouble).contiguous();
