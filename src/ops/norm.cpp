@@ -57,18 +57,27 @@ void check_param(const char* op, const char* what, const Tensor& t, int64_t C) {
               t.defined() ? t.numel() : 0);
 }
 
+// The checks batch_norm and instance_norm share: a float input of at least 2 dims and per-channel
+// parameters of size C. Returns C.
+int64_t check_channel_norm_args(const char* op, const Tensor& input, const Tensor& weight, const Tensor& bias,
+                                const Tensor& running_mean, const Tensor& running_var) {
+  check_float(op, input);
+  EMBER_CHECK(input.dim() >= 2, op, "Expected at least 2 dimensions for input tensor but received ", input.dim());
+  const int64_t C = input.size(1);
+  check_param(op, "weight", weight, C);
+  check_param(op, "bias", bias, C);
+  check_param(op, "running_mean", running_mean, C);
+  check_param(op, "running_var", running_var, C);
+  return C;
+}
+
 // Batch statistics of (N, C, L) per channel, or the running ones; then the affine map.
 std::tuple<Tensor, Tensor, Tensor> batch_norm_impl(const char* op, const Tensor& input, const Tensor& weight,
                                                    const Tensor& bias, const Tensor& running_mean,
                                                    const Tensor& running_var, bool training, double momentum,
                                                    double eps) {
-  check_float(op, input);
-  EMBER_CHECK(input.dim() >= 2, op, "Expected at least 2 dimensions for input tensor but received ", input.dim());
-  const int64_t N = input.size(0), C = input.size(1);
-  check_param(op, "weight", weight, C);
-  check_param(op, "bias", bias, C);
-  check_param(op, "running_mean", running_mean, C);
-  check_param(op, "running_var", running_var, C);
+  const int64_t C = check_channel_norm_args(op, input, weight, bias, running_mean, running_var);
+  const int64_t N = input.size(0);
   EMBER_CHECK(training || (running_mean.defined() && running_var.defined()), op,
               "running_mean and running_var must be defined in evaluation mode");
   const ScalarType stat_dtype = weight.defined() ? weight.dtype() : input.dtype();
@@ -135,13 +144,8 @@ struct InstanceNormOp {
   static constexpr const char* name = "instance_norm";
   static Tensor run(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                     const Tensor& running_var, bool use_input_stats, double momentum, double eps) {
-    check_float(name, input);
-    EMBER_CHECK(input.dim() >= 2, name, "Expected at least 2 dimensions for input tensor but received ", input.dim());
-    const int64_t N = input.size(0), C = input.size(1);
-    check_param(name, "weight", weight, C);
-    check_param(name, "bias", bias, C);
-    check_param(name, "running_mean", running_mean, C);
-    check_param(name, "running_var", running_var, C);
+    const int64_t C = check_channel_norm_args(name, input, weight, bias, running_mean, running_var);
+    const int64_t N = input.size(0);
     if (!use_input_stats) {
       return std::get<0>(batch_norm_impl(name, input, weight, bias, running_mean, running_var, false, momentum, eps));
     }
