@@ -11,6 +11,7 @@
 #include "ember/linalg.h"
 #include "ember/nn_ops.h"
 #include "ember/observer.h"
+#include "ember/ordered_dict.h"
 #include "ember/parallel.h"
 #include "ember/pointwise.h"
 #include "ember/reduce.h"
