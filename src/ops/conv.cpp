@@ -1,8 +1,11 @@
 // Convolutions and transposed convolutions: PyTorch's argument checks and messages, the output
 // shape and layout, then oneDNN (float32, bfloat16; float16 computed in float32 as oneDNN 2.6 has
 // no float16 convolution) or the im2col fallback (float64, and anything oneDNN declines).
+// Derivatives (ConvolutionBackward0): the input's gradient is the adjoint convolution, the weight's
+// oneDNN's backward-weights primitive (or the fallback), the bias's a sum of the output's gradient.
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "dispatch/dispatch.h"
 #include "ember/nn_ops.h"
@@ -141,6 +144,16 @@ dnnl::memory::desc weight_desc(const Tensor& w, const ConvArgs& a) {
   return onednn::desc_of(sizes, strides, w.dtype());
 }
 
+// Strides, dilations (oneDNN counts from 0) and paddings as oneDNN takes them.
+struct DnnlGeometry {
+  dnnl::memory::dims strides, dil, pl, pr;
+  explicit DnnlGeometry(const ConvArgs& a)
+      : strides(to_dims(a.stride)), dil(to_dims(a.dilation, 1)), pl(to_dims(a.padding_l)), pr(to_dims(a.padding_r)) {
+    // oneDNN's transposed output size has no output_padding term: it is less right padding
+    for (size_t d = 0; a.transposed && d < pr.size(); ++d) pr[d] -= a.output_padding[d];
+  }
+};
+
 template <class PD>
 onednn::Plan build_plan(const PD& pd, const dnnl::primitive& prim, const dnnl::memory::desc& src, const dnnl::memory::desc& wei,
                         const dnnl::memory::desc* bias, const dnnl::memory::desc& dst) {
@@ -165,10 +178,8 @@ onednn::Plan make_conv_plan(const Tensor& x, const Tensor& w, const Tensor& b, c
   const memory::desc src = onednn::desc_of(x), dst = onednn::desc_of(out), wei = weight_desc(w, a);
   const memory::desc bias = b.defined() ? onednn::desc_of(b) : memory::desc();
   const memory::desc wei_any(wei.dims(), dt, memory::format_tag::any);
-  const memory::dims strides = to_dims(a.stride), dil = to_dims(a.dilation, 1), pl = to_dims(a.padding_l);
-  memory::dims pr = to_dims(a.padding_r);
-  // oneDNN's transposed output size has no output_padding term: it is less right padding
-  for (size_t d = 0; a.transposed && d < pr.size(); ++d) pr[d] -= a.output_padding[d];
+  const DnnlGeometry geo(a);
+  const memory::dims &strides = geo.strides, &dil = geo.dil, &pl = geo.pl, &pr = geo.pr;
   for (bool plain : {true, false}) {
     const memory::desc s = plain ? src : memory::desc(src.dims(), dt, memory::format_tag::any);
     const memory::desc d = plain ? dst : memory::desc(dst.dims(), dt, memory::format_tag::any);
@@ -213,6 +224,77 @@ bool onednn_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& b_in, con
   return true;
 }
 
+// The weight gradient's plan: oneDNN's backward-weights primitive (hinted by the training forward
+// it differentiates), the source and output gradient in their own layouts when an optimized
+// implementation takes them, else in its preferred ones; the gradient is reordered into the
+// weight's layout.
+onednn::Plan make_weight_grad_plan(const Tensor& x, const Tensor& grad, const Tensor& grad_weight, const ConvArgs& a) {
+  using dnnl::memory;
+  const memory::data_type dt = *onednn::data_type(x.dtype());
+  const memory::desc src = onednn::desc_of(x), diff_dst = onednn::desc_of(grad), diff_wei = weight_desc(grad_weight, a);
+  const memory::desc wei_any(diff_wei.dims(), dt, memory::format_tag::any);
+  const DnnlGeometry geo(a);
+  for (bool plain : {true, false}) {
+    const memory::desc s = plain ? src : memory::desc(src.dims(), dt, memory::format_tag::any);
+    const memory::desc dd = plain ? diff_dst : memory::desc(diff_dst.dims(), dt, memory::format_tag::any);
+    try {
+      onednn::Plan plan;
+      std::vector<onednn::Plan::Step> after;
+      std::unordered_map<int, dnnl::memory> args;
+      auto bind_all = [&](const auto& pd) {
+        args[DNNL_ARG_SRC] = plan.bind(DNNL_ARG_SRC, src, pd.src_desc(), true);
+        args[DNNL_ARG_DIFF_DST] = plan.bind(DNNL_ARG_DIFF_DST, diff_dst, pd.diff_dst_desc(), true);
+        args[DNNL_ARG_DIFF_WEIGHTS] =
+            plan.bind(DNNL_ARG_DIFF_WEIGHTS, diff_wei, pd.diff_weights_desc(), false, &after);
+      };
+      if (a.transposed) {
+        const dnnl::deconvolution_forward::primitive_desc hint(
+            {dnnl::prop_kind::forward_training, dnnl::algorithm::deconvolution_direct, s, wei_any, memory::desc(), dd,
+             geo.strides, geo.dil, geo.pl, geo.pr},
+            onednn::engine());
+        const dnnl::deconvolution_backward_weights::primitive_desc pd(
+            {dnnl::algorithm::deconvolution_direct, s, wei_any, dd, geo.strides, geo.dil, geo.pl, geo.pr},
+            onednn::engine(), hint);
+        if (plain && !onednn::is_optimized(pd)) continue;
+        bind_all(pd);
+        plan.steps.push_back({dnnl::deconvolution_backward_weights(pd), std::move(args)});
+      } else {
+        const dnnl::convolution_forward::primitive_desc hint(
+            {dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, s, wei_any, memory::desc(), dd,
+             geo.strides, geo.dil, geo.pl, geo.pr},
+            onednn::engine());
+        const dnnl::convolution_backward_weights::primitive_desc pd(
+            {dnnl::algorithm::convolution_direct, s, wei_any, dd, geo.strides, geo.dil, geo.pl, geo.pr},
+            onednn::engine(), hint);
+        if (plain && !onednn::is_optimized(pd)) continue;
+        bind_all(pd);
+        plan.steps.push_back({dnnl::convolution_backward_weights(pd), std::move(args)});
+      }
+      for (auto& step : after) plan.steps.push_back(std::move(step));
+      return plan;
+    } catch (const dnnl::error&) {
+      if (!plain) throw;
+    }
+  }
+  throw dnnl::error(dnnl_unimplemented, "no convolution weight gradient implementation");
+}
+
+// Returns false when oneDNN has no implementation for these arguments.
+bool onednn_weight_grad(const Tensor& grad_in, const Tensor& x_in, const Tensor& grad_weight, const ConvArgs& a) {
+  const Tensor x = describable(x_in), grad = describable(grad_in);
+  onednn::Key key(a.transposed ? "conv_transpose_backward_weights" : "conv_backward_weights");
+  key.add(x).add(grad).add(grad_weight).add(a.stride).add(a.padding_l).add(a.padding_r).add(a.dilation).add(a.groups);
+  onednn::Plan* plan;
+  try {
+    plan = &onednn::cached_plan(key, [&] { return make_weight_grad_plan(x, grad, grad_weight, a); });
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  plan->execute({{DNNL_ARG_SRC, x.data_ptr()}, {DNNL_ARG_DIFF_DST, grad.data_ptr()},
+                 {DNNL_ARG_DIFF_WEIGHTS, grad_weight.data_ptr()}});
+  return true;
+}
+
 // (N, C, *spatial) with 1..3 spatial dims as (N, C, D, H, W), contiguous.
 Tensor as_5d(const Tensor& t) {
   DimVector s(t.sizes());
@@ -220,36 +302,52 @@ Tensor as_5d(const Tensor& t) {
   return t.contiguous().view(s);
 }
 
-void fallback_conv(const Tensor& x, const Tensor& w, const Tensor& b, Tensor out, const ConvArgs& a) {
-  const ScalarType ct = x.dtype() == kDouble ? kDouble : kFloat;
-  const int64_t k = w.dim() - 2, lead = 3 - k;
-  kernels::ConvGeometry g{x.size(0), x.size(1), out.size(1), a.groups, {}, {}, {}, {}, {}, {}};
+// The fallback's geometry of a convolution from `in` to `out` (as the kernels name them).
+kernels::ConvGeometry geometry(const Tensor& in, const Tensor& out, IntArrayRef w_sizes, const ConvArgs& a) {
+  const int64_t k = static_cast<int64_t>(w_sizes.size()) - 2, lead = 3 - k;
+  kernels::ConvGeometry g{in.size(0), in.size(1), out.size(1), a.groups, {}, {}, {}, {}, {}, {}};
   for (int64_t d = 0; d < 3; ++d) {
     const bool real = d >= lead;
-    g.in[d] = real ? x.size(d - lead + 2) : 1;
+    g.in[d] = real ? in.size(d - lead + 2) : 1;
     g.out[d] = real ? out.size(d - lead + 2) : 1;
-    g.kernel[d] = real ? w.size(d - lead + 2) : 1;
+    g.kernel[d] = real ? w_sizes[d - lead + 2] : 1;
     g.stride[d] = real ? a.stride[d - lead] : 1;
     g.padding[d] = real ? a.padding_l[d - lead] : 0;
     g.dilation[d] = real ? a.dilation[d - lead] : 1;
   }
+  return g;
+}
+
+ScalarType fallback_type(ScalarType t) { return t == kDouble ? kDouble : kFloat; }
+
+void fallback_conv(const Tensor& x, const Tensor& w, const Tensor& b, Tensor out, const ConvArgs& a) {
+  const ScalarType ct = fallback_type(x.dtype());
   Tensor res = make_empty(out.sizes(), ct);
-  kernels::conv_fallback(as_5d(x.to(ct)), as_5d(w.to(ct)), b.defined() ? b.to(ct).contiguous() : b, as_5d(res), g,
-                         a.transposed);
+  kernels::conv_fallback(as_5d(x.to(ct)), as_5d(w.to(ct)), b.defined() ? b.to(ct).contiguous() : b, as_5d(res),
+                         geometry(x, out, w.sizes(), a), a.transposed);
   out.copy_(res);
 }
 
-Tensor convolution(const char* op, const Tensor& input, const Tensor& weight, const Tensor& bias, ConvArgs a,
-                   int64_t k) {
-  EMBER_CHECK(input.dim() == k + 1 || input.dim() == k + 2, op, "Expected ", k + 1, "D (unbatched) or ", k + 2,
-              "D (batched) input to ", op, ", but got input of size: ", input.sizes());
-  EMBER_CHECK(weight.dim() == k + 2, op, "Expected ", k + 2, "-dimensional weight for ", op, ", but got weight of size ",
-              weight.sizes());
-  const bool batched = input.dim() == k + 2;
-  const Tensor x = batched ? input : input.unsqueeze(0);
-  const DimVector out_sizes = check_and_output_sizes(op, x, weight, bias, a);
-  Tensor out = make_empty(out_sizes, x.dtype(), output_format(x, weight));
-  if (out.numel() > 0) {
+// A transposed convolution from x to grad is the adjoint of the convolution from grad to x, whose
+// weight has the same shape: its weight gradient is that convolution's with the roles swapped.
+void fallback_weight_grad(const Tensor& grad, const Tensor& x, Tensor grad_weight, const ConvArgs& a) {
+  const ScalarType ct = fallback_type(x.dtype());
+  const Tensor& in = a.transposed ? grad : x;
+  const Tensor& out = a.transposed ? x : grad;
+  Tensor res = make_empty(grad_weight.sizes(), ct);
+  kernels::conv_fallback_weight_grad(as_5d(in.to(ct)), as_5d(out.to(ct)), as_5d(res),
+                                     geometry(in, out, grad_weight.sizes(), a));
+  grad_weight.copy_(res);
+}
+
+// The convolution of a batched input (PyTorch's aten::convolution), the op that records
+// ConvolutionBackward0; `op` is the public op its errors name.
+struct ConvolutionOp {
+  static constexpr const char* name = "convolution";
+  static Tensor run(const Tensor& x, const Tensor& weight, const Tensor& bias, const ConvArgs& a, const char* op) {
+    const DimVector out_sizes = check_and_output_sizes(op, x, weight, bias, a);
+    Tensor out = make_empty(out_sizes, x.dtype(), output_format(x, weight));
+    if (out.numel() == 0) return out;
     if (x.numel() == 0 || weight.numel() == 0) {  // no input channels: the bias alone
       if (bias.defined()) {
         DimVector bshape(out_sizes.size(), 1);
@@ -268,8 +366,115 @@ Tensor convolution(const char* op, const Tensor& input, const Tensor& weight, co
     } else {
       fallback_conv(x, weight, bias, out, a);
     }
+    return out;
   }
-  return batched ? out : out.squeeze(0);
+  static void derivative(autograd::Derivative& d, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                         const ConvArgs& a, const char*);
+};
+
+// The weight's gradient (PyTorch's convolution_backward for the weight): oneDNN's backward-weights
+// primitive, or the fallback; a graph of the backward uses conv_weight_grad_recorded instead.
+struct ConvolutionBackwardWeightOp {
+  static constexpr const char* name = "convolution_backward";
+  static Tensor run(const Tensor& grad, const Tensor& x, IntArrayRef weight_sizes, MemoryFormat format,
+                    const ConvArgs& a) {
+    Tensor grad_weight = make_empty(weight_sizes, x.dtype(), format);
+    if (grad_weight.numel() == 0) return grad_weight;
+    if (x.numel() == 0 || grad.numel() == 0) return grad_weight.zero_();
+    if (x.dtype() == kHalf) {  // oneDNN 2.6 has no float16 convolution
+      return grad_weight.copy_(run(grad.to(kFloat), x.to(kFloat), weight_sizes, format, a));
+    }
+    if ((x.dtype() == kFloat || x.dtype() == kBFloat16) && onednn_weight_grad(grad, x, grad_weight, a)) {
+      return grad_weight;
+    }
+    fallback_weight_grad(grad, x, grad_weight, a);
+    return grad_weight;
+  }
+};
+
+// The input's gradient is the adjoint convolution of the output's gradient with the same weight:
+// transposed for a convolution, direct for a transposed one. It records, so it is differentiable
+// again with respect to the output's gradient and the weight.
+Tensor conv_input_grad(const Tensor& grad, const Tensor& weight, ConvArgs a, IntArrayRef input_sizes) {
+  const int64_t k = weight.dim() - 2;
+  a.transposed = !a.transposed;
+  if (a.transposed) {
+    // the output_padding that brings the transposed output back to the input's size
+    a.output_padding.clear();
+    for (int64_t d = 0; d < k; ++d) {
+      const int64_t dk = a.dilation[d] * (weight.size(d + 2) - 1) + 1;
+      a.output_padding.push_back(input_sizes[d + 2] -
+                                 ((grad.size(d + 2) - 1) * a.stride[d] - a.padding_l[d] - a.padding_r[d] + dk));
+    }
+    return dispatch::call<ConvolutionOp>(grad, weight, Tensor(), a, "convolution_backward");
+  }
+  // an output_padding below the dilation but not below the stride leaves positions no input reached
+  Tensor grad_input = dispatch::call<ConvolutionOp>(grad, weight, Tensor(), a, "convolution_backward");
+  for (int64_t d = 0; d < k; ++d) {
+    if (grad_input.size(d + 2) != input_sizes[d + 2]) grad_input = grad_input.narrow(d + 2, 0, input_sizes[d + 2]);
+  }
+  return grad_input;
+}
+
+// The weight's gradient as a recorded convolution, for a graph of the backward (create_graph):
+// gw[o][c][k] = sum over n, l of grad[n][o][l] * x[n][c][l * stride + k * dilation - padding] is a
+// convolution of x with channels and batch swapped by grad as the weight, stride and dilation
+// exchanged; groups become the convolution's groups over (group, image) channels. A transposed
+// convolution's weight gradient is the one of its adjoint with x and grad exchanged.
+Tensor conv_weight_grad_recorded(const Tensor& grad, const Tensor& x, IntArrayRef weight_sizes, ConvArgs a) {
+  const Tensor& in = a.transposed ? grad : x;
+  const Tensor& out = a.transposed ? x : grad;
+  const int64_t g = a.groups, n = in.size(0), k = in.dim() - 2;
+  const int64_t cg = in.size(1) / g, og = out.size(1) / g;
+  DimVector in_split{n, g, cg}, out_split{n, g, og};
+  DimVector in_perm{2, 1, 0}, out_perm{1, 2, 0};
+  for (int64_t d = 0; d < k; ++d) {
+    in_split.push_back(in.size(d + 2)), out_split.push_back(out.size(d + 2));
+    in_perm.push_back(d + 3), out_perm.push_back(d + 3);
+  }
+  DimVector in_sizes{cg, g * n}, out_sizes{g * og, n};
+  for (int64_t d = 0; d < k; ++d) in_sizes.push_back(in.size(d + 2)), out_sizes.push_back(out.size(d + 2));
+  const Tensor images = in.reshape(in_split.ref()).permute(in_perm.ref()).reshape(in_sizes.ref());
+  const Tensor filters = out.reshape(out_split.ref()).permute(out_perm.ref()).reshape(out_sizes.ref());
+  std::swap(a.stride, a.dilation);
+  a.transposed = false;
+  Tensor gw = dispatch::call<ConvolutionOp>(images, filters, Tensor(), a, "convolution_backward").transpose(0, 1);
+  for (int64_t d = 0; d < k; ++d) gw = gw.narrow(d + 2, 0, weight_sizes[d + 2]);
+  return gw;
+}
+
+void ConvolutionOp::derivative(autograd::Derivative& d, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                               const ConvArgs& a, const char*) {
+  d.name("ConvolutionBackward0");
+  d.grad(x, [w = d.save_for(x, weight), a, sizes = DimVector(x.sizes()),
+             format = output_format(x, weight)](const auto& c) {
+    return conv_input_grad(c.grad(), c[w], a, sizes).contiguous(format);
+  });
+  d.grad(weight, [x = d.save_for(weight, x), a, sizes = DimVector(weight.sizes()),
+                  format = weight.suggest_memory_format()](const auto& c) {
+    const Tensor& grad = c.grad();
+    const Tensor input = c[x];
+    if (GradMode::is_enabled() && (grad.requires_grad() || input.requires_grad())) {
+      return conv_weight_grad_recorded(grad, input, sizes.ref(), a).contiguous(format);
+    }
+    return dispatch::call<ConvolutionBackwardWeightOp>(grad, input, sizes.ref(), format, a);
+  });
+  d.grad(bias, [](const auto& c) {
+    DimVector dims{0};
+    for (int64_t i = 2; i < c.grad().dim(); ++i) dims.push_back(i);
+    return c.grad().sum(dims.ref());
+  });
+}
+
+// The public convolutions: batch an unbatched input, then the recording op.
+Tensor convolution(const char* op, const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvArgs& a,
+                   int64_t k) {
+  EMBER_CHECK(input.dim() == k + 1 || input.dim() == k + 2, op, "Expected ", k + 1, "D (unbatched) or ", k + 2,
+              "D (batched) input to ", op, ", but got input of size: ", input.sizes());
+  EMBER_CHECK(weight.dim() == k + 2, op, "Expected ", k + 2, "-dimensional weight for ", op, ", but got weight of size ",
+              weight.sizes());
+  if (input.dim() == k + 2) return dispatch::call<ConvolutionOp>(input, weight, bias, a, op);
+  return dispatch::call<ConvolutionOp>(input.unsqueeze(0), weight, bias, a, op).squeeze(0);
 }
 
 ConvArgs conv_args(const char* op, int64_t k, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
@@ -308,6 +513,7 @@ struct ConvOp;
   template <>                                                                                                     \
   struct ConvOp<K> {                                                                                              \
     static constexpr const char* name = NAME;                                                                     \
+    static constexpr bool composite = true;                                                                       \
     static Tensor run(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,          \
                       IntArrayRef padding, IntArrayRef dilation, int64_t groups) {                                \
       return convolution(name, input, weight, bias, conv_args(name, K, stride, padding, dilation, groups), K);    \
@@ -326,6 +532,7 @@ EMBER_CONV_OP(3, "conv3d")
 template <int K>
 struct ConvTransposeOp {
   static constexpr const char* name = K == 1 ? "conv_transpose1d" : "conv_transpose2d";
+  static constexpr bool composite = true;
   static Tensor run(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
                     IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
     ConvArgs a = conv_args(name, K, stride, padding, dilation, groups);

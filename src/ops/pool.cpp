@@ -1,6 +1,8 @@
 // Pooling: max (with PyTorch's flat per-plane indices, NaN-propagating), average (padding
 // counted or not, divisor_override, ceil_mode) and adaptive average/max. 1-D pooling is 2-D
-// pooling over a height of one. Outputs keep the input's layout (channels_last in, out).
+// pooling over a height of one. Outputs keep the input's layout (channels_last in, out), and so do
+// the input gradients. Max pooling records its argmax indices for the derivative through the
+// inner MaxPool2dRecordOp (the layer records single-Tensor results).
 #include <cmath>
 
 #include "dispatch/dispatch.h"
@@ -126,28 +128,101 @@ void check_output(const char* op, const Planes& p, int64_t oH, int64_t oW) {
               "). Calculated output size: (", p.x.size(1), "x", oH, "x", oW, "). Output size is too small");
 }
 
-std::tuple<Tensor, Tensor> max_pool(const char* op, int64_t nd, const Tensor& input, IntArrayRef kernel,
-                                    IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
-                                    bool with_indices) {
+// The windows of every output row and column.
+struct Windows {
+  PoolAxis h, w;
+  int64_t out_h() const { return static_cast<int64_t>(h.begin.size()); }
+  int64_t out_w() const { return static_cast<int64_t>(w.begin.size()); }
+};
+
+// Checks a (dilated) max or avg pooling's arguments against the input and returns its windows.
+Windows pool_windows(const char* op, int64_t nd, const Tensor& input, IntArrayRef kernel, IntArrayRef stride,
+                     IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
   const PoolParams pp = pool_params(op, nd, kernel, stride, padding, dilation, ceil_mode);
   const Planes p = as_planes(op, input, nd);
   const int64_t H = p.x.size(2), W = p.x.size(3);
   const int64_t oH = output_size(H, pp.kernel[0], pp.padding[0], pp.stride[0], pp.dilation[0], ceil_mode);
   const int64_t oW = output_size(W, pp.kernel[1], pp.padding[1], pp.stride[1], pp.dilation[1], ceil_mode);
   check_output(op, p, oH, oW);
-  const PoolAxis ah = window_axis(H, oH, pp.kernel[0], pp.padding[0], pp.stride[0], pp.dilation[0]);
-  const PoolAxis aw = window_axis(W, oW, pp.kernel[1], pp.padding[1], pp.stride[1], pp.dilation[1]);
-  Tensor indices;
-  Tensor out = run_planes(p, oH, oW, input.dtype(), [&](const Tensor& in3, const Tensor& out3) {
-    Tensor idx3 = with_indices ? make_empty(out3.sizes(), kLong) : Tensor();
-    kernels::max_pool_kernel(in3, out3, idx3, ah, aw);
-    if (with_indices) indices = idx3;
-  });
-  if (with_indices) {
-    indices = indices.defined() ? indices.view(out.sizes()) : make_empty(out.sizes(), kLong);
-    if (out.dim() == 4 && out.suggest_memory_format() == MemoryFormat::ChannelsLast) {
-      indices = indices.contiguous(MemoryFormat::ChannelsLast);
+  return {window_axis(H, oH, pp.kernel[0], pp.padding[0], pp.stride[0], pp.dilation[0]),
+          window_axis(W, oW, pp.kernel[1], pp.padding[1], pp.stride[1], pp.dilation[1])};
+}
+
+// The input's gradient of a 2-D pooling: `kernel(grad3, grad_input3)` over contiguous (planes, H, W)
+// views, returned in the input's sizes and layout.
+template <class K>
+Tensor backward_planes(const Tensor& grad, IntArrayRef input_sizes, MemoryFormat format, const K& kernel) {
+  const int64_t H = input_sizes[input_sizes.size() - 2], W = input_sizes[input_sizes.size() - 1];
+  const int64_t oH = grad.size(-2), oW = grad.size(-1);
+  const int64_t planes = grad.numel() / std::max<int64_t>(oH * oW, 1);
+  Tensor grad_input = make_empty({planes, H, W}, grad.dtype());
+  if (grad_input.numel() > 0) kernel(grad.contiguous().view({planes, oH, oW}), grad_input);
+  grad_input = grad_input.view(input_sizes);
+  return format == MemoryFormat::ChannelsLast ? grad_input.contiguous(format) : grad_input;
+}
+
+// The input's gradient of max pooling: the output's gradient added at the argmax positions.
+// Twice differentiable: its own gradient gathers at the same positions.
+struct MaxPool2dBackwardOp {
+  static constexpr const char* name = "max_pool2d_with_indices_backward";
+  static Tensor run(const Tensor& grad, const Tensor& indices, IntArrayRef input_sizes, MemoryFormat format) {
+    return backward_planes(grad, input_sizes, format, [&](const Tensor& g3, const Tensor& gi3) {
+      kernels::max_pool_backward_kernel(g3, indices.contiguous().view(g3.sizes()), gi3);
+    });
+  }
+  static void derivative(autograd::Derivative& d, const Tensor& grad, const Tensor& indices, IntArrayRef,
+                         MemoryFormat) {
+    d.name("MaxPool2DWithIndicesBackwardBackward0");
+    d.grad(grad, [idx = d.save_for(grad, indices)](const auto& c) {
+      const Tensor i = c[idx];
+      return c.grad().flatten(-2).gather(-1, i.flatten(-2)).view(i.sizes());
+    });
+  }
+};
+
+// 2-D max pooling over windows, recording (max_pool2d_with_indices or adaptive_max_pool2d). x is
+// (C, H, W) or (N, C, H, W); `indices`, when given, receives the argmax positions (flat h * W + w
+// per plane), which the derivative keeps. Callers pass it whenever a gradient may be wanted.
+template <bool Adaptive>
+struct MaxPool2dRecordOp {
+  static constexpr const char* name = Adaptive ? "adaptive_max_pool2d" : "max_pool2d_with_indices";
+  static Tensor run(const Tensor& x, const Windows& win, Tensor* indices) {
+    const Planes p = as_planes(name, x, 2);
+    Tensor idx;
+    Tensor out = run_planes(p, win.out_h(), win.out_w(), x.dtype(), [&](const Tensor& in3, const Tensor& out3) {
+      if (indices) idx = make_empty(out3.sizes(), kLong);
+      kernels::max_pool_kernel(in3, out3, idx, win.h, win.w);
+    });
+    if (indices) {
+      idx = idx.defined() ? idx.view(out.sizes()) : make_empty(out.sizes(), kLong);
+      *indices = out.dim() == 4 && out.suggest_memory_format() == MemoryFormat::ChannelsLast
+                     ? idx.contiguous(MemoryFormat::ChannelsLast)
+                     : idx;
     }
+    return out;
+  }
+  static void derivative(autograd::Derivative& d, const Tensor& x, const Windows&, Tensor* indices) {
+    d.name(Adaptive ? "AdaptiveMaxPool2DBackward0" : "MaxPool2DWithIndicesBackward0");
+    d.grad(x, [idx = d.save_for(x, *indices), sizes = DimVector(x.sizes()),
+               format = x.suggest_memory_format()](const auto& c) {
+      return dispatch::call<MaxPool2dBackwardOp>(c.grad(), c[idx], sizes.ref(), format);
+    });
+  }
+};
+
+// Max pooling of 1 or 2 spatial dims: 1-D pooling is 2-D pooling of the input with a height of one
+// inserted (and squeezed out of the results).
+std::tuple<Tensor, Tensor> max_pool(const char* op, int64_t nd, const Tensor& input, IntArrayRef kernel,
+                                    IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
+                                    bool with_indices) {
+  const Windows win = pool_windows(op, nd, input, kernel, stride, padding, dilation, ceil_mode);
+  Tensor indices;
+  const bool keep = with_indices || (GradMode::is_enabled() && input.requires_grad());
+  const Tensor x = nd == 1 ? input.unsqueeze(-2) : input;
+  Tensor out = dispatch::call<MaxPool2dRecordOp<false>>(x, win, keep ? &indices : nullptr);
+  if (nd == 1) {
+    out = out.squeeze(-2);
+    if (with_indices) indices = indices.squeeze(-2);
   }
   return {out, indices};
 }
@@ -155,6 +230,7 @@ std::tuple<Tensor, Tensor> max_pool(const char* op, int64_t nd, const Tensor& in
 template <int ND>
 struct MaxPoolOp {
   static constexpr const char* name = ND == 1 ? "max_pool1d" : "max_pool2d";
+  static constexpr bool composite = true;
   static Tensor run(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil) {
     return std::get<0>(max_pool(name, ND, input, k, s, p, d, ceil, false));
   }
@@ -162,29 +238,72 @@ struct MaxPoolOp {
 template <int ND>
 struct MaxPoolWithIndicesOp {
   static constexpr const char* name = ND == 1 ? "max_pool1d_with_indices" : "max_pool2d_with_indices";
+  static constexpr bool composite = true;
   static std::tuple<Tensor, Tensor> run(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRef p,
                                         IntArrayRef d, bool ceil) {
     return max_pool(name, ND, input, k, s, p, d, ceil, true);
   }
 };
 
+// The input's gradient of (adaptive) avg pooling: each output's gradient spread over its window
+// with the forward's divisor.
+template <bool Adaptive>
+struct AvgPool2dBackwardOp {
+  static constexpr const char* name = Adaptive ? "adaptive_avg_pool2d_backward" : "avg_pool2d_backward";
+  static Tensor run(const Tensor& grad, IntArrayRef input_sizes, MemoryFormat format, const Windows& win,
+                    bool count_extent, int64_t divisor_override) {
+    return backward_planes(grad, input_sizes, format, [&](const Tensor& g3, const Tensor& gi3) {
+      kernels::avg_pool_backward_kernel(g3, gi3, win.h, win.w, count_extent, divisor_override);
+    });
+  }
+};
+
 template <int ND>
-struct AvgPoolOp {
-  static constexpr const char* name = ND == 1 ? "avg_pool1d" : "avg_pool2d";
+struct AvgPoolOp;
+
+// avg_pool2d records AvgPool2DBackward0; avg_pool1d is avg_pool2d over a height of one.
+template <>
+struct AvgPoolOp<2> {
+  static constexpr const char* name = "avg_pool2d";
+  static Windows windows(const Tensor& input, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding,
+                         bool ceil_mode, std::optional<int64_t> divisor_override) {
+    EMBER_CHECK(!divisor_override || *divisor_override != 0, name, "divisor must be not zero");
+    return pool_windows(name, 2, input, kernel, stride, padding, 1, ceil_mode);
+  }
   static Tensor run(const Tensor& input, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
                     bool count_include_pad, std::optional<int64_t> divisor_override) {
-    EMBER_CHECK(!divisor_override || *divisor_override != 0, name, "divisor must be not zero");
-    const PoolParams pp = pool_params(name, ND, kernel, stride, padding, 1, ceil_mode);
-    const Planes p = as_planes(name, input, ND);
-    const int64_t H = p.x.size(2), W = p.x.size(3);
-    const int64_t oH = output_size(H, pp.kernel[0], pp.padding[0], pp.stride[0], 1, ceil_mode);
-    const int64_t oW = output_size(W, pp.kernel[1], pp.padding[1], pp.stride[1], 1, ceil_mode);
-    check_output(name, p, oH, oW);
-    const PoolAxis ah = window_axis(H, oH, pp.kernel[0], pp.padding[0], pp.stride[0], 1);
-    const PoolAxis aw = window_axis(W, oW, pp.kernel[1], pp.padding[1], pp.stride[1], 1);
-    return run_planes(p, oH, oW, input.dtype(), [&](const Tensor& in3, const Tensor& out3) {
-      kernels::avg_pool_kernel(in3, out3, ah, aw, count_include_pad, divisor_override.value_or(0));
+    const Windows win = windows(input, kernel, stride, padding, ceil_mode, divisor_override);
+    return run_planes(as_planes(name, input, 2), win.out_h(), win.out_w(), input.dtype(),
+                      [&](const Tensor& in3, const Tensor& out3) {
+                        kernels::avg_pool_kernel(in3, out3, win.h, win.w, count_include_pad,
+                                                 divisor_override.value_or(0));
+                      });
+  }
+  static void derivative(autograd::Derivative& d, const Tensor& input, IntArrayRef kernel, IntArrayRef stride,
+                         IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                         std::optional<int64_t> divisor_override) {
+    d.name("AvgPool2DBackward0");
+    d.grad(input, [win = windows(input, kernel, stride, padding, ceil_mode, divisor_override),
+                   sizes = DimVector(input.sizes()), format = input.suggest_memory_format(), count_include_pad,
+                   divisor = divisor_override.value_or(0)](const auto& c) {
+      return dispatch::call<AvgPool2dBackwardOp<false>>(c.grad(), sizes.ref(), format, win, count_include_pad,
+                                                         divisor);
     });
+  }
+};
+
+template <>
+struct AvgPoolOp<1> {
+  static constexpr const char* name = "avg_pool1d";
+  static constexpr bool composite = true;
+  static Tensor run(const Tensor& input, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                    bool count_include_pad, std::optional<int64_t> divisor_override) {
+    const PoolParams pp = pool_params(name, 1, kernel, stride, padding, 1, ceil_mode);
+    (void)pool_windows(name, 1, input, kernel, stride, padding, 1, ceil_mode);  // checks with this op's name
+    const int64_t k2[2] = {1, pp.kernel[1]}, s2[2] = {1, pp.stride[1]}, p2[2] = {0, pp.padding[1]};
+    return dispatch::call<AvgPoolOp<2>>(input.unsqueeze(-2), IntArrayRef(k2, 2), IntArrayRef(s2, 2),
+                                        IntArrayRef(p2, 2), ceil_mode, count_include_pad, divisor_override)
+        .squeeze(-2);
   }
 };
 
@@ -203,33 +322,51 @@ Planes adaptive_planes(const char* op, const Tensor& input, IntArrayRef output_s
   return as_planes(op, input, nd);
 }
 
+Windows adaptive_windows(const Planes& p, IntArrayRef output_size) {
+  return {adaptive_axis(p.x.size(2), output_size[0]), adaptive_axis(p.x.size(3), output_size[1])};
+}
+
 template <int ND>
-struct AdaptiveAvgPoolOp {
-  static constexpr const char* name = ND == 1 ? "adaptive_avg_pool1d" : "adaptive_avg_pool2d";
+struct AdaptiveAvgPoolOp;
+
+// adaptive_avg_pool2d records AdaptiveAvgPool2DBackward0; the 1-D one is it over a height of one.
+template <>
+struct AdaptiveAvgPoolOp<2> {
+  static constexpr const char* name = "adaptive_avg_pool2d";
   static Tensor run(const Tensor& input, IntArrayRef output_size) {
-    const Planes p = adaptive_planes(name, input, output_size, ND);
-    const int64_t oH = ND == 1 ? 1 : output_size[0], oW = output_size[ND - 1];
-    const PoolAxis ah = adaptive_axis(p.x.size(2), oH), aw = adaptive_axis(p.x.size(3), oW);
-    return run_planes(p, oH, oW, input.dtype(), [&](const Tensor& in3, const Tensor& out3) {
-      kernels::avg_pool_kernel(in3, out3, ah, aw, false, 0);
+    const Planes p = adaptive_planes(name, input, output_size, 2);
+    const Windows win = adaptive_windows(p, output_size);
+    return run_planes(p, win.out_h(), win.out_w(), input.dtype(), [&](const Tensor& in3, const Tensor& out3) {
+      kernels::avg_pool_kernel(in3, out3, win.h, win.w, false, 0);
     });
+  }
+  static void derivative(autograd::Derivative& d, const Tensor& input, IntArrayRef output_size) {
+    d.name("AdaptiveAvgPool2DBackward0");
+    d.grad(input, [win = adaptive_windows(as_planes(name, input, 2), output_size), sizes = DimVector(input.sizes()),
+                   format = input.suggest_memory_format()](const auto& c) {
+      return dispatch::call<AvgPool2dBackwardOp<true>>(c.grad(), sizes.ref(), format, win, false, int64_t{0});
+    });
+  }
+};
+
+template <>
+struct AdaptiveAvgPoolOp<1> {
+  static constexpr const char* name = "adaptive_avg_pool1d";
+  static constexpr bool composite = true;
+  static Tensor run(const Tensor& input, IntArrayRef output_size) {
+    (void)adaptive_planes(name, input, output_size, 1);  // checks with this op's name
+    const int64_t size2[2] = {1, output_size[0]};
+    return dispatch::call<AdaptiveAvgPoolOp<2>>(input.unsqueeze(-2), IntArrayRef(size2, 2)).squeeze(-2);
   }
 };
 
 struct AdaptiveMaxPool2dOp {
   static constexpr const char* name = "adaptive_max_pool2d";
+  static constexpr bool composite = true;
   static std::tuple<Tensor, Tensor> run(const Tensor& input, IntArrayRef output_size) {
-    const Planes p = adaptive_planes(name, input, output_size, 2);
-    const PoolAxis ah = adaptive_axis(p.x.size(2), output_size[0]), aw = adaptive_axis(p.x.size(3), output_size[1]);
+    const Windows win = adaptive_windows(adaptive_planes(name, input, output_size, 2), output_size);
     Tensor indices;
-    Tensor out = run_planes(p, output_size[0], output_size[1], input.dtype(), [&](const Tensor& in3, const Tensor& out3) {
-      indices = make_empty(out3.sizes(), kLong);
-      kernels::max_pool_kernel(in3, out3, indices, ah, aw);
-    });
-    indices = indices.defined() ? indices.view(out.sizes()) : make_empty(out.sizes(), kLong);
-    if (out.dim() == 4 && out.suggest_memory_format() == MemoryFormat::ChannelsLast) {
-      indices = indices.contiguous(MemoryFormat::ChannelsLast);
-    }
+    Tensor out = dispatch::call<MaxPool2dRecordOp<true>>(input, win, &indices);
     return {out, indices};
   }
 };

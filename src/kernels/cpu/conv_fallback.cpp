@@ -1,5 +1,6 @@
 #include "kernels/cpu/conv_fallback.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "core/parallel.h"
@@ -45,6 +46,19 @@ void gemm(const T* a, int64_t lda_m, int64_t lda_k, const T* b, T* c, int64_t M,
   }
 }
 
+// The im2col matrix of one group of one image: rows (channel, tap), columns output positions.
+template <class T>
+void im2col(const ConvGeometry& g, const T* xin, int64_t channels, std::vector<T>& col) {
+  const int64_t kvol = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const int64_t ivol = g.in[0] * g.in[1] * g.in[2], ovol = g.out[0] * g.out[1] * g.out[2];
+  col.assign(static_cast<size_t>(channels * kvol * ovol), T(0));
+  for (int64_t c = 0; c < channels; ++c) {
+    T* cc = col.data() + c * kvol * ovol;
+    const T* xc = xin + c * ivol;
+    for_each_tap(g, [&](int64_t row, int64_t i, int64_t o) { cc[row * ovol + o] = i < 0 ? T(0) : xc[i]; });
+  }
+}
+
 template <class T>
 void conv_typed(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out, const ConvGeometry& g,
                 bool transposed) {
@@ -69,12 +83,7 @@ void conv_typed(const Tensor& x, const Tensor& weight, const Tensor& bias, const
       const T* xin = xp + (n * g.in_channels + grp * cin_g) * ivol;
       T* yout = op + (n * g.out_channels + grp * cout_g) * ovol;
       if (!transposed) {
-        col.assign(static_cast<size_t>(cin_g * kvol * ovol), T(0));
-        for (int64_t c = 0; c < cin_g; ++c) {
-          T* cc = col.data() + c * kvol * ovol;
-          const T* xc = xin + c * ivol;
-          for_each_tap(g, [&](int64_t row, int64_t i, int64_t o) { cc[row * ovol + o] = i < 0 ? T(0) : xc[i]; });
-        }
+        im2col(g, xin, cin_g, col);
         for (int64_t o = 0; o < cout_g; ++o)
           for (int64_t l = 0; l < ovol; ++l) yout[o * ovol + l] = bp ? bp[grp * cout_g + o] : T(0);
         // weight rows of this group: (cout_g) x (cin_g * kvol), contiguous
@@ -96,7 +105,46 @@ void conv_typed(const Tensor& x, const Tensor& weight, const Tensor& bias, const
   });
 }
 
+// grad_w[o][(c, tap)] = sum over images and positions of grad[o][l] * col[(c, tap)][l]; one task
+// per group (disjoint weight rows), images summed in order so the result is deterministic.
+template <class T>
+void weight_grad_typed(const Tensor& x, const Tensor& grad, const Tensor& grad_weight, const ConvGeometry& g) {
+  const int64_t kvol = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const int64_t ivol = g.in[0] * g.in[1] * g.in[2], ovol = g.out[0] * g.out[1] * g.out[2];
+  const int64_t cin_g = g.in_channels / g.groups, cout_g = g.out_channels / g.groups, row = cin_g * kvol;
+  const T* xp = x.data_ptr<T>();
+  const T* gp = grad.data_ptr<T>();
+  T* wp = grad_weight.data_ptr<T>();
+  const int64_t work = g.batch * cout_g * row * ovol;
+  parallel_for(0, g.groups, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(work, 1)), [&](int64_t b, int64_t e) {
+    std::vector<T> col;
+    for (int64_t grp = b; grp < e; ++grp) {
+      T* wg = wp + grp * cout_g * row;
+      std::fill(wg, wg + cout_g * row, T(0));
+      for (int64_t n = 0; n < g.batch; ++n) {
+        im2col(g, xp + (n * g.in_channels + grp * cin_g) * ivol, cin_g, col);
+        const T* go = gp + (n * g.out_channels + grp * cout_g) * ovol;
+        for (int64_t o = 0; o < cout_g; ++o)
+          for (int64_t r = 0; r < row; ++r) {
+            const T* cr = col.data() + r * ovol;
+            T acc = 0;
+            for (int64_t l = 0; l < ovol; ++l) acc += go[o * ovol + l] * cr[l];
+            wg[o * row + r] += acc;
+          }
+      }
+    }
+  });
+}
+
 }  // namespace
+
+void conv_fallback_weight_grad(const Tensor& x, const Tensor& grad, const Tensor& grad_weight, const ConvGeometry& g) {
+  if (x.dtype() == kDouble) {
+    weight_grad_typed<double>(x, grad, grad_weight, g);
+  } else {
+    weight_grad_typed<float>(x, grad, grad_weight, g);
+  }
+}
 
 void conv_fallback(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
                    const ConvGeometry& g, bool transposed) {

@@ -15,5 +15,10 @@ struct ConvGeometry {
 // convolution (C_in, C_out/g, kD, kH, kW), contiguous. out is overwritten.
 void conv_fallback(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
                    const ConvGeometry& g, bool transposed);
+// The weight gradient of the forward (not transposed) convolution `g`: x (N, C_in, D, H, W), grad
+// (N, C_out, oD, oH, oW), grad_weight (C_out, C_in/g, kD, kH, kW) overwritten; contiguous, one
+// dtype (float or double). A transposed convolution's weight gradient is this one with x the
+// output's gradient and grad the transposed convolution's input.
+void conv_fallback_weight_grad(const Tensor& x, const Tensor& grad, const Tensor& grad_weight, const ConvGeometry& g);
 
 }  // namespace ember::kernels

@@ -1,7 +1,10 @@
 #include "kernels/cpu/pool_kernels.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
+#include <vector>
 
 #include "core/parallel.h"
 #include "kernels/cpu/cast.h"
@@ -49,6 +52,14 @@ void max_typed(const Tensor& in, const Tensor& out, const Tensor& indices, const
   });
 }
 
+// What avg pooling divides output (oh, ow)'s window sum by; 0 for an empty window.
+int64_t avg_divisor(const PoolAxis& h, const PoolAxis& w, int64_t oh, int64_t ow, bool count_extent,
+                    int64_t divisor_override) {
+  const int64_t count = std::max<int64_t>(h.end[oh] - h.begin[oh], 0) * std::max<int64_t>(w.end[ow] - w.begin[ow], 0);
+  if (count == 0) return 0;
+  return divisor_override ? divisor_override : count_extent ? h.extent[oh] * w.extent[ow] : count;
+}
+
 template <class T>
 void avg_typed(const Tensor& in, const Tensor& out, const PoolAxis& h, const PoolAxis& w, bool count_extent,
                int64_t divisor_override) {
@@ -64,15 +75,64 @@ void avg_typed(const Tensor& in, const Tensor& out, const PoolAxis& h, const Poo
         C sum = 0;
         for (int64_t ih = h.begin[oh]; ih < h.end[oh]; ih += h.step)
           for (int64_t iw = w.begin[ow]; iw < w.end[ow]; iw += w.step) sum += static_cast<C>(src[ih * W + iw]);
-        const int64_t count = std::max<int64_t>(h.end[oh] - h.begin[oh], 0) * std::max<int64_t>(w.end[ow] - w.begin[ow], 0);
-        const int64_t divisor =
-            divisor_override ? divisor_override : count_extent ? h.extent[oh] * w.extent[ow] : count;
-        op[(p * oH + oh) * oW + ow] = static_cast<T>(count == 0 ? C(0) : sum / static_cast<C>(divisor));
+        const int64_t divisor = avg_divisor(h, w, oh, ow, count_extent, divisor_override);
+        op[(p * oH + oh) * oW + ow] = static_cast<T>(divisor == 0 ? C(0) : sum / static_cast<C>(divisor));
       }
     }
   });
 }
 
+// The backward loops accumulate one plane at a time: in place for float32/64, in a float32 plane
+// for the 16-bit types (rounded once at the end, as their forward is).
+template <class T, class F>
+void for_grad_planes(const Tensor& grad_in, int64_t work_per_plane, const F& accumulate) {
+  using C = compute_t<T>;
+  const int64_t P = grad_in.size(0), HW = grad_in.size(1) * grad_in.size(2);
+  T* gp = static_cast<T*>(grad_in.data_ptr());
+  for_planes(P, HW + work_per_plane, [&](int64_t p) {
+    T* dst = gp + p * HW;
+    if constexpr (std::is_same_v<T, C>) {
+      std::fill(dst, dst + HW, T(0));
+      accumulate(p, dst);
+    } else {
+      std::vector<C> acc(static_cast<size_t>(HW), C(0));
+      accumulate(p, acc.data());
+      for (int64_t i = 0; i < HW; ++i) dst[i] = static_cast<T>(acc[static_cast<size_t>(i)]);
+    }
+  });
+}
+
+template <class T>
+void max_backward_typed(const Tensor& grad_out, const Tensor& indices, const Tensor& grad_in) {
+  const int64_t O = grad_out.size(1) * grad_out.size(2);
+  const T* go = static_cast<const T*>(grad_out.data_ptr());
+  const int64_t* ip = indices.data_ptr<int64_t>();
+  for_grad_planes<T>(grad_in, O, [&](int64_t p, auto* dst) {
+    const T* g = go + p * O;
+    const int64_t* idx = ip + p * O;
+    for (int64_t o = 0; o < O; ++o) dst[idx[o]] += static_cast<compute_t<T>>(g[o]);
+  });
+}
+
+template <class T>
+void avg_backward_typed(const Tensor& grad_out, const Tensor& grad_in, const PoolAxis& h, const PoolAxis& w,
+                        bool count_extent, int64_t divisor_override) {
+  using C = compute_t<T>;
+  const int64_t oH = grad_out.size(1), oW = grad_out.size(2), W = grad_in.size(2);
+  const T* go = static_cast<const T*>(grad_out.data_ptr());
+  for_grad_planes<T>(grad_in, oH * oW, [&](int64_t p, auto* dst) {
+    const T* g = go + p * oH * oW;
+    for (int64_t oh = 0; oh < oH; ++oh) {
+      for (int64_t ow = 0; ow < oW; ++ow) {
+        const int64_t divisor = avg_divisor(h, w, oh, ow, count_extent, divisor_override);
+        if (divisor == 0) continue;
+        const C v = static_cast<C>(g[oh * oW + ow]) / static_cast<C>(divisor);
+        for (int64_t ih = h.begin[oh]; ih < h.end[oh]; ih += h.step)
+          for (int64_t iw = w.begin[ow]; iw < w.end[ow]; iw += w.step) dst[ih * W + iw] += v;
+      }
+    }
+  });
+}
 
 }  // namespace
 
@@ -84,6 +144,17 @@ void max_pool_kernel(const Tensor& in, const Tensor& out, const Tensor& indices,
 void avg_pool_kernel(const Tensor& in, const Tensor& out, const PoolAxis& h, const PoolAxis& w, bool count_extent,
                      int64_t divisor_override) {
   visit_float(in.dtype(), "pool", [&](auto tag) { avg_typed<decltype(tag)>(in, out, h, w, count_extent, divisor_override); });
+}
+
+void max_pool_backward_kernel(const Tensor& grad_out, const Tensor& indices, const Tensor& grad_in) {
+  visit_float(grad_in.dtype(), "pool", [&](auto tag) { max_backward_typed<decltype(tag)>(grad_out, indices, grad_in); });
+}
+
+void avg_pool_backward_kernel(const Tensor& grad_out, const Tensor& grad_in, const PoolAxis& h, const PoolAxis& w,
+                              bool count_extent, int64_t divisor_override) {
+  visit_float(grad_in.dtype(), "pool", [&](auto tag) {
+    avg_backward_typed<decltype(tag)>(grad_out, grad_in, h, w, count_extent, divisor_override);
+  });
 }
 
 }  // namespace ember::kernels

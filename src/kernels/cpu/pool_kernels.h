@@ -23,4 +23,10 @@ void max_pool_kernel(const Tensor& in, const Tensor& out, const Tensor& indices,
 void avg_pool_kernel(const Tensor& in, const Tensor& out, const PoolAxis& h, const PoolAxis& w, bool count_extent,
                      int64_t divisor_override);
 
+// Backward: grad_out (P, oH, oW) -> grad_in (P, H, W), overwritten. Max pooling adds each output's
+// gradient at its index; avg pooling spreads it over the window with the forward's divisor.
+void max_pool_backward_kernel(const Tensor& grad_out, const Tensor& indices, const Tensor& grad_in);
+void avg_pool_backward_kernel(const Tensor& grad_out, const Tensor& grad_in, const PoolAxis& h, const PoolAxis& w,
+                              bool count_extent, int64_t divisor_override);
+
 }  // namespace ember::kernels
