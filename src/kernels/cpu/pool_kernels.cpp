@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <type_traits>
-#include <vector>
 
 #include "core/parallel.h"
 #include "kernels/cpu/cast.h"
@@ -82,35 +80,29 @@ void avg_typed(const Tensor& in, const Tensor& out, const PoolAxis& h, const Poo
   });
 }
 
-// The backward loops accumulate one plane at a time: in place for float32/64, in a float32 plane
-// for the 16-bit types (rounded once at the end, as their forward is).
+// The backward loops zero one plane of grad_in and accumulate into it in its own dtype, in output
+// order, as PyTorch does (16-bit types round after every addition, as theirs do).
 template <class T, class F>
 void for_grad_planes(const Tensor& grad_in, int64_t work_per_plane, const F& accumulate) {
-  using C = compute_t<T>;
   const int64_t P = grad_in.size(0), HW = grad_in.size(1) * grad_in.size(2);
   T* gp = static_cast<T*>(grad_in.data_ptr());
   for_planes(P, HW + work_per_plane, [&](int64_t p) {
     T* dst = gp + p * HW;
-    if constexpr (std::is_same_v<T, C>) {
-      std::fill(dst, dst + HW, T(0));
-      accumulate(p, dst);
-    } else {
-      std::vector<C> acc(static_cast<size_t>(HW), C(0));
-      accumulate(p, acc.data());
-      for (int64_t i = 0; i < HW; ++i) dst[i] = static_cast<T>(acc[static_cast<size_t>(i)]);
-    }
+    std::fill(dst, dst + HW, T(0));
+    accumulate(p, dst);
   });
 }
 
 template <class T>
 void max_backward_typed(const Tensor& grad_out, const Tensor& indices, const Tensor& grad_in) {
+  using C = compute_t<T>;
   const int64_t O = grad_out.size(1) * grad_out.size(2);
   const T* go = static_cast<const T*>(grad_out.data_ptr());
   const int64_t* ip = indices.data_ptr<int64_t>();
-  for_grad_planes<T>(grad_in, O, [&](int64_t p, auto* dst) {
+  for_grad_planes<T>(grad_in, O, [&](int64_t p, T* dst) {
     const T* g = go + p * O;
     const int64_t* idx = ip + p * O;
-    for (int64_t o = 0; o < O; ++o) dst[idx[o]] += static_cast<compute_t<T>>(g[o]);
+    for (int64_t o = 0; o < O; ++o) dst[idx[o]] = static_cast<T>(static_cast<C>(dst[idx[o]]) + static_cast<C>(g[o]));
   });
 }
 
@@ -120,15 +112,16 @@ void avg_backward_typed(const Tensor& grad_out, const Tensor& grad_in, const Poo
   using C = compute_t<T>;
   const int64_t oH = grad_out.size(1), oW = grad_out.size(2), W = grad_in.size(2);
   const T* go = static_cast<const T*>(grad_out.data_ptr());
-  for_grad_planes<T>(grad_in, oH * oW, [&](int64_t p, auto* dst) {
+  for_grad_planes<T>(grad_in, oH * oW, [&](int64_t p, T* dst) {
     const T* g = go + p * oH * oW;
     for (int64_t oh = 0; oh < oH; ++oh) {
       for (int64_t ow = 0; ow < oW; ++ow) {
         const int64_t divisor = avg_divisor(h, w, oh, ow, count_extent, divisor_override);
         if (divisor == 0) continue;
-        const C v = static_cast<C>(g[oh * oW + ow]) / static_cast<C>(divisor);
+        const C v = static_cast<C>(static_cast<T>(static_cast<C>(g[oh * oW + ow]) / static_cast<C>(divisor)));
         for (int64_t ih = h.begin[oh]; ih < h.end[oh]; ih += h.step)
-          for (int64_t iw = w.begin[ow]; iw < w.end[ow]; iw += w.step) dst[ih * W + iw] += v;
+          for (int64_t iw = w.begin[ow]; iw < w.end[ow]; iw += w.step)
+            dst[ih * W + iw] = static_cast<T>(static_cast<C>(dst[ih * W + iw]) + v);
       }
     }
   });
