@@ -154,6 +154,13 @@ struct DnnlGeometry {
   }
 };
 
+// Whether to run a primitive on the tensors' own layouts: gemm-based (im2col) implementations on
+// plain layouts are much slower than the blocked kernels plus reorders (tens of times for the
+// backward ones), so only the other optimized implementations qualify.
+bool fast_on_plain(const dnnl::primitive_desc_base& pd) {
+  return onednn::is_optimized(pd) && std::string(pd.impl_info_str()).find("gemm") == std::string::npos;
+}
+
 template <class PD>
 onednn::Plan build_plan(const PD& pd, const dnnl::primitive& prim, const dnnl::memory::desc& src, const dnnl::memory::desc& wei,
                         const dnnl::memory::desc* bias, const dnnl::memory::desc& dst) {
@@ -188,14 +195,13 @@ onednn::Plan make_conv_plan(const Tensor& x, const Tensor& w, const Tensor& b, c
         dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
                                                s, wei_any, bias, d, strides, dil, pl, pr);
         dnnl::deconvolution_forward::primitive_desc pd(desc, onednn::engine());
-        if (plain && !onednn::is_optimized(pd)) continue;
+        if (plain && !fast_on_plain(pd)) continue;
         return build_plan(pd, dnnl::deconvolution_forward(pd), src, wei, b.defined() ? &bias : nullptr, dst);
       }
       dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, s,
                                            wei_any, bias, d, strides, dil, pl, pr);
       dnnl::convolution_forward::primitive_desc pd(desc, onednn::engine());
-      // gemm-based convolution on plain layouts is slower than the blocked kernels plus reorders
-      if (plain && (!onednn::is_optimized(pd) || std::string(pd.impl_info_str()).find("gemm") != std::string::npos)) continue;
+      if (plain && !fast_on_plain(pd)) continue;
       return build_plan(pd, dnnl::convolution_forward(pd), src, wei, b.defined() ? &bias : nullptr, dst);
     } catch (const dnnl::error&) {
       if (!plain) throw;
@@ -255,7 +261,7 @@ onednn::Plan make_weight_grad_plan(const Tensor& x, const Tensor& grad, const Te
         const dnnl::deconvolution_backward_weights::primitive_desc pd(
             {dnnl::algorithm::deconvolution_direct, s, wei_any, dd, geo.strides, geo.dil, geo.pl, geo.pr},
             onednn::engine(), hint);
-        if (plain && !onednn::is_optimized(pd)) continue;
+        if (plain && !fast_on_plain(pd)) continue;
         bind_all(pd);
         plan.steps.push_back({dnnl::deconvolution_backward_weights(pd), std::move(args)});
       } else {
@@ -266,7 +272,7 @@ onednn::Plan make_weight_grad_plan(const Tensor& x, const Tensor& grad, const Te
         const dnnl::convolution_backward_weights::primitive_desc pd(
             {dnnl::algorithm::convolution_direct, s, wei_any, dd, geo.strides, geo.dil, geo.pl, geo.pr},
             onednn::engine(), hint);
-        if (plain && !onednn::is_optimized(pd)) continue;
+        if (plain && !fast_on_plain(pd)) continue;
         bind_all(pd);
         plan.steps.push_back({dnnl::convolution_backward_weights(pd), std::move(args)});
       }
