@@ -3,6 +3,7 @@
 // no float16 convolution) or the im2col fallback (float64, and anything oneDNN declines).
 // Derivatives (ConvolutionBackward0): the input's gradient is the adjoint convolution, the weight's
 // oneDNN's backward-weights primitive (or the fallback), the bias's a sum of the output's gradient.
+#include <memory>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -233,12 +234,18 @@ bool onednn_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& b_in, con
 // The weight gradient's plan: oneDNN's backward-weights primitive (hinted by the training forward
 // it differentiates), the source and output gradient in their own layouts when an optimized
 // implementation takes them, else in its preferred ones; the gradient is reordered into the
-// weight's layout.
-onednn::Plan make_weight_grad_plan(const Tensor& x, const Tensor& grad, const Tensor& grad_weight, const ConvArgs& a) {
+// weight's layout. With grad_bias defined the same pass sums the bias's gradient (in float32,
+// rounded into grad_bias's dtype).
+onednn::Plan make_weight_grad_plan(const Tensor& x, const Tensor& grad, const Tensor& grad_weight,
+                                   const Tensor& grad_bias, const ConvArgs& a) {
   using dnnl::memory;
   const memory::data_type dt = *onednn::data_type(x.dtype());
   const memory::desc src = onednn::desc_of(x), diff_dst = onednn::desc_of(grad), diff_wei = weight_desc(grad_weight, a);
   const memory::desc wei_any(diff_wei.dims(), dt, memory::format_tag::any);
+  const memory::desc bias_user = grad_bias.defined() ? onednn::desc_of(grad_bias) : memory::desc();
+  const memory::desc bias32 =
+      grad_bias.defined() ? memory::desc({grad_bias.size(0)}, memory::data_type::f32, memory::format_tag::a)
+                          : memory::desc();
   const DnnlGeometry geo(a);
   for (bool plain : {true, false}) {
     const memory::desc s = plain ? src : memory::desc(src.dims(), dt, memory::format_tag::any);
@@ -252,6 +259,9 @@ onednn::Plan make_weight_grad_plan(const Tensor& x, const Tensor& grad, const Te
         args[DNNL_ARG_DIFF_DST] = plan.bind(DNNL_ARG_DIFF_DST, diff_dst, pd.diff_dst_desc(), true);
         args[DNNL_ARG_DIFF_WEIGHTS] =
             plan.bind(DNNL_ARG_DIFF_WEIGHTS, diff_wei, pd.diff_weights_desc(), false, &after);
+        if (grad_bias.defined()) {
+          args[DNNL_ARG_DIFF_BIAS] = plan.bind(DNNL_ARG_DIFF_BIAS, bias_user, pd.diff_bias_desc(), false, &after);
+        }
       };
       if (a.transposed) {
         const dnnl::deconvolution_forward::primitive_desc hint(
@@ -259,7 +269,7 @@ onednn::Plan make_weight_grad_plan(const Tensor& x, const Tensor& grad, const Te
              geo.strides, geo.dil, geo.pl, geo.pr},
             onednn::engine());
         const dnnl::deconvolution_backward_weights::primitive_desc pd(
-            {dnnl::algorithm::deconvolution_direct, s, wei_any, dd, geo.strides, geo.dil, geo.pl, geo.pr},
+            {dnnl::algorithm::deconvolution_direct, s, wei_any, bias32, dd, geo.strides, geo.dil, geo.pl, geo.pr},
             onednn::engine(), hint);
         if (plain && !fast_on_plain(pd)) continue;
         bind_all(pd);
@@ -270,7 +280,7 @@ onednn::Plan make_weight_grad_plan(const Tensor& x, const Tensor& grad, const Te
              geo.strides, geo.dil, geo.pl, geo.pr},
             onednn::engine());
         const dnnl::convolution_backward_weights::primitive_desc pd(
-            {dnnl::algorithm::convolution_direct, s, wei_any, dd, geo.strides, geo.dil, geo.pl, geo.pr},
+            {dnnl::algorithm::convolution_direct, s, wei_any, bias32, dd, geo.strides, geo.dil, geo.pl, geo.pr},
             onednn::engine(), hint);
         if (plain && !fast_on_plain(pd)) continue;
         bind_all(pd);
@@ -286,18 +296,25 @@ onednn::Plan make_weight_grad_plan(const Tensor& x, const Tensor& grad, const Te
 }
 
 // Returns false when oneDNN has no implementation for these arguments.
-bool onednn_weight_grad(const Tensor& grad_in, const Tensor& x_in, const Tensor& grad_weight, const ConvArgs& a) {
+bool onednn_weight_grad(const Tensor& grad_in, const Tensor& x_in, const Tensor& grad_weight, const Tensor& grad_bias,
+                        const ConvArgs& a) {
   const Tensor x = describable(x_in), grad = describable(grad_in);
   onednn::Key key(a.transposed ? "conv_transpose_backward_weights" : "conv_backward_weights");
-  key.add(x).add(grad).add(grad_weight).add(a.stride).add(a.padding_l).add(a.padding_r).add(a.dilation).add(a.groups);
+  key.add(x).add(grad).add(grad_weight).add(grad_bias).add(a.stride).add(a.padding_l).add(a.padding_r);
+  key.add(a.dilation).add(a.groups);
   onednn::Plan* plan;
   try {
-    plan = &onednn::cached_plan(key, [&] { return make_weight_grad_plan(x, grad, grad_weight, a); });
+    plan = &onednn::cached_plan(key, [&] { return make_weight_grad_plan(x, grad, grad_weight, grad_bias, a); });
   } catch (const dnnl::error&) {
     return false;
   }
-  plan->execute({{DNNL_ARG_SRC, x.data_ptr()}, {DNNL_ARG_DIFF_DST, grad.data_ptr()},
-                 {DNNL_ARG_DIFF_WEIGHTS, grad_weight.data_ptr()}});
+  if (grad_bias.defined()) {
+    plan->execute({{DNNL_ARG_SRC, x.data_ptr()}, {DNNL_ARG_DIFF_DST, grad.data_ptr()},
+                   {DNNL_ARG_DIFF_WEIGHTS, grad_weight.data_ptr()}, {DNNL_ARG_DIFF_BIAS, grad_bias.data_ptr()}});
+  } else {
+    plan->execute({{DNNL_ARG_SRC, x.data_ptr()}, {DNNL_ARG_DIFF_DST, grad.data_ptr()},
+                   {DNNL_ARG_DIFF_WEIGHTS, grad_weight.data_ptr()}});
+  }
   return true;
 }
 
@@ -378,22 +395,38 @@ struct ConvolutionOp {
                          const ConvArgs& a, const char*);
 };
 
+// The bias's gradient: the output's gradient summed over all dims but the channels.
+Tensor bias_grad(const Tensor& grad) {
+  DimVector dims{0};
+  for (int64_t i = 2; i < grad.dim(); ++i) dims.push_back(i);
+  return grad.sum(dims.ref());
+}
+
 // The weight's gradient (PyTorch's convolution_backward for the weight): oneDNN's backward-weights
 // primitive, or the fallback; a graph of the backward uses conv_weight_grad_recorded instead.
+// With `grad_bias` given it also receives the bias's gradient, from the same oneDNN pass.
 struct ConvolutionBackwardWeightOp {
   static constexpr const char* name = "convolution_backward";
   static Tensor run(const Tensor& grad, const Tensor& x, IntArrayRef weight_sizes, MemoryFormat format,
-                    const ConvArgs& a) {
+                    const ConvArgs& a, Tensor* grad_bias) {
     Tensor grad_weight = make_empty(weight_sizes, x.dtype(), format);
-    if (grad_weight.numel() == 0) return grad_weight;
-    if (x.numel() == 0 || grad.numel() == 0) return grad_weight.zero_();
-    if (x.dtype() == kHalf) {  // oneDNN 2.6 has no float16 convolution
-      return grad_weight.copy_(run(grad.to(kFloat), x.to(kFloat), weight_sizes, format, a));
-    }
-    if ((x.dtype() == kFloat || x.dtype() == kBFloat16) && onednn_weight_grad(grad, x, grad_weight, a)) {
+    if (grad_bias) *grad_bias = make_empty({grad.size(1)}, grad.dtype());
+    if (grad_weight.numel() == 0 || x.numel() == 0 || grad.numel() == 0) {
+      grad_weight.zero_();
+      if (grad_bias) *grad_bias = bias_grad(grad);
       return grad_weight;
     }
-    fallback_weight_grad(grad, x, grad_weight, a);
+    if (x.dtype() == kHalf) {  // oneDNN 2.6 has no float16 convolution
+      Tensor bias32;
+      grad_weight.copy_(run(grad.to(kFloat), x.to(kFloat), weight_sizes, format, a, grad_bias ? &bias32 : nullptr));
+      if (grad_bias) grad_bias->copy_(bias32);
+      return grad_weight;
+    }
+    const bool onednn = x.dtype() == kFloat || x.dtype() == kBFloat16;
+    if (!onednn || !onednn_weight_grad(grad, x, grad_weight, grad_bias ? *grad_bias : Tensor(), a)) {
+      fallback_weight_grad(grad, x, grad_weight, a);
+      if (grad_bias) *grad_bias = bias_grad(grad);
+    }
     return grad_weight;
   }
 };
@@ -456,19 +489,21 @@ void ConvolutionOp::derivative(autograd::Derivative& d, const Tensor& x, const T
              format = output_format(x, weight)](const auto& c) {
     return conv_input_grad(c.grad(), c[w], a, sizes).contiguous(format);
   });
+  // The weight's formula (run first) leaves the bias's gradient from its oneDNN pass here.
+  auto fused_bias = std::make_shared<Tensor>();
   d.grad(weight, [x = d.save_for(weight, x), a, sizes = DimVector(weight.sizes()),
-                  format = weight.suggest_memory_format()](const auto& c) {
+                  format = weight.suggest_memory_format(), fused_bias,
+                  with_bias = d.needs(bias)](const auto& c) {
     const Tensor& grad = c.grad();
     const Tensor input = c[x];
     if (GradMode::is_enabled() && (grad.requires_grad() || input.requires_grad())) {
       return conv_weight_grad_recorded(grad, input, sizes.ref(), a).contiguous(format);
     }
-    return dispatch::call<ConvolutionBackwardWeightOp>(grad, input, sizes.ref(), format, a);
+    return dispatch::call<ConvolutionBackwardWeightOp>(grad, input, sizes.ref(), format, a,
+                                                       with_bias ? fused_bias.get() : nullptr);
   });
-  d.grad(bias, [](const auto& c) {
-    DimVector dims{0};
-    for (int64_t i = 2; i < c.grad().dim(); ++i) dims.push_back(i);
-    return c.grad().sum(dims.ref());
+  d.grad(bias, [fused_bias](const auto& c) {
+    return fused_bias->defined() ? std::exchange(*fused_bias, Tensor()) : bias_grad(c.grad());
   });
 }
 
