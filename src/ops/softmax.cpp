@@ -1,5 +1,6 @@
 // softmax and log_softmax over one dim (optionally after a cast to `dtype`). The output is
-// contiguous, as PyTorch's CPU kernels make it.
+// contiguous, as PyTorch's CPU kernels make it. The derivatives use the saved output with one fused
+// kernel per row (_softmax_backward_data / _log_softmax_backward_data).
 #include "dispatch/dispatch.h"
 #include "ember/nn_ops.h"
 #include "kernels/cpu/softmax_kernels.h"
@@ -21,16 +22,40 @@ Tensor softmax_impl(const char* op, const Tensor& input, int64_t dim, std::optio
   return y;
 }
 
+// The input's gradient from the output y (of the dtype softmax computed in; the engine casts it
+// back to the input's).
+Tensor softmax_backward(const Tensor& grad, const Tensor& y, int64_t dim, bool log) {
+  Tensor gin = make_empty(y.sizes(), y.dtype());
+  if (y.numel() == 0) return gin;
+  const int64_t d = maybe_wrap_dim(dim, y.dim(), "softmax_backward");
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < d; ++i) outer *= y.size(i);
+  for (int64_t i = d + 1; i < y.dim(); ++i) inner *= y.size(i);
+  const int64_t len = y.dim() == 0 ? 1 : y.size(d);
+  const Tensor g = grad.to(y.dtype()).contiguous();
+  kernels::softmax_backward_kernel(g.view({outer, len, inner}), y.view({outer, len, inner}),
+                                   gin.view({outer, len, inner}), log);
+  return gin;
+}
+
 struct SoftmaxOp {
   static constexpr const char* name = "softmax";
   static Tensor run(const Tensor& input, int64_t dim, std::optional<ScalarType> dtype) {
     return softmax_impl(name, input, dim, dtype, false);
+  }
+  static void derivative(autograd::Derivative& d, const Tensor& input, int64_t dim, std::optional<ScalarType>) {
+    d.name("SoftmaxBackward0");
+    d.grad(input, [y = d.save_result(), dim](const auto& c) { return softmax_backward(c.grad(), c[y], dim, false); });
   }
 };
 struct LogSoftmaxOp {
   static constexpr const char* name = "log_softmax";
   static Tensor run(const Tensor& input, int64_t dim, std::optional<ScalarType> dtype) {
     return softmax_impl(name, input, dim, dtype, true);
+  }
+  static void derivative(autograd::Derivative& d, const Tensor& input, int64_t dim, std::optional<ScalarType>) {
+    d.name("LogSoftmaxBackward0");
+    d.grad(input, [y = d.save_result(), dim](const auto& c) { return softmax_backward(c.grad(), c[y], dim, true); });
   }
 };
 
