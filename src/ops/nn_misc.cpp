@@ -53,6 +53,11 @@ Tensor gather_trailing(const Tensor& input, const std::vector<std::vector<int64_
   return out;
 }
 
+// The layout an input's gradient takes: channels_last when the input is.
+MemoryFormat layout_of(const Tensor& t) {
+  return t.dim() == 4 || t.dim() == 5 ? t.suggest_memory_format() : MemoryFormat::Contiguous;
+}
+
 // The adjoint of gather_trailing: gin(o, i1..ik) sums grad(o, j1..jk) over the j with
 // map[d][jd] = id, accumulated in the compute type. `in_sizes` is the input's shape.
 Tensor scatter_trailing(const Tensor& grad, const std::vector<std::vector<int64_t>>& map, IntArrayRef in_sizes) {
@@ -347,10 +352,6 @@ InterpolatePlan interpolate_plan(const char* name, const Tensor& input, Optional
   return plan;
 }
 
-MemoryFormat interpolate_format(const Tensor& t) {
-  return t.dim() == 4 ? t.suggest_memory_format() : MemoryFormat::Contiguous;
-}
-
 struct InterpolateOp {
   static constexpr const char* name = "interpolate";
   static Tensor run(const Tensor& input, OptionalIntArrayRef size, const std::optional<std::vector<double>>& scale,
@@ -369,7 +370,7 @@ struct InterpolateOp {
                     [&](auto tag) { bilinear<decltype(tag)>(in3, out3, plan.scales[0], plan.scales[1], plan.align_corners); });
       }
     }
-    const MemoryFormat format = interpolate_format(input);
+    const MemoryFormat format = layout_of(input);
     return format == MemoryFormat::Contiguous ? out : out.contiguous(format);
   }
   // UpsampleNearest1DBackward1 / UpsampleNearest2DBackward1 / UpsampleBilinear2DBackward1
@@ -377,7 +378,7 @@ struct InterpolateOp {
                          const std::optional<std::vector<double>>& scale, std::string_view mode,
                          std::optional<bool> align_corners) {
     const InterpolatePlan plan = interpolate_plan(name, input, size, scale, mode, align_corners);
-    const MemoryFormat format = interpolate_format(input);
+    const MemoryFormat format = layout_of(input);
     if (plan.nearest) {
       d.name(input.dim() == 3 ? "UpsampleNearest1DBackward1" : "UpsampleNearest2DBackward1");
       d.grad(input, [map = plan.nearest_maps(input), in_sizes = DimVector(input.sizes()), format](const auto& c) {
@@ -440,7 +441,9 @@ struct ConstantPadNdOp {
   // ConstantPadNdBackward0 -- self: the gradient cropped back (padded by the negated pads).
   static void derivative(autograd::Derivative& d, const Tensor& input, IntArrayRef pad, const Scalar&) {
     d.name("ConstantPadNdBackward0");
-    d.grad(input, [crop = negated(pad)](const auto& c) { return dispatch::call<ConstantPadNdOp>(c.grad(), crop, Scalar(0.0)); });
+    d.grad(input, [crop = negated(pad), format = layout_of(input)](const auto& c) {
+      return dispatch::call<ConstantPadNdOp>(c.grad(), crop, Scalar(0.0)).contiguous(format);
+    });
   }
 };
 
@@ -495,9 +498,8 @@ struct PadOp {
         {"ReflectionPad1DBackward0", "ReflectionPad2DBackward0", "ReflectionPad3DBackward0"},
         {"ReplicationPad1DBackward0", "ReplicationPad2DBackward0", "ReplicationPad3DBackward0"}};
     d.name(names[mode == "replicate"][pad.size() / 2 - 1]);
-    d.grad(input, [map = pad_maps(name, input, pad, mode, value), in_sizes = DimVector(input.sizes())](const auto& c) {
-      return scatter_grad(c.grad(), map, in_sizes, MemoryFormat::Contiguous);
-    });
+    d.grad(input, [map = pad_maps(name, input, pad, mode, value), in_sizes = DimVector(input.sizes()),
+                   format = layout_of(input)](const auto& c) { return scatter_grad(c.grad(), map, in_sizes, format); });
   }
 };
 
