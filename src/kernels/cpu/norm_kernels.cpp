@@ -92,14 +92,15 @@ void channel_moments_typed(const Tensor& x, double* mean, double* var) {
       double s = 0;
       for (int64_t n = 0; n < N; ++n) s += row_sum(xp + (n * C + c) * L, static_cast<size_t>(L), [](auto v) { return v; });
       const double m = s / count;
-      // the second pass in double: batch statistics feed running_var, keep them exact
+      // sums of squared deviations from the exact mean, per row in the compute type (rows are
+      // short) and over rows in double
+      const auto vm = hn::Set(DC<T>(), static_cast<lane_t<T>>(m));
       double ss = 0;
       for (int64_t n = 0; n < N; ++n) {
-        const T* row = xp + (n * C + c) * L;
-        for (int64_t l = 0; l < L; ++l) {
-          const double dv = static_cast<double>(row[l]) - m;
-          ss += dv * dv;
-        }
+        ss += row_sum(xp + (n * C + c) * L, static_cast<size_t>(L), [&](auto v) {
+          const auto dv = hn::Sub(v, vm);
+          return hn::Mul(dv, dv);
+        });
       }
       mean[c] = m;
       var[c] = ss / count;
