@@ -12,6 +12,7 @@
 #include "ember/factory.h"
 #include "ember/nn_ops.h"
 #include "kernels/cpu/cast.h"
+#include "ops/first_order.h"
 
 namespace ember {
 namespace nn::functional {
@@ -96,8 +97,9 @@ Tensor scatter_trailing(const Tensor& grad, const std::vector<std::vector<int64_
 }
 
 // The gradient of a gather_trailing output, in the input's layout.
-Tensor scatter_grad(const Tensor& grad, const std::vector<std::vector<int64_t>>& map, IntArrayRef in_sizes,
-                    MemoryFormat format) {
+Tensor scatter_grad(const char* node, const Tensor& grad, const std::vector<std::vector<int64_t>>& map,
+                    IntArrayRef in_sizes, MemoryFormat format) {
+  check_first_order(node, {grad});
   const Tensor gin = scatter_trailing(grad, map, in_sizes);
   return format == MemoryFormat::Contiguous ? gin : gin.contiguous(format);
 }
@@ -106,6 +108,7 @@ Tensor scatter_grad(const Tensor& grad, const std::vector<std::vector<int64_t>>&
 // scale_grad_by_freq divides by how often each index occurs. Threads own disjoint weight rows.
 Tensor embedding_backward(const Tensor& grad, const Tensor& indices, int64_t num_weights, int64_t padding_idx,
                           bool scale_grad_by_freq) {
+  check_first_order("embedding", {grad});
   const Tensor idx = indices.to(kLong).contiguous();
   const int64_t n = idx.numel(), D = grad.size(-1);
   const Tensor g = grad.contiguous().view({n, D});
@@ -382,12 +385,13 @@ struct InterpolateOp {
     if (plan.nearest) {
       d.name(input.dim() == 3 ? "UpsampleNearest1DBackward1" : "UpsampleNearest2DBackward1");
       d.grad(input, [map = plan.nearest_maps(input), in_sizes = DimVector(input.sizes()), format](const auto& c) {
-        return scatter_grad(c.grad(), map, in_sizes, format);
+        return scatter_grad("interpolate", c.grad(), map, in_sizes, format);
       });
       return;
     }
     d.name("UpsampleBilinear2DBackward1");
     d.grad(input, [plan, in_sizes = DimVector(input.sizes()), format](const auto& c) {
+      check_first_order(name, {c.grad()});
       const Tensor g = c.grad().contiguous();
       Tensor gin = make_empty(in_sizes, g.dtype());
       const int64_t P = in_sizes[0] * in_sizes[1];
@@ -499,7 +503,7 @@ struct PadOp {
         {"ReplicationPad1DBackward0", "ReplicationPad2DBackward0", "ReplicationPad3DBackward0"}};
     d.name(names[mode == "replicate"][pad.size() / 2 - 1]);
     d.grad(input, [map = pad_maps(name, input, pad, mode, value), in_sizes = DimVector(input.sizes()),
-                   format = layout_of(input)](const auto& c) { return scatter_grad(c.grad(), map, in_sizes, format); });
+                   format = layout_of(input)](const auto& c) { return scatter_grad("pad", c.grad(), map, in_sizes, format); });
   }
 };
 

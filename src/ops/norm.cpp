@@ -16,6 +16,7 @@
 #include "dispatch/dispatch.h"
 #include "ember/nn_ops.h"
 #include "kernels/cpu/norm_kernels.h"
+#include "ops/first_order.h"
 
 namespace ember {
 namespace nn::functional {
@@ -99,12 +100,13 @@ Tensor doubles_tensor(std::vector<double> v) { return from_doubles(v, {static_ca
 // gradients; they are computed once per incoming gradient (the formulas run one after another).
 class ChannelNormBackward {
  public:
-  ChannelNormBackward(autograd::Saved x, autograd::Saved w, StatLayout l, std::vector<double> mean,
+  ChannelNormBackward(const char* node, autograd::Saved x, autograd::Saved w, StatLayout l, std::vector<double> mean,
                       std::vector<double> rstd, bool batch_stats)
-      : x_(x), w_(w), l_(l), mean_(std::move(mean)), rstd_(std::move(rstd)), batch_stats_(batch_stats) {}
+      : node_(node), x_(x), w_(w), l_(l), mean_(std::move(mean)), rstd_(std::move(rstd)), batch_stats_(batch_stats) {}
 
   Tensor grad_input(const autograd::BackwardContext& c) {
     const Tensor x = c[x_];
+    check_first_order(node_, {c.grad(), x, w_.index == SIZE_MAX ? Tensor() : c[w_]});
     Tensor dx = make_empty(x.sizes(), x.dtype());
     if (x.numel() == 0) return dx;
     const std::vector<double> w = as_doubles(w_.index == SIZE_MAX ? Tensor() : c[w_]);
@@ -160,6 +162,7 @@ class ChannelNormBackward {
     if (seen_.defined() && seen_.is_same(c.grad())) return;
     seen_ = c.grad();
     const Tensor x = c[x_];
+    check_first_order(node_, {c.grad(), x});
     const int64_t rows = l_.N * l_.C;
     sum_dy_.assign(rows, 0.0);
     sum_dyx_.assign(rows, 0.0);
@@ -172,6 +175,7 @@ class ChannelNormBackward {
                                       row_mean.data(), sum_dy_.data(), sum_dyx_.data());
   }
 
+  const char* node_;
   autograd::Saved x_, w_;
   StatLayout l_;
   std::vector<double> mean_, rstd_;
@@ -206,7 +210,7 @@ struct ChannelNormOp {
                          const Tensor& mean, const Tensor& rstd, int64_t G, bool per_sample, bool batch_stats) {
     d.name(Names::node);
     auto st = std::make_shared<ChannelNormBackward>(
-        d.save(input), weight.defined() ? d.save(weight) : autograd::Saved{SIZE_MAX}, stat_layout(input, G, per_sample),
+        Names::node, d.save(input), weight.defined() ? d.save(weight) : autograd::Saved{SIZE_MAX}, stat_layout(input, G, per_sample),
         as_doubles(mean), as_doubles(rstd), batch_stats);
     d.grad(input, [st](const auto& c) { return st->grad_input(c); });
     d.grad(weight, [st](const auto& c) { return st->grad_weight(c); });
@@ -353,9 +357,10 @@ std::pair<int64_t, int64_t> check_normalized(const char* op, const Tensor& input
 // are kept for their formulas (which run after the input's, on the same incoming gradient).
 class RowNormBackward {
  public:
-  RowNormBackward(autograd::Saved x, autograd::Saved w, IntArrayRef shape, std::vector<double> mean,
+  RowNormBackward(const char* node, autograd::Saved x, autograd::Saved w, IntArrayRef shape, std::vector<double> mean,
                   std::vector<double> rstd, bool rms, bool want_w, bool want_b)
-      : x_(x), w_(w), shape_(shape), mean_(std::move(mean)), rstd_(std::move(rstd)), rms_(rms), want_w_(want_w),
+      : node_(node),
+        x_(x), w_(w), shape_(shape), mean_(std::move(mean)), rstd_(std::move(rstd)), rms_(rms), want_w_(want_w),
         want_b_(want_b) {}
 
   Tensor grad_input(const autograd::BackwardContext& c) {
@@ -370,6 +375,7 @@ class RowNormBackward {
     if (!input && seen_.defined() && seen_.is_same(c.grad())) return;
     seen_ = c.grad();
     const Tensor x = c[x_], w = w_.index == SIZE_MAX ? Tensor() : c[w_];
+    check_first_order(node_, {c.grad(), x, w});
     const int64_t rows = static_cast<int64_t>(mean_.size());
     int64_t cols = 1;
     for (int64_t s : shape_) cols *= s;
@@ -386,6 +392,7 @@ class RowNormBackward {
     if (want_b_) gb_ = from_doubles(gb, shape_, kDouble);
   }
 
+  const char* node_;
   autograd::Saved x_, w_;
   DimVector shape_;
   std::vector<double> mean_, rstd_;
@@ -416,7 +423,7 @@ struct RowNormOp {
                          const Tensor& bias, double, bool rms, const Tensor& mean, const Tensor& rstd) {
     d.name(Names::node);
     auto st = std::make_shared<RowNormBackward>(
-        d.save(input), weight.defined() ? d.save(weight) : autograd::Saved{SIZE_MAX}, shape, as_doubles(mean),
+        Names::node, d.save(input), weight.defined() ? d.save(weight) : autograd::Saved{SIZE_MAX}, shape, as_doubles(mean),
         as_doubles(rstd), rms, d.needs(weight), d.needs(bias));
     d.grad(input, [st](const auto& c) { return st->grad_input(c); });
     d.grad(weight, [st](const auto& c) { return st->grad_weight(c); });

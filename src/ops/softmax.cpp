@@ -3,6 +3,8 @@
 // kernel per row (_softmax_backward_data / _log_softmax_backward_data).
 #include "dispatch/dispatch.h"
 #include "ember/nn_ops.h"
+#include "ember/pointwise.h"
+#include "ember/reduce.h"
 #include "kernels/cpu/softmax_kernels.h"
 
 namespace ember::nn::functional {
@@ -25,6 +27,11 @@ Tensor softmax_impl(const char* op, const Tensor& input, int64_t dim, std::optio
 // The input's gradient from the output y (of the dtype softmax computed in; the engine casts it
 // back to the input's).
 Tensor softmax_backward(const Tensor& grad, const Tensor& y, int64_t dim, bool log) {
+  if (GradMode::is_enabled() && (grad.requires_grad() || y.requires_grad())) {
+    // create_graph: the same formula from recorded ops, so it has a gradient of its own
+    const Tensor g = grad.to(y.dtype());
+    return log ? g - y.exp() * g.sum(dim, true) : y * (g - (g * y).sum(dim, true));
+  }
   Tensor gin = make_empty(y.sizes(), y.dtype());
   if (y.numel() == 0) return gin;
   const int64_t d = maybe_wrap_dim(dim, y.dim(), "softmax_backward");

@@ -134,6 +134,35 @@ TEST(NnGrad, SoftmaxAndLogSoftmax) {
   EXPECT_EQ(x.grad().dtype(), kFloat);
 }
 
+// gradcheck of the first gradient as a function of the input and the incoming gradient
+TEST(NnGrad, SoftmaxSecondOrder) {
+  manual_seed(15);
+  for (bool log : {false, true}) {
+    check(log ? "log_softmax double backward" : "softmax double backward", [log](const variable_list& v) {
+      // gradcheck's finite differences run without grad mode, on inputs that do not require grad
+      AutoGradMode enable(true);
+      const Tensor x = v[0].requires_grad() ? v[0] : v[0].detach().requires_grad_();
+      const Tensor y = log ? F::log_softmax(x, 1) : F::softmax(x, 1);
+      return autograd::grad({y}, {x}, {v[1]}, true, true)[0];
+    }, {rand64({3, 4}), rand64({3, 4})});
+  }
+}
+
+TEST(NnGrad, FusedBackwardsRefuseCreateGraph) {
+  const Tensor x = rand64({2, 3}), w = rand64({3});
+  const Tensor y = F::layer_norm(x, {3}, w, Tensor(), 1e-5);
+  EXPECT_ERROR(autograd::grad({y.sum()}, {x}, {}, true, true), "double backward of NativeLayerNormBackward0 is not implemented");
+  const Tensor b = F::batch_norm(x, w, Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5);
+  EXPECT_ERROR(autograd::grad({b.sum()}, {w}, {}, true, true), "double backward of NativeBatchNormBackward0");
+  const Tensor ew = rand64({4, 2});
+  const Tensor e = F::embedding(ew, tensor(std::vector<int64_t>{1, 2}));
+  const Tensor g = ones_like(e).requires_grad_();
+  EXPECT_ERROR(autograd::grad({e}, {ew}, {g}, true, true), "double backward of embedding");
+  // first-order gradients under create_graph are fine when nothing needs a second order
+  const Tensor p = F::pad(x, {1, 1}, "reflect");
+  EXPECT_EQ(autograd::grad({p.sum()}, {x}, {}, true, false)[0].sizes(), x.sizes());
+}
+
 TEST(NnGrad, Dropout) {
   manual_seed(6);
   // a fixed seed per call: the finite differences see the same mask as the backward
