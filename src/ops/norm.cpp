@@ -6,6 +6,8 @@
 // outside autograd) and call a recorded op that takes the statistics as arguments (channel norms)
 // or fills them in (row norms), so the backward reuses them. Backward kernels are two passes: per
 // row sums of dy and dy * (x - mean), then dx as one affine map of dy and x per row.
+// Under create_graph the row norms' gradients come from recorded ops (twice differentiable); the
+// channel norms' fused backward refuses (see ops/first_order.h).
 #include <cfloat>
 #include <cmath>
 #include <memory>
@@ -15,6 +17,8 @@
 
 #include "dispatch/dispatch.h"
 #include "ember/nn_ops.h"
+#include "ember/pointwise.h"
+#include "ember/reduce.h"
 #include "kernels/cpu/norm_kernels.h"
 #include "ops/first_order.h"
 
@@ -357,10 +361,10 @@ std::pair<int64_t, int64_t> check_normalized(const char* op, const Tensor& input
 // are kept for their formulas (which run after the input's, on the same incoming gradient).
 class RowNormBackward {
  public:
-  RowNormBackward(const char* node, autograd::Saved x, autograd::Saved w, IntArrayRef shape, std::vector<double> mean,
-                  std::vector<double> rstd, bool rms, bool want_w, bool want_b)
+  RowNormBackward(const char* node, autograd::Saved x, autograd::Saved w, IntArrayRef shape, double eps,
+                  std::vector<double> mean, std::vector<double> rstd, bool rms, bool want_w, bool want_b)
       : node_(node),
-        x_(x), w_(w), shape_(shape), mean_(std::move(mean)), rstd_(std::move(rstd)), rms_(rms), want_w_(want_w),
+        x_(x), w_(w), shape_(shape), eps_(eps), mean_(std::move(mean)), rstd_(std::move(rstd)), rms_(rms), want_w_(want_w),
         want_b_(want_b) {}
 
   Tensor grad_input(const autograd::BackwardContext& c) {
@@ -375,7 +379,9 @@ class RowNormBackward {
     if (!input && seen_.defined() && seen_.is_same(c.grad())) return;
     seen_ = c.grad();
     const Tensor x = c[x_], w = w_.index == SIZE_MAX ? Tensor() : c[w_];
-    check_first_order(node_, {c.grad(), x, w});
+    if (GradMode::is_enabled() && (c.grad().requires_grad() || x.requires_grad() || (w.defined() && w.requires_grad()))) {
+      return run_recorded(c.grad().to(x.dtype()), x, w, input);
+    }
     const int64_t rows = static_cast<int64_t>(mean_.size());
     int64_t cols = 1;
     for (int64_t s : shape_) cols *= s;
@@ -392,9 +398,29 @@ class RowNormBackward {
     if (want_b_) gb_ = from_doubles(gb, shape_, kDouble);
   }
 
+  // create_graph: the same gradients from recorded ops, the statistics recomputed from x, so
+  // that they have gradients of their own.
+  void run_recorded(const Tensor& dy, const Tensor& x, const Tensor& w, bool input) {
+    const int64_t lead = x.dim() - static_cast<int64_t>(shape_.size());
+    DimVector lead_dims, norm_dims;
+    for (int64_t i = 0; i < x.dim(); ++i) (i < lead ? lead_dims : norm_dims).push_back(i);
+    const Tensor xc = rms_ ? x : x - x.mean(norm_dims, true);
+    const Tensor std = ((xc * xc).mean(norm_dims, true) + eps_).sqrt();
+    const Tensor xhat = xc / std;
+    const Tensor g = w.defined() ? dy * w.to(x.dtype()) : dy;
+    Tensor inner = g - xhat * (g * xhat).mean(norm_dims, true);
+    if (!rms_) inner = inner - g.mean(norm_dims, true);
+    if (input) dx_ = inner / std;
+    // summed over the leading dims (none: the input is one row)
+    auto over_rows = [&](const Tensor& t) { return lead_dims.empty() ? t : t.sum(lead_dims); };
+    if (want_w_) gw_ = over_rows(dy * xhat);
+    if (want_b_) gb_ = over_rows(dy);
+  }
+
   const char* node_;
   autograd::Saved x_, w_;
   DimVector shape_;
+  double eps_;
   std::vector<double> mean_, rstd_;
   bool rms_, want_w_, want_b_;
   Tensor seen_, dx_, gw_, gb_;  // seen_: the incoming gradient gw_ and gb_ belong to
@@ -420,10 +446,11 @@ struct RowNormOp {
     return out;
   }
   static void derivative(autograd::Derivative& d, const Tensor& input, IntArrayRef shape, const Tensor& weight,
-                         const Tensor& bias, double, bool rms, const Tensor& mean, const Tensor& rstd) {
+                         const Tensor& bias, double eps, bool rms, const Tensor& mean, const Tensor& rstd) {
     d.name(Names::node);
     auto st = std::make_shared<RowNormBackward>(
-        Names::node, d.save(input), weight.defined() ? d.save(weight) : autograd::Saved{SIZE_MAX}, shape, as_doubles(mean),
+        Names::node, d.save(input), weight.defined() ? d.save(weight) : autograd::Saved{SIZE_MAX}, shape, eps,
+        as_doubles(mean),
         as_doubles(rstd), rms, d.needs(weight), d.needs(bias));
     d.grad(input, [st](const auto& c) { return st->grad_input(c); });
     d.grad(weight, [st](const auto& c) { return st->grad_weight(c); });
