@@ -1,6 +1,7 @@
 // embedding, dropout, interpolate and pad. Index maps (embedding rows, nearest neighbours,
-// reflect/replicate padding) are one gather over the trailing dims; bilinear interpolation and
-// dropout have their own loops.
+// reflect/replicate padding) are one gather over the trailing dims, and their derivatives the
+// matching scatter-add; bilinear interpolation has its own loops both ways. Dropout multiplies by
+// a mask, so its derivative is the multiplication's.
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -11,6 +12,7 @@
 #include "ember/factory.h"
 #include "ember/nn_ops.h"
 #include "kernels/cpu/cast.h"
+#include "ops/first_order.h"
 
 namespace ember {
 namespace nn::functional {
@@ -52,6 +54,88 @@ Tensor gather_trailing(const Tensor& input, const std::vector<std::vector<int64_
   return out;
 }
 
+// The layout an input's gradient takes: channels_last when the input is.
+MemoryFormat layout_of(const Tensor& t) {
+  return t.dim() == 4 || t.dim() == 5 ? t.suggest_memory_format() : MemoryFormat::Contiguous;
+}
+
+// The adjoint of gather_trailing: gin(o, i1..ik) sums grad(o, j1..jk) over the j with
+// map[d][jd] = id, accumulated in the compute type. `in_sizes` is the input's shape.
+Tensor scatter_trailing(const Tensor& grad, const std::vector<std::vector<int64_t>>& map, IntArrayRef in_sizes) {
+  const Tensor g = grad.contiguous();
+  Tensor gin = make_empty(in_sizes, g.dtype());
+  const int64_t k = static_cast<int64_t>(map.size()), lead = gin.dim() - k;
+  int64_t out_block = 1, in_block = 1;
+  for (int64_t d = 0; d < k; ++d) out_block *= g.size(lead + d), in_block *= gin.size(lead + d);
+  if (gin.numel() == 0) return gin;
+  DimVector in_strides(IntArrayRef(gin.strides().data() + lead, static_cast<size_t>(k)));
+  const int64_t outer = gin.numel() / in_block;
+  kernels::visit_float(g.dtype(), "scatter_trailing", [&](auto tag) {
+    using T = decltype(tag);
+    using C = kernels::compute_t<T>;
+    const T* gp = static_cast<const T*>(g.data_ptr());
+    T* ip = static_cast<T*>(gin.data_ptr());
+    parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(out_block, 1)), [&](int64_t b, int64_t e) {
+      std::vector<int64_t> idx(static_cast<size_t>(k));
+      std::vector<C> acc(static_cast<size_t>(in_block));
+      for (int64_t o = b; o < e; ++o) {
+        std::fill(idx.begin(), idx.end(), 0);
+        std::fill(acc.begin(), acc.end(), C(0));
+        const T* src = gp + o * out_block;
+        for (int64_t j = 0; j < out_block; ++j) {
+          int64_t off = 0;
+          for (int64_t d = 0; d < k; ++d) off += map[d][idx[d]] * in_strides[d];
+          acc[off] += static_cast<C>(src[j]);
+          for (int64_t d = k - 1; d >= 0 && ++idx[d] == g.size(lead + d); --d) idx[d] = 0;
+        }
+        T* dst = ip + o * in_block;
+        for (int64_t i = 0; i < in_block; ++i) dst[i] = static_cast<T>(acc[i]);
+      }
+    });
+  });
+  return gin;
+}
+
+// The gradient of a gather_trailing output, in the input's layout.
+Tensor scatter_grad(const char* node, const Tensor& grad, const std::vector<std::vector<int64_t>>& map,
+                    IntArrayRef in_sizes, MemoryFormat format) {
+  check_first_order(node, {grad});
+  const Tensor gin = scatter_trailing(grad, map, in_sizes);
+  return format == MemoryFormat::Contiguous ? gin : gin.contiguous(format);
+}
+
+// EmbeddingBackward0 -- weight: rows of grad added at their indices, except at padding_idx;
+// scale_grad_by_freq divides by how often each index occurs. Threads own disjoint weight rows.
+Tensor embedding_backward(const Tensor& grad, const Tensor& indices, int64_t num_weights, int64_t padding_idx,
+                          bool scale_grad_by_freq) {
+  check_first_order("embedding", {grad});
+  const Tensor idx = indices.to(kLong).contiguous();
+  const int64_t n = idx.numel(), D = grad.size(-1);
+  const Tensor g = grad.contiguous().view({n, D});
+  Tensor gw = make_empty({num_weights, D}, g.dtype());
+  const int64_t* ip = idx.data_ptr<int64_t>();
+  std::vector<int64_t> freq(scale_grad_by_freq ? num_weights : 0, 0);
+  for (int64_t i = 0; i < n && scale_grad_by_freq; ++i) ++freq[ip[i]];
+  kernels::visit_float(g.dtype(), "embedding_backward", [&](auto tag) {
+    using T = decltype(tag);
+    using C = kernels::compute_t<T>;
+    const T* gp = static_cast<const T*>(g.data_ptr());
+    T* wp = static_cast<T*>(gw.data_ptr());
+    parallel_for(0, num_weights, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n * D, 1)), [&](int64_t b, int64_t e) {
+      std::vector<C> acc(static_cast<size_t>((e - b) * D), C(0));
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t r = ip[i];
+        if (r < b || r >= e || r == padding_idx) continue;
+        const C s = scale_grad_by_freq ? C(1) / static_cast<C>(freq[r]) : C(1);
+        C* a = acc.data() + (r - b) * D;
+        for (int64_t j = 0; j < D; ++j) a[j] += static_cast<C>(gp[i * D + j]) * s;
+      }
+      for (int64_t i = 0; i < (e - b) * D; ++i) wp[b * D + i] = static_cast<T>(acc[i]);
+    });
+  });
+  return gw;
+}
+
 struct EmbeddingOp {
   static constexpr const char* name = "embedding";
   static Tensor run(const Tensor& weight, const Tensor& indices, int64_t, bool, bool) {
@@ -74,11 +158,19 @@ struct EmbeddingOp {
     for (int64_t i = 0; i < n && row_bytes > 0; ++i) std::memcpy(dst + i * row_bytes, src + ip[i] * row_bytes, row_bytes);
     return out;
   }
+  static void derivative(autograd::Derivative& d, const Tensor& weight, const Tensor& indices, int64_t padding_idx,
+                         bool scale_grad_by_freq, bool sparse) {
+    EMBER_CHECK(!sparse, name, "sparse gradients are not supported; use sparse=false");
+    d.name("EmbeddingBackward0");
+    d.grad(weight, [i = d.save_for(weight, indices), rows = weight.size(0), padding_idx, scale_grad_by_freq](const auto& c) {
+      return embedding_backward(c.grad(), c[i], rows, padding_idx, scale_grad_by_freq);
+    });
+  }
 };
 
 // Keeps each element (or each (sample, channel) for feature dropout) with probability 1 - p and
 // multiplies by 1/(1-p) or 0, as PyTorch: the scale is rounded to the input's dtype first, and a
-// dropped NaN stays NaN.
+// dropped NaN stays NaN. The product with the mask is recorded (MulBackward0, as PyTorch 1.13).
 Tensor dropout_impl(const char* op, const Tensor& input, double p, bool train, bool feature) {
   EMBER_CHECK(p >= 0 && p <= 1, op, "dropout probability has to be between 0 and 1, but got ", p);
   if (feature) {
@@ -86,39 +178,27 @@ Tensor dropout_impl(const char* op, const Tensor& input, double p, bool train, b
   }
   if (!train || p == 0 || input.numel() == 0) return input;
   EMBER_CHECK(is_floating_type(input.dtype()), op, "\"", op, "\" not implemented for '", input.dtype(), "'");
-  const Tensor x = input.contiguous();
-  Tensor out = make_empty(x.sizes(), x.dtype());
-  const int64_t units = feature ? x.size(0) * x.size(1) : x.numel();
-  const int64_t per_unit = x.numel() / units;
-  std::vector<uint8_t> keep(static_cast<size_t>(units));
+  DimVector mask_sizes(input.sizes());
+  if (feature) std::fill(mask_sizes.begin() + 2, mask_sizes.end(), 1);
+  Tensor mask = make_empty(mask_sizes, kDouble);
   {
+    const double scale = p == 1 ? 0.0 : 1.0 / (1.0 - p);
     Generator& gen = default_generator();
     std::lock_guard<std::mutex> lock(gen.mutex());
-    for (auto& k : keep) k = gen.next_double() < 1 - p;
+    double* mp = mask.data_ptr<double>();
+    for (int64_t i = 0; i < mask.numel(); ++i) mp[i] = gen.next_double() < 1 - p ? scale : 0.0;
   }
-  visit_dtype(x.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    using C = kernels::compute_t<T>;
-    if constexpr (kernels::is_float_like_v<T>) {
-      const C scale = static_cast<C>(static_cast<T>(p == 1 ? 0.0 : 1.0 / (1.0 - p)));
-      const T* xp = static_cast<const T*>(x.data_ptr());
-      T* yp = static_cast<T*>(out.data_ptr());
-      parallel_for(0, units, std::max<int64_t>(1, kGrainSize / per_unit), [&](int64_t b, int64_t e) {
-        for (int64_t u = b; u < e; ++u)
-          for (int64_t i = u * per_unit; i < (u + 1) * per_unit; ++i)
-            yp[i] = static_cast<T>(static_cast<C>(xp[i]) * (keep[u] ? scale : C(0)));  // NaN * 0 stays NaN
-      });
-    }
-  });
-  return out;
+  return input.mul(mask.to(input.dtype()));
 }
 
 struct DropoutOp {
   static constexpr const char* name = "dropout";
+  static constexpr bool composite = true;
   static Tensor run(const Tensor& input, double p, bool train) { return dropout_impl(name, input, p, train, false); }
 };
 struct FeatureDropoutOp {
   static constexpr const char* name = "feature_dropout";
+  static constexpr bool composite = true;
   static Tensor run(const Tensor& input, double p, bool train) { return dropout_impl(name, input, p, train, true); }
 };
 
@@ -141,42 +221,47 @@ std::vector<int64_t> nearest_map(int64_t in, int64_t out, std::optional<double> 
   return m;
 }
 
+// Source taps of bilinear interpolation along one dim: output o mixes inputs i0 and i1 with
+// weights l0 and l1.
+template <class C>
+struct Tap {
+  int64_t i0, i1;
+  C l0, l1;
+};
+template <class C>
+std::vector<Tap<C>> bilinear_taps(int64_t isz, int64_t osz, std::optional<double> scale, bool align) {
+  const C ratio = static_cast<C>(coordinate_scale(isz, osz, scale, align));
+  std::vector<Tap<C>> t(static_cast<size_t>(osz));
+  for (int64_t o = 0; o < osz; ++o) {
+    if (isz == osz) {
+      t[o] = {o, o, C(1), C(0)};
+      continue;
+    }
+    C src = align ? ratio * static_cast<C>(o) : ratio * (static_cast<C>(o) + C(0.5)) - C(0.5);
+    if (!align && src < 0) src = 0;
+    const int64_t i0 = static_cast<int64_t>(src);
+    const C l1 = std::min(std::max(src - static_cast<C>(i0), C(0)), C(1));
+    t[o] = {i0, i0 + (i0 < isz - 1 ? 1 : 0), C(1) - l1, l1};
+  }
+  return t;
+}
+
 // Bilinear over (planes, H, W) in the dtype's compute type (float, or double for double).
 template <class T>
 void bilinear(const Tensor& in, const Tensor& out, std::optional<double> sh, std::optional<double> sw, bool align) {
   using C = kernels::compute_t<T>;
   const int64_t P = in.size(0), H = in.size(1), W = in.size(2), oH = out.size(1), oW = out.size(2);
-  struct Tap {
-    int64_t i0, i1;
-    C l0, l1;
-  };
-  auto taps = [&](int64_t isz, int64_t osz, std::optional<double> scale) {
-    const C ratio = static_cast<C>(coordinate_scale(isz, osz, scale, align));
-    std::vector<Tap> t(static_cast<size_t>(osz));
-    for (int64_t o = 0; o < osz; ++o) {
-      if (isz == osz) {
-        t[o] = {o, o, C(1), C(0)};
-        continue;
-      }
-      C src = align ? ratio * static_cast<C>(o) : ratio * (static_cast<C>(o) + C(0.5)) - C(0.5);
-      if (!align && src < 0) src = 0;
-      const int64_t i0 = static_cast<int64_t>(src);
-      const C l1 = std::min(std::max(src - static_cast<C>(i0), C(0)), C(1));
-      t[o] = {i0, i0 + (i0 < isz - 1 ? 1 : 0), C(1) - l1, l1};
-    }
-    return t;
-  };
   auto lerp = [](C a, C la, C b, C lb) { return a * la + b * lb; };
-  const std::vector<Tap> th = taps(H, oH, sh), tw = taps(W, oW, sw);
+  const std::vector<Tap<C>> th = bilinear_taps<C>(H, oH, sh, align), tw = bilinear_taps<C>(W, oW, sw, align);
   const T* ip = static_cast<const T*>(in.data_ptr());
   T* op = static_cast<T*>(out.data_ptr());
   parallel_for(0, P, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(oH * oW, 1)), [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
       const T* src = ip + p * H * W;
       for (int64_t y = 0; y < oH; ++y) {
-        const Tap& a = th[y];
+        const Tap<C>& a = th[y];
         for (int64_t x = 0; x < oW; ++x) {
-          const Tap& c = tw[x];
+          const Tap<C>& c = tw[x];
           auto v = [&](int64_t i, int64_t j) { return static_cast<C>(src[i * W + j]); };
           const C top = lerp(v(a.i0, c.i0), c.l0, v(a.i0, c.i1), c.l1);
           const C bottom = lerp(v(a.i1, c.i0), c.l0, v(a.i1, c.i1), c.l1);
@@ -187,62 +272,145 @@ void bilinear(const Tensor& in, const Tensor& out, std::optional<double> sh, std
   });
 }
 
+// The adjoint of bilinear: each output gradient spreads over its four taps (planes in parallel,
+// accumulated in the compute type).
+template <class T>
+void bilinear_backward(const Tensor& grad, const Tensor& gin, std::optional<double> sh, std::optional<double> sw,
+                       bool align) {
+  using C = kernels::compute_t<T>;
+  const int64_t P = gin.size(0), H = gin.size(1), W = gin.size(2), oH = grad.size(1), oW = grad.size(2);
+  const std::vector<Tap<C>> th = bilinear_taps<C>(H, oH, sh, align), tw = bilinear_taps<C>(W, oW, sw, align);
+  const T* gp = static_cast<const T*>(grad.data_ptr());
+  T* ip = static_cast<T*>(gin.data_ptr());
+  parallel_for(0, P, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(oH * oW, 1)), [&](int64_t b, int64_t e) {
+    std::vector<C> acc(static_cast<size_t>(H * W));
+    for (int64_t p = b; p < e; ++p) {
+      std::fill(acc.begin(), acc.end(), C(0));
+      for (int64_t y = 0; y < oH; ++y) {
+        const Tap<C>& a = th[y];
+        for (int64_t x = 0; x < oW; ++x) {
+          const Tap<C>& c = tw[x];
+          const C g = static_cast<C>(gp[(p * oH + y) * oW + x]);
+          acc[a.i0 * W + c.i0] += g * a.l0 * c.l0;
+          acc[a.i0 * W + c.i1] += g * a.l0 * c.l1;
+          acc[a.i1 * W + c.i0] += g * a.l1 * c.l0;
+          acc[a.i1 * W + c.i1] += g * a.l1 * c.l1;
+        }
+      }
+      for (int64_t i = 0; i < H * W; ++i) ip[p * H * W + i] = static_cast<T>(acc[i]);
+    }
+  });
+}
+
+// What interpolate computes, after its checks: the output's shape and the scale of each spatial dim.
+struct InterpolatePlan {
+  DimVector out_sizes;
+  std::vector<std::optional<double>> scales;
+  bool nearest;
+  bool align_corners;
+  // The nearest source of each output index, per spatial dim.
+  std::vector<std::vector<int64_t>> nearest_maps(const Tensor& input) const {
+    const int64_t nd = input.dim() - 2;
+    const bool bf16_scale = nd == 1 && input.dtype() == kBFloat16;
+    std::vector<std::vector<int64_t>> map;
+    for (int64_t d = 0; d < nd; ++d) map.push_back(nearest_map(input.size(d + 2), out_sizes[d + 2], scales[d], bf16_scale));
+    return map;
+  }
+};
+
+InterpolatePlan interpolate_plan(const char* name, const Tensor& input, OptionalIntArrayRef size,
+                                 const std::optional<std::vector<double>>& scale, std::string_view mode,
+                                 std::optional<bool> align_corners) {
+  EMBER_CHECK(mode == "nearest" || mode == "bilinear", name, "unsupported mode '", mode,
+              "' (supported: nearest, bilinear)");
+  EMBER_CHECK(input.dim() == 3 || input.dim() == 4, name, "Input Error: Only 3D and 4D input Tensors supported (got ",
+              input.dim(), "D) for the modes: nearest | bilinear");
+  EMBER_CHECK(mode != "bilinear" || input.dim() == 4, name, "Got ", input.dim(), "D input, but bilinear mode needs 4D input");
+  EMBER_CHECK(!align_corners || mode == "bilinear", name,
+              "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | "
+              "trilinear");
+  EMBER_CHECK(size.has_value() != scale.has_value(), name,
+              size ? "only one of size or scale_factor should be defined" : "either size or scale_factor should be defined");
+  const int64_t nd = input.dim() - 2;
+  InterpolatePlan plan{DimVector(input.sizes()), std::vector<std::optional<double>>(static_cast<size_t>(nd)),
+                       mode == "nearest", align_corners.value_or(false)};
+  DimVector& out_sizes = plan.out_sizes;
+  if (size) {
+    EMBER_CHECK(size->size() == 1 || static_cast<int64_t>(size->size()) == nd, name, "size shape must match input shape. Input is ",
+                nd, "D, size is ", size->size());
+    for (int64_t d = 0; d < nd; ++d) out_sizes[d + 2] = (*size)[size->size() == 1 ? 0 : d];
+  } else {
+    EMBER_CHECK(scale->size() == 1 || static_cast<int64_t>(scale->size()) == nd, name,
+                "scale_factor shape must match input shape. Input is ", nd, "D, scale_factor is ", scale->size());
+    for (int64_t d = 0; d < nd; ++d) {
+      plan.scales[d] = (*scale)[scale->size() == 1 ? 0 : d];
+      out_sizes[d + 2] = static_cast<int64_t>(std::floor(static_cast<double>(input.size(d + 2)) * *plan.scales[d]));
+    }
+  }
+  for (int64_t d = 0; d < nd; ++d)
+    EMBER_CHECK(input.size(d + 2) > 0 && out_sizes[d + 2] > 0, name, "Input and output sizes should be greater than 0, but got input (",
+                IntArrayRef(input.sizes().data() + 2, nd), ") output (", IntArrayRef(out_sizes.data() + 2, nd), ")");
+  EMBER_CHECK(plan.nearest || is_floating_type(input.dtype()), name, "\"upsample_bilinear2d\" not implemented for '",
+              input.dtype(), "'");
+  return plan;
+}
+
 struct InterpolateOp {
   static constexpr const char* name = "interpolate";
   static Tensor run(const Tensor& input, OptionalIntArrayRef size, const std::optional<std::vector<double>>& scale,
                     std::string_view mode, std::optional<bool> align_corners) {
-    EMBER_CHECK(mode == "nearest" || mode == "bilinear", name, "unsupported mode '", mode,
-                "' (supported: nearest, bilinear)");
-    EMBER_CHECK(input.dim() == 3 || input.dim() == 4, name, "Input Error: Only 3D and 4D input Tensors supported (got ",
-                input.dim(), "D) for the modes: nearest | bilinear");
-    EMBER_CHECK(mode != "bilinear" || input.dim() == 4, name, "Got ", input.dim(), "D input, but bilinear mode needs 4D input");
-    EMBER_CHECK(!align_corners || mode == "bilinear", name,
-                "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | "
-                "trilinear");
-    EMBER_CHECK(size.has_value() != scale.has_value(), name,
-                size ? "only one of size or scale_factor should be defined" : "either size or scale_factor should be defined");
-    const int64_t nd = input.dim() - 2;
-    DimVector out_sizes(input.sizes());
-    std::vector<std::optional<double>> scales(static_cast<size_t>(nd));
-    if (size) {
-      EMBER_CHECK(size->size() == 1 || static_cast<int64_t>(size->size()) == nd, name, "size shape must match input shape. Input is ",
-                  nd, "D, size is ", size->size());
-      for (int64_t d = 0; d < nd; ++d) out_sizes[d + 2] = (*size)[size->size() == 1 ? 0 : d];
-    } else {
-      EMBER_CHECK(scale->size() == 1 || static_cast<int64_t>(scale->size()) == nd, name,
-                  "scale_factor shape must match input shape. Input is ", nd, "D, scale_factor is ", scale->size());
-      for (int64_t d = 0; d < nd; ++d) {
-        scales[d] = (*scale)[scale->size() == 1 ? 0 : d];
-        out_sizes[d + 2] = static_cast<int64_t>(std::floor(static_cast<double>(input.size(d + 2)) * *scales[d]));
-      }
-    }
-    for (int64_t d = 0; d < nd; ++d)
-      EMBER_CHECK(input.size(d + 2) > 0 && out_sizes[d + 2] > 0, name, "Input and output sizes should be greater than 0, but got input (",
-                  IntArrayRef(input.sizes().data() + 2, nd), ") output (", IntArrayRef(out_sizes.data() + 2, nd), ")");
-    const MemoryFormat format = input.dim() == 4 ? input.suggest_memory_format() : MemoryFormat::Contiguous;
+    const InterpolatePlan plan = interpolate_plan(name, input, size, scale, mode, align_corners);
     Tensor out;
-    if (mode == "nearest") {
-      std::vector<std::vector<int64_t>> map;
-      const bool bf16_scale = nd == 1 && input.dtype() == kBFloat16;
-      for (int64_t d = 0; d < nd; ++d)
-        map.push_back(nearest_map(input.size(d + 2), out_sizes[d + 2], scales[d], bf16_scale));
-      out = gather_trailing(input, map);
+    if (plan.nearest) {
+      out = gather_trailing(input, plan.nearest_maps(input));
     } else {
-      EMBER_CHECK(is_floating_type(input.dtype()), name, "\"upsample_bilinear2d\" not implemented for '", input.dtype(), "'");
-      out = make_empty(out_sizes, input.dtype());
+      out = make_empty(plan.out_sizes, input.dtype());
       const int64_t P = input.size(0) * input.size(1);
       if (P > 0) {
         const Tensor in3 = input.contiguous().view({P, input.size(2), input.size(3)});
-        const Tensor out3 = out.view({P, out_sizes[2], out_sizes[3]});
-        visit_dtype(input.dtype(), [&](auto tag) {
-          using T = decltype(tag);
-          if constexpr (kernels::is_float_like_v<T>) bilinear<T>(in3, out3, scales[0], scales[1], align_corners.value_or(false));
-        });
+        const Tensor out3 = out.view({P, plan.out_sizes[2], plan.out_sizes[3]});
+        kernels::visit_float(input.dtype(), name,
+                    [&](auto tag) { bilinear<decltype(tag)>(in3, out3, plan.scales[0], plan.scales[1], plan.align_corners); });
       }
     }
+    const MemoryFormat format = layout_of(input);
     return format == MemoryFormat::Contiguous ? out : out.contiguous(format);
   }
+  // UpsampleNearest1DBackward1 / UpsampleNearest2DBackward1 / UpsampleBilinear2DBackward1
+  static void derivative(autograd::Derivative& d, const Tensor& input, OptionalIntArrayRef size,
+                         const std::optional<std::vector<double>>& scale, std::string_view mode,
+                         std::optional<bool> align_corners) {
+    const InterpolatePlan plan = interpolate_plan(name, input, size, scale, mode, align_corners);
+    const MemoryFormat format = layout_of(input);
+    if (plan.nearest) {
+      d.name(input.dim() == 3 ? "UpsampleNearest1DBackward1" : "UpsampleNearest2DBackward1");
+      d.grad(input, [map = plan.nearest_maps(input), in_sizes = DimVector(input.sizes()), format](const auto& c) {
+        return scatter_grad("interpolate", c.grad(), map, in_sizes, format);
+      });
+      return;
+    }
+    d.name("UpsampleBilinear2DBackward1");
+    d.grad(input, [plan, in_sizes = DimVector(input.sizes()), format](const auto& c) {
+      check_first_order(name, {c.grad()});
+      const Tensor g = c.grad().contiguous();
+      Tensor gin = make_empty(in_sizes, g.dtype());
+      const int64_t P = in_sizes[0] * in_sizes[1];
+      if (P > 0) {
+        const Tensor g3 = g.view({P, plan.out_sizes[2], plan.out_sizes[3]}), gin3 = gin.view({P, in_sizes[2], in_sizes[3]});
+        kernels::visit_float(g.dtype(), name, [&](auto tag) {
+          bilinear_backward<decltype(tag)>(g3, gin3, plan.scales[0], plan.scales[1], plan.align_corners);
+        });
+      }
+      return format == MemoryFormat::Contiguous ? gin : gin.contiguous(format);
+    });
+  }
 };
+
+DimVector negated(IntArrayRef pad) {
+  DimVector n(pad);
+  for (int64_t& v : n) v = -v;
+  return n;
+}
 
 struct ConstantPadNdOp {
   static constexpr const char* name = "constant_pad_nd";
@@ -274,44 +442,68 @@ struct ConstantPadNdOp {
     dst.copy_(src);
     return out;
   }
+  // ConstantPadNdBackward0 -- self: the gradient cropped back (padded by the negated pads).
+  static void derivative(autograd::Derivative& d, const Tensor& input, IntArrayRef pad, const Scalar&) {
+    d.name("ConstantPadNdBackward0");
+    d.grad(input, [crop = negated(pad), format = layout_of(input)](const auto& c) {
+      return dispatch::call<ConstantPadNdOp>(c.grad(), crop, Scalar(0.0)).contiguous(format);
+    });
+  }
 };
+
+// Reflect/replicate padding as one gather: the source index of each output index per padded dim.
+std::vector<std::vector<int64_t>> pad_maps(const char* name, const Tensor& input, IntArrayRef pad, std::string_view mode,
+                                           std::optional<double> value) {
+  EMBER_CHECK(mode == "reflect" || mode == "replicate", name, "Unrecognised padding mode ", mode);
+  EMBER_CHECK(!value || *value == 0, name, "Padding mode \"", mode, "\" doesn't take in value argument");
+  const int64_t k = static_cast<int64_t>(pad.size()) / 2;
+  EMBER_CHECK(pad.size() % 2 == 0 && k >= 1 && k <= 3 && (input.dim() == k + 1 || input.dim() == k + 2), name,
+              "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now (got pad of length ",
+              pad.size(), " for an input of size ", input.sizes(), ")");
+  std::vector<std::vector<int64_t>> map(static_cast<size_t>(k));
+  for (int64_t i = 0; i < k; ++i) {
+    const int64_t d = input.dim() - 1 - i, in = input.size(d), l = pad[2 * i], r = pad[2 * i + 1];
+    if (mode == "reflect") {
+      EMBER_CHECK(l < in && r < in, name, "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (",
+                  l, ", ", r, ") at dimension ", d, " of input ", input.sizes());
+    } else {
+      EMBER_CHECK(in > 0, name, "input dimension ", d, " of ", input.sizes(), " must be non-empty to replicate");
+    }
+    const int64_t out = in + l + r;
+    EMBER_CHECK(out >= 1, name, "input (", in, ") padded by (", l, ", ", r, ") at dimension ", d,
+                " gives an output size of ", out, ", which is too small");
+    std::vector<int64_t>& m = map[k - 1 - i];
+    m.resize(static_cast<size_t>(out));
+    for (int64_t o = 0; o < out; ++o) {
+      int64_t j = o - l;
+      if (mode == "reflect") {
+        j = j < 0 ? -j : j;
+        j = j >= in ? 2 * (in - 1) - j : j;
+      } else {
+        j = std::min(std::max<int64_t>(j, 0), in - 1);
+      }
+      m[o] = j;
+    }
+  }
+  return map;
+}
 
 struct PadOp {
   static constexpr const char* name = "pad";
   static Tensor run(const Tensor& input, IntArrayRef pad, std::string_view mode, std::optional<double> value) {
     if (mode == "constant") return ConstantPadNdOp::run(input, pad, value.value_or(0.0));
-    EMBER_CHECK(mode == "reflect" || mode == "replicate", name, "Unrecognised padding mode ", mode);
-    EMBER_CHECK(!value || *value == 0, name, "Padding mode \"", mode, "\" doesn't take in value argument");
-    const int64_t k = static_cast<int64_t>(pad.size()) / 2;
-    EMBER_CHECK(pad.size() % 2 == 0 && k >= 1 && k <= 3 && (input.dim() == k + 1 || input.dim() == k + 2), name,
-                "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now (got pad of length ",
-                pad.size(), " for an input of size ", input.sizes(), ")");
-    std::vector<std::vector<int64_t>> map(static_cast<size_t>(k));
-    for (int64_t i = 0; i < k; ++i) {
-      const int64_t d = input.dim() - 1 - i, in = input.size(d), l = pad[2 * i], r = pad[2 * i + 1];
-      if (mode == "reflect") {
-        EMBER_CHECK(l < in && r < in, name, "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (",
-                    l, ", ", r, ") at dimension ", d, " of input ", input.sizes());
-      } else {
-        EMBER_CHECK(in > 0, name, "input dimension ", d, " of ", input.sizes(), " must be non-empty to replicate");
-      }
-      const int64_t out = in + l + r;
-      EMBER_CHECK(out >= 1, name, "input (", in, ") padded by (", l, ", ", r, ") at dimension ", d,
-                  " gives an output size of ", out, ", which is too small");
-      std::vector<int64_t>& m = map[k - 1 - i];
-      m.resize(static_cast<size_t>(out));
-      for (int64_t o = 0; o < out; ++o) {
-        int64_t j = o - l;
-        if (mode == "reflect") {
-          j = j < 0 ? -j : j;
-          j = j >= in ? 2 * (in - 1) - j : j;
-        } else {
-          j = std::min(std::max<int64_t>(j, 0), in - 1);
-        }
-        m[o] = j;
-      }
-    }
-    return gather_trailing(input, map);
+    return gather_trailing(input, pad_maps(name, input, pad, mode, value));
+  }
+  // ConstantPadNdBackward0, or Reflection/ReplicationPad{1,2,3}DBackward0: the scatter-add of the gather.
+  static void derivative(autograd::Derivative& d, const Tensor& input, IntArrayRef pad, std::string_view mode,
+                         std::optional<double> value) {
+    if (mode == "constant") return ConstantPadNdOp::derivative(d, input, pad, value.value_or(0.0));
+    static constexpr const char* names[2][3] = {
+        {"ReflectionPad1DBackward0", "ReflectionPad2DBackward0", "ReflectionPad3DBackward0"},
+        {"ReplicationPad1DBackward0", "ReplicationPad2DBackward0", "ReplicationPad3DBackward0"}};
+    d.name(names[mode == "replicate"][pad.size() / 2 - 1]);
+    d.grad(input, [map = pad_maps(name, input, pad, mode, value), in_sizes = DimVector(input.sizes()),
+                   format = layout_of(input)](const auto& c) { return scatter_grad("pad", c.grad(), map, in_sizes, format); });
   }
 };
 

@@ -2,14 +2,25 @@
 // stats), instance_norm, layer_norm, group_norm and rms_norm. Statistics are computed in double
 // per channel (batch/instance) or per row (layer/group/rms, vectorized); the normalization itself
 // is one affine map per (sample, channel) or per row, written in the input's dtype.
+// Derivatives: the public ops are composite; they compute the statistics (updating running ones
+// outside autograd) and call a recorded op that takes the statistics as arguments (channel norms)
+// or fills them in (row norms), so the backward reuses them. Backward kernels are two passes: per
+// row sums of dy and dy * (x - mean), then dx as one affine map of dy and x per row.
+// Under create_graph the row norms' gradients come from recorded ops (twice differentiable); the
+// channel norms' fused backward refuses (see ops/first_order.h).
 #include <cfloat>
 #include <cmath>
+#include <memory>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "dispatch/dispatch.h"
 #include "ember/nn_ops.h"
+#include "ember/pointwise.h"
+#include "ember/reduce.h"
 #include "kernels/cpu/norm_kernels.h"
+#include "ops/first_order.h"
 
 namespace ember {
 namespace nn::functional {
@@ -71,63 +82,210 @@ int64_t check_channel_norm_args(const char* op, const Tensor& input, const Tenso
   return C;
 }
 
-// Batch statistics of (N, C, L) per channel, or the running ones; then the affine map.
+// ---- channel norms (batch, instance, group) -----------------------------------------------------
+// Statistics per group of channels, per sample or over the batch: stat s(n, c) = n * G + c / (C / G)
+// per sample, c / (C / G) over the batch (batch norm has G = C).
+struct StatLayout {
+  int64_t N, C, L, G;
+  bool per_sample;
+  int64_t stat(int64_t n, int64_t c) const { return (per_sample ? n * G : 0) + c / (C / G); }
+  // Elements each statistic is taken over.
+  double count() const { return static_cast<double>((per_sample ? 1 : N) * (C / G) * L); }
+};
+
+StatLayout stat_layout(const Tensor& input, int64_t G, bool per_sample) {
+  const int64_t N = input.size(0), C = input.size(1);
+  return {N, C, N * C > 0 ? input.numel() / (N * C) : 0, G, per_sample};
+}
+
+Tensor doubles_tensor(std::vector<double> v) { return from_doubles(v, {static_cast<int64_t>(v.size())}, kDouble); }
+
+// The gradients of a channel norm. The per-row sums of dy and dy * (x - mean) serve all three
+// gradients; they are computed once per incoming gradient (the formulas run one after another).
+class ChannelNormBackward {
+ public:
+  ChannelNormBackward(const char* node, autograd::Saved x, autograd::Saved w, StatLayout l, std::vector<double> mean,
+                      std::vector<double> rstd, bool batch_stats)
+      : node_(node), x_(x), w_(w), l_(l), mean_(std::move(mean)), rstd_(std::move(rstd)), batch_stats_(batch_stats) {}
+
+  Tensor grad_input(const autograd::BackwardContext& c) {
+    const Tensor x = c[x_];
+    check_first_order(node_, {c.grad(), x, w_.index == SIZE_MAX ? Tensor() : c[w_]});
+    Tensor dx = make_empty(x.sizes(), x.dtype());
+    if (x.numel() == 0) return dx;
+    const std::vector<double> w = as_doubles(w_.index == SIZE_MAX ? Tensor() : c[w_]);
+    const int64_t rows = l_.N * l_.C;
+    std::vector<double> a(rows), b(rows, 0.0), k(rows, 0.0);
+    std::vector<double> m1, m2;
+    if (batch_stats_) {
+      // mean over each statistic's elements of g = dy * w and of g * xhat
+      sums(c);
+      m1.assign(mean_.size(), 0.0);
+      m2.assign(mean_.size(), 0.0);
+      for (int64_t n = 0; n < l_.N; ++n)
+        for (int64_t ch = 0; ch < l_.C; ++ch) {
+          const int64_t s = l_.stat(n, ch), p = n * l_.C + ch;
+          const double wc = w.empty() ? 1.0 : w[ch];
+          m1[s] += wc * sum_dy_[p] / l_.count();
+          m2[s] += wc * rstd_[s] * sum_dyx_[p] / l_.count();
+        }
+    }
+    for (int64_t n = 0; n < l_.N; ++n)
+      for (int64_t ch = 0; ch < l_.C; ++ch) {
+        const int64_t s = l_.stat(n, ch), p = n * l_.C + ch;
+        const double r = rstd_[s];
+        a[p] = r * (w.empty() ? 1.0 : w[ch]);
+        if (!batch_stats_) continue;
+        // dx = r * (w * dy - m1 - xhat * m2), xhat = (x - mean) * r
+        b[p] = -r * r * m2[s];
+        k[p] = r * r * m2[s] * mean_[s] - r * m1[s];
+      }
+    const Tensor dy = c.grad().to(x.dtype()).contiguous();
+    kernels::channel_grad_input_kernel(dy.view({l_.N, l_.C, l_.L}), x.contiguous().view({l_.N, l_.C, l_.L}),
+                                       dx.view({l_.N, l_.C, l_.L}), a.data(), b.data(), k.data());
+    const MemoryFormat f = layout_of(x);
+    return f == MemoryFormat::Contiguous ? dx : dx.contiguous(f);
+  }
+  Tensor grad_weight(const autograd::BackwardContext& c) {
+    sums(c);
+    std::vector<double> gw(l_.C, 0.0);
+    for (int64_t n = 0; n < l_.N; ++n)
+      for (int64_t ch = 0; ch < l_.C; ++ch) gw[ch] += sum_dyx_[n * l_.C + ch] * rstd_[l_.stat(n, ch)];
+    return doubles_tensor(std::move(gw));
+  }
+  Tensor grad_bias(const autograd::BackwardContext& c) {
+    sums(c);
+    std::vector<double> gb(l_.C, 0.0);
+    for (int64_t n = 0; n < l_.N; ++n)
+      for (int64_t ch = 0; ch < l_.C; ++ch) gb[ch] += sum_dy_[n * l_.C + ch];
+    return doubles_tensor(std::move(gb));
+  }
+
+ private:
+  void sums(const autograd::BackwardContext& c) {
+    if (seen_.defined() && seen_.is_same(c.grad())) return;
+    seen_ = c.grad();
+    const Tensor x = c[x_];
+    check_first_order(node_, {c.grad(), x});
+    const int64_t rows = l_.N * l_.C;
+    sum_dy_.assign(rows, 0.0);
+    sum_dyx_.assign(rows, 0.0);
+    if (x.numel() == 0) return;
+    std::vector<double> row_mean(rows);
+    for (int64_t n = 0; n < l_.N; ++n)
+      for (int64_t ch = 0; ch < l_.C; ++ch) row_mean[n * l_.C + ch] = mean_[l_.stat(n, ch)];
+    const Tensor dy = c.grad().to(x.dtype()).contiguous();
+    kernels::channel_grad_sums_kernel(dy.view({l_.N, l_.C, l_.L}), x.contiguous().view({l_.N, l_.C, l_.L}),
+                                      row_mean.data(), sum_dy_.data(), sum_dyx_.data());
+  }
+
+  const char* node_;
+  autograd::Saved x_, w_;
+  StatLayout l_;
+  std::vector<double> mean_, rstd_;
+  bool batch_stats_;
+  Tensor seen_;  // the gradient the sums belong to
+  std::vector<double> sum_dy_, sum_dyx_;
+};
+
+// y = (x - mean[s]) * rstd[s] * w[c] + b[c] with given statistics (double tensors, see
+// StatLayout): the recorded op of batch, instance and group norm. `batch_stats`: the statistics
+// come from the input, so its gradient flows through them too.
+template <class Names>
+struct ChannelNormOp {
+  static constexpr const char* name = Names::op;
+  static Tensor run(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& mean,
+                    const Tensor& rstd, int64_t G, bool per_sample, bool) {
+    if (input.numel() == 0) return make_empty(input.sizes(), input.dtype(), layout_of(input));
+    const StatLayout l = stat_layout(input, G, per_sample);
+    const std::vector<double> w = as_doubles(weight), b = as_doubles(bias);
+    const double* m = mean.data_ptr<double>();
+    const double* r = rstd.data_ptr<double>();
+    std::vector<double> scale(l.N * l.C), shift(l.N * l.C);
+    for (int64_t n = 0; n < l.N; ++n)
+      for (int64_t c = 0; c < l.C; ++c) {
+        const int64_t s = l.stat(n, c), p = n * l.C + c;
+        scale[p] = r[s] * (w.empty() ? 1.0 : w[c]);
+        shift[p] = (b.empty() ? 0.0 : b[c]) - m[s] * scale[p];
+      }
+    return channel_affine(input, scale, shift);
+  }
+  static void derivative(autograd::Derivative& d, const Tensor& input, const Tensor& weight, const Tensor& bias,
+                         const Tensor& mean, const Tensor& rstd, int64_t G, bool per_sample, bool batch_stats) {
+    d.name(Names::node);
+    auto st = std::make_shared<ChannelNormBackward>(
+        Names::node, d.save(input), weight.defined() ? d.save(weight) : autograd::Saved{SIZE_MAX}, stat_layout(input, G, per_sample),
+        as_doubles(mean), as_doubles(rstd), batch_stats);
+    d.grad(input, [st](const auto& c) { return st->grad_input(c); });
+    d.grad(weight, [st](const auto& c) { return st->grad_weight(c); });
+    d.grad(bias, [st](const auto& c) { return st->grad_bias(c); });
+  }
+};
+struct BatchNormNames {
+  static constexpr const char* op = "native_batch_norm";
+  static constexpr const char* node = "NativeBatchNormBackward0";
+};
+struct GroupNormNames {
+  static constexpr const char* op = "native_group_norm";
+  static constexpr const char* node = "NativeGroupNormBackward0";
+};
+
+// Moves a running statistic towards `batch` (of C values); outside autograd, as PyTorch.
+void update_running(const Tensor& running, const std::vector<double>& batch, double momentum) {
+  if (!running.defined()) return;
+  NoGradGuard no_grad;
+  std::vector<double> r = as_doubles(running);
+  for (size_t c = 0; c < r.size(); ++c) r[c] = (1 - momentum) * r[c] + momentum * batch[c];
+  Tensor(running).copy_(from_doubles(r, running.sizes(), running.dtype()));
+}
+
+std::vector<double> rstd_of(std::vector<double> var, double eps) {
+  for (double& v : var) v = 1.0 / std::sqrt(v + eps);
+  return var;
+}
+
+// Batch statistics of (N, C, L) per channel (updating the running ones), or the running ones;
+// returns the output, the mean and the rstd (per channel, as double tensors).
 std::tuple<Tensor, Tensor, Tensor> batch_norm_impl(const char* op, const Tensor& input, const Tensor& weight,
                                                    const Tensor& bias, const Tensor& running_mean,
                                                    const Tensor& running_var, bool training, double momentum,
                                                    double eps) {
   const int64_t C = check_channel_norm_args(op, input, weight, bias, running_mean, running_var);
-  const int64_t N = input.size(0);
   EMBER_CHECK(training || (running_mean.defined() && running_var.defined()), op,
               "running_mean and running_var must be defined in evaluation mode");
-  const ScalarType stat_dtype = weight.defined() ? weight.dtype() : input.dtype();
-  if (input.numel() == 0) {  // nothing to normalize, no statistics to learn from
-    return {make_empty(input.sizes(), input.dtype(), layout_of(input)), make_empty({0}, stat_dtype),
-            make_empty({0}, stat_dtype)};
-  }
-  const int64_t L = input.numel() / (N * C);
-  std::vector<double> mean(C), var(C);
-  if (training) {
-    kernels::channel_moments_kernel(input.contiguous().view({N, C, L}), mean.data(), var.data());
-    const double n = static_cast<double>(N * L);
-    if (running_mean.defined()) {
-      std::vector<double> rm = as_doubles(running_mean);
-      for (int64_t c = 0; c < C; ++c) rm[c] = (1 - momentum) * rm[c] + momentum * mean[c];
-      Tensor(running_mean).copy_(from_doubles(rm, running_mean.sizes(), running_mean.dtype()));
-    }
-    if (running_var.defined()) {
-      std::vector<double> rv = as_doubles(running_var);
-      for (int64_t c = 0; c < C; ++c) rv[c] = (1 - momentum) * rv[c] + momentum * var[c] * n / (n - 1);
-      Tensor(running_var).copy_(from_doubles(rv, running_var.sizes(), running_var.dtype()));
-    }
-  } else {
+  std::vector<double> mean(C, NAN), var(C, NAN);
+  if (!training) {
     mean = as_doubles(running_mean);
     var = as_doubles(running_var);
+  } else if (input.numel() > 0) {  // an empty batch has no statistics to learn from
+    const StatLayout l = stat_layout(input, C, false);
+    kernels::channel_moments_kernel(input.contiguous().view({l.N, C, l.L}), mean.data(), var.data());
+    const double n = l.count();
+    std::vector<double> unbiased(var);
+    for (double& v : unbiased) v *= n / (n - 1);
+    update_running(running_mean, mean, momentum);
+    update_running(running_var, unbiased, momentum);
   }
-  const std::vector<double> w = as_doubles(weight), b = as_doubles(bias);
-  std::vector<double> invstd(C), scale(N * C), shift(N * C);
-  for (int64_t c = 0; c < C; ++c) {
-    invstd[c] = 1.0 / std::sqrt(var[c] + eps);
-    const double s = invstd[c] * (w.empty() ? 1.0 : w[c]);
-    const double t = (b.empty() ? 0.0 : b[c]) - mean[c] * s;
-    for (int64_t n = 0; n < N; ++n) scale[n * C + c] = s, shift[n * C + c] = t;
-  }
-  Tensor out = channel_affine(input, scale, shift);
-  if (!training) return {out, make_empty({0}, stat_dtype), make_empty({0}, stat_dtype)};
-  return {out, from_doubles(mean, {C}, stat_dtype), from_doubles(invstd, {C}, stat_dtype)};
+  const Tensor m = doubles_tensor(mean), r = doubles_tensor(rstd_of(var, eps));
+  return {dispatch::call<ChannelNormOp<BatchNormNames>>(input, weight, bias, m, r, C, false, training), m, r};
 }
 
 struct NativeBatchNormOp {
   static constexpr const char* name = "native_batch_norm";
+  static constexpr bool composite = true;
   static std::tuple<Tensor, Tensor, Tensor> run(const Tensor& input, const Tensor& weight, const Tensor& bias,
                                                 const Tensor& rm, const Tensor& rv, bool training, double momentum,
                                                 double eps) {
-    return batch_norm_impl(name, input, weight, bias, rm, rv, training, momentum, eps);
+    auto [out, mean, rstd] = batch_norm_impl(name, input, weight, bias, rm, rv, training, momentum, eps);
+    const ScalarType stat_dtype = weight.defined() ? weight.dtype() : input.dtype();
+    if (!training || input.numel() == 0) return {out, make_empty({0}, stat_dtype), make_empty({0}, stat_dtype)};
+    return {out, mean.to(stat_dtype), rstd.to(stat_dtype)};
   }
 };
 
 struct BatchNormOp {
   static constexpr const char* name = "batch_norm";
+  static constexpr bool composite = true;
   static Tensor run(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& rm,
                     const Tensor& rv, bool training, double momentum, double eps) {
     if (training && input.dim() >= 2) {
@@ -140,40 +298,36 @@ struct BatchNormOp {
 };
 
 // Per (sample, channel) statistics; running stats (if any) move towards the mean over samples.
+// Its node is batch norm's over per-sample statistics (PyTorch records a view around it).
 struct InstanceNormOp {
   static constexpr const char* name = "instance_norm";
+  static constexpr bool composite = true;
   static Tensor run(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                     const Tensor& running_var, bool use_input_stats, double momentum, double eps) {
     const int64_t C = check_channel_norm_args(name, input, weight, bias, running_mean, running_var);
-    const int64_t N = input.size(0);
     if (!use_input_stats) {
       return std::get<0>(batch_norm_impl(name, input, weight, bias, running_mean, running_var, false, momentum, eps));
     }
-    const int64_t L = N * C > 0 ? input.numel() / (N * C) : 0;
-    EMBER_CHECK(L != 1, name, "Expected more than 1 spatial element when training, got input size ", input.sizes());
-    if (input.numel() == 0) return make_empty(input.sizes(), input.dtype(), layout_of(input));
-    std::vector<double> mean(N * C), var(N * C);
-    kernels::row_norm_kernel(input.contiguous().view({N * C, L}), Tensor(), Tensor(), Tensor(), eps, false,
-                             mean.data(), var.data());
-    const std::vector<double> w = as_doubles(weight), b = as_doubles(bias);
-    std::vector<double> scale(N * C), shift(N * C);
-    for (int64_t i = 0; i < N * C; ++i) {
-      const int64_t c = i % C;
-      scale[i] = (w.empty() ? 1.0 : w[c]) / std::sqrt(var[i] + eps);
-      shift[i] = (b.empty() ? 0.0 : b[c]) - mean[i] * scale[i];
+    const StatLayout l = stat_layout(input, C, true);
+    EMBER_CHECK(l.L != 1, name, "Expected more than 1 spatial element when training, got input size ", input.sizes());
+    std::vector<double> mean(l.N * C, NAN), var(l.N * C, NAN);
+    if (input.numel() > 0) {
+      kernels::row_norm_kernel(input.contiguous().view({l.N * C, l.L}), Tensor(), Tensor(), Tensor(), eps, false,
+                               mean.data(), var.data());
+      std::vector<double> avg_mean(C, 0.0), avg_var(C, 0.0);
+      for (int64_t i = 0; i < l.N * C; ++i) {
+        avg_mean[i % C] += mean[i] / l.N;
+        avg_var[i % C] += var[i] * l.L / (l.L - 1) / l.N;
+      }
+      update_running(running_mean, avg_mean, momentum);
+      update_running(running_var, avg_var, momentum);
     }
-    for (int pass = 0; pass < 2; ++pass) {
-      const Tensor& running = pass == 0 ? running_mean : running_var;
-      if (!running.defined()) continue;
-      std::vector<double> r = as_doubles(running), avg(C, 0.0);
-      for (int64_t i = 0; i < N * C; ++i) avg[i % C] += (pass == 0 ? mean[i] : var[i] * L / (L - 1)) / N;
-      for (int64_t c = 0; c < C; ++c) r[c] = (1 - momentum) * r[c] + momentum * avg[c];
-      Tensor(running).copy_(from_doubles(r, running.sizes(), running.dtype()));
-    }
-    return channel_affine(input, scale, shift);
+    return dispatch::call<ChannelNormOp<BatchNormNames>>(input, weight, bias, doubles_tensor(mean),
+                                                         doubles_tensor(rstd_of(var, eps)), C, true, true);
   }
 };
 
+// ---- row norms (layer, rms) ------------------------------------------------------------------------
 // Checks of layer_norm and rms_norm; returns (rows, cols) of the input seen as a matrix.
 std::pair<int64_t, int64_t> check_normalized(const char* op, const Tensor& input, IntArrayRef shape,
                                              const Tensor& weight, const Tensor& bias) {
@@ -203,46 +357,143 @@ std::pair<int64_t, int64_t> check_normalized(const char* op, const Tensor& input
   return {cols == 0 ? 0 : input.numel() / cols, cols};
 }
 
-// The row kernel over the input as (rows, cols) with affine parameters in the input's dtype.
-std::tuple<Tensor, Tensor, Tensor> row_norm(const char* op, const Tensor& input, IntArrayRef shape,
-                                            const Tensor& weight, const Tensor& bias, double eps, bool rms) {
-  const auto [rows, cols] = check_normalized(op, input, shape, weight, bias);
-  Tensor out = make_empty(input.sizes(), input.dtype());
-  std::vector<double> mean(rows), rstd(rows);
-  if (input.numel() > 0) {
+// The gradients of a row norm; weight and bias gradients come with the input's in one pass and
+// are kept for their formulas (which run after the input's, on the same incoming gradient).
+class RowNormBackward {
+ public:
+  RowNormBackward(const char* node, autograd::Saved x, autograd::Saved w, IntArrayRef shape, double eps,
+                  std::vector<double> mean, std::vector<double> rstd, bool rms, bool want_w, bool want_b)
+      : node_(node),
+        x_(x), w_(w), shape_(shape), eps_(eps), mean_(std::move(mean)), rstd_(std::move(rstd)), rms_(rms), want_w_(want_w),
+        want_b_(want_b) {}
+
+  Tensor grad_input(const autograd::BackwardContext& c) {
+    run(c, true);
+    return std::exchange(dx_, Tensor());
+  }
+  Tensor grad_weight(const autograd::BackwardContext& c) { return run(c, false), gw_; }
+  Tensor grad_bias(const autograd::BackwardContext& c) { return run(c, false), gb_; }
+
+ private:
+  void run(const autograd::BackwardContext& c, bool input) {
+    if (!input && seen_.defined() && seen_.is_same(c.grad())) return;
+    seen_ = c.grad();
+    const Tensor x = c[x_], w = w_.index == SIZE_MAX ? Tensor() : c[w_];
+    if (GradMode::is_enabled() && (c.grad().requires_grad() || x.requires_grad() || (w.defined() && w.requires_grad()))) {
+      return run_recorded(c.grad().to(x.dtype()), x, w, input);
+    }
+    const int64_t rows = static_cast<int64_t>(mean_.size());
+    int64_t cols = 1;
+    for (int64_t s : shape_) cols *= s;
+    dx_ = input ? make_empty(x.sizes(), x.dtype()) : Tensor();
+    std::vector<double> gw(want_w_ ? cols : 0, 0.0), gb(want_b_ ? cols : 0, 0.0);
+    if (x.numel() > 0) {
+      const Tensor dy = c.grad().to(x.dtype()).contiguous();
+      kernels::row_norm_backward_kernel(dy.view({rows, cols}), x.contiguous().view({rows, cols}),
+                                        w.defined() ? w.to(x.dtype()).contiguous() : w, mean_.data(), rstd_.data(),
+                                        rms_, input ? dx_.view({rows, cols}) : Tensor(), want_w_ ? gw.data() : nullptr,
+                                        want_b_ ? gb.data() : nullptr);
+    }
+    if (want_w_) gw_ = from_doubles(gw, shape_, kDouble);
+    if (want_b_) gb_ = from_doubles(gb, shape_, kDouble);
+  }
+
+  // create_graph: the same gradients from recorded ops, the statistics recomputed from x, so
+  // that they have gradients of their own.
+  void run_recorded(const Tensor& dy, const Tensor& x, const Tensor& w, bool input) {
+    const int64_t lead = x.dim() - static_cast<int64_t>(shape_.size());
+    DimVector lead_dims, norm_dims;
+    for (int64_t i = 0; i < x.dim(); ++i) (i < lead ? lead_dims : norm_dims).push_back(i);
+    const Tensor xc = rms_ ? x : x - x.mean(norm_dims, true);
+    const Tensor std = ((xc * xc).mean(norm_dims, true) + eps_).sqrt();
+    const Tensor xhat = xc / std;
+    const Tensor g = w.defined() ? dy * w.to(x.dtype()) : dy;
+    Tensor inner = g - xhat * (g * xhat).mean(norm_dims, true);
+    if (!rms_) inner = inner - g.mean(norm_dims, true);
+    if (input) dx_ = inner / std;
+    // summed over the leading dims (none: the input is one row)
+    auto over_rows = [&](const Tensor& t) { return lead_dims.empty() ? t : t.sum(lead_dims); };
+    if (want_w_) gw_ = over_rows(dy * xhat);
+    if (want_b_) gb_ = over_rows(dy);
+  }
+
+  const char* node_;
+  autograd::Saved x_, w_;
+  DimVector shape_;
+  double eps_;
+  std::vector<double> mean_, rstd_;
+  bool rms_, want_w_, want_b_;
+  Tensor seen_, dx_, gw_, gb_;  // seen_: the incoming gradient gw_ and gb_ belong to
+};
+
+// The row kernel over the input as (rows, cols), affine parameters in the input's dtype: the
+// recorded op of layer_norm and rms_norm. mean and rstd (double tensors of `rows` values) receive
+// the statistics, which the derivative (declared after the run) reads.
+template <class Names>
+struct RowNormOp {
+  static constexpr const char* name = Names::op;
+  static Tensor run(const Tensor& input, IntArrayRef shape, const Tensor& weight, const Tensor& bias, double eps,
+                    bool rms, const Tensor& mean, const Tensor& rstd) {
+    const auto [rows, cols] = check_normalized(name, input, shape, weight, bias);
+    Tensor out = make_empty(input.sizes(), input.dtype());
+    if (input.numel() == 0) return out;
     const Tensor w = weight.defined() ? weight.to(input.dtype()).contiguous() : weight;
     const Tensor b = bias.defined() ? bias.to(input.dtype()).contiguous() : bias;
+    double* r = rstd.data_ptr<double>();
     kernels::row_norm_kernel(input.contiguous().view({rows, cols}), out.view({rows, cols}), w, b, eps, rms,
-                             mean.data(), rstd.data());
-    for (double& v : rstd) v = 1.0 / std::sqrt(v + eps);
+                             mean.data_ptr<double>(), r);
+    for (int64_t i = 0; i < rows; ++i) r[i] = 1.0 / std::sqrt(r[i] + eps);
+    return out;
   }
-  DimVector stat_shape(input.sizes());
-  for (size_t i = input.sizes().size() - shape.size(); i < stat_shape.size(); ++i) stat_shape[i] = 1;
-  return {out, from_doubles(mean, stat_shape, input.dtype()), from_doubles(rstd, stat_shape, input.dtype())};
+  static void derivative(autograd::Derivative& d, const Tensor& input, IntArrayRef shape, const Tensor& weight,
+                         const Tensor& bias, double eps, bool rms, const Tensor& mean, const Tensor& rstd) {
+    d.name(Names::node);
+    auto st = std::make_shared<RowNormBackward>(
+        Names::node, d.save(input), weight.defined() ? d.save(weight) : autograd::Saved{SIZE_MAX}, shape, eps,
+        as_doubles(mean),
+        as_doubles(rstd), rms, d.needs(weight), d.needs(bias));
+    d.grad(input, [st](const auto& c) { return st->grad_input(c); });
+    d.grad(weight, [st](const auto& c) { return st->grad_weight(c); });
+    d.grad(bias, [st](const auto& c) { return st->grad_bias(c); });
+  }
+};
+struct LayerNormNames {
+  static constexpr const char* op = "native_layer_norm";
+  static constexpr const char* node = "NativeLayerNormBackward0";
+};
+// libtorch 1.13 has no rms_norm; the node's name is ours.
+struct RmsNormNames {
+  static constexpr const char* op = "rms_norm";
+  static constexpr const char* node = "RmsNormBackward0";
+};
+
+// Returns the output and the statistics of a row norm, as (rows) double tensors.
+template <class Names>
+std::tuple<Tensor, Tensor, Tensor> row_norm(const char* op, const Tensor& input, IntArrayRef shape,
+                                            const Tensor& weight, const Tensor& bias, double eps, bool rms) {
+  const int64_t rows = check_normalized(op, input, shape, weight, bias).first;
+  Tensor mean = make_empty({rows}, kDouble), rstd = make_empty({rows}, kDouble);
+  Tensor out = dispatch::call<RowNormOp<Names>>(input, shape, weight, bias, eps, rms, mean, rstd);
+  return {out, mean, rstd};
 }
 
 struct NativeLayerNormOp {
   static constexpr const char* name = "native_layer_norm";
+  static constexpr bool composite = true;
   static std::tuple<Tensor, Tensor, Tensor> run(const Tensor& input, IntArrayRef shape, const Tensor& weight,
                                                 const Tensor& bias, double eps) {
-    return row_norm(name, input, shape, weight, bias, eps, false);
+    auto [out, mean, rstd] = row_norm<LayerNormNames>(name, input, shape, weight, bias, eps, false);
+    DimVector stat_shape(input.sizes());
+    for (size_t i = input.sizes().size() - shape.size(); i < stat_shape.size(); ++i) stat_shape[i] = 1;
+    return {out, mean.to(input.dtype()).view(stat_shape), rstd.to(input.dtype()).view(stat_shape)};
   }
 };
 
-// layer_norm skips the statistics tensors native_layer_norm returns.
 struct LayerNormOp {
   static constexpr const char* name = "layer_norm";
+  static constexpr bool composite = true;
   static Tensor run(const Tensor& input, IntArrayRef shape, const Tensor& weight, const Tensor& bias, double eps) {
-    const auto [rows, cols] = check_normalized(name, input, shape, weight, bias);
-    Tensor out = make_empty(input.sizes(), input.dtype());
-    if (input.numel() > 0) {
-      std::vector<double> mean(rows), var(rows);
-      const Tensor w = weight.defined() ? weight.to(input.dtype()).contiguous() : weight;
-      const Tensor b = bias.defined() ? bias.to(input.dtype()).contiguous() : bias;
-      kernels::row_norm_kernel(input.contiguous().view({rows, cols}), out.view({rows, cols}), w, b, eps, false,
-                               mean.data(), var.data());
-    }
-    return out;
+    return std::get<0>(row_norm<LayerNormNames>(name, input, shape, weight, bias, eps, false));
   }
 };
 
@@ -250,15 +501,17 @@ struct LayerNormOp {
 // the 16-bit floats).
 struct RmsNormOp {
   static constexpr const char* name = "rms_norm";
+  static constexpr bool composite = true;
   static Tensor run(const Tensor& input, IntArrayRef shape, const Tensor& weight, std::optional<double> eps) {
     const double e = eps.value_or(input.dtype() == kDouble ? DBL_EPSILON : FLT_EPSILON);
-    return std::get<0>(row_norm(name, input, shape, weight, Tensor(), e, true));
+    return std::get<0>(row_norm<RmsNormNames>(name, input, shape, weight, Tensor(), e, true));
   }
 };
 
 // Statistics per (sample, group) over the group's channels and positions, affine per channel.
 struct NativeGroupNormOp {
   static constexpr const char* name = "native_group_norm";
+  static constexpr bool composite = true;
   static std::tuple<Tensor, Tensor, Tensor> run(const Tensor& input, const Tensor& weight, const Tensor& bias,
                                                 int64_t G, double eps) {
     check_float(name, input);
@@ -275,27 +528,14 @@ struct NativeGroupNormOp {
                 "Expected bias to be a vector of size equal to the number of channels in input, but got bias of "
                 "shape ",
                 bias.sizes(), " and input of shape ", input.sizes());
-    std::vector<double> mean(N * G), rstd(N * G);
-    if (input.numel() == 0) {
-      std::fill(mean.begin(), mean.end(), NAN);
-      std::fill(rstd.begin(), rstd.end(), NAN);
-      return {make_empty(input.sizes(), input.dtype(), layout_of(input)), from_doubles(mean, {N, G}, input.dtype()),
-              from_doubles(rstd, {N, G}, input.dtype())};
+    std::vector<double> mean(N * G, NAN), var(N * G, NAN);
+    if (input.numel() > 0) {
+      kernels::row_norm_kernel(input.contiguous().view({N * G, input.numel() / (N * G)}), Tensor(), Tensor(), Tensor(),
+                               eps, false, mean.data(), var.data());
     }
-    const int64_t per_group = input.numel() / (N * G);
-    kernels::row_norm_kernel(input.contiguous().view({N * G, per_group}), Tensor(), Tensor(), Tensor(), eps, false,
-                             mean.data(), rstd.data());
-    for (double& v : rstd) v = 1.0 / std::sqrt(v + eps);
-    const std::vector<double> w = as_doubles(weight), b = as_doubles(bias);
-    std::vector<double> scale(N * C), shift(N * C);
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t c = 0; c < C; ++c) {
-        const int64_t g = n * G + c / (C / G);
-        scale[n * C + c] = rstd[g] * (w.empty() ? 1.0 : w[c]);
-        shift[n * C + c] = (b.empty() ? 0.0 : b[c]) - mean[g] * scale[n * C + c];
-      }
-    return {channel_affine(input, scale, shift), from_doubles(mean, {N, G}, input.dtype()),
-            from_doubles(rstd, {N, G}, input.dtype())};
+    const Tensor m = doubles_tensor(mean), r = doubles_tensor(rstd_of(var, eps));
+    Tensor out = dispatch::call<ChannelNormOp<GroupNormNames>>(input, weight, bias, m, r, G, true, true);
+    return {out, m.to(input.dtype()).view({N, G}), r.to(input.dtype()).view({N, G})};
   }
 };
 

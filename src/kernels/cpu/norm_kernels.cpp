@@ -5,6 +5,8 @@
 #include <hwy/highway.h>
 
 #include <cmath>
+#include <mutex>
+#include <vector>
 
 #include "core/parallel.h"
 #include "kernels/cpu/cast.h"
@@ -90,14 +92,15 @@ void channel_moments_typed(const Tensor& x, double* mean, double* var) {
       double s = 0;
       for (int64_t n = 0; n < N; ++n) s += row_sum(xp + (n * C + c) * L, static_cast<size_t>(L), [](auto v) { return v; });
       const double m = s / count;
-      // the second pass in double: batch statistics feed running_var, keep them exact
+      // sums of squared deviations from the exact mean, per row in the compute type (rows are
+      // short) and over rows in double
+      const auto vm = hn::Set(DC<T>(), static_cast<lane_t<T>>(m));
       double ss = 0;
       for (int64_t n = 0; n < N; ++n) {
-        const T* row = xp + (n * C + c) * L;
-        for (int64_t l = 0; l < L; ++l) {
-          const double dv = static_cast<double>(row[l]) - m;
-          ss += dv * dv;
-        }
+        ss += row_sum(xp + (n * C + c) * L, static_cast<size_t>(L), [&](auto v) {
+          const auto dv = hn::Sub(v, vm);
+          return hn::Mul(dv, dv);
+        });
       }
       mean[c] = m;
       var[c] = ss / count;
@@ -127,6 +130,135 @@ void channel_affine_typed(const Tensor& x, const Tensor& y, const double* scale,
                });
 }
 
+// Per (n, c) row of dy and x (N, C, L): sum(dy) and sum(dy * (x - mean[row])).
+template <class T>
+void channel_grad_sums_typed(const Tensor& dy, const Tensor& x, const double* mean, double* sum_dy,
+                             double* sum_dyx) {
+  using L = lane_t<T>;
+  const int64_t rows = x.size(0) * x.size(1);
+  const size_t len = static_cast<size_t>(x.size(2));
+  const T* gp = static_cast<const T*>(dy.data_ptr());
+  const T* xp = static_cast<const T*>(x.data_ptr());
+  parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(static_cast<int64_t>(len), 1)),
+               [&](int64_t b, int64_t e) {
+                 const DC<T> d;
+                 const size_t N = hn::Lanes(d);
+                 for (int64_t p = b; p < e; ++p) {
+                   const T* g = gp + p * static_cast<int64_t>(len);
+                   const T* xr = xp + p * static_cast<int64_t>(len);
+                   const auto vm = hn::Set(d, static_cast<L>(mean[p]));
+                   auto s0 = hn::Zero(d), s1 = hn::Zero(d), t0 = hn::Zero(d), t1 = hn::Zero(d);
+                   size_t i = 0;
+                   for (; i + 2 * N <= len; i += 2 * N) {
+                     const auto g0 = LoadC(d, g + i), g1 = LoadC(d, g + i + N);
+                     s0 = hn::Add(s0, g0);
+                     s1 = hn::Add(s1, g1);
+                     t0 = hn::MulAdd(g0, hn::Sub(LoadC(d, xr + i), vm), t0);
+                     t1 = hn::MulAdd(g1, hn::Sub(LoadC(d, xr + i + N), vm), t1);
+                   }
+                   for (; i < len; i += N) {  // lanes past the end load as zero: dy = 0 adds nothing
+                     const size_t n = std::min(N, len - i);
+                     const auto gv = LoadCN(d, g + i, n);
+                     s0 = hn::Add(s0, gv);
+                     t0 = hn::MulAdd(gv, hn::Sub(LoadCN(d, xr + i, n), vm), t0);
+                   }
+                   sum_dy[p] = static_cast<double>(hn::GetLane(hn::SumOfLanes(d, hn::Add(s0, s1))));
+                   sum_dyx[p] = static_cast<double>(hn::GetLane(hn::SumOfLanes(d, hn::Add(t0, t1))));
+                 }
+               });
+}
+
+// dx = a[p] * dy + b[p] * x + k[p] per (n, c) row p.
+template <class T>
+void channel_grad_input_typed(const Tensor& dy, const Tensor& x, const Tensor& dx, const double* a,
+                              const double* b, const double* k) {
+  using L = lane_t<T>;
+  const int64_t rows = x.size(0) * x.size(1);
+  const size_t len = static_cast<size_t>(x.size(2));
+  const T* gp = static_cast<const T*>(dy.data_ptr());
+  const T* xp = static_cast<const T*>(x.data_ptr());
+  T* op = static_cast<T*>(dx.data_ptr());
+  parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(static_cast<int64_t>(len), 1)),
+               [&](int64_t begin, int64_t end) {
+                 const DC<T> d;
+                 const size_t N = hn::Lanes(d);
+                 for (int64_t p = begin; p < end; ++p) {
+                   const int64_t off = p * static_cast<int64_t>(len);
+                   const auto va = hn::Set(d, static_cast<L>(a[p])), vb = hn::Set(d, static_cast<L>(b[p])),
+                              vk = hn::Set(d, static_cast<L>(k[p]));
+                   auto f = [&](auto g, auto xv) { return hn::MulAdd(va, g, hn::MulAdd(vb, xv, vk)); };
+                   size_t i = 0;
+                   for (; i + N <= len; i += N) StoreC(d, f(LoadC(d, gp + off + i), LoadC(d, xp + off + i)), op + off + i);
+                   if (i < len)
+                     StoreCN(d, f(LoadCN(d, gp + off + i, len - i), LoadCN(d, xp + off + i, len - i)), op + off + i,
+                             len - i);
+                 }
+               });
+}
+
+// Rows of layer/rms norm: dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * w and
+// xhat = (x - mean) * rstd (rms: no mean terms). Weight and bias gradients are column sums,
+// accumulated per thread and added up under a lock.
+template <class T>
+void row_norm_backward_typed(const Tensor& dy, const Tensor& x, const Tensor& w, const double* mean,
+                             const double* rstd, bool rms, const Tensor& dx, double* gw, double* gb) {
+  using L = lane_t<T>;
+  const int64_t rows = x.size(0);
+  const size_t cols = static_cast<size_t>(x.size(1));
+  const T* gp = static_cast<const T*>(dy.data_ptr());
+  const T* xp = static_cast<const T*>(x.data_ptr());
+  const T* wp = w.defined() ? static_cast<const T*>(w.data_ptr()) : nullptr;
+  T* op = dx.defined() ? static_cast<T*>(dx.data_ptr()) : nullptr;
+  std::mutex lock;
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(static_cast<int64_t>(cols), 1));
+  parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
+    const DC<T> d;
+    const size_t N = hn::Lanes(d);
+    const size_t padded = (cols + N - 1) / N * N;
+    std::vector<L> pw(gw ? padded : 0), pb(gb ? padded : 0);
+    for (int64_t r = begin; r < end; ++r) {
+      const T* g = gp + r * static_cast<int64_t>(cols);
+      const T* xr = xp + r * static_cast<int64_t>(cols);
+      const auto vm = hn::Set(d, static_cast<L>(rms ? 0.0 : mean[r])), vr = hn::Set(d, static_cast<L>(rstd[r]));
+      auto s1 = hn::Zero(d), s2 = hn::Zero(d);
+      for (size_t i = 0; i < cols; i += N) {
+        const size_t n = std::min(N, cols - i);
+        const auto gv = n == N ? LoadC(d, g + i) : LoadCN(d, g + i, n);
+        const auto xh = hn::Mul(hn::Sub(n == N ? LoadC(d, xr + i) : LoadCN(d, xr + i, n), vm), vr);
+        if (gb) hn::StoreU(hn::Add(hn::LoadU(d, pb.data() + i), gv), d, pb.data() + i);
+        if (gw) hn::StoreU(hn::MulAdd(gv, xh, hn::LoadU(d, pw.data() + i)), d, pw.data() + i);
+        if (!op) continue;
+        const auto gg = wp ? hn::Mul(gv, n == N ? LoadC(d, wp + i) : LoadCN(d, wp + i, n)) : gv;
+        s1 = hn::Add(s1, gg);
+        s2 = hn::MulAdd(gg, xh, s2);
+      }
+      if (!op) continue;
+      const double inv_n = 1.0 / static_cast<double>(cols);
+      const double m1 = rms ? 0.0 : static_cast<double>(hn::GetLane(hn::SumOfLanes(d, s1))) * inv_n;
+      const double m2 = static_cast<double>(hn::GetLane(hn::SumOfLanes(d, s2))) * inv_n;
+      // dx = rstd * g - (rstd * m2) * xhat - rstd * m1
+      const auto c2 = hn::Set(d, static_cast<L>(rstd[r] * m2)), c1 = hn::Set(d, static_cast<L>(rstd[r] * m1));
+      T* o = op + r * static_cast<int64_t>(cols);
+      auto f = [&](auto gv, auto xv, auto wv) {
+        const auto xh = hn::Mul(hn::Sub(xv, vm), vr);
+        return hn::Sub(hn::NegMulAdd(c2, xh, hn::Mul(vr, wp ? hn::Mul(gv, wv) : gv)), c1);
+      };
+      size_t i = 0;
+      for (; i + N <= cols; i += N)
+        StoreC(d, f(LoadC(d, g + i), LoadC(d, xr + i), wp ? LoadC(d, wp + i) : vr), o + i);
+      if (i < cols) {
+        const size_t n = cols - i;
+        StoreCN(d, f(LoadCN(d, g + i, n), LoadCN(d, xr + i, n), wp ? LoadCN(d, wp + i, n) : vr), o + i, n);
+      }
+    }
+    std::lock_guard<std::mutex> guard(lock);
+    for (size_t j = 0; j < cols; ++j) {
+      if (gw) gw[j] += static_cast<double>(pw[j]);
+      if (gb) gb[j] += static_cast<double>(pb[j]);
+    }
+  });
+}
+
 
 }  // namespace
 
@@ -139,6 +271,18 @@ void channel_moments_impl(const Tensor& x, double* mean, double* var) {
 }
 void channel_affine_impl(const Tensor& x, const Tensor& y, const double* scale, const double* shift) {
   visit_float(x.dtype(), "norm", [&](auto t) { channel_affine_typed<decltype(t)>(x, y, scale, shift); });
+}
+void channel_grad_sums_impl(const Tensor& dy, const Tensor& x, const double* mean, double* sum_dy, double* sum_dyx) {
+  visit_float(x.dtype(), "norm", [&](auto t) { channel_grad_sums_typed<decltype(t)>(dy, x, mean, sum_dy, sum_dyx); });
+}
+void channel_grad_input_impl(const Tensor& dy, const Tensor& x, const Tensor& dx, const double* a, const double* b,
+                             const double* k) {
+  visit_float(x.dtype(), "norm", [&](auto t) { channel_grad_input_typed<decltype(t)>(dy, x, dx, a, b, k); });
+}
+void row_norm_backward_impl(const Tensor& dy, const Tensor& x, const Tensor& w, const double* mean,
+                            const double* rstd, bool rms, const Tensor& dx, double* gw, double* gb) {
+  visit_float(x.dtype(), "norm",
+              [&](auto t) { row_norm_backward_typed<decltype(t)>(dy, x, w, mean, rstd, rms, dx, gw, gb); });
 }
 
 }  // namespace ember::kernels::HWY_NAMESPACE
@@ -158,6 +302,21 @@ void channel_moments_kernel(const Tensor& x, double* mean, double* var) {
 }
 void channel_affine_kernel(const Tensor& x, const Tensor& y, const double* scale, const double* shift) {
   HWY_DYNAMIC_DISPATCH(channel_affine_impl)(x, y, scale, shift);
+}
+HWY_EXPORT(channel_grad_sums_impl);
+HWY_EXPORT(channel_grad_input_impl);
+HWY_EXPORT(row_norm_backward_impl);
+void channel_grad_sums_kernel(const Tensor& dy, const Tensor& x, const double* mean, double* sum_dy,
+                              double* sum_dyx) {
+  HWY_DYNAMIC_DISPATCH(channel_grad_sums_impl)(dy, x, mean, sum_dy, sum_dyx);
+}
+void channel_grad_input_kernel(const Tensor& dy, const Tensor& x, const Tensor& dx, const double* a,
+                               const double* b, const double* k) {
+  HWY_DYNAMIC_DISPATCH(channel_grad_input_impl)(dy, x, dx, a, b, k);
+}
+void row_norm_backward_kernel(const Tensor& dy, const Tensor& x, const Tensor& w, const double* mean,
+                              const double* rstd, bool rms, const Tensor& dx, double* gw, double* gb) {
+  HWY_DYNAMIC_DISPATCH(row_norm_backward_impl)(dy, x, w, mean, rstd, rms, dx, gw, gb);
 }
 }  // namespace ember::kernels
 #endif

@@ -122,6 +122,66 @@ void softmax_typed(const Tensor& x, const Tensor& y, bool log) {
   });
 }
 
+// Backward along a strided dim: s = sum(g*y) (softmax) or sum(g) (log_softmax) per inner position.
+template <class T>
+void softmax_backward_strided(const T* g, const T* y, T* gi, int64_t dim, int64_t inner, bool log) {
+  using C = compute_t<T>;
+  for (int64_t j = 0; j < inner; ++j) {
+    C s = 0;
+    for (int64_t k = 0; k < dim; ++k) {
+      const C gv = static_cast<C>(g[k * inner + j]);
+      s += log ? gv : gv * static_cast<C>(y[k * inner + j]);
+    }
+    for (int64_t k = 0; k < dim; ++k) {
+      const C gv = static_cast<C>(g[k * inner + j]), yv = static_cast<C>(y[k * inner + j]);
+      gi[k * inner + j] = static_cast<T>(log ? gv - std::exp(yv) * s : yv * (gv - s));
+    }
+  }
+}
+
+// One contiguous row: softmax gi = y * (g - sum(g*y)); log_softmax gi = g - exp(y) * sum(g).
+template <class T>
+HWY_INLINE void softmax_backward_row(const T* g, const T* y, T* gi, size_t n, bool log) {
+  const DC<T> d;
+  const size_t N = hn::Lanes(d);
+  auto acc0 = hn::Zero(d), acc1 = hn::Zero(d);
+  size_t i = 0;
+  for (; i + 2 * N <= n; i += 2 * N) {
+    const auto g0 = LoadC(d, g + i), g1 = LoadC(d, g + i + N);
+    acc0 = log ? hn::Add(acc0, g0) : hn::MulAdd(g0, LoadC(d, y + i), acc0);
+    acc1 = log ? hn::Add(acc1, g1) : hn::MulAdd(g1, LoadC(d, y + i + N), acc1);
+  }
+  for (; i < n; i += N) {  // loads past the end read zeros
+    const size_t m = std::min(N, n - i);
+    const auto gv = LoadCN(d, g + i, m);
+    acc0 = log ? hn::Add(acc0, gv) : hn::MulAdd(gv, LoadCN(d, y + i, m), acc0);
+  }
+  const auto s = hn::Set(d, hn::GetLane(hn::SumOfLanes(d, hn::Add(acc0, acc1))));
+  auto out = [&](auto gv, auto yv) { return log ? hn::NegMulAdd(hn::Exp(d, yv), s, gv) : hn::Mul(yv, hn::Sub(gv, s)); };
+  i = 0;
+  for (; i + N <= n; i += N) StoreC(d, out(LoadC(d, g + i), LoadC(d, y + i)), gi + i);
+  if (i < n) StoreCN(d, out(LoadCN(d, g + i, n - i), LoadCN(d, y + i, n - i)), gi + i, n - i);
+}
+
+template <class T>
+void softmax_backward_typed(const Tensor& grad, const Tensor& y, const Tensor& gin, bool log) {
+  const int64_t outer = y.size(0), dim = y.size(1), inner = y.size(2);
+  const T* gp = static_cast<const T*>(grad.data_ptr());
+  const T* yp = static_cast<const T*>(y.data_ptr());
+  T* ip = static_cast<T*>(gin.data_ptr());
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(dim * inner, 1));
+  parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
+    for (int64_t o = b; o < e; ++o) {
+      const int64_t off = o * dim * inner;
+      if (inner == 1) {
+        softmax_backward_row(gp + off, yp + off, ip + off, static_cast<size_t>(dim), log);
+      } else {
+        softmax_backward_strided(gp + off, yp + off, ip + off, dim, inner, log);
+      }
+    }
+  });
+}
+
 }  // namespace
 
 void softmax_impl(const Tensor& x, const Tensor& y, bool log) {
@@ -134,6 +194,11 @@ void softmax_impl(const Tensor& x, const Tensor& y, bool log) {
   }
 }
 
+void softmax_backward_impl(const Tensor& grad, const Tensor& y, const Tensor& gin, bool log) {
+  visit_float(y.dtype(), "softmax_backward_data",
+              [&](auto t) { softmax_backward_typed<decltype(t)>(grad, y, gin, log); });
+}
+
 }  // namespace ember::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -141,5 +206,9 @@ HWY_AFTER_NAMESPACE();
 namespace ember::kernels {
 HWY_EXPORT(softmax_impl);
 void softmax_kernel(const Tensor& x, const Tensor& y, bool log) { HWY_DYNAMIC_DISPATCH(softmax_impl)(x, y, log); }
+HWY_EXPORT(softmax_backward_impl);
+void softmax_backward_kernel(const Tensor& grad, const Tensor& y, const Tensor& grad_input, bool log) {
+  HWY_DYNAMIC_DISPATCH(softmax_backward_impl)(grad, y, grad_input, log);
+}
 }  // namespace ember::kernels
 #endif

@@ -7,5 +7,8 @@ namespace ember::kernels {
 
 // x and y contiguous, same dtype and shape (outer, dim, inner).
 void softmax_kernel(const Tensor& x, const Tensor& y, bool log);
+// The gradient of softmax (log = false) or log_softmax from its output y; all contiguous
+// (outer, dim, inner) of y's dtype.
+void softmax_backward_kernel(const Tensor& grad, const Tensor& y, const Tensor& grad_input, bool log);
 
 }  // namespace ember::kernels

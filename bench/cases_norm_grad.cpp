@@ -1,0 +1,105 @@
+// Forward + backward of the normalizations and softmax on the training hot path: batch_norm2d in
+// training mode over a CNN's feature maps, layer_norm and softmax over rows, and log_softmax over
+// 10 classes. Each call builds the graph and takes the gradients of the input and the affine
+// parameters with autograd::grad (no accumulation into .grad on either side).
+#include "torch_check.h"
+
+namespace {
+
+namespace F = ember::nn::functional;
+
+constexpr const char* kLabel = "norm_grad: fwd+bwd float32";
+
+struct Input {
+  ember::Tensor e;
+  torch::Tensor t;
+  explicit Input(const ember::Tensor& tensor, bool requires_grad = true)
+      : e(tensor.detach()), t(parity::to_torch(tensor)) {
+    if (requires_grad) {
+      e.requires_grad_();
+      t.requires_grad_();
+    }
+  }
+};
+
+using EFn = std::function<ember::Tensor()>;
+using TFn = std::function<torch::Tensor()>;
+
+// Gradients of f's output (against `g`) with respect to `leaves`, on both sides; checks them once.
+bench::Outcome fwd_bwd(const bench::Context& ctx, const std::vector<const Input*>& leaves, const Input& g,
+                       const EFn& ef, const TFn& tf, parity::Tol tol) {
+  ember::autograd::variable_list ex;
+  std::vector<torch::Tensor> tx;
+  for (const Input* l : leaves) ex.push_back(l->e), tx.push_back(l->t);
+  auto ember_grads = [&] { return ember::autograd::grad({ef()}, ex, {g.e}); };
+  auto torch_grads = [&] { return torch::autograd::grad({tf()}, tx, {g.t}); };
+  const auto eg = ember_grads();
+  const auto tg = torch_grads();
+  for (size_t i = 0; i < eg.size(); ++i) bench::check_close(ctx, eg[i], tg[i], tol);
+  return bench::time_pair(ctx, {.ember = [&] { (void)ember_grads(); },
+                                .baseline = [&] { (void)torch_grads(); },
+                                .min_run_time = 1.0});
+}
+
+bench::Register batch_norm2d{{
+    .name = "batch_norm2d_train_fwd_bwd_64x64x28x28",
+    .label = kLabel,
+    .target = 1.0,
+    .run =
+        [](const bench::Context& ctx) {
+          const Input x(parity::random({64, 64, 28, 28}, ember::kFloat, 51));
+          const Input w(parity::random({64}, ember::kFloat, 52)), b(parity::random({64}, ember::kFloat, 53));
+          const Input g(parity::random({64, 64, 28, 28}, ember::kFloat, 54), false);
+          const Input rm(ember::zeros({64}), false), rv(ember::ones({64}), false);
+          return fwd_bwd(
+              ctx, {&x, &w, &b}, g,
+              [&] { return F::batch_norm(x.e, w.e, b.e, rm.e, rv.e, true, 0.1, 1e-5); },
+              [&] { return torch::batch_norm(x.t, w.t, b.t, rm.t, rv.t, true, 0.1, 1e-5, false); },
+              {1e-4, 1e-2});  // weight/bias gradients sum 50K terms
+        },
+}};
+
+bench::Register layer_norm{{
+    .name = "layer_norm_fwd_bwd_4096x1024",
+    .label = kLabel,
+    .target = 1.0,
+    .run =
+        [](const bench::Context& ctx) {
+          const Input x(parity::random({4096, 1024}, ember::kFloat, 61));
+          const Input w(parity::random({1024}, ember::kFloat, 62)), b(parity::random({1024}, ember::kFloat, 63));
+          const Input g(parity::random({4096, 1024}, ember::kFloat, 64), false);
+          return fwd_bwd(
+              ctx, {&x, &w, &b}, g, [&] { return F::layer_norm(x.e, {1024}, w.e, b.e); },
+              [&] { return torch::layer_norm(x.t, {1024}, w.t, b.t); }, {1e-4, 2e-3});
+        },
+}};
+
+bench::Register softmax{{
+    .name = "softmax_fwd_bwd_4096x1024",
+    .label = kLabel,
+    .target = 1.0,
+    .run =
+        [](const bench::Context& ctx) {
+          const Input x(parity::random({4096, 1024}, ember::kFloat, 71));
+          const Input g(parity::random({4096, 1024}, ember::kFloat, 72), false);
+          return fwd_bwd(
+              ctx, {&x}, g, [&] { return F::softmax(x.e, -1); }, [&] { return torch::softmax(x.t, -1); },
+              {1e-4, 1e-5});
+        },
+}};
+
+bench::Register log_softmax{{
+    .name = "log_softmax_fwd_bwd_128x10",
+    .label = kLabel,
+    .target = 1.0,
+    .run =
+        [](const bench::Context& ctx) {
+          const Input x(parity::random({128, 10}, ember::kFloat, 81));
+          const Input g(parity::random({128, 10}, ember::kFloat, 82), false);
+          return fwd_bwd(
+              ctx, {&x}, g, [&] { return F::log_softmax(x.e, 1); }, [&] { return torch::log_softmax(x.t, 1); },
+              {1e-4, 1e-5});
+        },
+}};
+
+}  // namespace
