@@ -116,6 +116,14 @@ struct IndexSelectOp {
 
 struct GatherOp {
   static constexpr const char* name = "gather";
+  // GatherBackward0 -- self: gather_backward(grad, self, dim, index, sparse_grad): grad added into
+  // zeros at the gathered positions
+  static void derivative(autograd::Derivative& d, const Tensor& self, int64_t dim, const Tensor& index) {
+    d.name("GatherBackward0");
+    d.grad(self, [sizes = DimVector(self.sizes()), dim, i = d.save(index)](const auto& c) {
+      return zeros(sizes, TensorOptions().dtype(c.grad().dtype())).scatter_add(dim, c[i], c.grad());
+    });
+  }
   static Tensor run(const Tensor& self, int64_t dim, const Tensor& index) {
     EMBER_CHECK(index.dtype() == kLong, name, "Expected dtype int64 for index, got ", index.dtype());
     dim = maybe_wrap_dim(dim, self.dim(), name);
