@@ -91,9 +91,10 @@ EMBER_UNARY_GRAD(UnaryOp::Silu, "SiluBackward0", d.save(self), grad * x.sigmoid(
 // hardswish_backward: 0 below -3, x / 3 + 0.5 up to 3, 1 above
 EMBER_UNARY_GRAD(UnaryOp::Hardswish, "HardswishBackward0", d.save(self),
                  where(x < -3, 0, where(x <= 3, grad * (x / 3 + 0.5), grad)))
-// hardsigmoid_backward: 1/6 strictly inside (-3, 3)
+// hardsigmoid_backward: 1/6 strictly inside (-3, 3); PyTorch's kernel takes 1/6 as a float
+// constant in every dtype, which float64 results show
 EMBER_UNARY_GRAD(UnaryOp::Hardsigmoid, "HardsigmoidBackward0", d.save(self),
-                 where((x > -3).logical_and(x < 3), grad / 6, 0))
+                 where((x > -3).logical_and(x < 3), grad * static_cast<double>(1.0f / 6.0f), 0))
 #undef EMBER_UNARY_GRAD
 // Rounding and sign are piecewise constant: zero gradients.
 #define EMBER_ZERO_GRAD(K, node)                                               \

@@ -464,17 +464,18 @@ struct NormOp {
     kernels::reduce_kernel(r.keep, self, mask, spec);
     return r.user;
   }
-  // NormBackward1 -- self: norm_backward(grad, self, p, result, dim, keepdim)
+  // NormBackward0 (no dims) / NormBackward1 -- self: norm_backward(grad, self, p, result, dim, keepdim);
+  // p = 0 gives no gradient at all (undefined, as PyTorch)
   static void derivative(autograd::Derivative& d, const Tensor& self, const std::optional<Scalar>& p, IntArrayRef dim,
                          bool keepdim) {
-    d.name("NormBackward1");
+    d.name(dim.empty() ? "NormBackward0" : "NormBackward1");
     const Reduced red{DimVector(self.sizes()), dim_mask(name, self, dim), keepdim};
     d.grad(self, [s = d.save(self), r = d.save_result(), red, pv = p ? p->toDouble() : 2.0](const auto& c) {
       return norm_backward(red.restore(c.grad()), c[s], pv, red.restore(c[r]), red);
     });
   }
   static Tensor norm_backward(const Tensor& grad, const Tensor& x, double p, const Tensor& norm, const Reduced& red) {
-    if (p == 0) return zeros_like(x);
+    if (p == 0) return Tensor();
     if (p == 1) return x.sign() * grad;
     if (p == 2) return grad * (x / norm).masked_fill(norm == 0, 0);
     if (std::isinf(p)) {  // the elements whose |x| is the norm share the gradient (NaNs to a NaN norm)
