@@ -381,8 +381,10 @@ Tensor Tensor::index(ArrayRef<TensorIndex> indices) const {
   std::vector<std::optional<Tensor>> tensors;
   Tensor sliced = apply_slicing(*this, indices, tensors);
   if (tensors.empty()) {  // basic indexing only: a view, never self itself
-    return sliced.is_same(*this) ? make_view(sliced, sliced.sizes(), sliced.strides(), sliced.storage_offset())
-                                 : sliced;
+    if (!sliced.is_same(*this)) return sliced;
+    // a view op keeps the graph when self requires grad
+    if (requires_grad()) return sliced.view(sliced.sizes());
+    return make_view(sliced, sliced.sizes(), sliced.strides(), sliced.storage_offset());
   }
   return ember::index(sliced, tensors);
 }

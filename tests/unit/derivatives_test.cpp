@@ -243,6 +243,7 @@ TEST(Derivatives, IndexingAndScatter) {
            [idx](const V& v) { return v[0].index({idx, tensor(std::vector<int64_t>{1, 3, 1})}); }},
           {"index slice and tensor", {{{3, 4}}}, [idx](const V& v) { return v[0].index({Slice(), idx}); }},
           {"index mask", {{{3, 4}}}, [mask](const V& v) { return v[0].index({mask}); }},
+          {"index ellipsis", {{{3, 4}}}, [](const V& v) { return v[0].index({indexing::Ellipsis}); }},
       },
       17);
 }
