@@ -127,6 +127,7 @@ Tensor sumproduct_pair(Tensor left, Tensor right, const std::vector<int64_t>& su
 
 struct EinsumOp {
   static constexpr const char* name = kOp;
+  static constexpr bool composite = true;  // its views and products record, as in PyTorch
   static Tensor run(std::string_view equation, TensorList operands) {
     // ---- parse ----------------------------------------------------------------------------
     const size_t arrow = equation.find("->");

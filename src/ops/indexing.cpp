@@ -187,6 +187,24 @@ AdvancedIndex make_advanced_index(const char* op, const Tensor& self, ArrayRef<s
   return info;
 }
 
+// The gradient of index: grad accumulated into zeros at the indexed positions. An op of its own
+// so that double backward goes through it (PyTorch's index_put on zeros: IndexPutBackward0, whose
+// gradient is grad indexed the same way).
+struct IndexBackwardOp {
+  static constexpr const char* name = "index_put";
+  static Tensor run(const Tensor& grad, IntArrayRef sizes, ArrayRef<std::optional<Tensor>> indices) {
+    Tensor out = zeros(sizes, TensorOptions().dtype(grad.dtype()));
+    return index_put_(out, indices, grad, /*accumulate=*/true);
+  }
+  static void derivative(autograd::Derivative& d, const Tensor& grad, IntArrayRef,
+                         ArrayRef<std::optional<Tensor>> indices) {
+    d.name("IndexPutBackward0");
+    d.grad(grad, [indices = std::vector<std::optional<Tensor>>(indices.begin(), indices.end())](const auto& c) {
+      return index(c.grad(), indices);
+    });
+  }
+};
+
 struct IndexOp {
   static constexpr const char* name = "index";
   static Tensor run(const Tensor& self, ArrayRef<std::optional<Tensor>> indices) {
@@ -212,6 +230,14 @@ struct IndexOp {
                             .common_dtype(self.dtype()));
     kernels::index_gather_kernel(iter, es);
     return iter.output();
+  }
+  // IndexBackward0 -- self: index_backward(zeros_like(self), indices, grad)
+  static void derivative(autograd::Derivative& d, const Tensor& self, ArrayRef<std::optional<Tensor>> indices) {
+    d.name("IndexBackward0");
+    d.grad(self, [sizes = DimVector(self.sizes()),
+                  indices = std::vector<std::optional<Tensor>>(indices.begin(), indices.end())](const auto& c) {
+      return dispatch::call<IndexBackwardOp>(c.grad(), IntArrayRef(sizes), ArrayRef<std::optional<Tensor>>(indices));
+    });
   }
 };
 
@@ -355,8 +381,10 @@ Tensor Tensor::index(ArrayRef<TensorIndex> indices) const {
   std::vector<std::optional<Tensor>> tensors;
   Tensor sliced = apply_slicing(*this, indices, tensors);
   if (tensors.empty()) {  // basic indexing only: a view, never self itself
-    return sliced.is_same(*this) ? make_view(sliced, sliced.sizes(), sliced.strides(), sliced.storage_offset())
-                                 : sliced;
+    if (!sliced.is_same(*this)) return sliced;
+    // a view op keeps the graph when self requires grad
+    if (requires_grad()) return sliced.view(sliced.sizes());
+    return make_view(sliced, sliced.sizes(), sliced.strides(), sliced.storage_offset());
   }
   return ember::index(sliced, tensors);
 }

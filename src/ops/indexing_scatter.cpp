@@ -10,7 +10,9 @@
 
 #include "dispatch/dispatch.h"
 #include "ember/factory.h"
+#include "ember/autograd.h"
 #include "ember/indexing.h"
+#include "ember/pointwise.h"
 #include "ember/shape.h"
 #include "kernels/cpu/indexing.h"
 #include "ops/indexing_util.h"
@@ -102,10 +104,26 @@ struct IndexSelectOp {
     kernels::index_gather_kernel(iter, byte_stride(self, dim));
     return out;
   }
+  // IndexSelectBackward0 -- self: index_select_backward(grad, self.sizes(), dim, index)
+  static void derivative(autograd::Derivative& d, const Tensor& self, int64_t dim, const Tensor& index) {
+    d.name("IndexSelectBackward0");
+    d.grad(self, [sizes = DimVector(self.sizes()), dim, i = d.save(index)](const auto& c) {
+      if (sizes.empty()) return c.grad().clone();
+      return zeros(sizes, TensorOptions().dtype(c.grad().dtype())).index_add(dim, c[i], c.grad());
+    });
+  }
 };
 
 struct GatherOp {
   static constexpr const char* name = "gather";
+  // GatherBackward0 -- self: gather_backward(grad, self, dim, index, sparse_grad): grad added into
+  // zeros at the gathered positions
+  static void derivative(autograd::Derivative& d, const Tensor& self, int64_t dim, const Tensor& index) {
+    d.name("GatherBackward0");
+    d.grad(self, [sizes = DimVector(self.sizes()), dim, i = d.save(index)](const auto& c) {
+      return zeros(sizes, TensorOptions().dtype(c.grad().dtype())).scatter_add(dim, c[i], c.grad());
+    });
+  }
   static Tensor run(const Tensor& self, int64_t dim, const Tensor& index) {
     EMBER_CHECK(index.dtype() == kLong, name, "Expected dtype int64 for index, got ", index.dtype());
     dim = maybe_wrap_dim(dim, self.dim(), name);
@@ -183,6 +201,15 @@ struct ScatterOp {
     Tensor out = self.clone(MemoryFormat::Contiguous);
     return scatter_inplace(name, out, dim, index, src, value, ScatterMode::Assign);
   }
+  // ScatterBackward0 (src) / ScatterBackward1 (value) -- self: grad.scatter(dim, index, 0);
+  // src: grad.gather(dim, index)
+  static void derivative(autograd::Derivative& d, const Tensor& self, int64_t dim, const Tensor& index,
+                         const Tensor& src, const Scalar&) {
+    d.name(src.defined() ? "ScatterBackward0" : "ScatterBackward1");
+    const autograd::Saved i = d.save(index);
+    d.grad(self, [dim, i](const auto& c) { return c.grad().scatter(dim, c[i], 0); });
+    if (src.defined()) d.grad(src, [dim, i](const auto& c) { return c.grad().gather(dim, c[i]); });
+  }
 };
 struct ScatterAddInplaceOp {
   static constexpr const char* name = "scatter_add_";
@@ -195,6 +222,37 @@ struct ScatterAddOp {
   static Tensor run(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
     Tensor out = self.clone(MemoryFormat::Contiguous);
     return scatter_inplace(name, out, dim, index, src, 0, ScatterMode::Add);
+  }
+  // ScatterAddBackward0 -- self: grad; src: grad.gather(dim, index)
+  static void derivative(autograd::Derivative& d, const Tensor& self, int64_t dim, const Tensor& index,
+                         const Tensor& src) {
+    d.name("ScatterAddBackward0");
+    d.grad(self, [](const auto& c) { return c.grad(); });
+    d.grad(src, [dim, i = d.save_for(src, index)](const auto& c) { return c.grad().gather(dim, c[i]); });
+  }
+};
+
+// The values of a (values, indices) op read from self at the kernel's indices, with one node
+// that routes the gradient back to those indices (value_selecting_reduction_backward).
+struct SelectedValuesOp {
+  static constexpr const char* name = "gather";
+  static Tensor run(const Tensor& self, const Tensor& indices, int64_t dim, bool keepdim, const char*) {
+    if (self.dim() == 0) return self.clone();
+    if (keepdim) return self.gather(dim, indices);
+    return self.gather(dim, indices.unsqueeze(dim)).squeeze(dim);
+  }
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& indices, int64_t dim,
+                         bool keepdim, const char* node) {
+    d.name(node);
+    d.grad(self, [sizes = DimVector(self.sizes()), i = d.save(indices), dim, keepdim](const auto& c) {
+      if (sizes.empty()) return c.grad();
+      Tensor grad = c.grad(), index = c[i];
+      if (!keepdim) {
+        grad = grad.unsqueeze(dim);
+        index = index.unsqueeze(dim);
+      }
+      return zeros(sizes, TensorOptions().dtype(grad.dtype())).scatter(dim, index, grad);
+    });
   }
 };
 
@@ -265,6 +323,18 @@ struct IndexAddOp {
     Tensor out = self.clone(MemoryFormat::Contiguous);
     return index_add_inplace(name, out, dim, index, source, alpha);
   }
+  // IndexAddBackward0 -- self: grad; source: maybe_multiply(grad.index_select(dim, index).expand_as(source), alpha)
+  static void derivative(autograd::Derivative& d, const Tensor& self, int64_t dim, const Tensor& index,
+                         const Tensor& source, const Scalar& alpha) {
+    d.name("IndexAddBackward0");
+    d.grad(self, [](const auto& c) { return c.grad(); });
+    d.grad(source, [dim, i = d.save_for(source, index), sizes = DimVector(source.sizes()), alpha](const auto& c) {
+      const Tensor index = c[i];
+      Tensor g = sizes.empty() ? c.grad().index_select(dim, index.reshape({-1})).reshape({})
+                               : c.grad().index_select(dim, index).expand(sizes);
+      return alpha.equal(1) ? g : g * alpha;
+    });
+  }
 };
 
 struct MaskedSelectOp {
@@ -275,10 +345,24 @@ struct MaskedSelectOp {
     const DimVector shape = infer_size(self.sizes(), mask.sizes(), name);
     return kernels::masked_select_kernel(self.expand(shape).contiguous(), mask.expand(shape).contiguous());
   }
+  // MaskedSelectBackward0 -- self: masked_select_backward(grad, self, mask): grad written at the mask's
+  // true positions of the broadcast shape (the engine sums the broadcast away)
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& mask) {
+    d.name("MaskedSelectBackward0");
+    d.grad(self, [m = d.save(mask), sizes = DimVector(self.sizes())](const auto& c) {
+      const Tensor mask = c[m];
+      const DimVector shape = infer_size(sizes, mask.sizes(), name);
+      const Tensor positions = mask.expand(shape).reshape({-1}).nonzero().squeeze(1);
+      int64_t n = 1;
+      for (int64_t s : shape) n *= s;
+      return zeros({n}, TensorOptions().dtype(c.grad().dtype())).index_add(0, positions, c.grad()).view(shape);
+    });
+  }
 };
 
 struct NonzeroOp {
   static constexpr const char* name = "nonzero";
+  static constexpr bool differentiable = false;  // integer results
   static Tensor run(const Tensor& self) { return kernels::nonzero_kernel(self.contiguous()); }
 };
 
@@ -309,6 +393,12 @@ struct OneHotOp {
 };
 
 }  // namespace
+
+Tensor selected_values(const Tensor& values, const Tensor& self, const Tensor& indices, int64_t dim, bool keepdim,
+                       const char* node) {
+  if (!self.requires_grad() || !GradMode::is_enabled()) return values;
+  return dispatch::call<SelectedValuesOp>(self, indices, maybe_wrap_dim(dim, self.dim(), "gather"), keepdim, node);
+}
 
 Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   return dispatch::call<IndexSelectOp>(self, dim, index);

@@ -16,4 +16,10 @@ void assert_no_internal_overlap(const Tensor& t, const char* op);
 // memory are refused (the op would read what it already overwrote).
 void assert_no_overlap(const Tensor& written, const Tensor& input, const char* op);
 
+// The values of a (values, indices) op (max/min along a dim, sort, topk, kthvalue): the kernel's
+// `values` when no graph is recorded, else the same values read from self at `indices` by one
+// node named `node` (MaxBackward0, SortBackward0, ...) that sends the gradient to those indices.
+Tensor selected_values(const Tensor& values, const Tensor& self, const Tensor& indices, int64_t dim, bool keepdim,
+                       const char* node);
+
 }  // namespace ember

@@ -105,6 +105,22 @@ struct CatOp {
     Tensor out;
     return cat_into(name, out, false, tensors, dim);
   }
+  // CatBackward0 -- tensors: cat_tensors_backward: each input's slice of grad (the skipped legacy
+  // empty 1-D inputs get none)
+  static void derivative(autograd::Derivative& d, TensorList tensors, int64_t dim) {
+    d.name("CatBackward0");
+    const int64_t wrapped = maybe_wrap_dim(dim, d.result().dim(), name);
+    int64_t offset = 0;
+    for (const Tensor& t : tensors) {
+      const bool skipped = t.dim() == 1 && t.size(0) == 0 && d.result().dim() != 1;
+      const int64_t size = skipped ? 0 : t.size(wrapped);
+      d.grad(t, [wrapped, offset, size, skipped, sizes = DimVector(t.sizes())](const auto& c) {
+        if (skipped) return zeros(sizes, TensorOptions().dtype(c.grad().dtype()));
+        return c.grad().narrow(wrapped, offset, size);
+      });
+      offset += size;
+    }
+  }
 };
 struct CatOutOp {
   static constexpr const char* name = "cat_out";
@@ -131,6 +147,13 @@ struct StackOp {
     std::vector<Tensor> columns;
     for (const Tensor& t : tensors) columns.push_back(t.unsqueeze(dim));
     return cat(columns, dim);
+  }
+  // StackBackward0 -- tensors: grad.unbind(dim)
+  static void derivative(autograd::Derivative& d, TensorList tensors, int64_t dim) {
+    d.name("StackBackward0");
+    const int64_t wrapped = maybe_wrap_dim(dim, d.result().dim(), name);
+    for (size_t i = 0; i < tensors.size(); ++i)
+      d.grad(tensors[i], [wrapped, i = static_cast<int64_t>(i)](const auto& c) { return c.grad().select(wrapped, i); });
   }
 };
 
@@ -161,6 +184,32 @@ struct RepeatOp {
     out.view(pair_sizes).copy_(make_view(self, pair_sizes, pair_strides, self.storage_offset()));
     return out;
   }
+  // RepeatBackward0 -- self: repeat_backward(grad, repeats, self.sizes()): grad seen as
+  // [r0, s0, r1, s1, ...] summed over the repeat dims (and the leading new dims)
+  static void derivative(autograd::Derivative& d, const Tensor& self, IntArrayRef repeats) {
+    d.name("RepeatBackward0");
+    d.grad(self, [sizes = DimVector(self.sizes()), repeats = DimVector(repeats)](const auto& c) {
+      const TensorOptions options = TensorOptions().dtype(c.grad().dtype());
+      for (int64_t r : repeats)
+        if (r == 0) return zeros(sizes, options);
+      const int64_t lead = static_cast<int64_t>(repeats.size() - sizes.size());
+      Tensor grad = c.grad();
+      if (lead > 0) grad = grad.sum(leading_dims(lead));
+      if (sizes.empty()) return grad;
+      DimVector pairs, sum_dims;
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        pairs.push_back(repeats[lead + i]);
+        sum_dims.push_back(static_cast<int64_t>(pairs.size()) - 1);
+        pairs.push_back(sizes[i]);
+      }
+      return grad.reshape(pairs).sum(sum_dims);
+    });
+  }
+  static DimVector leading_dims(int64_t n) {
+    DimVector dims;
+    for (int64_t i = 0; i < n; ++i) dims.push_back(i);
+    return dims;
+  }
 };
 
 struct FlipOp {
@@ -184,6 +233,11 @@ struct FlipOp {
     }
     out.copy_(make_view(self, self.sizes(), strides, offset));
     return out;
+  }
+  // FlipBackward0 -- self: grad.flip(dims)
+  static void derivative(autograd::Derivative& d, const Tensor& self, IntArrayRef dims) {
+    d.name("FlipBackward0");
+    d.grad(self, [dims = DimVector(dims)](const auto& c) { return c.grad().flip(dims); });
   }
 };
 
@@ -211,6 +265,13 @@ struct RollOp {
     }
     return cur;
   }
+  // RollBackward0 -- self: grad.roll(negated shifts, dims)
+  static void derivative(autograd::Derivative& d, const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
+    d.name("RollBackward0");
+    DimVector back;
+    for (int64_t s : shifts) back.push_back(-s);
+    d.grad(self, [back, dims = DimVector(dims)](const auto& c) { return c.grad().roll(back, dims); });
+  }
 };
 
 void check_tri(const char* op, const Tensor& self) {
@@ -234,6 +295,11 @@ struct TriOp {
     Tensor out = make_empty(self.sizes(), self.dtype());
     tri_into(out, self, diagonal, Lower);
     return out;
+  }
+  // TrilBackward0 / TriuBackward0 -- self: grad.tril(diagonal) / grad.triu(diagonal)
+  static void derivative(autograd::Derivative& d, const Tensor& self, int64_t diagonal) {
+    d.name(Lower ? "TrilBackward0" : "TriuBackward0");
+    d.grad(self, [diagonal](const auto& c) { return Lower ? c.grad().tril(diagonal) : c.grad().triu(diagonal); });
   }
 };
 template <bool Lower>

@@ -259,6 +259,9 @@ Tensor matmul_impl(const char* op, const Tensor& t1, const Tensor& t2_in, const 
   return linalg::product(op, p, out);
 }
 
+// grad * s, skipping the product when s is 1 (PyTorch's maybe_multiply).
+Tensor maybe_multiply(const Tensor& grad, const Scalar& s) { return s.equal(1) ? grad : grad * s; }
+
 // Gradients of self @ other for any operand ranks: 1-D operands act as matrices (a row for self,
 // a column for other) as matmul treats them, and broadcast batch dims are summed away. Each
 // needs only the other operand and its own operand's shape.
@@ -307,6 +310,12 @@ struct BmmOp {
     check_bmm(name, "bmm", self, mat2);
     return linalg::product(name, Product{self, mat2, {self.size(0), self.size(1), mat2.size(2)}});
   }
+  // BmmBackward0 -- self: grad.bmm(mat2.transpose(1, 2)); mat2: self.transpose(1, 2).bmm(grad)
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& mat2) {
+    d.name("BmmBackward0");
+    d.grad(self, [m = d.save_for(self, mat2)](const auto& c) { return c.grad().bmm(c[m].transpose(1, 2)); });
+    d.grad(mat2, [s = d.save_for(mat2, self)](const auto& c) { return c[s].transpose(1, 2).bmm(c.grad()); });
+  }
 };
 struct BmmOutOp {
   static constexpr const char* name = "bmm_out";
@@ -349,6 +358,15 @@ struct AddmmOp {
     check_addmm(name, self, m1, m2);
     return linalg::product(name, addmm_product(self, m1, m2, beta, alpha));
   }
+  // AddmmBackward0 -- self: maybe_multiply(grad, beta); mat1: grad.mm(mat2.t()) * alpha;
+  // mat2: mat1.t().mm(grad) * alpha
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& m1, const Tensor& m2,
+                         const Scalar& beta, const Scalar& alpha) {
+    d.name("AddmmBackward0");
+    d.grad(self, [beta](const auto& c) { return maybe_multiply(c.grad(), beta); });
+    d.grad(m1, [m = d.save_for(m1, m2), alpha](const auto& c) { return maybe_multiply(c.grad().mm(c[m].t()), alpha); });
+    d.grad(m2, [m = d.save_for(m2, m1), alpha](const auto& c) { return maybe_multiply(c[m].t().mm(c.grad()), alpha); });
+  }
 };
 struct AddmmOutOp {
   static constexpr const char* name = "addmm_out";
@@ -386,6 +404,14 @@ struct AddmvOp {
     check_addmv(name, self, mat, vec);
     return linalg::product(name, Product{mat, vec.unsqueeze(1), {mat.size(0)}, self.to(mat.dtype()), beta, alpha});
   }
+  // AddmvBackward0 -- self: maybe_multiply(grad, beta); mat: grad.ger(vec) * alpha; vec: mat.t().mv(grad) * alpha
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& mat, const Tensor& vec,
+                         const Scalar& beta, const Scalar& alpha) {
+    d.name("AddmvBackward0");
+    d.grad(self, [beta](const auto& c) { return maybe_multiply(c.grad(), beta); });
+    d.grad(mat, [v = d.save_for(mat, vec), alpha](const auto& c) { return maybe_multiply(c.grad().outer(c[v]), alpha); });
+    d.grad(vec, [m = d.save_for(vec, mat), alpha](const auto& c) { return maybe_multiply(c[m].t().mv(c.grad()), alpha); });
+  }
 };
 struct AddmvInplaceOp {
   static constexpr const char* name = "addmv_";
@@ -408,6 +434,12 @@ struct MvOp {
     check_supported(name, "addmv_impl_cpu", self.dtype());
     return linalg::product(name, Product{self, vec.unsqueeze(1), {self.size(0)}});
   }
+  // MvBackward0 -- self: grad.ger(vec); vec: self.t().mv(grad)
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& vec) {
+    d.name("MvBackward0");
+    d.grad(self, [v = d.save_for(self, vec)](const auto& c) { return c.grad().outer(c[v]); });
+    d.grad(vec, [m = d.save_for(vec, self)](const auto& c) { return c[m].t().mv(c.grad()); });
+  }
 };
 
 void check_baddbmm(const char* op, const Tensor& self, const Tensor& b1, const Tensor& b2) {
@@ -419,6 +451,19 @@ struct BaddbmmOp {
   static Tensor run(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) {
     check_baddbmm(name, self, b1, b2);
     return linalg::product(name, Product{b1, b2, {b1.size(0), b1.size(1), b2.size(2)}, self.to(b1.dtype()), beta, alpha});
+  }
+  // BaddbmmBackward0 -- self: maybe_multiply(grad, beta); batch1: grad.bmm(batch2.transpose(1, 2)) * alpha;
+  // batch2: batch1.transpose(1, 2).bmm(grad) * alpha
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& b1, const Tensor& b2,
+                         const Scalar& beta, const Scalar& alpha) {
+    d.name("BaddbmmBackward0");
+    d.grad(self, [beta](const auto& c) { return maybe_multiply(c.grad(), beta); });
+    d.grad(b1, [m = d.save_for(b1, b2), alpha](const auto& c) {
+      return maybe_multiply(c.grad().bmm(c[m].transpose(1, 2)), alpha);
+    });
+    d.grad(b2, [m = d.save_for(b2, b1), alpha](const auto& c) {
+      return maybe_multiply(c[m].transpose(1, 2).bmm(c.grad()), alpha);
+    });
   }
 };
 struct BaddbmmInplaceOp {
@@ -434,14 +479,23 @@ struct BaddbmmInplaceOp {
   }
 };
 
-struct DotOp {
+// DotBackward0 / VdotBackward0 -- self: grad * tensor; tensor: grad * self (real dtypes: no conjugation)
+template <bool V>
+struct DotGrad {
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& other) {
+    d.name(V ? "VdotBackward0" : "DotBackward0");
+    d.grad(self, [o = d.save_for(self, other)](const auto& c) { return c.grad() * c[o]; });
+    d.grad(other, [s = d.save_for(other, self)](const auto& c) { return c.grad() * c[s]; });
+  }
+};
+struct DotOp : DotGrad<false> {
   static constexpr const char* name = "dot";
   static Tensor run(const Tensor& self, const Tensor& other) {
     check_dot(name, self, other);
     return linalg::product(name, Product{self.unsqueeze(0), other.unsqueeze(1), {}});
   }
 };
-struct VdotOp {
+struct VdotOp : DotGrad<true> {
   static constexpr const char* name = "vdot";
   static Tensor run(const Tensor& self, const Tensor& other) {
     check_dot(name, self, other);
@@ -452,6 +506,7 @@ struct VdotOp {
 // An outer product is a broadcast multiplication (so dtypes promote, as in PyTorch).
 struct OuterOp {
   static constexpr const char* name = "outer";
+  static constexpr bool composite = true;  // MulBackward0, as PyTorch
   static Tensor run(const Tensor& self, const Tensor& vec2) {
     EMBER_CHECK(self.dim() == 1, name, "Expected 1-D argument self, but got ", self.dim(), "-D");
     EMBER_CHECK(vec2.dim() == 1, name, "Expected 1-D argument vec2, but got ", vec2.dim(), "-D");

@@ -19,6 +19,7 @@ using kernels::UnaryOp;
 using pointwise::bump_version;
 using pointwise::dtype_of;
 using pointwise::not_implemented;
+using autograd::Derivative;
 
 // PyTorch's sub_check: bool - anything is refused (xor is what people mean).
 template <class A, class B>
@@ -249,9 +250,65 @@ struct DivOutOp {
 };
 
 // ---- remainder, fmod, floor_divide, minimum, maximum, atan2 ---------------------------------
-// Each: the functional op (Tensor or Scalar operands) and the in-place op.
-#define EMBER_BINARY_OP(Struct, op_name, kernel_op, int_to_float)                                 \
-  struct Struct##Op {                                                                             \
+
+// A Scalar operand as a 0-dim tensor of the other operand's dtype, for formulas that need it.
+Tensor operand_tensor(const Tensor& t, const Tensor&) { return t; }
+Tensor operand_tensor(const Scalar& s, const Tensor& like) { return scalar_tensor(s, TensorOptions().dtype(like.dtype())); }
+
+// RemainderBackward0 (Scalar other) / RemainderBackward1 -- self: grad; other: -grad * self.div(other, "floor").
+// FmodBackward0 / FmodBackward1 the same with rounding mode "trunc".
+template <bool Floor>
+struct ModuloGrad {
+  template <class A, class B>
+  static void derivative(autograd::Derivative& d, const A& self, const B& other) {
+    if constexpr (Floor) {
+      d.name(autograd::is_tensor<B> ? "RemainderBackward1" : "RemainderBackward0");
+    } else {
+      d.name(autograd::is_tensor<B> ? "FmodBackward1" : "FmodBackward0");
+    }
+    d.grad(self, [](const auto& c) { return c.grad(); });
+    if constexpr (autograd::is_tensor<B>) {
+      d.grad(other, [s = d.save_for(other, self), o = d.save(other)](const auto& c) {
+        const Tensor den = c[o];
+        return -c.grad() * div(operand_tensor(c[s], den), den, Floor ? "floor" : "trunc");
+      });
+    }
+  }
+};
+// MaximumBackward0 / MinimumBackward0 -- ties split the gradient evenly; the smaller (larger) operand gets none.
+template <bool Max>
+struct ExtremumGrad {
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& other) {
+    d.name(Max ? "MaximumBackward0" : "MinimumBackward0");
+    const bool need = Derivative::needs(self) || Derivative::needs(other);
+    const autograd::Saved s = need ? d.save(self) : autograd::Saved{SIZE_MAX};
+    const autograd::Saved o = need ? d.save(other) : autograd::Saved{SIZE_MAX};
+    auto formula = [s, o](bool for_self) {
+      return [s, o, for_self](const auto& c) {
+        const Tensor a = c[s], b = c[o];
+        const Tensor loses = for_self == Max ? a < b : a > b;
+        return where(a == b, c.grad() / 2, c.grad()).masked_fill(loses, 0);
+      };
+    };
+    d.grad(self, formula(true));
+    d.grad(other, formula(false));
+  }
+};
+// Atan2Backward0 -- self: grad * other / (self^2 + other^2); other: grad * -self / (self^2 + other^2)
+struct Atan2Grad {
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& other) {
+    d.name("Atan2Backward0");
+    const autograd::Saved s = d.save(self), o = d.save(other);
+    d.grad(self, [s, o](const auto& c) { return c.grad() * c[o] / (c[s] * c[s] + c[o] * c[o]); });
+    d.grad(other, [s, o](const auto& c) { return c.grad() * -c[s] / (c[s] * c[s] + c[o] * c[o]); });
+  }
+};
+// floor_divide has no derivative in PyTorch either.
+struct NoGrad {};
+
+// Each: the functional op (Tensor or Scalar operands, derivative from Grad) and the in-place op.
+#define EMBER_BINARY_OP(Struct, op_name, kernel_op, int_to_float, Grad)                           \
+  struct Struct##Op : Grad {                                                                      \
     static constexpr const char* name = op_name;                                                  \
     template <class A, class B>                                                                   \
     static Tensor run(const A& a, const B& b) {                                                   \
@@ -266,12 +323,12 @@ struct DivOutOp {
       return self;                                                                                \
     }                                                                                             \
   };
-EMBER_BINARY_OP(Remainder, "remainder", BinaryOp::Remainder, false)
-EMBER_BINARY_OP(Fmod, "fmod", BinaryOp::Fmod, false)
-EMBER_BINARY_OP(FloorDivide, "floor_divide", BinaryOp::DivFloor, false)
-EMBER_BINARY_OP(Minimum, "minimum", BinaryOp::Minimum, false)
-EMBER_BINARY_OP(Maximum, "maximum", BinaryOp::Maximum, false)
-EMBER_BINARY_OP(Atan2, "atan2", BinaryOp::Atan2, true)
+EMBER_BINARY_OP(Remainder, "remainder", BinaryOp::Remainder, false, ModuloGrad<true>)
+EMBER_BINARY_OP(Fmod, "fmod", BinaryOp::Fmod, false, ModuloGrad<false>)
+EMBER_BINARY_OP(FloorDivide, "floor_divide", BinaryOp::DivFloor, false, NoGrad)
+EMBER_BINARY_OP(Minimum, "minimum", BinaryOp::Minimum, false, ExtremumGrad<false>)
+EMBER_BINARY_OP(Maximum, "maximum", BinaryOp::Maximum, false, ExtremumGrad<true>)
+EMBER_BINARY_OP(Atan2, "atan2", BinaryOp::Atan2, true, Atan2Grad)
 #undef EMBER_BINARY_OP
 
 // ---- pow ----------------------------------------------------------------------------------
@@ -304,6 +361,29 @@ struct PowOp {
       if (exponent.equal(0)) return zeros_like(c.grad());
       const Scalar e1 = exponent.isFloatingPoint() ? Scalar(exponent.toDouble() - 1) : Scalar(exponent.toLong() - 1);
       return c.grad() * (c[s].pow(e1) * exponent);
+    });
+  }
+  // PowBackward1 -- self: pow_backward_self(grad, self, exponent); exponent: pow_backward_exponent(grad, self,
+  // exponent, result). 0 ** e with e >= 0 contributes nothing to the exponent's gradient (not 0 * log 0).
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& exponent) {
+    d.name("PowBackward1");
+    const autograd::Saved s = d.save(self), e = d.save(exponent);
+    d.grad(self, [s, e](const auto& c) {
+      const Tensor ex = c[e];
+      return where(ex == 0, 0, c.grad() * (ex * c[s].pow(ex - 1)));
+    });
+    d.grad(exponent, [s, e, r = d.save_result()](const auto& c) {
+      const Tensor base = c[s];
+      return c.grad() * where((base == 0).logical_and(c[e] >= 0), 0, c[r] * base.log());
+    });
+  }
+  // PowBackward2 -- exponent: pow_backward_exponent(grad, self, exponent, result) with a Scalar base
+  static void derivative(autograd::Derivative& d, const Scalar& self, const Tensor& exponent) {
+    d.name("PowBackward2");
+    d.grad(exponent, [self, e = d.save(exponent), r = d.save_result()](const auto& c) {
+      const double log_base = std::log(self.toDouble());
+      if (self.equal(0)) return c.grad() * where(c[e] >= 0, 0, c[r] * log_base);
+      return c.grad() * (c[r] * log_base);
     });
   }
 };
@@ -363,11 +443,29 @@ Tensor lerp_into(const char* name, const Tensor& out, const Tensor& self, const 
   check_lerp(name, self, end, weight);
   return ternary_into(name, out, self, end, weight, TernaryOp::Lerp, 1, inplace);
 }
+Tensor one_minus(const Tensor& w) { return 1 - w; }
+Scalar one_minus(const Scalar& w) { return 1 - w.toDouble(); }
 struct LerpOp {
   static constexpr const char* name = "lerp";
   template <class W>
   static Tensor run(const Tensor& self, const Tensor& end, const W& weight) {
     return lerp_into(name, Tensor(), self, end, weight, false);
+  }
+  // LerpBackward0 (Scalar weight) / LerpBackward1 -- self: grad * (1 - weight); end: grad * weight;
+  // weight: grad * (end - self)
+  template <class W>
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& end, const W& weight) {
+    d.name(autograd::is_tensor<W> ? "LerpBackward1" : "LerpBackward0");
+    const bool need_w = Derivative::needs(self) || Derivative::needs(end);
+    auto w = [&] {
+      if constexpr (autograd::is_tensor<W>) return need_w ? d.save(weight) : autograd::Saved{SIZE_MAX};
+      else return weight;
+    }();
+    d.grad(self, [w](const auto& c) { return c.grad() * one_minus(c[w]); });
+    d.grad(end, [w](const auto& c) { return c.grad() * c[w]; });
+    d.grad(weight, [s = d.save_for(weight, self), e = d.save_for(weight, end)](const auto& c) {
+      return c.grad() * (c[e] - c[s]);
+    });
   }
 };
 struct LerpInplaceOp {
@@ -400,6 +498,24 @@ struct AddcOp {
   static Tensor run(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
     check_addc(name, K, self, t1, t2);
     return ternary_into(name, Tensor(), self, t1, t2, K, value, false);
+  }
+  // AddcmulBackward0 -- self: grad; tensor1: grad * tensor2 * value; tensor2: grad * tensor1 * value
+  // AddcdivBackward0 -- self: grad; tensor1: grad * value / tensor2;
+  //                     tensor2: -grad * value * tensor1 / (tensor2 * tensor2)
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& t1, const Tensor& t2,
+                         const Scalar& value) {
+    d.name(K == TernaryOp::Addcmul ? "AddcmulBackward0" : "AddcdivBackward0");
+    d.grad(self, [](const auto& c) { return c.grad(); });
+    const bool need = Derivative::needs(t1) || Derivative::needs(t2);
+    const autograd::Saved a = need ? d.save(t1) : autograd::Saved{SIZE_MAX};
+    const autograd::Saved b = need ? d.save(t2) : autograd::Saved{SIZE_MAX};
+    if constexpr (K == TernaryOp::Addcmul) {
+      d.grad(t1, [b, value](const auto& c) { return c.grad() * c[b] * value; });
+      d.grad(t2, [a, value](const auto& c) { return c.grad() * c[a] * value; });
+    } else {
+      d.grad(t1, [b, value](const auto& c) { return c.grad() * value / c[b]; });
+      d.grad(t2, [a, b, value](const auto& c) { return -c.grad() * value * c[a] / (c[b] * c[b]); });
+    }
   }
 };
 template <TernaryOp K>
@@ -440,6 +556,39 @@ struct ClampOp {
     if (min) return binary_into(name, Tensor(), self, *min, BinaryOp::Maximum, 1, false);
     return binary_into(name, Tensor(), self, *max, BinaryOp::Minimum, 1, false);
   }
+  // ClampBackward1 -- self: clamp_backward(grad, self, min, max): grad where min <= self <= max
+  static void derivative(autograd::Derivative& d, const Tensor& self, const std::optional<Scalar>& min,
+                         const std::optional<Scalar>& max) {
+    d.name("ClampBackward1");
+    d.grad(self, [s = d.save(self), min, max](const auto& c) {
+      const Tensor x = c[s];
+      if (min && max) return where((x >= *min).logical_and(x <= *max), c.grad(), 0);
+      return where(min ? x >= *min : x <= *max, c.grad(), 0);
+    });
+  }
+  // ClampBackward0 -- clamp_backward_min_max: self where min <= self <= max; min where self < min < max;
+  // max where self > max or min > max (the result is max then)
+  static void derivative(autograd::Derivative& d, const Tensor& self, const std::optional<Tensor>& min,
+                         const std::optional<Tensor>& max) {
+    d.name("ClampBackward0");
+    const autograd::Saved s = d.save(self);
+    const autograd::Saved lo = min ? d.save(*min) : autograd::Saved{SIZE_MAX};
+    const autograd::Saved hi = max ? d.save(*max) : autograd::Saved{SIZE_MAX};
+    const bool has_min = min.has_value(), has_max = max.has_value();
+    d.grad(self, [s, lo, hi, has_min, has_max](const auto& c) {
+      const Tensor x = c[s];
+      if (has_min && has_max) return where((x >= c[lo]).logical_and(x <= c[hi]), c.grad(), 0);
+      return where(has_min ? x >= c[lo] : x <= c[hi], c.grad(), 0);
+    });
+    d.grad(min, [s, lo, hi, has_max](const auto& c) {
+      const Tensor below = c[s] < c[lo];
+      return where(has_max ? below.logical_and(c[lo] < c[hi]) : below, c.grad(), 0);
+    });
+    d.grad(max, [s, lo, hi, has_min](const auto& c) {
+      const Tensor above = c[s] > c[hi];
+      return where(has_min ? above.logical_or(c[lo] > c[hi]) : above, c.grad(), 0);
+    });
+  }
 };
 struct ClampInplaceOp {
   static constexpr const char* name = "clamp_";
@@ -459,10 +608,20 @@ struct ClampOutOp {
 struct ClampMinOp {
   static constexpr const char* name = "clamp_min";
   static Tensor run(const Tensor& self, const Scalar& min) { return clamp_into(name, Tensor(), self, min, {}, false); }
+  // ClampMinBackward0 -- self: where(self >= min, grad, 0)
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Scalar& min) {
+    d.name("ClampMinBackward0");
+    d.grad(self, [s = d.save(self), min](const auto& c) { return where(c[s] >= min, c.grad(), 0); });
+  }
 };
 struct ClampMaxOp {
   static constexpr const char* name = "clamp_max";
   static Tensor run(const Tensor& self, const Scalar& max) { return clamp_into(name, Tensor(), self, {}, max, false); }
+  // ClampMaxBackward0 -- self: where(self <= max, grad, 0)
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Scalar& max) {
+    d.name("ClampMaxBackward0");
+    d.grad(self, [s = d.save(self), max](const auto& c) { return where(c[s] <= max, c.grad(), 0); });
+  }
 };
 struct ClampMinInplaceOp {
   static constexpr const char* name = "clamp_min_";
@@ -504,6 +663,13 @@ struct WhereOp {
                             .common_dtype(dt));
     kernels::where_kernel(iter);
     return iter.output();
+  }
+  // WhereBackward0 -- self: where(condition, grad, 0); other: where(condition, 0, grad)
+  template <class A, class B>
+  static void derivative(autograd::Derivative& d, const Tensor& condition, const A& self, const B& other) {
+    d.name("WhereBackward0");
+    d.grad(self, [cond = d.save_for(self, condition)](const auto& c) { return where(c[cond], c.grad(), 0); });
+    d.grad(other, [cond = d.save_for(other, condition)](const auto& c) { return where(c[cond], 0, c.grad()); });
   }
 };
 
@@ -563,6 +729,15 @@ struct MaskedFillOp {
   template <class V>
   static Tensor run(const Tensor& self, const Tensor& mask, const V& value) {
     return masked_fill_into(name, Tensor(), self, mask, fill_value(value), false);
+  }
+  // MaskedFillBackward0 (Scalar value) / MaskedFillBackward1 -- self: grad.masked_fill(mask, 0);
+  // value: masked_fill_backward(grad, mask), the sum of grad where mask
+  template <class V>
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& mask, const V& value) {
+    d.name(autograd::is_tensor<V> ? "MaskedFillBackward1" : "MaskedFillBackward0");
+    const autograd::Saved m = d.save(mask);
+    d.grad(self, [m](const auto& c) { return c.grad().masked_fill(c[m], 0); });
+    d.grad(value, [m](const auto& c) { return where(c[m], c.grad(), 0).sum(); });
   }
 };
 struct MaskedFillInplaceOp {

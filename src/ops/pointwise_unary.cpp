@@ -1,7 +1,10 @@
 // Unary pointwise ops: math functions, rounding, activations and nan_to_num. Each has the
 // functional form, the in-place `op_` and `op_out`; which input dtypes it takes and what it
 // computes them in follows PyTorch (see Kind).
+#include <cmath>
+
 #include "dispatch/dispatch.h"
+#include "ember/factory.h"
 #include "ember/pointwise.h"
 #include "ops/pointwise_util.h"
 
@@ -70,7 +73,44 @@ EMBER_UNARY_GRAD(UnaryOp::Cos, "CosBackward0", d.save(self), grad * -x.sin())   
 EMBER_UNARY_GRAD(UnaryOp::Tanh, "TanhBackward0", d.save_result(), grad * (1 - x * x))       // result
 EMBER_UNARY_GRAD(UnaryOp::Sigmoid, "SigmoidBackward0", d.save_result(), grad * (1 - x) * x)  // result
 EMBER_UNARY_GRAD(UnaryOp::Relu, "ReluBackward0", d.save_result(), grad * (x > 0))  // threshold_backward(grad, result, 0)
+EMBER_UNARY_GRAD(UnaryOp::Abs, "AbsBackward0", d.save(self), grad * x.sign())                       // self
+EMBER_UNARY_GRAD(UnaryOp::Exp2, "Exp2Backward0", d.save_result(), grad * x * std::log(2.0))         // result
+EMBER_UNARY_GRAD(UnaryOp::Expm1, "Expm1Backward0", d.save_result(), grad * (x + 1))                 // result
+EMBER_UNARY_GRAD(UnaryOp::Log2, "Log2Backward0", d.save(self), grad / (x * std::log(2.0)))          // self
+EMBER_UNARY_GRAD(UnaryOp::Log10, "Log10Backward0", d.save(self), grad / (x * std::log(10.0)))       // self
+EMBER_UNARY_GRAD(UnaryOp::Log1p, "Log1PBackward0", d.save(self), grad / (x + 1))                    // self
+EMBER_UNARY_GRAD(UnaryOp::Rsqrt, "RsqrtBackward0", d.save_result(), -0.5 * grad * x.pow(3))         // result
+EMBER_UNARY_GRAD(UnaryOp::Tan, "TanBackward0", d.save_result(), grad * (1 + x * x))                 // result
+EMBER_UNARY_GRAD(UnaryOp::Reciprocal, "ReciprocalBackward0", d.save_result(), -grad * (x * x))      // result
+EMBER_UNARY_GRAD(UnaryOp::Square, "PowBackward0", d.save(self), grad * (x * 2))  // square is pow(self, 2)
+EMBER_UNARY_GRAD(UnaryOp::Erf, "ErfBackward0", d.save(self), (2 / std::sqrt(M_PI)) * (-x * x).exp() * grad)
+EMBER_UNARY_GRAD(UnaryOp::Erfc, "ErfcBackward0", d.save(self), (-2 / std::sqrt(M_PI)) * (-x * x).exp() * grad)
+EMBER_UNARY_GRAD(UnaryOp::Erfinv, "ErfinvBackward0", d.save_result(), (0.5 * std::sqrt(M_PI)) * (x * x).exp() * grad)
+// silu_backward: sigmoid(x) * (1 + x * (1 - sigmoid(x)))
+EMBER_UNARY_GRAD(UnaryOp::Silu, "SiluBackward0", d.save(self), grad * x.sigmoid() * (1 + x * (1 - x.sigmoid())))
+// hardswish_backward: 0 below -3, x / 3 + 0.5 up to 3, 1 above
+EMBER_UNARY_GRAD(UnaryOp::Hardswish, "HardswishBackward0", d.save(self),
+                 where(x < -3, 0, where(x <= 3, grad * (x / 3 + 0.5), grad)))
+// hardsigmoid_backward: 1/6 strictly inside (-3, 3); PyTorch's kernel takes 1/6 as a float
+// constant in every dtype, which float64 results show
+EMBER_UNARY_GRAD(UnaryOp::Hardsigmoid, "HardsigmoidBackward0", d.save(self),
+                 where((x > -3).logical_and(x < 3), grad * static_cast<double>(1.0f / 6.0f), 0))
 #undef EMBER_UNARY_GRAD
+// Rounding and sign are piecewise constant: zero gradients.
+#define EMBER_ZERO_GRAD(K, node)                                               \
+  template <>                                                                   \
+  struct UnaryGrad<K> {                                                         \
+    static void derivative(autograd::Derivative& d, const Tensor& self) {       \
+      d.name(node);                                                             \
+      d.grad(self, [](const auto& c) { return zeros_like(c.grad()); });         \
+    }                                                                           \
+  };
+EMBER_ZERO_GRAD(UnaryOp::Sign, "SignBackward0")
+EMBER_ZERO_GRAD(UnaryOp::Floor, "FloorBackward0")
+EMBER_ZERO_GRAD(UnaryOp::Ceil, "CeilBackward0")
+EMBER_ZERO_GRAD(UnaryOp::Round, "RoundBackward0")
+EMBER_ZERO_GRAD(UnaryOp::Trunc, "TruncBackward0")
+#undef EMBER_ZERO_GRAD
 template <>
 struct UnaryGrad<UnaryOp::Neg> {
   // NegBackward0 -- self: grad.neg()
@@ -149,11 +189,34 @@ struct GeluOp {
     const UnaryOp op = approximate == "tanh" ? UnaryOp::GeluTanh : UnaryOp::Gelu;
     return unary_op(name, Tensor(), self, op, Kind::FloatOnly, false);
   }
+  // GeluBackward0 -- self: gelu_backward(grad, self, approximate)
+  static void derivative(autograd::Derivative& d, const Tensor& self, std::string_view approximate) {
+    d.name("GeluBackward0");
+    d.grad(self, [s = d.save(self), tanh = approximate == "tanh"](const auto& c) {
+      const Tensor x = c[s];
+      if (!tanh) {
+        const Tensor cdf = 0.5 * (1 + (x * M_SQRT1_2).erf());
+        const Tensor pdf = (-0.5 * x * x).exp() * (M_2_SQRTPI * M_SQRT1_2 * 0.5);
+        return c.grad() * (cdf + x * pdf);
+      }
+      const double beta = M_SQRT2 * M_2_SQRTPI * 0.5, kappa = 0.044715;
+      const Tensor inner = (x + kappa * x.pow(3)) * beta;
+      const Tensor t = inner.tanh();
+      const Tensor left_derivative = 0.5 * (1 + t);
+      const Tensor right_derivative = 0.5 * x * (1 - t * t) * (beta * (1 + 3 * kappa * x * x));
+      return c.grad() * (left_derivative + right_derivative);
+    });
+  }
 };
 struct LeakyReluOp {
   static constexpr const char* name = "leaky_relu";
   static Tensor run(const Tensor& self, const Scalar& slope) {
     return unary_op(name, Tensor(), self, UnaryOp::LeakyRelu, Kind::FloatOnly, false, {slope, {}, {}});
+  }
+  // LeakyReluBackward0 -- self: leaky_relu_backward(grad, self, negative_slope, false)
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Scalar& slope) {
+    d.name("LeakyReluBackward0");
+    d.grad(self, [s = d.save(self), slope](const auto& c) { return where(c[s] > 0, c.grad(), c.grad() * slope); });
   }
 };
 struct EluOp {
@@ -161,11 +224,31 @@ struct EluOp {
   static Tensor run(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
     return unary_op(name, Tensor(), self, UnaryOp::Elu, Kind::FloatOnly, false, {alpha, scale, input_scale});
   }
+  // EluBackward0 -- self: elu_backward(grad, alpha, scale, input_scale, false, self)
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Scalar& alpha, const Scalar& scale,
+                         const Scalar& input_scale) {
+    d.name("EluBackward0");
+    d.grad(self, [s = d.save(self), a = alpha.toDouble(), sc = scale.toDouble(), is = input_scale.toDouble()](
+                     const auto& c) {
+      const Tensor x = c[s];
+      return where(x <= 0, c.grad() * ((x * is).exp() * (is * a * sc)), c.grad() * sc);
+    });
+  }
 };
 struct SoftplusOp {
   static constexpr const char* name = "softplus";
   static Tensor run(const Tensor& self, const Scalar& beta, const Scalar& threshold) {
     return unary_op(name, Tensor(), self, UnaryOp::Softplus, Kind::FloatOnly, false, {beta, threshold, {}});
+  }
+  // SoftplusBackward0 -- self: softplus_backward(grad, self, beta, threshold): grad * sigmoid(beta * x)
+  // below the threshold, grad above it
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Scalar& beta, const Scalar& threshold) {
+    d.name("SoftplusBackward0");
+    d.grad(self, [s = d.save(self), beta, threshold](const auto& c) {
+      const Tensor bx = c[s] * beta;
+      const Tensor z = bx.exp();
+      return where(bx > threshold, c.grad(), c.grad() * z / (z + 1));
+    });
   }
 };
 struct NanToNumOp {
@@ -174,6 +257,12 @@ struct NanToNumOp {
                     std::optional<double> neginf) {
     auto opt = [](std::optional<double> v) { return v ? std::optional<Scalar>(*v) : std::nullopt; };
     return unary_op(name, Tensor(), self, UnaryOp::NanToNum, Kind::AnyDtype, false, {opt(nan), opt(posinf), opt(neginf)});
+  }
+  // NanToNumBackward0 -- self: grad * at::isfinite(self)
+  static void derivative(autograd::Derivative& d, const Tensor& self, std::optional<double>, std::optional<double>,
+                         std::optional<double>) {
+    d.name("NanToNumBackward0");
+    d.grad(self, [s = d.save(self)](const auto& c) { return c.grad() * c[s].isfinite(); });
   }
 };
 

@@ -7,8 +7,11 @@
 #include <cmath>
 
 #include "dispatch/dispatch.h"
+#include "ember/factory.h"
+#include "ember/indexing.h"
 #include "ember/pointwise.h"
 #include "kernels/cpu/reduce.h"
+#include "ops/indexing_util.h"
 
 namespace ember {
 namespace {
@@ -116,14 +119,36 @@ ReduceSpec spec_of(ReduceKind kind, Transform t = Transform::None, Finish f = Fi
   return s;
 }
 
-// The gradient of a sum over the dims in `mask`: grad spread back over them (sum_backward).
-Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, uint64_t mask, bool keepdim) {
-  if (keepdim) return grad.expand(sizes);
+// A reduction's result (or gradient) with its reduced dims back as size 1 (restore_reduced_dims).
+Tensor restore_reduced_dims(const Tensor& t, IntArrayRef sizes, uint64_t mask, bool keepdim) {
+  if (keepdim) return t;
   DimVector kept(sizes);
   for (size_t d = 0; d < kept.size(); ++d)
     if (is_reduced(mask, static_cast<int64_t>(d))) kept[d] = 1;
-  return grad.reshape(kept).expand(sizes);
+  return t.reshape(kept);
 }
+
+// The reduced dims as a list, for the ops the backward formulas call.
+DimVector reduced_dims(uint64_t mask, int64_t nd) {
+  DimVector dims;
+  for (int64_t d = 0; d < nd; ++d)
+    if (is_reduced(mask, d)) dims.push_back(d);
+  return dims;
+}
+
+// The gradient of a sum over the dims in `mask`: grad spread back over them (sum_backward).
+Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, uint64_t mask, bool keepdim) {
+  return restore_reduced_dims(grad, sizes, mask, keepdim).expand(sizes);
+}
+
+// Everything a reduction's backward formula needs to know about its dims.
+struct Reduced {
+  DimVector sizes;  // the input's
+  uint64_t mask;
+  bool keepdim;
+  Tensor restore(const Tensor& t) const { return restore_reduced_dims(t, sizes, mask, keepdim); }
+  DimVector dims() const { return reduced_dims(mask, static_cast<int64_t>(sizes.size())); }
+};
 
 struct SumOp {
   static constexpr const char* name = "sum";
@@ -189,6 +214,35 @@ struct ProdOp {
     const uint64_t mask = dim ? single_dim_mask(self, maybe_wrap_dim(*dim, self.dim(), name)) : dim_mask(name, self, {});
     return sum_like(name, self, mask, keepdim, accumulate_dtype(self, dtype), spec_of(ReduceKind::Prod));
   }
+  // ProdBackward0 (all) / ProdBackward1 (dim) -- self: prod_backward(grad, self, result[, dim, keepdim])
+  static void derivative(autograd::Derivative& d, const Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                         std::optional<ScalarType>) {
+    d.name(dim ? "ProdBackward1" : "ProdBackward0");
+    const std::optional<int64_t> wrapped = dim ? std::optional(maybe_wrap_dim(*dim, self.dim(), name)) : std::nullopt;
+    d.grad(self, [s = d.save(self), r = d.save_result(), wrapped, keepdim](const auto& c) {
+      const Tensor x = c[s];
+      if (x.dim() == 0) return c.grad();
+      if (!wrapped) {
+        return prod_backward(c.grad().reshape({1}), x.reshape({-1}), c[r].reshape({1}), 0).view(x.sizes());
+      }
+      const int64_t d = *wrapped;
+      if (keepdim) return prod_backward(c.grad(), x, c[r], d);
+      return prod_backward(c.grad().unsqueeze(d), x, c[r].unsqueeze(d), d);
+    });
+  }
+  // grad * result / x along dim d (grad and result keep d as size 1), or, when x has zeros, the
+  // product of the other elements as exclusive cumulative products from both ends.
+  static Tensor prod_backward(const Tensor& grad, const Tensor& x, const Tensor& result, int64_t d) {
+    if (!(x == 0).any().template item<bool>()) return grad * (result / x);
+    const int64_t n = x.size(d);
+    if (n == 1) return grad.expand(x.sizes()).clone();
+    DimVector ones_size(x.sizes());
+    ones_size[d] = 1;
+    const Tensor one = ones(ones_size, TensorOptions().dtype(x.dtype()));
+    const Tensor before = cat({one, x.narrow(d, 0, n - 1)}, d).cumprod(d);
+    const Tensor after = cat({one, x.narrow(d, 1, n - 1).flip({d})}, d).cumprod(d).flip({d});
+    return grad * (before * after);
+  }
 };
 
 // ---- max, min, amax, amin, argmax, argmin --------------------------------------------------
@@ -200,21 +254,47 @@ Tensor extreme_values(const char* op, const Tensor& self, uint64_t mask, bool ke
   return r.user;
 }
 
-struct MaxOp {
+// MaxBackward1 / MinBackward1 -- self: evenly_distribute_backward(grad, self, result): the elements
+// equal to the result (NaN to a NaN result) share the gradient evenly.
+template <bool Max>
+struct ExtremeAllGrad {
+  static void derivative(autograd::Derivative& d, const Tensor& self) {
+    d.name(Max ? "MaxBackward1" : "MinBackward1");
+    d.grad(self, [s = d.save(self), r = d.save_result()](const auto& c) {
+      const Tensor x = c[s], result = c[r];
+      const Tensor mask = (x == result).logical_or(x.isnan().logical_and(result.isnan()));
+      return mask * (c.grad() / mask.sum());
+    });
+  }
+};
+struct MaxOp : ExtremeAllGrad<true> {
   static constexpr const char* name = "max";
   static Tensor run(const Tensor& self) { return extreme_values(name, self, dim_mask(name, self, {}), false, false, true); }
 };
-struct MinOp {
+struct MinOp : ExtremeAllGrad<false> {
   static constexpr const char* name = "min";
   static Tensor run(const Tensor& self) { return extreme_values(name, self, dim_mask(name, self, {}), false, false, false); }
 };
-struct AmaxOp {
+// AmaxBackward0 / AminBackward0 -- self: scale_grad_by_count(restore_reduced_dims(grad), restore_reduced_dims(result)
+// == self, dim): ties share the gradient evenly.
+template <bool Max>
+struct AextremeGrad {
+  static void derivative(autograd::Derivative& d, const Tensor& self, IntArrayRef dim, bool keepdim) {
+    d.name(Max ? "AmaxBackward0" : "AminBackward0");
+    const Reduced red{DimVector(self.sizes()), dim_mask("amax", self, dim), keepdim};
+    d.grad(self, [s = d.save(self), r = d.save_result(), red](const auto& c) {
+      const Tensor mask = red.restore(c[r]) == c[s];
+      return red.restore(c.grad()) / mask.sum(red.dims(), true) * mask;
+    });
+  }
+};
+struct AmaxOp : AextremeGrad<true> {
   static constexpr const char* name = "amax";
   static Tensor run(const Tensor& self, IntArrayRef dim, bool keepdim) {
     return extreme_values(name, self, dim_mask(name, self, dim), keepdim, !dim.empty(), true);
   }
 };
-struct AminOp {
+struct AminOp : AextremeGrad<false> {
   static constexpr const char* name = "amin";
   static Tensor run(const Tensor& self, IntArrayRef dim, bool keepdim) {
     return extreme_values(name, self, dim_mask(name, self, dim), keepdim, !dim.empty(), false);
@@ -233,16 +313,22 @@ std::tuple<Tensor, Tensor> extreme_with_index(const char* op, const Tensor& self
   return {val.user, idx.user};
 }
 
+// Values and indices from the kernel; with a graph, the values come from selected_values
+// (MaxBackward0 / MinBackward0: the gradient goes to the index returned).
 struct MaxDimOp {
   static constexpr const char* name = "max";
+  static constexpr bool composite = true;
   static std::tuple<Tensor, Tensor> run(const Tensor& self, int64_t dim, bool keepdim) {
-    return extreme_with_index(name, self, dim, keepdim, true, true);
+    auto [values, indices] = extreme_with_index(name, self, dim, keepdim, true, true);
+    return {selected_values(values, self, indices, dim, keepdim, "MaxBackward0"), indices};
   }
 };
 struct MinDimOp {
   static constexpr const char* name = "min";
+  static constexpr bool composite = true;
   static std::tuple<Tensor, Tensor> run(const Tensor& self, int64_t dim, bool keepdim) {
-    return extreme_with_index(name, self, dim, keepdim, true, false);
+    auto [values, indices] = extreme_with_index(name, self, dim, keepdim, true, false);
+    return {selected_values(values, self, indices, dim, keepdim, "MinBackward0"), indices};
   }
 };
 
@@ -294,29 +380,61 @@ std::tuple<Tensor, Tensor> var_and_mean(const char* op, const Tensor& self, Opti
   return {as_dtype(var.user, self.dtype()), as_dtype(mean.user, self.dtype())};
 }
 
-struct VarOp {
+// var_backward: (2 / (n - correction)) * grad * (self - self.mean(dim, true)), grad with the
+// reduced dims restored.
+Tensor var_backward(const Tensor& grad, const Tensor& self, const Reduced& red, int64_t correction) {
+  const int64_t n = reduced_count(self, red.mask);
+  return (2.0 / static_cast<double>(n - correction)) * red.restore(grad) * (self - self.mean(red.dims(), true));
+}
+
+// VarBackward0 -- self: var_backward(grad, self, dim, correction, keepdim)
+// StdBackward0 -- self: std_backward(result, grad, self, dim, correction, keepdim): var_backward of
+// grad / (2 * result), zero where the result is zero.
+template <bool Std>
+struct VarGrad {
+  static void derivative(autograd::Derivative& d, const Tensor& self, OptionalIntArrayRef dim,
+                         std::optional<int64_t> correction, bool keepdim) {
+    d.name(Std ? "StdBackward0" : "VarBackward0");
+    const Reduced red{DimVector(self.sizes()), dim_mask("var", self, dim), keepdim};
+    const autograd::Saved r = Std ? d.save_result() : autograd::Saved{SIZE_MAX};
+    d.grad(self, [s = d.save(self), r, red, corr = correction.value_or(1)](const auto& c) {
+      if constexpr (!Std) return var_backward(c.grad(), c[s], red, corr);
+      const Tensor result = c[r];
+      return var_backward((c.grad() / (result * 2)).masked_fill(result == 0, 0), c[s], red, corr);
+    });
+  }
+};
+struct VarOp : VarGrad<false> {
   static constexpr const char* name = "var";
   static Tensor run(const Tensor& self, OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim) {
     return std::get<0>(var_and_mean(name, self, dim, correction, keepdim, false));
   }
 };
-struct StdOp {
+struct StdOp : VarGrad<true> {
   static constexpr const char* name = "std";
   static Tensor run(const Tensor& self, OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim) {
     return std::get<0>(var_and_mean(name, self, dim, correction, keepdim, true));
   }
 };
+// With a graph, var_mean and std_mean record var (std) and mean as two nodes (VarBackward0 and
+// MeanBackward1 where PyTorch has one VarMeanBackward0): the layer records single-tensor results.
 struct VarMeanOp {
   static constexpr const char* name = "var_mean";
+  static constexpr bool composite = true;
   static std::tuple<Tensor, Tensor> run(const Tensor& self, OptionalIntArrayRef dim,
                                         std::optional<int64_t> correction, bool keepdim) {
+    if (self.requires_grad() && GradMode::is_enabled())
+      return {ember::var(self, dim, correction, keepdim), ember::mean(self, dim, keepdim)};
     return var_and_mean(name, self, dim, correction, keepdim, false);
   }
 };
 struct StdMeanOp {
   static constexpr const char* name = "std_mean";
+  static constexpr bool composite = true;
   static std::tuple<Tensor, Tensor> run(const Tensor& self, OptionalIntArrayRef dim,
                                         std::optional<int64_t> correction, bool keepdim) {
+    if (self.requires_grad() && GradMode::is_enabled())
+      return {ember::std(self, dim, correction, keepdim), ember::mean(self, dim, keepdim)};
     return var_and_mean(name, self, dim, correction, keepdim, true);
   }
 };
@@ -345,6 +463,28 @@ struct NormOp {
     }
     kernels::reduce_kernel(r.keep, self, mask, spec);
     return r.user;
+  }
+  // NormBackward0 (no dims) / NormBackward1 -- self: norm_backward(grad, self, p, result, dim, keepdim);
+  // p = 0 gives no gradient at all (undefined, as PyTorch)
+  static void derivative(autograd::Derivative& d, const Tensor& self, const std::optional<Scalar>& p, IntArrayRef dim,
+                         bool keepdim) {
+    d.name(dim.empty() ? "NormBackward0" : "NormBackward1");
+    const Reduced red{DimVector(self.sizes()), dim_mask(name, self, dim), keepdim};
+    d.grad(self, [s = d.save(self), r = d.save_result(), red, pv = p ? p->toDouble() : 2.0](const auto& c) {
+      return norm_backward(red.restore(c.grad()), c[s], pv, red.restore(c[r]), red);
+    });
+  }
+  static Tensor norm_backward(const Tensor& grad, const Tensor& x, double p, const Tensor& norm, const Reduced& red) {
+    if (p == 0) return Tensor();
+    if (p == 1) return x.sign() * grad;
+    if (p == 2) return grad * (x / norm).masked_fill(norm == 0, 0);
+    if (std::isinf(p)) {  // the elements whose |x| is the norm share the gradient (NaNs to a NaN norm)
+      const Tensor is_max = (x.abs() == norm).logical_or(x.isnan().logical_and(norm.isnan())).to(norm.dtype());
+      return x.sign() * is_max * (grad / is_max.sum(red.dims(), true));
+    }
+    if (p < 1) return x.sign() * x.abs().pow(p - 1).masked_fill(x == 0, 0) * grad * norm.pow(1 - p);
+    const Tensor scaled = p < 2 ? x.sign() * x.abs().pow(p - 1) : x * x.abs().pow(p - 2);
+    return scaled * (grad / norm.pow(p - 1)).masked_fill(norm == 0, 0);
   }
 };
 
@@ -375,6 +515,14 @@ struct LogsumexpOp {
     spec.param = shift.keep;
     kernels::reduce_kernel(r.keep, x, mask, spec);
     return as_dtype(r.user, rt);
+  }
+  // LogsumexpBackward0 -- self: logsumexp_backward(grad, self, result, dim, keepdim): grad * exp(self - result)
+  static void derivative(autograd::Derivative& d, const Tensor& self, IntArrayRef dim, bool keepdim) {
+    d.name("LogsumexpBackward0");
+    const Reduced red{DimVector(self.sizes()), dim_mask(name, self, dim), keepdim};
+    d.grad(self, [s = d.save(self), r = d.save_result(), red](const auto& c) {
+      return red.restore(c.grad()) * (c[s] - red.restore(c[r])).exp();
+    });
   }
 };
 
@@ -415,16 +563,53 @@ Tensor cumulative(const char* op, const Tensor& self, int64_t dim, std::optional
   return as_dtype(out, rt);
 }
 
+// The sums from each position to the end along d.
+Tensor reversed_cumsum(const Tensor& t, int64_t d) { return t.flip({d}).cumsum(d).flip({d}); }
+
 struct CumsumOp {
   static constexpr const char* name = "cumsum";
   static Tensor run(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
     return cumulative(name, self, dim, dtype, false);
+  }
+  // CumsumBackward0 -- self: cumsum_backward(grad.to(self.scalar_type()), dim)
+  static void derivative(autograd::Derivative& d, const Tensor& self, int64_t dim, std::optional<ScalarType>) {
+    d.name("CumsumBackward0");
+    d.grad(self, [dim = maybe_wrap_dim(dim, self.dim(), name)](const auto& c) {
+      if (c.grad().dim() == 0) return c.grad();
+      return reversed_cumsum(c.grad(), dim);
+    });
   }
 };
 struct CumprodOp {
   static constexpr const char* name = "cumprod";
   static Tensor run(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
     return cumulative(name, self, dim, dtype, true);
+  }
+  // CumprodBackward0 -- self: cumprod_backward(grad.to(self.scalar_type()), self, dim, result)
+  static void derivative(autograd::Derivative& d, const Tensor& self, int64_t dim, std::optional<ScalarType>) {
+    d.name("CumprodBackward0");
+    d.grad(self, [s = d.save(self), r = d.save_result(), dim = maybe_wrap_dim(dim, self.dim(), name)](const auto& c) {
+      const Tensor x = c[s];
+      if (x.numel() <= 1) return c.grad();
+      if (!(x == 0).any().template item<bool>()) return reversed_cumsum(c.grad() * c[r], dim) / x;
+      return cumprod_backward_with_zeros(c.grad(), x, dim);
+    });
+  }
+  // Element k gets sum over j >= k of grad_j times the product of x_0..x_j without x_k: the
+  // product before k times the cumulative products after it (no division, so zeros are fine).
+  static Tensor cumprod_backward_with_zeros(const Tensor& grad, const Tensor& x, int64_t d) {
+    const int64_t n = x.size(d);
+    DimVector ones_size(x.sizes());
+    ones_size[d] = 1;
+    const Tensor one = ones(ones_size, TensorOptions().dtype(x.dtype()));
+    std::vector<Tensor> parts;
+    for (int64_t k = 0; k < n; ++k) {
+      const Tensor before = k == 0 ? one : x.narrow(d, 0, k).prod(d, true);
+      const Tensor omitted =
+          k == n - 1 ? before : cat({before, before * x.narrow(d, k + 1, n - k - 1).cumprod(d)}, d);
+      parts.push_back((grad.narrow(d, k, n - k) * omitted).sum({d}));
+    }
+    return stack(parts, d);
   }
 };
 

@@ -4,6 +4,9 @@
 
 #include "dispatch/dispatch.h"
 #include "ember/factory.h"
+#include "ember/indexing.h"
+#include "ember/pointwise.h"
+#include "ember/reduce.h"
 #include "ember/shape.h"
 #include "ops/indexing_util.h"
 
@@ -143,6 +146,42 @@ struct ReshapeOp {
   }
 };
 
+// A view's geometry over its storage, kept by the backward of the strided views.
+struct Geometry {
+  DimVector sizes, strides;
+  int64_t offset;
+  explicit Geometry(const Tensor& t) : sizes(t.sizes()), strides(t.strides()), offset(t.storage_offset()) {}
+  // The storage position of every element (int64, of the view's shape).
+  Tensor positions() const {
+    Tensor pos = scalar_tensor(offset, TensorOptions().dtype(kLong));
+    const size_t nd = sizes.size();
+    for (size_t d = 0; d < nd; ++d) {
+      DimVector shape(nd, 1);
+      shape[d] = sizes[d];
+      pos = pos + arange(sizes[d], TensorOptions().dtype(kLong)).view(shape) * strides[d];
+    }
+    return pos;
+  }
+};
+
+// The gradient of a view (as_strided, diagonal, unfold) made of ops: grad summed into the storage
+// positions the view reads (overlapping windows add up), then read back at the input's positions.
+// Input elements sharing a position (an expanded input) split it evenly, as PyTorch's
+// as_strided_backward.
+Tensor strided_view_backward(const Tensor& grad, const Geometry& input, const Geometry& view) {
+  const TensorOptions options = TensorOptions().dtype(grad.dtype());
+  const Tensor in_pos = input.positions().reshape({-1});
+  if (in_pos.numel() == 0 || grad.numel() == 0) return zeros(input.sizes, options);
+  const Tensor out_pos = view.positions().reshape({-1});
+  const int64_t lo = std::min(in_pos.min().item<int64_t>(), out_pos.min().item<int64_t>());
+  const int64_t hi = std::max(in_pos.max().item<int64_t>(), out_pos.max().item<int64_t>());
+  const Tensor storage = zeros({hi - lo + 1}, options).index_add(0, out_pos - lo, grad.reshape({-1}));
+  Tensor result = storage.index_select(0, in_pos - lo);
+  const Tensor count = zeros({hi - lo + 1}, options).index_add(0, in_pos - lo, ones({in_pos.numel()}, options));
+  if (count.max().item<double>() > 1) result = result / count.index_select(0, in_pos - lo);
+  return result.view(input.sizes);
+}
+
 struct AsStridedOp {
   static constexpr const char* name = "as_strided";
   static Tensor run(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> offset) {
@@ -166,6 +205,14 @@ struct AsStridedOp {
                   " are out of bounds for storage of size ", have);
     }
     return make_view(self, sizes, strides, off);
+  }
+  // AsStridedBackward0 -- self: as_strided_backward(grad, self geometry, size, stride, storage_offset)
+  static void derivative(autograd::Derivative& d, const Tensor& self, IntArrayRef, IntArrayRef,
+                         std::optional<int64_t>) {
+    d.name("AsStridedBackward0");
+    d.grad(self, [in = Geometry(self), out = Geometry(d.result())](const auto& c) {
+      return strided_view_backward(c.grad(), in, out);
+    });
   }
 };
 
@@ -423,6 +470,13 @@ struct DiagonalOp {
     strides.push_back(self.strides()[dim1] + self.strides()[dim2]);
     return make_view(self, sizes, strides, storage_offset);
   }
+  // DiagonalBackward0 -- self: diagonal_backward(grad, self.sizes(), offset, dim1, dim2)
+  static void derivative(autograd::Derivative& d, const Tensor& self, int64_t, int64_t, int64_t) {
+    d.name("DiagonalBackward0");
+    d.grad(self, [in = Geometry(self), out = Geometry(d.result())](const auto& c) {
+      return strided_view_backward(c.grad(), in, out);
+    });
+  }
 };
 
 struct UnfoldOp {
@@ -444,6 +498,14 @@ struct UnfoldOp {
     sizes.push_back(size);
     strides.push_back(st);
     return make_view(self, sizes, strides, self.storage_offset());
+  }
+  // UnfoldBackward0 -- self: unfold_backward(grad, self.sizes(), dimension, size, step): overlapping
+  // windows add up
+  static void derivative(autograd::Derivative& d, const Tensor& self, int64_t, int64_t, int64_t) {
+    d.name("UnfoldBackward0");
+    d.grad(self, [in = Geometry(self), out = Geometry(d.result())](const auto& c) {
+      return strided_view_backward(c.grad(), in, out);
+    });
   }
 };
 

@@ -1,0 +1,375 @@
+// Gradients of the tensor-core and linalg ops against libtorch's .grad: one table, each case run
+// in float32 and float64 on random inputs (fixed seeds) with a random grad_output, broadcasting
+// shapes and transposed or strided leaves; node names are compared where they are PyTorch's.
+//
+// Tolerance: a gradient is a short chain of ops, each rounding once, and reductions add up to K
+// terms in another order than libtorch: float32 allows 2e-5 relative plus K * 4 * 2^-24
+// absolute, float64 1e-12 relative plus K * 4 * 2^-53.
+#include <functional>
+#include <sstream>
+
+#include "parity/parity.h"
+
+using parity::Close;
+using parity::to_torch;
+
+namespace {
+
+using EFn = std::function<ember::Tensor(const std::vector<ember::Tensor>&)>;
+using TFn = std::function<torch::Tensor(const std::vector<torch::Tensor>&)>;
+
+enum class Domain { Any, Positive, Unit };  // [-2, 2), [0.25, 2.25), [-0.8, 0.8)
+enum class Layout { Contiguous, Transposed, Strided };
+
+struct Input {
+  std::vector<int64_t> sizes;
+  Domain domain = Domain::Any;
+  Layout layout = Layout::Contiguous;
+};
+
+struct Case {
+  const char* name;
+  std::vector<Input> inputs;
+  EFn ember_fn;
+  TFn torch_fn;
+  const char* node = nullptr;  // expected grad_fn name of both
+  int64_t k = 1;               // terms summed into one gradient element (tolerance)
+};
+
+ember::Tensor make_leaf(const Input& in, ember::ScalarType dtype, uint64_t seed) {
+  std::vector<int64_t> sizes = in.sizes;
+  if (in.layout == Layout::Transposed) std::swap(sizes[0], sizes[1]);
+  if (in.layout == Layout::Strided) sizes.back() *= 2;
+  ember::Tensor t = parity::random(sizes, ember::kDouble, seed);
+  if (in.domain == Domain::Positive) t = t.abs() + 0.25;
+  if (in.domain == Domain::Unit) t = t * 0.4;
+  t = t.to(dtype);
+  if (in.layout == Layout::Transposed) t = t.transpose(0, 1);
+  if (in.layout == Layout::Strided) t = t.slice(-1, 0, std::nullopt, 2);
+  return t.requires_grad_();
+}
+
+parity::Tol grad_tol(ember::ScalarType dtype, int64_t k) {
+  return dtype == ember::kDouble ? parity::Tol{1e-12, static_cast<double>(k) * 4 * 0x1p-53 + 1e-14}
+                                 : parity::Tol{2e-5, static_cast<double>(k) * 4 * 0x1p-24 + 1e-6};
+}
+
+void run_case(const Case& c, ember::ScalarType dtype, uint64_t seed) {
+  std::ostringstream what;
+  what << c.name << " " << dtype;
+  SCOPED_TRACE(what.str());
+  std::vector<ember::Tensor> ex;
+  std::vector<torch::Tensor> tx;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    ex.push_back(make_leaf(c.inputs[i], dtype, seed + i));
+    tx.push_back(to_torch(ex.back().detach()).requires_grad_());
+  }
+  const ember::Tensor ey = c.ember_fn(ex);
+  const torch::Tensor ty = c.torch_fn(tx);
+  ASSERT_TRUE(Close(ey.detach(), ty.detach(), grad_tol(dtype, c.k)));
+  if (c.node) {
+    ASSERT_TRUE(ey.grad_fn());
+    EXPECT_EQ(ey.grad_fn()->name(), c.node);
+    EXPECT_EQ(ty.grad_fn()->name(), c.node);  // keeps the expectation honest
+  }
+  const ember::Tensor g = parity::random(ey.sizes(), dtype, seed + 100);
+  ey.backward(g);
+  ty.backward(to_torch(g));
+  for (size_t i = 0; i < ex.size(); ++i) {
+    SCOPED_TRACE("input " + std::to_string(i));
+    ASSERT_EQ(ex[i].grad().defined(), tx[i].grad().defined());
+    if (ex[i].grad().defined()) EXPECT_TRUE(Close(ex[i].grad(), tx[i].grad(), grad_tol(dtype, c.k)));
+  }
+}
+
+using E = std::vector<ember::Tensor>;
+using T = std::vector<torch::Tensor>;
+const Domain P = Domain::Positive, U = Domain::Unit, A = Domain::Any;
+const Layout Tr = Layout::Transposed, St = Layout::Strided;
+
+// Fixed index and mask tensors, the same on both sides.
+ember::Tensor long_tensor(std::vector<int64_t> v, std::vector<int64_t> shape) {
+  return ember::tensor(v).view(shape);
+}
+ember::Tensor mask34() { return parity::random({3, 4}, ember::kDouble, 999) > 0; }
+
+std::vector<Case> pointwise_cases() {
+  return {
+      {"abs", {{{3, 4}, A, Tr}}, [](const E& v) { return v[0].abs(); }, [](const T& v) { return v[0].abs(); },
+       "AbsBackward0"},
+      {"sign", {{{5}}}, [](const E& v) { return v[0].sign(); }, [](const T& v) { return v[0].sign(); },
+       "SignBackward0"},
+      {"exp2", {{{5}}}, [](const E& v) { return v[0].exp2(); }, [](const T& v) { return v[0].exp2(); },
+       "Exp2Backward0"},
+      {"expm1", {{{5}, A, St}}, [](const E& v) { return v[0].expm1(); }, [](const T& v) { return v[0].expm1(); },
+       "Expm1Backward0"},
+      {"log2", {{{5}, P}}, [](const E& v) { return v[0].log2(); }, [](const T& v) { return v[0].log2(); },
+       "Log2Backward0"},
+      {"log10", {{{5}, P}}, [](const E& v) { return v[0].log10(); }, [](const T& v) { return v[0].log10(); },
+       "Log10Backward0"},
+      {"log1p", {{{5}, P}}, [](const E& v) { return v[0].log1p(); }, [](const T& v) { return v[0].log1p(); },
+       "Log1PBackward0"},
+      {"rsqrt", {{{5}, P}}, [](const E& v) { return v[0].rsqrt(); }, [](const T& v) { return v[0].rsqrt(); },
+       "RsqrtBackward0"},
+      {"tan", {{{5}, U}}, [](const E& v) { return v[0].tan(); }, [](const T& v) { return v[0].tan(); },
+       "TanBackward0"},
+      {"reciprocal", {{{5}, P}}, [](const E& v) { return v[0].reciprocal(); },
+       [](const T& v) { return v[0].reciprocal(); }, "ReciprocalBackward0"},
+      {"square", {{{5}}}, [](const E& v) { return v[0].square(); }, [](const T& v) { return v[0].square(); },
+       "PowBackward0"},
+      {"erf", {{{5}}}, [](const E& v) { return v[0].erf(); }, [](const T& v) { return v[0].erf(); }, "ErfBackward0"},
+      {"erfc", {{{5}}}, [](const E& v) { return v[0].erfc(); }, [](const T& v) { return v[0].erfc(); },
+       "ErfcBackward0"},
+      {"erfinv", {{{5}, U}}, [](const E& v) { return v[0].erfinv(); }, [](const T& v) { return v[0].erfinv(); },
+       "ErfinvBackward0", 2},
+      {"floor", {{{5}}}, [](const E& v) { return v[0].floor(); }, [](const T& v) { return v[0].floor(); },
+       "FloorBackward0"},
+      {"round", {{{5}}}, [](const E& v) { return v[0].round(); }, [](const T& v) { return v[0].round(); },
+       "RoundBackward0"},
+      {"silu", {{{7}}}, [](const E& v) { return ember::silu(v[0]); }, [](const T& v) { return torch::silu(v[0]); },
+       "SiluBackward0"},
+      {"hardswish", {{{9}}}, [](const E& v) { return ember::hardswish(v[0] * 2); },
+       [](const T& v) { return torch::hardswish(v[0] * 2); }, "HardswishBackward0"},
+      {"hardsigmoid", {{{9}}}, [](const E& v) { return ember::hardsigmoid(v[0] * 2); },
+       [](const T& v) { return torch::hardsigmoid(v[0] * 2); }, "HardsigmoidBackward0"},
+      {"gelu", {{{7}, A, St}}, [](const E& v) { return ember::gelu(v[0]); },
+       [](const T& v) { return torch::gelu(v[0]); }, "GeluBackward0", 2},
+      {"gelu tanh", {{{7}}}, [](const E& v) { return ember::gelu(v[0], "tanh"); },
+       [](const T& v) { return torch::gelu(v[0], "tanh"); }, "GeluBackward0", 2},
+      {"leaky_relu", {{{7}}}, [](const E& v) { return ember::leaky_relu(v[0], 0.2); },
+       [](const T& v) { return torch::leaky_relu(v[0], 0.2); }, "LeakyReluBackward0"},
+      {"elu", {{{7}}}, [](const E& v) { return ember::elu(v[0], 1.5, 1.2, 0.7); },
+       [](const T& v) { return torch::elu(v[0], 1.5, 1.2, 0.7); }, "EluBackward0"},
+      {"softplus", {{{7}}}, [](const E& v) { return ember::softplus(v[0], 2, 1); },
+       [](const T& v) { return torch::softplus(v[0], 2, 1); }, "SoftplusBackward0"},
+      {"nan_to_num", {{{5}}}, [](const E& v) { return v[0].nan_to_num(); },
+       [](const T& v) { return v[0].nan_to_num(); }, "NanToNumBackward0"},
+      {"remainder", {{{2, 3}}, {{3}, P}}, [](const E& v) { return v[0].remainder(v[1]); },
+       [](const T& v) { return v[0].remainder(v[1]); }, "RemainderBackward1", 2},
+      {"remainder scalar", {{{5}}}, [](const E& v) { return v[0].remainder(0.7); },
+       [](const T& v) { return v[0].remainder(0.7); }, "RemainderBackward0"},
+      {"fmod", {{{3, 1}}, {{4}, P}}, [](const E& v) { return v[0].fmod(v[1]); },
+       [](const T& v) { return v[0].fmod(v[1]); }, "FmodBackward1", 3},
+      {"pow tensor", {{{2, 3}, P}, {{3}}}, [](const E& v) { return v[0].pow(v[1]); },
+       [](const T& v) { return v[0].pow(v[1]); }, "PowBackward1", 2},
+      {"pow scalar base", {{{5}}}, [](const E& v) { return ember::pow(2.5, v[0]); },
+       [](const T& v) { return torch::pow(2.5, v[0]); }, "PowBackward2"},
+      {"minimum", {{{3, 1}}, {{4}}}, [](const E& v) { return ember::minimum(v[0], v[1]); },
+       [](const T& v) { return torch::minimum(v[0], v[1]); }, "MinimumBackward0", 4},
+      {"maximum", {{{3, 4}, A, Tr}, {{4}}}, [](const E& v) { return ember::maximum(v[0], v[1]); },
+       [](const T& v) { return torch::maximum(v[0], v[1]); }, "MaximumBackward0", 3},
+      {"atan2", {{{2, 3}}, {{3}}}, [](const E& v) { return v[0].atan2(v[1]); },
+       [](const T& v) { return v[0].atan2(v[1]); }, "Atan2Backward0", 2},
+      {"lerp scalar", {{{2, 3}}, {{3}}}, [](const E& v) { return v[0].lerp(v[1], 0.3); },
+       [](const T& v) { return v[0].lerp(v[1], 0.3); }, "LerpBackward0", 2},
+      {"lerp tensor", {{{2, 3}}, {{3}}, {{2, 1}}}, [](const E& v) { return v[0].lerp(v[1], v[2]); },
+       [](const T& v) { return v[0].lerp(v[1], v[2]); }, "LerpBackward1", 3},
+      {"addcmul", {{{3}}, {{2, 3}}, {{2, 1}}}, [](const E& v) { return v[0].addcmul(v[1], v[2], 0.5); },
+       [](const T& v) { return v[0].addcmul(v[1], v[2], 0.5); }, "AddcmulBackward0", 3},
+      {"addcdiv", {{{3}}, {{2, 3}}, {{2, 1}, P}}, [](const E& v) { return v[0].addcdiv(v[1], v[2], 2); },
+       [](const T& v) { return v[0].addcdiv(v[1], v[2], 2); }, "AddcdivBackward0", 3},
+      {"clamp", {{{9}}}, [](const E& v) { return v[0].clamp(-0.5, 0.5); },
+       [](const T& v) { return v[0].clamp(-0.5, 0.5); }, "ClampBackward1"},
+      {"clamp tensors", {{{2, 5}}, {{5}}, {{2, 1}}},
+       [](const E& v) { return v[0].clamp(std::optional<ember::Tensor>(v[1]), std::optional<ember::Tensor>(v[2])); },
+       [](const T& v) { return v[0].clamp(c10::optional<torch::Tensor>(v[1]), c10::optional<torch::Tensor>(v[2])); },
+       "ClampBackward0", 5},
+      {"clamp_min", {{{9}}}, [](const E& v) { return v[0].clamp_min(0.2); },
+       [](const T& v) { return v[0].clamp_min(0.2); }, "ClampMinBackward0"},
+      {"clamp_max", {{{9}}}, [](const E& v) { return v[0].clamp_max(0.2); },
+       [](const T& v) { return v[0].clamp_max(0.2); }, "ClampMaxBackward0"},
+      {"where", {{{3, 4}}, {{4}}}, [](const E& v) { return ember::where(mask34(), v[0], v[1]); },
+       [](const T& v) { return torch::where(to_torch(mask34()), v[0], v[1]); }, "WhereBackward0", 3},
+      {"masked_fill", {{{3, 4}, A, Tr}}, [](const E& v) { return v[0].masked_fill(mask34(), 1.5); },
+       [](const T& v) { return v[0].masked_fill(to_torch(mask34()), 1.5); }, "MaskedFillBackward0"},
+      {"masked_fill tensor", {{{3, 4}}, {{}}}, [](const E& v) { return v[0].masked_fill(mask34(), v[1]); },
+       [](const T& v) { return v[0].masked_fill(to_torch(mask34()), v[1]); }, "MaskedFillBackward1", 12},
+  };
+}
+
+std::vector<Case> reduction_cases() {
+  return {
+      {"prod", {{{2, 3}}}, [](const E& v) { return v[0].prod(); }, [](const T& v) { return v[0].prod(); },
+       "ProdBackward0", 6},
+      {"prod dim", {{{3, 4}, A, Tr}}, [](const E& v) { return v[0].prod(1); }, [](const T& v) { return v[0].prod(1); },
+       "ProdBackward1", 4},
+      {"max", {{{3, 4}}}, [](const E& v) { return v[0].max(); }, [](const T& v) { return v[0].max(); },
+       "MaxBackward1"},
+      {"min", {{{3, 4}}}, [](const E& v) { return v[0].min(); }, [](const T& v) { return v[0].min(); },
+       "MinBackward1"},
+      {"max dim", {{{3, 4}}}, [](const E& v) { return std::get<0>(v[0].max(1)); },
+       [](const T& v) { return std::get<0>(v[0].max(1)); }, "MaxBackward0"},
+      {"min dim keepdim", {{{3, 4}, A, St}}, [](const E& v) { return std::get<0>(v[0].min(0, true)); },
+       [](const T& v) { return std::get<0>(v[0].min(0, true)); }, "MinBackward0"},
+      {"amax", {{{2, 3, 4}}}, [](const E& v) { return v[0].amax({0, 2}); },
+       [](const T& v) { return v[0].amax({0, 2}); }, "AmaxBackward0"},
+      {"amin", {{{3, 4}}}, [](const E& v) { return v[0].amin({1}, true); },
+       [](const T& v) { return v[0].amin({1}, true); }, "AminBackward0"},
+      {"var", {{{3, 4}}}, [](const E& v) { return v[0].var(); }, [](const T& v) { return v[0].var(); },
+       "VarBackward0", 12},
+      {"var correction 0", {{{3, 4}, A, Tr}}, [](const E& v) { return v[0].var({1}, int64_t{0}); },
+       [](const T& v) { return v[0].var(at::OptionalIntArrayRef({1}), c10::optional<int64_t>(0)); },
+       "VarBackward0", 4},
+      {"std", {{{3, 4}}}, [](const E& v) { return v[0].std({0}, true, true); },
+       [](const T& v) { return v[0].std({0}, true, true); }, "StdBackward0", 3},
+      {"var_mean", {{{3, 4}}},
+       [](const E& v) {
+         auto [var, mean] = ember::var_mean(v[0], {{1}});
+         return var * 2 + mean;
+       },
+       [](const T& v) {
+         auto [var, mean] = torch::var_mean(v[0], {1});
+         return var * 2 + mean;
+       },
+       nullptr, 4},
+      {"std_mean", {{{3, 4}}},
+       [](const E& v) {
+         auto [sd, mean] = ember::std_mean(v[0], {{0}});
+         return sd * 2 + mean;
+       },
+       [](const T& v) {
+         auto [sd, mean] = torch::std_mean(v[0], {0});
+         return sd * 2 + mean;
+       },
+       nullptr, 3},
+      {"norm", {{{3, 4}}}, [](const E& v) { return v[0].norm(); }, [](const T& v) { return v[0].norm(); },
+       "NormBackward0", 12},
+      {"norm 1", {{{3, 4}}}, [](const E& v) { return v[0].norm(1, {1}); },
+       [](const T& v) { return v[0].norm(1, {1}); }, "NormBackward1"},
+      {"norm 3 keepdim", {{{3, 4}, A, St}}, [](const E& v) { return v[0].norm(3, {0}, true); },
+       [](const T& v) { return v[0].norm(3, {0}, true); }, "NormBackward1", 3},
+      {"norm 1.5", {{{3, 4}}}, [](const E& v) { return v[0].norm(1.5, {1}); },
+       [](const T& v) { return v[0].norm(1.5, {1}); }, "NormBackward1", 4},
+      {"norm 0.5", {{{3, 4}}}, [](const E& v) { return v[0].norm(0.5); }, [](const T& v) { return v[0].norm(0.5); },
+       "NormBackward0", 12},
+      {"norm inf", {{{3, 4}}}, [](const E& v) { return v[0].norm(INFINITY, {1}); },
+       [](const T& v) { return v[0].norm(INFINITY, {1}); }, "NormBackward1"},
+      {"norm 0 (no gradient)", {{{3, 4}}}, [](const E& v) { return v[0].norm(0); },
+       [](const T& v) { return v[0].norm(0); }, "NormBackward0"},
+      {"logsumexp", {{{3, 4}}}, [](const E& v) { return v[0].logsumexp({1}); },
+       [](const T& v) { return v[0].logsumexp({1}); }, "LogsumexpBackward0", 4},
+      {"cumsum", {{{3, 4}, A, Tr}}, [](const E& v) { return v[0].cumsum(1); },
+       [](const T& v) { return v[0].cumsum(1); }, "CumsumBackward0", 4},
+      {"cumprod", {{{3, 4}}}, [](const E& v) { return v[0].cumprod(1); },
+       [](const T& v) { return v[0].cumprod(1); }, "CumprodBackward0", 8},
+      {"cumprod with zeros", {{{3, 4}}}, [](const E& v) { return (v[0] * (v[0] > 0.5)).cumprod(0); },
+       [](const T& v) { return (v[0] * (v[0] > 0.5)).cumprod(0); }, "CumprodBackward0", 6},
+      {"mean dtype", {{{3, 4}}}, [](const E& v) { return v[0].mean({1}, false, ember::kDouble); },
+       [](const T& v) { return v[0].mean({1}, false, torch::kDouble); }, "MeanBackward1", 4},
+      {"sort", {{{3, 4}}}, [](const E& v) { return std::get<0>(v[0].sort(1)); },
+       [](const T& v) { return std::get<0>(v[0].sort(1)); }, "SortBackward0"},
+      {"sort descending", {{{3, 4}, A, Tr}}, [](const E& v) { return std::get<0>(v[0].sort(0, true)); },
+       [](const T& v) { return std::get<0>(v[0].sort(0, true)); }, "SortBackward0"},
+      {"topk", {{{3, 5}}}, [](const E& v) { return std::get<0>(v[0].topk(2)); },
+       [](const T& v) { return std::get<0>(v[0].topk(2)); }, "TopkBackward0"},
+      {"kthvalue", {{{3, 5}}}, [](const E& v) { return std::get<0>(v[0].kthvalue(2)); },
+       [](const T& v) { return std::get<0>(v[0].kthvalue(2)); }, "KthvalueBackward0"},
+  };
+}
+
+std::vector<Case> indexing_cases() {
+  return {
+      {"index_select", {{{3, 4}}},
+       [](const E& v) { return v[0].index_select(0, long_tensor({2, 0, 2}, {3})); },
+       [](const T& v) { return v[0].index_select(0, to_torch(long_tensor({2, 0, 2}, {3}))); }, "IndexSelectBackward0",
+       2},
+      {"gather", {{{3, 4}, A, Tr}}, [](const E& v) { return v[0].gather(1, long_tensor({1, 0, 3, 1, 2, 2}, {2, 3})); },
+       [](const T& v) { return v[0].gather(1, to_torch(long_tensor({1, 0, 3, 1, 2, 2}, {2, 3}))); },
+       "GatherBackward0", 2},
+      {"scatter", {{{3, 4}}, {{2, 3}}},
+       [](const E& v) { return v[0].scatter(1, long_tensor({1, 0, 3, 0, 2, 1}, {2, 3}), v[1]); },
+       [](const T& v) { return v[0].scatter(1, to_torch(long_tensor({1, 0, 3, 0, 2, 1}, {2, 3})), v[1]); },
+       "ScatterBackward0"},
+      {"scatter value", {{{3, 4}}}, [](const E& v) { return v[0].scatter(1, long_tensor({1, 0, 3}, {1, 3}), 2.0); },
+       [](const T& v) { return v[0].scatter(1, to_torch(long_tensor({1, 0, 3}, {1, 3})), 2.0); }, "ScatterBackward1"},
+      {"scatter_add", {{{3, 4}}, {{2, 3}}},
+       [](const E& v) { return v[0].scatter_add(1, long_tensor({1, 0, 3, 1, 1, 2}, {2, 3}), v[1]); },
+       [](const T& v) { return v[0].scatter_add(1, to_torch(long_tensor({1, 0, 3, 1, 1, 2}, {2, 3})), v[1]); },
+       "ScatterAddBackward0"},
+      {"index_add", {{{3, 4}}, {{3, 3}}},
+       [](const E& v) { return v[0].index_add(1, long_tensor({2, 0, 2}, {3}), v[1], 2); },
+       [](const T& v) { return v[0].index_add(1, to_torch(long_tensor({2, 0, 2}, {3})), v[1], 2); },
+       "IndexAddBackward0"},
+      {"masked_select", {{{4}}}, [](const E& v) { return v[0].masked_select(mask34()); },
+       [](const T& v) { return v[0].masked_select(to_torch(mask34())); }, "MaskedSelectBackward0", 3},
+      {"index", {{{3, 4}, A, St}},
+       [](const E& v) { return v[0].index({long_tensor({2, 0, 2}, {3}), long_tensor({1, 3, 1}, {3})}); },
+       [](const T& v) {
+         return v[0].index({to_torch(long_tensor({2, 0, 2}, {3})), to_torch(long_tensor({1, 3, 1}, {3}))});
+       },
+       "IndexBackward0", 2},
+      {"index mask", {{{3, 4}}}, [](const E& v) { return v[0].index({mask34()}); },
+       [](const T& v) { return v[0].index({to_torch(mask34())}); }, "IndexBackward0"},
+      {"cat", {{{2, 3}}, {{2, 1}}, {{2, 2}, A, Tr}}, [](const E& v) { return ember::cat({v[0], v[1], v[2]}, -1); },
+       [](const T& v) { return torch::cat({v[0], v[1], v[2]}, -1); }, "CatBackward0"},
+      {"stack", {{{2, 3}}, {{2, 3}, A, Tr}}, [](const E& v) { return ember::stack({v[0], v[1]}, 1); },
+       [](const T& v) { return torch::stack({v[0], v[1]}, 1); }, "StackBackward0"},
+      {"flip", {{{2, 3}}}, [](const E& v) { return v[0].flip({0, 1}); }, [](const T& v) { return v[0].flip({0, 1}); },
+       "FlipBackward0"},
+      {"roll", {{{2, 3}}}, [](const E& v) { return v[0].roll({1, -1}, {0, 1}); },
+       [](const T& v) { return v[0].roll({1, -1}, {0, 1}); }, "RollBackward0"},
+      {"repeat", {{{2, 3}, A, Tr}}, [](const E& v) { return v[0].repeat({2, 1, 3}); },
+       [](const T& v) { return v[0].repeat({2, 1, 3}); }, "RepeatBackward0", 6},
+      {"tril", {{{3, 4}}}, [](const E& v) { return v[0].tril(1); }, [](const T& v) { return v[0].tril(1); },
+       "TrilBackward0"},
+      {"triu", {{{2, 3, 3}}}, [](const E& v) { return v[0].triu(-1); }, [](const T& v) { return v[0].triu(-1); },
+       "TriuBackward0"},
+      {"diagonal", {{{3, 4}}}, [](const E& v) { return v[0].diagonal(1); },
+       [](const T& v) { return v[0].diagonal(1); }, "DiagonalBackward0"},
+      {"unfold", {{{2, 7}}}, [](const E& v) { return v[0].unfold(1, 3, 2); },
+       [](const T& v) { return v[0].unfold(1, 3, 2); }, "UnfoldBackward0", 2},
+      {"as_strided", {{{6}}}, [](const E& v) { return v[0].as_strided({3, 2}, {1, 2}); },
+       [](const T& v) { return v[0].as_strided({3, 2}, {1, 2}); }, "AsStridedBackward0", 2},
+  };
+}
+
+std::vector<Case> linalg_cases() {
+  return {
+      {"bmm", {{{2, 3, 4}}, {{2, 4, 2}}}, [](const E& v) { return v[0].bmm(v[1]); },
+       [](const T& v) { return v[0].bmm(v[1]); }, "BmmBackward0", 4},
+      {"addmm", {{{2}}, {{3, 4}}, {{4, 2}, A, Tr}}, [](const E& v) { return ember::addmm(v[0], v[1], v[2], 0.5, 2); },
+       [](const T& v) { return torch::addmm(v[0], v[1], v[2], 0.5, 2); }, "AddmmBackward0", 4},
+      {"addmv", {{{3}}, {{3, 4}}, {{4}}}, [](const E& v) { return ember::addmv(v[0], v[1], v[2], 2, 0.5); },
+       [](const T& v) { return torch::addmv(v[0], v[1], v[2], 2, 0.5); }, "AddmvBackward0", 4},
+      {"baddbmm", {{{3, 1}}, {{2, 3, 4}}, {{2, 4, 2}}},
+       [](const E& v) { return ember::baddbmm(v[0], v[1], v[2], 0.5, 1.5); },
+       [](const T& v) { return torch::baddbmm(v[0], v[1], v[2], 0.5, 1.5); }, "BaddbmmBackward0", 4},
+      {"dot", {{{5}}, {{5}}}, [](const E& v) { return v[0].dot(v[1]); }, [](const T& v) { return v[0].dot(v[1]); },
+       "DotBackward0"},
+      {"vdot", {{{5}}, {{5}}}, [](const E& v) { return v[0].vdot(v[1]); }, [](const T& v) { return v[0].vdot(v[1]); },
+       "VdotBackward0"},
+      {"mv", {{{3, 4}, A, Tr}, {{4}}}, [](const E& v) { return v[0].mv(v[1]); },
+       [](const T& v) { return v[0].mv(v[1]); }, "MvBackward0", 4},
+      {"outer", {{{3}}, {{4}}}, [](const E& v) { return v[0].outer(v[1]); },
+       [](const T& v) { return v[0].outer(v[1]); }, "MulBackward0", 4},
+      {"einsum", {{{2, 3, 4}}, {{2, 4, 2}}}, [](const E& v) { return ember::einsum("bij,bjk->bik", {v[0], v[1]}); },
+       [](const T& v) { return torch::einsum("bij,bjk->bik", {v[0], v[1]}); }, nullptr, 4},
+      {"einsum diagonal", {{{3, 3}}, {{3}}}, [](const E& v) { return ember::einsum("ii,j->ij", {v[0], v[1]}); },
+       [](const T& v) { return torch::einsum("ii,j->ij", {v[0], v[1]}); }, nullptr, 3},
+  };
+}
+
+void run_all(const std::vector<Case>& cases, uint64_t seed) {
+  for (const Case& c : cases)
+    for (ember::ScalarType dtype : {ember::kFloat, ember::kDouble}) run_case(c, dtype, seed += 10);
+}
+
+TEST(DerivativesParity, Pointwise) { run_all(pointwise_cases(), 1000); }
+TEST(DerivativesParity, ReductionsAndSorting) { run_all(reduction_cases(), 2000); }
+TEST(DerivativesParity, IndexingJoiningAndViews) { run_all(indexing_cases(), 3000); }
+TEST(DerivativesParity, LinearAlgebra) { run_all(linalg_cases(), 4000); }
+
+TEST(DerivativesParity, SecondOrderGradients) {
+  const ember::Tensor x = parity::random({2, 3}, ember::kDouble, 7).requires_grad_();
+  const torch::Tensor tx = to_torch(x.detach()).requires_grad_();
+  const ember::Tensor ey = (ember::gelu(x).prod(1) + x.norm(3, {0}).logsumexp({0}) + x.cumprod(1).var()).sum();
+  const torch::Tensor ty = (torch::gelu(tx).prod(1) + tx.norm(3, {0}).logsumexp({0}) + tx.cumprod(1).var()).sum();
+  const ember::Tensor eg = ember::autograd::grad({ey}, {x}, {}, std::nullopt, true)[0];
+  const torch::Tensor tg = torch::autograd::grad({ty}, {tx}, {}, c10::nullopt, true)[0];
+  EXPECT_TRUE(Close(eg.detach(), tg.detach(), grad_tol(ember::kDouble, 8)));
+  const ember::Tensor eh = ember::autograd::grad({(eg * eg).sum()}, {x})[0];
+  const torch::Tensor th = torch::autograd::grad({(tg * tg).sum()}, {tx})[0];
+  EXPECT_TRUE(Close(eh, th, grad_tol(ember::kDouble, 32)));
+}
+
+}  // namespace
