@@ -20,3 +20,6 @@
 #include "ember/storage.h"
 #include "ember/tensor.h"
 #include "ember/tensor_options.h"
+// optim family: multi-tensor ops, optimizers, LR schedulers
+#include "ember/foreach.h"
+#include "ember/optim.h"

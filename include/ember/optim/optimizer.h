@@ -1,0 +1,162 @@
+// The optimizer base, as libtorch's torch::optim::Optimizer: parameter groups with per-group
+// options, per-parameter state, zero_grad, step(closure) and a state dict of named tensors and
+// numbers (so a checkpoint writer can store it).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "ember/ordered_dict.h"
+#include "ember/tensor.h"
+
+namespace ember::optim {
+
+// libtorch's TORCH_ARG: `options.name(value)` sets and chains, `options.name()` reads.
+#define EMBER_OPTIM_ARG(T, name)                      \
+ public:                                              \
+  auto name(const T& new_value) -> decltype(*this) {  \
+    this->name##_ = new_value;                        \
+    return *this;                                     \
+  }                                                   \
+  const T& name() const { return name##_; }           \
+  T& name() { return name##_; }                       \
+                                                      \
+ private:                                             \
+  T name##_
+
+// A named hyperparameter for the state dict: a number, or a flag stored as 0/1.
+struct OptimizerField {
+  const char* name;
+  double* number = nullptr;
+  bool* flag = nullptr;
+};
+
+class OptimizerOptions {
+ public:
+  virtual ~OptimizerOptions() = default;
+  virtual std::unique_ptr<OptimizerOptions> clone() const = 0;
+  virtual double get_lr() const = 0;
+  virtual void set_lr(double lr) = 0;
+  // Every hyperparameter, lr first.
+  virtual std::vector<OptimizerField> fields() = 0;
+};
+
+template <class Derived>
+class OptimizerCloneableOptions : public OptimizerOptions {
+ public:
+  std::unique_ptr<OptimizerOptions> clone() const override {
+    return std::make_unique<Derived>(static_cast<const Derived&>(*this));
+  }
+};
+
+// A named part of a parameter's state: a tensor, or a step count (stored as a 0-dim int64 tensor).
+struct StateField {
+  const char* name;
+  Tensor* tensor = nullptr;
+  int64_t* count = nullptr;
+};
+
+class OptimizerParamState {
+ public:
+  virtual ~OptimizerParamState() = default;
+  virtual std::unique_ptr<OptimizerParamState> clone() const = 0;
+  virtual std::vector<StateField> fields() = 0;
+};
+
+template <class Derived>
+class OptimizerCloneableParamState : public OptimizerParamState {
+ public:
+  std::unique_ptr<OptimizerParamState> clone() const override {
+    return std::make_unique<Derived>(static_cast<const Derived&>(*this));
+  }
+};
+
+class OptimizerParamGroup {
+ public:
+  OptimizerParamGroup(std::vector<Tensor> params);  // NOLINT: libtorch converts implicitly
+  OptimizerParamGroup(std::vector<Tensor> params, std::unique_ptr<OptimizerOptions> options);
+  OptimizerParamGroup(const OptimizerParamGroup& other);
+  OptimizerParamGroup& operator=(const OptimizerParamGroup& other);
+  OptimizerParamGroup(OptimizerParamGroup&&) = default;
+  OptimizerParamGroup& operator=(OptimizerParamGroup&&) = default;
+
+  bool has_options() const { return options_ != nullptr; }
+  OptimizerOptions& options();
+  const OptimizerOptions& options() const;
+  void set_options(std::unique_ptr<OptimizerOptions> options) { options_ = std::move(options); }
+  std::vector<Tensor>& params() { return params_; }
+  const std::vector<Tensor>& params() const { return params_; }
+  // The lr before any LR scheduler changed it (PyTorch's group["initial_lr"]), set by the first
+  // scheduler attached to the optimizer.
+  std::optional<double>& initial_lr() { return initial_lr_; }
+
+ private:
+  std::vector<Tensor> params_;
+  std::unique_ptr<OptimizerOptions> options_;
+  std::optional<double> initial_lr_;
+};
+
+// What state_dict() returns and load_state_dict() takes. Parameters are numbered across groups
+// in order, as in PyTorch: state holds "<index>.<field>" (e.g. "3.exp_avg", "3.step"), and each
+// group its hyperparameters by name plus "params", its number of parameters.
+struct OptimizerStateDict {
+  OrderedDict<std::string, Tensor> state{"state"};
+  std::vector<OrderedDict<std::string, double>> param_groups;
+};
+
+class Optimizer {
+ public:
+  using LossClosure = std::function<Tensor()>;
+  using StateMap = std::unordered_map<const TensorImpl*, std::unique_ptr<OptimizerParamState>>;
+
+  Optimizer(std::vector<OptimizerParamGroup> param_groups, std::unique_ptr<OptimizerOptions> defaults);
+  virtual ~Optimizer() = default;
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  // One update of every parameter that has a gradient, under NoGradGuard; the closure (if any)
+  // re-evaluates the loss with grad mode on first, and its result is returned.
+  virtual Tensor step(LossClosure closure = nullptr) = 0;
+  void add_param_group(const OptimizerParamGroup& group);
+  void zero_grad(bool set_to_none = true);
+
+  size_t size() const;  // the number of parameters over all groups
+  OptimizerOptions& defaults() { return *defaults_; }
+  const OptimizerOptions& defaults() const { return *defaults_; }
+  std::vector<OptimizerParamGroup>& param_groups() { return param_groups_; }
+  const std::vector<OptimizerParamGroup>& param_groups() const { return param_groups_; }
+  // Per-parameter state, keyed by the parameter's TensorImpl (created at a parameter's first step).
+  StateMap& state() { return state_; }
+  const StateMap& state() const { return state_; }
+
+  OptimizerStateDict state_dict() const;
+  // Checks everything (group and parameter counts, each state tensor's shape) before changing
+  // anything; state tensors are cast to their parameter's dtype, as PyTorch does.
+  void load_state_dict(const OptimizerStateDict& dict);
+
+ protected:
+  // A fresh state for p (what a parameter's first step starts from, before its fields are set).
+  virtual std::unique_ptr<OptimizerParamState> make_state(const Tensor& p, const OptimizerOptions& group) const = 0;
+
+  // The parameters of a group that have a gradient, split by parameter dtype: the lists each
+  // optimizer hands to the multi-tensor ops. `states` are created with make_state as needed.
+  struct Batch {
+    std::vector<Tensor> params, grads;
+    std::vector<OptimizerParamState*> states;
+  };
+  std::vector<Batch> batches(const OptimizerParamGroup& group);
+
+  // Runs the closure (if any) with grad mode on; step() implementations call it first.
+  static Tensor evaluate(const LossClosure& closure);
+
+  std::vector<OptimizerParamGroup> param_groups_;
+  StateMap state_;
+  std::unique_ptr<OptimizerOptions> defaults_;
+};
+
+}  // namespace ember::optim

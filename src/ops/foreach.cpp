@@ -1,0 +1,432 @@
+// Multi-tensor ops (include/ember/foreach.h). Each public function checks its lists, sorts the
+// indices into the fast path (every operand contiguous, of one floating dtype and of one shape:
+// one kernel pass over all of them, per dtype) and the per-tensor path (everything else: the
+// tensor ops themselves, with their broadcasting and promotion), checks the per-tensor indices
+// before anything is written, then runs both.
+#include <array>
+#include <cmath>
+#include <functional>
+#include <initializer_list>
+#include <optional>
+
+#include "core/tensor_iterator.h"
+#include "ember/autograd.h"
+#include "ember/factory.h"
+#include "ember/foreach.h"
+#include "ember/pointwise.h"
+#include "ember/reduce.h"
+#include "ember/shape.h"
+#include "kernels/cpu/foreach_kernels.h"
+#include "ops/pointwise_util.h"
+
+namespace ember {
+namespace {
+
+using kernels::ForeachItem;
+using kernels::ForeachOp;
+
+constexpr std::array<ScalarType, 4> kFloatTypes = {kFloat, kDouble, kHalf, kBFloat16};
+
+void check_lists(const char* op, std::initializer_list<TensorList> lists) {
+  const TensorList self = *lists.begin();
+  EMBER_CHECK(!self.empty(), op, "Tensor list must have at least one tensor.");
+  for (const TensorList& l : lists) {
+    EMBER_CHECK(l.size() == self.size(), op, "Tensor lists must have the same number of tensors, got ", self.size(),
+                " and ", l.size());
+    for (size_t i = 0; i < l.size(); ++i) EMBER_CHECK(l[i].defined(), op, "the tensor at index ", i, " is undefined");
+  }
+}
+void check_scalars(const char* op, TensorList self, ScalarList scalars) {
+  EMBER_CHECK(scalars.size() == self.size(), op,
+              "Tensor list must have same number of elements as scalar list, got ", self.size(), " tensors and ",
+              scalars.size(), " scalars");
+}
+
+// How an op treats index i.
+struct Spec {
+  const char* op;
+  ForeachOp kernel;
+  bool inplace;
+  bool int_to_float = false;  // sqrt, exp, div: integer inputs give float results
+  bool cast_check = true;     // copy_ casts to any dtype
+};
+
+// Whether index i runs in the multi-tensor kernel.
+bool is_fast(std::initializer_list<TensorList> lists, size_t i) {
+  const Tensor& s = lists.begin()[0][i];
+  if (!is_floating_type(s.dtype()) || !s.is_contiguous()) return false;
+  for (const TensorList& l : lists) {
+    const Tensor& t = l[i];
+    if (t.dtype() != s.dtype() || !t.is_contiguous() || t.sizes() != s.sizes()) return false;
+  }
+  return true;
+}
+
+// The checks of the per-tensor op at index i, made up front so a bad index leaves every tensor
+// untouched: shapes broadcast (into self's shape for in-place forms) and the result type casts.
+void check_slow(const Spec& spec, std::initializer_list<TensorList> lists, size_t i, const std::optional<Scalar>& s) {
+  const Tensor& self = lists.begin()[0][i];
+  ResultTypeState rt;
+  DimVector shape(self.sizes());
+  for (const TensorList& l : lists) {
+    const Tensor& t = l[i];
+    rt.update(t);
+    bool ok = true;
+    try {
+      shape = infer_size(shape, t.sizes());
+    } catch (const Error&) {
+      ok = false;
+    }
+    ok = ok && (!spec.inplace || IntArrayRef(shape) == self.sizes());
+    EMBER_CHECK(ok, spec.op, "the tensors at index ", i, " have shapes ", self.sizes(), " and ", t.sizes(),
+                spec.inplace ? ", which do not broadcast to the first" : ", which do not broadcast");
+  }
+  if (s) rt.update(*s);
+  ScalarType result = rt.result();
+  if (spec.int_to_float && !is_floating_type(result)) result = kFloat;
+  EMBER_CHECK(!spec.inplace || !spec.cast_check || can_cast(result, self.dtype()), spec.op, "at index ", i,
+              ": result type ", result, " can't be cast to the desired output type ", self.dtype());
+}
+
+// Runs `spec` over the lists (self first). `scalar_at(i)` gives the kernel's scalar for index i,
+// `slow(i)` the per-tensor op's result. Returns the outputs (the self tensors when in-place).
+template <class ScalarAt, class Slow>
+std::vector<Tensor> run(const Spec& spec, std::initializer_list<TensorList> lists, const ScalarAt& scalar_at,
+                        const Slow& slow) {
+  check_lists(spec.op, lists);
+  NoGradGuard no_grad;
+  const TensorList self = *lists.begin();
+  const size_t n = self.size();
+  std::vector<ForeachItem> items;
+  std::vector<ScalarType> item_dtypes;
+  items.reserve(n);
+  std::vector<uint32_t> slow_idx;
+  std::vector<Tensor> outs(spec.inplace ? 0 : n);
+  bool one_dtype = true;
+  for (size_t i = 0; i < n; ++i) {
+    if (!is_fast(lists, i)) {
+      check_slow(spec, lists, i, scalar_at(i));
+      slow_idx.push_back(static_cast<uint32_t>(i));
+      continue;
+    }
+    ForeachItem it{};
+    const Tensor& s = self[i];
+    if (spec.inplace) {
+      it.data[0] = static_cast<char*>(s.data_ptr());
+    } else {
+      outs[i] = make_empty(s.sizes(), s.dtype());
+      it.data[0] = static_cast<char*>(outs[i].data_ptr());
+    }
+    int k = 1;
+    for (const TensorList& l : lists) it.data[k++] = static_cast<char*>(l[i].data_ptr());
+    it.numel = s.numel();
+    if (const std::optional<Scalar> sc = scalar_at(i)) it.s[0] = sc->toDouble();
+    one_dtype = one_dtype && s.dtype() == self[0].dtype();
+    items.push_back(it);
+    item_dtypes.push_back(s.dtype());
+  }
+  if (one_dtype || items.empty()) {
+    if (!items.empty()) kernels::foreach_kernel(spec.kernel, self[0].dtype(), items.data(), static_cast<int64_t>(items.size()));
+  } else {
+    // Rare: a list mixing float dtypes runs one pass per dtype.
+    for (ScalarType t : kFloatTypes) {
+      std::vector<ForeachItem> group;
+      for (size_t k = 0; k < items.size(); ++k)
+        if (item_dtypes[k] == t) group.push_back(items[k]);
+      if (!group.empty()) kernels::foreach_kernel(spec.kernel, t, group.data(), static_cast<int64_t>(group.size()));
+    }
+  }
+  for (uint32_t i : slow_idx) {
+    try {
+      Tensor r = slow(i);
+      if (!spec.inplace) outs[i] = std::move(r);
+    } catch (const Error& e) {
+      detail::fail(spec.op, "at index ", i, " (shape ", self[i].sizes(), "): ", e.what());
+    }
+  }
+  if (spec.inplace)
+    for (size_t i = 0; i < n; ++i) pointwise::bump_version(self[i]);
+  return outs;
+}
+
+std::optional<Scalar> no_scalar(size_t) { return std::nullopt; }
+
+// ---- binary ops: self op scalar / scalar list / tensor list -----------------------------------
+enum class Arith { Add, Sub, Mul, Div };
+constexpr const char* kArithNames[4][2] = {{"foreach_add", "foreach_add_"},
+                                           {"foreach_sub", "foreach_sub_"},
+                                           {"foreach_mul", "foreach_mul_"},
+                                           {"foreach_div", "foreach_div_"}};
+
+Spec arith_spec(Arith a, bool inplace, bool scalar) {
+  static constexpr ForeachOp kScalar[] = {ForeachOp::AddScalar, ForeachOp::AddScalar, ForeachOp::MulScalar,
+                                          ForeachOp::DivScalar};
+  static constexpr ForeachOp kTensor[] = {ForeachOp::Add, ForeachOp::Add, ForeachOp::Mul, ForeachOp::Div};
+  const int ai = static_cast<int>(a);
+  return {kArithNames[ai][inplace], scalar ? kScalar[ai] : kTensor[ai], inplace, a == Arith::Div};
+}
+
+Tensor arith_one(Arith a, bool inplace, const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  Tensor t = self;
+  switch (a) {
+    case Arith::Add: return inplace ? t.add_(other, alpha) : t.add(other, alpha);
+    case Arith::Sub: return inplace ? t.sub_(other, alpha) : t.sub(other, alpha);
+    case Arith::Mul: return inplace ? t.mul_(other) : t.mul(other);
+    case Arith::Div: return inplace ? t.div_(other) : t.div(other);
+  }
+  return t;
+}
+Tensor arith_one(Arith a, bool inplace, const Tensor& self, const Scalar& s) {
+  Tensor t = self;
+  switch (a) {
+    case Arith::Add: return inplace ? t.add_(s) : t.add(s);
+    case Arith::Sub: return inplace ? t.sub_(s) : t.sub(s);
+    case Arith::Mul: return inplace ? t.mul_(s) : t.mul(s);
+    case Arith::Div: return inplace ? t.div_(s) : t.div(s);
+  }
+  return t;
+}
+
+// The kernel adds; subtraction negates the scalar (a - s == a + (-s) exactly).
+Scalar kernel_scalar(Arith a, const Scalar& s) { return a == Arith::Sub ? -s : s; }
+
+std::vector<Tensor> arith_scalars(Arith a, bool inplace, TensorList self, ScalarList scalars) {
+  const Spec spec = arith_spec(a, inplace, true);
+  check_scalars(spec.op, self, scalars);
+  return run(
+      spec, {self}, [&](size_t i) { return std::optional<Scalar>(kernel_scalar(a, scalars[i])); },
+      [&](size_t i) { return arith_one(a, inplace, self[i], scalars[i]); });
+}
+std::vector<Tensor> arith_scalar(Arith a, bool inplace, TensorList self, const Scalar& s) {
+  return run(
+      arith_spec(a, inplace, true), {self}, [&](size_t) { return std::optional<Scalar>(kernel_scalar(a, s)); },
+      [&](size_t i) { return arith_one(a, inplace, self[i], s); });
+}
+std::vector<Tensor> arith_tensors(Arith a, bool inplace, TensorList self, TensorList other, const Scalar& alpha) {
+  return run(
+      arith_spec(a, inplace, false), {self, other},
+      [&](size_t) { return std::optional<Scalar>(a == Arith::Sub ? -alpha : alpha); },
+      [&](size_t i) { return arith_one(a, inplace, self[i], other[i], alpha); });
+}
+
+// ---- pointwise ops of three lists ---------------------------------------------------------------
+std::vector<Tensor> addc(bool mul, bool inplace, TensorList self, TensorList t1, TensorList t2,
+                         const std::function<Scalar(size_t)>& value) {
+  const Spec spec{mul ? (inplace ? "foreach_addcmul_" : "foreach_addcmul")
+                      : (inplace ? "foreach_addcdiv_" : "foreach_addcdiv"),
+                  mul ? ForeachOp::Addcmul : ForeachOp::Addcdiv, inplace, !mul};
+  return run(
+      spec, {self, t1, t2}, [&](size_t i) { return std::optional<Scalar>(value(i)); },
+      [&](size_t i) {
+        Tensor t = self[i];
+        if (mul) return inplace ? t.addcmul_(t1[i], t2[i], value(i)) : t.addcmul(t1[i], t2[i], value(i));
+        return inplace ? t.addcdiv_(t1[i], t2[i], value(i)) : t.addcdiv(t1[i], t2[i], value(i));
+      });
+}
+
+// ---- unary ops ----------------------------------------------------------------------------------
+std::vector<Tensor> unary(const char* op, ForeachOp k, bool inplace, TensorList self, Tensor (*slow)(const Tensor&),
+                          Tensor& (Tensor::*slow_)()) {
+  return run({op, k, inplace, k == ForeachOp::Sqrt || k == ForeachOp::Exp}, {self}, no_scalar, [&](size_t i) {
+    Tensor t = self[i];
+    return inplace ? (t.*slow_)() : slow(t);
+  });
+}
+
+// A 0-dim tensor holding `v` in dtype t (written directly: no op per tensor).
+Tensor scalar_of(double v, ScalarType t) {
+  Tensor r = make_empty({}, t);
+  switch (t) {
+    case kFloat: *r.data_ptr<float>() = static_cast<float>(v); break;
+    case kDouble: *r.data_ptr<double>() = v; break;
+    case kHalf: *r.data_ptr<Half>() = Half(static_cast<float>(v)); break;
+    default: *r.data_ptr<BFloat16>() = BFloat16(static_cast<float>(v)); break;
+  }
+  return r;
+}
+
+}  // namespace
+
+#define EMBER_FOREACH_ARITH(name, A)                                                                               \
+  void name##_(TensorList self, const Scalar& s) { arith_scalar(A, true, self, s); }                               \
+  void name##_(TensorList self, ScalarList s) { arith_scalars(A, true, self, s); }                                 \
+  std::vector<Tensor> name(TensorList self, const Scalar& s) { return arith_scalar(A, false, self, s); }           \
+  std::vector<Tensor> name(TensorList self, ScalarList s) { return arith_scalars(A, false, self, s); }
+EMBER_FOREACH_ARITH(foreach_add, Arith::Add)
+EMBER_FOREACH_ARITH(foreach_sub, Arith::Sub)
+EMBER_FOREACH_ARITH(foreach_mul, Arith::Mul)
+EMBER_FOREACH_ARITH(foreach_div, Arith::Div)
+#undef EMBER_FOREACH_ARITH
+
+void foreach_add_(TensorList self, TensorList other, const Scalar& alpha) {
+  arith_tensors(Arith::Add, true, self, other, alpha);
+}
+std::vector<Tensor> foreach_add(TensorList self, TensorList other, const Scalar& alpha) {
+  return arith_tensors(Arith::Add, false, self, other, alpha);
+}
+void foreach_sub_(TensorList self, TensorList other, const Scalar& alpha) {
+  arith_tensors(Arith::Sub, true, self, other, alpha);
+}
+std::vector<Tensor> foreach_sub(TensorList self, TensorList other, const Scalar& alpha) {
+  return arith_tensors(Arith::Sub, false, self, other, alpha);
+}
+void foreach_mul_(TensorList self, TensorList other) { arith_tensors(Arith::Mul, true, self, other, 1); }
+std::vector<Tensor> foreach_mul(TensorList self, TensorList other) {
+  return arith_tensors(Arith::Mul, false, self, other, 1);
+}
+void foreach_div_(TensorList self, TensorList other) { arith_tensors(Arith::Div, true, self, other, 1); }
+std::vector<Tensor> foreach_div(TensorList self, TensorList other) {
+  return arith_tensors(Arith::Div, false, self, other, 1);
+}
+
+namespace {
+Scalar scalar_from_tensor(const char* op, const Tensor& scalar) {
+  EMBER_CHECK(scalar.defined() && scalar.dim() == 0, op, "scalar tensor expected to be 0 dim but it has ",
+              scalar.defined() ? scalar.dim() : 0, " dimensions and ", scalar.defined() ? scalar.numel() : 0,
+              " elements.");
+  return scalar.item();
+}
+}  // namespace
+void foreach_mul_(TensorList self, const Tensor& scalar) {
+  foreach_mul_(self, scalar_from_tensor("foreach_mul_", scalar));
+}
+std::vector<Tensor> foreach_mul(TensorList self, const Tensor& scalar) {
+  return foreach_mul(self, scalar_from_tensor("foreach_mul", scalar));
+}
+
+void foreach_addcmul_(TensorList self, TensorList t1, TensorList t2, const Scalar& value) {
+  addc(true, true, self, t1, t2, [&](size_t) { return value; });
+}
+void foreach_addcmul_(TensorList self, TensorList t1, TensorList t2, ScalarList values) {
+  check_scalars("foreach_addcmul_", self, values);
+  addc(true, true, self, t1, t2, [&](size_t i) { return values[i]; });
+}
+std::vector<Tensor> foreach_addcmul(TensorList self, TensorList t1, TensorList t2, const Scalar& value) {
+  return addc(true, false, self, t1, t2, [&](size_t) { return value; });
+}
+std::vector<Tensor> foreach_addcmul(TensorList self, TensorList t1, TensorList t2, ScalarList values) {
+  check_scalars("foreach_addcmul", self, values);
+  return addc(true, false, self, t1, t2, [&](size_t i) { return values[i]; });
+}
+void foreach_addcdiv_(TensorList self, TensorList t1, TensorList t2, const Scalar& value) {
+  addc(false, true, self, t1, t2, [&](size_t) { return value; });
+}
+void foreach_addcdiv_(TensorList self, TensorList t1, TensorList t2, ScalarList values) {
+  check_scalars("foreach_addcdiv_", self, values);
+  addc(false, true, self, t1, t2, [&](size_t i) { return values[i]; });
+}
+std::vector<Tensor> foreach_addcdiv(TensorList self, TensorList t1, TensorList t2, const Scalar& value) {
+  return addc(false, false, self, t1, t2, [&](size_t) { return value; });
+}
+std::vector<Tensor> foreach_addcdiv(TensorList self, TensorList t1, TensorList t2, ScalarList values) {
+  check_scalars("foreach_addcdiv", self, values);
+  return addc(false, false, self, t1, t2, [&](size_t i) { return values[i]; });
+}
+
+namespace {
+std::vector<Tensor> lerp_scalar(bool inplace, TensorList self, TensorList end, const Scalar& w) {
+  return run(
+      {inplace ? "foreach_lerp_" : "foreach_lerp", ForeachOp::Lerp, inplace}, {self, end},
+      [&](size_t) { return std::optional<Scalar>(w); },
+      [&](size_t i) {
+        Tensor t = self[i];
+        return inplace ? t.lerp_(end[i], w) : t.lerp(end[i], w);
+      });
+}
+std::vector<Tensor> lerp_tensor(bool inplace, TensorList self, TensorList end, TensorList w) {
+  return run({inplace ? "foreach_lerp_" : "foreach_lerp", ForeachOp::LerpTensor, inplace}, {self, end, w}, no_scalar,
+             [&](size_t i) {
+               Tensor t = self[i];
+               return inplace ? t.lerp_(end[i], w[i]) : t.lerp(end[i], w[i]);
+             });
+}
+std::vector<Tensor> maximum_impl(bool inplace, TensorList self, TensorList other) {
+  return run({inplace ? "foreach_maximum_" : "foreach_maximum", ForeachOp::Maximum, inplace}, {self, other},
+             no_scalar, [&](size_t i) {
+               Tensor r = maximum(self[i], other[i]);
+               if (!inplace) return r;
+               Tensor t = self[i];
+               return t.copy_(r);
+             });
+}
+}  // namespace
+
+void foreach_lerp_(TensorList self, TensorList end, const Scalar& w) { lerp_scalar(true, self, end, w); }
+void foreach_lerp_(TensorList self, TensorList end, TensorList w) { lerp_tensor(true, self, end, w); }
+std::vector<Tensor> foreach_lerp(TensorList self, TensorList end, const Scalar& w) {
+  return lerp_scalar(false, self, end, w);
+}
+std::vector<Tensor> foreach_lerp(TensorList self, TensorList end, TensorList w) {
+  return lerp_tensor(false, self, end, w);
+}
+void foreach_maximum_(TensorList self, TensorList other) { maximum_impl(true, self, other); }
+std::vector<Tensor> foreach_maximum(TensorList self, TensorList other) { return maximum_impl(false, self, other); }
+
+#define EMBER_FOREACH_UNARY(name, K)                                                                      \
+  void foreach_##name##_(TensorList self) {                                                               \
+    unary("foreach_" #name "_", K, true, self, [](const Tensor& t) { return t.name(); }, &Tensor::name##_); \
+  }                                                                                                       \
+  std::vector<Tensor> foreach_##name(TensorList self) {                                                   \
+    return unary("foreach_" #name, K, false, self, [](const Tensor& t) { return t.name(); }, &Tensor::name##_); \
+  }
+EMBER_FOREACH_UNARY(sqrt, ForeachOp::Sqrt)
+EMBER_FOREACH_UNARY(neg, ForeachOp::Neg)
+EMBER_FOREACH_UNARY(abs, ForeachOp::Abs)
+EMBER_FOREACH_UNARY(exp, ForeachOp::Exp)
+#undef EMBER_FOREACH_UNARY
+
+void foreach_zero_(TensorList self) {
+  run({"foreach_zero_", ForeachOp::Fill, true}, {self}, [](size_t) { return std::optional<Scalar>(0.0); },
+      [&](size_t i) {
+        Tensor t = self[i];
+        return t.zero_();
+      });
+}
+
+void foreach_copy_(TensorList self, TensorList src) {
+  run({"foreach_copy_", ForeachOp::Copy, true, false, false}, {self, src}, no_scalar, [&](size_t i) {
+    Tensor t = self[i];
+    return t.copy_(src[i]);
+  });
+}
+
+std::vector<Tensor> foreach_norm(TensorList self, const Scalar& ord) {
+  constexpr const char* op = "foreach_norm";
+  check_lists(op, {self});
+  const double p = ord.toDouble();
+  EMBER_CHECK(p == 1 || p == 2 || (std::isinf(p) && p > 0), op, "ord must be 1, 2 or inf, got ", ord);
+  NoGradGuard no_grad;
+  std::vector<Tensor> outs(self.size());
+  std::vector<ForeachItem> items;
+  std::vector<size_t> where;
+  for (size_t i = 0; i < self.size(); ++i) {
+    const Tensor& t = self[i];
+    EMBER_CHECK(is_floating_type(t.dtype()), op, "expected a floating point tensor at index ", i, ", got ",
+                t.dtype(), " of shape ", t.sizes());
+    if (!t.is_contiguous()) {
+      outs[i] = norm(t, ord);
+      continue;
+    }
+    ForeachItem it{};
+    it.data[1] = static_cast<char*>(t.data_ptr());
+    it.numel = t.numel();
+    items.push_back(it);
+    where.push_back(i);
+  }
+  for (ScalarType t : kFloatTypes) {
+    std::vector<ForeachItem> group;
+    std::vector<size_t> idx;
+    for (size_t k = 0; k < items.size(); ++k) {
+      if (self[where[k]].dtype() != t) continue;
+      group.push_back(items[k]);
+      idx.push_back(where[k]);
+    }
+    if (group.empty()) continue;
+    std::vector<double> result(group.size());
+    kernels::foreach_norm_kernel(t, group.data(), static_cast<int64_t>(group.size()), p, result.data());
+    for (size_t k = 0; k < idx.size(); ++k) outs[idx[k]] = scalar_of(result[k], t);
+  }
+  return outs;
+}
+
+}  // namespace ember

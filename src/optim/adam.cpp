@@ -1,0 +1,185 @@
+// Adam and AdamW: libtorch's update (bias corrections from each parameter's own step count),
+// on the multi-tensor ops or, with fused(true), one kernel pass doing the whole update.
+#include "ember/optim/adam.h"
+
+#include <cmath>
+
+#include "ember/autograd.h"
+#include "ember/factory.h"
+#include "ember/foreach.h"
+#include "ember/optim/adamw.h"
+#include "optim/adam_update.h"
+
+namespace ember::optim {
+
+namespace {
+std::vector<OptimizerField> adam_fields(double& lr, std::tuple<double, double>& betas, double& eps, double& wd,
+                                        bool& amsgrad, bool& maximize, bool& fused) {
+  return {{"lr", &lr},
+          {"beta1", &std::get<0>(betas)},
+          {"beta2", &std::get<1>(betas)},
+          {"eps", &eps},
+          {"weight_decay", &wd},
+          {"amsgrad", nullptr, &amsgrad},
+          {"maximize", nullptr, &maximize},
+          {"fused", nullptr, &fused}};
+}
+
+std::unique_ptr<OptimizerParamState> new_adam_state(const Tensor& p, bool amsgrad) {
+  auto s = std::make_unique<AdamParamState>();
+  s->exp_avg(zeros(p.sizes(), TensorOptions().dtype(p.dtype())));
+  s->exp_avg_sq(zeros(p.sizes(), TensorOptions().dtype(p.dtype())));
+  if (amsgrad) s->max_exp_avg_sq(zeros(p.sizes(), TensorOptions().dtype(p.dtype())));
+  return s;
+}
+
+bool fusable(const Tensor& p, const Tensor& g, const AdamParamState& s, bool amsgrad) {
+  auto ok = [&](const Tensor& t) { return t.is_contiguous() && t.dtype() == p.dtype() && t.sizes() == p.sizes(); };
+  return is_floating_type(p.dtype()) && ok(p) && ok(g) && ok(s.exp_avg()) && ok(s.exp_avg_sq()) &&
+         (!amsgrad || ok(s.max_exp_avg_sq()));
+}
+
+std::vector<Tensor> field(const std::vector<OptimizerParamState*>& states, Tensor& (AdamParamState::*get)()) {
+  std::vector<Tensor> out;
+  out.reserve(states.size());
+  for (OptimizerParamState* s : states) out.push_back((static_cast<AdamParamState*>(s)->*get)());
+  return out;
+}
+}  // namespace
+
+std::vector<OptimizerField> AdamOptions::fields() {
+  return adam_fields(lr_, betas_, eps_, weight_decay_, amsgrad_, maximize_, fused_);
+}
+std::vector<OptimizerField> AdamWOptions::fields() {
+  return adam_fields(lr_, betas_, eps_, weight_decay_, amsgrad_, maximize_, fused_);
+}
+std::vector<StateField> AdamParamState::fields() {
+  return {{"step", nullptr, &step_}, {"exp_avg", &exp_avg_}, {"exp_avg_sq", &exp_avg_sq_},
+          {"max_exp_avg_sq", &max_exp_avg_sq_}};
+}
+
+namespace detail {
+
+void check_adam_options(const char* op, double lr, double eps, double beta1, double beta2, double weight_decay) {
+  EMBER_CHECK(lr >= 0, op, "Invalid learning rate: ", lr);
+  EMBER_CHECK(eps >= 0, op, "Invalid epsilon value: ", eps);
+  EMBER_CHECK(beta1 >= 0 && beta1 < 1, op, "Invalid beta parameter at index 0: ", beta1);
+  EMBER_CHECK(beta2 >= 0 && beta2 < 1, op, "Invalid beta parameter at index 1: ", beta2);
+  EMBER_CHECK(weight_decay >= 0, op, "Invalid weight_decay value: ", weight_decay);
+}
+
+void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                 const std::vector<OptimizerParamState*>& states, const kernels::AdamHyper& h, bool fused) {
+  const size_t n = params.size();
+  // Per-parameter step sizes: a loaded state dict may give parameters different step counts.
+  std::vector<Scalar> neg_step_size(n), bias2_sqrt(n);
+  bool all_fusable = fused;
+  for (size_t i = 0; i < n; ++i) {
+    auto& s = *static_cast<AdamParamState*>(states[i]);
+    if (h.amsgrad && !s.max_exp_avg_sq().defined()) s.max_exp_avg_sq(zeros_like(s.exp_avg_sq()));
+    const int64_t step = ++s.step();
+    const double bias1 = 1 - std::pow(h.beta1, static_cast<double>(step));
+    const double bias2 = 1 - std::pow(h.beta2, static_cast<double>(step));
+    neg_step_size[i] = -(h.lr / bias1);
+    bias2_sqrt[i] = std::sqrt(bias2);
+    all_fusable = all_fusable && fusable(params[i], grads[i], s, h.amsgrad);
+  }
+  if (all_fusable) {
+    std::vector<kernels::ForeachItem> items(n);
+    for (size_t i = 0; i < n; ++i) {
+      auto& s = *static_cast<AdamParamState*>(states[i]);
+      kernels::ForeachItem& it = items[i];
+      it.data[0] = static_cast<char*>(params[i].data_ptr());
+      it.data[1] = static_cast<char*>(grads[i].data_ptr());
+      it.data[2] = static_cast<char*>(s.exp_avg().data_ptr());
+      it.data[3] = static_cast<char*>(s.exp_avg_sq().data_ptr());
+      it.data[4] = h.amsgrad ? static_cast<char*>(s.max_exp_avg_sq().data_ptr()) : nullptr;
+      it.numel = params[i].numel();
+      it.s[0] = -neg_step_size[i].toDouble();
+      it.s[1] = bias2_sqrt[i].toDouble();
+    }
+    kernels::fused_adam_kernel(params[0].dtype(), items.data(), static_cast<int64_t>(n), h);
+    for (size_t i = 0; i < n; ++i) {
+      auto& s = *static_cast<AdamParamState*>(states[i]);
+      params[i].impl()->storage()->bump_version();
+      s.exp_avg().impl()->storage()->bump_version();
+      s.exp_avg_sq().impl()->storage()->bump_version();
+    }
+    return;
+  }
+  std::vector<Tensor> g = h.maximize ? foreach_neg(grads) : grads;
+  if (h.weight_decay != 0) {
+    if (h.decoupled) {
+      foreach_mul_(params, 1 - h.lr * h.weight_decay);
+    } else {
+      g = foreach_add(g, params, h.weight_decay);
+    }
+  }
+  std::vector<Tensor> exp_avg = field(states, &AdamParamState::exp_avg);
+  std::vector<Tensor> exp_avg_sq = field(states, &AdamParamState::exp_avg_sq);
+  foreach_mul_(exp_avg, h.beta1);
+  foreach_add_(exp_avg, g, 1 - h.beta1);
+  foreach_mul_(exp_avg_sq, h.beta2);
+  foreach_addcmul_(exp_avg_sq, g, g, 1 - h.beta2);
+  std::vector<Tensor> denom;
+  if (h.amsgrad) {
+    std::vector<Tensor> max_sq = field(states, &AdamParamState::max_exp_avg_sq);
+    foreach_maximum_(max_sq, exp_avg_sq);
+    denom = foreach_sqrt(max_sq);
+  } else {
+    denom = foreach_sqrt(exp_avg_sq);
+  }
+  foreach_div_(denom, bias2_sqrt);
+  foreach_add_(denom, h.eps);
+  foreach_addcdiv_(params, exp_avg, denom, neg_step_size);
+}
+
+}  // namespace detail
+
+Adam::Adam(std::vector<OptimizerParamGroup> param_groups, AdamOptions defaults)
+    : Optimizer(std::move(param_groups), std::make_unique<AdamOptions>(defaults)) {
+  detail::check_adam_options("Adam", defaults.lr(), defaults.eps(), std::get<0>(defaults.betas()),
+                             std::get<1>(defaults.betas()), defaults.weight_decay());
+}
+
+std::unique_ptr<OptimizerParamState> Adam::make_state(const Tensor& p, const OptimizerOptions& group) const {
+  return new_adam_state(p, static_cast<const AdamOptions&>(group).amsgrad());
+}
+
+Tensor Adam::step(LossClosure closure) {
+  Tensor loss = evaluate(closure);
+  NoGradGuard no_grad;
+  for (OptimizerParamGroup& group : param_groups_) {
+    const auto& o = static_cast<const AdamOptions&>(group.options());
+    const auto [beta1, beta2] = o.betas();
+    detail::check_adam_options("Adam", o.lr(), o.eps(), beta1, beta2, o.weight_decay());
+    const kernels::AdamHyper h{o.lr(), beta1, beta2, o.eps(), o.weight_decay(), o.amsgrad(), o.maximize(), false};
+    for (Batch& b : batches(group)) detail::adam_update(b.params, b.grads, b.states, h, o.fused());
+  }
+  return loss;
+}
+
+AdamW::AdamW(std::vector<OptimizerParamGroup> param_groups, AdamWOptions defaults)
+    : Optimizer(std::move(param_groups), std::make_unique<AdamWOptions>(defaults)) {
+  detail::check_adam_options("AdamW", defaults.lr(), defaults.eps(), std::get<0>(defaults.betas()),
+                             std::get<1>(defaults.betas()), defaults.weight_decay());
+}
+
+std::unique_ptr<OptimizerParamState> AdamW::make_state(const Tensor& p, const OptimizerOptions& group) const {
+  return new_adam_state(p, static_cast<const AdamWOptions&>(group).amsgrad());
+}
+
+Tensor AdamW::step(LossClosure closure) {
+  Tensor loss = evaluate(closure);
+  NoGradGuard no_grad;
+  for (OptimizerParamGroup& group : param_groups_) {
+    const auto& o = static_cast<const AdamWOptions&>(group.options());
+    const auto [beta1, beta2] = o.betas();
+    detail::check_adam_options("AdamW", o.lr(), o.eps(), beta1, beta2, o.weight_decay());
+    const kernels::AdamHyper h{o.lr(), beta1, beta2, o.eps(), o.weight_decay(), o.amsgrad(), o.maximize(), true};
+    for (Batch& b : batches(group)) detail::adam_update(b.params, b.grads, b.states, h, o.fused());
+  }
+  return loss;
+}
+
+}  // namespace ember::optim

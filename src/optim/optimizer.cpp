@@ -1,0 +1,201 @@
+// The optimizer base: parameter groups, state, zero_grad and the state dict.
+#include "ember/optim/optimizer.h"
+
+#include <cmath>
+#include <string>
+
+#include "ember/autograd.h"
+#include "ember/factory.h"
+
+namespace ember::optim {
+
+OptimizerParamGroup::OptimizerParamGroup(std::vector<Tensor> params) : params_(std::move(params)) {}
+OptimizerParamGroup::OptimizerParamGroup(std::vector<Tensor> params, std::unique_ptr<OptimizerOptions> options)
+    : params_(std::move(params)), options_(std::move(options)) {}
+OptimizerParamGroup::OptimizerParamGroup(const OptimizerParamGroup& other)
+    : params_(other.params_),
+      options_(other.options_ ? other.options_->clone() : nullptr),
+      initial_lr_(other.initial_lr_) {}
+OptimizerParamGroup& OptimizerParamGroup::operator=(const OptimizerParamGroup& other) {
+  if (this != &other) {
+    params_ = other.params_;
+    options_ = other.options_ ? other.options_->clone() : nullptr;
+    initial_lr_ = other.initial_lr_;
+  }
+  return *this;
+}
+OptimizerOptions& OptimizerParamGroup::options() {
+  EMBER_CHECK(options_, "OptimizerParamGroup", "the group has no options");
+  return *options_;
+}
+const OptimizerOptions& OptimizerParamGroup::options() const {
+  EMBER_CHECK(options_, "OptimizerParamGroup", "the group has no options");
+  return *options_;
+}
+
+Optimizer::Optimizer(std::vector<OptimizerParamGroup> param_groups, std::unique_ptr<OptimizerOptions> defaults)
+    : defaults_(std::move(defaults)) {
+  for (const OptimizerParamGroup& g : param_groups) add_param_group(g);
+}
+
+void Optimizer::add_param_group(const OptimizerParamGroup& group) {
+  constexpr const char* op = "add_param_group";
+  for (size_t i = 0; i < group.params().size(); ++i) {
+    const Tensor& p = group.params()[i];
+    EMBER_CHECK(p.defined(), op, "parameter ", i, " of the group is undefined");
+    EMBER_CHECK(p.is_leaf(), op, "can't optimize a non-leaf Tensor (parameter ", i, ")");
+    for (const OptimizerParamGroup& g : param_groups_)
+      for (const Tensor& q : g.params())
+        EMBER_CHECK(!q.is_same(p), op, "some parameters appear in more than one parameter group (parameter ", i,
+                    " of shape ", p.sizes(), ")");
+  }
+  OptimizerParamGroup g(group.params(), group.has_options() ? group.options().clone() : defaults_->clone());
+  param_groups_.push_back(std::move(g));
+}
+
+void Optimizer::zero_grad(bool set_to_none) {
+  for (OptimizerParamGroup& g : param_groups_) {
+    for (Tensor& p : g.params()) {
+      Tensor& grad = p.mutable_grad();
+      if (!grad.defined()) continue;
+      if (set_to_none) {
+        grad.reset();
+      } else {
+        if (grad.grad_fn()) grad = grad.detach();
+        grad.requires_grad_(false);
+        grad.zero_();
+      }
+    }
+  }
+}
+
+size_t Optimizer::size() const {
+  size_t n = 0;
+  for (const OptimizerParamGroup& g : param_groups_) n += g.params().size();
+  return n;
+}
+
+std::vector<Optimizer::Batch> Optimizer::batches(const OptimizerParamGroup& group) {
+  std::vector<Batch> out;
+  std::vector<ScalarType> dtypes;
+  for (const Tensor& p : group.params()) {
+    const Tensor& g = p.grad();
+    if (!g.defined()) continue;
+    size_t k = 0;
+    while (k < dtypes.size() && dtypes[k] != p.dtype()) ++k;
+    if (k == dtypes.size()) {
+      dtypes.push_back(p.dtype());
+      out.emplace_back();
+    }
+    std::unique_ptr<OptimizerParamState>& s = state_[p.unsafeGetTensorImpl()];
+    if (!s) s = make_state(p, group.options());
+    out[k].params.push_back(p);
+    out[k].grads.push_back(g);
+    out[k].states.push_back(s.get());
+  }
+  return out;
+}
+
+Tensor Optimizer::evaluate(const LossClosure& closure) {
+  if (!closure) return {};
+  AutoGradMode enable(true);
+  return closure();
+}
+
+OptimizerStateDict Optimizer::state_dict() const {
+  OptimizerStateDict dict;
+  int64_t index = 0;
+  for (const OptimizerParamGroup& g : param_groups_) {
+    OrderedDict<std::string, double> hyper("hyperparameter");
+    // fields() hands out pointers for load_state_dict; here they are only read
+    for (const OptimizerField& f : const_cast<OptimizerOptions&>(g.options()).fields())
+      hyper.insert(f.name, f.number ? *f.number : static_cast<double>(*f.flag));
+    hyper.insert("params", static_cast<double>(g.params().size()));
+    dict.param_groups.push_back(std::move(hyper));
+    for (const Tensor& p : g.params()) {
+      auto it = state_.find(p.unsafeGetTensorImpl());
+      if (it != state_.end()) {
+        for (const StateField& f : it->second->fields()) {
+          const std::string key = std::to_string(index) + "." + f.name;
+          if (f.count) {
+            dict.state.insert(key, scalar_tensor(*f.count, TensorOptions().dtype(kLong)));
+          } else if (f.tensor->defined()) {
+            dict.state.insert(key, f.tensor->clone());
+          }
+        }
+      }
+      ++index;
+    }
+  }
+  return dict;
+}
+
+void Optimizer::load_state_dict(const OptimizerStateDict& dict) {
+  constexpr const char* op = "load_state_dict";
+  EMBER_CHECK(dict.param_groups.size() == param_groups_.size(), op,
+              "loaded state dict has a different number of parameter groups (", dict.param_groups.size(),
+              ") than the optimizer (", param_groups_.size(), ")");
+  for (size_t gi = 0; gi < param_groups_.size(); ++gi) {
+    const OrderedDict<std::string, double>& hyper = dict.param_groups[gi];
+    const double* n = hyper.find("params");
+    EMBER_CHECK(n && static_cast<size_t>(*n) == param_groups_[gi].params().size(), op,
+                "loaded state dict contains a parameter group that doesn't match the size of optimizer's group ",
+                gi, " (", n ? *n : -1.0, " vs ", param_groups_[gi].params().size(), " parameters)");
+    for (const OptimizerField& f : param_groups_[gi].options().fields())
+      EMBER_CHECK(hyper.contains(f.name), op, "parameter group ", gi, " lacks the hyperparameter '", f.name, "'");
+  }
+  // Build every new state first, so a bad entry leaves the optimizer as it was.
+  StateMap fresh;
+  size_t used = 0;
+  int64_t index = 0;
+  for (OptimizerParamGroup& g : param_groups_) {
+    for (const Tensor& p : g.params()) {
+      std::unique_ptr<OptimizerParamState> s = make_state(p, g.options());
+      bool any = false;
+      for (const StateField& f : s->fields()) {
+        const std::string key = std::to_string(index) + "." + f.name;
+        const Tensor* t = dict.state.find(key);
+        if (!t) continue;
+        any = true;
+        ++used;
+        if (f.count) {
+          EMBER_CHECK(t->numel() == 1, op, "'", key, "' must hold one number, got shape ", t->sizes());
+          *f.count = t->item<int64_t>();
+        } else {
+          EMBER_CHECK(t->sizes() == p.sizes(), op, "'", key, "' has shape ", t->sizes(), " but its parameter has shape ",
+                      p.sizes());
+          *f.tensor = t->to(p.dtype(), false, true).contiguous();
+        }
+      }
+      if (any) fresh[p.unsafeGetTensorImpl()] = std::move(s);
+      ++index;
+    }
+  }
+  if (used != dict.state.size()) {
+    for (const auto& item : dict.state) {
+      const std::string& key = item.key();
+      const size_t dot = key.find('.');
+      bool known = false;
+      if (dot != std::string::npos) {
+        char* end = nullptr;
+        const long long i = std::strtoll(key.c_str(), &end, 10);
+        known = end == key.c_str() + dot && i >= 0 && i < index;
+      }
+      EMBER_CHECK(known, op, "unexpected key '", key, "' in the state dict");
+    }
+    EMBER_CHECK(false, op, "the state dict has entries this optimizer does not use");
+  }
+  for (size_t gi = 0; gi < param_groups_.size(); ++gi) {
+    for (const OptimizerField& f : param_groups_[gi].options().fields()) {
+      const double v = dict.param_groups[gi].at(f.name);
+      if (f.number) {
+        *f.number = v;
+      } else {
+        *f.flag = v != 0;
+      }
+    }
+  }
+  state_ = std::move(fresh);
+}
+
+}  // namespace ember::optim

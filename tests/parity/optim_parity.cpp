@@ -1,0 +1,187 @@
+// Optimizer trajectories against libtorch's: every optimizer and option combination runs 100
+// steps from the same parameters on the same gradients (those of a fixed quadratic, 0.5 * p^2 /
+// 2, plus seeded noise: gradients depend on the trajectory, so drift would grow) and must stay
+// within float32 tolerance of libtorch's parameters after every step. The parameter list mixes
+// shapes (0-dim, empty, odd sizes), a transposed leaf (the per-tensor path) and a parameter
+// without gradient (skipped). Adam/AdamW's fused kernel and multi-tensor path agree too.
+// libtorch 1.13's C++ optimizers have no `maximize`: Ember's maximize is checked against
+// libtorch minimizing with negated gradients, which is what maximize means.
+#include <functional>
+#include <memory>
+
+#include "ember/optim.h"
+#include "parity/parity.h"
+
+using parity::Close;
+using parity::to_torch;
+
+namespace {
+
+namespace eo = ember::optim;
+namespace to = torch::optim;
+using EMake = std::function<std::unique_ptr<eo::Optimizer>(std::vector<ember::Tensor>)>;
+using TMake = std::function<std::unique_ptr<to::Optimizer>(std::vector<torch::Tensor>)>;
+
+constexpr int kSteps = 100;
+const std::vector<std::vector<int64_t>> kShapes = {{5, 3}, {7}, {}, {2, 3, 4}, {0}, {4, 6}, {3}};
+constexpr size_t kTransposed = 5;  // kShapes[5] is held transposed
+constexpr size_t kNoGrad = 6;      // never gets a gradient
+
+struct Params {
+  std::vector<ember::Tensor> e;
+  std::vector<torch::Tensor> t;
+};
+Params make_params(ember::ScalarType dtype) {
+  Params p;
+  for (size_t i = 0; i < kShapes.size(); ++i) {
+    ember::Tensor x = parity::random(kShapes[i], dtype, 100 + i);
+    if (i == kTransposed) x = x.t().contiguous().t();
+    p.e.push_back(x.detach().requires_grad_());
+    p.t.push_back(to_torch(x).detach().requires_grad_());
+  }
+  return p;
+}
+
+// Sets the gradients of step k in both frameworks.
+void set_grads(Params& p, int k, bool negate_torch) {
+  for (size_t i = 0; i < p.e.size(); ++i) {
+    if (i == kNoGrad) continue;
+    const ember::Tensor noise = parity::random(kShapes[i], p.e[i].dtype(), 1000 * k + i) * 0.1;
+    p.e[i].mutable_grad() = p.e[i].detach() * 0.5 + noise;
+    torch::Tensor g = p.t[i].detach() * 0.5 + to_torch(noise);
+    p.t[i].mutable_grad() = negate_torch ? -g : g;
+  }
+}
+
+::testing::AssertionResult same_params(const Params& p, parity::Tol tol) {
+  for (size_t i = 0; i < p.e.size(); ++i) {
+    auto r = Close(p.e[i], p.t[i].detach(), tol);
+    if (!r) return r << " (parameter " << i << ")";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+parity::Tol tol_for(ember::ScalarType t) { return t == ember::kDouble ? parity::Tol{1e-10, 1e-12} : parity::Tol{2e-6, 2e-6}; }
+
+void run(const std::string& name, const EMake& make_e, const TMake& make_t, bool negate_torch = false,
+         ember::ScalarType dtype = ember::kFloat) {
+  SCOPED_TRACE(name);
+  Params p = make_params(dtype);
+  auto eopt = make_e(p.e);
+  auto topt = make_t(p.t);
+  for (int k = 0; k < kSteps; ++k) {
+    set_grads(p, k, negate_torch);
+    eopt->step();
+    topt->step();
+    ASSERT_TRUE(same_params(p, tol_for(dtype))) << "after step " << k + 1;
+  }
+}
+
+template <class EO, class EOpts, class TO, class TOpts>
+void run_pair(const std::string& name, const EOpts& eo_opts, const TOpts& to_opts, bool negate_torch = false,
+              ember::ScalarType dtype = ember::kFloat) {
+  run(
+      name, [&](std::vector<ember::Tensor> ps) { return std::make_unique<EO>(ps, eo_opts); },
+      [&](std::vector<torch::Tensor> ps) { return std::make_unique<TO>(ps, to_opts); }, negate_torch, dtype);
+}
+
+}  // namespace
+
+TEST(OptimParity, SGD) {
+  run_pair<eo::SGD, eo::SGDOptions, to::SGD, to::SGDOptions>("plain", eo::SGDOptions(0.1), to::SGDOptions(0.1));
+  run_pair<eo::SGD, eo::SGDOptions, to::SGD, to::SGDOptions>("momentum", eo::SGDOptions(0.05).momentum(0.9),
+                                                             to::SGDOptions(0.05).momentum(0.9));
+  run_pair<eo::SGD, eo::SGDOptions, to::SGD, to::SGDOptions>(
+      "dampening+decay", eo::SGDOptions(0.05).momentum(0.9).dampening(0.1).weight_decay(0.01),
+      to::SGDOptions(0.05).momentum(0.9).dampening(0.1).weight_decay(0.01));
+  run_pair<eo::SGD, eo::SGDOptions, to::SGD, to::SGDOptions>(
+      "nesterov", eo::SGDOptions(0.05).momentum(0.9).nesterov(true).weight_decay(0.1),
+      to::SGDOptions(0.05).momentum(0.9).nesterov(true).weight_decay(0.1));
+  run_pair<eo::SGD, eo::SGDOptions, to::SGD, to::SGDOptions>(
+      "maximize", eo::SGDOptions(0.01).momentum(0.5).maximize(true), to::SGDOptions(0.01).momentum(0.5), true);
+}
+
+TEST(OptimParity, Adam) {
+  for (bool fused : {false, true}) {
+    const std::string f = fused ? " fused" : " foreach";
+    run_pair<eo::Adam, eo::AdamOptions, to::Adam, to::AdamOptions>("default" + f, eo::AdamOptions(0.01).fused(fused),
+                                                                   to::AdamOptions(0.01));
+    run_pair<eo::Adam, eo::AdamOptions, to::Adam, to::AdamOptions>(
+        "decay+betas+eps" + f, eo::AdamOptions(0.02).betas({0.8, 0.95}).eps(1e-6).weight_decay(0.1).fused(fused),
+        to::AdamOptions(0.02).betas({0.8, 0.95}).eps(1e-6).weight_decay(0.1));
+    run_pair<eo::Adam, eo::AdamOptions, to::Adam, to::AdamOptions>(
+        "amsgrad" + f, eo::AdamOptions(0.01).amsgrad(true).fused(fused), to::AdamOptions(0.01).amsgrad(true));
+    run_pair<eo::Adam, eo::AdamOptions, to::Adam, to::AdamOptions>(
+        "maximize" + f, eo::AdamOptions(0.01).maximize(true).fused(fused), to::AdamOptions(0.01), true);
+    run_pair<eo::Adam, eo::AdamOptions, to::Adam, to::AdamOptions>(
+        "float64" + f, eo::AdamOptions(0.01).amsgrad(true).weight_decay(0.01).fused(fused),
+        to::AdamOptions(0.01).amsgrad(true).weight_decay(0.01), false, ember::kDouble);
+  }
+}
+
+TEST(OptimParity, AdamW) {
+  for (bool fused : {false, true}) {
+    const std::string f = fused ? " fused" : " foreach";
+    run_pair<eo::AdamW, eo::AdamWOptions, to::AdamW, to::AdamWOptions>(
+        "default" + f, eo::AdamWOptions(0.01).fused(fused), to::AdamWOptions(0.01));
+    run_pair<eo::AdamW, eo::AdamWOptions, to::AdamW, to::AdamWOptions>(
+        "amsgrad+decay" + f, eo::AdamWOptions(0.01).amsgrad(true).weight_decay(0.1).fused(fused),
+        to::AdamWOptions(0.01).amsgrad(true).weight_decay(0.1));
+  }
+}
+
+TEST(OptimParity, RMSprop) {
+  run_pair<eo::RMSprop, eo::RMSpropOptions, to::RMSprop, to::RMSpropOptions>("default", eo::RMSpropOptions(0.01),
+                                                                             to::RMSpropOptions(0.01));
+  run_pair<eo::RMSprop, eo::RMSpropOptions, to::RMSprop, to::RMSpropOptions>(
+      "centered", eo::RMSpropOptions(0.01).centered(true), to::RMSpropOptions(0.01).centered(true));
+  run_pair<eo::RMSprop, eo::RMSpropOptions, to::RMSprop, to::RMSpropOptions>(
+      "momentum", eo::RMSpropOptions(0.01).momentum(0.9).alpha(0.9), to::RMSpropOptions(0.01).momentum(0.9).alpha(0.9));
+  run_pair<eo::RMSprop, eo::RMSpropOptions, to::RMSprop, to::RMSpropOptions>(
+      "centered+momentum+decay", eo::RMSpropOptions(0.005).centered(true).momentum(0.5).weight_decay(0.1).eps(1e-6),
+      to::RMSpropOptions(0.005).centered(true).momentum(0.5).weight_decay(0.1).eps(1e-6));
+}
+
+TEST(OptimParity, Adagrad) {
+  run_pair<eo::Adagrad, eo::AdagradOptions, to::Adagrad, to::AdagradOptions>("default", eo::AdagradOptions(0.1),
+                                                                             to::AdagradOptions(0.1));
+  run_pair<eo::Adagrad, eo::AdagradOptions, to::Adagrad, to::AdagradOptions>(
+      "decays+accumulator", eo::AdagradOptions(0.1).lr_decay(0.01).weight_decay(0.1).initial_accumulator_value(0.1),
+      to::AdagradOptions(0.1).lr_decay(0.01).weight_decay(0.1).initial_accumulator_value(0.1));
+}
+
+TEST(OptimParity, ParamGroupsWithTheirOwnOptions) {
+  run(
+      "groups",
+      [](std::vector<ember::Tensor> ps) {
+        std::vector<eo::OptimizerParamGroup> groups;
+        groups.emplace_back(std::vector<ember::Tensor>(ps.begin(), ps.begin() + 3));
+        groups.emplace_back(std::vector<ember::Tensor>(ps.begin() + 3, ps.end()),
+                            std::make_unique<eo::AdamOptions>(eo::AdamOptions(0.05).amsgrad(true)));
+        return std::make_unique<eo::Adam>(std::move(groups), eo::AdamOptions(0.01));
+      },
+      [](std::vector<torch::Tensor> ps) {
+        std::vector<to::OptimizerParamGroup> groups;
+        groups.emplace_back(std::vector<torch::Tensor>(ps.begin(), ps.begin() + 3));
+        groups.emplace_back(std::vector<torch::Tensor>(ps.begin() + 3, ps.end()),
+                            std::make_unique<to::AdamOptions>(to::AdamOptions(0.05).amsgrad(true)));
+        return std::make_unique<to::Adam>(std::move(groups), to::AdamOptions(0.01));
+      });
+}
+
+TEST(OptimParity, StepLRMatchesLibtorchStepLR) {
+  // libtorch's StepLR counts from its first step() where PyTorch's counts from construction:
+  // after k + 1 libtorch steps its lr equals Ember's (and PyTorch's) after k.
+  auto ep = ember::zeros({1}).requires_grad_();
+  auto tp = torch::zeros({1}).requires_grad_();
+  eo::SGD eopt({ep}, eo::SGDOptions(0.5));
+  to::SGD topt({tp}, to::SGDOptions(0.5));
+  eo::StepLR es(eopt, 3, 0.5);
+  to::StepLR ts(topt, 3, 0.5);
+  ts.step();
+  for (int k = 0; k < 12; ++k) {
+    EXPECT_DOUBLE_EQ(eopt.param_groups()[0].options().get_lr(), topt.param_groups()[0].options().get_lr()) << k;
+    es.step();
+    ts.step();
+  }
+}
