@@ -66,7 +66,7 @@ bench::Register data_epoch{{
           }
           return bench::time_pair(ctx, {.ember = [&] { for (auto& batch : *eloader) (void)batch; },
                                         .baseline = [&] { for (auto& batch : *tloader) (void)batch; },
-                                        .min_run_time = 4.0,
+                                        .min_run_time = 2.0,
                                         .rounds = 2});
         },
 }};

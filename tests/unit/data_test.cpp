@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ember/ember.h"
+#include "ember/torch.h"
 #include "unit/expect_error.h"
 
 namespace {
@@ -269,6 +270,20 @@ TEST(Datasets, TensorDataset) {
   ASSERT_EQ(batches.size(), 3u);
   EXPECT_TRUE(batches[2].equal(tensor({8, 9})));
   EXPECT_ERROR(rows.get(4), "index");
+}
+
+// A libtorch program's spelling compiles unchanged against ember/torch.h.
+TEST(DataLoader, LibtorchSpelling) {
+  auto dataset = torch::data::datasets::TensorDataset(torch::arange(6).view({3, 2}))
+                     .map(torch::data::transforms::Stack<torch::data::TensorExample>());
+  auto loader = torch::data::make_data_loader<torch::data::samplers::SequentialSampler>(
+      std::move(dataset), torch::data::DataLoaderOptions().batch_size(2).workers(1).drop_last(true));
+  int batches = 0;
+  for (auto& batch : *loader) {
+    EXPECT_TRUE(batch.data.equal(torch::arange(4).view({2, 2})));
+    ++batches;
+  }
+  EXPECT_EQ(batches, 1);
 }
 
 // ---- MNIST -------------------------------------------------------------------------------------
