@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libgmock-dev  # GoogleTest
   libtorch-dev           # PyTorch 1.13.1 C++ API: reference for parity tests and benchmarks only
   libopenblas0-openmp    # the BLAS libtorch calls for matmul (the default reference BLAS is unoptimized)
+  zlib1g-dev dataset-fashion-mnist  # data: gzip-compressed IDX files, and Fashion-MNIST itself
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -3,6 +3,8 @@
 #include "ember/array_ref.h"
 #include "ember/autograd.h"
 #include "ember/benchmark.h"
+// data loading
+#include "ember/data.h"
 #include "ember/device.h"
 #include "ember/dtype.h"
 #include "ember/error.h"

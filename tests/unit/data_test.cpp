@@ -1,0 +1,474 @@
+// Data loading: datasets, transforms, samplers, the loader (batching, shuffling, workers) and the
+// MNIST reader on IDX files written here, plain and gzip-compressed.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ember/ember.h"
+#include "ember/torch.h"
+#include "unit/expect_error.h"
+
+namespace {
+
+using namespace ember;  // NOLINT
+namespace fs = std::filesystem;
+using data::Example;
+using data::datasets::MNIST;
+using data::datasets::TensorDataset;
+using data::samplers::RandomSampler;
+using data::samplers::SequentialSampler;
+using data::transforms::Normalize;
+using data::transforms::Stack;
+
+// Example i holds data {i} and target {10 * i}; get throws for indices listed in `bad`.
+struct CountingDataset : data::datasets::Dataset<CountingDataset> {
+  explicit CountingDataset(size_t n, std::set<size_t> bad = {}) : n(n), bad(std::move(bad)) {}
+  Example<> get(size_t index) override {
+    if (bad.count(index)) throw std::runtime_error("bad example " + std::to_string(index));
+    return {tensor({static_cast<int64_t>(index)}), tensor({static_cast<int64_t>(10 * index)})};
+  }
+  std::optional<size_t> size() const override { return n; }
+  size_t n;
+  std::set<size_t> bad;
+};
+
+// The first data value of each batch, over one epoch.
+template <class Loader>
+std::vector<std::vector<int64_t>> epoch(Loader& loader) {
+  std::vector<std::vector<int64_t>> batches;
+  for (auto& batch : loader) {
+    const Tensor d = batch.data.flatten();
+    batches.emplace_back(d.template data_ptr<int64_t>(), d.template data_ptr<int64_t>() + d.numel());
+  }
+  return batches;
+}
+
+std::vector<int64_t> flat(const std::vector<std::vector<int64_t>>& batches) {
+  std::vector<int64_t> all;
+  for (const auto& b : batches) all.insert(all.end(), b.begin(), b.end());
+  return all;
+}
+
+TEST(DataLoader, BatchSizesAndDropLast) {
+  auto loader = data::make_data_loader<SequentialSampler>(CountingDataset(10).map(Stack<>()),
+                                                          data::DataLoaderOptions().batch_size(4));
+  auto batches = epoch(*loader);
+  ASSERT_EQ(batches.size(), 3u);
+  EXPECT_EQ(batches[0], (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(batches[2], (std::vector<int64_t>{8, 9}));
+
+  auto dropping = data::make_data_loader<SequentialSampler>(
+      CountingDataset(10).map(Stack<>()), data::DataLoaderOptions().batch_size(4).drop_last(true));
+  batches = epoch(*dropping);
+  ASSERT_EQ(batches.size(), 2u);
+  EXPECT_EQ(batches[1], (std::vector<int64_t>{4, 5, 6, 7}));
+
+  // Without Stack a batch is the std::vector of examples.
+  auto unstacked = data::make_data_loader<SequentialSampler>(CountingDataset(5), data::DataLoaderOptions(2));
+  std::vector<size_t> sizes;
+  for (std::vector<Example<>>& batch : *unstacked) sizes.push_back(batch.size());
+  EXPECT_EQ(sizes, (std::vector<size_t>{2, 2, 1}));
+}
+
+TEST(DataLoader, StackedTargetsAndShapes) {
+  auto loader = data::make_data_loader<SequentialSampler>(CountingDataset(6).map(Stack<>()),
+                                                          data::DataLoaderOptions().batch_size(3));
+  auto it = loader->begin();
+  EXPECT_EQ(it->data.sizes().vec(), (std::vector<int64_t>{3, 1}));
+  EXPECT_EQ(it->target.sizes().vec(), (std::vector<int64_t>{3, 1}));
+  EXPECT_EQ(it->target[2].item<int64_t>(), 20);
+  ++it;
+  EXPECT_EQ(it->target[0].item<int64_t>(), 30);
+  ++it;
+  EXPECT_TRUE(it == loader->end());
+  EXPECT_ERROR(*it, "DataLoader", "past the end");
+}
+
+TEST(DataLoader, EmptyDatasetYieldsNothing) {
+  for (size_t workers : {0, 2}) {
+    auto loader = data::make_data_loader(CountingDataset(0).map(Stack<>()),
+                                         data::DataLoaderOptions().batch_size(4).workers(workers));
+    EXPECT_TRUE(epoch(*loader).empty());
+  }
+}
+
+TEST(DataLoader, BadOptions) {
+  EXPECT_ERROR(data::make_data_loader(CountingDataset(3), data::DataLoaderOptions().batch_size(0)), "DataLoader",
+               "batch_size must be positive");
+  EXPECT_ERROR(data::make_data_loader(CountingDataset(3), data::DataLoaderOptions().workers(1).max_jobs(0)),
+               "DataLoader", "max_jobs");
+}
+
+TEST(DataLoader, ShuffleIsAPermutationDeterministicPerSeedAndNewEachEpoch) {
+  auto make = [](std::optional<uint64_t> seed) {
+    auto dataset = CountingDataset(50).map(Stack<>());
+    const auto options = data::DataLoaderOptions().batch_size(8);
+    return seed ? data::make_data_loader(std::move(dataset), RandomSampler(50, *seed), options)
+                : data::make_data_loader(std::move(dataset), options);
+  };
+  auto a = make(7), b = make(7), c = make(8);
+  const auto a1 = flat(epoch(*a)), a2 = flat(epoch(*a));
+  std::vector<int64_t> sorted = a1, expected(50);
+  std::sort(sorted.begin(), sorted.end());
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(sorted, expected);
+  EXPECT_NE(a1, expected);
+  EXPECT_NE(a1, a2) << "the second epoch must be reshuffled";
+  EXPECT_EQ(flat(epoch(*b)), a1);
+  EXPECT_EQ(flat(epoch(*b)), a2);
+  EXPECT_NE(flat(epoch(*c)), a1);
+
+  // The default sampler draws from the global generator: manual_seed makes it reproducible.
+  manual_seed(3);
+  auto d = make(std::nullopt);
+  const auto d1 = flat(epoch(*d));
+  manual_seed(3);
+  auto e = make(std::nullopt);
+  EXPECT_EQ(flat(epoch(*e)), d1);
+}
+
+TEST(DataLoader, WorkersKeepTheSamplersOrder) {
+  for (size_t workers : {1, 2, 3}) {
+    for (size_t max_jobs : {1, 2, 7}) {
+      auto loader = data::make_data_loader(CountingDataset(103).map(Stack<>()), RandomSampler(103, 5),
+                                           data::DataLoaderOptions().batch_size(10).workers(workers).max_jobs(max_jobs));
+      auto main_thread = data::make_data_loader(CountingDataset(103).map(Stack<>()), RandomSampler(103, 5),
+                                                data::DataLoaderOptions().batch_size(10));
+      for (int e = 0; e < 2; ++e) EXPECT_EQ(epoch(*loader), epoch(*main_thread)) << workers << " workers";
+    }
+  }
+}
+
+TEST(DataLoader, UnorderedWorkersYieldEveryBatch) {
+  auto loader = data::make_data_loader<SequentialSampler>(
+      CountingDataset(40).map(Stack<>()), data::DataLoaderOptions().batch_size(3).workers(3).enforce_ordering(false));
+  auto all = flat(epoch(*loader));
+  std::sort(all.begin(), all.end());
+  std::vector<int64_t> expected(40);
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(all, expected);
+}
+
+TEST(DataLoader, WorkerExceptionsReachTheConsumerInOrder) {
+  for (size_t workers : {0, 2}) {
+    auto loader = data::make_data_loader<SequentialSampler>(
+        CountingDataset(20, {9}).map(Stack<>()), data::DataLoaderOptions().batch_size(4).workers(workers));
+    std::vector<int64_t> firsts;
+    try {
+      for (auto& batch : *loader) firsts.push_back(batch.data[0].item<int64_t>());
+      ADD_FAILURE() << "no exception";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "bad example 9");
+    }
+    EXPECT_EQ(firsts, (std::vector<int64_t>{0, 4})) << workers << " workers";
+    // the loader stays usable: a new epoch starts over
+    auto it = loader->begin();
+    EXPECT_EQ(it->data[0].item<int64_t>(), 0);
+  }
+}
+
+// A dataset whose batches take a while, so the workers are busy when the loader goes away.
+struct SlowDataset : data::datasets::Dataset<SlowDataset> {
+  Example<> get(size_t index) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    return {tensor({1.0}), tensor({2.0})};
+  }
+  std::optional<size_t> size() const override { return 1000; }
+};
+
+TEST(DataLoader, DestructionAndNewEpochWithBatchesPending) {
+  {
+    auto loader = data::make_data_loader(SlowDataset().map(Stack<>()),
+                                         data::DataLoaderOptions().batch_size(4).workers(2).max_jobs(8));
+    auto it = loader->begin();
+    EXPECT_EQ(it->data.size(0), 4);
+    auto again = loader->begin();  // drops the rest of the first epoch
+    EXPECT_EQ(again->data.size(0), 4);
+  }  // destroyed with jobs queued and running: must return
+  auto loader = data::make_data_loader(SlowDataset(), data::DataLoaderOptions().batch_size(4).workers(2));
+  loader->join();
+  EXPECT_ERROR(loader->begin(), "DataLoader", "join");
+}
+
+TEST(DataLoader, Timeout) {
+  auto loader = data::make_data_loader(
+      SlowDataset(),
+      data::DataLoaderOptions().batch_size(50).workers(1).timeout(std::chrono::milliseconds(1)));
+  EXPECT_ERROR(loader->begin(), "DataLoader", "timeout");
+}
+
+TEST(Samplers, SequentialAndRandom) {
+  SequentialSampler s(5);
+  EXPECT_EQ(*s.next(2), (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(*s.next(10), (std::vector<size_t>{2, 3, 4}));
+  EXPECT_FALSE(s.next(1).has_value());
+  s.reset(3);
+  EXPECT_EQ(*s.next(10), (std::vector<size_t>{0, 1, 2}));
+
+  RandomSampler r(6, uint64_t{1});
+  auto all = *r.next(6);
+  EXPECT_EQ(r.index(), 6u);
+  EXPECT_FALSE(r.next(1).has_value());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, (std::vector<size_t>{0, 1, 2, 3, 4, 5}));
+  r.reset(2);
+  EXPECT_EQ(r.next(5)->size(), 2u);
+  EXPECT_ERROR(RandomSampler(-1), "RandomSampler", "non-negative");
+}
+
+TEST(Transforms, NormalizeStackAndLambda) {
+  const Tensor image = arange(12, kFloat32).view({3, 2, 2});
+  Normalize<> per_channel({1.0, 2.0, 3.0}, {2.0, 4.0, 8.0});
+  const Tensor got = per_channel(image);
+  for (int64_t c = 0; c < 3; ++c) {
+    const double mean = c + 1.0, stddev = 2.0 * (1 << c);
+    EXPECT_TRUE(got[c].allclose((image[c] - mean) / stddev)) << c;
+  }
+  Normalize<> scalar(0.5, 0.25);
+  EXPECT_TRUE(scalar(image).allclose((image - 0.5) / 0.25));
+  // the target passes through untouched
+  auto example = scalar.apply({image, tensor({7})});
+  EXPECT_EQ(example.target.item<int64_t>(), 7);
+
+  std::vector<Example<>> batch = {{ones({2, 2}), tensor(int64_t{1})}, {zeros({2, 2}), tensor(int64_t{0})}};
+  const Example<> stacked = Stack<>().apply_batch(batch);
+  EXPECT_EQ(stacked.data.sizes().vec(), (std::vector<int64_t>{2, 2, 2}));
+  EXPECT_TRUE(stacked.target.equal(tensor({1, 0})));
+  batch[1].data = zeros({3});
+  EXPECT_ERROR(Stack<>().apply_batch(batch), "stack");
+
+  data::transforms::Lambda<Example<>> twice([](Example<> e) { return Example<>(e.data * 2, e.target); });
+  auto loader = data::make_data_loader<SequentialSampler>(CountingDataset(4).map(twice).map(Stack<>()),
+                                                          data::DataLoaderOptions(4));
+  EXPECT_EQ(flat(epoch(*loader)), (std::vector<int64_t>{0, 2, 4, 6}));
+  data::transforms::TensorLambda<> plus_one([](Tensor t) { return t + 1; });
+  EXPECT_TRUE(plus_one.apply({zeros({2}), tensor({3})}).data.equal(ones({2})));
+}
+
+TEST(Datasets, TensorDataset) {
+  TensorDataset rows(arange(12).view({4, 3}));
+  EXPECT_EQ(*rows.size(), 4u);
+  EXPECT_TRUE(rows.get(1).data.equal(tensor({3, 4, 5})));
+  TensorDataset stacked(std::vector<Tensor>{zeros({2}), ones({2})});
+  EXPECT_TRUE(stacked.get(1).data.equal(ones({2})));
+  auto loader = data::make_data_loader<SequentialSampler>(
+      TensorDataset(arange(10)).map(Stack<data::TensorExample>()), data::DataLoaderOptions(4).workers(1));
+  std::vector<Tensor> batches;
+  for (data::TensorExample& b : *loader) batches.push_back(b.data);
+  ASSERT_EQ(batches.size(), 3u);
+  EXPECT_TRUE(batches[2].equal(tensor({8, 9})));
+  EXPECT_ERROR(rows.get(4), "index");
+}
+
+// A libtorch program's spelling compiles unchanged against ember/torch.h.
+TEST(DataLoader, LibtorchSpelling) {
+  auto dataset = torch::data::datasets::TensorDataset(torch::arange(6).view({3, 2}))
+                     .map(torch::data::transforms::Stack<torch::data::TensorExample>());
+  auto loader = torch::data::make_data_loader<torch::data::samplers::SequentialSampler>(
+      std::move(dataset), torch::data::DataLoaderOptions().batch_size(2).workers(1).drop_last(true));
+  int batches = 0;
+  for (auto& batch : *loader) {
+    EXPECT_TRUE(batch.data.equal(torch::arange(4).view({2, 2})));
+    ++batches;
+  }
+  EXPECT_EQ(batches, 1);
+}
+
+// ---- MNIST -------------------------------------------------------------------------------------
+
+void put_u32(std::string& s, uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) s.push_back(static_cast<char>((v >> shift) & 0xff));
+}
+
+std::string idx_images(uint32_t n, uint32_t rows, uint32_t cols, uint32_t magic = 2051) {
+  std::string s;
+  put_u32(s, magic);
+  put_u32(s, n);
+  put_u32(s, rows);
+  put_u32(s, cols);
+  for (uint32_t i = 0; i < n * rows * cols; ++i) s.push_back(static_cast<char>((i * 37 + 11) % 256));
+  return s;
+}
+
+std::string idx_labels(uint32_t n, uint32_t magic = 2049) {
+  std::string s;
+  put_u32(s, magic);
+  put_u32(s, n);
+  for (uint32_t i = 0; i < n; ++i) s.push_back(static_cast<char>(i % 10));
+  return s;
+}
+
+class MnistFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root = fs::temp_directory_path() /
+           ("ember_mnist_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root);
+    fs::create_directories(root);
+  }
+  void TearDown() override { fs::remove_all(root); }
+
+  void write(const std::string& name, const std::string& bytes) {
+    std::ofstream(root / name, std::ios::binary) << bytes;
+  }
+  void write_gz(const std::string& name, const std::string& bytes) {
+    gzFile f = gzopen((root / (name + ".gz")).c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size())), static_cast<int>(bytes.size()));
+    gzclose(f);
+  }
+  void write_set(const std::string& prefix, uint32_t n) {
+    write(prefix + "-images-idx3-ubyte", idx_images(n, 28, 28));
+    write(prefix + "-labels-idx1-ubyte", idx_labels(n));
+  }
+  std::string load_error(MNIST::Mode mode = MNIST::Mode::kTrain) {
+    return error_of([&] { MNIST(root.string(), mode); });
+  }
+
+  fs::path root;
+};
+
+void expect_test_pattern(const MNIST& m, int64_t n, int64_t rows = 28, int64_t cols = 28) {
+  EXPECT_EQ(m.images().sizes().vec(), (std::vector<int64_t>{n, 1, rows, cols}));
+  EXPECT_EQ(m.images().dtype(), kFloat32);
+  EXPECT_EQ(m.targets().dtype(), kInt64);
+  const float* px = m.images().data_ptr<float>();
+  for (int64_t i = 0; i < n * rows * cols; ++i) ASSERT_EQ(px[i], static_cast<float>((i * 37 + 11) % 256) / 255.0f) << i;
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(m.targets()[i].item<int64_t>(), i % 10);
+}
+
+TEST_F(MnistFiles, ReadsPlainFiles) {
+  write_set("train", 5);
+  write_set("t10k", 3);
+  MNIST train(root.string());
+  EXPECT_TRUE(train.is_train());
+  expect_test_pattern(train, 5);
+  MNIST test(root.string(), MNIST::Mode::kTest);
+  EXPECT_FALSE(test.is_train());
+  EXPECT_EQ(*test.size(), 3u);
+  auto example = train.get(4);
+  EXPECT_EQ(example.data.sizes().vec(), (std::vector<int64_t>{1, 28, 28}));
+  EXPECT_EQ(example.target.item<int64_t>(), 4);
+  EXPECT_ERROR(train.get(5), "MNIST", "index 5 is out of range");
+}
+
+TEST_F(MnistFiles, ReadsGzipFilesAndOtherImageSizes) {
+  write_gz("train-images-idx3-ubyte", idx_images(7, 4, 3));
+  write_gz("train-labels-idx1-ubyte", idx_labels(7));
+  MNIST train(root.string());
+  expect_test_pattern(train, 7, 4, 3);
+}
+
+TEST_F(MnistFiles, BatchGatherMatchesGet) {
+  write_set("train", 9);
+  MNIST m(root.string());
+  const std::vector<size_t> indices = {8, 0, 3, 3};
+  const auto batch = m.get_batch(indices);
+  ASSERT_EQ(batch.size(), indices.size());
+  for (size_t k = 0; k < indices.size(); ++k) {
+    const auto one = m.get(indices[k]);
+    EXPECT_TRUE(batch[k].data.equal(one.data)) << k;
+    EXPECT_TRUE(batch[k].target.equal(one.target)) << k;
+  }
+  EXPECT_ERROR(m.get_batch(std::vector<size_t>{1, 9}), "MNIST", "index 9 is out of range");
+  auto loader = data::make_data_loader(std::move(m).map(Normalize<>(0.5, 0.5)).map(Stack<>()),
+                                       data::DataLoaderOptions(4).workers(2));
+  int64_t seen = 0;
+  for (auto& b : *loader) {
+    EXPECT_EQ(b.data.size(1), 1);
+    EXPECT_LE(b.data.max().item<float>(), 1.0f);
+    EXPECT_GE(b.data.min().item<float>(), -1.0f);
+    seen += b.target.size(0);
+  }
+  EXPECT_EQ(seen, 9);
+}
+
+TEST_F(MnistFiles, MissingFileIsNamed) {
+  const std::string msg = load_error();
+  EXPECT_NE(msg.find("MNIST: cannot find " + (root / "train-images-idx3-ubyte").string()), std::string::npos) << msg;
+  EXPECT_NE(msg.find("train-images-idx3-ubyte.gz"), std::string::npos) << msg;
+  write_set("train", 2);
+  fs::remove(root / "train-labels-idx1-ubyte");
+  EXPECT_NE(load_error().find("train-labels-idx1-ubyte"), std::string::npos);
+  EXPECT_NE(load_error(MNIST::Mode::kTest).find("t10k-images-idx3-ubyte"), std::string::npos);
+}
+
+TEST_F(MnistFiles, MalformedFilesAreNamed) {
+  const std::string images = (root / "train-images-idx3-ubyte").string();
+  const std::string labels = (root / "train-labels-idx1-ubyte").string();
+  auto load = [&] { MNIST(root.string()); };
+  write("train-labels-idx1-ubyte", idx_labels(3));
+
+  write("train-images-idx3-ubyte", idx_images(3, 28, 28, 2049));
+  expect_error(load, {"MNIST: " + images + " is not an IDX image file: bad magic number 2049 (expected 2051)"});
+  write("train-images-idx3-ubyte", idx_images(3, 28, 28).substr(0, 10));
+  expect_error(load, {"MNIST: " + images + " is truncated: 10 bytes, shorter than the 16-byte header"});
+  write("train-images-idx3-ubyte", idx_images(3, 28, 28).substr(0, 2000));
+  expect_error(load, {"MNIST: " + images + " is truncated: its header announces 3 images (2368 bytes)",
+                      "holds 2000 bytes"});
+  write("train-images-idx3-ubyte", idx_images(3, 28, 28) + "extra");
+  expect_error(load, {"MNIST: " + images + " is corrupt: its header announces 3 images (2368 bytes)",
+                      "holds 2373 bytes"});
+  // a header announcing more than 2^64 bytes
+  std::string huge = idx_images(0, 0, 0);
+  huge.replace(4, 12, std::string(12, '\xff'));
+  write("train-images-idx3-ubyte", huge);
+  expect_error(load, {"MNIST: " + images + " is truncated: its header announces 4294967295 images"});
+
+  write("train-images-idx3-ubyte", idx_images(4, 28, 28));
+  expect_error(load, {"MNIST: " + images + " holds 4 images but " + labels + " holds 3 labels"});
+  write("train-labels-idx1-ubyte", idx_labels(4, 2051));
+  expect_error(load, {"MNIST: " + labels + " is not an IDX label file: bad magic number 2051 (expected 2049)"});
+  write("train-labels-idx1-ubyte", idx_labels(4).substr(0, 9));
+  expect_error(load, {"MNIST: " + labels + " is truncated: its header announces 4 labels (12 bytes)"});
+
+  // gzip files cut short or damaged
+  fs::remove(labels);
+  const std::string gz = labels + ".gz";
+  write_gz("train-labels-idx1-ubyte", idx_labels(4) + std::string(5000, '\1'));
+  std::string packed;
+  {
+    std::ifstream in(gz, std::ios::binary);
+    packed.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  write("train-labels-idx1-ubyte.gz", packed.substr(0, packed.size() / 2));
+  expect_error(load, {"MNIST: cannot read " + gz + " (truncated or corrupt gzip data)"});
+  std::string damaged = packed;
+  for (size_t i = 12; i < damaged.size() - 8; ++i) damaged[i] = static_cast<char>(damaged[i] ^ 0x5a);
+  write("train-labels-idx1-ubyte.gz", damaged);
+  expect_error(load, {"MNIST: cannot read " + gz + " (truncated or corrupt gzip data)"});
+}
+
+// Debian's dataset-fashion-mnist package, when installed.
+TEST(FashionMnist, ReadsTheRealDataset) {
+  const std::string root = "/usr/share/datasets/fashion-mnist";
+  if (!fs::exists(fs::path(root) / "train-images-idx3-ubyte.gz")) {
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  }
+  for (auto [mode, n] : {std::pair{MNIST::Mode::kTrain, 60000}, std::pair{MNIST::Mode::kTest, 10000}}) {
+    MNIST m(root, mode);
+    EXPECT_EQ(m.images().sizes().vec(), (std::vector<int64_t>{n, 1, 28, 28}));
+    EXPECT_EQ(m.targets().sizes().vec(), (std::vector<int64_t>{n}));
+    EXPECT_EQ(m.targets().min().item<int64_t>(), 0);
+    EXPECT_EQ(m.targets().max().item<int64_t>(), 9);
+    // Fashion-MNIST is balanced: every class has n / 10 examples
+    for (int64_t c = 0; c < 10; ++c) EXPECT_EQ(m.targets().eq(c).sum().item<int64_t>(), n / 10) << c;
+    EXPECT_EQ(m.images().min().item<float>(), 0.0f);
+    EXPECT_EQ(m.images().max().item<float>(), 1.0f);
+  }
+}
+
+}  // namespace
