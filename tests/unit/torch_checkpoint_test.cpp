@@ -1,0 +1,255 @@
+// PyTorch checkpoint import against files that Debian's python3-torch writes at test time, and
+// the restricted unpickler against checkpoints that would run a command under plain pickle.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "ember/ember.h"
+#include "expect_error.h"
+#include "temp_dir.h"
+
+namespace {
+
+using ember::Tensor;
+using Dict = ember::OrderedDict<std::string, Tensor>;
+
+const TempDir& dir() {
+  static TempDir d("torch_checkpoint_test");
+  return d;
+}
+
+// Debian's interpreter, which has python3-torch (a python3 earlier on PATH may not); EMBER_PYTHON
+// overrides it.
+std::string python() {
+  if (const char* p = std::getenv("EMBER_PYTHON")) return p;
+  return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+}
+
+// Writes the script and runs it with the temp dir as argument; returns the exit status.
+int run_python(const std::string& name, const std::string& script) {
+  const std::string path = dir().file(name);
+  write_bytes(path, script);
+  const std::string cmd = python() + " " + path + " " + dir().file("") + " > " + path + ".log 2>&1";
+  return std::system(cmd.c_str());
+}
+
+const char* kWriteCheckpoints = R"PY(
+import collections, json, os, struct, sys, torch
+out = sys.argv[1]
+torch.manual_seed(0)
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(1, 2, 3)
+        self.bn = torch.nn.BatchNorm2d(2)
+        self.fc = torch.nn.Linear(4, 3)
+        self.head = torch.nn.Linear(3, 2).double()
+        self.register_buffer('ids', torch.arange(5, dtype=torch.int64) * 1000000007)
+        self.register_buffer('scale', torch.randn(2, 3).bfloat16())
+
+net = Net()
+net.bn.running_mean.uniform_()
+net.bn.num_batches_tracked += 3
+sd = net.state_dict()
+torch.save(sd, os.path.join(out, 'model.pt'))
+
+# The same tensors in a safetensors file written by hand: u64 header length, JSON, raw bytes.
+names = {torch.float32: 'F32', torch.float64: 'F64', torch.float16: 'F16', torch.bfloat16: 'BF16',
+         torch.int64: 'I64', torch.int32: 'I32', torch.int16: 'I16', torch.int8: 'I8', torch.uint8: 'U8',
+         torch.bool: 'BOOL'}
+def write_safetensors(path, tensors):
+    header, blobs, offset = {}, [], 0
+    for k, t in tensors.items():
+        b = bytes(t.contiguous().reshape(-1).view(torch.uint8).numpy()) if t.numel() else b''
+        header[k] = {'dtype': names[t.dtype], 'shape': list(t.shape), 'data_offsets': [offset, offset + len(b)]}
+        blobs.append(b)
+        offset += len(b)
+    header['__metadata__'] = {'writer': 'python'}
+    h = json.dumps(header).encode()
+    with open(path, 'wb') as f:
+        f.write(struct.pack('<Q', len(h)) + h + b''.join(blobs))
+write_safetensors(os.path.join(out, 'model.safetensors'), sd)
+extra = collections.OrderedDict(
+    [('f16', torch.randn(4).half()), ('i32', torch.tensor([-5, 7], dtype=torch.int32)),
+     ('i16', torch.tensor([[300, -2]], dtype=torch.int16)), ('i8', torch.tensor([-128, 127], dtype=torch.int8)),
+     ('u8', torch.tensor([0, 255], dtype=torch.uint8)), ('b', torch.tensor([True, False, True])),
+     ('empty', torch.zeros(0, 3)), ('scalar', torch.tensor(2.5, dtype=torch.float64))])
+write_safetensors(os.path.join(out, 'dtypes.safetensors'), extra)
+
+base = torch.arange(24, dtype=torch.float32).reshape(4, 6)
+d = collections.OrderedDict()
+d['base'] = base
+d['t'] = base.t()
+d['row'] = base[2]
+d['strided'] = base[1:, ::2]
+d['nested'] = collections.OrderedDict([
+    ('inner', collections.OrderedDict([('x', torch.tensor([1, -2, 3 << 40], dtype=torch.int64))])),
+    ('y', torch.tensor([1.5, -2.25], dtype=torch.float64))])
+d['list'] = [torch.tensor([True, False]), torch.tensor(3.0, dtype=torch.bfloat16), torch.zeros(0, 2)]
+d['param'] = torch.nn.Parameter(torch.full((2,), 0.5))
+d['tied'] = d['param']
+d['epoch'] = 7
+d['lr'] = 0.125
+d['name'] = 'run'
+torch.save(d, os.path.join(out, 'views.pt'))
+)PY";
+
+// A pickle that runs `touch <marker>` when unpickled plainly, in a zip laid out like torch.save's,
+// written three ways: plain pickle protocol 2 and 4 (STACK_GLOBAL), and through torch.save.
+const char* kWriteMalicious = R"PY(
+import pickle, zipfile
+class Evil:
+    def __init__(self, marker): self.marker = marker
+    def __reduce__(self): return (os.system, ('touch ' + self.marker,))
+def archive(path, payload):
+    with zipfile.ZipFile(path, 'w', zipfile.ZIP_STORED) as z:
+        z.writestr('evil/data.pkl', payload)
+        z.writestr('evil/version', '3\n')
+marker = os.path.join(out, 'pwned')
+for proto in (2, 4):
+    archive(os.path.join(out, 'evil%d.pt' % proto), pickle.dumps({'w': Evil(marker)}, protocol=proto))
+torch.save({'w': torch.ones(2), 'x': Evil(marker)}, os.path.join(out, 'evil_torch.pt'))
+# The payload is live: plain unpickling runs it (against another marker).
+pickle.loads(pickle.dumps(Evil(os.path.join(out, 'proof'))))
+)PY";
+
+// Runs the writers once (one interpreter: importing torch takes seconds); "" or what went wrong.
+const std::string& python_files_error() {
+  static const std::string error = [] {
+    if (run_python("write.py", std::string(kWriteCheckpoints) + kWriteMalicious) == 0) return std::string();
+    return python() + " failed to write the test checkpoints. It needs Debian's python3-torch (installed by " +
+           "scripts/install-deps.sh), or EMBER_PYTHON naming a python3 with torch. Its output:\n" +
+           read_bytes(dir().file("write.py.log"));
+  }();
+  return error;
+}
+
+// Every test fails (none is skipped) when Python with torch is missing.
+class TorchCheckpoint : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(python_files_error().empty()) << python_files_error(); }
+};
+
+::testing::AssertionResult Identical(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype()) return ::testing::AssertionFailure() << "dtype " << a.dtype() << " vs " << b.dtype();
+  if (a.sizes() != b.sizes()) return ::testing::AssertionFailure() << "shape " << a.sizes() << " vs " << b.sizes();
+  const Tensor x = a.contiguous(), y = b.contiguous();
+  if (x.nbytes() && std::memcmp(x.data_ptr(), y.data_ptr(), x.nbytes()) != 0)
+    return ::testing::AssertionFailure() << "values differ";
+  return ::testing::AssertionSuccess();
+}
+
+bool same_storage(const Tensor& a, const Tensor& b) {
+  return a.unsafeGetTensorImpl()->storage().get() == b.unsafeGetTensorImpl()->storage().get();
+}
+
+TEST_F(TorchCheckpoint, StateDictMatchesTheSameTensorsSavedAsSafetensors) {
+  const Dict ck = ember::load_torch_checkpoint(dir().file("model.pt"));
+  const Dict st = ember::load_tensors(dir().file("model.safetensors"));
+  EXPECT_EQ(ember::load_metadata(dir().file("model.safetensors")), (ember::StringPairs{{"writer", "python"}}));
+  ASSERT_EQ(ck.keys(), st.keys());
+  EXPECT_EQ(ck.keys(), (std::vector<std::string>{"ids", "scale", "conv.weight", "conv.bias", "bn.weight", "bn.bias", "bn.running_mean",
+                                                  "bn.running_var", "bn.num_batches_tracked", "fc.weight", "fc.bias",
+                                                  "head.weight", "head.bias"}));
+  for (const auto& item : ck) EXPECT_TRUE(Identical(item.value(), st[item.key()])) << item.key();
+  EXPECT_EQ(ck["head.weight"].dtype(), ember::kDouble);
+  EXPECT_EQ(ck["scale"].dtype(), ember::kBFloat16);
+  EXPECT_EQ(ck["bn.num_batches_tracked"].item<int64_t>(), 3);
+  EXPECT_TRUE(Identical(ck["ids"], ember::arange(5, ember::TensorOptions().dtype(ember::kLong)) * 1000000007));
+}
+
+TEST_F(TorchCheckpoint, ViewsNestingAndParametersKeepTheirLayout) {
+  const Dict d = ember::load_torch_checkpoint(dir().file("views.pt"));
+  EXPECT_EQ(d.keys(), (std::vector<std::string>{"base", "t", "row", "strided", "nested.inner.x", "nested.y", "list.0",
+                                                "list.1", "list.2", "param", "tied"}));
+  const Tensor base = ember::arange(24, ember::TensorOptions().dtype(ember::kFloat)).view({4, 6});
+  EXPECT_TRUE(Identical(d["base"], base));
+  EXPECT_TRUE(Identical(d["t"], base.t()));
+  EXPECT_EQ(d["t"].strides(), (std::vector<int64_t>{1, 6}));
+  EXPECT_TRUE(Identical(d["row"], base[2]));
+  EXPECT_EQ(d["row"].storage_offset(), 12);
+  EXPECT_TRUE(Identical(d["strided"], base.slice(0, 1).slice(1, 0, 6, 2)));
+  EXPECT_EQ(d["strided"].strides(), (std::vector<int64_t>{6, 2}));
+  EXPECT_EQ(d["strided"].storage_offset(), 6);
+  for (const char* view : {"t", "row", "strided"}) EXPECT_TRUE(same_storage(d["base"], d[view])) << view;
+  Tensor(d["base"]).fill_(-1);  // one storage, as in Python: the views see the write
+  EXPECT_EQ(d["strided"].sum().item<float>(), -9.0f);
+
+  EXPECT_TRUE(Identical(d["nested.inner.x"], ember::tensor(std::vector<int64_t>{1, -2, int64_t{3} << 40})));
+  EXPECT_TRUE(Identical(d["nested.y"], ember::tensor(std::vector<double>{1.5, -2.25})));
+  EXPECT_TRUE(Identical(d["list.0"], ember::tensor(std::vector<bool>{true, false})));
+  EXPECT_TRUE(Identical(d["list.1"], ember::full({}, 3.0, ember::TensorOptions().dtype(ember::kBFloat16))));
+  EXPECT_EQ(d["list.2"].sizes(), (std::vector<int64_t>{0, 2}));
+  EXPECT_TRUE(Identical(d["param"], ember::full({2}, 0.5f)));
+  EXPECT_TRUE(same_storage(d["param"], d["tied"]));
+}
+
+TEST_F(TorchCheckpoint, SafetensorsWrittenByPythonReadsEveryDtype) {
+  const Dict d = ember::load_tensors(dir().file("dtypes.safetensors"));
+  EXPECT_EQ(d.keys(), (std::vector<std::string>{"f16", "i32", "i16", "i8", "u8", "b", "empty", "scalar"}));
+  EXPECT_EQ(d["f16"].dtype(), ember::kHalf);
+  EXPECT_TRUE(Identical(d["i32"], ember::tensor(std::vector<int32_t>{-5, 7})));
+  EXPECT_TRUE(Identical(d["i16"], ember::tensor(std::vector<int16_t>{300, -2}).view({1, 2})));
+  EXPECT_TRUE(Identical(d["i8"], ember::tensor(std::vector<int8_t>{-128, 127})));
+  EXPECT_TRUE(Identical(d["u8"], ember::tensor(std::vector<uint8_t>{0, 255})));
+  EXPECT_TRUE(Identical(d["b"], ember::tensor(std::vector<bool>{true, false, true})));
+  EXPECT_EQ(d["empty"].sizes(), (std::vector<int64_t>{0, 3}));
+  EXPECT_TRUE(Identical(d["scalar"], ember::full({}, 2.5, ember::TensorOptions().dtype(ember::kDouble))));
+}
+
+// Stand-in for an nn::Module: named parameters and buffers of the right shapes and dtypes.
+struct StateModule {
+  Dict params, buffers;
+  Dict named_parameters(bool recurse = true) const { return params; }
+  Dict named_buffers(bool recurse = true) const { return buffers; }
+};
+
+TEST_F(TorchCheckpoint, LoadsIntoAModule) {
+  const Dict ck = ember::load_torch_checkpoint(dir().file("model.pt"));
+  StateModule m;
+  for (const auto& item : ck) {
+    const bool buffer = item.key().find("running") != std::string::npos || item.key() == "bn.num_batches_tracked" ||
+                        item.key() == "ids" || item.key() == "scale";
+    (buffer ? m.buffers : m.params).insert(item.key(), ember::zeros_like(item.value()));
+  }
+  ember::load_state_dict(m, ck);
+  for (const auto& item : ck) EXPECT_TRUE(Identical(m.params.contains(item.key()) ? m.params[item.key()]
+                                                                                  : m.buffers[item.key()],
+                                                    item.value()))
+      << item.key();
+  m.params.insert("extra.weight", ember::zeros({1}));
+  EXPECT_ERROR(ember::load_state_dict(m, ck), "missing key \"extra.weight\"");
+  ember::load_state_dict(m, ck, /*strict=*/false);
+}
+
+TEST_F(TorchCheckpoint, MaliciousPicklesAreRejectedWithoutRunningAnything) {
+  ASSERT_TRUE(std::filesystem::exists(dir().file("proof"))) << "the payload should run under plain pickle";
+  for (const char* name : {"evil2.pt", "evil4.pt", "evil_torch.pt"}) {
+    const std::string path = dir().file(name);
+    EXPECT_ERROR(ember::load_torch_checkpoint(path), "load_torch_checkpoint('" + path + "')",
+                 "global 'posix.system' is not allowed", "nothing in the file is executed");
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir().file("pwned")));
+}
+
+// Damaged copies of a real checkpoint: every one is an ember::Error, none a crash.
+TEST_F(TorchCheckpoint, DamagedCheckpointsRaise) {
+  const std::string good = read_bytes(dir().file("views.pt"));
+  const std::string path = dir().file("damaged.pt");
+  auto error_for = [&](const std::string& bytes) {
+    write_bytes(path, bytes);
+    return error_of([&] { ember::load_torch_checkpoint(path); });
+  };
+  EXPECT_NE(error_for(good.substr(0, good.size() / 2)).find("no zip end of central directory"), std::string::npos);
+  EXPECT_NE(error_for("").find("too short for a zip archive"), std::string::npos);
+  std::string flipped = good;
+  flipped[good.find("storage") + 2] ^= 1;  // inside data.pkl: the CRC catches it
+  EXPECT_NE(error_for(flipped).find("fails its CRC-32 check"), std::string::npos);
+  for (size_t cut = 1; cut < good.size(); cut += 97) EXPECT_FALSE(error_for(good.substr(0, cut)).empty());
+  EXPECT_ERROR(ember::load_torch_checkpoint(dir().file("model.safetensors")), "no zip end of central directory");
+}
+
+}  // namespace
