@@ -16,6 +16,9 @@ constexpr int kMaxNesting = 64;
 struct Flattener {
   const std::string& what;
   std::vector<std::pair<std::string, const PickleObject*>>& out;
+  // Names repeat their parents' keys, so a small pickle (one long key over many memo references)
+  // could describe huge names: they get a budget proportional to the pickle.
+  uint64_t name_budget;
   std::unordered_set<const PickleObject*> seen;  // containers: a cycle or shared container is an error
 
   static std::string join(const std::string& prefix, const std::string& key) {
@@ -24,6 +27,8 @@ struct Flattener {
 
   void visit(const PickleObject* o, const std::string& name, int depth) {
     if (o->kind == Kind::Tensor) {
+      EMBER_CHECK(name.size() <= name_budget, what.c_str(), "key names are out of proportion to data.pkl");
+      name_budget -= name.size();
       out.emplace_back(name, o);
       return;
     }
@@ -80,13 +85,16 @@ TorchCheckpoint read_torch_checkpoint(const unsigned char* data, uint64_t size, 
     }
   }
   EMBER_CHECK(pkl, w, "no <archive>/data.pkl entry (not a PyTorch zip checkpoint?)");
-  if (auto it = by_name.find(prefix + "byteorder"); it != by_name.end())
+  if (auto it = by_name.find(prefix + "byteorder"); it != by_name.end()) {
+    check_crc(*it->second, what);
     EMBER_CHECK(std::string(reinterpret_cast<const char*>(it->second->data), it->second->size) == "little", w,
                 "checkpoint was written big-endian, which Ember does not read");
+  }
 
   TorchCheckpoint ck;
+  check_crc(*pkl, what);
   ck.pickle = unpickle_state_dict(pkl->data, pkl->size, what);
-  Flattener{what, ck.tensors, {}}.visit(ck.pickle.root(), "", 0);
+  Flattener{what, ck.tensors, 16 * pkl->size + 4096, {}}.visit(ck.pickle.root(), "", 0);
 
   std::unordered_set<std::string> names;
   for (const auto& [name, t] : ck.tensors) {
@@ -100,6 +108,7 @@ TorchCheckpoint read_torch_checkpoint(const unsigned char* data, uint64_t size, 
                       static_cast<uint64_t>(nbytes) <= it->second->size,
                   w, "storage '", s->text, "' of tensor \"", name, "\" claims ", s->numel, " elements but its entry holds ",
                   it->second->size, " bytes");
+      check_crc(*it->second, what);
       if (s->dtype == kBool) check_bool_bytes(it->second->data, static_cast<uint64_t>(nbytes), what, name);
       ck.storage_data.emplace(s, it->second->data);
     }

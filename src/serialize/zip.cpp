@@ -1,5 +1,6 @@
 #include "serialize/zip.h"
 
+#include <algorithm>
 #include <array>
 #include <unordered_set>
 
@@ -87,9 +88,7 @@ void apply_zip64(const unsigned char* extra, uint64_t extra_len, uint64_t& usize
   }
 }
 
-}  // namespace
-
-uint32_t crc32(const unsigned char* data, uint64_t n) {
+uint32_t crc32_of(const unsigned char* data, uint64_t n) {
   static const std::array<uint32_t, 256> table = [] {
     std::array<uint32_t, 256> t{};
     for (uint32_t i = 0; i < 256; ++i) {
@@ -104,12 +103,24 @@ uint32_t crc32(const unsigned char* data, uint64_t n) {
   return c ^ 0xffffffffu;
 }
 
+}  // namespace
+
+void check_crc(const ZipEntry& e, const std::string& what) {
+  EMBER_CHECK(crc32_of(e.data, e.size) == e.crc32, what.c_str(), "zip entry \"", e.name,
+              "\" fails its CRC-32 check (corrupt file)");
+}
+
 std::vector<ZipEntry> read_zip(const unsigned char* data, uint64_t size, const std::string& what) {
   const char* w = what.c_str();
   const Reader r(data, size, what);
   const Directory dir = find_directory(r);
   std::vector<ZipEntry> out;
   std::unordered_set<std::string> names;
+  struct Span {
+    uint64_t begin, end;  // local header to end of data
+    size_t entry;
+  };
+  std::vector<Span> spans;
   uint64_t pos = dir.offset;
   const uint64_t end = dir.offset + dir.size;
   for (uint64_t i = 0; i < dir.entries; ++i) {
@@ -132,10 +143,14 @@ std::vector<ZipEntry> read_zip(const unsigned char* data, uint64_t size, const s
     const unsigned char* local = r.at(offset, kLocalHeaderSize, "local file header");
     EMBER_CHECK(le(local, 4) == kLocalHeader, w, "bad local header signature for zip entry \"", name, "\"");
     const uint64_t data_offset = offset + kLocalHeaderSize + le(local + 26, 2) + le(local + 28, 2);
-    ZipEntry e{name, r.at(data_offset, usize, ("zip entry \"" + name + "\"").c_str()), usize};
-    EMBER_CHECK(crc32(e.data, e.size) == crc, w, "zip entry \"", name, "\" fails its CRC-32 check (corrupt file)");
-    out.push_back(std::move(e));
+    out.push_back({name, r.at(data_offset, usize, ("zip entry \"" + name + "\"").c_str()), usize,
+                   static_cast<uint32_t>(crc)});
+    spans.push_back({offset, data_offset + usize, out.size() - 1});
   }
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
+  for (size_t i = 1; i < spans.size(); ++i)
+    EMBER_CHECK(spans[i].begin >= spans[i - 1].end, w, "zip entries \"", out[spans[i - 1].entry].name, "\" and \"",
+                out[spans[i].entry].name, "\" overlap");
   return out;
 }
 
