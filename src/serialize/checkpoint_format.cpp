@@ -87,8 +87,8 @@ TorchCheckpoint read_torch_checkpoint(const unsigned char* data, uint64_t size, 
   EMBER_CHECK(pkl, w, "no <archive>/data.pkl entry (not a PyTorch zip checkpoint?)");
   if (auto it = by_name.find(prefix + "byteorder"); it != by_name.end()) {
     check_crc(*it->second, what);
-    EMBER_CHECK(std::string(reinterpret_cast<const char*>(it->second->data), it->second->size) == "little", w,
-                "checkpoint was written big-endian, which Ember does not read");
+    const std::string order(reinterpret_cast<const char*>(it->second->data), it->second->size);
+    EMBER_CHECK(order == "little", w, "byteorder is \"", order, "\"; Ember reads little-endian checkpoints only");
   }
 
   TorchCheckpoint ck;

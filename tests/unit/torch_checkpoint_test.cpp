@@ -36,7 +36,7 @@ int run_python(const std::string& name, const std::string& script) {
 }
 
 const char* kWriteCheckpoints = R"PY(
-import collections, json, os, struct, sys, torch
+import collections, json, os, struct, sys, torch, zipfile
 out = sys.argv[1]
 torch.manual_seed(0)
 
@@ -95,6 +95,31 @@ d['epoch'] = 7
 d['lr'] = 0.125
 d['name'] = 'run'
 torch.save(d, os.path.join(out, 'views.pt'))
+
+# views.pt again as a ZIP64 archive (Python's zipfile only writes ZIP64 records for huge files):
+# sizes and offsets in zip64 extra fields, zip64 end of directory record and locator.
+import zlib
+def zip64_copy(src, dst):
+    with zipfile.ZipFile(src) as z:
+        entries = [(i.filename.encode(), z.read(i.filename)) for i in z.infolist()]
+    body, central = b'', b''
+    for name, data in entries:
+        crc, offset = zlib.crc32(data), len(body)
+        extra = struct.pack('<HHQQ', 1, 16, len(data), len(data))
+        body += struct.pack('<IHHHHHIIIHH', 0x04034b50, 45, 0, 0, 0, 0, crc, 0xffffffff, 0xffffffff, len(name),
+                            len(extra)) + name + extra + data
+        extra = struct.pack('<HHQQQ', 1, 24, len(data), len(data), offset)
+        central += struct.pack('<IHHHHHHIIIHHHHHII', 0x02014b50, 45, 45, 0, 0, 0, 0, crc, 0xffffffff, 0xffffffff,
+                               len(name), len(extra), 0, 0, 0, 0, 0xffffffff) + name + extra
+    n, cd_offset = len(entries), len(body)
+    body += central
+    z64 = len(body)
+    body += struct.pack('<IQHHIIQQQQ', 0x06064b50, 44, 45, 45, 0, 0, n, n, len(central), cd_offset)
+    body += struct.pack('<IIQI', 0x07064b50, 0, z64, 1)
+    body += struct.pack('<IHHHHIIH', 0x06054b50, 0xffff, 0xffff, 0xffff, 0xffff, 0xffffffff, 0xffffffff, 0)
+    with open(dst, 'wb') as f:
+        f.write(body)
+zip64_copy(os.path.join(out, 'views.pt'), os.path.join(out, 'views64.pt'))
 )PY";
 
 // A pickle that runs `touch <marker>` when unpickled plainly, in a zip laid out like torch.save's,
@@ -185,6 +210,16 @@ TEST_F(TorchCheckpoint, ViewsNestingAndParametersKeepTheirLayout) {
   EXPECT_EQ(d["list.2"].sizes(), (std::vector<int64_t>{0, 2}));
   EXPECT_TRUE(Identical(d["param"], ember::full({2}, 0.5f)));
   EXPECT_TRUE(same_storage(d["param"], d["tied"]));
+}
+
+TEST_F(TorchCheckpoint, Zip64ArchiveReadsLikeTheOriginal) {
+  const Dict d = ember::load_torch_checkpoint(dir().file("views.pt"));
+  const Dict d64 = ember::load_torch_checkpoint(dir().file("views64.pt"));
+  ASSERT_EQ(d64.keys(), d.keys());
+  for (const auto& item : d) {
+    EXPECT_TRUE(Identical(d64[item.key()], item.value())) << item.key();
+    EXPECT_EQ(d64[item.key()].strides(), item.value().strides()) << item.key();
+  }
 }
 
 TEST_F(TorchCheckpoint, SafetensorsWrittenByPythonReadsEveryDtype) {
