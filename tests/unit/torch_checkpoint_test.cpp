@@ -139,12 +139,47 @@ for proto in (2, 4):
 torch.save({'w': torch.ones(2), 'x': Evil(marker)}, os.path.join(out, 'evil_torch.pt'))
 # The payload is live: plain unpickling runs it (against another marker).
 pickle.loads(pickle.dumps(Evil(os.path.join(out, 'proof'))))
+
+class Eval:
+    def __reduce__(self): return (eval, ('1',))
+archive(os.path.join(out, 'eval.pt'), pickle.dumps({'w': Eval()}, protocol=2))
+archive(os.path.join(out, 'proto0.pt'), pickle.dumps({'w': 1}, protocol=0))
+)PY";
+
+// Checkpoints that lie: pickles that torch.save would never write, made with pickle's
+// persistent_id hook, with the storage bytes given separately.
+const char* kWriteLyingCheckpoints = R"PY(
+import io
+class Storage:
+    def __init__(self, key, numel, kind=torch.FloatStorage): self.key, self.numel, self.kind = key, numel, kind
+class View:
+    def __init__(self, storage, offset, size, stride): self.args = (storage, offset, size, stride)
+    def __reduce__(self): return (torch._utils._rebuild_tensor_v2, self.args + (False, collections.OrderedDict()))
+class Pickler(pickle.Pickler):
+    def persistent_id(self, obj):
+        return ('storage', obj.kind, obj.key, 'cpu', obj.numel) if isinstance(obj, Storage) else None
+def lying(name, obj, storages):
+    buf = io.BytesIO()
+    Pickler(buf, protocol=2).dump(obj)
+    with zipfile.ZipFile(os.path.join(out, name), 'w') as z:
+        z.writestr('lie/data.pkl', buf.getvalue())
+        for key, data in storages.items():
+            z.writestr('lie/data/' + key, data)
+four = {'0': bytes(16)}
+lying('honest.pt', {'w': View(Storage('0', 4), 1, (3,), (1,))}, four)
+lying('out_of_range.pt', {'w': View(Storage('0', 4), 2, (3,), (1,))}, four)
+lying('strides_out_of_range.pt', {'w': View(Storage('0', 4), 0, (2, 2), (1, 3))}, four)
+lying('storage_too_big.pt', {'w': View(Storage('0', 5), 0, (4,), (1,))}, four)
+lying('no_data.pt', {'w': View(Storage('1', 4), 0, (4,), (1,))}, four)
+lying('bad_bool.pt', {'w': View(Storage('0', 2, torch.BoolStorage), 0, (2,), (1,))}, {'0': b'\x01\x05'})
+lying('negative_size.pt', {'w': View(Storage('0', 4), 0, (-1,), (1,))}, four)
 )PY";
 
 // Runs the writers once (one interpreter: importing torch takes seconds); "" or what went wrong.
 const std::string& python_files_error() {
   static const std::string error = [] {
-    if (run_python("write.py", std::string(kWriteCheckpoints) + kWriteMalicious) == 0) return std::string();
+    if (run_python("write.py", std::string(kWriteCheckpoints) + kWriteMalicious + kWriteLyingCheckpoints) == 0)
+      return std::string();
     return python() + " failed to write the test checkpoints. It needs Debian's python3-torch (installed by " +
            "scripts/install-deps.sh), or EMBER_PYTHON naming a python3 with torch. Its output:\n" +
            read_bytes(dir().file("write.py.log"));
@@ -268,6 +303,23 @@ TEST_F(TorchCheckpoint, MaliciousPicklesAreRejectedWithoutRunningAnything) {
                  "global 'posix.system' is not allowed", "nothing in the file is executed");
   }
   EXPECT_FALSE(std::filesystem::exists(dir().file("pwned")));
+  EXPECT_ERROR(ember::load_torch_checkpoint(dir().file("eval.pt")), "global '__builtin__.eval' is not allowed");
+  EXPECT_ERROR(ember::load_torch_checkpoint(dir().file("proto0.pt")), "data.pkl byte 2: pickle opcode 0x70 is not allowed");
+}
+
+TEST_F(TorchCheckpoint, LyingCheckpointsNameTheTensorAndTheProblem) {
+  const Dict honest = ember::load_torch_checkpoint(dir().file("honest.pt"));
+  EXPECT_EQ(honest["w"].storage_offset(), 1);
+  EXPECT_EQ(honest["w"].numel(), 3);
+  auto error = [](const char* name) { return error_of([&] { ember::load_torch_checkpoint(dir().file(name)); }); };
+  for (const auto& [file, piece] : std::vector<std::pair<const char*, std::string>>{
+           {"out_of_range.pt", "tensor \"w\": offset 2, size and stride reach element 4 of storage '0' which holds 4"},
+           {"strides_out_of_range.pt", "tensor \"w\": offset 0, size and stride reach element 4 of storage '0'"},
+           {"storage_too_big.pt", "storage '0' of tensor \"w\" claims 5 elements but its entry holds 16 bytes"},
+           {"no_data.pt", "storage '1' of tensor \"w\" has no data entry"},
+           {"bad_bool.pt", "tensor \"w\": byte 1 is 5, not a bool"},
+           {"negative_size.pt", "tensor size must hold non-negative ints"}})
+    EXPECT_NE(error(file).find(piece), std::string::npos) << file << ": " << error(file);
 }
 
 // Damaged copies of a real checkpoint: every one is an ember::Error, none a crash.
