@@ -62,6 +62,19 @@ OrderedDict<std::string, Tensor> named_tensors(M& m) {
   return out;
 }
 
+// An optimizer as ember::optim's: state_dict() with `state` (named tensors) and `param_groups`
+// (a vector of OrderedDict<std::string, double> of hyperparameters), and load_state_dict().
+template <class O>
+concept OptimizerLike = !ModuleLike<O> && requires(O& o) {
+  { o.state_dict().state } -> std::convertible_to<OrderedDict<std::string, Tensor>>;
+  { o.state_dict().param_groups[0] } -> std::convertible_to<OrderedDict<std::string, double>>;
+  o.load_state_dict(o.state_dict());
+};
+
+// Hyperparameters as safetensors metadata: "param_groups.<group>.<name>" -> the double, exactly.
+StringPairs encode_param_groups(const std::vector<OrderedDict<std::string, double>>& groups);
+std::vector<OrderedDict<std::string, double>> decode_param_groups(const StringPairs& metadata, const std::string& what);
+
 // Copies `source` into `targets` (the module's own tensors) after checking all of it: a key
 // missing from either side (ignored unless strict), a shape mismatch, or (unless allow_cast) a
 // dtype mismatch raises one ember::Error listing every problem, and then nothing is copied.
@@ -93,6 +106,26 @@ template <class M>
 void load_state_dict(M&& module, const OrderedDict<std::string, Tensor>& state_dict, bool strict = true) {
   detail::copy_named_tensors(detail::named_tensors(module), state_dict, strict, /*allow_cast=*/true,
                              "load_state_dict");
+}
+
+// An optimizer's state (per-parameter tensors such as exp_avg, under "<index>.<field>") and its
+// param groups' hyperparameters (in the file's metadata), as libtorch's torch::save(optimizer, path).
+template <class O>
+  requires detail::OptimizerLike<O>
+void save(const O& optimizer, const std::string& path) {
+  const auto sd = optimizer.state_dict();
+  save(sd.state, path, detail::encode_param_groups(sd.param_groups));
+}
+
+// Restores what save(optimizer, path) wrote; the optimizer's load_state_dict checks it against
+// its parameters before changing anything.
+template <class O>
+  requires detail::OptimizerLike<O>
+void load(O& optimizer, const std::string& path) {
+  auto sd = optimizer.state_dict();
+  sd.state = load_tensors(path);
+  sd.param_groups = detail::decode_param_groups(load_metadata(path), "load('" + path + "')");
+  optimizer.load_state_dict(sd);
 }
 
 }  // namespace ember

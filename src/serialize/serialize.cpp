@@ -6,6 +6,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <sstream>
@@ -149,6 +150,40 @@ OrderedDict<std::string, Tensor> load_torch_checkpoint(const std::string& path) 
 }
 
 namespace detail {
+
+StringPairs encode_param_groups(const std::vector<OrderedDict<std::string, double>>& groups) {
+  StringPairs out;
+  for (size_t g = 0; g < groups.size(); ++g)
+    for (const auto& item : groups[g]) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.17g", item.value());  // 17 digits: the double round-trips
+      out.emplace_back("param_groups." + std::to_string(g) + "." + item.key(), buf);
+    }
+  return out;
+}
+
+std::vector<OrderedDict<std::string, double>> decode_param_groups(const StringPairs& metadata, const std::string& what) {
+  std::vector<OrderedDict<std::string, double>> groups;
+  const std::string prefix = "param_groups.";
+  for (const auto& [key, text] : metadata) {
+    if (key.compare(0, prefix.size(), prefix) != 0) continue;
+    const size_t dot = key.find('.', prefix.size());
+    const std::string index = key.substr(prefix.size(), dot == std::string::npos ? dot : dot - prefix.size());
+    EMBER_CHECK(dot != std::string::npos && !index.empty() && index.size() < 10 &&
+                    index.find_first_not_of("0123456789") == std::string::npos,
+                what.c_str(), "metadata key \"", key, "\" is not param_groups.<index>.<name>");
+    const size_t g = std::stoul(index);
+    // Groups are written in order, so a new one may only follow the last.
+    EMBER_CHECK(g <= groups.size(), what.c_str(), "metadata key \"", key, "\" skips a param group");
+    if (g == groups.size()) groups.emplace_back();
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    EMBER_CHECK(!text.empty() && end == text.c_str() + text.size(), what.c_str(), "metadata \"", key, "\" = \"", text,
+                "\" is not a number");
+    groups[g].insert(key.substr(dot + 1), v);
+  }
+  return groups;
+}
 
 void copy_named_tensors(const OrderedDict<std::string, Tensor>& targets, const OrderedDict<std::string, Tensor>& source,
                         bool strict, bool allow_cast, const std::string& what) {

@@ -303,6 +303,47 @@ TEST(ModuleSerialize, LoadStateDictStrictAndNot) {
   EXPECT_ERROR(ember::load_state_dict(m, sd, false), "shape mismatch for \"fc.weight\"");
 }
 
+// Stand-in for an ember::optim optimizer: state_dict() / load_state_dict() of that shape.
+struct TinyStateDict {
+  Dict state;
+  std::vector<ember::OrderedDict<std::string, double>> param_groups;
+};
+struct TinyOptimizer {
+  TinyStateDict sd;
+  TinyStateDict state_dict() const { return sd; }
+  void load_state_dict(const TinyStateDict& d) { sd = d; }
+};
+
+TEST(OptimizerSerialize, StateAndHyperparametersRoundTrip) {
+  static_assert(ember::detail::OptimizerLike<TinyOptimizer> && !ember::detail::OptimizerLike<TinyModule>);
+  TinyOptimizer a;
+  a.sd.state.insert("0.exp_avg", sample({3, 2}, ember::kFloat, 8));
+  a.sd.state.insert("0.step", ember::full({}, 12.0));
+  a.sd.param_groups.resize(2);
+  a.sd.param_groups[0].insert("lr", 0.1);
+  a.sd.param_groups[0].insert("params", 1);
+  a.sd.param_groups[1].insert("lr", 1.0 / 3);
+  a.sd.param_groups[1].insert("eps", 1e-300);
+  const std::string path = dir().file("optim.safetensors");
+  ember::save(a, path);
+  TinyOptimizer b;
+  ember::load(b, path);
+  EXPECT_EQ(b.sd.state.keys(), a.sd.state.keys());
+  for (const auto& item : a.sd.state) EXPECT_TRUE(Identical(b.sd.state[item.key()], item.value())) << item.key();
+  ASSERT_EQ(b.sd.param_groups.size(), 2u);
+  for (size_t g = 0; g < 2; ++g) {
+    EXPECT_EQ(b.sd.param_groups[g].keys(), a.sd.param_groups[g].keys());
+    EXPECT_EQ(b.sd.param_groups[g].values(), a.sd.param_groups[g].values());  // exact
+  }
+
+  ember::save(a.sd.state, path, {{"param_groups.0.lr", "fast"}});
+  EXPECT_ERROR(ember::load(b, path), "metadata \"param_groups.0.lr\" = \"fast\" is not a number");
+  ember::save(a.sd.state, path, {{"param_groups.1.lr", "0.1"}});
+  EXPECT_ERROR(ember::load(b, path), "metadata key \"param_groups.1.lr\" skips a param group");
+  ember::save(a.sd.state, path, {{"param_groups.x.lr", "0.1"}});
+  EXPECT_ERROR(ember::load(b, path), "is not param_groups.<index>.<name>");
+}
+
 TEST(Safetensors, SaveRejectsUndefinedAndReservedNames) {
   Dict d;
   d.insert("__metadata__", ember::ones({1}));
