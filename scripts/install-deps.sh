@@ -9,6 +9,8 @@ packages=(
   libtorch-dev           # PyTorch 1.13.1 C++ API: reference for parity tests and benchmarks only
   libopenblas0-openmp    # the BLAS libtorch calls for matmul (the default reference BLAS is unoptimized)
   zlib1g-dev dataset-fashion-mnist  # data: gzip-compressed IDX files, and Fashion-MNIST itself
+  # serialize: checkpoints written by Python torch.save in tests; libFuzzer targets of the readers
+  python3-torch clang-14 libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -6,6 +6,7 @@ scripts/install-deps.sh
 jobs=$(nproc)
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$jobs"
+# serialize: the release run includes fuzz_readers (label fuzz), a short libFuzzer run of the file readers
 ctest --preset release -j "$jobs"
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"

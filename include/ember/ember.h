@@ -18,6 +18,8 @@
 #include "ember/pointwise.h"
 #include "ember/reduce.h"
 #include "ember/scalar.h"
+// serialize
+#include "ember/serialize.h"
 #include "ember/shape.h"
 #include "ember/storage.h"
 #include "ember/tensor.h"

@@ -1,0 +1,222 @@
+// Tensors in and out of files: the safetensors reader/writer and PyTorch checkpoint import on
+// top of the tensor-free format code (safetensors_format, checkpoint_format), and the checked
+// copy into a module.
+#include "ember/serialize.h"
+
+#include <bit>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <sstream>
+
+#include "ember/autograd.h"
+#include "ember/factory.h"
+#include "serialize/checkpoint_format.h"
+#include "serialize/safetensors_format.h"
+
+namespace ember {
+
+// Files are little-endian and tensors are read and written by memcpy.
+static_assert(std::endian::native == std::endian::little, "Ember's serialization assumes a little-endian host");
+
+namespace {
+
+using serialize::SafetensorsEntry;
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+using File = std::unique_ptr<std::FILE, FileCloser>;
+
+File open_file(const std::string& path, const char* mode, const std::string& what) {
+  File f(std::fopen(path.c_str(), mode));
+  EMBER_CHECK(f, what.c_str(), "cannot open the file for ", mode[0] == 'r' ? "reading" : "writing", ": ",
+              std::strerror(errno));
+  return f;
+}
+
+uint64_t file_size(std::FILE* f, const std::string& what) {
+  EMBER_CHECK(std::fseek(f, 0, SEEK_END) == 0, what.c_str(), "cannot seek");
+  const long n = std::ftell(f);
+  EMBER_CHECK(n >= 0 && std::fseek(f, 0, SEEK_SET) == 0, what.c_str(), "cannot determine the file size");
+  return static_cast<uint64_t>(n);
+}
+
+void read_exact(std::FILE* f, void* dst, uint64_t n, const std::string& what) {
+  EMBER_CHECK(n == 0 || std::fread(dst, 1, n, f) == n, what.c_str(), "short read (file changed or truncated?)");
+}
+
+void write_exact(std::FILE* f, const void* src, uint64_t n, const std::string& what) {
+  EMBER_CHECK(n == 0 || std::fwrite(src, 1, n, f) == n, what.c_str(), "write failed: ", std::strerror(errno));
+}
+
+// The header and, if `tensors` is given, every tensor. Sizes are validated against the file
+// before anything is allocated, so no file makes Ember allocate more than the file holds.
+serialize::SafetensorsHeader read_safetensors(const std::string& path, OrderedDict<std::string, Tensor>* tensors,
+                                              const std::string& what) {
+  File f = open_file(path, "rb", what);
+  const uint64_t size = file_size(f.get(), what);
+  unsigned char prefix[8] = {};
+  read_exact(f.get(), prefix, size < 8 ? size : 8, what);
+  const uint64_t header_len = serialize::safetensors_header_length(prefix, size, what);
+  std::string header(header_len, '\0');
+  read_exact(f.get(), header.data(), header_len, what);
+  serialize::SafetensorsHeader h = serialize::parse_safetensors_header(header, size - 8 - header_len, what);
+  if (!tensors) return h;
+  // The data follows the header contiguously in the order the entries are sorted in.
+  for (const SafetensorsEntry& e : h.entries) {
+    Tensor t = empty(e.shape, TensorOptions().dtype(e.dtype));
+    read_exact(f.get(), t.data_ptr(), e.end - e.begin, what);
+    if (e.dtype == kBool)
+      serialize::check_bool_bytes(static_cast<const unsigned char*>(t.data_ptr()), e.end - e.begin, what, e.name);
+    tensors->insert(e.name, std::move(t));
+  }
+  return h;
+}
+
+std::string shape_string(IntArrayRef s) {
+  std::ostringstream os;
+  os << s;
+  return os.str();
+}
+
+}  // namespace
+
+void save(const OrderedDict<std::string, Tensor>& tensors, const std::string& path, const StringPairs& metadata) {
+  const std::string what = "save('" + path + "')";
+  std::vector<SafetensorsEntry> entries;
+  std::vector<Tensor> data;
+  uint64_t offset = 0;
+  for (const auto& item : tensors) {
+    EMBER_CHECK(item.value().defined(), what.c_str(), "tensor \"", item.key(), "\" is undefined");
+    EMBER_CHECK(item.key() != "__metadata__", what.c_str(), "\"__metadata__\" is reserved and cannot name a tensor");
+    data.push_back(item.value().contiguous());
+    const Tensor& t = data.back();
+    entries.push_back({item.key(), t.dtype(), std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), offset,
+                       offset + t.nbytes()});
+    offset += t.nbytes();
+  }
+  const std::string header = serialize::safetensors_header(entries, metadata);
+  File f = open_file(path, "wb", what);
+  write_exact(f.get(), header.data(), header.size(), what);
+  for (const Tensor& t : data) write_exact(f.get(), t.data_ptr(), t.nbytes(), what);
+  EMBER_CHECK(std::fflush(f.get()) == 0, what.c_str(), "write failed: ", std::strerror(errno));
+}
+
+void save(const Tensor& tensor, const std::string& path) {
+  OrderedDict<std::string, Tensor> d;
+  d.insert("tensor", tensor);
+  save(d, path);
+}
+
+OrderedDict<std::string, Tensor> load_tensors(const std::string& path) {
+  OrderedDict<std::string, Tensor> out;
+  read_safetensors(path, &out, "load_tensors('" + path + "')");
+  return out;
+}
+
+StringPairs load_metadata(const std::string& path) {
+  return read_safetensors(path, nullptr, "load_metadata('" + path + "')").metadata;
+}
+
+void load(Tensor& tensor, const std::string& path) {
+  const std::string what = "load('" + path + "')";
+  OrderedDict<std::string, Tensor> d;
+  read_safetensors(path, &d, what);
+  EMBER_CHECK(d.size() == 1, what.c_str(), "expected a file holding one tensor, it holds ", d.size());
+  tensor = d[0].value();
+}
+
+OrderedDict<std::string, Tensor> load_torch_checkpoint(const std::string& path) {
+  const std::string what = "load_torch_checkpoint('" + path + "')";
+  File f = open_file(path, "rb", what);
+  std::vector<unsigned char> bytes(file_size(f.get(), what));
+  read_exact(f.get(), bytes.data(), bytes.size(), what);
+  const serialize::TorchCheckpoint ck = serialize::read_torch_checkpoint(bytes.data(), bytes.size(), what);
+
+  // One Ember storage per Python storage, so views and tied weights stay shared.
+  std::unordered_map<const serialize::PickleObject*, Tensor> storages;
+  for (const auto& [s, src] : ck.storage_data) {
+    Tensor base = empty({s->numel}, TensorOptions().dtype(s->dtype));
+    std::memcpy(base.data_ptr(), src, base.nbytes());
+    storages.emplace(s, std::move(base));
+  }
+  OrderedDict<std::string, Tensor> out;
+  for (const auto& [name, t] : ck.tensors)
+    out.insert(name, storages.at(t->items[0]).as_strided(t->sizes, t->strides, t->storage_offset));
+  return out;
+}
+
+namespace detail {
+
+StringPairs encode_param_groups(const std::vector<OrderedDict<std::string, double>>& groups) {
+  StringPairs out;
+  for (size_t g = 0; g < groups.size(); ++g)
+    for (const auto& item : groups[g]) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.17g", item.value());  // 17 digits: the double round-trips
+      out.emplace_back("param_groups." + std::to_string(g) + "." + item.key(), buf);
+    }
+  return out;
+}
+
+std::vector<OrderedDict<std::string, double>> decode_param_groups(const StringPairs& metadata, const std::string& what) {
+  std::vector<OrderedDict<std::string, double>> groups;
+  const std::string prefix = "param_groups.";
+  for (const auto& [key, text] : metadata) {
+    if (key.compare(0, prefix.size(), prefix) != 0) continue;
+    const size_t dot = key.find('.', prefix.size());
+    const std::string index = key.substr(prefix.size(), dot == std::string::npos ? dot : dot - prefix.size());
+    EMBER_CHECK(dot != std::string::npos && !index.empty() && index.size() < 10 &&
+                    index.find_first_not_of("0123456789") == std::string::npos,
+                what.c_str(), "metadata key \"", key, "\" is not param_groups.<index>.<name>");
+    const size_t g = std::stoul(index);
+    // Groups are written in order, so a new one may only follow the last.
+    EMBER_CHECK(g <= groups.size(), what.c_str(), "metadata key \"", key, "\" skips a param group");
+    if (g == groups.size()) groups.emplace_back();
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    EMBER_CHECK(!text.empty() && end == text.c_str() + text.size(), what.c_str(), "metadata \"", key, "\" = \"", text,
+                "\" is not a number");
+    groups[g].insert(key.substr(dot + 1), v);
+  }
+  return groups;
+}
+
+void copy_named_tensors(const OrderedDict<std::string, Tensor>& targets, const OrderedDict<std::string, Tensor>& source,
+                        bool strict, bool allow_cast, const std::string& what) {
+  std::vector<std::string> problems;
+  std::vector<std::pair<Tensor, Tensor>> copies;
+  for (const auto& item : targets) {
+    const Tensor* src = source.find(item.key());
+    const Tensor& dst = item.value();
+    if (!src) {
+      if (strict) problems.push_back("missing key \"" + item.key() + "\"");
+      continue;
+    }
+    if (src->sizes() != dst.sizes()) {
+      problems.push_back("shape mismatch for \"" + item.key() + "\": the file has " + shape_string(src->sizes()) +
+                         ", the module " + shape_string(dst.sizes()));
+    } else if (!allow_cast && src->dtype() != dst.dtype()) {
+      problems.push_back("dtype mismatch for \"" + item.key() + "\": the file has " + to_string(src->dtype()) +
+                         ", the module " + to_string(dst.dtype()));
+    } else {
+      copies.emplace_back(dst, *src);
+    }
+  }
+  if (strict)
+    for (const auto& item : source)
+      if (!targets.contains(item.key())) problems.push_back("unexpected key \"" + item.key() + "\"");
+  if (!problems.empty()) {
+    std::string all;
+    for (const std::string& p : problems) all += (all.empty() ? "" : "; ") + p;
+    detail::fail(what.c_str(), "nothing loaded: ", all);
+  }
+  NoGradGuard no_grad;
+  for (auto& [dst, src] : copies) dst.copy_(src);
+}
+
+}  // namespace detail
+}  // namespace ember

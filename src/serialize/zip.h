@@ -1,0 +1,27 @@
+// Reading a zip archive held in memory, as much as PyTorch's checkpoints need: stored (not
+// compressed) entries, ZIP64 sizes and offsets, CRC-32 checks. Every size and offset read from
+// the archive is checked against the archive's length before use.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ember::serialize {
+
+struct ZipEntry {
+  std::string name;
+  const unsigned char* data = nullptr;  // inside the archive buffer
+  uint64_t size = 0;
+  uint32_t crc32 = 0;  // as recorded in the directory
+};
+
+// The entries of the archive in directory order. Throws ember::Error (naming `what`) on anything
+// malformed: truncation, bad signatures, compressed or encrypted entries, ranges out of bounds,
+// duplicate names, entries overlapping each other (so the entries' sizes sum to at most the
+// archive's, and nothing built from them can exceed it).
+std::vector<ZipEntry> read_zip(const unsigned char* data, uint64_t size, const std::string& what);
+
+// Throws unless the entry's bytes match its CRC-32. Checked on use, so each byte is hashed once.
+void check_crc(const ZipEntry& e, const std::string& what);
+
+}  // namespace ember::serialize
