@@ -329,10 +329,9 @@ Windows adaptive_windows(const Planes& p, IntArrayRef output_size) {
 template <int ND>
 struct AdaptiveAvgPoolOp;
 
-// adaptive_avg_pool2d records AdaptiveAvgPool2DBackward0; the 1-D one is it over a height of one.
-template <>
-struct AdaptiveAvgPoolOp<2> {
-  static constexpr const char* name = "adaptive_avg_pool2d";
+// The recording 2-D adaptive average pooling (PyTorch's _adaptive_avg_pool2d).
+struct AdaptiveAvgPool2dRecordOp {
+  static constexpr const char* name = "_adaptive_avg_pool2d";
   static Tensor run(const Tensor& input, IntArrayRef output_size) {
     const Planes p = adaptive_planes(name, input, output_size, 2);
     const Windows win = adaptive_windows(p, output_size);
@@ -346,6 +345,22 @@ struct AdaptiveAvgPoolOp<2> {
                    format = input.suggest_memory_format()](const auto& c) {
       return dispatch::call<AvgPool2dBackwardOp<true>>(c.grad(), sizes.ref(), format, win, false, int64_t{0});
     });
+  }
+};
+
+// As in PyTorch, adaptive_avg_pool2d to 1x1 is the plane's mean (recording MeanBackward1), other
+// sizes are _adaptive_avg_pool2d (AdaptiveAvgPool2DBackward0); the 1-D one is the 2-D one over a
+// height of one.
+template <>
+struct AdaptiveAvgPoolOp<2> {
+  static constexpr const char* name = "adaptive_avg_pool2d";
+  static constexpr bool composite = true;
+  static Tensor run(const Tensor& input, IntArrayRef output_size) {
+    (void)adaptive_planes(name, input, output_size, 2);  // checks with this op's name
+    if (output_size[0] != 1 || output_size[1] != 1) return dispatch::call<AdaptiveAvgPool2dRecordOp>(input, output_size);
+    const Tensor out = input.mean(IntArrayRef{-1, -2}, true);
+    const bool cl = input.dim() == 4 && input.suggest_memory_format() == MemoryFormat::ChannelsLast;
+    return cl ? out.contiguous(MemoryFormat::ChannelsLast) : out;
   }
 };
 
