@@ -4,6 +4,7 @@
 // the input gradients. Max pooling records its argmax indices for the derivative through the
 // inner MaxPool2dRecordOp (the layer records single-Tensor results).
 #include <cmath>
+#include <functional>
 
 #include "dispatch/dispatch.h"
 #include "ember/nn_ops.h"
@@ -245,16 +246,25 @@ struct MaxPoolWithIndicesOp {
   }
 };
 
+// The recorded forward pooling, applied to a gradient of the input's shape.
+using Pooling = std::function<Tensor(const Tensor&)>;
+
 // The input's gradient of (adaptive) avg pooling: each output's gradient spread over its window
-// with the forward's divisor.
+// with the forward's divisor. It is linear in the gradient, and its own derivative is the forward
+// pooling (`forward`).
 template <bool Adaptive>
 struct AvgPool2dBackwardOp {
   static constexpr const char* name = Adaptive ? "adaptive_avg_pool2d_backward" : "avg_pool2d_backward";
   static Tensor run(const Tensor& grad, IntArrayRef input_sizes, MemoryFormat format, const Windows& win,
-                    bool count_extent, int64_t divisor_override) {
+                    bool count_extent, int64_t divisor_override, const Pooling&) {
     return backward_planes(grad, input_sizes, format, [&](const Tensor& g3, const Tensor& gi3) {
       kernels::avg_pool_backward_kernel(g3, gi3, win.h, win.w, count_extent, divisor_override);
     });
+  }
+  static void derivative(autograd::Derivative& d, const Tensor& grad, IntArrayRef, MemoryFormat, const Windows&, bool,
+                         int64_t, const Pooling& forward) {
+    d.name(Adaptive ? "AdaptiveAvgPool2DBackwardBackward0" : "AvgPool2DBackwardBackward0");
+    d.grad(grad, [forward](const auto& c) { return forward(c.grad()); });
   }
 };
 
@@ -285,9 +295,14 @@ struct AvgPoolOp<2> {
     d.name("AvgPool2DBackward0");
     d.grad(input, [win = windows(input, kernel, stride, padding, ceil_mode, divisor_override),
                    sizes = DimVector(input.sizes()), format = input.suggest_memory_format(), count_include_pad,
-                   divisor = divisor_override.value_or(0)](const auto& c) {
+                   divisor = divisor_override.value_or(0),
+                   forward = Pooling([k = DimVector(kernel), s = DimVector(stride), p = DimVector(padding), ceil_mode,
+                                      count_include_pad, divisor_override](const Tensor& g) {
+                     return dispatch::call<AvgPoolOp<2>>(g, k.ref(), s.ref(), p.ref(), ceil_mode, count_include_pad,
+                                                         divisor_override);
+                   })](const auto& c) {
       return dispatch::call<AvgPool2dBackwardOp<false>>(c.grad(), sizes.ref(), format, win, count_include_pad,
-                                                         divisor);
+                                                         divisor, forward);
     });
   }
 };
@@ -329,10 +344,9 @@ Windows adaptive_windows(const Planes& p, IntArrayRef output_size) {
 template <int ND>
 struct AdaptiveAvgPoolOp;
 
-// adaptive_avg_pool2d records AdaptiveAvgPool2DBackward0; the 1-D one is it over a height of one.
-template <>
-struct AdaptiveAvgPoolOp<2> {
-  static constexpr const char* name = "adaptive_avg_pool2d";
+// The recording 2-D adaptive average pooling (PyTorch's _adaptive_avg_pool2d).
+struct AdaptiveAvgPool2dRecordOp {
+  static constexpr const char* name = "_adaptive_avg_pool2d";
   static Tensor run(const Tensor& input, IntArrayRef output_size) {
     const Planes p = adaptive_planes(name, input, output_size, 2);
     const Windows win = adaptive_windows(p, output_size);
@@ -343,9 +357,28 @@ struct AdaptiveAvgPoolOp<2> {
   static void derivative(autograd::Derivative& d, const Tensor& input, IntArrayRef output_size) {
     d.name("AdaptiveAvgPool2DBackward0");
     d.grad(input, [win = adaptive_windows(as_planes(name, input, 2), output_size), sizes = DimVector(input.sizes()),
-                   format = input.suggest_memory_format()](const auto& c) {
-      return dispatch::call<AvgPool2dBackwardOp<true>>(c.grad(), sizes.ref(), format, win, false, int64_t{0});
+                   format = input.suggest_memory_format(), forward = Pooling([o = DimVector(output_size)](const Tensor& g) {
+                     return dispatch::call<AdaptiveAvgPool2dRecordOp>(g, o.ref());
+                   })](const auto& c) {
+      return dispatch::call<AvgPool2dBackwardOp<true>>(c.grad(), sizes.ref(), format, win, false, int64_t{0},
+                                                        forward);
     });
+  }
+};
+
+// As in PyTorch, adaptive_avg_pool2d to 1x1 is the plane's mean (recording MeanBackward1), other
+// sizes are _adaptive_avg_pool2d (AdaptiveAvgPool2DBackward0); the 1-D one is the 2-D one over a
+// height of one.
+template <>
+struct AdaptiveAvgPoolOp<2> {
+  static constexpr const char* name = "adaptive_avg_pool2d";
+  static constexpr bool composite = true;
+  static Tensor run(const Tensor& input, IntArrayRef output_size) {
+    (void)adaptive_planes(name, input, output_size, 2);  // checks with this op's name
+    if (output_size[0] != 1 || output_size[1] != 1) return dispatch::call<AdaptiveAvgPool2dRecordOp>(input, output_size);
+    const Tensor out = input.mean(IntArrayRef{-1, -2}, true);
+    const bool cl = input.dim() == 4 && input.suggest_memory_format() == MemoryFormat::ChannelsLast;
+    return cl ? out.contiguous(MemoryFormat::ChannelsLast) : out;
   }
 };
 

@@ -127,6 +127,28 @@ TEST(ConvGrad, EmptyBatchAndHalf) {
   EXPECT_LT((x16.grad().to(kFloat) - x32.grad()).abs().max().item<float>(), 0.05f);
 }
 
+TEST(ConvGrad, BiasWithAndWithoutTheWeight) {
+  // the bias's gradient comes from the weight's oneDNN pass when both are wanted, else from a sum
+  const Tensor x = randn({2, 3, 6, 6}), w = randn({4, 3, 3, 3}), b = randn({4}).requires_grad_();
+  const Tensor g = randn({2, 4, 4, 4});
+  F::conv2d(x, w, b).backward(g);
+  const Tensor expected = g.sum(IntArrayRef{0, 2, 3});
+  EXPECT_LT((b.grad() - expected).abs().max().item<float>(), 1e-4f);
+  const Tensor wg = w.detach().requires_grad_(), bg = b.detach().requires_grad_();
+  F::conv2d(x, wg, bg).backward(g);
+  EXPECT_LT((bg.grad() - expected).abs().max().item<float>(), 1e-4f);
+  // twice: the fused gradient is handed over once per backward
+  const Tensor y = F::conv2d(x, wg, bg);
+  y.backward(g, true);
+  y.backward(g);
+  EXPECT_LT((bg.grad() - expected * 3).abs().max().item<float>(), 1e-3f);
+  const Tensor bf = randn({4}).to(kBFloat16).requires_grad_();
+  F::conv2d(x.to(kBFloat16), wg.detach().to(kBFloat16).requires_grad_(), bf).backward(g.to(kBFloat16));
+  EXPECT_EQ(bf.grad().dtype(), kBFloat16);
+  const Tensor expected_bf = g.to(kBFloat16).to(kFloat).sum(IntArrayRef{0, 2, 3});
+  EXPECT_LT((bf.grad().to(kFloat) - expected_bf).abs().max().item<float>(), 0.1f);
+}
+
 TEST(ConvGrad, RepeatedBackwardCreatesNoPrimitive) {
   const Tensor x = randn({4, 3, 8, 8}).requires_grad_(), w = randn({5, 3, 3, 3}).requires_grad_();
   F::conv2d(x, w, {}, 1, 1).sum().backward();
@@ -208,6 +230,11 @@ TEST(PoolGrad, AvgPool) {
     }
   check("avg_pool2d divisor_override",
         [](const variable_list& v) { return F::avg_pool2d(v[0], 2, 1, 0, false, true, 3); }, {rand64({1, 2, 3, 4})});
+  check("avg_pool2d double backward",
+        [](const variable_list& v) {
+          return recorded_grad([](const Tensor& x) { return F::avg_pool2d(x, 3, 2, 1, true, false); }, v[0], v[1]);
+        },
+        {rand64({1, 2, 5, 6}), rand64({1, 2, 3, 4})});
   check("avg_pool2d channels_last", [](const variable_list& v) { return F::avg_pool2d(v[0], 2); },
         {rand64({2, 3, 4, 6}, MemoryFormat::ChannelsLast)});
 }
@@ -218,6 +245,13 @@ TEST(PoolGrad, AdaptivePool) {
         {rand64({2, 2, 7, 5})});
   check("adaptive_avg_pool2d unbatched larger", [](const variable_list& v) { return F::adaptive_avg_pool2d(v[0], {4, 6}); },
         {rand64({2, 3, 5})});
+  check("adaptive_avg_pool2d 1x1 channels_last", [](const variable_list& v) { return F::adaptive_avg_pool2d(v[0], {1, 1}); },
+        {rand64({2, 3, 4, 5}, MemoryFormat::ChannelsLast)});
+  check("adaptive_avg_pool2d double backward",
+        [](const variable_list& v) {
+          return recorded_grad([](const Tensor& x) { return F::adaptive_avg_pool2d(x, {2, 3}); }, v[0], v[1]);
+        },
+        {rand64({1, 2, 5, 4}), rand64({1, 2, 2, 3})});
   check("adaptive_avg_pool1d", [](const variable_list& v) { return F::adaptive_avg_pool1d(v[0], {4}); },
         {rand64({2, 3, 10})});
   check("adaptive_max_pool2d", [](const variable_list& v) { return F::adaptive_max_pool2d(v[0], {2, 3}); },
@@ -237,6 +271,7 @@ TEST(PoolGrad, NodeNamesAndLayouts) {
   EXPECT_EQ(grad_fn_name(F::adaptive_avg_pool2d(x, {3, 3})), "AdaptiveAvgPool2DBackward0");
   EXPECT_EQ(grad_fn_name(F::adaptive_avg_pool1d(x1, {3})), "SqueezeBackward1");
   EXPECT_EQ(grad_fn_name(F::adaptive_max_pool2d(x, {3, 3})), "AdaptiveMaxPool2DBackward0");
+  EXPECT_EQ(grad_fn_name(F::adaptive_avg_pool2d(x, {1, 1})), "MeanBackward1");
   const auto [values, indices] = F::max_pool2d_with_indices(x, 2);
   EXPECT_FALSE(indices.requires_grad());
   // the indices a max pooling returns are the ones its gradient uses
@@ -264,9 +299,6 @@ TEST(PoolGrad, Errors) {
   EXPECT_ERROR(F::avg_pool2d(x, 2, 2, 0, false, true, 0), "avg_pool2d", "divisor must be not zero");
   EXPECT_ERROR(F::adaptive_avg_pool1d(x, {2}), "adaptive_avg_pool1d", "Expected 2D or 3D tensor");
   EXPECT_ERROR(F::adaptive_max_pool2d(x, {2}), "adaptive_max_pool2d", "output_size must be 2");
-  // avg pooling's gradient is not differentiable again
-  EXPECT_ERROR(autograd::grad({F::avg_pool2d(x, 2).pow(2).sum()}, {x}, {}, std::nullopt, true),
-               "derivative for avg_pool2d_backward is not implemented");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// Pooling loops over (planes, H, W) contiguous tensors, for every float dtype (the 16-bit ones
-// accumulate in float32), with PyTorch's window rules described per output row/column.
+// Pooling loops over (planes, H, W) contiguous tensors, for every float dtype (the 16-bit forwards
+// accumulate in float32, the backwards in the gradient's dtype as PyTorch's do), with PyTorch's
+// window rules described per output row/column.
 #pragma once
 #include <vector>
 
