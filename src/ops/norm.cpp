@@ -100,13 +100,38 @@ StatLayout stat_layout(const Tensor& input, int64_t G, bool per_sample) {
 
 Tensor doubles_tensor(std::vector<double> v) { return from_doubles(v, {static_cast<int64_t>(v.size())}, kDouble); }
 
+// Results the formulas of a node share, computed by the first of them to run for an incoming
+// gradient (formulas run one after another). The gradient, whose identity keys the results, is
+// held only until every formula that reads them has run.
+class SharedResults {
+ public:
+  explicit SharedResults(int readers) : readers_(readers) {}
+  // Whether the results belong to `grad`; counts the read.
+  bool reuse(const Tensor& grad) {
+    if (left_ == 0 || !seen_.is_same(grad)) return false;
+    if (--left_ == 0) seen_ = Tensor();
+    return true;
+  }
+  // The results were just computed for `grad`, by one of the readers (`by_reader`) or not.
+  void computed(const Tensor& grad, bool by_reader) {
+    left_ = readers_ - (by_reader ? 1 : 0);
+    seen_ = left_ > 0 ? grad : Tensor();
+  }
+
+ private:
+  int readers_, left_ = 0;
+  Tensor seen_;
+};
+
 // The gradients of a channel norm. The per-row sums of dy and dy * (x - mean) serve all three
 // gradients; they are computed once per incoming gradient (the formulas run one after another).
 class ChannelNormBackward {
  public:
+  // readers: the gradients wanted that read the sums
   ChannelNormBackward(const char* node, autograd::Saved x, autograd::Saved w, StatLayout l, std::vector<double> mean,
-                      std::vector<double> rstd, bool batch_stats)
-      : node_(node), x_(x), w_(w), l_(l), mean_(std::move(mean)), rstd_(std::move(rstd)), batch_stats_(batch_stats) {}
+                      std::vector<double> rstd, bool batch_stats, int readers)
+      : node_(node), x_(x), w_(w), l_(l), mean_(std::move(mean)), rstd_(std::move(rstd)), batch_stats_(batch_stats),
+        shared_(readers) {}
 
   Tensor grad_input(const autograd::BackwardContext& c) {
     const Tensor x = c[x_];
@@ -163,8 +188,8 @@ class ChannelNormBackward {
 
  private:
   void sums(const autograd::BackwardContext& c) {
-    if (seen_.defined() && seen_.is_same(c.grad())) return;
-    seen_ = c.grad();
+    if (shared_.reuse(c.grad())) return;
+    shared_.computed(c.grad(), true);
     const Tensor x = c[x_];
     check_first_order(node_, {c.grad(), x});
     const int64_t rows = l_.N * l_.C;
@@ -184,7 +209,7 @@ class ChannelNormBackward {
   StatLayout l_;
   std::vector<double> mean_, rstd_;
   bool batch_stats_;
-  Tensor seen_;  // the gradient the sums belong to
+  SharedResults shared_;
   std::vector<double> sum_dy_, sum_dyx_;
 };
 
@@ -215,7 +240,8 @@ struct ChannelNormOp {
     d.name(Names::node);
     auto st = std::make_shared<ChannelNormBackward>(
         Names::node, d.save(input), weight.defined() ? d.save(weight) : autograd::Saved{SIZE_MAX}, stat_layout(input, G, per_sample),
-        as_doubles(mean), as_doubles(rstd), batch_stats);
+        as_doubles(mean), as_doubles(rstd), batch_stats,
+        (batch_stats && d.needs(input)) + d.needs(weight) + d.needs(bias));
     d.grad(input, [st](const auto& c) { return st->grad_input(c); });
     d.grad(weight, [st](const auto& c) { return st->grad_weight(c); });
     d.grad(bias, [st](const auto& c) { return st->grad_bias(c); });
@@ -365,7 +391,7 @@ class RowNormBackward {
                   std::vector<double> mean, std::vector<double> rstd, bool rms, bool want_w, bool want_b)
       : node_(node),
         x_(x), w_(w), shape_(shape), eps_(eps), mean_(std::move(mean)), rstd_(std::move(rstd)), rms_(rms), want_w_(want_w),
-        want_b_(want_b) {}
+        want_b_(want_b), shared_(want_w + want_b) {}
 
   Tensor grad_input(const autograd::BackwardContext& c) {
     run(c, true);
@@ -376,8 +402,8 @@ class RowNormBackward {
 
  private:
   void run(const autograd::BackwardContext& c, bool input) {
-    if (!input && seen_.defined() && seen_.is_same(c.grad())) return;
-    seen_ = c.grad();
+    if (!input && shared_.reuse(c.grad())) return;
+    shared_.computed(c.grad(), !input);
     const Tensor x = c[x_], w = w_.index == SIZE_MAX ? Tensor() : c[w_];
     if (GradMode::is_enabled() && (c.grad().requires_grad() || x.requires_grad() || (w.defined() && w.requires_grad()))) {
       return run_recorded(c.grad().to(x.dtype()), x, w, input);
@@ -423,7 +449,8 @@ class RowNormBackward {
   double eps_;
   std::vector<double> mean_, rstd_;
   bool rms_, want_w_, want_b_;
-  Tensor seen_, dx_, gw_, gb_;  // seen_: the incoming gradient gw_ and gb_ belong to
+  SharedResults shared_;  // of gw_ and gb_
+  Tensor dx_, gw_, gb_;
 };
 
 // The row kernel over the input as (rows, cols), affine parameters in the input's dtype: the
