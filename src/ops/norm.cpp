@@ -100,6 +100,16 @@ StatLayout stat_layout(const Tensor& input, int64_t G, bool per_sample) {
 
 Tensor doubles_tensor(std::vector<double> v) { return from_doubles(v, {static_cast<int64_t>(v.size())}, kDouble); }
 
+// The backward kernels run on 4-D channels_last tensors in place, seen as (N, L, C); other
+// layouts as contiguous (N, C, L).
+bool backward_channels_last(const Tensor& x) {
+  return x.dim() == 4 && x.suggest_memory_format() == MemoryFormat::ChannelsLast;
+}
+Tensor kernel_view(const Tensor& t, bool channels_last, const StatLayout& l) {
+  if (!channels_last) return t.contiguous().view({l.N, l.C, l.L});
+  return t.contiguous(MemoryFormat::ChannelsLast).permute({0, 2, 3, 1}).view({l.N, l.L, l.C});
+}
+
 // Results the formulas of a node share, computed by the first of them to run for an incoming
 // gradient (formulas run one after another). The gradient, whose identity keys the results, is
 // held only until every formula that reads them has run.
@@ -136,7 +146,8 @@ class ChannelNormBackward {
   Tensor grad_input(const autograd::BackwardContext& c) {
     const Tensor x = c[x_];
     check_first_order(node_, {c.grad(), x, w_.index == SIZE_MAX ? Tensor() : c[w_]});
-    Tensor dx = make_empty(x.sizes(), x.dtype());
+    const bool cl = backward_channels_last(x);
+    Tensor dx = make_empty(x.sizes(), x.dtype(), cl ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous);
     if (x.numel() == 0) return dx;
     const std::vector<double> w = as_doubles(w_.index == SIZE_MAX ? Tensor() : c[w_]);
     const int64_t rows = l_.N * l_.C;
@@ -165,11 +176,11 @@ class ChannelNormBackward {
         b[p] = -r * r * m2[s];
         k[p] = r * r * m2[s] * mean_[s] - r * m1[s];
       }
-    const Tensor dy = c.grad().to(x.dtype()).contiguous();
-    kernels::channel_grad_input_kernel(dy.view({l_.N, l_.C, l_.L}), x.contiguous().view({l_.N, l_.C, l_.L}),
-                                       dx.view({l_.N, l_.C, l_.L}), a.data(), b.data(), k.data());
+    const Tensor dy = c.grad().to(x.dtype());
+    kernels::channel_grad_input_kernel(kernel_view(dy, cl, l_), kernel_view(x, cl, l_), kernel_view(dx, cl, l_),
+                                       a.data(), b.data(), k.data(), cl);
     const MemoryFormat f = layout_of(x);
-    return f == MemoryFormat::Contiguous ? dx : dx.contiguous(f);
+    return f == MemoryFormat::Contiguous || cl ? dx : dx.contiguous(f);
   }
   Tensor grad_weight(const autograd::BackwardContext& c) {
     sums(c);
@@ -199,9 +210,9 @@ class ChannelNormBackward {
     std::vector<double> row_mean(rows);
     for (int64_t n = 0; n < l_.N; ++n)
       for (int64_t ch = 0; ch < l_.C; ++ch) row_mean[n * l_.C + ch] = mean_[l_.stat(n, ch)];
-    const Tensor dy = c.grad().to(x.dtype()).contiguous();
-    kernels::channel_grad_sums_kernel(dy.view({l_.N, l_.C, l_.L}), x.contiguous().view({l_.N, l_.C, l_.L}),
-                                      row_mean.data(), sum_dy_.data(), sum_dyx_.data());
+    const bool cl = backward_channels_last(x);
+    kernels::channel_grad_sums_kernel(kernel_view(c.grad().to(x.dtype()), cl, l_), kernel_view(x, cl, l_),
+                                      row_mean.data(), sum_dy_.data(), sum_dyx_.data(), cl);
   }
 
   const char* node_;
