@@ -100,18 +100,54 @@ StatLayout stat_layout(const Tensor& input, int64_t G, bool per_sample) {
 
 Tensor doubles_tensor(std::vector<double> v) { return from_doubles(v, {static_cast<int64_t>(v.size())}, kDouble); }
 
+// The backward kernels run on 4-D channels_last tensors in place, seen as (N, L, C); other
+// layouts as contiguous (N, C, L).
+bool backward_channels_last(const Tensor& x) {
+  return x.dim() == 4 && x.suggest_memory_format() == MemoryFormat::ChannelsLast;
+}
+Tensor kernel_view(const Tensor& t, bool channels_last, const StatLayout& l) {
+  if (!channels_last) return t.contiguous().view({l.N, l.C, l.L});
+  return t.contiguous(MemoryFormat::ChannelsLast).permute({0, 2, 3, 1}).view({l.N, l.L, l.C});
+}
+
+// Results the formulas of a node share, computed by the first of them to run for an incoming
+// gradient (formulas run one after another). The gradient, whose identity keys the results, is
+// held only until every formula that reads them has run.
+class SharedResults {
+ public:
+  explicit SharedResults(int readers) : readers_(readers) {}
+  // Whether the results belong to `grad`; counts the read.
+  bool reuse(const Tensor& grad) {
+    if (left_ == 0 || !seen_.is_same(grad)) return false;
+    if (--left_ == 0) seen_ = Tensor();
+    return true;
+  }
+  // The results were just computed for `grad`, by one of the readers (`by_reader`) or not.
+  void computed(const Tensor& grad, bool by_reader) {
+    left_ = readers_ - (by_reader ? 1 : 0);
+    seen_ = left_ > 0 ? grad : Tensor();
+  }
+
+ private:
+  int readers_, left_ = 0;
+  Tensor seen_;
+};
+
 // The gradients of a channel norm. The per-row sums of dy and dy * (x - mean) serve all three
 // gradients; they are computed once per incoming gradient (the formulas run one after another).
 class ChannelNormBackward {
  public:
+  // readers: the gradients wanted that read the sums
   ChannelNormBackward(const char* node, autograd::Saved x, autograd::Saved w, StatLayout l, std::vector<double> mean,
-                      std::vector<double> rstd, bool batch_stats)
-      : node_(node), x_(x), w_(w), l_(l), mean_(std::move(mean)), rstd_(std::move(rstd)), batch_stats_(batch_stats) {}
+                      std::vector<double> rstd, bool batch_stats, int readers)
+      : node_(node), x_(x), w_(w), l_(l), mean_(std::move(mean)), rstd_(std::move(rstd)), batch_stats_(batch_stats),
+        shared_(readers) {}
 
   Tensor grad_input(const autograd::BackwardContext& c) {
     const Tensor x = c[x_];
     check_first_order(node_, {c.grad(), x, w_.index == SIZE_MAX ? Tensor() : c[w_]});
-    Tensor dx = make_empty(x.sizes(), x.dtype());
+    const bool cl = backward_channels_last(x);
+    Tensor dx = make_empty(x.sizes(), x.dtype(), cl ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous);
     if (x.numel() == 0) return dx;
     const std::vector<double> w = as_doubles(w_.index == SIZE_MAX ? Tensor() : c[w_]);
     const int64_t rows = l_.N * l_.C;
@@ -140,11 +176,11 @@ class ChannelNormBackward {
         b[p] = -r * r * m2[s];
         k[p] = r * r * m2[s] * mean_[s] - r * m1[s];
       }
-    const Tensor dy = c.grad().to(x.dtype()).contiguous();
-    kernels::channel_grad_input_kernel(dy.view({l_.N, l_.C, l_.L}), x.contiguous().view({l_.N, l_.C, l_.L}),
-                                       dx.view({l_.N, l_.C, l_.L}), a.data(), b.data(), k.data());
+    const Tensor dy = c.grad().to(x.dtype());
+    kernels::channel_grad_input_kernel(kernel_view(dy, cl, l_), kernel_view(x, cl, l_), kernel_view(dx, cl, l_),
+                                       a.data(), b.data(), k.data(), cl);
     const MemoryFormat f = layout_of(x);
-    return f == MemoryFormat::Contiguous ? dx : dx.contiguous(f);
+    return f == MemoryFormat::Contiguous || cl ? dx : dx.contiguous(f);
   }
   Tensor grad_weight(const autograd::BackwardContext& c) {
     sums(c);
@@ -163,8 +199,8 @@ class ChannelNormBackward {
 
  private:
   void sums(const autograd::BackwardContext& c) {
-    if (seen_.defined() && seen_.is_same(c.grad())) return;
-    seen_ = c.grad();
+    if (shared_.reuse(c.grad())) return;
+    shared_.computed(c.grad(), true);
     const Tensor x = c[x_];
     check_first_order(node_, {c.grad(), x});
     const int64_t rows = l_.N * l_.C;
@@ -174,9 +210,9 @@ class ChannelNormBackward {
     std::vector<double> row_mean(rows);
     for (int64_t n = 0; n < l_.N; ++n)
       for (int64_t ch = 0; ch < l_.C; ++ch) row_mean[n * l_.C + ch] = mean_[l_.stat(n, ch)];
-    const Tensor dy = c.grad().to(x.dtype()).contiguous();
-    kernels::channel_grad_sums_kernel(dy.view({l_.N, l_.C, l_.L}), x.contiguous().view({l_.N, l_.C, l_.L}),
-                                      row_mean.data(), sum_dy_.data(), sum_dyx_.data());
+    const bool cl = backward_channels_last(x);
+    kernels::channel_grad_sums_kernel(kernel_view(c.grad().to(x.dtype()), cl, l_), kernel_view(x, cl, l_),
+                                      row_mean.data(), sum_dy_.data(), sum_dyx_.data(), cl);
   }
 
   const char* node_;
@@ -184,7 +220,7 @@ class ChannelNormBackward {
   StatLayout l_;
   std::vector<double> mean_, rstd_;
   bool batch_stats_;
-  Tensor seen_;  // the gradient the sums belong to
+  SharedResults shared_;
   std::vector<double> sum_dy_, sum_dyx_;
 };
 
@@ -215,7 +251,8 @@ struct ChannelNormOp {
     d.name(Names::node);
     auto st = std::make_shared<ChannelNormBackward>(
         Names::node, d.save(input), weight.defined() ? d.save(weight) : autograd::Saved{SIZE_MAX}, stat_layout(input, G, per_sample),
-        as_doubles(mean), as_doubles(rstd), batch_stats);
+        as_doubles(mean), as_doubles(rstd), batch_stats,
+        (batch_stats && d.needs(input)) + d.needs(weight) + d.needs(bias));
     d.grad(input, [st](const auto& c) { return st->grad_input(c); });
     d.grad(weight, [st](const auto& c) { return st->grad_weight(c); });
     d.grad(bias, [st](const auto& c) { return st->grad_bias(c); });
@@ -365,7 +402,7 @@ class RowNormBackward {
                   std::vector<double> mean, std::vector<double> rstd, bool rms, bool want_w, bool want_b)
       : node_(node),
         x_(x), w_(w), shape_(shape), eps_(eps), mean_(std::move(mean)), rstd_(std::move(rstd)), rms_(rms), want_w_(want_w),
-        want_b_(want_b) {}
+        want_b_(want_b), shared_(want_w + want_b) {}
 
   Tensor grad_input(const autograd::BackwardContext& c) {
     run(c, true);
@@ -376,8 +413,8 @@ class RowNormBackward {
 
  private:
   void run(const autograd::BackwardContext& c, bool input) {
-    if (!input && seen_.defined() && seen_.is_same(c.grad())) return;
-    seen_ = c.grad();
+    if (!input && shared_.reuse(c.grad())) return;
+    shared_.computed(c.grad(), !input);
     const Tensor x = c[x_], w = w_.index == SIZE_MAX ? Tensor() : c[w_];
     if (GradMode::is_enabled() && (c.grad().requires_grad() || x.requires_grad() || (w.defined() && w.requires_grad()))) {
       return run_recorded(c.grad().to(x.dtype()), x, w, input);
@@ -423,7 +460,8 @@ class RowNormBackward {
   double eps_;
   std::vector<double> mean_, rstd_;
   bool rms_, want_w_, want_b_;
-  Tensor seen_, dx_, gw_, gb_;  // seen_: the incoming gradient gw_ and gb_ belong to
+  SharedResults shared_;  // of gw_ and gb_
+  Tensor dx_, gw_, gb_;
 };
 
 // The row kernel over the input as (rows, cols), affine parameters in the input's dtype: the

@@ -77,6 +77,31 @@ TEST(NnGrad, BatchNormRunningStatsStayOutOfTheGraph) {
   EXPECT_TRUE(allclose(b.grad(), full({3}, 20.0, TensorOptions().dtype(kDouble))));
 }
 
+// The three gradients of a norm share one pass per incoming gradient: a retained graph run with
+// another gradient, or for a subset of the inputs, must not reuse the previous run's sums.
+TEST(NnGrad, NormNodesRecomputePerIncomingGradient) {
+  manual_seed(17);
+  const Tensor x = rand64({3, 4, 5}), w = rand64({4}), b = rand64({4}), g1 = rand64({3, 4, 5}, false),
+               g2 = rand64({3, 4, 5}, false);
+  using Norm = std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)>;
+  const Norm batch = [](const Tensor& x, const Tensor& w, const Tensor& b) {
+    return F::batch_norm(x, w, b, Tensor(), Tensor(), true, 0.1, 1e-5);
+  };
+  const Norm layer = [](const Tensor& x, const Tensor& w, const Tensor& b) {
+    return F::layer_norm(x.transpose(1, 2), {4}, w, b, 1e-5).transpose(1, 2);
+  };
+  for (const Norm& norm : {batch, layer}) {
+    const Tensor y = norm(x, w, b);
+    const variable_list first = autograd::grad({y}, {x, w, b}, {g1}, true);
+    const variable_list second = autograd::grad({y}, {x, w, b}, {g2}, true);
+    const variable_list weight_only = autograd::grad({y}, {w}, {g1}, true);
+    const variable_list fresh = autograd::grad({norm(x, w, b)}, {x, w, b}, {g2});
+    for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(allclose(second[i], fresh[i], 1e-12, 1e-12)) << i;
+    EXPECT_TRUE(allclose(weight_only[0], first[1], 1e-12, 1e-12));
+    EXPECT_FALSE(allclose(first[1], second[1]));
+  }
+}
+
 TEST(NnGrad, InstanceAndGroupNorm) {
   manual_seed(3);
   for (bool cl : {false, true}) {

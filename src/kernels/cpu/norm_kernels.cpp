@@ -196,6 +196,80 @@ void channel_grad_input_typed(const Tensor& dy, const Tensor& x, const Tensor& d
                });
 }
 
+// Channels-last layout (N, L, C): per sample, sums over positions of vectors across channels,
+// in the compute type (a sample's positions are few), then in double per (n, c).
+template <class T>
+void channel_grad_sums_cl_typed(const Tensor& dy, const Tensor& x, const double* mean, double* sum_dy,
+                                double* sum_dyx) {
+  using L = lane_t<T>;
+  const int64_t N = x.size(0), len = x.size(1);
+  const size_t C = static_cast<size_t>(x.size(2));
+  const T* gp = static_cast<const T*>(dy.data_ptr());
+  const T* xp = static_cast<const T*>(x.data_ptr());
+  parallel_for(0, N, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(len * x.size(2), 1)), [&](int64_t b, int64_t e) {
+    const DC<T> d;
+    const size_t V = hn::Lanes(d);
+    const size_t padded = (C + V - 1) / V * V;
+    std::vector<L> m(padded, L(0)), s(padded), t(padded);
+    for (int64_t n = b; n < e; ++n) {
+      for (size_t c = 0; c < C; ++c) m[c] = static_cast<L>(mean[n * static_cast<int64_t>(C) + c]);
+      std::fill(s.begin(), s.end(), L(0));
+      std::fill(t.begin(), t.end(), L(0));
+      for (int64_t l = 0; l < len; ++l) {
+        const int64_t off = (n * len + l) * static_cast<int64_t>(C);
+        for (size_t c = 0; c < C; c += V) {
+          const size_t k = std::min(V, C - c);
+          const auto g = k == V ? LoadC(d, gp + off + c) : LoadCN(d, gp + off + c, k);
+          const auto xv = k == V ? LoadC(d, xp + off + c) : LoadCN(d, xp + off + c, k);
+          hn::StoreU(hn::Add(hn::LoadU(d, s.data() + c), g), d, s.data() + c);
+          hn::StoreU(hn::MulAdd(g, hn::Sub(xv, hn::LoadU(d, m.data() + c)), hn::LoadU(d, t.data() + c)), d, t.data() + c);
+        }
+      }
+      for (size_t c = 0; c < C; ++c) {
+        sum_dy[n * static_cast<int64_t>(C) + c] = static_cast<double>(s[c]);
+        sum_dyx[n * static_cast<int64_t>(C) + c] = static_cast<double>(t[c]);
+      }
+    }
+  });
+}
+
+// dx = a[p] * dy + b[p] * x + k[p] over (N, L, C), the coefficients of (n, c) as vectors across c.
+template <class T>
+void channel_grad_input_cl_typed(const Tensor& dy, const Tensor& x, const Tensor& dx, const double* a,
+                                 const double* b, const double* k) {
+  using L = lane_t<T>;
+  const int64_t N = x.size(0), len = x.size(1);
+  const size_t C = static_cast<size_t>(x.size(2));
+  const T* gp = static_cast<const T*>(dy.data_ptr());
+  const T* xp = static_cast<const T*>(x.data_ptr());
+  T* op = static_cast<T*>(dx.data_ptr());
+  parallel_for(0, N * len, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(x.size(2), 1)), [&](int64_t begin, int64_t end) {
+    const DC<T> d;
+    const size_t V = hn::Lanes(d);
+    const size_t padded = (C + V - 1) / V * V;
+    std::vector<L> va(padded), vb(padded), vk(padded);
+    int64_t loaded = -1;  // the sample whose coefficients va, vb, vk hold
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t n = r / len;
+      if (n != loaded) {
+        for (size_t c = 0; c < C; ++c) {
+          const int64_t p = n * static_cast<int64_t>(C) + static_cast<int64_t>(c);
+          va[c] = static_cast<L>(a[p]), vb[c] = static_cast<L>(b[p]), vk[c] = static_cast<L>(k[p]);
+        }
+        loaded = n;
+      }
+      const int64_t off = r * static_cast<int64_t>(C);
+      auto f = [&](auto g, auto xv, size_t c) {
+        return hn::MulAdd(hn::LoadU(d, va.data() + c), g,
+                          hn::MulAdd(hn::LoadU(d, vb.data() + c), xv, hn::LoadU(d, vk.data() + c)));
+      };
+      size_t c = 0;
+      for (; c + V <= C; c += V) StoreC(d, f(LoadC(d, gp + off + c), LoadC(d, xp + off + c), c), op + off + c);
+      if (c < C) StoreCN(d, f(LoadCN(d, gp + off + c, C - c), LoadCN(d, xp + off + c, C - c), c), op + off + c, C - c);
+    }
+  });
+}
+
 // Rows of layer/rms norm: dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * w and
 // xhat = (x - mean) * rstd (rms: no mean terms). Weight and bias gradients are column sums,
 // accumulated per thread and added up under a lock.
@@ -272,12 +346,20 @@ void channel_moments_impl(const Tensor& x, double* mean, double* var) {
 void channel_affine_impl(const Tensor& x, const Tensor& y, const double* scale, const double* shift) {
   visit_float(x.dtype(), "norm", [&](auto t) { channel_affine_typed<decltype(t)>(x, y, scale, shift); });
 }
-void channel_grad_sums_impl(const Tensor& dy, const Tensor& x, const double* mean, double* sum_dy, double* sum_dyx) {
-  visit_float(x.dtype(), "norm", [&](auto t) { channel_grad_sums_typed<decltype(t)>(dy, x, mean, sum_dy, sum_dyx); });
+void channel_grad_sums_impl(const Tensor& dy, const Tensor& x, const double* mean, double* sum_dy, double* sum_dyx,
+                            bool channels_last) {
+  visit_float(x.dtype(), "norm", [&](auto t) {
+    using T = decltype(t);
+    channels_last ? channel_grad_sums_cl_typed<T>(dy, x, mean, sum_dy, sum_dyx)
+                  : channel_grad_sums_typed<T>(dy, x, mean, sum_dy, sum_dyx);
+  });
 }
 void channel_grad_input_impl(const Tensor& dy, const Tensor& x, const Tensor& dx, const double* a, const double* b,
-                             const double* k) {
-  visit_float(x.dtype(), "norm", [&](auto t) { channel_grad_input_typed<decltype(t)>(dy, x, dx, a, b, k); });
+                             const double* k, bool channels_last) {
+  visit_float(x.dtype(), "norm", [&](auto t) {
+    using T = decltype(t);
+    channels_last ? channel_grad_input_cl_typed<T>(dy, x, dx, a, b, k) : channel_grad_input_typed<T>(dy, x, dx, a, b, k);
+  });
 }
 void row_norm_backward_impl(const Tensor& dy, const Tensor& x, const Tensor& w, const double* mean,
                             const double* rstd, bool rms, const Tensor& dx, double* gw, double* gb) {
@@ -307,12 +389,12 @@ HWY_EXPORT(channel_grad_sums_impl);
 HWY_EXPORT(channel_grad_input_impl);
 HWY_EXPORT(row_norm_backward_impl);
 void channel_grad_sums_kernel(const Tensor& dy, const Tensor& x, const double* mean, double* sum_dy,
-                              double* sum_dyx) {
-  HWY_DYNAMIC_DISPATCH(channel_grad_sums_impl)(dy, x, mean, sum_dy, sum_dyx);
+                              double* sum_dyx, bool channels_last) {
+  HWY_DYNAMIC_DISPATCH(channel_grad_sums_impl)(dy, x, mean, sum_dy, sum_dyx, channels_last);
 }
 void channel_grad_input_kernel(const Tensor& dy, const Tensor& x, const Tensor& dx, const double* a,
-                               const double* b, const double* k) {
-  HWY_DYNAMIC_DISPATCH(channel_grad_input_impl)(dy, x, dx, a, b, k);
+                               const double* b, const double* k, bool channels_last) {
+  HWY_DYNAMIC_DISPATCH(channel_grad_input_impl)(dy, x, dx, a, b, k, channels_last);
 }
 void row_norm_backward_kernel(const Tensor& dy, const Tensor& x, const Tensor& w, const double* mean,
                               const double* rstd, bool rms, const Tensor& dx, double* gw, double* gb) {

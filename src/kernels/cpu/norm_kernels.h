@@ -15,12 +15,14 @@ void channel_moments_kernel(const Tensor& x, double* mean, double* var);
 // y (N, C, L) = x * scale[n * C + c] + shift[n * C + c] (scale/shift of N*C values).
 void channel_affine_kernel(const Tensor& x, const Tensor& y, const double* scale, const double* shift);
 
-// Backward of the channel norms (batch, instance, group) over dy, x (N, C, L) of one dtype.
-// Per (n, c) row p: sum_dy[p] = sum(dy), sum_dyx[p] = sum(dy * (x - mean[p])).
-void channel_grad_sums_kernel(const Tensor& dy, const Tensor& x, const double* mean, double* sum_dy, double* sum_dyx);
-// dx = a[p] * dy + b[p] * x + k[p] per (n, c) row p (dx of x's shape and dtype).
+// Backward of the channel norms (batch, instance, group) over contiguous dy, x of one dtype, seen
+// as (N, C, L), or as (N, L, C) when channels_last. p = n * C + c indexes the (n, c) rows.
+// sum_dy[p] = sum(dy), sum_dyx[p] = sum(dy * (x - mean[p])) over the row's positions.
+void channel_grad_sums_kernel(const Tensor& dy, const Tensor& x, const double* mean, double* sum_dy, double* sum_dyx,
+                              bool channels_last);
+// dx = a[p] * dy + b[p] * x + k[p] (dx of x's shape, layout and dtype).
 void channel_grad_input_kernel(const Tensor& dy, const Tensor& x, const Tensor& dx, const double* a, const double* b,
-                               const double* k);
+                               const double* k, bool channels_last);
 // Backward of layer_norm (rms = false) and rms_norm over dy, x (rows, cols) with per-row mean
 // (ignored for rms) and rstd, w of cols elements in x's dtype or undefined. Writes dx when
 // defined; adds the weight/bias gradients to gw/gb (cols doubles, zeroed by the caller) when not null.
