@@ -82,8 +82,8 @@ void adam_foreach(const std::vector<Tensor>& params, const std::vector<Tensor>& 
   }
   std::vector<Tensor> exp_avg = field(states, &AdamParamState::exp_avg);
   std::vector<Tensor> exp_avg_sq = field(states, &AdamParamState::exp_avg_sq);
-  foreach_mul_(exp_avg, h.beta1);
-  foreach_add_(exp_avg, g, 1 - h.beta1);
+  // exp_avg * beta1 + grad * (1 - beta1) as one pass (PyTorch's multi-tensor Adam does the same)
+  foreach_lerp_(exp_avg, g, 1 - h.beta1);
   foreach_mul_(exp_avg_sq, h.beta2);
   foreach_addcmul_(exp_avg_sq, g, g, 1 - h.beta2);
   std::vector<Tensor> denom;
@@ -94,9 +94,15 @@ void adam_foreach(const std::vector<Tensor>& params, const std::vector<Tensor>& 
   } else {
     denom = foreach_sqrt(exp_avg_sq);
   }
-  foreach_div_(denom, bias2_sqrt);
-  foreach_add_(denom, h.eps);
-  foreach_addcdiv_(params, exp_avg, denom, neg_step_size);
+  // step * m / (sqrt(v) / c + eps) == (step * c) * m / (sqrt(v) + eps * c): one pass fewer
+  const size_t n = params.size();
+  std::vector<Scalar> eps(n), neg_step(n);
+  for (size_t i = 0; i < n; ++i) {
+    eps[i] = h.eps * bias2_sqrt[i].toDouble();
+    neg_step[i] = neg_step_size[i].toDouble() * bias2_sqrt[i].toDouble();
+  }
+  foreach_add_(denom, eps);
+  foreach_addcdiv_(params, exp_avg, denom, neg_step);
 }
 
 void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
