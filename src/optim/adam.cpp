@@ -68,6 +68,43 @@ void check_adam_options(const char* op, double lr, double eps, double beta1, dou
   EMBER_CHECK(weight_decay >= 0, op, "Invalid weight_decay value: ", weight_decay);
 }
 
+// The update through the multi-tensor ops, as libtorch's Adam writes it per parameter.
+void adam_foreach(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                  const std::vector<OptimizerParamState*>& states, const kernels::AdamHyper& h,
+                  const std::vector<Scalar>& neg_step_size, const std::vector<Scalar>& bias2_sqrt) {
+  std::vector<Tensor> g = h.maximize ? foreach_neg(grads) : grads;
+  if (h.weight_decay != 0) {
+    if (h.decoupled) {
+      foreach_mul_(params, 1 - h.lr * h.weight_decay);
+    } else {
+      g = foreach_add(g, params, h.weight_decay);
+    }
+  }
+  std::vector<Tensor> exp_avg = field(states, &AdamParamState::exp_avg);
+  std::vector<Tensor> exp_avg_sq = field(states, &AdamParamState::exp_avg_sq);
+  // exp_avg * beta1 + grad * (1 - beta1) as one pass (PyTorch's multi-tensor Adam does the same)
+  foreach_lerp_(exp_avg, g, 1 - h.beta1);
+  foreach_mul_(exp_avg_sq, h.beta2);
+  foreach_addcmul_(exp_avg_sq, g, g, 1 - h.beta2);
+  std::vector<Tensor> denom;
+  if (h.amsgrad) {
+    std::vector<Tensor> max_sq = field(states, &AdamParamState::max_exp_avg_sq);
+    foreach_maximum_(max_sq, exp_avg_sq);
+    denom = foreach_sqrt(max_sq);
+  } else {
+    denom = foreach_sqrt(exp_avg_sq);
+  }
+  // step * m / (sqrt(v) / c + eps) == (step * c) * m / (sqrt(v) + eps * c): one pass fewer
+  const size_t n = params.size();
+  std::vector<Scalar> eps(n), neg_step(n);
+  for (size_t i = 0; i < n; ++i) {
+    eps[i] = h.eps * bias2_sqrt[i].toDouble();
+    neg_step[i] = neg_step_size[i].toDouble() * bias2_sqrt[i].toDouble();
+  }
+  foreach_add_(denom, eps);
+  foreach_addcdiv_(params, exp_avg, denom, neg_step);
+}
+
 void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                  const std::vector<OptimizerParamState*>& states, const kernels::AdamHyper& h, bool fused) {
   const size_t n = params.size();
@@ -107,31 +144,19 @@ void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& g
     }
     return;
   }
-  std::vector<Tensor> g = h.maximize ? foreach_neg(grads) : grads;
-  if (h.weight_decay != 0) {
-    if (h.decoupled) {
-      foreach_mul_(params, 1 - h.lr * h.weight_decay);
-    } else {
-      g = foreach_add(g, params, h.weight_decay);
-    }
+  // The multi-tensor ops run over slices of the list small enough that the eight passes of a
+  // slice find its tensors still in cache, rather than streaming the whole list eight times.
+  constexpr int64_t kSliceElements = 65536;
+  for (size_t begin = 0; begin < n;) {
+    size_t end = begin;
+    int64_t elements = 0;
+    while (end < n && (end == begin || elements + params[end].numel() <= kSliceElements))
+      elements += params[end++].numel();
+    auto slice = [&](const auto& v) { return std::vector(v.begin() + begin, v.begin() + end); };
+    const std::vector<OptimizerParamState*> st = slice(states);
+    adam_foreach(slice(params), slice(grads), st, h, slice(neg_step_size), slice(bias2_sqrt));
+    begin = end;
   }
-  std::vector<Tensor> exp_avg = field(states, &AdamParamState::exp_avg);
-  std::vector<Tensor> exp_avg_sq = field(states, &AdamParamState::exp_avg_sq);
-  foreach_mul_(exp_avg, h.beta1);
-  foreach_add_(exp_avg, g, 1 - h.beta1);
-  foreach_mul_(exp_avg_sq, h.beta2);
-  foreach_addcmul_(exp_avg_sq, g, g, 1 - h.beta2);
-  std::vector<Tensor> denom;
-  if (h.amsgrad) {
-    std::vector<Tensor> max_sq = field(states, &AdamParamState::max_exp_avg_sq);
-    foreach_maximum_(max_sq, exp_avg_sq);
-    denom = foreach_sqrt(max_sq);
-  } else {
-    denom = foreach_sqrt(exp_avg_sq);
-  }
-  foreach_div_(denom, bias2_sqrt);
-  foreach_add_(denom, h.eps);
-  foreach_addcdiv_(params, exp_avg, denom, neg_step_size);
 }
 
 }  // namespace detail

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "ember/ember.h"
+#include "ember/torch.h"
 #include "unit/expect_error.h"
 
 using namespace ember;
@@ -358,4 +359,17 @@ TEST(Schedulers, SequentialLR) {
   eo::SGD opt(ps, eo::SGDOptions(0.1));
   eo::StepLR a(opt, 2);
   EXPECT_ERROR(eo::SequentialLR(opt, {&a}, {3}), "SequentialLR", "one more than the number of milestone");
+}
+
+TEST(Optim, LibtorchSpellings) {
+  // a libtorch program's optimizer code, through ember/torch.h's namespace mapping
+  std::vector<torch::Tensor> params = {torch::ones({2}).requires_grad_()};
+  torch::optim::SGD opt(params, torch::optim::SGDOptions(0.1).momentum(0.9).nesterov(true));
+  params[0].mutable_grad() = torch::ones({2});
+  opt.step();
+  torch::optim::StepLR sched(opt, 1, 0.5);
+  sched.step();
+  EXPECT_EQ(opt.param_groups()[0].options().get_lr(), 0.05);
+  at::_foreach_zero_(params);
+  EXPECT_TRUE(params[0].equal(torch::zeros({2})));
 }
