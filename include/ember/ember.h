@@ -20,3 +20,5 @@
 #include "ember/storage.h"
 #include "ember/tensor.h"
 #include "ember/tensor_options.h"
+// ---- nn ----
+#include "ember/nn.h"
