@@ -27,3 +27,5 @@
 // optim family: multi-tensor ops, optimizers, LR schedulers
 #include "ember/foreach.h"
 #include "ember/optim.h"
+// ---- nn ----
+#include "ember/nn.h"

@@ -63,6 +63,8 @@ class TensorImpl : public RefCounted {
   // Metadata changes (views made in place: squeeze_, t_, as_strided_, resize_).
   void set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> offset = {});
   void set_storage(IntrusivePtr<StorageImpl> s) { storage_ = std::move(s); }
+  // ---- nn: nn::set_data (Module::to) swaps a parameter's data, dtype included ----
+  void set_dtype(ScalarType t) { dtype_ = t; }
 
   // Autograd state. requires_grad() (a leaf asking for gradients, or a result with a grad_fn)
   // is a plain flag so that dispatch's fast path tests it with one load.

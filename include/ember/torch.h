@@ -15,3 +15,7 @@ using namespace ::ember;  // NOLINT
 using Half = ::ember::Half;
 using BFloat16 = ::ember::BFloat16;
 }  // namespace c10
+// ---- nn: libtorch's module macro ----
+#define TORCH_MODULE(Name) EMBER_MODULE(Name)
+#define TORCH_MODULE_IMPL(Name, ImplType) EMBER_MODULE_IMPL(Name, ImplType)
+#define TORCH_ARG(T, name) EMBER_ARG(T, name)

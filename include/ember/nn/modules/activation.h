@@ -1,0 +1,155 @@
+// Activation modules (ReLU ... LogSoftmax) with their functional forms taking libtorch's
+// FuncOptions, and MultiheadAttention.
+#pragma once
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include "ember/nn/modules/linear.h"
+#include "ember/nn/options.h"
+#include "ember/nn/pimpl.h"
+
+namespace ember::nn {
+
+// "inplace" options are accepted for libtorch's spelling; results are always new tensors.
+struct ReLUOptions {
+  ReLUOptions(bool inplace = false) : inplace_(inplace) {}  // NOLINT
+  EMBER_ARG(bool, inplace);
+};
+using ReLU6Options = ReLUOptions;
+struct LeakyReLUOptions {
+  EMBER_ARG(double, negative_slope) = 1e-2;
+  EMBER_ARG(bool, inplace) = false;
+};
+struct GELUOptions {
+  EMBER_ARG(std::string, approximate) = "none";  // or "tanh"
+};
+struct ELUOptions {
+  EMBER_ARG(double, alpha) = 1.0;
+  EMBER_ARG(bool, inplace) = false;
+};
+struct SoftplusOptions {
+  EMBER_ARG(double, beta) = 1.0;
+  EMBER_ARG(double, threshold) = 20.0;
+};
+struct SoftmaxOptions {
+  SoftmaxOptions(int64_t dim) : dim_(dim) {}  // NOLINT
+  EMBER_ARG(int64_t, dim);
+};
+using LogSoftmaxOptions = SoftmaxOptions;
+
+namespace functional {
+using ReLUFuncOptions = ReLUOptions;
+using ReLU6FuncOptions = ReLU6Options;
+using LeakyReLUFuncOptions = LeakyReLUOptions;
+using GELUFuncOptions = GELUOptions;
+using ELUFuncOptions = ELUOptions;
+using SoftplusFuncOptions = SoftplusOptions;
+struct SoftmaxFuncOptions {
+  SoftmaxFuncOptions(int64_t dim) : dim_(dim) {}  // NOLINT
+  EMBER_ARG(int64_t, dim);
+  EMBER_ARG(std::optional<ScalarType>, dtype) = std::nullopt;
+};
+using LogSoftmaxFuncOptions = SoftmaxFuncOptions;
+
+Tensor relu(const Tensor& input, const ReLUFuncOptions& options = {});
+Tensor relu6(const Tensor& input, const ReLU6FuncOptions& options = {});
+Tensor leaky_relu(const Tensor& input, const LeakyReLUFuncOptions& options = {});
+Tensor gelu(const Tensor& input, const GELUFuncOptions& options = {});
+Tensor silu(const Tensor& input);
+Tensor hardswish(const Tensor& input);
+Tensor hardsigmoid(const Tensor& input);
+Tensor elu(const Tensor& input, const ELUFuncOptions& options = {});
+Tensor softplus(const Tensor& input, const SoftplusFuncOptions& options = {});
+Tensor sigmoid(const Tensor& input);
+Tensor tanh(const Tensor& input);
+Tensor softmax(const Tensor& input, const SoftmaxFuncOptions& options);
+Tensor log_softmax(const Tensor& input, const LogSoftmaxFuncOptions& options);
+}  // namespace functional
+
+// An activation module: Options (void: none), its functional form and its printed name.
+#define EMBER_ACTIVATION_MODULE(Name)                                         \
+  class Name##Impl : public Module {                                          \
+   public:                                                                    \
+    Tensor forward(const Tensor& input);                                      \
+    void pretty_print(std::ostream& stream) const override;                   \
+  };                                                                          \
+  EMBER_MODULE(Name);
+#define EMBER_ACTIVATION_MODULE_OPTIONS(Name, Options)                        \
+  class Name##Impl : public Module {                                          \
+   public:                                                                    \
+    explicit Name##Impl(const Options& options = {}) : options(options) {}   \
+    Tensor forward(const Tensor& input);                                      \
+    void pretty_print(std::ostream& stream) const override;                   \
+    Options options;                                                          \
+  };                                                                          \
+  EMBER_MODULE(Name);
+
+EMBER_ACTIVATION_MODULE_OPTIONS(ReLU, ReLUOptions)
+EMBER_ACTIVATION_MODULE_OPTIONS(ReLU6, ReLU6Options)
+EMBER_ACTIVATION_MODULE_OPTIONS(LeakyReLU, LeakyReLUOptions)
+EMBER_ACTIVATION_MODULE_OPTIONS(GELU, GELUOptions)
+EMBER_ACTIVATION_MODULE(SiLU)
+EMBER_ACTIVATION_MODULE(Hardswish)
+EMBER_ACTIVATION_MODULE(Hardsigmoid)
+EMBER_ACTIVATION_MODULE_OPTIONS(ELU, ELUOptions)
+EMBER_ACTIVATION_MODULE_OPTIONS(Softplus, SoftplusOptions)
+EMBER_ACTIVATION_MODULE(Sigmoid)
+EMBER_ACTIVATION_MODULE(Tanh)
+#undef EMBER_ACTIVATION_MODULE
+#undef EMBER_ACTIVATION_MODULE_OPTIONS
+
+class SoftmaxImpl : public Module {
+ public:
+  explicit SoftmaxImpl(int64_t dim) : options(dim) {}
+  explicit SoftmaxImpl(const SoftmaxOptions& options) : options(options) {}
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  SoftmaxOptions options;
+};
+EMBER_MODULE(Softmax);
+class LogSoftmaxImpl : public Module {
+ public:
+  explicit LogSoftmaxImpl(int64_t dim) : options(dim) {}
+  explicit LogSoftmaxImpl(const LogSoftmaxOptions& options) : options(options) {}
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  LogSoftmaxOptions options;
+};
+EMBER_MODULE(LogSoftmax);
+
+struct MultiheadAttentionOptions {
+  MultiheadAttentionOptions(int64_t embed_dim, int64_t num_heads) : embed_dim_(embed_dim), num_heads_(num_heads) {}
+  EMBER_ARG(int64_t, embed_dim);
+  EMBER_ARG(int64_t, num_heads);
+  EMBER_ARG(double, dropout) = 0.0;
+  EMBER_ARG(bool, bias) = true;
+};
+
+// Attention over (L, N, E) query and (S, N, E) key/value (sequence first, as libtorch 1.13).
+// Parameters in_proj_weight (3E, E) and in_proj_bias (3E) (xavier_uniform_ / zeros), out_proj a
+// Linear(E, E) with zero bias. forward returns (output (L, N, E), attention weights (N, L, S),
+// averaged over heads, or (N, H, L, S) when !average_attn_weights; undefined when !need_weights).
+// attn_mask (L, S) or (N * H, L, S): bool (true = masked out) or added to the scores;
+// key_padding_mask (N, S) bool, true = ignore that key.
+class MultiheadAttentionImpl : public Module {
+ public:
+  MultiheadAttentionImpl(int64_t embed_dim, int64_t num_heads)
+      : MultiheadAttentionImpl(MultiheadAttentionOptions(embed_dim, num_heads)) {}
+  explicit MultiheadAttentionImpl(const MultiheadAttentionOptions& options);
+  void reset();
+  void reset_parameters();
+  std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                                     const Tensor& key_padding_mask = {}, bool need_weights = true,
+                                     const Tensor& attn_mask = {}, bool average_attn_weights = true);
+  void pretty_print(std::ostream& stream) const override;
+
+  MultiheadAttentionOptions options;
+  int64_t head_dim = 0;
+  Tensor in_proj_weight;
+  Tensor in_proj_bias;
+  Linear out_proj{nullptr};
+};
+EMBER_MODULE(MultiheadAttention);
+
+}  // namespace ember::nn

@@ -1,0 +1,84 @@
+// Conv1d, Conv2d, ConvTranspose2d (zero padding).
+#pragma once
+#include "ember/nn/options.h"
+#include "ember/nn/pimpl.h"
+
+namespace ember::nn {
+
+template <size_t D>
+struct ConvOptions {
+  ConvOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<D> kernel_size)
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
+  EMBER_ARG(int64_t, in_channels);
+  EMBER_ARG(int64_t, out_channels);
+  EMBER_ARG(ExpandingArray<D>, kernel_size);
+  EMBER_ARG(ExpandingArray<D>, stride) = 1;
+  EMBER_ARG(ExpandingArray<D>, padding) = 0;
+  EMBER_ARG(ExpandingArray<D>, dilation) = 1;
+  EMBER_ARG(int64_t, groups) = 1;
+  EMBER_ARG(bool, bias) = true;
+};
+using Conv1dOptions = ConvOptions<1>;
+using Conv2dOptions = ConvOptions<2>;
+
+template <size_t D>
+struct ConvTransposeOptions {
+  ConvTransposeOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<D> kernel_size)
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
+  EMBER_ARG(int64_t, in_channels);
+  EMBER_ARG(int64_t, out_channels);
+  EMBER_ARG(ExpandingArray<D>, kernel_size);
+  EMBER_ARG(ExpandingArray<D>, stride) = 1;
+  EMBER_ARG(ExpandingArray<D>, padding) = 0;
+  EMBER_ARG(ExpandingArray<D>, output_padding) = 0;
+  EMBER_ARG(int64_t, groups) = 1;
+  EMBER_ARG(bool, bias) = true;
+  EMBER_ARG(ExpandingArray<D>, dilation) = 1;
+};
+using ConvTranspose2dOptions = ConvTransposeOptions<2>;
+
+// Weight (out, in / groups, *kernel), initialized as Linear's (kaiming_uniform_(a = sqrt(5))).
+template <size_t D>
+class ConvNdImpl : public Module {
+ public:
+  ConvNdImpl(int64_t in_channels, int64_t out_channels, ExpandingArray<D> kernel_size)
+      : ConvNdImpl(ConvOptions<D>(in_channels, out_channels, kernel_size)) {}
+  explicit ConvNdImpl(const ConvOptions<D>& options);
+  void reset();
+  void reset_parameters();
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+
+  ConvOptions<D> options;
+  Tensor weight;
+  Tensor bias;
+};
+class Conv1dImpl : public ConvNdImpl<1> {
+ public:
+  using ConvNdImpl<1>::ConvNdImpl;
+};
+class Conv2dImpl : public ConvNdImpl<2> {
+ public:
+  using ConvNdImpl<2>::ConvNdImpl;
+};
+EMBER_MODULE(Conv1d);
+EMBER_MODULE(Conv2d);
+
+// Weight (in, out / groups, *kernel).
+class ConvTranspose2dImpl : public Module {
+ public:
+  ConvTranspose2dImpl(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size)
+      : ConvTranspose2dImpl(ConvTranspose2dOptions(in_channels, out_channels, kernel_size)) {}
+  explicit ConvTranspose2dImpl(const ConvTranspose2dOptions& options);
+  void reset();
+  void reset_parameters();
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+
+  ConvTranspose2dOptions options;
+  Tensor weight;
+  Tensor bias;
+};
+EMBER_MODULE(ConvTranspose2d);
+
+}  // namespace ember::nn

@@ -1,0 +1,94 @@
+// Linear, Bilinear, Identity, Flatten, Unflatten.
+#pragma once
+#include <vector>
+
+#include "ember/nn/options.h"
+#include "ember/nn/pimpl.h"
+
+namespace ember::nn {
+
+struct LinearOptions {
+  LinearOptions(int64_t in_features, int64_t out_features) : in_features_(in_features), out_features_(out_features) {}
+  EMBER_ARG(int64_t, in_features);
+  EMBER_ARG(int64_t, out_features);
+  EMBER_ARG(bool, bias) = true;
+};
+
+// y = x W^T + b; W (out, in) and b start as PyTorch's: kaiming_uniform_(a = sqrt(5)) and
+// uniform(-1/sqrt(in), 1/sqrt(in)).
+class LinearImpl : public Module {
+ public:
+  LinearImpl(int64_t in_features, int64_t out_features) : LinearImpl(LinearOptions(in_features, out_features)) {}
+  explicit LinearImpl(const LinearOptions& options);
+  void reset();
+  void reset_parameters();
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+
+  LinearOptions options;
+  Tensor weight;
+  Tensor bias;
+};
+EMBER_MODULE(Linear);
+
+struct BilinearOptions {
+  BilinearOptions(int64_t in1_features, int64_t in2_features, int64_t out_features)
+      : in1_features_(in1_features), in2_features_(in2_features), out_features_(out_features) {}
+  EMBER_ARG(int64_t, in1_features);
+  EMBER_ARG(int64_t, in2_features);
+  EMBER_ARG(int64_t, out_features);
+  EMBER_ARG(bool, bias) = true;
+};
+
+// y_k = x1^T W_k x2 + b_k; W (out, in1, in2).
+class BilinearImpl : public Module {
+ public:
+  BilinearImpl(int64_t in1, int64_t in2, int64_t out) : BilinearImpl(BilinearOptions(in1, in2, out)) {}
+  explicit BilinearImpl(const BilinearOptions& options);
+  void reset();
+  void reset_parameters();
+  Tensor forward(const Tensor& input1, const Tensor& input2);
+  void pretty_print(std::ostream& stream) const override;
+
+  BilinearOptions options;
+  Tensor weight;
+  Tensor bias;
+};
+EMBER_MODULE(Bilinear);
+
+class IdentityImpl : public Module {
+ public:
+  Tensor forward(const Tensor& input) { return input; }
+  void pretty_print(std::ostream& stream) const override;
+};
+EMBER_MODULE(Identity);
+
+struct FlattenOptions {
+  EMBER_ARG(int64_t, start_dim) = 1;
+  EMBER_ARG(int64_t, end_dim) = -1;
+};
+class FlattenImpl : public Module {
+ public:
+  explicit FlattenImpl(const FlattenOptions& options = {}) : options(options) {}
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  FlattenOptions options;
+};
+EMBER_MODULE(Flatten);
+
+struct UnflattenOptions {
+  UnflattenOptions(int64_t dim, std::vector<int64_t> sizes) : dim_(dim), sizes_(std::move(sizes)) {}
+  EMBER_ARG(int64_t, dim);
+  EMBER_ARG(std::vector<int64_t>, sizes);
+};
+class UnflattenImpl : public Module {
+ public:
+  UnflattenImpl(int64_t dim, std::vector<int64_t> sizes) : UnflattenImpl(UnflattenOptions(dim, std::move(sizes))) {}
+  explicit UnflattenImpl(UnflattenOptions options) : options(std::move(options)) {}
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  UnflattenOptions options;
+};
+EMBER_MODULE(Unflatten);
+
+}  // namespace ember::nn

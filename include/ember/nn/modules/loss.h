@@ -1,0 +1,133 @@
+// Losses: modules, their options (reduction torch::kNone / kMean / kSum) and functional forms
+// (F::cross_entropy(x, y, F::CrossEntropyFuncOptions().label_smoothing(0.1))).
+#pragma once
+#include <variant>
+
+#include "ember/nn/options.h"
+#include "ember/nn/pimpl.h"
+
+namespace ember {
+
+// at::Reduction: the integer reduction of the at:: loss functions.
+namespace Reduction {
+enum Reduction { None = 0, Mean = 1, Sum = 2 };
+}
+
+// Negative log-likelihood over class scores: input (C), (N, C) or (N, C, d1, ...), target the
+// class indices ((), (N) or (N, d1, ...)); entries equal to ignore_index count for nothing. With
+// weight (C) each entry counts weight[target]; Mean divides by the sum of those weights.
+Tensor nll_loss(const Tensor& self, const Tensor& target, const Tensor& weight = {},
+                int64_t reduction = Reduction::Mean, int64_t ignore_index = -100);
+// The gradient of nll_loss with respect to self (linear in grad_output).
+Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target, const Tensor& weight,
+                         int64_t reduction, int64_t ignore_index);
+
+namespace nn {
+
+using reduction_t = std::variant<enumtype::kNone, enumtype::kMean, enumtype::kSum>;
+using kldiv_reduction_t = std::variant<enumtype::kNone, enumtype::kBatchMean, enumtype::kSum, enumtype::kMean>;
+
+#define EMBER_REDUCTION_OPTIONS(Name)                                                   \
+  Name() = default;                                                                     \
+  Name(reduction_t reduction) : reduction_(reduction) {} /* NOLINT: Options(torch::kSum) */ \
+  EMBER_ARG(reduction_t, reduction) = kMean;
+
+struct MSELossOptions {
+  EMBER_REDUCTION_OPTIONS(MSELossOptions)
+};
+struct L1LossOptions {
+  EMBER_REDUCTION_OPTIONS(L1LossOptions)
+};
+struct SmoothL1LossOptions {
+  EMBER_REDUCTION_OPTIONS(SmoothL1LossOptions)
+  // Below beta the loss is quadratic (0.5 x^2 / beta), above linear (|x| - 0.5 beta).
+  EMBER_ARG(double, beta) = 1.0;
+};
+struct HuberLossOptions {
+  EMBER_REDUCTION_OPTIONS(HuberLossOptions)
+  EMBER_ARG(double, delta) = 1.0;
+};
+struct CrossEntropyLossOptions {
+  EMBER_REDUCTION_OPTIONS(CrossEntropyLossOptions)
+  EMBER_ARG(Tensor, weight) = {};
+  EMBER_ARG(int64_t, ignore_index) = -100;
+  EMBER_ARG(double, label_smoothing) = 0.0;
+};
+struct NLLLossOptions {
+  EMBER_REDUCTION_OPTIONS(NLLLossOptions)
+  EMBER_ARG(Tensor, weight) = {};
+  EMBER_ARG(int64_t, ignore_index) = -100;
+};
+struct BCELossOptions {
+  EMBER_REDUCTION_OPTIONS(BCELossOptions)
+  EMBER_ARG(Tensor, weight) = {};
+};
+struct BCEWithLogitsLossOptions {
+  EMBER_REDUCTION_OPTIONS(BCEWithLogitsLossOptions)
+  EMBER_ARG(Tensor, weight) = {};
+  // Weight of the positive term per class (broadcast along the last dim).
+  EMBER_ARG(Tensor, pos_weight) = {};
+};
+#undef EMBER_REDUCTION_OPTIONS
+struct KLDivLossOptions {
+  KLDivLossOptions() = default;
+  KLDivLossOptions(kldiv_reduction_t reduction) : reduction_(reduction) {}  // NOLINT
+  EMBER_ARG(kldiv_reduction_t, reduction) = kMean;
+  // Whether the target is given as log-probabilities.
+  EMBER_ARG(bool, log_target) = false;
+};
+
+namespace functional {
+using MSELossFuncOptions = MSELossOptions;
+using L1LossFuncOptions = L1LossOptions;
+using SmoothL1LossFuncOptions = SmoothL1LossOptions;
+using HuberLossFuncOptions = HuberLossOptions;
+using CrossEntropyFuncOptions = CrossEntropyLossOptions;
+using NLLLossFuncOptions = NLLLossOptions;
+using BinaryCrossEntropyFuncOptions = BCELossOptions;
+using BinaryCrossEntropyWithLogitsFuncOptions = BCEWithLogitsLossOptions;
+using KLDivFuncOptions = KLDivLossOptions;
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options = {});
+Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& options = {});
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options = {});
+// libtorch 1.13's spelling, beta apart from the options.
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options, double beta);
+Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& options = {});
+// target: class indices (integer dtype, input's shape without dim 1) or class probabilities
+// (floating, the input's shape).
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& options = {});
+Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options = {});
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
+                            const BinaryCrossEntropyFuncOptions& options = {});
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const BinaryCrossEntropyWithLogitsFuncOptions& options = {});
+Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options = {});
+}  // namespace functional
+
+#define EMBER_LOSS_MODULE(Name, fn)                                                  \
+  class Name##Impl : public Module {                                                 \
+   public:                                                                           \
+    explicit Name##Impl(const Name##Options& options = {}) : options(options) {}    \
+    Tensor forward(const Tensor& input, const Tensor& target) {                      \
+      return functional::fn(input, target, options);                                 \
+    }                                                                                \
+    void pretty_print(std::ostream& stream) const override {                         \
+      stream << "torch::nn::" #Name "()";                                            \
+    }                                                                                \
+    Name##Options options;                                                           \
+  };                                                                                 \
+  EMBER_MODULE(Name);
+EMBER_LOSS_MODULE(MSELoss, mse_loss)
+EMBER_LOSS_MODULE(L1Loss, l1_loss)
+EMBER_LOSS_MODULE(SmoothL1Loss, smooth_l1_loss)
+EMBER_LOSS_MODULE(HuberLoss, huber_loss)
+EMBER_LOSS_MODULE(CrossEntropyLoss, cross_entropy)
+EMBER_LOSS_MODULE(NLLLoss, nll_loss)
+EMBER_LOSS_MODULE(BCELoss, binary_cross_entropy)
+EMBER_LOSS_MODULE(BCEWithLogitsLoss, binary_cross_entropy_with_logits)
+EMBER_LOSS_MODULE(KLDivLoss, kl_div)
+#undef EMBER_LOSS_MODULE
+
+}  // namespace nn
+}  // namespace ember

@@ -1,0 +1,98 @@
+// BatchNorm1d/2d (running statistics), LayerNorm, GroupNorm.
+#pragma once
+#include <optional>
+#include <vector>
+
+#include "ember/nn/options.h"
+#include "ember/nn/pimpl.h"
+
+namespace ember::nn {
+
+struct BatchNormOptions {
+  BatchNormOptions(int64_t num_features) : num_features_(num_features) {}  // NOLINT
+  EMBER_ARG(int64_t, num_features);
+  EMBER_ARG(double, eps) = 1e-5;
+  // Weight of the new batch in the running averages; nullopt: the cumulative average.
+  EMBER_ARG(std::optional<double>, momentum) = 0.1;
+  EMBER_ARG(bool, affine) = true;
+  EMBER_ARG(bool, track_running_stats) = true;
+};
+using BatchNorm1dOptions = BatchNormOptions;
+using BatchNorm2dOptions = BatchNormOptions;
+
+// Parameters weight (ones) and bias (zeros) when affine; buffers running_mean (zeros),
+// running_var (ones) and num_batches_tracked (int64 0) when tracking running stats. Training
+// normalizes with the batch's statistics and updates the running ones; eval uses the running ones.
+template <size_t D>
+class BatchNormImpl : public Module {
+ public:
+  explicit BatchNormImpl(int64_t num_features) : BatchNormImpl(BatchNormOptions(num_features)) {}
+  explicit BatchNormImpl(const BatchNormOptions& options);
+  void reset();
+  void reset_running_stats();
+  void reset_parameters();
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+
+  BatchNormOptions options;
+  Tensor weight;
+  Tensor bias;
+  Tensor running_mean;
+  Tensor running_var;
+  Tensor num_batches_tracked;
+};
+class BatchNorm1dImpl : public BatchNormImpl<1> {
+ public:
+  using BatchNormImpl<1>::BatchNormImpl;
+};
+class BatchNorm2dImpl : public BatchNormImpl<2> {
+ public:
+  using BatchNormImpl<2>::BatchNormImpl;
+};
+EMBER_MODULE(BatchNorm1d);
+EMBER_MODULE(BatchNorm2d);
+
+struct LayerNormOptions {
+  LayerNormOptions(std::vector<int64_t> normalized_shape) : normalized_shape_(std::move(normalized_shape)) {}  // NOLINT
+  EMBER_ARG(std::vector<int64_t>, normalized_shape);
+  EMBER_ARG(double, eps) = 1e-5;
+  EMBER_ARG(bool, elementwise_affine) = true;
+};
+class LayerNormImpl : public Module {
+ public:
+  LayerNormImpl(std::vector<int64_t> normalized_shape) : LayerNormImpl(LayerNormOptions(std::move(normalized_shape))) {}  // NOLINT
+  explicit LayerNormImpl(LayerNormOptions options);
+  void reset();
+  void reset_parameters();
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+
+  LayerNormOptions options;
+  Tensor weight;
+  Tensor bias;
+};
+EMBER_MODULE(LayerNorm);
+
+struct GroupNormOptions {
+  GroupNormOptions(int64_t num_groups, int64_t num_channels) : num_groups_(num_groups), num_channels_(num_channels) {}
+  EMBER_ARG(int64_t, num_groups);
+  EMBER_ARG(int64_t, num_channels);
+  EMBER_ARG(double, eps) = 1e-5;
+  EMBER_ARG(bool, affine) = true;
+};
+class GroupNormImpl : public Module {
+ public:
+  GroupNormImpl(int64_t num_groups, int64_t num_channels) : GroupNormImpl(GroupNormOptions(num_groups, num_channels)) {}
+  explicit GroupNormImpl(const GroupNormOptions& options);
+  void reset();
+  void reset_parameters();
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+
+  GroupNormOptions options;
+  Tensor weight;
+  Tensor bias;
+};
+EMBER_MODULE(GroupNorm);
+
+}  // namespace ember::nn

@@ -1,0 +1,101 @@
+#include "ember/nn/modules/linear.h"
+
+#include "nn/common.h"
+
+#include <cmath>
+
+#include "ember/factory.h"
+#include "ember/linalg.h"
+#include "ember/nn/init.h"
+#include "ember/pointwise.h"
+#include "ember/reduce.h"
+
+namespace ember::nn {
+
+// Shared by Linear and Conv: PyTorch's default init of a weight and its bias.
+void reset_weight_and_bias(Tensor& weight, Tensor& bias) {
+  init::kaiming_uniform_(weight, std::sqrt(5.0));
+  if (!bias.defined()) return;
+  auto [fan_in, fan_out] = init::_calculate_fan_in_and_fan_out(weight);
+  const double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
+  init::uniform_(bias, -bound, bound);
+}
+
+LinearImpl::LinearImpl(const LinearOptions& options) : options(options) { reset(); }
+
+void LinearImpl::reset() {
+  EMBER_CHECK(options.in_features() >= 0 && options.out_features() >= 0, "Linear",
+              "in_features and out_features must be non-negative, got ", options.in_features(), " and ",
+              options.out_features());
+  weight = register_parameter("weight", empty({options.out_features(), options.in_features()}));
+  bias = register_parameter("bias", options.bias() ? empty({options.out_features()}) : Tensor(), options.bias());
+  reset_parameters();
+}
+
+void LinearImpl::reset_parameters() { reset_weight_and_bias(weight, bias); }
+
+Tensor LinearImpl::forward(const Tensor& input) { return functional::linear(input, weight, bias); }
+
+void LinearImpl::pretty_print(std::ostream& stream) const {
+  stream << std::boolalpha << "torch::nn::Linear(in_features=" << options.in_features()
+         << ", out_features=" << options.out_features() << ", bias=" << options.bias() << ")";
+}
+
+BilinearImpl::BilinearImpl(const BilinearOptions& options) : options(options) { reset(); }
+
+void BilinearImpl::reset() {
+  weight = register_parameter(
+      "weight", empty({options.out_features(), options.in1_features(), options.in2_features()}));
+  bias = register_parameter("bias", options.bias() ? empty({options.out_features()}) : Tensor(), options.bias());
+  reset_parameters();
+}
+
+void BilinearImpl::reset_parameters() {
+  const double bound = 1.0 / std::sqrt(static_cast<double>(weight.size(1)));
+  init::uniform_(weight, -bound, bound);
+  if (bias.defined()) init::uniform_(bias, -bound, bound);
+}
+
+Tensor BilinearImpl::forward(const Tensor& input1, const Tensor& input2) {
+  const int64_t in1 = options.in1_features(), in2 = options.in2_features(), out = options.out_features();
+  EMBER_CHECK(input1.dim() >= 1 && input1.dim() == input2.dim(), "bilinear",
+              "input1 and input2 must have the same number of dimensions, got ", input1.sizes(), " and ",
+              input2.sizes());
+  EMBER_CHECK(input1.size(-1) == in1, "bilinear", "input1 size does not match weight size: got ", input1.size(-1),
+              " but expected ", in1);
+  EMBER_CHECK(input2.size(-1) == in2, "bilinear", "input2 size does not match weight size: got ", input2.size(-1),
+              " but expected ", in2);
+  DimVector lead(IntArrayRef(input1.sizes().data(), static_cast<size_t>(input1.dim() - 1)));
+  const Tensor x1 = input1.reshape({-1, in1}), x2 = input2.reshape({-1, in2});
+  EMBER_CHECK(x1.size(0) == x2.size(0), "bilinear", "input1 and input2 must have the same batch size, got ",
+              input1.sizes(), " and ", input2.sizes());
+  // (x1 @ W viewed as (in1, out * in2)) pairs every output's matrix with x1; then dot with x2.
+  const Tensor w = weight.permute({1, 0, 2}).reshape({in1, out * in2});
+  Tensor y = (matmul(x1, w).view({-1, out, in2}) * x2.unsqueeze(1)).sum({2});
+  if (bias.defined()) y = y + bias;
+  lead.push_back(out);
+  return y.view(lead);
+}
+
+void BilinearImpl::pretty_print(std::ostream& stream) const {
+  stream << std::boolalpha << "torch::nn::Bilinear(in1_features=" << options.in1_features()
+         << ", in2_features=" << options.in2_features() << ", out_features=" << options.out_features()
+         << ", bias=" << options.bias() << ")";
+}
+
+void IdentityImpl::pretty_print(std::ostream& stream) const { stream << "torch::nn::Identity()"; }
+
+Tensor FlattenImpl::forward(const Tensor& input) { return input.flatten(options.start_dim(), options.end_dim()); }
+void FlattenImpl::pretty_print(std::ostream& stream) const {
+  stream << "torch::nn::Flatten(start_dim=" << options.start_dim() << ", end_dim=" << options.end_dim() << ")";
+}
+
+Tensor UnflattenImpl::forward(const Tensor& input) { return input.unflatten(options.dim(), options.sizes()); }
+void UnflattenImpl::pretty_print(std::ostream& stream) const {
+  stream << "torch::nn::Unflatten(dim=" << options.dim() << ", unflattened_size={";
+  const auto& s = options.sizes();
+  for (size_t i = 0; i < s.size(); ++i) stream << (i ? ", " : "") << s[i];
+  stream << "})";
+}
+
+}  // namespace ember::nn

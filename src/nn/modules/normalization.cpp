@@ -1,0 +1,134 @@
+#include "ember/nn/modules/normalization.h"
+
+#include "ember/autograd.h"
+#include "ember/factory.h"
+#include "ember/nn/init.h"
+#include "ember/nn_ops.h"
+
+namespace ember::nn {
+
+template <size_t D>
+BatchNormImpl<D>::BatchNormImpl(const BatchNormOptions& options) : options(options) {
+  reset();
+}
+
+template <size_t D>
+void BatchNormImpl<D>::reset() {
+  EMBER_CHECK(options.num_features() > 0, D == 1 ? "BatchNorm1d" : "BatchNorm2d",
+              "num_features must be positive, got ", options.num_features());
+  const int64_t c = options.num_features();
+  weight = register_parameter("weight", options.affine() ? empty({c}) : Tensor(), options.affine());
+  bias = register_parameter("bias", options.affine() ? empty({c}) : Tensor(), options.affine());
+  const bool track = options.track_running_stats();
+  running_mean = register_buffer("running_mean", track ? zeros({c}) : Tensor());
+  running_var = register_buffer("running_var", track ? ones({c}) : Tensor());
+  num_batches_tracked =
+      register_buffer("num_batches_tracked", track ? zeros({}, TensorOptions().dtype(kLong)) : Tensor());
+  reset_parameters();
+}
+
+template <size_t D>
+void BatchNormImpl<D>::reset_running_stats() {
+  if (!options.track_running_stats()) return;
+  init::zeros_(running_mean);
+  init::ones_(running_var);
+  init::zeros_(num_batches_tracked);
+}
+
+template <size_t D>
+void BatchNormImpl<D>::reset_parameters() {
+  reset_running_stats();
+  if (options.affine()) {
+    init::ones_(weight);
+    init::zeros_(bias);
+  }
+}
+
+template <size_t D>
+Tensor BatchNormImpl<D>::forward(const Tensor& input) {
+  if constexpr (D == 1) {
+    EMBER_CHECK(input.dim() == 2 || input.dim() == 3, "BatchNorm1d", "expected 2D or 3D input (got ", input.dim(),
+                "D input)");
+  } else {
+    EMBER_CHECK(input.dim() == 4, "BatchNorm2d", "expected 4D input (got ", input.dim(), "D input)");
+  }
+  double factor = options.momentum().value_or(0.0);
+  if (is_training() && options.track_running_stats()) {
+    NoGradGuard no_grad;
+    num_batches_tracked.add_(1);
+    if (!options.momentum()) factor = 1.0 / num_batches_tracked.template item<double>();
+  }
+  // Batch statistics in training, and in eval when there are no running ones.
+  const bool use_batch_stats = is_training() || !running_mean.defined();
+  const bool update = !is_training() || options.track_running_stats();
+  return functional::batch_norm(input, weight, bias, update ? running_mean : Tensor(),
+                                update ? running_var : Tensor(), use_batch_stats, factor, options.eps());
+}
+
+template <size_t D>
+void BatchNormImpl<D>::pretty_print(std::ostream& stream) const {
+  stream << std::boolalpha << "torch::nn::BatchNorm" << D << "d(" << options.num_features()
+         << ", eps=" << options.eps() << ", momentum=";
+  if (options.momentum()) {
+    stream << *options.momentum();
+  } else {
+    stream << "None";
+  }
+  stream << ", affine=" << options.affine() << ", track_running_stats=" << options.track_running_stats() << ")";
+}
+
+template class BatchNormImpl<1>;
+template class BatchNormImpl<2>;
+
+LayerNormImpl::LayerNormImpl(LayerNormOptions options) : options(std::move(options)) { reset(); }
+
+void LayerNormImpl::reset() {
+  const bool affine = options.elementwise_affine();
+  weight = register_parameter("weight", affine ? ember::empty(options.normalized_shape()) : Tensor(), affine);
+  bias = register_parameter("bias", affine ? ember::empty(options.normalized_shape()) : Tensor(), affine);
+  reset_parameters();
+}
+
+void LayerNormImpl::reset_parameters() {
+  if (!options.elementwise_affine()) return;
+  init::ones_(weight);
+  init::zeros_(bias);
+}
+
+Tensor LayerNormImpl::forward(const Tensor& input) {
+  return functional::layer_norm(input, options.normalized_shape(), weight, bias, options.eps());
+}
+
+void LayerNormImpl::pretty_print(std::ostream& stream) const {
+  stream << std::boolalpha << "torch::nn::LayerNorm(" << IntArrayRef(options.normalized_shape())
+         << ", eps=" << options.eps() << ", elementwise_affine=" << options.elementwise_affine() << ")";
+}
+
+GroupNormImpl::GroupNormImpl(const GroupNormOptions& options) : options(options) { reset(); }
+
+void GroupNormImpl::reset() {
+  EMBER_CHECK(options.num_groups() > 0 && options.num_channels() % options.num_groups() == 0, "GroupNorm",
+              "num_channels must be divisible by num_groups (got num_channels=", options.num_channels(),
+              ", num_groups=", options.num_groups(), ")");
+  const bool affine = options.affine();
+  weight = register_parameter("weight", affine ? empty({options.num_channels()}) : Tensor(), affine);
+  bias = register_parameter("bias", affine ? empty({options.num_channels()}) : Tensor(), affine);
+  reset_parameters();
+}
+
+void GroupNormImpl::reset_parameters() {
+  if (!options.affine()) return;
+  init::ones_(weight);
+  init::zeros_(bias);
+}
+
+Tensor GroupNormImpl::forward(const Tensor& input) {
+  return functional::group_norm(input, options.num_groups(), weight, bias, options.eps());
+}
+
+void GroupNormImpl::pretty_print(std::ostream& stream) const {
+  stream << std::boolalpha << "torch::nn::GroupNorm(" << options.num_groups() << ", " << options.num_channels()
+         << ", eps=" << options.eps() << ", affine=" << options.affine() << ")";
+}
+
+}  // namespace ember::nn

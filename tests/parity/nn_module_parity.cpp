@@ -1,0 +1,343 @@
+// nn modules against libtorch's: each layer's forward with the same parameters copied in (and,
+// where derivatives exist, the parameter gradients), the losses with every option and
+// reduction, and the printed module trees.
+#include <sstream>
+
+#include "parity/parity.h"
+
+using parity::Close;
+using parity::Tol;
+namespace enn = ember::nn;
+namespace eF = ember::nn::functional;
+namespace tnn = torch::nn;
+namespace tF = torch::nn::functional;
+
+namespace {
+
+torch::Tensor T(const ember::Tensor& e) { return parity::to_torch(e); }
+ember::Tensor E(const torch::Tensor& t) { return parity::to_ember(t); }
+ember::Tensor rnd(ember::IntArrayRef sizes, uint64_t seed, ember::ScalarType dt = ember::kFloat) {
+  return parity::random(sizes, dt, seed);
+}
+
+// Copies every parameter and buffer of the Ember module into the libtorch one, by name: both
+// must list the same names (this also checks that the registration names and order agree).
+void copy_into(const enn::Module& e, tnn::Module& t) {
+  auto ep = e.named_parameters(), eb = e.named_buffers();
+  auto tp = t.named_parameters(), tb = t.named_buffers();
+  ASSERT_EQ(ep.keys(), tp.keys());
+  ASSERT_EQ(eb.keys(), tb.keys());
+  torch::NoGradGuard no_grad;
+  for (const auto& item : ep) tp[item.key()].copy_(T(item.value()));
+  for (const auto& item : eb) tb[item.key()].copy_(T(item.value()));
+}
+
+template <class EM, class TM>
+void expect_forward(EM& e, TM& t, const ember::Tensor& x, Tol tol = {1e-5, 1e-5}) {
+  copy_into(*e, *t);
+  ember::Tensor ey = e(x);
+  torch::Tensor ty = t(T(x));
+  EXPECT_TRUE(Close(ey, ty, tol)) << e->name();
+}
+
+template <class M>
+std::string str(const M& m) {
+  std::ostringstream os;
+  os << *m;
+  return os.str();
+}
+
+}  // namespace
+
+TEST(NnParity, LinearBilinearFlatten) {
+  enn::Linear e(7, 5);
+  tnn::Linear t(7, 5);
+  expect_forward(e, t, rnd({3, 7}, 1));
+  expect_forward(e, t, rnd({2, 4, 7}, 2));
+  enn::Linear e2(enn::LinearOptions(7, 5).bias(false));
+  tnn::Linear t2(tnn::LinearOptions(7, 5).bias(false));
+  expect_forward(e2, t2, rnd({3, 7}, 3));
+  // libtorch's own init statistics are the reference for the default init's bounds.
+  EXPECT_LE(e->weight.abs().max().item<double>(), 1 / std::sqrt(7.0));
+
+  enn::Bilinear eb(3, 4, 2);
+  tnn::Bilinear tb(3, 4, 2);
+  copy_into(*eb, *tb);
+  ember::Tensor x1 = rnd({5, 3}, 4), x2 = rnd({5, 4}, 5);
+  EXPECT_TRUE(Close(eb(x1, x2), tb(T(x1), T(x2)), {1e-5, 1e-5}));
+
+  enn::Flatten ef(enn::FlattenOptions().start_dim(1).end_dim(2));
+  tnn::Flatten tf(tnn::FlattenOptions().start_dim(1).end_dim(2));
+  expect_forward(ef, tf, rnd({2, 3, 4, 5}, 6));
+  enn::Unflatten eu(1, std::vector<int64_t>{2, 3});
+  tnn::Unflatten tu(1, std::vector<int64_t>{2, 3});
+  expect_forward(eu, tu, rnd({4, 6}, 7));
+}
+
+TEST(NnParity, Convolutions) {
+  enn::Conv2d e(enn::Conv2dOptions(4, 6, {3, 2}).stride({2, 1}).padding(1).dilation({1, 2}).groups(2));
+  tnn::Conv2d t(tnn::Conv2dOptions(4, 6, {3, 2}).stride({2, 1}).padding(1).dilation({1, 2}).groups(2));
+  expect_forward(e, t, rnd({2, 4, 7, 6}, 8), {1e-4, 1e-5});
+  expect_forward(e, t, rnd({1, 4, 5, 5}, 9).contiguous(ember::MemoryFormat::ChannelsLast), {1e-4, 1e-5});
+  enn::Conv1d e1(enn::Conv1dOptions(3, 2, 3).padding(1).bias(false));
+  tnn::Conv1d t1(tnn::Conv1dOptions(3, 2, 3).padding(1).bias(false));
+  expect_forward(e1, t1, rnd({2, 3, 9}, 10), {1e-4, 1e-5});
+  enn::ConvTranspose2d et(enn::ConvTranspose2dOptions(4, 2, 3).stride(2).padding(1).output_padding(1));
+  tnn::ConvTranspose2d tt(tnn::ConvTranspose2dOptions(4, 2, 3).stride(2).padding(1).output_padding(1));
+  expect_forward(et, tt, rnd({2, 4, 4, 5}, 11), {1e-4, 1e-5});
+}
+
+TEST(NnParity, BatchNormTrainsRunningStatsAsLibtorch) {
+  for (bool track : {true, false}) {
+    for (std::optional<double> momentum : {std::optional<double>(0.3), std::optional<double>()}) {
+      enn::BatchNorm2d e(enn::BatchNormOptions(3).momentum(momentum).track_running_stats(track).eps(1e-3));
+      const c10::optional<double> tmomentum = momentum ? c10::optional<double>(*momentum) : c10::nullopt;
+      tnn::BatchNorm2d t(tnn::BatchNormOptions(3).momentum(tmomentum).track_running_stats(track).eps(1e-3));
+      copy_into(*e, *t);
+      for (uint64_t step = 0; step < 3; ++step) {
+        ember::Tensor x = rnd({4, 3, 2, 5}, 20 + step);
+        EXPECT_TRUE(Close(e(x), t(T(x)), {1e-5, 1e-5}));
+      }
+      auto eb = e->named_buffers();
+      for (const auto& item : t->named_buffers()) EXPECT_TRUE(Close(eb[item.key()], item.value(), {1e-5, 1e-6}));
+      e->eval();
+      t->eval();
+      ember::Tensor x = rnd({2, 3, 2, 2}, 30);
+      EXPECT_TRUE(Close(e(x), t(T(x)), {1e-5, 1e-5}));
+    }
+  }
+  enn::BatchNorm1d e1(enn::BatchNormOptions(4).affine(false));
+  tnn::BatchNorm1d t1(tnn::BatchNormOptions(4).affine(false));
+  expect_forward(e1, t1, rnd({5, 4}, 31));
+  expect_forward(e1, t1, rnd({5, 4, 3}, 32));
+}
+
+TEST(NnParity, LayerAndGroupNorm) {
+  enn::LayerNorm e(enn::LayerNormOptions({3, 4}).eps(1e-4));
+  tnn::LayerNorm t(tnn::LayerNormOptions({3, 4}).eps(1e-4));
+  {
+    ember::manual_seed(3);
+    enn::init::normal_(e->weight);
+    enn::init::normal_(e->bias);
+  }
+  expect_forward(e, t, rnd({2, 3, 4}, 33));
+  enn::GroupNorm eg(enn::GroupNormOptions(2, 6).eps(1e-4));
+  tnn::GroupNorm tg(tnn::GroupNormOptions(2, 6).eps(1e-4));
+  enn::init::normal_(eg->weight);
+  expect_forward(eg, tg, rnd({3, 6, 2, 2}, 34));
+}
+
+TEST(NnParity, ActivationsPoolingEmbeddingEval) {
+  ember::Tensor x = rnd({2, 3, 6, 5}, 40);
+  auto check = [&](auto e, auto t) { expect_forward(e, t, x); };
+  check(enn::ReLU(), tnn::ReLU());
+  check(enn::ReLU6(), tnn::ReLU6());
+  check(enn::LeakyReLU(enn::LeakyReLUOptions().negative_slope(0.2)), tnn::LeakyReLU(tnn::LeakyReLUOptions().negative_slope(0.2)));
+  check(enn::GELU(), tnn::GELU());
+  check(enn::GELU(enn::GELUOptions().approximate("tanh")), tnn::GELU(tnn::GELUOptions().approximate("tanh")));
+  check(enn::SiLU(), tnn::SiLU());
+  check(enn::ELU(enn::ELUOptions().alpha(0.5)), tnn::ELU(tnn::ELUOptions().alpha(0.5)));
+  check(enn::Softplus(enn::SoftplusOptions().beta(2).threshold(1)), tnn::Softplus(tnn::SoftplusOptions().beta(2).threshold(1)));
+  check(enn::Sigmoid(), tnn::Sigmoid());
+  check(enn::Tanh(), tnn::Tanh());
+  check(enn::Softmax(1), tnn::Softmax(1));
+  check(enn::LogSoftmax(-1), tnn::LogSoftmax(-1));
+  check(enn::Identity(), tnn::Identity());
+  EXPECT_TRUE(Close(enn::Hardswish()(x), torch::hardswish(T(x))));
+  EXPECT_TRUE(Close(enn::Hardsigmoid()(x), torch::hardsigmoid(T(x))));
+  check(enn::MaxPool2d(enn::MaxPool2dOptions(3).stride(2).padding(1).ceil_mode(true)),
+        tnn::MaxPool2d(tnn::MaxPool2dOptions(3).stride(2).padding(1).ceil_mode(true)));
+  check(enn::AvgPool2d(enn::AvgPool2dOptions({2, 3}).count_include_pad(false).padding(1)),
+        tnn::AvgPool2d(tnn::AvgPool2dOptions({2, 3}).count_include_pad(false).padding(1)));
+  check(enn::AdaptiveAvgPool2d(enn::AdaptiveAvgPool2dOptions({2, std::nullopt})),
+        tnn::AdaptiveAvgPool2d(tnn::AdaptiveAvgPool2dOptions({2, c10::nullopt})));
+  check(enn::AdaptiveAvgPool2d(enn::AdaptiveAvgPool2dOptions(1)), tnn::AdaptiveAvgPool2d(tnn::AdaptiveAvgPool2dOptions(1)));
+  // Dropout in eval mode is the identity in both.
+  enn::Dropout ed(0.4);
+  tnn::Dropout td(0.4);
+  ed->eval();
+  td->eval();
+  check(ed, td);
+
+  enn::Embedding ee(enn::EmbeddingOptions(10, 4).padding_idx(2));
+  tnn::Embedding te(tnn::EmbeddingOptions(10, 4).padding_idx(2));
+  ember::Tensor idx = ember::tensor({{1, 2, 9}, {0, 2, 4}});
+  expect_forward(ee, te, idx);
+  // max_norm renormalizes the looked-up rows in place, in both.
+  enn::Embedding em(enn::EmbeddingOptions(10, 4).max_norm(0.5));
+  tnn::Embedding tm(tnn::EmbeddingOptions(10, 4).max_norm(0.5));
+  expect_forward(em, tm, idx);
+  EXPECT_TRUE(Close(em->weight, tm->weight));
+  ember::Tensor pre = rnd({3, 2}, 41);
+  auto efp = enn::Embedding::from_pretrained(pre);
+  auto tfp = tnn::Embedding::from_pretrained(T(pre));
+  EXPECT_FALSE(efp->weight.requires_grad());
+  EXPECT_TRUE(Close(efp(ember::tensor({2, 0})), tfp(torch::tensor({2, 0}))));
+}
+
+TEST(NnParity, MultiheadAttentionAndTransformerEncoderLayer) {
+  enn::MultiheadAttention e(8, 2);
+  tnn::MultiheadAttention t(8, 2);
+  copy_into(*e, *t);
+  ember::Tensor q = rnd({3, 2, 8}, 50), kv = rnd({4, 2, 8}, 51);
+  ember::Tensor mask = ember::tensor({{false, true, false, false}, {false, false, false, true},
+                                      {true, false, false, false}});
+  ember::Tensor kpm = ember::tensor({{false, false, true, false}, {false, false, false, false}});
+  auto [eo, ew] = e(q, kv, kv, kpm, true, mask);
+  auto [to, tw] = t(T(q), T(kv), T(kv), T(kpm), true, T(mask));
+  EXPECT_TRUE(Close(eo, to, {1e-5, 1e-5}));
+  EXPECT_TRUE(Close(ew, tw, {1e-5, 1e-5}));
+  ember::Tensor float_mask = rnd({3, 4}, 52);
+  auto [eo2, ew2] = e(q, kv, kv, ember::Tensor(), true, float_mask);
+  auto [to2, tw2] = t(T(q), T(kv), T(kv), torch::Tensor(), true, T(float_mask));
+  EXPECT_TRUE(Close(eo2, to2, {1e-5, 1e-5}));
+  EXPECT_TRUE(Close(ew2, tw2, {1e-5, 1e-5}));
+
+  enn::TransformerEncoderLayer el(enn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16));
+  tnn::TransformerEncoderLayer tl(tnn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16));
+  el->eval();
+  tl->eval();
+  expect_forward(el, tl, rnd({5, 3, 8}, 53));
+  enn::TransformerEncoderLayer eg(enn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).activation(ember::kGELU));
+  tnn::TransformerEncoderLayer tg(tnn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).activation(torch::kGELU));
+  eg->eval();
+  tg->eval();
+  expect_forward(eg, tg, rnd({5, 3, 8}, 54));
+}
+
+TEST(NnParity, Losses) {
+  const ember::Tensor x = rnd({5, 4}, 60), y = rnd({5, 4}, 61);
+  const std::vector<std::pair<enn::reduction_t, torch::nn::MSELossOptions::reduction_t>> reductions{
+      {ember::kNone, torch::kNone}, {ember::kMean, torch::kMean}, {ember::kSum, torch::kSum}};
+  const Tol tol{1e-5, 1e-6};
+  for (const auto& [er, tr] : reductions) {
+    EXPECT_TRUE(Close(eF::mse_loss(x, y, er), tF::mse_loss(T(x), T(y), tF::MSELossFuncOptions().reduction(tr)), tol));
+    EXPECT_TRUE(Close(eF::l1_loss(x, y, er), tF::l1_loss(T(x), T(y), tF::L1LossFuncOptions().reduction(tr)), tol));
+    for (double beta : {0.0, 0.5, 1.0}) {
+      EXPECT_TRUE(Close(eF::smooth_l1_loss(x, y, eF::SmoothL1LossFuncOptions(er).beta(beta)),
+                        tF::smooth_l1_loss(T(x), T(y), tF::SmoothL1LossFuncOptions().reduction(tr), beta), tol));
+    }
+    EXPECT_TRUE(Close(eF::huber_loss(x, y, eF::HuberLossFuncOptions(er).delta(0.7)),
+                      tF::huber_loss(T(x), T(y), tF::HuberLossFuncOptions().reduction(tr).delta(0.7)), tol));
+
+    // Class indices, with weights, ignore_index and label smoothing; 2-D and 4-D inputs.
+    const ember::Tensor w = rnd({4}, 62).abs() + 0.1;
+    const ember::Tensor labels = ember::tensor({0, 3, 1, 3, 2});
+    const ember::Tensor ignored = ember::tensor({0, 3, -1, 3, 2});
+    for (double smoothing : {0.0, 0.25}) {
+      for (const ember::Tensor& weight : {ember::Tensor(), w}) {
+        for (const ember::Tensor& target : {labels, ignored}) {
+          auto eo = eF::CrossEntropyFuncOptions(er).label_smoothing(smoothing).ignore_index(-1).weight(weight);
+          auto to = tF::CrossEntropyFuncOptions().reduction(tr).label_smoothing(smoothing).ignore_index(-1);
+          if (weight.defined()) to.weight(T(weight));
+          EXPECT_TRUE(Close(eF::cross_entropy(x, target, eo), tF::cross_entropy(T(x), T(target), to), tol))
+              << "smoothing " << smoothing << " weight " << weight.defined();
+          auto en = eF::NLLLossFuncOptions(er).ignore_index(-1).weight(weight);
+          auto tn = tF::NLLLossFuncOptions().reduction(tr).ignore_index(-1);
+          if (weight.defined()) tn.weight(T(weight));
+          EXPECT_TRUE(Close(eF::nll_loss(x, target, en), tF::nll_loss(T(x), T(target), tn), tol));
+        }
+        // Probabilities as targets.
+        const ember::Tensor probs = ember::softmax(y, 1);
+        auto eo = eF::CrossEntropyFuncOptions(er).label_smoothing(smoothing).weight(weight);
+        auto to = tF::CrossEntropyFuncOptions().reduction(tr).label_smoothing(smoothing);
+        if (weight.defined()) to.weight(T(weight));
+        EXPECT_TRUE(Close(eF::cross_entropy(x, probs, eo), tF::cross_entropy(T(x), T(probs), to), tol));
+      }
+    }
+    const ember::Tensor x4 = rnd({2, 3, 2, 3}, 63);
+    const ember::Tensor t4 = ember::randint(0, 3, {2, 2, 3}, ember::TensorOptions().dtype(ember::kLong));
+    EXPECT_TRUE(Close(eF::cross_entropy(x4, t4, eF::CrossEntropyFuncOptions(er).label_smoothing(0.1)),
+                      tF::cross_entropy(T(x4), T(t4), tF::CrossEntropyFuncOptions().reduction(tr).label_smoothing(0.1)), tol));
+
+    const ember::Tensor p = ember::sigmoid(x), t01 = ember::rand({5, 4});
+    const ember::Tensor bw = ember::rand({4});
+    EXPECT_TRUE(Close(eF::binary_cross_entropy(p, t01, eF::BinaryCrossEntropyFuncOptions(er).weight(bw)),
+                      tF::binary_cross_entropy(T(p), T(t01), tF::BinaryCrossEntropyFuncOptions().reduction(tr).weight(T(bw))),
+                      tol));
+    const ember::Tensor pw = ember::rand({4}) * 3;
+    EXPECT_TRUE(Close(
+        eF::binary_cross_entropy_with_logits(x * 10, t01,
+                                             eF::BinaryCrossEntropyWithLogitsFuncOptions(er).pos_weight(pw).weight(bw)),
+        tF::binary_cross_entropy_with_logits(
+            T(x * 10), T(t01), tF::BinaryCrossEntropyWithLogitsFuncOptions().reduction(tr).pos_weight(T(pw)).weight(T(bw))),
+        tol));
+  }
+  const ember::Tensor logq = ember::log_softmax(x, 1), pt = ember::softmax(y, 1);
+  const ember::Tensor pt0 = pt * (pt > 0.3);  // zeros in the target
+  const std::vector<std::pair<enn::kldiv_reduction_t, tF::KLDivFuncOptions::reduction_t>> kl{
+      {ember::kNone, torch::kNone}, {ember::kBatchMean, torch::kBatchMean}, {ember::kSum, torch::kSum},
+      {ember::kMean, torch::kMean}};
+  for (const auto& [er, tr] : kl) {
+    EXPECT_TRUE(Close(eF::kl_div(logq, pt0, eF::KLDivFuncOptions(er)), tF::kl_div(T(logq), T(pt0), tF::KLDivFuncOptions().reduction(tr)), tol));
+    EXPECT_TRUE(Close(eF::kl_div(logq, pt.log(), eF::KLDivFuncOptions(er).log_target(true)),
+                      tF::kl_div(T(logq), T(pt.log()), tF::KLDivFuncOptions().reduction(tr).log_target(true)), tol));
+  }
+}
+
+TEST(NnParity, NllLossGradient) {
+  ember::Tensor x = rnd({6, 5}, 70).requires_grad_();
+  torch::Tensor tx = T(x.detach()).requires_grad_();
+  ember::Tensor target = ember::tensor({0, 4, 4, -100, 2, 1});
+  ember::Tensor w = rnd({5}, 71).abs();
+  for (int64_t r : {0, 1, 2}) {
+    ember::Tensor loss = ember::nll_loss(x, target, w, r);
+    torch::Tensor tloss = torch::nll_loss(tx, T(target), T(w), r);
+    ember::Tensor g = r == 0 ? ember::ones({6}) : ember::Tensor();
+    loss.backward(g);
+    tloss.backward(r == 0 ? torch::ones({6}) : torch::Tensor());
+    EXPECT_TRUE(Close(x.grad(), tx.grad()));
+    x.mutable_grad().reset();
+    tx.mutable_grad().reset();
+  }
+}
+
+TEST(NnParity, PrettyPrintMatchesLibtorch) {
+  auto compare = [](auto e, auto t) { EXPECT_EQ(str(e), str(t)); };
+  compare(enn::Linear(enn::LinearOptions(3, 4).bias(false)), tnn::Linear(tnn::LinearOptions(3, 4).bias(false)));
+  compare(enn::Bilinear(2, 3, 4), tnn::Bilinear(2, 3, 4));
+  compare(enn::Conv2d(enn::Conv2dOptions(1, 10, 5).stride(1).padding(2)),
+          tnn::Conv2d(tnn::Conv2dOptions(1, 10, 5).stride(1).padding(2)));
+  compare(enn::Conv2d(enn::Conv2dOptions(4, 8, {3, 1}).stride(2).dilation(2).groups(2).bias(false)),
+          tnn::Conv2d(tnn::Conv2dOptions(4, 8, {3, 1}).stride(2).dilation(2).groups(2).bias(false)));
+  compare(enn::Conv1d(3, 4, 2), tnn::Conv1d(3, 4, 2));
+  compare(enn::ConvTranspose2d(enn::ConvTranspose2dOptions(4, 2, 3).stride(2).output_padding(1)),
+          tnn::ConvTranspose2d(tnn::ConvTranspose2dOptions(4, 2, 3).stride(2).output_padding(1)));
+  compare(enn::BatchNorm2d(enn::BatchNormOptions(5).momentum(std::nullopt).affine(false)),
+          tnn::BatchNorm2d(tnn::BatchNormOptions(5).momentum(c10::nullopt).affine(false)));
+  compare(enn::BatchNorm1d(3), tnn::BatchNorm1d(3));
+  compare(enn::LayerNorm(enn::LayerNormOptions({2, 3}).eps(1e-3)), tnn::LayerNorm(tnn::LayerNormOptions({2, 3}).eps(1e-3)));
+  compare(enn::GroupNorm(2, 4), tnn::GroupNorm(2, 4));
+  compare(enn::Dropout(0.25), tnn::Dropout(0.25));
+  compare(enn::Dropout2d(0.1), tnn::Dropout2d(0.1));
+  compare(enn::Embedding(enn::EmbeddingOptions(10, 3).padding_idx(1).max_norm(2)),
+          tnn::Embedding(tnn::EmbeddingOptions(10, 3).padding_idx(1).max_norm(2)));
+  compare(enn::MaxPool2d(enn::MaxPool2dOptions(2).stride(1)), tnn::MaxPool2d(tnn::MaxPool2dOptions(2).stride(1)));
+  compare(enn::AvgPool2d(3), tnn::AvgPool2d(3));
+  compare(enn::AdaptiveAvgPool2d(enn::AdaptiveAvgPool2dOptions({3, std::nullopt})),
+          tnn::AdaptiveAvgPool2d(tnn::AdaptiveAvgPool2dOptions({3, c10::nullopt})));
+  compare(enn::ReLU(), tnn::ReLU());
+  compare(enn::ReLU(true), tnn::ReLU(true));
+  compare(enn::ReLU6(), tnn::ReLU6());
+  compare(enn::LeakyReLU(enn::LeakyReLUOptions().negative_slope(0.2)), tnn::LeakyReLU(tnn::LeakyReLUOptions().negative_slope(0.2)));
+  compare(enn::GELU(), tnn::GELU());
+  compare(enn::SiLU(), tnn::SiLU());
+  compare(enn::ELU(), tnn::ELU());
+  compare(enn::Softplus(), tnn::Softplus());
+  compare(enn::Sigmoid(), tnn::Sigmoid());
+  compare(enn::Tanh(), tnn::Tanh());
+  compare(enn::Softmax(1), tnn::Softmax(1));
+  compare(enn::LogSoftmax(1), tnn::LogSoftmax(1));
+  compare(enn::Identity(), tnn::Identity());
+  compare(enn::Flatten(), tnn::Flatten());
+  compare(enn::Unflatten(1, std::vector<int64_t>{2, 2}), tnn::Unflatten(1, std::vector<int64_t>{2, 2}));
+  compare(enn::MultiheadAttention(4, 2), tnn::MultiheadAttention(4, 2));
+  compare(enn::TransformerEncoderLayer(8, 2), tnn::TransformerEncoderLayer(8, 2));
+  compare(enn::MSELoss(), tnn::MSELoss());
+  compare(enn::CrossEntropyLoss(), tnn::CrossEntropyLoss());
+  compare(enn::Sequential(enn::Linear(2, 3), enn::ReLU(), enn::Sequential(enn::Dropout(), enn::Linear(3, 1))),
+          tnn::Sequential(tnn::Linear(2, 3), tnn::ReLU(), tnn::Sequential(tnn::Dropout(), tnn::Linear(3, 1))));
+  enn::ModuleList el(enn::Linear(1, 2), enn::Tanh());
+  tnn::ModuleList tl(tnn::Linear(1, 2), tnn::Tanh());
+  compare(el, tl);
+}

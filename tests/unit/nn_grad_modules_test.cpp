@@ -1,0 +1,138 @@
+// Gradients through the nn layers and losses, by gradcheck in float64 (small shapes). Several
+// depend on derivatives of forward ops (log_softmax, conv, norms, pooling, abs/sign-free
+// composites) that land separately; this file holds them apart from the always-green tests.
+#include <gtest/gtest.h>
+
+#include "ember/ember.h"
+
+namespace nn = ember::nn;
+namespace F = ember::nn::functional;
+using ember::Tensor;
+using ember::autograd::gradcheck;
+using ember::autograd::variable_list;
+
+namespace {
+
+ember::TensorOptions f64() { return ember::TensorOptions().dtype(ember::kDouble); }
+Tensor leaf(ember::IntArrayRef sizes, uint64_t seed) {
+  ember::Generator g(seed);
+  return ember::randn(sizes, &g, f64()).requires_grad_();
+}
+Tensor labels(ember::IntArrayRef sizes, int64_t classes, uint64_t seed) {
+  ember::Generator g(seed);
+  return ember::randint(0, classes, sizes, &g, ember::TensorOptions().dtype(ember::kLong));
+}
+// A module's parameters in float64, so gradcheck covers them too.
+template <class M>
+variable_list params64(M& m) {
+  m->to(ember::kDouble);
+  return m->parameters();
+}
+
+}  // namespace
+
+// ---- ready now: ops with derivatives in place -------------------------------------------------
+
+TEST(NnGrad, NllLossAllReductionsWeightsIgnoreIndex) {
+  Tensor x = leaf({4, 3}, 1), w = ember::tensor({0.5, 2.0, 1.0}, f64());
+  Tensor y = ember::tensor({0, 2, -100, 1});
+  for (int64_t r : {0, 1, 2}) {
+    EXPECT_TRUE(gradcheck([&](const variable_list& v) { return ember::nll_loss(v[0], y, w, r, -100); }, {x}));
+    EXPECT_TRUE(gradcheck([&](const variable_list& v) { return ember::nll_loss(v[0], y, {}, r, -100); }, {x}));
+  }
+  Tensor x4 = leaf({2, 3, 2, 2}, 2);
+  Tensor y4 = labels({2, 2, 2}, 3, 3);
+  EXPECT_TRUE(gradcheck([&](const variable_list& v) { return ember::nll_loss(v[0], y4, w, 1, -100); }, {x4}));
+  Tensor x1 = leaf({3}, 4);
+  EXPECT_TRUE(gradcheck([&](const variable_list& v) { return ember::nll_loss(v[0], ember::tensor(2)); }, {x1}));
+}
+
+TEST(NnGrad, LinearBilinearAndPointwiseLosses) {
+  nn::Linear fc(3, 2);
+  variable_list in{leaf({4, 3}, 5)};
+  for (const Tensor& p : params64(fc)) in.push_back(p);
+  EXPECT_TRUE(gradcheck([&](const variable_list&) { return fc(in[0]); }, in));
+  nn::Bilinear bil(2, 3, 2);
+  variable_list bin{leaf({3, 2}, 6), leaf({3, 3}, 7)};
+  for (const Tensor& p : params64(bil)) bin.push_back(p);
+  EXPECT_TRUE(gradcheck([&](const variable_list&) { return bil->forward(bin[0], bin[1]); }, bin));
+
+  Tensor x = leaf({3, 4}, 8), t = leaf({3, 4}, 9);
+  for (auto r : {nn::reduction_t(ember::kNone), nn::reduction_t(ember::kMean), nn::reduction_t(ember::kSum)}) {
+    EXPECT_TRUE(gradcheck([&](const variable_list& v) { return F::mse_loss(v[0], v[1], r); }, {x, t}));
+    EXPECT_TRUE(gradcheck([&](const variable_list& v) { return F::l1_loss(v[0], v[1], r); }, {x, t}));
+    EXPECT_TRUE(gradcheck(
+        [&](const variable_list& v) { return F::smooth_l1_loss(v[0], v[1], F::SmoothL1LossFuncOptions(r).beta(0.5)); },
+        {x, t}));
+    EXPECT_TRUE(gradcheck(
+        [&](const variable_list& v) { return F::huber_loss(v[0], v[1], F::HuberLossFuncOptions(r).delta(0.7)); },
+        {x, t}));
+  }
+}
+
+TEST(NnGrad, BinaryCrossEntropyAndKlDiv) {
+  Tensor p = ember::rand({3, 4}, f64()).mul(0.8).add(0.1).requires_grad_();
+  Tensor t = ember::rand({3, 4}, f64());
+  Tensor w = ember::rand({4}, f64());
+  EXPECT_TRUE(gradcheck(
+      [&](const variable_list& v) { return F::binary_cross_entropy(v[0], t, F::BinaryCrossEntropyFuncOptions().weight(w)); },
+      {p}));
+  Tensor logits = leaf({3, 4}, 10), pw = ember::rand({4}, f64()).add(0.5);
+  EXPECT_TRUE(gradcheck(
+      [&](const variable_list& v) {
+        return F::binary_cross_entropy_with_logits(v[0], t,
+                                                   F::BinaryCrossEntropyWithLogitsFuncOptions().pos_weight(pw));
+      },
+      {logits}));
+  Tensor logq = leaf({3, 4}, 11);
+  EXPECT_TRUE(gradcheck(
+      [&](const variable_list& v) { return F::kl_div(v[0], t, F::KLDivFuncOptions(ember::kBatchMean)); }, {logq}));
+  EXPECT_TRUE(gradcheck(
+      [&](const variable_list& v) { return F::kl_div(v[0], v[1], F::KLDivFuncOptions(ember::kSum).log_target(true)); },
+      {logq, leaf({3, 4}, 12)}));
+}
+
+// ---- waiting on derivatives of forward ops ---------------------------------------------------
+
+TEST(NnGradPending, CrossEntropyNeedsLogSoftmax) {
+  Tensor x = leaf({4, 5}, 13);
+  Tensor y = ember::tensor({0, 4, -100, 2});
+  Tensor w = ember::rand({5}, f64()).add(0.5);
+  EXPECT_TRUE(gradcheck(
+      [&](const variable_list& v) {
+        return F::cross_entropy(v[0], y, F::CrossEntropyFuncOptions().weight(w).label_smoothing(0.2));
+      },
+      {x}));
+  Tensor probs = ember::softmax(ember::randn({4, 5}, f64()), 1);
+  EXPECT_TRUE(gradcheck([&](const variable_list& v) { return F::cross_entropy(v[0], probs); }, {x}));
+}
+
+TEST(NnGradPending, ConvNormPoolNeedTheirDerivatives) {
+  nn::Conv2d conv(nn::Conv2dOptions(2, 3, 3).padding(1).stride(2));
+  variable_list in{leaf({2, 2, 5, 5}, 14)};
+  for (const Tensor& p : params64(conv)) in.push_back(p);
+  EXPECT_TRUE(gradcheck([&](const variable_list&) { return conv(in[0]); }, in));
+  nn::BatchNorm2d bn(2);
+  variable_list bin{leaf({3, 2, 2, 2}, 15)};
+  for (const Tensor& p : params64(bn)) bin.push_back(p);
+  EXPECT_TRUE(gradcheck([&](const variable_list&) { return bn(bin[0]); }, bin));
+  nn::LayerNorm ln(std::vector<int64_t>{4});
+  variable_list lin{leaf({3, 4}, 16)};
+  for (const Tensor& p : params64(ln)) lin.push_back(p);
+  EXPECT_TRUE(gradcheck([&](const variable_list&) { return ln(lin[0]); }, lin));
+  nn::MaxPool2d pool(2);
+  EXPECT_TRUE(gradcheck([&](const variable_list& v) { return pool(v[0]); }, {leaf({1, 2, 4, 4}, 17)}));
+  nn::AvgPool2d avg(nn::AvgPool2dOptions(3).stride(2).padding(1));
+  EXPECT_TRUE(gradcheck([&](const variable_list& v) { return avg(v[0]); }, {leaf({1, 2, 5, 5}, 18)}));
+}
+
+TEST(NnGradPending, AttentionAndEmbeddingNeedSoftmaxAndEmbedding) {
+  nn::MultiheadAttention mha(4, 2);
+  variable_list in{leaf({3, 2, 4}, 19)};
+  for (const Tensor& p : params64(mha)) in.push_back(p);
+  EXPECT_TRUE(gradcheck([&](const variable_list&) { return std::get<0>(mha(in[0], in[0], in[0])); }, in));
+  nn::Embedding emb(nn::EmbeddingOptions(5, 3).padding_idx(0));
+  variable_list ein = params64(emb);
+  Tensor idx = ember::tensor({0, 3, 3, 1});
+  EXPECT_TRUE(gradcheck([&](const variable_list&) { return emb(idx); }, ein));
+}

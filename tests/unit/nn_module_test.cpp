@@ -1,0 +1,291 @@
+// nn::Module and its holders: registration (and its errors), the recursive accessors and their
+// order, train/eval, to(), zero_grad, printing, and the containers.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "ember/ember.h"
+#include "ember/torch.h"
+#include "unit/expect_error.h"
+
+namespace nn = ember::nn;
+using ember::Tensor;
+
+namespace {
+
+struct NetImpl : nn::Module {
+  NetImpl() {
+    conv = register_module("conv", nn::Conv2d(nn::Conv2dOptions(1, 4, 3).padding(1)));
+    bn = register_module("bn", nn::BatchNorm2d(4));
+    fc = register_module("fc", nn::Linear(4, 2));
+    scale = register_parameter("scale", ember::ones({1}));
+    register_buffer("step", ember::zeros({}, ember::TensorOptions().dtype(ember::kLong)));
+  }
+  Tensor forward(const Tensor& x) {
+    Tensor h = ember::relu(bn(conv(x)));
+    h = nn::functional::adaptive_avg_pool2d(h, {1, 1}).flatten(1);
+    return fc(h) * scale;
+  }
+  nn::Conv2d conv{nullptr};
+  nn::BatchNorm2d bn{nullptr};
+  nn::Linear fc{nullptr};
+  Tensor scale;
+};
+TORCH_MODULE(Net);
+
+std::string print(const nn::Module& m) {
+  std::ostringstream os;
+  os << m;
+  return os.str();
+}
+
+}  // namespace
+
+TEST(NnModule, NamedParametersAreInRegistrationOrderWithDottedNames) {
+  Net net;
+  std::vector<std::string> expected{"scale", "conv.weight", "conv.bias", "bn.weight", "bn.bias", "fc.weight",
+                                    "fc.bias"};
+  EXPECT_EQ(net->named_parameters().keys(), expected);
+  EXPECT_EQ(net->parameters().size(), 7u);
+  EXPECT_EQ(net->named_parameters(/*recurse=*/false).keys(), std::vector<std::string>{"scale"});
+  std::vector<std::string> buffers{"step", "bn.running_mean", "bn.running_var", "bn.num_batches_tracked"};
+  EXPECT_EQ(net->named_buffers().keys(), buffers);
+  for (const Tensor& p : net->parameters()) EXPECT_TRUE(p.requires_grad());
+  for (const Tensor& b : net->buffers()) EXPECT_FALSE(b.requires_grad());
+  // The holder's field and the registered tensor are the same tensor.
+  EXPECT_TRUE(net->named_parameters()["fc.weight"].is_same(net->fc->weight));
+}
+
+TEST(NnModule, ModulesAndChildren) {
+  Net net;
+  auto named = net->named_modules();
+  EXPECT_EQ(named.keys(), (std::vector<std::string>{"", "conv", "bn", "fc"}));
+  EXPECT_EQ(named[""].get(), net.get());
+  EXPECT_EQ(net->modules(/*include_self=*/false).size(), 3u);
+  EXPECT_EQ(net->named_children().keys(), (std::vector<std::string>{"conv", "bn", "fc"}));
+  EXPECT_EQ(net->children().size(), 3u);
+  EXPECT_NE(net->children()[2]->as<nn::Linear>(), nullptr);
+  EXPECT_EQ(net->children()[2]->as<nn::Conv2d>(), nullptr);
+  EXPECT_EQ(net->named_modules("model").keys(),
+            (std::vector<std::string>{"model", "model.conv", "model.bn", "model.fc"}));
+  // A module on the stack cannot hand out a shared_ptr to itself.
+  NetImpl on_stack;
+  EXPECT_ERROR(on_stack.modules(), "std::make_shared");
+  EXPECT_EQ(on_stack.modules(false).size(), 3u);
+}
+
+TEST(NnModule, RegistrationErrors) {
+  nn::Module m;
+  m.register_parameter("w", ember::ones({2}));
+  EXPECT_ERROR(m.register_parameter("w", ember::ones({2})), "Parameter 'w' already defined");
+  EXPECT_ERROR(m.register_parameter("a.b", ember::ones({2})), "must not contain a dot", "a.b");
+  EXPECT_ERROR(m.register_parameter("", ember::ones({2})), "must not be empty");
+  m.register_buffer("b", ember::ones({2}));
+  EXPECT_ERROR(m.register_buffer("b", ember::ones({2})), "Buffer 'b' already defined");
+  EXPECT_ERROR(m.register_buffer("x.y", ember::ones({2})), "must not contain a dot");
+  m.register_module("lin", nn::Linear(2, 2));
+  EXPECT_ERROR(m.register_module("lin", nn::Linear(2, 2)), "Submodule 'lin' already defined");
+  EXPECT_ERROR(m.register_module("l.x", nn::Linear(2, 2)), "must not contain a dot");
+  EXPECT_ERROR(m.register_module("empty", nn::Linear(nullptr)), "Accessing empty ModuleHolder");
+  EXPECT_ERROR(m.unregister_module("nope"), "No Module with name `nope`");
+  m.unregister_module("lin");
+  EXPECT_TRUE(m.children().empty());
+  // requires_grad = false is kept; undefined parameters (absent bias) are skipped.
+  m.register_parameter("frozen", ember::ones({1}), false);
+  m.register_parameter("absent", Tensor());
+  EXPECT_FALSE(m.named_parameters()["frozen"].requires_grad());
+  EXPECT_EQ(m.parameters().size(), 2u);
+}
+
+TEST(NnModule, ReplaceModule) {
+  Net net;
+  net->fc = net->replace_module("fc", nn::Linear(4, 3));
+  EXPECT_EQ(net->fc->weight.size(0), 3);
+  EXPECT_EQ(net->named_parameters()["fc.weight"].size(0), 3);
+  EXPECT_ERROR(net->replace_module("nope", nn::Linear(1, 1)), "Submodule 'nope' is not defined");
+}
+
+TEST(NnModule, TrainEvalReachesEveryModule) {
+  Net net;
+  EXPECT_TRUE(net->is_training());
+  net->eval();
+  for (const auto& m : net->modules()) EXPECT_FALSE(m->is_training());
+  net->train();
+  for (const auto& m : net->modules()) EXPECT_TRUE(m->is_training());
+  net->train(false);
+  EXPECT_FALSE(net->bn->is_training());
+}
+
+TEST(NnModule, ToDtypeConvertsFloatingTensorsInPlace) {
+  Net net;
+  Tensor w = net->fc->weight;  // a handle held elsewhere sees the change
+  const Tensor before = w.clone();
+  net->to(ember::kDouble);
+  EXPECT_EQ(w.dtype(), ember::kDouble);
+  EXPECT_TRUE(w.requires_grad());
+  EXPECT_TRUE(w.allclose(before.to(ember::kDouble)));
+  for (const Tensor& p : net->parameters()) EXPECT_EQ(p.dtype(), ember::kDouble);
+  EXPECT_EQ(net->bn->running_mean.dtype(), ember::kDouble);
+  EXPECT_EQ(net->bn->num_batches_tracked.dtype(), ember::kLong);
+  Tensor y = net->forward(ember::randn({2, 1, 5, 5}, ember::TensorOptions().dtype(ember::kDouble)));
+  EXPECT_EQ(y.dtype(), ember::kDouble);
+  y.sum().backward();
+  EXPECT_EQ(net->fc->weight.grad().dtype(), ember::kDouble);
+  net->to(ember::kFloat);  // the gradient follows
+  EXPECT_EQ(net->fc->weight.grad().dtype(), ember::kFloat);
+  EXPECT_ERROR(net->to(ember::kInt), "floating point");
+}
+
+TEST(NnModule, ToMemoryFormat) {
+  Net net;
+  net->to(ember::MemoryFormat::ChannelsLast);
+  EXPECT_TRUE(net->conv->weight.is_contiguous(ember::MemoryFormat::ChannelsLast));
+  EXPECT_FALSE(net->conv->weight.is_contiguous());
+  EXPECT_TRUE(net->fc->weight.is_contiguous());
+}
+
+TEST(NnModule, ZeroGrad) {
+  nn::Linear fc(3, 2);
+  fc(ember::ones({1, 3})).sum().backward();
+  ASSERT_TRUE(fc->weight.grad().defined());
+  fc->zero_grad(/*set_to_none=*/false);
+  ASSERT_TRUE(fc->weight.grad().defined());
+  EXPECT_EQ(fc->weight.grad().abs().sum().item<double>(), 0.0);
+  fc->zero_grad();
+  EXPECT_FALSE(fc->weight.grad().defined());
+}
+
+TEST(NnModule, ApplyVisitsInPreOrder) {
+  Net net;
+  std::vector<std::string> names;
+  net->apply([&](const std::string& name, nn::Module&) { names.push_back(name); });
+  EXPECT_EQ(names, (std::vector<std::string>{"", "conv", "bn", "fc"}));
+  int count = 0;
+  net->apply([&](nn::Module& m) {
+    if (auto* lin = m.as<nn::Linear>()) nn::init::zeros_(lin->weight);
+    ++count;
+  });
+  EXPECT_EQ(count, 4);
+  EXPECT_EQ(net->fc->weight.abs().sum().item<double>(), 0.0);
+}
+
+TEST(NnModule, HolderCallsForward) {
+  nn::Linear fc(784, 10);
+  Tensor x = ember::randn({2, 784});
+  EXPECT_TRUE(fc(x).equal(fc->forward(x)));
+  EXPECT_EQ(fc(x).sizes(), ember::IntArrayRef({2, 10}));
+  nn::Linear empty{nullptr};
+  EXPECT_TRUE(empty.is_empty());
+  EXPECT_FALSE(static_cast<bool>(empty));
+  EXPECT_ERROR(empty->forward(x), "Accessing empty ModuleHolder");
+  std::shared_ptr<nn::LinearImpl> p = fc;
+  EXPECT_EQ(p.get(), fc.get());
+}
+
+TEST(NnModule, PrettyPrint) {
+  Net net;
+  EXPECT_EQ(print(*net),
+            "(anonymous namespace)::NetImpl(\n"
+            "  (conv): torch::nn::Conv2d(1, 4, kernel_size=[3, 3], stride=[1, 1], padding=[1, 1])\n"
+            "  (bn): torch::nn::BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=true, track_running_stats=true)\n"
+            "  (fc): torch::nn::Linear(in_features=4, out_features=2, bias=true)\n"
+            ")");
+  nn::Sequential seq(nn::Linear(2, 3), nn::ReLU(), nn::Sequential(nn::Dropout(0.2), nn::Tanh()));
+  EXPECT_EQ(print(*seq),
+            "torch::nn::Sequential(\n"
+            "  (0): torch::nn::Linear(in_features=2, out_features=3, bias=true)\n"
+            "  (1): torch::nn::ReLU()\n"
+            "  (2): torch::nn::Sequential(\n"
+            "    (0): torch::nn::Dropout(p=0.2, inplace=false)\n"
+            "    (1): torch::nn::Tanh()\n"
+            "  )\n"
+            ")");
+}
+
+TEST(NnSequential, ChainsAndIndexes) {
+  nn::Sequential seq(nn::Linear(4, 8), nn::ReLU(), nn::Linear(8, 2));
+  ASSERT_EQ(seq->size(), 3u);
+  Tensor x = ember::randn({5, 4});
+  Tensor expected = seq->ptr<nn::LinearImpl>(2)->forward(ember::relu(seq->ptr<nn::LinearImpl>(0)->forward(x)));
+  EXPECT_TRUE(seq->forward(x).allclose(expected));
+  EXPECT_TRUE(seq(x).allclose(expected));
+  EXPECT_EQ(seq->named_parameters().keys(),
+            (std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"}));
+  EXPECT_NE(std::dynamic_pointer_cast<nn::ReLUImpl>(seq[1]), nullptr);
+  EXPECT_EQ(seq->at<nn::LinearImpl>(2).options.out_features(), 2);
+  EXPECT_ERROR(seq->ptr<nn::ReLUImpl>(0), "Attempted to cast");
+  EXPECT_ERROR(seq->ptr(3), "Index out of range");
+  seq->push_back(nn::Softmax(1));
+  seq->push_back("last", nn::Identity());
+  EXPECT_EQ(seq->named_children().keys(), (std::vector<std::string>{"0", "1", "2", "3", "last"}));
+  EXPECT_NEAR(seq(x).sum().item<double>(), 5.0, 1e-5);
+  nn::Sequential empty;
+  EXPECT_ERROR(empty->forward(x), "empty Sequential");
+  // A module without forward(Tensor) -> Tensor can be held but not chained.
+  nn::Sequential holds_mha(nn::MultiheadAttention(4, 2));
+  EXPECT_ERROR(holds_mha->forward(x), "cannot be chained");
+}
+
+TEST(NnSequential, Named) {
+  nn::Sequential seq({{"conv", nn::Conv2d(1, 2, 3)}, {"act", nn::ReLU()}, {"flat", nn::Flatten()}});
+  EXPECT_EQ(seq->named_children().keys(), (std::vector<std::string>{"conv", "act", "flat"}));
+  EXPECT_EQ(seq(ember::randn({2, 1, 5, 5})).sizes(), ember::IntArrayRef({2, 18}));
+  EXPECT_ERROR(nn::Sequential({{"a", nn::ReLU()}, {"a", nn::ReLU()}}), "Submodule 'a' already defined");
+}
+
+TEST(NnModuleList, PushInsertIndex) {
+  nn::ModuleList list(nn::Linear(2, 3), nn::ReLU());
+  list->push_back(nn::Linear(3, 1));
+  ASSERT_EQ(list->size(), 3u);
+  EXPECT_EQ(list->ptr<nn::LinearImpl>(2)->options.in_features(), 3);
+  list->insert(1, nn::Tanh());
+  EXPECT_NE(list->ptr<nn::TanhImpl>(1), nullptr);
+  EXPECT_EQ(list->named_children().keys(), (std::vector<std::string>{"0", "1", "2", "3"}));
+  EXPECT_EQ(list->named_parameters().keys(),
+            (std::vector<std::string>{"0.weight", "0.bias", "3.weight", "3.bias"}));
+  EXPECT_ERROR(list->ptr(9), "Index out of range");
+  EXPECT_ERROR(list->ptr<nn::LinearImpl>(1), "Unable to cast");
+  Tensor x = ember::randn({1, 2});
+  for (const auto& m : *list) {
+    if (auto* lin = m->as<nn::Linear>()) x = lin->forward(x);
+  }
+  EXPECT_EQ(x.sizes(), ember::IntArrayRef({1, 1}));
+  EXPECT_EQ(print(*list).substr(0, 23), "torch::nn::ModuleList(\n");
+}
+
+TEST(NnModuleDict, InsertReplacePop) {
+  std::vector<std::pair<std::string, std::shared_ptr<nn::Module>>> entries{{"a", nn::Linear(1, 2).ptr()},
+                                                                           {"b", nn::ReLU().ptr()}};
+  nn::ModuleDict dict(entries);
+  EXPECT_EQ(dict->keys(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(dict->contains("a"));
+  dict->insert("a", nn::Linear(1, 5));  // replaces, keeping the position
+  EXPECT_EQ(dict->at<nn::LinearImpl>("a").options.out_features(), 5);
+  EXPECT_EQ(dict->named_children().keys(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(dict->named_parameters()["a.weight"].size(0), 5);
+  auto b = dict->pop("b");
+  EXPECT_NE(b->as<nn::ReLU>(), nullptr);
+  EXPECT_EQ(dict->size(), 1u);
+  EXPECT_ERROR((*dict)["b"], "Module 'b' is not defined");
+  EXPECT_ERROR(dict->pop("b"), "Module 'b' is not defined");
+  dict->clear();
+  EXPECT_TRUE(dict->is_empty());
+  EXPECT_TRUE(dict->children().empty());
+}
+
+TEST(NnOptions, BuildersChain) {
+  auto o = nn::Conv2dOptions(1, 10, 5).stride(2).padding({1, 2}).bias(false);
+  EXPECT_EQ(o.kernel_size()[1], 5);
+  EXPECT_EQ(o.stride()[0], 2);
+  EXPECT_EQ(o.padding()[1], 2);
+  EXPECT_FALSE(o.bias());
+  nn::Linear fc(nn::LinearOptions(4, 5).bias(false));
+  EXPECT_FALSE(fc->bias.defined());
+  EXPECT_EQ(fc->parameters().size(), 1u);
+  EXPECT_ERROR(nn::Conv2dOptions(1, 2, std::vector<int64_t>{1, 2, 3}), "Expected 2 values");
+  EXPECT_ERROR(nn::Conv2d(nn::Conv2dOptions(3, 4, 3).groups(2)), "in_channels must be divisible by groups");
+  EXPECT_ERROR(nn::Dropout(1.5), "dropout probability has to be between 0 and 1, but got 1.5");
+  EXPECT_ERROR(nn::GroupNorm(4, 6), "num_channels must be divisible by num_groups");
+  EXPECT_ERROR(nn::MultiheadAttention(6, 4), "embed_dim must be divisible by num_heads");
+  EXPECT_ERROR(nn::Embedding(nn::EmbeddingOptions(4, 2).padding_idx(4)), "Padding_idx must be within num_embeddings");
+}
