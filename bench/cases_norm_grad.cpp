@@ -41,22 +41,29 @@ bench::Outcome fwd_bwd(const bench::Context& ctx, const std::vector<const Input*
                                 .min_run_time = 1.0});
 }
 
-bench::Register batch_norm2d{{
+bench::Outcome batch_norm2d(const bench::Context& ctx, ember::MemoryFormat format) {
+  const Input x(parity::random({64, 64, 28, 28}, ember::kFloat, 51).contiguous(format));
+  const Input w(parity::random({64}, ember::kFloat, 52)), b(parity::random({64}, ember::kFloat, 53));
+  const Input g(parity::random({64, 64, 28, 28}, ember::kFloat, 54).contiguous(format), false);
+  const Input rm(ember::zeros({64}), false), rv(ember::ones({64}), false);
+  return fwd_bwd(
+      ctx, {&x, &w, &b}, g, [&] { return F::batch_norm(x.e, w.e, b.e, rm.e, rv.e, true, 0.1, 1e-5); },
+      [&] { return torch::batch_norm(x.t, w.t, b.t, rm.t, rv.t, true, 0.1, 1e-5, false); },
+      {1e-4, 1e-2});  // weight/bias gradients sum 50K terms
+}
+
+bench::Register batch_norm2d_contiguous{{
     .name = "batch_norm2d_train_fwd_bwd_64x64x28x28",
     .label = kLabel,
     .target = 1.0,
-    .run =
-        [](const bench::Context& ctx) {
-          const Input x(parity::random({64, 64, 28, 28}, ember::kFloat, 51));
-          const Input w(parity::random({64}, ember::kFloat, 52)), b(parity::random({64}, ember::kFloat, 53));
-          const Input g(parity::random({64, 64, 28, 28}, ember::kFloat, 54), false);
-          const Input rm(ember::zeros({64}), false), rv(ember::ones({64}), false);
-          return fwd_bwd(
-              ctx, {&x, &w, &b}, g,
-              [&] { return F::batch_norm(x.e, w.e, b.e, rm.e, rv.e, true, 0.1, 1e-5); },
-              [&] { return torch::batch_norm(x.t, w.t, b.t, rm.t, rv.t, true, 0.1, 1e-5, false); },
-              {1e-4, 1e-2});  // weight/bias gradients sum 50K terms
-        },
+    .run = [](const bench::Context& ctx) { return batch_norm2d(ctx, ember::MemoryFormat::Contiguous); },
+}};
+
+bench::Register batch_norm2d_channels_last{{
+    .name = "batch_norm2d_train_fwd_bwd_64x64x28x28_cl",
+    .label = kLabel,
+    .target = 1.0,
+    .run = [](const bench::Context& ctx) { return batch_norm2d(ctx, ember::MemoryFormat::ChannelsLast); },
 }};
 
 bench::Register layer_norm{{
