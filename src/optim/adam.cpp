@@ -9,6 +9,7 @@
 #include "ember/foreach.h"
 #include "ember/optim/adamw.h"
 #include "optim/adam_update.h"
+#include "optim/slices.h"
 
 namespace ember::optim {
 
@@ -144,19 +145,10 @@ void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& g
     }
     return;
   }
-  // The multi-tensor ops run over slices of the list small enough that the eight passes of a
-  // slice find its tensors still in cache, rather than streaming the whole list eight times.
-  constexpr int64_t kSliceElements = 65536;
-  for (size_t begin = 0; begin < n;) {
-    size_t end = begin;
-    int64_t elements = 0;
-    while (end < n && (end == begin || elements + params[end].numel() <= kSliceElements))
-      elements += params[end++].numel();
-    auto slice = [&](const auto& v) { return std::vector(v.begin() + begin, v.begin() + end); };
-    const std::vector<OptimizerParamState*> st = slice(states);
-    adam_foreach(slice(params), slice(grads), st, h, slice(neg_step_size), slice(bias2_sqrt));
-    begin = end;
-  }
+  for_each_slice(params, [&](size_t b, size_t e) {
+    adam_foreach(slice(params, b, e), slice(grads, b, e), slice(states, b, e), h, slice(neg_step_size, b, e),
+                 slice(bias2_sqrt, b, e));
+  });
 }
 
 }  // namespace detail

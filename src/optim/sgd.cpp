@@ -4,6 +4,7 @@
 
 #include "ember/autograd.h"
 #include "ember/foreach.h"
+#include "optim/slices.h"
 
 namespace ember::optim {
 
@@ -25,6 +26,37 @@ void check_options(const SGDOptions& o) {
   EMBER_CHECK(!o.nesterov() || (o.momentum() > 0 && o.dampening() == 0), op,
               "Nesterov momentum requires a momentum and zero dampening");
 }
+
+// libtorch's update of a list of parameters with gradients.
+void update(const SGDOptions& o, const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+            const std::vector<OptimizerParamState*>& states) {
+  std::vector<Tensor> d_p = o.maximize() ? foreach_neg(grads) : grads;
+  if (o.weight_decay() != 0) d_p = foreach_add(d_p, params, o.weight_decay());
+  if (o.momentum() != 0) {
+    std::vector<Tensor> bufs, grads_of_bufs;
+    for (size_t i = 0; i < params.size(); ++i) {
+      Tensor& buf = static_cast<SGDParamState*>(states[i])->momentum_buffer();
+      if (!buf.defined()) {
+        buf = d_p[i].clone();
+      } else {
+        bufs.push_back(buf);
+        grads_of_bufs.push_back(d_p[i]);
+      }
+    }
+    if (!bufs.empty()) {
+      foreach_mul_(bufs, o.momentum());
+      foreach_add_(bufs, grads_of_bufs, 1 - o.dampening());
+    }
+    std::vector<Tensor> all_bufs;
+    for (OptimizerParamState* s : states) all_bufs.push_back(static_cast<SGDParamState*>(s)->momentum_buffer());
+    if (o.nesterov()) {
+      d_p = foreach_add(d_p, all_bufs, o.momentum());
+    } else {
+      d_p = std::move(all_bufs);
+    }
+  }
+  foreach_add_(params, d_p, -o.lr());
+}
 }  // namespace
 
 SGD::SGD(std::vector<OptimizerParamGroup> param_groups, SGDOptions defaults)
@@ -42,34 +74,11 @@ Tensor SGD::step(LossClosure closure) {
   for (OptimizerParamGroup& group : param_groups_) {
     const auto& o = static_cast<const SGDOptions&>(group.options());
     check_options(o);
-    for (Batch& b : batches(group)) {
-      std::vector<Tensor> d_p = o.maximize() ? foreach_neg(b.grads) : b.grads;
-      if (o.weight_decay() != 0) d_p = foreach_add(d_p, b.params, o.weight_decay());
-      if (o.momentum() != 0) {
-        std::vector<Tensor> bufs, grads_of_bufs;
-        for (size_t i = 0; i < b.params.size(); ++i) {
-          Tensor& buf = static_cast<SGDParamState*>(b.states[i])->momentum_buffer();
-          if (!buf.defined()) {
-            buf = d_p[i].clone();
-          } else {
-            bufs.push_back(buf);
-            grads_of_bufs.push_back(d_p[i]);
-          }
-        }
-        if (!bufs.empty()) {
-          foreach_mul_(bufs, o.momentum());
-          foreach_add_(bufs, grads_of_bufs, 1 - o.dampening());
-        }
-        std::vector<Tensor> all_bufs;
-        for (OptimizerParamState* s : b.states) all_bufs.push_back(static_cast<SGDParamState*>(s)->momentum_buffer());
-        if (o.nesterov()) {
-          d_p = foreach_add(d_p, all_bufs, o.momentum());
-        } else {
-          d_p = std::move(all_bufs);
-        }
-      }
-      foreach_add_(b.params, d_p, -o.lr());
-    }
+    for (Batch& b : batches(group))
+      detail::for_each_slice(b.params, [&](size_t begin, size_t end) {
+        update(o, detail::slice(b.params, begin, end), detail::slice(b.grads, begin, end),
+               detail::slice(b.states, begin, end));
+      });
   }
   return loss;
 }
