@@ -205,7 +205,7 @@ TEST(DataLoader, DestructionAndNewEpochWithBatchesPending) {
 TEST(DataLoader, Timeout) {
   auto loader = data::make_data_loader(
       SlowDataset(),
-      data::DataLoaderOptions().batch_size(50).workers(1).timeout(std::chrono::milliseconds(1)));
+      data::DataLoaderOptions().batch_size(10).workers(1).timeout(std::chrono::milliseconds(1)));
   EXPECT_ERROR(loader->begin(), "DataLoader", "timeout");
 }
 
