@@ -32,7 +32,8 @@ struct Flattener {
       out.emplace_back(name, o);
       return;
     }
-    if (o->kind != Kind::Dict && o->kind != Kind::List && o->kind != Kind::Tuple) return;  // numbers, strings: no tensors
+    // Numbers, strings and None hold no tensors.
+    if (o->kind != Kind::Dict && o->kind != Kind::List && o->kind != Kind::Tuple) return;
     EMBER_CHECK(depth < kMaxNesting, what.c_str(), "containers nested deeper than ", kMaxNesting, " at \"", name, "\"");
     EMBER_CHECK(seen.insert(o).second, what.c_str(), "container at \"", name, "\" is referenced twice (or cyclic)");
     if (o->kind != Kind::Dict) {
@@ -106,7 +107,8 @@ TorchCheckpoint read_torch_checkpoint(const unsigned char* data, uint64_t size, 
       int64_t nbytes;
       EMBER_CHECK(mul_add(s->numel, static_cast<int64_t>(element_size(s->dtype)), 0, nbytes) &&
                       static_cast<uint64_t>(nbytes) <= it->second->size,
-                  w, "storage '", s->text, "' of tensor \"", name, "\" claims ", s->numel, " elements but its entry holds ",
+                  w, "storage '", s->text, "' of tensor \"", name, "\" claims ", s->numel,
+                  " elements but its entry holds ",
                   it->second->size, " bytes");
       check_crc(*it->second, what);
       if (s->dtype == kBool) check_bool_bytes(it->second->data, static_cast<uint64_t>(nbytes), what, name);

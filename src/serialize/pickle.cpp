@@ -165,7 +165,8 @@ class Unpickler {
   }
 
   std::vector<int64_t> int_tuple(PickleObject* t, const char* role, uint64_t at) {
-    if (t->kind != Kind::Tuple || t->items.size() > kMaxDims) fail(at, role, " must be a tuple of at most ", kMaxDims, " ints");
+    if (t->kind != Kind::Tuple || t->items.size() > kMaxDims)
+      fail(at, role, " must be a tuple of at most ", kMaxDims, " ints");
     std::vector<int64_t> out;
     for (PickleObject* i : t->items) {
       if (i->kind != Kind::Int || i->integer < 0) fail(at, role, " must hold non-negative ints");

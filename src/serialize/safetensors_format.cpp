@@ -109,7 +109,8 @@ SafetensorsHeader parse_safetensors_header(std::string_view header, uint64_t dat
   uint64_t pos = 0;
   const SafetensorsEntry* prev = nullptr;
   for (const SafetensorsEntry& e : out.entries) {
-    EMBER_CHECK(e.begin >= pos, w, "tensor \"", e.name, "\": data_offsets [", e.begin, ", ", e.end, "] overlap tensor \"",
+    EMBER_CHECK(e.begin >= pos, w, "tensor \"", e.name, "\": data_offsets [", e.begin, ", ", e.end,
+                "] overlap tensor \"",
                 prev ? prev->name : "", "\" ending at ", pos);
     EMBER_CHECK(e.begin == pos, w, "tensor \"", e.name, "\": data_offsets begin at ", e.begin,
                 " leaving a hole after byte ", pos);

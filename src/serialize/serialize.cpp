@@ -162,7 +162,8 @@ StringPairs encode_param_groups(const std::vector<OrderedDict<std::string, doubl
   return out;
 }
 
-std::vector<OrderedDict<std::string, double>> decode_param_groups(const StringPairs& metadata, const std::string& what) {
+std::vector<OrderedDict<std::string, double>> decode_param_groups(const StringPairs& metadata,
+                                                                  const std::string& what) {
   std::vector<OrderedDict<std::string, double>> groups;
   const std::string prefix = "param_groups.";
   for (const auto& [key, text] : metadata) {

@@ -190,7 +190,8 @@ TEST(Safetensors, UnknownDtypesAndFields) {
                     "tensor \"a\": unknown or unsupported dtype \"F8_E4M3\"");
   EXPECT_LOAD_ERROR(with_header(R"({"a":{"dtype":"C64","shape":[1],"data_offsets":[0,8]}})", data),
                     "unsupported dtype \"C64\"");
-  EXPECT_LOAD_ERROR(with_header(R"({"a":{"dtype":3,"shape":[1],"data_offsets":[0,8]}})", data), "dtype must be a string");
+  EXPECT_LOAD_ERROR(with_header(R"({"a":{"dtype":3,"shape":[1],"data_offsets":[0,8]}})", data),
+                    "dtype must be a string");
   EXPECT_LOAD_ERROR(with_header(R"({"a":{"dtype":"F64","shape":[1],"data_offsets":[0,8],"x":1}})", data),
                     "unknown field \"x\"");
   EXPECT_LOAD_ERROR(with_header(R"({"a":{"dtype":"F64","data_offsets":[0,8]}})", data), "tensor \"a\": missing shape");
@@ -295,7 +296,8 @@ TEST(ModuleSerialize, LoadStateDictStrictAndNot) {
   Dict sd;
   sd.insert("fc.weight", ember::full({3, 2}, 2.0, ember::TensorOptions().dtype(ember::kDouble)));
   sd.insert("unused", ember::ones({1}));
-  EXPECT_ERROR(ember::load_state_dict(m, sd), "load_state_dict", "missing key \"fc.bias\"", "unexpected key \"unused\"");
+  EXPECT_ERROR(ember::load_state_dict(m, sd), "load_state_dict", "missing key \"fc.bias\"",
+               "unexpected key \"unused\"");
   ember::load_state_dict(m, sd, /*strict=*/false);
   EXPECT_EQ(m.weight.dtype(), ember::kFloat);  // cast to the module's dtype, as PyTorch's copy_
   EXPECT_TRUE(Identical(m.weight, ember::full({3, 2}, 2.0f)));

@@ -211,9 +211,9 @@ TEST_F(TorchCheckpoint, StateDictMatchesTheSameTensorsSavedAsSafetensors) {
   const Dict st = ember::load_tensors(dir().file("model.safetensors"));
   EXPECT_EQ(ember::load_metadata(dir().file("model.safetensors")), (ember::StringPairs{{"writer", "python"}}));
   ASSERT_EQ(ck.keys(), st.keys());
-  EXPECT_EQ(ck.keys(), (std::vector<std::string>{"ids", "scale", "conv.weight", "conv.bias", "bn.weight", "bn.bias", "bn.running_mean",
-                                                  "bn.running_var", "bn.num_batches_tracked", "fc.weight", "fc.bias",
-                                                  "head.weight", "head.bias"}));
+  EXPECT_EQ(ck.keys(), (std::vector<std::string>{"ids", "scale", "conv.weight", "conv.bias", "bn.weight", "bn.bias",
+                                                  "bn.running_mean", "bn.running_var", "bn.num_batches_tracked",
+                                                  "fc.weight", "fc.bias", "head.weight", "head.bias"}));
   for (const auto& item : ck) EXPECT_TRUE(Identical(item.value(), st[item.key()])) << item.key();
   EXPECT_EQ(ck["head.weight"].dtype(), ember::kDouble);
   EXPECT_EQ(ck["scale"].dtype(), ember::kBFloat16);
@@ -304,7 +304,8 @@ TEST_F(TorchCheckpoint, MaliciousPicklesAreRejectedWithoutRunningAnything) {
   }
   EXPECT_FALSE(std::filesystem::exists(dir().file("pwned")));
   EXPECT_ERROR(ember::load_torch_checkpoint(dir().file("eval.pt")), "global '__builtin__.eval' is not allowed");
-  EXPECT_ERROR(ember::load_torch_checkpoint(dir().file("proto0.pt")), "data.pkl byte 2: pickle opcode 0x70 is not allowed");
+  EXPECT_ERROR(ember::load_torch_checkpoint(dir().file("proto0.pt")),
+               "data.pkl byte 2: pickle opcode 0x70 is not allowed");
 }
 
 TEST_F(TorchCheckpoint, LyingCheckpointsNameTheTensorAndTheProblem) {
