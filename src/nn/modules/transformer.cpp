@@ -54,7 +54,7 @@ Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src
 }
 
 void TransformerEncoderLayerImpl::pretty_print(std::ostream& stream) const {
-  stream << "torch::nn::TransformerEncoderLayer";
+  stream << "torch::nn::TransformerEncoderLayerImpl";  // libtorch prints its class name
 }
 
 }  // namespace ember::nn
