@@ -90,13 +90,14 @@ class TensorInit {
   bool is_scalar_ = false;
 };
 Tensor tensor(const TensorInit& init, TensorOptions options = {});
+// The values are written in T's dtype, then converted when options ask for another.
 template <class T>
 Tensor tensor(const std::vector<T>& values, TensorOptions options = {}) {
-  TensorOptions o = options.has_dtype() ? options : options.dtype(CppTypeToScalarType<T>::value);
-  Tensor out = empty({static_cast<int64_t>(values.size())}, o);
+  const ScalarType own = CppTypeToScalarType<T>::value;
+  Tensor out = empty({static_cast<int64_t>(values.size())}, options.dtype(own));
   T* p = out.template data_ptr<T>();
   for (size_t i = 0; i < values.size(); ++i) p[i] = values[i];
-  return out;
+  return options.has_dtype() && options.dtype() != own ? out.to(options.dtype()) : out;
 }
 
 }  // namespace ember

@@ -87,6 +87,13 @@ TEST(TensorCore, FactoriesAndItem) {
   EXPECT_EQ(tensor({1, 2, 3}).dtype(), kLong);
   EXPECT_EQ(tensor({{1.0, 2.0}, {3.0, 4.0}}).sizes(), IntArrayRef({2, 2}));
   EXPECT_THROW(tensor({{1.0, 2.0}, {3.0}}), Error);
+  // A std::vector keeps its element type unless options name another, which converts.
+  const std::vector<double> values{0.5, 1.25, -2.0};
+  EXPECT_EQ(tensor(values).dtype(), kDouble);
+  Tensor as_float = tensor(values, kFloat);
+  EXPECT_EQ(as_float.dtype(), kFloat);
+  EXPECT_EQ(as_float[2].item<float>(), -2.0f);
+  EXPECT_EQ(tensor(std::vector<int64_t>{3, 4}, kFloat)[1].item<float>(), 4.0f);
 }
 
 TEST(TensorCore, FromBlobSharesMemoryAndCallsDeleter) {
