@@ -14,12 +14,12 @@ namespace ember {
 
 using ScalarList = ArrayRef<Scalar>;
 
-#define EMBER_FOREACH_BINARY(name)                                                              \
-  void name##_(TensorList self, const Scalar& scalar);                                          \
-  void name##_(TensorList self, ScalarList scalars);                                            \
-  std::vector<Tensor> name(TensorList self, const Scalar& scalar);                              \
+#define EMBER_FOREACH_BINARY(name)                                 \
+  void name##_(TensorList self, const Scalar& scalar);             \
+  void name##_(TensorList self, ScalarList scalars);               \
+  std::vector<Tensor> name(TensorList self, const Scalar& scalar); \
   std::vector<Tensor> name(TensorList self, ScalarList scalars);
-// self[i] + alpha * other[i] (add, sub); self[i] * other[i] (mul, div: alpha must be absent)
+// self[i] op scalar, or op scalars[i]; the tensor-list forms follow (add and sub take alpha)
 EMBER_FOREACH_BINARY(foreach_add)
 EMBER_FOREACH_BINARY(foreach_sub)
 EMBER_FOREACH_BINARY(foreach_mul)
@@ -54,8 +54,8 @@ std::vector<Tensor> foreach_lerp(TensorList self, TensorList tensors1, TensorLis
 void foreach_maximum_(TensorList self, TensorList other);
 std::vector<Tensor> foreach_maximum(TensorList self, TensorList other);
 
-#define EMBER_FOREACH_UNARY(name)   \
-  void name##_(TensorList self);    \
+#define EMBER_FOREACH_UNARY(name) \
+  void name##_(TensorList self);  \
   std::vector<Tensor> name(TensorList self);
 EMBER_FOREACH_UNARY(foreach_sqrt)
 EMBER_FOREACH_UNARY(foreach_neg)
@@ -69,10 +69,10 @@ void foreach_zero_(TensorList self);
 void foreach_copy_(TensorList self, TensorList src);
 
 // PyTorch's spellings (torch._foreach_add_, at::_foreach_add_).
-#define EMBER_FOREACH_ALIAS(name)                                        \
-  template <class... A>                                                  \
-  auto _##name(A&&... a) -> decltype(name(std::forward<A>(a)...)) {      \
-    return name(std::forward<A>(a)...);                                 \
+#define EMBER_FOREACH_ALIAS(name)                                 \
+  template <class... A>                                           \
+  auto _##name(A&&... a)->decltype(name(std::forward<A>(a)...)) { \
+    return name(std::forward<A>(a)...);                           \
   }
 EMBER_FOREACH_ALIAS(foreach_add_)
 EMBER_FOREACH_ALIAS(foreach_add)

@@ -3,6 +3,8 @@
 // one kernel pass over all of them, per dtype) and the per-tensor path (everything else: the
 // tensor ops themselves, with their broadcasting and promotion), checks the per-tensor indices
 // before anything is written, then runs both.
+#include "ember/foreach.h"
+
 #include <array>
 #include <cmath>
 #include <functional>
@@ -12,7 +14,6 @@
 #include "core/tensor_iterator.h"
 #include "ember/autograd.h"
 #include "ember/factory.h"
-#include "ember/foreach.h"
 #include "ember/pointwise.h"
 #include "ember/reduce.h"
 #include "ember/shape.h"
@@ -37,9 +38,8 @@ void check_lists(const char* op, std::initializer_list<TensorList> lists) {
   }
 }
 void check_scalars(const char* op, TensorList self, ScalarList scalars) {
-  EMBER_CHECK(scalars.size() == self.size(), op,
-              "Tensor list must have same number of elements as scalar list, got ", self.size(), " tensors and ",
-              scalars.size(), " scalars");
+  EMBER_CHECK(scalars.size() == self.size(), op, "Tensor list must have same number of elements as scalar list, got ",
+              self.size(), " tensors and ", scalars.size(), " scalars");
 }
 
 // How an op treats index i.
@@ -126,7 +126,8 @@ std::vector<Tensor> run(const Spec& spec, std::initializer_list<TensorList> list
     item_dtypes.push_back(s.dtype());
   }
   if (one_dtype || items.empty()) {
-    if (!items.empty()) kernels::foreach_kernel(spec.kernel, self[0].dtype(), items.data(), static_cast<int64_t>(items.size()));
+    if (!items.empty())
+      kernels::foreach_kernel(spec.kernel, self[0].dtype(), items.data(), static_cast<int64_t>(items.size()));
   } else {
     // Rare: a list mixing float dtypes runs one pass per dtype.
     for (ScalarType t : kFloatTypes) {
@@ -169,20 +170,28 @@ Spec arith_spec(Arith a, bool inplace, bool scalar) {
 Tensor arith_one(Arith a, bool inplace, const Tensor& self, const Tensor& other, const Scalar& alpha) {
   Tensor t = self;
   switch (a) {
-    case Arith::Add: return inplace ? t.add_(other, alpha) : t.add(other, alpha);
-    case Arith::Sub: return inplace ? t.sub_(other, alpha) : t.sub(other, alpha);
-    case Arith::Mul: return inplace ? t.mul_(other) : t.mul(other);
-    case Arith::Div: return inplace ? t.div_(other) : t.div(other);
+    case Arith::Add:
+      return inplace ? t.add_(other, alpha) : t.add(other, alpha);
+    case Arith::Sub:
+      return inplace ? t.sub_(other, alpha) : t.sub(other, alpha);
+    case Arith::Mul:
+      return inplace ? t.mul_(other) : t.mul(other);
+    case Arith::Div:
+      return inplace ? t.div_(other) : t.div(other);
   }
   return t;
 }
 Tensor arith_one(Arith a, bool inplace, const Tensor& self, const Scalar& s) {
   Tensor t = self;
   switch (a) {
-    case Arith::Add: return inplace ? t.add_(s) : t.add(s);
-    case Arith::Sub: return inplace ? t.sub_(s) : t.sub(s);
-    case Arith::Mul: return inplace ? t.mul_(s) : t.mul(s);
-    case Arith::Div: return inplace ? t.div_(s) : t.div(s);
+    case Arith::Add:
+      return inplace ? t.add_(s) : t.add(s);
+    case Arith::Sub:
+      return inplace ? t.sub_(s) : t.sub(s);
+    case Arith::Mul:
+      return inplace ? t.mul_(s) : t.mul(s);
+    case Arith::Div:
+      return inplace ? t.div_(s) : t.div(s);
   }
   return t;
 }
@@ -212,9 +221,9 @@ std::vector<Tensor> arith_tensors(Arith a, bool inplace, TensorList self, Tensor
 // ---- pointwise ops of three lists ---------------------------------------------------------------
 std::vector<Tensor> addc(bool mul, bool inplace, TensorList self, TensorList t1, TensorList t2,
                          const std::function<Scalar(size_t)>& value) {
-  const Spec spec{mul ? (inplace ? "foreach_addcmul_" : "foreach_addcmul")
-                      : (inplace ? "foreach_addcdiv_" : "foreach_addcdiv"),
-                  mul ? ForeachOp::Addcmul : ForeachOp::Addcdiv, inplace, !mul};
+  const Spec spec{
+      mul ? (inplace ? "foreach_addcmul_" : "foreach_addcmul") : (inplace ? "foreach_addcdiv_" : "foreach_addcdiv"),
+      mul ? ForeachOp::Addcmul : ForeachOp::Addcdiv, inplace, !mul};
   return run(
       spec, {self, t1, t2}, [&](size_t i) { return std::optional<Scalar>(value(i)); },
       [&](size_t i) {
@@ -237,20 +246,28 @@ std::vector<Tensor> unary(const char* op, ForeachOp k, bool inplace, TensorList 
 Tensor scalar_of(double v, ScalarType t) {
   Tensor r = make_empty({}, t);
   switch (t) {
-    case kFloat: *r.data_ptr<float>() = static_cast<float>(v); break;
-    case kDouble: *r.data_ptr<double>() = v; break;
-    case kHalf: *r.data_ptr<Half>() = Half(static_cast<float>(v)); break;
-    default: *r.data_ptr<BFloat16>() = BFloat16(static_cast<float>(v)); break;
+    case kFloat:
+      *r.data_ptr<float>() = static_cast<float>(v);
+      break;
+    case kDouble:
+      *r.data_ptr<double>() = v;
+      break;
+    case kHalf:
+      *r.data_ptr<Half>() = Half(static_cast<float>(v));
+      break;
+    default:
+      *r.data_ptr<BFloat16>() = BFloat16(static_cast<float>(v));
+      break;
   }
   return r;
 }
 
 }  // namespace
 
-#define EMBER_FOREACH_ARITH(name, A)                                                                               \
-  void name##_(TensorList self, const Scalar& s) { arith_scalar(A, true, self, s); }                               \
-  void name##_(TensorList self, ScalarList s) { arith_scalars(A, true, self, s); }                                 \
-  std::vector<Tensor> name(TensorList self, const Scalar& s) { return arith_scalar(A, false, self, s); }           \
+#define EMBER_FOREACH_ARITH(name, A)                                                                     \
+  void name##_(TensorList self, const Scalar& s) { arith_scalar(A, true, self, s); }                     \
+  void name##_(TensorList self, ScalarList s) { arith_scalars(A, true, self, s); }                       \
+  std::vector<Tensor> name(TensorList self, const Scalar& s) { return arith_scalar(A, false, self, s); } \
   std::vector<Tensor> name(TensorList self, ScalarList s) { return arith_scalars(A, false, self, s); }
 EMBER_FOREACH_ARITH(foreach_add, Arith::Add)
 EMBER_FOREACH_ARITH(foreach_sub, Arith::Sub)
@@ -341,8 +358,8 @@ std::vector<Tensor> lerp_tensor(bool inplace, TensorList self, TensorList end, T
              });
 }
 std::vector<Tensor> maximum_impl(bool inplace, TensorList self, TensorList other) {
-  return run({inplace ? "foreach_maximum_" : "foreach_maximum", ForeachOp::Maximum, inplace}, {self, other},
-             no_scalar, [&](size_t i) {
+  return run({inplace ? "foreach_maximum_" : "foreach_maximum", ForeachOp::Maximum, inplace}, {self, other}, no_scalar,
+             [&](size_t i) {
                Tensor r = maximum(self[i], other[i]);
                if (!inplace) return r;
                Tensor t = self[i];
@@ -364,10 +381,12 @@ std::vector<Tensor> foreach_maximum(TensorList self, TensorList other) { return 
 
 #define EMBER_FOREACH_UNARY(name, K)                                                                      \
   void foreach_##name##_(TensorList self) {                                                               \
-    unary("foreach_" #name "_", K, true, self, [](const Tensor& t) { return t.name(); }, &Tensor::name##_); \
+    unary(                                                                                                \
+        "foreach_" #name "_", K, true, self, [](const Tensor& t) { return t.name(); }, &Tensor::name##_); \
   }                                                                                                       \
   std::vector<Tensor> foreach_##name(TensorList self) {                                                   \
-    return unary("foreach_" #name, K, false, self, [](const Tensor& t) { return t.name(); }, &Tensor::name##_); \
+    return unary(                                                                                         \
+        "foreach_" #name, K, false, self, [](const Tensor& t) { return t.name(); }, &Tensor::name##_);    \
   }
 EMBER_FOREACH_UNARY(sqrt, ForeachOp::Sqrt)
 EMBER_FOREACH_UNARY(neg, ForeachOp::Neg)
@@ -376,7 +395,8 @@ EMBER_FOREACH_UNARY(exp, ForeachOp::Exp)
 #undef EMBER_FOREACH_UNARY
 
 void foreach_zero_(TensorList self) {
-  run({"foreach_zero_", ForeachOp::Fill, true}, {self}, [](size_t) { return std::optional<Scalar>(0.0); },
+  run(
+      {"foreach_zero_", ForeachOp::Fill, true}, {self}, [](size_t) { return std::optional<Scalar>(0.0); },
       [&](size_t i) {
         Tensor t = self[i];
         return t.zero_();
@@ -401,8 +421,8 @@ std::vector<Tensor> foreach_norm(TensorList self, const Scalar& ord) {
   std::vector<size_t> where;
   for (size_t i = 0; i < self.size(); ++i) {
     const Tensor& t = self[i];
-    EMBER_CHECK(is_floating_type(t.dtype()), op, "expected a floating point tensor at index ", i, ", got ",
-                t.dtype(), " of shape ", t.sizes());
+    EMBER_CHECK(is_floating_type(t.dtype()), op, "expected a floating point tensor at index ", i, ", got ", t.dtype(),
+                " of shape ", t.sizes());
     if (!t.is_contiguous()) {
       outs[i] = norm(t, ord);
       continue;

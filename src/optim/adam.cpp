@@ -55,7 +55,9 @@ std::vector<OptimizerField> AdamWOptions::fields() {
   return adam_fields(lr_, betas_, eps_, weight_decay_, amsgrad_, maximize_, fused_);
 }
 std::vector<StateField> AdamParamState::fields() {
-  return {{"step", nullptr, &step_}, {"exp_avg", &exp_avg_}, {"exp_avg_sq", &exp_avg_sq_},
+  return {{"step", nullptr, &step_},
+          {"exp_avg", &exp_avg_},
+          {"exp_avg_sq", &exp_avg_sq_},
           {"max_exp_avg_sq", &max_exp_avg_sq_}};
 }
 

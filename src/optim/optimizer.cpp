@@ -139,8 +139,8 @@ void Optimizer::load_state_dict(const OptimizerStateDict& dict) {
     const OrderedDict<std::string, double>& hyper = dict.param_groups[gi];
     const double* n = hyper.find("params");
     EMBER_CHECK(n && static_cast<size_t>(*n) == param_groups_[gi].params().size(), op,
-                "loaded state dict contains a parameter group that doesn't match the size of optimizer's group ",
-                gi, " (", n ? *n : -1.0, " vs ", param_groups_[gi].params().size(), " parameters)");
+                "loaded state dict contains a parameter group that doesn't match the size of optimizer's group ", gi,
+                " (", n ? *n : -1.0, " vs ", param_groups_[gi].params().size(), " parameters)");
     for (const OptimizerField& f : param_groups_[gi].options().fields())
       EMBER_CHECK(hyper.contains(f.name), op, "parameter group ", gi, " lacks the hyperparameter '", f.name, "'");
   }
@@ -162,8 +162,8 @@ void Optimizer::load_state_dict(const OptimizerStateDict& dict) {
           EMBER_CHECK(t->numel() == 1, op, "'", key, "' must hold one number, got shape ", t->sizes());
           *f.count = t->item<int64_t>();
         } else {
-          EMBER_CHECK(t->sizes() == p.sizes(), op, "'", key, "' has shape ", t->sizes(), " but its parameter has shape ",
-                      p.sizes());
+          EMBER_CHECK(t->sizes() == p.sizes(), op, "'", key, "' has shape ", t->sizes(),
+                      " but its parameter has shape ", p.sizes());
           *f.tensor = t->to(p.dtype(), false, true).contiguous();
         }
       }

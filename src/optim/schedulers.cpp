@@ -67,9 +67,8 @@ std::vector<double> StepLR::get_lr() {
   return map_lrs(current_lrs(), [&](double lr, size_t) { return lr * gamma_; });
 }
 std::optional<std::vector<double>> StepLR::closed_form_lr() {
-  return map_lrs(base_lrs_, [&](double b, size_t) {
-    return b * std::pow(gamma_, static_cast<double>(last_epoch_ / step_size_));
-  });
+  return map_lrs(base_lrs_,
+                 [&](double b, size_t) { return b * std::pow(gamma_, static_cast<double>(last_epoch_ / step_size_)); });
 }
 
 // ---- MultiStepLR ----------------------------------------------------------------------------------
@@ -111,9 +110,8 @@ std::vector<double> CosineAnnealingLR::get_lr() {
   const double T = static_cast<double>(T_max_), e = static_cast<double>(last_epoch_);
   if (last_epoch_ == 0) return current_lrs();
   if (py_mod(last_epoch_ - 1 - T_max_, 2 * T_max_) == 0) {
-    return map_lrs(current_lrs(), [&](double lr, size_t i) {
-      return lr + (base_lrs_[i] - eta_min_) * (1 - std::cos(pi / T)) / 2;
-    });
+    return map_lrs(current_lrs(),
+                   [&](double lr, size_t i) { return lr + (base_lrs_[i] - eta_min_) * (1 - std::cos(pi / T)) / 2; });
   }
   return map_lrs(current_lrs(), [&](double lr, size_t) {
     return (1 + std::cos(pi * e / T)) / (1 + std::cos(pi * (e - 1) / T)) * (lr - eta_min_) + eta_min_;
@@ -241,8 +239,7 @@ std::vector<double> OneCycleLR::get_lr() {
 }
 
 // ---- SequentialLR ---------------------------------------------------------------------------------
-SequentialLR::SequentialLR(Optimizer& optimizer, std::vector<LRScheduler*> schedulers,
-                           std::vector<int64_t> milestones)
+SequentialLR::SequentialLR(Optimizer& optimizer, std::vector<LRScheduler*> schedulers, std::vector<int64_t> milestones)
     : LRScheduler(optimizer), schedulers_(std::move(schedulers)), milestones_(std::move(milestones)) {
   constexpr const char* op = "SequentialLR";
   EMBER_CHECK(!schedulers_.empty(), op, "expects at least one scheduler");
@@ -252,8 +249,8 @@ SequentialLR::SequentialLR(Optimizer& optimizer, std::vector<LRScheduler*> sched
               schedulers_.size(), " and the number of milestones to be equal to ", milestones_.size());
   for (size_t i = 0; i < schedulers_.size(); ++i)
     EMBER_CHECK(&schedulers_[i]->optimizer_ == &optimizer_, op,
-                "Sequential Schedulers expects all schedulers to belong to the same optimizer, but got scheduler ",
-                i, " with a different one");
+                "Sequential Schedulers expects all schedulers to belong to the same optimizer, but got scheduler ", i,
+                " with a different one");
   last_epoch_ = 0;
   // Undo the schedulers' own initial steps, then take the first one's again.
   auto& groups = optimizer_.param_groups();

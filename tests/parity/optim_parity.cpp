@@ -61,7 +61,9 @@ void set_grads(Params& p, int k, bool negate_torch) {
   return ::testing::AssertionSuccess();
 }
 
-parity::Tol tol_for(ember::ScalarType t) { return t == ember::kDouble ? parity::Tol{1e-10, 1e-12} : parity::Tol{2e-6, 2e-6}; }
+parity::Tol tol_for(ember::ScalarType t) {
+  return t == ember::kDouble ? parity::Tol{1e-10, 1e-12} : parity::Tol{2e-6, 2e-6};
+}
 
 void run(const std::string& name, const EMake& make_e, const TMake& make_t, bool negate_torch = false,
          ember::ScalarType dtype = ember::kFloat) {

@@ -100,33 +100,63 @@ TEST(Foreach, ArithmeticWithScalarsAndLists) {
     std::vector<Scalar> s;
     for (size_t i = 0; i < x.size(); ++i) s.push_back(Scalar(0.25 * static_cast<double>(i) + 0.5));
     const std::string n = c.name();
-    check_inplace("add_ scalar " + n, x, [](const List& l) { foreach_add_(l, 1.5); }, [](Tensor& t, size_t) { t.add_(1.5); });
-    check_inplace("add_ list " + n, x, [&](const List& l) { foreach_add_(l, s); }, [&](Tensor& t, size_t i) { t.add_(s[i]); });
-    check_inplace("add_ tensors " + n, x, [&](const List& l) { foreach_add_(l, y, -0.3); },
-                  [&](Tensor& t, size_t i) { t.add_(y[i], -0.3); });
-    check_inplace("sub_ scalar " + n, x, [](const List& l) { foreach_sub_(l, 0.75); }, [](Tensor& t, size_t) { t.sub_(0.75); });
-    check_inplace("sub_ list " + n, x, [&](const List& l) { foreach_sub_(l, s); }, [&](Tensor& t, size_t i) { t.sub_(s[i]); });
-    check_inplace("sub_ tensors " + n, x, [&](const List& l) { foreach_sub_(l, y, 2); },
-                  [&](Tensor& t, size_t i) { t.sub_(y[i], 2); });
-    check_inplace("mul_ scalar " + n, x, [](const List& l) { foreach_mul_(l, -3); }, [](Tensor& t, size_t) { t.mul_(-3); });
-    check_inplace("mul_ list " + n, x, [&](const List& l) { foreach_mul_(l, s); }, [&](Tensor& t, size_t i) { t.mul_(s[i]); });
-    check_inplace("mul_ tensors " + n, x, [&](const List& l) { foreach_mul_(l, y); }, [&](Tensor& t, size_t i) { t.mul_(y[i]); });
-    check_inplace("mul_ 0-dim tensor " + n, x, [](const List& l) { foreach_mul_(l, scalar_tensor(0.5)); },
-                  [](Tensor& t, size_t) { t.mul_(0.5); });
-    check_inplace("div_ scalar " + n, x, [](const List& l) { foreach_div_(l, 3); }, [](Tensor& t, size_t) { t.div_(3); });
-    check_inplace("div_ list " + n, x, [&](const List& l) { foreach_div_(l, s); }, [&](Tensor& t, size_t i) { t.div_(s[i]); });
-    check_inplace("div_ tensors " + n, x, [&](const List& l) { foreach_div_(l, y); }, [&](Tensor& t, size_t i) { t.div_(y[i]); });
+    check_inplace(
+        "add_ scalar " + n, x, [](const List& l) { foreach_add_(l, 1.5); }, [](Tensor& t, size_t) { t.add_(1.5); });
+    check_inplace(
+        "add_ list " + n, x, [&](const List& l) { foreach_add_(l, s); }, [&](Tensor& t, size_t i) { t.add_(s[i]); });
+    check_inplace(
+        "add_ tensors " + n, x, [&](const List& l) { foreach_add_(l, y, -0.3); },
+        [&](Tensor& t, size_t i) { t.add_(y[i], -0.3); });
+    check_inplace(
+        "sub_ scalar " + n, x, [](const List& l) { foreach_sub_(l, 0.75); }, [](Tensor& t, size_t) { t.sub_(0.75); });
+    check_inplace(
+        "sub_ list " + n, x, [&](const List& l) { foreach_sub_(l, s); }, [&](Tensor& t, size_t i) { t.sub_(s[i]); });
+    check_inplace(
+        "sub_ tensors " + n, x, [&](const List& l) { foreach_sub_(l, y, 2); },
+        [&](Tensor& t, size_t i) { t.sub_(y[i], 2); });
+    check_inplace(
+        "mul_ scalar " + n, x, [](const List& l) { foreach_mul_(l, -3); }, [](Tensor& t, size_t) { t.mul_(-3); });
+    check_inplace(
+        "mul_ list " + n, x, [&](const List& l) { foreach_mul_(l, s); }, [&](Tensor& t, size_t i) { t.mul_(s[i]); });
+    check_inplace(
+        "mul_ tensors " + n, x, [&](const List& l) { foreach_mul_(l, y); }, [&](Tensor& t, size_t i) { t.mul_(y[i]); });
+    check_inplace(
+        "mul_ 0-dim tensor " + n, x, [](const List& l) { foreach_mul_(l, scalar_tensor(0.5)); },
+        [](Tensor& t, size_t) { t.mul_(0.5); });
+    check_inplace(
+        "div_ scalar " + n, x, [](const List& l) { foreach_div_(l, 3); }, [](Tensor& t, size_t) { t.div_(3); });
+    check_inplace(
+        "div_ list " + n, x, [&](const List& l) { foreach_div_(l, s); }, [&](Tensor& t, size_t i) { t.div_(s[i]); });
+    check_inplace(
+        "div_ tensors " + n, x, [&](const List& l) { foreach_div_(l, y); }, [&](Tensor& t, size_t i) { t.div_(y[i]); });
 
-    check_out("add scalar " + n, x, [](const List& l) { return foreach_add(l, 2); }, [](const Tensor& t, size_t) { return t.add(2); });
-    check_out("add list " + n, x, [&](const List& l) { return foreach_add(l, s); }, [&](const Tensor& t, size_t i) { return t.add(s[i]); });
-    check_out("add tensors " + n, x, [&](const List& l) { return foreach_add(l, y, 0.5); },
-              [&](const Tensor& t, size_t i) { return t.add(y[i], 0.5); });
-    check_out("sub " + n, x, [&](const List& l) { return foreach_sub(l, y); }, [&](const Tensor& t, size_t i) { return t.sub(y[i]); });
-    check_out("sub scalar " + n, x, [](const List& l) { return foreach_sub(l, 1); }, [](const Tensor& t, size_t) { return t.sub(1); });
-    check_out("mul " + n, x, [&](const List& l) { return foreach_mul(l, y); }, [&](const Tensor& t, size_t i) { return t.mul(y[i]); });
-    check_out("mul list " + n, x, [&](const List& l) { return foreach_mul(l, s); }, [&](const Tensor& t, size_t i) { return t.mul(s[i]); });
-    check_out("div " + n, x, [&](const List& l) { return foreach_div(l, y); }, [&](const Tensor& t, size_t i) { return t.div(y[i]); });
-    check_out("div scalar " + n, x, [](const List& l) { return foreach_div(l, 7); }, [](const Tensor& t, size_t) { return t.div(7); });
+    check_out(
+        "add scalar " + n, x, [](const List& l) { return foreach_add(l, 2); },
+        [](const Tensor& t, size_t) { return t.add(2); });
+    check_out(
+        "add list " + n, x, [&](const List& l) { return foreach_add(l, s); },
+        [&](const Tensor& t, size_t i) { return t.add(s[i]); });
+    check_out(
+        "add tensors " + n, x, [&](const List& l) { return foreach_add(l, y, 0.5); },
+        [&](const Tensor& t, size_t i) { return t.add(y[i], 0.5); });
+    check_out(
+        "sub " + n, x, [&](const List& l) { return foreach_sub(l, y); },
+        [&](const Tensor& t, size_t i) { return t.sub(y[i]); });
+    check_out(
+        "sub scalar " + n, x, [](const List& l) { return foreach_sub(l, 1); },
+        [](const Tensor& t, size_t) { return t.sub(1); });
+    check_out(
+        "mul " + n, x, [&](const List& l) { return foreach_mul(l, y); },
+        [&](const Tensor& t, size_t i) { return t.mul(y[i]); });
+    check_out(
+        "mul list " + n, x, [&](const List& l) { return foreach_mul(l, s); },
+        [&](const Tensor& t, size_t i) { return t.mul(s[i]); });
+    check_out(
+        "div " + n, x, [&](const List& l) { return foreach_div(l, y); },
+        [&](const Tensor& t, size_t i) { return t.div(y[i]); });
+    check_out(
+        "div scalar " + n, x, [](const List& l) { return foreach_div(l, 7); },
+        [](const Tensor& t, size_t) { return t.div(7); });
   }
 }
 
@@ -137,40 +167,63 @@ TEST(Foreach, PointwiseTernaryUnaryAndMaximum) {
     std::vector<Scalar> s;
     for (size_t i = 0; i < x.size(); ++i) s.push_back(Scalar(1.0 - 0.2 * static_cast<double>(i)));
     const std::string n = c.name();
-    check_inplace("addcmul_ " + n, x, [&](const List& l) { foreach_addcmul_(l, y, z, 0.3); },
-                  [&](Tensor& t, size_t i) { t.addcmul_(y[i], z[i], 0.3); });
-    check_inplace("addcmul_ list " + n, x, [&](const List& l) { foreach_addcmul_(l, y, z, s); },
-                  [&](Tensor& t, size_t i) { t.addcmul_(y[i], z[i], s[i]); });
-    check_inplace("addcdiv_ " + n, x, [&](const List& l) { foreach_addcdiv_(l, y, z, -2); },
-                  [&](Tensor& t, size_t i) { t.addcdiv_(y[i], z[i], -2); });
-    check_inplace("addcdiv_ list " + n, x, [&](const List& l) { foreach_addcdiv_(l, y, z, s); },
-                  [&](Tensor& t, size_t i) { t.addcdiv_(y[i], z[i], s[i]); });
-    check_out("addcmul " + n, x, [&](const List& l) { return foreach_addcmul(l, y, z); },
-              [&](const Tensor& t, size_t i) { return t.addcmul(y[i], z[i]); });
-    check_out("addcdiv list " + n, x, [&](const List& l) { return foreach_addcdiv(l, y, z, s); },
-              [&](const Tensor& t, size_t i) { return t.addcdiv(y[i], z[i], s[i]); });
-    check_inplace("lerp_ scalar " + n, x, [&](const List& l) { foreach_lerp_(l, y, 0.7); },
-                  [&](Tensor& t, size_t i) { t.lerp_(y[i], 0.7); });
-    check_inplace("lerp_ tensors " + n, x, [&](const List& l) { foreach_lerp_(l, y, w); },
-                  [&](Tensor& t, size_t i) { t.lerp_(y[i], w[i]); });
-    check_out("lerp " + n, x, [&](const List& l) { return foreach_lerp(l, y, 0.2); },
-              [&](const Tensor& t, size_t i) { return t.lerp(y[i], 0.2); });
-    check_out("lerp tensors " + n, x, [&](const List& l) { return foreach_lerp(l, y, w); },
-              [&](const Tensor& t, size_t i) { return t.lerp(y[i], w[i]); });
-    check_inplace("maximum_ " + n, x, [&](const List& l) { foreach_maximum_(l, y); },
-                  [&](Tensor& t, size_t i) { t.copy_(maximum(t, y[i])); });
-    check_out("maximum " + n, x, [&](const List& l) { return foreach_maximum(l, y); },
-              [&](const Tensor& t, size_t i) { return maximum(t, y[i]); });
-    check_inplace("sqrt_ " + n, z, [](const List& l) { foreach_sqrt_(l); }, [](Tensor& t, size_t) { t.sqrt_(); });
-    check_out("sqrt " + n, z, [](const List& l) { return foreach_sqrt(l); }, [](const Tensor& t, size_t) { return t.sqrt(); });
-    check_inplace("neg_ " + n, x, [](const List& l) { foreach_neg_(l); }, [](Tensor& t, size_t) { t.neg_(); });
-    check_out("neg " + n, x, [](const List& l) { return foreach_neg(l); }, [](const Tensor& t, size_t) { return t.neg(); });
-    check_inplace("abs_ " + n, x, [](const List& l) { foreach_abs_(l); }, [](Tensor& t, size_t) { t.abs_(); });
-    check_out("abs " + n, x, [](const List& l) { return foreach_abs(l); }, [](const Tensor& t, size_t) { return t.abs(); });
-    check_inplace("exp_ " + n, x, [](const List& l) { foreach_exp_(l); }, [](Tensor& t, size_t) { t.exp_(); });
-    check_out("exp " + n, x, [](const List& l) { return foreach_exp(l); }, [](const Tensor& t, size_t) { return t.exp(); });
-    check_inplace("zero_ " + n, x, [](const List& l) { foreach_zero_(l); }, [](Tensor& t, size_t) { t.zero_(); });
-    check_inplace("copy_ " + n, x, [&](const List& l) { foreach_copy_(l, y); }, [&](Tensor& t, size_t i) { t.copy_(y[i]); });
+    check_inplace(
+        "addcmul_ " + n, x, [&](const List& l) { foreach_addcmul_(l, y, z, 0.3); },
+        [&](Tensor& t, size_t i) { t.addcmul_(y[i], z[i], 0.3); });
+    check_inplace(
+        "addcmul_ list " + n, x, [&](const List& l) { foreach_addcmul_(l, y, z, s); },
+        [&](Tensor& t, size_t i) { t.addcmul_(y[i], z[i], s[i]); });
+    check_inplace(
+        "addcdiv_ " + n, x, [&](const List& l) { foreach_addcdiv_(l, y, z, -2); },
+        [&](Tensor& t, size_t i) { t.addcdiv_(y[i], z[i], -2); });
+    check_inplace(
+        "addcdiv_ list " + n, x, [&](const List& l) { foreach_addcdiv_(l, y, z, s); },
+        [&](Tensor& t, size_t i) { t.addcdiv_(y[i], z[i], s[i]); });
+    check_out(
+        "addcmul " + n, x, [&](const List& l) { return foreach_addcmul(l, y, z); },
+        [&](const Tensor& t, size_t i) { return t.addcmul(y[i], z[i]); });
+    check_out(
+        "addcdiv list " + n, x, [&](const List& l) { return foreach_addcdiv(l, y, z, s); },
+        [&](const Tensor& t, size_t i) { return t.addcdiv(y[i], z[i], s[i]); });
+    check_inplace(
+        "lerp_ scalar " + n, x, [&](const List& l) { foreach_lerp_(l, y, 0.7); },
+        [&](Tensor& t, size_t i) { t.lerp_(y[i], 0.7); });
+    check_inplace(
+        "lerp_ tensors " + n, x, [&](const List& l) { foreach_lerp_(l, y, w); },
+        [&](Tensor& t, size_t i) { t.lerp_(y[i], w[i]); });
+    check_out(
+        "lerp " + n, x, [&](const List& l) { return foreach_lerp(l, y, 0.2); },
+        [&](const Tensor& t, size_t i) { return t.lerp(y[i], 0.2); });
+    check_out(
+        "lerp tensors " + n, x, [&](const List& l) { return foreach_lerp(l, y, w); },
+        [&](const Tensor& t, size_t i) { return t.lerp(y[i], w[i]); });
+    check_inplace(
+        "maximum_ " + n, x, [&](const List& l) { foreach_maximum_(l, y); },
+        [&](Tensor& t, size_t i) { t.copy_(maximum(t, y[i])); });
+    check_out(
+        "maximum " + n, x, [&](const List& l) { return foreach_maximum(l, y); },
+        [&](const Tensor& t, size_t i) { return maximum(t, y[i]); });
+    check_inplace(
+        "sqrt_ " + n, z, [](const List& l) { foreach_sqrt_(l); }, [](Tensor& t, size_t) { t.sqrt_(); });
+    check_out(
+        "sqrt " + n, z, [](const List& l) { return foreach_sqrt(l); },
+        [](const Tensor& t, size_t) { return t.sqrt(); });
+    check_inplace(
+        "neg_ " + n, x, [](const List& l) { foreach_neg_(l); }, [](Tensor& t, size_t) { t.neg_(); });
+    check_out(
+        "neg " + n, x, [](const List& l) { return foreach_neg(l); }, [](const Tensor& t, size_t) { return t.neg(); });
+    check_inplace(
+        "abs_ " + n, x, [](const List& l) { foreach_abs_(l); }, [](Tensor& t, size_t) { t.abs_(); });
+    check_out(
+        "abs " + n, x, [](const List& l) { return foreach_abs(l); }, [](const Tensor& t, size_t) { return t.abs(); });
+    check_inplace(
+        "exp_ " + n, x, [](const List& l) { foreach_exp_(l); }, [](Tensor& t, size_t) { t.exp_(); });
+    check_out(
+        "exp " + n, x, [](const List& l) { return foreach_exp(l); }, [](const Tensor& t, size_t) { return t.exp(); });
+    check_inplace(
+        "zero_ " + n, x, [](const List& l) { foreach_zero_(l); }, [](Tensor& t, size_t) { t.zero_(); });
+    check_inplace(
+        "copy_ " + n, x, [&](const List& l) { foreach_copy_(l, y); }, [&](Tensor& t, size_t i) { t.copy_(y[i]); });
   }
 }
 
@@ -187,7 +240,8 @@ TEST(Foreach, NormMatchesPerTensorNorm) {
         EXPECT_EQ(got[i].dtype(), c.dtype);
         EXPECT_EQ(got[i].dim(), 0);
         const double r = std::max(tol(c.dtype), c.dtype == kFloat ? 1e-5 : 0.0);
-        EXPECT_TRUE(got[i].to(kDouble).allclose(want[i].to(kDouble), r, r)) << c.name() << " ord " << ord << " index " << i;
+        EXPECT_TRUE(got[i].to(kDouble).allclose(want[i].to(kDouble), r, r))
+            << c.name() << " ord " << ord << " index " << i;
       }
     }
   }
@@ -204,12 +258,20 @@ TEST(Foreach, MixedDtypesIntegersAndPromotion) {
   // one list mixing the float dtypes, integer tensors and broadcasting partners
   List x = {tensor({1.0f, 2.0f}), tensor({1.0, 2.0}), tensor({1, 2}), ones({2, 3}, TensorOptions().dtype(kBFloat16))};
   List y = {tensor({0.5f, 0.5f}), tensor({0.25, 0.25}), tensor({3, 4}), tensor({2.0f, 2.0f, 2.0f})};
-  check_inplace("mixed add_", x, [&](const List& l) { foreach_add_(l, y, 2); }, [&](Tensor& t, size_t i) { t.add_(y[i], 2); });
-  check_out("mixed mul", x, [&](const List& l) { return foreach_mul(l, y); }, [&](const Tensor& t, size_t i) { return t.mul(y[i]); });
-  check_out("integer sqrt", x, [](const List& l) { return foreach_sqrt(l); }, [](const Tensor& t, size_t) { return t.sqrt(); });
+  check_inplace(
+      "mixed add_", x, [&](const List& l) { foreach_add_(l, y, 2); }, [&](Tensor& t, size_t i) { t.add_(y[i], 2); });
+  check_out(
+      "mixed mul", x, [&](const List& l) { return foreach_mul(l, y); },
+      [&](const Tensor& t, size_t i) { return t.mul(y[i]); });
+  check_out(
+      "integer sqrt", x, [](const List& l) { return foreach_sqrt(l); },
+      [](const Tensor& t, size_t) { return t.sqrt(); });
   EXPECT_EQ(foreach_sqrt(x)[2].dtype(), kFloat);
-  check_inplace("copy_ casts", x, [&](const List& l) { foreach_copy_(l, y); }, [&](Tensor& t, size_t i) { t.copy_(y[i]); });
-  check_out("int add", {tensor({1, 2})}, [](const List& l) { return foreach_add(l, 3); }, [](const Tensor& t, size_t) { return t.add(3); });
+  check_inplace(
+      "copy_ casts", x, [&](const List& l) { foreach_copy_(l, y); }, [&](Tensor& t, size_t i) { t.copy_(y[i]); });
+  check_out(
+      "int add", {tensor({1, 2})}, [](const List& l) { return foreach_add(l, 3); },
+      [](const Tensor& t, size_t) { return t.add(3); });
   EXPECT_EQ(foreach_add({tensor({1, 2})}, 0.5)[0].dtype(), kFloat);
 }
 

@@ -75,7 +75,8 @@ TEST(Optim, ParamGroupsTakeDefaultsOrTheirOwnOptions) {
   auto c = make_params(3);
   opt.add_param_group(eo::OptimizerParamGroup(c));
   EXPECT_EQ(opt.param_groups()[2].options().get_lr(), 0.1);
-  EXPECT_ERROR(opt.add_param_group(eo::OptimizerParamGroup({a[1]})), "add_param_group", "more than one parameter group");
+  EXPECT_ERROR(opt.add_param_group(eo::OptimizerParamGroup({a[1]})), "add_param_group",
+               "more than one parameter group");
   Tensor non_leaf = a[0] * 2;
   EXPECT_ERROR(opt.add_param_group(eo::OptimizerParamGroup({non_leaf})), "add_param_group", "non-leaf");
 
@@ -239,7 +240,8 @@ TEST(Optim, LoadStateDictErrorsLeaveTheOptimizerUnchanged) {
 
 TEST(Optim, MixedDtypesAndNonContiguousParameters) {
   std::vector<Tensor> ps = {ones({4}).requires_grad_(), ones({3}, TensorOptions().dtype(kDouble)).requires_grad_(),
-                            ones({3, 2}).t().requires_grad_(), ones({5}, TensorOptions().dtype(kBFloat16)).requires_grad_()};
+                            ones({3, 2}).t().requires_grad_(),
+                            ones({5}, TensorOptions().dtype(kBFloat16)).requires_grad_()};
   eo::SGD opt(ps, eo::SGDOptions(0.5).momentum(0.9));
   for (int k = 0; k < 2; ++k) {
     for (const Tensor& p : ps) p.mutable_grad() = ones_like(p);
@@ -273,7 +275,9 @@ TEST(Schedulers, MatchPyTorch) {
   using S = std::unique_ptr<eo::LRScheduler>;
   expect_sequence(lr_sequence([](eo::Optimizer& o) { return S(new eo::StepLR(o, 3, 0.5)); }),
                   {0.1, 0.1, 0.1, 0.05, 0.05, 0.05, 0.025, 0.025, 0.025, 0.0125, 0.0125, 0.0125, 0.00625}, "StepLR");
-  expect_sequence(lr_sequence([](eo::Optimizer& o) { return S(new eo::MultiStepLR(o, {2, 5, 5, 9}, 0.1)); }),
+  expect_sequence(lr_sequence([](eo::Optimizer& o) {
+                    return S(new eo::MultiStepLR(o, {2, 5, 5, 9}, 0.1));
+                  }),
                   {0.1, 0.1, 0.01, 0.01, 0.01, 1e-4, 1e-4, 1e-4, 1e-4, 1e-5, 1e-5, 1e-5, 1e-5}, "MultiStepLR");
   expect_sequence(lr_sequence([](eo::Optimizer& o) { return S(new eo::ExponentialLR(o, 0.9)); }),
                   {0.1, 0.09, 0.081, 0.0729, 0.06561, 0.059049, 0.0531441, 0.04782969, 0.043046721, 0.0387420489,
@@ -286,11 +290,12 @@ TEST(Schedulers, MatchPyTorch) {
                   "CosineAnnealingLR");
   expect_sequence(lr_sequence([](eo::Optimizer& o) { return S(new eo::LinearLR(o, 0.25, 0.9, 4)); }),
                   {0.025, 0.04125, 0.0575, 0.07375, 0.09, 0.09, 0.09, 0.09, 0.09, 0.09, 0.09, 0.09, 0.09}, "LinearLR");
-  expect_sequence(lr_sequence([](eo::Optimizer& o) {
-                    return S(new eo::LambdaLR(o, [](int64_t e) { return 1.0 / static_cast<double>(e + 1); }));
-                  }),
-                  {0.1, 0.05, 0.1 / 3, 0.025, 0.02, 0.1 / 6, 0.1 / 7, 0.0125, 0.1 / 9, 0.01, 0.1 / 11, 0.1 / 12, 0.1 / 13},
-                  "LambdaLR");
+  expect_sequence(
+      lr_sequence([](eo::Optimizer& o) {
+        return S(new eo::LambdaLR(o, [](int64_t e) { return 1.0 / static_cast<double>(e + 1); }));
+      }),
+      {0.1, 0.05, 0.1 / 3, 0.025, 0.02, 0.1 / 6, 0.1 / 7, 0.0125, 0.1 / 9, 0.01, 0.1 / 11, 0.1 / 12, 0.1 / 13},
+      "LambdaLR");
 }
 
 TEST(Schedulers, OneCycleLRAndMomentumCycling) {
@@ -303,8 +308,8 @@ TEST(Schedulers, OneCycleLRAndMomentumCycling) {
       "OneCycleLR cos");
   expect_sequence(momentum,
                   {0.9177302443521267, 0.8625744625914449, 0.8505584586887436, 0.856698729810778, 0.8688255099070633,
-                   0.8852622412794547, 0.9037365046793212, 0.9216941869558779, 0.9366525935914912,
-                   0.9465436874322102, 0.95, 0.9465436874322102},
+                   0.8852622412794547, 0.9037365046793212, 0.9216941869558779, 0.9366525935914912, 0.9465436874322102,
+                   0.95, 0.9465436874322102},
                   "OneCycleLR momentum");
   momentum.clear();
   expect_sequence(lr_sequence(
@@ -330,8 +335,8 @@ TEST(Schedulers, OneCycleLRAndMomentumCycling) {
   eo::OneCycleLR sched(adam, 1.0, 12);
   adam.step();
   sched.step();
-  EXPECT_NEAR(std::get<0>(static_cast<eo::AdamOptions&>(adam.param_groups()[0].options()).betas()),
-              0.9177302443521267, 1e-12);
+  EXPECT_NEAR(std::get<0>(static_cast<eo::AdamOptions&>(adam.param_groups()[0].options()).betas()), 0.9177302443521267,
+              1e-12);
   for (int i = 1; i < 12; ++i) sched.step();
   EXPECT_ERROR(sched.step(), "OneCycleLR", "Tried to step 13 times", "12");
   EXPECT_ERROR(eo::OneCycleLR(adam, 1.0, 12, eo::OneCycleLROptions().anneal_strategy("cubic")), "OneCycleLR",
@@ -343,18 +348,18 @@ TEST(Schedulers, OneCycleLRAndMomentumCycling) {
 TEST(Schedulers, SequentialLR) {
   std::vector<eo::LRScheduler*> raw;
   std::vector<std::unique_ptr<eo::LRScheduler>> owned;
-  expect_sequence(lr_sequence([&](eo::Optimizer& o) {
-                    owned.push_back(std::make_unique<eo::LinearLR>(o, 0.5, 1.0, 3));
-                    owned.push_back(std::make_unique<eo::ExponentialLR>(o, 0.8));
-                    owned.push_back(std::make_unique<eo::CosineAnnealingLR>(o, 4));
-                    return std::make_unique<eo::SequentialLR>(
-                        o, std::vector<eo::LRScheduler*>{owned[0].get(), owned[1].get(), owned[2].get()},
-                        std::vector<int64_t>{3, 7});
-                  }),
-                  {0.05, 0.06666666666666667, 0.08333333333333333, 0.1, 0.08000000000000002, 0.06400000000000002,
-                   0.051200000000000016, 0.1, 0.08535533905932738, 0.05, 0.014644660940672627, 0.0,
-                   0.014644660940672622},
-                  "SequentialLR");
+  expect_sequence(
+      lr_sequence([&](eo::Optimizer& o) {
+        owned.push_back(std::make_unique<eo::LinearLR>(o, 0.5, 1.0, 3));
+        owned.push_back(std::make_unique<eo::ExponentialLR>(o, 0.8));
+        owned.push_back(std::make_unique<eo::CosineAnnealingLR>(o, 4));
+        return std::make_unique<eo::SequentialLR>(
+            o, std::vector<eo::LRScheduler*>{owned[0].get(), owned[1].get(), owned[2].get()},
+            std::vector<int64_t>{3, 7});
+      }),
+      {0.05, 0.06666666666666667, 0.08333333333333333, 0.1, 0.08000000000000002, 0.06400000000000002,
+       0.051200000000000016, 0.1, 0.08535533905932738, 0.05, 0.014644660940672627, 0.0, 0.014644660940672622},
+      "SequentialLR");
   std::vector<Tensor> ps = {zeros({1}).requires_grad_()};
   eo::SGD opt(ps, eo::SGDOptions(0.1));
   eo::StepLR a(opt, 2);
