@@ -74,8 +74,11 @@ TEST(DataParity, MnistOnRandomFiles) {
     for (size_t k = 0; k < (images ? 4u : 2u); ++k) {
       for (int shift = 24; shift >= 0; shift -= 8) bytes.push_back(static_cast<char>(header[k] >> shift));
     }
-    for (uint32_t i = 0; i < n * (images ? 28 * 28 : 1); ++i) {
-      bytes.push_back(static_cast<char>(images ? g.next_u64() >> 56 : g.next_u64() % 10));
+    const size_t count = n * (images ? 28 * 28 : 1);
+    bytes.resize(bytes.size() + count);
+    char* values = bytes.data() + bytes.size() - count;
+    for (size_t i = 0; i < count; ++i) {
+      values[i] = static_cast<char>(images ? g.next_u64() : g.next_u64() % 10);
     }
     std::ofstream(dir.path() / name, std::ios::binary) << bytes;
   }
