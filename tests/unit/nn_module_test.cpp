@@ -331,3 +331,17 @@ TEST(NnUtils, ClipGradValueAndVectors) {
   EXPECT_ERROR(nn::utils::vector_to_parameters(ember::zeros({4}), fc->parameters()), "vector_to_parameters",
                "4 elements");
 }
+
+TEST(NnFunctional, DropoutOptions) {
+  namespace F = torch::nn::functional;
+  Tensor x = ember::ones({1000});
+  EXPECT_TRUE(F::dropout(x, F::DropoutFuncOptions().p(0.3).training(false)).equal(x));
+  Tensor y = F::dropout(x, F::DropoutFuncOptions().p(0.5));
+  const double kept = (y > 0).sum().item<double>();
+  EXPECT_NEAR(kept, 500, 80);
+  EXPECT_NEAR(y.max().item<double>(), 2.0, 1e-6);
+  EXPECT_ERROR(F::dropout(x, F::DropoutFuncOptions().p(-0.1)), "dropout probability has to be between 0 and 1");
+  nn::Dropout d(0.5);
+  d->eval();
+  EXPECT_TRUE(d(x).equal(x));
+}
