@@ -295,3 +295,53 @@ TEST(NnOptions, BuildersChain) {
   EXPECT_ERROR(nn::MultiheadAttention(6, 4), "embed_dim must be divisible by num_heads");
   EXPECT_ERROR(nn::Embedding(nn::EmbeddingOptions(4, 2).padding_idx(4)), "Padding_idx must be within num_embeddings");
 }
+
+TEST(NnUtils, ClipGradNorm) {
+  Tensor a = ember::zeros({2}).requires_grad_(), b = ember::zeros({2}).requires_grad_();
+  a.mutable_grad() = ember::tensor({3.f, 0.f});
+  b.mutable_grad() = ember::tensor({0.f, 4.f});
+  // Joint 2-norm 5, clipped to 1: every gradient scaled by 1 / 5.
+  EXPECT_NEAR(nn::utils::clip_grad_norm_({a, b}, 1.0), 5.0, 1e-6);
+  EXPECT_TRUE(a.grad().allclose(ember::tensor({0.6f, 0.f}), 1e-5, 1e-6));
+  EXPECT_TRUE(b.grad().allclose(ember::tensor({0.f, 0.8f}), 1e-5, 1e-6));
+  // Under the limit nothing changes; the returned norm is the one before clipping.
+  EXPECT_NEAR(nn::utils::clip_grad_norm_({a, b}, 10.0), 1.0, 1e-5);
+  EXPECT_TRUE(a.grad().allclose(ember::tensor({0.6f, 0.f}), 1e-5, 1e-6));
+  b.mutable_grad() = ember::tensor({0.f, -2.f});
+  EXPECT_NEAR(nn::utils::clip_grad_norm_({a, b}, 1.0, INFINITY), 2.0, 1e-6);
+  EXPECT_TRUE(b.grad().allclose(ember::tensor({0.f, -1.f}), 1e-5, 1e-6));  // scaled by 1 / 2
+  EXPECT_NEAR(nn::utils::clip_grad_norm_(a, 100.0, 1.0), 0.3, 1e-6);
+  b.mutable_grad() = ember::tensor({NAN, 1.f});
+  EXPECT_ERROR(nn::utils::clip_grad_norm_({a, b}, 1.0, 2.0, true), "clip_grad_norm_", "non-finite");
+  Tensor no_grad = ember::zeros({2}).requires_grad_();
+  EXPECT_EQ(nn::utils::clip_grad_norm_(no_grad, 1.0), 0.0);
+}
+
+TEST(NnUtils, ClipGradValueAndVectors) {
+  Tensor a = ember::zeros({3}).requires_grad_();
+  a.mutable_grad() = ember::tensor({-2.f, 0.5f, 3.f});
+  nn::utils::clip_grad_value_(a, 1.0);
+  EXPECT_TRUE(a.grad().equal(ember::tensor({-1.f, 0.5f, 1.f})));
+  ember::NoGradGuard no_grad;  // cat's derivative is pending
+  nn::Linear fc(2, 3);
+  Tensor v = nn::utils::parameters_to_vector(fc->parameters());
+  EXPECT_EQ(v.numel(), 9);
+  nn::utils::vector_to_parameters(ember::arange(9, ember::TensorOptions().dtype(ember::kFloat)), fc->parameters());
+  EXPECT_TRUE(fc->bias.detach().equal(ember::tensor({6.f, 7.f, 8.f})));
+  EXPECT_ERROR(nn::utils::vector_to_parameters(ember::zeros({4}), fc->parameters()), "vector_to_parameters",
+               "4 elements");
+}
+
+TEST(NnFunctional, DropoutOptions) {
+  namespace F = torch::nn::functional;
+  Tensor x = ember::ones({1000});
+  EXPECT_TRUE(F::dropout(x, F::DropoutFuncOptions().p(0.3).training(false)).equal(x));
+  Tensor y = F::dropout(x, F::DropoutFuncOptions().p(0.5));
+  const double kept = (y > 0).sum().item<double>();
+  EXPECT_NEAR(kept, 500, 80);
+  EXPECT_NEAR(y.max().item<double>(), 2.0, 1e-6);
+  EXPECT_ERROR(F::dropout(x, F::DropoutFuncOptions().p(-0.1)), "dropout probability has to be between 0 and 1");
+  nn::Dropout d(0.5);
+  d->eval();
+  EXPECT_TRUE(d(x).equal(x));
+}

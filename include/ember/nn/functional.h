@@ -2,6 +2,7 @@
 // ember/nn_ops.h). Users write `namespace F = torch::nn::functional;`.
 #pragma once
 #include "ember/nn/modules/activation.h"
+#include "ember/nn/modules/dropout.h"
 #include "ember/nn/modules/embedding.h"
 #include "ember/nn/modules/loss.h"
 #include "ember/nn/modules/pooling.h"

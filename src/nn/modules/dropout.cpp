@@ -31,6 +31,19 @@ void DropoutImplT<Kind>::pretty_print(std::ostream& stream) const {
          << ", inplace=" << options.inplace() << ")";
 }
 
+namespace functional {
+Tensor dropout(const Tensor& input, const DropoutFuncOptions& options) {
+  EMBER_CHECK(options.p() >= 0 && options.p() <= 1, "dropout", "dropout probability has to be between 0 and 1, but got ",
+              options.p());
+  return dropout(input, options.p(), options.training());
+}
+Tensor dropout2d(const Tensor& input, const Dropout2dFuncOptions& options) {
+  EMBER_CHECK(options.p() >= 0 && options.p() <= 1, "dropout2d",
+              "dropout probability has to be between 0 and 1, but got ", options.p());
+  return dropout2d(input, options.p(), options.training());
+}
+}  // namespace functional
+
 template class DropoutImplT<0>;
 template class DropoutImplT<1>;
 template class DropoutImplT<2>;

@@ -41,4 +41,16 @@ EMBER_MODULE(Dropout);
 EMBER_MODULE(Dropout2d);
 EMBER_MODULE(FeatureDropout);
 
+namespace functional {
+struct DropoutFuncOptions {
+  EMBER_ARG(double, p) = 0.5;
+  EMBER_ARG(bool, training) = true;
+  EMBER_ARG(bool, inplace) = false;  // accepted; the result is a new tensor
+};
+using Dropout2dFuncOptions = DropoutFuncOptions;
+// F::dropout(x, F::DropoutFuncOptions().p(0.2).training(is_training())).
+Tensor dropout(const Tensor& input, const DropoutFuncOptions& options);
+Tensor dropout2d(const Tensor& input, const Dropout2dFuncOptions& options);
+}  // namespace functional
+
 }  // namespace ember::nn
