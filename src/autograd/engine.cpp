@@ -41,20 +41,29 @@ void Node::add_input_edge(const Tensor& input) {
 
 namespace {
 
-// Accumulates into a leaf's .grad: the first gradient is copied (never an alias of the incoming
-// tensor), later ones are added (in place, unless the graph of this backward is being recorded).
+// Accumulates into a leaf's .grad: the first gradient becomes .grad when nothing else holds it
+// or its storage (PyTorch steals it too, so a backward's peak memory holds one copy of each
+// gradient) and is copied otherwise (never an alias of a tensor the caller holds); later ones
+// are added (in place, unless the graph of this backward is being recorded).
 struct AccumulateGrad final : Node {
   explicit AccumulateGrad(Tensor v) : variable(std::move(v)) {
     sequence_nr_ = UINT64_MAX;  // run as soon as ready, as PyTorch
   }
   std::string name() const override { return "torch::autograd::AccumulateGrad"; }
   variable_list apply(variable_list&& grads) override {
-    const Tensor& g = grads[0];
+    Tensor g = std::move(grads[0]);
     if (!g.defined()) return {};
     const std::lock_guard<std::mutex> lock(mutex);
     Tensor& grad = variable.mutable_grad();
     if (!grad.defined()) {
-      grad = GradMode::is_enabled() ? g.clone() : g.detach().clone();
+      if (GradMode::is_enabled()) {
+        grad = g.clone();
+      } else if (g.use_count() == 1 && g.impl()->storage()->use_count() == 1 && g.is_non_overlapping_and_dense() &&
+                 !g.requires_grad()) {
+        grad = std::move(g);
+      } else {
+        grad = g.detach().clone();
+      }
     } else if (!GradMode::is_enabled()) {
       grad.add_(g);
     } else {
