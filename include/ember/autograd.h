@@ -59,6 +59,11 @@ using variable_list = std::vector<Tensor>;
 using tensor_list = std::vector<Tensor>;
 
 struct Node;
+// A hook on a tensor's gradient (Tensor::register_hook): returns an undefined tensor to keep the
+// gradient or a tensor of its shape to replace it. A removed hook leaves an empty slot.
+using TensorHook = std::function<Tensor(const Tensor&)>;
+using HookList = std::vector<TensorHook>;
+
 // Where a gradient goes: input `input_nr` of `function`.
 struct Edge {
   std::shared_ptr<Node> function;
@@ -99,6 +104,10 @@ struct Node : std::enable_shared_from_this<Node> {
   void add_input_edge(const Tensor& input);
   // Non-leaf tensors that asked retain_grad(): output_nr and the slot their .grad reads.
   std::vector<std::pair<uint32_t, std::shared_ptr<Tensor>>> retained_grads;
+  // Hooks of non-leaf tensors (output_nr, their list), run on the gradient before this node.
+  std::vector<std::pair<uint32_t, std::shared_ptr<HookList>>> tensor_pre_hooks;
+  // The forward op that made this node, recorded in anomaly mode for its error messages.
+  const char* forward_op = nullptr;
 
  protected:
   edge_list next_edges_;
@@ -113,6 +122,30 @@ void backward(const variable_list& tensors, const variable_list& grad_tensors = 
 variable_list grad(const variable_list& outputs, const variable_list& inputs, const variable_list& grad_outputs = {},
                    std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
                    bool allow_unused = false);
+
+// ---- anomaly mode ------------------------------------------------------------------------------
+// When enabled (process-wide, as PyTorch), nodes remember the forward op that made them and a NaN
+// in a gradient produced by backward raises ember::Error naming the node and that op.
+struct AnomalyMode {
+  static bool is_enabled();
+  static void set_enabled(bool enabled);
+};
+class DetectAnomalyGuard {
+ public:
+  DetectAnomalyGuard();
+  ~DetectAnomalyGuard();
+  DetectAnomalyGuard(const DetectAnomalyGuard&) = delete;
+  DetectAnomalyGuard& operator=(const DetectAnomalyGuard&) = delete;
+
+ private:
+  bool saved_;
+};
+// Runs fn with anomaly detection on (the scoped form of DetectAnomalyGuard).
+template <class F>
+decltype(auto) detect_anomaly(F&& fn) {
+  DetectAnomalyGuard guard;
+  return std::forward<F>(fn)();
+}
 
 // ---- custom functions ---------------------------------------------------------------------------
 
@@ -254,6 +287,15 @@ bool gradcheck(const std::function<variable_list(const variable_list&)>& fn, con
                double eps = 1e-6, double atol = 1e-5, double rtol = 1e-3);
 bool gradcheck(const std::function<Tensor(const variable_list&)>& fn, const variable_list& inputs,
                double eps = 1e-6, double atol = 1e-5, double rtol = 1e-3);
+// PyTorch's gradgradcheck: gradchecks the map (inputs, grad_outputs) -> grad(fn(inputs), inputs,
+// grad_outputs, create_graph) w.r.t. the inputs requiring grad and the grad_outputs (random
+// float64 ones, from a fixed seed, when none are given).
+bool gradgradcheck(const std::function<variable_list(const variable_list&)>& fn, const variable_list& inputs,
+                   const variable_list& grad_outputs = {}, double eps = 1e-6, double atol = 1e-5,
+                   double rtol = 1e-3);
+bool gradgradcheck(const std::function<Tensor(const variable_list&)>& fn, const variable_list& inputs,
+                   const variable_list& grad_outputs = {}, double eps = 1e-6, double atol = 1e-5,
+                   double rtol = 1e-3);
 
 }  // namespace autograd
 }  // namespace ember

@@ -3,12 +3,14 @@
 // op headers (pointwise.h, reduce.h, shape.h, indexing.h, factory.h).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "ember/array_ref.h"
@@ -414,6 +416,24 @@ class Tensor {
   bool retains_grad() const;
   void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
                 bool create_graph = false) const;
+  // A hook on this tensor's gradient, run when it is computed: fn(grad) returns void, or a
+  // Tensor of grad's shape that replaces it (an undefined one keeps it). Returns the handle
+  // remove_hook takes. Hooks run in registration order, before retain_grad() stores the gradient.
+  template <class F>
+  unsigned register_hook(F&& fn) const {
+    if constexpr (std::is_void_v<std::invoke_result_t<F&, Tensor>>) {
+      return _register_hook([f = std::forward<F>(fn)](const Tensor& g) mutable {
+        f(g);
+        return Tensor();
+      });
+    } else {
+      return _register_hook(std::function<Tensor(const Tensor&)>(std::forward<F>(fn)));
+    }
+  }
+  unsigned _register_hook(std::function<Tensor(const Tensor&)> hook) const;
+  void remove_hook(unsigned pos) const;
+  bool is_view() const;
+  const Tensor& _base() const;  // the tensor a view aliases (undefined for non-views)
 
   // ---- in-place operators ----------------------------------------------------------------
   Tensor& operator+=(const Tensor& o) { return add_(o); }

@@ -1,7 +1,10 @@
 // The backward engine: counts dependencies from the roots, then runs nodes from a ready queue
 // ordered as PyTorch's (later-created first), summing each node's incoming gradients before it
-// runs. Single-threaded, on the calling thread.
+// runs. Each backward runs on its calling thread with its own state; graphs of several threads
+// may share leaves, whose accumulation is locked. Leaves are written only once the whole graph
+// ran, so an error in backward leaves every .grad as it was.
 #include <atomic>
+#include <mutex>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -15,7 +18,13 @@ namespace ember::autograd {
 
 namespace {
 std::atomic<uint64_t> next_sequence_nr{0};
-}
+std::atomic<bool> anomaly_enabled{false};
+}  // namespace
+
+bool AnomalyMode::is_enabled() { return anomaly_enabled.load(std::memory_order_relaxed); }
+void AnomalyMode::set_enabled(bool enabled) { anomaly_enabled.store(enabled, std::memory_order_relaxed); }
+DetectAnomalyGuard::DetectAnomalyGuard() : saved_(AnomalyMode::is_enabled()) { AnomalyMode::set_enabled(true); }
+DetectAnomalyGuard::~DetectAnomalyGuard() { AnomalyMode::set_enabled(saved_); }
 
 Node::Node() : sequence_nr_(next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
 
@@ -32,19 +41,29 @@ void Node::add_input_edge(const Tensor& input) {
 
 namespace {
 
-// Accumulates into a leaf's .grad: the first gradient is copied (never an alias of the incoming
-// tensor), later ones are added (in place, unless the graph of this backward is being recorded).
+// Accumulates into a leaf's .grad: the first gradient becomes .grad when nothing else holds it
+// or its storage (PyTorch steals it too, so a backward's peak memory holds one copy of each
+// gradient) and is copied otherwise (never an alias of a tensor the caller holds); later ones
+// are added (in place, unless the graph of this backward is being recorded).
 struct AccumulateGrad final : Node {
   explicit AccumulateGrad(Tensor v) : variable(std::move(v)) {
     sequence_nr_ = UINT64_MAX;  // run as soon as ready, as PyTorch
   }
   std::string name() const override { return "torch::autograd::AccumulateGrad"; }
   variable_list apply(variable_list&& grads) override {
-    const Tensor& g = grads[0];
+    Tensor g = std::move(grads[0]);
     if (!g.defined()) return {};
+    const std::lock_guard<std::mutex> lock(mutex);
     Tensor& grad = variable.mutable_grad();
     if (!grad.defined()) {
-      grad = GradMode::is_enabled() ? g.clone() : g.detach().clone();
+      if (GradMode::is_enabled()) {
+        grad = g.clone();
+      } else if (g.use_count() == 1 && g.impl()->storage()->use_count() == 1 && g.is_non_overlapping_and_dense() &&
+                 !g.requires_grad()) {
+        grad = std::move(g);
+      } else {
+        grad = g.detach().clone();
+      }
     } else if (!GradMode::is_enabled()) {
       grad.add_(g);
     } else {
@@ -53,7 +72,36 @@ struct AccumulateGrad final : Node {
     return {};
   }
   Tensor variable;
+  std::mutex mutex;  // backward passes of several threads may reach one leaf
 };
+
+// Runs the hooks registered on the tensors whose gradients enter `node`.
+void run_tensor_hooks(const Node& node, variable_list& in) {
+  for (const auto& [nr, hooks] : node.tensor_pre_hooks) {
+    if (nr >= in.size() || !in[nr].defined()) continue;
+    for (size_t h = 0; h < hooks->size(); ++h) {
+      const TensorHook& hook = (*hooks)[h];
+      if (!hook) continue;
+      Tensor r = hook(in[nr]);
+      if (!r.defined()) continue;
+      EMBER_CHECK(r.sizes().equals(in[nr].sizes()), "register_hook", "hook '", h,
+                  "' has changed the size of value: the gradient has shape ", in[nr].sizes(),
+                  " but the hook returned shape ", r.sizes());
+      in[nr] = std::move(r);
+    }
+  }
+}
+
+// Anomaly mode: a NaN in a gradient a node produced names the node and its forward op.
+void check_anomaly(const Node& node, const variable_list& out) {
+  NoGradGuard no_grad;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!out[i].defined() || !is_floating_type(out[i].dtype())) continue;
+    EMBER_CHECK(!out[i].isnan().any().item<bool>(), node.name().c_str(), "Function '", node.name(),
+                "' returned nan values in its ", i, "th output. The node was created by the forward op '",
+                node.forward_op ? node.forward_op : "unknown", "'.");
+  }
+}
 
 // Gives a gradient the shape and dtype of the forward input it belongs to.
 Tensor validate(const Node& node, size_t i, Tensor g) {
@@ -142,6 +190,8 @@ variable_list run_graph(const variable_list& outputs, const variable_list& grad_
   }
 
   std::unordered_map<Node*, variable_list> buffers;
+  std::vector<std::pair<Node*, variable_list>> leaf_updates;  // applied once the graph ran
+  const bool anomaly = AnomalyMode::is_enabled();
   std::priority_queue<Node*, std::vector<Node*>, ReadyOrder> ready;
   for (size_t i = 0; i < roots.size(); ++i) accumulate(buffers[roots[i].function.get()], roots[i].input_nr, grad_outputs[i]);
   for (const Edge& e : roots) {
@@ -155,6 +205,7 @@ variable_list run_graph(const variable_list& outputs, const variable_list& grad_
     variable_list in = std::move(buffers[node]);
     buffers.erase(node);
     if (in.empty()) in.resize(1);
+    run_tensor_hooks(*node, in);
     if (capture) {
       for (size_t i = 0; i < targets.size(); ++i)
         if (targets[i].function.get() == node && targets[i].input_nr < in.size()) captured[i] = in[targets[i].input_nr];
@@ -164,7 +215,12 @@ variable_list run_graph(const variable_list& outputs, const variable_list& grad_
       if (nr >= in.size() || !in[nr].defined()) continue;
       *slot = slot->defined() ? *slot + in[nr] : (create_graph ? in[nr].clone() : in[nr].detach().clone());
     }
+    if (node->num_outputs() == 0 && dynamic_cast<AccumulateGrad*>(node)) {
+      leaf_updates.emplace_back(node, std::move(in));
+      continue;
+    }
     variable_list out = node->apply(std::move(in));
+    if (anomaly) check_anomaly(*node, out);
     if (!keep_graph) node->release_variables();
     for (size_t i = 0; i < node->num_outputs(); ++i) {
       const Edge& e = node->next_edge(i);
@@ -175,6 +231,7 @@ variable_list run_graph(const variable_list& outputs, const variable_list& grad_
     }
   }
 
+  for (auto& [node, in] : leaf_updates) node->apply(std::move(in));
   if (capture) {
     for (size_t i = 0; i < inputs.size(); ++i) {
       EMBER_CHECK(captured[i].defined() || allow_unused, "grad",

@@ -1,4 +1,5 @@
-// gradcheck: analytic Jacobians (one backward per output element) against central differences.
+// gradcheck: analytic Jacobians (one backward per output element) against central differences;
+// gradgradcheck: the same for the map from (inputs, grad_outputs) to the first-order gradients.
 #include <cmath>
 #include <sstream>
 
@@ -47,15 +48,15 @@ bool gradcheck(const std::function<variable_list(const variable_list&)>& fn, con
       std::vector<std::vector<double>> numeric(n_out, std::vector<double>(n_in, 0.0));
       Tensor base = x.detach().clone(MemoryFormat::Contiguous);
       double* p = base.data_ptr<double>();
+      // fn runs with grad mode on and inputs requiring grad as given: gradgradcheck's fn calls grad().
       for (int64_t j = 0; j < n_in; ++j) {
         variable_list args = inputs;
         const double orig = p[j];
-        NoGradGuard no_grad;
         p[j] = orig + eps;
-        args[i] = base.clone();
+        args[i] = base.clone().requires_grad_();
         const std::vector<double> plus = values(fn(args)[o]);
         p[j] = orig - eps;
-        args[i] = base.clone();
+        args[i] = base.clone().requires_grad_();
         const std::vector<double> minus = values(fn(args)[o]);
         p[j] = orig;
         for (int64_t k = 0; k < n_out; ++k) numeric[k][j] = (plus[k] - minus[k]) / (2 * eps);
@@ -84,6 +85,44 @@ bool gradcheck(const std::function<variable_list(const variable_list&)>& fn, con
 bool gradcheck(const std::function<Tensor(const variable_list&)>& fn, const variable_list& inputs, double eps,
                double atol, double rtol) {
   return gradcheck([&](const variable_list& xs) { return variable_list{fn(xs)}; }, inputs, eps, atol, rtol);
+}
+
+bool gradgradcheck(const std::function<variable_list(const variable_list&)>& fn, const variable_list& inputs,
+                   const variable_list& grad_outputs, double eps, double atol, double rtol) {
+  variable_list gos = grad_outputs;
+  if (gos.empty()) {
+    Generator gen(0);
+    for (const Tensor& out : fn(inputs))
+      gos.push_back(randn(out.sizes(), &gen, TensorOptions().dtype(kDouble)).requires_grad_());
+  }
+  const size_t n = inputs.size();
+  // The first-order gradients w.r.t. the inputs requiring grad, recorded (zeros where unused).
+  auto first_order = [&](const variable_list& all) {
+    const variable_list xs(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n));
+    const variable_list go(all.begin() + static_cast<std::ptrdiff_t>(n), all.end());
+    variable_list outs, diff_inputs, grads_out, result;
+    const variable_list ys = fn(xs);
+    for (size_t k = 0; k < ys.size(); ++k) {
+      if (!ys[k].requires_grad()) continue;
+      outs.push_back(ys[k]);
+      grads_out.push_back(go[k]);
+    }
+    for (const Tensor& x : xs)
+      if (x.requires_grad()) diff_inputs.push_back(x);
+    const variable_list g = outs.empty() ? variable_list(diff_inputs.size())
+                                         : grad(outs, diff_inputs, grads_out, true, /*create_graph=*/true, true);
+    for (size_t k = 0; k < g.size(); ++k) result.push_back(g[k].defined() ? g[k] : zeros_like(diff_inputs[k]));
+    return result;
+  };
+  variable_list all = inputs;
+  all.insert(all.end(), gos.begin(), gos.end());
+  return gradcheck(first_order, all, eps, atol, rtol);
+}
+
+bool gradgradcheck(const std::function<Tensor(const variable_list&)>& fn, const variable_list& inputs,
+                   const variable_list& grad_outputs, double eps, double atol, double rtol) {
+  return gradgradcheck([&](const variable_list& xs) { return variable_list{fn(xs)}; }, inputs, grad_outputs, eps,
+                       atol, rtol);
 }
 
 }  // namespace ember::autograd

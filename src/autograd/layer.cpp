@@ -1,6 +1,8 @@
 // The generic derivative node and the checks of the autograd layer.
 #include "autograd/layer.h"
 
+#include "autograd/inplace.h"
+
 namespace ember::autograd {
 
 Tensor BackwardContext::operator[](Saved s) const { return node_.unpack(s); }
@@ -24,33 +26,63 @@ void FormulaNode::release_variables() {
   for (SavedVariable& s : saved_) s.reset_data();
 }
 
+Derivative::Derivative(const Tensor& result, const char* forward_op, bool inplace)
+    : result_(result), node_(std::make_shared<FormulaNode>(forward_op)), inplace_(inplace) {}
+
 Saved Derivative::save(const Tensor& t) {
-  node_->saved_.emplace_back(t, false);
+  // Before an in-place op, a formula that needs a value the op overwrites keeps a copy
+  // (recorded, so that double backward still reaches its history).
+  const bool overwritten = inplace_ && t.defined() && t.impl()->storage() == result_.impl()->storage();
+  node_->saved_.emplace_back(overwritten ? t.clone() : t, false);
   return {node_->saved_.size() - 1};
 }
 
 Saved Derivative::save_result() {
+  if (inplace_) {
+    // The result is written only after the formulas are declared: saved in finish_inplace().
+    node_->saved_.emplace_back();
+    pending_results_.push_back(node_->saved_.size() - 1);
+    return {node_->saved_.size() - 1};
+  }
   // The result gets its grad_fn only in finish(); saved as an output it is kept without one.
   node_->saved_.emplace_back(result_, true);
   return {node_->saved_.size() - 1};
 }
 
+bool Derivative::any_edge() const {
+  for (size_t i = 0; i < node_->num_outputs(); ++i)
+    if (node_->should_compute_output(i)) return true;
+  return false;
+}
+
 void Derivative::finish() {
-  for (size_t i = 0; i < node_->num_outputs(); ++i) {
-    if (node_->should_compute_output(i)) {
-      detail::set_history(result_, node_, 0);
-      return;
-    }
-  }
+  if (any_edge()) detail::set_history(result_, node_, 0);
+}
+
+void Derivative::finish_inplace() {
+  for (size_t i : pending_results_) node_->saved_[i] = SavedVariable(result_, true);
+  if (any_edge()) rebase_history(result_, node_, self_edge_);
 }
 
 void fail_not_implemented(const char* op) {
   ::ember::detail::fail(op, "derivative for ", op, " is not implemented");
 }
 
+void fail_out_requires_grad(const char* op) {
+  const std::string base(op, std::char_traits<char>::length(op) - 4);  // "add_out" -> "add"
+  ::ember::detail::fail(op, base, "(): functions with out=... arguments don't support automatic differentiation, "
+                        "but one of the arguments requires grad.");
+}
+
 void check_inplace(const Tensor& self, const char* op) {
-  EMBER_CHECK(!(self.defined() && self.requires_grad() && self.is_leaf()), op,
+  if (!self.defined()) return;
+  EMBER_CHECK(!(self.requires_grad() && self.is_leaf()), op,
               "a leaf Variable that requires grad is being used in an in-place operation.");
+  if (AutogradMeta* m = get_meta(self); m && m->base.defined()) {
+    EMBER_CHECK(!(m->base.requires_grad() && m->base.is_leaf()), op,
+                "a view of a leaf Variable that requires grad is being used in an in-place operation.");
+    refresh_view_grad_fn(self, *m);
+  }
 }
 
 bool is_differentiable_type(ScalarType t) { return is_floating_type(t); }

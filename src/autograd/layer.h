@@ -20,6 +20,21 @@
 // Or `static constexpr bool differentiable = false;` (comparisons): results never require grad.
 // An op with none of these, given a tensor that requires grad, raises "derivative for <op> is not
 // implemented" rather than returning a result without a graph.
+//
+// In-place ops (first parameter `Tensor& self`) take their derivative from another struct:
+//   - `using out_of_place = AddOp;`: the functional twin's derivative, called with the same
+//     arguments (self as the first input);
+//   - `using derivative_rule = autograd::CopyRule;`: a rule struct with a `derivative` (for
+//     in-place ops without a twin: copy_, fill_, index_put_, masked_fill_; see inplace_rules.h).
+// The layer records the node before the op runs (so self's edge is its old history, and a
+// formula saving self gets a copy of the value before the write), runs the op, then rebases
+// self's history onto the node. When self is a view, the base's history is rebased through a
+// CopySlices node and the view's grad_fn becomes AsStridedBackward0 onto it, as PyTorch does.
+// Out= ops (names ending in "_out") raise PyTorch's error when an argument requires grad.
+//
+// Views: a result sharing its first argument's storage is recorded as a view of that
+// argument's base (in grad mode, also when nothing requires grad), so that in-place writes into
+// views reach the base's graph.
 #pragma once
 #include <functional>
 #include <type_traits>
@@ -61,6 +76,8 @@ using Formula = std::function<Tensor(const BackwardContext&)>;
 // The node of an op with a derivative: one formula per next edge.
 class FormulaNode final : public Node {
  public:
+  FormulaNode() = default;
+  explicit FormulaNode(const char* forward_op) { this->forward_op = forward_op; }
   std::string name() const override { return name_; }
   variable_list apply(variable_list&& grads) override;
   void release_variables() override;
@@ -76,7 +93,8 @@ class FormulaNode final : public Node {
 // Collects an op's derivative while the op records it (see the top of this file).
 class Derivative {
  public:
-  explicit Derivative(const Tensor& result) : result_(result), node_(std::make_shared<FormulaNode>()) {}
+  // `inplace`: the op will write into `result` after the formulas are declared (see the top).
+  Derivative(const Tensor& result, const char* forward_op, bool inplace = false);
   void name(const char* n) { node_->name_ = n; }
   // Whether a gradient is wanted for this input.
   template <class T>
@@ -105,6 +123,7 @@ class Derivative {
   template <class T, class F>
   void grad(const T& input, F&& f) {
     if constexpr (is_tensor<T>) {
+      if (inplace_ && self_edge_ == SIZE_MAX && input.is_same(result_)) self_edge_ = node_->num_outputs();
       node_->add_input_edge(input);
       node_->formulas_.emplace_back(std::forward<F>(f));
     } else if constexpr (std::is_same_v<std::decay_t<T>, std::optional<Tensor>>) {
@@ -115,14 +134,45 @@ class Derivative {
   const Tensor& result() const { return result_; }
   // Attaches the node to the result (when some input needs a gradient).
   void finish();
+  // After the in-place op ran: rebases the written tensor's history onto the node.
+  void finish_inplace();
 
  private:
+  bool any_edge() const;
   Tensor result_;
   std::shared_ptr<FormulaNode> node_;
+  std::vector<size_t> pending_results_;  // in-place: saved results, filled once the op ran
+  size_t self_edge_ = SIZE_MAX;          // in-place: the edge of the written tensor's old history
+  bool inplace_ = false;
 };
 
 [[noreturn]] void fail_not_implemented(const char* op);
+[[noreturn]] void fail_out_requires_grad(const char* op);
 void check_inplace(const Tensor& self, const char* op);
+void track_view(const Tensor& result, const Tensor& input);
+
+// Whether an op writes into an out= argument (its name ends in "_out").
+constexpr bool is_out_op(const char* name) {
+  size_t n = 0;
+  while (name[n]) ++n;
+  return n > 4 && name[n - 4] == '_' && name[n - 3] == 'o' && name[n - 2] == 'u' && name[n - 1] == 't';
+}
+
+// The struct an in-place op takes its derivative from (void when it declares none).
+template <class Op>
+struct InplaceRule {
+  using type = void;
+};
+template <class Op>
+  requires requires { typename Op::out_of_place; }
+struct InplaceRule<Op> {
+  using type = typename Op::out_of_place;
+};
+template <class Op>
+  requires requires { typename Op::derivative_rule; }
+struct InplaceRule<Op> {
+  using type = typename Op::derivative_rule;
+};
 
 template <class Op, class... Args>
 concept HasDerivative = requires(Derivative& d, Args&... a) { Op::derivative(d, a...); };
@@ -138,19 +188,43 @@ bool same_impl(const Tensor& r, const T& a) {
   return false;
 }
 
+// The in-place branch of the layer (see the top of this file).
+template <class Op, class... Rest>
+Tensor& apply_inplace(Tensor& self, Rest&... rest) {
+  check_inplace(self, Op::name);
+  using Rule = typename InplaceRule<Op>::type;
+  if constexpr (!std::is_void_v<Rule> && HasDerivative<Rule, const Tensor, std::remove_reference_t<Rest>...>) {
+    Derivative d(self, Op::name, /*inplace=*/true);
+    Rule::derivative(d, std::as_const(self), rest...);
+    {
+      AutoGradMode no_grad(false);
+      Op::run(self, rest...);
+    }
+    d.finish_inplace();
+    return self;
+  } else {
+    fail_not_implemented(Op::name);
+    return self;  // unreachable; gives the return type
+  }
+}
+
 // The autograd layer: called by dispatch::call when grad mode is on and an argument requires grad.
 template <class Op, class... Args>
 decltype(auto) apply(Args&&... args) {
   using First = std::tuple_element_t<0, std::tuple<Args&&..., void>>;
-  if constexpr (std::is_same_v<First, Tensor&>) {
-    // In-place and out= ops write into their first argument.
-    check_inplace(std::get<0>(std::forward_as_tuple(args...)), Op::name);
-  }
-  if constexpr (IsComposite<Op>) {
+  constexpr bool writes = std::is_same_v<First, Tensor&>;
+  if constexpr (writes && is_out_op(Op::name)) {
+    fail_out_requires_grad(Op::name);
+    return Op::run(std::forward<Args>(args)...);  // unreachable; gives the return type
+  } else if constexpr (IsComposite<Op>) {
+    if constexpr (writes) check_inplace(std::get<0>(std::forward_as_tuple(args...)), Op::name);
     return Op::run(std::forward<Args>(args)...);
   } else if constexpr (IsNonDifferentiable<Op>) {
+    if constexpr (writes) check_inplace(std::get<0>(std::forward_as_tuple(args...)), Op::name);
     AutoGradMode no_grad(false);
     return Op::run(std::forward<Args>(args)...);
+  } else if constexpr (writes) {
+    return apply_inplace<Op>(args...);
   } else if constexpr (HasDerivative<Op, std::remove_reference_t<Args>...>) {
     Tensor result;
     {
@@ -159,9 +233,10 @@ decltype(auto) apply(Args&&... args) {
     }
     // An op that hands back its input (to() to the same dtype) adds nothing to the graph.
     if ((same_impl(result, args) || ...) || !is_differentiable_type(result.dtype())) return result;
-    Derivative d(result);
+    Derivative d(result, Op::name);
     Op::derivative(d, args...);
     d.finish();
+    if constexpr (is_tensor<First>) track_view(result, std::get<0>(std::forward_as_tuple(args...)));
     return result;
   } else {
     fail_not_implemented(Op::name);
@@ -170,3 +245,5 @@ decltype(auto) apply(Args&&... args) {
 }
 
 }  // namespace ember::autograd
+
+#include "autograd/inplace_rules.h"  // IWYU pragma: export

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "autograd/engine.h"
+#include "autograd/inplace.h"
 #include "ember/reduce.h"
 #include "ember/shape.h"
 
@@ -22,11 +23,14 @@ AutogradMeta& materialize_meta(const Tensor& t) {
 Edge gradient_edge(const Tensor& t) {
   AutogradMeta* m = get_meta(t);
   if (!m) return {};
+  if (m->base.defined()) refresh_view_grad_fn(t, *m);
   if (m->grad_fn) return {m->grad_fn, m->output_nr};
   if (!m->requires_grad) return {};
+  const std::lock_guard<std::mutex> lock(m->accumulator_mutex);
   std::shared_ptr<Node> acc = m->grad_accumulator.lock();
   if (!acc) {
     acc = make_accumulate_grad(t);
+    if (m->hooks) acc->tensor_pre_hooks.emplace_back(0, m->hooks);
     m->grad_accumulator = acc;
   }
   return {acc, 0};
@@ -48,6 +52,9 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   is_output_ = is_output;
   version_ = t.unsafeGetTensorImpl()->storage()->version();
   requires_grad_ = t.requires_grad();
+  EMBER_CHECK(!t.is_inference() || InferenceMode::is_enabled(), "autograd",
+              "Inference tensors cannot be saved for backward. To work around you can make a clone to get a normal "
+              "tensor and use it in autograd.");
   if (is_output) {
     // Kept without its grad_fn, which owns this saved variable.
     data_ = t.detach();
@@ -143,8 +150,44 @@ Tensor& Tensor::mutable_grad() const {
 
 const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
   static const std::shared_ptr<autograd::Node> none;
+  AutogradMeta* m = get_meta(*this);
+  if (!m) return none;
+  if (m->base.defined()) autograd::refresh_view_grad_fn(*this, *m);
+  return m->grad_fn;
+}
+
+bool Tensor::is_view() const {
   const AutogradMeta* m = get_meta(*this);
-  return m ? m->grad_fn : none;
+  return m && m->base.defined();
+}
+
+const Tensor& Tensor::_base() const {
+  static const Tensor undefined;
+  const AutogradMeta* m = get_meta(*this);
+  return m ? m->base : undefined;
+}
+
+unsigned Tensor::_register_hook(std::function<Tensor(const Tensor&)> hook) const {
+  EMBER_CHECK(requires_grad(), "register_hook",
+              "cannot register a hook on a tensor that doesn't require gradient");
+  AutogradMeta& m = materialize_meta(*this);
+  if (!m.hooks) {
+    m.hooks = std::make_shared<autograd::HookList>();
+    // The hooks run on the gradient entering the node this tensor's gradient goes to.
+    if (const std::shared_ptr<autograd::Node>& fn = grad_fn()) {
+      fn->tensor_pre_hooks.emplace_back(m.output_nr, m.hooks);
+    } else if (std::shared_ptr<autograd::Node> acc = m.grad_accumulator.lock()) {
+      acc->tensor_pre_hooks.emplace_back(0, m.hooks);
+    }
+  }
+  m.hooks->push_back(std::move(hook));
+  return static_cast<unsigned>(m.hooks->size() - 1);
+}
+
+void Tensor::remove_hook(unsigned pos) const {
+  AutogradMeta* m = get_meta(*this);
+  EMBER_CHECK(m && m->hooks && pos < m->hooks->size(), "remove_hook", "Invalid index ", pos, " passed to remove_hook");
+  (*m->hooks)[pos] = nullptr;
 }
 
 bool Tensor::is_leaf() const { return grad_fn() == nullptr; }

@@ -1,7 +1,10 @@
 // Autograd's per-tensor state and saved tensors (internal to src/autograd and the op layer).
 #pragma once
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "ember/autograd.h"
 
@@ -12,7 +15,13 @@ struct AutogradMeta final : AutogradMetaInterface {
   Tensor grad;
   std::shared_ptr<Node> grad_fn;            // null for leaves
   std::weak_ptr<Node> grad_accumulator;     // leaves: the AccumulateGrad node, made on first use
+  std::mutex accumulator_mutex;             // threads recording ops on one leaf make one accumulator
   std::shared_ptr<Tensor> retained_grad;    // non-leaves after retain_grad()
+  std::shared_ptr<HookList> hooks;          // register_hook; the node the gradient enters reads them
+  // Views: the tensor they alias (never itself a view). After an in-place op on the base or on
+  // another view, grad_fn is regenerated from the base's history (see layer.cpp).
+  Tensor base;
+  uint32_t view_version = 0;                // the storage version grad_fn was made at
   uint32_t output_nr = 0;
   bool requires_grad = false;               // leaves only; non-leaves require grad through grad_fn
 };
@@ -21,6 +30,11 @@ AutogradMeta* get_meta(const Tensor& t);      // null when the tensor never met 
 AutogradMeta& materialize_meta(const Tensor& t);
 // Where this tensor's gradient goes: its grad_fn, or its leaf's AccumulateGrad.
 Edge gradient_edge(const Tensor& t);
+// Records that `view` aliases `of` (their storage is shared).
+void set_view_base(const Tensor& view, const Tensor& of);
+// A view whose base's history changed since its grad_fn was made gets an AsStridedBackward0 node
+// onto the base's current history (PyTorch regenerates it the same way).
+void refresh_view_grad_fn(const Tensor& view, AutogradMeta& m);
 
 // A tensor kept for backward. Checks on unpack that no in-place op changed it since (the
 // storage's version counter) and that the graph was not freed. An op's own output is kept

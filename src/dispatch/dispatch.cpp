@@ -14,6 +14,12 @@ thread_local std::vector<OpObserver*> tls_observers;
 
 ThreadState& thread_state() { return tls_state; }
 
+void fail_inference_write(const char* op) {
+  ::ember::detail::fail(op, "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+                        "clone to get a normal tensor before doing inplace update.See "
+                        "https://github.com/pytorch/rfcs/pull/17 for more details.");
+}
+
 void mark_inference(const Tensor& t) {
   if (t.defined()) t.unsafeGetTensorImpl()->set_inference(true);
 }

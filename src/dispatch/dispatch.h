@@ -7,7 +7,10 @@
 // acts only when a Tensor argument requires grad) and inference mode; autocast, tracing and
 // quantization join here. The fast path, a direct call to Op::run, is taken when no layer but
 // grad mode is on and no argument requires grad: one TLS load plus one load per Tensor argument.
+// In grad mode it also records views (a result sharing its first argument's storage), so that
+// in-place writes into them reach the base's graph (see autograd/layer.h).
 #pragma once
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <type_traits>
@@ -69,9 +72,36 @@ void mark_inference_result(const R& r) {
   if constexpr (std::is_same_v<R, Tensor>) mark_inference(r);
 }
 
+// Ops writing into their first argument (in-place and out=).
+template <class... Args>
+inline constexpr bool writes_first = std::is_same_v<std::tuple_element_t<0, std::tuple<Args..., void>>, Tensor&>;
+// Ops that may return a view of their first argument.
+template <class Op, class... Args>
+concept MayReturnView = std::is_same_v<std::decay_t<std::tuple_element_t<0, std::tuple<Args..., void>>>, Tensor> &&
+                        !writes_first<Args...> && requires(Args&&... a) {
+                          { Op::run(std::forward<Args>(a)...) } -> std::same_as<Tensor>;
+                        };
+
+[[noreturn]] void fail_inference_write(const char* op);
+template <class First, class... Rest>
+inline void check_write(const char* op, const First& self, const Rest&...) {
+  if (self.defined() && self.unsafeGetTensorImpl()->is_inference()) fail_inference_write(op);
+}
+
+template <class Op, class First, class... Rest>
+Tensor run_tracking_views(First&& first, Rest&&... rest) {
+  Tensor r = Op::run(first, std::forward<Rest>(rest)...);
+  if (r.defined() && r.unsafeGetTensorImpl()->storage() == first.unsafeGetTensorImpl()->storage())
+    autograd::track_view(r, first);
+  return r;
+}
+
 // The layers under the observer: autograd, then inference mode.
 template <class Op, class... Args>
 decltype(auto) call_grad_layers(uint32_t active, Args&&... args) {
+  if constexpr (writes_first<Args...>) {
+    if (!(active & kInferenceLayer)) check_write(Op::name, args...);
+  }
   if ((active & kGradModeLayer) && any_requires_grad(args...)) return autograd::apply<Op>(std::forward<Args>(args)...);
   if (active & kInferenceLayer) {
     decltype(auto) r = Op::run(std::forward<Args>(args)...);
@@ -94,8 +124,13 @@ template <class Op, class... Args>
 inline decltype(auto) call(Args&&... args) {
   const uint32_t active = thread_state().active;
   if (__builtin_expect((active & ~static_cast<uint32_t>(kGradModeLayer)) == 0, 1) &&
-      (active == 0 || !any_requires_grad(args...)))
+      (active == 0 || !any_requires_grad(args...))) {
+    if constexpr (writes_first<Args...>) check_write(Op::name, args...);
+    if constexpr (MayReturnView<Op, Args...>) {
+      if (active != 0) return run_tracking_views<Op>(std::forward<Args>(args)...);
+    }
     return Op::run(std::forward<Args>(args)...);
+  }
   return call_with_layers<Op>(active, std::forward<Args>(args)...);
 }
 

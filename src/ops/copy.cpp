@@ -11,6 +11,7 @@ namespace {
 
 struct CopyOp {
   static constexpr const char* name = "copy_";
+  using derivative_rule = autograd::CopyRule;
   static Tensor& run(Tensor& self, const Tensor& src) {
     EMBER_CHECK(src.defined(), name, "the source tensor is undefined");
     if (self.is_same(src)) return self;
@@ -31,6 +32,7 @@ struct CopyOp {
 
 struct FillOp {
   static constexpr const char* name = "fill_";
+  using derivative_rule = autograd::FillRule;
   static Tensor& run(Tensor& self, const Scalar& value) {
     TensorIterator iter(TensorIteratorConfig(name).add_output(self).common_dtype(self.dtype()).no_resize_outputs());
     kernels::fill_kernel(iter, value);

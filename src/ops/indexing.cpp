@@ -243,6 +243,7 @@ struct IndexOp {
 
 struct IndexPutOp {
   static constexpr const char* name = "index_put_";
+  using derivative_rule = autograd::IndexPutRule;
   static Tensor& run(Tensor& self, ArrayRef<std::optional<Tensor>> indices, const Tensor& values, bool accumulate) {
     EMBER_CHECK(values.defined(), name, "values is an undefined tensor");
     EMBER_CHECK(values.dtype() == self.dtype(), name, "Index put requires the source and destination dtypes match, got ",

@@ -305,6 +305,7 @@ struct TriOp {
 template <bool Lower>
 struct TriInplaceOp {
   static constexpr const char* name = Lower ? "tril_" : "triu_";
+  using out_of_place = TriOp<Lower>;
   static Tensor& run(Tensor& self, int64_t diagonal) {
     check_tri(name, self);
     if (self.is_contiguous()) {

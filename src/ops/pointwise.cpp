@@ -94,6 +94,7 @@ struct AddOp {
 };
 struct AddInplaceOp {
   static constexpr const char* name = "add_";
+  using out_of_place = AddOp;
   template <class B>
   static Tensor& run(Tensor& self, const B& b, const Scalar& alpha) {
     binary_into(name, self, self, b, BinaryOp::Add, alpha, true);
@@ -124,6 +125,7 @@ struct SubOp {
 };
 struct SubInplaceOp {
   static constexpr const char* name = "sub_";
+  using out_of_place = SubOp;
   template <class B>
   static Tensor& run(Tensor& self, const B& b, const Scalar& alpha) {
     binary_into(name, self, self, b, BinaryOp::Sub, alpha, true);
@@ -170,6 +172,7 @@ struct MulOp {
 };
 struct MulInplaceOp {
   static constexpr const char* name = "mul_";
+  using out_of_place = MulOp;
   template <class B>
   static Tensor& run(Tensor& self, const B& b) {
     binary_into(name, self, self, b, BinaryOp::Mul, 1, true);
@@ -235,6 +238,7 @@ struct DivOp {
 };
 struct DivInplaceOp {
   static constexpr const char* name = "div_";
+  using out_of_place = DivOp;
   template <class B>
   static Tensor& run(Tensor& self, const B& b, std::optional<std::string_view> mode) {
     div_into(name, self, self, b, mode, true);
@@ -317,6 +321,7 @@ struct NoGrad {};
   };                                                                                              \
   struct Struct##InplaceOp {                                                                      \
     static constexpr const char* name = op_name "_";                                              \
+    using out_of_place = Struct##Op;                                                              \
     template <class B>                                                                            \
     static Tensor& run(Tensor& self, const B& b) {                                                \
       binary_into(name, self, self, b, kernel_op, 1, true, int_to_float);                         \
@@ -389,6 +394,7 @@ struct PowOp {
 };
 struct PowInplaceOp {
   static constexpr const char* name = "pow_";
+  using out_of_place = PowOp;
   static Tensor& run(Tensor& self, const Tensor& exponent) {
     binary_into(name, self, self, exponent, BinaryOp::Pow, 1, true);
     return self;
@@ -470,6 +476,7 @@ struct LerpOp {
 };
 struct LerpInplaceOp {
   static constexpr const char* name = "lerp_";
+  using out_of_place = LerpOp;
   template <class W>
   static Tensor& run(Tensor& self, const Tensor& end, const W& weight) {
     lerp_into(name, self, self, end, weight, true);
@@ -521,6 +528,7 @@ struct AddcOp {
 template <TernaryOp K>
 struct AddcInplaceOp {
   static constexpr const char* name = K == TernaryOp::Addcmul ? "addcmul_" : "addcdiv_";
+  using out_of_place = AddcOp<K>;
   static Tensor& run(Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
     check_addc(name, K, self, t1, t2);
     ternary_into(name, self, self, t1, t2, K, value, true);
@@ -592,6 +600,7 @@ struct ClampOp {
 };
 struct ClampInplaceOp {
   static constexpr const char* name = "clamp_";
+  using out_of_place = ClampOp;
   static Tensor& run(Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
     clamp_into(name, self, self, min, max, true);
     return self;
@@ -625,6 +634,7 @@ struct ClampMaxOp {
 };
 struct ClampMinInplaceOp {
   static constexpr const char* name = "clamp_min_";
+  using out_of_place = ClampMinOp;
   static Tensor& run(Tensor& self, const Scalar& min) {
     clamp_into(name, self, self, min, {}, true);
     return self;
@@ -632,6 +642,7 @@ struct ClampMinInplaceOp {
 };
 struct ClampMaxInplaceOp {
   static constexpr const char* name = "clamp_max_";
+  using out_of_place = ClampMaxOp;
   static Tensor& run(Tensor& self, const Scalar& max) {
     clamp_into(name, self, self, {}, max, true);
     return self;
@@ -742,6 +753,7 @@ struct MaskedFillOp {
 };
 struct MaskedFillInplaceOp {
   static constexpr const char* name = "masked_fill_";
+  using derivative_rule = autograd::MaskedFillRule;
   template <class V>
   static Tensor& run(Tensor& self, const Tensor& mask, const V& value) {
     masked_fill_into(name, self, self, mask, fill_value(value), true);

@@ -129,6 +129,7 @@ struct UnaryGrad<UnaryOp::Neg> {
   };                                                                                                \
   struct fn##_inplace_op {                                                                          \
     static constexpr const char* name = #fn "_";                                                    \
+    using out_of_place = fn##_op;                                                                   \
     static Tensor& run(Tensor& self) {                                                              \
       unary_op(name, self, self, kernel_op, kind, true);                                            \
       return self;                                                                                  \

@@ -194,6 +194,129 @@ std::vector<Case> cases() {
   };
 }
 
+// In-place ops on non-leaves and on views (history rebase through CopySlices / AsStridedBackward0).
+std::vector<Case> inplace_cases() {
+  using E = std::vector<ember::Tensor>;
+  using T = std::vector<torch::Tensor>;
+  return {
+      {"mul_ on a non-leaf", {{{3, 4}}, {{4}}},
+       [](const E& v) {
+         ember::Tensor y = v[0] * 1;
+         y.mul_(v[1]);
+         return y.add_(v[0]);
+       },
+       [](const T& v) {
+         torch::Tensor y = v[0] * 1;
+         y.mul_(v[1]);
+         return y.add_(v[0]);
+       },
+       "AddBackward0"},
+      {"mul_ by a scalar, sub_ of a leaf, tanh_", {{{5}}, {{5}}},
+       [](const E& v) {
+         ember::Tensor y = v[0] * 0.5;
+         y.mul_(3).sub_(v[1], 2);
+         return y.tanh_();
+       },
+       [](const T& v) {
+         torch::Tensor y = v[0] * 0.5;
+         y.mul_(3).sub_(v[1], 2);
+         return y.tanh_();
+       },
+       "TanhBackward0"},
+      {"slice mul_", {{{3, 4}}, {{2}}},
+       [](const E& v) {
+         ember::Tensor y = v[0] * 1;
+         y.slice(1, 1, 3).mul_(v[1]);
+         return y;
+       },
+       [](const T& v) {
+         torch::Tensor y = v[0] * 1;
+         y.slice(1, 1, 3).mul_(v[1]);
+         return y;
+       },
+       "torch::autograd::CopySlices"},
+      {"select copy_", {{{3, 4}}, {{4}}},
+       [](const E& v) {
+         ember::Tensor y = v[0] * 2;
+         y.select(0, 1).copy_(v[1].sin());
+         return y;
+       },
+       [](const T& v) {
+         torch::Tensor y = v[0] * 2;
+         y.select(0, 1).copy_(v[1].sin());
+         return y;
+       },
+       "torch::autograd::CopySlices"},
+      {"transpose add_ then a view made before", {{{3, 4}}, {{3}}},
+       [](const E& v) {
+         ember::Tensor y = v[0] * 1;
+         const ember::Tensor before = y.view({-1});
+         y.t().add_(v[1]);
+         return before * before;
+       },
+       [](const T& v) {
+         torch::Tensor y = v[0] * 1;
+         const torch::Tensor before = y.view({-1});
+         y.t().add_(v[1]);
+         return before * before;
+       },
+       "MulBackward0"},
+      {"mul_ into a view of views", {{{4, 4}}, {{4}}},
+       [](const E& v) {
+         ember::Tensor y = v[0] * 1;
+         y.view({2, 8}).view({4, 4}).t().narrow(0, 1, 2).mul_(v[1]);
+         return y.tanh();
+       },
+       [](const T& v) {
+         torch::Tensor y = v[0] * 1;
+         y.view({2, 8}).view({4, 4}).t().narrow(0, 1, 2).mul_(v[1]);
+         return y.tanh();
+       },
+       "TanhBackward0"},
+      {"narrow masked_fill_ and zero_", {{{4, 3}}},
+       [](const E& v) {
+         ember::Tensor y = v[0] * 2;
+         ember::Tensor top = y.narrow(0, 0, 2);
+         top.masked_fill_(v[0].narrow(0, 0, 2).detach() > 0, 0.0);
+         y.select(0, 3).zero_();
+         return y;
+       },
+       [](const T& v) {
+         torch::Tensor y = v[0] * 2;
+         torch::Tensor top = y.narrow(0, 0, 2);
+         top.masked_fill_(v[0].narrow(0, 0, 2).detach() > 0, 0.0);
+         y.select(0, 3).zero_();
+         return y;
+       },
+       "torch::autograd::CopySlices"},
+      {"buffer filled through views", {{{2, 3}}, {{3}}},
+       [](const E& v) {
+         ember::Tensor buf = ember::zeros({4, 3}, v[0].options());
+         buf.slice(0, 1, 3).copy_(v[0]);
+         buf.index_put_({3}, v[1] * v[1]);
+         const std::vector<std::optional<ember::Tensor>> row0{ember::zeros({1}, ember::TensorOptions().dtype(ember::kLong))};
+         ember::index_put_(buf, row0, v[1].unsqueeze(0), /*accumulate=*/true);
+         return buf.sigmoid();
+       },
+       [](const T& v) {
+         torch::Tensor buf = torch::zeros({4, 3}, v[0].options());
+         buf.slice(0, 1, 3).copy_(v[0]);
+         buf.index_put_({3}, v[1] * v[1]);
+         const c10::List<c10::optional<torch::Tensor>> row0({torch::zeros({1}, torch::kLong)});
+         buf.index_put_(row0, v[1].unsqueeze(0), /*accumulate=*/true);
+         return buf.sigmoid();
+       },
+       "SigmoidBackward0"},
+  };
+}
+
+TEST(AutogradParity, InPlaceAndViewGradientsMatchLibtorch) {
+  uint64_t seed = 5000;
+  for (const Case& c : inplace_cases()) {
+    for (ember::ScalarType dtype : {ember::kFloat, ember::kDouble}) run_case(c, dtype, seed += 10);
+  }
+}
+
 TEST(AutogradParity, GradientsMatchLibtorch) {
   uint64_t seed = 1;
   for (const Case& c : cases()) {
