@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds Ember and runs the main example.
+# The main job: installs dependencies (Fashion-MNIST comes from Debian's dataset-fashion-mnist),
+# builds Ember and trains the example CNN; extra arguments go to the example (see --help).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake --preset release -DEMBER_BUILD_TESTS=OFF >/dev/null
-cmake --build --preset release -j "$(nproc)" --target tensor_basics
-./build/release/examples/tensor_basics
+cmake --build --preset release -j "$(nproc)" --target fashion_mnist
+./build/release/examples/fashion_mnist --output build/fashion_mnist.safetensors "$@"

@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 jobs=$(nproc)
-cmake --preset release >/dev/null
+cmake --preset release -DEMBER_BUILD_TESTS=ON >/dev/null
 cmake --build --preset release -j "$jobs"
 # serialize: the release run includes fuzz_readers (label fuzz), a short libFuzzer run of the file readers
 ctest --preset release -j "$jobs"

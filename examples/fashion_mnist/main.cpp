@@ -1,0 +1,162 @@
+// The main job: trains a small CNN on Fashion-MNIST (Debian's dataset-fashion-mnist), evaluates it
+// on the 10,000 test images, saves a checkpoint and prints a summary whose last line is
+// `test accuracy: NN.NN%`. Written the way a libtorch user writes it.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <string_view>
+
+#include "ember/ember.h"
+
+namespace T = ::ember;
+#define MODULE EMBER_MODULE
+#include "net.inc"
+#undef MODULE
+
+namespace {
+
+struct Flags {
+  int epochs = 5;
+  int64_t batch_size = 64;
+  double lr = 2e-3;
+  int threads = 0;  // 0: Ember's default (all cores)
+  int64_t seed = 0;
+  std::string data = "/usr/share/datasets/fashion-mnist";
+  std::string output = "fashion_mnist.safetensors";
+};
+
+[[noreturn]] void usage(const char* argv0, int code) {
+  std::fprintf(code ? stderr : stdout,
+               "usage: %s [--epochs N] [--batch-size N] [--lr X] [--threads N] [--seed N]\n"
+               "          [--data DIR] [--output FILE]\n"
+               "Trains a CNN on Fashion-MNIST (IDX files, plain or .gz, in DIR; default\n"
+               "/usr/share/datasets/fashion-mnist) and saves its parameters to FILE (safetensors).\n",
+               argv0);
+  std::exit(code);
+}
+
+Flags parse_flags(int argc, char** argv) {
+  Flags f;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "-h" || arg == "--help") usage(argv[0], 0);
+    if (i + 1 >= argc) usage(argv[0], 2);
+    const char* value = argv[++i];
+    if (arg == "--epochs") f.epochs = std::atoi(value);
+    else if (arg == "--batch-size") f.batch_size = std::atoll(value);
+    else if (arg == "--lr") f.lr = std::atof(value);
+    else if (arg == "--threads") f.threads = std::atoi(value);
+    else if (arg == "--seed") f.seed = std::atoll(value);
+    else if (arg == "--data") f.data = value;
+    else if (arg == "--output") f.output = value;
+    else usage(argv[0], 2);
+  }
+  if (f.epochs < 1 || f.batch_size < 1 || !(f.lr > 0) || f.threads < 0) usage(argv[0], 2);
+  return f;
+}
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// One line per epoch, redrawn in place on a terminal; a log gets only the finished line.
+class ProgressBar {
+ public:
+  ProgressBar(int epoch, int epochs, int64_t total)
+      : epoch_(epoch), epochs_(epochs), total_(total), tty_(isatty(STDOUT_FILENO)), start_(Clock::now()) {}
+  void update(int64_t seen, double loss, double accuracy, bool done = false) {
+    if (!done && (!tty_ || ++calls_ % 10 != 0)) return;
+    constexpr int kWidth = 30;
+    const int filled = static_cast<int>(kWidth * seen / total_);
+    std::string bar(filled, '=');
+    if (filled < kWidth) bar += '>' + std::string(kWidth - filled - 1, ' ');
+    std::printf("%sepoch %d/%d [%s] %3d%%  loss %.4f  acc %6.2f%%  %6.0f img/s%s", tty_ ? "\r" : "", epoch_, epochs_,
+                bar.c_str(), static_cast<int>(100 * seen / total_), loss, 100 * accuracy,
+                seen / seconds_since(start_), done ? "\n" : "");
+    std::fflush(stdout);
+  }
+  double elapsed() const { return seconds_since(start_); }
+
+ private:
+  int epoch_, epochs_;
+  int64_t total_;
+  bool tty_;
+  Clock::time_point start_;
+  int64_t calls_ = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  const Flags flags = parse_flags(argc, argv);
+  if (flags.threads > 0) T::set_num_threads(flags.threads);
+  T::manual_seed(flags.seed);
+  using T::data::datasets::MNIST;
+
+  // Normalized with Fashion-MNIST's training-set mean and standard deviation.
+  auto train_set = MNIST(flags.data, MNIST::Mode::kTrain)
+                       .map(T::data::transforms::Normalize<>(0.2860, 0.3530))
+                       .map(T::data::transforms::Stack<>());
+  auto test_set = MNIST(flags.data, MNIST::Mode::kTest)
+                      .map(T::data::transforms::Normalize<>(0.2860, 0.3530))
+                      .map(T::data::transforms::Stack<>());
+  const int64_t train_size = static_cast<int64_t>(train_set.size().value());
+  const int64_t test_size = static_cast<int64_t>(test_set.size().value());
+  auto train_loader = T::data::make_data_loader<T::data::samplers::RandomSampler>(
+      std::move(train_set), T::data::DataLoaderOptions().batch_size(flags.batch_size).workers(1));
+  auto test_loader = T::data::make_data_loader(std::move(test_set), T::data::DataLoaderOptions().batch_size(1000));
+
+  FashionNet model;
+  int64_t parameters = 0;
+  for (const auto& p : model->parameters()) parameters += p.numel();
+  std::cout << model << "\n" << parameters << " parameters, " << train_size << " training images, "
+            << T::get_num_threads() << " threads\n";
+
+  T::optim::Adam optimizer(model->parameters(), T::optim::AdamOptions(flags.lr));
+  T::optim::CosineAnnealingLR scheduler(optimizer, flags.epochs);
+
+  const auto start = Clock::now();
+  for (int epoch = 1; epoch <= flags.epochs; ++epoch) {
+    model->train();
+    ProgressBar bar(epoch, flags.epochs, train_size);
+    double loss_sum = 0;
+    int64_t seen = 0, correct = 0;
+    for (auto& batch : *train_loader) {
+      T::Tensor logits = model->forward(batch.data);
+      T::Tensor loss = T::nn::functional::cross_entropy(logits, batch.target);
+      optimizer.zero_grad();
+      loss.backward();
+      optimizer.step();
+      const int64_t n = batch.data.size(0);
+      loss_sum += loss.item<double>() * static_cast<double>(n);
+      correct += logits.argmax(1).eq(batch.target).sum().item<int64_t>();
+      seen += n;
+      bar.update(seen, loss_sum / static_cast<double>(seen), static_cast<double>(correct) / static_cast<double>(seen));
+    }
+    bar.update(seen, loss_sum / static_cast<double>(seen), static_cast<double>(correct) / static_cast<double>(seen),
+               /*done=*/true);
+    scheduler.step();
+  }
+  const double train_seconds = seconds_since(start);
+
+  model->eval();
+  int64_t correct = 0;
+  {
+    T::InferenceMode guard;
+    for (auto& batch : *test_loader)
+      correct += model->forward(batch.data).argmax(1).eq(batch.target).sum().item<int64_t>();
+  }
+  T::save(model, flags.output);
+
+  const double accuracy = 100.0 * static_cast<double>(correct) / static_cast<double>(test_size);
+  std::printf("trained %d epochs in %.1f s (%.0f images/s); checkpoint: %s\n", flags.epochs, train_seconds,
+              static_cast<double>(flags.epochs * train_size) / train_seconds, flags.output.c_str());
+  std::printf("test accuracy: %.2f%%\n", accuracy);
+  return 0;
+} catch (const std::exception& e) {
+  std::cerr << "fashion_mnist: " << e.what() << '\n';
+  return 1;
+}
