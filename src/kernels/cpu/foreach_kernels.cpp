@@ -79,42 +79,6 @@ struct DivScalarF {
   template <class D, class V>
   HWY_INLINE V vec(D d, V a) const { return hn::Div(a, hn::Set(d, s)); }
 };
-// Same association as the per-tensor addcmul/addcdiv, so both give the same bits.
-template <class L>
-struct AddcmulF {
-  L s;
-  template <class D, class V>
-  HWY_INLINE V vec(D d, V a, V b, V c) const { return hn::MulAdd(hn::Mul(hn::Set(d, s), b), c, a); }
-};
-template <class L>
-struct AddcdivF {
-  L s;
-  template <class D, class V>
-  HWY_INLINE V vec(D d, V a, V b, V c) const { return hn::Add(a, hn::Div(hn::Mul(hn::Set(d, s), b), c)); }
-};
-// Lerp from the nearer end keeps lerp(a, b, 1) == b exactly (PyTorch's formula).
-template <class D, class V>
-HWY_INLINE V lerp(D d, V a, V b, V w) {
-  const V diff = hn::Sub(b, a);
-  const auto small = hn::Lt(hn::Abs(w), hn::Set(d, 0.5));
-  return hn::IfThenElse(small, hn::MulAdd(w, diff, a), hn::NegMulAdd(diff, hn::Sub(hn::Set(d, 1.0), w), b));
-}
-template <class L>
-struct LerpF {
-  L s;
-  template <class D, class V>
-  HWY_INLINE V vec(D d, V a, V b) const { return lerp(d, a, b, hn::Set(d, s)); }
-};
-struct LerpTensorF {
-  template <class D, class V>
-  HWY_INLINE V vec(D d, V a, V b, V w) const { return lerp(d, a, b, w); }
-};
-struct MaximumF {
-  template <class D, class V>
-  HWY_INLINE V vec(D, V a, V b) const {
-    return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), hn::Max(a, b));
-  }
-};
 struct SqrtF {
   template <class D, class V>
   HWY_INLINE V vec(D, V a) const { return hn::Sqrt(a); }
@@ -175,8 +139,8 @@ void foreach_typed(ForeachOp op, const ForeachItem* items, int64_t n) {
       return run_items<T, 3>(items, n, [&](const ForeachItem& it) { return AddcmulF<L>{sc(it)}; });
     case ForeachOp::Addcdiv:
       return run_items<T, 3>(items, n, [&](const ForeachItem& it) { return AddcdivF<L>{sc(it)}; });
-    case ForeachOp::Lerp: return run_items<T, 2>(items, n, [&](const ForeachItem& it) { return LerpF<L>{sc(it)}; });
-    case ForeachOp::LerpTensor: return run_items<T, 3>(items, n, [](const ForeachItem&) { return LerpTensorF{}; });
+    case ForeachOp::Lerp: return run_items<T, 2>(items, n, [&](const ForeachItem& it) { return LerpScalarF<L>{sc(it)}; });
+    case ForeachOp::LerpTensor: return run_items<T, 3>(items, n, [](const ForeachItem&) { return LerpF{}; });
     case ForeachOp::Maximum: return run_items<T, 2>(items, n, [](const ForeachItem&) { return MaximumF{}; });
     case ForeachOp::Sqrt: return run_items<T, 1>(items, n, [](const ForeachItem&) { return SqrtF{}; });
     case ForeachOp::Neg: return run_items<T, 1>(items, n, [](const ForeachItem&) { return NegF{}; });

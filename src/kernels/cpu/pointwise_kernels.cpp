@@ -51,26 +51,7 @@ struct MinimumF {
     return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), hn::Min(a, b));
   }
 };
-struct MaximumF {
-  template <class D, class V>
-  HWY_INLINE V vec(D, V a, V b) const {
-    return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), hn::Max(a, b));
-  }
-};
 
-// Lerp from the nearer end keeps lerp(a, b, 1) == b exactly (PyTorch's formula).
-template <class D, class V>
-HWY_INLINE V lerp(D d, V a, V b, V w) {
-  const V diff = hn::Sub(b, a);
-  const auto small = hn::Lt(hn::Abs(w), hn::Set(d, 0.5));
-  return hn::IfThenElse(small, hn::MulAdd(w, diff, a), hn::NegMulAdd(diff, hn::Sub(hn::Set(d, 1.0), w), b));
-}
-template <class L>
-struct LerpScalarF {
-  L weight;
-  template <class D, class V>
-  HWY_INLINE V vec(D d, V a, V b) const { return lerp(d, a, b, hn::Set(d, weight)); }
-};
 
 // Python's floor division on floats (PyTorch's div_floor): exact through fmod, never off by one.
 struct DivFloorF : ScalarOnly {
@@ -134,22 +115,6 @@ void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
 }
 
 // ---- ternary functors -----------------------------------------------------------------------
-struct LerpF {
-  template <class D, class V>
-  HWY_INLINE V vec(D d, V a, V b, V w) const { return lerp(d, a, b, w); }
-};
-template <class L>
-struct AddcmulF {
-  L value;
-  template <class D, class V>
-  HWY_INLINE V vec(D d, V a, V b, V c) const { return hn::MulAdd(hn::Mul(hn::Set(d, value), b), c, a); }
-};
-template <class L>
-struct AddcdivF {
-  L value;
-  template <class D, class V>
-  HWY_INLINE V vec(D d, V a, V b, V c) const { return hn::Add(a, hn::Div(hn::Mul(hn::Set(d, value), b), c)); }
-};
 struct ClampF {
   template <class D, class V>
   HWY_INLINE V vec(D, V a, V lo, V hi) const {

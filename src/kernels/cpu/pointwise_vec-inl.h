@@ -98,6 +98,44 @@ HWY_INLINE void run_float(TensorIterator& iter, const F& f) {
 }
 
 
+
+// ---- functors shared by the pointwise and multi-tensor kernels ----------------------------------
+struct MaximumF {
+  template <class D, class V>
+  HWY_INLINE V vec(D, V a, V b) const {
+    return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), hn::Max(a, b));
+  }
+};
+// Lerp from the nearer end keeps lerp(a, b, 1) == b exactly (PyTorch's formula).
+template <class D, class V>
+HWY_INLINE V lerp(D d, V a, V b, V w) {
+  const V diff = hn::Sub(b, a);
+  const auto small = hn::Lt(hn::Abs(w), hn::Set(d, 0.5));
+  return hn::IfThenElse(small, hn::MulAdd(w, diff, a), hn::NegMulAdd(diff, hn::Sub(hn::Set(d, 1.0), w), b));
+}
+template <class L>
+struct LerpScalarF {
+  L weight;
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V a, V b) const { return lerp(d, a, b, hn::Set(d, weight)); }
+};
+struct LerpF {
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V a, V b, V w) const { return lerp(d, a, b, w); }
+};
+template <class L>
+struct AddcmulF {
+  L value;
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V a, V b, V c) const { return hn::MulAdd(hn::Mul(hn::Set(d, value), b), c, a); }
+};
+template <class L>
+struct AddcdivF {
+  L value;
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V a, V b, V c) const { return hn::Add(a, hn::Div(hn::Mul(hn::Set(d, value), b), c)); }
+};
+
 }  // namespace ember::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
