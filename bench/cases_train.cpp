@@ -1,0 +1,219 @@
+// Training: whole steps (forward, loss, backward, optimizer) of small models, and one epoch of the
+// main job's CNN on Fashion-MNIST. Each model is written once against libtorch's API and compiled
+// for both frameworks, which start from the same weights.
+#include <chrono>
+#include <cstdio>
+
+#include "fashion_mnist.h"
+#include "torch_check.h"
+
+namespace train_models {
+// A 16-16-16-1 tanh MLP (the tiny regression net) and a 784-256-128-10 ReLU classifier.
+#define DEFINE_MLPS                                                                          \
+  struct TanhMlpImpl : T::nn::Module {                                                       \
+    T::nn::Linear l1{register_module("l1", T::nn::Linear(16, 16))};                          \
+    T::nn::Linear l2{register_module("l2", T::nn::Linear(16, 16))};                          \
+    T::nn::Linear l3{register_module("l3", T::nn::Linear(16, 1))};                           \
+    T::Tensor forward(const T::Tensor& x) { return l3(T::tanh(l2(T::tanh(l1(x))))); }        \
+  };                                                                                         \
+  MODULE(TanhMlp);                                                                           \
+  struct ReluMlpImpl : T::nn::Module {                                                       \
+    T::nn::Linear l1{register_module("l1", T::nn::Linear(784, 256))};                        \
+    T::nn::Linear l2{register_module("l2", T::nn::Linear(256, 128))};                        \
+    T::nn::Linear l3{register_module("l3", T::nn::Linear(128, 10))};                         \
+    T::Tensor forward(const T::Tensor& x) { return l3(T::relu(l2(T::relu(l1(x))))); }        \
+  };                                                                                         \
+  MODULE(ReluMlp);
+
+namespace on_ember {
+namespace T = ::ember;
+#define MODULE EMBER_MODULE
+DEFINE_MLPS
+#include "../examples/fashion_mnist/net.inc"
+#undef MODULE
+}  // namespace on_ember
+namespace on_torch {
+namespace T = ::torch;
+#define MODULE TORCH_MODULE
+DEFINE_MLPS
+#include "../examples/fashion_mnist/net.inc"
+#undef MODULE
+}  // namespace on_torch
+#undef DEFINE_MLPS
+}  // namespace train_models
+
+namespace {
+
+namespace E = train_models::on_ember;
+namespace L = train_models::on_torch;
+constexpr const char* kSteps = "train: one step (forward, loss, backward, optimizer)";
+
+// libtorch's model takes Ember's initial parameters and buffers, name by name.
+template <class EM, class TM>
+void copy_weights(const EM& ember_model, TM& torch_model) {
+  torch::NoGradGuard no_grad;
+  auto copy = [](const auto& from, auto to) {
+    for (const auto& item : from) to[item.key()].copy_(parity::to_torch(item.value().detach()));
+  };
+  copy(ember_model->named_parameters(), torch_model->named_parameters());
+  copy(ember_model->named_buffers(), torch_model->named_buffers());
+}
+
+// After the same steps from the same weights, the parameters agree.
+template <class EM, class TM>
+void check_same_parameters(const bench::Context& ctx, const EM& ember_model, TM& torch_model, parity::Tol tol) {
+  const auto theirs = torch_model->named_parameters();
+  for (const auto& item : ember_model->named_parameters())
+    bench::check_close(ctx, item.value().detach(), theirs[item.key()].detach(), tol);
+}
+
+bench::Register tanh_mlp_sgd{{
+    .name = "train_step_mlp16_tanh_sgd",
+    .label = kSteps,
+    .target = 0.25,
+    .run =
+        [](const bench::Context& ctx) {
+          E::TanhMlp em;
+          L::TanhMlp tm;
+          copy_weights(em, tm);
+          const ember::Tensor x = parity::random({8, 16}, ember::kFloat, 31), y = parity::random({8, 1}, ember::kFloat, 32);
+          const torch::Tensor tx = parity::to_torch(x), ty = parity::to_torch(y);
+          ember::optim::SGD eopt(em->parameters(), ember::optim::SGDOptions(0.01));
+          torch::optim::SGD topt(tm->parameters(), torch::optim::SGDOptions(0.01));
+          auto estep = [&] {
+            eopt.zero_grad();
+            ember::nn::functional::mse_loss(em(x), y).backward();
+            eopt.step();
+          };
+          auto tstep = [&] {
+            topt.zero_grad();
+            torch::nn::functional::mse_loss(tm(tx), ty).backward();
+            topt.step();
+          };
+          for (int i = 0; i < 3; ++i) estep(), tstep();
+          check_same_parameters(ctx, em, tm, parity::Tol{1e-5, 1e-5});
+          return bench::time_pair(ctx, {.ember = estep, .baseline = tstep});
+        },
+}};
+
+bench::Register relu_mlp_adam{{
+    .name = "train_step_mlp784_relu_adam",
+    .label = kSteps,
+    .target = 0.5,
+    .run =
+        [](const bench::Context& ctx) {
+          E::ReluMlp em;
+          L::ReluMlp tm;
+          copy_weights(em, tm);
+          const ember::Tensor x = parity::random({64, 784}, ember::kFloat, 41);
+          const torch::Tensor tx = parity::to_torch(x);
+          const ember::Tensor y = ember::randint(0, 10, {64});
+          const torch::Tensor ty = parity::to_torch(y);
+          ember::optim::Adam eopt(em->parameters(), ember::optim::AdamOptions(1e-3));
+          torch::optim::Adam topt(tm->parameters(), torch::optim::AdamOptions(1e-3));
+          auto estep = [&] {
+            eopt.zero_grad();
+            ember::nn::functional::cross_entropy(em(x), y).backward();
+            eopt.step();
+          };
+          auto tstep = [&] {
+            topt.zero_grad();
+            torch::nn::functional::cross_entropy(tm(tx), ty).backward();
+            topt.step();
+          };
+          for (int i = 0; i < 3; ++i) estep(), tstep();
+          check_same_parameters(ctx, em, tm, parity::Tol{1e-4, 1e-4});
+          return bench::time_pair(ctx, {.ember = estep, .baseline = tstep});
+        },
+}};
+
+// One epoch of the main job (examples/fashion_mnist: batch 64, Adam, shuffled loader with one
+// worker) in each framework, from the same weights, then both evaluated on the 10,000 test images.
+// An epoch takes tens of seconds, so each side runs once; the ratio is of wall times.
+bench::Register cnn_epoch{{
+    .name = "train_epoch_fashion_mnist_cnn",
+    .label = "train: one epoch of the main job's CNN on Fashion-MNIST",
+    .target = 0.7,
+    .run =
+        [](const bench::Context& ctx) {
+          constexpr double kMean = 0.2860, kStd = 0.3530, kLr = 2e-3;
+          constexpr int64_t kBatch = 64;
+          const bench::InflatedFashionMnist files;
+          const std::string root = files.dir.string();
+          E::FashionNet em;
+          L::FashionNet tm;
+          copy_weights(em, tm);
+
+          using EMnist = ember::data::datasets::MNIST;
+          using TMnist = torch::data::datasets::MNIST;
+          namespace ed = ember::data;
+          namespace td = torch::data;
+          auto eloader = ed::make_data_loader<ed::samplers::RandomSampler>(
+              EMnist(root, EMnist::Mode::kTrain)
+                  .map(ed::transforms::Normalize<>(kMean, kStd))
+                  .map(ed::transforms::Stack<>()),
+              ed::DataLoaderOptions().batch_size(kBatch).workers(1));
+          auto tloader = td::make_data_loader<td::samplers::RandomSampler>(
+              TMnist(root, TMnist::Mode::kTrain)
+                  .map(td::transforms::Normalize<>(kMean, kStd))
+                  .map(td::transforms::Stack<>()),
+              td::DataLoaderOptions().batch_size(kBatch).workers(1));
+          ember::optim::Adam eopt(em->parameters(), ember::optim::AdamOptions(kLr));
+          torch::optim::Adam topt(tm->parameters(), torch::optim::AdamOptions(kLr));
+
+          const auto seconds = [](auto&& epoch) {
+            const auto start = std::chrono::steady_clock::now();
+            epoch();
+            return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          };
+          em->train();
+          tm->train();
+          const double ember_s = seconds([&] {
+            for (auto& batch : *eloader) {
+              eopt.zero_grad();
+              ember::nn::functional::cross_entropy(em(batch.data), batch.target).backward();
+              eopt.step();
+            }
+          });
+          const double torch_s = seconds([&] {
+            for (auto& batch : *tloader) {
+              topt.zero_grad();
+              torch::nn::functional::cross_entropy(tm(batch.data), batch.target).backward();
+              topt.step();
+            }
+          });
+
+          em->eval();
+          tm->eval();
+          const TMnist test(root, TMnist::Mode::kTest);
+          const torch::Tensor timages = (test.images() - kMean) / kStd;
+          const ember::Tensor eimages = parity::to_ember(timages);
+          const ember::Tensor etargets = parity::to_ember(test.targets());
+          double ember_acc, torch_acc;
+          {
+            ember::InferenceMode guard;
+            ember_acc = 100 * em(eimages).argmax(1).eq(etargets).to(ember::kDouble).mean().item<double>();
+          }
+          {
+            torch::InferenceMode guard;
+            torch_acc = 100 * tm(timages).argmax(1).eq(test.targets()).to(torch::kDouble).mean().item<double>();
+          }
+          if (ember_acc < torch_acc - 0.5) {
+            char msg[128];
+            std::snprintf(msg, sizeof msg, "test accuracy after one epoch: Ember %.2f%%, libtorch %.2f%%", ember_acc,
+                          torch_acc);
+            throw bench::CheckFailure(ctx.current.name + ": " + msg);
+          }
+          bench::Outcome out;
+          out.unit = "s";
+          out.ember = ember_s;
+          out.baseline = torch_s;
+          char note[160];
+          std::snprintf(note, sizeof note, "%.0f vs %.0f images/s; test accuracy Ember %.2f%%, libtorch %.2f%%",
+                        60000 / ember_s, 60000 / torch_s, ember_acc, torch_acc);
+          out.notes.emplace_back(note);
+          return out;
+        },
+}};
+
+}  // namespace
