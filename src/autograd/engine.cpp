@@ -13,6 +13,7 @@
 #include "autograd/variable.h"
 #include "ember/factory.h"
 #include "ember/pointwise.h"
+#include "ember/shape.h"
 
 namespace ember::autograd {
 
@@ -41,6 +42,15 @@ void Node::add_input_edge(const Tensor& input) {
 
 namespace {
 
+// PyTorch's layout contract: a dense leaf's .grad has the leaf's strides (a transposed product
+// from a linear backward is copied, so optimizers' multi-tensor kernels see matching layouts);
+// other leaves get contiguous gradients.
+DimVector grad_strides(const Tensor& v) {
+  return v.is_non_overlapping_and_dense() ? DimVector(v.strides())
+                                          : contiguous_strides(v.sizes());
+}
+bool obeys_layout(const Tensor& g, const Tensor& v) { return g.strides().equals(grad_strides(v).ref()); }
+
 // Accumulates into a leaf's .grad: the first gradient becomes .grad when nothing else holds it
 // or its storage (PyTorch steals it too, so a backward's peak memory holds one copy of each
 // gradient) and is copied otherwise (never an alias of a tensor the caller holds); later ones
@@ -58,11 +68,12 @@ struct AccumulateGrad final : Node {
     if (!grad.defined()) {
       if (GradMode::is_enabled()) {
         grad = g.clone();
-      } else if (g.use_count() == 1 && g.impl()->storage()->use_count() == 1 && g.is_non_overlapping_and_dense() &&
+      } else if (g.use_count() == 1 && g.impl()->storage()->use_count() == 1 && obeys_layout(g, variable) &&
                  !g.requires_grad()) {
         grad = std::move(g);
       } else {
-        grad = g.detach().clone();
+        grad = empty_strided(variable.sizes(), grad_strides(variable).ref(), g.options());
+        grad.copy_(g.detach());
       }
     } else if (!GradMode::is_enabled()) {
       grad.add_(g);

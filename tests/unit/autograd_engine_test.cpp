@@ -334,4 +334,20 @@ TEST(AutogradBadInput, EachRaisesAndLeavesGradUntouched) {
   EXPECT_EQ(values(x.grad()), before);
 }
 
+// PyTorch's layout contract: a dense leaf's .grad has the leaf's strides, whatever layout the
+// last node produced (linear's weight gradient comes out of a transposed product).
+TEST(AutogradEngine, LeafGradTakesTheLeafsLayout) {
+  manual_seed(3);
+  Tensor w = randn({4, 3}).requires_grad_();
+  nn::functional::linear(randn({5, 3}), w).sum().backward();
+  EXPECT_TRUE(w.grad().is_contiguous());
+  Tensor cl = randn({2, 3, 4, 4}).contiguous(MemoryFormat::ChannelsLast).requires_grad_();
+  (cl * 2).permute({0, 2, 3, 1}).contiguous().sum().backward();
+  EXPECT_EQ(cl.grad().strides(), cl.strides());
+  Tensor t = randn({3, 4}).t().requires_grad_();  // a transposed leaf keeps its strides too
+  (t * t.detach()).sum().backward();
+  EXPECT_EQ(t.grad().strides(), t.strides());
+  EXPECT_TRUE(t.grad().allclose(t.detach()));
+}
+
 }  // namespace
