@@ -199,9 +199,11 @@ bench::Register cnn_epoch{{
             torch_acc = 100 * tm(timages).argmax(1).eq(test.targets()).to(torch::kDouble).mean().item<double>();
           }
           if (ember_acc < torch_acc - 0.5) {
-            char msg[128];
-            std::snprintf(msg, sizeof msg, "test accuracy after one epoch: Ember %.2f%%, libtorch %.2f%%", ember_acc,
-                          torch_acc);
+            char msg[192];
+            std::snprintf(msg, sizeof msg,
+                          "test accuracy after one epoch: Ember %.2f%%, libtorch %.2f%% (epoch: Ember %.1f s, "
+                          "libtorch %.1f s)",
+                          ember_acc, torch_acc, ember_s, torch_s);
             throw bench::CheckFailure(ctx.current.name + ": " + msg);
           }
           bench::Outcome out;
