@@ -532,9 +532,15 @@ struct LinearOp {
       return matmul_backward_self(c.grad(), sizes, c[w].t());
     });
     d.grad(weight, [sizes = DimVector(weight.sizes()), x = d.save_for(weight, input)](const auto& c) {
+      const Tensor& in = c[x];
+      // grad^T @ input over the flattened batch: one mm whose result is already in the weight's
+      // dense (out, in) layout, so AccumulateGrad need not copy it
+      if (sizes.size() == 2 && in.dim() >= 2) {
+        return c.grad().reshape({-1, sizes[0]}).t().mm(in.reshape({-1, sizes[1]}));
+      }
       DimVector transposed(sizes);
       std::reverse(transposed.begin(), transposed.end());
-      return matmul_backward_other(c.grad(), c[x], transposed).t();
+      return matmul_backward_other(c.grad(), in, transposed).t();
     });
     d.grad(bias, [](const auto& c) { return c.grad(); });
   }
