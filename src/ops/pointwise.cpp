@@ -59,6 +59,7 @@ Tensor binary_into(const char* name, const Tensor& out, const A& a, const B& b, 
       if (!is_floating_type(common)) kernels::check_no_zero_divisor(iter, 2, name);
       break;
     case BinaryOp::Pow:
+    case BinaryOp::ThresholdBackward:
       if (common == kBool) not_implemented(name, common);
       break;
     case BinaryOp::BitwiseAnd:
@@ -335,6 +336,22 @@ EMBER_BINARY_OP(Minimum, "minimum", BinaryOp::Minimum, false, ExtremumGrad<false
 EMBER_BINARY_OP(Maximum, "maximum", BinaryOp::Maximum, false, ExtremumGrad<true>)
 EMBER_BINARY_OP(Atan2, "atan2", BinaryOp::Atan2, true, Atan2Grad)
 #undef EMBER_BINARY_OP
+
+struct ThresholdBackwardOp {
+  static constexpr const char* name = "threshold_backward";
+  static Tensor run(const Tensor& grad_output, const Tensor& self, const Scalar& threshold) {
+    return binary_into(name, Tensor(), grad_output, self, BinaryOp::ThresholdBackward, threshold, false);
+  }
+  // ThresholdBackwardBackward0 -- grad_output: threshold_backward(grad, self, threshold); self: zeros_like(grad)
+  static void derivative(autograd::Derivative& d, const Tensor& grad_output, const Tensor& self,
+                         const Scalar& threshold) {
+    d.name("ThresholdBackwardBackward0");
+    d.grad(grad_output, [s = d.save_for(grad_output, self), threshold](const auto& c) {
+      return threshold_backward(c.grad(), c[s], threshold);
+    });
+    d.grad(self, [](const auto& c) { return zeros_like(c.grad()); });
+  }
+};
 
 // ---- pow ----------------------------------------------------------------------------------
 
@@ -803,6 +820,9 @@ Tensor& pow_out(Tensor& out, const Tensor& a, const Tensor& e) { return dispatch
 Tensor minimum(const Tensor& a, const Tensor& b) { return dispatch::call<MinimumOp>(a, b); }
 Tensor maximum(const Tensor& a, const Tensor& b) { return dispatch::call<MaximumOp>(a, b); }
 Tensor atan2(const Tensor& a, const Tensor& b) { return dispatch::call<Atan2Op>(a, b); }
+Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold) {
+  return dispatch::call<ThresholdBackwardOp>(grad_output, self, threshold);
+}
 Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& w) { return dispatch::call<LerpOp>(self, end, w); }
 Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& w) { return dispatch::call<LerpOp>(self, end, w); }
 Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {

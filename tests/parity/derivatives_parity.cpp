@@ -138,6 +138,8 @@ std::vector<Case> pointwise_cases() {
        [](const T& v) { return torch::gelu(v[0], "tanh"); }, "GeluBackward0", 2},
       {"leaky_relu", {{{7}}}, [](const E& v) { return ember::leaky_relu(v[0], 0.2); },
        [](const T& v) { return torch::leaky_relu(v[0], 0.2); }, "LeakyReluBackward0"},
+      {"threshold_backward", {{{7}}, {{7}}}, [](const E& v) { return ember::threshold_backward(v[0], v[1], 0.1); },
+       [](const T& v) { return torch::threshold_backward(v[0], v[1], 0.1); }, "ThresholdBackwardBackward0"},
       {"elu", {{{7}}}, [](const E& v) { return ember::elu(v[0], 1.5, 1.2, 0.7); },
        [](const T& v) { return torch::elu(v[0], 1.5, 1.2, 0.7); }, "EluBackward0"},
       {"softplus", {{{7}}}, [](const E& v) { return ember::softplus(v[0], 2, 1); },

@@ -320,6 +320,8 @@ const std::vector<BinaryCase>& binary_cases() {
       {"minimum", [](T a, T b) { return ember::minimum(a, b); }, [](TT a, TT b) { return torch::minimum(a, b); }, false},
       {"maximum", [](T a, T b) { return ember::maximum(a, b); }, [](TT a, TT b) { return torch::maximum(a, b); }, false},
       {"atan2", [](T a, T b) { return ember::atan2(a, b); }, [](TT a, TT b) { return torch::atan2(a, b); }, false},
+      {"threshold_backward", [](T a, T b) { return ember::threshold_backward(a, b, 0.25); },
+       [](TT a, TT b) { return torch::threshold_backward(a, b, 0.25); }, false},
       {"bitwise_and", [](T a, T b) { return ember::bitwise_and(a, b); }, [](TT a, TT b) { return torch::bitwise_and(a, b); }, false},
       {"bitwise_or", [](T a, T b) { return ember::bitwise_or(a, b); }, [](TT a, TT b) { return torch::bitwise_or(a, b); }, false},
       {"bitwise_xor", [](T a, T b) { return ember::bitwise_xor(a, b); }, [](TT a, TT b) { return torch::bitwise_xor(a, b); }, false},

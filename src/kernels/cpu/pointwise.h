@@ -27,6 +27,7 @@ enum class BinaryOp : uint8_t {
   BitwiseOr,
   BitwiseXor,
   Lerp,  // lerp(a, b, alpha) for a Scalar weight, kept in double until the compute type
+  ThresholdBackward,  // b <= alpha ? 0 : a (a: the gradient, b: the forward input or result)
 };
 void binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha = 1);
 

@@ -95,6 +95,7 @@ void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
     case BinaryOp::Pow: return run(pow_int<T>);
     case BinaryOp::Minimum: return run([](T a, T b) { return std::min(a, b); });
     case BinaryOp::Maximum: return run([](T a, T b) { return std::max(a, b); });
+    case BinaryOp::ThresholdBackward: return run([al](T g, T x) { return x <= al ? T(0) : g; });
     case BinaryOp::BitwiseAnd: return run([](T a, T b) { return static_cast<T>(a & b); });
     case BinaryOp::BitwiseOr: return run([](T a, T b) { return static_cast<T>(a | b); });
     case BinaryOp::BitwiseXor: return run([](T a, T b) { return static_cast<T>(a ^ b); });

@@ -84,6 +84,12 @@ struct PowF : ScalarOnly {
   template <class C>
   C scalar(C a, C b) const { return std::pow(a, b); }
 };
+template <class L>
+struct ThresholdBackwardF {
+  L threshold;
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V grad, V x) const { return hn::IfThenZeroElse(hn::Le(x, hn::Set(d, threshold)), grad); }
+};
 struct Atan2F : ScalarOnly {
   template <class C>
   C scalar(C a, C b) const { return std::atan2(a, b); }
@@ -107,6 +113,7 @@ void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
     case BinaryOp::Maximum: return run(MaximumF{});
     case BinaryOp::Atan2: return run(Atan2F{});
     case BinaryOp::Lerp: return run(LerpScalarF<L>{alpha.to<L>()});
+    case BinaryOp::ThresholdBackward: return run(ThresholdBackwardF<L>{alpha.to<L>()});
     case BinaryOp::BitwiseAnd:
     case BinaryOp::BitwiseOr:
     case BinaryOp::BitwiseXor: break;
