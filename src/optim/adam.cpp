@@ -1,5 +1,5 @@
 // Adam and AdamW: libtorch's update (bias corrections from each parameter's own step count),
-// on the multi-tensor ops or, with fused(true), one kernel pass doing the whole update.
+// in one fused kernel pass (the default) or, with fused(false), on the multi-tensor ops.
 #include "ember/optim/adam.h"
 
 #include <cmath>

@@ -15,8 +15,9 @@ struct AdamOptions : public OptimizerCloneableOptions<AdamOptions> {
   EMBER_OPTIM_ARG(double, weight_decay) = 0;
   EMBER_OPTIM_ARG(bool, amsgrad) = false;
   EMBER_OPTIM_ARG(bool, maximize) = false;
-  // One kernel pass per chunk of parameters doing the whole update, instead of the multi-tensor ops.
-  EMBER_OPTIM_ARG(bool, fused) = false;
+  // One kernel pass per chunk of parameters doing the whole update (the default: same formulas, one
+  // read of each tensor); fused(false) takes the multi-tensor ops, libtorch's per-op sequence.
+  EMBER_OPTIM_ARG(bool, fused) = true;
 
  public:
   double get_lr() const override { return lr_; }

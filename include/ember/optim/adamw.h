@@ -13,7 +13,7 @@ struct AdamWOptions : public OptimizerCloneableOptions<AdamWOptions> {
   EMBER_OPTIM_ARG(double, weight_decay) = 1e-2;
   EMBER_OPTIM_ARG(bool, amsgrad) = false;
   EMBER_OPTIM_ARG(bool, maximize) = false;
-  EMBER_OPTIM_ARG(bool, fused) = false;
+  EMBER_OPTIM_ARG(bool, fused) = true;
 
  public:
   double get_lr() const override { return lr_; }
