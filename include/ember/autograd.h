@@ -102,6 +102,10 @@ struct Node : std::enable_shared_from_this<Node> {
 
   // Adds an edge for a forward input (an invalid edge when it does not require grad).
   void add_input_edge(const Tensor& input);
+  void reserve_edges(size_t n) {
+    next_edges_.reserve(n);
+    output_meta_.reserve(n);
+  }
   // Non-leaf tensors that asked retain_grad(): output_nr and the slot their .grad reads.
   std::vector<std::pair<uint32_t, std::shared_ptr<Tensor>>> retained_grads;
   // Hooks of non-leaf tensors (output_nr, their list), run on the gradient before this node.

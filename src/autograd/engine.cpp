@@ -32,12 +32,11 @@ Node::Node() : sequence_nr_(next_sequence_nr.fetch_add(1, std::memory_order_rela
 void Node::add_input_edge(const Tensor& input) {
   const bool wanted = input.defined() && input.requires_grad();
   next_edges_.push_back(wanted ? gradient_edge(input) : Edge{});
-  InputMetadata meta;
+  InputMetadata& meta = output_meta_.emplace_back();
   if (input.defined()) {
-    meta.sizes = DimVector(input.sizes());
+    meta.sizes.assign(input.sizes().begin(), input.sizes().end());
     meta.dtype = input.dtype();
   }
-  output_meta_.push_back(std::move(meta));
 }
 
 namespace {

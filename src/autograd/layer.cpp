@@ -26,8 +26,12 @@ void FormulaNode::release_variables() {
   for (SavedVariable& s : saved_) s.reset_data();
 }
 
-Derivative::Derivative(const Tensor& result, const char* forward_op, bool inplace)
-    : result_(result), node_(std::make_shared<FormulaNode>(forward_op)), inplace_(inplace) {}
+Derivative::Derivative(const Tensor& result, const char* forward_op, bool inplace, size_t inputs)
+    : result_(result), node_(std::make_shared<FormulaNode>(forward_op)), inplace_(inplace) {
+  node_->reserve_edges(inputs);
+  node_->saved_.reserve(inputs);
+  node_->formulas_.reserve(inputs);
+}
 
 Saved Derivative::save(const Tensor& t) {
   // Before an in-place op, a formula that needs a value the op overwrites keeps a copy

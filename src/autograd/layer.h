@@ -94,7 +94,9 @@ class FormulaNode final : public Node {
 class Derivative {
  public:
   // `inplace`: the op will write into `result` after the formulas are declared (see the top).
-  Derivative(const Tensor& result, const char* forward_op, bool inplace = false);
+  // `inputs`: how many tensor inputs the op has (the node reserves room for their edges, formulas
+  // and saved tensors at once).
+  Derivative(const Tensor& result, const char* forward_op, bool inplace = false, size_t inputs = 0);
   void name(const char* n) { node_->name_ = n; }
   // Whether a gradient is wanted for this input.
   template <class T>
@@ -182,6 +184,11 @@ concept IsComposite = requires { requires Op::composite; };
 template <class Op>
 concept IsNonDifferentiable = requires { requires !Op::differentiable; };
 
+// How many arguments are tensors (a derivative's likely number of edges).
+template <class... Args>
+inline constexpr size_t tensor_args =
+    ((is_tensor<Args> || std::is_same_v<std::decay_t<Args>, std::optional<Tensor>> ? 1 : 0) + ... + 0);
+
 template <class T>
 bool same_impl(const Tensor& r, const T& a) {
   if constexpr (is_tensor<T>) return r.is_same(a);
@@ -194,7 +201,7 @@ Tensor& apply_inplace(Tensor& self, Rest&... rest) {
   check_inplace(self, Op::name);
   using Rule = typename InplaceRule<Op>::type;
   if constexpr (!std::is_void_v<Rule> && HasDerivative<Rule, const Tensor, std::remove_reference_t<Rest>...>) {
-    Derivative d(self, Op::name, /*inplace=*/true);
+    Derivative d(self, Op::name, /*inplace=*/true, 1 + tensor_args<Rest...>);
     Rule::derivative(d, std::as_const(self), rest...);
     {
       AutoGradMode no_grad(false);
@@ -233,7 +240,7 @@ decltype(auto) apply(Args&&... args) {
     }
     // An op that hands back its input (to() to the same dtype) adds nothing to the graph.
     if ((same_impl(result, args) || ...) || !is_differentiable_type(result.dtype())) return result;
-    Derivative d(result, Op::name);
+    Derivative d(result, Op::name, /*inplace=*/false, tensor_args<Args...>);
     Op::derivative(d, args...);
     d.finish();
     if constexpr (is_tensor<First>) track_view(result, std::get<0>(std::forward_as_tuple(args...)));
