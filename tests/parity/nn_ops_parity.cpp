@@ -225,6 +225,28 @@ TEST(NnOpsParity, MaxPool) {
   EXPECT_TRUE(Close(ri, ti, {0, 0}));
 }
 
+// 2x2 stride-2 windows take a SIMD path: rows narrower and wider than a vector, odd sizes whose
+// last row/column no window reads, heavy ties, NaNs and -inf, in every float dtype and layout.
+TEST(NnOpsParity, MaxPool2x2Windows) {
+  for (ember::ScalarType dt : kFloats) {
+    for (const auto& shape : std::vector<std::vector<int64_t>>{{2, 3, 12, 70}, {1, 2, 9, 37}, {3, 1, 28, 28}, {1, 1, 2, 2}}) {
+      ember::Tensor x = ember::randint(-2, 3, shape, ember::TensorOptions().dtype(ember::kInt64)).to(ember::kFloat);
+      float* v = x.data_ptr<float>();
+      for (int64_t i = 0; i < x.numel(); i += 13) v[i] = NAN;
+      for (int64_t i = 5; i < x.numel(); i += 17) v[i] = -INFINITY;
+      x = x.to(dt);
+      for (const auto& [name, xv] : layouts(x)) {
+        auto [r, ri] = F::max_pool2d_with_indices(xv, 2);
+        const torch::Tensor tx = T(xv).to(dt == ember::kDouble ? torch::kDouble : torch::kFloat);  // exact
+        auto [tr, ti] = torch::max_pool2d_with_indices(tx, 2);
+        EXPECT_TRUE(Close(r, tr.to(parity::to_torch(dt)), {0, 0})) << dt << " " << name << " " << x.sizes();
+        EXPECT_TRUE(Close(ri, ti, {0, 0})) << dt << " " << name << " " << x.sizes() << " indices";
+        EXPECT_TRUE(Close(F::max_pool2d(xv, 2), tr.to(parity::to_torch(dt)), {0, 0})) << dt << " " << name;
+      }
+    }
+  }
+}
+
 TEST(NnOpsParity, AvgPool) {
   struct Case {
     std::vector<int64_t> x, k, s, p;

@@ -1,4 +1,9 @@
-#include "kernels/cpu/pool_kernels.h"
+// Pooling kernels. Max pooling's 2x2 stride-2 windows (the CNN case) run as SIMD code compiled
+// for each target Highway selects at run time; other windows, and the backwards, are scalar loops.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/cpu/pool_kernels.cpp"
+#include <hwy/foreach_target.h>  // NOLINT: re-includes this file once per target
+#include <hwy/highway.h>
 
 #include <algorithm>
 #include <cmath>
@@ -6,9 +11,109 @@
 
 #include "core/parallel.h"
 #include "kernels/cpu/cast.h"
+#include "kernels/cpu/hwy_util-inl.h"
+#include "kernels/cpu/pool_kernels.h"
 
-namespace ember::kernels {
+HWY_BEFORE_NAMESPACE();
+namespace ember::kernels::HWY_NAMESPACE {
 namespace {
+
+// One output row of 2x2 stride-2 max pooling: r0, r1 are input rows 2*oh and 2*oh + 1; the
+// outputs [0, n) read columns [0, 2n). The window is visited in PyTorch's order (r0 c0, r0 c1,
+// r1 c0, r1 c1), taking a value that is greater or NaN, so ties and NaNs pick PyTorch's index.
+// `code` gets, per output, which of the four positions won (row * 2 + column).
+template <class T>
+void max2x2_row(const T* r0, const T* r1, T* out, int32_t* code, int64_t n) {
+#if HWY_TARGET != HWY_SCALAR
+  const DC<T> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  using TI = hn::TFromD<decltype(di)>;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  HWY_ALIGN TI buf[hn::MaxLanes(di)];
+  // `count` inputs from p: a full vector, or the first lanes (rows are often narrower than a vector)
+  const auto load = [&](const T* p, int64_t count) {
+    return count >= N ? LoadC(d, p) : LoadCN(d, p, static_cast<size_t>(std::max<int64_t>(count, 0)));
+  };
+  for (int64_t o = 0; o < n; o += N) {
+    const int64_t r = std::min(N, n - o), m = 2 * r;
+    const auto lo0 = load(r0 + 2 * o, m), hi0 = load(r0 + 2 * o + N, m - N);
+    const auto lo1 = load(r1 + 2 * o, m), hi1 = load(r1 + 2 * o + N, m - N);
+    auto best = hn::ConcatEven(d, hi0, lo0);
+    auto which = hn::Zero(di);
+    const auto candidates = {hn::ConcatOdd(d, hi0, lo0), hn::ConcatEven(d, hi1, lo1), hn::ConcatOdd(d, hi1, lo1)};
+    TI k = 1;
+    for (const auto& v : candidates) {
+      const auto take = hn::Or(hn::Gt(v, best), hn::IsNaN(v));
+      best = hn::IfThenElse(take, v, best);
+      which = hn::IfThenElse(hn::RebindMask(di, take), hn::Set(di, k++), which);
+    }
+    if (r == N) {
+      StoreC(d, best, out + o);
+    } else {
+      StoreCN(d, best, out + o, static_cast<size_t>(r));
+    }
+    if (code) {
+      hn::Store(which, di, buf);
+      for (int64_t j = 0; j < r; ++j) code[o + j] = static_cast<int32_t>(buf[j]);
+    }
+  }
+#else  // one lane: no even/odd split
+  using C = lane_t<T>;
+  for (int64_t o = 0; o < n; ++o) {
+    const C v[4] = {static_cast<C>(r0[2 * o]), static_cast<C>(r0[2 * o + 1]), static_cast<C>(r1[2 * o]),
+                    static_cast<C>(r1[2 * o + 1])};
+    int32_t w = 0;
+    for (int32_t k = 1; k < 4; ++k)
+      if (v[k] > v[w] || std::isnan(v[k])) w = k;
+    out[o] = static_cast<T>(v[w]);
+    if (code) code[o] = w;
+  }
+#endif
+}
+
+template <class T>
+void max2x2_typed(const Tensor& in, const Tensor& out, const Tensor& indices) {
+  const int64_t P = in.size(0), H = in.size(1), W = in.size(2);
+  const int64_t oH = out.size(1), oW = out.size(2);
+  const T* ip = static_cast<const T*>(in.data_ptr());
+  T* op = static_cast<T*>(out.data_ptr());
+  int64_t* xp = indices.defined() ? indices.data_ptr<int64_t>() : nullptr;
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(H * W, 1));
+  parallel_for(0, P, grain, [&](int64_t b, int64_t e) {
+    std::vector<int32_t> code(xp ? oW : 0);
+    for (int64_t p = b; p < e; ++p) {
+      for (int64_t oh = 0; oh < oH; ++oh) {
+        const T* r0 = ip + (p * H + 2 * oh) * W;
+        const int64_t o = (p * oH + oh) * oW;
+        max2x2_row(r0, r0 + W, op + o, xp ? code.data() : nullptr, oW);
+        if (!xp) continue;
+        for (int64_t ow = 0; ow < oW; ++ow)
+          xp[o + ow] = (2 * oh + (code[ow] >> 1)) * W + 2 * ow + (code[ow] & 1);
+      }
+    }
+  });
+}
+
+void max2x2_impl(const Tensor& in, const Tensor& out, const Tensor& indices) {
+  visit_float(in.dtype(), "max_pool2d", [&](auto tag) { max2x2_typed<decltype(tag)>(in, out, indices); });
+}
+
+}  // namespace
+}  // namespace ember::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ember::kernels {
+HWY_EXPORT(max2x2_impl);
+namespace {
+
+// Whether every window of the axis is [2o, 2o + 2): kernel 2, stride 2, no padding or dilation.
+bool windows_2_by_2(const PoolAxis& a) {
+  if (a.step != 1) return false;
+  for (size_t o = 0; o < a.begin.size(); ++o)
+    if (a.begin[o] != static_cast<int64_t>(2 * o) || a.end[o] != static_cast<int64_t>(2 * o + 2)) return false;
+  return true;
+}
 
 // f(plane) over all planes, in parallel when the work is large enough.
 template <class F>
@@ -36,10 +141,9 @@ void max_typed(const Tensor& in, const Tensor& out, const Tensor& indices, const
         for (int64_t ih = h.begin[oh]; ih < h.end[oh]; ih += h.step) {
           for (int64_t iw = w.begin[ow]; iw < w.end[ow]; iw += w.step) {
             const C v = static_cast<C>(src[ih * W + iw]);
-            if (v > best || std::isnan(v)) {
-              best = v;
-              best_i = ih * W + iw;
-            }
+            const bool take = (v > best) | std::isnan(v);  // selects, not branches: data decides
+            best = take ? v : best;
+            best_i = take ? ih * W + iw : best_i;
           }
         }
         const int64_t o = (p * oH + oh) * oW + ow;
@@ -131,6 +235,7 @@ void avg_backward_typed(const Tensor& grad_out, const Tensor& grad_in, const Poo
 
 void max_pool_kernel(const Tensor& in, const Tensor& out, const Tensor& indices, const PoolAxis& h,
                      const PoolAxis& w) {
+  if (windows_2_by_2(h) && windows_2_by_2(w)) return HWY_DYNAMIC_DISPATCH(max2x2_impl)(in, out, indices);
   visit_float(in.dtype(), "pool", [&](auto tag) { max_typed<decltype(tag)>(in, out, indices, h, w); });
 }
 
@@ -151,3 +256,4 @@ void avg_pool_backward_kernel(const Tensor& grad_out, const Tensor& grad_in, con
 }
 
 }  // namespace ember::kernels
+#endif  // HWY_ONCE
