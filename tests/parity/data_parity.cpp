@@ -85,10 +85,11 @@ TEST(DataParity, MnistOnRandomFiles) {
   expect_same(dir.path().string(), dir.path().string());
 }
 
-// Debian's dataset-fashion-mnist package, when installed.
+// Debian's dataset-fashion-mnist package (scripts/install-deps.sh installs it).
 TEST(DataParity, FashionMnist) {
   const fs::path root = "/usr/share/datasets/fashion-mnist";
-  if (!fs::exists(root / "train-images-idx3-ubyte.gz")) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  ASSERT_TRUE(fs::exists(root / "train-images-idx3-ubyte.gz"))
+      << "dataset-fashion-mnist is not installed: run scripts/install-deps.sh";
   TempDir dir("ember_data_parity_fashion");
   for (const char* name : kFiles) gunzip(root / (std::string(name) + ".gz"), dir.path() / name);
   expect_same(root.string(), dir.path().string());

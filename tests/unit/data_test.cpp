@@ -452,12 +452,11 @@ TEST_F(MnistFiles, MalformedFilesAreNamed) {
   expect_error(load, {"MNIST: cannot read " + gz + " (truncated or corrupt gzip data)"});
 }
 
-// Debian's dataset-fashion-mnist package, when installed.
+// Debian's dataset-fashion-mnist package (scripts/install-deps.sh installs it).
 TEST(FashionMnist, ReadsTheRealDataset) {
   const std::string root = "/usr/share/datasets/fashion-mnist";
-  if (!fs::exists(fs::path(root) / "train-images-idx3-ubyte.gz")) {
-    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-  }
+  ASSERT_TRUE(fs::exists(fs::path(root) / "train-images-idx3-ubyte.gz"))
+      << "dataset-fashion-mnist is not installed: run scripts/install-deps.sh";
   for (auto [mode, n] : {std::pair{MNIST::Mode::kTrain, 60000}, std::pair{MNIST::Mode::kTest, 10000}}) {
     MNIST m(root, mode);
     EXPECT_EQ(m.images().sizes().vec(), (std::vector<int64_t>{n, 1, 28, 28}));
