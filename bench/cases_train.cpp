@@ -127,9 +127,38 @@ bench::Register relu_mlp_adam{{
         },
 }};
 
+// Hands out one shuffled order of the indices, the same in both frameworks, so that the two epochs
+// see the same batches and their accuracies differ only by dropout masks and rounding.
+// (libtorch 1.13 spells optional c10::optional.)
+template <class Base, template <class> class Optional>
+class FixedOrderSampler : public Base {
+ public:
+  explicit FixedOrderSampler(std::vector<size_t> order) : order_(std::move(order)) {}
+  void reset(Optional<size_t> = {}) override { next_ = 0; }
+  Optional<std::vector<size_t>> next(size_t batch_size) override {
+    if (next_ >= order_.size()) return {};
+    const size_t end = std::min(order_.size(), next_ + batch_size);
+    std::vector<size_t> batch(order_.begin() + static_cast<std::ptrdiff_t>(next_),
+                              order_.begin() + static_cast<std::ptrdiff_t>(end));
+    next_ = end;
+    return batch;
+  }
+
+ private:
+  std::vector<size_t> order_;
+  size_t next_ = 0;
+};
+using EmberOrder = FixedOrderSampler<ember::data::samplers::Sampler<>, std::optional>;
+struct TorchOrder : FixedOrderSampler<torch::data::samplers::Sampler<>, c10::optional> {
+  using FixedOrderSampler::FixedOrderSampler;
+  void save(torch::serialize::OutputArchive&) const override {}
+  void load(torch::serialize::InputArchive&) override {}
+};
+
 // One epoch of the main job (examples/fashion_mnist: batch 64, Adam, shuffled loader with one
-// worker) in each framework, from the same weights, then both evaluated on the 10,000 test images.
-// An epoch takes tens of seconds, so each side runs once; the ratio is of wall times.
+// worker) in each framework, from the same weights and in the same shuffled order, then both
+// evaluated on the 10,000 test images. An epoch takes tens of seconds, so each side runs once;
+// the ratio is of wall times.
 bench::Register cnn_epoch{{
     .name = "train_epoch_fashion_mnist_cnn",
     .label = "train: one epoch of the main job's CNN on Fashion-MNIST",
@@ -148,16 +177,16 @@ bench::Register cnn_epoch{{
           using TMnist = torch::data::datasets::MNIST;
           namespace ed = ember::data;
           namespace td = torch::data;
-          auto eloader = ed::make_data_loader<ed::samplers::RandomSampler>(
-              EMnist(root, EMnist::Mode::kTrain)
-                  .map(ed::transforms::Normalize<>(kMean, kStd))
-                  .map(ed::transforms::Stack<>()),
-              ed::DataLoaderOptions().batch_size(kBatch).workers(1));
-          auto tloader = td::make_data_loader<td::samplers::RandomSampler>(
-              TMnist(root, TMnist::Mode::kTrain)
-                  .map(td::transforms::Normalize<>(kMean, kStd))
-                  .map(td::transforms::Stack<>()),
-              td::DataLoaderOptions().batch_size(kBatch).workers(1));
+          const ember::Tensor perm = ember::randperm(60000, ember::kLong);
+          const std::vector<size_t> order(perm.data_ptr<int64_t>(), perm.data_ptr<int64_t>() + perm.numel());
+          auto eloader = ed::make_data_loader(EMnist(root, EMnist::Mode::kTrain)
+                                                  .map(ed::transforms::Normalize<>(kMean, kStd))
+                                                  .map(ed::transforms::Stack<>()),
+                                              EmberOrder(order), ed::DataLoaderOptions().batch_size(kBatch).workers(1));
+          auto tloader = td::make_data_loader(TMnist(root, TMnist::Mode::kTrain)
+                                                  .map(td::transforms::Normalize<>(kMean, kStd))
+                                                  .map(td::transforms::Stack<>()),
+                                              TorchOrder(order), td::DataLoaderOptions().batch_size(kBatch).workers(1));
           ember::optim::Adam eopt(em->parameters(), ember::optim::AdamOptions(kLr));
           torch::optim::Adam topt(tm->parameters(), torch::optim::AdamOptions(kLr));
 
