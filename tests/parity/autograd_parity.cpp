@@ -5,91 +5,19 @@
 // Tolerance: a gradient is a chain of ops, each rounding once, and reductions (sum, mean, mm)
 // add up to K terms in a different order than libtorch: float32 allows 1e-5 relative plus
 // K * 4 * 2^-24 absolute, float64 1e-12 relative plus K * 4 * 2^-53.
-#include <functional>
-#include <sstream>
-
-#include "parity/parity.h"
+#include "parity/grad_cases.h"
 
 using parity::Close;
 using parity::to_torch;
 
 namespace {
 
-using EFn = std::function<ember::Tensor(const std::vector<ember::Tensor>&)>;
-using TFn = std::function<torch::Tensor(const std::vector<torch::Tensor>&)>;
-
-enum class Domain { Any, Positive };
-enum class Layout { Contiguous, Transposed, Strided };
-
-struct Input {
-  std::vector<int64_t> sizes;
-  Domain domain = Domain::Any;
-  Layout layout = Layout::Contiguous;
-  bool requires_grad = true;
-};
-
-struct Case {
-  const char* name;
-  std::vector<Input> inputs;
-  EFn ember_fn;
-  TFn torch_fn;
-  const char* node = nullptr;  // expected grad_fn name, when Ember's node is PyTorch's
-  int64_t k = 1;               // terms summed into one gradient element (tolerance)
-};
-
-// A leaf of the given layout holding random values (positive ones for log, sqrt, ...).
-ember::Tensor make_leaf(const Input& in, ember::ScalarType dtype, uint64_t seed) {
-  std::vector<int64_t> sizes = in.sizes;
-  if (in.layout == Layout::Transposed && sizes.size() >= 2) std::swap(sizes[0], sizes[1]);
-  if (in.layout == Layout::Strided && !sizes.empty()) sizes.back() *= 2;
-  ember::Tensor t = parity::random(sizes, ember::kDouble, seed);
-  if (in.domain == Domain::Positive) t = t.abs() + 0.25;
-  t = t.to(dtype);
-  if (in.layout == Layout::Transposed && in.sizes.size() >= 2) t = t.transpose(0, 1);
-  if (in.layout == Layout::Strided && !in.sizes.empty()) t = t.slice(-1, 0, std::nullopt, 2);
-  if (in.requires_grad) t.requires_grad_();
-  return t;
-}
-
-parity::Tol grad_tol(ember::ScalarType dtype, int64_t k) {
-  return dtype == ember::kDouble ? parity::Tol{1e-12, static_cast<double>(k) * 4 * 0x1p-53 + 1e-14}
-                                 : parity::Tol{1e-5, static_cast<double>(k) * 4 * 0x1p-24 + 1e-6};
-}
-
-void run_case(const Case& c, ember::ScalarType dtype, uint64_t seed) {
-  std::ostringstream what;
-  what << c.name << " " << dtype;
-  SCOPED_TRACE(what.str());
-  std::vector<ember::Tensor> ex;
-  std::vector<torch::Tensor> tx;
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    ex.push_back(make_leaf(c.inputs[i], dtype, seed + i));
-    torch::Tensor t = to_torch(ex.back().detach());
-    if (c.inputs[i].requires_grad) t.requires_grad_();
-    tx.push_back(t);
-  }
-  const ember::Tensor ey = c.ember_fn(ex);
-  const torch::Tensor ty = c.torch_fn(tx);
-  ASSERT_TRUE(Close(ey.detach(), ty.detach(), grad_tol(dtype, c.k)));
-  if (c.node) {
-    ASSERT_TRUE(ey.grad_fn());
-    EXPECT_EQ(ey.grad_fn()->name(), c.node);
-    EXPECT_EQ(ty.grad_fn()->name(), c.node);  // keeps the expectation honest
-  }
-  // in the case's dtype, which for "to" differs from the output's: backward casts it first
-  const ember::Tensor g = parity::random(ey.sizes(), dtype, seed + 100);
-  ey.backward(g);
-  ty.backward(to_torch(g));
-  for (size_t i = 0; i < ex.size(); ++i) {
-    SCOPED_TRACE("input " + std::to_string(i));
-    if (!c.inputs[i].requires_grad) {
-      EXPECT_FALSE(ex[i].grad().defined());
-      continue;
-    }
-    ASSERT_TRUE(ex[i].grad().defined());
-    EXPECT_TRUE(Close(ex[i].grad(), tx[i].grad(), grad_tol(dtype, c.k)));
-  }
-}
+using grad_cases::Case;
+using grad_cases::Domain;
+using grad_cases::Layout;
+constexpr double kFloatRtol = 1e-5;
+parity::Tol grad_tol(ember::ScalarType dtype, int64_t k) { return grad_cases::grad_tol(dtype, k, kFloatRtol); }
+void run_case(const Case& c, ember::ScalarType dtype, uint64_t seed) { grad_cases::run_case(c, dtype, seed, kFloatRtol); }
 
 std::vector<Case> cases() {
   using E = std::vector<ember::Tensor>;

@@ -5,82 +5,19 @@
 // Tolerance: a gradient is a short chain of ops, each rounding once, and reductions add up to K
 // terms in another order than libtorch: float32 allows 2e-5 relative plus K * 4 * 2^-24
 // absolute, float64 1e-12 relative plus K * 4 * 2^-53.
-#include <functional>
-#include <sstream>
-
-#include "parity/parity.h"
+#include "parity/grad_cases.h"
 
 using parity::Close;
 using parity::to_torch;
 
 namespace {
 
-using EFn = std::function<ember::Tensor(const std::vector<ember::Tensor>&)>;
-using TFn = std::function<torch::Tensor(const std::vector<torch::Tensor>&)>;
-
-enum class Domain { Any, Positive, Unit };  // [-2, 2), [0.25, 2.25), [-0.8, 0.8)
-enum class Layout { Contiguous, Transposed, Strided };
-
-struct Input {
-  std::vector<int64_t> sizes;
-  Domain domain = Domain::Any;
-  Layout layout = Layout::Contiguous;
-};
-
-struct Case {
-  const char* name;
-  std::vector<Input> inputs;
-  EFn ember_fn;
-  TFn torch_fn;
-  const char* node = nullptr;  // expected grad_fn name of both
-  int64_t k = 1;               // terms summed into one gradient element (tolerance)
-};
-
-ember::Tensor make_leaf(const Input& in, ember::ScalarType dtype, uint64_t seed) {
-  std::vector<int64_t> sizes = in.sizes;
-  if (in.layout == Layout::Transposed) std::swap(sizes[0], sizes[1]);
-  if (in.layout == Layout::Strided) sizes.back() *= 2;
-  ember::Tensor t = parity::random(sizes, ember::kDouble, seed);
-  if (in.domain == Domain::Positive) t = t.abs() + 0.25;
-  if (in.domain == Domain::Unit) t = t * 0.4;
-  t = t.to(dtype);
-  if (in.layout == Layout::Transposed) t = t.transpose(0, 1);
-  if (in.layout == Layout::Strided) t = t.slice(-1, 0, std::nullopt, 2);
-  return t.requires_grad_();
-}
-
-parity::Tol grad_tol(ember::ScalarType dtype, int64_t k) {
-  return dtype == ember::kDouble ? parity::Tol{1e-12, static_cast<double>(k) * 4 * 0x1p-53 + 1e-14}
-                                 : parity::Tol{2e-5, static_cast<double>(k) * 4 * 0x1p-24 + 1e-6};
-}
-
-void run_case(const Case& c, ember::ScalarType dtype, uint64_t seed) {
-  std::ostringstream what;
-  what << c.name << " " << dtype;
-  SCOPED_TRACE(what.str());
-  std::vector<ember::Tensor> ex;
-  std::vector<torch::Tensor> tx;
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    ex.push_back(make_leaf(c.inputs[i], dtype, seed + i));
-    tx.push_back(to_torch(ex.back().detach()).requires_grad_());
-  }
-  const ember::Tensor ey = c.ember_fn(ex);
-  const torch::Tensor ty = c.torch_fn(tx);
-  ASSERT_TRUE(Close(ey.detach(), ty.detach(), grad_tol(dtype, c.k)));
-  if (c.node) {
-    ASSERT_TRUE(ey.grad_fn());
-    EXPECT_EQ(ey.grad_fn()->name(), c.node);
-    EXPECT_EQ(ty.grad_fn()->name(), c.node);  // keeps the expectation honest
-  }
-  const ember::Tensor g = parity::random(ey.sizes(), dtype, seed + 100);
-  ey.backward(g);
-  ty.backward(to_torch(g));
-  for (size_t i = 0; i < ex.size(); ++i) {
-    SCOPED_TRACE("input " + std::to_string(i));
-    ASSERT_EQ(ex[i].grad().defined(), tx[i].grad().defined());
-    if (ex[i].grad().defined()) EXPECT_TRUE(Close(ex[i].grad(), tx[i].grad(), grad_tol(dtype, c.k)));
-  }
-}
+using grad_cases::Case;
+using grad_cases::Domain;
+using grad_cases::Layout;
+constexpr double kFloatRtol = 2e-5;
+parity::Tol grad_tol(ember::ScalarType dtype, int64_t k) { return grad_cases::grad_tol(dtype, k, kFloatRtol); }
+void run_case(const Case& c, ember::ScalarType dtype, uint64_t seed) { grad_cases::run_case(c, dtype, seed, kFloatRtol); }
 
 using E = std::vector<ember::Tensor>;
 using T = std::vector<torch::Tensor>;
