@@ -51,18 +51,6 @@ MemoryFormat layout_of(const Tensor& t) {
   return MemoryFormat::Contiguous;
 }
 
-// y = x * scale[n, c] + shift[n, c] over x viewed as (N, C, rest), in x's layout.
-Tensor channel_affine(const Tensor& input, const std::vector<double>& scale, const std::vector<double>& shift) {
-  const int64_t N = input.size(0), C = input.size(1);
-  Tensor y = make_empty(input.sizes(), input.dtype());
-  if (input.numel() > 0) {
-    const int64_t L = input.numel() / (N * C);
-    kernels::channel_affine_kernel(input.contiguous().view({N, C, L}), y.view({N, C, L}), scale.data(), shift.data());
-  }
-  const MemoryFormat f = layout_of(input);
-  return f == MemoryFormat::Contiguous ? y : y.contiguous(f);
-}
-
 void check_param(const char* op, const char* what, const Tensor& t, int64_t C) {
   EMBER_CHECK(!t.defined() || t.numel() == C, op, what, " should contain ", C, " elements not ",
               t.defined() ? t.numel() : 0);
@@ -100,14 +88,27 @@ StatLayout stat_layout(const Tensor& input, int64_t G, bool per_sample) {
 
 Tensor doubles_tensor(std::vector<double> v) { return from_doubles(v, {static_cast<int64_t>(v.size())}, kDouble); }
 
-// The backward kernels run on 4-D channels_last tensors in place, seen as (N, L, C); other
+// The channel kernels run on 4-D channels_last tensors in place, seen as (N, L, C); other
 // layouts as contiguous (N, C, L).
-bool backward_channels_last(const Tensor& x) {
+bool runs_channels_last(const Tensor& x) {
   return x.dim() == 4 && x.suggest_memory_format() == MemoryFormat::ChannelsLast;
 }
 Tensor kernel_view(const Tensor& t, bool channels_last, const StatLayout& l) {
   if (!channels_last) return t.contiguous().view({l.N, l.C, l.L});
   return t.contiguous(MemoryFormat::ChannelsLast).permute({0, 2, 3, 1}).view({l.N, l.L, l.C});
+}
+
+// y = x * scale[n, c] + shift[n, c] over x viewed as (N, C, rest), in x's layout (channels_last
+// in place, 5-D channels_last through a copy).
+Tensor channel_affine(const Tensor& input, const std::vector<double>& scale, const std::vector<double>& shift) {
+  const bool cl = runs_channels_last(input);
+  Tensor y = make_empty(input.sizes(), input.dtype(), cl ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous);
+  if (input.numel() > 0) {
+    const StatLayout l = stat_layout(input, input.size(1), false);
+    kernels::channel_affine_kernel(kernel_view(input, cl, l), kernel_view(y, cl, l), scale.data(), shift.data(), cl);
+  }
+  const MemoryFormat f = layout_of(input);
+  return f == MemoryFormat::Contiguous || cl ? y : y.contiguous(f);
 }
 
 // Results the formulas of a node share, computed by the first of them to run for an incoming
@@ -146,7 +147,7 @@ class ChannelNormBackward {
   Tensor grad_input(const autograd::BackwardContext& c) {
     const Tensor x = c[x_];
     check_first_order(node_, {c.grad(), x, w_.index == SIZE_MAX ? Tensor() : c[w_]});
-    const bool cl = backward_channels_last(x);
+    const bool cl = runs_channels_last(x);
     Tensor dx = make_empty(x.sizes(), x.dtype(), cl ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous);
     if (x.numel() == 0) return dx;
     const std::vector<double> w = as_doubles(w_.index == SIZE_MAX ? Tensor() : c[w_]);
@@ -210,7 +211,7 @@ class ChannelNormBackward {
     std::vector<double> row_mean(rows);
     for (int64_t n = 0; n < l_.N; ++n)
       for (int64_t ch = 0; ch < l_.C; ++ch) row_mean[n * l_.C + ch] = mean_[l_.stat(n, ch)];
-    const bool cl = backward_channels_last(x);
+    const bool cl = runs_channels_last(x);
     kernels::channel_grad_sums_kernel(kernel_view(c.grad().to(x.dtype()), cl, l_), kernel_view(x, cl, l_),
                                       row_mean.data(), sum_dy_.data(), sum_dyx_.data(), cl);
   }
@@ -296,7 +297,8 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_impl(const char* op, const Tensor&
     var = as_doubles(running_var);
   } else if (input.numel() > 0) {  // an empty batch has no statistics to learn from
     const StatLayout l = stat_layout(input, C, false);
-    kernels::channel_moments_kernel(input.contiguous().view({l.N, C, l.L}), mean.data(), var.data());
+    const bool cl = runs_channels_last(input);
+    kernels::channel_moments_kernel(kernel_view(input, cl, l), mean.data(), var.data(), cl);
     const double n = l.count();
     std::vector<double> unbiased(var);
     for (double& v : unbiased) v *= n / (n - 1);

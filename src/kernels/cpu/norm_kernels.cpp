@@ -130,6 +130,92 @@ void channel_affine_typed(const Tensor& x, const Tensor& y, const double* scale,
                });
 }
 
+// channels_last x (N, L, C): per channel, the mean and biased variance over N and L. Each
+// sample's sums go across c in compute vectors, over its L positions in the compute type (as
+// the contiguous kernel sums a row), then into per-thread doubles added up under a lock.
+template <class T>
+void channel_moments_cl_typed(const Tensor& x, double* mean, double* var) {
+  using L = lane_t<T>;
+  const int64_t N = x.size(0), len = x.size(1);
+  const size_t C = static_cast<size_t>(x.size(2));
+  const T* xp = static_cast<const T*>(x.data_ptr());
+  const double count = static_cast<double>(N * len);
+  const DC<T> d;
+  const size_t V = hn::Lanes(d);
+  const size_t padded = (C + V - 1) / V * V;
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(len * x.size(2), 1));
+  std::mutex lock;
+  // pass 0 sums x, pass 1 sums (x - mean)^2; `m` holds the means (zero in pass 0)
+  std::vector<L> m(padded, L(0));
+  std::vector<double> total(C);
+  for (int pass = 0; pass < 2; ++pass) {
+    std::fill(total.begin(), total.end(), 0.0);
+    parallel_for(0, N, grain, [&](int64_t b, int64_t e) {
+      std::vector<L> s(padded);
+      std::vector<double> part(C, 0.0);
+      for (int64_t n = b; n < e; ++n) {
+        std::fill(s.begin(), s.end(), L(0));
+        for (int64_t l = 0; l < len; ++l) {
+          const T* row = xp + (n * len + l) * static_cast<int64_t>(C);
+          for (size_t c = 0; c < C; c += V) {
+            const size_t k = std::min(V, C - c);
+            const auto v = hn::Sub(k == V ? LoadC(d, row + c) : LoadCN(d, row + c, k), hn::LoadU(d, m.data() + c));
+            const auto acc = hn::LoadU(d, s.data() + c);
+            hn::StoreU(pass == 0 ? hn::Add(acc, v) : hn::MulAdd(v, v, acc), d, s.data() + c);
+          }
+        }
+        for (size_t c = 0; c < C; ++c) part[c] += static_cast<double>(s[c]);
+      }
+      const std::lock_guard<std::mutex> guard(lock);
+      for (size_t c = 0; c < C; ++c) total[c] += part[c];
+    });
+    for (size_t c = 0; c < C; ++c) {
+      if (pass == 0) {
+        mean[c] = total[c] / count;
+        m[c] = static_cast<L>(mean[c]);
+      } else {
+        var[c] = total[c] / count;
+      }
+    }
+  }
+}
+
+// channels_last y (N, L, C) = x * scale[n * C + c] + shift[n * C + c].
+template <class T>
+void channel_affine_cl_typed(const Tensor& x, const Tensor& y, const double* scale, const double* shift) {
+  using L = lane_t<T>;
+  const int64_t N = x.size(0), len = x.size(1);
+  const size_t C = static_cast<size_t>(x.size(2));
+  const T* xp = static_cast<const T*>(x.data_ptr());
+  T* yp = static_cast<T*>(y.data_ptr());
+  parallel_for(0, N * len, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(x.size(2), 1)), [&](int64_t begin, int64_t end) {
+    const DC<T> d;
+    const size_t V = hn::Lanes(d);
+    const size_t padded = (C + V - 1) / V * V;
+    std::vector<L> vs(padded), vt(padded);
+    int64_t loaded = -1;  // the sample whose coefficients vs, vt hold
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t n = r / len;
+      if (n != loaded) {
+        for (size_t c = 0; c < C; ++c) {
+          vs[c] = static_cast<L>(scale[n * static_cast<int64_t>(C) + static_cast<int64_t>(c)]);
+          vt[c] = static_cast<L>(shift[n * static_cast<int64_t>(C) + static_cast<int64_t>(c)]);
+        }
+        loaded = n;
+      }
+      const int64_t off = r * static_cast<int64_t>(C);
+      size_t c = 0;
+      for (; c + V <= C; c += V)
+        StoreC(d, hn::MulAdd(LoadC(d, xp + off + c), hn::LoadU(d, vs.data() + c), hn::LoadU(d, vt.data() + c)),
+               yp + off + c);
+      if (c < C) {
+        const auto v = hn::MulAdd(LoadCN(d, xp + off + c, C - c), hn::LoadU(d, vs.data() + c), hn::LoadU(d, vt.data() + c));
+        StoreCN(d, v, yp + off + c, C - c);
+      }
+    }
+  });
+}
+
 // Per (n, c) row of dy and x (N, C, L): sum(dy) and sum(dy * (x - mean[row])).
 template <class T>
 void channel_grad_sums_typed(const Tensor& dy, const Tensor& x, const double* mean, double* sum_dy,
@@ -340,11 +426,18 @@ void row_norm_impl(const Tensor& x, const Tensor& y, const Tensor& w, const Tens
                    double* mean, double* var) {
   visit_float(x.dtype(), "norm", [&](auto t) { row_norm_typed<decltype(t)>(x, y, w, b, eps, rms, mean, var); });
 }
-void channel_moments_impl(const Tensor& x, double* mean, double* var) {
-  visit_float(x.dtype(), "norm", [&](auto t) { channel_moments_typed<decltype(t)>(x, mean, var); });
+void channel_moments_impl(const Tensor& x, double* mean, double* var, bool channels_last) {
+  visit_float(x.dtype(), "norm", [&](auto t) {
+    using T = decltype(t);
+    channels_last ? channel_moments_cl_typed<T>(x, mean, var) : channel_moments_typed<T>(x, mean, var);
+  });
 }
-void channel_affine_impl(const Tensor& x, const Tensor& y, const double* scale, const double* shift) {
-  visit_float(x.dtype(), "norm", [&](auto t) { channel_affine_typed<decltype(t)>(x, y, scale, shift); });
+void channel_affine_impl(const Tensor& x, const Tensor& y, const double* scale, const double* shift,
+                         bool channels_last) {
+  visit_float(x.dtype(), "norm", [&](auto t) {
+    using T = decltype(t);
+    channels_last ? channel_affine_cl_typed<T>(x, y, scale, shift) : channel_affine_typed<T>(x, y, scale, shift);
+  });
 }
 void channel_grad_sums_impl(const Tensor& dy, const Tensor& x, const double* mean, double* sum_dy, double* sum_dyx,
                             bool channels_last) {
@@ -379,11 +472,12 @@ void row_norm_kernel(const Tensor& x, const Tensor& y, const Tensor& w, const Te
                      double* mean, double* var) {
   HWY_DYNAMIC_DISPATCH(row_norm_impl)(x, y, w, b, eps, rms, mean, var);
 }
-void channel_moments_kernel(const Tensor& x, double* mean, double* var) {
-  HWY_DYNAMIC_DISPATCH(channel_moments_impl)(x, mean, var);
+void channel_moments_kernel(const Tensor& x, double* mean, double* var, bool channels_last) {
+  HWY_DYNAMIC_DISPATCH(channel_moments_impl)(x, mean, var, channels_last);
 }
-void channel_affine_kernel(const Tensor& x, const Tensor& y, const double* scale, const double* shift) {
-  HWY_DYNAMIC_DISPATCH(channel_affine_impl)(x, y, scale, shift);
+void channel_affine_kernel(const Tensor& x, const Tensor& y, const double* scale, const double* shift,
+                           bool channels_last) {
+  HWY_DYNAMIC_DISPATCH(channel_affine_impl)(x, y, scale, shift, channels_last);
 }
 HWY_EXPORT(channel_grad_sums_impl);
 HWY_EXPORT(channel_grad_input_impl);

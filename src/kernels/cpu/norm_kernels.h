@@ -10,10 +10,12 @@ namespace ember::kernels {
 // dtype, or undefined). mean/var receive `rows` values.
 void row_norm_kernel(const Tensor& x, const Tensor& y, const Tensor& w, const Tensor& b, double eps, bool rms,
                      double* mean, double* var);
-// x (N, C, L): mean and biased variance of each channel over N and L.
-void channel_moments_kernel(const Tensor& x, double* mean, double* var);
-// y (N, C, L) = x * scale[n * C + c] + shift[n * C + c] (scale/shift of N*C values).
-void channel_affine_kernel(const Tensor& x, const Tensor& y, const double* scale, const double* shift);
+// x (N, C, L), or (N, L, C) when channels_last: mean and biased variance of each channel over N and L.
+void channel_moments_kernel(const Tensor& x, double* mean, double* var, bool channels_last);
+// y = x * scale[n * C + c] + shift[n * C + c] (scale/shift of N*C values) over x, y of one
+// layout: (N, C, L), or (N, L, C) when channels_last.
+void channel_affine_kernel(const Tensor& x, const Tensor& y, const double* scale, const double* shift,
+                           bool channels_last);
 
 // Backward of the channel norms (batch, instance, group) over contiguous dy, x of one dtype, seen
 // as (N, C, L), or as (N, L, C) when channels_last. p = n * C + c indexes the (n, c) rows.
