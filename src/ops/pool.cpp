@@ -162,11 +162,19 @@ Tensor backward_planes(const Tensor& grad, IntArrayRef input_sizes, MemoryFormat
   return format == MemoryFormat::ChannelsLast ? grad_input.contiguous(format) : grad_input;
 }
 
+// A 4-D channels_last tensor as the (N, H, W, C) view the channels_last kernels take.
+Tensor nhwc(const Tensor& t) { return t.contiguous(MemoryFormat::ChannelsLast).permute({0, 2, 3, 1}); }
+
 // The input's gradient of max pooling: the output's gradient added at the argmax positions.
 // Twice differentiable: its own gradient gathers at the same positions.
 struct MaxPool2dBackwardOp {
   static constexpr const char* name = "max_pool2d_with_indices_backward";
   static Tensor run(const Tensor& grad, const Tensor& indices, IntArrayRef input_sizes, MemoryFormat format) {
+    if (format == MemoryFormat::ChannelsLast && input_sizes.size() == 4) {
+      Tensor grad_input = make_empty(input_sizes, grad.dtype(), MemoryFormat::ChannelsLast);
+      if (grad_input.numel() > 0) kernels::max_pool_backward_cl_kernel(nhwc(grad), nhwc(indices), nhwc(grad_input));
+      return grad_input;
+    }
     return backward_planes(grad, input_sizes, format, [&](const Tensor& g3, const Tensor& gi3) {
       kernels::max_pool_backward_kernel(g3, indices.contiguous().view(g3.sizes()), gi3);
     });
@@ -189,6 +197,14 @@ struct MaxPool2dRecordOp {
   static constexpr const char* name = Adaptive ? "adaptive_max_pool2d" : "max_pool2d_with_indices";
   static Tensor run(const Tensor& x, const Windows& win, Tensor* indices) {
     const Planes p = as_planes(name, x, 2);
+    if (x.dim() == 4 && x.suggest_memory_format() == MemoryFormat::ChannelsLast) {  // in place, no copies
+      const DimVector sizes{x.size(0), x.size(1), win.out_h(), win.out_w()};
+      Tensor out = make_empty(sizes, x.dtype(), MemoryFormat::ChannelsLast);
+      Tensor idx = indices ? make_empty(sizes, kLong, MemoryFormat::ChannelsLast) : Tensor();
+      if (out.numel() > 0) kernels::max_pool_cl_kernel(nhwc(x), nhwc(out), indices ? nhwc(idx) : idx, win.h, win.w);
+      if (indices) *indices = idx;
+      return out;
+    }
     Tensor idx;
     Tensor out = run_planes(p, win.out_h(), win.out_w(), x.dtype(), [&](const Tensor& in3, const Tensor& out3) {
       if (indices) idx = make_empty(out3.sizes(), kLong);

@@ -94,6 +94,60 @@ void max2x2_typed(const Tensor& in, const Tensor& out, const Tensor& indices) {
   });
 }
 
+// channels_last max pooling, in (N, H, W, C) -> out (N, oH, oW, C): each output position takes
+// the window's maximum across the channels in compute vectors, visiting the window in the same
+// order and with the same rule (greater or NaN) as the plane kernel.
+template <class T>
+void max_cl_typed(const Tensor& in, const Tensor& out, const Tensor& indices, const PoolAxis& h, const PoolAxis& w) {
+  const int64_t N = in.size(0), H = in.size(1), W = in.size(2), C = in.size(3);
+  const int64_t oH = out.size(1), oW = out.size(2);
+  const T* ip = static_cast<const T*>(in.data_ptr());
+  T* op = static_cast<T*>(out.data_ptr());
+  int64_t* xp = indices.defined() ? indices.data_ptr<int64_t>() : nullptr;
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(oW * C * 4, 1));
+  parallel_for(0, N * oH, grain, [&](int64_t b, int64_t e) {
+    const DC<T> d;
+    const hn::RebindToSigned<decltype(d)> di;
+    using TI = hn::TFromD<decltype(di)>;
+    const int64_t V = static_cast<int64_t>(hn::Lanes(d));
+    HWY_ALIGN TI buf[hn::MaxLanes(di)];
+    for (int64_t r = b; r < e; ++r) {
+      const int64_t n = r / oH, oh = r % oH;
+      const T* plane = ip + n * H * W * C;
+      for (int64_t ow = 0; ow < oW; ++ow) {
+        const int64_t o = (r * oW + ow) * C;
+        for (int64_t c = 0; c < C; c += V) {
+          const int64_t k = std::min(V, C - c);
+          auto best = hn::Set(d, -std::numeric_limits<lane_t<T>>::infinity());
+          auto which = hn::Set(di, static_cast<TI>(h.begin[oh] * W + w.begin[ow]));
+          for (int64_t ih = h.begin[oh]; ih < h.end[oh]; ih += h.step) {
+            for (int64_t iw = w.begin[ow]; iw < w.end[ow]; iw += w.step) {
+              const T* src = plane + (ih * W + iw) * C + c;
+              const auto v = k == V ? LoadC(d, src) : LoadCN(d, src, static_cast<size_t>(k));
+              const auto take = hn::Or(hn::Gt(v, best), hn::IsNaN(v));
+              best = hn::IfThenElse(take, v, best);
+              which = hn::IfThenElse(hn::RebindMask(di, take), hn::Set(di, static_cast<TI>(ih * W + iw)), which);
+            }
+          }
+          if (k == V) {
+            StoreC(d, best, op + o + c);
+          } else {
+            StoreCN(d, best, op + o + c, static_cast<size_t>(k));
+          }
+          if (xp) {
+            hn::Store(which, di, buf);
+            for (int64_t j = 0; j < k; ++j) xp[o + c + j] = static_cast<int64_t>(buf[j]);
+          }
+        }
+      }
+    }
+  });
+}
+
+void max_cl_impl(const Tensor& in, const Tensor& out, const Tensor& indices, const PoolAxis& h, const PoolAxis& w) {
+  visit_float(in.dtype(), "max_pool2d", [&](auto tag) { max_cl_typed<decltype(tag)>(in, out, indices, h, w); });
+}
+
 void max2x2_impl(const Tensor& in, const Tensor& out, const Tensor& indices) {
   visit_float(in.dtype(), "max_pool2d", [&](auto tag) { max2x2_typed<decltype(tag)>(in, out, indices); });
 }
@@ -105,6 +159,7 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace ember::kernels {
 HWY_EXPORT(max2x2_impl);
+HWY_EXPORT(max_cl_impl);
 namespace {
 
 // Whether every window of the axis is [2o, 2o + 2): kernel 2, stride 2, no padding or dilation.
@@ -246,6 +301,37 @@ void avg_pool_kernel(const Tensor& in, const Tensor& out, const PoolAxis& h, con
 
 void max_pool_backward_kernel(const Tensor& grad_out, const Tensor& indices, const Tensor& grad_in) {
   visit_float(grad_in.dtype(), "pool", [&](auto tag) { max_backward_typed<decltype(tag)>(grad_out, indices, grad_in); });
+}
+
+void max_pool_cl_kernel(const Tensor& in, const Tensor& out, const Tensor& indices, const PoolAxis& h,
+                        const PoolAxis& w) {
+  HWY_DYNAMIC_DISPATCH(max_cl_impl)(in, out, indices, h, w);
+}
+
+void max_pool_backward_cl_kernel(const Tensor& grad_out, const Tensor& indices, const Tensor& grad_in) {
+  visit_float(grad_in.dtype(), "pool", [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    const int64_t N = grad_in.size(0), HW = grad_in.size(1) * grad_in.size(2), Ch = grad_in.size(3);
+    const int64_t O = grad_out.size(1) * grad_out.size(2);
+    const T* go = static_cast<const T*>(grad_out.data_ptr());
+    const int64_t* ip = indices.data_ptr<int64_t>();
+    T* gp = static_cast<T*>(grad_in.data_ptr());
+    // one sample per task: its outputs add into its own plane only, in output order as PyTorch's
+    parallel_for(0, N, std::max<int64_t>(1, kGrainSize / std::max<int64_t>((HW + O) * Ch, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t n = b; n < e; ++n) {
+        T* dst = gp + n * HW * Ch;
+        std::fill(dst, dst + HW * Ch, T(0));
+        for (int64_t o = 0; o < O; ++o) {
+          const int64_t base = (n * O + o) * Ch;
+          for (int64_t c = 0; c < Ch; ++c) {
+            T& slot = dst[ip[base + c] * Ch + c];
+            slot = static_cast<T>(static_cast<C>(slot) + static_cast<C>(go[base + c]));
+          }
+        }
+      }
+    });
+  });
 }
 
 void avg_pool_backward_kernel(const Tensor& grad_out, const Tensor& grad_in, const PoolAxis& h, const PoolAxis& w,

@@ -24,6 +24,13 @@ void max_pool_kernel(const Tensor& in, const Tensor& out, const Tensor& indices,
 void avg_pool_kernel(const Tensor& in, const Tensor& out, const PoolAxis& h, const PoolAxis& w, bool count_extent,
                      int64_t divisor_override);
 
+// channels_last max pooling: in (N, H, W, C) -> out and indices (N, oH, oW, C), with the plane
+// kernel's windows, values and indices (flat h * W + w).
+void max_pool_cl_kernel(const Tensor& in, const Tensor& out, const Tensor& indices, const PoolAxis& h,
+                        const PoolAxis& w);
+// Its backward: grad_out, indices (N, oH, oW, C) -> grad_in (N, H, W, C), overwritten.
+void max_pool_backward_cl_kernel(const Tensor& grad_out, const Tensor& indices, const Tensor& grad_in);
+
 // Backward: grad_out (P, oH, oW) -> grad_in (P, H, W), overwritten. Max pooling adds each output's
 // gradient at its index; avg pooling spreads it over the window with the forward's divisor.
 void max_pool_backward_kernel(const Tensor& grad_out, const Tensor& indices, const Tensor& grad_in);
