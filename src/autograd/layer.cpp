@@ -27,7 +27,7 @@ void FormulaNode::release_variables() {
 }
 
 Derivative::Derivative(const Tensor& result, const char* forward_op, bool inplace, size_t inputs)
-    : result_(result), node_(std::make_shared<FormulaNode>(forward_op)), inplace_(inplace) {
+    : result_(result), node_(std::allocate_shared<FormulaNode>(cpu_allocator::ObjectAllocator<FormulaNode>(), forward_op)), inplace_(inplace) {
   node_->reserve_edges(inputs);
   node_->saved_.reserve(inputs);
   node_->formulas_.reserve(inputs);

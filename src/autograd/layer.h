@@ -86,8 +86,8 @@ class FormulaNode final : public Node {
  private:
   friend class Derivative;
   const char* name_ = "";
-  std::vector<SavedVariable> saved_;
-  std::vector<Formula> formulas_;
+  std::vector<SavedVariable, cpu_allocator::ObjectAllocator<SavedVariable>> saved_;
+  std::vector<Formula, cpu_allocator::ObjectAllocator<Formula>> formulas_;
 };
 
 // Collects an op's derivative while the op records it (see the top of this file).

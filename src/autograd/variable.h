@@ -12,6 +12,9 @@ namespace ember::autograd {
 
 // What TensorImpl's autograd slot holds.
 struct AutogradMeta final : AutogradMetaInterface {
+  // Every recorded result gets one: from the thread's object cache, as its TensorImpl.
+  static void* operator new(size_t n) { return cpu_allocator::allocate_object(n); }
+  static void operator delete(void* p, size_t n) { cpu_allocator::deallocate_object(p, n); }
   Tensor grad;
   std::shared_ptr<Node> grad_fn;            // null for leaves
   std::weak_ptr<Node> grad_accumulator;     // leaves: the AccumulateGrad node, made on first use
