@@ -70,7 +70,8 @@ struct Edge {
   uint32_t input_nr = 0;
   bool is_valid() const { return function != nullptr; }
 };
-using edge_list = std::vector<Edge>;
+// Made per recorded op: held in the thread's object cache rather than malloc'd.
+using edge_list = std::vector<Edge, cpu_allocator::ObjectAllocator<Edge>>;
 
 // Shape and dtype of a forward input, so that the engine can sum a broadcast gradient back to
 // the input's shape and cast it to the input's dtype.
@@ -115,7 +116,7 @@ struct Node : std::enable_shared_from_this<Node> {
 
  protected:
   edge_list next_edges_;
-  std::vector<InputMetadata> output_meta_;
+  std::vector<InputMetadata, cpu_allocator::ObjectAllocator<InputMetadata>> output_meta_;
   uint64_t sequence_nr_;
 };
 

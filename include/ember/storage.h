@@ -16,10 +16,26 @@ void* allocate(size_t nbytes);
 void deallocate(void* p, size_t nbytes);
 void empty_cache();
 bool caching_enabled();  // false in AddressSanitizer builds, so it sees every use after free
-// Small fixed-size objects (TensorImpl, StorageImpl) from the same per-thread cache, outside the
-// byte statistics: a new tensor costs no malloc once a thread has warmed up.
+// Small fixed-size objects (TensorImpl, StorageImpl, autograd nodes) from the same per-thread
+// cache, outside the byte statistics: a new tensor or graph node costs no malloc once a thread has
+// warmed up. Objects above the small-block limit go to the system.
 void* allocate_object(size_t nbytes);
 void deallocate_object(void* p, size_t nbytes);
+// A standard allocator over allocate_object, for std::allocate_shared and containers of small
+// objects made per op (a node and its edge list).
+template <class T>
+struct ObjectAllocator {
+  using value_type = T;
+  ObjectAllocator() = default;
+  template <class U>
+  ObjectAllocator(const ObjectAllocator<U>&) noexcept {}  // NOLINT: rebinding, as std::allocator
+  T* allocate(size_t n) { return static_cast<T*>(allocate_object(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) noexcept { deallocate_object(p, n * sizeof(T)); }
+  template <class U>
+  bool operator==(const ObjectAllocator<U>&) const noexcept {
+    return true;
+  }
+};
 struct Stats {
   size_t allocated_bytes;   // live bytes handed out (by size class)
   size_t cached_bytes;      // free bytes held in the cache

@@ -272,7 +272,9 @@ variable_list make_grads(const variable_list& outputs, const variable_list& grad
 
 }  // namespace
 
-std::shared_ptr<Node> make_accumulate_grad(const Tensor& leaf) { return std::make_shared<AccumulateGrad>(leaf); }
+std::shared_ptr<Node> make_accumulate_grad(const Tensor& leaf) {
+  return std::allocate_shared<AccumulateGrad>(cpu_allocator::ObjectAllocator<AccumulateGrad>(), leaf);
+}
 
 void backward(const variable_list& tensors, const variable_list& grad_tensors, std::optional<bool> retain_graph,
               bool create_graph) {

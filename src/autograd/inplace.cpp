@@ -90,25 +90,41 @@ uint32_t version_of(const Tensor& t) { return t.unsafeGetTensorImpl()->storage()
 
 }  // namespace
 
-void set_view_base(const Tensor& view, const Tensor& of) {
+void set_view_base(const Tensor& view, const Tensor& of, bool no_grad) {
   const AutogradMeta* om = get_meta(of);
+  const bool of_is_view = om && om->base.defined();
   AutogradMeta& m = materialize_meta(view);
-  m.base = om && om->base.defined() ? om->base : of;
+  m.base = of_is_view ? om->base : of;
   m.view_version = version_of(view);
+  m.no_grad_view = no_grad || (of_is_view && om->no_grad_view);  // PyTorch propagates creation_meta
 }
 
-void track_view(const Tensor& result, const Tensor& input) {
+void track_view(const Tensor& result, const Tensor& input, bool no_grad) {
   if (result.defined() && input.defined() && result.impl()->storage() == input.impl()->storage() &&
       !result.is_same(input))
-    set_view_base(result, input);
+    set_view_base(result, input, no_grad);
+}
+
+void fail_no_grad_view_inplace(const char* op, bool indirect) {
+  ::ember::detail::fail(op, "A view was created in no_grad mode and ",
+                        indirect ? "its base or another view of its base has been" : "is being",
+                        " modified inplace with grad mode enabled. Given that this use case is ambiguous and "
+                        "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+                        "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) "
+                        "or both outside (if you want the inplace to be tracked).");
 }
 
 void refresh_view_grad_fn(const Tensor& view, AutogradMeta& m) {
   const uint32_t now = version_of(view);
   if (m.view_version == now) return;
-  m.view_version = now;
   // A leaf base is never written with recording on, so the view's recorded history stays valid.
-  if (!m.base.requires_grad() || m.base.is_leaf()) return;
+  if (!m.base.requires_grad() || m.base.is_leaf()) {
+    m.view_version = now;
+    return;
+  }
+  // A view made under no_grad has no history of its own to regenerate from (PyTorch raises too).
+  if (m.no_grad_view) fail_no_grad_view_inplace("autograd", /*indirect=*/true);
+  m.view_version = now;
   detail::set_history(view, std::make_shared<AsStridedBackward>(m.base, view), 0);
 }
 

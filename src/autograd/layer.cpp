@@ -27,7 +27,7 @@ void FormulaNode::release_variables() {
 }
 
 Derivative::Derivative(const Tensor& result, const char* forward_op, bool inplace, size_t inputs)
-    : result_(result), node_(std::make_shared<FormulaNode>(forward_op)), inplace_(inplace) {
+    : result_(result), node_(std::allocate_shared<FormulaNode>(cpu_allocator::ObjectAllocator<FormulaNode>(), forward_op)), inplace_(inplace) {
   node_->reserve_edges(inputs);
   node_->saved_.reserve(inputs);
   node_->formulas_.reserve(inputs);
@@ -83,6 +83,7 @@ void check_inplace(const Tensor& self, const char* op) {
   EMBER_CHECK(!(self.requires_grad() && self.is_leaf()), op,
               "a leaf Variable that requires grad is being used in an in-place operation.");
   if (AutogradMeta* m = get_meta(self); m && m->base.defined()) {
+    if (m->no_grad_view) fail_no_grad_view_inplace(op, /*indirect=*/false);
     EMBER_CHECK(!(m->base.requires_grad() && m->base.is_leaf()), op,
                 "a view of a leaf Variable that requires grad is being used in an in-place operation.");
     refresh_view_grad_fn(self, *m);

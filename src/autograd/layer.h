@@ -34,7 +34,9 @@
 //
 // Views: a result sharing its first argument's storage is recorded as a view of that
 // argument's base (in grad mode, also when nothing requires grad), so that in-place writes into
-// views reach the base's graph.
+// views reach the base's graph. Under no_grad too, remembering so (PyTorch's creation_meta): an
+// in-place op recorded on such a view, or reading the grad_fn of one whose base's history was
+// rebased since, raises PyTorch's "A view was created in no_grad mode ..." error.
 #pragma once
 #include <functional>
 #include <type_traits>
@@ -86,8 +88,8 @@ class FormulaNode final : public Node {
  private:
   friend class Derivative;
   const char* name_ = "";
-  std::vector<SavedVariable> saved_;
-  std::vector<Formula> formulas_;
+  std::vector<SavedVariable, cpu_allocator::ObjectAllocator<SavedVariable>> saved_;
+  std::vector<Formula, cpu_allocator::ObjectAllocator<Formula>> formulas_;
 };
 
 // Collects an op's derivative while the op records it (see the top of this file).
@@ -151,7 +153,8 @@ class Derivative {
 [[noreturn]] void fail_not_implemented(const char* op);
 [[noreturn]] void fail_out_requires_grad(const char* op);
 void check_inplace(const Tensor& self, const char* op);
-void track_view(const Tensor& result, const Tensor& input);
+// Records `result` as a view of `input` when they share storage; `no_grad`: made under no_grad.
+void track_view(const Tensor& result, const Tensor& input, bool no_grad = false);
 
 // Whether an op writes into an out= argument (its name ends in "_out").
 constexpr bool is_out_op(const char* name) {

@@ -12,6 +12,9 @@ namespace ember::autograd {
 
 // What TensorImpl's autograd slot holds.
 struct AutogradMeta final : AutogradMetaInterface {
+  // Every recorded result gets one: from the thread's object cache, as its TensorImpl.
+  static void* operator new(size_t n) { return cpu_allocator::allocate_object(n); }
+  static void operator delete(void* p, size_t n) { cpu_allocator::deallocate_object(p, n); }
   Tensor grad;
   std::shared_ptr<Node> grad_fn;            // null for leaves
   std::weak_ptr<Node> grad_accumulator;     // leaves: the AccumulateGrad node, made on first use
@@ -22,6 +25,7 @@ struct AutogradMeta final : AutogradMetaInterface {
   // another view, grad_fn is regenerated from the base's history (see layer.cpp).
   Tensor base;
   uint32_t view_version = 0;                // the storage version grad_fn was made at
+  bool no_grad_view = false;                // made under no_grad (or a view of such a view)
   uint32_t output_nr = 0;
   bool requires_grad = false;               // leaves only; non-leaves require grad through grad_fn
 };
@@ -30,8 +34,11 @@ AutogradMeta* get_meta(const Tensor& t);      // null when the tensor never met 
 AutogradMeta& materialize_meta(const Tensor& t);
 // Where this tensor's gradient goes: its grad_fn, or its leaf's AccumulateGrad.
 Edge gradient_edge(const Tensor& t);
-// Records that `view` aliases `of` (their storage is shared).
-void set_view_base(const Tensor& view, const Tensor& of);
+// Records that `view` aliases `of` (their storage is shared); `no_grad`: it was made under no_grad.
+void set_view_base(const Tensor& view, const Tensor& of, bool no_grad);
+// PyTorch's error for an in-place write recorded on a view made under no_grad (`indirect`: the
+// write was into its base or another view of it).
+[[noreturn]] void fail_no_grad_view_inplace(const char* op, bool indirect);
 // A view whose base's history changed since its grad_fn was made gets an AsStridedBackward0 node
 // onto the base's current history (PyTorch regenerates it the same way).
 void refresh_view_grad_fn(const Tensor& view, AutogradMeta& m);

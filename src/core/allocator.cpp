@@ -158,7 +158,7 @@ void deallocate(void* p, size_t nbytes) {
 // Objects come from the same thread cache as small blocks but are not counted as tensor bytes.
 void* allocate_object(size_t nbytes) {
   const size_t cls = size_class(nbytes);
-  if (kCaching && t_cache.alive) {
+  if (kCaching && cls <= kSmallLimit && t_cache.alive) {
     const size_t k = cls / kAlignment - 1;
     if (t_cache.count[k] > 0) {
       t_cache.cached_bytes -= static_cast<int64_t>(cls);
@@ -172,7 +172,7 @@ void* allocate_object(size_t nbytes) {
 
 void deallocate_object(void* p, size_t nbytes) {
   const size_t cls = size_class(nbytes);
-  if (kCaching && t_cache.alive) {
+  if (kCaching && cls <= kSmallLimit && t_cache.alive) {
     const size_t k = cls / kAlignment - 1;
     if (t_cache.count[k] < kThreadCachePerClass) {
       t_cache.blocks[k][t_cache.count[k]++] = p;

@@ -20,10 +20,6 @@ void fail_inference_write(const char* op) {
                         "https://github.com/pytorch/rfcs/pull/17 for more details.");
 }
 
-void mark_inference(const Tensor& t) {
-  if (t.defined()) t.unsafeGetTensorImpl()->set_inference(true);
-}
-
 ObservedOp::ObservedOp(const char* name) : name_(name) {
   for (OpObserver* o : tls_observers) o->on_enter(name_);
 }

@@ -7,8 +7,11 @@
 // acts only when a Tensor argument requires grad) and inference mode; autocast, tracing and
 // quantization join here. The fast path, a direct call to Op::run, is taken when no layer but
 // grad mode is on and no argument requires grad: one TLS load plus one load per Tensor argument.
-// In grad mode it also records views (a result sharing its first argument's storage), so that
-// in-place writes into them reach the base's graph (see autograd/layer.h).
+// It also records views (a result sharing its first argument's storage), in grad mode so that
+// in-place writes into them reach the base's graph, under no_grad so that such a write in grad
+// mode later raises PyTorch's error (see autograd/layer.h). Inference mode has a path of its own
+// that records nothing, views included: its results are inference tensors, which never meet
+// autograd.
 #pragma once
 #include <concepts>
 #include <cstdint>
@@ -66,10 +69,11 @@ inline bool any_requires_grad(const Args&... args) {
   return (arg_requires_grad(args) || ...);
 }
 
-void mark_inference(const Tensor& t);
 template <class R>
 void mark_inference_result(const R& r) {
-  if constexpr (std::is_same_v<R, Tensor>) mark_inference(r);
+  if constexpr (std::is_same_v<R, Tensor>) {
+    if (r.defined()) r.unsafeGetTensorImpl()->set_inference(true);
+  }
 }
 
 // Ops writing into their first argument (in-place and out=).
@@ -89,10 +93,18 @@ inline void check_write(const char* op, const First& self, const Rest&...) {
 }
 
 template <class Op, class First, class... Rest>
-Tensor run_tracking_views(First&& first, Rest&&... rest) {
+Tensor run_tracking_views(bool no_grad, First&& first, Rest&&... rest) {
   Tensor r = Op::run(first, std::forward<Rest>(rest)...);
   if (r.defined() && r.unsafeGetTensorImpl()->storage() == first.unsafeGetTensorImpl()->storage())
-    autograd::track_view(r, first);
+    autograd::track_view(r, first, no_grad);
+  return r;
+}
+
+// Inference mode: the op alone, its result an inference tensor.
+template <class Op, class... Args>
+decltype(auto) run_inference(Args&&... args) {
+  decltype(auto) r = Op::run(std::forward<Args>(args)...);
+  mark_inference_result(r);
   return r;
 }
 
@@ -103,11 +115,9 @@ decltype(auto) call_grad_layers(uint32_t active, Args&&... args) {
     if (!(active & kInferenceLayer)) check_write(Op::name, args...);
   }
   if ((active & kGradModeLayer) && any_requires_grad(args...)) return autograd::apply<Op>(std::forward<Args>(args)...);
-  if (active & kInferenceLayer) {
-    decltype(auto) r = Op::run(std::forward<Args>(args)...);
-    mark_inference_result(r);
-    return r;
-  }
+  if (active & kInferenceLayer) return run_inference<Op>(std::forward<Args>(args)...);
+  if constexpr (MayReturnView<Op, Args...>)
+    return run_tracking_views<Op>(!(active & kGradModeLayer), std::forward<Args>(args)...);
   return Op::run(std::forward<Args>(args)...);
 }
 
@@ -126,11 +136,10 @@ inline decltype(auto) call(Args&&... args) {
   if (__builtin_expect((active & ~static_cast<uint32_t>(kGradModeLayer)) == 0, 1) &&
       (active == 0 || !any_requires_grad(args...))) {
     if constexpr (writes_first<Args...>) check_write(Op::name, args...);
-    if constexpr (MayReturnView<Op, Args...>) {
-      if (active != 0) return run_tracking_views<Op>(std::forward<Args>(args)...);
-    }
+    if constexpr (MayReturnView<Op, Args...>) return run_tracking_views<Op>(active == 0, std::forward<Args>(args)...);
     return Op::run(std::forward<Args>(args)...);
   }
+  if (active == kInferenceLayer) return run_inference<Op>(std::forward<Args>(args)...);
   return call_with_layers<Op>(active, std::forward<Args>(args)...);
 }
 

@@ -180,6 +180,58 @@ TEST(AutogradInplace, InPlaceOnAViewOfALeafRaises) {
   EXPECT_EQ(values(x), (V{1.0, 2.0}));
 }
 
+// As PyTorch's creation_meta: views made under no_grad are tracked, and an in-place op recorded
+// on one (or on a view of one) raises rather than writing into the base outside its graph.
+TEST(AutogradInplace, InPlaceWithGradOnAViewMadeUnderNoGradRaises) {
+  const Tensor x = leaf({1.0, 2.0, 3.0});
+  const Tensor w = leaf({2.0, 2.0});
+  Tensor y = x * 1;
+  Tensor buffer = zeros({3}, kF64);
+  Tensor v, b;
+  {
+    NoGradGuard guard;
+    v = y.slice(0, 0, 2);
+    b = buffer.slice(0, 1, 3);
+  }
+  EXPECT_TRUE(v.is_view());
+  EXPECT_TRUE(v._base().is_same(y));
+  EXPECT_FALSE(v.requires_grad());
+  const std::string direct = "A view was created in no_grad mode and is being modified inplace with grad mode enabled.";
+  expect_error([&] { v.mul_(w); }, {"mul_", direct});
+  expect_error([&] { b.copy_(w * 2); }, {"copy_", direct});
+  Tensor vv = v.slice(0, 0, 1);  // a view of it, made with grad mode on, inherits its creation mode
+  expect_error([&] { vv.add_(w.slice(0, 0, 1)); }, {"add_", direct});
+  EXPECT_EQ(values(y), (V{1.0, 2.0, 3.0}));
+  v.mul_(2);  // nothing requires grad: not recorded, allowed as in PyTorch
+  {
+    NoGradGuard guard;
+    b.copy_(w * 2);  // view and write both under no_grad: allowed
+  }
+  EXPECT_EQ(values(buffer), (V{0.0, 4.0, 4.0}));
+}
+
+TEST(AutogradInplace, ViewMadeUnderNoGradWhoseBaseIsRebasedRaisesOnGradFn) {
+  const Tensor x = leaf({1.0, 2.0, 3.0});
+  Tensor y = x * 1;
+  Tensor v;
+  {
+    NoGradGuard guard;
+    v = y.select(0, 0);
+  }
+  y.mul_(3);
+  expect_error([&] { (void)v.grad_fn(); },
+               "A view was created in no_grad mode and its base or another view of its base has been modified "
+               "inplace with grad mode enabled.");
+}
+
+TEST(AutogradInplace, InferenceModeTracksNoViews) {
+  const Tensor y = ones({3}, kF64);
+  InferenceMode guard;
+  const Tensor v = y.slice(0, 0, 2);
+  EXPECT_FALSE(v.is_view());
+  EXPECT_TRUE(v.is_inference());
+}
+
 TEST(AutogradInplace, OutArgumentsWithInputsRequiringGradRaise) {
   const Tensor x = leaf({1.0, 2.0});
   Tensor out = empty({2}, kF64);
