@@ -71,6 +71,35 @@ bench::Register matmul_bf16_1024{{
     .run = [](const bench::Context& ctx) { return square_matmul(ctx, 1024, ember::kBFloat16, 1.0); },
 }};
 
+// set_float32_matmul_precision("medium") against "highest", both Ember, float32 1024 x 1024:
+// medium rounds the operands to bfloat16 and runs the AMX bfloat16 product with float32
+// accumulation, so its result must equal the float32 product of the rounded operands.
+bench::Register matmul_f32_1024_medium_vs_highest{{
+    .name = "matmul_f32_1024_medium_vs_highest",
+    .label = kMatmul,
+    .target = 1.0 / 3,
+    .baseline = bench::Baseline::Ember,
+    .run =
+        [](const bench::Context& ctx) {
+          constexpr int64_t kN = 1024;
+          const Input a = parity::random({kN, kN}, ember::kFloat, 11), b = parity::random({kN, kN}, ember::kFloat, 12);
+          const auto with = [&](const char* precision) {
+            const std::string saved = ember::get_float32_matmul_precision();
+            ember::set_float32_matmul_precision(precision);
+            ember::Tensor out = ember::matmul(a.e, b.e);
+            ember::set_float32_matmul_precision(saved);
+            return out;
+          };
+          const auto rounded = [](const torch::Tensor& t) { return t.to(torch::kBFloat16).to(torch::kFloat32); };
+          bench::check_close(ctx, with("medium"), torch::matmul(rounded(a.t), rounded(b.t)),
+                             sum_of_products_tol(ember::kFloat, kN));
+          return bench::time_pair(ctx, {.ember = [&] { (void)with("medium"); },
+                                        .baseline = [&] { (void)with("highest"); },
+                                        .min_run_time = 2.0,
+                                        .flops = 2.0 * static_cast<double>(kN * kN * kN)});
+        },
+}};
+
 // conv2d of input [8,64,56,56] with weight [64,64,3,3], stride 1, padding 1, in `format`.
 bench::Outcome conv2d_3x3(const bench::Context& ctx, ember::MemoryFormat format) {
   constexpr int64_t kN = 8, kC = 64, kHW = 56;

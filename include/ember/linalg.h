@@ -5,6 +5,7 @@
 // (libtorch 1.13 itself rejects float16 matrix products on CPU).
 #pragma once
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "ember/tensor.h"
@@ -40,6 +41,18 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
 // Einstein summation: "ij,jk->ik", implicit output ("ij,jk"), ellipsis ("...ij,...jk"),
 // repeated subscripts (diagonals: "ii->i", "ii"). Contractions run as batched products.
 Tensor einsum(std::string_view equation, TensorList tensors);
+
+// The internal precision of float32 matrix products (PyTorch's torch.set_float32_matmul_precision),
+// process-wide, "highest" by default:
+//   "highest"  float32 products compute in float32;
+//   "high"     the same as "highest" here: oneDNN 2.6 offers no mode between float32 and
+//              bfloat16 on CPUs (no TF32, no bfloat16x3), as PyTorch does without a faster mode;
+//   "medium"   float32 products of the matmul family (mm, bmm, matmul, addmm, baddbmm, linear,
+//              einsum, ...) large enough for oneDNN round their operands to bfloat16 and accumulate
+//              in float32 (AMX); results keep about 3 significant digits. Convolutions stay float32.
+// An unknown name raises ember::Error listing the valid ones.
+void set_float32_matmul_precision(const std::string& precision);
+std::string get_float32_matmul_precision();
 
 namespace nn::functional {
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = {});

@@ -2,6 +2,7 @@
 // product as 2-D or batched 3-D operands plus an addend, and hands it to `product`, which runs
 // the gemm kernel once into the result or the out= tensor.
 #include <algorithm>
+#include <atomic>
 
 #include "dispatch/dispatch.h"
 #include "ember/factory.h"
@@ -44,6 +45,16 @@ bool is_row_addend(const Tensor& self, IntArrayRef sizes, int64_t n) {
   for (int64_t d = 0; d + 1 < self.dim(); ++d)
     if (self.size(d) != 1) return false;
   return true;
+}
+
+// set_float32_matmul_precision's setting, process-wide as PyTorch's; "high" computes as "highest".
+enum class Precision { kHighest, kHigh, kMedium };
+constexpr const char* kPrecisionNames[] = {"highest", "high", "medium"};
+std::atomic<Precision> g_precision{Precision::kHighest};
+
+kernels::Float32Math float32_math() {
+  return g_precision.load(std::memory_order_relaxed) == Precision::kMedium ? kernels::Float32Math::kBFloat16
+                                                                           : kernels::Float32Math::kExact;
 }
 
 }  // namespace
@@ -105,7 +116,7 @@ Tensor product(const char* op, const Product& p, Tensor* out) {
     }
   }
   const kernels::Matrices mo{buf.data_ptr(), {batch, m, n}, {m * n, n, 1}};
-  kernels::gemm(dtype, mo, ma, mb, e);
+  kernels::gemm(dtype, mo, ma, mb, e, float32_math());
   if (!out) return buf;
   if (buf.is_same(*out)) {
     out->impl()->storage()->bump_version();
@@ -116,6 +127,21 @@ Tensor product(const char* op, const Product& p, Tensor* out) {
 }
 
 }  // namespace linalg
+
+void set_float32_matmul_precision(const std::string& precision) {
+  for (int i = 0; i < 3; ++i) {
+    if (precision == linalg::kPrecisionNames[i]) {
+      linalg::g_precision.store(static_cast<linalg::Precision>(i), std::memory_order_relaxed);
+      return;
+    }
+  }
+  EMBER_CHECK(false, "set_float32_matmul_precision", "expected \"highest\", \"high\" or \"medium\" but got \"",
+              precision, "\"");
+}
+
+std::string get_float32_matmul_precision() {
+  return linalg::kPrecisionNames[static_cast<int>(linalg::g_precision.load(std::memory_order_relaxed))];
+}
 
 namespace {
 

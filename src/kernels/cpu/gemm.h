@@ -10,7 +10,10 @@
 //
 // float32 and bfloat16 products run on oneDNN (AMX for bfloat16 where the CPU has it) above a
 // size threshold; small products, float64, float16 (oneDNN 2.6 has no CPU float16 matmul) and
-// integers run on the blocked loops of gemm_kernels.cpp.
+// integers run on the blocked loops of gemm_kernels.cpp. With Float32Math::kBFloat16 the float32
+// products that would run on oneDNN round their operands to bfloat16 and run oneDNN's bfloat16
+// matmul into the float32 output (float32 accumulation, bias and epilogue): oneDNN 2.6's float32
+// matmul ignores the fpmath_mode attribute, so the rounding is done here.
 //
 // Operands are plain pointers and strides rather than Tensors: building views for a small
 // product would cost more than the product.
@@ -39,7 +42,12 @@ struct GemmEpilogue {
   int64_t bias_stride = 0;
 };
 
-void gemm(ScalarType dtype, const Matrices& out, const Matrices& a, const Matrices& b, const GemmEpilogue& epilogue);
+// How float32 products may compute (set_float32_matmul_precision): exactly, or from operands
+// rounded to bfloat16 with float32 accumulation. Other dtypes ignore it.
+enum class Float32Math { kExact, kBFloat16 };
+
+void gemm(ScalarType dtype, const Matrices& out, const Matrices& a, const Matrices& b, const GemmEpilogue& epilogue,
+          Float32Math math);
 
 // The blocked loops alone (the small-product and non-oneDNN path of gemm); same contract.
 void gemm_loops(ScalarType dtype, const Matrices& out, const Matrices& a, const Matrices& b,
