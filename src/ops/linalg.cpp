@@ -129,7 +129,7 @@ Tensor product(const char* op, const Product& p, Tensor* out) {
 }  // namespace linalg
 
 void set_float32_matmul_precision(const std::string& precision) {
-  for (int i = 0; i < 3; ++i) {
+  for (size_t i = 0; i < std::size(linalg::kPrecisionNames); ++i) {
     if (precision == linalg::kPrecisionNames[i]) {
       linalg::g_precision.store(static_cast<linalg::Precision>(i), std::memory_order_relaxed);
       return;

@@ -4,6 +4,7 @@
 #include <hwy/foreach_target.h>  // NOLINT: re-includes this file once per target
 #include <hwy/highway.h>
 
+#include <array>
 #include <cmath>
 #include <mutex>
 #include <vector>
@@ -180,39 +181,42 @@ void channel_moments_cl_typed(const Tensor& x, double* mean, double* var) {
   }
 }
 
-// channels_last y (N, L, C) = x * scale[n * C + c] + shift[n * C + c].
-template <class T>
-void channel_affine_cl_typed(const Tensor& x, const Tensor& y, const double* scale, const double* shift) {
-  using L = lane_t<T>;
-  const int64_t N = x.size(0), len = x.size(1);
-  const size_t C = static_cast<size_t>(x.size(2));
-  const T* xp = static_cast<const T*>(x.data_ptr());
-  T* yp = static_cast<T*>(y.data_ptr());
-  parallel_for(0, N * len, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(x.size(2), 1)), [&](int64_t begin, int64_t end) {
-    const DC<T> d;
-    const size_t V = hn::Lanes(d);
-    const size_t padded = (C + V - 1) / V * V;
-    std::vector<L> vs(padded), vt(padded);
-    int64_t loaded = -1;  // the sample whose coefficients vs, vt hold
+// Over the (n, l) positions of an (N, L, C) tensor, in parallel: f(offset of the position's first
+// element, rows), `rows` holding K per-(n, c) coefficient arrays (N * C doubles each) for the
+// position's sample as compute-type vectors across c, reloaded when the sample changes.
+template <class T, size_t K, class F>
+void for_cl_positions(int64_t N, int64_t len, size_t C, const std::array<const double*, K>& coef, const F& f) {
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(static_cast<int64_t>(C), 1));
+  parallel_for(0, N * len, grain, [&](int64_t begin, int64_t end) {
+    const size_t V = hn::Lanes(DC<T>());
+    std::array<std::vector<lane_t<T>>, K> rows;
+    for (auto& row : rows) row.resize((C + V - 1) / V * V);
+    int64_t loaded = -1;  // the sample whose coefficients `rows` hold
     for (int64_t r = begin; r < end; ++r) {
       const int64_t n = r / len;
       if (n != loaded) {
-        for (size_t c = 0; c < C; ++c) {
-          vs[c] = static_cast<L>(scale[n * static_cast<int64_t>(C) + static_cast<int64_t>(c)]);
-          vt[c] = static_cast<L>(shift[n * static_cast<int64_t>(C) + static_cast<int64_t>(c)]);
-        }
+        for (size_t k = 0; k < K; ++k)
+          for (size_t c = 0; c < C; ++c) rows[k][c] = static_cast<lane_t<T>>(coef[k][n * static_cast<int64_t>(C) + c]);
         loaded = n;
       }
-      const int64_t off = r * static_cast<int64_t>(C);
-      size_t c = 0;
-      for (; c + V <= C; c += V)
-        StoreC(d, hn::MulAdd(LoadC(d, xp + off + c), hn::LoadU(d, vs.data() + c), hn::LoadU(d, vt.data() + c)),
-               yp + off + c);
-      if (c < C) {
-        const auto v = hn::MulAdd(LoadCN(d, xp + off + c, C - c), hn::LoadU(d, vs.data() + c), hn::LoadU(d, vt.data() + c));
-        StoreCN(d, v, yp + off + c, C - c);
-      }
+      f(r * static_cast<int64_t>(C), rows);
     }
+  });
+}
+
+// channels_last y (N, L, C) = x * scale[n * C + c] + shift[n * C + c].
+template <class T>
+void channel_affine_cl_typed(const Tensor& x, const Tensor& y, const double* scale, const double* shift) {
+  const size_t C = static_cast<size_t>(x.size(2));
+  const T* xp = static_cast<const T*>(x.data_ptr());
+  T* yp = static_cast<T*>(y.data_ptr());
+  for_cl_positions<T, 2>(x.size(0), x.size(1), C, {scale, shift}, [&](int64_t off, const auto& v) {
+    const DC<T> d;
+    const size_t V = hn::Lanes(d);
+    auto f = [&](auto xv, size_t c) { return hn::MulAdd(xv, hn::LoadU(d, v[0].data() + c), hn::LoadU(d, v[1].data() + c)); };
+    size_t c = 0;
+    for (; c + V <= C; c += V) StoreC(d, f(LoadC(d, xp + off + c), c), yp + off + c);
+    if (c < C) StoreCN(d, f(LoadCN(d, xp + off + c, C - c), c), yp + off + c, C - c);
   });
 }
 
@@ -323,36 +327,20 @@ void channel_grad_sums_cl_typed(const Tensor& dy, const Tensor& x, const double*
 template <class T>
 void channel_grad_input_cl_typed(const Tensor& dy, const Tensor& x, const Tensor& dx, const double* a,
                                  const double* b, const double* k) {
-  using L = lane_t<T>;
-  const int64_t N = x.size(0), len = x.size(1);
   const size_t C = static_cast<size_t>(x.size(2));
   const T* gp = static_cast<const T*>(dy.data_ptr());
   const T* xp = static_cast<const T*>(x.data_ptr());
   T* op = static_cast<T*>(dx.data_ptr());
-  parallel_for(0, N * len, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(x.size(2), 1)), [&](int64_t begin, int64_t end) {
+  for_cl_positions<T, 3>(x.size(0), x.size(1), C, {a, b, k}, [&](int64_t off, const auto& v) {
     const DC<T> d;
     const size_t V = hn::Lanes(d);
-    const size_t padded = (C + V - 1) / V * V;
-    std::vector<L> va(padded), vb(padded), vk(padded);
-    int64_t loaded = -1;  // the sample whose coefficients va, vb, vk hold
-    for (int64_t r = begin; r < end; ++r) {
-      const int64_t n = r / len;
-      if (n != loaded) {
-        for (size_t c = 0; c < C; ++c) {
-          const int64_t p = n * static_cast<int64_t>(C) + static_cast<int64_t>(c);
-          va[c] = static_cast<L>(a[p]), vb[c] = static_cast<L>(b[p]), vk[c] = static_cast<L>(k[p]);
-        }
-        loaded = n;
-      }
-      const int64_t off = r * static_cast<int64_t>(C);
-      auto f = [&](auto g, auto xv, size_t c) {
-        return hn::MulAdd(hn::LoadU(d, va.data() + c), g,
-                          hn::MulAdd(hn::LoadU(d, vb.data() + c), xv, hn::LoadU(d, vk.data() + c)));
-      };
-      size_t c = 0;
-      for (; c + V <= C; c += V) StoreC(d, f(LoadC(d, gp + off + c), LoadC(d, xp + off + c), c), op + off + c);
-      if (c < C) StoreCN(d, f(LoadCN(d, gp + off + c, C - c), LoadCN(d, xp + off + c, C - c), c), op + off + c, C - c);
-    }
+    auto f = [&](auto g, auto xv, size_t c) {
+      return hn::MulAdd(hn::LoadU(d, v[0].data() + c), g,
+                        hn::MulAdd(hn::LoadU(d, v[1].data() + c), xv, hn::LoadU(d, v[2].data() + c)));
+    };
+    size_t c = 0;
+    for (; c + V <= C; c += V) StoreC(d, f(LoadC(d, gp + off + c), LoadC(d, xp + off + c), c), op + off + c);
+    if (c < C) StoreCN(d, f(LoadCN(d, gp + off + c, C - c), LoadCN(d, xp + off + c, C - c), c), op + off + c, C - c);
   });
 }
 
