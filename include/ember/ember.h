@@ -27,5 +27,7 @@
 // optim family: multi-tensor ops, optimizers, LR schedulers
 #include "ember/foreach.h"
 #include "ember/optim.h"
+// mixed precision: the gradient scaler
+#include "ember/amp.h"
 // ---- nn ----
 #include "ember/nn.h"

@@ -68,6 +68,17 @@ std::vector<Tensor> foreach_norm(TensorList self, const Scalar& ord = 2);
 void foreach_zero_(TensorList self);
 void foreach_copy_(TensorList self, TensorList src);
 
+// ---- AMP (GradScaler's kernels, PyTorch's names and argument order) ---------------------------
+// Multiplies every gradient by inv_scale in place and sets found_inf to 1 if any element was inf
+// or NaN (it never resets it to 0), in one pass over each contiguous gradient. Gradients may be of
+// any float dtype (a pass per dtype); found_inf and inv_scale are 1-element float32 tensors.
+void _amp_foreach_non_finite_check_and_unscale_(TensorList self, Tensor& found_inf, const Tensor& inv_scale);
+// GradScaler's scale update: on found_inf, scale *= backoff and growth_tracker = 0; otherwise after
+// growth_interval consecutive clean steps scale *= growth (if the result is finite). self (the
+// scale) is a 1-element float32 tensor, growth_tracker a 1-element int32 tensor. Returns self.
+Tensor& _amp_update_scale_(Tensor& self, Tensor& growth_tracker, const Tensor& found_inf, double scale_growth_factor,
+                           double scale_backoff_factor, int64_t growth_interval);
+
 // PyTorch's spellings (torch._foreach_add_, at::_foreach_add_).
 #define EMBER_FOREACH_ALIAS(name)                                 \
   template <class... A>                                           \

@@ -37,9 +37,43 @@ void check_lists(const char* op, std::initializer_list<TensorList> lists) {
     for (size_t i = 0; i < l.size(); ++i) EMBER_CHECK(l[i].defined(), op, "the tensor at index ", i, " is undefined");
   }
 }
+void check_floating(const char* op, const Tensor& t, size_t i) {
+  EMBER_CHECK(is_floating_type(t.dtype()), op, "expected a floating point tensor at index ", i, ", got ", t.dtype(),
+              " of shape ", t.sizes());
+}
+// PyTorch's AMP ops keep their scale, found_inf and inv_scale in 1-element float32 tensors.
+void check_one_float(const char* op, const char* name, const Tensor& t) {
+  EMBER_CHECK(t.defined(), op, name, " must be a 1-element float tensor, got an undefined tensor");
+  EMBER_CHECK(t.numel() == 1 && t.dtype() == kFloat, op, name, " must be a 1-element float tensor, got ", t.dtype(),
+              " of shape ", t.sizes());
+}
 void check_scalars(const char* op, TensorList self, ScalarList scalars) {
   EMBER_CHECK(scalars.size() == self.size(), op, "Tensor list must have same number of elements as scalar list, got ",
               self.size(), " tensors and ", scalars.size(), " scalars");
+}
+
+// The kernel item of one tensor, given as data[slot] (0: written, 1: read).
+ForeachItem item_of(const Tensor& t, int slot) {
+  ForeachItem it{};
+  it.data[slot] = static_cast<char*>(t.data_ptr());
+  it.numel = t.numel();
+  return it;
+}
+
+// Calls f(dtype, the items of that dtype, their positions in `items`) once per float dtype
+// present: a list mixing float dtypes runs one kernel pass per dtype.
+template <class F>
+void by_dtype(const std::vector<ForeachItem>& items, const std::vector<ScalarType>& dtypes, const F& f) {
+  for (ScalarType t : kFloatTypes) {
+    std::vector<ForeachItem> group;
+    std::vector<size_t> positions;
+    for (size_t k = 0; k < items.size(); ++k) {
+      if (dtypes[k] != t) continue;
+      group.push_back(items[k]);
+      positions.push_back(k);
+    }
+    if (!group.empty()) f(t, group, positions);
+  }
 }
 
 // How an op treats index i.
@@ -128,14 +162,10 @@ std::vector<Tensor> run(const Spec& spec, std::initializer_list<TensorList> list
   if (one_dtype || items.empty()) {
     if (!items.empty())
       kernels::foreach_kernel(spec.kernel, self[0].dtype(), items.data(), static_cast<int64_t>(items.size()));
-  } else {
-    // Rare: a list mixing float dtypes runs one pass per dtype.
-    for (ScalarType t : kFloatTypes) {
-      std::vector<ForeachItem> group;
-      for (size_t k = 0; k < items.size(); ++k)
-        if (item_dtypes[k] == t) group.push_back(items[k]);
-      if (!group.empty()) kernels::foreach_kernel(spec.kernel, t, group.data(), static_cast<int64_t>(group.size()));
-    }
+  } else {  // rare
+    by_dtype(items, item_dtypes, [&](ScalarType t, const std::vector<ForeachItem>& group, const auto&) {
+      kernels::foreach_kernel(spec.kernel, t, group.data(), static_cast<int64_t>(group.size()));
+    });
   }
   for (uint32_t i : slow_idx) {
     try {
@@ -418,35 +448,84 @@ std::vector<Tensor> foreach_norm(TensorList self, const Scalar& ord) {
   NoGradGuard no_grad;
   std::vector<Tensor> outs(self.size());
   std::vector<ForeachItem> items;
+  std::vector<ScalarType> dtypes;
   std::vector<size_t> where;
   for (size_t i = 0; i < self.size(); ++i) {
     const Tensor& t = self[i];
-    EMBER_CHECK(is_floating_type(t.dtype()), op, "expected a floating point tensor at index ", i, ", got ", t.dtype(),
-                " of shape ", t.sizes());
+    check_floating(op, t, i);
     if (!t.is_contiguous()) {
       outs[i] = norm(t, ord);
       continue;
     }
-    ForeachItem it{};
-    it.data[1] = static_cast<char*>(t.data_ptr());
-    it.numel = t.numel();
-    items.push_back(it);
+    items.push_back(item_of(t, 1));
+    dtypes.push_back(t.dtype());
     where.push_back(i);
   }
-  for (ScalarType t : kFloatTypes) {
-    std::vector<ForeachItem> group;
-    std::vector<size_t> idx;
-    for (size_t k = 0; k < items.size(); ++k) {
-      if (self[where[k]].dtype() != t) continue;
-      group.push_back(items[k]);
-      idx.push_back(where[k]);
-    }
-    if (group.empty()) continue;
+  by_dtype(items, dtypes, [&](ScalarType t, const std::vector<ForeachItem>& group, const std::vector<size_t>& pos) {
     std::vector<double> result(group.size());
     kernels::foreach_norm_kernel(t, group.data(), static_cast<int64_t>(group.size()), p, result.data());
-    for (size_t k = 0; k < idx.size(); ++k) outs[idx[k]] = scalar_of(result[k], t);
-  }
+    for (size_t k = 0; k < pos.size(); ++k) outs[where[pos[k]]] = scalar_of(result[k], t);
+  });
   return outs;
+}
+
+// ---- AMP --------------------------------------------------------------------------------------
+
+void _amp_foreach_non_finite_check_and_unscale_(TensorList self, Tensor& found_inf, const Tensor& inv_scale) {
+  constexpr const char* op = "_amp_foreach_non_finite_check_and_unscale_";
+  check_one_float(op, "found_inf", found_inf);
+  check_one_float(op, "inv_scale", inv_scale);
+  if (self.empty()) return;
+  check_lists(op, {self});
+  for (size_t i = 0; i < self.size(); ++i) check_floating(op, self[i], i);
+  NoGradGuard no_grad;
+  const double inv = inv_scale.item<double>();
+  // Contiguous gradients: one kernel pass per dtype that unscales and checks together. Others
+  // (rare: gradients are made contiguous) check, then unscale.
+  std::vector<ForeachItem> items;
+  std::vector<ScalarType> dtypes;
+  bool found = false;
+  for (const Tensor& g : self) {
+    if (!g.is_contiguous()) {
+      found = found || !g.isfinite().all().item<bool>();
+      Tensor(g).mul_(inv);
+      continue;
+    }
+    items.push_back(item_of(g, 0));
+    dtypes.push_back(g.dtype());
+  }
+  by_dtype(items, dtypes, [&](ScalarType t, const std::vector<ForeachItem>& group, const auto&) {
+    found = kernels::foreach_unscale_kernel(t, group.data(), static_cast<int64_t>(group.size()), inv) || found;
+  });
+  for (const Tensor& g : self)
+    if (g.is_contiguous()) pointwise::bump_version(g);
+  if (found) found_inf.fill_(1.0);
+}
+
+Tensor& _amp_update_scale_(Tensor& self, Tensor& growth_tracker, const Tensor& found_inf, double scale_growth_factor,
+                           double scale_backoff_factor, int64_t growth_interval) {
+  constexpr const char* op = "_amp_update_scale_";
+  check_one_float(op, "current_scale", self);
+  check_one_float(op, "found_inf", found_inf);
+  EMBER_CHECK(growth_tracker.numel() == 1 && growth_tracker.dtype() == kInt, op,
+              "growth_tracker must be a 1-element int tensor, got ", growth_tracker.dtype(), " of shape ",
+              growth_tracker.sizes());
+  NoGradGuard no_grad;
+  const float scale = self.item<float>();
+  if (found_inf.item<float>() != 0) {
+    self.fill_(scale * scale_backoff_factor);
+    growth_tracker.fill_(0);
+    return self;
+  }
+  const int64_t successful = growth_tracker.item<int64_t>() + 1;
+  if (successful == growth_interval) {
+    const float grown = static_cast<float>(scale * scale_growth_factor);
+    if (std::isfinite(grown)) self.fill_(grown);
+    growth_tracker.fill_(0);
+  } else {
+    growth_tracker.fill_(successful);
+  }
+  return self;
 }
 
 }  // namespace ember

@@ -195,6 +195,36 @@ void norm_typed(const ForeachItem* items, int64_t n, double ord, double* out) {
   }
 }
 
+// ---- AMP unscale ------------------------------------------------------------------------------
+template <class T>
+bool unscale_typed(const ForeachItem* items, int64_t n, double inv_scale) {
+  using L = lane_t<T>;
+  const DC<T> d;
+  using V = hn::Vec<DC<T>>;
+  const size_t N = hn::Lanes(d);
+  const V inv = hn::Set(d, L(inv_scale)), zero = hn::Zero(d);
+  std::atomic<bool> found{false};
+  for_each_segment(items, n, kForeachGrain, [&](int64_t i, int64_t b, int64_t e) {
+    T* p = reinterpret_cast<T*>(items[i].data[0]) + b;
+    const size_t m = static_cast<size_t>(e - b);
+    // x * 0 is 0 for finite x and NaN for inf or NaN: the sum of those is NaN iff any was.
+    V bad = zero;
+    size_t j = 0;
+    for (; j + N <= m; j += N) {
+      const V x = LoadC(d, p + j);
+      bad = hn::MulAdd(x, zero, bad);
+      StoreC(d, hn::Mul(x, inv), p + j);
+    }
+    if (j < m) {  // the missing lanes load as zeros
+      const V x = LoadCN(d, p + j, m - j);
+      bad = hn::MulAdd(x, zero, bad);
+      StoreCN(d, hn::Mul(x, inv), p + j, m - j);
+    }
+    if (!hn::AllFalse(d, hn::IsNaN(bad))) found.store(true, std::memory_order_relaxed);
+  });
+  return found.load(std::memory_order_relaxed);
+}
+
 // ---- fused Adam -------------------------------------------------------------------------------
 template <class T>
 void adam_typed(const ForeachItem* items, int64_t n, const AdamHyper& h) {
@@ -264,6 +294,12 @@ void foreach_norm_float(ScalarType dtype, const ForeachItem* items, int64_t n, d
 void fused_adam_float(ScalarType dtype, const ForeachItem* items, int64_t n, const AdamHyper& h) {
   visit_float(dtype, "adam", [&](auto t) { adam_typed<decltype(t)>(items, n, h); });
 }
+bool unscale_float(ScalarType dtype, const ForeachItem* items, int64_t n, double inv_scale) {
+  bool found = false;
+  visit_float(dtype, "_amp_foreach_non_finite_check_and_unscale_",
+              [&](auto t) { found = unscale_typed<decltype(t)>(items, n, inv_scale); });
+  return found;
+}
 
 }  // namespace ember::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
@@ -273,6 +309,7 @@ namespace ember::kernels {
 HWY_EXPORT(foreach_float);
 HWY_EXPORT(foreach_norm_float);
 HWY_EXPORT(fused_adam_float);
+HWY_EXPORT(unscale_float);
 
 void foreach_kernel(ForeachOp op, ScalarType dtype, const ForeachItem* items, int64_t n) {
   HWY_DYNAMIC_DISPATCH(foreach_float)(op, dtype, items, n);
@@ -282,6 +319,9 @@ void foreach_norm_kernel(ScalarType dtype, const ForeachItem* items, int64_t n, 
 }
 void fused_adam_kernel(ScalarType dtype, const ForeachItem* items, int64_t n, const AdamHyper& h) {
   HWY_DYNAMIC_DISPATCH(fused_adam_float)(dtype, items, n, h);
+}
+bool foreach_unscale_kernel(ScalarType dtype, const ForeachItem* items, int64_t n, double inv_scale) {
+  return HWY_DYNAMIC_DISPATCH(unscale_float)(dtype, items, n, inv_scale);
 }
 }  // namespace ember::kernels
 #endif

@@ -42,6 +42,10 @@ void foreach_kernel(ForeachOp op, ScalarType dtype, const ForeachItem* items, in
 // out[i] = the ord-norm (1, 2 or inf) of data[1] of item i, accumulated in double.
 void foreach_norm_kernel(ScalarType dtype, const ForeachItem* items, int64_t n, double ord, double* out);
 
+// data[0] of each item *= inv_scale, in place; returns whether any element was inf or NaN
+// (PyTorch's _amp_foreach_non_finite_check_and_unscale_: one read of every gradient).
+bool foreach_unscale_kernel(ScalarType dtype, const ForeachItem* items, int64_t n, double inv_scale);
+
 // One Adam/AdamW update per element: data = param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq
 // (amsgrad only); s = {lr / bias_correction1, sqrt(bias_correction2)} per item (per-param steps).
 struct AdamHyper {
