@@ -27,7 +27,8 @@
 // optim family: multi-tensor ops, optimizers, LR schedulers
 #include "ember/foreach.h"
 #include "ember/optim.h"
-// mixed precision: the gradient scaler
+// mixed precision: autocast regions and the gradient scaler
 #include "ember/amp.h"
+#include "ember/autocast.h"
 // ---- nn ----
 #include "ember/nn.h"

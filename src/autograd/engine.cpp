@@ -11,6 +11,7 @@
 
 #include "autograd/engine.h"
 #include "autograd/variable.h"
+#include "dispatch/autocast.h"
 #include "ember/factory.h"
 #include "ember/pointwise.h"
 #include "ember/shape.h"
@@ -145,6 +146,8 @@ void accumulate(variable_list& buffer, uint32_t pos, const Tensor& g) {
 variable_list run_graph(const variable_list& outputs, const variable_list& grad_outputs, bool keep_graph,
                         bool create_graph, const variable_list& inputs, bool allow_unused) {
   AutoGradMode mode(create_graph);
+  // Backward is not autocast: each backward op runs in the dtypes its forward op was cast to.
+  dispatch::autocast_impl::Suspend no_autocast;
   std::vector<Edge> roots;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& out = outputs[i];

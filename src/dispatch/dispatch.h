@@ -3,9 +3,9 @@
 //
 // A thread-local word says which layers are active. Each active layer takes its turn around the
 // op, outermost first; layers are written once, generically, never inside each op. The layers:
-// the op observer (the hook the profiler and tests use), autograd (grad mode, on by default: it
-// acts only when a Tensor argument requires grad) and inference mode; autocast, tracing and
-// quantization join here. The fast path, a direct call to Op::run, is taken when no layer but
+// the op observer (the hook the profiler and tests use), autocast (casts arguments per the op's
+// policy, see autocast.h), autograd (grad mode, on by default: it acts only when a Tensor
+// argument requires grad) and inference mode; tracing and quantization join here. The fast path, a direct call to Op::run, is taken when no layer but
 // grad mode is on and no argument requires grad: one TLS load plus one load per Tensor argument.
 // It also records views (a result sharing its first argument's storage), in grad mode so that
 // in-place writes into them reach the base's graph, under no_grad so that such a write in grad
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "autograd/layer.h"
+#include "dispatch/autocast.h"
 #include "ember/tensor.h"
 
 namespace ember::dispatch {
@@ -29,6 +30,7 @@ enum Layer : uint32_t {
   kObserverLayer = 1u << 0,
   kGradModeLayer = 1u << 1,   // graph recording enabled (cleared by NoGradGuard, InferenceMode)
   kInferenceLayer = 1u << 2,  // inside InferenceMode: results are inference tensors
+  kAutocastLayer = 1u << 3,   // inside an autocast region (ember::AutocastGuard)
 };
 
 struct ThreadState {
@@ -121,13 +123,28 @@ decltype(auto) call_grad_layers(uint32_t active, Args&&... args) {
   return Op::run(std::forward<Args>(args)...);
 }
 
+// The autocast layer: an op with a policy gets its arguments cast and runs with autocast off.
+template <class Op, class... Args>
+decltype(auto) call_autocast_layer(uint32_t active, Args&&... args) {
+  if constexpr (!writes_first<Args...> && HasAutocast<Op, Args...>) {
+    if (active & kAutocastLayer) {
+      const std::optional<ScalarType> to = autocast_target(autocast_policy_of<Op>(args...), args...);
+      autocast_impl::Suspend off;
+      const uint32_t below = active & ~static_cast<uint32_t>(kAutocastLayer);
+      if (to) return call_grad_layers<Op>(below, autocast_impl::cast_arg(*to, std::forward<Args>(args))...);
+      return call_grad_layers<Op>(below, std::forward<Args>(args)...);
+    }
+  }
+  return call_grad_layers<Op>(active, std::forward<Args>(args)...);
+}
+
 template <class Op, class... Args>
 decltype(auto) call_with_layers(uint32_t active, Args&&... args) {
   if (active & kObserverLayer) {
     ObservedOp scope(Op::name);
-    return call_grad_layers<Op>(active, std::forward<Args>(args)...);
+    return call_autocast_layer<Op>(active, std::forward<Args>(args)...);
   }
-  return call_grad_layers<Op>(active, std::forward<Args>(args)...);
+  return call_autocast_layer<Op>(active, std::forward<Args>(args)...);
 }
 
 template <class Op, class... Args>

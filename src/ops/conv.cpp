@@ -376,6 +376,7 @@ void fallback_weight_grad(const Tensor& grad, const Tensor& x, Tensor grad_weigh
 // ConvolutionBackward0; `op` is the public op its errors name.
 struct ConvolutionOp {
   static constexpr const char* name = "convolution";
+  static constexpr dispatch::Autocast autocast = dispatch::Autocast::kLowerPrecision;
   static Tensor run(const Tensor& x, const Tensor& weight, const Tensor& bias, const ConvArgs& a, const char* op) {
     const DimVector out_sizes = check_and_output_sizes(op, x, weight, bias, a);
     Tensor out = make_empty(out_sizes, x.dtype(), output_format(x, weight));
@@ -564,6 +565,7 @@ struct ConvOp;
   struct ConvOp<K> {                                                                                              \
     static constexpr const char* name = NAME;                                                                     \
     static constexpr bool composite = true;                                                                       \
+    static constexpr dispatch::Autocast autocast = dispatch::Autocast::kLowerPrecision;                           \
     static Tensor run(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,          \
                       IntArrayRef padding, IntArrayRef dilation, int64_t groups) {                                \
       return convolution(name, input, weight, bias, conv_args(name, K, stride, padding, dilation, groups), K);    \
@@ -583,6 +585,8 @@ template <int K>
 struct ConvTransposeOp {
   static constexpr const char* name = K == 1 ? "conv_transpose1d" : "conv_transpose2d";
   static constexpr bool composite = true;
+  // lower precision as in PyTorch >= 2.0 (1.13's CPU list left conv_transpose in float32)
+  static constexpr dispatch::Autocast autocast = dispatch::Autocast::kLowerPrecision;
   static Tensor run(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
                     IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
     ConvArgs a = conv_args(name, K, stride, padding, dilation, groups);

@@ -101,6 +101,7 @@ Tensor& cat_into(const char* op, Tensor& out, bool have_out, TensorList tensors,
 
 struct CatOp {
   static constexpr const char* name = "cat";
+  static constexpr dispatch::Autocast autocast = dispatch::Autocast::kPromote;
   static Tensor run(TensorList tensors, int64_t dim) {
     Tensor out;
     return cat_into(name, out, false, tensors, dim);
@@ -132,6 +133,7 @@ struct CatOutOp {
 
 struct StackOp {
   static constexpr const char* name = "stack";
+  static constexpr dispatch::Autocast autocast = dispatch::Autocast::kPromote;
   static Tensor run(TensorList tensors, int64_t dim) {
     EMBER_CHECK(!tensors.empty(), name, "stack expects a non-empty TensorList");
     const Tensor& first = tensors[0];

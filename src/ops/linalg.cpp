@@ -310,6 +310,7 @@ Tensor matmul_backward_other(const Tensor& grad, const Tensor& self, IntArrayRef
 
 struct MmOp {
   static constexpr const char* name = "mm";
+  static constexpr dispatch::Autocast autocast = dispatch::Autocast::kLowerPrecision;
   static Tensor run(const Tensor& self, const Tensor& mat2) {
     check_mm(name, self, mat2);
     return linalg::product(name, Product{self, mat2, {self.size(0), mat2.size(1)}});
@@ -332,6 +333,7 @@ struct MmOutOp {
 
 struct BmmOp {
   static constexpr const char* name = "bmm";
+  static constexpr dispatch::Autocast autocast = dispatch::Autocast::kLowerPrecision;
   static Tensor run(const Tensor& self, const Tensor& mat2) {
     check_bmm(name, "bmm", self, mat2);
     return linalg::product(name, Product{self, mat2, {self.size(0), self.size(1), mat2.size(2)}});
@@ -354,6 +356,7 @@ struct BmmOutOp {
 
 struct MatmulOp {
   static constexpr const char* name = "matmul";
+  static constexpr dispatch::Autocast autocast = dispatch::Autocast::kLowerPrecision;
   static Tensor run(const Tensor& self, const Tensor& other) { return matmul_impl(name, self, other, {}, nullptr); }
   // MatmulBackward0 (PyTorch records the mm/bmm/view nodes matmul decomposes into)
   static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& other) {
@@ -380,6 +383,7 @@ Product addmm_product(const Tensor& self, const Tensor& m1, const Tensor& m2, co
 }
 struct AddmmOp {
   static constexpr const char* name = "addmm";
+  static constexpr dispatch::Autocast autocast = dispatch::Autocast::kLowerPrecision;
   static Tensor run(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta, const Scalar& alpha) {
     check_addmm(name, self, m1, m2);
     return linalg::product(name, addmm_product(self, m1, m2, beta, alpha));
@@ -474,6 +478,7 @@ void check_baddbmm(const char* op, const Tensor& self, const Tensor& b1, const T
 }
 struct BaddbmmOp {
   static constexpr const char* name = "baddbmm";
+  static constexpr dispatch::Autocast autocast = dispatch::Autocast::kLowerPrecision;
   static Tensor run(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta, const Scalar& alpha) {
     check_baddbmm(name, self, b1, b2);
     return linalg::product(name, Product{b1, b2, {b1.size(0), b1.size(1), b2.size(2)}, self.to(b1.dtype()), beta, alpha});
@@ -542,6 +547,7 @@ struct OuterOp {
 
 struct LinearOp {
   static constexpr const char* name = "linear";
+  static constexpr dispatch::Autocast autocast = dispatch::Autocast::kLowerPrecision;
   static Tensor run(const Tensor& input, const Tensor& weight, const Tensor& bias) {
     EMBER_CHECK(weight.dim() <= 2, name, "t() expects a tensor with <= 2 dimensions, but self is ", weight.dim(), "D");
     // PyTorch runs these inputs with a bias through addmm, which needs a 2-D weight

@@ -77,6 +77,7 @@ auto with_compute_dtype(const Tensor& self, F&& f) {
 
 struct NllLossOp {
   static constexpr const char* name = "nll_loss";
+  static constexpr dispatch::Autocast autocast = dispatch::Autocast::kFloat32;
   static Tensor run(const Tensor& self, const Tensor& target, const Tensor& weight, int64_t reduction,
                     int64_t ignore_index) {
     const NllShape sh = check_nll(name, self, target, weight, reduction);

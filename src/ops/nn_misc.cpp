@@ -490,6 +490,10 @@ std::vector<std::vector<int64_t>> pad_maps(const char* name, const Tensor& input
 
 struct PadOp {
   static constexpr const char* name = "pad";
+  // reflection_pad and replication_pad are on PyTorch's float32 autocast list, constant_pad_nd is not
+  static dispatch::Autocast autocast_policy(const Tensor&, IntArrayRef, std::string_view mode, std::optional<double>) {
+    return mode == "constant" ? dispatch::Autocast::kNone : dispatch::Autocast::kFloat32;
+  }
   static Tensor run(const Tensor& input, IntArrayRef pad, std::string_view mode, std::optional<double> value) {
     if (mode == "constant") return ConstantPadNdOp::run(input, pad, value.value_or(0.0));
     return gather_trailing(input, pad_maps(name, input, pad, mode, value));

@@ -210,6 +210,7 @@ struct MeanOp {
 
 struct ProdOp {
   static constexpr const char* name = "prod";
+  static constexpr dispatch::Autocast autocast = dispatch::Autocast::kFloat32;
   static Tensor run(const Tensor& self, std::optional<int64_t> dim, bool keepdim, std::optional<ScalarType> dtype) {
     const uint64_t mask = dim ? single_dim_mask(self, maybe_wrap_dim(*dim, self.dim(), name)) : dim_mask(name, self, {});
     return sum_like(name, self, mask, keepdim, accumulate_dtype(self, dtype), spec_of(ReduceKind::Prod));

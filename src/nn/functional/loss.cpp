@@ -3,6 +3,7 @@
 // PyTorch's (sign(x), 0 at x = 0) while only ops with derivatives record.
 #include <cmath>
 
+#include "dispatch/dispatch.h"
 #include "ember/autograd.h"
 #include "ember/factory.h"
 #include "ember/nn/modules/loss.h"
@@ -44,20 +45,18 @@ Tensor class_weight_view(const Tensor& weight, int64_t dim, int64_t class_dim) {
   return weight.view(shape);
 }
 
-}  // namespace
-
-Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options) {
+Tensor mse_loss_impl(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options) {
   check_same_size("mse_loss", input, target);
   const Tensor d = input - target;
   return reduce(d * d, options.reduction());
 }
 
-Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& options) {
+Tensor l1_loss_impl(const Tensor& input, const Tensor& target, const L1LossFuncOptions& options) {
   check_same_size("l1_loss", input, target);
   return reduce(abs_of(input - target), options.reduction());
 }
 
-Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options) {
+Tensor smooth_l1_loss_impl(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options) {
   check_same_size("smooth_l1_loss", input, target);
   const double beta = options.beta();
   EMBER_CHECK(beta >= 0, "smooth_l1_loss", "smooth_l1_loss does not support negative values for beta.");
@@ -69,12 +68,7 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1L
   return reduce(loss, options.reduction());
 }
 
-Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options,
-                      double beta) {
-  return smooth_l1_loss(input, target, SmoothL1LossFuncOptions(options).beta(beta));
-}
-
-Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& options) {
+Tensor huber_loss_impl(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& options) {
   check_same_size("huber_loss", input, target);
   const double delta = options.delta();
   EMBER_CHECK(delta > 0, "huber_loss", "huber_loss does not support non-positive values for delta.");
@@ -85,12 +79,7 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFunc
   return reduce(loss, options.reduction());
 }
 
-Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options) {
-  return ember::nll_loss(input, target, options.weight(), reduction_enum(options.reduction()),
-                         options.ignore_index());
-}
-
-Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& options) {
+Tensor cross_entropy_impl(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& options) {
   EMBER_CHECK(input.defined() && target.defined(), "cross_entropy", "input and target must be defined");
   EMBER_CHECK(input.dim() >= 1, "cross_entropy", "input tensor should be 1D or more, but got a 0-D input");
   const double smoothing = options.label_smoothing();
@@ -138,8 +127,7 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntro
   return nll * (1 - smoothing) + smooth_reduced * (smoothing / static_cast<double>(n_classes));
 }
 
-Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
-                            const BinaryCrossEntropyFuncOptions& options) {
+Tensor binary_cross_entropy_impl(const Tensor& input, const Tensor& target, const BinaryCrossEntropyFuncOptions& options) {
   check_same_size("binary_cross_entropy", input, target);
   {
     NoGradGuard no_grad;
@@ -158,8 +146,7 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
   return reduce(loss, options.reduction());
 }
 
-Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
-                                        const BinaryCrossEntropyWithLogitsFuncOptions& options) {
+Tensor binary_cross_entropy_with_logits_impl(const Tensor& input, const Tensor& target, const BinaryCrossEntropyWithLogitsFuncOptions& options) {
   check_same_size("binary_cross_entropy_with_logits", input, target);
   // softplus(-x) = max(-x, 0) + log(1 + exp(-|x|)), stable for large |x|.
   const Tensor softplus_neg = relu(-input) + (abs_of(input) * -1).exp().add(1).log();
@@ -174,7 +161,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
   return reduce(loss, options.reduction());
 }
 
-Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options) {
+Tensor kl_div_impl(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options) {
   EMBER_CHECK(input.defined() && target.defined(), "kl_div", "input and target must be defined");
   Tensor loss;
   if (options.log_target()) {
@@ -191,6 +178,78 @@ Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions&
   if (std::holds_alternative<enumtype::kNone>(r)) return loss;
   if (std::holds_alternative<enumtype::kSum>(r)) return loss.sum();
   return loss.mean();
+}
+
+// A loss composed of differentiable ops, entered through dispatch: observers see it as one op,
+// and autocast runs it in float32 (the losses are on PyTorch's CPU autocast float32 list).
+template <class Options, Tensor (*Impl)(const Tensor&, const Tensor&, const Options&)>
+struct Float32Loss {
+  static constexpr bool composite = true;
+  static constexpr dispatch::Autocast autocast = dispatch::Autocast::kFloat32;
+  static Tensor run(const Tensor& input, const Tensor& target, const Options& options) {
+    return Impl(input, target, options);
+  }
+};
+struct MseLossOp : Float32Loss<MSELossFuncOptions, mse_loss_impl> {
+  static constexpr const char* name = "mse_loss";
+};
+struct L1LossOp : Float32Loss<L1LossFuncOptions, l1_loss_impl> {
+  static constexpr const char* name = "l1_loss";
+};
+struct SmoothL1LossOp : Float32Loss<SmoothL1LossFuncOptions, smooth_l1_loss_impl> {
+  static constexpr const char* name = "smooth_l1_loss";
+};
+struct HuberLossOp : Float32Loss<HuberLossFuncOptions, huber_loss_impl> {
+  static constexpr const char* name = "huber_loss";
+};
+struct CrossEntropyOp : Float32Loss<CrossEntropyFuncOptions, cross_entropy_impl> {
+  static constexpr const char* name = "cross_entropy";
+};
+struct BinaryCrossEntropyOp : Float32Loss<BinaryCrossEntropyFuncOptions, binary_cross_entropy_impl> {
+  static constexpr const char* name = "binary_cross_entropy";
+};
+struct BinaryCrossEntropyWithLogitsOp : Float32Loss<BinaryCrossEntropyWithLogitsFuncOptions, binary_cross_entropy_with_logits_impl> {
+  static constexpr const char* name = "binary_cross_entropy_with_logits";
+};
+struct KlDivOp : Float32Loss<KLDivFuncOptions, kl_div_impl> {
+  static constexpr const char* name = "kl_div";
+};
+
+}  // namespace
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options) {
+  return dispatch::call<MseLossOp>(input, target, options);
+}
+Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& options) {
+  return dispatch::call<L1LossOp>(input, target, options);
+}
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options) {
+  return dispatch::call<SmoothL1LossOp>(input, target, options);
+}
+Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& options) {
+  return dispatch::call<HuberLossOp>(input, target, options);
+}
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& options) {
+  return dispatch::call<CrossEntropyOp>(input, target, options);
+}
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const BinaryCrossEntropyFuncOptions& options) {
+  return dispatch::call<BinaryCrossEntropyOp>(input, target, options);
+}
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const BinaryCrossEntropyWithLogitsFuncOptions& options) {
+  return dispatch::call<BinaryCrossEntropyWithLogitsOp>(input, target, options);
+}
+Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options) {
+  return dispatch::call<KlDivOp>(input, target, options);
+}
+
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options,
+                      double beta) {
+  return smooth_l1_loss(input, target, SmoothL1LossFuncOptions(options).beta(beta));
+}
+
+Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options) {
+  return ember::nll_loss(input, target, options.weight(), reduction_enum(options.reduction()),
+                         options.ignore_index());
 }
 
 }  // namespace ember::nn::functional
