@@ -127,6 +127,57 @@ bench::Register conv2d_3x3_64_56_b8_f32_cl{{
     .run = [](const bench::Context& ctx) { return conv2d_3x3(ctx, ember::MemoryFormat::ChannelsLast); },
 }};
 
+// Issue 7: channels_last against contiguous (both Ember, float32), and channels_last under
+// bfloat16 autocast against libtorch's CPU autocast.
+bench::Register conv2d_3x3_64_56_b8_cl_vs_contiguous{{
+    .name = "conv2d_3x3_64_56_b8_f32_cl_vs_contiguous",
+    .label = kConv,
+    .target = 1 / 1.1,
+    .baseline = bench::Baseline::Ember,
+    .run =
+        [](const bench::Context& ctx) {
+          const Input x = parity::random({8, 64, 56, 56}, ember::kFloat, 21);
+          const Input w = parity::random({64, 64, 3, 3}, ember::kFloat, 22);
+          const ember::Tensor xcl = x.e.contiguous(ember::MemoryFormat::ChannelsLast);
+          const ember::Tensor wcl = w.e.contiguous(ember::MemoryFormat::ChannelsLast);
+          bench::check_close(ctx, F::conv2d(xcl, wcl, {}, 1, 1), torch::conv2d(x.t, w.t, {}, 1, 1),
+                             sum_of_products_tol(ember::kFloat, 64 * 9));
+          return bench::time_pair(ctx, {.ember = [&] { (void)F::conv2d(xcl, wcl, {}, 1, 1); },
+                                        .baseline = [&] { (void)F::conv2d(x.e, w.e, {}, 1, 1); },
+                                        .min_run_time = 2.0,
+                                        .flops = 2.0 * 8 * 64 * 56 * 56 * 64 * 9});
+        },
+}};
+
+bench::Register conv2d_3x3_64_56_b8_cl_bf16_autocast{{
+    .name = "conv2d_3x3_64_56_b8_cl_bf16_autocast",
+    .label = kConv,
+    .target = 1.0,
+    .run =
+        [](const bench::Context& ctx) {
+          const auto cl = ember::MemoryFormat::ChannelsLast;
+          const Input x = parity::random({8, 64, 56, 56}, ember::kFloat, 21).contiguous(cl);
+          const Input w = parity::random({64, 64, 3, 3}, ember::kFloat, 22).contiguous(cl);
+          const auto ember_conv = [&] {
+            ember::AutocastGuard autocast;
+            return F::conv2d(x.e, w.e, {}, 1, 1);
+          };
+          const auto torch_conv = [&] {
+            bench::TorchAutocast autocast;
+            return torch::conv2d(x.t, w.t, {}, 1, 1);
+          };
+          const ember::Tensor out = ember_conv();
+          if (out.dtype() != ember::kBFloat16 || !out.is_contiguous(cl))
+            throw bench::CheckFailure(ctx.current.name + ": expected a channels_last bfloat16 output");
+          // both round the same inputs to bfloat16 and accumulate in float32
+          bench::check_close(ctx, out.to(ember::kFloat), torch_conv().to(torch::kFloat), parity::Tol{1.6e-2, 2e-2});
+          return bench::time_pair(ctx, {.ember = [&] { (void)ember_conv(); },
+                                        .baseline = [&] { (void)torch_conv(); },
+                                        .min_run_time = 2.0,
+                                        .flops = 2.0 * 8 * 64 * 56 * 56 * 64 * 9});
+        },
+}};
+
 bench::Register softmax_4096x1024{{
     .name = "softmax_4096x1024",
     .label = kRows,

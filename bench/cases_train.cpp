@@ -8,7 +8,8 @@
 #include "torch_check.h"
 
 namespace train_models {
-// A 16-16-16-1 tanh MLP (the tiny regression net) and a 784-256-128-10 ReLU classifier.
+// A 16-16-16-1 tanh MLP (the tiny regression net), a 784-256-128-10 ReLU classifier and a
+// 1024-1024-1024-10 one (the mixed-precision case).
 #define DEFINE_MLPS                                                                          \
   struct TanhMlpImpl : T::nn::Module {                                                       \
     T::nn::Linear l1{register_module("l1", T::nn::Linear(16, 16))};                          \
@@ -23,7 +24,14 @@ namespace train_models {
     T::nn::Linear l3{register_module("l3", T::nn::Linear(128, 10))};                         \
     T::Tensor forward(const T::Tensor& x) { return l3(T::relu(l2(T::relu(l1(x))))); }        \
   };                                                                                         \
-  MODULE(ReluMlp);
+  MODULE(ReluMlp);                                                                           \
+  struct WideMlpImpl : T::nn::Module {                                                       \
+    T::nn::Linear l1{register_module("l1", T::nn::Linear(1024, 1024))};                      \
+    T::nn::Linear l2{register_module("l2", T::nn::Linear(1024, 1024))};                      \
+    T::nn::Linear l3{register_module("l3", T::nn::Linear(1024, 10))};                        \
+    T::Tensor forward(const T::Tensor& x) { return l3(T::relu(l2(T::relu(l1(x))))); }        \
+  };                                                                                         \
+  MODULE(WideMlp);
 
 namespace on_ember {
 namespace T = ::ember;
@@ -124,6 +132,69 @@ bench::Register relu_mlp_adam{{
           for (int i = 0; i < 3; ++i) estep(), tstep();
           check_same_parameters(ctx, em, tm, parity::Tol{1e-4, 1e-4});
           return bench::time_pair(ctx, {.ember = estep, .baseline = tstep});
+        },
+}};
+
+// Issue 7: a train step of the 1024-wide MLP at batch 256 under bfloat16 autocast (the linears
+// in bfloat16, the loss in float32, float32 parameters and SGD), against libtorch's step under
+// its CPU autocast, and against Ember's own float32 step.
+struct WideMlpSteps {
+  E::WideMlp em;
+  L::WideMlp tm;
+  ember::Tensor x = parity::random({256, 1024}, ember::kFloat, 51);
+  ember::Tensor y = ember::randint(0, 10, {256});
+  torch::Tensor tx = parity::to_torch(x), ty = parity::to_torch(y);
+  ember::optim::SGD eopt{em->parameters(), ember::optim::SGDOptions(0.01).momentum(0.9)};
+  torch::optim::SGD topt{tm->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9)};
+  WideMlpSteps() { copy_weights(em, tm); }
+  void ember_step(bool autocast) {
+    ember::Tensor loss;
+    {
+      ember::AutocastGuard guard(ember::kCPU, ember::kBFloat16, autocast);
+      loss = ember::nn::functional::cross_entropy(em(x), y);
+    }
+    eopt.zero_grad();
+    loss.backward();
+    eopt.step();
+  }
+  void torch_step() {
+    torch::Tensor loss;
+    {
+      bench::TorchAutocast guard;
+      loss = torch::nn::functional::cross_entropy(tm(tx), ty);
+    }
+    topt.zero_grad();
+    loss.backward();
+    topt.step();
+  }
+};
+
+bench::Register wide_mlp_autocast{{
+    .name = "train_step_mlp1024_bf16_autocast",
+    .label = kSteps,
+    .target = 1.0,
+    .run =
+        [](const bench::Context& ctx) {
+          WideMlpSteps s;
+          for (int i = 0; i < 3; ++i) s.ember_step(true), s.torch_step();
+          check_same_parameters(ctx, s.em, s.tm, parity::Tol{1e-2, 1e-3});
+          return bench::time_pair(ctx, {.ember = [&] { s.ember_step(true); },
+                                        .baseline = [&] { s.torch_step(); },
+                                        .min_run_time = 2.0});
+        },
+}};
+
+bench::Register wide_mlp_autocast_vs_f32{{
+    .name = "train_step_mlp1024_bf16_autocast_vs_f32",
+    .label = kSteps,
+    .target = 1 / 2.5,
+    .baseline = bench::Baseline::Ember,
+    .run =
+        [](const bench::Context& ctx) {
+          WideMlpSteps s;
+          return bench::time_pair(ctx, {.ember = [&] { s.ember_step(true); },
+                                        .baseline = [&] { s.ember_step(false); },
+                                        .min_run_time = 2.0});
         },
 }};
 

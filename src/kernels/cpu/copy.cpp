@@ -1,21 +1,76 @@
-#include "kernels/cpu/copy.h"
+// Copy with dtype conversion, and fill. Dense runs between float32, float16 and bfloat16 (the
+// casts autocast makes) convert as SIMD code compiled for each target Highway selects at run time.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/cpu/copy.cpp"
+#include <hwy/foreach_target.h>  // NOLINT: re-includes this file once per target
+#include <hwy/highway.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/cpu/cast.h"
+#include "kernels/cpu/copy.h"
+#include "kernels/cpu/hwy_util-inl.h"
 
+HWY_BEFORE_NAMESPACE();
+namespace ember::kernels::HWY_NAMESPACE {
+namespace {
+
+template <class To, class From>
+void convert_typed(To* out, const From* in, int64_t n) {
+  const DC<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  for (; i + N <= n; i += N) StoreC(d, LoadC(d, in + i), out + i);
+  for (; i < n; ++i) out[i] = cast<To>(in[i]);
+}
+
+// n dense elements between float32, float16 and bfloat16 (to != from).
+void convert_span(ScalarType to, ScalarType from, void* out, const void* in, int64_t n) {
+  const auto typed = [&](auto to_tag, auto from_tag) {
+    using To = decltype(to_tag);
+    using From = decltype(from_tag);
+    convert_typed(static_cast<To*>(out), static_cast<const From*>(in), n);
+  };
+  const auto with_from = [&](auto to_tag) {
+    switch (from) {
+      case kFloat: return typed(to_tag, float{});
+      case kHalf: return typed(to_tag, Half{});
+      default: return typed(to_tag, BFloat16{});
+    }
+  };
+  switch (to) {
+    case kFloat: return with_from(float{});
+    case kHalf: return with_from(Half{});
+    default: return with_from(BFloat16{});
+  }
+}
+
+}  // namespace
+}  // namespace ember::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
 namespace ember::kernels {
+HWY_EXPORT(convert_span);
 
 namespace {
+template <class T>
+constexpr bool is_simd_float = std::is_same_v<T, float> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
 template <class To, class From>
 void cast_loop(char** data, const int64_t* strides, int64_t n) {
   char* out = data[0];
   const char* in = data[1];
   const int64_t so = strides[0], si = strides[1];
   if (so == sizeof(To) && si == sizeof(From)) {
-    To* o = reinterpret_cast<To*>(out);
-    const From* x = reinterpret_cast<const From*>(in);
-    for (int64_t i = 0; i < n; ++i) o[i] = cast<To>(x[i]);
+    if constexpr (is_simd_float<To> && is_simd_float<From>) {
+      HWY_DYNAMIC_DISPATCH(convert_span)(CppTypeToScalarType<To>::value, CppTypeToScalarType<From>::value, out, in, n);
+    } else {
+      To* o = reinterpret_cast<To*>(out);
+      const From* x = reinterpret_cast<const From*>(in);
+      for (int64_t i = 0; i < n; ++i) o[i] = cast<To>(x[i]);
+    }
     return;
   }
   for (int64_t i = 0; i < n; ++i) {
@@ -23,6 +78,27 @@ void cast_loop(char** data, const int64_t* strides, int64_t n) {
     std::memcpy(&v, in + i * si, sizeof(From));
     To r = cast<To>(v);
     std::memcpy(out + i * so, &r, sizeof(To));
+  }
+}
+// n elements of es bytes between strided positions (a transpose's inner loop), moved as
+// integers of that width rather than one memcpy call each.
+template <class Word>
+void strided_words(char** data, const int64_t* strides, int64_t n) {
+  const int64_t so = strides[0], si = strides[1];
+  for (int64_t i = 0; i < n; ++i) {
+    Word w;
+    std::memcpy(&w, data[1] + i * si, sizeof(Word));
+    std::memcpy(data[0] + i * so, &w, sizeof(Word));
+  }
+}
+void strided_copy(int64_t es, char** data, const int64_t* strides, int64_t n) {
+  switch (es) {
+    case 1: return strided_words<uint8_t>(data, strides, n);
+    case 2: return strided_words<uint16_t>(data, strides, n);
+    case 4: return strided_words<uint32_t>(data, strides, n);
+    case 8: return strided_words<uint64_t>(data, strides, n);
+    default:
+      for (int64_t i = 0; i < n; ++i) std::memcpy(data[0] + i * strides[0], data[1] + i * strides[1], es);
   }
 }
 }  // namespace
@@ -35,7 +111,7 @@ void copy_kernel(TensorIterator& iter) {
       if (strides[0] == es && strides[1] == es) {
         std::memcpy(data[0], data[1], static_cast<size_t>(n * es));
       } else {
-        for (int64_t i = 0; i < n; ++i) std::memcpy(data[0] + i * strides[0], data[1] + i * strides[1], es);
+        strided_copy(es, data, strides, n);
       }
     });
     return;
@@ -63,3 +139,4 @@ void fill_kernel(TensorIterator& iter, const Scalar& value) {
 }
 
 }  // namespace ember::kernels
+#endif  // HWY_ONCE

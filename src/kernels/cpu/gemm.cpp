@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "core/parallel.h"
 #include "ember/factory.h"
 #include "ember/shape.h"
 #include "kernels/cpu/onednn.h"
@@ -54,9 +55,46 @@ bool is_dense(const Matrices& m) {
          (m.sizes[0] == 1 || m.strides[0] == m.sizes[1] * m.sizes[2]);
 }
 
+// The transpose of a column-major matrix (in[c * ld + r] -> out[r * cols + c]) in 32 x 32 tiles,
+// so that both sides stay in cache; rows of tiles are split across threads.
+template <class Word>
+void transpose_tiles(const char* in, char* out, int64_t rows, int64_t cols, int64_t ld) {
+  constexpr int64_t kTile = 32;
+  const Word* src = reinterpret_cast<const Word*>(in);
+  Word* dst = reinterpret_cast<Word*>(out);
+  parallel_for(0, (rows + kTile - 1) / kTile, std::max<int64_t>(1, 16384 / (kTile * std::max<int64_t>(cols, 1))),
+               [&](int64_t tb, int64_t te) {
+                 for (int64_t r0 = tb * kTile; r0 < std::min(rows, te * kTile); r0 += kTile) {
+                   const int64_t r1 = std::min(rows, r0 + kTile);
+                   for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+                     const int64_t c1 = std::min(cols, c0 + kTile);
+                     for (int64_t r = r0; r < r1; ++r)
+                       for (int64_t c = c0; c < c1; ++c) dst[r * cols + c] = src[c * ld + r];
+                   }
+                 }
+               });
+}
+
 // A dense copy of m, for the operands oneDNN would otherwise run through its reference code.
+// Transposed matrices (a weight's .t()) take the tiled transpose.
 Tensor dense_copy(const Matrices& m, ScalarType dtype) {
-  return from_blob(m.data, m.sizes, m.strides, TensorOptions().dtype(dtype)).contiguous();
+  const size_t es = element_size(dtype);
+  const bool column_major = m.strides[1] == 1 && m.strides[2] >= m.sizes[1] && m.sizes[1] > 1 && m.sizes[2] > 1;
+  if (!column_major || (es != 2 && es != 4)) {
+    return from_blob(m.data, m.sizes, m.strides, TensorOptions().dtype(dtype)).contiguous();
+  }
+  Tensor out = empty({m.sizes[0], m.sizes[1], m.sizes[2]}, TensorOptions().dtype(dtype));
+  const int64_t plane = m.sizes[1] * m.sizes[2];
+  for (int64_t b = 0; b < m.sizes[0]; ++b) {
+    const char* in = static_cast<const char*>(m.data) + b * m.strides[0] * static_cast<int64_t>(es);
+    char* o = static_cast<char*>(out.data_ptr()) + b * plane * static_cast<int64_t>(es);
+    if (es == 2) {
+      transpose_tiles<uint16_t>(in, o, m.sizes[1], m.sizes[2], m.strides[2]);
+    } else {
+      transpose_tiles<uint32_t>(in, o, m.sizes[1], m.sizes[2], m.strides[2]);
+    }
+  }
+  return out;
 }
 
 // Operands a and b in `dtype`, out and the bias in `out_dtype`.
@@ -80,10 +118,13 @@ onednn::Primitive make_matmul(ScalarType dtype, ScalarType out_dtype, const Matr
     return dnnl::matmul::primitive_desc(d, attr, onednn::engine());
   };
   Plan plan;
-  // oneDNN 2.6.3's AMX bfloat16 matmul returns wrong values for transposed weights when it runs
-  // on several threads with fewer than 64 rows (seen here: 7x300 @ (50x300)^T off by ~70);
-  // dense weights are correct, so bfloat16 weights are always given dense.
-  plan.copy_b = dtype == kBFloat16 && !is_dense(b);
+  // oneDNN 2.6.3's AMX bfloat16 matmul returns wrong values for some transposed weights (seen
+  // here: 7x300 @ (50x300)^T off by ~70, and 65 rows of a transposed `a` with 50 columns); dense
+  // weights are correct, so bfloat16 weights are given dense, except in the case checked correct
+  // over a grid of shapes (rows 64..1000, inner 16..1024, columns 16..2048, 1 and 2 threads): a
+  // dense `a` of at least 64 rows and a multiple of 16 columns, a linear layer's training shapes.
+  const bool transposed_b_ok = is_dense(a) && out.rows() >= 64 && out.cols() % 16 == 0;
+  plan.copy_b = dtype == kBFloat16 && !is_dense(b) && !transposed_b_ok;
   dnnl::memory::desc da = operand_desc(a, dtype), db = plan.copy_b ? dense_desc(b, dtype) : operand_desc(b, dtype);
   dnnl::matmul::primitive_desc pd = make_pd(da, db);
   if (is_reference(pd)) {
