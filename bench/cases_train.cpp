@@ -318,4 +318,72 @@ bench::Register cnn_epoch{{
         },
 }};
 
+// Issue 7: the main job's epoch under bfloat16 autocast in channels_last against Ember's float32
+// contiguous epoch, from the same weights in the same order; test accuracy within 0.5 points.
+bench::Register cnn_epoch_bf16_cl{{
+    .name = "train_epoch_fashion_mnist_cnn_bf16_cl_vs_f32",
+    .label = "train: one epoch of the main job's CNN on Fashion-MNIST",
+    .target = 1 / 1.5,
+    .baseline = bench::Baseline::Ember,
+    .run =
+        [](const bench::Context& ctx) {
+          constexpr double kMean = 0.2860, kStd = 0.3530, kLr = 2e-3;
+          const bench::InflatedFashionMnist files;
+          const std::string root = files.dir.string();
+          using EMnist = ember::data::datasets::MNIST;
+          namespace ed = ember::data;
+          const ember::Tensor perm = ember::randperm(60000, ember::kLong);
+          const std::vector<size_t> order(perm.data_ptr<int64_t>(), perm.data_ptr<int64_t>() + perm.numel());
+          const auto cl = ember::MemoryFormat::ChannelsLast;
+          E::FashionNet f32_model, bf16_model;
+          {
+            ember::NoGradGuard no_grad;
+            const auto from = f32_model->named_parameters();
+            for (auto& item : bf16_model->named_parameters()) item.value().copy_(from[item.key()]);
+          }
+          bf16_model->to(cl);
+          // One epoch; returns (seconds, test accuracy in %).
+          const auto run = [&](E::FashionNet& model, bool low_precision) {
+            auto loader = ed::make_data_loader(EMnist(root, EMnist::Mode::kTrain)
+                                                   .map(ed::transforms::Normalize<>(kMean, kStd))
+                                                   .map(ed::transforms::Stack<>()),
+                                               EmberOrder(order), ed::DataLoaderOptions().batch_size(64).workers(1));
+            ember::optim::Adam opt(model->parameters(), ember::optim::AdamOptions(kLr));
+            model->train();
+            const auto start = std::chrono::steady_clock::now();
+            for (auto& batch : *loader) {
+              ember::Tensor loss;
+              {
+                ember::AutocastGuard autocast(ember::kCPU, ember::kBFloat16, low_precision);
+                const ember::Tensor x = low_precision ? batch.data.contiguous(cl) : batch.data;
+                loss = ember::nn::functional::cross_entropy(model(x), batch.target);
+              }
+              opt.zero_grad();
+              loss.backward();
+              opt.step();
+            }
+            const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            model->eval();
+            const EMnist test(root, EMnist::Mode::kTest);
+            const ember::Tensor images = (test.images() - kMean) / kStd;
+            ember::InferenceMode inference;
+            ember::AutocastGuard autocast(ember::kCPU, ember::kBFloat16, low_precision);
+            const ember::Tensor logits = model(low_precision ? images.contiguous(cl) : images);
+            return std::pair{seconds, 100 * logits.argmax(1).eq(test.targets()).to(ember::kDouble).mean().item<double>()};
+          };
+          const auto [f32_s, f32_acc] = run(f32_model, false);
+          const auto [bf16_s, bf16_acc] = run(bf16_model, true);
+          char note[192];
+          std::snprintf(note, sizeof note, "%.0f vs %.0f images/s; test accuracy bf16+CL %.2f%%, f32 %.2f%%",
+                        60000 / bf16_s, 60000 / f32_s, bf16_acc, f32_acc);
+          if (std::abs(bf16_acc - f32_acc) > 0.5) throw bench::CheckFailure(ctx.current.name + ": " + note);
+          bench::Outcome out;
+          out.unit = "s";
+          out.ember = bf16_s;
+          out.baseline = f32_s;
+          out.notes.emplace_back(note);
+          return out;
+        },
+}};
+
 }  // namespace
