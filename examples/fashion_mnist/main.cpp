@@ -27,14 +27,18 @@ struct Flags {
   int64_t seed = 0;
   std::string data = "/usr/share/datasets/fashion-mnist";
   std::string output = "fashion_mnist.safetensors";
+  std::string amp = "off";  // off, bf16 or fp16: autocast regions around forward and loss
+  bool channels_last = false;
 };
 
 [[noreturn]] void usage(const char* argv0, int code) {
   std::fprintf(code ? stderr : stdout,
                "usage: %s [--epochs N] [--batch-size N] [--lr X] [--threads N] [--seed N]\n"
-               "          [--data DIR] [--output FILE]\n"
+               "          [--data DIR] [--output FILE] [--amp off|bf16|fp16] [--channels-last]\n"
                "Trains a CNN on Fashion-MNIST (IDX files, plain or .gz, in DIR; default\n"
-               "/usr/share/datasets/fashion-mnist) and saves its parameters to FILE (safetensors).\n",
+               "/usr/share/datasets/fashion-mnist) and saves its parameters to FILE (safetensors).\n"
+               "--amp runs forward and loss under autocast (fp16 with a gradient scaler);\n"
+               "--channels-last converts the model and the images to channels_last.\n",
                argv0);
   std::exit(code);
 }
@@ -44,6 +48,10 @@ Flags parse_flags(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "-h" || arg == "--help") usage(argv[0], 0);
+    if (arg == "--channels-last") {
+      f.channels_last = true;
+      continue;
+    }
     if (i + 1 >= argc) usage(argv[0], 2);
     const char* value = argv[++i];
     if (arg == "--epochs") f.epochs = std::atoi(value);
@@ -53,9 +61,11 @@ Flags parse_flags(int argc, char** argv) {
     else if (arg == "--seed") f.seed = std::atoll(value);
     else if (arg == "--data") f.data = value;
     else if (arg == "--output") f.output = value;
+    else if (arg == "--amp") f.amp = value;
     else usage(argv[0], 2);
   }
   if (f.epochs < 1 || f.batch_size < 1 || !(f.lr > 0) || f.threads < 0) usage(argv[0], 2);
+  if (f.amp != "off" && f.amp != "bf16" && f.amp != "fp16") usage(argv[0], 2);
   return f;
 }
 
@@ -110,10 +120,17 @@ int main(int argc, char** argv) try {
   auto test_loader = T::data::make_data_loader(std::move(test_set), T::data::DataLoaderOptions().batch_size(1000));
 
   FashionNet model;
+  const T::MemoryFormat format = flags.channels_last ? T::MemoryFormat::ChannelsLast : T::MemoryFormat::Contiguous;
+  model->to(format);
+  const bool amp = flags.amp != "off";
+  const T::ScalarType amp_dtype = flags.amp == "fp16" ? T::kHalf : T::kBFloat16;
+  // float16 gradients can underflow: the scaler multiplies the loss (a no-op when disabled)
+  T::amp::GradScaler scaler(T::amp::GradScalerOptions().enabled(flags.amp == "fp16"));
   int64_t parameters = 0;
   for (const auto& p : model->parameters()) parameters += p.numel();
   std::cout << model << "\n" << parameters << " parameters, " << train_size << " training images, "
-            << T::get_num_threads() << " threads\n";
+            << T::get_num_threads() << " threads" << (amp ? ", autocast " + flags.amp : std::string())
+            << (flags.channels_last ? ", channels_last" : "") << "\n";
 
   T::optim::Adam optimizer(model->parameters(), T::optim::AdamOptions(flags.lr));
   T::optim::CosineAnnealingLR scheduler(optimizer, flags.epochs);
@@ -125,11 +142,16 @@ int main(int argc, char** argv) try {
     double loss_sum = 0;
     int64_t seen = 0, correct = 0;
     for (auto& batch : *train_loader) {
-      T::Tensor logits = model->forward(batch.data);
-      T::Tensor loss = T::nn::functional::cross_entropy(logits, batch.target);
+      T::Tensor logits, loss;
+      {
+        T::AutocastGuard autocast(T::kCPU, amp_dtype, amp);
+        logits = model->forward(batch.data.contiguous(format));
+        loss = T::nn::functional::cross_entropy(logits, batch.target);
+      }
       optimizer.zero_grad();
-      loss.backward();
-      optimizer.step();
+      scaler.scale(loss).backward();
+      scaler.step(optimizer);
+      scaler.update();
       const int64_t n = batch.data.size(0);
       loss_sum += loss.item<double>() * static_cast<double>(n);
       correct += logits.argmax(1).eq(batch.target).sum().item<int64_t>();
@@ -146,8 +168,9 @@ int main(int argc, char** argv) try {
   int64_t correct = 0;
   {
     T::InferenceMode guard;
+    T::AutocastGuard autocast(T::kCPU, amp_dtype, amp);
     for (auto& batch : *test_loader)
-      correct += model->forward(batch.data).argmax(1).eq(batch.target).sum().item<int64_t>();
+      correct += model->forward(batch.data.contiguous(format)).argmax(1).eq(batch.target).sum().item<int64_t>();
   }
   T::save(model, flags.output);
 
