@@ -356,6 +356,8 @@ class Tensor {
   Tensor any(int64_t dim, bool keepdim = false) const;
   Tensor cumsum(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor cumprod(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor log_softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
   std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
   std::tuple<Tensor, Tensor> sort(std::optional<bool> stable, int64_t dim = -1, bool descending = false) const;
   Tensor argsort(int64_t dim = -1, bool descending = false) const;

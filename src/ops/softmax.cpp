@@ -76,3 +76,12 @@ Tensor log_softmax(const Tensor& input, int64_t dim, std::optional<ScalarType> d
 }
 
 }  // namespace ember::nn::functional
+
+namespace ember {
+Tensor Tensor::softmax(int64_t dim, std::optional<ScalarType> dtype) const {
+  return nn::functional::softmax(*this, dim, dtype);
+}
+Tensor Tensor::log_softmax(int64_t dim, std::optional<ScalarType> dtype) const {
+  return nn::functional::log_softmax(*this, dim, dtype);
+}
+}  // namespace ember

@@ -94,14 +94,14 @@ TEST(Autocast, PoliciesCastOnlyEligibleInputs) {
   EXPECT_EQ(F::mse_loss(lo, lo).dtype(), kFloat);
   EXPECT_EQ(F::cross_entropy(lo, tensor({0, 1, 2, 3}, kLong)).dtype(), kFloat);
   EXPECT_EQ(lo.prod().dtype(), kFloat);
-  EXPECT_EQ(F::pad(lo.unsqueeze(0), {1, 1}, "reflect").dtype(), kFloat);
+  EXPECT_EQ(F::pad(lo.unsqueeze(0), F::PadFuncOptions({1, 1}).mode(kReflect)).dtype(), kFloat);
   EXPECT_EQ(F::pad(lo.unsqueeze(0), {1, 1}).dtype(), kBFloat16);  // constant: no list
   EXPECT_EQ(F::mse_loss(lo.to(kDouble), lo.to(kDouble)).dtype(), kDouble);
   // promote: the widest floating input
   EXPECT_EQ(cat({lo, lo.to(kFloat)}).dtype(), kFloat);
   EXPECT_EQ(stack({lo, lo}).dtype(), kBFloat16);
   // no list: the inputs' dtypes
-  EXPECT_EQ(softmax(lo, 1).dtype(), kBFloat16);
+  EXPECT_EQ(lo.softmax(1).dtype(), kBFloat16);
   EXPECT_EQ(a.relu().dtype(), kFloat);
 }
 

@@ -365,3 +365,14 @@ TEST(NnMisc, InterpolateAndPadValues) {
   expect_error([&] { F::pad(r, {1, 1}, "reflect", 1.0); }, "doesn't take in value argument");
   expect_error([&] { F::pad(r, {1, 1}, "circular"); }, "Unrecognised padding mode circular");
 }
+
+// libtorch's option and method forms give the positional forms' results.
+TEST(NnOps, PadFuncOptionsAndSoftmaxMethods) {
+  const Tensor x = randn({2, 3, 5});
+  EXPECT_TRUE(F::pad(x, F::PadFuncOptions({1, 2})).equal(F::pad(x, {1, 2})));
+  EXPECT_TRUE(F::pad(x, F::PadFuncOptions({1, 2}).value(3)).equal(F::pad(x, {1, 2}, "constant", 3.0)));
+  EXPECT_TRUE(F::pad(x, F::PadFuncOptions({2, 1}).mode(kReflect)).equal(F::pad(x, {2, 1}, "reflect")));
+  EXPECT_TRUE(F::pad(x, F::PadFuncOptions({2, 1, 1, 0}).mode(kReplicate)).equal(F::pad(x, {2, 1, 1, 0}, "replicate")));
+  EXPECT_TRUE(x.softmax(1).equal(F::softmax(x, 1)));
+  EXPECT_TRUE(x.log_softmax(-1, kDouble).equal(F::log_softmax(x, -1, kDouble)));
+}

@@ -108,6 +108,9 @@ EMBER_ENUM_TAG(Tanh, "Tanh")
 EMBER_ENUM_TAG(ReLU, "ReLU")
 EMBER_ENUM_TAG(GELU, "GELU")
 EMBER_ENUM_TAG(LeakyReLU, "LeakyReLU")
+EMBER_ENUM_TAG(Constant, "Constant")
+EMBER_ENUM_TAG(Reflect, "Reflect")
+EMBER_ENUM_TAG(Replicate, "Replicate")
 #undef EMBER_ENUM_TAG
 }  // namespace enumtype
 
@@ -129,6 +132,9 @@ inline constexpr enumtype::kTanh kTanh{};
 inline constexpr enumtype::kReLU kReLU{};
 inline constexpr enumtype::kGELU kGELU{};
 inline constexpr enumtype::kLeakyReLU kLeakyReLU{};
+inline constexpr enumtype::kConstant kConstant{};
+inline constexpr enumtype::kReflect kReflect{};
+inline constexpr enumtype::kReplicate kReplicate{};
 
 // The name of the tag a variant holds ("Mean").
 template <class V>
