@@ -190,57 +190,28 @@ struct Float32Loss {
     return Impl(input, target, options);
   }
 };
-struct MseLossOp : Float32Loss<MSELossFuncOptions, mse_loss_impl> {
-  static constexpr const char* name = "mse_loss";
-};
-struct L1LossOp : Float32Loss<L1LossFuncOptions, l1_loss_impl> {
-  static constexpr const char* name = "l1_loss";
-};
-struct SmoothL1LossOp : Float32Loss<SmoothL1LossFuncOptions, smooth_l1_loss_impl> {
-  static constexpr const char* name = "smooth_l1_loss";
-};
-struct HuberLossOp : Float32Loss<HuberLossFuncOptions, huber_loss_impl> {
-  static constexpr const char* name = "huber_loss";
-};
-struct CrossEntropyOp : Float32Loss<CrossEntropyFuncOptions, cross_entropy_impl> {
-  static constexpr const char* name = "cross_entropy";
-};
-struct BinaryCrossEntropyOp : Float32Loss<BinaryCrossEntropyFuncOptions, binary_cross_entropy_impl> {
-  static constexpr const char* name = "binary_cross_entropy";
-};
-struct BinaryCrossEntropyWithLogitsOp : Float32Loss<BinaryCrossEntropyWithLogitsFuncOptions, binary_cross_entropy_with_logits_impl> {
-  static constexpr const char* name = "binary_cross_entropy_with_logits";
-};
-struct KlDivOp : Float32Loss<KLDivFuncOptions, kl_div_impl> {
-  static constexpr const char* name = "kl_div";
-};
 
 }  // namespace
 
-Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options) {
-  return dispatch::call<MseLossOp>(input, target, options);
-}
-Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& options) {
-  return dispatch::call<L1LossOp>(input, target, options);
-}
-Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options) {
-  return dispatch::call<SmoothL1LossOp>(input, target, options);
-}
-Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& options) {
-  return dispatch::call<HuberLossOp>(input, target, options);
-}
-Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& options) {
-  return dispatch::call<CrossEntropyOp>(input, target, options);
-}
-Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const BinaryCrossEntropyFuncOptions& options) {
-  return dispatch::call<BinaryCrossEntropyOp>(input, target, options);
-}
-Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const BinaryCrossEntropyWithLogitsFuncOptions& options) {
-  return dispatch::call<BinaryCrossEntropyWithLogitsOp>(input, target, options);
-}
-Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options) {
-  return dispatch::call<KlDivOp>(input, target, options);
-}
+// Each loss: its op description (named as PyTorch's op) and its public function.
+#define EMBER_FLOAT32_LOSS(fn, Options)                                                 \
+  namespace {                                                                           \
+  struct fn##_op : Float32Loss<Options, fn##_impl> {                                    \
+    static constexpr const char* name = #fn;                                            \
+  };                                                                                    \
+  }                                                                                     \
+  Tensor fn(const Tensor& input, const Tensor& target, const Options& options) {        \
+    return dispatch::call<fn##_op>(input, target, options);                             \
+  }
+EMBER_FLOAT32_LOSS(mse_loss, MSELossFuncOptions)
+EMBER_FLOAT32_LOSS(l1_loss, L1LossFuncOptions)
+EMBER_FLOAT32_LOSS(smooth_l1_loss, SmoothL1LossFuncOptions)
+EMBER_FLOAT32_LOSS(huber_loss, HuberLossFuncOptions)
+EMBER_FLOAT32_LOSS(cross_entropy, CrossEntropyFuncOptions)
+EMBER_FLOAT32_LOSS(binary_cross_entropy, BinaryCrossEntropyFuncOptions)
+EMBER_FLOAT32_LOSS(binary_cross_entropy_with_logits, BinaryCrossEntropyWithLogitsFuncOptions)
+EMBER_FLOAT32_LOSS(kl_div, KLDivFuncOptions)
+#undef EMBER_FLOAT32_LOSS
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options,
                       double beta) {
