@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "ember/ember.h"
+#include "ember/torch.h"
 #include "unit/expect_error.h"
 
 using namespace ember;
@@ -52,6 +53,19 @@ TEST(Autocast, GuardSetsAndRestoresTheThreadState) {
   EXPECT_EQ(mm(ones({2, 2}), ones({2, 2})).dtype(), kFloat);
   EXPECT_EQ(with_autocast([] { return mm(ones({2, 2}), ones({2, 2})); }).dtype(), kBFloat16);
   EXPECT_EQ(with_autocast([] { return mm(ones({2, 2}), ones({2, 2})); }, kHalf).dtype(), kHalf);
+}
+
+// A libtorch program drives autocast through at::autocast (what torch.autocast does in Python).
+TEST(Autocast, LibtorchSpelling) {
+  at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+  at::autocast::set_cpu_enabled(true);
+  at::autocast::increment_nesting();
+  EXPECT_TRUE(at::autocast::is_cpu_enabled());
+  EXPECT_EQ(at::autocast::get_autocast_cpu_dtype(), torch::kBFloat16);
+  EXPECT_EQ(torch::mm(torch::ones({2, 2}), torch::ones({2, 2})).dtype(), torch::kBFloat16);
+  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+  at::autocast::set_cpu_enabled(false);
+  EXPECT_EQ(torch::mm(torch::ones({2, 2}), torch::ones({2, 2})).dtype(), torch::kFloat32);
 }
 
 TEST(Autocast, StateIsPerThread) {
