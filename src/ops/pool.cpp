@@ -164,6 +164,19 @@ Tensor backward_planes(const Tensor& grad, IntArrayRef input_sizes, MemoryFormat
 
 // A 4-D channels_last tensor as the (N, H, W, C) view the channels_last kernels take.
 Tensor nhwc(const Tensor& t) { return t.contiguous(MemoryFormat::ChannelsLast).permute({0, 2, 3, 1}); }
+bool is_channels_last_4d(const Tensor& t) { return t.dim() == 4 && t.suggest_memory_format() == MemoryFormat::ChannelsLast; }
+
+// (Adaptive) avg pooling forward: channels_last inputs in place, others over planes.
+Tensor avg_pool_forward(const Planes& p, const Tensor& x, const Windows& win, bool count_extent, int64_t divisor) {
+  if (is_channels_last_4d(x)) {
+    Tensor out = make_empty({x.size(0), x.size(1), win.out_h(), win.out_w()}, x.dtype(), MemoryFormat::ChannelsLast);
+    if (out.numel() > 0) kernels::avg_pool_cl_kernel(nhwc(x), nhwc(out), win.h, win.w, count_extent, divisor);
+    return out;
+  }
+  return run_planes(p, win.out_h(), win.out_w(), x.dtype(), [&](const Tensor& in3, const Tensor& out3) {
+    kernels::avg_pool_kernel(in3, out3, win.h, win.w, count_extent, divisor);
+  });
+}
 
 // The input's gradient of max pooling: the output's gradient added at the argmax positions.
 // Twice differentiable: its own gradient gathers at the same positions.
@@ -197,7 +210,7 @@ struct MaxPool2dRecordOp {
   static constexpr const char* name = Adaptive ? "adaptive_max_pool2d" : "max_pool2d_with_indices";
   static Tensor run(const Tensor& x, const Windows& win, Tensor* indices) {
     const Planes p = as_planes(name, x, 2);
-    if (x.dim() == 4 && x.suggest_memory_format() == MemoryFormat::ChannelsLast) {  // in place, no copies
+    if (is_channels_last_4d(x)) {  // in place, no copies
       const DimVector sizes{x.size(0), x.size(1), win.out_h(), win.out_w()};
       Tensor out = make_empty(sizes, x.dtype(), MemoryFormat::ChannelsLast);
       Tensor idx = indices ? make_empty(sizes, kLong, MemoryFormat::ChannelsLast) : Tensor();
@@ -273,6 +286,12 @@ struct AvgPool2dBackwardOp {
   static constexpr const char* name = Adaptive ? "adaptive_avg_pool2d_backward" : "avg_pool2d_backward";
   static Tensor run(const Tensor& grad, IntArrayRef input_sizes, MemoryFormat format, const Windows& win,
                     bool count_extent, int64_t divisor_override, const Pooling&) {
+    if (format == MemoryFormat::ChannelsLast && input_sizes.size() == 4) {
+      Tensor grad_input = make_empty(input_sizes, grad.dtype(), MemoryFormat::ChannelsLast);
+      if (grad_input.numel() > 0)
+        kernels::avg_pool_backward_cl_kernel(nhwc(grad), nhwc(grad_input), win.h, win.w, count_extent, divisor_override);
+      return grad_input;
+    }
     return backward_planes(grad, input_sizes, format, [&](const Tensor& g3, const Tensor& gi3) {
       kernels::avg_pool_backward_kernel(g3, gi3, win.h, win.w, count_extent, divisor_override);
     });
@@ -299,11 +318,7 @@ struct AvgPoolOp<2> {
   static Tensor run(const Tensor& input, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
                     bool count_include_pad, std::optional<int64_t> divisor_override) {
     const Windows win = windows(input, kernel, stride, padding, ceil_mode, divisor_override);
-    return run_planes(as_planes(name, input, 2), win.out_h(), win.out_w(), input.dtype(),
-                      [&](const Tensor& in3, const Tensor& out3) {
-                        kernels::avg_pool_kernel(in3, out3, win.h, win.w, count_include_pad,
-                                                 divisor_override.value_or(0));
-                      });
+    return avg_pool_forward(as_planes(name, input, 2), input, win, count_include_pad, divisor_override.value_or(0));
   }
   static void derivative(autograd::Derivative& d, const Tensor& input, IntArrayRef kernel, IntArrayRef stride,
                          IntArrayRef padding, bool ceil_mode, bool count_include_pad,
@@ -365,10 +380,7 @@ struct AdaptiveAvgPool2dRecordOp {
   static constexpr const char* name = "_adaptive_avg_pool2d";
   static Tensor run(const Tensor& input, IntArrayRef output_size) {
     const Planes p = adaptive_planes(name, input, output_size, 2);
-    const Windows win = adaptive_windows(p, output_size);
-    return run_planes(p, win.out_h(), win.out_w(), input.dtype(), [&](const Tensor& in3, const Tensor& out3) {
-      kernels::avg_pool_kernel(in3, out3, win.h, win.w, false, 0);
-    });
+    return avg_pool_forward(p, input, adaptive_windows(p, output_size), false, 0);
   }
   static void derivative(autograd::Derivative& d, const Tensor& input, IntArrayRef output_size) {
     d.name("AdaptiveAvgPool2DBackward0");

@@ -302,3 +302,29 @@ TEST(PoolGrad, Errors) {
 }
 
 }  // namespace
+
+// channels_last avg pooling runs in place (no layout copies) and gives the contiguous kernel's
+// results bit for bit, forward and backward, adaptive too.
+TEST(PoolGrad, AvgPoolChannelsLastMatchesContiguousExactly) {
+  for (const ScalarType dt : {kFloat, kBFloat16, kDouble}) {
+    const Tensor x = randn({2, 5, 9, 8}).to(dt);
+    const Tensor xc = x.clone().set_requires_grad(true);
+    const Tensor xl = x.contiguous(MemoryFormat::ChannelsLast).set_requires_grad(true);
+    for (int variant = 0; variant < 3; ++variant) {
+      SCOPED_TRACE(::testing::Message() << dt << " variant " << variant);
+      const auto pool = [&](const Tensor& t) {
+        if (variant == 0) return nn::functional::avg_pool2d(t, 3, 2, 1, true, false);
+        if (variant == 1) return nn::functional::avg_pool2d(t, 2, 1, 0, false, true, 3);
+        return nn::functional::adaptive_avg_pool2d(t, {4, 3});
+      };
+      const Tensor yc = pool(xc), yl = pool(xl);
+      EXPECT_TRUE(yl.is_contiguous(MemoryFormat::ChannelsLast));
+      EXPECT_TRUE(yl.equal(yc));
+      const Tensor g = randn(yc.sizes()).to(dt);
+      const Tensor gc = autograd::grad({yc}, {xc}, {g})[0];
+      const Tensor gl = autograd::grad({yl}, {xl}, {g.contiguous(MemoryFormat::ChannelsLast)})[0];
+      EXPECT_TRUE(gl.is_contiguous(MemoryFormat::ChannelsLast));
+      EXPECT_TRUE(gl.equal(gc));
+    }
+  }
+}

@@ -286,6 +286,69 @@ void avg_backward_typed(const Tensor& grad_out, const Tensor& grad_in, const Poo
   });
 }
 
+// channels_last avg pooling: one output row (n, oh) per task; per window, the channels' sums
+// in the plane kernel's order (so the results are bitwise the plane kernel's).
+template <class T>
+void avg_cl_typed(const Tensor& in, const Tensor& out, const PoolAxis& h, const PoolAxis& w, bool count_extent,
+                  int64_t divisor_override) {
+  using C = compute_t<T>;
+  const int64_t N = in.size(0), H = in.size(1), W = in.size(2), Ch = in.size(3);
+  const int64_t oH = out.size(1), oW = out.size(2);
+  const T* ip = static_cast<const T*>(in.data_ptr());
+  T* op = static_cast<T*>(out.data_ptr());
+  const int64_t work = std::max<int64_t>(1, (W + oW) * Ch);
+  parallel_for(0, N * oH, std::max<int64_t>(1, kGrainSize / work), [&](int64_t b, int64_t e) {
+    std::vector<C> sum(static_cast<size_t>(Ch));
+    for (int64_t row = b; row < e; ++row) {
+      const int64_t n = row / oH, oh = row % oH;
+      for (int64_t ow = 0; ow < oW; ++ow) {
+        std::fill(sum.begin(), sum.end(), C(0));
+        for (int64_t ih = h.begin[oh]; ih < h.end[oh]; ih += h.step)
+          for (int64_t iw = w.begin[ow]; iw < w.end[ow]; iw += w.step) {
+            const T* src = ip + ((n * H + ih) * W + iw) * Ch;
+            for (int64_t c = 0; c < Ch; ++c) sum[c] += static_cast<C>(src[c]);
+          }
+        const int64_t divisor = avg_divisor(h, w, oh, ow, count_extent, divisor_override);
+        T* dst = op + (row * oW + ow) * Ch;
+        for (int64_t c = 0; c < Ch; ++c) dst[c] = static_cast<T>(divisor == 0 ? C(0) : sum[c] / static_cast<C>(divisor));
+      }
+    }
+  });
+}
+
+// Its backward: one sample per task, accumulated in the plane kernel's order and dtype.
+template <class T>
+void avg_backward_cl_typed(const Tensor& grad_out, const Tensor& grad_in, const PoolAxis& h, const PoolAxis& w,
+                           bool count_extent, int64_t divisor_override) {
+  using C = compute_t<T>;
+  const int64_t N = grad_in.size(0), W = grad_in.size(2), Ch = grad_in.size(3), HWC = grad_in.size(1) * W * Ch;
+  const int64_t oH = grad_out.size(1), oW = grad_out.size(2);
+  const T* go = static_cast<const T*>(grad_out.data_ptr());
+  T* gp = static_cast<T*>(grad_in.data_ptr());
+  parallel_for(0, N, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(HWC + oH * oW * Ch, 1)),
+               [&](int64_t b, int64_t e) {
+                 std::vector<C> v(static_cast<size_t>(Ch));
+                 for (int64_t n = b; n < e; ++n) {
+                   T* dst = gp + n * HWC;
+                   std::fill(dst, dst + HWC, T(0));
+                   for (int64_t oh = 0; oh < oH; ++oh) {
+                     for (int64_t ow = 0; ow < oW; ++ow) {
+                       const int64_t divisor = avg_divisor(h, w, oh, ow, count_extent, divisor_override);
+                       if (divisor == 0) continue;
+                       const T* g = go + ((n * oH + oh) * oW + ow) * Ch;
+                       for (int64_t c = 0; c < Ch; ++c)
+                         v[c] = static_cast<C>(static_cast<T>(static_cast<C>(g[c]) / static_cast<C>(divisor)));
+                       for (int64_t ih = h.begin[oh]; ih < h.end[oh]; ih += h.step)
+                         for (int64_t iw = w.begin[ow]; iw < w.end[ow]; iw += w.step) {
+                           T* slot = dst + (ih * W + iw) * Ch;
+                           for (int64_t c = 0; c < Ch; ++c) slot[c] = static_cast<T>(static_cast<C>(slot[c]) + v[c]);
+                         }
+                     }
+                   }
+                 }
+               });
+}
+
 }  // namespace
 
 void max_pool_kernel(const Tensor& in, const Tensor& out, const Tensor& indices, const PoolAxis& h,
@@ -331,6 +394,20 @@ void max_pool_backward_cl_kernel(const Tensor& grad_out, const Tensor& indices, 
         }
       }
     });
+  });
+}
+
+void avg_pool_cl_kernel(const Tensor& in, const Tensor& out, const PoolAxis& h, const PoolAxis& w, bool count_extent,
+                        int64_t divisor_override) {
+  visit_float(in.dtype(), "pool", [&](auto tag) {
+    avg_cl_typed<decltype(tag)>(in, out, h, w, count_extent, divisor_override);
+  });
+}
+
+void avg_pool_backward_cl_kernel(const Tensor& grad_out, const Tensor& grad_in, const PoolAxis& h, const PoolAxis& w,
+                                 bool count_extent, int64_t divisor_override) {
+  visit_float(grad_in.dtype(), "pool", [&](auto tag) {
+    avg_backward_cl_typed<decltype(tag)>(grad_out, grad_in, h, w, count_extent, divisor_override);
   });
 }
 

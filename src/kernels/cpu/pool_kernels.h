@@ -30,6 +30,12 @@ void max_pool_cl_kernel(const Tensor& in, const Tensor& out, const Tensor& indic
                         const PoolAxis& w);
 // Its backward: grad_out, indices (N, oH, oW, C) -> grad_in (N, H, W, C), overwritten.
 void max_pool_backward_cl_kernel(const Tensor& grad_out, const Tensor& indices, const Tensor& grad_in);
+// channels_last avg pooling and its backward, (N, H, W, C) <-> (N, oH, oW, C), with the plane
+// kernels' windows, divisors and results.
+void avg_pool_cl_kernel(const Tensor& in, const Tensor& out, const PoolAxis& h, const PoolAxis& w, bool count_extent,
+                        int64_t divisor_override);
+void avg_pool_backward_cl_kernel(const Tensor& grad_out, const Tensor& grad_in, const PoolAxis& h, const PoolAxis& w,
+                                 bool count_extent, int64_t divisor_override);
 
 // Backward: grad_out (P, oH, oW) -> grad_in (P, H, W), overwritten. Max pooling adds each output's
 // gradient at its index; avg pooling spreads it over the window with the forward's divisor.
