@@ -163,7 +163,7 @@ bench::Register conv2d_3x3_64_56_b8_cl_bf16_autocast{{
             return F::conv2d(x.e, w.e, {}, 1, 1);
           };
           const auto torch_conv = [&] {
-            bench::TorchAutocast autocast;
+            parity::TorchAutocast autocast;
             return torch::conv2d(x.t, w.t, {}, 1, 1);
           };
           const ember::Tensor out = ember_conv();

@@ -160,7 +160,7 @@ struct WideMlpSteps {
   void torch_step() {
     torch::Tensor loss;
     {
-      bench::TorchAutocast guard;
+      parity::TorchAutocast guard;
       loss = torch::nn::functional::cross_entropy(tm(tx), ty);
     }
     topt.zero_grad();

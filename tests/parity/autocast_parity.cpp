@@ -1,8 +1,6 @@
 // Autocast against libtorch's CPU autocast (at::autocast::set_cpu_enabled): for each op family of
 // the policy lists, and for ops on no list, the dtype Ember produces inside a bfloat16 region
 // equals libtorch's, and the values agree within bfloat16 tolerance.
-#include <ATen/autocast_mode.h>
-
 #include <functional>
 #include <string>
 #include <vector>
@@ -25,19 +23,6 @@ struct Case {
   std::function<ember::Tensor(const ETensors&)> ember_op;
   std::function<torch::Tensor(const TTensors&)> torch_op;
   bool lower_precision = false;  // on the lower-precision list: every floating input is cast
-};
-
-// libtorch's autocast state for a scope.
-struct TorchAutocast {
-  TorchAutocast() {
-    at::autocast::set_autocast_cpu_dtype(torch::kBFloat16);
-    at::autocast::set_cpu_enabled(true);
-    at::autocast::increment_nesting();
-  }
-  ~TorchAutocast() {
-    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    at::autocast::set_cpu_enabled(false);
-  }
 };
 
 namespace ef = ember::nn::functional;
@@ -158,7 +143,7 @@ TEST(AutocastParity, DtypesAndValuesMatchLibtorchOverThePolicyLists) {
       er = k.ember_op(e);
     }
     {
-      TorchAutocast autocast;
+      parity::TorchAutocast autocast;
       tr = k.torch_op(t);
     }
     if (er.dtype() != ember::kBFloat16) {
@@ -192,7 +177,7 @@ TEST(AutocastParity, ConvTransposeRunsInBfloat16WhereLibtorch113StaysFloat32) {
     er = ember::nn::functional::conv_transpose2d(x, w);
   }
   {
-    TorchAutocast autocast;
+    parity::TorchAutocast autocast;
     tr = torch::conv_transpose2d(parity::to_torch(x), parity::to_torch(w));
   }
   EXPECT_EQ(er.dtype(), ember::kBFloat16);
@@ -214,7 +199,7 @@ TEST(AutocastParity, GradientsOfFloat32ParametersMatch) {
     loss = ef::mse_loss(ef::linear(x, w, b).tanh(), ember::zeros({16, 8}));
   }
   {
-    TorchAutocast autocast;
+    parity::TorchAutocast autocast;
     tloss = tf::mse_loss(tf::linear(parity::to_torch(x), tw, tb).tanh(), torch::zeros({16, 8}));
   }
   loss.backward();

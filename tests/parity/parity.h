@@ -2,6 +2,7 @@
 // and report the worst mismatch. Only parity tests include libtorch.
 #pragma once
 #include <gtest/gtest.h>
+#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include <cmath>
@@ -150,5 +151,21 @@ inline ember::Tensor random(ember::IntArrayRef sizes, ember::ScalarType dtype, u
   if (dtype == ember::kByte) return ember::randint(0, 16, sizes, &g, ember::TensorOptions().dtype(dtype));
   return ember::randint(-8, 8, sizes, &g, ember::TensorOptions().dtype(dtype));
 }
+
+// libtorch's bfloat16 CPU autocast region for a scope (what torch.autocast("cpu") does), to
+// compare with ember::AutocastGuard.
+struct TorchAutocast {
+  TorchAutocast() {
+    at::autocast::set_autocast_cpu_dtype(torch::kBFloat16);
+    at::autocast::set_cpu_enabled(true);
+    at::autocast::increment_nesting();
+  }
+  ~TorchAutocast() {
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_cpu_enabled(false);
+  }
+  TorchAutocast(const TorchAutocast&) = delete;
+  TorchAutocast& operator=(const TorchAutocast&) = delete;
+};
 
 }  // namespace parity
