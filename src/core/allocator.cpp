@@ -78,14 +78,21 @@ void push_global(void* p, size_t cls) {
   std::free(p);
 }
 
-// Small blocks: a per-thread stack per class, no lock on the hot path of small ops.
+// Small blocks: a per-thread stack per class, no lock on the hot path of small ops. The cache is
+// plain zero-initialized data, so reaching it is one thread-pointer-relative access with no
+// initialization guard; a separate thread_local with a destructor (armed the first time the thread
+// keeps a block) hands the blocks to the shared cache when the thread ends.
+[[gnu::noinline, gnu::cold]] void arm_thread_cache();
+
 struct ThreadCache {
   void* blocks[kSmallClasses][kThreadCachePerClass];
-  uint32_t count[kSmallClasses] = {};
-  int64_t allocated_delta = 0;  // small-block bytes not yet added to g_allocated
-  int64_t cached_bytes = 0;     // bytes held in this cache
-  bool alive = true;            // false once the thread's destructors ran (static tensors may die later)
+  uint32_t count[kSmallClasses];
+  int64_t allocated_delta;  // small-block bytes not yet added to g_allocated
+  int64_t cached_bytes;     // bytes held in this cache
+  bool armed;               // the thread's ThreadCacheOwner is registered
+  bool dead;                // the thread's destructors ran (static tensors may die later)
   void track(int64_t delta) {
+    if (!armed) arm_thread_cache();  // so the thread's balance is folded in when it ends
     allocated_delta += delta;
     if (allocated_delta > kFlushBytes || allocated_delta < -kFlushBytes) flush();
   }
@@ -93,28 +100,52 @@ struct ThreadCache {
     add_allocated(allocated_delta);
     allocated_delta = 0;
   }
-  ~ThreadCache() {
-    flush();
+  void* pop(size_t cls) {
+    const size_t k = cls / kAlignment - 1;
+    if (count[k] == 0) return nullptr;
+    cached_bytes -= static_cast<int64_t>(cls);
+    return blocks[k][--count[k]];
+  }
+  bool push(void* p, size_t cls);
+};
+constinit thread_local ThreadCache t_cache{};
+
+struct ThreadCacheOwner {
+  bool armed = false;
+  ~ThreadCacheOwner() {
+    t_cache.flush();
     for (size_t k = 0; k < kSmallClasses; ++k) {
-      for (uint32_t i = 0; i < count[k]; ++i) push_global(blocks[k][i], (k + 1) * kAlignment);
-      count[k] = 0;
+      for (uint32_t i = 0; i < t_cache.count[k]; ++i) push_global(t_cache.blocks[k][i], (k + 1) * kAlignment);
+      t_cache.count[k] = 0;
     }
-    cached_bytes = 0;
-    alive = false;
+    t_cache.cached_bytes = 0;
+    t_cache.dead = true;
   }
 };
-thread_local ThreadCache t_cache;
+thread_local ThreadCacheOwner t_owner;
+
+void arm_thread_cache() {
+  t_owner.armed = true;  // the first use constructs it and registers its destructor
+  t_cache.armed = true;
+}
+
+bool ThreadCache::push(void* p, size_t cls) {
+  const size_t k = cls / kAlignment - 1;
+  if (count[k] == kThreadCachePerClass) return false;
+  if (!armed) arm_thread_cache();
+  blocks[k][count[k]++] = p;
+  cached_bytes += static_cast<int64_t>(cls);
+  return true;
+}
 
 }  // namespace
 
 void* allocate(size_t nbytes) {
   const size_t cls = size_class(nbytes == 0 ? 1 : nbytes);
-  if (cls <= kSmallLimit && t_cache.alive) {
+  if (cls <= kSmallLimit && !t_cache.dead) {
     t_cache.track(static_cast<int64_t>(cls));
-    const size_t k = cls / kAlignment - 1;
-    if (kCaching && t_cache.count[k] > 0) {
-      t_cache.cached_bytes -= static_cast<int64_t>(cls);
-      return t_cache.blocks[k][--t_cache.count[k]];
+    if (kCaching) {
+      if (void* p = t_cache.pop(cls)) return p;
     }
   } else {
     add_allocated(static_cast<int64_t>(cls));
@@ -137,14 +168,9 @@ void* allocate(size_t nbytes) {
 void deallocate(void* p, size_t nbytes) {
   if (!p) return;
   const size_t cls = size_class(nbytes == 0 ? 1 : nbytes);
-  if (cls <= kSmallLimit && t_cache.alive) {
+  if (cls <= kSmallLimit && !t_cache.dead) {
     t_cache.track(-static_cast<int64_t>(cls));
-    const size_t k = cls / kAlignment - 1;
-    if (kCaching && t_cache.count[k] < kThreadCachePerClass) {
-      t_cache.blocks[k][t_cache.count[k]++] = p;
-      t_cache.cached_bytes += static_cast<int64_t>(cls);
-      return;
-    }
+    if (kCaching && t_cache.push(p, cls)) return;
   } else {
     add_allocated(-static_cast<int64_t>(cls));
   }
@@ -158,12 +184,8 @@ void deallocate(void* p, size_t nbytes) {
 // Objects come from the same thread cache as small blocks but are not counted as tensor bytes.
 void* allocate_object(size_t nbytes) {
   const size_t cls = size_class(nbytes);
-  if (kCaching && cls <= kSmallLimit && t_cache.alive) {
-    const size_t k = cls / kAlignment - 1;
-    if (t_cache.count[k] > 0) {
-      t_cache.cached_bytes -= static_cast<int64_t>(cls);
-      return t_cache.blocks[k][--t_cache.count[k]];
-    }
+  if (kCaching && cls <= kSmallLimit && !t_cache.dead) {
+    if (void* p = t_cache.pop(cls)) return p;
   }
   void* p = std::aligned_alloc(kAlignment, cls);
   if (!p) throw std::bad_alloc();
@@ -172,14 +194,7 @@ void* allocate_object(size_t nbytes) {
 
 void deallocate_object(void* p, size_t nbytes) {
   const size_t cls = size_class(nbytes);
-  if (kCaching && cls <= kSmallLimit && t_cache.alive) {
-    const size_t k = cls / kAlignment - 1;
-    if (t_cache.count[k] < kThreadCachePerClass) {
-      t_cache.blocks[k][t_cache.count[k]++] = p;
-      t_cache.cached_bytes += static_cast<int64_t>(cls);
-      return;
-    }
-  }
+  if (kCaching && cls <= kSmallLimit && !t_cache.dead && t_cache.push(p, cls)) return;
   std::free(p);
 }
 
@@ -207,15 +222,15 @@ void empty_cache() {
 bool caching_enabled() { return kCaching; }
 
 Stats stats() {
-  if (t_cache.alive) t_cache.flush();
-  const int64_t local_cached = t_cache.alive ? t_cache.cached_bytes : 0;
+  if (!t_cache.dead) t_cache.flush();
+  const int64_t local_cached = t_cache.dead ? 0 : t_cache.cached_bytes;
   return Stats{static_cast<size_t>(g_allocated.load(std::memory_order_relaxed)),
                static_cast<size_t>(g_cached.load(std::memory_order_relaxed) + local_cached),
                static_cast<size_t>(g_peak.load(std::memory_order_relaxed))};
 }
 
 void reset_peak_stats() {
-  if (t_cache.alive) t_cache.flush();
+  if (!t_cache.dead) t_cache.flush();
   g_peak.store(g_allocated.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }
 
