@@ -98,8 +98,9 @@ class TensorIterator {
   ScalarType dtype(int arg) const { return dtypes_[arg]; }
   char* data(int arg) const { return data_[arg]; }
   int64_t stride(int arg, int dim) const { return strides_[arg][dim]; }
-  // The output as the caller sees it (allocated here, or the out= tensor).
-  const Tensor& output(int i = 0) const { return outputs_[i]; }
+  // The output as the caller sees it (allocated here, or the out= tensor), moved out: the
+  // iterator's last use (a copy would cost an atomic increment and decrement).
+  Tensor take_output() { return std::move(outputs_[0]); }
   // Every operand is contiguous over the single coalesced dim or a broadcast scalar (stride 0).
   bool is_contiguous_or_scalar() const;
   bool is_scalar_input(int arg) const { return ndim() > 0 ? strides_[arg][0] == 0 : true; }

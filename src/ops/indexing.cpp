@@ -229,7 +229,7 @@ struct IndexOp {
                             .no_input_cast()
                             .common_dtype(self.dtype()));
     kernels::index_gather_kernel(iter, es);
-    return iter.output();
+    return iter.take_output();
   }
   // IndexBackward0 -- self: index_backward(zeros_like(self), indices, grad)
   static void derivative(autograd::Derivative& d, const Tensor& self, ArrayRef<std::optional<Tensor>> indices) {

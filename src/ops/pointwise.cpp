@@ -71,7 +71,7 @@ Tensor binary_into(const char* name, const Tensor& out, const A& a, const B& b, 
   }
   kernels::binary_kernel(iter, op, alpha);
   bump_version(out);
-  return iter.output();
+  return iter.take_output();
 }
 
 // ---- add, sub, rsub, mul, div --------------------------------------------------------------
@@ -440,7 +440,7 @@ Tensor ternary_into(const char* name, const Tensor& out, const Tensor& a, const 
   TensorIterator iter(config);
   kernels::ternary_kernel(iter, op, value);
   bump_version(out);
-  return iter.output();
+  return iter.take_output();
 }
 
 // lerp computes in self's float dtype; end and a tensor weight must already have it.
@@ -690,7 +690,7 @@ struct WhereOp {
                             .no_input_cast()
                             .common_dtype(dt));
     kernels::where_kernel(iter);
-    return iter.output();
+    return iter.take_output();
   }
   // WhereBackward0 -- self: where(condition, grad, 0); other: where(condition, 0, grad)
   template <class A, class B>
@@ -744,7 +744,7 @@ Tensor masked_fill_into(const char* name, const Tensor& out, const Tensor& self,
   TensorIterator iter(config);
   kernels::where_kernel(iter);
   bump_version(out);
-  return iter.output();
+  return iter.take_output();
 }
 const Scalar& fill_value(const Scalar& v) { return v; }
 Scalar fill_value(const Tensor& v) {

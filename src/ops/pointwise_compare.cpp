@@ -18,13 +18,13 @@ Tensor predicate_into(const char* name, const Tensor& out, const Tensor& a, cons
   TensorIterator iter(TensorIteratorConfig(name).add_output(out).add_input(a).add_input(b).output_dtype(kBool));
   kernels::predicate_kernel(iter, op);
   bump_version(out);
-  return iter.output();
+  return iter.take_output();
 }
 
 Tensor unary_predicate(const char* name, const Tensor& self, PredicateOp op) {
   TensorIterator iter(TensorIteratorConfig(name).add_output(Tensor()).add_input(self).output_dtype(kBool));
   kernels::predicate_kernel(iter, op);
-  return iter.output();
+  return iter.take_output();
 }
 
 #define EMBER_COMPARISON(fn, kernel_op)                                                         \
@@ -85,7 +85,7 @@ struct BitwiseOp {
     TensorIterator iter(TensorIteratorConfig(name).add_output(Tensor()).add_input(a).add_input(b));
     if (is_floating_type(iter.common_dtype())) not_implemented(name, iter.common_dtype());
     kernels::binary_kernel(iter, K);
-    return iter.output();
+    return iter.take_output();
   }
 };
 struct BitwiseNotOp {

@@ -40,7 +40,7 @@ inline Tensor unary_into(const char* name, const Tensor& out, const Tensor& self
   TensorIterator iter(config);
   kernels::unary_kernel(iter, op, params);
   bump_version(out);
-  return iter.output();
+  return iter.take_output();
 }
 
 }  // namespace ember::pointwise
