@@ -2,6 +2,7 @@
 // grad(), custom functions (Function<T>) and gradcheck. Ops record a node when an argument
 // requires grad (see src/autograd/layer.h); an op's derivative sits beside its op struct.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -70,8 +71,64 @@ struct Edge {
   uint32_t input_nr = 0;
   bool is_valid() const { return function != nullptr; }
 };
-// Made per recorded op: held in the thread's object cache rather than malloc'd.
-using edge_list = std::vector<Edge, cpu_allocator::ObjectAllocator<Edge>>;
+// Room for the small arrays a node owns (edges, input metadata, saved tensors, formulas): a node
+// that has a buffer carves them from it, so recording an op allocates the node and nothing else;
+// requests that do not fit, and every request when there is no buffer, go to the thread's object
+// cache (cpu_allocator::allocate_object).
+class NodeArena {
+ public:
+  void reset(std::byte* begin, size_t bytes) {
+    begin_ = next_ = begin;
+    end_ = begin + bytes;
+  }
+  void* allocate(size_t bytes) {
+    bytes = (bytes + 15) & ~size_t{15};
+    if (static_cast<size_t>(end_ - next_) >= bytes) return std::exchange(next_, next_ + bytes);
+    return cpu_allocator::allocate_object(bytes);
+  }
+  void deallocate(void* p, size_t bytes) {
+    bytes = (bytes + 15) & ~size_t{15};
+    auto* b = static_cast<std::byte*>(p);
+    if (b < begin_ || b >= end_) {
+      cpu_allocator::deallocate_object(p, bytes);
+    } else if (b + bytes == next_) {
+      next_ = b;  // the last block given out: a vector that grows may take its room again
+    }
+  }
+
+ private:
+  std::byte *begin_ = nullptr, *next_ = nullptr, *end_ = nullptr;
+};
+// The allocator of a node's arrays. A copy of such an array (made outside the node) allocates
+// from the object cache, never from the node.
+template <class T>
+struct NodeAllocator {
+  using value_type = T;
+  NodeArena* arena = nullptr;
+  NodeAllocator() = default;
+  explicit NodeAllocator(NodeArena* a) noexcept : arena(a) {}
+  template <class U>
+  NodeAllocator(const NodeAllocator<U>& o) noexcept : arena(o.arena) {}  // NOLINT: rebinding
+  T* allocate(size_t n) {
+    const size_t bytes = n * sizeof(T);
+    return static_cast<T*>(arena ? arena->allocate(bytes) : cpu_allocator::allocate_object(bytes));
+  }
+  void deallocate(T* p, size_t n) noexcept {
+    if (arena) {
+      arena->deallocate(p, n * sizeof(T));
+    } else {
+      cpu_allocator::deallocate_object(p, n * sizeof(T));
+    }
+  }
+  NodeAllocator select_on_container_copy_construction() const { return {}; }
+  template <class U>
+  bool operator==(const NodeAllocator<U>& o) const noexcept {
+    return arena == o.arena;
+  }
+};
+template <class T>
+using node_vector = std::vector<T, NodeAllocator<T>>;
+using edge_list = node_vector<Edge>;
 
 // Shape and dtype of a forward input, so that the engine can sum a broadcast gradient back to
 // the input's shape and cast it to the input's dtype.
@@ -115,8 +172,9 @@ struct Node : std::enable_shared_from_this<Node> {
   const char* forward_op = nullptr;
 
  protected:
-  edge_list next_edges_;
-  std::vector<InputMetadata, cpu_allocator::ObjectAllocator<InputMetadata>> output_meta_;
+  NodeArena arena_;  // empty unless the derived node gives it a buffer
+  edge_list next_edges_{NodeAllocator<Edge>(&arena_)};
+  node_vector<InputMetadata> output_meta_{NodeAllocator<InputMetadata>(&arena_)};
   uint64_t sequence_nr_;
 };
 
@@ -225,7 +283,7 @@ struct CustomNodeBase : Node {
   void release_variables() override { ctx.release_variables(); }
   virtual variable_list call_backward(variable_list grads) = 0;
 };
-void set_history(const Tensor& out, const std::shared_ptr<Node>& fn, uint32_t output_nr);
+void set_history(const Tensor& out, std::shared_ptr<Node> fn, uint32_t output_nr);
 
 template <class A>
 void collect_arg(CustomNodeBase& node, const A& a) {

@@ -37,7 +37,11 @@ Saved Derivative::save(const Tensor& t) {
   // Before an in-place op, a formula that needs a value the op overwrites keeps a copy
   // (recorded, so that double backward still reaches its history).
   const bool overwritten = inplace_ && t.defined() && t.impl()->storage() == result_.impl()->storage();
-  node_->saved_.emplace_back(overwritten ? t.clone() : t, false);
+  if (overwritten) {
+    node_->saved_.emplace_back(t.clone(), false);
+  } else {
+    node_->saved_.emplace_back(t, false);  // no temporary: each tensor copy is an atomic increment
+  }
   return {node_->saved_.size() - 1};
 }
 
@@ -60,7 +64,7 @@ bool Derivative::any_edge() const {
 }
 
 void Derivative::finish() {
-  if (any_edge()) detail::set_history(result_, node_, 0);
+  if (any_edge()) detail::set_history(result_, std::move(node_), 0);
 }
 
 void Derivative::finish_inplace() {

@@ -78,8 +78,16 @@ using Formula = std::function<Tensor(const BackwardContext&)>;
 // The node of an op with a derivative: one formula per next edge.
 class FormulaNode final : public Node {
  public:
-  FormulaNode() = default;
-  explicit FormulaNode(const char* forward_op) { this->forward_op = forward_op; }
+  explicit FormulaNode(const char* forward_op = nullptr) {
+    this->forward_op = forward_op;
+    arena_.reset(buffer_, sizeof buffer_);
+  }
+  ~FormulaNode() override {  // the arrays' elements go while the buffer holding them is alive
+    saved_.clear();
+    formulas_.clear();
+    next_edges_.clear();
+    output_meta_.clear();
+  }
   std::string name() const override { return name_; }
   variable_list apply(variable_list&& grads) override;
   void release_variables() override;
@@ -88,8 +96,13 @@ class FormulaNode final : public Node {
  private:
   friend class Derivative;
   const char* name_ = "";
-  std::vector<SavedVariable, cpu_allocator::ObjectAllocator<SavedVariable>> saved_;
-  std::vector<Formula, cpu_allocator::ObjectAllocator<Formula>> formulas_;
+  // Edges, input metadata, saved tensors and formulas of an op with up to three tensor inputs.
+  static constexpr size_t kInlineInputs = 3;
+  alignas(16) std::byte buffer_[kInlineInputs * (sizeof(Edge) + sizeof(InputMetadata) + sizeof(SavedVariable) +
+                                                 sizeof(Formula)) +
+                                4 * 15];  // each array rounded up to 16 bytes
+  node_vector<SavedVariable> saved_{NodeAllocator<SavedVariable>(&arena_)};
+  node_vector<Formula> formulas_{NodeAllocator<Formula>(&arena_)};
 };
 
 // Collects an op's derivative while the op records it (see the top of this file).
@@ -143,7 +156,7 @@ class Derivative {
 
  private:
   bool any_edge() const;
-  Tensor result_;
+  const Tensor& result_;  // the op's result (the derivative lives within the op's call)
   std::shared_ptr<FormulaNode> node_;
   std::vector<size_t> pending_results_;  // in-place: saved results, filled once the op ran
   size_t self_edge_ = SIZE_MAX;          // in-place: the edge of the written tensor's old history

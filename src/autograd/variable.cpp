@@ -16,7 +16,9 @@ AutogradMeta* get_meta(const Tensor& t) {
 }
 AutogradMeta& materialize_meta(const Tensor& t) {
   TensorImpl* impl = t.unsafeGetTensorImpl();
-  if (!impl->autograd_meta()) impl->set_autograd_meta(std::make_unique<AutogradMeta>());
+  // `new AutogradMeta` rather than make_unique's value-initialization, which zero-fills the
+  // object before running its member initializers.
+  if (!impl->autograd_meta()) impl->set_autograd_meta(std::unique_ptr<AutogradMeta>(new AutogradMeta));
   return *static_cast<AutogradMeta*>(impl->autograd_meta());
 }
 
@@ -26,7 +28,7 @@ Edge gradient_edge(const Tensor& t) {
   if (m->base.defined()) refresh_view_grad_fn(t, *m);
   if (m->grad_fn) return {m->grad_fn, m->output_nr};
   if (!m->requires_grad) return {};
-  const std::lock_guard<std::mutex> lock(m->accumulator_mutex);
+  const std::lock_guard<SpinLock> lock(m->accumulator_lock);
   std::shared_ptr<Node> acc = m->grad_accumulator.lock();
   if (!acc) {
     acc = make_accumulate_grad(t);
@@ -37,9 +39,9 @@ Edge gradient_edge(const Tensor& t) {
 }
 
 namespace detail {
-void set_history(const Tensor& out, const std::shared_ptr<Node>& fn, uint32_t output_nr) {
+void set_history(const Tensor& out, std::shared_ptr<Node> fn, uint32_t output_nr) {
   AutogradMeta& m = materialize_meta(out);
-  m.grad_fn = fn;
+  m.grad_fn = std::move(fn);
   m.output_nr = output_nr;
   m.requires_grad = false;
   out.unsafeGetTensorImpl()->set_requires_grad_flag(true);
@@ -62,7 +64,6 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
     requires_grad_ = true;  // its grad_fn is the node that saved it
   } else {
     data_ = t;
-    if (t.grad_fn()) producer_ = t.grad_fn()->name();
   }
 }
 
@@ -75,9 +76,11 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& node) const {
               "a second time or if you need to access saved tensors after calling backward.");
   const uint32_t now = data_.unsafeGetTensorImpl()->storage()->version();
   if (now != version_) {
-    std::string which = is_output_ ? ", which is output " + std::to_string(output_nr_) + " of " + node->name()
-                        : producer_.empty() ? std::string()
-                                            : ", which is output 0 of " + producer_;
+    // As PyTorch, a saved input is described by its history now (after the in-place op).
+    const std::shared_ptr<Node> producer = is_output_ ? node : data_.grad_fn();
+    const uint32_t nr = is_output_ ? output_nr_ : data_.output_nr();
+    const std::string which =
+        producer ? ", which is output " + std::to_string(nr) + " of " + producer->name() : std::string();
     std::ostringstream shape;
     shape << data_.sizes();
     ::ember::detail::fail(node->name().c_str(), "one of the variables needed for gradient computation has been modified by an "

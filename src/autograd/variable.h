@@ -2,13 +2,29 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <atomic>
 #include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
 #include "ember/autograd.h"
 
 namespace ember::autograd {
+
+// A lock taken once per recorded use of a leaf and almost never contended: one atomic exchange to
+// take, a plain store to release (a pthread mutex costs two atomic instructions and two calls).
+class SpinLock {
+ public:
+  void lock() {
+    while (locked_.exchange(true, std::memory_order_acquire))
+      while (locked_.load(std::memory_order_relaxed)) std::this_thread::yield();
+  }
+  void unlock() { locked_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> locked_{false};
+};
 
 // What TensorImpl's autograd slot holds.
 struct AutogradMeta final : AutogradMetaInterface {
@@ -18,7 +34,7 @@ struct AutogradMeta final : AutogradMetaInterface {
   Tensor grad;
   std::shared_ptr<Node> grad_fn;            // null for leaves
   std::weak_ptr<Node> grad_accumulator;     // leaves: the AccumulateGrad node, made on first use
-  std::mutex accumulator_mutex;             // threads recording ops on one leaf make one accumulator
+  SpinLock accumulator_lock;                // threads recording ops on one leaf make one accumulator
   std::shared_ptr<Tensor> retained_grad;    // non-leaves after retain_grad()
   std::shared_ptr<HookList> hooks;          // register_hook; the node the gradient enters reads them
   // Views: the tensor they alias (never itself a view). After an in-place op on the base or on
@@ -62,7 +78,6 @@ class SavedVariable {
   bool is_output_ = false;
   bool released_ = false;
   bool requires_grad_ = false;
-  std::string producer_;  // the grad_fn of a saved input, for the version error
 };
 
 // Dtypes that carry gradients (floating point).
