@@ -59,13 +59,19 @@ class StorageImpl : public RefCounted {
   size_t nbytes() const { return nbytes_; }
   // The version counter shared by every view of this storage; in-place ops bump it.
   uint32_t version() const { return version_.load(std::memory_order_relaxed); }
-  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+  // Storage made in inference mode (by inference tensors) keeps no version: it is never saved for
+  // backward, and an in-place op on it skips the atomic increment, as PyTorch's inference tensors.
+  void bump_version() {
+    if (!inference_) version_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void mark_inference() { inference_ = true; }
 
  private:
   void* data_;
   size_t nbytes_;
   std::function<void(void*)> deleter_;  // empty: memory came from cpu_allocator
   bool owns_ = true;
+  bool inference_ = false;
   std::atomic<uint32_t> version_{0};
 };
 

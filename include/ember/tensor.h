@@ -410,7 +410,10 @@ class Tensor {
   const std::shared_ptr<autograd::Node>& grad_fn() const;  // null for leaves
   bool is_leaf() const;
   uint32_t output_nr() const;
-  int64_t _version() const { return checked_impl()->storage()->version(); }
+  int64_t _version() const {
+    EMBER_CHECK(!is_inference(), "_version", "Inference tensors do not track version counter.");
+    return checked_impl()->storage()->version();
+  }
   bool is_inference() const { return checked_impl()->is_inference(); }
   Tensor detach() const;
   Tensor& detach_();

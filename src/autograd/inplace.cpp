@@ -90,28 +90,32 @@ uint32_t version_of(const Tensor& t) { return t.unsafeGetTensorImpl()->storage()
 
 }  // namespace
 
-void set_view_base(const Tensor& view, const Tensor& of, bool no_grad) {
+void set_view_base(const Tensor& view, const Tensor& of, ViewCreation creation) {
   const AutogradMeta* om = get_meta(of);
   const bool of_is_view = om && om->base.defined();
   AutogradMeta& m = materialize_meta(view);
   m.base = of_is_view ? om->base : of;
   m.view_version = version_of(view);
-  m.no_grad_view = no_grad || (of_is_view && om->no_grad_view);  // PyTorch propagates creation_meta
+  // PyTorch propagates creation_meta from a view to its views
+  m.creation = creation != ViewCreation::kDefault ? creation : of_is_view ? om->creation : ViewCreation::kDefault;
 }
 
-void track_view(const Tensor& result, const Tensor& input, bool no_grad) {
+void track_view(const Tensor& result, const Tensor& input, ViewCreation creation) {
   if (result.defined() && input.defined() && result.impl()->storage() == input.impl()->storage() &&
       !result.is_same(input))
-    set_view_base(result, input, no_grad);
+    set_view_base(result, input, creation);
 }
 
-void fail_no_grad_view_inplace(const char* op, bool indirect) {
-  ::ember::detail::fail(op, "A view was created in no_grad mode and ",
-                        indirect ? "its base or another view of its base has been" : "is being",
-                        " modified inplace with grad mode enabled. Given that this use case is ambiguous and "
-                        "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
-                        "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) "
-                        "or both outside (if you want the inplace to be tracked).");
+void fail_view_inplace(const char* op, bool indirect, ViewCreation creation) {
+  const bool inference = creation == ViewCreation::kInferenceMode;
+  ::ember::detail::fail(op, "A view was created in ", inference ? "inference" : "no_grad", " mode and ",
+                        indirect ? "its base or another view of its base has been" : "is being", " modified inplace ",
+                        inference ? "in normal mode" : "with grad mode enabled",
+                        ". Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+                        "your code by moving both the view and the inplace either both inside the ",
+                        inference ? "inference_mode" : "no_grad",
+                        " block (if you don't want the inplace to be tracked) or both outside (if you want the "
+                        "inplace to be tracked).");
 }
 
 void refresh_view_grad_fn(const Tensor& view, AutogradMeta& m) {
@@ -122,8 +126,9 @@ void refresh_view_grad_fn(const Tensor& view, AutogradMeta& m) {
     m.view_version = now;
     return;
   }
-  // A view made under no_grad has no history of its own to regenerate from (PyTorch raises too).
-  if (m.no_grad_view) fail_no_grad_view_inplace("autograd", /*indirect=*/true);
+  // A view made under no_grad or in inference mode has no history of its own to regenerate from
+  // (PyTorch raises too).
+  if (m.creation != ViewCreation::kDefault) fail_view_inplace("autograd", /*indirect=*/true, m.creation);
   m.view_version = now;
   detail::set_history(view, std::make_shared<AsStridedBackward>(m.base, view), 0);
 }

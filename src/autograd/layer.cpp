@@ -87,7 +87,7 @@ void check_inplace(const Tensor& self, const char* op) {
   EMBER_CHECK(!(self.requires_grad() && self.is_leaf()), op,
               "a leaf Variable that requires grad is being used in an in-place operation.");
   if (AutogradMeta* m = get_meta(self); m && m->base.defined()) {
-    if (m->no_grad_view) fail_no_grad_view_inplace(op, /*indirect=*/false);
+    if (m->creation != ViewCreation::kDefault) fail_view_inplace(op, /*indirect=*/false, m->creation);
     EMBER_CHECK(!(m->base.requires_grad() && m->base.is_leaf()), op,
                 "a view of a leaf Variable that requires grad is being used in an in-place operation.");
     refresh_view_grad_fn(self, *m);

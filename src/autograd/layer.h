@@ -34,9 +34,10 @@
 //
 // Views: a result sharing its first argument's storage is recorded as a view of that
 // argument's base (in grad mode, also when nothing requires grad), so that in-place writes into
-// views reach the base's graph. Under no_grad too, remembering so (PyTorch's creation_meta): an
-// in-place op recorded on such a view, or reading the grad_fn of one whose base's history was
-// rebased since, raises PyTorch's "A view was created in no_grad mode ..." error.
+// views reach the base's graph. Under no_grad and in inference mode too (views of normal tensors),
+// remembering where (PyTorch's creation_meta): an in-place op recorded on such a view, or reading
+// the grad_fn of one whose base's history was rebased since, raises PyTorch's "A view was created
+// in no_grad mode ..." (or "in inference mode ...") error.
 #pragma once
 #include <functional>
 #include <type_traits>
@@ -166,8 +167,8 @@ class Derivative {
 [[noreturn]] void fail_not_implemented(const char* op);
 [[noreturn]] void fail_out_requires_grad(const char* op);
 void check_inplace(const Tensor& self, const char* op);
-// Records `result` as a view of `input` when they share storage; `no_grad`: made under no_grad.
-void track_view(const Tensor& result, const Tensor& input, bool no_grad = false);
+// Records `result` as a view of `input` when they share storage, made where `creation` says.
+void track_view(const Tensor& result, const Tensor& input, ViewCreation creation = ViewCreation::kDefault);
 
 // Whether an op writes into an out= argument (its name ends in "_out").
 constexpr bool is_out_op(const char* name) {

@@ -26,6 +26,10 @@ class SpinLock {
   std::atomic<bool> locked_{false};
 };
 
+// Where a view was made (PyTorch's creation_meta): an in-place write recorded through a view made
+// under no_grad or in inference mode raises, since its history cannot be told.
+enum class ViewCreation : uint8_t { kDefault, kNoGrad, kInferenceMode };
+
 // What TensorImpl's autograd slot holds.
 struct AutogradMeta final : AutogradMetaInterface {
   // Every recorded result gets one: from the thread's object cache, as its TensorImpl.
@@ -41,7 +45,7 @@ struct AutogradMeta final : AutogradMetaInterface {
   // another view, grad_fn is regenerated from the base's history (see layer.cpp).
   Tensor base;
   uint32_t view_version = 0;                // the storage version grad_fn was made at
-  bool no_grad_view = false;                // made under no_grad (or a view of such a view)
+  ViewCreation creation = ViewCreation::kDefault;  // where it was made (or its base view was)
   uint32_t output_nr = 0;
   bool requires_grad = false;               // leaves only; non-leaves require grad through grad_fn
 };
@@ -50,11 +54,12 @@ AutogradMeta* get_meta(const Tensor& t);      // null when the tensor never met 
 AutogradMeta& materialize_meta(const Tensor& t);
 // Where this tensor's gradient goes: its grad_fn, or its leaf's AccumulateGrad.
 Edge gradient_edge(const Tensor& t);
-// Records that `view` aliases `of` (their storage is shared); `no_grad`: it was made under no_grad.
-void set_view_base(const Tensor& view, const Tensor& of, bool no_grad);
-// PyTorch's error for an in-place write recorded on a view made under no_grad (`indirect`: the
+// Records that `view` aliases `of` (their storage is shared), made where `creation` says.
+void set_view_base(const Tensor& view, const Tensor& of, ViewCreation creation);
+// PyTorch's error for an in-place write recorded on a view made under no_grad or in inference
+// mode (`indirect`: the
 // write was into its base or another view of it).
-[[noreturn]] void fail_no_grad_view_inplace(const char* op, bool indirect);
+[[noreturn]] void fail_view_inplace(const char* op, bool indirect, ViewCreation creation);
 // A view whose base's history changed since its grad_fn was made gets an AsStridedBackward0 node
 // onto the base's current history (PyTorch regenerates it the same way).
 void refresh_view_grad_fn(const Tensor& view, AutogradMeta& m);

@@ -10,7 +10,7 @@
 // It also records views (a result sharing its first argument's storage), in grad mode so that
 // in-place writes into them reach the base's graph, under no_grad so that such a write in grad
 // mode later raises PyTorch's error (see autograd/layer.h). Inference mode has a path of its own
-// that records nothing, views included: its results are inference tensors, which never meet
+// that records nothing but views of normal tensors: its other results are inference tensors, which never meet
 // autograd.
 #pragma once
 #include <concepts>
@@ -71,10 +71,34 @@ inline bool any_requires_grad(const Args&... args) {
   return (arg_requires_grad(args) || ...);
 }
 
-template <class R>
-void mark_inference_result(const R& r) {
+// Inference mode's results, as PyTorch's: a new tensor is an inference tensor, whose storage then
+// keeps no version counter (it can never be saved for backward); a view is one when its base is,
+// and a view of a normal tensor stays normal, recorded as made in inference mode.
+template <class First>
+void mark_inference_tensor(const Tensor& r, const First& first) {
+  if (!r.defined()) return;
+  TensorImpl* impl = r.unsafeGetTensorImpl();
+  if constexpr (std::is_same_v<std::decay_t<First>, Tensor>) {
+    if (first.defined() && impl->storage() == first.unsafeGetTensorImpl()->storage()) {
+      if (first.unsafeGetTensorImpl()->is_inference()) {
+        impl->set_inference(true);
+      } else {
+        autograd::track_view(r, first, autograd::ViewCreation::kInferenceMode);
+      }
+      return;
+    }
+  }
+  impl->set_inference(true);
+  impl->storage()->mark_inference();
+}
+template <class R, class First>
+void mark_inference_result(const R& r, const First& first) {
   if constexpr (std::is_same_v<R, Tensor>) {
-    if (r.defined()) r.unsafeGetTensorImpl()->set_inference(true);
+    mark_inference_tensor(r, first);
+  } else if constexpr (std::is_same_v<R, std::vector<Tensor>>) {
+    for (const Tensor& t : r) mark_inference_tensor(t, first);
+  } else if constexpr (requires { std::tuple_size<R>::value; }) {
+    std::apply([&](const auto&... t) { (mark_inference_result(t, first), ...); }, r);
   }
 }
 
@@ -94,19 +118,25 @@ inline void check_write(const char* op, const First& self, const Rest&...) {
   if (self.defined() && self.unsafeGetTensorImpl()->is_inference()) fail_inference_write(op);
 }
 
+// A view of an inference tensor is one (PyTorch); others are recorded as views.
 template <class Op, class First, class... Rest>
-Tensor run_tracking_views(bool no_grad, First&& first, Rest&&... rest) {
+Tensor run_tracking_views(autograd::ViewCreation creation, First&& first, Rest&&... rest) {
   Tensor r = Op::run(first, std::forward<Rest>(rest)...);
-  if (r.defined() && r.unsafeGetTensorImpl()->storage() == first.unsafeGetTensorImpl()->storage())
-    autograd::track_view(r, first, no_grad);
+  if (r.defined() && r.unsafeGetTensorImpl()->storage() == first.unsafeGetTensorImpl()->storage()) {
+    if (first.unsafeGetTensorImpl()->is_inference()) {
+      r.unsafeGetTensorImpl()->set_inference(true);
+    } else {
+      autograd::track_view(r, first, creation);
+    }
+  }
   return r;
 }
 
-// Inference mode: the op alone, its result an inference tensor.
-template <class Op, class... Args>
-decltype(auto) run_inference(Args&&... args) {
-  decltype(auto) r = Op::run(std::forward<Args>(args)...);
-  mark_inference_result(r);
+// Inference mode: the op alone, its results marked as above.
+template <class Op, class First, class... Rest>
+decltype(auto) run_inference(First&& first, Rest&&... rest) {
+  decltype(auto) r = Op::run(std::forward<First>(first), std::forward<Rest>(rest)...);
+  if constexpr (!std::is_reference_v<decltype(r)>) mark_inference_result(r, first);  // not in-place/out=
   return r;
 }
 
@@ -118,8 +148,10 @@ decltype(auto) call_grad_layers(uint32_t active, Args&&... args) {
   }
   if ((active & kGradModeLayer) && any_requires_grad(args...)) return autograd::apply<Op>(std::forward<Args>(args)...);
   if (active & kInferenceLayer) return run_inference<Op>(std::forward<Args>(args)...);
-  if constexpr (MayReturnView<Op, Args...>)
-    return run_tracking_views<Op>(!(active & kGradModeLayer), std::forward<Args>(args)...);
+  if constexpr (MayReturnView<Op, Args...>) {
+    const auto creation = active & kGradModeLayer ? autograd::ViewCreation::kDefault : autograd::ViewCreation::kNoGrad;
+    return run_tracking_views<Op>(creation, std::forward<Args>(args)...);
+  }
   return Op::run(std::forward<Args>(args)...);
 }
 
@@ -153,7 +185,10 @@ inline decltype(auto) call(Args&&... args) {
   if (__builtin_expect((active & ~static_cast<uint32_t>(kGradModeLayer)) == 0, 1) &&
       (active == 0 || !any_requires_grad(args...))) {
     if constexpr (writes_first<Args...>) check_write(Op::name, args...);
-    if constexpr (MayReturnView<Op, Args...>) return run_tracking_views<Op>(active == 0, std::forward<Args>(args)...);
+    if constexpr (MayReturnView<Op, Args...>) {
+      const auto creation = active == 0 ? autograd::ViewCreation::kNoGrad : autograd::ViewCreation::kDefault;
+      return run_tracking_views<Op>(creation, std::forward<Args>(args)...);
+    }
     return Op::run(std::forward<Args>(args)...);
   }
   if (active == kInferenceLayer) return run_inference<Op>(std::forward<Args>(args)...);

@@ -224,12 +224,55 @@ TEST(AutogradInplace, ViewMadeUnderNoGradWhoseBaseIsRebasedRaisesOnGradFn) {
                "inplace with grad mode enabled.");
 }
 
-TEST(AutogradInplace, InferenceModeTracksNoViews) {
+// As PyTorch: a view made in inference mode of a normal tensor is a normal tensor, recorded as a
+// view made there; a view of an inference tensor (made anywhere) is an inference tensor and no view.
+TEST(AutogradInplace, InferenceModeViewsFollowTheirBase) {
+  const Tensor x = leaf({1.0, 2.0, 3.0});
+  Tensor x2 = x * 2;
   const Tensor y = ones({3}, kF64);
-  InferenceMode guard;
-  const Tensor v = y.slice(0, 0, 2);
-  EXPECT_FALSE(v.is_view());
-  EXPECT_TRUE(v.is_inference());
+  const int64_t y_version = y._version();
+  Tensor vx, vy, t, vt;
+  {
+    InferenceMode guard;
+    vx = x2.slice(0, 0, 2);
+    vy = y.slice(0, 0, 2);
+    t = ones({3}, kF64);
+    vt = t.slice(0, 0, 2);
+    EXPECT_TRUE(vx.is_view());
+    EXPECT_FALSE(vx.is_inference());
+    EXPECT_TRUE(vy.is_view());
+    EXPECT_FALSE(vy.is_inference());
+    EXPECT_FALSE(vt.is_view());
+    EXPECT_TRUE(vt.is_inference());
+    vy.add_(1);  // a normal tensor written in inference mode still counts the write
+  }
+  EXPECT_EQ(y._version(), y_version + 1);
+  EXPECT_EQ(values(y), (V{2.0, 2.0, 1.0}));
+  Tensor outside = t.slice(0, 1, 3);
+  EXPECT_TRUE(outside.is_inference());
+  expect_error([&] { outside.add_(1); }, "Inplace update to inference tensor outside InferenceMode is not allowed");
+  // once its base's history changes, the view has no history of its own to regenerate from
+  x2.mul_(3);
+  expect_error([&] { (void)vx.grad_fn(); },
+               "A view was created in inference mode and its base or another view of its base has been modified "
+               "inplace in normal mode. Given that this use case is ambiguous and error-prone, it is forbidden. You "
+               "can clarify your code by moving both the view and the inplace either both inside the inference_mode "
+               "block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+               "tracked).");
+}
+
+// Inference tensors keep no version counter (in-place ops on them skip the increment); asking for
+// one raises PyTorch's error.
+TEST(AutogradInplace, InferenceTensorsTrackNoVersion) {
+  Tensor t;
+  {
+    InferenceMode guard;
+    t = ones({2}, kF64);
+    t.add_(1);
+    t.slice(0, 0, 1).mul_(3);
+  }
+  EXPECT_EQ(values(t), (V{6.0, 2.0}));
+  expect_error([&] { (void)t._version(); }, {"_version", "Inference tensors do not track version counter."});
 }
 
 TEST(AutogradInplace, OutArgumentsWithInputsRequiringGradRaise) {
