@@ -63,7 +63,12 @@ class IntrusivePtr {
     if (p_) p_->refcount_.fetch_add(1, std::memory_order_relaxed);
   }
   void release() {
-    if (p_ && p_->refcount_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p_;
+    // The sole owner frees without a locked instruction: no other thread holds a reference to
+    // take a new one from (there are no weak references). Acquire pairs with the release of the
+    // other owners' decrements, as the fetch_sub's does.
+    if (p_ && (p_->refcount_.load(std::memory_order_acquire) == 1 ||
+               p_->refcount_.fetch_sub(1, std::memory_order_acq_rel) == 1))
+      delete p_;
     p_ = nullptr;
   }
   T* p_ = nullptr;
