@@ -66,6 +66,9 @@ class StorageImpl : public RefCounted {
     if (!inference_) version_.fetch_add(1, std::memory_order_relaxed);
   }
   void mark_inference() { inference_ = true; }
+  // Whether every write changes version(): not for storage made in inference mode, nor for memory
+  // owned elsewhere (from_blob), which its owner may write behind Ember's back.
+  bool version_tracks_writes() const { return owns_ && !inference_; }
   // Unique in the process, unlike data(): the caching allocator hands a freed block to the next
   // storage of its size. With version() it tells that data seen before is still the same.
   uint64_t id() const { return id_; }
