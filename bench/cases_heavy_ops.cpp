@@ -9,6 +9,7 @@ namespace F = ember::nn::functional;
 
 constexpr const char* kMatmul = "heavy_ops: matmul";
 constexpr const char* kConv = "heavy_ops: conv2d 3x3, [8,64,56,56] float32";
+constexpr const char* kSmallConv = "heavy_ops: conv2d 3x3 inference, batch 1, float32";
 constexpr const char* kRows = "heavy_ops: rows of [4096,1024] float32";
 constexpr const char* kSmallLinear = "heavy_ops: small linear";
 
@@ -176,6 +177,36 @@ bench::Register conv2d_3x3_64_56_b8_cl_bf16_autocast{{
                                         .min_run_time = 2.0,
                                         .flops = 2.0 * 8 * 64 * 56 * 56 * 64 * 9});
         },
+}};
+
+// Issue 4: convolutions of batch 1 under InferenceMode, where reordering the weight into oneDNN's
+// blocked layout is part of each call unless it is cached (libtorch 1.13 reorders it on every
+// call): a small layer, and a deep one (ResNet-18's last stage) whose weight outweighs its input.
+bench::Outcome conv2d_3x3_inference(const bench::Context& ctx, int64_t in, int64_t out, int64_t hw) {
+  const Input x = parity::random({1, in, hw, hw}, ember::kFloat, 61);
+  const Input w = parity::random({out, in, 3, 3}, ember::kFloat, 62);
+  const Input b = parity::random({out}, ember::kFloat, 63);
+  ember::InferenceMode guard;
+  c10::InferenceMode torch_guard;
+  bench::check_close(ctx, F::conv2d(x.e, w.e, b.e, 1, 1), torch::conv2d(x.t, w.t, b.t, 1, 1),
+                     sum_of_products_tol(ember::kFloat, in * 9));
+  return bench::time_pair(ctx, {.ember = [&] { (void)F::conv2d(x.e, w.e, b.e, 1, 1); },
+                                .baseline = [&] { (void)torch::conv2d(x.t, w.t, b.t, 1, 1); },
+                                .flops = 2.0 * static_cast<double>(hw * hw * out * in * 9)});
+}
+
+bench::Register conv2d_3x3_32to64_28_b1_inference{{
+    .name = "conv2d_3x3_32to64_28_b1_f32_inference",
+    .label = kSmallConv,
+    .target = 1.0,
+    .run = [](const bench::Context& ctx) { return conv2d_3x3_inference(ctx, 32, 64, 28); },
+}};
+
+bench::Register conv2d_3x3_512_7_b1_inference{{
+    .name = "conv2d_3x3_512_7_b1_f32_inference",
+    .label = kSmallConv,
+    .target = 1.0,
+    .run = [](const bench::Context& ctx) { return conv2d_3x3_inference(ctx, 512, 512, 7); },
 }};
 
 bench::Register softmax_4096x1024{{

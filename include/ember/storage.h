@@ -1,5 +1,6 @@
 // Storage: a ref-counted block of bytes shared by a tensor and its views, and the CPU allocator.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -65,14 +66,23 @@ class StorageImpl : public RefCounted {
     if (!inference_) version_.fetch_add(1, std::memory_order_relaxed);
   }
   void mark_inference() { inference_ = true; }
+  // Whether every write changes version(): not for storage made in inference mode, nor for memory
+  // owned elsewhere (from_blob), which its owner may write behind Ember's back.
+  bool version_tracks_writes() const { return owns_ && !inference_; }
+  // Unique in the process, unlike data(): the caching allocator hands a freed block to the next
+  // storage of its size. With version() it tells that data seen before is still the same.
+  uint64_t id() const { return id_; }
 
  private:
+  static uint64_t next_id();
+
   void* data_;
   size_t nbytes_;
   std::function<void(void*)> deleter_;  // empty: memory came from cpu_allocator
   bool owns_ = true;
   bool inference_ = false;
   std::atomic<uint32_t> version_{0};
+  const uint64_t id_ = next_id();
 };
 
 }  // namespace ember

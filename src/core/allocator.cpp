@@ -238,6 +238,11 @@ void reset_peak_stats() {
 
 namespace ember {
 
+uint64_t StorageImpl::next_id() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 StorageImpl::StorageImpl(size_t nbytes) : data_(cpu_allocator::allocate(nbytes)), nbytes_(nbytes) {}
 
 StorageImpl::StorageImpl(void* data, size_t nbytes, std::function<void(void*)> deleter)

@@ -168,10 +168,11 @@ onednn::Plan build_plan(const PD& pd, const dnnl::primitive& prim, const dnnl::m
   onednn::Plan plan;
   std::vector<onednn::Plan::Step> after;
   std::unordered_map<int, dnnl::memory> args;
-  args[DNNL_ARG_SRC] = plan.bind(DNNL_ARG_SRC, src, pd.src_desc(), true);
-  args[DNNL_ARG_WEIGHTS] = plan.bind(DNNL_ARG_WEIGHTS, wei, pd.weights_desc(), true);
-  if (bias) args[DNNL_ARG_BIAS] = plan.bind(DNNL_ARG_BIAS, *bias, pd.bias_desc(), true);
-  args[DNNL_ARG_DST] = plan.bind(DNNL_ARG_DST, dst, pd.dst_desc(), false, &after);
+  using Use = onednn::Plan::Use;
+  args[DNNL_ARG_SRC] = plan.bind(DNNL_ARG_SRC, src, pd.src_desc(), Use::kInput);
+  args[DNNL_ARG_WEIGHTS] = plan.bind(DNNL_ARG_WEIGHTS, wei, pd.weights_desc(), Use::kWeight);
+  if (bias) args[DNNL_ARG_BIAS] = plan.bind(DNNL_ARG_BIAS, *bias, pd.bias_desc(), Use::kInput);
+  args[DNNL_ARG_DST] = plan.bind(DNNL_ARG_DST, dst, pd.dst_desc(), Use::kOutput, &after);
   plan.steps.push_back({prim, std::move(args)});
   for (auto& s : after) plan.steps.push_back(std::move(s));
   return plan;
@@ -181,8 +182,10 @@ onednn::Plan build_plan(const PD& pd, const dnnl::primitive& prim, const dnnl::m
 // implementation takes them; for contiguous (NCHW) 2-D tensors, else, the 16-channel blocked
 // layout (nChw16c: its reorders from and to NCHW are cheaper than NHWC's transposes, about 5% of
 // a 3x3 64-channel conv, and it is what libtorch runs); else the layouts the primitive prefers
-// with reorders around it. Weights always go in the primitive's preferred layout (a reorder when
-// theirs differs).
+// with reorders around it. Weights always go in the primitive's preferred layout: a reorder when
+// theirs differs, which the plan skips while the weight is unchanged since its last run (same
+// storage, address and version), so inference reorders each weight once; the input's gradient,
+// a convolution of the same weight, runs through such a plan too.
 onednn::Plan make_conv_plan(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& out, const ConvArgs& a) {
   using dnnl::memory;
   const memory::data_type dt = *onednn::data_type(x.dtype());
@@ -232,10 +235,9 @@ bool onednn_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& b_in, con
     return false;
   }
   if (b.defined()) {
-    plan->execute({{DNNL_ARG_SRC, x.data_ptr()}, {DNNL_ARG_WEIGHTS, w.data_ptr()}, {DNNL_ARG_BIAS, b.data_ptr()},
-                   {DNNL_ARG_DST, out.data_ptr()}});
+    plan->execute({{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, out}});
   } else {
-    plan->execute({{DNNL_ARG_SRC, x.data_ptr()}, {DNNL_ARG_WEIGHTS, w.data_ptr()}, {DNNL_ARG_DST, out.data_ptr()}});
+    plan->execute({{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, out}});
   }
   return true;
 }
@@ -264,12 +266,14 @@ onednn::Plan make_weight_grad_plan(const Tensor& x, const Tensor& grad, const Te
       std::vector<onednn::Plan::Step> after;
       std::unordered_map<int, dnnl::memory> args;
       auto bind_all = [&](const auto& pd) {
-        args[DNNL_ARG_SRC] = plan.bind(DNNL_ARG_SRC, src, pd.src_desc(), true);
-        args[DNNL_ARG_DIFF_DST] = plan.bind(DNNL_ARG_DIFF_DST, diff_dst, pd.diff_dst_desc(), true);
+        using Use = onednn::Plan::Use;
+        args[DNNL_ARG_SRC] = plan.bind(DNNL_ARG_SRC, src, pd.src_desc(), Use::kInput);
+        args[DNNL_ARG_DIFF_DST] = plan.bind(DNNL_ARG_DIFF_DST, diff_dst, pd.diff_dst_desc(), Use::kInput);
         args[DNNL_ARG_DIFF_WEIGHTS] =
-            plan.bind(DNNL_ARG_DIFF_WEIGHTS, diff_wei, pd.diff_weights_desc(), false, &after);
+            plan.bind(DNNL_ARG_DIFF_WEIGHTS, diff_wei, pd.diff_weights_desc(), Use::kOutput, &after);
         if (grad_bias.defined()) {
-          args[DNNL_ARG_DIFF_BIAS] = plan.bind(DNNL_ARG_DIFF_BIAS, bias_user, pd.diff_bias_desc(), false, &after);
+          args[DNNL_ARG_DIFF_BIAS] =
+              plan.bind(DNNL_ARG_DIFF_BIAS, bias_user, pd.diff_bias_desc(), Use::kOutput, &after);
         }
       };
       if (a.transposed) {
@@ -318,11 +322,10 @@ bool onednn_weight_grad(const Tensor& grad_in, const Tensor& x_in, const Tensor&
     return false;
   }
   if (grad_bias.defined()) {
-    plan->execute({{DNNL_ARG_SRC, x.data_ptr()}, {DNNL_ARG_DIFF_DST, grad.data_ptr()},
-                   {DNNL_ARG_DIFF_WEIGHTS, grad_weight.data_ptr()}, {DNNL_ARG_DIFF_BIAS, grad_bias.data_ptr()}});
+    plan->execute({{DNNL_ARG_SRC, x}, {DNNL_ARG_DIFF_DST, grad}, {DNNL_ARG_DIFF_WEIGHTS, grad_weight},
+                   {DNNL_ARG_DIFF_BIAS, grad_bias}});
   } else {
-    plan->execute({{DNNL_ARG_SRC, x.data_ptr()}, {DNNL_ARG_DIFF_DST, grad.data_ptr()},
-                   {DNNL_ARG_DIFF_WEIGHTS, grad_weight.data_ptr()}});
+    plan->execute({{DNNL_ARG_SRC, x}, {DNNL_ARG_DIFF_DST, grad}, {DNNL_ARG_DIFF_WEIGHTS, grad_weight}});
   }
   return true;
 }

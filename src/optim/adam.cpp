@@ -144,6 +144,7 @@ void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& g
       params[i].impl()->storage()->bump_version();
       s.exp_avg().impl()->storage()->bump_version();
       s.exp_avg_sq().impl()->storage()->bump_version();
+      if (h.amsgrad) s.max_exp_avg_sq().impl()->storage()->bump_version();
     }
     return;
   }

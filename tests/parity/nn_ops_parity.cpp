@@ -177,6 +177,33 @@ TEST(NnOpsParity, ConvTranspose) {
   }
 }
 
+// In-place writes to a weight between calls (Ember keeps its oneDNN reorder while the weight is
+// unchanged): each result against libtorch's on the weight as it is then.
+TEST(NnOpsParity, ConvAfterInPlaceWeightWrites) {
+  for (ember::MemoryFormat f : {ember::MemoryFormat::Contiguous, ember::MemoryFormat::ChannelsLast}) {
+    const ember::Tensor x = random({1, 32, 10, 10}, ember::kFloat, 300).contiguous(f);
+    const ember::Tensor w = random({16, 32, 3, 3}, ember::kFloat, 301).contiguous(f);
+    const ember::Tensor wt = random({32, 16, 3, 3}, ember::kFloat, 302).contiguous(f);
+    const ember::Tensor other = random({16, 32, 3, 3}, ember::kFloat, 303);
+    const std::function<void()> writes[] = {
+        [] {},
+        [&] { ember::Tensor(w).add_(1); },
+        [&] { ember::Tensor(w).copy_(other); },
+        [&] { w[5].mul_(-3); },
+        [&] { ember::Tensor(wt).sub_(0.5); },
+    };
+    for (const auto& write : writes) {
+      write();
+      for (int call = 0; call < 2; ++call) {
+        EXPECT_TRUE(Close(F::conv2d(x, w, {}, 1, 1), torch::conv2d(T(x), T(w), {}, 1, 1),
+                          sum_tol(ember::kFloat, 288)));
+        EXPECT_TRUE(Close(F::conv_transpose2d(x, wt, {}, 1, 1), torch::conv_transpose2d(T(x), T(wt), {}, 1, 1),
+                          sum_tol(ember::kFloat, 144)));
+      }
+    }
+  }
+}
+
 // ---- pooling ---------------------------------------------------------------------------------
 
 TEST(NnOpsParity, MaxPool) {

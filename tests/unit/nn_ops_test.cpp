@@ -1,13 +1,18 @@
 // nn ops: semantics on hand-checked values, PyTorch's errors for bad arguments, output layouts,
-// dropout's randomness, and reuse of cached oneDNN primitives.
+// dropout's randomness, and reuse of cached oneDNN primitives and reordered weights.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "ember/ember.h"
+#include "kernels/cpu/onednn_nn.h"
 #include "unit/expect_error.h"
-#include "kernels/cpu/onednn.h"
+#include "unit/temp_dir.h"
 
 using namespace ember;
 namespace F = ember::nn::functional;
@@ -106,6 +111,195 @@ TEST(NnConv, RepeatedCallsReuseCachedPrimitives) {
   EXPECT_FALSE(same(second, first));
   conv2d(x, w, b, 2, 1);  // another stride is another primitive
   EXPECT_EQ(onednn::cache_size(), entries + 1);
+}
+
+// ---- reordered weights kept while the weight is unchanged ------------------------------------
+// The shapes below take a blocked weight layout (channels in blocks of 8 or 16) on AVX2 and
+// AVX-512, so each call without a kept reorder reorders the weight once.
+
+namespace {
+
+// The weight reorders that f runs on this thread.
+size_t reorders(const std::function<void()>& f) {
+  const size_t before = onednn::weight_reorders();
+  f();
+  return onednn::weight_reorders() - before;
+}
+
+const MemoryFormat kWeightFormats[] = {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast};
+
+}  // namespace
+
+TEST(NnConvWeightCache, RepeatedCallsReorderTheWeightOnce) {
+  for (MemoryFormat f : kWeightFormats) {
+    SCOPED_TRACE(f == MemoryFormat::Contiguous ? "contiguous" : "channels_last");
+    const Tensor x = randn({1, 32, 10, 10}).contiguous(f), w = randn({16, 32, 3, 3}).contiguous(f);
+    const Tensor wt = randn({32, 16, 3, 3}).contiguous(f);
+    Tensor y, yt;
+    EXPECT_EQ(reorders([&] { y = conv2d(x, w, {}, 1, 1); }), 1u);
+    EXPECT_EQ(reorders([&] { yt = conv_transpose2d(x, wt, {}, 1, 1); }), 1u);
+    EXPECT_EQ(reorders([&] {
+                for (int i = 0; i < 3; ++i) {
+                  EXPECT_TRUE(same(conv2d(x, w, {}, 1, 1), y));
+                  EXPECT_TRUE(same(conv_transpose2d(x, wt, {}, 1, 1), yt));
+                }
+                EXPECT_FALSE(same(conv2d(randn(x.sizes()).contiguous(f), w, {}, 1, 1), y));  // a new input
+              }),
+              0u);
+    // another weight of the same shape takes the plan's reordered copy, then keeps it
+    const Tensor w2 = randn(w.sizes()).contiguous(f);
+    EXPECT_EQ(reorders([&] { EXPECT_FALSE(same(conv2d(x, w2, {}, 1, 1), y)); }), 1u);
+    EXPECT_EQ(reorders([&] { conv2d(x, w2, {}, 1, 1); }), 0u);
+  }
+}
+
+// Each write between two calls is seen: the weight is reordered again and the result is that of a
+// copy of the weight (new storage, so reordered afresh).
+TEST(NnConvWeightCache, WritesBetweenCallsAreSeen) {
+  for (MemoryFormat f : kWeightFormats) {
+    SCOPED_TRACE(f == MemoryFormat::Contiguous ? "contiguous" : "channels_last");
+    const Tensor x = randn({1, 32, 10, 10}).contiguous(f);
+    const Tensor w = randn({16, 32, 3, 3}).contiguous(f).requires_grad_();
+    const auto step = [&](auto&& optimizer) {
+      w.mutable_grad() = randn(w.sizes());
+      optimizer.step();
+    };
+    const std::vector<std::pair<const char*, std::function<void()>>> writes = {
+        {"add_", [&] { NoGradGuard g; Tensor(w).add_(1); }},
+        {"copy_", [&] { NoGradGuard g; Tensor(w).copy_(randn(w.sizes())); }},
+        {"mul_ on a view", [&] { NoGradGuard g; w[3].mul_(-2); }},
+        {"init::normal_", [&] { nn::init::normal_(w); }},
+        {"SGD", [&] { step(optim::SGD({w}, optim::SGDOptions(0.5).momentum(0.9))); }},
+        {"Adam", [&] { step(optim::Adam({w}, optim::AdamOptions(0.5))); }},
+        {"fused Adam", [&] { step(optim::Adam({w}, optim::AdamOptions(0.5).fused(true))); }},
+    };
+    NoGradGuard no_grad;
+    for (const auto& [name, write] : writes) {
+      const Tensor before = conv2d(x, w, {}, 1, 1);
+      EXPECT_EQ(reorders([&] { conv2d(x, w, {}, 1, 1); }), 0u) << name;
+      write();
+      Tensor after;
+      EXPECT_EQ(reorders([&] { after = conv2d(x, w, {}, 1, 1); }), 1u) << name;
+      EXPECT_TRUE(same(after, conv2d(x, w.clone(), {}, 1, 1))) << name;
+      EXPECT_FALSE(same(after, before)) << name;
+    }
+  }
+}
+
+TEST(NnConvWeightCache, LoadingIntoAModuleIsSeen) {
+  TempDir dir("conv_weight_cache");
+  nn::Conv2d a(nn::Conv2dOptions(32, 16, 3).padding(1)), b(nn::Conv2dOptions(32, 16, 3).padding(1));
+  const Tensor x = randn({1, 32, 10, 10});
+  NoGradGuard no_grad;
+  const Tensor ya = a->forward(x);
+  EXPECT_FALSE(same(b->forward(x), ya));
+  ember::save(a, dir.file("a.safetensors"));
+  ember::load(b, dir.file("a.safetensors"));
+  EXPECT_TRUE(same(b->forward(x), ya));
+  nn::init::zeros_(b->weight);
+  EXPECT_FALSE(same(b->forward(x), ya));
+  ember::load_state_dict(b, a->named_parameters());
+  EXPECT_TRUE(same(b->forward(x), ya));
+}
+
+// The caching allocator hands a freed weight's block to the next weight of its size, at the same
+// version: only the storage's id tells the two apart.
+TEST(NnConvWeightCache, ANewWeightAtAFreedWeightsAddressIsReordered) {
+  const Tensor x = randn({1, 32, 10, 10}), a = randn({16, 32, 3, 3}), b = randn({16, 32, 3, 3});
+  Tensor ya;
+  const void* address = nullptr;
+  int64_t version = 0;
+  {
+    Tensor w = empty({16, 32, 3, 3});
+    w.copy_(a);
+    address = w.data_ptr();
+    version = w._version();
+    ya = conv2d(x, w, {}, 1, 1);
+  }
+  Tensor w = empty({16, 32, 3, 3});
+  w.copy_(b);
+  EXPECT_EQ(w.data_ptr() == address, cpu_allocator::caching_enabled());
+  EXPECT_EQ(w._version(), version);
+  Tensor yb;
+  EXPECT_EQ(reorders([&] { yb = conv2d(x, w, {}, 1, 1); }), 1u);
+  EXPECT_TRUE(same(yb, conv2d(x, b, {}, 1, 1)));
+  EXPECT_FALSE(same(yb, ya));
+}
+
+// Under InferenceMode a model's usual (normal) weights keep their reorder, and their in-place
+// writes there bump the version as anywhere. Inference tensors keep no version counter (as
+// PyTorch's): a weight that is one is reordered on every call.
+TEST(NnConvWeightCache, InferenceModeKeepsNormalWeightsAndNeverInferenceTensors) {
+  const Tensor x = randn({1, 32, 10, 10});
+  Tensor w = randn({16, 32, 3, 3});
+  InferenceMode inference;
+  Tensor before, after;
+  EXPECT_EQ(reorders([&] { before = conv2d(x, w, {}, 1, 1); }), 1u);
+  EXPECT_EQ(reorders([&] { EXPECT_TRUE(same(conv2d(x, w, {}, 1, 1), before)); }), 0u);
+  w.add_(1);
+  EXPECT_EQ(reorders([&] { after = conv2d(x, w, {}, 1, 1); }), 1u);
+  EXPECT_TRUE(same(after, conv2d(x, w.clone(), {}, 1, 1)));
+  EXPECT_FALSE(same(after, before));
+
+  Tensor wi = randn({16, 32, 3, 3});
+  ASSERT_TRUE(wi.is_inference());
+  EXPECT_EQ(reorders([&] { before = conv2d(x, wi, {}, 1, 1); }), 1u);
+  EXPECT_EQ(reorders([&] { EXPECT_TRUE(same(conv2d(x, wi, {}, 1, 1), before)); }), 1u);
+  wi.add_(1);
+  EXPECT_EQ(reorders([&] { after = conv2d(x, wi, {}, 1, 1); }), 1u);
+  EXPECT_TRUE(same(after, conv2d(x, wi.clone(), {}, 1, 1)));
+  EXPECT_FALSE(same(after, before));
+}
+
+// Memory wrapped by from_blob can change without Ember seeing it: its reorders are never kept.
+TEST(NnConvWeightCache, FromBlobWeightsAreReorderedOnEveryCall) {
+  const Tensor x = randn({1, 32, 10, 10});
+  std::vector<float> blob = values(randn({16, 32, 3, 3}));
+  const Tensor w = from_blob(blob.data(), {16, 32, 3, 3});
+  Tensor before;
+  EXPECT_EQ(reorders([&] { before = conv2d(x, w, {}, 1, 1); }), 1u);
+  for (float& v : blob) v = -v;
+  Tensor after;
+  EXPECT_EQ(reorders([&] { after = conv2d(x, w, {}, 1, 1); }), 1u);
+  EXPECT_TRUE(same(after, conv2d(x, w.clone(), {}, 1, 1)));
+  EXPECT_TRUE(same(after, before.neg()));
+}
+
+// Plans are per thread: another thread reorders into its own, and sees writes made elsewhere.
+TEST(NnConvWeightCache, PlansArePerThreadAndSeeWritesFromOtherThreads) {
+  const Tensor x = randn({1, 32, 10, 10});
+  Tensor w = randn({16, 32, 3, 3});
+  const Tensor before = conv2d(x, w, {}, 1, 1);
+  std::thread([&] {
+    EXPECT_EQ(reorders([&] { EXPECT_TRUE(same(conv2d(x, w, {}, 1, 1), before)); }), 1u);
+    w.mul_(2);
+  }).join();
+  Tensor after;
+  EXPECT_EQ(reorders([&] { after = conv2d(x, w, {}, 1, 1); }), 1u);
+  EXPECT_TRUE(same(after, conv2d(x, w.clone(), {}, 1, 1)));
+  EXPECT_FALSE(same(after, before));
+}
+
+// Training: forward, backward (the input's gradient is a transposed convolution of the same
+// weight) and an optimizer step; every step's results are those of float64 copies, which take
+// the fallback and so no plan.
+TEST(NnConvWeightCache, TrainingStepsSeeEachUpdate) {
+  const Tensor x = randn({2, 32, 10, 10}).requires_grad_(), w = randn({16, 32, 3, 3}).requires_grad_();
+  optim::SGD opt({w}, optim::SGDOptions(0.1));
+  for (int step = 0; step < 3; ++step) {
+    SCOPED_TRACE(step);
+    opt.zero_grad();
+    x.mutable_grad() = Tensor();
+    const Tensor y = conv2d(x, w, {}, 1, 1);
+    y.sum().backward();
+    const Tensor x64 = x.detach().to(kDouble).requires_grad_(), w64 = w.detach().to(kDouble).requires_grad_();
+    const Tensor y64 = conv2d(x64, w64, {}, 1, 1);
+    y64.sum().backward();
+    EXPECT_TRUE(close(y, y64, 1e-4f));
+    EXPECT_TRUE(close(x.grad(), x64.grad(), 1e-4f));
+    EXPECT_TRUE(close(w.grad(), w64.grad(), 1e-4f));
+    opt.step();
+  }
 }
 
 TEST(NnConv, BadArgumentsRaisePyTorchErrors) {

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+#include <string>
 
 #include "ember/ember.h"
 #include "ember/torch.h"
@@ -151,6 +153,45 @@ TEST(Optim, FusedAdamMatchesMultiTensorAdamInEveryFloatDtype) {
         expect_equal_params(a, b, tol);
       }
     }
+  }
+}
+
+// Caches of derived data (oneDNN's reordered convolution weights) trust the storage's version:
+// a step must bump the version of every tensor it writes, parameters and state alike.
+TEST(Optim, StepsBumpTheVersionOfEveryTensorTheyWrite) {
+  using Make = std::function<std::unique_ptr<eo::Optimizer>(const std::vector<Tensor>&)>;
+  const std::vector<std::pair<const char*, Make>> optimizers = {
+      {"sgd", [](const auto& p) { return std::make_unique<eo::SGD>(p, eo::SGDOptions(0.1).momentum(0.9)); }},
+      {"adam", [](const auto& p) { return std::make_unique<eo::Adam>(p, eo::AdamOptions(0.01).amsgrad(true)); }},
+      {"fused adam",
+       [](const auto& p) { return std::make_unique<eo::Adam>(p, eo::AdamOptions(0.01).amsgrad(true).fused(true)); }},
+      {"fused adamw",
+       [](const auto& p) { return std::make_unique<eo::AdamW>(p, eo::AdamWOptions(0.01).amsgrad(true).fused(true)); }},
+      {"rmsprop",
+       [](const auto& p) {
+         return std::make_unique<eo::RMSprop>(p, eo::RMSpropOptions(0.01).momentum(0.9).centered(true));
+       }},
+      {"adagrad", [](const auto& p) { return std::make_unique<eo::Adagrad>(p, eo::AdagradOptions(0.1)); }},
+  };
+  for (const auto& [name, make] : optimizers) {
+    SCOPED_TRACE(name);
+    auto ps = make_params(8);
+    auto opt = make(ps);
+    set_grads(ps, 0);
+    opt->step();  // creates the state
+    std::vector<std::pair<std::string, Tensor>> written;
+    for (const Tensor& p : ps) {
+      if (p.numel() == 0) continue;  // nothing to write
+      written.emplace_back("parameter", p);
+      for (const eo::StateField& f : opt->state().at(p.unsafeGetTensorImpl())->fields())
+        if (f.tensor && f.tensor->defined()) written.emplace_back(f.name, *f.tensor);
+    }
+    std::vector<int64_t> before;
+    for (const auto& w : written) before.push_back(w.second._version());
+    set_grads(ps, 1);
+    opt->step();
+    for (size_t i = 0; i < written.size(); ++i)
+      EXPECT_GT(written[i].second._version(), before[i]) << written[i].first << " " << written[i].second.sizes();
   }
 }
 

@@ -147,6 +147,19 @@ TEST(TensorCore, InplaceOpsBumpTheVersionSharedByViews) {
   EXPECT_EQ(t[3].item<float>(), 1.0f);
 }
 
+TEST(TensorCore, StorageIdsAreNeverReusedWhenAddressesAre) {
+  Tensor a = empty({1 << 10});
+  const void* data = a.data_ptr();
+  const uint64_t id = a.impl()->storage()->id();
+  EXPECT_EQ(a.view({32, 32}).impl()->storage()->id(), id);  // views share the storage
+  a = Tensor();
+  Tensor b = empty({1 << 10});
+  EXPECT_EQ(b.data_ptr() == data, cpu_allocator::caching_enabled());  // the freed block is reused when caching
+  EXPECT_NE(b.impl()->storage()->id(), id);
+  float blob[2] = {};
+  EXPECT_NE(from_blob(blob, {2}).impl()->storage()->id(), from_blob(blob, {2}).impl()->storage()->id());
+}
+
 TEST(TensorCore, ErrorsNameTheOpAndShapes) {
   try {
     add(ones({2, 3}), ones({2, 4}));

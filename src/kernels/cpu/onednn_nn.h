@@ -4,8 +4,10 @@
 #pragma once
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -16,22 +18,40 @@ namespace ember::onednn {
 // Primitives run in order. `user` holds the memories whose data the caller supplies on each run
 // (tagged by DNNL_ARG_* of the main primitive); steps may share them and own scratch memories
 // (a reordered source or weight, a blocked destination) allocated once with the plan.
+// A weight's reorder is skipped while the weight holds the data it read last time, unchanged:
+// an inference loop reorders each weight once per plan (and so per thread). Storage whose version
+// does not follow its writes (inference tensors', from_blob's) is reordered on every run.
 struct Plan {
+  // The data a tensor holds: its storage (an id, never reused as addresses are), where in it, and
+  // the storage's version, which every write through Ember bumps.
+  struct Source {
+    uint64_t storage = 0;
+    const void* data = nullptr;
+    uint32_t version = 0;
+    bool operator==(const Source&) const = default;
+  };
   struct Step {
     dnnl::primitive primitive;
     std::unordered_map<int, dnnl::memory> args;
+    // A weight's reorder: the user argument it reads (DNNL_ARG_* are positive) and what its last
+    // run read.
+    int weight = 0;
+    std::optional<Source> done = std::nullopt;
   };
+  enum class Use { kInput, kWeight, kOutput };
   std::vector<Step> steps;
   std::unordered_map<int, dnnl::memory> user;
   // The memory for `arg` in layout `want`: the user's memory when it has it already; otherwise a
-  // new memory in `want` and a reorder step from the user's one (input == true) appended now, or
-  // returned in `pending` to run after the main primitive (an output).
-  dnnl::memory bind(int arg, const dnnl::memory::desc& user_md, const dnnl::memory::desc& want, bool input,
+  // new memory in `want` and a reorder step from the user's one appended now (an input or a
+  // weight), or returned in `pending` to run after the main primitive (an output).
+  dnnl::memory bind(int arg, const dnnl::memory::desc& user_md, const dnnl::memory::desc& want, Use use,
                     std::vector<Step>* pending = nullptr);
-  void execute(std::initializer_list<std::pair<int, const void*>> handles);
+  // Runs the steps on the operands' data (each tensor's data_ptr(), tagged as in `user`).
+  void execute(std::initializer_list<std::pair<int, const Tensor&>> operands);
 };
 
 Plan& cached_plan(const Key& key, const std::function<Plan()>& make);
+size_t weight_reorders();  // weight reorders run by plans on this thread (for tests)
 
 // True when the implementation oneDNN picked is one of its optimized ones (not "ref").
 bool is_optimized(const dnnl::primitive_desc_base& pd);
