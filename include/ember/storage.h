@@ -70,11 +70,15 @@ class StorageImpl : public RefCounted {
   // owned elsewhere (from_blob), which its owner may write behind Ember's back.
   bool version_tracks_writes() const { return owns_ && !inference_; }
   // Unique in the process, unlike data(): the caching allocator hands a freed block to the next
-  // storage of its size. With version() it tells that data seen before is still the same.
-  uint64_t id() const { return id_; }
+  // storage of its size. With version() it tells that data seen before is still the same. Drawn on
+  // first use, so that making a storage (every op's result) costs no shared atomic.
+  uint64_t id() const {
+    const uint64_t id = id_.load(std::memory_order_acquire);
+    return id != 0 ? id : assign_id();
+  }
 
  private:
-  static uint64_t next_id();
+  uint64_t assign_id() const;
 
   void* data_;
   size_t nbytes_;
@@ -82,7 +86,7 @@ class StorageImpl : public RefCounted {
   bool owns_ = true;
   bool inference_ = false;
   std::atomic<uint32_t> version_{0};
-  const uint64_t id_ = next_id();
+  mutable std::atomic<uint64_t> id_{0};  // 0: not drawn yet
 };
 
 }  // namespace ember

@@ -238,9 +238,12 @@ void reset_peak_stats() {
 
 namespace ember {
 
-uint64_t StorageImpl::next_id() {
+uint64_t StorageImpl::assign_id() const {
   static std::atomic<uint64_t> next{1};
-  return next.fetch_add(1, std::memory_order_relaxed);
+  uint64_t expected = 0;
+  const uint64_t drawn = next.fetch_add(1, std::memory_order_relaxed);
+  // Two threads may ask at once: the first to store wins, the other's number goes unused.
+  return id_.compare_exchange_strong(expected, drawn, std::memory_order_acq_rel) ? drawn : expected;
 }
 
 StorageImpl::StorageImpl(size_t nbytes) : data_(cpu_allocator::allocate(nbytes)), nbytes_(nbytes) {}
