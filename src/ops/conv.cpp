@@ -181,8 +181,10 @@ onednn::Plan build_plan(const PD& pd, const dnnl::primitive& prim, const dnnl::m
 // The plan for a (transposed) convolution: the tensors' own strided layouts when a fast
 // implementation takes them; for contiguous (NCHW) 2-D tensors, else, the 16-channel blocked
 // layout (nChw16c: its reorders from and to NCHW are cheaper than NHWC's transposes, about 5% of
-// a 3x3 64-channel conv, and it is what libtorch runs); else the layouts the primitive prefers
-// with reorders around it. Weights always go in the primitive's preferred layout: a reorder when
+// a 3x3 64-channel conv, and it is what libtorch runs), the input kept plain when it has fewer
+// than 16 channels (a first layer: oneDNN's kernel for it reads NCHW, and padding 1 or 3 channels
+// to 16 would multiply its work; the blocked output and its reorder cost a third of NHWC's
+// transpose); else the layouts the primitive prefers with reorders around it. Weights always go in the primitive's preferred layout: a reorder when
 // theirs differs, which the plan skips while the weight is unchanged since its last run (same
 // storage, address and version), so inference reorders each weight once; the input's gradient,
 // a convolution of the same weight, runs through such a plan too.
@@ -196,11 +198,13 @@ onednn::Plan make_conv_plan(const Tensor& x, const Tensor& w, const Tensor& b, c
   const memory::dims &strides = geo.strides, &dil = geo.dil, &pl = geo.pl, &pr = geo.pr;
   enum class Layout { kOwn, kBlocked16, kPreferred };
   const bool nchw = x.dim() == 4 && x.is_contiguous() && out.is_contiguous();
+  const bool few_channels = !a.transposed && x.size(1) / a.groups < 16;
   for (Layout layout : {Layout::kOwn, Layout::kBlocked16, Layout::kPreferred}) {
     if (layout == Layout::kBlocked16 && !nchw) continue;
     const memory::format_tag tag =
         layout == Layout::kBlocked16 ? memory::format_tag::nChw16c : memory::format_tag::any;
-    const memory::desc s = layout == Layout::kOwn ? src : memory::desc(src.dims(), dt, tag);
+    const bool own_src = layout == Layout::kOwn || (layout == Layout::kBlocked16 && few_channels);
+    const memory::desc s = own_src ? src : memory::desc(src.dims(), dt, tag);
     const memory::desc d = layout == Layout::kOwn ? dst : memory::desc(dst.dims(), dt, tag);
     const bool must_be_fast = layout != Layout::kPreferred;
     try {
