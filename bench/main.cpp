@@ -1,6 +1,7 @@
 // ember_bench: every registered case in Ember and in its baseline (libtorch, or Ember's own
 // default mode), same run, same thread count, then Compare tables, a summary against the
 // targets and, with --json, one object per case.
+#include <malloc.h>
 #include <omp.h>
 #include <torch/utils.h>  // torch::set_num_threads
 
@@ -182,6 +183,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ember_bench: no case matches '%s' (see --list)\n", opt.filter.c_str());
     return 2;
   }
+
+  // libtorch's CPU allocator takes every tensor from malloc. glibc serves blocks above a threshold
+  // with fresh mmaps (page faults on each first touch) and moves that threshold up as such blocks
+  // are freed, so libtorch's speed on multi-MiB tensors depended on which cases ran before (a
+  // conv case alone: 4.4 ms; after others: 0.9 ms). Fixed thresholds give the baseline its steady
+  // best: blocks up to 32 MiB (glibc's maximum) come from the heap, which is not trimmed.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
 
   ember::set_num_threads(opt.threads);
   torch::set_num_threads(opt.threads);
