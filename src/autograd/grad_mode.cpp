@@ -19,19 +19,25 @@ void GradMode::set_enabled(bool enabled) {
 bool is_grad_enabled() { return GradMode::is_enabled(); }
 void set_grad_enabled(bool enabled) { GradMode::set_enabled(enabled); }
 
-AutoGradMode::AutoGradMode(bool enabled) : saved_(thread_state().active & kGradModeLayer) {
-  GradMode::set_enabled(enabled);
+AutoGradMode::AutoGradMode(bool enabled) {
+  uint32_t& active = thread_state().active;
+  saved_ = active & kGradModeLayer;
+  active = enabled ? active | kGradModeLayer : active & ~static_cast<uint32_t>(kGradModeLayer);
 }
-AutoGradMode::~AutoGradMode() { GradMode::set_enabled(saved_ != 0); }
+AutoGradMode::~AutoGradMode() {
+  uint32_t& active = thread_state().active;
+  active = (active & ~static_cast<uint32_t>(kGradModeLayer)) | saved_;
+}
 
 namespace {
 constexpr uint32_t kModeBits = kGradModeLayer | kInferenceLayer;
 }
 
-InferenceMode::InferenceMode(bool enabled) : saved_(thread_state().active & kModeBits) {
+InferenceMode::InferenceMode(bool enabled) {
   uint32_t& active = thread_state().active;
-  active &= ~kModeBits;
-  active |= enabled ? static_cast<uint32_t>(kInferenceLayer) : static_cast<uint32_t>(kGradModeLayer);
+  saved_ = active & kModeBits;
+  const uint32_t mode = enabled ? kInferenceLayer : kGradModeLayer;
+  active = (active & ~kModeBits) | mode;
 }
 InferenceMode::~InferenceMode() {
   uint32_t& active = thread_state().active;
