@@ -1,6 +1,7 @@
 // nn ops: semantics on hand-checked values, PyTorch's errors for bad arguments, output layouts,
 // dropout's randomness, and reuse of cached oneDNN primitives and reordered weights.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <functional>
@@ -129,6 +130,21 @@ size_t reorders(const std::function<void()>& f) {
 const MemoryFormat kWeightFormats[] = {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast};
 
 }  // namespace
+
+// oneDNN threads with the calling thread's OpenMP count: a convolution run from a thread of the
+// user's own sets it to Ember's first, so that threads calling Ember do not multiply its threads.
+TEST(NnConv, RunsWithEmbersThreadCountOnAnyThread) {
+  const int threads = get_num_threads();
+  set_num_threads(1);
+  int seen = 0;
+  std::thread([&] {
+    omp_set_num_threads(2);  // a count of the thread's own, as OMP_NUM_THREADS would give it
+    (void)conv2d(randn({2, 16, 12, 12}), randn({16, 16, 3, 3}), {}, 1, 1);
+    seen = omp_get_max_threads();
+  }).join();
+  set_num_threads(threads);
+  EXPECT_EQ(seen, 1);
+}
 
 TEST(NnConvWeightCache, RepeatedCallsReorderTheWeightOnce) {
   for (MemoryFormat f : kWeightFormats) {

@@ -25,6 +25,8 @@ dnnl::engine& engine() {
 }
 
 dnnl::stream& stream() {
+  const int threads = in_parallel_region() ? 1 : get_num_threads();
+  if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
   thread_local dnnl::stream s(engine());
   return s;
 }
@@ -54,9 +56,6 @@ dnnl::memory::desc desc_of(const Tensor& t) { return desc_of(t.sizes(), t.stride
 
 void Primitive::execute(std::initializer_list<std::pair<int, const void*>> handles) {
   for (const auto& [arg, ptr] : handles) args.at(arg).set_data_handle(const_cast<void*>(ptr));
-  // oneDNN threads with this thread's OpenMP count: keep it equal to Ember's.
-  const int threads = in_parallel_region() ? 1 : get_num_threads();
-  if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
   dnnl::stream& s = stream();
   primitive.execute(s, args);
   s.wait();

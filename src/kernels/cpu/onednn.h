@@ -16,7 +16,9 @@
 namespace ember::onednn {
 
 dnnl::engine& engine();
-dnnl::stream& stream();  // this thread's
+// This thread's stream, for a primitive about to run: oneDNN threads with the calling thread's
+// OpenMP count, which this sets to Ember's (1 inside a parallel region) first.
+dnnl::stream& stream();
 
 // oneDNN's data type for a dtype, or nullopt (float64 and 16-bit integers have none).
 std::optional<dnnl::memory::data_type> data_type(ScalarType t);
