@@ -98,6 +98,11 @@ void set_view_base(const Tensor& view, const Tensor& of, ViewCreation creation) 
   m.view_version = version_of(view);
   // PyTorch propagates creation_meta from a view to its views
   m.creation = creation != ViewCreation::kDefault ? creation : of_is_view ? om->creation : ViewCreation::kDefault;
+  // PyTorch: a view made without recording (no_grad, inference mode) of a tensor that requires
+  // grad requires grad too, with neither history nor an accumulator of its own (gradients through
+  // it reach nothing); an in-place write on it with grad mode on raises.
+  if (creation != ViewCreation::kDefault && of.requires_grad())
+    view.unsafeGetTensorImpl()->set_requires_grad_flag(true);
 }
 
 void track_view(const Tensor& result, const Tensor& input, ViewCreation creation) {

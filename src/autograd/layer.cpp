@@ -84,14 +84,17 @@ void fail_out_requires_grad(const char* op) {
 
 void check_inplace(const Tensor& self, const char* op) {
   if (!self.defined()) return;
-  EMBER_CHECK(!(self.requires_grad() && self.is_leaf()), op,
-              "a leaf Variable that requires grad is being used in an in-place operation.");
-  if (AutogradMeta* m = get_meta(self); m && m->base.defined()) {
+  // PyTorch's order: a view's own errors first (one made under no_grad is itself a leaf)
+  AutogradMeta* m = get_meta(self);
+  const bool view = m && m->base.defined();
+  if (view) {
     if (m->creation != ViewCreation::kDefault) fail_view_inplace(op, /*indirect=*/false, m->creation);
     EMBER_CHECK(!(m->base.requires_grad() && m->base.is_leaf()), op,
                 "a view of a leaf Variable that requires grad is being used in an in-place operation.");
-    refresh_view_grad_fn(self, *m);
   }
+  EMBER_CHECK(!(self.requires_grad() && self.is_leaf()), op,
+              "a leaf Variable that requires grad is being used in an in-place operation.");
+  if (view) refresh_view_grad_fn(self, *m);
 }
 
 bool is_differentiable_type(ScalarType t) { return is_floating_type(t); }

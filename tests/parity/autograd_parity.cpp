@@ -266,3 +266,58 @@ TEST(AutogradParity, SecondOrderGradientsMatchLibtorch) {
 }
 
 }  // namespace
+
+// Views made without recording (no_grad, inference mode) of a leaf, of a non-leaf and of a tensor
+// not requiring grad: requires_grad, is_leaf, whether an in-place write with grad mode on raises,
+// and where a gradient through the view goes, as libtorch.
+TEST(AutogradParity, ViewsMadeWithoutRecordingMatchLibtorch) {
+  struct Flags {
+    bool requires_grad, is_leaf, write_raises, base_grad;
+  };
+  enum class Base { kLeaf, kNonLeaf, kPlain };
+  for (bool inference : {false, true}) {
+    for (Base kind : {Base::kLeaf, Base::kNonLeaf, Base::kPlain}) {
+      SCOPED_TRACE(std::string(inference ? "inference mode" : "no_grad") + ", base " +
+                   std::to_string(static_cast<int>(kind)));
+      const ember::Tensor x = parity::random({4}, ember::kDouble, 11);
+      const ember::Tensor ex = kind == Base::kPlain ? x : x.detach().requires_grad_();
+      const torch::Tensor tx = kind == Base::kPlain ? to_torch(x) : to_torch(x).requires_grad_();
+      const ember::Tensor eb = kind == Base::kNonLeaf ? ex * 2 : ex;
+      const torch::Tensor tb = kind == Base::kNonLeaf ? tx * 2 : tx;
+      ember::Tensor ev;
+      torch::Tensor tv;
+      if (inference) {
+        ember::InferenceMode e_guard;
+        c10::InferenceMode t_guard;
+        ev = eb.slice(0, 1, 3);
+        tv = tb.slice(0, 1, 3);
+      } else {
+        ember::NoGradGuard e_guard;
+        torch::NoGradGuard t_guard;
+        ev = eb.slice(0, 1, 3);
+        tv = tb.slice(0, 1, 3);
+      }
+      const ember::Tensor ew = ember::ones({2}, ember::kDouble).requires_grad_();
+      const torch::Tensor tw = torch::ones({2}, torch::kDouble).requires_grad_();
+      if (ev.requires_grad()) (ev * ew).sum().backward();
+      if (tv.requires_grad()) (tv * tw).sum().backward();
+      bool e_raises = false, t_raises = false;
+      try {
+        ev.mul_(ew);
+      } catch (const ember::Error&) {
+        e_raises = true;
+      }
+      try {
+        tv.mul_(tw);
+      } catch (const c10::Error&) {
+        t_raises = true;
+      }
+      const Flags e{ev.requires_grad(), ev.is_leaf(), e_raises, ex.grad().defined()};
+      const Flags t{tv.requires_grad(), tv.is_leaf(), t_raises, tx.grad().defined()};
+      EXPECT_EQ(e.requires_grad, t.requires_grad);
+      EXPECT_EQ(e.is_leaf, t.is_leaf);
+      EXPECT_EQ(e.write_raises, t.write_raises);
+      EXPECT_EQ(e.base_grad, t.base_grad);
+    }
+  }
+}

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -195,19 +196,56 @@ TEST(AutogradInplace, InPlaceWithGradOnAViewMadeUnderNoGradRaises) {
   }
   EXPECT_TRUE(v.is_view());
   EXPECT_TRUE(v._base().is_same(y));
-  EXPECT_FALSE(v.requires_grad());
+  EXPECT_TRUE(v.requires_grad());  // as its base, without a history: a leaf
+  EXPECT_TRUE(v.is_leaf());
+  EXPECT_FALSE(b.requires_grad());
   const std::string direct = "A view was created in no_grad mode and is being modified inplace with grad mode enabled.";
   expect_error([&] { v.mul_(w); }, {"mul_", direct});
+  expect_error([&] { v.mul_(2); }, {"mul_", direct});  // v requires grad: the write would be recorded
   expect_error([&] { b.copy_(w * 2); }, {"copy_", direct});
   Tensor vv = v.slice(0, 0, 1);  // a view of it, made with grad mode on, inherits its creation mode
   expect_error([&] { vv.add_(w.slice(0, 0, 1)); }, {"add_", direct});
   EXPECT_EQ(values(y), (V{1.0, 2.0, 3.0}));
-  v.mul_(2);  // nothing requires grad: not recorded, allowed as in PyTorch
+  b.mul_(2);  // nothing requires grad: not recorded, allowed as in PyTorch
   {
     NoGradGuard guard;
     b.copy_(w * 2);  // view and write both under no_grad: allowed
   }
   EXPECT_EQ(values(buffer), (V{0.0, 4.0, 4.0}));
+}
+
+// As PyTorch: a view made under no_grad or in inference mode of a tensor that requires grad
+// requires grad, as a leaf with no accumulator: ops on it in grad mode are recorded, and the
+// gradients they send it reach neither its base nor a .grad of its own.
+TEST(AutogradInplace, ViewsMadeWithoutRecordingRequireGradAndStopGradients) {
+  for (bool inference : {false, true}) {
+    SCOPED_TRACE(inference ? "inference mode" : "no_grad");
+    const Tensor x = leaf({1.0, 2.0, 3.0});
+    const Tensor w = leaf({4.0, 5.0});
+    Tensor v, u;
+    {
+      std::optional<NoGradGuard> no_grad;
+      std::optional<InferenceMode> inference_mode;
+      if (inference) {
+        inference_mode.emplace();
+      } else {
+        no_grad.emplace();
+      }
+      v = x.slice(0, 0, 2);
+      u = x.detach().slice(0, 0, 2);
+    }
+    EXPECT_TRUE(v.requires_grad());
+    EXPECT_TRUE(v.is_leaf());
+    EXPECT_EQ(v.grad_fn(), nullptr);
+    EXPECT_FALSE(v.is_inference());
+    EXPECT_FALSE(u.requires_grad());
+    const Tensor y = (v * w).sum();
+    ASSERT_NE(y.grad_fn(), nullptr);
+    y.backward();
+    EXPECT_EQ(values(w.grad()), (V{1.0, 2.0}));
+    EXPECT_FALSE(x.grad().defined());
+    EXPECT_FALSE(v.grad().defined());
+  }
 }
 
 TEST(AutogradInplace, ViewMadeUnderNoGradWhoseBaseIsRebasedRaisesOnGradFn) {
