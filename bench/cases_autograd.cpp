@@ -83,6 +83,21 @@ bench::Register add_inference_small_f32{{
         },
 }};
 
+// `step` under InferenceMode against the same under NoGradGuard, each guard taken per call.
+template <class Step>
+bench::Outcome inference_vs_no_grad(const bench::Context& ctx, const Step& step) {
+  return bench::time_pair(ctx, {.ember =
+                                    [&] {
+                                      ember::InferenceMode guard;
+                                      step();
+                                    },
+                                .baseline =
+                                    [&] {
+                                      ember::NoGradGuard guard;
+                                      step();
+                                    }});
+}
+
 // An add alone: neither mode records anything for it, so the two cost the same; the case shows that
 // inference mode adds nothing to a plain op.
 bench::Register add_inference_vs_no_grad{{
@@ -93,16 +108,7 @@ bench::Register add_inference_vs_no_grad{{
     .run =
         [](const bench::Context& ctx) {
           const Small in;
-          return bench::time_pair(ctx, {.ember =
-                                            [&] {
-                                              ember::InferenceMode guard;
-                                              (void)(in.a + in.b);
-                                            },
-                                        .baseline =
-                                            [&] {
-                                              ember::NoGradGuard guard;
-                                              (void)(in.a + in.b);
-                                            }});
+          return inference_vs_no_grad(ctx, [&] { (void)(in.a + in.b); });
         },
 }};
 
@@ -118,21 +124,11 @@ bench::Register step_inference_vs_no_grad{{
     .run =
         [](const bench::Context& ctx) {
           const Small in;
-          auto step = [&] {
+          return inference_vs_no_grad(ctx, [&] {
             ember::Tensor y = in.a + in.b;
             y.relu_();
             (void)y.view({2, 4}).select(0, 1);
-          };
-          return bench::time_pair(ctx, {.ember =
-                                            [&] {
-                                              ember::InferenceMode guard;
-                                              step();
-                                            },
-                                        .baseline =
-                                            [&] {
-                                              ember::NoGradGuard guard;
-                                              step();
-                                            }});
+          });
         },
 }};
 
