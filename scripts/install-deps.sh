@@ -4,6 +4,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ git
   libdnnl-dev            # oneDNN: matmul and convolution primitives
+  ocl-icd-opencl-dev     # only a Recommends of libdnnl-dev, but its CMake config requires OpenCL
   libhwy-dev             # Google Highway: portable SIMD with run-time target dispatch
   libgtest-dev libgmock-dev  # GoogleTest
   libtorch-dev           # PyTorch 1.13.1 C++ API: reference for parity tests and benchmarks only
