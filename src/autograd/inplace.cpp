@@ -101,7 +101,7 @@ void set_view_base(const Tensor& view, const Tensor& of, ViewCreation creation) 
   // PyTorch: a view made without recording (no_grad, inference mode) of a tensor that requires
   // grad requires grad too, with neither history nor an accumulator of its own (gradients through
   // it reach nothing); an in-place write on it with grad mode on raises.
-  if (creation != ViewCreation::kDefault && of.requires_grad())
+  if ((creation == ViewCreation::kNoGrad || creation == ViewCreation::kInferenceMode) && of.requires_grad())
     view.unsafeGetTensorImpl()->set_requires_grad_flag(true);
 }
 
@@ -111,13 +111,23 @@ void track_view(const Tensor& result, const Tensor& input, ViewCreation creation
     set_view_base(result, input, creation);
 }
 
-void fail_view_inplace(const char* op, bool indirect, ViewCreation creation) {
-  const bool inference = creation == ViewCreation::kInferenceMode;
-  ::ember::detail::fail(op, "A view was created in ", inference ? "inference" : "no_grad", " mode and ",
-                        indirect ? "its base or another view of its base has been" : "is being", " modified inplace ",
-                        inference ? "in normal mode" : "with grad mode enabled",
-                        ". Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
-                        "your code by moving both the view and the inplace either both inside the ",
+void fail_view_inplace(const char* op, const Tensor& view, bool indirect) {
+  const AutogradMeta& m = *get_meta(view);
+  const bool inference = m.creation == ViewCreation::kInferenceMode;
+  const char* modified = indirect ? "its base or another view of its base has been" : "is being";
+  const std::string what =
+      m.creation == ViewCreation::kMultiOutput && m.grad_fn
+          ? "Output " + std::to_string(m.output_nr) + " of " + m.grad_fn->name() + " is a view and " + modified +
+                " modified inplace."
+          : std::string("A view was created in ") + (inference ? "inference" : "no_grad") + " mode and " + modified +
+                " modified inplace " + (inference ? "in normal mode." : "with grad mode enabled.");
+  if (m.creation == ViewCreation::kMultiOutput) {
+    ::ember::detail::fail(op, what, " This view is the output of a function that returns multiple views. Such "
+                          "functions do not allow the output views to be modified inplace. You should replace the "
+                          "inplace operation by an out-of-place one.");
+  }
+  ::ember::detail::fail(op, what, " Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+                        "clarify your code by moving both the view and the inplace either both inside the ",
                         inference ? "inference_mode" : "no_grad",
                         " block (if you don't want the inplace to be tracked) or both outside (if you want the "
                         "inplace to be tracked).");
@@ -131,9 +141,9 @@ void refresh_view_grad_fn(const Tensor& view, AutogradMeta& m) {
     m.view_version = now;
     return;
   }
-  // A view made under no_grad or in inference mode has no history of its own to regenerate from
-  // (PyTorch raises too).
-  if (m.creation != ViewCreation::kDefault) fail_view_inplace("autograd", /*indirect=*/true, m.creation);
+  // A view made under no_grad or in inference mode has no history of its own to regenerate from,
+  // nor has an output of a multi-view op (PyTorch raises too).
+  if (m.creation != ViewCreation::kDefault) fail_view_inplace("autograd", view, /*indirect=*/true);
   m.view_version = now;
   detail::set_history(view, std::make_shared<AsStridedBackward>(m.base, view), 0);
 }

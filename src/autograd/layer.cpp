@@ -88,7 +88,7 @@ void check_inplace(const Tensor& self, const char* op) {
   AutogradMeta* m = get_meta(self);
   const bool view = m && m->base.defined();
   if (view) {
-    if (m->creation != ViewCreation::kDefault) fail_view_inplace(op, /*indirect=*/false, m->creation);
+    if (m->creation != ViewCreation::kDefault) fail_view_inplace(op, self, /*indirect=*/false);
     EMBER_CHECK(!(m->base.requires_grad() && m->base.is_leaf()), op,
                 "a view of a leaf Variable that requires grad is being used in an in-place operation.");
   }

@@ -27,8 +27,9 @@ class SpinLock {
 };
 
 // Where a view was made (PyTorch's creation_meta): an in-place write recorded through a view made
-// under no_grad or in inference mode raises, since its history cannot be told.
-enum class ViewCreation : uint8_t { kDefault, kNoGrad, kInferenceMode };
+// under no_grad or in inference mode raises, since its history cannot be told; so does one through
+// an output of an op returning several views (split, chunk, unbind: one node joins them all).
+enum class ViewCreation : uint8_t { kDefault, kNoGrad, kInferenceMode, kMultiOutput };
 
 // What TensorImpl's autograd slot holds.
 struct AutogradMeta final : AutogradMetaInterface {
@@ -56,10 +57,9 @@ AutogradMeta& materialize_meta(const Tensor& t);
 Edge gradient_edge(const Tensor& t);
 // Records that `view` aliases `of` (their storage is shared), made where `creation` says.
 void set_view_base(const Tensor& view, const Tensor& of, ViewCreation creation);
-// PyTorch's error for an in-place write recorded on a view made under no_grad or in inference
-// mode (`indirect`: the
-// write was into its base or another view of it).
-[[noreturn]] void fail_view_inplace(const char* op, bool indirect, ViewCreation creation);
+// PyTorch's error for an in-place write recorded on a view made under no_grad, in inference mode
+// or by an op returning several views (`indirect`: the write was into its base or another view of it).
+[[noreturn]] void fail_view_inplace(const char* op, const Tensor& view, bool indirect);
 // A view whose base's history changed since its grad_fn was made gets an AsStridedBackward0 node
 // onto the base's current history (PyTorch regenerates it the same way).
 void refresh_view_grad_fn(const Tensor& view, AutogradMeta& m);

@@ -2,6 +2,7 @@
 // no view is possible, as PyTorch).
 #include <numeric>
 
+#include "autograd/variable.h"
 #include "dispatch/dispatch.h"
 #include "ember/factory.h"
 #include "ember/indexing.h"
@@ -509,6 +510,70 @@ struct UnfoldOp {
   }
 };
 
+// split, split_with_sizes, chunk and unbind: PyTorch's multi-output views. With a graph one node
+// joins every output to self, the gradient of self being the outputs' gradients put back together
+// (cat for split, stack for unbind; zeros for outputs that got none), so double backward records
+// through cat/stack. In grad mode an in-place write recorded on an output raises PyTorch's error
+// (ViewCreation::kMultiOutput); under no_grad and in inference mode the outputs are views as any.
+class MultiViewBackward final : public autograd::Node {
+ public:
+  MultiViewBackward(const char* name, const char* forward_op, int64_t dim, bool stacked,
+                    const std::vector<Tensor>& outputs)
+      : name_(name), dim_(dim), stacked_(stacked), dtype_(outputs.front().dtype()) {
+    this->forward_op = forward_op;
+    for (const Tensor& o : outputs) sizes_.emplace_back(o.sizes());
+  }
+  std::string name() const override { return name_; }
+  autograd::variable_list apply(autograd::variable_list&& grads) override {
+    std::vector<Tensor> parts;
+    parts.reserve(sizes_.size());
+    for (size_t i = 0; i < sizes_.size(); ++i)
+      parts.push_back(i < grads.size() && grads[i].defined() ? grads[i] : zeros(sizes_[i], TensorOptions().dtype(dtype_)));
+    return {stacked_ ? stack(parts, dim_) : cat(parts, dim_)};
+  }
+
+ private:
+  const char* name_;
+  int64_t dim_;
+  bool stacked_;
+  ScalarType dtype_;
+  std::vector<DimVector> sizes_;
+};
+
+// `n` views of self, the i-th made by ViewOp from self and the arguments args_of(i) gives.
+template <class ViewOp, class ArgsOf>
+std::vector<Tensor> multi_output_views(const Tensor& self, int64_t n, const char* node_name, int64_t dim, bool stacked,
+                                       const ArgsOf& args_of) {
+  std::vector<Tensor> out;
+  out.reserve(n);
+  // no_grad or inference mode (or an inference tensor): dispatched, recorded as such views
+  if (!GradMode::is_enabled() || self.is_inference()) {
+    for (int64_t i = 0; i < n; ++i)
+      out.push_back(std::apply([&](auto... a) { return dispatch::call<ViewOp>(self, a...); }, args_of(i)));
+    return out;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    out.push_back(std::apply([&](auto... a) { return ViewOp::run(self, a...); }, args_of(i)));
+    autograd::set_view_base(out.back(), self, autograd::ViewCreation::kMultiOutput);
+  }
+  if (self.requires_grad() && !out.empty()) {
+    auto node = std::make_shared<MultiViewBackward>(node_name, ViewOp::name, dim, stacked, out);
+    node->add_input_edge(self);
+    for (int64_t i = 0; i < n; ++i) autograd::detail::set_history(out[i], node, static_cast<uint32_t>(i));
+  }
+  return out;
+}
+
+// Views of self along dim, of the given lengths, as one multi-output op.
+std::vector<Tensor> split_views(const Tensor& self, int64_t dim, const std::vector<int64_t>& lengths,
+                                const char* node_name) {
+  std::vector<int64_t> starts(lengths.size() + 1, 0);
+  std::partial_sum(lengths.begin(), lengths.end(), starts.begin() + 1);
+  return multi_output_views<SliceOp>(self, static_cast<int64_t>(lengths.size()), node_name, dim, false, [&](int64_t i) {
+    return std::tuple{dim, std::optional<int64_t>(starts[i]), std::optional<int64_t>(starts[i + 1]), int64_t{1}};
+  });
+}
+
 }  // namespace
 
 DimVector infer_size(IntArrayRef a, IntArrayRef b, const char* op) {
@@ -614,10 +679,10 @@ std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
   const int64_t size = self.sizes()[dim];
   EMBER_CHECK(split_size > 0 || size == 0, "split", "split_size can only be 0 if dimension size is 0, but got "
               "dimension size of ", size);
-  std::vector<Tensor> out;
-  if (size == 0) return {self.narrow(dim, 0, 0)};
-  for (int64_t s = 0; s < size; s += split_size) out.push_back(self.narrow(dim, s, std::min(split_size, size - s)));
-  return out;
+  std::vector<int64_t> lengths;
+  if (size == 0) lengths.push_back(0);
+  for (int64_t s = 0; s < size; s += split_size) lengths.push_back(std::min(split_size, size - s));
+  return split_views(self, dim, lengths, "SplitBackward0");
 }
 std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, int64_t dim) {
   EMBER_CHECK(self.dim() > 0, "split_with_sizes", "split expects at least a 1-dimensional tensor");
@@ -630,30 +695,23 @@ std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes
   }
   EMBER_CHECK(total == self.sizes()[dim], "split_with_sizes", "split_with_sizes expects split_sizes to sum exactly to ",
               self.sizes()[dim], " (input tensor's size at dimension ", dim, "), but got split_sizes=", split_sizes);
-  std::vector<Tensor> out;
-  int64_t start = 0;
-  for (int64_t s : split_sizes) {
-    out.push_back(self.narrow(dim, start, s));
-    start += s;
-  }
-  return out;
+  return split_views(self, dim, std::vector<int64_t>(split_sizes.begin(), split_sizes.end()),
+                     "SplitWithSizesBackward0");
 }
 std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
   EMBER_CHECK(self.dim() > 0, "chunk", "chunk expects at least a 1-dimensional tensor");
   EMBER_CHECK(chunks > 0, "chunk", "chunk expects `chunks` to be greater than 0, got: ", chunks);
   const int64_t size = self.size(dim);
   const int64_t split_size = (size + chunks - 1) / chunks;
-  if (split_size == 0 && size == 0) {
-    std::vector<int64_t> sizes(chunks, 0);
-    return split_with_sizes(self, sizes, dim);
-  }
+  if (split_size == 0 && size == 0)  // PyTorch's chunk: SplitBackward0 for these too
+    return split_views(self, maybe_wrap_dim(dim, self.dim(), "chunk"), std::vector<int64_t>(chunks, 0),
+                       "SplitBackward0");
   return split(self, split_size, dim);
 }
 std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
   dim = maybe_wrap_dim(dim, self.dim(), "unbind", false);
-  std::vector<Tensor> out;
-  for (int64_t i = 0; i < self.sizes()[dim]; ++i) out.push_back(self.select(dim, i));
-  return out;
+  return multi_output_views<SelectOp>(self, self.sizes()[dim], "UnbindBackward0", dim, true,
+                                      [dim](int64_t i) { return std::tuple{dim, i}; });
 }
 std::vector<Tensor> broadcast_tensors(TensorList tensors) {
   DimVector shape;

@@ -321,3 +321,107 @@ TEST(AutogradParity, ViewsMadeWithoutRecordingMatchLibtorch) {
     }
   }
 }
+
+// split, split_with_sizes, chunk and unbind, as libtorch: one node joins all outputs (its name),
+// gradients with outputs left unused, double backward, and the errors of in-place writes into the
+// outputs (of a non-leaf, of a leaf, of a tensor not requiring grad, after the base was written,
+// and made under no_grad).
+TEST(AutogradParity, MultiOutputViewsMatchLibtorch) {
+  struct Op {
+    const char* name;
+    std::function<std::vector<ember::Tensor>(const ember::Tensor&)> ember;
+    std::function<std::vector<torch::Tensor>(const torch::Tensor&)> torch;
+  };
+  const std::vector<Op> ops = {
+      {"split", [](const ember::Tensor& x) { return x.split(2, 1); },
+       [](const torch::Tensor& x) { return x.split(2, 1); }},
+      {"split_with_sizes", [](const ember::Tensor& x) { return x.split_with_sizes({1, 3, 1}, 1); },
+       [](const torch::Tensor& x) { return x.split_with_sizes({1, 3, 1}, 1); }},
+      {"chunk", [](const ember::Tensor& x) { return x.chunk(3, -1); },
+       [](const torch::Tensor& x) { return x.chunk(3, -1); }},
+      {"unbind", [](const ember::Tensor& x) { return x.unbind(1); },
+       [](const torch::Tensor& x) { return x.unbind(1); }},
+  };
+  // The error a write raises (each case here raises): Ember's message holds libtorch's.
+  const auto same_error = [](const char* where, const auto& ember_write, const auto& torch_write) {
+    SCOPED_TRACE(where);
+    std::string expected = "(no error)";
+    try {
+      torch_write();
+    } catch (const c10::Error& e) {
+      expected = e.what_without_backtrace();
+    }
+    std::string got = "(no error)";
+    try {
+      ember_write();
+    } catch (const ember::Error& e) {
+      got = e.what();
+    }
+    EXPECT_NE(expected, "(no error)") << "Ember: " << got;
+    EXPECT_NE(got.find(expected), std::string::npos) << "libtorch: " << expected << "\nEmber: " << got;
+  };
+  uint64_t seed = 900;
+  for (const Op& op : ops) {
+    SCOPED_TRACE(op.name);
+    const ember::Tensor x = parity::random({3, 5}, ember::kDouble, ++seed).requires_grad_();
+    const torch::Tensor tx = to_torch(x.detach()).requires_grad_();
+    const std::vector<ember::Tensor> eo = op.ember(x * 1.5);
+    const std::vector<torch::Tensor> to = op.torch(tx * 1.5);
+    ASSERT_EQ(eo.size(), to.size());
+    for (size_t i = 0; i < eo.size(); ++i) {
+      ASSERT_TRUE(eo[i].grad_fn());
+      EXPECT_EQ(eo[i].grad_fn()->name(), to[i].grad_fn()->name());
+      EXPECT_EQ(eo[i].grad_fn(), eo[0].grad_fn());  // one node
+    }
+    // the middle outputs unused
+    const ember::Tensor el = eo.front().pow(3).sum() + (eo.back() * eo.back()).sum();
+    const torch::Tensor tl = to.front().pow(3).sum() + (to.back() * to.back()).sum();
+    const ember::Tensor eg = ember::autograd::grad({el}, {x}, {}, std::nullopt, true)[0];
+    const torch::Tensor tg = torch::autograd::grad({tl}, {tx}, {}, c10::nullopt, true)[0];
+    EXPECT_TRUE(Close(eg.detach(), tg.detach(), grad_tol(ember::kDouble, 2)));
+    EXPECT_TRUE(Close(ember::autograd::grad({eg.sum()}, {x})[0], torch::autograd::grad({tg.sum()}, {tx})[0],
+                      grad_tol(ember::kDouble, 2)));
+
+    const ember::Tensor ew = ember::ones({1}, ember::kDouble).requires_grad_();
+    const torch::Tensor tw = torch::ones({1}, torch::kDouble).requires_grad_();
+    const auto write = [&](const char* where, std::vector<ember::Tensor> e, std::vector<torch::Tensor> t) {
+      const ember::Tensor e1 = e[1];
+      const torch::Tensor t1 = t[1];
+      same_error(where, [&] { ember::Tensor(e1).mul_(2); }, [&] { torch::Tensor(t1).mul_(2); });
+    };
+    write("non-leaf", op.ember(x * 1.5), op.torch(tx * 1.5));
+    write("leaf", op.ember(x), op.torch(tx));
+    {                                              // of a tensor not requiring grad, with an operand that does
+      const std::vector<ember::Tensor> e = op.ember(x.detach());
+      const std::vector<torch::Tensor> t = op.torch(tx.detach());
+      ember::Tensor e0 = e[0].narrow(0, 0, 2);  // a view of an output is one too
+      torch::Tensor t0 = t[0].narrow(0, 0, 2);
+      same_error("not requiring grad", [&] { e0.add_(ew); }, [&] { t0.add_(tw); });
+      EXPECT_FALSE(e[0].requires_grad());
+    }
+    {  // after the base was written in place, reading an output's history raises
+      ember::Tensor eb = x * 1.5;
+      torch::Tensor tb = tx * 1.5;
+      const std::vector<ember::Tensor> e = op.ember(eb);
+      const std::vector<torch::Tensor> t = op.torch(tb);
+      eb.mul_(2);
+      tb.mul_(2);
+      same_error("base written", [&] { (void)e[0].grad_fn(); }, [&] { (void)t[0].grad_fn(); });
+    }
+    {  // made under no_grad: views as any other made there
+      const ember::Tensor eb = x * 1.5;
+      const torch::Tensor tb = tx * 1.5;
+      std::vector<ember::Tensor> e;
+      std::vector<torch::Tensor> t;
+      {
+        ember::NoGradGuard e_guard;
+        torch::NoGradGuard t_guard;
+        e = op.ember(eb);
+        t = op.torch(tb);
+      }
+      EXPECT_EQ(e[0].requires_grad(), t[0].requires_grad());
+      EXPECT_EQ(e[0].is_leaf(), t[0].is_leaf());
+      write("no_grad", e, t);
+    }
+  }
+}
