@@ -103,7 +103,8 @@ void run_all(const std::vector<Case>& cases) {
 
 TEST(NnGradParity, BatchNorm) {
   std::vector<Case> cases;
-  for (const std::vector<int64_t>& s : std::vector<std::vector<int64_t>>{{4, 5, 6, 7}, {16, 32, 14, 14}, {7, 3}}) {
+  for (const std::vector<int64_t>& s :
+       std::vector<std::vector<int64_t>>{{4, 5, 6, 7}, {16, 32, 14, 14}, {3, 70, 5, 4}, {7, 3}}) {
     const double terms = static_cast<double>(s[0] * (s.size() == 4 ? s[2] * s[3] : 1));
     const int64_t C = s[1];
     cases.push_back({"batch_norm train", {s, {C}, {C}},

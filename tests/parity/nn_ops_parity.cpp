@@ -342,7 +342,7 @@ TEST(NnOpsParity, AdaptivePools) {
 
 TEST(NnOpsParity, BatchNormTrainingAndEval) {
   uint64_t seed = 600;
-  const std::vector<int64_t> shapes[] = {{4, 3, 5, 7}, {6, 5}, {2, 4, 9}, {8, 16, 30, 30}, {2, 35, 3, 4}, {3, 2, 3, 4, 5}};
+  const std::vector<int64_t> shapes[] = {{4, 3, 5, 7}, {6, 5}, {2, 4, 9}, {8, 16, 30, 30}, {2, 35, 3, 4}, {2, 70, 3, 4}, {3, 2, 3, 4, 5}};
   for (ember::ScalarType dt : kFloats) {
     for (const auto& s : shapes) {
       const int64_t C = s[1];

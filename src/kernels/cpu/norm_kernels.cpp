@@ -131,6 +131,17 @@ void channel_affine_typed(const Tensor& x, const Tensor& y, const double* scale,
                });
 }
 
+// Channels-last sums keep their accumulators in registers: channels go in blocks of up to
+// kClBlock compute vectors, each block running down a sample's positions.
+constexpr size_t kClBlock = 4;
+
+// Loads the compute vector of channels [c, c + V) of a channels-last row, lanes past C as zero.
+template <class T, class D>
+HWY_INLINE hn::Vec<D> load_channels(D d, const T* row, size_t c, size_t C) {
+  const size_t V = hn::Lanes(d);
+  return c + V <= C ? LoadC(d, row + c) : LoadCN(d, row + c, C - c);
+}
+
 // channels_last x (N, L, C): per channel, the mean and biased variance over N and L. Each
 // sample's sums go across c in compute vectors, over its L positions in the compute type (as
 // the contiguous kernel sums a row), then into per-thread doubles added up under a lock.
@@ -143,7 +154,7 @@ void channel_moments_cl_typed(const Tensor& x, double* mean, double* var) {
   const double count = static_cast<double>(N * len);
   const DC<T> d;
   const size_t V = hn::Lanes(d);
-  const size_t padded = (C + V - 1) / V * V;
+  const size_t padded = (C + kClBlock * V - 1) / (kClBlock * V) * (kClBlock * V);
   const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(len * x.size(2), 1));
   std::mutex lock;
   // pass 0 sums x, pass 1 sums (x - mean)^2; `m` holds the means (zero in pass 0)
@@ -152,18 +163,25 @@ void channel_moments_cl_typed(const Tensor& x, double* mean, double* var) {
   for (int pass = 0; pass < 2; ++pass) {
     std::fill(total.begin(), total.end(), 0.0);
     parallel_for(0, N, grain, [&](int64_t b, int64_t e) {
+      using Vec = hn::Vec<DC<T>>;
       std::vector<L> s(padded);
       std::vector<double> part(C, 0.0);
       for (int64_t n = b; n < e; ++n) {
-        std::fill(s.begin(), s.end(), L(0));
-        for (int64_t l = 0; l < len; ++l) {
-          const T* row = xp + (n * len + l) * static_cast<int64_t>(C);
-          for (size_t c = 0; c < C; c += V) {
-            const size_t k = std::min(V, C - c);
-            const auto v = hn::Sub(k == V ? LoadC(d, row + c) : LoadCN(d, row + c, k), hn::LoadU(d, m.data() + c));
-            const auto acc = hn::LoadU(d, s.data() + c);
-            hn::StoreU(pass == 0 ? hn::Add(acc, v) : hn::MulAdd(v, v, acc), d, s.data() + c);
+        const T* sample = xp + n * len * static_cast<int64_t>(C);
+        for (size_t c0 = 0; c0 < C; c0 += kClBlock * V) {
+          Vec acc[kClBlock], vm[kClBlock];
+          for (size_t j = 0; j < kClBlock; ++j) {
+            acc[j] = hn::Zero(d);
+            vm[j] = hn::LoadU(d, m.data() + c0 + j * V);
           }
+          for (int64_t l = 0; l < len; ++l) {
+            const T* row = sample + l * static_cast<int64_t>(C);
+            for (size_t j = 0; j < kClBlock && c0 + j * V < C; ++j) {
+              const auto v = hn::Sub(load_channels(d, row, c0 + j * V, C), vm[j]);
+              acc[j] = pass == 0 ? hn::Add(acc[j], v) : hn::MulAdd(v, v, acc[j]);
+            }
+          }
+          for (size_t j = 0; j < kClBlock; ++j) hn::StoreU(acc[j], d, s.data() + c0 + j * V);
         }
         for (size_t c = 0; c < C; ++c) part[c] += static_cast<double>(s[c]);
       }
@@ -297,22 +315,32 @@ void channel_grad_sums_cl_typed(const Tensor& dy, const Tensor& x, const double*
   const T* gp = static_cast<const T*>(dy.data_ptr());
   const T* xp = static_cast<const T*>(x.data_ptr());
   parallel_for(0, N, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(len * x.size(2), 1)), [&](int64_t b, int64_t e) {
+    using Vec = hn::Vec<DC<T>>;
     const DC<T> d;
     const size_t V = hn::Lanes(d);
-    const size_t padded = (C + V - 1) / V * V;
+    const size_t padded = (C + kClBlock * V - 1) / (kClBlock * V) * (kClBlock * V);
     std::vector<L> m(padded, L(0)), s(padded), t(padded);
     for (int64_t n = b; n < e; ++n) {
+      const int64_t first = n * len * static_cast<int64_t>(C);
       for (size_t c = 0; c < C; ++c) m[c] = static_cast<L>(mean[n * static_cast<int64_t>(C) + c]);
-      std::fill(s.begin(), s.end(), L(0));
-      std::fill(t.begin(), t.end(), L(0));
-      for (int64_t l = 0; l < len; ++l) {
-        const int64_t off = (n * len + l) * static_cast<int64_t>(C);
-        for (size_t c = 0; c < C; c += V) {
-          const size_t k = std::min(V, C - c);
-          const auto g = k == V ? LoadC(d, gp + off + c) : LoadCN(d, gp + off + c, k);
-          const auto xv = k == V ? LoadC(d, xp + off + c) : LoadCN(d, xp + off + c, k);
-          hn::StoreU(hn::Add(hn::LoadU(d, s.data() + c), g), d, s.data() + c);
-          hn::StoreU(hn::MulAdd(g, hn::Sub(xv, hn::LoadU(d, m.data() + c)), hn::LoadU(d, t.data() + c)), d, t.data() + c);
+      for (size_t c0 = 0; c0 < C; c0 += kClBlock * V) {
+        Vec vs[kClBlock], vt[kClBlock], vm[kClBlock];
+        for (size_t j = 0; j < kClBlock; ++j) {
+          vs[j] = vt[j] = hn::Zero(d);
+          vm[j] = hn::LoadU(d, m.data() + c0 + j * V);
+        }
+        for (int64_t l = 0; l < len; ++l) {
+          const T* grow = gp + first + l * static_cast<int64_t>(C);
+          const T* xrow = xp + first + l * static_cast<int64_t>(C);
+          for (size_t j = 0; j < kClBlock && c0 + j * V < C; ++j) {
+            const auto g = load_channels(d, grow, c0 + j * V, C);  // lanes past C: dy = 0 adds nothing
+            vs[j] = hn::Add(vs[j], g);
+            vt[j] = hn::MulAdd(g, hn::Sub(load_channels(d, xrow, c0 + j * V, C), vm[j]), vt[j]);
+          }
+        }
+        for (size_t j = 0; j < kClBlock; ++j) {
+          hn::StoreU(vs[j], d, s.data() + c0 + j * V);
+          hn::StoreU(vt[j], d, t.data() + c0 + j * V);
         }
       }
       for (size_t c = 0; c < C; ++c) {
