@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "autograd/variable.h"
 #include "dispatch/dispatch.h"
 #include "ember/factory.h"
 #include "ember/indexing.h"
@@ -417,26 +418,76 @@ struct StdOp : VarGrad<true> {
     return std::get<0>(var_and_mean(name, self, dim, correction, keepdim, true));
   }
 };
-// With a graph, var_mean and std_mean record var (std) and mean as two nodes (VarBackward0 and
-// MeanBackward1 where PyTorch has one VarMeanBackward0): the layer records single-tensor results.
+// var_mean and std_mean: with a graph one node (VarMeanBackward0 / StdMeanBackward0, as PyTorch)
+// joins both results to self: self's gradient is var's (std's) backward of the first result's
+// gradient plus mean's backward of the second's, each when given.
+template <bool Std>
+class VarMeanBackward final : public autograd::Node {
+ public:
+  VarMeanBackward(const Tensor& self, const Tensor& result, Reduced red, int64_t correction)
+      : self_(self, false), result_(Std ? result : Tensor(), true), red_(std::move(red)), correction_(correction) {
+    this->forward_op = Std ? "std_mean" : "var_mean";
+  }
+  std::string name() const override { return Std ? "StdMeanBackward0" : "VarMeanBackward0"; }
+  autograd::variable_list apply(autograd::variable_list&& grads) override {
+    const Tensor self = self_.unpack(shared_from_this());
+    Tensor g;
+    if (!grads.empty() && grads[0].defined()) {
+      if constexpr (Std) {
+        const Tensor result = result_.unpack(shared_from_this());
+        g = var_backward((grads[0] / (result * 2)).masked_fill(result == 0, 0), self, red_, correction_);
+      } else {
+        g = var_backward(grads[0], self, red_, correction_);
+      }
+    }
+    if (grads.size() > 1 && grads[1].defined()) {
+      const Tensor m = sum_backward(grads[1], red_.sizes, red_.mask, red_.keepdim) /
+                       static_cast<double>(reduced_count(self, red_.mask));
+      g = g.defined() ? g + m : m;
+    }
+    return {g};
+  }
+  void release_variables() override {
+    self_.reset_data();
+    result_.reset_data();
+  }
+
+ private:
+  autograd::SavedVariable self_, result_;
+  Reduced red_;
+  int64_t correction_;
+};
+
+template <bool Std>
+std::tuple<Tensor, Tensor> var_mean_recorded(const char* op, const Tensor& self, OptionalIntArrayRef dim,
+                                             std::optional<int64_t> correction, bool keepdim) {
+  std::tuple<Tensor, Tensor> r;
+  {
+    AutoGradMode off(false);
+    r = var_and_mean(op, self, dim, correction, keepdim, Std);
+  }
+  if (!self.requires_grad() || !GradMode::is_enabled()) return r;
+  auto node = std::make_shared<VarMeanBackward<Std>>(
+      self, std::get<0>(r), Reduced{DimVector(self.sizes()), dim_mask(op, self, dim), keepdim}, correction.value_or(1));
+  node->add_input_edge(self);
+  autograd::detail::set_history(std::get<0>(r), node, 0);
+  autograd::detail::set_history(std::get<1>(r), node, 1);
+  return r;
+}
 struct VarMeanOp {
   static constexpr const char* name = "var_mean";
-  static constexpr bool composite = true;
+  static constexpr bool composite = true;  // records its own node
   static std::tuple<Tensor, Tensor> run(const Tensor& self, OptionalIntArrayRef dim,
                                         std::optional<int64_t> correction, bool keepdim) {
-    if (self.requires_grad() && GradMode::is_enabled())
-      return {ember::var(self, dim, correction, keepdim), ember::mean(self, dim, keepdim)};
-    return var_and_mean(name, self, dim, correction, keepdim, false);
+    return var_mean_recorded<false>(name, self, dim, correction, keepdim);
   }
 };
 struct StdMeanOp {
   static constexpr const char* name = "std_mean";
-  static constexpr bool composite = true;
+  static constexpr bool composite = true;  // records its own node
   static std::tuple<Tensor, Tensor> run(const Tensor& self, OptionalIntArrayRef dim,
                                         std::optional<int64_t> correction, bool keepdim) {
-    if (self.requires_grad() && GradMode::is_enabled())
-      return {ember::std(self, dim, correction, keepdim), ember::mean(self, dim, keepdim)};
-    return var_and_mean(name, self, dim, correction, keepdim, true);
+    return var_mean_recorded<true>(name, self, dim, correction, keepdim);
   }
 };
 

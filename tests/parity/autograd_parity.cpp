@@ -425,3 +425,28 @@ TEST(AutogradParity, MultiOutputViewsMatchLibtorch) {
     }
   }
 }
+
+// var_mean and std_mean, as libtorch: one node for both results (its name), gradients when either
+// result alone is used or both, and second-order gradients.
+TEST(AutogradParity, VarMeanAndStdMeanMatchLibtorch) {
+  uint64_t seed = 950;
+  for (bool take_std : {false, true}) {
+    for (int use : {0, 1, 2}) {  // var (std) only, mean only, both
+      SCOPED_TRACE(std::string(take_std ? "std_mean" : "var_mean") + ", use " + std::to_string(use));
+      const ember::Tensor x = parity::random({4, 6}, ember::kDouble, ++seed).requires_grad_();
+      const torch::Tensor tx = to_torch(x.detach()).requires_grad_();
+      auto [ev, em] = take_std ? ember::std_mean(x, {1}, 1, true) : ember::var_mean(x, {1}, 1, true);
+      auto [tv, tm] = take_std ? torch::std_mean(tx, {1}, 1, true) : torch::var_mean(tx, {1}, 1, true);
+      ASSERT_TRUE(ev.grad_fn());
+      EXPECT_EQ(ev.grad_fn()->name(), tv.grad_fn()->name());
+      EXPECT_EQ(ev.grad_fn(), em.grad_fn());
+      const ember::Tensor el = use == 0 ? ev.pow(2).sum() : use == 1 ? em.pow(3).sum() : (ev * em).sum();
+      const torch::Tensor tl = use == 0 ? tv.pow(2).sum() : use == 1 ? tm.pow(3).sum() : (tv * tm).sum();
+      const ember::Tensor eg = ember::autograd::grad({el}, {x}, {}, std::nullopt, true)[0];
+      const torch::Tensor tg = torch::autograd::grad({tl}, {tx}, {}, c10::nullopt, true)[0];
+      EXPECT_TRUE(Close(eg.detach(), tg.detach(), grad_tol(ember::kDouble, 6)));
+      EXPECT_TRUE(Close(ember::autograd::grad({eg.pow(2).sum()}, {x})[0],
+                        torch::autograd::grad({tg.pow(2).sum()}, {tx})[0], grad_tol(ember::kDouble, 36)));
+    }
+  }
+}
