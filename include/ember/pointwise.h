@@ -89,40 +89,14 @@ bool allclose(const Tensor& self, const Tensor& other, double rtol = 1e-5, doubl
 bool equal(const Tensor& self, const Tensor& other);
 
 // ---- unary math (float-valued ops turn integer inputs into the default float dtype) ------
-#define EMBER_DECLARE_UNARY(name)             \
-  Tensor name(const Tensor& self);            \
-  Tensor& name##_(Tensor& self);              \
+#define EMBER_DECLARE_UNARY(name)  \
+  Tensor name(const Tensor& self); \
+  Tensor& name##_(Tensor& self);   \
   Tensor& name##_out(Tensor& out, const Tensor& self);
-EMBER_DECLARE_UNARY(abs)
-EMBER_DECLARE_UNARY(neg)
-EMBER_DECLARE_UNARY(sign)
-EMBER_DECLARE_UNARY(exp)
-EMBER_DECLARE_UNARY(exp2)
-EMBER_DECLARE_UNARY(expm1)
-EMBER_DECLARE_UNARY(log)
-EMBER_DECLARE_UNARY(log2)
-EMBER_DECLARE_UNARY(log10)
-EMBER_DECLARE_UNARY(log1p)
-EMBER_DECLARE_UNARY(sqrt)
-EMBER_DECLARE_UNARY(rsqrt)
-EMBER_DECLARE_UNARY(sin)
-EMBER_DECLARE_UNARY(cos)
-EMBER_DECLARE_UNARY(tan)
-EMBER_DECLARE_UNARY(tanh)
-EMBER_DECLARE_UNARY(sigmoid)
-EMBER_DECLARE_UNARY(relu)
-EMBER_DECLARE_UNARY(silu)
+EMBER_FOR_EACH_UNARY_METHOD(EMBER_DECLARE_UNARY)
+EMBER_DECLARE_UNARY(silu)  // activations without a Tensor method
 EMBER_DECLARE_UNARY(hardswish)
 EMBER_DECLARE_UNARY(hardsigmoid)
-EMBER_DECLARE_UNARY(erf)
-EMBER_DECLARE_UNARY(erfc)
-EMBER_DECLARE_UNARY(erfinv)
-EMBER_DECLARE_UNARY(floor)
-EMBER_DECLARE_UNARY(ceil)
-EMBER_DECLARE_UNARY(round)
-EMBER_DECLARE_UNARY(trunc)
-EMBER_DECLARE_UNARY(reciprocal)
-EMBER_DECLARE_UNARY(square)
 #undef EMBER_DECLARE_UNARY
 Tensor gelu(const Tensor& self, std::string_view approximate = "none");
 Tensor leaky_relu(const Tensor& self, const Scalar& negative_slope = 0.01);

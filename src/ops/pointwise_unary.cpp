@@ -283,36 +283,10 @@ Tensor nan_to_num(const Tensor& self, std::optional<double> nan, std::optional<d
 }
 
 // ---- Tensor methods -----------------------------------------------------------------------
-#define EMBER_UNARY_METHODS(fn)                              \
-  Tensor Tensor::fn() const { return ember::fn(*this); }     \
+#define EMBER_UNARY_METHODS(fn)                          \
+  Tensor Tensor::fn() const { return ember::fn(*this); } \
   Tensor& Tensor::fn##_() { return ember::fn##_(*this); }
-EMBER_UNARY_METHODS(abs)
-EMBER_UNARY_METHODS(neg)
-EMBER_UNARY_METHODS(sign)
-EMBER_UNARY_METHODS(exp)
-EMBER_UNARY_METHODS(exp2)
-EMBER_UNARY_METHODS(expm1)
-EMBER_UNARY_METHODS(log)
-EMBER_UNARY_METHODS(log2)
-EMBER_UNARY_METHODS(log10)
-EMBER_UNARY_METHODS(log1p)
-EMBER_UNARY_METHODS(sqrt)
-EMBER_UNARY_METHODS(rsqrt)
-EMBER_UNARY_METHODS(sin)
-EMBER_UNARY_METHODS(cos)
-EMBER_UNARY_METHODS(tan)
-EMBER_UNARY_METHODS(tanh)
-EMBER_UNARY_METHODS(sigmoid)
-EMBER_UNARY_METHODS(relu)
-EMBER_UNARY_METHODS(erf)
-EMBER_UNARY_METHODS(erfc)
-EMBER_UNARY_METHODS(erfinv)
-EMBER_UNARY_METHODS(floor)
-EMBER_UNARY_METHODS(ceil)
-EMBER_UNARY_METHODS(round)
-EMBER_UNARY_METHODS(trunc)
-EMBER_UNARY_METHODS(reciprocal)
-EMBER_UNARY_METHODS(square)
+EMBER_FOR_EACH_UNARY_METHOD(EMBER_UNARY_METHODS)
 #undef EMBER_UNARY_METHODS
 Tensor Tensor::nan_to_num(std::optional<double> nan, std::optional<double> posinf, std::optional<double> neginf) const {
   return ember::nan_to_num(*this, nan, posinf, neginf);

@@ -1,0 +1,33 @@
+// The unary math ops that are also Tensor methods (`t.exp()`, `t.exp_()`), listed once: X(name)
+// is applied to each by the free functions' declarations (pointwise.h) and the methods'
+// declarations (tensor.h) and definitions (src/ops/pointwise_unary.cpp).
+#pragma once
+
+#define EMBER_FOR_EACH_UNARY_METHOD(X) \
+  X(abs)                               \
+  X(neg)                               \
+  X(sign)                              \
+  X(exp)                               \
+  X(exp2)                              \
+  X(expm1)                             \
+  X(log)                               \
+  X(log2)                              \
+  X(log10)                             \
+  X(log1p)                             \
+  X(sqrt)                              \
+  X(rsqrt)                             \
+  X(sin)                               \
+  X(cos)                               \
+  X(tan)                               \
+  X(tanh)                              \
+  X(sigmoid)                           \
+  X(relu)                              \
+  X(erf)                               \
+  X(erfc)                              \
+  X(erfinv)                            \
+  X(floor)                             \
+  X(ceil)                              \
+  X(round)                             \
+  X(trunc)                             \
+  X(reciprocal)                        \
+  X(square)
