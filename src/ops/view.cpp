@@ -528,7 +528,8 @@ class MultiViewBackward final : public autograd::Node {
     std::vector<Tensor> parts;
     parts.reserve(sizes_.size());
     for (size_t i = 0; i < sizes_.size(); ++i)
-      parts.push_back(i < grads.size() && grads[i].defined() ? grads[i] : zeros(sizes_[i], TensorOptions().dtype(dtype_)));
+      parts.push_back(i < grads.size() && grads[i].defined() ? grads[i]
+                                                             : zeros(sizes_[i], TensorOptions().dtype(dtype_)));
     return {stacked_ ? stack(parts, dim_) : cat(parts, dim_)};
   }
 
@@ -540,10 +541,11 @@ class MultiViewBackward final : public autograd::Node {
   std::vector<DimVector> sizes_;
 };
 
-// `n` views of self, the i-th made by ViewOp from self and the arguments args_of(i) gives.
+// `n` views of self, the i-th made by ViewOp from self and the arguments args_of(i) gives; `op`
+// names the public op (for anomaly mode's messages), `node_name` its node.
 template <class ViewOp, class ArgsOf>
-std::vector<Tensor> multi_output_views(const Tensor& self, int64_t n, const char* node_name, int64_t dim, bool stacked,
-                                       const ArgsOf& args_of) {
+std::vector<Tensor> multi_output_views(const char* op, const Tensor& self, int64_t n, const char* node_name,
+                                       int64_t dim, bool stacked, const ArgsOf& args_of) {
   std::vector<Tensor> out;
   out.reserve(n);
   // no_grad or inference mode (or an inference tensor): dispatched, recorded as such views
@@ -557,7 +559,7 @@ std::vector<Tensor> multi_output_views(const Tensor& self, int64_t n, const char
     autograd::set_view_base(out.back(), self, autograd::ViewCreation::kMultiOutput);
   }
   if (self.requires_grad() && !out.empty()) {
-    auto node = std::make_shared<MultiViewBackward>(node_name, ViewOp::name, dim, stacked, out);
+    auto node = std::make_shared<MultiViewBackward>(node_name, op, dim, stacked, out);
     node->add_input_edge(self);
     for (int64_t i = 0; i < n; ++i) autograd::detail::set_history(out[i], node, static_cast<uint32_t>(i));
   }
@@ -565,13 +567,14 @@ std::vector<Tensor> multi_output_views(const Tensor& self, int64_t n, const char
 }
 
 // Views of self along dim, of the given lengths, as one multi-output op.
-std::vector<Tensor> split_views(const Tensor& self, int64_t dim, const std::vector<int64_t>& lengths,
+std::vector<Tensor> split_views(const char* op, const Tensor& self, int64_t dim, const std::vector<int64_t>& lengths,
                                 const char* node_name) {
   std::vector<int64_t> starts(lengths.size() + 1, 0);
   std::partial_sum(lengths.begin(), lengths.end(), starts.begin() + 1);
-  return multi_output_views<SliceOp>(self, static_cast<int64_t>(lengths.size()), node_name, dim, false, [&](int64_t i) {
+  const auto args_of = [&](int64_t i) {
     return std::tuple{dim, std::optional<int64_t>(starts[i]), std::optional<int64_t>(starts[i + 1]), int64_t{1}};
-  });
+  };
+  return multi_output_views<SliceOp>(op, self, static_cast<int64_t>(lengths.size()), node_name, dim, false, args_of);
 }
 
 }  // namespace
@@ -682,7 +685,7 @@ std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
   std::vector<int64_t> lengths;
   if (size == 0) lengths.push_back(0);
   for (int64_t s = 0; s < size; s += split_size) lengths.push_back(std::min(split_size, size - s));
-  return split_views(self, dim, lengths, "SplitBackward0");
+  return split_views("split", self, dim, lengths, "SplitBackward0");
 }
 std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, int64_t dim) {
   EMBER_CHECK(self.dim() > 0, "split_with_sizes", "split expects at least a 1-dimensional tensor");
@@ -695,7 +698,7 @@ std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes
   }
   EMBER_CHECK(total == self.sizes()[dim], "split_with_sizes", "split_with_sizes expects split_sizes to sum exactly to ",
               self.sizes()[dim], " (input tensor's size at dimension ", dim, "), but got split_sizes=", split_sizes);
-  return split_views(self, dim, std::vector<int64_t>(split_sizes.begin(), split_sizes.end()),
+  return split_views("split_with_sizes", self, dim, std::vector<int64_t>(split_sizes.begin(), split_sizes.end()),
                      "SplitWithSizesBackward0");
 }
 std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
@@ -704,13 +707,13 @@ std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
   const int64_t size = self.size(dim);
   const int64_t split_size = (size + chunks - 1) / chunks;
   if (split_size == 0 && size == 0)  // PyTorch's chunk: SplitBackward0 for these too
-    return split_views(self, maybe_wrap_dim(dim, self.dim(), "chunk"), std::vector<int64_t>(chunks, 0),
+    return split_views("chunk", self, maybe_wrap_dim(dim, self.dim(), "chunk"), std::vector<int64_t>(chunks, 0),
                        "SplitBackward0");
   return split(self, split_size, dim);
 }
 std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
   dim = maybe_wrap_dim(dim, self.dim(), "unbind", false);
-  return multi_output_views<SelectOp>(self, self.sizes()[dim], "UnbindBackward0", dim, true,
+  return multi_output_views<SelectOp>("unbind", self, self.sizes()[dim], "UnbindBackward0", dim, true,
                                       [dim](int64_t i) { return std::tuple{dim, i}; });
 }
 std::vector<Tensor> broadcast_tensors(TensorList tensors) {
