@@ -161,11 +161,13 @@ void* allocate(size_t nbytes) {
   if (kCaching) {
     if (void* p = pop_global(cls)) return p;
   }
+  // posix_memalign: aligned_alloc wants the size to be a multiple of the alignment, which a
+  // huge block's size class is not (AddressSanitizer enforces it)
   const size_t align = cls >= kHugePage ? kHugePage : kAlignment;
-  void* p = std::aligned_alloc(align, cls);
-  if (!p) {
+  void* p = nullptr;
+  if (posix_memalign(&p, align, cls) != 0) {
     empty_cache();
-    p = std::aligned_alloc(align, cls);
+    if (posix_memalign(&p, align, cls) != 0) p = nullptr;
   }
   if (!p) {
     add_allocated(-static_cast<int64_t>(cls));
