@@ -151,6 +151,11 @@ struct Reduced {
   DimVector dims() const { return reduced_dims(mask, static_cast<int64_t>(sizes.size())); }
 };
 
+// mean's backward: the gradient spread over the n reduced positions.
+Tensor mean_backward(const Tensor& grad, const Reduced& red, int64_t n) {
+  return sum_backward(grad, red.sizes, red.mask, red.keepdim) / n;
+}
+
 struct SumOp {
   static constexpr const char* name = "sum";
   static Tensor run(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
@@ -202,10 +207,8 @@ struct MeanOp {
   static void derivative(autograd::Derivative& d, const Tensor& self, OptionalIntArrayRef dim, bool keepdim,
                          std::optional<ScalarType>) {
     d.name(dim ? "MeanBackward1" : "MeanBackward0");
-    const uint64_t mask = dim_mask(name, self, dim);
-    d.grad(self, [sizes = DimVector(self.sizes()), mask, keepdim, n = reduced_count(self, mask)](const auto& c) {
-      return sum_backward(c.grad(), sizes, mask, keepdim) / n;
-    });
+    const Reduced red{DimVector(self.sizes()), dim_mask(name, self, dim), keepdim};
+    d.grad(self, [red, n = reduced_count(self, red.mask)](const auto& c) { return mean_backward(c.grad(), red, n); });
   }
 };
 
@@ -389,9 +392,14 @@ Tensor var_backward(const Tensor& grad, const Tensor& self, const Reduced& red, 
   return (2.0 / static_cast<double>(n - correction)) * red.restore(grad) * (self - self.mean(red.dims(), true));
 }
 
+// std_backward: var_backward of grad / (2 * result), zero where the result is zero.
+Tensor std_backward(const Tensor& grad, const Tensor& result, const Tensor& self, const Reduced& red,
+                    int64_t correction) {
+  return var_backward((grad / (result * 2)).masked_fill(result == 0, 0), self, red, correction);
+}
+
 // VarBackward0 -- self: var_backward(grad, self, dim, correction, keepdim)
-// StdBackward0 -- self: std_backward(result, grad, self, dim, correction, keepdim): var_backward of
-// grad / (2 * result), zero where the result is zero.
+// StdBackward0 -- self: std_backward(result, grad, self, dim, correction, keepdim)
 template <bool Std>
 struct VarGrad {
   static void derivative(autograd::Derivative& d, const Tensor& self, OptionalIntArrayRef dim,
@@ -401,8 +409,7 @@ struct VarGrad {
     const autograd::Saved r = Std ? d.save_result() : autograd::Saved{SIZE_MAX};
     d.grad(self, [s = d.save(self), r, red, corr = correction.value_or(1)](const auto& c) {
       if constexpr (!Std) return var_backward(c.grad(), c[s], red, corr);
-      const Tensor result = c[r];
-      return var_backward((c.grad() / (result * 2)).masked_fill(result == 0, 0), c[s], red, corr);
+      return std_backward(c.grad(), c[r], c[s], red, corr);
     });
   }
 };
@@ -434,15 +441,13 @@ class VarMeanBackward final : public autograd::Node {
     Tensor g;
     if (!grads.empty() && grads[0].defined()) {
       if constexpr (Std) {
-        const Tensor result = result_.unpack(shared_from_this());
-        g = var_backward((grads[0] / (result * 2)).masked_fill(result == 0, 0), self, red_, correction_);
+        g = std_backward(grads[0], result_.unpack(shared_from_this()), self, red_, correction_);
       } else {
         g = var_backward(grads[0], self, red_, correction_);
       }
     }
     if (grads.size() > 1 && grads[1].defined()) {
-      const Tensor m = sum_backward(grads[1], red_.sizes, red_.mask, red_.keepdim) /
-                       static_cast<double>(reduced_count(self, red_.mask));
+      const Tensor m = mean_backward(grads[1], red_, reduced_count(self, red_.mask));
       g = g.defined() ? g + m : m;
     }
     return {g};

@@ -134,6 +134,8 @@ void channel_affine_typed(const Tensor& x, const Tensor& y, const double* scale,
 // Channels-last sums keep their accumulators in registers: channels go in blocks of up to
 // kClBlock compute vectors, each block running down a sample's positions.
 constexpr size_t kClBlock = 4;
+// Room for C channels in whole blocks (the lanes past C stay zero).
+constexpr size_t cl_padded(size_t C, size_t V) { return (C + kClBlock * V - 1) / (kClBlock * V) * (kClBlock * V); }
 
 // Loads the compute vector of channels [c, c + V) of a channels-last row, lanes past C as zero.
 template <class T, class D>
@@ -154,7 +156,7 @@ void channel_moments_cl_typed(const Tensor& x, double* mean, double* var) {
   const double count = static_cast<double>(N * len);
   const DC<T> d;
   const size_t V = hn::Lanes(d);
-  const size_t padded = (C + kClBlock * V - 1) / (kClBlock * V) * (kClBlock * V);
+  const size_t padded = cl_padded(C, V);
   const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(len * x.size(2), 1));
   std::mutex lock;
   // pass 0 sums x, pass 1 sums (x - mean)^2; `m` holds the means (zero in pass 0)
@@ -318,7 +320,7 @@ void channel_grad_sums_cl_typed(const Tensor& dy, const Tensor& x, const double*
     using Vec = hn::Vec<DC<T>>;
     const DC<T> d;
     const size_t V = hn::Lanes(d);
-    const size_t padded = (C + kClBlock * V - 1) / (kClBlock * V) * (kClBlock * V);
+    const size_t padded = cl_padded(C, V);
     std::vector<L> m(padded, L(0)), s(padded), t(padded);
     for (int64_t n = b; n < e; ++n) {
       const int64_t first = n * len * static_cast<int64_t>(C);
