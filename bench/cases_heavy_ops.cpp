@@ -80,6 +80,7 @@ bench::Register matmul_f32_1024_medium_vs_highest{{
     .label = kMatmul,
     .target = 1.0 / 3,
     .baseline = bench::Baseline::Ember,
+    .needs = bench::Needs::Amx,
     .run =
         [](const bench::Context& ctx) {
           constexpr int64_t kN = 1024;

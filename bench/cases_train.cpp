@@ -189,6 +189,7 @@ bench::Register wide_mlp_autocast_vs_f32{{
     .label = kSteps,
     .target = 1 / 2.5,
     .baseline = bench::Baseline::Ember,
+    .needs = bench::Needs::Amx,
     .run =
         [](const bench::Context& ctx) {
           WideMlpSteps s;
@@ -332,6 +333,7 @@ bench::Register cnn_epoch_bf16_cl{{
     .label = "train: one epoch of the main job's CNN on Fashion-MNIST",
     .target = 1 / 1.5,
     .baseline = bench::Baseline::Ember,
+    .needs = bench::Needs::BFloat16Instructions,
     .run =
         [](const bench::Context& ctx) {
           constexpr double kMean = 0.2860, kStd = 0.3530, kLr = 2e-3;

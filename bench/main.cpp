@@ -72,6 +72,19 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
+bool hardware_present(bench::Needs needs) {
+  switch (needs) {
+    case bench::Needs::BFloat16Instructions: return ember::has_bfloat16_instructions();
+    case bench::Needs::Amx: return ember::has_amx_instructions();
+    case bench::Needs::Nothing: break;
+  }
+  return true;
+}
+
+const char* needs_name(bench::Needs needs) {
+  return needs == bench::Needs::Amx ? "AMX" : "bfloat16 instructions (AVX512-BF16 or AMX)";
+}
+
 struct Result {
   const bench::Case* c;
   std::optional<bench::Outcome> outcome;  // none when the case failed
@@ -83,7 +96,7 @@ struct Result {
   std::optional<bool> met() const {
     const auto r = ratio();
     if (!outcome) return c->target ? std::optional<bool>(false) : std::nullopt;
-    if (!r || !c->target) return std::nullopt;
+    if (!r || !c->target || !hardware_present(c->needs)) return std::nullopt;
     return *r <= *c->target;
   }
 };
@@ -196,8 +209,12 @@ int main(int argc, char** argv) {
   torch::set_num_threads(opt.threads);
   const bench::MachineLimits limits = bench::measure_machine(opt.threads);
   std::printf("ember_bench: %d thread%s\n", opt.threads, opt.threads > 1 ? "s" : "");
-  std::printf("machine: FMA peak %.1f GFLOP/s (float32, %s), triad bandwidth %.1f GB/s (3 x %.0f MiB arrays)\n\n",
+  std::printf("machine: FMA peak %.1f GFLOP/s (float32, %s), triad bandwidth %.1f GB/s (3 x %.0f MiB arrays)\n",
               limits.fma_gflops, limits.simd_target.c_str(), limits.triad_gbps, limits.triad_mib);
+  // Matmul figures depend on the BLAS kernels libtorch runs, which this variable selects.
+  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
+  std::printf("kernels: %s; libtorch's OpenBLAS: %s\n\n", ember::cpu_kernel_paths().c_str(),
+              coretype ? (std::string("OPENBLAS_CORETYPE=") + coretype).c_str() : "its own choice of core type");
   std::fflush(stdout);
 
   std::vector<Result> results;
@@ -206,6 +223,10 @@ int main(int argc, char** argv) {
     Result r{c, std::nullopt, ""};
     try {
       r.outcome = c->run(bench::Context{*c, opt.threads, limits});
+      if (!hardware_present(c->needs)) {
+        r.outcome->notes.push_back(std::string("target not judged: it assumes ") + needs_name(c->needs) +
+                                   ", which this CPU lacks (" + ember::cpu_kernel_paths() + ")");
+      }
       std::printf("%-24s ember %s %s, baseline %s\n", c->name.c_str(), num(r.outcome->ember).c_str(),
                   r.outcome->unit.c_str(), num(r.outcome->baseline).c_str());
     } catch (const std::exception& e) {

@@ -18,6 +18,10 @@ namespace bench {
 // uses Ember's default as baseline; the JSON then says "baseline": "ember".
 enum class Baseline { LibTorch, Ember };
 
+// Hardware a case's target assumes. Where the CPU lacks it the case still runs and checks its
+// result, but its target is not judged ("met" is "-", and a note names the path taken).
+enum class Needs { Nothing, BFloat16Instructions, Amx };
+
 struct Case;
 
 struct Context {
@@ -42,6 +46,7 @@ struct Case {
   std::string label;
   std::optional<double> target;  // met when ember / baseline <= target
   Baseline baseline = Baseline::LibTorch;
+  Needs needs = Needs::Nothing;
   // Checks that Ember's result matches the baseline's (throws CheckFailure otherwise), then
   // measures. Runs with Ember's and libtorch's thread counts already set to Context::threads.
   std::function<Outcome(const Context&)> run;

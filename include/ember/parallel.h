@@ -1,8 +1,24 @@
-// Intra-op thread count (libtorch's torch::set_num_threads / get_num_threads).
+// Intra-op thread count (libtorch's torch::set_num_threads / get_num_threads) and the CPU kernel
+// paths in use.
 #pragma once
+#include <string>
+
 #include "ember/error.h"
 
 namespace ember {
 int get_num_threads();
 void set_num_threads(int n);
+
+// The widest SIMD level Ember's own kernels run: "AVX512", "AVX2" or "DEFAULT", as PyTorch's
+// torch.backends.cpu.get_cpu_capability(). The environment variable EMBER_CPU_CAPABILITY=avx2 or
+// =default (PyTorch's ATEN_CPU_CAPABILITY) lowers it at start-up, so the kernels another CPU
+// would run are tested on this one; oneDNN's kernels follow its own ONEDNN_MAX_CPU_ISA.
+std::string get_cpu_capability();
+// Whether oneDNN's bfloat16 matmul and convolution run on bfloat16 instructions (AVX512-BF16 or
+// AMX) rather than its emulation on plain AVX-512.
+bool has_bfloat16_instructions();
+bool has_amx_instructions();  // AMX tiles (bfloat16 and int8), as oneDNN uses them
+// One line naming the paths taken, for logs and benchmark output: Highway's target, oneDNN's
+// instruction set, bfloat16 native or emulated.
+std::string cpu_kernel_paths();
 }  // namespace ember

@@ -17,6 +17,13 @@ void* allocate(size_t nbytes);
 void deallocate(void* p, size_t nbytes);
 void empty_cache();
 bool caching_enabled();  // false in AddressSanitizer builds, so it sees every use after free
+// Whether every block handed out is first filled with 0xFF bytes: NaN in each floating dtype,
+// -1 (255) in integers, so a kernel that reads memory nobody wrote shows NaN on every machine
+// instead of whatever an earlier tensor left there (PyTorch's fill_uninitialized_memory, with
+// a byte pattern). On in debug and sanitizer builds, off in release builds; the environment
+// variable EMBER_FILL_UNINITIALIZED_MEMORY=1 or 0 overrides the default at start-up.
+void set_fill_uninitialized_memory(bool on);
+bool fill_uninitialized_memory();
 // Small fixed-size objects (TensorImpl, StorageImpl, autograd nodes) from the same per-thread
 // cache, outside the byte statistics: a new tensor or graph node costs no malloc once a thread has
 // warmed up. Objects above the small-block limit go to the system.

@@ -7,11 +7,13 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <unordered_map>
 #include <vector>
 
+#include "core/parallel.h"
 #include "ember/storage.h"
 
 namespace ember::cpu_allocator {
@@ -32,6 +34,19 @@ constexpr bool kCaching = false;  // let AddressSanitizer see every use after fr
 constexpr bool kCaching = true;
 #endif
 constexpr size_t kMaxCachedBytes = size_t{2} << 30;  // 2 GiB of free blocks at most
+
+#if !defined(NDEBUG) || defined(__SANITIZE_ADDRESS__)
+constexpr bool kFillByDefault = true;
+#else
+constexpr bool kFillByDefault = false;
+#endif
+bool initial_fill() {
+  const char* env = std::getenv("EMBER_FILL_UNINITIALIZED_MEMORY");
+  if (env && *env) return std::strcmp(env, "0") != 0;
+  return kFillByDefault;
+}
+std::atomic<bool> g_fill{initial_fill()};
+[[maybe_unused]] const bool g_cpu_capability = detail::cpu_capability_applied();
 
 size_t size_class(size_t n) {
   if (n <= kSmallLimit) return (n + kAlignment - 1) & ~(kAlignment - 1);
@@ -146,9 +161,8 @@ bool ThreadCache::push(void* p, size_t cls) {
   return true;
 }
 
-}  // namespace
-
-void* allocate(size_t nbytes) {
+// The block itself, from a cache or the system.
+void* allocate_block(size_t nbytes) {
   const size_t cls = size_class(nbytes == 0 ? 1 : nbytes);
   if (cls <= kSmallLimit && !t_cache.dead) {
     t_cache.track(static_cast<int64_t>(cls));
@@ -176,6 +190,17 @@ void* allocate(size_t nbytes) {
   if (align == kHugePage) (void)madvise(p, cls & ~(kHugePage - 1), MADV_HUGEPAGE);  // advice: may be refused
   return p;
 }
+
+}  // namespace
+
+void* allocate(size_t nbytes) {
+  void* p = allocate_block(nbytes);
+  if (g_fill.load(std::memory_order_relaxed)) std::memset(p, 0xFF, nbytes);
+  return p;
+}
+
+void set_fill_uninitialized_memory(bool on) { g_fill.store(on, std::memory_order_relaxed); }
+bool fill_uninitialized_memory() { return g_fill.load(std::memory_order_relaxed); }
 
 void deallocate(void* p, size_t nbytes) {
   if (!p) return;

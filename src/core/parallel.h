@@ -14,6 +14,12 @@ int get_num_threads();
 void set_num_threads(int n);
 bool in_parallel_region();
 
+namespace detail {
+// Applies EMBER_CPU_CAPABILITY (cpu_capability.cpp) when the program starts; the allocator calls
+// it so every program that makes a tensor links it.
+bool cpu_capability_applied();
+}  // namespace detail
+
 // f(begin, end) over disjoint chunks of [begin, end), each at least grain_size long.
 template <class F>
 void parallel_for(int64_t begin, int64_t end, int64_t grain_size, const F& f) {

@@ -133,7 +133,7 @@ TEST(LinalgParity, MatmulShapes) {
 TEST(LinalgParity, AddmmBetaAlphaAndAddendShapes) {
   uint64_t seed = 300;
   const std::vector<std::vector<int64_t>> self_shapes = {{5}, {1, 5}, {4, 5}, {}, {4, 1}, {1}};
-  const std::pair<double, double> coeffs[] = {{1, 1}, {0.5, 2}, {2, 2}, {0, 1}, {1, 0}, {-1, 0.25}};
+  const std::pair<double, double> coeffs[] = {{1, 1}, {0.5, 2}, {2, 2}, {0, 1}, {1, 0}, {0, 0}, {-1, 0.25}};
   for (ember::ScalarType dt : kTypes) {
     for (int64_t k : {3, 64}) {
       const int64_t m = k == 64 ? 40 : 4, n = k == 64 ? 50 : 5;
@@ -148,6 +148,27 @@ TEST(LinalgParity, AddmmBetaAlphaAndAddendShapes) {
                             product_tol(dt, k)))
               << dt << " self " << ember::IntArrayRef(ss) << " k " << k << " beta " << beta << " alpha " << alpha;
         }
+      }
+    }
+  }
+}
+
+// With alpha = 0 libtorch still computes 0 * (a @ b): a NaN or infinity in an operand reaches its
+// row or column of the result, and finite operands contribute exactly 0 (no uninitialized read:
+// oneDNN's gemm-based kernels, which CPUs without bfloat16 instructions run, skip such a product).
+TEST(LinalgParity, AddmmAlphaZeroPropagatesNonFiniteOperands) {
+  uint64_t seed = 350;
+  for (ember::ScalarType dt : {ember::kFloat, ember::kDouble, ember::kBFloat16}) {
+    for (int64_t k : {3, 64}) {
+      const int64_t m = k == 64 ? 40 : 4, n = k == 64 ? 50 : 5;
+      ember::Tensor self = random({m, n}, dt, seed++), a = make({m, k}, dt, seed++, Layout::Transposed),
+                    b = make({k, n}, dt, seed++, Layout::Contiguous);
+      a.select(0, 1).select(0, 1).fill_(NAN);
+      b.select(0, 2).select(0, 2).fill_(INFINITY);
+      for (double beta : {1.0, 0.0}) {
+        EXPECT_TRUE(Close(ember::addmm(self, a, b, beta, 0),
+                          ref_out(torch::addmm(ref_in(self), ref_in(a), ref_in(b), beta, 0), dt), product_tol(dt, k)))
+            << dt << " k " << k << " beta " << beta;
       }
     }
   }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -226,6 +227,44 @@ TEST(Allocator, CachesBlocksAndCountsBytes) {
   EXPECT_EQ(p1 == p2, cpu_allocator::caching_enabled());  // the freed block is reused when caching
   cpu_allocator::empty_cache();
   EXPECT_EQ(cpu_allocator::stats().cached_bytes, 0u);
+}
+
+// Uninitialized memory reads as NaN (each float dtype) or all-ones bits (integers) while the fill
+// is on, whether the block is new or reused from the cache, small or large.
+TEST(Allocator, FillsUninitializedMemoryWhenAsked) {
+  const bool saved = cpu_allocator::fill_uninitialized_memory();
+  cpu_allocator::set_fill_uninitialized_memory(true);
+  for (int64_t n : {int64_t{3}, int64_t{1000}, int64_t{1} << 20}) {
+    { Tensor warm = zeros({n}); }  // a block of this size class, zeroed and returned to the cache
+    for (ScalarType t : {kFloat, kDouble, kHalf, kBFloat16}) {
+      EXPECT_TRUE(empty({n}, t).isnan().all().item<bool>()) << t << " " << n;
+    }
+    EXPECT_TRUE(empty({n}, kLong).eq(-1).all().item<bool>()) << n;
+    EXPECT_TRUE(empty({n}, kByte).eq(255).all().item<bool>()) << n;
+  }
+  cpu_allocator::set_fill_uninitialized_memory(false);
+  EXPECT_FALSE(cpu_allocator::fill_uninitialized_memory());
+  cpu_allocator::set_fill_uninitialized_memory(saved);
+}
+
+// What the kernels run on (get_cpu_capability follows EMBER_CPU_CAPABILITY, which the ctest entry
+// cpu_capability_avx2 sets).
+TEST(CpuCapability, NamesThePathsTaken) {
+  const std::string cap = get_cpu_capability();
+  const char* env = std::getenv("EMBER_CPU_CAPABILITY");
+  if (env && std::string(env) == "avx2") {
+    EXPECT_EQ(cap, "AVX2");
+  } else {
+    EXPECT_TRUE(cap == "AVX512" || cap == "AVX2" || cap == "DEFAULT") << cap;
+  }
+  const std::string paths = cpu_kernel_paths();
+  EXPECT_NE(paths.find("Highway"), std::string::npos) << paths;
+  EXPECT_NE(paths.find(has_bfloat16_instructions() ? "bfloat16 native" : "bfloat16 emulated"), std::string::npos)
+      << paths;
+  if (has_amx_instructions()) EXPECT_TRUE(has_bfloat16_instructions());
+  // the kernels still compute the same on the lowered path
+  Tensor x = arange(100, kFloat);
+  EXPECT_EQ(x.mul(2).sum().item<double>(), 9900.0);
 }
 
 TEST(Scalar, KindsAndConversions) {

@@ -100,7 +100,7 @@ Tensor dense_copy(const Matrices& m, ScalarType dtype) {
 // Operands a and b in `dtype`, out and the bias in `out_dtype`.
 onednn::Primitive make_matmul(ScalarType dtype, ScalarType out_dtype, const Matrices& out, const Matrices& a,
                               const Matrices& b, const GemmEpilogue& e) {
-  dnnl::primitive_attr attr;
+  dnnl::primitive_attr attr = onednn::user_scratchpad();
   if (!e.alpha.equal(1)) attr.set_output_scales(0, {e.alpha.toFloat()});
   if (!e.beta.equal(0)) {
     dnnl::post_ops ops;
@@ -136,6 +136,7 @@ onednn::Primitive make_matmul(ScalarType dtype, ScalarType out_dtype, const Matr
   }
   onednn::Primitive p;
   p.primitive = dnnl::matmul(pd);
+  p.use_scratchpad(pd);
   const dnnl::engine& eng = onednn::engine();
   p.args.emplace(DNNL_ARG_SRC, dnnl::memory(da, eng, DNNL_MEMORY_NONE));
   p.args.emplace(DNNL_ARG_WEIGHTS, dnnl::memory(db, eng, DNNL_MEMORY_NONE));
@@ -245,8 +246,12 @@ void gemm(ScalarType dtype, const Matrices& out, const Matrices& a, const Matric
           Float32Math math) {
   if (out.batch() == 0 || out.rows() == 0 || out.cols() == 0) return;
   // oneDNN for matrix-matrix products above the threshold; matrix-vector shapes (dot, mv) run
-  // faster in the loops' dot tiles than in oneDNN's matmul.
-  const bool big = a.cols() > 0 && out.rows() > 1 && out.cols() > 1 &&
+  // faster in the loops' dot tiles than in oneDNN's matmul. With alpha == 0 PyTorch still
+  // computes 0 * (a @ b), so NaN and infinities in the operands reach the result: the loops do
+  // that, while oneDNN's gemm-based matmul (its bfloat16 kernel on CPUs without bfloat16
+  // instructions, its float32 one under AVX2) skips a product scaled by 0 and then reads its
+  // accumulator, which it never wrote.
+  const bool big = a.cols() > 0 && out.rows() > 1 && out.cols() > 1 && !e.alpha.equal(0) &&
                    out.rows() * out.cols() * a.cols() >= small_product_limit(dtype);
   if (big && dtype == kFloat && math == Float32Math::kBFloat16) {
     float_via_bfloat16(out, a, b, e);

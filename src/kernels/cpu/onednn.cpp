@@ -54,8 +54,27 @@ dnnl::memory::desc desc_of(IntArrayRef sizes, IntArrayRef strides, ScalarType dt
 
 dnnl::memory::desc desc_of(const Tensor& t) { return desc_of(t.sizes(), t.strides(), t.dtype()); }
 
+dnnl::primitive_attr user_scratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+void Primitive::use_scratchpad(const dnnl::primitive_desc_base& pd) {
+  const dnnl::memory::desc md = pd.scratchpad_desc();
+  scratchpad_bytes = md.get_size();
+  if (scratchpad_bytes > 0) args.insert_or_assign(DNNL_ARG_SCRATCHPAD, dnnl::memory(md, engine(), DNNL_MEMORY_NONE));
+}
+
 void Primitive::execute(std::initializer_list<std::pair<int, const void*>> handles) {
   for (const auto& [arg, ptr] : handles) args.at(arg).set_data_handle(const_cast<void*>(ptr));
+  struct Scratch {  // returned to the cache however the run ends
+    size_t n;
+    void* p;
+    explicit Scratch(size_t bytes) : n(bytes), p(n ? cpu_allocator::allocate(n) : nullptr) {}
+    ~Scratch() { cpu_allocator::deallocate(p, n); }
+  } scratch(scratchpad_bytes);
+  if (scratch.p) args.at(DNNL_ARG_SCRATCHPAD).set_data_handle(scratch.p);
   dnnl::stream& s = stream();
   primitive.execute(s, args);
   s.wait();

@@ -56,9 +56,17 @@ struct Primitive {
   dnnl::primitive primitive;
   std::unordered_map<int, dnnl::memory> args;
   std::shared_ptr<void> extra;  // op-specific state kept with the primitive (e.g. a reordered weight)
+  size_t scratchpad_bytes = 0;  // see use_scratchpad
+  // For a primitive made with scratchpad_mode::user (see user_scratchpad()): each run takes its
+  // scratch memory from Ember's caching allocator, so it is counted there and, when uninitialized
+  // memory is filled with NaN, a kernel that reads scratch it never wrote shows it.
+  void use_scratchpad(const dnnl::primitive_desc_base& pd);
   // Sets each argument's data pointer and runs on this thread's stream.
   void execute(std::initializer_list<std::pair<int, const void*>> handles);
 };
+
+// Attributes with the scratchpad left to the caller (Primitive::use_scratchpad).
+dnnl::primitive_attr user_scratchpad();
 
 // The cached primitive for `key`, built by `make()` on first use on this thread.
 Primitive& cached(const Key& key, const std::function<Primitive()>& make);

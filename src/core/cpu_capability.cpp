@@ -1,0 +1,83 @@
+// Which SIMD paths run: Highway picks among the targets Ember compiles (AVX-512, AVX2, the
+// baseline) from what the CPU has, oneDNN picks its own; EMBER_CPU_CAPABILITY lowers Highway's
+// choice before the first kernel runs.
+#include <hwy/highway.h>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "ember/parallel.h"
+
+namespace ember {
+namespace {
+
+constexpr int64_t kAvx512Targets = HWY_AVX3 | HWY_AVX3_DL;
+
+void apply_environment() {
+  const char* env = std::getenv("EMBER_CPU_CAPABILITY");
+  if (!env || !*env) return;
+  const std::string_view want(env);
+  if (want == "avx2" || want == "AVX2") {
+    hwy::DisableTargets(kAvx512Targets);
+  } else if (want == "default" || want == "DEFAULT") {
+    hwy::DisableTargets(kAvx512Targets | HWY_AVX2);
+  } else {
+    EMBER_CHECK(want == "avx512" || want == "AVX512", "EMBER_CPU_CAPABILITY",
+                "expected avx512, avx2 or default but got \"", want, "\"");
+  }
+}
+
+// Every program that makes a tensor links this file's caller (the allocator), so the limit holds
+// from the first kernel on.
+const bool g_applied = (apply_environment(), true);
+
+bool has_isa(dnnl::cpu_isa isa) {
+  const auto have = static_cast<unsigned>(dnnl::get_effective_cpu_isa()), want = static_cast<unsigned>(isa);
+  return (have & want) == want;
+}
+
+// The targets this CPU supports among those Ember's kernels are compiled for (this file is
+// compiled with the same HWY_DISABLED_TARGETS as the kernels).
+int64_t compiled_targets() { return hwy::SupportedTargets() & HWY_TARGETS; }
+
+}  // namespace
+
+namespace detail {
+bool cpu_capability_applied() { return g_applied; }
+}  // namespace detail
+
+std::string get_cpu_capability() {
+  const int64_t targets = compiled_targets();
+  if (targets & kAvx512Targets) return "AVX512";
+  if (targets & HWY_AVX2) return "AVX2";
+  return "DEFAULT";
+}
+
+bool has_bfloat16_instructions() { return has_isa(dnnl::cpu_isa::avx512_core_bf16); }
+bool has_amx_instructions() { return has_isa(dnnl::cpu_isa::avx512_core_amx); }
+
+std::string cpu_kernel_paths() {
+  std::string isa;
+  if (has_amx_instructions()) {
+    isa = "avx512_core_amx";
+  } else if (has_bfloat16_instructions()) {
+    isa = "avx512_core_bf16";
+  } else if (has_isa(dnnl::cpu_isa::avx512_core_vnni)) {
+    isa = "avx512_core_vnni";
+  } else if (has_isa(dnnl::cpu_isa::avx512_core)) {
+    isa = "avx512_core";
+  } else if (has_isa(dnnl::cpu_isa::avx2)) {
+    isa = "avx2";
+  } else {
+    isa = "below avx2";
+  }
+  const int64_t targets = compiled_targets();
+  const int64_t best = targets & -targets;  // Highway's lowest bit is its best target
+  return std::string("Highway ") + hwy::TargetName(best) + ", oneDNN " + isa + ", bfloat16 " +
+         (has_bfloat16_instructions() ? "native" : "emulated");
+}
+
+}  // namespace ember
