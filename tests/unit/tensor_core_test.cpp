@@ -1,7 +1,10 @@
 // Tensor metadata, dtypes, promotion, allocation, copies and casts.
 #include <gtest/gtest.h>
 
+#include <immintrin.h>
+
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <limits>
 #include <sstream>
@@ -24,6 +27,56 @@ TEST(Dtype, HalfRoundTripAndRounding) {
   for (uint32_t b = 0; b < 0x7c00; ++b) {  // every finite positive half survives a round trip
     float f = Half::to_float(static_cast<uint16_t>(b));
     ASSERT_EQ(Half(f).x, b) << b;
+  }
+}
+
+namespace {
+// The F16C instructions (on every CPU Ember's CI runs on) as a reference independent of Ember's code.
+__attribute__((target("f16c"))) float f16c_widen(uint16_t h) { return _cvtsh_ss(h); }
+__attribute__((target("f16c"))) uint16_t f16c_narrow(float f) { return _cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT); }
+uint32_t bits_of(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+}  // namespace
+
+// The SIMD casts on whichever path runs (EMBER_CPU_CAPABILITY=default takes the one without F16C,
+// see cpu_capability_default): every half widens exactly; narrowing rounds to nearest even,
+// overflows to inf and keeps inf and NaN.
+TEST(Dtype, HalfCastsMatchTheHardwareOnEveryValue) {
+  Tensor h = empty({65536}, kHalf);
+  for (uint32_t b = 0; b < 65536; ++b) h.data_ptr<Half>()[b] = Half::from_bits(static_cast<uint16_t>(b));
+  const Tensor f = h.to(kFloat);
+  for (uint32_t b = 0; b < 65536; ++b) {
+    const float want = f16c_widen(static_cast<uint16_t>(b)), got = f.data_ptr<float>()[b];
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(got)) << b;
+    } else {
+      ASSERT_EQ(bits_of(got), bits_of(want)) << b;
+    }
+  }
+  // every half, the midpoints between neighbours (ties), values just off them, overflow and NaN
+  std::vector<float> values;
+  for (uint32_t b = 0; b < 0x7c00; ++b) {
+    const float lo = f16c_widen(static_cast<uint16_t>(b)), hi = f16c_widen(static_cast<uint16_t>(b + 1));
+    const float mid = lo + (hi - lo) / 2;
+    for (float v : {lo, mid, std::nextafter(mid, 0.0f), std::nextafter(mid, hi)}) {
+      values.push_back(v);
+      values.push_back(-v);
+    }
+  }
+  for (float v : {65519.0f, 65520.0f, 65536.0f, 1e6f, 3e38f, INFINITY, -INFINITY, NAN, -NAN, 1e-10f, -1e-30f})
+    values.push_back(v);
+  const Tensor narrowed = from_blob(values.data(), {static_cast<int64_t>(values.size())}, kFloat).to(kHalf);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const uint16_t want = f16c_narrow(values[i]), got = narrowed.data_ptr<Half>()[i].x;
+    if (std::isnan(values[i])) {
+      ASSERT_EQ(got & 0x7c00, 0x7c00) << i;
+      ASSERT_NE(got & 0x3ff, 0) << i;
+    } else {
+      ASSERT_EQ(got, want) << values[i];
+    }
   }
 }
 
@@ -254,6 +307,8 @@ TEST(CpuCapability, NamesThePathsTaken) {
   const char* env = std::getenv("EMBER_CPU_CAPABILITY");
   if (env && std::string(env) == "avx2") {
     EXPECT_EQ(cap, "AVX2");
+  } else if (env && std::string(env) == "default") {
+    EXPECT_EQ(cap, "DEFAULT");
   } else {
     EXPECT_TRUE(cap == "AVX512" || cap == "AVX2" || cap == "DEFAULT") << cap;
   }

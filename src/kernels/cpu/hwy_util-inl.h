@@ -35,10 +35,53 @@ template <class D>
 HWY_INLINE hn::Vec<D> LoadC(D d, const float* p) { return hn::LoadU(d, p); }
 template <class D>
 HWY_INLINE hn::Vec<D> LoadC(D d, const double* p) { return hn::LoadU(d, p); }
+// float16 <-> float32. x86 targets from AVX2 on convert with F16C instructions. Below them Highway
+// 1.0 emulates the conversions without infinities, NaN or rounding (half inf widens to 65536,
+// 1e6 narrows to 62496), so those targets use these integer forms of Half::to_float/from_float.
+constexpr bool kNativeF16 = HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL;
+
+template <class D>  // D: f32 lanes; bits: the halves' bit patterns in u32 lanes
+HWY_INLINE hn::Vec<D> HalfBitsToFloat(D d, hn::Vec<hn::RebindToUnsigned<D>> bits) {
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  const auto magnitude = hn::And(bits, hn::Set(du, 0x7fffu));
+  const auto exp = hn::ShiftRight<10>(magnitude);
+  const auto shifted = hn::ShiftLeft<13>(magnitude);
+  const auto normal = hn::Add(shifted, hn::Set(du, (127u - 15u) << 23));
+  const auto special = hn::Or(shifted, hn::Set(du, 0x7f800000u));  // inf and NaN keep their payload
+  const auto subnormal = hn::BitCast(du, hn::Mul(hn::ConvertTo(d, hn::BitCast(di, magnitude)),
+                                                 hn::Set(d, 5.9604644775390625e-08f)));  // 2^-24
+  auto r = hn::IfThenElse(hn::Eq(exp, hn::Set(du, 31u)), special, normal);
+  r = hn::IfThenElse(hn::Eq(exp, hn::Zero(du)), subnormal, r);
+  return hn::BitCast(d, hn::Or(r, hn::ShiftLeft<16>(hn::And(bits, hn::Set(du, 0x8000u)))));
+}
+
+template <class D>  // the halves (round to nearest even) as u32 lanes
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> FloatToHalfBits(D d, hn::Vec<D> v) {
+  const hn::RebindToUnsigned<D> du;
+  const auto u = hn::BitCast(du, v);
+  const auto sign = hn::And(hn::ShiftRight<16>(u), hn::Set(du, 0x8000u));
+  const auto a = hn::And(u, hn::Set(du, 0x7fffffffu));
+  const auto odd = hn::And(hn::ShiftRight<13>(a), hn::Set(du, 1u));
+  auto r = hn::ShiftRight<13>(hn::Add(a, hn::Add(hn::Set(du, 0xc8000fffu), odd)));  // rebias, round
+  // below 2^-14 the half is subnormal: adding 0.5 lets the float adder round at 2^-24
+  const auto sub = hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(d, a), hn::Set(d, 0.5f))), hn::Set(du, 0x3f000000u));
+  r = hn::IfThenElse(hn::Lt(a, hn::Set(du, 0x38800000u)), sub, r);
+  r = hn::IfThenElse(hn::Gt(a, hn::Set(du, 0x477fefffu)), hn::Set(du, 0x7c00u), r);  // rounds to inf
+  r = hn::IfThenElse(hn::Gt(a, hn::Set(du, 0x7f800000u)), hn::Set(du, 0x7e00u), r);  // NaN
+  return hn::Or(r, sign);
+}
+
 template <class D>
 HWY_INLINE hn::Vec<D> LoadC(D d, const Half* p) {
-  const hn::Rebind<hwy::float16_t, D> dh;
-  return hn::PromoteTo(d, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(p)));
+  if constexpr (kNativeF16) {
+    const hn::Rebind<hwy::float16_t, D> dh;
+    return hn::PromoteTo(d, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(p)));
+  } else {
+    const hn::Rebind<uint16_t, D> du16;
+    const hn::RebindToUnsigned<D> du32;
+    return HalfBitsToFloat(d, hn::PromoteTo(du32, hn::LoadU(du16, reinterpret_cast<const uint16_t*>(p))));
+  }
 }
 template <class D>
 HWY_INLINE hn::Vec<D> LoadC(D d, const BFloat16* p) {
@@ -81,8 +124,14 @@ template <class D>
 HWY_INLINE void StoreC(D d, hn::Vec<D> v, double* p) { hn::StoreU(v, d, p); }
 template <class D>
 HWY_INLINE void StoreC(D d, hn::Vec<D> v, Half* p) {
-  const hn::Rebind<hwy::float16_t, D> dh;
-  hn::StoreU(hn::DemoteTo(dh, v), dh, reinterpret_cast<hwy::float16_t*>(p));
+  if constexpr (kNativeF16) {
+    const hn::Rebind<hwy::float16_t, D> dh;
+    hn::StoreU(hn::DemoteTo(dh, v), dh, reinterpret_cast<hwy::float16_t*>(p));
+  } else {
+    const hn::Rebind<int32_t, D> di32;
+    const hn::Rebind<uint16_t, D> du16;
+    hn::StoreU(hn::DemoteTo(du16, hn::BitCast(di32, FloatToHalfBits(d, v))), du16, reinterpret_cast<uint16_t*>(p));
+  }
 }
 template <class D>
 HWY_INLINE void StoreC(D d, hn::Vec<D> v, BFloat16* p) {
