@@ -5,7 +5,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 (
   cd "$root"
-  scripts/install-deps.sh
+  scripts/install-deps.sh bench
   cmake --preset release -DEMBER_BUILD_BENCH=ON >/dev/null
   cmake --build --preset release -j "$(nproc)" --target ember_bench
 )

@@ -12,7 +12,7 @@ stage() {
   echo "[test.sh] $name: $((SECONDS - t0)) s (total $((SECONDS - start)) s)"
 }
 jobs=$(nproc)
-stage "install dependencies" scripts/install-deps.sh
+stage "install dependencies" scripts/install-deps.sh test
 stage "configure release" cmake --preset release -DEMBER_BUILD_TESTS=ON >/dev/null
 stage "build release" cmake --build --preset release -j "$jobs"
 # the release run includes fuzz_readers (label fuzz), a short libFuzzer run of the file readers
