@@ -94,10 +94,11 @@ Tensor tensor(const TensorInit& init, TensorOptions options = {});
 template <class T>
 Tensor tensor(const std::vector<T>& values, TensorOptions options = {}) {
   const ScalarType own = CppTypeToScalarType<T>::value;
-  Tensor out = empty({static_cast<int64_t>(values.size())}, options.dtype(own));
+  Tensor out = empty({static_cast<int64_t>(values.size())}, options.dtype(own).requires_grad(std::nullopt));
   T* p = out.template data_ptr<T>();
   for (size_t i = 0; i < values.size(); ++i) p[i] = values[i];
-  return options.has_dtype() && options.dtype() != own ? out.to(options.dtype()) : out;
+  if (options.has_dtype() && options.dtype() != own) out = out.to(options.dtype());
+  return options.requires_grad() ? out.requires_grad_(true) : out;
 }
 
 }  // namespace ember

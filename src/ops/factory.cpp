@@ -263,26 +263,48 @@ void manual_seed(uint64_t seed) {
 }
 
 // ---- public functions -----------------------------------------------------------------------
-Tensor empty(IntArrayRef sizes, TensorOptions o) { return dispatch::call<EmptyOp>(sizes, o); }
-Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions o) {
-  return make_empty_strided(sizes, strides, o.dtype());
+// As libtorch's torch:: factories, a factory whose options ask for requires_grad returns a leaf that
+// requires grad. The tensor is made and filled with the flag off (filling a leaf that requires grad
+// would be an in-place op on it), then the flag is set.
+template <class F>
+Tensor leaf(const TensorOptions& o, F&& make) {
+  Tensor t = make(o.requires_grad(std::nullopt));
+  if (o.requires_grad()) t.requires_grad_(true);
+  return t;
 }
-Tensor zeros(IntArrayRef sizes, TensorOptions o) { return empty(sizes, o).zero_(); }
-Tensor ones(IntArrayRef sizes, TensorOptions o) { return empty(sizes, o).fill_(1); }
-Tensor full(IntArrayRef sizes, const Scalar& value, TensorOptions o) { return dispatch::call<FullOp>(sizes, value, o); }
+
+Tensor empty(IntArrayRef sizes, TensorOptions o) {
+  return leaf(o, [&](const TensorOptions& p) { return dispatch::call<EmptyOp>(sizes, p); });
+}
+Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions o) {
+  return leaf(o, [&](const TensorOptions& p) { return make_empty_strided(sizes, strides, p.dtype()); });
+}
+Tensor zeros(IntArrayRef sizes, TensorOptions o) {
+  return leaf(o, [&](const TensorOptions& p) { return empty(sizes, p).zero_(); });
+}
+Tensor ones(IntArrayRef sizes, TensorOptions o) {
+  return leaf(o, [&](const TensorOptions& p) { return empty(sizes, p).fill_(1); });
+}
+Tensor full(IntArrayRef sizes, const Scalar& value, TensorOptions o) {
+  return leaf(o, [&](const TensorOptions& p) { return dispatch::call<FullOp>(sizes, value, p); });
+}
 Tensor scalar_tensor(const Scalar& value, TensorOptions o) { return full({}, value, o.has_dtype() ? o : o.dtype(get_default_dtype())); }
 Tensor arange(const Scalar& end, TensorOptions o) { return arange(0, end, 1, o); }
 Tensor arange(const Scalar& start, const Scalar& end, TensorOptions o) { return arange(start, end, 1, o); }
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions o) {
-  return dispatch::call<ArangeOp>(start, end, step, o);
+  return leaf(o, [&](const TensorOptions& p) { return dispatch::call<ArangeOp>(start, end, step, p); });
 }
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions o) {
-  return dispatch::call<LinspaceOp>(start, end, steps, o);
+  return leaf(o, [&](const TensorOptions& p) { return dispatch::call<LinspaceOp>(start, end, steps, p); });
 }
 Tensor eye(int64_t n, TensorOptions o) { return eye(n, n, o); }
-Tensor eye(int64_t n, int64_t m, TensorOptions o) { return dispatch::call<EyeOp>(n, m, o); }
+Tensor eye(int64_t n, int64_t m, TensorOptions o) {
+  return leaf(o, [&](const TensorOptions& p) { return dispatch::call<EyeOp>(n, m, p); });
+}
 Tensor rand(IntArrayRef sizes, TensorOptions o) { return rand(sizes, nullptr, o); }
-Tensor rand(IntArrayRef sizes, Generator* g, TensorOptions o) { return dispatch::call<RandOp>(sizes, g, o); }
+Tensor rand(IntArrayRef sizes, Generator* g, TensorOptions o) {
+  return leaf(o, [&](const TensorOptions& p) { return dispatch::call<RandOp>(sizes, g, p); });
+}
 Tensor randn(IntArrayRef sizes, TensorOptions o) { return randn(sizes, nullptr, o); }
 Tensor randn(IntArrayRef sizes, Generator* g, TensorOptions o) { return normal(0.0, 1.0, sizes, g, o); }
 Tensor randint(int64_t high, IntArrayRef sizes, TensorOptions o) { return randint(0, high, sizes, nullptr, o); }
@@ -290,11 +312,13 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, TensorOptions o) {
   return randint(low, high, sizes, nullptr, o);
 }
 Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, Generator* g, TensorOptions o) {
-  return dispatch::call<RandintOp>(low, high, sizes, g, o);
+  return leaf(o, [&](const TensorOptions& p) { return dispatch::call<RandintOp>(low, high, sizes, g, p); });
 }
-Tensor randperm(int64_t n, TensorOptions o) { return dispatch::call<RandpermOp>(n, o); }
+Tensor randperm(int64_t n, TensorOptions o) {
+  return leaf(o, [&](const TensorOptions& p) { return dispatch::call<RandpermOp>(n, p); });
+}
 Tensor normal(double mean, double std, IntArrayRef sizes, Generator* g, TensorOptions o) {
-  return dispatch::call<NormalOp>(mean, std, sizes, g, o);
+  return leaf(o, [&](const TensorOptions& p) { return dispatch::call<NormalOp>(mean, std, sizes, g, p); });
 }
 Tensor normal(const Tensor& mean, const Tensor& std, Generator* g) {
   EMBER_CHECK(mean.sizes() == std.sizes(), "normal", "mean and std must have the same shape, got ", mean.sizes(),
@@ -305,30 +329,47 @@ Tensor normal(const Tensor& mean, const Tensor& std, Generator* g) {
 Tensor bernoulli(const Tensor& probs, Generator* g) { return dispatch::call<BernoulliOp>(probs, std::nullopt, g); }
 Tensor bernoulli(const Tensor& self, double p, Generator* g) { return dispatch::call<BernoulliOp>(self, p, g); }
 
-Tensor empty_like(const Tensor& self, TensorOptions o) { return empty_like_impl(self, o); }
-Tensor zeros_like(const Tensor& self, TensorOptions o) { return empty_like_impl(self, o).zero_(); }
-Tensor ones_like(const Tensor& self, TensorOptions o) { return empty_like_impl(self, o).fill_(1); }
-Tensor full_like(const Tensor& self, const Scalar& value, TensorOptions o) {
-  return empty_like_impl(self, o).fill_(value);
+Tensor empty_like(const Tensor& self, TensorOptions o) {
+  return leaf(o, [&](const TensorOptions& p) { return empty_like_impl(self, p); });
 }
+Tensor zeros_like(const Tensor& self, TensorOptions o) {
+  return leaf(o, [&](const TensorOptions& p) { return empty_like_impl(self, p).zero_(); });
+}
+Tensor ones_like(const Tensor& self, TensorOptions o) {
+  return leaf(o, [&](const TensorOptions& p) { return empty_like_impl(self, p).fill_(1); });
+}
+Tensor full_like(const Tensor& self, const Scalar& value, TensorOptions o) {
+  return leaf(o, [&](const TensorOptions& p) { return empty_like_impl(self, p).fill_(value); });
+}
+// The *_like draws: the values drawn in the result's dtype, laid out as empty_like lays it out.
 Tensor rand_like(const Tensor& self, TensorOptions o) {
-  return empty_like_impl(self, o).copy_(rand(self.sizes(), o.has_dtype() ? o : o.dtype(self.dtype())));
+  return leaf(o, [&](const TensorOptions& p) {
+    return empty_like_impl(self, p).copy_(rand(self.sizes(), p.has_dtype() ? p : p.dtype(self.dtype())));
+  });
 }
 Tensor randn_like(const Tensor& self, TensorOptions o) {
-  return empty_like_impl(self, o).copy_(randn(self.sizes(), o.has_dtype() ? o : o.dtype(self.dtype())));
+  return leaf(o, [&](const TensorOptions& p) {
+    return empty_like_impl(self, p).copy_(randn(self.sizes(), p.has_dtype() ? p : p.dtype(self.dtype())));
+  });
 }
 Tensor randint_like(const Tensor& self, int64_t low, int64_t high, TensorOptions o) {
-  return empty_like_impl(self, o).copy_(randint(low, high, self.sizes(), o.has_dtype() ? o : o.dtype(self.dtype())));
+  return leaf(o, [&](const TensorOptions& p) {
+    return empty_like_impl(self, p).copy_(randint(low, high, self.sizes(), p.has_dtype() ? p : p.dtype(self.dtype())));
+  });
 }
 
 Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions o) {
-  return dispatch::call<FromBlobOp>(data, sizes, contiguous_strides(sizes).ref(), std::function<void(void*)>(), o);
+  return from_blob(data, sizes, contiguous_strides(sizes).ref(), o);
 }
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions o) {
-  return dispatch::call<FromBlobOp>(data, sizes, strides, std::function<void(void*)>(), o);
+  return leaf(o, [&](const TensorOptions& p) {
+    return dispatch::call<FromBlobOp>(data, sizes, strides, std::function<void(void*)>(), p);
+  });
 }
 Tensor from_blob(void* data, IntArrayRef sizes, const std::function<void(void*)>& deleter, TensorOptions o) {
-  return dispatch::call<FromBlobOp>(data, sizes, contiguous_strides(sizes).ref(), deleter, o);
+  return leaf(o, [&](const TensorOptions& p) {
+    return dispatch::call<FromBlobOp>(data, sizes, contiguous_strides(sizes).ref(), deleter, p);
+  });
 }
 
 Tensor tensor(const TensorInit& init, TensorOptions o) {
@@ -349,6 +390,7 @@ Tensor tensor(const TensorInit& init, TensorOptions o) {
     T* p = static_cast<T*>(out.data_ptr());
     for (size_t i = 0; i < values.size(); ++i) p[i] = values[i].to<T>();
   });
+  if (o.requires_grad()) out.requires_grad_(true);
   return out;
 }
 

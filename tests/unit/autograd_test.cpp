@@ -414,3 +414,59 @@ TEST(Autograd, GradcheckComposedGraph) {
 }
 
 }  // namespace
+
+// libtorch's factories make a leaf that requires grad when their options say so, the commonest way
+// libtorch programs create parameters (`torch::ones({2, 2}, torch::requires_grad())`).
+TEST(Autograd, FactoriesHonourRequiresGradOption) {
+  const TensorOptions rg = requires_grad();
+  const TensorOptions rg64 = TensorOptions().dtype(kDouble).requires_grad(true);
+  float blob[6] = {1, 2, 3, 4, 5, 6};
+  const Tensor like = ones({2, 3});
+  const std::vector<std::pair<std::string, Tensor>> made = {
+      {"empty", empty({2, 3}, rg)},
+      {"empty_strided", empty_strided({2, 3}, {1, 2}, rg)},
+      {"zeros", zeros({2, 3}, rg)},
+      {"ones", ones({2, 3}, rg)},
+      {"full", full({2, 3}, 1.5, rg)},
+      {"scalar_tensor", scalar_tensor(2.0, rg)},
+      {"arange", arange(0.0, 3.0, 0.5, rg)},
+      {"arange end", arange(4, rg64)},
+      {"linspace", linspace(0, 1, 5, rg)},
+      {"eye", eye(3, rg)},
+      {"rand", rand({2, 3}, rg)},
+      {"randn", randn({2, 3}, TensorOptions().requires_grad(true))},
+      {"randint", randint(0, 5, {2, 3}, rg64)},
+      {"randperm", randperm(4, rg64)},
+      {"normal", normal(0.0, 1.0, {3}, nullptr, rg)},
+      {"empty_like", empty_like(like, rg)},
+      {"zeros_like", zeros_like(like, rg)},
+      {"ones_like", ones_like(like, rg)},
+      {"full_like", full_like(like, 2, rg)},
+      {"rand_like", rand_like(like, rg)},
+      {"randn_like", randn_like(like, rg)},
+      {"randint_like", randint_like(like, 0, 4, rg)},
+      {"from_blob", from_blob(blob, {2, 3}, rg)},
+      {"from_blob strided", from_blob(blob, {3, 2}, {1, 3}, rg)},
+      {"from_blob deleter", from_blob(blob, {6}, [](void*) {}, rg)},
+      {"tensor", tensor({0.5, 0.75}, rg)},
+      {"tensor nested", tensor({{1.0, 2.0}, {3.0, 4.0}}, rg64)},
+      {"tensor vector", tensor(std::vector<float>{1, 2, 3}, rg)},
+      {"tensor vector cast", tensor(std::vector<int>{1, 2, 3}, rg64)},
+  };
+  for (const auto& [name, t] : made) {
+    SCOPED_TRACE(name);
+    EXPECT_TRUE(t.requires_grad());
+    EXPECT_TRUE(t.is_leaf());
+    EXPECT_FALSE(t.grad_fn());
+    (t * 2).sum().backward();  // the first backward of such programs threw "does not require grad"
+    ASSERT_TRUE(t.grad().defined());
+    EXPECT_TRUE(t.grad().equal(full_like(t.detach(), 2)));
+  }
+  // without the option, or with it false, nothing requires grad
+  EXPECT_FALSE(ones({2}).requires_grad());
+  EXPECT_FALSE(ones({2}, requires_grad(false)).requires_grad());
+  EXPECT_FALSE(tensor({1.0}, TensorOptions().requires_grad(false)).requires_grad());
+  // as PyTorch: integer tensors cannot require grad
+  expect_error([] { ones({2}, TensorOptions().dtype(kLong).requires_grad(true)); }, "floating point");
+  expect_error([] { tensor({1, 2}, requires_grad()); }, "floating point");
+}
