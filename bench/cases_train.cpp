@@ -1,9 +1,12 @@
 // Training: whole steps (forward, loss, backward, optimizer) of small models, and one epoch of the
 // main job's CNN on Fashion-MNIST. Each model is written once against libtorch's API and compiled
 // for both frameworks, which start from the same weights.
+#include <omp.h>
+
 #include <chrono>
 #include <cstdio>
 
+#include "busy_processes.h"
 #include "fashion_mnist.h"
 #include "torch_check.h"
 
@@ -132,6 +135,82 @@ bench::Register relu_mlp_adam{{
           for (int i = 0; i < 3; ++i) estep(), tstep();
           check_same_parameters(ctx, em, tm, parity::Tol{1e-4, 1e-4});
           return bench::time_pair(ctx, {.ember = estep, .baseline = tstep});
+        },
+}};
+
+// A busy machine: as many processes as there are CPUs spin beside the step, so every thread the
+// framework starts competes with one of them. OpenMP's barriers then wait for workers the
+// scheduler is not running; Ember notices its threads waiting and runs regions serially
+// (docs/threads.md). The CPUs are counted by OpenMP, as both frameworks count them.
+int busy_processes_for_machine() { return omp_get_num_procs(); }
+
+bench::Register mlp_adam_contention{{
+    .name = "train_step_mlp784_adam_under_contention_vs_quiet",
+    .label = kSteps,
+    .target = 3.0,
+    .baseline = bench::Baseline::Ember,
+    .run =
+        [](const bench::Context& ctx) {
+          E::ReluMlp em;
+          const ember::Tensor x = parity::random({64, 784}, ember::kFloat, 41);
+          const ember::Tensor y = ember::randint(0, 10, {64});
+          ember::optim::Adam eopt(em->parameters(), ember::optim::AdamOptions(1e-3));
+          auto estep = [&] {
+            eopt.zero_grad();
+            ember::nn::functional::cross_entropy(em(x), y).backward();
+            eopt.step();
+          };
+          bench::BusyProcesses busy(busy_processes_for_machine());
+          busy.pause();
+          bench::Outcome out = bench::time_pair(ctx, {.ember = estep,
+                                                      .baseline = estep,
+                                                      .min_run_time = 3.0,
+                                                      .ember_enter = [&] { busy.resume(); },
+                                                      .baseline_enter = [&] { busy.pause(); },
+                                                      .settle = 0.3});
+          out.notes.push_back(std::to_string(busy_processes_for_machine()) + " busy processes; adaptive threads " +
+                              (ember::adaptive_threads() ? "on" : "off"));
+          return out;
+        },
+}};
+
+bench::Register cnn_contention{{
+    .name = "train_step_cnn_under_contention",
+    .label = kSteps,
+    .target = 0.5,
+    .run =
+        [](const bench::Context& ctx) {
+          E::FashionNet em;
+          L::FashionNet tm;
+          copy_weights(em, tm);
+          em->eval();  // no dropout: both steps compute the same thing
+          tm->eval();
+          const ember::Tensor x = parity::random({64, 1, 28, 28}, ember::kFloat, 61);
+          const ember::Tensor y = ember::randint(0, 10, {64});
+          const torch::Tensor tx = parity::to_torch(x), ty = parity::to_torch(y);
+          ember::optim::Adam eopt(em->parameters(), ember::optim::AdamOptions(1e-3));
+          torch::optim::Adam topt(tm->parameters(), torch::optim::AdamOptions(1e-3));
+          auto estep = [&] {
+            eopt.zero_grad();
+            ember::nn::functional::cross_entropy(em(x), y).backward();
+            eopt.step();
+          };
+          auto tstep = [&] {
+            topt.zero_grad();
+            torch::nn::functional::cross_entropy(tm(tx), ty).backward();
+            topt.step();
+          };
+          for (int i = 0; i < 3; ++i) estep(), tstep();
+          check_same_parameters(ctx, em, tm, parity::Tol{1e-3, 1e-4});
+          const bench::Outcome quiet = bench::time_pair(ctx, {.ember = estep, .baseline = tstep});
+          bench::BusyProcesses busy(busy_processes_for_machine());
+          bench::Outcome out = bench::time_pair(ctx, {.ember = estep, .baseline = tstep, .min_run_time = 4.0});
+          char note[192];
+          std::snprintf(note, sizeof note, "%d busy processes; quiet: ember %.0f us, libtorch %.0f us; adaptive threads %s",
+                        busy_processes_for_machine(), quiet.ember, *quiet.baseline,
+                        ember::adaptive_threads() ? "on" : "off");
+          out.notes.emplace_back(note);
+          return out;
         },
 }};
 

@@ -72,6 +72,10 @@ struct Pair {
   int rounds = 5;                   // alternating ember / baseline blocks, so drift hits both alike
   double bytes = 0;                 // memory traffic per call: adds GB/s notes when > 0
   double flops = 0;                 // floating-point operations per call: adds GFLOP/s notes when > 0
+  // Called before each round of that side (e.g. to start or pause contention), followed by
+  // `settle` seconds of untimed calls, so each side is timed in its steady state.
+  std::function<void()> ember_enter = {}, baseline_enter = {};
+  double settle = 0;
 };
 
 // Medians in microseconds from blocked_autorange rounds that alternate between the two sides.

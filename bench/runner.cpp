@@ -1,4 +1,5 @@
 // The case registry and the paired timing every time case uses.
+#include <chrono>
 #include <cstdio>
 #include <optional>
 
@@ -46,11 +47,19 @@ Outcome time_pair(const Context& ctx, const Pair& pair) {
   // speed or background load lands on both alike.
   std::vector<eb::Measurement> rounds;
   const double per_round = pair.min_run_time / pair.rounds;
+  auto round = [&](eb::Timer& timer, const std::function<void()>& enter, const std::function<void()>& stmt) {
+    if (enter) {
+      enter();
+      const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(pair.settle);
+      while (std::chrono::steady_clock::now() < until) stmt();
+    }
+    rounds.push_back(timer.blocked_autorange(per_round));
+  };
   for (int r = 0; r < pair.rounds; ++r) {
     const bool ember_first = !base_timer || r % 2 == 0;
-    if (ember_first) rounds.push_back(ember_timer.blocked_autorange(per_round));
-    if (base_timer) rounds.push_back(base_timer->blocked_autorange(per_round));
-    if (!ember_first) rounds.push_back(ember_timer.blocked_autorange(per_round));
+    if (ember_first) round(ember_timer, pair.ember_enter, pair.ember);
+    if (base_timer) round(*base_timer, pair.baseline_enter, pair.baseline);
+    if (!ember_first) round(ember_timer, pair.ember_enter, pair.ember);
   }
 
   Outcome out;

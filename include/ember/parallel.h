@@ -8,6 +8,12 @@
 namespace ember {
 int get_num_threads();
 void set_num_threads(int n);
+// Ember's addition: while a thread that calls Ember keeps waiting for a CPU (other processes, or
+// more of the program's own threads than cores), its parallel regions run on it alone, since a
+// region's barrier would wait for workers the scheduler is not running (docs/threads.md). On by
+// default; EMBER_ADAPTIVE_THREADS=0 in the environment or set_adaptive_threads(false) turns it off.
+void set_adaptive_threads(bool enabled);
+bool adaptive_threads();
 
 // The widest SIMD level Ember's own kernels run: "AVX512", "AVX2" or "DEFAULT", as PyTorch's
 // torch.backends.cpu.get_cpu_capability(). The environment variable EMBER_CPU_CAPABILITY=avx2 or

@@ -1,7 +1,11 @@
 #include "core/parallel.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 
+#include "core/contention.h"
 #include "ember/parallel.h"
 
 namespace ember {
@@ -9,7 +13,58 @@ namespace {
 // Ember's own count, so that a library sharing the OpenMP runtime (libtorch resets a thread's
 // OpenMP count when it initialises) cannot silently change Ember's parallelism.
 std::atomic<int> g_num_threads{0};
+
+bool adaptive_from_env() {
+  const char* v = std::getenv("EMBER_ADAPTIVE_THREADS");
+  return !(v && std::strcmp(v, "0") == 0);
+}
+std::atomic<bool> g_adaptive{adaptive_from_env()};
+
+// One policy per thread that starts regions: each judges the barriers it waits at.
+detail::ContentionPolicy& thread_policy() {
+  thread_local detail::ContentionPolicy policy;
+  return policy;
+}
 }  // namespace
+
+namespace detail {
+
+bool ContentionPolicy::serial(int64_t now_ns) {
+  if (serial_ && now_ns >= serial_until_ns_) {
+    serial_ = false;  // try parallel regions again; the next window judges them
+    window_wall_ns_ = window_stall_ns_ = 0;
+  }
+  return serial_;
+}
+
+void ContentionPolicy::record(int64_t now_ns, int64_t wall_ns, int64_t stall_ns) {
+  if (serial_) return;
+  window_wall_ns_ += wall_ns;
+  window_stall_ns_ += stall_ns;
+  if (window_wall_ns_ < kWindowNs) return;
+  const bool stalled = static_cast<double>(window_stall_ns_) > kStalledShare * static_cast<double>(window_wall_ns_);
+  window_wall_ns_ = window_stall_ns_ = 0;
+  if (!stalled) {
+    hold_ns_ = kFirstHoldNs;
+    return;
+  }
+  serial_ = true;
+  serial_until_ns_ = now_ns + hold_ns_;
+  hold_ns_ = std::min(2 * hold_ns_, kMaxHoldNs);
+}
+
+int region_threads() {
+  const int n = get_num_threads();
+  if (n <= 1 || !g_adaptive.load(std::memory_order_relaxed)) return n;
+  return thread_policy().serial(now_ns()) ? 1 : n;
+}
+
+void region_done(int64_t start_ns, int64_t own_end_ns, int64_t end_ns) {
+  if (!g_adaptive.load(std::memory_order_relaxed)) return;
+  thread_policy().record(end_ns, end_ns - start_ns, end_ns - std::max(start_ns, own_end_ns));
+}
+
+}  // namespace detail
 
 int get_num_threads() {
   int n = g_num_threads.load(std::memory_order_relaxed);
@@ -26,6 +81,9 @@ void set_num_threads(int n) {
   g_num_threads.store(n, std::memory_order_relaxed);
   omp_set_num_threads(n);
 }
+
+void set_adaptive_threads(bool enabled) { g_adaptive.store(enabled, std::memory_order_relaxed); }
+bool adaptive_threads() { return g_adaptive.load(std::memory_order_relaxed); }
 
 bool in_parallel_region() { return omp_in_parallel(); }
 

@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 
 namespace ember {
@@ -15,6 +16,18 @@ void set_num_threads(int n);
 bool in_parallel_region();
 
 namespace detail {
+// The threads a parallel region started now by this thread gets: get_num_threads(), or 1 while
+// this thread's regions keep waiting for workers the scheduler is not running (docs/threads.md).
+// parallel_for asks it, and kernels that size per-thread buffers for it. oneDNN's primitives keep
+// get_num_threads(): long enough to gain from a second thread even on a busy machine.
+int region_threads();
+// parallel_for reports each region: when it started, when the starting thread finished its own
+// part, and when the region ended.
+void region_done(int64_t start_ns, int64_t own_end_ns, int64_t end_ns);
+inline int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 // Applies EMBER_CPU_CAPABILITY (cpu_capability.cpp) when the program starts; the allocator calls
 // it so every program that makes a tensor links it.
 bool cpu_capability_applied();
@@ -26,11 +39,17 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain_size, const F& f) {
   const int64_t n = end - begin;
   if (n <= 0) return;
   const int64_t max_chunks = std::max<int64_t>(1, n / std::max<int64_t>(grain_size, 1));
-  const int nthreads = static_cast<int>(std::min<int64_t>(get_num_threads(), max_chunks));
-  if (nthreads <= 1 || in_parallel_region()) {
+  if (max_chunks <= 1 || in_parallel_region()) {
     f(begin, end);
     return;
   }
+  const int nthreads = static_cast<int>(std::min<int64_t>(detail::region_threads(), max_chunks));
+  if (nthreads <= 1) {
+    f(begin, end);
+    return;
+  }
+  const int64_t start = detail::now_ns();
+  int64_t own_end = start;  // written by thread 0, which is this thread
 #pragma omp parallel num_threads(nthreads)
   {
     const int tid = omp_get_thread_num();
@@ -39,7 +58,9 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain_size, const F& f) {
     const int64_t b = begin + tid * chunk;
     const int64_t e = std::min(end, b + chunk);
     if (b < e) f(b, e);
+    if (tid == 0) own_end = detail::now_ns();
   }
+  detail::region_done(start, own_end, detail::now_ns());
 }
 
 }  // namespace ember

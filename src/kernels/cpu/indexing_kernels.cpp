@@ -63,7 +63,7 @@ struct Chunks {
   int64_t n, count;
   int64_t begin(int64_t c) const { return n * c / count; }
 };
-Chunks make_chunks(int64_t n) { return {n, std::clamp<int64_t>(n / kGrainSize, 1, get_num_threads())}; }
+Chunks make_chunks(int64_t n) { return {n, std::clamp<int64_t>(n / kGrainSize, 1, detail::region_threads())}; }
 
 // Output position of each chunk's first kept element, from count(begin, end) of every chunk.
 template <class Count>

@@ -53,7 +53,7 @@ class ArgReduce {
   void run() const {
     const int64_t no = g_.num_outputs(), rs = g_.reduce_size();
     if (no == 0) return;
-    const int nt = get_num_threads();
+    const int nt = detail::region_threads();
     if (rs < kGrainSize || no >= 4 * nt || nt == 1 || in_parallel_region()) {
       parallel_for(0, no, std::max<int64_t>(1, kGrainSize / rs), [&](int64_t b, int64_t e) {
         C best[kGroup];

@@ -211,7 +211,7 @@ class ReduceLoop {
   void run() const {
     const int64_t no = g_.num_outputs(), rs = g_.reduce_size();
     if (no == 0) return;
-    const int nt = get_num_threads();
+    const int nt = detail::region_threads();
     // Split the outputs when there are many; split the positions when there are few, or when
     // a thread's share of neighbouring outputs would be narrower than a few cache lines.
     const bool few_outputs = no < 4 * nt || (path_ == Path::Outer && no <= kChunk);

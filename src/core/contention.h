@@ -1,0 +1,34 @@
+// When a thread's parallel regions run serially: the policy behind detail::region_threads(), kept
+// apart from the clock so tests can feed it. See docs/threads.md.
+#pragma once
+#include <cstdint>
+
+namespace ember::detail {
+
+class ContentionPolicy {
+ public:
+  // Region time a judgement needs: shorter windows are mostly noise.
+  static constexpr int64_t kWindowNs = 2'000'000;
+  // A window is stalled when the starting thread spent this share of its regions' time waiting
+  // at their closing barrier for the other threads, after finishing its own part: workers that
+  // the scheduler hardly runs. Milder stalls are common on a busy machine, and there two threads
+  // still beat one (measured: docs/threads.md).
+  static constexpr double kStalledShare = 0.9;
+  // Serial for this long after a stalled window, doubling while every return to parallel regions
+  // stalls again, up to the maximum; a clean window of parallel regions resets it.
+  static constexpr int64_t kFirstHoldNs = 100'000'000, kMaxHoldNs = 2'000'000'000;
+
+  // Whether regions started at `now_ns` run on the starting thread alone.
+  bool serial(int64_t now_ns);
+  // A parallel region that took `wall_ns`, of which the starting thread waited `stall_ns` for the
+  // others, ending at `now_ns`.
+  void record(int64_t now_ns, int64_t wall_ns, int64_t stall_ns);
+
+ private:
+  int64_t window_wall_ns_ = 0, window_stall_ns_ = 0;
+  bool serial_ = false;
+  int64_t hold_ns_ = kFirstHoldNs;
+  int64_t serial_until_ns_ = 0;
+};
+
+}  // namespace ember::detail

@@ -1,0 +1,152 @@
+// Threads: the adaptive policy that runs a thread's parallel regions serially while their closing
+// barriers keep waiting for workers (core/contention.h), fed by hand and through parallel_for.
+#include <gtest/gtest.h>
+#include <omp.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "core/contention.h"
+#include "core/parallel.h"
+#include "ember/ember.h"
+
+using namespace ember;  // NOLINT
+using detail::ContentionPolicy;
+
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+
+// Regions of 1 ms each at a steady clock, with the given share of it spent stalled.
+struct Feed {
+  ContentionPolicy policy;
+  int64_t now = 1000 * kMs;
+  bool region(double stall_share) {  // returns whether the next region runs serially
+    if (!policy.serial(now)) policy.record(now + kMs, kMs, static_cast<int64_t>(stall_share * kMs));
+    now += kMs;
+    return policy.serial(now);
+  }
+  // Regions until the policy goes parallel again; returns how long it stayed serial.
+  int64_t serial_for(double stall_share = 0) {
+    const int64_t from = now;
+    while (region(stall_share)) {
+    }
+    return now - from;
+  }
+};
+
+TEST(ContentionPolicy, RegionsThatMostlyWorkStayParallel) {
+  Feed f;
+  for (int i = 0; i < 1000; ++i) EXPECT_FALSE(f.region(0.3));
+  for (int i = 0; i < 1000; ++i) EXPECT_FALSE(f.region(0.85));  // slow workers, but still working
+}
+
+TEST(ContentionPolicy, JudgesWholeWindowsOnly) {
+  ContentionPolicy p;
+  p.record(kMs, ContentionPolicy::kWindowNs / 2, ContentionPolicy::kWindowNs / 2);  // half a window
+  EXPECT_FALSE(p.serial(kMs));
+  p.record(2 * kMs, ContentionPolicy::kWindowNs / 2, ContentionPolicy::kWindowNs / 2);
+  EXPECT_TRUE(p.serial(2 * kMs));
+}
+
+TEST(ContentionPolicy, StalledWindowHoldsSerialThenBacksOff) {
+  Feed f;
+  EXPECT_FALSE(f.region(0.95));
+  EXPECT_TRUE(f.region(0.95));  // the second stalled millisecond completes a window
+  EXPECT_EQ(f.serial_for(), ContentionPolicy::kFirstHoldNs);
+  // stalled again as soon as it tries: twice as long
+  f.region(0.95);
+  f.region(0.95);
+  EXPECT_EQ(f.serial_for(), 2 * ContentionPolicy::kFirstHoldNs);
+  // a clean window of parallel regions resets the hold
+  f.region(0.0);
+  f.region(0.0);
+  f.region(0.95);
+  f.region(0.95);
+  EXPECT_EQ(f.serial_for(), ContentionPolicy::kFirstHoldNs);
+}
+
+TEST(ContentionPolicy, HoldIsBounded) {
+  Feed f;
+  int64_t longest = 0;
+  for (int round = 0; round < 20; ++round) {
+    f.region(0.95);
+    f.region(0.95);
+    longest = std::max(longest, f.serial_for());
+  }
+  EXPECT_EQ(longest, ContentionPolicy::kMaxHoldNs);
+}
+
+// parallel_for measures the starting thread's wait: a worker that starts its part late (as a
+// descheduled one does) turns the thread's regions serial, which then run on it alone.
+TEST(AdaptiveThreads, StalledRegionsRunSerially) {
+  const int saved = get_num_threads();
+  set_num_threads(2);
+  ASSERT_TRUE(adaptive_threads());
+  std::atomic<int> max_team{0};
+  for (int i = 0; i < 20 && detail::region_threads() > 1; ++i) {
+    parallel_for(0, 2, 1, [&](int64_t, int64_t) {
+      max_team = std::max(max_team.load(), omp_get_num_threads());
+      if (omp_get_thread_num() != 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    });
+  }
+  EXPECT_EQ(max_team.load(), 2);
+  EXPECT_EQ(detail::region_threads(), 1);
+  // serial regions: one call covering the whole range, on this thread
+  int calls = 0;
+  parallel_for(0, 1 << 20, 1, [&](int64_t b, int64_t e) {
+    ++calls;
+    EXPECT_EQ(b, 0);
+    EXPECT_EQ(e, 1 << 20);
+    EXPECT_FALSE(omp_in_parallel());
+  });
+  EXPECT_EQ(calls, 1);
+  const Tensor x = arange(1 << 20, TensorOptions().dtype(kDouble));
+  EXPECT_EQ(x.sum().item<double>(), double(1 << 20) * ((1 << 20) - 1) / 2);
+  // another thread has its own judgement
+  int other = 0;
+  std::thread([&] { other = detail::region_threads(); }).join();
+  EXPECT_EQ(other, 2);
+  // turned off, regions get the configured count
+  set_adaptive_threads(false);
+  EXPECT_EQ(detail::region_threads(), 2);
+  set_adaptive_threads(true);
+  set_num_threads(saved);
+}
+
+TEST(AdaptiveThreads, OneThreadConfiguredIsOne) {
+  const int saved = get_num_threads();
+  set_num_threads(1);
+  EXPECT_EQ(detail::region_threads(), 1);
+  set_num_threads(saved);
+}
+
+// Processes spinning on every CPU and one more: results stay right whichever way regions run.
+TEST(AdaptiveThreads, OversubscribedMachineComputesTheSame) {
+  std::vector<pid_t> spinners;
+  for (int i = 0; i <= omp_get_num_procs(); ++i) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      volatile unsigned long spin = 0;
+      for (;;) spin = spin + 1;
+    }
+    ASSERT_GT(pid, 0);
+    spinners.push_back(pid);
+  }
+  const Tensor x = arange(1 << 20, TensorOptions().dtype(kDouble));
+  const Tensor w = randn({256, 256});
+  const Tensor expected = w.matmul(w);
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_EQ(x.sum().item<double>(), double(1 << 20) * ((1 << 20) - 1) / 2);
+    EXPECT_TRUE(w.matmul(w).allclose(expected));
+  }
+  for (pid_t pid : spinners) kill(pid, SIGKILL);
+  for (pid_t pid : spinners) waitpid(pid, nullptr, 0);
+}
+
+}  // namespace
