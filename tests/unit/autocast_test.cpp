@@ -9,6 +9,7 @@
 
 #include "ember/ember.h"
 #include "ember/torch.h"
+#include "sanitized.h"
 #include "unit/expect_error.h"
 
 using namespace ember;
@@ -304,7 +305,10 @@ TEST(Autocast, FashionMnistCnnTrainsInBfloat16ChannelsLast) {
   FashionNet model;
   model->to(MemoryFormat::ChannelsLast);
   optim::Adam opt(model->parameters(), optim::AdamOptions(2e-3));
-  for (int64_t i = 0; i < 200; ++i) {
+  // under sanitizers a tenth of the steps: the same code, not the accuracy it reaches
+  const int64_t steps = kSanitized ? 20 : 200;
+  double first_loss = 0, last_loss = 0;
+  for (int64_t i = 0; i < steps; ++i) {
     const Tensor xb = train_x.narrow(0, i * 64, 64), yb = train_y.narrow(0, i * 64, 64);
     Tensor loss;
     {
@@ -316,7 +320,9 @@ TEST(Autocast, FashionMnistCnnTrainsInBfloat16ChannelsLast) {
     opt.zero_grad();
     loss.backward();
     opt.step();
+    (i == 0 ? first_loss : last_loss) = loss.item<double>();
   }
+  EXPECT_LT(last_loss, first_loss);
   for (const Tensor& p : model->parameters()) {
     EXPECT_EQ(p.dtype(), kFloat);
     ASSERT_TRUE(p.grad().defined());
@@ -326,5 +332,5 @@ TEST(Autocast, FashionMnistCnnTrainsInBfloat16ChannelsLast) {
   AutocastGuard autocast;
   InferenceMode inference;
   const double accuracy = model->forward(test_x).argmax(1).eq(test_y).to(kFloat).mean().item<double>();
-  EXPECT_GT(accuracy, 0.78);
+  EXPECT_GT(accuracy, kSanitized ? 0.3 : 0.78);
 }
