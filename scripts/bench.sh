@@ -6,7 +6,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 (
   cd "$root"
   scripts/install-deps.sh bench
-  cmake --preset release -DEMBER_BUILD_BENCH=ON >/dev/null
+  cmake --preset release -DEMBER_BUILD_BENCH=ON -DEMBER_SHARED=OFF >/dev/null
   cmake --build --preset release -j "$(nproc)" --target ember_bench
 )
 # Run from the caller's directory so relative --json paths land where expected.

@@ -4,6 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh main
-cmake --preset release -DEMBER_BUILD_TESTS=OFF -DEMBER_BUILD_BENCH=OFF >/dev/null
+cmake --preset release -DEMBER_BUILD_TESTS=OFF -DEMBER_BUILD_BENCH=OFF -DEMBER_SHARED=OFF >/dev/null
 cmake --build --preset release -j "$(nproc)" --target fashion_mnist
 ./build/release/examples/fashion_mnist --output build/fashion_mnist.safetensors "$@"
