@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds Ember twice (Release, and ASan+UBSan) and runs every test; the
-# parity tests run a second time on the kernel paths of CPUs other than this one. Prints the time
-# each stage took.
+# Installs dependencies, builds Ember three times (Release as a shared library, ASan+UBSan, and
+# ThreadSanitizer for the tests labelled threads) and runs every test; the parity tests run a
+# second time on the kernel paths of CPUs other than this one; a user's project is built against
+# the installed libraries and the Debian package. Prints the time each stage took.
 set -euo pipefail
 if [ $# -ne 0 ]; then
   echo "usage: scripts/test.sh   (no arguments: it runs every stage; ctest --preset release|asan runs a built tree again)" >&2
@@ -61,6 +62,13 @@ stage "test release, other CPUs' paths" env ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI 
 stage "configure asan" cmake --preset asan >/dev/null
 stage "build asan" cmake --build --preset asan -j "$jobs"
 stage "test asan" env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan -j "$jobs"
+# ThreadSanitizer on the tests labelled threads (concurrent backward, the loader's workers, one
+# module from several threads, the allocator across threads). OpenMP runs one thread there:
+# libgomp is not instrumented, so TSan cannot see its fork and join and reports their hand-offs;
+# the tests of parallel regions themselves (AdaptiveThreads.*) are left to the other builds.
+stage "configure tsan" cmake --preset tsan >/dev/null
+stage "build tsan" cmake --build --preset tsan -j "$jobs"
+stage "test tsan" ctest --preset tsan -j "$jobs"
 stage "install the static library" install_tree build/asan "$PWD/build/install-static"
 stage "consumer of the installed static library" consumer static "$PWD/build/install-static" \
   -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"

@@ -149,4 +149,55 @@ TEST(AdaptiveThreads, OversubscribedMachineComputesTheSame) {
   for (pid_t pid : spinners) waitpid(pid, nullptr, 0);
 }
 
+// One module, inference from several threads at once: each thread gets what one thread alone gets.
+TEST(Threads, InferenceFromSeveralThreadsOnOneModule) {
+  manual_seed(3);
+  nn::Sequential net(nn::Conv2d(nn::Conv2dOptions(3, 8, 3).padding(1)), nn::BatchNorm2d(8), nn::ReLU(),
+                     nn::Flatten(), nn::Linear(8 * 8 * 8, 10), nn::LogSoftmax(1));
+  net->eval();
+  constexpr int kThreads = 4;
+  std::vector<Tensor> inputs, expected;
+  for (int t = 0; t < kThreads; ++t) {
+    inputs.push_back(randn({2, 3, 8, 8}));
+    InferenceMode guard;
+    expected.push_back(net->forward(inputs.back()));
+  }
+  std::vector<int> matches(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      InferenceMode guard;
+      for (int r = 0; r < 10; ++r) matches[t] += net->forward(inputs[t]).allclose(expected[t], 1e-5, 1e-6);
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(matches[t], 10) << "thread " << t;
+}
+
+// The caching allocator: blocks made in one thread and freed in another go back to a cache and
+// serve later tensors, while other threads allocate and free at the same time.
+TEST(Threads, TensorsMadeInOneThreadFreedInAnother) {
+  constexpr int kThreads = 4;
+  std::vector<std::thread> threads;
+  std::vector<int> errors(kThreads, 0);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 20; ++round) {
+        std::vector<Tensor> made;
+        std::thread([&] {
+          for (int i = 0; i < 8; ++i) made.push_back(full({(i + 1) * 3000 + t}, double(t * 100 + i)));
+        }).join();
+        std::thread([&] {
+          for (int i = 0; i < 8; ++i) errors[t] += !made[i].eq(double(t * 100 + i)).all().item<bool>();
+          made.clear();
+        }).join();
+        const Tensor again = ones({5000 + t}).mul_(t);  // reuses what the other thread freed
+        errors[t] += again.sum().item<double>() != double(t) * (5000 + t);
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(errors[t], 0) << "thread " << t;
+}
+
 }  // namespace
