@@ -8,10 +8,10 @@
 namespace ember {
 int get_num_threads();
 void set_num_threads(int n);
-// Ember's addition: while a thread that calls Ember keeps waiting for a CPU (other processes, or
-// more of the program's own threads than cores), its parallel regions run on it alone, since a
-// region's barrier would wait for workers the scheduler is not running (docs/threads.md). On by
-// default; EMBER_ADAPTIVE_THREADS=0 in the environment or set_adaptive_threads(false) turns it off.
+// Ember's addition: while the parallel regions a thread starts keep stalling at their closing
+// barrier (their workers hardly run: other processes, or more of the program's own threads than
+// cores), that thread runs its regions alone for a while (docs/threads.md). On by default;
+// EMBER_ADAPTIVE_THREADS=0 in the environment or set_adaptive_threads(false) turns it off.
 void set_adaptive_threads(bool enabled);
 bool adaptive_threads();
 
