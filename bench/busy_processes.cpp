@@ -1,6 +1,7 @@
 #include "busy_processes.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,7 +14,10 @@ BusyProcesses::BusyProcesses(int n) {
     const pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error("BusyProcesses: fork failed");
     if (pid == 0) {
-      // the child touches nothing of the parent's state (its threads did not survive the fork)
+      // the child touches nothing of the parent's state (its threads did not survive the fork),
+      // and dies with the parent, however the parent ends
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() == 1) ::_exit(0);
       volatile unsigned long spin = 0;
       for (;;) spin = spin + 1;
     }
