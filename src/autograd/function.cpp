@@ -1,4 +1,6 @@
 // Custom functions (Function<T>): the context their forward fills and the node that calls their backward.
+#include <algorithm>
+
 #include "autograd/variable.h"
 
 namespace ember::autograd {
@@ -48,6 +50,13 @@ namespace detail {
 
 variable_list CustomNodeBase::apply(variable_list&& grads) {
   variable_list res = call_backward(std::move(grads));
+  // As PyTorch: more gradients than forward inputs are accepted when the extra ones are all
+  // undefined (a forward with a defaulted trailing argument the call left out), and dropped.
+  if (res.size() > forward_arg_is_tensor.size() &&
+      std::none_of(res.begin() + static_cast<std::ptrdiff_t>(forward_arg_is_tensor.size()), res.end(),
+                   [](const Tensor& g) { return g.defined(); })) {
+    res.resize(forward_arg_is_tensor.size());
+  }
   EMBER_CHECK(res.size() == forward_arg_is_tensor.size(), name().c_str(),
               "function backward returned an incorrect number of gradients (expected ", forward_arg_is_tensor.size(),
               ", got ", res.size(), ")");

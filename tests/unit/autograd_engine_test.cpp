@@ -463,8 +463,37 @@ TEST(AutogradBadInput, EachRaisesAndLeavesGradUntouched) {
                {"function backward returned an incorrect number of gradients (expected 2, got 1)"});
   expect_error([&] { WrongShape::apply(w).sum().backward(); },
                {"returned an invalid gradient at index 0", "[3]", "[2]"});
+  // an extra gradient is dropped only when undefined (a defaulted trailing forward argument)
+  struct ExtraDefined : autograd::Function<ExtraDefined> {
+    static Tensor forward(autograd::AutogradContext*, const Tensor& a) { return a * 2; }
+    static variable_list backward(autograd::AutogradContext*, variable_list g) { return {g[0] * 2, g[0]}; }
+  };
+  expect_error([&] { ExtraDefined::apply(w).sum().backward(); },
+               {"function backward returned an incorrect number of gradients (expected 1, got 2)"});
   EXPECT_FALSE(w.grad().defined());
   EXPECT_EQ(values(x.grad()), before);
+}
+
+// pytorch/examples' cpp/autograd: a forward whose trailing argument has a default, called without
+// it, and a backward that returns an undefined gradient for it anyway.
+TEST(AutogradEngine, CustomFunctionMayReturnUndefinedGradientsForOmittedArguments) {
+  struct Scale : autograd::Function<Scale> {
+    static Tensor forward(autograd::AutogradContext* ctx, const Tensor& x, const Tensor& bias = Tensor()) {
+      ctx->save_for_backward({x, bias});
+      return bias.defined() ? x * 3 + bias : x * 3;
+    }
+    static variable_list backward(autograd::AutogradContext* ctx, variable_list g) {
+      const Tensor bias = ctx->get_saved_variables()[1];
+      return {g[0] * 3, bias.defined() ? g[0] : Tensor()};
+    }
+  };
+  const Tensor x = leaf({1.0, 2.0});
+  Scale::apply(x).sum().backward();
+  EXPECT_EQ(values(x.grad()), (V{3.0, 3.0}));
+  const Tensor b = leaf({0.5, 0.5});
+  Scale::apply(x, b).sum().backward();
+  EXPECT_EQ(values(x.grad()), (V{6.0, 6.0}));
+  EXPECT_EQ(values(b.grad()), (V{1.0, 1.0}));
 }
 
 // PyTorch's layout contract: a dense leaf's .grad has the leaf's strides, whatever layout the
