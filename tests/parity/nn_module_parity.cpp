@@ -290,6 +290,40 @@ TEST(NnParity, Losses) {
   }
 }
 
+// The at:: forms (torch::mse_loss(x, y, at::Reduction::Sum), ...), which libtorch programs call
+// beside the functional ones, with libtorch's argument order and defaults; and their bad input.
+TEST(NnParity, AtLossesTakeLibtorchsIntegerReduction) {
+  const ember::Tensor x = rnd({5, 4}, 70), y = rnd({5, 4}, 71);
+  const ember::Tensor p = ember::sigmoid(x), t01 = ember::rand({5, 4}), bw = ember::rand({4}), pw = ember::rand({4}) * 3;
+  const ember::Tensor labels = ember::tensor({0, 3, 1, 3, 2}), w = rnd({4}, 72).abs() + 0.1;
+  const ember::Tensor logq = ember::log_softmax(x, 1), pt = ember::softmax(y, 1);
+  const Tol tol{1e-5, 1e-6};
+  for (int64_t r : {0, 1, 2}) {
+    SCOPED_TRACE("reduction " + std::to_string(r));
+    EXPECT_TRUE(Close(ember::mse_loss(x, y, r), torch::mse_loss(T(x), T(y), r), tol));
+    EXPECT_TRUE(Close(ember::l1_loss(x, y, r), torch::l1_loss(T(x), T(y), r), tol));
+    EXPECT_TRUE(Close(ember::smooth_l1_loss(x, y, r, 0.5), torch::smooth_l1_loss(T(x), T(y), r, 0.5), tol));
+    EXPECT_TRUE(Close(ember::huber_loss(x, y, r, 0.7), torch::huber_loss(T(x), T(y), r, 0.7), tol));
+    EXPECT_TRUE(Close(ember::binary_cross_entropy(p, t01, bw, r), torch::binary_cross_entropy(T(p), T(t01), T(bw), r), tol));
+    EXPECT_TRUE(Close(ember::binary_cross_entropy_with_logits(x, t01, bw, pw, r),
+                      torch::binary_cross_entropy_with_logits(T(x), T(t01), T(bw), T(pw), r), tol));
+    EXPECT_TRUE(Close(ember::cross_entropy_loss(x, labels, w, r, 3, 0.2),
+                      torch::cross_entropy_loss(T(x), T(labels), T(w), r, 3, 0.2), tol));
+    EXPECT_TRUE(Close(ember::kl_div(logq, pt, r), torch::kl_div(T(logq), T(pt), r), tol));
+    EXPECT_TRUE(Close(ember::kl_div(logq, pt.log(), r, true), torch::kl_div(T(logq), T(pt.log()), r, true), tol));
+  }
+  // the defaults: Mean, no weight
+  EXPECT_TRUE(Close(ember::mse_loss(x, y), torch::mse_loss(T(x), T(y)), tol));
+  EXPECT_TRUE(Close(ember::cross_entropy_loss(x, labels), torch::cross_entropy_loss(T(x), T(labels)), tol));
+  EXPECT_TRUE(Close(ember::binary_cross_entropy(p, t01), torch::binary_cross_entropy(T(p), T(t01)), tol));
+  // gradients flow as through the functional forms
+  const ember::Tensor xg = x.detach().requires_grad_();
+  ember::mse_loss(xg, y, ember::Reduction::Sum).backward();
+  EXPECT_TRUE(Close(xg.grad(), T(2 * (x - y)), tol));
+  EXPECT_THROW(ember::mse_loss(x, y, 3), ember::Error);
+  EXPECT_THROW(ember::mse_loss(x, rnd({4, 5}, 73)), ember::Error);
+}
+
 TEST(NnParity, NllLossGradient) {
   ember::Tensor x = rnd({6, 5}, 70).requires_grad_();
   torch::Tensor tx = T(x.detach()).requires_grad_();

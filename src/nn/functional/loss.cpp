@@ -224,3 +224,60 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOpti
 }
 
 }  // namespace ember::nn::functional
+
+namespace ember {
+namespace {
+namespace F = nn::functional;
+nn::reduction_t reduction_of(const char* op, int64_t reduction) {
+  switch (reduction) {
+    case Reduction::None: return enumtype::kNone();
+    case Reduction::Mean: return enumtype::kMean();
+    case Reduction::Sum: return enumtype::kSum();
+    default:
+      EMBER_CHECK(false, op, "expected reduction None (0), Mean (1) or Sum (2), got ", reduction);
+      return {};
+  }
+}
+}  // namespace
+
+Tensor mse_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
+  return F::mse_loss(self, target, reduction_of("mse_loss", reduction));
+}
+Tensor l1_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
+  return F::l1_loss(self, target, reduction_of("l1_loss", reduction));
+}
+Tensor smooth_l1_loss(const Tensor& self, const Tensor& target, int64_t reduction, double beta) {
+  return F::smooth_l1_loss(self, target, F::SmoothL1LossFuncOptions(reduction_of("smooth_l1_loss", reduction)).beta(beta));
+}
+Tensor huber_loss(const Tensor& self, const Tensor& target, int64_t reduction, double delta) {
+  return F::huber_loss(self, target, F::HuberLossFuncOptions(reduction_of("huber_loss", reduction)).delta(delta));
+}
+Tensor binary_cross_entropy(const Tensor& self, const Tensor& target, const Tensor& weight, int64_t reduction) {
+  return F::binary_cross_entropy(
+      self, target, F::BinaryCrossEntropyFuncOptions(reduction_of("binary_cross_entropy", reduction)).weight(weight));
+}
+Tensor binary_cross_entropy_with_logits(const Tensor& self, const Tensor& target, const Tensor& weight,
+                                        const Tensor& pos_weight, int64_t reduction) {
+  return F::binary_cross_entropy_with_logits(
+      self, target,
+      F::BinaryCrossEntropyWithLogitsFuncOptions(reduction_of("binary_cross_entropy_with_logits", reduction))
+          .weight(weight)
+          .pos_weight(pos_weight));
+}
+Tensor cross_entropy_loss(const Tensor& self, const Tensor& target, const Tensor& weight, int64_t reduction,
+                          int64_t ignore_index, double label_smoothing) {
+  return F::cross_entropy(self, target,
+                          F::CrossEntropyFuncOptions(reduction_of("cross_entropy_loss", reduction))
+                              .weight(weight)
+                              .ignore_index(ignore_index)
+                              .label_smoothing(label_smoothing));
+}
+Tensor kl_div(const Tensor& self, const Tensor& target, int64_t reduction, bool log_target) {
+  const nn::reduction_t r = reduction_of("kl_div", reduction);
+  nn::kldiv_reduction_t kr = enumtype::kMean();
+  if (std::holds_alternative<enumtype::kNone>(r)) kr = enumtype::kNone();
+  if (std::holds_alternative<enumtype::kSum>(r)) kr = enumtype::kSum();
+  return F::kl_div(self, target, F::KLDivFuncOptions(kr).log_target(log_target));
+}
+
+}  // namespace ember

@@ -21,6 +21,20 @@ Tensor nll_loss(const Tensor& self, const Tensor& target, const Tensor& weight =
 // The gradient of nll_loss with respect to self (linear in grad_output).
 Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target, const Tensor& weight,
                          int64_t reduction, int64_t ignore_index);
+// The other at:: losses (torch::mse_loss(x, y), torch::cross_entropy_loss(x, y, {}, at::Reduction::Sum),
+// ...): libtorch's argument order and defaults, the same ops as the functional forms below.
+Tensor mse_loss(const Tensor& self, const Tensor& target, int64_t reduction = Reduction::Mean);
+Tensor l1_loss(const Tensor& self, const Tensor& target, int64_t reduction = Reduction::Mean);
+Tensor smooth_l1_loss(const Tensor& self, const Tensor& target, int64_t reduction = Reduction::Mean, double beta = 1.0);
+Tensor huber_loss(const Tensor& self, const Tensor& target, int64_t reduction = Reduction::Mean, double delta = 1.0);
+Tensor binary_cross_entropy(const Tensor& self, const Tensor& target, const Tensor& weight = {},
+                            int64_t reduction = Reduction::Mean);
+Tensor binary_cross_entropy_with_logits(const Tensor& self, const Tensor& target, const Tensor& weight = {},
+                                        const Tensor& pos_weight = {}, int64_t reduction = Reduction::Mean);
+Tensor cross_entropy_loss(const Tensor& self, const Tensor& target, const Tensor& weight = {},
+                          int64_t reduction = Reduction::Mean, int64_t ignore_index = -100,
+                          double label_smoothing = 0.0);
+Tensor kl_div(const Tensor& self, const Tensor& target, int64_t reduction = Reduction::Mean, bool log_target = false);
 
 namespace nn {
 
