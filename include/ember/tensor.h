@@ -122,6 +122,7 @@ class Tensor {
   Device device() const { return checked_impl()->device(); }
   Layout layout() const { return kStrided; }
   bool is_cpu() const { return true; }
+  bool is_cuda() const { return false; }
   TensorOptions options() const { return TensorOptions().dtype(dtype()).device(device()); }
   size_t element_size() const { return ember::element_size(dtype()); }
   size_t itemsize() const { return element_size(); }
@@ -154,6 +155,7 @@ class Tensor {
   Tensor to(MemoryFormat format) const;
   Tensor to(const Tensor& other, bool non_blocking = false, bool copy = false) const;
   Tensor cpu() const { return *this; }
+  Tensor cuda() const;  // raises ember::Error: Ember has no CUDA device
   Tensor toType(ScalarType t) const { return to(t); }
   Tensor type_as(const Tensor& other) const { return to(other.dtype()); }
   Tensor& fill_(const Scalar& value);

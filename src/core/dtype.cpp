@@ -57,12 +57,25 @@ std::ostream& operator<<(std::ostream& os, const Scalar& s) {
 }
 
 Device::Device(const std::string& spec) : type_(kCPU), index_(-1) {
-  if (spec == "cpu") return;
-  EMBER_CHECK(spec.rfind("cpu:", 0) == 0 && spec.size() > 4, "Device",
-              "expected a device string like 'cpu' or 'cpu:0', got '", spec, "'");
-  index_ = static_cast<int8_t>(std::stoi(spec.substr(4)));
+  const size_t colon = spec.find(':');
+  const std::string type = spec.substr(0, colon);
+  EMBER_CHECK(type == "cpu" || type == "cuda", "Device",
+              "Expected one of cpu, cuda device type at start of device string: ", spec);
+  type_ = type == "cpu" ? kCPU : kCUDA;
+  if (colon == std::string::npos) return;
+  const std::string index = spec.substr(colon + 1);
+  EMBER_CHECK(!index.empty() && index.size() <= 2 && index.find_first_not_of("0123456789") == std::string::npos,
+              "Device", "Invalid device string: '", spec, "'");
+  index_ = static_cast<int8_t>(std::stoi(index));
 }
-std::string Device::str() const { return index_ < 0 ? "cpu" : "cpu:" + std::to_string(index_); }
+std::string Device::str() const {
+  const std::string type = type_ == kCPU ? "cpu" : "cuda";
+  return index_ < 0 ? type : type + ":" + std::to_string(index_);
+}
+void check_cpu_device(const char* op, const Device& device) {
+  EMBER_CHECK(device.is_cpu(), op, "Ember computes on the CPU only and has no ", device,
+              " device (torch::cuda::is_available() is false)");
+}
 std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
 
 std::ostream& operator<<(std::ostream& os, MemoryFormat f) {

@@ -141,6 +141,13 @@ void Module::to(ScalarType dtype, bool /*non_blocking*/) {
   apply_to_tensors([dtype](const Tensor& t) { return t.is_floating_point() ? t.to(dtype) : t; });
 }
 
+void Module::to(Device device, bool /*non_blocking*/) { check_cpu_device("Module.to", device); }
+
+void Module::to(Device device, ScalarType dtype, bool non_blocking) {
+  check_cpu_device("Module.to", device);
+  to(dtype, non_blocking);
+}
+
 void Module::to(MemoryFormat format) {
   apply_to_tensors([format](const Tensor& t) { return t.dim() == 4 ? t.contiguous(format) : t; });
 }

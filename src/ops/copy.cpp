@@ -106,11 +106,17 @@ Tensor Tensor::to(ScalarType dtype, bool, bool copy, std::optional<MemoryFormat>
   return dispatch::call<ToOp>(*this, dtype, copy, format);
 }
 Tensor Tensor::to(TensorOptions options, bool, bool copy, std::optional<MemoryFormat> format) const {
+  check_cpu_device("to", options.device());
   if (!format) format = options.memory_format_opt();
   return dispatch::call<ToOp>(*this, options.has_dtype() ? options.dtype() : dtype(), copy, format);
 }
-Tensor Tensor::to(Device, ScalarType dtype, bool non_blocking, bool copy) const {
+Tensor Tensor::to(Device device, ScalarType dtype, bool non_blocking, bool copy) const {
+  check_cpu_device("to", device);
   return to(dtype, non_blocking, copy);
+}
+Tensor Tensor::cuda() const {
+  check_cpu_device("cuda", Device(kCUDA));
+  return *this;
 }
 Tensor Tensor::to(MemoryFormat format) const { return dispatch::call<ToOp>(*this, dtype(), false, format); }
 Tensor Tensor::to(const Tensor& other, bool non_blocking, bool copy) const {

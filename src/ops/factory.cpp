@@ -12,7 +12,7 @@ namespace ember {
 namespace {
 
 Tensor empty_with(IntArrayRef sizes, const TensorOptions& o) {
-  EMBER_CHECK(o.device().is_cpu(), "empty", "only the CPU device is supported, got ", o.device());
+  check_cpu_device("empty", o.device());
   MemoryFormat f = o.memory_format_opt().value_or(MemoryFormat::Contiguous);
   return make_empty(sizes, o.dtype(), f);
 }

@@ -77,6 +77,11 @@ TEST(DataLoader, BatchSizesAndDropLast) {
 
   // Without Stack a batch is the std::vector of examples.
   auto unstacked = data::make_data_loader<SequentialSampler>(CountingDataset(5), data::DataLoaderOptions(2));
+  // a batch size alone (size_t or int64_t), as pytorch/examples' cpp/mnist passes it
+  auto by_size = data::make_data_loader<SequentialSampler>(CountingDataset(5).map(Stack<>()), int64_t{2});
+  batches = epoch(*by_size);
+  ASSERT_EQ(batches.size(), 3u);
+  EXPECT_EQ(batches[2], (std::vector<int64_t>{4}));
   std::vector<size_t> sizes;
   for (std::vector<Example<>>& batch : *unstacked) sizes.push_back(batch.size());
   EXPECT_EQ(sizes, (std::vector<size_t>{2, 2, 1}));

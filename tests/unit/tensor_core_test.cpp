@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "ember/ember.h"
+#include "ember/torch.h"
 
 using namespace ember;
 
@@ -225,7 +227,8 @@ TEST(TensorCore, ErrorsNameTheOpAndShapes) {
         << e.what();
     EXPECT_EQ(std::string(e.what()).rfind("add", 0), 0u) << e.what();
   }
-  EXPECT_THROW(Device("cuda:0"), Error);
+  EXPECT_THROW(Device("gpu:0"), Error);
+  EXPECT_THROW(empty({1}, Device("cuda:0")), Error);  // named as libtorch names it, but absent
   EXPECT_THROW(Tensor().dim(), Error);
   EXPECT_THROW(arange(0, 10, 0), Error);
   EXPECT_THROW(randint(5, 5, {2}), Error);
@@ -329,4 +332,66 @@ TEST(Scalar, KindsAndConversions) {
   EXPECT_EQ(Scalar(2.75).to<int64_t>(), 2);
   EXPECT_EQ(static_cast<float>(Scalar(3).to<Half>()), 3.0f);
   EXPECT_EQ((-Scalar(4)).toLong(), -4);
+}
+
+// libtorch programs ask about CUDA and pick the CPU when it is absent; making or moving anything
+// there raises a clear error.
+TEST(Devices, CudaIsNamedButAbsent) {
+  EXPECT_FALSE(cuda::is_available());
+  EXPECT_EQ(cuda::device_count(), 0u);
+  EXPECT_FALSE(cuda::cudnn_is_available());
+  const DeviceType type = cuda::is_available() ? kCUDA : kCPU;
+  const Device device(type);
+  EXPECT_TRUE(device.is_cpu());
+  EXPECT_EQ(Device("cpu"), Device(kCPU));
+  EXPECT_EQ(Device("cuda:1"), Device(kCUDA, 1));
+  EXPECT_EQ(Device("cuda").str(), "cuda");
+  EXPECT_EQ(Device("cpu:0").index(), 0);
+  EXPECT_TRUE(Device("cuda:0").is_cuda());
+  EXPECT_NE(Device("cuda:0"), Device("cuda:1"));
+  for (const char* bad : {"gpu", "cuda:", "cuda:x", "cpu:-1", ""}) {
+    EXPECT_THROW(Device{std::string(bad)}, Error) << bad;
+  }
+  const Tensor x = ones({2});
+  EXPECT_TRUE(x.to(device).equal(x));
+  EXPECT_TRUE(x.to(Device(kCPU), kDouble).equal(ones({2}, kDouble)));
+  EXPECT_FALSE(x.is_cuda());
+  for (auto make : std::vector<std::function<Tensor()>>{
+           [&] { return x.to(kCUDA); }, [&] { return x.to(Device("cuda:0"), kFloat); }, [&] { return x.cuda(); },
+           [] { return zeros({2}, TensorOptions().device(kCUDA)); }, [] { return ones({2}, Device("cuda")); }}) {
+    try {
+      make();
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("CPU only"), std::string::npos) << e.what();
+    }
+  }
+  nn::Linear model(3, 2);
+  model->to(device);
+  model->to(Device(kCPU), kDouble);
+  EXPECT_EQ(model->weight.dtype(), kDouble);
+  EXPECT_THROW(model->to(Device(kCUDA)), Error);
+  EXPECT_EQ(model->weight.dtype(), kDouble);
+}
+
+// c10's checking macros, as libtorch programs use them: a failure is an ember::Error carrying the
+// message (or libtorch's default one).
+TEST(Devices, LibtorchCheckingMacros) {
+  const int n = 3;
+  TORCH_CHECK(n == 3, "never raised");
+  AT_ASSERT(n > 0);
+  TORCH_INTERNAL_ASSERT(n > 0, "never raised");
+  auto message = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message([&] { TORCH_CHECK(n == 4, "n must be 4, got ", n); }), "n must be 4, got 3");
+  EXPECT_EQ(message([&] { TORCH_CHECK(n == 4); }), "Expected n == 4 to be true, but got false.");
+  EXPECT_NE(message([&] { AT_ASSERT(n == 4); }).find("n == 4 INTERNAL ASSERT FAILED"), std::string::npos);
+  EXPECT_EQ(message([&] { AT_ERROR("bad value ", n); }), "bad value 3");
+  C10_UNUSED const int unused = 0;
 }

@@ -156,9 +156,11 @@ class StatelessDataLoader {
   bool joined_ = false;
 };
 
-template <class Sampler = samplers::RandomSampler, class Dataset>
+// libtorch's template order: make_data_loader<SequentialSampler>(dataset, 64) names the sampler of
+// the form below, never this one (whose first parameter is the dataset's type).
+template <class Dataset, class Sampler>
 std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(Dataset dataset, Sampler sampler,
-                                                                        DataLoaderOptions options = DataLoaderOptions()) {
+                                                                        DataLoaderOptions options) {
   return std::make_unique<StatelessDataLoader<Dataset, Sampler>>(std::move(dataset), std::move(sampler),
                                                                  std::move(options));
 }

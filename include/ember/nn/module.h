@@ -61,6 +61,9 @@ class Module : public std::enable_shared_from_this<Module> {
   // Casts floating-point parameters and buffers (as PyTorch's Module.to; integer buffers such as
   // num_batches_tracked keep their dtype), in place: tensors held elsewhere see the change.
   virtual void to(ScalarType dtype, bool non_blocking = false);
+  // libtorch's device forms: the CPU is the only device (another raises ember::Error).
+  virtual void to(Device device, bool non_blocking = false);
+  virtual void to(Device device, ScalarType dtype, bool non_blocking = false);
   // Lays out 4-D parameters and buffers (conv weights) in `format`.
   virtual void to(MemoryFormat format);
   // Clears the gradients of all parameters (or zeroes them when !set_to_none).
