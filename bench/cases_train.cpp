@@ -78,6 +78,32 @@ void check_same_parameters(const bench::Context& ctx, const EM& ember_model, TM&
     bench::check_close(ctx, item.value().detach(), theirs[item.key()].detach(), tol);
 }
 
+// Adam steps of an Ember classifier and its libtorch twin on one batch (cross-entropy loss).
+template <class EM, class TM>
+struct AdamClassifierSteps {
+  EM& em;
+  TM& tm;
+  ember::Tensor x, y;
+  torch::Tensor tx = parity::to_torch(x), ty = parity::to_torch(y);
+  ember::optim::Adam eopt{em->parameters(), ember::optim::AdamOptions(1e-3)};
+  torch::optim::Adam topt{tm->parameters(), torch::optim::AdamOptions(1e-3)};
+  void ember_step() {
+    eopt.zero_grad();
+    ember::nn::functional::cross_entropy(em(x), y).backward();
+    eopt.step();
+  }
+  void torch_step() {
+    topt.zero_grad();
+    torch::nn::functional::cross_entropy(tm(tx), ty).backward();
+    topt.step();
+  }
+  // A few steps of each from the same weights; then the parameters agree.
+  void check(const bench::Context& ctx, parity::Tol tol) {
+    for (int i = 0; i < 3; ++i) ember_step(), torch_step();
+    check_same_parameters(ctx, em, tm, tol);
+  }
+};
+
 bench::Register tanh_mlp_sgd{{
     .name = "train_step_mlp16_tanh_sgd",
     .label = kSteps,
@@ -116,25 +142,10 @@ bench::Register relu_mlp_adam{{
           E::ReluMlp em;
           L::ReluMlp tm;
           copy_weights(em, tm);
-          const ember::Tensor x = parity::random({64, 784}, ember::kFloat, 41);
-          const torch::Tensor tx = parity::to_torch(x);
-          const ember::Tensor y = ember::randint(0, 10, {64});
-          const torch::Tensor ty = parity::to_torch(y);
-          ember::optim::Adam eopt(em->parameters(), ember::optim::AdamOptions(1e-3));
-          torch::optim::Adam topt(tm->parameters(), torch::optim::AdamOptions(1e-3));
-          auto estep = [&] {
-            eopt.zero_grad();
-            ember::nn::functional::cross_entropy(em(x), y).backward();
-            eopt.step();
-          };
-          auto tstep = [&] {
-            topt.zero_grad();
-            torch::nn::functional::cross_entropy(tm(tx), ty).backward();
-            topt.step();
-          };
-          for (int i = 0; i < 3; ++i) estep(), tstep();
-          check_same_parameters(ctx, em, tm, parity::Tol{1e-4, 1e-4});
-          return bench::time_pair(ctx, {.ember = estep, .baseline = tstep});
+          AdamClassifierSteps<E::ReluMlp, L::ReluMlp> s{
+              em, tm, parity::random({64, 784}, ember::kFloat, 41), ember::randint(0, 10, {64})};
+          s.check(ctx, parity::Tol{1e-4, 1e-4});
+          return bench::time_pair(ctx, {.ember = [&] { s.ember_step(); }, .baseline = [&] { s.torch_step(); }});
         },
 }};
 
@@ -185,23 +196,11 @@ bench::Register cnn_contention{{
           copy_weights(em, tm);
           em->eval();  // no dropout: both steps compute the same thing
           tm->eval();
-          const ember::Tensor x = parity::random({64, 1, 28, 28}, ember::kFloat, 61);
-          const ember::Tensor y = ember::randint(0, 10, {64});
-          const torch::Tensor tx = parity::to_torch(x), ty = parity::to_torch(y);
-          ember::optim::Adam eopt(em->parameters(), ember::optim::AdamOptions(1e-3));
-          torch::optim::Adam topt(tm->parameters(), torch::optim::AdamOptions(1e-3));
-          auto estep = [&] {
-            eopt.zero_grad();
-            ember::nn::functional::cross_entropy(em(x), y).backward();
-            eopt.step();
-          };
-          auto tstep = [&] {
-            topt.zero_grad();
-            torch::nn::functional::cross_entropy(tm(tx), ty).backward();
-            topt.step();
-          };
-          for (int i = 0; i < 3; ++i) estep(), tstep();
-          check_same_parameters(ctx, em, tm, parity::Tol{1e-3, 1e-4});
+          AdamClassifierSteps<E::FashionNet, L::FashionNet> s{
+              em, tm, parity::random({64, 1, 28, 28}, ember::kFloat, 61), ember::randint(0, 10, {64})};
+          s.check(ctx, parity::Tol{1e-3, 1e-4});
+          const auto estep = [&] { s.ember_step(); };
+          const auto tstep = [&] { s.torch_step(); };
           const bench::Outcome quiet = bench::time_pair(ctx, {.ember = estep, .baseline = tstep});
           bench::BusyProcesses busy(busy_processes_for_machine());
           bench::Outcome out = bench::time_pair(ctx, {.ember = estep, .baseline = tstep, .min_run_time = 4.0});
