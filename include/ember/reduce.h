@@ -26,14 +26,29 @@ Tensor amax(const Tensor& self, IntArrayRef dim = {}, bool keepdim = false);
 Tensor amin(const Tensor& self, IntArrayRef dim = {}, bool keepdim = false);
 Tensor argmax(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
 Tensor argmin(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
-Tensor var(const Tensor& self, OptionalIntArrayRef dim = std::nullopt, std::optional<int64_t> correction = 1,
-           bool keepdim = false);
-Tensor std(const Tensor& self, OptionalIntArrayRef dim = std::nullopt, std::optional<int64_t> correction = 1,
-           bool keepdim = false);
-std::tuple<Tensor, Tensor> var_mean(const Tensor& self, OptionalIntArrayRef dim = std::nullopt,
-                                    std::optional<int64_t> correction = 1, bool keepdim = false);
-std::tuple<Tensor, Tensor> std_mean(const Tensor& self, OptionalIntArrayRef dim = std::nullopt,
-                                    std::optional<int64_t> correction = 1, bool keepdim = false);
+// var, std, var_mean, std_mean with libtorch's overload set: (bool unbiased), (dims, bool unbiased,
+// keepdim), (dims, optional correction, keepdim) and (int dim). As in libtorch, an integer passed
+// after the dims converts to `unbiased`, not to the correction: write std::optional<int64_t>(2).
+Tensor var(const Tensor& self, bool unbiased = true);
+Tensor var(const Tensor& self, OptionalIntArrayRef dim, bool unbiased = true, bool keepdim = false);
+Tensor var(const Tensor& self, OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim = false);
+Tensor var(const Tensor& self, int dim);
+Tensor std(const Tensor& self, bool unbiased = true);
+Tensor std(const Tensor& self, OptionalIntArrayRef dim, bool unbiased = true, bool keepdim = false);
+Tensor std(const Tensor& self, OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim = false);
+Tensor std(const Tensor& self, int dim);
+std::tuple<Tensor, Tensor> var_mean(const Tensor& self, bool unbiased = true);
+std::tuple<Tensor, Tensor> var_mean(const Tensor& self, OptionalIntArrayRef dim, bool unbiased = true,
+                                    bool keepdim = false);
+std::tuple<Tensor, Tensor> var_mean(const Tensor& self, OptionalIntArrayRef dim, std::optional<int64_t> correction,
+                                    bool keepdim = false);
+std::tuple<Tensor, Tensor> var_mean(const Tensor& self, int dim);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& self, bool unbiased = true);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& self, OptionalIntArrayRef dim, bool unbiased = true,
+                                    bool keepdim = false);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& self, OptionalIntArrayRef dim, std::optional<int64_t> correction,
+                                    bool keepdim = false);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& self, int dim);
 Tensor norm(const Tensor& self, const std::optional<Scalar>& p = 2, IntArrayRef dim = {}, bool keepdim = false);
 Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim = false);
 Tensor all(const Tensor& self);

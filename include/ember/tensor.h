@@ -321,9 +321,12 @@ class Tensor {
   Tensor var(bool unbiased = true) const;
   Tensor var(OptionalIntArrayRef dim, bool unbiased = true, bool keepdim = false) const;
   Tensor var(OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim = false) const;
+  // x.var(2) reduces dim 2, as libtorch's (without it the 2 would convert to `unbiased`).
+  Tensor var(int dim) const;
   Tensor std(bool unbiased = true) const;
   Tensor std(OptionalIntArrayRef dim, bool unbiased = true, bool keepdim = false) const;
   Tensor std(OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim = false) const;
+  Tensor std(int dim) const;
   Tensor norm(const Scalar& p = 2) const;
   Tensor norm(const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim = false) const;
   Tensor logsumexp(IntArrayRef dim, bool keepdim = false) const;

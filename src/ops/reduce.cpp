@@ -695,20 +695,22 @@ Tensor amax(const Tensor& self, IntArrayRef dim, bool keepdim) { return dispatch
 Tensor amin(const Tensor& self, IntArrayRef dim, bool keepdim) { return dispatch::call<AminOp>(self, dim, keepdim); }
 Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) { return dispatch::call<ArgmaxOp>(self, dim, keepdim); }
 Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) { return dispatch::call<ArgminOp>(self, dim, keepdim); }
-Tensor var(const Tensor& self, OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim) {
-  return dispatch::call<VarOp>(self, dim, correction, keepdim);
-}
-Tensor std(const Tensor& self, OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim) {
-  return dispatch::call<StdOp>(self, dim, correction, keepdim);
-}
-std::tuple<Tensor, Tensor> var_mean(const Tensor& self, OptionalIntArrayRef dim, std::optional<int64_t> correction,
-                                    bool keepdim) {
-  return dispatch::call<VarMeanOp>(self, dim, correction, keepdim);
-}
-std::tuple<Tensor, Tensor> std_mean(const Tensor& self, OptionalIntArrayRef dim, std::optional<int64_t> correction,
-                                    bool keepdim) {
-  return dispatch::call<StdMeanOp>(self, dim, correction, keepdim);
-}
+// The overloads of each: (unbiased), (dims, unbiased, keepdim), (dims, correction, keepdim), (dim).
+#define EMBER_VAR_FAMILY(R, name, Op)                                                                 \
+  R name(const Tensor& self, OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim) { \
+    return dispatch::call<Op>(self, dim, correction, keepdim);                                         \
+  }                                                                                                    \
+  R name(const Tensor& self, OptionalIntArrayRef dim, bool unbiased, bool keepdim) {                   \
+    return dispatch::call<Op>(self, dim, std::optional<int64_t>(unbiased ? 1 : 0), keepdim);           \
+  }                                                                                                    \
+  R name(const Tensor& self, bool unbiased) { return name(self, std::nullopt, unbiased); }             \
+  R name(const Tensor& self, int dim) { return name(self, IntArrayRef{dim}); }
+EMBER_VAR_FAMILY(Tensor, var, VarOp)
+EMBER_VAR_FAMILY(Tensor, std, StdOp)
+using TensorPair = std::tuple<Tensor, Tensor>;
+EMBER_VAR_FAMILY(TensorPair, var_mean, VarMeanOp)
+EMBER_VAR_FAMILY(TensorPair, std_mean, StdMeanOp)
+#undef EMBER_VAR_FAMILY
 Tensor norm(const Tensor& self, const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim) {
   return dispatch::call<NormOp>(self, p, dim, keepdim);
 }
@@ -740,20 +742,22 @@ Tensor Tensor::amax(IntArrayRef dim, bool keepdim) const { return ember::amax(*t
 Tensor Tensor::amin(IntArrayRef dim, bool keepdim) const { return ember::amin(*this, dim, keepdim); }
 Tensor Tensor::argmax(std::optional<int64_t> dim, bool keepdim) const { return ember::argmax(*this, dim, keepdim); }
 Tensor Tensor::argmin(std::optional<int64_t> dim, bool keepdim) const { return ember::argmin(*this, dim, keepdim); }
-Tensor Tensor::var(bool unbiased) const { return ember::var(*this, std::nullopt, unbiased ? 1 : 0); }
+Tensor Tensor::var(bool unbiased) const { return ember::var(*this, unbiased); }
 Tensor Tensor::var(OptionalIntArrayRef dim, bool unbiased, bool keepdim) const {
-  return ember::var(*this, dim, unbiased ? 1 : 0, keepdim);
+  return ember::var(*this, dim, unbiased, keepdim);
 }
 Tensor Tensor::var(OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim) const {
   return ember::var(*this, dim, correction, keepdim);
 }
-Tensor Tensor::std(bool unbiased) const { return ember::std(*this, std::nullopt, unbiased ? 1 : 0); }
+Tensor Tensor::var(int dim) const { return ember::var(*this, dim); }
+Tensor Tensor::std(bool unbiased) const { return ember::std(*this, unbiased); }
 Tensor Tensor::std(OptionalIntArrayRef dim, bool unbiased, bool keepdim) const {
-  return ember::std(*this, dim, unbiased ? 1 : 0, keepdim);
+  return ember::std(*this, dim, unbiased, keepdim);
 }
 Tensor Tensor::std(OptionalIntArrayRef dim, std::optional<int64_t> correction, bool keepdim) const {
   return ember::std(*this, dim, correction, keepdim);
 }
+Tensor Tensor::std(int dim) const { return ember::std(*this, dim); }
 Tensor Tensor::norm(const Scalar& p) const { return ember::norm(*this, p); }
 Tensor Tensor::norm(const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim) const {
   return ember::norm(*this, p, dim, keepdim);

@@ -60,7 +60,8 @@ void LRScheduler::step_to(int64_t epoch) {
 StepLR::StepLR(Optimizer& optimizer, int64_t step_size, double gamma)
     : LRScheduler(optimizer), step_size_(step_size), gamma_(gamma) {
   EMBER_CHECK(step_size > 0, "StepLR", "step_size must be positive, got ", step_size);
-  initial_step();
+  stepped_on_construction_ = false;
+  last_lr_ = current_lrs();
 }
 std::vector<double> StepLR::get_lr() {
   if (last_epoch_ == 0 || last_epoch_ % step_size_ != 0) return current_lrs();
@@ -255,7 +256,8 @@ SequentialLR::SequentialLR(Optimizer& optimizer, std::vector<LRScheduler*> sched
   // Undo the schedulers' own initial steps, then take the first one's again.
   auto& groups = optimizer_.param_groups();
   for (size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(*groups[i].initial_lr());
-  for (LRScheduler* s : schedulers_) --s->last_epoch_;
+  for (LRScheduler* s : schedulers_)
+    if (s->stepped_on_construction_) --s->last_epoch_;
   schedulers_[0]->initial_step();
   last_lr_ = schedulers_[0]->get_last_lr();
 }

@@ -172,18 +172,27 @@ TEST(OptimParity, ParamGroupsWithTheirOwnOptions) {
 }
 
 TEST(OptimParity, StepLRMatchesLibtorchStepLR) {
-  // libtorch's StepLR counts from its first step() where PyTorch's counts from construction:
-  // after k + 1 libtorch steps its lr equals Ember's (and PyTorch's) after k.
+  // libtorch's StepLR counts from its first step() where PyTorch's counts from construction;
+  // Ember's StepLR counts as libtorch's (issue 29: step_size 5, gamma 0.5, 20 steps leave 0.0125).
   auto ep = ember::zeros({1}).requires_grad_();
   auto tp = torch::zeros({1}).requires_grad_();
   eo::SGD eopt({ep}, eo::SGDOptions(0.5));
   to::SGD topt({tp}, to::SGDOptions(0.5));
   eo::StepLR es(eopt, 3, 0.5);
   to::StepLR ts(topt, 3, 0.5);
-  ts.step();
-  for (int k = 0; k < 12; ++k) {
+  for (int k = 0; k < 21; ++k) {
     EXPECT_DOUBLE_EQ(eopt.param_groups()[0].options().get_lr(), topt.param_groups()[0].options().get_lr()) << k;
     es.step();
     ts.step();
   }
+  eo::SGD eopt5({ep}, eo::SGDOptions(0.1));
+  to::SGD topt5({tp}, to::SGDOptions(0.1));
+  eo::StepLR es5(eopt5, 5, 0.5);
+  to::StepLR ts5(topt5, 5, 0.5);
+  for (int k = 0; k < 20; ++k) {
+    es5.step();
+    ts5.step();
+  }
+  EXPECT_DOUBLE_EQ(topt5.param_groups()[0].options().get_lr(), 0.0125);
+  EXPECT_DOUBLE_EQ(eopt5.param_groups()[0].options().get_lr(), 0.0125);
 }

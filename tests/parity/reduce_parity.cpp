@@ -209,7 +209,7 @@ TEST(ReduceParity, VarStdNormLogsumexp) {
         for (bool keepdim : {false, true}) {
           for (int64_t c : {0, 1, 2}) {
             check(describe("var c" + std::to_string(c), in, dt, dims, keepdim),
-                  [&] { return ember::var(in.t, ember::IntArrayRef(dims), c, keepdim); },
+                  [&] { return ember::var(in.t, ember::IntArrayRef(dims), std::optional<int64_t>(c), keepdim); },
                   [&] { return exact(tt, [&](const torch::Tensor& x) { return torch::var(x, td, c10::optional<int64_t>(c), keepdim); }); });
           }
           check(describe("std", in, dt, dims, keepdim), [&] { return ember::std(in.t, ember::IntArrayRef(dims), 1, keepdim); },

@@ -314,8 +314,9 @@ TEST(Optim, OptionErrors) {
 
 TEST(Schedulers, MatchPyTorch) {
   using S = std::unique_ptr<eo::LRScheduler>;
+  // StepLR counts as libtorch's C++ StepLR: the first step() is PyTorch's epoch 0.
   expect_sequence(lr_sequence([](eo::Optimizer& o) { return S(new eo::StepLR(o, 3, 0.5)); }),
-                  {0.1, 0.1, 0.1, 0.05, 0.05, 0.05, 0.025, 0.025, 0.025, 0.0125, 0.0125, 0.0125, 0.00625}, "StepLR");
+                  {0.1, 0.1, 0.1, 0.1, 0.05, 0.05, 0.05, 0.025, 0.025, 0.025, 0.0125, 0.0125, 0.0125}, "StepLR");
   expect_sequence(lr_sequence([](eo::Optimizer& o) {
                     return S(new eo::MultiStepLR(o, {2, 5, 5, 9}, 0.1));
                   }),
@@ -414,6 +415,8 @@ TEST(Optim, LibtorchSpellings) {
   params[0].mutable_grad() = torch::ones({2});
   opt.step();
   torch::optim::StepLR sched(opt, 1, 0.5);
+  sched.step();  // libtorch's first step is epoch 0
+  EXPECT_EQ(opt.param_groups()[0].options().get_lr(), 0.1);
   sched.step();
   EXPECT_EQ(opt.param_groups()[0].options().get_lr(), 0.05);
   at::_foreach_zero_(params);

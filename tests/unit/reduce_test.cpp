@@ -135,10 +135,13 @@ TEST(Reduce, VarCorrection) {
   const Tensor t = f64({1.0, 2.0, 3.0, 4.0});
   EXPECT_DOUBLE_EQ(var(t).item<double>(), 5.0 / 3.0);
   EXPECT_DOUBLE_EQ(t.var(false).item<double>(), 1.25);
-  EXPECT_DOUBLE_EQ(var(t, std::nullopt, 2).item<double>(), 2.5);
-  EXPECT_DOUBLE_EQ(ember::std(t, std::nullopt, 0).item<double>(), std::sqrt(1.25));
-  EXPECT_TRUE(std::isinf(var(t, std::nullopt, 5).item<double>()));       // max(0, n - correction) = 0
-  EXPECT_TRUE(std::isnan(var(tensor({1.0, 1.0}), std::nullopt, 3).item<double>()));  // 0 / 0
+  // A correction is an std::optional<int64_t>: a plain integer converts to `unbiased`, as in libtorch.
+  using C = std::optional<int64_t>;
+  EXPECT_DOUBLE_EQ(var(t, std::nullopt, C(2)).item<double>(), 2.5);
+  EXPECT_DOUBLE_EQ(var(t, std::nullopt, 2).item<double>(), 5.0 / 3.0);
+  EXPECT_DOUBLE_EQ(ember::std(t, std::nullopt, C(0)).item<double>(), std::sqrt(1.25));
+  EXPECT_TRUE(std::isinf(var(t, std::nullopt, C(5)).item<double>()));                   // max(0, n - correction) = 0
+  EXPECT_TRUE(std::isnan(var(tensor({1.0, 1.0}), std::nullopt, C(3)).item<double>()));  // 0 / 0
   auto [v, m] = var_mean(t, IntArrayRef{0}, 1, true);
   EXPECT_EQ(v.sizes(), IntArrayRef({1}));
   EXPECT_DOUBLE_EQ(m.item<double>(), 2.5);

@@ -1,6 +1,9 @@
 // Learning-rate schedulers with PyTorch's semantics: constructing one takes the initial step
 // (epoch 0), each step() advances one epoch and writes the new lr into every parameter group,
 // computed by PyTorch's recursive ("chainable") forms from the current lr, so schedulers compose.
+// StepLR, the one scheduler libtorch's C++ frontend has, counts as libtorch's does instead: its
+// constructor takes no step and its first step() is epoch 0, so a program moved from libtorch
+// trains with the same rates (docs/compat.md).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -39,10 +42,13 @@ class LRScheduler {
   Optimizer& optimizer_;
   std::vector<double> base_lrs_;
   int64_t last_epoch_ = -1;
+  // False for libtorch's StepLR, whose epoch 0 is its first step() rather than its construction.
+  bool stepped_on_construction_ = true;
   std::vector<double> last_lr_;
 };
 
-// lr * gamma every step_size epochs.
+// lr * gamma every step_size epochs; libtorch's counting (above): after k step() calls the lr is
+// PyTorch's after k - 1.
 class StepLR : public LRScheduler {
  public:
   StepLR(Optimizer& optimizer, int64_t step_size, double gamma = 0.1);
