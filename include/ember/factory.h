@@ -67,6 +67,7 @@ Tensor full_like(const Tensor& self, const Scalar& value, TensorOptions options 
 Tensor rand_like(const Tensor& self, TensorOptions options = {});
 Tensor randn_like(const Tensor& self, TensorOptions options = {});
 Tensor randint_like(const Tensor& self, int64_t low, int64_t high, TensorOptions options = {});
+Tensor randint_like(const Tensor& self, int64_t high, TensorOptions options = {});
 
 // Wraps memory owned elsewhere; the tensor never frees it unless a deleter is given.
 Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions options = {});

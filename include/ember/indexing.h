@@ -1,6 +1,7 @@
 // Indexing, gathering, scattering and joining ops, and the TensorIndex type of t.index({...}).
 #pragma once
 #include <optional>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -66,6 +67,9 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool sparse_
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value);
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
+// reduce "add" or "multiply": src's values (or value) added into or multiplied into self's.
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce);
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce);
 Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1);
 Tensor masked_select(const Tensor& self, const Tensor& mask);
 Tensor nonzero(const Tensor& self);

@@ -51,6 +51,16 @@ Tensor& clamp_out(Tensor& out, const Tensor& self, const std::optional<Scalar>& 
                   const std::optional<Scalar>& max = std::nullopt);
 Tensor clamp_min(const Tensor& self, const Scalar& min);
 Tensor clamp_max(const Tensor& self, const Scalar& max);
+Tensor clamp_min(const Tensor& self, const Tensor& min);
+Tensor clamp_max(const Tensor& self, const Tensor& max);
+// torch::max(a, b) / torch::min(a, b): maximum / minimum.
+Tensor max(const Tensor& self, const Tensor& other);
+Tensor min(const Tensor& self, const Tensor& other);
+// round half to even at `decimals` places (negative: tens, hundreds, ...), as PyTorch's.
+Tensor round(const Tensor& self, int64_t decimals);
+Tensor& round_(Tensor& self, int64_t decimals);
+// torch::where(condition): condition.nonzero() as one index tensor per dim.
+std::vector<Tensor> where(const Tensor& condition);
 Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other);
 Tensor where(const Tensor& condition, const Scalar& self, const Tensor& other);
 Tensor where(const Tensor& condition, const Tensor& self, const Scalar& other);

@@ -28,6 +28,7 @@ Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides,
 Tensor unfold(const Tensor& self, int64_t dim, int64_t size, int64_t step);
 std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim = 0);
 std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& self, IntArrayRef split_sizes, int64_t dim = 0);
 std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim = 0);
 std::vector<Tensor> unbind(const Tensor& self, int64_t dim = 0);
 std::vector<Tensor> broadcast_tensors(TensorList tensors);

@@ -258,6 +258,15 @@ class Tensor {
   Tensor clamp_max(const Scalar& max) const;
   Tensor& clamp_min_(const Scalar& min);
   Tensor& clamp_max_(const Scalar& max);
+  Tensor& clamp_(const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt);
+  Tensor clamp_min(const Tensor& min) const;
+  Tensor clamp_max(const Tensor& max) const;
+  Tensor& clamp_min_(const Tensor& min);
+  Tensor& clamp_max_(const Tensor& max);
+  Tensor max(const Tensor& other) const;  // maximum
+  Tensor min(const Tensor& other) const;  // minimum
+  Tensor round(int64_t decimals) const;
+  Tensor& round_(int64_t decimals);
   Tensor where(const Tensor& condition, const Tensor& other) const;
   Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
   Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
@@ -351,6 +360,11 @@ class Tensor {
   Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value) const;
   Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src);
   Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value);
+  // reduce "add" or "multiply" (not differentiable, as PyTorch's)
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) const;
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce);
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce);
   Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
   Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
   Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;

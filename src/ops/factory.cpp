@@ -358,6 +358,8 @@ Tensor randint_like(const Tensor& self, int64_t low, int64_t high, TensorOptions
   });
 }
 
+Tensor randint_like(const Tensor& self, int64_t high, TensorOptions o) { return randint_like(self, 0, high, o); }
+
 Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions o) {
   return from_blob(data, sizes, contiguous_strides(sizes).ref(), o);
 }

@@ -211,6 +211,28 @@ struct ScatterOp {
     if (src.defined()) d.grad(src, [dim, i](const auto& c) { return c.grad().gather(dim, c[i]); });
   }
 };
+// scatter with reduce "add" / "multiply": not differentiable in PyTorch 1.13 either.
+ScatterMode scatter_reduce_mode(const char* op, std::string_view reduce) {
+  EMBER_CHECK(reduce == "add" || reduce == "multiply", op, "reduce argument must be either add or multiply, got ",
+              reduce);
+  return reduce == "add" ? ScatterMode::Add : ScatterMode::Multiply;
+}
+struct ScatterReduceInplaceOp {
+  static constexpr const char* name = "scatter_";
+  static Tensor& run(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Scalar& value,
+                     std::string_view reduce) {
+    return scatter_inplace(name, self, dim, index, src, value, scatter_reduce_mode(name, reduce));
+  }
+};
+struct ScatterReduceOp {
+  static constexpr const char* name = "scatter";
+  static Tensor run(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Scalar& value,
+                    std::string_view reduce) {
+    const ScatterMode mode = scatter_reduce_mode(name, reduce);
+    Tensor out = self.clone(MemoryFormat::Contiguous);
+    return scatter_inplace(name, out, dim, index, src, value, mode);
+  }
+};
 struct ScatterAddInplaceOp {
   static constexpr const char* name = "scatter_add_";
   static Tensor& run(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
@@ -416,6 +438,14 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scala
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   return dispatch::call<ScatterAddOp>(self, dim, index, src);
 }
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) {
+  EMBER_CHECK(src.defined(), "scatter", "src is an undefined tensor");
+  return dispatch::call<ScatterReduceOp>(self, dim, index, src, Scalar(0), reduce);
+}
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) {
+  return dispatch::call<ScatterReduceOp>(self, dim, index, Tensor(), value, reduce);
+}
+std::vector<Tensor> where(const Tensor& condition) { return condition.nonzero().unbind(1); }
 Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
   return dispatch::call<IndexAddOp>(self, dim, index, source, alpha);
 }
@@ -441,6 +471,19 @@ Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src) {
 }
 Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Scalar& value) {
   return dispatch::call<ScatterInplaceOp>(*this, dim, index, Tensor(), value);
+}
+Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) const {
+  return ember::scatter(*this, dim, index, src, reduce);
+}
+Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) const {
+  return ember::scatter(*this, dim, index, value, reduce);
+}
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) {
+  EMBER_CHECK(src.defined(), "scatter_", "src is an undefined tensor");
+  return dispatch::call<ScatterReduceInplaceOp>(*this, dim, index, src, Scalar(0), reduce);
+}
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) {
+  return dispatch::call<ScatterReduceInplaceOp>(*this, dim, index, Tensor(), value, reduce);
 }
 Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const {
   return ember::scatter_add(*this, dim, index, src);

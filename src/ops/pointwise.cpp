@@ -622,6 +622,17 @@ struct ClampInplaceOp {
     clamp_into(name, self, self, min, max, true);
     return self;
   }
+  static Tensor& run(Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+    EMBER_CHECK(min || max, name, "torch.clamp: At least one of 'min' or 'max' must not be None");
+    if (min && max) {
+      ternary_into(name, self, self, *min, *max, TernaryOp::Clamp, 1, true);
+    } else if (min) {
+      binary_into(name, self, self, *min, BinaryOp::Maximum, 1, true);
+    } else {
+      binary_into(name, self, self, *max, BinaryOp::Minimum, 1, true);
+    }
+    return self;
+  }
 };
 struct ClampOutOp {
   static constexpr const char* name = "clamp_out";
@@ -842,6 +853,10 @@ Tensor& clamp_out(Tensor& out, const Tensor& self, const std::optional<Scalar>& 
 }
 Tensor clamp_min(const Tensor& self, const Scalar& min) { return dispatch::call<ClampMinOp>(self, min); }
 Tensor clamp_max(const Tensor& self, const Scalar& max) { return dispatch::call<ClampMaxOp>(self, max); }
+Tensor clamp_min(const Tensor& self, const Tensor& min) { return clamp(self, min, std::nullopt); }
+Tensor clamp_max(const Tensor& self, const Tensor& max) { return clamp(self, std::nullopt, max); }
+Tensor max(const Tensor& self, const Tensor& other) { return maximum(self, other); }
+Tensor min(const Tensor& self, const Tensor& other) { return minimum(self, other); }
 Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) { return dispatch::call<WhereOp>(c, a, b); }
 Tensor where(const Tensor& c, const Scalar& a, const Tensor& b) { return dispatch::call<WhereOp>(c, a, b); }
 Tensor where(const Tensor& c, const Tensor& a, const Scalar& b) { return dispatch::call<WhereOp>(c, a, b); }
@@ -910,6 +925,15 @@ Tensor Tensor::clamp_min(const Scalar& min) const { return ember::clamp_min(*thi
 Tensor Tensor::clamp_max(const Scalar& max) const { return ember::clamp_max(*this, max); }
 Tensor& Tensor::clamp_min_(const Scalar& min) { return dispatch::call<ClampMinInplaceOp>(*this, min); }
 Tensor& Tensor::clamp_max_(const Scalar& max) { return dispatch::call<ClampMaxInplaceOp>(*this, max); }
+Tensor& Tensor::clamp_(const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  return dispatch::call<ClampInplaceOp>(*this, min, max);
+}
+Tensor Tensor::clamp_min(const Tensor& min) const { return ember::clamp_min(*this, min); }
+Tensor Tensor::clamp_max(const Tensor& max) const { return ember::clamp_max(*this, max); }
+Tensor& Tensor::clamp_min_(const Tensor& min) { return clamp_(min, std::nullopt); }
+Tensor& Tensor::clamp_max_(const Tensor& max) { return clamp_(std::nullopt, max); }
+Tensor Tensor::max(const Tensor& other) const { return ember::maximum(*this, other); }
+Tensor Tensor::min(const Tensor& other) const { return ember::minimum(*this, other); }
 Tensor Tensor::where(const Tensor& condition, const Tensor& other) const {
   return ember::where(condition, *this, other);
 }

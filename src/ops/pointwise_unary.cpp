@@ -292,4 +292,16 @@ Tensor Tensor::nan_to_num(std::optional<double> nan, std::optional<double> posin
   return ember::nan_to_num(*this, nan, posinf, neginf);
 }
 
+// round.decimals, composed as PyTorch's kernel computes it in the tensor's dtype: scale by 10^d,
+// round half to even, scale back (10^-d the other way round for negative d).
+Tensor round(const Tensor& self, int64_t decimals) {
+  if (decimals == 0) return round(self);
+  EMBER_CHECK(is_floating_type(self.dtype()), "round", "round with decimals is not implemented for ", self.dtype());
+  const double ten_pow = std::pow(10.0, static_cast<double>(decimals < 0 ? -decimals : decimals));
+  return decimals > 0 ? (self * ten_pow).round() / ten_pow : (self / ten_pow).round() * ten_pow;
+}
+Tensor& round_(Tensor& self, int64_t decimals) { return self.copy_(round(self, decimals)); }
+Tensor Tensor::round(int64_t decimals) const { return ember::round(*this, decimals); }
+Tensor& Tensor::round_(int64_t decimals) { return ember::round_(*this, decimals); }
+
 }  // namespace ember

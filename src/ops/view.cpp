@@ -687,6 +687,9 @@ std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
   for (int64_t s = 0; s < size; s += split_size) lengths.push_back(std::min(split_size, size - s));
   return split_views("split", self, dim, lengths, "SplitBackward0");
 }
+std::vector<Tensor> split(const Tensor& self, IntArrayRef split_sizes, int64_t dim) {
+  return split_with_sizes(self, split_sizes, dim);
+}
 std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, int64_t dim) {
   EMBER_CHECK(self.dim() > 0, "split_with_sizes", "split expects at least a 1-dimensional tensor");
   dim = maybe_wrap_dim(dim, self.dim(), "split_with_sizes");

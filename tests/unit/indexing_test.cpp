@@ -339,3 +339,23 @@ TEST(TensorIndexing, IndexPutBadInputWritesNothing) {
   EXPECT_ERROR(x.index_put_({Slice(), 0}, ones({4})), "expand", "must match the existing size");
   EXPECT_EQ(values<float>(x), std::vector<float>(12, 0));
 }
+
+TEST(Indexing, ScatterReduceAndWhereOfCondition) {
+  const Tensor x = ones({2, 3});
+  const Tensor index = tensor({0, 0, 1}, kLong).view({1, 3});
+  const Tensor src = full({1, 3}, 3.0);
+  EXPECT_EQ(values<float>(x.scatter(0, index, src, "multiply")), (std::vector<float>{3, 3, 1, 1, 1, 3}));
+  EXPECT_EQ(values<float>(x.scatter(0, index, 2.0, "add")), (std::vector<float>{3, 3, 1, 1, 1, 3}));
+  Tensor y = x.clone();
+  y.scatter_(1, tensor({2, 2}, kLong).view({2, 1}), full({2, 1}, 5.0), "add");
+  EXPECT_EQ(values<float>(y), (std::vector<float>{1, 1, 6, 1, 1, 6}));
+  EXPECT_ERROR(x.scatter(0, index, src, "max"), "scatter", "reduce argument must be either add or multiply, got max");
+  EXPECT_ERROR(y.scatter_(0, index, 1.0, "mean"), "scatter_", "reduce argument must be either add or multiply");
+  EXPECT_EQ(values<float>(x), std::vector<float>(6, 1));  // the out-of-place forms left x alone
+  const Tensor leaf = ones({2, 3}).requires_grad_();
+  EXPECT_ERROR(leaf.scatter(0, index, src, "add"), "scatter", "not implemented");
+  const std::vector<Tensor> where_true = where(tensor({false, true, true, false}).view({2, 2}));
+  ASSERT_EQ(where_true.size(), 2u);
+  EXPECT_EQ(values<int64_t>(where_true[0]), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(values<int64_t>(where_true[1]), (std::vector<int64_t>{1, 0}));
+}

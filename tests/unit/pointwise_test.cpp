@@ -318,3 +318,19 @@ TEST(Pointwise, ActivationsAtKnownPoints) {
   EXPECT_NEAR(values(hardsigmoid(x))[0], 2.0 / 6, 1e-7);
   EXPECT_NEAR(values(silu(x))[0], -1.0 / (1 + std::exp(1.0)), 1e-7);
 }
+
+TEST(Pointwise, RoundDecimalsAndTensorBounds) {
+  const Tensor x = tensor({1.25, -2.35, 155.0, 0.5}, kDouble);
+  EXPECT_EQ(values(x.round(1)), (std::vector<double>{1.2, -2.4, 155.0, 0.5}));
+  EXPECT_EQ(values(x.round(-1)), (std::vector<double>{0, -0.0, 160, 0}));
+  EXPECT_ERROR(tensor({1, 2}).round(1), "round", "round with decimals is not implemented for Long");
+  const Tensor lo = tensor({0.0, 0.0, 200.0, 1.0}, kDouble);
+  EXPECT_EQ(values(x.clamp_min(lo)), (std::vector<double>{1.25, 0, 200, 1}));
+  EXPECT_EQ(values(x.clamp_max(lo)), (std::vector<double>{0, -2.35, 155, 0.5}));
+  Tensor y = x.clone();
+  y.clamp_(lo, lo + 1);
+  EXPECT_EQ(values(y), (std::vector<double>{1, 0, 200, 1}));
+  EXPECT_EQ(values(max(x, lo)), values(maximum(x, lo)));
+  EXPECT_ERROR(x.clone().clamp_(std::optional<Tensor>(), std::optional<Tensor>()), "clamp_",
+               "At least one of 'min' or 'max' must not be None");
+}

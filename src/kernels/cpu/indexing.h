@@ -27,7 +27,7 @@ struct IndexWalk {
 // dst[index[k]] = src[k] (Assign) or += alpha * src[k] (Add): operand 0 indexed and written,
 // operand 1 read in order (stride 0 for a broadcast value), operand 2 the index. With `serial`
 // the loop runs on one thread (duplicate indices across positions, as index_put_ accumulate).
-enum class ScatterMode { Assign, Add };
+enum class ScatterMode { Assign, Add, Multiply };
 void index_scatter_kernel(TensorIterator& iter, const IndexWalk& walk, ScatterMode mode, const Scalar& alpha,
                           bool serial);
 

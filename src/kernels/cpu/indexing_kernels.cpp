@@ -125,14 +125,14 @@ void index_scatter_kernel(TensorIterator& iter, const IndexWalk& w, ScatterMode 
     });
     return;
   }
-  const bool has_alpha = !alpha.equal(1);
+  const bool has_alpha = !alpha.equal(1), multiply = mode == ScatterMode::Multiply;
   visit_dtype(iter.dtype(0), [&](auto ttag) {
     using T = decltype(ttag);
     const T a = alpha.to<T>();
     visit_index_type(iter.dtype(2), [&](auto itag) {
       using Idx = decltype(itag);
       iter.for_each(
-          [&w, a, has_alpha](char** data, const int64_t* strides, int64_t n) {
+          [&w, a, has_alpha, multiply](char** data, const int64_t* strides, int64_t n) {
             for (int64_t k = 0; k < w.len; ++k) {
               const char* src = data[1] + k * w.plain_step;
               const char* idx = data[2] + k * w.index_step;
@@ -141,7 +141,7 @@ void index_scatter_kernel(TensorIterator& iter, const IndexWalk& w, ScatterMode 
                 T x, y;
                 std::memcpy(&x, dst, sizeof(T));
                 std::memcpy(&y, src + i * strides[1], sizeof(T));
-                x = scaled_add(x, y, a, has_alpha);
+                x = multiply ? static_cast<T>(x * y) : scaled_add(x, y, a, has_alpha);
                 std::memcpy(dst, &x, sizeof(T));
               }
             }
