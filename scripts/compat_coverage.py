@@ -10,7 +10,10 @@ and, with --missing, the missing names. --overloaded prints the names libtorch o
 signatures) that Ember also has: the overload audit (tests/parity/overload_parity.cpp) covers
 each of them. A report, not a gate: it needs libtorch's headers (libtorch-dev) and g++.
 
-usage: scripts/compat_coverage.py [--missing] [--markdown] [--overloaded] [--build DIR]
+--headers prints libtorch's public header paths, the list cmake/torch_compat_headers.txt holds
+(Ember::torch_compat forwards each to ember/torch.h).
+
+usage: scripts/compat_coverage.py [--missing] [--markdown] [--overloaded] [--headers]
 """
 import argparse
 import collections
@@ -167,6 +170,19 @@ def groups():
     return g, overloaded
 
 
+def public_headers():
+    """The header paths a libtorch program includes: the C++ frontend's tree, torch/script.h and its
+    siblings, and the top level of ATen, ATen/core, c10/util and c10/core."""
+    api_root = os.path.dirname(API)
+    paths = [os.path.relpath(p, api_root) for p in api_files("")
+             if "/detail/" not in p and not p.endswith("/python.h")]
+    for sub, skip in (("torch", ("custom_class_detail.h",)), ("ATen", ()), ("ATen/core", ()), ("c10/util", ()),
+                      ("c10/core", ())):
+        paths += [f"{sub}/{f}" for f in sorted(os.listdir(os.path.join(INC, sub)))
+                  if f.endswith(".h") and f not in skip]
+    return sorted(set(paths))
+
+
 def probe_lines(kind, scope, names):
     lines = []
     for n in names:
@@ -208,11 +224,13 @@ def main():
     ap.add_argument("--markdown", action="store_true", help="print the counts as a markdown table")
     ap.add_argument("--overloaded", action="store_true",
                     help="print the names libtorch overloads that Ember has, one 'group name' per line")
-    ap.add_argument("--build", default=os.path.join(ROOT, "build/release"),
-                    help="a configured build tree (for its generated headers, if any)")
+    ap.add_argument("--headers", action="store_true", help="print libtorch's public header paths")
     args = ap.parse_args()
     if not os.path.isdir(API):
         sys.exit("compat_coverage: libtorch's headers are not installed (apt-get install libtorch-dev)")
+    if args.headers:
+        print("\n".join(public_headers()))
+        return
     g, overloaded = groups()
     entries = []
     for group, (kind, scope, names) in g.items():

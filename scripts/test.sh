@@ -41,6 +41,23 @@ install_tree() {  # install_tree BUILD_DIR PREFIX
 }
 stage "install the shared library" install_tree build/release "$PWD/build/install-shared"
 stage "consumer of the installed shared library" consumer shared "$PWD/build/install-shared"
+# A libtorch program's own project (find_package(Torch), ${TORCH_LIBRARIES}, libtorch's header
+# paths), unchanged: built against libtorch, then against the installed Ember, whose
+# TorchConfig.cmake answers find_package(Torch) with Ember::torch_compat.
+libtorch_program() {  # libtorch_program NAME [cmake args]
+  local name=$1
+  shift
+  rm -rf "build/libtorch-program-$name"
+  cmake -S tests/consumer/libtorch_program -B "build/libtorch-program-$name" -G Ninja "$@" >/dev/null
+  cmake --build "build/libtorch-program-$name" >/dev/null
+  "build/libtorch-program-$name/libtorch_program"
+}
+stage "libtorch program against libtorch" libtorch_program libtorch
+stage "libtorch program against Ember, unchanged" libtorch_program ember \
+  -DTorch_DIR="$PWD/build/install-shared/lib/cmake/Ember/torch"
+# How much of libtorch's public API Ember has, by group (docs/compat.md): a report, not a gate.
+coverage_report() { /usr/bin/python3 scripts/compat_coverage.py || echo "(the coverage report failed; it is not a gate)"; }
+stage "libtorch API coverage report" coverage_report
 # the Debian package, unpacked (CI does not install it into the system it runs on)
 package() {
   rm -rf build/package && mkdir -p build/package

@@ -3,8 +3,11 @@
 // namespaces torch, at and c10 resolve to Ember's.
 #pragma once
 #include <iostream>
+#include <iterator>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <type_traits>
 
 #include "ember/ember.h"
 
@@ -18,7 +21,68 @@ namespace c10 {
 using namespace ::ember;  // NOLINT
 using Half = ::ember::Half;
 using BFloat16 = ::ember::BFloat16;
+// c10's optional is std::optional (as it became in libtorch 2.x).
+template <class T>
+using optional = std::optional<T>;
+using std::make_optional;
+using std::nullopt;
+using std::nullopt_t;
+using OptionalIntArrayRef = ::ember::OptionalIntArrayRef;
+
+// c10::irange(end) and irange(begin, end): the integers of [begin, end) for a range-for loop (an
+// empty range when end < begin).
+template <class I>
+class integer_range {
+ public:
+  class iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = I;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const I*;
+    using reference = I;
+    explicit iterator(I v) : v_(v) {}
+    I operator*() const { return v_; }
+    iterator& operator++() {
+      ++v_;
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator old = *this;
+      ++v_;
+      return old;
+    }
+    bool operator==(const iterator& o) const { return v_ == o.v_; }
+    bool operator!=(const iterator& o) const { return v_ != o.v_; }
+
+   private:
+    I v_;
+  };
+  integer_range(I begin, I end) : begin_(begin), end_(end < begin ? begin : end) {}
+  iterator begin() const { return iterator(begin_); }
+  iterator end() const { return iterator(end_); }
+
+ private:
+  I begin_, end_;
+};
+template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
+integer_range<I> irange(I end) {
+  return integer_range<I>(I{0}, end);
+}
+template <class I1, class I2, std::enable_if_t<std::is_integral_v<I1> && std::is_integral_v<I2>, int> = 0>
+integer_range<I2> irange(I1 begin, I2 end) {
+  return integer_range<I2>(static_cast<I2>(begin), end);
+}
 }  // namespace c10
+namespace torch {
+using ::c10::nullopt;
+using ::c10::optional;
+}  // namespace torch
+namespace at {
+using ::c10::irange;
+using ::c10::nullopt;
+using ::c10::optional;
+}  // namespace at
 // ---- nn: libtorch's module macro ----
 #define TORCH_MODULE(Name) EMBER_MODULE(Name)
 #define TORCH_MODULE_IMPL(Name, ImplType) EMBER_MODULE_IMPL(Name, ImplType)

@@ -1,0 +1,52 @@
+// A small libtorch program that includes libtorch's headers by their own paths: a dataset, a
+// data loader, a module, SGD and a learning-rate schedule. Exits non-zero unless it learns
+// y = 3x - 1.
+#include <ATen/ATen.h>
+#include <c10/util/Optional.h>
+#include <c10/util/irange.h>
+#include <torch/data/datasets/base.h>
+#include <torch/nn/module.h>
+#include <torch/optim/schedulers/step_lr.h>
+#include <torch/optim/sgd.h>
+#include <torch/torch.h>
+
+#include <cstdio>
+
+struct Line : torch::data::datasets::Dataset<Line> {
+  torch::data::Example<> get(size_t i) override {
+    torch::Tensor x = torch::full({1}, static_cast<double>(i) / 32 - 1);
+    return {x, 3 * x - 1};
+  }
+  c10::optional<size_t> size() const override { return 64; }
+};
+
+struct Net : torch::nn::Module {
+  Net() : fc(register_module("fc", torch::nn::Linear(1, 1))) {}
+  torch::Tensor forward(torch::Tensor x) { return fc->forward(x); }
+  torch::nn::Linear fc;
+};
+
+int main() {
+  torch::manual_seed(0);
+  auto net = std::make_shared<Net>();
+  torch::optim::SGD optimizer(net->parameters(), torch::optim::SGDOptions(0.05).momentum(0.5));
+  torch::optim::StepLR schedule(optimizer, 30, 0.5);
+  auto loader = torch::data::make_data_loader(Line().map(torch::data::transforms::Stack<>()),
+                                              torch::data::DataLoaderOptions().batch_size(16));
+  float loss = 0;
+  for (const auto epoch : c10::irange(60)) {
+    (void)epoch;
+    for (auto& batch : *loader) {
+      optimizer.zero_grad();
+      torch::Tensor l = torch::mse_loss(net->forward(batch.data), batch.target);
+      l.backward();
+      optimizer.step();
+      loss = l.item<float>();
+    }
+    schedule.step();
+  }
+  const at::Tensor w = net->fc->weight.detach();
+  std::printf("libtorch_program: loss %.2e, weight %.4f, lr %.4f\n", loss, w.item<float>(),
+              optimizer.param_groups()[0].options().get_lr());
+  return loss < 1e-4 ? 0 : 1;
+}
