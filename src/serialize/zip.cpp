@@ -112,12 +112,15 @@ constexpr bool kCheckCrc = false;
 constexpr bool kCheckCrc = true;
 #endif
 
-void check_crc(const ZipEntry& e, const std::string& what) {
-  EMBER_CHECK(!kCheckCrc || crc32_of(e.data, e.size) == e.crc32, what.c_str(), "zip entry \"", e.name,
+void check_crc(const ZipEntry& e, const unsigned char* inflated, uint64_t n, const std::string& what) {
+  EMBER_CHECK(!kCheckCrc || crc32_of(inflated, n) == e.crc32, what.c_str(), "zip entry \"", e.name,
               "\" fails its CRC-32 check (corrupt file)");
 }
 
-std::vector<ZipEntry> read_zip(const unsigned char* data, uint64_t size, const std::string& what) {
+void check_crc(const ZipEntry& e, const std::string& what) { check_crc(e, e.data, e.size, what); }
+
+std::vector<ZipEntry> read_zip(const unsigned char* data, uint64_t size, const std::string& what,
+                               bool allow_deflate) {
   const char* w = what.c_str();
   const Reader r(data, size, what);
   const Directory dir = find_directory(r);
@@ -144,15 +147,16 @@ std::vector<ZipEntry> read_zip(const unsigned char* data, uint64_t size, const s
     pos += entry_len;
 
     EMBER_CHECK(!(flags & 1), w, "zip entry \"", name, "\" is encrypted");
-    EMBER_CHECK(method == 0 && csize == usize, w, "zip entry \"", name, "\" is compressed (method ", method,
-                "); PyTorch checkpoints store entries uncompressed");
+    const bool deflated = allow_deflate && method == 8;
+    EMBER_CHECK(deflated || (method == 0 && csize == usize), w, "zip entry \"", name, "\" is compressed (method ",
+                method, "); PyTorch checkpoints store entries uncompressed");
     EMBER_CHECK(names.insert(name).second, w, "duplicate zip entry \"", name, "\"");
     const unsigned char* local = r.at(offset, kLocalHeaderSize, "local file header");
     EMBER_CHECK(le(local, 4) == kLocalHeader, w, "bad local header signature for zip entry \"", name, "\"");
     const uint64_t data_offset = offset + kLocalHeaderSize + le(local + 26, 2) + le(local + 28, 2);
-    out.push_back({name, r.at(data_offset, usize, ("zip entry \"" + name + "\"").c_str()), usize,
-                   static_cast<uint32_t>(crc)});
-    spans.push_back({offset, data_offset + usize, out.size() - 1});
+    out.push_back({name, r.at(data_offset, csize, ("zip entry \"" + name + "\"").c_str()), usize,
+                   static_cast<uint32_t>(crc), deflated, csize});
+    spans.push_back({offset, data_offset + csize, out.size() - 1});
   }
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
   for (size_t i = 1; i < spans.size(); ++i)

@@ -1,0 +1,37 @@
+// The builtins that TorchScript code calls (torch.*, ops.prim.*, torch.nn.functional.*, Python's
+// len/range/getattr...), each one row of one table (builtins.cpp): its name, PyTorch's schema
+// (argument names, types, defaults, keyword-only marker) and the Ember call.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "jit/script.h"
+
+namespace ember::jit {
+
+struct SchemaArg {
+  std::string name;
+  std::string type;  // Tensor, Tensor?, Scalar, int, int?, float, bool, str, int[], Tensor[], t, t[], num, ...
+  bool has_default = false;
+  IValue default_value;
+  bool kwarg_only = false;
+};
+
+struct Builtin {
+  std::string name;  // aten::add, prim::RaiseException
+  std::string schema;  // as written in the table, for messages
+  std::vector<SchemaArg> args;
+  bool varargs = false;  // a trailing `...`: any further positional arguments
+  IValue (*fn)(std::vector<IValue>& args);
+};
+
+// The overloads of the builtin that code names `name` (torch.relu, torch.nn.functional.relu,
+// torch._C._nn.linear, ops.aten.relu, ops.prim.RaiseException, len), or null if unknown.
+const std::vector<const Builtin*>* find_builtin(const std::string& name);
+
+// Binds `args` (positional, then the values of `kwnames`) to the first overload that accepts
+// them and runs it. ember::Error naming the builtin and `loc` if none does, or if the op fails.
+IValue call_builtin(const std::vector<const Builtin*>& overloads, std::vector<IValue>& args,
+                    const std::vector<std::string>& kwnames, const std::string& name, const SourceLoc& loc);
+
+}  // namespace ember::jit

@@ -1,0 +1,299 @@
+// A tree-walking interpreter of the parsed TorchScript code. Locals live in per-call slot
+// vectors (resolved by the parser) and global calls were linked to their builtin or function
+// once after loading, so a call costs its argument vector and the op itself.
+#include <sstream>
+
+#include "ember/error.h"
+#include "ember/shape.h"
+#include "jit/builtins.h"
+#include "jit/script.h"
+
+namespace ember::jit {
+
+namespace {
+
+// Deeper TorchScript recursion than this is refused rather than overflowing the C++ stack.
+constexpr int kMaxCallDepth = 500;
+
+void resolve_expr(const CompilationUnit& unit, Expr& e) {
+  if (e.kind == Expr::Kind::Call && e.kids[0]->kind == Expr::Kind::Global) {
+    Expr& callee = *e.kids[0];
+    callee.function = unit.find_function(callee.name);
+    if (!callee.function) callee.builtins = find_builtin(callee.name);
+  }
+  for (auto& k : e.kids) resolve_expr(unit, *k);
+}
+void resolve_block(const CompilationUnit& unit, std::vector<StmtPtr>& body) {
+  for (auto& s : body) {
+    if (s->target) resolve_expr(unit, *s->target);
+    if (s->value) resolve_expr(unit, *s->value);
+    resolve_block(unit, s->body);
+    resolve_block(unit, s->orelse);
+  }
+}
+void resolve_function(const CompilationUnit& unit, Function& fn) {
+  for (auto& p : fn.params)
+    if (p.default_value) resolve_expr(unit, *p.default_value);
+  resolve_block(unit, fn.body);
+}
+
+[[noreturn]] void fail_at(const SourceLoc& loc, const std::string& msg) {
+  throw Error("torch::jit: " + to_string(loc) + ": " + msg);
+}
+
+bool truth(const IValue& v, const SourceLoc& loc) {
+  if (v.isBool()) return v.toBool();
+  if (v.isInt()) return v.toInt() != 0;
+  if (v.isDouble()) return v.toDouble() != 0;
+  if (v.isNone()) return false;
+  if (v.isTensor()) return v.toTensor().item().toBool();
+  fail_at(loc, std::string("a ") + v.tag_name() + " is not a condition");
+}
+
+enum class Flow { Normal, Return, Break, Continue };
+
+class Interpreter {
+ public:
+  explicit Interpreter(const CompilationUnit& unit) : unit_(unit) {}
+
+  IValue call(const Function& fn, std::vector<IValue>& args, const std::vector<std::string>& kwnames,
+              const SourceLoc& caller) {
+    if (++depth_ > kMaxCallDepth) {
+      --depth_;
+      fail_at(caller, "maximum TorchScript call depth (" + std::to_string(kMaxCallDepth) + ") exceeded");
+    }
+    struct Leave {
+      int& d;
+      ~Leave() { --d; }
+    } leave{depth_};
+    std::vector<IValue> slots(static_cast<size_t>(fn.num_slots));
+    bind(fn, args, kwnames, slots, caller);
+    IValue ret;
+    exec(fn.body, slots, ret);
+    return ret;
+  }
+
+ private:
+  // Positional arguments fill the parameters in order, keywords by name, defaults the rest.
+  void bind(const Function& fn, std::vector<IValue>& args, const std::vector<std::string>& kwnames,
+            std::vector<IValue>& slots, const SourceLoc& caller) {
+    const size_t npos = args.size() - kwnames.size();
+    const size_t nparams = fn.params.size();
+    const bool method = nparams > 0 && fn.params[0].name == "self";
+    auto signature = [&] {
+      std::ostringstream os;
+      size_t required = 0;
+      for (size_t i = method; i < nparams; ++i) required += !fn.params[i].default_value;
+      os << fn.qualified_name << "() expects " << required;
+      if (required != nparams - method) os << " to " << nparams - method;
+      os << " input(s) (";
+      for (size_t i = method; i < nparams; ++i) os << (i > method ? ", " : "") << fn.params[i].name;
+      os << ")";
+      return os.str();
+    };
+    if (npos > nparams) fail_at(caller, signature() + ", got " + std::to_string(npos - method));
+    std::vector<bool> set(nparams, false);
+    for (size_t i = 0; i < npos; ++i) {
+      slots[i] = std::move(args[i]);
+      set[i] = true;
+    }
+    for (size_t k = 0; k < kwnames.size(); ++k) {
+      size_t i = 0;
+      while (i < nparams && fn.params[i].name != kwnames[k]) ++i;
+      if (i == nparams) fail_at(caller, signature() + ": no input named '" + kwnames[k] + "'");
+      if (set[i]) fail_at(caller, signature() + ": input '" + kwnames[k] + "' given twice");
+      slots[i] = std::move(args[npos + k]);
+      set[i] = true;
+    }
+    for (size_t i = 0; i < nparams; ++i) {
+      if (set[i]) continue;
+      if (!fn.params[i].default_value)
+        fail_at(caller, signature() + ", got " + std::to_string(npos - method) + " (missing '" + fn.params[i].name +
+                            "')");
+      std::vector<IValue> none;
+      slots[i] = eval(*fn.params[i].default_value, none);
+    }
+  }
+
+  Flow exec(const std::vector<StmtPtr>& body, std::vector<IValue>& f, IValue& ret) {
+    for (const StmtPtr& sp : body) {
+      const Stmt& s = *sp;
+      switch (s.kind) {
+        case Stmt::Kind::Assign: assign(*s.target, eval(*s.value, f), f); break;
+        case Stmt::Kind::Expr: eval(*s.value, f); break;
+        case Stmt::Kind::Return:
+          ret = s.value ? eval(*s.value, f) : IValue();
+          return Flow::Return;
+        case Stmt::Kind::Pass: break;
+        case Stmt::Kind::Break: return Flow::Break;
+        case Stmt::Kind::Continue: return Flow::Continue;
+        case Stmt::Kind::If: {
+          const Flow flow = exec(truth(eval(*s.value, f), s.loc) ? s.body : s.orelse, f, ret);
+          if (flow != Flow::Normal) return flow;
+          break;
+        }
+        case Stmt::Kind::For: {
+          const IValue seq = eval(*s.value, f);
+          std::vector<IValue> items;
+          if (seq.isList() || seq.isTuple()) {
+            items = seq.isList() ? seq.toList() : seq.toTuple()->elements();
+          } else if (seq.isGenericDict()) {
+            for (const DictEntry& e : seq.toGenericDict().entries()) items.push_back(e.key());
+          } else if (seq.isTensor()) {
+            for (const Tensor& t : unbind(seq.toTensor(), 0)) items.emplace_back(t);
+          } else {
+            fail_at(s.loc, std::string("cannot iterate over a ") + seq.tag_name());
+          }
+          for (IValue& item : items) {
+            assign(*s.target, std::move(item), f);
+            const Flow flow = exec(s.body, f, ret);
+            if (flow == Flow::Return) return flow;
+            if (flow == Flow::Break) break;
+          }
+          break;
+        }
+      }
+    }
+    return Flow::Normal;
+  }
+
+  void assign(const Expr& target, IValue v, std::vector<IValue>& f) {
+    switch (target.kind) {
+      case Expr::Kind::Local: f[static_cast<size_t>(target.slot)] = std::move(v); return;
+      case Expr::Kind::Tuple: {
+        std::vector<IValue> items;
+        if (v.isTuple())
+          items = v.toTuple()->elements();
+        else if (v.isList())
+          items = v.toList();
+        else
+          fail_at(target.loc, std::string("cannot unpack a ") + v.tag_name());
+        if (items.size() != target.kids.size())
+          fail_at(target.loc, "cannot unpack " + std::to_string(items.size()) + " values into " +
+                                  std::to_string(target.kids.size()) + " names");
+        for (size_t i = 0; i < items.size(); ++i) assign(*target.kids[i], std::move(items[i]), f);
+        return;
+      }
+      case Expr::Kind::Attr: {
+        const IValue obj = eval(*target.kids[0], f);
+        if (!obj.isObject()) fail_at(target.loc, std::string("cannot set an attribute of a ") + obj.tag_name());
+        const auto o = obj.toObject();
+        if (IValue* slot = o->find(target.name))
+          *slot = std::move(v);
+        else
+          o->attrs.emplace_back(target.name, std::move(v));
+        return;
+      }
+      default: fail_at(target.loc, "cannot assign to this expression");
+    }
+  }
+
+  IValue eval(const Expr& e, std::vector<IValue>& f) {
+    switch (e.kind) {
+      case Expr::Kind::Const: return e.value;
+      case Expr::Kind::Local: return f[static_cast<size_t>(e.slot)];
+      case Expr::Kind::Global: return global(e);
+      case Expr::Kind::Attr: {
+        const IValue obj = eval(*e.kids[0], f);
+        if (!obj.isObject()) fail_at(e.loc, std::string("a ") + obj.tag_name() + " has no attribute '" + e.name + "'");
+        const auto o = obj.toObject();
+        if (IValue* v = o->find(e.name)) return *v;
+        for (const auto& [k, v] : o->type->constants)
+          if (k == e.name) return v;
+        fail_at(e.loc, "'" + o->type->qualified_name + "' object has no attribute '" + e.name + "'");
+      }
+      case Expr::Kind::Call: return call_expr(e, f);
+      case Expr::Kind::Tuple:
+      case Expr::Kind::List: {
+        std::vector<IValue> items;
+        items.reserve(e.kids.size());
+        for (const auto& k : e.kids) items.push_back(eval(*k, f));
+        if (e.kind == Expr::Kind::List) return IValue(std::move(items));
+        return IValue(std::make_shared<ivalue::Tuple>(std::move(items)));
+      }
+      case Expr::Kind::Dict: {
+        GenericDict d;
+        for (size_t i = 0; i + 1 < e.kids.size(); i += 2) d.insert_or_assign(eval(*e.kids[i], f), eval(*e.kids[i + 1], f));
+        return IValue(std::move(d));
+      }
+      case Expr::Kind::And: return truth(eval(*e.kids[0], f), e.loc) ? IValue(truth(eval(*e.kids[1], f), e.loc)) : IValue(false);
+      case Expr::Kind::Or: return truth(eval(*e.kids[0], f), e.loc) ? IValue(true) : IValue(truth(eval(*e.kids[1], f), e.loc));
+      case Expr::Kind::IfExp: return eval(*e.kids[truth(eval(*e.kids[0], f), e.loc) ? 1 : 2], f);
+    }
+    fail_at(e.loc, "unsupported expression");
+  }
+
+  // A global name used as a value: a tensor constant or a function.
+  IValue global(const Expr& e) {
+    static const std::string kConstants = "CONSTANTS.c";
+    if (e.name.compare(0, kConstants.size(), kConstants) == 0) {
+      const std::string index = e.name.substr(kConstants.size());
+      if (!index.empty() && index.size() < 10 && index.find_first_not_of("0123456789") == std::string::npos) {
+        const size_t i = std::stoul(index);
+        if (i < unit_.constants.size()) return unit_.constants[i];
+      }
+      fail_at(e.loc, "constant " + e.name + " is not in constants.pkl (which holds " +
+                         std::to_string(unit_.constants.size()) + ")");
+    }
+    if (unit_.find_function(e.name)) return IValue(FunctionRef{e.name});
+    fail_at(e.loc, "unknown name '" + e.name + "'");
+  }
+
+  IValue call_expr(const Expr& e, std::vector<IValue>& f) {
+    const Expr& callee = *e.kids[0];
+    std::vector<IValue> args;
+    args.reserve(e.kids.size());
+    switch (callee.kind) {
+      case Expr::Kind::Global: {
+        for (size_t i = 1; i < e.kids.size(); ++i) args.push_back(eval(*e.kids[i], f));
+        if (callee.function) return call(*callee.function, args, e.kwnames, e.loc);
+        if (callee.builtins) return call_builtin(*callee.builtins, args, e.kwnames, callee.name, e.loc);
+        fail_at(e.loc, "unknown builtin '" + callee.name +
+                           "': Ember's TorchScript interpreter does not implement it (docs/jit.md lists what it runs)");
+      }
+      case Expr::Kind::Attr: {
+        IValue self = eval(*callee.kids[0], f);
+        if (self.isObject()) {
+          const auto obj = self.toObject();
+          const Function* m = obj->type->method(callee.name);
+          if (!m) fail_at(e.loc, "'" + obj->type->qualified_name + "' has no method '" + callee.name + "'");
+          args.push_back(std::move(self));
+          for (size_t i = 1; i < e.kids.size(); ++i) args.push_back(eval(*e.kids[i], f));
+          return call(*m, args, e.kwnames, e.loc);
+        }
+        // Methods of tensors and lists are the builtins of the same name with self first.
+        const std::string name = "aten::" + callee.name;
+        const auto* overloads = find_builtin(name);
+        if (!overloads) fail_at(e.loc, std::string("unknown method '") + callee.name + "' of a " + self.tag_name());
+        args.push_back(std::move(self));
+        for (size_t i = 1; i < e.kids.size(); ++i) args.push_back(eval(*e.kids[i], f));
+        return call_builtin(*overloads, args, e.kwnames, name, e.loc);
+      }
+      default: {
+        const IValue fn = eval(callee, f);
+        if (fn.tag() != IValue::Tag::Function) fail_at(e.loc, std::string("a ") + fn.tag_name() + " is not callable");
+        const Function* target = unit_.find_function(fn.toFunction().qualified_name);
+        if (!target) fail_at(e.loc, "unknown function '" + fn.toFunction().qualified_name + "'");
+        for (size_t i = 1; i < e.kids.size(); ++i) args.push_back(eval(*e.kids[i], f));
+        return call(*target, args, e.kwnames, e.loc);
+      }
+    }
+  }
+
+  const CompilationUnit& unit_;
+  int depth_ = 0;
+};
+
+}  // namespace
+
+void CompilationUnit::resolve() {
+  for (auto& [name, fn] : functions_) resolve_function(*this, *fn);
+  for (auto& [name, cls] : classes_)
+    for (auto& [m, fn] : cls->methods) resolve_function(*this, *fn);
+}
+
+IValue call_function(const CompilationUnit& unit, const Function& fn, std::vector<IValue> args) {
+  return Interpreter(unit).call(fn, args, {}, fn.loc);
+}
+
+}  // namespace ember::jit
