@@ -26,6 +26,7 @@ bench=(
 test=(
   # serialize: checkpoints written by Python torch.save in tests; libFuzzer targets of the readers
   python3-torch clang-14 libclang-rt-14-dev
+  python3-torchvision    # jit: torchvision's models exported with torch.jit in the parity test
 )
 job=$1
 case "$job" in
