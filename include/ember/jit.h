@@ -128,6 +128,7 @@ class IValue {
   std::vector<double> toDoubleList() const;
   GenericDict toGenericDict() const;
   std::shared_ptr<Object> toObject() const;
+  Object& toObjectRef() const;
   const FunctionRef& toFunction() const;
   Scalar toScalar() const;
 

@@ -190,11 +190,11 @@ IValue range(int64_t start, int64_t stop, int64_t step) {
 }
 
 IValue get_attr(Args a) {
-  const auto obj = a[0].toObject();
-  if (IValue* v = obj->find(a[1].toStringRef())) return *v;
-  for (const auto& [k, v] : obj->type->constants)
+  Object& obj = a[0].toObjectRef();
+  if (IValue* v = obj.find(a[1].toStringRef())) return *v;
+  for (const auto& [k, v] : obj.type->constants)
     if (k == a[1].toStringRef()) return v;
-  throw Error("'" + obj->type->qualified_name + "' object has no attribute '" + a[1].toStringRef() + "'");
+  throw Error("'" + obj.type->qualified_name + "' object has no attribute '" + a[1].toStringRef() + "'");
 }
 
 Tensor dropout_in_place(Args a) {
@@ -455,6 +455,50 @@ const Row kRows[] = {
 };
 #undef EMBER_JIT_UNARY
 
+bool is_sequence_of(const IValue& v, bool (*elem)(const IValue&)) {
+  if (v.isList()) {
+    for (const IValue& e : v.list_data()->items)
+      if (!elem(e)) return false;
+    return true;
+  }
+  if (!v.isTuple()) return false;
+  for (const IValue& e : v.toTuple()->elements())
+    if (!elem(e)) return false;
+  return true;
+}
+
+bool accepts(const SchemaArg& arg, const IValue& v) {
+  using Type = SchemaArg::Type;
+  if (arg.optional && v.isNone()) return true;
+  switch (arg.type) {
+    case Type::Tensor: return v.isTensor();
+    case Type::Scalar: return v.isScalar();
+    case Type::Num: return v.isInt() || v.isDouble();
+    case Type::Int: return v.isInt() || v.isBool();
+    case Type::Float: return v.isDouble() || v.isInt();
+    case Type::Bool: return v.isBool();
+    case Type::Str:
+    case Type::Device: return v.isString();
+    case Type::IntList: return v.isInt() || is_sequence_of(v, [](const IValue& e) { return e.isInt(); });
+    case Type::TensorList: return is_sequence_of(v, [](const IValue& e) { return e.isTensor(); });
+    case Type::List: return v.isList();
+    case Type::Any: return true;
+  }
+  return false;
+}
+
+SchemaArg::Type parse_type(const std::string& name, const std::string& schema) {
+  using Type = SchemaArg::Type;
+  static const std::pair<const char*, Type> kTypes[] = {
+      {"Tensor", Type::Tensor}, {"Scalar", Type::Scalar},   {"num", Type::Num},        {"int", Type::Int},
+      {"ScalarType", Type::Int}, {"Layout", Type::Int},     {"float", Type::Float},    {"bool", Type::Bool},
+      {"str", Type::Str},       {"Device", Type::Device},   {"int[]", Type::IntList},  {"Tensor[]", Type::TensorList},
+      {"t[]", Type::List},      {"t", Type::Any}};
+  for (const auto& [n, t] : kTypes)
+    if (name == n) return t;
+  throw Error("jit builtin table: unknown type '" + name + "' in schema '" + schema + "'");
+}
+
 // ---- the schema language: "Tensor self, int[] stride=1, *, Scalar alpha=1" ----
 IValue parse_default(const std::string& text, const std::string& schema) {
   if (text == "None") return IValue();
@@ -504,7 +548,10 @@ Builtin parse_row(const Row& row) {
     }
     SchemaArg arg;
     const size_t sp = p.find(' ');
-    arg.type = p.substr(0, sp);
+    std::string type = p.substr(0, sp);
+    arg.optional = type.back() == '?';
+    if (arg.optional) type.pop_back();
+    arg.type = parse_type(type, b.schema);
     std::string rest = p.substr(sp + 1);
     if (const size_t eq = rest.find('='); eq != std::string::npos) {
       arg.has_default = true;
@@ -513,33 +560,11 @@ Builtin parse_row(const Row& row) {
     }
     arg.name = rest;
     arg.kwarg_only = kwarg_only;
+    b.positional += !kwarg_only;
     b.args.push_back(std::move(arg));
   }
+  if (b.args.size() > 64) throw Error("jit builtin table: schema of " + b.name + " has more than 64 arguments");
   return b;
-}
-
-bool is_sequence_of(const IValue& v, bool (*elem)(const IValue&)) {
-  if (!v.isList() && !v.isTuple()) return false;
-  for (const IValue& e : elements(v))
-    if (!elem(e)) return false;
-  return true;
-}
-
-bool accepts(const std::string& type, const IValue& v) {
-  if (type.back() == '?' && v.isNone()) return true;
-  const std::string base = type.back() == '?' ? type.substr(0, type.size() - 1) : type;
-  if (base == "Tensor") return v.isTensor();
-  if (base == "Scalar") return v.isScalar();
-  if (base == "num") return v.isInt() || v.isDouble();
-  if (base == "int" || base == "ScalarType" || base == "Layout") return v.isInt() || v.isBool();
-  if (base == "Device") return v.isString();
-  if (base == "float") return v.isDouble() || v.isInt();
-  if (base == "bool") return v.isBool();
-  if (base == "str") return v.isString();
-  if (base == "int[]") return v.isInt() || is_sequence_of(v, [](const IValue& e) { return e.isInt(); });
-  if (base == "Tensor[]") return is_sequence_of(v, [](const IValue& e) { return e.isTensor(); });
-  if (base == "t[]") return v.isList();
-  return base == "t";
 }
 
 struct Table {
@@ -568,35 +593,52 @@ std::string canonical(const std::string& name) {
   return name;
 }
 
-// Fills `bound` in schema order or returns false if `b` does not accept the arguments.
-bool bind(const Builtin& b, std::vector<IValue>& args, const std::vector<std::string>& kwnames,
-          std::vector<IValue>& bound) {
-  const size_t npos = args.size() - kwnames.size();
-  size_t positional_params = 0;
-  while (positional_params < b.args.size() && !b.args[positional_params].kwarg_only) ++positional_params;
-  if (npos > positional_params && !b.varargs) return false;
-  bound.assign(b.args.size(), IValue());
-  std::vector<bool> set(b.args.size(), false);
-  for (size_t i = 0; i < npos && i < positional_params; ++i) {
+// Arranges `args` (positional, then the values of `kwnames`) in schema order with defaults for
+// the rest, or returns false (leaving `args` as given) if `b` does not accept them.
+bool bind(const Builtin& b, std::vector<IValue>& args, const std::vector<std::string>& kwnames) {
+  const size_t given = args.size();
+  const size_t npos = given - kwnames.size();
+  if (npos > b.positional && !b.varargs) return false;
+  if (kwnames.empty()) {
+    // The common case: positional arguments only; defaults are appended in place.
+    const size_t n = std::min(npos, b.positional);
+    for (size_t i = 0; i < n; ++i)
+      if (!accepts(b.args[i], args[i])) return false;
+    for (size_t i = n; i < b.args.size(); ++i)
+      if (!b.args[i].has_default) return false;
+    if (b.varargs) {
+      std::vector<IValue> extra(args.begin() + static_cast<std::ptrdiff_t>(n), args.end());
+      args.resize(n);
+      for (size_t i = n; i < b.args.size(); ++i) args.push_back(b.args[i].default_value);
+      for (IValue& v : extra) args.push_back(std::move(v));
+    } else {
+      for (size_t i = n; i < b.args.size(); ++i) args.push_back(b.args[i].default_value);
+    }
+    return true;
+  }
+  if (npos > b.positional) return false;  // no varargs with keywords
+  std::vector<IValue> bound(b.args.size());
+  uint64_t set = 0;
+  for (size_t i = 0; i < npos; ++i) {
     bound[i] = args[i];
-    set[i] = true;
+    set |= uint64_t{1} << i;
   }
   for (size_t k = 0; k < kwnames.size(); ++k) {
     size_t i = 0;
     while (i < b.args.size() && b.args[i].name != kwnames[k]) ++i;
-    if (i == b.args.size() || set[i]) return false;
+    if (i == b.args.size() || (set >> i & 1)) return false;
     bound[i] = args[npos + k];
-    set[i] = true;
+    set |= uint64_t{1} << i;
   }
   for (size_t i = 0; i < b.args.size(); ++i) {
-    if (!set[i]) {
+    if (!(set >> i & 1)) {
       if (!b.args[i].has_default) return false;
       bound[i] = b.args[i].default_value;
-    } else if (!accepts(b.args[i].type, bound[i])) {
+    } else if (!accepts(b.args[i], bound[i])) {
       return false;
     }
   }
-  for (size_t i = positional_params; i < npos; ++i) bound.push_back(args[i]);  // varargs
+  args = std::move(bound);
   return true;
 }
 
@@ -610,11 +652,11 @@ const std::vector<const Builtin*>* find_builtin(const std::string& name) {
 
 IValue call_builtin(const std::vector<const Builtin*>& overloads, std::vector<IValue>& args,
                     const std::vector<std::string>& kwnames, const std::string& name, const SourceLoc& loc) {
-  std::vector<IValue> bound;
+  // Messages below describe the call as given; bind only changes `args` when it succeeds.
   for (const Builtin* b : overloads) {
-    if (!bind(*b, args, kwnames, bound)) continue;
+    if (!bind(*b, args, kwnames)) continue;
     try {
-      return b->fn(bound);
+      return b->fn(args);
     } catch (const Error& e) {
       throw Error(std::string(e.what()) + "\n  in " + name + " at " + to_string(loc));
     }

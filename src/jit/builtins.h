@@ -10,8 +10,12 @@
 namespace ember::jit {
 
 struct SchemaArg {
+  // The schema's type names (Tensor, Scalar, int, ScalarType, Layout, float, bool, str, Device,
+  // int[], Tensor[], t[], t; num: int or float), parsed once. `optional` for a trailing '?'.
+  enum class Type { Tensor, Scalar, Num, Int, Float, Bool, Str, Device, IntList, TensorList, List, Any };
   std::string name;
-  std::string type;  // Tensor, Tensor?, Scalar, int, int?, float, bool, str, int[], Tensor[], t, t[], num, ...
+  Type type = Type::Any;
+  bool optional = false;
   bool has_default = false;
   IValue default_value;
   bool kwarg_only = false;
@@ -22,6 +26,7 @@ struct Builtin {
   std::string schema;  // as written in the table, for messages
   std::vector<SchemaArg> args;
   bool varargs = false;  // a trailing `...`: any further positional arguments
+  size_t positional = 0;  // arguments before `*`
   IValue (*fn)(std::vector<IValue>& args);
 };
 

@@ -15,15 +15,16 @@ namespace {
 // Deeper TorchScript recursion than this is refused rather than overflowing the C++ stack.
 constexpr int kMaxCallDepth = 500;
 
-void resolve_expr(const CompilationUnit& unit, Expr& e) {
+void resolve_expr(CompilationUnit& unit, Expr& e) {
   if (e.kind == Expr::Kind::Call && e.kids[0]->kind == Expr::Kind::Global) {
     Expr& callee = *e.kids[0];
     callee.function = unit.find_function(callee.name);
     if (!callee.function) callee.builtins = find_builtin(callee.name);
   }
+  if (e.kind == Expr::Kind::Attr) e.name_id = unit.intern(e.name);
   for (auto& k : e.kids) resolve_expr(unit, *k);
 }
-void resolve_block(const CompilationUnit& unit, std::vector<StmtPtr>& body) {
+void resolve_block(CompilationUnit& unit, std::vector<StmtPtr>& body) {
   for (auto& s : body) {
     if (s->target) resolve_expr(unit, *s->target);
     if (s->value) resolve_expr(unit, *s->value);
@@ -31,7 +32,7 @@ void resolve_block(const CompilationUnit& unit, std::vector<StmtPtr>& body) {
     resolve_block(unit, s->orelse);
   }
 }
-void resolve_function(const CompilationUnit& unit, Function& fn) {
+void resolve_function(CompilationUnit& unit, Function& fn) {
   for (auto& p : fn.params)
     if (p.default_value) resolve_expr(unit, *p.default_value);
   resolve_block(unit, fn.body);
@@ -79,7 +80,7 @@ class Interpreter {
             std::vector<IValue>& slots, const SourceLoc& caller) {
     const size_t npos = args.size() - kwnames.size();
     const size_t nparams = fn.params.size();
-    const bool method = nparams > 0 && fn.params[0].name == "self";
+    const size_t method = fn.is_method;
     auto signature = [&] {
       std::ostringstream os;
       size_t required = 0;
@@ -92,11 +93,11 @@ class Interpreter {
       return os.str();
     };
     if (npos > nparams) fail_at(caller, signature() + ", got " + std::to_string(npos - method));
+    for (size_t i = 0; i < npos; ++i) slots[i] = std::move(args[i]);
+    if (npos == nparams) return;  // the common case
+    // Which parameters have a value: by position, then by keyword.
     std::vector<bool> set(nparams, false);
-    for (size_t i = 0; i < npos; ++i) {
-      slots[i] = std::move(args[i]);
-      set[i] = true;
-    }
+    for (size_t i = 0; i < npos; ++i) set[i] = true;
     for (size_t k = 0; k < kwnames.size(); ++k) {
       size_t i = 0;
       while (i < nparams && fn.params[i].name != kwnames[k]) ++i;
@@ -177,11 +178,11 @@ class Interpreter {
       case Expr::Kind::Attr: {
         const IValue obj = eval(*target.kids[0], f);
         if (!obj.isObject()) fail_at(target.loc, std::string("cannot set an attribute of a ") + obj.tag_name());
-        const auto o = obj.toObject();
-        if (IValue* slot = o->find(target.name))
+        Object& o = obj.toObjectRef();
+        if (IValue* slot = o.find(target.name_id))
           *slot = std::move(v);
         else
-          o->attrs.emplace_back(target.name, std::move(v));
+          o.attrs.push_back({target.name, target.name_id, std::move(v)});
         return;
       }
       default: fail_at(target.loc, "cannot assign to this expression");
@@ -196,11 +197,11 @@ class Interpreter {
       case Expr::Kind::Attr: {
         const IValue obj = eval(*e.kids[0], f);
         if (!obj.isObject()) fail_at(e.loc, std::string("a ") + obj.tag_name() + " has no attribute '" + e.name + "'");
-        const auto o = obj.toObject();
-        if (IValue* v = o->find(e.name)) return *v;
-        for (const auto& [k, v] : o->type->constants)
+        Object& o = obj.toObjectRef();
+        if (IValue* v = o.find(e.name_id)) return *v;
+        for (const auto& [k, v] : o.type->constants)
           if (k == e.name) return v;
-        fail_at(e.loc, "'" + o->type->qualified_name + "' object has no attribute '" + e.name + "'");
+        fail_at(e.loc, "'" + o.type->qualified_name + "' object has no attribute '" + e.name + "'");
       }
       case Expr::Kind::Call: return call_expr(e, f);
       case Expr::Kind::Tuple:
@@ -254,9 +255,9 @@ class Interpreter {
       case Expr::Kind::Attr: {
         IValue self = eval(*callee.kids[0], f);
         if (self.isObject()) {
-          const auto obj = self.toObject();
-          const Function* m = obj->type->method(callee.name);
-          if (!m) fail_at(e.loc, "'" + obj->type->qualified_name + "' has no method '" + callee.name + "'");
+          const ClassType& type = *self.toObjectRef().type;
+          const Function* m = type.method(callee.name_id);
+          if (!m) fail_at(e.loc, "'" + type.qualified_name + "' has no method '" + callee.name + "'");
           args.push_back(std::move(self));
           for (size_t i = 1; i < e.kids.size(); ++i) args.push_back(eval(*e.kids[i], f));
           return call(*m, args, e.kwnames, e.loc);
@@ -289,7 +290,12 @@ class Interpreter {
 void CompilationUnit::resolve() {
   for (auto& [name, fn] : functions_) resolve_function(*this, *fn);
   for (auto& [name, cls] : classes_)
-    for (auto& [m, fn] : cls->methods) resolve_function(*this, *fn);
+    for (auto& [m, fn] : cls->methods) {
+      resolve_function(*this, *fn);
+      const auto id = static_cast<size_t>(intern(m));
+      if (cls->methods_by_id.size() <= id) cls->methods_by_id.resize(id + 1);
+      cls->methods_by_id[id] = fn.get();
+    }
 }
 
 IValue call_function(const CompilationUnit& unit, const Function& fn, std::vector<IValue> args) {

@@ -165,6 +165,10 @@ std::shared_ptr<Object> IValue::toObject() const {
   if (!isObject()) wrong_kind(*this, "Object");
   return std::get<std::shared_ptr<Object>>(v_);
 }
+Object& IValue::toObjectRef() const {
+  if (!isObject()) wrong_kind(*this, "Object");
+  return *std::get<std::shared_ptr<Object>>(v_);
+}
 const FunctionRef& IValue::toFunction() const {
   if (tag() != Tag::Function) wrong_kind(*this, "Function");
   return *std::get<std::shared_ptr<const FunctionRef>>(v_);

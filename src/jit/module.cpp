@@ -113,7 +113,8 @@ class Builder {
           EMBER_CHECK(kv[i]->kind == Kind::String, w, "attribute name of ", path, " is not a string");
           const std::string& name = kv[i]->text;
           EMBER_CHECK(!obj->find(name), w, "attribute ", path, ".", name, " appears twice");
-          obj->attrs.emplace_back(name, build(kv[i + 1], dir, path + "." + name, depth + 1));
+          IValue value = build(kv[i + 1], dir, path + "." + name, depth + 1);
+          obj->attrs.push_back({name, unit_->intern(name), std::move(value)});
         }
         for (const auto& names : {&cls->parameters, &cls->buffers})
           for (const std::string& n : *names) {
@@ -213,8 +214,8 @@ void walk(const std::shared_ptr<Object>& obj, const std::string& prefix, bool re
           const std::function<void(const std::shared_ptr<Object>&, const std::string&)>& visit) {
   visit(obj, prefix);
   if (!recurse) return;
-  for (auto& [name, v] : obj->attrs)
-    if (v.isObject()) walk(v.toObject(), prefix + name + ".", true, visit);
+  for (const Object::Attr& a : obj->attrs)
+    if (a.value.isObject()) walk(a.value.toObject(), prefix + a.name + ".", true, visit);
 }
 
 std::vector<NamedTensor> named_slots(const std::shared_ptr<Object>& root, bool recurse, bool buffers) {
@@ -259,8 +260,11 @@ Module optimize_for_inference(Module& module) { return freeze(module); }
 
 IValue Method::operator()(std::vector<IValue> inputs) const {
   const Function* fn = self_->type->method(name_);
-  inputs.insert(inputs.begin(), IValue(self_));
-  return call_function(*self_->unit, *fn, std::move(inputs));
+  std::vector<IValue> args;
+  args.reserve(inputs.size() + 1);
+  args.emplace_back(self_);
+  for (IValue& v : inputs) args.push_back(std::move(v));
+  return call_function(*self_->unit, *fn, std::move(args));
 }
 
 Method Module::get_method(const std::string& name) const {
@@ -313,8 +317,8 @@ std::vector<Tensor> Module::buffers(bool recurse) const {
 
 std::vector<NamedModule> Module::named_children() const {
   std::vector<NamedModule> out;
-  for (const auto& [name, v] : checked(obj_)->attrs)
-    if (v.isObject()) out.push_back({name, Module(v.toObject())});
+  for (const Object::Attr& a : checked(obj_)->attrs)
+    if (a.value.isObject()) out.push_back({a.name, Module(a.value.toObject())});
   return out;
 }
 
@@ -347,7 +351,7 @@ void Module::setattr(const std::string& name, IValue v) {
   if (IValue* slot = obj->find(name))
     *slot = std::move(v);
   else
-    obj->attrs.emplace_back(name, std::move(v));
+    obj->attrs.push_back({name, obj->unit->id_of(name), std::move(v)});
 }
 
 const std::string& Module::type_name() const { return checked(obj_)->type->qualified_name; }

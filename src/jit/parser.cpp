@@ -295,6 +295,7 @@ class Parser {
       if (accept(TK::Newline)) continue;
       if (is_name("def")) {
         auto fn = parse_def(cls->qualified_name);
+        fn->is_method = !fn->params.empty();
         const std::string short_name = fn->qualified_name.substr(cls->qualified_name.size() + 1);
         if (!cls->methods.emplace(short_name, std::move(fn)).second)
           fail("method " + short_name + " is defined twice");
@@ -866,6 +867,15 @@ void CompilationUnit::parse_file(const std::string& path, const std::string& mod
 const ClassType* CompilationUnit::find_class(const std::string& qualified_name) const {
   auto it = classes_.find(qualified_name);
   return it == classes_.end() ? nullptr : it->second.get();
+}
+
+int CompilationUnit::intern(const std::string& name) {
+  return ids_.try_emplace(name, static_cast<int>(ids_.size())).first->second;
+}
+
+int CompilationUnit::id_of(const std::string& name) const {
+  auto it = ids_.find(name);
+  return it == ids_.end() ? -1 : it->second;
 }
 
 const Function* CompilationUnit::find_function(const std::string& qualified_name) const {

@@ -49,6 +49,9 @@ struct Expr {
   // code on paths never taken may use what Ember lacks).
   const Function* function = nullptr;
   const std::vector<const Builtin*>* builtins = nullptr;
+  // Attr (and the Attr callee of a method call): `name` interned by the CompilationUnit, so
+  // attributes and methods are found by comparing ints.
+  int name_id = -1;
 };
 using ExprPtr = std::unique_ptr<Expr>;
 
@@ -71,6 +74,7 @@ struct Function {
   std::string qualified_name;  // __torch__.torch.nn.functional.relu, or Class.method
   SourceLoc loc;
   std::vector<Param> params;  // methods: params[0] is self
+  bool is_method = false;
   int num_slots = 0;          // params take slots 0..params.size()-1
   std::vector<StmtPtr> body;
 };
@@ -80,9 +84,13 @@ struct ClassType {
   std::unordered_map<std::string, std::unique_ptr<Function>> methods;
   std::vector<std::string> parameters, buffers;  // __parameters__, __buffers__
   std::vector<std::pair<std::string, IValue>> constants;  // `name : Final[T] = value`
+  std::vector<const Function*> methods_by_id;  // indexed by interned name (CompilationUnit::resolve)
   const Function* method(const std::string& name) const {
     auto it = methods.find(name);
     return it == methods.end() ? nullptr : it->second.get();
+  }
+  const Function* method(int id) const {
+    return id >= 0 && static_cast<size_t>(id) < methods_by_id.size() ? methods_by_id[static_cast<size_t>(id)] : nullptr;
   }
 };
 
@@ -93,8 +101,13 @@ class CompilationUnit {
   void parse_file(const std::string& path, const std::string& module, const std::string& source);
   const ClassType* find_class(const std::string& qualified_name) const;
   const Function* find_function(const std::string& qualified_name) const;
-  // Links each call of a global name to its function or builtin.
+  // Links each call of a global name to its function or builtin, interns attribute and method
+  // names.
   void resolve();
+  // The id of a name (attribute or method), made on first use. Only while loading: the unit is
+  // read-only once a module runs.
+  int intern(const std::string& name);
+  int id_of(const std::string& name) const;  // -1 if never interned
 
   std::vector<IValue> constants;  // CONSTANTS.c<i>
 
@@ -102,17 +115,28 @@ class CompilationUnit {
   std::vector<std::unique_ptr<std::string>> files_;  // paths, referred to by SourceLoc
   std::unordered_map<std::string, std::unique_ptr<ClassType>> classes_;
   std::unordered_map<std::string, std::unique_ptr<Function>> functions_;
+  std::unordered_map<std::string, int> ids_;
 };
 
 // An instance of a TorchScript class (a module): its attributes in data.pkl's order.
 struct Object {
+  struct Attr {
+    std::string name;
+    int id;  // interned by the unit; -1 for a name its code never uses
+    IValue value;
+  };
   const ClassType* type = nullptr;
   std::shared_ptr<const CompilationUnit> unit;  // keeps the code alive
-  std::vector<std::pair<std::string, IValue>> attrs;
+  std::vector<Attr> attrs;
 
   IValue* find(const std::string& name) {
-    for (auto& [k, v] : attrs)
-      if (k == name) return &v;
+    for (Attr& a : attrs)
+      if (a.name == name) return &a.value;
+    return nullptr;
+  }
+  IValue* find(int id) {
+    for (Attr& a : attrs)
+      if (a.id == id) return &a.value;
     return nullptr;
   }
 };
