@@ -7,7 +7,6 @@
 #include <memory>
 #include <string>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "ember/dtype.h"
@@ -74,26 +73,26 @@ class IValue {
 
   IValue() = default;  // None
   IValue(std::nullopt_t) {}  // NOLINT
-  IValue(Tensor t) : v_(std::move(t)) {}  // NOLINT
-  IValue(double d) : v_(d) {}  // NOLINT
-  IValue(int64_t i) : v_(i) {}  // NOLINT
-  IValue(int i) : v_(int64_t{i}) {}  // NOLINT
-  IValue(bool b) : v_(b) {}  // NOLINT
-  IValue(std::string s) : v_(std::make_shared<const std::string>(std::move(s))) {}  // NOLINT
+  IValue(Tensor t) : tag_(Tag::Tensor), tensor_(std::move(t)) {}  // NOLINT
+  IValue(double d) : tag_(Tag::Double) { n_.d = d; }  // NOLINT
+  IValue(int64_t i) : tag_(Tag::Int) { n_.i = i; }  // NOLINT
+  IValue(int i) : tag_(Tag::Int) { n_.i = i; }  // NOLINT
+  IValue(bool b) : tag_(Tag::Bool) { n_.b = b; }  // NOLINT
+  IValue(std::string s) : tag_(Tag::String), ptr_(std::make_shared<std::string>(std::move(s))) {}  // NOLINT
   IValue(const char* s) : IValue(std::string(s)) {}  // NOLINT
-  IValue(std::shared_ptr<ivalue::Tuple> t) : v_(std::move(t)) {}  // NOLINT
+  IValue(std::shared_ptr<ivalue::Tuple> t) : tag_(Tag::Tuple), ptr_(std::move(t)) {}  // NOLINT
   IValue(std::vector<IValue> list);  // NOLINT: a generic list
   IValue(const std::vector<Tensor>& list);  // NOLINT: a list of tensors
   IValue(const std::vector<int64_t>& list);  // NOLINT: a list of ints
-  IValue(GenericDict d) : v_(std::move(d.d_)) {}  // NOLINT
-  IValue(std::shared_ptr<Object> o) : v_(std::move(o)) {}  // NOLINT
-  IValue(FunctionRef f) : v_(std::make_shared<const FunctionRef>(std::move(f))) {}  // NOLINT
+  IValue(GenericDict d) : tag_(Tag::GenericDict), ptr_(std::move(d.d_)) {}  // NOLINT
+  IValue(std::shared_ptr<Object> o) : tag_(Tag::Object), ptr_(std::move(o)) {}  // NOLINT
+  IValue(FunctionRef f) : tag_(Tag::Function), ptr_(std::make_shared<FunctionRef>(std::move(f))) {}  // NOLINT
   template <class... T>
   static IValue tuple(T&&... elems) {
     return IValue(std::make_shared<ivalue::Tuple>(std::vector<IValue>{IValue(std::forward<T>(elems))...}));
   }
 
-  Tag tag() const { return static_cast<Tag>(v_.index()); }
+  Tag tag() const { return tag_; }
   const char* tag_name() const;
   bool isNone() const { return tag() == Tag::None; }
   bool isTensor() const { return tag() == Tag::Tensor; }
@@ -139,10 +138,16 @@ class IValue {
   bool is(const IValue& other) const;
 
  private:
-  std::variant<std::monostate, Tensor, double, int64_t, bool, std::shared_ptr<const std::string>,
-               std::shared_ptr<ivalue::Tuple>, std::shared_ptr<ListData>, std::shared_ptr<DictData>,
-               std::shared_ptr<Object>, std::shared_ptr<const FunctionRef>>
-      v_;
+  // A tag and plain members rather than a std::variant: copying, moving and destroying the
+  // interpreter's values (mostly tensors) then costs two null checks, not a visit.
+  Tag tag_ = Tag::None;
+  union {
+    double d;
+    int64_t i;
+    bool b;
+  } n_{};
+  Tensor tensor_;
+  std::shared_ptr<void> ptr_;  // String, Tuple, List, GenericDict, Object, Function
 };
 
 std::ostream& operator<<(std::ostream& os, const IValue& v);

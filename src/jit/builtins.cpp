@@ -21,8 +21,6 @@ namespace ember::jit {
 
 namespace {
 
-using Args = std::vector<IValue>&;
-
 const Tensor& T(const IValue& v) { return v.toTensor(); }
 // Tensor? arguments: None is the undefined Tensor Ember's ops take for "absent".
 Tensor opt(const IValue& v) { return v.isNone() ? Tensor() : v.toTensor(); }
@@ -593,26 +591,28 @@ std::string canonical(const std::string& name) {
   return name;
 }
 
-// Arranges `args` (positional, then the values of `kwnames`) in schema order with defaults for
-// the rest, or returns false (leaving `args` as given) if `b` does not accept them.
-bool bind(const Builtin& b, std::vector<IValue>& args, const std::vector<std::string>& kwnames) {
-  const size_t given = args.size();
+// Arranges the arguments on `stack` from `base` up (positional, then the values of `kwnames`)
+// in schema order with defaults for the rest, or returns false (leaving them as given) if `b`
+// does not accept them.
+bool bind(const Builtin& b, ValueStack& stack, size_t base, const std::vector<std::string>& kwnames) {
+  IValue* args = stack.at(base);
+  const size_t given = stack.size() - base;
   const size_t npos = given - kwnames.size();
   if (npos > b.positional && !b.varargs) return false;
   if (kwnames.empty()) {
-    // The common case: positional arguments only; defaults are appended in place.
+    // The common case: positional arguments only; defaults are pushed after them.
     const size_t n = std::min(npos, b.positional);
     for (size_t i = 0; i < n; ++i)
       if (!accepts(b.args[i], args[i])) return false;
     for (size_t i = n; i < b.args.size(); ++i)
       if (!b.args[i].has_default) return false;
-    if (b.varargs) {
-      std::vector<IValue> extra(args.begin() + static_cast<std::ptrdiff_t>(n), args.end());
-      args.resize(n);
-      for (size_t i = n; i < b.args.size(); ++i) args.push_back(b.args[i].default_value);
-      for (IValue& v : extra) args.push_back(std::move(v));
-    } else {
-      for (size_t i = n; i < b.args.size(); ++i) args.push_back(b.args[i].default_value);
+    if (n == npos) {
+      for (size_t i = n; i < b.args.size(); ++i) stack.push(b.args[i].default_value);
+    } else {  // varargs after the defaults
+      std::vector<IValue> extra(args + n, args + npos);
+      stack.pop_to(base + n);
+      for (size_t i = n; i < b.args.size(); ++i) stack.push(b.args[i].default_value);
+      for (IValue& v : extra) stack.push(std::move(v));
     }
     return true;
   }
@@ -638,7 +638,8 @@ bool bind(const Builtin& b, std::vector<IValue>& args, const std::vector<std::st
       return false;
     }
   }
-  args = std::move(bound);
+  stack.pop_to(base);
+  for (IValue& v : bound) stack.push(std::move(v));
   return true;
 }
 
@@ -650,19 +651,20 @@ const std::vector<const Builtin*>* find_builtin(const std::string& name) {
   return it == t.by_name.end() ? nullptr : &it->second;
 }
 
-IValue call_builtin(const std::vector<const Builtin*>& overloads, std::vector<IValue>& args,
+IValue call_builtin(const std::vector<const Builtin*>& overloads, ValueStack& stack, size_t base,
                     const std::vector<std::string>& kwnames, const std::string& name, const SourceLoc& loc) {
-  // Messages below describe the call as given; bind only changes `args` when it succeeds.
+  // Messages below describe the call as given; bind only changes the arguments when it succeeds.
   for (const Builtin* b : overloads) {
-    if (!bind(*b, args, kwnames)) continue;
+    if (!bind(*b, stack, base, kwnames)) continue;
     try {
-      return b->fn(args);
+      return b->fn(Args{stack.at(base), stack.size() - base});
     } catch (const Error& e) {
       throw Error(std::string(e.what()) + "\n  in " + name + " at " + to_string(loc));
     }
   }
   std::ostringstream os;
   os << "torch::jit: " << to_string(loc) << ": no overload of " << name << " accepts (";
+  const Args args{stack.at(base), stack.size() - base};
   for (size_t i = 0; i < args.size(); ++i) {
     os << (i ? ", " : "");
     if (i + kwnames.size() >= args.size()) os << kwnames[i + kwnames.size() - args.size()] << "=";

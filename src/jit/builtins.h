@@ -21,22 +21,31 @@ struct SchemaArg {
   bool kwarg_only = false;
 };
 
+// A builtin's arguments in schema order (defaults filled in), on the interpreter's value stack.
+struct Args {
+  IValue* values;
+  size_t count;
+  IValue& operator[](size_t i) const { return values[i]; }
+  size_t size() const { return count; }
+};
+
 struct Builtin {
   std::string name;  // aten::add, prim::RaiseException
   std::string schema;  // as written in the table, for messages
   std::vector<SchemaArg> args;
   bool varargs = false;  // a trailing `...`: any further positional arguments
   size_t positional = 0;  // arguments before `*`
-  IValue (*fn)(std::vector<IValue>& args);
+  IValue (*fn)(Args args);
 };
 
 // The overloads of the builtin that code names `name` (torch.relu, torch.nn.functional.relu,
 // torch._C._nn.linear, ops.aten.relu, ops.prim.RaiseException, len), or null if unknown.
 const std::vector<const Builtin*>* find_builtin(const std::string& name);
 
-// Binds `args` (positional, then the values of `kwnames`) to the first overload that accepts
-// them and runs it. ember::Error naming the builtin and `loc` if none does, or if the op fails.
-IValue call_builtin(const std::vector<const Builtin*>& overloads, std::vector<IValue>& args,
+// Binds the arguments on `stack` from `base` up (positional, then the values of `kwnames`) to
+// the first overload that accepts them and runs it. ember::Error naming the builtin and `loc` if
+// none does, or if the op fails. The caller pops the arguments.
+IValue call_builtin(const std::vector<const Builtin*>& overloads, ValueStack& stack, size_t base,
                     const std::vector<std::string>& kwnames, const std::string& name, const SourceLoc& loc);
 
 }  // namespace ember::jit

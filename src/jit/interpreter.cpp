@@ -55,10 +55,11 @@ enum class Flow { Normal, Return, Break, Continue };
 
 class Interpreter {
  public:
-  explicit Interpreter(const CompilationUnit& unit) : unit_(unit) {}
+  explicit Interpreter(const CompilationUnit& unit) : unit_(unit), stack_(ValueStack::current()) {}
 
-  IValue call(const Function& fn, std::vector<IValue>& args, const std::vector<std::string>& kwnames,
-              const SourceLoc& caller) {
+  // Runs `fn` on the arguments pushed from `base` up (positional, then the values of
+  // `kwnames`), which become the first slots of its frame. The caller pops the frame.
+  IValue call(const Function& fn, size_t base, const std::vector<std::string>& kwnames, const SourceLoc& caller) {
     if (++depth_ > kMaxCallDepth) {
       --depth_;
       fail_at(caller, "maximum TorchScript call depth (" + std::to_string(kMaxCallDepth) + ") exceeded");
@@ -67,18 +68,17 @@ class Interpreter {
       int& d;
       ~Leave() { --d; }
     } leave{depth_};
-    std::vector<IValue> slots(static_cast<size_t>(fn.num_slots));
-    bind(fn, args, kwnames, slots, caller);
+    bind(fn, base, kwnames, caller);
     IValue ret;
-    exec(fn.body, slots, ret);
+    exec(fn.body, stack_.at(base), ret);
     return ret;
   }
 
  private:
-  // Positional arguments fill the parameters in order, keywords by name, defaults the rest.
-  void bind(const Function& fn, std::vector<IValue>& args, const std::vector<std::string>& kwnames,
-            std::vector<IValue>& slots, const SourceLoc& caller) {
-    const size_t npos = args.size() - kwnames.size();
+  // Positional arguments are already in their slots; keywords move to theirs, defaults fill the
+  // rest, and the frame grows to the function's slot count.
+  void bind(const Function& fn, size_t base, const std::vector<std::string>& kwnames, const SourceLoc& caller) {
+    const size_t npos = stack_.size() - base - kwnames.size();
     const size_t nparams = fn.params.size();
     const size_t method = fn.is_method;
     auto signature = [&] {
@@ -93,8 +93,15 @@ class Interpreter {
       return os.str();
     };
     if (npos > nparams) fail_at(caller, signature() + ", got " + std::to_string(npos - method));
-    for (size_t i = 0; i < npos; ++i) slots[i] = std::move(args[i]);
-    if (npos == nparams) return;  // the common case
+    if (npos == nparams && kwnames.empty()) {  // the common case
+      for (size_t i = nparams; i < static_cast<size_t>(fn.num_slots); ++i) stack_.push(IValue());
+      return;
+    }
+    std::vector<IValue> keywords;
+    for (size_t k = 0; k < kwnames.size(); ++k) keywords.push_back(std::move(*stack_.at(base + npos + k)));
+    stack_.pop_to(base + npos);
+    for (size_t i = npos; i < static_cast<size_t>(fn.num_slots); ++i) stack_.push(IValue());
+    IValue* f = stack_.at(base);
     // Which parameters have a value: by position, then by keyword.
     std::vector<bool> set(nparams, false);
     for (size_t i = 0; i < npos; ++i) set[i] = true;
@@ -103,7 +110,7 @@ class Interpreter {
       while (i < nparams && fn.params[i].name != kwnames[k]) ++i;
       if (i == nparams) fail_at(caller, signature() + ": no input named '" + kwnames[k] + "'");
       if (set[i]) fail_at(caller, signature() + ": input '" + kwnames[k] + "' given twice");
-      slots[i] = std::move(args[npos + k]);
+      f[i] = std::move(keywords[k]);
       set[i] = true;
     }
     for (size_t i = 0; i < nparams; ++i) {
@@ -111,12 +118,11 @@ class Interpreter {
       if (!fn.params[i].default_value)
         fail_at(caller, signature() + ", got " + std::to_string(npos - method) + " (missing '" + fn.params[i].name +
                             "')");
-      std::vector<IValue> none;
-      slots[i] = eval(*fn.params[i].default_value, none);
+      f[i] = eval(*fn.params[i].default_value, f);
     }
   }
 
-  Flow exec(const std::vector<StmtPtr>& body, std::vector<IValue>& f, IValue& ret) {
+  Flow exec(const std::vector<StmtPtr>& body, IValue* f, IValue& ret) {
     for (const StmtPtr& sp : body) {
       const Stmt& s = *sp;
       switch (s.kind) {
@@ -158,9 +164,9 @@ class Interpreter {
     return Flow::Normal;
   }
 
-  void assign(const Expr& target, IValue v, std::vector<IValue>& f) {
+  void assign(const Expr& target, IValue v, IValue* f) {
     switch (target.kind) {
-      case Expr::Kind::Local: f[static_cast<size_t>(target.slot)] = std::move(v); return;
+      case Expr::Kind::Local: f[target.slot] = std::move(v); return;
       case Expr::Kind::Tuple: {
         std::vector<IValue> items;
         if (v.isTuple())
@@ -189,10 +195,10 @@ class Interpreter {
     }
   }
 
-  IValue eval(const Expr& e, std::vector<IValue>& f) {
+  IValue eval(const Expr& e, IValue* f) {
     switch (e.kind) {
       case Expr::Kind::Const: return e.value;
-      case Expr::Kind::Local: return f[static_cast<size_t>(e.slot)];
+      case Expr::Kind::Local: return f[e.slot];
       case Expr::Kind::Global: return global(e);
       case Expr::Kind::Attr: {
         const IValue obj = eval(*e.kids[0], f);
@@ -240,17 +246,21 @@ class Interpreter {
     fail_at(e.loc, "unknown name '" + e.name + "'");
   }
 
-  IValue call_expr(const Expr& e, std::vector<IValue>& f) {
+  void push_args(const Expr& e, IValue* f) {
+    for (size_t i = 1; i < e.kids.size(); ++i) stack_.push(eval(*e.kids[i], f));
+  }
+
+  IValue call_expr(const Expr& e, IValue* f) {
     const Expr& callee = *e.kids[0];
-    std::vector<IValue> args;
-    args.reserve(e.kids.size());
+    const StackMark mark(stack_);
     switch (callee.kind) {
       case Expr::Kind::Global: {
-        for (size_t i = 1; i < e.kids.size(); ++i) args.push_back(eval(*e.kids[i], f));
-        if (callee.function) return call(*callee.function, args, e.kwnames, e.loc);
-        if (callee.builtins) return call_builtin(*callee.builtins, args, e.kwnames, callee.name, e.loc);
-        fail_at(e.loc, "unknown builtin '" + callee.name +
-                           "': Ember's TorchScript interpreter does not implement it (docs/jit.md lists what it runs)");
+        if (!callee.function && !callee.builtins)
+          fail_at(e.loc, "unknown builtin '" + callee.name +
+                             "': Ember's TorchScript interpreter does not implement it (docs/jit.md lists what it runs)");
+        push_args(e, f);
+        if (callee.function) return call(*callee.function, mark.base, e.kwnames, e.loc);
+        return call_builtin(*callee.builtins, stack_, mark.base, e.kwnames, callee.name, e.loc);
       }
       case Expr::Kind::Attr: {
         IValue self = eval(*callee.kids[0], f);
@@ -258,30 +268,31 @@ class Interpreter {
           const ClassType& type = *self.toObjectRef().type;
           const Function* m = type.method(callee.name_id);
           if (!m) fail_at(e.loc, "'" + type.qualified_name + "' has no method '" + callee.name + "'");
-          args.push_back(std::move(self));
-          for (size_t i = 1; i < e.kids.size(); ++i) args.push_back(eval(*e.kids[i], f));
-          return call(*m, args, e.kwnames, e.loc);
+          stack_.push(std::move(self));
+          push_args(e, f);
+          return call(*m, mark.base, e.kwnames, e.loc);
         }
         // Methods of tensors and lists are the builtins of the same name with self first.
         const std::string name = "aten::" + callee.name;
         const auto* overloads = find_builtin(name);
         if (!overloads) fail_at(e.loc, std::string("unknown method '") + callee.name + "' of a " + self.tag_name());
-        args.push_back(std::move(self));
-        for (size_t i = 1; i < e.kids.size(); ++i) args.push_back(eval(*e.kids[i], f));
-        return call_builtin(*overloads, args, e.kwnames, name, e.loc);
+        stack_.push(std::move(self));
+        push_args(e, f);
+        return call_builtin(*overloads, stack_, mark.base, e.kwnames, name, e.loc);
       }
       default: {
         const IValue fn = eval(callee, f);
         if (fn.tag() != IValue::Tag::Function) fail_at(e.loc, std::string("a ") + fn.tag_name() + " is not callable");
         const Function* target = unit_.find_function(fn.toFunction().qualified_name);
         if (!target) fail_at(e.loc, "unknown function '" + fn.toFunction().qualified_name + "'");
-        for (size_t i = 1; i < e.kids.size(); ++i) args.push_back(eval(*e.kids[i], f));
-        return call(*target, args, e.kwnames, e.loc);
+        push_args(e, f);
+        return call(*target, mark.base, e.kwnames, e.loc);
       }
     }
   }
 
   const CompilationUnit& unit_;
+  ValueStack& stack_;
   int depth_ = 0;
 };
 
@@ -298,8 +309,31 @@ void CompilationUnit::resolve() {
     }
 }
 
+ValueStack::ValueStack() : data_(static_cast<IValue*>(::operator new(kCapacity * sizeof(IValue)))) {}
+ValueStack::~ValueStack() {
+  pop_to(0);
+  ::operator delete(data_);
+}
+
+ValueStack& ValueStack::current() {
+  thread_local ValueStack stack;
+  return stack;
+}
+
+void ValueStack::push(IValue v) {
+  if (size_ == kCapacity)
+    throw Error("torch::jit: the interpreter's value stack is full (" + std::to_string(kCapacity) +
+                " values in the running calls)");
+  new (data_ + size_) IValue(std::move(v));
+  ++size_;
+}
+
 IValue call_function(const CompilationUnit& unit, const Function& fn, std::vector<IValue> args) {
-  return Interpreter(unit).call(fn, args, {}, fn.loc);
+  Interpreter interpreter(unit);
+  ValueStack& stack = ValueStack::current();
+  const StackMark mark(stack);
+  for (IValue& v : args) stack.push(std::move(v));
+  return interpreter.call(fn, mark.base, {}, fn.loc);
 }
 
 }  // namespace ember::jit

@@ -61,20 +61,21 @@ std::vector<DictEntry> GenericDict::entries() const {
   return out;
 }
 
-IValue::IValue(std::vector<IValue> list) : v_(std::make_shared<ListData>(ListData{std::move(list)})) {}
-IValue::IValue(const std::vector<Tensor>& list) : v_(std::make_shared<ListData>()) {
-  auto& items = std::get<std::shared_ptr<ListData>>(v_)->items;
+IValue::IValue(std::vector<IValue> list)
+    : tag_(Tag::List), ptr_(std::make_shared<ListData>(ListData{std::move(list)})) {}
+IValue::IValue(const std::vector<Tensor>& list) : tag_(Tag::List), ptr_(std::make_shared<ListData>()) {
+  auto& items = static_cast<ListData*>(ptr_.get())->items;
   for (const Tensor& t : list) items.emplace_back(t);
 }
-IValue::IValue(const std::vector<int64_t>& list) : v_(std::make_shared<ListData>()) {
-  auto& items = std::get<std::shared_ptr<ListData>>(v_)->items;
+IValue::IValue(const std::vector<int64_t>& list) : tag_(Tag::List), ptr_(std::make_shared<ListData>()) {
+  auto& items = static_cast<ListData*>(ptr_.get())->items;
   for (int64_t i : list) items.emplace_back(i);
 }
 
 const char* IValue::tag_name() const {
   static const char* kNames[] = {"None", "Tensor", "float", "int", "bool", "str", "Tuple", "List", "Dict", "Object",
                                  "Function"};
-  return kNames[v_.index()];
+  return kNames[static_cast<int>(tag_)];
 }
 
 namespace {
@@ -85,51 +86,51 @@ namespace {
 
 bool IValue::isTensorList() const {
   if (!isList()) return false;
-  for (const IValue& v : std::get<std::shared_ptr<ListData>>(v_)->items)
+  for (const IValue& v : static_cast<const ListData*>(ptr_.get())->items)
     if (!v.isTensor()) return false;
   return true;
 }
 bool IValue::isIntList() const {
   if (!isList()) return false;
-  for (const IValue& v : std::get<std::shared_ptr<ListData>>(v_)->items)
+  for (const IValue& v : static_cast<const ListData*>(ptr_.get())->items)
     if (!v.isInt()) return false;
   return true;
 }
 
 const Tensor& IValue::toTensor() const& {
   if (!isTensor()) wrong_kind(*this, "Tensor");
-  return std::get<Tensor>(v_);
+  return tensor_;
 }
 Tensor IValue::toTensor() && {
   if (!isTensor()) wrong_kind(*this, "Tensor");
-  return std::move(std::get<Tensor>(v_));
+  return std::move(tensor_);
 }
 double IValue::toDouble() const {
-  if (isDouble()) return std::get<double>(v_);
-  if (isInt()) return static_cast<double>(std::get<int64_t>(v_));
-  if (isBool()) return std::get<bool>(v_) ? 1.0 : 0.0;
+  if (isDouble()) return n_.d;
+  if (isInt()) return static_cast<double>(n_.i);
+  if (isBool()) return n_.b ? 1.0 : 0.0;
   wrong_kind(*this, "float");
 }
 int64_t IValue::toInt() const {
-  if (isInt()) return std::get<int64_t>(v_);
-  if (isBool()) return std::get<bool>(v_) ? 1 : 0;
+  if (isInt()) return n_.i;
+  if (isBool()) return n_.b ? 1 : 0;
   wrong_kind(*this, "int");
 }
 bool IValue::toBool() const {
   if (!isBool()) wrong_kind(*this, "bool");
-  return std::get<bool>(v_);
+  return n_.b;
 }
 const std::string& IValue::toStringRef() const {
   if (!isString()) wrong_kind(*this, "str");
-  return *std::get<std::shared_ptr<const std::string>>(v_);
+  return *static_cast<const std::string*>(ptr_.get());
 }
 std::shared_ptr<ivalue::Tuple> IValue::toTuple() const {
   if (!isTuple()) wrong_kind(*this, "Tuple");
-  return std::get<std::shared_ptr<ivalue::Tuple>>(v_);
+  return std::static_pointer_cast<ivalue::Tuple>(ptr_);
 }
 std::shared_ptr<ListData> IValue::list_data() const {
   if (!isList()) wrong_kind(*this, "List");
-  return std::get<std::shared_ptr<ListData>>(v_);
+  return std::static_pointer_cast<ListData>(ptr_);
 }
 std::vector<IValue> IValue::toList() const { return list_data()->items; }
 std::vector<Tensor> IValue::toTensorList() const {
@@ -159,24 +160,24 @@ std::vector<double> IValue::toDoubleList() const {
 }
 GenericDict IValue::toGenericDict() const {
   if (!isGenericDict()) wrong_kind(*this, "Dict");
-  return GenericDict(std::get<std::shared_ptr<DictData>>(v_));
+  return GenericDict(std::static_pointer_cast<DictData>(ptr_));
 }
 std::shared_ptr<Object> IValue::toObject() const {
   if (!isObject()) wrong_kind(*this, "Object");
-  return std::get<std::shared_ptr<Object>>(v_);
+  return std::static_pointer_cast<Object>(ptr_);
 }
 Object& IValue::toObjectRef() const {
   if (!isObject()) wrong_kind(*this, "Object");
-  return *std::get<std::shared_ptr<Object>>(v_);
+  return *static_cast<Object*>(ptr_.get());
 }
 const FunctionRef& IValue::toFunction() const {
   if (tag() != Tag::Function) wrong_kind(*this, "Function");
-  return *std::get<std::shared_ptr<const FunctionRef>>(v_);
+  return *static_cast<const FunctionRef*>(ptr_.get());
 }
 Scalar IValue::toScalar() const {
-  if (isDouble()) return Scalar(std::get<double>(v_));
-  if (isInt()) return Scalar(std::get<int64_t>(v_));
-  if (isBool()) return Scalar(std::get<bool>(v_));
+  if (isDouble()) return Scalar(n_.d);
+  if (isInt()) return Scalar(n_.i);
+  if (isBool()) return Scalar(n_.b);
   wrong_kind(*this, "a number");
 }
 
@@ -189,11 +190,10 @@ bool IValue::is(const IValue& other) const {
     case Tag::Int: return toInt() == other.toInt();
     case Tag::Bool: return toBool() == other.toBool();
     case Tag::String: return toStringRef() == other.toStringRef();
-    case Tag::Tuple: return toTuple() == other.toTuple();
-    case Tag::List: return list_data() == other.list_data();
+    case Tag::Tuple:
+    case Tag::List:
     case Tag::GenericDict:
-      return std::get<std::shared_ptr<DictData>>(v_) == std::get<std::shared_ptr<DictData>>(other.v_);
-    case Tag::Object: return toObject() == other.toObject();
+    case Tag::Object: return ptr_ == other.ptr_;
     case Tag::Function: return toFunction().qualified_name == other.toFunction().qualified_name;
   }
   return false;

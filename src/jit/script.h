@@ -141,6 +141,38 @@ struct Object {
   }
 };
 
+// The values of the running calls (frames' locals, builtins' arguments) on one contiguous stack
+// per thread, so that a call allocates nothing. It never reallocates: a frame's values stay put
+// while calls above it run.
+class ValueStack {
+ public:
+  static constexpr size_t kCapacity = size_t{1} << 17;
+  ValueStack();
+  ~ValueStack();
+  ValueStack(const ValueStack&) = delete;
+  ValueStack& operator=(const ValueStack&) = delete;
+  static ValueStack& current();  // this thread's
+
+  size_t size() const { return size_; }
+  IValue* at(size_t i) { return data_ + i; }
+  void push(IValue v);  // ember::Error past kCapacity values
+  void pop_to(size_t n) {
+    while (size_ > n) data_[--size_].~IValue();
+  }
+
+ private:
+  IValue* data_;
+  size_t size_ = 0;
+};
+
+// Pops what was pushed since it was made, also when an exception leaves the scope.
+struct StackMark {
+  ValueStack& stack;
+  size_t base;
+  explicit StackMark(ValueStack& s) : stack(s), base(s.size()) {}
+  ~StackMark() { stack.pop_to(base); }
+};
+
 // Runs `fn` with `args` (self first for methods; missing trailing arguments take defaults).
 IValue call_function(const CompilationUnit& unit, const Function& fn, std::vector<IValue> args);
 
