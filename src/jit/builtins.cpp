@@ -561,7 +561,9 @@ Builtin parse_row(const Row& row) {
     b.positional += !kwarg_only;
     b.args.push_back(std::move(arg));
   }
-  if (b.args.size() > 64) throw Error("jit builtin table: schema of " + b.name + " has more than 64 arguments");
+  if (b.args.size() > kMaxBuiltinArgs)
+    throw Error("jit builtin table: schema of " + b.name + " has more than " + std::to_string(kMaxBuiltinArgs) +
+                " arguments");
   return b;
 }
 
@@ -591,56 +593,38 @@ std::string canonical(const std::string& name) {
   return name;
 }
 
-// Arranges the arguments on `stack` from `base` up (positional, then the values of `kwnames`)
-// in schema order with defaults for the rest, or returns false (leaving them as given) if `b`
-// does not accept them.
-bool bind(const Builtin& b, ValueStack& stack, size_t base, const std::vector<std::string>& kwnames) {
-  IValue* args = stack.at(base);
-  const size_t given = stack.size() - base;
+// Fills `out` with `b`'s arguments in schema order (the given ones, then defaults; varargs
+// last) and returns their count, or 0 with `ok` false if `b` does not accept them.
+size_t bind(const Builtin& b, const IValue* const* refs, size_t given, const std::vector<std::string>& kwnames,
+            const IValue** out, bool& ok) {
+  ok = false;
   const size_t npos = given - kwnames.size();
-  if (npos > b.positional && !b.varargs) return false;
-  if (kwnames.empty()) {
-    // The common case: positional arguments only; defaults are pushed after them.
-    const size_t n = std::min(npos, b.positional);
-    for (size_t i = 0; i < n; ++i)
-      if (!accepts(b.args[i], args[i])) return false;
-    for (size_t i = n; i < b.args.size(); ++i)
-      if (!b.args[i].has_default) return false;
-    if (n == npos) {
-      for (size_t i = n; i < b.args.size(); ++i) stack.push(b.args[i].default_value);
-    } else {  // varargs after the defaults
-      std::vector<IValue> extra(args + n, args + npos);
-      stack.pop_to(base + n);
-      for (size_t i = n; i < b.args.size(); ++i) stack.push(b.args[i].default_value);
-      for (IValue& v : extra) stack.push(std::move(v));
-    }
-    return true;
-  }
-  if (npos > b.positional) return false;  // no varargs with keywords
-  std::vector<IValue> bound(b.args.size());
+  if (npos > b.positional && (!b.varargs || !kwnames.empty())) return 0;
+  const size_t n = std::min(npos, b.positional);
   uint64_t set = 0;
-  for (size_t i = 0; i < npos; ++i) {
-    bound[i] = args[i];
+  for (size_t i = 0; i < n; ++i) {
+    out[i] = refs[i];
     set |= uint64_t{1} << i;
   }
   for (size_t k = 0; k < kwnames.size(); ++k) {
     size_t i = 0;
     while (i < b.args.size() && b.args[i].name != kwnames[k]) ++i;
-    if (i == b.args.size() || (set >> i & 1)) return false;
-    bound[i] = args[npos + k];
+    if (i == b.args.size() || (set >> i & 1)) return 0;
+    out[i] = refs[npos + k];
     set |= uint64_t{1} << i;
   }
   for (size_t i = 0; i < b.args.size(); ++i) {
     if (!(set >> i & 1)) {
-      if (!b.args[i].has_default) return false;
-      bound[i] = b.args[i].default_value;
-    } else if (!accepts(b.args[i], bound[i])) {
-      return false;
+      if (!b.args[i].has_default) return 0;
+      out[i] = &b.args[i].default_value;
+    } else if (!accepts(b.args[i], *out[i])) {
+      return 0;
     }
   }
-  stack.pop_to(base);
-  for (IValue& v : bound) stack.push(std::move(v));
-  return true;
+  size_t count = b.args.size();
+  for (size_t i = n; i < npos; ++i) out[count++] = refs[i];  // varargs
+  ok = true;
+  return count;
 }
 
 }  // namespace
@@ -651,20 +635,22 @@ const std::vector<const Builtin*>* find_builtin(const std::string& name) {
   return it == t.by_name.end() ? nullptr : &it->second;
 }
 
-IValue call_builtin(const std::vector<const Builtin*>& overloads, ValueStack& stack, size_t base,
+IValue call_builtin(const std::vector<const Builtin*>& overloads, const IValue* const* refs, size_t n,
                     const std::vector<std::string>& kwnames, const std::string& name, const SourceLoc& loc) {
-  // Messages below describe the call as given; bind only changes the arguments when it succeeds.
+  const IValue* bound[kMaxBuiltinArgs];
   for (const Builtin* b : overloads) {
-    if (!bind(*b, stack, base, kwnames)) continue;
+    bool ok;
+    const size_t count = bind(*b, refs, n, kwnames, bound, ok);
+    if (!ok) continue;
     try {
-      return b->fn(Args{stack.at(base), stack.size() - base});
+      return b->fn(Args{bound, count});
     } catch (const Error& e) {
       throw Error(std::string(e.what()) + "\n  in " + name + " at " + to_string(loc));
     }
   }
   std::ostringstream os;
   os << "torch::jit: " << to_string(loc) << ": no overload of " << name << " accepts (";
-  const Args args{stack.at(base), stack.size() - base};
+  const Args args{refs, n};
   for (size_t i = 0; i < args.size(); ++i) {
     os << (i ? ", " : "");
     if (i + kwnames.size() >= args.size()) os << kwnames[i + kwnames.size() - args.size()] << "=";

@@ -21,11 +21,15 @@ struct SchemaArg {
   bool kwarg_only = false;
 };
 
-// A builtin's arguments in schema order (defaults filled in), on the interpreter's value stack.
+// A builtin takes at most this many arguments (schema and varargs alike).
+constexpr size_t kMaxBuiltinArgs = 64;
+
+// A builtin's arguments in schema order (defaults filled in), borrowed: the caller's locals,
+// constants of the code or the schema, or temporaries on the value stack.
 struct Args {
-  IValue* values;
+  const IValue* const* refs;
   size_t count;
-  IValue& operator[](size_t i) const { return values[i]; }
+  const IValue& operator[](size_t i) const { return *refs[i]; }
   size_t size() const { return count; }
 };
 
@@ -42,10 +46,10 @@ struct Builtin {
 // torch._C._nn.linear, ops.aten.relu, ops.prim.RaiseException, len), or null if unknown.
 const std::vector<const Builtin*>* find_builtin(const std::string& name);
 
-// Binds the arguments on `stack` from `base` up (positional, then the values of `kwnames`) to
-// the first overload that accepts them and runs it. ember::Error naming the builtin and `loc` if
-// none does, or if the op fails. The caller pops the arguments.
-IValue call_builtin(const std::vector<const Builtin*>& overloads, ValueStack& stack, size_t base,
+// Binds the `n` arguments `refs` (positional, then the values of `kwnames`) to the first overload
+// that accepts them and runs it. ember::Error naming the builtin and `loc` if none does, or if
+// the op fails.
+IValue call_builtin(const std::vector<const Builtin*>& overloads, const IValue* const* refs, size_t n,
                     const std::vector<std::string>& kwnames, const std::string& name, const SourceLoc& loc);
 
 }  // namespace ember::jit

@@ -250,6 +250,29 @@ class Interpreter {
     for (size_t i = 1; i < e.kids.size(); ++i) stack_.push(eval(*e.kids[i], f));
   }
 
+  // A builtin's arguments by reference: locals and constants as they are, anything else
+  // evaluated onto the value stack (which never moves its values). `self` first if given.
+  IValue run_builtin(const std::vector<const Builtin*>& overloads, const Expr& e, IValue* f, const IValue* self,
+                     const std::string& name) {
+    const IValue* refs[kMaxBuiltinArgs];
+    size_t n = 0;
+    if (e.kids.size() - 1 + (self != nullptr) > kMaxBuiltinArgs)
+      fail_at(e.loc, name + " is given more than " + std::to_string(kMaxBuiltinArgs) + " arguments");
+    if (self) refs[n++] = self;
+    for (size_t i = 1; i < e.kids.size(); ++i) {
+      const Expr& a = *e.kids[i];
+      if (a.kind == Expr::Kind::Local) {
+        refs[n++] = &f[a.slot];
+      } else if (a.kind == Expr::Kind::Const) {
+        refs[n++] = &a.value;
+      } else {
+        stack_.push(eval(a, f));
+        refs[n++] = stack_.at(stack_.size() - 1);
+      }
+    }
+    return call_builtin(overloads, refs, n, e.kwnames, name, e.loc);
+  }
+
   IValue call_expr(const Expr& e, IValue* f) {
     const Expr& callee = *e.kids[0];
     const StackMark mark(stack_);
@@ -258,9 +281,9 @@ class Interpreter {
         if (!callee.function && !callee.builtins)
           fail_at(e.loc, "unknown builtin '" + callee.name +
                              "': Ember's TorchScript interpreter does not implement it (docs/jit.md lists what it runs)");
+        if (callee.builtins) return run_builtin(*callee.builtins, e, f, nullptr, callee.name);
         push_args(e, f);
-        if (callee.function) return call(*callee.function, mark.base, e.kwnames, e.loc);
-        return call_builtin(*callee.builtins, stack_, mark.base, e.kwnames, callee.name, e.loc);
+        return call(*callee.function, mark.base, e.kwnames, e.loc);
       }
       case Expr::Kind::Attr: {
         IValue self = eval(*callee.kids[0], f);
@@ -276,9 +299,7 @@ class Interpreter {
         const std::string name = "aten::" + callee.name;
         const auto* overloads = find_builtin(name);
         if (!overloads) fail_at(e.loc, std::string("unknown method '") + callee.name + "' of a " + self.tag_name());
-        stack_.push(std::move(self));
-        push_args(e, f);
-        return call_builtin(*overloads, stack_, mark.base, e.kwnames, name, e.loc);
+        return run_builtin(*overloads, e, f, &self, name);
       }
       default: {
         const IValue fn = eval(callee, f);
