@@ -19,15 +19,7 @@ struct Object;
 class CompilationUnit;
 
 namespace ivalue {
-// libtorch's c10::ivalue::Tuple: immutable, shared by the IValues that hold it.
-struct Tuple {
-  explicit Tuple(std::vector<IValue> elems);
-  const std::vector<IValue>& elements() const { return elements_; }
-  size_t size() const { return elements_.size(); }
-
- private:
-  std::vector<IValue> elements_;
-};
+struct Tuple;
 }  // namespace ivalue
 
 // Lists and dicts are shared and mutable (TorchScript's reference semantics), as in libtorch.
@@ -151,6 +143,18 @@ class IValue {
 };
 
 std::ostream& operator<<(std::ostream& os, const IValue& v);
+
+namespace ivalue {
+// libtorch's c10::ivalue::Tuple: immutable, shared by the IValues that hold it.
+struct Tuple {
+  explicit Tuple(std::vector<IValue> elems);
+  const std::vector<IValue>& elements() const { return elements_; }
+  size_t size() const { return elements_.size(); }
+
+ private:
+  std::vector<IValue> elements_;
+};
+}  // namespace ivalue
 
 struct ListData {
   std::vector<IValue> items;
