@@ -246,3 +246,8 @@ using Method = ::ember::jit::Method;
 }  // namespace script
 
 }  // namespace ember::jit
+
+namespace ember {
+// c10::IValue, at::IValue and torch::IValue are spelled as well as torch::jit::IValue.
+using jit::IValue;
+}  // namespace ember
