@@ -67,16 +67,25 @@ IValue tuple_of(const std::tuple<T...>& t) {
 IValue arith(const IValue& a, const IValue& b, char op) {
   if (!a.isDouble() && !b.isDouble()) {
     const int64_t x = a.toInt(), y = b.toInt();
+    int64_t r = 0;
+    bool overflow = false;
     switch (op) {
-      case '+': return IValue(x + y);
-      case '-': return IValue(x - y);
-      case '*': return IValue(x * y);
+      case '+': overflow = __builtin_add_overflow(x, y, &r); break;
+      case '-': overflow = __builtin_sub_overflow(x, y, &r); break;
+      case '*': overflow = __builtin_mul_overflow(x, y, &r); break;
       case '/':
       case '%':
         if (y == 0) throw Error("integer division or modulo by zero");
-        if (op == '/') return IValue(x / y - ((x % y != 0) && ((x < 0) != (y < 0))));  // floor division
-        return IValue(((x % y) + y) % y);
+        if (y == -1) {  // x / -1 overflows for the smallest int64
+          overflow = op == '/' && __builtin_sub_overflow(int64_t{0}, x, &r);
+          break;
+        }
+        r = op == '/' ? x / y - ((x % y != 0) && ((x < 0) != (y < 0)))  // floor division
+                      : ((x % y) + y) % y;
+        break;
     }
+    if (overflow) throw Error("integer overflow in " + std::to_string(x) + " " + op + " " + std::to_string(y));
+    return IValue(r);
   }
   const double x = a.toDouble(), y = b.toDouble();
   switch (op) {
@@ -180,10 +189,25 @@ IValue len(Args a) {
   return IValue(static_cast<int64_t>(elements(a[0]).size()));
 }
 
-IValue range(int64_t start, int64_t stop, int64_t step) {
+// range() is materialized as a list (TorchScript loops over it); larger ones are refused rather
+// than exhausting memory.
+constexpr int64_t kMaxRange = int64_t{1} << 24;
+
+// The length of range(start, stop, step), computed without overflow.
+__int128 range_length(int64_t start, int64_t stop, int64_t step) {
   if (step == 0) throw Error("range() arg 3 must not be zero");
+  const __int128 span = static_cast<__int128>(stop) - start;
+  return step > 0 ? (span > 0 ? (span + step - 1) / step : 0) : (span < 0 ? (span + step + 1) / step : 0);
+}
+
+IValue range(int64_t start, int64_t stop, int64_t step) {
+  const __int128 n = range_length(start, stop, step);
+  if (n > kMaxRange)
+    throw Error("range(" + std::to_string(start) + ", " + std::to_string(stop) + ", " + std::to_string(step) +
+                ") has more than " + std::to_string(kMaxRange) + " elements");
   std::vector<IValue> out;
-  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.emplace_back(i);
+  out.reserve(static_cast<size_t>(n));
+  for (int64_t k = 0; k < static_cast<int64_t>(n); ++k) out.emplace_back(start + k * step);  // between start and stop
   return IValue(std::move(out));
 }
 
@@ -252,16 +276,9 @@ const Row kRows[] = {
     {"aten::remainder", "num a, num b", [](Args a) { return arith(a[0], a[1], '%'); }},
     {"aten::pow", "Tensor self, Scalar exponent", [](Args a) -> IValue { return pow(T(a[0]), S(a[1])); }},
     {"aten::pow", "Tensor self, Tensor exponent", [](Args a) -> IValue { return pow(T(a[0]), T(a[1])); }},
-    {"aten::pow", "num a, num b", [](Args a) -> IValue {
-       if (a[0].isInt() && a[1].isInt() && a[1].toInt() >= 0) {
-         int64_t r = 1;
-         for (int64_t i = 0; i < a[1].toInt(); ++i) r *= a[0].toInt();
-         return r;
-       }
-       return std::pow(a[0].toDouble(), a[1].toDouble());
-     }},
+    {"aten::pow", "num a, num b", [](Args a) -> IValue { return std::pow(a[0].toDouble(), a[1].toDouble()); }},  // float, as TorchScript's
     {"aten::neg", "Tensor self", [](Args a) -> IValue { return neg(T(a[0])); }},
-    {"aten::neg", "num a", [](Args a) -> IValue { return a[0].isDouble() ? IValue(-a[0].toDouble()) : IValue(-a[0].toInt()); }},
+    {"aten::neg", "num a", [](Args a) -> IValue { return a[0].isDouble() ? IValue(-a[0].toDouble()) : arith(IValue(0), a[0], '-'); }},
     {"aten::matmul", "Tensor self, Tensor other", [](Args a) -> IValue { return matmul(T(a[0]), T(a[1])); }},
     {"aten::mm", "Tensor self, Tensor mat2", [](Args a) -> IValue { return mm(T(a[0]), T(a[1])); }},
     {"aten::bmm", "Tensor self, Tensor mat2", [](Args a) -> IValue { return bmm(T(a[0]), T(a[1])); }},
@@ -416,6 +433,15 @@ const Row kRows[] = {
     {"aten::list", "t[] l", [](Args a) { return IValue(a[0].toList()); }},
     {"aten::range", "int stop", [](Args a) { return range(0, a[0].toInt(), 1); }},
     {"aten::range", "int start, int stop, int step=1", [](Args a) { return range(a[0].toInt(), a[1].toInt(), a[2].toInt()); }},
+    // Scripted loops over range(start, stop, step) count 0..__range_length and derive each value.
+    {"aten::__range_length", "int lo, int hi, int step", [](Args a) -> IValue {
+       const __int128 n = range_length(a[0].toInt(), a[1].toInt(), a[2].toInt());
+       if (n > INT64_MAX) throw Error("range length overflows int64");
+       return static_cast<int64_t>(n);
+     }},
+    {"aten::__derive_index", "int index, int start, int step", [](Args a) -> IValue {
+       return arith(a[1], arith(a[0], a[2], '*'), '+');
+     }},
     {"aten::getattr", "t obj, str name", [](Args a) { return get_attr(a); }},
     {"aten::format", "str self, ...", [](Args a) { return format(a); }},
     {"aten::Int", "Tensor a", [](Args a) -> IValue { return T(a[0]).item().toLong(); }},

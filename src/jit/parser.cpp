@@ -450,7 +450,7 @@ class Parser {
       auto s = make_stmt(Stmt::Kind::Assign);
       // The value is parsed first: `x = f(x)` reads the old x.
       const size_t target_at = p_;
-      while (!(is_op("=") || (is_op(":") && scope_))) {
+      while (!at(TK::Newline) && !at(TK::End) && !(is_op("=") || (is_op(":") && scope_))) {
         if (is_op("(") || is_op("[") || is_op("{")) {
           int depth2 = 0;
           do {

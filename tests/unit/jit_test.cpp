@@ -50,7 +50,19 @@ class Unknown(torch.nn.Module):
     def forward(self, x):
         return torch.logcumsumexp(x, 0)
 
+# Python's int semantics: floor division and modulo of negatives, ranges with negative steps
+class IntOps(torch.nn.Module):
+    def forward(self, a: int, b: int):
+        s = 0
+        for i in range(a, b, -2):
+            s = s + i
+        return s, a // -3, a % -3, a ** 3, -a
+    @torch.jit.export
+    def mul(self, a: int, b: int):
+        return a * b
+
 torch.jit.script(MLP()).save(os.path.join(out, 'mlp.pt'))
+torch.jit.script(IntOps()).save(os.path.join(out, 'int_ops.pt'))
 torch.jit.script(Unknown()).save(os.path.join(out, 'unknown_builtin.pt'))
 torch.save(MLP().state_dict(), os.path.join(out, 'checkpoint.pt'))
 
@@ -168,6 +180,20 @@ TEST_F(JitTest, LoadsFromStream) {
   std::istringstream in(read_bytes(dir().file("mlp.pt")));
   ember::jit::Module m = ember::jit::load(in);
   EXPECT_EQ(m.forward({ember::ones({1, 16})}).toTensor().sizes(), (std::vector<int64_t>{1, 4}));
+}
+
+TEST_F(JitTest, IntegerArithmeticAsPython) {
+  ember::jit::Module m = ember::jit::load(dir().file("int_ops.pt"));
+  const auto r = m.forward({IValue(7), IValue(0)}).toTuple()->elements();
+  ASSERT_EQ(r.size(), 5u);
+  EXPECT_EQ(r[0].toInt(), 7 + 5 + 3 + 1);
+  EXPECT_EQ(r[1].toInt(), -3);  // 7 // -3
+  EXPECT_EQ(r[2].toInt(), -2);  // 7 % -3
+  EXPECT_EQ(r[3].toDouble(), 343.0);  // int ** int is a float in TorchScript
+  EXPECT_EQ(r[4].toInt(), -7);
+  EXPECT_EQ(m.run_method("mul", int64_t{1} << 31, int64_t{1} << 31).toInt(), int64_t{1} << 62);
+  EXPECT_ERROR(m.run_method("mul", int64_t{1} << 62, 4), "integer overflow");
+  EXPECT_ERROR(m.forward({IValue(int64_t{1} << 40), IValue(0)}), "has more than");
 }
 
 TEST(JitIValue, KindsAndAccessors) {
