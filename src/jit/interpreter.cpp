@@ -159,6 +159,14 @@ class Interpreter {
           }
           break;
         }
+        case Stmt::Kind::While: {
+          while (truth(eval(*s.value, f), s.loc)) {
+            const Flow flow = exec(s.body, f, ret);
+            if (flow == Flow::Return) return flow;
+            if (flow == Flow::Break) break;
+          }
+          break;
+        }
       }
     }
     return Flow::Normal;

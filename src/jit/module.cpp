@@ -169,7 +169,8 @@ Module load_bytes(const unsigned char* data, uint64_t size, const std::string& w
     auto it = by_name.find(prefix + name);
     return it == by_name.end() ? nullptr : it->second;
   };
-  EMBER_CHECK(entry("constants.pkl") && entry("version"), w,
+  // The format version is `version`, or `.data/version` in archives of some writers.
+  EMBER_CHECK(entry("constants.pkl") && (entry("version") || entry(".data/version")), w,
               "no constants.pkl or version entry: not a TorchScript archive (a torch.save checkpoint is read by "
               "ember::load_torch_checkpoint)");
   if (const serialize::ZipEntry* order = entry("byteorder")) {

@@ -429,7 +429,15 @@ class Parser {
       s->body = parse_block(depth + 1);
       return s;
     }
-    for (const char* word : {"while", "with", "raise", "assert", "del", "global", "nonlocal", "try", "lambda",
+    if (is_name("while")) {
+      auto s = make_stmt(Stmt::Kind::While);
+      ++p_;
+      s->value = parse_expr();
+      expect_op(":");
+      s->body = parse_block(depth + 1);
+      return s;
+    }
+    for (const char* word : {"with", "raise", "assert", "del", "global", "nonlocal", "try", "lambda",
                              "yield", "class", "def", "import"})
       if (is_name(word)) fail(std::string("'") + word + "' statements are not supported by Ember's TorchScript "
                                                         "interpreter");

@@ -56,11 +56,11 @@ struct Expr {
 using ExprPtr = std::unique_ptr<Expr>;
 
 struct Stmt {
-  enum class Kind { Assign, Expr, Return, If, For, Pass, Break, Continue };
+  enum class Kind { Assign, Expr, Return, If, For, While, Pass, Break, Continue };
   Kind kind;
   SourceLoc loc;
   ExprPtr target;  // Assign, For: a Local, Attr, or a Tuple of them
-  ExprPtr value;   // Assign, Expr, Return (null: None), If condition, For iterable
+  ExprPtr value;   // Assign, Expr, Return (null: None), If and While condition, For iterable
   std::vector<std::unique_ptr<Stmt>> body, orelse;
 };
 using StmtPtr = std::unique_ptr<Stmt>;

@@ -14,6 +14,7 @@ namespace {
 // are randomized so that normalization is not the identity.
 const char* kExport = R"PY(
 import os, sys, torch, torchvision
+from typing import Dict, Optional
 out = sys.argv[1]
 torch.manual_seed(0)
 
@@ -66,6 +67,35 @@ class Control(torch.nn.Module):
             outs.append(t.sum(dim=0))
         return y.sum(dim=1), outs
 
+# Scripted language features: a submodule returning a tuple, ModuleList iteration, Optional
+# arguments, a while loop, a list comprehension, a dict, len(); nn layers beyond the CNNs'.
+class Features(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+        self.ln = torch.nn.LayerNorm(8)
+        self.emb = torch.nn.Embedding(10, 8)
+        self.seq = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.GELU(), torch.nn.Tanh())
+        self.blocks = torch.nn.ModuleList([torch.nn.Linear(8, 8) for _ in range(2)])
+    def pair(self, x):
+        y = self.lin(x)
+        return y, y.relu()
+    def forward(self, x, ids, scale: Optional[float] = None):
+        a, b = self.pair(x)
+        h = x.view(x.size(0), -1) + self.emb(ids).mean(dim=1)
+        for blk in self.blocks:
+            h = blk(h)
+        h = self.seq(self.ln(h))
+        if scale is not None:
+            h = h * scale
+        n = 0
+        while n < 3:
+            h = torch.sigmoid(h) + n
+            n += 1
+        parts = [t * 2 for t in [a, b, h]]
+        d: Dict[str, torch.Tensor] = {"out": torch.nn.functional.softmax(torch.cat(parts, dim=1), dim=1)}
+        return d["out"], torch.stack([a, b]).sum(0), len(parts)
+
 def save(name, m, example, script):
     m = randomize_bn(m)
     (torch.jit.script(m) if script else torch.jit.trace(m, example)).save(os.path.join(out, name + '.pt'))
@@ -76,6 +106,7 @@ save('mlp_scripted', MLP(), None, True)
 save('cnn_traced', CNN(), torch.randn(2, 3, 16, 16), False)
 save('cnn_scripted', CNN(), None, True)
 save('control_scripted', Control(), None, True)
+save('features_scripted', Features(), None, True)
 save('resnet18_traced', torchvision.models.resnet18(), img, False)
 save('resnet18_scripted', torchvision.models.resnet18(), None, True)
 save('mobilenet_v3_small_traced', torchvision.models.mobilenet_v3_small(), img, False)
@@ -186,6 +217,27 @@ TEST(JitParity, ControlFlowScripted) {
   const auto expected = tm.forward({x}).toTuple();
   const auto actual = em.forward({parity::to_ember(x)}).toTuple();
   EXPECT_LT(rel_error(actual->elements()[0].toTensor(), expected->elements()[0].toTensor()), kTol);
+}
+
+TEST(JitParity, ScriptedLanguageFeatures) {
+  ASSERT_TRUE(archives().ok()) << archives().log();
+  torch::manual_seed(3);
+  const torch::Tensor x = torch::randn({2, 8});
+  const torch::Tensor ids = torch::tensor({1, 2, 3, 4}, torch::kLong).view({2, 2});
+  torch::jit::Module tm = torch::jit::load(archives().path("features_scripted"));
+  ember::jit::Module em = ember::jit::load(archives().path("features_scripted"));
+  tm.eval();
+  em.eval();
+  for (const bool with_scale : {false, true}) {
+    const torch::jit::IValue t_scale = with_scale ? torch::jit::IValue(2.0) : torch::jit::IValue();
+    const ember::jit::IValue e_scale = with_scale ? ember::jit::IValue(2.0) : ember::jit::IValue();
+    const auto expected = tm.forward({x, ids, t_scale}).toTuple()->elements();
+    const auto actual = em.forward({parity::to_ember(x), parity::to_ember(ids), e_scale}).toTuple()->elements();
+    ASSERT_EQ(actual.size(), 3u);
+    EXPECT_LT(rel_error(actual[0].toTensor(), expected[0].toTensor()), kTol) << "scale " << with_scale;
+    EXPECT_LT(rel_error(actual[1].toTensor(), expected[1].toTensor()), kTol) << "scale " << with_scale;
+    EXPECT_EQ(actual[2].toInt(), expected[2].toInt());
+  }
 }
 
 // The module API agrees with libtorch's on the same archive: parameter and buffer names, order
