@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,7 +17,6 @@ namespace ember::jit {
 
 class IValue;
 struct Object;
-class CompilationUnit;
 
 namespace ivalue {
 struct Tuple;
@@ -111,7 +111,7 @@ class IValue {
   std::string toString() const { return toStringRef(); }
   std::shared_ptr<ivalue::Tuple> toTuple() const;
   std::vector<IValue> toList() const;
-  std::vector<IValue> toListRef() const { return toList(); }
+  std::vector<IValue> toListRef() const { return toList(); }  // a copy here, for libtorch's spelling
   std::vector<Tensor> toTensorList() const;
   std::vector<Tensor> toTensorVector() const { return toTensorList(); }
   std::vector<int64_t> toIntList() const;

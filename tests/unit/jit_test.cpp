@@ -5,8 +5,10 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <atomic>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "ember/ember.h"
 #include "expect_error.h"
@@ -180,6 +182,24 @@ TEST_F(JitTest, LoadsFromStream) {
   std::istringstream in(read_bytes(dir().file("mlp.pt")));
   ember::jit::Module m = ember::jit::load(in);
   EXPECT_EQ(m.forward({ember::ones({1, 16})}).toTensor().sizes(), (std::vector<int64_t>{1, 4}));
+}
+
+// One module run from several threads at once: each thread has its own interpreter stack and
+// the parsed code is read-only.
+TEST_F(JitTest, ForwardFromSeveralThreads) {
+  ember::jit::Module m = ember::jit::load(dir().file("mlp.pt"));
+  m.eval();
+  const Tensor x = ember::randn({4, 16});
+  const Tensor expected = m.forward({x}).toTensor();
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50; ++i)
+        if (!ember::equal(m.forward({x}).toTensor(), expected)) ++mismatches;
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
 }
 
 TEST_F(JitTest, IntegerArithmeticAsPython) {
