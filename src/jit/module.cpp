@@ -237,10 +237,13 @@ const std::shared_ptr<Object>& checked(const std::shared_ptr<Object>& obj) {
 
 Module load(const std::string& path) {
   const std::string what = "torch::jit::load('" + path + "')";
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   EMBER_CHECK(in, what.c_str(), "cannot open the file for reading: ", std::strerror(errno));
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EMBER_CHECK(!in.bad(), what.c_str(), "read error");
+  const std::streamoff size = in.tellg();
+  EMBER_CHECK(size >= 0, what.c_str(), "cannot determine the file size");
+  std::string bytes(static_cast<size_t>(size), '\0');
+  in.seekg(0);
+  EMBER_CHECK(in.read(bytes.data(), size), what.c_str(), "short read (file changed or truncated?)");
   return load_bytes(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), what);
 }
 

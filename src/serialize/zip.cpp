@@ -88,18 +88,29 @@ void apply_zip64(const unsigned char* extra, uint64_t extra_len, uint64_t& usize
   }
 }
 
+// Slicing-by-8: eight table lookups per 8 bytes instead of one per byte (about 4x faster; a
+// resnet18 archive's 47 MB are hashed on every load).
 uint32_t crc32_of(const unsigned char* data, uint64_t n) {
-  static const std::array<uint32_t, 256> table = [] {
-    std::array<uint32_t, 256> t{};
+  static const auto tables = [] {
+    std::array<std::array<uint32_t, 256>, 8> t{};
     for (uint32_t i = 0; i < 256; ++i) {
       uint32_t c = i;
       for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
-      t[i] = c;
+      t[0][i] = c;
     }
+    for (uint32_t i = 0; i < 256; ++i)
+      for (size_t k = 1; k < 8; ++k) t[k][i] = (t[k - 1][i] >> 8) ^ t[0][t[k - 1][i] & 0xff];
     return t;
   }();
   uint32_t c = 0xffffffffu;
-  for (uint64_t i = 0; i < n; ++i) c = table[(c ^ data[i]) & 0xff] ^ (c >> 8);
+  uint64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const uint32_t lo = c ^ static_cast<uint32_t>(le(data + i, 4));
+    const uint32_t hi = static_cast<uint32_t>(le(data + i + 4, 4));
+    c = tables[7][lo & 0xff] ^ tables[6][(lo >> 8) & 0xff] ^ tables[5][(lo >> 16) & 0xff] ^ tables[4][lo >> 24] ^
+        tables[3][hi & 0xff] ^ tables[2][(hi >> 8) & 0xff] ^ tables[1][(hi >> 16) & 0xff] ^ tables[0][hi >> 24];
+  }
+  for (; i < n; ++i) c = tables[0][(c ^ data[i]) & 0xff] ^ (c >> 8);
   return c ^ 0xffffffffu;
 }
 
