@@ -333,6 +333,14 @@ const Row kRows[] = {
        return clamp(T(a[0]), a[1].isNone() ? std::nullopt : std::optional<Scalar>(S(a[1])),
                     a[2].isNone() ? std::nullopt : std::optional<Scalar>(S(a[2])));
      }},
+    {"aten::relu6", "Tensor self", [](Args a) -> IValue { return clamp(T(a[0]), Scalar(0), Scalar(6)); }},
+    {"aten::elu", "Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1",
+     [](Args a) -> IValue { return elu(T(a[0]), S(a[1]), S(a[2]), S(a[3])); }},
+    {"aten::masked_fill", "Tensor self, Tensor mask, Scalar value", [](Args a) -> IValue { return masked_fill(T(a[0]), T(a[1]), S(a[2])); }},
+    {"aten::masked_fill", "Tensor self, Tensor mask, Tensor value", [](Args a) -> IValue { return masked_fill(T(a[0]), T(a[1]), T(a[2])); }},
+    {"aten::where", "Tensor condition, Tensor self, Tensor other", [](Args a) -> IValue { return where(T(a[0]), T(a[1]), T(a[2])); }},
+    {"aten::where", "Tensor condition, Tensor self, Scalar other", [](Args a) -> IValue { return where(T(a[0]), T(a[1]), S(a[2])); }},
+    {"aten::where", "Tensor condition, Scalar self, Tensor other", [](Args a) -> IValue { return where(T(a[0]), S(a[1]), T(a[2])); }},
     {"aten::softmax", "Tensor self, int dim, ScalarType? dtype=None", [](Args a) -> IValue { return softmax(T(a[0]), a[1].toInt(), dtype(a[2])); }},
     {"aten::log_softmax", "Tensor self, int dim, ScalarType? dtype=None", [](Args a) -> IValue { return log_softmax(T(a[0]), a[1].toInt(), dtype(a[2])); }},
 
@@ -374,6 +382,14 @@ const Row kRows[] = {
     {"aten::dropout", "Tensor input, float p, bool train", [](Args a) -> IValue { return dropout(T(a[0]), a[1].toDouble(), a[2].toBool()); }},
     {"aten::dropout_", "Tensor self, float p, bool train", [](Args a) -> IValue { return dropout_in_place(a); }},
     {"aten::feature_dropout", "Tensor input, float p, bool train", [](Args a) -> IValue { return feature_dropout(T(a[0]), a[1].toDouble(), a[2].toBool()); }},
+    {"aten::pad", "Tensor self, int[] pad, str mode=\"constant\", float? value=None", [](Args a) -> IValue {
+       return nn::functional::pad(T(a[0]), ints(a[1]), a[2].toStringRef(), a[3].isNone() ? std::nullopt : std::optional<double>(a[3].toDouble()));
+     }},
+    {"aten::constant_pad_nd", "Tensor self, int[] pad, Scalar value=0", [](Args a) -> IValue { return constant_pad_nd(T(a[0]), ints(a[1]), S(a[2])); }},
+    {"aten::upsample_nearest2d", "Tensor input, int[]? output_size, float[]? scale_factors", [](Args a) -> IValue {
+       return nn::functional::interpolate(T(a[0]), a[1].isNone() ? std::nullopt : OptionalIntArrayRef(ints(a[1], 2)),
+                          a[2].isNone() ? std::nullopt : std::optional<std::vector<double>>(a[2].toDoubleList()), "nearest");
+     }},
     {"aten::embedding", "Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False",
      [](Args a) -> IValue { return embedding(T(a[0]), T(a[1]), a[2].toInt(), a[3].toBool(), a[4].toBool()); }},
 
@@ -393,6 +409,15 @@ const Row kRows[] = {
        return slice(T(a[0]), a[1].toInt(), a[2].isNone() ? std::nullopt : std::optional<int64_t>(a[2].toInt()),
                     a[3].isNone() ? std::nullopt : std::optional<int64_t>(a[3].toInt()), a[4].toInt());
      }},
+    {"aten::expand", "Tensor self, int[] size, *, bool implicit=False", [](Args a) -> IValue { return T(a[0]).expand(ints(a[1])); }},
+    {"aten::index_select", "Tensor self, int dim, Tensor index", [](Args a) -> IValue { return index_select(T(a[0]), a[1].toInt(), T(a[2])); }},
+    {"aten::gather", "Tensor self, int dim, Tensor index, *, bool sparse_grad=False", [](Args a) -> IValue { return gather(T(a[0]), a[1].toInt(), T(a[2])); }},
+    {"aten::split", "Tensor self, int split_size, int dim=0", [](Args a) -> IValue { return IValue(split(T(a[0]), a[1].toInt(), a[2].toInt())); }},
+    {"aten::unbind", "Tensor self, int dim=0", [](Args a) -> IValue { return IValue(unbind(T(a[0]), a[1].toInt())); }},
+    {"aten::zeros_like", "Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None",
+     [](Args a) -> IValue { return zeros_like(T(a[0]), TensorOptions().dtype(dtype(a[1]).value_or(T(a[0]).dtype()))); }},
+    {"aten::ones_like", "Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None",
+     [](Args a) -> IValue { return ones_like(T(a[0]), TensorOptions().dtype(dtype(a[1]).value_or(T(a[0]).dtype()))); }},
     {"aten::cat", "Tensor[] tensors, int dim=0", [](Args a) -> IValue { return cat(tensors(a[0]), a[1].toInt()); }},
     {"aten::stack", "Tensor[] tensors, int dim=0", [](Args a) -> IValue { return stack(tensors(a[0]), a[1].toInt()); }},
     {"aten::chunk", "Tensor self, int chunks, int dim=0", [](Args a) -> IValue { return IValue(chunk(T(a[0]), a[1].toInt(), a[2].toInt())); }},
@@ -504,6 +529,7 @@ bool accepts(const SchemaArg& arg, const IValue& v) {
     case Type::Str:
     case Type::Device: return v.isString();
     case Type::IntList: return v.isInt() || is_sequence_of(v, [](const IValue& e) { return e.isInt(); });
+    case Type::FloatList: return is_sequence_of(v, [](const IValue& e) { return e.isDouble() || e.isInt(); });
     case Type::TensorList: return is_sequence_of(v, [](const IValue& e) { return e.isTensor(); });
     case Type::List: return v.isList();
     case Type::Any: return true;
@@ -515,7 +541,7 @@ SchemaArg::Type parse_type(const std::string& name, const std::string& schema) {
   using Type = SchemaArg::Type;
   static const std::pair<const char*, Type> kTypes[] = {
       {"Tensor", Type::Tensor}, {"Scalar", Type::Scalar},   {"num", Type::Num},        {"int", Type::Int},
-      {"ScalarType", Type::Int}, {"Layout", Type::Int},     {"float", Type::Float},    {"bool", Type::Bool},
+      {"ScalarType", Type::Int}, {"Layout", Type::Int},     {"MemoryFormat", Type::Int}, {"float[]", Type::FloatList},     {"float", Type::Float},    {"bool", Type::Bool},
       {"str", Type::Str},       {"Device", Type::Device},   {"int[]", Type::IntList},  {"Tensor[]", Type::TensorList},
       {"t[]", Type::List},      {"t", Type::Any}};
   for (const auto& [n, t] : kTypes)

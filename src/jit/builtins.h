@@ -10,9 +10,10 @@
 namespace ember::jit {
 
 struct SchemaArg {
-  // The schema's type names (Tensor, Scalar, int, ScalarType, Layout, float, bool, str, Device,
-  // int[], Tensor[], t[], t; num: int or float), parsed once. `optional` for a trailing '?'.
-  enum class Type { Tensor, Scalar, Num, Int, Float, Bool, Str, Device, IntList, TensorList, List, Any };
+  // The schema's type names (Tensor, Scalar, int, ScalarType, Layout, MemoryFormat, float, bool,
+  // str, Device, int[], float[], Tensor[], t[], t; num: int or float), parsed once. `optional`
+  // for a trailing '?'.
+  enum class Type { Tensor, Scalar, Num, Int, Float, Bool, Str, Device, IntList, FloatList, TensorList, List, Any };
   std::string name;
   Type type = Type::Any;
   bool optional = false;

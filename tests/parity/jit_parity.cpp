@@ -96,6 +96,21 @@ class Features(torch.nn.Module):
         d: Dict[str, torch.Tensor] = {"out": torch.nn.functional.softmax(torch.cat(parts, dim=1), dim=1)}
         return d["out"], torch.stack([a, b]).sum(0), len(parts)
 
+# Ops a traced model meets beyond the CNNs': masking, where, slicing, expand, index_select,
+# split, pad, nearest upsampling, relu6, elu, zeros_like/ones_like (with keyword arguments), a
+# tensor constant.
+class TracedOps(torch.nn.Module):
+    def forward(self, x, mask):
+        y = x.masked_fill(mask, 0.5)
+        z = torch.where(mask, x, y * 2)
+        e = z[:, :1].expand(-1, 4)
+        i = torch.index_select(x, 1, torch.tensor([2, 0]))
+        a, b = torch.split(x, 2, dim=1)
+        p = torch.nn.functional.pad(x, [1, 1])
+        u = torch.nn.functional.interpolate(x.view(1, 1, 3, 4), scale_factor=2.0, mode='nearest')
+        g = torch.nn.functional.relu6(x) + torch.nn.functional.elu(x) + torch.zeros_like(x) + torch.ones_like(x)
+        return torch.cat([y, z, e, i, a, b, p[:, 1:5], g], dim=1), u
+
 def save(name, m, example, script):
     m = randomize_bn(m)
     (torch.jit.script(m) if script else torch.jit.trace(m, example)).save(os.path.join(out, name + '.pt'))
@@ -107,6 +122,8 @@ save('cnn_traced', CNN(), torch.randn(2, 3, 16, 16), False)
 save('cnn_scripted', CNN(), None, True)
 save('control_scripted', Control(), None, True)
 save('features_scripted', Features(), None, True)
+ops_x = torch.randn(3, 4)
+save('ops_traced', TracedOps(), (ops_x, ops_x > 0), False)
 save('resnet18_traced', torchvision.models.resnet18(), img, False)
 save('resnet18_scripted', torchvision.models.resnet18(), None, True)
 save('mobilenet_v3_small_traced', torchvision.models.mobilenet_v3_small(), img, False)
@@ -238,6 +255,20 @@ TEST(JitParity, ScriptedLanguageFeatures) {
     EXPECT_LT(rel_error(actual[1].toTensor(), expected[1].toTensor()), kTol) << "scale " << with_scale;
     EXPECT_EQ(actual[2].toInt(), expected[2].toInt());
   }
+}
+
+TEST(JitParity, TracedOps) {
+  ASSERT_TRUE(archives().ok()) << archives().log();
+  torch::manual_seed(4);
+  const torch::Tensor x = torch::randn({3, 4});
+  const torch::Tensor mask = x > 0;
+  torch::jit::Module tm = torch::jit::load(archives().path("ops_traced"));
+  ember::jit::Module em = ember::jit::load(archives().path("ops_traced"));
+  const auto expected = tm.forward({x, mask}).toTuple()->elements();
+  const auto actual = em.forward({parity::to_ember(x), parity::to_ember(mask)}).toTuple()->elements();
+  ASSERT_EQ(actual.size(), 2u);
+  EXPECT_LT(rel_error(actual[0].toTensor(), expected[0].toTensor()), kTol);
+  EXPECT_LT(rel_error(actual[1].toTensor(), expected[1].toTensor()), kTol);
 }
 
 // The module API agrees with libtorch's on the same archive: parameter and buffer names, order
