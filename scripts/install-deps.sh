@@ -22,10 +22,12 @@ bench=(
   libtorch-dev           # PyTorch 1.13.1 C++ API: the reference in benchmarks and parity tests only
   libopenblas0-openmp    # the BLAS libtorch calls for matmul (the default reference BLAS is unoptimized)
   libgtest-dev libgmock-dev  # GoogleTest (the bench cases share the parity tests' comparison)
+  python3-torch python3-torchvision  # jit: models exported with torch.jit by the cases and tests
 )
 test=(
-  # serialize: checkpoints written by Python torch.save in tests; libFuzzer targets of the readers
-  python3-torch clang-14 libclang-rt-14-dev
+  # serialize: checkpoints written by Python torch.save in tests (python3-torch, above); libFuzzer
+  # targets of the readers
+  clang-14 libclang-rt-14-dev
 )
 job=$1
 case "$job" in

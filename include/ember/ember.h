@@ -10,6 +10,8 @@
 #include "ember/error.h"
 #include "ember/factory.h"
 #include "ember/indexing.h"
+// TorchScript archives: torch::jit::load
+#include "ember/jit.h"
 #include "ember/linalg.h"
 #include "ember/nn_ops.h"
 #include "ember/observer.h"

@@ -100,23 +100,31 @@ TorchCheckpoint read_torch_checkpoint(const unsigned char* data, uint64_t size, 
   std::unordered_set<std::string> names;
   for (const auto& [name, t] : ck.tensors) {
     EMBER_CHECK(names.insert(name).second, w, "key \"", name, "\" appears twice");
-    const PickleObject* s = t->items[0];
-    if (!ck.storage_data.count(s)) {
-      auto it = by_name.find(prefix + "data/" + s->text);
-      EMBER_CHECK(it != by_name.end(), w, "storage '", s->text, "' of tensor \"", name, "\" has no data entry");
-      int64_t nbytes;
-      EMBER_CHECK(mul_add(s->numel, static_cast<int64_t>(element_size(s->dtype)), 0, nbytes) &&
-                      static_cast<uint64_t>(nbytes) <= it->second->size,
-                  w, "storage '", s->text, "' of tensor \"", name, "\" claims ", s->numel,
-                  " elements but its entry holds ",
-                  it->second->size, " bytes");
-      check_crc(*it->second, what);
-      if (s->dtype == kBool) check_bool_bytes(it->second->data, static_cast<uint64_t>(nbytes), what, name);
-      ck.storage_data.emplace(s, it->second->data);
-    }
-    check_extent(name, t, what);
+    check_tensor_storage(t, name, by_name, prefix + "data/", ck.storage_data, what);
   }
   return ck;
+}
+
+void check_tensor_storage(const PickleObject* t, const std::string& name,
+                          const std::unordered_map<std::string, const ZipEntry*>& entries, const std::string& dir,
+                          std::unordered_map<const PickleObject*, const unsigned char*>& storage_data,
+                          const std::string& what) {
+  const char* w = what.c_str();
+  const PickleObject* s = t->items[0];
+  if (!storage_data.count(s)) {
+    auto it = entries.find(dir + s->text);
+    EMBER_CHECK(it != entries.end(), w, "storage '", s->text, "' of tensor \"", name, "\" has no data entry");
+    EMBER_CHECK(!it->second->deflated, w, "storage entry \"", it->second->name, "\" is compressed");
+    int64_t nbytes;
+    EMBER_CHECK(mul_add(s->numel, static_cast<int64_t>(element_size(s->dtype)), 0, nbytes) &&
+                    static_cast<uint64_t>(nbytes) <= it->second->size,
+                w, "storage '", s->text, "' of tensor \"", name, "\" claims ", s->numel,
+                " elements but its entry holds ", it->second->size, " bytes");
+    check_crc(*it->second, what);
+    if (s->dtype == kBool) check_bool_bytes(it->second->data, static_cast<uint64_t>(nbytes), what, name);
+    storage_data.emplace(s, it->second->data);
+  }
+  check_extent(name, t, what);
 }
 
 }  // namespace ember::serialize

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "serialize/pickle.h"
+#include "serialize/zip.h"
 
 namespace ember::serialize {
 
@@ -23,5 +24,13 @@ struct TorchCheckpoint {
 // Reads and validates everything: archive structure, pickle, storage sizes, each tensor's
 // extent inside its storage, bool bytes. Pointers refer into `data`.
 TorchCheckpoint read_torch_checkpoint(const unsigned char* data, uint64_t size, const std::string& what);
+
+// For tensor `t` (named `name` in messages): records in `storage_data` the bytes of its storage,
+// the entry <dir><key> of `entries`, once checked to hold the storage's elements (CRC,
+// bool bytes), and checks that t's elements lie inside the storage.
+void check_tensor_storage(const PickleObject* t, const std::string& name,
+                          const std::unordered_map<std::string, const ZipEntry*>& entries, const std::string& dir,
+                          std::unordered_map<const PickleObject*, const unsigned char*>& storage_data,
+                          const std::string& what);
 
 }  // namespace ember::serialize

@@ -14,7 +14,7 @@ using Kind = PickleObject::Kind;
 // Opcodes of pickle protocols 2-4 that a state_dict uses.
 enum Op : unsigned char {
   MARK = '(', STOP = '.', POP = '0', POP_MARK = '1', DUP = '2', BINFLOAT = 'G', BININT = 'J', BININT1 = 'K',
-  BININT2 = 'M', NONE = 'N', BINPERSID = 'Q', REDUCE = 'R', BINUNICODE = 'X', APPEND = 'a', BUILD = 'b',
+  BININT2 = 'M', NONE = 'N', NEWOBJ = 0x81, BINPERSID = 'Q', REDUCE = 'R', BINUNICODE = 'X', APPEND = 'a', BUILD = 'b',
   GLOBAL = 'c', DICT = 'd', APPENDS = 'e', BINGET = 'h', LONG_BINGET = 'j', LIST = 'l', BINPUT = 'q',
   LONG_BINPUT = 'r', SETITEM = 's', TUPLE = 't', SETITEMS = 'u', EMPTY_DICT = '}', EMPTY_LIST = ']',
   EMPTY_TUPLE = ')', PROTO = 0x80, TUPLE1 = 0x85, TUPLE2 = 0x86, TUPLE3 = 0x87, NEWTRUE = 0x88, NEWFALSE = 0x89,
@@ -35,12 +35,19 @@ constexpr StorageType kStorageTypes[] = {
 };
 constexpr const char* kCallables[] = {"collections.OrderedDict", "torch._utils._rebuild_tensor_v2",
                                       "torch._utils._rebuild_parameter"};
+// TorchScript's typed containers: build_<type>list(list) is the list, restore_type_tag(value,
+// type) the value (Ember's IValues carry no static element type).
+constexpr const char* kTorchScriptCallables[] = {"torch.jit._pickle.build_intlist", "torch.jit._pickle.build_floatlist",
+                                                 "torch.jit._pickle.build_boollist", "torch.jit._pickle.build_tensorlist",
+                                                 "torch.jit._pickle.build_doublelist", "torch.jit._pickle.restore_type_tag"};
+constexpr const char kClassPrefix[] = "__torch__.";
 
 }  // namespace
 
 class Unpickler {
  public:
-  Unpickler(const unsigned char* data, uint64_t size, const std::string& what) : p_(data), size_(size), what_(what) {}
+  Unpickler(const unsigned char* data, uint64_t size, const std::string& what, bool torchscript)
+      : p_(data), size_(size), what_(what), torchscript_(torchscript) {}
 
   Unpickled run() {
     for (;;) {
@@ -132,6 +139,15 @@ class Unpickler {
         g->text = full;
         return g;
       }
+    if (torchscript_) {
+      bool allowed = full.compare(0, sizeof kClassPrefix - 1, kClassPrefix) == 0;
+      for (const char* c : kTorchScriptCallables) allowed = allowed || full == c;
+      if (allowed) {
+        PickleObject* g = make(Kind::Global);
+        g->text = full;
+        return g;
+      }
+    }
     for (const StorageType& s : kStorageTypes)
       if (full == s.name) {
         PickleObject* g = make(Kind::Global);
@@ -183,6 +199,16 @@ class Unpickler {
       if (!a.empty()) fail(at, "OrderedDict() takes no arguments here");
       return make(Kind::Dict);
     }
+    if (fn->text.compare(0, sizeof kClassPrefix - 1, kClassPrefix) == 0)
+      fail(at, "class '", fn->text, "' can only be instantiated by NEWOBJ");
+    if (fn->text == "torch.jit._pickle.restore_type_tag") {
+      if (a.size() != 2 || a[1]->kind != Kind::String) fail(at, "restore_type_tag expects (value, type string)");
+      return a[0];
+    }
+    if (fn->text.compare(0, 24, "torch.jit._pickle.build_") == 0) {
+      if (a.size() != 1 || a[0]->kind != Kind::List) fail(at, fn->text, " expects one list");
+      return a[0];
+    }
     if (fn->text == "torch._utils._rebuild_parameter") {
       // (data, requires_grad, backward_hooks): a Parameter is its data in a state_dict.
       if (a.size() != 3 || a[0]->kind != Kind::Tensor) fail(at, "_rebuild_parameter expects (tensor, bool, hooks)");
@@ -194,6 +220,7 @@ class Unpickler {
       fail(at, "_rebuild_tensor_v2 expects (storage, offset, size, stride, requires_grad, empty hooks)");
     PickleObject* t = make(Kind::Tensor);
     t->items = {a[0]};
+    t->integer = a[4]->integer;
     t->storage_offset = a[1]->integer;
     t->sizes = int_tuple(a[2], "tensor size", at);
     t->strides = int_tuple(a[3], "tensor stride", at);
@@ -321,17 +348,37 @@ class Unpickler {
         stack_.push_back(call(fn, args, at));
         break;
       }
+      case NEWOBJ: {
+        // cls.__new__(cls): an object of a TorchScript class, whose attributes BUILD then sets.
+        PickleObject* args = pop(at);
+        PickleObject* cls = pop(at);
+        if (!torchscript_ || cls->kind != Kind::Global ||
+            cls->text.compare(0, sizeof kClassPrefix - 1, kClassPrefix) != 0)
+          fail(at, "NEWOBJ is only allowed for TorchScript classes (__torch__.*)");
+        if (args->kind != Kind::Tuple || !args->items.empty()) fail(at, "NEWOBJ of '", cls->text, "' with arguments");
+        PickleObject* o = make(Kind::Object);
+        o->text = cls->text;
+        stack_.push_back(o);
+        break;
+      }
       case BUILD: {
+        PickleObject* state = pop(at);
+        if (torchscript_ && top(at)->kind == Kind::Object) {
+          PickleObject* obj = top(at);
+          if (state->kind != Kind::Dict || !obj->items.empty())
+            fail(at, "BUILD of '", obj->text, "' needs one attribute dict");
+          obj->items = {state};
+          break;
+        }
         // OrderedDict's state is the state_dict's _metadata (module versions), which Ember does not
         // need; nothing else may be given state.
-        PickleObject* state = pop(at);
         if (top(at)->kind != Kind::Dict || (state->kind != Kind::Dict && state->kind != Kind::None))
           fail(at, "BUILD is only supported for an OrderedDict's attributes");
         break;
       }
       default:
         fail(at, "pickle opcode 0x", "0123456789abcdef"[op >> 4], "0123456789abcdef"[op & 15],
-             " is not allowed in a state_dict");
+             " is not allowed in a ", torchscript_ ? "TorchScript archive" : "state_dict");
     }
   }
 
@@ -339,6 +386,7 @@ class Unpickler {
   uint64_t size_;
   uint64_t pos_ = 0;
   const std::string& what_;
+  const bool torchscript_;
   std::vector<PickleObject*> stack_;
   std::vector<size_t> marks_;
   std::unordered_map<uint64_t, PickleObject*> memo_;
@@ -347,7 +395,11 @@ class Unpickler {
 };
 
 Unpickled unpickle_state_dict(const unsigned char* data, uint64_t size, const std::string& what) {
-  return Unpickler(data, size, what).run();
+  return Unpickler(data, size, what, false).run();
+}
+
+Unpickled unpickle_torchscript(const unsigned char* data, uint64_t size, const std::string& what) {
+  return Unpickler(data, size, what, true).run();
 }
 
 }  // namespace ember::serialize

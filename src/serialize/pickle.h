@@ -3,6 +3,9 @@
 // are an allowlist of names (collections.OrderedDict, torch._utils._rebuild_tensor_v2 and
 // _rebuild_parameter) that the unpickler itself implements, and torch's storage type names,
 // which only label persistent ids. Any other opcode or global is rejected with ember::Error.
+// TorchScript archives (unpickle_torchscript) also hold objects of TorchScript classes: their
+// `__torch__.*` globals only label inert Objects built by NEWOBJ and given their attribute dict by
+// BUILD, and torch.jit._pickle's list builders are implemented here as the other callables.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -15,12 +18,12 @@
 namespace ember::serialize {
 
 struct PickleObject {
-  enum class Kind { None, Bool, Int, Float, String, Tuple, List, Dict, Global, Storage, Tensor };
+  enum class Kind { None, Bool, Int, Float, String, Tuple, List, Dict, Global, Storage, Tensor, Object };
   Kind kind = Kind::None;
-  int64_t integer = 0;  // Bool, Int
+  int64_t integer = 0;  // Bool, Int; Tensor: requires_grad
   double real = 0;
-  std::string text;  // String; Global "module.name"; Storage key
-  std::vector<PickleObject*> items;  // Tuple, List; Dict as key, value, key, value, ...
+  std::string text;  // String; Global "module.name"; Storage key; Object its class "module.name"
+  std::vector<PickleObject*> items;  // Tuple, List; Dict as key, value, ...; Object: its attribute Dict
   // Storage: dtype and numel from the persistent id.
   ScalarType dtype = ScalarType::Undefined;
   int64_t numel = 0;
@@ -42,5 +45,7 @@ class Unpickled {
 };
 
 Unpickled unpickle_state_dict(const unsigned char* data, uint64_t size, const std::string& what);
+// A TorchScript archive's data.pkl or constants.pkl.
+Unpickled unpickle_torchscript(const unsigned char* data, uint64_t size, const std::string& what);
 
 }  // namespace ember::serialize

@@ -88,18 +88,29 @@ void apply_zip64(const unsigned char* extra, uint64_t extra_len, uint64_t& usize
   }
 }
 
+// Slicing-by-8: eight table lookups per 8 bytes instead of one per byte (about 4x faster; a
+// resnet18 archive's 47 MB are hashed on every load).
 uint32_t crc32_of(const unsigned char* data, uint64_t n) {
-  static const std::array<uint32_t, 256> table = [] {
-    std::array<uint32_t, 256> t{};
+  static const auto tables = [] {
+    std::array<std::array<uint32_t, 256>, 8> t{};
     for (uint32_t i = 0; i < 256; ++i) {
       uint32_t c = i;
       for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
-      t[i] = c;
+      t[0][i] = c;
     }
+    for (uint32_t i = 0; i < 256; ++i)
+      for (size_t k = 1; k < 8; ++k) t[k][i] = (t[k - 1][i] >> 8) ^ t[0][t[k - 1][i] & 0xff];
     return t;
   }();
   uint32_t c = 0xffffffffu;
-  for (uint64_t i = 0; i < n; ++i) c = table[(c ^ data[i]) & 0xff] ^ (c >> 8);
+  uint64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const uint32_t lo = c ^ static_cast<uint32_t>(le(data + i, 4));
+    const uint32_t hi = static_cast<uint32_t>(le(data + i + 4, 4));
+    c = tables[7][lo & 0xff] ^ tables[6][(lo >> 8) & 0xff] ^ tables[5][(lo >> 16) & 0xff] ^ tables[4][lo >> 24] ^
+        tables[3][hi & 0xff] ^ tables[2][(hi >> 8) & 0xff] ^ tables[1][(hi >> 16) & 0xff] ^ tables[0][hi >> 24];
+  }
+  for (; i < n; ++i) c = tables[0][(c ^ data[i]) & 0xff] ^ (c >> 8);
   return c ^ 0xffffffffu;
 }
 
@@ -112,12 +123,15 @@ constexpr bool kCheckCrc = false;
 constexpr bool kCheckCrc = true;
 #endif
 
-void check_crc(const ZipEntry& e, const std::string& what) {
-  EMBER_CHECK(!kCheckCrc || crc32_of(e.data, e.size) == e.crc32, what.c_str(), "zip entry \"", e.name,
+void check_crc(const ZipEntry& e, const unsigned char* inflated, uint64_t n, const std::string& what) {
+  EMBER_CHECK(!kCheckCrc || crc32_of(inflated, n) == e.crc32, what.c_str(), "zip entry \"", e.name,
               "\" fails its CRC-32 check (corrupt file)");
 }
 
-std::vector<ZipEntry> read_zip(const unsigned char* data, uint64_t size, const std::string& what) {
+void check_crc(const ZipEntry& e, const std::string& what) { check_crc(e, e.data, e.size, what); }
+
+std::vector<ZipEntry> read_zip(const unsigned char* data, uint64_t size, const std::string& what,
+                               bool allow_deflate) {
   const char* w = what.c_str();
   const Reader r(data, size, what);
   const Directory dir = find_directory(r);
@@ -144,15 +158,16 @@ std::vector<ZipEntry> read_zip(const unsigned char* data, uint64_t size, const s
     pos += entry_len;
 
     EMBER_CHECK(!(flags & 1), w, "zip entry \"", name, "\" is encrypted");
-    EMBER_CHECK(method == 0 && csize == usize, w, "zip entry \"", name, "\" is compressed (method ", method,
-                "); PyTorch checkpoints store entries uncompressed");
+    const bool deflated = allow_deflate && method == 8;
+    EMBER_CHECK(deflated || (method == 0 && csize == usize), w, "zip entry \"", name, "\" is compressed (method ",
+                method, "); PyTorch checkpoints store entries uncompressed");
     EMBER_CHECK(names.insert(name).second, w, "duplicate zip entry \"", name, "\"");
     const unsigned char* local = r.at(offset, kLocalHeaderSize, "local file header");
     EMBER_CHECK(le(local, 4) == kLocalHeader, w, "bad local header signature for zip entry \"", name, "\"");
     const uint64_t data_offset = offset + kLocalHeaderSize + le(local + 26, 2) + le(local + 28, 2);
-    out.push_back({name, r.at(data_offset, usize, ("zip entry \"" + name + "\"").c_str()), usize,
-                   static_cast<uint32_t>(crc)});
-    spans.push_back({offset, data_offset + usize, out.size() - 1});
+    out.push_back({name, r.at(data_offset, csize, ("zip entry \"" + name + "\"").c_str()), usize,
+                   static_cast<uint32_t>(crc), deflated, csize});
+    spans.push_back({offset, data_offset + csize, out.size() - 1});
   }
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
   for (size_t i = 1; i < spans.size(); ++i)

@@ -1,5 +1,6 @@
-// Reading a zip archive held in memory, as much as PyTorch's checkpoints need: stored (not
-// compressed) entries, ZIP64 sizes and offsets, CRC-32 checks. Every size and offset read from
+// Reading a zip archive held in memory, as much as PyTorch's checkpoints and TorchScript archives
+// need: stored entries (and, when asked, deflated ones, which TorchScript uses for its code files),
+// ZIP64 sizes and offsets, CRC-32 checks. Every size and offset read from
 // the archive is checked against the archive's length before use.
 #pragma once
 #include <cstdint>
@@ -11,17 +12,24 @@ namespace ember::serialize {
 struct ZipEntry {
   std::string name;
   const unsigned char* data = nullptr;  // inside the archive buffer
-  uint64_t size = 0;
+  uint64_t size = 0;  // of the entry's contents (uncompressed)
   uint32_t crc32 = 0;  // as recorded in the directory
+  // Deflated entries (only with allow_deflate): `data` holds compressed_size bytes of raw deflate
+  // stream that the caller inflates to `size` bytes.
+  bool deflated = false;
+  uint64_t compressed_size = 0;
 };
 
 // The entries of the archive in directory order. Throws ember::Error (naming `what`) on anything
 // malformed: truncation, bad signatures, compressed or encrypted entries, ranges out of bounds,
 // duplicate names, entries overlapping each other (so the entries' sizes sum to at most the
 // archive's, and nothing built from them can exceed it).
-std::vector<ZipEntry> read_zip(const unsigned char* data, uint64_t size, const std::string& what);
+std::vector<ZipEntry> read_zip(const unsigned char* data, uint64_t size, const std::string& what,
+                               bool allow_deflate = false);
 
 // Throws unless the entry's bytes match its CRC-32. Checked on use, so each byte is hashed once.
 void check_crc(const ZipEntry& e, const std::string& what);
+// The same for a deflated entry's inflated bytes.
+void check_crc(const ZipEntry& e, const unsigned char* inflated, uint64_t n, const std::string& what);
 
 }  // namespace ember::serialize

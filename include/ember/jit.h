@@ -1,0 +1,253 @@
+// Running TorchScript archives written by PyTorch's torch.jit.save (traced or scripted models) with
+// Ember's ops, under libtorch's names: torch::jit::load, torch::jit::Module, torch::jit::IValue.
+// The archive's code is interpreted (src/jit): see docs/jit.md for the subset that runs.
+#pragma once
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ember/dtype.h"
+#include "ember/tensor.h"
+
+namespace ember::jit {
+
+class IValue;
+struct Object;
+
+namespace ivalue {
+struct Tuple;
+}  // namespace ivalue
+
+// Lists and dicts are shared and mutable (TorchScript's reference semantics), as in libtorch.
+struct ListData;
+struct DictData;
+
+// One entry of a generic dict, spelled as c10::Dict's iterator entries are (key(), value()).
+class DictEntry {
+ public:
+  const IValue& key() const;
+  const IValue& value() const;
+
+ private:
+  friend struct DictData;
+  DictEntry() = default;
+  std::shared_ptr<const std::pair<IValue, IValue>> kv_;
+};
+
+// A dict with IValue keys (strings, ints, floats, bools, tensors by identity) in insertion order.
+class GenericDict {
+ public:
+  GenericDict();
+  size_t size() const;
+  bool contains(const IValue& key) const;
+  const IValue& at(const IValue& key) const;  // throws ember::Error if absent
+  void insert_or_assign(IValue key, IValue value);
+  std::vector<DictEntry> entries() const;  // a snapshot, in insertion order
+
+ private:
+  friend class IValue;
+  explicit GenericDict(std::shared_ptr<DictData> d) : d_(std::move(d)) {}
+  std::shared_ptr<DictData> d_;
+};
+
+// The qualified name of a function or method value (a TorchScript function assigned to a local).
+struct FunctionRef {
+  std::string qualified_name;
+};
+
+class IValue {
+ public:
+  enum class Tag { None, Tensor, Double, Int, Bool, String, Tuple, List, GenericDict, Object, Function };
+
+  IValue() = default;  // None
+  IValue(std::nullopt_t) {}  // NOLINT
+  IValue(Tensor t) : tag_(Tag::Tensor), tensor_(std::move(t)) {}  // NOLINT
+  IValue(double d) : tag_(Tag::Double) { n_.d = d; }  // NOLINT
+  IValue(int64_t i) : tag_(Tag::Int) { n_.i = i; }  // NOLINT
+  IValue(int i) : tag_(Tag::Int) { n_.i = i; }  // NOLINT
+  IValue(bool b) : tag_(Tag::Bool) { n_.b = b; }  // NOLINT
+  IValue(std::string s) : tag_(Tag::String), ptr_(std::make_shared<std::string>(std::move(s))) {}  // NOLINT
+  IValue(const char* s) : IValue(std::string(s)) {}  // NOLINT
+  IValue(std::shared_ptr<ivalue::Tuple> t) : tag_(Tag::Tuple), ptr_(std::move(t)) {}  // NOLINT
+  IValue(std::vector<IValue> list);  // NOLINT: a generic list
+  IValue(const std::vector<Tensor>& list);  // NOLINT: a list of tensors
+  IValue(const std::vector<int64_t>& list);  // NOLINT: a list of ints
+  IValue(GenericDict d) : tag_(Tag::GenericDict), ptr_(std::move(d.d_)) {}  // NOLINT
+  IValue(std::shared_ptr<Object> o) : tag_(Tag::Object), ptr_(std::move(o)) {}  // NOLINT
+  IValue(FunctionRef f) : tag_(Tag::Function), ptr_(std::make_shared<FunctionRef>(std::move(f))) {}  // NOLINT
+  template <class... T>
+  static IValue tuple(T&&... elems) {
+    return IValue(std::make_shared<ivalue::Tuple>(std::vector<IValue>{IValue(std::forward<T>(elems))...}));
+  }
+
+  Tag tag() const { return tag_; }
+  const char* tag_name() const;
+  bool isNone() const { return tag() == Tag::None; }
+  bool isTensor() const { return tag() == Tag::Tensor; }
+  bool isDouble() const { return tag() == Tag::Double; }
+  bool isInt() const { return tag() == Tag::Int; }
+  bool isBool() const { return tag() == Tag::Bool; }
+  bool isString() const { return tag() == Tag::String; }
+  bool isTuple() const { return tag() == Tag::Tuple; }
+  bool isList() const { return tag() == Tag::List; }
+  bool isTensorList() const;  // a list whose elements are all tensors
+  bool isIntList() const;
+  bool isGenericDict() const { return tag() == Tag::GenericDict; }
+  bool isObject() const { return tag() == Tag::Object; }
+  bool isModule() const { return isObject(); }
+  bool isScalar() const { return isDouble() || isInt() || isBool(); }
+
+  // Each throws ember::Error naming the expected and the actual kind.
+  const Tensor& toTensor() const&;
+  Tensor toTensor() &&;
+  double toDouble() const;  // also from an int, as libtorch's toScalar().toDouble()
+  int64_t toInt() const;
+  bool toBool() const;
+  const std::string& toStringRef() const;
+  std::string toString() const { return toStringRef(); }
+  std::shared_ptr<ivalue::Tuple> toTuple() const;
+  std::vector<IValue> toList() const;
+  std::vector<IValue> toListRef() const { return toList(); }  // a copy here, for libtorch's spelling
+  std::vector<Tensor> toTensorList() const;
+  std::vector<Tensor> toTensorVector() const { return toTensorList(); }
+  std::vector<int64_t> toIntList() const;
+  std::vector<int64_t> toIntVector() const { return toIntList(); }
+  std::vector<double> toDoubleList() const;
+  GenericDict toGenericDict() const;
+  std::shared_ptr<Object> toObject() const;
+  Object& toObjectRef() const;
+  const FunctionRef& toFunction() const;
+  Scalar toScalar() const;
+
+  // The list's shared storage (the interpreter appends to it in place).
+  std::shared_ptr<ListData> list_data() const;
+  // Same object (tensors: same TensorImpl; lists, dicts, objects: same container) or equal
+  // immutable values: TorchScript's `is`.
+  bool is(const IValue& other) const;
+
+ private:
+  // A tag and plain members rather than a std::variant: copying, moving and destroying the
+  // interpreter's values (mostly tensors) then costs two null checks, not a visit.
+  Tag tag_ = Tag::None;
+  union {
+    double d;
+    int64_t i;
+    bool b;
+  } n_{};
+  Tensor tensor_;
+  std::shared_ptr<void> ptr_;  // String, Tuple, List, GenericDict, Object, Function
+};
+
+std::ostream& operator<<(std::ostream& os, const IValue& v);
+
+namespace ivalue {
+// libtorch's c10::ivalue::Tuple: immutable, shared by the IValues that hold it.
+struct Tuple {
+  explicit Tuple(std::vector<IValue> elems);
+  const std::vector<IValue>& elements() const { return elements_; }
+  size_t size() const { return elements_.size(); }
+
+ private:
+  std::vector<IValue> elements_;
+};
+}  // namespace ivalue
+
+struct ListData {
+  std::vector<IValue> items;
+};
+
+class Module;
+
+// libtorch's slot-list items: `.name` and `.value`.
+struct NamedTensor {
+  std::string name;
+  Tensor value;
+};
+struct NamedModule;
+
+// A method bound to its module: callable with the inputs after `self`.
+class Method {
+ public:
+  IValue operator()(std::vector<IValue> inputs) const;
+  const std::string& name() const { return name_; }
+
+ private:
+  friend class Module;
+  Method(std::shared_ptr<Object> self, std::string name) : self_(std::move(self)), name_(std::move(name)) {}
+  std::shared_ptr<Object> self_;
+  std::string name_;
+};
+
+// A loaded TorchScript module (libtorch's torch::jit::script::Module). Copies share the module,
+// as in libtorch.
+class Module {
+ public:
+  Module() = default;
+  explicit Module(std::shared_ptr<Object> obj) : obj_(std::move(obj)) {}
+
+  IValue forward(std::vector<IValue> inputs) const { return get_method("forward")(std::move(inputs)); }
+  Method get_method(const std::string& name) const;
+  bool has_method(const std::string& name) const;
+  template <class... Args>
+  IValue run_method(const std::string& name, Args&&... args) const {
+    return get_method(name)(std::vector<IValue>{IValue(std::forward<Args>(args))...});
+  }
+
+  // Sets `training` on this module and every submodule.
+  void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const;
+  // Casts the floating-point parameters and buffers (libtorch's Module::to(dtype)).
+  void to(ScalarType dtype, bool non_blocking = false);
+
+  std::vector<NamedTensor> named_parameters(bool recurse = true) const;
+  std::vector<Tensor> parameters(bool recurse = true) const;
+  std::vector<NamedTensor> named_buffers(bool recurse = true) const;
+  std::vector<Tensor> buffers(bool recurse = true) const;
+  std::vector<NamedModule> named_children() const;
+  std::vector<Module> children() const;
+
+  IValue attr(const std::string& name) const;  // throws ember::Error if absent
+  IValue attr(const std::string& name, IValue or_else) const;
+  bool hasattr(const std::string& name) const;
+  void setattr(const std::string& name, IValue v);
+  // The qualified name of the module's TorchScript class (`__torch__.MLP`).
+  const std::string& type_name() const;
+
+  const std::shared_ptr<Object>& _ivalue() const { return obj_; }
+
+ private:
+  std::shared_ptr<Object> obj_;
+};
+
+struct NamedModule {
+  std::string name;
+  Module value;
+};
+
+// torch.jit.load: reads a TorchScript archive (a zip written by torch.jit.save / Module::save).
+// Every part of the file is validated; anything malformed or outside what Ember runs is an
+// ember::Error naming it.
+Module load(const std::string& path);
+Module load(std::istream& in);
+
+// libtorch's passes that prepare a module for inference. Ember interprets the module's code as
+// written, so both return the module itself; freeze requires eval mode, as libtorch's does.
+Module freeze(const Module& module);
+Module optimize_for_inference(Module& module);
+
+namespace script {
+using Module = ::ember::jit::Module;
+using Method = ::ember::jit::Method;
+}  // namespace script
+
+}  // namespace ember::jit
+
+namespace ember {
+// c10::IValue, at::IValue and torch::IValue are spelled as well as torch::jit::IValue.
+using jit::IValue;
+}  // namespace ember

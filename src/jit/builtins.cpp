@@ -1,0 +1,716 @@
+// The builtin table: one row per overload, PyTorch's schema beside the Ember call. Adding a
+// builtin is adding a row (docs/jit.md). Rows of one name are overloads, tried in order.
+#include "jit/builtins.h"
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <unordered_map>
+
+#include "ember/autograd.h"
+#include "ember/error.h"
+#include "ember/factory.h"
+#include "ember/indexing.h"
+#include "ember/linalg.h"
+#include "ember/nn_ops.h"
+#include "ember/pointwise.h"
+#include "ember/reduce.h"
+#include "ember/shape.h"
+
+namespace ember::jit {
+
+namespace {
+
+const Tensor& T(const IValue& v) { return v.toTensor(); }
+// Tensor? arguments: None is the undefined Tensor Ember's ops take for "absent".
+Tensor opt(const IValue& v) { return v.isNone() ? Tensor() : v.toTensor(); }
+std::optional<Tensor> optional(const IValue& v) { return v.isNone() ? std::nullopt : std::optional<Tensor>(T(v)); }
+// int[N] arguments accept one int for all N.
+std::vector<int64_t> ints(const IValue& v) { return v.isInt() ? std::vector<int64_t>{v.toInt()} : v.toIntList(); }
+std::vector<int64_t> ints(const IValue& v, size_t n) {
+  return v.isInt() ? std::vector<int64_t>(n, v.toInt()) : v.toIntList();
+}
+Scalar S(const IValue& v) { return v.toScalar(); }
+
+// PyTorch's ScalarType numbering, as code spells dtype arguments.
+std::optional<ScalarType> dtype(const IValue& v) {
+  if (v.isNone()) return std::nullopt;
+  switch (v.toInt()) {
+    case 0: return kByte;
+    case 1: return kChar;
+    case 2: return kShort;
+    case 3: return kInt;
+    case 4: return kLong;
+    case 5: return kHalf;
+    case 6: return kFloat;
+    case 7: return kDouble;
+    case 11: return kBool;
+    case 15: return kBFloat16;
+    default: throw Error("dtype code " + std::to_string(v.toInt()) + " is not a dtype Ember has");
+  }
+}
+
+std::vector<IValue> elements(const IValue& v) { return v.isTuple() ? v.toTuple()->elements() : v.toList(); }
+std::vector<Tensor> tensors(const IValue& v) {
+  std::vector<Tensor> out;
+  for (const IValue& e : elements(v)) out.push_back(e.toTensor());
+  return out;
+}
+
+IValue tuple_of(std::vector<IValue> elems) { return IValue(std::make_shared<ivalue::Tuple>(std::move(elems))); }
+template <class... T>
+IValue tuple_of(const std::tuple<T...>& t) {
+  return std::apply([](const auto&... e) { return tuple_of(std::vector<IValue>{IValue(e)...}); }, t);
+}
+
+// Python's int and float arithmetic: int op int stays int, anything with a float is float.
+IValue arith(const IValue& a, const IValue& b, char op) {
+  if (!a.isDouble() && !b.isDouble()) {
+    const int64_t x = a.toInt(), y = b.toInt();
+    int64_t r = 0;
+    bool overflow = false;
+    switch (op) {
+      case '+': overflow = __builtin_add_overflow(x, y, &r); break;
+      case '-': overflow = __builtin_sub_overflow(x, y, &r); break;
+      case '*': overflow = __builtin_mul_overflow(x, y, &r); break;
+      case '/':
+      case '%':
+        if (y == 0) throw Error("integer division or modulo by zero");
+        if (y == -1) {  // x / -1 overflows for the smallest int64
+          overflow = op == '/' && __builtin_sub_overflow(int64_t{0}, x, &r);
+          break;
+        }
+        r = op == '/' ? x / y - ((x % y != 0) && ((x < 0) != (y < 0)))  // floor division
+                      : ((x % y) + y) % y;
+        break;
+    }
+    if (overflow) throw Error("integer overflow in " + std::to_string(x) + " " + op + " " + std::to_string(y));
+    return IValue(r);
+  }
+  const double x = a.toDouble(), y = b.toDouble();
+  switch (op) {
+    case '+': return IValue(x + y);
+    case '-': return IValue(x - y);
+    case '*': return IValue(x * y);
+    case '/': return IValue(std::floor(x / y));
+    case '%': return IValue(x - std::floor(x / y) * y);
+  }
+  return IValue();
+}
+int compare(const IValue& a, const IValue& b) {
+  if (a.isString() && b.isString()) return a.toStringRef().compare(b.toStringRef());
+  if (!a.isDouble() && !b.isDouble()) return a.toInt() < b.toInt() ? -1 : a.toInt() > b.toInt();
+  return a.toDouble() < b.toDouble() ? -1 : a.toDouble() > b.toDouble();
+}
+bool equal(const IValue& a, const IValue& b) {
+  if (a.isScalar() && b.isScalar()) return compare(a, b) == 0;
+  if (a.isString() && b.isString()) return a.toStringRef() == b.toStringRef();
+  if ((a.isList() || a.isTuple()) && (b.isList() || b.isTuple())) {
+    const auto x = elements(a), y = elements(b);
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (!equal(x[i], y[i])) return false;
+    return true;
+  }
+  return a.is(b);
+}
+
+int64_t normalize_index(int64_t i, size_t n) {
+  const int64_t size = static_cast<int64_t>(n);
+  if (i < 0) i += size;
+  if (i < 0 || i >= size) throw Error("index " + std::to_string(i) + " out of range for a sequence of " +
+                                      std::to_string(size));
+  return i;
+}
+
+// Python's str.format with positional {} fields, as TorchScript's aten::format.
+IValue format(Args a) {
+  const std::string& f = a[0].toStringRef();
+  std::ostringstream os;
+  size_t next = 1;
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (f[i] == '{' && i + 1 < f.size() && f[i + 1] == '}') {
+      if (next < a.size()) {
+        if (a[next].isString())
+          os << a[next].toStringRef();
+        else
+          os << a[next];
+        ++next;
+      }
+      ++i;
+    } else {
+      os << f[i];
+    }
+  }
+  return IValue(os.str());
+}
+
+Tensor convolution(Args a) {
+  // _convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, ...)
+  const Tensor& x = T(a[0]);
+  const Tensor& w = T(a[1]);
+  const size_t n = static_cast<size_t>(std::max<int64_t>(w.dim() - 2, 1));
+  const auto stride = ints(a[3], n), padding = ints(a[4], n), dilation = ints(a[5], n);
+  const int64_t groups = a[8].toInt();
+  if (a[6].toBool()) {
+    const auto out_pad = ints(a[7], n);
+    if (n == 1) return conv_transpose1d(x, w, opt(a[2]), stride, padding, out_pad, groups, dilation);
+    if (n == 2) return conv_transpose2d(x, w, opt(a[2]), stride, padding, out_pad, groups, dilation);
+    throw Error("transposed convolution of " + std::to_string(n) + " spatial dims is not supported");
+  }
+  if (n == 1) return conv1d(x, w, opt(a[2]), stride, padding, dilation, groups);
+  if (n == 2) return conv2d(x, w, opt(a[2]), stride, padding, dilation, groups);
+  if (n == 3) return conv3d(x, w, opt(a[2]), stride, padding, dilation, groups);
+  throw Error("convolution of " + std::to_string(n) + " spatial dims is not supported");
+}
+
+IValue getitem(Args a) {
+  if (a[0].isGenericDict()) return a[0].toGenericDict().at(a[1]);
+  if (a[0].isString()) {
+    const std::string& s = a[0].toStringRef();
+    return IValue(std::string(1, s[static_cast<size_t>(normalize_index(a[1].toInt(), s.size()))]));
+  }
+  if (a[0].isTensor()) return IValue(T(a[0]).select(0, a[1].toInt()));
+  if (a[0].isTuple()) {
+    const auto& e = a[0].toTuple()->elements();
+    return e[static_cast<size_t>(normalize_index(a[1].toInt(), e.size()))];
+  }
+  const auto& items = a[0].list_data()->items;
+  return items[static_cast<size_t>(normalize_index(a[1].toInt(), items.size()))];
+}
+
+IValue len(Args a) {
+  if (a[0].isTensor()) {
+    if (T(a[0]).dim() == 0) throw Error("len() of a 0-d tensor");
+    return IValue(T(a[0]).size(0));
+  }
+  if (a[0].isString()) return IValue(static_cast<int64_t>(a[0].toStringRef().size()));
+  if (a[0].isGenericDict()) return IValue(static_cast<int64_t>(a[0].toGenericDict().size()));
+  return IValue(static_cast<int64_t>(elements(a[0]).size()));
+}
+
+// range() is materialized as a list (TorchScript loops over it); larger ones are refused rather
+// than exhausting memory.
+constexpr int64_t kMaxRange = int64_t{1} << 24;
+
+// The length of range(start, stop, step), computed without overflow.
+__int128 range_length(int64_t start, int64_t stop, int64_t step) {
+  if (step == 0) throw Error("range() arg 3 must not be zero");
+  const __int128 span = static_cast<__int128>(stop) - start;
+  return step > 0 ? (span > 0 ? (span + step - 1) / step : 0) : (span < 0 ? (span + step + 1) / step : 0);
+}
+
+IValue range(int64_t start, int64_t stop, int64_t step) {
+  const __int128 n = range_length(start, stop, step);
+  if (n > kMaxRange)
+    throw Error("range(" + std::to_string(start) + ", " + std::to_string(stop) + ", " + std::to_string(step) +
+                ") has more than " + std::to_string(kMaxRange) + " elements");
+  std::vector<IValue> out;
+  out.reserve(static_cast<size_t>(n));
+  for (int64_t k = 0; k < static_cast<int64_t>(n); ++k) out.emplace_back(start + k * step);  // between start and stop
+  return IValue(std::move(out));
+}
+
+IValue get_attr(Args a) {
+  Object& obj = a[0].toObjectRef();
+  if (IValue* v = obj.find(a[1].toStringRef())) return *v;
+  for (const auto& [k, v] : obj.type->constants)
+    if (k == a[1].toStringRef()) return v;
+  throw Error("'" + obj.type->qualified_name + "' object has no attribute '" + a[1].toStringRef() + "'");
+}
+
+Tensor dropout_in_place(Args a) {
+  Tensor x = T(a[0]);
+  if (a[2].toBool() && a[1].toDouble() > 0) x.copy_(dropout(x, a[1].toDouble(), true));
+  return x;
+}
+
+struct Row {
+  const char* name;
+  const char* schema;
+  IValue (*fn)(Args);
+};
+
+// Unary tensor ops: the functional and the in-place form.
+#define EMBER_JIT_UNARY(op)                                                   \
+  Row{"aten::" #op, "Tensor self", [](Args a) -> IValue { return op(T(a[0])); }}, \
+      Row{"aten::" #op "_", "Tensor self", [](Args a) -> IValue {               \
+            Tensor t = T(a[0]);                                               \
+            op##_(t);                                                         \
+            return t;                                                         \
+          }}
+
+const Row kRows[] = {
+    // ---- arithmetic: tensors, then Python numbers ----
+    {"aten::add", "Tensor self, Tensor other, *, Scalar alpha=1", [](Args a) -> IValue { return add(T(a[0]), T(a[1]), S(a[2])); }},
+    {"aten::add", "Tensor self, Scalar other, Scalar alpha=1", [](Args a) -> IValue { return add(T(a[0]), S(a[1]), S(a[2])); }},
+    {"aten::add", "num a, num b", [](Args a) { return arith(a[0], a[1], '+'); }},
+    {"aten::add", "str a, str b", [](Args a) { return IValue(a[0].toStringRef() + a[1].toStringRef()); }},
+    {"aten::add", "t[] a, t[] b", [](Args a) {
+       auto out = a[0].toList();
+       for (const IValue& v : a[1].toList()) out.push_back(v);
+       return IValue(std::move(out));
+     }},
+    {"aten::add_", "Tensor self, Tensor other, *, Scalar alpha=1", [](Args a) -> IValue { Tensor t = T(a[0]); t.add_(T(a[1]), S(a[2])); return t; }},
+    {"aten::add_", "Tensor self, Scalar other, Scalar alpha=1", [](Args a) -> IValue { Tensor t = T(a[0]); t.add_(S(a[1]), S(a[2])); return t; }},
+    {"aten::sub", "Tensor self, Tensor other, *, Scalar alpha=1", [](Args a) -> IValue { return sub(T(a[0]), T(a[1]), S(a[2])); }},
+    {"aten::sub", "Tensor self, Scalar other, Scalar alpha=1", [](Args a) -> IValue { return sub(T(a[0]), S(a[1]), S(a[2])); }},
+    {"aten::sub", "num a, num b", [](Args a) { return arith(a[0], a[1], '-'); }},
+    {"aten::sub_", "Tensor self, Tensor other, *, Scalar alpha=1", [](Args a) -> IValue { Tensor t = T(a[0]); t.sub_(T(a[1]), S(a[2])); return t; }},
+    {"aten::rsub", "Tensor self, Tensor other, *, Scalar alpha=1", [](Args a) -> IValue { return rsub(T(a[0]), T(a[1]), S(a[2])); }},
+    {"aten::rsub", "Tensor self, Scalar other, Scalar alpha=1", [](Args a) -> IValue { return rsub(T(a[0]), S(a[1]), S(a[2])); }},
+    {"aten::mul", "Tensor self, Tensor other", [](Args a) -> IValue { return mul(T(a[0]), T(a[1])); }},
+    {"aten::mul", "Tensor self, Scalar other", [](Args a) -> IValue { return mul(T(a[0]), S(a[1])); }},
+    {"aten::mul", "Scalar self, Tensor other", [](Args a) -> IValue { return mul(T(a[1]), S(a[0])); }},
+    {"aten::mul", "num a, num b", [](Args a) { return arith(a[0], a[1], '*'); }},
+    {"aten::mul_", "Tensor self, Tensor other", [](Args a) -> IValue { Tensor t = T(a[0]); t.mul_(T(a[1])); return t; }},
+    {"aten::mul_", "Tensor self, Scalar other", [](Args a) -> IValue { Tensor t = T(a[0]); t.mul_(S(a[1])); return t; }},
+    {"aten::div", "Tensor self, Tensor other", [](Args a) -> IValue { return div(T(a[0]), T(a[1])); }},
+    {"aten::div", "Tensor self, Scalar other", [](Args a) -> IValue { return div(T(a[0]), S(a[1])); }},
+    {"aten::div", "num a, num b", [](Args a) {
+       if (a[1].toDouble() == 0) throw Error("division by zero");
+       return IValue(a[0].toDouble() / a[1].toDouble());
+     }},
+    {"aten::floordiv", "num a, num b", [](Args a) { return arith(a[0], a[1], '/'); }},
+    {"aten::remainder", "Tensor self, Scalar other", [](Args a) -> IValue { return remainder(T(a[0]), S(a[1])); }},
+    {"aten::remainder", "num a, num b", [](Args a) { return arith(a[0], a[1], '%'); }},
+    {"aten::pow", "Tensor self, Scalar exponent", [](Args a) -> IValue { return pow(T(a[0]), S(a[1])); }},
+    {"aten::pow", "Tensor self, Tensor exponent", [](Args a) -> IValue { return pow(T(a[0]), T(a[1])); }},
+    {"aten::pow", "num a, num b", [](Args a) -> IValue { return std::pow(a[0].toDouble(), a[1].toDouble()); }},  // float, as TorchScript's
+    {"aten::neg", "Tensor self", [](Args a) -> IValue { return neg(T(a[0])); }},
+    {"aten::neg", "num a", [](Args a) -> IValue { return a[0].isDouble() ? IValue(-a[0].toDouble()) : arith(IValue(0), a[0], '-'); }},
+    {"aten::matmul", "Tensor self, Tensor other", [](Args a) -> IValue { return matmul(T(a[0]), T(a[1])); }},
+    {"aten::mm", "Tensor self, Tensor mat2", [](Args a) -> IValue { return mm(T(a[0]), T(a[1])); }},
+    {"aten::bmm", "Tensor self, Tensor mat2", [](Args a) -> IValue { return bmm(T(a[0]), T(a[1])); }},
+    {"aten::addmm", "Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1",
+     [](Args a) -> IValue { return addmm(T(a[0]), T(a[1]), T(a[2]), S(a[3]), S(a[4])); }},
+    {"aten::linear", "Tensor input, Tensor weight, Tensor? bias=None",
+     [](Args a) -> IValue { return linear(T(a[0]), T(a[1]), optional(a[2])); }},
+
+    // ---- comparisons and logic ----
+    {"aten::eq", "Tensor self, Tensor other", [](Args a) -> IValue { return eq(T(a[0]), T(a[1])); }},
+    {"aten::eq", "Tensor self, Scalar other", [](Args a) -> IValue { return eq(T(a[0]), S(a[1])); }},
+    {"aten::eq", "t a, t b", [](Args a) -> IValue { return equal(a[0], a[1]); }},
+    {"aten::ne", "Tensor self, Tensor other", [](Args a) -> IValue { return ne(T(a[0]), T(a[1])); }},
+    {"aten::ne", "Tensor self, Scalar other", [](Args a) -> IValue { return ne(T(a[0]), S(a[1])); }},
+    {"aten::ne", "t a, t b", [](Args a) -> IValue { return !equal(a[0], a[1]); }},
+    {"aten::lt", "Tensor self, Scalar other", [](Args a) -> IValue { return lt(T(a[0]), S(a[1])); }},
+    {"aten::lt", "Tensor self, Tensor other", [](Args a) -> IValue { return lt(T(a[0]), T(a[1])); }},
+    {"aten::lt", "t a, t b", [](Args a) -> IValue { return compare(a[0], a[1]) < 0; }},
+    {"aten::le", "Tensor self, Scalar other", [](Args a) -> IValue { return le(T(a[0]), S(a[1])); }},
+    {"aten::le", "Tensor self, Tensor other", [](Args a) -> IValue { return le(T(a[0]), T(a[1])); }},
+    {"aten::le", "t a, t b", [](Args a) -> IValue { return compare(a[0], a[1]) <= 0; }},
+    {"aten::gt", "Tensor self, Scalar other", [](Args a) -> IValue { return gt(T(a[0]), S(a[1])); }},
+    {"aten::gt", "Tensor self, Tensor other", [](Args a) -> IValue { return gt(T(a[0]), T(a[1])); }},
+    {"aten::gt", "t a, t b", [](Args a) -> IValue { return compare(a[0], a[1]) > 0; }},
+    {"aten::ge", "Tensor self, Scalar other", [](Args a) -> IValue { return ge(T(a[0]), S(a[1])); }},
+    {"aten::ge", "Tensor self, Tensor other", [](Args a) -> IValue { return ge(T(a[0]), T(a[1])); }},
+    {"aten::ge", "t a, t b", [](Args a) -> IValue { return compare(a[0], a[1]) >= 0; }},
+    {"aten::__is__", "t self, t obj", [](Args a) -> IValue { return a[0].is(a[1]); }},
+    {"aten::__isnot__", "t self, t obj", [](Args a) -> IValue { return !a[0].is(a[1]); }},
+    {"aten::__not__", "bool self", [](Args a) -> IValue { return !a[0].toBool(); }},
+    {"aten::__contains__", "t container, t el", [](Args a) -> IValue {
+       if (a[0].isGenericDict()) return a[0].toGenericDict().contains(a[1]);
+       if (a[0].isString()) return a[0].toStringRef().find(a[1].toStringRef()) != std::string::npos;
+       for (const IValue& v : elements(a[0]))
+         if (equal(v, a[1])) return true;
+       return false;
+     }},
+
+    // ---- activations and other elementwise ops ----
+    EMBER_JIT_UNARY(relu), EMBER_JIT_UNARY(sigmoid), EMBER_JIT_UNARY(tanh), EMBER_JIT_UNARY(hardswish),
+    EMBER_JIT_UNARY(hardsigmoid), EMBER_JIT_UNARY(silu), EMBER_JIT_UNARY(exp), EMBER_JIT_UNARY(log),
+    EMBER_JIT_UNARY(sqrt), EMBER_JIT_UNARY(rsqrt), EMBER_JIT_UNARY(abs), EMBER_JIT_UNARY(erf),
+    {"aten::gelu", "Tensor self, *, str approximate='none'", [](Args a) -> IValue { return gelu(T(a[0]), a[1].toStringRef()); }},
+    {"aten::leaky_relu", "Tensor self, Scalar negative_slope=0.01", [](Args a) -> IValue { return leaky_relu(T(a[0]), S(a[1])); }},
+    {"aten::hardtanh", "Tensor self, Scalar min_val=-1, Scalar max_val=1", [](Args a) -> IValue { return clamp(T(a[0]), S(a[1]), S(a[2])); }},
+    {"aten::hardtanh_", "Tensor self, Scalar min_val=-1, Scalar max_val=1", [](Args a) -> IValue {
+       Tensor t = T(a[0]);
+       t.copy_(clamp(t, S(a[1]), S(a[2])));
+       return t;
+     }},
+    {"aten::clamp", "Tensor self, Scalar? min=None, Scalar? max=None", [](Args a) -> IValue {
+       return clamp(T(a[0]), a[1].isNone() ? std::nullopt : std::optional<Scalar>(S(a[1])),
+                    a[2].isNone() ? std::nullopt : std::optional<Scalar>(S(a[2])));
+     }},
+    {"aten::relu6", "Tensor self", [](Args a) -> IValue { return clamp(T(a[0]), Scalar(0), Scalar(6)); }},
+    {"aten::elu", "Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1",
+     [](Args a) -> IValue { return elu(T(a[0]), S(a[1]), S(a[2]), S(a[3])); }},
+    {"aten::masked_fill", "Tensor self, Tensor mask, Scalar value", [](Args a) -> IValue { return masked_fill(T(a[0]), T(a[1]), S(a[2])); }},
+    {"aten::masked_fill", "Tensor self, Tensor mask, Tensor value", [](Args a) -> IValue { return masked_fill(T(a[0]), T(a[1]), T(a[2])); }},
+    {"aten::where", "Tensor condition, Tensor self, Tensor other", [](Args a) -> IValue { return where(T(a[0]), T(a[1]), T(a[2])); }},
+    {"aten::where", "Tensor condition, Tensor self, Scalar other", [](Args a) -> IValue { return where(T(a[0]), T(a[1]), S(a[2])); }},
+    {"aten::where", "Tensor condition, Scalar self, Tensor other", [](Args a) -> IValue { return where(T(a[0]), S(a[1]), T(a[2])); }},
+    {"aten::softmax", "Tensor self, int dim, ScalarType? dtype=None", [](Args a) -> IValue { return softmax(T(a[0]), a[1].toInt(), dtype(a[2])); }},
+    {"aten::log_softmax", "Tensor self, int dim, ScalarType? dtype=None", [](Args a) -> IValue { return log_softmax(T(a[0]), a[1].toInt(), dtype(a[2])); }},
+
+    // ---- neural-network layers ----
+    {"aten::_convolution", "Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, "
+     "bool transposed, int[] output_padding, int groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32",
+     [](Args a) -> IValue { return convolution(a); }},
+    {"aten::conv1d", "Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, int[] padding=0, int[] dilation=1, int groups=1",
+     [](Args a) -> IValue { return conv1d(T(a[0]), T(a[1]), opt(a[2]), ints(a[3], 1), ints(a[4], 1), ints(a[5], 1), a[6].toInt()); }},
+    {"aten::conv2d", "Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, int[] padding=0, int[] dilation=1, int groups=1",
+     [](Args a) -> IValue { return conv2d(T(a[0]), T(a[1]), opt(a[2]), ints(a[3], 2), ints(a[4], 2), ints(a[5], 2), a[6].toInt()); }},
+    {"aten::conv2d", "Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, str padding=\"valid\", int[] dilation=1, int groups=1",
+     [](Args a) -> IValue { return conv2d(T(a[0]), T(a[1]), opt(a[2]), ints(a[3], 2), nn::functional::PaddingMode(a[4].toStringRef()), ints(a[5], 2), a[6].toInt()); }},
+    {"aten::conv3d", "Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, int[] padding=0, int[] dilation=1, int groups=1",
+     [](Args a) -> IValue { return conv3d(T(a[0]), T(a[1]), opt(a[2]), ints(a[3], 3), ints(a[4], 3), ints(a[5], 3), a[6].toInt()); }},
+    {"aten::batch_norm", "Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
+     "bool training, float momentum, float eps, bool cudnn_enabled",
+     [](Args a) -> IValue {
+       return batch_norm(T(a[0]), opt(a[1]), opt(a[2]), opt(a[3]), opt(a[4]), a[5].toBool(), a[6].toDouble(), a[7].toDouble());
+     }},
+    {"aten::layer_norm", "Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True",
+     [](Args a) -> IValue { return layer_norm(T(a[0]), ints(a[1]), opt(a[2]), opt(a[3]), a[4].toDouble()); }},
+    {"aten::group_norm", "Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True",
+     [](Args a) -> IValue { return group_norm(T(a[0]), a[1].toInt(), opt(a[2]), opt(a[3]), a[4].toDouble()); }},
+    {"aten::max_pool2d", "Tensor self, int[] kernel_size, int[] stride=[], int[] padding=0, int[] dilation=1, bool ceil_mode=False",
+     [](Args a) -> IValue {
+       const auto stride = ints(a[2], 2);
+       return max_pool2d(T(a[0]), ints(a[1], 2), stride, ints(a[3], 2), ints(a[4], 2), a[5].toBool());
+     }},
+    {"aten::avg_pool2d", "Tensor self, int[] kernel_size, int[] stride=[], int[] padding=0, bool ceil_mode=False, "
+     "bool count_include_pad=True, int? divisor_override=None",
+     [](Args a) -> IValue {
+       return avg_pool2d(T(a[0]), ints(a[1], 2), ints(a[2], 2), ints(a[3], 2), a[4].toBool(), a[5].toBool(),
+                         a[6].isNone() ? std::nullopt : std::optional<int64_t>(a[6].toInt()));
+     }},
+    {"aten::adaptive_avg_pool2d", "Tensor self, int[] output_size", [](Args a) -> IValue { return adaptive_avg_pool2d(T(a[0]), ints(a[1], 2)); }},
+    {"aten::adaptive_max_pool2d", "Tensor self, int[] output_size",
+     [](Args a) -> IValue { return tuple_of(nn::functional::adaptive_max_pool2d_with_indices(T(a[0]), ints(a[1], 2))); }},
+    {"aten::dropout", "Tensor input, float p, bool train", [](Args a) -> IValue { return dropout(T(a[0]), a[1].toDouble(), a[2].toBool()); }},
+    {"aten::dropout_", "Tensor self, float p, bool train", [](Args a) -> IValue { return dropout_in_place(a); }},
+    {"aten::feature_dropout", "Tensor input, float p, bool train", [](Args a) -> IValue { return feature_dropout(T(a[0]), a[1].toDouble(), a[2].toBool()); }},
+    {"aten::pad", "Tensor self, int[] pad, str mode=\"constant\", float? value=None", [](Args a) -> IValue {
+       return nn::functional::pad(T(a[0]), ints(a[1]), a[2].toStringRef(), a[3].isNone() ? std::nullopt : std::optional<double>(a[3].toDouble()));
+     }},
+    {"aten::constant_pad_nd", "Tensor self, int[] pad, Scalar value=0", [](Args a) -> IValue { return constant_pad_nd(T(a[0]), ints(a[1]), S(a[2])); }},
+    {"aten::upsample_nearest2d", "Tensor input, int[]? output_size, float[]? scale_factors", [](Args a) -> IValue {
+       return nn::functional::interpolate(T(a[0]), a[1].isNone() ? std::nullopt : OptionalIntArrayRef(ints(a[1], 2)),
+                          a[2].isNone() ? std::nullopt : std::optional<std::vector<double>>(a[2].toDoubleList()), "nearest");
+     }},
+    {"aten::embedding", "Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False",
+     [](Args a) -> IValue { return embedding(T(a[0]), T(a[1]), a[2].toInt(), a[3].toBool(), a[4].toBool()); }},
+
+    // ---- shapes ----
+    {"aten::flatten", "Tensor self, int start_dim=0, int end_dim=-1", [](Args a) -> IValue { return flatten(T(a[0]), a[1].toInt(), a[2].toInt()); }},
+    {"aten::view", "Tensor self, int[] size", [](Args a) -> IValue { return T(a[0]).view(ints(a[1])); }},
+    {"aten::reshape", "Tensor self, int[] shape", [](Args a) -> IValue { return reshape(T(a[0]), ints(a[1])); }},
+    {"aten::permute", "Tensor self, int[] dims", [](Args a) -> IValue { return permute(T(a[0]), ints(a[1])); }},
+    {"aten::transpose", "Tensor self, int dim0, int dim1", [](Args a) -> IValue { return transpose(T(a[0]), a[1].toInt(), a[2].toInt()); }},
+    {"aten::t", "Tensor self", [](Args a) -> IValue { return t(T(a[0])); }},
+    {"aten::contiguous", "Tensor self, *, int memory_format=0", [](Args a) -> IValue { return T(a[0]).contiguous(); }},
+    {"aten::unsqueeze", "Tensor self, int dim", [](Args a) -> IValue { return unsqueeze(T(a[0]), a[1].toInt()); }},
+    {"aten::squeeze", "Tensor self, int dim", [](Args a) -> IValue { return squeeze(T(a[0]), a[1].toInt()); }},
+    {"aten::squeeze", "Tensor self", [](Args a) -> IValue { return squeeze(T(a[0])); }},
+    {"aten::select", "Tensor self, int dim, int index", [](Args a) -> IValue { return select(T(a[0]), a[1].toInt(), a[2].toInt()); }},
+    {"aten::slice", "Tensor self, int dim=0, int? start=None, int? end=None, int step=1", [](Args a) -> IValue {
+       return slice(T(a[0]), a[1].toInt(), a[2].isNone() ? std::nullopt : std::optional<int64_t>(a[2].toInt()),
+                    a[3].isNone() ? std::nullopt : std::optional<int64_t>(a[3].toInt()), a[4].toInt());
+     }},
+    {"aten::expand", "Tensor self, int[] size, *, bool implicit=False", [](Args a) -> IValue { return T(a[0]).expand(ints(a[1])); }},
+    {"aten::index_select", "Tensor self, int dim, Tensor index", [](Args a) -> IValue { return index_select(T(a[0]), a[1].toInt(), T(a[2])); }},
+    {"aten::gather", "Tensor self, int dim, Tensor index, *, bool sparse_grad=False", [](Args a) -> IValue { return gather(T(a[0]), a[1].toInt(), T(a[2])); }},
+    {"aten::split", "Tensor self, int split_size, int dim=0", [](Args a) -> IValue { return IValue(split(T(a[0]), a[1].toInt(), a[2].toInt())); }},
+    {"aten::unbind", "Tensor self, int dim=0", [](Args a) -> IValue { return IValue(unbind(T(a[0]), a[1].toInt())); }},
+    {"aten::zeros_like", "Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None",
+     [](Args a) -> IValue { return zeros_like(T(a[0]), TensorOptions().dtype(dtype(a[1]).value_or(T(a[0]).dtype()))); }},
+    {"aten::ones_like", "Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None",
+     [](Args a) -> IValue { return ones_like(T(a[0]), TensorOptions().dtype(dtype(a[1]).value_or(T(a[0]).dtype()))); }},
+    {"aten::cat", "Tensor[] tensors, int dim=0", [](Args a) -> IValue { return cat(tensors(a[0]), a[1].toInt()); }},
+    {"aten::stack", "Tensor[] tensors, int dim=0", [](Args a) -> IValue { return stack(tensors(a[0]), a[1].toInt()); }},
+    {"aten::chunk", "Tensor self, int chunks, int dim=0", [](Args a) -> IValue { return IValue(chunk(T(a[0]), a[1].toInt(), a[2].toInt())); }},
+    {"aten::size", "Tensor self, int dim", [](Args a) -> IValue { return T(a[0]).size(a[1].toInt()); }},
+    {"aten::size", "Tensor self", [](Args a) -> IValue {
+       const auto s = T(a[0]).sizes();
+       return IValue(std::vector<int64_t>(s.begin(), s.end()));
+     }},
+    {"aten::dim", "Tensor self", [](Args a) -> IValue { return T(a[0]).dim(); }},
+    {"aten::numel", "Tensor self", [](Args a) -> IValue { return T(a[0]).numel(); }},
+    {"aten::clone", "Tensor self, *, int? memory_format=None", [](Args a) -> IValue { return T(a[0]).clone(); }},
+    {"aten::detach", "Tensor self", [](Args a) -> IValue { return T(a[0]).detach(); }},
+
+    // ---- reductions ----
+    {"aten::sum", "Tensor self, int[]? dim, bool keepdim=False, *, ScalarType? dtype=None", [](Args a) -> IValue {
+       if (a[1].isNone()) return sum(T(a[0]), dtype(a[3]));
+       return sum(T(a[0]), ints(a[1]), a[2].toBool(), dtype(a[3]));
+     }},
+    {"aten::sum", "Tensor self, *, ScalarType? dtype=None", [](Args a) -> IValue { return sum(T(a[0]), dtype(a[1])); }},
+    {"aten::mean", "Tensor self, int[]? dim, bool keepdim=False, *, ScalarType? dtype=None", [](Args a) -> IValue {
+       if (a[1].isNone()) return mean(T(a[0]), dtype(a[3]));
+       return mean(T(a[0]), ints(a[1]), a[2].toBool(), dtype(a[3]));
+     }},
+    {"aten::mean", "Tensor self, *, ScalarType? dtype=None", [](Args a) -> IValue { return mean(T(a[0]), dtype(a[1])); }},
+    {"aten::max", "Tensor self, int dim, bool keepdim=False", [](Args a) -> IValue { return tuple_of(max(T(a[0]), a[1].toInt(), a[2].toBool())); }},
+    {"aten::max", "Tensor self", [](Args a) -> IValue { return max(T(a[0])); }},
+    {"aten::argmax", "Tensor self, int? dim=None, bool keepdim=False", [](Args a) -> IValue {
+       return argmax(T(a[0]), a[1].isNone() ? std::nullopt : std::optional<int64_t>(a[1].toInt()), a[2].toBool());
+     }},
+
+    // ---- Python builtins and TorchScript's primitives ----
+    {"aten::len", "t a", [](Args a) { return len(a); }},
+    {"aten::__getitem__", "t container, t index", [](Args a) { return getitem(a); }},
+    {"aten::append", "t[] self, t el", [](Args a) {
+       a[0].list_data()->items.push_back(a[1]);
+       return a[0];
+     }},
+    {"aten::list", "t[] l", [](Args a) { return IValue(a[0].toList()); }},
+    {"aten::range", "int stop", [](Args a) { return range(0, a[0].toInt(), 1); }},
+    {"aten::range", "int start, int stop, int step=1", [](Args a) { return range(a[0].toInt(), a[1].toInt(), a[2].toInt()); }},
+    // Scripted loops over range(start, stop, step) count 0..__range_length and derive each value.
+    {"aten::__range_length", "int lo, int hi, int step", [](Args a) -> IValue {
+       const __int128 n = range_length(a[0].toInt(), a[1].toInt(), a[2].toInt());
+       if (n > INT64_MAX) throw Error("range length overflows int64");
+       return static_cast<int64_t>(n);
+     }},
+    {"aten::__derive_index", "int index, int start, int step", [](Args a) -> IValue {
+       return arith(a[1], arith(a[0], a[2], '*'), '+');
+     }},
+    {"aten::getattr", "t obj, str name", [](Args a) { return get_attr(a); }},
+    {"aten::format", "str self, ...", [](Args a) { return format(a); }},
+    {"aten::Int", "Tensor a", [](Args a) -> IValue { return T(a[0]).item().toLong(); }},
+    {"aten::Int", "num a", [](Args a) -> IValue { return a[0].isDouble() ? static_cast<int64_t>(a[0].toDouble()) : a[0].toInt(); }},
+    {"aten::int", "num a", [](Args a) -> IValue { return a[0].isDouble() ? static_cast<int64_t>(a[0].toDouble()) : a[0].toInt(); }},
+    {"aten::Float", "Tensor a", [](Args a) -> IValue { return T(a[0]).item().toDouble(); }},
+    {"aten::Float", "num a", [](Args a) -> IValue { return a[0].toDouble(); }},
+    {"aten::float", "num a", [](Args a) -> IValue { return a[0].toDouble(); }},
+    {"aten::Bool", "Tensor a", [](Args a) -> IValue { return T(a[0]).item().toBool(); }},
+    {"aten::bool", "t a", [](Args a) -> IValue {
+       if (a[0].isTensor()) return T(a[0]).item().toBool();
+       return a[0].toDouble() != 0;
+     }},
+    // Devices are their names; Ember runs on the CPU.
+    {"aten::device", "str type", [](Args a) -> IValue {
+       if (a[0].toStringRef() != "cpu") throw Error("device '" + a[0].toStringRef() + "': Ember runs on the CPU only");
+       return a[0];
+     }},
+    {"aten::to", "Tensor self, Device? device, ScalarType? dtype=None, bool non_blocking=False, bool copy=False, int? memory_format=None",
+     [](Args a) -> IValue {
+       const auto dt = dtype(a[2]);
+       return dt ? T(a[0]).to(*dt, false, a[4].toBool()) : (a[4].toBool() ? T(a[0]).clone() : T(a[0]));
+     }},
+    {"aten::to", "Tensor self, ScalarType dtype, bool non_blocking=False, bool copy=False, int? memory_format=None",
+     [](Args a) -> IValue { return T(a[0]).to(*dtype(a[1]), false, a[3].toBool()); }},
+    {"aten::ones", "int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None",
+     [](Args a) -> IValue { return ones(ints(a[0]), TensorOptions().dtype(dtype(a[1]).value_or(kFloat))); }},
+    {"aten::zeros", "int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None",
+     [](Args a) -> IValue { return zeros(ints(a[0]), TensorOptions().dtype(dtype(a[1]).value_or(kFloat))); }},
+    {"aten::warn", "str message, int stacklevel=2", [](Args) { return IValue(); }},
+    {"prim::NumToTensor", "Scalar a", [](Args a) -> IValue { return scalar_tensor(S(a[0]), TensorOptions().dtype(a[0].isDouble() ? kDouble : kLong)); }},
+    {"prim::RaiseException", "str msg, str? cls=None", [](Args a) -> IValue {
+       throw Error((a[1].isNone() ? std::string("Exception") : a[1].toStringRef()) + ": " + a[0].toStringRef());
+     }},
+};
+#undef EMBER_JIT_UNARY
+
+bool is_sequence_of(const IValue& v, bool (*elem)(const IValue&)) {
+  if (v.isList()) {
+    for (const IValue& e : v.list_data()->items)
+      if (!elem(e)) return false;
+    return true;
+  }
+  if (!v.isTuple()) return false;
+  for (const IValue& e : v.toTuple()->elements())
+    if (!elem(e)) return false;
+  return true;
+}
+
+bool accepts(const SchemaArg& arg, const IValue& v) {
+  using Type = SchemaArg::Type;
+  if (arg.optional && v.isNone()) return true;
+  switch (arg.type) {
+    case Type::Tensor: return v.isTensor();
+    case Type::Scalar: return v.isScalar();
+    case Type::Num: return v.isInt() || v.isDouble();
+    case Type::Int: return v.isInt() || v.isBool();
+    case Type::Float: return v.isDouble() || v.isInt();
+    case Type::Bool: return v.isBool();
+    case Type::Str:
+    case Type::Device: return v.isString();
+    case Type::IntList: return v.isInt() || is_sequence_of(v, [](const IValue& e) { return e.isInt(); });
+    case Type::FloatList: return is_sequence_of(v, [](const IValue& e) { return e.isDouble() || e.isInt(); });
+    case Type::TensorList: return is_sequence_of(v, [](const IValue& e) { return e.isTensor(); });
+    case Type::List: return v.isList();
+    case Type::Any: return true;
+  }
+  return false;
+}
+
+SchemaArg::Type parse_type(const std::string& name, const std::string& schema) {
+  using Type = SchemaArg::Type;
+  static const std::pair<const char*, Type> kTypes[] = {
+      {"Tensor", Type::Tensor}, {"Scalar", Type::Scalar},   {"num", Type::Num},        {"int", Type::Int},
+      {"ScalarType", Type::Int}, {"Layout", Type::Int},     {"MemoryFormat", Type::Int}, {"float[]", Type::FloatList},     {"float", Type::Float},    {"bool", Type::Bool},
+      {"str", Type::Str},       {"Device", Type::Device},   {"int[]", Type::IntList},  {"Tensor[]", Type::TensorList},
+      {"t[]", Type::List},      {"t", Type::Any}};
+  for (const auto& [n, t] : kTypes)
+    if (name == n) return t;
+  throw Error("jit builtin table: unknown type '" + name + "' in schema '" + schema + "'");
+}
+
+// ---- the schema language: "Tensor self, int[] stride=1, *, Scalar alpha=1" ----
+IValue parse_default(const std::string& text, const std::string& schema) {
+  if (text == "None") return IValue();
+  if (text == "True" || text == "False") return IValue(text == "True");
+  if (text.size() >= 2 && (text[0] == '\'' || text[0] == '"')) return IValue(text.substr(1, text.size() - 2));
+  if (text.size() >= 2 && text[0] == '[') {
+    std::vector<int64_t> out;
+    std::istringstream is(text.substr(1, text.size() - 2));
+    for (std::string item; std::getline(is, item, ',');) out.push_back(std::stoll(item));
+    return IValue(out);
+  }
+  if (text.find_first_of(".e") != std::string::npos) return IValue(std::stod(text));
+  try {
+    return IValue(static_cast<int64_t>(std::stoll(text)));
+  } catch (const std::exception&) {
+    throw Error("jit builtin table: bad default '" + text + "' in schema '" + schema + "'");
+  }
+}
+
+Builtin parse_row(const Row& row) {
+  Builtin b;
+  b.name = row.name;
+  b.schema = row.schema;
+  b.fn = row.fn;
+  bool kwarg_only = false;
+  std::string s = row.schema;
+  int depth = 0;
+  std::vector<std::string> parts(1);
+  for (char c : s) {
+    if (c == '[') ++depth;
+    if (c == ']') --depth;
+    if (c == ',' && depth == 0)
+      parts.emplace_back();
+    else
+      parts.back() += c;
+  }
+  for (std::string p : parts) {
+    p.erase(0, p.find_first_not_of(' '));
+    p.erase(p.find_last_not_of(' ') + 1);
+    if (p == "*") {
+      kwarg_only = true;
+      continue;
+    }
+    if (p == "...") {
+      b.varargs = true;
+      continue;
+    }
+    SchemaArg arg;
+    const size_t sp = p.find(' ');
+    std::string type = p.substr(0, sp);
+    arg.optional = type.back() == '?';
+    if (arg.optional) type.pop_back();
+    arg.type = parse_type(type, b.schema);
+    std::string rest = p.substr(sp + 1);
+    if (const size_t eq = rest.find('='); eq != std::string::npos) {
+      arg.has_default = true;
+      arg.default_value = parse_default(rest.substr(eq + 1), b.schema);
+      rest = rest.substr(0, eq);
+    }
+    arg.name = rest;
+    arg.kwarg_only = kwarg_only;
+    b.positional += !kwarg_only;
+    b.args.push_back(std::move(arg));
+  }
+  if (b.args.size() > kMaxBuiltinArgs)
+    throw Error("jit builtin table: schema of " + b.name + " has more than " + std::to_string(kMaxBuiltinArgs) +
+                " arguments");
+  return b;
+}
+
+struct Table {
+  std::vector<Builtin> builtins;
+  std::unordered_map<std::string, std::vector<const Builtin*>> by_name;
+  Table() {
+    builtins.reserve(std::size(kRows));
+    for (const Row& r : kRows) builtins.push_back(parse_row(r));
+    for (const Builtin& b : builtins) by_name[b.name].push_back(&b);
+  }
+};
+const Table& table() {
+  static const Table t;
+  return t;
+}
+
+// The table's name for a name as code spells it.
+std::string canonical(const std::string& name) {
+  static const std::pair<const char*, const char*> kPrefixes[] = {
+      {"torch.nn.functional.", "aten::"}, {"torch._C._nn.", "aten::"}, {"ops.aten.", "aten::"},
+      {"ops.prim.", "prim::"},            {"torch.", "aten::"}};
+  for (const auto& [from, to] : kPrefixes)
+    if (name.compare(0, std::strlen(from), from) == 0) return to + name.substr(std::strlen(from));
+  if (name.find(':') != std::string::npos) return name;
+  if (name.find('.') == std::string::npos) return "aten::" + name;  // len, range, getattr, int, float
+  return name;
+}
+
+// Fills `out` with `b`'s arguments in schema order (the given ones, then defaults; varargs
+// last) and returns their count, or 0 with `ok` false if `b` does not accept them.
+size_t bind(const Builtin& b, const IValue* const* refs, size_t given, const std::vector<std::string>& kwnames,
+            const IValue** out, bool& ok) {
+  ok = false;
+  const size_t npos = given - kwnames.size();
+  if (npos > b.positional && (!b.varargs || !kwnames.empty())) return 0;
+  const size_t n = std::min(npos, b.positional);
+  uint64_t set = 0;
+  for (size_t i = 0; i < n; ++i) {
+    out[i] = refs[i];
+    set |= uint64_t{1} << i;
+  }
+  for (size_t k = 0; k < kwnames.size(); ++k) {
+    size_t i = 0;
+    while (i < b.args.size() && b.args[i].name != kwnames[k]) ++i;
+    if (i == b.args.size() || (set >> i & 1)) return 0;
+    out[i] = refs[npos + k];
+    set |= uint64_t{1} << i;
+  }
+  for (size_t i = 0; i < b.args.size(); ++i) {
+    if (!(set >> i & 1)) {
+      if (!b.args[i].has_default) return 0;
+      out[i] = &b.args[i].default_value;
+    } else if (!accepts(b.args[i], *out[i])) {
+      return 0;
+    }
+  }
+  size_t count = b.args.size();
+  for (size_t i = n; i < npos; ++i) out[count++] = refs[i];  // varargs
+  ok = true;
+  return count;
+}
+
+}  // namespace
+
+const std::vector<const Builtin*>* find_builtin(const std::string& name) {
+  const Table& t = table();
+  auto it = t.by_name.find(canonical(name));
+  return it == t.by_name.end() ? nullptr : &it->second;
+}
+
+IValue call_builtin(const std::vector<const Builtin*>& overloads, const IValue* const* refs, size_t n,
+                    const std::vector<std::string>& kwnames, const std::string& name, const SourceLoc& loc) {
+  const IValue* bound[kMaxBuiltinArgs];
+  for (const Builtin* b : overloads) {
+    bool ok;
+    const size_t count = bind(*b, refs, n, kwnames, bound, ok);
+    if (!ok) continue;
+    try {
+      return b->fn(Args{bound, count});
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + "\n  in " + name + " at " + to_string(loc));
+    }
+  }
+  std::ostringstream os;
+  os << "torch::jit: " << to_string(loc) << ": no overload of " << name << " accepts (";
+  const Args args{refs, n};
+  for (size_t i = 0; i < args.size(); ++i) {
+    os << (i ? ", " : "");
+    if (i + kwnames.size() >= args.size()) os << kwnames[i + kwnames.size() - args.size()] << "=";
+    os << args[i].tag_name();
+  }
+  os << "); its schemas:";
+  for (const Builtin* b : overloads) os << "\n  " << name << "(" << b->schema << ")";
+  throw Error(os.str());
+}
+
+}  // namespace ember::jit

@@ -1,0 +1,308 @@
+// torch::jit::load round trips: models exported at test time by Debian's python3-torch (traced
+// and scripted), run by Ember's interpreter and by libtorch's on the same archive and input.
+#include <torch/script.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "parity.h"
+
+namespace {
+
+// Exports every model of the tests into the directory given as argv[1]. BatchNorm running stats
+// are randomized so that normalization is not the identity.
+const char* kExport = R"PY(
+import os, sys, torch, torchvision
+from typing import Dict, Optional
+out = sys.argv[1]
+torch.manual_seed(0)
+
+def randomize_bn(m):
+    for mod in m.modules():
+        if isinstance(mod, torch.nn.BatchNorm2d):
+            mod.running_mean.uniform_(-0.5, 0.5)
+            mod.running_var.uniform_(0.5, 1.5)
+            if mod.affine:
+                mod.weight.data.uniform_(0.5, 1.5)
+                mod.bias.data.uniform_(-0.5, 0.5)
+    return m.eval()
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(16, 32)
+        self.fc2 = torch.nn.Linear(32, 4)
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+class CNN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.pool = torch.nn.MaxPool2d(2)
+        self.drop = torch.nn.Dropout(0.5)
+        self.fc = torch.nn.Linear(8 * 8 * 8, 10)
+    def forward(self, x):
+        x = self.pool(torch.relu(self.bn(self.conv(x))))
+        x = torch.flatten(x, 1)
+        return self.fc(self.drop(x))
+
+class Control(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+        self.n = 3
+    def forward(self, x, flag: bool = True):
+        y = x
+        for i in range(self.n):
+            y = self.fc(y) + i
+        if flag:
+            y = y * 2
+        else:
+            y = -y
+        outs = [y, x]
+        for t in [x, y]:
+            outs.append(t.sum(dim=0))
+        return y.sum(dim=1), outs
+
+# Scripted language features: a submodule returning a tuple, ModuleList iteration, Optional
+# arguments, a while loop, a list comprehension, a dict, len(); nn layers beyond the CNNs'.
+class Features(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+        self.ln = torch.nn.LayerNorm(8)
+        self.emb = torch.nn.Embedding(10, 8)
+        self.seq = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.GELU(), torch.nn.Tanh())
+        self.blocks = torch.nn.ModuleList([torch.nn.Linear(8, 8) for _ in range(2)])
+    def pair(self, x):
+        y = self.lin(x)
+        return y, y.relu()
+    def forward(self, x, ids, scale: Optional[float] = None):
+        a, b = self.pair(x)
+        h = x.view(x.size(0), -1) + self.emb(ids).mean(dim=1)
+        for blk in self.blocks:
+            h = blk(h)
+        h = self.seq(self.ln(h))
+        if scale is not None:
+            h = h * scale
+        n = 0
+        while n < 3:
+            h = torch.sigmoid(h) + n
+            n += 1
+        parts = [t * 2 for t in [a, b, h]]
+        d: Dict[str, torch.Tensor] = {"out": torch.nn.functional.softmax(torch.cat(parts, dim=1), dim=1)}
+        return d["out"], torch.stack([a, b]).sum(0), len(parts)
+
+# Ops a traced model meets beyond the CNNs': masking, where, slicing, expand, index_select,
+# split, pad, nearest upsampling, relu6, elu, zeros_like/ones_like (with keyword arguments), a
+# tensor constant.
+class TracedOps(torch.nn.Module):
+    def forward(self, x, mask):
+        y = x.masked_fill(mask, 0.5)
+        z = torch.where(mask, x, y * 2)
+        e = z[:, :1].expand(-1, 4)
+        i = torch.index_select(x, 1, torch.tensor([2, 0]))
+        a, b = torch.split(x, 2, dim=1)
+        p = torch.nn.functional.pad(x, [1, 1])
+        u = torch.nn.functional.interpolate(x.view(1, 1, 3, 4), scale_factor=2.0, mode='nearest')
+        g = torch.nn.functional.relu6(x) + torch.nn.functional.elu(x) + torch.zeros_like(x) + torch.ones_like(x)
+        return torch.cat([y, z, e, i, a, b, p[:, 1:5], g], dim=1), u
+
+def save(name, m, example, script):
+    m = randomize_bn(m)
+    (torch.jit.script(m) if script else torch.jit.trace(m, example)).save(os.path.join(out, name + '.pt'))
+
+img = torch.randn(1, 3, 224, 224)
+save('mlp_traced', MLP(), torch.randn(2, 16), False)
+save('mlp_scripted', MLP(), None, True)
+save('cnn_traced', CNN(), torch.randn(2, 3, 16, 16), False)
+save('cnn_scripted', CNN(), None, True)
+save('control_scripted', Control(), None, True)
+save('features_scripted', Features(), None, True)
+ops_x = torch.randn(3, 4)
+save('ops_traced', TracedOps(), (ops_x, ops_x > 0), False)
+save('resnet18_traced', torchvision.models.resnet18(), img, False)
+save('resnet18_scripted', torchvision.models.resnet18(), None, True)
+save('mobilenet_v3_small_traced', torchvision.models.mobilenet_v3_small(), img, False)
+save('mobilenet_v3_small_scripted', torchvision.models.mobilenet_v3_small(), None, True)
+save('mobilenet_v3_large_traced', torchvision.models.mobilenet_v3_large(), img, False)
+)PY";
+
+std::string python() {
+  if (const char* p = std::getenv("EMBER_PYTHON")) return p;
+  return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+}
+
+// The exported archives, written once per test program into a temp dir removed at exit.
+class Archives {
+ public:
+  Archives() : dir_(std::filesystem::temp_directory_path() / ("ember_jit_parity_" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(dir_);
+    const std::string script = (dir_ / "export.py").string();
+    std::ofstream(script) << kExport;
+    const std::string cmd = python() + " " + script + " " + dir_.string() + " > " + script + ".log 2>&1";
+    status_ = std::system(cmd.c_str());
+  }
+  ~Archives() { std::filesystem::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / (name + ".pt")).string(); }
+  bool ok() const { return status_ == 0; }
+  std::string log() const {
+    std::ifstream in(dir_ / "export.py.log");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+ private:
+  std::filesystem::path dir_;
+  int status_;
+};
+
+const Archives& archives() {
+  static Archives a;
+  return a;
+}
+
+// max |ember - torch| / max |torch| over the outputs' elements.
+double rel_error(const ember::Tensor& e, const torch::Tensor& t) {
+  EXPECT_EQ(std::vector<int64_t>(e.sizes().begin(), e.sizes().end()), t.sizes().vec());
+  const torch::Tensor et = parity::to_torch(e.contiguous()).to(torch::kDouble);
+  const torch::Tensor tt = t.to(torch::kDouble);
+  const double scale = tt.abs().max().item<double>();
+  return (et - tt).abs().max().item<double>() / (scale > 0 ? scale : 1.0);
+}
+
+// Runs `name` on the same input in both and returns the worst relative error of its tensors.
+double run_both(const std::string& name, const std::vector<int64_t>& input_shape) {
+  EXPECT_TRUE(archives().ok()) << archives().log();
+  torch::manual_seed(1);
+  const torch::Tensor x = torch::randn(input_shape);
+
+  torch::jit::Module tm = torch::jit::load(archives().path(name));
+  tm.eval();
+  ember::jit::Module em = ember::jit::load(archives().path(name));
+  em.eval();
+  torch::Tensor expected;
+  ember::Tensor actual;
+  {
+    torch::InferenceMode guard;
+    expected = tm.forward({x}).toTensor();
+  }
+  {
+    ember::InferenceMode guard;
+    actual = em.forward({parity::to_ember(x)}).toTensor();
+  }
+  const double err = rel_error(actual, expected);
+  std::cout << name << ": max relative error " << err << "\n";
+  return err;
+}
+
+constexpr double kTol = 1e-4;
+
+TEST(JitParity, MlpTraced) { EXPECT_LT(run_both("mlp_traced", {2, 16}), kTol); }
+TEST(JitParity, MlpScripted) { EXPECT_LT(run_both("mlp_scripted", {2, 16}), kTol); }
+TEST(JitParity, CnnTraced) { EXPECT_LT(run_both("cnn_traced", {2, 3, 16, 16}), kTol); }
+TEST(JitParity, CnnScripted) { EXPECT_LT(run_both("cnn_scripted", {2, 3, 16, 16}), kTol); }
+TEST(JitParity, Resnet18Traced) { EXPECT_LT(run_both("resnet18_traced", {1, 3, 224, 224}), kTol); }
+TEST(JitParity, Resnet18Scripted) { EXPECT_LT(run_both("resnet18_scripted", {1, 3, 224, 224}), kTol); }
+TEST(JitParity, MobilenetV3SmallTraced) { EXPECT_LT(run_both("mobilenet_v3_small_traced", {1, 3, 224, 224}), kTol); }
+TEST(JitParity, MobilenetV3SmallScripted) {
+  EXPECT_LT(run_both("mobilenet_v3_small_scripted", {1, 3, 224, 224}), kTol);
+}
+TEST(JitParity, MobilenetV3LargeTraced) { EXPECT_LT(run_both("mobilenet_v3_large_traced", {1, 3, 224, 224}), kTol); }
+
+// if/for, keyword-free default arguments, a tuple of a tensor and a list (appended to in a loop).
+TEST(JitParity, ControlFlowScripted) {
+  ASSERT_TRUE(archives().ok()) << archives().log();
+  torch::manual_seed(2);
+  const torch::Tensor x = torch::randn({2, 4});
+  torch::jit::Module tm = torch::jit::load(archives().path("control_scripted"));
+  ember::jit::Module em = ember::jit::load(archives().path("control_scripted"));
+  for (bool flag : {true, false}) {
+    const auto expected = tm.forward({x, flag}).toTuple();
+    const auto actual = em.forward({parity::to_ember(x), flag}).toTuple();
+    ASSERT_EQ(actual->elements().size(), 2u);
+    EXPECT_LT(rel_error(actual->elements()[0].toTensor(), expected->elements()[0].toTensor()), kTol);
+    const auto e_list = actual->elements()[1].toTensorList();
+    const auto t_list = expected->elements()[1].toTensorList();
+    ASSERT_EQ(e_list.size(), 4u);
+    ASSERT_EQ(t_list.size(), 4u);
+    for (size_t i = 0; i < e_list.size(); ++i) EXPECT_LT(rel_error(e_list[i], t_list[i]), kTol) << "list item " << i;
+  }
+  // The default of `flag` (True) when only x is given.
+  const auto expected = tm.forward({x}).toTuple();
+  const auto actual = em.forward({parity::to_ember(x)}).toTuple();
+  EXPECT_LT(rel_error(actual->elements()[0].toTensor(), expected->elements()[0].toTensor()), kTol);
+}
+
+TEST(JitParity, ScriptedLanguageFeatures) {
+  ASSERT_TRUE(archives().ok()) << archives().log();
+  torch::manual_seed(3);
+  const torch::Tensor x = torch::randn({2, 8});
+  const torch::Tensor ids = torch::tensor({1, 2, 3, 4}, torch::kLong).view({2, 2});
+  torch::jit::Module tm = torch::jit::load(archives().path("features_scripted"));
+  ember::jit::Module em = ember::jit::load(archives().path("features_scripted"));
+  tm.eval();
+  em.eval();
+  for (const bool with_scale : {false, true}) {
+    const torch::jit::IValue t_scale = with_scale ? torch::jit::IValue(2.0) : torch::jit::IValue();
+    const ember::jit::IValue e_scale = with_scale ? ember::jit::IValue(2.0) : ember::jit::IValue();
+    const auto expected = tm.forward({x, ids, t_scale}).toTuple()->elements();
+    const auto actual = em.forward({parity::to_ember(x), parity::to_ember(ids), e_scale}).toTuple()->elements();
+    ASSERT_EQ(actual.size(), 3u);
+    EXPECT_LT(rel_error(actual[0].toTensor(), expected[0].toTensor()), kTol) << "scale " << with_scale;
+    EXPECT_LT(rel_error(actual[1].toTensor(), expected[1].toTensor()), kTol) << "scale " << with_scale;
+    EXPECT_EQ(actual[2].toInt(), expected[2].toInt());
+  }
+}
+
+TEST(JitParity, TracedOps) {
+  ASSERT_TRUE(archives().ok()) << archives().log();
+  torch::manual_seed(4);
+  const torch::Tensor x = torch::randn({3, 4});
+  const torch::Tensor mask = x > 0;
+  torch::jit::Module tm = torch::jit::load(archives().path("ops_traced"));
+  ember::jit::Module em = ember::jit::load(archives().path("ops_traced"));
+  const auto expected = tm.forward({x, mask}).toTuple()->elements();
+  const auto actual = em.forward({parity::to_ember(x), parity::to_ember(mask)}).toTuple()->elements();
+  ASSERT_EQ(actual.size(), 2u);
+  EXPECT_LT(rel_error(actual[0].toTensor(), expected[0].toTensor()), kTol);
+  EXPECT_LT(rel_error(actual[1].toTensor(), expected[1].toTensor()), kTol);
+}
+
+// The module API agrees with libtorch's on the same archive: parameter and buffer names, order
+// and values, children, attributes, training flags.
+TEST(JitParity, ModuleApi) {
+  ASSERT_TRUE(archives().ok()) << archives().log();
+  torch::jit::Module tm = torch::jit::load(archives().path("resnet18_scripted"));
+  ember::jit::Module em = ember::jit::load(archives().path("resnet18_scripted"));
+  const auto tp = tm.named_parameters();
+  const auto ep = em.named_parameters();
+  ASSERT_EQ(ep.size(), tp.size());
+  size_t i = 0;
+  for (const auto& p : tp) {
+    EXPECT_EQ(ep[i].name, p.name);
+    EXPECT_TRUE(parity::Close(ep[i].value.detach(), p.value.detach())) << p.name;
+    EXPECT_EQ(ep[i].value.requires_grad(), p.value.requires_grad()) << p.name;
+    ++i;
+  }
+  const auto tb = tm.named_buffers();
+  const auto eb = em.named_buffers();
+  ASSERT_EQ(eb.size(), tb.size());
+  i = 0;
+  for (const auto& b : tb) EXPECT_EQ(eb[i++].name, b.name);
+  std::vector<std::string> t_children, e_children;
+  for (const auto& c : tm.named_children()) t_children.push_back(c.name);
+  for (const auto& c : em.named_children()) e_children.push_back(c.name);
+  EXPECT_EQ(e_children, t_children);
+  EXPECT_EQ(em.attr("inplanes").toInt(), tm.attr("inplanes").toInt());
+  EXPECT_EQ(em.is_training(), tm.is_training());
+  em.eval();
+  EXPECT_FALSE(em.is_training());
+  EXPECT_FALSE(em.named_children()[1].value.is_training());  // bn1
+  em.train();
+  EXPECT_TRUE(em.named_children()[1].value.is_training());
+}
+
+}  // namespace

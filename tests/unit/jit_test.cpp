@@ -1,0 +1,325 @@
+// torch::jit::load on archives that Debian's python3-torch writes at test time: the module API,
+// IValue, and refusals of malformed or unsupported archives (each an ember::Error naming the
+// problem), plus mutated archives that must fail cleanly or load, never crash.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <atomic>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "ember/ember.h"
+#include "expect_error.h"
+#include "temp_dir.h"
+
+namespace {
+
+using ember::Tensor;
+using ember::jit::IValue;
+
+const TempDir& dir() {
+  static TempDir d("jit_test");
+  return d;
+}
+
+std::string python() {
+  if (const char* p = std::getenv("EMBER_PYTHON")) return p;
+  return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+}
+
+// Archives of a small MLP and variants with one defect each; `mutants/` holds copies of the
+// MLP archive with random byte changes inside data.pkl or the code (CRCs recomputed, so the
+// unpickler, parser and interpreter see them).
+const char* kWrite = R"PY(
+import io, os, pickle, random, sys, torch, zipfile
+out = sys.argv[1]
+torch.manual_seed(0)
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(16, 32)
+        self.fc2 = torch.nn.Linear(32, 4)
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+    @torch.jit.export
+    def scaled(self, x, k: float = 2.0):
+        return self.forward(x) * k
+
+class Unknown(torch.nn.Module):
+    def forward(self, x):
+        return torch.logcumsumexp(x, 0)
+
+# Python's int semantics: floor division and modulo of negatives, ranges with negative steps
+class IntOps(torch.nn.Module):
+    def forward(self, a: int, b: int):
+        s = 0
+        for i in range(a, b, -2):
+            s = s + i
+        return s, a // -3, a % -3, a ** 3, -a
+    @torch.jit.export
+    def mul(self, a: int, b: int):
+        return a * b
+
+torch.jit.script(MLP()).save(os.path.join(out, 'mlp.pt'))
+torch.jit.script(IntOps()).save(os.path.join(out, 'int_ops.pt'))
+torch.jit.script(Unknown()).save(os.path.join(out, 'unknown_builtin.pt'))
+torch.save(MLP().state_dict(), os.path.join(out, 'checkpoint.pt'))
+
+def read(path):
+    with zipfile.ZipFile(path) as z:
+        return [(i, z.read(i.filename)) for i in z.infolist()]
+
+def write(path, entries):
+    with zipfile.ZipFile(path, 'w') as z:
+        for info, data in entries:
+            z.writestr(info, data)
+
+mlp = read(os.path.join(out, 'mlp.pt'))
+# fc1.weight's storage (key 0, 512 floats) cut short
+write(os.path.join(out, 'truncated_storage.pt'),
+      [(i, d[:100] if i.filename.endswith('/data/0') else d) for i, d in mlp])
+# fc1.weight claims 33 rows of its 32-row storage
+def patch_size(d):
+    assert d.count(b'K\x20K\x10') == 1
+    return d.replace(b'K\x20K\x10', b'K\x21K\x10')
+write(os.path.join(out, 'bad_size.pt'),
+      [(i, patch_size(d) if i.filename.endswith('/data.pkl') else d) for i, d in mlp])
+# data.pkl that would run a command under plain pickle
+class Evil:
+    def __reduce__(self):
+        return (os.system, ('echo pwned',))
+write(os.path.join(out, 'evil.pt'),
+      [(i, pickle.dumps(Evil(), protocol=2) if i.filename.endswith('/data.pkl') else d) for i, d in mlp])
+
+os.makedirs(os.path.join(out, 'mutants'))
+rng = random.Random(1234)
+targets = [k for k, (i, d) in enumerate(mlp) if i.filename.endswith('/data.pkl') or i.filename.endswith('.py')]
+for n in range(300):
+    entries = list(mlp)
+    k = rng.choice(targets)
+    info, data = entries[k]
+    data = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        pos = rng.randrange(len(data))
+        op = rng.randrange(3)
+        if op == 0:
+            data[pos] = rng.randrange(256)
+        elif op == 1:
+            del data[pos]
+        else:
+            data.insert(pos, rng.choice(b'()[]:,.=\n 0123456789abcdefhjqtKMNX\x80\x81\x93'))
+    entries[k] = (info, bytes(data))
+    write(os.path.join(out, 'mutants', '%03d.pt' % n), entries)
+)PY";
+
+bool written() {
+  static const bool ok = [] {
+    const std::string script = dir().file("write.py");
+    write_bytes(script, kWrite);
+    const std::string cmd = python() + " " + script + " " + dir().file("") + " > " + script + ".log 2>&1";
+    return std::system(cmd.c_str()) == 0;
+  }();
+  return ok;
+}
+
+class JitTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(written()) << read_bytes(dir().file("write.py.log")); }
+};
+
+TEST_F(JitTest, RunsForwardAndOtherMethods) {
+  ember::jit::Module m = ember::jit::load(dir().file("mlp.pt"));
+  m.eval();
+  ember::manual_seed(0);
+  const Tensor x = ember::randn({3, 16});
+  const Tensor out = m.forward({x}).toTensor();
+  // the same arithmetic with the module's own parameters
+  const auto p = m.named_parameters();
+  ASSERT_EQ(p.size(), 4u);
+  EXPECT_EQ(p[0].name, "fc1.weight");
+  EXPECT_EQ(p[3].name, "fc2.bias");
+  const Tensor expected = ember::linear(ember::relu(ember::linear(x, p[0].value, p[1].value)), p[2].value, p[3].value);
+  EXPECT_TRUE(ember::allclose(out, expected));
+  // an exported method with a default argument, by get_method and run_method
+  EXPECT_TRUE(ember::allclose(m.get_method("scaled")({x}).toTensor(), expected * 2.0));
+  EXPECT_TRUE(ember::allclose(m.run_method("scaled", x, 3.0).toTensor(), expected * 3.0));
+  EXPECT_TRUE(m.has_method("scaled"));
+  EXPECT_FALSE(m.has_method("backward"));
+  EXPECT_ERROR(m.get_method("backward"), "has no method 'backward'");
+}
+
+TEST_F(JitTest, ModuleApi) {
+  ember::jit::Module m = ember::jit::load(dir().file("mlp.pt"));
+  EXPECT_EQ(m.parameters().size(), 4u);
+  EXPECT_TRUE(m.parameters()[0].requires_grad());
+  EXPECT_TRUE(m.named_buffers().empty());
+  const auto children = m.named_children();
+  ASSERT_EQ(children.size(), 2u);
+  EXPECT_EQ(children[0].name, "fc1");
+  EXPECT_EQ(children[0].value.named_parameters(false).size(), 2u);
+  EXPECT_EQ(m.attr("fc1").toObject(), children[0].value._ivalue());
+  EXPECT_EQ(children[1].value.attr("out_features").toInt(), 4);  // a Final constant of the class
+  EXPECT_ERROR(m.attr("nope"), "no attribute 'nope'");
+  EXPECT_TRUE(m.attr("nope", IValue(7)).toInt() == 7);
+
+  EXPECT_TRUE(m.is_training());  // saved in training mode
+  EXPECT_ERROR(ember::jit::freeze(m), "training mode");
+  m.eval();
+  EXPECT_FALSE(children[1].value.is_training());
+  EXPECT_EQ(ember::jit::freeze(m)._ivalue(), m._ivalue());
+  EXPECT_EQ(ember::jit::optimize_for_inference(m)._ivalue(), m._ivalue());
+
+  m.to(ember::kDouble);
+  EXPECT_EQ(m.parameters()[0].dtype(), ember::kDouble);
+  EXPECT_TRUE(m.parameters()[0].requires_grad());
+  EXPECT_EQ(m.forward({ember::randn({2, 16}, ember::kDouble)}).toTensor().dtype(), ember::kDouble);
+}
+
+TEST_F(JitTest, LoadsFromStream) {
+  std::istringstream in(read_bytes(dir().file("mlp.pt")));
+  ember::jit::Module m = ember::jit::load(in);
+  EXPECT_EQ(m.forward({ember::ones({1, 16})}).toTensor().sizes(), (std::vector<int64_t>{1, 4}));
+}
+
+// One module run from several threads at once: each thread has its own interpreter stack and
+// the parsed code is read-only.
+TEST_F(JitTest, ForwardFromSeveralThreads) {
+  ember::jit::Module m = ember::jit::load(dir().file("mlp.pt"));
+  m.eval();
+  const Tensor x = ember::randn({4, 16});
+  const Tensor expected = m.forward({x}).toTensor();
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50; ++i)
+        if (!ember::equal(m.forward({x}).toTensor(), expected)) ++mismatches;
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST_F(JitTest, IntegerArithmeticAsPython) {
+  ember::jit::Module m = ember::jit::load(dir().file("int_ops.pt"));
+  const auto r = m.forward({IValue(7), IValue(0)}).toTuple()->elements();
+  ASSERT_EQ(r.size(), 5u);
+  EXPECT_EQ(r[0].toInt(), 7 + 5 + 3 + 1);
+  EXPECT_EQ(r[1].toInt(), -3);  // 7 // -3
+  EXPECT_EQ(r[2].toInt(), -2);  // 7 % -3
+  EXPECT_EQ(r[3].toDouble(), 343.0);  // int ** int is a float in TorchScript
+  EXPECT_EQ(r[4].toInt(), -7);
+  EXPECT_EQ(m.run_method("mul", int64_t{1} << 31, int64_t{1} << 31).toInt(), int64_t{1} << 62);
+  EXPECT_ERROR(m.run_method("mul", int64_t{1} << 62, 4), "integer overflow");
+  EXPECT_ERROR(m.forward({IValue(int64_t{1} << 40), IValue(0)}), "has more than");
+}
+
+TEST(JitIValue, KindsAndAccessors) {
+  EXPECT_TRUE(IValue().isNone());
+  EXPECT_EQ(IValue(3).toInt(), 3);
+  EXPECT_EQ(IValue(int64_t{1} << 40).toInt(), int64_t{1} << 40);
+  EXPECT_EQ(IValue(2.5).toDouble(), 2.5);
+  EXPECT_EQ(IValue(4).toDouble(), 4.0);
+  EXPECT_TRUE(IValue(true).toBool());
+  EXPECT_EQ(IValue("hi").toStringRef(), "hi");
+  const IValue t = IValue::tuple(ember::ones({2}), 1, "x");
+  ASSERT_TRUE(t.isTuple());
+  EXPECT_EQ(t.toTuple()->elements().size(), 3u);
+  EXPECT_TRUE(t.toTuple()->elements()[0].isTensor());
+  const IValue l(std::vector<Tensor>{ember::zeros({1}), ember::ones({2})});
+  EXPECT_TRUE(l.isList());
+  EXPECT_TRUE(l.isTensorList());
+  EXPECT_EQ(l.toTensorList()[1].numel(), 2);
+  EXPECT_EQ(IValue(std::vector<int64_t>{1, 2}).toIntList(), (std::vector<int64_t>{1, 2}));
+  ember::jit::GenericDict d;
+  d.insert_or_assign(IValue("a"), IValue(1));
+  d.insert_or_assign(IValue("b"), IValue(2));
+  d.insert_or_assign(IValue("a"), IValue(3));
+  const IValue dv(d);
+  ASSERT_TRUE(dv.isGenericDict());
+  EXPECT_EQ(dv.toGenericDict().size(), 2u);
+  EXPECT_EQ(dv.toGenericDict().at(IValue("a")).toInt(), 3);
+  EXPECT_EQ(dv.toGenericDict().entries()[1].key().toStringRef(), "b");
+  EXPECT_ERROR(IValue(1.5).toTensor(), "expected Tensor but got float");
+  EXPECT_ERROR(IValue("s").toInt(), "expected int but got str");
+  EXPECT_ERROR(t.toList(), "expected List but got Tuple");
+  EXPECT_ERROR(l.toIntList(), "expected int");
+  std::ostringstream os;
+  os << IValue::tuple(1, 2.5, "s", IValue());
+  EXPECT_EQ(os.str(), "(1, 2.5, \"s\", None)");
+}
+
+TEST_F(JitTest, RefusesMissingFile) {
+  EXPECT_ERROR(ember::jit::load(dir().file("absent.pt")), "absent.pt", "cannot open");
+}
+
+TEST_F(JitTest, RefusesZipsThatAreNotArchives) {
+  EXPECT_ERROR(ember::jit::load(dir().file("checkpoint.pt")), "not a TorchScript archive",
+               "load_torch_checkpoint");
+  EXPECT_ERROR(ember::jit::load(dir().file("write.py")), "no zip end of central directory");
+}
+
+TEST_F(JitTest, RefusesTruncatedStorage) {
+  EXPECT_ERROR(ember::jit::load(dir().file("truncated_storage.pt")), "storage '0'", "module.fc1.weight",
+               "claims 512 elements but its entry holds 100 bytes");
+}
+
+TEST_F(JitTest, RefusesParameterLargerThanItsStorage) {
+  EXPECT_ERROR(ember::jit::load(dir().file("bad_size.pt")), "module.fc1.weight", "reach element 527",
+               "which holds 512 elements");
+}
+
+TEST_F(JitTest, RefusesGlobalsOutsideTheAllowlist) {
+  EXPECT_ERROR(ember::jit::load(dir().file("evil.pt")), "global 'posix.system' is not allowed");
+}
+
+TEST_F(JitTest, RefusesUnknownBuiltinNamingItsLine) {
+  ember::jit::Module m = ember::jit::load(dir().file("unknown_builtin.pt"));
+  EXPECT_ERROR(m.forward({ember::ones({3})}), "unknown builtin 'torch.logcumsumexp'", "code/__torch__.py:");
+}
+
+TEST_F(JitTest, RefusesWrongNumberOfInputs) {
+  ember::jit::Module m = ember::jit::load(dir().file("mlp.pt"));
+  EXPECT_ERROR(m.forward({}), "forward() expects 1 input(s) (x), got 0");
+  EXPECT_ERROR(m.forward({ember::ones({1, 16}), ember::ones({1, 16})}), "forward() expects 1 input(s) (x), got 2");
+  EXPECT_ERROR(m.run_method("scaled"), "scaled() expects 1 to 2 input(s) (x, k), got 0");
+  // an op's own error carries the builtin and the line that called it
+  EXPECT_ERROR(m.forward({ember::ones({1, 15})}), "in torch.linear at code/");
+  EXPECT_ERROR(m.forward({IValue("text")}), "no overload of torch.linear accepts (str, Tensor, Tensor)");
+}
+
+// Mutated archives: every one either loads (and then runs or fails) with ember::Error, or is
+// refused with one. A crash or another exception type fails the test.
+TEST_F(JitTest, MutatedArchivesFailCleanly) {
+  int loaded = 0, refused = 0;
+  for (int n = 0; n < 300; ++n) {
+    char name[32];
+    std::snprintf(name, sizeof name, "mutants/%03d.pt", n);
+    try {
+      ember::jit::Module m = ember::jit::load(dir().file(name));
+      ++loaded;
+      m.forward({ember::ones({2, 16})});
+    } catch (const ember::Error&) {
+      ++refused;
+    }
+  }
+  // byte flips straight into the archive's zip structure and entries
+  const std::string good = read_bytes(dir().file("mlp.pt"));
+  std::mt19937 rng(42);
+  for (int n = 0; n < 300; ++n) {
+    std::string bytes = good;
+    for (int k = 0; k < 4; ++k) bytes[rng() % bytes.size()] = static_cast<char>(rng());
+    std::istringstream in(bytes);
+    try {
+      ember::jit::load(in).forward({ember::ones({2, 16})});
+    } catch (const ember::Error&) {
+      ++refused;
+    }
+  }
+  EXPECT_GT(refused, 100);  // the mutations do reach the checks
+  EXPECT_GT(loaded, 0);     // and some survive to run
+}
+
+}  // namespace
