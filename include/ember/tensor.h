@@ -100,6 +100,16 @@ class Tensor {
  public:
   Tensor() = default;
   explicit Tensor(IntrusivePtr<TensorImpl> impl) : impl_(std::move(impl)) {}
+  Tensor(const Tensor&) = default;
+  Tensor(Tensor&&) noexcept = default;
+  ~Tensor() = default;
+  // Assigning to a named tensor rebinds it; assigning to a temporary writes into the elements it
+  // views, as in libtorch: x[0] = 5, x.select(1, 2) = y, x.index({0}) = y.
+  Tensor& operator=(const Tensor&) & = default;
+  Tensor& operator=(Tensor&&) & noexcept = default;
+  Tensor& operator=(const Tensor& src) && { return copy_(src); }
+  Tensor& operator=(Tensor&& src) && { return copy_(src); }
+  Tensor& operator=(const Scalar& value) && { return fill_(value); }
 
   // ---- metadata -------------------------------------------------------------------------
   bool defined() const { return static_cast<bool>(impl_); }

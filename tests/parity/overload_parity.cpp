@@ -87,11 +87,11 @@ std::vector<T> flat(const R& r) {
   return out;
 }
 
-// A free in-place function (which takes an lvalue) applied to a copy of t.
-template <class T, class F>
-T in_place_on_copy(const T& t, F f) {
+// An in-place function (a free one takes an lvalue) or an assignment applied to a copy of t.
+template <class T, class F, class... Args>
+T in_place_on_copy(const T& t, F f, const Args&... args) {
   T c = t.clone();
-  f(c);
+  f(c, args...);
   return c;
 }
 
@@ -296,6 +296,11 @@ const std::vector<Row>& rows() {
       V(x.unflatten(2, {5, 1})), V(x.unflatten(0, {1, 3})),
       V(x.view({-1})), V(x.view({4, 15})), V(x.view(std::vector<int64_t>{3, 20})), V(x.view(ns::kInt)),
       V(x.clone().zero_()), V(l.clone().zero_()),
+      // assigning to a temporary writes into the tensor it views
+      V(in_place_on_copy(x, [](auto& c) { c[0] = 1.5; })), V(in_place_on_copy(l, [](auto& c) { c[1][2] = 7; })),
+      V(in_place_on_copy(x, [](auto& c, const auto& s) { c.select(1, 2) = s.select(1, 0); }, y)),
+      V(in_place_on_copy(x, [](auto& c, const auto& s) { c.index({0}) = s[1]; }, y)),
+      V(in_place_on_copy(x, [](auto& c) { c[2][3] = ns::scalar_tensor(4.0); })),
   };
   return r;
 }

@@ -8,6 +8,7 @@
 #include <torch/nn/module.h>
 #include <torch/optim/schedulers/step_lr.h>
 #include <torch/optim/sgd.h>
+#include <torch/script.h>
 #include <torch/torch.h>
 
 #include <cstdio>
@@ -46,6 +47,9 @@ int main() {
     schedule.step();
   }
   const at::Tensor w = net->fc->weight.detach();
+  torch::Tensor probe = torch::zeros({2, 2});
+  probe[1][0] = 5;  // assigning to a temporary writes into probe, as in libtorch
+  if (probe.sum().item<float>() != 5) return 2;
   std::printf("libtorch_program: loss %.2e, weight %.4f, lr %.4f\n", loss, w.item<float>(),
               optimizer.param_groups()[0].options().get_lr());
   return loss < 1e-4 ? 0 : 1;
