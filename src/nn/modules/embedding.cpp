@@ -13,7 +13,7 @@
 namespace ember::nn {
 namespace {
 
-// padding_idx in [-num, num) made non-negative; -1 when absent (what functional::embedding takes).
+// padding_idx in [-num, num) made non-negative; -1 when absent (what ember::embedding takes).
 int64_t wrap_padding_idx(std::optional<int64_t> idx, int64_t num) {
   if (!idx) return -1;
   EMBER_CHECK(*idx < num && *idx >= -num, "Embedding", "Padding_idx must be within num_embeddings (got ", *idx,
@@ -108,7 +108,7 @@ Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncO
     Tensor w = weight;
     embedding_renorm_(w, input, *options.max_norm(), options.norm_type());
   }
-  return functional::embedding(weight, input, padding_idx, options.scale_grad_by_freq(), options.sparse());
+  return ember::embedding(weight, input, padding_idx, options.scale_grad_by_freq(), options.sparse());
 }
 
 }  // namespace functional

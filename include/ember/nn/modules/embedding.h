@@ -62,7 +62,8 @@ struct EmbeddingFuncOptions {
   EMBER_ARG(bool, scale_grad_by_freq) = false;
   EMBER_ARG(bool, sparse) = false;
 };
-Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncOptions& options);
+// libtorch's order: the indices first (torch::embedding, the at:: form, takes the weight first).
+Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncOptions& options = {});
 // Scales, in place and without recording, the rows of weight that indices name whose norm
 // exceeds max_norm down to max_norm.
 Tensor& embedding_renorm_(Tensor& weight, const Tensor& indices, double max_norm, double norm_type);
