@@ -44,7 +44,11 @@ using kldiv_reduction_t = std::variant<enumtype::kNone, enumtype::kBatchMean, en
 
 #define EMBER_REDUCTION_OPTIONS(Name)                                                   \
   Name() = default;                                                                     \
-  Name(reduction_t reduction) : reduction_(reduction) {} /* NOLINT: Options(torch::kSum) */ \
+  Name(reduction_t reduction) : reduction_(reduction) {} /* NOLINT */                   \
+  /* one per tag, as libtorch's: F::mse_loss(x, y, torch::kSum) is one conversion */   \
+  Name(enumtype::kNone) : reduction_(kNone) {} /* NOLINT */                             \
+  Name(enumtype::kMean) : reduction_(kMean) {} /* NOLINT */                             \
+  Name(enumtype::kSum) : reduction_(kSum) {}   /* NOLINT */                             \
   EMBER_ARG(reduction_t, reduction) = kMean;
 
 struct MSELossOptions {
@@ -87,6 +91,10 @@ struct BCEWithLogitsLossOptions {
 struct KLDivLossOptions {
   KLDivLossOptions() = default;
   KLDivLossOptions(kldiv_reduction_t reduction) : reduction_(reduction) {}  // NOLINT
+  KLDivLossOptions(enumtype::kNone) : reduction_(kNone) {}                  // NOLINT
+  KLDivLossOptions(enumtype::kBatchMean) : reduction_(kBatchMean) {}        // NOLINT
+  KLDivLossOptions(enumtype::kSum) : reduction_(kSum) {}                    // NOLINT
+  KLDivLossOptions(enumtype::kMean) : reduction_(kMean) {}                  // NOLINT
   EMBER_ARG(kldiv_reduction_t, reduction) = kMean;
   // Whether the target is given as log-probabilities.
   EMBER_ARG(bool, log_target) = false;

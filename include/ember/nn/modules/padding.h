@@ -10,6 +10,9 @@ template <size_t D, int Mode, class Options>
 class PadImpl : public Module {
  public:
   explicit PadImpl(const Options& options) : options(options) {}
+  explicit PadImpl(ExpandingArray<D * 2> padding)
+    requires(Mode != 2)
+      : options(padding) {}
   Tensor forward(const Tensor& input);
   void pretty_print(std::ostream& stream) const override;
   Options options;

@@ -14,7 +14,11 @@ using reduction_t = std::variant<enumtype::kNone, enumtype::kMean, enumtype::kSu
 
 #define EMBER_REDUCTION_OPTIONS(Name)                                                   \
   Name() = default;                                                                     \
-  Name(reduction_t reduction) : reduction_(reduction) {} /* NOLINT: Options(torch::kSum) */ \
+  Name(reduction_t reduction) : reduction_(reduction) {} /* NOLINT */                   \
+  /* one per tag, as libtorch's: F::mse_loss(x, y, torch::kSum) is one conversion */   \
+  Name(enumtype::kNone) : reduction_(kNone) {} /* NOLINT */                             \
+  Name(enumtype::kMean) : reduction_(kMean) {} /* NOLINT */                             \
+  Name(enumtype::kSum) : reduction_(kSum) {}   /* NOLINT */                             \
   EMBER_ARG(reduction_t, reduction) = kMean;
 
 struct MarginRankingLossOptions {
