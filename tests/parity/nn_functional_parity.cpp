@@ -175,6 +175,33 @@ TEST(NnFunctionalParity, PoolingAndResampling) {
       {"interpolate area", {{2, 3, 8, 6}},
        [](const ELeaves& v) { return F::interpolate(v[0], F::InterpolateFuncOptions().size(std::vector<int64_t>{3, 4}).mode(ember::kArea)); },
        [](const TLeaves& v) { return tF::interpolate(v[0], tF::InterpolateFuncOptions().size(std::vector<int64_t>{3, 4}).mode(torch::kArea)); }},
+      {"unfold", {{2, 3, 6, 7}},
+       [](const ELeaves& v) { return F::unfold(v[0], F::UnfoldFuncOptions({2, 3}).stride({1, 2}).padding(1).dilation({2, 1})); },
+       [](const TLeaves& v) { return tF::unfold(v[0], tF::UnfoldFuncOptions({2, 3}).stride({1, 2}).padding(1).dilation({2, 1})); }},
+      {"fold", {{2, 12, 12}},
+       [](const ELeaves& v) { return F::fold(v[0], F::FoldFuncOptions({4, 5}, {2, 2})); },
+       [](const TLeaves& v) { return tF::fold(v[0], tF::FoldFuncOptions({4, 5}, {2, 2})); }},
+      {"fold strided unreached", {{1, 8, 6}},
+       [](const ELeaves& v) { return F::fold(v[0], F::FoldFuncOptions({5, 8}, {2, 2}).stride(3).padding({1, 0})); },
+       [](const TLeaves& v) { return tF::fold(v[0], tF::FoldFuncOptions({5, 8}, {2, 2}).stride(3).padding({1, 0})); }},
+      {"max_unpool2d", {{2, 3, 6, 6}},
+       [](const ELeaves& v) {
+         auto [y, i] = F::max_pool2d_with_indices(v[0], F::MaxPool2dFuncOptions(2));
+         return F::max_unpool2d(y, i, F::MaxUnpool2dFuncOptions(2));
+       },
+       [](const TLeaves& v) {
+         auto [y, i] = tF::max_pool2d_with_indices(v[0], tF::MaxPool2dFuncOptions(2));
+         return tF::max_unpool2d(y, i, tF::MaxUnpool2dFuncOptions(2));
+       }},
+      {"max_unpool1d", {{2, 3, 9}},
+       [](const ELeaves& v) {
+         auto [y, i] = F::max_pool1d_with_indices(v[0], F::MaxPool1dFuncOptions(3).stride(2));
+         return F::max_unpool1d(y, i, F::MaxUnpool1dFuncOptions(3).stride(2));
+       },
+       [](const TLeaves& v) {
+         auto [y, i] = tF::max_pool1d_with_indices(v[0], tF::MaxPool1dFuncOptions(3).stride(2));
+         return tF::max_unpool1d(y, i, tF::MaxUnpool1dFuncOptions(3).stride(2));
+       }},
       {"pixel_shuffle", {{2, 8, 3, 3}},
        [](const ELeaves& v) { return F::pixel_shuffle(v[0], 2); },
        [](const TLeaves& v) { return tF::pixel_shuffle(v[0], 2); }},

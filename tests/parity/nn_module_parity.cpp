@@ -474,6 +474,9 @@ TEST(NnParity, ModuleTable) {
       module_row(enn::InstanceNorm3d(enn::InstanceNormOptions(2).affine(true)),
                  tnn::InstanceNorm3d(tnn::InstanceNormOptions(2).affine(true)), {2, 3, 3, 3}),
       module_row(enn::LocalResponseNorm(3), tnn::LocalResponseNorm(3), {2, 5, 4, 4}),
+      module_row(enn::Unfold(enn::UnfoldOptions({2, 3}).stride(2)), tnn::Unfold(tnn::UnfoldOptions({2, 3}).stride(2)),
+                 {2, 3, 6, 7}),
+      module_row(enn::Fold(enn::FoldOptions({4, 5}, {2, 2})), tnn::Fold(tnn::FoldOptions({4, 5}, {2, 2})), {2, 8, 12}),
       module_row(enn::SELU(), tnn::SELU(), {3, 7}),
       module_row(enn::SELU(true), tnn::SELU(true), {3, 7}),
       module_row(enn::GLU(), tnn::GLU(), {3, 8}),
@@ -500,6 +503,15 @@ TEST(NnParity, ModuleTable) {
                  tnn::PReLU(tnn::PReLUOptions().num_parameters(3).init(0.1)), {2, 3, 4}),
   };
   for (auto& row : rows) row();
+  // CrossMapLRN2d: the forward and printed form. Ember's gradient is the exact derivative of the
+  // forward; libtorch's hand-written backward (from Lua Torch) is not, so gradients differ.
+  {
+    ember::NoGradGuard no_grad;
+    enn::CrossMapLRN2d e(enn::CrossMapLRN2dOptions(3).alpha(0.01).k(2));
+    tnn::CrossMapLRN2d t(tnn::CrossMapLRN2dOptions(3).alpha(0.01).k(2));
+    EXPECT_EQ(str(e), str(t));
+    for (int64_t c : {1, 2, 5, 7}) expect_forward(e, t, rnd({2, c, 3, 3}, 90 + c));
+  }
   // Random in training: eval rows only.
   auto eval_row = [](auto e, auto t, std::vector<int64_t> shape) {
     e->eval();
@@ -531,6 +543,42 @@ TEST(NnParity, PrettyPrintOfLossesAndDistances) {
   compare(enn::PoissonNLLLoss(), tnn::PoissonNLLLoss());
   compare(enn::CosineSimilarity(), tnn::CosineSimilarity());
   compare(enn::PairwiseDistance(), tnn::PairwiseDistance());
+  compare(enn::MaxUnpool1d(3), tnn::MaxUnpool1d(3));
+  compare(enn::MaxUnpool2d(enn::MaxUnpool2dOptions(2).stride(1).padding(1)),
+          tnn::MaxUnpool2d(tnn::MaxUnpool2dOptions(2).stride(1).padding(1)));
+  compare(enn::MaxUnpool3d(2), tnn::MaxUnpool3d(2));
+  compare(enn::Functional(ember::relu), tnn::Functional(torch::relu));
+}
+
+TEST(NnParity, ParameterContainers) {
+  ember::Tensor a = rnd({2, 3}, 61), b = rnd({4}, 62);
+  enn::ParameterList el(a, b.to(ember::kDouble));
+  tnn::ParameterList tl(T(a), T(b).to(torch::kDouble));
+  EXPECT_EQ(str(el), str(tl));
+  EXPECT_EQ(el->named_parameters().keys(), tl->named_parameters().keys());
+  EXPECT_EQ(el->size(), tl->size());
+  EXPECT_TRUE(Close(el[1], tl[1]));
+  enn::ParameterDict ed;
+  tnn::ParameterDict td;
+  ed->insert("w", a);
+  td->insert("w", T(a));
+  ed->insert("bias", b);
+  td->insert("bias", T(b));
+  EXPECT_EQ(str(ed), str(td));
+  EXPECT_EQ(ed->keys(), td->keys());
+  EXPECT_TRUE(Close(ed->pop("w"), td->pop("w")));
+  EXPECT_EQ(ed->keys(), td->keys());
+  // A module holding them lists their parameters under the container's name.
+  struct Net : enn::Module {
+    Net() { list = register_module("list", enn::ParameterList(ember::zeros({2}), ember::ones({1}))); }
+    enn::ParameterList list{nullptr};
+  };
+  Net net;
+  EXPECT_EQ(net.named_parameters().keys(), (std::vector<std::string>{"list.0", "list.1"}));
+  enn::Functional f(ember::leaky_relu, 0.2);
+  tnn::Functional tf(torch::leaky_relu, 0.2);
+  ember::Tensor x = rnd({5}, 63);
+  EXPECT_TRUE(Close(f(x), tf(T(x))));
 }
 
 // The loss modules call their functional forms (checked against libtorch's in

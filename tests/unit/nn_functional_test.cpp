@@ -68,6 +68,24 @@ TEST(NnFunctional, BadInputNamesTheOp) {
   EXPECT_ERROR(nn::ConvTranspose1d(0, 2, 3), "ConvTranspose1d", "positive");
 }
 
+TEST(NnFunctional, MaxUnpoolOutputSize) {
+  const Tensor x = tensor({{{1.f, 5.f, 2.f, 7.f}}});
+  auto [y, i] = F::max_pool1d_with_indices(x, F::MaxPool1dFuncOptions(2));
+  const Tensor z = F::max_unpool1d(y, i, F::MaxUnpool1dFuncOptions(2).output_size(std::vector<int64_t>{5}));
+  EXPECT_TRUE(z.equal(tensor({{{0.f, 5.f, 0.f, 7.f, 0.f}}})));
+  EXPECT_ERROR(F::max_unpool1d(y, i + 10, F::MaxUnpool1dFuncOptions(2)), "max_unpool1d", "invalid max index");
+  EXPECT_ERROR(F::max_unpool2d(y.squeeze(0), i.squeeze(0), F::MaxUnpool2dFuncOptions(2)), "max_unpool2d", "[1, 2]");
+  EXPECT_ERROR(F::fold(randn({1, 5, 4}), F::FoldFuncOptions({3, 3}, {2, 2})), "fold", "divisible");
+  EXPECT_ERROR(F::unfold(randn({2, 3}), F::UnfoldFuncOptions(2)), "unfold", "2D");
+  EXPECT_ERROR(nn::CrossMapLRN2d(3)(randn({2, 3, 4})), "CrossMapLRN2d", "4D");
+  nn::ParameterList list(ones({2}));
+  EXPECT_ERROR(list->at(3), "ParameterList", "out of range");
+  nn::ParameterDict dict;
+  dict->insert("a", ones({1}));
+  EXPECT_ERROR(dict->insert("a", ones({1})), "already defined");
+  EXPECT_ERROR(dict->pop("b"), "ParameterDict", "'b'");
+}
+
 TEST(NnFunctional, EmptyInputs) {
   const Tensor e = randn({0, 3});
   EXPECT_EQ(F::selu(e).numel(), 0);

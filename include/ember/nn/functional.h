@@ -12,6 +12,7 @@
 #include "ember/nn/functional/vision.h"
 #include "ember/nn/modules/activation.h"
 #include "ember/nn/modules/embedding.h"
+#include "ember/nn/modules/fold.h"
 #include "ember/nn/modules/loss.h"
 #include "ember/nn/modules/pooling.h"
 #include "ember/nn_ops.h"

@@ -1,9 +1,14 @@
 #include "ember/nn/modules/normalization.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "ember/autograd.h"
 #include "ember/factory.h"
 #include "ember/nn/init.h"
+#include "ember/indexing.h"
 #include "ember/nn_ops.h"
+#include "ember/pointwise.h"
 
 namespace ember::nn {
 
@@ -199,6 +204,34 @@ Tensor GroupNormImpl::forward(const Tensor& input) {
 void GroupNormImpl::pretty_print(std::ostream& stream) const {
   stream << std::boolalpha << "torch::nn::GroupNorm(" << options.num_groups() << ", " << options.num_channels()
          << ", eps=" << options.eps() << ", affine=" << options.affine() << ")";
+}
+
+// Lua Torch's running window over channels, as libtorch computes it: channel c sums the squares
+// of channels up to c + pre_pad - 1 and drops those from 1 to c - pre_pad (channel 0 is never
+// dropped), pre_pad = (size - 1) / 2 + 1. With P the cumulative sum of squares over channels:
+// P[min(c + pre_pad - 1, C - 1)] - (P[c - pre_pad] - P[0]) where c > pre_pad.
+Tensor CrossMapLRN2dImpl::forward(const Tensor& input) {
+  EMBER_CHECK(input.dim() == 4, "CrossMapLRN2d", "CrossMapLRN2d: Expected input to be 4D, got ", input.dim(), "D instead.");
+  const int64_t c = input.size(1), pre_pad = (options.size() - 1) / 2 + 1;
+  if (input.numel() == 0) return input;
+  const Tensor prefix = (input * input).cumsum(1);
+  std::vector<int64_t> upper, lower;
+  std::vector<float> dropped;
+  for (int64_t i = 0; i < c; ++i) {
+    upper.push_back(std::min(i + pre_pad - 1, c - 1));
+    lower.push_back(i > pre_pad ? i - pre_pad : 0);
+    dropped.push_back(i > pre_pad ? 1.f : 0.f);
+  }
+  const Tensor drop = tensor(dropped).to(input.dtype()).view({1, c, 1, 1});
+  const Tensor window = prefix.index_select(1, tensor(upper)) -
+                        (prefix.index_select(1, tensor(lower)) - prefix.narrow(1, 0, 1)) * drop;
+  const Tensor scale = window * (options.alpha() / static_cast<double>(options.size())) + static_cast<double>(options.k());
+  return input * scale.pow(-options.beta());
+}
+
+void CrossMapLRN2dImpl::pretty_print(std::ostream& stream) const {
+  stream << "torch::nn::CrossMapLRN2d(" << options.size() << ", alpha=" << options.alpha() << ", beta=" << options.beta()
+         << ", k=" << options.k() << ")";
 }
 
 }  // namespace ember::nn

@@ -2,6 +2,9 @@
 
 #include <cmath>
 
+#include "ember/autograd.h"
+#include "ember/factory.h"
+#include "ember/indexing.h"
 #include "ember/nn_ops.h"
 #include "ember/pointwise.h"
 
@@ -82,7 +85,71 @@ Tensor lp_pool2d(const Tensor& input, const LPPool2dFuncOptions& o) {
   return lp_pool(pooled, o.kernel_size()[0] * o.kernel_size()[1], o.norm_type());
 }
 
+template <size_t D>
+Tensor max_unpool(const char* op, const Tensor& input, const Tensor& indices, const MaxUnpoolFuncOptions<D>& o) {
+  const auto d = static_cast<int64_t>(D);
+  EMBER_CHECK(input.defined() && indices.defined() && (input.dim() == d + 1 || input.dim() == d + 2), op,
+              "expected a ", d + 1, "D or ", d + 2, "D input, got ", input.defined() ? input.sizes() : IntArrayRef());
+  EMBER_CHECK(indices.sizes() == input.sizes(), op, "Expected shape of indices to be same as that of the input tensor (",
+              input.sizes(), ") but got indices tensor with shape: ", indices.sizes());
+  EMBER_CHECK(indices.dtype() == kLong, op, "Expected indices of dtype int64, got ", indices.dtype());
+  DimVector out(IntArrayRef(input.sizes().data(), static_cast<size_t>(input.dim() - d)));
+  int64_t plane = 1;
+  for (int64_t i = 0; i < d; ++i) {
+    int64_t size = (input.size(input.dim() - d + i) - 1) * o.stride()[i] - 2 * o.padding()[i] + o.kernel_size()[i];
+    if (o.output_size()) {
+      const auto& given = *o.output_size();
+      EMBER_CHECK(static_cast<int64_t>(given.size()) == d || static_cast<int64_t>(given.size()) == d + 2, op,
+                  "output_size should have ", d, " or ", d + 2, " elements, got ", given.size());
+      size = given[given.size() - D + i];
+    }
+    out.push_back(size);
+    plane *= size;
+  }
+  Tensor flat_idx = indices.flatten(input.dim() - d);
+  {
+    NoGradGuard no_grad;
+    EMBER_CHECK(flat_idx.numel() == 0 || ((flat_idx >= 0).all().item<bool>() && (flat_idx < plane).all().item<bool>()),
+                op, "Found an invalid max index (expected values in [0, ", plane, "), output sizes ", IntArrayRef(out), ")");
+  }
+  DimVector flat(IntArrayRef(out.data(), static_cast<size_t>(input.dim() - d)));
+  flat.push_back(plane);
+  return zeros(flat, TensorOptions().dtype(input.dtype()))
+      .scatter(-1, flat_idx, input.flatten(input.dim() - d))
+      .view(out);
+}
+
+Tensor max_unpool1d(const Tensor& input, const Tensor& indices, const MaxUnpool1dFuncOptions& o) {
+  return max_unpool<1>("max_unpool1d", input, indices, o);
+}
+Tensor max_unpool2d(const Tensor& input, const Tensor& indices, const MaxUnpool2dFuncOptions& o) {
+  return max_unpool<2>("max_unpool2d", input, indices, o);
+}
+Tensor max_unpool3d(const Tensor& input, const Tensor& indices, const MaxUnpool3dFuncOptions& o) {
+  return max_unpool<3>("max_unpool3d", input, indices, o);
+}
+
 }  // namespace functional
+
+template <size_t D>
+Tensor MaxUnpoolImpl<D>::forward(const Tensor& input, const Tensor& indices,
+                                 const std::optional<std::vector<int64_t>>& output_size) {
+  auto o = functional::MaxUnpoolFuncOptions<D>(options.kernel_size())
+               .stride(options.stride())
+               .padding(options.padding())
+               .output_size(output_size);
+  if constexpr (D == 1) return functional::max_unpool1d(input, indices, o);
+  if constexpr (D == 2) return functional::max_unpool2d(input, indices, o);
+  if constexpr (D == 3) return functional::max_unpool3d(input, indices, o);
+}
+template <size_t D>
+void MaxUnpoolImpl<D>::pretty_print(std::ostream& stream) const {
+  stream << "torch::nn::MaxUnpool" << D << "d(kernel_size=" << options.kernel_size() << ", stride=" << options.stride()
+         << ", padding=" << options.padding() << ")";
+}
+template class MaxUnpoolImpl<1>;
+template class MaxUnpoolImpl<2>;
+template class MaxUnpoolImpl<3>;
 
 template <size_t D>
 Tensor MaxPoolImpl<D>::forward(const Tensor& input) {

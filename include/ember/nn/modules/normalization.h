@@ -1,4 +1,5 @@
-// BatchNorm1d/2d/3d (running statistics), InstanceNorm1d/2d/3d, LayerNorm, GroupNorm, LocalResponseNorm.
+// BatchNorm1d/2d/3d (running statistics), InstanceNorm1d/2d/3d, LayerNorm, GroupNorm, LocalResponseNorm,
+// CrossMapLRN2d.
 #pragma once
 #include <optional>
 #include <vector>
@@ -105,6 +106,16 @@ class LocalResponseNormImpl : public Module {
   LocalResponseNormOptions options;
 };
 EMBER_MODULE(LocalResponseNorm);
+
+class CrossMapLRN2dImpl : public Module {
+ public:
+  explicit CrossMapLRN2dImpl(int64_t size) : options(size) {}
+  explicit CrossMapLRN2dImpl(const CrossMapLRN2dOptions& options) : options(options) {}
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  CrossMapLRN2dOptions options;
+};
+EMBER_MODULE(CrossMapLRN2d);
 
 struct LayerNormOptions {
   LayerNormOptions(std::vector<int64_t> normalized_shape) : normalized_shape_(std::move(normalized_shape)) {}  // NOLINT

@@ -1,7 +1,10 @@
-// MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d, AdaptiveMaxPool1d/2d, LPPool1d/2d and the
+// MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d, AdaptiveMaxPool1d/2d, LPPool1d/2d,
+// MaxUnpool1d/2d/3d and the
 // functional forms taking their FuncOptions.
 #pragma once
+#include <optional>
 #include <tuple>
+#include <vector>
 
 #include "ember/nn/options/pooling.h"
 #include "ember/nn/pimpl.h"
@@ -25,6 +28,10 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& input,
                                                             const AdaptiveMaxPool2dFuncOptions& options);
 Tensor lp_pool1d(const Tensor& input, const LPPool1dFuncOptions& options);
 Tensor lp_pool2d(const Tensor& input, const LPPool2dFuncOptions& options);
+// indices: flat positions in each output plane, as max_pool*_with_indices return them.
+Tensor max_unpool1d(const Tensor& input, const Tensor& indices, const MaxUnpool1dFuncOptions& options);
+Tensor max_unpool2d(const Tensor& input, const Tensor& indices, const MaxUnpool2dFuncOptions& options);
+Tensor max_unpool3d(const Tensor& input, const Tensor& indices, const MaxUnpool3dFuncOptions& options);
 }  // namespace functional
 
 template <size_t D>
@@ -78,6 +85,32 @@ class LPPoolImpl : public Module {
   void pretty_print(std::ostream& stream) const override;
   LPPoolOptions<D> options;
 };
+
+template <size_t D>
+class MaxUnpoolImpl : public Module {
+ public:
+  explicit MaxUnpoolImpl(ExpandingArray<D> kernel_size) : MaxUnpoolImpl(MaxUnpoolOptions<D>(kernel_size)) {}
+  explicit MaxUnpoolImpl(const MaxUnpoolOptions<D>& options) : options(options) {}
+  Tensor forward(const Tensor& input, const Tensor& indices,
+                 const std::optional<std::vector<int64_t>>& output_size = std::nullopt);
+  void pretty_print(std::ostream& stream) const override;
+  MaxUnpoolOptions<D> options;
+};
+class MaxUnpool1dImpl : public MaxUnpoolImpl<1> {
+ public:
+  using MaxUnpoolImpl<1>::MaxUnpoolImpl;
+};
+class MaxUnpool2dImpl : public MaxUnpoolImpl<2> {
+ public:
+  using MaxUnpoolImpl<2>::MaxUnpoolImpl;
+};
+class MaxUnpool3dImpl : public MaxUnpoolImpl<3> {
+ public:
+  using MaxUnpoolImpl<3>::MaxUnpoolImpl;
+};
+EMBER_MODULE(MaxUnpool1d);
+EMBER_MODULE(MaxUnpool2d);
+EMBER_MODULE(MaxUnpool3d);
 
 class MaxPool1dImpl : public MaxPoolImpl<1> {
  public:

@@ -30,6 +30,15 @@ struct LocalResponseNormOptions {
   EMBER_ARG(double, k) = 1.;
 };
 
+// LocalResponseNorm's map over (N, C, H, W) inputs, as Lua Torch's CrossMapLRN2d (k an integer).
+struct CrossMapLRN2dOptions {
+  CrossMapLRN2dOptions(int64_t size) : size_(size) {}  // NOLINT
+  EMBER_ARG(int64_t, size);
+  EMBER_ARG(double, alpha) = 1e-4;
+  EMBER_ARG(double, beta) = 0.75;
+  EMBER_ARG(int64_t, k) = 1;
+};
+
 namespace functional {
 
 struct BatchNormFuncOptions {

@@ -1,6 +1,7 @@
 // Options of the pooling modules and their functional forms (1-D and 2-D).
 #pragma once
 #include <optional>
+#include <vector>
 
 #include "ember/nn/options.h"
 
@@ -62,7 +63,31 @@ struct LPPoolOptions {
 using LPPool1dOptions = LPPoolOptions<1>;
 using LPPool2dOptions = LPPoolOptions<2>;
 
+// The inverse of max pooling: values put back at the positions their indices name.
+template <size_t D>
+struct MaxUnpoolOptions {
+  MaxUnpoolOptions(ExpandingArray<D> kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
+  EMBER_ARG(ExpandingArray<D>, kernel_size);
+  EMBER_ARG(ExpandingArray<D>, stride);
+  EMBER_ARG(ExpandingArray<D>, padding) = 0;
+};
+using MaxUnpool1dOptions = MaxUnpoolOptions<1>;
+using MaxUnpool2dOptions = MaxUnpoolOptions<2>;
+using MaxUnpool3dOptions = MaxUnpoolOptions<3>;
+
 namespace functional {
+template <size_t D>
+struct MaxUnpoolFuncOptions {
+  MaxUnpoolFuncOptions(ExpandingArray<D> kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
+  EMBER_ARG(ExpandingArray<D>, kernel_size);
+  EMBER_ARG(ExpandingArray<D>, stride);
+  EMBER_ARG(ExpandingArray<D>, padding) = 0;
+  // The spatial sizes (or with N and C in front); default (in - 1) * stride - 2 * padding + kernel.
+  EMBER_ARG(std::optional<std::vector<int64_t>>, output_size) = std::nullopt;
+};
+using MaxUnpool1dFuncOptions = MaxUnpoolFuncOptions<1>;
+using MaxUnpool2dFuncOptions = MaxUnpoolFuncOptions<2>;
+using MaxUnpool3dFuncOptions = MaxUnpoolFuncOptions<3>;
 using MaxPool1dFuncOptions = MaxPool1dOptions;
 using MaxPool2dFuncOptions = MaxPool2dOptions;
 using AvgPool1dFuncOptions = AvgPool1dOptions;
