@@ -154,12 +154,14 @@ template class MaxUnpoolImpl<3>;
 template <size_t D>
 Tensor MaxPoolImpl<D>::forward(const Tensor& input) {
   if constexpr (D == 1) return functional::max_pool1d(input, options);
-  else return functional::max_pool2d(input, options);
+  if constexpr (D == 2) return functional::max_pool2d(input, options);
+  if constexpr (D == 3) return functional::max_pool3d(input, options);
 }
 template <size_t D>
 std::tuple<Tensor, Tensor> MaxPoolImpl<D>::forward_with_indices(const Tensor& input) {
   if constexpr (D == 1) return functional::max_pool1d_with_indices(input, options);
-  else return functional::max_pool2d_with_indices(input, options);
+  if constexpr (D == 2) return functional::max_pool2d_with_indices(input, options);
+  if constexpr (D == 3) return functional::max_pool3d_with_indices(input, options);
 }
 template <size_t D>
 void MaxPoolImpl<D>::pretty_print(std::ostream& stream) const {
@@ -171,7 +173,8 @@ void MaxPoolImpl<D>::pretty_print(std::ostream& stream) const {
 template <size_t D>
 Tensor AvgPoolImpl<D>::forward(const Tensor& input) {
   if constexpr (D == 1) return functional::avg_pool1d(input, options);
-  else return functional::avg_pool2d(input, options);
+  if constexpr (D == 2) return functional::avg_pool2d(input, options);
+  if constexpr (D == 3) return functional::avg_pool3d(input, options);
 }
 template <size_t D>
 void AvgPoolImpl<D>::pretty_print(std::ostream& stream) const {
@@ -182,7 +185,8 @@ void AvgPoolImpl<D>::pretty_print(std::ostream& stream) const {
 template <size_t D, class S>
 Tensor AdaptiveAvgPoolImpl<D, S>::forward(const Tensor& input) {
   if constexpr (D == 1) return functional::adaptive_avg_pool1d(input, options);
-  else return functional::adaptive_avg_pool2d(input, options);
+  if constexpr (D == 2) return functional::adaptive_avg_pool2d(input, options);
+  if constexpr (D == 3) return functional::adaptive_avg_pool3d(input, options);
 }
 template <size_t D, class S>
 void AdaptiveAvgPoolImpl<D, S>::pretty_print(std::ostream& stream) const {
@@ -192,12 +196,14 @@ void AdaptiveAvgPoolImpl<D, S>::pretty_print(std::ostream& stream) const {
 template <size_t D, class S>
 Tensor AdaptiveMaxPoolImpl<D, S>::forward(const Tensor& input) {
   if constexpr (D == 1) return functional::adaptive_max_pool1d(input, options);
-  else return functional::adaptive_max_pool2d(input, options);
+  if constexpr (D == 2) return functional::adaptive_max_pool2d(input, options);
+  if constexpr (D == 3) return functional::adaptive_max_pool3d(input, options);
 }
 template <size_t D, class S>
 std::tuple<Tensor, Tensor> AdaptiveMaxPoolImpl<D, S>::forward_with_indices(const Tensor& input) {
   if constexpr (D == 1) return functional::adaptive_max_pool1d_with_indices(input, options);
-  else return functional::adaptive_max_pool2d_with_indices(input, options);
+  if constexpr (D == 2) return functional::adaptive_max_pool2d_with_indices(input, options);
+  if constexpr (D == 3) return functional::adaptive_max_pool3d_with_indices(input, options);
 }
 template <size_t D, class S>
 void AdaptiveMaxPoolImpl<D, S>::pretty_print(std::ostream& stream) const {
@@ -218,12 +224,16 @@ void LPPoolImpl<D>::pretty_print(std::ostream& stream) const {
 
 template class MaxPoolImpl<1>;
 template class MaxPoolImpl<2>;
+template class MaxPoolImpl<3>;
 template class AvgPoolImpl<1>;
 template class AvgPoolImpl<2>;
+template class AvgPoolImpl<3>;
 template class AdaptiveAvgPoolImpl<1, ExpandingArray<1>>;
 template class AdaptiveAvgPoolImpl<2, ExpandingArrayWithOptionalElem<2>>;
+template class AdaptiveAvgPoolImpl<3, ExpandingArrayWithOptionalElem<3>>;
 template class AdaptiveMaxPoolImpl<1, ExpandingArray<1>>;
 template class AdaptiveMaxPoolImpl<2, ExpandingArrayWithOptionalElem<2>>;
+template class AdaptiveMaxPoolImpl<3, ExpandingArrayWithOptionalElem<3>>;
 template class LPPoolImpl<1>;
 template class LPPoolImpl<2>;
 

@@ -1,4 +1,4 @@
-// MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d, AdaptiveMaxPool1d/2d, LPPool1d/2d,
+// MaxPool1d/2d/3d, AvgPool1d/2d/3d, AdaptiveAvgPool1d/2d/3d, AdaptiveMaxPool1d/2d/3d, LPPool1d/2d,
 // MaxUnpool1d/2d/3d and the
 // functional forms taking their FuncOptions.
 #pragma once
@@ -28,6 +28,14 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& input,
                                                             const AdaptiveMaxPool2dFuncOptions& options);
 Tensor lp_pool1d(const Tensor& input, const LPPool1dFuncOptions& options);
 Tensor lp_pool2d(const Tensor& input, const LPPool2dFuncOptions& options);
+// 3-D pooling as compositions (windows by Tensor::unfold, adaptive pooling separable by dim).
+Tensor max_pool3d(const Tensor& input, const MaxPool3dFuncOptions& options);
+std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& input, const MaxPool3dFuncOptions& options);
+Tensor avg_pool3d(const Tensor& input, const AvgPool3dFuncOptions& options);
+Tensor adaptive_avg_pool3d(const Tensor& input, const AdaptiveAvgPool3dFuncOptions& options);
+Tensor adaptive_max_pool3d(const Tensor& input, const AdaptiveMaxPool3dFuncOptions& options);
+std::tuple<Tensor, Tensor> adaptive_max_pool3d_with_indices(const Tensor& input,
+                                                            const AdaptiveMaxPool3dFuncOptions& options);
 // indices: flat positions in each output plane, as max_pool*_with_indices return them.
 Tensor max_unpool1d(const Tensor& input, const Tensor& indices, const MaxUnpool1dFuncOptions& options);
 Tensor max_unpool2d(const Tensor& input, const Tensor& indices, const MaxUnpool2dFuncOptions& options);
@@ -144,6 +152,26 @@ class AdaptiveMaxPool2dImpl : public AdaptiveMaxPoolImpl<2, ExpandingArrayWithOp
  public:
   using AdaptiveMaxPoolImpl<2, ExpandingArrayWithOptionalElem<2>>::AdaptiveMaxPoolImpl;
 };
+class MaxPool3dImpl : public MaxPoolImpl<3> {
+ public:
+  using MaxPoolImpl<3>::MaxPoolImpl;
+};
+class AvgPool3dImpl : public AvgPoolImpl<3> {
+ public:
+  using AvgPoolImpl<3>::AvgPoolImpl;
+};
+class AdaptiveAvgPool3dImpl : public AdaptiveAvgPoolImpl<3, ExpandingArrayWithOptionalElem<3>> {
+ public:
+  using AdaptiveAvgPoolImpl<3, ExpandingArrayWithOptionalElem<3>>::AdaptiveAvgPoolImpl;
+};
+class AdaptiveMaxPool3dImpl : public AdaptiveMaxPoolImpl<3, ExpandingArrayWithOptionalElem<3>> {
+ public:
+  using AdaptiveMaxPoolImpl<3, ExpandingArrayWithOptionalElem<3>>::AdaptiveMaxPoolImpl;
+};
+EMBER_MODULE(MaxPool3d);
+EMBER_MODULE(AvgPool3d);
+EMBER_MODULE(AdaptiveAvgPool3d);
+EMBER_MODULE(AdaptiveMaxPool3d);
 class LPPool1dImpl : public LPPoolImpl<1> {
  public:
   using LPPoolImpl<1>::LPPoolImpl;

@@ -1,4 +1,4 @@
-// Options of the pooling modules and their functional forms (1-D and 2-D).
+// Options of the pooling modules and their functional forms.
 #pragma once
 #include <optional>
 #include <vector>
@@ -18,6 +18,7 @@ struct MaxPoolOptions {
 };
 using MaxPool1dOptions = MaxPoolOptions<1>;
 using MaxPool2dOptions = MaxPoolOptions<2>;
+using MaxPool3dOptions = MaxPoolOptions<3>;
 
 template <size_t D>
 struct AvgPoolOptions {
@@ -31,6 +32,7 @@ struct AvgPoolOptions {
 };
 using AvgPool1dOptions = AvgPoolOptions<1>;
 using AvgPool2dOptions = AvgPoolOptions<2>;
+using AvgPool3dOptions = AvgPoolOptions<3>;
 
 // output_size_t: ExpandingArray<1>, or ExpandingArrayWithOptionalElem<2> whose open (nullopt)
 // entries keep the input's size.
@@ -41,6 +43,7 @@ struct AdaptiveAvgPoolOptions {
 };
 using AdaptiveAvgPool1dOptions = AdaptiveAvgPoolOptions<ExpandingArray<1>>;
 using AdaptiveAvgPool2dOptions = AdaptiveAvgPoolOptions<ExpandingArrayWithOptionalElem<2>>;
+using AdaptiveAvgPool3dOptions = AdaptiveAvgPoolOptions<ExpandingArrayWithOptionalElem<3>>;
 
 template <class output_size_t>
 struct AdaptiveMaxPoolOptions {
@@ -49,6 +52,7 @@ struct AdaptiveMaxPoolOptions {
 };
 using AdaptiveMaxPool1dOptions = AdaptiveMaxPoolOptions<ExpandingArray<1>>;
 using AdaptiveMaxPool2dOptions = AdaptiveMaxPoolOptions<ExpandingArrayWithOptionalElem<2>>;
+using AdaptiveMaxPool3dOptions = AdaptiveMaxPoolOptions<ExpandingArrayWithOptionalElem<3>>;
 
 // Power-average pooling: (sum of x^p over the window)^(1/p).
 template <size_t D>
@@ -90,6 +94,10 @@ using MaxUnpool2dFuncOptions = MaxUnpoolFuncOptions<2>;
 using MaxUnpool3dFuncOptions = MaxUnpoolFuncOptions<3>;
 using MaxPool1dFuncOptions = MaxPool1dOptions;
 using MaxPool2dFuncOptions = MaxPool2dOptions;
+using MaxPool3dFuncOptions = MaxPool3dOptions;
+using AvgPool3dFuncOptions = AvgPool3dOptions;
+using AdaptiveAvgPool3dFuncOptions = AdaptiveAvgPool3dOptions;
+using AdaptiveMaxPool3dFuncOptions = AdaptiveMaxPool3dOptions;
 using AvgPool1dFuncOptions = AvgPool1dOptions;
 using AvgPool2dFuncOptions = AvgPool2dOptions;
 using AdaptiveAvgPool1dFuncOptions = AdaptiveAvgPool1dOptions;
