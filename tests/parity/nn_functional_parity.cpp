@@ -241,6 +241,35 @@ TEST(NnFunctionalParity, PoolingAndResampling) {
   });
 }
 
+TEST(NnFunctionalParity, EmbeddingBag) {
+  const ember::Tensor rows = lng({1, 4, 0, 2, 4, 3, 3, 9, 5, 1, 0, 0}, {3, 4});
+  const ember::Tensor flat = rows.reshape({-1});
+  const ember::Tensor offsets = lng({0, 3, 3, 7}, {4});
+  const ember::Tensor offsets_last = lng({0, 3, 3, 7, 12}, {5});
+  run({
+      {"embedding_bag 2-D mean", {{10, 3}},
+       [&](const ELeaves& v) { return F::embedding_bag(rows, v[0]); },
+       [&](const TLeaves& v) { return tF::embedding_bag(T(rows), v[0]); }},
+      {"embedding_bag offsets sum per_sample_weights", {{10, 3}, {12}},
+       [&](const ELeaves& v) {
+         return F::embedding_bag(flat, v[0], F::EmbeddingBagFuncOptions().offsets(offsets).mode(ember::kSum).per_sample_weights(v[1]));
+       },
+       [&](const TLeaves& v) {
+         return tF::embedding_bag(T(flat), v[0], tF::EmbeddingBagFuncOptions().offsets(T(offsets)).mode(torch::kSum).per_sample_weights(v[1]));
+       }},
+      {"embedding_bag max include_last_offset padding_idx", {{10, 3}},
+       [&](const ELeaves& v) {
+         return F::embedding_bag(flat, v[0], F::EmbeddingBagFuncOptions().offsets(offsets_last).mode(ember::kMax).include_last_offset(true).padding_idx(4));
+       },
+       [&](const TLeaves& v) {
+         return tF::embedding_bag(T(flat), v[0], tF::EmbeddingBagFuncOptions().offsets(T(offsets_last)).mode(torch::kMax).include_last_offset(true).padding_idx(4));
+       }},
+      {"embedding_bag mean padding_idx", {{10, 3}},
+       [&](const ELeaves& v) { return F::embedding_bag(flat, v[0], F::EmbeddingBagFuncOptions().offsets(offsets).padding_idx(0)); },
+       [&](const TLeaves& v) { return tF::embedding_bag(T(flat), v[0], tF::EmbeddingBagFuncOptions().offsets(T(offsets)).padding_idx(0)); }},
+  });
+}
+
 TEST(NnFunctionalParity, Activations) {
   run({
       {"selu", {{3, 7}}, [](const ELeaves& v) { return F::selu(v[0]); }, [](const TLeaves& v) { return tF::selu(v[0]); }},

@@ -557,6 +557,27 @@ TEST(NnParity, PrettyPrintOfLossesAndDistances) {
   compare(enn::Functional(ember::relu), tnn::Functional(torch::relu));
 }
 
+TEST(NnParity, EmbeddingBagModule) {
+  ember::NoGradGuard no_grad;
+  torch::NoGradGuard torch_no_grad;
+  ember::Tensor idx = ember::tensor({{1, 4, 0}, {2, 2, 9}});
+  enn::EmbeddingBag e(10, 3);
+  tnn::EmbeddingBag t(10, 3);
+  EXPECT_EQ(str(e), str(t));
+  copy_into(*e, *t);
+  EXPECT_TRUE(Close(e(idx), t(T(idx))));
+  enn::EmbeddingBag e2(enn::EmbeddingBagOptions(10, 3).mode(ember::kSum).max_norm(1.5).padding_idx(2).include_last_offset(true));
+  tnn::EmbeddingBag t2(tnn::EmbeddingBagOptions(10, 3).mode(torch::kSum).max_norm(1.5).padding_idx(2).include_last_offset(true));
+  EXPECT_EQ(str(e2), str(t2));
+  copy_into(*e2, *t2);
+  ember::Tensor flat = idx.reshape({-1}), offsets = ember::tensor({0, 2, 6});
+  EXPECT_TRUE(Close(e2(flat, offsets), t2(T(flat), T(offsets))));
+  EXPECT_TRUE(Close(e2->weight, t2->weight));  // max_norm renormalized the same rows
+  enn::EmbeddingBag e3 = enn::EmbeddingBag::from_pretrained(rnd({4, 2}, 70), enn::EmbeddingBagFromPretrainedOptions().mode(ember::kMax));
+  EXPECT_FALSE(e3->weight.requires_grad());
+  EXPECT_EQ(str(e3), "torch::nn::EmbeddingBag(num_embeddings=4, embedding_dim=2, mode=kMax)");
+}
+
 TEST(NnParity, ParameterContainers) {
   ember::Tensor a = rnd({2, 3}, 61), b = rnd({4}, 62);
   enn::ParameterList el(a, b.to(ember::kDouble));

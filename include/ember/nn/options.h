@@ -120,6 +120,7 @@ EMBER_ENUM_TAG(Bicubic, "Bicubic")
 EMBER_ENUM_TAG(Trilinear, "Trilinear")
 EMBER_ENUM_TAG(Area, "Area")
 EMBER_ENUM_TAG(NearestExact, "NearestExact")
+EMBER_ENUM_TAG(Max, "Max")
 #undef EMBER_ENUM_TAG
 }  // namespace enumtype
 
@@ -153,6 +154,7 @@ inline constexpr enumtype::kBicubic kBicubic{};
 inline constexpr enumtype::kTrilinear kTrilinear{};
 inline constexpr enumtype::kArea kArea{};
 inline constexpr enumtype::kNearestExact kNearestExact{};
+inline constexpr enumtype::kMax kMax{};
 
 // The name of the tag a variant holds ("Mean").
 template <class V>
