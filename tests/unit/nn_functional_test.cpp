@@ -68,6 +68,25 @@ TEST(NnFunctional, BadInputNamesTheOp) {
   EXPECT_ERROR(nn::ConvTranspose1d(0, 2, 3), "ConvTranspose1d", "positive");
 }
 
+// The random activations: properties, as their draws differ from libtorch's.
+TEST(NnFunctional, RandomActivations) {
+  manual_seed(5);
+  const Tensor logits = randn({4, 6}).set_requires_grad(true);
+  const Tensor soft = F::gumbel_softmax(logits, F::GumbelSoftmaxFuncOptions().tau(0.5));
+  EXPECT_TRUE(soft.sum(1).allclose(ones({4})));
+  const Tensor hard = F::gumbel_softmax(logits, F::GumbelSoftmaxFuncOptions().hard(true).dim(1));
+  EXPECT_TRUE(hard.sum(1).equal(ones({4})));
+  EXPECT_TRUE(logical_or(hard == 0, hard == 1).all().item<bool>());
+  (hard * arange(6).to(kFloat)).sum().backward();  // straight-through: the soft sample's gradient
+  EXPECT_GT(logits.grad().abs().sum().item<double>(), 0);
+  const Tensor x = -rand({1000}) - 0.1;
+  const Tensor slope = F::rrelu(x, F::RReLUFuncOptions().lower(0.2).upper(0.4).training(true)) / x;
+  EXPECT_GE(slope.min().item<double>(), 0.2 - 1e-6);
+  EXPECT_LE(slope.max().item<double>(), 0.4 + 1e-6);
+  EXPECT_GT(slope.std().item<double>(), 0.01);  // one draw per element
+  EXPECT_TRUE(F::rrelu(-x, F::RReLUFuncOptions().training(true)).equal(-x));
+}
+
 TEST(NnFunctional, MaxUnpoolOutputSize) {
   const Tensor x = tensor({{{1.f, 5.f, 2.f, 7.f}}});
   auto [y, i] = F::max_pool1d_with_indices(x, F::MaxPool1dFuncOptions(2));
