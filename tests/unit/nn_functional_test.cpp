@@ -62,6 +62,9 @@ TEST(NnFunctional, BadInputNamesTheOp) {
   EXPECT_ERROR(F::alpha_dropout(x, F::AlphaDropoutFuncOptions().p(2).training(true)), "alpha_dropout", "probability");
   EXPECT_ERROR(F::cosine_similarity(x, randn({2, 4})), "cosine_similarity", "tensor a (3)", "tensor b (4)");
   EXPECT_ERROR(nn::PReLU(nn::PReLUOptions().num_parameters(0)), "PReLU", "num_parameters");
+  EXPECT_ERROR(F::affine_grid(randn({2, 3, 3}), {2, 1, 4, 4}), "affine_grid", "Nx2x3", "[2, 3, 3]");
+  EXPECT_ERROR(F::grid_sample(randn({1, 1, 4, 4, 4}), randn({1, 2, 2, 2, 3})), "grid_sample", "[1, 1, 4, 4, 4]");
+  EXPECT_ERROR(F::grid_sample(randn({2, 1, 4, 4}), randn({1, 2, 2, 2})), "grid_sample", "same batch size");
   EXPECT_ERROR(nn::InstanceNorm2d(4)(randn({4, 4})), "InstanceNorm2d", "expected 3D or 4D input");
   EXPECT_ERROR(nn::Softmax2d()(randn({2, 3})), "Softmax2d", "3D or 4D");
   EXPECT_ERROR(nn::Conv3d(nn::Conv3dOptions(3, 4, 3).groups(2)), "Conv3d", "divisible by groups");

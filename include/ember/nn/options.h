@@ -121,6 +121,8 @@ EMBER_ENUM_TAG(Trilinear, "Trilinear")
 EMBER_ENUM_TAG(Area, "Area")
 EMBER_ENUM_TAG(NearestExact, "NearestExact")
 EMBER_ENUM_TAG(Max, "Max")
+EMBER_ENUM_TAG(Border, "Border")
+EMBER_ENUM_TAG(Reflection, "Reflection")
 #undef EMBER_ENUM_TAG
 }  // namespace enumtype
 
@@ -155,6 +157,8 @@ inline constexpr enumtype::kTrilinear kTrilinear{};
 inline constexpr enumtype::kArea kArea{};
 inline constexpr enumtype::kNearestExact kNearestExact{};
 inline constexpr enumtype::kMax kMax{};
+inline constexpr enumtype::kBorder kBorder{};
+inline constexpr enumtype::kReflection kReflection{};
 
 // The name of the tag a variant holds ("Mean").
 template <class V>
