@@ -361,7 +361,25 @@ TEST(NnFunctionalParity, Losses) {
   const ember::Tensor bits = flt({1, 0, 0, 1, 1, 0, 1, 0, 1, 0, 0, 0, 1, 1, 1}).view({3, 5});
   const ember::Tensor counts = flt({0, 1, 3, 2, 5, 0});
   const ember::Tensor class_w = flt({0.5, 1, 2, 1.5, 0.25});
+  const ember::Tensor ctc_targets = lng({1, 2, 2, 3, 0, 4, 1, 1, 0, 0, 2, 0}, {3, 4});
+  const ember::Tensor ctc_in = lng({7, 5, 6}, {3}), ctc_tgt = lng({4, 2, 0}, {3});
+  const ember::Tensor ctc_concat = lng({1, 2, 2, 3, 4, 1}, {6});
   run({
+      {"ctc_loss", {{7, 3, 5}},
+       [&](const ELeaves& v) { return F::ctc_loss(v[0].log_softmax(2), ctc_targets, ctc_in, ctc_tgt); },
+       [&](const TLeaves& v) { return tF::ctc_loss(v[0].log_softmax(2), T(ctc_targets), T(ctc_in), T(ctc_tgt)); }},
+      {"ctc_loss concatenated none blank 4", {{7, 3, 5}},
+       [&](const ELeaves& v) {
+         return F::ctc_loss(v[0].log_softmax(2), ctc_concat - 1 + (ctc_concat == 0).to(ember::kLong) * 4, ctc_in, ctc_tgt,
+                            F::CTCLossFuncOptions().blank(4).reduction(ember::kNone));
+       },
+       [&](const TLeaves& v) {
+         return tF::ctc_loss(v[0].log_softmax(2), T(ctc_concat - 1 + (ctc_concat == 0).to(ember::kLong) * 4), T(ctc_in),
+                             T(ctc_tgt), tF::CTCLossFuncOptions().blank(4).reduction(torch::kNone));
+       }},
+      {"ctc_loss sum", {{7, 3, 5}},
+       [&](const ELeaves& v) { return F::ctc_loss(v[0].log_softmax(2), ctc_targets, ctc_in, ctc_tgt, F::CTCLossFuncOptions().reduction(ember::kSum)); },
+       [&](const TLeaves& v) { return tF::ctc_loss(v[0].log_softmax(2), T(ctc_targets), T(ctc_in), T(ctc_tgt), tF::CTCLossFuncOptions().reduction(torch::kSum)); }},
       {"margin_ranking_loss", {{6}, {6}},
        [&](const ELeaves& v) { return F::margin_ranking_loss(v[0], v[1], sign6, F::MarginRankingLossFuncOptions().margin(0.3)); },
        [&](const TLeaves& v) { return tF::margin_ranking_loss(v[0], v[1], T(sign6), tF::MarginRankingLossFuncOptions().margin(0.3)); }},

@@ -548,6 +548,7 @@ TEST(NnParity, PrettyPrintOfLossesAndDistances) {
   compare(enn::TripletMarginLoss(), tnn::TripletMarginLoss());
   compare(enn::TripletMarginWithDistanceLoss(), tnn::TripletMarginWithDistanceLoss());
   compare(enn::PoissonNLLLoss(), tnn::PoissonNLLLoss());
+  compare(enn::CTCLoss(), tnn::CTCLoss());
   compare(enn::CosineSimilarity(), tnn::CosineSimilarity());
   compare(enn::PairwiseDistance(), tnn::PairwiseDistance());
   compare(enn::MaxUnpool1d(3), tnn::MaxUnpool1d(3));
@@ -631,5 +632,12 @@ TEST(NnParity, NewLossModules) {
   EXPECT_TRUE(Close(enn::TripletMarginWithDistanceLoss()(x, x2, x3), tnn::TripletMarginWithDistanceLoss()(T(x), T(x2), T(x3))));
   EXPECT_TRUE(Close(enn::PoissonNLLLoss()(x, bits), tnn::PoissonNLLLoss()(T(x), T(bits))));
   EXPECT_TRUE(Close(enn::CosineSimilarity()(x, x2), tnn::CosineSimilarity()(T(x), T(x2))));
+  // CTC: an input too short for its target has an infinite loss, or zero with zero_infinity.
+  ember::Tensor lp = rnd({3, 2, 4}, 55).log_softmax(2);
+  ember::Tensor tg = ember::tensor({{1, 1, 1}, {3, 0, 0}}), il = ember::tensor({3, 3}), tl = ember::tensor({3, 1});
+  EXPECT_TRUE(Close(enn::CTCLoss(enn::CTCLossOptions().reduction(ember::kNone))(lp, tg, il, tl),
+                    tnn::CTCLoss(tnn::CTCLossOptions().reduction(torch::kNone))(T(lp), T(tg), T(il), T(tl))));
+  EXPECT_TRUE(Close(enn::CTCLoss(enn::CTCLossOptions().zero_infinity(true))(lp, tg, il, tl),
+                    tnn::CTCLoss(tnn::CTCLossOptions().zero_infinity(true))(T(lp), T(tg), T(il), T(tl))));
   EXPECT_TRUE(Close(enn::PairwiseDistance()(x, x2), tnn::PairwiseDistance()(T(x), T(x2))));
 }

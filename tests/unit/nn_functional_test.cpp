@@ -60,6 +60,9 @@ TEST(NnFunctional, BadInputNamesTheOp) {
   EXPECT_ERROR(F::lp_pool1d(randn({1, 2, 6}), F::LPPool1dFuncOptions(0, 2)), "lp_pool1d", "norm_type");
   EXPECT_ERROR(F::dropout3d(randn({2, 3}), F::Dropout3dFuncOptions()), "dropout3d", "[2, 3]");
   EXPECT_ERROR(F::alpha_dropout(x, F::AlphaDropoutFuncOptions().p(2).training(true)), "alpha_dropout", "probability");
+  EXPECT_ERROR(F::ctc_loss(randn({3, 2, 4}), tensor({{1, 2}, {1, 1}}), tensor({4, 3}), tensor({2, 2})), "ctc_loss",
+               "input_lengths to have value at most 3", "value 4");
+  EXPECT_ERROR(F::ctc_loss(randn({3, 1, 4}), tensor({{1, 7}}), tensor({3}), tensor({2})), "ctc_loss", "target 7");
   EXPECT_ERROR(F::cosine_similarity(x, randn({2, 4})), "cosine_similarity", "tensor a (3)", "tensor b (4)");
   EXPECT_ERROR(nn::PReLU(nn::PReLUOptions().num_parameters(0)), "PReLU", "num_parameters");
   EXPECT_ERROR(F::affine_grid(randn({2, 3, 3}), {2, 1, 4, 4}), "affine_grid", "Nx2x3", "[2, 3, 3]");

@@ -19,4 +19,9 @@ Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const T
 Tensor triplet_margin_with_distance_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
                                          const TripletMarginWithDistanceLossFuncOptions& options = {});
 Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, const PoissonNLLLossFuncOptions& options = {});
+// Connectionist temporal classification: log_probs (T, N, C) (or (T, C)), targets (N, S) padded or
+// the targets concatenated (1-D), input_lengths and target_lengths (N). kMean divides each loss by
+// its target length, then averages over the batch.
+Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                const Tensor& target_lengths, const CTCLossFuncOptions& options = {});
 }  // namespace ember::nn::functional

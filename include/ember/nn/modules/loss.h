@@ -190,5 +190,17 @@ EMBER_LOSS3_MODULE(TripletMarginLoss, triplet_margin_loss)
 EMBER_LOSS3_MODULE(TripletMarginWithDistanceLoss, triplet_margin_with_distance_loss)
 #undef EMBER_LOSS3_MODULE
 
+class CTCLossImpl : public Module {
+ public:
+  explicit CTCLossImpl(const CTCLossOptions& options = {}) : options(options) {}
+  Tensor forward(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                 const Tensor& target_lengths) {
+    return functional::ctc_loss(log_probs, targets, input_lengths, target_lengths, options);
+  }
+  void pretty_print(std::ostream& stream) const override { stream << "torch::nn::CTCLoss()"; }
+  CTCLossOptions options;
+};
+EMBER_MODULE(CTCLoss);
+
 }  // namespace nn
 }  // namespace ember

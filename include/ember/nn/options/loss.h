@@ -1,5 +1,5 @@
-// Options of the losses beyond those of ember/nn/modules/loss.h (margin, embedding, triplet and
-// Poisson losses), and the reduction every loss takes: torch::kNone / kMean / kSum.
+// Options of the losses beyond those of ember/nn/modules/loss.h (margin, embedding, triplet,
+// Poisson and CTC losses), and the reduction every loss takes: torch::kNone / kMean / kSum.
 #pragma once
 #include <functional>
 #include <optional>
@@ -73,9 +73,16 @@ struct PoissonNLLLossOptions {
   EMBER_ARG(bool, full) = false;
   EMBER_ARG(double, eps) = 1e-8;
 };
+struct CTCLossOptions {
+  EMBER_REDUCTION_OPTIONS(CTCLossOptions)
+  EMBER_ARG(int64_t, blank) = 0;
+  // Infinite losses (targets the input is too short for) and their gradients become zero.
+  EMBER_ARG(bool, zero_infinity) = false;
+};
 #undef EMBER_REDUCTION_OPTIONS
 
 namespace functional {
+using CTCLossFuncOptions = CTCLossOptions;
 using MarginRankingLossFuncOptions = MarginRankingLossOptions;
 using HingeEmbeddingLossFuncOptions = HingeEmbeddingLossOptions;
 using MultiMarginLossFuncOptions = MultiMarginLossOptions;
