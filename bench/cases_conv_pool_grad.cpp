@@ -35,7 +35,7 @@ bench::Outcome conv_fwd_bwd(const bench::Context& ctx, int64_t cin, int64_t cout
   const int64_t out = hw + 2 * padding - k + 1;
   const ember::Tensor gv = parity::random({kN, cout, out, out}, ember::kFloat, 64).contiguous(format);
   const torch::Tensor gt = parity::to_torch(gv);
-  auto run_ember = [&] { F::conv2d(x.e, w.e, b.e, 1, padding).backward(gv); };
+  auto run_ember = [&] { ember::conv2d(x.e, w.e, b.e, 1, padding).backward(gv); };
   auto run_torch = [&] { torch::conv2d(x.t, w.t, b.t, 1, padding).backward(gt); };
   run_ember();
   run_torch();
@@ -81,7 +81,7 @@ bench::Register max_pool_2x2{{
           Leaf x(parity::random({64, 32, 28, 28}, ember::kFloat, 71));
           const ember::Tensor gv = parity::random({64, 32, 14, 14}, ember::kFloat, 72);
           const torch::Tensor gt = parity::to_torch(gv);
-          auto run_ember = [&] { F::max_pool2d(x.e, 2).backward(gv); };
+          auto run_ember = [&] { ember::max_pool2d(x.e, 2).backward(gv); };
           auto run_torch = [&] { torch::max_pool2d(x.t, 2).backward(gt); };
           run_ember();
           run_torch();

@@ -107,9 +107,9 @@ bench::Outcome conv2d_3x3(const bench::Context& ctx, ember::MemoryFormat format)
   constexpr int64_t kN = 8, kC = 64, kHW = 56;
   const Input x = parity::random({kN, kC, kHW, kHW}, ember::kFloat, 21).contiguous(format);
   const Input w = parity::random({kC, kC, 3, 3}, ember::kFloat, 22).contiguous(format);
-  bench::check_close(ctx, F::conv2d(x.e, w.e, {}, 1, 1), torch::conv2d(x.t, w.t, {}, 1, 1),
+  bench::check_close(ctx, ember::conv2d(x.e, w.e, {}, 1, 1), torch::conv2d(x.t, w.t, {}, 1, 1),
                      sum_of_products_tol(ember::kFloat, kC * 9));
-  return bench::time_pair(ctx, {.ember = [&] { (void)F::conv2d(x.e, w.e, {}, 1, 1); },
+  return bench::time_pair(ctx, {.ember = [&] { (void)ember::conv2d(x.e, w.e, {}, 1, 1); },
                                 .baseline = [&] { (void)torch::conv2d(x.t, w.t, {}, 1, 1); },
                                 .min_run_time = 2.0,
                                 .flops = 2.0 * kN * kC * kHW * kHW * kC * 9});
@@ -142,10 +142,10 @@ bench::Register conv2d_3x3_64_56_b8_cl_vs_contiguous{{
           const Input w = parity::random({64, 64, 3, 3}, ember::kFloat, 22);
           const ember::Tensor xcl = x.e.contiguous(ember::MemoryFormat::ChannelsLast);
           const ember::Tensor wcl = w.e.contiguous(ember::MemoryFormat::ChannelsLast);
-          bench::check_close(ctx, F::conv2d(xcl, wcl, {}, 1, 1), torch::conv2d(x.t, w.t, {}, 1, 1),
+          bench::check_close(ctx, ember::conv2d(xcl, wcl, {}, 1, 1), torch::conv2d(x.t, w.t, {}, 1, 1),
                              sum_of_products_tol(ember::kFloat, 64 * 9));
-          return bench::time_pair(ctx, {.ember = [&] { (void)F::conv2d(xcl, wcl, {}, 1, 1); },
-                                        .baseline = [&] { (void)F::conv2d(x.e, w.e, {}, 1, 1); },
+          return bench::time_pair(ctx, {.ember = [&] { (void)ember::conv2d(xcl, wcl, {}, 1, 1); },
+                                        .baseline = [&] { (void)ember::conv2d(x.e, w.e, {}, 1, 1); },
                                         .min_run_time = 2.0,
                                         .flops = 2.0 * 8 * 64 * 56 * 56 * 64 * 9});
         },
@@ -162,7 +162,7 @@ bench::Register conv2d_3x3_64_56_b8_cl_bf16_autocast{{
           const Input w = parity::random({64, 64, 3, 3}, ember::kFloat, 22).contiguous(cl);
           const auto ember_conv = [&] {
             ember::AutocastGuard autocast;
-            return F::conv2d(x.e, w.e, {}, 1, 1);
+            return ember::conv2d(x.e, w.e, {}, 1, 1);
           };
           const auto torch_conv = [&] {
             parity::TorchAutocast autocast;
@@ -189,9 +189,9 @@ bench::Outcome conv2d_3x3_inference(const bench::Context& ctx, int64_t in, int64
   const Input b = parity::random({out}, ember::kFloat, 63);
   ember::InferenceMode guard;
   c10::InferenceMode torch_guard;
-  bench::check_close(ctx, F::conv2d(x.e, w.e, b.e, 1, 1), torch::conv2d(x.t, w.t, b.t, 1, 1),
+  bench::check_close(ctx, ember::conv2d(x.e, w.e, b.e, 1, 1), torch::conv2d(x.t, w.t, b.t, 1, 1),
                      sum_of_products_tol(ember::kFloat, in * 9));
-  return bench::time_pair(ctx, {.ember = [&] { (void)F::conv2d(x.e, w.e, b.e, 1, 1); },
+  return bench::time_pair(ctx, {.ember = [&] { (void)ember::conv2d(x.e, w.e, b.e, 1, 1); },
                                 .baseline = [&] { (void)torch::conv2d(x.t, w.t, b.t, 1, 1); },
                                 .flops = 2.0 * static_cast<double>(hw * hw * out * in * 9)});
 }
@@ -217,8 +217,8 @@ bench::Register softmax_4096x1024{{
     .run =
         [](const bench::Context& ctx) {
           const Input x = parity::random({4096, 1024}, ember::kFloat, 31);
-          bench::check_close(ctx, F::softmax(x.e, -1), torch::softmax(x.t, -1));
-          return bench::time_pair(ctx, {.ember = [&] { (void)F::softmax(x.e, -1); },
+          bench::check_close(ctx, ember::softmax(x.e, -1), torch::softmax(x.t, -1));
+          return bench::time_pair(ctx, {.ember = [&] { (void)ember::softmax(x.e, -1); },
                                         .baseline = [&] { (void)torch::softmax(x.t, -1); },
                                         .min_run_time = 1.5});
         },
@@ -233,8 +233,8 @@ bench::Register layer_norm_4096x1024{{
           constexpr int64_t kRow = 1024;
           const Input x = parity::random({4096, kRow}, ember::kFloat, 41);
           const Input w = parity::random({kRow}, ember::kFloat, 42), b = parity::random({kRow}, ember::kFloat, 43);
-          bench::check_close(ctx, F::layer_norm(x.e, {kRow}, w.e, b.e), torch::layer_norm(x.t, {kRow}, w.t, b.t));
-          return bench::time_pair(ctx, {.ember = [&] { (void)F::layer_norm(x.e, {kRow}, w.e, b.e); },
+          bench::check_close(ctx, ember::layer_norm(x.e, {kRow}, w.e, b.e), torch::layer_norm(x.t, {kRow}, w.t, b.t));
+          return bench::time_pair(ctx, {.ember = [&] { (void)ember::layer_norm(x.e, {kRow}, w.e, b.e); },
                                         .baseline = [&] { (void)torch::layer_norm(x.t, {kRow}, w.t, b.t); },
                                         .min_run_time = 1.5});
         },

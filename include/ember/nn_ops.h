@@ -1,9 +1,12 @@
 // Neural-network ops (forward): convolutions, pooling, normalization, softmax, embedding,
 // dropout, interpolation and padding, with PyTorch 1.13 semantics.
 //
-// They live in ember::nn::functional (torch::nn::functional's namespace) with libtorch's
-// positional at:: signatures; those libtorch also offers as torch::conv2d etc. are exported into
-// ember:: as well. An optional tensor argument is an undefined Tensor ({}) when absent.
+// These are libtorch's positional at:: forms (torch::conv2d, torch::embedding(weight, indices),
+// torch::dropout(x, p, train), torch::max_pool2d(x, {2, 2}), ...) and Ember's positional
+// interpolate and pad, all in namespace ember. torch::nn::functional has only the FuncOptions
+// forms (ember/nn/functional.h), as libtorch's: a positional form there would make calls such as
+// F::dropout(x) or F::adaptive_avg_pool1d(x, {4}) ambiguous. An optional tensor argument is an
+// undefined Tensor ({}) when absent.
 #pragma once
 #include <optional>
 #include <string_view>
@@ -12,7 +15,6 @@
 #include "ember/tensor.h"
 
 namespace ember {
-namespace nn::functional {
 
 // ---- convolution ---------------------------------------------------------------------------
 // input (N, C_in, *spatial) or unbatched (C_in, *spatial); weight (C_out, C_in / groups, *kernel).
@@ -44,6 +46,9 @@ Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor&
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = 1,
                         IntArrayRef padding = 0, IntArrayRef output_padding = 0, int64_t groups = 1,
                         IntArrayRef dilation = 1);
+Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = 1,
+                        IntArrayRef padding = 0, IntArrayRef output_padding = 0, int64_t groups = 1,
+                        IntArrayRef dilation = 1);
 
 // ---- pooling -------------------------------------------------------------------------------
 // An empty stride means stride = kernel_size. Indices are flat positions in each input plane
@@ -65,9 +70,8 @@ Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stri
                   std::optional<int64_t> divisor_override = std::nullopt);
 Tensor adaptive_avg_pool1d(const Tensor& input, IntArrayRef output_size);
 Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size);
-// torch::nn::functional's forms: the values only, or values and indices.
-Tensor adaptive_max_pool2d(const Tensor& input, IntArrayRef output_size);
-std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& input, IntArrayRef output_size);
+// torch::adaptive_max_pool2d: (values, indices), as at::adaptive_max_pool2d.
+std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, IntArrayRef output_size);
 
 // ---- normalization -------------------------------------------------------------------------
 // Training normalizes with the batch's biased variance and, when running stats are given,
@@ -122,38 +126,6 @@ Tensor interpolate(const Tensor& input, OptionalIntArrayRef size = std::nullopt,
 // pad lists (left, right) pairs starting from the last dim. mode "constant", "reflect", "replicate".
 Tensor pad(const Tensor& input, IntArrayRef pad, std::string_view mode = "constant",
            std::optional<double> value = std::nullopt);
-
-}  // namespace nn::functional
-
-// libtorch's torch:: names.
-using nn::functional::adaptive_avg_pool1d;
-using nn::functional::adaptive_avg_pool2d;
-using nn::functional::avg_pool1d;
-using nn::functional::avg_pool2d;
-using nn::functional::batch_norm;
-using nn::functional::conv1d;
-using nn::functional::conv2d;
-using nn::functional::conv3d;
-using nn::functional::conv_transpose1d;
-using nn::functional::conv_transpose2d;
-using nn::functional::dropout;
-using nn::functional::embedding;
-using nn::functional::feature_dropout;
-using nn::functional::group_norm;
-using nn::functional::instance_norm;
-using nn::functional::layer_norm;
-using nn::functional::log_softmax;
-using nn::functional::max_pool1d;
-using nn::functional::max_pool1d_with_indices;
-using nn::functional::max_pool2d;
-using nn::functional::max_pool2d_with_indices;
-using nn::functional::native_batch_norm;
-using nn::functional::native_group_norm;
-using nn::functional::native_layer_norm;
-using nn::functional::rms_norm;
-using nn::functional::softmax;
-// torch::adaptive_max_pool2d returns (values, indices).
-std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, IntArrayRef output_size);
 // torch::constant_pad_nd.
 Tensor constant_pad_nd(const Tensor& input, IntArrayRef pad, const Scalar& value = 0);
 

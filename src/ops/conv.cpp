@@ -13,7 +13,7 @@
 #include "kernels/cpu/conv_fallback.h"
 #include "kernels/cpu/onednn_nn.h"
 
-namespace ember::nn::functional {
+namespace ember {
 namespace {
 
 struct ConvArgs {
@@ -590,7 +590,7 @@ EMBER_CONV_OP(3, "conv3d")
 
 template <int K>
 struct ConvTransposeOp {
-  static constexpr const char* name = K == 1 ? "conv_transpose1d" : "conv_transpose2d";
+  static constexpr const char* name = K == 1 ? "conv_transpose1d" : K == 2 ? "conv_transpose2d" : "conv_transpose3d";
   static constexpr bool composite = true;
   // lower precision as in PyTorch >= 2.0 (1.13's CPU list left conv_transpose in float32)
   static constexpr dispatch::Autocast autocast = dispatch::Autocast::kLowerPrecision;
@@ -637,5 +637,9 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
                         IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
   return dispatch::call<ConvTransposeOp<2>>(input, weight, bias, stride, padding, output_padding, groups, dilation);
 }
+Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+  return dispatch::call<ConvTransposeOp<3>>(input, weight, bias, stride, padding, output_padding, groups, dilation);
+}
 
-}  // namespace ember::nn::functional
+}  // namespace ember

@@ -15,7 +15,6 @@
 #include "ops/first_order.h"
 
 namespace ember {
-namespace nn::functional {
 namespace {
 
 // out(o, j1..jk) = in(o, map[0][j1], ..., map[k-1][jk]) over the last k dims of contiguous tensors
@@ -530,10 +529,8 @@ Tensor pad(const Tensor& input, IntArrayRef pad, std::string_view mode, std::opt
   return dispatch::call<PadOp>(input, pad, mode, value);
 }
 
-}  // namespace nn::functional
-
 Tensor constant_pad_nd(const Tensor& input, IntArrayRef pad, const Scalar& value) {
-  return dispatch::call<nn::functional::ConstantPadNdOp>(input, pad, value);
+  return dispatch::call<ConstantPadNdOp>(input, pad, value);
 }
 
 }  // namespace ember

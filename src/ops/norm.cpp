@@ -23,7 +23,6 @@
 #include "ops/first_order.h"
 
 namespace ember {
-namespace nn::functional {
 namespace {
 
 // A parameter (weight, bias, running stat) as C doubles, or empty when undefined.
@@ -613,5 +612,4 @@ Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor&
   return dispatch::call<RmsNormOp>(input, normalized_shape, weight, eps);
 }
 
-}  // namespace nn::functional
 }  // namespace ember

@@ -11,7 +11,6 @@
 #include "kernels/cpu/pool_kernels.h"
 
 namespace ember {
-namespace nn::functional {
 namespace {
 
 using kernels::PoolAxis;
@@ -461,17 +460,8 @@ Tensor adaptive_avg_pool1d(const Tensor& input, IntArrayRef output_size) {
 Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size) {
   return dispatch::call<AdaptiveAvgPoolOp<2>>(input, output_size);
 }
-Tensor adaptive_max_pool2d(const Tensor& input, IntArrayRef output_size) {
-  return std::get<0>(dispatch::call<AdaptiveMaxPool2dOp>(input, output_size));
-}
-std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& input, IntArrayRef output_size) {
-  return dispatch::call<AdaptiveMaxPool2dOp>(input, output_size);
-}
-
-}  // namespace nn::functional
-
 std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, IntArrayRef output_size) {
-  return nn::functional::adaptive_max_pool2d_with_indices(input, output_size);
+  return dispatch::call<AdaptiveMaxPool2dOp>(input, output_size);
 }
 
 }  // namespace ember

@@ -7,7 +7,7 @@
 #include "ember/reduce.h"
 #include "kernels/cpu/softmax_kernels.h"
 
-namespace ember::nn::functional {
+namespace ember {
 namespace {
 
 Tensor softmax_impl(const char* op, const Tensor& input, int64_t dim, std::optional<ScalarType> dtype, bool log) {
@@ -75,13 +75,13 @@ Tensor log_softmax(const Tensor& input, int64_t dim, std::optional<ScalarType> d
   return dispatch::call<LogSoftmaxOp>(input, dim, dtype);
 }
 
-}  // namespace ember::nn::functional
+}  // namespace ember
 
 namespace ember {
 Tensor Tensor::softmax(int64_t dim, std::optional<ScalarType> dtype) const {
-  return nn::functional::softmax(*this, dim, dtype);
+  return ember::softmax(*this, dim, dtype);
 }
 Tensor Tensor::log_softmax(int64_t dim, std::optional<ScalarType> dtype) const {
-  return nn::functional::log_softmax(*this, dim, dtype);
+  return ember::log_softmax(*this, dim, dtype);
 }
 }  // namespace ember

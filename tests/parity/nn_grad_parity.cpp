@@ -109,7 +109,7 @@ TEST(NnGradParity, BatchNorm) {
     const int64_t C = s[1];
     cases.push_back({"batch_norm train", {s, {C}, {C}},
                      [](const ELeaves& v) {
-                       return F::batch_norm(v[0], v[1], v[2], ember::Tensor(), ember::Tensor(), true, 0.1, 1e-5);
+                       return ember::batch_norm(v[0], v[1], v[2], ember::Tensor(), ember::Tensor(), true, 0.1, 1e-5);
                      },
                      [](const TLeaves& v) {
                        return torch::batch_norm(v[0], v[1], v[2], {}, {}, true, 0.1, 1e-5, false);
@@ -119,7 +119,7 @@ TEST(NnGradParity, BatchNorm) {
                      [C](const ELeaves& v) {
                        const ember::Tensor rm = parity::random({C}, ember::kFloat, 5);
                        const ember::Tensor rv = parity::random({C}, ember::kFloat, 6).abs() + 0.5;
-                       return F::batch_norm(v[0], v[1], v[2], rm, rv, false, 0.1, 1e-5);
+                       return ember::batch_norm(v[0], v[1], v[2], rm, rv, false, 0.1, 1e-5);
                      },
                      [C](const TLeaves& v) {
                        const torch::Tensor rm = to_torch(parity::random({C}, ember::kFloat, 5));
@@ -136,7 +136,7 @@ TEST(NnGradParity, BatchNormRunningStatsWithGradients) {
   ember::Tensor rm = ember::zeros({3}), rv = ember::ones({3});
   torch::Tensor trm = torch::zeros({3}), trv = torch::ones({3});
   const torch::Tensor tx = to_torch(x.detach()).requires_grad_();
-  F::batch_norm(x, ember::Tensor(), ember::Tensor(), rm, rv, true, 0.2, 1e-5).sum().backward();
+  ember::batch_norm(x, ember::Tensor(), ember::Tensor(), rm, rv, true, 0.2, 1e-5).sum().backward();
   torch::batch_norm(tx, {}, {}, trm, trv, true, 0.2, 1e-5, false).sum().backward();
   EXPECT_TRUE(Close(rm, trm));
   EXPECT_TRUE(Close(rv, trv));
@@ -147,20 +147,20 @@ TEST(NnGradParity, BatchNormRunningStatsWithGradients) {
 TEST(NnGradParity, LayerGroupInstanceNorm) {
   run_all({
       {"layer_norm", {{6, 33}, {33}, {33}},
-       [](const ELeaves& v) { return F::layer_norm(v[0], {33}, v[1], v[2], 1e-5); },
+       [](const ELeaves& v) { return ember::layer_norm(v[0], {33}, v[1], v[2], 1e-5); },
        [](const TLeaves& v) { return torch::layer_norm(v[0], {33}, v[1], v[2], 1e-5); }, 33 * 6},
       {"layer_norm 2-D shape", {{4, 3, 10}, {3, 10}, {3, 10}},
-       [](const ELeaves& v) { return F::layer_norm(v[0], {3, 10}, v[1], v[2], 1e-5); },
+       [](const ELeaves& v) { return ember::layer_norm(v[0], {3, 10}, v[1], v[2], 1e-5); },
        [](const TLeaves& v) { return torch::layer_norm(v[0], {3, 10}, v[1], v[2], 1e-5); }, 120},
       {"layer_norm threaded", {{300, 257}, {257}, {257}},
-       [](const ELeaves& v) { return F::layer_norm(v[0], {257}, v[1], v[2], 1e-5); },
+       [](const ELeaves& v) { return ember::layer_norm(v[0], {257}, v[1], v[2], 1e-5); },
        [](const TLeaves& v) { return torch::layer_norm(v[0], {257}, v[1], v[2], 1e-5); }, 300 * 257},
       {"group_norm", {{4, 6, 5, 5}, {6}, {6}},
-       [](const ELeaves& v) { return F::group_norm(v[0], 3, v[1], v[2], 1e-5); },
+       [](const ELeaves& v) { return ember::group_norm(v[0], 3, v[1], v[2], 1e-5); },
        [](const TLeaves& v) { return torch::group_norm(v[0], 3, v[1], v[2], 1e-5); }, 100},
       {"instance_norm", {{3, 4, 5, 6}, {4}, {4}},
        [](const ELeaves& v) {
-         return F::instance_norm(v[0], v[1], v[2], ember::Tensor(), ember::Tensor(), true, 0.1, 1e-5);
+         return ember::instance_norm(v[0], v[1], v[2], ember::Tensor(), ember::Tensor(), true, 0.1, 1e-5);
        },
        [](const TLeaves& v) { return torch::instance_norm(v[0], v[1], v[2], {}, {}, true, 0.1, 1e-5, false); }, 90},
   });
@@ -170,9 +170,9 @@ TEST(NnGradParity, Softmax) {
   std::vector<Case> cases;
   for (int64_t dim : {-1, 1}) {
     for (const std::vector<int64_t>& s : std::vector<std::vector<int64_t>>{{7, 130}, {3, 5, 7}, {64, 10}}) {
-      cases.push_back({"softmax", {s}, [dim](const ELeaves& v) { return F::softmax(v[0], dim); },
+      cases.push_back({"softmax", {s}, [dim](const ELeaves& v) { return ember::softmax(v[0], dim); },
                        [dim](const TLeaves& v) { return torch::softmax(v[0], dim); }, 130});
-      cases.push_back({"log_softmax", {s}, [dim](const ELeaves& v) { return F::log_softmax(v[0], dim); },
+      cases.push_back({"log_softmax", {s}, [dim](const ELeaves& v) { return ember::log_softmax(v[0], dim); },
                        [dim](const TLeaves& v) { return torch::log_softmax(v[0], dim); }, 130});
     }
   }
@@ -184,10 +184,10 @@ TEST(NnGradParity, Embedding) {
   const torch::Tensor tidx = to_torch(idx);
   run_all({
       {"embedding", {{9, 5}},
-       [&](const ELeaves& v) { return F::embedding(v[0], idx); },
+       [&](const ELeaves& v) { return ember::embedding(v[0], idx); },
        [&](const TLeaves& v) { return torch::embedding(v[0], tidx); }, 36},
       {"embedding padding_idx scale_grad_by_freq", {{9, 5}},
-       [&](const ELeaves& v) { return F::embedding(v[0], idx, 3, true); },
+       [&](const ELeaves& v) { return ember::embedding(v[0], idx, 3, true); },
        [&](const TLeaves& v) { return torch::embedding(v[0], tidx, 3, true); }, 36},
   });
 }
@@ -196,24 +196,24 @@ TEST(NnGradParity, InterpolateAndPad) {
   using Opts = tF::InterpolateFuncOptions;
   run_all({
       {"nearest", {{2, 3, 5, 7}},
-       [](const ELeaves& v) { return F::interpolate(v[0], std::vector<int64_t>{8, 9}); },
+       [](const ELeaves& v) { return ember::interpolate(v[0], std::vector<int64_t>{8, 9}); },
        [](const TLeaves& v) {
          return tF::interpolate(v[0], Opts().size(std::vector<int64_t>{8, 9}).mode(torch::kNearest));
        }},
       {"nearest downscale", {{2, 3, 9, 8}},
-       [](const ELeaves& v) { return F::interpolate(v[0], std::vector<int64_t>{4, 3}); },
+       [](const ELeaves& v) { return ember::interpolate(v[0], std::vector<int64_t>{4, 3}); },
        [](const TLeaves& v) {
          return tF::interpolate(v[0], Opts().size(std::vector<int64_t>{4, 3}).mode(torch::kNearest));
        }, 9},
       {"nearest 1-D", {{2, 3, 5}},
-       [](const ELeaves& v) { return F::interpolate(v[0], std::nullopt, std::vector<double>{2.5}); },
+       [](const ELeaves& v) { return ember::interpolate(v[0], std::nullopt, std::vector<double>{2.5}); },
        [](const TLeaves& v) {
          return tF::interpolate(
              v[0], Opts().scale_factor(std::vector<double>{2.5}).mode(torch::kNearest).recompute_scale_factor(false));
        }},
       {"bilinear", {{2, 3, 5, 7}},
        [](const ELeaves& v) {
-         return F::interpolate(v[0], std::vector<int64_t>{8, 12}, std::nullopt, "bilinear", false);
+         return ember::interpolate(v[0], std::vector<int64_t>{8, 12}, std::nullopt, "bilinear", false);
        },
        [](const TLeaves& v) {
          return tF::interpolate(
@@ -221,23 +221,23 @@ TEST(NnGradParity, InterpolateAndPad) {
        }, 4, true},
       {"bilinear align_corners", {{2, 3, 5, 7}},
        [](const ELeaves& v) {
-         return F::interpolate(v[0], std::vector<int64_t>{3, 12}, std::nullopt, "bilinear", true);
+         return ember::interpolate(v[0], std::vector<int64_t>{3, 12}, std::nullopt, "bilinear", true);
        },
        [](const TLeaves& v) {
          return tF::interpolate(v[0],
                                 Opts().size(std::vector<int64_t>{3, 12}).mode(torch::kBilinear).align_corners(true));
        }, 4, true},
       {"pad constant", {{2, 3, 4, 5}},
-       [](const ELeaves& v) { return F::pad(v[0], {1, 2, -1, 1}, "constant", 0.5); },
+       [](const ELeaves& v) { return ember::pad(v[0], {1, 2, -1, 1}, "constant", 0.5); },
        [](const TLeaves& v) { return torch::constant_pad_nd(v[0], {1, 2, -1, 1}, 0.5); }},
       {"pad reflect", {{2, 3, 4, 5}},
-       [](const ELeaves& v) { return F::pad(v[0], {2, 3, 1, 3}, "reflect"); },
+       [](const ELeaves& v) { return ember::pad(v[0], {2, 3, 1, 3}, "reflect"); },
        [](const TLeaves& v) { return tF::pad(v[0], tF::PadFuncOptions({2, 3, 1, 3}).mode(torch::kReflect)); }, 4},
       {"pad replicate", {{2, 3, 4, 5}},
-       [](const ELeaves& v) { return F::pad(v[0], {2, 3, 1, 3}, "replicate"); },
+       [](const ELeaves& v) { return ember::pad(v[0], {2, 3, 1, 3}, "replicate"); },
        [](const TLeaves& v) { return tF::pad(v[0], tF::PadFuncOptions({2, 3, 1, 3}).mode(torch::kReplicate)); }, 16},
       {"pad reflect 1-D", {{2, 3, 6}},
-       [](const ELeaves& v) { return F::pad(v[0], {4, 5}, "reflect"); },
+       [](const ELeaves& v) { return ember::pad(v[0], {4, 5}, "reflect"); },
        [](const TLeaves& v) { return tF::pad(v[0], tF::PadFuncOptions({4, 5}).mode(torch::kReflect)); }, 4},
   });
 }

@@ -1,7 +1,9 @@
 // nn modules against libtorch's: each layer's forward with the same parameters copied in (and,
 // where derivatives exist, the parameter gradients), the losses with every option and
 // reduction, and the printed module trees.
+#include <functional>
 #include <sstream>
+#include <vector>
 
 #include "parity/parity.h"
 
@@ -389,4 +391,253 @@ TEST(NnParity, PrettyPrintMatchesLibtorch) {
   enn::ModuleList el(enn::Linear(1, 2), enn::Tanh());
   tnn::ModuleList tl(tnn::Linear(1, 2), tnn::Tanh());
   compare(el, tl);
+}
+
+namespace {
+
+// One row of the table below: the same module in both libraries (parameters copied from Ember's
+// into libtorch's by name, which also checks names and order), its printed form, its output on a
+// random input, and the gradients of the input and of every parameter.
+template <class EM, class TM>
+std::function<void()> module_row(EM e, TM t, std::vector<int64_t> shape, bool positive = false) {
+  return [e, t, shape, positive]() mutable {
+    SCOPED_TRACE(str(t));
+    EXPECT_EQ(str(e), str(t));
+    copy_into(*e, *t);
+    ember::Tensor v = rnd(shape, 900 + shape.size());
+    if (positive) v = v.abs() + 0.5;
+    ember::Tensor x = v.detach().requires_grad_(true);
+    torch::Tensor tx = T(v).detach().requires_grad_(true);
+    // Through a clone: libtorch's inplace=true modules write into their input.
+    ember::Tensor y = e(x.clone());
+    torch::Tensor ty = t(tx.clone());
+    ASSERT_TRUE(Close(y, ty, {1e-5, 1e-5}));
+    ember::Tensor g = rnd(y.sizes(), 77);
+    (y * g).sum().backward();
+    (ty * T(g)).sum().backward();
+    EXPECT_TRUE(Close(x.grad(), tx.grad(), {1e-4, 1e-5}));
+    auto tp = t->named_parameters();
+    for (const auto& p : e->named_parameters()) {
+      EXPECT_TRUE(Close(p.value().grad(), tp[p.key()].grad(), {1e-4, 1e-5})) << p.key();
+    }
+  };
+}
+
+}  // namespace
+
+// The modules added for libtorch's full list, one row each, in training mode (where it matters
+// the row's module is deterministic) and then eval.
+TEST(NnParity, ModuleTable) {
+  using Row = std::function<void()>;
+  std::vector<Row> rows = {
+      module_row(enn::Conv3d(enn::Conv3dOptions(2, 4, 3).stride(2).padding(1)),
+                 tnn::Conv3d(tnn::Conv3dOptions(2, 4, 3).stride(2).padding(1)), {2, 2, 5, 5, 5}),
+      module_row(enn::ConvTranspose1d(enn::ConvTranspose1dOptions(2, 4, 3).stride(2).output_padding(1)),
+                 tnn::ConvTranspose1d(tnn::ConvTranspose1dOptions(2, 4, 3).stride(2).output_padding(1)), {2, 2, 6}),
+      module_row(enn::ConvTranspose3d(enn::ConvTranspose3dOptions(2, 4, 2).bias(false)),
+                 tnn::ConvTranspose3d(tnn::ConvTranspose3dOptions(2, 4, 2).bias(false)), {1, 2, 3, 3, 3}),
+      module_row(enn::MaxPool1d(enn::MaxPool1dOptions(3).stride(2)), tnn::MaxPool1d(tnn::MaxPool1dOptions(3).stride(2)),
+                 {2, 3, 11}),
+      module_row(enn::AvgPool1d(3), tnn::AvgPool1d(3), {2, 3, 9}),
+      module_row(enn::AdaptiveAvgPool1d(4), tnn::AdaptiveAvgPool1d(4), {2, 3, 10}),
+      module_row(enn::AdaptiveMaxPool1d(4), tnn::AdaptiveMaxPool1d(4), {2, 3, 10}),
+      module_row(enn::AdaptiveMaxPool2d(enn::AdaptiveMaxPool2dOptions({3, std::nullopt})),
+                 tnn::AdaptiveMaxPool2d(tnn::AdaptiveMaxPool2dOptions({3, c10::nullopt})), {2, 3, 7, 5}),
+      module_row(enn::LPPool1d(2, 3), tnn::LPPool1d(2, 3), {2, 3, 9}),
+      module_row(enn::MaxPool3d(enn::MaxPool3dOptions(2).stride(1)), tnn::MaxPool3d(tnn::MaxPool3dOptions(2).stride(1)),
+                 {1, 2, 4, 4, 4}),
+      module_row(enn::AvgPool3d(2), tnn::AvgPool3d(2), {1, 2, 4, 4, 4}),
+      module_row(enn::AdaptiveAvgPool3d(enn::AdaptiveAvgPool3dOptions({2, 3, 1})),
+                 tnn::AdaptiveAvgPool3d(tnn::AdaptiveAvgPool3dOptions({2, 3, 1})), {1, 2, 5, 5, 5}),
+      module_row(enn::AdaptiveMaxPool3d(enn::AdaptiveMaxPool3dOptions({2, 3, 1})),
+                 tnn::AdaptiveMaxPool3d(tnn::AdaptiveMaxPool3dOptions({2, 3, 1})), {1, 2, 5, 5, 5}),
+      module_row(enn::LPPool2d(enn::LPPool2dOptions(1.5, {2, 3}).stride(1).ceil_mode(true)),
+                 tnn::LPPool2d(tnn::LPPool2dOptions(1.5, {2, 3}).stride(1).ceil_mode(true)), {2, 3, 6, 6}, true),
+      module_row(enn::ReflectionPad1d(2), tnn::ReflectionPad1d(2), {2, 3, 5}),
+      module_row(enn::ReflectionPad2d(enn::ReflectionPad2dOptions({1, 2, 0, 1})),
+                 tnn::ReflectionPad2d(tnn::ReflectionPad2dOptions({1, 2, 0, 1})), {2, 3, 4, 4}),
+      module_row(enn::ReflectionPad3d(1), tnn::ReflectionPad3d(1), {1, 2, 3, 3, 3}),
+      module_row(enn::ReplicationPad1d(enn::ReplicationPad1dOptions({0, 3})),
+                 tnn::ReplicationPad1d(tnn::ReplicationPad1dOptions({0, 3})), {2, 3, 4}),
+      module_row(enn::ReplicationPad2d(1), tnn::ReplicationPad2d(1), {2, 3, 4, 4}),
+      module_row(enn::ReplicationPad3d(1), tnn::ReplicationPad3d(1), {1, 2, 3, 3, 3}),
+      module_row(enn::ZeroPad2d(enn::ZeroPad2dOptions({1, 0, 2, 1})), tnn::ZeroPad2d(tnn::ZeroPad2dOptions({1, 0, 2, 1})),
+                 {2, 3, 4, 4}),
+      module_row(enn::ConstantPad1d(2, 3.5), tnn::ConstantPad1d(2, 3.5), {2, 3, 4}),
+      module_row(enn::ConstantPad2d(enn::ConstantPad2dOptions({1, 2, 3, 4}, -1)),
+                 tnn::ConstantPad2d(tnn::ConstantPad2dOptions({1, 2, 3, 4}, -1)), {2, 3, 4, 4}),
+      module_row(enn::ConstantPad3d(1, 0.5), tnn::ConstantPad3d(1, 0.5), {1, 2, 3, 3, 3}),
+      module_row(enn::PixelShuffle(2), tnn::PixelShuffle(2), {2, 8, 3, 3}),
+      module_row(enn::PixelUnshuffle(2), tnn::PixelUnshuffle(2), {2, 2, 6, 6}),
+      module_row(enn::Upsample(enn::UpsampleOptions().scale_factor(std::vector<double>{2, 2}).mode(ember::kBilinear).align_corners(false)),
+                 tnn::Upsample(tnn::UpsampleOptions().scale_factor(std::vector<double>{2, 2}).mode(torch::kBilinear).align_corners(false)),
+                 {2, 3, 4, 5}),
+      module_row(enn::Upsample(enn::UpsampleOptions().size(std::vector<int64_t>{7, 9})),
+                 tnn::Upsample(tnn::UpsampleOptions().size(std::vector<int64_t>{7, 9})), {2, 3, 4, 5}),
+      module_row(enn::BatchNorm3d(3), tnn::BatchNorm3d(3), {2, 3, 2, 3, 3}),
+      module_row(enn::InstanceNorm1d(4), tnn::InstanceNorm1d(4), {2, 4, 6}),
+      module_row(enn::InstanceNorm2d(enn::InstanceNormOptions(4).affine(true).track_running_stats(true)),
+                 tnn::InstanceNorm2d(tnn::InstanceNormOptions(4).affine(true).track_running_stats(true)), {2, 4, 3, 5}),
+      module_row(enn::InstanceNorm3d(enn::InstanceNormOptions(2).affine(true)),
+                 tnn::InstanceNorm3d(tnn::InstanceNormOptions(2).affine(true)), {2, 3, 3, 3}),
+      module_row(enn::LocalResponseNorm(3), tnn::LocalResponseNorm(3), {2, 5, 4, 4}),
+      module_row(enn::Unfold(enn::UnfoldOptions({2, 3}).stride(2)), tnn::Unfold(tnn::UnfoldOptions({2, 3}).stride(2)),
+                 {2, 3, 6, 7}),
+      module_row(enn::Fold(enn::FoldOptions({4, 5}, {2, 2})), tnn::Fold(tnn::FoldOptions({4, 5}, {2, 2})), {2, 8, 12}),
+      module_row(enn::SELU(), tnn::SELU(), {3, 7}),
+      module_row(enn::SELU(true), tnn::SELU(true), {3, 7}),
+      module_row(enn::GLU(), tnn::GLU(), {3, 8}),
+      module_row(enn::GLU(0), tnn::GLU(0), {4, 3}),
+      module_row(enn::Hardshrink(), tnn::Hardshrink(), {3, 7}),
+      module_row(enn::Softshrink(0.3), tnn::Softshrink(0.3), {3, 7}),
+      module_row(enn::Hardtanh(), tnn::Hardtanh(), {3, 7}),
+      module_row(enn::Hardtanh(enn::HardtanhOptions().min_val(-2).inplace(true)),
+                 tnn::Hardtanh(tnn::HardtanhOptions().min_val(-2).inplace(true)), {3, 7}),
+      module_row(enn::CELU(), tnn::CELU(), {3, 7}),
+      module_row(enn::CELU(enn::CELUOptions().alpha(2).inplace(true)), tnn::CELU(tnn::CELUOptions().alpha(2).inplace(true)),
+                 {3, 7}),
+      module_row(enn::Threshold(0.1, 20), tnn::Threshold(0.1, 20), {3, 7}),
+      module_row(enn::Threshold(enn::ThresholdOptions(0.1, 20).inplace(true)),
+                 tnn::Threshold(tnn::ThresholdOptions(0.1, 20).inplace(true)), {3, 7}),
+      module_row(enn::Softmin(1), tnn::Softmin(1), {3, 7}),
+      module_row(enn::Softmax2d(), tnn::Softmax2d(), {2, 3, 4, 4}),
+      module_row(enn::LogSigmoid(), tnn::LogSigmoid(), {3, 7}),
+      module_row(enn::Softsign(), tnn::Softsign(), {3, 7}),
+      module_row(enn::Tanhshrink(), tnn::Tanhshrink(), {3, 7}),
+      module_row(enn::Mish(), tnn::Mish(), {3, 7}),
+      module_row(enn::PReLU(), tnn::PReLU(), {2, 3, 4}),
+      module_row(enn::PReLU(enn::PReLUOptions().num_parameters(3).init(0.1)),
+                 tnn::PReLU(tnn::PReLUOptions().num_parameters(3).init(0.1)), {2, 3, 4}),
+  };
+  for (auto& row : rows) row();
+  // CrossMapLRN2d: the forward and printed form. Ember's gradient is the exact derivative of the
+  // forward; libtorch's hand-written backward (from Lua Torch) is not, so gradients differ.
+  {
+    ember::NoGradGuard no_grad;
+    enn::CrossMapLRN2d e(enn::CrossMapLRN2dOptions(3).alpha(0.01).k(2));
+    tnn::CrossMapLRN2d t(tnn::CrossMapLRN2dOptions(3).alpha(0.01).k(2));
+    EXPECT_EQ(str(e), str(t));
+    for (int64_t c : {1, 2, 5, 7}) expect_forward(e, t, rnd({2, c, 3, 3}, 90 + c));
+  }
+  // Random in training: eval rows only.
+  auto eval_row = [](auto e, auto t, std::vector<int64_t> shape) {
+    e->eval();
+    t->eval();
+    return module_row(e, t, std::move(shape));
+  };
+  eval_row(enn::RReLU(), tnn::RReLU(), {3, 7})();
+  eval_row(enn::RReLU(enn::RReLUOptions().lower(0.1).upper(0.2).inplace(true)),
+           tnn::RReLU(tnn::RReLUOptions().lower(0.1).upper(0.2).inplace(true)), {3, 7})();
+  eval_row(enn::Dropout3d(), tnn::Dropout3d(), {2, 3, 2, 2, 2})();
+  eval_row(enn::AlphaDropout(0.2), tnn::AlphaDropout(0.2), {3, 7})();
+  eval_row(enn::FeatureAlphaDropout(), tnn::FeatureAlphaDropout(), {2, 3, 4})();
+}
+
+// The printed forms of the modules that take two or three inputs.
+TEST(NnParity, PrettyPrintOfLossesAndDistances) {
+  auto compare = [](auto e, auto t) { EXPECT_EQ(str(e), str(t)); };
+  compare(enn::MarginRankingLoss(), tnn::MarginRankingLoss());
+  compare(enn::HingeEmbeddingLoss(), tnn::HingeEmbeddingLoss());
+  compare(enn::MultiMarginLoss(), tnn::MultiMarginLoss());
+  compare(enn::MultiMarginLoss(enn::MultiMarginLossOptions().p(2).margin(0.5).reduction(ember::kSum)),
+          tnn::MultiMarginLoss(tnn::MultiMarginLossOptions().p(2).margin(0.5).reduction(torch::kSum)));
+  compare(enn::CosineEmbeddingLoss(), tnn::CosineEmbeddingLoss());
+  compare(enn::MultiLabelMarginLoss(), tnn::MultiLabelMarginLoss());
+  compare(enn::SoftMarginLoss(), tnn::SoftMarginLoss());
+  compare(enn::MultiLabelSoftMarginLoss(), tnn::MultiLabelSoftMarginLoss());
+  compare(enn::TripletMarginLoss(), tnn::TripletMarginLoss());
+  compare(enn::TripletMarginWithDistanceLoss(), tnn::TripletMarginWithDistanceLoss());
+  compare(enn::PoissonNLLLoss(), tnn::PoissonNLLLoss());
+  compare(enn::CTCLoss(), tnn::CTCLoss());
+  compare(enn::CosineSimilarity(), tnn::CosineSimilarity());
+  compare(enn::PairwiseDistance(), tnn::PairwiseDistance());
+  compare(enn::MaxUnpool1d(3), tnn::MaxUnpool1d(3));
+  compare(enn::MaxUnpool2d(enn::MaxUnpool2dOptions(2).stride(1).padding(1)),
+          tnn::MaxUnpool2d(tnn::MaxUnpool2dOptions(2).stride(1).padding(1)));
+  compare(enn::MaxUnpool3d(2), tnn::MaxUnpool3d(2));
+  compare(enn::Functional(ember::relu), tnn::Functional(torch::relu));
+}
+
+TEST(NnParity, EmbeddingBagModule) {
+  ember::NoGradGuard no_grad;
+  torch::NoGradGuard torch_no_grad;
+  ember::Tensor idx = ember::tensor({{1, 4, 0}, {2, 2, 9}});
+  enn::EmbeddingBag e(10, 3);
+  tnn::EmbeddingBag t(10, 3);
+  EXPECT_EQ(str(e), str(t));
+  copy_into(*e, *t);
+  EXPECT_TRUE(Close(e(idx), t(T(idx))));
+  enn::EmbeddingBag e2(enn::EmbeddingBagOptions(10, 3).mode(ember::kSum).max_norm(1.5).padding_idx(2).include_last_offset(true));
+  tnn::EmbeddingBag t2(tnn::EmbeddingBagOptions(10, 3).mode(torch::kSum).max_norm(1.5).padding_idx(2).include_last_offset(true));
+  EXPECT_EQ(str(e2), str(t2));
+  copy_into(*e2, *t2);
+  ember::Tensor flat = idx.reshape({-1}), offsets = ember::tensor({0, 2, 6});
+  EXPECT_TRUE(Close(e2(flat, offsets), t2(T(flat), T(offsets))));
+  EXPECT_TRUE(Close(e2->weight, t2->weight));  // max_norm renormalized the same rows
+  enn::EmbeddingBag e3 = enn::EmbeddingBag::from_pretrained(rnd({4, 2}, 70), enn::EmbeddingBagFromPretrainedOptions().mode(ember::kMax));
+  EXPECT_FALSE(e3->weight.requires_grad());
+  EXPECT_EQ(str(e3), "torch::nn::EmbeddingBag(num_embeddings=4, embedding_dim=2, mode=kMax)");
+}
+
+TEST(NnParity, ParameterContainers) {
+  ember::Tensor a = rnd({2, 3}, 61), b = rnd({4}, 62);
+  enn::ParameterList el(a, b.to(ember::kDouble));
+  tnn::ParameterList tl(T(a), T(b).to(torch::kDouble));
+  EXPECT_EQ(str(el), str(tl));
+  EXPECT_EQ(el->named_parameters().keys(), tl->named_parameters().keys());
+  EXPECT_EQ(el->size(), tl->size());
+  EXPECT_TRUE(Close(el[1], tl[1]));
+  enn::ParameterDict ed;
+  tnn::ParameterDict td;
+  ed->insert("w", a);
+  td->insert("w", T(a));
+  ed->insert("bias", b);
+  td->insert("bias", T(b));
+  EXPECT_EQ(str(ed), str(td));
+  EXPECT_EQ(ed->keys(), td->keys());
+  EXPECT_TRUE(Close(ed->pop("w"), td->pop("w")));
+  EXPECT_EQ(ed->keys(), td->keys());
+  // A module holding them lists their parameters under the container's name.
+  struct Net : enn::Module {
+    Net() { list = register_module("list", enn::ParameterList(ember::zeros({2}), ember::ones({1}))); }
+    enn::ParameterList list{nullptr};
+  };
+  Net net;
+  EXPECT_EQ(net.named_parameters().keys(), (std::vector<std::string>{"list.0", "list.1"}));
+  enn::Functional f(ember::leaky_relu, 0.2);
+  tnn::Functional tf(torch::leaky_relu, 0.2);
+  ember::Tensor x = rnd({5}, 63);
+  EXPECT_TRUE(Close(f(x), tf(T(x))));
+}
+
+// The loss modules call their functional forms (checked against libtorch's in
+// nn_functional_parity); here the modules with their options.
+TEST(NnParity, NewLossModules) {
+  ember::Tensor x = rnd({4, 5}, 51), x2 = rnd({4, 5}, 52), x3 = rnd({4, 5}, 53);
+  ember::Tensor sign = ember::tensor(std::vector<float>{1, -1, -1, 1});
+  ember::Tensor cls = ember::tensor({0, 4, 2, 2});
+  ember::Tensor bits = (rnd({4, 5}, 54) > 0).to(ember::kFloat);
+  ember::Tensor multi = ember::tensor({{3, 0, -1, 1, 1}, {4, 2, -1, 0, 0}, {0, 1, 2, 3, 4}, {-1, 0, 0, 0, 0}});
+  EXPECT_TRUE(Close(enn::MarginRankingLoss(enn::MarginRankingLossOptions().margin(0.1))(x.select(1, 0), x2.select(1, 0), sign),
+                    tnn::MarginRankingLoss(tnn::MarginRankingLossOptions().margin(0.1))(T(x.select(1, 0)), T(x2.select(1, 0)), T(sign))));
+  EXPECT_TRUE(Close(enn::HingeEmbeddingLoss()(x.select(1, 0), sign), tnn::HingeEmbeddingLoss()(T(x.select(1, 0)), T(sign))));
+  EXPECT_TRUE(Close(enn::MultiMarginLoss()(x, cls), tnn::MultiMarginLoss()(T(x), T(cls))));
+  EXPECT_TRUE(Close(enn::CosineEmbeddingLoss(enn::CosineEmbeddingLossOptions().margin(0.3))(x, x2, sign),
+                    tnn::CosineEmbeddingLoss(tnn::CosineEmbeddingLossOptions().margin(0.3))(T(x), T(x2), T(sign))));
+  EXPECT_TRUE(Close(enn::MultiLabelMarginLoss(ember::kSum)(x, multi), tnn::MultiLabelMarginLoss(torch::kSum)(T(x), T(multi))));
+  EXPECT_TRUE(Close(enn::SoftMarginLoss()(x, bits * 2 - 1), tnn::SoftMarginLoss()(T(x), T(bits * 2 - 1))));
+  EXPECT_TRUE(Close(enn::MultiLabelSoftMarginLoss(enn::MultiLabelSoftMarginLossOptions().reduction(ember::kNone))(x, bits),
+                    tnn::MultiLabelSoftMarginLoss(tnn::MultiLabelSoftMarginLossOptions().reduction(torch::kNone))(T(x), T(bits))));
+  EXPECT_TRUE(Close(enn::TripletMarginLoss()(x, x2, x3), tnn::TripletMarginLoss()(T(x), T(x2), T(x3))));
+  EXPECT_TRUE(Close(enn::TripletMarginWithDistanceLoss()(x, x2, x3), tnn::TripletMarginWithDistanceLoss()(T(x), T(x2), T(x3))));
+  EXPECT_TRUE(Close(enn::PoissonNLLLoss()(x, bits), tnn::PoissonNLLLoss()(T(x), T(bits))));
+  EXPECT_TRUE(Close(enn::CosineSimilarity()(x, x2), tnn::CosineSimilarity()(T(x), T(x2))));
+  // CTC: an input too short for its target has an infinite loss, or zero with zero_infinity.
+  ember::Tensor lp = rnd({3, 2, 4}, 55).log_softmax(2);
+  ember::Tensor tg = ember::tensor({{1, 1, 1}, {3, 0, 0}}), il = ember::tensor({3, 3}), tl = ember::tensor({3, 1});
+  EXPECT_TRUE(Close(enn::CTCLoss(enn::CTCLossOptions().reduction(ember::kNone))(lp, tg, il, tl),
+                    tnn::CTCLoss(tnn::CTCLossOptions().reduction(torch::kNone))(T(lp), T(tg), T(il), T(tl))));
+  EXPECT_TRUE(Close(enn::CTCLoss(enn::CTCLossOptions().zero_infinity(true))(lp, tg, il, tl),
+                    tnn::CTCLoss(tnn::CTCLossOptions().zero_infinity(true))(T(lp), T(tg), T(il), T(tl))));
+  EXPECT_TRUE(Close(enn::PairwiseDistance()(x, x2), tnn::PairwiseDistance()(T(x), T(x2))));
 }

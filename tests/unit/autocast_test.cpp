@@ -102,15 +102,15 @@ TEST(Autocast, PoliciesCastOnlyEligibleInputs) {
   EXPECT_EQ(matmul(a, b.to(kHalf)).dtype(), kBFloat16);
   EXPECT_EQ(F::linear(a, b.t(), ones({3})).dtype(), kBFloat16);
   EXPECT_EQ(mm(a.to(kDouble), b.to(kDouble)).dtype(), kDouble);
-  EXPECT_EQ(F::conv2d(randn({1, 2, 5, 5}), randn({3, 2, 3, 3})).dtype(), kBFloat16);
-  EXPECT_EQ(F::conv_transpose2d(randn({1, 2, 5, 5}), randn({2, 3, 3, 3})).dtype(), kBFloat16);
+  EXPECT_EQ(ember::conv2d(randn({1, 2, 5, 5}), randn({3, 2, 3, 3})).dtype(), kBFloat16);
+  EXPECT_EQ(ember::conv_transpose2d(randn({1, 2, 5, 5}), randn({2, 3, 3, 3})).dtype(), kBFloat16);
   // float32: bfloat16 in, float32 out
   const Tensor lo = randn({4, 5}).to(kBFloat16);
   EXPECT_EQ(F::mse_loss(lo, lo).dtype(), kFloat);
   EXPECT_EQ(F::cross_entropy(lo, tensor({0, 1, 2, 3}, kLong)).dtype(), kFloat);
   EXPECT_EQ(lo.prod().dtype(), kFloat);
   EXPECT_EQ(F::pad(lo.unsqueeze(0), F::PadFuncOptions({1, 1}).mode(kReflect)).dtype(), kFloat);
-  EXPECT_EQ(F::pad(lo.unsqueeze(0), {1, 1}).dtype(), kBFloat16);  // constant: no list
+  EXPECT_EQ(ember::pad(lo.unsqueeze(0), {1, 1}).dtype(), kBFloat16);  // constant: no list
   EXPECT_EQ(F::mse_loss(lo.to(kDouble), lo.to(kDouble)).dtype(), kDouble);
   // promote: the widest floating input
   EXPECT_EQ(cat({lo, lo.to(kFloat)}).dtype(), kFloat);

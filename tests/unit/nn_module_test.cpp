@@ -23,7 +23,7 @@ struct NetImpl : nn::Module {
   }
   Tensor forward(const Tensor& x) {
     Tensor h = ember::relu(bn(conv(x)));
-    h = nn::functional::adaptive_avg_pool2d(h, {1, 1}).flatten(1);
+    h = ember::adaptive_avg_pool2d(h, {1, 1}).flatten(1);
     return fc(h) * scale;
   }
   nn::Conv2d conv{nullptr};

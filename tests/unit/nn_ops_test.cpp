@@ -539,7 +539,7 @@ TEST(NnMisc, DropoutStatisticsAndIdentities) {
   // a dropped NaN stays NaN, as x * 0 in PyTorch
   EXPECT_TRUE(std::isnan(values(dropout(full({4}, NAN), 1.0, true))[0]));
   // feature dropout zeroes whole (sample, channel) planes
-  Tensor f = F::dropout2d(ones({8, 16, 3, 3}), 0.5, true);
+  Tensor f = ember::dropout2d(ones({8, 16, 3, 3}), 0.5, true);
   std::vector<float> fv = values(f);
   for (int64_t p = 0; p < 8 * 16; ++p)
     for (int64_t i = 1; i < 9; ++i) EXPECT_EQ(fv[p * 9 + i], fv[p * 9]);
@@ -549,40 +549,40 @@ TEST(NnMisc, DropoutStatisticsAndIdentities) {
 
 TEST(NnMisc, InterpolateAndPadValues) {
   Tensor x = tensor({{{{1.f, 2.f}, {3.f, 4.f}}}});
-  EXPECT_EQ(values(F::interpolate(x, std::vector<int64_t>{4, 4})),
+  EXPECT_EQ(values(ember::interpolate(x, std::vector<int64_t>{4, 4})),
             std::vector<float>({1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4}));
-  std::vector<float> b = values(F::interpolate(x, std::vector<int64_t>{3, 3}, std::nullopt, "bilinear", true));
+  std::vector<float> b = values(ember::interpolate(x, std::vector<int64_t>{3, 3}, std::nullopt, "bilinear", true));
   EXPECT_EQ(b, std::vector<float>({1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4}));
-  EXPECT_TRUE(F::interpolate(randn({1, 3, 4, 4}).contiguous(MemoryFormat::ChannelsLast), std::nullopt,
+  EXPECT_TRUE(ember::interpolate(randn({1, 3, 4, 4}).contiguous(MemoryFormat::ChannelsLast), std::nullopt,
                              std::vector<double>{2.0})
                   .is_contiguous(MemoryFormat::ChannelsLast));
-  expect_error([&] { F::interpolate(x, std::vector<int64_t>{4, 4}, std::vector<double>{2.0}); },
+  expect_error([&] { ember::interpolate(x, std::vector<int64_t>{4, 4}, std::vector<double>{2.0}); },
                "only one of size or scale_factor should be defined");
-  expect_error([&] { F::interpolate(x); }, "either size or scale_factor should be defined");
-  expect_error([&] { F::interpolate(randn({1, 2, 5}), std::vector<int64_t>{4}, std::nullopt, "bilinear"); },
+  expect_error([&] { ember::interpolate(x); }, "either size or scale_factor should be defined");
+  expect_error([&] { ember::interpolate(randn({1, 2, 5}), std::vector<int64_t>{4}, std::nullopt, "bilinear"); },
                "Got 3D input, but bilinear mode needs 4D input");
-  expect_error([&] { F::interpolate(x, std::vector<int64_t>{4, 4}, std::nullopt, "nearest", true); },
+  expect_error([&] { ember::interpolate(x, std::vector<int64_t>{4, 4}, std::nullopt, "nearest", true); },
                "align_corners option can only be set with the interpolating modes");
 
   Tensor r = arange(1, 4, TensorOptions().dtype(kFloat)).view({1, 1, 3});
-  EXPECT_EQ(values(F::pad(r, {2, 1}, "reflect")), std::vector<float>({3, 2, 1, 2, 3, 2}));
-  EXPECT_EQ(values(F::pad(r, {2, 1}, "replicate")), std::vector<float>({1, 1, 1, 2, 3, 3}));
-  EXPECT_EQ(values(F::pad(r, {1, -1}, "constant", 9.0)), std::vector<float>({9, 1, 2}));
+  EXPECT_EQ(values(ember::pad(r, {2, 1}, "reflect")), std::vector<float>({3, 2, 1, 2, 3, 2}));
+  EXPECT_EQ(values(ember::pad(r, {2, 1}, "replicate")), std::vector<float>({1, 1, 1, 2, 3, 3}));
+  EXPECT_EQ(values(ember::pad(r, {1, -1}, "constant", 9.0)), std::vector<float>({9, 1, 2}));
   EXPECT_EQ(values(constant_pad_nd(r, {0, 0, 1, 0})), std::vector<float>({0, 0, 0, 1, 2, 3}));
-  expect_error([&] { F::pad(r, {1}); }, "Length of pad must be even");
-  expect_error([&] { F::pad(r, {3, 0}, "reflect"); }, "Padding size should be less than the corresponding input dimension");
-  expect_error([&] { F::pad(r, {-2, -2}); }, "resulted in a negative output size");
-  expect_error([&] { F::pad(r, {1, 1}, "reflect", 1.0); }, "doesn't take in value argument");
-  expect_error([&] { F::pad(r, {1, 1}, "circular"); }, "Unrecognised padding mode circular");
+  expect_error([&] { ember::pad(r, {1}); }, "Length of pad must be even");
+  expect_error([&] { ember::pad(r, {3, 0}, "reflect"); }, "Padding size should be less than the corresponding input dimension");
+  expect_error([&] { ember::pad(r, {-2, -2}); }, "resulted in a negative output size");
+  expect_error([&] { ember::pad(r, {1, 1}, "reflect", 1.0); }, "doesn't take in value argument");
+  expect_error([&] { ember::pad(r, {1, 1}, "circular"); }, "Unrecognised padding mode circular");
 }
 
 // libtorch's option and method forms give the positional forms' results.
 TEST(NnOps, PadFuncOptionsAndSoftmaxMethods) {
   const Tensor x = randn({2, 3, 5});
-  EXPECT_TRUE(F::pad(x, F::PadFuncOptions({1, 2})).equal(F::pad(x, {1, 2})));
-  EXPECT_TRUE(F::pad(x, F::PadFuncOptions({1, 2}).value(3)).equal(F::pad(x, {1, 2}, "constant", 3.0)));
-  EXPECT_TRUE(F::pad(x, F::PadFuncOptions({2, 1}).mode(kReflect)).equal(F::pad(x, {2, 1}, "reflect")));
-  EXPECT_TRUE(F::pad(x, F::PadFuncOptions({2, 1, 1, 0}).mode(kReplicate)).equal(F::pad(x, {2, 1, 1, 0}, "replicate")));
-  EXPECT_TRUE(x.softmax(1).equal(F::softmax(x, 1)));
-  EXPECT_TRUE(x.log_softmax(-1, kDouble).equal(F::log_softmax(x, -1, kDouble)));
+  EXPECT_TRUE(F::pad(x, F::PadFuncOptions({1, 2})).equal(ember::pad(x, {1, 2})));
+  EXPECT_TRUE(F::pad(x, F::PadFuncOptions({1, 2}).value(3)).equal(ember::pad(x, {1, 2}, "constant", 3.0)));
+  EXPECT_TRUE(F::pad(x, F::PadFuncOptions({2, 1}).mode(kReflect)).equal(ember::pad(x, {2, 1}, "reflect")));
+  EXPECT_TRUE(F::pad(x, F::PadFuncOptions({2, 1, 1, 0}).mode(kReplicate)).equal(ember::pad(x, {2, 1, 1, 0}, "replicate")));
+  EXPECT_TRUE(x.softmax(1).equal(ember::softmax(x, 1)));
+  EXPECT_TRUE(x.log_softmax(-1, kDouble).equal(ember::log_softmax(x, -1, kDouble)));
 }

@@ -1,9 +1,18 @@
-// torch::nn::functional's forms that take FuncOptions (the positional forms are in
-// ember/nn_ops.h). Users write `namespace F = torch::nn::functional;`.
+// torch::nn::functional: the forms that take FuncOptions, as libtorch's (the at::-style
+// positional forms are ember::conv2d, ember::embedding(weight, indices), ... in ember/nn_ops.h).
+// Users write `namespace F = torch::nn::functional;`.
 #pragma once
+#include "ember/nn/functional/activation.h"
+#include "ember/nn/functional/conv.h"
+#include "ember/nn/functional/distance.h"
+#include "ember/nn/functional/dropout.h"
+#include "ember/nn/functional/linear.h"
+#include "ember/nn/functional/loss.h"
+#include "ember/nn/functional/normalization.h"
+#include "ember/nn/functional/vision.h"
 #include "ember/nn/modules/activation.h"
-#include "ember/nn/modules/dropout.h"
 #include "ember/nn/modules/embedding.h"
+#include "ember/nn/modules/fold.h"
 #include "ember/nn/modules/loss.h"
 #include "ember/nn/modules/pooling.h"
 #include "ember/nn_ops.h"
@@ -22,7 +31,7 @@ inline Tensor pad(const Tensor& input, const PadFuncOptions& options) {
   const char* mode = std::holds_alternative<enumtype::kConstant>(options.mode()) ? "constant"
                      : std::holds_alternative<enumtype::kReflect>(options.mode()) ? "reflect"
                                                                                   : "replicate";
-  return pad(input, options.pad(), mode,
+  return ember::pad(input, options.pad(), mode,
              std::holds_alternative<enumtype::kConstant>(options.mode()) ? std::optional(options.value()) : std::nullopt);
 }
 

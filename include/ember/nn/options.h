@@ -111,6 +111,18 @@ EMBER_ENUM_TAG(LeakyReLU, "LeakyReLU")
 EMBER_ENUM_TAG(Constant, "Constant")
 EMBER_ENUM_TAG(Reflect, "Reflect")
 EMBER_ENUM_TAG(Replicate, "Replicate")
+EMBER_ENUM_TAG(Valid, "Valid")
+EMBER_ENUM_TAG(Same, "Same")
+EMBER_ENUM_TAG(Zeros, "Zeros")
+EMBER_ENUM_TAG(Nearest, "Nearest")
+EMBER_ENUM_TAG(Bilinear, "Bilinear")
+EMBER_ENUM_TAG(Bicubic, "Bicubic")
+EMBER_ENUM_TAG(Trilinear, "Trilinear")
+EMBER_ENUM_TAG(Area, "Area")
+EMBER_ENUM_TAG(NearestExact, "NearestExact")
+EMBER_ENUM_TAG(Max, "Max")
+EMBER_ENUM_TAG(Border, "Border")
+EMBER_ENUM_TAG(Reflection, "Reflection")
 #undef EMBER_ENUM_TAG
 }  // namespace enumtype
 
@@ -135,6 +147,18 @@ inline constexpr enumtype::kLeakyReLU kLeakyReLU{};
 inline constexpr enumtype::kConstant kConstant{};
 inline constexpr enumtype::kReflect kReflect{};
 inline constexpr enumtype::kReplicate kReplicate{};
+inline constexpr enumtype::kValid kValid{};
+inline constexpr enumtype::kSame kSame{};
+inline constexpr enumtype::kZeros kZeros{};
+inline constexpr enumtype::kNearest kNearest{};
+inline constexpr enumtype::kBilinear kBilinear{};
+inline constexpr enumtype::kBicubic kBicubic{};
+inline constexpr enumtype::kTrilinear kTrilinear{};
+inline constexpr enumtype::kArea kArea{};
+inline constexpr enumtype::kNearestExact kNearestExact{};
+inline constexpr enumtype::kMax kMax{};
+inline constexpr enumtype::kBorder kBorder{};
+inline constexpr enumtype::kReflection kReflection{};
 
 // The name of the tag a variant holds ("Mean").
 template <class V>

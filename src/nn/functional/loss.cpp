@@ -6,6 +6,8 @@
 #include "dispatch/dispatch.h"
 #include "ember/autograd.h"
 #include "ember/factory.h"
+#include "ember/indexing.h"
+#include "ember/nn/functional/distance.h"
 #include "ember/nn/modules/loss.h"
 #include "ember/nn_ops.h"
 #include "ember/pointwise.h"
@@ -180,6 +182,104 @@ Tensor kl_div_impl(const Tensor& input, const Tensor& target, const KLDivFuncOpt
   return loss.mean();
 }
 
+void check_reduction_shape(const char* op, const Tensor& a, const Tensor& b) {
+  EMBER_CHECK(a.defined() && b.defined(), op, "inputs must be defined");
+  EMBER_CHECK(is_floating_type(a.dtype()), op, "\"", op, "\" not implemented for '", a.dtype(), "'");
+}
+
+Tensor hinge_embedding_loss_impl(const Tensor& input, const Tensor& target,
+                                 const HingeEmbeddingLossFuncOptions& options) {
+  check_reduction_shape("hinge_embedding_loss", input, target);
+  const Tensor zeros = zeros_like(input);
+  const Tensor margin_clamp = (options.margin() - input).clamp_min(0);
+  const Tensor output_margin = where(target != 1, margin_clamp, zeros);
+  const Tensor output_self = where(target != -1, input, zeros);
+  return reduce(output_margin + output_self, options.reduction());
+}
+
+// sum over j != target of max(0, margin - x[target] + x[j])^p (times weight[target]), over C.
+Tensor multi_margin_loss_impl(const Tensor& input, const Tensor& target, const MultiMarginLossFuncOptions& options) {
+  check_reduction_shape("multi_margin_loss", input, target);
+  EMBER_CHECK(options.p() == 1 || options.p() == 2, "multi_margin_loss", "only p == 1 and p == 2 supported, got ",
+              options.p());
+  EMBER_CHECK((input.dim() == 1 || input.dim() == 2) && input.size(-1) > 0, "multi_margin_loss",
+              "Expected non-empty vector or matrix with optional 0-dim batch size, but got: ", input.sizes());
+  const Tensor x = input.dim() == 1 ? input.unsqueeze(0) : input;
+  const int64_t n = x.size(0), c = x.size(1);
+  EMBER_CHECK(target.numel() == n && (target.dim() <= 1), "multi_margin_loss", "inconsistent target size: ",
+              target.sizes(), " for input of size: ", input.sizes());
+  const Tensor t = target.reshape({n, 1}).to(kLong);
+  {
+    NoGradGuard no_grad;
+    EMBER_CHECK(n == 0 || ((t >= 0).all().item<bool>() && (t < c).all().item<bool>()), "multi_margin_loss",
+                "target out of range (expected values in [0, ", c, "))");
+  }
+  Tensor z = (x - x.gather(1, t) + options.margin()).clamp_min(0);
+  if (options.p() == 2) z = z * z;
+  if (options.weight().defined()) z = z * options.weight().index_select(0, t.flatten()).unsqueeze(1);
+  const Tensor others = 1 - one_hot(t.flatten(), c).to(x.dtype());
+  Tensor loss = (z * others).sum({1}) / static_cast<double>(c);
+  if (input.dim() == 1) loss = loss.squeeze(0);
+  return reduce(loss, options.reduction());
+}
+
+// Targets: class indices per row, ended by the first -1; each pair (target j, non-target k)
+// adds max(0, 1 - (x[j] - x[k])), over C.
+Tensor multilabel_margin_loss_impl(const Tensor& input, const Tensor& target,
+                                   const MultilabelMarginLossFuncOptions& options) {
+  check_reduction_shape("multilabel_margin_loss", input, target);
+  EMBER_CHECK((input.dim() == 1 || input.dim() == 2) && target.sizes() == input.sizes(), "multilabel_margin_loss",
+              "inconsistent target size: ", target.sizes(), " for input of size: ", input.sizes());
+  const Tensor x = input.dim() == 1 ? input.unsqueeze(0) : input;
+  const Tensor t = (input.dim() == 1 ? target.unsqueeze(0) : target).to(kLong);
+  const int64_t c = x.size(1);
+  Tensor valid, is_target;
+  {
+    NoGradGuard no_grad;
+    EMBER_CHECK(t.numel() == 0 || ((t >= -1).all().item<bool>() && (t < c).all().item<bool>()),
+                "multilabel_margin_loss", "target out of range (expected values in [-1, ", c, "))");
+    valid = (t != -1).to(x.dtype()).cumprod(1);  // entries before the first -1
+    const Tensor idx = t.clamp_min(0);
+    is_target = zeros_like(x).scatter_add(1, idx, valid).clamp_max(1);
+  }
+  const Tensor xt = x.gather(1, t.clamp_min(0));  // (N, C): x at each listed target
+  const Tensor hinge = (1 - xt.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0);  // (N, j, k)
+  const Tensor mask = valid.unsqueeze(2) * (1 - is_target).unsqueeze(1);
+  Tensor loss = (hinge * mask).sum({1, 2}) / static_cast<double>(c);
+  if (input.dim() == 1) loss = loss.squeeze(0);
+  return reduce(loss, options.reduction());
+}
+
+Tensor soft_margin_loss_impl(const Tensor& input, const Tensor& target, const SoftMarginLossFuncOptions& options) {
+  check_same_size("soft_margin_loss", input, target);
+  return reduce((-target * input).exp().log1p(), options.reduction());
+}
+
+Tensor multilabel_soft_margin_loss_impl(const Tensor& input, const Tensor& target,
+                                        const MultilabelSoftMarginLossFuncOptions& options) {
+  check_same_size("multilabel_soft_margin_loss", input, target);
+  EMBER_CHECK(input.dim() >= 1, "multilabel_soft_margin_loss", "expected an input of at least 1 dim");
+  auto logsigmoid = [](const Tensor& x) { return -relu(-x) - (abs_of(x) * -1).exp().log1p(); };
+  Tensor loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input));
+  if (options.weight().defined()) loss = loss * options.weight();
+  const int64_t class_dim = input.dim() - 1;
+  loss = loss.sum({class_dim}) / static_cast<double>(input.size(class_dim));
+  return reduce(loss, options.reduction());
+}
+
+Tensor poisson_nll_loss_impl(const Tensor& input, const Tensor& target, const PoissonNLLLossFuncOptions& options) {
+  check_same_size("poisson_nll_loss", input, target);
+  Tensor loss = options.log_input() ? input.exp() - target * input : input - target * (input + options.eps()).log();
+  if (options.full()) {
+    // Stirling's term target*log(target) - target + 0.5*log(2*pi*target), where target > 1.
+    const Tensor t = target.detach();
+    const Tensor safe = where(t > 1, t, Scalar(1.0));
+    const Tensor stirling = safe * safe.log() - safe + (safe * (2 * M_PI)).log() * 0.5;
+    loss = loss + where(t > 1, stirling, zeros_like(stirling));
+  }
+  return reduce(loss, options.reduction());
+}
+
 // A loss composed of differentiable ops, entered through dispatch: observers see it as one op,
 // and autocast runs it in float32 (the losses are on PyTorch's CPU autocast float32 list).
 template <class Options, Tensor (*Impl)(const Tensor&, const Tensor&, const Options&)>
@@ -211,6 +311,12 @@ EMBER_FLOAT32_LOSS(cross_entropy, CrossEntropyFuncOptions)
 EMBER_FLOAT32_LOSS(binary_cross_entropy, BinaryCrossEntropyFuncOptions)
 EMBER_FLOAT32_LOSS(binary_cross_entropy_with_logits, BinaryCrossEntropyWithLogitsFuncOptions)
 EMBER_FLOAT32_LOSS(kl_div, KLDivFuncOptions)
+EMBER_FLOAT32_LOSS(hinge_embedding_loss, HingeEmbeddingLossFuncOptions)
+EMBER_FLOAT32_LOSS(multi_margin_loss, MultiMarginLossFuncOptions)
+EMBER_FLOAT32_LOSS(multilabel_margin_loss, MultilabelMarginLossFuncOptions)
+EMBER_FLOAT32_LOSS(soft_margin_loss, SoftMarginLossFuncOptions)
+EMBER_FLOAT32_LOSS(multilabel_soft_margin_loss, MultilabelSoftMarginLossFuncOptions)
+EMBER_FLOAT32_LOSS(poisson_nll_loss, PoissonNLLLossFuncOptions)
 #undef EMBER_FLOAT32_LOSS
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options,
@@ -221,6 +327,68 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1L
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options) {
   return ember::nll_loss(input, target, options.weight(), reduction_enum(options.reduction()),
                          options.ignore_index());
+}
+
+Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                           const MarginRankingLossFuncOptions& options) {
+  check_reduction_shape("margin_ranking_loss", input1, input2);
+  EMBER_CHECK(input1.dim() == input2.dim() && input1.dim() == target.dim(), "margin_ranking_loss",
+              "All input tensors should have same dimension but got sizes: input1: ", input1.sizes(),
+              ", input2: ", input2.sizes(), ", target: ", target.sizes());
+  return reduce((-target * (input1 - input2) + options.margin()).clamp_min(0), options.reduction());
+}
+
+Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                             const CosineEmbeddingLossFuncOptions& options) {
+  check_reduction_shape("cosine_embedding_loss", input1, input2);
+  EMBER_CHECK(input1.dim() == input2.dim() && (input1.dim() == 1 || input1.dim() == 2) &&
+                  target.dim() == input1.dim() - 1,
+              "cosine_embedding_loss", "expected 1D or 2D inputs of equal dims and a target of one dim less, got ",
+              input1.sizes(), ", ", input2.sizes(), " and ", target.sizes());
+  constexpr double kEps = 1e-12;
+  const int64_t d = input1.dim() - 1;
+  const Tensor prod = (input1 * input2).sum({d});
+  const Tensor mag1 = (input1 * input1).sum({d}) + kEps;
+  const Tensor mag2 = (input2 * input2).sum({d}) + kEps;
+  const Tensor cos = prod / (mag1 * mag2).sqrt();
+  const Tensor zeros = zeros_like(cos);
+  const Tensor pos = where(target == 1, 1 - cos, zeros);
+  const Tensor neg = where(target == -1, (cos - options.margin()).clamp_min(0), zeros);
+  return reduce(pos + neg, options.reduction());
+}
+
+Tensor triplet_margin_with_distance_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+                                         const TripletMarginWithDistanceLossFuncOptions& options) {
+  EMBER_CHECK(anchor.defined() && positive.defined() && negative.defined(), "triplet_margin_with_distance_loss",
+              "anchor, positive and negative must be defined");
+  EMBER_CHECK(anchor.dim() == positive.dim() && anchor.dim() == negative.dim(), "triplet_margin_with_distance_loss",
+              "The anchor, positive, and negative tensors are expected to have the same number of dimensions, but got: anchor ",
+              anchor.dim(), "D, positive ", positive.dim(), "D, and negative ", negative.dim(), "D inputs");
+  EMBER_CHECK(options.margin() > 0, "triplet_margin_with_distance_loss", "margin must be greater than 0, got ",
+              options.margin());
+  auto dist = [&](const Tensor& a, const Tensor& b) {
+    return options.distance_function() ? (*options.distance_function())(a, b) : pairwise_distance(a, b);
+  };
+  const Tensor d_pos = dist(anchor, positive);
+  Tensor d_neg = dist(anchor, negative);
+  if (options.swap()) d_neg = minimum(d_neg, dist(positive, negative));
+  return reduce((d_pos - d_neg + options.margin()).clamp_min(0), options.reduction());
+}
+
+Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+                           const TripletMarginLossFuncOptions& options) {
+  const auto dist = [p = options.p(), eps = options.eps()](const Tensor& a, const Tensor& b) {
+    return pairwise_distance(a, b, PairwiseDistanceFuncOptions().p(p).eps(eps));
+  };
+  EMBER_CHECK(anchor.defined() && positive.defined() && negative.defined() && anchor.dim() == positive.dim() &&
+                  anchor.dim() == negative.dim(),
+              "triplet_margin_loss", "anchor, positive and negative must have the same number of dims, got ",
+              anchor.defined() ? anchor.dim() : -1, ", ", positive.defined() ? positive.dim() : -1, " and ",
+              negative.defined() ? negative.dim() : -1);
+  const Tensor d_pos = dist(anchor, positive);
+  Tensor d_neg = dist(anchor, negative);
+  if (options.swap()) d_neg = minimum(d_neg, dist(positive, negative));
+  return reduce((d_pos - d_neg + options.margin()).clamp_min(0), options.reduction());
 }
 
 }  // namespace ember::nn::functional
@@ -281,3 +449,25 @@ Tensor kl_div(const Tensor& self, const Tensor& target, int64_t reduction, bool 
 }
 
 }  // namespace ember
+
+namespace ember::nn {
+void HingeEmbeddingLossImpl::pretty_print(std::ostream& stream) const {
+  stream << "torch::nn::HingeEmbeddingLoss(margin=" << options.margin() << ")";
+}
+void MultiMarginLossImpl::pretty_print(std::ostream& stream) const {
+  stream << "torch::nn::MultiMarginLoss(p=" << options.p() << ", margin=" << options.margin()
+         << ", weight=" << options.weight() << ", reduction=k" << enum_name(options.reduction()) << ")";
+}
+void MarginRankingLossImpl::pretty_print(std::ostream& stream) const { stream << "torch::nn::MarginRankingLoss()"; }
+void CosineEmbeddingLossImpl::pretty_print(std::ostream& stream) const {
+  stream << "torch::nn::CosineEmbeddingLoss(margin=" << options.margin() << ")";
+}
+void TripletMarginLossImpl::pretty_print(std::ostream& stream) const {
+  stream << std::boolalpha << "torch::nn::TripletMarginLoss(margin=" << options.margin() << ", p=" << options.p()
+         << ", eps=" << options.eps() << ", swap=" << options.swap() << ")";
+}
+void TripletMarginWithDistanceLossImpl::pretty_print(std::ostream& stream) const {
+  stream << std::boolalpha << "torch::nn::TripletMarginWithDistanceLoss(margin=" << options.margin()
+         << ", swap=" << options.swap() << ")";
+}
+}  // namespace ember::nn

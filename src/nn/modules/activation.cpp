@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "ember/factory.h"
+#include "ember/indexing.h"
 #include "ember/linalg.h"
 #include "ember/nn/init.h"
 #include "ember/nn_ops.h"
@@ -29,9 +30,83 @@ Tensor softplus(const Tensor& input, const SoftplusFuncOptions& o) {
 }
 Tensor sigmoid(const Tensor& input) { return ember::sigmoid(input); }
 Tensor tanh(const Tensor& input) { return ember::tanh(input); }
-Tensor softmax(const Tensor& input, const SoftmaxFuncOptions& o) { return softmax(input, o.dim(), o.dtype()); }
+Tensor softmax(const Tensor& input, const SoftmaxFuncOptions& o) { return ember::softmax(input, o.dim(), o.dtype()); }
 Tensor log_softmax(const Tensor& input, const LogSoftmaxFuncOptions& o) {
-  return log_softmax(input, o.dim(), o.dtype());
+  return ember::log_softmax(input, o.dim(), o.dtype());
+}
+
+Tensor selu(const Tensor& input, const SELUFuncOptions&) {
+  constexpr double kAlpha = 1.6732632423543772848170429916717;
+  constexpr double kScale = 1.0507009873554804934193349852946;
+  return ember::elu(input, kAlpha) * kScale;
+}
+Tensor glu(const Tensor& input, const GLUFuncOptions& o) {
+  EMBER_CHECK(input.dim() > 0, "glu", "glu does not support scalars because halving size must be even");
+  const int64_t dim = o.dim() < 0 ? o.dim() + input.dim() : o.dim();
+  EMBER_CHECK(dim >= 0 && dim < input.dim(), "glu", "dim ", o.dim(), " is out of range for an input of shape ",
+              input.sizes());
+  const int64_t n = input.size(dim);
+  EMBER_CHECK(n % 2 == 0, "glu", "Halving dimension must be even, but dimension ", dim, " is size ", n);
+  return input.narrow(dim, 0, n / 2) * input.narrow(dim, n / 2, n / 2).sigmoid();
+}
+// Masks are detached: the gradient is 1 where the value passes through, 0 elsewhere.
+Tensor hardshrink(const Tensor& input, const HardshrinkFuncOptions& o) {
+  return input * (input.detach().abs() > o.lambda()).to(input.dtype());
+}
+Tensor softshrink(const Tensor& input, const SoftshrinkFuncOptions& o) {
+  EMBER_CHECK(o.lambda() >= 0, "softshrink", "lambda must be greater or equal to 0, but found to be ", o.lambda(), ".");
+  const Tensor pass = (input.detach().abs() > o.lambda()).to(input.dtype());
+  return (input - input.detach().sign() * o.lambda()) * pass;
+}
+Tensor hardtanh(const Tensor& input, const HardtanhFuncOptions& o) {
+  EMBER_CHECK(o.max_val() > o.min_val(), "hardtanh", "max_val must be greater than min_val (got ", o.min_val(),
+              " and ", o.max_val(), ")");
+  return ember::clamp(input, std::optional<Scalar>(o.min_val()), std::optional<Scalar>(o.max_val()));
+}
+Tensor celu(const Tensor& input, const CELUFuncOptions& o) {
+  EMBER_CHECK(o.alpha() != 0, "celu", "ZeroDivisionError: alpha must not be 0");
+  return ember::elu(input / o.alpha(), 1.0) * o.alpha();
+}
+Tensor threshold(const Tensor& input, const ThresholdFuncOptions& o) {
+  return where(input.detach() > o.threshold(), input, Scalar(o.value()));
+}
+Tensor softmin(const Tensor& input, const SoftminFuncOptions& o) { return ember::softmax(-input, o.dim(), o.dtype()); }
+Tensor mish(const Tensor& input) { return input * ember::softplus(input, 1.0, 20.0).tanh(); }
+Tensor softsign(const Tensor& input) { return input / (input.abs() + 1); }
+Tensor tanhshrink(const Tensor& input) { return input - input.tanh(); }
+Tensor logsigmoid(const Tensor& input) { return -ember::softplus(-input, 1.0, 20.0); }
+Tensor prelu(const Tensor& input, const Tensor& weight) {
+  EMBER_CHECK(input.defined() && weight.defined() && weight.dim() <= 1, "prelu",
+              "expected a defined input and a weight of at most 1 dim");
+  const int64_t n = weight.numel();
+  Tensor w = weight.reshape({-1});
+  if (n != 1) {
+    EMBER_CHECK(input.dim() >= 1, "prelu", "Not allow zero-dim input tensor when weight has ", n, " parameters");
+    const int64_t channel_dim = input.dim() == 1 ? 0 : 1;
+    EMBER_CHECK(input.size(channel_dim) == n, "prelu", "Mismatch of parameter numbers and input channel size. Found parameter numbers = ",
+                n, " and channel size = ", input.size(channel_dim), ".");
+    DimVector shape(static_cast<size_t>(input.dim()), 1);
+    shape[channel_dim] = n;
+    w = w.view(shape);
+  }
+  return ember::relu(input) - w * ember::relu(-input);
+}
+Tensor rrelu(const Tensor& input, const RReLUFuncOptions& o) {
+  EMBER_CHECK(o.lower() <= o.upper(), "rrelu", "lower bound should be less than or equal to the upper bound (got ",
+              o.lower(), " and ", o.upper(), ")");
+  if (!o.training()) return ember::leaky_relu(input, (o.lower() + o.upper()) / 2);
+  // One slope drawn per element, used where the input is negative.
+  const Tensor slope = ember::rand_like(input.detach()) * (o.upper() - o.lower()) + o.lower();
+  return where(input.detach() >= 0, input, input * slope);
+}
+Tensor gumbel_softmax(const Tensor& logits, const GumbelSoftmaxFuncOptions& o) {
+  // Gumbel(0, 1) noise: -log(E) with E ~ Exponential(1) = -log(U).
+  const Tensor gumbels = -(-ember::rand_like(logits.detach()).clamp_min(1e-20).log()).log();
+  const Tensor y_soft = ember::softmax((logits + gumbels) / o.tau(), o.dim());
+  if (!o.hard()) return y_soft;
+  const Tensor index = std::get<1>(y_soft.detach().max(o.dim(), true));
+  const Tensor y_hard = zeros_like(logits).scatter(o.dim(), index, Scalar(1.0));
+  return y_hard - y_soft.detach() + y_soft;
 }
 
 }  // namespace functional
@@ -87,6 +162,75 @@ void SoftmaxImpl::pretty_print(std::ostream& s) const { s << "torch::nn::Softmax
 Tensor LogSoftmaxImpl::forward(const Tensor& x) { return functional::log_softmax(x, options.dim()); }
 void LogSoftmaxImpl::pretty_print(std::ostream& s) const {
   s << "torch::nn::LogSoftmax(dim=" << options.dim() << ")";
+}
+
+Tensor SELUImpl::forward(const Tensor& x) { return functional::selu(x, options); }
+void SELUImpl::pretty_print(std::ostream& s) const {
+  s << "torch::nn::SELU(";
+  print_inplace(s, options.inplace(), true);
+  s << ")";
+}
+Tensor GLUImpl::forward(const Tensor& x) { return functional::glu(x, options); }
+void GLUImpl::pretty_print(std::ostream& s) const { s << "torch::nn::GLU(dim=" << options.dim() << ")"; }
+Tensor HardshrinkImpl::forward(const Tensor& x) { return functional::hardshrink(x, options); }
+void HardshrinkImpl::pretty_print(std::ostream& s) const { s << "torch::nn::Hardshrink(" << options.lambda() << ")"; }
+Tensor SoftshrinkImpl::forward(const Tensor& x) { return functional::softshrink(x, options); }
+void SoftshrinkImpl::pretty_print(std::ostream& s) const { s << "torch::nn::Softshrink(" << options.lambda() << ")"; }
+Tensor HardtanhImpl::forward(const Tensor& x) { return functional::hardtanh(x, options); }
+void HardtanhImpl::pretty_print(std::ostream& s) const {
+  s << "torch::nn::Hardtanh(min_val=" << options.min_val() << ", max_val=" << options.max_val();
+  print_inplace(s, options.inplace(), false);
+  s << ")";
+}
+Tensor CELUImpl::forward(const Tensor& x) { return functional::celu(x, options); }
+void CELUImpl::pretty_print(std::ostream& s) const {
+  s << "torch::nn::CELU(alpha=" << options.alpha();
+  print_inplace(s, options.inplace(), false);
+  s << ")";
+}
+Tensor RReLUImpl::forward(const Tensor& x) {
+  return functional::rrelu(x, functional::RReLUFuncOptions().lower(options.lower()).upper(options.upper()).training(
+                                  is_training()));
+}
+void RReLUImpl::pretty_print(std::ostream& s) const {
+  s << "torch::nn::RReLU(lower=" << options.lower() << ", upper=" << options.upper();
+  print_inplace(s, options.inplace(), false);
+  s << ")";
+}
+Tensor LogSigmoidImpl::forward(const Tensor& x) { return functional::logsigmoid(x); }
+void LogSigmoidImpl::pretty_print(std::ostream& s) const { s << "torch::nn::LogSigmoid()"; }
+Tensor SoftsignImpl::forward(const Tensor& x) { return functional::softsign(x); }
+void SoftsignImpl::pretty_print(std::ostream& s) const { s << "torch::nn::Softsign()"; }
+Tensor TanhshrinkImpl::forward(const Tensor& x) { return functional::tanhshrink(x); }
+void TanhshrinkImpl::pretty_print(std::ostream& s) const { s << "torch::nn::Tanhshrink()"; }
+Tensor MishImpl::forward(const Tensor& x) { return functional::mish(x); }
+void MishImpl::pretty_print(std::ostream& s) const { s << "torch::nn::Mish()"; }
+Tensor Softmax2dImpl::forward(const Tensor& x) {
+  EMBER_CHECK(x.dim() == 3 || x.dim() == 4, "Softmax2d", "Softmax2d requires a 3D or 4D tensor as input, got ",
+              x.sizes());
+  return functional::softmax(x, -3);
+}
+void Softmax2dImpl::pretty_print(std::ostream& s) const { s << "torch::nn::Softmax2d()"; }
+Tensor SoftminImpl::forward(const Tensor& x) { return functional::softmin(x, options.dim()); }
+void SoftminImpl::pretty_print(std::ostream& s) const { s << "torch::nn::Softmin(dim=" << options.dim() << ")"; }
+Tensor ThresholdImpl::forward(const Tensor& x) { return functional::threshold(x, options); }
+void ThresholdImpl::pretty_print(std::ostream& s) const {
+  s << "torch::nn::Threshold(threshold=" << options.threshold() << ", value=" << options.value();
+  print_inplace(s, options.inplace(), false);
+  s << ")";
+}
+
+PReLUImpl::PReLUImpl(const PReLUOptions& options) : options(options) { reset(); }
+void PReLUImpl::reset() {
+  EMBER_CHECK(options.num_parameters() > 0, "PReLU", "num_parameters must be positive, got ",
+              options.num_parameters());
+  weight = register_parameter("weight", empty({options.num_parameters()}));
+  reset_parameters();
+}
+void PReLUImpl::reset_parameters() { init::constant_(weight, options.init()); }
+Tensor PReLUImpl::forward(const Tensor& x) { return functional::prelu(x, weight); }
+void PReLUImpl::pretty_print(std::ostream& s) const {
+  s << "torch::nn::PReLU(num_parameters=" << options.num_parameters() << ")";
 }
 
 MultiheadAttentionImpl::MultiheadAttentionImpl(const MultiheadAttentionOptions& options) : options(options) {
@@ -154,7 +298,7 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, 
     scores = scores.view({n, h, l, s}).masked_fill(mask, -INFINITY).view({n * h, l, s});
   }
   Tensor attn = functional::softmax(scores, -1);
-  if (options.dropout() > 0) attn = functional::dropout(attn, options.dropout(), is_training());
+  if (options.dropout() > 0) attn = ember::dropout(attn, options.dropout(), is_training());
   Tensor out = matmul(attn, v).transpose(0, 1).reshape({l * n, e});
   out = out_proj->forward(out).view({l, n, e});
   if (!need_weights) return {out, Tensor()};

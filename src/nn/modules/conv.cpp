@@ -1,6 +1,7 @@
 #include "ember/nn/modules/conv.h"
 
 #include "ember/factory.h"
+#include "ember/nn/functional/conv.h"
 #include "ember/nn_ops.h"
 #include "nn/common.h"
 
@@ -32,7 +33,8 @@ ConvNdImpl<D>::ConvNdImpl(const ConvOptions<D>& options) : options(options) {
 
 template <size_t D>
 void ConvNdImpl<D>::reset() {
-  check_channels(D == 1 ? "Conv1d" : "Conv2d", options.in_channels(), options.out_channels(), options.groups());
+  static constexpr const char* kName[] = {"", "Conv1d", "Conv2d", "Conv3d"};
+  check_channels(kName[D], options.in_channels(), options.out_channels(), options.groups());
   DimVector shape{options.out_channels(), options.in_channels() / options.groups()};
   for (size_t i = 0; i < D; ++i) shape.push_back(options.kernel_size()[i]);
   weight = register_parameter("weight", empty(shape));
@@ -47,13 +49,15 @@ void ConvNdImpl<D>::reset_parameters() {
 
 template <size_t D>
 Tensor ConvNdImpl<D>::forward(const Tensor& input) {
-  if constexpr (D == 1) {
-    return functional::conv1d(input, weight, bias, options.stride(), options.padding(), options.dilation(),
-                              options.groups());
-  } else {
-    return functional::conv2d(input, weight, bias, options.stride(), options.padding(), options.dilation(),
-                              options.groups());
-  }
+  const auto o = functional::ConvFuncOptions<D>()
+                     .bias(bias)
+                     .stride(options.stride())
+                     .padding(options.padding())
+                     .dilation(options.dilation())
+                     .groups(options.groups());
+  if constexpr (D == 1) return functional::conv1d(input, weight, o);
+  if constexpr (D == 2) return functional::conv2d(input, weight, o);
+  if constexpr (D == 3) return functional::conv3d(input, weight, o);
 }
 
 template <size_t D>
@@ -67,31 +71,55 @@ void ConvNdImpl<D>::pretty_print(std::ostream& stream) const {
 
 template class ConvNdImpl<1>;
 template class ConvNdImpl<2>;
+template class ConvNdImpl<3>;
 
-ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& options) : options(options) { reset(); }
+template <size_t D>
+ConvTransposeNdImpl<D>::ConvTransposeNdImpl(const ConvTransposeOptions<D>& options) : options(options) {
+  reset();
+}
 
-void ConvTranspose2dImpl::reset() {
-  check_channels("ConvTranspose2d", options.in_channels(), options.out_channels(), options.groups());
-  weight = register_parameter("weight", empty({options.in_channels(), options.out_channels() / options.groups(),
-                                               options.kernel_size()[0], options.kernel_size()[1]}));
+template <size_t D>
+void ConvTransposeNdImpl<D>::reset() {
+  static constexpr const char* kName[] = {"", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"};
+  check_channels(kName[D], options.in_channels(), options.out_channels(), options.groups());
+  DimVector shape{options.in_channels(), options.out_channels() / options.groups()};
+  for (size_t i = 0; i < D; ++i) shape.push_back(options.kernel_size()[i]);
+  weight = register_parameter("weight", empty(shape));
   bias = register_parameter("bias", options.bias() ? empty({options.out_channels()}) : Tensor(), options.bias());
   reset_parameters();
 }
 
-void ConvTranspose2dImpl::reset_parameters() { reset_weight_and_bias(weight, bias); }
-
-Tensor ConvTranspose2dImpl::forward(const Tensor& input) {
-  return functional::conv_transpose2d(input, weight, bias, options.stride(), options.padding(),
-                                      options.output_padding(), options.groups(), options.dilation());
+template <size_t D>
+void ConvTransposeNdImpl<D>::reset_parameters() {
+  reset_weight_and_bias(weight, bias);
 }
 
-void ConvTranspose2dImpl::pretty_print(std::ostream& stream) const {
-  stream << "torch::nn::ConvTranspose2d(";
-  print_common<2>(stream, options);
-  if (options.output_padding() != ExpandingArray<2>(0)) stream << ", output_padding=" << options.output_padding();
+template <size_t D>
+Tensor ConvTransposeNdImpl<D>::forward(const Tensor& input) {
+  const auto o = functional::ConvTransposeFuncOptions<D>()
+                     .bias(bias)
+                     .stride(options.stride())
+                     .padding(options.padding())
+                     .output_padding(options.output_padding())
+                     .groups(options.groups())
+                     .dilation(options.dilation());
+  if constexpr (D == 1) return functional::conv_transpose1d(input, weight, o);
+  if constexpr (D == 2) return functional::conv_transpose2d(input, weight, o);
+  if constexpr (D == 3) return functional::conv_transpose3d(input, weight, o);
+}
+
+template <size_t D>
+void ConvTransposeNdImpl<D>::pretty_print(std::ostream& stream) const {
+  stream << "torch::nn::ConvTranspose" << D << "d(";
+  print_common<D>(stream, options);
+  if (options.output_padding() != ExpandingArray<D>(0)) stream << ", output_padding=" << options.output_padding();
   if (options.groups() != 1) stream << ", groups=" << options.groups();
   if (!options.bias()) stream << ", bias=false";
   stream << ")";
 }
+
+template class ConvTransposeNdImpl<1>;
+template class ConvTransposeNdImpl<2>;
+template class ConvTransposeNdImpl<3>;
 
 }  // namespace ember::nn

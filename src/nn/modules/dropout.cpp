@@ -1,11 +1,38 @@
 #include "ember/nn/modules/dropout.h"
 
+#include <algorithm>
+#include <cmath>
+
+#include "ember/factory.h"
 #include "ember/nn_ops.h"
+#include "ember/pointwise.h"
 
 namespace ember::nn {
 namespace {
-constexpr const char* kNames[] = {"Dropout", "FeatureDropout", "Dropout2d"};
+constexpr const char* kNames[] = {"Dropout", "FeatureDropout", "Dropout2d", "Dropout3d", "AlphaDropout",
+                                  "FeatureAlphaDropout"};
+
+void check_p(const char* op, double p) {
+  EMBER_CHECK(p >= 0 && p <= 1, op, "dropout probability has to be between 0 and 1, but got ", p);
 }
+
+// PyTorch's _dropout_impl for alpha dropout: dropped entries take SELU's negative saturation,
+// then a * x + b restores mean 0 and variance 1. feature: one draw per (dim 0, dim 1) entry.
+Tensor alpha_dropout_impl(const char* op, const Tensor& input, double p, bool training, bool feature) {
+  check_p(op, p);
+  if (p == 0 || !training || input.numel() == 0) return input;
+  if (p == 1) return input * zeros({}, TensorOptions().dtype(input.dtype()));
+  EMBER_CHECK(!feature || input.dim() >= 2, op, "Feature dropout requires at least 2 dimensions in the input, got ",
+              input.sizes());
+  constexpr double kAlpha = 1.7580993408473766;  // SELU's scale * alpha
+  const double a = 1.0 / std::sqrt((kAlpha * kAlpha * p + 1) * (1 - p));
+  DimVector shape(input.sizes());
+  if (feature) std::fill(shape.begin() + 2, shape.end(), 1);
+  const Tensor keep = bernoulli(full(shape, 1 - p, TensorOptions().dtype(input.dtype())));
+  const Tensor b = (keep - 1) * (kAlpha * a) + kAlpha * a * p;
+  return input * (keep * a) + b;
+}
+}  // namespace
 
 template <int Kind>
 DropoutImplT<Kind>::DropoutImplT(const DropoutOptions& options) : options(options) {
@@ -14,15 +41,21 @@ DropoutImplT<Kind>::DropoutImplT(const DropoutOptions& options) : options(option
 
 template <int Kind>
 void DropoutImplT<Kind>::reset() {
-  EMBER_CHECK(options.p() >= 0 && options.p() <= 1, kNames[Kind],
-              "dropout probability has to be between 0 and 1, but got ", options.p());
+  check_p(kNames[Kind], options.p());
 }
 
 template <int Kind>
 Tensor DropoutImplT<Kind>::forward(const Tensor& input) {
-  if constexpr (Kind == 0) return functional::dropout(input, options.p(), is_training());
-  if constexpr (Kind == 1) return functional::feature_dropout(input, options.p(), is_training());
-  if constexpr (Kind == 2) return functional::dropout2d(input, options.p(), is_training());
+  const double p = options.p();
+  if constexpr (Kind == 0) return ember::dropout(input, p, is_training());
+  if constexpr (Kind == 1) return ember::feature_dropout(input, p, is_training());
+  if constexpr (Kind == 2) return functional::dropout2d(input, functional::Dropout2dFuncOptions().p(p).training(is_training()));
+  if constexpr (Kind == 3) return functional::dropout3d(input, functional::Dropout3dFuncOptions().p(p).training(is_training()));
+  if constexpr (Kind == 4) return functional::alpha_dropout(input, functional::AlphaDropoutFuncOptions().p(p).training(is_training()));
+  if constexpr (Kind == 5) {
+    return functional::feature_alpha_dropout(input,
+                                             functional::FeatureAlphaDropoutFuncOptions().p(p).training(is_training()));
+  }
 }
 
 template <int Kind>
@@ -33,19 +66,34 @@ void DropoutImplT<Kind>::pretty_print(std::ostream& stream) const {
 
 namespace functional {
 Tensor dropout(const Tensor& input, const DropoutFuncOptions& options) {
-  EMBER_CHECK(options.p() >= 0 && options.p() <= 1, "dropout", "dropout probability has to be between 0 and 1, but got ",
-              options.p());
-  return dropout(input, options.p(), options.training());
+  check_p("dropout", options.p());
+  return ember::dropout(input, options.p(), options.training());
 }
 Tensor dropout2d(const Tensor& input, const Dropout2dFuncOptions& options) {
-  EMBER_CHECK(options.p() >= 0 && options.p() <= 1, "dropout2d",
-              "dropout probability has to be between 0 and 1, but got ", options.p());
-  return dropout2d(input, options.p(), options.training());
+  check_p("dropout2d", options.p());
+  return ember::dropout2d(input, options.p(), options.training());
+}
+Tensor dropout3d(const Tensor& input, const Dropout3dFuncOptions& options) {
+  check_p("dropout3d", options.p());
+  EMBER_CHECK(input.dim() == 4 || input.dim() == 5, "dropout3d",
+              "dropout3d: Expected 4D or 5D input, got a tensor of shape ", input.sizes());
+  // An unbatched (C, D, H, W) input gets a batch dim so each channel draws once.
+  if (input.dim() == 4) return ember::feature_dropout(input.unsqueeze(0), options.p(), options.training()).squeeze(0);
+  return ember::feature_dropout(input, options.p(), options.training());
+}
+Tensor alpha_dropout(const Tensor& input, const AlphaDropoutFuncOptions& options) {
+  return alpha_dropout_impl("alpha_dropout", input, options.p(), options.training(), false);
+}
+Tensor feature_alpha_dropout(const Tensor& input, const FeatureAlphaDropoutFuncOptions& options) {
+  return alpha_dropout_impl("feature_alpha_dropout", input, options.p(), options.training(), true);
 }
 }  // namespace functional
 
 template class DropoutImplT<0>;
 template class DropoutImplT<1>;
 template class DropoutImplT<2>;
+template class DropoutImplT<3>;
+template class DropoutImplT<4>;
+template class DropoutImplT<5>;
 
 }  // namespace ember::nn

@@ -6,6 +6,7 @@
 
 #include "ember/factory.h"
 #include "ember/linalg.h"
+#include "ember/nn/functional/linear.h"
 #include "ember/nn/init.h"
 #include "ember/pointwise.h"
 #include "ember/reduce.h"
@@ -57,7 +58,14 @@ void BilinearImpl::reset_parameters() {
 }
 
 Tensor BilinearImpl::forward(const Tensor& input1, const Tensor& input2) {
-  const int64_t in1 = options.in1_features(), in2 = options.in2_features(), out = options.out_features();
+  return functional::bilinear(input1, input2, weight, bias);
+}
+
+namespace functional {
+Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight, const Tensor& bias) {
+  EMBER_CHECK(input1.defined() && input2.defined() && weight.defined() && weight.dim() == 3, "bilinear",
+              "expected defined inputs and a 3-D weight, got weight ", weight.defined() ? weight.sizes() : IntArrayRef());
+  const int64_t out = weight.size(0), in1 = weight.size(1), in2 = weight.size(2);
   EMBER_CHECK(input1.dim() >= 1 && input1.dim() == input2.dim(), "bilinear",
               "input1 and input2 must have the same number of dimensions, got ", input1.sizes(), " and ",
               input2.sizes());
@@ -76,6 +84,7 @@ Tensor BilinearImpl::forward(const Tensor& input1, const Tensor& input2) {
   lead.push_back(out);
   return y.view(lead);
 }
+}  // namespace functional
 
 void BilinearImpl::pretty_print(std::ostream& stream) const {
   stream << std::boolalpha << "torch::nn::Bilinear(in1_features=" << options.in1_features()

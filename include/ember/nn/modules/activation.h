@@ -5,8 +5,10 @@
 #include <string>
 #include <tuple>
 
+#include "ember/nn/functional/activation.h"
 #include "ember/nn/modules/linear.h"
 #include "ember/nn/options.h"
+#include "ember/nn/options/activation.h"
 #include "ember/nn/pimpl.h"
 
 namespace ember::nn {
@@ -96,6 +98,19 @@ EMBER_ACTIVATION_MODULE_OPTIONS(ELU, ELUOptions)
 EMBER_ACTIVATION_MODULE_OPTIONS(Softplus, SoftplusOptions)
 EMBER_ACTIVATION_MODULE(Sigmoid)
 EMBER_ACTIVATION_MODULE(Tanh)
+EMBER_ACTIVATION_MODULE_OPTIONS(SELU, SELUOptions)
+EMBER_ACTIVATION_MODULE_OPTIONS(GLU, GLUOptions)
+EMBER_ACTIVATION_MODULE_OPTIONS(Hardshrink, HardshrinkOptions)
+EMBER_ACTIVATION_MODULE_OPTIONS(Softshrink, SoftshrinkOptions)
+EMBER_ACTIVATION_MODULE_OPTIONS(Hardtanh, HardtanhOptions)
+EMBER_ACTIVATION_MODULE_OPTIONS(CELU, CELUOptions)
+EMBER_ACTIVATION_MODULE_OPTIONS(RReLU, RReLUOptions)
+EMBER_ACTIVATION_MODULE(LogSigmoid)
+EMBER_ACTIVATION_MODULE(Softsign)
+EMBER_ACTIVATION_MODULE(Tanhshrink)
+EMBER_ACTIVATION_MODULE(Mish)
+// Softmax over the channels (dim -3) of a (C, H, W) or (N, C, H, W) input.
+EMBER_ACTIVATION_MODULE(Softmax2d)
 #undef EMBER_ACTIVATION_MODULE
 #undef EMBER_ACTIVATION_MODULE_OPTIONS
 
@@ -117,6 +132,37 @@ class LogSoftmaxImpl : public Module {
   LogSoftmaxOptions options;
 };
 EMBER_MODULE(LogSoftmax);
+class SoftminImpl : public Module {
+ public:
+  explicit SoftminImpl(int64_t dim) : options(dim) {}
+  explicit SoftminImpl(const SoftminOptions& options) : options(options) {}
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  SoftminOptions options;
+};
+EMBER_MODULE(Softmin);
+class ThresholdImpl : public Module {
+ public:
+  ThresholdImpl(double threshold, double value) : options(threshold, value) {}
+  explicit ThresholdImpl(const ThresholdOptions& options) : options(options) {}
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  ThresholdOptions options;
+};
+EMBER_MODULE(Threshold);
+
+// Parameter weight (num_parameters), filled with init.
+class PReLUImpl : public Module {
+ public:
+  explicit PReLUImpl(const PReLUOptions& options = {});
+  void reset();
+  void reset_parameters();
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  PReLUOptions options;
+  Tensor weight;
+};
+EMBER_MODULE(PReLU);
 
 struct MultiheadAttentionOptions {
   MultiheadAttentionOptions(int64_t embed_dim, int64_t num_heads) : embed_dim_(embed_dim), num_heads_(num_heads) {}

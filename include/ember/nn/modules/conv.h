@@ -1,4 +1,4 @@
-// Conv1d, Conv2d, ConvTranspose2d (zero padding).
+// Conv1d/2d/3d, ConvTranspose1d/2d/3d (zero padding).
 #pragma once
 #include "ember/nn/options.h"
 #include "ember/nn/pimpl.h"
@@ -20,6 +20,7 @@ struct ConvOptions {
 };
 using Conv1dOptions = ConvOptions<1>;
 using Conv2dOptions = ConvOptions<2>;
+using Conv3dOptions = ConvOptions<3>;
 
 template <size_t D>
 struct ConvTransposeOptions {
@@ -35,7 +36,9 @@ struct ConvTransposeOptions {
   EMBER_ARG(bool, bias) = true;
   EMBER_ARG(ExpandingArray<D>, dilation) = 1;
 };
+using ConvTranspose1dOptions = ConvTransposeOptions<1>;
 using ConvTranspose2dOptions = ConvTransposeOptions<2>;
+using ConvTranspose3dOptions = ConvTransposeOptions<3>;
 
 // Weight (out, in / groups, *kernel), initialized as Linear's (kaiming_uniform_(a = sqrt(5))).
 template <size_t D>
@@ -61,24 +64,44 @@ class Conv2dImpl : public ConvNdImpl<2> {
  public:
   using ConvNdImpl<2>::ConvNdImpl;
 };
+class Conv3dImpl : public ConvNdImpl<3> {
+ public:
+  using ConvNdImpl<3>::ConvNdImpl;
+};
 EMBER_MODULE(Conv1d);
 EMBER_MODULE(Conv2d);
+EMBER_MODULE(Conv3d);
 
 // Weight (in, out / groups, *kernel).
-class ConvTranspose2dImpl : public Module {
+template <size_t D>
+class ConvTransposeNdImpl : public Module {
  public:
-  ConvTranspose2dImpl(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size)
-      : ConvTranspose2dImpl(ConvTranspose2dOptions(in_channels, out_channels, kernel_size)) {}
-  explicit ConvTranspose2dImpl(const ConvTranspose2dOptions& options);
+  ConvTransposeNdImpl(int64_t in_channels, int64_t out_channels, ExpandingArray<D> kernel_size)
+      : ConvTransposeNdImpl(ConvTransposeOptions<D>(in_channels, out_channels, kernel_size)) {}
+  explicit ConvTransposeNdImpl(const ConvTransposeOptions<D>& options);
   void reset();
   void reset_parameters();
   Tensor forward(const Tensor& input);
   void pretty_print(std::ostream& stream) const override;
 
-  ConvTranspose2dOptions options;
+  ConvTransposeOptions<D> options;
   Tensor weight;
   Tensor bias;
 };
+class ConvTranspose1dImpl : public ConvTransposeNdImpl<1> {
+ public:
+  using ConvTransposeNdImpl<1>::ConvTransposeNdImpl;
+};
+class ConvTranspose2dImpl : public ConvTransposeNdImpl<2> {
+ public:
+  using ConvTransposeNdImpl<2>::ConvTransposeNdImpl;
+};
+class ConvTranspose3dImpl : public ConvTransposeNdImpl<3> {
+ public:
+  using ConvTransposeNdImpl<3>::ConvTransposeNdImpl;
+};
+EMBER_MODULE(ConvTranspose1d);
 EMBER_MODULE(ConvTranspose2d);
+EMBER_MODULE(ConvTranspose3d);
 
 }  // namespace ember::nn

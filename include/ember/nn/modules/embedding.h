@@ -1,8 +1,10 @@
-// Embedding: a lookup table of num_embeddings rows of embedding_dim values.
+// Embedding: a lookup table of num_embeddings rows of embedding_dim values; EmbeddingBag: the
+// rows of each bag of indices reduced to one.
 #pragma once
 #include <optional>
 
 #include "ember/nn/options.h"
+#include "ember/nn/options/embedding.h"
 #include "ember/nn/pimpl.h"
 
 namespace ember::nn {
@@ -54,6 +56,28 @@ class Embedding : public ModuleHolder<EmbeddingImpl> {
   static Embedding from_pretrained(const Tensor& embeddings, const EmbeddingFromPretrainedOptions& options = {});
 };
 
+// Parameter weight (num_embeddings, embedding_dim), normal(0, 1) (the padding row zero).
+class EmbeddingBagImpl : public Module {
+ public:
+  EmbeddingBagImpl(int64_t num_embeddings, int64_t embedding_dim)
+      : EmbeddingBagImpl(EmbeddingBagOptions(num_embeddings, embedding_dim)) {}
+  explicit EmbeddingBagImpl(EmbeddingBagOptions options);
+  void reset();
+  void reset_parameters();
+  Tensor forward(const Tensor& input, const Tensor& offsets = {}, const Tensor& per_sample_weights = {});
+  void pretty_print(std::ostream& stream) const override;
+
+  EmbeddingBagOptions options;
+  Tensor weight;
+};
+
+class EmbeddingBag : public ModuleHolder<EmbeddingBagImpl> {
+ public:
+  using ModuleHolder<EmbeddingBagImpl>::ModuleHolder;
+  using Impl = EmbeddingBagImpl;
+  static EmbeddingBag from_pretrained(const Tensor& embeddings, const EmbeddingBagFromPretrainedOptions& options = {});
+};
+
 namespace functional {
 struct EmbeddingFuncOptions {
   EMBER_ARG(std::optional<int64_t>, padding_idx) = std::nullopt;
@@ -62,10 +86,13 @@ struct EmbeddingFuncOptions {
   EMBER_ARG(bool, scale_grad_by_freq) = false;
   EMBER_ARG(bool, sparse) = false;
 };
-Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncOptions& options);
+// libtorch's order: the indices first (torch::embedding, the at:: form, takes the weight first).
+Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncOptions& options = {});
 // Scales, in place and without recording, the rows of weight that indices name whose norm
 // exceeds max_norm down to max_norm.
 Tensor& embedding_renorm_(Tensor& weight, const Tensor& indices, double max_norm, double norm_type);
+// (B, embedding_dim): each bag's rows summed, averaged or maxed (an empty bag gives zeros).
+Tensor embedding_bag(const Tensor& input, const Tensor& weight, const EmbeddingBagFuncOptions& options = {});
 }  // namespace functional
 
 }  // namespace ember::nn

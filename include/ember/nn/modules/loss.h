@@ -3,7 +3,9 @@
 #pragma once
 #include <variant>
 
+#include "ember/nn/functional/loss.h"
 #include "ember/nn/options.h"
+#include "ember/nn/options/loss.h"
 #include "ember/nn/pimpl.h"
 
 namespace ember {
@@ -38,12 +40,15 @@ Tensor kl_div(const Tensor& self, const Tensor& target, int64_t reduction = Redu
 
 namespace nn {
 
-using reduction_t = std::variant<enumtype::kNone, enumtype::kMean, enumtype::kSum>;
 using kldiv_reduction_t = std::variant<enumtype::kNone, enumtype::kBatchMean, enumtype::kSum, enumtype::kMean>;
 
 #define EMBER_REDUCTION_OPTIONS(Name)                                                   \
   Name() = default;                                                                     \
-  Name(reduction_t reduction) : reduction_(reduction) {} /* NOLINT: Options(torch::kSum) */ \
+  Name(reduction_t reduction) : reduction_(reduction) {} /* NOLINT */                   \
+  /* one per tag, as libtorch's: F::mse_loss(x, y, torch::kSum) is one conversion */   \
+  Name(enumtype::kNone) : reduction_(kNone) {} /* NOLINT */                             \
+  Name(enumtype::kMean) : reduction_(kMean) {} /* NOLINT */                             \
+  Name(enumtype::kSum) : reduction_(kSum) {}   /* NOLINT */                             \
   EMBER_ARG(reduction_t, reduction) = kMean;
 
 struct MSELossOptions {
@@ -86,6 +91,10 @@ struct BCEWithLogitsLossOptions {
 struct KLDivLossOptions {
   KLDivLossOptions() = default;
   KLDivLossOptions(kldiv_reduction_t reduction) : reduction_(reduction) {}  // NOLINT
+  KLDivLossOptions(enumtype::kNone) : reduction_(kNone) {}                  // NOLINT
+  KLDivLossOptions(enumtype::kBatchMean) : reduction_(kBatchMean) {}        // NOLINT
+  KLDivLossOptions(enumtype::kSum) : reduction_(kSum) {}                    // NOLINT
+  KLDivLossOptions(enumtype::kMean) : reduction_(kMean) {}                  // NOLINT
   EMBER_ARG(kldiv_reduction_t, reduction) = kMean;
   // Whether the target is given as log-probabilities.
   EMBER_ARG(bool, log_target) = false;
@@ -141,7 +150,57 @@ EMBER_LOSS_MODULE(NLLLoss, nll_loss)
 EMBER_LOSS_MODULE(BCELoss, binary_cross_entropy)
 EMBER_LOSS_MODULE(BCEWithLogitsLoss, binary_cross_entropy_with_logits)
 EMBER_LOSS_MODULE(KLDivLoss, kl_div)
+EMBER_LOSS_MODULE(MultiLabelMarginLoss, multilabel_margin_loss)
+EMBER_LOSS_MODULE(SoftMarginLoss, soft_margin_loss)
+EMBER_LOSS_MODULE(MultiLabelSoftMarginLoss, multilabel_soft_margin_loss)
+EMBER_LOSS_MODULE(PoissonNLLLoss, poisson_nll_loss)
 #undef EMBER_LOSS_MODULE
+
+// The losses whose printed form shows options: pretty_print in src/nn/functional/loss_more.cpp.
+#define EMBER_LOSS_MODULE_PRINTED(Name, fn)                                          \
+  class Name##Impl : public Module {                                                 \
+   public:                                                                           \
+    explicit Name##Impl(const Name##Options& options = {}) : options(options) {}    \
+    Tensor forward(const Tensor& input, const Tensor& target) {                      \
+      return functional::fn(input, target, options);                                 \
+    }                                                                                \
+    void pretty_print(std::ostream& stream) const override;                          \
+    Name##Options options;                                                           \
+  };                                                                                 \
+  EMBER_MODULE(Name);
+EMBER_LOSS_MODULE_PRINTED(HingeEmbeddingLoss, hinge_embedding_loss)
+EMBER_LOSS_MODULE_PRINTED(MultiMarginLoss, multi_margin_loss)
+#undef EMBER_LOSS_MODULE_PRINTED
+
+// Losses of three tensors: (input1, input2, target) or (anchor, positive, negative).
+#define EMBER_LOSS3_MODULE(Name, fn)                                                 \
+  class Name##Impl : public Module {                                                 \
+   public:                                                                           \
+    explicit Name##Impl(const Name##Options& options = {}) : options(options) {}    \
+    Tensor forward(const Tensor& a, const Tensor& b, const Tensor& c) {              \
+      return functional::fn(a, b, c, options);                                       \
+    }                                                                                \
+    void pretty_print(std::ostream& stream) const override;                          \
+    Name##Options options;                                                           \
+  };                                                                                 \
+  EMBER_MODULE(Name);
+EMBER_LOSS3_MODULE(MarginRankingLoss, margin_ranking_loss)
+EMBER_LOSS3_MODULE(CosineEmbeddingLoss, cosine_embedding_loss)
+EMBER_LOSS3_MODULE(TripletMarginLoss, triplet_margin_loss)
+EMBER_LOSS3_MODULE(TripletMarginWithDistanceLoss, triplet_margin_with_distance_loss)
+#undef EMBER_LOSS3_MODULE
+
+class CTCLossImpl : public Module {
+ public:
+  explicit CTCLossImpl(const CTCLossOptions& options = {}) : options(options) {}
+  Tensor forward(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                 const Tensor& target_lengths) {
+    return functional::ctc_loss(log_probs, targets, input_lengths, target_lengths, options);
+  }
+  void pretty_print(std::ostream& stream) const override { stream << "torch::nn::CTCLoss()"; }
+  CTCLossOptions options;
+};
+EMBER_MODULE(CTCLoss);
 
 }  // namespace nn
 }  // namespace ember

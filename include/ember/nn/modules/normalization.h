@@ -1,9 +1,12 @@
-// BatchNorm1d/2d (running statistics), LayerNorm, GroupNorm.
+// BatchNorm1d/2d/3d (running statistics), InstanceNorm1d/2d/3d, LayerNorm, GroupNorm, LocalResponseNorm,
+// CrossMapLRN2d.
 #pragma once
 #include <optional>
 #include <vector>
 
+#include "ember/nn/functional/normalization.h"
 #include "ember/nn/options.h"
+#include "ember/nn/options/normalization.h"
 #include "ember/nn/pimpl.h"
 
 namespace ember::nn {
@@ -19,6 +22,7 @@ struct BatchNormOptions {
 };
 using BatchNorm1dOptions = BatchNormOptions;
 using BatchNorm2dOptions = BatchNormOptions;
+using BatchNorm3dOptions = BatchNormOptions;
 
 // Parameters weight (ones) and bias (zeros) when affine; buffers running_mean (zeros),
 // running_var (ones) and num_batches_tracked (int64 0) when tracking running stats. Training
@@ -49,8 +53,69 @@ class BatchNorm2dImpl : public BatchNormImpl<2> {
  public:
   using BatchNormImpl<2>::BatchNormImpl;
 };
+class BatchNorm3dImpl : public BatchNormImpl<3> {
+ public:
+  using BatchNormImpl<3>::BatchNormImpl;
+};
 EMBER_MODULE(BatchNorm1d);
 EMBER_MODULE(BatchNorm2d);
+EMBER_MODULE(BatchNorm3d);
+
+// Normalizes each (sample, channel) over its spatial dims. Parameters weight/bias when affine,
+// buffers running_mean/var and num_batches_tracked when tracking running stats (used in eval).
+// A (C, *spatial) input is a batch of one.
+template <size_t D>
+class InstanceNormImpl : public Module {
+ public:
+  explicit InstanceNormImpl(int64_t num_features) : InstanceNormImpl(InstanceNormOptions(num_features)) {}
+  explicit InstanceNormImpl(const InstanceNormOptions& options);
+  void reset();
+  void reset_running_stats();
+  void reset_parameters();
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+
+  InstanceNormOptions options;
+  Tensor weight;
+  Tensor bias;
+  Tensor running_mean;
+  Tensor running_var;
+  Tensor num_batches_tracked;
+};
+class InstanceNorm1dImpl : public InstanceNormImpl<1> {
+ public:
+  using InstanceNormImpl<1>::InstanceNormImpl;
+};
+class InstanceNorm2dImpl : public InstanceNormImpl<2> {
+ public:
+  using InstanceNormImpl<2>::InstanceNormImpl;
+};
+class InstanceNorm3dImpl : public InstanceNormImpl<3> {
+ public:
+  using InstanceNormImpl<3>::InstanceNormImpl;
+};
+EMBER_MODULE(InstanceNorm1d);
+EMBER_MODULE(InstanceNorm2d);
+EMBER_MODULE(InstanceNorm3d);
+
+class LocalResponseNormImpl : public Module {
+ public:
+  explicit LocalResponseNormImpl(const LocalResponseNormOptions& options) : options(options) {}
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  LocalResponseNormOptions options;
+};
+EMBER_MODULE(LocalResponseNorm);
+
+class CrossMapLRN2dImpl : public Module {
+ public:
+  explicit CrossMapLRN2dImpl(int64_t size) : options(size) {}
+  explicit CrossMapLRN2dImpl(const CrossMapLRN2dOptions& options) : options(options) {}
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  CrossMapLRN2dOptions options;
+};
+EMBER_MODULE(CrossMapLRN2d);
 
 struct LayerNormOptions {
   LayerNormOptions(std::vector<int64_t> normalized_shape) : normalized_shape_(std::move(normalized_shape)) {}  // NOLINT

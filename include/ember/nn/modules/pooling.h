@@ -1,80 +1,194 @@
-// MaxPool2d, AvgPool2d, AdaptiveAvgPool2d.
+// MaxPool1d/2d/3d, AvgPool1d/2d/3d, AdaptiveAvgPool1d/2d/3d, AdaptiveMaxPool1d/2d/3d, LPPool1d/2d,
+// MaxUnpool1d/2d/3d and the
+// functional forms taking their FuncOptions.
 #pragma once
 #include <optional>
+#include <tuple>
+#include <vector>
 
-#include "ember/nn/options.h"
+#include "ember/nn/options/pooling.h"
 #include "ember/nn/pimpl.h"
 
 namespace ember::nn {
 
-template <size_t D>
-struct MaxPoolOptions {
-  MaxPoolOptions(ExpandingArray<D> kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
-  EMBER_ARG(ExpandingArray<D>, kernel_size);
-  EMBER_ARG(ExpandingArray<D>, stride);  // defaults to kernel_size
-  EMBER_ARG(ExpandingArray<D>, padding) = 0;
-  EMBER_ARG(ExpandingArray<D>, dilation) = 1;
-  EMBER_ARG(bool, ceil_mode) = false;
-};
-using MaxPool2dOptions = MaxPoolOptions<2>;
+namespace functional {
+Tensor max_pool1d(const Tensor& input, const MaxPool1dFuncOptions& options);
+Tensor max_pool2d(const Tensor& input, const MaxPool2dFuncOptions& options);
+std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& input, const MaxPool1dFuncOptions& options);
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, const MaxPool2dFuncOptions& options);
+Tensor avg_pool1d(const Tensor& input, const AvgPool1dFuncOptions& options);
+Tensor avg_pool2d(const Tensor& input, const AvgPool2dFuncOptions& options);
+Tensor adaptive_avg_pool1d(const Tensor& input, const AdaptiveAvgPool1dFuncOptions& options);
+Tensor adaptive_avg_pool2d(const Tensor& input, const AdaptiveAvgPool2dFuncOptions& options);
+Tensor adaptive_max_pool1d(const Tensor& input, const AdaptiveMaxPool1dFuncOptions& options);
+Tensor adaptive_max_pool2d(const Tensor& input, const AdaptiveMaxPool2dFuncOptions& options);
+std::tuple<Tensor, Tensor> adaptive_max_pool1d_with_indices(const Tensor& input,
+                                                            const AdaptiveMaxPool1dFuncOptions& options);
+std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& input,
+                                                            const AdaptiveMaxPool2dFuncOptions& options);
+Tensor lp_pool1d(const Tensor& input, const LPPool1dFuncOptions& options);
+Tensor lp_pool2d(const Tensor& input, const LPPool2dFuncOptions& options);
+// 3-D pooling as compositions (windows by Tensor::unfold, adaptive pooling separable by dim).
+Tensor max_pool3d(const Tensor& input, const MaxPool3dFuncOptions& options);
+std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& input, const MaxPool3dFuncOptions& options);
+Tensor avg_pool3d(const Tensor& input, const AvgPool3dFuncOptions& options);
+Tensor adaptive_avg_pool3d(const Tensor& input, const AdaptiveAvgPool3dFuncOptions& options);
+Tensor adaptive_max_pool3d(const Tensor& input, const AdaptiveMaxPool3dFuncOptions& options);
+std::tuple<Tensor, Tensor> adaptive_max_pool3d_with_indices(const Tensor& input,
+                                                            const AdaptiveMaxPool3dFuncOptions& options);
+// indices: flat positions in each output plane, as max_pool*_with_indices return them.
+Tensor max_unpool1d(const Tensor& input, const Tensor& indices, const MaxUnpool1dFuncOptions& options);
+Tensor max_unpool2d(const Tensor& input, const Tensor& indices, const MaxUnpool2dFuncOptions& options);
+Tensor max_unpool3d(const Tensor& input, const Tensor& indices, const MaxUnpool3dFuncOptions& options);
+}  // namespace functional
 
 template <size_t D>
-struct AvgPoolOptions {
-  AvgPoolOptions(ExpandingArray<D> kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
-  EMBER_ARG(ExpandingArray<D>, kernel_size);
-  EMBER_ARG(ExpandingArray<D>, stride);
-  EMBER_ARG(ExpandingArray<D>, padding) = 0;
-  EMBER_ARG(bool, ceil_mode) = false;
-  EMBER_ARG(bool, count_include_pad) = true;
-  EMBER_ARG(std::optional<int64_t>, divisor_override) = std::nullopt;
-};
-using AvgPool2dOptions = AvgPoolOptions<2>;
-
-template <size_t D>
-struct AdaptiveAvgPoolOptions {
-  AdaptiveAvgPoolOptions(ExpandingArrayWithOptionalElem<D> output_size) : output_size_(output_size) {}  // NOLINT
-  // An open (nullopt) entry keeps the input's size.
-  EMBER_ARG(ExpandingArrayWithOptionalElem<D>, output_size);
-};
-using AdaptiveAvgPool2dOptions = AdaptiveAvgPoolOptions<2>;
-
-class MaxPool2dImpl : public Module {
+class MaxPoolImpl : public Module {
  public:
-  explicit MaxPool2dImpl(ExpandingArray<2> kernel_size) : MaxPool2dImpl(MaxPool2dOptions(kernel_size)) {}
-  explicit MaxPool2dImpl(const MaxPool2dOptions& options) : options(options) {}
+  explicit MaxPoolImpl(ExpandingArray<D> kernel_size) : MaxPoolImpl(MaxPoolOptions<D>(kernel_size)) {}
+  explicit MaxPoolImpl(const MaxPoolOptions<D>& options) : options(options) {}
   Tensor forward(const Tensor& input);
   std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& input);
   void pretty_print(std::ostream& stream) const override;
-  MaxPool2dOptions options;
+  MaxPoolOptions<D> options;
 };
+
+template <size_t D>
+class AvgPoolImpl : public Module {
+ public:
+  explicit AvgPoolImpl(ExpandingArray<D> kernel_size) : AvgPoolImpl(AvgPoolOptions<D>(kernel_size)) {}
+  explicit AvgPoolImpl(const AvgPoolOptions<D>& options) : options(options) {}
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  AvgPoolOptions<D> options;
+};
+
+template <size_t D, class output_size_t>
+class AdaptiveAvgPoolImpl : public Module {
+ public:
+  explicit AdaptiveAvgPoolImpl(output_size_t output_size) : options(output_size) {}
+  explicit AdaptiveAvgPoolImpl(const AdaptiveAvgPoolOptions<output_size_t>& options) : options(options) {}
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  AdaptiveAvgPoolOptions<output_size_t> options;
+};
+
+template <size_t D, class output_size_t>
+class AdaptiveMaxPoolImpl : public Module {
+ public:
+  explicit AdaptiveMaxPoolImpl(output_size_t output_size) : options(output_size) {}
+  explicit AdaptiveMaxPoolImpl(const AdaptiveMaxPoolOptions<output_size_t>& options) : options(options) {}
+  Tensor forward(const Tensor& input);
+  std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  AdaptiveMaxPoolOptions<output_size_t> options;
+};
+
+template <size_t D>
+class LPPoolImpl : public Module {
+ public:
+  LPPoolImpl(double norm_type, ExpandingArray<D> kernel_size) : LPPoolImpl(LPPoolOptions<D>(norm_type, kernel_size)) {}
+  explicit LPPoolImpl(const LPPoolOptions<D>& options) : options(options) {}
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  LPPoolOptions<D> options;
+};
+
+template <size_t D>
+class MaxUnpoolImpl : public Module {
+ public:
+  explicit MaxUnpoolImpl(ExpandingArray<D> kernel_size) : MaxUnpoolImpl(MaxUnpoolOptions<D>(kernel_size)) {}
+  explicit MaxUnpoolImpl(const MaxUnpoolOptions<D>& options) : options(options) {}
+  Tensor forward(const Tensor& input, const Tensor& indices,
+                 const std::optional<std::vector<int64_t>>& output_size = std::nullopt);
+  void pretty_print(std::ostream& stream) const override;
+  MaxUnpoolOptions<D> options;
+};
+class MaxUnpool1dImpl : public MaxUnpoolImpl<1> {
+ public:
+  using MaxUnpoolImpl<1>::MaxUnpoolImpl;
+};
+class MaxUnpool2dImpl : public MaxUnpoolImpl<2> {
+ public:
+  using MaxUnpoolImpl<2>::MaxUnpoolImpl;
+};
+class MaxUnpool3dImpl : public MaxUnpoolImpl<3> {
+ public:
+  using MaxUnpoolImpl<3>::MaxUnpoolImpl;
+};
+EMBER_MODULE(MaxUnpool1d);
+EMBER_MODULE(MaxUnpool2d);
+EMBER_MODULE(MaxUnpool3d);
+
+class MaxPool1dImpl : public MaxPoolImpl<1> {
+ public:
+  using MaxPoolImpl<1>::MaxPoolImpl;
+};
+class MaxPool2dImpl : public MaxPoolImpl<2> {
+ public:
+  using MaxPoolImpl<2>::MaxPoolImpl;
+};
+class AvgPool1dImpl : public AvgPoolImpl<1> {
+ public:
+  using AvgPoolImpl<1>::AvgPoolImpl;
+};
+class AvgPool2dImpl : public AvgPoolImpl<2> {
+ public:
+  using AvgPoolImpl<2>::AvgPoolImpl;
+};
+class AdaptiveAvgPool1dImpl : public AdaptiveAvgPoolImpl<1, ExpandingArray<1>> {
+ public:
+  using AdaptiveAvgPoolImpl<1, ExpandingArray<1>>::AdaptiveAvgPoolImpl;
+};
+class AdaptiveAvgPool2dImpl : public AdaptiveAvgPoolImpl<2, ExpandingArrayWithOptionalElem<2>> {
+ public:
+  using AdaptiveAvgPoolImpl<2, ExpandingArrayWithOptionalElem<2>>::AdaptiveAvgPoolImpl;
+};
+class AdaptiveMaxPool1dImpl : public AdaptiveMaxPoolImpl<1, ExpandingArray<1>> {
+ public:
+  using AdaptiveMaxPoolImpl<1, ExpandingArray<1>>::AdaptiveMaxPoolImpl;
+};
+class AdaptiveMaxPool2dImpl : public AdaptiveMaxPoolImpl<2, ExpandingArrayWithOptionalElem<2>> {
+ public:
+  using AdaptiveMaxPoolImpl<2, ExpandingArrayWithOptionalElem<2>>::AdaptiveMaxPoolImpl;
+};
+class MaxPool3dImpl : public MaxPoolImpl<3> {
+ public:
+  using MaxPoolImpl<3>::MaxPoolImpl;
+};
+class AvgPool3dImpl : public AvgPoolImpl<3> {
+ public:
+  using AvgPoolImpl<3>::AvgPoolImpl;
+};
+class AdaptiveAvgPool3dImpl : public AdaptiveAvgPoolImpl<3, ExpandingArrayWithOptionalElem<3>> {
+ public:
+  using AdaptiveAvgPoolImpl<3, ExpandingArrayWithOptionalElem<3>>::AdaptiveAvgPoolImpl;
+};
+class AdaptiveMaxPool3dImpl : public AdaptiveMaxPoolImpl<3, ExpandingArrayWithOptionalElem<3>> {
+ public:
+  using AdaptiveMaxPoolImpl<3, ExpandingArrayWithOptionalElem<3>>::AdaptiveMaxPoolImpl;
+};
+EMBER_MODULE(MaxPool3d);
+EMBER_MODULE(AvgPool3d);
+EMBER_MODULE(AdaptiveAvgPool3d);
+EMBER_MODULE(AdaptiveMaxPool3d);
+class LPPool1dImpl : public LPPoolImpl<1> {
+ public:
+  using LPPoolImpl<1>::LPPoolImpl;
+};
+class LPPool2dImpl : public LPPoolImpl<2> {
+ public:
+  using LPPoolImpl<2>::LPPoolImpl;
+};
+EMBER_MODULE(MaxPool1d);
 EMBER_MODULE(MaxPool2d);
-
-class AvgPool2dImpl : public Module {
- public:
-  explicit AvgPool2dImpl(ExpandingArray<2> kernel_size) : AvgPool2dImpl(AvgPool2dOptions(kernel_size)) {}
-  explicit AvgPool2dImpl(const AvgPool2dOptions& options) : options(options) {}
-  Tensor forward(const Tensor& input);
-  void pretty_print(std::ostream& stream) const override;
-  AvgPool2dOptions options;
-};
+EMBER_MODULE(AvgPool1d);
 EMBER_MODULE(AvgPool2d);
-
-class AdaptiveAvgPool2dImpl : public Module {
- public:
-  explicit AdaptiveAvgPool2dImpl(const AdaptiveAvgPool2dOptions& options) : options(options) {}
-  Tensor forward(const Tensor& input);
-  void pretty_print(std::ostream& stream) const override;
-  AdaptiveAvgPool2dOptions options;
-};
+EMBER_MODULE(AdaptiveAvgPool1d);
 EMBER_MODULE(AdaptiveAvgPool2d);
-
-namespace functional {
-using MaxPool2dFuncOptions = MaxPool2dOptions;
-using AvgPool2dFuncOptions = AvgPool2dOptions;
-using AdaptiveAvgPool2dFuncOptions = AdaptiveAvgPool2dOptions;
-Tensor max_pool2d(const Tensor& input, const MaxPool2dFuncOptions& options);
-Tensor avg_pool2d(const Tensor& input, const AvgPool2dFuncOptions& options);
-Tensor adaptive_avg_pool2d(const Tensor& input, const AdaptiveAvgPool2dFuncOptions& options);
-}  // namespace functional
+EMBER_MODULE(AdaptiveMaxPool1d);
+EMBER_MODULE(AdaptiveMaxPool2d);
+EMBER_MODULE(LPPool1d);
+EMBER_MODULE(LPPool2d);
 
 }  // namespace ember::nn
