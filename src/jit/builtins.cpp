@@ -353,7 +353,7 @@ const Row kRows[] = {
     {"aten::conv2d", "Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, int[] padding=0, int[] dilation=1, int groups=1",
      [](Args a) -> IValue { return conv2d(T(a[0]), T(a[1]), opt(a[2]), ints(a[3], 2), ints(a[4], 2), ints(a[5], 2), a[6].toInt()); }},
     {"aten::conv2d", "Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, str padding=\"valid\", int[] dilation=1, int groups=1",
-     [](Args a) -> IValue { return conv2d(T(a[0]), T(a[1]), opt(a[2]), ints(a[3], 2), nn::functional::PaddingMode(a[4].toStringRef()), ints(a[5], 2), a[6].toInt()); }},
+     [](Args a) -> IValue { return conv2d(T(a[0]), T(a[1]), opt(a[2]), ints(a[3], 2), PaddingMode(a[4].toStringRef()), ints(a[5], 2), a[6].toInt()); }},
     {"aten::conv3d", "Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, int[] padding=0, int[] dilation=1, int groups=1",
      [](Args a) -> IValue { return conv3d(T(a[0]), T(a[1]), opt(a[2]), ints(a[3], 3), ints(a[4], 3), ints(a[5], 3), a[6].toInt()); }},
     {"aten::batch_norm", "Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
@@ -378,16 +378,16 @@ const Row kRows[] = {
      }},
     {"aten::adaptive_avg_pool2d", "Tensor self, int[] output_size", [](Args a) -> IValue { return adaptive_avg_pool2d(T(a[0]), ints(a[1], 2)); }},
     {"aten::adaptive_max_pool2d", "Tensor self, int[] output_size",
-     [](Args a) -> IValue { return tuple_of(nn::functional::adaptive_max_pool2d_with_indices(T(a[0]), ints(a[1], 2))); }},
+     [](Args a) -> IValue { return tuple_of(ember::adaptive_max_pool2d(T(a[0]), ints(a[1], 2))); }},
     {"aten::dropout", "Tensor input, float p, bool train", [](Args a) -> IValue { return dropout(T(a[0]), a[1].toDouble(), a[2].toBool()); }},
     {"aten::dropout_", "Tensor self, float p, bool train", [](Args a) -> IValue { return dropout_in_place(a); }},
     {"aten::feature_dropout", "Tensor input, float p, bool train", [](Args a) -> IValue { return feature_dropout(T(a[0]), a[1].toDouble(), a[2].toBool()); }},
     {"aten::pad", "Tensor self, int[] pad, str mode=\"constant\", float? value=None", [](Args a) -> IValue {
-       return nn::functional::pad(T(a[0]), ints(a[1]), a[2].toStringRef(), a[3].isNone() ? std::nullopt : std::optional<double>(a[3].toDouble()));
+       return ember::pad(T(a[0]), ints(a[1]), a[2].toStringRef(), a[3].isNone() ? std::nullopt : std::optional<double>(a[3].toDouble()));
      }},
     {"aten::constant_pad_nd", "Tensor self, int[] pad, Scalar value=0", [](Args a) -> IValue { return constant_pad_nd(T(a[0]), ints(a[1]), S(a[2])); }},
     {"aten::upsample_nearest2d", "Tensor input, int[]? output_size, float[]? scale_factors", [](Args a) -> IValue {
-       return nn::functional::interpolate(T(a[0]), a[1].isNone() ? std::nullopt : OptionalIntArrayRef(ints(a[1], 2)),
+       return ember::interpolate(T(a[0]), a[1].isNone() ? std::nullopt : OptionalIntArrayRef(ints(a[1], 2)),
                           a[2].isNone() ? std::nullopt : std::optional<std::vector<double>>(a[2].toDoubleList()), "nearest");
      }},
     {"aten::embedding", "Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False",
