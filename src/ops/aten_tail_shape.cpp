@@ -514,7 +514,7 @@ Tensor window(const char* op, int64_t length, bool periodic, TensorOptions optio
 }
 }  // namespace
 Tensor hann_window(int64_t window_length, bool periodic, TensorOptions options) {
-  return hamming_window(window_length, periodic, 0.5, 0.5, options);
+  return window("hann_window", window_length, periodic, options, [](const Tensor& t) { return 0.5 - 0.5 * cos(t); });
 }
 Tensor hann_window(int64_t window_length, TensorOptions options) { return hann_window(window_length, true, options); }
 Tensor hamming_window(int64_t window_length, bool periodic, double alpha, double beta, TensorOptions options) {
