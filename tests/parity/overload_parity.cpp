@@ -315,7 +315,7 @@ const std::vector<Row>& rows() {
       V(ns::concat({x, y})), V(ns::concat({x, y}, 2)), V(ns::concatenate({x, y}, -1)), V(ns::concatenate({x})),
       V(ns::copysign(x, y)), V(ns::copysign(x, -2)), V(x.copysign(y)), V(x.clone().copysign_(y)),
       V(ns::count_nonzero(l)), V(ns::count_nonzero(l, {0, 2})), V(l.count_nonzero()),
-      V(l.count_nonzero({1})),
+      V(l.count_nonzero({1, 2})),
       V(ns::trapezoid(x)), V(ns::trapezoid(x, 0.5)), V(ns::trapezoid(x, 2, 1)), V(ns::trapezoid(x, v)),
       V(ns::trapezoid(x, y, 0)), V(ns::trapz(x)), V(ns::trapz(x, 0.5, 0)), V(ns::trapz(x, v)),
       V(ns::cumulative_trapezoid(x)), V(ns::cumulative_trapezoid(x, 2, 0)), V(ns::cumulative_trapezoid(x, y, 1)),
