@@ -387,7 +387,7 @@ Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& sour
               source.dtype());
   std::vector<Tensor> b = broadcast_tensors({self, mask});
   Tensor m = b[1].contiguous();
-  Tensor rank = cumsum(m.reshape({-1}), 0) - 1;
+  Tensor rank = cumsum(m.reshape({-1}).to(kLong), 0) - 1;
   const int64_t count = m.numel() == 0 ? 0 : rank[-1].item<int64_t>() + 1;
   EMBER_CHECK(count <= source.numel(), "masked_scatter", "Number of elements of source < number of ones in mask (",
               source.numel(), " < ", count, ")");
