@@ -229,8 +229,11 @@ Tensor uniform01(const Tensor& self, Generator* generator) {
   const ScalarType dtype = is_floating_type(self.dtype()) ? self.dtype() : kDouble;
   return rand(self.sizes(), generator, dtype);
 }
-Tensor& fill_random(const char* op, Tensor& self, const Tensor& values) {
+void check_fill(const char* op, const Tensor& self) {
   EMBER_CHECK(is_floating_type(self.dtype()), op, op, " expects a floating point tensor, got ", self.dtype());
+}
+Tensor& fill_random(const char* op, Tensor& self, const Tensor& values) {
+  check_fill(op, self);
   NoGradGuard guard;
   return self.copy_(values);
 }
@@ -241,6 +244,7 @@ Tensor& Tensor::uniform_(double from, double to, Generator* generator) {
   return fill_random("uniform_", *this, uniform01(*this, generator) * (to - from) + from);
 }
 Tensor& Tensor::normal_(double mean, double std, Generator* generator) {
+  check_fill("normal_", *this);
   EMBER_CHECK(std >= 0, "normal_", "normal expects std >= 0.0, but found std ", std);
   return fill_random("normal_", *this, randn(sizes(), generator, dtype()) * std + mean);
 }
@@ -253,6 +257,7 @@ Tensor& Tensor::cauchy_(double median, double sigma, Generator* generator) {
   return fill_random("cauchy_", *this, ember::tan((uniform01(*this, generator) - 0.5) * std::numbers::pi) * sigma + median);
 }
 Tensor& Tensor::log_normal_(double mean, double std, Generator* generator) {
+  check_fill("log_normal_", *this);
   EMBER_CHECK(std > 0, "log_normal_", "log_normal_ expects std > 0.0, but found std=", std);
   return fill_random("log_normal_", *this, ember::exp(randn(sizes(), generator, dtype()) * std + mean));
 }
