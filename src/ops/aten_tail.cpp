@@ -31,6 +31,10 @@ Tensor& assign(const char* op, Tensor& self, const Tensor& result) {
   return self.copy_(result);
 }
 
+// The operand of a composed in-place op: a copy when autograd records, because the composition
+// may save its input for backward and the copy_ into self would then invalidate it.
+Tensor operand(const Tensor& self) { return self.requires_grad() ? self.clone() : self; }
+
 void check_floating(const char* op, const Tensor& t) {
   EMBER_CHECK(is_floating_type(t.dtype()), op, "\"", op, "\" not implemented for '", t.dtype(), "'");
 }
@@ -100,7 +104,7 @@ Tensor arcsinh(const Tensor& self) { return asinh(self); }
 Tensor arctanh(const Tensor& self) { return atanh(self); }
 
 #define EMBER_DEFINE_COMPOSITE_UNARY(name)                                          \
-  Tensor& name##_(Tensor& self) { return assign(#name "_", self, name(self)); }   \
+  Tensor& name##_(Tensor& self) { return assign(#name "_", self, name(operand(self))); }   \
   Tensor Tensor::name() const { return ember::name(*this); }                      \
   Tensor& Tensor::name##_() { return ember::name##_(*this); }
 EMBER_FOR_EACH_COMPOSITE_UNARY(EMBER_DEFINE_COMPOSITE_UNARY)
@@ -123,7 +127,7 @@ Tensor logit(const Tensor& self, std::optional<double> eps) {
   if (eps) x = clamp(x, *eps, 1.0 - *eps);
   return log(x / (1 - x));
 }
-Tensor& logit_(Tensor& self, std::optional<double> eps) { return assign("logit_", self, logit(self, eps)); }
+Tensor& logit_(Tensor& self, std::optional<double> eps) { return assign("logit_", self, logit(operand(self), eps)); }
 Tensor Tensor::logit(std::optional<double> eps) const { return ember::logit(*this, eps); }
 Tensor& Tensor::logit_(std::optional<double> eps) { return ember::logit_(*this, eps); }
 
@@ -230,7 +234,7 @@ Tensor& Tensor::bitwise_xor_(const Tensor& other) { return assign("bitwise_xor_"
 Tensor& Tensor::bitwise_xor_(const Scalar& other) { return assign("bitwise_xor_", *this, bitwise_xor(other)); }
 Tensor& Tensor::bitwise_not_() { return copy_(bitwise_not()); }
 Tensor& Tensor::cumsum_(int64_t dim, std::optional<ScalarType> dtype) { return copy_(cumsum(dim, dtype)); }
-Tensor& Tensor::cumprod_(int64_t dim, std::optional<ScalarType> dtype) { return copy_(cumprod(dim, dtype)); }
+Tensor& Tensor::cumprod_(int64_t dim, std::optional<ScalarType> dtype) { return copy_(operand(*this).cumprod(dim, dtype)); }
 
 Tensor concat(TensorList tensors, int64_t dim) { return cat(tensors, dim); }
 Tensor concatenate(TensorList tensors, int64_t dim) { return cat(tensors, dim); }
@@ -275,21 +279,21 @@ ScalarType result_type(const Scalar& scalar1, const Scalar& scalar2) {
 
 Tensor& nan_to_num_(Tensor& self, std::optional<double> nan, std::optional<double> posinf,
                     std::optional<double> neginf) {
-  return self.copy_(nan_to_num(self, nan, posinf, neginf));
+  return self.copy_(nan_to_num(operand(self), nan, posinf, neginf));
 }
 Tensor& Tensor::nan_to_num_(std::optional<double> nan, std::optional<double> posinf, std::optional<double> neginf) {
   return ember::nan_to_num_(*this, nan, posinf, neginf);
 }
 Tensor relu6(const Tensor& self) { return clamp(self, Scalar(0), Scalar(6)); }
 Tensor& relu6_(Tensor& self) { return self.clamp_(Scalar(0), Scalar(6)); }
-Tensor& gelu_(Tensor& self, std::string_view approximate) { return self.copy_(gelu(self, approximate)); }
+Tensor& gelu_(Tensor& self, std::string_view approximate) { return self.copy_(gelu(operand(self), approximate)); }
 Tensor& elu_(Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
-  return self.copy_(elu(self, alpha, scale, input_scale));
+  return self.copy_(elu(operand(self), alpha, scale, input_scale));
 }
 Tensor& leaky_relu_(Tensor& self, const Scalar& negative_slope) {
-  return self.copy_(leaky_relu(self, negative_slope));
+  return self.copy_(leaky_relu(operand(self), negative_slope));
 }
-Tensor& dropout_(Tensor& self, double p, bool train) { return self.copy_(dropout(self, p, train)); }
+Tensor& dropout_(Tensor& self, double p, bool train) { return self.copy_(dropout(operand(self), p, train)); }
 
 // ---- binary math ----
 Tensor arctan2(const Tensor& self, const Tensor& other) { return atan2(self, other); }
@@ -311,7 +315,7 @@ Tensor heaviside(const Tensor& self, const Tensor& values) {
   return where(self == 0, values, (self > 0).to(self.dtype()));
 }
 Tensor ldexp(const Tensor& self, const Tensor& other) { return to_float(self) * pow(2.0, other); }
-Tensor& ldexp_(Tensor& self, const Tensor& other) { return assign("ldexp_", self, ldexp(self, other)); }
+Tensor& ldexp_(Tensor& self, const Tensor& other) { return assign("ldexp_", self, ldexp(operand(self), other)); }
 // m + log1p(exp(-|a-b|)) with m = max(a, b); equal infinities give m itself instead of inf-inf.
 Tensor logaddexp(const Tensor& self, const Tensor& other) {
   Tensor a = to_float(self), b = to_float(other);
@@ -337,8 +341,8 @@ Tensor xlogy(const Tensor& self, const Tensor& other) {
 }
 Tensor xlogy(const Scalar& self, const Tensor& other) { return xlogy(scalar_tensor(self, kDouble), other); }
 Tensor xlogy(const Tensor& self, const Scalar& other) { return xlogy(self, scalar_tensor(other, kDouble)); }
-Tensor& xlogy_(Tensor& self, const Tensor& other) { return assign("xlogy_", self, xlogy(self, other)); }
-Tensor& xlogy_(Tensor& self, const Scalar& other) { return assign("xlogy_", self, xlogy(self, other)); }
+Tensor& xlogy_(Tensor& self, const Tensor& other) { return assign("xlogy_", self, xlogy(operand(self), other)); }
+Tensor& xlogy_(Tensor& self, const Scalar& other) { return assign("xlogy_", self, xlogy(operand(self), other)); }
 // float_power computes in double whatever the inputs.
 Tensor float_power(const Tensor& self, const Tensor& exponent) { return pow(self.to(kDouble), exponent.to(kDouble)); }
 Tensor float_power(const Tensor& self, const Scalar& exponent) { return pow(self.to(kDouble), exponent.to<double>()); }
@@ -346,7 +350,7 @@ Tensor float_power(const Scalar& self, const Tensor& exponent) { return pow(self
 
 #define EMBER_DEFINE_BINARY_MATH_METHODS(name)                                                    \
   Tensor Tensor::name(const Tensor& other) const { return ember::name(*this, other); }           \
-  Tensor& Tensor::name##_(const Tensor& other) { return assign(#name "_", *this, ember::name(*this, other)); }
+  Tensor& Tensor::name##_(const Tensor& other) { return assign(#name "_", *this, ember::name(operand(*this), other)); }
 EMBER_DEFINE_BINARY_MATH_METHODS(arctan2)
 EMBER_DEFINE_BINARY_MATH_METHODS(hypot)
 EMBER_DEFINE_BINARY_MATH_METHODS(copysign)
@@ -354,7 +358,7 @@ EMBER_DEFINE_BINARY_MATH_METHODS(heaviside)
 EMBER_DEFINE_BINARY_MATH_METHODS(xlogy)
 EMBER_DEFINE_BINARY_MATH_METHODS(ldexp)
 #undef EMBER_DEFINE_BINARY_MATH_METHODS
-Tensor& Tensor::atan2_(const Tensor& other) { return assign("atan2_", *this, ember::atan2(*this, other)); }
+Tensor& Tensor::atan2_(const Tensor& other) { return assign("atan2_", *this, ember::atan2(operand(*this), other)); }
 Tensor Tensor::logaddexp(const Tensor& other) const { return ember::logaddexp(*this, other); }
 Tensor Tensor::logaddexp2(const Tensor& other) const { return ember::logaddexp2(*this, other); }
 Tensor Tensor::fmax(const Tensor& other) const { return ember::fmax(*this, other); }

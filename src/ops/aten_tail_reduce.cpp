@@ -206,7 +206,7 @@ Tensor Tensor::renorm(const Scalar& p, int64_t dim, const Scalar& maxnorm) const
   return ember::renorm(*this, p, dim, maxnorm);
 }
 Tensor& Tensor::renorm_(const Scalar& p, int64_t dim, const Scalar& maxnorm) {
-  return copy_(ember::renorm(*this, p, dim, maxnorm));
+  return copy_(ember::renorm(requires_grad() ? clone() : *this, p, dim, maxnorm));  // renorm saves its input
 }
 
 Tensor isin(const Tensor& elements, const Tensor& test_elements, bool, bool invert) {
