@@ -34,3 +34,5 @@
 #include "ember/autocast.h"
 // ---- nn ----
 #include "ember/nn.h"
+// libtorch's remaining ATen functions (issue 26)
+#include "ember/aten_tail.h"

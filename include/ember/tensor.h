@@ -93,6 +93,7 @@ class TensorImpl : public RefCounted {
   bool is_inference_ = false;
 };
 
+class Generator;
 class Tensor;
 using TensorList = ArrayRef<Tensor>;
 
@@ -445,6 +446,161 @@ class Tensor {
   const Tensor& _base() const;  // the tensor a view aliases (undefined for non-views)
 
   // ---- in-place operators ----------------------------------------------------------------
+  // libtorch's remaining ATen methods (issue 26), defined in src/ops/aten_tail.cpp.
+#define EMBER_COMPOSITE_UNARY_METHODS(name) \
+  Tensor name() const;                      \
+  Tensor& name##_();
+  EMBER_FOR_EACH_COMPOSITE_UNARY(EMBER_COMPOSITE_UNARY_METHODS)
+#undef EMBER_COMPOSITE_UNARY_METHODS
+  Tensor positive() const { return *this; }
+  Tensor signbit() const;
+  Tensor logit(std::optional<double> eps = std::nullopt) const;
+  Tensor& logit_(std::optional<double> eps = std::nullopt);
+  Tensor clip(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
+  Tensor clip(const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt) const;
+  Tensor& clip_(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt);
+  Tensor& clip_(const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt);
+  Tensor multiply(const Tensor& other) const;
+  Tensor multiply(const Scalar& other) const;
+  Tensor& multiply_(const Tensor& other);
+  Tensor& multiply_(const Scalar& other);
+  Tensor divide(const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt) const;
+  Tensor divide(const Scalar& other, std::optional<std::string_view> rounding_mode = std::nullopt) const;
+  Tensor& divide_(const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt);
+  Tensor& divide_(const Scalar& other, std::optional<std::string_view> rounding_mode = std::nullopt);
+  Tensor true_divide(const Tensor& other) const;
+  Tensor true_divide(const Scalar& other) const;
+  Tensor& true_divide_(const Tensor& other);
+  Tensor& true_divide_(const Scalar& other);
+  Tensor subtract(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor subtract(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor& subtract_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& subtract_(const Scalar& other, const Scalar& alpha = 1);
+#define EMBER_COMPARISON_ALIAS_METHODS(name) \
+  Tensor name(const Tensor& other) const;    \
+  Tensor name(const Scalar& other) const;    \
+  Tensor& name##_(const Tensor& other);      \
+  Tensor& name##_(const Scalar& other);
+  EMBER_COMPARISON_ALIAS_METHODS(greater)
+  EMBER_COMPARISON_ALIAS_METHODS(greater_equal)
+  EMBER_COMPARISON_ALIAS_METHODS(less)
+  EMBER_COMPARISON_ALIAS_METHODS(less_equal)
+  EMBER_COMPARISON_ALIAS_METHODS(not_equal)
+#undef EMBER_COMPARISON_ALIAS_METHODS
+#define EMBER_COMPARISON_INPLACE_METHODS(name) \
+  Tensor& name##_(const Tensor& other);        \
+  Tensor& name##_(const Scalar& other);
+  EMBER_COMPARISON_INPLACE_METHODS(eq)
+  EMBER_COMPARISON_INPLACE_METHODS(ne)
+  EMBER_COMPARISON_INPLACE_METHODS(lt)
+  EMBER_COMPARISON_INPLACE_METHODS(le)
+  EMBER_COMPARISON_INPLACE_METHODS(gt)
+  EMBER_COMPARISON_INPLACE_METHODS(ge)
+#undef EMBER_COMPARISON_INPLACE_METHODS
+  Tensor& logical_and_(const Tensor& other);
+  Tensor& logical_or_(const Tensor& other);
+  Tensor& logical_xor_(const Tensor& other);
+  Tensor& logical_not_();
+  Tensor& bitwise_and_(const Tensor& other);
+  Tensor& bitwise_and_(const Scalar& other);
+  Tensor& bitwise_or_(const Tensor& other);
+  Tensor& bitwise_or_(const Scalar& other);
+  Tensor& bitwise_xor_(const Tensor& other);
+  Tensor& bitwise_xor_(const Scalar& other);
+  Tensor& bitwise_not_();
+  Tensor& cumsum_(int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+  Tensor& cumprod_(int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+  Tensor& nan_to_num_(std::optional<double> nan = std::nullopt, std::optional<double> posinf = std::nullopt,
+                      std::optional<double> neginf = std::nullopt);
+#define EMBER_BINARY_MATH_METHODS(name)  \
+  Tensor name(const Tensor& other) const; \
+  Tensor& name##_(const Tensor& other);
+  EMBER_BINARY_MATH_METHODS(arctan2)
+  EMBER_BINARY_MATH_METHODS(hypot)
+  EMBER_BINARY_MATH_METHODS(copysign)
+  EMBER_BINARY_MATH_METHODS(heaviside)
+  EMBER_BINARY_MATH_METHODS(xlogy)
+  EMBER_BINARY_MATH_METHODS(ldexp)
+#undef EMBER_BINARY_MATH_METHODS
+  Tensor& atan2_(const Tensor& other);
+  Tensor logaddexp(const Tensor& other) const;
+  Tensor logaddexp2(const Tensor& other) const;
+  Tensor fmax(const Tensor& other) const;
+  Tensor fmin(const Tensor& other) const;
+  Tensor float_power(const Tensor& exponent) const;
+  Tensor float_power(const Scalar& exponent) const;
+  Tensor new_empty(IntArrayRef size, TensorOptions options = {}) const;
+  Tensor new_zeros(IntArrayRef size, TensorOptions options = {}) const;
+  Tensor new_ones(IntArrayRef size, TensorOptions options = {}) const;
+  Tensor new_full(IntArrayRef size, const Scalar& fill_value, TensorOptions options = {}) const;
+  bool is_same_size(const Tensor& other) const;
+  bool is_nonzero() const;
+  bool is_complex() const { return false; }
+  bool is_conj() const { return false; }
+  bool is_neg() const { return false; }
+  Tensor swapaxes(int64_t axis0, int64_t axis1) const;
+  Tensor& swapaxes_(int64_t axis0, int64_t axis1);
+  Tensor swapdims(int64_t dim0, int64_t dim1) const;
+  Tensor& swapdims_(int64_t dim0, int64_t dim1);
+  Tensor moveaxis(IntArrayRef source, IntArrayRef destination) const;
+  Tensor ravel() const;
+  Tensor msort() const;
+  Tensor fliplr() const;
+  Tensor flipud() const;
+  Tensor rot90(int64_t k = 1, IntArrayRef dims = {0, 1}) const;
+  Tensor tile(IntArrayRef dims) const;
+  Tensor diag(int64_t diagonal = 0) const;
+  Tensor diagflat(int64_t offset = 0) const;
+  Tensor diag_embed(int64_t offset = 0, int64_t dim1 = -2, int64_t dim2 = -1) const;
+  Tensor trace() const;
+  Tensor kron(const Tensor& other) const;
+  Tensor take(const Tensor& index) const;
+  Tensor take_along_dim(const Tensor& indices, std::optional<int64_t> dim = std::nullopt) const;
+  std::vector<Tensor> tensor_split(int64_t sections, int64_t dim = 0) const;
+  std::vector<Tensor> tensor_split(IntArrayRef indices, int64_t dim = 0) const;
+  std::vector<Tensor> hsplit(int64_t sections) const;
+  std::vector<Tensor> hsplit(IntArrayRef indices) const;
+  std::vector<Tensor> vsplit(int64_t sections) const;
+  std::vector<Tensor> vsplit(IntArrayRef indices) const;
+  std::vector<Tensor> dsplit(int64_t sections) const;
+  std::vector<Tensor> dsplit(IntArrayRef indices) const;
+  std::vector<Tensor> unsafe_chunk(int64_t chunks, int64_t dim = 0) const;
+  std::vector<Tensor> unsafe_split(int64_t split_size, int64_t dim = 0) const;
+  Tensor index_fill(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor& index_fill_(int64_t dim, const Tensor& index, const Scalar& value);
+  Tensor index_copy(int64_t dim, const Tensor& index, const Tensor& source) const;
+  Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source);
+  Tensor masked_scatter(const Tensor& mask, const Tensor& source) const;
+  Tensor& masked_scatter_(const Tensor& mask, const Tensor& source);
+  Tensor select_scatter(const Tensor& src, int64_t dim, int64_t index) const;
+  Tensor slice_scatter(const Tensor& src, int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
+                       std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
+  Tensor diagonal_scatter(const Tensor& src, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+  Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt) const;
+  Tensor nansum(OptionalIntArrayRef dim = std::nullopt, bool keepdim = false,
+                std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor nanmean(OptionalIntArrayRef dim = std::nullopt, bool keepdim = false,
+                 std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor count_nonzero(std::optional<int64_t> dim = std::nullopt) const;
+  Tensor count_nonzero(IntArrayRef dim) const;
+  std::tuple<Tensor, Tensor> aminmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor median() const;
+  std::tuple<Tensor, Tensor> median(int64_t dim, bool keepdim = false) const;
+  Tensor logcumsumexp(int64_t dim) const;
+  Tensor diff(int64_t n = 1, int64_t dim = -1, const std::optional<Tensor>& prepend = std::nullopt,
+              const std::optional<Tensor>& append = std::nullopt) const;
+  Tensor dist(const Tensor& other, const Scalar& p = 2) const;
+  Tensor renorm(const Scalar& p, int64_t dim, const Scalar& maxnorm) const;
+  Tensor& renorm_(const Scalar& p, int64_t dim, const Scalar& maxnorm);
+  Tensor quantile(double q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                  std::string_view interpolation = "linear") const;
+  Tensor& uniform_(double from = 0, double to = 1, Generator* generator = nullptr);
+  Tensor& normal_(double mean = 0, double std = 1, Generator* generator = nullptr);
+  Tensor& exponential_(double lambd = 1, Generator* generator = nullptr);
+  Tensor& cauchy_(double median = 0, double sigma = 1, Generator* generator = nullptr);
+  Tensor& log_normal_(double mean = 1, double std = 2, Generator* generator = nullptr);
+  Tensor& geometric_(double p, Generator* generator = nullptr);
+
   Tensor& operator+=(const Tensor& o) { return add_(o); }
   Tensor& operator+=(const Scalar& o) { return add_(o); }
   Tensor& operator-=(const Tensor& o) { return sub_(o); }

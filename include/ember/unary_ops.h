@@ -31,3 +31,29 @@
   X(trunc)                             \
   X(reciprocal)                        \
   X(square)
+
+// libtorch's unary math that Ember composes from the ops above (src/ops/aten_tail.cpp), so each
+// has autograd through its composition: X(name) gives name(t), name_(t) and the two methods.
+#define EMBER_FOR_EACH_COMPOSITE_UNARY(X) \
+  X(acos)                                 \
+  X(asin)                                 \
+  X(atan)                                 \
+  X(acosh)                                \
+  X(asinh)                                \
+  X(atanh)                                \
+  X(arccos)                               \
+  X(arcsin)                               \
+  X(arctan)                               \
+  X(arccosh)                              \
+  X(arcsinh)                              \
+  X(arctanh)                              \
+  X(sinh)                                 \
+  X(cosh)                                 \
+  X(frac)                                 \
+  X(sgn)                                  \
+  X(deg2rad)                              \
+  X(rad2deg)                              \
+  X(sinc)                                 \
+  X(fix)                                  \
+  X(absolute)                             \
+  X(negative)

@@ -1,0 +1,117 @@
+// Argument checks of libtorch's remaining ATen functions (issue 26): each bad call raises
+// ember::Error naming the op and the offending values, as PyTorch's checks do.
+#include <gtest/gtest.h>
+
+#include "ember/ember.h"
+#include "expect_error.h"
+
+namespace {
+
+using ember::Tensor;
+
+TEST(AtenTail, UnaryInPlaceNeedsAFloatResultType) {
+  Tensor l = ember::arange(5);
+  expect_error([&] { ember::acos_(l); }, {"acos_", "can't be cast", "Long"});
+  expect_error([&] { l.sinh_(); }, {"sinh_", "Long"});
+  expect_error([&] { ember::frac(l); }, {"frac", "not implemented for 'Long'"});
+  expect_error([&] { ember::positive(ember::ones({2}, ember::kBool)); }, {"positive", "bool"});
+}
+
+TEST(AtenTail, BinaryChecks) {
+  Tensor f = ember::ones({3}), l = ember::arange(3);
+  expect_error([&] { ember::heaviside(f, l); }, {"heaviside", "different dtypes", "Float", "Long"});
+  expect_error([&] { ember::hypot(l, l); }, {"hypot", "Long"});
+  expect_error([&] { ember::xlogy_(l, f); }, {"xlogy_", "can't be cast"});
+  expect_error([&] { ember::is_nonzero(f); }, {"is_nonzero", "more than one value"});
+  expect_error([&] { ember::is_nonzero(ember::ones({0})); }, {"is_nonzero", "no values"});
+}
+
+TEST(AtenTail, ShapeChecks) {
+  Tensor m = ember::ones({4, 6});
+  expect_error([&] { ember::tensor_split(m, 0); }, {"tensor_split", "larger than 0", "0"});
+  expect_error([&] { ember::tensor_split(ember::ones({}), 2); }, {"tensor_split", "1-dimensional"});
+  expect_error([&] { ember::hsplit(m, 4); }, {"hsplit", "size of the dimension 6", "split_size 4"});
+  expect_error([&] { ember::vsplit(ember::ones({4}), 2); }, {"vsplit", "at least 2", "1 dimensions"});
+  expect_error([&] { ember::dsplit(m, 2); }, {"dsplit", "at least 3"});
+  expect_error([&] { ember::rot90(m, 1, {0}); }, {"rot90", "rotation dims == 2", "1"});
+  expect_error([&] { ember::rot90(m, 1, {1, 1}); }, {"rot90", "different", "1"});
+  expect_error([&] { ember::rot90(ember::ones({3}), 1); }, {"rot90", "total dims >= 2", "1"});
+  expect_error([&] { ember::fliplr(ember::ones({3})); }, {"fliplr", ">= 2-d", "1-d"});
+  expect_error([&] { ember::flipud(ember::ones({})); }, {"flipud", ">= 1-d", "0-d"});
+  expect_error([&] { ember::diag(ember::ones({2, 2, 2})); }, {"diag", "3-D"});
+  expect_error([&] { ember::diag_embed(m, 0, 1, -2); }, {"diag_embed", "identical"});
+  expect_error([&] { ember::trace(ember::ones({3})); }, {"trace", "matrix", "1"});
+  expect_error([&] { ember::block_diag({ember::ones({2, 2, 2})}); }, {"block_diag", "Input 0 has 3 dimensions"});
+  expect_error([&] { ember::meshgrid({ember::ones({2})}, "xz"); }, {"meshgrid", "xz"});
+  expect_error([&] { ember::meshgrid({ember::ones({2, 2})}); }, {"meshgrid", "0D or 1D", "2-D", "position 0"});
+  expect_error([&] { ember::cartesian_prod({ember::ones({2, 2})}); }, {"cartesian_prod", "1D vector"});
+  expect_error([&] { ember::tril_indices(-1, 3); }, {"tril_indices", "row must be non-negative"});
+  expect_error([&] { ember::hstack({}); }, {"hstack", "non-empty"});
+}
+
+TEST(AtenTailIndexing, Checks) {
+  Tensor m = ember::ones({3, 4});
+  Tensor idx = ember::tensor(std::vector<int64_t>{0, 2});
+  expect_error([&] { ember::take(m, ember::tensor(std::vector<int64_t>{12})); }, {"take", "index 12", "12 elements"});
+  expect_error([&] { ember::take(m, ember::ones({2})); }, {"take", "long tensor", "Float"});
+  expect_error([&] { ember::take(ember::ones({0}), idx); }, {"take", "empty tensor"});
+  expect_error([&] { ember::take_along_dim(m, ember::zeros({3}, ember::kLong), 0); },
+               {"take_along_dim", "same number of dimensions", "2", "1"});
+  expect_error([&] { ember::index_fill(m, 0, idx.view({1, 2}), 1); }, {"index_fill", "vector", "2-D"});
+  expect_error([&] { ember::index_fill(m, 0, ember::ones({2}), 1); }, {"index_fill", "int64", "Float"});
+  expect_error([&] { ember::index_copy(m, 0, idx, ember::ones({2, 4}, ember::kDouble)); },
+               {"index_copy", "same dtype", "Float", "Double"});
+  expect_error([&] { ember::masked_scatter(m, m > 0, ember::ones({5})); },
+               {"masked_scatter", "source < number of ones in mask", "5 < 12"});
+  expect_error([&] { ember::masked_scatter(m, m, ember::ones({12})); }, {"masked_scatter", "boolean", "Float"});
+  expect_error([&] { ember::select_scatter(m, ember::ones({4}), 1, 0); }, {"select_scatter", "[4]", "[3]"});
+  expect_error([&] { ember::slice_scatter(m, ember::ones({3, 3}), 1, 0, 2); }, {"slice_scatter", "[3, 3]", "[3, 2]"});
+  expect_error([&] { ember::diagonal_scatter(m, ember::ones({4})); }, {"diagonal_scatter", "[4]", "[3]"});
+  expect_error([&] { ember::repeat_interleave(m, -1); }, {"repeat_interleave", "negative"});
+}
+
+TEST(AtenTailReductions, Checks) {
+  Tensor m = ember::ones({3, 4});
+  expect_error([&] { ember::nanmean(ember::arange(3)); }, {"nanmean", "floating point", "Long"});
+  expect_error([&] { ember::aminmax(ember::ones({0})); }, {"aminmax", "empty"});
+  expect_error([&] { ember::median(ember::ones({3, 0}), 1); }, {"median", "dim 1", "non-zero size"});
+  expect_error([&] { ember::quantile(m, 1.5); }, {"quantile", "[0, 1]", "1.5"});
+  expect_error([&] { ember::quantile(ember::ones({0}), 0.5); }, {"quantile", "non-empty"});
+  expect_error([&] { ember::quantile(ember::arange(3), 0.5); }, {"quantile", "float or double"});
+  expect_error([&] { ember::quantile(m, 0.5, 0, false, "cubic"); }, {"quantile", "interpolation", "cubic"});
+  expect_error([&] { ember::diff(ember::ones({})); }, {"diff", "one-dimensional"});
+  expect_error([&] { ember::diff(m, -1); }, {"diff", "non-negative", "-1"});
+  expect_error([&] { ember::trapezoid(m, ember::ones({3})); }, {"trapezoid", "one `x` value for each sample"});
+  expect_error([&] { ember::renorm(m, 0, 0, 1); }, {"renorm", "non-positive-norm"});
+  expect_error([&] { ember::renorm(m, 2, 0, -1); }, {"renorm", "maxnorm", "-1"});
+  expect_error([&] { ember::renorm(ember::ones({3}), 2, 0, 1); }, {"renorm", "at least 2 dimensions", "1"});
+}
+
+TEST(AtenTailFactories, Checks) {
+  expect_error([&] { ember::hann_window(-1); }, {"hann_window", "non-negative", "-1"});
+  expect_error([&] { ember::blackman_window(4, ember::kLong); }, {"blackman_window", "floating point", "Long"});
+  expect_error([&] { ember::range(0, 1, 0); }, {"range", "nonzero"});
+  expect_error([&] { ember::range(0, 1, -1); }, {"range", "inconsistent with step sign"});
+  expect_error([&] { ember::logspace(0, 1, -2); }, {"logspace", "non-negative"});
+  Tensor t = ember::empty({4});
+  expect_error([&] { t.uniform_(2, 1); }, {"uniform_", "from=2", "to=1"});
+  expect_error([&] { t.exponential_(0); }, {"exponential_", "lambda", "0"});
+  expect_error([&] { t.geometric_(1.5); }, {"geometric_", "(0, 1)", "1.5"});
+  expect_error([&] { ember::empty({2}, ember::kLong).normal_(); }, {"normal_", "floating point", "Long"});
+}
+
+// Empty and zero-size inputs give empty results rather than errors.
+TEST(AtenTail, EmptyInputs) {
+  Tensor e = ember::ones({0, 3});
+  EXPECT_EQ(ember::sinh(e).sizes(), e.sizes());
+  EXPECT_EQ(ember::rot90(e).sizes(), ember::IntArrayRef({3, 0}));
+  EXPECT_EQ(ember::kron(e, ember::ones({2, 2})).sizes(), ember::IntArrayRef({0, 6}));
+  EXPECT_EQ(ember::nansum(e, {0}).sizes(), ember::IntArrayRef({3}));
+  EXPECT_EQ(ember::logcumsumexp(e, 0).sizes(), e.sizes());
+  EXPECT_EQ(ember::diag_embed(e).sizes(), ember::IntArrayRef({0, 3, 3}));
+  EXPECT_EQ(ember::masked_scatter(e, e > 0, ember::ones({0})).sizes(), e.sizes());
+  EXPECT_EQ(ember::tensor_split(e, 2).size(), 2u);
+  EXPECT_EQ(ember::hann_window(0).numel(), 0);
+}
+
+}  // namespace
