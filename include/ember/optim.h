@@ -4,6 +4,7 @@
 #include "ember/optim/adagrad.h"
 #include "ember/optim/adam.h"
 #include "ember/optim/adamw.h"
+#include "ember/optim/lbfgs.h"
 #include "ember/optim/optimizer.h"
 #include "ember/optim/rmsprop.h"
 #include "ember/optim/schedulers.h"

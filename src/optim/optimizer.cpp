@@ -1,7 +1,9 @@
 // The optimizer base: parameter groups, state, zero_grad and the state dict.
 #include "ember/optim/optimizer.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "ember/autograd.h"
@@ -96,6 +98,32 @@ std::vector<Optimizer::Batch> Optimizer::batches(const OptimizerParamGroup& grou
   return out;
 }
 
+double OptimizerField::get() const {
+  constexpr double none = std::numeric_limits<double>::quiet_NaN();
+  if (number) return *number;
+  if (flag) return *flag ? 1 : 0;
+  if (integer) return static_cast<double>(*integer);
+  if (optional_integer) return optional_integer->has_value() ? static_cast<double>(**optional_integer) : none;
+  if (!choice->has_value()) return none;
+  const auto it = std::find(choices.begin(), choices.end(), **choice);
+  EMBER_CHECK(it != choices.end(), "state_dict", "'", name, "' is '", **choice, "', not one of its choices");
+  return static_cast<double>(it - choices.begin());
+}
+
+void OptimizerField::set(double value) const {
+  if (number) {
+    *number = value;
+  } else if (flag) {
+    *flag = value != 0;
+  } else if (integer) {
+    *integer = static_cast<int64_t>(value);
+  } else if (optional_integer) {
+    *optional_integer = std::isnan(value) ? std::nullopt : std::optional<int64_t>(static_cast<int64_t>(value));
+  } else {
+    *choice = std::isnan(value) ? std::nullopt : std::optional<std::string>(choices.at(static_cast<size_t>(value)));
+  }
+}
+
 Tensor Optimizer::evaluate(const LossClosure& closure) {
   if (!closure) return {};
   AutoGradMode enable(true);
@@ -109,7 +137,7 @@ OptimizerStateDict Optimizer::state_dict() const {
     OrderedDict<std::string, double> hyper("hyperparameter");
     // fields() hands out pointers for load_state_dict; here they are only read
     for (const OptimizerField& f : const_cast<OptimizerOptions&>(g.options()).fields())
-      hyper.insert(f.name, f.number ? *f.number : static_cast<double>(*f.flag));
+      hyper.insert(f.name, f.get());
     hyper.insert("params", static_cast<double>(g.params().size()));
     dict.param_groups.push_back(std::move(hyper));
     for (const Tensor& p : g.params()) {
@@ -119,6 +147,10 @@ OptimizerStateDict Optimizer::state_dict() const {
           const std::string key = std::to_string(index) + "." + f.name;
           if (f.count) {
             dict.state.insert(key, scalar_tensor(*f.count, TensorOptions().dtype(kLong)));
+          } else if (f.number) {
+            dict.state.insert(key, scalar_tensor(*f.number, TensorOptions().dtype(kDouble)));
+          } else if (f.list) {
+            for (size_t k = 0; k < f.list->size(); ++k) dict.state.insert(key + "." + std::to_string(k), (*f.list)[k].clone());
           } else if (f.tensor->defined()) {
             dict.state.insert(key, f.tensor->clone());
           }
@@ -141,8 +173,13 @@ void Optimizer::load_state_dict(const OptimizerStateDict& dict) {
     EMBER_CHECK(n && static_cast<size_t>(*n) == param_groups_[gi].params().size(), op,
                 "loaded state dict contains a parameter group that doesn't match the size of optimizer's group ", gi,
                 " (", n ? *n : -1.0, " vs ", param_groups_[gi].params().size(), " parameters)");
-    for (const OptimizerField& f : param_groups_[gi].options().fields())
-      EMBER_CHECK(hyper.contains(f.name), op, "parameter group ", gi, " lacks the hyperparameter '", f.name, "'");
+    for (const OptimizerField& f : param_groups_[gi].options().fields()) {
+      const double* v = hyper.find(f.name);
+      EMBER_CHECK(v, op, "parameter group ", gi, " lacks the hyperparameter '", f.name, "'");
+      EMBER_CHECK(!f.choice || std::isnan(*v) || (*v >= 0 && *v < static_cast<double>(f.choices.size())), op,
+                  "parameter group ", gi, ": '", f.name, "' holds ", *v, ", not the index of one of its ",
+                  f.choices.size(), " choices");
+    }
   }
   // Build every new state first, so a bad entry leaves the optimizer as it was.
   StateMap fresh;
@@ -152,19 +189,36 @@ void Optimizer::load_state_dict(const OptimizerStateDict& dict) {
     for (const Tensor& p : g.params()) {
       std::unique_ptr<OptimizerParamState> s = make_state(p, g.options());
       bool any = false;
+      // a stored tensor in the parameter's dtype (and shape, unless the field takes any)
+      auto load_tensor = [&](const std::string& key, const Tensor& t, bool any_shape) {
+        EMBER_CHECK(any_shape || t.sizes() == p.sizes(), op, "'", key, "' has shape ", t.sizes(),
+                    " but its parameter has shape ", p.sizes());
+        return t.to(p.dtype(), false, true).contiguous();
+      };
       for (const StateField& f : s->fields()) {
         const std::string key = std::to_string(index) + "." + f.name;
+        if (f.list) {
+          f.list->clear();
+          while (const Tensor* t = dict.state.find(key + "." + std::to_string(f.list->size()))) {
+            f.list->push_back(load_tensor(key, *t, f.any_shape));
+            any = true;
+            ++used;
+          }
+          continue;
+        }
         const Tensor* t = dict.state.find(key);
         if (!t) continue;
         any = true;
         ++used;
-        if (f.count) {
+        if (f.count || f.number) {
           EMBER_CHECK(t->numel() == 1, op, "'", key, "' must hold one number, got shape ", t->sizes());
-          *f.count = t->item<int64_t>();
+          if (f.count) {
+            *f.count = t->item<int64_t>();
+          } else {
+            *f.number = t->item<double>();
+          }
         } else {
-          EMBER_CHECK(t->sizes() == p.sizes(), op, "'", key, "' has shape ", t->sizes(),
-                      " but its parameter has shape ", p.sizes());
-          *f.tensor = t->to(p.dtype(), false, true).contiguous();
+          *f.tensor = load_tensor(key, *t, f.any_shape);
         }
       }
       if (any) fresh[p.unsafeGetTensorImpl()] = std::move(s);
@@ -186,14 +240,7 @@ void Optimizer::load_state_dict(const OptimizerStateDict& dict) {
     EMBER_CHECK(false, op, "the state dict has entries this optimizer does not use");
   }
   for (size_t gi = 0; gi < param_groups_.size(); ++gi) {
-    for (const OptimizerField& f : param_groups_[gi].options().fields()) {
-      const double v = dict.param_groups[gi].at(f.name);
-      if (f.number) {
-        *f.number = v;
-      } else {
-        *f.flag = v != 0;
-      }
-    }
+    for (const OptimizerField& f : param_groups_[gi].options().fields()) f.set(dict.param_groups[gi].at(f.name));
   }
   state_ = std::move(fresh);
 }

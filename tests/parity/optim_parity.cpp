@@ -196,3 +196,64 @@ TEST(OptimParity, StepLRMatchesLibtorchStepLR) {
   EXPECT_DOUBLE_EQ(topt5.param_groups()[0].options().get_lr(), 0.0125);
   EXPECT_DOUBLE_EQ(eopt5.param_groups()[0].options().get_lr(), 0.0125);
 }
+
+namespace {
+// A smooth, non-quadratic objective of two parameters (Rosenbrock's valley in x, a quartic bowl
+// in w, and a term coupling them), written once for both frameworks.
+template <class T>
+T lbfgs_objective(const std::vector<T>& p) {
+  const T a = p[0].narrow(0, 0, 1), b = p[0].narrow(0, 1, 1);
+  const T rosenbrock = ((1 - a).pow(2) + 10 * (b - a.pow(2)).pow(2)).sum();
+  const T bowl = (p[1].pow(4) * 0.1 + (p[1] - 0.5).pow(2)).sum();
+  return rosenbrock + bowl + p[0].sum() * p[1].mean();
+}
+
+template <class T, class Opt>
+T lbfgs_step(Opt& opt, std::vector<T>& params) {
+  return opt.step([&] {
+    opt.zero_grad();
+    T loss = lbfgs_objective(params);
+    loss.backward();
+    return loss;
+  });
+}
+
+void run_lbfgs(const std::string& name, const eo::LBFGSOptions& eo_opts, const to::LBFGSOptions& to_opts) {
+  SCOPED_TRACE(name);
+  const ember::Tensor x0 = ember::tensor({-1.2, 1.0}, ember::kDouble);
+  const ember::Tensor w0 = parity::random({3, 4}, ember::kDouble, 7);
+  std::vector<ember::Tensor> ep = {x0.clone().requires_grad_(), w0.clone().requires_grad_()};
+  std::vector<torch::Tensor> tp = {to_torch(x0).requires_grad_(), to_torch(w0).requires_grad_()};
+  eo::LBFGS eopt(ep, eo_opts);
+  to::LBFGS topt(tp, to_opts);
+  // (A steeper valley, 100 instead of 10, amplifies the rounding differences of the dot products
+  // a thousandfold per step until a line search branches differently.)
+  const parity::Tol tol{1e-9, 1e-12};
+  for (int k = 0; k < 6; ++k) {
+    const ember::Tensor el = lbfgs_step(eopt, ep);
+    const torch::Tensor tl = lbfgs_step(topt, tp);
+    ASSERT_TRUE(Close(el, tl, tol)) << "loss of step " << k + 1;
+    for (size_t i = 0; i < ep.size(); ++i)
+      ASSERT_TRUE(Close(ep[i].detach(), tp[i].detach(), tol)) << "parameter " << i << " after step " << k + 1;
+    const auto& es = static_cast<const eo::LBFGSParamState&>(*eopt.state().at(ep[0].unsafeGetTensorImpl()));
+    const auto& ts =
+        static_cast<const to::LBFGSParamState&>(*topt.state().at(c10::guts::to_string(tp[0].unsafeGetTensorImpl())));
+    ASSERT_EQ(es.func_evals(), ts.func_evals()) << "after step " << k + 1;
+    ASSERT_EQ(es.n_iter(), ts.n_iter()) << "after step " << k + 1;
+    ASSERT_EQ(es.old_dirs().size(), ts.old_dirs().size()) << "after step " << k + 1;
+  }
+  // the objective's minimum is near x = (1, 1): both got close to it the same way
+  EXPECT_LT(lbfgs_objective(ep).item<double>(), lbfgs_objective(std::vector<ember::Tensor>{x0, w0}).item<double>());
+}
+}  // namespace
+
+TEST(OptimParity, LBFGS) {
+  run_lbfgs("fixed step", eo::LBFGSOptions(0.5), to::LBFGSOptions(0.5));
+  run_lbfgs("short history", eo::LBFGSOptions(0.5).history_size(3).max_iter(7),
+            to::LBFGSOptions(0.5).history_size(3).max_iter(7));
+  run_lbfgs("strong wolfe", eo::LBFGSOptions(1).line_search_fn("strong_wolfe"),
+            to::LBFGSOptions(1).line_search_fn("strong_wolfe"));
+  run_lbfgs("strong wolfe, short history and eval budget",
+            eo::LBFGSOptions(1).line_search_fn("strong_wolfe").history_size(2).max_iter(3).max_eval(4),
+            to::LBFGSOptions(1).line_search_fn("strong_wolfe").history_size(2).max_iter(3).max_eval(4));
+}

@@ -312,6 +312,50 @@ TEST(Optim, OptionErrors) {
   EXPECT_TRUE(ps[0].equal(before));
 }
 
+// LBFGS's state is flat vectors, numbers and lists of curvature pairs: a state dict carries them
+// all, so a restored optimizer continues exactly as the original.
+TEST(Optim, LBFGSStateDictRoundTripAndErrors) {
+  auto objective = [](const std::vector<Tensor>& p) { return p[0].pow(4).sum() + ((p[1] - 1).pow(2) * 3).sum(); };
+  auto step = [&](eo::LBFGS& opt, std::vector<Tensor>& p) {
+    return opt.step([&] {
+      opt.zero_grad();
+      Tensor loss = objective(p);
+      loss.backward();
+      return loss;
+    });
+  };
+  auto a = std::vector<Tensor>{full({3}, 2.0, TensorOptions().dtype(kDouble)).requires_grad_(),
+                               zeros({2, 2}, TensorOptions().dtype(kDouble)).requires_grad_()};
+  eo::LBFGS opt(a, eo::LBFGSOptions(0.8).max_iter(3).history_size(2).line_search_fn("strong_wolfe"));
+  EXPECT_EQ(*static_cast<eo::LBFGSOptions&>(opt.defaults()).max_eval(), 3);  // max_iter * 5 / 4
+  step(opt, a);
+  step(opt, a);
+  const eo::OptimizerStateDict dict = opt.state_dict();
+  EXPECT_EQ(dict.param_groups[0]["max_iter"], 3.0);
+  EXPECT_EQ(dict.param_groups[0]["line_search_fn"], 0.0);  // the index of "strong_wolfe"
+  EXPECT_EQ(dict.state["0.d"].numel(), 7);
+  EXPECT_TRUE(dict.state.contains("0.old_dirs.1"));
+  EXPECT_FALSE(dict.state.contains("1.d"));  // kept on the first parameter only
+
+  auto b = std::vector<Tensor>{a[0].detach().clone().requires_grad_(), a[1].detach().clone().requires_grad_()};
+  eo::LBFGS other(b, eo::LBFGSOptions(0.1));
+  other.load_state_dict(dict);
+  EXPECT_EQ(*static_cast<eo::LBFGSOptions&>(other.param_groups()[0].options()).line_search_fn(), "strong_wolfe");
+  for (int k = 0; k < 2; ++k) EXPECT_TRUE(step(opt, a).equal(step(other, b)));
+  expect_equal_params(a, b);
+
+  eo::OptimizerStateDict bad_choice = dict;
+  bad_choice.param_groups[0].insert_or_assign("line_search_fn", 4.0);
+  EXPECT_ERROR(other.load_state_dict(bad_choice), "load_state_dict", "'line_search_fn' holds 4");
+
+  EXPECT_ERROR(eo::LBFGS(std::vector<eo::OptimizerParamGroup>{eo::OptimizerParamGroup({a[0]}),
+                                                               eo::OptimizerParamGroup({a[1]})}),
+               "LBFGS", "doesn't support per-parameter options");
+  EXPECT_ERROR(opt.step(nullptr), "LBFGS", "needs a closure");
+  eo::LBFGS backtracking(a, eo::LBFGSOptions().line_search_fn("backtracking"));
+  EXPECT_ERROR(step(backtracking, a), "LBFGS", "only 'strong_wolfe' is supported");
+}
+
 TEST(Schedulers, MatchPyTorch) {
   using S = std::unique_ptr<eo::LRScheduler>;
   // StepLR counts as libtorch's C++ StepLR: the first step() is PyTorch's epoch 0.

@@ -3,6 +3,7 @@
 // numbers (so a checkpoint writer can store it).
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -29,11 +30,20 @@ namespace ember::optim {
  private:                                             \
   T name##_
 
-// A named hyperparameter for the state dict: a number, or a flag stored as 0/1.
+// A named hyperparameter for the state dict, which stores each as a number: a number, a flag
+// (0/1), an integer, an optional integer (NaN when unset), or an optional choice among `choices`
+// (its index, NaN when unset).
 struct OptimizerField {
   const char* name;
   double* number = nullptr;
   bool* flag = nullptr;
+  int64_t* integer = nullptr;
+  std::optional<int64_t>* optional_integer = nullptr;
+  std::optional<std::string>* choice = nullptr;
+  std::vector<std::string> choices = {};
+
+  double get() const;
+  void set(double value) const;  // checks that a choice is one of `choices`
 };
 
 class OptimizerOptions {
@@ -54,11 +64,16 @@ class OptimizerCloneableOptions : public OptimizerOptions {
   }
 };
 
-// A named part of a parameter's state: a tensor, or a step count (stored as a 0-dim int64 tensor).
+// A named part of a parameter's state: a tensor shaped as the parameter, or a step count (stored as
+// a 0-dim int64 tensor), or a number (a 0-dim double tensor), or a list of tensors (stored as
+// "<name>.0", "<name>.1", ...); `any_shape` lifts the tensors' shape check (LBFGS's flat vectors).
 struct StateField {
   const char* name;
   Tensor* tensor = nullptr;
   int64_t* count = nullptr;
+  double* number = nullptr;
+  std::deque<Tensor>* list = nullptr;
+  bool any_shape = false;
 };
 
 class OptimizerParamState {
