@@ -6,12 +6,14 @@
 // offset against the file before allocating; bad files raise ember::Error naming the problem.
 #pragma once
 #include <concepts>
+#include <iosfwd>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "ember/ordered_dict.h"
+#include "ember/serialize/archive.h"
 #include "ember/tensor.h"
 
 namespace ember {
@@ -22,6 +24,11 @@ using StringPairs = std::vector<std::pair<std::string, std::string>>;
 // only tensor.
 void save(const Tensor& tensor, const std::string& path);
 void load(Tensor& tensor, const std::string& path);
+void save(const Tensor& tensor, std::ostream& stream);
+void load(Tensor& tensor, std::istream& stream);
+// A list of tensors, under the names "0", "1", ...; load replaces the list with the file's.
+void save(const std::vector<Tensor>& tensors, const std::string& path);
+void load(std::vector<Tensor>& tensors, const std::string& path);
 
 // Named tensors with optional string metadata (safetensors' "__metadata__"), in order.
 void save(const OrderedDict<std::string, Tensor>& tensors, const std::string& path, const StringPairs& metadata = {});
@@ -90,6 +97,21 @@ void save(M&& module, const std::string& path) {
   save(detail::named_tensors(module), path);
 }
 
+// The same file through a stream, written as libtorch does it: Module::save into an archive.
+template <class M>
+  requires detail::ModuleLike<M>
+void save(M&& module, std::ostream& stream) {
+  serialize::OutputArchive archive;
+  detail::module_of(module).save(archive);
+  archive.save_to(stream);
+}
+template <class M>
+  requires detail::ModuleLike<M>
+void load(M&& module, std::istream& stream) {
+  serialize::InputArchive archive;
+  archive.load_from(stream);
+  detail::module_of(module).load(archive);
+}
 // Loads a file written by save(module, path) into a module of the same structure: every key
 // must match with the same shape and dtype.
 template <class M>

@@ -7,6 +7,7 @@
 
 #include "ember/autograd.h"
 #include "ember/nn/pimpl.h"
+#include "ember/serialize/archive.h"
 
 namespace ember::nn {
 namespace {
@@ -162,6 +163,49 @@ void Module::zero_grad(bool set_to_none) {
       g = g.detach();
       g.zero_();
     }
+  }
+}
+
+void Module::save(serialize::OutputArchive& archive) const {
+  for (const auto& p : named_parameters(/*recurse=*/false)) archive.write(p.key(), p.value());
+  for (const auto& b : named_buffers(/*recurse=*/false)) archive.write(b.key(), b.value(), /*is_buffer=*/true);
+  for (const auto& child : children_) {
+    if (!child.value()->is_serializable()) continue;
+    serialize::OutputArchive nested;
+    child.value()->save(nested);
+    archive.write(child.key(), nested);
+  }
+}
+
+void Module::load(serialize::InputArchive& archive) {
+  // Everything is checked before anything is read, so a failed load leaves the module as it was
+  // (libtorch's stops half way).
+  std::function<void(const Module&, const std::string&)> check = [&](const Module& m, const std::string& prefix) {
+    auto expect = [&](const std::string& key, const Tensor& t) {
+      const Tensor* stored = archive.find(prefix + key);
+      EMBER_CHECK(stored, "Module::load", "No such serialized tensor '", archive.prefix() + prefix + key, "'");
+      EMBER_CHECK(stored->sizes() == t.sizes(), "Module::load", "'", archive.prefix() + prefix + key,
+                  "' has shape ", stored->sizes(), " in the archive but ", t.sizes(), " in the module");
+    };
+    for (const auto& p : m.named_parameters(/*recurse=*/false)) expect(p.key(), p.value());
+    for (const auto& b : m.named_buffers(/*recurse=*/false)) expect(b.key(), b.value());
+    for (const auto& child : m.children_)
+      if (child.value()->is_serializable()) check(*child.value(), prefix + child.key() + ".");
+  };
+  check(*this, "");
+  for (const auto& p : named_parameters(/*recurse=*/false)) {
+    Tensor t = p.value();
+    archive.read(p.key(), t);
+  }
+  for (const auto& b : named_buffers(/*recurse=*/false)) {
+    Tensor t = b.value();
+    archive.read(b.key(), t, /*is_buffer=*/true);
+  }
+  for (const auto& child : children_) {
+    if (!child.value()->is_serializable()) continue;
+    serialize::InputArchive nested;
+    archive.try_read(child.key(), nested);  // a child without tensors wrote nothing
+    child.value()->load(nested);
   }
 }
 

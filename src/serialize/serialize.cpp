@@ -15,6 +15,7 @@
 #include "ember/factory.h"
 #include "serialize/checkpoint_format.h"
 #include "serialize/safetensors_format.h"
+#include "serialize/safetensors_io.h"
 
 namespace ember {
 
@@ -52,28 +53,14 @@ void write_exact(std::FILE* f, const void* src, uint64_t n, const std::string& w
   EMBER_CHECK(n == 0 || std::fwrite(src, 1, n, f) == n, what.c_str(), "write failed: ", std::strerror(errno));
 }
 
-// The header and, if `tensors` is given, every tensor. Sizes are validated against the file
-// before anything is allocated, so no file makes Ember allocate more than the file holds.
+serialize::ByteSource file_source(std::FILE* f, const std::string& what) {
+  return {file_size(f, what), [f, what](void* dst, uint64_t n) { read_exact(f, dst, n, what); }};
+}
+
 serialize::SafetensorsHeader read_safetensors(const std::string& path, OrderedDict<std::string, Tensor>* tensors,
                                               const std::string& what) {
   File f = open_file(path, "rb", what);
-  const uint64_t size = file_size(f.get(), what);
-  unsigned char prefix[8] = {};
-  read_exact(f.get(), prefix, size < 8 ? size : 8, what);
-  const uint64_t header_len = serialize::safetensors_header_length(prefix, size, what);
-  std::string header(header_len, '\0');
-  read_exact(f.get(), header.data(), header_len, what);
-  serialize::SafetensorsHeader h = serialize::parse_safetensors_header(header, size - 8 - header_len, what);
-  if (!tensors) return h;
-  // The data follows the header contiguously in the order the entries are sorted in.
-  for (const SafetensorsEntry& e : h.entries) {
-    Tensor t = empty(e.shape, TensorOptions().dtype(e.dtype));
-    read_exact(f.get(), t.data_ptr(), e.end - e.begin, what);
-    if (e.dtype == kBool)
-      serialize::check_bool_bytes(static_cast<const unsigned char*>(t.data_ptr()), e.end - e.begin, what, e.name);
-    tensors->insert(e.name, std::move(t));
-  }
-  return h;
+  return serialize::read_safetensors(file_source(f.get(), what), tensors, what);
 }
 
 std::string shape_string(IntArrayRef s) {
@@ -86,22 +73,14 @@ std::string shape_string(IntArrayRef s) {
 
 void save(const OrderedDict<std::string, Tensor>& tensors, const std::string& path, const StringPairs& metadata) {
   const std::string what = "save('" + path + "')";
-  std::vector<SafetensorsEntry> entries;
-  std::vector<Tensor> data;
-  uint64_t offset = 0;
-  for (const auto& item : tensors) {
-    EMBER_CHECK(item.value().defined(), what.c_str(), "tensor \"", item.key(), "\" is undefined");
-    EMBER_CHECK(item.key() != "__metadata__", what.c_str(), "\"__metadata__\" is reserved and cannot name a tensor");
-    data.push_back(item.value().contiguous());
-    const Tensor& t = data.back();
-    entries.push_back({item.key(), t.dtype(), std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), offset,
-                       offset + t.nbytes()});
-    offset += t.nbytes();
-  }
-  const std::string header = serialize::safetensors_header(entries, metadata);
-  File f = open_file(path, "wb", what);
-  write_exact(f.get(), header.data(), header.size(), what);
-  for (const Tensor& t : data) write_exact(f.get(), t.data_ptr(), t.nbytes(), what);
+  File f;  // opened once everything is checked, so a bad call leaves no file behind
+  serialize::write_safetensors(
+      tensors, metadata,
+      [&](const void* data, uint64_t n) {
+        if (!f) f = open_file(path, "wb", what);
+        write_exact(f.get(), data, n, what);
+      },
+      what);
   EMBER_CHECK(std::fflush(f.get()) == 0, what.c_str(), "write failed: ", std::strerror(errno));
 }
 
@@ -109,6 +88,41 @@ void save(const Tensor& tensor, const std::string& path) {
   OrderedDict<std::string, Tensor> d;
   d.insert("tensor", tensor);
   save(d, path);
+}
+
+void save(const Tensor& tensor, std::ostream& stream) {
+  serialize::OutputArchive archive;
+  archive.write("tensor", tensor);
+  archive.save_to(stream);
+}
+
+void load(Tensor& tensor, std::istream& stream) {
+  serialize::InputArchive archive;
+  archive.load_from(stream);
+  const std::vector<std::string> keys = archive.keys();
+  EMBER_CHECK(keys.size() == 1, "load", "expected a stream holding one tensor, it holds ", keys.size(), " entries");
+  Tensor t;
+  archive.read(keys[0], t);
+  tensor = t;
+}
+
+void save(const std::vector<Tensor>& tensors, const std::string& path) {
+  OrderedDict<std::string, Tensor> d;
+  for (size_t i = 0; i < tensors.size(); ++i) d.insert(std::to_string(i), tensors[i]);
+  save(d, path);
+}
+
+void load(std::vector<Tensor>& tensors, const std::string& path) {
+  const std::string what = "load('" + path + "')";
+  OrderedDict<std::string, Tensor> d;
+  read_safetensors(path, &d, what);
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < d.size(); ++i) {
+    const Tensor* t = d.find(std::to_string(i));
+    EMBER_CHECK(t, what.c_str(), "expected a list of tensors named 0..", d.size() - 1, ", \"", i, "\" is missing");
+    out.push_back(*t);
+  }
+  tensors = std::move(out);
 }
 
 OrderedDict<std::string, Tensor> load_tensors(const std::string& path) {
@@ -221,3 +235,45 @@ void copy_named_tensors(const OrderedDict<std::string, Tensor>& targets, const O
 
 }  // namespace detail
 }  // namespace ember
+
+namespace ember::serialize {
+
+void write_safetensors(const OrderedDict<std::string, Tensor>& tensors, const StringPairs& metadata,
+                       const std::function<void(const void*, uint64_t)>& sink, const std::string& what) {
+  std::vector<SafetensorsEntry> entries;
+  std::vector<Tensor> data;
+  uint64_t offset = 0;
+  for (const auto& item : tensors) {
+    EMBER_CHECK(item.value().defined(), what.c_str(), "tensor \"", item.key(), "\" is undefined");
+    EMBER_CHECK(item.key() != "__metadata__", what.c_str(), "\"__metadata__\" is reserved and cannot name a tensor");
+    data.push_back(item.value().contiguous());
+    const Tensor& t = data.back();
+    entries.push_back({item.key(), t.dtype(), std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), offset,
+                       offset + t.nbytes()});
+    offset += t.nbytes();
+  }
+  const std::string header = safetensors_header(entries, metadata);
+  sink(header.data(), header.size());
+  for (const Tensor& t : data) sink(t.data_ptr(), t.nbytes());
+}
+
+SafetensorsHeader read_safetensors(const ByteSource& source, OrderedDict<std::string, Tensor>* tensors,
+                                   const std::string& what) {
+  unsigned char prefix[8] = {};
+  source.read(prefix, source.size < 8 ? source.size : 8);
+  const uint64_t header_len = safetensors_header_length(prefix, source.size, what);
+  std::string header(header_len, '\0');
+  source.read(header.data(), header_len);
+  SafetensorsHeader h = parse_safetensors_header(header, source.size - 8 - header_len, what);
+  if (!tensors) return h;
+  // The data follows the header contiguously in the order the entries are sorted in.
+  for (const SafetensorsEntry& e : h.entries) {
+    Tensor t = empty(e.shape, TensorOptions().dtype(e.dtype));
+    source.read(t.data_ptr(), e.end - e.begin);
+    if (e.dtype == kBool) check_bool_bytes(static_cast<const unsigned char*>(t.data_ptr()), e.end - e.begin, what, e.name);
+    tensors->insert(e.name, std::move(t));
+  }
+  return h;
+}
+
+}  // namespace ember::serialize

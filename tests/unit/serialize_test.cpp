@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <memory>
+#include <sstream>
 
 #include "ember/ember.h"
 #include "expect_error.h"
@@ -357,3 +358,138 @@ TEST(Safetensors, SaveRejectsUndefinedAndReservedNames) {
 }
 
 }  // namespace
+
+// libtorch's archives: tensors, numbers, strings and nested archives by name, through a file, a
+// stream, a byte buffer or reader functions.
+TEST(Archive, WriteAndReadBackEveryKindOfValue) {
+  namespace es = ember::serialize;
+  es::OutputArchive child;
+  child.write("w", ember::arange(6).reshape({2, 3}));
+  child.write("depth", ember::jit::IValue(int64_t{3}));
+  es::OutputArchive out;
+  out.write("x", ember::tensor({1.5, -2.0}));
+  out("lr", ember::jit::IValue(0.1));  // operator() writes, as libtorch's
+  out.write("flag", ember::jit::IValue(true));
+  out.write("name", ember::jit::IValue(std::string("net: v2")));
+  out.write("child", child);
+  EXPECT_ERROR(out.write("x", ember::ones({1})), "OutputArchive::write", "'x' was written already");
+  EXPECT_ERROR(out.write("list", ember::jit::IValue(std::vector<int64_t>{1, 2})), "OutputArchive::write", "'list'",
+               "ints, doubles, bools and strings");
+
+  const std::string path = dir().file("archive.safetensors");
+  out.save_to(path);
+  std::ostringstream stream;
+  out.save_to(stream);
+  std::string via_func;
+  out.save_to([&](const void* data, size_t n) {
+    via_func.append(static_cast<const char*>(data), n);
+    return n;
+  });
+  EXPECT_EQ(stream.str(), via_func);
+
+  auto check = [&](es::InputArchive& in) {
+    EXPECT_EQ(in.keys(), (std::vector<std::string>{"x", "child", "lr", "flag", "name"}));
+    Tensor x;
+    in.read("x", x);
+    EXPECT_TRUE(Identical(x, ember::tensor({1.5, -2.0})));
+    ember::jit::IValue v;
+    in.read("lr", v);
+    EXPECT_EQ(v.toDouble(), 0.1);  // exact
+    in("flag", v);
+    EXPECT_TRUE(v.toBool());
+    in.read("name", v);
+    EXPECT_EQ(v.toStringRef(), "net: v2");
+    es::InputArchive nested;
+    in.read("child", nested);
+    Tensor w = ember::zeros({2, 3}, ember::TensorOptions().dtype(ember::kLong));
+    const Tensor same = w;
+    nested.read("w", w);
+    EXPECT_TRUE(same.is_same(w));  // read into the existing tensor
+    EXPECT_TRUE(Identical(w, ember::arange(6).reshape({2, 3})));
+    nested.read("depth", v);
+    EXPECT_EQ(v.toInt(), 3);
+    Tensor missing;
+    EXPECT_FALSE(nested.try_read("nope", missing));
+    EXPECT_ERROR(nested.read("nope", missing), "InputArchive::read", "No such serialized tensor 'child.nope'");
+    Tensor wrong = ember::zeros({3});
+    EXPECT_ERROR(nested.read("w", wrong), "InputArchive::read", "'child.w' has shape [2, 3]", "[3]");
+    EXPECT_ERROR(in.read("other", nested), "InputArchive::read", "No such serialized submodule: 'other'");
+  };
+  es::InputArchive from_file, from_stream, from_bytes, from_reader;
+  from_file.load_from(path);
+  check(from_file);
+  std::istringstream is(stream.str());
+  from_stream.load_from(is);
+  check(from_stream);
+  from_bytes.load_from(via_func.data(), via_func.size());
+  check(from_bytes);
+  from_reader.load_from(
+      [&](uint64_t pos, void* buf, size_t n) {
+        std::memcpy(buf, via_func.data() + pos, n);
+        return n;
+      },
+      [&] { return via_func.size(); });
+  check(from_reader);
+  // the file is a plain safetensors file: tensors under their dotted names
+  EXPECT_EQ(ember::load_tensors(path).keys(), (std::vector<std::string>{"x", "child.w"}));
+
+  es::InputArchive bad;
+  EXPECT_ERROR(bad.load_from(via_func.data(), via_func.size() - 3), "InputArchive::load_from");
+  EXPECT_ERROR(bad.load_from(via_func.data(), via_func.size(), ember::Device("cuda:0")), "InputArchive::load_from",
+               "only the CPU");
+  EXPECT_ERROR(bad.load_from(dir().file("absent.pt")), "InputArchive::load_from", "cannot open");
+}
+
+// Module::save/load through archives as libtorch programs write them, and save/load of modules,
+// tensors and tensor lists through streams.
+TEST(Archive, ModulesTensorsAndListsThroughArchivesAndStreams) {
+  namespace es = ember::serialize;
+  namespace nn = ember::nn;
+  auto make = [] {
+    return nn::Sequential(nn::Linear(4, 3), nn::ReLU(), nn::BatchNorm1d(3), nn::Linear(3, 2));
+  };
+  nn::Sequential a = make(), b = make();
+  a->named_buffers()["2.running_mean"].fill_(0.25);
+  es::OutputArchive archive;
+  a->save(archive);
+  std::ostringstream os;
+  archive.save_to(os);
+  std::istringstream is(os.str());
+  es::InputArchive in;
+  in.load_from(is);
+  const Tensor w = b->named_parameters()["0.weight"];
+  b->load(in);
+  EXPECT_TRUE(w.is_same(b->named_parameters()["0.weight"]));
+  for (const auto& p : a->named_parameters()) EXPECT_TRUE(Identical(p.value(), b->named_parameters()[p.key()]));
+  for (const auto& p : a->named_buffers()) EXPECT_TRUE(Identical(p.value(), b->named_buffers()[p.key()]));
+
+  // a module of another shape: rejected by name before anything changes
+  nn::Sequential c(nn::Linear(4, 3), nn::ReLU(), nn::BatchNorm1d(3), nn::Linear(3, 5));
+  const Tensor before = c->named_parameters()["0.weight"].clone();
+  std::istringstream again(os.str());
+  EXPECT_ERROR(ember::load(c, again), "Module::load", "'3.weight' has shape [2, 3]", "[5, 3]");
+  EXPECT_TRUE(Identical(c->named_parameters()["0.weight"], before));
+  nn::Sequential d(nn::Linear(4, 3), nn::ReLU(), nn::BatchNorm1d(3), nn::Linear(3, 2), nn::Linear(2, 2));
+  std::istringstream third(os.str());
+  EXPECT_ERROR(ember::load(d, third), "Module::load", "No such serialized tensor '4.weight'");
+
+  // ember::save(module, stream) writes the same names as save(module, path)
+  std::stringstream ms;
+  ember::save(a, ms);
+  nn::Sequential e = make();
+  ember::load(e, ms);
+  for (const auto& p : a->named_parameters()) EXPECT_TRUE(Identical(p.value(), e->named_parameters()[p.key()]));
+
+  std::stringstream ts;
+  ember::save(ember::arange(5.0), ts);
+  Tensor t;
+  ember::load(t, ts);
+  EXPECT_TRUE(Identical(t, ember::arange(5.0)));
+
+  const std::string path = dir().file("list.safetensors");
+  ember::save(std::vector<Tensor>{ember::ones({2}), ember::arange(3)}, path);
+  std::vector<Tensor> list = {ember::zeros({9})};
+  ember::load(list, path);
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_TRUE(Identical(list[1], ember::arange(3)));
+}

@@ -13,6 +13,11 @@
 #include "ember/ordered_dict.h"
 #include "ember/tensor.h"
 
+namespace ember::serialize {
+class OutputArchive;
+class InputArchive;
+}  // namespace ember::serialize
+
 namespace ember::nn {
 
 template <class Contained>
@@ -82,6 +87,11 @@ class Module : public std::enable_shared_from_this<Module> {
   // One line describing this module (no children); operator<< prints the whole tree.
   virtual void pretty_print(std::ostream& stream) const;
   virtual bool is_serializable() const { return true; }
+  // As libtorch's: parameters, buffers, then one nested archive per serializable child (so the
+  // archive holds the state_dict's names). load reads into the existing tensors, which keep their
+  // identity; a name missing from the archive or a shape that differs raises ember::Error.
+  virtual void save(serialize::OutputArchive& archive) const;
+  virtual void load(serialize::InputArchive& archive);
 
   // Adds a parameter (requires_grad set as asked) and returns the stored tensor. An undefined
   // tensor is allowed (an absent bias) and is skipped by parameters().
