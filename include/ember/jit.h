@@ -17,6 +17,7 @@ namespace ember::jit {
 
 class IValue;
 struct Object;
+class Module;
 
 namespace ivalue {
 struct Tuple;
@@ -119,6 +120,7 @@ class IValue {
   std::vector<double> toDoubleList() const;
   GenericDict toGenericDict() const;
   std::shared_ptr<Object> toObject() const;
+  Module toModule() const;  // an object (a submodule's attribute), as a Module sharing it
   Object& toObjectRef() const;
   const FunctionRef& toFunction() const;
   Scalar toScalar() const;
@@ -160,7 +162,31 @@ struct ListData {
   std::vector<IValue> items;
 };
 
-class Module;
+// c10::QualifiedName: a dotted name such as "__torch__.torch.nn.modules.conv.Conv2d".
+class QualifiedName {
+ public:
+  explicit QualifiedName(std::string qualified) : qualified_(std::move(qualified)) {}
+  const std::string& qualifiedName() const { return qualified_; }
+  std::string name() const { return qualified_.substr(qualified_.rfind('.') + 1); }  // "Conv2d"
+  std::string prefix() const {
+    const size_t dot = qualified_.rfind('.');
+    return dot == std::string::npos ? std::string() : qualified_.substr(0, dot);
+  }
+
+ private:
+  std::string qualified_;
+};
+
+// What Module::type() returns: the module's TorchScript class, by name (libtorch's ClassType).
+class ModuleClassType {
+ public:
+  explicit ModuleClassType(std::string qualified) : name_(std::move(qualified)) {}
+  std::optional<QualifiedName> name() const { return name_; }
+  std::string str() const { return name_.qualifiedName(); }
+
+ private:
+  QualifiedName name_;
+};
 
 // libtorch's slot-list items: `.name` and `.value`.
 struct NamedTensor {
@@ -217,6 +243,7 @@ class Module {
   void setattr(const std::string& name, IValue v);
   // The qualified name of the module's TorchScript class (`__torch__.MLP`).
   const std::string& type_name() const;
+  std::shared_ptr<const ModuleClassType> type() const { return std::make_shared<ModuleClassType>(type_name()); }
 
   const std::shared_ptr<Object>& _ivalue() const { return obj_; }
 

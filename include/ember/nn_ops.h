@@ -70,6 +70,13 @@ Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stri
                   std::optional<int64_t> divisor_override = std::nullopt);
 Tensor adaptive_avg_pool1d(const Tensor& input, IntArrayRef output_size);
 Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size);
+// Fractional max pooling, as at::fractional_max_pool2d/3d: (values, indices); random_samples is
+// (N, C, 2) or (N, C, 3) in [0, 1), ordered width, height (2-D) or time, height, width (3-D) as
+// PyTorch's kernels read them. Indices are flat positions in each input plane.
+std::tuple<Tensor, Tensor> fractional_max_pool2d(const Tensor& input, IntArrayRef kernel_size,
+                                                 IntArrayRef output_size, const Tensor& random_samples);
+std::tuple<Tensor, Tensor> fractional_max_pool3d(const Tensor& input, IntArrayRef kernel_size,
+                                                 IntArrayRef output_size, const Tensor& random_samples);
 // torch::adaptive_max_pool2d: (values, indices), as at::adaptive_max_pool2d.
 std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, IntArrayRef output_size);
 

@@ -1,7 +1,9 @@
 #include <algorithm>
 #include <mutex>
 #include <numeric>
+#include <random>
 
+#include "ember/data/samplers/distributed.h"
 #include "ember/data/samplers/random.h"
 #include "ember/data/samplers/sequential.h"
 #include "ember/error.h"
@@ -65,6 +67,75 @@ void RandomSampler::reset(std::optional<size_t> new_size) {
 
 std::optional<std::vector<size_t>> RandomSampler::next(size_t batch_size) {
   return take(&indices_, indices_.size(), index_, batch_size);
+}
+
+}  // namespace ember::data::samplers
+
+namespace ember::data::samplers {
+
+namespace {
+void check_replicas(const char* op, size_t num_replicas, size_t rank) {
+  EMBER_CHECK(num_replicas > 0, op, "num_replicas must be positive");
+  EMBER_CHECK(rank < num_replicas, op, "rank ", rank, " is not below num_replicas ", num_replicas);
+}
+}  // namespace
+
+DistributedRandomSampler::DistributedRandomSampler(size_t size, size_t num_replicas, size_t rank,
+                                                   bool allow_duplicates)
+    : DistributedSampler(size, num_replicas, rank, allow_duplicates) {
+  check_replicas("DistributedRandomSampler", num_replicas, rank);
+  reset();
+}
+
+void DistributedRandomSampler::reset(std::optional<size_t> new_size) {
+  if (new_size) size_ = *new_size;
+  // every index once, then (with duplicates) the first ones again until the shares are equal
+  const size_t local = local_sample_count();
+  const size_t count = num_replicas_ == 1 ? size_ : local * num_replicas_;
+  all_indices_.resize(count);
+  for (size_t i = 0; i < count; ++i) all_indices_[i] = i < size_ ? i : i - size_;
+  std::mt19937 engine(static_cast<std::mt19937::result_type>(epoch_));
+  std::shuffle(all_indices_.begin(), all_indices_.end(), engine);
+  begin_index_ = rank_ * local;
+  end_index_ = begin_index_ + local;
+  sample_index_ = begin_index_;
+}
+
+std::optional<std::vector<size_t>> DistributedRandomSampler::next(size_t batch_size) {
+  if (sample_index_ == end_index_) return std::nullopt;
+  const size_t end = std::min(end_index_, sample_index_ + batch_size);
+  std::vector<size_t> batch(all_indices_.begin() + static_cast<std::ptrdiff_t>(sample_index_),
+                            all_indices_.begin() + static_cast<std::ptrdiff_t>(end));
+  sample_index_ = end;
+  return batch;
+}
+
+DistributedSequentialSampler::DistributedSequentialSampler(size_t size, size_t num_replicas, size_t rank,
+                                                           bool allow_duplicates)
+    : DistributedSampler(size, num_replicas, rank, allow_duplicates) {
+  check_replicas("DistributedSequentialSampler", num_replicas, rank);
+  place();
+}
+
+void DistributedSequentialSampler::place() {
+  begin_index_ = rank_ * local_sample_count();
+  end_index_ = begin_index_ + local_sample_count();
+  sample_index_ = begin_index_;
+}
+
+void DistributedSequentialSampler::reset(std::optional<size_t> new_size) {
+  if (new_size) size_ = *new_size;
+  place();
+}
+
+std::optional<std::vector<size_t>> DistributedSequentialSampler::next(size_t batch_size) {
+  if (sample_index_ == end_index_) return std::nullopt;
+  const size_t end = std::min(end_index_, sample_index_ + batch_size);
+  std::vector<size_t> batch(end - sample_index_);
+  std::iota(batch.begin(), batch.end(), sample_index_);
+  for (size_t& i : batch) i %= size_;  // the last share wraps around to the first indices
+  sample_index_ = end;
+  return batch;
 }
 
 }  // namespace ember::data::samplers

@@ -166,6 +166,8 @@ std::shared_ptr<Object> IValue::toObject() const {
   if (!isObject()) wrong_kind(*this, "Object");
   return std::static_pointer_cast<Object>(ptr_);
 }
+Module IValue::toModule() const { return Module(toObject()); }
+
 Object& IValue::toObjectRef() const {
   if (!isObject()) wrong_kind(*this, "Object");
   return *static_cast<Object*>(ptr_.get());

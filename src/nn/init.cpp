@@ -1,5 +1,6 @@
 #include "ember/nn/init.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -86,6 +87,35 @@ Tensor eye_(Tensor matrix) {
   NoGradGuard no_grad;
   matrix.copy_(eye(matrix.size(0), matrix.size(1), TensorOptions().dtype(matrix.dtype())));
   return matrix;
+}
+
+Tensor dirac_(Tensor tensor) {
+  check_defined(tensor, "dirac_");
+  const int64_t dims = tensor.dim();
+  EMBER_CHECK(dims >= 3 && dims <= 5, "dirac_", "Only tensors with 3, 4, or 5 dimensions are supported");
+  NoGradGuard no_grad;
+  tensor.zero_();
+  const int64_t n = std::min(tensor.size(0), tensor.size(1));
+  for (int64_t d = 0; d < n; ++d) {
+    Tensor kernel = tensor.select(0, d).select(0, d);
+    for (int64_t k = 2; k < dims; ++k) kernel = kernel.select(0, tensor.size(k) / 2);
+    kernel.fill_(1);
+  }
+  return tensor;
+}
+
+Tensor sparse_(Tensor tensor, double sparsity, double std) {
+  check_defined(tensor, "sparse_");
+  EMBER_CHECK(tensor.dim() == 2, "sparse_", "Only tensors with 2 dimensions are supported");
+  NoGradGuard no_grad;
+  const int64_t rows = tensor.size(0), columns = tensor.size(1);
+  const auto num_zeros = static_cast<int64_t>(std::ceil(sparsity * static_cast<double>(rows)));
+  tensor.normal_(0, std);
+  for (int64_t c = 0; c < columns; ++c) {
+    const Tensor zero_rows = randperm(rows).narrow(0, 0, std::min(num_zeros, rows));
+    tensor.select(1, c).index_fill_(0, zero_rows, 0);
+  }
+  return tensor;
 }
 
 Tensor xavier_uniform_(Tensor tensor, double gain) {

@@ -97,3 +97,65 @@ TEST(DataParity, FashionMnist) {
 }
 
 }  // namespace
+
+namespace {
+// Every batch of one epoch, for both frameworks' sampler of the same kind.
+template <class S>
+std::vector<std::vector<size_t>> epoch_of(S& sampler, size_t batch_size) {
+  std::vector<std::vector<size_t>> out;
+  while (auto batch = sampler.next(batch_size)) out.push_back(std::vector<size_t>(batch->begin(), batch->end()));
+  return out;
+}
+}  // namespace
+
+// The distributed samplers hand each rank libtorch's share in libtorch's order (the random one's
+// permutation comes from std::mt19937 seeded by the epoch, so it is the same on every replica).
+TEST(DataParity, DistributedSamplers) {
+  namespace es = ember::data::samplers;
+  namespace ts = torch::data::samplers;
+  for (size_t size : {0, 1, 7, 10, 33})
+    for (size_t replicas : {1, 2, 3, 4})
+      for (size_t rank = 0; rank < replicas; ++rank)
+        for (bool duplicates : {true, false}) {
+          SCOPED_TRACE(::testing::Message() << "size " << size << ", rank " << rank << " of " << replicas
+                                            << (duplicates ? ", duplicates" : ""));
+          es::DistributedRandomSampler er(size, replicas, rank, duplicates);
+          ts::DistributedRandomSampler tr(size, replicas, rank, duplicates);
+          es::DistributedSequentialSampler eq(size, replicas, rank, duplicates);
+          ts::DistributedSequentialSampler tq(size, replicas, rank, duplicates);
+          for (size_t epoch : {0, 3}) {
+            er.set_epoch(epoch);
+            tr.set_epoch(epoch);
+            er.reset();
+            tr.reset();
+            EXPECT_EQ(epoch_of(er, 3), epoch_of(tr, 3)) << "epoch " << epoch;
+            EXPECT_EQ(er.index(), tr.index());
+            EXPECT_EQ(epoch_of(eq, 4), epoch_of(tq, 4));
+            eq.reset();
+            tq.reset();
+          }
+          er.reset(size + 5);
+          tr.reset(size + 5);
+          EXPECT_EQ(epoch_of(er, 2), epoch_of(tr, 2)) << "after reset to a new size";
+          eq.reset(size + 5);
+          tq.reset(size + 5);
+          EXPECT_EQ(epoch_of(eq, 2), epoch_of(tq, 2)) << "after reset to a new size";
+        }
+  EXPECT_THROW(es::DistributedRandomSampler(5, 2, 2), ember::Error);  // libtorch reads out of bounds there
+}
+
+TEST(DataParity, StreamSampler) {
+  ember::data::samplers::StreamSampler e(10);
+  torch::data::samplers::StreamSampler t(10);
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    for (;;) {
+      auto eb = e.next(4);
+      auto tb = t.next(4);
+      ASSERT_EQ(eb.has_value(), tb.has_value());
+      if (!eb) break;
+      EXPECT_EQ(eb->size(), tb->size());
+    }
+    e.reset(7);
+    t.reset(7);
+  }
+}

@@ -138,6 +138,40 @@ TEST(NnFunctionalParity, Normalization) {
   });
 }
 
+// Fractional max pooling with the same random samples on both sides: windows, values, indices and
+// the gradient into each window's maximum.
+TEST(NnFunctionalParity, FractionalMaxPool) {
+  ember::Generator g(11);
+  const ember::Tensor s2 = ember::rand({2, 3, 2}, &g), s3 = ember::rand({2, 2, 3}, &g);
+  const ember::Tensor s2u = s2.narrow(0, 0, 1);
+  run({
+      {"fractional_max_pool2d output_size", {{2, 3, 9, 11}},
+       [&](const ELeaves& v) { return F::fractional_max_pool2d(v[0], F::FractionalMaxPool2dFuncOptions(2).output_size(std::vector<int64_t>{5, 6})._random_samples(s2)); },
+       [&](const TLeaves& v) { return tF::fractional_max_pool2d(v[0], tF::FractionalMaxPool2dFuncOptions(2).output_size(std::vector<int64_t>{5, 6})._random_samples(T(s2))); }},
+      {"fractional_max_pool2d ratio, kernel 3x2", {{2, 3, 13, 10}},
+       [&](const ELeaves& v) { return std::get<1>(F::fractional_max_pool2d_with_indices(v[0], F::FractionalMaxPool2dFuncOptions({3, 2}).output_ratio(std::vector<double>{0.5, 0.7})._random_samples(s2))); },
+       [&](const TLeaves& v) { return std::get<1>(tF::fractional_max_pool2d_with_indices(v[0], tF::FractionalMaxPool2dFuncOptions({3, 2}).output_ratio(std::vector<double>{0.5, 0.7})._random_samples(T(s2)))); }},
+      {"fractional_max_pool2d unbatched", {{3, 8, 8}},
+       [&](const ELeaves& v) { return F::fractional_max_pool2d(v[0], F::FractionalMaxPool2dFuncOptions(3).output_size(std::vector<int64_t>{4, 5})._random_samples(s2u)); },
+       [&](const TLeaves& v) { return tF::fractional_max_pool2d(v[0], tF::FractionalMaxPool2dFuncOptions(3).output_size(std::vector<int64_t>{4, 5})._random_samples(T(s2u))); }},
+      {"fractional_max_pool3d", {{2, 2, 7, 8, 9}},
+       [&](const ELeaves& v) { return F::fractional_max_pool3d(v[0], F::FractionalMaxPool3dFuncOptions({2, 3, 2}).output_size(std::vector<int64_t>{3, 4, 5})._random_samples(s3)); },
+       [&](const TLeaves& v) { return tF::fractional_max_pool3d(v[0], tF::FractionalMaxPool3dFuncOptions({2, 3, 2}).output_size(std::vector<int64_t>{3, 4, 5})._random_samples(T(s3))); }},
+      {"fractional_max_pool3d indices", {{2, 2, 7, 8, 9}},
+       [&](const ELeaves& v) { return std::get<1>(F::fractional_max_pool3d_with_indices(v[0], F::FractionalMaxPool3dFuncOptions(2).output_ratio(0.6)._random_samples(s3))); },
+       [&](const TLeaves& v) { return std::get<1>(tF::fractional_max_pool3d_with_indices(v[0], tF::FractionalMaxPool3dFuncOptions(2).output_ratio(0.6)._random_samples(T(s3)))); }},
+  });
+  // the modules, with the samples as their buffer, print as libtorch's
+  ember::nn::FractionalMaxPool2d em(ember::nn::FractionalMaxPool2dOptions(2).output_size(std::vector<int64_t>{4, 4})._random_samples(s2));
+  torch::nn::FractionalMaxPool2d tm(torch::nn::FractionalMaxPool2dOptions(2).output_size(std::vector<int64_t>{4, 4})._random_samples(T(s2)));
+  const ember::Tensor x = parity::random({2, 3, 8, 8}, ember::kFloat, 5);
+  EXPECT_TRUE(Close(em(x), tm(T(x))));
+  std::ostringstream es, ts;
+  es << *em;
+  ts << *tm;
+  EXPECT_EQ(es.str(), ts.str());
+}
+
 TEST(NnFunctionalParity, PoolingAndResampling) {
   run({
       {"max_pool1d", {{2, 3, 10}},

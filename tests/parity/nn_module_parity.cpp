@@ -641,3 +641,73 @@ TEST(NnParity, NewLossModules) {
                     tnn::CTCLoss(tnn::CTCLossOptions().zero_infinity(true))(T(lp), T(tg), T(il), T(tl))));
   EXPECT_TRUE(Close(enn::PairwiseDistance()(x, x2), tnn::PairwiseDistance()(T(x), T(x2))));
 }
+
+TEST(NnParity, DiracInit) {
+  for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{4, 3, 3, 3}, {2, 5, 3}, {3, 3, 2, 3, 4}}) {
+    ember::Tensor e = enn::init::dirac_(ember::empty(shape));
+    torch::Tensor t = tnn::init::dirac_(torch::empty(shape));
+    EXPECT_TRUE(Close(e, t)) << ember::IntArrayRef(shape);
+  }
+}
+
+// The decoder layer, the stacks and the whole Transformer on shared weights (parameter names and
+// order as libtorch's), with masks; the stacks' layers start as copies of the layer given.
+TEST(NnParity, TransformerDecoderStacksAndTransformer) {
+  ember::NoGradGuard no_grad;
+  torch::NoGradGuard torch_no_grad;
+  const ember::Tensor src = rnd({5, 2, 8}, 70), tgt = rnd({4, 2, 8}, 71);
+  const ember::Tensor tgt_mask = enn::TransformerImpl::generate_square_subsequent_mask(4);
+  EXPECT_TRUE(Close(tgt_mask, tnn::TransformerImpl::generate_square_subsequent_mask(4)));
+  const ember::Tensor kpm = ember::tensor({{false, false, false, true, true}, {false, false, false, false, false}});
+
+  enn::TransformerDecoderLayer ed(enn::TransformerDecoderLayerOptions(8, 2).dim_feedforward(16));
+  tnn::TransformerDecoderLayer td(tnn::TransformerDecoderLayerOptions(8, 2).dim_feedforward(16));
+  ed->eval();
+  td->eval();
+  copy_into(*ed, *td);
+  EXPECT_TRUE(Close(ed(tgt, src, tgt_mask), td(T(tgt), T(src), T(tgt_mask)), {1e-5, 1e-5}));
+  EXPECT_EQ(str(ed), str(td));
+
+  enn::TransformerEncoder ee(enn::TransformerEncoderOptions(enn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16), 2)
+                                 .norm(enn::AnyModule(enn::LayerNorm(enn::LayerNormOptions({8})))));
+  tnn::TransformerEncoder te(tnn::TransformerEncoderOptions(tnn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16), 2)
+                                 .norm(tnn::AnyModule(tnn::LayerNorm(tnn::LayerNormOptions({8})))));
+  const auto layers = ee->named_parameters();
+  EXPECT_TRUE(layers["layers.0.linear1.weight"].equal(layers["layers.1.linear1.weight"]));  // copies of one layer
+  EXPECT_FALSE(layers["layers.0.linear1.weight"].is_same(layers["layers.1.linear1.weight"]));
+  ee->eval();
+  te->eval();
+  copy_into(*ee, *te);
+  const ember::Tensor none;
+  const torch::Tensor tnone;
+  EXPECT_TRUE(Close(ee(src, none, kpm), te(T(src), tnone, T(kpm)), {1e-5, 1e-5}));
+
+  enn::TransformerDecoder edd(enn::TransformerDecoderOptions(enn::TransformerDecoderLayerOptions(8, 2).dim_feedforward(16), 3));
+  tnn::TransformerDecoder tdd(tnn::TransformerDecoderOptions(tnn::TransformerDecoderLayerOptions(8, 2).dim_feedforward(16), 3));
+  edd->eval();
+  tdd->eval();
+  copy_into(*edd, *tdd);
+  EXPECT_TRUE(Close(edd(tgt, src, tgt_mask, none, none, kpm), tdd(T(tgt), T(src), T(tgt_mask), tnone, tnone, T(kpm)),
+                    {1e-5, 1e-5}));
+
+  enn::Transformer et(enn::TransformerOptions(8, 2, 2, 2).dim_feedforward(16).activation(ember::kGELU));
+  tnn::Transformer tt(tnn::TransformerOptions(8, 2, 2, 2).dim_feedforward(16).activation(torch::kGELU));
+  et->eval();
+  tt->eval();
+  copy_into(*et, *tt);
+  EXPECT_TRUE(Close(et(src, tgt, none, tgt_mask, none, kpm, none, kpm),
+                    tt(T(src), T(tgt), tnone, T(tgt_mask), tnone, T(kpm), tnone, T(kpm)), {1e-5, 1e-5}));
+  EXPECT_EQ(str(et), str(tt));
+  // every matrix is xavier-initialized: bounded by sqrt(6 / (fan_in + fan_out))
+  enn::Transformer fresh(enn::TransformerOptions(8, 2, 1, 1).dim_feedforward(16));
+  for (const auto& p : fresh->named_parameters())
+    if (p.value().dim() == 2)
+      EXPECT_LE(p.value().abs().max().item<double>(), std::sqrt(6.0 / (p.value().size(0) + p.value().size(1))) + 1e-6)
+          << p.key();
+  try {
+    et(src, rnd({4, 3, 8}, 72));
+    ADD_FAILURE() << "a batch mismatch was accepted";
+  } catch (const ember::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("src and tgt should have equal batch size"), std::string::npos) << e.what();
+  }
+}

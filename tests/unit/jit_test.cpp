@@ -161,6 +161,14 @@ TEST_F(JitTest, ModuleApi) {
   EXPECT_EQ(children[0].name, "fc1");
   EXPECT_EQ(children[0].value.named_parameters(false).size(), 2u);
   EXPECT_EQ(m.attr("fc1").toObject(), children[0].value._ivalue());
+  // libtorch's spellings: a submodule attribute as a Module, and the class name of a module
+  EXPECT_TRUE(m.attr("fc1").toModule().attr("weight").toTensor().is_same(children[0].value.attr("weight").toTensor()));
+  EXPECT_ERROR(m.attr("fc1").toModule().attr("weight").toModule(), "Object");
+  const auto type_name = children[0].value.type()->name();
+  ASSERT_TRUE(type_name.has_value());
+  EXPECT_EQ(type_name->name(), "Linear");
+  EXPECT_EQ(type_name->qualifiedName(), children[0].value.type_name());
+  EXPECT_EQ(type_name->prefix() + ".Linear", type_name->qualifiedName());
   EXPECT_EQ(children[1].value.attr("out_features").toInt(), 4);  // a Final constant of the class
   EXPECT_ERROR(m.attr("nope"), "no attribute 'nope'");
   EXPECT_TRUE(m.attr("nope", IValue(7)).toInt() == 7);

@@ -127,3 +127,23 @@ TEST(NnFunctional, EmptyInputs) {
   EXPECT_EQ(F::alpha_dropout(e, F::AlphaDropoutFuncOptions().training(true)).numel(), 0);
   EXPECT_EQ(nn::ReflectionPad1d(1)(randn({0, 2, 3})).sizes(), IntArrayRef({0, 2, 5}));
 }
+
+TEST(NnFunctional, FractionalMaxPoolErrors) {
+  namespace F = ember::nn::functional;
+  const ember::Tensor x = ember::randn({1, 2, 6, 6});
+  EXPECT_ERROR(F::fractional_max_pool2d(x, F::FractionalMaxPool2dFuncOptions(2)), "fractional_max_pool2d",
+               "requires specifying either an output_size or an output_ratio");
+  EXPECT_ERROR(F::fractional_max_pool2d(x, F::FractionalMaxPool2dFuncOptions(4).output_size(std::vector<int64_t>{4, 4})),
+               "fractional_max_pool2d", "pool height 4 too large relative to input height 6");
+  EXPECT_ERROR(F::fractional_max_pool2d(ember::randn({6, 6}), F::FractionalMaxPool2dFuncOptions(2).output_size(3)),
+               "fractional_max_pool2d", "Expected 3D or 4D tensor");
+  EXPECT_ERROR(ember::fractional_max_pool2d(x, {2, 2}, {3, 3}, ember::rand({1, 3, 2})), "fractional_max_pool2d",
+               "random_samples must have shape [1, 2, 2]");
+  EXPECT_ERROR(ember::nn::FractionalMaxPool2d(ember::nn::FractionalMaxPool2dOptions(2)), "FractionalMaxPool2d",
+               "requires specifying either an output size, or a pooling ratio");
+  EXPECT_ERROR(ember::nn::FractionalMaxPool3d(ember::nn::FractionalMaxPool3dOptions(2).output_ratio(1.5)),
+               "FractionalMaxPool3d", "output_ratio must be between 0 and 1");
+  // an empty batch pools to an empty batch
+  EXPECT_EQ(F::fractional_max_pool2d(ember::randn({0, 2, 6, 6}), F::FractionalMaxPool2dFuncOptions(2).output_size(3)).sizes(),
+            (ember::IntArrayRef{0, 2, 3, 3}));
+}

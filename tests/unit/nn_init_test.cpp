@@ -105,6 +105,26 @@ TEST(NnInit, Eye) {
   EXPECT_ERROR(init::eye_(ember::empty({2, 2, 2})), "Only tensors with 2 dimensions");
 }
 
+TEST(NnInit, DiracIsTheIdentityOfAConvolution) {
+  Tensor w = init::dirac_(ember::empty({3, 3, 3, 3}));
+  const Tensor x = ember::randn({2, 3, 5, 6});
+  EXPECT_TRUE(ember::conv2d(x, w, {}, 1, 1).equal(x));
+  // more outputs than inputs: the extra output channels are zero
+  Tensor w1 = init::dirac_(ember::empty({4, 2, 3}));
+  const Tensor y = ember::conv1d(ember::randn({1, 2, 7}), w1, {}, 1, 1);
+  EXPECT_EQ(y.select(1, 3).abs().sum().item<double>(), 0);
+  EXPECT_EQ(w1.sum().item<double>(), 2);
+  EXPECT_ERROR(init::dirac_(ember::empty({2, 2})), "dirac_", "Only tensors with 3, 4, or 5 dimensions");
+}
+
+TEST(NnInit, SparseZeroesAFractionOfEachColumn) {
+  Tensor w = init::sparse_(ember::empty({100, 40}), 0.25, 0.5);
+  const Tensor zeros_per_column = (w == 0).sum(0);
+  EXPECT_TRUE(zeros_per_column.equal(ember::full({40}, 25, ember::TensorOptions().dtype(ember::kLong))));
+  EXPECT_NEAR(stddev(w.masked_select(w != 0)), 0.5, 0.03);
+  EXPECT_ERROR(init::sparse_(ember::empty({2, 2, 2}), 0.1), "sparse_", "Only tensors with 2 dimensions");
+}
+
 TEST(NnInit, Xavier) {
   Tensor t = big();  // fan_in 300, fan_out 200
   init::xavier_uniform_(t, 2.0);

@@ -30,6 +30,10 @@ Tensor constant_(Tensor tensor, Scalar value);
 Tensor zeros_(Tensor tensor);
 Tensor ones_(Tensor tensor);
 Tensor eye_(Tensor matrix);
+// The identity of a convolution (3-5 dims): 1 at the centre of kernel [d][d], 0 elsewhere.
+Tensor dirac_(Tensor tensor);
+// A 2-D tensor drawn from N(0, std) with ceil(sparsity * rows) entries of each column zeroed.
+Tensor sparse_(Tensor tensor, double sparsity, double std = 0.01);
 Tensor xavier_uniform_(Tensor tensor, double gain = 1.0);
 Tensor xavier_normal_(Tensor tensor, double gain = 1.0);
 Tensor kaiming_uniform_(Tensor tensor, double a = 0, FanModeType mode = kFanIn,

@@ -222,6 +222,83 @@ void LPPoolImpl<D>::pretty_print(std::ostream& stream) const {
          << ", ceil_mode=" << options.ceil_mode() << ")";
 }
 
+namespace functional {
+namespace {
+template <size_t D>
+std::tuple<Tensor, Tensor> fractional_max_pool(const Tensor& input, const FractionalMaxPoolOptions<D>& o) {
+  const char* op = D == 2 ? "fractional_max_pool2d" : "fractional_max_pool3d";
+  EMBER_CHECK(o.output_size() || o.output_ratio(), op, op, " requires specifying either an output_size or an output_ratio");
+  EMBER_CHECK(input.defined() && input.dim() >= static_cast<int64_t>(D) + 1, op, "Expected ", D + 1, "D or ", D + 2,
+              "D tensor, but got: ", input.defined() ? input.sizes() : IntArrayRef{});
+  std::vector<int64_t> size(D);
+  for (size_t k = 0; k < D; ++k) {
+    const int64_t in = input.size(static_cast<int64_t>(k) - static_cast<int64_t>(D));
+    size[k] = o.output_size() ? (*o.output_size())[k]
+                              : static_cast<int64_t>(static_cast<double>(in) * (*o.output_ratio())[k]);
+  }
+  Tensor samples = o._random_samples();
+  if (!samples.defined()) {
+    const int64_t n = input.dim() == static_cast<int64_t>(D) + 1 ? 1 : input.size(0);
+    samples = rand({n, input.size(-static_cast<int64_t>(D) - 1), static_cast<int64_t>(D)},
+                   TensorOptions().dtype(input.dtype()));
+  }
+  if constexpr (D == 2) return ember::fractional_max_pool2d(input, *o.kernel_size(), size, samples);
+  else return ember::fractional_max_pool3d(input, *o.kernel_size(), size, samples);
+}
+}  // namespace
+
+Tensor fractional_max_pool2d(const Tensor& input, const FractionalMaxPool2dFuncOptions& options) {
+  return std::get<0>(fractional_max_pool<2>(input, options));
+}
+std::tuple<Tensor, Tensor> fractional_max_pool2d_with_indices(const Tensor& input,
+                                                              const FractionalMaxPool2dFuncOptions& options) {
+  return fractional_max_pool<2>(input, options);
+}
+Tensor fractional_max_pool3d(const Tensor& input, const FractionalMaxPool3dFuncOptions& options) {
+  return std::get<0>(fractional_max_pool<3>(input, options));
+}
+std::tuple<Tensor, Tensor> fractional_max_pool3d_with_indices(const Tensor& input,
+                                                              const FractionalMaxPool3dFuncOptions& options) {
+  return fractional_max_pool<3>(input, options);
+}
+}  // namespace functional
+
+template <size_t D>
+FractionalMaxPoolImpl<D>::FractionalMaxPoolImpl(FractionalMaxPoolOptions<D> options) : options(std::move(options)) {
+  reset();
+}
+template <size_t D>
+void FractionalMaxPoolImpl<D>::reset() {
+  const std::string name = "FractionalMaxPool" + std::to_string(D) + "d";
+  _random_samples = options._random_samples();
+  if (_random_samples.defined()) register_buffer("_random_samples", _random_samples);
+  EMBER_CHECK(options.output_size() || options.output_ratio(), name.c_str(), name,
+              " requires specifying either an output size, or a pooling ratio");
+  EMBER_CHECK(!(options.output_size() && options.output_ratio()), name.c_str(),
+              "only one of output_size and output_ratio may be specified");
+  if (options.output_ratio())
+    for (size_t k = 0; k < D; ++k)
+      EMBER_CHECK(0 < (*options.output_ratio())[k] && (*options.output_ratio())[k] < 1, name.c_str(),
+                  "output_ratio must be between 0 and 1 (got ", *(*options.output_ratio()), ")");
+}
+template <size_t D>
+Tensor FractionalMaxPoolImpl<D>::forward(const Tensor& input) {
+  return std::get<0>(forward_with_indices(input));
+}
+template <size_t D>
+std::tuple<Tensor, Tensor> FractionalMaxPoolImpl<D>::forward_with_indices(const Tensor& input) {
+  FractionalMaxPoolOptions<D> o = options;
+  o._random_samples(_random_samples);
+  if constexpr (D == 2) return functional::fractional_max_pool2d_with_indices(input, o);
+  else return functional::fractional_max_pool3d_with_indices(input, o);
+}
+template <size_t D>
+void FractionalMaxPoolImpl<D>::pretty_print(std::ostream& stream) const {
+  stream << "torch::nn::FractionalMaxPool" << D << "d()";
+}
+template class FractionalMaxPoolImpl<2>;
+template class FractionalMaxPoolImpl<3>;
+
 template class MaxPoolImpl<1>;
 template class MaxPoolImpl<2>;
 template class MaxPoolImpl<3>;

@@ -1,5 +1,5 @@
 // MaxPool1d/2d/3d, AvgPool1d/2d/3d, AdaptiveAvgPool1d/2d/3d, AdaptiveMaxPool1d/2d/3d, LPPool1d/2d,
-// MaxUnpool1d/2d/3d and the
+// FractionalMaxPool2d/3d, MaxUnpool1d/2d/3d and the
 // functional forms taking their FuncOptions.
 #pragma once
 #include <optional>
@@ -36,6 +36,12 @@ Tensor adaptive_avg_pool3d(const Tensor& input, const AdaptiveAvgPool3dFuncOptio
 Tensor adaptive_max_pool3d(const Tensor& input, const AdaptiveMaxPool3dFuncOptions& options);
 std::tuple<Tensor, Tensor> adaptive_max_pool3d_with_indices(const Tensor& input,
                                                             const AdaptiveMaxPool3dFuncOptions& options);
+Tensor fractional_max_pool2d(const Tensor& input, const FractionalMaxPool2dFuncOptions& options);
+std::tuple<Tensor, Tensor> fractional_max_pool2d_with_indices(const Tensor& input,
+                                                              const FractionalMaxPool2dFuncOptions& options);
+Tensor fractional_max_pool3d(const Tensor& input, const FractionalMaxPool3dFuncOptions& options);
+std::tuple<Tensor, Tensor> fractional_max_pool3d_with_indices(const Tensor& input,
+                                                              const FractionalMaxPool3dFuncOptions& options);
 // indices: flat positions in each output plane, as max_pool*_with_indices return them.
 Tensor max_unpool1d(const Tensor& input, const Tensor& indices, const MaxUnpool1dFuncOptions& options);
 Tensor max_unpool2d(const Tensor& input, const Tensor& indices, const MaxUnpool2dFuncOptions& options);
@@ -93,6 +99,31 @@ class LPPoolImpl : public Module {
   void pretty_print(std::ostream& stream) const override;
   LPPoolOptions<D> options;
 };
+
+template <size_t D>
+class FractionalMaxPoolImpl : public Module {
+ public:
+  FractionalMaxPoolImpl(ExpandingArray<D> kernel_size)  // NOLINT
+      : FractionalMaxPoolImpl(FractionalMaxPoolOptions<D>(kernel_size)) {}
+  explicit FractionalMaxPoolImpl(FractionalMaxPoolOptions<D> options);
+  // Checks the options and registers _random_samples as a buffer (as libtorch's).
+  void reset();
+  Tensor forward(const Tensor& input);
+  std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  FractionalMaxPoolOptions<D> options;
+  Tensor _random_samples;
+};
+class FractionalMaxPool2dImpl : public FractionalMaxPoolImpl<2> {
+ public:
+  using FractionalMaxPoolImpl<2>::FractionalMaxPoolImpl;
+};
+class FractionalMaxPool3dImpl : public FractionalMaxPoolImpl<3> {
+ public:
+  using FractionalMaxPoolImpl<3>::FractionalMaxPoolImpl;
+};
+EMBER_MODULE(FractionalMaxPool2d);
+EMBER_MODULE(FractionalMaxPool3d);
 
 template <size_t D>
 class MaxUnpoolImpl : public Module {

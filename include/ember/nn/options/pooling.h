@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "ember/nn/options.h"
+#include "ember/tensor.h"
 
 namespace ember::nn {
 
@@ -79,7 +80,25 @@ using MaxUnpool1dOptions = MaxUnpoolOptions<1>;
 using MaxUnpool2dOptions = MaxUnpoolOptions<2>;
 using MaxUnpool3dOptions = MaxUnpoolOptions<3>;
 
+// Fractional max pooling (Graham, 2014): windows of kernel_size at pseudo-random strides that
+// shrink the input to output_size, or to output_ratio of it. _random_samples (N, C, D) in [0, 1)
+// fixes the strides (drawn per call when undefined).
+template <size_t D>
+struct FractionalMaxPoolOptions {
+  FractionalMaxPoolOptions(ExpandingArray<D> kernel_size) : kernel_size_(kernel_size) {}  // NOLINT
+  EMBER_ARG(ExpandingArray<D>, kernel_size);
+  EMBER_ARG(std::optional<ExpandingArray<D>>, output_size) = std::nullopt;
+  using ExpandingArrayDouble = ExpandingArray<D, double>;
+  EMBER_ARG(std::optional<ExpandingArrayDouble>, output_ratio) = std::nullopt;
+  EMBER_ARG(Tensor, _random_samples) = Tensor();
+};
+using FractionalMaxPool2dOptions = FractionalMaxPoolOptions<2>;
+using FractionalMaxPool3dOptions = FractionalMaxPoolOptions<3>;
+
 namespace functional {
+using FractionalMaxPool2dFuncOptions = FractionalMaxPool2dOptions;
+using FractionalMaxPool3dFuncOptions = FractionalMaxPool3dOptions;
+
 template <size_t D>
 struct MaxUnpoolFuncOptions {
   MaxUnpoolFuncOptions(ExpandingArray<D> kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
