@@ -24,10 +24,20 @@ Mode mode_of(const detail::RNNOptionsBase::rnn_options_base_mode_t& m) {
 int64_t chunks_of(Mode m) { return m == Mode::kLSTM ? 4 : m == Mode::kGRU ? 3 : 1; }
 const char* module_name(Mode m) { return m == Mode::kLSTM ? "LSTM" : m == Mode::kGRU ? "GRU" : "RNN"; }
 
-// One layer direction's parameters as the recurrence uses them (w_hh and w_hr transposed).
+// One layer direction's parameters.
 struct Weights {
-  Tensor w_ih, w_hh_t, b_ih, b_hh, w_hr_t;
+  Tensor w_ih, w_hh, b_ih, b_hh, w_hr;
 };
+
+// add + x W^T (add undefined: none). A single row goes through addmv: the matrix-vector product
+// reads W's rows in place, where a one-row matmul with W^T takes a slow strided path.
+Tensor add_linear(const Tensor& add, const Tensor& x, const Tensor& w) {
+  if (x.size(0) == 1) {
+    const Tensor row = x.select(0, 0);
+    return (add.defined() ? addmv(add.dim() == 2 ? add.select(0, 0) : add, w, row) : mv(w, row)).unsqueeze(0);
+  }
+  return add.defined() ? addmm(add, x, w.t()) : mm(x, w.t());
+}
 struct State {
   Tensor h, c;  // c only for LSTM
 };
@@ -35,25 +45,24 @@ struct State {
 // x W_ih^T + b_ih for every row of x at once, with b_hh folded in where it adds straight to the
 // gates (all but GRU, whose b_hn sits inside r * (h W_hn^T + b_hn)).
 Tensor project_input(Mode m, const Tensor& x, const Weights& w) {
-  const Tensor w_t = w.w_ih.t();
-  if (!w.b_ih.defined()) return mm(x, w_t);
-  return addmm(m == Mode::kGRU ? w.b_ih : w.b_ih + w.b_hh, x, w_t);
+  const Tensor bias = !w.b_ih.defined() ? Tensor() : m == Mode::kGRU ? w.b_ih : w.b_ih + w.b_hh;
+  return add_linear(bias, x, w.w_ih);
 }
 
 // One time step from the projected input xg (rows of this step) and the state.
 State step(Mode m, const Tensor& xg, const State& s, const Weights& w) {
   switch (m) {
-    case Mode::kTanh: return {tanh(addmm(xg, s.h, w.w_hh_t)), {}};
-    case Mode::kRelu: return {relu(addmm(xg, s.h, w.w_hh_t)), {}};
+    case Mode::kTanh: return {tanh(add_linear(xg, s.h, w.w_hh)), {}};
+    case Mode::kRelu: return {relu(add_linear(xg, s.h, w.w_hh)), {}};
     case Mode::kLSTM: {
-      const std::vector<Tensor> g = addmm(xg, s.h, w.w_hh_t).chunk(4, 1);  // i, f, g, o
+      const std::vector<Tensor> g = add_linear(xg, s.h, w.w_hh).chunk(4, 1);  // i, f, g, o
       const Tensor c = sigmoid(g[1]) * s.c + sigmoid(g[0]) * tanh(g[2]);
       Tensor h = sigmoid(g[3]) * tanh(c);
-      if (w.w_hr_t.defined()) h = mm(h, w.w_hr_t);
+      if (w.w_hr.defined()) h = add_linear({}, h, w.w_hr);
       return {h, c};
     }
     case Mode::kGRU: {
-      const Tensor hg = w.b_hh.defined() ? addmm(w.b_hh, s.h, w.w_hh_t) : mm(s.h, w.w_hh_t);
+      const Tensor hg = add_linear(w.b_hh, s.h, w.w_hh);
       const std::vector<Tensor> xs = xg.chunk(3, 1), hs = hg.chunk(3, 1);  // r, z, n
       const Tensor r = sigmoid(xs[0] + hs[0]);
       const Tensor z = sigmoid(xs[1] + hs[1]);
@@ -299,12 +308,12 @@ std::tuple<Tensor, std::vector<Tensor>> RNNImplBase::run(const Tensor& input, co
     for (int64_t direction = 0; direction < directions; ++direction) {
       const size_t idx = static_cast<size_t>(layer * directions + direction);
       const Tensor* p = &flat_weights_[idx * per];
-      Weights w{p[0], p[1].t(), {}, {}, {}};
+      Weights w{p[0], p[1], {}, {}, {}};
       if (options_base.bias()) {
         w.b_ih = p[2];
         w.b_hh = p[3];
       }
-      if (options_base.proj_size() > 0) w.w_hr_t = p[options_base.bias() ? 4 : 2].t();
+      if (options_base.proj_size() > 0) w.w_hr = p[options_base.bias() ? 4 : 2];
       auto [out, s] = run_direction(m, x, sizes, State{h0[idx], c0.empty() ? Tensor() : c0[idx]}, w, direction == 1);
       outs.push_back(std::move(out));
       h_n.push_back(s.h);
@@ -435,7 +444,7 @@ std::tuple<Tensor, std::vector<Tensor>, bool> RNNCellImplBase::prepare(const Ten
 namespace {
 // A cell's one step through the recurrence shared with the sequence modules.
 State cell_step(Mode m, const detail::RNNCellImplBase& cell, const Tensor& x, const State& s) {
-  const Weights w{cell.weight_ih, cell.weight_hh.t(), cell.bias_ih, cell.bias_hh, {}};
+  const Weights w{cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh, {}};
   return step(m, project_input(m, x, w), s, w);
 }
 }  // namespace
