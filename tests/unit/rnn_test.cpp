@@ -188,26 +188,62 @@ TEST(RnnModules, DropoutBetweenLayersOnlyInTraining) {
   EXPECT_TRUE(std::get<0>(lstm(x)).equal(c));  // the dropout draws from the global generator
 }
 
+// Without a graph (no_grad, inference mode) the steps take their in-place path: same results.
+template <class M, class... Args>
+void expect_grad_free_match(M& m, const Tensor& x, const Args&... states) {
+  auto outputs = [](const auto& r) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(r)>, Tensor>) {
+      return std::vector<Tensor>{r};
+    } else if constexpr (std::is_same_v<std::decay_t<decltype(std::get<1>(r))>, Tensor>) {
+      return std::vector<Tensor>{std::get<0>(r), std::get<1>(r)};
+    } else {
+      return std::vector<Tensor>{std::get<0>(r), std::get<0>(std::get<1>(r)), std::get<1>(std::get<1>(r))};
+    }
+  };
+  const std::vector<Tensor> with_graph = outputs(m(x, states...));
+  EXPECT_TRUE(with_graph[0].requires_grad());
+  for (int mode = 0; mode < 2; ++mode) {
+    std::vector<Tensor> without;
+    if (mode == 0) {
+      ember::NoGradGuard no_grad;
+      without = outputs(m(x, states...));
+    } else {
+      ember::InferenceMode inference;
+      without = outputs(m(x, states...));
+    }
+    ASSERT_EQ(without.size(), with_graph.size());
+    for (size_t i = 0; i < without.size(); ++i) {
+      EXPECT_FALSE(without[i].requires_grad());
+      EXPECT_EQ(without[i].sizes(), with_graph[i].sizes());
+      EXPECT_TRUE(without[i].allclose(with_graph[i].detach(), 1e-6, 1e-6)) << m->name() << " output " << i;
+    }
+  }
+}
+
 TEST(RnnModules, GradFreeRunsMatch) {
   nn::GRU gru(nn::GRUOptions(3, 8).num_layers(2).bidirectional(true).batch_first(true));
-  const Tensor x = randn({2, 6, 3}, 1);
-  auto [out, h] = gru(x);
-  EXPECT_TRUE(out.requires_grad());
-  {
-    ember::NoGradGuard no_grad;
-    auto [o2, h2] = gru(x);
-    EXPECT_FALSE(o2.requires_grad());
-    EXPECT_TRUE(o2.allclose(out.detach()));
-    EXPECT_TRUE(h2.allclose(h.detach()));
-  }
-  {
-    ember::InferenceMode inference;
-    auto [o3, h3] = gru(x);
-    EXPECT_TRUE(o3.allclose(out.detach()));
-    EXPECT_TRUE(h3.allclose(h.detach()));
-  }
-  EXPECT_EQ(out.sizes(), ember::IntArrayRef({2, 6, 16}));
-  EXPECT_EQ(h.sizes(), ember::IntArrayRef({4, 2, 8}));
+  expect_grad_free_match(gru, randn({2, 6, 3}, 1));
+  expect_grad_free_match(gru, randn({2, 6, 3}, 1), randn({4, 2, 8}, 2));
+  nn::LSTM lstm(nn::LSTMOptions(3, 8).num_layers(2).bidirectional(true).proj_size(4));
+  expect_grad_free_match(lstm, randn({6, 2, 3}, 1));
+  expect_grad_free_match(lstm, randn({6, 1, 3}, 1), std::make_tuple(randn({4, 1, 4}, 2), randn({4, 1, 8}, 3)));
+  nn::RNN tanh_rnn(nn::RNNOptions(3, 8).num_layers(2));
+  expect_grad_free_match(tanh_rnn, randn({6, 2, 3}, 1));
+  nn::RNN relu_rnn(nn::RNNOptions(3, 8).nonlinearity(ember::kReLU));
+  expect_grad_free_match(relu_rnn, randn({6, 2, 3}, 1));
+  nn::LSTMCell lstm_cell(3, 8);
+  expect_grad_free_match(lstm_cell, randn({2, 3}, 1), std::make_tuple(randn({2, 8}, 2), randn({2, 8}, 3)));
+  nn::GRUCell gru_cell(3, 8);
+  expect_grad_free_match(gru_cell, randn({1, 3}, 1), randn({1, 8}, 2));
+  nn::RNNCell rnn_cell(3, 8);
+  expect_grad_free_match(rnn_cell, randn({2, 3}, 1));
+  // Packed input: batches that shrink, down to one row.
+  const auto packed = rnn::pack_sequence({randn({5, 3}, 4), randn({2, 3}, 5)});
+  auto [with_graph, h] = gru->forward_with_packed_input(packed);
+  ember::NoGradGuard no_grad;
+  auto [without, h2] = gru->forward_with_packed_input(packed);
+  EXPECT_TRUE(without.data().allclose(with_graph.data().detach(), 1e-6, 1e-6));
+  EXPECT_TRUE(h2.allclose(h.detach(), 1e-6, 1e-6));
 }
 
 // An unbatched sequence gives what a batch of one gives, squeezed.
