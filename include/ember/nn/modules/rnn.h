@@ -43,7 +43,7 @@ class RNNImplBase : public Module {
   std::tuple<Tensor, std::vector<Tensor>> run(const Tensor& input, const Tensor& batch_sizes,
                                               std::vector<Tensor> states) const;
   // forward/forward_with_packed_input of the three modules: unbatched and batch_first inputs,
-  // the checks, default and permuted states. `hidden_labels` names the states in messages.
+  // the checks, default states, and states permuted into and out of a packed batch's order.
   std::tuple<Tensor, std::vector<Tensor>> forward_padded(const Tensor& input, std::vector<Tensor> states);
   std::tuple<utils::rnn::PackedSequence, std::vector<Tensor>> forward_packed(
       const utils::rnn::PackedSequence& packed, std::vector<Tensor> states);
