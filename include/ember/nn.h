@@ -16,6 +16,7 @@
 #include "ember/nn/modules/padding.h"
 #include "ember/nn/modules/parameter.h"
 #include "ember/nn/modules/pooling.h"
+#include "ember/nn/modules/rnn.h"
 #include "ember/nn/modules/transformer.h"
 #include "ember/nn/modules/vision.h"
 #include "ember/nn/options.h"

@@ -123,6 +123,10 @@ EMBER_ENUM_TAG(NearestExact, "NearestExact")
 EMBER_ENUM_TAG(Max, "Max")
 EMBER_ENUM_TAG(Border, "Border")
 EMBER_ENUM_TAG(Reflection, "Reflection")
+EMBER_ENUM_TAG(LSTM, "LSTM")
+EMBER_ENUM_TAG(GRU, "GRU")
+EMBER_ENUM_TAG(RNN_TANH, "RNN_TANH")
+EMBER_ENUM_TAG(RNN_RELU, "RNN_RELU")
 #undef EMBER_ENUM_TAG
 }  // namespace enumtype
 
@@ -159,6 +163,10 @@ inline constexpr enumtype::kNearestExact kNearestExact{};
 inline constexpr enumtype::kMax kMax{};
 inline constexpr enumtype::kBorder kBorder{};
 inline constexpr enumtype::kReflection kReflection{};
+inline constexpr enumtype::kLSTM kLSTM{};
+inline constexpr enumtype::kGRU kGRU{};
+inline constexpr enumtype::kRNN_TANH kRNN_TANH{};
+inline constexpr enumtype::kRNN_RELU kRNN_RELU{};
 
 // The name of the tag a variant holds ("Mean").
 template <class V>

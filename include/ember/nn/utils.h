@@ -3,6 +3,7 @@
 #include <optional>
 #include <vector>
 
+#include "ember/nn/utils/rnn.h"
 #include "ember/tensor.h"
 
 namespace ember::nn::utils {

@@ -1,0 +1,91 @@
+// Recurrent modules against libtorch's, with the same parameters: a two-layer LSTM's forward and
+// backward, a GRU's forward without recording, and one LSTMCell step at batch 1 (the latency case).
+#include <tuple>
+
+#include "torch_check.h"
+
+namespace {
+
+constexpr const char* kLabel = "rnn: sequence models";
+constexpr const char* kCellLabel = "rnn: one cell step";
+
+ember::Tensor input(ember::IntArrayRef sizes, uint64_t seed) {
+  return parity::random(sizes, ember::kFloat, seed) * 0.5;
+}
+
+// libtorch's module gets Ember's parameters, by name.
+void copy_parameters(const ember::nn::Module& e, torch::nn::Module& t) {
+  torch::NoGradGuard no_grad;
+  auto tp = t.named_parameters();
+  for (const auto& p : e.named_parameters()) tp[p.key()].copy_(parity::to_torch(p.value()));
+}
+
+bench::Register lstm_2layer{{
+    .name = "lstm_2layer_h256_seq50_b32_fwd_bwd",
+    .label = kLabel,
+    .target = 0.8,
+    .run =
+        [](const bench::Context& ctx) {
+          ember::nn::LSTM e(ember::nn::LSTMOptions(256, 256).num_layers(2));
+          torch::nn::LSTM t(torch::nn::LSTMOptions(256, 256).num_layers(2));
+          copy_parameters(*e, *t);
+          const ember::Tensor x = input({50, 32, 256}, 1);
+          const torch::Tensor tx = parity::to_torch(x);
+          auto ember_step = [&] {
+            e->zero_grad();
+            auto [out, hc] = e(x);
+            (out.sum() + std::get<1>(hc).sum()).backward();
+          };
+          auto torch_step = [&] {
+            t->zero_grad();
+            auto [out, hc] = t->forward(tx);
+            (out.sum() + std::get<1>(hc).sum()).backward();
+          };
+          ember_step();
+          torch_step();
+          bench::check_close(ctx, e->named_parameters()["weight_hh_l0"].grad(),
+                             t->named_parameters()["weight_hh_l0"].grad(), parity::Tol{1e-4, 1e-4});
+          return bench::time_pair(ctx, {.ember = ember_step, .baseline = torch_step, .rounds = 3});
+        },
+}};
+
+bench::Register gru_1layer{{
+    .name = "gru_1layer_h512_seq100_b16_fwd",
+    .label = kLabel,
+    .target = 0.8,
+    .run =
+        [](const bench::Context& ctx) {
+          ember::nn::GRU e(512, 512);
+          torch::nn::GRU t(512, 512);
+          copy_parameters(*e, *t);
+          const ember::Tensor x = input({100, 16, 512}, 2);
+          const torch::Tensor tx = parity::to_torch(x);
+          ember::NoGradGuard no_grad;
+          torch::NoGradGuard torch_no_grad;
+          bench::check_close(ctx, std::get<0>(e(x)), std::get<0>(t->forward(tx)), parity::Tol{1e-5, 1e-5});
+          return bench::time_pair(ctx, {.ember = [&] { (void)e(x); }, .baseline = [&] { (void)t->forward(tx); },
+                                        .rounds = 3});
+        },
+}};
+
+bench::Register lstm_cell_step{{
+    .name = "lstm_cell_h256_b1_step",
+    .label = kCellLabel,
+    .target = 0.4,
+    .run =
+        [](const bench::Context& ctx) {
+          ember::nn::LSTMCell e(256, 256);
+          torch::nn::LSTMCell t(256, 256);
+          copy_parameters(*e, *t);
+          const ember::Tensor x = input({1, 256}, 3), h = input({1, 256}, 4), c = input({1, 256}, 5);
+          const torch::Tensor tx = parity::to_torch(x), th = parity::to_torch(h), tc = parity::to_torch(c);
+          ember::NoGradGuard no_grad;
+          torch::NoGradGuard torch_no_grad;
+          bench::check_close(ctx, std::get<1>(e(x, std::make_tuple(h, c))),
+                             std::get<1>(t->forward(tx, std::make_tuple(th, tc))), parity::Tol{1e-5, 1e-5});
+          return bench::time_pair(ctx, {.ember = [&] { (void)e(x, std::make_tuple(h, c)); },
+                                        .baseline = [&] { (void)t->forward(tx, std::make_tuple(th, tc)); }});
+        },
+}};
+
+}  // namespace
