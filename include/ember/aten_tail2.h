@@ -316,9 +316,6 @@ std::tuple<Tensor, Tensor> nll_loss2d_forward(const Tensor& self, const Tensor& 
 std::tuple<Tensor, Tensor> multilabel_margin_loss_forward(const Tensor& self, const Tensor& target, int64_t reduction);
 Tensor flatten_dense_tensors(TensorList tensors);
 std::vector<Tensor> unflatten_dense_tensors(const Tensor& flat, TensorList tensors);
-Tensor native_norm(const Tensor& self, const Scalar& p = 2);
-Tensor native_norm(const Tensor& self, const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim,
-                   std::optional<ScalarType> dtype);
 Tensor adjoint(const Tensor& self);
 Tensor& addmv_(Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta = 1, const Scalar& alpha = 1);
 Tensor rrelu_with_noise(const Tensor& self, const Tensor& noise, const Scalar& lower = 0.125,

@@ -293,6 +293,10 @@ Tensor& write_back(const char* op, Tensor& self, const Tensor& result) {
   return self.copy_(result);
 }
 Tensor operand(const Tensor& self) { return self.requires_grad() ? self.clone() : self; }
+// A binary in-place op's self: a copy when the formula of other's gradient saves it.
+Tensor operand(const Tensor& self, const Tensor& other) {
+  return self.requires_grad() || other.requires_grad() ? self.clone() : self;
+}
 }  // namespace
 
 Tensor& i0_(Tensor& self) { return write_back("i0_", self, i0(operand(self))); }
@@ -307,10 +311,10 @@ Tensor& Tensor::mvlgamma_(int64_t p) { return write_back("mvlgamma_", *this, emb
 Tensor Tensor::i0() const { return ember::i0(*this); }
 Tensor& Tensor::i0_() { return ember::i0_(*this); }
 Tensor Tensor::igamma(const Tensor& other) const { return ember::igamma(*this, other); }
-Tensor& Tensor::igamma_(const Tensor& other) { return write_back("igamma_", *this, ember::igamma(operand(*this), other)); }
+Tensor& Tensor::igamma_(const Tensor& other) { return write_back("igamma_", *this, ember::igamma(operand(*this, other), other)); }
 Tensor Tensor::igammac(const Tensor& other) const { return ember::igammac(*this, other); }
 Tensor& Tensor::igammac_(const Tensor& other) {
-  return write_back("igammac_", *this, ember::igammac(operand(*this), other));
+  return write_back("igammac_", *this, ember::igammac(operand(*this, other), other));
 }
 
 }  // namespace ember

@@ -154,12 +154,6 @@ std::vector<Tensor> unflatten_dense_tensors(const Tensor& flat, TensorList tenso
   }
   return out;
 }
-Tensor native_norm(const Tensor& self, const Scalar& p) { return norm(self, p); }
-Tensor native_norm(const Tensor& self, const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim,
-                   std::optional<ScalarType> dtype) {
-  const Tensor x = dtype ? self.to(*dtype) : self;
-  return norm(x, p, dim, keepdim);
-}
 Tensor adjoint(const Tensor& self) {
   EMBER_CHECK(self.dim() >= 2, "adjoint", "tensor.adjoint() is only supported on matrices or batches of matrices. Got 1-D tensor.");
   return self.transpose(-2, -1);
