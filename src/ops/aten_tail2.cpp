@@ -426,16 +426,22 @@ Tensor gradient_along(const Tensor& f, int64_t d, std::optional<double> h, const
 struct Spacing {
   std::vector<double> h;       // per dim, when uniform
   std::vector<Tensor> coords;  // per dim, when given as coordinates
+  bool list = false;           // given as a list (one entry per dim), not as one Scalar
 };
 
 std::vector<Tensor> gradient_impl(const Tensor& self, const Spacing& spacing, std::vector<int64_t> dims,
                                   int64_t edge_order, bool dim_given) {
   EMBER_CHECK(edge_order == 1 || edge_order == 2, "gradient", "torch.gradient only supports edge_order=1 and edge_order=2.");
   const size_t count = spacing.coords.empty() ? spacing.h.size() : spacing.coords.size();
-  EMBER_CHECK(count == 1 || count == dims.size(), "gradient",
-              "torch.gradient expected spacing to be unspecified, a scalar, or a list of length equal to 'self.dim() = ",
-              self.dim(), "', since dim argument ", dim_given ? "was given" : "was not given", ", but got a list of length ",
-              count);
+  if (spacing.list && !dim_given) {
+    EMBER_CHECK(count == dims.size(), "gradient",
+                "torch.gradient expected spacing to be unspecified, a scalar or a list of length equal to 'self.dim() = ",
+                self.dim(), "', since dim argument was not given, but got a list of length ", count);
+  } else if (spacing.list) {
+    EMBER_CHECK(count == dims.size(), "gradient",
+                "torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim arguments to have the same length, but got a spacing argument of length ",
+                count, " and a dim argument of length ", dims.size(), ".");
+  }
   for (int64_t& d : dims) {
     d = maybe_wrap_dim(d, self.dim(), "gradient");
     EMBER_CHECK(self.size(d) >= edge_order + 1, "gradient",
@@ -488,19 +494,19 @@ std::vector<Tensor> gradient(const Tensor& self, IntArrayRef dim, int64_t edge_o
 std::vector<Tensor> gradient(const Tensor& self, ArrayRef<Scalar> spacing, std::optional<int64_t> dim,
                              int64_t edge_order) {
   const std::vector<int64_t> dims = dim ? std::vector<int64_t>{*dim} : all_dims(self);
-  return gradient_impl(self, Spacing{scalars(spacing), {}}, dims, edge_order, dim.has_value());
+  return gradient_impl(self, Spacing{scalars(spacing), {}, true}, dims, edge_order, dim.has_value());
 }
 std::vector<Tensor> gradient(const Tensor& self, ArrayRef<Scalar> spacing, IntArrayRef dim, int64_t edge_order) {
-  return gradient_impl(self, Spacing{scalars(spacing), {}}, std::vector<int64_t>(dim.begin(), dim.end()), edge_order,
+  return gradient_impl(self, Spacing{scalars(spacing), {}, true}, std::vector<int64_t>(dim.begin(), dim.end()), edge_order,
                        true);
 }
 std::vector<Tensor> gradient(const Tensor& self, TensorList spacing, std::optional<int64_t> dim, int64_t edge_order) {
   const std::vector<int64_t> dims = dim ? std::vector<int64_t>{*dim} : all_dims(self);
-  return gradient_impl(self, Spacing{{}, std::vector<Tensor>(spacing.begin(), spacing.end())}, dims, edge_order,
+  return gradient_impl(self, Spacing{{}, std::vector<Tensor>(spacing.begin(), spacing.end()), true}, dims, edge_order,
                        dim.has_value());
 }
 std::vector<Tensor> gradient(const Tensor& self, TensorList spacing, IntArrayRef dim, int64_t edge_order) {
-  return gradient_impl(self, Spacing{{}, std::vector<Tensor>(spacing.begin(), spacing.end())},
+  return gradient_impl(self, Spacing{{}, std::vector<Tensor>(spacing.begin(), spacing.end()), true},
                        std::vector<int64_t>(dim.begin(), dim.end()), edge_order, true);
 }
 

@@ -107,6 +107,9 @@ TEST(AtenTail2, LinalgAndStatisticsChecks) {
   expect_error([&] { ember::gradient(ember::ones({1, 4})); }, {"gradient", "at least edge_order+1"});
   expect_error([&] { ember::gradient(m, std::vector<ember::Scalar>{1.0, 2.0, 3.0}); },
                {"gradient", "a list of length equal to 'self.dim() = 2'", "length 3"});
+  expect_error([&] { ember::gradient(m, std::vector<Tensor>{ember::arange(3)}); }, {"gradient", "'self.dim() = 2'", "length 1"});
+  expect_error([&] { ember::gradient(m, std::vector<ember::Scalar>{1.0}, L{0, 1}); },
+               {"gradient", "spacing argument of length 1 and a dim argument of length 2"});
   expect_error([&] { ember::histc(ember::arange(3)); }, {"histc", "not implemented for 'Long'"});
   expect_error([&] { ember::histc(ember::ones({3}), 0); }, {"histc", "bins must be > 0"});
   expect_error([&] { ember::histc(ember::ones({3}), 4, 2, 1); }, {"histc", "max must be larger than min"});
