@@ -204,6 +204,16 @@ std::tuple<Tensor, Tensor> histogram(const Tensor& self, const Tensor& bins, con
 std::tuple<Tensor, Tensor> histogram(const Tensor& self, int64_t bins = 100,
                                      std::optional<ArrayRef<double>> range = std::nullopt,
                                      const std::optional<Tensor>& weight = std::nullopt, bool density = false);
+// (hist, bin_edges per dim) of the points in self's last dim.
+std::tuple<Tensor, std::vector<Tensor>> histogramdd(const Tensor& self, IntArrayRef bins,
+                                                    std::optional<ArrayRef<double>> range = std::nullopt,
+                                                    const std::optional<Tensor>& weight = std::nullopt, bool density = false);
+std::tuple<Tensor, std::vector<Tensor>> histogramdd(const Tensor& self, int64_t bins,
+                                                    std::optional<ArrayRef<double>> range = std::nullopt,
+                                                    const std::optional<Tensor>& weight = std::nullopt, bool density = false);
+std::tuple<Tensor, std::vector<Tensor>> histogramdd(const Tensor& self, TensorList bins,
+                                                    std::optional<ArrayRef<double>> range = std::nullopt,
+                                                    const std::optional<Tensor>& weight = std::nullopt, bool density = false);
 Tensor bincount(const Tensor& self, const std::optional<Tensor>& weights = std::nullopt, int64_t minlength = 0);
 Tensor bucketize(const Tensor& self, const Tensor& boundaries, bool out_int32 = false, bool right = false);
 Tensor bucketize(const Scalar& self, const Tensor& boundaries, bool out_int32 = false, bool right = false);
@@ -283,6 +293,8 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const std::optiona
                    IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
                    int64_t groups);
 Tensor conv_tbc(const Tensor& self, const Tensor& weight, const Tensor& bias, int64_t pad = 0);
+Tensor slow_conv3d_forward(const Tensor& self, const Tensor& weight, IntArrayRef kernel_size,
+                           const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding);
 Tensor slow_conv3d(const Tensor& self, const Tensor& weight, IntArrayRef kernel_size,
                    const std::optional<Tensor>& bias = std::nullopt, IntArrayRef stride = 1, IntArrayRef padding = 0);
 Tensor slow_conv_dilated2d(const Tensor& self, const Tensor& weight, IntArrayRef kernel_size,

@@ -160,6 +160,104 @@ std::tuple<Tensor, Tensor> histogram(const Tensor& self, int64_t bins, std::opti
   const Tensor edges = linspace(lo, hi, bins + 1, TensorOptions().dtype(self.dtype()));
   return {hist_from_edges(self, edges, weight, density), edges};
 }
+namespace {
+// histogramdd over the last dim of self (D coordinates per point): per dim, edges from `bins`
+// (counts with the range or the data's extent, or given edges); a point outside any dim's
+// edges counts for nothing.
+std::tuple<Tensor, std::vector<Tensor>> histogramdd_impl(const Tensor& self, const std::vector<int64_t>& counts,
+                                                         std::vector<Tensor> edges, std::optional<ArrayRef<double>> range,
+                                                         const std::optional<Tensor>& weight, bool density) {
+  check_hist_input("histogramdd", self);
+  EMBER_CHECK(self.dim() >= 2, "histogramdd", "torch.histogramdd: input tensor should have at least 2 dimensions, but got ",
+              self.dim());
+  const int64_t d = self.size(-1);
+  const Tensor pts = self.reshape({-1, d});
+  const int64_t n = pts.size(0);
+  if (edges.empty()) {
+    EMBER_CHECK(static_cast<int64_t>(counts.size()) == d, "histogramdd", "torch.histogramdd: expected ", d,
+                " sequences of bin edges for each of the ", d, " dimensions of the input, but got ", counts.size());
+    EMBER_CHECK(!range || static_cast<int64_t>(range->size()) == 2 * d, "histogramdd", "torch.histogramdd: for a ", d,
+                "-dimensional histogram range should have ", 2 * d, " elements, but got ", range ? range->size() : 0);
+    for (int64_t k = 0; k < d; ++k) {
+      EMBER_CHECK(counts[static_cast<size_t>(k)] > 0, "histogramdd", "torch.histogramdd(): bins must be > 0, but got ",
+                  counts[static_cast<size_t>(k)], " for dimension ", k);
+      double lo = 0, hi = 0;
+      if (range) {
+        lo = (*range)[static_cast<size_t>(2 * k)];
+        hi = (*range)[static_cast<size_t>(2 * k + 1)];
+      } else {
+        std::tie(lo, hi) = data_range(pts.select(1, k));
+      }
+      EMBER_CHECK(lo <= hi, "histogramdd", "torch.histogramdd: min should not exceed max, but got min ", lo, " max ", hi,
+                  " for dimension ", k);
+      if (lo == hi) {
+        lo -= 0.5;
+        hi += 0.5;
+      }
+      edges.push_back(linspace(lo, hi, counts[static_cast<size_t>(k)] + 1, TensorOptions().dtype(self.dtype())));
+    }
+  }
+  EMBER_CHECK(static_cast<int64_t>(edges.size()) == d, "histogramdd", "torch.histogramdd: expected ", d,
+              " sequences of bin edges for each of the ", d, " dimensions of the input, but got ", edges.size());
+  std::vector<std::vector<double>> e;
+  std::vector<int64_t> shape;
+  for (Tensor& t : edges) {
+    t = t.to(self.dtype()).contiguous();
+    e.push_back(values_of(t));
+    shape.push_back(t.numel() - 1);
+  }
+  const std::vector<double> x = values_of(pts);
+  std::vector<double> w;
+  if (weight && weight->defined()) w = values_of(weight->reshape({-1}));
+  int64_t cells = 1;
+  for (int64_t b : shape) cells *= b;
+  std::vector<double> h(static_cast<size_t>(cells), 0.0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t flat = 0;
+    bool inside = true;
+    for (int64_t k = 0; k < d && inside; ++k) {
+      const double v = x[static_cast<size_t>(i * d + k)];
+      const auto& ek = e[static_cast<size_t>(k)];
+      const int64_t bins = shape[static_cast<size_t>(k)];
+      if (!(v >= ek.front() && v <= ek.back())) {
+        inside = false;
+        break;
+      }
+      int64_t pos = std::upper_bound(ek.begin(), ek.end(), v) - ek.begin() - 1;
+      if (pos >= bins) pos = bins - 1;
+      flat = flat * bins + pos;
+    }
+    if (inside) h[static_cast<size_t>(flat)] += w.empty() ? 1.0 : w[static_cast<size_t>(i)];
+  }
+  Tensor hist = tensor(h, kDouble).view(shape);
+  if (density) {
+    const double total = std::accumulate(h.begin(), h.end(), 0.0);
+    hist = hist / total;
+    for (int64_t k = 0; k < d; ++k) {
+      const Tensor ek = edges[static_cast<size_t>(k)].to(kDouble);
+      const int64_t bins = shape[static_cast<size_t>(k)];
+      DimVector ws(static_cast<size_t>(d), 1);
+      ws[static_cast<size_t>(k)] = bins;
+      hist = hist / (ek.slice(0, 1, bins + 1) - ek.slice(0, 0, bins)).view(ws);
+    }
+  }
+  return {hist.to(self.dtype()), edges};
+}
+}  // namespace
+std::tuple<Tensor, std::vector<Tensor>> histogramdd(const Tensor& self, IntArrayRef bins, std::optional<ArrayRef<double>> range,
+                                                    const std::optional<Tensor>& weight, bool density) {
+  return histogramdd_impl(self, std::vector<int64_t>(bins.begin(), bins.end()), {}, range, weight, density);
+}
+std::tuple<Tensor, std::vector<Tensor>> histogramdd(const Tensor& self, int64_t bins, std::optional<ArrayRef<double>> range,
+                                                    const std::optional<Tensor>& weight, bool density) {
+  return histogramdd_impl(self, std::vector<int64_t>(static_cast<size_t>(self.dim() ? self.size(-1) : 0), bins), {}, range,
+                          weight, density);
+}
+std::tuple<Tensor, std::vector<Tensor>> histogramdd(const Tensor& self, TensorList bins, std::optional<ArrayRef<double>> range,
+                                                    const std::optional<Tensor>& weight, bool density) {
+  return histogramdd_impl(self, {}, std::vector<Tensor>(bins.begin(), bins.end()), range, weight, density);
+}
+
 Tensor bincount(const Tensor& self, const std::optional<Tensor>& weights, int64_t minlength) {
   EMBER_CHECK(minlength >= 0, "bincount", "minlength should be >= 0");
   EMBER_CHECK(self.dim() == 1 && is_integral_dtype(self.dtype()), "bincount",

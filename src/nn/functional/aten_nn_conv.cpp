@@ -47,6 +47,10 @@ Tensor slow_conv3d(const Tensor& self, const Tensor& weight, IntArrayRef kernel_
                    IntArrayRef stride, IntArrayRef padding) {
   return conv3d(self, weight, bias_of(bias), stride, padding);
 }
+Tensor slow_conv3d_forward(const Tensor& self, const Tensor& weight, IntArrayRef kernel_size,
+                           const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding) {
+  return conv3d(self, weight, bias_of(bias), stride, padding);
+}
 Tensor slow_conv_dilated2d(const Tensor& self, const Tensor& weight, IntArrayRef kernel_size,
                            const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation) {
   return conv2d(self, weight, bias_of(bias), stride, padding, dilation);
