@@ -180,6 +180,24 @@ std::vector<Case> pool_cases() {
       ROW("upsample_bicubic2d align", IN({{1, 1, 3, 4}, A, St}), 16, upsample_bicubic2d(v[0], L{6, 6}, true)),
       ROW("upsample_trilinear3d", IN({{1, 1, 2, 3, 4}}), 12, upsample_trilinear3d(v[0], L{3, 5, 6}, false)),
       ROW("upsample_trilinear3d align", IN({{1, 1, 2, 3, 4}}), 12, upsample_trilinear3d(v[0], L{4, 4, 4}, true)),
+      // channels_last inputs
+      ROW("upsample_bilinear2d channels_last", IN({{2, 3, 4, 5}}), 6,
+          upsample_bilinear2d(v[0].contiguous(ns::MemoryFormat::ChannelsLast), L{6, 7}, false)),
+      ROW("upsample_bicubic2d channels_last", IN({{1, 3, 4, 4}}), 16,
+          upsample_bicubic2d(v[0].contiguous(ns::MemoryFormat::ChannelsLast), L{5, 6}, true)),
+      ROW("upsample_nearest2d channels_last", IN({{2, 3, 3, 4}}), 4,
+          upsample_nearest2d(v[0].contiguous(ns::MemoryFormat::ChannelsLast), L{5, 9})),
+      ROW("reflection_pad2d channels_last", IN({{2, 3, 4, 5}}), 5,
+          reflection_pad2d(v[0].contiguous(ns::MemoryFormat::ChannelsLast), {1, 2, 3, 0})),
+      ROW("replication_pad2d channels_last", IN({{1, 3, 4, 5}}), 9,
+          replication_pad2d(v[0].contiguous(ns::MemoryFormat::ChannelsLast), {2, 1, 0, 2})),
+      ROW("pixel_shuffle channels_last", IN({{1, 8, 2, 3}}), 1, pixel_shuffle(v[0].contiguous(ns::MemoryFormat::ChannelsLast), 2)),
+      ROW("avg_pool3d channels_last", IN({{1, 3, 4, 4, 4}}), 8,
+          avg_pool3d(v[0].contiguous(ns::MemoryFormat::ChannelsLast3d), {2, 2, 2})),
+      ROW("max_pool3d channels_last", IN({{1, 3, 4, 4, 4}}), 1,
+          max_pool3d(v[0].contiguous(ns::MemoryFormat::ChannelsLast3d), {2, 2, 2}, {1, 1, 1})),
+      ROW("adaptive_avg_pool3d channels_last", IN({{1, 3, 4, 5, 6}}), 4,
+          adaptive_avg_pool3d(v[0].contiguous(ns::MemoryFormat::ChannelsLast3d), {2, 3, 2})),
   };
 }
 
