@@ -36,3 +36,4 @@
 #include "ember/nn.h"
 // libtorch's remaining ATen functions (issue 26)
 #include "ember/aten_tail.h"
+#include "ember/aten_tail2.h"

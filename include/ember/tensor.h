@@ -601,6 +601,117 @@ class Tensor {
   Tensor& log_normal_(double mean = 1, double std = 2, Generator* generator = nullptr);
   Tensor& geometric_(double p, Generator* generator = nullptr);
 
+  // libtorch's ATen methods, round 2 (issue 26): defined in src/ops/aten_tail2*.cpp; the device
+  // queries give libtorch's answers for a dense CPU tensor.
+  int64_t get_device() const { return -1; }
+  bool has_names() const { return false; }
+  bool has_storage() const { return defined(); }
+  bool is_alias_of(const Tensor& other) const;
+  bool is_meta() const { return false; }
+  bool is_pinned(std::optional<Device> device = std::nullopt) const { return static_cast<void>(device), false; }
+  bool is_distributed() const { return false; }
+  bool is_variable() const noexcept { return true; }
+  bool is_hip() const { return false; }
+  bool is_hpu() const { return false; }
+  bool is_ipu() const { return false; }
+  bool is_lazy() const { return false; }
+  bool is_metal() const { return false; }
+  bool is_ort() const { return false; }
+  bool is_ve() const { return false; }
+  bool is_xla() const { return false; }
+  bool is_xpu() const { return false; }
+  Tensor hardshrink(const Scalar& lambd = 0.5) const;
+  Tensor prelu(const Tensor& weight) const;
+  Tensor isposinf() const;
+  Tensor isneginf() const;
+  Tensor isreal() const;
+  Tensor broadcast_to(IntArrayRef size) const;
+  Tensor narrow_copy(int64_t dim, int64_t start, int64_t length) const;
+  Tensor sum_to_size(IntArrayRef size) const;
+  Tensor new_empty_strided(IntArrayRef size, IntArrayRef stride, TensorOptions options = {}) const;
+  Tensor argwhere() const;
+  std::vector<Tensor> nonzero_numpy() const;
+  std::vector<Tensor> unsafe_split_with_sizes(IntArrayRef split_sizes, int64_t dim = 0) const;
+  const Tensor& resize_as_(const Tensor& the_template, std::optional<MemoryFormat> memory_format = std::nullopt) const;
+  Tensor& fill_diagonal_(const Scalar& fill_value, bool wrap = false);
+  Tensor& float_power_(const Scalar& exponent);
+  Tensor& float_power_(const Tensor& exponent);
+  Tensor bitwise_left_shift(const Tensor& other) const;
+  Tensor bitwise_left_shift(const Scalar& other) const;
+  Tensor& bitwise_left_shift_(const Tensor& other);
+  Tensor& bitwise_left_shift_(const Scalar& other);
+  Tensor bitwise_right_shift(const Tensor& other) const;
+  Tensor bitwise_right_shift(const Scalar& other) const;
+  Tensor& bitwise_right_shift_(const Tensor& other);
+  Tensor& bitwise_right_shift_(const Scalar& other);
+  Tensor gcd(const Tensor& other) const;
+  Tensor& gcd_(const Tensor& other);
+  Tensor lcm(const Tensor& other) const;
+  Tensor& lcm_(const Tensor& other);
+  Tensor nextafter(const Tensor& other) const;
+  Tensor& nextafter_(const Tensor& other);
+  std::tuple<Tensor, Tensor> frexp() const;
+  Tensor lgamma() const;
+  Tensor& lgamma_();
+  Tensor digamma() const;
+  Tensor& digamma_();
+  Tensor polygamma(int64_t n) const;
+  Tensor& polygamma_(int64_t n);
+  Tensor mvlgamma(int64_t p) const;
+  Tensor& mvlgamma_(int64_t p);
+  Tensor i0() const;
+  Tensor& i0_();
+  Tensor igamma(const Tensor& other) const;
+  Tensor& igamma_(const Tensor& other);
+  Tensor igammac(const Tensor& other) const;
+  Tensor& igammac_(const Tensor& other);
+  Tensor cross(const Tensor& other, std::optional<int64_t> dim = std::nullopt) const;
+  Tensor inner(const Tensor& other) const;
+  Tensor addr(const Tensor& vec1, const Tensor& vec2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor& addr_(const Tensor& vec1, const Tensor& vec2, const Scalar& beta = 1, const Scalar& alpha = 1);
+  Tensor addbmm(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor& addbmm_(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1, const Scalar& alpha = 1);
+  Tensor smm(const Tensor& mat2) const;
+  Tensor cov(int64_t correction = 1, const std::optional<Tensor>& fweights = std::nullopt,
+             const std::optional<Tensor>& aweights = std::nullopt) const;
+  Tensor corrcoef() const;
+  Tensor histc(int64_t bins = 100, const Scalar& min = 0, const Scalar& max = 0) const;
+  std::tuple<Tensor, Tensor> histogram(const Tensor& bins, const std::optional<Tensor>& weight = std::nullopt,
+                                       bool density = false) const;
+  std::tuple<Tensor, Tensor> histogram(int64_t bins = 100, std::optional<ArrayRef<double>> range = std::nullopt,
+                                       const std::optional<Tensor>& weight = std::nullopt, bool density = false) const;
+  Tensor bincount(const std::optional<Tensor>& weights = std::nullopt, int64_t minlength = 0) const;
+  std::tuple<Tensor, Tensor> cummax(int64_t dim) const;
+  std::tuple<Tensor, Tensor> cummin(int64_t dim) const;
+  std::tuple<Tensor, Tensor> mode(int64_t dim = -1, bool keepdim = false) const;
+  Tensor nanmedian() const;
+  std::tuple<Tensor, Tensor> nanmedian(int64_t dim, bool keepdim = false) const;
+  Tensor nanquantile(double q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                     std::string_view interpolation = "linear") const;
+  Tensor nanquantile(const Tensor& q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                     std::string_view interpolation = "linear") const;
+  Tensor index_put(ArrayRef<std::optional<Tensor>> indices, const Tensor& values, bool accumulate = false) const;
+  Tensor index_reduce(int64_t dim, const Tensor& index, const Tensor& source, std::string_view reduce,
+                      bool include_self = true) const;
+  Tensor& index_reduce_(int64_t dim, const Tensor& index, const Tensor& source, std::string_view reduce,
+                        bool include_self = true);
+  Tensor put(const Tensor& index, const Tensor& source, bool accumulate = false) const;
+  Tensor& put_(const Tensor& index, const Tensor& source, bool accumulate = false);
+  Tensor scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
+                        bool include_self = true) const;
+  Tensor& scatter_reduce_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
+                          bool include_self = true);
+  Tensor as_strided_scatter(const Tensor& src, IntArrayRef size, IntArrayRef stride,
+                            std::optional<int64_t> storage_offset = std::nullopt) const;
+  Tensor bernoulli(Generator* generator = nullptr) const;
+  Tensor bernoulli(double p, Generator* generator = nullptr) const;
+  Tensor& bernoulli_(const Tensor& p, Generator* generator = nullptr);
+  Tensor& bernoulli_(double p = 0.5, Generator* generator = nullptr);
+  Tensor multinomial(int64_t num_samples, bool replacement = false, Generator* generator = nullptr) const;
+  Tensor& random_(Generator* generator = nullptr);
+  Tensor& random_(int64_t from, std::optional<int64_t> to, Generator* generator = nullptr);
+  Tensor& random_(int64_t to, Generator* generator = nullptr);
+
   Tensor& operator+=(const Tensor& o) { return add_(o); }
   Tensor& operator+=(const Scalar& o) { return add_(o); }
   Tensor& operator-=(const Tensor& o) { return sub_(o); }

@@ -384,6 +384,7 @@ const std::vector<Row>& rows() {
       S(x.new_empty({2, 3})), V(x.new_full({2}, 4)), V(l.new_ones({3})), V(x.new_zeros({2, 2})),
       V(x.new_zeros({2}, ns::kLong)), V(x.new_ones({1, 2}, ns::TensorOptions().dtype(ns::kDouble))),
       V(l.new_full({2}, 3, ns::kFloat)), S(x.new_empty({1}, ns::kInt)),
+#include "parity/overload_rows_aten2.inc"
   };
   return r;
 }
