@@ -662,7 +662,8 @@ Tensor linalg_eigvalsh(const Tensor& A, std::string_view UPLO) { return std::get
 
 std::tuple<Tensor, Tensor> symeig(const Tensor& A, bool eigenvectors, bool upper) {
   auto [L, V] = linalg_eigh(A, upper ? "U" : "L");
-  if (!eigenvectors) return {L, empty({0}, TensorOptions().dtype(A.dtype()))};
+  // without eigenvectors: an empty tensor (of A's shape when the matrices are 0 x 0, as PyTorch)
+  if (!eigenvectors) return {L, empty(A.size(-1) == 0 ? A.sizes() : IntArrayRef{0}, TensorOptions().dtype(A.dtype()))};
   return {L, V};
 }
 
