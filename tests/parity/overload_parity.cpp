@@ -391,7 +391,7 @@ const std::vector<Row>& rows() {
       V(ns::linalg_matrix_norm(x, -2, {0, 2}, true)), V(ns::linalg_matrix_norm(x, "fro", {2, 1})),
       V(ns::linalg_cond(m)), V(ns::linalg_cond(m, -2)), V(ns::linalg_cond(m.matmul(m.t()), "fro")),
       V(ns::linalg_cond(m.matmul(m.t()), 1)),
-      V(ns::linalg_matrix_rank(m)), V(ns::linalg_matrix_rank(m, 0.5)), V(ns::linalg_matrix_rank(m, 0.5, true)),
+      V(ns::linalg_matrix_rank(m)), V(ns::linalg_matrix_rank(m, 0.5)), V(ns::linalg_matrix_rank(m.matmul(m.t()), 0.5, true)),
       V(ns::linalg_matrix_rank(m, nullopt, 0.1)), V(ns::linalg_matrix_rank(m.matmul(m.t()), 1.0, 0.0, true)),
       V(ns::linalg_pinv(m)), V(ns::linalg_pinv(m, 0.1)), V(ns::linalg_pinv(m.matmul(m.t()), 1e-3, true)),
       V(ns::linalg_pinv(m, nullopt, 0.2)),
