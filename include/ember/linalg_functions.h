@@ -108,6 +108,11 @@ std::tuple<Tensor, Tensor> geqrf(const Tensor& A);
 Tensor orgqr(const Tensor& A, const Tensor& tau);
 Tensor ormqr(const Tensor& A, const Tensor& tau, const Tensor& C, bool left = true, bool transpose = false);
 Tensor chain_matmul(TensorList matrices);
+Tensor linalg_matmul(const Tensor& self, const Tensor& other);  // matmul
+Tensor frobenius_norm(const Tensor& self);
+Tensor frobenius_norm(const Tensor& self, IntArrayRef dim, bool keepdim = false);
+Tensor nuclear_norm(const Tensor& self, bool keepdim = false);
+Tensor nuclear_norm(const Tensor& self, IntArrayRef dim, bool keepdim = false);
 
 // ---- torch::linalg:: ---------------------------------------------------------------------------
 namespace linalg {

@@ -38,6 +38,63 @@ Tensor eye_like(const Tensor& A) {
 
 // ---- LU ------------------------------------------------------------------------------------------
 
+// Matrices up to this size take a direct path instead of a LAPACK call per matrix (the 3x3 and
+// 4x4 of geometry code, where the call's overhead is most of the work).
+constexpr int64_t kSmall = 8;
+
+// Unblocked LU with partial pivoting (the first largest |pivot|, as LAPACK's getf2), column-major
+// m x n with leading dimension m; info is the first zero pivot (1-based), as LAPACK's.
+template <class T>
+void small_getrf(int64_t m, int64_t n, T* a, int* ipiv, int* info) {
+  *info = 0;
+  const int64_t k = std::min(m, n);
+  for (int64_t j = 0; j < k; ++j) {
+    T* col = a + j * m;
+    int64_t p = j;
+    T best = std::abs(col[j]);
+    for (int64_t i = j + 1; i < m; ++i) {
+      const T v = std::abs(col[i]);
+      if (v > best) {
+        best = v;
+        p = i;
+      }
+    }
+    ipiv[j] = static_cast<int>(p + 1);
+    if (col[p] != T(0)) {
+      if (p != j)
+        for (int64_t c = 0; c < n; ++c) std::swap(a[c * m + j], a[c * m + p]);
+      const T inv = T(1) / col[j];
+      for (int64_t i = j + 1; i < m; ++i) col[i] *= inv;
+    } else if (*info == 0) {
+      *info = static_cast<int>(j + 1);
+    }
+    for (int64_t c = j + 1; c < n; ++c) {
+      T* dst = a + c * m;
+      const T f = dst[j];
+      for (int64_t i = j + 1; i < m; ++i) dst[i] -= col[i] * f;
+    }
+  }
+}
+
+// Solves L U X = B in place for the k columns of x (n x k, leading dimension n), L unit lower
+// and U upper packed in the n x n column-major `a` (row interchanges already applied to x).
+template <class T>
+void small_lu_substitute(int64_t n, int64_t k, const T* a, T* x) {
+  for (int64_t c = 0; c < k; ++c) {
+    T* xc = x + c * n;
+    for (int64_t i = 0; i < n; ++i) {
+      T v = xc[i];
+      for (int64_t r = 0; r < i; ++r) v -= a[r * n + i] * xc[r];
+      xc[i] = v;
+    }
+    for (int64_t i = n - 1; i >= 0; --i) {
+      T v = xc[i];
+      for (int64_t r = i + 1; r < n; ++r) v -= a[r * n + i] * xc[r];
+      xc[i] = v / a[i * n + i];
+    }
+  }
+}
+
 // getrf on each matrix of a column-major buffer (..., n, m): returns pivots (..., min) and info.
 std::pair<Tensor, Tensor> getrf_batch(Tensor& buf, int64_t m, int64_t n, IntArrayRef batch) {
   const int64_t k = std::min(m, n), nb = buf.numel() / std::max<int64_t>(1, m * n);
@@ -49,8 +106,13 @@ std::pair<Tensor, Tensor> getrf_batch(Tensor& buf, int64_t m, int64_t n, IntArra
     T* a = buf.data_ptr<T>();
     int* p = piv.data_ptr<int>();
     int* inf = info.data_ptr<int>();
+    const bool small = m <= kSmall && n <= kSmall;
     for_each_matrix(nb, m * n * k, [&](int64_t i) {
-      lapack::getrf(to_int(m), to_int(n), a + i * m * n, to_int(m), p + i * k, inf + i);
+      if (small) {
+        small_getrf(m, n, a + i * m * n, p + i * k, inf + i);
+      } else {
+        lapack::getrf(to_int(m), to_int(n), a + i * m * n, to_int(m), p + i * k, inf + i);
+      }
     });
   });
   return {piv, info};
@@ -234,6 +296,10 @@ std::pair<Tensor, Tensor> lu_solve_raw(const Tensor& A, const Tensor& B) {
           const int64_t q = pv[r] - 1;
           if (q != r)
             for (int64_t c = 0; c < k; ++c) std::swap(xb[c * n + r], xb[c * n + q]);
+        }
+        if (n <= kSmall) {
+          small_lu_substitute(n, k, pa + i * n * n, xb);
+          return;
         }
         lapack::trsm('L', 'L', 'N', 'U', to_int(n), to_int(k), T(1), pa + i * n * n, to_int(n), xb, to_int(n));
         lapack::trsm('L', 'U', 'N', 'N', to_int(n), to_int(k), T(1), pa + i * n * n, to_int(n), xb, to_int(n));

@@ -380,6 +380,23 @@ Tensor chain_matmul(TensorList matrices) {
   return linalg_multi_dot(matrices);
 }
 
+Tensor linalg_matmul(const Tensor& self, const Tensor& other) { return matmul(self, other); }
+
+Tensor frobenius_norm(const Tensor& self) { return linalg_vector_norm(self, 2); }
+Tensor frobenius_norm(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  EMBER_CHECK(dim.size() <= 2, "frobenius_norm", "Expected at most 2 dimensions, but got ", dim.size(),
+              " dimensions instead.");
+  return linalg_vector_norm(self, 2, dim, keepdim);
+}
+Tensor nuclear_norm(const Tensor& self, bool keepdim) {
+  EMBER_CHECK(self.dim() == 2, "nuclear_norm", "Expected a tensor with 2 dimensions, but got a tensor with ",
+              self.dim(), " dimension", self.dim() == 1 ? "" : "s", " instead.");
+  return linalg_matrix_norm(self, "nuc", {-2, -1}, keepdim);
+}
+Tensor nuclear_norm(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  return linalg_matrix_norm(self, "nuc", dim, keepdim);
+}
+
 Tensor linalg_cross(const Tensor& a, const Tensor& b, int64_t dim) {
   const char* op = "linalg.cross";
   EMBER_CHECK(a.dim() == b.dim(), op, "inputs must have the same number of dimensions.");

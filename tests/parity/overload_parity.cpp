@@ -395,6 +395,9 @@ const std::vector<Row>& rows() {
       V(ns::linalg_matrix_rank(m, nullopt, 0.1)), V(ns::linalg_matrix_rank(m.matmul(m.t()), 1.0, 0.0, true)),
       V(ns::linalg_pinv(m)), V(ns::linalg_pinv(m, 0.1)), V(ns::linalg_pinv(m.matmul(m.t()), 1e-3, true)),
       V(ns::linalg_pinv(m, nullopt, 0.2)),
+      V(ns::frobenius_norm(m)), V(ns::frobenius_norm(x, {0, 2})), V(ns::frobenius_norm(x, {1, 2}, true)),
+      V(ns::nuclear_norm(m)), V(ns::nuclear_norm(m, true)), V(ns::nuclear_norm(x, {0, 2})),
+      V(ns::nuclear_norm(x, {2, 1}, true)), V(ns::linalg_matmul(x, m.t())),
   };
   return r;
 }
