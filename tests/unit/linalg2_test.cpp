@@ -284,3 +284,36 @@ TEST(Linalg2Errors, SingularAndNotPositiveDefinite) {
   Tensor R = std::get<1>(linalg::qr(A, "r"));
   EXPECT_ERROR(R.sum().backward(), "The derivative of linalg.qr depends on Q, which is not computed when mode='r'");
 }
+
+// The Tensor methods are the older torch:: functions.
+TEST(Linalg2Methods, MatchTheFunctions) {
+  const Tensor A = wellcond({2, 3, 3}, 50).detach();
+  const Tensor S = spd_of(A);
+  const Tensor L = linalg::cholesky(S);
+  const Tensor B = rnd({2, 3, 2}, 51);
+  const auto same = [](const Tensor& a, const Tensor& b) { return a.sizes().equals(b.sizes()) && allclose(a, b); };
+  EXPECT_TRUE(same(A.det(), det(A)));
+  EXPECT_TRUE(same(S.logdet(), logdet(S)));
+  EXPECT_TRUE(same(std::get<1>(A.slogdet()), std::get<1>(slogdet(A))));
+  EXPECT_TRUE(same(A.inverse(), inverse(A)));
+  EXPECT_TRUE(same(A.matmul(A.inverse()), eye(3, kDouble).expand({2, 3, 3})));
+  EXPECT_TRUE(same(S.cholesky(), L));
+  EXPECT_TRUE(same(S.cholesky(true), L.mT()));
+  EXPECT_TRUE(same(B.cholesky_solve(L), linalg::solve(S, B)));
+  EXPECT_TRUE(same(L.cholesky_inverse(), linalg::inv(S)));
+  auto [Q, R] = A.qr();
+  EXPECT_TRUE(same(Q.matmul(R), A));
+  auto [U, Sv, V] = A.svd();
+  EXPECT_TRUE(same((U * Sv.unsqueeze(-2)).matmul(V.mT()), A));
+  EXPECT_TRUE(same(std::get<0>(S.symeig()), linalg::eigvalsh(S, "U")));
+  EXPECT_TRUE(same(std::get<0>(B.triangular_solve(A)), linalg::solve_triangular(A, B, true)));
+  auto [LU, piv] = linalg::lu_factor(A);
+  EXPECT_TRUE(same(B.lu_solve(LU, piv), linalg::solve(A, B)));
+  EXPECT_TRUE(same(A.matrix_power(3), A.matmul(A).matmul(A)));
+  EXPECT_TRUE(same(A.matrix_exp(), linalg::matrix_exp(A)));
+  EXPECT_TRUE(same(A.pinverse(), linalg::inv(A)));
+  auto [a, tau] = A.geqrf();
+  EXPECT_TRUE(same(a.orgqr(tau), Q));
+  EXPECT_TRUE(same(a.ormqr(tau, B), Q.matmul(B)));
+  EXPECT_TRUE(same(a.ormqr(tau, B, true, true), Q.mT().matmul(B)));
+}
