@@ -104,3 +104,38 @@ bench::Register linalg_det_4x4_b4096_f32{{
 }};
 
 }  // namespace
+
+namespace {
+
+bench::Register linalg_eigh_256_f64{{
+    .name = "linalg_eigh_256_f64",
+    .label = kLinalg,
+    .target = 1.0,
+    .run =
+        [](const bench::Context& ctx) {
+          const ember::Tensor X = parity::random({256, 256}, ember::kDouble, 7);
+          const Input A = X + X.mT();
+          bench::check_close(ctx, ember::linalg::eigvalsh(A.e), torch::linalg::eigvalsh(A.t, "L"), loose(ember::kDouble));
+          return bench::time_pair(ctx, {.ember = [&] { (void)ember::linalg::eigh(A.e); },
+                                        .baseline = [&] { (void)torch::linalg::eigh(A.t, "L"); },
+                                        .min_run_time = 1.0});
+        },
+}};
+
+bench::Register linalg_qr_512_f32{{
+    .name = "linalg_qr_512_f32",
+    .label = kLinalg,
+    .target = 1.0,
+    .run =
+        [](const bench::Context& ctx) {
+          const Input A = parity::random({512, 512}, ember::kFloat, 8);
+          // R is unique up to its rows' signs
+          bench::check_close(ctx, std::get<1>(ember::linalg::qr(A.e)).abs(),
+                             std::get<1>(torch::linalg::qr(A.t, "reduced")).abs(), parity::Tol{1e-3, 1e-3});
+          return bench::time_pair(ctx, {.ember = [&] { (void)ember::linalg::qr(A.e); },
+                                        .baseline = [&] { (void)torch::linalg::qr(A.t, "reduced"); },
+                                        .min_run_time = 1.0});
+        },
+}};
+
+}  // namespace

@@ -55,8 +55,34 @@ Tensor colmajor_empty(IntArrayRef batch, int64_t rows, int64_t cols, ScalarType 
   return make_empty_strided(sizes, strides, dtype);
 }
 
+namespace {
+// Batches of small row-major matrices transposed into column-major ones by a plain loop: the
+// generic strided copy costs more than a small factorization itself.
+template <class T>
+void transpose_small(const T* src, T* dst, int64_t batch, int64_t m, int64_t n) {
+  parallel_for(0, batch, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, m * n)), [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const T* s = src + b * m * n;
+      T* d = dst + b * m * n;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) d[j * m + i] = s[i * n + j];
+    }
+  });
+}
+}  // namespace
+
 Tensor colmajor_copy(const Tensor& A) {
   Tensor out = colmajor_empty(batch_shape(A), A.size(-2), A.size(-1), A.dtype());
+  const int64_t m = A.size(-2), n = A.size(-1);
+  if (m * n <= 16 * 16 && A.is_contiguous() && A.numel() > 0 && (A.dtype() == kFloat || A.dtype() == kDouble)) {
+    const int64_t batch = A.numel() / (m * n);
+    if (A.dtype() == kFloat) {
+      transpose_small(A.data_ptr<float>(), out.data_ptr<float>(), batch, m, n);
+    } else {
+      transpose_small(A.data_ptr<double>(), out.data_ptr<double>(), batch, m, n);
+    }
+    return out;
+  }
   out.copy_(A);
   return out;
 }
