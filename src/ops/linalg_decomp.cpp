@@ -487,7 +487,10 @@ std::tuple<Tensor, Tensor> linalg_slogdet(const Tensor& A) {
 namespace {
 std::tuple<Tensor, Tensor> cholesky_lower(const char* op, const Tensor& A) {
   const int64_t n = A.size(-1);
-  Tensor buf = colmajor_copy(A);
+  // A row-major copy: LAPACK reads it as A^T, whose upper triangle is A's lower one, and the U it
+  // computes (A = U^T U), read back row-major, is L. No transposing copy either way.
+  Tensor buf = make_empty(A.sizes(), A.dtype());
+  buf.copy_(A);
   const DimVector batch = batch_shape(A);
   Tensor info = info_tensor(batch);
   const int64_t nb = batch_count(A);
@@ -496,7 +499,7 @@ std::tuple<Tensor, Tensor> cholesky_lower(const char* op, const Tensor& A) {
       using T = decltype(z);
       T* a = buf.data_ptr<T>();
       int* inf = info.data_ptr<int>();
-      for_each_matrix(nb, n * n * n, [&](int64_t i) { lapack::potrf('L', to_int(n), a + i * n * n, to_int(n), inf + i); });
+      for_each_matrix(nb, n * n * n, [&](int64_t i) { lapack::potrf('U', to_int(n), a + i * n * n, to_int(n), inf + i); });
     });
   }
   return {buf.tril_(), info};
