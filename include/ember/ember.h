@@ -13,6 +13,7 @@
 // TorchScript archives: torch::jit::load
 #include "ember/jit.h"
 #include "ember/linalg.h"
+#include "ember/linalg_functions.h"  // torch.linalg
 #include "ember/nn_ops.h"
 #include "ember/observer.h"
 #include "ember/ordered_dict.h"

@@ -406,6 +406,27 @@ class Tensor {
   Tensor outer(const Tensor& vec2) const;
   Tensor ger(const Tensor& vec2) const;
 
+  // ---- torch.linalg's older method spellings (linalg_functions.h) ------------------------------
+  Tensor det() const;
+  Tensor logdet() const;
+  std::tuple<Tensor, Tensor> slogdet() const;
+  Tensor inverse() const;
+  Tensor cholesky(bool upper = false) const;
+  Tensor cholesky_solve(const Tensor& input2, bool upper = false) const;
+  Tensor cholesky_inverse(bool upper = false) const;
+  std::tuple<Tensor, Tensor> qr(bool some = true) const;
+  std::tuple<Tensor, Tensor, Tensor> svd(bool some = true, bool compute_uv = true) const;
+  std::tuple<Tensor, Tensor> symeig(bool eigenvectors = false, bool upper = true) const;
+  std::tuple<Tensor, Tensor> triangular_solve(const Tensor& A, bool upper = true, bool transpose = false,
+                                              bool unitriangular = false) const;
+  Tensor lu_solve(const Tensor& LU_data, const Tensor& LU_pivots) const;
+  Tensor matrix_power(int64_t n) const;
+  Tensor matrix_exp() const;
+  Tensor pinverse(double rcond = 1e-15) const;
+  std::tuple<Tensor, Tensor> geqrf() const;
+  Tensor orgqr(const Tensor& input2) const;
+  Tensor ormqr(const Tensor& input2, const Tensor& input3, bool left = true, bool transpose = false) const;
+
   // ---- autograd (autograd.h) --------------------------------------------------------------
   const Tensor& requires_grad_(bool requires_grad = true) const;
   const Tensor& set_requires_grad(bool requires_grad) const { return requires_grad_(requires_grad); }

@@ -1,0 +1,209 @@
+// Shared pieces of the torch.linalg files (see linalg_common.h).
+#include "ops/linalg_common.h"
+
+#include "core/parallel.h"
+
+namespace ember::linalg_detail {
+
+void check_floating(const char* op, const Tensor& A, const char* what) {
+  const ScalarType t = A.dtype();
+  EMBER_CHECK(is_floating_type(t), op, "Expected a floating point or complex tensor as ", what, ". Got ", t);
+  EMBER_CHECK(t == kFloat || t == kDouble, op, "Low precision dtypes not supported. Got ", t);
+}
+
+void check_matrix(const char* op, const Tensor& A, const char* name) {
+  EMBER_CHECK(A.dim() >= 2, op, "The input tensor ", name, " must have at least 2 dimensions.");
+}
+
+void check_square(const char* op, const Tensor& A, const char* name) {
+  check_matrix(op, A, name);
+  EMBER_CHECK(A.size(-1) == A.size(-2), op, name, " must be batches of square matrices, but they are ", A.size(-2),
+              " by ", A.size(-1), " matrices");
+}
+
+int64_t batch_count(const Tensor& A) {
+  int64_t b = 1;
+  for (int64_t d = 0; d + 2 < A.dim(); ++d) b *= A.size(d);
+  return b;
+}
+
+DimVector batch_shape(const Tensor& A) {
+  DimVector r;
+  for (int64_t d = 0; d + 2 < A.dim(); ++d) r.push_back(A.size(d));
+  return r;
+}
+
+DimVector concat(IntArrayRef a, IntArrayRef b) {
+  DimVector r(a);
+  for (int64_t v : b) r.push_back(v);
+  return r;
+}
+
+Tensor colmajor_empty(IntArrayRef batch, int64_t rows, int64_t cols, ScalarType dtype) {
+  const DimVector sizes = concat(batch, {rows, cols});
+  DimVector strides(sizes.size(), 0);
+  int64_t stride = 1;
+  if (!sizes.empty()) {
+    strides[sizes.size() - 2] = 1;
+    strides[sizes.size() - 1] = std::max<int64_t>(rows, 1);
+    stride = rows * cols;
+  }
+  for (int64_t d = static_cast<int64_t>(batch.size()) - 1; d >= 0; --d) {
+    strides[d] = std::max<int64_t>(stride, 1);
+    stride *= batch[d];
+  }
+  return make_empty_strided(sizes, strides, dtype);
+}
+
+namespace {
+// Batches of small row-major matrices transposed into column-major ones by a plain loop: the
+// generic strided copy costs more than a small factorization itself.
+template <class T>
+void transpose_small(const T* src, T* dst, int64_t batch, int64_t m, int64_t n) {
+  parallel_for(0, batch, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, m * n)), [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const T* s = src + b * m * n;
+      T* d = dst + b * m * n;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) d[j * m + i] = s[i * n + j];
+    }
+  });
+}
+}  // namespace
+
+Tensor colmajor_copy(const Tensor& A) {
+  Tensor out = colmajor_empty(batch_shape(A), A.size(-2), A.size(-1), A.dtype());
+  const int64_t m = A.size(-2), n = A.size(-1);
+  if (m * n <= 16 * 16 && A.is_contiguous() && A.numel() > 0 && (A.dtype() == kFloat || A.dtype() == kDouble)) {
+    const int64_t batch = A.numel() / (m * n);
+    if (A.dtype() == kFloat) {
+      transpose_small(A.data_ptr<float>(), out.data_ptr<float>(), batch, m, n);
+    } else {
+      transpose_small(A.data_ptr<double>(), out.data_ptr<double>(), batch, m, n);
+    }
+    return out;
+  }
+  out.copy_(A);
+  return out;
+}
+
+void check_infos(const char* op, const Tensor& infos, bool batched, InfoKind kind) {
+  const Tensor flat = infos.contiguous();
+  const int32_t* p = flat.data_ptr<int32_t>();
+  for (int64_t i = 0; i < flat.numel(); ++i) {
+    const int32_t info = p[i];
+    if (info == 0) continue;
+    std::string where = batched ? "(Batch element " + std::to_string(i) + "): " : "";
+    EMBER_CHECK(info > 0, op, where, "Argument ", -info, " has illegal value. Most certainly there is a bug in the "
+                "implementation calling the backend library.");
+    switch (kind) {
+      case InfoKind::kSingularInverse:
+        EMBER_CHECK(false, op, where, "The diagonal element ", info,
+                    " is zero, the inversion could not be completed because the input matrix is singular.");
+      case InfoKind::kSingularSolve:
+        EMBER_CHECK(false, op, where, "The solver failed because the input matrix is singular.");
+      case InfoKind::kNotPositiveDefinite:
+        EMBER_CHECK(false, op, where,
+                    "The factorization could not be completed because the input is not positive-definite (the "
+                    "leading minor of order ", info, " is not positive-definite).");
+      case InfoKind::kEigConverge:
+        EMBER_CHECK(false, op, where,
+                    "The algorithm failed to converge because the input matrix is ill-conditioned or has too many "
+                    "repeated eigenvalues (error code: ", info, ").");
+      case InfoKind::kSvdConverge:
+        EMBER_CHECK(false, op, where,
+                    "The algorithm failed to converge because the input matrix is ill-conditioned or has too many "
+                    "repeated singular values (error code: ", info, ").");
+      case InfoKind::kLuFactor:
+        EMBER_CHECK(false, op, where, "U[", info, ",", info,
+                    "] is zero and using it on lu_solve would result in a division by zero. If you still want to "
+                    "perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, "
+                    "pivot)");
+      case InfoKind::kLstsqRank:
+        EMBER_CHECK(false, op, where,
+                    "The least squares solution could not be computed because the input matrix does not have full "
+                    "rank (error code: ", info, ").");
+    }
+  }
+}
+
+void for_each_matrix(int64_t batch, int64_t work_per_matrix, const std::function<void(int64_t)>& f) {
+  // LAPACK threads large matrices itself; small ones are spread over the batch.
+  if (batch <= 1 || work_per_matrix > 64 * 64 * 64) {
+    for (int64_t i = 0; i < batch; ++i) f(i);
+    return;
+  }
+  const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, work_per_matrix));
+  parallel_for(0, batch, grain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) f(i);
+  });
+}
+
+bool any_requires_grad(const std::vector<Tensor>& inputs) {
+  if (!GradMode::is_enabled()) return false;
+  for (const Tensor& t : inputs)
+    if (t.defined() && t.requires_grad()) return true;
+  return false;
+}
+
+namespace {
+class LinalgNode final : public autograd::Node {
+ public:
+  LinalgNode(const char* name, const char* op, BackwardFn fn) : name_(name), fn_(std::move(fn)) { forward_op = op; }
+  std::string name() const override { return name_; }
+  variable_list apply(variable_list&& grads) override {
+    variable_list saved;
+    saved.reserve(saved_.size());
+    for (const autograd::SavedVariable& s : saved_) saved.push_back(s.unpack(shared_from_this()));
+    bool any = false;
+    for (const Tensor& g : grads) any = any || g.defined();
+    if (!any) return variable_list(num_outputs());
+    variable_list r = fn_(grads, saved);
+    r.resize(num_outputs());
+    for (size_t i = 0; i < r.size(); ++i)
+      if (!should_compute_output(i)) r[i] = Tensor();
+    return r;
+  }
+  void release_variables() override {
+    for (autograd::SavedVariable& s : saved_) s.reset_data();
+  }
+  std::vector<autograd::SavedVariable> saved_;
+
+ private:
+  const char* name_;
+  BackwardFn fn_;
+};
+}  // namespace
+
+void record(const char* node_name, const char* op, const std::vector<Tensor>& inputs,
+            const std::vector<Tensor>& outputs, const std::vector<SavedSpec>& saved, BackwardFn backward) {
+  if (!any_requires_grad(inputs)) return;
+  auto node = std::make_shared<LinalgNode>(node_name, op, std::move(backward));
+  for (const Tensor& in : inputs) node->add_input_edge(in.defined() && in.requires_grad() ? in : Tensor());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& o = outputs[i];
+    if (o.defined() && is_floating_type(o.dtype())) autograd::detail::set_history(o, node, static_cast<uint32_t>(i));
+  }
+  for (const SavedSpec& s : saved) node->saved_.emplace_back(s.tensor, s.is_output);
+}
+
+Tensor or_zeros(const Tensor& g, const Tensor& like) { return g.defined() ? g : zeros_like(like); }
+
+Tensor reduce_to(const Tensor& g, IntArrayRef sizes) {
+  if (!g.defined() || g.sizes().equals(sizes)) return g;
+  return autograd::sum_to(g, sizes);
+}
+
+std::pair<Tensor, Tensor> broadcast_batch(const char* op, const Tensor& A, const Tensor& B) {
+  const DimVector ba = batch_shape(A), bb = batch_shape(B);
+  if (ba.size() == bb.size() && IntArrayRef(ba).equals(bb)) return {A, B};
+  DimVector batch;
+  try {
+    batch = infer_size(ba, bb);
+  } catch (const Error& e) {
+    throw Error(std::string(op) + ": " + e.what());
+  }
+  return {A.expand(concat(batch, {A.size(-2), A.size(-1)})), B.expand(concat(batch, {B.size(-2), B.size(-1)}))};
+}
+
+}  // namespace ember::linalg_detail

@@ -1,0 +1,980 @@
+// torch.linalg's factorizations and solvers on LAPACK: LU (getrf), triangular solves (trsm),
+// Cholesky (potrf), QR (geqrf/orgqr), symmetric eigen (syevd), SVD (gesdd), least squares
+// (gelsy/gelsd/gelss/gels). Each copies its batch to column-major buffers, runs one LAPACK call
+// per matrix, and records one node whose backward (PyTorch's formulas, derived again here) is
+// written with Ember ops so that it is itself differentiable.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "ember/aten_tail.h"
+#include "ember/indexing.h"
+#include "ops/linalg_common.h"
+#include "ops/linalg_lapack.h"
+
+namespace ember {
+
+using namespace linalg_detail;
+
+namespace {
+
+template <class F>
+void on_floating(ScalarType t, F&& f) {
+  if (t == kDouble) {
+    f(double{});
+  } else {
+    f(float{});
+  }
+}
+
+int to_int(int64_t v) { return static_cast<int>(v); }
+
+Tensor info_tensor(IntArrayRef batch) { return zeros(batch, kInt); }
+
+// The identity of A's shape (square, batched).
+Tensor eye_like(const Tensor& A) {
+  return eye(A.size(-1), TensorOptions().dtype(A.dtype())).expand(A.sizes());
+}
+
+// ---- LU ------------------------------------------------------------------------------------------
+
+// Matrices up to this size take a direct path instead of a LAPACK call per matrix (the 3x3 and
+// 4x4 of geometry code, where the call's overhead is most of the work).
+constexpr int64_t kSmall = 8;
+
+// Unblocked LU with partial pivoting (the first largest |pivot|, as LAPACK's getf2), column-major
+// m x n with leading dimension m; info is the first zero pivot (1-based), as LAPACK's.
+template <class T>
+void small_getrf(int64_t m, int64_t n, T* a, int* ipiv, int* info) {
+  *info = 0;
+  const int64_t k = std::min(m, n);
+  for (int64_t j = 0; j < k; ++j) {
+    T* col = a + j * m;
+    int64_t p = j;
+    T best = std::abs(col[j]);
+    for (int64_t i = j + 1; i < m; ++i) {
+      const T v = std::abs(col[i]);
+      if (v > best) {
+        best = v;
+        p = i;
+      }
+    }
+    ipiv[j] = static_cast<int>(p + 1);
+    if (col[p] != T(0)) {
+      if (p != j)
+        for (int64_t c = 0; c < n; ++c) std::swap(a[c * m + j], a[c * m + p]);
+      const T inv = T(1) / col[j];
+      for (int64_t i = j + 1; i < m; ++i) col[i] *= inv;
+    } else if (*info == 0) {
+      *info = static_cast<int>(j + 1);
+    }
+    for (int64_t c = j + 1; c < n; ++c) {
+      T* dst = a + c * m;
+      const T f = dst[j];
+      for (int64_t i = j + 1; i < m; ++i) dst[i] -= col[i] * f;
+    }
+  }
+}
+
+// Solves L U X = B in place for the k columns of x (n x k, leading dimension n), L unit lower
+// and U upper packed in the n x n column-major `a` (row interchanges already applied to x).
+template <class T>
+void small_lu_substitute(int64_t n, int64_t k, const T* a, T* x) {
+  for (int64_t c = 0; c < k; ++c) {
+    T* xc = x + c * n;
+    for (int64_t i = 0; i < n; ++i) {
+      T v = xc[i];
+      for (int64_t r = 0; r < i; ++r) v -= a[r * n + i] * xc[r];
+      xc[i] = v;
+    }
+    for (int64_t i = n - 1; i >= 0; --i) {
+      T v = xc[i];
+      for (int64_t r = i + 1; r < n; ++r) v -= a[r * n + i] * xc[r];
+      xc[i] = v / a[i * n + i];
+    }
+  }
+}
+
+// getrf on each matrix of a column-major buffer (..., n, m): returns pivots (..., min) and info.
+std::pair<Tensor, Tensor> getrf_batch(Tensor& buf, int64_t m, int64_t n, IntArrayRef batch) {
+  const int64_t k = std::min(m, n), nb = buf.numel() / std::max<int64_t>(1, m * n);
+  Tensor piv = make_empty(concat(batch, {k}), kInt);
+  Tensor info = info_tensor(batch);
+  if (m == 0 || n == 0) return {piv, info};
+  on_floating(buf.dtype(), [&](auto z) {
+    using T = decltype(z);
+    T* a = buf.data_ptr<T>();
+    int* p = piv.data_ptr<int>();
+    int* inf = info.data_ptr<int>();
+    const bool small = m <= kSmall && n <= kSmall;
+    for_each_matrix(nb, m * n * k, [&](int64_t i) {
+      if (small) {
+        small_getrf(m, n, a + i * m * n, p + i * k, inf + i);
+      } else {
+        lapack::getrf(to_int(m), to_int(n), a + i * m * n, to_int(m), p + i * k, inf + i);
+      }
+    });
+  });
+  return {piv, info};
+}
+
+// Row interchanges of LAPACK's pivots as a permutation matrix P with A = P L U, of A's dtype.
+Tensor pivots_to_permutation(const Tensor& pivots, int64_t m, ScalarType dtype) {
+  const Tensor piv = pivots.contiguous();
+  const int64_t k = piv.dim() ? piv.size(-1) : 0;
+  DimVector batch(piv.sizes());
+  batch.pop_back();
+  Tensor P = zeros(concat(batch, {m, m}), TensorOptions().dtype(dtype));
+  const int64_t nb = P.numel() / std::max<int64_t>(1, m * m);
+  const int* pp = piv.data_ptr<int>();
+  std::vector<int64_t> perm(m);
+  on_floating(dtype, [&](auto z) {
+    using T = decltype(z);
+    T* out = P.data_ptr<T>();
+    for (int64_t b = 0; b < nb; ++b) {
+      for (int64_t i = 0; i < m; ++i) perm[i] = i;
+      for (int64_t i = 0; i < k; ++i) std::swap(perm[i], perm[pp[b * k + i] - 1]);
+      // A[perm[j]] is row j of L U, so P[perm[j], j] = 1
+      for (int64_t j = 0; j < m; ++j) out[b * m * m + perm[j] * m + j] = T(1);
+    }
+  });
+  return P;
+}
+
+// ---- triangular solve --------------------------------------------------------------------------
+
+// X = A^{-1} B for triangular A (left side), no autograd; A and B batch-broadcast already.
+Tensor trsm_left(const Tensor& A, const Tensor& B, bool upper, bool unit) {
+  const int64_t n = A.size(-1), k = B.size(-1);
+  Tensor a = colmajor_copy(A), x = colmajor_copy(B);
+  const int64_t nb = batch_count(B);
+  if (n == 0 || k == 0) return x;
+  on_floating(A.dtype(), [&](auto z) {
+    using T = decltype(z);
+    const T* pa = a.data_ptr<T>();
+    T* px = x.data_ptr<T>();
+    for_each_matrix(nb, n * n * k, [&](int64_t i) {
+      lapack::trsm('L', upper ? 'U' : 'L', 'N', unit ? 'U' : 'N', to_int(n), to_int(k), T(1), pa + i * n * n,
+                   to_int(n), px + i * n * k, to_int(n));
+    });
+  });
+  return x;
+}
+
+}  // namespace
+
+Tensor linalg_solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left, bool unitriangular) {
+  const char* op = "linalg.solve_triangular";
+  check_floating(op, A);
+  check_square(op, A);
+  check_matrix(op, B, "B");
+  EMBER_CHECK(A.dtype() == B.dtype(), op, "Expected A and B to have the same dtype, but found A of type ", A.dtype(),
+              " and B of type ", B.dtype(), " instead");
+  // X A = B is A^T X^T = B^T
+  if (!left) return linalg_solve_triangular(A.mT(), B.mT(), !upper, true, unitriangular).mT();
+  EMBER_CHECK(A.size(-1) == B.size(-2), op, "Incompatible shapes of A and B for the equation AX = B (", A.size(-2),
+              "x", A.size(-1), " and ", B.size(-2), "x", B.size(-1), ")");
+  auto [Ab, Bb] = broadcast_batch(op, A, B);
+  Tensor X;
+  {
+    AutoGradMode off(false);
+    X = trsm_left(Ab, Bb, upper, unitriangular);
+  }
+  // LinalgSolveTriangularBackward0 -- B: solve_triangular(A^T, gX, !upper); A: -(gB X^T) on A's triangle
+  record("LinalgSolveTriangularBackward0", op, {A, B}, {X}, {{A, false}, {X, true}},
+         [upper, unitriangular, as = DimVector(A.sizes()), bs = DimVector(B.sizes())](const variable_list& g,
+                                                                                     const variable_list& s) {
+           const Tensor& a = s[0];
+           const Tensor& x = s[1];
+           Tensor gB = linalg_solve_triangular(a.mT(), g[0], !upper, true, unitriangular);
+           Tensor gA = -gB.matmul(x.mT());
+           gA = upper ? gA.triu(unitriangular ? 1 : 0) : gA.tril(unitriangular ? -1 : 0);
+           return variable_list{reduce_to(gA, as), reduce_to(gB, bs)};
+         });
+  return X;
+}
+
+// ---- LU factorization, det, slogdet, solve, inv -------------------------------------------------
+
+std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor_ex(const Tensor& A, bool pivot, bool check_errors) {
+  const char* op = "torch.linalg.lu_factor_ex";
+  check_floating(op, A);
+  check_matrix(op, A);
+  EMBER_CHECK(pivot, op, "LU without pivoting is not implemented on the CPU");
+  const int64_t m = A.size(-2), n = A.size(-1);
+  Tensor buf = colmajor_copy(A);
+  Tensor piv, info;
+  std::tie(piv, info) = getrf_batch(buf, m, n, batch_shape(A));
+  if (check_errors) check_infos(op, info, A.dim() > 2, InfoKind::kLuFactor);
+  Tensor LU = buf;
+  // LinalgLuFactorExBackward0 (square A = P L U) -- A: P L^{-T} (tril(L^T gL, -1) + triu(gU U^T)) U^{-T}
+  record("LinalgLuFactorExBackward0", op, {A}, {LU, piv, info}, {{LU, true}, {piv, true}},
+         [m, n](const variable_list& g, const variable_list& s) {
+           EMBER_CHECK(m == n, "linalg.lu_factor_ex", "the derivative is implemented for square matrices only, got ",
+                       m, "x", n);
+           const Tensor& lu = s[0];
+           const Tensor L = lu.tril(-1) + eye(n, TensorOptions().dtype(lu.dtype()));
+           const Tensor U = lu.triu();
+           const Tensor gL = g[0].tril(-1), gU = g[0].triu();
+           const Tensor phi = L.mT().matmul(gL).tril(-1) + gU.matmul(U.mT()).triu();
+           Tensor y = linalg_solve_triangular(L.mT(), phi, /*upper=*/true, /*left=*/true, /*unitriangular=*/true);
+           y = linalg_solve_triangular(U.mT(), y, /*upper=*/false, /*left=*/false);
+           return variable_list{pivots_to_permutation(s[1], m, lu.dtype()).matmul(y)};
+         });
+  return {LU, piv, info};
+}
+
+std::tuple<Tensor, Tensor> linalg_lu_factor(const Tensor& A, bool pivot) {
+  auto [LU, piv, info] = linalg_lu_factor_ex(A, pivot, false);
+  check_infos("torch.linalg.lu_factor", info, A.dim() > 2, InfoKind::kLuFactor);
+  return {LU, piv};
+}
+
+std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU, const Tensor& pivots, bool unpack_data,
+                                             bool unpack_pivots) {
+  const char* op = "torch.lu_unpack";
+  check_matrix(op, LU, "LU_data");
+  EMBER_CHECK(pivots.dtype() == kInt, op, "LU_pivots is expected to be a contiguous tensor of torch.int32 dtype.");
+  const int64_t m = LU.size(-2), n = LU.size(-1), k = std::min(m, n);
+  Tensor P, L, U;
+  if (unpack_data) {
+    L = LU.narrow(-1, 0, k).tril(-1) + eye(m, k, TensorOptions().dtype(LU.dtype()));
+    U = LU.narrow(-2, 0, k).triu();
+  } else {
+    L = empty({0}, TensorOptions().dtype(LU.dtype()));
+    U = empty({0}, TensorOptions().dtype(LU.dtype()));
+  }
+  P = unpack_pivots ? pivots_to_permutation(pivots, m, LU.dtype()) : empty({0}, TensorOptions().dtype(LU.dtype()));
+  return {P, L, U};
+}
+
+std::tuple<Tensor, Tensor, Tensor> linalg_lu(const Tensor& A, bool pivot) {
+  const char* op = "linalg.lu";
+  check_floating(op, A);
+  check_matrix(op, A);
+  auto [LU, piv, info] = linalg_lu_factor_ex(A, pivot, false);
+  return lu_unpack(LU, piv);
+}
+
+Tensor linalg_lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left, bool adjoint) {
+  const char* op = "linalg.lu_solve";
+  check_floating(op, LU);
+  check_square(op, LU, "LU");
+  check_matrix(op, B, "B");
+  if (!left) return linalg_lu_solve(LU, pivots, B.mT(), true, !adjoint).mT();
+  EMBER_CHECK(LU.size(-1) == B.size(-2), op, "Incompatible shapes of A and B for the equation AX = B (",
+              LU.size(-2), "x", LU.size(-1), " and ", B.size(-2), "x", B.size(-1), ")");
+  auto [P, L, U] = lu_unpack(LU, pivots);
+  // A = P L U: A X = B gives X = U^{-1} L^{-1} P^T B; A^T X = B gives X = P L^{-T} U^{-T} B
+  if (!adjoint) {
+    const Tensor y = linalg_solve_triangular(L, P.mT().matmul(B), false, true, true);
+    return linalg_solve_triangular(U, y, true);
+  }
+  const Tensor y = linalg_solve_triangular(U.mT(), B, false);
+  return P.matmul(linalg_solve_triangular(L.mT(), y, true, true, true));
+}
+
+namespace {
+
+// Solves A X = B (A square, batch-broadcast with B) through LU; returns X and the info.
+std::pair<Tensor, Tensor> lu_solve_raw(const Tensor& A, const Tensor& B) {
+  const int64_t n = A.size(-1), k = B.size(-1);
+  Tensor a = colmajor_copy(A), x = colmajor_copy(B);
+  Tensor piv, info;
+  std::tie(piv, info) = getrf_batch(a, n, n, batch_shape(A));
+  const int64_t nb = batch_count(B);
+  if (n > 0 && k > 0) {
+    on_floating(A.dtype(), [&](auto z) {
+      using T = decltype(z);
+      const T* pa = a.data_ptr<T>();
+      T* px = x.data_ptr<T>();
+      const int* pp = piv.data_ptr<int>();
+      for_each_matrix(nb, n * n * (n + k), [&](int64_t i) {
+        T* xb = px + i * n * k;
+        const int* pv = pp + i * n;
+        for (int64_t r = 0; r < n; ++r) {  // row interchanges, in LAPACK's order
+          const int64_t q = pv[r] - 1;
+          if (q != r)
+            for (int64_t c = 0; c < k; ++c) std::swap(xb[c * n + r], xb[c * n + q]);
+        }
+        if (n <= kSmall) {
+          small_lu_substitute(n, k, pa + i * n * n, xb);
+          return;
+        }
+        lapack::trsm('L', 'L', 'N', 'U', to_int(n), to_int(k), T(1), pa + i * n * n, to_int(n), xb, to_int(n));
+        lapack::trsm('L', 'U', 'N', 'N', to_int(n), to_int(k), T(1), pa + i * n * n, to_int(n), xb, to_int(n));
+      });
+    });
+  }
+  return {x, info};
+}
+
+// PyTorch's rule: B is a (batch of) vector(s) when it is 1-D, or has one dim less than A and
+// A's leading shape.
+bool is_vector_rhs(const Tensor& A, const Tensor& B) {
+  if (B.dim() == 1) return true;
+  if (B.dim() != A.dim() - 1) return false;
+  return B.sizes().equals(IntArrayRef(A.sizes().data(), A.dim() - 1));
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> linalg_solve_ex(const Tensor& A, const Tensor& B, bool left, bool check_errors) {
+  const char* op = "linalg.solve";
+  check_floating(op, A);
+  check_square(op, A);
+  EMBER_CHECK(A.dtype() == B.dtype(), op, "Expected A and B to have the same dtype, but found A of type ", A.dtype(),
+              " and B of type ", B.dtype(), " instead");
+  const bool vector = is_vector_rhs(A, B);
+  const Tensor Bm = vector ? B.unsqueeze(-1) : B;
+  EMBER_CHECK(Bm.dim() >= 1, op, "The input tensor B must have at least 1 dimensions.");
+  if (!left) {
+    EMBER_CHECK(!vector, op, "Vector broadcasting of the left hand side is not supported for left=False. In this "
+                "case linalg.solve is equivalent to B / A.squeeze(-1)");
+    auto [X, info] = linalg_solve_ex(A.mT(), Bm.mT(), true, check_errors);
+    return {X.mT(), info};
+  }
+  EMBER_CHECK(A.size(-1) == Bm.size(-2), op, "Incompatible shapes of A and B for the equation AX = B (", A.size(-2),
+              "x", A.size(-1), " and ", Bm.size(-2), "x", Bm.size(-1), ")");
+  auto [Ab, Bb] = broadcast_batch(op, A, Bm);
+  Tensor X, info;
+  {
+    AutoGradMode off(false);
+    std::tie(X, info) = lu_solve_raw(Ab, Bb);
+  }
+  if (check_errors) check_infos("torch.linalg.solve", info, A.dim() > 2, InfoKind::kSingularSolve);
+  // LinalgSolveExBackward0 -- B: solve(A^T, gX); A: -gB X^T
+  record("LinalgSolveExBackward0", op, {A, Bm}, {X, info}, {{A, false}, {X, true}},
+         [as = DimVector(A.sizes()), bs = DimVector(Bm.sizes())](const variable_list& g, const variable_list& s) {
+           const Tensor gB = linalg_solve(s[0].mT(), g[0]);
+           return variable_list{reduce_to(-gB.matmul(s[1].mT()), as), reduce_to(gB, bs)};
+         });
+  return {vector ? X.squeeze(-1) : X, info};
+}
+
+Tensor linalg_solve(const Tensor& A, const Tensor& B, bool left) {
+  auto [X, info] = linalg_solve_ex(A, B, left, false);
+  check_infos("torch.linalg.solve", info, A.dim() > 2, InfoKind::kSingularSolve);
+  return X;
+}
+
+std::tuple<Tensor, Tensor> linalg_inv_ex(const Tensor& A, bool check_errors) {
+  const char* op = "linalg.inv";
+  check_floating(op, A);
+  check_square(op, A);
+  Tensor X, info;
+  {
+    AutoGradMode off(false);
+    std::tie(X, info) = lu_solve_raw(A, eye_like(A));
+  }
+  if (check_errors) check_infos(op, info, A.dim() > 2, InfoKind::kSingularInverse);
+  // LinalgInvExBackward0 -- A: -X^T gX X^T
+  record("LinalgInvExBackward0", op, {A}, {X, info}, {{X, true}}, [](const variable_list& g, const variable_list& s) {
+    const Tensor xt = s[0].mT();
+    return variable_list{-xt.matmul(g[0]).matmul(xt)};
+  });
+  return {X, info};
+}
+
+Tensor linalg_inv(const Tensor& A) {
+  auto [X, info] = linalg_inv_ex(A, false);
+  check_infos("linalg.inv", info, A.dim() > 2, InfoKind::kSingularInverse);
+  return X;
+}
+
+namespace {
+// det and log|det| of each matrix from its LU factors, without autograd.
+std::pair<Tensor, Tensor> det_parts(const char* op, const Tensor& A, bool log) {
+  const int64_t n = A.size(-1);
+  Tensor buf = colmajor_copy(A);
+  const DimVector batch = batch_shape(A);
+  auto [piv, info] = getrf_batch(buf, n, n, batch);
+  Tensor first = make_empty(batch, A.dtype()), second = make_empty(batch, A.dtype());
+  const int64_t nb = batch_count(A);
+  on_floating(A.dtype(), [&](auto z) {
+    using T = decltype(z);
+    const T* a = buf.data_ptr<T>();
+    const int* p = piv.data_ptr<int>();
+    T* f = first.data_ptr<T>();
+    T* s = second.data_ptr<T>();
+    for (int64_t b = 0; b < nb; ++b) {
+      const T* m = a + b * n * n;
+      T sign = 1, logabs = 0, prod = 1;
+      for (int64_t i = 0; i < n; ++i) {
+        const T d = m[i * n + i];
+        if (p[b * n + i] != i + 1) sign = -sign;
+        prod *= d;
+        if (d < 0) sign = -sign;
+        logabs += std::log(std::abs(d));
+      }
+      if (log) {
+        const bool zero = !(logabs > -std::numeric_limits<T>::infinity()) && !std::isnan(logabs);
+        f[b] = zero ? T(0) : sign;
+        s[b] = logabs;
+      } else {
+        T parity = 1;  // det = (-1)^(row interchanges) * prod(diag(U))
+        for (int64_t i = 0; i < n; ++i)
+          if (p[b * n + i] != i + 1) parity = -parity;
+        f[b] = parity * prod;
+      }
+    }
+  });
+  return {first, second};
+}
+
+// The transposed cofactor direction of det for singular matrices: d det / dA = adj(A)^T, from
+// the SVD A = U S V^T: adj(A)^T = det(U) det(V) U diag(prod_{j != i} s_j) V^T.
+Tensor det_grad_via_svd(const Tensor& A) {
+  AutoGradMode off(false);
+  auto [U, S, Vh] = linalg_svd(A, false);
+  const int64_t n = A.size(-1);
+  std::vector<Tensor> cols;
+  for (int64_t i = 0; i < n; ++i) {
+    Tensor others = S.clone();
+    others.narrow(-1, i, 1).fill_(1);
+    cols.push_back(others.prod(-1));
+  }
+  const Tensor c = n ? stack(cols, -1) : S;
+  const Tensor du = linalg_det(U), dv = linalg_det(Vh);
+  return (du * dv).unsqueeze(-1).unsqueeze(-1) * (U * c.unsqueeze(-2)).matmul(Vh);
+}
+}  // namespace
+
+Tensor linalg_det(const Tensor& A) {
+  const char* op = "linalg.det";
+  check_floating(op, A);
+  check_square(op, A);
+  Tensor d;
+  {
+    AutoGradMode off(false);
+    d = det_parts(op, A, false).first;
+  }
+  // LinalgDetBackward0 -- A: g det A^{-T} (adj(A)^T via the SVD where det is 0)
+  record("LinalgDetBackward0", op, {A}, {d}, {{A, false}, {d, true}}, [](const variable_list& g, const variable_list& s) {
+    const Tensor& a = s[0];
+    const Tensor& det = s[1];
+    bool singular;
+    {
+      AutoGradMode off(false);
+      singular = det.numel() > 0 && det.eq(0).any().item<bool>();
+    }
+    if (singular) return variable_list{g[0].unsqueeze(-1).unsqueeze(-1) * det_grad_via_svd(a)};
+    return variable_list{(g[0] * det).unsqueeze(-1).unsqueeze(-1) * linalg_inv(a).mT()};
+  });
+  return d;
+}
+
+std::tuple<Tensor, Tensor> linalg_slogdet(const Tensor& A) {
+  const char* op = "linalg.slogdet";
+  check_floating(op, A);
+  check_square(op, A);
+  Tensor sign, logabs;
+  {
+    AutoGradMode off(false);
+    std::tie(sign, logabs) = det_parts(op, A, true);
+  }
+  // LinalgSlogdetBackward0 -- A: g_logabsdet A^{-T} (sign has no gradient)
+  record("LinalgSlogdetBackward0", op, {A}, {Tensor(), logabs}, {{A, false}},
+         [](const variable_list& g, const variable_list& s) {
+           if (g.size() < 2 || !g[1].defined()) return variable_list{Tensor()};
+           return variable_list{g[1].unsqueeze(-1).unsqueeze(-1) * linalg_inv(s[0]).mT()};
+         });
+  return {sign, logabs};
+}
+
+// ---- Cholesky --------------------------------------------------------------------------------------
+
+namespace {
+std::tuple<Tensor, Tensor> cholesky_lower(const char* op, const Tensor& A) {
+  const int64_t n = A.size(-1);
+  // A row-major copy: LAPACK reads it as A^T, whose upper triangle is A's lower one, and the U it
+  // computes (A = U^T U), read back row-major, is L. No transposing copy either way.
+  Tensor buf = make_empty(A.sizes(), A.dtype());
+  buf.copy_(A);
+  const DimVector batch = batch_shape(A);
+  Tensor info = info_tensor(batch);
+  const int64_t nb = batch_count(A);
+  if (n > 0) {
+    on_floating(A.dtype(), [&](auto z) {
+      using T = decltype(z);
+      T* a = buf.data_ptr<T>();
+      int* inf = info.data_ptr<int>();
+      for_each_matrix(nb, n * n * n, [&](int64_t i) { lapack::potrf('U', to_int(n), a + i * n * n, to_int(n), inf + i); });
+    });
+  }
+  return {buf.tril_(), info};
+}
+}  // namespace
+
+std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor& A, bool upper, bool check_errors) {
+  const char* op = "linalg.cholesky_ex";
+  check_floating(op, A);
+  check_square(op, A);
+  Tensor L, info;
+  {
+    AutoGradMode off(false);
+    std::tie(L, info) = cholesky_lower(op, A);
+  }
+  if (check_errors) check_infos("linalg.cholesky", info, A.dim() > 2, InfoKind::kNotPositiveDefinite);
+  // LinalgCholeskyExBackward0 -- A: sym(L^{-T} Phi(L^T gL) L^{-1}), Phi: the lower triangle with
+  // the diagonal halved
+  record("LinalgCholeskyExBackward0", op, {A}, {L, info}, {{L, true}}, [](const variable_list& g, const variable_list& s) {
+    const Tensor& l = s[0];
+    Tensor phi = l.mT().matmul(g[0]);
+    phi = phi.tril(-1) + phi.tril().triu() * 0.5;
+    Tensor gA = linalg_solve_triangular(l.mT(), phi, /*upper=*/true);
+    gA = linalg_solve_triangular(l, gA, /*upper=*/false, /*left=*/false);
+    return variable_list{(gA + gA.mT()) * 0.5};
+  });
+  return {upper ? L.mT() : L, info};
+}
+
+Tensor linalg_cholesky(const Tensor& A, bool upper) {
+  auto [L, info] = linalg_cholesky_ex(A, upper, false);
+  check_infos("linalg.cholesky", info, A.dim() > 2, InfoKind::kNotPositiveDefinite);
+  return L;
+}
+
+Tensor cholesky(const Tensor& A, bool upper) {
+  auto [L, info] = linalg_cholesky_ex(A, upper, false);
+  check_infos("cholesky", info, A.dim() > 2, InfoKind::kNotPositiveDefinite);
+  return L;
+}
+
+// ---- QR ----------------------------------------------------------------------------------------------
+
+namespace {
+// geqrf on a column-major buffer; returns tau (..., min(m, n)).
+Tensor geqrf_batch(Tensor& buf, int64_t m, int64_t n, IntArrayRef batch) {
+  const int64_t k = std::min(m, n), nb = buf.numel() / std::max<int64_t>(1, m * n);
+  Tensor tau = zeros(concat(batch, {k}), TensorOptions().dtype(buf.dtype()));
+  if (k == 0) return tau;
+  on_floating(buf.dtype(), [&](auto z) {
+    using T = decltype(z);
+    T* a = buf.data_ptr<T>();
+    T* t = tau.data_ptr<T>();
+    T query;
+    int info;
+    lapack::geqrf(to_int(m), to_int(n), a, to_int(m), t, &query, -1, &info);
+    const int lwork = std::max(1, static_cast<int>(query));
+    for_each_matrix(nb, m * n * k, [&](int64_t i) {
+      std::vector<T> work(lwork);
+      int inf;
+      lapack::geqrf(to_int(m), to_int(n), a + i * m * n, to_int(m), t + i * k, work.data(), lwork, &inf);
+    });
+  });
+  return tau;
+}
+
+// orgqr on a column-major buffer of (m x cols) matrices holding k reflectors.
+void orgqr_batch(Tensor& q, int64_t m, int64_t cols, const Tensor& tau) {
+  const int64_t k = tau.size(-1), nb = q.numel() / std::max<int64_t>(1, m * cols);
+  if (m == 0 || cols == 0) return;
+  on_floating(q.dtype(), [&](auto z) {
+    using T = decltype(z);
+    T* a = q.data_ptr<T>();
+    const Tensor tc = tau.contiguous();
+    const T* t = tc.data_ptr<T>();
+    T query;
+    int info;
+    lapack::orgqr(to_int(m), to_int(cols), to_int(k), a, to_int(m), t, &query, -1, &info);
+    const int lwork = std::max(1, static_cast<int>(query));
+    for_each_matrix(nb, m * cols * k, [&](int64_t i) {
+      std::vector<T> work(lwork);
+      int inf;
+      lapack::orgqr(to_int(m), to_int(cols), to_int(k), a + i * m * cols, to_int(m), t + i * k, work.data(), lwork,
+                    &inf);
+    });
+  });
+}
+
+// Q and R of A = Q R for square or tall R (m >= n): gA = (gQ + Q N) R^{-T},
+// N = triu(M) + triu(M, 1)^T, M = gR R^T - Q^T gQ.
+Tensor qr_backward_tall(const Tensor& gQ, const Tensor& gR, const Tensor& Q, const Tensor& R) {
+  Tensor M;
+  if (gR.defined()) M = gR.matmul(R.mT());
+  if (gQ.defined()) M = M.defined() ? M - Q.mT().matmul(gQ) : -Q.mT().matmul(gQ);
+  const Tensor N = M.triu() + M.triu(1).mT();
+  Tensor Z = Q.matmul(N);
+  if (gQ.defined()) Z = Z + gQ;
+  return linalg_solve_triangular(R.mT(), Z, /*upper=*/false, /*left=*/false);
+}
+}  // namespace
+
+std::tuple<Tensor, Tensor> geqrf(const Tensor& A) {
+  const char* op = "geqrf";
+  check_floating(op, A, "input");
+  check_matrix(op, A, "input");
+  EMBER_CHECK(!any_requires_grad({A}), op, "the derivative for 'geqrf' is not implemented.");
+  Tensor buf = colmajor_copy(A);
+  Tensor tau = geqrf_batch(buf, A.size(-2), A.size(-1), batch_shape(A));
+  return {buf, tau};
+}
+
+std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, std::string_view mode) {
+  const char* op = "linalg.qr";
+  check_floating(op, A);
+  check_matrix(op, A);
+  EMBER_CHECK(mode == "reduced" || mode == "complete" || mode == "r", op,
+              "qr received unrecognized mode '", mode, "' but expected one of 'reduced' (default), 'r', or 'complete'");
+  const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n);
+  const DimVector batch = batch_shape(A);
+  Tensor Q, R;
+  {
+    AutoGradMode off(false);
+    Tensor buf = colmajor_copy(A);
+    Tensor tau = geqrf_batch(buf, m, n, batch);
+    const int64_t rrows = mode == "complete" ? m : k;
+    R = buf.narrow(-2, 0, rrows).triu();
+    R = R.contiguous();
+    if (mode == "r") {
+      Q = empty({0}, TensorOptions().dtype(A.dtype()));
+    } else {
+      const int64_t qcols = mode == "complete" ? m : k;
+      Tensor qb;
+      if (qcols <= n) {
+        qb = colmajor_copy(buf.narrow(-1, 0, qcols));
+      } else {
+        qb = colmajor_empty(batch, m, qcols, A.dtype());
+        qb.zero_();
+        qb.narrow(-1, 0, n).copy_(buf);
+      }
+      orgqr_batch(qb, m, qcols, tau);
+      Q = qb;
+    }
+  }
+  const bool complete = mode == "complete";
+  const bool r_only = mode == "r";
+  // LinalgQrBackward0 -- for m >= n as qr_backward_tall; for m < n, A = Q [X | Y]:
+  // Y's gradient is Q gR_Y and X's the square case with gQ + Y gR_Y^T
+  record("LinalgQrBackward0", op, {A}, {Q, R}, {{Q, true}, {R, true}},
+         [m, n, complete, r_only](const variable_list& g, const variable_list& s) {
+           EMBER_CHECK(!r_only, "linalg.qr_backward",
+                       "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
+                       "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.");
+           EMBER_CHECK(!(complete && m > n), "linalg.qr_backward",
+                       "The QR decomposition is not differentiable when mode='complete' and nrows > ncols.");
+           const Tensor& Q = s[0];
+           const Tensor& R = s[1];
+           const Tensor gQ = g[0], gR = g.size() > 1 ? g[1] : Tensor();
+           if (m >= n) return variable_list{qr_backward_tall(gQ, gR, Q, R)};
+           const Tensor RX = R.narrow(-1, 0, m), RY = R.narrow(-1, m, n - m);
+           const Tensor Y = Q.matmul(RY);  // A's last n - m columns
+           Tensor gX_Q = gQ, gX_R = gR.defined() ? gR.narrow(-1, 0, m) : Tensor(), gY;
+           if (gR.defined()) {
+             const Tensor gRY = gR.narrow(-1, m, n - m);
+             gX_Q = gQ.defined() ? gQ + Y.matmul(gRY.mT()) : Y.matmul(gRY.mT());
+             gY = Q.matmul(gRY);
+           } else {
+             gY = zeros_like(Y);
+           }
+           return variable_list{cat({qr_backward_tall(gX_Q, gX_R, Q, RX), gY}, -1)};
+         });
+  return {Q, R};
+}
+
+// ---- symmetric eigendecomposition ----------------------------------------------------------------
+
+std::tuple<Tensor, Tensor> linalg_eigh(const Tensor& A, std::string_view UPLO) {
+  const char* op = "linalg.eigh";
+  check_floating(op, A);
+  check_square(op, A);
+  EMBER_CHECK(UPLO == "L" || UPLO == "U" || UPLO == "l" || UPLO == "u", op,
+              "Expected UPLO argument to be 'L' or 'U', but got ", UPLO);
+  const char uplo = (UPLO == "U" || UPLO == "u") ? 'U' : 'L';
+  const int64_t n = A.size(-1);
+  const DimVector batch = batch_shape(A);
+  Tensor buf = colmajor_copy(A);
+  Tensor w = make_empty(concat(batch, {n}), A.dtype());
+  Tensor info = info_tensor(batch);
+  const int64_t nb = batch_count(A);
+  if (n > 0) {
+    on_floating(A.dtype(), [&](auto z) {
+      using T = decltype(z);
+      T* a = buf.data_ptr<T>();
+      T* pw = w.data_ptr<T>();
+      int* pi = info.data_ptr<int>();
+      T wq;
+      int iq, inf;
+      lapack::syevd('V', uplo, to_int(n), a, to_int(n), pw, &wq, -1, &iq, -1, &inf);
+      const int lwork = std::max(1, static_cast<int>(wq)), liwork = std::max(1, iq);
+      for_each_matrix(nb, n * n * n, [&](int64_t i) {
+        std::vector<T> work(lwork);
+        std::vector<int> iwork(liwork);
+        lapack::syevd('V', uplo, to_int(n), a + i * n * n, to_int(n), pw + i * n, work.data(), lwork, iwork.data(),
+                      liwork, pi + i);
+      });
+    });
+  }
+  check_infos(op, info, A.dim() > 2, InfoKind::kEigConverge);
+  Tensor V = buf;
+  // LinalgEighBackward0 -- A: V (diag(gL) + F o skew(V^T gV)) V^T, F_ij = 1 / (L_j - L_i)
+  record("LinalgEighBackward0", op, {A}, {w, V}, {{w, true}, {V, true}}, [](const variable_list& g, const variable_list& s) {
+    const Tensor& L = s[0];
+    const Tensor& V = s[1];
+    Tensor inner;
+    if (g.size() > 1 && g[1].defined()) {
+      Tensor VtgV = V.mT().matmul(g[1]);
+      VtgV = (VtgV - VtgV.mT()) * 0.5;
+      Tensor E = L.unsqueeze(-2) - L.unsqueeze(-1);  // E_ij = L_j - L_i
+      E.diagonal(0, -2, -1).fill_(1);
+      inner = VtgV / E;
+      inner.diagonal(0, -2, -1).zero_();
+    }
+    if (g[0].defined()) inner = inner.defined() ? inner + diag_embed(g[0]) : diag_embed(g[0]);
+    return variable_list{V.matmul(inner).matmul(V.mT())};
+  });
+  return {w, V};
+}
+
+Tensor linalg_eigvalsh(const Tensor& A, std::string_view UPLO) { return std::get<0>(linalg_eigh(A, UPLO)); }
+
+std::tuple<Tensor, Tensor> symeig(const Tensor& A, bool eigenvectors, bool upper) {
+  auto [L, V] = linalg_eigh(A, upper ? "U" : "L");
+  // without eigenvectors: an empty tensor (of A's shape when the matrices are 0 x 0, as PyTorch)
+  if (!eigenvectors) return {L, empty(A.size(-1) == 0 ? A.sizes() : IntArrayRef{0}, TensorOptions().dtype(A.dtype()))};
+  return {L, V};
+}
+
+// ---- SVD -------------------------------------------------------------------------------------------
+
+namespace {
+// gesdd: values only, reduced or full vectors.
+std::tuple<Tensor, Tensor, Tensor> svd_raw(const char* op, const Tensor& A, bool full, bool vectors) {
+  const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n);
+  const DimVector batch = batch_shape(A);
+  const ScalarType dt = A.dtype();
+  const int64_t ucols = full ? m : k, vrows = full ? n : k;
+  Tensor S = make_empty(concat(batch, {k}), dt);
+  Tensor U = vectors ? colmajor_empty(batch, m, ucols, dt) : Tensor();
+  Tensor Vt = vectors ? colmajor_empty(batch, vrows, n, dt) : Tensor();
+  if (k == 0) {
+    if (!vectors) return {U, S, Vt};
+    // an empty matrix's full bases are identities
+    Tensor u = colmajor_copy((full ? eye(m, TensorOptions().dtype(dt)) : zeros({m, 0}, TensorOptions().dtype(dt)))
+                                 .expand(concat(batch, {m, ucols})));
+    Tensor v = colmajor_copy((full ? eye(n, TensorOptions().dtype(dt)) : zeros({0, n}, TensorOptions().dtype(dt)))
+                                 .expand(concat(batch, {vrows, n})));
+    return {u, S, v};
+  }
+  Tensor buf = colmajor_copy(A);
+  Tensor info = info_tensor(batch);
+  const int64_t nb = batch_count(A);
+  const char jobz = !vectors ? 'N' : (full ? 'A' : 'S');
+  on_floating(dt, [&](auto z) {
+    using T = decltype(z);
+    T* a = buf.data_ptr<T>();
+    T* s = S.data_ptr<T>();
+    T* u = vectors ? U.data_ptr<T>() : nullptr;
+    T* vt = vectors ? Vt.data_ptr<T>() : nullptr;
+    int* pi = info.data_ptr<int>();
+    const int ldu = to_int(m), ldvt = to_int(std::max<int64_t>(1, vrows));
+    T dummy = 0;
+    T wq;
+    std::vector<int> iq(8 * k);
+    int inf;
+    lapack::gesdd(jobz, to_int(m), to_int(n), a, to_int(m), s, vectors ? u : &dummy, ldu, vectors ? vt : &dummy,
+                  ldvt, &wq, -1, iq.data(), &inf);
+    const int lwork = std::max(1, static_cast<int>(wq));
+    for_each_matrix(nb, m * n * k, [&](int64_t i) {
+      std::vector<T> work(lwork);
+      std::vector<int> iwork(8 * k);
+      T du = 0, dv = 0;
+      lapack::gesdd(jobz, to_int(m), to_int(n), a + i * m * n, to_int(m), s + i * k,
+                    vectors ? u + i * m * ucols : &du, ldu, vectors ? vt + i * vrows * n : &dv, ldvt, work.data(),
+                    lwork, iwork.data(), pi + i);
+    });
+  });
+  check_infos(op, info, A.dim() > 2, InfoKind::kSvdConverge);
+  return {U, S, Vt};
+}
+
+// Gradient of A = U diag(S) Vh (reduced, k = min(m, n)): U [(F o (U^T gU - gU^T U)) S + diag(gS)
+// + S (F o (V^T gV - gV^T V))] Vh + (I - U U^T) gU S^{-1} Vh + U S^{-1} gV^T (I - V V^T),
+// F_ij = 1 / (s_j^2 - s_i^2).
+Tensor svd_backward(const Tensor& gU_in, const Tensor& gS, const Tensor& gVh_in, const Tensor& U_in,
+                    const Tensor& S, const Tensor& Vh_in) {
+  const int64_t m = U_in.size(-2), n = Vh_in.size(-1), k = S.size(-1);
+  const Tensor U = U_in.narrow(-1, 0, k), Vh = Vh_in.narrow(-2, 0, k);
+  const Tensor gU = gU_in.defined() ? gU_in.narrow(-1, 0, k) : Tensor();
+  const Tensor gVh = gVh_in.defined() ? gVh_in.narrow(-2, 0, k) : Tensor();
+  if (!gU.defined() && !gVh.defined()) {
+    return gS.defined() ? (U * gS.unsqueeze(-2)).matmul(Vh) : Tensor();
+  }
+  const Tensor V = Vh.mT();
+  Tensor s2 = S * S;
+  Tensor F = s2.unsqueeze(-2) - s2.unsqueeze(-1);  // s_j^2 - s_i^2
+  F.diagonal(0, -2, -1).fill_(1);
+  F = F.reciprocal();
+  F.diagonal(0, -2, -1).zero_();
+  Tensor inner = zeros(concat(batch_shape(U), {k, k}), TensorOptions().dtype(U.dtype()));
+  if (gS.defined()) inner = inner + diag_embed(gS);
+  Tensor gA;
+  if (gU.defined()) {
+    const Tensor UtgU = U.mT().matmul(gU);
+    inner = inner + (F * (UtgU - UtgU.mT())) * S.unsqueeze(-2);
+  }
+  if (gVh.defined()) {
+    const Tensor gV = gVh.mT();
+    const Tensor VtgV = V.mT().matmul(gV);
+    inner = inner + S.unsqueeze(-1) * (F * (VtgV - VtgV.mT()));
+  }
+  gA = U.matmul(inner).matmul(Vh);
+  if (gU.defined() && m > k) {
+    const Tensor t = gU - U.matmul(U.mT().matmul(gU));
+    gA = gA + (t / S.unsqueeze(-2)).matmul(Vh);
+  }
+  if (gVh.defined() && n > k) {
+    const Tensor t = gVh - gVh.matmul(V).matmul(Vh);  // gV^T (I - V V^T)
+    gA = gA + U.matmul(t / S.unsqueeze(-1));
+  }
+  return gA;
+}
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& A, bool full_matrices,
+                                              std::optional<std::string_view> driver) {
+  const char* op = "linalg.svd";
+  check_floating(op, A);
+  check_matrix(op, A);
+  EMBER_CHECK(!driver, op, "keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend.");
+  Tensor U, S, Vh;
+  {
+    AutoGradMode off(false);
+    std::tie(U, S, Vh) = svd_raw(op, A, full_matrices, true);
+  }
+  record("LinalgSvdBackward0", op, {A}, {U, S, Vh}, {{U, true}, {S, true}, {Vh, true}},
+         [](const variable_list& g, const variable_list& s) {
+           const Tensor gS = g.size() > 1 ? g[1] : Tensor(), gVh = g.size() > 2 ? g[2] : Tensor();
+           return variable_list{svd_backward(g[0], gS, gVh, s[0], s[1], s[2])};
+         });
+  return {U, S, Vh};
+}
+
+Tensor linalg_svdvals(const Tensor& A, std::optional<std::string_view> driver) {
+  const char* op = "linalg.svdvals";
+  check_floating(op, A);
+  check_matrix(op, A);
+  EMBER_CHECK(!driver, op, "keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend.");
+  // with a graph, the vectors are needed for the gradient
+  if (any_requires_grad({A})) return std::get<1>(linalg_svd(A, false));
+  AutoGradMode off(false);
+  return std::get<1>(svd_raw(op, A, false, false));
+}
+
+std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A, bool some, bool compute_uv) {
+  if (!compute_uv) {
+    const Tensor S = linalg_svdvals(A);
+    const TensorOptions o = TensorOptions().dtype(A.dtype());
+    const DimVector batch = batch_shape(A);
+    return {zeros(concat(batch, {A.size(-2), A.size(-2)}), o), S, zeros(concat(batch, {A.size(-1), A.size(-1)}), o)};
+  }
+  auto [U, S, Vh] = linalg_svd(A, !some);
+  return {U, S, Vh.mT()};
+}
+
+// ---- least squares ---------------------------------------------------------------------------------
+
+std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& A, const Tensor& B_in,
+                                                        std::optional<double> rcond,
+                                                        std::optional<std::string_view> driver_in) {
+  const char* op = "torch.linalg.lstsq";
+  check_floating(op, A);
+  check_matrix(op, A);
+  EMBER_CHECK(A.dtype() == B_in.dtype(), op, "Expected input and other to have the same dtype, but got input's dtype ",
+              A.dtype(), " and other's dtype ", B_in.dtype());
+  const std::string driver(driver_in.value_or("gelsy"));
+  EMBER_CHECK(driver == "gelsy" || driver == "gelsd" || driver == "gelss" || driver == "gels", op,
+              "parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
+  const bool vector = B_in.dim() == A.dim() - 1;
+  const Tensor B = vector ? B_in.unsqueeze(-1) : B_in;
+  EMBER_CHECK(B.dim() >= 2, op, "input.dim() must be greater or equal to other.dim() and (input.dim() - other.dim()) <= 1");
+  const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n);
+  EMBER_CHECK(B.size(-2) == m, op, "input.size(-2) should match other.size(-2)");
+  auto [Ab, Bb] = broadcast_batch(op, A, B);
+  const int64_t nrhs = Bb.size(-1);
+  const DimVector batch = batch_shape(Ab);
+  const ScalarType dt = A.dtype();
+  const double eps = dt == kDouble ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
+  const double rc = rcond.value_or(eps * std::max(m, n));
+  const int64_t ldb = std::max<int64_t>(1, std::max(m, n));
+  Tensor sol, rank, sv, residuals;
+  {
+    AutoGradMode off(false);
+    Tensor a = colmajor_copy(Ab);
+    // B in an ldb-row column-major buffer (LAPACK returns the n-row solution in its top rows)
+    Tensor b = zeros(concat(batch, {nrhs, ldb}), TensorOptions().dtype(dt));
+    b.narrow(-1, 0, m).copy_(Bb.mT());
+    const int64_t nb = batch_count(Ab);
+    const bool want_rank = driver != "gels", want_sv = driver == "gelsd" || driver == "gelss";
+    Tensor rk = zeros(batch, kLong);
+    sv = want_sv ? zeros(concat(batch, {k}), TensorOptions().dtype(dt)) : empty({0}, TensorOptions().dtype(dt));
+    Tensor info = info_tensor(batch);
+    if (m > 0 && n > 0) {
+      on_floating(dt, [&](auto z) {
+        using T = decltype(z);
+        T* pa = a.data_ptr<T>();
+        T* pb = b.data_ptr<T>();
+        int64_t* pr = rk.data_ptr<int64_t>();
+        T* ps = want_sv ? sv.data_ptr<T>() : nullptr;
+        int* pi = info.data_ptr<int>();
+        for (int64_t i = 0; i < nb; ++i) {
+          T* ai = pa + i * m * n;
+          T* bi = pb + i * nrhs * ldb;
+          int r = 0, inf = 0;
+          T wq = 0;
+          if (driver == "gelsy") {
+            std::vector<int> jpvt(n, 0);
+            lapack::gelsy(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), jpvt.data(), T(rc), &r,
+                          &wq, -1, &inf);
+            std::vector<T> work(std::max(1, static_cast<int>(wq)));
+            lapack::gelsy(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), jpvt.data(), T(rc), &r,
+                          work.data(), static_cast<int>(work.size()), &inf);
+          } else if (driver == "gelsd") {
+            int iq = 0;
+            lapack::gelsd(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), ps + i * k, T(rc), &r,
+                          &wq, -1, &iq, &inf);
+            std::vector<T> work(std::max(1, static_cast<int>(wq)));
+            std::vector<int> iwork(std::max(1, iq));
+            lapack::gelsd(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), ps + i * k, T(rc), &r,
+                          work.data(), static_cast<int>(work.size()), iwork.data(), &inf);
+          } else if (driver == "gelss") {
+            lapack::gelss(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), ps + i * k, T(rc), &r,
+                          &wq, -1, &inf);
+            std::vector<T> work(std::max(1, static_cast<int>(wq)));
+            lapack::gelss(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), ps + i * k, T(rc), &r,
+                          work.data(), static_cast<int>(work.size()), &inf);
+          } else {
+            lapack::gels('N', to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), &wq, -1, &inf);
+            std::vector<T> work(std::max(1, static_cast<int>(wq)));
+            lapack::gels('N', to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), work.data(),
+                         static_cast<int>(work.size()), &inf);
+          }
+          pr[i] = r;
+          pi[i] = inf;
+        }
+      });
+    }
+    check_infos(op, info, A.dim() > 2, driver == "gels" ? InfoKind::kLstsqRank : InfoKind::kSvdConverge);
+    rank = want_rank ? rk : empty({0}, kLong);
+    sol = b.narrow(-1, 0, n).mT();
+    // residuals: squared norms of the rows below n that gels/gelsd/gelss leave, when m > n and
+    // every matrix has full rank
+    bool full_rank = true;
+    if (want_rank && rk.numel() > 0) full_rank = rk.eq(n).all().item<bool>();
+    if (m > n && driver != "gelsy" && full_rank) {
+      residuals = b.narrow(-1, n, m - n).mT().pow(2).sum({-2});
+    } else {
+      residuals = empty({0}, TensorOptions().dtype(dt));
+    }
+    sol = sol.contiguous();
+  }
+  if (any_requires_grad({A, B})) {
+    // the solution is pinv(A) B; its gradient is that of the composition
+    sol = linalg_pinv(Ab, std::optional<double>(), std::optional<double>(rc)).matmul(Bb);
+  }
+  if (vector) sol = sol.squeeze(-1);
+  return {sol, residuals, rank, sv};
+}
+
+}  // namespace ember

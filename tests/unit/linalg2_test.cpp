@@ -1,0 +1,319 @@
+// torch.linalg: gradcheck (float64, central differences) of every differentiable op, with
+// gradgradcheck where the backward is itself written with differentiable ops; decompositions
+// with sign freedom are checked through gauge-invariant functions of their outputs (as
+// PyTorch's tests do); and bad input raising ember::Error with PyTorch's words.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "ember/ember.h"
+#include "unit/expect_error.h"
+
+using namespace ember;  // NOLINT
+using autograd::variable_list;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+Tensor rnd(IntArrayRef sizes, uint64_t seed) {
+  Generator g(seed);
+  return rand(sizes, &g, TensorOptions().dtype(kDouble)) * 2 - 1;
+}
+// A well-conditioned square batch requiring grad.
+Tensor wellcond(IntArrayRef sizes, uint64_t seed) {
+  const int64_t n = sizes.back();
+  return (rnd(sizes, seed) + eye(n, kDouble) * static_cast<double>(n)).requires_grad_();
+}
+Tensor leaf(IntArrayRef sizes, uint64_t seed) { return rnd(sizes, seed).requires_grad_(); }
+// Symmetric positive definite from any square X: X X^T + n I (so gradcheck may perturb X freely).
+Tensor spd_of(const Tensor& X) {
+  return X.matmul(X.mT()) + eye(X.size(-1), kDouble) * static_cast<double>(X.size(-1));
+}
+Tensor sym_of(const Tensor& X) { return X + X.mT(); }
+
+bool check(const std::function<Tensor(const variable_list&)>& f, const variable_list& in, bool twice = false) {
+  const bool once = autograd::gradcheck(f, in);
+  return twice ? once && autograd::gradgradcheck(f, in) : once;
+}
+bool check_multi(const std::function<variable_list(const variable_list&)>& f, const variable_list& in) {
+  return autograd::gradcheck(f, in);
+}
+
+}  // namespace
+
+TEST(Linalg2Grad, DetSlogdetLogdet) {
+  const Tensor A = wellcond({2, 3, 3}, 1);
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::det(v[0]); }, {A}, true));
+  EXPECT_TRUE(check([](const variable_list& v) { return std::get<1>(linalg::slogdet(v[0])); }, {A}, true));
+  EXPECT_TRUE(check([](const variable_list& v) { return logdet(spd_of(v[0])); }, {leaf({3, 3}, 2)}));
+  EXPECT_TRUE(check([](const variable_list& v) { return v[0].det(); }, {wellcond({1, 1}, 3)}));
+  // at a singular matrix det's gradient is the cofactor matrix
+  Tensor S = tensor({1.0, 2.0, 2.0, 4.0}).reshape({2, 2}).requires_grad_();
+  linalg::det(S).backward();
+  EXPECT_TRUE(allclose(S.grad(), tensor({4.0, -2.0, -2.0, 1.0}).reshape({2, 2})));
+}
+
+TEST(Linalg2Grad, InvSolve) {
+  const Tensor A = wellcond({2, 3, 3}, 4);
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::inv(v[0]); }, {A}, true));
+  EXPECT_TRUE(check([](const variable_list& v) { return std::get<0>(linalg::inv_ex(v[0])); }, {A}));
+  EXPECT_TRUE(check([](const variable_list& v) { return inverse(v[0]); }, {A}));
+  const Tensor B = leaf({2, 3, 2}, 5);
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::solve(v[0], v[1]); }, {A, B}, true));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::solve(v[0], v[1], false); }, {A, leaf({2, 2, 3}, 6)}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::solve(v[0], v[1]); }, {A, leaf({2, 3}, 7)}));
+  // broadcast: one A for a batch of B, one B for a batch of A
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::solve(v[0], v[1]); }, {wellcond({3, 3}, 8), B}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::solve(v[0], v[1]); }, {A, leaf({3, 2}, 9)}));
+  EXPECT_TRUE(check([](const variable_list& v) { return std::get<0>(linalg::solve_ex(v[0], v[1])); }, {A, B}));
+}
+
+TEST(Linalg2Grad, Cholesky) {
+  const Tensor X = leaf({2, 3, 3}, 10);
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::cholesky(spd_of(v[0])); }, {X}, true));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg_cholesky(spd_of(v[0]), true); }, {X}));
+  EXPECT_TRUE(check([](const variable_list& v) { return std::get<0>(linalg::cholesky_ex(spd_of(v[0]))); }, {X}));
+  EXPECT_TRUE(check([](const variable_list& v) { return cholesky(spd_of(v[0])); }, {X}));
+  const Tensor L = linalg::cholesky(spd_of(rnd({3, 3}, 11))).detach().requires_grad_();
+  EXPECT_TRUE(check([](const variable_list& v) { return cholesky_solve(v[1], v[0]); }, {L, leaf({3, 2}, 12)}));
+  EXPECT_TRUE(check([](const variable_list& v) { return cholesky_inverse(v[0]); }, {L}));
+}
+
+TEST(Linalg2Grad, SolveTriangular) {
+  const Tensor A = wellcond({2, 3, 3}, 13), B = leaf({2, 3, 2}, 14), Bt = leaf({2, 2, 3}, 15);
+  for (bool upper : {false, true})
+    for (bool unit : {false, true}) {
+      EXPECT_TRUE(check([=](const variable_list& v) { return linalg::solve_triangular(v[0], v[1], upper, true, unit); },
+                        {A, B}, true))
+          << upper << unit;
+      EXPECT_TRUE(check([=](const variable_list& v) { return linalg::solve_triangular(v[0], v[1], upper, false, unit); },
+                        {A, Bt}))
+          << upper << unit;
+    }
+  EXPECT_TRUE(check([](const variable_list& v) { return std::get<0>(triangular_solve(v[1], v[0], true, true)); }, {A, B}));
+}
+
+TEST(Linalg2Grad, Lu) {
+  const Tensor A = wellcond({2, 3, 3}, 16);
+  EXPECT_TRUE(check([](const variable_list& v) { return std::get<0>(linalg::lu_factor(v[0])); }, {A}, true));
+  EXPECT_TRUE(check_multi(
+      [](const variable_list& v) {
+        auto [P, L, U] = linalg::lu(v[0]);
+        return variable_list{L, U};
+      },
+      {A}));
+  const Tensor B = leaf({2, 3, 2}, 17);
+  EXPECT_TRUE(check(
+      [](const variable_list& v) {
+        auto [LU, piv] = linalg::lu_factor(v[0]);
+        return linalg::lu_solve(LU, piv, v[1]);
+      },
+      {A, B}));
+  EXPECT_TRUE(check(
+      [](const variable_list& v) {
+        auto [LU, piv] = linalg::lu_factor(v[0]);
+        return linalg::lu_solve(LU, piv, v[1], false, true);
+      },
+      {A, leaf({2, 2, 3}, 18)}));
+}
+
+TEST(Linalg2Grad, Qr) {
+  for (auto shape : {std::vector<int64_t>{4, 3}, {3, 3}, {2, 3, 5}}) {
+    const Tensor A = leaf(shape, 19);
+    EXPECT_TRUE(check_multi(
+        [](const variable_list& v) {
+          auto [Q, R] = linalg::qr(v[0]);
+          return variable_list{Q, R};
+        },
+        {A}))
+        << IntArrayRef(shape);
+    EXPECT_TRUE(check([](const variable_list& v) { return std::get<1>(linalg::qr(v[0])); }, {A}, true));
+  }
+  // complete mode is differentiable for wide and square input
+  EXPECT_TRUE(check([](const variable_list& v) { return std::get<0>(linalg::qr(v[0], "complete")); }, {leaf({2, 4}, 20)}));
+}
+
+TEST(Linalg2Grad, Eigh) {
+  const Tensor X = leaf({2, 4, 4}, 21);
+  // gauge invariant: eigenvalues, and V diag(f(L)) V^T
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::eigvalsh(sym_of(v[0])); }, {X}, true));
+  EXPECT_TRUE(check(
+      [](const variable_list& v) {
+        auto [L, V] = linalg::eigh(sym_of(v[0]));
+        return (V * L.exp().unsqueeze(-2)).matmul(V.mT());
+      },
+      {X}));
+  EXPECT_TRUE(check([](const variable_list& v) { return std::get<1>(linalg::eigh(sym_of(v[0]), "U")).abs(); }, {X}));
+  EXPECT_TRUE(check([](const variable_list& v) { return std::get<0>(symeig(sym_of(v[0]), true)); }, {X}));
+}
+
+TEST(Linalg2Grad, Svd) {
+  for (auto shape : {std::vector<int64_t>{4, 3}, {3, 3}, {2, 3, 5}}) {
+    const Tensor A = leaf(shape, 22);
+    EXPECT_TRUE(check([](const variable_list& v) { return linalg::svdvals(v[0]); }, {A}, true)) << IntArrayRef(shape);
+    // U Vh, |U| and |Vh| are invariant under the sign freedom of the singular vectors
+    EXPECT_TRUE(check_multi(
+        [](const variable_list& v) {
+          auto [U, S, Vh] = linalg::svd(v[0], false);
+          return variable_list{S, U.matmul(Vh), U.abs(), Vh.abs()};
+        },
+        {A}))
+        << IntArrayRef(shape);
+    EXPECT_TRUE(check(
+        [](const variable_list& v) {
+          auto [U, S, V] = svd(v[0]);
+          return (U * S.unsqueeze(-2)).matmul(V.mT());
+        },
+        {A}))
+        << IntArrayRef(shape);
+  }
+  // full_matrices: the extra columns carry no gradient of a function of the reduced part
+  EXPECT_TRUE(check(
+      [](const variable_list& v) {
+        auto [U, S, Vh] = linalg::svd(v[0], true);
+        return U.narrow(-1, 0, 3).matmul(Vh.narrow(-2, 0, 3));
+      },
+      {leaf({5, 3}, 23)}));
+}
+
+TEST(Linalg2Grad, LstsqPinvRank) {
+  const Tensor A = leaf({5, 3}, 24), B = leaf({5, 2}, 25);
+  EXPECT_TRUE(check([](const variable_list& v) { return std::get<0>(linalg::lstsq(v[0], v[1])); }, {A, B}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::pinv(v[0]); }, {A}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg_pinv(sym_of(v[0]), std::optional<double>(), std::optional<double>(), true); },
+                    {leaf({3, 3}, 26)}));
+  EXPECT_TRUE(check([](const variable_list& v) { return pinverse(v[0]); }, {leaf({2, 3, 4}, 27)}));
+  // matrix_rank is an integer: no gradient, no graph
+  EXPECT_FALSE(linalg::matrix_rank(A).requires_grad());
+}
+
+TEST(Linalg2Grad, Norms) {
+  const Tensor A = leaf({2, 3, 4}, 28);
+  for (double ord : {1.0, -1.0, 2.0, -2.0, kInf, -kInf})
+    EXPECT_TRUE(check([=](const variable_list& v) { return linalg::matrix_norm(v[0], ord); }, {A})) << ord;
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::matrix_norm(v[0], "fro"); }, {A}, true));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::matrix_norm(v[0], "nuc"); }, {A}));
+  for (double ord : {1.0, 2.0, 3.0, kInf, -kInf})
+    EXPECT_TRUE(check([=](const variable_list& v) { return linalg::vector_norm(v[0], ord, std::vector<int64_t>{-1}); }, {A}))
+        << ord;
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::norm(v[0]); }, {A}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::cond(v[0]); }, {leaf({3, 3}, 29)}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::cond(v[0], "fro"); }, {wellcond({3, 3}, 30)}));
+}
+
+TEST(Linalg2Grad, MatrixFunctions) {
+  const Tensor A = leaf({2, 3, 3}, 31);
+  for (int64_t p : {0, 1, 2, 5, -2}) {
+    const Tensor M = p < 0 ? wellcond({2, 3, 3}, 32) : A;
+    EXPECT_TRUE(check([=](const variable_list& v) { return linalg::matrix_power(v[0], p); }, {M})) << p;
+  }
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::matrix_exp(v[0]); }, {A}, true));
+  EXPECT_TRUE(check([](const variable_list& v) { return matrix_exp(v[0] * 4); }, {A}));  // with squaring
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::multi_dot({v[0], v[1], v[2]}); },
+                    {leaf({3}, 33), leaf({3, 4}, 34), leaf({4, 2}, 35)}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::cross(v[0], v[1]); }, {leaf({2, 3}, 36), leaf({1, 3}, 37)}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::vecdot(v[0], v[1]); }, {leaf({2, 4}, 38), leaf({2, 4}, 39)}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::vander(v[0], 4); }, {leaf({2, 3}, 40)}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::diagonal(v[0], 1); }, {A}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::householder_product(v[0], v[1]); },
+                    {leaf({4, 3}, 41), leaf({2}, 42)}));
+  EXPECT_TRUE(check([](const variable_list& v) { return ormqr(v[0], v[1], v[2]); },
+                    {leaf({4, 3}, 43), leaf({2}, 44), leaf({4, 2}, 45)}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::tensorinv(v[0].reshape({4, 2, 2}), 1); },
+                    {wellcond({4, 4}, 46)}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::tensorsolve(v[0].reshape({2, 2, 4}), v[1]); },
+                    {wellcond({4, 4}, 47), leaf({2, 2}, 48)}));
+}
+
+// ---- bad input ------------------------------------------------------------------------------------
+
+TEST(Linalg2Errors, ShapesAndDtypes) {
+  EXPECT_ERROR(linalg::inv(ones({2, 3})), "linalg.inv", "must be batches of square matrices, but they are 2 by 3");
+  EXPECT_ERROR(linalg::det(ones({3})), "linalg.det", "must have at least 2 dimensions");
+  EXPECT_ERROR(linalg::cholesky(ones({3, 3}, kLong)), "Expected a floating point or complex tensor as input. Got Long");
+  EXPECT_ERROR(linalg::solve(ones({3, 3}, kHalf), ones({3}, kHalf)), "Low precision dtypes not supported. Got Half");
+  EXPECT_ERROR(linalg::solve(eye(3).expand({2, 3, 3}), ones({4, 3, 2})), "linalg.solve", "must match");
+  EXPECT_ERROR(linalg::solve(eye(3), ones({4, 2})), "Incompatible shapes of A and B");
+  EXPECT_ERROR(linalg::solve(eye(3), ones({3}, kDouble)), "same dtype");
+  EXPECT_ERROR(linalg::matrix_power(ones({2, 3}), 2), "linalg.matrix_power", "square matrices");
+  EXPECT_ERROR(linalg::qr(ones({3, 3}), "x"), "qr received unrecognized mode 'x'");
+  EXPECT_ERROR(linalg::eigh(eye(3), "X"), "Expected UPLO argument to be 'L' or 'U', but got X");
+  EXPECT_ERROR(linalg::lstsq(ones({3, 2}), ones({3, 1}), std::nullopt, "gelsx"), "driver");
+  EXPECT_ERROR(linalg::cross(ones({2, 4}), ones({2, 4})), "must have length 3");
+  EXPECT_ERROR(linalg::multi_dot({ones({2, 3})}), "expected at least 2 tensors");
+  EXPECT_ERROR(linalg::multi_dot({ones({2, 3}), ones({4, 2})}), "compatible for multiplication");
+  EXPECT_ERROR(linalg::vander(ones({3}), 1), "N must be greater than 1.");
+  EXPECT_ERROR(linalg::householder_product(ones({2, 3}), ones({2})), "input.shape[-2] must be greater than or equal");
+  EXPECT_ERROR(linalg::tensorinv(ones({2, 3}), 1), "prod(self.shape[ind:]) == prod(self.shape[:ind])");
+  EXPECT_ERROR(linalg::matrix_norm(ones({3}), "fro"), "at least 2 dimensions");
+  EXPECT_ERROR(linalg::matrix_norm(ones({3, 3}), "xyz"), "Invalid norm type xyz");
+  EXPECT_ERROR(linalg::lu_factor(ones({3, 3}), false), "LU without pivoting is not implemented on the CPU");
+}
+
+TEST(Linalg2Errors, SingularAndNotPositiveDefinite) {
+  Tensor S = zeros({2, 3, 3}, kDouble);
+  S.select(0, 0).copy_(eye(3, kDouble));
+  EXPECT_ERROR(linalg::inv(S), "linalg.inv: (Batch element 1): The diagonal element 1 is zero, the inversion could not be "
+                               "completed because the input matrix is singular.");
+  EXPECT_ERROR(linalg::inv(S.select(0, 1)), "linalg.inv: The diagonal element 1 is zero");
+  EXPECT_ERROR(inverse(S.select(0, 1)), "input matrix is singular");
+  EXPECT_ERROR(linalg::solve(S, ones({2, 3, 1}, kDouble)),
+               "torch.linalg.solve: (Batch element 1): The solver failed because the input matrix is singular.");
+  EXPECT_ERROR(linalg::cholesky(-eye(3, kDouble)),
+               "linalg.cholesky: The factorization could not be completed because the input is not positive-definite "
+               "(the leading minor of order 1 is not positive-definite).");
+  Tensor N = eye(3, kDouble).expand({2, 3, 3}).clone();
+  N.select(0, 1).select(0, 2).select(0, 2).fill_(-1);
+  EXPECT_ERROR(linalg::cholesky(N), "linalg.cholesky: (Batch element 1):", "leading minor of order 3");
+  EXPECT_ERROR(cholesky(-eye(2, kDouble)), "cholesky: The factorization could not be completed");
+  EXPECT_ERROR(linalg::lu_factor(S.select(0, 1)), "U[1,1] is zero");
+  EXPECT_ERROR(linalg::cholesky_ex(N, false, true), "(Batch element 1)");
+  // the _ex forms report instead of raising
+  auto [X, info] = linalg::inv_ex(S);
+  EXPECT_EQ(info.select(0, 0).item<int>(), 0);
+  EXPECT_EQ(info.select(0, 1).item<int>(), 1);
+  auto [L, cinfo] = linalg::cholesky_ex(N);
+  EXPECT_EQ(cinfo.select(0, 1).item<int>(), 3);
+  // geqrf has no derivative (as PyTorch)
+  EXPECT_ERROR(geqrf(ones({3, 3}, kDouble).requires_grad_()), "the derivative for 'geqrf' is not implemented");
+  // the derivative of mode='r' needs Q
+  Tensor A = rnd({3, 3}, 1).requires_grad_();
+  Tensor R = std::get<1>(linalg::qr(A, "r"));
+  EXPECT_ERROR(R.sum().backward(), "The derivative of linalg.qr depends on Q, which is not computed when mode='r'");
+}
+
+// The Tensor methods are the older torch:: functions.
+TEST(Linalg2Methods, MatchTheFunctions) {
+  const Tensor A = wellcond({2, 3, 3}, 50).detach();
+  const Tensor S = spd_of(A);
+  const Tensor L = linalg::cholesky(S);
+  const Tensor B = rnd({2, 3, 2}, 51);
+  const auto same = [](const Tensor& a, const Tensor& b) { return a.sizes().equals(b.sizes()) && allclose(a, b); };
+  EXPECT_TRUE(same(A.det(), det(A)));
+  EXPECT_TRUE(same(S.logdet(), logdet(S)));
+  EXPECT_TRUE(same(std::get<1>(A.slogdet()), std::get<1>(slogdet(A))));
+  EXPECT_TRUE(same(A.inverse(), inverse(A)));
+  EXPECT_TRUE(same(A.matmul(A.inverse()), eye(3, kDouble).expand({2, 3, 3})));
+  EXPECT_TRUE(same(S.cholesky(), L));
+  EXPECT_TRUE(same(S.cholesky(true), L.mT()));
+  EXPECT_TRUE(same(B.cholesky_solve(L), linalg::solve(S, B)));
+  EXPECT_TRUE(same(L.cholesky_inverse(), linalg::inv(S)));
+  auto [Q, R] = A.qr();
+  EXPECT_TRUE(same(Q.matmul(R), A));
+  auto [U, Sv, V] = A.svd();
+  EXPECT_TRUE(same((U * Sv.unsqueeze(-2)).matmul(V.mT()), A));
+  EXPECT_TRUE(same(std::get<0>(S.symeig()), linalg::eigvalsh(S, "U")));
+  EXPECT_TRUE(same(std::get<0>(B.triangular_solve(A)), linalg::solve_triangular(A, B, true)));
+  auto [LU, piv] = linalg::lu_factor(A);
+  EXPECT_TRUE(same(B.lu_solve(LU, piv), linalg::solve(A, B)));
+  EXPECT_TRUE(same(A.matrix_power(3), A.matmul(A).matmul(A)));
+  EXPECT_TRUE(same(A.matrix_exp(), linalg::matrix_exp(A)));
+  EXPECT_TRUE(same(A.pinverse(), linalg::inv(A)));
+  auto [a, tau] = A.geqrf();
+  EXPECT_TRUE(same(a.orgqr(tau), Q));
+  EXPECT_TRUE(same(a.ormqr(tau, B), Q.matmul(B)));
+  EXPECT_TRUE(same(a.ormqr(tau, B, true, true), Q.mT().matmul(B)));
+}
