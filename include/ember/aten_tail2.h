@@ -146,7 +146,6 @@ Tensor tensordot(const Tensor& self, const Tensor& other, IntArrayRef dims_self,
 Tensor addr(const Tensor& self, const Tensor& vec1, const Tensor& vec2, const Scalar& beta = 1, const Scalar& alpha = 1);
 Tensor addbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1,
               const Scalar& alpha = 1);
-Tensor chain_matmul(TensorList matrices);
 Tensor smm(const Tensor& self, const Tensor& mat2);
 Tensor cov(const Tensor& self, int64_t correction = 1, const std::optional<Tensor>& fweights = std::nullopt,
            const std::optional<Tensor>& aweights = std::nullopt);
@@ -156,8 +155,6 @@ Tensor combinations(const Tensor& self, int64_t r = 2, bool with_replacement = f
 Tensor kaiser_window(int64_t window_length, TensorOptions options = {});
 Tensor kaiser_window(int64_t window_length, bool periodic, TensorOptions options = {});
 Tensor kaiser_window(int64_t window_length, bool periodic, double beta, TensorOptions options = {});
-Tensor frobenius_norm(const Tensor& self);
-Tensor frobenius_norm(const Tensor& self, IntArrayRef dim, bool keepdim = false);
 Tensor norm_except_dim(const Tensor& v, int64_t pow = 2, int64_t dim = 0);
 std::vector<Tensor> gradient(const Tensor& self, const std::optional<Scalar>& spacing = std::nullopt,
                              std::optional<int64_t> dim = std::nullopt, int64_t edge_order = 1);

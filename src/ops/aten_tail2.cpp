@@ -226,16 +226,6 @@ Tensor addbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, co
   if (beta.toDouble() == 0) return scaled + zeros_like(self).expand(prod.sizes());
   return (beta.toDouble() == 1 ? self : self * beta) + scaled;
 }
-Tensor chain_matmul(TensorList matrices) {
-  EMBER_CHECK(!matrices.empty(), "chain_matmul", "chain_matmul(): Expected one or more matrices");
-  for (const Tensor& m : matrices) {
-    EMBER_CHECK(m.dim() == 2, "chain_matmul", "Tensor dimension is ", m.dim(), ", expected 2 instead.");
-  }
-  if (matrices.size() == 1) return matrices[0].clone();
-  Tensor r = mm(matrices[0], matrices[1]);
-  for (size_t i = 2; i < matrices.size(); ++i) r = mm(r, matrices[i]);
-  return r;
-}
 // libtorch implements smm for a sparse self only; for dense tensors it is the product it names.
 Tensor smm(const Tensor& self, const Tensor& mat2) { return mm(self, mat2); }
 
@@ -356,12 +346,6 @@ Tensor kaiser_window(int64_t window_length, bool periodic, double beta, TensorOp
 Tensor kaiser_window(int64_t window_length, TensorOptions options) { return kaiser_window(window_length, true, 12.0, options); }
 Tensor kaiser_window(int64_t window_length, bool periodic, TensorOptions options) {
   return kaiser_window(window_length, periodic, 12.0, options);
-}
-Tensor frobenius_norm(const Tensor& self) { return norm(self, 2); }
-Tensor frobenius_norm(const Tensor& self, IntArrayRef dim, bool keepdim) {
-  EMBER_CHECK(dim.size() <= 2, "frobenius_norm", "Expected at most 2 dimensions, but got ", dim.size(),
-              " dimensions instead.");
-  return norm(self, 2, dim, keepdim);
 }
 // The norm over every dim but `dim`, shaped to broadcast against v (weight_norm's g).
 Tensor norm_except_dim(const Tensor& v, int64_t pow, int64_t dim) {
