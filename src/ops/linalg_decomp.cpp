@@ -276,10 +276,21 @@ Tensor linalg_lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, 
 
 namespace {
 
-// Solves A X = B (A square, batch-broadcast with B) through LU; returns X and the info.
+// Solves A X = B (A square, batch-broadcast with B) through LU; returns X and the info. A
+// row-major (contiguous) A is factored as its transpose, which LAPACK reads without a copy that
+// transposes, as PyTorch does (so `info` names the same pivot as PyTorch's): A^T = P L U gives
+// X = P L^{-T} U^{-T} B.
 std::pair<Tensor, Tensor> lu_solve_raw(const Tensor& A, const Tensor& B) {
   const int64_t n = A.size(-1), k = B.size(-1);
-  Tensor a = colmajor_copy(A), x = colmajor_copy(B);
+  const bool transposed = A.is_contiguous();
+  Tensor a;
+  if (transposed) {
+    a = make_empty(A.sizes(), A.dtype());
+    a.copy_(A);
+  } else {
+    a = colmajor_copy(A);
+  }
+  Tensor x = colmajor_copy(B);
   Tensor piv, info;
   std::tie(piv, info) = getrf_batch(a, n, n, batch_shape(A));
   const int64_t nb = batch_count(B);
@@ -292,17 +303,41 @@ std::pair<Tensor, Tensor> lu_solve_raw(const Tensor& A, const Tensor& B) {
       for_each_matrix(nb, n * n * (n + k), [&](int64_t i) {
         T* xb = px + i * n * k;
         const int* pv = pp + i * n;
-        for (int64_t r = 0; r < n; ++r) {  // row interchanges, in LAPACK's order
+        const T* lu = pa + i * n * n;
+        const auto swap_rows = [&](int64_t r) {
           const int64_t q = pv[r] - 1;
           if (q != r)
             for (int64_t c = 0; c < k; ++c) std::swap(xb[c * n + r], xb[c * n + q]);
-        }
-        if (n <= kSmall) {
-          small_lu_substitute(n, k, pa + i * n * n, xb);
+        };
+        if (!transposed) {
+          for (int64_t r = 0; r < n; ++r) swap_rows(r);  // P^T B, in LAPACK's order
+          if (n <= kSmall) {
+            small_lu_substitute(n, k, lu, xb);
+            return;
+          }
+          lapack::trsm('L', 'L', 'N', 'U', to_int(n), to_int(k), T(1), lu, to_int(n), xb, to_int(n));
+          lapack::trsm('L', 'U', 'N', 'N', to_int(n), to_int(k), T(1), lu, to_int(n), xb, to_int(n));
           return;
         }
-        lapack::trsm('L', 'L', 'N', 'U', to_int(n), to_int(k), T(1), pa + i * n * n, to_int(n), xb, to_int(n));
-        lapack::trsm('L', 'U', 'N', 'N', to_int(n), to_int(k), T(1), pa + i * n * n, to_int(n), xb, to_int(n));
+        if (n <= kSmall) {
+          for (int64_t c = 0; c < k; ++c) {
+            T* xc = xb + c * n;
+            for (int64_t r = 0; r < n; ++r) {  // U^T (lower, U(j, r) at lu[r * n + j]) w = b
+              T v = xc[r];
+              for (int64_t j = 0; j < r; ++j) v -= lu[r * n + j] * xc[j];
+              xc[r] = v / lu[r * n + r];
+            }
+            for (int64_t r = n - 1; r >= 0; --r) {  // L^T (unit upper, L(j, r) at lu[r * n + j]) z = w
+              T v = xc[r];
+              for (int64_t j = r + 1; j < n; ++j) v -= lu[r * n + j] * xc[j];
+              xc[r] = v;
+            }
+          }
+        } else {
+          lapack::trsm('L', 'U', 'T', 'N', to_int(n), to_int(k), T(1), lu, to_int(n), xb, to_int(n));
+          lapack::trsm('L', 'L', 'T', 'U', to_int(n), to_int(k), T(1), lu, to_int(n), xb, to_int(n));
+        }
+        for (int64_t r = n - 1; r >= 0; --r) swap_rows(r);  // P z, the interchanges undone in reverse
       });
     });
   }
