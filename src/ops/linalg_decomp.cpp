@@ -31,11 +31,6 @@ int to_int(int64_t v) { return static_cast<int>(v); }
 
 Tensor info_tensor(IntArrayRef batch) { return zeros(batch, kInt); }
 
-// The identity of A's shape (square, batched).
-Tensor eye_like(const Tensor& A) {
-  return eye(A.size(-1), TensorOptions().dtype(A.dtype())).expand(A.sizes());
-}
-
 // ---- LU ------------------------------------------------------------------------------------------
 
 // Matrices up to this size take a direct path instead of a LAPACK call per matrix (the 3x3 and
@@ -280,8 +275,8 @@ namespace {
 // row-major (contiguous) A is factored as its transpose, which LAPACK reads without a copy that
 // transposes, as PyTorch does (so `info` names the same pivot as PyTorch's): A^T = P L U gives
 // X = P L^{-T} U^{-T} B.
-std::pair<Tensor, Tensor> lu_solve_raw(const Tensor& A, const Tensor& B) {
-  const int64_t n = A.size(-1), k = B.size(-1);
+std::pair<Tensor, Tensor> lu_solve_raw(const Tensor& A, const Tensor& B, bool identity = false) {
+  const int64_t n = A.size(-1), k = identity ? n : B.size(-1);
   const bool transposed = A.is_contiguous();
   Tensor a;
   if (transposed) {
@@ -290,10 +285,11 @@ std::pair<Tensor, Tensor> lu_solve_raw(const Tensor& A, const Tensor& B) {
   } else {
     a = colmajor_copy(A);
   }
-  Tensor x = colmajor_copy(B);
+  // inv's right-hand side, the identity, is written directly (B unused)
+  Tensor x = identity ? colmajor_empty(batch_shape(A), n, n, A.dtype()) : colmajor_copy(B);
   Tensor piv, info;
   std::tie(piv, info) = getrf_batch(a, n, n, batch_shape(A));
-  const int64_t nb = batch_count(B);
+  const int64_t nb = identity ? batch_count(A) : batch_count(B);
   if (n > 0 && k > 0) {
     on_floating(A.dtype(), [&](auto z) {
       using T = decltype(z);
@@ -302,6 +298,10 @@ std::pair<Tensor, Tensor> lu_solve_raw(const Tensor& A, const Tensor& B) {
       const int* pp = piv.data_ptr<int>();
       for_each_matrix(nb, n * n * (n + k), [&](int64_t i) {
         T* xb = px + i * n * k;
+        if (identity) {
+          std::fill(xb, xb + n * n, T(0));
+          for (int64_t d = 0; d < n; ++d) xb[d * n + d] = T(1);
+        }
         const int* pv = pp + i * n;
         const T* lu = pa + i * n * n;
         const auto swap_rows = [&](int64_t r) {
@@ -400,7 +400,7 @@ std::tuple<Tensor, Tensor> linalg_inv_ex(const Tensor& A, bool check_errors) {
   Tensor X, info;
   {
     AutoGradMode off(false);
-    std::tie(X, info) = lu_solve_raw(A, eye_like(A));
+    std::tie(X, info) = lu_solve_raw(A, Tensor(), /*identity=*/true);
   }
   if (check_errors) check_infos(op, info, A.dim() > 2, InfoKind::kSingularInverse);
   // LinalgInvExBackward0 -- A: -X^T gX X^T
