@@ -421,7 +421,14 @@ namespace {
 // det and log|det| of each matrix from its LU factors, without autograd.
 std::pair<Tensor, Tensor> det_parts(const char* op, const Tensor& A, bool log) {
   const int64_t n = A.size(-1);
-  Tensor buf = colmajor_copy(A);
+  // det(A^T) = det(A): a row-major A is factored as it lies
+  Tensor buf;
+  if (A.is_contiguous()) {
+    buf = make_empty(A.sizes(), A.dtype());
+    buf.copy_(A);
+  } else {
+    buf = colmajor_copy(A);
+  }
   const DimVector batch = batch_shape(A);
   auto [piv, info] = getrf_batch(buf, n, n, batch);
   Tensor first = make_empty(batch, A.dtype()), second = make_empty(batch, A.dtype());
@@ -440,7 +447,7 @@ std::pair<Tensor, Tensor> det_parts(const char* op, const Tensor& A, bool log) {
         if (p[b * n + i] != i + 1) sign = -sign;
         prod *= d;
         if (d < 0) sign = -sign;
-        logabs += std::log(std::abs(d));
+        if (log) logabs += std::log(std::abs(d));
       }
       if (log) {
         const bool zero = !(logabs > -std::numeric_limits<T>::infinity()) && !std::isnan(logabs);
