@@ -56,17 +56,24 @@ Tensor colmajor_empty(IntArrayRef batch, int64_t rows, int64_t cols, ScalarType 
 }
 
 namespace {
-// Batches of small row-major matrices transposed into column-major ones by a plain loop: the
-// generic strided copy costs more than a small factorization itself.
+// Row-major matrices transposed into column-major ones by a blocked loop: the generic strided
+// copy costs more than a small factorization itself, and a good part of a large one.
 template <class T>
-void transpose_small(const T* src, T* dst, int64_t batch, int64_t m, int64_t n) {
+void transpose_batch(const T* src, T* dst, int64_t batch, int64_t m, int64_t n) {
+  constexpr int64_t kBlock = 32;
+  const auto one = [&](int64_t b) {
+    const T* s = src + b * m * n;
+    T* d = dst + b * m * n;
+    for (int64_t i0 = 0; i0 < m; i0 += kBlock)
+      for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
+        const int64_t i1 = std::min(m, i0 + kBlock), j1 = std::min(n, j0 + kBlock);
+        for (int64_t i = i0; i < i1; ++i)
+          for (int64_t j = j0; j < j1; ++j) d[j * m + i] = s[i * n + j];
+      }
+  };
+  if (batch == 1) return one(0);
   parallel_for(0, batch, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, m * n)), [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      const T* s = src + b * m * n;
-      T* d = dst + b * m * n;
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < n; ++j) d[j * m + i] = s[i * n + j];
-    }
+    for (int64_t b = b0; b < b1; ++b) one(b);
   });
 }
 }  // namespace
@@ -74,12 +81,12 @@ void transpose_small(const T* src, T* dst, int64_t batch, int64_t m, int64_t n) 
 Tensor colmajor_copy(const Tensor& A) {
   Tensor out = colmajor_empty(batch_shape(A), A.size(-2), A.size(-1), A.dtype());
   const int64_t m = A.size(-2), n = A.size(-1);
-  if (m * n <= 16 * 16 && A.is_contiguous() && A.numel() > 0 && (A.dtype() == kFloat || A.dtype() == kDouble)) {
+  if (A.is_contiguous() && A.numel() > 0 && (A.dtype() == kFloat || A.dtype() == kDouble)) {
     const int64_t batch = A.numel() / (m * n);
     if (A.dtype() == kFloat) {
-      transpose_small(A.data_ptr<float>(), out.data_ptr<float>(), batch, m, n);
+      transpose_batch(A.data_ptr<float>(), out.data_ptr<float>(), batch, m, n);
     } else {
-      transpose_small(A.data_ptr<double>(), out.data_ptr<double>(), batch, m, n);
+      transpose_batch(A.data_ptr<double>(), out.data_ptr<double>(), batch, m, n);
     }
     return out;
   }

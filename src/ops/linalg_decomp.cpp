@@ -31,11 +31,6 @@ int to_int(int64_t v) { return static_cast<int>(v); }
 
 Tensor info_tensor(IntArrayRef batch) { return zeros(batch, kInt); }
 
-// The identity of A's shape (square, batched).
-Tensor eye_like(const Tensor& A) {
-  return eye(A.size(-1), TensorOptions().dtype(A.dtype())).expand(A.sizes());
-}
-
 // ---- LU ------------------------------------------------------------------------------------------
 
 // Matrices up to this size take a direct path instead of a LAPACK call per matrix (the 3x3 and
@@ -276,13 +271,25 @@ Tensor linalg_lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, 
 
 namespace {
 
-// Solves A X = B (A square, batch-broadcast with B) through LU; returns X and the info.
-std::pair<Tensor, Tensor> lu_solve_raw(const Tensor& A, const Tensor& B) {
-  const int64_t n = A.size(-1), k = B.size(-1);
-  Tensor a = colmajor_copy(A), x = colmajor_copy(B);
+// Solves A X = B (A square, batch-broadcast with B) through LU; returns X and the info. A
+// row-major (contiguous) A is factored as its transpose, which LAPACK reads without a copy that
+// transposes, as PyTorch does (so `info` names the same pivot as PyTorch's): A^T = P L U gives
+// X = P L^{-T} U^{-T} B.
+std::pair<Tensor, Tensor> lu_solve_raw(const Tensor& A, const Tensor& B, bool identity = false) {
+  const int64_t n = A.size(-1), k = identity ? n : B.size(-1);
+  const bool transposed = A.is_contiguous();
+  Tensor a;
+  if (transposed) {
+    a = make_empty(A.sizes(), A.dtype());
+    a.copy_(A);
+  } else {
+    a = colmajor_copy(A);
+  }
+  // inv's right-hand side, the identity, is written directly (B unused)
+  Tensor x = identity ? colmajor_empty(batch_shape(A), n, n, A.dtype()) : colmajor_copy(B);
   Tensor piv, info;
   std::tie(piv, info) = getrf_batch(a, n, n, batch_shape(A));
-  const int64_t nb = batch_count(B);
+  const int64_t nb = identity ? batch_count(A) : batch_count(B);
   if (n > 0 && k > 0) {
     on_floating(A.dtype(), [&](auto z) {
       using T = decltype(z);
@@ -291,18 +298,46 @@ std::pair<Tensor, Tensor> lu_solve_raw(const Tensor& A, const Tensor& B) {
       const int* pp = piv.data_ptr<int>();
       for_each_matrix(nb, n * n * (n + k), [&](int64_t i) {
         T* xb = px + i * n * k;
+        if (identity) {
+          std::fill(xb, xb + n * n, T(0));
+          for (int64_t d = 0; d < n; ++d) xb[d * n + d] = T(1);
+        }
         const int* pv = pp + i * n;
-        for (int64_t r = 0; r < n; ++r) {  // row interchanges, in LAPACK's order
+        const T* lu = pa + i * n * n;
+        const auto swap_rows = [&](int64_t r) {
           const int64_t q = pv[r] - 1;
           if (q != r)
             for (int64_t c = 0; c < k; ++c) std::swap(xb[c * n + r], xb[c * n + q]);
-        }
-        if (n <= kSmall) {
-          small_lu_substitute(n, k, pa + i * n * n, xb);
+        };
+        if (!transposed) {
+          for (int64_t r = 0; r < n; ++r) swap_rows(r);  // P^T B, in LAPACK's order
+          if (n <= kSmall) {
+            small_lu_substitute(n, k, lu, xb);
+            return;
+          }
+          lapack::trsm('L', 'L', 'N', 'U', to_int(n), to_int(k), T(1), lu, to_int(n), xb, to_int(n));
+          lapack::trsm('L', 'U', 'N', 'N', to_int(n), to_int(k), T(1), lu, to_int(n), xb, to_int(n));
           return;
         }
-        lapack::trsm('L', 'L', 'N', 'U', to_int(n), to_int(k), T(1), pa + i * n * n, to_int(n), xb, to_int(n));
-        lapack::trsm('L', 'U', 'N', 'N', to_int(n), to_int(k), T(1), pa + i * n * n, to_int(n), xb, to_int(n));
+        if (n <= kSmall) {
+          for (int64_t c = 0; c < k; ++c) {
+            T* xc = xb + c * n;
+            for (int64_t r = 0; r < n; ++r) {  // U^T (lower, U(j, r) at lu[r * n + j]) w = b
+              T v = xc[r];
+              for (int64_t j = 0; j < r; ++j) v -= lu[r * n + j] * xc[j];
+              xc[r] = v / lu[r * n + r];
+            }
+            for (int64_t r = n - 1; r >= 0; --r) {  // L^T (unit upper, L(j, r) at lu[r * n + j]) z = w
+              T v = xc[r];
+              for (int64_t j = r + 1; j < n; ++j) v -= lu[r * n + j] * xc[j];
+              xc[r] = v;
+            }
+          }
+        } else {
+          lapack::trsm('L', 'U', 'T', 'N', to_int(n), to_int(k), T(1), lu, to_int(n), xb, to_int(n));
+          lapack::trsm('L', 'L', 'T', 'U', to_int(n), to_int(k), T(1), lu, to_int(n), xb, to_int(n));
+        }
+        for (int64_t r = n - 1; r >= 0; --r) swap_rows(r);  // P z, the interchanges undone in reverse
       });
     });
   }
@@ -365,7 +400,7 @@ std::tuple<Tensor, Tensor> linalg_inv_ex(const Tensor& A, bool check_errors) {
   Tensor X, info;
   {
     AutoGradMode off(false);
-    std::tie(X, info) = lu_solve_raw(A, eye_like(A));
+    std::tie(X, info) = lu_solve_raw(A, Tensor(), /*identity=*/true);
   }
   if (check_errors) check_infos(op, info, A.dim() > 2, InfoKind::kSingularInverse);
   // LinalgInvExBackward0 -- A: -X^T gX X^T
@@ -386,7 +421,14 @@ namespace {
 // det and log|det| of each matrix from its LU factors, without autograd.
 std::pair<Tensor, Tensor> det_parts(const char* op, const Tensor& A, bool log) {
   const int64_t n = A.size(-1);
-  Tensor buf = colmajor_copy(A);
+  // det(A^T) = det(A): a row-major A is factored as it lies
+  Tensor buf;
+  if (A.is_contiguous()) {
+    buf = make_empty(A.sizes(), A.dtype());
+    buf.copy_(A);
+  } else {
+    buf = colmajor_copy(A);
+  }
   const DimVector batch = batch_shape(A);
   auto [piv, info] = getrf_batch(buf, n, n, batch);
   Tensor first = make_empty(batch, A.dtype()), second = make_empty(batch, A.dtype());
@@ -405,7 +447,7 @@ std::pair<Tensor, Tensor> det_parts(const char* op, const Tensor& A, bool log) {
         if (p[b * n + i] != i + 1) sign = -sign;
         prod *= d;
         if (d < 0) sign = -sign;
-        logabs += std::log(std::abs(d));
+        if (log) logabs += std::log(std::abs(d));
       }
       if (log) {
         const bool zero = !(logabs > -std::numeric_limits<T>::infinity()) && !std::isnan(logabs);

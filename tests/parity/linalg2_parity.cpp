@@ -130,6 +130,15 @@ TEST(Linalg2Parity, InvSolve) {
   ember::Tensor S = ember::zeros({2, 3, 3}, ember::kDouble);
   S.select(0, 0).copy_(ember::eye(3, ember::kDouble));
   EXPECT_TRUE(Close(std::get<1>(ember::linalg_inv_ex(S)), std::get<1>(torch::linalg_inv_ex(T(S)))));
+  // which pivot is zero depends on whether A or A^T is factored: libtorch factors A^T when A is
+  // row-major, A otherwise
+  const ember::Tensor Z = ember::tensor({0.0, 0.0, 1.0, 1.0}, ember::kDouble).reshape({2, 2});
+  const ember::Tensor ZF = Z.mT().contiguous().mT();
+  const ember::Tensor one = ember::ones({2, 1}, ember::kDouble);
+  EXPECT_TRUE(Close(std::get<1>(ember::linalg_inv_ex(Z)), std::get<1>(torch::linalg_inv_ex(T(Z)))));
+  EXPECT_TRUE(Close(std::get<1>(ember::linalg_inv_ex(ZF)), std::get<1>(torch::linalg_inv_ex(T(ZF)))));
+  EXPECT_TRUE(Close(std::get<1>(ember::linalg_solve_ex(Z, one)), std::get<1>(torch::linalg_solve_ex(T(Z), T(one)))));
+  EXPECT_TRUE(Close(std::get<1>(ember::linalg_solve_ex(ZF, one)), std::get<1>(torch::linalg_solve_ex(T(ZF), T(one)))));
 }
 
 TEST(Linalg2Parity, Cholesky) {
