@@ -16,7 +16,7 @@ main=(
   libdnnl-dev            # oneDNN: matmul and convolution primitives
   ocl-icd-opencl-dev     # only a Recommends of libdnnl-dev, but its CMake config requires OpenCL
   libhwy-dev             # Google Highway: portable SIMD with run-time target dispatch
-  libopenblas-dev        # LAPACK (and cblas) for torch::linalg's decompositions and solvers
+  libopenblas-openmp-dev # LAPACK for torch::linalg (the OpenMP build: libopenblas-dev would pull the pthread one and make it libtorch's BLAS too)
   zlib1g-dev dataset-fashion-mnist  # data: gzip-compressed IDX files, and Fashion-MNIST itself
 )
 bench=(
