@@ -375,7 +375,11 @@ Tensor linalg_multi_dot(TensorList tensors) {
   if (last_vec) r = r.squeeze(-1);
   return r;
 }
+// The deprecated form of multi_dot: matrices only, and one of them is allowed (a copy).
 Tensor chain_matmul(TensorList matrices) {
+  EMBER_CHECK(!matrices.empty(), "chain_matmul", "chain_matmul(): Expected one or more matrices");
+  for (const Tensor& m : matrices)
+    EMBER_CHECK(m.dim() == 2, "chain_matmul", "Tensor dimension is ", m.dim(), ", expected 2 instead.");
   if (matrices.size() == 1) return matrices[0].clone();
   return linalg_multi_dot(matrices);
 }
