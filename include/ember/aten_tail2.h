@@ -333,4 +333,10 @@ Tensor& rrelu_with_noise_(Tensor& self, const Tensor& noise, const Scalar& lower
                           const Scalar& upper = 0.3333333333333333, bool training = false,
                           Generator* generator = nullptr);
 
+// torch::pad_sequence, as nn::utils::rnn::pad_sequence.
+Tensor pad_sequence(TensorList sequences, bool batch_first = false, double padding_value = 0.0);
+// Ember has no conjugate or negative bits (no complex dtypes): both return the tensor itself.
+Tensor resolve_conj(const Tensor& self);
+Tensor resolve_neg(const Tensor& self);
+
 }  // namespace ember

@@ -38,3 +38,4 @@
 // libtorch's remaining ATen functions (issue 26)
 #include "ember/aten_tail.h"
 #include "ember/aten_tail2.h"
+#include "ember/special.h"  // torch.special

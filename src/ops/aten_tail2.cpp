@@ -10,6 +10,7 @@
 #include "ember/autograd.h"
 #include "ember/indexing.h"
 #include "ember/linalg.h"
+#include "ember/nn/utils/rnn.h"
 #include "ember/pointwise.h"
 #include "ember/reduce.h"
 #include "ember/shape.h"
@@ -698,5 +699,11 @@ Tensor Tensor::as_strided_scatter(const Tensor& src, IntArrayRef size, IntArrayR
                                   std::optional<int64_t> storage_offset) const {
   return ember::as_strided_scatter(*this, src, size, stride, storage_offset);
 }
+
+Tensor pad_sequence(TensorList sequences, bool batch_first, double padding_value) {
+  return nn::utils::rnn::pad_sequence(sequences, batch_first, padding_value);
+}
+Tensor resolve_conj(const Tensor& self) { return self; }
+Tensor resolve_neg(const Tensor& self) { return self; }
 
 }  // namespace ember

@@ -646,3 +646,14 @@ TEST(AtenTail2Parity, RandomSampling) {
 }
 
 }  // namespace
+
+TEST(AtenTail2Parity, PadSequenceAndResolve) {
+  const std::vector<ember::Tensor> seqs = {parity::random({3, 2}, ember::kFloat, 1), parity::random({5, 2}, ember::kFloat, 2),
+                                           parity::random({1, 2}, ember::kFloat, 3)};
+  std::vector<torch::Tensor> tseqs;
+  for (const ember::Tensor& s : seqs) tseqs.push_back(parity::to_torch(s));
+  for (bool batch_first : {false, true})
+    EXPECT_TRUE(parity::Close(ember::pad_sequence(seqs, batch_first, -1.0), torch::pad_sequence(tseqs, batch_first, -1.0)));
+  EXPECT_TRUE(parity::Close(ember::resolve_conj(seqs[0]), torch::resolve_conj(tseqs[0])));
+  EXPECT_TRUE(ember::resolve_neg(seqs[1]).is_same(seqs[1]));
+}

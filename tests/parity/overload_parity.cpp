@@ -377,6 +377,8 @@ const std::vector<Row>& rows() {
       V(ns::tril_indices(3, 4)), V(ns::tril_indices(3, 4, 1)), V(ns::triu_indices(4, 3, -1)),
       V(ns::triu_indices(2, 2, 0, ns::kInt)),
       V(ns::xlogy(pos, y)), V(ns::xlogy(x, 2)), V(ns::xlogy(2, pos)), V(pos.xlogy(pos)),
+      V(ns::special_xlogy(pos, y)), V(ns::special_xlogy(x, 2)), V(ns::special_xlogy(2, pos)),
+      V(ns::special_xlog1py(pos, y)), V(ns::special_xlog1py(x, 2)), V(ns::special_xlog1py(2, pos)),
       V(in_place_on_copy(x, [](auto& c) { ns::xlogy_(c, c.abs() + 1); })), V(in_place_on_copy(x, [](auto& c) { ns::xlogy_(c, 2); })),
       V(x.clone().xlogy_(pos)),
       V(in_place_on_copy(x, [](auto& c) { ns::fill_(c, 1.5); })),

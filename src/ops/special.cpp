@@ -1,0 +1,74 @@
+// torch.special: aliases of Ember's ops under PyTorch's names, and the few compositions
+// (entr, ndtr, xlog1py), which take their derivatives from the ops they are made of.
+#include "ember/special.h"
+
+#include <cmath>
+#include <limits>
+
+#include "ember/aten_tail.h"
+#include "ember/aten_tail2.h"
+#include "ember/factory.h"
+#include "ember/nn_ops.h"
+#include "ember/pointwise.h"
+#include "ember/reduce.h"
+#include "ember/unary_ops.h"
+
+namespace ember {
+namespace {
+Tensor to_float(const Tensor& t) { return is_floating_type(t.dtype()) ? t : t.to(get_default_dtype()); }
+}  // namespace
+
+// -x log x for x > 0, 0 at 0, -inf below (and NaN stays NaN).
+Tensor special_entr(const Tensor& self) {
+  const Tensor x = to_float(self);
+  const Tensor positive = -x * log(x);
+  return where(x > 0, positive, where(x == 0, zeros_like(x), full_like(x, -std::numeric_limits<double>::infinity())))
+      .masked_fill(isnan(x), std::numeric_limits<double>::quiet_NaN());
+}
+// The standard normal CDF, through erfc so that the lower tail keeps its relative precision.
+Tensor special_ndtr(const Tensor& self) { return erfc(to_float(self) * -M_SQRT1_2) * 0.5; }
+Tensor special_expm1(const Tensor& self) { return expm1(self); }
+Tensor special_exp2(const Tensor& self) { return exp2(self); }
+Tensor special_log1p(const Tensor& self) { return log1p(self); }
+Tensor special_erf(const Tensor& self) { return erf(self); }
+Tensor special_erfc(const Tensor& self) { return erfc(self); }
+Tensor special_erfinv(const Tensor& self) { return erfinv(self); }
+Tensor special_expit(const Tensor& self) { return sigmoid(self); }
+Tensor special_sinc(const Tensor& self) { return sinc(self); }
+Tensor special_psi(const Tensor& self) { return digamma(self); }
+Tensor special_digamma(const Tensor& self) { return digamma(self); }
+Tensor special_gammaln(const Tensor& self) { return lgamma(self); }
+Tensor special_i0(const Tensor& self) { return i0(self); }
+Tensor special_round(const Tensor& self, int64_t decimals) { return round(self, decimals); }
+Tensor special_polygamma(int64_t n, const Tensor& self) { return polygamma(n, self); }
+Tensor special_multigammaln(const Tensor& self, int64_t p) { return mvlgamma(self, p); }
+Tensor special_logit(const Tensor& self, std::optional<double> eps) { return logit(self, eps); }
+Tensor special_logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) { return logsumexp(self, dim, keepdim); }
+Tensor special_softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+  return softmax(self, dim, dtype);
+}
+Tensor special_log_softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+  return log_softmax(self, dim, dtype);
+}
+Tensor special_gammainc(const Tensor& self, const Tensor& other) { return igamma(self, other); }
+Tensor special_gammaincc(const Tensor& self, const Tensor& other) { return igammac(self, other); }
+Tensor special_xlogy(const Tensor& self, const Tensor& other) { return xlogy(self, other); }
+Tensor special_xlogy(const Scalar& self, const Tensor& other) { return xlogy(self, other); }
+Tensor special_xlogy(const Tensor& self, const Scalar& other) { return xlogy(self, other); }
+
+// x * log1p(y) is already 0 where x is 0 unless log1p(y) is infinite (y = -1 or inf): only
+// there is the factor replaced, so the gradient with respect to x stays log1p(y) everywhere, as
+// PyTorch's formula has it (xlogy's is masked at 0, xlog1py's is not).
+Tensor special_xlog1py(const Tensor& self, const Tensor& other) {
+  const Tensor x = to_float(self), l = log1p(to_float(other));
+  return x * where(logical_and(x == 0, isinf(l)), 0.0, l);
+}
+// A Scalar operand takes the tensor's floating type, as a wrapped number does in PyTorch.
+Tensor special_xlog1py(const Scalar& self, const Tensor& other) {
+  return special_xlog1py(scalar_tensor(self, to_float(other).dtype()), other);
+}
+Tensor special_xlog1py(const Tensor& self, const Scalar& other) {
+  return special_xlog1py(self, scalar_tensor(other, to_float(self).dtype()));
+}
+
+}  // namespace ember
