@@ -17,12 +17,19 @@ stage() {
   echo "[test.sh] $name: $((SECONDS - t0)) s (total $((SECONDS - start)) s)"
 }
 jobs=$(nproc)
+# CI builds each tree once from a clean clone: a compiler cache would only take disk there.
+if [ -n "${CI:-}" ]; then export CCACHE_DISABLE=1; fi
+# The precompiled headers (0.2 to 0.75 GB each: the parity tests' and the benchmark's parse
+# libtorch's headers) serve only the compiler. Each tree drops them once built, so the three trees
+# fit on a small disk (CI once ran out of it); the next build of that tree makes them again.
+drop_pch() { find "build/$1" -name 'cmake_pch.hxx.gch' -delete; }
 stage "install dependencies" scripts/install-deps.sh test
 # The Release tree builds the shared library (the tests link it quickly, and it is what a
 # package ships); the sanitizer tree the static one. Both are installed and a user's project
 # (tests/consumer) is built against each.
 stage "configure release" cmake --preset release -DEMBER_BUILD_TESTS=ON -DEMBER_SHARED=ON >/dev/null
 stage "build release" cmake --build --preset release -j "$jobs"
+drop_pch release
 lib=$(readlink -f build/release/libember.so)
 strip -o build/libember-stripped.so "$lib"
 echo "[test.sh] $(basename "$lib"): $(du -k "$lib" | cut -f1) KiB, stripped $(du -k build/libember-stripped.so | cut -f1) KiB"
@@ -78,6 +85,7 @@ stage "test release, other CPUs' paths" env ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI 
   EMBER_FILL_UNINITIALIZED_MEMORY=1 ctest --preset release -L parity -j "$jobs"
 stage "configure asan" cmake --preset asan >/dev/null
 stage "build asan" cmake --build --preset asan -j "$jobs"
+drop_pch asan
 stage "test asan" env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan -j "$jobs"
 # ThreadSanitizer on the tests labelled threads (concurrent backward, the loader's workers, one
 # module from several threads, the allocator across threads). OpenMP runs one thread there:
@@ -85,7 +93,9 @@ stage "test asan" env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace
 # the tests of parallel regions themselves (AdaptiveThreads.*) are left to the other builds.
 stage "configure tsan" cmake --preset tsan >/dev/null
 stage "build tsan" cmake --build --preset tsan -j "$jobs"
+drop_pch tsan
 stage "test tsan" ctest --preset tsan -j "$jobs"
 stage "install the static library" install_tree build/asan "$PWD/build/install-static"
 stage "consumer of the installed static library" consumer static "$PWD/build/install-static" \
   -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
+echo "[test.sh] disk used by the build trees: $(du -sh build | cut -f1)"
