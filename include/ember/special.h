@@ -1,7 +1,9 @@
 // torch.special (stable since PyTorch 1.10), as libtorch spells it twice: the ATen functions
 // `torch::special_erf(x)` and the namespace `torch::special::erf(x)`. Most are PyTorch's own
 // aliases of ops Ember has (expit is sigmoid, psi digamma, gammaln lgamma, gammainc igamma, ...);
-// entr, ndtr and xlog1py are compositions. All are differentiable where PyTorch's are.
+// entr, ndtr and xlog1py are compositions; the Bessel, Airy, error-function, zeta and polynomial
+// families are kernels of their own (src/ops/special_functions.cpp). All are differentiable where
+// PyTorch's are.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -12,7 +14,7 @@
 
 namespace ember {
 
-// One-argument functions: ATen name, then the op it stands for.
+// One-argument functions.
 #define EMBER_SPECIAL_UNARY(X) \
   X(entr)                      \
   X(ndtr)                      \
@@ -27,11 +29,53 @@ namespace ember {
   X(psi)                       \
   X(digamma)                   \
   X(gammaln)                   \
-  X(i0)
+  X(i0)                        \
+  X(i0e)                       \
+  X(i1)                        \
+  X(i1e)                       \
+  X(ndtri)                     \
+  X(log_ndtr)                  \
+  X(erfcx)                     \
+  X(airy_ai)                   \
+  X(bessel_j0)                 \
+  X(bessel_j1)                 \
+  X(bessel_y0)                 \
+  X(bessel_y1)                 \
+  X(modified_bessel_i0)        \
+  X(modified_bessel_i1)        \
+  X(modified_bessel_k0)        \
+  X(modified_bessel_k1)        \
+  X(scaled_modified_bessel_k0) \
+  X(scaled_modified_bessel_k1) \
+  X(spherical_bessel_j0)
+
+// Functions of (x, n): the classical orthogonal polynomials of degree n (truncated toward zero;
+// 0 for a negative degree), and the Hurwitz zeta function zeta(x, q). Each takes a Scalar for
+// either argument too.
+#define EMBER_SPECIAL_BINARY(X)      \
+  X(chebyshev_polynomial_t)          \
+  X(chebyshev_polynomial_u)          \
+  X(chebyshev_polynomial_v)          \
+  X(chebyshev_polynomial_w)          \
+  X(shifted_chebyshev_polynomial_t)  \
+  X(shifted_chebyshev_polynomial_u)  \
+  X(shifted_chebyshev_polynomial_v)  \
+  X(shifted_chebyshev_polynomial_w)  \
+  X(hermite_polynomial_h)            \
+  X(hermite_polynomial_he)           \
+  X(laguerre_polynomial_l)           \
+  X(legendre_polynomial_p)           \
+  X(zeta)
 
 #define EMBER_DECLARE_SPECIAL_UNARY(name) Tensor special_##name(const Tensor& self);
 EMBER_SPECIAL_UNARY(EMBER_DECLARE_SPECIAL_UNARY)
 #undef EMBER_DECLARE_SPECIAL_UNARY
+#define EMBER_DECLARE_SPECIAL_BINARY(name)                     \
+  Tensor special_##name(const Tensor& self, const Tensor& other); \
+  Tensor special_##name(const Scalar& self, const Tensor& other); \
+  Tensor special_##name(const Tensor& self, const Scalar& other);
+EMBER_SPECIAL_BINARY(EMBER_DECLARE_SPECIAL_BINARY)
+#undef EMBER_DECLARE_SPECIAL_BINARY
 
 Tensor special_round(const Tensor& self, int64_t decimals = 0);
 Tensor special_polygamma(int64_t n, const Tensor& self);
@@ -55,6 +99,11 @@ namespace special {
   inline Tensor name(const Tensor& self) { return special_##name(self); }
 EMBER_SPECIAL_UNARY(EMBER_FORWARD_SPECIAL_UNARY)
 #undef EMBER_FORWARD_SPECIAL_UNARY
+#define EMBER_FORWARD_SPECIAL_BINARY(name) \
+  template <class A, class B>              \
+  Tensor name(const A& self, const B& other) { return special_##name(self, other); }
+EMBER_SPECIAL_BINARY(EMBER_FORWARD_SPECIAL_BINARY)
+#undef EMBER_FORWARD_SPECIAL_BINARY
 inline Tensor round(const Tensor& self, int64_t decimals = 0) { return special_round(self, decimals); }
 inline Tensor polygamma(int64_t n, const Tensor& self) { return special_polygamma(n, self); }
 inline Tensor multigammaln(const Tensor& self, int64_t p) { return special_multigammaln(self, p); }

@@ -16,6 +16,8 @@
 #include "ember/pointwise.h"
 #include "ember/reduce.h"
 #include "ember/shape.h"
+#include "ember/special.h"
+#include "special_math.h"
 
 namespace ember {
 namespace {
@@ -62,9 +64,11 @@ double trigamma_scalar(double x) {
   return r + series / x;
 }
 
-// Hurwitz zeta(s, q) = sum_k (q + k)^-s for integer s >= 2: the first terms summed directly until
+}  // namespace
+
+// Hurwitz zeta(s, q) = sum_k (q + k)^-s for s > 1: the first terms summed directly until
 // q + k > 9 (at least 9 of them), the rest by Euler-Maclaurin with Bernoulli numbers B_2..B_24.
-double hurwitz_zeta(double s, double q) {
+double special_math::hurwitz_zeta(double s, double q) {
   if (q <= 0 && q == std::floor(q)) return kInf;
   static constexpr double kB2j[] = {1.0 / 6,         -1.0 / 30,        1.0 / 42,      -1.0 / 30,
                                     5.0 / 66,        -691.0 / 2730,    7.0 / 6,       -3617.0 / 510,
@@ -95,6 +99,12 @@ double hurwitz_zeta(double s, double q) {
   return sum + tail;
 }
 
+
+namespace {
+using special_math::hurwitz_zeta;
+using special_math::map_binary;
+using special_math::map_unary;
+
 double polygamma_scalar(int64_t n, double x) {
   if (n == 0) return digamma_scalar(x);
   if (n == 1) return trigamma_scalar(x);
@@ -103,8 +113,6 @@ double polygamma_scalar(int64_t n, double x) {
   return sign * std::exp(std::lgamma(static_cast<double>(n) + 1)) * hurwitz_zeta(static_cast<double>(n) + 1, x);
 }
 
-double i0_scalar(double x) { return std::cyl_bessel_i(0.0, std::fabs(x)); }
-double i1_scalar(double x) { return std::copysign(std::cyl_bessel_i(1.0, std::fabs(x)), x); }
 
 // x^a e^-x / Gamma(a), in log space.
 double gamma_prefactor(double a, double x) { return std::exp(a * std::log(x) - x - std::lgamma(a)); }
@@ -150,38 +158,10 @@ double incomplete_gamma(double a, double x, bool lower) {
   return lower ? 1 - q : q;
 }
 
-ScalarType float_result(ScalarType t) { return is_floating_type(t) ? t : get_default_dtype(); }
-
-// out = fn(x) elementwise, computed in double, for a result of x's float dtype.
-template <class Fn>
-Tensor map_unary(const Tensor& self, Fn fn) {
-  const ScalarType out_t = float_result(self.dtype());
-  const Tensor x = self.to(kDouble).contiguous();
-  Tensor out = make_empty(self.sizes(), kDouble);
-  const double* xp = x.data_ptr<double>();
-  double* op = out.data_ptr<double>();
-  for (int64_t i = 0, n = x.numel(); i < n; ++i) op[i] = fn(xp[i]);
-  return out_t == kDouble ? out : out.to(out_t);
-}
-template <class Fn>
-Tensor map_binary(const char* name, const Tensor& a, const Tensor& b, Fn fn) {
-  const DimVector shape = infer_size(a.sizes(), b.sizes(), name);
-  const ScalarType out_t = float_result(promote_types(a.dtype(), b.dtype()));
-  const Tensor x = a.to(kDouble).expand(shape).contiguous(), y = b.to(kDouble).expand(shape).contiguous();
-  Tensor out = make_empty(shape, kDouble);
-  const double* xp = x.data_ptr<double>();
-  const double* yp = y.data_ptr<double>();
-  double* op = out.data_ptr<double>();
-  for (int64_t i = 0, n = x.numel(); i < n; ++i) op[i] = fn(xp[i], yp[i]);
-  return out_t == kDouble ? out : out.to(out_t);
-}
-
 void check_defined(const char* name, const Tensor& t) { EMBER_CHECK(t.defined(), name, "expected a defined tensor"); }
 void check_not_bool(const char* name, const Tensor& t) {
   EMBER_CHECK(t.dtype() != kBool, name, "\"", name, "\" not implemented for 'Bool'");
 }
-
-Tensor i1(const Tensor& self);
 
 struct LgammaOp {
   static constexpr const char* name = "lgamma";
@@ -225,21 +205,14 @@ struct I0Op {
   static Tensor run(const Tensor& self) {
     check_defined(name, self);
     check_not_bool(name, self);
-    return map_unary(self, i0_scalar);
+    return map_unary(self, special_math::i0);
   }
   // I0Backward0 -- self: grad * special_i1(self)
   static void derivative(autograd::Derivative& d, const Tensor& self) {
     d.name("I0Backward0");
-    d.grad(self, [s = d.save(self)](const auto& c) { return c.grad() * i1(c[s]); });
+    d.grad(self, [s = d.save(self)](const auto& c) { return c.grad() * special_i1(c[s]); });
   }
 };
-// The gradient of i0; its own derivative is not implemented here.
-struct I1Op {
-  static constexpr const char* name = "special_i1";
-  static Tensor run(const Tensor& self) { return map_unary(self, i1_scalar); }
-};
-Tensor i1(const Tensor& self) { return dispatch::call<I1Op>(self); }
-
 template <bool Lower>
 struct IncompleteGammaOp {
   static constexpr const char* name = Lower ? "igamma" : "igammac";
