@@ -136,4 +136,30 @@ Tensor pad(const Tensor& input, IntArrayRef pad, std::string_view mode = "consta
 // torch::constant_pad_nd.
 Tensor constant_pad_nd(const Tensor& input, IntArrayRef pad, const Scalar& value = 0);
 
+// ATen's recurrent functions (at::lstm, at::gru, at::rnn_tanh, at::rnn_relu and their cells): the
+// recurrence of nn::LSTM/GRU/RNN on weights given as tensors, in PyTorch's flat order (per layer
+// and direction w_ih, w_hh[, b_ih, b_hh][, w_hr]). The sequence forms take a 3-D input, or a packed
+// sequence's (data, batch_sizes); they return (output, h_n[, c_n]).
+std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& input, TensorList hx, TensorList params, bool has_biases,
+                                        int64_t num_layers, double dropout, bool train, bool bidirectional,
+                                        bool batch_first);
+std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& data, const Tensor& batch_sizes, TensorList hx,
+                                        TensorList params, bool has_biases, int64_t num_layers, double dropout,
+                                        bool train, bool bidirectional);
+std::tuple<Tensor, Tensor> lstm_cell(const Tensor& input, TensorList hx, const Tensor& w_ih, const Tensor& w_hh,
+                                     const std::optional<Tensor>& b_ih = std::nullopt,
+                                     const std::optional<Tensor>& b_hh = std::nullopt);
+#define EMBER_DECLARE_ATEN_RNN(fn)                                                                                 \
+  std::tuple<Tensor, Tensor> fn(const Tensor& input, const Tensor& hx, TensorList params, bool has_biases,        \
+                                int64_t num_layers, double dropout, bool train, bool bidirectional,               \
+                                bool batch_first);                                                                \
+  std::tuple<Tensor, Tensor> fn(const Tensor& data, const Tensor& batch_sizes, const Tensor& hx, TensorList params, \
+                                bool has_biases, int64_t num_layers, double dropout, bool train, bool bidirectional); \
+  Tensor fn##_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh,                 \
+                   const std::optional<Tensor>& b_ih = std::nullopt, const std::optional<Tensor>& b_hh = std::nullopt);
+EMBER_DECLARE_ATEN_RNN(gru)
+EMBER_DECLARE_ATEN_RNN(rnn_tanh)
+EMBER_DECLARE_ATEN_RNN(rnn_relu)
+#undef EMBER_DECLARE_ATEN_RNN
+
 }  // namespace ember

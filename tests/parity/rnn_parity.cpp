@@ -429,3 +429,116 @@ TEST(RnnParity, PackingGradients) {
   EXPECT_TRUE(Close(ey, ty));
   EXPECT_TRUE(Close(ex.grad(), tx.grad()));
 }
+
+// ATen's functional forms (at::lstm, at::gru, at::rnn_tanh, at::rnn_relu, packed and padded, and
+// their cells) on weights given as tensors: outputs and the gradients of input, states and
+// weights against libtorch's.
+TEST(RnnParity, AtenFunctions) {
+  constexpr int64_t I = 3, H = 4, L = 2, D = 2, B = 2, Tn = 3;
+  uint64_t seed = 900;
+  struct Leaves {
+    std::vector<ember::Tensor> e;
+    std::vector<torch::Tensor> t;
+    void add(const ember::Tensor& x) {
+      e.push_back(x.detach().requires_grad_());
+      t.push_back(T(x).detach().requires_grad_());
+    }
+  };
+  // the module's flat weights of `gates` gates, then h0 (and c0)
+  const auto make = [&](int64_t gates, bool lstm) {
+    Leaves v;
+    for (int64_t layer = 0; layer < L; ++layer) {
+      for (int64_t d = 0; d < D; ++d) {
+        v.add(rnd({gates * H, layer == 0 ? I : H * D}, seed++));
+        v.add(rnd({gates * H, H}, seed++));
+        v.add(rnd({gates * H}, seed++));
+        v.add(rnd({gates * H}, seed++));
+      }
+    }
+    v.add(rnd({L * D, B, H}, seed++));
+    if (lstm) v.add(rnd({L * D, B, H}, seed++));
+    return v;
+  };
+  const auto check_grads = [](const std::vector<ember::Tensor>& eo, const std::vector<torch::Tensor>& to,
+                              const Leaves& v) {
+    ember::Tensor el = eo[0].sum() * 0;
+    torch::Tensor tl = to[0].sum() * 0;
+    for (size_t i = 0; i < eo.size(); ++i) {
+      ASSERT_TRUE(Close(eo[i], to[i], kTol)) << "output " << i;
+      const ember::Tensor g = rnd(eo[i].sizes(), 950 + i);
+      el = el + (eo[i] * g).sum();
+      tl = tl + (to[i] * T(g)).sum();
+    }
+    el.backward();
+    tl.backward();
+    for (size_t i = 0; i < v.e.size(); ++i) EXPECT_TRUE(Close(v.e[i].grad(), v.t[i].grad(), kTol)) << "leaf " << i;
+  };
+  for (bool batch_first : {false, true}) {
+    SCOPED_TRACE(batch_first ? "batch_first" : "time-major");
+    const ember::Tensor x0 = rnd(batch_first ? ember::IntArrayRef{B, Tn, I} : ember::IntArrayRef{Tn, B, I}, seed++);
+    {
+      Leaves v = make(4, true);
+      v.add(x0);
+      const std::vector<ember::Tensor> ew(v.e.begin(), v.e.begin() + 16);
+      const std::vector<torch::Tensor> tw(v.t.begin(), v.t.begin() + 16);
+      auto [ey, eh, ec] = ember::lstm(v.e[18], {v.e[16], v.e[17]}, ew, true, L, 0.0, false, true, batch_first);
+      auto [ty, th, tc] = torch::lstm(v.t[18], {v.t[16], v.t[17]}, tw, true, L, 0.0, false, true, batch_first);
+      check_grads({ey, eh, ec}, {ty, th, tc}, v);
+    }
+    for (int mode = 0; mode < 3; ++mode) {
+      SCOPED_TRACE(mode == 0 ? "gru" : mode == 1 ? "rnn_tanh" : "rnn_relu");
+      Leaves v = make(mode == 0 ? 3 : 1, false);
+      v.add(x0);
+      const std::vector<ember::Tensor> ew(v.e.begin(), v.e.begin() + 16);
+      const std::vector<torch::Tensor> tw(v.t.begin(), v.t.begin() + 16);
+      auto e = mode == 0 ? ember::gru(v.e[17], v.e[16], ew, true, L, 0.0, false, true, batch_first)
+               : mode == 1 ? ember::rnn_tanh(v.e[17], v.e[16], ew, true, L, 0.0, false, true, batch_first)
+                           : ember::rnn_relu(v.e[17], v.e[16], ew, true, L, 0.0, false, true, batch_first);
+      auto t = mode == 0 ? torch::gru(v.t[17], v.t[16], tw, true, L, 0.0, false, true, batch_first)
+               : mode == 1 ? torch::rnn_tanh(v.t[17], v.t[16], tw, true, L, 0.0, false, true, batch_first)
+                           : torch::rnn_relu(v.t[17], v.t[16], tw, true, L, 0.0, false, true, batch_first);
+      check_grads({std::get<0>(e), std::get<1>(e)}, {std::get<0>(t), std::get<1>(t)}, v);
+    }
+  }
+  {
+    SCOPED_TRACE("packed lstm");
+    Leaves v = make(4, true);
+    v.add(rnd({5, I}, seed++));  // batch sizes 2, 2, 1
+    const ember::Tensor ebs = ember::tensor({2, 2, 1}, ember::kLong);
+    const std::vector<ember::Tensor> ew(v.e.begin(), v.e.begin() + 16);
+    const std::vector<torch::Tensor> tw(v.t.begin(), v.t.begin() + 16);
+    auto [ey, eh, ec] = ember::lstm(v.e[18], ebs, {v.e[16], v.e[17]}, ew, true, L, 0.0, false, true);
+    auto [ty, th, tc] = torch::lstm(v.t[18], T(ebs), {v.t[16], v.t[17]}, tw, true, L, 0.0, false, true);
+    check_grads({ey, eh, ec}, {ty, th, tc}, v);
+  }
+  {
+    SCOPED_TRACE("cells");
+    Leaves v;
+    for (int64_t gates : {4, 3, 1}) {
+      v.add(rnd({gates * H, I}, seed++));
+      v.add(rnd({gates * H, H}, seed++));
+      v.add(rnd({gates * H}, seed++));
+      v.add(rnd({gates * H}, seed++));
+    }
+    v.add(rnd({B, I}, seed++));  // 12: input
+    v.add(rnd({B, H}, seed++));  // 13: h
+    v.add(rnd({B, H}, seed++));  // 14: c
+    const auto& e = v.e;
+    const auto& t = v.t;
+    auto [eh, ec] = ember::lstm_cell(e[12], {e[13], e[14]}, e[0], e[1], e[2], e[3]);
+    auto [th, tc] = torch::lstm_cell(t[12], {t[13], t[14]}, t[0], t[1], t[2], t[3]);
+    check_grads({eh, ec, ember::gru_cell(e[12], e[13], e[4], e[5], e[6], e[7]),
+                 ember::rnn_tanh_cell(e[12], e[13], e[8], e[9], e[10]), ember::rnn_relu_cell(e[12], e[13], e[8], e[9], std::nullopt, e[11]),
+                 std::get<0>(ember::lstm_cell(e[12], {e[13], e[14]}, e[0], e[1]))},
+                {th, tc, torch::gru_cell(t[12], t[13], t[4], t[5], t[6], t[7]),
+                 torch::rnn_tanh_cell(t[12], t[13], t[8], t[9], t[10]), torch::rnn_relu_cell(t[12], t[13], t[8], t[9], c10::nullopt, t[11]),
+                 std::get<0>(torch::lstm_cell(t[12], {t[13], t[14]}, t[0], t[1]))},
+                v);
+  }
+  // bad input: a wrong number of weights, states or dimensions
+  const ember::Tensor x = rnd({Tn, B, I}, 990), h = rnd({L, B, H}, 991);
+  EXPECT_THROW(ember::gru(x, h, {rnd({3 * H, I}, 992)}, true, L, 0.0, false, false, false), ember::Error);
+  EXPECT_THROW(ember::lstm(x, {h}, {}, true, 1, 0.0, false, false, false), ember::Error);
+  EXPECT_THROW(ember::rnn_tanh_cell(rnd({B, I + 1}, 993), rnd({B, H}, 994), rnd({H, I}, 995), rnd({H, H}, 996)),
+               ember::Error);
+}

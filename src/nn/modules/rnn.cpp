@@ -165,6 +165,59 @@ std::pair<Tensor, State> run_direction(Mode m, const Tensor& x, const std::vecto
   return {T == 1 ? outs[0] : cat(outs, 0), s};
 }
 
+// The layers of a recurrence, shared by the modules and ATen's rnn functions. x: time-major rows
+// (T * B, features), or a packed sequence's rows when `sizes` are its batch sizes; states: h0 (and
+// c0 for LSTM) of (layers * directions, B, ...); params in PyTorch's flat order, per layer and
+// direction w_ih, w_hh[, b_ih, b_hh][, w_hr]. Returns the last layer's rows and (h_n[, c_n]).
+std::pair<Tensor, std::vector<Tensor>> run_layers(Mode m, Tensor x, const std::vector<int64_t>& sizes,
+                                                  const std::vector<Tensor>& states, TensorList params,
+                                                  bool has_biases, int64_t layers, bool bidirectional,
+                                                  double dropout_p, bool train) {
+  const int64_t directions = bidirectional ? 2 : 1;
+  const size_t groups = static_cast<size_t>(layers * directions), plain = has_biases ? 4 : 2;
+  EMBER_CHECK(layers > 0 && params.size() % groups == 0 &&
+                  (params.size() / groups == plain || (m == Mode::kLSTM && params.size() / groups == plain + 1)),
+              module_name(m), "expected ", groups * plain, " parameters (w_ih, w_hh", has_biases ? ", b_ih, b_hh" : "",
+              " for each of ", layers, " layers and ", directions, " directions), got ", params.size());
+  const size_t per = params.size() / groups;
+  // h0 (layers * directions, batch, w_hh's columns: the hidden or projection size), c0 of the
+  // hidden size (w_hh's rows per gate)
+  const Tensor& w_hh = params[1];
+  const int64_t batch = sizes.at(0), hidden = w_hh.size(0) / chunks_of(m);
+  for (size_t i = 0; i < (m == Mode::kLSTM ? 2u : 1u); ++i) {
+    const int64_t features = i == 0 ? w_hh.size(1) : hidden;
+    EMBER_CHECK(states.at(i).dim() == 3 && states[i].size(0) == static_cast<int64_t>(groups) &&
+                    states[i].size(1) == batch && states[i].size(2) == features,
+                module_name(m), "Expected hidden", m == Mode::kLSTM ? (i == 0 ? "[0]" : "[1]") : "", " size (", groups,
+                ", ", batch, ", ", features, "), got ", states[i].sizes());
+  }
+  const std::vector<Tensor> h0 = states[0].unbind(0);
+  const std::vector<Tensor> c0 = m == Mode::kLSTM ? states[1].unbind(0) : std::vector<Tensor>();
+  std::vector<Tensor> h_n, c_n;
+  for (int64_t layer = 0; layer < layers; ++layer) {
+    std::vector<Tensor> outs;
+    for (int64_t direction = 0; direction < directions; ++direction) {
+      const size_t idx = static_cast<size_t>(layer * directions + direction);
+      const Tensor* p = &params[idx * per];
+      Weights w{p[0], p[1], {}, {}, {}};
+      if (has_biases) {
+        w.b_ih = p[2];
+        w.b_hh = p[3];
+      }
+      if (per > plain) w.w_hr = p[plain];
+      auto [out, s] = run_direction(m, x, sizes, State{h0[idx], c0.empty() ? Tensor() : c0[idx]}, w, direction == 1);
+      outs.push_back(std::move(out));
+      h_n.push_back(s.h);
+      if (s.c.defined()) c_n.push_back(s.c);
+    }
+    x = directions == 2 ? cat(outs, 1) : outs[0];
+    if (dropout_p > 0 && train && layer + 1 < layers) x = dropout(x, dropout_p, true);
+  }
+  std::vector<Tensor> final_states = {stack(h_n, 0)};
+  if (m == Mode::kLSTM) final_states.push_back(stack(c_n, 0));
+  return {x, final_states};
+}
+
 std::string size_string(std::tuple<int64_t, int64_t, int64_t> s) {
   std::ostringstream os;
   os << '(' << std::get<0>(s) << ", " << std::get<1>(s) << ", " << std::get<2>(s) << ')';
@@ -331,35 +384,10 @@ std::tuple<Tensor, std::vector<Tensor>> RNNImplBase::run(const Tensor& input, co
   const std::vector<Tensor> defaults = default_states(input, B);
   for (size_t i = 0; i < states.size(); ++i)
     if (!states[i].defined()) states[i] = defaults[i];
-  const std::vector<Tensor> h0 = states[0].unbind(0);
-  const std::vector<Tensor> c0 = m == Mode::kLSTM ? states[1].unbind(0) : std::vector<Tensor>();
-
-  const int64_t directions = options_base.bidirectional() ? 2 : 1, layers = options_base.num_layers();
-  const size_t per = all_weights_.front().size();
-  Tensor x = packed ? input : input.reshape({T * B, input.size(2)});
-  std::vector<Tensor> h_n, c_n;
-  for (int64_t layer = 0; layer < layers; ++layer) {
-    std::vector<Tensor> outs;
-    for (int64_t direction = 0; direction < directions; ++direction) {
-      const size_t idx = static_cast<size_t>(layer * directions + direction);
-      const Tensor* p = &flat_weights_[idx * per];
-      Weights w{p[0], p[1], {}, {}, {}};
-      if (options_base.bias()) {
-        w.b_ih = p[2];
-        w.b_hh = p[3];
-      }
-      if (options_base.proj_size() > 0) w.w_hr = p[options_base.bias() ? 4 : 2];
-      auto [out, s] = run_direction(m, x, sizes, State{h0[idx], c0.empty() ? Tensor() : c0[idx]}, w, direction == 1);
-      outs.push_back(std::move(out));
-      h_n.push_back(s.h);
-      if (s.c.defined()) c_n.push_back(s.c);
-    }
-    x = directions == 2 ? cat(outs, 1) : outs[0];
-    if (options_base.dropout() > 0 && is_training() && layer + 1 < layers)
-      x = dropout(x, options_base.dropout(), true);
-  }
-  std::vector<Tensor> final_states = {stack(h_n, 0)};
-  if (m == Mode::kLSTM) final_states.push_back(stack(c_n, 0));
+  auto [x, final_states] =
+      run_layers(m, packed ? input : input.reshape({T * B, input.size(2)}), sizes, states, flat_weights_,
+                 options_base.bias(), options_base.num_layers(), options_base.bidirectional(), options_base.dropout(),
+                 is_training());
   return {packed ? x : x.view({T, B, x.size(1)}), final_states};
 }
 
@@ -580,3 +608,99 @@ Tensor GRUCellImpl::forward(const Tensor& input, Tensor hx) {
 }
 
 }  // namespace ember::nn
+
+// ---- ATen's functional forms (at::lstm, at::gru_cell, ...): the modules' recurrence on weights
+// given as tensors ------------------------------------------------------------------------------
+namespace ember {
+namespace {
+using nn::Mode;
+
+// A time-major or batch-first 3-D input through the layers.
+std::pair<Tensor, std::vector<Tensor>> aten_rnn(Mode m, const Tensor& input, const std::vector<Tensor>& states,
+                                                TensorList params, bool has_biases, int64_t num_layers, double dropout,
+                                                bool train, bool bidirectional, bool batch_first) {
+  EMBER_CHECK(input.dim() == 3, nn::module_name(m), "input must have 3 dimensions, got ", input.dim());
+  const Tensor x = batch_first ? input.transpose(0, 1) : input;
+  const int64_t T = x.size(0), B = x.size(1);
+  EMBER_CHECK(T > 0, nn::module_name(m), "expected a sequence of at least one time step, got input of size ",
+              input.sizes());
+  auto [out, finals] = nn::run_layers(m, x.reshape({T * B, x.size(2)}), std::vector<int64_t>(T, B), states, params,
+                                      has_biases, num_layers, bidirectional, dropout, train);
+  const Tensor y = out.view({T, B, out.size(1)});
+  return {batch_first ? y.transpose(0, 1) : y, finals};
+}
+// A packed sequence's rows (data, batch_sizes) through the layers.
+std::pair<Tensor, std::vector<Tensor>> aten_rnn_packed(Mode m, const Tensor& data, const Tensor& batch_sizes,
+                                                       const std::vector<Tensor>& states, TensorList params,
+                                                       bool has_biases, int64_t num_layers, double dropout, bool train,
+                                                       bool bidirectional) {
+  const std::vector<int64_t> sizes = nn::batch_sizes_vector(batch_sizes);
+  EMBER_CHECK(!sizes.empty() && data.dim() == 2, nn::module_name(m),
+              "expected packed data of 2 dimensions and at least one time step, got data of size ", data.sizes());
+  return nn::run_layers(m, data, sizes, states, params, has_biases, num_layers, bidirectional, dropout, train);
+}
+
+// One step of a cell on weights given as tensors; a missing bias counts as zeros.
+nn::State aten_cell(Mode m, const Tensor& input, const nn::State& s, const Tensor& w_ih, const Tensor& w_hh,
+                    const std::optional<Tensor>& b_ih, const std::optional<Tensor>& b_hh) {
+  const char* name = m == Mode::kLSTM ? "lstm_cell" : m == Mode::kGRU ? "gru_cell" : m == Mode::kTanh ? "rnn_tanh_cell" : "rnn_relu_cell";
+  EMBER_CHECK(input.dim() == 2 && w_ih.dim() == 2 && input.size(1) == w_ih.size(1), name,
+              "input has inconsistent input_size: got ", input.sizes(), " with w_ih of size ", w_ih.sizes());
+  EMBER_CHECK(s.h.dim() == 2 && s.h.size(0) == input.size(0) && w_hh.dim() == 2 && s.h.size(1) == w_hh.size(1), name,
+              "hidden state of size ", s.h.sizes(), " does not match input of size ", input.sizes(),
+              " and w_hh of size ", w_hh.sizes());
+  Tensor bi = b_ih && b_ih->defined() ? *b_ih : Tensor(), bh = b_hh && b_hh->defined() ? *b_hh : Tensor();
+  if (bi.defined() != bh.defined()) (bi.defined() ? bh : bi) = zeros({w_ih.size(0)}, w_ih.options());
+  const nn::Weights w{w_ih, w_hh, bi, bh, {}};
+  return nn::step(m, nn::project_input(m, input, w), s, w);
+}
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& input, TensorList hx, TensorList params, bool has_biases,
+                                        int64_t num_layers, double dropout, bool train, bool bidirectional,
+                                        bool batch_first) {
+  EMBER_CHECK(hx.size() == 2, "lstm", "lstm expects two hidden states (h0, c0), got ", hx.size());
+  auto [y, s] = aten_rnn(Mode::kLSTM, input, {hx[0], hx[1]}, params, has_biases, num_layers, dropout, train,
+                         bidirectional, batch_first);
+  return {y, s[0], s[1]};
+}
+std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& data, const Tensor& batch_sizes, TensorList hx,
+                                        TensorList params, bool has_biases, int64_t num_layers, double dropout,
+                                        bool train, bool bidirectional) {
+  EMBER_CHECK(hx.size() == 2, "lstm", "lstm expects two hidden states (h0, c0), got ", hx.size());
+  auto [y, s] = aten_rnn_packed(Mode::kLSTM, data, batch_sizes, {hx[0], hx[1]}, params, has_biases, num_layers,
+                                dropout, train, bidirectional);
+  return {y, s[0], s[1]};
+}
+#define EMBER_ATEN_RNN(fn, mode)                                                                                  \
+  std::tuple<Tensor, Tensor> fn(const Tensor& input, const Tensor& hx, TensorList params, bool has_biases,       \
+                                int64_t num_layers, double dropout, bool train, bool bidirectional,              \
+                                bool batch_first) {                                                              \
+    auto [y, s] =                                                                                                \
+        aten_rnn(mode, input, {hx}, params, has_biases, num_layers, dropout, train, bidirectional, batch_first); \
+    return {y, s[0]};                                                                                            \
+  }                                                                                                              \
+  std::tuple<Tensor, Tensor> fn(const Tensor& data, const Tensor& batch_sizes, const Tensor& hx, TensorList params, \
+                                bool has_biases, int64_t num_layers, double dropout, bool train,                 \
+                                bool bidirectional) {                                                            \
+    auto [y, s] = aten_rnn_packed(mode, data, batch_sizes, {hx}, params, has_biases, num_layers, dropout, train,  \
+                                  bidirectional);                                                                \
+    return {y, s[0]};                                                                                            \
+  }                                                                                                              \
+  Tensor fn##_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh,                \
+                   const std::optional<Tensor>& b_ih, const std::optional<Tensor>& b_hh) {                       \
+    return aten_cell(mode, input, {hx, {}}, w_ih, w_hh, b_ih, b_hh).h;                                           \
+  }
+EMBER_ATEN_RNN(gru, Mode::kGRU)
+EMBER_ATEN_RNN(rnn_tanh, Mode::kTanh)
+EMBER_ATEN_RNN(rnn_relu, Mode::kRelu)
+#undef EMBER_ATEN_RNN
+
+std::tuple<Tensor, Tensor> lstm_cell(const Tensor& input, TensorList hx, const Tensor& w_ih, const Tensor& w_hh,
+                                     const std::optional<Tensor>& b_ih, const std::optional<Tensor>& b_hh) {
+  EMBER_CHECK(hx.size() == 2, "lstm_cell", "lstm_cell expects two hidden states (h, c), got ", hx.size());
+  const nn::State s = aten_cell(Mode::kLSTM, input, {hx[0], hx[1]}, w_ih, w_hh, b_ih, b_hh);
+  return {s.h, s.c};
+}
+
+}  // namespace ember
