@@ -481,3 +481,55 @@ TEST(NnFunctionalParity, Dropouts) {
   ember::Tensor sums = d3.sum({2, 3, 4});
   EXPECT_TRUE(ember::logical_or(sums == 0, sums == 16).all().item<bool>());
 }
+
+// multi_head_attention_forward with libtorch's options: in_proj or separate projection weights,
+// bias_k/bias_v, add_zero_attn, static keys and values, an additive mask, a key padding mask and
+// per-head weights; outputs and the weights' gradients.
+TEST(NnFunctionalParity, MultiHeadAttentionForward) {
+  constexpr int64_t E = 8, H = 2, L = 3, S = 4, N = 2;
+  uint64_t seed = 700;
+  auto leaf = [&](ember::IntArrayRef sizes) { return (parity::random(sizes, ember::kFloat, seed++) * 0.5).requires_grad_(); };
+  const ember::Tensor q = leaf({L, N, E}), k = leaf({S, N, E}), v = leaf({S, N, E});
+  const ember::Tensor w = leaf({3 * E, E}), b = leaf({3 * E}), ow = leaf({E, E}), ob = leaf({E});
+  const ember::Tensor bk = leaf({1, 1, E}), bv = leaf({1, 1, E});
+  const ember::Tensor qw = leaf({E, E}), kw = leaf({E, E}), vw = leaf({E, E});
+  const ember::Tensor sk = leaf({N * H, S, E / H}), sv = leaf({N * H, S, E / H});
+  const ember::Tensor mask = parity::random({L, S}, ember::kFloat, seed++);
+  const ember::Tensor kpm = ember::tensor({{false, false, true, false}, {false, false, false, false}});
+  const std::vector<ember::Tensor> leaves = {q, k, v, w, b, ow, ob, bk, bv, qw, kw, vw, sk, sv};
+  for (int variant = 0; variant < 4; ++variant) {
+    SCOPED_TRACE(variant);
+    std::vector<torch::Tensor> tl;
+    for (const ember::Tensor& e : leaves) tl.push_back(T(e).detach().requires_grad_());
+    for (const ember::Tensor& e : leaves) e.mutable_grad() = ember::Tensor();
+    const bool separate = variant == 1, biased = variant == 2, statics = variant == 3;
+    auto eo = F::MultiheadAttentionForwardFuncOptions(E, H, w, b, biased ? bk : ember::Tensor(), biased ? bv : ember::Tensor(),
+                                                      variant == 2, 0.0, ow, ob)
+                  .use_separate_proj_weight(separate).q_proj_weight(separate ? qw : ember::Tensor())
+                  .k_proj_weight(separate ? kw : ember::Tensor()).v_proj_weight(separate ? vw : ember::Tensor())
+                  .static_k(statics ? sk : ember::Tensor()).static_v(statics ? sv : ember::Tensor())
+                  .attn_mask(statics ? ember::Tensor() : mask).key_padding_mask(statics ? ember::Tensor() : kpm)
+                  .average_attn_weights(variant != 1);
+    auto to = torch::nn::functional::MultiheadAttentionForwardFuncOptions(
+                  E, H, tl[3], tl[4], biased ? tl[7] : torch::Tensor(), biased ? tl[8] : torch::Tensor(), variant == 2,
+                  0.0, tl[5], tl[6])
+                  .use_separate_proj_weight(separate).q_proj_weight(separate ? tl[9] : torch::Tensor())
+                  .k_proj_weight(separate ? tl[10] : torch::Tensor()).v_proj_weight(separate ? tl[11] : torch::Tensor())
+                  .static_k(statics ? tl[12] : torch::Tensor()).static_v(statics ? tl[13] : torch::Tensor())
+                  .attn_mask(statics ? torch::Tensor() : T(mask))
+                  .key_padding_mask(statics ? torch::Tensor() : T(kpm))
+                  .average_attn_weights(variant != 1);
+    auto [ey, ew] = F::multi_head_attention_forward(q, k, v, eo);
+    auto [ty, tw] = torch::nn::functional::multi_head_attention_forward(tl[0], tl[1], tl[2], to);
+    ASSERT_TRUE(Close(ey, ty, {1e-5, 1e-5}));
+    ASSERT_TRUE(Close(ew, tw, {1e-5, 1e-5}));
+    (ey.sum() + (ew * ew).sum()).backward();
+    (ty.sum() + (tw * tw).sum()).backward();
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      if (!tl[i].grad().defined()) continue;
+      EXPECT_TRUE(Close(leaves[i].grad(), tl[i].grad(), {1e-4, 1e-5})) << "leaf " << i;
+    }
+  }
+  EXPECT_THROW(F::multi_head_attention_forward(q, k, v, F::MultiheadAttentionForwardFuncOptions(E, 3, w, b, {}, {}, false, 0.0, ow, ob)),
+               ember::Error);
+}

@@ -711,3 +711,35 @@ TEST(NnParity, TransformerDecoderStacksAndTransformer) {
     EXPECT_NE(std::string(e.what()).find("src and tgt should have equal batch size"), std::string::npos) << e.what();
   }
 }
+
+// AdaptiveLogSoftmaxWithLoss on shared weights: parameter names, printed form, forward (output
+// and loss), log_prob, predict and the parameters' gradients; batched and unbatched.
+TEST(NnParity, AdaptiveLogSoftmaxWithLoss) {
+  enn::AdaptiveLogSoftmaxWithLoss e(enn::AdaptiveLogSoftmaxWithLossOptions(8, 10, {4, 8}).div_value(2.).head_bias(true));
+  tnn::AdaptiveLogSoftmaxWithLoss t(tnn::AdaptiveLogSoftmaxWithLossOptions(8, 10, {4, 8}).div_value(2.).head_bias(true));
+  copy_into(*e, *t);
+  EXPECT_EQ(str(e), str(t));
+  EXPECT_EQ(e->shortlist_size, t->shortlist_size);
+  EXPECT_EQ(e->n_clusters, t->n_clusters);
+  EXPECT_EQ(e->head_size, t->head_size);
+  const ember::Tensor x = rnd({6, 8}, 60);
+  const ember::Tensor target = ember::tensor({0, 9, 4, 7, 3, 8}, ember::kLong);
+  const enn::ASMoutput eo = e(x, target);
+  const tnn::ASMoutput to = t(T(x), T(target));
+  EXPECT_TRUE(Close(eo.output, to.output, {1e-5, 1e-5}));
+  EXPECT_NEAR(eo.loss, to.loss, 1e-5);
+  eo.output.sum().backward();
+  to.output.sum().backward();
+  for (const auto& item : e->named_parameters())
+    EXPECT_TRUE(Close(item.value().grad(), t->named_parameters()[item.key()].grad(), {1e-5, 1e-5})) << item.key();
+  EXPECT_TRUE(Close(e->log_prob(x), t->log_prob(T(x)), {1e-5, 1e-5}));
+  const ember::Tensor many = rnd({40, 8}, 61) * 3;
+  EXPECT_TRUE(Close(e->predict(many), t->predict(T(many))));
+  const enn::ASMoutput single = e(x[1], target[1]);
+  EXPECT_EQ(single.output.dim(), 0);
+  EXPECT_NEAR(single.output.item<double>(), eo.output[1].item<double>(), 1e-6);
+  // bad input: a target out of range, cutoffs out of order
+  EXPECT_THROW(e(x, ember::tensor({0, 10, 4, 7, 3, 8}, ember::kLong)), ember::Error);
+  EXPECT_THROW(enn::AdaptiveLogSoftmaxWithLoss(enn::AdaptiveLogSoftmaxWithLossOptions(8, 10, {8, 4})), ember::Error);
+  EXPECT_THROW(e(x, target.narrow(0, 0, 5)), ember::Error);
+}

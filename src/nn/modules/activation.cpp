@@ -260,52 +260,104 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, 
                                                            const Tensor& value, const Tensor& key_padding_mask,
                                                            bool need_weights, const Tensor& attn_mask,
                                                            bool average_attn_weights) {
-  const int64_t e = options.embed_dim(), h = options.num_heads();
-  EMBER_CHECK(query.dim() == 3 && key.dim() == 3 && value.dim() == 3, "multi_head_attention_forward",
+  return functional::multi_head_attention_forward(
+      query, key, value,
+      functional::MultiheadAttentionForwardFuncOptions(options.embed_dim(), options.num_heads(), in_proj_weight,
+                                                       in_proj_bias, {}, {}, false, options.dropout(),
+                                                       out_proj->weight, out_proj->bias)
+          .training(is_training())
+          .key_padding_mask(key_padding_mask)
+          .need_weights(need_weights)
+          .attn_mask(attn_mask)
+          .average_attn_weights(average_attn_weights));
+}
+
+namespace functional {
+std::tuple<Tensor, Tensor> multi_head_attention_forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                                                        const MultiheadAttentionForwardFuncOptions& o) {
+  const char* name = "multi_head_attention_forward";
+  EMBER_CHECK(query.dim() == 3 && key.dim() == 3 && value.dim() == 3, name,
               "expected 3-D (L, N, E) query, key and value, got ", query.sizes(), ", ", key.sizes(), ", ",
               value.sizes());
-  EMBER_CHECK(query.size(2) == e && key.size(2) == e && value.size(2) == e, "multi_head_attention_forward",
-              "was expecting embedding dimension of ", e, ", but got ", query.sizes(), ", ", key.sizes(), ", ",
+  const int64_t l = query.size(0), n = query.size(1), e = query.size(2), h = o.num_heads();
+  EMBER_CHECK(e == o.embed_dim_to_check(), name, "was expecting embedding dimension of ", o.embed_dim_to_check(),
+              ", but got ", e);
+  EMBER_CHECK(key.sizes() == value.sizes(), name, "key shape ", key.sizes(), " does not match value shape ",
               value.sizes());
-  EMBER_CHECK(key.sizes() == value.sizes(), "multi_head_attention_forward", "key shape ", key.sizes(),
-              " does not match value shape ", value.sizes());
-  EMBER_CHECK(query.size(1) == key.size(1), "multi_head_attention_forward", "batch sizes of query ", query.sizes(),
-              " and key ", key.sizes(), " differ");
-  const int64_t l = query.size(0), n = query.size(1), s = key.size(0);
-  auto proj = [&](const Tensor& x, int64_t i) {
-    const Tensor w = in_proj_weight.narrow(0, i * e, e);
-    const Tensor b = in_proj_bias.defined() ? in_proj_bias.narrow(0, i * e, e) : Tensor();
-    return functional::linear(x, w, b);
+  EMBER_CHECK(key.size(1) == n, name, "batch sizes of query ", query.sizes(), " and key ", key.sizes(), " differ");
+  EMBER_CHECK(h > 0 && e % h == 0, name, "embed_dim must be divisible by num_heads, got ", e, " and ", h);
+  const int64_t head_dim = e / h;
+  // the projections: slices of in_proj_weight (and in_proj_bias), or three separate weights
+  const Tensor& bias = o.in_proj_bias();
+  auto proj = [&](const Tensor& x, const Tensor& separate, int64_t i) {
+    const Tensor w = o.use_separate_proj_weight() ? separate : o.in_proj_weight().narrow(0, i * e, e);
+    EMBER_CHECK(w.defined() && w.dim() == 2 && w.size(0) == e && w.size(1) == x.size(2), name,
+                "expected a projection weight of (", e, ", ", x.size(2), "), got ",
+                w.defined() ? w.sizes() : IntArrayRef{});
+    return linear(x, w, bias.defined() ? bias.narrow(0, i * e, e) : Tensor());
   };
+  const Tensor q = proj(query, o.q_proj_weight(), 0) * (1 / std::sqrt(static_cast<double>(head_dim)));
+  Tensor k = proj(key, o.k_proj_weight(), 1), v = proj(value, o.v_proj_weight(), 2);
+  Tensor attn_mask = o.attn_mask(), key_padding_mask = o.key_padding_mask();
+  // one more key: a zero mask column (nothing masked) where masks are given
+  auto extend_masks = [&] {
+    if (attn_mask.defined()) {
+      const int64_t d = attn_mask.dim() - 1;
+      std::vector<int64_t> sizes = attn_mask.sizes().vec();
+      sizes[d] = 1;
+      attn_mask = cat({attn_mask, zeros(sizes, attn_mask.options())}, d);
+    }
+    if (key_padding_mask.defined())
+      key_padding_mask = cat({key_padding_mask, zeros({key_padding_mask.size(0), 1}, key_padding_mask.options())}, 1);
+  };
+  EMBER_CHECK(o.bias_k().defined() == o.bias_v().defined(), name, "bias_k and bias_v must be given together");
+  if (o.bias_k().defined()) {
+    EMBER_CHECK(!o.static_k().defined(), name, "bias cannot be added to static key.");
+    EMBER_CHECK(!o.static_v().defined(), name, "bias cannot be added to static value.");
+    k = cat({k, o.bias_k().repeat({1, n, 1})});
+    v = cat({v, o.bias_v().repeat({1, n, 1})});
+    extend_masks();
+  }
   // (len, N, E) -> (N * H, len, head_dim)
-  auto heads = [&](const Tensor& x, int64_t len) { return x.reshape({len, n * h, head_dim}).transpose(0, 1); };
-  const Tensor q = heads(proj(query, 0), l), k = heads(proj(key, 1), s), v = heads(proj(value, 2), s);
-  Tensor scores = matmul(q / std::sqrt(static_cast<double>(head_dim)), k.transpose(1, 2));  // (N*H, L, S)
+  auto heads = [&](const Tensor& x) { return x.contiguous().view({x.size(0), n * h, head_dim}).transpose(0, 1); };
+  Tensor qh = heads(q), kh = heads(k), vh = heads(v);
+  for (auto [given, target, what] : {std::tuple{o.static_k(), &kh, "static_k"}, std::tuple{o.static_v(), &vh, "static_v"}}) {
+    if (!given.defined()) continue;
+    EMBER_CHECK(given.dim() == 3 && given.size(0) == n * h && given.size(2) == head_dim, name, "expected ", what,
+                " of (", n * h, ", S, ", head_dim, "), got ", given.sizes());
+    *target = given;
+  }
+  if (o.add_zero_attn()) {
+    kh = cat({kh, zeros({n * h, 1, head_dim}, kh.options())}, 1);
+    vh = cat({vh, zeros({n * h, 1, head_dim}, vh.options())}, 1);
+    extend_masks();
+  }
+  const int64_t s = kh.size(1);
+  Tensor scores = bmm(qh, kh.transpose(1, 2));  // (N * H, L, S)
   if (attn_mask.defined()) {
     EMBER_CHECK((attn_mask.dim() == 2 && attn_mask.size(0) == l && attn_mask.size(1) == s) ||
                     (attn_mask.dim() == 3 && attn_mask.size(0) == n * h && attn_mask.size(1) == l &&
                      attn_mask.size(2) == s),
-                "multi_head_attention_forward", "The shape of attn_mask ", attn_mask.sizes(),
-                " should be (L, S) or (N * num_heads, L, S) = (", l, ", ", s, ") or (", n * h, ", ", l, ", ", s,
-                ")");
+                name, "The shape of attn_mask ", attn_mask.sizes(), " should be (L, S) or (N * num_heads, L, S) = (",
+                l, ", ", s, ") or (", n * h, ", ", l, ", ", s, ")");
     scores = attn_mask.dtype() == kBool ? scores.masked_fill(attn_mask, -INFINITY) : scores + attn_mask;
   }
   if (key_padding_mask.defined()) {
-    EMBER_CHECK(key_padding_mask.dim() == 2 && key_padding_mask.size(0) == n && key_padding_mask.size(1) == s,
-                "multi_head_attention_forward", "expecting key_padding_mask shape of (", n, ", ", s, "), but got ",
-                key_padding_mask.sizes());
+    EMBER_CHECK(key_padding_mask.dim() == 2 && key_padding_mask.size(0) == n && key_padding_mask.size(1) == s, name,
+                "expecting key_padding_mask shape of (", n, ", ", s, "), but got ", key_padding_mask.sizes());
     const Tensor mask = key_padding_mask.to(kBool).view({n, 1, 1, s});
     scores = scores.view({n, h, l, s}).masked_fill(mask, -INFINITY).view({n * h, l, s});
   }
-  Tensor attn = functional::softmax(scores, -1);
-  if (options.dropout() > 0) attn = ember::dropout(attn, options.dropout(), is_training());
-  Tensor out = matmul(attn, v).transpose(0, 1).reshape({l * n, e});
-  out = out_proj->forward(out).view({l, n, e});
-  if (!need_weights) return {out, Tensor()};
+  Tensor attn = softmax(scores, -1);
+  if (o.dropout_p() > 0) attn = ember::dropout(attn, o.dropout_p(), o.training());
+  Tensor out = bmm(attn, vh).transpose(0, 1).reshape({l, n, e});
+  out = linear(out, o.out_proj_weight(), o.out_proj_bias());
+  if (!o.need_weights()) return {out, Tensor()};
   Tensor weights = attn.view({n, h, l, s});
-  if (average_attn_weights) weights = weights.mean({1});
+  if (o.average_attn_weights()) weights = weights.mean({1});
   return {out, weights};
 }
+}  // namespace functional
 
 void MultiheadAttentionImpl::pretty_print(std::ostream& stream) const {
   stream << "torch::nn::MultiheadAttention";
