@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ember/accessor.h"
 #include "ember/array_ref.h"
 #include "ember/device.h"
 #include "ember/dtype.h"
@@ -150,6 +151,32 @@ class Tensor {
   T* data_ptr() const;
   template <class T>
   const T* const_data_ptr() const { return data_ptr<T>(); }
+  // Unchecked element access (ember/accessor.h): the tensor must have dtype T and N dims, and
+  // outlive a TensorAccessor (so an rvalue has none); packed accessors copy sizes and strides.
+  template <class T, size_t N>
+  TensorAccessor<T, N> accessor() const&;
+  template <class T, size_t N>
+  TensorAccessor<T, N> accessor() && = delete;
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits, class index_t = int64_t>
+  GenericPackedTensorAccessor<T, N, PtrTraits, index_t> generic_packed_accessor() const&;
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits, class index_t = int64_t>
+  GenericPackedTensorAccessor<T, N, PtrTraits, index_t> generic_packed_accessor() && = delete;
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
+  PackedTensorAccessor32<T, N, PtrTraits> packed_accessor32() const&;
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
+  PackedTensorAccessor32<T, N, PtrTraits> packed_accessor32() && = delete;
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
+  PackedTensorAccessor64<T, N, PtrTraits> packed_accessor64() const& {
+    return generic_packed_accessor<T, N, PtrTraits, int64_t>();
+  }
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
+  PackedTensorAccessor64<T, N, PtrTraits> packed_accessor64() && = delete;
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits, class index_t = int64_t>
+  PackedTensorAccessor<T, N, PtrTraits, index_t> packed_accessor() const& {
+    return generic_packed_accessor<T, N, PtrTraits, index_t>();
+  }
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits, class index_t = int64_t>
+  PackedTensorAccessor<T, N, PtrTraits, index_t> packed_accessor() && = delete;
   Scalar item() const;
   template <class T>
   T item() const { return item().to<T>(); }
@@ -190,6 +217,11 @@ class Tensor {
   Tensor t() const;
   Tensor& t_();
   Tensor mT() const;
+  // real tensors: adjoint is mT, alias a view of the same elements, resolve_conj/resolve_neg self
+  Tensor adjoint() const;
+  Tensor alias() const;
+  Tensor resolve_conj() const;
+  Tensor resolve_neg() const;
   Tensor movedim(IntArrayRef source, IntArrayRef destination) const;
   Tensor select(int64_t dim, int64_t index) const;
   Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
@@ -442,6 +474,10 @@ class Tensor {
   }
   bool is_inference() const { return checked_impl()->is_inference(); }
   Tensor detach() const;
+  // libtorch's deprecated forms of detach (the same elements, outside the graph)
+  Tensor data() const { return detach(); }
+  Tensor variable_data() const { return detach(); }
+  Tensor tensor_data() const { return detach(); }
   Tensor& detach_();
   void retain_grad() const;
   bool retains_grad() const;
@@ -757,6 +793,28 @@ T* Tensor::data_ptr() const {
   constexpr ScalarType want = CppTypeToScalarType<std::remove_const_t<T>>::value;
   EMBER_CHECK(dtype() == want, "data_ptr", "expected a tensor of dtype ", want, " but got ", dtype());
   return reinterpret_cast<T*>(data_ptr());
+}
+
+template <class T, size_t N>
+TensorAccessor<T, N> Tensor::accessor() const& {
+  static_assert(N > 0, "accessor is used for indexing tensor, for scalars use *data_ptr<T>()");
+  EMBER_CHECK(dim() == static_cast<int64_t>(N), "accessor", "TensorAccessor expected ", N, " dims but tensor has ",
+              dim());
+  return TensorAccessor<T, N>(data_ptr<T>(), sizes().data(), strides().data());
+}
+template <class T, size_t N, template <class> class PtrTraits, class index_t>
+GenericPackedTensorAccessor<T, N, PtrTraits, index_t> Tensor::generic_packed_accessor() const& {
+  static_assert(N > 0, "accessor is used for indexing tensor, for scalars use *data_ptr<T>()");
+  EMBER_CHECK(dim() == static_cast<int64_t>(N), "packed_accessor", "TensorAccessor expected ", N,
+              " dims but tensor has ", dim());
+  return GenericPackedTensorAccessor<T, N, PtrTraits, index_t>(static_cast<typename PtrTraits<T>::PtrType>(data_ptr<T>()),
+                                                               sizes().data(), strides().data());
+}
+template <class T, size_t N, template <class> class PtrTraits>
+PackedTensorAccessor32<T, N, PtrTraits> Tensor::packed_accessor32() const& {
+  EMBER_CHECK(numel() <= static_cast<int64_t>(INT32_MAX), "packed_accessor32",
+              "numel needs to be smaller than int32_t max; otherwise, please use packed_accessor64");
+  return generic_packed_accessor<T, N, PtrTraits, int32_t>();
 }
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);

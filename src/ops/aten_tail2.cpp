@@ -705,5 +705,9 @@ Tensor pad_sequence(TensorList sequences, bool batch_first, double padding_value
 }
 Tensor resolve_conj(const Tensor& self) { return self; }
 Tensor resolve_neg(const Tensor& self) { return self; }
+Tensor Tensor::adjoint() const { return ember::adjoint(*this); }
+Tensor Tensor::alias() const { return ember::alias(*this); }
+Tensor Tensor::resolve_conj() const { return ember::resolve_conj(*this); }
+Tensor Tensor::resolve_neg() const { return ember::resolve_neg(*this); }
 
 }  // namespace ember

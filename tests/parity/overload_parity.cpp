@@ -398,6 +398,10 @@ const std::vector<Row>& rows() {
                      0.0, false, false, false)),
       V(ns::rnn_relu(x.reshape({12, 5}), ns::tensor({4, 4, 4}, ns::kLong), x.narrow(2, 0, 2).narrow(0, 0, 1),
                      {m.narrow(0, 0, 2), m.narrow(0, 2, 2).narrow(1, 0, 2)}, false, 1, 0.0, false, false)),
+      // element access and the deprecated detach spellings
+      V(x.accessor<float, 3>()[1][2][3]), V(x.packed_accessor64<float, 3>()[2][3][4]),
+      V(x.packed_accessor32<float, 3>()[0][1][2]), V(x.generic_packed_accessor<float, 3>()[1][0][4]),
+      V(x.packed_accessor<float, 3>()[2][2][2]), V(x.data()), V(x.variable_data()), V(x.tensor_data()),
       V(ns::special_zeta(pos + 1, pos)), V(ns::special_zeta(pos + 1, 2)), V(ns::special_zeta(3, pos)),
       V(ns::special_chebyshev_polynomial_t(x, l.remainder(6))), V(ns::special_chebyshev_polynomial_t(0.5, l.remainder(6))),
       V(ns::special_chebyshev_polynomial_t(x, 3)), V(ns::special_chebyshev_polynomial_u(x, l.remainder(6))),

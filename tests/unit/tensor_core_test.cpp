@@ -395,3 +395,51 @@ TEST(Devices, LibtorchCheckingMacros) {
   EXPECT_EQ(message([&] { AT_ERROR("bad value ", n); }), "bad value 3");
   C10_UNUSED const int unused = 0;
 }
+
+template <class X>
+concept HasAccessor = requires(X x) { std::forward<X>(x).template accessor<float, 1>(); };
+
+// accessor<T, N>() and the packed accessors read and write through the strides; a wrong dtype or
+// dimension count raises; an rvalue tensor has no (dangling) TensorAccessor.
+TEST(Accessor, ReadsAndWritesThroughStrides) {
+  ember::Tensor t = ember::arange(12, ember::kFloat).view({3, 4});
+  auto a = t.accessor<float, 2>();
+  EXPECT_EQ(a.size(0), 3);
+  EXPECT_EQ(a.stride(0), 4);
+  EXPECT_EQ(a.sizes().vec(), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(a[2][1], 9.0f);
+  a[1][3] = -1;
+  EXPECT_EQ(t[1][3].item<float>(), -1.0f);
+  const ember::Tensor tt = t.t();
+  auto b = tt.accessor<float, 2>();
+  EXPECT_EQ(b[3][1], -1.0f);
+  EXPECT_EQ(b.data(), t.data_ptr<float>());
+  auto p = t.packed_accessor64<float, 2>();
+  EXPECT_EQ(p[2][3], 11.0f);
+  auto p32 = t.packed_accessor32<float, 2, ember::RestrictPtrTraits>();
+  EXPECT_EQ(p32.transpose(0, 1)[3][2], 11.0f);
+  const ember::Tensor v = ember::arange(5, ember::kLong).slice(0, 0, 5, 2);
+  auto c = v.generic_packed_accessor<int64_t, 1>();
+  EXPECT_EQ(c.size(0), 3);
+  EXPECT_EQ(c[2], 4);
+  EXPECT_THROW((t.accessor<float, 3>()), ember::Error);
+  EXPECT_THROW((t.accessor<double, 2>()), ember::Error);
+  EXPECT_THROW((t.packed_accessor64<float, 1>()), ember::Error);
+  static_assert(!HasAccessor<ember::Tensor&&>);
+  static_assert(HasAccessor<const ember::Tensor&>);
+}
+
+// libtorch's deprecated detach spellings and the real-tensor forms of the complex-aware methods.
+TEST(TensorMethods, DetachSpellingsAndRealForms) {
+  const ember::Tensor x = ember::rand({2, 3}).requires_grad_();
+  for (const ember::Tensor& d : {x.data(), x.variable_data(), x.tensor_data()}) {
+    EXPECT_FALSE(d.requires_grad());
+    EXPECT_EQ(d.data_ptr(), x.data_ptr());
+  }
+  EXPECT_TRUE(ember::equal(x.adjoint(), x.mT()));
+  const ember::Tensor a = x.alias();
+  EXPECT_EQ(a.data_ptr(), x.data_ptr());
+  EXPECT_TRUE(a.requires_grad());
+  EXPECT_TRUE(x.resolve_conj().is_same(x));
+  EXPECT_TRUE(x.resolve_neg().is_same(x));
+}
