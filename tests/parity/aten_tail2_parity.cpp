@@ -9,7 +9,7 @@
 // igamma) use other series than libtorch's, so their double rows allow 1e-9 relative: libtorch's
 // trigamma (polygamma(1, x), and so digamma's derivative) is itself accurate to about 5e-10
 // relative (against mpmath over [0.25, 2.25]), where Ember's is to about 1e-15.
-#include "parity/grad_cases.h"
+#include "parity/aten_rows.h"
 
 using parity::Close;
 using parity::to_torch;
@@ -20,21 +20,16 @@ using grad_cases::Case;
 using grad_cases::Domain;
 using grad_cases::Input;
 using grad_cases::Layout;
-using E = std::vector<ember::Tensor>;
-using T = std::vector<torch::Tensor>;
+using aten_rows::E;
+using aten_rows::FwdCase;
+using aten_rows::lv;
+using aten_rows::run_all;
+using aten_rows::T;
 using L = std::vector<int64_t>;
-constexpr double kFloatRtol = 1e-4;
 const Domain P = Domain::Positive, U = Domain::Unit, A = Domain::Any;
 const Layout C = Layout::Contiguous, Tr = Layout::Transposed, St = Layout::Strided;
 
-#define ROW(name, inputs, k, ...) \
-  Case { name, inputs, [](const E& v) { namespace ns = ember; return ember::Tensor(__VA_ARGS__); }, [](const T& v) { namespace ns = torch; return torch::Tensor(__VA_ARGS__); }, nullptr, k }
-#define IN(...) std::vector<Input>{__VA_ARGS__}
 
-template <class X>
-X& lv(X&& x) {
-  return x;
-}
 // Fixed values in either library: longs, or values of v's dtype.
 ember::Tensor longs(const ember::Tensor&, L v) { return ember::tensor(v, ember::kLong); }
 torch::Tensor longs(const torch::Tensor&, L v) { return torch::tensor(v, torch::kLong); }
@@ -53,11 +48,6 @@ c10::List<c10::optional<torch::Tensor>> opt_indices(const torch::Tensor& a) {
   c10::List<c10::optional<torch::Tensor>> l;
   l.push_back(a);
   return l;
-}
-
-void run_all(const std::vector<Case>& cases, uint64_t seed, double float_rtol = kFloatRtol) {
-  for (const Case& c : cases)
-    for (ember::ScalarType dtype : {ember::kFloat, ember::kDouble}) grad_cases::run_case(c, dtype, seed++, float_rtol);
 }
 
 std::vector<Case> activation_cases() {
@@ -353,15 +343,6 @@ std::vector<Case> order_cases() {
 }
 
 // ---- forward-only rows ----
-struct FwdCase {
-  const char* name;
-  std::vector<std::vector<int64_t>> sizes;
-  ember::ScalarType dtype;
-  std::function<ember::Tensor(const E&)> ember_fn;
-  std::function<torch::Tensor(const T&)> torch_fn;
-};
-#define FWD(name, sizes, dtype, ...) \
-  FwdCase { name, sizes, dtype, [](const E& v) { namespace ns = ember; return ember::Tensor(__VA_ARGS__); }, [](const T& v) { namespace ns = torch; return torch::Tensor(__VA_ARGS__); } }
 using S = std::vector<std::vector<int64_t>>;
 
 std::vector<FwdCase> forward_cases() {
@@ -527,22 +508,6 @@ std::vector<FwdCase> forward_cases() {
   };
 }
 
-void run_forward(const FwdCase& c, uint64_t seed) {
-  SCOPED_TRACE(c.name);
-  E ex;
-  T tx;
-  for (const auto& s : c.sizes) {
-    ex.push_back(parity::random(s, c.dtype, seed++));
-    tx.push_back(to_torch(ex.back()));
-  }
-  const ember::Tensor ey = c.ember_fn(ex);
-  const torch::Tensor ty = c.torch_fn(tx);
-  const parity::Tol tol = ey.dtype() == ember::kFloat    ? parity::Tol{1e-5, 1e-5}
-                          : ey.dtype() == ember::kDouble ? parity::Tol{1e-10, 1e-12}
-                                                         : parity::default_tol(ey.dtype());
-  EXPECT_TRUE(Close(ey, ty, tol));
-}
-
 TEST(AtenTail2Parity, Activations) { run_all(activation_cases(), 1000); }
 TEST(AtenTail2Parity, Losses) { run_all(loss_cases(), 2000); }
 TEST(AtenTail2Parity, DistancesAndShuffles) { run_all(distance_cases(), 3000); }
@@ -582,7 +547,7 @@ TEST(AtenTail2Parity, CopiesAndScatters) { run_all(copy_cases(), 7000); }
 TEST(AtenTail2Parity, OrderStatistics) { run_all(order_cases(), 8000); }
 TEST(AtenTail2Parity, ForwardOnly) {
   uint64_t seed = 9000;
-  for (const FwdCase& c : forward_cases()) run_forward(c, seed += 10);
+  for (const FwdCase& c : forward_cases()) aten_rows::run_forward(c, seed += 10, 1e-10);
 }
 
 // Values that are random in both libraries but must share support, dtype and moments.

@@ -6,7 +6,7 @@
 //
 // Tolerance: these ops are compositions of a few Ember ops, each rounding once, where libtorch
 // has one kernel: float32 allows 1e-4 relative (double 1e-12) plus K terms' absolute error.
-#include "parity/grad_cases.h"
+#include "parity/aten_rows.h"
 
 using parity::Close;
 using parity::to_torch;
@@ -17,32 +17,20 @@ using grad_cases::Case;
 using grad_cases::Domain;
 using grad_cases::Input;
 using grad_cases::Layout;
-using E = std::vector<ember::Tensor>;
-using T = std::vector<torch::Tensor>;
-constexpr double kFloatRtol = 1e-4;
+using aten_rows::E;
+using aten_rows::FwdCase;
+using aten_rows::lv;
+using aten_rows::run_all;
+using aten_rows::T;
 const Domain P = Domain::Positive, U = Domain::Unit, A = Domain::Any;
 const Layout Tr = Layout::Transposed, St = Layout::Strided;
 
-// One expression, both libraries.
-#define ROW(name, inputs, k, ...) \
-  Case { name, inputs, [](const E& v) { namespace ns = ember; return ember::Tensor(__VA_ARGS__); }, [](const T& v) { namespace ns = torch; return torch::Tensor(__VA_ARGS__); }, nullptr, k }
-#define IN(...) std::vector<Input>{__VA_ARGS__}
 
-// An lvalue for the free in-place functions (`acos_(Tensor&)`), alive to the end of the row's expression.
-template <class X>
-X& lv(X&& x) {
-  return x;
-}
 // A fixed index tensor, the same values in either library.
 ember::Tensor torch_like_long(const ember::Tensor&, std::vector<int64_t> v) {
   return ember::tensor(v, ember::kLong);
 }
 torch::Tensor torch_like_long(const torch::Tensor&, std::vector<int64_t> v) { return torch::tensor(v, torch::kLong); }
-
-void run_all(const std::vector<Case>& cases, uint64_t seed) {
-  for (const Case& c : cases)
-    for (ember::ScalarType dtype : {ember::kFloat, ember::kDouble}) grad_cases::run_case(c, dtype, seed++, kFloatRtol);
-}
 
 std::vector<Case> unary_cases() {
   return {
@@ -194,15 +182,6 @@ std::vector<Case> reduction_cases() {
 }
 
 // ---- forward-only rows: integer-valued, boolean and empty results ----
-struct FwdCase {
-  const char* name;
-  std::vector<std::vector<int64_t>> sizes;
-  ember::ScalarType dtype;
-  std::function<ember::Tensor(const E&)> ember_fn;
-  std::function<torch::Tensor(const T&)> torch_fn;
-};
-#define FWD(name, sizes, dtype, ...) \
-  FwdCase { name, sizes, dtype, [](const E& v) { namespace ns = ember; return ember::Tensor(__VA_ARGS__); }, [](const T& v) { namespace ns = torch; return torch::Tensor(__VA_ARGS__); } }
 using S = std::vector<std::vector<int64_t>>;
 
 std::vector<FwdCase> forward_cases() {
@@ -316,30 +295,13 @@ std::vector<FwdCase> forward_cases() {
   };
 }
 
-void run_forward(const FwdCase& c, uint64_t seed) {
-  SCOPED_TRACE(c.name);
-  E ex;
-  T tx;
-  for (const auto& s : c.sizes) {
-    ex.push_back(parity::random(s, c.dtype, seed++));
-    tx.push_back(to_torch(ex.back()));
-  }
-  const ember::Tensor ey = c.ember_fn(ex);
-  const torch::Tensor ty = c.torch_fn(tx);
-  // Compositions round a few times where libtorch rounds once.
-  const parity::Tol tol = ey.dtype() == ember::kFloat    ? parity::Tol{1e-5, 1e-5}
-                          : ey.dtype() == ember::kDouble ? parity::Tol{1e-12, 1e-12}
-                                                         : parity::default_tol(ey.dtype());
-  EXPECT_TRUE(Close(ey, ty, tol));
-}
-
 TEST(AtenTailParity, UnaryMath) { run_all(unary_cases(), 100); }
 TEST(AtenTailParity, BinaryMath) { run_all(binary_cases(), 200); }
 TEST(AtenTailParity, ShapeAndIndexing) { run_all(shape_cases(), 300); }
 TEST(AtenTailParity, Reductions) { run_all(reduction_cases(), 400); }
 TEST(AtenTailParity, ForwardOnly) {
   uint64_t seed = 500;
-  for (const FwdCase& c : forward_cases()) run_forward(c, seed += 10);
+  for (const FwdCase& c : forward_cases()) aten_rows::run_forward(c, seed += 10, 1e-12);
 }
 
 // Values that are random in both libraries but must share a distribution's support and dtype.
