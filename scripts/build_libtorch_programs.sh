@@ -32,6 +32,7 @@ for dir in "${dirs[@]}"; do
   src=$(readlink -f "$dir")
   out=$PWD/build/libtorch-programs/$(basename "$src")
   rm -rf "$out"
+  mkdir -p "$(dirname "$out")"
   if ! cmake -S "$src" -B "$out" -G Ninja -DTorch_DIR="$torch_dir" "${defines[@]}" >"$out.configure.log" 2>&1; then
     echo "$(basename "$src"): configure FAILED (see $out.configure.log)"
     status=1
