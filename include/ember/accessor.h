@@ -42,12 +42,15 @@ class TensorAccessorBase {
   const index_t* strides_;
 };
 
-// N dimensions: [i] drops the first.
 template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits, class index_t = int64_t>
-class TensorAccessor : public TensorAccessorBase<T, N, PtrTraits, index_t> {
+class TensorAccessor;
+
+namespace detail {
+// operator[] over an accessor base (which holds data_, sizes_ and strides_, as pointers or as
+// arrays): [i] drops the first dimension, and with one left gives the element.
+template <class Base, class T, size_t N, template <class> class PtrTraits, class index_t>
+class AccessorIndexing : public Base {
  public:
-  using Base = TensorAccessorBase<T, N, PtrTraits, index_t>;
-  using typename Base::PtrType;
   using Base::Base;
   TensorAccessor<T, N - 1, PtrTraits, index_t> operator[](index_t i) {
     return {this->data_ + this->strides_[0] * i, this->sizes_ + 1, this->strides_ + 1};
@@ -56,14 +59,20 @@ class TensorAccessor : public TensorAccessorBase<T, N, PtrTraits, index_t> {
     return {this->data_ + this->strides_[0] * i, this->sizes_ + 1, this->strides_ + 1};
   }
 };
-template <class T, template <class> class PtrTraits, class index_t>
-class TensorAccessor<T, 1, PtrTraits, index_t> : public TensorAccessorBase<T, 1, PtrTraits, index_t> {
+template <class Base, class T, template <class> class PtrTraits, class index_t>
+class AccessorIndexing<Base, T, 1, PtrTraits, index_t> : public Base {
  public:
-  using Base = TensorAccessorBase<T, 1, PtrTraits, index_t>;
-  using typename Base::PtrType;
   using Base::Base;
   T& operator[](index_t i) { return this->data_[this->strides_[0] * i]; }
   const T& operator[](index_t i) const { return this->data_[this->strides_[0] * i]; }
+};
+}  // namespace detail
+
+template <class T, size_t N, template <class> class PtrTraits, class index_t>
+class TensorAccessor
+    : public detail::AccessorIndexing<TensorAccessorBase<T, N, PtrTraits, index_t>, T, N, PtrTraits, index_t> {
+ public:
+  using detail::AccessorIndexing<TensorAccessorBase<T, N, PtrTraits, index_t>, T, N, PtrTraits, index_t>::AccessorIndexing;
 };
 
 // Holds its own copies of the sizes and strides.
@@ -92,17 +101,12 @@ class GenericPackedTensorAccessorBase {
 };
 
 template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits, class index_t = int64_t>
-class GenericPackedTensorAccessor : public GenericPackedTensorAccessorBase<T, N, PtrTraits, index_t> {
+class GenericPackedTensorAccessor
+    : public detail::AccessorIndexing<GenericPackedTensorAccessorBase<T, N, PtrTraits, index_t>, T, N, PtrTraits,
+                                      index_t> {
  public:
-  using Base = GenericPackedTensorAccessorBase<T, N, PtrTraits, index_t>;
-  using typename Base::PtrType;
-  using Base::Base;
-  TensorAccessor<T, N - 1, PtrTraits, index_t> operator[](index_t i) {
-    return {this->data_ + this->strides_[0] * i, this->sizes_ + 1, this->strides_ + 1};
-  }
-  const TensorAccessor<T, N - 1, PtrTraits, index_t> operator[](index_t i) const {
-    return {this->data_ + this->strides_[0] * i, this->sizes_ + 1, this->strides_ + 1};
-  }
+  using detail::AccessorIndexing<GenericPackedTensorAccessorBase<T, N, PtrTraits, index_t>, T, N, PtrTraits,
+                                 index_t>::AccessorIndexing;
   // The same elements with two dimensions swapped.
   GenericPackedTensorAccessor transpose(index_t dim1, index_t dim2) const {
     GenericPackedTensorAccessor result(*this);
@@ -110,15 +114,6 @@ class GenericPackedTensorAccessor : public GenericPackedTensorAccessorBase<T, N,
     std::swap(result.strides_[dim1], result.strides_[dim2]);
     return result;
   }
-};
-template <class T, template <class> class PtrTraits, class index_t>
-class GenericPackedTensorAccessor<T, 1, PtrTraits, index_t> : public GenericPackedTensorAccessorBase<T, 1, PtrTraits, index_t> {
- public:
-  using Base = GenericPackedTensorAccessorBase<T, 1, PtrTraits, index_t>;
-  using typename Base::PtrType;
-  using Base::Base;
-  T& operator[](index_t i) { return this->data_[this->strides_[0] * i]; }
-  const T& operator[](index_t i) const { return this->data_[this->strides_[0] * i]; }
 };
 
 template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>

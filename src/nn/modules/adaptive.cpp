@@ -14,7 +14,7 @@
 namespace ember::nn {
 
 AdaptiveLogSoftmaxWithLossImpl::AdaptiveLogSoftmaxWithLossImpl(AdaptiveLogSoftmaxWithLossOptions options_)
-    : options(std::move(options_)), cutoffs(options.cutoffs()) {
+    : options(std::move(options_)) {
   reset();
 }
 
