@@ -15,10 +15,11 @@ void set_num_threads(int n);
 void set_adaptive_threads(bool enabled);
 bool adaptive_threads();
 
-// The widest SIMD level Ember's own kernels run: "AVX512", "AVX2" or "DEFAULT", as PyTorch's
-// torch.backends.cpu.get_cpu_capability(). The environment variable EMBER_CPU_CAPABILITY=avx2 or
-// =default (PyTorch's ATEN_CPU_CAPABILITY) lowers it at start-up, so the kernels another CPU
-// would run are tested on this one; oneDNN's kernels follow its own ONEDNN_MAX_CPU_ISA.
+// The widest SIMD level Ember's own kernels run: "AVX512" or "AVX2", as PyTorch's
+// torch.backends.cpu.get_cpu_capability() ("NONE" on a CPU below AVX2, where Ember refuses to
+// make tensors: its kernels are compiled for AVX2 and AVX-512 only). The environment variable
+// EMBER_CPU_CAPABILITY=avx2 (as PyTorch's ATEN_CPU_CAPABILITY) lowers it at start-up, so the
+// kernels another CPU would run are tested on this one; oneDNN's follow its ONEDNN_MAX_CPU_ISA.
 std::string get_cpu_capability();
 // Whether oneDNN's bfloat16 matmul and convolution run on bfloat16 instructions (AVX512-BF16 or
 // AMX) rather than its emulation on plain AVX-512.

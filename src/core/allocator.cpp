@@ -194,6 +194,7 @@ void* allocate_block(size_t nbytes) {
 }  // namespace
 
 void* allocate(size_t nbytes) {
+  detail::check_cpu_supported();
   void* p = allocate_block(nbytes);
   if (g_fill.load(std::memory_order_relaxed)) std::memset(p, 0xFF, nbytes);
   return p;

@@ -1,6 +1,7 @@
-// Which SIMD paths run: Highway picks among the targets Ember compiles (AVX-512, AVX2, the
-// baseline) from what the CPU has, oneDNN picks its own; EMBER_CPU_CAPABILITY lowers Highway's
-// choice before the first kernel runs.
+// Which SIMD paths run: Highway picks among the targets Ember compiles its kernels for (AVX-512
+// and AVX2) from what the CPU has, oneDNN picks its own; EMBER_CPU_CAPABILITY lowers Highway's
+// choice before the first kernel runs. A CPU without AVX2 has no kernels to run: the first
+// tensor allocated there raises an ember::Error saying so.
 #include <hwy/highway.h>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -10,12 +11,16 @@
 #include <string>
 #include <string_view>
 
+#include "ember/error.h"
 #include "ember/parallel.h"
 
 namespace ember {
 namespace {
 
 constexpr int64_t kAvx512Targets = HWY_AVX3 | HWY_AVX3_DL;
+// The targets the kernel files are compiled for: this file has the x86-64 baseline, they have
+// AVX2 (CMakeLists.txt), so Highway's targets here include the baseline theirs lack.
+constexpr int64_t kKernelTargets = HWY_TARGETS & (kAvx512Targets | HWY_AVX2);
 
 void apply_environment() {
   const char* env = std::getenv("EMBER_CPU_CAPABILITY");
@@ -23,12 +28,10 @@ void apply_environment() {
   const std::string_view want(env);
   if (want == "avx2" || want == "AVX2") {
     hwy::DisableTargets(kAvx512Targets);
-  } else if (want == "default" || want == "DEFAULT") {
-    hwy::DisableTargets(kAvx512Targets | HWY_AVX2);
   } else if (want != "avx512" && want != "AVX512") {
-    // Read before main: an exception here could not be caught, so a bad value is reported and ignored.
-    std::fprintf(stderr, "ember: EMBER_CPU_CAPABILITY: expected avx512, avx2 or default but got \"%s\"; ignored\n",
-                 env);
+    // Read before main: an exception here could not be caught, so a bad value is reported and
+    // ignored. ("default", PyTorch's scalar path, is not compiled: Ember's kernels need AVX2.)
+    std::fprintf(stderr, "ember: EMBER_CPU_CAPABILITY: expected avx512 or avx2 but got \"%s\"; ignored\n", env);
   }
 }
 
@@ -41,21 +44,29 @@ bool has_isa(dnnl::cpu_isa isa) {
   return (have & want) == want;
 }
 
-// The targets this CPU supports among those Ember's kernels are compiled for (this file is
-// compiled with the same HWY_DISABLED_TARGETS as the kernels).
-int64_t compiled_targets() { return hwy::SupportedTargets() & HWY_TARGETS; }
+// The targets this CPU supports among those Ember's kernels are compiled for.
+int64_t compiled_targets() { return hwy::SupportedTargets() & kKernelTargets; }
 
 }  // namespace
 
 namespace detail {
 bool cpu_capability_applied() { return g_applied; }
+
+void check_cpu_supported() {
+  static const bool supported = compiled_targets() != 0;
+  if (!supported) {
+    throw Error(
+        "Ember: this CPU has no AVX2 (with FMA and F16C, x86-64-v3), which Ember's kernels are compiled for; "
+        "it cannot run them");
+  }
+}
 }  // namespace detail
 
 std::string get_cpu_capability() {
   const int64_t targets = compiled_targets();
   if (targets & kAvx512Targets) return "AVX512";
   if (targets & HWY_AVX2) return "AVX2";
-  return "DEFAULT";
+  return "NONE";
 }
 
 bool has_bfloat16_instructions() { return has_isa(dnnl::cpu_isa::avx512_core_bf16); }

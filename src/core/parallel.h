@@ -31,6 +31,9 @@ inline int64_t now_ns() {
 // Applies EMBER_CPU_CAPABILITY (cpu_capability.cpp) when the program starts; the allocator calls
 // it so every program that makes a tensor links it.
 bool cpu_capability_applied();
+// Throws an ember::Error on a CPU that has none of the targets the kernels are compiled for
+// (below AVX2); the allocator calls it before the first block, so no kernel runs there.
+void check_cpu_supported();
 }  // namespace detail
 
 // f(begin, end) over disjoint chunks of [begin, end), each at least grain_size long.

@@ -725,9 +725,12 @@ void check_fill_value(const char* name, const Scalar& v, ScalarType dt) {
     const double hi = static_cast<double>(std::numeric_limits<T>::max());
     if constexpr (std::is_integral_v<T>) {
       if (v.isIntegral(false)) {
+        // compared as integers: int64's max as a double is 2^63, outside int64 (converting it back
+        // is undefined)
         const int64_t i = v.toLong();
-        overflow = std::is_unsigned_v<T> ? (i > static_cast<int64_t>(hi) || i < -static_cast<int64_t>(hi))
-                                         : (i < static_cast<int64_t>(lo) || i > static_cast<int64_t>(hi));
+        const auto max = static_cast<int64_t>(std::numeric_limits<T>::max());
+        const auto min = static_cast<int64_t>(std::numeric_limits<T>::lowest());
+        overflow = std::is_unsigned_v<T> ? (i > max || i < -max) : (i < min || i > max);
       } else {
         overflow = x < lo || x > hi || std::isnan(x);
       }

@@ -43,8 +43,8 @@ uint32_t bits_of(float f) {
 }
 }  // namespace
 
-// The SIMD casts on whichever path runs (EMBER_CPU_CAPABILITY=default takes the one without F16C,
-// see cpu_capability_default): every half widens exactly; narrowing rounds to nearest even,
+// The SIMD casts on whichever path runs (AVX-512, or AVX2 under cpu_capability_avx2): every half
+// widens exactly; narrowing rounds to nearest even,
 // overflows to inf and keeps inf and NaN.
 TEST(Dtype, HalfCastsMatchTheHardwareOnEveryValue) {
   Tensor h = empty({65536}, kHalf);
@@ -310,10 +310,8 @@ TEST(CpuCapability, NamesThePathsTaken) {
   const char* env = std::getenv("EMBER_CPU_CAPABILITY");
   if (env && std::string(env) == "avx2") {
     EXPECT_EQ(cap, "AVX2");
-  } else if (env && std::string(env) == "default") {
-    EXPECT_EQ(cap, "DEFAULT");
   } else {
-    EXPECT_TRUE(cap == "AVX512" || cap == "AVX2" || cap == "DEFAULT") << cap;
+    EXPECT_TRUE(cap == "AVX512" || cap == "AVX2") << cap;
   }
   const std::string paths = cpu_kernel_paths();
   EXPECT_NE(paths.find("Highway"), std::string::npos) << paths;
