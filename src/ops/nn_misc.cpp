@@ -450,21 +450,30 @@ struct ConstantPadNdOp {
   }
 };
 
-// Reflect/replicate padding as one gather: the source index of each output index per padded dim.
+// Reflect/replicate/circular padding as one gather: the source index of each output index per
+// padded dim.
 std::vector<std::vector<int64_t>> pad_maps(const char* name, const Tensor& input, IntArrayRef pad, std::string_view mode,
                                            std::optional<double> value) {
-  EMBER_CHECK(mode == "reflect" || mode == "replicate", name, "Unrecognised padding mode ", mode);
+  EMBER_CHECK(mode == "reflect" || mode == "replicate" || mode == "circular", name, "Unrecognised padding mode ", mode);
   EMBER_CHECK(!value || *value == 0, name, "Padding mode \"", mode, "\" doesn't take in value argument");
   const int64_t k = static_cast<int64_t>(pad.size()) / 2;
   EMBER_CHECK(pad.size() % 2 == 0 && k >= 1 && k <= 3 && (input.dim() == k + 1 || input.dim() == k + 2), name,
               "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now (got pad of length ",
               pad.size(), " for an input of size ", input.sizes(), ")");
+  // circular padding wants a batch and a channel dimension, as PyTorch's _pad_circular
+  EMBER_CHECK(mode != "circular" || input.dim() == k + 2, name, "Expected padding of length ", 2 * (input.dim() - 2),
+              " for circular padding of an input of size ", input.sizes(), ", but got ", pad.size());
   std::vector<std::vector<int64_t>> map(static_cast<size_t>(k));
   for (int64_t i = 0; i < k; ++i) {
     const int64_t d = input.dim() - 1 - i, in = input.size(d), l = pad[2 * i], r = pad[2 * i + 1];
     if (mode == "reflect") {
       EMBER_CHECK(l < in && r < in, name, "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (",
                   l, ", ", r, ") at dimension ", d, " of input ", input.sizes());
+    } else if (mode == "circular") {
+      // a negative pad crops first; the rest wraps around what is left (PyTorch's _pad_circular)
+      const int64_t kept = in + std::min<int64_t>(l, 0) + std::min<int64_t>(r, 0);
+      EMBER_CHECK(l <= kept && r <= kept, name, "Padding value causes wrapping around more than once: padding (", l,
+                  ", ", r, ") at dimension ", d, " of input ", input.sizes());
     } else {
       EMBER_CHECK(in > 0, name, "input dimension ", d, " of ", input.sizes(), " must be non-empty to replicate");
     }
@@ -478,6 +487,10 @@ std::vector<std::vector<int64_t>> pad_maps(const char* name, const Tensor& input
       if (mode == "reflect") {
         j = j < 0 ? -j : j;
         j = j >= in ? 2 * (in - 1) - j : j;
+      } else if (mode == "circular") {
+        const int64_t kept = in + std::min<int64_t>(l, 0) + std::min<int64_t>(r, 0);
+        const int64_t c = o - std::max<int64_t>(l, 0);  // position in the kept part, wrapped
+        j = std::max<int64_t>(-l, 0) + (c % kept + kept) % kept;
       } else {
         j = std::min(std::max<int64_t>(j, 0), in - 1);
       }
@@ -489,9 +502,10 @@ std::vector<std::vector<int64_t>> pad_maps(const char* name, const Tensor& input
 
 struct PadOp {
   static constexpr const char* name = "pad";
-  // reflection_pad and replication_pad are on PyTorch's float32 autocast list, constant_pad_nd is not
+  // reflection_pad and replication_pad are on PyTorch's float32 autocast list; constant_pad_nd and
+  // circular padding (slices and cat) are not
   static dispatch::Autocast autocast_policy(const Tensor&, IntArrayRef, std::string_view mode, std::optional<double>) {
-    return mode == "constant" ? dispatch::Autocast::kNone : dispatch::Autocast::kFloat32;
+    return mode == "reflect" || mode == "replicate" ? dispatch::Autocast::kFloat32 : dispatch::Autocast::kNone;
   }
   static Tensor run(const Tensor& input, IntArrayRef pad, std::string_view mode, std::optional<double> value) {
     if (mode == "constant") return ConstantPadNdOp::run(input, pad, value.value_or(0.0));
@@ -504,7 +518,8 @@ struct PadOp {
     static constexpr const char* names[2][3] = {
         {"ReflectionPad1DBackward0", "ReflectionPad2DBackward0", "ReflectionPad3DBackward0"},
         {"ReplicationPad1DBackward0", "ReplicationPad2DBackward0", "ReplicationPad3DBackward0"}};
-    d.name(names[mode == "replicate"][pad.size() / 2 - 1]);
+    // PyTorch 1.13 composes circular padding of slices and cat
+    d.name(mode == "circular" ? "CatBackward0" : names[mode == "replicate"][pad.size() / 2 - 1]);
     d.grad(input, [map = pad_maps(name, input, pad, mode, value), in_sizes = DimVector(input.sizes()),
                    format = layout_of(input)](const auto& c) { return scatter_grad("pad", c.grad(), map, in_sizes, format); });
   }

@@ -239,6 +239,13 @@ TEST(NnGradParity, InterpolateAndPad) {
       {"pad reflect 1-D", {{2, 3, 6}},
        [](const ELeaves& v) { return ember::pad(v[0], {4, 5}, "reflect"); },
        [](const TLeaves& v) { return tF::pad(v[0], tF::PadFuncOptions({4, 5}).mode(torch::kReflect)); }, 4},
+      // circular: up to the whole size each side, and a negative pad that crops
+      {"pad circular", {{2, 3, 4, 5}},
+       [](const ELeaves& v) { return F::pad(v[0], F::PadFuncOptions({5, 2, -1, 3}).mode(ember::kCircular)); },
+       [](const TLeaves& v) { return tF::pad(v[0], tF::PadFuncOptions({5, 2, -1, 3}).mode(torch::kCircular)); }, 4},
+      {"pad circular 3-D", {{1, 2, 3, 2, 4}},
+       [](const ELeaves& v) { return ember::pad(v[0], {1, 3, 2, 0, 1, 1}, "circular"); },
+       [](const TLeaves& v) { return tF::pad(v[0], tF::PadFuncOptions({1, 3, 2, 0, 1, 1}).mode(torch::kCircular)); }, 4},
   });
 }
 

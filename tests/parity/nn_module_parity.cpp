@@ -91,6 +91,31 @@ TEST(NnParity, Convolutions) {
   enn::ConvTranspose2d et(enn::ConvTranspose2dOptions(4, 2, 3).stride(2).padding(1).output_padding(1));
   tnn::ConvTranspose2d tt(tnn::ConvTranspose2dOptions(4, 2, 3).stride(2).padding(1).output_padding(1));
   expect_forward(et, tt, rnd({2, 4, 4, 5}, 11), {1e-4, 1e-5});
+
+  // padding 'same' and 'valid', and the padding modes other than zeros (the input padded
+  // first, then convolved without padding)
+  using EPad = enn::Conv2dOptions::padding_mode_t;
+  using TPad = tnn::Conv2dOptions::padding_mode_t;
+  const std::vector<std::pair<EPad, TPad>> modes{{ember::kZeros, torch::kZeros},
+                                                 {ember::kReflect, torch::kReflect},
+                                                 {ember::kReplicate, torch::kReplicate},
+                                                 {ember::kCircular, torch::kCircular}};
+  for (const auto& [em, tm] : modes) {
+    enn::Conv2d ep(enn::Conv2dOptions(3, 4, {3, 2}).padding({1, 2}).padding_mode(em));
+    tnn::Conv2d tp(tnn::Conv2dOptions(3, 4, {3, 2}).padding({1, 2}).padding_mode(tm));
+    expect_forward(ep, tp, rnd({2, 3, 5, 6}, 12), {1e-4, 1e-5});
+    EXPECT_EQ(str(ep), str(tp));
+    enn::Conv2d es(enn::Conv2dOptions(3, 4, 3).padding(ember::kSame).dilation(2).padding_mode(em));
+    tnn::Conv2d ts(tnn::Conv2dOptions(3, 4, 3).padding(torch::kSame).dilation(2).padding_mode(tm));
+    expect_forward(es, ts, rnd({2, 3, 6, 5}, 13), {1e-4, 1e-5});
+    EXPECT_EQ(str(es), str(ts));
+    enn::Conv1d ev(enn::Conv1dOptions(3, 2, 4).padding(ember::kValid).padding_mode(em));
+    tnn::Conv1d tv(tnn::Conv1dOptions(3, 2, 4).padding(torch::kValid).padding_mode(tm));
+    expect_forward(ev, tv, rnd({2, 3, 9}, 14), {1e-4, 1e-5});
+  }
+  EXPECT_THROW(enn::Conv2d(enn::Conv2dOptions(3, 4, 3).padding(ember::kSame).stride(2)), ember::Error);
+  enn::Conv2d wraps_twice(enn::Conv2dOptions(1, 1, 3).padding(3).padding_mode(ember::kCircular));
+  EXPECT_THROW(wraps_twice(rnd({1, 1, 2, 2}, 15)), ember::Error);
 }
 
 TEST(NnParity, BatchNormTrainsRunningStatsAsLibtorch) {
@@ -209,6 +234,30 @@ TEST(NnParity, MultiheadAttentionAndTransformerEncoderLayer) {
   auto [to2, tw2] = t(T(q), T(kv), T(kv), torch::Tensor(), true, T(float_mask));
   EXPECT_TRUE(Close(eo2, to2, {1e-5, 1e-5}));
   EXPECT_TRUE(Close(ew2, tw2, {1e-5, 1e-5}));
+
+  // The other options: learned key/value biases, a zero key, and key/value of another width
+  // (separate q/k/v projection weights); the same parameters, by name and shape, as libtorch's.
+  for (int variant = 0; variant < 3; ++variant) {
+    const int64_t kdim = variant == 2 ? 6 : 8;
+    auto eopt = enn::MultiheadAttentionOptions(8, 2).add_bias_kv(variant != 1).add_zero_attn(variant >= 1);
+    auto topt = tnn::MultiheadAttentionOptions(8, 2).add_bias_kv(variant != 1).add_zero_attn(variant >= 1);
+    enn::MultiheadAttention ev(eopt.kdim(kdim).vdim(kdim));
+    tnn::MultiheadAttention tv(topt.kdim(kdim).vdim(kdim));
+    const auto ep = ev->named_parameters();
+    const auto tp = tv->named_parameters();
+    ASSERT_EQ(ep.size(), tp.size()) << variant;
+    for (size_t i = 0; i < ep.size(); ++i) {
+      EXPECT_EQ(ep[i].key(), tp[i].key()) << variant;
+      EXPECT_EQ(ep[i].value().sizes().vec(), tp[i].value().sizes().vec()) << ep[i].key();
+    }
+    copy_into(*ev, *tv);
+    ember::Tensor kv2 = rnd({4, 2, kdim}, 55 + variant);
+    auto [eo3, ew3] = ev(q, kv2, kv2, ember::Tensor(), true, float_mask);
+    auto [to3, tw3] = tv(T(q), T(kv2), T(kv2), torch::Tensor(), true, T(float_mask));
+    EXPECT_TRUE(Close(eo3, to3, {1e-5, 1e-5})) << variant;
+    EXPECT_TRUE(Close(ew3, tw3, {1e-5, 1e-5})) << variant;
+  }
+  EXPECT_THROW(enn::MultiheadAttention(enn::MultiheadAttentionOptions(8, 2).kdim(0)), ember::Error);
 
   enn::TransformerEncoderLayer el(enn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16));
   tnn::TransformerEncoderLayer tl(tnn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16));

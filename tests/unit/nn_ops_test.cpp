@@ -573,7 +573,14 @@ TEST(NnMisc, InterpolateAndPadValues) {
   expect_error([&] { ember::pad(r, {3, 0}, "reflect"); }, "Padding size should be less than the corresponding input dimension");
   expect_error([&] { ember::pad(r, {-2, -2}); }, "resulted in a negative output size");
   expect_error([&] { ember::pad(r, {1, 1}, "reflect", 1.0); }, "doesn't take in value argument");
-  expect_error([&] { ember::pad(r, {1, 1}, "circular"); }, "Unrecognised padding mode circular");
+  expect_error([&] { ember::pad(r, {1, 1}, "wrap"); }, "Unrecognised padding mode wrap");
+  // circular: wraps around (a negative pad crops first), on batched inputs only, at most once
+  const Tensor c = arange(4, kFloat).view({1, 1, 4});
+  EXPECT_EQ(values(ember::pad(c, {2, 1}, "circular")), std::vector<float>({2, 3, 0, 1, 2, 3, 0}));
+  EXPECT_EQ(values(ember::pad(c, {-1, 2}, "circular")), std::vector<float>({1, 2, 3, 1, 2}));
+  expect_error([&] { ember::pad(c, {5, 0}, "circular"); }, "wrapping around more than once");
+  expect_error([&] { ember::pad(c, {-2, 3}, "circular"); }, "wrapping around more than once");
+  expect_error([&] { ember::pad(arange(4, kFloat).view({1, 4}), {1, 1}, "circular"); }, "Expected padding of length 0");
 }
 
 // libtorch's option and method forms give the positional forms' results.

@@ -21,16 +21,15 @@ namespace ember::nn::functional {
 
 // libtorch's F::pad(input, F::PadFuncOptions({1, 1}).mode(torch::kReflect).value(0)).
 struct PadFuncOptions {
-  using mode_t = std::variant<enumtype::kConstant, enumtype::kReflect, enumtype::kReplicate>;
+  using mode_t = std::variant<enumtype::kConstant, enumtype::kReflect, enumtype::kReplicate, enumtype::kCircular>;
   PadFuncOptions(std::vector<int64_t> pad) : pad_(std::move(pad)) {}  // NOLINT: implicit, as libtorch
   EMBER_ARG(std::vector<int64_t>, pad);
   EMBER_ARG(mode_t, mode) = enumtype::kConstant{};
   EMBER_ARG(double, value) = 0;
 };
 inline Tensor pad(const Tensor& input, const PadFuncOptions& options) {
-  const char* mode = std::holds_alternative<enumtype::kConstant>(options.mode()) ? "constant"
-                     : std::holds_alternative<enumtype::kReflect>(options.mode()) ? "reflect"
-                                                                                  : "replicate";
+  static constexpr const char* kModes[] = {"constant", "reflect", "replicate", "circular"};
+  const char* mode = kModes[options.mode().index()];
   return ember::pad(input, options.pad(), mode,
              std::holds_alternative<enumtype::kConstant>(options.mode()) ? std::optional(options.value()) : std::nullopt);
 }

@@ -111,6 +111,7 @@ EMBER_ENUM_TAG(LeakyReLU, "LeakyReLU")
 EMBER_ENUM_TAG(Constant, "Constant")
 EMBER_ENUM_TAG(Reflect, "Reflect")
 EMBER_ENUM_TAG(Replicate, "Replicate")
+EMBER_ENUM_TAG(Circular, "Circular")
 EMBER_ENUM_TAG(Valid, "Valid")
 EMBER_ENUM_TAG(Same, "Same")
 EMBER_ENUM_TAG(Zeros, "Zeros")
@@ -151,6 +152,7 @@ inline constexpr enumtype::kLeakyReLU kLeakyReLU{};
 inline constexpr enumtype::kConstant kConstant{};
 inline constexpr enumtype::kReflect kReflect{};
 inline constexpr enumtype::kReplicate kReplicate{};
+inline constexpr enumtype::kCircular kCircular{};
 inline constexpr enumtype::kValid kValid{};
 inline constexpr enumtype::kSame kSame{};
 inline constexpr enumtype::kZeros kZeros{};

@@ -241,19 +241,41 @@ void MultiheadAttentionImpl::reset() {
   const int64_t e = options.embed_dim(), h = options.num_heads();
   EMBER_CHECK(e > 0 && h > 0 && e % h == 0, "MultiheadAttention", "embed_dim must be divisible by num_heads (got ",
               e, " and ", h, ")");
+  EMBER_CHECK(options.kdim() > 0 && options.vdim() > 0, "MultiheadAttention", "kdim and vdim must be positive (got ",
+              options.kdim(), " and ", options.vdim(), ")");
   head_dim = e / h;
-  in_proj_weight = register_parameter("in_proj_weight", empty({3 * e, e}));
+  // parameters in libtorch's order (named_parameters lists the defined ones)
+  _qkv_same_embed_dim = options.kdim() == e && options.vdim() == e;
+  const bool same = _qkv_same_embed_dim;
+  in_proj_weight = register_parameter("in_proj_weight", same ? empty({3 * e, e}) : Tensor(), same);
+  q_proj_weight = register_parameter("q_proj_weight", same ? Tensor() : empty({e, e}), !same);
+  k_proj_weight = register_parameter("k_proj_weight", same ? Tensor() : empty({e, options.kdim()}), !same);
+  v_proj_weight = register_parameter("v_proj_weight", same ? Tensor() : empty({e, options.vdim()}), !same);
   in_proj_bias = register_parameter("in_proj_bias", options.bias() ? empty({3 * e}) : Tensor(), options.bias());
   out_proj = register_module("out_proj", Linear(LinearOptions(e, e).bias(options.bias())));
+  if (options.add_bias_kv()) {
+    bias_k = register_parameter("bias_k", empty({1, 1, e}));
+    bias_v = register_parameter("bias_v", empty({1, 1, e}));
+  } else {
+    bias_k = bias_v = Tensor();
+  }
   reset_parameters();
 }
 
 void MultiheadAttentionImpl::reset_parameters() {
-  init::xavier_uniform_(in_proj_weight);
+  if (_qkv_same_embed_dim) {
+    init::xavier_uniform_(in_proj_weight);
+  } else {
+    init::xavier_uniform_(q_proj_weight);
+    init::xavier_uniform_(k_proj_weight);
+    init::xavier_uniform_(v_proj_weight);
+  }
   if (in_proj_bias.defined()) {
     init::constant_(in_proj_bias, 0.);
     init::constant_(out_proj->bias, 0.);
   }
+  if (bias_k.defined()) init::xavier_normal_(bias_k);
+  if (bias_v.defined()) init::xavier_normal_(bias_v);
 }
 
 std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, const Tensor& key,
@@ -263,12 +285,16 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, 
   return functional::multi_head_attention_forward(
       query, key, value,
       functional::MultiheadAttentionForwardFuncOptions(options.embed_dim(), options.num_heads(), in_proj_weight,
-                                                       in_proj_bias, {}, {}, false, options.dropout(),
-                                                       out_proj->weight, out_proj->bias)
+                                                       in_proj_bias, bias_k, bias_v, options.add_zero_attn(),
+                                                       options.dropout(), out_proj->weight, out_proj->bias)
           .training(is_training())
           .key_padding_mask(key_padding_mask)
           .need_weights(need_weights)
           .attn_mask(attn_mask)
+          .use_separate_proj_weight(!_qkv_same_embed_dim)
+          .q_proj_weight(q_proj_weight)
+          .k_proj_weight(k_proj_weight)
+          .v_proj_weight(v_proj_weight)
           .average_attn_weights(average_attn_weights));
 }
 

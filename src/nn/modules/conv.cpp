@@ -15,14 +15,27 @@ void check_channels(const char* op, int64_t in, int64_t out, int64_t groups) {
   EMBER_CHECK(out % groups == 0, op, "out_channels must be divisible by groups (", out, " vs ", groups, ")");
 }
 
+template <size_t D>
+void print_padding(std::ostream& s, const ExpandingArray<D>& padding) {
+  if (padding != ExpandingArray<D>(0)) s << ", padding=" << padding;
+}
+template <size_t D>
+void print_padding(std::ostream& s, const typename ConvOptions<D>::padding_t& padding) {
+  if (std::holds_alternative<enumtype::kValid>(padding)) s << ", padding='valid'";
+  else if (std::holds_alternative<enumtype::kSame>(padding)) s << ", padding='same'";
+  else print_padding<D>(s, std::get<ExpandingArray<D>>(padding));
+}
+
 // PyTorch's extra_repr: sizes always, the rest only when not the default.
 template <size_t D, class Options>
 void print_common(std::ostream& s, const Options& o) {
   s << std::boolalpha << o.in_channels() << ", " << o.out_channels() << ", kernel_size=" << o.kernel_size()
     << ", stride=" << o.stride();
-  if (o.padding() != ExpandingArray<D>(0)) s << ", padding=" << o.padding();
+  print_padding<D>(s, o.padding());
   if (o.dilation() != ExpandingArray<D>(1)) s << ", dilation=" << o.dilation();
 }
+
+constexpr const char* kPadModes[] = {"zeros", "reflect", "replicate", "circular"};
 
 }  // namespace
 
@@ -35,6 +48,22 @@ template <size_t D>
 void ConvNdImpl<D>::reset() {
   static constexpr const char* kName[] = {"", "Conv1d", "Conv2d", "Conv3d"};
   check_channels(kName[D], options.in_channels(), options.out_channels(), options.groups());
+  // the explicit pads a non-zero padding mode applies before the convolution
+  _reversed_padding_repeated_twice.assign(2 * D, 0);
+  if (std::holds_alternative<enumtype::kSame>(options.padding())) {
+    for (size_t i = 0; i < D; ++i) {
+      EMBER_CHECK(options.stride()[i] == 1, kName[D], "padding='same' is not supported for strided convolutions");
+      // as PyTorch: the odd unit of padding goes to the right (last dim first in the vector)
+      const int64_t total = options.dilation()[i] * (options.kernel_size()[i] - 1);
+      _reversed_padding_repeated_twice[2 * (D - 1 - i)] = total / 2;
+      _reversed_padding_repeated_twice[2 * (D - 1 - i) + 1] = total - total / 2;
+    }
+  } else if (const auto* pad = std::get_if<ExpandingArray<D>>(&options.padding())) {
+    for (size_t i = 0; i < D; ++i) {
+      _reversed_padding_repeated_twice[2 * (D - 1 - i)] = (*pad)[i];
+      _reversed_padding_repeated_twice[2 * (D - 1 - i) + 1] = (*pad)[i];
+    }
+  }
   DimVector shape{options.out_channels(), options.in_channels() / options.groups()};
   for (size_t i = 0; i < D; ++i) shape.push_back(options.kernel_size()[i]);
   weight = register_parameter("weight", empty(shape));
@@ -49,15 +78,20 @@ void ConvNdImpl<D>::reset_parameters() {
 
 template <size_t D>
 Tensor ConvNdImpl<D>::forward(const Tensor& input) {
-  const auto o = functional::ConvFuncOptions<D>()
-                     .bias(bias)
-                     .stride(options.stride())
-                     .padding(options.padding())
-                     .dilation(options.dilation())
-                     .groups(options.groups());
-  if constexpr (D == 1) return functional::conv1d(input, weight, o);
-  if constexpr (D == 2) return functional::conv2d(input, weight, o);
-  if constexpr (D == 3) return functional::conv3d(input, weight, o);
+  auto o = functional::ConvFuncOptions<D>()
+               .bias(bias)
+               .stride(options.stride())
+               .padding(options.padding())
+               .dilation(options.dilation())
+               .groups(options.groups());
+  Tensor x = input;
+  if (const size_t mode = options.padding_mode().index(); mode != 0) {  // not zeros: pad first
+    x = ember::pad(input, _reversed_padding_repeated_twice, kPadModes[mode]);
+    o.padding(ExpandingArray<D>(0));
+  }
+  if constexpr (D == 1) return functional::conv1d(x, weight, o);
+  if constexpr (D == 2) return functional::conv2d(x, weight, o);
+  if constexpr (D == 3) return functional::conv3d(x, weight, o);
 }
 
 template <size_t D>
@@ -66,6 +100,8 @@ void ConvNdImpl<D>::pretty_print(std::ostream& stream) const {
   print_common<D>(stream, options);
   if (options.groups() != 1) stream << ", groups=" << options.groups();
   if (!options.bias()) stream << ", bias=false";
+  static constexpr const char* kEnumNames[] = {"kZeros", "kReflect", "kReplicate", "kCircular"};
+  if (options.padding_mode().index() != 0) stream << ", padding_mode=" << kEnumNames[options.padding_mode().index()];
   stream << ")";
 }
 

@@ -165,11 +165,21 @@ class PReLUImpl : public Module {
 EMBER_MODULE(PReLU);
 
 struct MultiheadAttentionOptions {
-  MultiheadAttentionOptions(int64_t embed_dim, int64_t num_heads) : embed_dim_(embed_dim), num_heads_(num_heads) {}
+  MultiheadAttentionOptions(int64_t embed_dim, int64_t num_heads)
+      : embed_dim_(embed_dim), num_heads_(num_heads), kdim_(embed_dim), vdim_(embed_dim) {}
   EMBER_ARG(int64_t, embed_dim);
   EMBER_ARG(int64_t, num_heads);
   EMBER_ARG(double, dropout) = 0.0;
   EMBER_ARG(bool, bias) = true;
+  // learned (1, 1, E) biases appended to the key and value sequences
+  EMBER_ARG(bool, add_bias_kv) = false;
+  // a zero key and value appended to the sequences (after any bias_k/bias_v)
+  EMBER_ARG(bool, add_zero_attn) = false;
+  // features of key and value (embed_dim by default); other than embed_dim, the projections are
+  // three weights q_proj_weight (E, E), k_proj_weight (E, kdim), v_proj_weight (E, vdim). As in
+  // libtorch, forward wants key and value of the same shape, so kdim == vdim in practice.
+  EMBER_ARG(int64_t, kdim);
+  EMBER_ARG(int64_t, vdim);
 };
 
 // Attention over (L, N, E) query and (S, N, E) key/value (sequence first, as libtorch 1.13).
@@ -185,16 +195,23 @@ class MultiheadAttentionImpl : public Module {
   explicit MultiheadAttentionImpl(const MultiheadAttentionOptions& options);
   void reset();
   void reset_parameters();
+  void _reset_parameters() { reset_parameters(); }  // libtorch's name
   std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                      const Tensor& key_padding_mask = {}, bool need_weights = true,
                                      const Tensor& attn_mask = {}, bool average_attn_weights = true);
   void pretty_print(std::ostream& stream) const override;
 
   MultiheadAttentionOptions options;
-  int64_t head_dim = 0;
+  bool _qkv_same_embed_dim = true;  // kdim == vdim == embed_dim: one in_proj_weight (3E, E)
   Tensor in_proj_weight;
   Tensor in_proj_bias;
+  Tensor bias_k;
+  Tensor bias_v;
   Linear out_proj{nullptr};
+  Tensor q_proj_weight;
+  Tensor k_proj_weight;
+  Tensor v_proj_weight;
+  int64_t head_dim = 0;
 };
 EMBER_MODULE(MultiheadAttention);
 

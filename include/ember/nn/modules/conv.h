@@ -1,5 +1,9 @@
-// Conv1d/2d/3d, ConvTranspose1d/2d/3d (zero padding).
+// Conv1d/2d/3d (zero, reflect, replicate or circular padding), ConvTranspose1d/2d/3d (zero
+// padding).
 #pragma once
+#include <variant>
+#include <vector>
+
 #include "ember/nn/options.h"
 #include "ember/nn/pimpl.h"
 
@@ -7,16 +11,24 @@ namespace ember::nn {
 
 template <size_t D>
 struct ConvOptions {
+  // An explicit padding, or kValid (none) / kSame (output size = input size, stride 1).
+  using padding_t = std::variant<ExpandingArray<D>, enumtype::kValid, enumtype::kSame>;
+  // What the padding holds: zeros, or the input reflected, replicated or wrapped around.
+  using padding_mode_t = std::variant<enumtype::kZeros, enumtype::kReflect, enumtype::kReplicate, enumtype::kCircular>;
   ConvOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<D> kernel_size)
       : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
   EMBER_ARG(int64_t, in_channels);
   EMBER_ARG(int64_t, out_channels);
   EMBER_ARG(ExpandingArray<D>, kernel_size);
   EMBER_ARG(ExpandingArray<D>, stride) = 1;
-  EMBER_ARG(ExpandingArray<D>, padding) = 0;
+  EMBER_ARG(padding_t, padding) = ExpandingArray<D>(0);
+
+ public:
+  decltype(auto) padding(std::initializer_list<int64_t> il) { return padding(ExpandingArray<D>(il)); }
   EMBER_ARG(ExpandingArray<D>, dilation) = 1;
   EMBER_ARG(int64_t, groups) = 1;
   EMBER_ARG(bool, bias) = true;
+  EMBER_ARG(padding_mode_t, padding_mode) = enumtype::kZeros{};
 };
 using Conv1dOptions = ConvOptions<1>;
 using Conv2dOptions = ConvOptions<2>;
@@ -55,6 +67,9 @@ class ConvNdImpl : public Module {
   ConvOptions<D> options;
   Tensor weight;
   Tensor bias;
+  // libtorch's: the pad each side of each dim, last dim first (F::pad's order), used when
+  // padding_mode is not kZeros
+  std::vector<int64_t> _reversed_padding_repeated_twice;
 };
 class Conv1dImpl : public ConvNdImpl<1> {
  public:

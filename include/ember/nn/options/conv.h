@@ -14,6 +14,9 @@ struct ConvFuncOptions {
   EMBER_ARG(Tensor, bias) = Tensor();
   EMBER_ARG(ExpandingArray<D>, stride) = 1;
   EMBER_ARG(padding_t, padding) = ExpandingArray<D>(0);
+
+ public:
+  decltype(auto) padding(std::initializer_list<int64_t> il) { return padding(ExpandingArray<D>(il)); }
   EMBER_ARG(ExpandingArray<D>, dilation) = 1;
   EMBER_ARG(int64_t, groups) = 1;
 };
