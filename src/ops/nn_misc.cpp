@@ -466,12 +466,13 @@ std::vector<std::vector<int64_t>> pad_maps(const char* name, const Tensor& input
   std::vector<std::vector<int64_t>> map(static_cast<size_t>(k));
   for (int64_t i = 0; i < k; ++i) {
     const int64_t d = input.dim() - 1 - i, in = input.size(d), l = pad[2 * i], r = pad[2 * i + 1];
+    // circular: a negative pad crops first; the rest wraps around what is left (PyTorch's
+    // _pad_circular)
+    const int64_t kept = in + std::min<int64_t>(l, 0) + std::min<int64_t>(r, 0);
     if (mode == "reflect") {
       EMBER_CHECK(l < in && r < in, name, "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (",
                   l, ", ", r, ") at dimension ", d, " of input ", input.sizes());
     } else if (mode == "circular") {
-      // a negative pad crops first; the rest wraps around what is left (PyTorch's _pad_circular)
-      const int64_t kept = in + std::min<int64_t>(l, 0) + std::min<int64_t>(r, 0);
       EMBER_CHECK(l <= kept && r <= kept, name, "Padding value causes wrapping around more than once: padding (", l,
                   ", ", r, ") at dimension ", d, " of input ", input.sizes());
     } else {
@@ -488,7 +489,6 @@ std::vector<std::vector<int64_t>> pad_maps(const char* name, const Tensor& input
         j = j < 0 ? -j : j;
         j = j >= in ? 2 * (in - 1) - j : j;
       } else if (mode == "circular") {
-        const int64_t kept = in + std::min<int64_t>(l, 0) + std::min<int64_t>(r, 0);
         const int64_t c = o - std::max<int64_t>(l, 0);  // position in the kept part, wrapped
         j = std::max<int64_t>(-l, 0) + (c % kept + kept) % kept;
       } else {

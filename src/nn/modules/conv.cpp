@@ -100,8 +100,9 @@ void ConvNdImpl<D>::pretty_print(std::ostream& stream) const {
   print_common<D>(stream, options);
   if (options.groups() != 1) stream << ", groups=" << options.groups();
   if (!options.bias()) stream << ", bias=false";
-  static constexpr const char* kEnumNames[] = {"kZeros", "kReflect", "kReplicate", "kCircular"};
-  if (options.padding_mode().index() != 0) stream << ", padding_mode=" << kEnumNames[options.padding_mode().index()];
+  if (options.padding_mode().index() != 0) {
+    std::visit([&](auto tag) { stream << ", padding_mode=k" << decltype(tag)::str; }, options.padding_mode());
+  }
   stream << ")";
 }
 
