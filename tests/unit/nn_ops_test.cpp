@@ -162,11 +162,47 @@ TEST(NnConvWeightCache, RepeatedCallsReorderTheWeightOnce) {
                 EXPECT_FALSE(same(conv2d(randn(x.sizes()).contiguous(f), w, {}, 1, 1), y));  // a new input
               }),
               0u);
-    // another weight of the same shape takes the plan's reordered copy, then keeps it
+    // another weight of the same shape (so the same plan) gets a reordered copy of its own; both
+    // are kept while the two alternate, as a ResNet's repeated blocks do
     const Tensor w2 = randn(w.sizes()).contiguous(f);
-    EXPECT_EQ(reorders([&] { EXPECT_FALSE(same(conv2d(x, w2, {}, 1, 1), y)); }), 1u);
-    EXPECT_EQ(reorders([&] { conv2d(x, w2, {}, 1, 1); }), 0u);
+    Tensor y2;
+    EXPECT_EQ(reorders([&] { y2 = conv2d(x, w2, {}, 1, 1); }), 1u);
+    EXPECT_FALSE(same(y2, y));
+    EXPECT_EQ(reorders([&] {
+                for (int i = 0; i < 3; ++i) {
+                  EXPECT_TRUE(same(conv2d(x, w, {}, 1, 1), y));
+                  EXPECT_TRUE(same(conv2d(x, w2, {}, 1, 1), y2));
+                }
+              }),
+              0u);
+    // a write to one of them reorders that one only
+    {
+      NoGradGuard g;
+      Tensor(w2).mul_(2);
+    }
+    EXPECT_EQ(reorders([&] {
+                EXPECT_TRUE(same(conv2d(x, w, {}, 1, 1), y));
+                EXPECT_TRUE(same(conv2d(x, w2, {}, 1, 1), conv2d(x, w2.clone(), {}, 1, 1)));
+              }),
+              2u);  // w2 and its clone
   }
+}
+
+// More weights of one shape than a plan keeps copies of: the least recently used copy is
+// replaced, and every result stays that of its own weight.
+TEST(NnConvWeightCache, BeyondTheKeptCopiesResultsStayRight) {
+  const Tensor x = randn({1, 32, 10, 10});
+  std::vector<Tensor> weights, expected;
+  for (size_t i = 0; i < onednn::Plan::kKeptWeights + 6; ++i) {
+    weights.push_back(randn({16, 32, 3, 3}));
+    expected.push_back(conv2d(x, weights.back(), {}, 1, 1));
+  }
+  EXPECT_EQ(reorders([&] {
+              for (size_t i = 0; i < weights.size(); ++i)
+                EXPECT_TRUE(same(conv2d(x, weights[i], {}, 1, 1), expected[i])) << "weight " << i;
+            }),
+            weights.size());  // each was replaced before its turn came again
+  EXPECT_EQ(reorders([&] { conv2d(x, weights.back(), {}, 1, 1); }), 0u);
 }
 
 // Each write between two calls is seen: the weight is reordered again and the result is that of a

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -18,8 +19,10 @@ namespace ember::onednn {
 // Primitives run in order. `user` holds the memories whose data the caller supplies on each run
 // (tagged by DNNL_ARG_* of the main primitive); steps may share them and own scratch memories
 // (a reordered source or weight, a blocked destination) allocated once with the plan.
-// A weight's reorder is skipped while the weight holds the data it read last time, unchanged:
-// an inference loop reorders each weight once per plan (and so per thread). Storage whose version
+// A weight's reorder runs into a copy kept per weight (up to kKeptWeights copies and kKeptBytes
+// per plan, the least recently used one replaced beyond), skipped while the weight holds the data it read last time,
+// unchanged: an inference loop reorders each weight once per plan (and so per thread), also when
+// several weights share a shape and so a plan (a ResNet's repeated blocks). Storage whose version
 // does not follow its writes (inference tensors', from_blob's) is reordered on every run.
 struct Plan {
   // The data a tensor holds: its storage (an id, never reused as addresses are), where in it, and
@@ -30,17 +33,27 @@ struct Plan {
     uint32_t version = 0;
     bool operator==(const Source&) const = default;
   };
+  // A reordered copy of one weight: which data it holds and when it was last used.
+  struct Kept {
+    Source source;
+    bool valid = false;
+    std::shared_ptr<void> buffer;
+    uint64_t used = 0;
+  };
+  static constexpr size_t kKeptWeights = 64, kKeptBytes = size_t{256} << 20;
   struct Step {
     dnnl::primitive primitive;
     std::unordered_map<int, dnnl::memory> args;
-    // A weight's reorder: the user argument it reads (DNNL_ARG_* are positive) and what its last
-    // run read.
+    // A weight's reorder: the user argument it reads (DNNL_ARG_* are positive), the bytes of its
+    // reordered layout and the copies kept.
     int weight = 0;
-    std::optional<Source> done = std::nullopt;
+    size_t bytes = 0;
+    std::vector<Kept> kept = {};
   };
   enum class Use { kInput, kWeight, kOutput };
   std::vector<Step> steps;
   std::unordered_map<int, dnnl::memory> user;
+  uint64_t runs = 0;
   // The memory for `arg` in layout `want`: the user's memory when it has it already; otherwise a
   // new memory in `want` and a reorder step from the user's one appended now (an input or a
   // weight), or returned in `pending` to run after the main primitive (an output).
