@@ -224,6 +224,39 @@ TEST(PoolGradParity, Pool2d) {
   }
 }
 
+// Max pooling of rows wider than several vectors (the kernel runs a vector of output columns at
+// a time, the clipped edge windows one by one): values, indices (ties and NaNs pick PyTorch's) and
+// gradients, for strides 1, 2 and 3, padding, dilation and ceil mode.
+TEST(PoolGradParity, MaxPool2dWideRows) {
+  struct Config {
+    std::vector<int64_t> k, s, p, d;
+    bool ceil;
+  };
+  const Config configs[] = {{{3, 3}, {2, 2}, {1, 1}, {1, 1}, false}, {{3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
+                            {{3, 3}, {3, 3}, {0, 0}, {1, 1}, true},  {{2, 3}, {2, 2}, {1, 1}, {2, 2}, false},
+                            {{5, 5}, {2, 3}, {2, 2}, {1, 1}, true},  {{1, 4}, {1, 4}, {0, 2}, {1, 1}, true}};
+  uint64_t seed = 500;
+  for (ember::ScalarType dt : kGradTypes) {
+    for (const Config& c : configs) {
+      std::ostringstream name;
+      name << dt << " max_pool2d k" << c.k[1] << " s" << c.s[1] << " p" << c.p[1] << " d" << c.d[1] << (c.ceil ? " ceil" : "");
+      const ember::Tensor x = random({2, 3, 11, 83}, dt, seed++);
+      expect_grads(
+          name.str(), {x}, [&](const auto& v) { return ember::max_pool2d(v[0], c.k, c.s, c.p, c.d, c.ceil); },
+          [&](const auto& v) { return torch::max_pool2d(v[0], c.k, c.s, c.p, c.d, c.ceil); }, parity::default_tol(dt),
+          seed++);
+      // ties (values rounded to a few levels) and NaNs: the same index as libtorch, exactly
+      ember::Tensor tied = (random({2, 3, 11, 83}, dt, seed++) * 2).round();
+      tied.view({-1}).index_fill_(0, ember::arange(0, tied.numel(), 37), std::nan(""));
+      const auto [ev, ei] = ember::max_pool2d_with_indices(tied, c.k, c.s, c.p, c.d, c.ceil);
+      const auto [tv, ti] = torch::max_pool2d_with_indices(parity::to_torch(tied), c.k, c.s, c.p, c.d, c.ceil);
+      SCOPED_TRACE(name.str() + " ties and NaN");
+      EXPECT_TRUE(torch::equal(parity::to_torch(ei), ti));
+      EXPECT_TRUE(torch::allclose(parity::to_torch(ev), tv, 0, 0, /*equal_nan=*/true));
+    }
+  }
+}
+
 TEST(PoolGradParity, Pool1d) {
   uint64_t seed = 400;
   for (ember::ScalarType dt : kGradTypes) {

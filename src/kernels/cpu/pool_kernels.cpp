@@ -1,5 +1,7 @@
-// Pooling kernels. Max pooling's 2x2 stride-2 windows (the CNN case) run as SIMD code compiled
-// for each target Highway selects at run time; other windows, and the backwards, are scalar loops.
+// Pooling kernels. Max pooling runs as SIMD code compiled for each target Highway selects at run
+// time: 2x2 stride-2 windows (the CNN case) with their own kernel, other windows a vector of
+// output columns at a time (the clipped windows at the edges one by one). Avg pooling and the
+// backwards are scalar loops.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/pool_kernels.cpp"
 #include <hwy/foreach_target.h>  // NOLINT: re-includes this file once per target
@@ -94,6 +96,118 @@ void max2x2_typed(const Tensor& in, const Tensor& out, const Tensor& indices) {
   });
 }
 
+// The inputs at p[0], p[s], ..., p[(n - 1) s] as the first n lanes of a compute vector (n <= lanes).
+template <class D, class T>
+HWY_INLINE hn::Vec<D> LoadStrided(D d, const T* p, int64_t s, int64_t n) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  if (s == 1) return n == N ? LoadC(d, p) : LoadCN(d, p, static_cast<size_t>(n));
+#if HWY_TARGET != HWY_SCALAR
+  if (s == 2) {  // the even inputs of [0, 2n - 1), masked so nothing past the last one is read
+    const int64_t m = 2 * n - 1;
+    const auto lo = LoadCN(d, p, static_cast<size_t>(std::min(m, N)));
+    const auto hi = LoadCN(d, p + N, static_cast<size_t>(std::max<int64_t>(m - N, 0)));
+    return hn::ConcatEven(d, hi, lo);
+  }
+#endif
+  HWY_ALIGN lane_t<T> buf[hn::MaxLanes(d)] = {};
+  for (int64_t j = 0; j < n; ++j) buf[j] = static_cast<lane_t<T>>(p[j * s]);
+  return hn::Load(d, buf);
+}
+
+// The maximum of one output's window (PyTorch's order: rows, then columns; greater or NaN
+// replaces), its flat input index in *at.
+template <class T>
+lane_t<T> max_window(const T* plane, int64_t W, const PoolAxis& h, const PoolAxis& w, int64_t oh, int64_t ow,
+                     int64_t* at) {
+  using C = lane_t<T>;
+  int64_t best_i = h.begin[oh] * W + w.begin[ow];
+  C best = -std::numeric_limits<C>::infinity();
+  for (int64_t ih = h.begin[oh]; ih < h.end[oh]; ih += h.step) {
+    for (int64_t iw = w.begin[ow]; iw < w.end[ow]; iw += w.step) {
+      const C v = static_cast<C>(plane[ih * W + iw]);
+      const bool take = (v > best) | std::isnan(v);  // selects, not branches: data decides
+      best = take ? v : best;
+      best_i = take ? ih * W + iw : best_i;
+    }
+  }
+  *at = best_i;
+  return best;
+}
+
+// Max pooling of (P, H, W) planes with any windows. The output columns [lo, hi), whose windows
+// are whole and start `stride` apart, go a vector of outputs at a time: each tap of the window
+// reads a strided row of inputs, visited in the order of max_window, with its rule, so values and
+// indices are the same. The other columns (clipped windows at the edges) go one by one.
+template <class T, bool kIndices>
+void max_general_typed(const Tensor& in, const Tensor& out, const Tensor& indices, const PoolAxis& h,
+                       const PoolAxis& w, const MaxColumns& cols) {
+  const int64_t P = in.size(0), H = in.size(1), W = in.size(2);
+  const int64_t oH = out.size(1), oW = out.size(2);
+  const T* ip = static_cast<const T*>(in.data_ptr());
+  T* op = static_cast<T*>(out.data_ptr());
+  int64_t* xp = kIndices ? indices.data_ptr<int64_t>() : nullptr;
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(H * W + oH * oW, 1));
+  parallel_for(0, P, grain, [&](int64_t b, int64_t e) {
+    const DC<T> d;
+    const hn::RebindToSigned<decltype(d)> di;
+    using TI = hn::TFromD<decltype(di)>;
+    const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+    HWY_ALIGN TI buf[hn::MaxLanes(di)], picked[hn::MaxLanes(di)];
+    for (int64_t j = 0; j < N; ++j) buf[j] = static_cast<TI>(j * cols.stride);
+    const auto lane_offset = hn::Load(di, buf);  // lane j's column, relative to lane 0's
+    for (int64_t p = b; p < e; ++p) {
+      const T* plane = ip + p * H * W;
+      for (int64_t oh = 0; oh < oH; ++oh) {
+        const int64_t row = (p * oH + oh) * oW;
+        const auto one = [&](int64_t ow) {
+          int64_t at;
+          op[row + ow] = static_cast<T>(max_window(plane, W, h, w, oh, ow, &at));
+          if constexpr (kIndices) xp[row + ow] = at;
+        };
+        for (int64_t ow = 0; ow < cols.lo; ++ow) one(ow);
+        for (int64_t o = cols.lo; o < cols.hi; o += N) {
+          const int64_t r = std::min(N, cols.hi - o);
+          auto best = hn::Set(d, -std::numeric_limits<lane_t<T>>::infinity());
+          auto which = hn::Add(hn::Set(di, static_cast<TI>(h.begin[oh] * W + w.begin[o])), lane_offset);
+          for (int64_t ih = h.begin[oh]; ih < h.end[oh]; ih += h.step) {
+            for (int64_t iw = w.begin[o]; iw < w.end[o]; iw += w.step) {
+              const auto v = LoadStrided(d, plane + ih * W + iw, cols.stride, r);
+              const auto take = hn::Or(hn::Gt(v, best), hn::IsNaN(v));
+              best = hn::IfThenElse(take, v, best);
+              if constexpr (kIndices) {
+                const auto at = hn::Add(hn::Set(di, static_cast<TI>(ih * W + iw)), lane_offset);
+                which = hn::IfThenElse(hn::RebindMask(di, take), at, which);
+              }
+            }
+          }
+          if (r == N) {
+            StoreC(d, best, op + row + o);
+          } else {
+            StoreCN(d, best, op + row + o, static_cast<size_t>(r));
+          }
+          if constexpr (kIndices) {
+            hn::Store(which, di, picked);
+            for (int64_t j = 0; j < r; ++j) xp[row + o + j] = static_cast<int64_t>(picked[j]);
+          }
+        }
+        for (int64_t ow = std::max(cols.lo, cols.hi); ow < oW; ++ow) one(ow);
+      }
+    }
+  });
+}
+
+void max_general_impl(const Tensor& in, const Tensor& out, const Tensor& indices, const PoolAxis& h,
+                      const PoolAxis& w, const MaxColumns& cols) {
+  visit_float(in.dtype(), "max_pool2d", [&](auto tag) {
+    using T = decltype(tag);
+    if (indices.defined()) {
+      max_general_typed<T, true>(in, out, indices, h, w, cols);
+    } else {
+      max_general_typed<T, false>(in, out, indices, h, w, cols);
+    }
+  });
+}
+
 // channels_last max pooling, in (N, H, W, C) -> out (N, oH, oW, C): each output position takes
 // the window's maximum across the channels in compute vectors, visiting the window in the same
 // order and with the same rule (greater or NaN) as the plane kernel.
@@ -160,7 +274,25 @@ HWY_AFTER_NAMESPACE();
 namespace ember::kernels {
 HWY_EXPORT(max2x2_impl);
 HWY_EXPORT(max_cl_impl);
+HWY_EXPORT(max_general_impl);
 namespace {
+
+// The output columns whose windows are whole (the widest span) and start a constant stride
+// apart: the longest such run from the first whole window. None when flat indices into the plane
+// would not fit the vector kernel's 32-bit lanes.
+MaxColumns max_columns(const PoolAxis& w, int64_t plane_elements) {
+  const int64_t n = static_cast<int64_t>(w.begin.size());
+  if (plane_elements > std::numeric_limits<int32_t>::max() || n == 0) return {};
+  const auto span = [&](int64_t o) { return w.end[o] - w.begin[o]; };
+  int64_t widest = 0;
+  for (int64_t o = 0; o < n; ++o) widest = std::max(widest, span(o));
+  int64_t lo = 0;
+  while (span(lo) != widest) ++lo;
+  const int64_t stride = lo + 1 < n ? w.begin[lo + 1] - w.begin[lo] : 1;
+  int64_t hi = lo + 1;
+  while (hi < n && span(hi) == widest && w.begin[hi] == w.begin[lo] + (hi - lo) * stride) ++hi;
+  return {lo, hi, hi - lo > 1 ? stride : 1};
+}
 
 // Whether every window of the axis is [2o, 2o + 2): kernel 2, stride 2, no padding or dilation.
 bool windows_2_by_2(const PoolAxis& a) {
@@ -176,36 +308,6 @@ void for_planes(int64_t planes, int64_t work_per_plane, const F& f) {
   const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(work_per_plane, 1));
   parallel_for(0, planes, grain, [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) f(p);
-  });
-}
-
-template <class T>
-void max_typed(const Tensor& in, const Tensor& out, const Tensor& indices, const PoolAxis& h, const PoolAxis& w) {
-  using C = compute_t<T>;
-  const int64_t P = in.size(0), H = in.size(1), W = in.size(2);
-  const int64_t oH = out.size(1), oW = out.size(2);
-  const T* ip = static_cast<const T*>(in.data_ptr());
-  T* op = static_cast<T*>(out.data_ptr());
-  int64_t* xp = indices.defined() ? indices.data_ptr<int64_t>() : nullptr;
-  for_planes(P, H * W + oH * oW, [&](int64_t p) {
-    const T* src = ip + p * H * W;
-    for (int64_t oh = 0; oh < oH; ++oh) {
-      for (int64_t ow = 0; ow < oW; ++ow) {
-        int64_t best_i = h.begin[oh] * W + w.begin[ow];
-        C best = -std::numeric_limits<C>::infinity();
-        for (int64_t ih = h.begin[oh]; ih < h.end[oh]; ih += h.step) {
-          for (int64_t iw = w.begin[ow]; iw < w.end[ow]; iw += w.step) {
-            const C v = static_cast<C>(src[ih * W + iw]);
-            const bool take = (v > best) | std::isnan(v);  // selects, not branches: data decides
-            best = take ? v : best;
-            best_i = take ? ih * W + iw : best_i;
-          }
-        }
-        const int64_t o = (p * oH + oh) * oW + ow;
-        op[o] = static_cast<T>(best);
-        if (xp) xp[o] = best_i;
-      }
-    }
   });
 }
 
@@ -354,7 +456,7 @@ void avg_backward_cl_typed(const Tensor& grad_out, const Tensor& grad_in, const 
 void max_pool_kernel(const Tensor& in, const Tensor& out, const Tensor& indices, const PoolAxis& h,
                      const PoolAxis& w) {
   if (windows_2_by_2(h) && windows_2_by_2(w)) return HWY_DYNAMIC_DISPATCH(max2x2_impl)(in, out, indices);
-  visit_float(in.dtype(), "pool", [&](auto tag) { max_typed<decltype(tag)>(in, out, indices, h, w); });
+  HWY_DYNAMIC_DISPATCH(max_general_impl)(in, out, indices, h, w, max_columns(w, in.size(1) * in.size(2)));
 }
 
 void avg_pool_kernel(const Tensor& in, const Tensor& out, const PoolAxis& h, const PoolAxis& w, bool count_extent,

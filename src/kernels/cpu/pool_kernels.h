@@ -15,6 +15,12 @@ struct PoolAxis {
   int64_t step = 1;
 };
 
+// The output columns [lo, hi) whose windows are whole and start `stride` apart (the ones max
+// pooling runs a vector at a time).
+struct MaxColumns {
+  int64_t lo = 0, hi = 0, stride = 1;
+};
+
 // in (P, H, W) -> out (P, oH, oW); indices (P, oH, oW) int64 (flat h * W + w) or undefined.
 // The maximum propagates NaN; an empty window gives -inf and the index of its first position.
 void max_pool_kernel(const Tensor& in, const Tensor& out, const Tensor& indices, const PoolAxis& h,
