@@ -29,10 +29,11 @@ class MLP(torch.nn.Module):
 if which == 'mlp':
     torch.jit.trace(MLP().eval(), torch.randn(1, 16)).save(os.path.join(out, 'mlp.pt'))
 else:
-    torch.jit.trace(torchvision.models.resnet18().eval(), torch.randn(1, 3, 224, 224)).save(os.path.join(out, 'resnet18.pt'))
+    model = getattr(torchvision.models, which)().eval()
+    torch.jit.trace(model, torch.randn(1, 3, 224, 224)).save(os.path.join(out, which + '.pt'))
 )PY";
 
-// Exports `which` (mlp, resnet18) into a temp dir and returns the archive's path; the dir is
+// Exports `which` (mlp, or a torchvision model's name) into a temp dir and returns the archive's path; the dir is
 // removed when the case ends.
 class Exported {
  public:
@@ -99,6 +100,16 @@ bench::Register resnet18{{
     .run =
         [](const bench::Context& ctx) {
           return forward_pair(ctx, "resnet18", {1, 3, 224, 224}, parity::Tol{1e-4, 1e-4});
+        },
+}};
+
+bench::Register mobilenet_v3_large{{
+    .name = "jit_mobilenet_v3_large_b1_infer_224",
+    .label = kJit,
+    .target = 0.8,
+    .run =
+        [](const bench::Context& ctx) {
+          return forward_pair(ctx, "mobilenet_v3_large", {1, 3, 224, 224}, parity::Tol{1e-4, 1e-4});
         },
 }};
 
