@@ -128,7 +128,7 @@ class Recurrent(torch.nn.Module):
 
 # The other recurrent paths: RNN (tanh, time major; relu, with h0), LSTM with proj_size, an
 # unbatched GRU input, a PackedSequence through the LSTM (pack_padded_sequence of an unsorted
-# batch, pad_packed_sequence), LSTMCell and GRUCell.
+# batch, pad_packed_sequence), LSTMCell, GRUCell and RNNCell (relu, unbatched).
 class RecurrentVariants(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -138,6 +138,7 @@ class RecurrentVariants(torch.nn.Module):
         self.gru = torch.nn.GRU(4, 5)
         self.cell = torch.nn.LSTMCell(4, 5)
         self.gcell = torch.nn.GRUCell(4, 5)
+        self.rcell = torch.nn.RNNCell(4, 5, nonlinearity='relu')
     def forward(self, x, lengths):
         a, ha = self.tanh(x.transpose(0, 1))
         b, hb = self.relu(x, torch.ones(1, x.size(0), 5))
@@ -148,7 +149,8 @@ class RecurrentVariants(torch.nn.Module):
         padded, lens = torch.nn.utils.rnn.pad_packed_sequence(q, batch_first=True)
         h, cs = self.cell(x[:, 0])
         g = self.gcell(x[:, 1], h)
-        return a, ha, b, hb, c, hc, cc, u, hu, padded, lens, hq, cq, h, cs, g
+        r = self.rcell(x[2, 0])
+        return a, ha, b, hb, c, hc, cc, u, hu, padded, lens, hq, cq, h, cs, g, r
 
 def save(name, m, example, script):
     m = randomize_bn(m)
