@@ -12,6 +12,7 @@
 #include "ember/factory.h"
 #include "ember/indexing.h"
 #include "ember/linalg.h"
+#include "ember/nn/utils/rnn.h"
 #include "ember/nn_ops.h"
 #include "ember/pointwise.h"
 #include "ember/reduce.h"
@@ -50,10 +51,34 @@ std::optional<ScalarType> dtype(const IValue& v) {
   }
 }
 
+// The code of a dtype, as prim::dtype gives it to code.
+int64_t dtype_code(ScalarType t) {
+  switch (t) {
+    case kByte: return 0;
+    case kChar: return 1;
+    case kShort: return 2;
+    case kInt: return 3;
+    case kLong: return 4;
+    case kHalf: return 5;
+    case kFloat: return 6;
+    case kDouble: return 7;
+    case kBool: return 11;
+    case kBFloat16: return 15;
+    default: throw Error(std::string("dtype ") + to_string(t) + " has no TorchScript code in Ember");
+  }
+}
+
 std::vector<IValue> elements(const IValue& v) { return v.isTuple() ? v.toTuple()->elements() : v.toList(); }
 std::vector<Tensor> tensors(const IValue& v) {
   std::vector<Tensor> out;
   for (const IValue& e : elements(v)) out.push_back(e.toTensor());
+  return out;
+}
+
+// Tensor?[] arguments (index's indices): None for a dim taken whole.
+std::vector<std::optional<Tensor>> optional_tensors(const IValue& v) {
+  std::vector<std::optional<Tensor>> out;
+  for (const IValue& e : elements(v)) out.push_back(optional(e));
   return out;
 }
 
@@ -225,6 +250,27 @@ Tensor dropout_in_place(Args a) {
   return x;
 }
 
+// A tensor given where code wants a number, converted as TorchScript's IntImplicit,
+// FloatImplicit and ScalarImplicit do: a 0-dim tensor only (not one that requires grad while
+// grad mode is on), and of an integral dtype for an int.
+IValue implicit_number(const Tensor& t, SchemaArg::Type type) {
+  const char* op = "implicit tensor-to-number conversion";
+  EMBER_CHECK(!(t.requires_grad() && GradMode::is_enabled()), op,
+              "Cannot input a tensor that requires grad as a scalar argument");
+  EMBER_CHECK(t.dim() == 0, op, "Cannot input a tensor of dimension other than 0 as a scalar argument (got size ",
+              t.sizes(), ")");
+  if (type == SchemaArg::Type::Int) {
+    EMBER_CHECK(is_integral_type(t.dtype(), false), op, "Cannot input a tensor of type ", to_string(t.dtype()),
+                " as an integral argument");
+    return IValue(t.item().toLong());
+  }
+  if (type == SchemaArg::Type::Float) return IValue(t.item().toDouble());
+  const Scalar v = t.item();
+  if (v.isBoolean()) return IValue(v.toBool());
+  if (v.isIntegral(false)) return IValue(v.toLong());
+  return IValue(v.toDouble());
+}
+
 struct Row {
   const char* name;
   const char* schema;
@@ -238,6 +284,21 @@ struct Row {
             Tensor t = T(a[0]);                                               \
             op##_(t);                                                         \
             return t;                                                         \
+          }}
+
+// Recurrent sequence ops (gru, rnn_tanh, rnn_relu): the padded and the packed overload.
+#define EMBER_JIT_RNN(op)                                                                                       \
+  Row{"aten::" #op, "Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, "      \
+      "bool train, bool bidirectional, bool batch_first",                                                           \
+      [](Args a) -> IValue {                                                                                        \
+        return tuple_of(op(T(a[0]), T(a[1]), tensors(a[2]), a[3].toBool(), a[4].toInt(), a[5].toDouble(),            \
+                           a[6].toBool(), a[7].toBool(), a[8].toBool()));                                          \
+      }},                                                                                                           \
+      Row{"aten::" #op, "Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, "            \
+          "int num_layers, float dropout, bool train, bool bidirectional",                                          \
+          [](Args a) -> IValue {                                                                                    \
+            return tuple_of(op(T(a[0]), T(a[1]), T(a[2]), tensors(a[3]), a[4].toBool(), a[5].toInt(),               \
+                               a[6].toDouble(), a[7].toBool(), a[8].toBool()));                                     \
           }}
 
 const Row kRows[] = {
@@ -393,6 +454,40 @@ const Row kRows[] = {
     {"aten::embedding", "Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False",
      [](Args a) -> IValue { return embedding(T(a[0]), T(a[1]), a[2].toInt(), a[3].toBool(), a[4].toBool()); }},
 
+    // ---- recurrent layers (what nn.RNN/LSTM/GRU and their cells run): the padded form, then a
+    // packed sequence's (data, batch_sizes) ----
+    {"aten::lstm", "Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, "
+     "bool bidirectional, bool batch_first",
+     [](Args a) -> IValue {
+       return tuple_of(lstm(T(a[0]), tensors(a[1]), tensors(a[2]), a[3].toBool(), a[4].toInt(), a[5].toDouble(),
+                            a[6].toBool(), a[7].toBool(), a[8].toBool()));
+     }},
+    {"aten::lstm", "Tensor data, Tensor batch_sizes, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, "
+     "float dropout, bool train, bool bidirectional",
+     [](Args a) -> IValue {
+       return tuple_of(lstm(T(a[0]), T(a[1]), tensors(a[2]), tensors(a[3]), a[4].toBool(), a[5].toInt(), a[6].toDouble(),
+                            a[7].toBool(), a[8].toBool()));
+     }},
+    EMBER_JIT_RNN(gru), EMBER_JIT_RNN(rnn_tanh), EMBER_JIT_RNN(rnn_relu),
+    {"aten::lstm_cell", "Tensor input, Tensor[] hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None",
+     [](Args a) -> IValue { return tuple_of(lstm_cell(T(a[0]), tensors(a[1]), T(a[2]), T(a[3]), optional(a[4]), optional(a[5]))); }},
+    {"aten::gru_cell", "Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None",
+     [](Args a) -> IValue { return gru_cell(T(a[0]), T(a[1]), T(a[2]), T(a[3]), optional(a[4]), optional(a[5])); }},
+    {"aten::rnn_tanh_cell", "Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None",
+     [](Args a) -> IValue { return rnn_tanh_cell(T(a[0]), T(a[1]), T(a[2]), T(a[3]), optional(a[4]), optional(a[5])); }},
+    {"aten::rnn_relu_cell", "Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None",
+     [](Args a) -> IValue { return rnn_relu_cell(T(a[0]), T(a[1]), T(a[2]), T(a[3]), optional(a[4]), optional(a[5])); }},
+    // pack_padded_sequence and pad_packed_sequence of torch.nn.utils.rnn call these on sorted batches
+    {"aten::_pack_padded_sequence", "Tensor input, Tensor lengths, bool batch_first", [](Args a) -> IValue {
+       const auto p = nn::utils::rnn::pack_padded_sequence(T(a[0]), T(a[1]), a[2].toBool(), /*enforce_sorted=*/true);
+       return tuple_of({IValue(p.data()), IValue(p.batch_sizes())});
+     }},
+    {"aten::_pad_packed_sequence", "Tensor data, Tensor batch_sizes, bool batch_first, Scalar padding_value, int total_length",
+     [](Args a) -> IValue {
+       return tuple_of(nn::utils::rnn::pad_packed_sequence(nn::utils::rnn::PackedSequence(T(a[0]), T(a[1])), a[2].toBool(),
+                                                           a[3].toDouble(), a[4].toInt()));
+     }},
+
     // ---- shapes ----
     {"aten::flatten", "Tensor self, int start_dim=0, int end_dim=-1", [](Args a) -> IValue { return flatten(T(a[0]), a[1].toInt(), a[2].toInt()); }},
     {"aten::view", "Tensor self, int[] size", [](Args a) -> IValue { return T(a[0]).view(ints(a[1])); }},
@@ -413,6 +508,26 @@ const Row kRows[] = {
     {"aten::index_select", "Tensor self, int dim, Tensor index", [](Args a) -> IValue { return index_select(T(a[0]), a[1].toInt(), T(a[2])); }},
     {"aten::gather", "Tensor self, int dim, Tensor index, *, bool sparse_grad=False", [](Args a) -> IValue { return gather(T(a[0]), a[1].toInt(), T(a[2])); }},
     {"aten::split", "Tensor self, int split_size, int dim=0", [](Args a) -> IValue { return IValue(split(T(a[0]), a[1].toInt(), a[2].toInt())); }},
+    // The unsafe_ forms differ from chunk and split only in autograd's view checks.
+    {"aten::unsafe_split", "Tensor self, int split_size, int dim=0", [](Args a) -> IValue { return IValue(split(T(a[0]), a[1].toInt(), a[2].toInt())); }},
+    {"aten::unsafe_chunk", "Tensor self, int chunks, int dim=0", [](Args a) -> IValue { return IValue(chunk(T(a[0]), a[1].toInt(), a[2].toInt())); }},
+    {"aten::index", "Tensor self, Tensor?[] indices", [](Args a) -> IValue { return index(T(a[0]), optional_tensors(a[1])); }},
+    {"aten::scatter", "Tensor self, int dim, Tensor index, Tensor src", [](Args a) -> IValue { return scatter(T(a[0]), a[1].toInt(), T(a[2]), T(a[3])); }},
+    {"aten::scatter", "Tensor self, int dim, Tensor index, Scalar value", [](Args a) -> IValue { return scatter(T(a[0]), a[1].toInt(), T(a[2]), S(a[3])); }},
+    {"aten::scatter_", "Tensor self, int dim, Tensor index, Tensor src", [](Args a) -> IValue {
+       Tensor t = T(a[0]);
+       t.scatter_(a[1].toInt(), T(a[2]), T(a[3]));
+       return t;
+     }},
+    {"aten::scatter_", "Tensor self, int dim, Tensor index, Scalar value", [](Args a) -> IValue {
+       Tensor t = T(a[0]);
+       t.scatter_(a[1].toInt(), T(a[2]), S(a[3]));
+       return t;
+     }},
+    {"aten::sort", "Tensor self, int dim=-1, bool descending=False", [](Args a) -> IValue { return tuple_of(sort(T(a[0]), a[1].toInt(), a[2].toBool())); }},
+    {"aten::sort", "Tensor self, *, bool? stable, int dim=-1, bool descending=False", [](Args a) -> IValue {
+       return tuple_of(sort(T(a[0]), a[1].isNone() ? std::nullopt : std::optional<bool>(a[1].toBool()), a[2].toInt(), a[3].toBool()));
+     }},
     {"aten::unbind", "Tensor self, int dim=0", [](Args a) -> IValue { return IValue(unbind(T(a[0]), a[1].toInt())); }},
     {"aten::zeros_like", "Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None",
      [](Args a) -> IValue { return zeros_like(T(a[0]), TensorOptions().dtype(dtype(a[1]).value_or(T(a[0]).dtype()))); }},
@@ -469,12 +584,23 @@ const Row kRows[] = {
      }},
     {"aten::getattr", "t obj, str name", [](Args a) { return get_attr(a); }},
     {"aten::format", "str self, ...", [](Args a) { return format(a); }},
+    // int(x) and float(x) of code: Python's on numbers, aten::Int/Float (item()) on tensors.
     {"aten::Int", "Tensor a", [](Args a) -> IValue { return T(a[0]).item().toLong(); }},
     {"aten::Int", "num a", [](Args a) -> IValue { return a[0].isDouble() ? static_cast<int64_t>(a[0].toDouble()) : a[0].toInt(); }},
+    {"aten::int", "Tensor a", [](Args a) -> IValue { return T(a[0]).item().toLong(); }},
     {"aten::int", "num a", [](Args a) -> IValue { return a[0].isDouble() ? static_cast<int64_t>(a[0].toDouble()) : a[0].toInt(); }},
     {"aten::Float", "Tensor a", [](Args a) -> IValue { return T(a[0]).item().toDouble(); }},
     {"aten::Float", "num a", [](Args a) -> IValue { return a[0].toDouble(); }},
+    {"aten::float", "Tensor a", [](Args a) -> IValue { return T(a[0]).item().toDouble(); }},
     {"aten::float", "num a", [](Args a) -> IValue { return a[0].toDouble(); }},
+    // The conversions TorchScript makes where code gives a tensor for a number, printed as
+    // annotate(number | int | float, x) (the parser calls these); numbers pass unchanged.
+    {"aten::ScalarImplicit", "Tensor a", [](Args a) { return implicit_number(T(a[0]), SchemaArg::Type::Scalar); }},
+    {"aten::ScalarImplicit", "Scalar a", [](Args a) { return a[0]; }},
+    {"aten::IntImplicit", "Tensor a", [](Args a) { return implicit_number(T(a[0]), SchemaArg::Type::Int); }},
+    {"aten::IntImplicit", "int a", [](Args a) { return a[0]; }},
+    {"aten::FloatImplicit", "Tensor a", [](Args a) { return implicit_number(T(a[0]), SchemaArg::Type::Float); }},
+    {"aten::FloatImplicit", "float a", [](Args a) -> IValue { return a[0].toDouble(); }},
     {"aten::Bool", "Tensor a", [](Args a) -> IValue { return T(a[0]).item().toBool(); }},
     {"aten::bool", "t a", [](Args a) -> IValue {
        if (a[0].isTensor()) return T(a[0]).item().toBool();
@@ -492,6 +618,31 @@ const Row kRows[] = {
      }},
     {"aten::to", "Tensor self, ScalarType dtype, bool non_blocking=False, bool copy=False, int? memory_format=None",
      [](Args a) -> IValue { return T(a[0]).to(*dtype(a[1]), false, a[3].toBool()); }},
+    {"aten::to", "Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, "
+     "bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None",
+     [](Args a) -> IValue {
+       const auto dt = dtype(a[1]);
+       return dt ? T(a[0]).to(*dt, false, a[6].toBool()) : (a[6].toBool() ? T(a[0]).clone() : T(a[0]));
+     }},
+    {"aten::to", "Tensor self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None",
+     [](Args a) -> IValue { return T(a[0]).to(T(a[1]).dtype(), false, a[3].toBool()); }},
+    {"aten::cpu", "Tensor self", [](Args a) { return a[0]; }},
+    // A tensor's dtype as its code, its device and the device's type as names ("cpu").
+    {"prim::dtype", "Tensor a", [](Args a) -> IValue { return dtype_code(T(a[0]).dtype()); }},
+    {"prim::device", "Tensor a", [](Args) -> IValue { return std::string("cpu"); }},
+    {"prim::type", "Device self", [](Args a) { return a[0]; }},
+    {"aten::as_tensor", "Tensor data, *, ScalarType? dtype=None, Device? device=None", [](Args a) -> IValue {
+       const auto dt = dtype(a[1]);
+       return dt ? T(a[0]).to(*dt) : T(a[0]);
+     }},
+    {"aten::empty_like", "Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None",
+     [](Args a) -> IValue { return empty_like(T(a[0]), TensorOptions().dtype(dtype(a[1]))); }},
+    {"aten::arange", "Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None",
+     [](Args a) -> IValue { return arange(S(a[0]), TensorOptions().dtype(dtype(a[1]))); }},
+    {"aten::arange", "Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None",
+     [](Args a) -> IValue { return arange(S(a[0]), S(a[1]), TensorOptions().dtype(dtype(a[2]))); }},
+    {"aten::arange", "Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None",
+     [](Args a) -> IValue { return arange(S(a[0]), S(a[1]), S(a[2]), TensorOptions().dtype(dtype(a[3]))); }},
     {"aten::ones", "int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None",
      [](Args a) -> IValue { return ones(ints(a[0]), TensorOptions().dtype(dtype(a[1]).value_or(kFloat))); }},
     {"aten::zeros", "int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None",
@@ -503,6 +654,7 @@ const Row kRows[] = {
      }},
 };
 #undef EMBER_JIT_UNARY
+#undef EMBER_JIT_RNN
 
 bool is_sequence_of(const IValue& v, bool (*elem)(const IValue&)) {
   if (v.isList()) {
@@ -531,6 +683,7 @@ bool accepts(const SchemaArg& arg, const IValue& v) {
     case Type::IntList: return v.isInt() || is_sequence_of(v, [](const IValue& e) { return e.isInt(); });
     case Type::FloatList: return is_sequence_of(v, [](const IValue& e) { return e.isDouble() || e.isInt(); });
     case Type::TensorList: return is_sequence_of(v, [](const IValue& e) { return e.isTensor(); });
+    case Type::OptionalTensorList: return is_sequence_of(v, [](const IValue& e) { return e.isTensor() || e.isNone(); });
     case Type::List: return v.isList();
     case Type::Any: return true;
   }
@@ -542,7 +695,7 @@ SchemaArg::Type parse_type(const std::string& name, const std::string& schema) {
   static const std::pair<const char*, Type> kTypes[] = {
       {"Tensor", Type::Tensor}, {"Scalar", Type::Scalar},   {"num", Type::Num},        {"int", Type::Int},
       {"ScalarType", Type::Int}, {"Layout", Type::Int},     {"MemoryFormat", Type::Int}, {"float[]", Type::FloatList},     {"float", Type::Float},    {"bool", Type::Bool},
-      {"str", Type::Str},       {"Device", Type::Device},   {"int[]", Type::IntList},  {"Tensor[]", Type::TensorList},
+      {"str", Type::Str},       {"Device", Type::Device},   {"int[]", Type::IntList},  {"Tensor[]", Type::TensorList}, {"Tensor?[]", Type::OptionalTensorList},
       {"t[]", Type::List},      {"t", Type::Any}};
   for (const auto& [n, t] : kTypes)
     if (name == n) return t;

@@ -1,6 +1,7 @@
 // A tree-walking interpreter of the parsed TorchScript code. Locals live in per-call slot
 // vectors (resolved by the parser) and global calls were linked to their builtin or function
 // once after loading, so a call costs its argument vector and the op itself.
+#include <algorithm>
 #include <sstream>
 
 #include "ember/error.h"
@@ -19,7 +20,10 @@ void resolve_expr(CompilationUnit& unit, Expr& e) {
   if (e.kind == Expr::Kind::Call && e.kids[0]->kind == Expr::Kind::Global) {
     Expr& callee = *e.kids[0];
     callee.function = unit.find_function(callee.name);
-    if (!callee.function) callee.builtins = find_builtin(callee.name);
+    if (const ClassType* cls = callee.function ? nullptr : unit.find_class(callee.name); cls && cls->named_tuple)
+      callee.named_tuple = cls;
+    else if (!callee.function)
+      callee.builtins = find_builtin(callee.name);
   }
   if (e.kind == Expr::Kind::Attr) e.name_id = unit.intern(e.name);
   for (auto& k : e.kids) resolve_expr(unit, *k);
@@ -281,11 +285,36 @@ class Interpreter {
     return call_builtin(overloads, refs, n, e.kwnames, name, e.loc);
   }
 
+  // A NamedTuple built from its fields, given by position or by name (all of them).
+  IValue named_tuple(const ClassType& cls, const Expr& e, IValue* f) {
+    const size_t nfields = cls.fields.size(), nkw = e.kwnames.size(), npos = e.kids.size() - 1 - nkw;
+    std::vector<IValue> items(nfields);
+    std::vector<bool> set(nfields, false);
+    if (npos > nfields)
+      fail_at(e.loc, cls.qualified_name + "() takes " + std::to_string(nfields) + " fields, got " + std::to_string(npos));
+    for (size_t i = 0; i < npos; ++i) {
+      items[i] = eval(*e.kids[1 + i], f);
+      set[i] = true;
+    }
+    for (size_t k = 0; k < nkw; ++k) {
+      const auto it = std::find(cls.fields.begin(), cls.fields.end(), e.kwnames[k]);
+      if (it == cls.fields.end() || set[static_cast<size_t>(it - cls.fields.begin())])
+        fail_at(e.loc, cls.qualified_name + "(): unknown or repeated field '" + e.kwnames[k] + "'");
+      const auto i = static_cast<size_t>(it - cls.fields.begin());
+      items[i] = eval(*e.kids[1 + npos + k], f);
+      set[i] = true;
+    }
+    for (size_t i = 0; i < nfields; ++i)
+      if (!set[i]) fail_at(e.loc, cls.qualified_name + "(): missing field '" + cls.fields[i] + "'");
+    return IValue(std::make_shared<ivalue::Tuple>(std::move(items)));
+  }
+
   IValue call_expr(const Expr& e, IValue* f) {
     const Expr& callee = *e.kids[0];
     const StackMark mark(stack_);
     switch (callee.kind) {
       case Expr::Kind::Global: {
+        if (callee.named_tuple) return named_tuple(*callee.named_tuple, e, f);
         if (!callee.function && !callee.builtins)
           fail_at(e.loc, "unknown builtin '" + callee.name +
                              "': Ember's TorchScript interpreter does not implement it (docs/jit.md lists what it runs)");

@@ -16,6 +16,7 @@
 #include "ember/autograd.h"
 #include "ember/error.h"
 #include "ember/factory.h"
+#include "ember/nn/module.h"
 #include "jit/script.h"
 #include "serialize/checkpoint_format.h"
 #include "serialize/pickle.h"
@@ -291,6 +292,8 @@ bool Module::is_training() const {
   return t && t->isBool() && t->toBool();
 }
 
+// Each tensor keeps its identity and takes the converted data, as libtorch's set_data: other
+// attributes holding the same tensors (an RNN's _flat_weights list) see the new dtype too.
 void Module::to(ScalarType dtype, bool non_blocking) {
   NoGradGuard no_grad;
   walk(checked(obj_), "", true, [dtype](const std::shared_ptr<Object>& o, const std::string&) {
@@ -298,10 +301,7 @@ void Module::to(ScalarType dtype, bool non_blocking) {
       for (const std::string& n : *names) {
         IValue* v = o->find(n);
         if (!v || !v->isTensor() || !v->toTensor().is_floating_point()) continue;
-        const bool grad = v->toTensor().requires_grad();
-        Tensor t = v->toTensor().to(dtype);
-        if (grad) t.requires_grad_(true);
-        *v = IValue(std::move(t));
+        nn::set_data(v->toTensor(), v->toTensor().to(dtype));
       }
   });
 }

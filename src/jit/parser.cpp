@@ -2,6 +2,7 @@
 // prints (classes of methods, free functions, assignments, if/for/return, calls, operators,
 // literals). Type annotations are parsed and skipped. Names are resolved to frame slots here,
 // so the interpreter never looks a local up by name.
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -284,6 +285,7 @@ class Parser {
     if (accept_op("(")) {
       while (!accept_op(")")) {
         if (at(TK::End) || at(TK::Newline)) fail("unterminated base class list");
+        if (is_name("NamedTuple")) cls->named_tuple = true;
         ++p_;
       }
     }
@@ -338,6 +340,13 @@ class Parser {
         }
         expect(TK::Newline, "end of line");
         continue;
+      }
+      // A NamedTuple's fields, in order: `name : T`.
+      if (cls->named_tuple && at(TK::Name) && t_[p_ + 1].kind == TK::Op && t_[p_ + 1].text == ":") {
+        const std::string field = cur().text;
+        if (std::find(cls->fields.begin(), cls->fields.end(), field) != cls->fields.end())
+          fail("field " + field + " of " + cls->qualified_name + " is declared twice");
+        cls->fields.push_back(field);
       }
       skip_line();  // attribute annotations and __annotations__[...] entries
     }
@@ -763,9 +772,20 @@ class Parser {
       if (!is_op(")")) expect_op(",");
     }
     // annotate(T, v) and unchecked_cast(T, v) are v; uninitialized(T) is None. The types are
-    // only for the compiler.
+    // only for the compiler, except a number type given a tensor: annotate(int, t) converts t
+    // as TorchScript's IntImplicit does (FloatImplicit for float, ScalarImplicit for number).
     const Expr* fn = c->kids[0].get();
     if (fn->kind == Expr::Kind::Global && c->kwnames.empty()) {
+      if (fn->name == "annotate" && c->kids.size() == 3 && c->kids[1]->kind == Expr::Kind::Global) {
+        const std::string& type = c->kids[1]->name;
+        const char* convert = type == "int" ? "aten::IntImplicit" : type == "float" ? "aten::FloatImplicit"
+                              : type == "number" ? "aten::ScalarImplicit" : nullptr;
+        if (convert) {
+          std::vector<ExprPtr> a;
+          a.push_back(std::move(c->kids[2]));
+          return call_of(convert, std::move(a), c->loc);
+        }
+      }
       if ((fn->name == "annotate" || fn->name == "unchecked_cast") && c->kids.size() == 3)
         return std::move(c->kids[2]);
       if (fn->name == "uninitialized" && c->kids.size() == 2) {

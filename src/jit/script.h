@@ -49,6 +49,7 @@ struct Expr {
   // code on paths never taken may use what Ember lacks).
   const Function* function = nullptr;
   const std::vector<const Builtin*>* builtins = nullptr;
+  const ClassType* named_tuple = nullptr;  // a NamedTuple class: the call builds a tuple of its fields
   // Attr (and the Attr callee of a method call): `name` interned by the CompilationUnit, so
   // attributes and methods are found by comparing ints.
   int name_id = -1;
@@ -84,6 +85,9 @@ struct ClassType {
   std::unordered_map<std::string, std::unique_ptr<Function>> methods;
   std::vector<std::string> parameters, buffers;  // __parameters__, __buffers__
   std::vector<std::pair<std::string, IValue>> constants;  // `name : Final[T] = value`
+  // A NamedTuple (torch.nn.utils.rnn.PackedSequence): its instances are tuples of `fields`.
+  bool named_tuple = false;
+  std::vector<std::string> fields;
   std::vector<const Function*> methods_by_id;  // indexed by interned name (CompilationUnit::resolve)
   const Function* method(const std::string& name) const {
     auto it = methods.find(name);

@@ -2,7 +2,9 @@
 // and scripted), run by Ember's interpreter and by libtorch's on the same archive and input.
 #include <torch/script.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 
@@ -111,6 +113,45 @@ class TracedOps(torch.nn.Module):
         g = torch.nn.functional.relu6(x) + torch.nn.functional.elu(x) + torch.zeros_like(x) + torch.ones_like(x)
         return torch.cat([y, z, e, i, a, b, p[:, 1:5], g], dim=1), u
 
+# Recurrent layers: an embedding into a 2-layer bidirectional LSTM into a GRU (batch first).
+class Recurrent(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(20, 8)
+        self.lstm = torch.nn.LSTM(8, 16, num_layers=2, batch_first=True, bidirectional=True)
+        self.gru = torch.nn.GRU(32, 8, batch_first=True)
+        self.fc = torch.nn.Linear(8, 3)
+    def forward(self, ids):
+        y, (h, c) = self.lstm(self.emb(ids))
+        z, hg = self.gru(y)
+        return self.fc(z[:, -1]) + h.sum() + hg.sum()
+
+# The other recurrent paths: RNN (tanh, time major; relu, with h0), LSTM with proj_size, an
+# unbatched GRU input, a PackedSequence through the LSTM (pack_padded_sequence of an unsorted
+# batch, pad_packed_sequence), LSTMCell, GRUCell and RNNCell (relu, unbatched).
+class RecurrentVariants(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tanh = torch.nn.RNN(4, 6, num_layers=2, bidirectional=True)
+        self.relu = torch.nn.RNN(4, 5, nonlinearity='relu', batch_first=True)
+        self.proj = torch.nn.LSTM(4, 8, num_layers=2, proj_size=3, batch_first=True, bidirectional=True)
+        self.gru = torch.nn.GRU(4, 5)
+        self.cell = torch.nn.LSTMCell(4, 5)
+        self.gcell = torch.nn.GRUCell(4, 5)
+        self.rcell = torch.nn.RNNCell(4, 5, nonlinearity='relu')
+    def forward(self, x, lengths):
+        a, ha = self.tanh(x.transpose(0, 1))
+        b, hb = self.relu(x, torch.ones(1, x.size(0), 5))
+        c, (hc, cc) = self.proj(x)
+        u, hu = self.gru(x[0])
+        p = torch.nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        q, (hq, cq) = self.proj(p)
+        padded, lens = torch.nn.utils.rnn.pad_packed_sequence(q, batch_first=True)
+        h, cs = self.cell(x[:, 0])
+        g = self.gcell(x[:, 1], h)
+        r = self.rcell(x[2, 0])
+        return a, ha, b, hb, c, hc, cc, u, hu, padded, lens, hq, cq, h, cs, g, r
+
 def save(name, m, example, script):
     m = randomize_bn(m)
     (torch.jit.script(m) if script else torch.jit.trace(m, example)).save(os.path.join(out, name + '.pt'))
@@ -129,6 +170,12 @@ save('resnet18_scripted', torchvision.models.resnet18(), None, True)
 save('mobilenet_v3_small_traced', torchvision.models.mobilenet_v3_small(), img, False)
 save('mobilenet_v3_small_scripted', torchvision.models.mobilenet_v3_small(), None, True)
 save('mobilenet_v3_large_traced', torchvision.models.mobilenet_v3_large(), img, False)
+save('mobilenet_v3_large_scripted', torchvision.models.mobilenet_v3_large(), None, True)
+save('recurrent_traced', Recurrent(), torch.randint(0, 20, (2, 5)), False)
+save('recurrent_scripted', Recurrent(), None, True)
+seq = (torch.randn(3, 5, 4), torch.tensor([5, 2, 4]))
+save('recurrent_variants_traced', RecurrentVariants(), seq, False)
+save('recurrent_variants_scripted', RecurrentVariants(), None, True)
 )PY";
 
 std::string python() {
@@ -211,6 +258,90 @@ TEST(JitParity, MobilenetV3SmallScripted) {
   EXPECT_LT(run_both("mobilenet_v3_small_scripted", {1, 3, 224, 224}), kTol);
 }
 TEST(JitParity, MobilenetV3LargeTraced) { EXPECT_LT(run_both("mobilenet_v3_large_traced", {1, 3, 224, 224}), kTol); }
+TEST(JitParity, MobilenetV3LargeScripted) {
+  EXPECT_LT(run_both("mobilenet_v3_large_scripted", {1, 3, 224, 224}), kTol);
+}
+
+// The tensors of an output (a tensor, or tuples and lists of them), depth first.
+void flatten(const torch::jit::IValue& v, std::vector<torch::Tensor>& out) {
+  if (v.isTensor()) {
+    out.push_back(v.toTensor());
+  } else if (v.isTuple()) {
+    for (const auto& e : v.toTuple()->elements()) flatten(e, out);
+  } else {
+    ASSERT_TRUE(v.isList()) << v.tagKind();
+    for (const auto& e : v.toListRef()) flatten(e, out);
+  }
+}
+void flatten(const ember::jit::IValue& v, std::vector<ember::Tensor>& out) {
+  if (v.isTensor()) {
+    out.push_back(v.toTensor());
+  } else if (v.isTuple()) {
+    for (const auto& e : v.toTuple()->elements()) flatten(e, out);
+  } else {
+    ASSERT_TRUE(v.isList()) << v.tag_name();
+    for (const auto& e : v.toList()) flatten(e, out);
+  }
+}
+
+// Runs `name` on the same inputs in both (after converting both to `dtype` if given) and
+// compares every output tensor: same dtype, relative error below kTol.
+void compare_outputs(const std::string& name, const std::vector<torch::Tensor>& inputs,
+                     std::optional<torch::ScalarType> dtype = std::nullopt) {
+  ASSERT_TRUE(archives().ok()) << archives().log();
+  torch::jit::Module tm = torch::jit::load(archives().path(name));
+  ember::jit::Module em = ember::jit::load(archives().path(name));
+  tm.eval();
+  em.eval();
+  if (dtype) {
+    tm.to(*dtype);
+    em.to(parity::to_ember(*dtype));
+  }
+  std::vector<torch::jit::IValue> t_in;
+  std::vector<ember::jit::IValue> e_in;
+  for (const torch::Tensor& x : inputs) {
+    t_in.emplace_back(x);
+    e_in.emplace_back(parity::to_ember(x));
+  }
+  std::vector<torch::Tensor> expected;
+  std::vector<ember::Tensor> actual;
+  {
+    torch::InferenceMode guard;
+    flatten(tm.forward(t_in), expected);
+  }
+  {
+    ember::InferenceMode guard;
+    flatten(em.forward(e_in), actual);
+  }
+  ASSERT_EQ(actual.size(), expected.size());
+  double worst = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    EXPECT_EQ(parity::to_torch(actual[i].dtype()), expected[i].scalar_type()) << name << " output " << i;
+    const double err = rel_error(actual[i], expected[i]);
+    EXPECT_LT(err, kTol) << name << " output " << i;
+    worst = std::max(worst, err);
+  }
+  std::cout << name << ": " << actual.size() << " outputs, max relative error " << worst << "\n";
+}
+
+std::vector<torch::Tensor> token_ids() {
+  torch::manual_seed(5);
+  return {torch::randint(0, 20, {2, 5}, torch::kLong)};
+}
+// The traced variants keep the example's batch of 3 in their packed path; the lengths differ
+// from the example's.
+std::vector<torch::Tensor> sequences() {
+  torch::manual_seed(6);
+  return {torch::randn({3, 5, 4}), torch::tensor({3, 5, 1}, torch::kLong)};
+}
+
+TEST(JitParity, RecurrentTraced) { compare_outputs("recurrent_traced", token_ids()); }
+TEST(JitParity, RecurrentScripted) { compare_outputs("recurrent_scripted", token_ids()); }
+TEST(JitParity, RecurrentVariantsTraced) { compare_outputs("recurrent_variants_traced", sequences()); }
+TEST(JitParity, RecurrentVariantsScripted) { compare_outputs("recurrent_variants_scripted", sequences()); }
+// Module::to converts the parameters in place: the RNN's _flat_weights list (the same tensors)
+// follows, as in libtorch.
+TEST(JitParity, RecurrentScriptedToDouble) { compare_outputs("recurrent_scripted", token_ids(), torch::kDouble); }
 
 // if/for, keyword-free default arguments, a tuple of a tensor and a list (appended to in a loop).
 TEST(JitParity, ControlFlowScripted) {

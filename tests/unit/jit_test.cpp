@@ -63,7 +63,23 @@ class IntOps(torch.nn.Module):
     def mul(self, a: int, b: int):
         return a * b
 
+# An LSTM scripted (its checks are code) and traced (torch.lstm's own); a tensor given for numbers
+class Recurrent(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(8, 16, batch_first=True)
+    def forward(self, x):
+        return self.lstm(x)[0]
+
+class Implicit(torch.nn.Module):
+    def forward(self, n: torch.Tensor, x: torch.Tensor):
+        return torch.arange(0, n), x.size(n)
+
 torch.jit.script(MLP()).save(os.path.join(out, 'mlp.pt'))
+recurrent = Recurrent()
+torch.jit.script(recurrent).save(os.path.join(out, 'lstm_scripted.pt'))
+torch.jit.trace(recurrent, torch.randn(2, 5, 8)).save(os.path.join(out, 'lstm_traced.pt'))
+torch.jit.script(Implicit()).save(os.path.join(out, 'implicit.pt'))
 torch.jit.script(IntOps()).save(os.path.join(out, 'int_ops.pt'))
 torch.jit.script(Unknown()).save(os.path.join(out, 'unknown_builtin.pt'))
 torch.save(MLP().state_dict(), os.path.join(out, 'checkpoint.pt'))
@@ -286,6 +302,41 @@ TEST_F(JitTest, RefusesGlobalsOutsideTheAllowlist) {
 TEST_F(JitTest, RefusesUnknownBuiltinNamingItsLine) {
   ember::jit::Module m = ember::jit::load(dir().file("unknown_builtin.pt"));
   EXPECT_ERROR(m.forward({ember::ones({3})}), "unknown builtin 'torch.logcumsumexp'", "code/__torch__.py:");
+}
+
+TEST_F(JitTest, RunsRecurrentLayersAndReportsTheirErrors) {
+  ember::jit::Module scripted = ember::jit::load(dir().file("lstm_scripted.pt"));
+  ember::jit::Module traced = ember::jit::load(dir().file("lstm_traced.pt"));
+  scripted.eval();
+  traced.eval();
+  ember::manual_seed(0);
+  const Tensor x = ember::randn({2, 5, 8});
+  const Tensor y = scripted.forward({x}).toTensor();
+  EXPECT_EQ(y.sizes(), (std::vector<int64_t>{2, 5, 16}));
+  EXPECT_TRUE(ember::allclose(traced.forward({x}).toTensor(), y));
+  // unbatched: the scripted code adds the batch dim and removes it again
+  const Tensor y0 = scripted.forward({x[0]}).toTensor();
+  EXPECT_EQ(y0.sizes(), (std::vector<int64_t>{5, 16}));
+  EXPECT_TRUE(ember::allclose(y0, y[0]));
+  // the scripted module's own check, raised by its code; torch.lstm's, named with the line
+  EXPECT_ERROR(scripted.forward({ember::ones({2, 5, 7})}), "input.size(-1) must be equal to input_size. Expected 8, got 7",
+               "RuntimeError");
+  EXPECT_ERROR(traced.forward({ember::ones({2, 5, 7})}), "in torch.lstm at code/__torch__/torch/nn/modules/rnn", ".py:");
+  // Module::to converts the tensors in place, so the list the scripted LSTM runs on follows
+  scripted.to(ember::kDouble);
+  EXPECT_EQ(scripted.forward({x.to(ember::kDouble)}).toTensor().dtype(), ember::kDouble);
+}
+
+// annotate(int | number, t) converts a 0-dim tensor as TorchScript does, refusing others.
+TEST_F(JitTest, ConvertsTensorsGivenForNumbers) {
+  ember::jit::Module m = ember::jit::load(dir().file("implicit.pt"));
+  const auto r = m.forward({ember::scalar_tensor(1, ember::kLong), ember::ones({2, 3})}).toTuple()->elements();
+  EXPECT_EQ(r[0].toTensor().sizes(), (std::vector<int64_t>{1}));
+  EXPECT_EQ(r[1].toInt(), 3);
+  EXPECT_ERROR(m.forward({ember::ones({2}, ember::kLong), ember::ones({2})}),
+               "Cannot input a tensor of dimension other than 0 as a scalar argument", "code/__torch__.py:");
+  EXPECT_ERROR(m.forward({ember::scalar_tensor(1.5), ember::ones({2})}),
+               "Cannot input a tensor of type Float as an integral argument");
 }
 
 TEST_F(JitTest, RefusesWrongNumberOfInputs) {

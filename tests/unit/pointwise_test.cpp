@@ -301,6 +301,12 @@ TEST(Pointwise, InPlaceOnViewsAndOutOverlap) {
   Tensor x = arange(6, TensorOptions().dtype(kFloat));
   Tensor o = x.slice(0, 1, 6);
   expect_error([&] { add_out(o, x.slice(0, 0, 5), x.slice(0, 0, 5)); }, {"add_out", "refer to a single memory location"});
+  // Chunks of one tensor along its inner dim interleave in memory but share no element: allowed,
+  // as in PyTorch (a traced GRUCell multiplies its gates in place so).
+  Tensor gates = arange(12, TensorOptions().dtype(kFloat)).view({2, 6});
+  std::vector<Tensor> g = gates.chunk(3, 1);
+  g[0].mul_(g[2]);
+  EXPECT_EQ(values(gates), (std::vector<double>{0, 5, 2, 3, 4, 5, 60, 77, 8, 9, 10, 11}));
 }
 
 TEST(Pointwise, ActivationsAtKnownPoints) {

@@ -97,6 +97,16 @@ TEST(RnnErrors, Packing) {
   EXPECT_ERROR(rnn::pad_packed_sequence(packed, false, 0.0, 2),
                "Expected total_length to be at least the length of the longest sequence in input, but got "
                "total_length=2 and max sequence length being 3");
+  // A packed sequence made by hand (or by TorchScript code) whose batch sizes grow or vanish.
+  nn::LSTM lstm(2, 3);
+  const auto grows = rnn::PackedSequence(randn({4, 2}, 3), ember::tensor(std::vector<int64_t>{1, 3}));
+  EXPECT_ERROR(lstm->forward_with_packed_input(grows), "batch_sizes must be positive and non-increasing, got 3 at step 1 after 1");
+  const Tensor h0 = ember::zeros({1, 2, 3});
+  EXPECT_ERROR(ember::lstm(randn({2, 2}, 4), ember::tensor(std::vector<int64_t>{2, 0}), {h0, h0}, lstm->all_weights(), true,
+                           1, 0.0, false, false),
+               "batch_sizes must be positive and non-increasing, got 0 at step 1");
+  EXPECT_ERROR(ember::gru(randn({2, 2}, 4), ember::ones({2}), h0, lstm->all_weights(), true, 1, 0.0, false, false),
+               "batch_sizes must be a 1-D integer tensor");
 }
 
 // Each cell's gradient with respect to its input, states and parameters, by finite differences

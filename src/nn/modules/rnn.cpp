@@ -230,9 +230,18 @@ std::string replace_all(std::string msg, const std::string& what, const std::str
   return msg;
 }
 
+// A packed sequence's batch sizes, checked: sequences only end, so each step has at least one
+// and at most as many as the step before.
 std::vector<int64_t> batch_sizes_vector(const Tensor& batch_sizes) {
+  EMBER_CHECK(batch_sizes.dim() == 1 && batch_sizes.numel() > 0 && is_integral_type(batch_sizes.dtype(), false),
+              "PackedSequence", "batch_sizes must be a 1-D integer tensor of at least one step, got ",
+              to_string(batch_sizes.dtype()), " of size ", batch_sizes.sizes());
   const Tensor b = batch_sizes.to(kLong).contiguous();
   const int64_t* p = b.data_ptr<int64_t>();
+  for (int64_t i = 0; i < b.numel(); ++i)
+    EMBER_CHECK(p[i] >= 1 && (i == 0 || p[i] <= p[i - 1]), "PackedSequence",
+                "batch_sizes must be positive and non-increasing, got ", p[i], " at step ", i,
+                i > 0 ? " after " : "", i > 0 ? std::to_string(p[i - 1]) : std::string());
   return std::vector<int64_t>(p, p + b.numel());
 }
 
