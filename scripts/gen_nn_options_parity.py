@@ -7,13 +7,14 @@ TORCH_API XxxOptions`, `XxxFuncOptions`, the templates such as ConvOptions<D> th
 `using Conv2dOptions = ConvOptions<2>` aliases, and every `using XFuncOptions = XOptions` alias),
 its TORCH_ARG(type, name) fields and its constructors, and writes one C++ test source. For each
 public name and each constructor it builds libtorch's and Ember's options from the same
-arguments (chosen by parameter type: distinct ints 6, 3, 2, ..., doubles 0.5, 0.25, ...,
-ExpandingArrays of distinct sizes, vectors {2, 3}, tensors, enum tags, nested options) and
-compares every field as a canonical description (tests/parity/nn_options_describe.h): numbers
-with their kind, ExpandingArrays and vectors element by element, optionals, enum variants by the
-tag's name, tensors by definedness and values, std::function and module fields by whether they
-are set. Constructors run in both libraries, so defaults set in libtorch's .cpp files (kdim =
-embed_dim, stride = kernel_size) are compared as well as the in-class ones.
+arguments (chosen by parameter type: distinct ints 6, 3, 2, ..., doubles 0.375, 0.625, ...,
+ExpandingArrays of distinct sizes, vectors, tensors, enum tags, nested options and module
+holders) and compares every field as a canonical description (tests/parity/nn_options_describe.h):
+numbers with their kind, ExpandingArrays and vectors element by element, optionals, enum
+variants by the tag's name, tensors by definedness and values, std::function and module fields
+by whether they are set (and a held module's options field by field). Constructors run in both
+libraries, so defaults set in libtorch's .cpp files (kdim = embed_dim, stride = kernel_size) are
+compared as well as the in-class ones.
 
 What cannot be compared generically is listed in EXCEPTIONS below with the reason; the test
 prints those entries, and the generator fails when an entry no longer matches anything.
@@ -312,10 +313,12 @@ def generate(options_dir):
         if excepted(e.qual):
             continue
         st = e.struct
-        fields = []
-        for _, fname in st.fields:
-            if not excepted("%s.%s" % (e.qual, fname)):
-                fields.append(fname)
+        fields = []  # (field, the fields of its module's options when it holds a module)
+        for ftype, fname in st.fields:
+            if excepted("%s.%s" % (e.qual, fname)):
+                continue
+            held = structs.get(ftype.split("::")[-1] + "Options")
+            fields.append((fname, [f for _, f in held.fields] if held and not held.tparams else None))
         # one case per constructor: the required parameters, and again with every parameter
         # given when some have defaults; one per enum tag a TORCH_OPTIONS_CTOR_VARIANT_ARG
         # constructor takes; a default-constructed one when the struct declares no constructor.
@@ -354,7 +357,7 @@ def generate(options_dir):
         raise SystemExit("gen_nn_options_parity: EXCEPTIONS entries that match nothing: %s" % ", ".join(stale))
 
     n_structs = len({c[0] for c in cases})
-    n_fields = sum(len(c[4]) for c in cases)
+    n_fields = sum(1 + len(held or []) for c in cases for _, held in c[4])
     n_defs = len({e.struct.name for e in entries if e.qual not in EXCEPTIONS})
     out = []
     w = out.append
@@ -388,8 +391,15 @@ def generate(options_dir):
             w("    nn_options::Case c(%s, %s);" % (cpp_str(qual), cpp_str(label)))
             w("    const torch::%s t%s;" % (qual, "(%s)" % ", ".join(targs) if targs else "{}"))
             w("    const ember::%s e%s;" % (qual, "(%s)" % ", ".join(eargs) if eargs else "{}"))
-            for f in fields:
+            for f, held in fields:
                 w("    c.field(%s, nn_options::describe(t.%s()), nn_options::describe(e.%s()));" % (cpp_str(f), f, f))
+                if held:  # a module holder (TransformerEncoderLayer): its options, field by field
+                    w("    if (!t.%s().is_empty() && !e.%s().is_empty()) {" % (f, f))
+                    for h in held:
+                        path = "%s()->options.%s" % (f, h)
+                        w("      c.field(%s, nn_options::describe(t.%s()), nn_options::describe(e.%s()));" % (
+                            cpp_str(path), path, path))
+                    w("    }")
             w("  }")
         w("}")
         w("")

@@ -2,8 +2,9 @@
 // scripts/gen_nn_options_parity.py): each option value of either library becomes one canonical
 // text, and libtorch's text must equal Ember's. Numbers carry their kind (int, double, bool),
 // enum tags their name without libtorch's leading k, tensors their dtype, sizes and values,
-// std::function and module fields only whether they are set. A field type with no describe()
-// below fails the build: add an overload, or list the field in the generator's EXCEPTIONS.
+// std::function and module fields whether they are set (the generated test also compares a held
+// module's options field by field). A field type with no describe() below fails the build: add
+// an overload, or list the field in the generator's EXCEPTIONS.
 #pragma once
 #include <gtest/gtest.h>
 #include <torch/torch.h>
