@@ -168,6 +168,8 @@ def parse_header(path, structs, aliases):
             brace = m.end() - 1
             end = match_close(text, brace, "{", "}")
             parse_struct_body(st, text[brace + 1:end - 1])
+            if st.name in structs:  # the tables below go by the struct's simple name
+                raise SystemExit("%s: a second struct %s" % (path, st.name))
             structs[st.name] = st
             i = text.index(";", end) + 1
             continue
@@ -193,6 +195,8 @@ def collect(options_dir):
     for ns, name, target in aliases:
         m = re.match(r"(?:[\w:]*::)?(\w+)\s*(?:<(.*)>)?$", target)
         if not m or m.group(1) not in by_name:
+            if name.endswith("Options"):
+                raise SystemExit("gen_nn_options_parity: cannot resolve %s = %s" % (name, target))
             continue  # a type alias (padding_t, activation_t), not an options struct
         st, targs = by_name[m.group(1)]
         if m.group(2) is not None:
