@@ -118,6 +118,38 @@ TEST(NnParity, Convolutions) {
   EXPECT_THROW(wraps_twice(rnd({1, 1, 2, 2}, 15)), ember::Error);
 }
 
+// Options both libraries take and then refuse in forward, with libtorch's message: a transposed
+// conv's padding_mode other than zeros, and Unflatten's named form (Ember's tensors have no dim
+// names; libtorch finds none on an unnamed input either).
+TEST(NnParity, OptionsRefusedInForwardAsLibtorch) {
+  auto expect_same_error = [](auto&& ember_call, auto&& torch_call) {
+    std::string torch_msg;
+    try {
+      torch_call();
+    } catch (const c10::Error& e) {
+      torch_msg = e.what_without_backtrace();
+    }
+    ASSERT_FALSE(torch_msg.empty()) << "libtorch did not throw";
+    try {
+      ember_call();
+      ADD_FAILURE() << "Ember did not throw; libtorch: " << torch_msg;
+    } catch (const ember::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(torch_msg), std::string::npos) << e.what() << " vs " << torch_msg;
+    }
+  };
+  enn::ConvTranspose2d ect(enn::ConvTranspose2dOptions(2, 2, 3).padding_mode(ember::kReflect));
+  tnn::ConvTranspose2d tct(tnn::ConvTranspose2dOptions(2, 2, 3).padding_mode(torch::kReflect));
+  EXPECT_EQ(str(ect), str(tct));
+  expect_same_error([&] { ect(rnd({1, 2, 5, 5}, 16)); }, [&] { tct(torch::zeros({1, 2, 5, 5})); });
+  enn::Unflatten eu(enn::UnflattenOptions("B", {{"B1", 2}, {"B2", 3}}));
+  tnn::Unflatten tu(tnn::UnflattenOptions("B", {{"B1", 2}, {"B2", 3}}));
+  EXPECT_EQ(str(eu), str(tu));
+  expect_same_error([&] { eu(rnd({6, 4}, 17)); }, [&] { tu(torch::zeros({6, 4})); });
+  enn::Unflatten eu2(std::string("C"), enn::UnflattenOptions::namedshape_t{{"C1", 3}});
+  tnn::Unflatten tu2(std::string("C"), tnn::UnflattenOptions::namedshape_t{{"C1", 3}});
+  EXPECT_EQ(str(eu2), str(tu2));
+}
+
 TEST(NnParity, BatchNormTrainsRunningStatsAsLibtorch) {
   ember::NoGradGuard no_grad;  // forwards only: gradients are checked in nn_grad_modules_test
   torch::NoGradGuard torch_no_grad;

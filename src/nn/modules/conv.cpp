@@ -133,6 +133,8 @@ void ConvTransposeNdImpl<D>::reset_parameters() {
 
 template <size_t D>
 Tensor ConvTransposeNdImpl<D>::forward(const Tensor& input) {
+  static constexpr const char* kName[] = {"", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"};
+  EMBER_CHECK(options.padding_mode().index() == 0, kName[D], "Only `zeros` padding mode is supported for ", kName[D]);
   const auto o = functional::ConvTransposeFuncOptions<D>()
                      .bias(bias)
                      .stride(options.stride())
@@ -152,6 +154,9 @@ void ConvTransposeNdImpl<D>::pretty_print(std::ostream& stream) const {
   if (options.output_padding() != ExpandingArray<D>(0)) stream << ", output_padding=" << options.output_padding();
   if (options.groups() != 1) stream << ", groups=" << options.groups();
   if (!options.bias()) stream << ", bias=false";
+  if (options.padding_mode().index() != 0) {
+    std::visit([&](auto tag) { stream << ", padding_mode=k" << decltype(tag)::str; }, options.padding_mode());
+  }
   stream << ")";
 }
 

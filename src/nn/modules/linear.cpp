@@ -3,6 +3,7 @@
 #include "nn/common.h"
 
 #include <cmath>
+#include <sstream>
 
 #include "ember/factory.h"
 #include "ember/linalg.h"
@@ -99,8 +100,24 @@ void FlattenImpl::pretty_print(std::ostream& stream) const {
   stream << "torch::nn::Flatten(start_dim=" << options.start_dim() << ", end_dim=" << options.end_dim() << ")";
 }
 
-Tensor UnflattenImpl::forward(const Tensor& input) { return input.unflatten(options.dim(), options.sizes()); }
+Tensor UnflattenImpl::forward(const Tensor& input) {
+  if (!options.namedshape().empty()) {
+    // libtorch looks the name up among the input's dim names, which Ember's tensors never have
+    std::ostringstream dims;
+    for (int64_t i = 0; i < input.dim(); ++i) dims << (i ? ", " : "") << "None";
+    EMBER_CHECK(false, "Unflatten", "Name '", options.dimname(), "' not found in Tensor[", dims.str(), "].");
+  }
+  return input.unflatten(options.dim(), options.sizes());
+}
 void UnflattenImpl::pretty_print(std::ostream& stream) const {
+  if (const auto& named = options.namedshape(); !named.empty()) {
+    stream << "torch::nn::Unflatten(dim=\"" << options.dimname() << "\", unflattened_size={";
+    for (size_t i = 0; i < named.size(); ++i) {
+      stream << (i ? ", " : "") << "{\"" << named[i].first << "\", " << named[i].second << "}";
+    }
+    stream << "})";
+    return;
+  }
   stream << "torch::nn::Unflatten(dim=" << options.dim() << ", unflattened_size={";
   const auto& s = options.sizes();
   for (size_t i = 0; i < s.size(); ++i) stream << (i ? ", " : "") << s[i];

@@ -1,5 +1,5 @@
 // Conv1d/2d/3d (zero, reflect, replicate or circular padding), ConvTranspose1d/2d/3d (zero
-// padding).
+// padding; as libtorch, another padding_mode is accepted by the options and refused by forward).
 #pragma once
 #include <variant>
 #include <vector>
@@ -36,6 +36,8 @@ using Conv3dOptions = ConvOptions<3>;
 
 template <size_t D>
 struct ConvTransposeOptions {
+  // As libtorch's: a field conv's modes share, of which the transposed modules take only kZeros.
+  using padding_mode_t = std::variant<enumtype::kZeros, enumtype::kReflect, enumtype::kReplicate, enumtype::kCircular>;
   ConvTransposeOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<D> kernel_size)
       : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
   EMBER_ARG(int64_t, in_channels);
@@ -47,6 +49,7 @@ struct ConvTransposeOptions {
   EMBER_ARG(int64_t, groups) = 1;
   EMBER_ARG(bool, bias) = true;
   EMBER_ARG(ExpandingArray<D>, dilation) = 1;
+  EMBER_ARG(padding_mode_t, padding_mode) = enumtype::kZeros{};
 };
 using ConvTranspose1dOptions = ConvTransposeOptions<1>;
 using ConvTranspose2dOptions = ConvTransposeOptions<2>;

@@ -1,5 +1,7 @@
 // Linear, Bilinear, Identity, Flatten, Unflatten.
 #pragma once
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "ember/nn/options.h"
@@ -76,14 +78,26 @@ class FlattenImpl : public Module {
 };
 EMBER_MODULE(Flatten);
 
+// A dim split into sizes, or (libtorch's named form) a dim name split into named sizes. Ember's
+// tensors carry no dim names, so the named form is refused by forward as libtorch refuses it on
+// an unnamed tensor ("Name 'B' not found in Tensor[None, None].").
 struct UnflattenOptions {
+  using namedshape_t = std::vector<std::pair<std::string, int64_t>>;
   UnflattenOptions(int64_t dim, std::vector<int64_t> sizes) : dim_(dim), sizes_(std::move(sizes)) {}
+  UnflattenOptions(const char* dimname, namedshape_t namedshape)
+      : UnflattenOptions(std::string(dimname), std::move(namedshape)) {}
+  UnflattenOptions(std::string dimname, namedshape_t namedshape)
+      : dim_(0), dimname_(std::move(dimname)), namedshape_(std::move(namedshape)) {}
   EMBER_ARG(int64_t, dim);
+  EMBER_ARG(std::string, dimname);
   EMBER_ARG(std::vector<int64_t>, sizes);
+  EMBER_ARG(namedshape_t, namedshape);
 };
 class UnflattenImpl : public Module {
  public:
   UnflattenImpl(int64_t dim, std::vector<int64_t> sizes) : UnflattenImpl(UnflattenOptions(dim, std::move(sizes))) {}
+  UnflattenImpl(std::string dimname, UnflattenOptions::namedshape_t namedshape)
+      : UnflattenImpl(UnflattenOptions(std::move(dimname), std::move(namedshape))) {}
   explicit UnflattenImpl(UnflattenOptions options) : options(std::move(options)) {}
   Tensor forward(const Tensor& input);
   void pretty_print(std::ostream& stream) const override;
