@@ -82,17 +82,18 @@ T pow_int(T base, T exp) {
 
 template <class T>
 void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
+  // f is a lambda, never a function pointer: the loop inlines it instead of calling per element
   auto run = [&](auto f) { scalar_for_each<T, 2>(iter, f); };
   const T al = alpha.to<T>();
   switch (op) {
     case BinaryOp::Add: return run([al](T a, T b) { return static_cast<T>(wrap_add(a, mul(al, b))); });
     case BinaryOp::Sub: return run([al](T a, T b) { return static_cast<T>(wrap_sub(a, mul(al, b))); });
-    case BinaryOp::Mul: return run(mul<T>);
-    case BinaryOp::DivTrunc: return run(div_trunc<T>);
-    case BinaryOp::DivFloor: return run(div_floor<T>);
-    case BinaryOp::Remainder: return run(remainder_int<T>);
-    case BinaryOp::Fmod: return run(fmod_int<T>);
-    case BinaryOp::Pow: return run(pow_int<T>);
+    case BinaryOp::Mul: return run([](T a, T b) { return mul(a, b); });
+    case BinaryOp::DivTrunc: return run([](T a, T b) { return div_trunc(a, b); });
+    case BinaryOp::DivFloor: return run([](T a, T b) { return div_floor(a, b); });
+    case BinaryOp::Remainder: return run([](T a, T b) { return remainder_int(a, b); });
+    case BinaryOp::Fmod: return run([](T a, T b) { return fmod_int(a, b); });
+    case BinaryOp::Pow: return run([](T a, T b) { return pow_int(a, b); });
     case BinaryOp::Minimum: return run([](T a, T b) { return std::min(a, b); });
     case BinaryOp::Maximum: return run([](T a, T b) { return std::max(a, b); });
     case BinaryOp::ThresholdBackward: return run([al](T g, T x) { return x <= al ? T(0) : g; });
