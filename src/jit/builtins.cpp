@@ -33,39 +33,22 @@ std::vector<int64_t> ints(const IValue& v, size_t n) {
 }
 Scalar S(const IValue& v) { return v.toScalar(); }
 
-// PyTorch's ScalarType numbering, as code spells dtype arguments.
+// PyTorch's ScalarType numbering, as code spells dtype arguments and prim::dtype gives them.
+constexpr std::pair<int64_t, ScalarType> kDtypeCodes[] = {{0, kByte},  {1, kChar},  {2, kShort},  {3, kInt},
+                                                          {4, kLong},  {5, kHalf},  {6, kFloat},  {7, kDouble},
+                                                          {11, kBool}, {15, kBFloat16}};
+
 std::optional<ScalarType> dtype(const IValue& v) {
   if (v.isNone()) return std::nullopt;
-  switch (v.toInt()) {
-    case 0: return kByte;
-    case 1: return kChar;
-    case 2: return kShort;
-    case 3: return kInt;
-    case 4: return kLong;
-    case 5: return kHalf;
-    case 6: return kFloat;
-    case 7: return kDouble;
-    case 11: return kBool;
-    case 15: return kBFloat16;
-    default: throw Error("dtype code " + std::to_string(v.toInt()) + " is not a dtype Ember has");
-  }
+  for (const auto& [code, t] : kDtypeCodes)
+    if (code == v.toInt()) return t;
+  throw Error("dtype code " + std::to_string(v.toInt()) + " is not a dtype Ember has");
 }
 
-// The code of a dtype, as prim::dtype gives it to code.
 int64_t dtype_code(ScalarType t) {
-  switch (t) {
-    case kByte: return 0;
-    case kChar: return 1;
-    case kShort: return 2;
-    case kInt: return 3;
-    case kLong: return 4;
-    case kHalf: return 5;
-    case kFloat: return 6;
-    case kDouble: return 7;
-    case kBool: return 11;
-    case kBFloat16: return 15;
-    default: throw Error(std::string("dtype ") + to_string(t) + " has no TorchScript code in Ember");
-  }
+  for (const auto& [code, dt] : kDtypeCodes)
+    if (dt == t) return code;
+  throw Error(std::string("dtype ") + to_string(t) + " has no TorchScript code in Ember");
 }
 
 std::vector<IValue> elements(const IValue& v) { return v.isTuple() ? v.toTuple()->elements() : v.toList(); }
