@@ -29,6 +29,7 @@ test=(
   # serialize: checkpoints written by Python torch.save in tests (python3-torch, above); libFuzzer
   # targets of the readers
   clang-14 libclang-rt-14-dev
+  chromium               # profiler: its HTML report is rendered headless (about 15 s to install)
 )
 job=$1
 case "$job" in

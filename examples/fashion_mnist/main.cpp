@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,16 +30,20 @@ struct Flags {
   std::string output = "fashion_mnist.safetensors";
   std::string amp = "off";  // off, bf16 or fp16: autocast regions around forward and loss
   bool channels_last = false;
+  std::string profile;  // a directory: profile two training steps, write their trace and report there
 };
 
 [[noreturn]] void usage(const char* argv0, int code) {
   std::fprintf(code ? stderr : stdout,
                "usage: %s [--epochs N] [--batch-size N] [--lr X] [--threads N] [--seed N]\n"
                "          [--data DIR] [--output FILE] [--amp off|bf16|fp16] [--channels-last]\n"
+               "          [--profile DIR]\n"
                "Trains a CNN on Fashion-MNIST (IDX files, plain or .gz, in DIR; default\n"
                "/usr/share/datasets/fashion-mnist) and saves its parameters to FILE (safetensors).\n"
                "--amp runs forward and loss under autocast (fp16 with a gradient scaler);\n"
-               "--channels-last converts the model and the images to channels_last.\n",
+               "--channels-last converts the model and the images to channels_last;\n"
+               "--profile profiles training steps 2 and 3 and writes their Chrome trace\n"
+               "(*.pt.trace.json) and an HTML report (profile.html) to DIR.\n",
                argv0);
   std::exit(code);
 }
@@ -62,6 +67,7 @@ Flags parse_flags(int argc, char** argv) {
     else if (arg == "--data") f.data = value;
     else if (arg == "--output") f.output = value;
     else if (arg == "--amp") f.amp = value;
+    else if (arg == "--profile") f.profile = value;
     else usage(argv[0], 2);
   }
   if (f.epochs < 1 || f.batch_size < 1 || !(f.lr > 0) || f.threads < 0) usage(argv[0], 2);
@@ -135,6 +141,25 @@ int main(int argc, char** argv) try {
   T::optim::Adam optimizer(model->parameters(), T::optim::AdamOptions(flags.lr));
   T::optim::CosineAnnealingLR scheduler(optimizer, flags.epochs);
 
+  // --profile: steps 2 and 3 (after one step of warm-up), as torch.profiler's schedule says it;
+  // when they are done, their trace and report go to the directory and the table to stdout.
+  std::optional<T::profiler::profile> profiler;
+  if (!flags.profile.empty()) {
+    namespace P = T::profiler;
+    auto write_trace = P::tensorboard_trace_handler(flags.profile);
+    profiler.emplace(P::ProfilerOptions()
+                         .record_shapes(true)
+                         .profile_memory(true)
+                         .with_flops(true)
+                         .schedule(P::schedule(/*wait=*/0, /*warmup=*/1, /*active=*/2, /*repeat=*/1))
+                         .on_trace_ready([write_trace, dir = flags.profile](P::profile& prof) {
+                           write_trace(prof);
+                           prof.export_html(dir + "/profile.html");
+                           std::cout << prof.key_averages().table("self_cpu_time_total", 15)
+                                     << "profile: trace and report written to " << dir << "\n";
+                         }));
+  }
+
   const auto start = Clock::now();
   for (int epoch = 1; epoch <= flags.epochs; ++epoch) {
     model->train();
@@ -157,12 +182,14 @@ int main(int argc, char** argv) try {
       correct += logits.argmax(1).eq(batch.target).sum().item<int64_t>();
       seen += n;
       bar.update(seen, loss_sum / static_cast<double>(seen), static_cast<double>(correct) / static_cast<double>(seen));
+      if (profiler) profiler->step();
     }
     bar.update(seen, loss_sum / static_cast<double>(seen), static_cast<double>(correct) / static_cast<double>(seen),
                /*done=*/true);
     scheduler.step();
   }
   const double train_seconds = seconds_since(start);
+  profiler.reset();
 
   model->eval();
   int64_t correct = 0;

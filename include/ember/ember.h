@@ -19,6 +19,7 @@
 #include "ember/ordered_dict.h"
 #include "ember/parallel.h"
 #include "ember/pointwise.h"
+#include "ember/profiler.h"
 #include "ember/reduce.h"
 #include "ember/scalar.h"
 // serialize

@@ -51,6 +51,11 @@ struct Stats {
 };
 Stats stats();
 void reset_peak_stats();
+// Told of every block allocate() hands out (bytes > 0) and deallocate() takes back (bytes < 0),
+// in bytes of its size class as Stats counts them, on the calling thread: the profiler's memory
+// view. One observer at a time; nullptr removes it.
+using MemoryObserver = void (*)(const void* ptr, int64_t bytes);
+void set_memory_observer(MemoryObserver observer);
 }  // namespace cpu_allocator
 
 class StorageImpl : public RefCounted {

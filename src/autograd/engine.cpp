@@ -11,7 +11,7 @@
 
 #include "autograd/engine.h"
 #include "autograd/variable.h"
-#include "dispatch/autocast.h"
+#include "dispatch/dispatch.h"
 #include "ember/factory.h"
 #include "ember/pointwise.h"
 #include "ember/shape.h"
@@ -31,6 +31,7 @@ DetectAnomalyGuard::DetectAnomalyGuard() : saved_(AnomalyMode::is_enabled()) { A
 DetectAnomalyGuard::~DetectAnomalyGuard() { AnomalyMode::set_enabled(saved_); }
 
 Node::Node() : sequence_nr_(next_sequence_nr++) {}
+uint64_t peek_sequence_nr() { return next_sequence_nr; }
 
 void Node::add_input_edge(const Tensor& input) {
   const bool wanted = input.defined() && input.requires_grad();
@@ -131,6 +132,19 @@ Tensor validate(const Node& node, size_t i, Tensor g) {
   }
   if (g.dtype() != meta.dtype) g = g.to(meta.dtype);
   return g;
+}
+
+// Runs a node. The thread's observers (the profiler) see it as PyTorch names it: the range
+// "autograd::engine::evaluate_function: <node>" around the node's own, both with the sequence
+// number of the forward op that recorded the node (-1 for a leaf's AccumulateGrad).
+variable_list apply_node(Node& node, variable_list&& in) {
+  if (!(dispatch::thread_state().active & dispatch::kObserverLayer)) return node.apply(std::move(in));
+  const std::string name = node.name();
+  const int64_t seq = node.sequence_nr() == UINT64_MAX ? -1 : static_cast<int64_t>(node.sequence_nr());
+  const dispatch::ObservedRange evaluate(("autograd::engine::evaluate_function: " + name).c_str(),
+                                         RangeKind::BackwardNode, seq);
+  const dispatch::ObservedRange call(name.c_str(), RangeKind::BackwardNode, seq);
+  return node.apply(std::move(in));
 }
 
 struct ReadyOrder {
@@ -234,7 +248,7 @@ variable_list run_graph(const variable_list& outputs, const variable_list& grad_
       leaf_updates.emplace_back(node, std::move(in));
       continue;
     }
-    variable_list out = node->apply(std::move(in));
+    variable_list out = apply_node(*node, std::move(in));
     if (anomaly) check_anomaly(*node, out);
     if (!keep_graph) node->release_variables();
     for (size_t i = 0; i < node->num_outputs(); ++i) {
@@ -246,7 +260,7 @@ variable_list run_graph(const variable_list& outputs, const variable_list& grad_
     }
   }
 
-  for (auto& [node, in] : leaf_updates) node->apply(std::move(in));
+  for (auto& [node, in] : leaf_updates) apply_node(*node, std::move(in));
   if (capture) {
     for (size_t i = 0; i < inputs.size(); ++i) {
       EMBER_CHECK(captured[i].defined() || allow_unused, "grad",

@@ -191,11 +191,17 @@ void* allocate_block(size_t nbytes) {
   return p;
 }
 
+std::atomic<MemoryObserver> g_memory_observer{nullptr};
+
 }  // namespace
+
+void set_memory_observer(MemoryObserver observer) { g_memory_observer.store(observer, std::memory_order_release); }
 
 void* allocate(size_t nbytes) {
   detail::check_cpu_supported();
   void* p = allocate_block(nbytes);
+  if (MemoryObserver f = g_memory_observer.load(std::memory_order_acquire))
+    f(p, static_cast<int64_t>(size_class(nbytes == 0 ? 1 : nbytes)));
   if (g_fill.load(std::memory_order_relaxed)) std::memset(p, 0xFF, nbytes);
   return p;
 }
@@ -206,6 +212,7 @@ bool fill_uninitialized_memory() { return g_fill.load(std::memory_order_relaxed)
 void deallocate(void* p, size_t nbytes) {
   if (!p) return;
   const size_t cls = size_class(nbytes == 0 ? 1 : nbytes);
+  if (MemoryObserver f = g_memory_observer.load(std::memory_order_acquire)) f(p, -static_cast<int64_t>(cls));
   if (cls <= kSmallLimit && !t_cache.dead) {
     t_cache.track(-static_cast<int64_t>(cls));
     if (kCaching && t_cache.push(p, cls)) return;

@@ -21,10 +21,32 @@ void fail_inference_write(const char* op) {
 }
 
 ObservedOp::ObservedOp(const char* name) : name_(name) {
-  for (OpObserver* o : tls_observers) o->on_enter(name_);
+  for (OpObserver* o : tls_observers) {
+    o->on_enter(name_);
+    wants_inputs_ = wants_inputs_ || o->wants_inputs();
+  }
 }
 ObservedOp::~ObservedOp() {
   for (auto it = tls_observers.rbegin(); it != tls_observers.rend(); ++it) (*it)->on_exit(name_);
+}
+void ObservedOp::describe_tensor(OpInput& in, const Tensor& t) {
+  if (!t.defined()) return;
+  in.kind = OpInput::Kind::Tensor;
+  in.dtype = t.dtype();
+  in.values.assign(t.sizes().begin(), t.sizes().end());
+}
+void ObservedOp::report_inputs(const std::vector<OpInput>& inputs) {
+  for (OpObserver* o : tls_observers)
+    if (o->wants_inputs()) o->on_inputs(inputs);
+}
+
+ObservedRange::ObservedRange(const char* name, RangeKind kind, int64_t sequence_nr)
+    : observed_(!tls_observers.empty()) {
+  for (OpObserver* o : tls_observers) o->on_enter_range(name, kind, sequence_nr);
+}
+ObservedRange::~ObservedRange() {
+  if (!observed_) return;
+  for (auto it = tls_observers.rbegin(); it != tls_observers.rend(); ++it) (*it)->on_exit_range();
 }
 
 void push_observer(OpObserver* o) {

@@ -22,6 +22,7 @@
 
 #include "autograd/layer.h"
 #include "dispatch/autocast.h"
+#include "ember/observer.h"
 #include "ember/tensor.h"
 
 namespace ember::dispatch {
@@ -38,16 +39,49 @@ struct ThreadState {
 };
 ThreadState& thread_state();  // defined out of line: one TLS access, no guard variable
 
-// Tells the observers of this thread that an op begins (the returned token ends it).
+// Tells the observers of this thread that an op begins (the returned token ends it). Observers
+// that want the op's inputs get them described by `inputs(args...)`, which costs nothing unless
+// one of them asked (see ember/observer.h).
 class ObservedOp {
  public:
   explicit ObservedOp(const char* name);
   ~ObservedOp();
   ObservedOp(const ObservedOp&) = delete;
   ObservedOp& operator=(const ObservedOp&) = delete;
+  template <class... Args>
+  void inputs(const Args&... args) {
+    if (!wants_inputs_) return;
+    std::vector<OpInput> described;
+    described.reserve(sizeof...(Args));
+    (describe_input(described, args), ...);
+    report_inputs(described);
+  }
 
  private:
+  template <class T>
+  static void describe_input(std::vector<OpInput>& out, const T& a) {
+    using D = std::decay_t<T>;
+    OpInput& in = out.emplace_back();
+    if constexpr (std::is_same_v<D, Tensor>) {
+      describe_tensor(in, a);
+    } else if constexpr (std::is_same_v<D, std::optional<Tensor>>) {
+      if (a) describe_tensor(in, *a);
+    } else if constexpr (std::is_same_v<D, TensorList> || std::is_same_v<D, std::vector<Tensor>>) {
+      out.pop_back();
+      for (const Tensor& t : a) describe_tensor(out.emplace_back(), t);
+    } else if constexpr (std::is_convertible_v<const D&, IntArrayRef>) {
+      const IntArrayRef v = a;
+      in.kind = OpInput::Kind::Ints;
+      in.values.assign(v.begin(), v.end());
+    } else if constexpr (std::is_integral_v<D> && !std::is_same_v<D, bool>) {
+      in.kind = OpInput::Kind::Ints;
+      in.values.push_back(static_cast<int64_t>(a));
+    }
+  }
+  static void describe_tensor(OpInput& in, const Tensor& t);
+  void report_inputs(const std::vector<OpInput>& inputs);
   const char* name_;
+  bool wants_inputs_ = false;
 };
 
 // Whether an argument is (or holds) a tensor that requires grad: Tensor, optional<Tensor>, TensorList.
@@ -174,6 +208,7 @@ template <class Op, class... Args>
 decltype(auto) call_with_layers(uint32_t active, Args&&... args) {
   if (active & kObserverLayer) {
     ObservedOp scope(Op::name);
+    scope.inputs(args...);
     return call_autocast_layer<Op>(active, std::forward<Args>(args)...);
   }
   return call_autocast_layer<Op>(active, std::forward<Args>(args)...);

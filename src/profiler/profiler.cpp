@@ -1,0 +1,566 @@
+// The profiler: sessions recording threads through op observers, schedules, and the tables.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "autograd/engine.h"
+#include "core/parallel.h"
+#include "ember/storage.h"
+#include "profiler/recorder.h"
+
+namespace ember::profiler {
+
+namespace {
+
+// The active profile (one at a time) and the session it records into (RecordThread joins it).
+std::mutex g_mutex;
+const profile* g_active = nullptr;
+std::shared_ptr<Session> g_session;
+
+thread_local Recorder* t_recorder = nullptr;
+
+void memory_hook(const void* /*ptr*/, int64_t bytes) {
+  if (Recorder* r = t_recorder) r->on_memory(bytes);
+}
+
+EventKind event_kind(RangeKind k) { return k == RangeKind::UserScope ? EventKind::UserScope : EventKind::Op; }
+
+std::string dtype_name(ScalarType t) {
+  std::string s = to_string(t);
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+// ---- recording ----
+
+Session::Session(const ProfilerOptions& options)
+    : record_shapes(options.record_shapes()),
+      profile_memory(options.profile_memory()),
+      with_flops(options.with_flops()),
+      memory_total(static_cast<int64_t>(cpu_allocator::stats().allocated_bytes)),
+      origin_(detail::now_ns()) {}
+
+int64_t Session::now() const { return detail::now_ns() - origin_; }
+
+std::shared_ptr<ThreadBuffer> Session::add_thread() {
+  auto b = std::make_shared<ThreadBuffer>();
+  std::lock_guard<std::mutex> lock(mutex_);
+  b->thread = static_cast<int64_t>(buffers_.size()) + 1;
+  buffers_.push_back(b);
+  return b;
+}
+
+void Session::collect(std::vector<FunctionEvent>& events, std::vector<MemoryEvent>& memory) {
+  recording.store(false);
+  const int64_t stop = now();
+  events.clear();
+  memory.clear();
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& b : buffers_) {
+    std::lock_guard<std::mutex> block(b->mutex);
+    for (int32_t i : b->open) b->events[i].end = stop;  // ranges still open when recording stops
+    b->unrecorded += static_cast<int64_t>(b->open.size());
+    b->open.clear();
+    const int64_t base = static_cast<int64_t>(events.size());
+    for (RawEvent& r : b->events) {
+      FunctionEvent& e = events.emplace_back();
+      e.id = static_cast<int64_t>(events.size()) - 1;
+      e.name = r.name;
+      e.kind = r.kind;
+      e.thread = b->thread;
+      e.start_ns = r.start;
+      e.end_ns = r.end;
+      e.sequence_nr = r.sequence_nr;
+      e.parent = r.parent < 0 ? -1 : base + r.parent;
+      if (record_shapes) {
+        for (const OpInput& in : r.inputs) {
+          e.input_shapes.emplace_back(in.kind == OpInput::Kind::Tensor ? in.values : std::vector<int64_t>{});
+          e.input_dtypes.push_back(in.kind == OpInput::Kind::Tensor ? dtype_name(in.dtype) : std::string());
+        }
+      }
+      e.allocated_bytes = r.allocated;
+      e.freed_bytes = r.freed;
+      e.flops = r.flops;
+    }
+    for (const RawMemory& m : b->memory)
+      memory.push_back({m.time, m.bytes, m.total, b->thread, m.event < 0 ? -1 : base + m.event});
+    b->events.clear();
+    b->memory.clear();
+  }
+  // Order by start; an event before the events inside it (same start: the longer first).
+  std::vector<int64_t> order(events.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    const FunctionEvent &x = events[a], &y = events[b];
+    if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
+    return x.end_ns > y.end_ns;
+  });
+  std::vector<int64_t> new_id(events.size());
+  for (size_t i = 0; i < order.size(); ++i) new_id[order[i]] = static_cast<int64_t>(i);
+  std::vector<FunctionEvent> sorted(events.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    FunctionEvent& e = sorted[i] = std::move(events[order[i]]);
+    e.id = static_cast<int64_t>(i);
+    if (e.parent >= 0) e.parent = new_id[e.parent];
+  }
+  for (MemoryEvent& m : memory)
+    if (m.event >= 0) m.event = new_id[m.event];
+  std::stable_sort(memory.begin(), memory.end(),
+                   [](const MemoryEvent& a, const MemoryEvent& b) { return a.time_ns < b.time_ns; });
+  // Children, self times and memory including the events inside (children come after parents).
+  for (FunctionEvent& e : sorted) {
+    e.self_cpu_time_total_ns = e.cpu_time_total_ns();
+    e.self_cpu_memory_usage = e.cpu_memory_usage = e.allocated_bytes - e.freed_bytes;
+    if (e.parent >= 0) sorted[e.parent].children.push_back(e.id);
+  }
+  for (auto it = sorted.rbegin(); it != sorted.rend(); ++it) {
+    if (it->parent < 0) continue;
+    FunctionEvent& p = sorted[it->parent];
+    p.self_cpu_time_total_ns -= it->cpu_time_total_ns();
+    p.cpu_memory_usage += it->cpu_memory_usage;
+  }
+  events = std::move(sorted);
+}
+
+Recorder::Recorder(std::shared_ptr<Session> session)
+    : session_(std::move(session)),
+      buffer_(session_->add_thread()),
+      wants_inputs_(session_->record_shapes || session_->with_flops),
+      previous_(t_recorder) {
+  t_recorder = this;
+}
+
+Recorder::~Recorder() { t_recorder = previous_; }
+
+void Recorder::begin(const char* name, EventKind kind, int64_t sequence_nr) {
+  std::lock_guard<std::mutex> lock(buffer_->mutex);
+  if (!session_->recording.load(std::memory_order_relaxed)) {
+    ++buffer_->unrecorded;
+    return;
+  }
+  const int32_t parent = buffer_->open.empty() ? -1 : buffer_->open.back();
+  buffer_->open.push_back(static_cast<int32_t>(buffer_->events.size()));
+  RawEvent& e = buffer_->events.emplace_back(RawEvent{name, kind, session_->now(), -1, sequence_nr, 0, parent, {}});
+  if (kind == EventKind::Op) e.sequence_at_start = autograd::peek_sequence_nr();
+}
+
+void Recorder::end() {
+  std::lock_guard<std::mutex> lock(buffer_->mutex);
+  if (buffer_->unrecorded > 0) {
+    --buffer_->unrecorded;
+    return;
+  }
+  if (buffer_->open.empty()) return;  // begun before this recorder existed
+  RawEvent& e = buffer_->events[buffer_->open.back()];
+  buffer_->open.pop_back();
+  e.end = session_->now();
+  // An op that recorded autograd nodes carries the first one's number (PyTorch's sequence_nr).
+  if (e.kind == EventKind::Op && autograd::peek_sequence_nr() != e.sequence_at_start)
+    e.sequence_nr = static_cast<int64_t>(e.sequence_at_start);
+}
+
+void Recorder::on_enter(const char* op_name) { begin(op_name, EventKind::Op, -1); }
+void Recorder::on_exit(const char* /*op_name*/) { end(); }
+
+void Recorder::on_inputs(const std::vector<OpInput>& inputs) {
+  std::lock_guard<std::mutex> lock(buffer_->mutex);
+  if (buffer_->unrecorded > 0 || buffer_->open.empty()) return;
+  RawEvent& e = buffer_->events[buffer_->open.back()];
+  if (session_->with_flops) e.flops = op_flops(e.name, inputs);
+  if (session_->record_shapes) e.inputs = inputs;
+}
+
+void Recorder::on_enter_range(const char* name, RangeKind kind, int64_t sequence_nr) {
+  const char* interned;
+  {
+    std::lock_guard<std::mutex> lock(buffer_->mutex);
+    interned = buffer_->names.emplace(name).first->c_str();
+  }
+  begin(interned, kind == RangeKind::BackwardNode ? EventKind::BackwardNode : event_kind(kind), sequence_nr);
+}
+void Recorder::on_exit_range() { end(); }
+
+void Recorder::on_memory(int64_t bytes) {
+  if (!session_->profile_memory) return;
+  std::lock_guard<std::mutex> lock(buffer_->mutex);
+  if (!session_->recording.load(std::memory_order_relaxed)) return;
+  const int64_t total = session_->memory_total.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  const int32_t event = buffer_->open.empty() ? -1 : buffer_->open.back();
+  if (event >= 0) (bytes > 0 ? buffer_->events[event].allocated : buffer_->events[event].freed) += std::abs(bytes);
+  buffer_->memory.push_back({session_->now(), bytes, total, event});
+}
+
+// ---- FLOPs (the formulas of PyTorch's profiler: two per multiply-add) ----
+
+int64_t op_flops(const char* op, const std::vector<OpInput>& in) {
+  const std::string_view name = op;
+  auto tensor = [&](size_t i) -> const std::vector<int64_t>* {
+    return i < in.size() && in[i].kind == OpInput::Kind::Tensor ? &in[i].values : nullptr;
+  };
+  auto prod = [](const std::vector<int64_t>& v, size_t from, size_t to) {
+    int64_t p = 1;
+    for (size_t i = from; i < to; ++i) p *= v[i];
+    return p;
+  };
+  if (name == "mm" || name == "addmm" || name == "bmm" || name == "matmul") {
+    const size_t first = name == "addmm" ? 1 : 0;
+    const auto *a = tensor(first), *b = tensor(first + 1);
+    if (!a || !b || a->empty() || b->empty()) return 0;
+    const int64_t k = a->back();
+    const int64_t m = a->size() >= 2 ? (*a)[a->size() - 2] : 1;
+    const int64_t n = b->size() >= 2 ? b->back() : 1;
+    const int64_t batch = std::max(a->size() > 2 ? prod(*a, 0, a->size() - 2) : 1,
+                                   b->size() > 2 ? prod(*b, 0, b->size() - 2) : 1);
+    return 2 * batch * m * k * n;
+  }
+  if (name == "linear") {
+    const auto *x = tensor(0), *w = tensor(1);
+    if (!x || !w || x->empty() || w->empty()) return 0;
+    return 2 * prod(*x, 0, x->size()) * (w->size() == 2 ? (*w)[0] : 1);
+  }
+  if (name == "conv1d" || name == "conv2d" || name == "conv3d") {
+    // (input, weight, bias, stride, padding, dilation, groups); a padding mode gives no FLOPs
+    const auto *x = tensor(0), *w = tensor(1);
+    if (!x || !w || in.size() < 7 || in[4].kind != OpInput::Kind::Ints || x->size() != w->size()) return 0;
+    const size_t k = w->size() - 2;
+    auto param = [&](size_t arg, size_t d) {
+      const std::vector<int64_t>& v = in[arg].values;
+      return v.empty() ? 1 : v[v.size() == 1 ? 0 : std::min(d, v.size() - 1)];
+    };
+    int64_t out = (*x)[0] * (*w)[0];
+    for (size_t d = 0; d < k; ++d) {
+      const int64_t size = ((*x)[d + 2] + 2 * param(4, d) - param(5, d) * ((*w)[d + 2] - 1) - 1) / param(3, d) + 1;
+      out *= std::max<int64_t>(size, 0);
+    }
+    return 2 * out * prod(*w, 1, w->size());
+  }
+  return 0;
+}
+
+// ---- schedules and the profile ----
+
+Schedule schedule(int64_t wait, int64_t warmup, int64_t active, int64_t repeat, int64_t skip_first) {
+  EMBER_CHECK(wait >= 0 && warmup >= 0 && active > 0 && repeat >= 0 && skip_first >= 0, "schedule",
+              "Invalid profiler schedule arguments: wait=", wait, ", warmup=", warmup, ", active=", active,
+              ", repeat=", repeat, ", skip_first=", skip_first,
+              " (active must be positive, the others non-negative)");
+  return [=](int64_t step) {
+    EMBER_CHECK(step >= 0, "schedule", "step must be non-negative, got ", step);
+    if (step < skip_first) return ProfilerAction::NONE;
+    step -= skip_first;
+    const int64_t cycle = wait + warmup + active;
+    if (repeat > 0 && step / cycle >= repeat) return ProfilerAction::NONE;
+    const int64_t mod = step % cycle;
+    if (mod < wait) return ProfilerAction::NONE;
+    if (mod < wait + warmup) return ProfilerAction::WARMUP;
+    return mod < cycle - 1 ? ProfilerAction::RECORD : ProfilerAction::RECORD_AND_SAVE;
+  };
+}
+
+namespace {
+bool records(ProfilerAction a) { return a == ProfilerAction::RECORD || a == ProfilerAction::RECORD_AND_SAVE; }
+}  // namespace
+
+struct profile::ThreadState {
+  std::thread::id owner = std::this_thread::get_id();
+  std::unique_ptr<Recorder> recorder;
+  std::optional<dispatch::ObservedRange> step_range;  // "ProfilerStep#N" under a schedule
+};
+
+profile::profile(ProfilerOptions options) : options_(std::move(options)), thread_(std::make_unique<ThreadState>()) {
+  EMBER_CHECK(!options_.with_stack(), "profile",
+              "with_stack=True is not supported: Ember's profiler does not record C++ call stacks");
+  action_ = options_.schedule() ? options_.schedule()(0) : ProfilerAction::RECORD;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    EMBER_CHECK(g_active == nullptr, "profile", "Profiler is already enabled: profilers cannot be nested");
+    g_active = this;
+  }
+  if (records(action_)) {
+    start_cycle();
+    open_step_range();
+  }
+}
+
+profile::~profile() {
+  if (stopped_) return;
+  if (std::this_thread::get_id() != thread_->owner) {
+    // The observer lives in another thread's list: leave it to that thread (it records nothing
+    // more, its session being stopped) rather than free it under that thread.
+    if (session_) session_->recording.store(false);
+    (void)thread_->recorder.release();  // NOLINT: intentionally leaked, see above
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_active = nullptr;
+    return;
+  }
+  try {
+    stop();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ember::profiler::profile: %s\n", e.what());
+  }
+}
+
+void profile::open_step_range() {
+  if (options_.schedule())
+    thread_->step_range.emplace(("ProfilerStep#" + std::to_string(step_num_)).c_str(), RangeKind::UserScope);
+}
+
+void profile::start_cycle() {
+  session_ = std::make_shared<Session>(options_);
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_session = session_;
+  }
+  if (session_->profile_memory) cpu_allocator::set_memory_observer(memory_hook);
+  thread_->recorder = std::make_unique<Recorder>(session_);
+}
+
+void profile::stop_cycle() {
+  thread_->step_range.reset();
+  thread_->recorder.reset();
+  if (session_->profile_memory) cpu_allocator::set_memory_observer(nullptr);
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_session.reset();
+  }
+  session_->collect(events_, memory_events_);
+  session_.reset();
+}
+
+void profile::step() {
+  EMBER_CHECK(!stopped_, "step", "the profiler was stopped");
+  EMBER_CHECK(std::this_thread::get_id() == thread_->owner, "step",
+              "the profiler must be stepped on the thread that started it");
+  const ProfilerAction previous = action_;
+  thread_->step_range.reset();
+  ++step_num_;
+  action_ = options_.schedule() ? options_.schedule()(step_num_) : ProfilerAction::RECORD;
+  if (previous == ProfilerAction::RECORD_AND_SAVE) {
+    stop_cycle();
+    if (options_.on_trace_ready()) options_.on_trace_ready()(*this);
+    if (records(action_)) start_cycle();
+  } else if (previous == ProfilerAction::RECORD && !records(action_)) {
+    std::fprintf(stderr, "ember::profiler: Incorrect schedule: RECORD followed by %s\n",
+                 action_ == ProfilerAction::NONE ? "NONE" : "WARMUP");
+    stop_cycle();
+  } else if (!records(previous) && records(action_)) {
+    start_cycle();
+  }
+  if (records(action_)) open_step_range();
+}
+
+void profile::stop() {
+  EMBER_CHECK(!stopped_, "stop", "the profiler is not running (stopped already)");
+  EMBER_CHECK(std::this_thread::get_id() == thread_->owner, "stop",
+              "the profiler must be stopped on the thread that started it");
+  stopped_ = true;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_active = nullptr;
+  }
+  if (!session_) return;
+  stop_cycle();
+  if (options_.on_trace_ready()) options_.on_trace_ready()(*this);
+}
+
+RecordThread::RecordThread() {
+  std::shared_ptr<Session> session;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    session = g_session;
+  }
+  if (!session || !session->recording.load()) return;
+  if (t_recorder && t_recorder->session() == session.get()) return;  // this thread records already
+  recorder_ = std::make_unique<Recorder>(std::move(session));
+}
+RecordThread::~RecordThread() = default;
+
+// ---- tables ----
+
+namespace {
+
+std::string shapes_string(const FunctionEvent& e) {
+  std::string s = "[";
+  for (size_t i = 0; i < e.input_shapes.size(); ++i) {
+    if (i) s += ", ";
+    s += '[';
+    for (size_t j = 0; j < e.input_shapes[i].size(); ++j) s += (j ? ", " : "") + std::to_string(e.input_shapes[i][j]);
+    s += ']';
+  }
+  return s + "]";
+}
+
+// PyTorch's _format_time, _format_memory and percentages.
+std::string format_time(int64_t ns) {
+  char b[32];
+  const double us = static_cast<double>(ns) / 1e3;
+  if (us >= 1e6) std::snprintf(b, sizeof b, "%.3fs", us / 1e6);
+  else if (us >= 1e3) std::snprintf(b, sizeof b, "%.3fms", us / 1e3);
+  else std::snprintf(b, sizeof b, "%.3fus", us);
+  return b;
+}
+std::string format_memory(int64_t bytes) {
+  char b[32];
+  const double kb = 1024, mb = kb * 1024, gb = mb * 1024;
+  const double v = static_cast<double>(bytes), a = std::abs(v);
+  if (a >= gb) std::snprintf(b, sizeof b, "%.2f Gb", v / gb);
+  else if (a >= mb) std::snprintf(b, sizeof b, "%.2f Mb", v / mb);
+  else if (a >= kb) std::snprintf(b, sizeof b, "%.2f Kb", v / kb);
+  else std::snprintf(b, sizeof b, "%lld b", static_cast<long long>(bytes));
+  return b;
+}
+std::string format_percent(int64_t part, int64_t total) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f%%", total ? 100.0 * static_cast<double>(part) / static_cast<double>(total) : 0.0);
+  return b;
+}
+
+}  // namespace
+
+KeyAverages profile::key_averages(bool group_by_input_shape) const {
+  std::vector<FunctionEventAvg> rows;
+  std::map<std::pair<std::string, std::string>, size_t> index;
+  for (const FunctionEvent& e : events_) {
+    const std::string shapes = group_by_input_shape ? shapes_string(e) : std::string();
+    auto [it, fresh] = index.emplace(std::make_pair(e.name, shapes), rows.size());
+    if (fresh) {
+      FunctionEventAvg& r = rows.emplace_back();
+      r.key = e.name;
+      r.input_shapes = shapes;
+      r.is_backward = e.is_backward();
+    }
+    FunctionEventAvg& r = rows[it->second];
+    ++r.count;
+    r.cpu_time_total_ns += e.cpu_time_total_ns();
+    r.self_cpu_time_total_ns += e.self_cpu_time_total_ns;
+    r.cpu_memory_usage += e.cpu_memory_usage;
+    r.self_cpu_memory_usage += e.self_cpu_memory_usage;
+    r.flops += e.flops;
+  }
+  // Allocations and frees outside every event: PyTorch's "[memory]" row.
+  FunctionEventAvg outside;
+  outside.key = "[memory]";
+  for (const MemoryEvent& m : memory_events_) {
+    if (m.event >= 0) continue;
+    ++outside.count;
+    outside.cpu_memory_usage += m.bytes;
+    outside.self_cpu_memory_usage += m.bytes;
+  }
+  if (outside.count) rows.push_back(outside);
+  return KeyAverages(std::move(rows), group_by_input_shape, options_.profile_memory(), options_.with_flops());
+}
+
+std::string KeyAverages::table(const std::string& sort_by, int64_t row_limit) const {
+  using Key = int64_t (*)(const FunctionEventAvg&);
+  static const std::map<std::string, Key> keys = {
+      {"cpu_time", [](const FunctionEventAvg& r) { return r.cpu_time_ns(); }},
+      {"cpu_time_total", [](const FunctionEventAvg& r) { return r.cpu_time_total_ns; }},
+      {"self_cpu_time_total", [](const FunctionEventAvg& r) { return r.self_cpu_time_total_ns; }},
+      {"cpu_memory_usage", [](const FunctionEventAvg& r) { return r.cpu_memory_usage; }},
+      {"self_cpu_memory_usage", [](const FunctionEventAvg& r) { return r.self_cpu_memory_usage; }},
+      {"count", [](const FunctionEventAvg& r) { return r.count; }},
+      {"flops", [](const FunctionEventAvg& r) { return r.flops; }},
+  };
+  std::vector<const FunctionEventAvg*> rows;
+  for (const FunctionEventAvg& r : rows_) rows.push_back(&r);
+  if (!sort_by.empty()) {
+    auto it = keys.find(sort_by);
+    std::string known;
+    for (const auto& [k, f] : keys) known += (known.empty() ? "" : ", ") + k;
+    EMBER_CHECK(it != keys.end(), "table", "unknown sort_by key '", sort_by, "'; expected one of ", known);
+    std::stable_sort(rows.begin(), rows.end(),
+                     [f = it->second](const FunctionEventAvg* a, const FunctionEventAvg* b) { return f(*a) > f(*b); });
+  }
+  int64_t self_total = 0;
+  for (const FunctionEventAvg& r : rows_) self_total += r.self_cpu_time_total_ns;
+  if (row_limit >= 0 && static_cast<int64_t>(rows.size()) > row_limit) rows.resize(static_cast<size_t>(row_limit));
+
+  // FLOPs in the unit that suits the largest (PyTorch's auto_scale_flops).
+  int64_t max_flops = 0;
+  for (const FunctionEventAvg* r : rows) max_flops = std::max(max_flops, r->flops);
+  static const char* const kFlopUnits[] = {"FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs"};
+  const int flop_unit = max_flops > 0 ? std::min(5, static_cast<int>(std::log10(static_cast<double>(max_flops)) / 3)) : 0;
+
+  std::vector<std::string> headers = {"Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"};
+  if (memory_) headers.insert(headers.end(), {"CPU Mem", "Self CPU Mem"});
+  headers.push_back("# of Calls");
+  if (input_shapes_) headers.push_back("Input Shapes");
+  if (flops_) headers.push_back(std::string("Total ") + kFlopUnits[flop_unit]);
+
+  std::vector<std::vector<std::string>> cells;
+  for (const FunctionEventAvg* r : rows) {
+    std::vector<std::string> c = {r->key,
+                                  format_percent(r->self_cpu_time_total_ns, self_total),
+                                  format_time(r->self_cpu_time_total_ns),
+                                  format_percent(r->cpu_time_total_ns, self_total),
+                                  format_time(r->cpu_time_total_ns),
+                                  format_time(r->cpu_time_ns())};
+    if (memory_) c.insert(c.end(), {format_memory(r->cpu_memory_usage), format_memory(r->self_cpu_memory_usage)});
+    c.push_back(std::to_string(r->count));
+    if (input_shapes_) c.push_back(r->input_shapes);
+    if (flops_) {
+      char b[32];
+      if (r->flops > 0) {
+        std::snprintf(b, sizeof b, "%.3f", static_cast<double>(r->flops) / std::pow(10.0, 3 * flop_unit));
+      } else {
+        std::snprintf(b, sizeof b, "--");
+      }
+      c.emplace_back(b);
+    }
+    cells.push_back(std::move(c));
+  }
+  // Column widths as PyTorch's: names up to 55 characters, shapes up to 80, the rest 12.
+  std::vector<size_t> width(headers.size(), 12);
+  size_t name_width = 4, shapes_width = 12;
+  for (const auto& c : cells) {
+    name_width = std::max(name_width, c[0].size() + 4);
+    if (input_shapes_) shapes_width = std::max(shapes_width, c[headers.size() - (flops_ ? 2 : 1)].size() + 4);
+  }
+  width[0] = std::min<size_t>(name_width, 55);
+  if (input_shapes_) width[headers.size() - (flops_ ? 2 : 1)] = std::min<size_t>(shapes_width, 80);
+  auto fit = [](std::string s, size_t w) {
+    if (s.size() > w) s = s.substr(0, w - 3) + "...";
+    return std::string(w - s.size(), ' ') + s;
+  };
+  std::string sep, out;
+  for (size_t w : width) sep += std::string(w, '-') + "  ";
+  sep += '\n';
+  out += sep;
+  for (size_t i = 0; i < headers.size(); ++i) out += fit(headers[i], width[i]) + "  ";
+  out += '\n' + sep;
+  for (const auto& c : cells) {
+    for (size_t i = 0; i < c.size(); ++i) out += fit(c[i], width[i]) + "  ";
+    out += '\n';
+  }
+  out += sep;
+  out += "Self CPU time total: " + format_time(self_total) + '\n';
+  return out;
+}
+
+// ---- trace handler ----
+
+TraceReadyHandler tensorboard_trace_handler(const std::string& dir_name, const std::string& worker_name) {
+  EMBER_CHECK(!dir_name.empty(), "tensorboard_trace_handler", "dir_name must not be empty");
+  std::string worker = worker_name;
+  if (worker.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    worker = std::string(host) + "_" + std::to_string(getpid());
+  }
+  return [dir_name, worker](profile& prof) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir_name, ec);
+    EMBER_CHECK(!ec, "tensorboard_trace_handler", "cannot create directory '", dir_name, "': ", ec.message());
+    prof.export_chrome_trace(dir_name + "/" + worker + "." + std::to_string(prof.step_num()) + ".pt.trace.json");
+  };
+}
+
+}  // namespace ember::profiler
