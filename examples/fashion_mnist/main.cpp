@@ -156,7 +156,7 @@ int main(int argc, char** argv) try {
                            write_trace(prof);
                            prof.export_html(dir + "/profile.html");
                            std::cout << prof.key_averages().table("self_cpu_time_total", 15)
-                                     << "profile: trace and report written to " << dir << "\n";
+                                     << "profile: trace and report written to " << dir << std::endl;
                          }));
   }
 

@@ -2,6 +2,7 @@
 // schedules, the Chrome trace checked against the Trace Event Format's rules, threads, bad
 // input, and the HTML report rendered in headless Chromium.
 #include <gtest/gtest.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -420,6 +421,26 @@ TEST(Profiler, ThreadsGetTheirOwnRows) {
     EXPECT_EQ(n, 3);
   }
   EXPECT_TRUE(named(prof, "not_joined").empty()) << "a thread that did not join is not recorded";
+}
+
+// OpenMP workers running Ember ops join as any other thread (the starting thread records already).
+TEST(Profiler, OpenMPWorkersGetTheirOwnRows) {
+  const Tensor x = randn({4});
+  profile prof;
+  int team = 0;
+#pragma omp parallel
+  {
+    RecordThread join;
+    (void)x.neg();
+#pragma omp single
+    team = omp_get_num_threads();
+  }
+  prof.stop();
+  std::set<int64_t> threads;
+  for (const FunctionEvent* e : named(prof, "neg")) threads.insert(e->thread);
+  EXPECT_EQ(named(prof, "neg").size(), static_cast<size_t>(team));
+  EXPECT_EQ(threads.size(), static_cast<size_t>(team));
+  EXPECT_TRUE(threads.count(1));
 }
 
 // The report in a real browser: headless Chromium renders it offline, the rendered page shows the
