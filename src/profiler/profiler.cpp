@@ -29,8 +29,6 @@ void memory_hook(const void* /*ptr*/, int64_t bytes) {
   if (Recorder* r = t_recorder) r->on_memory(bytes);
 }
 
-EventKind event_kind(RangeKind k) { return k == RangeKind::UserScope ? EventKind::UserScope : EventKind::Op; }
-
 std::string dtype_name(ScalarType t) {
   std::string s = to_string(t);
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -158,13 +156,31 @@ void Recorder::end() {
     --buffer_->unrecorded;
     return;
   }
-  if (buffer_->open.empty()) return;  // begun before this recorder existed
-  RawEvent& e = buffer_->events[buffer_->open.back()];
-  buffer_->open.pop_back();
+  // The innermost open event, passing over the step range (a user range begun before
+  // prof.step() may end after it); none when it began before this recorder existed.
+  auto it = std::find_if(buffer_->open.rbegin(), buffer_->open.rend(), [&](int32_t i) { return i != step_event_; });
+  if (it == buffer_->open.rend()) return;
+  RawEvent& e = buffer_->events[*it];
+  buffer_->open.erase(std::next(it).base());
   e.end = session_->now();
   // An op that recorded autograd nodes carries the first one's number (PyTorch's sequence_nr).
   if (e.kind == EventKind::Op && autograd::peek_sequence_nr() != e.sequence_at_start)
     e.sequence_nr = static_cast<int64_t>(e.sequence_at_start);
+}
+
+void Recorder::begin_step(const std::string& name) {
+  begin(intern(name), EventKind::UserScope, -1);
+  std::lock_guard<std::mutex> lock(buffer_->mutex);
+  if (!buffer_->open.empty()) step_event_ = buffer_->open.back();
+}
+
+void Recorder::end_step() {
+  std::lock_guard<std::mutex> lock(buffer_->mutex);
+  auto it = std::find(buffer_->open.begin(), buffer_->open.end(), step_event_);
+  if (step_event_ < 0 || it == buffer_->open.end()) return;
+  buffer_->open.erase(it);
+  buffer_->events[step_event_].end = session_->now();
+  step_event_ = -1;
 }
 
 void Recorder::on_enter(const char* op_name) { begin(op_name, EventKind::Op, -1); }
@@ -178,13 +194,13 @@ void Recorder::on_inputs(const std::vector<OpInput>& inputs) {
   if (session_->record_shapes) e.inputs = inputs;
 }
 
+const char* Recorder::intern(const std::string& name) {
+  std::lock_guard<std::mutex> lock(buffer_->mutex);
+  return buffer_->names.emplace(name).first->c_str();
+}
+
 void Recorder::on_enter_range(const char* name, RangeKind kind, int64_t sequence_nr) {
-  const char* interned;
-  {
-    std::lock_guard<std::mutex> lock(buffer_->mutex);
-    interned = buffer_->names.emplace(name).first->c_str();
-  }
-  begin(interned, kind == RangeKind::BackwardNode ? EventKind::BackwardNode : event_kind(kind), sequence_nr);
+  begin(intern(name), kind == RangeKind::BackwardNode ? EventKind::BackwardNode : EventKind::UserScope, sequence_nr);
 }
 void Recorder::on_exit_range() { end(); }
 
@@ -272,7 +288,6 @@ bool records(ProfilerAction a) { return a == ProfilerAction::RECORD || a == Prof
 struct profile::ThreadState {
   std::thread::id owner = std::this_thread::get_id();
   std::unique_ptr<Recorder> recorder;
-  std::optional<dispatch::ObservedRange> step_range;  // "ProfilerStep#N" under a schedule
 };
 
 profile::profile(ProfilerOptions options) : options_(std::move(options)), thread_(std::make_unique<ThreadState>()) {
@@ -309,8 +324,7 @@ profile::~profile() {
 }
 
 void profile::open_step_range() {
-  if (options_.schedule())
-    thread_->step_range.emplace(("ProfilerStep#" + std::to_string(step_num_)).c_str(), RangeKind::UserScope);
+  if (options_.schedule()) thread_->recorder->begin_step("ProfilerStep#" + std::to_string(step_num_));
 }
 
 void profile::start_cycle() {
@@ -324,7 +338,6 @@ void profile::start_cycle() {
 }
 
 void profile::stop_cycle() {
-  thread_->step_range.reset();
   thread_->recorder.reset();
   if (session_->profile_memory) cpu_allocator::set_memory_observer(nullptr);
   {
@@ -340,7 +353,7 @@ void profile::step() {
   EMBER_CHECK(std::this_thread::get_id() == thread_->owner, "step",
               "the profiler must be stepped on the thread that started it");
   const ProfilerAction previous = action_;
-  thread_->step_range.reset();
+  if (thread_->recorder) thread_->recorder->end_step();
   ++step_num_;
   action_ = options_.schedule() ? options_.schedule()(step_num_) : ProfilerAction::RECORD;
   if (previous == ProfilerAction::RECORD_AND_SAVE) {

@@ -69,15 +69,20 @@ class Recorder final : public OpObserver {
   void on_enter_range(const char* name, RangeKind kind, int64_t sequence_nr) override;
   void on_exit_range() override;
   void on_memory(int64_t bytes);
+  // The profiler's own "ProfilerStep#N" range: ended by prof.step(), not by the innermost exit.
+  void begin_step(const std::string& name);
+  void end_step();
   const Session* session() const { return session_.get(); }
 
  private:
   void begin(const char* name, EventKind kind, int64_t sequence_nr);
   void end();
+  const char* intern(const std::string& name);  // a range's name, kept as long as the buffer
   std::shared_ptr<Session> session_;
   std::shared_ptr<ThreadBuffer> buffer_;
   bool wants_inputs_;
-  Recorder* previous_;  // the thread's recorder before this one
+  Recorder* previous_;      // the thread's recorder before this one
+  int32_t step_event_ = -1;  // the open step range's event
 };
 
 // The FLOPs of one call of `op` with these inputs (0 when the op has no formula).

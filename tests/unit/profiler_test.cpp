@@ -253,6 +253,35 @@ TEST(Profiler, SchedulesRecordTheActiveSteps) {
   EXPECT_THROW(schedule(-1, 0, 1), Error);
 }
 
+// prof.step() inside a user range: the step range ends there, and the user range still ends
+// where its scope does (not the step range in its place).
+TEST(Profiler, StepInsideAUserRange) {
+  const Tensor x = randn({3});
+  profile prof(ProfilerOptions().schedule(schedule(0, 0, 3, 1)));
+  for (int i = 0; i < 2; ++i) {
+    record_function scope("user_step");
+    (void)x.neg();
+    prof.step();
+    (void)x.exp();
+  }
+  prof.stop();
+  const auto users = named(prof, "user_step");
+  ASSERT_EQ(users.size(), 2u);
+  const auto exps = named(prof, "exp");
+  ASSERT_EQ(exps.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    const FunctionEvent& u = *users[i];
+    ASSERT_EQ(u.children.size(), 2u) << "neg and the next step's range";
+    EXPECT_EQ(prof.events()[u.children[0]].name, "neg");
+    EXPECT_EQ(prof.events()[u.children[1]].name, "ProfilerStep#" + std::to_string(i + 1));
+    EXPECT_EQ(exps[i]->parent, u.children[1]);
+    EXPECT_GE(u.end_ns, exps[i]->end_ns) << "the user range ends with its scope";
+  }
+  EXPECT_EQ(named(prof, "ProfilerStep#0").at(0)->children, std::vector<int64_t>{users[0]->id});
+  EXPECT_EQ(named(prof, "ProfilerStep#1").size(), 1u);
+  EXPECT_EQ(named(prof, "ProfilerStep#2").size(), 1u);
+}
+
 TEST(Profiler, TensorboardHandlerWritesOneTracePerCycle) {
   const fs::path dir = scratch_dir("tb") / "traces";  // created by the handler
   const Tensor x = randn({3});
