@@ -217,7 +217,7 @@ void profile::export_html(const std::string& path) const {
     if (options_.profile_memory())
       out += "<td>" + std::to_string(r.cpu_memory_usage) + "</td><td>" + std::to_string(r.self_cpu_memory_usage) + "</td>";
     out += "<td>" + std::to_string(r.count) + "</td>";
-    if (options_.with_flops()) out += "<td>" + fixed(static_cast<double>(r.flops) / 1e6, 3) + "</td>";
+    if (options_.with_flops()) out += "<td>" + (r.flops ? fixed(static_cast<double>(r.flops) / 1e6, 3) : "--") + "</td>";
     out += "</tr>\n";
   }
   out += "</table>\n";

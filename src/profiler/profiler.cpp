@@ -253,6 +253,7 @@ int64_t op_flops(const char* op, const std::vector<OpInput>& in) {
     };
     int64_t out = (*x)[0] * (*w)[0];
     for (size_t d = 0; d < k; ++d) {
+      if (param(3, d) <= 0) return 0;  // the op itself will raise
       const int64_t size = ((*x)[d + 2] + 2 * param(4, d) - param(5, d) * ((*w)[d + 2] - 1) - 1) / param(3, d) + 1;
       out *= std::max<int64_t>(size, 0);
     }

@@ -211,6 +211,12 @@ TEST(Profiler, Flops) {
   EXPECT_EQ(named(prof, "conv2d").at(0)->flops, 2 * (1 * 3 * 5 * 5) * (2 * 3 * 3));
   EXPECT_EQ(named(prof, "relu").at(0)->flops, 0);
   EXPECT_TRUE(named(prof, "mm").at(0)->input_shapes.empty()) << "shapes are kept only with record_shapes";
+  {
+    profile bad(ProfilerOptions().with_flops(true));
+    EXPECT_THROW(conv2d(x, w, {}, 0), Error);  // a zero stride: no FLOPs formula divides by it
+    bad.stop();
+    EXPECT_EQ(named(bad, "conv2d").at(0)->flops, 0);
+  }
   const std::string table = prof.key_averages().table("flops");
   EXPECT_NE(table.find("Total KFLOPs"), std::string::npos) << table;  // scaled to the largest, 2700
   EXPECT_NE(table.find("2.700"), std::string::npos) << table;
