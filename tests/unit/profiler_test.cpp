@@ -182,7 +182,8 @@ TEST(Profiler, MemoryAttributionSumsToTheAllocatorsNetChange) {
   EXPECT_EQ(named(prof, "empty").at(0)->cpu_memory_usage, 256 * 1024 * 4);
   // The table's memory columns sum the same way, "[memory]" holding what no op did.
   int64_t rows = 0;
-  for (const FunctionEventAvg& r : prof.key_averages().rows()) rows += r.self_cpu_memory_usage;
+  const KeyAverages averages = prof.key_averages();
+  for (const FunctionEventAvg& r : averages.rows()) rows += r.self_cpu_memory_usage;
   EXPECT_EQ(rows, after - before);
   const std::string table = prof.key_averages().table("self_cpu_memory_usage", 5);
   EXPECT_NE(table.find("CPU Mem"), std::string::npos);
