@@ -69,13 +69,14 @@ class ObservedOp {
     } else if constexpr (std::is_same_v<D, TensorList> || std::is_same_v<D, std::vector<Tensor>>) {
       out.pop_back();
       for (const Tensor& t : a) describe_tensor(out.emplace_back(), t);
-    } else if constexpr (std::is_convertible_v<const D&, IntArrayRef>) {
-      const IntArrayRef v = a;
-      in.kind = OpInput::Kind::Ints;
-      in.values.assign(v.begin(), v.end());
     } else if constexpr (std::is_integral_v<D> && !std::is_same_v<D, bool>) {
       in.kind = OpInput::Kind::Ints;
       in.values.push_back(static_cast<int64_t>(a));
+    } else if constexpr (!std::is_arithmetic_v<D> && !std::is_enum_v<D> && std::is_convertible_v<const D&, IntArrayRef>) {
+      // (no number or enum: IntArrayRef's one-element constructor would view a converted temporary)
+      const IntArrayRef v = a;
+      in.kind = OpInput::Kind::Ints;
+      in.values.assign(v.begin(), v.end());
     }
   }
   static void describe_tensor(OpInput& in, const Tensor& t);
