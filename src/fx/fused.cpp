@@ -252,6 +252,7 @@ struct FusedPointwise::Impl {
   std::vector<FusedInstr> skeleton;
   std::vector<int> skeleton_value;  // the value each instruction loads, computes or stores
   std::vector<int> value_slot;      // the tile buffer of each value in the program
+  std::vector<int> stored_values;   // the step results the program stores, in program order
   int num_slots = 0;
 
   // A plan per call signature (dtype and 0-dim-ness of each input).
@@ -272,7 +273,9 @@ struct FusedPointwise::Impl {
   std::vector<Tensor> eager(const std::vector<Tensor>& inputs) const;
   std::shared_ptr<const Plan> plan_for(const std::vector<Tensor>& inputs) const;
   std::shared_ptr<const Plan> make_plan(const Signature& sig) const;
-  std::optional<std::vector<Tensor>> try_fused(const Plan& plan, const std::vector<Tensor>& inputs) const;
+  bool fits(const std::vector<Tensor>& inputs) const;
+  bool uses_kernel(const std::vector<Tensor>& inputs) const;
+  std::vector<Tensor> run_fused(const Plan& plan, const std::vector<Tensor>& inputs) const;
   std::vector<Tensor> forward(const std::vector<Tensor>& inputs) const;
 };
 
@@ -410,6 +413,7 @@ void FusedPointwise::Impl::compile() {
       skeleton.push_back(store);
       skeleton_value.push_back(v);
       stored[static_cast<size_t>(v)] = true;
+      stored_values.push_back(v);
     }
     if (last_use[static_cast<size_t>(v)] == -1) free_slots.push_back(slot[static_cast<size_t>(v)]);  // unused later
   }
@@ -665,8 +669,10 @@ std::shared_ptr<const FusedPointwise::Impl::Plan> FusedPointwise::Impl::make_pla
 }
 
 // The fused run, or nothing when this call's shapes are not one the kernel takes.
-std::optional<std::vector<Tensor>> FusedPointwise::Impl::try_fused(const Plan& plan,
-                                                                    const std::vector<Tensor>& inputs) const {
+// Whether the kernel takes this call's shapes: every stored output has the broadcast shape of all
+// inputs, and the iterator has room for the operands.
+bool FusedPointwise::Impl::fits(const std::vector<Tensor>& inputs) const {
+  if (num_inputs + static_cast<int>(stored_values.size()) > TensorIterator::kMaxOperands) return false;
   // Shapes of the values, to find outputs smaller than the broadcast of all inputs; shapes that
   // do not broadcast go to the eager ops, whose error names the step.
   std::vector<DimVector> shapes(static_cast<size_t>(num_inputs) + steps.size());
@@ -677,7 +683,7 @@ std::optional<std::vector<Tensor>> FusedPointwise::Impl::try_fused(const Plan& p
     if (i == 0) {
       all = s;
     } else if (!all.ref().equals(s)) {
-      if (!broadcastable(all, s)) return std::nullopt;
+      if (!broadcastable(all, s)) return false;
       all = infer_size(all, s);
     }
   }
@@ -692,19 +698,24 @@ std::optional<std::vector<Tensor>> FusedPointwise::Impl::try_fused(const Plan& p
         s = r;
         first = false;
       } else if (!s.ref().equals(r)) {
-        if (!broadcastable(s, r)) return std::nullopt;
+        if (!broadcastable(s, r)) return false;
         s = infer_size(s, r);
       }
     }
     shapes[static_cast<size_t>(num_inputs) + k] = s;
   }
-  std::vector<int> stored_value;  // distinct step outputs, in program order
-  for (size_t i = 0; i < skeleton.size(); ++i)
-    if (skeleton[i].kind == Kind::Store) stored_value.push_back(skeleton_value[i]);
-  for (int v : stored_value)
-    if (!shapes[static_cast<size_t>(v)].ref().equals(all)) return std::nullopt;
-  if (num_inputs + static_cast<int>(stored_value.size()) > TensorIterator::kMaxOperands) return std::nullopt;
+  for (int v : stored_values)
+    if (!shapes[static_cast<size_t>(v)].ref().equals(all)) return false;
+  return true;
+}
 
+bool FusedPointwise::Impl::uses_kernel(const std::vector<Tensor>& inputs) const {
+  // autocast casts per op: no fused form
+  return !autocast::is_cpu_enabled() && plan_for(inputs)->fused && fits(inputs);
+}
+
+std::vector<Tensor> FusedPointwise::Impl::run_fused(const Plan& plan, const std::vector<Tensor>& inputs) const {
+  const std::vector<int>& stored_value = stored_values;
   // Output 0 allocated by the iterator in the inputs' layout; any other output with its strides,
   // handed to a second iterator as extra operands after the inputs.
   auto config = [&](const Tensor& out0) {
@@ -747,13 +758,9 @@ std::optional<std::vector<Tensor>> FusedPointwise::Impl::try_fused(const Plan& p
 }
 
 std::vector<Tensor> FusedPointwise::Impl::forward(const std::vector<Tensor>& inputs) const {
-  if (autocast::is_cpu_enabled()) return eager(inputs);  // autocast casts per op: no fused form
-  auto plan = plan_for(inputs);
-  if (plan->fused) {
-    NoGradGuard no_grad;
-    if (auto out = try_fused(*plan, inputs)) return *out;
-  }
-  return eager(inputs);
+  if (!uses_kernel(inputs)) return eager(inputs);
+  NoGradGuard no_grad;
+  return run_fused(*plan_for(inputs), inputs);
 }
 
 // ---- autograd: the backward recomputes the chain with the eager ops ----------------------------
@@ -854,6 +861,10 @@ std::vector<Tensor> FusedPointwise::operator()(const std::vector<Tensor>& inputs
     autograd::detail::set_history(out[j], node, static_cast<uint32_t>(j));
   }
   return out;
+}
+
+bool FusedPointwise::fuses(const std::vector<Tensor>& inputs) const {
+  return static_cast<int>(inputs.size()) == impl_->num_inputs && impl_->uses_kernel(inputs);
 }
 
 std::vector<Tensor> FusedPointwise::run_eager(const std::vector<Tensor>& inputs) const {

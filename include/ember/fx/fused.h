@@ -72,6 +72,9 @@ class FusedPointwise {
   // Float chains (float32, bfloat16, float16 computed in float32; float64 in float64) run fused;
   // anything else runs the ops one by one. Differentiable: the backward recomputes the chain.
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const;
+  // Whether a call with these inputs runs the fused kernel (the dtypes, shapes and operand count
+  // it covers, outside autocast) rather than the ops one by one.
+  bool fuses(const std::vector<Tensor>& inputs) const;
   // The same chain, op by op through Ember's eager ops (what the fused run must equal).
   std::vector<Tensor> run_eager(const std::vector<Tensor>& inputs) const;
 
