@@ -15,6 +15,9 @@ namespace ember::kernels {
 
 inline constexpr int64_t kFusedTile = 512;  // elements per tile buffer (2 KiB in float32)
 inline constexpr int kFusedMaxSlots = 24;   // tile buffers live at once
+// From this many elements on, inputs are prefetched a tile ahead and float32/float64 outputs
+// written with non-temporal stores.
+inline constexpr int64_t kFusedLargeElements = int64_t{1} << 21;
 
 // An operand of an instruction: a tile buffer (slot >= 0) or a constant (already converted to the
 // dtype the op computes in, as the eager op converts a Scalar). `round_to` Half/BFloat16: the

@@ -7,6 +7,8 @@
 #include <hwy/foreach_target.h>  // NOLINT: re-includes this file once per target
 #include <hwy/highway.h>
 
+#include <hwy/cache_control.h>
+
 #include <cstring>
 #include <type_traits>
 #include <utility>
@@ -55,7 +57,7 @@ struct Src {
 };
 template <class D>
 HWY_INLINE hn::Vec<D> fetch(D d, const Src<D>& s, size_t i) {
-  const hn::Vec<D> v = s.p ? hn::Load(d, s.p + i) : s.c;
+  const hn::Vec<D> v = s.p ? hn::LoadU(d, s.p + i) : s.c;
   return s.round == ScalarType::Undefined ? v : round_to(d, v, s.round);
 }
 
@@ -65,25 +67,36 @@ HWY_INLINE V finish(D d, V v, ScalarType t) {
   return (t == kHalf || t == kBFloat16) ? round_to(d, v, t) : v;
 }
 
-// out[0, mpad) = f(operands), mpad a multiple of the vector length.
+// out[0, mpad) = f(operands), mpad a multiple of the vector length. `out` may be an operand's
+// buffer (each element is read before it is written).
 template <class D, class F, size_t... I>
 HWY_INLINE void apply(D d, const F& f, hn::TFromD<D>* out, const Src<D>* s, size_t mpad, ScalarType rdt,
                       std::index_sequence<I...>) {
   using L = hn::TFromD<D>;
+  using V = hn::Vec<D>;
   const size_t N = hn::Lanes(d);
-  for (size_t i = 0; i < mpad; i += N) {
-    hn::Vec<D> r;
+  const L* const p[] = {s[I].p...};
+  const V c[] = {s[I].c...};
+  auto compute = [&](auto get, size_t i) {
     if constexpr (std::is_base_of_v<ScalarOnly, F>) {
-      HWY_ALIGN L in[sizeof...(I) > 0 ? sizeof...(I) : 1][hn::MaxLanes(d)];
-      (hn::Store(fetch(d, s[I], i), d, in[I]), ...);
+      HWY_ALIGN L in[sizeof...(I)][hn::MaxLanes(d)];
+      (hn::Store(get(I, i), d, in[I]), ...);
       HWY_ALIGN L o[hn::MaxLanes(d)];
       for (size_t j = 0; j < N; ++j) o[j] = f.scalar(in[I][j]...);
-      r = hn::Load(d, o);
+      return hn::Load(d, o);
     } else {
-      r = f.vec(d, fetch(d, s[I], i)...);
+      return f.vec(d, get(I, i)...);
     }
-    hn::Store(finish(d, r, rdt), d, out + i);
+  };
+  // The common case, kept free of per-vector tests: no rounding, operands straight from buffers
+  // or constants.
+  if (((s[I].round == ScalarType::Undefined) && ...) && rdt != kHalf && rdt != kBFloat16) {
+    auto get = [&](size_t k, size_t i) { return p[k] ? hn::LoadU(d, p[k] + i) : c[k]; };
+    for (size_t i = 0; i < mpad; i += N) hn::Store(compute(get, i), d, out + i);
+    return;
   }
+  auto get = [&](size_t k, size_t i) { return fetch(d, s[k], i); };
+  for (size_t i = 0; i < mpad; i += N) hn::Store(finish(d, compute(get, i), rdt), d, out + i);
 }
 
 template <PredicateOp P>
@@ -144,9 +157,10 @@ void load_tile(D d, const char* p, int64_t s, ScalarType t, hn::TFromD<D>* buf, 
   });
 }
 
-// The m elements at p (byte stride s, dtype t) = buf[0, m).
+// The m elements at p (byte stride s, dtype t) = buf[0, m). `stream`: a float output too large
+// to stay in cache is written with non-temporal stores (no read of the lines it overwrites).
 template <class D>
-void store_tile(D d, const hn::TFromD<D>* buf, char* p, int64_t s, ScalarType t, size_t m) {
+void store_tile(D d, const hn::TFromD<D>* buf, char* p, int64_t s, ScalarType t, size_t m, bool stream) {
   using L = hn::TFromD<D>;
   const size_t N = hn::Lanes(d);
   visit_dtype(t, [&](auto tag) {
@@ -155,6 +169,11 @@ void store_tile(D d, const hn::TFromD<D>* buf, char* p, int64_t s, ScalarType t,
       if (s == static_cast<int64_t>(sizeof(T))) {
         T* out = reinterpret_cast<T*>(p);
         size_t i = 0;
+        if constexpr (std::is_same_v<T, L>) {
+          if (stream && reinterpret_cast<uintptr_t>(out) % (N * sizeof(T)) == 0) {
+            for (; i + N <= m; i += N) hn::Stream(hn::Load(d, buf + i), d, out + i);
+          }
+        }
         for (; i + N <= m; i += N) StoreC(d, hn::Load(d, buf + i), out + i);
         if (i < m) StoreCN(d, hn::Load(d, buf + i), out + i, m - i);
         return;
@@ -169,31 +188,56 @@ void store_tile(D d, const hn::TFromD<D>* buf, char* p, int64_t s, ScalarType t,
 
 template <class L>
 void run_program(TensorIterator& iter, const FusedProgram& prog) {
-  iter.for_each([&prog, &iter](char** data, const int64_t* strides, int64_t n) {
+  const bool large = iter.numel() >= kFusedLargeElements;
+  iter.for_each([&prog, &iter, large](char** data, const int64_t* strides, int64_t n) {
     const hn::ScalableTag<L> d;
     const size_t N = hn::Lanes(d);
     constexpr int64_t kTile = kFusedTile * 4 / static_cast<int64_t>(sizeof(L));  // 2 KiB per buffer
-    HWY_ALIGN L buf[kFusedMaxSlots][kTile];
+    // Buffers one cache line apart beyond their 2 KiB: at a multiple of 4 KiB from each other, a
+    // load from one would wait on a store to another (4K aliasing).
+    constexpr int64_t kStride = kTile + 64 / static_cast<int64_t>(sizeof(L));
+    HWY_ALIGN L buf[kFusedMaxSlots][kStride];
+    // Where each buffer's values are read from in this tile: the buffer, or (a whole number of
+    // vectors of a contiguous input already in the compute type) the input itself, uncopied.
+    const L* view[kFusedMaxSlots];
+    const ScalarType lane_dtype = sizeof(L) == 4 ? kFloat : kDouble;
     for (int64_t i0 = 0; i0 < n; i0 += kTile) {
       const size_t m = static_cast<size_t>(std::min(kTile, n - i0));
       const size_t mpad = (m + N - 1) / N * N;
+      // Ask for the next tile of each contiguous input now, so memory streams in while this tile
+      // computes (inputs too large for the caches only: on cached data the requests cost more than
+      // they save).
+      if (large && i0 + kTile < n) {
+        for (const FusedInstr& in : prog.code) {
+          if (in.kind != FusedInstr::Kind::Load || strides[in.arg] != int64_t(element_size(iter.dtype(in.arg)))) continue;
+          const char* next = data[in.arg] + (i0 + kTile) * strides[in.arg];
+          const int64_t bytes = std::min(kTile, n - i0 - kTile) * strides[in.arg];
+          for (int64_t b = 0; b < bytes; b += 64) hwy::Prefetch(next + b);
+        }
+      }
       for (const FusedInstr& in : prog.code) {
         if (in.kind == FusedInstr::Kind::Load) {
-          load_tile(d, data[in.arg] + i0 * strides[in.arg], strides[in.arg], iter.dtype(in.arg), buf[in.result], m,
-                    mpad);
+          const char* p = data[in.arg] + i0 * strides[in.arg];
+          if (m == mpad && iter.dtype(in.arg) == lane_dtype && strides[in.arg] == int64_t(sizeof(L))) {
+            view[in.result] = reinterpret_cast<const L*>(p);
+          } else {
+            load_tile(d, p, strides[in.arg], iter.dtype(in.arg), buf[in.result], m, mpad);
+            view[in.result] = buf[in.result];
+          }
           continue;
         }
         if (in.kind == FusedInstr::Kind::Store) {
-          store_tile(d, buf[in.operands[0].slot], data[in.arg] + i0 * strides[in.arg], strides[in.arg],
-                     iter.dtype(in.arg), m);
+          store_tile(d, view[in.operands[0].slot], data[in.arg] + i0 * strides[in.arg], strides[in.arg],
+                     iter.dtype(in.arg), m, large);
           continue;
         }
         Src<hn::ScalableTag<L>> src[3];
         for (int k = 0; k < 3; ++k) {
           const FusedOperand& o = in.operands[k];
-          src[k] = {o.slot >= 0 ? buf[o.slot] : nullptr, hn::Set(d, static_cast<L>(o.constant)), o.round_to};
+          src[k] = {o.slot >= 0 ? view[o.slot] : nullptr, hn::Set(d, static_cast<L>(o.constant)), o.round_to};
         }
         L* out = buf[in.result];
+        view[in.result] = out;
         const ScalarType rdt = in.result_dtype;
         auto run1 = [&](const auto& f) { apply(d, f, out, src, mpad, rdt, std::make_index_sequence<1>{}); };
         auto run2 = [&](const auto& f) { apply(d, f, out, src, mpad, rdt, std::make_index_sequence<2>{}); };
@@ -218,6 +262,7 @@ void run_program(TensorIterator& iter, const FusedProgram& prog) {
         }
       }
     }
+    if (large) hwy::FlushStream();  // the non-temporal stores are visible before the loop returns
   });
 }
 
