@@ -88,11 +88,16 @@ HWY_INLINE void apply(D d, const F& f, hn::TFromD<D>* out, const Src<D>* s, size
       return f.vec(d, get(I, i)...);
     }
   };
-  // The common case, kept free of per-vector tests: no rounding, operands straight from buffers
-  // or constants.
+  // The common cases, kept free of per-vector tests: no rounding, operands all from buffers (or
+  // inputs), or some constants.
   if (((s[I].round == ScalarType::Undefined) && ...) && rdt != kHalf && rdt != kBFloat16) {
-    auto get = [&](size_t k, size_t i) { return p[k] ? hn::LoadU(d, p[k] + i) : c[k]; };
-    for (size_t i = 0; i < mpad; i += N) hn::Store(compute(get, i), d, out + i);
+    if ((p[I] && ...)) {
+      auto get = [&](size_t k, size_t i) { return hn::LoadU(d, p[k] + i); };
+      for (size_t i = 0; i < mpad; i += N) hn::Store(compute(get, i), d, out + i);
+    } else {
+      auto get = [&](size_t k, size_t i) { return p[k] ? hn::LoadU(d, p[k] + i) : c[k]; };
+      for (size_t i = 0; i < mpad; i += N) hn::Store(compute(get, i), d, out + i);
+    }
     return;
   }
   auto get = [&](size_t k, size_t i) { return fetch(d, s[k], i); };
