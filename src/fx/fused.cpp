@@ -530,8 +530,6 @@ std::shared_ptr<const FusedPointwise::Impl::Plan> FusedPointwise::Impl::make_pla
     common[k] = c;
   }
   if (any_double && any_single) return plan;
-  for (const auto& [dtype, zero_dim] : sig)
-    if (!is_floating_type(dtype) && dtype != kBool && !is_integral_type(dtype, false)) return plan;
 
   // Fill in the skeleton.
   kernels::FusedProgram& prog = plan->program;
@@ -539,9 +537,8 @@ std::shared_ptr<const FusedPointwise::Impl::Plan> FusedPointwise::Impl::make_pla
   prog.num_slots = num_slots;
   // Iterator operands: output 0, the inputs, then the other outputs (fused_pointwise.h).
   std::vector<int> out_operand(values.size(), -1);
-  int nstored = 0;
-  for (size_t i = 0; i < skeleton.size(); ++i)
-    if (skeleton[i].kind == Kind::Store) out_operand[static_cast<size_t>(skeleton_value[i])] = nstored++ == 0 ? 0 : num_inputs + nstored - 1;
+  for (size_t j = 0; j < stored_values.size(); ++j)
+    out_operand[static_cast<size_t>(stored_values[j])] = j == 0 ? 0 : num_inputs + static_cast<int>(j);
   for (size_t i = 0; i < skeleton.size(); ++i) {
     FusedInstr in = skeleton[i];
     const int v = skeleton_value[i];
@@ -711,34 +708,34 @@ bool FusedPointwise::Impl::fits(const std::vector<Tensor>& inputs) const {
 
 bool FusedPointwise::Impl::uses_kernel(const std::vector<Tensor>& inputs) const {
   // autocast casts per op: no fused form
-  return !autocast::is_cpu_enabled() && plan_for(inputs)->fused && fits(inputs);
+  // (a chain whose outputs are all inputs computes nothing)
+  return !stored_values.empty() && !autocast::is_cpu_enabled() && plan_for(inputs)->fused && fits(inputs);
 }
 
 std::vector<Tensor> FusedPointwise::Impl::run_fused(const Plan& plan, const std::vector<Tensor>& inputs) const {
-  const std::vector<int>& stored_value = stored_values;
   // Output 0 allocated by the iterator in the inputs' layout; any other output with its strides,
   // handed to a second iterator as extra operands after the inputs.
   auto config = [&](const Tensor& out0) {
-    const ScalarType dt0 = plan.dtypes[static_cast<size_t>(stored_value[0])];
+    const ScalarType dt0 = plan.dtypes[static_cast<size_t>(stored_values[0])];
     TensorIteratorConfig c(kName);
     c.add_output(out0).output_dtype(dt0).common_dtype(dt0).no_input_cast();
     for (const Tensor& t : inputs) c.add_input(t);
     return c;
   };
-  std::vector<Tensor> results(stored_value.size());
+  std::vector<Tensor> results(stored_values.size());
   {
     const Tensor none;
     TensorIteratorConfig c = config(none);
-    if (stored_value.size() == 1) {
+    if (stored_values.size() == 1) {
       TensorIterator iter(c);
       kernels::fused_pointwise_kernel(iter, plan.program);
       results[0] = iter.take_output();
     } else {
       results[0] = TensorIterator(c).take_output();
       TensorIteratorConfig c2 = config(results[0]);
-      for (size_t j = 1; j < stored_value.size(); ++j) {
+      for (size_t j = 1; j < stored_values.size(); ++j) {
         results[j] = make_empty_strided(results[0].sizes(), results[0].strides(),
-                                        plan.dtypes[static_cast<size_t>(stored_value[j])]);
+                                        plan.dtypes[static_cast<size_t>(stored_values[j])]);
         c2.add_input(results[j]);
       }
       TensorIterator iter(c2);
@@ -751,7 +748,7 @@ std::vector<Tensor> FusedPointwise::Impl::run_fused(const Plan& plan, const std:
       out.push_back(inputs[static_cast<size_t>(o)]);
       continue;
     }
-    const size_t j = static_cast<size_t>(std::find(stored_value.begin(), stored_value.end(), o) - stored_value.begin());
+    const size_t j = static_cast<size_t>(std::find(stored_values.begin(), stored_values.end(), o) - stored_values.begin());
     out.push_back(results[j]);
   }
   return out;

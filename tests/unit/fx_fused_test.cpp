@@ -190,6 +190,10 @@ TEST(FxFused, MultipleOutputsShareAndAlias) {
   EXPECT_EQ(out[2].dtype(), kBool);
   EXPECT_TRUE(equal(out[2], (x * y) > 0));
   EXPECT_TRUE(allclose(out[0], (x * y).sigmoid(), 1e-6, 1e-7));
+  // Only an input as output: the dead step is never run.
+  const FusedPointwise passthrough(1, {{"relu", {R(0)}}}, {0});
+  EXPECT_FALSE(passthrough.fuses({x}));
+  EXPECT_TRUE(passthrough({x})[0].is_same(x));
 }
 
 TEST(FxFused, MixedDtypesFollowPromotion) {
