@@ -1,7 +1,8 @@
 // The fused pointwise loop (fused_pointwise.h), compiled for each SIMD target Highway selects at
 // run time. Per tile of an inner-loop call: loads convert inputs into compute-type buffers (zero
-// padded to whole vectors, so every op runs full vectors), each op runs the eager kernel's functor
-// over the buffers, stores convert back into the outputs' dtypes.
+// padded to whole vectors, so every op runs full vectors; a contiguous input already in the compute
+// type is read in place), each op runs the eager kernel's functor over the buffers, stores convert
+// back into the outputs' dtypes. Large chains prefetch the next tile and stream their outputs.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/fused_pointwise_kernels.cpp"
 #include <hwy/foreach_target.h>  // NOLINT: re-includes this file once per target
