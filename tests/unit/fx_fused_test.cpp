@@ -190,6 +190,10 @@ TEST(FxFused, MultipleOutputsShareAndAlias) {
   EXPECT_EQ(out[2].dtype(), kBool);
   EXPECT_TRUE(equal(out[2], (x * y) > 0));
   EXPECT_TRUE(allclose(out[0], (x * y).sigmoid(), 1e-6, 1e-7));
+  // A Bool first output (the iterator allocates it).
+  const FusedPointwise cmp(2, {{"gt", {R(0), R(1)}}}, {2});
+  EXPECT_TRUE(cmp.fuses({x, y}));
+  EXPECT_TRUE(equal(cmp({x, y})[0], x > y));
   // Only an input as output: the dead step is never run.
   const FusedPointwise passthrough(1, {{"relu", {R(0)}}}, {0});
   EXPECT_FALSE(passthrough.fuses({x}));
