@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "core/tensor_iterator.h"
+#include "dispatch/autocast.h"
 #include "ember/autocast.h"
 #include "ember/autograd.h"
 #include "ember/factory.h"
@@ -488,7 +489,9 @@ std::shared_ptr<const FusedPointwise::Impl::Plan> FusedPointwise::Impl::make_pla
   std::vector<Tensor> values(probe);
   values.resize(static_cast<size_t>(num_inputs) + steps.size());
   {
+    // The ops' own dtypes: no recording, and no autocast casts (a plan is kept for later calls).
     NoGradGuard no_grad;
+    dispatch::autocast_impl::Suspend no_autocast;
     for (size_t k = 0; k < steps.size(); ++k) {
       if (!live[k]) continue;
       try {

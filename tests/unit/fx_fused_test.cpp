@@ -335,6 +335,23 @@ TEST(FxFused, ModuleAndListing) {
   EXPECT_NE(listing.find("return (%10)"), std::string::npos) << listing;
 }
 
+TEST(FxFused, AutocastRunsOpByOp) {
+  // Autocast casts per op, so under it the chain runs through the eager ops (and their casts).
+  const FusedPointwise chain = bench_chain();
+  std::vector<Tensor> in;
+  for (int i = 0; i < 4; ++i) in.push_back(randn({9}).requires_grad_());
+  {
+    AutocastGuard autocast(kCPU, kBFloat16);
+    EXPECT_FALSE(chain.fuses(in));
+    const Tensor y = chain(in)[0];
+    EXPECT_TRUE(equal(y, chain.run_eager(in)[0]));
+    y.sum().backward();
+  }
+  EXPECT_TRUE(in[0].grad().defined());
+  EXPECT_TRUE(chain.fuses(in));
+  EXPECT_EQ(chain(in)[0].dtype(), kFloat);
+}
+
 TEST(FxFused, ConcurrentCallsShareTheCompiledChain) {
   const FusedPointwise chain = bench_chain();
   std::vector<std::thread> threads;
