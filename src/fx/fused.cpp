@@ -711,8 +711,9 @@ bool FusedPointwise::Impl::fits(const std::vector<Tensor>& inputs) const {
 
 bool FusedPointwise::Impl::uses_kernel(const std::vector<Tensor>& inputs) const {
   // autocast casts per op: no fused form
-  // (a chain whose outputs are all inputs computes nothing)
-  return !stored_values.empty() && !autocast::is_cpu_enabled() && plan_for(inputs)->fused && fits(inputs);
+  // (a chain whose outputs are all inputs computes nothing, and a chain with more values alive at once than the kernel has buffers runs op by op)
+  return !stored_values.empty() && num_slots <= kernels::kFusedMaxSlots && !autocast::is_cpu_enabled() &&
+         plan_for(inputs)->fused && fits(inputs);
 }
 
 std::vector<Tensor> FusedPointwise::Impl::run_fused(const Plan& plan, const std::vector<Tensor>& inputs) const {

@@ -194,6 +194,13 @@ TEST(FxFused, MultipleOutputsShareAndAlias) {
   const FusedPointwise cmp(2, {{"gt", {R(0), R(1)}}}, {2});
   EXPECT_TRUE(cmp.fuses({x, y}));
   EXPECT_TRUE(equal(cmp({x, y})[0], x > y));
+  // 30 values alive at once: more than the kernel's tile buffers, so the chain runs op by op.
+  std::vector<FusedStep> wide;
+  for (int k = 0; k < 30; ++k) wide.push_back({"mul", {R(0), S(k)}});
+  for (int k = 0; k < 29; ++k) wide.push_back({"add", {R(k == 0 ? 2 : 31 + k), R(3 + k)}});
+  const FusedPointwise many(2, wide, {2 + 30 + 28});
+  EXPECT_FALSE(many.fuses({x, y}));
+  EXPECT_TRUE(allclose(many({x, y})[0], x * 435, 1e-5, 1e-5));
   // Only an input as output: the dead step is never run.
   const FusedPointwise passthrough(1, {{"relu", {R(0)}}}, {0});
   EXPECT_FALSE(passthrough.fuses({x}));
