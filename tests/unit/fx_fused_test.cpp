@@ -201,6 +201,13 @@ TEST(FxFused, MultipleOutputsShareAndAlias) {
   const FusedPointwise many(2, wide, {2 + 30 + 28});
   EXPECT_FALSE(many.fuses({x, y}));
   EXPECT_TRUE(allclose(many({x, y})[0], x * 435, 1e-5, 1e-5));
+  // An output smaller than the broadcast of all inputs: op by op, each output its own shape.
+  const Tensor col = randn({3, 1}), row = randn({1, 4});
+  const FusedPointwise shapes(2, {{"relu", {R(0)}}, {"mul", {R(0), R(1)}}}, {2, 3});
+  EXPECT_FALSE(shapes.fuses({col, row}));
+  const auto outs = shapes({col, row});
+  EXPECT_EQ(outs[0].sizes().vec(), std::vector<int64_t>({3, 1}));
+  EXPECT_TRUE(equal(outs[1], col * row));
   // Only an input as output: the dead step is never run.
   const FusedPointwise passthrough(1, {{"relu", {R(0)}}}, {0});
   EXPECT_FALSE(passthrough.fuses({x}));
