@@ -823,6 +823,19 @@ const std::vector<const Builtin*>* find_builtin(const std::string& name) {
   return it == t.by_name.end() ? nullptr : &it->second;
 }
 
+int64_t scalar_type_code(ScalarType t) { return dtype_code(t); }
+
+const Builtin* match_positional(const std::vector<const Builtin*>& overloads, const IValue* values, size_t n) {
+  for (const Builtin* b : overloads) {
+    if (n > b->args.size()) continue;
+    bool ok = true;
+    for (size_t i = 0; i < b->args.size() && ok; ++i)
+      ok = i < n ? accepts(b->args[i], values[i]) : b->args[i].has_default;
+    if (ok) return b;
+  }
+  return nullptr;
+}
+
 IValue call_builtin(const std::vector<const Builtin*>& overloads, const IValue* const* refs, size_t n,
                     const std::vector<std::string>& kwnames, const std::string& name, const SourceLoc& loc) {
   const IValue* bound[kMaxBuiltinArgs];
