@@ -401,7 +401,7 @@ const Row kRows[] = {
     {"aten::conv3d", "Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, int[] padding=0, int[] dilation=1, int groups=1",
      [](Args a) -> IValue { return conv3d(T(a[0]), T(a[1]), opt(a[2]), ints(a[3], 3), ints(a[4], 3), ints(a[5], 3), a[6].toInt()); }},
     {"aten::batch_norm", "Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
-     "bool training, float momentum, float eps, bool cudnn_enabled",
+     "bool training, float momentum, float eps, bool cudnn_enabled=True",
      [](Args a) -> IValue {
        return batch_norm(T(a[0]), opt(a[1]), opt(a[2]), opt(a[3]), opt(a[4]), a[5].toBool(), a[6].toDouble(), a[7].toDouble());
      }},
