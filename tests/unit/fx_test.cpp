@@ -6,6 +6,7 @@
 #include "ember/ember.h"
 #include "ember/fx.h"
 #include "expect_error.h"
+#include "temp_dir.h"
 
 namespace {
 
@@ -294,6 +295,33 @@ TEST(Fx, InterpreterTransformerShapeProp) {
   EXPECT_EQ(last->meta.at("dtype").toStringRef(), "Float");
 }
 
+// The pass of docs/fx.md's "Writing a pass".
+void relu_to_clamp(fx::GraphModule& gm) {
+  fx::Graph& g = gm.graph();
+  for (fx::Node* n : g.nodes()) {
+    if (n->op() != fx::OpKind::CallFunction || n->target() != "relu") continue;
+    fx::Node* clamp;
+    {
+      auto at = g.inserting_after(n);
+      clamp = g.call_function("clamp", {n->args()[0], ember::jit::IValue(0.0), ember::jit::IValue()});
+    }
+    n->replace_all_uses_with(clamp);
+    g.erase_node(n);
+  }
+  g.eliminate_dead_code();
+  gm.recompile();
+}
+
+TEST(Fx, DocsPass) {
+  auto f = [](const Tensor& x) { return ember::relu(x) * ember::relu(-x) + x; };
+  const Tensor a = ember::randn({10});
+  auto gm = fx::trace(f, a);
+  relu_to_clamp(*gm);
+  EXPECT_EQ(gm->code().find("relu"), std::string::npos) << gm->code();
+  EXPECT_NE(gm->code().find("torch.clamp(x, 0.0, None)"), std::string::npos) << gm->code();
+  expect_close(gm->forward(a), f(a), 0);
+}
+
 TEST(Fx, ReplacePattern) {
   auto f = [](const Tensor& x, const Tensor& y) {
     return ember::relu(ember::neg(x) + y) * ember::relu(ember::neg(y) + x);
@@ -332,6 +360,79 @@ TEST(Fx, ConvBnFoldingAndInference) {
   expect_close(gm2->forward(x), want, 1e-5);
   gm2->train();
   expect_error([&] { fx::optimize_for_inference(*gm2); }, {"eval mode"});
+}
+
+TEST(Fx, SaveLoadRoundTrip) {
+  const TempDir dir("fx");
+  auto m = trained_cnn();
+  const Tensor x = ember::randn({2, 3, 10, 10});
+  OpsOnly tracer;
+  auto gm = tracer.trace(*m, {x}, [&](const std::vector<Tensor>& in) { return ember::jit::IValue(m->forward(in[0])); });
+  fx::save(*gm, dir.file("cnn.fx"));
+  // The loaded module knows nothing of SmallCnn: its tensors come from the file.
+  auto loaded = fx::load(dir.file("cnn.fx"));
+  expect_close(loaded->forward(x), m->forward(x), 0);
+  EXPECT_EQ(loaded->code(), gm->code());
+  EXPECT_EQ(loaded->named_parameters().size(), m->named_parameters().size());
+  EXPECT_TRUE(loaded->named_parameters().contains("block.0.weight"));
+  // A tuple output and scalar arguments survive too.
+  auto f = fx::trace([](const Tensor& a) { return std::make_tuple(a.sum(1, true) * 0.25, ember::cat({a, a}, 1)); },
+                     ember::randn({3, 2}));
+  fx::save(*f, dir.file("f.fx"));
+  const Tensor a = ember::randn({3, 2});
+  auto out = fx::load(dir.file("f.fx"))->forward({a}).toTuple()->elements();
+  expect_close(out[0].toTensor(), a.sum(1, true) * 0.25, 0);
+  expect_close(out[1].toTensor(), ember::cat({a, a}, 1), 0);
+  // Leaf modules have no file form.
+  expect_error([&] { fx::save(*fx::symbolic_trace(m, x), dir.file("no.fx")); }, {"calls module 'conv1'", "is_leaf_module"});
+}
+
+TEST(Fx, LoadRefusesBadFiles) {
+  const TempDir dir("fx_bad");
+  const Tensor w = ember::randn({4, 3});
+  auto write = [&](const std::string& name, const std::string& nodes, const std::string& attrs) {
+    const std::string json = "{\"version\": 1, \"attributes\": [" + attrs + "], \"nodes\": [" + nodes + "]}";
+    ember::OrderedDict<std::string, Tensor> tensors;
+    tensors.insert("w", w);
+    ember::save(tensors, dir.file(name), {{"ember.fx.graph", json}});
+    return dir.file(name);
+  };
+  const std::string attr = R"({"name": "w", "dtype": "F32", "shape": [4, 3], "parameter": true})";
+  const std::string x = R"({"name": "x", "op": "placeholder", "target": "x", "args": [], "kwargs": []})";
+  const std::string getw = R"({"name": "w", "op": "get_attr", "target": "w", "args": [], "kwargs": []})";
+  auto call = [](const std::string& name, const std::string& target, const std::string& args) {
+    return R"({"name": ")" + name + R"(", "op": "call_function", "target": ")" + target + R"(", "args": [)" + args +
+           R"(], "kwargs": []})";
+  };
+  auto out = [](const std::string& node) {
+    return R"({"name": "output", "op": "output", "target": "output", "args": [{"node": ")" + node +
+           R"("}], "kwargs": []})";
+  };
+  const std::string good = write("good.fx", x + "," + getw + "," + call("mm", "mm", R"({"node": "x"}, {"node": "w"})") +
+                                                "," + out("mm"), attr);
+  const Tensor in = ember::randn({2, 4});
+  expect_close(fx::load(good)->forward(in), ember::mm(in, w), 0);
+  expect_error([&] { fx::load(write("op.fx", x + "," + call("s", "system", R"({"node": "x"})") + "," + out("s"), attr)); },
+               {"op 'system'", "not in the op table"});
+  expect_error([&] { fx::load(write("ref.fx", x + "," + call("r", "relu", R"({"node": "later"})") + "," + out("r"), attr)); },
+               {"node 'r' reads 'later', which is not an earlier node"});
+  expect_error([&] { fx::load(write("shape.fx", x + "," + getw + "," + out("w"),
+                                    R"({"name": "w", "dtype": "F32", "shape": [3, 4], "parameter": true})")); },
+               {"attribute 'w' is listed as F32 [3, 4] but the file holds F32 [4, 3]"});
+  expect_error([&] { fx::load(write("kind.fx", R"({"name": "m", "op": "call_module", "target": "m", "args": [], "kwargs": []})", attr)); },
+               {"node 'm' is a 'call_module'"});
+  expect_error([&] { fx::load(write("noout.fx", x, attr)); }, {"no output node"});
+  expect_error([&] { fx::load(write("args.fx", x + "," + call("r", "relu", R"({"node": "x"}, {"int": "1x"})") + "," + out("r"), attr)); },
+               {"bad integer '1x'"});
+  // Truncated: every prefix of a good file fails cleanly.
+  const std::string bytes = read_bytes(good);
+  for (size_t n : {size_t{0}, size_t{7}, size_t{20}, bytes.size() / 2, bytes.size() - 1}) {
+    write_bytes(dir.file("cut.fx"), bytes.substr(0, n));
+    EXPECT_THROW(fx::load(dir.file("cut.fx")), ember::Error) << n;
+  }
+  // No graph at all.
+  ember::save(w, dir.file("plain.safetensors"));
+  expect_error([&] { fx::load(dir.file("plain.safetensors")); }, {"holds no fx graph"});
 }
 
 }  // namespace
