@@ -59,7 +59,9 @@ TracedArg traced_arg(const T& a) {
   using D = std::decay_t<T>;
   TracedArg r;
   using K = TracedArg::Kind;
-  if constexpr (std::is_same_v<D, Tensor>) {
+  if constexpr (std::is_same_v<D, std::nullopt_t>) {
+    return r;
+  } else if constexpr (std::is_same_v<D, Tensor>) {
     if (a.defined()) {
       r.kind = K::Tensor;
       r.tensor = &a;
@@ -106,6 +108,10 @@ TracedArg traced_arg(const T& a) {
     if (a) r = traced_arg(*a);
   } else if constexpr (is_optional<D>::value) {
     if (a) r = traced_arg(*a);
+  } else if constexpr (std::is_convertible_v<const D&, IntArrayRef>) {  // DimVector, SmallVector...
+    return traced_arg(IntArrayRef(a));
+  } else if constexpr (std::is_convertible_v<const D&, TensorList>) {
+    return traced_arg(TensorList(a));
   } else if constexpr (std::is_convertible_v<const D&, std::string_view>) {
     r.kind = K::String;
     r.str = std::string_view(a);

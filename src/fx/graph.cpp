@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <iomanip>
 #include <sstream>
 #include <unordered_set>
@@ -55,6 +56,12 @@ void print_value(std::ostream& os, const jit::IValue& v) {
     os << (v.toBool() ? "True" : "False");
   } else if (v.isString()) {
     os << "'" << v.toStringRef() << "'";
+  } else if (v.isDouble()) {
+    // Python's repr: the shortest form that reads back, with a '.0' on whole numbers.
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v.toDouble());
+    const std::string text(buf, r.ptr);
+    os << text << (text.find_first_of(".eni") == std::string::npos ? ".0" : "");
   } else if (v.isList()) {
     os << "[";
     const auto items = v.toList();
@@ -307,12 +314,12 @@ void Graph::erase_node(Node* node) {
 }
 
 bool Graph::eliminate_dead_code() {
+  // Last first, so that a node whose only users were dead is dead by the time it is reached.
   bool changed = false;
-  for (auto it = nodes_.rbegin(); it != nodes_.rend();) {
-    Node* n = it->get();
-    ++it;
-    if (n->users_.empty() && !n->is_impure()) {
-      erase_node(n);
+  const std::vector<Node*> all = nodes();
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    if ((*it)->users_.empty() && !(*it)->is_impure()) {
+      erase_node(*it);
       changed = true;
     }
   }

@@ -1,5 +1,4 @@
 // The passes that ship: conv-bn folding, the inference pass list, and the subgraph rewriter.
-#include <sstream>
 #include <unordered_set>
 
 #include "ember/autograd.h"
@@ -123,10 +122,18 @@ namespace subgraph_rewriter {
 namespace {
 
 bool same_value(const jit::IValue& a, const jit::IValue& b) {
-  std::ostringstream x, y;
-  x << a.tag_name() << ":" << a;
-  y << b.tag_name() << ":" << b;
-  return x.str() == y.str();
+  if (a.tag() != b.tag()) return false;
+  if (a.isNone()) return true;
+  if (a.isBool()) return a.toBool() == b.toBool();
+  if (a.isInt()) return a.toInt() == b.toInt();
+  if (a.isDouble()) return a.toDouble() == b.toDouble();
+  if (a.isString()) return a.toStringRef() == b.toStringRef();
+  if (!a.isList()) return false;
+  const auto x = a.toList(), y = b.toList();
+  if (x.size() != y.size()) return false;
+  for (size_t i = 0; i < x.size(); ++i)
+    if (!same_value(x[i], y[i])) return false;
+  return true;
 }
 
 struct Matcher {
