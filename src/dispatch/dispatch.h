@@ -173,8 +173,12 @@ decltype(auto) call_autocast_layer(uint32_t active, Args&&... args) {
   return call_grad_layers<Op>(active, std::forward<Args>(args)...);
 }
 
+// What Op::run returns for these arguments, and so what every layer returns.
 template <class Op, class... Args>
-decltype(auto) call(Args&&... args);
+using op_result_t = decltype(Op::run(std::declval<Args>()...));
+
+template <class Op, class... Args>
+op_result_t<Op, Args...> call_with_layers(uint32_t active, Args&&... args);
 
 // Clears the tracing bit while an op being recorded runs, so that the ops it calls are not.
 struct SuspendTracing {
@@ -187,24 +191,27 @@ struct SuspendTracing {
 // The tracing layer: the recorder sees the arguments, the op runs below it (all other layers
 // included) on the real values, the recorder maps the results to the new node.
 template <class Op, class... Args>
-decltype(auto) call_tracing_layer(Args&&... args) {
-  using R = decltype(Op::run(std::forward<Args>(args)...));
+op_result_t<Op, Args...> call_tracing_layer(Args&&... args) {
+  using R = op_result_t<Op, Args...>;
   TraceRecorder* rec = trace_recorder();
   const TracedArg targs[sizeof...(Args) + 1] = {traced_arg(args)...};
   SuspendTracing off;
   const bool recorded = rec->begin(Op::name, targs, sizeof...(Args), returns_tensors<R>);
+  const uint32_t below = thread_state().active;
   if constexpr (std::is_void_v<R>) {
-    call<Op>(std::forward<Args>(args)...);
+    call_with_layers<Op>(below, std::forward<Args>(args)...);
     if (recorded) rec->end(nullptr, 0, false);
   } else {
-    decltype(auto) r = call<Op>(std::forward<Args>(args)...);
+    R r = call_with_layers<Op>(below, std::forward<Args>(args)...);
     if (recorded) end_trace(*rec, r);
     return r;
   }
 }
 
+// Out of line: the layers run on the slow path only, and the tracing layer re-enters this same
+// function for the layers below it rather than carrying a second copy of them.
 template <class Op, class... Args>
-decltype(auto) call_with_layers(uint32_t active, Args&&... args) {
+[[gnu::noinline]] op_result_t<Op, Args...> call_with_layers(uint32_t active, Args&&... args) {
   if (active & kTracingLayer) return call_tracing_layer<Op>(std::forward<Args>(args)...);
   if (active & kObserverLayer) {
     ObservedOp scope(Op::name);
