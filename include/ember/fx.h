@@ -15,7 +15,6 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -285,8 +284,7 @@ jit::IValue call_with(F& fn, const std::vector<Tensor>& in, std::index_sequence<
 }
 }  // namespace detail
 
-// Traces module->forward(inputs...): `module` is a holder (nn::Sequential), a shared_ptr or a
-// module.
+// Traces module->forward(inputs...): `module` is a holder (nn::Sequential) or a shared_ptr.
 template <class M, class... T>
 std::shared_ptr<GraphModule> symbolic_trace(M&& module, const T&... inputs) {
   Tracer tracer;

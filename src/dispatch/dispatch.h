@@ -191,7 +191,7 @@ struct SuspendTracing {
 // The tracing layer: the recorder sees the arguments, the op runs below it (all other layers
 // included) on the real values, the recorder maps the results to the new node.
 template <class Op, class... Args>
-op_result_t<Op, Args...> call_tracing_layer(Args&&... args) {
+[[gnu::cold]] op_result_t<Op, Args...> call_tracing_layer(Args&&... args) {
   using R = op_result_t<Op, Args...>;
   TraceRecorder* rec = trace_recorder();
   const TracedArg targs[sizeof...(Args) + 1] = {traced_arg(args)...};

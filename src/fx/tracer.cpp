@@ -1,6 +1,6 @@
 // fx::Tracer: records the ops the dispatch point sees (its tracing layer) and the leaf module
 // calls the module holders see, while traced code runs on its example inputs.
-#include <sstream>
+#include <algorithm>
 
 #include "core/value_read.h"
 #include "dispatch/dispatch.h"
