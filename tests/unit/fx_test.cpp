@@ -3,6 +3,9 @@
 // ShapeProp, replace_pattern, conv-bn folding and the tracing traps.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+
 #include "ember/ember.h"
 #include "ember/fx.h"
 #include "expect_error.h"
@@ -390,6 +393,33 @@ TEST(Fx, SaveLoadRoundTrip) {
   expect_close(out[1].toTensor(), ember::cat({a, a}, 1), 0);
   // Leaf modules have no file form.
   expect_error([&] { fx::save(*fx::symbolic_trace(m, x), dir.file("no.fx")); }, {"calls module 'conv1'", "is_leaf_module"});
+}
+
+// The saved CNN loaded and run by another process (this test program again, in the child role
+// EMBER_FX_CHILD selects), which has the file and the input only.
+TEST(Fx, SaveLoadInSecondProcess) {
+  if (const char* child = std::getenv("EMBER_FX_CHILD")) {
+    const std::string d = child;
+    Tensor x;
+    ember::load(x, d + "/x.safetensors");
+    ember::save(fx::load(d + "/cnn.fx")->forward(x), d + "/y.safetensors");
+    return;
+  }
+  const TempDir dir("fx_process");
+  auto m = trained_cnn();
+  const Tensor x = ember::randn({2, 3, 10, 10});
+  OpsOnly tracer;
+  auto gm = tracer.trace(*m, {x}, [&](const std::vector<Tensor>& in) { return ember::jit::IValue(m->forward(in[0])); });
+  fx::save(*gm, dir.file("cnn.fx"));
+  ember::save(x, dir.file("x.safetensors"));
+  const std::string d = dir.file("");
+  const std::string cmd = "EMBER_FX_CHILD='" + d.substr(0, d.size() - 1) + "' " +
+                          std::filesystem::read_symlink("/proc/self/exe").string() +
+                          " --gtest_filter=Fx.SaveLoadInSecondProcess > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  Tensor y;
+  ember::load(y, dir.file("y.safetensors"));
+  expect_close(y, m->forward(x), 0);
 }
 
 TEST(Fx, LoadRefusesBadFiles) {
