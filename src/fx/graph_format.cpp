@@ -49,7 +49,8 @@ struct Reader {
       default: ::ember::detail::fail(what.c_str(), "node '", node, "': an argument must be null, a bool or an object");
     }
     EMBER_CHECK(j.members().size() == 1, what.c_str(), "node '", node, "': an argument object has one member");
-    const auto& [key, v] = j.members()[0];
+    const std::string& key = j.members()[0].first;
+    const Json& v = j.members()[0].second;
     auto text = [&]() -> const std::string& {
       EMBER_CHECK(v.is_string(), what.c_str(), "node '", node, "': '", key, "' takes a string");
       return v.text();

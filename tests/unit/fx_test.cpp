@@ -358,8 +358,11 @@ TEST(Fx, ConvBnFoldingAndInference) {
   const Tensor want = m->forward(x);
   EXPECT_EQ(fx::fuse_conv_bn(*gm), 3u);  // conv1+bn1, block.0+block.1, fc+bn2
   expect_close(gm->forward(x), want, 1e-5);
-  for (fx::Node* n : gm->graph().nodes())
-    if (n->op() == fx::OpKind::CallModule) EXPECT_EQ(gm->submodule(n->target())->name().find("BatchNorm"), std::string::npos);
+  for (fx::Node* n : gm->graph().nodes()) {
+    if (n->op() == fx::OpKind::CallModule) {
+      EXPECT_EQ(gm->submodule(n->target())->name().find("BatchNorm"), std::string::npos);
+    }
+  }
   // The root's modules are unchanged.
   expect_close(m->forward(x), want, 0);
   auto gm2 = fx::symbolic_trace(m, x);
