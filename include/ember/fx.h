@@ -229,6 +229,9 @@ class GraphModule : public nn::Module {
   nn::detail::ForwardInvoker invoker(const std::string& qualified_name) const;
   void set_invoker(const std::string& qualified_name, nn::detail::ForwardInvoker invoke);
 
+  // Unregisters the top-level submodules no node calls or reads from (FX's
+  // delete_all_unused_submodules; submodules shared with the root are left untouched inside).
+  void delete_all_unused_submodules();
   // A new GraphModule sharing this one's modules and tensors, running `graph`.
   std::shared_ptr<GraphModule> with_graph(std::unique_ptr<Graph> graph);
 
@@ -378,8 +381,9 @@ std::vector<Match> replace_pattern(GraphModule& gm, const GraphModule& pattern, 
 // into a copy of that layer (weight and bias), leaving the root's modules unchanged. Returns the
 // number folded.
 size_t fuse_conv_bn(GraphModule& gm);
-// The inference passes, in order: fuse_conv_bn, then removal of Dropout and Identity modules and
-// of dropout ops in eval, then dead code elimination. Requires eval mode.
+// The inference passes, in order: fuse_conv_bn, removal of Dropout and Identity modules and of
+// dropout ops in eval, Conv2d in channels_last (outputs contiguous again), dead code and unused
+// submodule elimination. Requires eval mode.
 void optimize_for_inference(GraphModule& gm);
 
 // One file holding the graph (JSON, as safetensors metadata) and every tensor it reads

@@ -146,6 +146,24 @@ void GraphModule::set_invoker(const std::string& qualified_name, nn::detail::For
   invokers_[qualified_name] = invoke;
 }
 
+void GraphModule::delete_all_unused_submodules() {
+  std::vector<std::string> unused;
+  for (const auto& item : named_children()) {
+    const std::string& name = item.key();
+    bool used = false;
+    for (const Node* n : graph_->nodes()) {
+      if (n->op() != OpKind::CallModule && n->op() != OpKind::GetAttr) continue;
+      const std::string& t = n->target();
+      used |= t == name || t.compare(0, name.size() + 1, name + ".") == 0;
+    }
+    if (!used) unused.push_back(name);
+  }
+  for (const std::string& name : unused) {
+    unregister_module(name);
+    invokers_.erase(name);
+  }
+}
+
 std::shared_ptr<GraphModule> GraphModule::with_graph(std::unique_ptr<Graph> graph) {
   return std::make_shared<GraphModule>(*this, std::move(graph), invokers_);
 }

@@ -51,6 +51,15 @@ int64_t dtype_code(ScalarType t) {
   throw Error(std::string("dtype ") + to_string(t) + " has no TorchScript code in Ember");
 }
 
+// PyTorch's MemoryFormat numbering (contiguous_format, preserve_format, channels_last,
+// channels_last_3d), which is Ember's enum order.
+MemoryFormat memory_format(const IValue& v) {
+  const int64_t code = v.toInt();
+  if (code < 0 || code > static_cast<int64_t>(MemoryFormat::ChannelsLast3d))
+    throw Error("memory format code " + std::to_string(code) + " is not a memory format");
+  return static_cast<MemoryFormat>(code);
+}
+
 std::vector<IValue> elements(const IValue& v) { return v.isTuple() ? v.toTuple()->elements() : v.toList(); }
 std::vector<Tensor> tensors(const IValue& v) {
   std::vector<Tensor> out;
@@ -478,7 +487,7 @@ const Row kRows[] = {
     {"aten::permute", "Tensor self, int[] dims", [](Args a) -> IValue { return permute(T(a[0]), ints(a[1])); }},
     {"aten::transpose", "Tensor self, int dim0, int dim1", [](Args a) -> IValue { return transpose(T(a[0]), a[1].toInt(), a[2].toInt()); }},
     {"aten::t", "Tensor self", [](Args a) -> IValue { return t(T(a[0])); }},
-    {"aten::contiguous", "Tensor self, *, int memory_format=0", [](Args a) -> IValue { return T(a[0]).contiguous(); }},
+    {"aten::contiguous", "Tensor self, *, int memory_format=0", [](Args a) -> IValue { return T(a[0]).contiguous(memory_format(a[1])); }},
     {"aten::unsqueeze", "Tensor self, int dim", [](Args a) -> IValue { return unsqueeze(T(a[0]), a[1].toInt()); }},
     {"aten::squeeze", "Tensor self, int dim", [](Args a) -> IValue { return squeeze(T(a[0]), a[1].toInt()); }},
     {"aten::squeeze", "Tensor self", [](Args a) -> IValue { return squeeze(T(a[0])); }},
