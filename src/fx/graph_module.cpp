@@ -70,6 +70,7 @@ struct GraphModule::Plan {
     nn::detail::ForwardInvoker invoke = nullptr;
     Tensor attr;                 // get_attr
     std::vector<PlanArg> args;   // positional, then the keyword arguments' values
+    std::vector<size_t> frees;   // slots read for the last time here, released after the step
   };
   std::vector<Step> steps;
   size_t inputs = 0;
@@ -220,6 +221,20 @@ void GraphModule::recompile() {
     slot[n] = static_cast<int64_t>(plan->steps.size());
     plan->steps.push_back(std::move(s));
   }
+  // Each value is released after its last reader (as FX's generated code sets `x = None`), so
+  // intermediate results go back to the allocator while the next steps run and their memory
+  // stays in cache, as in eager code.
+  std::vector<size_t> last(plan->steps.size());
+  std::function<void(const PlanArg&, size_t)> mark = [&](const PlanArg& a, size_t i) {
+    if (a.slot >= 0) last[static_cast<size_t>(a.slot)] = i;
+    for (const PlanArg& e : a.items) mark(e, i);
+  };
+  for (size_t i = 0; i < plan->steps.size(); ++i) {
+    last[i] = i;
+    for (const PlanArg& a : plan->steps[i].args) mark(a, i);
+  }
+  for (size_t s = 0; s < last.size(); ++s)
+    if (plan->steps[last[s]].op != OpKind::Output) plan->steps[last[s]].frees.push_back(s);
   plan_ = std::move(plan);
   compiled_version_ = graph_->version();
 }
@@ -269,6 +284,7 @@ jit::IValue GraphModule::forward(std::vector<jit::IValue> inputs) {
         return plan_value(s.args.at(0), env, tmp);
       }
     }
+    for (size_t slot : s.frees) env[slot] = jit::IValue();
   }
   ::ember::detail::fail("fx", "the graph has no output node");
 }

@@ -97,8 +97,8 @@ size_t fuse_conv_bn(GraphModule& gm) {
 // Runs each Conv2d in channels_last, as PyTorch's optimize_for_inference moves convolutions to
 // oneDNN's layout: a copy of the layer with its weight in channels_last, its input made
 // channels_last (free when it already is, as the previous convolution's output and what
-// pointwise ops make of it are), and the graph's outputs made contiguous again. oneDNN then
-// needs no reorder between layers (a net of conv-relu blocks at batch 8, 56x56: 2.5x faster).
+// pointwise ops make of it are), and the graph's outputs made contiguous again, so that oneDNN
+// needs no reorder between layers.
 void convolutions_to_channels_last(GraphModule& gm) {
   Graph& g = gm.graph();
   bool any = false;
