@@ -51,6 +51,15 @@ int64_t dtype_code(ScalarType t) {
   throw Error(std::string("dtype ") + to_string(t) + " has no TorchScript code in Ember");
 }
 
+// PyTorch's MemoryFormat numbering (contiguous_format, preserve_format, channels_last,
+// channels_last_3d), which is Ember's enum order.
+MemoryFormat memory_format(const IValue& v) {
+  const int64_t code = v.toInt();
+  if (code < 0 || code > static_cast<int64_t>(MemoryFormat::ChannelsLast3d))
+    throw Error("memory format code " + std::to_string(code) + " is not a memory format");
+  return static_cast<MemoryFormat>(code);
+}
+
 std::vector<IValue> elements(const IValue& v) { return v.isTuple() ? v.toTuple()->elements() : v.toList(); }
 std::vector<Tensor> tensors(const IValue& v) {
   std::vector<Tensor> out;
@@ -401,7 +410,7 @@ const Row kRows[] = {
     {"aten::conv3d", "Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, int[] padding=0, int[] dilation=1, int groups=1",
      [](Args a) -> IValue { return conv3d(T(a[0]), T(a[1]), opt(a[2]), ints(a[3], 3), ints(a[4], 3), ints(a[5], 3), a[6].toInt()); }},
     {"aten::batch_norm", "Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
-     "bool training, float momentum, float eps, bool cudnn_enabled",
+     "bool training, float momentum, float eps, bool cudnn_enabled=True",
      [](Args a) -> IValue {
        return batch_norm(T(a[0]), opt(a[1]), opt(a[2]), opt(a[3]), opt(a[4]), a[5].toBool(), a[6].toDouble(), a[7].toDouble());
      }},
@@ -478,7 +487,7 @@ const Row kRows[] = {
     {"aten::permute", "Tensor self, int[] dims", [](Args a) -> IValue { return permute(T(a[0]), ints(a[1])); }},
     {"aten::transpose", "Tensor self, int dim0, int dim1", [](Args a) -> IValue { return transpose(T(a[0]), a[1].toInt(), a[2].toInt()); }},
     {"aten::t", "Tensor self", [](Args a) -> IValue { return t(T(a[0])); }},
-    {"aten::contiguous", "Tensor self, *, int memory_format=0", [](Args a) -> IValue { return T(a[0]).contiguous(); }},
+    {"aten::contiguous", "Tensor self, *, int memory_format=0", [](Args a) -> IValue { return T(a[0]).contiguous(memory_format(a[1])); }},
     {"aten::unsqueeze", "Tensor self, int dim", [](Args a) -> IValue { return unsqueeze(T(a[0]), a[1].toInt()); }},
     {"aten::squeeze", "Tensor self, int dim", [](Args a) -> IValue { return squeeze(T(a[0]), a[1].toInt()); }},
     {"aten::squeeze", "Tensor self", [](Args a) -> IValue { return squeeze(T(a[0])); }},
@@ -821,6 +830,19 @@ const std::vector<const Builtin*>* find_builtin(const std::string& name) {
   const Table& t = table();
   auto it = t.by_name.find(canonical(name));
   return it == t.by_name.end() ? nullptr : &it->second;
+}
+
+int64_t scalar_type_code(ScalarType t) { return dtype_code(t); }
+
+const Builtin* match_positional(const std::vector<const Builtin*>& overloads, const IValue* values, size_t n) {
+  for (const Builtin* b : overloads) {
+    if (n > b->args.size()) continue;
+    bool ok = true;
+    for (size_t i = 0; i < b->args.size() && ok; ++i)
+      ok = i < n ? accepts(b->args[i], values[i]) : b->args[i].has_default;
+    if (ok) return b;
+  }
+  return nullptr;
 }
 
 IValue call_builtin(const std::vector<const Builtin*>& overloads, const IValue* const* refs, size_t n,
