@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "ember/fx/fused.h"
 #include "ember/jit.h"
 #include "ember/nn/module.h"
 #include "ember/nn/pimpl.h"
@@ -381,9 +382,15 @@ std::vector<Match> replace_pattern(GraphModule& gm, const GraphModule& pattern, 
 // into a copy of that layer (weight and bias), leaving the root's modules unchanged. Returns the
 // number folded.
 size_t fuse_conv_bn(GraphModule& gm);
+// CPU fusion: each maximal group of pointwise call_function nodes (the ops fx::fusable names)
+// whose results are read only inside the group, but for its last node's, becomes one call_module
+// node running the group as one fx::FusedPointwise (ember/fx/fused.h): one pass over memory per
+// block of the output, no intermediate tensor, differentiable. Groups of one op are left alone.
+// Returns the number of fused nodes made. Works in training mode too.
+size_t fuse_pointwise(GraphModule& gm);
 // The inference passes, in order: fuse_conv_bn, removal of Dropout and Identity modules and of
-// dropout ops in eval, Conv2d in channels_last (outputs contiguous again), dead code and unused
-// submodule elimination. Requires eval mode.
+// dropout ops in eval, Conv2d in channels_last (outputs contiguous again), fuse_pointwise, dead
+// code and unused submodule elimination. Requires eval mode.
 void optimize_for_inference(GraphModule& gm);
 
 // One file holding the graph (JSON, as safetensors metadata) and every tensor it reads

@@ -153,8 +153,8 @@ void optimize_for_inference(GraphModule& gm) {
     n->replace_all_uses_with(n->args()[0].node());
     g.erase_node(n);
   }
-  // The pointwise fusion pass (fx::fuse_pointwise, issue 16) joins the list here.
   convolutions_to_channels_last(gm);
+  fuse_pointwise(gm);
   g.eliminate_dead_code();
   gm.delete_all_unused_submodules();
   gm.recompile();

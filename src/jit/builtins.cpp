@@ -833,6 +833,7 @@ const std::vector<const Builtin*>* find_builtin(const std::string& name) {
 }
 
 int64_t scalar_type_code(ScalarType t) { return dtype_code(t); }
+ScalarType scalar_type_of_code(int64_t code) { return *dtype(IValue(code)); }
 
 const Builtin* match_positional(const std::vector<const Builtin*>& overloads, const IValue* values, size_t n) {
   for (const Builtin* b : overloads) {

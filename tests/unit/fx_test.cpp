@@ -373,6 +373,75 @@ TEST(Fx, ConvBnFoldingAndInference) {
   expect_error([&] { fx::optimize_for_inference(*gm2); }, {"eval mode"});
 }
 
+size_t count_fused(const fx::GraphModule& gm) {
+  size_t n = 0;
+  for (const fx::Node* node : gm.graph().nodes())
+    n += node->op() == fx::OpKind::CallModule && node->target().rfind("fused_pointwise", 0) == 0;
+  return n;
+}
+
+TEST(Fx, FusePointwiseChain) {
+  ember::manual_seed(3);
+  const Tensor x = ember::randn({37, 65}), a = ember::randn({65}), b = ember::randn({37, 1}), c = ember::randn({37, 65});
+  auto chain = [](const Tensor& x, const Tensor& a, const Tensor& b, const Tensor& c) {
+    return ember::sigmoid(x * a + b) * ember::tanh(x) + ember::relu(c);
+  };
+  auto gm = fx::trace(chain, x, a, b, c);
+  EXPECT_EQ(fx::fuse_pointwise(*gm), 1u);
+  // the whole chain is one node between the placeholders and the output
+  EXPECT_EQ(gm->graph().size(), 6u) << gm->code();
+  EXPECT_EQ(count_fused(*gm), 1u);
+  gm->graph().lint();
+  expect_close(gm->forward({x, a, b, c}).toTensor(), chain(x, a, b, c), 1e-6);
+  // other layouts and a dtype the chain was not traced with
+  const Tensor xt = ember::randn({65, 37}).t(), ct = ember::randn({65, 37}).t();
+  expect_close(gm->forward({xt, a, b, ct}).toTensor(), chain(xt, a, b, ct), 1e-6);
+  const auto h = [](const Tensor& t) { return t.to(ember::kBFloat16); };
+  expect_close(gm->forward({h(x), h(a), h(b), h(c)}).toTensor().to(ember::kFloat),
+               chain(h(x), h(a), h(b), h(c)).to(ember::kFloat), 1e-2);
+  // a second run of the pass finds nothing left to fuse
+  EXPECT_EQ(fx::fuse_pointwise(*gm), 0u);
+  // casts join chains (Ember records to(self, dtype, copy, memory_format))
+  auto cast = [](const Tensor& x) { return (x * 3).to(ember::kBFloat16).relu() + 1; };
+  auto gc = fx::trace(cast, x);
+  EXPECT_EQ(fx::fuse_pointwise(*gc), 1u);
+  EXPECT_EQ(count_fused(*gc), 1u) << gc->code();
+  const Tensor got = gc->forward(x);
+  EXPECT_EQ(got.dtype(), ember::kBFloat16);
+  EXPECT_TRUE(got.equal(cast(x)));
+}
+
+TEST(Fx, FusePointwiseKeepsValuesReadOutside) {
+  const Tensor x = ember::randn({8, 9});
+  // z is read by the chain and returned: it stays a node of its own; a reduction splits chains
+  auto f = [](const Tensor& x) {
+    Tensor z = ember::exp(x * 0.5);
+    Tensor y = ember::sigmoid(z) + 1;
+    Tensor s = (y * y).sum(1, true);
+    return std::make_tuple(ember::tanh(s - 1) * 2, z);
+  };
+  auto gm = fx::trace(f, x);
+  // {x * 0.5, exp} (z, read outside, ends a group), {sigmoid, + 1, y * y}, {- 1, tanh, * 2}
+  EXPECT_EQ(fx::fuse_pointwise(*gm), 3u) << gm->code();
+  gm->graph().lint();
+  auto out = gm->forward(std::vector<ember::jit::IValue>{x}).toTuple()->elements();
+  expect_close(out[0].toTensor(), std::get<0>(f(x)), 1e-6);
+  expect_close(out[1].toTensor(), std::get<1>(f(x)), 1e-6);
+  for (const fx::Node* n : gm->graph().nodes()) EXPECT_NE(n->target(), "sigmoid") << gm->code();
+}
+
+TEST(Fx, FusePointwiseGradients) {
+  auto opts = ember::TensorOptions().dtype(ember::kDouble);
+  const Tensor x = ember::randn({4, 5}, opts), w = ember::randn({5}, opts);
+  auto f = [](const Tensor& x, const Tensor& w) { return ember::silu(x * w - 0.5) * ember::sigmoid(x); };
+  auto gm = fx::trace(f, x, w);
+  ASSERT_EQ(fx::fuse_pointwise(*gm), 1u);
+  const ember::autograd::variable_list in{x.detach().requires_grad_(true), w.detach().requires_grad_(true)};
+  auto run = [&](const ember::autograd::variable_list& v) { return gm->forward(v[0], v[1]); };
+  EXPECT_TRUE(ember::autograd::gradcheck(run, in));
+  EXPECT_TRUE(ember::autograd::gradgradcheck(run, in));
+}
+
 TEST(Fx, SaveLoadRoundTrip) {
   const TempDir dir("fx");
   auto m = trained_cnn();
