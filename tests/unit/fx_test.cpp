@@ -403,6 +403,17 @@ TEST(Fx, ConvBnFoldingAndInference) {
   expect_close(gm2->forward(x), want, 1e-5);
   gm2->train();
   expect_error([&] { fx::optimize_for_inference(*gm2); }, {"eval mode"});
+  // A float64 model folds into float64 layers.
+  nn::Sequential d(nn::Conv2d(nn::Conv2dOptions(3, 4, 3)), nn::BatchNorm2d(4), nn::ReLU());
+  d->forward(ember::randn({2, 3, 6, 6}));
+  d->to(ember::kDouble);
+  d->eval();
+  const Tensor xd = ember::randn({2, 3, 6, 6}, ember::kDouble);
+  auto gd = fx::symbolic_trace(d, xd);
+  fx::optimize_for_inference(*gd);
+  const Tensor yd = gd->forward(xd);
+  EXPECT_EQ(yd.dtype(), ember::kDouble);
+  expect_close(yd, d->forward(xd), 1e-12);
 }
 
 TEST(Fx, SaveLoadRoundTrip) {
