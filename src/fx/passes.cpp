@@ -31,6 +31,7 @@ template <class Impl, class Options>
 std::shared_ptr<Impl> folded(const Impl& layer, Options options, const Tensor& scale, const Tensor& shift) {
   options.bias(true);
   auto out = std::make_shared<Impl>(options);
+  out->to(layer.weight.scalar_type());
   std::vector<int64_t> shape(static_cast<size_t>(layer.weight.dim()), 1);
   shape[0] = -1;
   const Tensor w = layer.weight.to(kDouble) * scale.reshape(shape);
@@ -108,6 +109,7 @@ void convolutions_to_channels_last(GraphModule& gm) {
     const auto* conv = dynamic_cast<const nn::Conv2dImpl*>(m.get());
     if (!conv) continue;
     auto copy = std::make_shared<nn::Conv2dImpl>(conv->options);
+    copy->to(conv->weight.scalar_type());
     {
       NoGradGuard no_grad;
       nn::set_data(copy->weight, conv->weight.clone(MemoryFormat::ChannelsLast));

@@ -138,10 +138,17 @@ struct Tracer::State final : dispatch::TraceRecorder, nn::detail::ModuleCallHook
                        "it cannot be traced");
       }
     }
-    const Builtin& b = find_op(op, values.data(), values.size(), "");
-    std::vector<Argument> positional(graph_args.begin(), graph_args.begin() + std::min(n, b.positional));
+    // Ember's `to` (also clone and contiguous) takes (self, dtype, copy, memory_format):
+    // libtorch's schema has non_blocking before copy.
+    if (std::string_view(op) == "to" && values.size() == 4) {
+      values.insert(values.begin() + 2, jit::IValue(false));
+      graph_args.insert(graph_args.begin() + 2, Argument(jit::IValue(false)));
+    }
+    const size_t count = values.size();
+    const Builtin& b = find_op(op, values.data(), count, "");
+    std::vector<Argument> positional(graph_args.begin(), graph_args.begin() + std::min(count, b.positional));
     Kwargs kwargs;
-    for (size_t i = b.positional; i < n; ++i) kwargs.emplace_back(b.args[i].name, graph_args[i]);
+    for (size_t i = b.positional; i < count; ++i) kwargs.emplace_back(b.args[i].name, graph_args[i]);
     pending = graph->call_function(op, std::move(positional), std::move(kwargs));
     return true;
   }

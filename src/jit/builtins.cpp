@@ -562,6 +562,42 @@ const Row kRows[] = {
        a[0].list_data()->items.push_back(a[1]);
        return a[0];
      }},
+    // ---- more tensor ops (also what traced fx graphs call) ----
+    {"aten::narrow", "Tensor self, int dim, int start, int length",
+     [](Args a) -> IValue { return narrow(T(a[0]), a[1].toInt(), a[2].toInt(), a[3].toInt()); }},
+    {"aten::repeat", "Tensor self, int[] repeats", [](Args a) -> IValue { return repeat(T(a[0]), ints(a[1])); }},
+    {"aten::flip", "Tensor self, int[] dims", [](Args a) -> IValue { return flip(T(a[0]), ints(a[1])); }},
+    {"aten::roll", "Tensor self, int[] shifts, int[] dims=[]",
+     [](Args a) -> IValue { return roll(T(a[0]), ints(a[1]), ints(a[2])); }},
+    {"aten::cumsum", "Tensor self, int dim, *, ScalarType? dtype=None",
+     [](Args a) -> IValue { return cumsum(T(a[0]), a[1].toInt(), dtype(a[2])); }},
+    {"aten::logsumexp", "Tensor self, int[] dim, bool keepdim=False",
+     [](Args a) -> IValue { return logsumexp(T(a[0]), ints(a[1]), a[2].toBool()); }},
+    {"aten::clamp_min", "Tensor self, Scalar min", [](Args a) -> IValue { return clamp_min(T(a[0]), S(a[1])); }},
+    {"aten::clamp_max", "Tensor self, Scalar max", [](Args a) -> IValue { return clamp_max(T(a[0]), S(a[1])); }},
+    {"aten::lerp", "Tensor self, Tensor end, Scalar weight", [](Args a) -> IValue { return lerp(T(a[0]), T(a[1]), S(a[2])); }},
+    {"aten::lerp", "Tensor self, Tensor end, Tensor weight", [](Args a) -> IValue { return lerp(T(a[0]), T(a[1]), T(a[2])); }},
+    {"aten::softplus", "Tensor self, Scalar beta=1, Scalar threshold=20",
+     [](Args a) -> IValue { return softplus(T(a[0]), S(a[1]), S(a[2])); }},
+    {"aten::dot", "Tensor self, Tensor tensor", [](Args a) -> IValue { return dot(T(a[0]), T(a[1])); }},
+    {"aten::mv", "Tensor self, Tensor vec", [](Args a) -> IValue { return mv(T(a[0]), T(a[1])); }},
+    {"aten::outer", "Tensor self, Tensor vec2", [](Args a) -> IValue { return outer(T(a[0]), T(a[1])); }},
+    {"aten::copy_", "Tensor self, Tensor src, bool non_blocking=False", [](Args a) -> IValue {
+       Tensor t = T(a[0]);
+       t.copy_(T(a[1]));
+       return t;
+     }},
+    {"aten::fill_", "Tensor self, Scalar value", [](Args a) -> IValue { Tensor t = T(a[0]); t.fill_(S(a[1])); return t; }},
+    {"aten::clamp_", "Tensor self, Scalar? min=None, Scalar? max=None", [](Args a) -> IValue {
+       Tensor t = T(a[0]);
+       t.clamp_(a[1].isNone() ? std::nullopt : std::optional<Scalar>(S(a[1])),
+                a[2].isNone() ? std::nullopt : std::optional<Scalar>(S(a[2])));
+       return t;
+     }},
+    {"aten::masked_fill_", "Tensor self, Tensor mask, Scalar value",
+     [](Args a) -> IValue { Tensor t = T(a[0]); t.masked_fill_(T(a[1]), S(a[2])); return t; }},
+    {"aten::masked_fill_", "Tensor self, Tensor mask, Tensor value",
+     [](Args a) -> IValue { Tensor t = T(a[0]); t.masked_fill_(T(a[1]), T(a[2])); return t; }},
     {"aten::list", "t[] l", [](Args a) { return IValue(a[0].toList()); }},
     {"aten::range", "int stop", [](Args a) { return range(0, a[0].toInt(), 1); }},
     {"aten::range", "int start, int stop, int step=1", [](Args a) { return range(a[0].toInt(), a[1].toInt(), a[2].toInt()); }},
@@ -609,7 +645,10 @@ const Row kRows[] = {
        return dt ? T(a[0]).to(*dt, false, a[4].toBool()) : (a[4].toBool() ? T(a[0]).clone() : T(a[0]));
      }},
     {"aten::to", "Tensor self, ScalarType dtype, bool non_blocking=False, bool copy=False, int? memory_format=None",
-     [](Args a) -> IValue { return T(a[0]).to(*dtype(a[1]), false, a[3].toBool()); }},
+     [](Args a) -> IValue {
+       return T(a[0]).to(*dtype(a[1]), false, a[3].toBool(),
+                         a[4].isNone() ? std::nullopt : std::optional<MemoryFormat>(memory_format(a[4])));
+     }},
     {"aten::to", "Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, "
      "bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None",
      [](Args a) -> IValue {

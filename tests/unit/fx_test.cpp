@@ -146,6 +146,38 @@ TEST(Fx, TracesFreeFunctions) {
   expect_close(g2->forward(a), std::get<0>(ember::max(a, 1)) + 1, 0);
 }
 
+// Ops of the table's later rows, recorded and replayed through it: equal to the eager calls.
+TEST(Fx, ReplaysTableOps) {
+  ember::manual_seed(3);
+  const Tensor a = ember::randn({4, 5}), b = ember::randn({4, 5}), v = ember::randn({5});
+  auto f = [&](const Tensor& x, const Tensor& y) {
+    Tensor z = ember::narrow(x, 1, 1, 3).repeat({1, 2}) + ember::flip(y, {0}).narrow(1, 0, 3).repeat({1, 2});
+    z = ember::roll(z, {1}, {0}) + ember::cumsum(z, 1) + ember::logsumexp(z, {1}, true);
+    z = ember::clamp_min(z, -1.0) * ember::clamp_max(z, 2.0) + ember::lerp(z, z.abs(), 0.25) +
+        ember::lerp(z, -z, ember::sigmoid(z)) + ember::softplus(z, 2.0, 10.0);
+    Tensor w = ember::mv(x, v) + ember::dot(v, v) + ember::outer(v, v).sum(0).sum();
+    Tensor c = z.clone();
+    c.clamp_(-0.5, 0.5);
+    c.masked_fill_(c > 0.25, 1.0);
+    c.masked_fill_(c < -0.25, ember::full({}, -1.0));
+    Tensor d = ember::zeros_like(c);
+    d.copy_(c);
+    d.fill_(0.5);
+    // clone and a layout change: Ember's `to` op, recorded with libtorch's arguments.
+    Tensor e = (d + c.clone()).view({4, 6, 1, 1}).contiguous(ember::MemoryFormat::ChannelsLast);
+    return std::make_tuple(z + c, w, e.to(ember::kDouble));
+  };
+  auto gm = fx::trace(f, a, b);
+  const auto want = f(a, b);
+  auto got = gm->forward({a, b}).toTuple()->elements();
+  expect_close(got[0].toTensor(), std::get<0>(want), 0);
+  expect_close(got[1].toTensor(), std::get<1>(want), 0);
+  expect_close(got[2].toTensor(), std::get<2>(want), 0);
+  EXPECT_TRUE(got[2].toTensor().is_contiguous(ember::MemoryFormat::ChannelsLast));
+  EXPECT_EQ(got[2].toTensor().dtype(), ember::kDouble);
+  EXPECT_NE(gm->code().find("torch.to(add_"), std::string::npos) << gm->code();
+}
+
 TEST(Fx, TracingTraps) {
   const Tensor a = ember::randn({3});
   expect_error([&] { fx::trace([](const Tensor& x) { return x * x.sum().item<double>(); }, a); },
@@ -371,6 +403,17 @@ TEST(Fx, ConvBnFoldingAndInference) {
   expect_close(gm2->forward(x), want, 1e-5);
   gm2->train();
   expect_error([&] { fx::optimize_for_inference(*gm2); }, {"eval mode"});
+  // A float64 model folds into float64 layers.
+  nn::Sequential d(nn::Conv2d(nn::Conv2dOptions(3, 4, 3)), nn::BatchNorm2d(4), nn::ReLU());
+  d->forward(ember::randn({2, 3, 6, 6}));
+  d->to(ember::kDouble);
+  d->eval();
+  const Tensor xd = ember::randn({2, 3, 6, 6}, ember::kDouble);
+  auto gd = fx::symbolic_trace(d, xd);
+  fx::optimize_for_inference(*gd);
+  const Tensor yd = gd->forward(xd);
+  EXPECT_EQ(yd.dtype(), ember::kDouble);
+  expect_close(yd, d->forward(xd), 1e-12);
 }
 
 size_t count_fused(const fx::GraphModule& gm) {
