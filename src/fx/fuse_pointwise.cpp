@@ -74,9 +74,6 @@ Chain compile(const std::vector<Node*>& members) {
       } else {
         step.args.push_back(*constant_arg(a.value()));
       }
-      // Ember records to(self, dtype, copy, memory_format); libtorch's order has non_blocking
-      // before copy, which changes nothing on the CPU.
-      if (m->target() == "to" && i == 1 && args.size() == 4) step.args.push_back(FusedArg::flag(false));
     }
     steps.push_back(std::move(step));
   }

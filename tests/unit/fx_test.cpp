@@ -444,7 +444,7 @@ TEST(Fx, FusePointwiseChain) {
                chain(h(x), h(a), h(b), h(c)).to(ember::kFloat), 1e-2);
   // a second run of the pass finds nothing left to fuse
   EXPECT_EQ(fx::fuse_pointwise(*gm), 0u);
-  // casts join chains (Ember records to(self, dtype, copy, memory_format))
+  // casts join chains
   auto cast = [](const Tensor& x) { return (x * 3).to(ember::kBFloat16).relu() + 1; };
   auto gc = fx::trace(cast, x);
   EXPECT_EQ(fx::fuse_pointwise(*gc), 1u);
