@@ -672,7 +672,7 @@ class Sweep {
   }
 
   void time(Row& row, const std::function<void()>& ember_fn, const std::function<void()>& torch_fn) {
-    const Case c{.name = row.name, .label = "sweep", .run = {}};
+    const Case c{.name = row.name, .label = "sweep", .target = row.target, .run = {}};
     const Outcome o = time_pair(Context{c, opt_.threads, limits_},
                                 {.ember = ember_fn, .baseline = torch_fn, .min_run_time = opt_.seconds, .rounds = 3});
     row.ember_us = o.ember;
