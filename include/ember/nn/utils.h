@@ -3,6 +3,8 @@
 #include <optional>
 #include <vector>
 
+#include "ember/nn/utils/parametrizations.h"
+#include "ember/nn/utils/parametrize.h"
 #include "ember/nn/utils/rnn.h"
 #include "ember/tensor.h"
 
