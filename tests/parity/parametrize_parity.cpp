@@ -167,6 +167,8 @@ add('weight_norm', wn, x)
 chain = P.orthogonal(torch.nn.Linear(6, 6).double())
 P.spectral_norm(chain)
 add('chain', chain, x, train=True)
+add('classic_weight_norm', torch.nn.utils.weight_norm(torch.nn.Linear(6, 4).double()), x)
+add('classic_spectral', torch.nn.utils.spectral_norm(torch.nn.Linear(6, 5).double()), x, train=True)
 torch.save(out, sys.argv[1])
 )PY";
 
@@ -266,6 +268,16 @@ TEST(ParametrizeParity, StateDictsWrittenByPyTorchLoadAndGiveItsOutputs) {
     PS::orthogonal(m);
     PS::spectral_norm(m);
     check_against_pytorch("chain", m);
+  }
+  {
+    auto m = linear(6, 4);
+    enn::utils::weight_norm(m);
+    check_against_pytorch("classic_weight_norm", m);
+  }
+  {
+    auto m = linear(6, 5);
+    enn::utils::spectral_norm(m);
+    check_against_pytorch("classic_spectral", m);
   }
 }
 

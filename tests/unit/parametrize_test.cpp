@@ -353,6 +353,44 @@ TEST(Parametrizations, GradcheckThroughEachParametrization) {
   check([&](const variable_list& in) { return linear(in[0]); }, ember::randn({2, 3}, opts), "module");
 }
 
+TEST(ClassicHooks, WeightNormAndSpectralNormUnderTheirClassicNames) {
+  ember::manual_seed(10);
+  nn::Linear linear(4, 3);
+  const Tensor w = linear->weight.detach().clone();
+  nn::utils::weight_norm(linear);
+  EXPECT_FALSE(P::is_parametrized(linear));  // as PyTorch: a hook, not a parametrization
+  EXPECT_EQ(keys(linear->named_parameters()), (std::vector<std::string>{"bias", "weight_g", "weight_v"}));
+  EXPECT_TRUE(linear->named_parameters()["weight_g"].allclose(w.norm(2, {1}, true)));
+  EXPECT_TRUE(linear->weight.allclose(w, 1e-6, 1e-6));
+  const Tensor x = ember::randn({2, 4});
+  linear(x).sum().backward();
+  EXPECT_TRUE(linear->named_parameters()["weight_v"].grad().defined());
+  {
+    ember::NoGradGuard no_grad;
+    linear->named_parameters()["weight_g"].mul_(2.0);
+  }
+  EXPECT_TRUE(linear->weight.allclose(w * 2, 1e-6, 1e-6));
+  EXPECT_ERROR(nn::utils::weight_norm(linear), "Cannot register two weight_norm hooks on the same parameter weight");
+  nn::utils::remove_weight_norm(linear);
+  EXPECT_EQ(keys(linear->named_parameters()), (std::vector<std::string>{"bias", "weight"}));
+  EXPECT_TRUE(linear->weight.is_leaf());
+  EXPECT_TRUE(linear->weight.allclose(w * 2, 1e-6, 1e-6));
+  EXPECT_ERROR(nn::utils::remove_weight_norm(linear), "weight_norm of 'weight' not found in");
+
+  nn::utils::spectral_norm(linear);
+  EXPECT_EQ(keys(linear->named_parameters()), (std::vector<std::string>{"bias", "weight_orig"}));
+  EXPECT_EQ(keys(linear->named_buffers()), (std::vector<std::string>{"weight_u", "weight_v"}));
+  linear->eval();
+  const Tensor u = linear->named_buffers()["weight_u"], v = linear->named_buffers()["weight_v"];
+  const Tensor orig = linear->named_parameters()["weight_orig"].detach();
+  EXPECT_TRUE(linear->weight.allclose(orig / u.dot(orig.mv(v))));
+  nn::utils::remove_spectral_norm(linear);
+  EXPECT_EQ(keys(linear->named_parameters()), (std::vector<std::string>{"bias", "weight"}));
+  EXPECT_TRUE(linear->named_buffers().is_empty());
+  EXPECT_ERROR(nn::utils::spectral_norm(linear, "bias", 0), "n_power_iterations to be positive");
+  EXPECT_ERROR(nn::utils::spectral_norm(linear, "scale"), "has no parameter 'scale'");
+}
+
 TEST(ParametrizeErrors, BadInputNamesModuleTensorAndShapes) {
   nn::Linear linear(3, 4);
   EXPECT_ERROR(P::register_parametrization(linear, "weigth", std::make_shared<Symmetric>()), "Linear", "weigth",

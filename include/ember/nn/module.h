@@ -42,6 +42,9 @@ class ParametrizationDict {
  private:
   friend struct ParametrizationAccess;
   std::shared_ptr<Module> dict_;  // the "parametrizations" child, its children the lists
+  // The classic hooks (nn::utils::weight_norm, spectral_norm): lists outside the module tree,
+  // whose tensors the module holds under the classic names (weight_g, weight_orig, ...).
+  std::vector<std::pair<std::string, std::shared_ptr<utils::parametrize::ParametrizationListImpl>>> hooks_;
 };
 
 namespace detail {

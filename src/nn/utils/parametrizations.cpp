@@ -27,6 +27,14 @@ Tensor tensor_of(Module& module, const std::string& name, const char* op) {
   return bufs[name];
 }
 
+// PyTorch's default dim of spectral_norm: 1 for transposed convolutions (their output channels).
+int64_t default_spectral_dim(Module& module) {
+  return dynamic_cast<ConvTranspose1dImpl*>(&module) || dynamic_cast<ConvTranspose2dImpl*>(&module) ||
+                 dynamic_cast<ConvTranspose3dImpl*>(&module)
+             ? 1
+             : 0;
+}
+
 // The Q of A = QR with diag(R) >= 0, A tall (PyTorch's _make_orthogonal).
 Tensor make_orthogonal(const Tensor& A) {
   auto [X, tau] = geqrf(A);
@@ -62,41 +70,55 @@ std::vector<Tensor> WeightNormImpl::right_inverse(const Tensor& weight) {
 
 SpectralNormImpl::SpectralNormImpl(const Tensor& weight, int64_t n_power_iterations_, int64_t dim_, double eps_)
     : Module("_SpectralNorm"), n_power_iterations(n_power_iterations_), dim(dim_), eps(eps_) {
+  init_vectors(weight);
+  if (_u.defined()) power_method(to_matrix(weight.detach()), 15);
+}
+
+SpectralNormImpl::SpectralNormImpl(Classic, const Tensor& weight, int64_t n_power_iterations_, int64_t dim_,
+                                   double eps_)
+    : Module("SpectralNorm"), n_power_iterations(n_power_iterations_), dim(dim_), eps(eps_), classic_(true) {
+  init_vectors(weight);
+}
+
+void SpectralNormImpl::init_vectors(const Tensor& weight) {
   const int64_t ndim = weight.dim();
   EMBER_CHECK(dim >= -ndim && dim < ndim, "spectral_norm", "Dimension out of range (expected to be in range of [",
               -ndim, ", ", ndim - 1, "] but got ", dim, ")");
   EMBER_CHECK(n_power_iterations > 0, "spectral_norm",
               "Expected n_power_iterations to be positive, but got n_power_iterations=", n_power_iterations);
   if (dim < 0) dim += ndim;
-  if (ndim > 1) {
-    NoGradGuard no_grad;
-    const Tensor w = to_matrix(weight.detach());
-    const auto unit = functional::NormalizeFuncOptions().dim(0).eps(eps);
-    _u = register_buffer("_u", functional::normalize(empty({w.size(0)}, w.options()).normal_(0, 1), unit));
-    _v = register_buffer("_v", functional::normalize(empty({w.size(1)}, w.options()).normal_(0, 1), unit));
-    power_method(w, 15);
-  }
+  if (ndim == 1 && !classic_) return;  // normalized exactly
+  NoGradGuard no_grad;
+  const Tensor w = to_matrix(weight.detach());
+  const auto unit = functional::NormalizeFuncOptions().dim(0).eps(eps);
+  _u = register_buffer("_u", functional::normalize(empty({w.size(0)}, w.options()).normal_(0, 1), unit));
+  _v = register_buffer("_v", functional::normalize(empty({w.size(1)}, w.options()).normal_(0, 1), unit));
 }
 
 Tensor SpectralNormImpl::to_matrix(const Tensor& weight) const {
-  if (dim == 0) return weight.flatten(1);
+  if (dim == 0) return weight.reshape({weight.size(0), -1});
   std::vector<int64_t> order{dim};
   for (int64_t d = 0; d < weight.dim(); ++d)
     if (d != dim) order.push_back(d);
-  return weight.permute(order).flatten(1);
+  return weight.permute(order).reshape({weight.size(dim), -1});
 }
 
 void SpectralNormImpl::power_method(const Tensor& weight_mat, int64_t iterations) {
   NoGradGuard no_grad;
   const auto unit = functional::NormalizeFuncOptions().dim(0).eps(eps);
   for (int64_t i = 0; i < iterations; ++i) {
-    _u.copy_(functional::normalize(mv(weight_mat, _v), unit));
-    _v.copy_(functional::normalize(mv(weight_mat.t(), _u), unit));
+    if (classic_) {
+      _v.copy_(functional::normalize(mv(weight_mat.t(), _u), unit));
+      _u.copy_(functional::normalize(mv(weight_mat, _v), unit));
+    } else {
+      _u.copy_(functional::normalize(mv(weight_mat, _v), unit));
+      _v.copy_(functional::normalize(mv(weight_mat.t(), _u), unit));
+    }
   }
 }
 
 Tensor SpectralNormImpl::forward(const Tensor& weight) {
-  if (weight.dim() == 1) return functional::normalize(weight, functional::NormalizeFuncOptions().dim(0).eps(eps));
+  if (!_u.defined()) return functional::normalize(weight, functional::NormalizeFuncOptions().dim(0).eps(eps));
   const Tensor w = to_matrix(weight);
   if (is_training()) power_method(w.detach(), n_power_iterations);
   // Clones: the buffers change in place at the next computation, after this graph saved them.
@@ -199,13 +221,9 @@ void weight_norm(Module& module, const std::string& name, std::optional<int64_t>
 void spectral_norm(Module& module, const std::string& name, int64_t n_power_iterations, double eps,
                    std::optional<int64_t> dim) {
   const Tensor weight = tensor_of(module, name, "spectral_norm");
-  if (!dim) {
-    const bool transposed = dynamic_cast<ConvTranspose1dImpl*>(&module) ||
-                            dynamic_cast<ConvTranspose2dImpl*>(&module) || dynamic_cast<ConvTranspose3dImpl*>(&module);
-    dim = transposed ? 1 : 0;
-  }
   parametrize::register_parametrization(
-      module, name, std::make_shared<SpectralNormImpl>(weight, n_power_iterations, *dim, eps));
+      module, name,
+      std::make_shared<SpectralNormImpl>(weight, n_power_iterations, dim.value_or(default_spectral_dim(module)), eps));
 }
 
 void orthogonal(Module& module, const std::string& name, const std::optional<std::string>& orthogonal_map,
@@ -229,3 +247,33 @@ void orthogonal(Module& module, const std::string& name, const std::optional<std
 }
 
 }  // namespace ember::nn::utils::parametrizations
+
+namespace ember::nn::utils {
+
+void weight_norm(Module& module, const std::string& name, std::optional<int64_t> dim) {
+  parametrize::detail::register_hook(
+      module, name, parametrize::detail::make_parametrization(std::make_shared<parametrizations::WeightNormImpl>(dim)),
+      {name + "_g", name + "_v"}, {}, "weight_norm");
+}
+
+void remove_weight_norm(Module& module, const std::string& name) {
+  parametrize::detail::remove_hook(module, name, {name + "_g", name + "_v"}, "weight_norm");
+}
+
+void spectral_norm(Module& module, const std::string& name, int64_t n_power_iterations, double eps,
+                   std::optional<int64_t> dim) {
+  const auto params = module.named_parameters(/*recurse=*/false);
+  EMBER_CHECK(params.contains(name), "spectral_norm", "Module '", module.name(), "' has no parameter '", name, "'");
+  auto sn = std::make_shared<parametrizations::SpectralNormImpl>(parametrizations::SpectralNormImpl::Classic{},
+                                                                 params[name], n_power_iterations,
+                                                                 dim.value_or(parametrizations::default_spectral_dim(module)), eps);
+  const std::vector<std::pair<std::string, Tensor>> buffers{{name + "_u", sn->_u}, {name + "_v", sn->_v}};
+  parametrize::detail::register_hook(module, name, parametrize::detail::make_parametrization(sn), {name + "_orig"},
+                                     buffers, "spectral_norm");
+}
+
+void remove_spectral_norm(Module& module, const std::string& name) {
+  parametrize::detail::remove_hook(module, name, {name + "_orig", name + "_u", name + "_v"}, "spectral_norm");
+}
+
+}  // namespace ember::nn::utils

@@ -1,5 +1,6 @@
 #include "ember/nn/utils/parametrize.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "ember/autograd.h"
@@ -15,6 +16,8 @@ struct ParametrizationAccess {
   static OrderedDict<std::string, Tensor>& buffers(Module& m) { return m.buffers_; }
   static std::shared_ptr<Module>& dict(Module& m) { return m.parametrizations.dict_; }
   static const std::shared_ptr<Module>& dict(const ParametrizationDict& d) { return d.dict_; }
+  static auto& hooks(Module& m) { return m.parametrizations.hooks_; }
+  static const auto& hooks(const ParametrizationDict& d) { return d.hooks_; }
 };
 
 namespace {
@@ -24,6 +27,7 @@ std::vector<std::shared_ptr<ParametrizationListImpl>> lists_of(const Parametriza
   std::vector<std::shared_ptr<ParametrizationListImpl>> out;
   if (const auto& dict = ParametrizationAccess::dict(d))
     for (const auto& child : dict->children()) out.push_back(std::static_pointer_cast<ParametrizationListImpl>(child));
+  for (const auto& hook : ParametrizationAccess::hooks(d)) out.push_back(hook.second);
   return out;
 }
 }  // namespace
@@ -43,6 +47,9 @@ std::vector<std::string> ParametrizationDict::keys() const {
 
 void detail::refresh_parametrizations_slow(const Module& module) {
   const Module::ConstModuleApplyFunction refresh = [](const Module& m) {
+    // A classic hook is outside the module tree, so train()/eval() reach it here.
+    for (const auto& hook : ParametrizationAccess::hooks(m.parametrizations))
+      if (hook.second->is_training() != m.is_training()) hook.second->train(m.is_training());
     for (const auto& list : lists_of(m.parametrizations)) list->refresh();
   };
   module.apply(refresh);
@@ -276,6 +283,46 @@ void detail::register_parametrization(Module& module, const std::string& tensor_
   }
   dict->register_module(tensor_name, list);
   (is_param ? params : bufs).erase(tensor_name);
+}
+
+void detail::register_hook(Module& module, const std::string& tensor_name, Parametrization parametrization,
+                           const std::vector<std::string>& original_names,
+                           const std::vector<std::pair<std::string, Tensor>>& buffers, const char* op) {
+  auto& hooks = ParametrizationAccess::hooks(module);
+  for (const auto& hook : hooks)
+    EMBER_CHECK(hook.first != tensor_name, op, "Cannot register two ", op, " hooks on the same parameter ",
+                tensor_name);
+  auto& params = ParametrizationAccess::parameters(module);
+  EMBER_CHECK(params.contains(tensor_name) && params[tensor_name].defined(), op, "Module '", module.name(),
+              "' has no parameter '", tensor_name, "'");
+  parametrization.module->train(module.is_training());
+  auto list = std::make_shared<ParametrizationListImpl>(module.name(), tensor_name, params[tensor_name],
+                                                        /*is_buffer=*/false, std::move(parametrization),
+                                                        /*unsafe=*/true);
+  const std::vector<Tensor> originals = list->original.defined() ? std::vector<Tensor>{list->original} : list->originals;
+  params.erase(tensor_name);
+  for (size_t i = 0; i < originals.size(); ++i)
+    module.register_parameter(original_names.at(i), originals[i], originals[i].requires_grad());
+  for (const auto& [name, tensor] : buffers) module.register_buffer(name, tensor);
+  hooks.emplace_back(tensor_name, std::move(list));
+}
+
+void detail::remove_hook(Module& module, const std::string& tensor_name, const std::vector<std::string>& names,
+                         const char* op) {
+  auto& hooks = ParametrizationAccess::hooks(module);
+  auto it = std::find_if(hooks.begin(), hooks.end(), [&](const auto& h) { return h.first == tensor_name; });
+  EMBER_CHECK(it != hooks.end(), op, op, " of '", tensor_name, "' not found in ", module.name());
+  const auto list = it->second;
+  list->train(false);  // the value without a power iteration, as PyTorch's removal computes it
+  list->refresh();
+  Tensor value = list->value();
+  value.detach_();
+  auto& params = ParametrizationAccess::parameters(module);
+  auto& bufs = ParametrizationAccess::buffers(module);
+  for (const std::string& name : names) (params.contains(name) ? params : bufs).erase(name);
+  const Tensor first = list->original.defined() ? list->original : list->originals[0];
+  module.register_parameter(tensor_name, value, first.requires_grad());
+  hooks.erase(it);
 }
 
 bool is_parametrized(const Module& module, const std::optional<std::string>& tensor_name) {

@@ -28,6 +28,10 @@ class WeightNormImpl : public Module {
 class SpectralNormImpl : public Module {
  public:
   SpectralNormImpl(const Tensor& weight, int64_t n_power_iterations = 1, int64_t dim = 0, double eps = 1e-12);
+  // nn::utils::spectral_norm's variant (PyTorch's classic hook): random _u, _v without initial
+  // iterations, _v updated before _u, and 1-D weights treated as a column.
+  struct Classic {};
+  SpectralNormImpl(Classic, const Tensor& weight, int64_t n_power_iterations, int64_t dim, double eps);
   Tensor forward(const Tensor& weight);
   Tensor right_inverse(const Tensor& value) { return value; }
   int64_t n_power_iterations, dim;
@@ -35,6 +39,8 @@ class SpectralNormImpl : public Module {
   Tensor _u, _v;
 
  private:
+  bool classic_ = false;
+  void init_vectors(const Tensor& weight);
   Tensor to_matrix(const Tensor& weight) const;
   void power_method(const Tensor& weight_mat, int64_t iterations);
 };
@@ -83,3 +89,40 @@ void orthogonal(M&& module, const std::string& name = "weight",
 }
 
 }  // namespace ember::nn::utils::parametrizations
+
+namespace ember::nn::utils {
+
+// PyTorch's classic hooks (torch.nn.utils.weight_norm / spectral_norm; libtorch 1.13's C++ API has
+// neither): the module's parameters become `<name>_g` and `<name>_v` (weight_norm), or
+// `<name>_orig` with buffers `<name>_u` and `<name>_v` (spectral_norm), and module-><name> is
+// computed from them as under register_parametrization (ember/nn/utils/parametrize.h).
+void weight_norm(Module& module, const std::string& name = "weight", std::optional<int64_t> dim = 0);
+void remove_weight_norm(Module& module, const std::string& name = "weight");
+// dim nullopt: 1 for ConvTranspose modules, 0 otherwise.
+void spectral_norm(Module& module, const std::string& name = "weight", int64_t n_power_iterations = 1,
+                   double eps = 1e-12, std::optional<int64_t> dim = std::nullopt);
+void remove_spectral_norm(Module& module, const std::string& name = "weight");
+
+template <class M>
+  requires(!std::is_base_of_v<Module, std::remove_cvref_t<M>>)
+void weight_norm(M&& module, const std::string& name = "weight", std::optional<int64_t> dim = 0) {
+  weight_norm(ember::detail::module_of(module), name, dim);
+}
+template <class M>
+  requires(!std::is_base_of_v<Module, std::remove_cvref_t<M>>)
+void remove_weight_norm(M&& module, const std::string& name = "weight") {
+  remove_weight_norm(ember::detail::module_of(module), name);
+}
+template <class M>
+  requires(!std::is_base_of_v<Module, std::remove_cvref_t<M>>)
+void spectral_norm(M&& module, const std::string& name = "weight", int64_t n_power_iterations = 1,
+                   double eps = 1e-12, std::optional<int64_t> dim = std::nullopt) {
+  spectral_norm(ember::detail::module_of(module), name, n_power_iterations, eps, dim);
+}
+template <class M>
+  requires(!std::is_base_of_v<Module, std::remove_cvref_t<M>>)
+void remove_spectral_norm(M&& module, const std::string& name = "weight") {
+  remove_spectral_norm(ember::detail::module_of(module), name);
+}
+
+}  // namespace ember::nn::utils

@@ -86,6 +86,15 @@ Parametrization make_parametrization(const ModuleHolder<P>& p) {
 }
 void register_parametrization(Module& module, const std::string& tensor_name, Parametrization parametrization,
                               bool unsafe);
+// The classic hooks (nn::utils::weight_norm, spectral_norm): `parametrization` on the parameter
+// tensor_name, its originals and `buffers` held by the module under the given names instead of
+// under "parametrizations". `op` names the hook in messages.
+void register_hook(Module& module, const std::string& tensor_name, Parametrization parametrization,
+                   const std::vector<std::string>& original_names,
+                   const std::vector<std::pair<std::string, Tensor>>& buffers, const char* op);
+// Makes tensor_name a parameter again, holding the value computed in eval mode, and drops `names`.
+void remove_hook(Module& module, const std::string& tensor_name, const std::vector<std::string>& names,
+                 const char* op);
 }  // namespace detail
 
 // The chain on one tensor: module->parametrizations["weight"] (PyTorch's ParametrizationList).
