@@ -2,13 +2,10 @@
 // each parametrization by hand, as torch/nn/utils/parametrizations.py does, from the same original
 // tensors, and both sides' outputs and original gradients are compared; (2) Debian's python3-torch
 // registers the real parametrizations, writes the state dicts and outputs, and Ember loads them.
-#include <unistd.h>
-
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 
 #include "parity/parity.h"
+#include "unit/temp_dir.h"
 
 using parity::Close;
 using parity::Tol;
@@ -123,11 +120,6 @@ TEST(ParametrizeParity, SpectralNormPowerIterationMatches) {
 
 // ---- state dicts written by PyTorch -------------------------------------------------------------
 
-std::string python() {
-  if (const char* p = std::getenv("EMBER_PYTHON")) return p;
-  return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-}
-
 const char* kScript = R"PY(
 import sys, torch
 from torch.nn.utils import parametrize, parametrizations as P
@@ -174,19 +166,14 @@ torch.save(out, sys.argv[1])
 
 const ember::OrderedDict<std::string, ember::Tensor>& pytorch_file() {
   static const auto dict = [] {
-    const auto dir = std::filesystem::temp_directory_path() / ("ember_parametrize_parity_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-    std::ofstream((dir / "write.py").string()) << kScript;
-    const std::string cmd = python() + " " + (dir / "write.py").string() + " " + (dir / "sd.pt").string() + " > " +
-                            (dir / "log").string() + " 2>&1";
-    const int status = std::system(cmd.c_str());
-    std::ifstream log((dir / "log").string());
-    const std::string text((std::istreambuf_iterator<char>(log)), {});
-    EMBER_CHECK(status == 0, "parametrize_parity", python(),
-                " could not write the state dicts (it needs Debian's python3-torch, or EMBER_PYTHON): ", text);
-    auto d = ember::load_torch_checkpoint((dir / "sd.pt").string());
-    std::filesystem::remove_all(dir);
-    return d;
+    const TempDir dir("parametrize_parity");
+    write_bytes(dir.file("write.py"), kScript);
+    const std::string cmd =
+        python() + " " + dir.file("write.py") + " " + dir.file("sd.pt") + " > " + dir.file("log") + " 2>&1";
+    EMBER_CHECK(std::system(cmd.c_str()) == 0, "parametrize_parity", python(),
+                " could not write the state dicts (it needs Debian's python3-torch, or EMBER_PYTHON): ",
+                read_bytes(dir.file("log")));
+    return ember::load_torch_checkpoint(dir.file("sd.pt"));
   }();
   return dict;
 }
