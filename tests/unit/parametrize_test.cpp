@@ -250,6 +250,22 @@ TEST(Parametrize, ModulesReachedThroughAHolderAreRefreshed) {
   EXPECT_TRUE(seq(x).allclose((ember::full({1, 3}, 6.0) + linear->bias.detach()).relu()));
 }
 
+// A parametrization reaching its own module through the holder (which refreshes) does not recurse.
+struct ReadsItsModule : nn::Module {
+  explicit ReadsItsModule(nn::Linear host) : host(std::move(host)) {}
+  Tensor forward(const Tensor& X) { return X + host->bias.detach().sum(); }
+  nn::Linear host;
+};
+
+TEST(Parametrize, AParametrizationMayReadItsModule) {
+  nn::Linear linear(2, 2);
+  P::register_parametrization(linear, "weight", std::make_shared<ReadsItsModule>(linear));
+  const Tensor original = linear->parametrizations["weight"]->original;
+  EXPECT_TRUE(linear->weight.allclose(original.detach() + linear->bias.detach().sum()));
+  // Breaks the ownership cycle (module -> parametrization -> module).
+  linear->parametrizations["weight"]->named_children()["0"]->as<ReadsItsModule>()->host = nn::Linear(nullptr);
+}
+
 // ---- built-ins ----------------------------------------------------------------------------------
 
 TEST(Parametrizations, WeightNormSplitsMagnitudeAndDirection) {

@@ -205,12 +205,21 @@ bool ParametrizationListImpl::stale() const {
 }
 
 void ParametrizationListImpl::refresh(bool force) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  if (refreshing_) return;
   if (!force && cached_depth > 0) {
     if (cached_epoch_ == cached_epoch) return;
     cached_epoch_ = cached_epoch;
   }
-  if (force || stale()) install(forward());
+  if (!force && !stale()) return;
+  refreshing_ = true;
+  try {
+    install(forward());
+  } catch (...) {
+    refreshing_ = false;
+    throw;
+  }
+  refreshing_ = false;
 }
 
 void ParametrizationListImpl::install(const Tensor& computed) {

@@ -140,7 +140,10 @@ class ParametrizationListImpl : public Module {
   bool requires_grad_ = false;
   std::unique_ptr<Snapshot> snapshot_;
   uint64_t cached_epoch_ = 0;
-  std::mutex mutex_;
+  // Recursive, with refreshing_, so that a parametrization reading its own module through a
+  // holder (which refreshes) sees the value being replaced instead of deadlocking.
+  std::recursive_mutex mutex_;
+  bool refreshing_ = false;
 };
 
 // Parametrizes module.tensor_name (a parameter or buffer) by `parametrization`; a second call on
