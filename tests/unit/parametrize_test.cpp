@@ -137,7 +137,10 @@ TEST(Parametrize, ChainsApplyInOrder) {
   P::register_parametrization(linear, "weight", std::make_shared<Scale>(2.0));
   P::register_parametrization(linear, "weight", std::make_shared<Symmetric>());
   const auto list = linear->parametrizations["weight"];
+  EXPECT_EQ(linear->parametrizations.keys(), std::vector<std::string>{"weight"});
   EXPECT_EQ(list->size(), 2u);
+  EXPECT_TRUE((*list)[1].module->as<Symmetric>());
+  EXPECT_ERROR((*list)[2], "index 2 out of range for 2 parametrizations");
   EXPECT_TRUE(list->original.allclose(w / 2));
   EXPECT_TRUE(linear->weight.allclose(symmetric(w)));
   EXPECT_EQ(keys(linear->named_parameters()), (std::vector<std::string>{"bias", "parametrizations.weight.original"}));
