@@ -1,4 +1,5 @@
-// nn::utils: gradient clipping and flattening parameters into one vector.
+// nn::utils: gradient clipping, flattening parameters into one vector, and (in the headers included
+// below) packed sequences and parametrizations.
 #pragma once
 #include <optional>
 #include <vector>
