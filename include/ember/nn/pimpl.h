@@ -72,8 +72,16 @@ class ModuleHolder {
 
   explicit operator bool() const noexcept { return !is_empty(); }
   bool is_empty() const noexcept { return impl_ == nullptr; }
-  Contained* operator->() { return get(); }
-  const Contained* operator->() const { return get(); }
+  // Both refresh the module's parametrized tensors (register_parametrization) when their
+  // originals changed, so that module->weight and forward() read the current value.
+  Contained* operator->() {
+    detail::refresh_parametrizations(*get());
+    return get();
+  }
+  const Contained* operator->() const {
+    detail::refresh_parametrizations(*get());
+    return get();
+  }
   Contained& operator*() { return *get(); }
   const Contained& operator*() const { return *get(); }
   const std::shared_ptr<Contained>& ptr() const {
@@ -86,6 +94,7 @@ class ModuleHolder {
 
   template <class... Args>
   decltype(auto) operator()(Args&&... args) {
+    detail::refresh_parametrizations(*get());
     return detail::call_forward(*get(), std::forward<Args>(args)...);
   }
   template <class Arg>
