@@ -138,4 +138,42 @@ bench::Register linalg_qr_512_f32{{
         },
 }};
 
+// A train step of Linear(256, 256) with an orthogonal weight (the matrix exponential of a skew
+// matrix, times the base: use_trivialization): Ember through nn::utils::parametrizations, libtorch
+// written out by hand as PyTorch's parametrization computes it.
+bench::Register parametrize_orthogonal_linear_256_step{{
+    .name = "parametrize_orthogonal_linear_256_step",
+    .label = "nn: parametrizations",
+    .target = 1.0,
+    .run =
+        [](const bench::Context& ctx) {
+          ember::manual_seed(0);
+          ember::nn::Linear linear(256, 256);
+          ember::nn::utils::parametrizations::orthogonal(linear);
+          const auto list = linear->parametrizations["weight"];
+          ember::optim::SGD eopt(linear->parameters(), ember::optim::SGDOptions(1e-3));
+          const Input x = parity::random({64, 256}, ember::kFloat, 9);
+          torch::Tensor original = parity::to_torch(list->original.detach()).requires_grad_();
+          torch::Tensor bias = parity::to_torch(linear->bias.detach()).requires_grad_();
+          const torch::Tensor base = parity::to_torch(linear->named_buffers()["parametrizations.weight.0.base"]);
+          torch::optim::SGD topt({original, bias}, torch::optim::SGDOptions(1e-3));
+          auto ember_step = [&] {
+            eopt.zero_grad();
+            linear(x.e).pow(2).mean().backward();
+            eopt.step();
+          };
+          auto torch_step = [&] {
+            topt.zero_grad();
+            const torch::Tensor L = original.tril();
+            const torch::Tensor W = base.mm(torch::matrix_exp(L - L.mT()));
+            torch::nn::functional::linear(x.t, W, bias).pow(2).mean().backward();
+            topt.step();
+          };
+          ember_step();
+          torch_step();
+          bench::check_close(ctx, list->original.detach(), original.detach(), parity::Tol{1e-5, 1e-5});
+          return bench::time_pair(ctx, {.ember = ember_step, .baseline = torch_step, .min_run_time = 1.0});
+        },
+}};
+
 }  // namespace

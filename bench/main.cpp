@@ -16,6 +16,7 @@
 
 #include "ember/ember.h"
 #include "registry.h"
+#include "sweep.h"
 
 namespace {
 
@@ -24,16 +25,51 @@ struct Options {
   std::string filter;
   std::string json;
   bool list = false;
+  bool sweep = false;
+  bool check_only = false;
+  std::vector<int64_t> sizes = {1 << 10, 1 << 16, 1 << 22};
+  double sweep_seconds = 0.15;
 };
 
 [[noreturn]] void usage(int code) {
   std::fprintf(code ? stderr : stdout,
                "usage: ember_bench [--threads N] [--filter REGEX] [--json FILE] [--list]\n"
+               "       ember_bench --sweep [--sizes LIST] [--seconds S] [--check-only] [--threads N] [--filter REGEX] [--json FILE]\n"
                "  --threads N     threads for Ember and libtorch alike (default: all cores)\n"
-               "  --filter REGEX  run only the cases whose name matches (std::regex_search)\n"
+               "  --filter REGEX  run only the cases (sweep rows) whose name matches (std::regex_search)\n"
                "  --json FILE     also write the results as a JSON array\n"
-               "  --list          print the case names and exit\n");
+               "  --list          print the case names and exit\n"
+               "  --sweep         every op against libtorch over sizes, dtypes and layouts (docs/benchmark.md)\n"
+               "  --sizes LIST    the sweep's elements per operand, e.g. 1K,64K,4M (the default)\n"
+               "  --seconds S     the sweep's timing per side and row (default 0.15)\n"
+               "  --check-only    the sweep compares every row with libtorch and times nothing\n");
   std::exit(code);
+}
+
+// "1K,64K,4M" -> {1024, 65536, 4194304}
+std::vector<int64_t> parse_sizes(const std::string& list) {
+  std::vector<int64_t> sizes;
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    const size_t comma = std::min(list.find(',', pos), list.size());
+    const std::string item = list.substr(pos, comma - pos);
+    char* end = nullptr;
+    long long n = std::strtoll(item.c_str(), &end, 10);
+    if (*end == 'K') {
+      n <<= 10;
+      ++end;
+    } else if (*end == 'M') {
+      n <<= 20;
+      ++end;
+    }
+    if (item.empty() || *end != '\0' || n < 1 || n > (1LL << 30)) {
+      std::fprintf(stderr, "ember_bench: --sizes expects sizes such as 1K,64K,4M, got '%s'\n", list.c_str());
+      usage(2);
+    }
+    sizes.push_back(n);
+    pos = comma + 1;
+  }
+  return sizes;
 }
 
 Options parse(int argc, char** argv) {
@@ -62,6 +98,20 @@ Options parse(int argc, char** argv) {
       o.json = value();
     } else if (arg == "--list") {
       o.list = true;
+    } else if (arg == "--sweep") {
+      o.sweep = true;
+    } else if (arg == "--check-only") {
+      o.check_only = true;
+    } else if (arg == "--seconds") {
+      const std::string v = value();
+      char* end = nullptr;
+      o.sweep_seconds = std::strtod(v.c_str(), &end);
+      if (*end != '\0' || !(o.sweep_seconds > 0) || o.sweep_seconds > 3600) {
+        std::fprintf(stderr, "ember_bench: --seconds expects a positive number, got '%s'\n", v.c_str());
+        usage(2);
+      }
+    } else if (arg == "--sizes") {
+      o.sizes = parse_sizes(value());
     } else if (arg == "--help" || arg == "-h") {
       usage(0);
     } else {
@@ -192,7 +242,7 @@ int main(int argc, char** argv) {
     for (const bench::Case* c : selected) std::printf("%s\n", c->name.c_str());
     return 0;
   }
-  if (selected.empty()) {
+  if (selected.empty() && !opt.sweep) {
     std::fprintf(stderr, "ember_bench: no case matches '%s' (see --list)\n", opt.filter.c_str());
     return 2;
   }
@@ -216,6 +266,11 @@ int main(int argc, char** argv) {
   std::printf("kernels: %s; libtorch's OpenBLAS: %s\n\n", ember::cpu_kernel_paths().c_str(),
               coretype ? (std::string("OPENBLAS_CORETYPE=") + coretype).c_str() : "its own choice of core type");
   std::fflush(stdout);
+  if (opt.sweep) {
+    return bench::run_sweep({.sizes = opt.sizes, .filter = opt.filter, .seconds = opt.sweep_seconds,
+                             .check_only = opt.check_only, .json = opt.json, .threads = opt.threads},
+                            limits);
+  }
 
   std::vector<Result> results;
   bool failed = false;

@@ -10,7 +10,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$python" "$here/make_seeds.py" "$work"
 mkdir -p "$bin/artifacts"
-for target in safetensors checkpoint; do
+for target in safetensors checkpoint fx_graph; do
   # -malloc_limit_mb: no single allocation may come near it for inputs of at most -max_len bytes,
   # so hitting it means a size was taken from the input unchecked.
   status=0

@@ -3,6 +3,7 @@
 
 #include <limits>
 
+#include "core/value_read.h"
 #include "ember/shape.h"
 
 namespace ember {
@@ -104,7 +105,15 @@ MemoryFormat Tensor::suggest_memory_format(bool exact_match) const {
 
 std::string Tensor::toString() const { return std::string("CPU") + to_string(dtype()) + "Type"; }
 
+namespace detail {
+ValueReadHook& value_read_hook() {
+  thread_local ValueReadHook hook = nullptr;
+  return hook;
+}
+}  // namespace detail
+
 Scalar Tensor::item() const {
+  if (detail::ValueReadHook hook = detail::value_read_hook()) hook(*this, "item");
   EMBER_CHECK(numel() == 1, "item", "a Tensor with ", numel(), " elements cannot be converted to Scalar");
   return visit_dtype(dtype(), [&](auto v) -> Scalar {
     using T = decltype(v);

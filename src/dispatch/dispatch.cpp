@@ -10,7 +10,17 @@ namespace dispatch {
 namespace {
 thread_local ThreadState tls_state;
 thread_local std::vector<OpObserver*> tls_observers;
+thread_local TraceRecorder* tls_recorder = nullptr;
 }  // namespace
+
+TraceRecorder* trace_recorder() { return tls_recorder; }
+void set_trace_recorder(TraceRecorder* r) {
+  tls_recorder = r;
+  if (r)
+    tls_state.active |= kTracingLayer;
+  else
+    tls_state.active &= ~static_cast<uint32_t>(kTracingLayer);
+}
 
 ThreadState& thread_state() { return tls_state; }
 

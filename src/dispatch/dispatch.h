@@ -3,9 +3,10 @@
 //
 // A thread-local word says which layers are active. Each active layer takes its turn around the
 // op, outermost first; layers are written once, generically, never inside each op. The layers:
-// the op observer (the hook the profiler and tests use), autocast (casts arguments per the op's
+// the tracer (fx::Tracer records the call as a graph node, trace.h), the op observer (the hook the
+// profiler and tests use), autocast (casts arguments per the op's
 // policy, see autocast.h), autograd (grad mode, on by default: it acts only when a Tensor
-// argument requires grad) and inference mode; tracing and quantization join here. The fast path, a direct call to Op::run, is taken when no layer but
+// argument requires grad) and inference mode; quantization joins here. The fast path, a direct call to Op::run, is taken when no layer but
 // grad mode is on and no argument requires grad: one TLS load plus one load per Tensor argument.
 // It also records views (a result sharing its first argument's storage), in grad mode so that
 // in-place writes into them reach the base's graph, under no_grad so that such a write in grad
@@ -22,6 +23,7 @@
 
 #include "autograd/layer.h"
 #include "dispatch/autocast.h"
+#include "dispatch/trace.h"
 #include "ember/observer.h"
 #include "ember/tensor.h"
 
@@ -32,6 +34,7 @@ enum Layer : uint32_t {
   kGradModeLayer = 1u << 1,   // graph recording enabled (cleared by NoGradGuard, InferenceMode)
   kInferenceLayer = 1u << 2,  // inside InferenceMode: results are inference tensors
   kAutocastLayer = 1u << 3,   // inside an autocast region (ember::AutocastGuard)
+  kTracingLayer = 1u << 4,    // an fx::Tracer records the ops called (trace.h), outermost of all
 };
 
 struct ThreadState {
@@ -205,8 +208,46 @@ decltype(auto) call_autocast_layer(uint32_t active, Args&&... args) {
   return call_grad_layers<Op>(active, std::forward<Args>(args)...);
 }
 
+// What Op::run returns for these arguments, and so what every layer returns.
 template <class Op, class... Args>
-decltype(auto) call_with_layers(uint32_t active, Args&&... args) {
+using op_result_t = decltype(Op::run(std::declval<Args>()...));
+
+template <class Op, class... Args>
+op_result_t<Op, Args...> call_with_layers(uint32_t active, Args&&... args);
+
+// Clears the tracing bit while an op being recorded runs, so that the ops it calls are not.
+struct SuspendTracing {
+  SuspendTracing() { thread_state().active &= ~static_cast<uint32_t>(kTracingLayer); }
+  ~SuspendTracing() { thread_state().active |= kTracingLayer; }
+  SuspendTracing(const SuspendTracing&) = delete;
+  SuspendTracing& operator=(const SuspendTracing&) = delete;
+};
+
+// The tracing layer: the recorder sees the arguments, the op runs below it (all other layers
+// included) on the real values, the recorder maps the results to the new node.
+template <class Op, class... Args>
+[[gnu::cold]] op_result_t<Op, Args...> call_tracing_layer(Args&&... args) {
+  using R = op_result_t<Op, Args...>;
+  TraceRecorder* rec = trace_recorder();
+  const TracedArg targs[sizeof...(Args) + 1] = {traced_arg(args)...};
+  SuspendTracing off;
+  const bool recorded = rec->begin(Op::name, targs, sizeof...(Args), returns_tensors<R>);
+  const uint32_t below = thread_state().active;
+  if constexpr (std::is_void_v<R>) {
+    call_with_layers<Op>(below, std::forward<Args>(args)...);
+    if (recorded) rec->end(nullptr, 0, false);
+  } else {
+    R r = call_with_layers<Op>(below, std::forward<Args>(args)...);
+    if (recorded) end_trace(*rec, r);
+    return r;
+  }
+}
+
+// Out of line: the layers run on the slow path only, and the tracing layer re-enters this same
+// function for the layers below it rather than carrying a second copy of them.
+template <class Op, class... Args>
+[[gnu::noinline]] op_result_t<Op, Args...> call_with_layers(uint32_t active, Args&&... args) {
+  if (active & kTracingLayer) return call_tracing_layer<Op>(std::forward<Args>(args)...);
   if (active & kObserverLayer) {
     ObservedOp scope(Op::name);
     scope.inputs(args...);

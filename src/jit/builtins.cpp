@@ -51,6 +51,15 @@ int64_t dtype_code(ScalarType t) {
   throw Error(std::string("dtype ") + to_string(t) + " has no TorchScript code in Ember");
 }
 
+// PyTorch's MemoryFormat numbering (contiguous_format, preserve_format, channels_last,
+// channels_last_3d), which is Ember's enum order.
+MemoryFormat memory_format(const IValue& v) {
+  const int64_t code = v.toInt();
+  if (code < 0 || code > static_cast<int64_t>(MemoryFormat::ChannelsLast3d))
+    throw Error("memory format code " + std::to_string(code) + " is not a memory format");
+  return static_cast<MemoryFormat>(code);
+}
+
 std::vector<IValue> elements(const IValue& v) { return v.isTuple() ? v.toTuple()->elements() : v.toList(); }
 std::vector<Tensor> tensors(const IValue& v) {
   std::vector<Tensor> out;
@@ -401,7 +410,7 @@ const Row kRows[] = {
     {"aten::conv3d", "Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, int[] padding=0, int[] dilation=1, int groups=1",
      [](Args a) -> IValue { return conv3d(T(a[0]), T(a[1]), opt(a[2]), ints(a[3], 3), ints(a[4], 3), ints(a[5], 3), a[6].toInt()); }},
     {"aten::batch_norm", "Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
-     "bool training, float momentum, float eps, bool cudnn_enabled",
+     "bool training, float momentum, float eps, bool cudnn_enabled=True",
      [](Args a) -> IValue {
        return batch_norm(T(a[0]), opt(a[1]), opt(a[2]), opt(a[3]), opt(a[4]), a[5].toBool(), a[6].toDouble(), a[7].toDouble());
      }},
@@ -478,7 +487,7 @@ const Row kRows[] = {
     {"aten::permute", "Tensor self, int[] dims", [](Args a) -> IValue { return permute(T(a[0]), ints(a[1])); }},
     {"aten::transpose", "Tensor self, int dim0, int dim1", [](Args a) -> IValue { return transpose(T(a[0]), a[1].toInt(), a[2].toInt()); }},
     {"aten::t", "Tensor self", [](Args a) -> IValue { return t(T(a[0])); }},
-    {"aten::contiguous", "Tensor self, *, int memory_format=0", [](Args a) -> IValue { return T(a[0]).contiguous(); }},
+    {"aten::contiguous", "Tensor self, *, int memory_format=0", [](Args a) -> IValue { return T(a[0]).contiguous(memory_format(a[1])); }},
     {"aten::unsqueeze", "Tensor self, int dim", [](Args a) -> IValue { return unsqueeze(T(a[0]), a[1].toInt()); }},
     {"aten::squeeze", "Tensor self, int dim", [](Args a) -> IValue { return squeeze(T(a[0]), a[1].toInt()); }},
     {"aten::squeeze", "Tensor self", [](Args a) -> IValue { return squeeze(T(a[0])); }},
@@ -553,6 +562,42 @@ const Row kRows[] = {
        a[0].list_data()->items.push_back(a[1]);
        return a[0];
      }},
+    // ---- more tensor ops (also what traced fx graphs call) ----
+    {"aten::narrow", "Tensor self, int dim, int start, int length",
+     [](Args a) -> IValue { return narrow(T(a[0]), a[1].toInt(), a[2].toInt(), a[3].toInt()); }},
+    {"aten::repeat", "Tensor self, int[] repeats", [](Args a) -> IValue { return repeat(T(a[0]), ints(a[1])); }},
+    {"aten::flip", "Tensor self, int[] dims", [](Args a) -> IValue { return flip(T(a[0]), ints(a[1])); }},
+    {"aten::roll", "Tensor self, int[] shifts, int[] dims=[]",
+     [](Args a) -> IValue { return roll(T(a[0]), ints(a[1]), ints(a[2])); }},
+    {"aten::cumsum", "Tensor self, int dim, *, ScalarType? dtype=None",
+     [](Args a) -> IValue { return cumsum(T(a[0]), a[1].toInt(), dtype(a[2])); }},
+    {"aten::logsumexp", "Tensor self, int[] dim, bool keepdim=False",
+     [](Args a) -> IValue { return logsumexp(T(a[0]), ints(a[1]), a[2].toBool()); }},
+    {"aten::clamp_min", "Tensor self, Scalar min", [](Args a) -> IValue { return clamp_min(T(a[0]), S(a[1])); }},
+    {"aten::clamp_max", "Tensor self, Scalar max", [](Args a) -> IValue { return clamp_max(T(a[0]), S(a[1])); }},
+    {"aten::lerp", "Tensor self, Tensor end, Scalar weight", [](Args a) -> IValue { return lerp(T(a[0]), T(a[1]), S(a[2])); }},
+    {"aten::lerp", "Tensor self, Tensor end, Tensor weight", [](Args a) -> IValue { return lerp(T(a[0]), T(a[1]), T(a[2])); }},
+    {"aten::softplus", "Tensor self, Scalar beta=1, Scalar threshold=20",
+     [](Args a) -> IValue { return softplus(T(a[0]), S(a[1]), S(a[2])); }},
+    {"aten::dot", "Tensor self, Tensor tensor", [](Args a) -> IValue { return dot(T(a[0]), T(a[1])); }},
+    {"aten::mv", "Tensor self, Tensor vec", [](Args a) -> IValue { return mv(T(a[0]), T(a[1])); }},
+    {"aten::outer", "Tensor self, Tensor vec2", [](Args a) -> IValue { return outer(T(a[0]), T(a[1])); }},
+    {"aten::copy_", "Tensor self, Tensor src, bool non_blocking=False", [](Args a) -> IValue {
+       Tensor t = T(a[0]);
+       t.copy_(T(a[1]));
+       return t;
+     }},
+    {"aten::fill_", "Tensor self, Scalar value", [](Args a) -> IValue { Tensor t = T(a[0]); t.fill_(S(a[1])); return t; }},
+    {"aten::clamp_", "Tensor self, Scalar? min=None, Scalar? max=None", [](Args a) -> IValue {
+       Tensor t = T(a[0]);
+       t.clamp_(a[1].isNone() ? std::nullopt : std::optional<Scalar>(S(a[1])),
+                a[2].isNone() ? std::nullopt : std::optional<Scalar>(S(a[2])));
+       return t;
+     }},
+    {"aten::masked_fill_", "Tensor self, Tensor mask, Scalar value",
+     [](Args a) -> IValue { Tensor t = T(a[0]); t.masked_fill_(T(a[1]), S(a[2])); return t; }},
+    {"aten::masked_fill_", "Tensor self, Tensor mask, Tensor value",
+     [](Args a) -> IValue { Tensor t = T(a[0]); t.masked_fill_(T(a[1]), T(a[2])); return t; }},
     {"aten::list", "t[] l", [](Args a) { return IValue(a[0].toList()); }},
     {"aten::range", "int stop", [](Args a) { return range(0, a[0].toInt(), 1); }},
     {"aten::range", "int start, int stop, int step=1", [](Args a) { return range(a[0].toInt(), a[1].toInt(), a[2].toInt()); }},
@@ -600,7 +645,10 @@ const Row kRows[] = {
        return dt ? T(a[0]).to(*dt, false, a[4].toBool()) : (a[4].toBool() ? T(a[0]).clone() : T(a[0]));
      }},
     {"aten::to", "Tensor self, ScalarType dtype, bool non_blocking=False, bool copy=False, int? memory_format=None",
-     [](Args a) -> IValue { return T(a[0]).to(*dtype(a[1]), false, a[3].toBool()); }},
+     [](Args a) -> IValue {
+       return T(a[0]).to(*dtype(a[1]), false, a[3].toBool(),
+                         a[4].isNone() ? std::nullopt : std::optional<MemoryFormat>(memory_format(a[4])));
+     }},
     {"aten::to", "Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, "
      "bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None",
      [](Args a) -> IValue {
@@ -821,6 +869,20 @@ const std::vector<const Builtin*>* find_builtin(const std::string& name) {
   const Table& t = table();
   auto it = t.by_name.find(canonical(name));
   return it == t.by_name.end() ? nullptr : &it->second;
+}
+
+int64_t scalar_type_code(ScalarType t) { return dtype_code(t); }
+ScalarType scalar_type_of_code(int64_t code) { return *dtype(IValue(code)); }
+
+const Builtin* match_positional(const std::vector<const Builtin*>& overloads, const IValue* values, size_t n) {
+  for (const Builtin* b : overloads) {
+    if (n > b->args.size()) continue;
+    bool ok = true;
+    for (size_t i = 0; i < b->args.size() && ok; ++i)
+      ok = i < n ? accepts(b->args[i], values[i]) : b->args[i].has_default;
+    if (ok) return b;
+  }
+  return nullptr;
 }
 
 IValue call_builtin(const std::vector<const Builtin*>& overloads, const IValue* const* refs, size_t n,

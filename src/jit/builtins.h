@@ -47,6 +47,16 @@ struct Builtin {
 // torch._C._nn.linear, ops.aten.relu, ops.prim.RaiseException, len), or null if unknown.
 const std::vector<const Builtin*>* find_builtin(const std::string& name);
 
+// PyTorch's ScalarType number of a dtype, as TorchScript code spells dtype arguments, and back
+// (ember::Error for a number that is not a dtype Ember has).
+int64_t scalar_type_code(ScalarType t);
+ScalarType scalar_type_of_code(int64_t code);
+
+// The first overload accepting `values` as all its arguments in schema order (keyword-only ones
+// given by position too; missing trailing ones must have defaults), or null: how fx records an
+// op call, whose C++ arguments follow the schema's order.
+const Builtin* match_positional(const std::vector<const Builtin*>& overloads, const IValue* values, size_t n);
+
 // Binds the `n` arguments `refs` (positional, then the values of `kwnames`) to the first overload
 // that accepts them and runs it. ember::Error naming the builtin and `loc` if none does, or if
 // the op fails.

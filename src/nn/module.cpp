@@ -35,6 +35,13 @@ void check_name(const char* what, const std::string& name) {
 Module::Module(std::string name) : name_(std::move(name)) {}
 Module::Module() = default;
 
+namespace detail {
+ModuleCallHook*& module_call_hook() {
+  thread_local ModuleCallHook* hook = nullptr;
+  return hook;
+}
+}  // namespace detail
+
 const std::string& Module::name() const noexcept {
   // typeid(*this) is the most derived type only once construction is over, hence lazily.
   if (!name_) name_ = demangle(typeid(*this).name());

@@ -7,6 +7,7 @@
 #include <numbers>
 
 #include "core/tensor_iterator.h"
+#include "dispatch/dispatch.h"
 #include "ember/autograd.h"
 #include "ember/indexing.h"
 #include "ember/linalg.h"
@@ -42,41 +43,45 @@ void check_floating(const char* op, const Tensor& t) {
 }  // namespace
 
 // ---- unary math ----
+// The compositions below take several passes; in float16/bfloat16 each would round, so they run
+// in float32 and round once at the end, as PyTorch's kernels compute reduced precision.
+namespace {
+template <class F>
+Tensor in_opmath(const Tensor& self, F f) {
+  const Tensor x = to_float(self);
+  if (x.dtype() != kHalf && x.dtype() != kBFloat16) return f(x);
+  return f(x.to(kFloat)).to(x.dtype());
+}
+}  // namespace
 Tensor acos(const Tensor& self) {
-  Tensor x = to_float(self);
-  return atan2(sqrt(1 - x * x), x);
+  return in_opmath(self, [](const Tensor& x) { return atan2(sqrt(1 - x * x), x); });
 }
 Tensor asin(const Tensor& self) {
-  Tensor x = to_float(self);
-  return atan2(x, sqrt(1 - x * x));
+  return in_opmath(self, [](const Tensor& x) { return atan2(x, sqrt(1 - x * x)); });
 }
 Tensor atan(const Tensor& self) {
-  Tensor x = to_float(self);
-  return atan2(x, ones_like(x));
+  return in_opmath(self, [](const Tensor& x) { return atan2(x, ones_like(x)); });
 }
 // sqrt(x-1)*sqrt(x+1) rather than sqrt(x*x-1): no overflow for large x, NaN below 1.
 Tensor acosh(const Tensor& self) {
-  Tensor x = to_float(self);
-  return log(x + sqrt(x - 1) * sqrt(x + 1));
+  return in_opmath(self, [](const Tensor& x) { return log(x + sqrt(x - 1) * sqrt(x + 1)); });
 }
 // log1p keeps the relative precision near 0 that log(|x| + sqrt(x*x+1)) loses.
 Tensor asinh(const Tensor& self) {
-  Tensor x = to_float(self);
-  Tensor a = abs(x);
-  return sign(x) * log1p(a + a * a / (1 + sqrt(a * a + 1)));
+  return in_opmath(self, [](const Tensor& x) {
+    Tensor a = abs(x);
+    return sign(x) * log1p(a + a * a / (1 + sqrt(a * a + 1)));
+  });
 }
 Tensor atanh(const Tensor& self) {
-  Tensor x = to_float(self);
-  return 0.5 * log1p(2 * x / (1 - x));
+  return in_opmath(self, [](const Tensor& x) { return 0.5 * log1p(2 * x / (1 - x)); });
 }
 // expm1 keeps sinh's relative precision for small x.
 Tensor sinh(const Tensor& self) {
-  Tensor x = to_float(self);
-  return (expm1(x) - expm1(-x)) * 0.5;
+  return in_opmath(self, [](const Tensor& x) { return (expm1(x) - expm1(-x)) * 0.5; });
 }
 Tensor cosh(const Tensor& self) {
-  Tensor x = to_float(self);
-  return (exp(x) + exp(-x)) * 0.5;
+  return in_opmath(self, [](const Tensor& x) { return (exp(x) + exp(-x)) * 0.5; });
 }
 Tensor frac(const Tensor& self) {
   check_floating("frac", self);
@@ -302,11 +307,31 @@ Tensor hypot(const Tensor& self, const Tensor& other) {
               result_type(self, other), "'");
   return sqrt(self * self + other * other);
 }
-Tensor copysign(const Tensor& self, const Tensor& other) {
-  return abs(to_float(self)) * where(signbit(other), -1.0, 1.0);
-}
+namespace {
+// |self| with other's sign bit, in result_type(self, other) (integers promote to the default float).
+struct CopysignOp {
+  static constexpr const char* name = "copysign";
+  static Tensor run(const Tensor& self, const Tensor& other) {
+    ScalarType t = result_type(self, other);
+    if (!is_floating_type(t)) t = get_default_dtype();
+    const Tensor a = abs(self.to(t));
+    return where(signbit(other), -a, a);
+  }
+  // CopysignBackward0 -- self: grad * result / self (0 where self is 0); other: zeros
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& other) {
+    d.name("CopysignBackward0");
+    d.grad(self, [s = d.save(self), o = d.save(other)](const auto& c) {
+      const Tensor g = c.grad() * sign(c[s]);
+      return where(signbit(c[o]), -g, g);
+    });
+    d.grad(other, [](const auto& c) { return zeros_like(c.grad()); });
+  }
+};
+}  // namespace
+Tensor copysign(const Tensor& self, const Tensor& other) { return dispatch::call<CopysignOp>(self, other); }
 Tensor copysign(const Tensor& self, const Scalar& other) {
-  return abs(to_float(self)) * (std::signbit(other.to<double>()) ? -1.0 : 1.0);
+  const Tensor a = abs(to_float(self));
+  return std::signbit(other.to<double>()) ? -a : a;
 }
 Tensor heaviside(const Tensor& self, const Tensor& values) {
   EMBER_CHECK(self.dtype() == values.dtype(), "heaviside",
@@ -327,12 +352,13 @@ Tensor logaddexp2(const Tensor& self, const Tensor& other) {
   Tensor m = maximum(a, b);
   return where(logical_and(isinf(m), a == b), m, m + log1p(exp2(-abs(a - b))) / std::numbers::ln2);
 }
-// fmax/fmin ignore a NaN operand when the other is a number.
+// fmax/fmin ignore a NaN operand when the other is a number; a tie takes self (PyTorch's
+// gradient then flows to self alone, where maximum/minimum would split it).
 Tensor fmax(const Tensor& self, const Tensor& other) {
-  return where(isnan(other), self, where(isnan(self), other, maximum(self, other)));
+  return where(logical_or(self >= other, isnan(other)), self, other);
 }
 Tensor fmin(const Tensor& self, const Tensor& other) {
-  return where(isnan(other), self, where(isnan(self), other, minimum(self, other)));
+  return where(logical_or(self <= other, isnan(other)), self, other);
 }
 // 0 * log(y) is 0 unless y is NaN.
 Tensor xlogy(const Tensor& self, const Tensor& other) {

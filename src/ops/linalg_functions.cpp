@@ -311,7 +311,13 @@ Tensor linalg_matrix_exp(const Tensor& A) {
   int s = 0;
   if (norm1 > 0.5) s = static_cast<int>(std::ceil(std::log2(norm1 / 0.5)));
   const Tensor X = s > 0 ? A / std::ldexp(1.0, s) : A;
-  const int degree = A.dtype() == kDouble ? 18 : 10;
+  // The smallest degree whose next term (the error of the derivative too) is below the dtype's
+  // rounding: a small X needs few terms, and more would only multiply tiny values into float32
+  // denormals, which made the backward of exp(a skew matrix near 0) 10x slower.
+  const bool wide = A.dtype() == kDouble;
+  const double x = std::ldexp(norm1, -s), eps = wide ? 0x1p-53 : 0x1p-24;
+  int degree = 1;
+  for (double term = x; degree < (wide ? 18 : 10) && term > eps;) term *= x / ++degree;
   // Horner: I + X (I + X/2 (I + X/3 (...)))
   const Tensor I = eye(n, like(A)).expand(A.sizes());
   Tensor E = I + X / static_cast<double>(degree);

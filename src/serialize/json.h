@@ -19,6 +19,8 @@ class Json {
   bool is_object() const { return kind_ == Kind::Object; }
   bool is_array() const { return kind_ == Kind::Array; }
   bool is_string() const { return kind_ == Kind::String; }
+  bool is_bool() const { return kind_ == Kind::Bool; }
+  bool boolean() const { return boolean_; }  // a Bool's value
   // Numbers keep their source text: the header only ever needs exact unsigned integers.
   bool is_number() const { return kind_ == Kind::Number; }
   // The value as a non-negative integer below 2^64, or false if it is not one.

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "parity.h"
+#include "unit/temp_dir.h"
 
 namespace {
 
@@ -177,11 +178,6 @@ seq = (torch.randn(3, 5, 4), torch.tensor([5, 2, 4]))
 save('recurrent_variants_traced', RecurrentVariants(), seq, False)
 save('recurrent_variants_scripted', RecurrentVariants(), None, True)
 )PY";
-
-std::string python() {
-  if (const char* p = std::getenv("EMBER_PYTHON")) return p;
-  return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-}
 
 // The exported archives, written once per test program into a temp dir removed at exit.
 class Archives {

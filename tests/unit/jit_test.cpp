@@ -24,11 +24,6 @@ const TempDir& dir() {
   return d;
 }
 
-std::string python() {
-  if (const char* p = std::getenv("EMBER_PYTHON")) return p;
-  return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-}
-
 // Archives of a small MLP and variants with one defect each; `mutants/` holds copies of the
 // MLP archive with random byte changes inside data.pkl or the code (CRCs recomputed, so the
 // unpickler, parser and interpreter see them).

@@ -1,7 +1,9 @@
-// A fresh directory for one test program's files, removed when the program ends.
+// A fresh directory for one test program's files, removed when the program ends, and the
+// interpreter that writes PyTorch's files at test time.
 #pragma once
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -27,4 +29,11 @@ inline void write_bytes(const std::string& path, const std::string& bytes) {
 inline std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Debian's interpreter, which has python3-torch (a python3 earlier on PATH may not); EMBER_PYTHON
+// overrides it.
+inline std::string python() {
+  if (const char* p = std::getenv("EMBER_PYTHON")) return p;
+  return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
 }

@@ -20,13 +20,6 @@ const TempDir& dir() {
   return d;
 }
 
-// Debian's interpreter, which has python3-torch (a python3 earlier on PATH may not); EMBER_PYTHON
-// overrides it.
-std::string python() {
-  if (const char* p = std::getenv("EMBER_PYTHON")) return p;
-  return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-}
-
 // Writes the script and runs it with the temp dir as argument; returns the exit status.
 int run_python(const std::string& name, const std::string& script) {
   const std::string path = dir().file(name);

@@ -2,6 +2,7 @@
 // named parameters, buffers and child modules; the recursive accessors walk the tree in
 // registration order (pre-order), naming entries "child.grandchild.weight".
 #pragma once
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -22,6 +23,41 @@ namespace ember::nn {
 
 template <class Contained>
 class ModuleHolder;
+class Module;
+namespace utils::parametrize {
+class ParametrizationListImpl;
+}
+
+// module->parametrizations["weight"]: the module's parametrized tensors, each with its
+// ParametrizationList (original tensors and the chain; ember/nn/utils/parametrize.h). Empty until
+// register_parametrization; it is the module's child "parametrizations", as PyTorch's ModuleDict.
+class ParametrizationDict {
+ public:
+  // Raises ember::Error when `tensor_name` is not parametrized.
+  std::shared_ptr<utils::parametrize::ParametrizationListImpl> operator[](const std::string& tensor_name) const;
+  bool contains(const std::string& tensor_name) const;
+  bool is_empty() const { return dict_ == nullptr; }
+  std::vector<std::string> keys() const;
+
+ private:
+  friend struct ParametrizationAccess;
+  std::shared_ptr<Module> dict_;  // the "parametrizations" child, its children the lists
+  // The classic hooks (nn::utils::weight_norm, spectral_norm): lists outside the module tree,
+  // whose tensors the module holds under the classic names (weight_g, weight_orig, ...).
+  std::vector<std::pair<std::string, std::shared_ptr<utils::parametrize::ParametrizationListImpl>>> hooks_;
+};
+
+namespace detail {
+// How many tensors of the process are parametrized: the holders' refresh (below) costs one load
+// when none is.
+extern std::atomic<int64_t> live_parametrizations;
+void refresh_parametrizations_slow(const Module& module);
+// Brings the parametrized tensors of `module` and its descendants up to date with their originals
+// (ModuleHolder's -> and () call it).
+inline void refresh_parametrizations(const Module& module) {
+  if (live_parametrizations.load(std::memory_order_relaxed) != 0) refresh_parametrizations_slow(module);
+}
+}  // namespace detail
 
 class Module : public std::enable_shared_from_this<Module> {
  public:
@@ -126,12 +162,16 @@ class Module : public std::enable_shared_from_this<Module> {
 
   void pretty_print_recursive(std::ostream& stream, const std::string& indentation) const;
 
+  // The parametrized tensors (register_parametrization): module->parametrizations["weight"]->original.
+  ParametrizationDict parametrizations;
+
  protected:
   OrderedDict<std::string, Tensor> parameters_{"Parameter"};
   OrderedDict<std::string, Tensor> buffers_{"Buffer"};
   OrderedDict<std::string, std::shared_ptr<Module>> children_{"Submodule"};
 
  private:
+  friend struct ParametrizationAccess;
   void check_child(const std::string& name, const Module* module, bool replace = false) const;
   void apply_to_tensors(const std::function<Tensor(const Tensor&)>& fn);
   mutable std::optional<std::string> name_;

@@ -14,6 +14,41 @@
 namespace ember::nn {
 
 namespace detail {
+// Calls a module's forward(Tensor...) -> Tensor given its inputs; made per module type.
+using ForwardInvoker = Tensor (*)(Module& module, const Tensor* inputs);
+template <class M, size_t... I>
+Tensor invoke_forward(Module& module, const Tensor* inputs, std::index_sequence<I...>) {
+  return static_cast<M&>(module).forward(inputs[I]...);
+}
+template <class M, size_t N>
+Tensor invoke_forward(Module& module, const Tensor* inputs) {
+  return invoke_forward<M>(module, inputs, std::make_index_sequence<N>());
+}
+
+// fx's tracer sees module calls through this (a built-in module called while tracing becomes one
+// call_module node): set for the thread while a trace runs, null otherwise.
+class ModuleCallHook {
+ public:
+  virtual Tensor call(Module& module, ForwardInvoker invoke, const Tensor* inputs, size_t n) = 0;
+
+ protected:
+  ~ModuleCallHook() = default;
+};
+ModuleCallHook*& module_call_hook();
+
+// module.forward(args...), seen by the hook when it is set and the call takes and returns tensors.
+template <class M, class... Args>
+decltype(auto) call_forward(M& module, Args&&... args) {
+  if constexpr (sizeof...(Args) > 0 && (std::is_same_v<std::decay_t<Args>, Tensor> && ...) &&
+                std::is_same_v<decltype(module.forward(std::forward<Args>(args)...)), Tensor>) {
+    if (ModuleCallHook* hook = module_call_hook()) [[unlikely]] {
+      const Tensor inputs[] = {args...};
+      return hook->call(module, &invoke_forward<M, sizeof...(Args)>, inputs, sizeof...(Args));
+    }
+  }
+  return module.forward(std::forward<Args>(args)...);
+}
+
 template <class T, class Contained>
 inline constexpr bool is_holder_arg_v =
     std::is_base_of_v<ModuleHolder<Contained>, std::decay_t<T>> ||
@@ -37,8 +72,16 @@ class ModuleHolder {
 
   explicit operator bool() const noexcept { return !is_empty(); }
   bool is_empty() const noexcept { return impl_ == nullptr; }
-  Contained* operator->() { return get(); }
-  const Contained* operator->() const { return get(); }
+  // Both refresh the module's parametrized tensors (register_parametrization) when their
+  // originals changed, so that module->weight and forward() read the current value.
+  Contained* operator->() {
+    detail::refresh_parametrizations(*get());
+    return get();
+  }
+  const Contained* operator->() const {
+    detail::refresh_parametrizations(*get());
+    return get();
+  }
   Contained& operator*() { return *get(); }
   const Contained& operator*() const { return *get(); }
   const std::shared_ptr<Contained>& ptr() const {
@@ -51,7 +94,8 @@ class ModuleHolder {
 
   template <class... Args>
   decltype(auto) operator()(Args&&... args) {
-    return get()->forward(std::forward<Args>(args)...);
+    detail::refresh_parametrizations(*get());
+    return detail::call_forward(*get(), std::forward<Args>(args)...);
   }
   template <class Arg>
   decltype(auto) operator[](Arg&& arg) {

@@ -1,8 +1,11 @@
-// nn::utils: gradient clipping and flattening parameters into one vector.
+// nn::utils: gradient clipping, flattening parameters into one vector, and (in the headers included
+// below) packed sequences and parametrizations.
 #pragma once
 #include <optional>
 #include <vector>
 
+#include "ember/nn/utils/parametrizations.h"
+#include "ember/nn/utils/parametrize.h"
 #include "ember/nn/utils/rnn.h"
 #include "ember/tensor.h"
 

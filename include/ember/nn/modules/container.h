@@ -21,7 +21,7 @@ class AnyModule {
   template <class M, std::enable_if_t<std::is_base_of_v<Module, M>, int> = 0>
   AnyModule(std::shared_ptr<M> module) : module_(module) {  // NOLINT
     if constexpr (requires(M& m, const Tensor& x) { { m.forward(x) } -> std::convertible_to<Tensor>; }) {
-      forward_ = [m = module.get()](const Tensor& x) -> Tensor { return m->forward(x); };
+      forward_ = [m = module.get()](const Tensor& x) -> Tensor { return detail::call_forward(*m, x); };
     }
   }
   template <class M>

@@ -1,0 +1,290 @@
+// The passes that ship: conv-bn folding, the inference pass list, and the subgraph rewriter.
+#include <unordered_set>
+
+#include "ember/autograd.h"
+#include "ember/error.h"
+#include "ember/factory.h"
+#include "ember/fx.h"
+#include "ember/nn/modules/conv.h"
+#include "ember/nn/modules/linear.h"
+#include "ember/nn/modules/normalization.h"
+#include "ember/pointwise.h"
+#include "ember/shape.h"
+
+namespace ember::fx {
+
+namespace {
+
+// A BatchNorm's eval-mode transform y = x * scale + shift, per channel, in float64.
+template <size_t D>
+bool bn_affine(const nn::Module& m, Tensor& scale, Tensor& shift) {
+  const auto* bn = dynamic_cast<const nn::BatchNormImpl<D>*>(&m);
+  if (!bn || bn->is_training() || !bn->running_mean.defined()) return false;
+  const Tensor inv_std = rsqrt(bn->running_var.to(kDouble) + bn->options.eps());
+  scale = bn->weight.defined() ? bn->weight.to(kDouble) * inv_std : inv_std;
+  shift = (bn->bias.defined() ? bn->bias.to(kDouble) : zeros_like(scale)) - bn->running_mean.to(kDouble) * scale;
+  return true;
+}
+
+// Folds (scale, shift) into a copy of a layer whose output channels are its weight's dim 0.
+template <class Impl, class Options>
+std::shared_ptr<Impl> folded(const Impl& layer, Options options, const Tensor& scale, const Tensor& shift) {
+  options.bias(true);
+  auto out = std::make_shared<Impl>(options);
+  out->to(layer.weight.scalar_type());
+  std::vector<int64_t> shape(static_cast<size_t>(layer.weight.dim()), 1);
+  shape[0] = -1;
+  const Tensor w = layer.weight.to(kDouble) * scale.reshape(shape);
+  const Tensor b = (layer.bias.defined() ? layer.bias.to(kDouble) * scale : zeros_like(scale)) + shift;
+  NoGradGuard no_grad;
+  out->weight.copy_(w);
+  out->bias.copy_(b);
+  out->train(false);
+  return out;
+}
+
+// Registers `module` as a new top-level submodule of gm named after `target` plus `suffix`
+// (made unique); returns the name.
+template <class M>
+std::string add_owned(GraphModule& gm, const std::string& target, const char* suffix, std::shared_ptr<M> module) {
+  std::string base = target + suffix;
+  for (char& c : base)
+    if (c == '.') c = '_';
+  std::string name = base;
+  for (size_t k = 1; gm.submodule(name); ++k) name = base + "_" + std::to_string(k);
+  gm.add_module(name, std::move(module));
+  return name;
+}
+
+// The fused replacement of `conv` followed by a batch norm with this (scale, shift), registered
+// in gm; its name, or empty if conv is not a layer that folds.
+std::string fold_into(GraphModule& gm, const std::string& conv_name, const nn::Module& conv, const Tensor& scale,
+                      const Tensor& shift) {
+  auto add = [&](auto module) { return add_owned(gm, conv_name, "_fused", std::move(module)); };
+  if (const auto* c = dynamic_cast<const nn::Conv1dImpl*>(&conv)) return add(folded(*c, c->options, scale, shift));
+  if (const auto* c = dynamic_cast<const nn::Conv2dImpl*>(&conv)) return add(folded(*c, c->options, scale, shift));
+  if (const auto* c = dynamic_cast<const nn::Conv3dImpl*>(&conv)) return add(folded(*c, c->options, scale, shift));
+  if (const auto* l = dynamic_cast<const nn::LinearImpl*>(&conv)) return add(folded(*l, l->options, scale, shift));
+  return {};
+}
+
+}  // namespace
+
+size_t fuse_conv_bn(GraphModule& gm) {
+  Graph& g = gm.graph();
+  size_t count = 0;
+  for (Node* bn : g.nodes()) {
+    if (bn->op() != OpKind::CallModule || bn->args().size() != 1 || !bn->args()[0].is_node()) continue;
+    Node* conv = bn->args()[0].node();
+    if (conv->op() != OpKind::CallModule || conv->users().size() != 1) continue;
+    auto bn_module = gm.submodule(bn->target());
+    auto conv_module = gm.submodule(conv->target());
+    if (!bn_module || !conv_module) continue;
+    Tensor scale, shift;
+    if (!bn_affine<1>(*bn_module, scale, shift) && !bn_affine<2>(*bn_module, scale, shift) &&
+        !bn_affine<3>(*bn_module, scale, shift))
+      continue;
+    const std::string name = fold_into(gm, conv->target(), *conv_module, scale, shift);
+    if (name.empty()) continue;
+    conv->set_target(name);
+    bn->replace_all_uses_with(conv);
+    g.erase_node(bn);
+    ++count;
+  }
+  gm.recompile();
+  return count;
+}
+
+// Runs each Conv2d in channels_last, as PyTorch's optimize_for_inference moves convolutions to
+// oneDNN's layout: a copy of the layer with its weight in channels_last, its input made
+// channels_last (free when it already is, as the previous convolution's output and what
+// pointwise ops make of it are), and the graph's outputs made contiguous again, so that oneDNN
+// needs no reorder between layers.
+void convolutions_to_channels_last(GraphModule& gm) {
+  Graph& g = gm.graph();
+  bool any = false;
+  for (Node* n : g.nodes()) {
+    if (n->op() != OpKind::CallModule || n->args().size() != 1 || !n->args()[0].is_node()) continue;
+    auto m = gm.submodule(n->target());
+    const auto* conv = dynamic_cast<const nn::Conv2dImpl*>(m.get());
+    if (!conv) continue;
+    auto copy = std::make_shared<nn::Conv2dImpl>(conv->options);
+    copy->to(conv->weight.scalar_type());
+    {
+      NoGradGuard no_grad;
+      nn::set_data(copy->weight, conv->weight.clone(MemoryFormat::ChannelsLast));
+      if (conv->bias.defined()) copy->bias.copy_(conv->bias);
+    }
+    copy->train(false);
+    Node* input = n->args()[0].node();
+    Node* cl;
+    {
+      auto at = g.inserting_before(n);
+      cl = g.call_function("contiguous", {input},
+                           {{"memory_format", jit::IValue(static_cast<int64_t>(MemoryFormat::ChannelsLast))}});
+    }
+    n->set_args({cl});
+    n->set_target(add_owned(gm, n->target(), "_cl", copy));
+    any = true;
+  }
+  if (!any) return;
+  Node* out = g.output_node();
+  auto at = g.inserting_before(out);
+  out->set_args({out->args()[0].map_nodes([&](Node* r) -> Argument { return g.call_function("contiguous", {r}); })});
+}
+
+void optimize_for_inference(GraphModule& gm) {
+  EMBER_CHECK(!gm.is_training(), "fx", "optimize_for_inference needs a module in eval mode (call eval())");
+  fuse_conv_bn(gm);
+  Graph& g = gm.graph();
+  for (Node* n : g.nodes()) {
+    bool identity = false;
+    if (n->op() == OpKind::CallModule) {
+      auto m = gm.submodule(n->target());
+      const std::string& type = m ? m->name() : std::string();
+      identity = type == "ember::nn::IdentityImpl" ||
+                 (type.find("Dropout") != std::string::npos && type.rfind("ember::nn::", 0) == 0);
+    } else if (n->op() == OpKind::CallFunction &&
+               (n->target() == "dropout" || n->target() == "feature_dropout" || n->target() == "alpha_dropout" ||
+                n->target() == "feature_alpha_dropout")) {
+      // dropout(input, p, train): the identity when train is False.
+      const Argument& train = n->args().size() > 2 ? n->args()[2] : Argument();
+      identity = !train.is_node() && train.value().isBool() && !train.value().toBool();
+    }
+    if (!identity || n->args().empty() || !n->args()[0].is_node()) continue;
+    n->replace_all_uses_with(n->args()[0].node());
+    g.erase_node(n);
+  }
+  convolutions_to_channels_last(gm);
+  fuse_pointwise(gm);
+  g.eliminate_dead_code();
+  gm.delete_all_unused_submodules();
+  gm.recompile();
+}
+
+// ---- subgraph_rewriter ------------------------------------------------------------------------
+
+namespace subgraph_rewriter {
+namespace {
+
+bool same_value(const jit::IValue& a, const jit::IValue& b) {
+  if (a.tag() != b.tag()) return false;
+  if (a.isNone()) return true;
+  if (a.isBool()) return a.toBool() == b.toBool();
+  if (a.isInt()) return a.toInt() == b.toInt();
+  if (a.isDouble()) return a.toDouble() == b.toDouble();
+  if (a.isString()) return a.toStringRef() == b.toStringRef();
+  if (!a.isList()) return false;
+  const auto x = a.toList(), y = b.toList();
+  if (x.size() != y.size()) return false;
+  for (size_t i = 0; i < x.size(); ++i)
+    if (!same_value(x[i], y[i])) return false;
+  return true;
+}
+
+struct Matcher {
+  std::vector<Node*> placeholders;  // the pattern's, in order
+  std::unordered_map<const Node*, Node*> map;
+  const std::unordered_set<const Node*>& taken;
+
+  bool match(const Node* p, Node* n) {
+    if (auto it = map.find(p); it != map.end()) return it->second == n;
+    if (p->op() == OpKind::Placeholder) {
+      map[p] = n;
+      return true;
+    }
+    if (taken.count(n) || p->op() != n->op() || p->target() != n->target() || p->args().size() != n->args().size() ||
+        p->kwargs().size() != n->kwargs().size())
+      return false;
+    map[p] = n;
+    for (size_t i = 0; i < p->args().size(); ++i)
+      if (!match_arg(p->args()[i], n->args()[i])) return false;
+    for (size_t i = 0; i < p->kwargs().size(); ++i)
+      if (p->kwargs()[i].first != n->kwargs()[i].first || !match_arg(p->kwargs()[i].second, n->kwargs()[i].second))
+        return false;
+    return true;
+  }
+  bool match_arg(const Argument& p, const Argument& n) {
+    if (p.is_node()) return n.is_node() && match(p.node(), n.node());
+    if (p.is_list()) {
+      if (!n.is_list() || p.items().size() != n.items().size()) return false;
+      for (size_t i = 0; i < p.items().size(); ++i)
+        if (!match_arg(p.items()[i], n.items()[i])) return false;
+      return true;
+    }
+    return !n.is_node() && !n.is_list() && same_value(p.value(), n.value());
+  }
+};
+
+}  // namespace
+
+std::vector<Match> replace_pattern(GraphModule& gm, const GraphModule& pattern, const GraphModule& replacement) {
+  const Node* p_out = pattern.graph().output_node();
+  EMBER_CHECK(p_out && p_out->args().size() == 1 && p_out->args()[0].is_node(), "fx",
+              "replace_pattern: the pattern must return one tensor");
+  const Node* anchor = p_out->args()[0].node();
+  std::vector<const Node*> p_inputs, r_inputs;
+  for (const Node* n : pattern.graph().nodes())
+    if (n->op() == OpKind::Placeholder) p_inputs.push_back(n);
+  for (const Node* n : replacement.graph().nodes()) {
+    if (n->op() == OpKind::Placeholder) r_inputs.push_back(n);
+    EMBER_CHECK(n->op() != OpKind::CallModule && n->op() != OpKind::GetAttr, "fx", "replace_pattern: replacement node '",
+                n->name(), "' is a ", to_string(n->op()), "; a replacement may only call ops on its inputs");
+  }
+  EMBER_CHECK(p_inputs.size() == r_inputs.size(), "fx", "replace_pattern: the pattern takes ", p_inputs.size(),
+              " inputs and the replacement ", r_inputs.size());
+  Graph& g = gm.graph();
+  std::unordered_set<const Node*> taken;
+  std::vector<Match> matches;
+  for (Node* n : g.nodes()) {
+    if (n->erased() || n->op() == OpKind::Placeholder || n->op() == OpKind::Output) continue;
+    Matcher m{{}, {}, taken};
+    if (!m.match(anchor, n)) continue;
+    // Inner results may not escape: every user of a matched inner node is matched too.
+    bool contained = true;
+    std::unordered_set<const Node*> inner;
+    for (const auto& [p, gn] : m.map)
+      if (p->op() != OpKind::Placeholder) inner.insert(gn);
+    for (const auto& [p, gn] : m.map) {
+      if (p->op() == OpKind::Placeholder || p == anchor) continue;
+      for (const Node* u : gn->users()) contained &= inner.count(u) > 0;
+    }
+    if (!contained) continue;
+    // Splice the replacement in before the anchor.
+    std::unordered_map<const Node*, Node*> r_map;
+    for (size_t i = 0; i < r_inputs.size(); ++i) r_map[r_inputs[i]] = m.map.at(p_inputs[i]);
+    Node* result = nullptr;
+    {
+      auto at = g.inserting_before(n);
+      for (const Node* r : replacement.graph().nodes()) {
+        if (r->op() == OpKind::Placeholder) continue;
+        if (r->op() == OpKind::Output) {
+          EMBER_CHECK(r->args().size() == 1 && r->args()[0].is_node(), "fx",
+                      "replace_pattern: the replacement must return one tensor");
+          result = r_map.at(r->args()[0].node());
+          continue;
+        }
+        r_map[r] = g.node_copy(*r, [&](Node* x) -> Argument { return r_map.at(x); });
+      }
+    }
+    n->replace_all_uses_with(result);
+    Match match{result, {}};
+    // Erase the matched nodes, users first (the pattern's order reversed).
+    auto p_nodes = pattern.graph().nodes();
+    for (auto it = p_nodes.rbegin(); it != p_nodes.rend(); ++it) {
+      const Node* p = *it;
+      if (p->op() == OpKind::Placeholder || p->op() == OpKind::Output) continue;
+      Node* gn = m.map.at(p);
+      match.nodes_map[p] = gn;
+      if (gn->users().empty()) g.erase_node(gn);
+      taken.insert(gn);
+    }
+    matches.push_back(std::move(match));
+  }
+  gm.recompile();
+  return matches;
+}
+
+}  // namespace subgraph_rewriter
+
+}  // namespace ember::fx

@@ -1,0 +1,588 @@
+// ember::fx: tracing (ops at the dispatch point, leaf modules through their holders), the graph
+// and its editing, lint errors, dead code elimination, GraphModule/Interpreter/Transformer/
+// ShapeProp, replace_pattern, conv-bn folding and the tracing traps.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "ember/ember.h"
+#include "ember/fx.h"
+#include "expect_error.h"
+#include "temp_dir.h"
+
+namespace {
+
+using ember::Tensor;
+namespace fx = ember::fx;
+namespace nn = ember::nn;
+
+void expect_close(const Tensor& a, const Tensor& b, double rtol = 1e-6) {
+  ASSERT_EQ(a.sizes(), b.sizes());
+  const double scale = b.abs().max().item<double>() + 1e-12;
+  EXPECT_LE((a - b).abs().max().item<double>() / scale, rtol);
+}
+
+struct SmallCnn : nn::Module {
+  SmallCnn() {
+    conv1 = register_module("conv1", nn::Conv2d(nn::Conv2dOptions(3, 8, 3).padding(1)));
+    bn1 = register_module("bn1", nn::BatchNorm2d(8));
+    block = register_module("block", nn::Sequential(nn::Conv2d(nn::Conv2dOptions(8, 8, 3).padding(1).bias(false)),
+                                                    nn::BatchNorm2d(8), nn::ReLU()));
+    drop = register_module("drop", nn::Dropout(0.5));
+    fc = register_module("fc", nn::Linear(8, 4));
+    bn2 = register_module("bn2", nn::BatchNorm1d(4));
+  }
+  Tensor forward(const Tensor& x) {
+    Tensor y = ember::relu(bn1(conv1(x)));
+    y = block->forward(y) + y;  // Sequential's children are called through its AnyModules
+    y = ember::adaptive_avg_pool2d(y, {1, 1}).flatten(1);
+    return bn2(fc(drop(y)));
+  }
+  nn::Conv2d conv1{nullptr};
+  nn::BatchNorm2d bn1{nullptr};
+  nn::Sequential block{nullptr};
+  nn::Dropout drop{nullptr};
+  nn::Linear fc{nullptr};
+  nn::BatchNorm1d bn2{nullptr};
+};
+
+// Leaves nothing: every module is traced through, so the graph holds only ops.
+struct OpsOnly : fx::Tracer {
+  bool is_leaf_module(const nn::Module&, const std::string&) override { return false; }
+};
+
+std::shared_ptr<SmallCnn> trained_cnn() {
+  ember::manual_seed(0);
+  auto m = std::make_shared<SmallCnn>();
+  // Running statistics away from their initial values, so folding has something to fold.
+  for (int i = 0; i < 3; ++i) m->forward(ember::randn({4, 3, 10, 10}));
+  m->eval();
+  return m;
+}
+
+TEST(Fx, TracesLeafModulesAndOps) {
+  auto m = trained_cnn();
+  const Tensor x = ember::randn({2, 3, 10, 10});
+  auto gm = fx::symbolic_trace(m, x);
+  std::vector<std::string> kinds;
+  for (fx::Node* n : gm->graph().nodes())
+    if (n->op() == fx::OpKind::CallModule) kinds.push_back(n->target());
+  EXPECT_EQ(kinds, (std::vector<std::string>{"conv1", "bn1", "block.0", "block.1", "block.2", "drop", "fc", "bn2"}));
+  const std::string code = gm->code();
+  EXPECT_NE(code.find("conv1 = self.conv1(x)"), std::string::npos) << code;
+  EXPECT_NE(code.find("torch.relu(bn1)"), std::string::npos) << code;
+  EXPECT_NE(code.find("torch.adaptive_avg_pool2d"), std::string::npos) << code;
+  expect_close(gm->forward(x), m->forward(x), 0);
+  // Other values of the example's shape (flatten's sizes are the example's: a graph is
+  // specialized on the shapes it was traced with).
+  const Tensor x2 = ember::randn({2, 3, 10, 10});
+  expect_close(gm->forward(x2), m->forward(x2), 0);
+  // Parameters are the root's own tensors.
+  EXPECT_TRUE(gm->attribute("conv1.weight").is_same(m->conv1->weight));
+  EXPECT_EQ(gm->named_parameters().size(), m->named_parameters().size());
+}
+
+TEST(Fx, TracedThroughModulesEqualEager) {
+  auto m = trained_cnn();
+  const Tensor x = ember::randn({2, 3, 10, 10});
+  OpsOnly tracer;
+  auto gm = tracer.trace(*m, {x}, [&](const std::vector<Tensor>& in) { return ember::jit::IValue(m->forward(in[0])); });
+  for (fx::Node* n : gm->graph().nodes()) EXPECT_NE(n->op(), fx::OpKind::CallModule) << n->format();
+  expect_close(gm->forward(x), m->forward(x), 0);
+  // The same in training mode (batch statistics, dropout's randomness aside: p has no effect
+  // on eval, and the traced dropout keeps the example's train flag).
+  const std::string code = gm->code();
+  EXPECT_NE(code.find("torch.conv2d(x, conv1_weight, conv1_bias"), std::string::npos) << code;
+  EXPECT_NE(code.find("torch.batch_norm"), std::string::npos) << code;
+}
+
+TEST(Fx, NnModulesTraceEqualEager) {
+  ember::manual_seed(1);
+  const Tensor x4 = ember::randn({2, 4, 6, 6});
+  const Tensor x2 = ember::randn({3, 4});
+  const Tensor x3 = ember::randn({2, 4, 7});
+  auto check = [](auto module, const Tensor& x) {
+    module->eval();
+    for (bool leaves : {true, false}) {
+      std::shared_ptr<fx::GraphModule> gm;
+      if (leaves) {
+        gm = fx::symbolic_trace(module, x);
+      } else {
+        OpsOnly tracer;
+        gm = tracer.trace(*module, {x}, [&](const std::vector<Tensor>& in) {
+          return ember::jit::IValue(module->forward(in[0]));
+        });
+      }
+      SCOPED_TRACE(module->name() + (leaves ? " (leaf)" : " (traced through)"));
+      expect_close(gm->forward(x), module->forward(x), 1e-6);
+    }
+  };
+  check(nn::Sequential(nn::Linear(4, 5), nn::ReLU(), nn::Linear(5, 3), nn::Tanh()).ptr(), x2);
+  check(nn::Sequential(nn::Conv2d(nn::Conv2dOptions(4, 6, 3).stride(2).padding(1)), nn::BatchNorm2d(6),
+                       nn::MaxPool2d(2), nn::Flatten())
+            .ptr(),
+        x4);
+  check(nn::Sequential(nn::Conv1d(nn::Conv1dOptions(4, 3, 2)), nn::BatchNorm1d(3), nn::GELU(), nn::Sigmoid()).ptr(), x3);
+  check(nn::Sequential(nn::LayerNorm(nn::LayerNormOptions({4})), nn::Softmax(1), nn::Dropout(0.2), nn::SiLU()).ptr(), x2);
+  check(nn::Sequential(nn::AvgPool2d(2), nn::LeakyReLU(), nn::Hardswish(), nn::Identity()).ptr(), x4);
+}
+
+TEST(Fx, TracesFreeFunctions) {
+  const Tensor a = ember::randn({4, 5}), b = ember::randn({5});
+  auto f = [](const Tensor& x, const Tensor& y) {
+    Tensor z = ember::sigmoid(x * 2.0 + y) * ember::tanh(x);
+    return std::make_tuple(z.sum(1), ember::cat({z, x}, 0));
+  };
+  auto gm = fx::trace(f, a, b);
+  auto out = gm->forward({a, b}).toTuple()->elements();
+  const auto want = f(a, b);
+  ASSERT_EQ(out.size(), 2u);
+  expect_close(out[0].toTensor(), std::get<0>(want), 0);
+  expect_close(out[1].toTensor(), std::get<1>(want), 0);
+  // Multiple results of one op become getitem nodes.
+  auto g2 = fx::trace([](const Tensor& x) { return std::get<0>(ember::max(x, 1)) + 1; }, a);
+  EXPECT_NE(g2->code().find("operator.getitem(max, 0)"), std::string::npos) << g2->code();
+  expect_close(g2->forward(a), std::get<0>(ember::max(a, 1)) + 1, 0);
+}
+
+// Ops of the table's later rows, recorded and replayed through it: equal to the eager calls.
+TEST(Fx, ReplaysTableOps) {
+  ember::manual_seed(3);
+  const Tensor a = ember::randn({4, 5}), b = ember::randn({4, 5}), v = ember::randn({5});
+  auto f = [&](const Tensor& x, const Tensor& y) {
+    Tensor z = ember::narrow(x, 1, 1, 3).repeat({1, 2}) + ember::flip(y, {0}).narrow(1, 0, 3).repeat({1, 2});
+    z = ember::roll(z, {1}, {0}) + ember::cumsum(z, 1) + ember::logsumexp(z, {1}, true);
+    z = ember::clamp_min(z, -1.0) * ember::clamp_max(z, 2.0) + ember::lerp(z, z.abs(), 0.25) +
+        ember::lerp(z, -z, ember::sigmoid(z)) + ember::softplus(z, 2.0, 10.0);
+    Tensor w = ember::mv(x, v) + ember::dot(v, v) + ember::outer(v, v).sum(0).sum();
+    Tensor c = z.clone();
+    c.clamp_(-0.5, 0.5);
+    c.masked_fill_(c > 0.25, 1.0);
+    c.masked_fill_(c < -0.25, ember::full({}, -1.0));
+    Tensor d = ember::zeros_like(c);
+    d.copy_(c);
+    d.fill_(0.5);
+    // clone and a layout change: Ember's `to` op, recorded with libtorch's arguments.
+    Tensor e = (d + c.clone()).view({4, 6, 1, 1}).contiguous(ember::MemoryFormat::ChannelsLast);
+    return std::make_tuple(z + c, w, e.to(ember::kDouble));
+  };
+  auto gm = fx::trace(f, a, b);
+  const auto want = f(a, b);
+  auto got = gm->forward({a, b}).toTuple()->elements();
+  expect_close(got[0].toTensor(), std::get<0>(want), 0);
+  expect_close(got[1].toTensor(), std::get<1>(want), 0);
+  expect_close(got[2].toTensor(), std::get<2>(want), 0);
+  EXPECT_TRUE(got[2].toTensor().is_contiguous(ember::MemoryFormat::ChannelsLast));
+  EXPECT_EQ(got[2].toTensor().dtype(), ember::kDouble);
+  EXPECT_NE(gm->code().find("torch.to(add_"), std::string::npos) << gm->code();
+}
+
+TEST(Fx, TracingTraps) {
+  const Tensor a = ember::randn({3});
+  expect_error([&] { fx::trace([](const Tensor& x) { return x * x.sum().item<double>(); }, a); },
+               {"fx", "item() reads the value of traced tensor 'sum'", "concrete_args"});
+  expect_error([&] { fx::trace([](const Tensor& x) { return ember::equal(x, x) ? x : -x; }, a); },
+               {"fx", "op 'equal' turns traced tensor 'x' into a value"});
+  expect_error([&] { fx::trace([](const Tensor& x) { return x.is_nonzero() ? x : -x; }, a.sum()); },
+               {"item() reads the value of traced tensor"});
+  // A concrete input is a constant of the graph: its value may be read.
+  fx::Tracer tracer;
+  tracer.concrete_args = {1};
+  const Tensor scale = ember::full({}, 3.0);
+  nn::Module root;
+  auto gm = tracer.trace(root, {a, scale}, [](const std::vector<Tensor>& in) {
+    return ember::jit::IValue(in[0] * in[1].item<double>());
+  });
+  expect_close(gm->forward(std::vector<ember::jit::IValue>{a}).toTensor(), a * 3.0, 0);
+  // The trace leaves the caller's tensors alone (the code ran on copies).
+  const Tensor before = a.clone();
+  fx::trace([](Tensor x) { return x.mul_(2); }, a);
+  EXPECT_TRUE(ember::equal(a, before));
+}
+
+TEST(Fx, GraphSurgeryAndPrinting) {
+  fx::Graph g;
+  fx::Node* x = g.placeholder("x");
+  fx::Node* r = g.call_function("relu", {x});
+  fx::Node* out = g.output(r);
+  EXPECT_EQ(r->users(), std::vector<fx::Node*>{out});
+  {
+    auto at = g.inserting_after(r);
+    fx::Node* n = g.call_function("neg", {r});
+    r->replace_all_uses_with(n);
+    n->set_arg(0, r);  // replace_all_uses_with also rewrote n itself
+  }
+  g.lint();
+  EXPECT_EQ(g.nodes()[2]->target(), "neg");
+  EXPECT_EQ(g.python_code(), "def forward(self, x):\n    relu = torch.relu(x)\n    neg = torch.neg(relu)\n    return neg\n");
+  fx::Node* dead = g.call_function("add", {x, x}, {{"alpha", ember::jit::IValue(int64_t{2})}});
+  {
+    auto at = g.inserting_before(out);
+    fx::Node* d2 = g.call_function("relu", {x});
+    EXPECT_EQ(d2->name(), "relu_1");
+    EXPECT_EQ(d2->next(), out);
+  }
+  EXPECT_NE(g.tabular().find("call_function  add"), std::string::npos) << g.tabular();
+  EXPECT_NE(dead->format().find("kwargs = {alpha: 2}"), std::string::npos) << dead->format();
+  expect_error([&] { g.erase_node(r); }, {"erase_node: node 'relu' still has 1 user(s) (neg)"});
+  expect_error([&] { g.lint(); }, {"lint: node 'add' comes after the output node"});
+  EXPECT_TRUE(g.eliminate_dead_code());
+  EXPECT_EQ(g.size(), 4u);
+  g.lint();
+  EXPECT_FALSE(g.eliminate_dead_code());
+}
+
+TEST(Fx, LintErrors) {
+  {
+    fx::Graph g;
+    fx::Node* x = g.placeholder("x");
+    fx::Node* a = g.call_function("relu", {x});
+    fx::Node* b = g.call_function("neg", {x});
+    g.output(b);
+    a->set_arg(0, b);  // reads a later node
+    expect_error([&] { g.lint(); }, {"lint: node 'relu' reads node 'neg', which comes later"});
+  }
+  {
+    fx::Graph g;
+    fx::Node* x = g.placeholder("x");
+    fx::Node* a = g.call_function("relu", {x});
+    g.output(x);
+    g.erase_node(a);
+    fx::Node* b = g.call_function("neg", {x});
+    expect_error([&] { b->set_arg(0, a); }, {"cannot read node 'relu': it was erased"});
+  }
+  {
+    fx::Graph g;
+    g.placeholder("x");
+    expect_error([&] { g.lint(); }, {"0 output nodes"});
+  }
+}
+
+TEST(Fx, GraphModuleErrors) {
+  auto gm = fx::trace([](const Tensor& x) { return ember::relu(x); }, ember::randn({2}));
+  fx::Node* relu = gm->graph().find("relu");
+  ASSERT_NE(relu, nullptr);
+  relu->set_target("no_such_op");
+  expect_error([&] { gm->forward(ember::randn({2})); }, {"call recompile()"});
+  expect_error([&] { gm->recompile(); }, {"node 'relu' calls op 'no_such_op', which is not in the op table"});
+  relu->set_target("relu");
+  {
+    auto at = gm->graph().inserting_before(relu);
+    gm->graph().call_module("missing", {gm->graph().find("x")});
+  }
+  expect_error([&] { gm->recompile(); }, {"node 'missing' calls module 'missing', which the GraphModule has not"});
+  gm->graph().erase_node(gm->graph().find("missing"));
+  gm->recompile();
+  expect_error([&] { gm->forward(std::vector<ember::jit::IValue>{}); }, {"takes 1 inputs, not 0"});
+}
+
+struct Mlp : nn::Module {
+  Mlp() {
+    for (int i = 0; i < 3; ++i) layers->push_back(nn::Linear(6, 6));
+    register_module("layers", layers);
+  }
+  Tensor forward(Tensor x) {
+    for (const auto& l : *layers) x = ember::relu(l->as<nn::Linear>()->forward(x));
+    return x;
+  }
+  nn::ModuleList layers;
+};
+
+TEST(Fx, InterpreterTransformerShapeProp) {
+  auto m = std::make_shared<Mlp>();
+  const Tensor x = ember::randn({4, 6});
+  // Through ->forward the Linear calls are not seen as module calls: their ops are recorded.
+  auto gm = fx::symbolic_trace(m, x);
+  EXPECT_NE(gm->code().find("torch.linear(x, layers_0_weight, layers_0_bias)"), std::string::npos) << gm->code();
+
+  struct Counting : fx::Interpreter {
+    using fx::Interpreter::Interpreter;
+    int calls = 0;
+    ember::jit::IValue call_function(const std::string& target, const std::vector<ember::jit::IValue>& args,
+                                     const std::vector<std::pair<std::string, ember::jit::IValue>>& kwargs) override {
+      ++calls;
+      if (target == "relu") return ember::sigmoid(args[0].toTensor());
+      return fx::Interpreter::call_function(target, args, kwargs);
+    }
+  };
+  Counting interp(*gm);
+  Tensor y = interp.run({x}).toTensor();
+  EXPECT_EQ(interp.calls, 6);
+  Tensor want = x;
+  for (const auto& l : *m->layers) want = ember::sigmoid(l->as<nn::Linear>()->forward(want));
+  expect_close(y, want, 1e-6);
+
+  struct ReluToGelu : fx::Transformer {
+    using fx::Transformer::Transformer;
+    fx::Node* call_function(const fx::Node& old, std::vector<fx::Argument> args, fx::Kwargs kwargs) override {
+      if (old.target() == "relu") return new_graph().call_function("gelu", std::move(args));
+      return fx::Transformer::call_function(old, std::move(args), std::move(kwargs));
+    }
+  };
+  auto gelu = ReluToGelu(*gm).transform();
+  want = x;
+  for (const auto& l : *m->layers) want = ember::gelu(l->as<nn::Linear>()->forward(want));
+  expect_close(gelu->forward(x), want, 1e-6);
+
+  fx::ShapeProp(*gm).propagate({ember::randn({7, 6})});
+  fx::Node* last = gm->graph().output_node()->args()[0].node();
+  EXPECT_EQ(last->meta.at("shape").toIntList(), (std::vector<int64_t>{7, 6}));
+  EXPECT_EQ(last->meta.at("dtype").toStringRef(), "Float");
+}
+
+// The pass of docs/fx.md's "Writing a pass".
+void relu_to_clamp(fx::GraphModule& gm) {
+  fx::Graph& g = gm.graph();
+  for (fx::Node* n : g.nodes()) {
+    if (n->op() != fx::OpKind::CallFunction || n->target() != "relu") continue;
+    fx::Node* clamp;
+    {
+      auto at = g.inserting_after(n);
+      clamp = g.call_function("clamp", {n->args()[0], ember::jit::IValue(0.0), ember::jit::IValue()});
+    }
+    n->replace_all_uses_with(clamp);
+    g.erase_node(n);
+  }
+  g.eliminate_dead_code();
+  gm.recompile();
+}
+
+TEST(Fx, DocsPass) {
+  auto f = [](const Tensor& x) { return ember::relu(x) * ember::relu(-x) + x; };
+  const Tensor a = ember::randn({10});
+  auto gm = fx::trace(f, a);
+  relu_to_clamp(*gm);
+  EXPECT_EQ(gm->code().find("relu"), std::string::npos) << gm->code();
+  EXPECT_NE(gm->code().find("torch.clamp(x, 0.0, None)"), std::string::npos) << gm->code();
+  expect_close(gm->forward(a), f(a), 0);
+}
+
+TEST(Fx, ReplacePattern) {
+  auto f = [](const Tensor& x, const Tensor& y) {
+    return ember::relu(ember::neg(x) + y) * ember::relu(ember::neg(y) + x);
+  };
+  const Tensor a = ember::randn({5}), b = ember::randn({5});
+  auto gm = fx::trace(f, a, b);
+  auto pattern = fx::trace([](const Tensor& p, const Tensor& q) { return ember::relu(ember::neg(p) + q); }, a, b);
+  auto replacement = fx::trace([](const Tensor& p, const Tensor& q) { return ember::relu(q - p); }, a, b);
+  auto matches = fx::subgraph_rewriter::replace_pattern(*gm, *pattern, *replacement);
+  EXPECT_EQ(matches.size(), 2u);
+  EXPECT_EQ(gm->code().find("torch.neg"), std::string::npos) << gm->code();
+  expect_close(gm->forward(a, b), f(a, b), 1e-6);
+  // A pattern whose inner result is used elsewhere does not match.
+  auto g2 = fx::trace(
+      [](const Tensor& x, const Tensor& y) {
+        const Tensor n = ember::neg(x);
+        return ember::relu(n + y) + n;
+      },
+      a, b);
+  EXPECT_EQ(fx::subgraph_rewriter::replace_pattern(*g2, *pattern, *replacement).size(), 0u);
+  auto bad = fx::trace([](const Tensor& p) { return ember::relu(p); }, a);
+  expect_error([&] { fx::subgraph_rewriter::replace_pattern(*gm, *pattern, *bad); },
+               {"the pattern takes 2 inputs and the replacement 1"});
+}
+
+TEST(Fx, ConvBnFoldingAndInference) {
+  auto m = trained_cnn();
+  const Tensor x = ember::randn({3, 3, 10, 10});
+  auto gm = fx::symbolic_trace(m, x);
+  const Tensor want = m->forward(x);
+  EXPECT_EQ(fx::fuse_conv_bn(*gm), 3u);  // conv1+bn1, block.0+block.1, fc+bn2
+  expect_close(gm->forward(x), want, 1e-5);
+  for (fx::Node* n : gm->graph().nodes()) {
+    if (n->op() == fx::OpKind::CallModule) {
+      EXPECT_EQ(gm->submodule(n->target())->name().find("BatchNorm"), std::string::npos);
+    }
+  }
+  // The root's modules are unchanged.
+  expect_close(m->forward(x), want, 0);
+  auto gm2 = fx::symbolic_trace(m, x);
+  fx::optimize_for_inference(*gm2);
+  EXPECT_EQ(gm2->code().find("self.drop"), std::string::npos) << gm2->code();
+  expect_close(gm2->forward(x), want, 1e-5);
+  gm2->train();
+  expect_error([&] { fx::optimize_for_inference(*gm2); }, {"eval mode"});
+  // A float64 model folds into float64 layers.
+  nn::Sequential d(nn::Conv2d(nn::Conv2dOptions(3, 4, 3)), nn::BatchNorm2d(4), nn::ReLU());
+  d->forward(ember::randn({2, 3, 6, 6}));
+  d->to(ember::kDouble);
+  d->eval();
+  const Tensor xd = ember::randn({2, 3, 6, 6}, ember::kDouble);
+  auto gd = fx::symbolic_trace(d, xd);
+  fx::optimize_for_inference(*gd);
+  const Tensor yd = gd->forward(xd);
+  EXPECT_EQ(yd.dtype(), ember::kDouble);
+  expect_close(yd, d->forward(xd), 1e-12);
+}
+
+size_t count_fused(const fx::GraphModule& gm) {
+  size_t n = 0;
+  for (const fx::Node* node : gm.graph().nodes())
+    n += node->op() == fx::OpKind::CallModule && node->target().rfind("fused_pointwise", 0) == 0;
+  return n;
+}
+
+TEST(Fx, FusePointwiseChain) {
+  ember::manual_seed(3);
+  const Tensor x = ember::randn({37, 65}), a = ember::randn({65}), b = ember::randn({37, 1}), c = ember::randn({37, 65});
+  auto chain = [](const Tensor& x, const Tensor& a, const Tensor& b, const Tensor& c) {
+    return ember::sigmoid(x * a + b) * ember::tanh(x) + ember::relu(c);
+  };
+  auto gm = fx::trace(chain, x, a, b, c);
+  EXPECT_EQ(fx::fuse_pointwise(*gm), 1u);
+  // the whole chain is one node between the placeholders and the output
+  EXPECT_EQ(gm->graph().size(), 6u) << gm->code();
+  EXPECT_EQ(count_fused(*gm), 1u);
+  gm->graph().lint();
+  expect_close(gm->forward({x, a, b, c}).toTensor(), chain(x, a, b, c), 1e-6);
+  // other layouts and a dtype the chain was not traced with
+  const Tensor xt = ember::randn({65, 37}).t(), ct = ember::randn({65, 37}).t();
+  expect_close(gm->forward({xt, a, b, ct}).toTensor(), chain(xt, a, b, ct), 1e-6);
+  const auto h = [](const Tensor& t) { return t.to(ember::kBFloat16); };
+  expect_close(gm->forward({h(x), h(a), h(b), h(c)}).toTensor().to(ember::kFloat),
+               chain(h(x), h(a), h(b), h(c)).to(ember::kFloat), 1e-2);
+  // a second run of the pass finds nothing left to fuse
+  EXPECT_EQ(fx::fuse_pointwise(*gm), 0u);
+  // casts join chains
+  auto cast = [](const Tensor& x) { return (x * 3).to(ember::kBFloat16).relu() + 1; };
+  auto gc = fx::trace(cast, x);
+  EXPECT_EQ(fx::fuse_pointwise(*gc), 1u);
+  EXPECT_EQ(count_fused(*gc), 1u) << gc->code();
+  const Tensor got = gc->forward(x);
+  EXPECT_EQ(got.dtype(), ember::kBFloat16);
+  EXPECT_TRUE(got.equal(cast(x)));
+}
+
+TEST(Fx, FusePointwiseKeepsValuesReadOutside) {
+  const Tensor x = ember::randn({8, 9});
+  // z is read by the chain and returned: it stays a node of its own; a reduction splits chains
+  auto f = [](const Tensor& x) {
+    Tensor z = ember::exp(x * 0.5);
+    Tensor y = ember::sigmoid(z) + 1;
+    Tensor s = (y * y).sum(1, true);
+    return std::make_tuple(ember::tanh(s - 1) * 2, z);
+  };
+  auto gm = fx::trace(f, x);
+  // {x * 0.5, exp} (z, read outside, ends a group), {sigmoid, + 1, y * y}, {- 1, tanh, * 2}
+  EXPECT_EQ(fx::fuse_pointwise(*gm), 3u) << gm->code();
+  gm->graph().lint();
+  auto out = gm->forward(std::vector<ember::jit::IValue>{x}).toTuple()->elements();
+  expect_close(out[0].toTensor(), std::get<0>(f(x)), 1e-6);
+  expect_close(out[1].toTensor(), std::get<1>(f(x)), 1e-6);
+  for (const fx::Node* n : gm->graph().nodes()) EXPECT_NE(n->target(), "sigmoid") << gm->code();
+}
+
+TEST(Fx, FusePointwiseGradients) {
+  auto opts = ember::TensorOptions().dtype(ember::kDouble);
+  const Tensor x = ember::randn({4, 5}, opts), w = ember::randn({5}, opts);
+  auto f = [](const Tensor& x, const Tensor& w) { return ember::silu(x * w - 0.5) * ember::sigmoid(x); };
+  auto gm = fx::trace(f, x, w);
+  ASSERT_EQ(fx::fuse_pointwise(*gm), 1u);
+  const ember::autograd::variable_list in{x.detach().requires_grad_(true), w.detach().requires_grad_(true)};
+  auto run = [&](const ember::autograd::variable_list& v) { return gm->forward(v[0], v[1]); };
+  EXPECT_TRUE(ember::autograd::gradcheck(run, in));
+  EXPECT_TRUE(ember::autograd::gradgradcheck(run, in));
+}
+
+TEST(Fx, SaveLoadRoundTrip) {
+  const TempDir dir("fx");
+  auto m = trained_cnn();
+  const Tensor x = ember::randn({2, 3, 10, 10});
+  OpsOnly tracer;
+  auto gm = tracer.trace(*m, {x}, [&](const std::vector<Tensor>& in) { return ember::jit::IValue(m->forward(in[0])); });
+  fx::save(*gm, dir.file("cnn.fx"));
+  // The loaded module knows nothing of SmallCnn: its tensors come from the file.
+  auto loaded = fx::load(dir.file("cnn.fx"));
+  expect_close(loaded->forward(x), m->forward(x), 0);
+  EXPECT_EQ(loaded->code(), gm->code());
+  EXPECT_EQ(loaded->named_parameters().size(), m->named_parameters().size());
+  EXPECT_TRUE(loaded->named_parameters().contains("block.0.weight"));
+  // A tuple output and scalar arguments survive too.
+  auto f = fx::trace([](const Tensor& a) { return std::make_tuple(a.sum(1, true) * 0.25, ember::cat({a, a}, 1)); },
+                     ember::randn({3, 2}));
+  fx::save(*f, dir.file("f.fx"));
+  const Tensor a = ember::randn({3, 2});
+  auto out = fx::load(dir.file("f.fx"))->forward(std::vector<ember::jit::IValue>{a}).toTuple()->elements();
+  expect_close(out[0].toTensor(), a.sum(1, true) * 0.25, 0);
+  expect_close(out[1].toTensor(), ember::cat({a, a}, 1), 0);
+  // Leaf modules have no file form.
+  expect_error([&] { fx::save(*fx::symbolic_trace(m, x), dir.file("no.fx")); }, {"calls module 'conv1'", "is_leaf_module"});
+}
+
+// The saved CNN loaded and run by another process (this test program again, in the child role
+// EMBER_FX_CHILD selects), which has the file and the input only.
+TEST(Fx, SaveLoadInSecondProcess) {
+  if (const char* child = std::getenv("EMBER_FX_CHILD")) {
+    const std::string d = child;
+    Tensor x;
+    ember::load(x, d + "/x.safetensors");
+    ember::save(fx::load(d + "/cnn.fx")->forward(x), d + "/y.safetensors");
+    return;
+  }
+  const TempDir dir("fx_process");
+  auto m = trained_cnn();
+  const Tensor x = ember::randn({2, 3, 10, 10});
+  OpsOnly tracer;
+  auto gm = tracer.trace(*m, {x}, [&](const std::vector<Tensor>& in) { return ember::jit::IValue(m->forward(in[0])); });
+  fx::save(*gm, dir.file("cnn.fx"));
+  ember::save(x, dir.file("x.safetensors"));
+  const std::string d = dir.file("");
+  const std::string cmd = "EMBER_FX_CHILD='" + d.substr(0, d.size() - 1) + "' " +
+                          std::filesystem::read_symlink("/proc/self/exe").string() +
+                          " --gtest_filter=Fx.SaveLoadInSecondProcess > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  Tensor y;
+  ember::load(y, dir.file("y.safetensors"));
+  expect_close(y, m->forward(x), 0);
+}
+
+TEST(Fx, LoadRefusesBadFiles) {
+  const TempDir dir("fx_bad");
+  const Tensor w = ember::randn({4, 3});
+  auto write = [&](const std::string& name, const std::string& nodes, const std::string& attrs) {
+    const std::string json = "{\"version\": 1, \"attributes\": [" + attrs + "], \"nodes\": [" + nodes + "]}";
+    ember::OrderedDict<std::string, Tensor> tensors;
+    tensors.insert("w", w);
+    ember::save(tensors, dir.file(name), {{"ember.fx.graph", json}});
+    return dir.file(name);
+  };
+  const std::string attr = R"({"name": "w", "dtype": "F32", "shape": [4, 3], "parameter": true})";
+  const std::string x = R"({"name": "x", "op": "placeholder", "target": "x", "args": [], "kwargs": []})";
+  const std::string getw = R"({"name": "w", "op": "get_attr", "target": "w", "args": [], "kwargs": []})";
+  auto call = [](const std::string& name, const std::string& target, const std::string& args) {
+    return R"({"name": ")" + name + R"(", "op": "call_function", "target": ")" + target + R"(", "args": [)" + args +
+           R"(], "kwargs": []})";
+  };
+  auto out = [](const std::string& node) {
+    return R"({"name": "output", "op": "output", "target": "output", "args": [{"node": ")" + node +
+           R"("}], "kwargs": []})";
+  };
+  const std::string good = write("good.fx", x + "," + getw + "," + call("mm", "mm", R"({"node": "x"}, {"node": "w"})") +
+                                                "," + out("mm"), attr);
+  const Tensor in = ember::randn({2, 4});
+  expect_close(fx::load(good)->forward(in), ember::mm(in, w), 0);
+  expect_error([&] { fx::load(write("op.fx", x + "," + call("s", "system", R"({"node": "x"})") + "," + out("s"), attr)); },
+               {"op 'system'", "not in the op table"});
+  expect_error([&] { fx::load(write("ref.fx", x + "," + call("r", "relu", R"({"node": "later"})") + "," + out("r"), attr)); },
+               {"node 'r' reads 'later', which is not an earlier node"});
+  expect_error([&] { fx::load(write("shape.fx", x + "," + getw + "," + out("w"),
+                                    R"({"name": "w", "dtype": "F32", "shape": [3, 4], "parameter": true})")); },
+               {"attribute 'w' is listed as F32 [3, 4] but the file holds F32 [4, 3]"});
+  expect_error([&] { fx::load(write("kind.fx", R"({"name": "m", "op": "call_module", "target": "m", "args": [], "kwargs": []})", attr)); },
+               {"node 'm' is a 'call_module'"});
+  expect_error([&] { fx::load(write("noout.fx", x, attr)); }, {"no output node"});
+  expect_error([&] { fx::load(write("args.fx", x + "," + call("r", "relu", R"({"node": "x"}, {"int": "1x"})") + "," + out("r"), attr)); },
+               {"bad integer '1x'"});
+  // Truncated: every prefix of a good file fails cleanly.
+  const std::string bytes = read_bytes(good);
+  for (size_t n : {size_t{0}, size_t{7}, size_t{20}, bytes.size() / 2, bytes.size() - 1}) {
+    write_bytes(dir.file("cut.fx"), bytes.substr(0, n));
+    EXPECT_THROW(fx::load(dir.file("cut.fx")), ember::Error) << n;
+  }
+  // No graph at all.
+  ember::save(w, dir.file("plain.safetensors"));
+  expect_error([&] { fx::load(dir.file("plain.safetensors")); }, {"holds no fx graph"});
+}
+
+}  // namespace
