@@ -160,30 +160,6 @@ std::string num(std::optional<double> v) {
   return buf;
 }
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (static_cast<unsigned char>(ch) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
-
-std::string json_number(std::optional<double> v) {
-  if (!v || !std::isfinite(*v)) return "null";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", *v);
-  return buf;
-}
-
 void write_json(const std::string& path, const std::vector<Result>& results) {
   std::ofstream f(path);
   f << "[\n";
@@ -191,13 +167,13 @@ void write_json(const std::string& path, const std::vector<Result>& results) {
     const Result& r = results[i];
     const bench::Outcome* o = r.outcome ? &*r.outcome : nullptr;
     const auto met = r.met();
-    f << "  {\"name\": " << json_string(r.c->name) << ", \"unit\": " << json_string(o ? o->unit : "us")
-      << ", \"ember\": " << json_number(o ? std::optional<double>(o->ember) : std::nullopt)
-      << ", \"libtorch\": " << json_number(o ? o->baseline : std::nullopt) << ", \"ratio\": " << json_number(r.ratio())
-      << ", \"target\": " << json_number(r.c->target)
+    f << "  {\"name\": " << bench::json_string(r.c->name) << ", \"unit\": " << bench::json_string(o ? o->unit : "us")
+      << ", \"ember\": " << bench::json_number(o ? std::optional<double>(o->ember) : std::nullopt)
+      << ", \"libtorch\": " << bench::json_number(o ? o->baseline : std::nullopt) << ", \"ratio\": " << bench::json_number(r.ratio())
+      << ", \"target\": " << bench::json_number(r.c->target)
       << ", \"met\": " << (met ? (*met ? "true" : "false") : "null");
     if (r.c->baseline == bench::Baseline::Ember) f << ", \"baseline\": \"ember\"";
-    if (!o) f << ", \"error\": " << json_string(r.error);
+    if (!o) f << ", \"error\": " << bench::json_string(r.error);
     f << "}" << (i + 1 < results.size() ? "," : "") << "\n";
   }
   f << "]\n";

@@ -78,6 +78,11 @@ struct Pair {
   double settle = 0;
 };
 
+// JSON spellings shared by the suite's and the sweep's --json: a quoted, escaped string; a
+// number with six significant figures, or null when absent or not finite.
+std::string json_string(const std::string& s);
+std::string json_number(std::optional<double> v);
+
 // Medians in microseconds from blocked_autorange rounds that alternate between the two sides.
 Outcome time_pair(const Context& ctx, const Pair& pair);
 

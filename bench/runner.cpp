@@ -1,5 +1,6 @@
 // The case registry and the paired timing every time case uses.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 
@@ -27,6 +28,30 @@ std::string rate_note(const std::string& who, double amount, double median_us, c
 }
 
 }  // namespace
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (static_cast<unsigned char>(ch) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_number(std::optional<double> v) {
+  if (!v || !std::isfinite(*v)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", *v);
+  return buf;
+}
 
 Outcome time_pair(const Context& ctx, const Pair& pair) {
   const Case& c = ctx.current;

@@ -694,21 +694,12 @@ class Sweep {
     f << "[\n";
     for (size_t i = 0; i < rows_.size(); ++i) {
       const Row& r = rows_[i];
-      auto num = [](std::optional<double> v) {
-        if (!v) return std::string("null");
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%.6g", *v);
-        return std::string(buf);
-      };
       const auto ratio = r.ratio();
-      f << "  {\"name\": \"" << r.name << "\", \"unit\": \"us\", \"ember\": " << num(r.ember_us)
-        << ", \"libtorch\": " << num(r.torch_us) << ", \"ratio\": " << num(ratio) << ", \"target\": " << num(r.target)
+      f << "  {\"name\": " << json_string(r.name) << ", \"unit\": \"us\", \"ember\": " << json_number(r.ember_us)
+        << ", \"libtorch\": " << json_number(r.torch_us) << ", \"ratio\": " << json_number(ratio)
+        << ", \"target\": " << json_number(r.target)
         << ", \"met\": " << (ratio ? (*ratio <= r.target ? "true" : "false") : "null");
-      if (!r.status.empty()) {
-        std::string s;
-        for (char ch : r.status) s += (ch == '"' || ch == '\\') ? std::string("\\") + ch : std::string(1, ch < 0x20 ? ' ' : ch);
-        f << ", \"status\": \"" << s << "\"";
-      }
+      if (!r.status.empty()) f << ", \"status\": " << json_string(r.status);
       f << "}" << (i + 1 < rows_.size() ? "," : "") << "\n";
     }
     f << "]\n";
