@@ -268,7 +268,7 @@ struct FusedPointwise::Impl {
 
   std::string step_str(size_t k) const;
   [[noreturn]] void fail_step(size_t k, const std::string& msg) const {
-    detail::fail(kName, "step ", k, " (", step_str(k), "): ", msg);
+    ember::detail::fail(kName, "step ", k, " (", step_str(k), "): ", msg);
   }
   void compile();
   std::vector<Tensor> eager(const std::vector<Tensor>& inputs) const;

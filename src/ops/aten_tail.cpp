@@ -15,26 +15,15 @@
 #include "ember/pointwise.h"
 #include "ember/reduce.h"
 #include "ember/shape.h"
+#include "ops/op_util.h"
 
 namespace ember {
 namespace {
 
-constexpr double kPi = std::numbers::pi;
-
-// Float-valued ops compute integer and bool inputs in the default float dtype, as PyTorch does.
-Tensor to_float(const Tensor& t) { return is_floating_type(t.dtype()) ? t : t.to(get_default_dtype()); }
-
-// The in-place form of a composed op: the result is written back into self, whose dtype must
-// be able to hold it (PyTorch: "result type Float can't be cast to the desired output type Long").
-Tensor& assign(const char* op, Tensor& self, const Tensor& result) {
-  EMBER_CHECK(can_cast(result.dtype(), self.dtype()), op, "result type ", result.dtype(),
-              " can't be cast to the desired output type ", self.dtype());
-  return self.copy_(result);
-}
-
-// The operand of a composed in-place op: a copy when autograd records, because the composition
-// may save its input for backward and the copy_ into self would then invalidate it.
-Tensor operand(const Tensor& self) { return self.requires_grad() ? self.clone() : self; }
+using op_util::kPi;
+using op_util::operand;
+using op_util::to_float;
+using op_util::write_back;
 
 void check_floating(const char* op, const Tensor& t) {
   EMBER_CHECK(is_floating_type(t.dtype()), op, "\"", op, "\" not implemented for '", t.dtype(), "'");
@@ -109,7 +98,7 @@ Tensor arcsinh(const Tensor& self) { return asinh(self); }
 Tensor arctanh(const Tensor& self) { return atanh(self); }
 
 #define EMBER_DEFINE_COMPOSITE_UNARY(name)                                          \
-  Tensor& name##_(Tensor& self) { return assign(#name "_", self, name(operand(self))); }   \
+  Tensor& name##_(Tensor& self) { return write_back(#name "_", self, name(operand(self))); }   \
   Tensor Tensor::name() const { return ember::name(*this); }                      \
   Tensor& Tensor::name##_() { return ember::name##_(*this); }
 EMBER_FOR_EACH_COMPOSITE_UNARY(EMBER_DEFINE_COMPOSITE_UNARY)
@@ -132,7 +121,7 @@ Tensor logit(const Tensor& self, std::optional<double> eps) {
   if (eps) x = clamp(x, *eps, 1.0 - *eps);
   return log(x / (1 - x));
 }
-Tensor& logit_(Tensor& self, std::optional<double> eps) { return assign("logit_", self, logit(operand(self), eps)); }
+Tensor& logit_(Tensor& self, std::optional<double> eps) { return write_back("logit_", self, logit(operand(self), eps)); }
 Tensor Tensor::logit(std::optional<double> eps) const { return ember::logit(*this, eps); }
 Tensor& Tensor::logit_(std::optional<double> eps) { return ember::logit_(*this, eps); }
 
@@ -231,12 +220,12 @@ Tensor& Tensor::logical_and_(const Tensor& other) { return copy_(ember::logical_
 Tensor& Tensor::logical_or_(const Tensor& other) { return copy_(ember::logical_or(*this, other)); }
 Tensor& Tensor::logical_xor_(const Tensor& other) { return copy_(ember::logical_xor(*this, other)); }
 Tensor& Tensor::logical_not_() { return copy_(ember::logical_not(*this)); }
-Tensor& Tensor::bitwise_and_(const Tensor& other) { return assign("bitwise_and_", *this, bitwise_and(other)); }
-Tensor& Tensor::bitwise_and_(const Scalar& other) { return assign("bitwise_and_", *this, bitwise_and(other)); }
-Tensor& Tensor::bitwise_or_(const Tensor& other) { return assign("bitwise_or_", *this, bitwise_or(other)); }
-Tensor& Tensor::bitwise_or_(const Scalar& other) { return assign("bitwise_or_", *this, bitwise_or(other)); }
-Tensor& Tensor::bitwise_xor_(const Tensor& other) { return assign("bitwise_xor_", *this, bitwise_xor(other)); }
-Tensor& Tensor::bitwise_xor_(const Scalar& other) { return assign("bitwise_xor_", *this, bitwise_xor(other)); }
+Tensor& Tensor::bitwise_and_(const Tensor& other) { return write_back("bitwise_and_", *this, bitwise_and(other)); }
+Tensor& Tensor::bitwise_and_(const Scalar& other) { return write_back("bitwise_and_", *this, bitwise_and(other)); }
+Tensor& Tensor::bitwise_or_(const Tensor& other) { return write_back("bitwise_or_", *this, bitwise_or(other)); }
+Tensor& Tensor::bitwise_or_(const Scalar& other) { return write_back("bitwise_or_", *this, bitwise_or(other)); }
+Tensor& Tensor::bitwise_xor_(const Tensor& other) { return write_back("bitwise_xor_", *this, bitwise_xor(other)); }
+Tensor& Tensor::bitwise_xor_(const Scalar& other) { return write_back("bitwise_xor_", *this, bitwise_xor(other)); }
 Tensor& Tensor::bitwise_not_() { return copy_(bitwise_not()); }
 Tensor& Tensor::cumsum_(int64_t dim, std::optional<ScalarType> dtype) { return copy_(cumsum(dim, dtype)); }
 Tensor& Tensor::cumprod_(int64_t dim, std::optional<ScalarType> dtype) { return copy_(operand(*this).cumprod(dim, dtype)); }
@@ -340,7 +329,7 @@ Tensor heaviside(const Tensor& self, const Tensor& values) {
   return where(self == 0, values, (self > 0).to(self.dtype()));
 }
 Tensor ldexp(const Tensor& self, const Tensor& other) { return to_float(self) * pow(2.0, other); }
-Tensor& ldexp_(Tensor& self, const Tensor& other) { return assign("ldexp_", self, ldexp(operand(self), other)); }
+Tensor& ldexp_(Tensor& self, const Tensor& other) { return write_back("ldexp_", self, ldexp(operand(self), other)); }
 // m + log1p(exp(-|a-b|)) with m = max(a, b); equal infinities give m itself instead of inf-inf.
 Tensor logaddexp(const Tensor& self, const Tensor& other) {
   Tensor a = to_float(self), b = to_float(other);
@@ -367,8 +356,8 @@ Tensor xlogy(const Tensor& self, const Tensor& other) {
 }
 Tensor xlogy(const Scalar& self, const Tensor& other) { return xlogy(scalar_tensor(self, kDouble), other); }
 Tensor xlogy(const Tensor& self, const Scalar& other) { return xlogy(self, scalar_tensor(other, kDouble)); }
-Tensor& xlogy_(Tensor& self, const Tensor& other) { return assign("xlogy_", self, xlogy(operand(self), other)); }
-Tensor& xlogy_(Tensor& self, const Scalar& other) { return assign("xlogy_", self, xlogy(operand(self), other)); }
+Tensor& xlogy_(Tensor& self, const Tensor& other) { return write_back("xlogy_", self, xlogy(operand(self), other)); }
+Tensor& xlogy_(Tensor& self, const Scalar& other) { return write_back("xlogy_", self, xlogy(operand(self), other)); }
 // float_power computes in double whatever the inputs.
 Tensor float_power(const Tensor& self, const Tensor& exponent) { return pow(self.to(kDouble), exponent.to(kDouble)); }
 Tensor float_power(const Tensor& self, const Scalar& exponent) { return pow(self.to(kDouble), exponent.to<double>()); }
@@ -376,7 +365,7 @@ Tensor float_power(const Scalar& self, const Tensor& exponent) { return pow(self
 
 #define EMBER_DEFINE_BINARY_MATH_METHODS(name)                                                    \
   Tensor Tensor::name(const Tensor& other) const { return ember::name(*this, other); }           \
-  Tensor& Tensor::name##_(const Tensor& other) { return assign(#name "_", *this, ember::name(operand(*this), other)); }
+  Tensor& Tensor::name##_(const Tensor& other) { return write_back(#name "_", *this, ember::name(operand(*this), other)); }
 EMBER_DEFINE_BINARY_MATH_METHODS(arctan2)
 EMBER_DEFINE_BINARY_MATH_METHODS(hypot)
 EMBER_DEFINE_BINARY_MATH_METHODS(copysign)
@@ -384,7 +373,7 @@ EMBER_DEFINE_BINARY_MATH_METHODS(heaviside)
 EMBER_DEFINE_BINARY_MATH_METHODS(xlogy)
 EMBER_DEFINE_BINARY_MATH_METHODS(ldexp)
 #undef EMBER_DEFINE_BINARY_MATH_METHODS
-Tensor& Tensor::atan2_(const Tensor& other) { return assign("atan2_", *this, ember::atan2(operand(*this), other)); }
+Tensor& Tensor::atan2_(const Tensor& other) { return write_back("atan2_", *this, ember::atan2(operand(*this), other)); }
 Tensor Tensor::logaddexp(const Tensor& other) const { return ember::logaddexp(*this, other); }
 Tensor Tensor::logaddexp2(const Tensor& other) const { return ember::logaddexp2(*this, other); }
 Tensor Tensor::fmax(const Tensor& other) const { return ember::fmax(*this, other); }

@@ -14,26 +14,22 @@
 #include "ember/pointwise.h"
 #include "ember/reduce.h"
 #include "ember/shape.h"
+#include "ops/op_util.h"
 
 namespace ember {
 namespace {
 
-Tensor to_float(const Tensor& t) { return is_floating_type(t.dtype()) ? t : t.to(get_default_dtype()); }
-Tensor& write_back(const char* op, Tensor& self, const Tensor& result) {
-  EMBER_CHECK(can_cast(result.dtype(), self.dtype()), op, "result type ", result.dtype(),
-              " can't be cast to the desired output type ", self.dtype());
-  return self.copy_(result);
-}
-Tensor operand(const Tensor& self) { return self.requires_grad() ? self.clone() : self; }
+using op_util::to_float;
 
-bool is_integral_dtype(ScalarType t) { return !is_floating_type(t) && t != kBool; }
+using op_util::operand;
+using op_util::write_back;
 
 // fn(a, b) over int64 values of the broadcast operands; the result has their promoted dtype
 // (the cast back wraps as the narrow type's own arithmetic would).
 template <class Fn>
 Tensor integer_binary(const char* name, const Tensor& a, const Tensor& b, Fn fn) {
   const ScalarType t = promote_types(a.dtype(), b.dtype());
-  EMBER_CHECK(is_integral_dtype(t), name, "\"", name, "_cpu\" not implemented for '", t, "'");
+  EMBER_CHECK(is_integral_type(t, false), name, "\"", name, "_cpu\" not implemented for '", t, "'");
   const DimVector shape = infer_size(a.sizes(), b.sizes(), name);
   const Tensor x = a.to(kLong).expand(shape).contiguous(), y = b.to(kLong).expand(shape).contiguous();
   Tensor out = make_empty(shape, kLong);
@@ -241,7 +237,7 @@ Tensor cov(const Tensor& self, int64_t correction, const std::optional<Tensor>& 
     const Tensor& f = *fweights;
     EMBER_CHECK(f.dim() <= 1, "cov", "cov(): expected fweights to have one or fewer dimensions but got fweights with ",
                 f.dim(), " dimensions");
-    EMBER_CHECK(is_integral_dtype(f.dtype()), "cov", "cov(): expected fweights to have integral dtype but got fweights with ",
+    EMBER_CHECK(is_integral_type(f.dtype(), false), "cov", "cov(): expected fweights to have integral dtype but got fweights with ",
                 f.dtype(), " dtype");
     EMBER_CHECK(f.numel() == num_obs, "cov", "cov(): expected fweights to have the same numel as there are observations in the input but got ",
                 f.numel(), " != ", num_obs);

@@ -18,13 +18,14 @@
 #include "ember/shape.h"
 #include "ember/special.h"
 #include "special_math.h"
+#include "ops/op_util.h"
 
 namespace ember {
 namespace {
 
-constexpr double kPi = std::numbers::pi;
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using op_util::kPi;
+using op_util::kInf;
+using op_util::kNaN;
 
 double digamma_scalar(double x) {
   if (x == 0) return std::copysign(kInf, -x);
@@ -260,12 +261,8 @@ Tensor mvlgamma(const Tensor& self, int64_t p) {
 
 namespace {
 // The in-place form: the result written back into self, whose dtype must hold it.
-Tensor& write_back(const char* op, Tensor& self, const Tensor& result) {
-  EMBER_CHECK(can_cast(result.dtype(), self.dtype()), op, "result type ", result.dtype(),
-              " can't be cast to the desired output type ", self.dtype());
-  return self.copy_(result);
-}
-Tensor operand(const Tensor& self) { return self.requires_grad() ? self.clone() : self; }
+using op_util::operand;
+using op_util::write_back;
 // A binary in-place op's self: a copy when the formula of other's gradient saves it.
 Tensor operand(const Tensor& self, const Tensor& other) {
   return self.requires_grad() || other.requires_grad() ? self.clone() : self;

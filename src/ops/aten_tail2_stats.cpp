@@ -16,19 +16,15 @@
 #include "ember/pointwise.h"
 #include "ember/reduce.h"
 #include "ember/shape.h"
+#include "ops/op_util.h"
 
 namespace ember {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using op_util::kNaN;
 
-Tensor& write_back(const char* op, Tensor& self, const Tensor& result) {
-  EMBER_CHECK(can_cast(result.dtype(), self.dtype()), op, "result type ", result.dtype(),
-              " can't be cast to the desired output type ", self.dtype());
-  return self.copy_(result);
-}
-Tensor operand(const Tensor& self) { return self.requires_grad() ? self.clone() : self; }
-bool is_integral_dtype(ScalarType t) { return !is_floating_type(t) && t != kBool; }
+using op_util::operand;
+using op_util::write_back;
 
 // The values of t as doubles, contiguous, without recording.
 std::vector<double> values_of(const Tensor& t) {
@@ -260,7 +256,7 @@ std::tuple<Tensor, std::vector<Tensor>> histogramdd(const Tensor& self, TensorLi
 
 Tensor bincount(const Tensor& self, const std::optional<Tensor>& weights, int64_t minlength) {
   EMBER_CHECK(minlength >= 0, "bincount", "minlength should be >= 0");
-  EMBER_CHECK(self.dim() == 1 && is_integral_dtype(self.dtype()), "bincount",
+  EMBER_CHECK(self.dim() == 1 && is_integral_type(self.dtype(), false), "bincount",
               "bincount only supports 1-d non-negative integral inputs.");
   const bool weighted = weights && weights->defined();
   EMBER_CHECK(!weighted || (weights->dim() == 1 && weights->size(0) == self.size(0)), "bincount",

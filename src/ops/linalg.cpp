@@ -9,6 +9,7 @@
 #include "ember/parallel.h"
 #include "ember/pointwise.h"
 #include "kernels/cpu/gemm.h"
+#include "ops/linalg_common.h"
 #include "ops/linalg_internal.h"
 
 namespace ember {
@@ -208,11 +209,7 @@ void check_dot(const char* op, const Tensor& a, const Tensor& b) {
 
 IntArrayRef leading(IntArrayRef sizes, int64_t n) { return IntArrayRef(sizes.data(), static_cast<size_t>(n)); }
 
-DimVector concat(IntArrayRef a, IntArrayRef b) {
-  DimVector r(a);
-  for (int64_t v : b) r.push_back(v);
-  return r;
-}
+using linalg_detail::concat;
 
 // PyTorch's matmul: 1-D operands gain a dim of 1 (removed from the result), operands whose second
 // factor has at most 2 dims fold all leading dims of the first into rows (one 2-D product),

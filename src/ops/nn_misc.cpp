@@ -13,6 +13,7 @@
 #include "ember/nn_ops.h"
 #include "kernels/cpu/cast.h"
 #include "ops/first_order.h"
+#include "ops/op_util.h"
 
 namespace ember {
 namespace {
@@ -53,10 +54,7 @@ Tensor gather_trailing(const Tensor& input, const std::vector<std::vector<int64_
   return out;
 }
 
-// The layout an input's gradient takes: channels_last when the input is.
-MemoryFormat layout_of(const Tensor& t) {
-  return t.dim() == 4 || t.dim() == 5 ? t.suggest_memory_format() : MemoryFormat::Contiguous;
-}
+using op_util::layout_of;
 
 // The adjoint of gather_trailing: gin(o, i1..ik) sums grad(o, j1..jk) over the j with
 // map[d][jd] = id, accumulated in the compute type. `in_sizes` is the input's shape.

@@ -21,6 +21,7 @@
 #include "ember/reduce.h"
 #include "kernels/cpu/norm_kernels.h"
 #include "ops/first_order.h"
+#include "ops/op_util.h"
 
 namespace ember {
 namespace {
@@ -44,11 +45,7 @@ void check_float(const char* op, const Tensor& input) {
   EMBER_CHECK(is_floating_type(input.dtype()), op, "\"", op, "\" not implemented for '", input.dtype(), "'");
 }
 
-// The layout the output takes: the input's, when it is channels_last.
-MemoryFormat layout_of(const Tensor& t) {
-  if (t.dim() == 4 || t.dim() == 5) return t.suggest_memory_format();
-  return MemoryFormat::Contiguous;
-}
+using op_util::layout_of;
 
 void check_param(const char* op, const char* what, const Tensor& t, int64_t C) {
   EMBER_CHECK(!t.defined() || t.numel() == C, op, what, " should contain ", C, " elements not ",

@@ -12,11 +12,10 @@
 #include "ember/pointwise.h"
 #include "ember/reduce.h"
 #include "ember/unary_ops.h"
+#include "ops/op_util.h"
 
 namespace ember {
-namespace {
-Tensor to_float(const Tensor& t) { return is_floating_type(t.dtype()) ? t : t.to(get_default_dtype()); }
-}  // namespace
+using op_util::to_float;
 
 // -x log x for x > 0, 0 at 0, -inf below (and NaN stays NaN).
 Tensor special_entr(const Tensor& self) {

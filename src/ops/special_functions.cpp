@@ -23,6 +23,7 @@
 #include "ember/special.h"
 #include "ember/unary_ops.h"
 #include "special_math.h"
+#include "ops/op_util.h"
 
 namespace ember {
 namespace {
@@ -30,9 +31,9 @@ namespace {
 using special_math::map_binary;
 using special_math::map_unary;
 
-constexpr double kPi = std::numbers::pi;
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using op_util::kPi;
+using op_util::kInf;
+using op_util::kNaN;
 // Beyond this argument the Hankel series reaches double precision within 20 terms.
 constexpr double kAsymptotic = 30;
 
