@@ -9,24 +9,13 @@ namespace tnn = torch::nn;
 
 namespace {
 
-// Copies the Ember module's parameters and buffers into the libtorch one by name.
-void copy_into(const enn::Module& e, tnn::Module& t) {
-  auto ep = e.named_parameters(), eb = e.named_buffers();
-  auto tp = t.named_parameters(), tb = t.named_buffers();
-  ASSERT_EQ(ep.keys(), tp.keys());
-  ASSERT_EQ(eb.keys(), tb.keys());
-  torch::NoGradGuard no_grad;
-  for (const auto& item : ep) tp[item.key()].copy_(parity::to_torch(item.value()));
-  for (const auto& item : eb) tb[item.key()].copy_(parity::to_torch(item.value()));
-}
-
 // Traces `e`, folds it, and compares with libtorch's `t` on x (both in eval mode, running
 // statistics moved away from their initial values first).
 void expect_folded(enn::Sequential e, tnn::Sequential t, const ember::Tensor& x, size_t folds) {
   for (int i = 0; i < 2; ++i) e->forward(parity::random(x.sizes(), ember::kFloat, 100 + i) * 2.0 + 0.5);
   e->eval();
   t->eval();
-  copy_into(*e, *t);
+  parity::copy_module_state(*e, *t);
   auto gm = ember::fx::symbolic_trace(e, x);
   EXPECT_EQ(ember::fx::fuse_conv_bn(*gm), folds);
   const torch::Tensor want = t->forward(parity::to_torch(x));

@@ -22,21 +22,9 @@ ember::Tensor rnd(ember::IntArrayRef sizes, uint64_t seed, ember::ScalarType dt 
   return parity::random(sizes, dt, seed);
 }
 
-// Copies every parameter and buffer of the Ember module into the libtorch one, by name: both
-// must list the same names (this also checks that the registration names and order agree).
-void copy_into(const enn::Module& e, tnn::Module& t) {
-  auto ep = e.named_parameters(), eb = e.named_buffers();
-  auto tp = t.named_parameters(), tb = t.named_buffers();
-  ASSERT_EQ(ep.keys(), tp.keys());
-  ASSERT_EQ(eb.keys(), tb.keys());
-  torch::NoGradGuard no_grad;
-  for (const auto& item : ep) tp[item.key()].copy_(T(item.value()));
-  for (const auto& item : eb) tb[item.key()].copy_(T(item.value()));
-}
-
 template <class EM, class TM>
 void expect_forward(EM& e, TM& t, const ember::Tensor& x, Tol tol = {1e-5, 1e-5}) {
-  copy_into(*e, *t);
+  parity::copy_module_state(*e, *t);
   ember::Tensor ey = e(x);
   torch::Tensor ty = t(T(x));
   EXPECT_TRUE(Close(ey, ty, tol)) << e->name();
@@ -66,7 +54,7 @@ TEST(NnParity, LinearBilinearFlatten) {
 
   enn::Bilinear eb(3, 4, 2);
   tnn::Bilinear tb(3, 4, 2);
-  copy_into(*eb, *tb);
+  parity::copy_module_state(*eb, *tb);
   ember::Tensor x1 = rnd({5, 3}, 4), x2 = rnd({5, 4}, 5);
   EXPECT_TRUE(Close(eb(x1, x2), tb(T(x1), T(x2)), {1e-5, 1e-5}));
 
@@ -158,7 +146,7 @@ TEST(NnParity, BatchNormTrainsRunningStatsAsLibtorch) {
       enn::BatchNorm2d e(enn::BatchNormOptions(3).momentum(momentum).track_running_stats(track).eps(1e-3));
       const c10::optional<double> tmomentum = momentum ? c10::optional<double>(*momentum) : c10::nullopt;
       tnn::BatchNorm2d t(tnn::BatchNormOptions(3).momentum(tmomentum).track_running_stats(track).eps(1e-3));
-      copy_into(*e, *t);
+      parity::copy_module_state(*e, *t);
       for (uint64_t step = 0; step < 3; ++step) {
         ember::Tensor x = rnd({4, 3, 2, 5}, 20 + step);
         EXPECT_TRUE(Close(e(x), t(T(x)), {1e-5, 1e-5}));
@@ -249,7 +237,7 @@ TEST(NnParity, MultiheadAttentionAndTransformerEncoderLayer) {
   torch::NoGradGuard torch_no_grad;
   enn::MultiheadAttention e(8, 2);
   tnn::MultiheadAttention t(8, 2);
-  copy_into(*e, *t);
+  parity::copy_module_state(*e, *t);
   ember::Tensor q = rnd({3, 2, 8}, 50), kv = rnd({4, 2, 8}, 51);
   ember::Tensor mask = ember::tensor({{false, true, false, false}, {false, false, false, true},
                                       {true, false, false, false}});
@@ -282,7 +270,7 @@ TEST(NnParity, MultiheadAttentionAndTransformerEncoderLayer) {
       EXPECT_EQ(ep[i].key(), tp[i].key()) << variant;
       EXPECT_EQ(ep[i].value().sizes().vec(), tp[i].value().sizes().vec()) << ep[i].key();
     }
-    copy_into(*ev, *tv);
+    parity::copy_module_state(*ev, *tv);
     ember::Tensor kv2 = rnd({4, 2, kdim}, 55 + variant);
     auto [eo3, ew3] = ev(q, kv2, kv2, ember::Tensor(), true, float_mask);
     auto [to3, tw3] = tv(T(q), T(kv2), T(kv2), torch::Tensor(), true, T(float_mask));
@@ -484,7 +472,7 @@ std::function<void()> module_row(EM e, TM t, std::vector<int64_t> shape, bool po
   return [e, t, shape, positive]() mutable {
     SCOPED_TRACE(str(t));
     EXPECT_EQ(str(e), str(t));
-    copy_into(*e, *t);
+    parity::copy_module_state(*e, *t);
     ember::Tensor v = rnd(shape, 900 + shape.size());
     if (positive) v = v.abs() + 0.5;
     ember::Tensor x = v.detach().requires_grad_(true);
@@ -646,12 +634,12 @@ TEST(NnParity, EmbeddingBagModule) {
   enn::EmbeddingBag e(10, 3);
   tnn::EmbeddingBag t(10, 3);
   EXPECT_EQ(str(e), str(t));
-  copy_into(*e, *t);
+  parity::copy_module_state(*e, *t);
   EXPECT_TRUE(Close(e(idx), t(T(idx))));
   enn::EmbeddingBag e2(enn::EmbeddingBagOptions(10, 3).mode(ember::kSum).max_norm(1.5).padding_idx(2).include_last_offset(true));
   tnn::EmbeddingBag t2(tnn::EmbeddingBagOptions(10, 3).mode(torch::kSum).max_norm(1.5).padding_idx(2).include_last_offset(true));
   EXPECT_EQ(str(e2), str(t2));
-  copy_into(*e2, *t2);
+  parity::copy_module_state(*e2, *t2);
   ember::Tensor flat = idx.reshape({-1}), offsets = ember::tensor({0, 2, 6});
   EXPECT_TRUE(Close(e2(flat, offsets), t2(T(flat), T(offsets))));
   EXPECT_TRUE(Close(e2->weight, t2->weight));  // max_norm renormalized the same rows
@@ -745,7 +733,7 @@ TEST(NnParity, TransformerDecoderStacksAndTransformer) {
   tnn::TransformerDecoderLayer td(tnn::TransformerDecoderLayerOptions(8, 2).dim_feedforward(16));
   ed->eval();
   td->eval();
-  copy_into(*ed, *td);
+  parity::copy_module_state(*ed, *td);
   EXPECT_TRUE(Close(ed(tgt, src, tgt_mask), td(T(tgt), T(src), T(tgt_mask)), {1e-5, 1e-5}));
   EXPECT_EQ(str(ed), str(td));
 
@@ -758,7 +746,7 @@ TEST(NnParity, TransformerDecoderStacksAndTransformer) {
   EXPECT_FALSE(layers["layers.0.linear1.weight"].is_same(layers["layers.1.linear1.weight"]));
   ee->eval();
   te->eval();
-  copy_into(*ee, *te);
+  parity::copy_module_state(*ee, *te);
   const ember::Tensor none;
   const torch::Tensor tnone;
   EXPECT_TRUE(Close(ee(src, none, kpm), te(T(src), tnone, T(kpm)), {1e-5, 1e-5}));
@@ -767,7 +755,7 @@ TEST(NnParity, TransformerDecoderStacksAndTransformer) {
   tnn::TransformerDecoder tdd(tnn::TransformerDecoderOptions(tnn::TransformerDecoderLayerOptions(8, 2).dim_feedforward(16), 3));
   edd->eval();
   tdd->eval();
-  copy_into(*edd, *tdd);
+  parity::copy_module_state(*edd, *tdd);
   EXPECT_TRUE(Close(edd(tgt, src, tgt_mask, none, none, kpm), tdd(T(tgt), T(src), T(tgt_mask), tnone, tnone, T(kpm)),
                     {1e-5, 1e-5}));
 
@@ -775,7 +763,7 @@ TEST(NnParity, TransformerDecoderStacksAndTransformer) {
   tnn::Transformer tt(tnn::TransformerOptions(8, 2, 2, 2).dim_feedforward(16).activation(torch::kGELU));
   et->eval();
   tt->eval();
-  copy_into(*et, *tt);
+  parity::copy_module_state(*et, *tt);
   EXPECT_TRUE(Close(et(src, tgt, none, tgt_mask, none, kpm, none, kpm),
                     tt(T(src), T(tgt), tnone, T(tgt_mask), tnone, T(kpm), tnone, T(kpm)), {1e-5, 1e-5}));
   EXPECT_EQ(str(et), str(tt));
@@ -798,7 +786,7 @@ TEST(NnParity, TransformerDecoderStacksAndTransformer) {
 TEST(NnParity, AdaptiveLogSoftmaxWithLoss) {
   enn::AdaptiveLogSoftmaxWithLoss e(enn::AdaptiveLogSoftmaxWithLossOptions(8, 10, {4, 8}).div_value(2.).head_bias(true));
   tnn::AdaptiveLogSoftmaxWithLoss t(tnn::AdaptiveLogSoftmaxWithLossOptions(8, 10, {4, 8}).div_value(2.).head_bias(true));
-  copy_into(*e, *t);
+  parity::copy_module_state(*e, *t);
   EXPECT_EQ(str(e), str(t));
   EXPECT_EQ(e->shortlist_size, t->shortlist_size);
   EXPECT_EQ(e->n_clusters, t->n_clusters);

@@ -142,6 +142,19 @@ inline ::testing::AssertionResult Close(const ember::Tensor& e, const torch::Ten
 }
 
 // Random test data with a fixed seed: floats in [-2, 2), integers in [-8, 8) (unsigned [0, 16)), bools.
+// Copies an Ember module's parameters and buffers into the libtorch module of the same
+// structure, so both compute with the same values. Both must list the same names, which also
+// checks that the registration names and order agree.
+inline void copy_module_state(const ember::nn::Module& e, torch::nn::Module& t) {
+  auto ep = e.named_parameters(), eb = e.named_buffers();
+  auto tp = t.named_parameters(), tb = t.named_buffers();
+  ASSERT_EQ(ep.keys(), tp.keys());
+  ASSERT_EQ(eb.keys(), tb.keys());
+  torch::NoGradGuard no_grad;
+  for (const auto& item : ep) tp[item.key()].copy_(to_torch(item.value()));
+  for (const auto& item : eb) tb[item.key()].copy_(to_torch(item.value()));
+}
+
 inline ember::Tensor random(ember::IntArrayRef sizes, ember::ScalarType dtype, uint64_t seed) {
   ember::Generator g(seed);
   if (ember::is_floating_type(dtype)) {
