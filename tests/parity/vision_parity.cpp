@@ -147,3 +147,64 @@ TEST(VisionParity, MobilenetV3LargeReducedTailDilated) {
 }
 
 }  // namespace
+
+// The message of the ember::Error `f` raises (empty when it raises none).
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const ember::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(VisionModels, BadInput) {
+  ASSERT_TRUE(exports().ok()) << exports().log();
+  const auto resnet18_state = ember::load_torch_checkpoint(exports().path("resnet18.pt"));
+  // resnet34 has more blocks per stage: their keys are missing, named.
+  const std::string missing = error_of([&] { ember::load_state_dict(models::resnet34(), resnet18_state); });
+  EXPECT_NE(missing.find("layer1.2.conv1.weight"), std::string::npos) << missing;
+  // 10 classes against 1000: fc's shapes differ, named with both shapes.
+  const auto c10_state = ember::load_torch_checkpoint(exports().path("resnet18_c10.pt"));
+  const std::string shape = error_of([&] { ember::load_state_dict(models::resnet18(), c10_state); });
+  EXPECT_NE(shape.find("fc.weight"), std::string::npos) << shape;
+  EXPECT_NE(shape.find("[10, 512]"), std::string::npos) << shape;
+  // A grayscale image into a 3-channel stem: the convolution names the shapes.
+  auto model = models::mobilenet_v3_small();
+  const std::string channels = error_of([&] { model->forward(ember::zeros({1, 1, 32, 32})); });
+  EXPECT_NE(channels.find("conv2d"), std::string::npos) << channels;
+  EXPECT_NE(channels.find("[1, 1, 32, 32]"), std::string::npos) << channels;
+  EXPECT_NE(error_of([] { models::mobilenet_v3_large(models::MobileNetV3Options().width_mult(0)); }).find("width_mult"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { models::resnet50(models::ResNetOptions().num_classes(0)); }).find("num_classes"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { models::ResNet(models::ResNetBlock::Basic, std::vector<int64_t>{2, 2, 2}); }).find("stage depths"),
+            std::string::npos);
+}
+
+TEST(VisionModels, ZeroInitResidual) {
+  auto basic = models::resnet18(models::ResNetOptions().zero_init_residual(true));
+  auto bottleneck = models::resnet50(models::ResNetOptions().zero_init_residual(true));
+  const auto p = basic->named_parameters();
+  const auto q = bottleneck->named_parameters();
+  EXPECT_EQ(p["layer2.1.bn2.weight"].abs().sum().item<double>(), 0);
+  EXPECT_EQ(p["layer2.1.bn1.weight"].sum().item<double>(), 128);
+  EXPECT_EQ(q["layer3.0.bn3.weight"].abs().sum().item<double>(), 0);
+  EXPECT_EQ(q["layer3.0.bn2.weight"].sum().item<double>(), 256);
+}
+
+// A train step: batch statistics, dropout, every parameter reached by backward.
+TEST(VisionModels, TrainStep) {
+  ember::manual_seed(3);
+  auto model = models::mobilenet_v3_small(models::MobileNetV3Options().num_classes(4));
+  model->train();
+  const ember::Tensor x = parity::random({2, 3, 32, 32}, ember::kFloat, 5);
+  const ember::Tensor loss = ember::nn::functional::cross_entropy(model->forward(x), ember::tensor({1, 3}));
+  loss.backward();
+  for (const auto& item : model->named_parameters()) {
+    ASSERT_TRUE(item.value().grad().defined()) << item.key();
+    EXPECT_TRUE(ember::isfinite(item.value().grad()).all().item<bool>()) << item.key();
+  }
+  EXPECT_EQ(model->named_buffers()["features.0.1.num_batches_tracked"].item<int64_t>(), 1);
+}
