@@ -16,19 +16,21 @@ void check_logits(const bench::Context& ctx, const ember::Tensor& e, const torch
   bench::check_close(ctx, e.to(ember::kFloat), t.to(torch::kFloat), parity::Tol{0, tol * scale});
 }
 
-// Issue 23: batch 1 against libtorch's frozen, inference-optimized TorchScript (its convolutions
-// folded with their BatchNorms and run by oneDNN).
+// Issue 23: batch 1 against the trace frozen and optimized for inference by libtorch
+// (torch::jit::optimize_for_inference: BatchNorms folded into convolutions, oneDNN layouts).
 bench::Register mobilenet_v3_large{{
     .name = "mobilenet_v3_large_b1_infer_224",
     .label = kLabel,
     .target = 0.8,
     .run =
         [](const bench::Context& ctx) {
-          const bench::TorchExport exported("mobilenet_v3_large", "frozen");
+          const bench::TorchExport exported("mobilenet_v3_large");
           auto em = ember::vision::models::mobilenet_v3_large();
           ember::load_state_dict(em, ember::load_torch_checkpoint(exported.state_dict()));
           em->eval();
-          torch::jit::Module tm = torch::jit::load(exported.archive());
+          torch::jit::Module traced = torch::jit::load(exported.archive());
+          traced.eval();
+          torch::jit::Module tm = torch::jit::optimize_for_inference(traced);
           const ember::Tensor x = parity::random({1, 3, 224, 224}, ember::kFloat, 81);
           std::vector<torch::jit::IValue> tinputs{parity::to_torch(x)};
           auto ember_forward = [&] {
