@@ -1,5 +1,6 @@
-// Recurrent modules against libtorch's, with the same parameters: a two-layer LSTM's forward and
-// backward, a GRU's forward without recording, and one LSTMCell step at batch 1 (the latency case).
+// Recurrent and attention modules against libtorch's, with the same parameters: a two-layer LSTM's
+// forward and backward, a GRU's forward without recording, one LSTMCell step at batch 1 (the
+// latency case), and MultiheadAttention's self-attention forward and backward.
 #include <tuple>
 
 #include "torch_check.h"
@@ -8,6 +9,7 @@ namespace {
 
 constexpr const char* kLabel = "rnn: sequence models";
 constexpr const char* kCellLabel = "rnn: one cell step";
+constexpr const char* kAttentionLabel = "attention: MultiheadAttention";
 
 ember::Tensor input(ember::IntArrayRef sizes, uint64_t seed) {
   return parity::random(sizes, ember::kFloat, seed) * 0.5;
@@ -85,6 +87,37 @@ bench::Register lstm_cell_step{{
                              std::get<1>(t->forward(tx, std::make_tuple(th, tc))), parity::Tol{1e-5, 1e-5});
           return bench::time_pair(ctx, {.ember = [&] { (void)e(x, std::make_tuple(h, c)); },
                                         .baseline = [&] { (void)t->forward(tx, std::make_tuple(th, tc)); }});
+        },
+}};
+
+bench::Register mha{{
+    .name = "mha_seq256_d512_h8_b8_fwd_bwd",
+    .label = kAttentionLabel,
+    .target = 0.8,
+    .run =
+        [](const bench::Context& ctx) {
+          ember::nn::MultiheadAttention e(512, 8);
+          torch::nn::MultiheadAttention t(512, 8);
+          copy_parameters(*e, *t);
+          // (seq, batch, embed): self-attention, the input also a leaf that wants its gradient
+          const ember::Tensor x = input({256, 8, 512}, 6).requires_grad_(true);
+          const torch::Tensor tx = parity::to_torch(x.detach()).requires_grad_(true);
+          auto ember_step = [&] {
+            e->zero_grad();
+            x.mutable_grad() = ember::Tensor();
+            std::get<0>(e(x, x, x)).sum().backward();
+          };
+          auto torch_step = [&] {
+            t->zero_grad();
+            tx.mutable_grad() = torch::Tensor();
+            std::get<0>(t->forward(tx, tx, tx)).sum().backward();
+          };
+          ember_step();
+          torch_step();
+          bench::check_close(ctx, x.grad(), tx.grad(), parity::Tol{1e-4, 1e-4});
+          bench::check_close(ctx, e->named_parameters()["in_proj_weight"].grad(),
+                             t->named_parameters()["in_proj_weight"].grad(), parity::Tol{1e-4, 1e-4});
+          return bench::time_pair(ctx, {.ember = ember_step, .baseline = torch_step, .rounds = 3});
         },
 }};
 

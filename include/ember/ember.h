@@ -36,6 +36,8 @@
 #include "ember/autocast.h"
 // ---- nn ----
 #include "ember/nn.h"
+// the model zoo: torchvision's ResNets and MobileNetV3s
+#include "ember/vision/models.h"
 // libtorch's remaining ATen functions (issue 26)
 #include "ember/aten_tail.h"
 #include "ember/aten_tail2.h"

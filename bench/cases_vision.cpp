@@ -1,0 +1,91 @@
+// The model zoo (ember::vision::models) against libtorch running the same torchvision model,
+// traced in Python and loaded with torch::jit::load; Ember's model loads the traced model's state
+// dict. Both forward under InferenceMode.
+#include <torch/script.h>
+
+#include "torch_check.h"
+#include "torch_export.h"
+
+namespace {
+
+constexpr const char* kLabel = "vision: zoo models against traced torchvision";
+
+// max |ember - libtorch| <= tol * max |libtorch|.
+void check_logits(const bench::Context& ctx, const ember::Tensor& e, const torch::Tensor& t, double tol) {
+  const double scale = t.abs().max().item<double>();
+  bench::check_close(ctx, e.to(ember::kFloat), t.to(torch::kFloat), parity::Tol{0, tol * scale});
+}
+
+// Issue 23: batch 1 against the trace frozen and optimized for inference by libtorch
+// (torch::jit::optimize_for_inference: BatchNorms folded into convolutions, oneDNN layouts).
+bench::Register mobilenet_v3_large{{
+    .name = "mobilenet_v3_large_b1_infer_224",
+    .label = kLabel,
+    .target = 0.8,
+    .run =
+        [](const bench::Context& ctx) {
+          const bench::TorchExport exported("mobilenet_v3_large");
+          auto em = ember::vision::models::mobilenet_v3_large();
+          ember::load_state_dict(em, ember::load_torch_checkpoint(exported.state_dict()));
+          em->eval();
+          em->to(ember::MemoryFormat::ChannelsLast);  // faster than contiguous here (docs/vision.md)
+          torch::jit::Module traced = torch::jit::load(exported.archive());
+          traced.eval();
+          torch::jit::Module tm = torch::jit::optimize_for_inference(traced);
+          const ember::Tensor x0 = parity::random({1, 3, 224, 224}, ember::kFloat, 81);
+          const ember::Tensor x = x0.contiguous(ember::MemoryFormat::ChannelsLast);
+          std::vector<torch::jit::IValue> tinputs{parity::to_torch(x0)};
+          auto ember_forward = [&] {
+            ember::InferenceMode guard;
+            return em->forward(x);
+          };
+          auto torch_forward = [&] {
+            c10::InferenceMode guard;
+            return tm.forward(tinputs).toTensor();
+          };
+          check_logits(ctx, ember_forward(), torch_forward(), 1e-4);
+          return bench::time_pair(ctx, {.ember = [&] { (void)ember_forward(); },
+                                        .baseline = [&] { (void)torch_forward(); }});
+        },
+}};
+
+// Issue 23: batch 8 under bfloat16 autocast with channels_last weights and input, against libtorch's
+// CPU autocast running the channels_last trace.
+bench::Register resnet50_bf16_cl{{
+    .name = "resnet50_b8_infer_224_bf16_cl",
+    .label = kLabel,
+    .target = 0.8,
+    .needs = bench::Needs::BFloat16Instructions,
+    .run =
+        [](const bench::Context& ctx) {
+          const auto cl = ember::MemoryFormat::ChannelsLast;
+          const bench::TorchExport exported("resnet50", "channels_last");
+          auto em = ember::vision::models::resnet50();
+          ember::load_state_dict(em, ember::load_torch_checkpoint(exported.state_dict()));
+          em->eval();
+          em->to(cl);
+          torch::jit::Module tm = torch::jit::load(exported.archive());
+          const ember::Tensor x = parity::random({8, 3, 224, 224}, ember::kFloat, 82).contiguous(cl);
+          std::vector<torch::jit::IValue> tinputs{parity::to_torch(x).contiguous(torch::MemoryFormat::ChannelsLast)};
+          auto ember_forward = [&] {
+            ember::InferenceMode guard;
+            ember::AutocastGuard autocast(ember::kCPU, ember::kBFloat16);
+            return em->forward(x);
+          };
+          auto torch_forward = [&] {
+            c10::InferenceMode guard;
+            parity::TorchAutocast autocast;
+            return tm.forward(tinputs).toTensor();
+          };
+          const ember::Tensor out = ember_forward();
+          if (out.dtype() != ember::kBFloat16)
+            throw bench::CheckFailure(ctx.current.name + ": expected bfloat16 logits under autocast");
+          // both round the same values to bfloat16 at the same ops, over 50 layers
+          check_logits(ctx, out, torch_forward(), 5e-2);
+          return bench::time_pair(ctx, {.ember = [&] { (void)ember_forward(); },
+                                        .baseline = [&] { (void)torch_forward(); },
+                                        .rounds = 3});
+        },
+}};
+
+}  // namespace
