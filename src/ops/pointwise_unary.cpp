@@ -193,8 +193,9 @@ struct GeluBackwardOp {
   static constexpr const char* name = "gelu_backward";
   static Tensor run(const Tensor& grad, const Tensor& self) {
     if (!is_floating_type(self.dtype())) not_implemented(name, self.dtype());
+    const Tensor out;  // the config keeps references: no temporaries
     TensorIteratorConfig config(name);
-    config.add_output(Tensor()).add_input(grad).add_input(self);
+    config.add_output(out).add_input(grad).add_input(self);
     TensorIterator iter(config);
     kernels::binary_kernel(iter, kernels::BinaryOp::GeluBackward);
     return iter.take_output();

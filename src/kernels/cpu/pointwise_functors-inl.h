@@ -305,7 +305,6 @@ struct NanToNumF {
   }
 };
 
-// Functions computed by the C library one element at a time.
 // ---- erf and erfc ----
 // Polynomials in a variable mapped onto [-1, 1], from Chebyshev interpolation of libm's float64
 // functions (relative error below 2e-9, a thirtieth of a float32 ulp):
@@ -363,8 +362,8 @@ HWY_INLINE V erf_vec(D d, V x) {
   return hn::IfThenElse(hn::Lt(a, hn::Set(d, L(1))), hn::Mul(x, erf_over_x(d, x)), hn::CopySign(big, x));
 }
 // erfc(x + dx) for lanes x <= 9 (not NaN; float64 lanes computing float32 data), dx the rounding
-// error of x when x was computed (zero for an input): 1 - erf below 0.5 in magnitude, the tail above (2 - the tail for negative
-// x, where e^(-x^2) may underflow harmlessly once x < -9).
+// error of x when x was computed (zero for an input): 1 - erf below 0.5 in magnitude, the tail
+// above (2 - the tail for negative x, where e^(-x^2) may underflow harmlessly once x < -9).
 template <class D, class V>
 HWY_INLINE V erfc_vec(D d, V x, V dx) {
   using L = L_t<D>;
@@ -422,6 +421,7 @@ struct GeluF {
         sf);
   }
 };
+// Computed by the C library one element at a time.
 struct PowScalarF : ScalarOnly {
   double e;
   template <class C> C scalar(C x) const { return std::pow(x, static_cast<C>(e)); }
