@@ -19,6 +19,9 @@
   X(sin)                               \
   X(cos)                               \
   X(tan)                               \
+  X(asin)                              \
+  X(acos)                              \
+  X(atan)                              \
   X(tanh)                              \
   X(sigmoid)                           \
   X(relu)                              \
@@ -35,9 +38,6 @@
 // libtorch's unary math that Ember composes from the ops above (src/ops/aten_tail.cpp), so each
 // has autograd through its composition: X(name) gives name(t), name_(t) and the two methods.
 #define EMBER_FOR_EACH_COMPOSITE_UNARY(X) \
-  X(acos)                                 \
-  X(asin)                                 \
-  X(atan)                                 \
   X(acosh)                                \
   X(asinh)                                \
   X(atanh)                                \

@@ -42,15 +42,6 @@ Tensor in_opmath(const Tensor& self, F f) {
   return f(x.to(kFloat)).to(x.dtype());
 }
 }  // namespace
-Tensor acos(const Tensor& self) {
-  return in_opmath(self, [](const Tensor& x) { return atan2(sqrt(1 - x * x), x); });
-}
-Tensor asin(const Tensor& self) {
-  return in_opmath(self, [](const Tensor& x) { return atan2(x, sqrt(1 - x * x)); });
-}
-Tensor atan(const Tensor& self) {
-  return in_opmath(self, [](const Tensor& x) { return atan2(x, ones_like(x)); });
-}
 // sqrt(x-1)*sqrt(x+1) rather than sqrt(x*x-1): no overflow for large x, NaN below 1.
 Tensor acosh(const Tensor& self) {
   return in_opmath(self, [](const Tensor& x) { return log(x + sqrt(x - 1) * sqrt(x + 1)); });
@@ -296,28 +287,6 @@ Tensor hypot(const Tensor& self, const Tensor& other) {
               result_type(self, other), "'");
   return sqrt(self * self + other * other);
 }
-namespace {
-// |self| with other's sign bit, in result_type(self, other) (integers promote to the default float).
-struct CopysignOp {
-  static constexpr const char* name = "copysign";
-  static Tensor run(const Tensor& self, const Tensor& other) {
-    ScalarType t = result_type(self, other);
-    if (!is_floating_type(t)) t = get_default_dtype();
-    const Tensor a = abs(self.to(t));
-    return where(signbit(other), -a, a);
-  }
-  // CopysignBackward0 -- self: grad * result / self (0 where self is 0); other: zeros
-  static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& other) {
-    d.name("CopysignBackward0");
-    d.grad(self, [s = d.save(self), o = d.save(other)](const auto& c) {
-      const Tensor g = c.grad() * sign(c[s]);
-      return where(signbit(c[o]), -g, g);
-    });
-    d.grad(other, [](const auto& c) { return zeros_like(c.grad()); });
-  }
-};
-}  // namespace
-Tensor copysign(const Tensor& self, const Tensor& other) { return dispatch::call<CopysignOp>(self, other); }
 Tensor copysign(const Tensor& self, const Scalar& other) {
   const Tensor a = abs(to_float(self));
   return std::signbit(other.to<double>()) ? -a : a;

@@ -1,7 +1,8 @@
 // Special functions of libtorch's ATen (issue 26, round 2): lgamma, digamma, polygamma, i0,
 // igamma and igammac as elementwise kernels in double precision (float inputs are widened, then
 // rounded once), each an op struct whose derivative is PyTorch's (derivatives.yaml); mvlgamma is
-// composed from lgamma. The numerics are textbook: the digamma/trigamma asymptotic series after
+// composed from lgamma; digamma (and polygamma(0, x)) is the vectorized pointwise kernel
+// UnaryOp::Digamma. The numerics are textbook: the trigamma asymptotic series after
 // the recurrence (and the reflection formula below 0), the Hurwitz zeta by Euler-Maclaurin
 // summation, the incomplete gamma by its power series below x = a + 1 and by a Lentz continued
 // fraction above.
@@ -17,6 +18,7 @@
 #include "ember/reduce.h"
 #include "ember/shape.h"
 #include "ember/special.h"
+#include "ops/pointwise_util.h"
 #include "special_math.h"
 #include "ops/op_util.h"
 
@@ -26,25 +28,6 @@ namespace {
 using op_util::kPi;
 using op_util::kInf;
 using op_util::kNaN;
-
-double digamma_scalar(double x) {
-  if (x == 0) return std::copysign(kInf, -x);
-  if (x < 0) {
-    if (x == std::trunc(x)) return kNaN;
-    // psi(1 - x) - psi(x) = pi / tan(pi x)
-    return digamma_scalar(1 - x) - kPi / std::tan(kPi * x);
-  }
-  if (std::isinf(x)) return x;
-  double r = 0;
-  while (x < 10) {
-    r -= 1 / x;
-    x += 1;
-  }
-  const double z = 1 / (x * x);
-  const double tail =
-      z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12))))));
-  return r + std::log(x) - 0.5 / x - tail;
-}
 
 double trigamma_scalar(double x) {
   if (x <= 0 && x == std::trunc(x)) return kInf;
@@ -107,7 +90,6 @@ using special_math::map_binary;
 using special_math::map_unary;
 
 double polygamma_scalar(int64_t n, double x) {
-  if (n == 0) return digamma_scalar(x);
   if (n == 1) return trigamma_scalar(x);
   // (-1)^(n+1) n! zeta(n + 1, x)
   const double sign = n % 2 == 1 ? 1.0 : -1.0;
@@ -180,7 +162,7 @@ struct DigammaOp {
   static constexpr const char* name = "digamma";
   static Tensor run(const Tensor& self) {
     check_defined(name, self);
-    return map_unary(self, digamma_scalar);
+    return pointwise::unary_into(name, Tensor(), self, kernels::UnaryOp::Digamma, {}, false, {.int_to_float = true});
   }
   // DigammaBackward0 -- self: grad * polygamma(1, self)
   static void derivative(autograd::Derivative& d, const Tensor& self) {
@@ -193,6 +175,7 @@ struct PolygammaOp {
   static Tensor run(int64_t n, const Tensor& self) {
     check_defined(name, self);
     EMBER_CHECK(n >= 0, name, "polygamma(n, x) does not support negative n.");
+    if (n == 0) return DigammaOp::run(self);
     return map_unary(self, [n](double v) { return polygamma_scalar(n, v); });
   }
   // PolygammaBackward0 -- self: grad * polygamma(n + 1, self)

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "dispatch/dispatch.h"
+#include "ember/aten_tail.h"
 #include "ember/factory.h"
 #include "ember/pointwise.h"
 #include "ops/pointwise_util.h"
@@ -308,6 +309,17 @@ struct Atan2Grad {
     d.grad(other, [s, o](const auto& c) { return c.grad() * -c[s] / (c[s] * c[s] + c[o] * c[o]); });
   }
 };
+// CopysignBackward0 -- self: grad * result / self (0 where self is 0); other: zeros
+struct CopysignGrad {
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& other) {
+    d.name("CopysignBackward0");
+    d.grad(self, [s = d.save(self), o = d.save(other)](const auto& c) {
+      const Tensor g = c.grad() * sign(c[s]);
+      return where(signbit(c[o]), -g, g);
+    });
+    d.grad(other, [](const auto& c) { return zeros_like(c.grad()); });
+  }
+};
 // floor_divide has no derivative in PyTorch either.
 struct NoGrad {};
 
@@ -335,6 +347,7 @@ EMBER_BINARY_OP(FloorDivide, "floor_divide", BinaryOp::DivFloor, false, NoGrad)
 EMBER_BINARY_OP(Minimum, "minimum", BinaryOp::Minimum, false, ExtremumGrad<false>)
 EMBER_BINARY_OP(Maximum, "maximum", BinaryOp::Maximum, false, ExtremumGrad<true>)
 EMBER_BINARY_OP(Atan2, "atan2", BinaryOp::Atan2, true, Atan2Grad)
+EMBER_BINARY_OP(Copysign, "copysign", BinaryOp::Copysign, true, CopysignGrad)
 #undef EMBER_BINARY_OP
 
 struct ThresholdBackwardOp {
@@ -834,6 +847,7 @@ Tensor& pow_out(Tensor& out, const Tensor& a, const Tensor& e) { return dispatch
 Tensor minimum(const Tensor& a, const Tensor& b) { return dispatch::call<MinimumOp>(a, b); }
 Tensor maximum(const Tensor& a, const Tensor& b) { return dispatch::call<MaximumOp>(a, b); }
 Tensor atan2(const Tensor& a, const Tensor& b) { return dispatch::call<Atan2Op>(a, b); }
+Tensor copysign(const Tensor& a, const Tensor& b) { return dispatch::call<CopysignOp>(a, b); }
 Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold) {
   return dispatch::call<ThresholdBackwardOp>(grad_output, self, threshold);
 }

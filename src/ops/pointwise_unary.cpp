@@ -81,6 +81,9 @@ EMBER_UNARY_GRAD(UnaryOp::Log10, "Log10Backward0", d.save(self), grad / (x * std
 EMBER_UNARY_GRAD(UnaryOp::Log1p, "Log1PBackward0", d.save(self), grad / (x + 1))                    // self
 EMBER_UNARY_GRAD(UnaryOp::Rsqrt, "RsqrtBackward0", d.save_result(), -0.5 * grad * x.pow(3))         // result
 EMBER_UNARY_GRAD(UnaryOp::Tan, "TanBackward0", d.save_result(), grad * (1 + x * x))                 // result
+EMBER_UNARY_GRAD(UnaryOp::Asin, "AsinBackward0", d.save(self), grad * (-x * x + 1).rsqrt())      // self
+EMBER_UNARY_GRAD(UnaryOp::Acos, "AcosBackward0", d.save(self), grad * -((-x * x + 1).rsqrt()))   // self
+EMBER_UNARY_GRAD(UnaryOp::Atan, "AtanBackward0", d.save(self), grad / (x * x + 1))               // self
 EMBER_UNARY_GRAD(UnaryOp::Reciprocal, "ReciprocalBackward0", d.save_result(), -grad * (x * x))      // result
 EMBER_UNARY_GRAD(UnaryOp::Square, "PowBackward0", d.save(self), grad * (x * 2))  // square is pow(self, 2)
 EMBER_UNARY_GRAD(UnaryOp::Erf, "ErfBackward0", d.save(self), (2 / std::sqrt(M_PI)) * (-x * x).exp() * grad)
@@ -163,6 +166,9 @@ EMBER_UNARY_OP(rsqrt, UnaryOp::Rsqrt, Kind::FloatValued)
 EMBER_UNARY_OP(sin, UnaryOp::Sin, Kind::FloatValued)
 EMBER_UNARY_OP(cos, UnaryOp::Cos, Kind::FloatValued)
 EMBER_UNARY_OP(tan, UnaryOp::Tan, Kind::FloatValued)
+EMBER_UNARY_OP(asin, UnaryOp::Asin, Kind::FloatValued)
+EMBER_UNARY_OP(acos, UnaryOp::Acos, Kind::FloatValued)
+EMBER_UNARY_OP(atan, UnaryOp::Atan, Kind::FloatValued)
 EMBER_UNARY_OP(tanh, UnaryOp::Tanh, Kind::FloatValued)
 EMBER_UNARY_OP(sigmoid, UnaryOp::Sigmoid, Kind::FloatValued)
 EMBER_UNARY_OP(relu, UnaryOp::Relu, Kind::KeepInteger)
@@ -182,6 +188,30 @@ EMBER_UNARY_OP(square, UnaryOp::Square, Kind::Square)
 
 // ---- activations with parameters, nan_to_num ----------------------------------------------
 
+// gelu_backward(grad, self, "none") as one kernel.
+struct GeluBackwardOp {
+  static constexpr const char* name = "gelu_backward";
+  static Tensor run(const Tensor& grad, const Tensor& self) {
+    if (!is_floating_type(self.dtype())) not_implemented(name, self.dtype());
+    const Tensor out;  // the config keeps references: no temporaries
+    TensorIteratorConfig config(name);
+    config.add_output(out).add_input(grad).add_input(self);
+    TensorIterator iter(config);
+    kernels::binary_kernel(iter, kernels::BinaryOp::GeluBackward);
+    return iter.take_output();
+  }
+  // GeluBackwardBackward0 -- grad_output: gelu_backward(grad, self); self: grad * grad_output * phi(self) (2 - self^2)
+  static void derivative(autograd::Derivative& d, const Tensor& grad, const Tensor& self) {
+    d.name("GeluBackwardBackward0");
+    d.grad(grad, [s = d.save_for(grad, self)](const auto& c) { return dispatch::call<GeluBackwardOp>(c.grad(), c[s]); });
+    d.grad(self, [g = d.save_for(self, grad), s = d.save(self)](const auto& c) {
+      const Tensor x = c[s];
+      const Tensor pdf = (-0.5 * x * x).exp() * (M_2_SQRTPI * M_SQRT1_2 * 0.5);
+      return c.grad() * c[g] * pdf * (2 - x * x);
+    });
+  }
+};
+
 struct GeluOp {
   static constexpr const char* name = "gelu";
   static Tensor run(const Tensor& self, std::string_view approximate) {
@@ -195,11 +225,7 @@ struct GeluOp {
     d.name("GeluBackward0");
     d.grad(self, [s = d.save(self), tanh = approximate == "tanh"](const auto& c) {
       const Tensor x = c[s];
-      if (!tanh) {
-        const Tensor cdf = 0.5 * (1 + (x * M_SQRT1_2).erf());
-        const Tensor pdf = (-0.5 * x * x).exp() * (M_2_SQRTPI * M_SQRT1_2 * 0.5);
-        return c.grad() * (cdf + x * pdf);
-      }
+      if (!tanh) return dispatch::call<GeluBackwardOp>(c.grad(), x);
       const double beta = M_SQRT2 * M_2_SQRTPI * 0.5, kappa = 0.044715;
       const Tensor inner = (x + kappa * x.pow(3)) * beta;
       const Tensor t = inner.tanh();

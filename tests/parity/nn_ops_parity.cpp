@@ -488,6 +488,18 @@ TEST(NnOpsParity, SoftmaxLogSoftmax) {
   ember::Tensor x = ember::tensor({{1.0f, INFINITY, 2.0f}, {-INFINITY, 0.0f, 1.0f}, {NAN, 1.0f, 2.0f}});
   EXPECT_TRUE(Close(ember::softmax(x, 1), torch::softmax(T(x), 1)));
   EXPECT_TRUE(Close(ember::log_softmax(x, 1), torch::log_softmax(T(x), 1)));
+  // along dim 0, over enough columns for whole vectors, some holding infinities or NaN
+  for (ember::ScalarType dt : {ember::kFloat, ember::kDouble}) {
+    ember::Tensor y = random({3, 40}, dt, 950);
+    y.select(0, 0).select(0, 3).fill_(INFINITY);
+    y.select(0, 1).select(0, 17).fill_(-INFINITY);
+    y.select(1, 20).fill_(-INFINITY);
+    y.select(0, 2).select(0, 33).fill_(NAN);
+    for (int64_t dim : {0, 1}) {
+      EXPECT_TRUE(Close(ember::softmax(y, dim), torch::softmax(T(y), dim))) << dt << " dim " << dim;
+      EXPECT_TRUE(Close(ember::log_softmax(y, dim), torch::log_softmax(T(y), dim))) << dt << " dim " << dim;
+    }
+  }
 }
 
 // ---- embedding, interpolate, pad -------------------------------------------------------------

@@ -184,7 +184,8 @@ const std::vector<UnaryCase>& unary_cases() {
 #define EMBER_CASE(fn) {#fn, [](const Tensor& x) { return ember::fn(x); }, [](const torch::Tensor& x) { return torch::fn(x); }}
       EMBER_CASE(abs), EMBER_CASE(neg), EMBER_CASE(sign), EMBER_CASE(exp), EMBER_CASE(exp2), EMBER_CASE(expm1),
       EMBER_CASE(log), EMBER_CASE(log2), EMBER_CASE(log10), EMBER_CASE(log1p), EMBER_CASE(sqrt), EMBER_CASE(rsqrt),
-      EMBER_CASE(sin), EMBER_CASE(cos), EMBER_CASE(tan), EMBER_CASE(tanh), EMBER_CASE(sigmoid), EMBER_CASE(relu),
+      EMBER_CASE(sin), EMBER_CASE(cos), EMBER_CASE(tan), EMBER_CASE(asin), EMBER_CASE(acos), EMBER_CASE(atan),
+      EMBER_CASE(tanh), EMBER_CASE(sigmoid), EMBER_CASE(relu),
       EMBER_CASE(silu), EMBER_CASE(hardswish), EMBER_CASE(hardsigmoid), EMBER_CASE(erf), EMBER_CASE(erfc),
       EMBER_CASE(erfinv), EMBER_CASE(floor), EMBER_CASE(ceil), EMBER_CASE(round), EMBER_CASE(trunc),
       EMBER_CASE(reciprocal), EMBER_CASE(square), EMBER_CASE(isnan), EMBER_CASE(isinf), EMBER_CASE(isfinite),
@@ -277,6 +278,48 @@ TEST(PointwiseParity, Float32TranscendentalsWithinUlps) {
   EXPECT_LE(ulps(ember::sqrt(pos), torch::sqrt(to_torch(pos))), 0);
 }
 
+// The functions vectorized through float64 or with their own polynomials (tan, asin, acos, atan,
+// atan2, erf, erfc, erfinv, gelu, digamma, fmod, remainder) against libtorch's float64 results rounded to float32:
+// within an ulp or two of the correctly rounded value (fmod and remainder exact), over the whole
+// range their formulas switch between.
+TEST(PointwiseParity, Float32VectorFormsWithinUlpsOfFloat64) {
+  const Tensor wide = ember::mul(random({200003}, ember::kDouble, 78), 40).to(ember::kFloat);
+  const Tensor narrow = ember::mul(random({200003}, ember::kDouble, 79), 4).to(ember::kFloat);
+  const Tensor unit = ember::mul(random({200003}, ember::kDouble, 80), 0.4999).to(ember::kFloat);
+  const Tensor den = ember::mul(random({200003}, ember::kDouble, 81), 3).to(ember::kFloat);
+  // worst |ember - round(float64 reference)| in ulps of the reference (NaNs must agree)
+  auto ulps = [](const Tensor& e, const torch::Tensor& t64) {
+    Tensor ec = e.contiguous();
+    torch::Tensor tc = t64.to(torch::kFloat).contiguous();
+    const float* a = ec.data_ptr<float>();
+    const float* b = tc.data_ptr<float>();
+    double worst = 0;
+    for (int64_t i = 0; i < ec.numel(); ++i) {
+      if (std::isnan(a[i]) != std::isnan(b[i])) return double{INFINITY};
+      if (std::isnan(a[i]) || a[i] == b[i]) continue;
+      const double ulp = std::max(std::fabs(std::nextafter(b[i], INFINITY) - b[i]), 1.4e-45f);
+      worst = std::max(worst, std::fabs(static_cast<double>(a[i]) - b[i]) / ulp);
+    }
+    return worst;
+  };
+  auto t64 = [](const Tensor& x) { return to_torch(x).to(torch::kDouble); };
+  for (const Tensor& x : {wide, narrow}) {
+    EXPECT_LE(ulps(ember::tan(x), torch::tan(t64(x))), 1);
+    EXPECT_LE(ulps(ember::atan(x), torch::atan(t64(x))), 1);
+    EXPECT_LE(ulps(ember::erf(x), torch::erf(t64(x))), 2);
+    EXPECT_LE(ulps(ember::erfc(x), torch::erfc(t64(x))), 3);
+    // x Phi(x) through erfc: libtorch's float64 gelu loses the small negative results to cancellation
+    EXPECT_LE(ulps(ember::gelu(x), t64(x) * 0.5 * torch::erfc(t64(x) * -M_SQRT1_2)), 3);
+    EXPECT_LE(ulps(ember::atan2(x, den), torch::atan2(t64(x), t64(den))), 1);
+    EXPECT_EQ(ulps(ember::fmod(x, den), torch::fmod(t64(x), t64(den))), 0);
+    EXPECT_EQ(ulps(ember::remainder(x, den), torch::remainder(t64(x), t64(den))), 0);
+    EXPECT_LE(ulps(ember::digamma(x), torch::digamma(t64(x))), 2);
+  }
+  EXPECT_LE(ulps(ember::erfinv(unit), torch::erfinv(t64(unit))), 1);
+  EXPECT_LE(ulps(ember::asin(unit), torch::asin(t64(unit))), 1);
+  EXPECT_LE(ulps(ember::acos(unit), torch::acos(t64(unit))), 1);
+}
+
 TEST(PointwiseParity, InPlaceAndOutForms) {
   uint64_t seed = 3000;
   for (ember::ScalarType dt : {ember::kFloat, ember::kDouble, ember::kBFloat16}) {
@@ -320,6 +363,7 @@ const std::vector<BinaryCase>& binary_cases() {
       {"minimum", [](T a, T b) { return ember::minimum(a, b); }, [](TT a, TT b) { return torch::minimum(a, b); }, false},
       {"maximum", [](T a, T b) { return ember::maximum(a, b); }, [](TT a, TT b) { return torch::maximum(a, b); }, false},
       {"atan2", [](T a, T b) { return ember::atan2(a, b); }, [](TT a, TT b) { return torch::atan2(a, b); }, false},
+      {"copysign", [](T a, T b) { return ember::copysign(a, b); }, [](TT a, TT b) { return torch::copysign(a, b); }, false},
       {"threshold_backward", [](T a, T b) { return ember::threshold_backward(a, b, 0.25); },
        [](TT a, TT b) { return torch::threshold_backward(a, b, 0.25); }, false},
       {"bitwise_and", [](T a, T b) { return ember::bitwise_and(a, b); }, [](TT a, TT b) { return torch::bitwise_and(a, b); }, false},
@@ -364,6 +408,26 @@ TEST(PointwiseParity, BinaryAllDtypesAndBroadcasts) {
     const auto la = layouts(dt, seed += 3), lb = layouts(dt, seed += 3);
     for (size_t i = 0; i < la.size(); ++i)
       for (const auto& c : binary_cases()) check_binary(c, la[i], lb[i]);
+  }
+}
+
+// Every pair of special values (zeros of both signs, infinities, NaN, subnormal, tiny and huge
+// numbers) through the binary functions with vector forms, in float32 and float64, against
+// libtorch in float64 (libtorch's float32 fmod gives NaN for a subnormal divisor; C's fmod, and
+// Ember, the exact remainder).
+TEST(PointwiseParity, BinarySpecialValues) {
+  for (ember::ScalarType dt : {ember::kFloat, ember::kDouble}) {
+    const Tensor v = special_values(dt);
+    const Tensor a = v.unsqueeze(1).expand({v.size(0), v.size(0)}).contiguous();
+    const Tensor b = v.unsqueeze(0).expand({v.size(0), v.size(0)}).contiguous();
+    for (const char* name : {"atan2", "copysign", "fmod", "remainder", "div_floor"}) {
+      for (const auto& c : binary_cases()) {
+        if (std::string_view(c.name) != name) continue;
+        const torch::Tensor ref =
+            c.torch_fn(to_torch(a).to(torch::kDouble), to_torch(b).to(torch::kDouble)).to(to_torch(a).scalar_type());
+        EXPECT_TRUE(Close(c.ember_fn(a, b), ref)) << name << " " << dt;
+      }
+    }
   }
 }
 

@@ -23,11 +23,13 @@ enum class BinaryOp : uint8_t {
   Minimum,  // NaN-propagating
   Maximum,
   Atan2,
+  Copysign,  // |a| with the sign bit of b
   BitwiseAnd,  // integers and bool only
   BitwiseOr,
   BitwiseXor,
   Lerp,  // lerp(a, b, alpha) for a Scalar weight, kept in double until the compute type
   ThresholdBackward,  // b <= alpha ? 0 : a (a: the gradient, b: the forward input or result)
+  GeluBackward,       // a (Phi(b) + b phi(b)): exact gelu's gradient (a: the gradient, b: the input; floats only)
 };
 void binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha = 1);
 
@@ -37,9 +39,9 @@ void check_no_zero_divisor(const TensorIterator& iter, int arg, const char* op);
 
 // out = f(x); operands: out, x. Parameters as named in the comments (`a`, `b`, `c` of UnaryParams).
 enum class UnaryOp : uint8_t {
-  Abs, Neg, Sign, Exp, Exp2, Expm1, Log, Log2, Log10, Log1p, Sqrt, Rsqrt, Sin, Cos, Tan, Tanh,
+  Abs, Neg, Sign, Exp, Exp2, Expm1, Log, Log2, Log10, Log1p, Sqrt, Rsqrt, Sin, Cos, Tan, Asin, Acos, Atan, Tanh,
   Sigmoid, Relu, Silu, Hardswish, Hardsigmoid, Erf, Erfc, Erfinv, Floor, Ceil, Round, Trunc,
-  Reciprocal, Square, BitwiseNot,
+  Reciprocal, Square, BitwiseNot, Digamma,
   Gelu,        // exact (erf)
   GeluTanh,    // tanh approximation
   LeakyRelu,   // a: negative_slope

@@ -31,20 +31,67 @@ namespace ember::kernels::HWY_NAMESPACE {
 // ==== unary ====================================================================================
 template <class D>
 using L_t = hn::TFromD<D>;
+template <class L>
+constexpr bool kF32 = sizeof(L) == 4;
+
+// sf (a scalar function) on each lane of x, or of x and y.
+template <class D, class V, class SF>
+HWY_INLINE V per_lane(D d, V x, const SF& sf) {
+  HWY_ALIGN L_t<D> buf[hn::MaxLanes(d)];
+  hn::Store(x, d, buf);
+  for (size_t i = 0; i < hn::Lanes(d); ++i) buf[i] = sf(buf[i]);
+  return hn::Load(d, buf);
+}
+template <class D, class V, class SF>
+HWY_INLINE V per_lane(D d, V x, V y, const SF& sf) {
+  HWY_ALIGN L_t<D> bx[hn::MaxLanes(d)];
+  HWY_ALIGN L_t<D> by[hn::MaxLanes(d)];
+  hn::Store(x, d, bx);
+  hn::Store(y, d, by);
+  for (size_t i = 0; i < hn::Lanes(d); ++i) bx[i] = sf(bx[i], by[i]);
+  return hn::Load(d, bx);
+}
 
 // vf(x) when every lane of x lies in [lo, hi] (NaN never does), else sf on each lane.
 template <class D, class V, class VF, class SF>
 HWY_INLINE V guarded(D d, V x, L_t<D> lo, L_t<D> hi, const VF& vf, const SF& sf) {
   const auto ok = hn::And(hn::Ge(x, hn::Set(d, lo)), hn::Le(x, hn::Set(d, hi)));
   if (HWY_LIKELY(hn::AllTrue(d, ok))) return vf(x);
-  HWY_ALIGN L_t<D> buf[hn::MaxLanes(d)];
-  hn::Store(x, d, buf);
-  for (size_t i = 0; i < hn::Lanes(d); ++i) buf[i] = sf(buf[i]);
-  return hn::Load(d, buf);
+  return per_lane(d, x, sf);
 }
 
-template <class L>
-constexpr bool kF32 = sizeof(L) == 4;
+// fd (a function of float64 vectors) on a float32 vector: both halves widened, computed in
+// float64 and rounded once, so the float32 result is as good as correctly rounded where fd is
+// accurate to a few float64 ulp.
+template <class D, class V, class FD>
+HWY_INLINE V via_f64(D d, V x, const FD& fd) {
+  const hn::Half<D> dh;
+  const hn::Rebind<double, decltype(dh)> dd;
+  const auto lo = fd(dd, hn::PromoteTo(dd, hn::LowerHalf(dh, x)));
+  const auto hi = fd(dd, hn::PromoteTo(dd, hn::UpperHalf(dh, x)));
+  return hn::Combine(d, hn::DemoteTo(dh, hi), hn::DemoteTo(dh, lo));
+}
+template <class D, class V, class FD>
+HWY_INLINE V via_f64(D d, V x, V y, const FD& fd) {
+  const hn::Half<D> dh;
+  const hn::Rebind<double, decltype(dh)> dd;
+  const auto lo = fd(dd, hn::PromoteTo(dd, hn::LowerHalf(dh, x)), hn::PromoteTo(dd, hn::LowerHalf(dh, y)));
+  const auto hi = fd(dd, hn::PromoteTo(dd, hn::UpperHalf(dh, x)), hn::PromoteTo(dd, hn::UpperHalf(dh, y)));
+  return hn::Combine(d, hn::DemoteTo(dh, hi), hn::DemoteTo(dh, lo));
+}
+
+// A function vectorized for float32 compute lanes (float, and Half/BFloat16 computed in float)
+// through float64: vf(x) when every lane of x lies in [lo, hi], else, and for float64 data (whose
+// libm result the vector form could not match), sf on each lane.
+template <class D, class V, class VF, class SF>
+HWY_INLINE V f32_via_f64(D d, V x, L_t<D> lo, L_t<D> hi, const VF& vf, const SF& sf) {
+  if constexpr (kF32<L_t<D>>) {
+    return guarded(d, x, lo, hi, [d, &vf](V v) { return via_f64(d, v, vf); }, sf);
+  } else {
+    return per_lane(d, x, sf);
+  }
+}
+
 template <class L>
 constexpr L kMax = std::numeric_limits<L>::max();
 template <class L>
@@ -126,6 +173,23 @@ struct SinF {
 struct CosF {
   EMBER_VEC(guarded(d, x, L(-30000), L(30000), [d](V v) { return hn::Cos(d, v); },
                     [](L c) { return std::cos(c); }))
+};
+struct TanF {
+  EMBER_VEC(f32_via_f64(
+      d, x, L(-30000), L(30000), [](auto dd, auto v) { return hn::Div(hn::Sin(dd, v), hn::Cos(dd, v)); },
+      [](L c) { return std::tan(c); }))
+};
+struct AsinF {
+  EMBER_VEC(f32_via_f64(d, x, L(-1), L(1), [](auto dd, auto v) { return hn::Asin(dd, v); },
+                        [](L c) { return std::asin(c); }))
+};
+struct AcosF {
+  EMBER_VEC(f32_via_f64(d, x, L(-1), L(1), [](auto dd, auto v) { return hn::Acos(dd, v); },
+                        [](L c) { return std::acos(c); }))
+};
+struct AtanF {
+  EMBER_VEC(f32_via_f64(d, x, -kMax<L>, kMax<L>, [](auto dd, auto v) { return hn::Atan(dd, v); },
+                        [](L c) { return std::atan(c); }))
 };
 struct TanhF {
   EMBER_VEC(guarded(d, x, -kMax<L>, kMax<L>, [d](V v) { return hn::Tanh(d, v); },
@@ -241,22 +305,164 @@ struct NanToNumF {
   }
 };
 
-// Functions computed by the C library one element at a time.
-struct TanF : ScalarOnly {
-  template <class C> C scalar(C x) const { return std::tan(x); }
+// ---- erf and erfc ----
+// Polynomials in a variable mapped onto [-1, 1], from Chebyshev interpolation of libm's float64
+// functions (relative error below 2e-9, a thirtieth of a float32 ulp):
+//   erf(x) / x            in s = x^2        for 0 <= x <= 1,
+//   e^(x^2) erfc(x)       in u = 1 / (1 + x) for 0.5 <= x <= 2.5,
+//   x e^(x^2) erfc(x)     in w = 1 / x^2    for 2.5 <= x <= 9.
+constexpr double kErfSmall[] = {9.654687387e-01, -1.405360973e-01, 1.985249714e-02, -2.285419545e-03,
+                                2.175135417e-04, -1.766906802e-05, 1.230605476e-06};
+constexpr double kErfcNear[] = {4.017304607e-01, 2.054406091e-01,  1.145764409e-02, -3.075828715e-03,
+                                7.729819589e-05, 7.638358779e-05,  -1.761249187e-05, 1.007091034e-06,
+                                5.635994796e-07, -1.810093814e-07};
+constexpr double kErfcFar[] = {5.424954026e-01,  -1.670266396e-02, 1.369566500e-03, -1.688962686e-04,
+                               2.654390928e-05, -4.955279312e-06, 1.199604376e-06, -2.874094973e-07};
+
+// c[0] + c[1] t + ... for t = (2 v - lo - hi) / (hi - lo), v in [lo, hi].
+template <class D, class V, size_t N>
+HWY_INLINE V poly_mapped(D d, V v, double lo, double hi, const double (&c)[N]) {
+  using L = L_t<D>;
+  const V t = hn::MulAdd(v, hn::Set(d, L(2 / (hi - lo))), hn::Set(d, L(-(lo + hi) / (hi - lo))));
+  V r = hn::Set(d, L(c[N - 1]));
+  for (size_t i = N - 1; i-- > 0;) r = hn::MulAdd(r, t, hn::Set(d, L(c[i])));
+  return r;
+}
+// erf(x) / x for |x| <= 1.
+template <class D, class V>
+HWY_INLINE V erf_over_x(D d, V x) {
+  return poly_mapped(d, hn::Mul(x, x), 0.0, 1.0, kErfSmall);
+}
+// e^-(x^2 + lo) for x^2 + lo near the rounded square hi of x: x^2 = hi + fma(x, x, -hi) exactly,
+// and e^-(hi + l) = e^-hi (1 - l) for the small remainder l, so that the rounding of the square
+// (and of x itself, `lo`) stays out of the result, where it would cost 2 x^2 ulp.
+template <class D, class V>
+HWY_INLINE V exp_neg_square(D d, V x, V lo) {
+  const V hi = hn::Mul(x, x);
+  const V e = hn::Exp(d, hn::Neg(hi));
+  return hn::NegMulAdd(e, hn::Add(hn::MulSub(x, x, hi), lo), e);
+}
+// erfc(a + da) for 0.5 <= a <= 9 and da a rounding error of a: e^-(a + da)^2 = e^-(a^2 + 2 a da)
+// times the scaled erfc (whose slope, about -1/a, makes da negligible there).
+template <class D, class V>
+HWY_INLINE V erfc_tail(D d, V a, V da) {
+  using L = L_t<D>;
+  const V one = hn::Set(d, L(1));
+  const V near = poly_mapped(d, hn::Div(one, hn::Add(one, a)), 1 / 3.5, 1 / 1.5, kErfcNear);
+  const V far = hn::Div(poly_mapped(d, hn::Div(one, hn::Mul(a, a)), 1 / 81.0, 1 / 6.25, kErfcFar), a);
+  const V g = hn::IfThenElse(hn::Lt(a, hn::Set(d, L(2.5))), near, far);
+  return hn::Mul(exp_neg_square(d, a, hn::Mul(hn::Add(a, a), da)), g);
+}
+// erf for finite float32 lanes: x (erf/x) below 1, 1 - erfc above (1 in float32 from 4 on).
+template <class D, class V>
+HWY_INLINE V erf_vec(D d, V x) {
+  using L = L_t<D>;
+  const V a = hn::Abs(x);
+  const V big = hn::Sub(hn::Set(d, L(1)), erfc_tail(d, hn::Min(a, hn::Set(d, L(4))), hn::Zero(d)));
+  return hn::IfThenElse(hn::Lt(a, hn::Set(d, L(1))), hn::Mul(x, erf_over_x(d, x)), hn::CopySign(big, x));
+}
+// erfc(x + dx) for lanes x <= 9 (not NaN; float64 lanes computing float32 data), dx the rounding
+// error of x when x was computed (zero for an input): 1 - erf below 0.5 in magnitude, the tail
+// above (2 - the tail for negative x, where e^(-x^2) may underflow harmlessly once x < -9).
+template <class D, class V>
+HWY_INLINE V erfc_vec(D d, V x, V dx) {
+  using L = L_t<D>;
+  const V a = hn::Abs(x);
+  const auto neg = hn::Lt(x, hn::Zero(d));
+  const V tail = erfc_tail(d, hn::Min(a, hn::Set(d, L(9))), hn::IfThenElse(neg, hn::Neg(dx), dx));
+  const V big = hn::IfThenElse(neg, hn::Sub(hn::Set(d, L(2)), tail), tail);
+  return hn::IfThenElse(hn::Lt(a, hn::Set(d, L(0.5))), hn::NegMulAdd(x, erf_over_x(d, x), hn::Set(d, L(1))), big);
+}
+// -x / sqrt(2) as hi + lo: the product's rounding error and that of the constant are kept in lo.
+template <class D, class V>
+HWY_INLINE V neg_x_over_sqrt2(D d, V x, V* lo) {
+  using L = L_t<D>;
+  constexpr double c = -0.707106781186547524400844362105;
+  const V chi = hn::Set(d, L(c)), clo = hn::Set(d, L(c - static_cast<double>(L(c))));
+  const V hi = hn::Mul(x, chi);
+  *lo = hn::MulAdd(x, clo, hn::MulSub(x, chi, hi));
+  return hi;
+}
+struct ErfF {
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V x) const {
+    using L = L_t<D>;
+    auto sf = [](L c) { return std::erf(c); };
+    if constexpr (kF32<L>) return guarded(d, x, -kMax<L>, kMax<L>, [d](V v) { return erf_vec(d, v); }, sf);
+    return per_lane(d, x, sf);
+  }
 };
-struct ErfF : ScalarOnly {
-  template <class C> C scalar(C x) const { return std::erf(x); }
+struct ErfcF {
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V x) const {
+    using L = L_t<D>;
+    auto sf = [](L c) { return std::erfc(c); };
+    return f32_via_f64(d, x, -kMax<L>, L(9), [](auto dd, auto v) { return erfc_vec(dd, v, hn::Zero(dd)); }, sf);
+  }
 };
-struct ErfcF : ScalarOnly {
-  template <class C> C scalar(C x) const { return std::erfc(x); }
+// x Phi(x) = x erfc(-x / sqrt(2)) / 2, which keeps its relative precision for negative x, where
+// 1 + erf(x / sqrt(2)) cancels; below -12.5 (a result under 1e-34), and for infinities and NaN,
+// the C library's erfc.
+struct GeluF {
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V x) const {
+    using L = L_t<D>;
+    auto sf = [](L c) {  // in float64: erfc's argument must not round
+      const double v = c;
+      return static_cast<L>(v * 0.5 * std::erfc(v * -M_SQRT1_2));
+    };
+    return f32_via_f64(
+        d, x, L(-12.5), kMax<L>,
+        [](auto dd, auto v) {
+          decltype(v) lo;
+          const auto z = neg_x_over_sqrt2(dd, v, &lo);
+          return hn::Mul(hn::Mul(v, hn::Set(dd, 0.5)), erfc_vec(dd, z, lo));
+        },
+        sf);
+  }
 };
-struct GeluF : ScalarOnly {
-  template <class C> C scalar(C x) const { return x * C(0.5) * (C(1) + std::erf(x * C(M_SQRT1_2))); }
-};
+// Computed by the C library one element at a time.
 struct PowScalarF : ScalarOnly {
   double e;
   template <class C> C scalar(C x) const { return std::pow(x, static_cast<C>(e)); }
+};
+
+// ---- digamma ----
+// On float64 vectors: the recurrence psi(y) = psi(y + 1) - 1 / y up to y >= 10, then the
+// asymptotic series; negative x by reflection, psi(x) = psi(1 - x) - pi / tan(pi x), with
+// tan(pi x) taken at x - round(x) (exact), so that large x keep their precision.
+template <class D, class V>
+HWY_INLINE V digamma_f64(D d, V x) {
+  const V zero = hn::Zero(d), one = hn::Set(d, 1.0), ten = hn::Set(d, 10.0);
+  const V nan = hn::Set(d, std::numeric_limits<double>::quiet_NaN());
+  const V inf = hn::Set(d, std::numeric_limits<double>::infinity());
+  const V pi = hn::Set(d, 3.14159265358979323846);
+  const auto neg = hn::Lt(x, zero);
+  V y = hn::IfThenElse(hn::IsFinite(x), hn::IfThenElse(neg, hn::Sub(one, x), x), ten);
+  V r = zero;
+  for (auto m = hn::Lt(y, ten); !hn::AllFalse(d, m); m = hn::Lt(y, ten)) {
+    r = hn::Sub(r, hn::IfThenElseZero(m, hn::Div(one, y)));
+    y = hn::Add(y, hn::IfThenElseZero(m, one));
+  }
+  const V z = hn::Div(one, hn::Mul(y, y));
+  V tail = hn::NegMulAdd(z, hn::Set(d, 1.0 / 12), hn::Set(d, 691.0 / 32760));
+  for (double c : {1.0 / 132, 1.0 / 240, 1.0 / 252, 1.0 / 120, 1.0 / 12}) tail = hn::NegMulAdd(z, tail, hn::Set(d, c));
+  V res = hn::Sub(hn::Add(r, hn::Log(d, y)), hn::MulAdd(hn::Set(d, 0.5), hn::Div(one, y), hn::Mul(z, tail)));
+  const V t = hn::Mul(hn::Sub(x, hn::Round(x)), pi);
+  res = hn::IfThenElse(neg, hn::Sub(res, hn::Div(hn::Mul(pi, hn::Cos(d, t)), hn::Sin(d, t))), res);
+  res = hn::IfThenElse(hn::And(neg, hn::Or(hn::Eq(t, zero), hn::Not(hn::IsFinite(x)))), nan, res);  // poles, -inf
+  res = hn::IfThenElse(hn::Eq(x, zero), hn::CopySign(inf, hn::Neg(x)), res);
+  return hn::IfThenElse(hn::Or(hn::IsNaN(x), hn::Eq(x, inf)), x, res);
+}
+struct DigammaF {
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V x) const {
+    if constexpr (kF32<L_t<D>>) {
+      return via_f64(d, x, [](auto dd, auto v) { return digamma_f64(dd, v); });
+    } else {
+      return digamma_f64(d, x);
+    }
+  }
 };
 
 // erfinv in double: Winitzki's closed-form estimate, then Newton steps on erf (or on erfc
@@ -277,8 +483,33 @@ inline double erfinv_double(double x) {
   }
   return std::copysign(y, x);
 }
-struct ErfinvF : ScalarOnly {
-  template <class C> C scalar(C x) const { return static_cast<C>(erfinv_double(static_cast<double>(x))); }
+// Float32 lanes inside (-1, 1): polynomials in float64, fitted as those of erf (relative error
+// below 1e-9), in w = -log(1 - x^2):
+//   erfinv(x) / x   in w             for w <= 6.25 (|x| <= 0.9981),
+//   |erfinv(x)|     in sqrt(w)       for 2.5 <= sqrt(w) <= 4.1 (float32's |x| < 1).
+// Other lanes, and float64 data, take erfinv_double.
+constexpr double kErfinvCentral[] = {1.653654563e+00,  7.504943076e-01,  -5.892256867e-02, -2.260409645e-02,
+                                     1.780840497e-02,  -4.140180723e-03, -1.272020632e-03, 1.242690315e-03,
+                                     -2.633802051e-04, -1.350811619e-04, 9.204976083e-05,  1.578799986e-06,
+                                     -1.090344127e-05};
+constexpr double kErfinvTail[] = {3.134132316e+00,  8.047620392e-01,  2.750907274e-03,
+                                  -1.167190789e-03, 3.282788218e-04,  -7.105947632e-05,
+                                  7.715131335e-06,  3.822991521e-06,  -2.046309820e-06};
+struct ErfinvF {
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V x) const {
+    using L = L_t<D>;
+    return f32_via_f64(
+        d, x, -L(0.99999994), L(0.99999994),
+        [](auto dd, auto v) {
+          const auto one = hn::Set(dd, 1.0);
+          const auto w = hn::Neg(hn::Log(dd, hn::Mul(hn::Sub(one, v), hn::Add(one, v))));
+          const auto central = hn::Mul(v, poly_mapped(dd, w, 0.0, 6.25, kErfinvCentral));
+          const auto tail = hn::CopySign(poly_mapped(dd, hn::Sqrt(w), 2.5, 4.1, kErfinvTail), v);
+          return hn::IfThenElse(hn::Le(w, hn::Set(dd, 6.25)), central, tail);
+        },
+        [](L c) { return static_cast<L>(erfinv_double(static_cast<double>(c))); });
+  }
 };
 
 // Calls run(f) with the functor of unary `op` for storage type T; false when op has no float form.
@@ -305,6 +536,9 @@ HWY_INLINE bool visit_unary(UnaryOp op, const UnaryParams& p, const Run& run) {
     case UnaryOp::Sin: return call(SinF{});
     case UnaryOp::Cos: return call(CosF{});
     case UnaryOp::Tan: return call(TanF{});
+    case UnaryOp::Asin: return call(AsinF{});
+    case UnaryOp::Acos: return call(AcosF{});
+    case UnaryOp::Atan: return call(AtanF{});
     case UnaryOp::Tanh: return call(TanhF{});
     case UnaryOp::Sigmoid: return call(SigmoidF{});
     case UnaryOp::Relu: return call(ReluF{});
@@ -314,6 +548,7 @@ HWY_INLINE bool visit_unary(UnaryOp op, const UnaryParams& p, const Run& run) {
     case UnaryOp::Erf: return call(ErfF{});
     case UnaryOp::Erfc: return call(ErfcF{});
     case UnaryOp::Erfinv: return call(ErfinvF{});
+    case UnaryOp::Digamma: return call(DigammaF{});
     case UnaryOp::Floor: return call(FloorF{});
     case UnaryOp::Ceil: return call(CeilF{});
     case UnaryOp::Round: return call(RoundF{});
@@ -384,32 +619,57 @@ struct MinimumF {
 };
 
 
-// Python's floor division on floats (PyTorch's div_floor): exact through fmod, never off by one.
-struct DivFloorF : ScalarOnly {
-  template <class C>
-  C scalar(C a, C b) const {
-    if (b == C(0)) return a / b;
-    const C mod = std::fmod(a, b);
-    C div = (a - mod) / b;
-    if (mod != C(0) && (b < C(0)) != (mod < C(0))) div -= C(1);
-    if (div == C(0)) return std::copysign(C(0), a / b);
-    C floordiv = std::floor(div);
-    if (div - floordiv > C(0.5)) floordiv += C(1);
-    return floordiv;
+// C's fmod. Float32 lanes compute in float64, where it is exact: for |a / b| < 2^24 the float64
+// quotient truncates to the true integer quotient q (a / b is at least 2^-24 from any other
+// integer), and a - q b is a float32 number that one fma gives exactly. The sign of a result of
+// zero is a's. Other lanes, and float64 data, take the C library's fmod.
+template <class D, class V>
+HWY_INLINE V fmod_vec(D d, V a, V b) {
+  using L = L_t<D>;
+  auto sf = [](L x, L y) { return std::fmod(x, y); };
+  if constexpr (kF32<L>) {
+    const auto ok = hn::And(hn::Lt(hn::Abs(a), hn::Mul(hn::Abs(b), hn::Set(d, L(16777216)))),
+                            hn::And(hn::Ne(b, hn::Zero(d)), hn::IsFinite(b)));
+    if (HWY_LIKELY(hn::AllTrue(d, ok))) {
+      const V r = via_f64(d, a, b, [](auto dd, auto x, auto y) { return hn::NegMulAdd(hn::Trunc(hn::Div(x, y)), y, x); });
+      return hn::CopySign(r, a);
+    }
   }
+  return per_lane(d, a, b, sf);
+}
+struct FmodF {
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V a, V b) const { return fmod_vec(d, a, b); }
 };
 // Python's %: the result takes the divisor's sign.
-struct RemainderF : ScalarOnly {
-  template <class C>
-  C scalar(C a, C b) const {
-    C mod = std::fmod(a, b);
-    if (mod != C(0) && (b < C(0)) != (mod < C(0))) mod += b;
-    return mod;
+struct RemainderF {
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V a, V b) const {
+    const V mod = fmod_vec(d, a, b);
+    const auto fix = hn::And(hn::Ne(mod, hn::Zero(d)), hn::Xor(hn::Lt(b, hn::Zero(d)), hn::Lt(mod, hn::Zero(d))));
+    return hn::IfThenElse(fix, hn::Add(mod, b), mod);
   }
 };
-struct FmodF : ScalarOnly {
-  template <class C>
-  C scalar(C a, C b) const { return std::fmod(a, b); }
+// Python's floor division on floats (PyTorch's div_floor): exact through fmod, never off by one.
+struct DivFloorF {
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V a, V b) const {
+    using L = L_t<D>;
+    const V zero = hn::Zero(d), one = hn::Set(d, L(1));
+    const V quot = hn::Div(a, b);
+    const V mod = fmod_vec(d, a, b);
+    V div = hn::Div(hn::Sub(a, mod), b);
+    const auto fix = hn::And(hn::Ne(mod, zero), hn::Xor(hn::Lt(b, zero), hn::Lt(mod, zero)));
+    div = hn::IfThenElse(fix, hn::Sub(div, one), div);
+    V floordiv = hn::Floor(div);
+    floordiv = hn::IfThenElse(hn::Gt(hn::Sub(div, floordiv), hn::Set(d, L(0.5))), hn::Add(floordiv, one), floordiv);
+    floordiv = hn::IfThenElse(hn::Eq(div, zero), hn::CopySign(zero, quot), floordiv);
+    return hn::IfThenElse(hn::Eq(b, zero), quot, floordiv);
+  }
+};
+struct CopysignF {
+  template <class D, class V>
+  HWY_INLINE V vec(D, V a, V b) const { return hn::CopySign(a, b); }
 };
 struct PowF : ScalarOnly {
   template <class C>
@@ -421,9 +681,52 @@ struct ThresholdBackwardF {
   template <class D, class V>
   HWY_INLINE V vec(D d, V grad, V x) const { return hn::IfThenZeroElse(hn::Le(x, hn::Set(d, threshold)), grad); }
 };
-struct Atan2F : ScalarOnly {
-  template <class C>
-  C scalar(C a, C b) const { return std::atan2(a, b); }
+// atan(a / b), moved by pi to the quadrant of (b, a). Float32 lanes compute in float64, where
+// the quotient of float32 numbers neither overflows nor underflows; zero, infinite and NaN
+// operands, and float64 data, take the C library's atan2.
+struct Atan2F {
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V a, V b) const {
+    using L = L_t<D>;
+    if constexpr (kF32<L>) {
+      const auto ok = hn::And(hn::And(hn::IsFinite(a), hn::IsFinite(b)), hn::Ne(b, hn::Zero(d)));
+      if (HWY_LIKELY(hn::AllTrue(d, ok))) {
+        return via_f64(d, a, b, [](auto dd, auto y, auto x) {
+          const auto r = hn::Atan(dd, hn::Div(y, x));
+          const auto turn = hn::CopySign(hn::Set(dd, 3.14159265358979323846), y);
+          return hn::IfThenElse(hn::Lt(x, hn::Zero(dd)), hn::Add(r, turn), r);
+        });
+      }
+    }
+    return per_lane(d, a, b, [](L y, L x) { return std::atan2(y, x); });
+  }
+};
+
+// grad (Phi(x) + x phi(x)), Phi(x) = erfc(-x / sqrt(2)) / 2 as in GeluF (float32 lanes in
+// float64); below -12.5 (a result under 1e-34 of grad) the C library's erfc.
+struct GeluBackwardF {
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V g, V x) const {
+    using L = L_t<D>;
+    auto sf = [](L gc, L c) {  // in float64, as GeluF's
+      const double v = c;
+      return static_cast<L>(gc * (0.5 * std::erfc(v * -M_SQRT1_2) + v * std::exp(-0.5 * v * v) * 0.398942280401432677939946));
+    };
+    if constexpr (kF32<L>) {
+      const auto ok = hn::And(hn::Ge(x, hn::Set(d, L(-12.5))), hn::Le(x, hn::Set(d, kMax<L>)));
+      if (HWY_LIKELY(hn::AllTrue(d, ok))) {
+        return via_f64(d, g, x, [](auto dd, auto gv, auto xv) {
+          decltype(xv) lo;
+          const auto z = neg_x_over_sqrt2(dd, xv, &lo);
+          const auto cdf = hn::Mul(hn::Set(dd, 0.5), erfc_vec(dd, z, lo));
+          // e^(-x^2 / 2); past |z| = 26 it no longer shows beside Phi(x) = 1
+          const auto e = exp_neg_square(dd, hn::Min(hn::Abs(z), hn::Set(dd, 26.0)), hn::Mul(hn::Add(z, z), lo));
+          return hn::Mul(gv, hn::MulAdd(hn::Mul(xv, e), hn::Set(dd, 0.398942280401432677939946), cdf));
+        });
+      }
+    }
+    return per_lane(d, g, x, sf);
+  }
 };
 
 // Calls run(f) with the functor of binary `op` for storage type T; false when op has no float form.
@@ -447,6 +750,8 @@ HWY_INLINE bool visit_binary(BinaryOp op, const Scalar& alpha, const Run& run) {
     case BinaryOp::Minimum: return call(MinimumF{});
     case BinaryOp::Maximum: return call(MaximumF{});
     case BinaryOp::Atan2: return call(Atan2F{});
+    case BinaryOp::Copysign: return call(CopysignF{});
+    case BinaryOp::GeluBackward: return call(GeluBackwardF{});
     case BinaryOp::Lerp: return call(LerpScalarF<L>{alpha.to<L>()});
     case BinaryOp::ThresholdBackward: return call(ThresholdBackwardF<L>{alpha.to<L>()});
     case BinaryOp::BitwiseAnd:

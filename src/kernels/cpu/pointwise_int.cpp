@@ -102,6 +102,8 @@ void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
     case BinaryOp::BitwiseXor: return run([](T a, T b) { return static_cast<T>(a ^ b); });
     case BinaryOp::Div:
     case BinaryOp::Atan2:
+    case BinaryOp::Copysign:
+    case BinaryOp::GeluBackward:
     case BinaryOp::Lerp: break;  // float-valued: the ops promote integers or refuse them
   }
   EMBER_CHECK(false, "binary_kernel", "op ", static_cast<int>(op), " has no integer form");

@@ -20,12 +20,14 @@ HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::HWY_NAMESPACE {
 namespace {
 
-// dim is not innermost: plain loops along the strided dim, one inner position at a time.
+// dim is not innermost (its stride is `inner`): plain loops along it, for `count` inner positions
+// one at a time.
 template <class T>
-void softmax_strided(const T* x, T* y, int64_t dim, int64_t inner, bool log, std::vector<compute_t<T>>& buf) {
+void softmax_strided(const T* x, T* y, int64_t dim, int64_t inner, int64_t count, bool log,
+                     std::vector<compute_t<T>>& buf) {
   using C = compute_t<T>;
   buf.resize(static_cast<size_t>(dim));
-  for (int64_t j = 0; j < inner; ++j) {
+  for (int64_t j = 0; j < count; ++j) {
     C mx = -std::numeric_limits<C>::infinity();
     for (int64_t k = 0; k < dim; ++k) {
       const C v = static_cast<C>(x[k * inner + j]);
@@ -64,7 +66,7 @@ HWY_INLINE void softmax_row(const T* x, T* y, size_t n, bool log) {
   // through, so such rows take the scalar path, which gives PyTorch's NaNs.
   if (std::isnan(total) || std::isinf(mx)) {
     std::vector<L> buf;
-    softmax_strided(x, y, static_cast<int64_t>(n), 1, log, buf);
+    softmax_strided(x, y, static_cast<int64_t>(n), 1, 1, log, buf);
     return;
   }
   const auto vm = hn::Set(d, mx);
@@ -104,6 +106,52 @@ HWY_INLINE void softmax_row(const T* x, T* y, size_t n, bool log) {
   }
 }
 
+// dim is not innermost: one vector of adjacent inner positions (columns) at a time, each lane
+// running the passes of softmax_row down its column. False, with nothing written, when a column
+// holds a NaN or an infinite maximum (softmax_strided then gives PyTorch's NaNs).
+template <class T>
+HWY_INLINE bool softmax_columns(const T* x, T* y, int64_t dim, int64_t inner, bool log) {
+  using L = lane_t<T>;
+  const DC<T> d;
+  auto vmax = hn::Set(d, -std::numeric_limits<L>::infinity()), vsum = hn::Zero(d);
+  for (int64_t k = 0; k < dim; ++k) {
+    const auto v = LoadC(d, x + k * inner);
+    vmax = hn::Max(vmax, v);
+    vsum = hn::Add(vsum, v);
+  }
+  if (!hn::AllTrue(d, hn::And(hn::Not(hn::IsNaN(vsum)), hn::IsFinite(vmax)))) return false;
+  constexpr bool keep = std::is_same_v<T, L>;
+  auto acc = hn::Zero(d);
+  for (int64_t k = 0; k < dim; ++k) {
+    const auto e = hn::Exp(d, hn::Sub(LoadC(d, x + k * inner), vmax));
+    if constexpr (keep) {
+      if (!log) hn::StoreU(e, d, y + k * inner);
+    }
+    acc = hn::Add(acc, e);
+  }
+  if (log) {
+    const auto shift = hn::Add(vmax, hn::Log(d, acc));
+    for (int64_t k = 0; k < dim; ++k) StoreC(d, hn::Sub(LoadC(d, x + k * inner), shift), y + k * inner);
+    return true;
+  }
+  const auto inv = hn::Div(hn::Set(d, L(1)), acc);
+  for (int64_t k = 0; k < dim; ++k) {
+    const auto e = keep ? LoadC(d, y + k * inner) : hn::Exp(d, hn::Sub(LoadC(d, x + k * inner), vmax));
+    StoreC(d, hn::Mul(e, inv), y + k * inner);
+  }
+  return true;
+}
+
+template <class T>
+void softmax_outer(const T* x, T* y, int64_t dim, int64_t inner, bool log, std::vector<compute_t<T>>& buf) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(DC<T>()));
+  int64_t j = 0;
+  for (; j + N <= inner; j += N) {
+    if (!softmax_columns(x + j, y + j, dim, inner, log)) softmax_strided(x + j, y + j, dim, inner, N, log, buf);
+  }
+  softmax_strided(x + j, y + j, dim, inner, inner - j, log, buf);
+}
+
 template <class T>
 void softmax_typed(const Tensor& x, const Tensor& y, bool log) {
   const int64_t outer = x.size(0), dim = x.size(1), inner = x.size(2);
@@ -116,7 +164,7 @@ void softmax_typed(const Tensor& x, const Tensor& y, bool log) {
       if (inner == 1) {
         softmax_row(xp + o * dim, yp + o * dim, static_cast<size_t>(dim), log);
       } else {
-        softmax_strided(xp + o * dim * inner, yp + o * dim * inner, dim, inner, log, buf);
+        softmax_outer(xp + o * dim * inner, yp + o * dim * inner, dim, inner, log, buf);
       }
     }
   });
