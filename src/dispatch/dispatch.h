@@ -3,7 +3,8 @@
 //
 // A thread-local word says which layers are active. Each active layer takes its turn around the
 // op, outermost first; layers are written once, generically, never inside each op. The layers:
-// the tracer (fx::Tracer records the call as a graph node, trace.h), the op observer (the hook the
+// the tracer (fx::Tracer records the call as a graph node, trace.h), the graph capture
+// (ember::graphs records the op's run to replay it, capture.h), the op observer (the hook the
 // profiler and tests use), autocast (casts arguments per the op's
 // policy, see autocast.h), autograd (grad mode, on by default: it acts only when a Tensor
 // argument requires grad) and inference mode; quantization joins here. The fast path, a direct call to Op::run, is taken when no layer but
@@ -35,6 +36,7 @@ enum Layer : uint32_t {
   kInferenceLayer = 1u << 2,  // inside InferenceMode: results are inference tensors
   kAutocastLayer = 1u << 3,   // inside an autocast region (ember::AutocastGuard)
   kTracingLayer = 1u << 4,    // an fx::Tracer records the ops called (trace.h), outermost of all
+  kCaptureLayer = 1u << 5,    // a graph captures the ops called (capture.h, ember::graphs), under the tracer
 };
 
 struct ThreadState {
@@ -243,11 +245,15 @@ template <class Op, class... Args>
   }
 }
 
+template <class Op, class... Args>
+op_result_t<Op, Args...> call_capture_layer(uint32_t active, Args&&... args);  // capture.h
+
 // Out of line: the layers run on the slow path only, and the tracing layer re-enters this same
 // function for the layers below it rather than carrying a second copy of them.
 template <class Op, class... Args>
 [[gnu::noinline]] op_result_t<Op, Args...> call_with_layers(uint32_t active, Args&&... args) {
   if (active & kTracingLayer) return call_tracing_layer<Op>(std::forward<Args>(args)...);
+  if (active & kCaptureLayer) return call_capture_layer<Op>(active, std::forward<Args>(args)...);
   if (active & kObserverLayer) {
     ObservedOp scope(Op::name);
     scope.inputs(args...);
@@ -273,3 +279,5 @@ inline decltype(auto) call(Args&&... args) {
 }
 
 }  // namespace ember::dispatch
+
+#include "dispatch/capture.h"  // IWYU pragma: export
