@@ -258,6 +258,31 @@ TEST(Graphs, SharedPool) {
   EXPECT_TRUE(bitwise_equal(y2, (x.exp() + 1) * 2 - 1));
 }
 
+// A graphed module between eager layers: forward values and every gradient as a fully eager twin's.
+TEST(Graphs, GraphedCallableInsideEagerModel) {
+  nn::Linear pre(8, 16), post(1, 3);
+  TanhMlp mid;
+  nn::Linear pre_e(8, 16), post_e(1, 3);
+  TanhMlp mid_e;
+  copy_parameters(pre, pre_e);
+  copy_parameters(post, post_e);
+  copy_parameters(mid, mid_e);
+  auto graphed = graphs::make_graphed_callables(mid, {randn({4, 16}).requires_grad_()});
+  for (int k = 0; k < 5; ++k) {
+    const Tensor x = batch(50 + k, {4, 8});
+    const Tensor out = post(graphed({pre(x)}));
+    const Tensor out_e = post_e(mid_e(pre_e(x)));
+    ASSERT_TRUE(bitwise_equal(out, out_e)) << "forward " << k;
+    out.pow(2).sum().backward();
+    out_e.pow(2).sum().backward();
+    expect_same_parameters(pre, pre_e, "pre, step " + std::to_string(k));
+    expect_same_parameters(mid, mid_e, "mid, step " + std::to_string(k));
+    expect_same_parameters(post, post_e, "post, step " + std::to_string(k));
+  }
+  // inputs of another shape are refused
+  EXPECT_ERROR(graphed({randn({5, 16})}), "graphed callable", "shape");
+}
+
 // ---- refusals ----------------------------------------------------------------------------------
 
 TEST(Graphs, RefusesHostReads) {
