@@ -1,10 +1,11 @@
-// The capture layer of dispatch::call (ember::graphs, docs/graphs.md). While a graph captures on
-// this thread, kCaptureLayer is set in the layer word, as kTracingLayer is while fx traces, and
-// the op runs below the other layers as usual (its outputs are real). What is recorded is the
-// op's own run (Op::run) with the arguments it receives: below autocast (whose casts are ops of
-// their own, recorded) and below autograd (whose nodes make backward's ops, recorded when
-// backward runs in the region). A replay makes the same calls again with no layer, no argument
-// checks of the layers and, through the graph's pool, the same memory (see graphs/graph.cpp).
+// The capture rule of dispatch::call (ember::graphs, docs/graphs.md). While a graph captures on
+// this thread, kCaptureLayer is set in the layer word, as kTracingLayer is while fx traces: every
+// op takes the layers' path and runs as usual (its outputs are real), and where the layers call
+// the op's own run (Op::run: in call_grad_layers, run_inference, run_tracking_views and the
+// autograd layer) that call is recorded, with the arguments the op receives: after autocast
+// (whose casts are ops of their own, recorded) and under autograd (whose nodes make backward's
+// ops, recorded when backward runs in the region). A replay makes the same calls again with no
+// layer and, through the graph's pool, on the same memory (see graphs/graph.cpp).
 //
 // Ops called inside a recorded op are not recorded (the op calls them again when replayed),
 // except inside a composite op under grad mode: those record their own nodes, so they are
@@ -189,43 +190,6 @@ class StoredCall final : public CapturedCall {
   std::tuple<Stored<std::decay_t<A>>...> args_;
 };
 
-// The traits of Op that the layers read, forwarded by Captured<Op>.
-template <class Op>
-struct CompositeTrait {};
-template <class Op>
-  requires requires { Op::composite; }
-struct CompositeTrait<Op> {
-  static constexpr bool composite = Op::composite;
-};
-template <class Op>
-struct DifferentiableTrait {};
-template <class Op>
-  requires requires { Op::differentiable; }
-struct DifferentiableTrait<Op> {
-  static constexpr bool differentiable = Op::differentiable;
-};
-template <class Op>
-struct OutOfPlaceTrait {};
-template <class Op>
-  requires requires { typename Op::out_of_place; }
-struct OutOfPlaceTrait<Op> {
-  using out_of_place = typename Op::out_of_place;
-};
-template <class Op>
-struct DerivativeRuleTrait {};
-template <class Op>
-  requires requires { typename Op::derivative_rule; }
-struct DerivativeRuleTrait<Op> {
-  using derivative_rule = typename Op::derivative_rule;
-};
-template <class Op>
-struct AutocastTrait {};
-template <class Op>
-  requires HasAutocastConstant<Op>
-struct AutocastTrait<Op> {
-  static constexpr Autocast autocast = Op::autocast;
-};
-
 template <class T>
 inline constexpr bool is_written_arg = std::is_same_v<T, Tensor&> || std::is_same_v<std::decay_t<T>, Tensor*>;
 template <class... A>
@@ -257,14 +221,14 @@ void end_call(CaptureRecorder& rec, std::unique_ptr<CapturedCall> call, const R&
   }
 }
 
-// Op::run, recorded (see the top of this file).
+// Op::run, recorded (see the top of this file). Declared in dispatch.h.
 template <class Op, class... A>
-auto capture_run(A&&... a) -> decltype(Op::run(a...)) {
-  using R = decltype(Op::run(a...));
-  CaptureRecorder* rec = capture_recorder();
+auto capture_run(A&&... a) -> decltype(Op::run(std::forward<A>(a)...)) {
+  using R = decltype(Op::run(std::forward<A>(a)...));
   if constexpr (autograd::IsComposite<Op>) {
-    if (thread_state().active & kGradModeLayer) return Op::run(a...);  // its inner ops record
+    if (thread_state().active & kGradModeLayer) return Op::run(std::forward<A>(a)...);  // its inner ops record
   }
+  CaptureRecorder* rec = capture_recorder();
   const TracedArg targs[sizeof...(A) + 1] = {traced_arg(a)...};
   rec->begin(Op::name, targs, sizeof...(A), written_args<A...>(), returns_tensors<R>);
   std::unique_ptr<CapturedCall> call;
@@ -273,13 +237,13 @@ auto capture_run(A&&... a) -> decltype(Op::run(a...)) {
     if constexpr (std::is_void_v<R>) {
       {
         SuspendCapture off;
-        Op::run(a...);
+        Op::run(std::forward<A>(a)...);
       }
       rec->end(std::move(call), nullptr, 0);
     } else {
       R r = [&]() -> R {
         SuspendCapture off;
-        return Op::run(a...);
+        return Op::run(std::forward<A>(a)...);
       }();
       end_call(*rec, std::move(call), r);
       return r;
@@ -292,39 +256,11 @@ auto capture_run(A&&... a) -> decltype(Op::run(a...)) {
 
 }  // namespace capture_impl
 
-// Op as the layers below the capture layer see it: its traits, and a run that is recorded.
-template <class Op>
-struct Captured : capture_impl::CompositeTrait<Op>,
-                  capture_impl::DifferentiableTrait<Op>,
-                  capture_impl::OutOfPlaceTrait<Op>,
-                  capture_impl::DerivativeRuleTrait<Op>,
-                  capture_impl::AutocastTrait<Op> {
-  static constexpr const char* name = Op::name;
-  template <class... A>
-  static auto run(A&&... a) -> decltype(Op::run(a...)) {
-    return capture_impl::capture_run<Op>(std::forward<A>(a)...);
-  }
-  template <class... A>
-    requires requires(A&&... a) { Op::derivative(std::forward<A>(a)...); }
-  static void derivative(A&&... a) {
-    Op::derivative(std::forward<A>(a)...);
-  }
-  template <class... A>
-    requires HasAutocastFunction<Op, A...>
-  static Autocast autocast_policy(const A&... a) {
-    return Op::autocast_policy(a...);
-  }
-};
-
-// The capture layer: under the tracer, above the observers; the layers below see Captured<Op>.
-template <class Op, class... Args>
-[[gnu::cold]] op_result_t<Op, Args...> call_capture_layer(uint32_t active, Args&&... args) {
-  if (active & kObserverLayer) {
-    ObservedOp scope(Op::name);
-    scope.inputs(args...);
-    return call_autocast_layer<Captured<Op>>(active, std::forward<Args>(args)...);
-  }
-  return call_autocast_layer<Captured<Op>>(active, std::forward<Args>(args)...);
+// Declared in autograd/layer.h, for the autograd layer's calls of Op::run.
+template <class Op, class... A>
+auto run_op(A&&... a) -> decltype(Op::run(std::forward<A>(a)...)) {
+  if (capturing()) return capture_impl::capture_run<Op>(std::forward<A>(a)...);
+  return Op::run(std::forward<A>(a)...);
 }
 
 }  // namespace ember::dispatch

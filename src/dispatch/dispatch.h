@@ -3,11 +3,11 @@
 //
 // A thread-local word says which layers are active. Each active layer takes its turn around the
 // op, outermost first; layers are written once, generically, never inside each op. The layers:
-// the tracer (fx::Tracer records the call as a graph node, trace.h), the graph capture
-// (ember::graphs records the op's run to replay it, capture.h), the op observer (the hook the
+// the tracer (fx::Tracer records the call as a graph node, trace.h), the op observer (the hook the
 // profiler and tests use), autocast (casts arguments per the op's
 // policy, see autocast.h), autograd (grad mode, on by default: it acts only when a Tensor
-// argument requires grad) and inference mode; quantization joins here. The fast path, a direct call to Op::run, is taken when no layer but
+// argument requires grad) and inference mode; quantization joins here. While a graph captures
+// (ember::graphs, capture.h), the op's own run is recorded where the layers call it. The fast path, a direct call to Op::run, is taken when no layer but
 // grad mode is on and no argument requires grad: one TLS load plus one load per Tensor argument.
 // It also records views (a result sharing its first argument's storage), in grad mode so that
 // in-place writes into them reach the base's graph, under no_grad so that such a write in grad
@@ -36,7 +36,7 @@ enum Layer : uint32_t {
   kInferenceLayer = 1u << 2,  // inside InferenceMode: results are inference tensors
   kAutocastLayer = 1u << 3,   // inside an autocast region (ember::AutocastGuard)
   kTracingLayer = 1u << 4,    // an fx::Tracer records the ops called (trace.h), outermost of all
-  kCaptureLayer = 1u << 5,    // a graph captures the ops called (capture.h, ember::graphs), under the tracer
+  kCaptureLayer = 1u << 5,    // a graph records each op's run (capture.h, ember::graphs)
 };
 
 struct ThreadState {
@@ -158,10 +158,16 @@ inline void check_write(const char* op, const First& self, const Rest&...) {
   if (self.defined() && self.unsafeGetTensorImpl()->is_inference()) fail_inference_write(op);
 }
 
+namespace capture_impl {
+template <class Op, class... A>
+auto capture_run(A&&... a) -> decltype(Op::run(std::forward<A>(a)...));  // Op::run, recorded (capture.h)
+}
+
 // A view of an inference tensor is one (PyTorch); others are recorded as views.
 template <class Op, class First, class... Rest>
-Tensor run_tracking_views(autograd::ViewCreation creation, First&& first, Rest&&... rest) {
-  Tensor r = Op::run(first, std::forward<Rest>(rest)...);
+Tensor run_tracking_views(autograd::ViewCreation creation, uint32_t active, First&& first, Rest&&... rest) {
+  Tensor r = active & kCaptureLayer ? capture_impl::capture_run<Op>(first, std::forward<Rest>(rest)...)
+                                    : Op::run(first, std::forward<Rest>(rest)...);
   if (r.defined() && r.unsafeGetTensorImpl()->storage() == first.unsafeGetTensorImpl()->storage()) {
     if (first.unsafeGetTensorImpl()->is_inference()) {
       r.unsafeGetTensorImpl()->set_inference(true);
@@ -174,8 +180,13 @@ Tensor run_tracking_views(autograd::ViewCreation creation, First&& first, Rest&&
 
 // Inference mode: the op alone, its results marked as above.
 template <class Op, class First, class... Rest>
-decltype(auto) run_inference(First&& first, Rest&&... rest) {
-  decltype(auto) r = Op::run(std::forward<First>(first), std::forward<Rest>(rest)...);
+decltype(auto) run_inference(uint32_t active, First&& first, Rest&&... rest) {
+  if (active & kCaptureLayer) {
+    decltype(auto) r = capture_impl::capture_run<Op>(first, std::forward<Rest>(rest)...);
+    if constexpr (!std::is_reference_v<decltype(r)>) mark_inference_result(r, first);
+    return r;
+  }
+  decltype(auto) r = Op::run(first, std::forward<Rest>(rest)...);
   if constexpr (!std::is_reference_v<decltype(r)>) mark_inference_result(r, first);  // not in-place/out=
   return r;
 }
@@ -187,11 +198,12 @@ decltype(auto) call_grad_layers(uint32_t active, Args&&... args) {
     if (!(active & kInferenceLayer)) check_write(Op::name, args...);
   }
   if ((active & kGradModeLayer) && any_requires_grad(args...)) return autograd::apply<Op>(std::forward<Args>(args)...);
-  if (active & kInferenceLayer) return run_inference<Op>(std::forward<Args>(args)...);
+  if (active & kInferenceLayer) return run_inference<Op>(active, std::forward<Args>(args)...);
   if constexpr (MayReturnView<Op, Args...>) {
     const auto creation = active & kGradModeLayer ? autograd::ViewCreation::kDefault : autograd::ViewCreation::kNoGrad;
-    return run_tracking_views<Op>(creation, std::forward<Args>(args)...);
+    return run_tracking_views<Op>(creation, active, std::forward<Args>(args)...);
   }
+  if (active & kCaptureLayer) return capture_impl::capture_run<Op>(std::forward<Args>(args)...);
   return Op::run(std::forward<Args>(args)...);
 }
 
@@ -245,15 +257,11 @@ template <class Op, class... Args>
   }
 }
 
-template <class Op, class... Args>
-op_result_t<Op, Args...> call_capture_layer(uint32_t active, Args&&... args);  // capture.h
-
 // Out of line: the layers run on the slow path only, and the tracing layer re-enters this same
 // function for the layers below it rather than carrying a second copy of them.
 template <class Op, class... Args>
 [[gnu::noinline]] op_result_t<Op, Args...> call_with_layers(uint32_t active, Args&&... args) {
   if (active & kTracingLayer) return call_tracing_layer<Op>(std::forward<Args>(args)...);
-  if (active & kCaptureLayer) return call_capture_layer<Op>(active, std::forward<Args>(args)...);
   if (active & kObserverLayer) {
     ObservedOp scope(Op::name);
     scope.inputs(args...);
@@ -270,11 +278,11 @@ inline decltype(auto) call(Args&&... args) {
     if constexpr (writes_first<Args...>) check_write(Op::name, args...);
     if constexpr (MayReturnView<Op, Args...>) {
       const auto creation = active == 0 ? autograd::ViewCreation::kNoGrad : autograd::ViewCreation::kDefault;
-      return run_tracking_views<Op>(creation, std::forward<Args>(args)...);
+      return run_tracking_views<Op>(creation, active, std::forward<Args>(args)...);
     }
     return Op::run(std::forward<Args>(args)...);
   }
-  if (active == kInferenceLayer) return run_inference<Op>(std::forward<Args>(args)...);
+  if (active == kInferenceLayer) return run_inference<Op>(active, std::forward<Args>(args)...);
   return call_with_layers<Op>(active, std::forward<Args>(args)...);
 }
 

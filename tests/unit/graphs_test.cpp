@@ -41,6 +41,14 @@ struct ReluMlpImpl : nn::Module {
 };
 EMBER_MODULE(ReluMlp);
 
+// The main job's CNN (conv, batch norm, relu, max pool, dropout, linear).
+namespace cnn {
+namespace T = ::ember;
+#define MODULE EMBER_MODULE
+#include "../../examples/fashion_mnist/net.inc"
+#undef MODULE
+}  // namespace cnn
+
 bool bitwise_equal(const Tensor& a, const Tensor& b) {
   if (a.dtype() != b.dtype() || !a.sizes().equals(b.sizes())) return false;
   const Tensor ca = a.detach().contiguous(), cb = b.detach().contiguous();
@@ -201,6 +209,49 @@ TEST(Graphs, InferenceReplayFollowsInputs) {
     EXPECT_TRUE(bitwise_equal(out, softmax(model(x), 1))) << "replay " << k;
   }
   EXPECT_GT(g.stats().kernel_steps + g.stats().call_steps, 0u);
+}
+
+// The main job's CNN: its evaluation (batch norm in eval mode) replays; its training step is
+// refused at capture (batch norm's statistics are computed on the host).
+TEST(Graphs, CnnEvaluationReplaysTrainingRefused) {
+  cnn::FashionNet net;
+  const Tensor images = batch(60, {4, 1, 28, 28});
+  {
+    net->train();
+    (void)net(images);  // running statistics away from their initial values
+    net->eval();
+    NoGradGuard no_grad;
+    Tensor static_images = images.clone();
+    Graph g;
+    Tensor logits;
+    {
+      GraphCapture capture(g);
+      logits = net(static_images);
+    }
+    for (int k = 0; k < 3; ++k) {
+      const Tensor x = batch(61 + k, {4, 1, 28, 28});
+      static_images.copy_(x);
+      g.replay();
+      EXPECT_TRUE(bitwise_equal(logits, net(x))) << "replay " << k;
+    }
+  }
+  net->train();
+  optim::Adam opt(net->parameters(), optim::AdamOptions(1e-3));
+  const Tensor labels = randint(0, 10, {4});
+  auto step = [&] {
+    opt.zero_grad();
+    F::cross_entropy(net(images), labels).backward();
+    opt.step();
+  };
+  step();
+  Graph g;
+  expect_error(
+      [&] {
+        GraphCapture capture(g);
+        step();
+      },
+      {"graphs", "host code", "batch norm"});
+  EXPECT_FALSE(g.captured());
 }
 
 // The pool reuses a block once its tensor died, never while it lives.
