@@ -221,12 +221,13 @@ void end_call(CaptureRecorder& rec, std::unique_ptr<CapturedCall> call, const R&
   }
 }
 
-// Op::run, recorded (see the top of this file). Declared in dispatch.h.
+// Op::run, recorded (see the top of this file); A are references (capture_arg_t, dispatch.h).
+// Out of line and cold: a capture is rare, and each op's layers share this one copy.
 template <class Op, class... A>
-auto capture_run(A&&... a) -> decltype(Op::run(std::forward<A>(a)...)) {
-  using R = decltype(Op::run(std::forward<A>(a)...));
+[[gnu::noinline, gnu::cold]] auto capture_call(A... a) -> decltype(Op::run(a...)) {
+  using R = decltype(Op::run(a...));
   if constexpr (autograd::IsComposite<Op>) {
-    if (thread_state().active & kGradModeLayer) return Op::run(std::forward<A>(a)...);  // its inner ops record
+    if (thread_state().active & kGradModeLayer) return Op::run(a...);  // its inner ops record
   }
   CaptureRecorder* rec = capture_recorder();
   const TracedArg targs[sizeof...(A) + 1] = {traced_arg(a)...};
@@ -237,13 +238,13 @@ auto capture_run(A&&... a) -> decltype(Op::run(std::forward<A>(a)...)) {
     if constexpr (std::is_void_v<R>) {
       {
         SuspendCapture off;
-        Op::run(std::forward<A>(a)...);
+        Op::run(a...);
       }
       rec->end(std::move(call), nullptr, 0);
     } else {
       R r = [&]() -> R {
         SuspendCapture off;
-        return Op::run(std::forward<A>(a)...);
+        return Op::run(a...);
       }();
       end_call(*rec, std::move(call), r);
       return r;

@@ -159,9 +159,17 @@ inline void check_write(const char* op, const First& self, const Rest&...) {
 }
 
 namespace capture_impl {
+// How a recorded call receives an argument: a written tensor (in-place, out=) as Tensor&, anything
+// else as a const reference, so that the layers' call sites share one recorded call per op.
+template <class A>
+using capture_arg_t = std::conditional_t<std::is_same_v<A, Tensor&>, Tensor&, const std::decay_t<A>&>;
 template <class Op, class... A>
-auto capture_run(A&&... a) -> decltype(Op::run(std::forward<A>(a)...));  // Op::run, recorded (capture.h)
+auto capture_call(A... a) -> decltype(Op::run(a...));  // Op::run, recorded (capture.h)
+template <class Op, class... A>
+inline auto capture_run(A&&... a) -> decltype(Op::run(std::forward<A>(a)...)) {
+  return capture_call<Op, capture_arg_t<A>...>(a...);
 }
+}  // namespace capture_impl
 
 // A view of an inference tensor is one (PyTorch); others are recorded as views.
 template <class Op, class First, class... Rest>
