@@ -41,4 +41,6 @@
 // libtorch's remaining ATen functions (issue 26)
 #include "ember/aten_tail.h"
 #include "ember/aten_tail2.h"
+// capture and replay of static workloads (ember::graphs)
+#include "ember/graphs.h"
 #include "ember/special.h"  // torch.special

@@ -56,11 +56,24 @@ void reset_peak_stats();
 // view. One observer at a time; nullptr removes it.
 using MemoryObserver = void (*)(const void* ptr, int64_t bytes);
 void set_memory_observer(MemoryObserver observer);
+// Where a thread's tensor storage comes from instead of this allocator while one is installed:
+// a graph's private pool (ember::graphs) during capture and replay. Only new StorageImpls ask
+// it (scratch memory of kernels stays here). `release` is set to what the storage calls with
+// the pointer when it dies.
+class StorageSource {
+ public:
+  virtual void* allocate(size_t nbytes, std::function<void(void*)>& release) = 0;
+
+ protected:
+  ~StorageSource() = default;
+};
+// Installs `s` for this thread (nullptr: none); returns the one installed before.
+StorageSource* set_storage_source(StorageSource* s);
 }  // namespace cpu_allocator
 
 class StorageImpl : public RefCounted {
  public:
-  // Allocates nbytes from the CPU allocator.
+  // Allocates nbytes from the CPU allocator (or from the thread's StorageSource, see above).
   explicit StorageImpl(size_t nbytes);
   // Wraps memory owned elsewhere (from_blob); deleter may be empty.
   StorageImpl(void* data, size_t nbytes, std::function<void(void*)> deleter);

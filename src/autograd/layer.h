@@ -47,6 +47,12 @@
 #include "autograd/variable.h"
 #include "ember/autograd.h"
 
+namespace ember::dispatch {
+// Op::run, recorded while a graph captures on this thread (dispatch/capture.h).
+template <class Op, class... A>
+auto run_op(A&&... a) -> decltype(Op::run(std::forward<A>(a)...));
+}  // namespace ember::dispatch
+
 namespace ember::autograd {
 
 template <class T>
@@ -222,7 +228,7 @@ Tensor& apply_inplace(Tensor& self, Rest&... rest) {
     Rule::derivative(d, std::as_const(self), rest...);
     {
       AutoGradMode no_grad(false);
-      Op::run(self, rest...);
+      dispatch::run_op<Op>(self, rest...);
     }
     d.finish_inplace();
     return self;
@@ -246,14 +252,14 @@ decltype(auto) apply(Args&&... args) {
   } else if constexpr (IsNonDifferentiable<Op>) {
     if constexpr (writes) check_inplace(std::get<0>(std::forward_as_tuple(args...)), Op::name);
     AutoGradMode no_grad(false);
-    return Op::run(std::forward<Args>(args)...);
+    return dispatch::run_op<Op>(std::forward<Args>(args)...);
   } else if constexpr (writes) {
     return apply_inplace<Op>(args...);
   } else if constexpr (HasDerivative<Op, std::remove_reference_t<Args>...>) {
     Tensor result;
     {
       AutoGradMode no_grad(false);
-      result = Op::run(args...);
+      result = dispatch::run_op<Op>(args...);
     }
     // An op that hands back its input (to() to the same dtype) adds nothing to the graph.
     if ((same_impl(result, args) || ...) || !is_differentiable_type(result.dtype())) return result;

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <new>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/parallel.h"
@@ -291,16 +292,30 @@ uint64_t StorageImpl::assign_id() const {
   return id_.compare_exchange_strong(expected, drawn, std::memory_order_acq_rel) ? drawn : expected;
 }
 
-StorageImpl::StorageImpl(size_t nbytes) : data_(cpu_allocator::allocate(nbytes)), nbytes_(nbytes) {}
+namespace {
+constinit thread_local cpu_allocator::StorageSource* t_storage_source = nullptr;
+}  // namespace
+
+cpu_allocator::StorageSource* cpu_allocator::set_storage_source(StorageSource* s) {
+  return std::exchange(t_storage_source, s);
+}
+
+StorageImpl::StorageImpl(size_t nbytes) : nbytes_(nbytes) {
+  if (cpu_allocator::StorageSource* s = t_storage_source) [[unlikely]] {
+    data_ = s->allocate(nbytes, deleter_);  // a graph's pool: the storage owns the block through deleter_
+  } else {
+    data_ = cpu_allocator::allocate(nbytes);
+  }
+}
 
 StorageImpl::StorageImpl(void* data, size_t nbytes, std::function<void(void*)> deleter)
     : data_(data), nbytes_(nbytes), deleter_(std::move(deleter)), owns_(false) {}
 
 StorageImpl::~StorageImpl() {
-  if (owns_) {
+  if (deleter_) {
+    deleter_(data_);  // memory owned elsewhere (from_blob), or a graph pool's block
+  } else if (owns_) {
     cpu_allocator::deallocate(data_, nbytes_);
-  } else if (deleter_) {
-    deleter_(data_);
   }
 }
 

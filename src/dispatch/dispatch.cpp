@@ -11,7 +11,20 @@ namespace {
 thread_local ThreadState tls_state;
 thread_local std::vector<OpObserver*> tls_observers;
 thread_local TraceRecorder* tls_recorder = nullptr;
+thread_local CaptureRecorder* tls_capture = nullptr;
 }  // namespace
+
+CaptureRecorder* capture_recorder() { return tls_capture; }
+void set_capture_recorder(CaptureRecorder* r) {
+  tls_capture = r;
+  if (r)
+    tls_state.active |= kCaptureLayer;
+  else
+    tls_state.active &= ~static_cast<uint32_t>(kCaptureLayer);
+}
+void record_kernel(const char* name, std::function<void()> replay, TensorList reads, TensorList writes) {
+  if (capturing()) tls_capture->kernel(name, std::move(replay), reads, writes);
+}
 
 TraceRecorder* trace_recorder() { return tls_recorder; }
 void set_trace_recorder(TraceRecorder* r) {

@@ -6,7 +6,8 @@
 // the tracer (fx::Tracer records the call as a graph node, trace.h), the op observer (the hook the
 // profiler and tests use), autocast (casts arguments per the op's
 // policy, see autocast.h), autograd (grad mode, on by default: it acts only when a Tensor
-// argument requires grad) and inference mode; quantization joins here. The fast path, a direct call to Op::run, is taken when no layer but
+// argument requires grad) and inference mode; quantization joins here. While a graph captures
+// (ember::graphs, capture.h), the op's own run is recorded where the layers call it. The fast path, a direct call to Op::run, is taken when no layer but
 // grad mode is on and no argument requires grad: one TLS load plus one load per Tensor argument.
 // It also records views (a result sharing its first argument's storage), in grad mode so that
 // in-place writes into them reach the base's graph, under no_grad so that such a write in grad
@@ -35,6 +36,7 @@ enum Layer : uint32_t {
   kInferenceLayer = 1u << 2,  // inside InferenceMode: results are inference tensors
   kAutocastLayer = 1u << 3,   // inside an autocast region (ember::AutocastGuard)
   kTracingLayer = 1u << 4,    // an fx::Tracer records the ops called (trace.h), outermost of all
+  kCaptureLayer = 1u << 5,    // a graph records each op's run (capture.h, ember::graphs)
 };
 
 struct ThreadState {
@@ -156,10 +158,24 @@ inline void check_write(const char* op, const First& self, const Rest&...) {
   if (self.defined() && self.unsafeGetTensorImpl()->is_inference()) fail_inference_write(op);
 }
 
+namespace capture_impl {
+// How a recorded call receives an argument: a written tensor (in-place, out=) as Tensor&, anything
+// else as a const reference, so that the layers' call sites share one recorded call per op.
+template <class A>
+using capture_arg_t = std::conditional_t<std::is_same_v<A, Tensor&>, Tensor&, const std::decay_t<A>&>;
+template <class Op, class... A>
+auto capture_call(A... a) -> decltype(Op::run(a...));  // Op::run, recorded (capture.h)
+template <class Op, class... A>
+inline auto capture_run(A&&... a) -> decltype(Op::run(std::forward<A>(a)...)) {
+  return capture_call<Op, capture_arg_t<A>...>(a...);
+}
+}  // namespace capture_impl
+
 // A view of an inference tensor is one (PyTorch); others are recorded as views.
 template <class Op, class First, class... Rest>
-Tensor run_tracking_views(autograd::ViewCreation creation, First&& first, Rest&&... rest) {
-  Tensor r = Op::run(first, std::forward<Rest>(rest)...);
+Tensor run_tracking_views(autograd::ViewCreation creation, uint32_t active, First&& first, Rest&&... rest) {
+  Tensor r = active & kCaptureLayer ? capture_impl::capture_run<Op>(first, std::forward<Rest>(rest)...)
+                                    : Op::run(first, std::forward<Rest>(rest)...);
   if (r.defined() && r.unsafeGetTensorImpl()->storage() == first.unsafeGetTensorImpl()->storage()) {
     if (first.unsafeGetTensorImpl()->is_inference()) {
       r.unsafeGetTensorImpl()->set_inference(true);
@@ -172,8 +188,13 @@ Tensor run_tracking_views(autograd::ViewCreation creation, First&& first, Rest&&
 
 // Inference mode: the op alone, its results marked as above.
 template <class Op, class First, class... Rest>
-decltype(auto) run_inference(First&& first, Rest&&... rest) {
-  decltype(auto) r = Op::run(std::forward<First>(first), std::forward<Rest>(rest)...);
+decltype(auto) run_inference(uint32_t active, First&& first, Rest&&... rest) {
+  if (active & kCaptureLayer) {
+    decltype(auto) r = capture_impl::capture_run<Op>(first, std::forward<Rest>(rest)...);
+    if constexpr (!std::is_reference_v<decltype(r)>) mark_inference_result(r, first);
+    return r;
+  }
+  decltype(auto) r = Op::run(first, std::forward<Rest>(rest)...);
   if constexpr (!std::is_reference_v<decltype(r)>) mark_inference_result(r, first);  // not in-place/out=
   return r;
 }
@@ -185,11 +206,12 @@ decltype(auto) call_grad_layers(uint32_t active, Args&&... args) {
     if (!(active & kInferenceLayer)) check_write(Op::name, args...);
   }
   if ((active & kGradModeLayer) && any_requires_grad(args...)) return autograd::apply<Op>(std::forward<Args>(args)...);
-  if (active & kInferenceLayer) return run_inference<Op>(std::forward<Args>(args)...);
+  if (active & kInferenceLayer) return run_inference<Op>(active, std::forward<Args>(args)...);
   if constexpr (MayReturnView<Op, Args...>) {
     const auto creation = active & kGradModeLayer ? autograd::ViewCreation::kDefault : autograd::ViewCreation::kNoGrad;
-    return run_tracking_views<Op>(creation, std::forward<Args>(args)...);
+    return run_tracking_views<Op>(creation, active, std::forward<Args>(args)...);
   }
+  if (active & kCaptureLayer) return capture_impl::capture_run<Op>(std::forward<Args>(args)...);
   return Op::run(std::forward<Args>(args)...);
 }
 
@@ -264,12 +286,14 @@ inline decltype(auto) call(Args&&... args) {
     if constexpr (writes_first<Args...>) check_write(Op::name, args...);
     if constexpr (MayReturnView<Op, Args...>) {
       const auto creation = active == 0 ? autograd::ViewCreation::kNoGrad : autograd::ViewCreation::kDefault;
-      return run_tracking_views<Op>(creation, std::forward<Args>(args)...);
+      return run_tracking_views<Op>(creation, active, std::forward<Args>(args)...);
     }
     return Op::run(std::forward<Args>(args)...);
   }
-  if (active == kInferenceLayer) return run_inference<Op>(std::forward<Args>(args)...);
+  if (active == kInferenceLayer) return run_inference<Op>(active, std::forward<Args>(args)...);
   return call_with_layers<Op>(active, std::forward<Args>(args)...);
 }
 
 }  // namespace ember::dispatch
+
+#include "dispatch/capture.h"  // IWYU pragma: export

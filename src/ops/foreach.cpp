@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "core/tensor_iterator.h"
+#include "dispatch/dispatch.h"
 #include "ember/autograd.h"
 #include "ember/factory.h"
 #include "ember/pointwise.h"
@@ -76,6 +77,18 @@ void by_dtype(const std::vector<ForeachItem>& items, const std::vector<ScalarTyp
   }
 }
 
+// The multi-tensor kernel over `items`: one pass, or one per dtype when they mix float dtypes.
+void launch(ForeachOp kernel, ScalarType dtype, bool one_dtype, const std::vector<ForeachItem>& items,
+            const std::vector<ScalarType>& item_dtypes) {
+  if (one_dtype) {
+    kernels::foreach_kernel(kernel, dtype, items.data(), static_cast<int64_t>(items.size()));
+  } else {  // rare
+    by_dtype(items, item_dtypes, [&](ScalarType t, const std::vector<ForeachItem>& group, const auto&) {
+      kernels::foreach_kernel(kernel, t, group.data(), static_cast<int64_t>(group.size()));
+    });
+  }
+}
+
 // How an op treats index i.
 struct Spec {
   const char* op;
@@ -122,6 +135,23 @@ void check_slow(const Spec& spec, std::initializer_list<TensorList> lists, size_
               ": result type ", result, " can't be cast to the desired output type ", self.dtype());
 }
 
+// Tells a capturing graph about a kernel pass of run(): what it reads and writes, and how to run
+// it again (the items hold the tensors' addresses and the scalars).
+void record_launch(const Spec& spec, std::initializer_list<TensorList> lists, const std::vector<Tensor>& outs,
+                   ScalarType dtype, bool one_dtype, const std::vector<ForeachItem>& items,
+                   const std::vector<ScalarType>& item_dtypes) {
+  const TensorList self = *lists.begin();
+  std::vector<Tensor> reads, writes;
+  for (size_t i = 0; i < self.size(); ++i) {
+    if (!is_fast(lists, i)) continue;
+    for (const TensorList& l : lists) reads.push_back(l[i]);
+    writes.push_back(spec.inplace ? self[i] : outs[i]);
+  }
+  dispatch::record_kernel(
+      spec.op, [kernel = spec.kernel, dtype, one_dtype, items, item_dtypes] { launch(kernel, dtype, one_dtype, items, item_dtypes); },
+      reads, writes);
+}
+
 // Runs `spec` over the lists (self first). `scalar_at(i)` gives the kernel's scalar for index i,
 // `slow(i)` the per-tensor op's result. Returns the outputs (the self tensors when in-place).
 template <class ScalarAt, class Slow>
@@ -159,13 +189,10 @@ std::vector<Tensor> run(const Spec& spec, std::initializer_list<TensorList> list
     items.push_back(it);
     item_dtypes.push_back(s.dtype());
   }
-  if (one_dtype || items.empty()) {
-    if (!items.empty())
-      kernels::foreach_kernel(spec.kernel, self[0].dtype(), items.data(), static_cast<int64_t>(items.size()));
-  } else {  // rare
-    by_dtype(items, item_dtypes, [&](ScalarType t, const std::vector<ForeachItem>& group, const auto&) {
-      kernels::foreach_kernel(spec.kernel, t, group.data(), static_cast<int64_t>(group.size()));
-    });
+  if (!items.empty()) {
+    launch(spec.kernel, self[0].dtype(), one_dtype, items, item_dtypes);
+    // A capturing graph (ember::graphs) replays the same pass over the same memory.
+    if (dispatch::capturing()) [[unlikely]] record_launch(spec, lists, outs, self[0].dtype(), one_dtype, items, item_dtypes);
   }
   for (uint32_t i : slow_idx) {
     try {

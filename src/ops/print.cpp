@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <iostream>
 
+#include "core/value_read.h"
 #include "ember/tensor.h"
 
 namespace ember {
@@ -112,6 +113,7 @@ void print_matrix(std::ostream& os, const double* v, int64_t rows, int64_t cols,
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (!t.defined()) return os << "[ Tensor (undefined) ]";
+  if (detail::ValueReadHook hook = detail::value_read_hook()) hook(t, "print");  // a host read of the values
   const std::ios_base::fmtflags flags(os.flags());
   const std::streamsize precision = os.precision();
   const Tensor d = t.to(kDouble).contiguous();

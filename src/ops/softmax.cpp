@@ -24,6 +24,27 @@ Tensor softmax_impl(const char* op, const Tensor& input, int64_t dim, std::optio
   return y;
 }
 
+// The kernel of the input's gradient (PyTorch's _softmax_backward_data and
+// _log_softmax_backward_data), an op of its own so that the dispatch point's layers (the
+// profiler, a capturing graph) see it.
+template <bool Log>
+struct SoftmaxBackwardDataOp {
+  static constexpr const char* name = Log ? "_log_softmax_backward_data" : "_softmax_backward_data";
+  static Tensor run(const Tensor& grad, const Tensor& y, int64_t dim) {
+    Tensor gin = make_empty(y.sizes(), y.dtype());
+    if (y.numel() == 0) return gin;
+    const int64_t d = maybe_wrap_dim(dim, y.dim(), name);
+    int64_t outer = 1, inner = 1;
+    for (int64_t i = 0; i < d; ++i) outer *= y.size(i);
+    for (int64_t i = d + 1; i < y.dim(); ++i) inner *= y.size(i);
+    const int64_t len = y.dim() == 0 ? 1 : y.size(d);
+    const Tensor g = grad.to(y.dtype()).contiguous();
+    kernels::softmax_backward_kernel(g.view({outer, len, inner}), y.view({outer, len, inner}),
+                                     gin.view({outer, len, inner}), Log);
+    return gin;
+  }
+};
+
 // The input's gradient from the output y (of the dtype softmax computed in; the engine casts it
 // back to the input's).
 Tensor softmax_backward(const Tensor& grad, const Tensor& y, int64_t dim, bool log) {
@@ -32,17 +53,8 @@ Tensor softmax_backward(const Tensor& grad, const Tensor& y, int64_t dim, bool l
     const Tensor g = grad.to(y.dtype());
     return log ? g - y.exp() * g.sum(dim, true) : y * (g - (g * y).sum(dim, true));
   }
-  Tensor gin = make_empty(y.sizes(), y.dtype());
-  if (y.numel() == 0) return gin;
-  const int64_t d = maybe_wrap_dim(dim, y.dim(), "softmax_backward");
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < d; ++i) outer *= y.size(i);
-  for (int64_t i = d + 1; i < y.dim(); ++i) inner *= y.size(i);
-  const int64_t len = y.dim() == 0 ? 1 : y.size(d);
-  const Tensor g = grad.to(y.dtype()).contiguous();
-  kernels::softmax_backward_kernel(g.view({outer, len, inner}), y.view({outer, len, inner}),
-                                   gin.view({outer, len, inner}), log);
-  return gin;
+  return log ? dispatch::call<SoftmaxBackwardDataOp<true>>(grad, y, dim)
+             : dispatch::call<SoftmaxBackwardDataOp<false>>(grad, y, dim);
 }
 
 struct SoftmaxOp {

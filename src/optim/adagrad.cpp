@@ -2,6 +2,7 @@
 // parameter's step count and divides by the root of the accumulated squared gradients.
 #include "ember/optim/adagrad.h"
 
+#include "dispatch/dispatch.h"
 #include "ember/autograd.h"
 #include "ember/factory.h"
 #include "ember/foreach.h"
@@ -41,6 +42,7 @@ std::unique_ptr<OptimizerParamState> Adagrad::make_state(const Tensor& p, const 
 }
 
 Tensor Adagrad::step(LossClosure closure) {
+  EMBER_CHECK(!dispatch::capturing(), "Adagrad", "cannot be captured in a graph: its step counts and learning-rate decay are host values a replay would not advance (SGD and fused Adam/AdamW can)");
   Tensor loss = evaluate(closure);
   NoGradGuard no_grad;
   for (OptimizerParamGroup& group : param_groups_) {

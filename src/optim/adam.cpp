@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "dispatch/dispatch.h"
 #include "ember/autograd.h"
 #include "ember/factory.h"
 #include "ember/foreach.h"
@@ -108,22 +109,40 @@ void adam_foreach(const std::vector<Tensor>& params, const std::vector<Tensor>& 
   foreach_addcdiv_(params, exp_avg, denom, neg_step);
 }
 
+// A parameter's next step count and its step size and bias correction (lr / (1 - beta1^t) and
+// sqrt(1 - beta2^t)).
+void advance(AdamParamState& s, const kernels::AdamHyper& h, double& step_size, double& bias2_sqrt) {
+  const int64_t step = ++s.step();
+  const double bias1 = 1 - std::pow(h.beta1, static_cast<double>(step));
+  const double bias2 = 1 - std::pow(h.beta2, static_cast<double>(step));
+  step_size = h.lr / bias1;
+  bias2_sqrt = std::sqrt(bias2);
+}
+
 void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                  const std::vector<OptimizerParamState*>& states, const kernels::AdamHyper& h, bool fused) {
   const size_t n = params.size();
+  const bool capturing = dispatch::capturing();
   // Per-parameter step sizes: a loaded state dict may give parameters different step counts.
   std::vector<Scalar> neg_step_size(n), bias2_sqrt(n);
   bool all_fusable = fused;
   for (size_t i = 0; i < n; ++i) {
     auto& s = *static_cast<AdamParamState*>(states[i]);
-    if (h.amsgrad && !s.max_exp_avg_sq().defined()) s.max_exp_avg_sq(zeros_like(s.exp_avg_sq()));
-    const int64_t step = ++s.step();
-    const double bias1 = 1 - std::pow(h.beta1, static_cast<double>(step));
-    const double bias2 = 1 - std::pow(h.beta2, static_cast<double>(step));
-    neg_step_size[i] = -(h.lr / bias1);
-    bias2_sqrt[i] = std::sqrt(bias2);
+    if (h.amsgrad && !s.max_exp_avg_sq().defined()) {
+      EMBER_CHECK(!capturing, "Adam", "amsgrad's max_exp_avg_sq is made at a parameter's first step: run one step "
+                  "before capturing it in a graph (warm-up)");
+      s.max_exp_avg_sq(zeros_like(s.exp_avg_sq()));
+    }
+    double step_size = 0, b2 = 0;
+    advance(s, h, step_size, b2);
+    neg_step_size[i] = -step_size;
+    bias2_sqrt[i] = b2;
     all_fusable = all_fusable && fusable(params[i], grads[i], s, h.amsgrad);
   }
+  EMBER_CHECK(all_fusable || !capturing, "Adam",
+              "only the fused update can be captured in a graph (its step sizes are computed again at each replay; "
+              "the multi-tensor path would keep this step's): use fused(true) with contiguous parameters of one "
+              "floating dtype");
   if (all_fusable) {
     std::vector<kernels::ForeachItem> items(n);
     for (size_t i = 0; i < n; ++i) {
@@ -145,6 +164,26 @@ void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& g
       s.exp_avg().impl()->storage()->bump_version();
       s.exp_avg_sq().impl()->storage()->bump_version();
       if (h.amsgrad) s.max_exp_avg_sq().impl()->storage()->bump_version();
+    }
+    if (capturing) {
+      // Each replay advances the step counts (the optimizer's own, as an eager step would) and
+      // runs the kernel with the step sizes of the new counts.
+      std::vector<AdamParamState*> st(n);
+      std::vector<Tensor> writes;
+      for (size_t i = 0; i < n; ++i) {
+        st[i] = static_cast<AdamParamState*>(states[i]);
+        writes.insert(writes.end(), {params[i], st[i]->exp_avg(), st[i]->exp_avg_sq()});
+        if (h.amsgrad) writes.push_back(st[i]->max_exp_avg_sq());
+      }
+      std::vector<Tensor> reads(grads);
+      reads.insert(reads.end(), writes.begin(), writes.end());
+      dispatch::record_kernel(
+          "fused_adam",
+          [items, st, h, dtype = params[0].dtype()]() mutable {
+            for (size_t i = 0; i < st.size(); ++i) advance(*st[i], h, items[i].s[0], items[i].s[1]);
+            kernels::fused_adam_kernel(dtype, items.data(), static_cast<int64_t>(items.size()), h);
+          },
+          reads, writes);
     }
     return;
   }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <utility>
 
+#include "dispatch/dispatch.h"
 #include "ember/autograd.h"
 #include "ember/factory.h"
 #include "ember/indexing.h"
@@ -210,6 +211,7 @@ std::pair<double, Tensor> LBFGS::directional_evaluate(const LossClosure& closure
 }
 
 Tensor LBFGS::step(LossClosure closure) {
+  EMBER_CHECK(!dispatch::capturing(), "LBFGS", "cannot be captured in a graph: its line search reads values on the host (SGD and fused Adam/AdamW can)");
   EMBER_CHECK(closure != nullptr, kOp, "LBFGS::step needs a closure that recomputes the loss and its gradients");
   NoGradGuard no_grad;
   auto& o = static_cast<LBFGSOptions&>(param_groups_[0].options());

@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "dispatch/dispatch.h"
 #include "ember/autograd.h"
 #include "ember/factory.h"
 
@@ -90,7 +91,11 @@ std::vector<Optimizer::Batch> Optimizer::batches(const OptimizerParamGroup& grou
       out.emplace_back();
     }
     std::unique_ptr<OptimizerParamState>& s = state_[p.unsafeGetTensorImpl()];
-    if (!s) s = make_state(p, group.options());
+    if (!s) {
+      EMBER_CHECK(!dispatch::capturing(), "optimizer", "a parameter's state is made at its first step: run one "
+                  "step before capturing the optimizer in a graph (warm-up)");
+      s = make_state(p, group.options());
+    }
     out[k].params.push_back(p);
     out[k].grads.push_back(g);
     out[k].states.push_back(s.get());

@@ -2,6 +2,7 @@
 // (centered: minus the squared running mean), optionally through a momentum buffer.
 #include "ember/optim/rmsprop.h"
 
+#include "dispatch/dispatch.h"
 #include "ember/autograd.h"
 #include "ember/factory.h"
 #include "ember/foreach.h"
@@ -56,6 +57,7 @@ std::unique_ptr<OptimizerParamState> RMSprop::make_state(const Tensor& p, const 
 }
 
 Tensor RMSprop::step(LossClosure closure) {
+  EMBER_CHECK(!dispatch::capturing(), "RMSprop", "cannot be captured in a graph: its step counts are host values a replay would not advance (SGD and fused Adam/AdamW can)");
   Tensor loss = evaluate(closure);
   NoGradGuard no_grad;
   for (OptimizerParamGroup& group : param_groups_) {

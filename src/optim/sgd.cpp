@@ -2,6 +2,7 @@
 // gradient; nesterov looks ahead along it), with PyTorch's maximize negating the gradient first.
 #include "ember/optim/sgd.h"
 
+#include "dispatch/dispatch.h"
 #include "ember/autograd.h"
 #include "ember/foreach.h"
 #include "optim/slices.h"
@@ -37,6 +38,8 @@ void update(const SGDOptions& o, const std::vector<Tensor>& params, const std::v
     for (size_t i = 0; i < params.size(); ++i) {
       Tensor& buf = static_cast<SGDParamState*>(states[i])->momentum_buffer();
       if (!buf.defined()) {
+        EMBER_CHECK(!dispatch::capturing(), "SGD", "the momentum buffer is made at a parameter's first step: run one "
+                    "step before capturing it in a graph (warm-up)");
         buf = d_p[i].clone();
       } else {
         bufs.push_back(buf);

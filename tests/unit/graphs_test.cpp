@@ -1,0 +1,497 @@
+// ember::graphs: capture and replay of static workloads. Replays equal the same number of eager
+// steps bit for bit (MLP with SGD, SGD with momentum, fused Adam, dropout, inference), the
+// refusals at capture and replay name what broke the contract, the pool's reuse follows the
+// capture's lifetimes, and make_graphed_callables composes with eager autograd.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include "dispatch/dispatch.h"
+#include "ember/ember.h"
+#include "ember/graphs.h"
+#include "unit/expect_error.h"
+
+using namespace ember;
+namespace F = ember::nn::functional;
+using graphs::Graph;
+using graphs::GraphCapture;
+
+namespace {
+
+struct TanhMlpImpl : nn::Module {
+  nn::Linear l1{register_module("l1", nn::Linear(16, 16))};
+  nn::Linear l2{register_module("l2", nn::Linear(16, 16))};
+  nn::Linear l3{register_module("l3", nn::Linear(16, 1))};
+  Tensor forward(const Tensor& x) { return l3(tanh(l2(tanh(l1(x))))); }
+};
+EMBER_MODULE(TanhMlp);
+
+struct ReluMlpImpl : nn::Module {
+  nn::Linear l1{register_module("l1", nn::Linear(32, 24))};
+  nn::Linear l2{register_module("l2", nn::Linear(24, 10))};
+  nn::Dropout drop{register_module("drop", nn::Dropout(0.3))};
+  bool dropout = false;
+  Tensor forward(const Tensor& x) {
+    Tensor h = relu(l1(x));
+    if (dropout) h = drop(h);
+    return l2(h);
+  }
+};
+EMBER_MODULE(ReluMlp);
+
+// The main job's CNN (conv, batch norm, relu, max pool, dropout, linear).
+namespace cnn {
+namespace T = ::ember;
+#define MODULE EMBER_MODULE
+#include "../../examples/fashion_mnist/net.inc"
+#undef MODULE
+}  // namespace cnn
+
+bool bitwise_equal(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || !a.sizes().equals(b.sizes())) return false;
+  const Tensor ca = a.detach().contiguous(), cb = b.detach().contiguous();
+  return std::memcmp(ca.data_ptr(), cb.data_ptr(), static_cast<size_t>(ca.numel()) * ca.element_size()) == 0;
+}
+
+template <class M>
+void copy_parameters(const M& from, M& to) {
+  NoGradGuard no_grad;
+  auto src = from->parameters();
+  auto dst = to->parameters();
+  for (size_t i = 0; i < src.size(); ++i) dst[i].copy_(src[i]);
+}
+
+template <class M>
+void expect_same_parameters(const M& a, const M& b, const std::string& when) {
+  auto pa = a->parameters();
+  auto pb = b->parameters();
+  ASSERT_EQ(pa.size(), pb.size());
+  for (size_t i = 0; i < pa.size(); ++i) {
+    EXPECT_TRUE(bitwise_equal(pa[i], pb[i])) << "parameter " << i << " differs " << when;
+    ASSERT_TRUE(pa[i].grad().defined() == pb[i].grad().defined()) << "grad " << i << " " << when;
+    if (pa[i].grad().defined()) EXPECT_TRUE(bitwise_equal(pa[i].grad(), pb[i].grad())) << "grad " << i << " " << when;
+  }
+}
+
+// Batch k of a fixed random stream.
+Tensor batch(int64_t k, IntArrayRef sizes) {
+  Generator g(1000 + static_cast<uint64_t>(k));
+  return randn(sizes, &g);
+}
+
+// Eager steps of one model against a captured step replayed on another (same weights, same data).
+template <class M, class Opt, class Loss>
+void replay_equals_eager(M& eager, M& graphed, Opt& eager_opt, Opt& graph_opt, const Loss& loss_fn,
+                         IntArrayRef x_sizes, IntArrayRef y_sizes, int steps) {
+  auto step = [&](M& m, Opt& opt, const Tensor& x, const Tensor& y) {
+    opt.zero_grad();
+    Tensor loss = loss_fn(m(x), y);
+    loss.backward();
+    opt.step();
+    return loss;
+  };
+  Tensor static_x = batch(0, x_sizes), static_y = batch(1, y_sizes);
+  // warm-up: optimizer state exists before capture
+  step(eager, eager_opt, static_x, static_y);
+  step(graphed, graph_opt, static_x, static_y);
+  expect_same_parameters(eager, graphed, "after warm-up");
+
+  Graph g;
+  Tensor static_loss;
+  {
+    GraphCapture capture(g);
+    static_loss = step(graphed, graph_opt, static_x, static_y);
+  }
+  Tensor loss = step(eager, eager_opt, static_x, static_y);
+  EXPECT_TRUE(bitwise_equal(loss, static_loss));
+  expect_same_parameters(eager, graphed, "after the captured step");
+  for (int k = 0; k < steps; ++k) {
+    const Tensor x = batch(10 + 2 * k, x_sizes), y = batch(11 + 2 * k, y_sizes);
+    loss = step(eager, eager_opt, x, y);
+    static_x.copy_(x);
+    static_y.copy_(y);
+    g.replay();
+    ASSERT_TRUE(bitwise_equal(loss, static_loss)) << "loss at replay " << k;
+    expect_same_parameters(eager, graphed, "at replay " + std::to_string(k));
+  }
+}
+
+}  // namespace
+
+TEST(Graphs, MlpSgdReplayEqualsEager) {
+  TanhMlp eager, graphed;
+  copy_parameters(eager, graphed);
+  optim::SGD eo(eager->parameters(), optim::SGDOptions(0.01));
+  optim::SGD go(graphed->parameters(), optim::SGDOptions(0.01));
+  replay_equals_eager(eager, graphed, eo, go, [](const Tensor& a, const Tensor& b) { return F::mse_loss(a, b); },
+                      {8, 16}, {8, 1}, 30);
+}
+
+TEST(Graphs, SgdMomentumReplayEqualsEager) {
+  TanhMlp eager, graphed;
+  copy_parameters(eager, graphed);
+  optim::SGD eo(eager->parameters(), optim::SGDOptions(0.01).momentum(0.9).weight_decay(1e-3));
+  optim::SGD go(graphed->parameters(), optim::SGDOptions(0.01).momentum(0.9).weight_decay(1e-3));
+  replay_equals_eager(eager, graphed, eo, go, [](const Tensor& a, const Tensor& b) { return F::mse_loss(a, b); },
+                      {8, 16}, {8, 1}, 20);
+}
+
+TEST(Graphs, FusedAdamReplayEqualsEager) {
+  ReluMlp eager, graphed;
+  copy_parameters(eager, graphed);
+  optim::Adam eo(eager->parameters(), optim::AdamOptions(1e-2));
+  optim::Adam go(graphed->parameters(), optim::AdamOptions(1e-2));
+  auto loss = [](const Tensor& out, const Tensor& y) { return F::cross_entropy(out, y.argmax(1)); };
+  replay_equals_eager(eager, graphed, eo, go, loss, {16, 32}, {16, 10}, 20);
+  // the step counts advance at each replay, as eager steps
+  for (const Tensor& p : graphed->parameters()) {
+    const auto& s = static_cast<optim::AdamParamState&>(*go.state().at(p.unsafeGetTensorImpl()));
+    EXPECT_EQ(s.step(), 22);
+  }
+}
+
+TEST(Graphs, AdamWAmsgradReplayEqualsEager) {
+  ReluMlp eager, graphed;
+  copy_parameters(eager, graphed);
+  auto opts = optim::AdamWOptions(1e-2).amsgrad(true).weight_decay(0.1);
+  optim::AdamW eo(eager->parameters(), opts);
+  optim::AdamW go(graphed->parameters(), opts);
+  auto loss = [](const Tensor& out, const Tensor& y) { return F::mse_loss(out, y); };
+  replay_equals_eager(eager, graphed, eo, go, loss, {4, 32}, {4, 10}, 10);
+}
+
+// Dropout draws from the default generator at each replay as an eager step would: from the same
+// seed, N replays draw what N eager steps draw.
+TEST(Graphs, DropoutDrawsAsEagerSteps) {
+  ReluMlp model;
+  model->dropout = true;
+  model->train();
+  const Tensor x = batch(3, {8, 32});
+  const auto state = model->parameters();
+  std::vector<Tensor> eager_outputs;
+  {
+    NoGradGuard no_grad;
+    manual_seed(77);
+    for (int i = 0; i < 5; ++i) eager_outputs.push_back(model(x).clone());
+  }
+  NoGradGuard no_grad;
+  manual_seed(77);
+  Graph g;
+  Tensor out;
+  {
+    GraphCapture capture(g);
+    out = model(x);
+  }
+  EXPECT_TRUE(bitwise_equal(out, eager_outputs[0]));
+  for (int i = 1; i < 5; ++i) {
+    g.replay();
+    EXPECT_TRUE(bitwise_equal(out, eager_outputs[static_cast<size_t>(i)])) << "replay " << i;
+  }
+}
+
+TEST(Graphs, InferenceReplayFollowsInputs) {
+  ReluMlp model;
+  model->eval();
+  InferenceMode guard;
+  Tensor static_x = batch(4, {1, 32});
+  Graph g;
+  Tensor out;
+  {
+    GraphCapture capture(g);
+    out = softmax(model(static_x), 1);
+  }
+  for (int k = 0; k < 5; ++k) {
+    const Tensor x = batch(20 + k, {1, 32});
+    static_x.copy_(x);
+    g.replay();
+    EXPECT_TRUE(bitwise_equal(out, softmax(model(x), 1))) << "replay " << k;
+  }
+  EXPECT_GT(g.stats().kernel_steps + g.stats().call_steps, 0u);
+}
+
+// The main job's CNN: its evaluation (batch norm in eval mode) replays; its training step is
+// refused at capture (batch norm's statistics are computed on the host).
+TEST(Graphs, CnnEvaluationReplaysTrainingRefused) {
+  cnn::FashionNet net;
+  const Tensor images = batch(60, {4, 1, 28, 28});
+  {
+    net->train();
+    (void)net(images);  // running statistics away from their initial values
+    net->eval();
+    NoGradGuard no_grad;
+    Tensor static_images = images.clone();
+    Graph g;
+    Tensor logits;
+    {
+      GraphCapture capture(g);
+      logits = net(static_images);
+    }
+    for (int k = 0; k < 3; ++k) {
+      const Tensor x = batch(61 + k, {4, 1, 28, 28});
+      static_images.copy_(x);
+      g.replay();
+      EXPECT_TRUE(bitwise_equal(logits, net(x))) << "replay " << k;
+    }
+  }
+  net->train();
+  optim::Adam opt(net->parameters(), optim::AdamOptions(1e-3));
+  const Tensor labels = randint(0, 10, {4});
+  auto step = [&] {
+    opt.zero_grad();
+    F::cross_entropy(net(images), labels).backward();
+    opt.step();
+  };
+  step();
+  Graph g;
+  expect_error(
+      [&] {
+        GraphCapture capture(g);
+        step();
+      },
+      {"graphs", "host code", "batch norm"});
+  EXPECT_FALSE(g.captured());
+}
+
+// The pool reuses a block once its tensor died, never while it lives.
+TEST(Graphs, PoolReusesBlocksOfDeadTensors) {
+  NoGradGuard no_grad;
+  const Tensor x = randn({64, 64});
+  Graph g;
+  Tensor kept, c;
+  const void* a_ptr = nullptr;
+  const void* b_ptr = nullptr;
+  {
+    GraphCapture capture(g);
+    Tensor a = x * 2;  // dies after b
+    a_ptr = a.data_ptr();
+    Tensor b = a + 1;  // lives to the end
+    b_ptr = b.data_ptr();
+    a.reset();
+    c = b * 3;  // may take a's block
+    kept = b;
+  }
+  EXPECT_EQ(c.data_ptr(), a_ptr);
+  EXPECT_NE(c.data_ptr(), b_ptr);
+  EXPECT_NE(kept.data_ptr(), a_ptr);
+  EXPECT_EQ(g.stats().reused_allocations, 1u);
+  for (int i = 0; i < 3; ++i) {
+    NoGradGuard ng;
+    Tensor(x).mul_(1.5);
+    g.replay();
+    EXPECT_TRUE(bitwise_equal(c, (x * 2 + 1) * 3));
+    EXPECT_TRUE(bitwise_equal(kept, x * 2 + 1));
+  }
+}
+
+// Graphs captured in sequence into one pool share blocks freed by the first.
+TEST(Graphs, SharedPool) {
+  NoGradGuard no_grad;
+  const Tensor x = randn({32, 32});
+  Graph g1, g2;
+  Tensor y1, y2;
+  {
+    GraphCapture capture(g1);
+    Tensor t = x.exp();  // a temporary of g1
+    y1 = t + 1;
+  }
+  {
+    GraphCapture capture(g2, g1.pool());
+    Tensor t = y1 * 2;  // a temporary of g2: takes the block g1's temporary left
+    y2 = t - 1;
+  }
+  EXPECT_EQ(g1.pool(), g2.pool());
+  EXPECT_EQ(g2.stats().reused_allocations, 1u);
+  Tensor(x).fill_(0.5);
+  g1.replay();
+  g2.replay();
+  EXPECT_TRUE(bitwise_equal(y2, (x.exp() + 1) * 2 - 1));
+}
+
+// A graphed module between eager layers: forward values and every gradient as a fully eager twin's.
+TEST(Graphs, GraphedCallableInsideEagerModel) {
+  nn::Linear pre(8, 16), post(1, 3);
+  TanhMlp mid;
+  nn::Linear pre_e(8, 16), post_e(1, 3);
+  TanhMlp mid_e;
+  copy_parameters(pre, pre_e);
+  copy_parameters(post, post_e);
+  copy_parameters(mid, mid_e);
+  auto graphed = graphs::make_graphed_callables(mid, {randn({4, 16}).requires_grad_()});
+  for (int k = 0; k < 5; ++k) {
+    const Tensor x = batch(50 + k, {4, 8});
+    const Tensor out = post(graphed({pre(x)}));
+    const Tensor out_e = post_e(mid_e(pre_e(x)));
+    ASSERT_TRUE(bitwise_equal(out, out_e)) << "forward " << k;
+    out.pow(2).sum().backward();
+    out_e.pow(2).sum().backward();
+    expect_same_parameters(pre, pre_e, "pre, step " + std::to_string(k));
+    expect_same_parameters(mid, mid_e, "mid, step " + std::to_string(k));
+    expect_same_parameters(post, post_e, "post, step " + std::to_string(k));
+  }
+  // inputs of another shape are refused
+  EXPECT_ERROR(graphed({randn({5, 16})}), "graphed callable", "shape");
+}
+
+// ---- refusals ----------------------------------------------------------------------------------
+
+TEST(Graphs, RefusesHostReads) {
+  const Tensor x = randn({4});
+  Graph g;
+  expect_error(
+      [&] {
+        GraphCapture capture(g);
+        (void)(x * 2).sum().item<float>();
+      },
+      {"graphs", "item() reads the values"});
+  EXPECT_FALSE(g.captured());
+  expect_error(
+      [&] {
+        GraphCapture capture(g);
+        (void)nonzero(x > 0);
+      },
+      {"nonzero", "depends on the data"});
+  expect_error(
+      [&] {
+        GraphCapture capture(g);
+        (void)equal(x * 2, x);
+      },
+      {"equal", "host synchronization"});
+  // the graph is still usable
+  Tensor y;
+  {
+    GraphCapture capture(g);
+    y = x * 3;
+  }
+  g.replay();
+  EXPECT_TRUE(bitwise_equal(y, x * 3));
+}
+
+TEST(Graphs, RefusesNestedCaptureAndBadReplays) {
+  Graph never;
+  EXPECT_ERROR(never.replay(), "replay", "never captured");
+  const Tensor x = randn({4});
+  Graph g, h;
+  g.capture_begin();
+  EXPECT_ERROR(h.capture_begin(), "nested capture");
+  EXPECT_ERROR(g.replay(), "still capturing");
+  Tensor y = x + 1;
+  g.capture_end();
+  EXPECT_ERROR(g.capture_begin(), "reset() it first");
+  g.replay();
+  g.reset();
+  EXPECT_ERROR(g.replay(), "reset");
+  EXPECT_ERROR(g.capture_end(), "capture_begin was not called");
+}
+
+TEST(Graphs, ThrowingRegionLeavesGraphEmptyAndUsable) {
+  const Tensor x = randn({8});
+  Graph g;
+  try {
+    GraphCapture capture(g);
+    Tensor a = x * 2;
+    Tensor b = a.view({3, 3});  // throws: 8 elements
+  } catch (const Error&) {
+  }
+  EXPECT_FALSE(g.captured());
+  EXPECT_FALSE(dispatch::capturing());
+  Tensor y;
+  {
+    GraphCapture capture(g);
+    y = x.exp();
+  }
+  g.replay();
+  EXPECT_TRUE(bitwise_equal(y, x.exp()));
+}
+
+TEST(Graphs, RefusesChangedStaticInputs) {
+  NoGradGuard no_grad;
+  Tensor x = randn({4, 4});
+  nn::Linear lin(4, 3);
+  Graph g;
+  Tensor y;
+  {
+    GraphCapture capture(g);
+    y = lin(x);
+  }
+  g.replay();
+  x.resize_({2, 8});
+  EXPECT_ERROR(g.replay(), "replay", "static input", "[4, 4]", "[2, 8]");
+  x.resize_({4, 4});
+  g.replay();
+  lin->to(kDouble);
+  EXPECT_ERROR(g.replay(), "static input", "Double");
+}
+
+TEST(Graphs, RefusesFreedStaticInput) {
+  NoGradGuard no_grad;
+  auto x = std::make_unique<Tensor>(randn({4}));
+  Graph g;
+  {
+    GraphCapture capture(g);
+    (void)(*x * 2);
+  }
+  x.reset();
+  EXPECT_ERROR(g.replay(), "freed after capture");
+}
+
+TEST(Graphs, RefusesOptimizerWithoutWarmup) {
+  TanhMlp m;
+  optim::SGD opt(m->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  const Tensor x = randn({8, 16}), y = randn({8, 1});
+  Graph g;
+  expect_error(
+      [&] {
+        GraphCapture capture(g);
+        opt.zero_grad();
+        F::mse_loss(m(x), y).backward();
+        opt.step();
+      },
+      {"warm-up"});
+  optim::Adam adam(m->parameters(), optim::AdamOptions(0.1));
+  expect_error(
+      [&] {
+        GraphCapture capture(g);
+        adam.zero_grad();
+        F::mse_loss(m(x), y).backward();
+        adam.step();
+      },
+      {"optimizer", "warm-up"});
+  optim::Adam slow(m->parameters(), optim::AdamOptions(0.1).fused(false));
+  slow.zero_grad();
+  F::mse_loss(m(x), y).backward();
+  slow.step();
+  expect_error(
+      [&] {
+        GraphCapture capture(g);
+        slow.zero_grad();
+        F::mse_loss(m(x), y).backward();
+        slow.step();
+      },
+      {"Adam", "fused"});
+}
+
+TEST(Graphs, RefusesTensorsMadeOnTheHost) {
+  const Tensor x = randn({3});
+  Graph g;
+  expect_error(
+      [&] {
+        GraphCapture capture(g);
+        std::vector<float> v = {1, 2, 3};
+        Tensor made = empty({3});
+        std::memcpy(made.data_ptr(), v.data(), sizeof(float) * 3);
+        (void)(x + made);
+      },
+      {"graphs", "host code"});
+  // batch norm in training computes its statistics on the host
+  nn::BatchNorm1d bn(3);
+  bn->train();
+  const Tensor input = randn({4, 3});
+  expect_error(
+      [&] {
+        GraphCapture capture(g);
+        (void)bn(input);
+      },
+      {"graphs", "host"});
+}
