@@ -7,7 +7,8 @@
 // profiler and tests use), autocast (casts arguments per the op's
 // policy, see autocast.h), autograd (grad mode, on by default: it acts only when a Tensor
 // argument requires grad) and inference mode; quantization joins here. While a graph captures
-// (ember::graphs, capture.h), the op's own run is recorded where the layers call it. The fast path, a direct call to Op::run, is taken when no layer but
+// (ember::graphs, capture.h), the op's own run is recorded where the layers call it.
+// The fast path, a direct call to Op::run, is taken when no layer but
 // grad mode is on and no argument requires grad: one TLS load plus one load per Tensor argument.
 // It also records views (a result sharing its first argument's storage), in grad mode so that
 // in-place writes into them reach the base's graph, under no_grad so that such a write in grad

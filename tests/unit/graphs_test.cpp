@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <functional>
+#include <sstream>
 #include <vector>
 
 #include "dispatch/dispatch.h"
@@ -346,6 +347,13 @@ TEST(Graphs, RefusesHostReads) {
       },
       {"graphs", "item() reads the values"});
   EXPECT_FALSE(g.captured());
+  expect_error(
+      [&] {
+        GraphCapture capture(g);
+        std::ostringstream os;
+        os << x * 2;
+      },
+      {"graphs", "print() reads the values"});
   expect_error(
       [&] {
         GraphCapture capture(g);
