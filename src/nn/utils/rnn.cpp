@@ -131,7 +131,7 @@ Tensor pad_sequence(ArrayRef<Tensor> sequences, bool batch_first, double padding
 PackedSequence pack_sequence(ArrayRef<Tensor> sequences, bool enforce_sorted) {
   std::vector<int64_t> lengths;
   for (const Tensor& s : sequences) lengths.push_back(s.size(0));
-  return pack_padded_sequence(pad_sequence(sequences), tensor(lengths, TensorOptions().dtype(kLong)), false,
+  return pack_padded_sequence(rnn::pad_sequence(sequences), tensor(lengths, TensorOptions().dtype(kLong)), false,
                                enforce_sorted);
 }
 
