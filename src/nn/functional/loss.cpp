@@ -151,7 +151,7 @@ Tensor binary_cross_entropy_impl(const Tensor& input, const Tensor& target, cons
 Tensor binary_cross_entropy_with_logits_impl(const Tensor& input, const Tensor& target, const BinaryCrossEntropyWithLogitsFuncOptions& options) {
   check_same_size("binary_cross_entropy_with_logits", input, target);
   // softplus(-x) = max(-x, 0) + log(1 + exp(-|x|)), stable for large |x|.
-  const Tensor softplus_neg = relu(-input) + (abs_of(input) * -1).exp().add(1).log();
+  const Tensor softplus_neg = ember::relu(-input) + (abs_of(input) * -1).exp().add(1).log();
   Tensor loss;
   if (options.pos_weight().defined()) {
     const Tensor log_weight = (options.pos_weight() - 1) * target + 1;
@@ -259,7 +259,7 @@ Tensor multilabel_soft_margin_loss_impl(const Tensor& input, const Tensor& targe
                                         const MultilabelSoftMarginLossFuncOptions& options) {
   check_same_size("multilabel_soft_margin_loss", input, target);
   EMBER_CHECK(input.dim() >= 1, "multilabel_soft_margin_loss", "expected an input of at least 1 dim");
-  auto logsigmoid = [](const Tensor& x) { return -relu(-x) - (abs_of(x) * -1).exp().log1p(); };
+  auto logsigmoid = [](const Tensor& x) { return -ember::relu(-x) - (abs_of(x) * -1).exp().log1p(); };
   Tensor loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input));
   if (options.weight().defined()) loss = loss * options.weight();
   const int64_t class_dim = input.dim() - 1;
@@ -367,7 +367,7 @@ Tensor triplet_margin_with_distance_loss(const Tensor& anchor, const Tensor& pos
   EMBER_CHECK(options.margin() > 0, "triplet_margin_with_distance_loss", "margin must be greater than 0, got ",
               options.margin());
   auto dist = [&](const Tensor& a, const Tensor& b) {
-    return options.distance_function() ? (*options.distance_function())(a, b) : pairwise_distance(a, b);
+    return options.distance_function() ? (*options.distance_function())(a, b) : nn::functional::pairwise_distance(a, b);
   };
   const Tensor d_pos = dist(anchor, positive);
   Tensor d_neg = dist(anchor, negative);
@@ -396,7 +396,7 @@ Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const T
 namespace ember {
 namespace {
 namespace F = nn::functional;
-nn::reduction_t reduction_of(const char* op, int64_t reduction) {
+nn::reduction_t loss_reduction_of(const char* op, int64_t reduction) {
   switch (reduction) {
     case Reduction::None: return enumtype::kNone();
     case Reduction::Mean: return enumtype::kMean();
@@ -409,39 +409,39 @@ nn::reduction_t reduction_of(const char* op, int64_t reduction) {
 }  // namespace
 
 Tensor mse_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
-  return F::mse_loss(self, target, reduction_of("mse_loss", reduction));
+  return F::mse_loss(self, target, loss_reduction_of("mse_loss", reduction));
 }
 Tensor l1_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
-  return F::l1_loss(self, target, reduction_of("l1_loss", reduction));
+  return F::l1_loss(self, target, loss_reduction_of("l1_loss", reduction));
 }
 Tensor smooth_l1_loss(const Tensor& self, const Tensor& target, int64_t reduction, double beta) {
-  return F::smooth_l1_loss(self, target, F::SmoothL1LossFuncOptions(reduction_of("smooth_l1_loss", reduction)).beta(beta));
+  return F::smooth_l1_loss(self, target, F::SmoothL1LossFuncOptions(loss_reduction_of("smooth_l1_loss", reduction)).beta(beta));
 }
 Tensor huber_loss(const Tensor& self, const Tensor& target, int64_t reduction, double delta) {
-  return F::huber_loss(self, target, F::HuberLossFuncOptions(reduction_of("huber_loss", reduction)).delta(delta));
+  return F::huber_loss(self, target, F::HuberLossFuncOptions(loss_reduction_of("huber_loss", reduction)).delta(delta));
 }
 Tensor binary_cross_entropy(const Tensor& self, const Tensor& target, const Tensor& weight, int64_t reduction) {
   return F::binary_cross_entropy(
-      self, target, F::BinaryCrossEntropyFuncOptions(reduction_of("binary_cross_entropy", reduction)).weight(weight));
+      self, target, F::BinaryCrossEntropyFuncOptions(loss_reduction_of("binary_cross_entropy", reduction)).weight(weight));
 }
 Tensor binary_cross_entropy_with_logits(const Tensor& self, const Tensor& target, const Tensor& weight,
                                         const Tensor& pos_weight, int64_t reduction) {
   return F::binary_cross_entropy_with_logits(
       self, target,
-      F::BinaryCrossEntropyWithLogitsFuncOptions(reduction_of("binary_cross_entropy_with_logits", reduction))
+      F::BinaryCrossEntropyWithLogitsFuncOptions(loss_reduction_of("binary_cross_entropy_with_logits", reduction))
           .weight(weight)
           .pos_weight(pos_weight));
 }
 Tensor cross_entropy_loss(const Tensor& self, const Tensor& target, const Tensor& weight, int64_t reduction,
                           int64_t ignore_index, double label_smoothing) {
   return F::cross_entropy(self, target,
-                          F::CrossEntropyFuncOptions(reduction_of("cross_entropy_loss", reduction))
+                          F::CrossEntropyFuncOptions(loss_reduction_of("cross_entropy_loss", reduction))
                               .weight(weight)
                               .ignore_index(ignore_index)
                               .label_smoothing(label_smoothing));
 }
 Tensor kl_div(const Tensor& self, const Tensor& target, int64_t reduction, bool log_target) {
-  const nn::reduction_t r = reduction_of("kl_div", reduction);
+  const nn::reduction_t r = loss_reduction_of("kl_div", reduction);
   nn::kldiv_reduction_t kr = enumtype::kMean();
   if (std::holds_alternative<enumtype::kNone>(r)) kr = enumtype::kNone();
   if (std::holds_alternative<enumtype::kSum>(r)) kr = enumtype::kSum();
