@@ -21,9 +21,6 @@ namespace detail {
 // parallel_for asks it, and kernels that size per-thread buffers for it. oneDNN's primitives keep
 // get_num_threads(): long enough to gain from a second thread even on a busy machine.
 int region_threads();
-// parallel_for reports each region: when it started, when the starting thread finished its own
-// part, and when the region ended.
-void region_done(int64_t start_ns, int64_t own_end_ns, int64_t end_ns);
 inline int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -34,6 +31,18 @@ bool cpu_capability_applied();
 // Throws an ember::Error on a CPU that has none of the targets the kernels are compiled for
 // (below AVX2); the allocator calls it before the first block, so no kernel runs there.
 void check_cpu_supported();
+}  // namespace detail
+
+namespace detail {
+// A callable f(begin, end), by reference: the parallel region below is compiled once, not once per
+// lambda (each of the library's ~1500 parallel loops carried its own copy of OpenMP's outlined
+// region: half a megabyte).
+struct RangeFn {
+  const void* obj;
+  void (*call)(const void* obj, int64_t begin, int64_t end);
+};
+// Runs f over [begin, end) split in nthreads chunks, on OpenMP threads.
+void parallel_region(int64_t begin, int64_t end, int nthreads, RangeFn f);
 }  // namespace detail
 
 // f(begin, end) over disjoint chunks of [begin, end), each at least grain_size long.
@@ -51,19 +60,8 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain_size, const F& f) {
     f(begin, end);
     return;
   }
-  const int64_t start = detail::now_ns();
-  int64_t own_end = start;  // written by thread 0, which is this thread
-#pragma omp parallel num_threads(nthreads)
-  {
-    const int tid = omp_get_thread_num();
-    const int nt = omp_get_num_threads();
-    const int64_t chunk = (n + nt - 1) / nt;
-    const int64_t b = begin + tid * chunk;
-    const int64_t e = std::min(end, b + chunk);
-    if (b < e) f(b, e);
-    if (tid == 0) own_end = detail::now_ns();
-  }
-  detail::region_done(start, own_end, detail::now_ns());
+  detail::parallel_region(begin, end, nthreads,
+                          {&f, [](const void* o, int64_t b, int64_t e) { (*static_cast<const F*>(o))(b, e); }});
 }
 
 }  // namespace ember

@@ -355,6 +355,55 @@ bool TensorIterator::try_fast_build(const TensorIteratorConfig& c) {
   return true;
 }
 
+void TensorIterator::for_each_rows(RowFn loop, int64_t grain_size) {
+  if (numel_ > 0) {
+    if (numel_ < grain_size) {
+      serial_rows(loop, 0, numel_);
+    } else {
+      parallel_for(0, numel_, grain_size, [&](int64_t b, int64_t e) { serial_rows(loop, b, e); });
+    }
+  }
+  write_back();
+}
+
+void TensorIterator::serial_rows(RowFn loop, int64_t begin, int64_t end) const {
+  const int nt = ntensors_;
+  const int64_t nd = ndim();
+  char* ptrs[kMaxOperands];
+  int64_t inner[kMaxOperands];
+  if (nd <= 1) {
+    for (int a = 0; a < nt; ++a) {
+      inner[a] = nd == 0 ? 0 : strides_[a][0];
+      ptrs[a] = data_[a] + begin * inner[a];
+    }
+    loop.call(loop.obj, ptrs, inner, end - begin);
+    return;
+  }
+  int64_t idx[kMaxDims];
+  int64_t rem = begin;
+  for (int64_t d = 0; d < nd; ++d) {
+    idx[d] = rem % shape_[d];
+    rem /= shape_[d];
+  }
+  for (int a = 0; a < nt; ++a) inner[a] = strides_[a][0];
+  int64_t pos = begin;
+  while (pos < end) {
+    for (int a = 0; a < nt; ++a) {
+      char* p = data_[a];
+      for (int64_t d = 0; d < nd; ++d) p += idx[d] * strides_[a][d];
+      ptrs[a] = p;
+    }
+    const int64_t n = std::min(shape_[0] - idx[0], end - pos);
+    loop.call(loop.obj, ptrs, inner, n);
+    pos += n;
+    idx[0] += n;
+    for (int64_t d = 0; d + 1 < nd && idx[d] >= shape_[d]; ++d) {
+      idx[d] = 0;
+      ++idx[d + 1];
+    }
+  }
+}
+
 bool TensorIterator::is_contiguous_or_scalar() const {
   if (ndim_ > 1) return false;
   if (ndim_ == 0) return true;

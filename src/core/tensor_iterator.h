@@ -5,7 +5,9 @@
 // inner loop `loop(char** data, const int64_t* byte_strides, int64_t n)` over the whole space,
 // in parallel chunks above the grain size. Kernels only ever see that inner loop.
 #pragma once
+#include <algorithm>
 #include <optional>
+#include <type_traits>
 
 #include "core/parallel.h"
 #include "ember/tensor.h"
@@ -105,59 +107,53 @@ class TensorIterator {
   bool is_contiguous_or_scalar() const;
   bool is_scalar_input(int arg) const { return ndim() > 0 ? strides_[arg][0] == 0 : true; }
 
+  // loop(data, strides, n) over rows of the iteration space, split across threads above
+  // grain_size elements.
   template <class Loop>
   void for_each(Loop&& loop, int64_t grain_size = kGrainSize) {
-    if (numel_ > 0) {
-      if (numel_ < grain_size) {
-        serial_for_each(loop, 0, numel_);
-      } else {
-        parallel_for(0, numel_, grain_size, [&](int64_t b, int64_t e) { serial_for_each(loop, b, e); });
-      }
+    const RowFn f = row_fn(loop);
+    if (ndim_ <= 1 && numel_ > 0 && numel_ < grain_size) {  // one row: the small op's fast path
+      char* ptrs[kMaxOperands];
+      int64_t inner[kMaxOperands];
+      std::copy_n(data_, kMaxOperands, ptrs);  // a fixed size: moves, not a call of memcpy
+      for (int a = 0; a < ntensors_; ++a) inner[a] = ndim_ == 0 ? 0 : strides_[a][0];
+      f.call(f.obj, ptrs, inner, numel_);
+      write_back();
+      return;
     }
-    write_back();
+    for_each_rows(f, grain_size);
   }
-
   // loop over the linear range [begin, end) of the iteration space
   template <class Loop>
   void serial_for_each(Loop& loop, int64_t begin, int64_t end) const {
-    const int nt = ntensors_;
-    const int64_t nd = ndim();
-    char* ptrs[kMaxOperands];
-    int64_t inner[kMaxOperands];
-    if (nd <= 1) {
-      for (int a = 0; a < nt; ++a) {
-        inner[a] = nd == 0 ? 0 : strides_[a][0];
-        ptrs[a] = data_[a] + begin * inner[a];
-      }
-      loop(ptrs, inner, end - begin);
-      return;
-    }
-    int64_t idx[kMaxDims];
-    int64_t rem = begin;
-    for (int64_t d = 0; d < nd; ++d) {
-      idx[d] = rem % shape_[d];
-      rem /= shape_[d];
-    }
-    for (int a = 0; a < nt; ++a) inner[a] = strides_[a][0];
-    int64_t pos = begin;
-    while (pos < end) {
-      for (int a = 0; a < nt; ++a) {
-        char* p = data_[a];
-        for (int64_t d = 0; d < nd; ++d) p += idx[d] * strides_[a][d];
-        ptrs[a] = p;
-      }
-      const int64_t n = std::min(shape_[0] - idx[0], end - pos);
-      loop(ptrs, inner, n);
-      pos += n;
-      idx[0] += n;
-      for (int64_t d = 0; d + 1 < nd && idx[d] >= shape_[d]; ++d) {
-        idx[d] = 0;
-        ++idx[d + 1];
-      }
+    serial_rows(row_fn(loop), begin, end);
+  }
+
+  // A row loop by reference: the walk over the iteration space is compiled once, not once per
+  // kernel's lambda.
+  struct RowFn {
+    void* obj;
+    void (*call)(void* obj, char** data, const int64_t* strides, int64_t n);
+  };
+  void for_each_rows(RowFn loop, int64_t grain_size);
+  void serial_rows(RowFn loop, int64_t begin, int64_t end) const;
+
+ private:
+  template <class Loop>
+  static RowFn row_fn(Loop& loop) {
+    using L = std::remove_reference_t<Loop>;
+    if constexpr (std::is_function_v<L>) {  // a plain function
+      return {reinterpret_cast<void*>(&loop),
+              [](void* o, char** data, const int64_t* strides, int64_t n) { reinterpret_cast<L*>(o)(data, strides, n); }};
+    } else {
+      return {const_cast<void*>(static_cast<const void*>(&loop)),
+              // not inlined into for_each's fast path: the loop body is compiled once
+              [](void* o, char** data, const int64_t* strides, int64_t n) __attribute__((noinline)) {
+                (*static_cast<L*>(o))(data, strides, n);
+              }};
     }
   }
 
- private:
   bool try_fast_build(const TensorIteratorConfig& c);
   void write_back();
   int ntensors_ = 0, noutputs_ = 0;

@@ -15,6 +15,7 @@
 #endif
 
 #include <algorithm>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -27,21 +28,51 @@ namespace ember::kernels::HWY_NAMESPACE {
 
 struct ScalarOnly {};
 
-// out[i] = f(in_0[i], ...) for contiguous operands; bcast[k] marks a stride-0 input.
+// out[i] = f(in_0[i], ...) for contiguous operands; bcast[k] marks a stride-0 input. The one place
+// each functor's vector code is compiled: every layout, and the partial vector that ends a row,
+// come through the single call of f.vec below (a copy per layout and for the remainder, per
+// functor, dtype and target, made the library a megabyte larger for no measurable speed).
 template <class T, class F, size_t... I>
-HWY_INLINE void map_contiguous(const F& f, T* out, const T* const* in, const bool* bcast, size_t n,
-                               std::index_sequence<I...>) {
+HWY_NOINLINE void map_contiguous(const F& f, T* out, const T* const* in, const bool* bcast, size_t n,
+                                 std::index_sequence<I...>) {
   const DC<T> d;
   using V = hn::Vec<DC<T>>;
   const size_t N = hn::Lanes(d);
   const V b[sizeof...(I)] = {(bcast[I] ? hn::Set(d, static_cast<lane_t<T>>(in[I][0])) : hn::Zero(d))...};
-  size_t i = 0;
-  for (; i + N <= n; i += N) StoreC(d, f.vec(d, (bcast[I] ? b[I] : LoadC(d, in[I] + i))...), out + i);
-  if (i < n) {
-    const size_t m = n - i;
-    StoreCN(d, f.vec(d, (bcast[I] ? b[I] : LoadCN(d, in[I] + i, m))...), out + i, m);
+  for (size_t i = 0; i < n; i += N) {
+    const bool whole = HWY_LIKELY(i + N <= n);
+    const V r = f.vec(d, (bcast[I] ? b[I] : whole ? LoadC(d, in[I] + i) : LoadCN(d, in[I] + i, n - i))...);
+    if (whole) {
+      StoreC(d, r, out + i);
+    } else {
+      StoreCN(d, r, out + i, n - i);
+    }
   }
 }
+
+// Strided operands of a K-input kernel, gathered to and scattered from compute-type buffers in
+// chunks (the same for every functor of a dtype).
+template <class T, size_t K>
+struct Chunks {
+  using L = lane_t<T>;
+  static constexpr int64_t kChunk = 256;
+  HWY_ALIGN L buf[K][kChunk];
+  HWY_ALIGN L res[kChunk];
+
+  static HWY_NOINLINE void gather(L* dst, const char* p, int64_t stride, int64_t m) {
+    for (int64_t j = 0; j < m; ++j) {
+      T v;
+      std::memcpy(&v, p + j * stride, sizeof(T));
+      dst[j] = static_cast<L>(v);
+    }
+  }
+  static HWY_NOINLINE void scatter(char* o, int64_t stride, const L* src, int64_t m) {
+    for (int64_t j = 0; j < m; ++j) {
+      const T v = static_cast<T>(src[j]);
+      std::memcpy(o + j * stride, &v, sizeof(T));
+    }
+  }
+};
 
 template <class T, size_t K, class F>
 HWY_INLINE void vec_loop(const F& f, char** data, const int64_t* s, int64_t n) {
@@ -58,32 +89,20 @@ HWY_INLINE void vec_loop(const F& f, char** data, const int64_t* s, int64_t n) {
     map_contiguous(f, reinterpret_cast<T*>(data[0]), in, bcast, static_cast<size_t>(n), std::make_index_sequence<K>{});
     return;
   }
-  using L = lane_t<T>;
-  constexpr int64_t kChunk = 256;
-  HWY_ALIGN L buf[K][kChunk];
-  HWY_ALIGN L res[kChunk];
+  using C = Chunks<T, K>;
+  using L = typename C::L;
+  C c;
   const L* bin[K];
   for (size_t k = 0; k < K; ++k) {
-    bin[k] = buf[k];
-    if (bcast[k]) buf[k][0] = static_cast<L>(in[k][0]);
+    bin[k] = c.buf[k];
+    if (bcast[k]) c.buf[k][0] = static_cast<L>(in[k][0]);
   }
-  for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
-    const int64_t m = std::min(kChunk, n - i0);
-    for (size_t k = 0; k < K; ++k) {
-      if (bcast[k]) continue;
-      const char* p = data[k + 1] + i0 * s[k + 1];
-      for (int64_t j = 0; j < m; ++j) {
-        T v;
-        std::memcpy(&v, p + j * s[k + 1], sizeof(T));
-        buf[k][j] = static_cast<L>(v);
-      }
-    }
-    map_contiguous(f, res, bin, bcast, static_cast<size_t>(m), std::make_index_sequence<K>{});
-    char* o = data[0] + i0 * s[0];
-    for (int64_t j = 0; j < m; ++j) {
-      const T v = static_cast<T>(res[j]);
-      std::memcpy(o + j * s[0], &v, sizeof(T));
-    }
+  for (int64_t i0 = 0; i0 < n; i0 += C::kChunk) {
+    const int64_t m = std::min(C::kChunk, n - i0);
+    for (size_t k = 0; k < K; ++k)
+      if (!bcast[k]) C::gather(c.buf[k], data[k + 1] + i0 * s[k + 1], s[k + 1], m);
+    map_contiguous(f, c.res, bin, bcast, static_cast<size_t>(m), std::make_index_sequence<K>{});
+    C::scatter(data[0] + i0 * s[0], s[0], c.res, m);
   }
 }
 
