@@ -369,14 +369,15 @@ void TensorIterator::for_each_rows(RowFn loop, int64_t grain_size) {
 void TensorIterator::serial_rows(RowFn loop, int64_t begin, int64_t end) const {
   const int nt = ntensors_;
   const int64_t nd = ndim();
-  char* ptrs[kMaxOperands];
+  char* ptrs[kMaxOperands] = {};
   int64_t inner[kMaxOperands];
+  int64_t outer[kMaxOperands] = {};  // zero for the operands past nt, which the thunk also steps
   if (nd <= 1) {
     for (int a = 0; a < nt; ++a) {
       inner[a] = nd == 0 ? 0 : strides_[a][0];
       ptrs[a] = data_[a] + begin * inner[a];
     }
-    loop.call(loop.obj, ptrs, inner, end - begin);
+    loop.call(loop.obj, ptrs, inner, end - begin, 1, outer);
     return;
   }
   int64_t idx[kMaxDims];
@@ -385,7 +386,11 @@ void TensorIterator::serial_rows(RowFn loop, int64_t begin, int64_t end) const {
     idx[d] = rem % shape_[d];
     rem /= shape_[d];
   }
-  for (int a = 0; a < nt; ++a) inner[a] = strides_[a][0];
+  for (int a = 0; a < nt; ++a) {
+    inner[a] = strides_[a][0];
+    outer[a] = strides_[a][1];
+  }
+  const int64_t len = shape_[0];
   int64_t pos = begin;
   while (pos < end) {
     for (int a = 0; a < nt; ++a) {
@@ -393,13 +398,22 @@ void TensorIterator::serial_rows(RowFn loop, int64_t begin, int64_t end) const {
       for (int64_t d = 0; d < nd; ++d) p += idx[d] * strides_[a][d];
       ptrs[a] = p;
     }
-    const int64_t n = std::min(shape_[0] - idx[0], end - pos);
-    loop.call(loop.obj, ptrs, inner, n);
-    pos += n;
-    idx[0] += n;
-    for (int64_t d = 0; d + 1 < nd && idx[d] >= shape_[d]; ++d) {
-      idx[d] = 0;
-      ++idx[d + 1];
+    // whole rows along dim 1 go to the loop at once; a partial row alone
+    const int64_t rows = idx[0] == 0 ? std::min(shape_[1] - idx[1], (end - pos) / len) : 0;
+    const int64_t n = rows > 0 ? len : std::min(len - idx[0], end - pos);
+    loop.call(loop.obj, ptrs, inner, n, std::max<int64_t>(rows, 1), outer);
+    if (rows > 0) {
+      pos += rows * len;
+      idx[1] += rows;
+    } else {
+      pos += n;
+      idx[0] += n;
+    }
+    for (int64_t d = 0; d + 1 < nd; ++d) {
+      if (idx[d] >= shape_[d]) {
+        idx[d] = 0;
+        ++idx[d + 1];
+      }
     }
   }
 }

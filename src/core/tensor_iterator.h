@@ -117,7 +117,7 @@ class TensorIterator {
       int64_t inner[kMaxOperands];
       std::copy_n(data_, kMaxOperands, ptrs);  // a fixed size: moves, not a call of memcpy
       for (int a = 0; a < ntensors_; ++a) inner[a] = ndim_ == 0 ? 0 : strides_[a][0];
-      f.call(f.obj, ptrs, inner, numel_);
+      f.call(f.obj, ptrs, inner, numel_, 1, nullptr);
       write_back();
       return;
     }
@@ -130,26 +130,45 @@ class TensorIterator {
   }
 
   // A row loop by reference: the walk over the iteration space is compiled once, not once per
-  // kernel's lambda.
+  // kernel's lambda. `call` runs `rows` rows of n elements, row r at data[a] + r * outer[a] (outer
+  // is read only when rows > 1). A loop that takes (data, strides, n, rows, outer) itself gets
+  // the rows at once; any other is called once per row from the thunk.
   struct RowFn {
     void* obj;
-    void (*call)(void* obj, char** data, const int64_t* strides, int64_t n);
+    void (*call)(void* obj, char** data, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer);
   };
   void for_each_rows(RowFn loop, int64_t grain_size);
   void serial_rows(RowFn loop, int64_t begin, int64_t end) const;
 
  private:
+  template <class L>
+  static void run_rows(L& loop, char** data, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer) {
+    if constexpr (std::is_invocable_v<L&, char**, const int64_t*, int64_t, int64_t, const int64_t*>) {
+      loop(data, strides, n, rows, outer);
+    } else {
+      char* ptrs[kMaxOperands];
+      std::copy_n(data, kMaxOperands, ptrs);
+      for (int64_t r = 0;;) {  // one call of the loop, so its body is compiled once
+        loop(ptrs, strides, n);
+        if (++r == rows) break;
+        for (int a = 0; a < kMaxOperands; ++a) ptrs[a] += outer[a];
+      }
+    }
+  }
   template <class Loop>
   static RowFn row_fn(Loop& loop) {
     using L = std::remove_reference_t<Loop>;
     if constexpr (std::is_function_v<L>) {  // a plain function
       return {reinterpret_cast<void*>(&loop),
-              [](void* o, char** data, const int64_t* strides, int64_t n) { reinterpret_cast<L*>(o)(data, strides, n); }};
+              [](void* o, char** data, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer) {
+                run_rows(*reinterpret_cast<L*>(o), data, strides, n, rows, outer);
+              }};
     } else {
       return {const_cast<void*>(static_cast<const void*>(&loop)),
               // not inlined into for_each's fast path: the loop body is compiled once
-              [](void* o, char** data, const int64_t* strides, int64_t n) __attribute__((noinline)) {
-                (*static_cast<L*>(o))(data, strides, n);
+              [](void* o, char** data, const int64_t* strides, int64_t n, int64_t rows,
+                 const int64_t* outer) __attribute__((noinline)) {
+                run_rows(*static_cast<L*>(o), data, strides, n, rows, outer);
               }};
     }
   }

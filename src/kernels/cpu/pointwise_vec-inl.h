@@ -28,54 +28,113 @@ namespace ember::kernels::HWY_NAMESPACE {
 
 struct ScalarOnly {};
 
-// out[i] = f(in_0[i], ...) for contiguous operands; bcast[k] marks a stride-0 input. The one place
-// each functor's vector code is compiled: every layout, and the partial vector that ends a row,
-// come through the single call of f.vec below (a copy per layout and for the remainder, per
-// functor, dtype and target, made the library a megabyte larger for no measurable speed).
+// The first m (< lanes) elements of a row to and from a vector's worth of buffer, with Highway's
+// masked accesses where the target has them rather than a call of memcpy.
+template <class T>
+HWY_INLINE void load_partial(T* buf, const T* src, size_t m) {  // buf's other lanes: zero
+  if constexpr (kMaskedWide && sizeof(T) >= 4) {
+    const DC<T> d;
+    hn::Store(hn::MaskedLoad(hn::FirstN(d, m), d, src), d, buf);
+  } else if constexpr (kMaskedNarrow) {
+    const hn::Rebind<uint16_t, DC<T>> du;
+    hn::Store(hn::MaskedLoad(hn::FirstN(du, m), du, reinterpret_cast<const uint16_t*>(src)), du,
+              reinterpret_cast<uint16_t*>(buf));
+  } else {
+    const DC<T> d;
+    for (size_t i = m; i < hn::Lanes(d); ++i) buf[i] = T();
+    std::memcpy(buf, src, m * sizeof(T));
+  }
+}
+template <class T>
+HWY_INLINE void store_partial(T* dst, const T* buf, size_t m) {
+  if constexpr (kMaskedWide && sizeof(T) >= 4) {
+    const DC<T> d;
+    hn::BlendedStore(hn::Load(d, buf), hn::FirstN(d, m), d, dst);
+  } else if constexpr (kMaskedNarrow) {
+    const hn::Rebind<uint16_t, DC<T>> du;
+    hn::BlendedStore(hn::Load(du, reinterpret_cast<const uint16_t*>(buf)), hn::FirstN(du, m), du,
+                     reinterpret_cast<uint16_t*>(dst));
+  } else {
+    std::memcpy(dst, buf, m * sizeof(T));
+  }
+}
+
+// out[i] = f(in_0[i], ...) over `rows` rows of n contiguous elements (row r of operand k at
+// byte offset r * outer[k]; outer is read only when rows > 1); bcast[k] marks an input of
+// inner stride 0. The one place each functor's vector code is compiled: every layout comes
+// through the single call of f.vec below, and so does the partial vector that ends a row, staged
+// through a vector's worth of buffers and run as a second pass of the same loop. (A copy per
+// layout and for the remainder, per functor, dtype and target, made the library a megabyte
+// larger.)
 template <class T, class F, size_t... I>
-HWY_NOINLINE void map_contiguous(const F& f, T* out, const T* const* in, const bool* bcast, size_t n,
-                                 std::index_sequence<I...>) {
+HWY_INLINE void map_rows(const F& fn, T* out, const T* const* in, const bool* bcast_in, size_t n, int64_t rows,
+                           const int64_t* outer, std::index_sequence<I...>) {
+  constexpr size_t K = sizeof...(I);
+  // Local copies: the stores to out could alias the caller's functor and flags as far as the
+  // compiler knows, which would reload them in every iteration.
+  const F f = fn;
+  const bool bcast[K] = {bcast_in[I]...};
   const DC<T> d;
   using V = hn::Vec<DC<T>>;
   const size_t N = hn::Lanes(d);
-  const V b[sizeof...(I)] = {(bcast[I] ? hn::Set(d, static_cast<lane_t<T>>(in[I][0])) : hn::Zero(d))...};
-  for (size_t i = 0; i < n; i += N) {
-    const bool whole = HWY_LIKELY(i + N <= n);
-    const V r = f.vec(d, (bcast[I] ? b[I] : whole ? LoadC(d, in[I] + i) : LoadCN(d, in[I] + i, n - i))...);
-    if (whole) {
-      StoreC(d, r, out + i);
-    } else {
-      StoreCN(d, r, out + i, n - i);
+  const size_t full = n / N * N;
+  HWY_ALIGN T tail_in[K][hn::MaxLanes(d)];
+  HWY_ALIGN T tail_out[hn::MaxLanes(d)];
+  const T* row_in[K] = {in[I]...};
+  for (int64_t r = 0; r < rows; ++r) {
+    const V b[K] = {(bcast[I] ? hn::Set(d, static_cast<lane_t<T>>(row_in[I][0])) : hn::Zero(d))...};
+    const T* src[K] = {row_in[I]...};
+    T* dst = out;
+    size_t len = full;
+    for (bool tail = false;; tail = true) {
+      for (size_t i = 0; i < len; i += N) StoreC(d, f.vec(d, (bcast[I] ? b[I] : LoadC(d, src[I] + i))...), dst + i);
+      if (tail || full == n) break;
+      for (size_t k = 0; k < K; ++k) {
+        if (bcast[k]) continue;
+        load_partial(tail_in[k], row_in[k] + full, n - full);
+        src[k] = tail_in[k];
+      }
+      dst = tail_out;
+      len = N;
+    }
+    if (full < n) store_partial(out + full, tail_out, n - full);
+    if (r + 1 < rows) {
+      out = reinterpret_cast<T*>(reinterpret_cast<char*>(out) + outer[0]);
+      ((row_in[I] = reinterpret_cast<const T*>(reinterpret_cast<const char*>(row_in[I]) + outer[I + 1])), ...);
     }
   }
 }
 
-// Strided operands of a K-input kernel, gathered to and scattered from compute-type buffers in
-// chunks (the same for every functor of a dtype).
-template <class T, size_t K>
-struct Chunks {
-  using L = lane_t<T>;
-  static constexpr int64_t kChunk = 256;
-  HWY_ALIGN L buf[K][kChunk];
-  HWY_ALIGN L res[kChunk];
+// One row of n contiguous elements.
+template <class T, class F, size_t... I>
+HWY_NOINLINE void map_contiguous(const F& f, T* out, const T* const* in, const bool* bcast, size_t n,
+                               std::index_sequence<I...> seq) {
+  map_rows(f, out, in, bcast, n, 1, nullptr, seq);
+}
 
-  static HWY_NOINLINE void gather(L* dst, const char* p, int64_t stride, int64_t m) {
-    for (int64_t j = 0; j < m; ++j) {
-      T v;
-      std::memcpy(&v, p + j * stride, sizeof(T));
-      dst[j] = static_cast<L>(v);
-    }
+// Strided operands gathered to and scattered from compute-type buffers (the same for every
+// functor of a dtype).
+template <class T>
+HWY_NOINLINE void gather_chunk(lane_t<T>* dst, const char* p, int64_t stride, int64_t m) {
+  for (int64_t j = 0; j < m; ++j) {
+    T v;
+    std::memcpy(&v, p + j * stride, sizeof(T));
+    dst[j] = static_cast<lane_t<T>>(v);
   }
-  static HWY_NOINLINE void scatter(char* o, int64_t stride, const L* src, int64_t m) {
-    for (int64_t j = 0; j < m; ++j) {
-      const T v = static_cast<T>(src[j]);
-      std::memcpy(o + j * stride, &v, sizeof(T));
-    }
+}
+template <class T>
+HWY_NOINLINE void scatter_chunk(char* o, int64_t stride, const lane_t<T>* src, int64_t m) {
+  for (int64_t j = 0; j < m; ++j) {
+    const T v = static_cast<T>(src[j]);
+    std::memcpy(o + j * stride, &v, sizeof(T));
   }
-};
+}
 
+// rows rows of n elements (see map_rows) of any layout. Strided operands are gathered in chunks
+// into compute-type buffers, run through this function again as contiguous rows, and scattered
+// back, so each functor's vector code is compiled here once per dtype and target.
 template <class T, size_t K, class F>
-HWY_INLINE void vec_loop(const F& f, char** data, const int64_t* s, int64_t n) {
+HWY_NOINLINE void vec_loop(const F& f, char** data, const int64_t* s, int64_t n, int64_t rows, const int64_t* outer) {
   constexpr int64_t es = sizeof(T);
   bool contiguous = s[0] == es;
   bool bcast[K];
@@ -86,23 +145,33 @@ HWY_INLINE void vec_loop(const F& f, char** data, const int64_t* s, int64_t n) {
     in[k] = reinterpret_cast<const T*>(data[k + 1]);
   }
   if (contiguous) {
-    map_contiguous(f, reinterpret_cast<T*>(data[0]), in, bcast, static_cast<size_t>(n), std::make_index_sequence<K>{});
+    map_rows(f, reinterpret_cast<T*>(data[0]), in, bcast, static_cast<size_t>(n), rows, outer,
+             std::make_index_sequence<K>{});
     return;
   }
-  using C = Chunks<T, K>;
-  using L = typename C::L;
-  C c;
-  const L* bin[K];
-  for (size_t k = 0; k < K; ++k) {
-    bin[k] = c.buf[k];
-    if (bcast[k]) c.buf[k][0] = static_cast<L>(in[k][0]);
+  using L = lane_t<T>;
+  constexpr int64_t kChunk = 256;
+  HWY_ALIGN L buf[K + 1][kChunk];  // buf[0]: the results
+  char* chunk[K + 1];
+  int64_t chunk_strides[K + 1];
+  for (size_t k = 0; k <= K; ++k) {
+    chunk[k] = reinterpret_cast<char*>(buf[k]);
+    chunk_strides[k] = k > 0 && bcast[k - 1] ? 0 : int64_t{sizeof(L)};
   }
-  for (int64_t i0 = 0; i0 < n; i0 += C::kChunk) {
-    const int64_t m = std::min(C::kChunk, n - i0);
-    for (size_t k = 0; k < K; ++k)
-      if (!bcast[k]) C::gather(c.buf[k], data[k + 1] + i0 * s[k + 1], s[k + 1], m);
-    map_contiguous(f, c.res, bin, bcast, static_cast<size_t>(m), std::make_index_sequence<K>{});
-    C::scatter(data[0] + i0 * s[0], s[0], c.res, m);
+  char* row[K + 1];
+  std::copy_n(data, K + 1, row);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (size_t k = 1; k <= K; ++k)
+      if (bcast[k - 1]) buf[k][0] = static_cast<L>(*reinterpret_cast<const T*>(row[k]));
+    for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+      const int64_t m = std::min(kChunk, n - i0);
+      for (size_t k = 1; k <= K; ++k)
+        if (!bcast[k - 1]) gather_chunk<T>(buf[k], row[k] + i0 * s[k], s[k], m);
+      vec_loop<L, K>(f, chunk, chunk_strides, m, 1, nullptr);
+      scatter_chunk<T>(row[0] + i0 * s[0], s[0], buf[0], m);
+    }
+    if (r + 1 < rows)
+      for (size_t k = 0; k <= K; ++k) row[k] += outer[k];
   }
 }
 
@@ -112,7 +181,9 @@ HWY_INLINE void run_float(TensorIterator& iter, const F& f) {
   if constexpr (std::is_base_of_v<ScalarOnly, F>) {
     scalar_for_each<T, K>(iter, [&f](auto... x) { return f.scalar(x...); });
   } else {
-    iter.for_each([&f](char** data, const int64_t* s, int64_t n) { vec_loop<T, K>(f, data, s, n); });
+    iter.for_each([&f](char** data, const int64_t* s, int64_t n, int64_t rows, const int64_t* outer) {
+      vec_loop<T, K>(f, data, s, n, rows, outer);
+    });
   }
 }
 
