@@ -1,13 +1,94 @@
+// Loops of the indexing family (indexing.h). The accumulating scatter's row case (a whole
+// contiguous row added at an indexed row, as index_add and index_put_ with accumulate along
+// leading dims do) runs on SIMD vectors, Highway choosing the target per CPU at run time.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/cpu/indexing_kernels.cpp"
+#include <hwy/foreach_target.h>  // NOLINT: re-includes this file once per target
+#include <hwy/highway.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <vector>
 
 #include "kernels/cpu/cast.h"
+#include "kernels/cpu/hwy_util-inl.h"
 #include "kernels/cpu/indexing.h"
 
-namespace ember::kernels {
+HWY_BEFORE_NAMESPACE();
+namespace ember::kernels::HWY_NAMESPACE {
 namespace {
+
+template <class T, class D>
+HWY_INLINE hn::Vec<D> load_row(D d, const T* p) {
+  if constexpr (is_float_like_v<T>) {
+    return LoadC(d, p);
+  } else {
+    return hn::LoadU(d, p);
+  }
+}
+template <class T, class D>
+HWY_INLINE void store_row(D d, hn::Vec<D> v, T* p) {
+  if constexpr (is_float_like_v<T>) {
+    StoreC(d, v, p);
+  } else {
+    hn::StoreU(v, d, p);
+  }
+}
+
+// dst[i] += src[i] (src[0] for every i when bcast), i < n, in T's arithmetic: one rounding for
+// the floats (16-bit ones add in float32), wrapping for the integers.
+template <class T>
+void add_row_typed(char* dst, const char* src, bool bcast, int64_t n) {
+  T* out = reinterpret_cast<T*>(dst);
+  const T* in = reinterpret_cast<const T*>(src);
+  const DC<T> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  if (bcast) {
+    const auto b = hn::Set(d, static_cast<lane_t<T>>(in[0]));
+    for (; i + N <= n; i += N) store_row(d, hn::Add(load_row(d, out + i), b), out + i);
+  } else {
+    for (; i + N <= n; i += N) store_row(d, hn::Add(load_row(d, out + i), load_row(d, in + i)), out + i);
+  }
+  for (; i < n; ++i) {
+    const T y = in[bcast ? 0 : i];
+    if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+      out[i] = T(static_cast<float>(out[i]) + static_cast<float>(y));
+    } else {
+      out[i] = wrap_add(out[i], y);
+    }
+  }
+}
+
+}  // namespace
+
+// add_row_typed for dtype dt; false for a dtype without a vector form.
+bool add_row(ScalarType dt, char* dst, const char* src, bool bcast, int64_t n) {
+  switch (dt) {
+    case kFloat: add_row_typed<float>(dst, src, bcast, n); return true;
+    case kDouble: add_row_typed<double>(dst, src, bcast, n); return true;
+    case kHalf: add_row_typed<Half>(dst, src, bcast, n); return true;
+    case kBFloat16: add_row_typed<BFloat16>(dst, src, bcast, n); return true;
+    case kInt: add_row_typed<int32_t>(dst, src, bcast, n); return true;
+    case kLong: add_row_typed<int64_t>(dst, src, bcast, n); return true;
+    default: return false;
+  }
+}
+
+}  // namespace ember::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ember::kernels {
+HWY_EXPORT(add_row);
+
+namespace {
+
+// Dtypes add_row takes.
+bool has_vector_add_row(ScalarType t) {
+  return t == kFloat || t == kDouble || t == kHalf || t == kBFloat16 || t == kInt || t == kLong;
+}
 
 // Plain data movement only needs the element size, so moving kernels are instantiated per size
 // rather than per dtype.
@@ -126,13 +207,25 @@ void index_scatter_kernel(TensorIterator& iter, const IndexWalk& w, ScatterMode 
     return;
   }
   const bool has_alpha = !alpha.equal(1), multiply = mode == ScatterMode::Multiply;
-  visit_dtype(iter.dtype(0), [&](auto ttag) {
+  const ScalarType dt = iter.dtype(0);
+  const bool rows = !has_alpha && !multiply && has_vector_add_row(dt);
+  visit_dtype(dt, [&](auto ttag) {
     using T = decltype(ttag);
     const T a = alpha.to<T>();
     visit_index_type(iter.dtype(2), [&](auto itag) {
       using Idx = decltype(itag);
       iter.for_each(
-          [&w, a, has_alpha, multiply](char** data, const int64_t* strides, int64_t n) {
+          [&w, a, has_alpha, multiply, rows, dt](char** data, const int64_t* strides, int64_t n) {
+            constexpr int64_t es = sizeof(T);
+            if (rows && n >= 16 && strides[2] == 0 && strides[0] == es && (strides[1] == es || strides[1] == 0)) {
+              // one index for the n positions, both rows contiguous: a row added at a row
+              for (int64_t k = 0; k < w.len; ++k) {
+                const int64_t j = load_index<Idx>(data[2] + k * w.index_step);
+                HWY_DYNAMIC_DISPATCH(add_row)(dt, data[0] + j * w.indexed_stride, data[1] + k * w.plain_step,
+                                              strides[1] == 0, n);
+              }
+              return;
+            }
             for (int64_t k = 0; k < w.len; ++k) {
               const char* src = data[1] + k * w.plain_step;
               const char* idx = data[2] + k * w.index_step;
@@ -328,3 +421,4 @@ void tril_kernel(char* dst, const char* src, int64_t batch, int64_t rows, int64_
 }
 
 }  // namespace ember::kernels
+#endif  // HWY_ONCE
