@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "kernels/cpu/cast.h"
@@ -61,7 +62,34 @@ void add_row_typed(char* dst, const char* src, bool bcast, int64_t n) {
   }
 }
 
+// Whether one of p[0..n) lies outside [lo, hi).
+template <class Idx>
+bool any_outside_typed(const Idx* p, int64_t n, int64_t lo, int64_t hi) {
+  const hn::ScalableTag<Idx> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  // values outside the index type's range cannot occur: clamp the bounds into it
+  const Idx l = static_cast<Idx>(std::clamp<int64_t>(lo, std::numeric_limits<Idx>::min(), std::numeric_limits<Idx>::max()));
+  const Idx h = static_cast<Idx>(std::clamp<int64_t>(hi - 1, std::numeric_limits<Idx>::min(), std::numeric_limits<Idx>::max()));
+  if (lo > std::numeric_limits<Idx>::max() || hi - 1 < std::numeric_limits<Idx>::min() || lo > hi - 1) return n > 0;
+  const auto vl = hn::Set(d, l), vh = hn::Set(d, h);
+  auto bad = hn::Zero(d);
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto v = hn::LoadU(d, p + i);
+    bad = hn::Or(bad, hn::VecFromMask(d, hn::Or(hn::Lt(v, vl), hn::Gt(v, vh))));
+  }
+  bool out = !hn::AllFalse(d, hn::Ne(bad, hn::Zero(d)));
+  for (; i < n; ++i) out = out || p[i] < lo || p[i] >= hi;
+  return out;
+}
+
 }  // namespace
+
+// Whether one of n contiguous int64 (is64) or int32 values at p lies outside [lo, hi).
+bool any_index_outside(bool is64, const char* p, int64_t n, int64_t lo, int64_t hi) {
+  if (is64) return any_outside_typed(reinterpret_cast<const int64_t*>(p), n, lo, hi);
+  return any_outside_typed(reinterpret_cast<const int32_t*>(p), n, lo, hi);
+}
 
 // add_row_typed for dtype dt; false for a dtype without a vector form.
 bool add_row(ScalarType dt, char* dst, const char* src, bool bcast, int64_t n) {
@@ -82,6 +110,7 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace ember::kernels {
 HWY_EXPORT(add_row);
+HWY_EXPORT(any_index_outside);
 
 namespace {
 
@@ -173,9 +202,28 @@ void index_gather_kernel(TensorIterator& iter, int64_t indexed_stride) {
     visit_index_type(iter.dtype(2), [&](auto itag) {
       using Idx = decltype(itag);
       iter.for_each([indexed_stride](char** data, const int64_t* strides, int64_t n) {
+        if (strides[0] == sizeof(E) && strides[1] == 0 && strides[2] == sizeof(Idx)) {
+          // gather along the inner dim (a contiguous output and index): typed, strides in registers
+          E* out = reinterpret_cast<E*>(data[0]);
+          const Idx* index = reinterpret_cast<const Idx*>(data[2]);
+          const char* base = data[1];
+          const int64_t step = indexed_stride;
+          if (step == sizeof(E)) {
+            const E* src = reinterpret_cast<const E*>(base);
+            for (int64_t i = 0; i < n; ++i) out[i] = src[index[i]];
+          } else {
+            for (int64_t i = 0; i < n; ++i) std::memcpy(out + i, base + static_cast<int64_t>(index[i]) * step, sizeof(E));
+          }
+          return;
+        }
+        // locals: stores through char* would otherwise make the compiler reload them per element
+        const int64_t s0 = strides[0], s1 = strides[1], s2 = strides[2], step = indexed_stride;
+        char* out = data[0];
+        const char* src = data[1];
+        const char* index = data[2];
         for (int64_t i = 0; i < n; ++i) {
-          const int64_t j = load_index<Idx>(data[2] + i * strides[2]);
-          std::memcpy(data[0] + i * strides[0], data[1] + i * strides[1] + j * indexed_stride, sizeof(E));
+          const int64_t j = load_index<Idx>(index + i * s2);
+          std::memcpy(out + i * s0, src + i * s1 + j * step, sizeof(E));
         }
       });
     });
@@ -251,6 +299,11 @@ std::optional<int64_t> find_index_out_of_range(TensorIterator& iter, int64_t lo,
     using Idx = decltype(itag);
     iter.for_each([&](char** data, const int64_t* strides, int64_t n) {
       if (found.load(std::memory_order_relaxed)) return;
+      // contiguous runs are checked on vectors first; only a run with a bad value is searched
+      if (strides[0] == sizeof(Idx) &&
+          !HWY_DYNAMIC_DISPATCH(any_index_outside)(sizeof(Idx) == 8, data[0], n, lo, hi)) {
+        return;
+      }
       for (int64_t i = 0; i < n; ++i) {
         const int64_t v = load_index<Idx>(data[0] + i * strides[0]);
         if (v < lo || v >= hi) {
