@@ -306,6 +306,35 @@ TEST(IndexingParity, IndexAdd) {
   EXPECT_TRUE(Same(big.e.index_add(1, bi, bsrc.e, 2), big.t.index_add(1, to_torch(bi), bsrc.t, 2)));
 }
 
+// Whole rows added at indexed rows (index_add along dim 0, index_put_ accumulate with a row
+// index), the vector row loop: rows around the SIMD widths, repeated indices (added in order),
+// a source row broadcast along the row (stride 0), every dtype that has the loop and one without.
+TEST(IndexingParity, AccumulateWholeRows) {
+  uint64_t seed = 900;
+  const ember::ScalarType types[] = {ember::kFloat, ember::kDouble, ember::kHalf, ember::kBFloat16,
+                                     ember::kInt,   ember::kLong,   ember::kShort};
+  for (auto dt : types) {
+    for (int64_t len : {16, 17, 33, 64, 100, 257}) {
+      Pair self = make({7, len}, dt, seed++);
+      ember::Tensor idx = ember::cat({rand_index(7, {9}, seed++), longs({3, 3, 3})});
+      const torch::Tensor tidx = to_torch(idx);
+      Pair src = make({12, len}, dt, seed++), col = make({12}, dt, seed++);
+      EXPECT_TRUE(Same(self.e.index_add(0, idx, src.e), self.t.index_add(0, tidx, src.t))) << dt << " " << len;
+      EXPECT_TRUE(Same(self.e.index_add(0, idx, col.e), self.t.index_add(0, tidx, col.t))) << dt << " " << len
+                                                                                          << " broadcast";
+      using OT = std::optional<ember::Tensor>;
+      Pair a = relayout(self.e, Layout::Contiguous);
+      ember::index_put_(a.e, {OT(idx)}, src.e, true);
+      a.t.index_put_(c10::List<c10::optional<torch::Tensor>>({c10::optional<torch::Tensor>(tidx)}), src.t, true);
+      EXPECT_TRUE(Same(a.e, a.t)) << dt << " " << len << " index_put_ accumulate";
+      Pair row = make({len}, dt, seed++);
+      ember::index_put_(a.e, {OT(idx)}, row.e, true);
+      a.t.index_put_(c10::List<c10::optional<torch::Tensor>>({c10::optional<torch::Tensor>(tidx)}), row.t, true);
+      EXPECT_TRUE(Same(a.e, a.t)) << dt << " " << len << " index_put_ accumulate, one row for all";
+    }
+  }
+}
+
 // ---- masks -----------------------------------------------------------------------------------
 
 TEST(IndexingParity, MaskedSelectAndNonzero) {

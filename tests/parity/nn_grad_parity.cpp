@@ -176,6 +176,14 @@ TEST(NnGradParity, Softmax) {
                        [dim](const TLeaves& v) { return torch::log_softmax(v[0], dim); }, 130});
     }
   }
+  // along an outer dim: the gradient's vector blocks of inner positions (4 vectors, 1 vector)
+  // and the positions left over
+  for (const auto& [s, dim] : std::vector<std::pair<std::vector<int64_t>, int64_t>>{{{130, 70}, 0}, {{5, 37, 20}, 1}}) {
+    cases.push_back({"softmax outer", {s}, [dim](const ELeaves& v) { return ember::softmax(v[0], dim); },
+                     [dim](const TLeaves& v) { return torch::softmax(v[0], dim); }, 130});
+    cases.push_back({"log_softmax outer", {s}, [dim](const ELeaves& v) { return ember::log_softmax(v[0], dim); },
+                     [dim](const TLeaves& v) { return torch::log_softmax(v[0], dim); }, 130});
+  }
   run_all(cases);
 }
 

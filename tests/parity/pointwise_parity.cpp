@@ -320,6 +320,72 @@ TEST(PointwiseParity, Float32VectorFormsWithinUlpsOfFloat64) {
   EXPECT_LE(ulps(ember::acos(unit), torch::acos(t64(unit))), 1);
 }
 
+// Exact gelu and its gradient in float32: the table form (every lane of a vector at or above -5.6
+// or -11.6, by the SIMD width), the float64 form for vectors with a lane below it, and libm for
+// NaN and infinities, all mixed in one tensor; against libtorch's float64 results.
+TEST(PointwiseParity, GeluFloat32AllRangesAgainstFloat64) {
+  std::vector<double> v;
+  for (int i = 0; i <= 200000; ++i) v.push_back(-13.0 + 26.0 * i / 200000);  // every form's range
+  for (double e : {1e-30, 1e-8, 1e-3, 0.37, 0.375, 0.75, 5.6, 5.625, 11.6, 11.625, 12.5, 13.0, 20.0, 1e5, 3e38}) {
+    v.push_back(e);
+    v.push_back(-e);
+  }
+  for (int i = 0; i < 2000; ++i) v.push_back(i % 16 == 5 ? -12.0 : -1.0 + i * 1e-3);  // vectors that fall back
+  v.insert(v.end(), {0.0, -0.0, INFINITY, -INFINITY, NAN, -1e-40, 1e-40});
+  const Tensor x = ember::tensor(v).to(ember::kFloat);
+  const torch::Tensor x64 = to_torch(x).to(torch::kDouble);
+  auto ulps = [](const Tensor& e, const torch::Tensor& t64, double abs_floor) {
+    Tensor ec = e.contiguous();
+    torch::Tensor tc = t64.to(torch::kFloat).contiguous();
+    const float* a = ec.data_ptr<float>();
+    const float* b = tc.data_ptr<float>();
+    double worst = 0;
+    for (int64_t i = 0; i < ec.numel(); ++i) {
+      if (std::isnan(a[i]) != std::isnan(b[i])) return double{INFINITY};
+      if (std::isnan(a[i]) || a[i] == b[i]) continue;
+      if (std::isinf(a[i]) || std::isinf(b[i])) return double{INFINITY};
+      const double ulp = std::max(static_cast<double>(std::nextafter(std::fabs(b[i]), INFINITY) - std::fabs(b[i])), abs_floor);
+      worst = std::max(worst, std::fabs(static_cast<double>(a[i]) - b[i]) / ulp);
+    }
+    return worst;
+  };
+  // x Phi(x) through erfc (libtorch's float64 gelu cancels for negative x)
+  const torch::Tensor want = x64 * 0.5 * torch::erfc(x64 * -M_SQRT1_2);
+  EXPECT_LE(ulps(ember::gelu(x), want, 1.4e-45), 2);
+  // strided, broadcast (a stride of 0) and reversed
+  for (const Tensor& xt : {x.slice(0, 0, x.numel(), 3), x.view({-1, 1}).expand({-1, 2}), x.flip({0})}) {
+    const torch::Tensor t64 = to_torch(xt).to(torch::kDouble);
+    EXPECT_LE(ulps(ember::gelu(xt), t64 * 0.5 * torch::erfc(t64 * -M_SQRT1_2), 1.4e-45), 2);
+  }
+  // The gradient: Phi(x) + x phi(x) times a random grad, within a few ulp (or 2^-24 of the grad
+  // where the derivative crosses zero, near x = -0.75, and cancels as libtorch's does).
+  const Tensor g = ember::add(ember::mul(random({x.numel()}, ember::kDouble, 90), 2.0), 0.5).to(ember::kFloat);
+  const Tensor xg = x.detach().requires_grad_();
+  ember::gelu(xg).backward(g);
+  const torch::Tensor g64 = to_torch(g).to(torch::kDouble);
+  const torch::Tensor dwant =
+      g64 * (0.5 * torch::erfc(x64 * -M_SQRT1_2) + x64 * torch::exp(x64 * x64 * -0.5) * 0.398942280401432677939946);
+  EXPECT_LE(ulps(xg.grad(), dwant, 1.5e-7), 4);  // NaN for infinities (inf * 0), as libtorch's
+  // +inf among finite lanes (the table form takes it): gelu inf, gradient NaN as libtorch's
+  std::vector<double> w(32, 0.5);
+  w[3] = INFINITY;
+  w[20] = -2.0;
+  const Tensor xi = ember::tensor(w).to(ember::kFloat).requires_grad_();
+  const torch::Tensor ti = to_torch(xi.detach()).requires_grad_();
+  const Tensor yi = ember::gelu(xi);
+  const torch::Tensor tyi = torch::gelu(ti);
+  EXPECT_TRUE(Close(yi.detach(), tyi.detach()));
+  yi.backward(ember::ones_like(yi));
+  tyi.backward(torch::ones_like(tyi));
+  EXPECT_TRUE(Close(xi.grad(), ti.grad()));
+  // bfloat16 and float16 compute in float32 lanes: within one rounding of the float32 result
+  for (ember::ScalarType dt : {ember::kBFloat16, ember::kHalf}) {
+    const Tensor xr = x.to(dt);
+    const Tensor want_r = ember::gelu(xr.to(ember::kFloat)).to(dt);
+    EXPECT_TRUE(Close(ember::gelu(xr), to_torch(want_r), {0, 0})) << dt;
+  }
+}
+
 TEST(PointwiseParity, InPlaceAndOutForms) {
   uint64_t seed = 3000;
   for (ember::ScalarType dt : {ember::kFloat, ember::kDouble, ember::kBFloat16}) {

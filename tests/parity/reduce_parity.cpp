@@ -325,6 +325,63 @@ TEST(ReduceParity, SortArgsortTopkKthvalue) {
   }
 }
 
+// max/min with indices where the vector scans take over: lines of every length around the SIMD
+// widths (lanes along a line, two accumulators, the scalar tail), neighbours across lines (full
+// vectors and the tail), many ties (the first position must win), NaN anywhere in a line (the
+// first NaN wins), infinities, transposed views, and 2 threads splitting long lines.
+TEST(ReduceParity, MaxMinIndicesVectorScans) {
+  const ember::ScalarType types[] = {ember::kFloat, ember::kDouble, ember::kHalf, ember::kBFloat16,
+                                     ember::kInt,   ember::kLong,   ember::kChar};
+  uint64_t seed = 7100;
+  for (ember::ScalarType dt : types) {
+    for (int64_t len : {1, 2, 7, 15, 16, 17, 31, 32, 33, 48, 63, 64, 65, 130, 257}) {
+      for (const std::vector<int64_t>& shape : {std::vector<int64_t>{5, len}, std::vector<int64_t>{len, 37}}) {
+        ember::Generator g(seed++);
+        // values in {-2, ..., 2}: ties everywhere
+        ember::Tensor x = ember::randint(-2, 3, shape, &g, ember::TensorOptions().dtype(ember::kFloat));
+        if (ember::is_floating_type(dt)) {
+          float* p = x.data_ptr<float>();
+          const int64_t n = x.numel();
+          for (int64_t i = 0; i < n; ++i) {
+            const uint64_t h = (static_cast<uint64_t>(i) * 2654435761u + seed) % 97;
+            if (h == 3) p[i] = std::numeric_limits<float>::quiet_NaN();
+            if (h == 5) p[i] = std::numeric_limits<float>::infinity();
+            if (h == 7) p[i] = -std::numeric_limits<float>::infinity();
+            if (h == 11) p[i] = -0.0f;
+          }
+        }
+        const ember::Tensor a = x.to(dt);
+        for (const ember::Tensor& v : {a, a.t()}) {  // contiguous and transposed
+          const torch::Tensor tv = to_torch(v);
+          for (int64_t d : {0, 1}) {
+            std::ostringstream what;
+            what << dt << " " << v.sizes() << (v.is_contiguous() ? "" : " transposed") << " dim " << d;
+            check2("max " + what.str(), [&] { return ember::max(v, d); }, [&] { return torch::max(tv, d); });
+            check2("min " + what.str(), [&] { return ember::min(v, d, true); }, [&] { return torch::min(tv, d, true); });
+            check("argmax " + what.str(), [&] { return ember::argmax(v, d); }, [&] { return torch::argmax(selectable(tv), d); });
+          }
+        }
+      }
+    }
+  }
+  // few long lines on 2 threads: each thread scans a range of positions, later ranges win only
+  // when strictly better
+  const int threads = ember::get_num_threads();
+  ember::set_num_threads(2);
+  ember::Generator g(77);
+  ember::Tensor x = ember::randint(-50, 50, {3, 100003}, &g, ember::TensorOptions().dtype(ember::kFloat));
+  x.data_ptr<float>()[100003 + 70000] = std::numeric_limits<float>::quiet_NaN();
+  x.data_ptr<float>()[100003 + 90000] = std::numeric_limits<float>::quiet_NaN();
+  for (ember::ScalarType dt : {ember::kFloat, ember::kBFloat16, ember::kLong}) {
+    const ember::Tensor a = x.to(dt);
+    const torch::Tensor ta = to_torch(a);
+    check2("max long lines", [&] { return ember::max(a, 1); }, [&] { return torch::max(ta, 1); });
+    check2("min long lines", [&] { return ember::min(a, 1); }, [&] { return torch::min(ta, 1); });
+    check2("max long lines transposed", [&] { return ember::max(a.t(), 0); }, [&] { return torch::max(ta.t(), 0); });
+  }
+  ember::set_num_threads(threads);
+}
+
 TEST(ReduceParity, NaNAndInfinity) {
   for (ember::ScalarType dt : {ember::kFloat, ember::kDouble, ember::kHalf, ember::kBFloat16}) {
     ember::Tensor base = random({6, 50}, ember::kFloat, 99);

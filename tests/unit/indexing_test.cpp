@@ -117,6 +117,29 @@ TEST(Gather, FollowsTheIndexAlongDim) {
   EXPECT_EQ(values(x.gather(0, tensor({{1, 0}}))), (std::vector<int64_t>{3, 2}));
 }
 
+// The range check runs over contiguous index runs on vectors: a bad value is found wherever it
+// sits in a long run (vector body or tail), for int64 and int32 indices, and valid runs pass.
+TEST(Gather, RangeCheckFindsABadIndexAnywhereInALongRun) {
+  Tensor x = arange(40.0).view({1, 40});
+  for (int64_t len : {1, 7, 8, 16, 17, 100}) {
+    for (int64_t pos : {int64_t{0}, len / 2, len - 1}) {
+      for (int64_t bad : {int64_t{40}, int64_t{-1}, int64_t{1} << 40}) {
+        Tensor idx = arange(len).remainder(40).view({1, len});
+        idx.view({len})[pos].fill_(bad);
+        const std::string value = std::to_string(bad);
+        EXPECT_ERROR(x.gather(1, idx), "gather", "index " + value + " is out of bounds for dimension 1 with size 40");
+        if (bad < (int64_t{1} << 31)) {
+          EXPECT_ERROR(x.index_select(1, idx.view({len}).to(kInt)), "index_select",
+                       "index " + value + " is out of bounds for dimension 1 with size 40");
+        }
+      }
+    }
+    Tensor ok = arange(len).remainder(40).view({1, len});
+    EXPECT_EQ(values<float>(x.gather(1, ok)), values<float>(ok.to(kFloat)));
+    EXPECT_EQ(values<float>(x.index_select(1, ok.view({len}).to(kInt))), values<float>(ok.to(kFloat)));
+  }
+}
+
 TEST(Gather, BadInput) {
   Tensor x = zeros({3, 4});
   EXPECT_ERROR(x.gather(0, tensor({{0, 5}})), "gather", "index 5 is out of bounds for dimension 0 with size 3");

@@ -1,13 +1,123 @@
+// Loops of the indexing family (indexing.h). The accumulating scatter's row case (a whole
+// contiguous row added at an indexed row, as index_add and index_put_ with accumulate along
+// leading dims do) runs on SIMD vectors, Highway choosing the target per CPU at run time.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/cpu/indexing_kernels.cpp"
+#include <hwy/foreach_target.h>  // NOLINT: re-includes this file once per target
+#include <hwy/highway.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "kernels/cpu/cast.h"
+#include "kernels/cpu/hwy_util-inl.h"
 #include "kernels/cpu/indexing.h"
 
-namespace ember::kernels {
+HWY_BEFORE_NAMESPACE();
+namespace ember::kernels::HWY_NAMESPACE {
 namespace {
+
+template <class T, class D>
+HWY_INLINE hn::Vec<D> load_row(D d, const T* p) {
+  if constexpr (is_float_like_v<T>) {
+    return LoadC(d, p);
+  } else {
+    return hn::LoadU(d, p);
+  }
+}
+template <class T, class D>
+HWY_INLINE void store_row(D d, hn::Vec<D> v, T* p) {
+  if constexpr (is_float_like_v<T>) {
+    StoreC(d, v, p);
+  } else {
+    hn::StoreU(v, d, p);
+  }
+}
+
+// dst[i] += src[i] (src[0] for every i when bcast), i < n, in T's arithmetic: one rounding for
+// the floats (16-bit ones add in float32), wrapping for the integers.
+template <class T>
+void add_row_typed(char* dst, const char* src, bool bcast, int64_t n) {
+  T* out = reinterpret_cast<T*>(dst);
+  const T* in = reinterpret_cast<const T*>(src);
+  const DC<T> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  if (bcast) {
+    const auto b = hn::Set(d, static_cast<lane_t<T>>(in[0]));
+    for (; i + N <= n; i += N) store_row(d, hn::Add(load_row(d, out + i), b), out + i);
+  } else {
+    for (; i + N <= n; i += N) store_row(d, hn::Add(load_row(d, out + i), load_row(d, in + i)), out + i);
+  }
+  for (; i < n; ++i) {
+    const T y = in[bcast ? 0 : i];
+    if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+      out[i] = T(static_cast<float>(out[i]) + static_cast<float>(y));
+    } else {
+      out[i] = wrap_add(out[i], y);
+    }
+  }
+}
+
+// Whether one of p[0..n) lies outside [lo, hi).
+template <class Idx>
+bool any_outside_typed(const Idx* p, int64_t n, int64_t lo, int64_t hi) {
+  const hn::ScalableTag<Idx> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  // values outside the index type's range cannot occur: clamp the bounds into it
+  const Idx l = static_cast<Idx>(std::clamp<int64_t>(lo, std::numeric_limits<Idx>::min(), std::numeric_limits<Idx>::max()));
+  const Idx h = static_cast<Idx>(std::clamp<int64_t>(hi - 1, std::numeric_limits<Idx>::min(), std::numeric_limits<Idx>::max()));
+  if (lo > std::numeric_limits<Idx>::max() || hi - 1 < std::numeric_limits<Idx>::min() || lo > hi - 1) return n > 0;
+  const auto vl = hn::Set(d, l), vh = hn::Set(d, h);
+  auto bad = hn::Zero(d);
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto v = hn::LoadU(d, p + i);
+    bad = hn::Or(bad, hn::VecFromMask(d, hn::Or(hn::Lt(v, vl), hn::Gt(v, vh))));
+  }
+  bool out = !hn::AllFalse(d, hn::Ne(bad, hn::Zero(d)));
+  for (; i < n; ++i) out = out || p[i] < lo || p[i] >= hi;
+  return out;
+}
+
+}  // namespace
+
+// Whether one of n contiguous int64 (is64) or int32 values at p lies outside [lo, hi).
+bool any_index_outside(bool is64, const char* p, int64_t n, int64_t lo, int64_t hi) {
+  if (is64) return any_outside_typed(reinterpret_cast<const int64_t*>(p), n, lo, hi);
+  return any_outside_typed(reinterpret_cast<const int32_t*>(p), n, lo, hi);
+}
+
+// add_row_typed for dtype dt; false for a dtype without a vector form.
+bool add_row(ScalarType dt, char* dst, const char* src, bool bcast, int64_t n) {
+  switch (dt) {
+    case kFloat: add_row_typed<float>(dst, src, bcast, n); return true;
+    case kDouble: add_row_typed<double>(dst, src, bcast, n); return true;
+    case kHalf: add_row_typed<Half>(dst, src, bcast, n); return true;
+    case kBFloat16: add_row_typed<BFloat16>(dst, src, bcast, n); return true;
+    case kInt: add_row_typed<int32_t>(dst, src, bcast, n); return true;
+    case kLong: add_row_typed<int64_t>(dst, src, bcast, n); return true;
+    default: return false;
+  }
+}
+
+}  // namespace ember::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ember::kernels {
+HWY_EXPORT(add_row);
+HWY_EXPORT(any_index_outside);
+
+namespace {
+
+// Dtypes add_row takes.
+bool has_vector_add_row(ScalarType t) {
+  return t == kFloat || t == kDouble || t == kHalf || t == kBFloat16 || t == kInt || t == kLong;
+}
 
 // Plain data movement only needs the element size, so moving kernels are instantiated per size
 // rather than per dtype.
@@ -92,9 +202,28 @@ void index_gather_kernel(TensorIterator& iter, int64_t indexed_stride) {
     visit_index_type(iter.dtype(2), [&](auto itag) {
       using Idx = decltype(itag);
       iter.for_each([indexed_stride](char** data, const int64_t* strides, int64_t n) {
+        if (strides[0] == sizeof(E) && strides[1] == 0 && strides[2] == sizeof(Idx)) {
+          // gather along the inner dim (a contiguous output and index): typed, strides in registers
+          E* out = reinterpret_cast<E*>(data[0]);
+          const Idx* index = reinterpret_cast<const Idx*>(data[2]);
+          const char* base = data[1];
+          const int64_t step = indexed_stride;
+          if (step == sizeof(E)) {
+            const E* src = reinterpret_cast<const E*>(base);
+            for (int64_t i = 0; i < n; ++i) out[i] = src[index[i]];
+          } else {
+            for (int64_t i = 0; i < n; ++i) std::memcpy(out + i, base + static_cast<int64_t>(index[i]) * step, sizeof(E));
+          }
+          return;
+        }
+        // locals: stores through char* would otherwise make the compiler reload them per element
+        const int64_t s0 = strides[0], s1 = strides[1], s2 = strides[2], step = indexed_stride;
+        char* out = data[0];
+        const char* src = data[1];
+        const char* index = data[2];
         for (int64_t i = 0; i < n; ++i) {
-          const int64_t j = load_index<Idx>(data[2] + i * strides[2]);
-          std::memcpy(data[0] + i * strides[0], data[1] + i * strides[1] + j * indexed_stride, sizeof(E));
+          const int64_t j = load_index<Idx>(index + i * s2);
+          std::memcpy(out + i * s0, src + i * s1 + j * step, sizeof(E));
         }
       });
     });
@@ -126,13 +255,25 @@ void index_scatter_kernel(TensorIterator& iter, const IndexWalk& w, ScatterMode 
     return;
   }
   const bool has_alpha = !alpha.equal(1), multiply = mode == ScatterMode::Multiply;
-  visit_dtype(iter.dtype(0), [&](auto ttag) {
+  const ScalarType dt = iter.dtype(0);
+  const bool rows = !has_alpha && !multiply && has_vector_add_row(dt);
+  visit_dtype(dt, [&](auto ttag) {
     using T = decltype(ttag);
     const T a = alpha.to<T>();
     visit_index_type(iter.dtype(2), [&](auto itag) {
       using Idx = decltype(itag);
       iter.for_each(
-          [&w, a, has_alpha, multiply](char** data, const int64_t* strides, int64_t n) {
+          [&w, a, has_alpha, multiply, rows, dt](char** data, const int64_t* strides, int64_t n) {
+            constexpr int64_t es = sizeof(T);
+            if (rows && n >= 16 && strides[2] == 0 && strides[0] == es && (strides[1] == es || strides[1] == 0)) {
+              // one index for the n positions, both rows contiguous: a row added at a row
+              for (int64_t k = 0; k < w.len; ++k) {
+                const int64_t j = load_index<Idx>(data[2] + k * w.index_step);
+                HWY_DYNAMIC_DISPATCH(add_row)(dt, data[0] + j * w.indexed_stride, data[1] + k * w.plain_step,
+                                              strides[1] == 0, n);
+              }
+              return;
+            }
             for (int64_t k = 0; k < w.len; ++k) {
               const char* src = data[1] + k * w.plain_step;
               const char* idx = data[2] + k * w.index_step;
@@ -158,6 +299,11 @@ std::optional<int64_t> find_index_out_of_range(TensorIterator& iter, int64_t lo,
     using Idx = decltype(itag);
     iter.for_each([&](char** data, const int64_t* strides, int64_t n) {
       if (found.load(std::memory_order_relaxed)) return;
+      // contiguous runs are checked on vectors first; only a run with a bad value is searched
+      if (strides[0] == sizeof(Idx) &&
+          !HWY_DYNAMIC_DISPATCH(any_index_outside)(sizeof(Idx) == 8, data[0], n, lo, hi)) {
+        return;
+      }
       for (int64_t i = 0; i < n; ++i) {
         const int64_t v = load_index<Idx>(data[0] + i * strides[0]);
         if (v < lo || v >= hi) {
@@ -328,3 +474,4 @@ void tril_kernel(char* dst, const char* src, int64_t batch, int64_t rows, int64_
 }
 
 }  // namespace ember::kernels
+#endif  // HWY_ONCE

@@ -1,26 +1,47 @@
 // Reductions along one dim that need positions (max/min with their index) and scans
-// (cumsum/cumprod). Plain loops over ReduceGeometry: each output is a line along the dim. Lines
-// are visited in groups of neighbours along the innermost kept dim; when that dim is the faster
-// one in memory, a group walks the line positions in the outer loop and the neighbours in the
-// inner loop, so memory is read in order whichever dim is reduced.
+// (cumsum/cumprod). Loops over ReduceGeometry: each output is a line along the dim. Lines are
+// visited in groups of neighbours along the innermost kept dim; when that dim is the faster one
+// in memory, a group walks the line positions in the outer loop and the neighbours in the inner
+// loop, so memory is read in order whichever dim is reduced. max/min with indices run those two
+// loops on SIMD vectors (Highway, chosen per CPU at run time) when the inner one is contiguous:
+// lanes along a line (each lane keeps the first of its own best, and the lanes are merged by
+// value, then lowest index) or lanes across neighbouring lines.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/cpu/reduce_index_kernels.cpp"
+#include <hwy/foreach_target.h>  // NOLINT: re-includes this file once per target
+#include <hwy/highway.h>
+
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <memory>
 
 #include "core/parallel.h"
 #include "kernels/cpu/cast.h"
+#include "kernels/cpu/hwy_util-inl.h"
 #include "kernels/cpu/reduce.h"
 #include "kernels/cpu/reduce_geometry.h"
 
-namespace ember::kernels {
-namespace {
-
+#ifndef EMBER_REDUCE_INDEX_SCAN_ARGS_
+#define EMBER_REDUCE_INDEX_SCAN_ARGS_
+namespace ember::kernels::arg_scan_detail {
 constexpr int64_t kGroup = 256;  // lines handled together
 
-template <class T>
-T load(const char* p) {
-  return *reinterpret_cast<const T*>(p);
-}
+// One scan of ArgReduce: positions [rb, re) of n lines, writing each line's best value (in the
+// compute type) and the position of its first occurrence.
+struct ScanArgs {
+  ScalarType dtype;
+  bool is_max;
+  bool neighbours;  // the n lines are contiguous neighbours (else each line is contiguous)
+  const char* base;  // position 0 of line 0
+  int64_t n;
+  int64_t stride;  // bytes between lines (lines), or between positions (neighbours)
+  int64_t rb, re;
+  void* best;
+  int64_t* idx;
+};
 
+// Whether value c replaces the best so far: strictly more extreme, or the first NaN.
 template <class C>
 bool is_nan(C v) {
   if constexpr (std::is_floating_point_v<C>) {
@@ -29,13 +50,213 @@ bool is_nan(C v) {
     return false;
   }
 }
-
-// Whether value c replaces the best so far: strictly more extreme, or the first NaN.
 template <bool IsMax, class C>
 bool replaces(C c, C best) {
   if (is_nan(best)) return false;
   if (is_nan(c)) return true;
   return IsMax ? c > best : c < best;
+}
+}  // namespace ember::kernels::arg_scan_detail
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace ember::kernels::HWY_NAMESPACE {
+namespace {
+
+using arg_scan_detail::is_nan;
+using arg_scan_detail::kGroup;
+using arg_scan_detail::replaces;
+using arg_scan_detail::ScanArgs;
+
+template <class T, class D>
+HWY_INLINE hn::Vec<D> load_any(D d, const T* p) {
+  if constexpr (is_float_like_v<T>) {
+    return LoadC(d, p);
+  } else {
+    return hn::LoadU(d, p);
+  }
+}
+
+// Lanes of v that replace those of best (as `replaces`), as a mask of d.
+template <bool IsMax, class D, class V>
+HWY_INLINE hn::Mask<D> replaces_v(D d, V v, V best) {
+  const auto better = IsMax ? hn::Gt(v, best) : hn::Lt(v, best);
+  if constexpr (hwy::IsFloat<hn::TFromD<D>>()) {
+    return hn::Or(better, hn::AndNot(hn::IsNaN(best), hn::IsNaN(v)));
+  } else {
+    static_cast<void>(d);
+    return better;
+  }
+}
+
+// The first best of positions [rb, re) of a contiguous line p[0], p[1], ...
+template <class T, bool IsMax>
+void line_scan(const T* p, int64_t rb, int64_t re, compute_t<T>* best_out, int64_t* idx_out) {
+  using C = compute_t<T>;
+  const DC<T> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  using I = hn::TFromD<decltype(di)>;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  C best = static_cast<C>(p[rb]);
+  int64_t idx = rb;
+  int64_t r = rb + 1;
+  if (re - rb >= 2 * N) {
+    // two accumulators: the compare-select chain of one would bound the speed
+    auto b0 = load_any(d, p + rb), b1 = load_any(d, p + rb + N);
+    auto i0 = hn::Iota(di, static_cast<I>(rb)), i1 = hn::Iota(di, static_cast<I>(rb + N));
+    auto pos = i1;
+    const auto step = hn::Set(di, static_cast<I>(N));
+    for (r = rb + 2 * N; r + 2 * N <= re; r += 2 * N) {
+      const auto v0 = load_any(d, p + r), v1 = load_any(d, p + r + N);
+      pos = hn::Add(pos, step);
+      const auto m0 = replaces_v<IsMax>(d, v0, b0);
+      b0 = hn::IfThenElse(m0, v0, b0);
+      i0 = hn::IfThenElse(hn::RebindMask(di, m0), pos, i0);
+      pos = hn::Add(pos, step);
+      const auto m1 = replaces_v<IsMax>(d, v1, b1);
+      b1 = hn::IfThenElse(m1, v1, b1);
+      i1 = hn::IfThenElse(hn::RebindMask(di, m1), pos, i1);
+    }
+    // merge the accumulators: by value, then by the lower position (NaN equals NaN)
+    auto same = [&](auto x, auto y) {
+      if constexpr (hwy::IsFloat<C>()) {
+        return hn::Or(hn::Eq(x, y), hn::And(hn::IsNaN(x), hn::IsNaN(y)));
+      } else {
+        return hn::Eq(x, y);
+      }
+    };
+    const auto m = hn::Or(replaces_v<IsMax>(d, b1, b0),
+                          hn::And(same(b1, b0), hn::RebindMask(d, hn::Lt(i1, i0))));
+    b0 = hn::IfThenElse(m, b1, b0);
+    i0 = hn::IfThenElse(hn::RebindMask(di, m), i1, i0);
+    // across lanes: a NaN if any (the lowest position among them), else the extreme value
+    auto target = IsMax ? hn::MaxOfLanes(d, b0) : hn::MinOfLanes(d, b0);
+    auto hit = hn::Eq(b0, target);
+    if constexpr (hwy::IsFloat<C>()) {
+      const auto nan = hn::IsNaN(b0);
+      if (!hn::AllFalse(d, nan)) {
+        hit = nan;
+        target = hn::Set(d, std::numeric_limits<C>::quiet_NaN());
+      }
+    }
+    best = hn::GetLane(target);
+    idx = hn::GetLane(hn::MinOfLanes(di, hn::IfThenElse(hn::RebindMask(di, hit), i0,
+                                                          hn::Set(di, std::numeric_limits<I>::max()))));
+  }
+  for (; r < re; ++r) {
+    const C v = static_cast<C>(p[r]);
+    if (replaces<IsMax>(v, best)) {
+      best = v;
+      idx = r;
+    }
+  }
+  *best_out = best;
+  *idx_out = idx;
+}
+
+// The first best of positions [rb, re) of n (<= kGroup) lines that are contiguous neighbours:
+// line i, position r at base + r * step + i * sizeof(T).
+template <class T, bool IsMax>
+void neighbour_scan(const char* base, int64_t n, int64_t step, int64_t rb, int64_t re, compute_t<T>* best_out,
+                    int64_t* idx_out) {
+  using C = compute_t<T>;
+  const DC<T> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  using I = hn::TFromD<decltype(di)>;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  HWY_ALIGN C best[kGroup];
+  HWY_ALIGN I idx[kGroup];
+  const int64_t nv = n / N * N;
+  {
+    const T* row = reinterpret_cast<const T*>(base + rb * step);
+    for (int64_t i = 0; i < nv; i += N) {
+      hn::Store(load_any(d, row + i), d, best + i);
+      hn::Store(hn::Set(di, static_cast<I>(rb)), di, idx + i);
+    }
+    for (int64_t i = nv; i < n; ++i) {
+      best[i] = static_cast<C>(row[i]);
+      idx[i] = static_cast<I>(rb);
+    }
+  }
+  for (int64_t r = rb + 1; r < re; ++r) {
+    const T* row = reinterpret_cast<const T*>(base + r * step);
+    const auto pos = hn::Set(di, static_cast<I>(r));
+    for (int64_t i = 0; i < nv; i += N) {
+      const auto v = load_any(d, row + i);
+      const auto b = hn::Load(d, best + i);
+      const auto m = replaces_v<IsMax>(d, v, b);
+      hn::Store(hn::IfThenElse(m, v, b), d, best + i);
+      hn::Store(hn::IfThenElse(hn::RebindMask(di, m), pos, hn::Load(di, idx + i)), di, idx + i);
+    }
+    for (int64_t i = nv; i < n; ++i) {
+      const C v = static_cast<C>(row[i]);
+      if (replaces<IsMax>(v, best[i])) {
+        best[i] = v;
+        idx[i] = static_cast<I>(r);
+      }
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    best_out[i] = best[i];
+    idx_out[i] = idx[i];
+  }
+}
+
+template <class T, bool IsMax>
+void scan_typed(const ScanArgs& a) {
+  using C = compute_t<T>;
+  C* best = static_cast<C*>(a.best);
+  if (a.neighbours) {
+    neighbour_scan<T, IsMax>(a.base, a.n, a.stride, a.rb, a.re, best, a.idx);
+  } else {
+    for (int64_t i = 0; i < a.n; ++i) {
+      line_scan<T, IsMax>(reinterpret_cast<const T*>(a.base + i * a.stride), a.rb, a.re, best + i, a.idx + i);
+    }
+  }
+}
+
+}  // namespace
+
+// Runs the scan on vectors; false for a dtype without a vector form (or positions past int32's
+// range for 32-bit lanes), which the caller then scans element by element.
+bool arg_scan(const ScanArgs& a) {
+  auto run = [&](auto t) {
+    using T = decltype(t);
+    if (sizeof(lane_t<T>) == 4 && a.re > std::numeric_limits<int32_t>::max()) return false;
+    if (a.is_max) {
+      scan_typed<T, true>(a);
+    } else {
+      scan_typed<T, false>(a);
+    }
+    return true;
+  };
+  switch (a.dtype) {
+    case kFloat: return run(float{});
+    case kDouble: return run(double{});
+    case kHalf: return run(Half{});
+    case kBFloat16: return run(BFloat16{});
+    case kInt: return run(int32_t{});
+    case kLong: return run(int64_t{});
+    default: return false;
+  }
+}
+
+}  // namespace ember::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ember::kernels {
+HWY_EXPORT(arg_scan);
+
+namespace {
+
+using arg_scan_detail::is_nan;
+using arg_scan_detail::kGroup;
+using arg_scan_detail::replaces;
+
+template <class T>
+T load(const char* p) {
+  return *reinterpret_cast<const T*>(p);
 }
 
 template <class T, bool IsMax>
@@ -48,7 +269,8 @@ class ArgReduce {
         in_(static_cast<const char*>(in.data_ptr())),
         values_(values.defined() ? static_cast<char*>(values.data_ptr()) : nullptr),
         indices_(static_cast<char*>(indices.data_ptr())),
-        step_(g_.nreduced() > 0 ? g_.reduced(0).stride[0] : 0) {}
+        step_(g_.nreduced() > 0 ? g_.reduced(0).stride[0] : 0),
+        in_dtype_(in.dtype()) {}
 
   void run() const {
     const int64_t no = g_.num_outputs(), rs = g_.reduce_size();
@@ -97,11 +319,18 @@ class ArgReduce {
   // Best value and index over positions [rb, re) (rb < re) of n neighbouring lines.
   void scan(int64_t in_off, int64_t n, int64_t col_stride, int64_t rb, int64_t re, C* best, int64_t* idx) const {
     const char* base = in_ + in_off;
+    constexpr int64_t es = sizeof(T);
+    const bool neighbours = n > 1 && col_stride < std::abs(step_);
+    if ((neighbours && col_stride == es) || (!neighbours && step_ == es)) {
+      const arg_scan_detail::ScanArgs a{in_dtype_, IsMax, neighbours, base, n, neighbours ? step_ : col_stride,
+                                        rb, re, best, idx};
+      if (HWY_DYNAMIC_DISPATCH(arg_scan)(a)) return;
+    }
     for (int64_t i = 0; i < n; ++i) {
       best[i] = static_cast<C>(load<T>(base + i * col_stride + rb * step_));
       idx[i] = rb;
     }
-    if (n > 1 && col_stride < std::abs(step_)) {  // neighbours are closer in memory: they go inner
+    if (neighbours) {  // neighbours are closer in memory: they go inner
       for (int64_t r = rb + 1; r < re; ++r) {
         const char* row = base + r * step_;
         for (int64_t i = 0; i < n; ++i) {
@@ -136,6 +365,7 @@ class ArgReduce {
   char* values_;
   char* indices_;
   int64_t step_;  // bytes between positions of a line
+  ScalarType in_dtype_;
 };
 
 // Accumulator of the scans: double for every float dtype (PyTorch's CPU scans use double for
@@ -205,3 +435,4 @@ void cumulative_kernel(const Tensor& out, const Tensor& in, int64_t dim, bool is
 }
 
 }  // namespace ember::kernels
+#endif  // HWY_ONCE

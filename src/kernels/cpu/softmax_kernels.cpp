@@ -170,11 +170,43 @@ void softmax_typed(const Tensor& x, const Tensor& y, bool log) {
   });
 }
 
-// Backward along a strided dim: s = sum(g*y) (softmax) or sum(g) (log_softmax) per inner position.
+// K vectors of neighbouring inner positions starting at column j: the sums over the dim in
+// registers (each lane adds in the order of the dim, as the scalar loop), then the gradient.
+template <size_t K, class T>
+HWY_INLINE void softmax_backward_block(const T* g, const T* y, T* gi, int64_t dim, int64_t inner, bool log) {
+  const DC<T> d;
+  const size_t N = hn::Lanes(d);
+  hn::Vec<DC<T>> s[K];
+  for (size_t u = 0; u < K; ++u) s[u] = hn::Zero(d);
+  for (int64_t k = 0; k < dim; ++k) {
+    const T* gk = g + k * inner;
+    const T* yk = y + k * inner;
+    for (size_t u = 0; u < K; ++u) {
+      const auto gv = LoadC(d, gk + u * N);
+      s[u] = log ? hn::Add(s[u], gv) : hn::MulAdd(gv, LoadC(d, yk + u * N), s[u]);
+    }
+  }
+  for (int64_t k = 0; k < dim; ++k) {
+    const T* gk = g + k * inner;
+    const T* yk = y + k * inner;
+    T* ik = gi + k * inner;
+    for (size_t u = 0; u < K; ++u) {
+      const auto gv = LoadC(d, gk + u * N), yv = LoadC(d, yk + u * N);
+      StoreC(d, log ? hn::NegMulAdd(hn::Exp(d, yv), s[u], gv) : hn::Mul(yv, hn::Sub(gv, s[u])), ik + u * N);
+    }
+  }
+}
+
+// Backward along a strided dim (inner > 1): whole vectors of inner positions at a time, the
+// remaining positions one by one.
 template <class T>
-void softmax_backward_strided(const T* g, const T* y, T* gi, int64_t dim, int64_t inner, bool log) {
+void softmax_backward_outer(const T* g, const T* y, T* gi, int64_t dim, int64_t inner, bool log) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(DC<T>()));
+  int64_t j = 0;
+  for (; j + 4 * N <= inner; j += 4 * N) softmax_backward_block<4>(g + j, y + j, gi + j, dim, inner, log);
+  for (; j + N <= inner; j += N) softmax_backward_block<1>(g + j, y + j, gi + j, dim, inner, log);
   using C = compute_t<T>;
-  for (int64_t j = 0; j < inner; ++j) {
+  for (; j < inner; ++j) {
     C s = 0;
     for (int64_t k = 0; k < dim; ++k) {
       const C gv = static_cast<C>(g[k * inner + j]);
@@ -224,7 +256,7 @@ void softmax_backward_typed(const Tensor& grad, const Tensor& y, const Tensor& g
       if (inner == 1) {
         softmax_backward_row(gp + off, yp + off, ip + off, static_cast<size_t>(dim), log);
       } else {
-        softmax_backward_strided(gp + off, yp + off, ip + off, dim, inner, log);
+        softmax_backward_outer(gp + off, yp + off, ip + off, dim, inner, log);
       }
     }
   });
