@@ -91,6 +91,17 @@ HWY_INLINE hn::Vec<D> LoadC(D d, const BFloat16* p) {
   return hn::BitCast(d, hn::ShiftLeft<16>(bits));
 }
 
+// A full vector of T in the lanes it is computed in: the float dtypes through LoadC, integers as
+// they are.
+template <class D, class T>
+HWY_INLINE hn::Vec<D> LoadAny(D d, const T* p) {
+  if constexpr (std::is_integral_v<T>) {
+    return hn::LoadU(d, p);
+  } else {
+    return LoadC(d, p);
+  }
+}
+
 // Partial vectors for loop tails: the first n lanes (others are zero on load, untouched on store).
 // AVX-512 masks every access (fault-free), AVX2 masks 32/64-bit lanes; elsewhere the tail goes
 // through a buffer, since Highway's emulated masked loads read whole vectors.

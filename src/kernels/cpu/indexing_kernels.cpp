@@ -21,14 +21,6 @@ namespace ember::kernels::HWY_NAMESPACE {
 namespace {
 
 template <class T, class D>
-HWY_INLINE hn::Vec<D> load_row(D d, const T* p) {
-  if constexpr (is_float_like_v<T>) {
-    return LoadC(d, p);
-  } else {
-    return hn::LoadU(d, p);
-  }
-}
-template <class T, class D>
 HWY_INLINE void store_row(D d, hn::Vec<D> v, T* p) {
   if constexpr (is_float_like_v<T>) {
     StoreC(d, v, p);
@@ -48,9 +40,9 @@ void add_row_typed(char* dst, const char* src, bool bcast, int64_t n) {
   int64_t i = 0;
   if (bcast) {
     const auto b = hn::Set(d, static_cast<lane_t<T>>(in[0]));
-    for (; i + N <= n; i += N) store_row(d, hn::Add(load_row(d, out + i), b), out + i);
+    for (; i + N <= n; i += N) store_row(d, hn::Add(LoadAny(d, out + i), b), out + i);
   } else {
-    for (; i + N <= n; i += N) store_row(d, hn::Add(load_row(d, out + i), load_row(d, in + i)), out + i);
+    for (; i + N <= n; i += N) store_row(d, hn::Add(LoadAny(d, out + i), LoadAny(d, in + i)), out + i);
   }
   for (; i < n; ++i) {
     const T y = in[bcast ? 0 : i];

@@ -68,7 +68,7 @@ HWY_INLINE void store_partial(T* dst, const T* buf, size_t m) {
 // larger.)
 template <class T, class F, size_t... I>
 HWY_INLINE void map_rows(const F& fn, T* out, const T* const* in, const bool* bcast_in, size_t n, int64_t rows,
-                           const int64_t* outer, std::index_sequence<I...>) {
+                         const int64_t* outer, std::index_sequence<I...>) {
   constexpr size_t K = sizeof...(I);
   // Local copies: the stores to out could alias the caller's functor and flags as far as the
   // compiler knows, which would reload them in every iteration.
@@ -108,7 +108,7 @@ HWY_INLINE void map_rows(const F& fn, T* out, const T* const* in, const bool* bc
 // One row of n contiguous elements.
 template <class T, class F, size_t... I>
 HWY_NOINLINE void map_contiguous(const F& f, T* out, const T* const* in, const bool* bcast, size_t n,
-                               std::index_sequence<I...> seq) {
+                                 std::index_sequence<I...> seq) {
   map_rows(f, out, in, bcast, n, 1, nullptr, seq);
 }
 

@@ -68,15 +68,6 @@ using arg_scan_detail::kGroup;
 using arg_scan_detail::replaces;
 using arg_scan_detail::ScanArgs;
 
-template <class T, class D>
-HWY_INLINE hn::Vec<D> load_any(D d, const T* p) {
-  if constexpr (is_float_like_v<T>) {
-    return LoadC(d, p);
-  } else {
-    return hn::LoadU(d, p);
-  }
-}
-
 // Lanes of v that replace those of best (as `replaces`), as a mask of d.
 template <bool IsMax, class D, class V>
 HWY_INLINE hn::Mask<D> replaces_v(D d, V v, V best) {
@@ -102,12 +93,12 @@ void line_scan(const T* p, int64_t rb, int64_t re, compute_t<T>* best_out, int64
   int64_t r = rb + 1;
   if (re - rb >= 2 * N) {
     // two accumulators: the compare-select chain of one would bound the speed
-    auto b0 = load_any(d, p + rb), b1 = load_any(d, p + rb + N);
+    auto b0 = LoadAny(d, p + rb), b1 = LoadAny(d, p + rb + N);
     auto i0 = hn::Iota(di, static_cast<I>(rb)), i1 = hn::Iota(di, static_cast<I>(rb + N));
     auto pos = i1;
     const auto step = hn::Set(di, static_cast<I>(N));
     for (r = rb + 2 * N; r + 2 * N <= re; r += 2 * N) {
-      const auto v0 = load_any(d, p + r), v1 = load_any(d, p + r + N);
+      const auto v0 = LoadAny(d, p + r), v1 = LoadAny(d, p + r + N);
       pos = hn::Add(pos, step);
       const auto m0 = replaces_v<IsMax>(d, v0, b0);
       b0 = hn::IfThenElse(m0, v0, b0);
@@ -170,7 +161,7 @@ void neighbour_scan(const char* base, int64_t n, int64_t step, int64_t rb, int64
   {
     const T* row = reinterpret_cast<const T*>(base + rb * step);
     for (int64_t i = 0; i < nv; i += N) {
-      hn::Store(load_any(d, row + i), d, best + i);
+      hn::Store(LoadAny(d, row + i), d, best + i);
       hn::Store(hn::Set(di, static_cast<I>(rb)), di, idx + i);
     }
     for (int64_t i = nv; i < n; ++i) {
@@ -182,7 +173,7 @@ void neighbour_scan(const char* base, int64_t n, int64_t step, int64_t rb, int64
     const T* row = reinterpret_cast<const T*>(base + r * step);
     const auto pos = hn::Set(di, static_cast<I>(r));
     for (int64_t i = 0; i < nv; i += N) {
-      const auto v = load_any(d, row + i);
+      const auto v = LoadAny(d, row + i);
       const auto b = hn::Load(d, best + i);
       const auto m = replaces_v<IsMax>(d, v, b);
       hn::Store(hn::IfThenElse(m, v, b), d, best + i);
