@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -222,6 +223,12 @@ void index_gather_kernel(TensorIterator& iter, int64_t indexed_stride) {
   });
 }
 
+// Whether the walk along the dim is nearer in memory than the n positions (operand 1's strides,
+// the operand read in order), so that stepping along it inside reads and writes near each other.
+bool steps_inside(const IndexWalk& w, const int64_t* strides, int64_t n) {
+  return n > 1 && w.len > 1 && std::abs(w.plain_step) < std::abs(strides[1]);
+}
+
 void index_scatter_kernel(TensorIterator& iter, const IndexWalk& w, ScatterMode mode, const Scalar& alpha,
                           bool serial) {
   const int64_t grain = serial ? std::max<int64_t>(iter.numel(), 1) : grain_for(w.len);
@@ -232,13 +239,18 @@ void index_scatter_kernel(TensorIterator& iter, const IndexWalk& w, ScatterMode 
         using Idx = decltype(itag);
         iter.for_each(
             [&w](char** data, const int64_t* strides, int64_t n) {
-              for (int64_t k = 0; k < w.len; ++k) {  // steps outside: the n positions are the near ones
-                const char* src = data[1] + k * w.plain_step;
-                const char* idx = data[2] + k * w.index_step;
-                for (int64_t i = 0; i < n; ++i) {
-                  const int64_t j = load_index<Idx>(idx + i * strides[2]);
-                  std::memcpy(data[0] + i * strides[0] + j * w.indexed_stride, src + i * strides[1], sizeof(E));
-                }
+              const auto element = [&](int64_t i, int64_t k) {
+                const int64_t j = load_index<Idx>(data[2] + k * w.index_step + i * strides[2]);
+                std::memcpy(data[0] + i * strides[0] + j * w.indexed_stride, data[1] + k * w.plain_step + i * strides[1],
+                            sizeof(E));
+              };
+              // as in the accumulating loop below: the nearer walk inside, the last write the same
+              if (steps_inside(w, strides, n)) {
+                for (int64_t i = 0; i < n; ++i)
+                  for (int64_t k = 0; k < w.len; ++k) element(i, k);
+              } else {
+                for (int64_t k = 0; k < w.len; ++k)
+                  for (int64_t i = 0; i < n; ++i) element(i, k);
               }
             },
             grain);
@@ -266,17 +278,24 @@ void index_scatter_kernel(TensorIterator& iter, const IndexWalk& w, ScatterMode 
               }
               return;
             }
-            for (int64_t k = 0; k < w.len; ++k) {
-              const char* src = data[1] + k * w.plain_step;
-              const char* idx = data[2] + k * w.index_step;
-              for (int64_t i = 0; i < n; ++i) {
-                char* dst = data[0] + i * strides[0] + load_index<Idx>(idx + i * strides[2]) * w.indexed_stride;
-                T x, y;
-                std::memcpy(&x, dst, sizeof(T));
-                std::memcpy(&y, src + i * strides[1], sizeof(T));
-                x = multiply ? static_cast<T>(x * y) : scaled_add(x, y, a, has_alpha);
-                std::memcpy(dst, &x, sizeof(T));
-              }
+            const auto element = [&](int64_t i, int64_t k) {
+              const char* idx = data[2] + k * w.index_step + i * strides[2];
+              char* dst = data[0] + i * strides[0] + load_index<Idx>(idx) * w.indexed_stride;
+              T x, y;
+              std::memcpy(&x, dst, sizeof(T));
+              std::memcpy(&y, data[1] + k * w.plain_step + i * strides[1], sizeof(T));
+              x = multiply ? static_cast<T>(x * y) : scaled_add(x, y, a, has_alpha);
+              std::memcpy(dst, &x, sizeof(T));
+            };
+            // The nearer of the two walks inside (scatter_add along the last dim, as gather's
+            // backward does, steps along rows). For one position the steps keep their order
+            // either way, and positions write apart, so duplicate indices add in the same order.
+            if (steps_inside(w, strides, n)) {
+              for (int64_t i = 0; i < n; ++i)
+                for (int64_t k = 0; k < w.len; ++k) element(i, k);
+            } else {
+              for (int64_t k = 0; k < w.len; ++k)
+                for (int64_t i = 0; i < n; ++i) element(i, k);
             }
           },
           grain);
