@@ -28,6 +28,7 @@
 #include "ember/storage.h"
 #include "ember/tensor.h"
 #include "ember/tensor_options.h"
+#include "ember/version.h"
 // optim family: multi-tensor ops, optimizers, LR schedulers
 #include "ember/foreach.h"
 #include "ember/optim.h"

@@ -323,6 +323,20 @@ TEST(CpuCapability, NamesThePathsTaken) {
   EXPECT_EQ(x.mul(2).sum().item<double>(), 9900.0);
 }
 
+// at::show_config's report: the capability in use and the flags this library was built with,
+// sanitizers included (asked of the library: CI runs these tests against more than one build).
+TEST(CpuCapability, ShowConfig) {
+  const std::string config = show_config(), flags = get_cxx_flags();
+  EXPECT_EQ(config.rfind("Ember built with:\n", 0), 0u) << config;
+  EXPECT_NE(config.find("  - CPU capability usage: " + get_cpu_capability() + "\n"), std::string::npos) << config;
+  EXPECT_NE(config.find("  - oneDNN v"), std::string::npos) << config;
+  EXPECT_NE(config.find(", CXX_FLAGS=" + flags + ", "), std::string::npos) << config;
+  const char* sanitizers = flags.find("-fsanitize=address") != std::string::npos  ? "address"
+                           : flags.find("-fsanitize=thread") != std::string::npos ? "thread"
+                                                                                  : "none";
+  EXPECT_NE(config.find(std::string("SANITIZERS=") + sanitizers + "\n"), std::string::npos) << config;
+}
+
 TEST(Scalar, KindsAndConversions) {
   EXPECT_EQ(Scalar(1).type(), kLong);
   EXPECT_EQ(Scalar(1.5).type(), kDouble);
