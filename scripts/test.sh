@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds Ember three times (Release as a shared library, ASan+UBSan, and
-# ThreadSanitizer for the tests labelled threads) and runs every test; the parity tests run a
-# second time on the kernel paths of CPUs other than this one; a user's project is built against
-# the installed libraries and the Debian package. Prints the time each stage took.
+# ThreadSanitizer for the tests labelled threads) and runs every test against the Release and the
+# ASan+UBSan libraries; the parity tests run a third time on the kernel paths of CPUs other than
+# this one; a user's project is built against the installed libraries and the Debian package.
+# Prints the time each stage took.
 set -euo pipefail
 if [ $# -ne 0 ]; then
   echo "usage: scripts/test.sh   (no arguments: it runs every stage; ctest --preset release|asan runs a built tree again)" >&2
@@ -28,7 +29,13 @@ stage "install dependencies" scripts/install-deps.sh test
 # instead of a copy: static, the ASan tests took 130-150 MB each, 6 GB in all); the TSan tree the
 # static one. The Release and TSan libraries are installed and a user's project (tests/consumer)
 # is built against each.
-stage "configure release" cmake --preset release -DEMBER_BUILD_TESTS=ON -DEMBER_SHARED=ON >/dev/null
+# The test programs (unit and parity) are built once, in the ASan tree, and run against both
+# libraries (LD_LIBRARY_PATH comes before their RUNPATH): the ASan+UBSan runtime they carry checks
+# their own code (the parity tests' is not instrumented: tests/CMakeLists.txt), and the library
+# they load decides which build is tested. That halves the Release build. The Release tree keeps
+# what it alone has: the fuzz run, the benchmark's op sweep, the examples.
+stage "configure release" cmake --preset release -DEMBER_BUILD_TESTS=ON -DEMBER_SHARED=ON \
+  -DEMBER_UNIT_TESTS=OFF -DEMBER_PARITY_TESTS=OFF >/dev/null
 stage "build release" cmake --build --preset release -j "$jobs"
 drop_pch release
 lib=$(readlink -f build/release/libember.so)
@@ -75,18 +82,41 @@ package() {
 }
 stage "package libember-dev" package
 stage "consumer of the unpacked package" consumer package "$PWD/build/package/root/usr"
-# the release run includes fuzz_readers (label fuzz), a short libFuzzer run of the file readers
-stage "test release" ctest --preset release -j "$jobs"
+stage "configure asan" cmake --preset asan >/dev/null
+stage "build asan" cmake --build --preset asan -j "$jobs"
+drop_pch asan
+release_lib="$PWD/build/release"
+# (ASan's checks stay on for the programs' own code; the costly extras, leak detection and the
+# quarantine of freed memory, are left to the sanitizer stage, whose library is instrumented.)
+against_release() {
+  LD_LIBRARY_PATH="$release_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    ASAN_OPTIONS=detect_leaks=0:malloc_context_size=0:quarantine_size_mb=0:thread_local_quarantine_size_kb=0 \
+    ctest --preset asan "$@"
+}
+echo "[test.sh] against the Release library the test programs load" \
+  "$(LD_LIBRARY_PATH="$release_lib" ldd build/asan/tests/core_parity | grep -o 'libember[^ ]* => [^ ]*')"
+# The Release tree's own tests (the fuzz run, label fuzz, keeps one core for a minute) run beside
+# the test programs; their output follows.
+release_tests() {
+  local status=0
+  ctest --preset release > build/release-tests.log 2>&1 &
+  local pid=$!
+  against_release -j "$jobs" || status=$?
+  wait "$pid" || status=1
+  cat build/release-tests.log
+  return "$status"
+}
+stage "test release" release_tests
 # Paths this CPU would not take: oneDNN without bfloat16 or AMX instructions (its emulated
 # bfloat16 kernels), Ember's Highway kernels on AVX2, and every fresh block filled with NaN so a
 # kernel that reads memory it never wrote fails here rather than on one CPU kind only. The parity
 # tests compare every op with libtorch; the unit tests' kernel paths are covered by the
 # cpu_capability_* entries and the sanitizer build (AVX2 kernels).
-stage "test release, other CPUs' paths" env ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI EMBER_CPU_CAPABILITY=avx2 \
-  EMBER_FILL_UNINITIALIZED_MEMORY=1 ctest --preset release -L parity -j "$jobs"
-stage "configure asan" cmake --preset asan >/dev/null
-stage "build asan" cmake --build --preset asan -j "$jobs"
-drop_pch asan
+other_cpus() {
+  export ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI EMBER_CPU_CAPABILITY=avx2 EMBER_FILL_UNINITIALIZED_MEMORY=1
+  ctest --preset release -L parity -j "$jobs" && against_release -L parity -j "$jobs"
+}
+stage "test release, other CPUs' paths" other_cpus
 stage "test asan" env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan -j "$jobs"
 # ThreadSanitizer on the tests labelled threads (concurrent backward, the loader's workers, one
 # module from several threads, the allocator across threads). OpenMP runs one thread there:

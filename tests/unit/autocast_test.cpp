@@ -306,7 +306,7 @@ TEST(Autocast, FashionMnistCnnTrainsInBfloat16ChannelsLast) {
   model->to(MemoryFormat::ChannelsLast);
   optim::Adam opt(model->parameters(), optim::AdamOptions(2e-3));
   // under sanitizers a tenth of the steps: the same code, not the accuracy it reaches
-  const int64_t steps = kSanitized ? 20 : 200;
+  const int64_t steps = sanitized() ? 20 : 200;
   double first_loss = 0, last_loss = 0;
   for (int64_t i = 0; i < steps; ++i) {
     const Tensor xb = train_x.narrow(0, i * 64, 64), yb = train_y.narrow(0, i * 64, 64);
@@ -332,5 +332,5 @@ TEST(Autocast, FashionMnistCnnTrainsInBfloat16ChannelsLast) {
   AutocastGuard autocast;
   InferenceMode inference;
   const double accuracy = model->forward(test_x).argmax(1).eq(test_y).to(kFloat).mean().item<double>();
-  EXPECT_GT(accuracy, kSanitized ? 0.3 : 0.78);
+  EXPECT_GT(accuracy, sanitized() ? 0.3 : 0.78);
 }
