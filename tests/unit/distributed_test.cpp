@@ -1,0 +1,357 @@
+// torch.distributed on Gloo: stores, collectives against local computations, and faults. Each
+// multi-process case forks its ranks (before the test process runs any op, so no thread pool is
+// copied) and kills them if they outlive a deadline: a hang fails, never blocks.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <thread>
+
+#include "ember/distributed.h"
+#include "ember/ember.h"
+
+namespace dist = ember::distributed;
+using namespace ember;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string temp_dir() {
+  char tmpl[] = "/tmp/ember_dist_XXXXXX";
+  const char* d = mkdtemp(tmpl);
+  EXPECT_NE(d, nullptr);
+  return d;
+}
+
+// Runs fn(rank) in `n` forked processes; each must exit cleanly within `deadline`.
+void run_ranks(int n, const std::function<void(int)>& fn, std::chrono::milliseconds deadline = 20s) {
+  std::vector<pid_t> pids;
+  for (int r = 0; r < n; ++r) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int code = 0;
+      try {
+        fn(r);
+        code = ::testing::Test::HasFailure() ? 1 : 0;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "rank %d threw: %s\n", r, e.what());
+        code = 2;
+      }
+      if (dist::is_initialized()) dist::destroy_process_group();
+      std::fflush(stderr);
+      std::fflush(stdout);
+      _exit(code);
+    }
+    pids.push_back(pid);
+  }
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  std::vector<int> status(n, -1);
+  int left = n;
+  while (left > 0) {
+    for (int r = 0; r < n; ++r) {
+      if (status[r] != -1) continue;
+      int st = 0;
+      if (waitpid(pids[r], &st, WNOHANG) == pids[r]) {
+        status[r] = st;
+        --left;
+      }
+    }
+    if (left == 0) break;
+    if (std::chrono::steady_clock::now() > end) {
+      for (int r = 0; r < n; ++r)
+        if (status[r] == -1) {
+          kill(pids[r], SIGKILL);
+          waitpid(pids[r], nullptr, 0);
+          ADD_FAILURE() << "rank " << r << " did not finish within " << deadline.count() << " ms";
+        }
+      return;
+    }
+    std::this_thread::sleep_for(2ms);
+  }
+  for (int r = 0; r < n; ++r)
+    EXPECT_TRUE(WIFEXITED(status[r]) && WEXITSTATUS(status[r]) == 0)
+        << "rank " << r << " failed (status " << status[r] << ")";
+}
+
+void init_file(const std::string& dir, int rank, int size, std::chrono::milliseconds timeout = 10s) {
+  dist::init_process_group("gloo", "file://" + dir + "/store", size, rank, timeout);
+}
+
+// A port that was free a moment ago (the test's ranks then bind it).
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// Rank r's deterministic input: values r*100 + i.
+Tensor input_of(int r, int64_t n = 6, ScalarType dtype = kFloat) {
+  return (arange(n, kDouble) + 100.0 * r).to(dtype);
+}
+
+std::string what_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const ember::Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST(Store, TCPStoreOperations) {
+  dist::TCPStore server("127.0.0.1", {0, true, std::nullopt, false, 2s});
+  dist::TCPStore client("127.0.0.1", {server.port(), false, std::nullopt, false, 2s});
+  client.set("a", std::string("xyz"));
+  const auto v = server.get("a");
+  EXPECT_EQ(std::string(v.begin(), v.end()), "xyz");
+  EXPECT_EQ(server.add("n", 3), 3);
+  EXPECT_EQ(client.add("n", 4), 7);
+  EXPECT_TRUE(client.check({"a", "n"}));
+  EXPECT_FALSE(client.check({"a", "missing"}));
+  const std::vector<uint8_t> one{'1'}, two{'2'};
+  EXPECT_EQ(client.compare_set("c", {}, one), one);   // absent and nothing expected: set
+  EXPECT_EQ(client.compare_set("c", two, two), one);  // wrong expectation: unchanged
+  EXPECT_EQ(server.compare_set("c", one, two), two);
+  std::thread later([&] {
+    std::this_thread::sleep_for(50ms);
+    server.set("late", std::string("1"));
+  });
+  client.wait({"late"});
+  later.join();
+  const std::string err = what_of([&] { client.wait({"never"}, 100ms); });
+  EXPECT_NE(err.find("timed out after 100 ms"), std::string::npos) << err;
+  EXPECT_NE(err.find("never"), std::string::npos) << err;
+  EXPECT_NE(err.find("127.0.0.1:" + std::to_string(server.port())), std::string::npos) << err;
+}
+
+TEST(Store, TCPStoreUnreachableNamesTheAddress) {
+  const int port = free_port();
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string err = what_of([&] {
+    dist::TCPStore c("127.0.0.1", {static_cast<uint16_t>(port), false, std::nullopt, false, 300ms});
+  });
+  EXPECT_NE(err.find("127.0.0.1:" + std::to_string(port)), std::string::npos) << err;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s);
+}
+
+TEST(Store, FileAndPrefixStores) {
+  const std::string dir = temp_dir();
+  auto a = std::make_shared<dist::FileStore>(dir + "/s", 2s);
+  dist::FileStore b(dir + "/s", 2s);
+  a->set("k", std::string("v1"));
+  a->set("k", std::string("v2"));
+  const auto v = b.get("k");
+  EXPECT_EQ(std::string(v.begin(), v.end()), "v2");
+  EXPECT_EQ(a->add("n", 5), 5);
+  EXPECT_EQ(b.add("n", -2), 3);
+  dist::PrefixStore p("pre", a);
+  p.set("k", std::string("p"));
+  EXPECT_TRUE(a->check({"pre/k"}));
+  const auto pv = p.get("k");
+  EXPECT_EQ(std::string(pv.begin(), pv.end()), "p");
+  EXPECT_EQ(p.compare_set("x", {}, {'7'}), std::vector<uint8_t>{'7'});
+  const std::string err = what_of([&] { p.wait({"absent"}, 50ms); });
+  EXPECT_NE(err.find("pre/absent"), std::string::npos) << err;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Distributed, CollectivesTwoRanks) {
+  const std::string dir = temp_dir();
+  run_ranks(2, [&](int rank) {
+    init_file(dir, rank, 2);
+    EXPECT_TRUE(dist::is_initialized());
+    EXPECT_EQ(dist::get_rank(), rank);
+    EXPECT_EQ(dist::get_world_size(), 2);
+    const Tensor x0 = input_of(0), x1 = input_of(1);
+    struct Case {
+      dist::ReduceOp op;
+      Tensor want;
+    };
+    for (const Case& c : {Case{dist::ReduceOp::SUM, x0 + x1}, Case{dist::ReduceOp::AVG, (x0 + x1) / 2},
+                          Case{dist::ReduceOp::PRODUCT, x0 * x1}, Case{dist::ReduceOp::MIN, minimum(x0, x1)},
+                          Case{dist::ReduceOp::MAX, maximum(x0, x1)}}) {
+      Tensor t = input_of(rank);
+      dist::all_reduce(t, c.op);
+      EXPECT_TRUE(t.equal(c.want)) << static_cast<int>(c.op);
+    }
+    for (ScalarType dt : {kDouble, kHalf, kBFloat16, kInt, kLong, kByte}) {
+      Tensor t = input_of(rank, 6, dt);
+      if (dt == kByte) t = arange(6, kByte) * (rank + 1);
+      const Tensor want = dt == kByte ? arange(6, kByte) * 3 : (x0 + x1).to(dt);
+      dist::all_reduce(t);
+      EXPECT_TRUE(t.equal(want)) << dt;
+    }
+    // async: the work runs while this thread continues
+    Tensor big = full({1 << 16}, static_cast<double>(rank + 1));
+    auto work = dist::all_reduce(big, dist::ReduceOp::SUM, nullptr, true);
+    work->wait();
+    EXPECT_TRUE(work->is_completed() && work->is_success());
+    EXPECT_TRUE(big.eq(3.0).all().item<bool>());
+
+    Tensor b = rank == 1 ? input_of(1) : zeros({6});
+    dist::broadcast(b, 1);
+    EXPECT_TRUE(b.equal(x1));
+
+    Tensor r = input_of(rank);
+    dist::reduce(r, 0, dist::ReduceOp::SUM);
+    if (rank == 0) EXPECT_TRUE(r.equal(x0 + x1));
+    if (rank == 1) EXPECT_TRUE(r.equal(x1));  // other ranks' tensors are left as they were
+
+    std::vector<Tensor> parts{empty({6}), empty({6})};
+    dist::all_gather(parts, input_of(rank));
+    EXPECT_TRUE(parts[0].equal(x0) && parts[1].equal(x1));
+    Tensor flat = empty({2, 3});
+    dist::all_gather_into_tensor(flat, input_of(rank, 3).view({1, 3}));
+    EXPECT_TRUE(flat.equal(stack({input_of(0, 3), input_of(1, 3)})));
+
+    Tensor rs = empty({3});
+    dist::reduce_scatter(rs, {input_of(rank, 3), input_of(rank, 3) * 10});
+    const Tensor s3 = input_of(0, 3) + input_of(1, 3);
+    EXPECT_TRUE(rs.equal(rank == 0 ? s3 : s3 * 10));
+
+    std::vector<Tensor> gathered{empty({6}), empty({6})};
+    dist::gather(input_of(rank), rank == 0 ? &gathered : nullptr, 0);
+    if (rank == 0) EXPECT_TRUE(gathered[0].equal(x0) && gathered[1].equal(x1));
+
+    Tensor sc = empty({6});
+    const std::vector<Tensor> to_scatter{x0 * 2, x1 * 2};
+    dist::scatter(sc, rank == 1 ? &to_scatter : nullptr, 1);
+    EXPECT_TRUE(sc.equal(rank == 0 ? x0 * 2 : x1 * 2));
+
+    Tensor a2a_out = empty({2, 3});
+    dist::all_to_all_single(a2a_out, input_of(rank).view({2, 3}));
+    // slice j of rank i's input lands in slice i of rank j's output
+    EXPECT_TRUE(a2a_out.equal(stack({x0.view({2, 3})[rank], x1.view({2, 3})[rank]})));
+    std::vector<Tensor> outs{empty({3}), empty({3})};
+    dist::all_to_all(outs, {input_of(rank, 3), input_of(rank, 3) + 50});
+    EXPECT_TRUE(outs[0].equal(input_of(0, 3) + 50 * rank) && outs[1].equal(input_of(1, 3) + 50 * rank));
+
+    dist::barrier();
+
+    // point to point, both directions at once (posted before waiting: no deadlock)
+    Tensor got = empty({6});
+    auto s = dist::isend(input_of(rank), 1 - rank, nullptr, 7);
+    auto rv = dist::irecv(got, 1 - rank, nullptr, 7);
+    s->wait();
+    rv->wait();
+    EXPECT_TRUE(got.equal(input_of(1 - rank)));
+    if (rank == 0) {
+      dist::send(x0 * 3, 1);
+    } else {
+      Tensor one = empty({6});
+      EXPECT_EQ(dist::recv(one, 0), 0);
+      EXPECT_TRUE(one.equal(x0 * 3));
+    }
+  });
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Distributed, FourRanksEnvInitAndGroups) {
+  const int port = free_port();
+  run_ranks(4, [&](int rank) {
+    setenv("MASTER_ADDR", "127.0.0.1", 1);
+    setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+    setenv("RANK", std::to_string(rank).c_str(), 1);
+    setenv("WORLD_SIZE", "4", 1);
+    dist::init_process_group("gloo", "env://", -1, -1, 10s);
+    Tensor t = input_of(rank);
+    dist::all_reduce(t);
+    EXPECT_TRUE(t.equal(input_of(0) + input_of(1) + input_of(2) + input_of(3)));
+    // ranks 1 and 3 form a group; its collectives take global ranks
+    auto odd = dist::new_group({1, 3});
+    EXPECT_EQ(odd == nullptr, rank % 2 == 0);
+    if (odd) {
+      EXPECT_EQ(dist::get_world_size(odd), 2);
+      EXPECT_EQ(dist::get_rank(odd), rank / 2);
+      Tensor u = input_of(rank);
+      dist::all_reduce(u, dist::ReduceOp::SUM, odd);
+      EXPECT_TRUE(u.equal(input_of(1) + input_of(3)));
+      Tensor b = rank == 3 ? input_of(3) : zeros({6});
+      dist::broadcast(b, 3, odd);
+      EXPECT_TRUE(b.equal(input_of(3)));
+    }
+    dist::barrier();
+  });
+}
+
+TEST(Distributed, ShapeMismatchNamesRanksAndShapes) {
+  const std::string dir = temp_dir();
+  run_ranks(2, [&](int rank) {
+    init_file(dir, rank, 2, 5s);
+    Tensor t = rank == 0 ? zeros({3, 2}) : zeros({4});
+    const std::string err = what_of([&] { dist::all_reduce(t); });
+    EXPECT_NE(err.find("all_reduce"), std::string::npos) << err;
+    EXPECT_NE(err.find("[3, 2]"), std::string::npos) << err;
+    EXPECT_NE(err.find("[4]"), std::string::npos) << err;
+    EXPECT_NE(err.find("rank " + std::to_string(rank)), std::string::npos) << err;
+    // the group still works after the refused collective
+    Tensor ok = ones({2});
+    dist::all_reduce(ok);
+    EXPECT_TRUE(ok.equal(full({2}, 2.0)));
+  });
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Distributed, SecondInitAndBadArguments) {
+  const std::string dir = temp_dir();
+  run_ranks(1, [&](int rank) {
+    EXPECT_NE(what_of([] { dist::get_world_size(); }).find("not been initialized"), std::string::npos);
+    init_file(dir, 0, 1);
+    EXPECT_NE(what_of([&] { init_file(dir, 0, 1); }).find("twice"), std::string::npos);
+    Tensor t = ones({4, 4}).t();
+    EXPECT_NE(what_of([&] { dist::all_reduce(t); }).find("contiguous"), std::string::npos);
+    Tensor b = ones({2}, kBool);
+    EXPECT_NE(what_of([&] { dist::all_reduce(b); }).find("Bool"), std::string::npos);
+    Tensor i = ones({2}, kInt);
+    EXPECT_NE(what_of([&] { dist::all_reduce(i, dist::ReduceOp::AVG); }).find("AVG"), std::string::npos);
+    dist::destroy_process_group();
+    EXPECT_FALSE(dist::is_initialized());
+    EXPECT_NE(what_of([] { dist::init_process_group("nccl", "env://", 1, 0); }).find("nccl"), std::string::npos);
+  });
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Distributed, DeadPeerRaisesWithinTheTimeout) {
+  const std::string dir = temp_dir();
+  run_ranks(2, [&](int rank) {
+    init_file(dir, rank, 2, 2s);
+    Tensor t = ones({1000});
+    dist::all_reduce(t);
+    if (rank == 1) _exit(0);  // dies before the next collective
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string err = what_of([&] { dist::all_reduce(t); });
+    EXPECT_NE(err.find("all_reduce"), std::string::npos) << err;
+    EXPECT_NE(err.find("rank 0"), std::string::npos) << err;
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+  });
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Distributed, WrongWorldSizeTimesOutNamingTheStore) {
+  const int port = free_port();
+  run_ranks(2, [&](int rank) {
+    // both say three processes: the third never comes
+    const std::string err = what_of([&] {
+      dist::init_process_group("gloo", "tcp://127.0.0.1:" + std::to_string(port), 3, rank, 1s);
+    });
+    EXPECT_NE(err.find("init_process_group"), std::string::npos) << err;
+    EXPECT_NE(err.find("127.0.0.1:" + std::to_string(port)), std::string::npos) << err;
+    EXPECT_FALSE(dist::is_initialized());
+  });
+}
