@@ -16,6 +16,7 @@
 
 #include "ember/distributed.h"
 #include "ember/ember.h"
+#include "ember/nn/parallel/distributed.h"
 
 namespace dist = ember::distributed;
 using namespace ember;
@@ -354,4 +355,190 @@ TEST(Distributed, WrongWorldSizeTimesOutNamingTheStore) {
     EXPECT_NE(err.find("127.0.0.1:" + std::to_string(port)), std::string::npos) << err;
     EXPECT_FALSE(dist::is_initialized());
   });
+}
+
+// ---- DistributedDataParallel -------------------------------------------------------------------
+namespace {
+
+nn::Sequential make_mlp(uint64_t seed, int64_t hidden = 16) {
+  manual_seed(seed);
+  return nn::Sequential(nn::Linear(8, hidden), nn::ReLU(), nn::Linear(hidden, 4));
+}
+
+// The global batch of a step (every rank draws the same one) and its rows for `rank`.
+std::pair<Tensor, Tensor> batch(int step, int rank = -1, int64_t per_rank = 5, int world = 2) {
+  manual_seed(1000 + step);
+  Tensor x = randn({per_rank * world, 8}), y = randn({per_rank * world, 4});
+  if (rank < 0) return {x, y};
+  return {x.narrow(0, rank * per_rank, per_rank), y.narrow(0, rank * per_rank, per_rank)};
+}
+
+// max |a - b| / max |b| over the parameters
+double worst_relative(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double scale = std::max(b[i].abs().max().item<double>(), 1e-12);
+    worst = std::max(worst, (a[i] - b[i]).abs().max().item<double>() / scale);
+  }
+  return worst;
+}
+
+std::vector<Tensor> grads_of(const std::vector<Tensor>& params) {
+  std::vector<Tensor> g;
+  for (const Tensor& p : params) g.push_back(p.grad());
+  return g;
+}
+
+}  // namespace
+
+TEST(Autograd, QueueCallbackOnlyDuringBackward) {
+  EXPECT_NE(what_of([] { autograd::queue_callback([] {}); }).find("during backward"), std::string::npos);
+  Tensor w = ones({2}).requires_grad_();
+  std::vector<std::string> order;
+  w.register_hook([&](const Tensor& g) {
+    order.push_back("hook");
+    autograd::queue_callback([&] {
+      // runs once .grad is written
+      order.push_back(w.grad().defined() ? "callback after grad" : "callback before grad");
+    });
+    return Tensor();
+  });
+  (w * 3).sum().backward();
+  EXPECT_EQ(order, (std::vector<std::string>{"hook", "callback after grad"}));
+}
+
+TEST(DistributedDataParallel, MatchesSingleProcessTraining) {
+  const std::string dir = temp_dir();
+  run_ranks(2, [&](int rank) {
+    init_file(dir, rank, 2);
+    // each rank starts from other weights: DDP broadcasts rank 0's
+    nn::Sequential local = make_mlp(1 + rank);
+    nn::parallel::DistributedDataParallel ddp(local, nn::DistributedDataParallelOptions().bucket_cap_mb(0.0002));
+    nn::Sequential ref = make_mlp(1);
+    // reverse registration order, several buckets (210 bytes: two)
+    const auto buckets = ddp->bucket_indices();
+    EXPECT_EQ(buckets, (std::vector<std::vector<size_t>>{{3, 2}, {1, 0}}));
+    optim::SGD opt(ddp->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+    optim::SGD ref_opt(ref->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+    EXPECT_EQ(worst_relative(ddp->parameters(), ref->parameters()), 0.0);
+    for (int step = 0; step < 20; ++step) {
+      auto [x, y] = batch(step, rank);
+      opt.zero_grad();
+      mse_loss(ddp->forward(x), y).backward();
+      opt.step();
+      auto [gx, gy] = batch(step);
+      ref_opt.zero_grad();
+      mse_loss(ref->forward(gx), gy).backward();
+      ref_opt.step();
+      const double rel = worst_relative(ddp->parameters(), ref->parameters());
+      EXPECT_LE(rel, 1e-6) << "step " << step;
+    }
+  });
+  std::filesystem::remove_all(dir);
+}
+
+TEST(DistributedDataParallel, NoSyncAccumulatesThenAverages) {
+  const std::string dir = temp_dir();
+  run_ranks(2, [&](int rank) {
+    init_file(dir, rank, 2);
+    nn::parallel::DistributedDataParallel ddp(make_mlp(1));
+    nn::Sequential ref = make_mlp(1);
+    {
+      auto guard = ddp->no_sync();
+      for (int micro = 0; micro < 2; ++micro) {
+        auto [x, y] = batch(micro, rank);
+        mse_loss(ddp->forward(x), y).backward();
+      }
+    }
+    // local gradients only so far: rank 0's first-layer gradient differs from the global one
+    if (rank == 0) {
+      auto [gx, gy] = batch(0);
+      nn::Sequential probe = make_mlp(1);
+      mse_loss(probe->forward(gx), gy).backward();
+      EXPECT_GT(worst_relative({ddp->parameters()[0].grad()}, {probe->parameters()[0].grad()}), 1e-3);
+    }
+    auto [x, y] = batch(2, rank);
+    mse_loss(ddp->forward(x), y).backward();
+    for (int micro = 0; micro < 3; ++micro) {
+      auto [gx, gy] = batch(micro);
+      mse_loss(ref->forward(gx), gy).backward();
+    }
+    EXPECT_LE(worst_relative(grads_of(ddp->parameters()), grads_of(ref->parameters())), 1e-6);
+  });
+  std::filesystem::remove_all(dir);
+}
+
+TEST(DistributedDataParallel, CompressionHooks) {
+  const std::string dir = temp_dir();
+  run_ranks(2, [&](int rank) {
+    init_file(dir, rank, 2);
+    nn::parallel::DistributedDataParallel fp16(make_mlp(1));
+    fp16->register_comm_hook(dist::ProcessGroupPtr(), dist::ddp_comm_hooks::fp16_compress_hook);
+    nn::parallel::DistributedDataParallel bf16(make_mlp(1));
+    bf16->register_comm_hook(dist::ProcessGroupPtr(), dist::ddp_comm_hooks::bf16_compress_hook);
+    EXPECT_NE(what_of([&] { bf16->register_comm_hook(dist::ProcessGroupPtr(), dist::ddp_comm_hooks::allreduce_hook); })
+                  .find("only be called once"),
+              std::string::npos);
+    nn::Sequential ref = make_mlp(1);
+    auto [x, y] = batch(0, rank);
+    mse_loss(fp16->forward(x), y).backward();
+    mse_loss(bf16->forward(x), y).backward();
+    auto [gx, gy] = batch(0);
+    mse_loss(ref->forward(gx), gy).backward();
+    // a half rounds to 2^-11 relative, bfloat16 to 2^-8 (twice: before and after the sum)
+    EXPECT_LE(worst_relative(grads_of(fp16->parameters()), grads_of(ref->parameters())), 2e-3);
+    EXPECT_LE(worst_relative(grads_of(bf16->parameters()), grads_of(ref->parameters())), 1.6e-2);
+    EXPECT_GT(worst_relative(grads_of(bf16->parameters()), grads_of(ref->parameters())), 0.0);
+  });
+  std::filesystem::remove_all(dir);
+}
+
+namespace {
+// Uses only its first layer (the second's parameters get no gradient).
+struct HalfUsedImpl : nn::Module {
+  HalfUsedImpl() {
+    manual_seed(3);
+    used = register_module("used", nn::Linear(8, 4));
+    unused = register_module("unused", nn::Linear(8, 4));
+  }
+  Tensor forward(const Tensor& x) { return used(x); }
+  nn::Linear used{nullptr}, unused{nullptr};
+};
+EMBER_MODULE(HalfUsed);
+}  // namespace
+
+TEST(DistributedDataParallel, UnusedParameters) {
+  const std::string dir = temp_dir();
+  run_ranks(2, [&](int rank) {
+    init_file(dir, rank, 2);
+    auto [x, y] = batch(0, rank);
+    nn::parallel::DistributedDataParallel strict{HalfUsed()};
+    const std::string err = what_of([&] { mse_loss(strict->forward(x), y).backward(); });
+    EXPECT_NE(err.find("unused.weight"), std::string::npos) << err;
+    EXPECT_NE(err.find("find_unused_parameters"), std::string::npos) << err;
+
+    HalfUsed model;
+    HalfUsed ref;
+    nn::parallel::DistributedDataParallel ddp(model, nn::DistributedDataParallelOptions().find_unused_parameters(true));
+    mse_loss(ddp->forward(x), y).backward();
+    auto [gx, gy] = batch(0);
+    mse_loss(ref->forward(gx), gy).backward();
+    EXPECT_LE(worst_relative({model->used->weight.grad(), model->used->bias.grad()},
+                             {ref->used->weight.grad(), ref->used->bias.grad()}),
+              1e-6);
+    EXPECT_FALSE(model->unused->weight.grad().defined());  // unused on every rank: left alone
+  });
+  std::filesystem::remove_all(dir);
+}
+
+TEST(DistributedDataParallel, ParameterShapesMustAgree) {
+  const std::string dir = temp_dir();
+  run_ranks(2, [&](int rank) {
+    init_file(dir, rank, 2);
+    const std::string err = what_of([&] { nn::parallel::DistributedDataParallel ddp(make_mlp(1, 16 + rank)); });
+    EXPECT_NE(err.find("'0.weight'"), std::string::npos) << err;
+    EXPECT_NE(err.find("[16, 8]"), std::string::npos) << err;
+    EXPECT_NE(err.find("[17, 8]"), std::string::npos) << err;
+  });
+  std::filesystem::remove_all(dir);
 }
