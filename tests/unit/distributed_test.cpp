@@ -10,13 +10,16 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cmath>
 #include <filesystem>
 #include <functional>
+#include <numeric>
 #include <thread>
 
 #include "ember/distributed.h"
 #include "ember/ember.h"
 #include "ember/nn/parallel/distributed.h"
+#include "ember/data/samplers/distributed_sampler.h"
 
 namespace dist = ember::distributed;
 using namespace ember;
@@ -541,4 +544,68 @@ TEST(DistributedDataParallel, ParameterShapesMustAgree) {
     EXPECT_NE(err.find("[17, 8]"), std::string::npos) << err;
   });
   std::filesystem::remove_all(dir);
+}
+
+// ---- DistributedSampler -------------------------------------------------------------------------
+namespace {
+// torch.utils.data.distributed.DistributedSampler.__iter__ without shuffle, transcribed.
+std::vector<size_t> pytorch_share(size_t n, size_t replicas, size_t rank, bool drop_last) {
+  const double nd = static_cast<double>(n), rd = static_cast<double>(replicas);
+  const size_t num_samples = drop_last && n % replicas != 0 ? static_cast<size_t>(std::max(0.0, std::ceil((nd - rd) / rd)))
+                                                            : static_cast<size_t>(std::ceil(nd / rd));
+  const size_t total = num_samples * replicas;
+  std::vector<size_t> indices(n);
+  std::iota(indices.begin(), indices.end(), size_t{0});
+  if (!drop_last) {
+    const size_t padding = total - n;
+    std::vector<size_t> pad;
+    while (pad.size() < padding) pad.insert(pad.end(), indices.begin(), indices.end());
+    indices.insert(indices.end(), pad.begin(), pad.begin() + static_cast<std::ptrdiff_t>(padding));
+  } else {
+    indices.resize(total);
+  }
+  std::vector<size_t> share;
+  for (size_t i = rank; i < total; i += replicas) share.push_back(indices[i]);
+  return share;
+}
+}  // namespace
+
+TEST(DistributedSampler, PartitionAsPyTorch) {
+  for (size_t n : {0, 1, 3, 10, 11, 12, 13}) {
+    for (size_t replicas : {1, 2, 3, 4, 5}) {
+      for (bool drop_last : {false, true}) {
+        for (size_t rank = 0; rank < replicas; ++rank) {
+          dist::DistributedSampler s(n, replicas, rank, /*shuffle=*/false, 0, drop_last);
+          const auto want = pytorch_share(n, replicas, rank, drop_last);
+          EXPECT_EQ(s.indices(), want) << n << " " << replicas << " " << rank << " " << drop_last;
+          EXPECT_EQ(s.size(), want.size());
+        }
+      }
+    }
+  }
+  // shuffled: one permutation per (seed, epoch), the same on every rank, split without overlap
+  std::vector<size_t> all;
+  for (size_t rank = 0; rank < 3; ++rank) {
+    dist::DistributedSampler s(12, 3, rank, true, 5);
+    s.set_epoch(2);
+    s.reset();
+    std::vector<size_t> got;
+    while (auto b = s.next(3)) got.insert(got.end(), b->begin(), b->end());
+    EXPECT_EQ(got.size(), 4u);
+    all.insert(all.end(), got.begin(), got.end());
+  }
+  std::vector<size_t> sorted = all;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<size_t> every(12);
+  std::iota(every.begin(), every.end(), size_t{0});
+  EXPECT_EQ(sorted, every);
+  EXPECT_NE(all, every);  // shuffled
+  dist::DistributedSampler a(12, 3, 1, true, 5), b(12, 3, 1, true, 5);
+  b.set_epoch(1);
+  b.reset();
+  EXPECT_NE(a.indices(), b.indices());  // another epoch, another order
+  b.set_epoch(0);
+  b.reset();
+  EXPECT_EQ(a.indices(), b.indices());
+  EXPECT_NE(what_of([] { dist::DistributedSampler s(10, 2, 2); }).find("Invalid rank 2"), std::string::npos);
 }
