@@ -609,3 +609,32 @@ TEST(DistributedSampler, PartitionAsPyTorch) {
   EXPECT_EQ(a.indices(), b.indices());
   EXPECT_NE(what_of([] { dist::DistributedSampler s(10, 2, 2); }).find("Invalid rank 2"), std::string::npos);
 }
+
+TEST(DistributedDataParallel, BroadcastsBuffersFromRankZero) {
+  const std::string dir = temp_dir();
+  run_ranks(2, [&](int rank) {
+    init_file(dir, rank, 2);
+    auto with_norm = [] {
+      manual_seed(4);
+      return nn::Sequential(nn::Linear(8, 6), nn::BatchNorm1d(6));
+    };
+    nn::Sequential shared_model = with_norm(), local_model = with_norm();
+    nn::parallel::DistributedDataParallel shared(shared_model);
+    nn::parallel::DistributedDataParallel local(local_model,
+                                                nn::DistributedDataParallelOptions().broadcast_buffers(false));
+    auto [x1, y1] = batch(0, rank);
+    auto [x2, y2] = batch(1, rank);
+    shared->forward(x1);
+    shared->forward(x2);  // starts from rank 0's statistics
+    local->forward(x1);
+    local->forward(x2);
+    nn::Sequential ref_shared = with_norm(), ref_local = with_norm();
+    ref_shared->forward(batch(0, 0).first);
+    ref_shared->forward(x2);
+    ref_local->forward(x1);
+    ref_local->forward(x2);
+    EXPECT_LE(worst_relative(shared_model->buffers(), ref_shared->buffers()), 1e-6);
+    EXPECT_LE(worst_relative(local_model->buffers(), ref_local->buffers()), 1e-6);
+  });
+  std::filesystem::remove_all(dir);
+}
