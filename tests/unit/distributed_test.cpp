@@ -395,19 +395,21 @@ std::vector<Tensor> grads_of(const std::vector<Tensor>& params) {
 }  // namespace
 
 TEST(Autograd, QueueCallbackOnlyDuringBackward) {
-  EXPECT_NE(what_of([] { autograd::queue_callback([] {}); }).find("during backward"), std::string::npos);
-  Tensor w = ones({2}).requires_grad_();
-  std::vector<std::string> order;
-  w.register_hook([&](const Tensor& g) {
-    order.push_back("hook");
-    autograd::queue_callback([&] {
-      // runs once .grad is written
-      order.push_back(w.grad().defined() ? "callback after grad" : "callback before grad");
+  run_ranks(1, [](int) {  // in a child: this process runs no op before it forks ranks
+    EXPECT_NE(what_of([] { autograd::queue_callback([] {}); }).find("during backward"), std::string::npos);
+    Tensor w = ones({2}).requires_grad_();
+    std::vector<std::string> order;
+    w.register_hook([&](const Tensor& g) {
+      order.push_back("hook");
+      autograd::queue_callback([&] {
+        // runs once .grad is written
+        order.push_back(w.grad().defined() ? "callback after grad" : "callback before grad");
+      });
+      return Tensor();
     });
-    return Tensor();
+    (w * 3).sum().backward();
+    EXPECT_EQ(order, (std::vector<std::string>{"hook", "callback after grad"}));
   });
-  (w * 3).sum().backward();
-  EXPECT_EQ(order, (std::vector<std::string>{"hook", "callback after grad"}));
 }
 
 TEST(DistributedDataParallel, MatchesSingleProcessTraining) {
@@ -637,4 +639,39 @@ TEST(DistributedDataParallel, BroadcastsBuffersFromRankZero) {
     EXPECT_LE(worst_relative(local_model->buffers(), ref_local->buffers()), 1e-6);
   });
   std::filesystem::remove_all(dir);
+}
+
+// ---- ember-run ----------------------------------------------------------------------------------
+namespace {
+// Runs a shell command, returning its exit status and its standard output.
+std::pair<int, std::string> shell(const std::string& command) {
+  FILE* p = popen(command.c_str(), "r");
+  std::string out;
+  char buf[256];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+}  // namespace
+
+TEST(EmberRun, SetsTheEnvironmentOfEachRank) {
+  const auto [code, out] = shell(std::string(EMBER_RUN) +
+                                 " --nproc-per-node 2 --master-port 12345 sh -c 'echo $RANK/$WORLD_SIZE/$LOCAL_RANK/"
+                                 "$MASTER_ADDR:$MASTER_PORT/${OMP_NUM_THREADS:+threads}' | sort");
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(out, "0/2/0/127.0.0.1:12345/threads\n1/2/1/127.0.0.1:12345/threads\n");
+  const auto [code2, out2] =
+      shell(std::string(EMBER_RUN) + " --nproc-per-node 2 --nnodes 2 --node-rank 1 sh -c 'echo $RANK/$WORLD_SIZE' | sort");
+  EXPECT_EQ(out2, "2/4\n3/4\n");
+}
+
+TEST(EmberRun, OneFailureStopsTheOthers) {
+  const auto t0 = std::chrono::steady_clock::now();
+  // rank 1 fails at once; rank 0 would sleep for a minute
+  const auto [code, out] = shell(std::string(EMBER_RUN) +
+                                 " --nproc-per-node 2 sh -c 'if [ $RANK = 1 ]; then exit 3; fi; exec sleep 60' 2>&1");
+  EXPECT_EQ(code, 3) << out;
+  EXPECT_NE(out.find("rank 1) failed with status 3"), std::string::npos) << out;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+  EXPECT_EQ(shell(std::string(EMBER_RUN) + " 2>/dev/null").first, 2);  // no program: usage
 }
