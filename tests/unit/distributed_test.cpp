@@ -20,6 +20,7 @@
 #include "ember/ember.h"
 #include "ember/nn/parallel/distributed.h"
 #include "ember/data/samplers/distributed_sampler.h"
+#include "ember/distributed/zero_redundancy_optimizer.h"
 
 namespace dist = ember::distributed;
 using namespace ember;
@@ -674,4 +675,52 @@ TEST(EmberRun, OneFailureStopsTheOthers) {
   EXPECT_NE(out.find("rank 1) failed with status 3"), std::string::npos) << out;
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
   EXPECT_EQ(shell(std::string(EMBER_RUN) + " 2>/dev/null").first, 2);  // no program: usage
+}
+
+// ---- ZeroRedundancyOptimizer --------------------------------------------------------------------
+TEST(ZeroRedundancyOptimizer, EqualsUnshardedAdamWithHalfTheState) {
+  const std::string dir = temp_dir();
+  run_ranks(2, [&](int rank) {
+    init_file(dir, rank, 2);
+    nn::Sequential model = make_mlp(1), ref = make_mlp(1);
+    nn::parallel::DistributedDataParallel ddp(model);
+    dist::optim::ZeroRedundancyOptimizer zero(ddp->parameters(), dist::optim::optimizer_class<optim::Adam>,
+                                              optim::AdamOptions(1e-2).weight_decay(1e-3));
+    optim::Adam ref_opt(ref->parameters(), optim::AdamOptions(1e-2).weight_decay(1e-3));
+    // PyTorch's partition of sizes 128, 16, 64, 4: largest first to the least loaded rank
+    EXPECT_EQ(zero.param_ranks(), (std::vector<int>{0, 1, 1, 1}));
+    for (int step = 0; step < 5; ++step) {
+      auto [x, y] = batch(step, rank);
+      zero.zero_grad();
+      mse_loss(ddp->forward(x), y).backward();
+      zero.step();
+      auto [gx, gy] = batch(step);
+      ref_opt.zero_grad();
+      mse_loss(ref->forward(gx), gy).backward();
+      ref_opt.step();
+      EXPECT_LE(worst_relative(model->parameters(), ref->parameters()), 1e-6) << "step " << step;
+    }
+    // each rank holds the Adam state (exp_avg, exp_avg_sq, step) of its share only
+    size_t mine = 0, want = 0;
+    for (const auto& item : zero.optim().state_dict().state) mine += item.value().nbytes();
+    for (size_t i = 0; i < 4; ++i)
+      if (zero.param_ranks()[i] == rank) want += 2 * model->parameters()[i].nbytes() + sizeof(int64_t);
+    EXPECT_EQ(mine, want);
+    EXPECT_NE(what_of([&] { zero.state_dict(); }).find("consolidate_state_dict"), std::string::npos);
+    zero.consolidate_state_dict(1);
+    if (rank == 1) {
+      const optim::OptimizerStateDict got = zero.state_dict(), want = ref_opt.state_dict();
+      ASSERT_EQ(got.state.size(), want.state.size());
+      for (const auto& item : want.state) {
+        const Tensor* t = got.state.find(item.key());
+        ASSERT_NE(t, nullptr) << item.key();
+        EXPECT_LE(worst_relative({*t}, {item.value()}), 1e-5) << item.key();
+      }
+      EXPECT_EQ(got.param_groups.size(), 1u);
+      EXPECT_EQ(*got.param_groups[0].find("params"), 4.0);
+    } else {
+      EXPECT_NE(what_of([&] { zero.state_dict(); }).find("not been consolidated"), std::string::npos);
+    }
+  });
+  std::filesystem::remove_all(dir);
 }
