@@ -348,6 +348,23 @@ TEST(Distributed, DeadPeerRaisesWithinTheTimeout) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Distributed, SilentPeerTimesOut) {
+  const std::string dir = temp_dir();
+  run_ranks(2, [&](int rank) {
+    init_file(dir, rank, 2, 500ms);
+    if (rank == 1) {  // alive but never joins the collective
+      std::this_thread::sleep_for(1200ms);
+      _exit(0);
+    }
+    Tensor t = ones({8});
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string err = what_of([&] { dist::all_reduce(t); });
+    EXPECT_NE(err.find("all_reduce: failed on rank 0 of 2 (timeout 500 ms"), std::string::npos) << err;
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 1100ms);
+  });
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Distributed, WrongWorldSizeTimesOutNamingTheStore) {
   const int port = free_port();
   run_ranks(2, [&](int rank) {
