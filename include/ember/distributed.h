@@ -229,6 +229,8 @@ WorkPtr barrier(const ProcessGroupPtr& group = nullptr, bool async_op = false);
 void send(const Tensor& tensor, int dst, const ProcessGroupPtr& group = nullptr, int tag = 0);
 // Returns the sender's rank.
 int recv(Tensor& tensor, int src, const ProcessGroupPtr& group = nullptr, int tag = 0);
+// The transfer is posted at once and waited for in the Work's wait() (is_completed() turns true
+// there); a tag matches a send with its receive.
 WorkPtr isend(const Tensor& tensor, int dst, const ProcessGroupPtr& group = nullptr, int tag = 0);
 WorkPtr irecv(Tensor& tensor, int src, const ProcessGroupPtr& group = nullptr, int tag = 0);
 

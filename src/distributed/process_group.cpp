@@ -580,13 +580,13 @@ class ProcessGroupGloo final : public ProcessGroup {
       detail::fail(name, "failed on rank ", rank_, " with peer ", peer, ": ", e.what());
     }
     auto work = std::make_shared<WorkImpl>(
-        [this, buf, t, peer, is_send, name] {
+        [rank = rank_, timeout = timeout_, buf, t, peer, is_send, name] {
           try {
-            const bool ok = is_send ? buf->waitSend(timeout_) : buf->waitRecv(timeout_);
-            EMBER_CHECK(ok, name, "was aborted on rank ", rank_, " (peer ", peer, ")");
+            const bool ok = is_send ? buf->waitSend(timeout) : buf->waitRecv(timeout);
+            EMBER_CHECK(ok, name, "was aborted on rank ", rank, " (peer ", peer, ")");
           } catch (const gloo::Exception& e) {
-            detail::fail(name, "failed on rank ", rank_, " with peer ", peer, " shape ", shape_str(t), " (timeout ",
-                         timeout_.count(), " ms): ", e.what());
+            detail::fail(name, "failed on rank ", rank, " with peer ", peer, " shape ", shape_str(t), " (timeout ",
+                         timeout.count(), " ms): ", e.what());
           }
         },
         std::vector<Tensor>{t});
