@@ -2,6 +2,7 @@
 // issue order on one worker thread per group, so async ones overlap the caller's work; point-to-
 // point sends and receives are posted from the caller's thread (as c10d does) so that a pair of
 // isend/irecv on two ranks cannot deadlock behind one another.
+#include <signal.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -191,6 +192,11 @@ class ProcessGroupGloo final : public ProcessGroup {
       : rank_(rank), size_(size), timeout_(timeout) {
     EMBER_CHECK(size > 0 && rank >= 0 && rank < size, "init_process_group", "rank ", rank,
                 " is not in [0, world_size) with world_size ", size);
+    // Gloo writes to its sockets without MSG_NOSIGNAL: a peer that died would kill this process
+    // with SIGPIPE instead of failing the collective. Ignore it, as Python (hence PyTorch) does,
+    // unless the program installed its own handler.
+    struct sigaction old_action {};
+    if (sigaction(SIGPIPE, nullptr, &old_action) == 0 && old_action.sa_handler == SIG_DFL) signal(SIGPIPE, SIG_IGN);
     gloo::transport::tcp::attr attr;
     attr.hostname = hostname;
     try {
