@@ -5,11 +5,13 @@
 // as its last gradient is ready. docs/distributed.md describes the design.
 #pragma once
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "ember/distributed.h"
+#include "ember/factory.h"
 #include "ember/nn/modules/container.h"
 #include "ember/nn/options.h"
 #include "ember/nn/pimpl.h"
@@ -66,6 +68,30 @@ FuturePtr allreduce_hook(const ProcessGroupPtr& process_group, GradBucket& bucke
 FuturePtr fp16_compress_hook(const ProcessGroupPtr& process_group, GradBucket& bucket);
 // As fp16_compress_hook with bfloat16 (float32's range, 8 bits of mantissa).
 FuturePtr bf16_compress_hook(const ProcessGroupPtr& process_group, GradBucket& bucket);
+
+// PowerSGD (torch.distributed.algorithms.ddp_comm_hooks.powerSGD_hook): each gradient matrix M
+// (n x m, the tensor viewed as shape[0] rows) is sent as two rank-r factors, P = M Q (all-reduced,
+// then orthogonalized) and Q = M^T P (all-reduced and averaged); M becomes P Q^T. Tensors for
+// which (n + m) r * min_compression_rate is not below n m (vectors, small matrices) are
+// all-reduced whole. With error feedback the difference between the gradient and its
+// approximation is added to the next iteration's; with warm start Q carries over. Before
+// start_powerSGD_iter iterations it is allreduce_hook. Its collectives run inside the hook (no
+// overlap with backward).
+struct PowerSGDState {
+  explicit PowerSGDState(ProcessGroupPtr process_group, int64_t matrix_approximation_rank = 1,
+                         int64_t start_powerSGD_iter = 1000, double min_compression_rate = 2,
+                         bool use_error_feedback = true, bool warm_start = true, double orthogonalization_epsilon = 0,
+                         uint64_t random_seed = 0);
+  ProcessGroupPtr process_group;
+  int64_t matrix_approximation_rank, start_powerSGD_iter;
+  double min_compression_rate;
+  bool use_error_feedback, warm_start;
+  double orthogonalization_epsilon;
+  Generator rng;      // seeds each fresh Q: the same on every rank
+  int64_t iter = 0;   // iterations done (counted at each iteration's last bucket)
+  std::map<size_t, Tensor> error_dict, p_memory_dict, q_memory_dict;  // by bucket index
+};
+FuturePtr powerSGD_hook(const std::shared_ptr<PowerSGDState>& state, GradBucket& bucket);
 }  // namespace ddp_comm_hooks
 
 }  // namespace ember::distributed
