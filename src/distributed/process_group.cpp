@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -137,6 +138,8 @@ void check_dense(const Tensor& t, const char* name) {
 }
 
 // ---- work ---------------------------------------------------------------------------------------
+// A failed work keeps its error's message, and wait() throws a fresh ember::Error on the waiting
+// thread: no exception object is shared between the worker thread and the caller's.
 class WorkImpl : public Work {
  public:
   WorkImpl(std::function<void()> run, std::vector<Tensor> outputs) : run_(std::move(run)), outputs_(std::move(outputs)) {}
@@ -150,25 +153,27 @@ class WorkImpl : public Work {
   }
   std::exception_ptr exception() override {
     const std::lock_guard<std::mutex> lock(mutex_);
-    return error_;
+    return error_ ? std::make_exception_ptr(Error(*error_)) : nullptr;
   }
   bool wait() override {
     std::unique_lock<std::mutex> lock(mutex_);
     cv_.wait(lock, [&] { return done_; });
-    if (error_) std::rethrow_exception(error_);
+    if (error_) throw Error(*error_);
     return true;
   }
   std::vector<Tensor> result() override { return outputs_; }
   void run() {
-    std::exception_ptr error;
+    std::optional<std::string> error;
     try {
       run_();
+    } catch (const std::exception& e) {
+      error = e.what();
     } catch (...) {
-      error = std::current_exception();
+      error = "unknown error";
     }
     run_ = nullptr;
     const std::lock_guard<std::mutex> lock(mutex_);
-    error_ = error;
+    error_ = std::move(error);
     done_ = true;
     cv_.notify_all();
   }
@@ -179,7 +184,7 @@ class WorkImpl : public Work {
   std::mutex mutex_;
   std::condition_variable cv_;
   bool done_ = false;
-  std::exception_ptr error_;
+  std::optional<std::string> error_;
 };
 
 // ---- the Gloo process group ---------------------------------------------------------------------
