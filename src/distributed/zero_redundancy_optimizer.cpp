@@ -201,4 +201,34 @@ OptimizerStateDict ZeroRedundancyOptimizer::state_dict() const {
   return *consolidated_;
 }
 
+void ZeroRedundancyOptimizer::load_state_dict(const OptimizerStateDict& dict) {
+  constexpr const char* op = "ZeroRedundancyOptimizer::load_state_dict";
+  EMBER_CHECK(dict.param_groups.size() == param_groups_.size(), op, "the state dict has ", dict.param_groups.size(),
+              " parameter groups but the optimizer has ", param_groups_.size());
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    const double* n = dict.param_groups[g].find("params");
+    EMBER_CHECK(n && static_cast<size_t>(*n) == param_groups_[g].params().size(), op, "parameter group ", g, " holds ",
+                n ? *n : -1.0, " parameters in the state dict but ", param_groups_[g].params().size(), " here");
+  }
+  // this rank's entries under the wrapped optimizer's numbering, its groups with their sizes
+  OptimizerStateDict local;
+  const std::vector<size_t>& mine = local_to_global_[static_cast<size_t>(group_->rank())];
+  for (size_t l = 0; l < mine.size(); ++l) {
+    const std::string prefix = std::to_string(mine[l]) + ".";
+    for (const auto& item : dict.state)
+      if (item.key().rfind(prefix, 0) == 0) local.state.insert(std::to_string(l) + "." + item.key().substr(prefix.size()), item.value());
+  }
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    OrderedDict<std::string, double> hyper = dict.param_groups[g];
+    hyper.insert_or_assign("params", static_cast<double>(local_->param_groups()[g].params().size()));
+    local.param_groups.push_back(std::move(hyper));
+  }
+  local_->load_state_dict(local);  // checks the entries before changing anything
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    for (const ember::optim::OptimizerField& f : param_groups_[g].options().fields())
+      if (const double* v = dict.param_groups[g].find(f.name)) f.set(*v);
+    local_->param_groups()[g].set_options(param_groups_[g].options().clone());
+  }
+}
+
 }  // namespace ember::distributed::optim

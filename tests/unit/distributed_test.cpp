@@ -695,7 +695,7 @@ TEST(EmberRun, OneFailureStopsTheOthers) {
 }
 
 // ---- ZeroRedundancyOptimizer --------------------------------------------------------------------
-TEST(ZeroRedundancyOptimizer, EqualsUnshardedAdamWithHalfTheState) {
+TEST(ZeroRedundancyOptimizer, EqualsUnshardedAdamHoldingItsShareOfTheState) {
   const std::string dir = temp_dir();
   run_ranks(2, [&](int rank) {
     init_file(dir, rank, 2);
@@ -738,6 +738,25 @@ TEST(ZeroRedundancyOptimizer, EqualsUnshardedAdamWithHalfTheState) {
     } else {
       EXPECT_NE(what_of([&] { zero.state_dict(); }).find("not been consolidated"), std::string::npos);
     }
+    // a fresh model and ZeRO resumed from the unsharded state continue as the reference does
+    nn::Sequential resumed = make_mlp(7);
+    {
+      NoGradGuard no_grad;
+      for (size_t i = 0; i < 4; ++i) resumed->parameters()[i].copy_(ref->parameters()[i]);
+    }
+    nn::parallel::DistributedDataParallel ddp2(resumed);
+    dist::optim::ZeroRedundancyOptimizer zero2(ddp2->parameters(), dist::optim::optimizer_class<optim::Adam>,
+                                               optim::AdamOptions(1.0));
+    zero2.load_state_dict(ref_opt.state_dict());
+    EXPECT_EQ(zero2.param_groups()[0].options().get_lr(), 1e-2);
+    auto [x, y] = batch(9, rank);
+    mse_loss(ddp2->forward(x), y).backward();
+    zero2.step();
+    auto [gx, gy] = batch(9);
+    ref_opt.zero_grad();
+    mse_loss(ref->forward(gx), gy).backward();
+    ref_opt.step();
+    EXPECT_LE(worst_relative(resumed->parameters(), ref->parameters()), 1e-6);
   });
   std::filesystem::remove_all(dir);
 }

@@ -43,6 +43,9 @@ class ZeroRedundancyOptimizer : public ember::optim::Optimizer {
   // there then returns the state of all parameters, numbered as an unsharded optimizer would.
   void consolidate_state_dict(int to = 0);
   ember::optim::OptimizerStateDict state_dict() const;
+  // Loads a global state (an unsharded optimizer's, or a consolidated one): the groups' options,
+  // and into the wrapped optimizer the state of this rank's share.
+  void load_state_dict(const ember::optim::OptimizerStateDict& dict);
 
   // The wrapped optimizer of this rank's share (PyTorch's `optim` attribute).
   const ember::optim::Optimizer& optim() const { return *local_; }
