@@ -246,7 +246,7 @@ class ProcessGroupGloo final : public ProcessGroup {
           o.setOutput(static_cast<decltype(e)*>(t.data_ptr()), static_cast<size_t>(t.numel()));
         });
         o.setReduceFunction(funcs[i]);
-        o.setTag(tag);
+        o.setTag(tag + static_cast<uint32_t>(i));
         o.setTimeout(timeout_);
         gloo::allreduce(o);
         if (op == ReduceOp::AVG) Tensor(t).div_(size_);
@@ -258,12 +258,13 @@ class ProcessGroupGloo final : public ProcessGroup {
     check_root(root, "broadcast");
     for (const Tensor& t : tensors) check_dense(t, "broadcast");
     return enqueue("broadcast", tensors, root, tensors, [this, tensors, root](uint32_t tag) {
-      for (const Tensor& t : tensors) {
+      for (size_t i = 0; i < tensors.size(); ++i) {
+        const Tensor& t = tensors[i];
         if (t.nbytes() == 0) continue;
         gloo::BroadcastOptions o(context_);
         o.setOutput(static_cast<uint8_t*>(t.data_ptr()), t.nbytes());
         o.setRoot(root);
-        o.setTag(tag);
+        o.setTag(tag + static_cast<uint32_t>(i));
         o.setTimeout(timeout_);
         gloo::broadcast(o);
       }
@@ -290,7 +291,7 @@ class ProcessGroupGloo final : public ProcessGroup {
                        });
                        o.setRoot(root);
                        o.setReduceFunction(funcs[i]);
-                       o.setTag(tag);
+                       o.setTag(tag + static_cast<uint32_t>(i));
                        o.setTimeout(timeout_);
                        gloo::reduce(o);
                        if (rank_ == root && op == ReduceOp::AVG) Tensor(t).div_(size_);
@@ -318,7 +319,7 @@ class ProcessGroupGloo final : public ProcessGroup {
     return enqueue("all_gather", in, 0, written, [this, in, outputs](uint32_t tag) {
       for (size_t i = 0; i < in.size(); ++i) {
         Tensor flat = empty({static_cast<int64_t>(size_) * in[i].numel()}, in[i].options());
-        gather_flat(in[i], flat, tag);
+        gather_flat(in[i], flat, tag + static_cast<uint32_t>(i));
         for (int r = 0; r < size_; ++r)
           outputs[i][r].view({-1}).copy_(flat.narrow(0, r * in[i].numel(), in[i].numel()));
       }
@@ -337,7 +338,7 @@ class ProcessGroupGloo final : public ProcessGroup {
       in.push_back(inputs[i].contiguous());
     }
     return enqueue("all_gather_into_tensor", in, 0, outputs, [this, in, outputs](uint32_t tag) {
-      for (size_t i = 0; i < in.size(); ++i) gather_flat(in[i], outputs[i], tag);
+      for (size_t i = 0; i < in.size(); ++i) gather_flat(in[i], outputs[i], tag + static_cast<uint32_t>(i));
     });
   }
 
@@ -533,8 +534,9 @@ class ProcessGroupGloo final : public ProcessGroup {
 
   WorkPtr enqueue(const char* name, std::vector<Tensor> checked, int64_t arg, std::vector<Tensor> outputs,
                   std::function<void(uint32_t)> body) {
+    // a tag for the check, then one per tensor (ops on one pair of slots never mix)
     const uint32_t tag = next_tag_;
-    next_tag_ += 2;
+    next_tag_ += 1 + static_cast<uint32_t>(std::max<size_t>(1, checked.size()));
     const int op_code = static_cast<int>(std::hash<std::string>{}(name) & 0xffff);
     auto work = std::make_shared<WorkImpl>(
         [this, name, op_code, checked = std::move(checked), arg, body = std::move(body), tag] {

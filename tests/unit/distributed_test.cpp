@@ -209,6 +209,11 @@ TEST(Distributed, CollectivesTwoRanks) {
     EXPECT_TRUE(work->is_completed() && work->is_success());
     EXPECT_TRUE(big.eq(3.0).all().item<bool>());
 
+    // the process group's own interface: several tensors per call, each reduced on its own
+    std::vector<Tensor> several{input_of(rank), input_of(rank, 3) * 2};
+    dist::group_world()->allreduce(several)->wait();
+    EXPECT_TRUE(several[0].equal(x0 + x1) && several[1].equal((input_of(0, 3) + input_of(1, 3)) * 2));
+
     Tensor b = rank == 1 ? input_of(1) : zeros({6});
     dist::broadcast(b, 1);
     EXPECT_TRUE(b.equal(x1));
