@@ -289,7 +289,7 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
       b.future = nullptr;
       for (size_t s = 0; s < b.params.size(); ++s) {
         const size_t k = b.params[s];
-        if (globally_used.defined() && globally_used[static_cast<int64_t>(k)].item<int32_t>() == 0) continue;
+        if (globally_used.defined() && globally_used.data_ptr<int32_t>()[k] == 0) continue;
         Tensor& g = params[k].mutable_grad();
         if (g.defined()) {
           g.copy_(b.views[s]);
