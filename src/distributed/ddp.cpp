@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "ember/autograd.h"
+#include "ember/distributed/join.h"
 #include "ember/error.h"
 #include "ember/factory.h"
 #include "ember/indexing.h"
@@ -252,11 +253,34 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
           b.views[s].zero_();
         }
       }
-      std::vector<Tensor> bucket_params;
-      for (size_t k : b.params) bucket_params.push_back(params[k]);
-      GradBucket gb(next_bucket, buckets.size(), b.buffer, b.views, bucket_params);
-      b.future = hook ? hook(gb) : distributed::ddp_comm_hooks::allreduce_hook(group, gb);
-      EMBER_CHECK(b.future, "DistributedDataParallel", "the communication hook returned no future");
+      b.future = communicate(next_bucket);
+    }
+  }
+
+  // Starts bucket bi's communication: the comm hook, or the average by all-reduce.
+  FuturePtr communicate(size_t bi) {
+    Bucket& b = buckets[bi];
+    std::vector<Tensor> bucket_params;
+    for (size_t k : b.params) bucket_params.push_back(params[k]);
+    GradBucket gb(bi, buckets.size(), b.buffer, b.views, bucket_params);
+    FuturePtr future = hook ? hook(gb) : distributed::ddp_comm_hooks::allreduce_hook(group, gb);
+    EMBER_CHECK(future, "DistributedDataParallel", "the communication hook returned no future");
+    return future;
+  }
+
+  // A joined rank's part in the others' backward: zeros into every bucket's communication, and
+  // into the all-reduce of the used flags.
+  void shadow_backward() {
+    NoGradGuard no_grad;
+    std::vector<FuturePtr> futures;
+    for (size_t bi = 0; bi < buckets.size(); ++bi) {
+      buckets[bi].buffer.zero_();
+      futures.push_back(communicate(bi));
+    }
+    for (const FuturePtr& f : futures) f->wait();
+    if (find_unused) {
+      std::vector<Tensor> u{zeros({static_cast<int64_t>(params.size())}, kInt)};
+      group->allreduce(u)->wait();
     }
   }
 
@@ -397,19 +421,69 @@ DistributedDataParallelImpl::~DistributedDataParallelImpl() {
   for (size_t k = 0; k < reducer_->hook_ids.size(); ++k) reducer_->params[k].remove_hook(reducer_->hook_ids[k]);
 }
 
+namespace {
+int64_t sum_over_ranks(const ProcessGroupPtr& group, int64_t mine, distributed::ReduceOp op = distributed::ReduceOp::SUM) {
+  std::vector<Tensor> t{full({1}, mine, kLong)};
+  group->allreduce(t, {op})->wait();
+  return t[0].item<int64_t>();
+}
+}  // namespace
+
+void DistributedDataParallelImpl::sync_buffers() {
+  NoGradGuard no_grad;
+  for (const Tensor& b : module_.ptr()->buffers()) {
+    std::vector<Tensor> one{b};
+    reducer_->group->broadcast(one, 0)->wait();
+  }
+}
+
 Tensor DistributedDataParallelImpl::forward(const Tensor& input) {
   Reducer& r = *reducer_;
-  if (options_.broadcast_buffers() && r.group->size() > 1 && r.require_sync) {
-    NoGradGuard no_grad;
-    for (const Tensor& b : module_.ptr()->buffers()) {
-      std::vector<Tensor> one{b};
-      r.group->broadcast(one, 0)->wait();
-    }
+  bool sync = r.require_sync;
+  if (join_enabled_) {
+    distributed::algorithms::Join::notify_join_context(*this);
+    // joined ranks learn whether this iteration's backward synchronizes (then it must run)
+    sync = sum_over_ranks(r.group, r.require_sync && GradMode::is_enabled() ? 1 : 0) > 0;
   }
+  if (options_.broadcast_buffers() && r.group->size() > 1 && sync) sync_buffers();
   Tensor output = module_.forward(input);
   r.prepare_for_backward(output);
   return output;
 }
+
+// What a joined rank runs for DDP: each iteration of the others, their forward's all-reduce of
+// the sync flag and buffer broadcast, then their backward's all-reduces with zeros (so the
+// averages divide by the whole world, as PyTorch's default); at the end, every rank takes the
+// model of the rank that joined last.
+class DistributedDataParallelImpl::DdpJoinHook : public distributed::algorithms::JoinHook {
+ public:
+  explicit DdpJoinHook(DistributedDataParallelImpl& ddp) : ddp_(ddp) {}
+  void main_hook() override {
+    Reducer& r = *ddp_.reducer_;
+    const bool sync = sum_over_ranks(r.group, 0) > 0;
+    if (ddp_.options_.broadcast_buffers() && r.group->size() > 1 && sync) ddp_.sync_buffers();
+    if (sync) r.shadow_backward();
+  }
+  void post_hook(bool is_last_joiner) override {
+    Reducer& r = *ddp_.reducer_;
+    const int64_t source = sum_over_ranks(r.group, is_last_joiner ? r.group->rank() : -1, distributed::ReduceOp::MAX);
+    NoGradGuard no_grad;
+    std::vector<Tensor> state = r.params;
+    for (const Tensor& b : ddp_.module_.ptr()->buffers()) state.push_back(b);
+    for (Tensor& t : state) {
+      std::vector<Tensor> one{t};
+      r.group->broadcast(one, static_cast<int>(source))->wait();
+    }
+  }
+
+ private:
+  DistributedDataParallelImpl& ddp_;
+};
+
+std::unique_ptr<distributed::algorithms::JoinHook> DistributedDataParallelImpl::join_hook() {
+  return std::make_unique<DdpJoinHook>(*this);
+}
+ProcessGroupPtr DistributedDataParallelImpl::join_process_group() { return reducer_->group; }
 
 DistributedDataParallelImpl::NoSync::NoSync(DistributedDataParallelImpl& ddp)
     : ddp_(ddp), saved_(ddp.reducer_->require_sync) {

@@ -20,6 +20,7 @@
 #include "ember/ember.h"
 #include "ember/nn/parallel/distributed.h"
 #include "ember/data/samplers/distributed_sampler.h"
+#include "ember/distributed/join.h"
 #include "ember/distributed/zero_redundancy_optimizer.h"
 
 namespace dist = ember::distributed;
@@ -816,6 +817,47 @@ TEST(DistributedDataParallel, PowerSGDHook) {
     // error feedback lose nothing visible here)
     EXPECT_LT(plain, 1e-3);
     EXPECT_LT(compressed, 1e-3) << "plain all-reduce: " << plain;
+  });
+  std::filesystem::remove_all(dir);
+}
+
+TEST(DistributedDataParallel, JoinWithUnevenInputs) {
+  const std::string dir = temp_dir();
+  run_ranks(2, [&](int rank) {
+    init_file(dir, rank, 2);
+    nn::Sequential model = make_mlp(1), ref = make_mlp(1);
+    nn::parallel::DistributedDataParallel ddp(model, nn::DistributedDataParallelOptions().bucket_cap_mb(0.0002));
+    optim::SGD opt(ddp->parameters(), optim::SGDOptions(0.1));
+    optim::SGD ref_opt(ref->parameters(), optim::SGDOptions(0.1));
+    const int batches[2] = {2, 4};  // rank 0 runs out of data first
+    {
+      dist::algorithms::Join join({ddp.get()});
+      for (int step = 0; step < batches[rank]; ++step) {
+        auto [x, y] = batch(step, rank);
+        opt.zero_grad();
+        mse_loss(ddp->forward(x), y).backward();
+        opt.step();
+      }
+      join.join();
+    }
+    // the reference: each step averages the gradients of the ranks that still had a batch over
+    // the whole world (PyTorch's divide_by_initial_world_size)
+    for (int step = 0; step < 4; ++step) {
+      ref_opt.zero_grad();
+      Tensor loss = zeros({});
+      for (int r = 0; r < 2; ++r) {
+        if (step >= batches[r]) continue;
+        auto [x, y] = batch(step, r);
+        loss = loss + mse_loss(ref->forward(x), y) / 2;
+      }
+      loss.backward();
+      ref_opt.step();
+    }
+    // every rank ends with the last joiner's model
+    EXPECT_LE(worst_relative(model->parameters(), ref->parameters()), 1e-6);
+    // and training goes on evenly afterwards
+    auto [x, y] = batch(7, rank);
+    mse_loss(ddp->forward(x), y).backward();
   });
   std::filesystem::remove_all(dir);
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ember/distributed.h"
+#include "ember/distributed/join.h"
 #include "ember/factory.h"
 #include "ember/nn/modules/container.h"
 #include "ember/nn/options.h"
@@ -112,7 +113,9 @@ struct DistributedDataParallelOptions {
 
 namespace parallel {
 
-class DistributedDataParallelImpl : public Module {
+// Joinable: under a distributed::algorithms::Join, ranks with fewer batches shadow the others'
+// gradient all-reduces with zeros (averages still divide by the world size, as PyTorch's default).
+class DistributedDataParallelImpl : public Module, public distributed::algorithms::Joinable {
  public:
   // Checks that every rank's module has parameters of the same shapes (an ember::Error naming
   // the first that differs), then broadcasts rank 0's parameters and buffers.
@@ -146,6 +149,9 @@ class DistributedDataParallelImpl : public Module {
         });
   }
 
+  std::unique_ptr<distributed::algorithms::JoinHook> join_hook() override;
+  distributed::ProcessGroupPtr join_process_group() override;
+
   const AnyModule& module() const { return module_; }
   // Each bucket's parameters, in reduction order, as indices into the module's parameters that
   // require a gradient.
@@ -153,7 +159,9 @@ class DistributedDataParallelImpl : public Module {
 
  private:
   struct Reducer;
+  class DdpJoinHook;
   void register_comm_hook_impl(distributed::CommHook hook);
+  void sync_buffers();  // rank 0's buffers to every rank
   AnyModule module_;
   DistributedDataParallelOptions options_;
   std::shared_ptr<Reducer> reducer_;
