@@ -42,7 +42,8 @@ void forward(int sig) {
 int parse_int(const char* flag, const char* value, int min) {
   char* end = nullptr;
   const long v = value ? std::strtol(value, &end, 10) : 0;
-  if (!value || *end != '\0' || v < min) usage((std::string(flag) + " needs an integer >= " + std::to_string(min)).c_str());
+  if (!value || *end != '\0' || v < min)
+    usage((std::string(flag) + " needs an integer >= " + std::to_string(min)).c_str());
   return static_cast<int>(v);
 }
 

@@ -29,7 +29,9 @@ class Store {
   Store& operator=(const Store&) = delete;
 
   virtual void set(const std::string& key, const std::vector<uint8_t>& value) = 0;
-  void set(const std::string& key, const std::string& value) { set(key, std::vector<uint8_t>(value.begin(), value.end())); }
+  void set(const std::string& key, const std::string& value) {
+    set(key, std::vector<uint8_t>(value.begin(), value.end()));
+  }
   virtual std::vector<uint8_t> get(const std::string& key) = 0;
   // Adds `amount` to the integer stored at key (0 when absent) and returns the new value.
   virtual int64_t add(const std::string& key, int64_t amount) = 0;

@@ -422,7 +422,8 @@ DistributedDataParallelImpl::~DistributedDataParallelImpl() {
 }
 
 namespace {
-int64_t sum_over_ranks(const ProcessGroupPtr& group, int64_t mine, distributed::ReduceOp op = distributed::ReduceOp::SUM) {
+int64_t sum_over_ranks(const ProcessGroupPtr& group, int64_t mine,
+                       distributed::ReduceOp op = distributed::ReduceOp::SUM) {
   std::vector<Tensor> t{full({1}, mine, kLong)};
   group->allreduce(t, {op})->wait();
   return t[0].item<int64_t>();

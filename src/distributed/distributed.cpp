@@ -88,7 +88,8 @@ void init_process_group(const std::string& backend, const std::string& init_meth
       const int port = env_int("MASTER_PORT", "the store's port on MASTER_ADDR");
       if (rank < 0) rank = env_int("RANK", "this process's rank");
       if (world_size < 0) world_size = env_int("WORLD_SIZE", "the number of processes");
-      EMBER_CHECK(rank >= 0 && rank < world_size, "init_process_group", "RANK ", rank, " is not in [0, ", world_size, ")");
+      EMBER_CHECK(rank >= 0 && rank < world_size, "init_process_group", "RANK ", rank, " is not in [0, ", world_size,
+                  ")");
       store = std::make_shared<TCPStore>(master, TCPStoreOptions{static_cast<uint16_t>(port), rank == 0,
                                                                  std::nullopt, false, timeout});
     } else if (init_method.rfind("tcp://", 0) == 0) {
@@ -256,7 +257,9 @@ WorkPtr barrier(const ProcessGroupPtr& group, bool async_op) {
   return finish(resolve(group, "barrier")->barrier(), async_op);
 }
 
-void send(const Tensor& tensor, int dst, const ProcessGroupPtr& group, int tag) { isend(tensor, dst, group, tag)->wait(); }
+void send(const Tensor& tensor, int dst, const ProcessGroupPtr& group, int tag) {
+  isend(tensor, dst, group, tag)->wait();
+}
 
 int recv(Tensor& tensor, int src, const ProcessGroupPtr& group, int tag) {
   irecv(tensor, src, group, tag)->wait();

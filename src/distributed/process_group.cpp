@@ -142,7 +142,8 @@ void check_dense(const Tensor& t, const char* name) {
 // thread: no exception object is shared between the worker thread and the caller's.
 class WorkImpl : public Work {
  public:
-  WorkImpl(std::function<void()> run, std::vector<Tensor> outputs) : run_(std::move(run)), outputs_(std::move(outputs)) {}
+  WorkImpl(std::function<void()> run, std::vector<Tensor> outputs)
+      : run_(std::move(run)), outputs_(std::move(outputs)) {}
   bool is_completed() override {
     const std::lock_guard<std::mutex> lock(mutex_);
     return done_;

@@ -254,8 +254,11 @@ TCPStore::TCPStore(std::string host, const TCPStoreOptions& options)
     add("__ember_workers", 1);
     const auto wait_deadline = Clock::now() + timeout_;
     while (add("__ember_workers", 0) < static_cast<int64_t>(*options.num_workers)) {
-      EMBER_CHECK(Clock::now() < wait_deadline, "TCPStore", "timed out after ", timeout_.count(),
-                  " ms waiting for ", *options.num_workers, " workers at ", host_, ":", port_);
+      if (Clock::now() >= wait_deadline) {
+        ::close(fd_);  // the destructor does not run for a constructor that throws
+        detail::fail("TCPStore", "timed out after ", timeout_.count(), " ms waiting for ", *options.num_workers,
+                     " workers at ", host_, ":", port_);
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
   } else if (options.num_workers) {
@@ -332,7 +335,8 @@ Bytes file_apply(const std::string& path, uint8_t cmd, const std::vector<Bytes>&
     if (at + sizeof n > all.size()) return false;
     std::memcpy(&n, all.data() + at, sizeof n);
     if (at + sizeof n + n > all.size()) return false;
-    out.assign(all.begin() + static_cast<ptrdiff_t>(at + sizeof n), all.begin() + static_cast<ptrdiff_t>(at + sizeof n + n));
+    const auto begin = all.begin() + static_cast<ptrdiff_t>(at + sizeof n);
+    out.assign(begin, begin + static_cast<ptrdiff_t>(n));
     at += sizeof n + n;
     return true;
   };

@@ -216,7 +216,8 @@ void ZeroRedundancyOptimizer::load_state_dict(const OptimizerStateDict& dict) {
   for (size_t l = 0; l < mine.size(); ++l) {
     const std::string prefix = std::to_string(mine[l]) + ".";
     for (const auto& item : dict.state)
-      if (item.key().rfind(prefix, 0) == 0) local.state.insert(std::to_string(l) + "." + item.key().substr(prefix.size()), item.value());
+      if (item.key().rfind(prefix, 0) == 0)
+        local.state.insert(std::to_string(l) + "." + item.key().substr(prefix.size()), item.value());
   }
   for (size_t g = 0; g < param_groups_.size(); ++g) {
     OrderedDict<std::string, double> hyper = dict.param_groups[g];

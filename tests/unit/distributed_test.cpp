@@ -146,6 +146,18 @@ TEST(Store, TCPStoreOperations) {
   EXPECT_NE(err.find("127.0.0.1:" + std::to_string(server.port())), std::string::npos) << err;
 }
 
+TEST(Store, TCPStoreWaitsForItsWorkers) {
+  const auto port = static_cast<uint16_t>(free_port());
+  std::thread worker([&] { dist::TCPStore w("127.0.0.1", {port, false, 2, true, 2s}); });
+  dist::TCPStore server("127.0.0.1", {port, true, 2, true, 2s});  // returns once both are in
+  worker.join();
+  EXPECT_EQ(server.add("__ember_workers", 0), 2);
+  const std::string err = what_of([] {
+    dist::TCPStore alone("127.0.0.1", {0, true, 2, true, 100ms});
+  });
+  EXPECT_NE(err.find("waiting for 2 workers"), std::string::npos) << err;
+}
+
 TEST(Store, TCPStoreUnreachableNamesTheAddress) {
   const int port = free_port();
   const auto t0 = std::chrono::steady_clock::now();
@@ -577,8 +589,9 @@ namespace {
 // torch.utils.data.distributed.DistributedSampler.__iter__ without shuffle, transcribed.
 std::vector<size_t> pytorch_share(size_t n, size_t replicas, size_t rank, bool drop_last) {
   const double nd = static_cast<double>(n), rd = static_cast<double>(replicas);
-  const size_t num_samples = drop_last && n % replicas != 0 ? static_cast<size_t>(std::max(0.0, std::ceil((nd - rd) / rd)))
-                                                            : static_cast<size_t>(std::ceil(nd / rd));
+  const size_t num_samples = drop_last && n % replicas != 0
+                                 ? static_cast<size_t>(std::max(0.0, std::ceil((nd - rd) / rd)))
+                                 : static_cast<size_t>(std::ceil(nd / rd));
   const size_t total = num_samples * replicas;
   std::vector<size_t> indices(n);
   std::iota(indices.begin(), indices.end(), size_t{0});
@@ -685,7 +698,8 @@ TEST(EmberRun, SetsTheEnvironmentOfEachRank) {
   EXPECT_EQ(code, 0);
   EXPECT_EQ(out, "0/2/0/127.0.0.1:12345/threads\n1/2/1/127.0.0.1:12345/threads\n");
   const auto [code2, out2] =
-      shell(std::string(EMBER_RUN) + " --nproc-per-node 2 --nnodes 2 --node-rank 1 sh -c 'echo $RANK/$WORLD_SIZE' | sort");
+      shell(std::string(EMBER_RUN) +
+            " --nproc-per-node 2 --nnodes 2 --node-rank 1 sh -c 'echo $RANK/$WORLD_SIZE' | sort");
   EXPECT_EQ(out2, "2/4\n3/4\n");
 }
 

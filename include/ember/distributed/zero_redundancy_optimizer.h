@@ -53,8 +53,8 @@ class ZeroRedundancyOptimizer : public ember::optim::Optimizer {
   const std::vector<int>& param_ranks() const { return owner_; }
 
  protected:
-  std::unique_ptr<ember::optim::OptimizerParamState> make_state(const Tensor& p,
-                                                                const ember::optim::OptimizerOptions& group) const override;
+  std::unique_ptr<ember::optim::OptimizerParamState> make_state(
+      const Tensor& p, const ember::optim::OptimizerOptions& group) const override;
 
  private:
   ProcessGroupPtr group_;
