@@ -18,6 +18,7 @@ main=(
   libhwy-dev             # Google Highway: portable SIMD with run-time target dispatch
   libopenblas-openmp-dev # LAPACK for torch::linalg (the OpenMP build: libopenblas-dev would pull the pthread one and make it libtorch's BLAS too)
   zlib1g-dev dataset-fashion-mnist  # data: gzip-compressed IDX files, and Fashion-MNIST itself
+  libgloo-dev            # distributed: Gloo's collectives and TCP transport (library ember_distributed)
 )
 bench=(
   libtorch-dev           # PyTorch 1.13.1 C++ API: the reference in benchmarks and parity tests only

@@ -181,6 +181,10 @@ struct Node : std::enable_shared_from_this<Node> {
 // Runs backward from `tensors`, accumulating into the .grad of the leaves.
 void backward(const variable_list& tensors, const variable_list& grad_tensors = {},
               std::optional<bool> retain_graph = std::nullopt, bool create_graph = false);
+// Queues fn to run on this thread when the backward pass running here has written its leaves'
+// .grad (PyTorch's Engine::queue_callback; DistributedDataParallel waits for its all-reduces
+// there). Only from within a backward pass, e.g. from a tensor hook.
+void queue_callback(std::function<void()> fn);
 // Returns the gradients of `outputs` with respect to `inputs` without touching .grad.
 variable_list grad(const variable_list& outputs, const variable_list& inputs, const variable_list& grad_outputs = {},
                    std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,

@@ -8,6 +8,7 @@
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "autograd/engine.h"
 #include "autograd/variable.h"
@@ -22,6 +23,8 @@ namespace {
 // Per thread, as PyTorch's: nodes made on one thread are ordered by creation, which is all the
 // engine's ready queue needs, and a recorded op pays no atomic instruction.
 constinit thread_local uint64_t next_sequence_nr = 0;
+// The callbacks queued by the backward pass running on this thread (null outside one).
+constinit thread_local std::vector<std::function<void()>>* final_callbacks = nullptr;
 std::atomic<bool> anomaly_enabled{false};
 }  // namespace
 
@@ -162,6 +165,11 @@ void accumulate(variable_list& buffer, uint32_t pos, const Tensor& g) {
 variable_list run_graph(const variable_list& outputs, const variable_list& grad_outputs, bool keep_graph,
                         bool create_graph, const variable_list& inputs, bool allow_unused) {
   AutoGradMode mode(create_graph);
+  std::vector<std::function<void()>> callbacks;
+  struct CallbackScope {
+    std::vector<std::function<void()>>* saved;
+    ~CallbackScope() { final_callbacks = saved; }
+  } callback_scope{std::exchange(final_callbacks, &callbacks)};
   // Backward is not autocast: each backward op runs in the dtypes its forward op was cast to.
   dispatch::autocast_impl::Suspend no_autocast;
   std::vector<Edge> roots;
@@ -261,6 +269,7 @@ variable_list run_graph(const variable_list& outputs, const variable_list& grad_
   }
 
   for (auto& [node, in] : leaf_updates) apply_node(*node, std::move(in));
+  for (size_t i = 0; i < callbacks.size(); ++i) callbacks[i]();  // a callback may queue more
   if (capture) {
     for (size_t i = 0; i < inputs.size(); ++i) {
       EMBER_CHECK(captured[i].defined() || allow_unused, "grad",
@@ -293,6 +302,11 @@ variable_list make_grads(const variable_list& outputs, const variable_list& grad
 
 std::shared_ptr<Node> make_accumulate_grad(const Tensor& leaf) {
   return std::allocate_shared<AccumulateGrad>(cpu_allocator::ObjectAllocator<AccumulateGrad>(), leaf);
+}
+
+void queue_callback(std::function<void()> fn) {
+  EMBER_CHECK(final_callbacks, "queue_callback", "Final callbacks can only be installed during backward pass.");
+  final_callbacks->push_back(std::move(fn));
 }
 
 void backward(const variable_list& tensors, const variable_list& grad_tensors, std::optional<bool> retain_graph,

@@ -1,0 +1,52 @@
+// Join: the count of ranks still iterating is an all-reduce that every iterating rank adds 1 to
+// (notify_join_context) and every joined rank 0 to; joined ranks run their hooks while it is not 0.
+#include "ember/distributed/join.h"
+
+#include "ember/error.h"
+#include "ember/factory.h"
+
+namespace ember::distributed::algorithms {
+
+namespace {
+int64_t count(const ProcessGroupPtr& group, int64_t mine) {
+  std::vector<Tensor> t{full({1}, mine, kLong)};
+  group->allreduce(t)->wait();
+  return t[0].item<int64_t>();
+}
+}  // namespace
+
+Join::Join(std::vector<Joinable*> joinables, bool enable) : joinables_(std::move(joinables)), enable_(enable) {
+  EMBER_CHECK(!joinables_.empty(), "Join", "needs at least one joinable");
+  for (Joinable* j : joinables_) {
+    EMBER_CHECK(j, "Join", "a joinable is null");
+    const ProcessGroupPtr g = j->join_process_group();
+    EMBER_CHECK(!group_ || g == group_, "Join", "the joinables must share one process group");
+    group_ = g;
+  }
+  for (size_t i = 0; i < joinables_.size(); ++i) {
+    joinables_[i]->join_enabled_ = enable_;
+    joinables_[i]->join_notifies_ = enable_ && i == 0;
+  }
+}
+
+Join::~Join() {
+  for (Joinable* j : joinables_) j->join_enabled_ = j->join_notifies_ = false;
+}
+
+void Join::notify_join_context(Joinable& joinable) {
+  if (joinable.join_notifies_) count(joinable.join_process_group(), 1);
+}
+
+void Join::join() {
+  if (!enable_) return;
+  std::vector<std::unique_ptr<JoinHook>> hooks;
+  for (Joinable* j : joinables_) hooks.push_back(j->join_hook());
+  bool last = true;
+  while (count(group_, 0) > 0) {
+    last = false;
+    for (auto& h : hooks) h->main_hook();
+  }
+  for (auto& h : hooks) h->post_hook(last);
+}
+
+}  // namespace ember::distributed::algorithms
