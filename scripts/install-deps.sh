@@ -18,7 +18,6 @@ main=(
   libhwy-dev             # Google Highway: portable SIMD with run-time target dispatch
   libopenblas-openmp-dev # LAPACK for torch::linalg (the OpenMP build: libopenblas-dev would pull the pthread one and make it libtorch's BLAS too)
   zlib1g-dev dataset-fashion-mnist  # data: gzip-compressed IDX files, and Fashion-MNIST itself
-  libgloo-dev            # distributed: Gloo's collectives and TCP transport (library ember_distributed)
 )
 bench=(
   libtorch-dev           # PyTorch 1.13.1 C++ API: the reference in benchmarks and parity tests only
@@ -27,6 +26,9 @@ bench=(
   python3-torch python3-torchvision  # jit: models exported with torch.jit by the cases and tests
 )
 test=(
+  # distributed: Gloo's collectives and TCP transport (the library ember_distributed, built when
+  # CMake finds Gloo; the main job's example does not link it)
+  libgloo-dev
   # serialize: checkpoints written by Python torch.save in tests (python3-torch, above); libFuzzer
   # targets of the readers
   clang-14 libclang-rt-14-dev
