@@ -223,10 +223,19 @@ void index_gather_kernel(TensorIterator& iter, int64_t indexed_stride) {
   });
 }
 
-// Whether the walk along the dim is nearer in memory than the n positions (operand 1's strides,
-// the operand read in order), so that stepping along it inside reads and writes near each other.
-bool steps_inside(const IndexWalk& w, const int64_t* strides, int64_t n) {
-  return n > 1 && w.len > 1 && std::abs(w.plain_step) < std::abs(strides[1]);
+// Calls element(i, k) for the n positions and the w.len steps along the dim, the nearer of the
+// two walks in memory inside (operand 1's strides: scatter_add along the last dim, as gather's
+// backward runs it, steps along rows). For one position the steps keep their order either way,
+// and positions write apart, so duplicate indices add (or the last write lands) in the same order.
+template <class F>
+void for_each_step(const IndexWalk& w, const int64_t* strides, int64_t n, const F& element) {
+  if (n > 1 && w.len > 1 && std::abs(w.plain_step) < std::abs(strides[1])) {
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t k = 0; k < w.len; ++k) element(i, k);
+  } else {
+    for (int64_t k = 0; k < w.len; ++k)
+      for (int64_t i = 0; i < n; ++i) element(i, k);
+  }
 }
 
 void index_scatter_kernel(TensorIterator& iter, const IndexWalk& w, ScatterMode mode, const Scalar& alpha,
@@ -244,14 +253,7 @@ void index_scatter_kernel(TensorIterator& iter, const IndexWalk& w, ScatterMode 
                 std::memcpy(data[0] + i * strides[0] + j * w.indexed_stride, data[1] + k * w.plain_step + i * strides[1],
                             sizeof(E));
               };
-              // as in the accumulating loop below: the nearer walk inside, the last write the same
-              if (steps_inside(w, strides, n)) {
-                for (int64_t i = 0; i < n; ++i)
-                  for (int64_t k = 0; k < w.len; ++k) element(i, k);
-              } else {
-                for (int64_t k = 0; k < w.len; ++k)
-                  for (int64_t i = 0; i < n; ++i) element(i, k);
-              }
+              for_each_step(w, strides, n, element);
             },
             grain);
       });
@@ -287,16 +289,7 @@ void index_scatter_kernel(TensorIterator& iter, const IndexWalk& w, ScatterMode 
               x = multiply ? static_cast<T>(x * y) : scaled_add(x, y, a, has_alpha);
               std::memcpy(dst, &x, sizeof(T));
             };
-            // The nearer of the two walks inside (scatter_add along the last dim, as gather's
-            // backward does, steps along rows). For one position the steps keep their order
-            // either way, and positions write apart, so duplicate indices add in the same order.
-            if (steps_inside(w, strides, n)) {
-              for (int64_t i = 0; i < n; ++i)
-                for (int64_t k = 0; k < w.len; ++k) element(i, k);
-            } else {
-              for (int64_t k = 0; k < w.len; ++k)
-                for (int64_t i = 0; i < n; ++i) element(i, k);
-            }
+            for_each_step(w, strides, n, element);
           },
           grain);
     });
