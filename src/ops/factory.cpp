@@ -118,9 +118,38 @@ struct NormalOp {
     EMBER_CHECK(std >= 0.0, name, "expects std >= 0.0, but found std ", std);
     EMBER_CHECK(is_floating_type(o.dtype()), name, "expected a floating point dtype, got ", o.dtype());
     Generator& gen = g ? *g : default_generator();
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    return fill_each(empty_with(sizes, o), [&] { return mean + std * gen.next_normal(); });
+    Tensor out = empty_with(sizes, o);
+    const int64_t n = out.numel();
+    if (n < kVectorizedFrom) {
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      return fill_each(out, [&] { return mean + std * gen.next_normal(); });
+    }
+    // Box-Muller on whole tensors, so log, sqrt, cos and sin run as the vectorized kernels: half
+    // the uniform draws give the radii r = sqrt(-2 log u1) (u1 in (0, 1]: never log 0), the other
+    // half the angles; the first half of the output is r cos, the second r sin. float64 outputs
+    // are computed in float64, the others in float32.
+    const ScalarType wt = o.dtype() == kDouble ? kDouble : kFloat;
+    const int64_t pairs = (n + 1) / 2;
+    Tensor u1 = make_empty({pairs}, wt), u2 = make_empty({pairs}, wt);
+    {
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      if (wt == kDouble) {
+        fill_each(u1, [&] { return 1.0 - gen.next_double(); });
+        fill_each(u2, [&] { return gen.next_double(); });
+      } else {
+        fill_each(u1, [&] { return 1.0 - static_cast<double>(gen.next_float()); });
+        fill_each(u2, [&] { return static_cast<double>(gen.next_float()); });
+      }
+    }
+    Tensor r = u1.log_().mul_(-2.0).sqrt_().mul_(std);
+    Tensor theta = u2.mul_(2.0 * M_PI);
+    Tensor flat = out.is_contiguous() ? out.view({n}) : make_empty({n}, o.dtype());
+    flat.narrow(0, 0, pairs).copy_(theta.cos().mul_(r).add_(mean));
+    flat.narrow(0, pairs, n - pairs).copy_(theta.narrow(0, 0, n - pairs).sin_().mul_(r.narrow(0, 0, n - pairs)).add_(mean));
+    if (!flat.is_alias_of(out)) out.copy_(flat.view(out.sizes()));
+    return out;
   }
+  static constexpr int64_t kVectorizedFrom = 16;
 };
 struct RandintOp {
   static constexpr const char* name = "randint";

@@ -152,6 +152,43 @@ TEST(TensorCore, FactoriesAndItem) {
   EXPECT_EQ(tensor(std::vector<int64_t>{3, 4}, kFloat)[1].item<float>(), 4.0f);
 }
 
+// randn below the vectorized threshold (one Box-Muller pair at a time) and above it (whole
+// tensors): standard normal moments and tail fractions, both halves of the vectorized output
+// uncorrelated, every dtype and layout, reproducible under one seed.
+TEST(TensorCore, RandnIsStandardNormalInEveryPathDtypeAndLayout) {
+  auto check = [](const Tensor& t, double tol) {
+    Tensor x = t.to(kDouble).contiguous().view({-1});
+    const int64_t n = x.numel();
+    EXPECT_NEAR(x.mean().item<double>(), 0.0, tol) << t.sizes() << " " << t.dtype();
+    EXPECT_NEAR(x.std().item<double>(), 1.0, tol) << t.sizes() << " " << t.dtype();
+    EXPECT_NEAR(x.abs().lt(1.0).to(kDouble).mean().item<double>(), 0.6827, tol);
+    EXPECT_NEAR(x.abs().lt(2.0).to(kDouble).mean().item<double>(), 0.9545, tol / 2);
+    EXPECT_TRUE(x.isfinite().all().item<bool>());
+    const int64_t half = n / 2;
+    const double corr = (x.narrow(0, 0, half) * x.narrow(0, n - half, half)).mean().item<double>();
+    EXPECT_NEAR(corr, 0.0, tol);
+  };
+  manual_seed(7);
+  for (ScalarType dt : {kFloat, kDouble, kHalf, kBFloat16}) {
+    check(randn({200001}, TensorOptions().dtype(dt)), 0.01);
+    check(randn({4, 3, 50, 51}, TensorOptions().dtype(dt).memory_format(MemoryFormat::ChannelsLast)), 0.02);
+  }
+  Tensor small = stack([] {
+    std::vector<Tensor> v;
+    for (int i = 0; i < 20000; ++i) v.push_back(randn({5}));
+    return v;
+  }());
+  check(small, 0.01);
+  Tensor nonstandard = normal(3.0, 0.25, {100001});
+  EXPECT_NEAR(nonstandard.mean().item<double>(), 3.0, 0.005);
+  EXPECT_NEAR(nonstandard.std().item<double>(), 0.25, 0.005);
+  manual_seed(11);
+  Tensor a = randn({1001});
+  manual_seed(11);
+  EXPECT_TRUE(equal(a, randn({1001})));
+  EXPECT_EQ(randn({0}).numel(), 0);
+}
+
 TEST(TensorCore, FromBlobSharesMemoryAndCallsDeleter) {
   float data[6] = {0, 1, 2, 3, 4, 5};
   Tensor t = from_blob(data, {2, 3});
