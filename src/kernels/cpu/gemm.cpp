@@ -177,16 +177,35 @@ Tensor as_tensor(const Matrices& m, ScalarType dtype) {
   return from_blob(m.data, m.sizes, m.strides, TensorOptions().dtype(dtype));
 }
 
-// oneDNN 2.6 has no CPU float16 matmul: large float16 products widen their operands to float32
-// (exactly), run in float32 and round once, which is what the loops compute too, only slower.
-void half_as_float(const Matrices& out, const Matrices& a, const Matrices& b, const GemmEpilogue& e) {
-  const Tensor a32 = as_tensor(a, kHalf).to(kFloat), b32 = as_tensor(b, kHalf).to(kFloat);
-  const Tensor out16 = as_tensor(out, kHalf);
+// Whether oneDNN has a bfloat16 matmul on this CPU: 2.6 has one from AVX-512 (native with
+// AVX512-BF16 or AMX, emulated without) and none on AVX2-only CPUs, where creating it throws.
+// Asked once, by creating a small one.
+bool onednn_has_bfloat16_matmul() {
+  static const bool has = [] {
+    try {
+      const dnnl::memory::desc m({2, 2}, dnnl::memory::data_type::bf16, dnnl::memory::format_tag::ab);
+      const dnnl::memory::desc o({2, 2}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab);
+      dnnl::matmul::primitive_desc(dnnl::matmul::desc(m, m, o), onednn::engine());
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return has;
+}
+
+// oneDNN 2.6 has no CPU float16 matmul, nor a bfloat16 one on AVX2-only CPUs: large products in
+// those dtypes widen their operands to float32 (exactly), run in float32 and round once, which is
+// what the loops compute too, only slower.
+void widened_to_float(ScalarType dtype, const Matrices& out, const Matrices& a, const Matrices& b,
+                      const GemmEpilogue& e) {
+  const Tensor a32 = as_tensor(a, dtype).to(kFloat), b32 = as_tensor(b, dtype).to(kFloat);
+  const Tensor out16 = as_tensor(out, dtype);
   const Tensor out32 = e.beta.equal(0) ? empty(out16.sizes()) : out16.to(kFloat);
   Tensor bias32;
   GemmEpilogue e32 = e;
   if (e.bias) {
-    bias32 = from_blob(const_cast<void*>(e.bias), {out.cols()}, {e.bias_stride}, TensorOptions().dtype(kHalf))
+    bias32 = from_blob(const_cast<void*>(e.bias), {out.cols()}, {e.bias_stride}, TensorOptions().dtype(dtype))
                  .to(kFloat);
     e32.bias = bias32.data_ptr();
     e32.bias_stride = bias32.stride(0);
@@ -253,12 +272,15 @@ void gemm(ScalarType dtype, const Matrices& out, const Matrices& a, const Matric
   // accumulator, which it never wrote.
   const bool big = a.cols() > 0 && out.rows() > 1 && out.cols() > 1 && !e.alpha.equal(0) &&
                    out.rows() * out.cols() * a.cols() >= small_product_limit(dtype);
-  if (big && dtype == kFloat && math == Float32Math::kBFloat16) {
+  // Float32Math::kBFloat16 is a speed mode: where oneDNN has no bfloat16 matmul it computes in
+  // float32, never slower than the default.
+  const bool bf16 = onednn_has_bfloat16_matmul();
+  if (big && dtype == kFloat && math == Float32Math::kBFloat16 && bf16) {
     float_via_bfloat16(out, a, b, e);
-  } else if (big && (dtype == kFloat || dtype == kBFloat16)) {
+  } else if (big && (dtype == kFloat || (dtype == kBFloat16 && bf16))) {
     onednn_gemm(dtype, dtype, out, a, b, e);
-  } else if (big && dtype == kHalf) {
-    half_as_float(out, a, b, e);
+  } else if (big && (dtype == kHalf || dtype == kBFloat16)) {
+    widened_to_float(dtype, out, a, b, e);
   } else {
     gemm_loops(dtype, out, a, b, e);
   }
