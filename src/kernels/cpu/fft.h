@@ -1,0 +1,16 @@
+// Ember's FFT engine (fft_kernels.cpp): complex transforms of any length, in float and double.
+// Lengths whose prime factors are all small run a mixed-radix Stockham autosort FFT (radix 4, 2,
+// 3, 5 butterflies and a generic one for the other small primes); lengths with a large prime
+// factor run Bluestein's algorithm on a power-of-two transform. Plans (factors, twiddles, the
+// Bluestein chirp and its transform) are cached per (length, direction, dtype).
+#pragma once
+#include "ember/tensor.h"
+
+namespace ember::kernels {
+
+// Transforms each row of `data`, a contiguous complex tensor viewed as [rows, n], in place:
+// X[k] = sum_j x[j] exp(-+2 pi i j k / n) (minus sign forward), unnormalized. Rows run in
+// parallel.
+void fft_c2c_rows(const Tensor& data, int64_t n, bool forward);
+
+}  // namespace ember::kernels
