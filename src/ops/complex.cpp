@@ -103,7 +103,8 @@ struct ViewAsRealOp {
   static Tensor run(const Tensor& self) {
     EMBER_CHECK(!self.is_conj(), name,
                 "view_as_real doesn't work on unresolved conjugated tensors.  To resolve the conjugate tensor so you "
-                "can view it as real, use self.resolve_conj()");
+                "can view it as real, use self.resolve_conj(); however, be warned that the resulting tensor will NOT "
+                "alias the original.");
     EMBER_CHECK(self.is_complex(), name, "view_as_real is only supported for complex tensors");
     return real_view_of_storage(self);
   }
@@ -120,7 +121,8 @@ struct ViewAsComplexOp {
   static Tensor run(const Tensor& self) {
     const ScalarType t = self.dtype();
     EMBER_CHECK(t == kFloat || t == kDouble || t == kHalf, name,
-                "view_as_complex is only supported for float and double tensors, but got a tensor of scalar type: ", t);
+                "view_as_complex is only supported for half, float and double tensors, but got a tensor of scalar type: ",
+                t);
     EMBER_CHECK(t != kHalf, name, "view_as_complex: Ember has no ComplexHalf dtype");
     EMBER_CHECK(self.dim() != 0, name, "Input tensor must have one or more dimensions");
     EMBER_CHECK(self.size(-1) == 2, name, "Tensor must have a last dimension of size 2");
@@ -201,7 +203,7 @@ struct AngleOp {
 void check_parts(const char* op, const char* a, const char* b, const Tensor& x, const Tensor& y) {
   EMBER_CHECK(x.dtype() == y.dtype(), op, "Expected object of scalar type ", x.dtype(),
               " but got scalar type ", y.dtype(), " for second argument");
-  EMBER_CHECK(x.dtype() == kFloat || x.dtype() == kDouble, op, "Expected both inputs to be Float or Double tensors but got ",
+  EMBER_CHECK(x.dtype() == kFloat || x.dtype() == kDouble, op, "Expected both inputs to be Half, Float or Double tensors but got ",
               x.dtype(), " and ", y.dtype());
   (void)a, (void)b;
 }

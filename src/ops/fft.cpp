@@ -76,11 +76,17 @@ struct FftC2COp {
 struct FftR2COp {
   static constexpr const char* name = "_fft_r2c";
   static Tensor run(const Tensor& self, IntArrayRef dim, int64_t normalization, bool onesided) {
-    Tensor out = c2c_raw(self.to(to_complex_type(self.dtype())), dim, true);
-    if (onesided) {
-      const int64_t last = dim.back();
-      out = out.narrow(last, 0, self.size(last) / 2 + 1).contiguous();
-    }
+    if (!onesided) return apply_norm(c2c_raw(self.to(to_complex_type(self.dtype())), dim, true), numel_of(self, dim),
+                                     normalization);
+    // the real transform along the last dim, then complex ones along the others
+    const int64_t last = dim.back(), n = self.size(last);
+    const Tensor rows = self.movedim(last, -1).contiguous();
+    DimVector sizes(rows.sizes());
+    sizes.back() = n / 2 + 1;
+    Tensor out = make_empty(sizes, to_complex_type(self.dtype()));
+    kernels::fft_r2c_rows(out, rows, n);
+    out = out.movedim(-1, last);
+    if (dim.size() > 1) out = c2c_raw(out, IntArrayRef(dim.data(), dim.size() - 1), true);
     return apply_norm(out, numel_of(self, dim), normalization);
   }
   // FftR2CBackward0 -- self: fft_r2c_backward(grad, dim, normalization, onesided, self.size(dim.back())):
@@ -188,7 +194,10 @@ ShapeAndDims canonicalize(const char* op, const Tensor& x, OptionalIntArrayRef s
   } else {
     if (!dim)
       for (int64_t d = 0; d < nd; ++d) r.dims.push_back(d);
-    for (int64_t d : r.dims) r.shape.push_back(x.size(d));
+    for (int64_t d : r.dims) {
+      EMBER_CHECK(x.size(d) > 0, op, "Invalid number of data points (", x.size(d), ") specified");
+      r.shape.push_back(x.size(d));
+    }
   }
   return r;
 }

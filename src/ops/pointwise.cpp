@@ -47,12 +47,17 @@ Tensor binary_into(const char* name, const Tensor& out, const A& a, const B& b, 
   TensorIterator iter(config);
   const ScalarType common = iter.common_dtype();
   if (is_complex_type(common) && op != BinaryOp::Add && op != BinaryOp::Sub && op != BinaryOp::Mul &&
-      op != BinaryOp::Div)
-    not_implemented(name, common);
+      op != BinaryOp::Div) {
+    EMBER_CHECK(op != BinaryOp::Maximum && op != BinaryOp::Minimum, name, name, " not implemented for complex tensors.");
+    const char* kernel = op == BinaryOp::DivFloor ? "div_floor" : op == BinaryOp::DivTrunc ? "div_trunc" : name;
+    detail::fail(name, "\"", kernel, "_cpu\" not implemented for '", common, "'");
+  }
   if ((op == BinaryOp::Add || op == BinaryOp::Sub) && !alpha.equal(1)) {
-    EMBER_CHECK(is_floating_type(common) || !alpha.isFloatingPoint(), name,
+    EMBER_CHECK(is_floating_type(common) || is_complex_type(common) || !alpha.isFloatingPoint(), name,
                 "For integral input tensors, argument alpha must not be a floating point number.");
     EMBER_CHECK(common != kBool || alpha.isBoolean(), name, "Boolean alpha only supported for Boolean results.");
+    EMBER_CHECK(is_complex_type(common) || !alpha.isComplex(), name,
+                "For non-complex input tensors, argument alpha must not be a complex number.");
   }
   switch (op) {
     case BinaryOp::DivTrunc:

@@ -18,7 +18,7 @@ Tensor predicate_into(const char* name, const Tensor& out, const Tensor& a, cons
   TensorIterator iter(TensorIteratorConfig(name).add_output(out).add_input(a).add_input(b).output_dtype(kBool));
   // complex numbers are not ordered: only eq and ne (PyTorch's error)
   if (is_complex_type(iter.common_dtype()) && op != PredicateOp::Eq && op != PredicateOp::Ne)
-    not_implemented(name, iter.common_dtype());
+    detail::fail(name, "\"", name, "_cpu\" not implemented for '", iter.common_dtype(), "'");
   kernels::predicate_kernel(iter, op);
   bump_version(out);
   return iter.take_output();

@@ -6,6 +6,7 @@
 #include "dispatch/dispatch.h"
 #include "ember/factory.h"
 #include "ember/pointwise.h"
+#include "kernels/cpu/complex_kernels.h"
 #include "ops/pointwise_util.h"
 
 namespace ember {
@@ -25,6 +26,17 @@ enum class Kind {
 
 // Complex inputs: the ops with a complex kernel, abs into the real part dtype.
 Tensor complex_unary_op(const char* name, const Tensor& out, const Tensor& self, UnaryOp op, bool inplace) {
+  switch (op) {  // PyTorch's messages for the ops without a complex meaning
+    case UnaryOp::Floor: detail::fail(name, "floor is not supported for complex inputs");
+    case UnaryOp::Ceil: detail::fail(name, "ceil is not supported for complex inputs");
+    case UnaryOp::Round: detail::fail(name, "round is not supported for complex inputs");
+    case UnaryOp::Trunc: detail::fail(name, "trunc is not supported for complex inputs");
+    case UnaryOp::Relu: detail::fail(name, "clamp is not supported for complex types");
+    case UnaryOp::Sign:
+      detail::fail(name, "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn "
+                   "instead.");
+    default: break;
+  }
   if (!kernels::complex_unary_supported(op)) not_implemented(name, self.dtype());
   if (op != UnaryOp::Abs) return pointwise::unary_into(name, out, self, op, {}, inplace);
   EMBER_CHECK(!inplace, name, "In-place abs is not supported for complex tensors.");

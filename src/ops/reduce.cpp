@@ -5,6 +5,7 @@
 #include "ember/reduce.h"
 
 #include <cmath>
+#include <string_view>
 
 #include "autograd/variable.h"
 #include "dispatch/dispatch.h"
@@ -282,13 +283,15 @@ struct ProdOp {
 
 // ---- max, min, amax, amin, argmax, argmin --------------------------------------------------
 
-// Complex numbers have no order: max, min, amax, argmax, ... raise PyTorch's error.
-void check_not_complex(const char* op, const Tensor& self) {
-  EMBER_CHECK(!self.is_complex(), op, op, "(): does not support complex input");
+// Complex numbers have no order: max, min, amax, argmax, ... raise PyTorch's error, which names
+// its kernel ("max_all" for max(), "max_values_cpu" for amax, ...).
+void check_not_complex(const char* op, const Tensor& self, const char* kernel) {
+  EMBER_CHECK(!self.is_complex(), op, "\"", kernel, "\" not implemented for '", self.dtype(), "'");
 }
 
 Tensor extreme_values(const char* op, const Tensor& self, uint64_t mask, bool keepdim, bool dims_given, bool is_max) {
-  check_not_complex(op, self);
+  const bool amax_like = std::string_view(op).starts_with("am");  // amax, amin
+  check_not_complex(op, self, amax_like ? (is_max ? "max_values_cpu" : "min_values_cpu") : (is_max ? "max_all" : "min_all"));
   check_nonempty_reduction(op, self, mask, dims_given);
   Result r = make_result(self, mask, keepdim, self.dtype());
   kernels::reduce_kernel(r.keep, self, mask, spec_of(is_max ? ReduceKind::Max : ReduceKind::Min));
@@ -345,7 +348,7 @@ struct AminOp : AextremeGrad<false> {
 // Values (optional) and first indices of the extreme along one dim.
 std::tuple<Tensor, Tensor> extreme_with_index(const char* op, const Tensor& self, int64_t dim, bool keepdim,
                                               bool want_values, bool is_max) {
-  check_not_complex(op, self);
+  check_not_complex(op, self, want_values ? (is_max ? "max_cpu" : "min_cpu") : (is_max ? "argmax_cpu" : "argmin_cpu"));
   const int64_t d = maybe_wrap_dim(dim, self.dim(), op);
   const uint64_t mask = single_dim_mask(self, d);
   check_nonempty_reduction(op, self, mask, true);

@@ -19,9 +19,9 @@ ember::Tensor special_values(ember::ScalarType t) {
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<double> v = {0.0, -0.0, 1.0, -2.5, inf, -inf, nan, 1e30, 1e-30, 3.0};
   const ember::ScalarType r = ember::to_real_value_type(t);
-  ember::Tensor re = ember::tensor(ember::ArrayRef<double>(v), ember::TensorOptions().dtype(ember::kDouble));
-  re = re.repeat_interleave(static_cast<int64_t>(v.size())).to(r);
-  ember::Tensor im = ember::tensor(ember::ArrayRef<double>(v), ember::TensorOptions().dtype(ember::kDouble)).repeat({static_cast<int64_t>(v.size())}).to(r);
+  const int64_t n = static_cast<int64_t>(v.size());
+  const ember::Tensor values = ember::tensor(v, ember::TensorOptions().dtype(ember::kDouble));
+  const ember::Tensor re = values.repeat_interleave(n).to(r), im = values.repeat({n}).to(r);
   return ember::make_complex(re, im);
 }
 
@@ -75,6 +75,20 @@ TEST(ComplexParity, FactoriesAndItem) {
   // full infers the default complex dtype from a complex value, as libtorch
   EXPECT_EQ(ember::full({2}, ember::complex<double>(1, 2)).dtype(), ember::kComplexFloat);
   EXPECT_EQ(to_torch(ember::kComplexFloat), torch::full({2}, c10::complex<double>(1, 2)).scalar_type());
+}
+
+// libtorch 1.13's C++ printer shows the real parts of a complex tensor (it prints through a cast
+// to double); Ember prints the same.
+TEST(ComplexParity, Printing) {
+  for (ember::ScalarType t : kComplexTypes) {
+    for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{}, {3}, {2, 3}, {2, 2, 2}}) {
+      const ember::Tensor x = random(shape, t, 2);
+      std::ostringstream a, b;
+      a << x;
+      b << to_torch(x);
+      EXPECT_EQ(a.str(), b.str());
+    }
+  }
 }
 
 TEST(ComplexParity, Promotion) {
@@ -330,8 +344,8 @@ TEST(ComplexParity, Errors) {
   EXPECT_SAME_ERROR(ember::maximum(z, z), torch::maximum(tz, tz));
   EXPECT_SAME_ERROR(ember::view_as_complex(ember::ones({3, 3})), torch::view_as_complex(torch::ones({3, 3})));
   EXPECT_SAME_ERROR(ember::view_as_complex(ember::ones({2, 3}).t()), torch::view_as_complex(torch::ones({2, 3}).t()));
-  EXPECT_SAME_ERROR(ember::view_as_complex(ember::ones({4, 2}).slice(0, 0, 4, 2).t().t().narrow(1, 0, 2).view({2, 2})),
-                    torch::view_as_complex(torch::ones({4, 2}).slice(0, 0, 4, 2).view({2, 2})));
+  EXPECT_SAME_ERROR(ember::view_as_complex(ember::ones({2, 4}).slice(1, 0, 4, 2)),
+                    torch::view_as_complex(torch::ones({2, 4}).slice(1, 0, 4, 2)));
   EXPECT_SAME_ERROR(ember::view_as_complex(ember::ones({}, ember::kDouble)),
                     torch::view_as_complex(torch::ones({}, torch::kDouble)));
   EXPECT_SAME_ERROR(ember::view_as_complex(ember::ones({2}, ember::kInt)), torch::view_as_complex(torch::ones({2}, torch::kInt)));

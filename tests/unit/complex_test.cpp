@@ -1,10 +1,10 @@
 // Complex tensors and torch.fft without libtorch: gradcheck of the complex derivatives and of
 // every FFT primitive, the statistics of complex random factories, the FFT engine against a
-// direct DFT, conjugate views under autograd, and printing.
+// direct DFT, and conjugate views under autograd.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "ember/ember.h"
 #include "unit/expect_error.h"
@@ -30,15 +30,6 @@ TEST(Complex, RandomFactories) {
   EXPECT_GE(real(u).min().item<double>(), 0.0);
   EXPECT_LT(imag(u).max().item<double>(), 1.0);
   EXPECT_NEAR(imag(u).mean().item<double>(), 0.5, 0.01);
-}
-
-TEST(Complex, Printing) {
-  const Tensor z = make_complex(tensor({1.5, -2.0}), tensor({0.25, 3.0}));
-  std::ostringstream os;
-  os << z;
-  EXPECT_NE(os.str().find("CPUComplexFloatType{2}"), std::string::npos) << os.str();
-  EXPECT_NE(os.str().find("0.25"), std::string::npos) << os.str();
-  EXPECT_NE(os.str().find("3j"), std::string::npos) << os.str();
 }
 
 TEST(Complex, GradcheckPointwise) {
@@ -132,9 +123,9 @@ TEST(Complex, ConjViewsUnderAutograd) {
 
 TEST(Complex, Errors) {
   const Tensor z = crandn({3}, 9);
-  expect_error([&] { z.max(); }, "does not support complex");
-  expect_error([&] { z.floor(); }, "not implemented for 'ComplexDouble'");
-  expect_error([&] { z.lt(z); }, "not implemented for 'ComplexDouble'");
+  expect_error([&] { z.max(); }, "\"max_all\" not implemented for 'ComplexDouble'");
+  expect_error([&] { z.floor(); }, "floor is not supported for complex inputs");
+  expect_error([&] { z.lt(z); }, "\"lt_cpu\" not implemented for 'ComplexDouble'");
   expect_error([&] { view_as_complex(ones({3, 3})); }, "Tensor must have a last dimension of size 2");
   expect_error([&] { fft::fft(z, 0); }, "Invalid number of data points (0) specified");
   expect_error([&] { fft::fftn(ones({2, 2}), std::nullopt, {{1, -1}}); }, "FFT dims must be unique");

@@ -13,4 +13,9 @@ namespace ember::kernels {
 // parallel.
 void fft_c2c_rows(const Tensor& data, int64_t n, bool forward);
 
+// The one-sided forward transform of each row of `in` (contiguous float32/float64 [rows, n]) into
+// `out` (contiguous complex [rows, n / 2 + 1]), unnormalized. An even n runs a complex transform
+// of half the length on the pairs (x[2j], x[2j + 1]) and untangles its result.
+void fft_r2c_rows(const Tensor& out, const Tensor& in, int64_t n);
+
 }  // namespace ember::kernels

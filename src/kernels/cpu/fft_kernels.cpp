@@ -5,6 +5,7 @@
 #include "kernels/cpu/fft.h"
 
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -249,7 +250,81 @@ void rows_typed(const Tensor& data, int64_t n, bool forward) {
   });
 }
 
+// exp(-2 pi i k / n) for k <= n / 2, cached per n: the untangling step of the real transform.
+template <class T>
+std::shared_ptr<const std::vector<C<T>>> r2c_twiddles(int64_t n) {
+  static std::mutex mu;
+  static std::map<int64_t, std::shared_ptr<const std::vector<C<T>>>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& slot = cache[n];
+  if (!slot) {
+    auto tw = std::make_shared<std::vector<C<T>>>(static_cast<size_t>(n / 2 + 1));
+    for (int64_t k = 0; k <= n / 2; ++k) {
+      const C<double> w = root(k, n, -1);
+      (*tw)[static_cast<size_t>(k)] = C<T>(static_cast<T>(w.real()), static_cast<T>(w.imag()));
+    }
+    slot = std::move(tw);
+  }
+  return slot;
+}
+
+template <class T>
+void r2c_typed(const Tensor& out, const Tensor& in, int64_t n) {
+  const int64_t rows = n == 0 ? 0 : in.numel() / n, h = n / 2;
+  if (rows == 0) return;
+  const T* x = static_cast<const T*>(in.data_ptr());
+  C<T>* y = static_cast<C<T>*>(out.data_ptr());
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / (4 * n));
+  if (n % 2 == 1) {  // odd: the complex transform of the row
+    const auto plan = get_plan<T>(n, -1);
+    parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
+      std::vector<C<T>> row(static_cast<size_t>(n)), work(static_cast<size_t>(plan->scratch()));
+      for (int64_t r = b; r < e; ++r) {
+        for (int64_t j = 0; j < n; ++j) row[static_cast<size_t>(j)] = C<T>(x[r * n + j], T(0));
+        plan->execute(row.data(), work.data());
+        for (int64_t k = 0; k <= h; ++k) y[r * (h + 1) + k] = row[static_cast<size_t>(k)];
+      }
+    });
+    return;
+  }
+  const auto plan = get_plan<T>(h, -1);
+  const auto tw = r2c_twiddles<T>(n);
+  const C<T>* w = tw->data();
+  parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
+    std::vector<C<T>> work(static_cast<size_t>(plan->scratch()));
+    for (int64_t r = b; r < e; ++r) {
+      C<T>* z = y + r * (h + 1);
+      std::memcpy(static_cast<void*>(z), x + r * n, static_cast<size_t>(n) * sizeof(T));  // z[j] = x[2j] + i x[2j+1]
+      plan->execute(z, work.data());
+      // X[k] = E + w^k O with E = (Z[k] + conj Z[h-k]) / 2, O = -i (Z[k] - conj Z[h-k]) / 2
+      const C<T> z0 = z[0];
+      z[0] = C<T>(z0.real() + z0.imag(), T(0));
+      z[h] = C<T>(z0.real() - z0.imag(), T(0));
+      for (int64_t k = 1; 2 * k <= h; ++k) {
+        const int64_t m = h - k;
+        const C<T> a = z[k], bb = z[m];
+        const auto half_sum = [](C<T> p, C<T> q) {  // (p + conj q) / 2 and -i (p - conj q) / 2
+          const C<T> ev((p.real() + q.real()) * T(0.5), (p.imag() - q.imag()) * T(0.5));
+          const C<T> od((p.imag() + q.imag()) * T(0.5), -(p.real() - q.real()) * T(0.5));
+          return std::pair<C<T>, C<T>>(ev, od);
+        };
+        const auto [ek, ok] = half_sum(a, bb);
+        z[k] = ek + w[k] * ok;
+        if (m != k) {
+          const auto [em, om] = half_sum(bb, a);
+          z[m] = em + w[m] * om;
+        }
+      }
+    }
+  });
+}
+
 }  // namespace
+
+void fft_r2c_rows(const Tensor& out, const Tensor& in, int64_t n) {
+  if (in.dtype() == kDouble) return r2c_typed<double>(out, in, n);
+  r2c_typed<float>(out, in, n);
+}
 
 void fft_c2c_rows(const Tensor& data, int64_t n, bool forward) {
   if (data.dtype() == kComplexDouble) return rows_typed<double>(data, n, forward);
