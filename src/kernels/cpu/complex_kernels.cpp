@@ -120,14 +120,11 @@ void complex_binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alph
   visit_complex(iter.dtype(0), [&](auto tag) {
     using C = decltype(tag);
     const C al = alpha.to<C>();
-    const bool one = alpha.equal(1);
     switch (op) {
-      case BinaryOp::Add:
-        if (one) return binary_loop<C, C>(iter, [](C a, C b) { return a + b; });
-        return binary_loop<C, C>(iter, [al](C a, C b) { return a + al * b; });
-      case BinaryOp::Sub:
-        if (one) return binary_loop<C, C>(iter, [](C a, C b) { return a - b; });
-        return binary_loop<C, C>(iter, [al](C a, C b) { return a - al * b; });
+      // a + alpha * b with the complex product even for alpha = 1, as PyTorch: a NaN part of b
+      // reaches both parts of the result
+      case BinaryOp::Add: return binary_loop<C, C>(iter, [al](C a, C b) { return a + al * b; });
+      case BinaryOp::Sub: return binary_loop<C, C>(iter, [al](C a, C b) { return a - al * b; });
       case BinaryOp::Mul: return binary_loop<C, C>(iter, [](C a, C b) { return a * b; });
       case BinaryOp::Div: return binary_loop<C, C>(iter, [](C a, C b) { return a / b; });
       default: EMBER_CHECK(false, "binary", "no complex kernel for this op");
