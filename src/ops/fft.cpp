@@ -38,7 +38,9 @@ Tensor apply_norm(Tensor x, double signal_numel, int64_t norm) {
 // Unnormalized complex transforms of a complex tensor along dims, into a new tensor.
 Tensor c2c_raw(const Tensor& self, IntArrayRef dims, bool forward) {
   Tensor x = self;
-  for (int64_t d : dims) {
+  // the last dims first: for a contiguous input the first copy is then not a transpose
+  for (auto it = dims.end(); it != dims.begin();) {
+    const int64_t d = *--it;
     const int64_t n = x.size(d);
     Tensor rows = x.movedim(d, -1).clone(MemoryFormat::Contiguous);  // a new buffer, conjugate bit resolved
     kernels::fft_c2c_rows(rows, n, forward);

@@ -1,8 +1,9 @@
 // Ember's FFT engine (fft_kernels.cpp): complex transforms of any length, in float and double.
-// Lengths whose prime factors are all small run a mixed-radix Stockham autosort FFT (radix 4, 2,
-// 3, 5 butterflies and a generic one for the other small primes); lengths with a large prime
-// factor run Bluestein's algorithm on a power-of-two transform. Plans (factors, twiddles, the
-// Bluestein chirp and its transform) are cached per (length, direction, dtype).
+// Lengths whose prime factors are all small run a mixed-radix Stockham autosort FFT (radix 4, 2
+// and 3 butterflies and a generic one for the other primes up to 13); lengths with a larger prime
+// factor run Bluestein's algorithm on a transform whose length has only the factors 2 and 3.
+// Plans (factors, twiddles, the Bluestein chirp and its transform) are cached per (length,
+// direction, dtype).
 #pragma once
 #include "ember/tensor.h"
 

@@ -75,6 +75,19 @@ std::vector<int64_t> factorize(int64_t n) {
   return f;
 }
 
+// The smallest length >= n whose factors are 2 and 3 (Bluestein's inner transform: the radices
+// with butterflies of their own).
+int64_t good_size(int64_t n) {
+  int64_t best = 1;
+  while (best < n) best *= 2;
+  for (int64_t f3 = 1; f3 < best; f3 *= 3) {
+    int64_t v = f3;
+    while (v < n) v *= 2;
+    best = std::min(best, v);
+  }
+  return best;
+}
+
 template <class T>
 std::shared_ptr<const Plan<T>> make_plan(int64_t n, int sign) {
   auto plan = std::make_shared<Plan<T>>();
@@ -85,8 +98,7 @@ std::shared_ptr<const Plan<T>> make_plan(int64_t n, int sign) {
   for (int64_t p : f) largest = std::max(largest, p);
   if (largest > kMaxDirectFactor) {
     plan->bluestein = true;
-    int64_t big = 1;
-    while (big < 2 * n - 1) big *= 2;
+    const int64_t big = good_size(2 * n - 1);
     plan->big = big;
     plan->inner_fwd = get_plan<T>(big, -1);
     plan->inner_inv = get_plan<T>(big, +1);
