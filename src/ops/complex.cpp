@@ -200,12 +200,11 @@ struct AngleOp {
 };
 
 // The checks of complex(real, imag) and polar(abs, angle): one float dtype for both.
-void check_parts(const char* op, const char* a, const char* b, const Tensor& x, const Tensor& y) {
+void check_parts(const char* op, const Tensor& x, const Tensor& y) {
   EMBER_CHECK(x.dtype() == y.dtype(), op, "Expected object of scalar type ", x.dtype(),
               " but got scalar type ", y.dtype(), " for second argument");
   EMBER_CHECK(x.dtype() == kFloat || x.dtype() == kDouble, op, "Expected both inputs to be Half, Float or Double tensors but got ",
               x.dtype(), " and ", y.dtype());
-  (void)a, (void)b;
 }
 Tensor from_parts(const char* op, const Tensor& x, const Tensor& y, bool polar) {
   TensorIterator iter(TensorIteratorConfig(op)
@@ -222,7 +221,7 @@ Tensor from_parts(const char* op, const Tensor& x, const Tensor& y, bool polar) 
 struct ComplexOp {
   static constexpr const char* name = "complex";
   static Tensor run(const Tensor& real, const Tensor& imag) {
-    check_parts(name, "real", "imag", real, imag);
+    check_parts(name, real, imag);
     return from_parts(name, real, imag, false);
   }
   // ComplexBackward0 -- real: at::real(grad); imag: at::imag(grad)
@@ -236,7 +235,7 @@ struct ComplexOp {
 struct PolarOp {
   static constexpr const char* name = "polar";
   static Tensor run(const Tensor& abs, const Tensor& angle) {
-    check_parts(name, "abs", "angle", abs, angle);
+    check_parts(name, abs, angle);
     return from_parts(name, abs, angle, true);
   }
   // PolarBackward0 -- abs: real(conj(grad) e^(i angle)); angle: real(conj(grad) i result)

@@ -41,7 +41,6 @@ struct Plan {
     std::vector<C<T>> tw;
   };
   std::vector<Stage> stages;
-  std::vector<C<T>> roots_p;  // generic radix: exp(sign 2 pi i k / p) per stage's p (max p entries)
   // Bluestein: chirp c[k] = exp(sign pi i k^2 / n), the transform of the filter, the inner plans.
   bool bluestein = false;
   int64_t big = 0;
