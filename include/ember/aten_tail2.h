@@ -335,7 +335,8 @@ Tensor& rrelu_with_noise_(Tensor& self, const Tensor& noise, const Scalar& lower
 
 // torch::pad_sequence, as nn::utils::rnn::pad_sequence.
 Tensor pad_sequence(TensorList sequences, bool batch_first = false, double padding_value = 0.0);
-// Ember has no conjugate or negative bits (no complex dtypes): both return the tensor itself.
+// resolve_conj: a conjugate view materialized, any other tensor itself (src/ops/complex.cpp).
+// Ember has no negative bit: resolve_neg returns the tensor itself.
 Tensor resolve_conj(const Tensor& self);
 Tensor resolve_neg(const Tensor& self);
 

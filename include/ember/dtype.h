@@ -1,10 +1,13 @@
-// Scalar types: the ten dtypes, the 16-bit float storage types and PyTorch's promotion rules.
+// Scalar types: the twelve dtypes, the 16-bit float storage types and PyTorch's promotion rules.
 #pragma once
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <ostream>
+#include <stdexcept>
+
+#include "ember/complex.h"
 
 namespace ember {
 
@@ -104,6 +107,8 @@ enum class ScalarType : int8_t {
   Double,    // float64
   Bool,
   BFloat16,
+  ComplexFloat,   // complex64
+  ComplexDouble,  // complex128
   Undefined,
 };
 constexpr int kNumScalarTypes = static_cast<int>(ScalarType::Undefined);
@@ -119,9 +124,10 @@ constexpr ScalarType kFloat = ScalarType::Float, kFloat32 = ScalarType::Float;
 constexpr ScalarType kDouble = ScalarType::Double, kFloat64 = ScalarType::Double;
 constexpr ScalarType kBool = ScalarType::Bool;
 constexpr ScalarType kBFloat16 = ScalarType::BFloat16;
+constexpr ScalarType kComplexFloat = ScalarType::ComplexFloat, kComplexDouble = ScalarType::ComplexDouble;
 
 constexpr size_t element_size(ScalarType t) {
-  constexpr size_t sizes[] = {1, 1, 2, 4, 8, 2, 4, 8, 1, 2, 0};
+  constexpr size_t sizes[] = {1, 1, 2, 4, 8, 2, 4, 8, 1, 2, 8, 16, 0};
   return sizes[static_cast<int>(t)];
 }
 constexpr bool is_floating_type(ScalarType t) {
@@ -132,6 +138,14 @@ constexpr bool is_integral_type(ScalarType t, bool include_bool) {
   return t == kByte || t == kChar || t == kShort || t == kInt || t == kLong || (include_bool && t == kBool);
 }
 constexpr bool is_signed_type(ScalarType t) { return t != kByte && t != kBool; }
+constexpr bool is_complex_type(ScalarType t) { return t == kComplexFloat || t == kComplexDouble; }
+// complex64 <-> float32, complex128 <-> float64 (c10::toRealValueType, c10::toComplexType)
+constexpr ScalarType to_real_value_type(ScalarType t) {
+  return t == kComplexFloat ? kFloat : t == kComplexDouble ? kDouble : t;
+}
+constexpr ScalarType to_complex_type(ScalarType t) {
+  return t == kDouble || t == kComplexDouble ? kComplexDouble : kComplexFloat;
+}
 const char* to_string(ScalarType t);  // "Float", as c10 prints it
 std::ostream& operator<<(std::ostream& os, ScalarType t);
 
@@ -154,9 +168,12 @@ EMBER_MAP_TYPE(float, kFloat)
 EMBER_MAP_TYPE(double, kDouble)
 EMBER_MAP_TYPE(bool, kBool)
 EMBER_MAP_TYPE(BFloat16, kBFloat16)
+EMBER_MAP_TYPE(complex<float>, kComplexFloat)
+EMBER_MAP_TYPE(complex<double>, kComplexDouble)
 #undef EMBER_MAP_TYPE
 
-// Calls f(T{}) with the C++ type of dtype t. Throws for Undefined.
+// Calls f(T{}) with the C++ type of dtype t, a real dtype. Complex dtypes have their own visitor
+// (visit_complex) and their own kernels: generic real code never sees them.
 template <class F>
 decltype(auto) visit_dtype(ScalarType t, F&& f) {
   switch (t) {
@@ -172,7 +189,16 @@ decltype(auto) visit_dtype(ScalarType t, F&& f) {
     case kBFloat16: return f(BFloat16{});
     default: break;
   }
-  throw std::runtime_error("ember: undefined dtype");
+  throw std::runtime_error(is_complex_type(t) ? "ember: this op does not support complex dtypes"
+                                              : "ember: undefined dtype");
+}
+
+// Calls f(T{}) with ember::complex<float> or complex<double> for a complex dtype.
+template <class F>
+decltype(auto) visit_complex(ScalarType t, F&& f) {
+  if (t == kComplexDouble) return f(complex<double>{});
+  if (t == kComplexFloat) return f(complex<float>{});
+  throw std::runtime_error("ember: expected a complex dtype");
 }
 
 }  // namespace ember

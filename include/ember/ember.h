@@ -45,3 +45,5 @@
 // capture and replay of static workloads (ember::graphs)
 #include "ember/graphs.h"
 #include "ember/special.h"  // torch.special
+#include "ember/complex_ops.h"
+#include "ember/fft.h"  // torch.fft

@@ -71,9 +71,14 @@ class TensorImpl : public RefCounted {
   void set_dtype(ScalarType t) { dtype_ = t; }
 
   // Autograd state. requires_grad() (a leaf asking for gradients, or a result with a grad_fn)
-  // is a plain flag so that dispatch's fast path tests it with one load.
-  bool requires_grad() const { return requires_grad_; }
-  void set_requires_grad_flag(bool v) { requires_grad_ = v; }
+  // and the conjugate bit share one byte, so that dispatch's fast path tests both with one load.
+  enum Flag : uint8_t { kRequiresGradFlag = 1, kConjFlag = 2 };
+  uint8_t dispatch_flags() const { return flags_; }
+  bool requires_grad() const { return flags_ & kRequiresGradFlag; }
+  void set_requires_grad_flag(bool v) { set_flag(kRequiresGradFlag, v); }
+  // A complex tensor whose elements read as the conjugates of what its storage holds (conj()).
+  bool is_conj() const { return flags_ & kConjFlag; }
+  void set_conj(bool v) { set_flag(kConjFlag, v); }
   bool is_inference() const { return is_inference_; }
   void set_inference(bool v) { is_inference_ = v; }
   AutogradMetaInterface* autograd_meta() const { return autograd_meta_.get(); }
@@ -90,8 +95,9 @@ class TensorImpl : public RefCounted {
   ScalarType dtype_;
   bool is_contiguous_ = true;
   bool is_non_overlapping_and_dense_ = true;
-  bool requires_grad_ = false;
+  uint8_t flags_ = 0;
   bool is_inference_ = false;
+  void set_flag(Flag f, bool v) { flags_ = v ? static_cast<uint8_t>(flags_ | f) : static_cast<uint8_t>(flags_ & ~f); }
 };
 
 class Generator;
@@ -140,6 +146,8 @@ class Tensor {
   size_t itemsize() const { return element_size(); }
   size_t nbytes() const { return static_cast<size_t>(numel()) * element_size(); }
   bool is_floating_point() const { return is_floating_type(dtype()); }
+  bool is_complex() const { return is_complex_type(dtype()); }
+  bool is_conj() const { return checked_impl()->is_conj(); }
   bool is_signed() const { return is_signed_type(dtype()); }
   bool is_contiguous(MemoryFormat format = MemoryFormat::Contiguous) const;
   bool is_non_overlapping_and_dense() const { return checked_impl()->is_non_overlapping_and_dense(); }
@@ -217,10 +225,18 @@ class Tensor {
   Tensor t() const;
   Tensor& t_();
   Tensor mT() const;
-  // real tensors: adjoint is mT, alias a view of the same elements, resolve_conj/resolve_neg self
+  // adjoint is mT conjugated; alias a view of the same elements; resolve_neg self (no negative bit)
   Tensor adjoint() const;
   Tensor alias() const;
+  // Complex (src/ops/complex.cpp, docs/complex.md): conj() is a view with the conjugate bit
+  // (real tensors: self); resolve_conj() materializes it; conj_physical() computes a new tensor.
+  Tensor conj() const;
   Tensor resolve_conj() const;
+  Tensor conj_physical() const;
+  Tensor& conj_physical_();
+  Tensor real() const;  // views of the parts (real tensors: real() is self, imag() raises)
+  Tensor imag() const;
+  Tensor angle() const;
   Tensor resolve_neg() const;
   Tensor movedim(IntArrayRef source, IntArrayRef destination) const;
   Tensor select(int64_t dim, int64_t index) const;
@@ -592,8 +608,6 @@ class Tensor {
   Tensor new_full(IntArrayRef size, const Scalar& fill_value, TensorOptions options = {}) const;
   bool is_same_size(const Tensor& other) const;
   bool is_nonzero() const;
-  bool is_complex() const { return false; }
-  bool is_conj() const { return false; }
   bool is_neg() const { return false; }
   Tensor swapaxes(int64_t axis0, int64_t axis1) const;
   Tensor& swapaxes_(int64_t axis0, int64_t axis1);

@@ -21,6 +21,8 @@ namespace c10 {
 using namespace ::ember;  // NOLINT
 using Half = ::ember::Half;
 using BFloat16 = ::ember::BFloat16;
+template <class T>
+using complex = ::ember::complex<T>;
 // c10's optional is std::optional (as it became in libtorch 2.x).
 template <class T>
 using optional = std::optional<T>;
@@ -77,6 +79,9 @@ integer_range<I2> irange(I1 begin, I2 end) {
 namespace torch {
 using ::c10::nullopt;
 using ::c10::optional;
+// torch::complex(real, imag): a function in namespace torch, where ember::complex is the
+// element type (c10::complex<T>, above).
+inline Tensor complex(const Tensor& real, const Tensor& imag) { return ::ember::make_complex(real, imag); }
 }  // namespace torch
 namespace at {
 using ::c10::irange;

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "ember/autograd.h"
+#include "ember/complex_ops.h"
 #include "ember/factory.h"
 #include "ember/pointwise.h"
 
@@ -11,43 +12,50 @@ namespace ember::autograd {
 
 namespace {
 
-// Flat float64 values of a tensor (any layout).
+// Flat float64 values of a tensor (any layout); a complex tensor gives its real and imaginary
+// parts side by side. Complex tensors are checked as the real tensors of their parts, as
+// PyTorch's gradcheck does: each part of each input is perturbed, each part of each output is
+// the seed of a backward (1 or i), and the gradient's parts are the derivatives of that output
+// part w.r.t. the input's real and imaginary parts (PyTorch's convention for complex autograd).
 std::vector<double> values(const Tensor& t) {
-  const Tensor c = t.detach().to(kDouble).contiguous();
+  Tensor c = t.detach();
+  c = c.is_complex() ? view_as_real(c.to(kComplexDouble).resolve_conj()).contiguous() : c.to(kDouble).contiguous();
   const double* p = c.data_ptr<double>();
   return std::vector<double>(p, p + c.numel());
 }
+// The number of real values of a tensor (two per complex element).
+int64_t real_numel(const Tensor& t) { return t.is_complex() ? 2 * t.numel() : t.numel(); }
 
 }  // namespace
 
 bool gradcheck(const std::function<variable_list(const variable_list&)>& fn, const variable_list& inputs, double eps,
                double atol, double rtol) {
   for (const Tensor& x : inputs)
-    EMBER_CHECK(!x.requires_grad() || x.dtype() == kDouble, "gradcheck",
-                "inputs requiring grad should be float64 (got ", x.dtype(), "); finite differences in lower "
-                "precision are not reliable");
+    EMBER_CHECK(!x.requires_grad() || x.dtype() == kDouble || x.dtype() == kComplexDouble, "gradcheck",
+                "inputs requiring grad should be float64 or complex128 (got ", x.dtype(), "); finite differences in "
+                "lower precision are not reliable");
   const variable_list outs = fn(inputs);
   for (size_t o = 0; o < outs.size(); ++o) {
     const Tensor& out = outs[o];
-    const int64_t n_out = out.numel();
+    const int64_t n_out = real_numel(out);
     for (size_t i = 0; i < inputs.size(); ++i) {
       const Tensor& x = inputs[i];
       if (!x.requires_grad()) continue;
-      const int64_t n_in = x.numel();
+      const int64_t n_in = real_numel(x);
       // analytic[k][j] = d out[k] / d x[j], row k from one backward with a one-hot grad_output.
       std::vector<std::vector<double>> analytic(n_out, std::vector<double>(n_in, 0.0));
       if (out.requires_grad()) {
         for (int64_t k = 0; k < n_out; ++k) {
           Tensor onehot = zeros(out.sizes(), TensorOptions().dtype(out.dtype()));
-          onehot.view({-1})[k].fill_(1);
+          (out.is_complex() ? view_as_real(onehot) : onehot).view({-1})[k].fill_(1);
           const variable_list g = grad({out}, {x}, {onehot}, /*retain_graph=*/true, false, /*allow_unused=*/true);
           if (g[0].defined()) analytic[k] = values(g[0]);
         }
       }
       // numerical: perturb x[j] by +-eps (on a contiguous copy) and difference the outputs.
       std::vector<std::vector<double>> numeric(n_out, std::vector<double>(n_in, 0.0));
-      Tensor base = x.detach().clone(MemoryFormat::Contiguous);
-      double* p = base.data_ptr<double>();
+      Tensor base = x.detach().resolve_conj().clone(MemoryFormat::Contiguous);
+      double* p = static_cast<double*>(base.data_ptr());  // float64, or complex128's parts
       // fn runs with grad mode on and inputs requiring grad as given: gradgradcheck's fn calls grad().
       for (int64_t j = 0; j < n_in; ++j) {
         variable_list args = inputs;

@@ -97,6 +97,6 @@ void check_inplace(const Tensor& self, const char* op) {
   if (view) refresh_view_grad_fn(self, *m);
 }
 
-bool is_differentiable_type(ScalarType t) { return is_floating_type(t); }
+bool is_differentiable_type(ScalarType t) { return is_floating_type(t) || is_complex_type(t); }
 
 }  // namespace ember::autograd

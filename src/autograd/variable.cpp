@@ -205,6 +205,7 @@ Tensor Tensor::detach() const {
   auto out = IntrusivePtr<TensorImpl>::make(impl->storage(), impl->dtype(), impl->sizes(), impl->strides(),
                                             impl->storage_offset());
   out->set_inference(impl->is_inference());
+  out->set_conj(impl->is_conj());
   return Tensor(std::move(out));
 }
 

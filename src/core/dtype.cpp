@@ -10,7 +10,8 @@ namespace ember {
 
 const char* to_string(ScalarType t) {
   constexpr const char* names[] = {"Byte", "Char", "Short", "Int", "Long", "Half",
-                                   "Float", "Double", "Bool", "BFloat16", "Undefined"};
+                                   "Float", "Double", "Bool", "BFloat16", "ComplexFloat",
+                                   "ComplexDouble", "Undefined"};
   return names[static_cast<int>(t)];
 }
 
@@ -22,6 +23,10 @@ ScalarType promote_types(ScalarType a, ScalarType b) {
               "cannot promote an undefined dtype");
   if (a == kBool) return b;
   if (b == kBool) return a;
+  if (is_complex_type(a) || is_complex_type(b)) {  // complex wins; its parts as wide as the wider float
+    const ScalarType ra = to_real_value_type(a), rb = to_real_value_type(b);
+    return ra == kDouble || rb == kDouble ? kComplexDouble : kComplexFloat;
+  }
   const bool fa = is_floating_type(a), fb = is_floating_type(b);
   if (fa && fb) {
     if (is_reduced_floating_type(a) && is_reduced_floating_type(b)) return kFloat;  // half + bfloat16
@@ -52,6 +57,7 @@ std::ostream& operator<<(std::ostream& os, const Scalar& s) {
     case Scalar::Kind::Bool: return os << (s.toBool() ? "true" : "false");
     case Scalar::Kind::Int: return os << s.toLong();
     case Scalar::Kind::Double: return os << s.toDouble();
+    case Scalar::Kind::Complex: return os << s.toComplexDouble();
   }
   return os;
 }

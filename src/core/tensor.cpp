@@ -115,6 +115,14 @@ ValueReadHook& value_read_hook() {
 Scalar Tensor::item() const {
   if (detail::ValueReadHook hook = detail::value_read_hook()) hook(*this, "item");
   EMBER_CHECK(numel() == 1, "item", "a Tensor with ", numel(), " elements cannot be converted to Scalar");
+  if (is_complex()) {
+    return visit_complex(dtype(), [&](auto v) -> Scalar {
+      using T = decltype(v);
+      T z = *static_cast<const T*>(data_ptr());
+      if (is_conj()) z.imag_ = -z.imag_;
+      return Scalar(z);
+    });
+  }
   return visit_dtype(dtype(), [&](auto v) -> Scalar {
     using T = decltype(v);
     return Scalar(*static_cast<const T*>(data_ptr()));

@@ -12,10 +12,12 @@ ScalarType promote_skip_undefined(ScalarType a, ScalarType b) {
   if (b == ScalarType::Undefined) return a;
   return promote_types(a, b);
 }
-// A higher-priority group wins unless the lower one is of a higher category (bool < int < float).
+// A higher-priority group wins unless the lower one is of a higher category (bool < int < float
+// < complex). A float tensor with a complex number becomes complex of the tensor's precision.
 ScalarType combine_categories(ScalarType higher, ScalarType lower) {
-  if (is_floating_type(higher)) return higher;
-  if (higher == kBool || is_floating_type(lower)) return promote_skip_undefined(higher, lower);
+  if (is_complex_type(higher)) return higher;
+  if (is_floating_type(higher)) return is_complex_type(lower) ? to_complex_type(higher) : higher;
+  if (higher == kBool || is_floating_type(lower) || is_complex_type(lower)) return promote_skip_undefined(higher, lower);
   if (higher != ScalarType::Undefined) return higher;
   return lower;
 }
@@ -32,6 +34,7 @@ void ResultTypeState::update(const Tensor& t) {
 void ResultTypeState::update(const Scalar& s) {
   ScalarType t = s.type();
   if (t == kDouble) t = get_default_dtype();  // a Python float is the default dtype
+  if (t == kComplexDouble) t = to_complex_type(get_default_dtype());  // a Python complex: its complex
   wrapped_ = promote_skip_undefined(wrapped_, t);
 }
 
@@ -52,6 +55,7 @@ ScalarType result_type(const Tensor& a, const Scalar& b) {
 }
 
 bool can_cast(ScalarType from, ScalarType to) {
+  if (is_complex_type(from) && !is_complex_type(to)) return false;
   if (is_floating_type(from) && is_integral_type(to, true)) return false;
   if (from != kBool && to == kBool) return false;
   return true;
@@ -93,6 +97,14 @@ TensorIteratorConfig& TensorIteratorConfig::add_input(const Scalar& s) {
 namespace {
 
 void write_scalar(char* buf, const Scalar& s, ScalarType t) {
+  if (is_complex_type(t)) {
+    visit_complex(t, [&](auto v) {
+      using T = decltype(v);
+      T x = s.to<T>();
+      std::memcpy(buf, &x, sizeof(T));
+    });
+    return;
+  }
   visit_dtype(t, [&](auto v) {
     using T = decltype(v);
     T x = s.to<T>();
@@ -149,7 +161,7 @@ TensorIterator::TensorIterator(const TensorIteratorConfig& c) {
     common = st.result();
     if (common == ScalarType::Undefined) common = c.out_dtype_.value_or(get_default_dtype());
   }
-  if (c.int_to_float_ && !is_floating_type(common)) common = get_default_dtype();
+  if (c.int_to_float_ && !is_floating_type(common) && !is_complex_type(common)) common = get_default_dtype();
   common_dtype_ = common;
   const ScalarType out_dtype = c.out_dtype_.value_or(common);
 
@@ -194,10 +206,11 @@ TensorIterator::TensorIterator(const TensorIteratorConfig& c) {
     check_no_internal_overlap(out, op);
     for (int j = noutputs_; j < ntensors_; ++j)
       if (ops[j].tensor) check_no_partial_overlap(out, *ops[j].tensor, op);
-    if (out.dtype() != out_dtype) {
+    if (out.dtype() != out_dtype || out.is_conj()) {
       EMBER_CHECK(can_cast(out_dtype, out.dtype()), op, "result type ", out_dtype,
                   " can't be cast to the desired output type ", out.dtype());
       // compute in out_dtype into a temporary of the same layout, copied into `out` at the end
+      // (copy_ casts, and conjugates into a conjugate view)
       owned_[i] = out.is_non_overlapping_and_dense() ? make_empty_strided(out.sizes(), out.strides(), out_dtype)
                                                      : make_empty(out.sizes(), out_dtype);
       t[i] = &owned_[i];
@@ -222,6 +235,7 @@ TensorIterator::TensorIterator(const TensorIteratorConfig& c) {
       t[i] = &in;
     }
     dtypes_[i] = t[i]->dtype();
+    conj_[i] = t[i]->is_conj();
   }
 
   // Flat path: every tensor operand contiguous with the full shape -> one dimension.
@@ -335,7 +349,7 @@ bool TensorIterator::try_fast_build(const TensorIteratorConfig& c) {
   const Tensor& first = *ops[noutputs_].tensor;
   const ScalarType dt = first.dtype();
   const IntArrayRef sizes = first.sizes();
-  if (c.int_to_float_ && !is_floating_type(dt)) return false;
+  if (c.int_to_float_ && !is_floating_type(dt) && !is_complex_type(dt)) return false;
   for (int i = noutputs_; i < ntensors_; ++i) {
     const Tensor* in = ops[i].tensor;
     if (!in || in->dtype() != dt || !in->is_contiguous() || !in->sizes().equals(sizes)) return false;
@@ -349,6 +363,7 @@ bool TensorIterator::try_fast_build(const TensorIteratorConfig& c) {
     if (i < noutputs_) outputs_[i] = make_empty(sizes, dt);
     if (i >= noutputs_ && ops[i].owned.defined()) owned_[i] = ops[i].owned;
     dtypes_[i] = dt;
+    if (i >= noutputs_) conj_[i] = ops[i].tensor->is_conj();
     data_[i] = static_cast<char*>(i < noutputs_ ? outputs_[i].data_ptr() : ops[i].tensor->data_ptr());
     strides_[i][0] = es;
   }

@@ -26,7 +26,7 @@ class ResultTypeState {
 };
 ScalarType result_type(const Tensor& a, const Tensor& b);
 ScalarType result_type(const Tensor& a, const Scalar& b);
-bool can_cast(ScalarType from, ScalarType to);  // no float->int, no int->bool demotion of category
+bool can_cast(ScalarType from, ScalarType to);  // no demotion of category (complex > float > int > bool)
 
 class TensorIteratorConfig {
  public:
@@ -98,6 +98,9 @@ class TensorIterator {
   IntArrayRef shape() const { return IntArrayRef(shape_, static_cast<size_t>(ndim_)); }  // innermost dim first
   ScalarType common_dtype() const { return common_dtype_; }
   ScalarType dtype(int arg) const { return dtypes_[arg]; }
+  // Whether input `arg` is a conjugate view (complex kernels conjugate as they load). Outputs
+  // never are: a conjugated output is computed into a temporary written back through the bit.
+  bool is_conj(int arg) const { return conj_[arg]; }
   char* data(int arg) const { return data_[arg]; }
   int64_t stride(int arg, int dim) const { return strides_[arg][dim]; }
   // The output as the caller sees it (allocated here, or the out= tensor), moved out: the
@@ -183,9 +186,10 @@ class TensorIterator {
   int64_t strides_[kMaxOperands][kMaxDims];  // byte strides, same order
   char* data_[kMaxOperands] = {};
   ScalarType dtypes_[kMaxOperands] = {};
+  bool conj_[kMaxOperands] = {};
   Tensor outputs_[2];             // what the caller gets back: allocated here, or the out= tensor
   Tensor owned_[kMaxOperands];    // buffers computed in: cast copies of inputs, temporaries of outputs
-  alignas(8) char scalars_[kMaxOperands][8];
+  alignas(16) char scalars_[kMaxOperands][16];
 };
 
 }  // namespace ember

@@ -19,6 +19,7 @@
 #include <concepts>
 #include <cstdint>
 #include <optional>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -279,11 +280,94 @@ template <class Op, class... Args>
   return call_autocast_layer<Op>(active, std::forward<Args>(args)...);
 }
 
+// The TensorImpl flags of the tensor arguments, ORed: requires_grad and the conjugate bit.
+template <class T>
+inline uint8_t arg_flags(const T& a) {
+  using D = std::decay_t<T>;
+  if constexpr (std::is_same_v<D, Tensor>) {
+    const TensorImpl* impl = a.unsafeGetTensorImpl();
+    return impl ? impl->dispatch_flags() : 0;
+  } else if constexpr (std::is_same_v<D, std::optional<Tensor>>) {
+    return a ? arg_flags(*a) : 0;
+  } else if constexpr (std::is_same_v<D, TensorList> || std::is_same_v<D, std::vector<Tensor>>) {
+    uint8_t f = 0;
+    for (const Tensor& t : a) f |= arg_flags(t);
+    return f;
+  } else {
+    return 0;
+  }
+}
+
+// The conjugate fallback (PyTorch's ConjugateFallback). An op that reads or writes elements
+// without knowing the conjugate bit gets its conjugated arguments materialized; a conjugated
+// tensor it writes (in-place, out=) gets the result written back through the bit by copy_.
+// Ops that read the bit themselves declare `static constexpr bool conj_aware = true;`: views
+// (which pass it on), copy_, the pointwise ops (whose complex loops fold it into their loads),
+// the matmul family and the complex ops.
+template <class Op>
+concept ConjAware = requires { requires Op::conj_aware; };
+Tensor resolve_conj_for_fallback(const Tensor& t);  // resolve_conj() (src/ops/complex.cpp)
+void copy_for_fallback(Tensor& dst, const Tensor& src);  // dst.copy_(src)
+
+template <class A>
+inline decltype(auto) resolve_arg(A&& a) {
+  using D = std::decay_t<A>;
+  if constexpr (std::is_same_v<D, Tensor>) {
+    return a.defined() && a.is_conj() ? resolve_conj_for_fallback(a) : Tensor(a);
+  } else if constexpr (std::is_same_v<D, std::optional<Tensor>>) {
+    return a ? std::optional<Tensor>(resolve_arg(*a)) : std::optional<Tensor>();
+  } else if constexpr (std::is_same_v<D, TensorList> || std::is_same_v<D, std::vector<Tensor>>) {
+    std::vector<Tensor> r;
+    r.reserve(a.size());
+    for (const Tensor& t : a) r.push_back(resolve_arg(t));
+    return r;
+  } else {
+    return std::forward<A>(a);
+  }
+}
+template <class A>
+using resolved_arg_t = std::conditional_t<std::is_same_v<std::decay_t<A>, Tensor> ||
+                                              std::is_same_v<std::decay_t<A>, std::optional<Tensor>>,
+                                          std::decay_t<A>,
+                                          std::conditional_t<std::is_same_v<std::decay_t<A>, TensorList> ||
+                                                                 std::is_same_v<std::decay_t<A>, std::vector<Tensor>>,
+                                                             std::vector<Tensor>, A>>;
+
+template <class Op, class... Args>
+inline decltype(auto) call(Args&&... args);
+
+template <class Op, class First, class... Rest>
+[[gnu::cold]] op_result_t<Op, First, Rest...> conj_fallback(First&& first, Rest&&... rest) {
+  using R = op_result_t<Op, First, Rest...>;
+  std::tuple<resolved_arg_t<Rest>...> held(resolve_arg(std::forward<Rest>(rest))...);
+  if constexpr (writes_first<First, Rest...>) {
+    if (first.is_conj()) {
+      if constexpr (std::is_same_v<R, Tensor&>) {
+        Tensor tmp = resolve_conj_for_fallback(first);
+        std::apply([&](auto&... a) { call<Op>(tmp, a...); }, held);
+        copy_for_fallback(first, tmp);
+        return first;
+      } else {
+        detail::fail(Op::name, "writing into a conjugate view is not supported by this op; call resolve_conj() "
+                     "first");
+      }
+    }
+    return std::apply([&](auto&... a) -> R { return call<Op>(first, a...); }, held);
+  } else {
+    resolved_arg_t<First> f = resolve_arg(std::forward<First>(first));
+    return std::apply([&](auto&... a) -> R { return call<Op>(std::as_const(f), a...); }, held);
+  }
+}
+
 template <class Op, class... Args>
 inline decltype(auto) call(Args&&... args) {
   const uint32_t active = thread_state().active;
+  const uint8_t flags = (arg_flags(args) | ... | uint8_t{0});
+  if constexpr (!ConjAware<Op> && sizeof...(Args) > 0) {
+    if (__builtin_expect(flags & TensorImpl::kConjFlag, 0)) return conj_fallback<Op>(std::forward<Args>(args)...);
+  }
   if (__builtin_expect((active & ~static_cast<uint32_t>(kGradModeLayer)) == 0, 1) &&
-      (active == 0 || !any_requires_grad(args...))) {
+      (active == 0 || !(flags & TensorImpl::kRequiresGradFlag))) {
     if constexpr (writes_first<Args...>) check_write(Op::name, args...);
     if constexpr (MayReturnView<Op, Args...>) {
       const auto creation = active == 0 ? autograd::ViewCreation::kNoGrad : autograd::ViewCreation::kDefault;

@@ -67,7 +67,12 @@ Tensor frac(const Tensor& self) {
   check_floating("frac", self);
   return self - trunc(self);
 }
-Tensor sgn(const Tensor& self) { return sign(self); }
+// complex: z / |z| (0 at 0), real: sign
+Tensor sgn(const Tensor& self) {
+  if (!self.is_complex()) return sign(self);
+  const Tensor a = self.abs();
+  return where(a.eq(0), zeros_like(self), self / a);
+}
 Tensor deg2rad(const Tensor& self) { return to_float(self) * (kPi / 180.0); }
 Tensor rad2deg(const Tensor& self) { return to_float(self) * (180.0 / kPi); }
 // sinc(0) = 1; the division runs on a copy of x with zeros replaced so that neither the value

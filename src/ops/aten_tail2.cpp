@@ -699,11 +699,9 @@ Tensor Tensor::as_strided_scatter(const Tensor& src, IntArrayRef size, IntArrayR
 Tensor pad_sequence(TensorList sequences, bool batch_first, double padding_value) {
   return nn::utils::rnn::pad_sequence(sequences, batch_first, padding_value);
 }
-Tensor resolve_conj(const Tensor& self) { return self; }
 Tensor resolve_neg(const Tensor& self) { return self; }
 Tensor Tensor::adjoint() const { return ember::adjoint(*this); }
 Tensor Tensor::alias() const { return ember::alias(*this); }
-Tensor Tensor::resolve_conj() const { return ember::resolve_conj(*this); }
 Tensor Tensor::resolve_neg() const { return ember::resolve_neg(*this); }
 
 }  // namespace ember

@@ -5,17 +5,29 @@
 #include "ember/factory.h"
 #include "ember/shape.h"
 #include "kernels/cpu/copy.h"
+#include "ops/indexing_util.h"
 
 namespace ember {
 namespace {
 
 struct CopyOp {
   static constexpr const char* name = "copy_";
+  static constexpr bool conj_aware = true;
   using derivative_rule = autograd::CopyRule;
   static Tensor& run(Tensor& self, const Tensor& src) {
     EMBER_CHECK(src.defined(), name, "the source tensor is undefined");
     if (self.is_same(src)) return self;
     if (self.numel() == 0) return self;
+    if (self.is_conj()) {  // conj(src) into the storage as it is
+      Tensor plain = with_conj_bit(self, false);
+      copy_into(plain, src.is_complex() ? with_conj_bit(src, !src.is_conj()) : src);
+    } else {
+      copy_into(self, src);
+    }
+    self.impl()->storage()->bump_version();
+    return self;
+  }
+  static void copy_into(const Tensor& self, const Tensor& src) {
     Tensor s = src;
     if (!s.sizes().equals(self.sizes())) s = src.expand(self.sizes());
     TensorIterator iter(TensorIteratorConfig(name)
@@ -25,13 +37,12 @@ struct CopyOp {
                             .common_dtype(self.dtype())
                             .no_resize_outputs());
     kernels::copy_kernel(iter);
-    self.impl()->storage()->bump_version();
-    return self;
   }
 };
 
 struct FillOp {
   static constexpr const char* name = "fill_";
+  static constexpr bool conj_aware = true;
   using derivative_rule = autograd::FillRule;
   static Tensor& run(Tensor& self, const Scalar& value) {
     TensorIterator iter(TensorIteratorConfig(name).add_output(self).common_dtype(self.dtype()).no_resize_outputs());
@@ -44,6 +55,7 @@ struct FillOp {
 // Cast and/or change layout; returns self when nothing changes and no copy is asked for.
 struct ToOp {
   static constexpr const char* name = "to";
+  static constexpr bool conj_aware = true;
   static Tensor run(const Tensor& self, ScalarType dtype, bool copy, std::optional<MemoryFormat> format) {
     MemoryFormat f = format.value_or(MemoryFormat::Preserve);
     const bool layout_ok = f == MemoryFormat::Preserve || self.is_contiguous(f);
@@ -67,6 +79,7 @@ struct ToOp {
 
 struct ResizeOp {
   static constexpr const char* name = "resize_";
+  static constexpr bool conj_aware = true;
   static Tensor& run(Tensor& self, IntArrayRef sizes, std::optional<MemoryFormat> format) {
     MemoryFormat f = format.value_or(MemoryFormat::Contiguous);
     EMBER_CHECK(f != MemoryFormat::Preserve, name, "Unsupported memory format Preserve");

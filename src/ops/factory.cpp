@@ -28,6 +28,16 @@ Tensor empty_like_impl(const Tensor& self, const TensorOptions& options) {
   return make_empty(self.sizes(), dtype, f);
 }
 
+// A complex tensor of `sizes` over a new real tensor of sizes + [2] that make(real options, real
+// sizes) fills: the random factories draw the two parts independently, as PyTorch.
+template <class F>
+Tensor complex_of_parts(IntArrayRef sizes, const TensorOptions& o, F&& make) {
+  DimVector real_sizes(sizes);
+  real_sizes.push_back(2);
+  const Tensor r = make(o.dtype(to_real_value_type(o.dtype())), real_sizes);
+  return Tensor(IntrusivePtr<TensorImpl>::make(r.impl()->storage(), o.dtype(), sizes, contiguous_strides(sizes).ref(), 0));
+}
+
 template <class F>
 Tensor fill_each(Tensor out, F&& draw) {  // draw() -> double, written in out's dtype
   visit_dtype(out.dtype(), [&](auto tag) {
@@ -47,7 +57,9 @@ struct FullOp {
   static Tensor run(IntArrayRef sizes, const Scalar& value, const TensorOptions& o) {
     TensorOptions opt = o;
     if (!o.has_dtype()) {  // full infers its dtype from the value, as PyTorch
-      opt = o.dtype(value.isFloatingPoint() ? get_default_dtype() : value.type());
+      opt = o.dtype(value.isFloatingPoint() ? get_default_dtype()
+                    : value.isComplex()     ? to_complex_type(get_default_dtype())
+                                            : value.type());
     }
     Tensor t = empty_with(sizes, opt);
     return t.fill_(value);
@@ -105,6 +117,8 @@ struct EyeOp {
 struct RandOp {
   static constexpr const char* name = "rand";
   static Tensor run(IntArrayRef sizes, Generator* g, const TensorOptions& o) {
+    if (is_complex_type(o.dtype()))  // each part uniform in [0, 1)
+      return complex_of_parts(sizes, o, [&](const TensorOptions& ro, IntArrayRef rs) { return run(rs, g, ro); });
     EMBER_CHECK(is_floating_type(o.dtype()), name, "expected a floating point dtype, got ", o.dtype());
     Generator& gen = g ? *g : default_generator();
     std::lock_guard<std::mutex> lock(gen.mutex());
@@ -116,6 +130,11 @@ struct NormalOp {
   static constexpr const char* name = "normal";
   static Tensor run(double mean, double std, IntArrayRef sizes, Generator* g, const TensorOptions& o) {
     EMBER_CHECK(std >= 0.0, name, "expects std >= 0.0, but found std ", std);
+    if (is_complex_type(o.dtype())) {  // each part with variance std^2 / 2, as PyTorch's complex normal
+      return complex_of_parts(sizes, o, [&](const TensorOptions& ro, IntArrayRef rs) {
+        return run(mean, std / std::sqrt(2.0), rs, g, ro);
+      });
+    }
     EMBER_CHECK(is_floating_type(o.dtype()), name, "expected a floating point dtype, got ", o.dtype());
     Generator& gen = g ? *g : default_generator();
     Tensor out = empty_with(sizes, o);

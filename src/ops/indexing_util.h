@@ -4,9 +4,18 @@
 
 namespace ember {
 
-// A view of base's storage with the given geometry (no checks: callers keep it in bounds).
+// A view of base's storage with the given geometry (no checks: callers keep it in bounds). It
+// keeps base's conjugate bit.
 inline Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
-  return Tensor(IntrusivePtr<TensorImpl>::make(base.impl()->storage(), base.dtype(), sizes, strides, offset));
+  auto impl = IntrusivePtr<TensorImpl>::make(base.impl()->storage(), base.dtype(), sizes, strides, offset);
+  if (base.impl()->is_conj()) impl->set_conj(true);
+  return Tensor(std::move(impl));
+}
+// A view of the same elements with the conjugate bit set to `conj`.
+inline Tensor with_conj_bit(const Tensor& t, bool conj) {
+  auto impl = IntrusivePtr<TensorImpl>::make(t.impl()->storage(), t.dtype(), t.sizes(), t.strides(), t.storage_offset());
+  impl->set_conj(conj);
+  return Tensor(std::move(impl));
 }
 
 // PyTorch's assert_no_internal_overlap: a written tensor whose elements share memory (a stride 0

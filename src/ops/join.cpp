@@ -161,6 +161,7 @@ struct StackOp {
 
 struct RepeatOp {
   static constexpr const char* name = "repeat";
+  static constexpr bool conj_aware = true;  // copies from a view of self: copy_ reads the bit
   static Tensor run(const Tensor& self, IntArrayRef repeats) {
     const int64_t nd = static_cast<int64_t>(repeats.size());
     EMBER_CHECK(nd >= self.dim(), name,
@@ -216,6 +217,7 @@ struct RepeatOp {
 
 struct FlipOp {
   static constexpr const char* name = "flip";
+  static constexpr bool conj_aware = true;  // copies from a view of self: copy_ reads the bit
   static Tensor run(const Tensor& self, IntArrayRef dims) {
     SmallVector<bool, 8> flipped(std::max<int64_t>(self.dim(), 1), false);
     for (int64_t d : dims) {

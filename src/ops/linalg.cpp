@@ -8,6 +8,7 @@
 #include "ember/factory.h"
 #include "ember/parallel.h"
 #include "ember/pointwise.h"
+#include "kernels/cpu/complex_kernels.h"
 #include "kernels/cpu/gemm.h"
 #include "ops/linalg_common.h"
 #include "ops/linalg_internal.h"
@@ -123,7 +124,11 @@ Tensor product(const char* op, const Product& p, Tensor* out) {
     }
   }
   const kernels::Matrices mo{buf.data_ptr(), {batch, m, n}, {m * n, n, 1}};
-  kernels::gemm(dtype, mo, ma, mb, e, float32_math());
+  if (is_complex_type(dtype)) {
+    kernels::complex_gemm(dtype, mo, ma, p.a.is_conj(), mb, p.b.is_conj(), e);
+  } else {
+    kernels::gemm(dtype, mo, ma, mb, e, float32_math());
+  }
   if (!out) return buf;
   if (buf.is_same(*out)) {
     out->impl()->storage()->bump_version();
@@ -300,29 +305,30 @@ Tensor as_matrix_grad(const Tensor& grad, size_t self_dim, size_t other_dim) {
 }
 Tensor matmul_backward_self(const Tensor& grad, IntArrayRef self_sizes, const Tensor& other) {
   const Tensor g = as_matrix_grad(grad, self_sizes.size(), other.dim());
-  Tensor r = g.matmul(other.dim() == 1 ? other.unsqueeze(0) : other.mT());
+  Tensor r = g.matmul(other.dim() == 1 ? other.unsqueeze(0).conj() : other.mT().conj());
   if (self_sizes.size() == 1) r = r.squeeze(-2);
   return autograd::sum_to(r, self_sizes);
 }
 Tensor matmul_backward_other(const Tensor& grad, const Tensor& self, IntArrayRef other_sizes) {
   const Tensor g = as_matrix_grad(grad, self.dim(), other_sizes.size());
-  Tensor r = (self.dim() == 1 ? self.unsqueeze(-1) : self.mT()).matmul(g);
+  Tensor r = (self.dim() == 1 ? self.unsqueeze(-1) : self.mT()).conj().matmul(g);
   if (other_sizes.size() == 1) r = r.squeeze(-1);
   return autograd::sum_to(r, other_sizes);
 }
 
 struct MmOp {
   static constexpr const char* name = "mm";
+  static constexpr bool conj_aware = true;  // the product reads the bits
   static constexpr dispatch::Autocast autocast = dispatch::Autocast::kLowerPrecision;
   static Tensor run(const Tensor& self, const Tensor& mat2) {
     check_mm(name, self, mat2);
     return linalg::product(name, Product{self, mat2, {self.size(0), mat2.size(1)}});
   }
-  // MmBackward0 -- self: grad.mm(mat2.t()); mat2: self.t().mm(grad)
+  // MmBackward0 -- self: grad.mm(mat2.t().conj()); mat2: self.t().conj().mm(grad)
   static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& mat2) {
     d.name("MmBackward0");
-    d.grad(self, [m = d.save_for(self, mat2)](const auto& c) { return c.grad().mm(c[m].t()); });
-    d.grad(mat2, [s = d.save_for(mat2, self)](const auto& c) { return c[s].t().mm(c.grad()); });
+    d.grad(self, [m = d.save_for(self, mat2)](const auto& c) { return c.grad().mm(c[m].t().conj()); });
+    d.grad(mat2, [s = d.save_for(mat2, self)](const auto& c) { return c[s].t().conj().mm(c.grad()); });
   }
 };
 struct MmOutOp {
@@ -336,16 +342,17 @@ struct MmOutOp {
 
 struct BmmOp {
   static constexpr const char* name = "bmm";
+  static constexpr bool conj_aware = true;  // the product reads the bits
   static constexpr dispatch::Autocast autocast = dispatch::Autocast::kLowerPrecision;
   static Tensor run(const Tensor& self, const Tensor& mat2) {
     check_bmm(name, "bmm", self, mat2);
     return linalg::product(name, Product{self, mat2, {self.size(0), self.size(1), mat2.size(2)}});
   }
-  // BmmBackward0 -- self: grad.bmm(mat2.transpose(1, 2)); mat2: self.transpose(1, 2).bmm(grad)
+  // BmmBackward0 -- self: grad.bmm(mat2.transpose(1, 2).conj()); mat2: self.transpose(1, 2).conj().bmm(grad)
   static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& mat2) {
     d.name("BmmBackward0");
-    d.grad(self, [m = d.save_for(self, mat2)](const auto& c) { return c.grad().bmm(c[m].transpose(1, 2)); });
-    d.grad(mat2, [s = d.save_for(mat2, self)](const auto& c) { return c[s].transpose(1, 2).bmm(c.grad()); });
+    d.grad(self, [m = d.save_for(self, mat2)](const auto& c) { return c.grad().bmm(c[m].transpose(1, 2).conj()); });
+    d.grad(mat2, [s = d.save_for(mat2, self)](const auto& c) { return c[s].transpose(1, 2).conj().bmm(c.grad()); });
   }
 };
 struct BmmOutOp {
@@ -359,6 +366,7 @@ struct BmmOutOp {
 
 struct MatmulOp {
   static constexpr const char* name = "matmul";
+  static constexpr bool conj_aware = true;  // the product reads the bits
   static constexpr dispatch::Autocast autocast = dispatch::Autocast::kLowerPrecision;
   static Tensor run(const Tensor& self, const Tensor& other) { return matmul_impl(name, self, other, {}, nullptr); }
   // MatmulBackward0 (PyTorch records the mm/bmm/view nodes matmul decomposes into)
@@ -459,6 +467,7 @@ struct AddmvInplaceOp {
 };
 struct MvOp {
   static constexpr const char* name = "mv";
+  static constexpr bool conj_aware = true;  // the product reads the bits
   static Tensor run(const Tensor& self, const Tensor& vec) {
     EMBER_CHECK(self.dim() == 2 && vec.dim() == 1, name, "vector + matrix @ vector expected, got 1, ", self.dim(),
                 ", ", vec.dim());
@@ -467,11 +476,11 @@ struct MvOp {
     check_supported(name, "addmv_impl_cpu", self.dtype());
     return linalg::product(name, Product{self, vec.unsqueeze(1), {self.size(0)}});
   }
-  // MvBackward0 -- self: grad.ger(vec); vec: self.t().mv(grad)
+  // MvBackward0 -- self: grad.ger(vec.conj()); vec: self.t().conj().mv(grad)
   static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& vec) {
     d.name("MvBackward0");
-    d.grad(self, [v = d.save_for(self, vec)](const auto& c) { return c.grad().outer(c[v]); });
-    d.grad(vec, [m = d.save_for(vec, self)](const auto& c) { return c[m].t().mv(c.grad()); });
+    d.grad(self, [v = d.save_for(self, vec)](const auto& c) { return c.grad().outer(c[v].conj()); });
+    d.grad(vec, [m = d.save_for(vec, self)](const auto& c) { return c[m].t().conj().mv(c.grad()); });
   }
 };
 
@@ -513,17 +522,21 @@ struct BaddbmmInplaceOp {
   }
 };
 
-// DotBackward0 / VdotBackward0 -- self: grad * tensor; tensor: grad * self (real dtypes: no conjugation)
+// DotBackward0 -- self: grad * tensor.conj(); tensor: grad * self.conj()
+// VdotBackward0 -- self: grad.conj() * other; other: grad * self
 template <bool V>
 struct DotGrad {
   static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& other) {
     d.name(V ? "VdotBackward0" : "DotBackward0");
-    d.grad(self, [o = d.save_for(self, other)](const auto& c) { return c.grad() * c[o]; });
-    d.grad(other, [s = d.save_for(other, self)](const auto& c) { return c.grad() * c[s]; });
+    d.grad(self, [o = d.save_for(self, other)](const auto& c) {
+      return V ? c.grad().conj() * c[o] : c.grad() * c[o].conj();
+    });
+    d.grad(other, [s = d.save_for(other, self)](const auto& c) { return V ? c.grad() * c[s] : c.grad() * c[s].conj(); });
   }
 };
 struct DotOp : DotGrad<false> {
   static constexpr const char* name = "dot";
+  static constexpr bool conj_aware = true;  // the product reads the bits
   static Tensor run(const Tensor& self, const Tensor& other) {
     check_dot(name, self, other);
     return linalg::product(name, Product{self.unsqueeze(0), other.unsqueeze(1), {}});
@@ -531,9 +544,10 @@ struct DotOp : DotGrad<false> {
 };
 struct VdotOp : DotGrad<true> {
   static constexpr const char* name = "vdot";
+  static constexpr bool conj_aware = true;  // the product reads the bits
   static Tensor run(const Tensor& self, const Tensor& other) {
     check_dot(name, self, other);
-    return linalg::product(name, Product{self.unsqueeze(0), other.unsqueeze(1), {}});
+    return linalg::product(name, Product{self.conj().unsqueeze(0), other.unsqueeze(1), {}});
   }
 };
 

@@ -46,10 +46,18 @@ Tensor binary_into(const char* name, const Tensor& out, const A& a, const B& b, 
   if (int_to_float) config.promote_integer_inputs_to_float();
   TensorIterator iter(config);
   const ScalarType common = iter.common_dtype();
+  if (is_complex_type(common) && op != BinaryOp::Add && op != BinaryOp::Sub && op != BinaryOp::Mul &&
+      op != BinaryOp::Div) {
+    EMBER_CHECK(op != BinaryOp::Maximum && op != BinaryOp::Minimum, name, name, " not implemented for complex tensors.");
+    const char* kernel = op == BinaryOp::DivFloor ? "div_floor" : op == BinaryOp::DivTrunc ? "div_trunc" : name;
+    detail::fail(name, "\"", kernel, "_cpu\" not implemented for '", common, "'");
+  }
   if ((op == BinaryOp::Add || op == BinaryOp::Sub) && !alpha.equal(1)) {
-    EMBER_CHECK(is_floating_type(common) || !alpha.isFloatingPoint(), name,
+    EMBER_CHECK(is_floating_type(common) || is_complex_type(common) || !alpha.isFloatingPoint(), name,
                 "For integral input tensors, argument alpha must not be a floating point number.");
     EMBER_CHECK(common != kBool || alpha.isBoolean(), name, "Boolean alpha only supported for Boolean results.");
+    EMBER_CHECK(is_complex_type(common) || !alpha.isComplex(), name,
+                "For non-complex input tensors, argument alpha must not be a complex number.");
   }
   switch (op) {
     case BinaryOp::DivTrunc:
@@ -77,11 +85,16 @@ Tensor binary_into(const char* name, const Tensor& out, const A& a, const B& b, 
 
 // ---- add, sub, rsub, mul, div --------------------------------------------------------------
 
+// The conjugate of a saved operand (complex autograd's formulas read conj(other)).
+Tensor conj_of(const Tensor& t) { return t.conj(); }
+Scalar conj_of(const Scalar& s) { return s.isComplex() ? Scalar(conj(s.toComplexDouble())) : s; }
+
 // grad * s, skipping the product when s is 1 (PyTorch's maybe_multiply).
 Tensor maybe_multiply(const Tensor& grad, const Scalar& s) { return s.equal(1) ? grad : grad * s; }
 
 struct AddOp {
   static constexpr const char* name = "add";
+  static constexpr bool conj_aware = true;
   template <class B>
   static Tensor run(const Tensor& a, const B& b, const Scalar& alpha) {
     return binary_into(name, Tensor(), a, b, BinaryOp::Add, alpha, false);
@@ -96,6 +109,7 @@ struct AddOp {
 };
 struct AddInplaceOp {
   static constexpr const char* name = "add_";
+  static constexpr bool conj_aware = true;
   using out_of_place = AddOp;
   template <class B>
   static Tensor& run(Tensor& self, const B& b, const Scalar& alpha) {
@@ -105,6 +119,7 @@ struct AddInplaceOp {
 };
 struct AddOutOp {
   static constexpr const char* name = "add_out";
+  static constexpr bool conj_aware = true;
   static Tensor& run(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
     binary_into(name, out, a, b, BinaryOp::Add, alpha, false);
     return out;
@@ -113,6 +128,7 @@ struct AddOutOp {
 
 struct SubOp {
   static constexpr const char* name = "sub";
+  static constexpr bool conj_aware = true;
   template <class B>
   static Tensor run(const Tensor& a, const B& b, const Scalar& alpha) {
     return binary_into(name, Tensor(), a, b, BinaryOp::Sub, alpha, false);
@@ -127,6 +143,7 @@ struct SubOp {
 };
 struct SubInplaceOp {
   static constexpr const char* name = "sub_";
+  static constexpr bool conj_aware = true;
   using out_of_place = SubOp;
   template <class B>
   static Tensor& run(Tensor& self, const B& b, const Scalar& alpha) {
@@ -136,6 +153,7 @@ struct SubInplaceOp {
 };
 struct SubOutOp {
   static constexpr const char* name = "sub_out";
+  static constexpr bool conj_aware = true;
   static Tensor& run(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
     binary_into(name, out, a, b, BinaryOp::Sub, alpha, false);
     return out;
@@ -145,6 +163,7 @@ struct SubOutOp {
 // rsub(self, other, alpha) = other - alpha * self
 struct RsubOp {
   static constexpr const char* name = "rsub";
+  static constexpr bool conj_aware = true;
   template <class B>
   static Tensor run(const Tensor& self, const B& other, const Scalar& alpha) {
     return binary_into(name, Tensor(), other, self, BinaryOp::Sub, alpha, false);
@@ -160,20 +179,22 @@ struct RsubOp {
 
 struct MulOp {
   static constexpr const char* name = "mul";
+  static constexpr bool conj_aware = true;
   template <class B>
   static Tensor run(const Tensor& a, const B& b) {
     return binary_into(name, Tensor(), a, b, BinaryOp::Mul, 1, false);
   }
-  // MulBackward0 / MulBackward1 -- self: grad * other; other: grad * self
+  // MulBackward0 / MulBackward1 -- self: grad * other.conj(); other: grad * self.conj()
   template <class B>
   static void derivative(autograd::Derivative& d, const Tensor& self, const B& other) {
     d.name(autograd::is_tensor<B> ? "MulBackward0" : "MulBackward1");
-    d.grad(self, [o = d.save_for(self, other)](const auto& c) { return c.grad() * c[o]; });
-    d.grad(other, [s = d.save_for(other, self)](const auto& c) { return c.grad() * c[s]; });
+    d.grad(self, [o = d.save_for(self, other)](const auto& c) { return c.grad() * conj_of(c[o]); });
+    d.grad(other, [s = d.save_for(other, self)](const auto& c) { return c.grad() * conj_of(c[s]); });
   }
 };
 struct MulInplaceOp {
   static constexpr const char* name = "mul_";
+  static constexpr bool conj_aware = true;
   using out_of_place = MulOp;
   template <class B>
   static Tensor& run(Tensor& self, const B& b) {
@@ -183,6 +204,7 @@ struct MulInplaceOp {
 };
 struct MulOutOp {
   static constexpr const char* name = "mul_out";
+  static constexpr bool conj_aware = true;
   static Tensor& run(Tensor& out, const Tensor& a, const Tensor& b) {
     binary_into(name, out, a, b, BinaryOp::Mul, 1, false);
     return out;
@@ -216,11 +238,12 @@ Tensor div_into(const char* name, const Tensor& out, const A& a, const B& b, std
 }
 struct DivOp {
   static constexpr const char* name = "div";
+  static constexpr bool conj_aware = true;
   template <class A, class B>
   static Tensor run(const A& a, const B& b, std::optional<std::string_view> mode) {
     return div_into(name, Tensor(), a, b, mode, false);
   }
-  // DivBackward0 / DivBackward1 -- self: grad / other; other: -grad * self / (other * other).
+  // DivBackward0 / DivBackward1 -- self: grad / other.conj(); other: -grad * (self / (other * other)).conj().
   // With a rounding mode (DivBackward2/3) the quotient is piecewise constant: zero gradients.
   template <class A, class B>
   static void derivative(autograd::Derivative& d, const A& self, const B& other, std::optional<std::string_view> mode) {
@@ -231,15 +254,16 @@ struct DivOp {
       return;
     }
     d.name(autograd::is_tensor<B> ? "DivBackward0" : "DivBackward1");
-    d.grad(self, [o = d.save_for(self, other)](const auto& c) { return c.grad() / c[o]; });
+    d.grad(self, [o = d.save_for(self, other)](const auto& c) { return c.grad() / conj_of(c[o]); });
     d.grad(other, [s = d.save_for(other, self), o = d.save_for(other, other)](const auto& c) {
       const Tensor den = c[o];
-      return -c.grad() * c[s] / (den * den);
+      return -c.grad() * conj_of(c[s]) / conj_of(den * den);
     });
   }
 };
 struct DivInplaceOp {
   static constexpr const char* name = "div_";
+  static constexpr bool conj_aware = true;
   using out_of_place = DivOp;
   template <class B>
   static Tensor& run(Tensor& self, const B& b, std::optional<std::string_view> mode) {
@@ -249,6 +273,7 @@ struct DivInplaceOp {
 };
 struct DivOutOp {
   static constexpr const char* name = "div_out";
+  static constexpr bool conj_aware = true;
   static Tensor& run(Tensor& out, const Tensor& a, const Tensor& b, std::optional<std::string_view> mode) {
     div_into(name, out, a, b, mode, false);
     return out;

@@ -16,6 +16,9 @@ using pointwise::not_implemented;
 template <class B>
 Tensor predicate_into(const char* name, const Tensor& out, const Tensor& a, const B& b, PredicateOp op) {
   TensorIterator iter(TensorIteratorConfig(name).add_output(out).add_input(a).add_input(b).output_dtype(kBool));
+  // complex numbers are not ordered: only eq and ne (PyTorch's error)
+  if (is_complex_type(iter.common_dtype()) && op != PredicateOp::Eq && op != PredicateOp::Ne)
+    detail::fail(name, "\"", name, "_cpu\" not implemented for '", iter.common_dtype(), "'");
   kernels::predicate_kernel(iter, op);
   bump_version(out);
   return iter.take_output();
@@ -31,6 +34,7 @@ Tensor unary_predicate(const char* name, const Tensor& self, PredicateOp op) {
   struct fn##_op {                                                                              \
     static constexpr const char* name = #fn;                                                    \
     static constexpr bool differentiable = false;                                               \
+    static constexpr bool conj_aware = true;  /* the complex loops read the bit */              \
     template <class B>                                                                          \
     static Tensor run(const Tensor& a, const B& b) { return predicate_into(name, Tensor(), a, b, kernel_op); } \
   };                                                                                            \
@@ -108,10 +112,11 @@ struct IscloseOp {
     EMBER_CHECK(rtol >= 0, name, "rtol must be greater than or equal to zero, but got ", rtol);
     EMBER_CHECK(atol >= 0, name, "atol must be greater than or equal to zero, but got ", atol);
     Tensor close = eq(self, other);
-    if (equal_nan && self.is_floating_point()) close = logical_or(close, logical_and(isnan(self), isnan(other)));
+    const bool inexact = self.is_floating_point() || self.is_complex();
+    if (equal_nan && inexact) close = logical_or(close, logical_and(isnan(self), isnan(other)));
     if (rtol == 0 && atol == 0) return close;
-    const Tensor a = self.is_floating_point() ? self : self.to(get_default_dtype());
-    const Tensor b = other.is_floating_point() ? other : other.to(get_default_dtype());
+    const Tensor a = inexact ? self : self.to(get_default_dtype());
+    const Tensor b = inexact ? other : other.to(get_default_dtype());
     const Tensor allowed = add(abs(mul(b, rtol)), atol);
     const Tensor actual = abs(sub(a, b));
     return logical_or(close, logical_and(isfinite(actual), le(actual, allowed)));

@@ -6,6 +6,7 @@
 #include "dispatch/dispatch.h"
 #include "ember/factory.h"
 #include "ember/pointwise.h"
+#include "kernels/cpu/complex_kernels.h"
 #include "ops/pointwise_util.h"
 
 namespace ember {
@@ -23,10 +24,35 @@ enum class Kind {
   Square,       // pow(self, 2): bool becomes int64
 };
 
+// Complex inputs: the ops with a complex kernel, abs into the real part dtype.
+Tensor complex_unary_op(const char* name, const Tensor& out, const Tensor& self, UnaryOp op, bool inplace) {
+  switch (op) {  // PyTorch's messages for the ops without a complex meaning
+    case UnaryOp::Floor: detail::fail(name, "floor is not supported for complex inputs");
+    case UnaryOp::Ceil: detail::fail(name, "ceil is not supported for complex inputs");
+    case UnaryOp::Round: detail::fail(name, "round is not supported for complex inputs");
+    case UnaryOp::Trunc: detail::fail(name, "trunc is not supported for complex inputs");
+    case UnaryOp::Relu: detail::fail(name, "clamp is not supported for complex types");
+    case UnaryOp::Sign:
+      detail::fail(name, "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn "
+                   "instead.");
+    default: break;
+  }
+  if (!kernels::complex_unary_supported(op)) not_implemented(name, self.dtype());
+  if (op != UnaryOp::Abs) return pointwise::unary_into(name, out, self, op, {}, inplace);
+  EMBER_CHECK(!inplace, name, "In-place abs is not supported for complex tensors.");
+  TensorIteratorConfig config(name);
+  config.add_output(out).add_input(self).output_dtype(to_real_value_type(self.dtype()));
+  TensorIterator iter(config);
+  kernels::unary_kernel(iter, op);
+  pointwise::bump_version(out);
+  return iter.take_output();
+}
+
 Tensor unary_op(const char* name, const Tensor& out, const Tensor& self, UnaryOp op, Kind kind, bool inplace,
                 const UnaryParams& params = {}) {
   EMBER_CHECK(self.defined(), name, "expected a defined tensor");
   const ScalarType t = self.dtype();
+  if (is_complex_type(t)) return complex_unary_op(name, out, self, op, inplace);
   pointwise::DtypeRule rule;
   switch (kind) {
     case Kind::FloatValued: rule.int_to_float = true; break;
@@ -65,15 +91,15 @@ struct UnaryGrad {};
       });                                                                                           \
     }                                                                                               \
   };
-EMBER_UNARY_GRAD(UnaryOp::Exp, "ExpBackward0", d.save_result(), grad * x)          // result
-EMBER_UNARY_GRAD(UnaryOp::Log, "LogBackward0", d.save(self), grad / x)            // self
-EMBER_UNARY_GRAD(UnaryOp::Sqrt, "SqrtBackward0", d.save_result(), grad / (2 * x))  // result
-EMBER_UNARY_GRAD(UnaryOp::Sin, "SinBackward0", d.save(self), grad * x.cos())      // self
-EMBER_UNARY_GRAD(UnaryOp::Cos, "CosBackward0", d.save(self), grad * -x.sin())     // self
-EMBER_UNARY_GRAD(UnaryOp::Tanh, "TanhBackward0", d.save_result(), grad * (1 - x * x))       // result
+EMBER_UNARY_GRAD(UnaryOp::Exp, "ExpBackward0", d.save_result(), grad * x.conj())          // result
+EMBER_UNARY_GRAD(UnaryOp::Log, "LogBackward0", d.save(self), grad / x.conj())            // self
+EMBER_UNARY_GRAD(UnaryOp::Sqrt, "SqrtBackward0", d.save_result(), grad / (2 * x.conj()))  // result
+EMBER_UNARY_GRAD(UnaryOp::Sin, "SinBackward0", d.save(self), grad * x.cos().conj())      // self
+EMBER_UNARY_GRAD(UnaryOp::Cos, "CosBackward0", d.save(self), grad * -x.sin().conj())     // self
+EMBER_UNARY_GRAD(UnaryOp::Tanh, "TanhBackward0", d.save_result(), grad * (1 - x * x).conj())       // result
 EMBER_UNARY_GRAD(UnaryOp::Sigmoid, "SigmoidBackward0", d.save_result(), grad * (1 - x) * x)  // result
 EMBER_UNARY_GRAD(UnaryOp::Relu, "ReluBackward0", d.save_result(), threshold_backward(grad, x, 0))  // result
-EMBER_UNARY_GRAD(UnaryOp::Abs, "AbsBackward0", d.save(self), grad * x.sign())                       // self
+EMBER_UNARY_GRAD(UnaryOp::Abs, "AbsBackward0", d.save(self), grad * x.sgn())                       // self
 EMBER_UNARY_GRAD(UnaryOp::Exp2, "Exp2Backward0", d.save_result(), grad * x * std::log(2.0))         // result
 EMBER_UNARY_GRAD(UnaryOp::Expm1, "Expm1Backward0", d.save_result(), grad * (x + 1))                 // result
 EMBER_UNARY_GRAD(UnaryOp::Log2, "Log2Backward0", d.save(self), grad / (x * std::log(2.0)))          // self
@@ -84,8 +110,8 @@ EMBER_UNARY_GRAD(UnaryOp::Tan, "TanBackward0", d.save_result(), grad * (1 + x * 
 EMBER_UNARY_GRAD(UnaryOp::Asin, "AsinBackward0", d.save(self), grad * (-x * x + 1).rsqrt())      // self
 EMBER_UNARY_GRAD(UnaryOp::Acos, "AcosBackward0", d.save(self), grad * -((-x * x + 1).rsqrt()))   // self
 EMBER_UNARY_GRAD(UnaryOp::Atan, "AtanBackward0", d.save(self), grad / (x * x + 1))               // self
-EMBER_UNARY_GRAD(UnaryOp::Reciprocal, "ReciprocalBackward0", d.save_result(), -grad * (x * x))      // result
-EMBER_UNARY_GRAD(UnaryOp::Square, "PowBackward0", d.save(self), grad * (x * 2))  // square is pow(self, 2)
+EMBER_UNARY_GRAD(UnaryOp::Reciprocal, "ReciprocalBackward0", d.save_result(), -grad * (x * x).conj())      // result
+EMBER_UNARY_GRAD(UnaryOp::Square, "PowBackward0", d.save(self), grad * (x * 2).conj())  // square is pow(self, 2)
 EMBER_UNARY_GRAD(UnaryOp::Erf, "ErfBackward0", d.save(self), (2 / std::sqrt(M_PI)) * (-x * x).exp() * grad)
 EMBER_UNARY_GRAD(UnaryOp::Erfc, "ErfcBackward0", d.save(self), (-2 / std::sqrt(M_PI)) * (-x * x).exp() * grad)
 EMBER_UNARY_GRAD(UnaryOp::Erfinv, "ErfinvBackward0", d.save_result(), (0.5 * std::sqrt(M_PI)) * (x * x).exp() * grad)
@@ -128,10 +154,12 @@ struct UnaryGrad<UnaryOp::Neg> {
 #define EMBER_UNARY_OP(fn, kernel_op, kind)                                                          \
   struct fn##_op : UnaryGrad<kernel_op> {                                                           \
     static constexpr const char* name = #fn;                                                        \
+    static constexpr bool conj_aware = true;                                                        \
     static Tensor run(const Tensor& self) { return unary_op(name, Tensor(), self, kernel_op, kind, false); } \
   };                                                                                                \
   struct fn##_inplace_op {                                                                          \
     static constexpr const char* name = #fn "_";                                                    \
+    static constexpr bool conj_aware = true;                                                        \
     using out_of_place = fn##_op;                                                                   \
     static Tensor& run(Tensor& self) {                                                              \
       unary_op(name, self, self, kernel_op, kind, true);                                            \
@@ -140,6 +168,7 @@ struct UnaryGrad<UnaryOp::Neg> {
   };                                                                                                \
   struct fn##_out_op {                                                                              \
     static constexpr const char* name = #fn "_out";                                                 \
+    static constexpr bool conj_aware = true;                                                        \
     static Tensor& run(Tensor& out, const Tensor& self) {                                           \
       unary_op(name, out, self, kernel_op, kind, false);                                            \
       return out;                                                                                   \

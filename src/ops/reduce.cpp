@@ -5,12 +5,15 @@
 #include "ember/reduce.h"
 
 #include <cmath>
+#include <string_view>
 
 #include "autograd/variable.h"
 #include "dispatch/dispatch.h"
+#include "ember/complex_ops.h"
 #include "ember/factory.h"
 #include "ember/indexing.h"
 #include "ember/pointwise.h"
+#include "kernels/cpu/complex_kernels.h"
 #include "kernels/cpu/reduce.h"
 #include "ops/indexing_util.h"
 
@@ -105,7 +108,32 @@ Tensor as_dtype(const Tensor& t, ScalarType dtype) { return t.dtype() == dtype ?
 
 // ---- sum, mean, prod ------------------------------------------------------------------------
 
+// Complex sum and mean: the real kernels over the real view (shape + [2]), whose last dim is kept.
+Tensor complex_sum_like(const Tensor& self, uint64_t mask, bool keepdim, ScalarType rt, ReduceSpec spec) {
+  const Tensor rv = view_as_real(input_for(self, rt).resolve_conj());
+  Result r = make_result(rv, mask, keepdim, rv.dtype());
+  kernels::reduce_kernel(r.keep, rv, mask, spec);
+  return view_as_complex(r.user);
+}
+// Complex prod: the reduced dims moved last, one product per row.
+Tensor complex_prod(const Tensor& self, uint64_t mask, bool keepdim, ScalarType rt) {
+  DimVector perm, kept;
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (!is_reduced(mask, d)) perm.push_back(d);
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (is_reduced(mask, d)) perm.push_back(d);
+  const Tensor in = input_for(self, rt).permute(perm).contiguous().resolve_conj();
+  Result r = make_result(self, mask, keepdim, rt);
+  const int64_t rows = r.keep.numel(), n = rows == 0 ? 0 : in.numel() / rows;
+  kernels::complex_prod_rows(r.keep, in, rows, n);
+  return r.user;
+}
+
 Tensor sum_like(const char* op, const Tensor& self, uint64_t mask, bool keepdim, ScalarType rt, ReduceSpec spec) {
+  if (is_complex_type(rt)) {
+    if (spec.kind == ReduceKind::Prod) return complex_prod(self, mask, keepdim, rt);
+    return complex_sum_like(self, mask, keepdim, rt, spec);
+  }
   const Tensor in = input_for(self, rt);
   Result r = make_result(self, mask, keepdim, kernel_dtype(in));
   kernels::reduce_kernel(r.keep, in, mask, spec);
@@ -158,6 +186,7 @@ Tensor mean_backward(const Tensor& grad, const Reduced& red, int64_t n) {
 
 struct SumOp {
   static constexpr const char* name = "sum";
+  static constexpr bool conj_aware = true;  // resolves the bit itself
   static Tensor run(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
     const uint64_t mask = dim_mask(name, self, dim);
     return sum_like(name, self, mask, keepdim, accumulate_dtype(self, dtype), spec_of(ReduceKind::Sum));
@@ -190,12 +219,13 @@ struct SumOutOp {
 
 struct MeanOp {
   static constexpr const char* name = "mean";
+  static constexpr bool conj_aware = true;  // resolves the bit itself
   static Tensor run(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
     if (dtype) {
-      EMBER_CHECK(is_floating_type(*dtype), name, "could not infer output dtype. Optional dtype must be either a "
+      EMBER_CHECK(is_floating_type(*dtype) || is_complex_type(*dtype), name, "could not infer output dtype. Optional dtype must be either a "
                   "floating point or complex dtype. Got: ", *dtype);
     } else {
-      EMBER_CHECK(self.is_floating_point(), name, "could not infer output dtype. Input dtype must be either a "
+      EMBER_CHECK(self.is_floating_point() || self.is_complex(), name, "could not infer output dtype. Input dtype must be either a "
                   "floating point or complex dtype. Got: ", self.dtype());
     }
     const uint64_t mask = dim_mask(name, self, dim);
@@ -214,6 +244,7 @@ struct MeanOp {
 
 struct ProdOp {
   static constexpr const char* name = "prod";
+  static constexpr bool conj_aware = true;  // resolves the bit itself
   static constexpr dispatch::Autocast autocast = dispatch::Autocast::kFloat32;
   static Tensor run(const Tensor& self, std::optional<int64_t> dim, bool keepdim, std::optional<ScalarType> dtype) {
     const uint64_t mask = dim ? single_dim_mask(self, maybe_wrap_dim(*dim, self.dim(), name)) : dim_mask(name, self, {});
@@ -238,7 +269,7 @@ struct ProdOp {
   // grad * result / x along dim d (grad and result keep d as size 1), or, when x has zeros, the
   // product of the other elements as exclusive cumulative products from both ends.
   static Tensor prod_backward(const Tensor& grad, const Tensor& x, const Tensor& result, int64_t d) {
-    if (!(x == 0).any().template item<bool>()) return grad * (result / x);
+    if (!(x == 0).any().template item<bool>()) return grad * (result / x).conj();
     const int64_t n = x.size(d);
     if (n == 1) return grad.expand(x.sizes()).clone();
     DimVector ones_size(x.sizes());
@@ -246,13 +277,21 @@ struct ProdOp {
     const Tensor one = ones(ones_size, TensorOptions().dtype(x.dtype()));
     const Tensor before = cat({one, x.narrow(d, 0, n - 1)}, d).cumprod(d);
     const Tensor after = cat({one, x.narrow(d, 1, n - 1).flip({d})}, d).cumprod(d).flip({d});
-    return grad * (before * after);
+    return grad * (before * after).conj();
   }
 };
 
 // ---- max, min, amax, amin, argmax, argmin --------------------------------------------------
 
+// Complex numbers have no order: max, min, amax, argmax, ... raise PyTorch's error, which names
+// its kernel ("max_all" for max(), "max_values_cpu" for amax, ...).
+void check_not_complex(const char* op, const Tensor& self, const char* kernel) {
+  EMBER_CHECK(!self.is_complex(), op, "\"", kernel, "\" not implemented for '", self.dtype(), "'");
+}
+
 Tensor extreme_values(const char* op, const Tensor& self, uint64_t mask, bool keepdim, bool dims_given, bool is_max) {
+  const bool amax_like = std::string_view(op).starts_with("am");  // amax, amin
+  check_not_complex(op, self, amax_like ? (is_max ? "max_values_cpu" : "min_values_cpu") : (is_max ? "max_all" : "min_all"));
   check_nonempty_reduction(op, self, mask, dims_given);
   Result r = make_result(self, mask, keepdim, self.dtype());
   kernels::reduce_kernel(r.keep, self, mask, spec_of(is_max ? ReduceKind::Max : ReduceKind::Min));
@@ -309,6 +348,7 @@ struct AminOp : AextremeGrad<false> {
 // Values (optional) and first indices of the extreme along one dim.
 std::tuple<Tensor, Tensor> extreme_with_index(const char* op, const Tensor& self, int64_t dim, bool keepdim,
                                               bool want_values, bool is_max) {
+  check_not_complex(op, self, want_values ? (is_max ? "max_cpu" : "min_cpu") : (is_max ? "argmax_cpu" : "argmin_cpu"));
   const int64_t d = maybe_wrap_dim(dim, self.dim(), op);
   const uint64_t mask = single_dim_mask(self, d);
   check_nonempty_reduction(op, self, mask, true);

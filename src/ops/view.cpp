@@ -75,6 +75,7 @@ std::optional<DimVector> compute_view_strides(IntArrayRef oldshape, IntArrayRef 
 
 struct ViewOp {
   static constexpr const char* name = "view";
+  static constexpr bool conj_aware = true;  // a view: keeps the conjugate bit
   static Tensor run(const Tensor& self, IntArrayRef sizes) {
     DimVector shape = infer_view_size(name, sizes, self.numel());
     auto strides = compute_view_strides(self.sizes(), self.strides(), shape);
@@ -134,6 +135,7 @@ struct ViewDtypeOp {
 
 struct ReshapeOp {
   static constexpr const char* name = "reshape";
+  static constexpr bool conj_aware = true;  // a view: keeps the conjugate bit
   static Tensor run(const Tensor& self, IntArrayRef sizes) {
     DimVector shape = infer_view_size(name, sizes, self.numel());
     if (auto strides = compute_view_strides(self.sizes(), self.strides(), shape))
@@ -185,6 +187,7 @@ Tensor strided_view_backward(const Tensor& grad, const Geometry& input, const Ge
 
 struct AsStridedOp {
   static constexpr const char* name = "as_strided";
+  static constexpr bool conj_aware = true;  // a view: keeps the conjugate bit
   static Tensor run(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> offset) {
     const int64_t off = offset.value_or(self.storage_offset());
     EMBER_CHECK(sizes.size() == strides.size(), name, "mismatch in length of strides and shape: ", sizes, " vs ",
@@ -219,6 +222,7 @@ struct AsStridedOp {
 
 struct PermuteOp {
   static constexpr const char* name = "permute";
+  static constexpr bool conj_aware = true;  // a view: keeps the conjugate bit
   static Tensor run(const Tensor& self, IntArrayRef dims) {
     const int64_t nd = self.dim();
     EMBER_CHECK(static_cast<int64_t>(dims.size()) == nd, name,
@@ -246,6 +250,7 @@ struct PermuteOp {
 
 struct TransposeOp {
   static constexpr const char* name = "transpose";
+  static constexpr bool conj_aware = true;  // a view: keeps the conjugate bit
   static Tensor run(const Tensor& self, int64_t d0, int64_t d1) {
     const int64_t nd = self.dim();
     d0 = maybe_wrap_dim(d0, nd, name);
@@ -303,6 +308,7 @@ Tensor slice_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, std::o
 
 struct SelectOp {
   static constexpr const char* name = "select";
+  static constexpr bool conj_aware = true;  // a view: keeps the conjugate bit
   static Tensor run(const Tensor& self, int64_t dim, int64_t index) {
     EMBER_CHECK(self.dim() > 0, name, "select() cannot be applied to a 0-dim tensor.");
     dim = maybe_wrap_dim(dim, self.dim(), name);
@@ -327,6 +333,7 @@ struct SelectOp {
 
 struct SliceOp {
   static constexpr const char* name = "slice";
+  static constexpr bool conj_aware = true;  // a view: keeps the conjugate bit
   static Tensor run(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
                     int64_t step) {
     EMBER_CHECK(self.dim() > 0, name, "slice() cannot be applied to a 0-dim tensor.");
@@ -370,6 +377,7 @@ struct NarrowOp {
 
 struct ExpandOp {
   static constexpr const char* name = "expand";
+  static constexpr bool conj_aware = true;  // a view: keeps the conjugate bit
   static Tensor run(const Tensor& self, IntArrayRef sizes) {
     const int64_t nd = static_cast<int64_t>(sizes.size());
     EMBER_CHECK(nd >= self.dim(), name, "the number of sizes provided (", nd,
@@ -409,6 +417,7 @@ struct ExpandOp {
 
 struct SqueezeOp {
   static constexpr const char* name = "squeeze";
+  static constexpr bool conj_aware = true;  // a view: keeps the conjugate bit
   static Tensor run(const Tensor& self, std::optional<int64_t> dim) {
     DimVector sizes, strides;
     const int64_t wrapped = dim ? maybe_wrap_dim(*dim, self.dim(), name) : -1;
@@ -429,6 +438,7 @@ struct SqueezeOp {
 
 struct UnsqueezeOp {
   static constexpr const char* name = "unsqueeze";
+  static constexpr bool conj_aware = true;  // a view: keeps the conjugate bit
   static Tensor run(const Tensor& self, int64_t dim) {
     dim = maybe_wrap_dim(dim, self.dim() + 1, name);
     DimVector sizes(self.sizes()), strides(self.strides());
@@ -446,6 +456,7 @@ struct UnsqueezeOp {
 
 struct DiagonalOp {
   static constexpr const char* name = "diagonal";
+  static constexpr bool conj_aware = true;  // a view: keeps the conjugate bit
   static Tensor run(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
     EMBER_CHECK(self.dim() >= 2, name, "diagonal dimensions requires a tensor with at least 2 dims, got ",
                 self.dim());
@@ -482,6 +493,7 @@ struct DiagonalOp {
 
 struct UnfoldOp {
   static constexpr const char* name = "unfold";
+  static constexpr bool conj_aware = true;  // a view: keeps the conjugate bit
   static Tensor run(const Tensor& self, int64_t dim, int64_t size, int64_t step) {
     const int64_t nd = self.dim();
     dim = maybe_wrap_dim(dim, nd, name);

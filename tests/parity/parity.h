@@ -36,6 +36,8 @@ inline torch::ScalarType to_torch(ember::ScalarType t) {
     case ember::kDouble: return torch::kFloat64;
     case ember::kBool: return torch::kBool;
     case ember::kBFloat16: return torch::kBFloat16;
+    case ember::kComplexFloat: return torch::kComplexFloat;
+    case ember::kComplexDouble: return torch::kComplexDouble;
     default: throw std::runtime_error("parity: unsupported dtype");
   }
 }
@@ -52,13 +54,16 @@ inline ember::ScalarType to_ember(torch::ScalarType t) {
     case torch::kFloat64: return ember::kDouble;
     case torch::kBool: return ember::kBool;
     case torch::kBFloat16: return ember::kBFloat16;
+    case torch::kComplexFloat: return ember::kComplexFloat;
+    case torch::kComplexDouble: return ember::kComplexDouble;
     default: throw std::runtime_error("parity: unsupported dtype");
   }
 }
 
 // Same values, sizes and strides (the storage is copied, so layouts such as channels_last or
 // transposed views carry over).
-inline torch::Tensor to_torch(const ember::Tensor& t) {
+inline torch::Tensor to_torch(const ember::Tensor& t_in) {
+  const ember::Tensor t = t_in.resolve_conj();  // the values a conjugate view reads
   const ember::Tensor dense = t.is_non_overlapping_and_dense() ? t : t.contiguous();
   torch::Tensor out = torch::empty_strided(std::vector<int64_t>(dense.sizes().begin(), dense.sizes().end()),
                                            std::vector<int64_t>(dense.strides().begin(), dense.strides().end()),
@@ -75,7 +80,8 @@ inline torch::Tensor to_torch(const ember::Tensor& t) {
   return out;
 }
 
-inline ember::Tensor to_ember(const torch::Tensor& t) {
+inline ember::Tensor to_ember(const torch::Tensor& t_in) {
+  const torch::Tensor t = t_in.resolve_conj().resolve_neg();
   const torch::Tensor dense = t.is_non_overlapping_and_dense() ? t : t.contiguous();
   ember::Tensor out = ember::empty_strided(ember::IntArrayRef(dense.sizes().data(), dense.sizes().size()),
                                            ember::IntArrayRef(dense.strides().data(), dense.strides().size()),
@@ -90,8 +96,10 @@ struct Tol {
 };
 inline Tol default_tol(ember::ScalarType t) {
   switch (t) {
-    case ember::kFloat: return {1.3e-6, 1e-5};
-    case ember::kDouble: return {1e-7, 1e-7};
+    case ember::kFloat:
+    case ember::kComplexFloat: return {1.3e-6, 1e-5};
+    case ember::kDouble:
+    case ember::kComplexDouble: return {1e-7, 1e-7};
     case ember::kHalf: return {1e-3, 1e-5};
     case ember::kBFloat16: return {1.6e-2, 1e-5};
     default: return {0, 0};
@@ -108,8 +116,13 @@ inline ::testing::AssertionResult Close(const ember::Tensor& e, const torch::Ten
   if (es != t.sizes().vec()) {
     return ::testing::AssertionFailure() << "shape: ember " << e.sizes() << " vs libtorch " << t.sizes();
   }
-  torch::Tensor a = to_torch(e).to(torch::kDouble).contiguous().view(-1);
-  torch::Tensor b = t.to(torch::kDouble).contiguous().view(-1);
+  torch::Tensor ta = to_torch(e), tb = t.resolve_conj().resolve_neg();
+  if (ta.is_complex()) {  // the parts side by side
+    ta = torch::view_as_real(ta);
+    tb = torch::view_as_real(tb);
+  }
+  torch::Tensor a = ta.to(torch::kDouble).contiguous().view(-1);
+  torch::Tensor b = tb.to(torch::kDouble).contiguous().view(-1);
   const double* pa = a.data_ptr<double>();
   const double* pb = b.data_ptr<double>();
   double worst = 0;
@@ -163,6 +176,10 @@ inline void copy_module_state(const ember::nn::Module& e, torch::nn::Module& t) 
 
 inline ember::Tensor random(ember::IntArrayRef sizes, ember::ScalarType dtype, uint64_t seed) {
   ember::Generator g(seed);
+  if (ember::is_complex_type(dtype)) {  // both parts in [-2, 2)
+    const ember::ScalarType r = ember::to_real_value_type(dtype);
+    return ember::make_complex(random(sizes, r, seed), random(sizes, r, seed + 7919));
+  }
   if (ember::is_floating_type(dtype)) {
     return (ember::rand(sizes, &g, ember::TensorOptions().dtype(ember::kDouble)) * 4 - 2).to(dtype);
   }

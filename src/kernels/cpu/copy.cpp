@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "kernels/cpu/cast.h"
+#include "kernels/cpu/complex_kernels.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/hwy_util-inl.h"
 
@@ -105,6 +106,9 @@ void strided_copy(int64_t es, char** data, const int64_t* strides, int64_t n) {
 
 void copy_kernel(TensorIterator& iter) {
   const ScalarType to = iter.dtype(0), from = iter.dtype(1);
+  if (is_complex_type(to) || is_complex_type(from)) {
+    if (to != from || iter.is_conj(1)) return complex_copy_kernel(iter);
+  }
   if (to == from) {
     const int64_t es = static_cast<int64_t>(element_size(to));
     iter.for_each([es](char** data, const int64_t* strides, int64_t n) {
@@ -124,6 +128,7 @@ void copy_kernel(TensorIterator& iter) {
 }
 
 void fill_kernel(TensorIterator& iter, const Scalar& value) {
+  if (is_complex_type(iter.dtype(0))) return complex_fill_kernel(iter, value);
   visit_dtype(iter.dtype(0), [&](auto tag) {
     using T = decltype(tag);
     const T v = value.to<T>();

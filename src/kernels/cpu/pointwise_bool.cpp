@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include "kernels/cpu/complex_kernels.h"
 #include "kernels/cpu/cast.h"
 #include "kernels/cpu/pointwise.h"
 
@@ -85,6 +86,7 @@ void where_typed(TensorIterator& iter) {
 }  // namespace
 
 void predicate_kernel(TensorIterator& iter, PredicateOp op) {
+  if (is_complex_type(iter.dtype(1))) return complex_predicate_kernel(iter, op);
   visit_dtype(iter.dtype(1), [&](auto t) { predicate_typed<decltype(t)>(iter, op); });
 }
 
@@ -93,7 +95,8 @@ void where_kernel(TensorIterator& iter) {
     case 1: return where_typed<uint8_t>(iter);
     case 2: return where_typed<uint16_t>(iter);
     case 4: return where_typed<uint32_t>(iter);
-    default: return where_typed<uint64_t>(iter);
+    case 8: return where_typed<uint64_t>(iter);
+    default: return where_typed<complex<double>>(iter);
   }
 }
 

@@ -46,12 +46,15 @@ void ternary_float(TensorIterator& iter, TernaryOp op, const Scalar& value) {
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include "kernels/cpu/complex_kernels.h"
 namespace ember::kernels {
 HWY_EXPORT(binary_float);
 HWY_EXPORT(ternary_float);
 
 void binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
-  if (is_floating_type(iter.common_dtype())) {
+  if (is_complex_type(iter.common_dtype())) {
+    complex_binary_kernel(iter, op, alpha);
+  } else if (is_floating_type(iter.common_dtype())) {
     HWY_DYNAMIC_DISPATCH(binary_float)(iter, op, alpha);
   } else {
     binary_int_kernel(iter, op, alpha);

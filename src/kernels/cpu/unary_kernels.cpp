@@ -30,11 +30,14 @@ void unary_float(TensorIterator& iter, UnaryOp op, const UnaryParams& params) {
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include "kernels/cpu/complex_kernels.h"
 namespace ember::kernels {
 HWY_EXPORT(unary_float);
 
 void unary_kernel(TensorIterator& iter, UnaryOp op, const UnaryParams& params) {
-  if (is_floating_type(iter.common_dtype())) {
+  if (is_complex_type(iter.dtype(1))) {
+    complex_unary_kernel(iter, op);
+  } else if (is_floating_type(iter.common_dtype())) {
     HWY_DYNAMIC_DISPATCH(unary_float)(iter, op, params);
   } else {
     unary_int_kernel(iter, op, params);

@@ -160,7 +160,7 @@ std::vector<Tensor> unflatten_dense_tensors(const Tensor& flat, TensorList tenso
 }
 Tensor adjoint(const Tensor& self) {
   EMBER_CHECK(self.dim() >= 2, "adjoint", "tensor.adjoint() is only supported on matrices or batches of matrices. Got 1-D tensor.");
-  return self.transpose(-2, -1);
+  return self.transpose(-2, -1).conj();
 }
 Tensor& addmv_(Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha) {
   const Tensor r = addmv(self.requires_grad() ? self.clone() : self, mat, vec, beta, alpha);

@@ -1,0 +1,102 @@
+// Complex tensors and torch.fft against libtorch (whose CPU FFT is pocketfft): the engine on a
+// long real signal, a 2-D complex transform, a batch of prime-length transforms (Bluestein),
+// and a product with a conjugate view (OpenBLAS's conjugate modes, no copy). Targets are
+// issue 21's.
+#include "torch_check.h"
+
+namespace {
+
+constexpr const char* kFft = "fft: transforms";
+constexpr const char* kConj = "complex: products with conjugate views";
+
+struct Input {
+  ember::Tensor e;
+  torch::Tensor t;
+  Input(ember::Tensor tensor) : e(std::move(tensor)), t(parity::to_torch(e)) {}  // NOLINT: implicit
+};
+
+bench::Register fft_rfft_1m_f32{{
+    .name = "fft_rfft_1m_f32",
+    .label = kFft,
+    .target = 1.0,
+    .run =
+        [](const bench::Context& ctx) {
+          const Input x = parity::random({1 << 20}, ember::kFloat, 1);
+          bench::check_close(ctx, ember::fft::rfft(x.e), torch::fft::rfft(x.t), parity::Tol{1e-3, 1e-2});
+          bench::Outcome o = bench::time_pair(ctx, {.ember = [&] { (void)ember::fft::rfft(x.e); },
+                                                    .baseline = [&] { (void)torch::fft::rfft(x.t); },
+                                                    .min_run_time = 1.0});
+          o.notes.push_back("path: Stockham radix-4/2 on the complex signal (n = 2^20)");
+          return o;
+        },
+}};
+
+bench::Register fft_fft2_512x512_c64{{
+    .name = "fft_fft2_512x512_c64",
+    .label = kFft,
+    .target = 1.0,
+    .run =
+        [](const bench::Context& ctx) {
+          const Input x = parity::random({512, 512}, ember::kComplexFloat, 2);
+          bench::check_close(ctx, ember::fft::fft2(x.e), torch::fft::fft2(x.t), parity::Tol{1e-3, 1e-2});
+          bench::Outcome o = bench::time_pair(ctx, {.ember = [&] { (void)ember::fft::fft2(x.e); },
+                                                    .baseline = [&] { (void)torch::fft::fft2(x.t); },
+                                                    .min_run_time = 1.0});
+          o.notes.push_back("path: Stockham radix-4/2, rows in parallel, one dim at a time");
+          return o;
+        },
+}};
+
+bench::Register fft_fft_prime_10007_c64_b64{{
+    .name = "fft_fft_prime_10007_c64_b64",
+    .label = kFft,
+    .target = 1.0,
+    .run =
+        [](const bench::Context& ctx) {
+          const Input x = parity::random({64, 10007}, ember::kComplexFloat, 3);
+          bench::check_close(ctx, ember::fft::fft(x.e), torch::fft::fft(x.t), parity::Tol{1e-3, 1e-2});
+          bench::Outcome o = bench::time_pair(ctx, {.ember = [&] { (void)ember::fft::fft(x.e); },
+                                                    .baseline = [&] { (void)torch::fft::fft(x.t); },
+                                                    .min_run_time = 1.0});
+          o.notes.push_back("path: Bluestein on a 20736-point (2^8 3^4) Stockham transform");
+          return o;
+        },
+}};
+
+bench::Register complex_matmul_conj_512_c64{{
+    .name = "complex_matmul_conj_512_c64",
+    .label = kConj,
+    .target = 1.0,
+    .run =
+        [](const bench::Context& ctx) {
+          const Input a = parity::random({512, 512}, ember::kComplexFloat, 4);
+          const Input b = parity::random({512, 512}, ember::kComplexFloat, 5);
+          bench::check_close(ctx, a.e.conj().matmul(b.e), a.t.conj().matmul(b.t), parity::Tol{1e-3, 1e-2});
+          bench::Outcome o = bench::time_pair(ctx, {.ember = [&] { (void)a.e.conj().matmul(b.e); },
+                                                    .baseline = [&] { (void)a.t.conj().matmul(b.t); },
+                                                    .min_run_time = 1.0});
+          o.notes.push_back("path: cblas_cgemm with CblasConjNoTrans on the conjugate view");
+          return o;
+        },
+}};
+
+// The conjugate view against multiplying a conjugate materialized first (what a library
+// without conjugate views does), both Ember.
+bench::Register complex_matmul_conj_512_c64_vs_materialized{{
+    .name = "complex_matmul_conj_512_c64_vs_materialized",
+    .label = kConj,
+    .target = 0.85,
+    .baseline = bench::Baseline::Ember,
+    .run =
+        [](const bench::Context& ctx) {
+          const ember::Tensor a = parity::random({512, 512}, ember::kComplexFloat, 4);
+          const ember::Tensor b = parity::random({512, 512}, ember::kComplexFloat, 5);
+          if (!a.conj().matmul(b).allclose(a.conj_physical().matmul(b), 1e-4, 1e-3))
+            throw bench::CheckFailure("conj view and materialized conjugate disagree");
+          return bench::time_pair(ctx, {.ember = [&] { (void)a.conj().matmul(b); },
+                                        .baseline = [&] { (void)a.conj_physical().matmul(b); },
+                                        .min_run_time = 1.0});
+        },
+}};
+
+}  // namespace

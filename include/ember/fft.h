@@ -1,0 +1,49 @@
+// torch.fft (docs/complex.md): discrete Fourier transforms of any length over float32/float64
+// and complex inputs, with libtorch's signatures and defaults (torch/fft.h). `norm` is
+// "backward" (the default: no scaling forward, 1/n inverse), "forward" (1/n forward) or "ortho"
+// (1/sqrt(n) both ways). Each transform is differentiable.
+#pragma once
+#include <optional>
+#include <string_view>
+
+#include "ember/tensor.h"
+
+namespace ember::fft {
+
+using NormMode = std::optional<std::string_view>;
+
+Tensor fft(const Tensor& self, std::optional<int64_t> n = std::nullopt, int64_t dim = -1, NormMode norm = std::nullopt);
+Tensor ifft(const Tensor& self, std::optional<int64_t> n = std::nullopt, int64_t dim = -1, NormMode norm = std::nullopt);
+Tensor rfft(const Tensor& self, std::optional<int64_t> n = std::nullopt, int64_t dim = -1, NormMode norm = std::nullopt);
+Tensor irfft(const Tensor& self, std::optional<int64_t> n = std::nullopt, int64_t dim = -1, NormMode norm = std::nullopt);
+Tensor hfft(const Tensor& self, std::optional<int64_t> n = std::nullopt, int64_t dim = -1, NormMode norm = std::nullopt);
+Tensor ihfft(const Tensor& self, std::optional<int64_t> n = std::nullopt, int64_t dim = -1, NormMode norm = std::nullopt);
+
+Tensor fft2(const Tensor& self, OptionalIntArrayRef s = std::nullopt, IntArrayRef dim = {-2, -1},
+            NormMode norm = std::nullopt);
+Tensor ifft2(const Tensor& self, OptionalIntArrayRef s = std::nullopt, IntArrayRef dim = {-2, -1},
+             NormMode norm = std::nullopt);
+Tensor rfft2(const Tensor& self, OptionalIntArrayRef s = std::nullopt, IntArrayRef dim = {-2, -1},
+             NormMode norm = std::nullopt);
+Tensor irfft2(const Tensor& self, OptionalIntArrayRef s = std::nullopt, IntArrayRef dim = {-2, -1},
+              NormMode norm = std::nullopt);
+
+Tensor fftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, OptionalIntArrayRef dim = std::nullopt,
+            NormMode norm = std::nullopt);
+Tensor ifftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, OptionalIntArrayRef dim = std::nullopt,
+             NormMode norm = std::nullopt);
+Tensor rfftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, OptionalIntArrayRef dim = std::nullopt,
+             NormMode norm = std::nullopt);
+Tensor irfftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, OptionalIntArrayRef dim = std::nullopt,
+              NormMode norm = std::nullopt);
+
+// Sample frequencies: [0, 1, ..., -2, -1] / (d * n) and [0, 1, ..., n / 2] / (d * n).
+Tensor fftfreq(int64_t n, const TensorOptions& options = {});
+Tensor fftfreq(int64_t n, double d, const TensorOptions& options = {});
+Tensor rfftfreq(int64_t n, const TensorOptions& options = {});
+Tensor rfftfreq(int64_t n, double d, const TensorOptions& options = {});
+// Rolls the zero frequency to the centre (and back) along dim (all dims by default).
+Tensor fftshift(const Tensor& x, OptionalIntArrayRef dim = std::nullopt);
+Tensor ifftshift(const Tensor& x, OptionalIntArrayRef dim = std::nullopt);
+
+}  // namespace ember::fft

@@ -1,0 +1,351 @@
+// torch.fft: the public transforms resize their input to the signal sizes asked for (crop or
+// zero-pad), choose the normalization, and call one of three differentiable primitives, as
+// PyTorch's: _fft_c2c (complex to complex), _fft_r2c (real to complex, one-sided or full) and
+// _fft_c2r (a one-sided Hermitian spectrum to real). Each primitive moves every transformed dim
+// last in turn and transforms rows there (kernels/cpu/fft.h).
+#include <algorithm>
+#include <cmath>
+
+#include "dispatch/dispatch.h"
+#include "ember/complex_ops.h"
+#include "ember/factory.h"
+#include "ember/fft.h"
+#include "ember/indexing.h"
+#include "ember/pointwise.h"
+#include "ember/shape.h"
+#include "kernels/cpu/fft.h"
+
+namespace ember {
+namespace {
+
+// How a primitive scales its result (PyTorch's fft_norm_mode): not, by 1/sqrt(n) or by 1/n,
+// n the product of the transformed signal sizes.
+enum FftNorm : int64_t { kNormNone = 0, kNormBySqrtN = 1, kNormByN = 2 };
+
+int64_t norm_from_string(const char* op, fft::NormMode norm, bool forward) {
+  if (!norm || *norm == "backward") return forward ? kNormNone : kNormByN;
+  if (*norm == "forward") return forward ? kNormByN : kNormNone;
+  if (*norm == "ortho") return kNormBySqrtN;
+  detail::fail(op, "Invalid normalization mode: \"", *norm, "\"");
+}
+
+Tensor apply_norm(Tensor x, double signal_numel, int64_t norm) {
+  if (norm == kNormNone) return x;
+  x.mul_(norm == kNormByN ? 1.0 / signal_numel : 1.0 / std::sqrt(signal_numel));
+  return x;
+}
+
+// Unnormalized complex transforms of a complex tensor along dims, into a new tensor.
+Tensor c2c_raw(const Tensor& self, IntArrayRef dims, bool forward) {
+  Tensor x = self;
+  // the last dims first: for a contiguous input the first copy is then not a transpose
+  for (auto it = dims.end(); it != dims.begin();) {
+    const int64_t d = *--it;
+    const int64_t n = x.size(d);
+    Tensor rows = x.movedim(d, -1).clone(MemoryFormat::Contiguous);  // a new buffer, conjugate bit resolved
+    kernels::fft_c2c_rows(rows, n, forward);
+    x = rows.movedim(-1, d);
+  }
+  return dims.empty() ? self.clone() : x;
+}
+
+double numel_of(const Tensor& t, IntArrayRef dims) {
+  double n = 1;
+  for (int64_t d : dims) n *= static_cast<double>(t.size(d));
+  return n;
+}
+
+Tensor fft_c2c(const Tensor& self, IntArrayRef dim, int64_t normalization, bool forward);
+Tensor fft_r2c(const Tensor& self, IntArrayRef dim, int64_t normalization, bool onesided);
+Tensor fft_c2r(const Tensor& self, IntArrayRef dim, int64_t normalization, int64_t last_dim_size);
+
+struct FftC2COp {
+  static constexpr const char* name = "_fft_c2c";
+  static constexpr bool conj_aware = true;  // the transform's copy resolves the bit
+  static Tensor run(const Tensor& self, IntArrayRef dim, int64_t normalization, bool forward) {
+    return apply_norm(c2c_raw(self, dim, forward), numel_of(self, dim), normalization);
+  }
+  // FftC2CBackward0 -- self: _fft_c2c(grad, dim, normalization, !forward)
+  static void derivative(autograd::Derivative& d, const Tensor& self, IntArrayRef dim, int64_t normalization,
+                         bool forward) {
+    d.name("FftC2CBackward0");
+    d.grad(self, [dims = DimVector(dim), normalization, forward](const auto& c) {
+      return fft_c2c(c.grad(), dims, normalization, !forward);
+    });
+  }
+};
+
+struct FftR2COp {
+  static constexpr const char* name = "_fft_r2c";
+  static Tensor run(const Tensor& self, IntArrayRef dim, int64_t normalization, bool onesided) {
+    if (!onesided) return apply_norm(c2c_raw(self.to(to_complex_type(self.dtype())), dim, true), numel_of(self, dim),
+                                     normalization);
+    // the real transform along the last dim, then complex ones along the others
+    const int64_t last = dim.back(), n = self.size(last);
+    const Tensor rows = self.movedim(last, -1).contiguous();
+    DimVector sizes(rows.sizes());
+    sizes.back() = n / 2 + 1;
+    Tensor out = make_empty(sizes, to_complex_type(self.dtype()));
+    kernels::fft_r2c_rows(out, rows, n);
+    out = out.movedim(-1, last);
+    if (dim.size() > 1) out = c2c_raw(out, IntArrayRef(dim.data(), dim.size() - 1), true);
+    return apply_norm(out, numel_of(self, dim), normalization);
+  }
+  // FftR2CBackward0 -- self: fft_r2c_backward(grad, dim, normalization, onesided, self.size(dim.back())):
+  // the one-sided gradient zero-padded to the full spectrum, transformed back, its real part
+  static void derivative(autograd::Derivative& d, const Tensor& self, IntArrayRef dim, int64_t normalization,
+                         bool onesided) {
+    d.name("FftR2CBackward0");
+    d.grad(self, [dims = DimVector(dim), normalization, onesided, n = self.size(dim.back())](const auto& c) {
+      Tensor g = c.grad();
+      const int64_t last = dims.ref().back();
+      if (onesided && g.size(last) < n) {
+        DimVector pad_sizes(g.sizes());
+        pad_sizes[static_cast<size_t>(last)] = n - g.size(last);
+        g = cat({g, zeros(pad_sizes, g.options())}, last);
+      }
+      return real(fft_c2c(g, dims, normalization, false));
+    });
+  }
+};
+
+struct FftC2ROp {
+  static constexpr const char* name = "_fft_c2r";
+  static constexpr bool conj_aware = true;  // the transform's copies resolve the bit
+  static Tensor run(const Tensor& self, IntArrayRef dim, int64_t normalization, int64_t last_dim_size) {
+    const int64_t last = dim.back();
+    Tensor x = dim.size() > 1 ? c2c_raw(self, IntArrayRef(dim.data(), dim.size() - 1), false) : self;
+    // the full Hermitian spectrum along the last dim: X[n - k] = conj(X[k])
+    const Tensor half = x.movedim(last, -1);
+    const int64_t n = last_dim_size, mirrored = n - half.size(-1);
+    Tensor full = mirrored > 0 ? cat({half, half.narrow(-1, 1, mirrored).flip({-1}).conj()}, -1)
+                               : half.clone(MemoryFormat::Contiguous);
+    full = full.contiguous();
+    kernels::fft_c2c_rows(full, n, false);
+    Tensor out = real(full).movedim(-1, last).contiguous();
+    double signal = static_cast<double>(n);
+    for (size_t i = 0; i + 1 < dim.size(); ++i) signal *= static_cast<double>(self.size(dim[i]));
+    return apply_norm(out, signal, normalization);
+  }
+  // FftC2RBackward0 -- self: fft_c2r_backward(grad, dim, normalization): the one-sided real-to-
+  // complex transform of grad, the entries that stand for two conjugate ones doubled
+  static void derivative(autograd::Derivative& d, const Tensor& self, IntArrayRef dim, int64_t normalization,
+                         int64_t) {
+    d.name("FftC2RBackward0");
+    d.grad(self, [dims = DimVector(dim), normalization](const auto& c) {
+      const Tensor& grad = c.grad();
+      Tensor gi = fft_r2c(grad, dims, normalization, true);
+      const int64_t last = dims.ref().back(), half = gi.size(last), doubled = grad.size(last) - half;
+      if (doubled <= 0) return gi;
+      Tensor w = ones({half}, TensorOptions().dtype(to_real_value_type(gi.dtype())));
+      w.narrow(0, 1, doubled).fill_(2);
+      DimVector shape(static_cast<size_t>(gi.dim()), 1);
+      shape[static_cast<size_t>(last)] = half;
+      return gi * w.view(shape);
+    });
+  }
+};
+
+Tensor fft_c2c(const Tensor& self, IntArrayRef dim, int64_t normalization, bool forward) {
+  return dispatch::call<FftC2COp>(self, dim, normalization, forward);
+}
+Tensor fft_r2c(const Tensor& self, IntArrayRef dim, int64_t normalization, bool onesided) {
+  return dispatch::call<FftR2COp>(self, dim, normalization, onesided);
+}
+Tensor fft_c2r(const Tensor& self, IntArrayRef dim, int64_t normalization, int64_t last_dim_size) {
+  return dispatch::call<FftC2ROp>(self, dim, normalization, last_dim_size);
+}
+
+// ---- argument handling -----------------------------------------------------------------------
+
+// PyTorch's promote_type_fft: integers become the default float dtype; float16 has no transform.
+Tensor promote_fft_input(const char* op, const Tensor& x, bool require_complex) {
+  ScalarType t = x.dtype();
+  if (is_integral_type(t, true)) t = get_default_dtype();
+  EMBER_CHECK(t == kFloat || t == kDouble || is_complex_type(t), op, "Unsupported dtype ", x.dtype());
+  if (require_complex && !is_complex_type(t)) t = to_complex_type(t);
+  return t == x.dtype() ? x : x.to(t);
+}
+
+// The dims and signal sizes of an n-dimensional transform (PyTorch's canonicalize_fft_shape_and_dim_args).
+struct ShapeAndDims {
+  DimVector shape, dims;
+};
+ShapeAndDims canonicalize(const char* op, const Tensor& x, OptionalIntArrayRef s, OptionalIntArrayRef dim) {
+  const int64_t nd = x.dim();
+  ShapeAndDims r;
+  if (dim) {
+    for (int64_t d : *dim) r.dims.push_back(maybe_wrap_dim(d, nd, op, false));
+    DimVector sorted = r.dims;
+    std::sort(sorted.begin(), sorted.end());
+    EMBER_CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(), op, "FFT dims must be unique");
+  }
+  if (s) {
+    if (dim) {
+      EMBER_CHECK(s->size() == dim->size(), op, "When given, dim and shape arguments must have the same length");
+    } else {
+      EMBER_CHECK(static_cast<int64_t>(s->size()) <= nd, op, "Got shape with ", s->size(),
+                  " values but input tensor only has ", nd, " dimensions.");
+      for (int64_t d = nd - static_cast<int64_t>(s->size()); d < nd; ++d) r.dims.push_back(d);
+    }
+    for (size_t i = 0; i < s->size(); ++i) {
+      const int64_t v = (*s)[i] == -1 ? x.size(r.dims[i]) : (*s)[i];
+      EMBER_CHECK(v > 0, op, "Invalid number of data points (", v, ") specified");
+      r.shape.push_back(v);
+    }
+  } else {
+    if (!dim)
+      for (int64_t d = 0; d < nd; ++d) r.dims.push_back(d);
+    for (int64_t d : r.dims) {
+      EMBER_CHECK(x.size(d) > 0, op, "Invalid number of data points (", x.size(d), ") specified");
+      r.shape.push_back(x.size(d));
+    }
+  }
+  return r;
+}
+
+// x cropped or zero-padded to `sizes` along `dims`.
+Tensor resize_fft_input(Tensor x, IntArrayRef dims, IntArrayRef sizes) {
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const int64_t d = dims[i], have = x.size(d), want = sizes[i];
+    if (have > want) {
+      x = x.narrow(d, 0, want);
+    } else if (have < want) {
+      DimVector pad_sizes(x.sizes());
+      pad_sizes[static_cast<size_t>(d)] = want - have;
+      x = cat({x, zeros(pad_sizes, x.options())}, d);
+    }
+  }
+  return x;
+}
+
+// One-dimensional forms: their n and dim as an n-dimensional call's.
+OptionalIntArrayRef one_n(const std::optional<int64_t>& n, int64_t& storage) {
+  if (!n) return std::nullopt;
+  storage = *n;
+  return IntArrayRef(&storage, 1);
+}
+
+Tensor c2c_nd(const char* op, const Tensor& self, OptionalIntArrayRef s, OptionalIntArrayRef dim, fft::NormMode norm,
+              bool forward) {
+  const Tensor x = promote_fft_input(op, self, true);
+  const ShapeAndDims sd = canonicalize(op, x, s, dim);
+  return fft_c2c(resize_fft_input(x, sd.dims, sd.shape), sd.dims, norm_from_string(op, norm, forward), forward);
+}
+
+Tensor r2c_nd(const char* op, const Tensor& self, OptionalIntArrayRef s, OptionalIntArrayRef dim, fft::NormMode norm,
+              bool forward) {
+  EMBER_CHECK(!self.is_complex(), op, op, " expects a real input tensor, but got ", self.dtype());
+  const Tensor x = promote_fft_input(op, self, false);
+  const ShapeAndDims sd = canonicalize(op, x, s, dim);
+  EMBER_CHECK(!sd.dims.empty(), op, op, " must transform at least one axis");
+  const Tensor r = fft_r2c(resize_fft_input(x, sd.dims, sd.shape), sd.dims, norm_from_string(op, norm, forward), true);
+  return forward ? r : r.conj();
+}
+
+Tensor c2r_nd(const char* op, const Tensor& self, OptionalIntArrayRef s, OptionalIntArrayRef dim, fft::NormMode norm,
+              bool forward) {
+  const Tensor x = promote_fft_input(op, self, true);
+  ShapeAndDims sd = canonicalize(op, x, s, dim);
+  EMBER_CHECK(!sd.dims.empty(), op, op, " must transform at least one axis");
+  const int64_t last_dim_size = s ? sd.shape.back() : 2 * (x.size(sd.dims.back()) - 1);
+  EMBER_CHECK(last_dim_size >= 1, op, "Invalid number of data points (", last_dim_size, ") specified");
+  sd.shape.back() = last_dim_size / 2 + 1;
+  const Tensor in = resize_fft_input(x, sd.dims, sd.shape);
+  return fft_c2r(forward ? in.conj() : in, sd.dims, norm_from_string(op, norm, forward), last_dim_size);
+}
+
+DimVector one_dim(int64_t dim) { return DimVector{dim}; }
+
+}  // namespace
+
+namespace fft {
+
+Tensor fft(const Tensor& self, std::optional<int64_t> n, int64_t dim, NormMode norm) {
+  int64_t s;
+  const DimVector d = one_dim(dim);
+  return c2c_nd("fft", self, one_n(n, s), d.ref(), norm, true);
+}
+Tensor ifft(const Tensor& self, std::optional<int64_t> n, int64_t dim, NormMode norm) {
+  int64_t s;
+  const DimVector d = one_dim(dim);
+  return c2c_nd("ifft", self, one_n(n, s), d.ref(), norm, false);
+}
+Tensor rfft(const Tensor& self, std::optional<int64_t> n, int64_t dim, NormMode norm) {
+  int64_t s;
+  const DimVector d = one_dim(dim);
+  return r2c_nd("rfft", self, one_n(n, s), d.ref(), norm, true);
+}
+Tensor irfft(const Tensor& self, std::optional<int64_t> n, int64_t dim, NormMode norm) {
+  int64_t s;
+  const DimVector d = one_dim(dim);
+  return c2r_nd("irfft", self, one_n(n, s), d.ref(), norm, false);
+}
+// hfft: the transform of a Hermitian signal given by its first half: irfft of the conjugate with
+// the normalization of a forward transform.
+Tensor hfft(const Tensor& self, std::optional<int64_t> n, int64_t dim, NormMode norm) {
+  int64_t s;
+  const DimVector d = one_dim(dim);
+  return c2r_nd("hfft", self, one_n(n, s), d.ref(), norm, true);
+}
+// ihfft: the inverse, the conjugate of the one-sided inverse transform of a real signal.
+Tensor ihfft(const Tensor& self, std::optional<int64_t> n, int64_t dim, NormMode norm) {
+  int64_t s;
+  const DimVector d = one_dim(dim);
+  return r2c_nd("ihfft", self, one_n(n, s), d.ref(), norm, false);
+}
+
+Tensor fft2(const Tensor& self, OptionalIntArrayRef s, IntArrayRef dim, NormMode norm) {
+  return c2c_nd("fft2", self, s, dim, norm, true);
+}
+Tensor ifft2(const Tensor& self, OptionalIntArrayRef s, IntArrayRef dim, NormMode norm) {
+  return c2c_nd("ifft2", self, s, dim, norm, false);
+}
+Tensor rfft2(const Tensor& self, OptionalIntArrayRef s, IntArrayRef dim, NormMode norm) {
+  return r2c_nd("rfft2", self, s, dim, norm, true);
+}
+Tensor irfft2(const Tensor& self, OptionalIntArrayRef s, IntArrayRef dim, NormMode norm) {
+  return c2r_nd("irfft2", self, s, dim, norm, false);
+}
+Tensor fftn(const Tensor& self, OptionalIntArrayRef s, OptionalIntArrayRef dim, NormMode norm) {
+  return c2c_nd("fftn", self, s, dim, norm, true);
+}
+Tensor ifftn(const Tensor& self, OptionalIntArrayRef s, OptionalIntArrayRef dim, NormMode norm) {
+  return c2c_nd("ifftn", self, s, dim, norm, false);
+}
+Tensor rfftn(const Tensor& self, OptionalIntArrayRef s, OptionalIntArrayRef dim, NormMode norm) {
+  return r2c_nd("rfftn", self, s, dim, norm, true);
+}
+Tensor irfftn(const Tensor& self, OptionalIntArrayRef s, OptionalIntArrayRef dim, NormMode norm) {
+  return c2r_nd("irfftn", self, s, dim, norm, false);
+}
+
+Tensor fftfreq(int64_t n, double d, const TensorOptions& options) {
+  Tensor r = arange(n, options.has_dtype() ? options : options.dtype(get_default_dtype()));
+  r.narrow(0, (n + 1) / 2, n - (n + 1) / 2).sub_(n);
+  return r.mul_(1.0 / (static_cast<double>(n) * d));
+}
+Tensor fftfreq(int64_t n, const TensorOptions& options) { return fftfreq(n, 1.0, options); }
+Tensor rfftfreq(int64_t n, double d, const TensorOptions& options) {
+  Tensor r = arange(n / 2 + 1, options.has_dtype() ? options : options.dtype(get_default_dtype()));
+  return r.mul_(1.0 / (static_cast<double>(n) * d));
+}
+Tensor rfftfreq(int64_t n, const TensorOptions& options) { return rfftfreq(n, 1.0, options); }
+
+namespace {
+Tensor shift(const Tensor& x, OptionalIntArrayRef dim, bool inverse) {
+  DimVector dims, shifts;
+  if (dim) {
+    for (int64_t d : *dim) dims.push_back(maybe_wrap_dim(d, x.dim(), inverse ? "ifftshift" : "fftshift"));
+  } else {
+    for (int64_t d = 0; d < x.dim(); ++d) dims.push_back(d);
+  }
+  for (int64_t d : dims) shifts.push_back(inverse ? (x.size(d) + 1) / 2 : x.size(d) / 2);
+  return x.roll(shifts, dims);
+}
+}  // namespace
+Tensor fftshift(const Tensor& x, OptionalIntArrayRef dim) { return shift(x, dim, false); }
+Tensor ifftshift(const Tensor& x, OptionalIntArrayRef dim) { return shift(x, dim, true); }
+
+}  // namespace fft
+}  // namespace ember

@@ -1,0 +1,488 @@
+// Complex tensors and torch.fft against libtorch: factories, promotion, casts, the parts and
+// conjugate views, pointwise math, reductions, comparisons, products with conjugated operands,
+// every FFT over lengths with every kind of factor, norms, crops and pads, and the errors.
+#include <limits>
+
+#include "parity.h"
+
+namespace {
+
+using parity::Close;
+using parity::random;
+using parity::to_ember;
+using parity::to_torch;
+
+constexpr ember::ScalarType kComplexTypes[] = {ember::kComplexFloat, ember::kComplexDouble};
+
+// Special values in both parts: zeros, signed infinities, NaN, huge and tiny magnitudes.
+ember::Tensor special_values(ember::ScalarType t) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> v = {0.0, -0.0, 1.0, -2.5, inf, -inf, nan, 1e30, 1e-30, 3.0};
+  const ember::ScalarType r = ember::to_real_value_type(t);
+  const int64_t n = static_cast<int64_t>(v.size());
+  const ember::Tensor values = ember::tensor(v, ember::TensorOptions().dtype(ember::kDouble));
+  const ember::Tensor re = values.repeat_interleave(n).to(r), im = values.repeat({n}).to(r);
+  return ember::make_complex(re, im);
+}
+
+// The message of the ember::Error `f` raises ("" when it raises none).
+template <class F>
+std::string ember_error(F&& f) {
+  try {
+    f();
+  } catch (const ember::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+template <class F>
+std::string torch_error(F&& f) {
+  try {
+    f();
+  } catch (const c10::Error& e) {
+    const std::string m = e.what();
+    return m.substr(0, m.find('\n'));
+  }
+  return "";
+}
+// Both raise, and Ember's message holds libtorch's first line.
+#define EXPECT_SAME_ERROR(ember_call, torch_call)                                   \
+  do {                                                                              \
+    const std::string em = ember_error([&] { (void)(ember_call); });                \
+    const std::string tm = torch_error([&] { (void)(torch_call); });                \
+    EXPECT_FALSE(tm.empty()) << "libtorch accepted " #torch_call;                   \
+    EXPECT_NE(em.find(tm), std::string::npos) << "ember: " << em << "\nlibtorch: " << tm; \
+  } while (0)
+
+TEST(ComplexParity, FactoriesAndItem) {
+  for (ember::ScalarType t : kComplexTypes) {
+    const auto o = ember::TensorOptions().dtype(t);
+    const auto to = torch::TensorOptions().dtype(to_torch(t));
+    EXPECT_TRUE(Close(ember::zeros({2, 3}, o), torch::zeros({2, 3}, to)));
+    EXPECT_TRUE(Close(ember::ones({4}, o), torch::ones({4}, to)));
+    EXPECT_TRUE(Close(ember::full({3}, ember::complex<double>(1.5, -2), o),
+                      torch::full({3}, c10::complex<double>(1.5, -2), to)));
+    const ember::Tensor x = random({5}, t, 3);
+    const torch::Tensor tx = to_torch(x);
+    for (int64_t i = 0; i < 5; ++i) {
+      const auto e = x[i].item<ember::complex<double>>();
+      const auto r = tx[i].item<c10::complex<double>>();
+      EXPECT_EQ(e.real(), r.real());
+      EXPECT_EQ(e.imag(), r.imag());
+    }
+    EXPECT_EQ(x.conj()[1].item<ember::complex<double>>().imag(), -tx[1].item<c10::complex<double>>().imag());
+  }
+  // full infers the default complex dtype from a complex value, as libtorch
+  EXPECT_EQ(ember::full({2}, ember::complex<double>(1, 2)).dtype(), ember::kComplexFloat);
+  EXPECT_EQ(to_torch(ember::kComplexFloat), torch::full({2}, c10::complex<double>(1, 2)).scalar_type());
+}
+
+// libtorch 1.13's C++ printer shows the real parts of a complex tensor (it prints through a cast
+// to double); Ember prints the same.
+TEST(ComplexParity, Printing) {
+  for (ember::ScalarType t : kComplexTypes) {
+    for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{}, {3}, {2, 3}, {2, 2, 2}}) {
+      const ember::Tensor x = random(shape, t, 2);
+      std::ostringstream a, b;
+      a << x;
+      b << to_torch(x);
+      EXPECT_EQ(a.str(), b.str());
+    }
+  }
+}
+
+TEST(ComplexParity, Promotion) {
+  // (no float16: libtorch promotes it with complex to ComplexHalf, a dtype Ember does not have)
+  const ember::ScalarType types[] = {ember::kComplexFloat, ember::kComplexDouble, ember::kFloat, ember::kDouble,
+                                     ember::kLong, ember::kInt, ember::kBool};
+  for (ember::ScalarType a : types) {
+    for (ember::ScalarType b : types) {
+      if (!ember::is_complex_type(a) && !ember::is_complex_type(b)) continue;
+      EXPECT_EQ(to_torch(ember::promote_types(a, b)), torch::promote_types(to_torch(a), to_torch(b))) << a << " " << b;
+      // a tensor with a 0-dim tensor, and with a complex Scalar
+      const ember::Tensor x = ember::ones({2}, ember::TensorOptions().dtype(a));
+      const ember::Tensor y = ember::ones({}, ember::TensorOptions().dtype(b));
+      const torch::Tensor tx = torch::ones({2}, to_torch(a)), ty = torch::ones({}, to_torch(b));
+      EXPECT_TRUE(Close(x + y, tx + ty)) << a << " " << b;
+      EXPECT_TRUE(Close(x * ember::complex<double>(0.5, 2), tx * c10::complex<double>(0.5, 2))) << a;
+    }
+  }
+}
+
+TEST(ComplexParity, Casts) {
+  for (ember::ScalarType t : kComplexTypes) {
+    const ember::Tensor x = random({3, 4}, t, 5);
+    const torch::Tensor tx = to_torch(x);
+    for (ember::ScalarType to : {ember::kFloat, ember::kDouble, ember::kComplexFloat, ember::kComplexDouble,
+                                 ember::kLong, ember::kBool}) {
+      EXPECT_TRUE(Close(x.to(to), tx.to(to_torch(to)))) << t << " -> " << to;
+      EXPECT_TRUE(Close(x.t().conj().to(to), tx.t().conj().to(to_torch(to)))) << t << " conj -> " << to;
+    }
+    for (ember::ScalarType from : {ember::kFloat, ember::kDouble, ember::kHalf, ember::kInt, ember::kBool}) {
+      const ember::Tensor r = random({5}, from, 6);
+      EXPECT_TRUE(Close(r.to(t), to_torch(r).to(to_torch(t))));
+      ember::Tensor dst = ember::zeros({5}, ember::TensorOptions().dtype(t));
+      dst.copy_(r);
+      EXPECT_TRUE(Close(dst, to_torch(r).to(to_torch(t))));
+    }
+  }
+}
+
+TEST(ComplexParity, PartsAndViews) {
+  for (ember::ScalarType t : kComplexTypes) {
+    const ember::Tensor x = random({3, 4}, t, 7);
+    const torch::Tensor tx = to_torch(x);
+    EXPECT_TRUE(Close(ember::real(x), torch::real(tx)));
+    EXPECT_TRUE(Close(ember::imag(x), torch::imag(tx)));
+    EXPECT_TRUE(Close(ember::imag(x.t()), torch::imag(tx.t())));
+    EXPECT_TRUE(Close(ember::imag(x.conj()), torch::imag(tx.conj())));
+    EXPECT_TRUE(Close(ember::view_as_real(x), torch::view_as_real(tx)));
+    EXPECT_TRUE(Close(ember::view_as_real(x.t()), torch::view_as_real(tx.t())));
+    EXPECT_TRUE(Close(ember::view_as_complex(ember::view_as_real(x)), tx));
+    // views: writes through real() and view_as_real() reach the complex tensor
+    ember::Tensor y = x.clone();
+    torch::Tensor ty = tx.clone();
+    ember::real(y).mul_(3);
+    torch::real(ty).mul_(3);
+    ember::imag(y).add_(1);
+    torch::imag(ty).add_(1);
+    ember::view_as_real(y).select(-1, 0).sub_(0.5);
+    torch::view_as_real(ty).select(-1, 0).sub_(0.5);
+    EXPECT_TRUE(Close(y, ty));
+    const ember::ScalarType r = ember::to_real_value_type(t);
+    const ember::Tensor a = random({6}, r, 8).abs(), th = random({6}, r, 9);
+    EXPECT_TRUE(Close(ember::polar(a, th), torch::polar(to_torch(a), to_torch(th))));
+    EXPECT_TRUE(Close(ember::make_complex(a, th), torch::complex(to_torch(a), to_torch(th))));
+    EXPECT_TRUE(Close(ember::angle(x), torch::angle(tx)));
+    EXPECT_TRUE(Close(ember::angle(special_values(t)), torch::angle(to_torch(special_values(t)))));
+  }
+  const ember::Tensor r = ember::tensor({-1.5, 0.0, 2.0, -0.0});
+  EXPECT_TRUE(Close(ember::angle(r), torch::angle(to_torch(r))));
+  EXPECT_TRUE(Close(ember::real(r), torch::real(to_torch(r))));
+}
+
+TEST(ComplexParity, ConjugateViews) {
+  for (ember::ScalarType t : kComplexTypes) {
+    const ember::Tensor x = random({4, 5}, t, 10);
+    const torch::Tensor tx = to_torch(x);
+    const ember::Tensor c = x.conj();
+    EXPECT_TRUE(c.is_conj());
+    EXPECT_FALSE(x.is_conj());
+    EXPECT_EQ(c.data_ptr(), x.data_ptr());  // a view, no copy
+    EXPECT_FALSE(c.conj().is_conj());
+    EXPECT_TRUE(Close(c, tx.conj()));
+    EXPECT_TRUE(Close(c.resolve_conj(), tx.conj().resolve_conj()));
+    EXPECT_FALSE(c.resolve_conj().is_conj());
+    EXPECT_TRUE(Close(x.conj_physical(), tx.conj_physical()));
+    EXPECT_FALSE(x.conj_physical().is_conj());
+    // views of a conjugate view keep the bit
+    EXPECT_TRUE(c.t().is_conj());
+    EXPECT_TRUE(Close(c.t().select(0, 2), tx.conj().t().select(0, 2)));
+    // pointwise ops read the bit, either operand
+    EXPECT_TRUE(Close(c + x, tx.conj() + tx));
+    EXPECT_TRUE(Close(x * c.t().t(), tx * tx.conj()));
+    EXPECT_TRUE(Close(c.exp(), tx.conj().exp()));
+    EXPECT_TRUE(Close(c.abs(), tx.conj().abs()));
+    EXPECT_TRUE(Close(c.eq(x), tx.conj().eq(tx)));
+    EXPECT_TRUE(Close(c.sum(ember::IntArrayRef{1}), tx.conj().sum(torch::IntArrayRef{1})));
+    // ops without a reading of the bit see the conjugated values
+    EXPECT_TRUE(Close(c.flip({0}), tx.conj().flip({0})));
+    EXPECT_TRUE(Close(ember::cat({c, x}), torch::cat({tx.conj(), tx})));
+    EXPECT_TRUE(Close(c.index_select(0, ember::tensor({2, 0}, ember::kLong)),
+                      tx.conj().index_select(0, torch::tensor({2, 0}, torch::kLong))));
+    // copy_ from and into a conjugate view
+    ember::Tensor dst = ember::empty({4, 5}, ember::TensorOptions().dtype(t));
+    dst.copy_(c);
+    EXPECT_TRUE(Close(dst, tx.conj()));
+    ember::Tensor base = ember::zeros({4, 5}, ember::TensorOptions().dtype(t));
+    torch::Tensor tbase = torch::zeros({4, 5}, to_torch(t));
+    base.conj().copy_(x);
+    tbase.conj().copy_(tx);
+    EXPECT_TRUE(Close(base, tbase));
+    // in-place ops on a conjugate view write through it
+    ember::Tensor y = x.clone();
+    torch::Tensor ty = tx.clone();
+    ember::Tensor yc = y.conj();
+    torch::Tensor tyc = ty.conj();
+    yc.mul_(ember::complex<double>(0, 1));
+    tyc.mul_(c10::complex<double>(0, 1));
+    yc.add_(x);
+    tyc.add_(tx);
+    yc.select(0, 1).fill_(ember::complex<double>(2, 3));
+    tyc.select(0, 1).fill_(c10::complex<double>(2, 3));
+    yc.exp_();
+    tyc.exp_();
+    EXPECT_TRUE(Close(y, ty));
+    EXPECT_TRUE(Close(yc, tyc));
+    // conj of a real tensor is the tensor itself
+    const ember::Tensor r = random({3}, ember::kFloat, 11);
+    EXPECT_TRUE(r.conj().is_same(r));
+    EXPECT_FALSE(r.conj().is_conj());
+  }
+}
+
+TEST(ComplexParity, Pointwise) {
+  for (ember::ScalarType t : kComplexTypes) {
+    const parity::Tol tol = t == ember::kComplexFloat ? parity::Tol{2e-5, 1e-5} : parity::Tol{1e-12, 1e-12};
+    const ember::Tensor a = random({3, 5}, t, 12), b = random({5, 3}, t, 13).t();  // b transposed
+    const torch::Tensor ta = to_torch(a), tb = to_torch(b);
+    EXPECT_TRUE(Close(a + b, ta + tb, tol));
+    EXPECT_TRUE(Close(a - b, ta - tb, tol));
+    EXPECT_TRUE(Close(a * b, ta * tb, tol));
+    EXPECT_TRUE(Close(a / b, ta / tb, tol));
+    EXPECT_TRUE(Close(a.add(b, ember::complex<double>(2, -1)), ta.add(tb, c10::complex<double>(2, -1)), tol));
+    EXPECT_TRUE(Close(a.sub(b, 3), ta.sub(tb, 3), tol));
+    EXPECT_TRUE(Close(-a, -ta, tol));
+    const ember::Tensor r = random({3, 1}, ember::to_real_value_type(t), 14);  // broadcast real operand
+    EXPECT_TRUE(Close(a * r, ta * to_torch(r), tol));
+    EXPECT_TRUE(Close(r / a, to_torch(r) / ta, tol));
+    EXPECT_TRUE(Close(a + 2.5, ta + 2.5, tol));
+    const ember::Tensor s = special_values(t);
+    const torch::Tensor ts = to_torch(s);
+    EXPECT_TRUE(Close(s * s.flip({0}), ts * ts.flip({0}), tol));
+    EXPECT_TRUE(Close(s + s.flip({0}), ts + ts.flip({0}), tol));
+    for (const ember::Tensor& x : {a, b}) {
+      const torch::Tensor tx = to_torch(x);
+      EXPECT_TRUE(Close(x.abs(), tx.abs(), tol));
+      EXPECT_TRUE(Close(x.exp(), tx.exp(), tol));
+      EXPECT_TRUE(Close(x.log(), tx.log(), tol));
+      EXPECT_TRUE(Close(x.sqrt(), tx.sqrt(), tol));
+      EXPECT_TRUE(Close(x.sin(), tx.sin(), tol));
+      EXPECT_TRUE(Close(x.cos(), tx.cos(), tol));
+      EXPECT_TRUE(Close(x.tanh(), tx.tanh(), tol));
+      EXPECT_TRUE(Close(x.tan(), tx.tan(), tol));
+      EXPECT_TRUE(Close(x.reciprocal(), tx.reciprocal(), tol));
+      EXPECT_TRUE(Close(x.square(), tx.square(), tol));
+      EXPECT_TRUE(Close(x.sigmoid(), tx.sigmoid(), tol));
+      EXPECT_TRUE(Close(x.rsqrt(), tx.rsqrt(), tol));
+      EXPECT_TRUE(Close(x.log10(), tx.log10(), tol));
+      EXPECT_TRUE(Close(x.asin(), tx.asin(), tol));
+      EXPECT_TRUE(Close(x.atan(), tx.atan(), tol));
+      EXPECT_TRUE(Close(x.sgn(), tx.sgn(), tol));
+    }
+    // (|z| of infinities and huge parts: Ember's hypot gives inf where libtorch's vectorized
+    // sqrt(re^2 + im^2) overflows to inf too early or gives NaN for inf with NaN; not compared)
+    EXPECT_TRUE(Close(s.isnan(), ts.isnan()));
+    EXPECT_TRUE(Close(s.isinf(), ts.isinf()));
+    EXPECT_TRUE(Close(s.isfinite(), ts.isfinite()));
+    // in place and out=
+    ember::Tensor y = a.clone();
+    torch::Tensor ty = ta.clone();
+    y.mul_(b).div_(a).sub_(1).sqrt_();
+    ty.mul_(tb).div_(ta).sub_(1).sqrt_();
+    EXPECT_TRUE(Close(y, ty, tol));
+  }
+}
+
+TEST(ComplexParity, ReductionsAndComparisons) {
+  for (ember::ScalarType t : kComplexTypes) {
+    const parity::Tol tol = t == ember::kComplexFloat ? parity::Tol{2e-5, 1e-5} : parity::Tol{1e-12, 1e-12};
+    const ember::Tensor x = random({3, 4, 5}, t, 15).transpose(0, 2);
+    const torch::Tensor tx = to_torch(x);
+    EXPECT_TRUE(Close(x.sum(), tx.sum(), tol));
+    EXPECT_TRUE(Close(x.sum(ember::IntArrayRef{0, 2}, true), tx.sum(torch::IntArrayRef{0, 2}, true), tol));
+    EXPECT_TRUE(Close(x.mean(), tx.mean(), tol));
+    EXPECT_TRUE(Close(x.mean(ember::IntArrayRef{1}), tx.mean(torch::IntArrayRef{1}), tol));
+    EXPECT_TRUE(Close(x.prod(), tx.prod(), tol));
+    EXPECT_TRUE(Close(x.prod(1, true), tx.prod(1, true), tol));
+    EXPECT_TRUE(Close(x.to(ember::kFloat).sum(ember::kComplexDouble), to_torch(x.to(ember::kFloat)).sum(torch::kComplexDouble), tol));
+    const ember::Tensor y = x.clone();
+    ember::Tensor yy = y.clone();
+    yy.view_as(yy).select(0, 1).fill_(7);
+    const torch::Tensor tyy = to_torch(yy);
+    EXPECT_TRUE(Close(x.eq(yy), tx.eq(tyy)));
+    EXPECT_TRUE(Close(x.ne(yy), tx.ne(tyy)));
+    EXPECT_TRUE(Close(x.eq(ember::complex<double>(7, 0)), tx.eq(c10::complex<double>(7, 0))));
+    const ember::Tensor z = x + ember::complex<double>(1e-6, -1e-6);
+    EXPECT_TRUE(Close(ember::isclose(x, z), torch::isclose(tx, to_torch(z))));
+    EXPECT_TRUE(Close(ember::isclose(x, z, 0, 1e-7), torch::isclose(tx, to_torch(z), 0, 1e-7)));
+    EXPECT_EQ(x.allclose(z, 1e-4), tx.allclose(to_torch(z), 1e-4));
+    EXPECT_EQ(x.allclose(z, 0, 1e-9), tx.allclose(to_torch(z), 0, 1e-9));
+    const ember::Tensor s = special_values(t);
+    EXPECT_TRUE(Close(ember::isclose(s, s, 1e-5, 1e-8, true), torch::isclose(to_torch(s), to_torch(s), 1e-5, 1e-8, true)));
+    EXPECT_TRUE(Close(ember::isclose(s, s), torch::isclose(to_torch(s), to_torch(s))));
+  }
+}
+
+TEST(ComplexParity, ProductsWithConjugateViews) {
+  for (ember::ScalarType t : kComplexTypes) {
+    const parity::Tol tol = t == ember::kComplexFloat ? parity::Tol{1e-4, 1e-4} : parity::Tol{1e-11, 1e-11};
+    const ember::Tensor a = random({6, 5}, t, 16), b = random({5, 7}, t, 17), bt = random({7, 5}, t, 18);
+    const torch::Tensor ta = to_torch(a), tb = to_torch(b), tbt = to_torch(bt);
+    EXPECT_TRUE(Close(a.mm(b), ta.mm(tb), tol));
+    EXPECT_TRUE(Close(a.conj().mm(b), ta.conj().mm(tb), tol));                       // conj, no transpose
+    EXPECT_TRUE(Close(a.mm(bt.t().conj()), ta.mm(tbt.t().conj()), tol));             // conj transpose
+    EXPECT_TRUE(Close(a.conj().mm(bt.conj().t()), ta.conj().mm(tbt.conj().t()), tol));
+    EXPECT_TRUE(Close(a.matmul(b.conj()), ta.matmul(tb.conj()), tol));
+    EXPECT_TRUE(Close(a.mm(b.slice(1, 0, 7, 2)), ta.mm(tb.slice(1, 0, 7, 2)), tol));  // strides BLAS cannot take
+    EXPECT_TRUE(Close(a.conj().mm(b.slice(0, 0, 5, 2).repeat({2, 1}).narrow(0, 0, 5).conj()),
+                      ta.conj().mm(tb.slice(0, 0, 5, 2).repeat({2, 1}).narrow(0, 0, 5).conj()), tol));
+    const ember::Tensor ba = random({3, 4, 5}, t, 19), bb = random({3, 5, 2}, t, 20);
+    const torch::Tensor tba = to_torch(ba), tbb = to_torch(bb);
+    EXPECT_TRUE(Close(ba.bmm(bb), tba.bmm(tbb), tol));
+    EXPECT_TRUE(Close(ba.conj().bmm(bb.conj()), tba.conj().bmm(tbb.conj()), tol));
+    EXPECT_TRUE(Close(ba.matmul(bb.select(0, 1)), tba.matmul(tbb.select(0, 1)), tol));
+    const ember::Tensor u = random({9}, t, 21), v = random({9}, t, 22);
+    const torch::Tensor tu = to_torch(u), tv = to_torch(v);
+    // libtorch 1.13 on Debian's OpenBLAS returns 0 from complex dot and vdot (cdotu's complex
+    // return value across the Fortran ABI): the reference is the sum of products
+    EXPECT_TRUE(Close(u.dot(v), (tu * tv).sum(), tol));
+    EXPECT_TRUE(Close(u.vdot(v), (tu.conj() * tv).sum(), tol));
+    EXPECT_TRUE(Close(u.conj().dot(v), (tu.conj() * tv).sum(), tol));
+    EXPECT_TRUE(Close(u.conj().vdot(v.conj()), (tu * tv.conj()).sum(), tol));
+    EXPECT_TRUE(Close(a.mv(u.narrow(0, 0, 5).conj()), ta.mv(tu.narrow(0, 0, 5).conj()), tol));
+    EXPECT_TRUE(Close(a.adjoint(), ta.adjoint()));
+    EXPECT_TRUE(a.adjoint().is_conj());
+  }
+}
+
+TEST(ComplexParity, Errors) {
+  const ember::Tensor z = random({3}, ember::kComplexFloat, 23);
+  const torch::Tensor tz = to_torch(z);
+  EXPECT_SAME_ERROR(z.max(), tz.max());
+  EXPECT_SAME_ERROR(z.amax(), tz.amax());
+  EXPECT_SAME_ERROR(z.argmax(), tz.argmax());
+  EXPECT_SAME_ERROR(z.floor(), tz.floor());
+  EXPECT_SAME_ERROR(z.lt(z), tz.lt(tz));
+  EXPECT_SAME_ERROR(z.gt(1), tz.gt(1));
+  EXPECT_SAME_ERROR(ember::maximum(z, z), torch::maximum(tz, tz));
+  EXPECT_SAME_ERROR(ember::view_as_complex(ember::ones({3, 3})), torch::view_as_complex(torch::ones({3, 3})));
+  EXPECT_SAME_ERROR(ember::view_as_complex(ember::ones({2, 3}).t()), torch::view_as_complex(torch::ones({2, 3}).t()));
+  EXPECT_SAME_ERROR(ember::view_as_complex(ember::ones({2, 4}).slice(1, 0, 4, 2)),
+                    torch::view_as_complex(torch::ones({2, 4}).slice(1, 0, 4, 2)));
+  EXPECT_SAME_ERROR(ember::view_as_complex(ember::ones({}, ember::kDouble)),
+                    torch::view_as_complex(torch::ones({}, torch::kDouble)));
+  EXPECT_SAME_ERROR(ember::view_as_complex(ember::ones({2}, ember::kInt)), torch::view_as_complex(torch::ones({2}, torch::kInt)));
+  EXPECT_SAME_ERROR(ember::view_as_real(ember::ones({2})), torch::view_as_real(torch::ones({2})));
+  EXPECT_SAME_ERROR(ember::view_as_real(z.conj()), torch::view_as_real(tz.conj()));
+  EXPECT_SAME_ERROR(ember::imag(ember::ones({2})), torch::imag(torch::ones({2})));
+  EXPECT_SAME_ERROR(ember::make_complex(ember::ones({2}), ember::ones({2}, ember::kDouble)),
+                    torch::complex(torch::ones({2}), torch::ones({2}, torch::kDouble)));
+  EXPECT_SAME_ERROR(ember::make_complex(ember::ones({2}, ember::kInt), ember::ones({2}, ember::kInt)),
+                    torch::complex(torch::ones({2}, torch::kInt), torch::ones({2}, torch::kInt)));
+  ember::Tensor r = ember::ones({2});
+  torch::Tensor tr = torch::ones({2});
+  EXPECT_SAME_ERROR(r.add_(ember::ones({2}, ember::kComplexFloat)), tr.add_(torch::ones({2}, torch::kComplexFloat)));
+}
+
+// ---- torch.fft ---------------------------------------------------------------------------------
+
+parity::Tol fft_tol(ember::ScalarType t, int64_t n) {
+  const double scale = std::log2(static_cast<double>(std::max<int64_t>(n, 2)));
+  const bool single = t == ember::kFloat || t == ember::kComplexFloat;
+  return single ? parity::Tol{2e-5 * scale, 2e-5 * scale} : parity::Tol{1e-12 * scale, 1e-12 * scale};
+}
+
+const int64_t kLengths[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 16, 17, 25, 30, 49, 64, 97, 100, 128, 210, 243, 1009};
+const char* const kNorms[] = {"backward", "forward", "ortho"};
+
+TEST(FftParity, OneDimensional) {
+  for (ember::ScalarType t : {ember::kComplexFloat, ember::kComplexDouble, ember::kFloat, ember::kDouble}) {
+    for (int64_t n : kLengths) {
+      const ember::Tensor x = random({3, n}, t, static_cast<uint64_t>(n));
+      const torch::Tensor tx = to_torch(x);
+      const parity::Tol tol = fft_tol(t, n);
+      for (const char* norm : kNorms) {
+        EXPECT_TRUE(Close(ember::fft::fft(x, std::nullopt, -1, norm), torch::fft::fft(tx, c10::nullopt, -1, norm), tol))
+            << t << " n=" << n << " " << norm;
+        EXPECT_TRUE(Close(ember::fft::ifft(x, std::nullopt, -1, norm), torch::fft::ifft(tx, c10::nullopt, -1, norm), tol))
+            << t << " n=" << n << " " << norm;
+        if (ember::is_complex_type(t) && n > 1) {  // (n = 1: 0 output points by default, an error in both)
+          EXPECT_TRUE(Close(ember::fft::irfft(x, std::nullopt, -1, norm), torch::fft::irfft(tx, c10::nullopt, -1, norm), tol))
+              << t << " n=" << n << " " << norm;
+          EXPECT_TRUE(Close(ember::fft::irfft(x, 2 * n - 1, -1, norm), torch::fft::irfft(tx, 2 * n - 1, -1, norm), tol))
+              << t << " n=" << n << " " << norm;
+          EXPECT_TRUE(Close(ember::fft::hfft(x, std::nullopt, -1, norm), torch::fft::hfft(tx, c10::nullopt, -1, norm), tol))
+              << t << " n=" << n << " " << norm;
+        } else if (!ember::is_complex_type(t)) {
+          EXPECT_TRUE(Close(ember::fft::rfft(x, std::nullopt, -1, norm), torch::fft::rfft(tx, c10::nullopt, -1, norm), tol))
+              << t << " n=" << n << " " << norm;
+          EXPECT_TRUE(Close(ember::fft::ihfft(x, std::nullopt, -1, norm), torch::fft::ihfft(tx, c10::nullopt, -1, norm), tol))
+              << t << " n=" << n << " " << norm;
+        }
+      }
+      // n smaller and larger than the input (crop, zero-pad), along dim 0 of a transposed input
+      for (int64_t m : {std::max<int64_t>(n / 2, 1), n + 3}) {
+        const ember::Tensor xt = x.t();
+        const torch::Tensor txt = tx.t();
+        EXPECT_TRUE(Close(ember::fft::fft(xt, m, 0), torch::fft::fft(txt, m, 0), fft_tol(t, m))) << t << n << " " << m;
+        if (!ember::is_complex_type(t)) {
+          EXPECT_TRUE(Close(ember::fft::rfft(xt, m, 0), torch::fft::rfft(txt, m, 0), fft_tol(t, m))) << t << n << " " << m;
+        }
+      }
+    }
+  }
+  // integer inputs compute in the default float dtype; conjugate views are read as conjugated
+  const ember::Tensor i = ember::arange(10);
+  EXPECT_TRUE(Close(ember::fft::fft(i), torch::fft::fft(to_torch(i)), fft_tol(ember::kFloat, 10)));
+  const ember::Tensor z = random({12}, ember::kComplexDouble, 31);
+  EXPECT_TRUE(Close(ember::fft::fft(z.conj()), torch::fft::fft(to_torch(z).conj()), fft_tol(ember::kDouble, 12)));
+}
+
+TEST(FftParity, MultiDimensional) {
+  for (ember::ScalarType t : {ember::kComplexFloat, ember::kDouble}) {
+    const ember::Tensor x = random({4, 6, 7}, t, 40);
+    const torch::Tensor tx = to_torch(x);
+    const parity::Tol tol = fft_tol(t, 4 * 6 * 7);
+    for (const char* norm : kNorms) {
+      EXPECT_TRUE(Close(ember::fft::fft2(x, std::nullopt, {-2, -1}, norm), torch::fft::fft2(tx, c10::nullopt, {-2, -1}, norm), tol));
+      EXPECT_TRUE(Close(ember::fft::ifft2(x, std::nullopt, {0, 2}, norm), torch::fft::ifft2(tx, c10::nullopt, {0, 2}, norm), tol));
+      EXPECT_TRUE(Close(ember::fft::fftn(x, std::nullopt, std::nullopt, norm), torch::fft::fftn(tx, c10::nullopt, c10::nullopt, norm), tol));
+      EXPECT_TRUE(Close(ember::fft::ifftn(x, {{3, 8}}, std::nullopt, norm), torch::fft::ifftn(tx, {{3, 8}}, c10::nullopt, norm), tol));
+      EXPECT_TRUE(Close(ember::fft::fftn(x, {{5, -1}}, {{2, 0}}, norm), torch::fft::fftn(tx, {{5, -1}}, {{2, 0}}, norm), tol));
+      if (ember::is_complex_type(t)) {
+        EXPECT_TRUE(Close(ember::fft::irfft2(x, std::nullopt, {-2, -1}, norm), torch::fft::irfft2(tx, c10::nullopt, {-2, -1}, norm), tol));
+        EXPECT_TRUE(Close(ember::fft::irfftn(x, {{5, 9}}, std::nullopt, norm), torch::fft::irfftn(tx, {{5, 9}}, c10::nullopt, norm), tol));
+        EXPECT_TRUE(Close(ember::fft::irfftn(x, std::nullopt, std::nullopt, norm), torch::fft::irfftn(tx, c10::nullopt, c10::nullopt, norm), tol));
+      } else {
+        EXPECT_TRUE(Close(ember::fft::rfft2(x, std::nullopt, {-2, -1}, norm), torch::fft::rfft2(tx, c10::nullopt, {-2, -1}, norm), tol));
+        EXPECT_TRUE(Close(ember::fft::rfftn(x, {{3, 5}}, {{0, 1}}, norm), torch::fft::rfftn(tx, {{3, 5}}, {{0, 1}}, norm), tol));
+        EXPECT_TRUE(Close(ember::fft::rfftn(x, std::nullopt, std::nullopt, norm), torch::fft::rfftn(tx, c10::nullopt, c10::nullopt, norm), tol));
+      }
+    }
+  }
+}
+
+TEST(FftParity, HelpersAndRoundTrips) {
+  for (int64_t n : {1, 4, 5, 8, 9}) {
+    EXPECT_TRUE(Close(ember::fft::fftfreq(n), torch::fft::fftfreq(n)));
+    EXPECT_TRUE(Close(ember::fft::fftfreq(n, 0.25, ember::kDouble), torch::fft::fftfreq(n, 0.25, torch::kDouble)));
+    EXPECT_TRUE(Close(ember::fft::rfftfreq(n, ember::kFloat), torch::fft::rfftfreq(n, torch::kFloat)));
+    EXPECT_TRUE(Close(ember::fft::rfftfreq(n, 2.0, ember::kDouble), torch::fft::rfftfreq(n, 2.0, torch::kDouble)));
+  }
+  const ember::Tensor x = random({5, 6}, ember::kFloat, 50);
+  const torch::Tensor tx = to_torch(x);
+  EXPECT_TRUE(Close(ember::fft::fftshift(x), torch::fft::fftshift(tx)));
+  EXPECT_TRUE(Close(ember::fft::ifftshift(x), torch::fft::ifftshift(tx)));
+  EXPECT_TRUE(Close(ember::fft::fftshift(x, {{1}}), torch::fft::fftshift(tx, {{1}})));
+  EXPECT_TRUE(Close(ember::fft::ifftshift(x, {{0}}), torch::fft::ifftshift(tx, {{0}})));
+  for (int64_t n : {7, 64, 1009, 4096}) {
+    const ember::Tensor z = random({2, n}, ember::kComplexDouble, static_cast<uint64_t>(n));
+    EXPECT_TRUE(ember::fft::ifft(ember::fft::fft(z)).allclose(z, 1e-12, 1e-12)) << n;
+    const ember::Tensor r = ember::real(z).contiguous();
+    EXPECT_TRUE(ember::fft::irfft(ember::fft::rfft(r), n).allclose(r, 1e-12, 1e-12)) << n;
+  }
+}
+
+TEST(FftParity, Errors) {
+  const ember::Tensor x = random({4}, ember::kFloat, 60);
+  const torch::Tensor tx = to_torch(x);
+  const ember::Tensor z = random({4}, ember::kComplexFloat, 61);
+  const torch::Tensor tz = to_torch(z);
+  EXPECT_SAME_ERROR(ember::fft::fft(x, 0), torch::fft::fft(tx, 0));
+  EXPECT_SAME_ERROR(ember::fft::fft(x, -2), torch::fft::fft(tx, -2));
+  EXPECT_SAME_ERROR(ember::fft::fft(x, std::nullopt, 1), torch::fft::fft(tx, c10::nullopt, 1));
+  EXPECT_SAME_ERROR(ember::fft::fft(x, std::nullopt, -1, "bad"), torch::fft::fft(tx, c10::nullopt, -1, "bad"));
+  const ember::Tensor m = random({2, 2}, ember::kFloat, 62);
+  EXPECT_SAME_ERROR(ember::fft::fftn(m, std::nullopt, {{0, 0}}), torch::fft::fftn(to_torch(m), c10::nullopt, {{0, 0}}));
+  EXPECT_SAME_ERROR(ember::fft::fftn(m, {{2}}, {{0, 1}}), torch::fft::fftn(to_torch(m), {{2}}, {{0, 1}}));
+  EXPECT_SAME_ERROR(ember::fft::fftn(m, {{2, 2, 2}}), torch::fft::fftn(to_torch(m), {{2, 2, 2}}));
+  EXPECT_SAME_ERROR(ember::fft::fft2(x), torch::fft::fft2(tx));
+  EXPECT_SAME_ERROR(ember::fft::rfft(z), torch::fft::rfft(tz));
+  EXPECT_SAME_ERROR(ember::fft::ihfft(z), torch::fft::ihfft(tz));
+  EXPECT_SAME_ERROR(ember::fft::irfft(random({1}, ember::kComplexFloat, 63)),
+                    torch::fft::irfft(to_torch(random({1}, ember::kComplexFloat, 63))));
+  EXPECT_SAME_ERROR(ember::fft::fft(ember::ones({3}, ember::kHalf)), torch::fft::fft(torch::ones({3}, torch::kHalf)));
+}
+
+}  // namespace
