@@ -1,3 +1,4 @@
+// NOTE FROM THE LEAD TO THE HELPER (remove this line before your first commit): read /work/wt-quant/HELPER_RULES_READ_FIRST.md now (deadline 09:05 UTC, build rules, report format); do not commit that file.
 // Scalar types: the ten dtypes, the 16-bit float storage types and PyTorch's promotion rules.
 #pragma once
 #include <cmath>
@@ -104,6 +105,9 @@ enum class ScalarType : int8_t {
   Double,    // float64
   Bool,
   BFloat16,
+  QInt8,   // quantized int8 (ember/quantizer.h: a tensor of these carries its scale and zero point)
+  QUInt8,  // quantized uint8
+  QInt32,  // quantized int32
   Undefined,
 };
 constexpr int kNumScalarTypes = static_cast<int>(ScalarType::Undefined);
@@ -119,9 +123,10 @@ constexpr ScalarType kFloat = ScalarType::Float, kFloat32 = ScalarType::Float;
 constexpr ScalarType kDouble = ScalarType::Double, kFloat64 = ScalarType::Double;
 constexpr ScalarType kBool = ScalarType::Bool;
 constexpr ScalarType kBFloat16 = ScalarType::BFloat16;
+constexpr ScalarType kQInt8 = ScalarType::QInt8, kQUInt8 = ScalarType::QUInt8, kQInt32 = ScalarType::QInt32;
 
 constexpr size_t element_size(ScalarType t) {
-  constexpr size_t sizes[] = {1, 1, 2, 4, 8, 2, 4, 8, 1, 2, 0};
+  constexpr size_t sizes[] = {1, 1, 2, 4, 8, 2, 4, 8, 1, 2, 1, 1, 4, 0};
   return sizes[static_cast<int>(t)];
 }
 constexpr bool is_floating_type(ScalarType t) {
@@ -131,7 +136,9 @@ constexpr bool is_reduced_floating_type(ScalarType t) { return t == kHalf || t =
 constexpr bool is_integral_type(ScalarType t, bool include_bool) {
   return t == kByte || t == kChar || t == kShort || t == kInt || t == kLong || (include_bool && t == kBool);
 }
-constexpr bool is_signed_type(ScalarType t) { return t != kByte && t != kBool; }
+constexpr bool is_signed_type(ScalarType t) { return t != kByte && t != kBool && t != kQUInt8; }
+// c10's isQIntType. visit_dtype never visits these: quantized tensors have their own code paths.
+constexpr bool is_quantized_type(ScalarType t) { return t == kQInt8 || t == kQUInt8 || t == kQInt32; }
 const char* to_string(ScalarType t);  // "Float", as c10 prints it
 std::ostream& operator<<(std::ostream& os, ScalarType t);
 

@@ -45,3 +45,6 @@
 // capture and replay of static workloads (ember::graphs)
 #include "ember/graphs.h"
 #include "ember/special.h"  // torch.special
+// int8 quantization: quantized tensors, observers, dynamic quantization
+#include "ember/quantization.h"
+#include "ember/quantized.h"

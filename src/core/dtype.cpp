@@ -10,7 +10,8 @@ namespace ember {
 
 const char* to_string(ScalarType t) {
   constexpr const char* names[] = {"Byte", "Char", "Short", "Int", "Long", "Half",
-                                   "Float", "Double", "Bool", "BFloat16", "Undefined"};
+                                   "Float", "Double", "Bool", "BFloat16", "QInt8", "QUInt8", "QInt32",
+                                   "Undefined"};
   return names[static_cast<int>(t)];
 }
 
@@ -20,6 +21,8 @@ ScalarType promote_types(ScalarType a, ScalarType b) {
   if (a == b) return a;
   EMBER_CHECK(a != ScalarType::Undefined && b != ScalarType::Undefined, "promote_types",
               "cannot promote an undefined dtype");
+  EMBER_CHECK(!is_quantized_type(a) && !is_quantized_type(b), "promote_types", "quantized dtypes (", a, ", ", b,
+              ") do not promote: dequantize() first");
   if (a == kBool) return b;
   if (b == kBool) return a;
   const bool fa = is_floating_type(a), fb = is_floating_type(b);

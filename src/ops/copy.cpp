@@ -5,6 +5,7 @@
 #include "ember/factory.h"
 #include "ember/shape.h"
 #include "kernels/cpu/copy.h"
+#include "ops/quantized_util.h"
 
 namespace ember {
 namespace {
@@ -44,7 +45,9 @@ struct FillOp {
 // Cast and/or change layout; returns self when nothing changes and no copy is asked for.
 struct ToOp {
   static constexpr const char* name = "to";
+  static constexpr bool quantized = true;  // clone and contiguous keep the quantizer
   static Tensor run(const Tensor& self, ScalarType dtype, bool copy, std::optional<MemoryFormat> format) {
+    if (self.is_quantized()) return quantized::to(self, dtype, copy, format);
     MemoryFormat f = format.value_or(MemoryFormat::Preserve);
     const bool layout_ok = f == MemoryFormat::Preserve || self.is_contiguous(f);
     if (!copy && self.dtype() == dtype && layout_ok) return self;

@@ -4,9 +4,14 @@
 
 namespace ember {
 
+// The quantizer of a view of a quantized tensor: base's, with a per-channel axis moved to the
+// view's dim of the same size and stride (ember::Error when the view does not keep that dim).
+IntrusivePtr<Quantizer> view_quantizer(const Tensor& base, IntArrayRef sizes, IntArrayRef strides);
 // A view of base's storage with the given geometry (no checks: callers keep it in bounds).
 inline Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
-  return Tensor(IntrusivePtr<TensorImpl>::make(base.impl()->storage(), base.dtype(), sizes, strides, offset));
+  Tensor v(IntrusivePtr<TensorImpl>::make(base.impl()->storage(), base.dtype(), sizes, strides, offset));
+  if (base.impl()->is_quantized()) v.impl()->set_quantizer(view_quantizer(base, sizes, strides));
+  return v;
 }
 
 // PyTorch's assert_no_internal_overlap: a written tensor whose elements share memory (a stride 0
