@@ -47,7 +47,7 @@ bench::Register vs_f32{{
     .baseline = bench::Baseline::Ember,
     .run =
         [](const bench::Context& ctx) {
-          const Setup s;
+          Setup s;
           const ember::Tensor y = s.qlinear->forward(s.x), ref = s.linear(s.x);
           bench::check_close(ctx, y, parity::to_torch(ref), parity::Tol{0, 0.05});
           bench::Outcome o =
@@ -65,7 +65,7 @@ bench::Register vs_libtorch{{
     .target = 1.0,
     .run =
         [](const bench::Context& ctx) {
-          const Setup s;
+          Setup s;
           const ember::Tensor& qw = s.qlinear->weight();
           const torch::Tensor tqw = torch::_make_per_channel_quantized_tensor(
               parity::to_torch(qw.int_repr()), parity::to_torch(qw.q_per_channel_scales()),

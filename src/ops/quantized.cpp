@@ -196,6 +196,7 @@ Tensor quantize_with(const Tensor& self, IntrusivePtr<Quantizer> q) {
 
 struct QuantizePerTensorOp {
   static constexpr const char* name = "quantize_per_tensor";
+  static constexpr bool differentiable = false;  // quantized results carry no gradient
   static Tensor run(const Tensor& self, double scale, int64_t zero_point, ScalarType dtype) {
     check_float_input(name, self);
     check_qtype(name, dtype);
@@ -207,6 +208,7 @@ struct QuantizePerTensorOp {
 
 struct QuantizePerChannelOp {
   static constexpr const char* name = "quantize_per_channel";
+  static constexpr bool differentiable = false;  // quantized results carry no gradient
   static Tensor run(const Tensor& self, const Tensor& scales, const Tensor& zero_points, int64_t axis,
                     ScalarType dtype) {
     check_float_input(name, self);
@@ -218,6 +220,7 @@ struct QuantizePerChannelOp {
 struct DequantizeOp {
   static constexpr const char* name = "dequantize";
   static constexpr bool quantized = true;
+  static constexpr bool composite = true;  // a float32 input is returned as it is, its graph kept
   static Tensor run(const Tensor& self) {
     if (!self.is_quantized()) {  // PyTorch: dequantize of a float tensor is itself
       EMBER_CHECK(self.dtype() == kFloat, name, "expected a quantized or float32 tensor, got ", self.dtype());
@@ -242,6 +245,7 @@ struct DequantizeOp {
 struct IntReprOp {
   static constexpr const char* name = "int_repr";
   static constexpr bool quantized = true;
+  static constexpr bool differentiable = false;
   static Tensor run(const Tensor& self) {
     quantizer_of(name, self);
     return quantized::raw_view(self).clone();
@@ -250,6 +254,7 @@ struct IntReprOp {
 
 struct MakePerTensorQuantizedOp {
   static constexpr const char* name = "_make_per_tensor_quantized_tensor";
+  static constexpr bool differentiable = false;  // quantized results carry no gradient
   static Tensor run(const Tensor& self, double scale, int64_t zero_point) {
     const ScalarType qtype = self.dtype() == kChar ? kQInt8 : self.dtype() == kByte ? kQUInt8 : self.dtype() == kInt ? kQInt32 : ScalarType::Undefined;
     EMBER_CHECK(qtype != ScalarType::Undefined, name, "expected an int8, uint8 or int32 tensor, got ", self.dtype());
@@ -261,6 +266,7 @@ struct MakePerTensorQuantizedOp {
 
 struct MakePerChannelQuantizedOp {
   static constexpr const char* name = "_make_per_channel_quantized_tensor";
+  static constexpr bool differentiable = false;  // quantized results carry no gradient
   static Tensor run(const Tensor& self, const Tensor& scales, const Tensor& zero_points, int64_t axis) {
     const ScalarType qtype = self.dtype() == kChar ? kQInt8 : self.dtype() == kByte ? kQUInt8 : self.dtype() == kInt ? kQInt32 : ScalarType::Undefined;
     EMBER_CHECK(qtype != ScalarType::Undefined, name, "expected an int8, uint8 or int32 tensor, got ", self.dtype());

@@ -97,7 +97,7 @@ TEST(QuantizedTensor, ViewsCloneCatKeepParameters) {
   EXPECT_EQ(values(qx.permute({2, 0, 1}).contiguous().dequantize()), values(qx.dequantize().permute({2, 0, 1})));
   EXPECT_EQ(qx.transpose(0, 2).storage_offset(), 0);
   const Tensor joined = ember::cat({qx, qx}, 1);
-  EXPECT_EQ(joined.sizes(), (ember::IntArrayRef{2, 6, 4}));
+  EXPECT_EQ(joined.sizes().vec(), (std::vector<int64_t>{2, 6, 4}));
   EXPECT_EQ(joined.q_zero_point(), 5);
   EXPECT_EQ(values(joined.dequantize()), values(ember::cat({qx.dequantize(), qx.dequantize()}, 1)));
   // different parameters: requantized to the first's
@@ -317,8 +317,8 @@ TEST(DynamicQuantization, LinearAndQuantizeDynamic) {
             std::string::npos)
       << os.str();
   // batches of any size, leading dims, empty
-  EXPECT_EQ(net->fc1(ember::randn({2, 3, 16})).sizes(), (ember::IntArrayRef{2, 3, 32}));
-  EXPECT_EQ(net->fc1(ember::randn({0, 16})).sizes(), (ember::IntArrayRef{0, 32}));
+  EXPECT_EQ(net->fc1(ember::randn({2, 3, 16})).sizes().vec(), (std::vector<int64_t>{2, 3, 32}));
+  EXPECT_EQ(net->fc1(ember::randn({0, 16})).sizes().vec(), (std::vector<int64_t>{0, 32}));
   expect_error([&] { net->fc1(ember::randn({2, 15})); }, {"DynamicQuantizedLinear", "in_features"});
   expect_error([&] { q::quantize_dynamic(*net, ember::kQUInt8); }, "quantize_dynamic");
   const Tensor asym = ember::quantize_per_tensor(ember::randn({4, 4}), 0.1, 3, ember::kQInt8);

@@ -1,6 +1,7 @@
 // nn::quantized::dynamic::Linear and quantization::quantize_dynamic.
 #include <sstream>
 
+#include "ember/autograd.h"
 #include "ember/factory.h"
 #include "ember/quantization.h"
 #include "ember/reduce.h"
