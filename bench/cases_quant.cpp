@@ -24,10 +24,12 @@ struct Setup {
     qlinear = ember::nn::quantized::dynamic::LinearImpl::from_float(*linear);
     x = parity::random({kBatch, kIn}, ember::kFloat, 71);
   }
-  // the output quantum: the activations' scale times the largest weight scale
+  // One quantum of the activations as the output sees it: an input element rounded the other
+  // way (libtorch's onednn engine quantizes x inside oneDNN with 1 / scale taken in double)
+  // moves an output by its scale times a weight, at most the largest one.
   double quantum() const {
     const auto [xs, xz] = ember::_choose_qparams_per_tensor(x, true);
-    return xs * qlinear->weight().q_per_channel_scales().max().item<double>();
+    return xs * qlinear->weight().dequantize().abs().max().item<double>();
   }
 };
 

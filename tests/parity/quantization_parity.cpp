@@ -224,10 +224,11 @@ TEST(QuantizationParity, DynamicLinear) {
                                                       to_torch(q->weight().q_per_channel_scales()),
                                                       to_torch(q->weight().q_per_channel_zero_points()), 0),
                                                   to_torch(linear->bias));
-    // one quantum of the output: x's scale times the largest weight scale, times the inner size
-    // for the rounding of the activations (both sides quantize them identically, so far less)
+    // one quantum of the activations as the output sees it: an input element rounded the other
+    // way (libtorch's onednn engine quantizes x inside oneDNN, with 1 / scale taken in double)
+    // moves an output by x's scale times a weight, at most the largest one
     const auto [xs, xz] = ember::_choose_qparams_per_tensor(x, true);
-    const double quantum = xs * q->weight().q_per_channel_scales().max().item<double>();
+    const double quantum = xs * q->weight().dequantize().abs().max().item<double>();
     EXPECT_TRUE(parity::Close(y, ty, {0, quantum})) << m << "x" << k << "x" << n << " " << q->kernel();
     // and near the float Linear (7-bit activations: a few hundredths per output here)
     EXPECT_TRUE(parity::Close(y, to_torch(linear(x)), {0, 0.25}));
