@@ -27,8 +27,9 @@ void quantize_tensor(const float* src, T* dst, int64_t n, double scale, int64_t 
   constexpr int64_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
   const float inv_scale = 1.0f / static_cast<float>(scale);
   if constexpr (sizeof(T) == 1) {
-    // The same results without a libm call per element, so the loop vectorizes (dynamic
-    // quantization runs it on every input): nearbyint of |t| <= 2^22 is (t + 1.5 * 2^23) - 1.5 * 2^23
+    // The same results without a libm call per element (dynamic quantization runs this on every
+    // input; GCC 12 still keeps it scalar at the x86-64 baseline): nearbyint of |t| <= 2^22 is
+    // (t + 1.5 * 2^23) - 1.5 * 2^23
     // (the sum lands where floats are integers: rounded to nearest even); beyond, every t clamps
     // to the same end. As above, zp + t outside int64 (or NaN) gives the minimum.
     const float fzp = static_cast<float>(zp), flo = static_cast<float>(lo), fhi = static_cast<float>(hi);
