@@ -1,4 +1,4 @@
-// Scalar types: the twelve dtypes, the 16-bit float storage types and PyTorch's promotion rules.
+// Scalar types: the fifteen dtypes, the 16-bit float storage types and PyTorch's promotion rules.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -109,6 +109,9 @@ enum class ScalarType : int8_t {
   BFloat16,
   ComplexFloat,   // complex64
   ComplexDouble,  // complex128
+  QInt8,   // quantized int8 (ember/quantizer.h: a tensor of these carries its scale and zero point)
+  QUInt8,  // quantized uint8
+  QInt32,  // quantized int32
   Undefined,
 };
 constexpr int kNumScalarTypes = static_cast<int>(ScalarType::Undefined);
@@ -125,9 +128,10 @@ constexpr ScalarType kDouble = ScalarType::Double, kFloat64 = ScalarType::Double
 constexpr ScalarType kBool = ScalarType::Bool;
 constexpr ScalarType kBFloat16 = ScalarType::BFloat16;
 constexpr ScalarType kComplexFloat = ScalarType::ComplexFloat, kComplexDouble = ScalarType::ComplexDouble;
+constexpr ScalarType kQInt8 = ScalarType::QInt8, kQUInt8 = ScalarType::QUInt8, kQInt32 = ScalarType::QInt32;
 
 constexpr size_t element_size(ScalarType t) {
-  constexpr size_t sizes[] = {1, 1, 2, 4, 8, 2, 4, 8, 1, 2, 8, 16, 0};
+  constexpr size_t sizes[] = {1, 1, 2, 4, 8, 2, 4, 8, 1, 2, 8, 16, 1, 1, 4, 0};
   return sizes[static_cast<int>(t)];
 }
 constexpr bool is_floating_type(ScalarType t) {
@@ -137,7 +141,9 @@ constexpr bool is_reduced_floating_type(ScalarType t) { return t == kHalf || t =
 constexpr bool is_integral_type(ScalarType t, bool include_bool) {
   return t == kByte || t == kChar || t == kShort || t == kInt || t == kLong || (include_bool && t == kBool);
 }
-constexpr bool is_signed_type(ScalarType t) { return t != kByte && t != kBool; }
+constexpr bool is_signed_type(ScalarType t) { return t != kByte && t != kBool && t != kQUInt8; }
+// c10's isQIntType. visit_dtype never visits these: quantized tensors have their own code paths.
+constexpr bool is_quantized_type(ScalarType t) { return t == kQInt8 || t == kQUInt8 || t == kQInt32; }
 constexpr bool is_complex_type(ScalarType t) { return t == kComplexFloat || t == kComplexDouble; }
 // complex64 <-> float32, complex128 <-> float64 (c10::toRealValueType, c10::toComplexType)
 constexpr ScalarType to_real_value_type(ScalarType t) {

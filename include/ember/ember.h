@@ -47,3 +47,6 @@
 #include "ember/special.h"  // torch.special
 #include "ember/complex_ops.h"
 #include "ember/fft.h"  // torch.fft
+// int8 quantization: quantized tensors, observers, dynamic quantization
+#include "ember/quantization.h"
+#include "ember/quantized.h"

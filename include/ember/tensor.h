@@ -19,6 +19,7 @@
 #include "ember/dtype.h"
 #include "ember/error.h"
 #include "ember/intrusive_ptr.h"
+#include "ember/quantizer.h"
 #include "ember/scalar.h"
 #include "ember/storage.h"
 #include "ember/tensor_options.h"
@@ -71,14 +72,22 @@ class TensorImpl : public RefCounted {
   void set_dtype(ScalarType t) { dtype_ = t; }
 
   // Autograd state. requires_grad() (a leaf asking for gradients, or a result with a grad_fn)
-  // and the conjugate bit share one byte, so that dispatch's fast path tests both with one load.
-  enum Flag : uint8_t { kRequiresGradFlag = 1, kConjFlag = 2 };
+  // and the conjugate and quantized bits share one byte, so that dispatch's fast path tests them
+  // all with one load per tensor.
+  enum Flag : uint8_t { kRequiresGradFlag = 1, kConjFlag = 2, kQuantizedFlag = 4 };
   uint8_t dispatch_flags() const { return flags_; }
   bool requires_grad() const { return flags_ & kRequiresGradFlag; }
   void set_requires_grad_flag(bool v) { set_flag(kRequiresGradFlag, v); }
   // A complex tensor whose elements read as the conjugates of what its storage holds (conj()).
   bool is_conj() const { return flags_ & kConjFlag; }
   void set_conj(bool v) { set_flag(kConjFlag, v); }
+  // Quantized tensors (ember/quantized.h): the scheme and parameters, null for other dtypes.
+  bool is_quantized() const { return flags_ & kQuantizedFlag; }
+  const IntrusivePtr<Quantizer>& quantizer() const { return quantizer_; }
+  void set_quantizer(IntrusivePtr<Quantizer> q) {
+    set_flag(kQuantizedFlag, static_cast<bool>(q));
+    quantizer_ = std::move(q);
+  }
   bool is_inference() const { return is_inference_; }
   void set_inference(bool v) { is_inference_ = v; }
   AutogradMetaInterface* autograd_meta() const { return autograd_meta_.get(); }
@@ -88,6 +97,7 @@ class TensorImpl : public RefCounted {
   void refresh();
   std::unique_ptr<AutogradMetaInterface> autograd_meta_;
   IntrusivePtr<StorageImpl> storage_;
+  IntrusivePtr<Quantizer> quantizer_;
   DimVector sizes_;
   DimVector strides_;
   int64_t storage_offset_ = 0;
@@ -153,6 +163,17 @@ class Tensor {
   bool is_non_overlapping_and_dense() const { return checked_impl()->is_non_overlapping_and_dense(); }
   MemoryFormat suggest_memory_format(bool channels_last_strides_exact_match = false) const;
   std::string toString() const;  // "CPUFloatType"
+
+  // ---- quantized tensors (ember/quantized.h) ------------------------------------------------
+  bool is_quantized() const { return checked_impl()->is_quantized(); }
+  QScheme qscheme() const;
+  double q_scale() const;  // per-tensor schemes
+  int64_t q_zero_point() const;
+  Tensor q_per_channel_scales() const;  // per-channel schemes: float64 [channels]
+  Tensor q_per_channel_zero_points() const;  // int64 [channels]
+  int64_t q_per_channel_axis() const;
+  Tensor int_repr() const;  // the stored integers (int8, uint8, int32), a new tensor
+  Tensor dequantize() const;
 
   void* data_ptr() const { return checked_impl()->data(); }
   template <class T>

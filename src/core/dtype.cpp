@@ -11,7 +11,7 @@ namespace ember {
 const char* to_string(ScalarType t) {
   constexpr const char* names[] = {"Byte", "Char", "Short", "Int", "Long", "Half",
                                    "Float", "Double", "Bool", "BFloat16", "ComplexFloat",
-                                   "ComplexDouble", "Undefined"};
+                                   "ComplexDouble", "QInt8", "QUInt8", "QInt32", "Undefined"};
   return names[static_cast<int>(t)];
 }
 
@@ -21,6 +21,8 @@ ScalarType promote_types(ScalarType a, ScalarType b) {
   if (a == b) return a;
   EMBER_CHECK(a != ScalarType::Undefined && b != ScalarType::Undefined, "promote_types",
               "cannot promote an undefined dtype");
+  EMBER_CHECK(!is_quantized_type(a) && !is_quantized_type(b), "promote_types", "quantized dtypes (", a, ", ", b,
+              ") do not promote: dequantize() first");
   if (a == kBool) return b;
   if (b == kBool) return a;
   if (is_complex_type(a) || is_complex_type(b)) {  // complex wins; its parts as wide as the wider float

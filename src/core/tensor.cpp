@@ -103,7 +103,9 @@ MemoryFormat Tensor::suggest_memory_format(bool exact_match) const {
   return MemoryFormat::Contiguous;
 }
 
-std::string Tensor::toString() const { return std::string("CPU") + to_string(dtype()) + "Type"; }
+std::string Tensor::toString() const {
+  return std::string(is_quantized() ? "QuantizedCPU" : "CPU") + to_string(dtype()) + "Type";
+}
 
 namespace detail {
 ValueReadHook& value_read_hook() {

@@ -37,6 +37,10 @@ void set_trace_recorder(TraceRecorder* r) {
 
 ThreadState& thread_state() { return tls_state; }
 
+void fail_quantized(const char* op) {
+  ::ember::detail::fail(op, "this op does not take quantized tensors (PyTorch: Could not run 'aten::", op,
+                        "' with arguments from the 'QuantizedCPU' backend); dequantize() the input first");
+}
 void fail_inference_write(const char* op) {
   ::ember::detail::fail(op, "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
                         "clone to get a normal tensor before doing inplace update.See "

@@ -6,7 +6,8 @@
 // the tracer (fx::Tracer records the call as a graph node, trace.h), the op observer (the hook the
 // profiler and tests use), autocast (casts arguments per the op's
 // policy, see autocast.h), autograd (grad mode, on by default: it acts only when a Tensor
-// argument requires grad) and inference mode; quantization joins here. While a graph captures
+// argument requires grad) and inference mode; quantized tensors take the layers' path and reach
+// only the ops that accept them (AcceptsQuantized). While a graph captures
 // (ember::graphs, capture.h), the op's own run is recorded where the layers call it.
 // The fast path, a direct call to Op::run, is taken when no layer but
 // grad mode is on and no argument requires grad: one TLS load plus one load per Tensor argument.
@@ -111,6 +112,42 @@ inline bool arg_requires_grad(const T& a) {
 template <class... Args>
 inline bool any_requires_grad(const Args&... args) {
   return (arg_requires_grad(args) || ...);
+}
+
+// The OR of the tensors' flags bytes (TensorImpl::dispatch_flags: requires grad, conjugate,
+// quantized) in an argument, so that the fast path tests them all with one load per tensor.
+inline uint8_t tensor_flags(const Tensor& t) { return t.defined() ? t.unsafeGetTensorImpl()->dispatch_flags() : 0; }
+template <class T>
+inline uint8_t arg_flags(const T& a) {
+  using D = std::decay_t<T>;
+  if constexpr (std::is_same_v<D, Tensor>) {
+    return tensor_flags(a);
+  } else if constexpr (std::is_same_v<D, std::optional<Tensor>>) {
+    return a ? tensor_flags(*a) : 0;
+  } else if constexpr (std::is_same_v<D, TensorList> || std::is_same_v<D, std::vector<Tensor>>) {
+    uint8_t f = 0;
+    for (const Tensor& t : a) f |= tensor_flags(t);
+    return f;
+  } else {
+    return 0;
+  }
+}
+template <class... Args>
+inline uint8_t any_flags(const Args&... args) {
+  return (arg_flags(args) | ... | uint8_t{0});
+}
+
+// Quantized tensors reach only the ops that declare `static constexpr bool quantized = true` (they
+// handle them: views, clone, cat, quantize and dequantize); any other op raises an ember::Error
+// naming it (PyTorch: "Could not run 'aten::xxx' with arguments from the 'QuantizedCPU' backend").
+template <class Op>
+concept AcceptsQuantized = requires { requires Op::quantized; };
+[[noreturn]] void fail_quantized(const char* op);
+template <class Op, class... Args>
+inline void check_quantized(const Args&... args) {
+  if constexpr (!AcceptsQuantized<Op>) {
+    if (any_flags(args...) & TensorImpl::kQuantizedFlag) fail_quantized(Op::name);
+  }
 }
 
 // Inference mode's results, as PyTorch's: a new tensor is an inference tensor, whose storage then
@@ -271,6 +308,7 @@ template <class Op, class... Args>
 // function for the layers below it rather than carrying a second copy of them.
 template <class Op, class... Args>
 [[gnu::noinline]] op_result_t<Op, Args...> call_with_layers(uint32_t active, Args&&... args) {
+  check_quantized<Op>(args...);
   if (active & kTracingLayer) return call_tracing_layer<Op>(std::forward<Args>(args)...);
   if (active & kObserverLayer) {
     ObservedOp scope(Op::name);
@@ -278,24 +316,6 @@ template <class Op, class... Args>
     return call_autocast_layer<Op>(active, std::forward<Args>(args)...);
   }
   return call_autocast_layer<Op>(active, std::forward<Args>(args)...);
-}
-
-// The TensorImpl flags of the tensor arguments, ORed: requires_grad and the conjugate bit.
-template <class T>
-inline uint8_t arg_flags(const T& a) {
-  using D = std::decay_t<T>;
-  if constexpr (std::is_same_v<D, Tensor>) {
-    const TensorImpl* impl = a.unsafeGetTensorImpl();
-    return impl ? impl->dispatch_flags() : 0;
-  } else if constexpr (std::is_same_v<D, std::optional<Tensor>>) {
-    return a ? arg_flags(*a) : 0;
-  } else if constexpr (std::is_same_v<D, TensorList> || std::is_same_v<D, std::vector<Tensor>>) {
-    uint8_t f = 0;
-    for (const Tensor& t : a) f |= arg_flags(t);
-    return f;
-  } else {
-    return 0;
-  }
 }
 
 // The conjugate fallback (PyTorch's ConjugateFallback). An op that reads or writes elements
@@ -362,12 +382,13 @@ template <class Op, class First, class... Rest>
 template <class Op, class... Args>
 inline decltype(auto) call(Args&&... args) {
   const uint32_t active = thread_state().active;
-  const uint8_t flags = (arg_flags(args) | ... | uint8_t{0});
+  const uint8_t flags = any_flags(args...);
   if constexpr (!ConjAware<Op> && sizeof...(Args) > 0) {
     if (__builtin_expect(flags & TensorImpl::kConjFlag, 0)) return conj_fallback<Op>(std::forward<Args>(args)...);
   }
-  if (__builtin_expect((active & ~static_cast<uint32_t>(kGradModeLayer)) == 0, 1) &&
-      (active == 0 || !(flags & TensorImpl::kRequiresGradFlag))) {
+  // a quantized argument, or one requiring grad in grad mode, takes the layers' path
+  const uint8_t slow = active == 0 ? TensorImpl::kQuantizedFlag : TensorImpl::kQuantizedFlag | TensorImpl::kRequiresGradFlag;
+  if (__builtin_expect((active & ~static_cast<uint32_t>(kGradModeLayer)) == 0, 1) && !(flags & slow)) {
     if constexpr (writes_first<Args...>) check_write(Op::name, args...);
     if constexpr (MayReturnView<Op, Args...>) {
       const auto creation = active == 0 ? autograd::ViewCreation::kNoGrad : autograd::ViewCreation::kDefault;
@@ -375,7 +396,10 @@ inline decltype(auto) call(Args&&... args) {
     }
     return Op::run(std::forward<Args>(args)...);
   }
-  if (active == kInferenceLayer) return run_inference<Op>(active, std::forward<Args>(args)...);
+  if (active == kInferenceLayer) {
+    check_quantized<Op>(args...);
+    return run_inference<Op>(active, std::forward<Args>(args)...);
+  }
   return call_with_layers<Op>(active, std::forward<Args>(args)...);
 }
 

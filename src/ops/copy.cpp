@@ -6,6 +6,7 @@
 #include "ember/shape.h"
 #include "kernels/cpu/copy.h"
 #include "ops/indexing_util.h"
+#include "ops/quantized_util.h"
 
 namespace ember {
 namespace {
@@ -56,7 +57,9 @@ struct FillOp {
 struct ToOp {
   static constexpr const char* name = "to";
   static constexpr bool conj_aware = true;
+  static constexpr bool quantized = true;  // clone and contiguous keep the quantizer
   static Tensor run(const Tensor& self, ScalarType dtype, bool copy, std::optional<MemoryFormat> format) {
+    if (self.is_quantized()) return quantized::to(self, dtype, copy, format);
     MemoryFormat f = format.value_or(MemoryFormat::Preserve);
     const bool layout_ok = f == MemoryFormat::Preserve || self.is_contiguous(f);
     if (!copy && self.dtype() == dtype && layout_ok) return self;

@@ -4,11 +4,15 @@
 
 namespace ember {
 
+// The quantizer of a view of a quantized tensor: base's, with a per-channel axis moved to the
+// view's dim of the same size and stride (ember::Error when the view does not keep that dim).
+IntrusivePtr<Quantizer> view_quantizer(const Tensor& base, IntArrayRef sizes, IntArrayRef strides);
 // A view of base's storage with the given geometry (no checks: callers keep it in bounds). It
-// keeps base's conjugate bit.
+// keeps base's conjugate bit and quantization parameters.
 inline Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
   auto impl = IntrusivePtr<TensorImpl>::make(base.impl()->storage(), base.dtype(), sizes, strides, offset);
   if (base.impl()->is_conj()) impl->set_conj(true);
+  if (base.impl()->is_quantized()) impl->set_quantizer(view_quantizer(base, sizes, strides));
   return Tensor(std::move(impl));
 }
 // A view of the same elements with the conjugate bit set to `conj`.

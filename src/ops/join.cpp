@@ -7,6 +7,7 @@
 #include "ember/shape.h"
 #include "kernels/cpu/indexing.h"
 #include "ops/indexing_util.h"
+#include "ops/quantized_util.h"
 
 namespace ember {
 namespace {
@@ -102,7 +103,10 @@ Tensor& cat_into(const char* op, Tensor& out, bool have_out, TensorList tensors,
 struct CatOp {
   static constexpr const char* name = "cat";
   static constexpr dispatch::Autocast autocast = dispatch::Autocast::kPromote;
+  static constexpr bool quantized = true;  // per-tensor schemes, requantized to the first's parameters
   static Tensor run(TensorList tensors, int64_t dim) {
+    for (const Tensor& t : tensors)
+      if (t.defined() && t.is_quantized()) return quantized::cat(tensors, dim);
     Tensor out;
     return cat_into(name, out, false, tensors, dim);
   }

@@ -116,7 +116,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (detail::ValueReadHook hook = detail::value_read_hook()) hook(t, "print");  // a host read of the values
   const std::ios_base::fmtflags flags(os.flags());
   const std::streamsize precision = os.precision();
-  const Tensor d = t.to(kDouble).contiguous();
+  const Tensor d = (t.is_quantized() ? t.dequantize() : t).to(kDouble).contiguous();
   const double* v = d.data_ptr<double>();
   if (t.dim() == 0) {
     os << std::defaultfloat << v[0] << '\n' << "[ " << t.toString() << "{}";
@@ -156,6 +156,15 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
     os << "[ " << t.toString() << "{";
     for (int64_t i = 0; i < t.dim(); ++i) os << (i ? "," : "") << t.sizes()[i];
     os << "}";
+  }
+  if (t.is_quantized()) {  // libtorch's: the scheme and parameters after the type
+    os << ", qscheme: " << t.qscheme();
+    if (t.qscheme() == kPerTensorAffine) {
+      os << ", scale: " << t.q_scale() << ", zero_point: " << t.q_zero_point();
+    } else {
+      os << ", scales: " << t.q_per_channel_scales() << ", zero_points: " << t.q_per_channel_zero_points()
+         << ", axis: " << t.q_per_channel_axis();
+    }
   }
   os << " ]";
   os.flags(flags);

@@ -10,6 +10,7 @@
 #include "ember/reduce.h"
 #include "ember/shape.h"
 #include "ops/indexing_util.h"
+#include "ops/quantized_util.h"
 
 namespace ember {
 namespace {
@@ -76,6 +77,7 @@ std::optional<DimVector> compute_view_strides(IntArrayRef oldshape, IntArrayRef 
 struct ViewOp {
   static constexpr const char* name = "view";
   static constexpr bool conj_aware = true;  // a view: keeps the conjugate bit
+  static constexpr bool quantized = true;  // keeps the quantizer (make_view)
   static Tensor run(const Tensor& self, IntArrayRef sizes) {
     DimVector shape = infer_view_size(name, sizes, self.numel());
     auto strides = compute_view_strides(self.sizes(), self.strides(), shape);
@@ -136,6 +138,7 @@ struct ViewDtypeOp {
 struct ReshapeOp {
   static constexpr const char* name = "reshape";
   static constexpr bool conj_aware = true;  // a view: keeps the conjugate bit
+  static constexpr bool quantized = true;  // keeps the quantizer (make_view)
   static Tensor run(const Tensor& self, IntArrayRef sizes) {
     DimVector shape = infer_view_size(name, sizes, self.numel());
     if (auto strides = compute_view_strides(self.sizes(), self.strides(), shape))
@@ -188,6 +191,7 @@ Tensor strided_view_backward(const Tensor& grad, const Geometry& input, const Ge
 struct AsStridedOp {
   static constexpr const char* name = "as_strided";
   static constexpr bool conj_aware = true;  // a view: keeps the conjugate bit
+  static constexpr bool quantized = true;  // keeps the quantizer (make_view)
   static Tensor run(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> offset) {
     const int64_t off = offset.value_or(self.storage_offset());
     EMBER_CHECK(sizes.size() == strides.size(), name, "mismatch in length of strides and shape: ", sizes, " vs ",
@@ -223,6 +227,7 @@ struct AsStridedOp {
 struct PermuteOp {
   static constexpr const char* name = "permute";
   static constexpr bool conj_aware = true;  // a view: keeps the conjugate bit
+  static constexpr bool quantized = true;  // keeps the quantizer (make_view)
   static Tensor run(const Tensor& self, IntArrayRef dims) {
     const int64_t nd = self.dim();
     EMBER_CHECK(static_cast<int64_t>(dims.size()) == nd, name,
@@ -251,6 +256,7 @@ struct PermuteOp {
 struct TransposeOp {
   static constexpr const char* name = "transpose";
   static constexpr bool conj_aware = true;  // a view: keeps the conjugate bit
+  static constexpr bool quantized = true;  // keeps the quantizer (make_view)
   static Tensor run(const Tensor& self, int64_t d0, int64_t d1) {
     const int64_t nd = self.dim();
     d0 = maybe_wrap_dim(d0, nd, name);
@@ -309,6 +315,7 @@ Tensor slice_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, std::o
 struct SelectOp {
   static constexpr const char* name = "select";
   static constexpr bool conj_aware = true;  // a view: keeps the conjugate bit
+  static constexpr bool quantized = true;  // along a per-channel axis: the channels' parameters too
   static Tensor run(const Tensor& self, int64_t dim, int64_t index) {
     EMBER_CHECK(self.dim() > 0, name, "select() cannot be applied to a 0-dim tensor.");
     dim = maybe_wrap_dim(dim, self.dim(), name);
@@ -320,6 +327,9 @@ struct SelectOp {
     const int64_t offset = self.storage_offset() + index * strides[dim];
     sizes.erase(dim);
     strides.erase(dim);
+    if (self.is_quantized())
+      return quantized::wrap(make_view(quantized::raw_view(self), sizes, strides, offset),
+                             quantized::subtensor_quantizer(self, dim, index, index + 1, 1, true));
     return make_view(self, sizes, strides, offset);
   }
   // SelectBackward0 -- self: select_backward(grad, self.sizes(), dim, index)
@@ -334,6 +344,7 @@ struct SelectOp {
 struct SliceOp {
   static constexpr const char* name = "slice";
   static constexpr bool conj_aware = true;  // a view: keeps the conjugate bit
+  static constexpr bool quantized = true;  // along a per-channel axis: the channels' parameters too
   static Tensor run(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
                     int64_t step) {
     EMBER_CHECK(self.dim() > 0, name, "slice() cannot be applied to a 0-dim tensor.");
@@ -349,6 +360,9 @@ struct SliceOp {
     const int64_t offset = self.storage_offset() + s * strides[dim];
     sizes[dim] = (e - s + step - 1) / step;
     strides[dim] *= step;
+    if (self.is_quantized())
+      return quantized::wrap(make_view(quantized::raw_view(self), sizes, strides, offset),
+                             quantized::subtensor_quantizer(self, dim, s, e, step, false));
     return make_view(self, sizes, strides, offset);
   }
   // SliceBackward0 -- self: slice_backward(grad, self.sizes(), dim, start, end, step)
@@ -363,6 +377,7 @@ struct SliceOp {
 
 struct NarrowOp {
   static constexpr const char* name = "narrow";
+  static constexpr bool quantized = true;  // keeps the quantizer (make_view)
   static Tensor run(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
     EMBER_CHECK(self.dim() > 0, name, "narrow() cannot be applied to a 0-dim tensor.");
     dim = maybe_wrap_dim(dim, self.dim(), name);
@@ -378,6 +393,7 @@ struct NarrowOp {
 struct ExpandOp {
   static constexpr const char* name = "expand";
   static constexpr bool conj_aware = true;  // a view: keeps the conjugate bit
+  static constexpr bool quantized = true;  // keeps the quantizer (make_view)
   static Tensor run(const Tensor& self, IntArrayRef sizes) {
     const int64_t nd = static_cast<int64_t>(sizes.size());
     EMBER_CHECK(nd >= self.dim(), name, "the number of sizes provided (", nd,
@@ -418,6 +434,7 @@ struct ExpandOp {
 struct SqueezeOp {
   static constexpr const char* name = "squeeze";
   static constexpr bool conj_aware = true;  // a view: keeps the conjugate bit
+  static constexpr bool quantized = true;  // keeps the quantizer (make_view)
   static Tensor run(const Tensor& self, std::optional<int64_t> dim) {
     DimVector sizes, strides;
     const int64_t wrapped = dim ? maybe_wrap_dim(*dim, self.dim(), name) : -1;
@@ -439,6 +456,7 @@ struct SqueezeOp {
 struct UnsqueezeOp {
   static constexpr const char* name = "unsqueeze";
   static constexpr bool conj_aware = true;  // a view: keeps the conjugate bit
+  static constexpr bool quantized = true;  // keeps the quantizer (make_view)
   static Tensor run(const Tensor& self, int64_t dim) {
     dim = maybe_wrap_dim(dim, self.dim() + 1, name);
     DimVector sizes(self.sizes()), strides(self.strides());

@@ -445,6 +445,12 @@ const std::vector<Row>& rows() {
       V(ns::frobenius_norm(m)), V(ns::frobenius_norm(x, {0, 2})), V(ns::frobenius_norm(x, {1, 2}, true)),
       V(ns::nuclear_norm(m)), V(ns::nuclear_norm(m, true)), V(ns::nuclear_norm(x, {0, 2})),
       V(ns::nuclear_norm(x, {2, 1}, true)), V(ns::linalg_matmul(x, m.t())),
+      // quantization (tests/parity/quantization_parity.cpp compares the rest)
+      V(ns::dequantize(ns::quantize_per_tensor(x, 0.1, 2, ns::kQInt8))),
+      V(ns::dequantize(ns::quantize_per_tensor(x, ns::scalar_tensor(0.1), ns::scalar_tensor(2), ns::kQUInt8))),
+      V(ns::dequantize(std::vector<std::decay_t<decltype(x)>>{ns::quantize_per_tensor(x, 0.2, 0, ns::kQInt8)})),
+      V(ns::fake_quantize_per_tensor_affine(x, 0.1, 0, -128, 127)),
+      V(ns::fake_quantize_per_tensor_affine(x, ns::scalar_tensor(0.1), ns::scalar_tensor(3, ns::kInt), 0, 255)),
   };
   return r;
 }

@@ -9,6 +9,7 @@
 #include "ember/linalg.h"
 #include "ember/nn/functional/linear.h"
 #include "ember/nn/init.h"
+#include "ember/nn/quantized.h"
 #include "ember/pointwise.h"
 #include "ember/reduce.h"
 
@@ -36,9 +37,13 @@ void LinearImpl::reset() {
 
 void LinearImpl::reset_parameters() { reset_weight_and_bias(weight, bias); }
 
-Tensor LinearImpl::forward(const Tensor& input) { return functional::linear(input, weight, bias); }
+Tensor LinearImpl::forward(const Tensor& input) {
+  if (dynamic_quantized) return dynamic_quantized->forward(input);
+  return functional::linear(input, weight, bias);
+}
 
 void LinearImpl::pretty_print(std::ostream& stream) const {
+  if (dynamic_quantized) return dynamic_quantized->pretty_print(stream);
   stream << std::boolalpha << "torch::nn::Linear(in_features=" << options.in_features()
          << ", out_features=" << options.out_features() << ", bias=" << options.bias() << ")";
 }

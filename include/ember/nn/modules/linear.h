@@ -8,6 +8,9 @@
 #include "ember/nn/pimpl.h"
 
 namespace ember::nn {
+namespace quantized::dynamic {
+class LinearImpl;
+}
 
 struct LinearOptions {
   LinearOptions(int64_t in_features, int64_t out_features) : in_features_(in_features), out_features_(out_features) {}
@@ -30,6 +33,9 @@ class LinearImpl : public Module {
   LinearOptions options;
   Tensor weight;
   Tensor bias;
+  // Set by quantization::quantize_dynamic: forward then runs this int8 module, made from weight
+  // and bias (ember/nn/quantized.h), so that every holder of this Linear gets the quantized one.
+  std::shared_ptr<quantized::dynamic::LinearImpl> dynamic_quantized;
 };
 EMBER_MODULE(Linear);
 

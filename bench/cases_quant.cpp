@@ -1,0 +1,95 @@
+// Dynamic int8 quantization: a 1024 -> 1024 Linear at batch 64, its weight quantized per channel
+// and prepacked once, its input quantized per call, against Ember's float32 Linear and against
+// libtorch's quantized::linear_dynamic (its default engine, called through the op registry).
+// The notes name oneDNN's implementation and instruction set: on a CPU without VNNI the int8
+// products go through 16-bit pair sums (vpmaddubsw), which is why the inputs use PyTorch's
+// reduce_range ([0, 127]).
+#include <ATen/Context.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include "torch_check.h"
+
+namespace {
+
+constexpr const char* kQuant = "quant: dynamic int8 linear 1024x1024 b64";
+constexpr int64_t kIn = 1024, kOut = 1024, kBatch = 64;
+
+struct Setup {
+  ember::nn::Linear linear{kIn, kOut};
+  std::shared_ptr<ember::nn::quantized::dynamic::LinearImpl> qlinear;
+  ember::Tensor x;
+  Setup() {
+    ember::manual_seed(7);
+    linear = ember::nn::Linear(kIn, kOut);
+    qlinear = ember::nn::quantized::dynamic::LinearImpl::from_float(*linear);
+    x = parity::random({kBatch, kIn}, ember::kFloat, 71);
+  }
+  // One quantum of the activations as the output sees it: an input element rounded the other
+  // way (libtorch's onednn engine quantizes x inside oneDNN with 1 / scale taken in double)
+  // moves an output by its scale times a weight, at most the largest one.
+  double quantum() const {
+    const auto [xs, xz] = ember::_choose_qparams_per_tensor(x, true);
+    return xs * qlinear->weight().dequantize().abs().max().item<double>();
+  }
+};
+
+std::string engine_name() {
+  switch (at::globalContext().qEngine()) {
+    case at::QEngine::FBGEMM: return "fbgemm";
+    case at::QEngine::QNNPACK: return "qnnpack";
+    case at::QEngine::ONEDNN: return "onednn";
+    default: return "none";
+  }
+}
+
+bench::Register vs_f32{{
+    .name = "quant_linear_dynamic_1024_b64_vs_f32",
+    .label = kQuant,
+    .target = 0.33,
+    .baseline = bench::Baseline::Ember,
+    .run =
+        [](const bench::Context& ctx) {
+          Setup s;
+          const ember::Tensor y = s.qlinear->forward(s.x), ref = s.linear(s.x);
+          bench::check_close(ctx, y, parity::to_torch(ref), parity::Tol{0, 0.05});
+          bench::Outcome o =
+              bench::time_pair(ctx, {.ember = [&] { (void)s.qlinear->forward(s.x); },
+                                     .baseline = [&] { (void)s.linear(s.x); },
+                                     .flops = 2.0 * kBatch * kIn * kOut});
+          o.notes.push_back("int8: " + s.qlinear->kernel());
+          return o;
+        },
+}};
+
+bench::Register vs_libtorch{{
+    .name = "quant_linear_dynamic_1024_b64",
+    .label = kQuant,
+    .target = 1.0,
+    .run =
+        [](const bench::Context& ctx) {
+          Setup s;
+          const ember::Tensor& qw = s.qlinear->weight();
+          const torch::Tensor tqw = torch::_make_per_channel_quantized_tensor(
+              parity::to_torch(qw.int_repr()), parity::to_torch(qw.q_per_channel_scales()),
+              parity::to_torch(qw.q_per_channel_zero_points()), 0);
+          auto& dispatcher = c10::Dispatcher::singleton();
+          torch::jit::Stack prepack{tqw, c10::optional<at::Tensor>(parity::to_torch(s.linear->bias))};
+          dispatcher.findSchemaOrThrow("quantized::linear_prepack", "").callBoxed(&prepack);
+          const c10::IValue packed = prepack.at(0);
+          const c10::OperatorHandle run = dispatcher.findSchemaOrThrow("quantized::linear_dynamic", "");
+          const torch::Tensor tx = parity::to_torch(s.x);
+          auto torch_forward = [&] {
+            torch::jit::Stack stack{tx, packed, true};
+            run.callBoxed(&stack);
+            return stack.at(0).toTensor();
+          };
+          bench::check_close(ctx, s.qlinear->forward(s.x), torch_forward(), parity::Tol{0, s.quantum()});
+          bench::Outcome o = bench::time_pair(ctx, {.ember = [&] { (void)s.qlinear->forward(s.x); },
+                                                    .baseline = [&] { (void)torch_forward(); },
+                                                    .flops = 2.0 * kBatch * kIn * kOut});
+          o.notes.push_back("ember " + s.qlinear->kernel() + "; libtorch engine " + engine_name());
+          return o;
+        },
+}};
+
+}  // namespace

@@ -1,0 +1,107 @@
+// torch.ao.quantization in C++: observers that choose scales and zero points, QConfig, and
+// dynamic quantization of a model's Linear layers. docs/quantization.md.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include "ember/nn/module.h"
+#include "ember/nn/options.h"
+#include "ember/nn/pimpl.h"
+#include "ember/nn/quantized.h"
+#include "ember/quantized.h"
+
+namespace ember::quantization {
+
+// The observers' arguments, as PyTorch's keyword arguments; qscheme defaults to the observer's
+// own (per_tensor_affine, or per_channel_affine for the per-channel ones).
+struct ObserverOptions {
+  EMBER_ARG(ScalarType, dtype) = kQUInt8;
+  EMBER_ARG(std::optional<QScheme>, qscheme) = std::nullopt;
+  EMBER_ARG(bool, reduce_range) = false;
+  EMBER_ARG(std::optional<int64_t>, quant_min) = std::nullopt;
+  EMBER_ARG(std::optional<int64_t>, quant_max) = std::nullopt;
+  EMBER_ARG(double, eps) = std::numeric_limits<float>::epsilon();
+  EMBER_ARG(double, averaging_constant) = 0.01;  // the moving-average observers
+  EMBER_ARG(int64_t, ch_axis) = 0;               // the per-channel observers
+};
+
+// The observers' common part (PyTorch's UniformQuantizationObserverBase): the scheme, the
+// integer range, and the scale and zero point of a [min, max] (per tensor or per channel).
+class ObserverBase : public nn::Module {
+ public:
+  // Records x's range (x is returned unchanged).
+  virtual Tensor forward(const Tensor& x) = 0;
+  // (scale float32, zero_point int64): one element per tensor, one per channel per channel.
+  std::tuple<Tensor, Tensor> calculate_qparams() const;
+  ScalarType dtype() const { return options_.dtype(); }
+  QScheme qscheme() const { return qscheme_; }
+  int64_t quant_min() const { return quant_min_; }
+  int64_t quant_max() const { return quant_max_; }
+  Tensor min_val, max_val;  // buffers, as PyTorch's
+
+ protected:
+  ObserverBase(const ObserverOptions& options, QScheme default_qscheme, bool per_channel);
+  ObserverOptions options_;
+  QScheme qscheme_;
+  int64_t quant_min_, quant_max_;
+  bool custom_range_;
+};
+
+// min and max over everything seen.
+class MinMaxObserverImpl : public ObserverBase {
+ public:
+  explicit MinMaxObserverImpl(const ObserverOptions& options = {});
+  Tensor forward(const Tensor& x) override;
+  void pretty_print(std::ostream& stream) const override;
+};
+EMBER_MODULE(MinMaxObserver);
+
+// min and max as exponential moving averages: m += averaging_constant * (batch's - m).
+class MovingAverageMinMaxObserverImpl : public ObserverBase {
+ public:
+  explicit MovingAverageMinMaxObserverImpl(const ObserverOptions& options = {});
+  Tensor forward(const Tensor& x) override;
+  void pretty_print(std::ostream& stream) const override;
+};
+EMBER_MODULE(MovingAverageMinMaxObserver);
+
+// min and max per index of ch_axis.
+class PerChannelMinMaxObserverImpl : public ObserverBase {
+ public:
+  explicit PerChannelMinMaxObserverImpl(const ObserverOptions& options = {});
+  Tensor forward(const Tensor& x) override;
+  void pretty_print(std::ostream& stream) const override;
+};
+EMBER_MODULE(PerChannelMinMaxObserver);
+
+class MovingAveragePerChannelMinMaxObserverImpl : public ObserverBase {
+ public:
+  explicit MovingAveragePerChannelMinMaxObserverImpl(const ObserverOptions& options = {});
+  Tensor forward(const Tensor& x) override;
+  void pretty_print(std::ostream& stream) const override;
+};
+EMBER_MODULE(MovingAveragePerChannelMinMaxObserver);
+
+// PyTorch's QConfig: how to observe activations and weights (factories: each call makes a new
+// observer).
+struct QConfig {
+  std::function<std::shared_ptr<ObserverBase>()> activation;
+  std::function<std::shared_ptr<ObserverBase>()> weight;
+};
+// get_default_qconfig("x86" or "fbgemm"): activations HistogramObserver(quint8, reduce_range) in
+// PyTorch, here MinMaxObserver(quint8, reduce_range) until the histogram observer exists;
+// weights PerChannelMinMaxObserver(qint8, per_channel_symmetric).
+QConfig get_default_qconfig(const std::string& backend = "x86");
+
+// PyTorch's quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8): every nn::Linear in the
+// module tree (model included) computes in int8 from now on (its weight quantized per channel
+// and prepacked once; see nn::quantized::dynamic::Linear). In place: the model's holders keep
+// their modules. Returns the number of Linear layers quantized.
+int64_t quantize_dynamic(nn::Module& model, ScalarType dtype = kQInt8);
+
+}  // namespace ember::quantization

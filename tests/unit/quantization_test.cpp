@@ -1,0 +1,329 @@
+// Quantization: quantized dtypes and tensors (values, parameters, views, clone, cat, printing, bad
+// input), the refusal of ordinary ops, fake quantization's straight-through gradient, observers
+// against the qparams Debian's python3-torch computes at test time on the same data, and dynamic
+// quantization of Linear layers (nn::quantized::dynamic::Linear, quantize_dynamic).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <sstream>
+
+#include "ember/ember.h"
+#include "expect_error.h"
+#include "temp_dir.h"
+
+namespace {
+
+using ember::Tensor;
+namespace q = ember::quantization;
+
+std::vector<float> values(const Tensor& t) {
+  const Tensor c = t.to(ember::kFloat).contiguous();
+  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+}
+std::vector<int64_t> ints(const Tensor& t) {
+  const Tensor c = t.to(ember::kLong).contiguous();
+  return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
+}
+
+TEST(QuantizedDtype, Basics) {
+  EXPECT_EQ(ember::element_size(ember::kQInt8), 1u);
+  EXPECT_EQ(ember::element_size(ember::kQUInt8), 1u);
+  EXPECT_EQ(ember::element_size(ember::kQInt32), 4u);
+  EXPECT_TRUE(ember::is_quantized_type(ember::kQUInt8));
+  EXPECT_FALSE(ember::is_quantized_type(ember::kChar));
+  EXPECT_FALSE(ember::is_signed_type(ember::kQUInt8));
+  EXPECT_STREQ(ember::to_string(ember::kQInt32), "QInt32");
+  EXPECT_EQ(ember::toString(ember::kPerChannelAffine), "per_channel_affine");
+  expect_error([] { ember::promote_types(ember::kQInt8, ember::kFloat); }, {"promote_types", "quantized"});
+}
+
+TEST(QuantizedTensor, PerTensorValues) {
+  const Tensor x = ember::tensor(std::vector<float>{0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 1000.f, -1000.f, 0.2f});
+  const Tensor qx = ember::quantize_per_tensor(x, 1.0, 0, ember::kQInt8);
+  EXPECT_TRUE(qx.is_quantized());
+  EXPECT_EQ(qx.dtype(), ember::kQInt8);
+  EXPECT_EQ(qx.qscheme(), ember::kPerTensorAffine);
+  EXPECT_EQ(qx.q_scale(), 1.0);
+  EXPECT_EQ(qx.q_zero_point(), 0);
+  EXPECT_EQ(qx.int_repr().dtype(), ember::kChar);
+  // halves round to even; the range clamps
+  EXPECT_EQ(ints(qx.int_repr()), (std::vector<int64_t>{0, 2, 2, 0, -2, 127, -128, 0}));
+  EXPECT_EQ(values(qx.dequantize()), (std::vector<float>{0, 2, 2, 0, -2, 127, -128, 0}));
+  const Tensor qu = ember::quantize_per_tensor(x, 0.5, 10, ember::kQUInt8);
+  EXPECT_EQ(qu.int_repr().dtype(), ember::kByte);
+  EXPECT_EQ(ints(qu.int_repr()), (std::vector<int64_t>{11, 13, 15, 9, 7, 255, 0, 10}));
+  const Tensor q32 = ember::quantize_per_tensor(x, 0.001, 0, ember::kQInt32);
+  EXPECT_EQ(ints(q32.int_repr())[5], 1000000);
+  EXPECT_EQ(ember::_make_per_tensor_quantized_tensor(qu.int_repr(), 0.5, 10).dequantize().equal(qu.dequantize()),
+            true);
+}
+
+TEST(QuantizedTensor, PerChannel) {
+  const Tensor w = ember::tensor(std::vector<float>{1, -2, 3, 0.5f, 0.25f, -1}).view({2, 3});
+  const Tensor scales = ember::tensor(std::vector<double>{0.5, 0.25});
+  const Tensor zps = ember::tensor(std::vector<int64_t>{1, -1});
+  const Tensor qw = ember::quantize_per_channel(w, scales, zps, 0, ember::kQInt8);
+  EXPECT_EQ(qw.qscheme(), ember::kPerChannelAffine);
+  EXPECT_EQ(qw.q_per_channel_axis(), 0);
+  EXPECT_EQ(qw.q_per_channel_scales().dtype(), ember::kDouble);
+  EXPECT_EQ(ints(qw.q_per_channel_zero_points()), (std::vector<int64_t>{1, -1}));
+  EXPECT_EQ(ints(qw.int_repr()), (std::vector<int64_t>{3, -3, 7, 1, 0, -5}));
+  EXPECT_EQ(values(qw.dequantize()), (std::vector<float>{1, -2, 3, 0.5f, 0.25f, -1}));
+  // views move the axis with the channels
+  EXPECT_EQ(qw.t().q_per_channel_axis(), 1);
+  EXPECT_EQ(values(qw.t().dequantize()), values(w.t()));
+  EXPECT_EQ(qw.unsqueeze(0).q_per_channel_axis(), 1);
+  EXPECT_EQ(values(qw.t().contiguous().dequantize()), values(w.t()));
+  EXPECT_EQ(qw.t().contiguous().q_per_channel_axis(), 1);
+  // select along the axis: one channel, per tensor; across it the scheme stays per channel
+  EXPECT_EQ(qw[1].qscheme(), ember::kPerTensorAffine);
+  EXPECT_EQ(qw[1].q_scale(), 0.25);
+  EXPECT_EQ(qw.select(1, 2).q_per_channel_axis(), 0);
+  EXPECT_EQ(values(qw.select(1, 2).dequantize()), (std::vector<float>{3, -1}));
+  expect_error([&] { qw.view({6}); }, {"view", "channel axis"});
+  expect_error([&] { ember::cat({qw, qw}); }, {"cat", "per-tensor"});
+}
+
+TEST(QuantizedTensor, ViewsCloneCatKeepParameters) {
+  const Tensor x = ember::arange(24, ember::TensorOptions().dtype(ember::kFloat)).view({2, 3, 4}) * 0.1f;
+  const Tensor qx = ember::quantize_per_tensor(x, 0.1, 5, ember::kQUInt8);
+  for (const Tensor& v : {qx.permute({2, 0, 1}), qx.transpose(0, 1), qx.reshape({6, 4}), qx.select(0, 1),
+                          qx.slice(2, 1, 3), qx.view({-1}), qx.clone(), qx.permute({2, 0, 1}).contiguous(),
+                          qx.flatten(), qx.unsqueeze(1), qx.narrow(1, 1, 2), qx.expand({2, 2, 3, 4})}) {
+    EXPECT_TRUE(v.is_quantized());
+    EXPECT_EQ(v.q_scale(), 0.1);
+    EXPECT_EQ(v.q_zero_point(), 5);
+  }
+  EXPECT_EQ(values(qx.permute({2, 0, 1}).contiguous().dequantize()), values(qx.dequantize().permute({2, 0, 1})));
+  EXPECT_EQ(qx.transpose(0, 2).storage_offset(), 0);
+  const Tensor joined = ember::cat({qx, qx}, 1);
+  EXPECT_EQ(joined.sizes().vec(), (std::vector<int64_t>{2, 6, 4}));
+  EXPECT_EQ(joined.q_zero_point(), 5);
+  EXPECT_EQ(values(joined.dequantize()), values(ember::cat({qx.dequantize(), qx.dequantize()}, 1)));
+  // different parameters: requantized to the first's
+  const Tensor other = ember::quantize_per_tensor(x, 0.2, 0, ember::kQUInt8);
+  EXPECT_EQ(ember::cat({qx, other}).q_scale(), 0.1);
+  expect_error([&] { ember::cat({qx, x}); }, {"cat", "quantized"});
+}
+
+TEST(QuantizedTensor, OrdinaryOpsRefuseThem) {
+  const Tensor qx = ember::quantize_per_tensor(ember::ones({3}), 0.1, 0, ember::kQInt8);
+  expect_error([&] { (void)(qx + qx); }, {"add", "quantized", "dequantize"});
+  expect_error([&] { (void)qx.sum(); }, {"sum", "quantized"});
+  expect_error([&] { (void)ember::relu(qx); }, {"relu", "quantized"});
+  expect_error([&] { (void)qx.to(ember::kFloat); }, {"to", "dequantize"});
+  {
+    ember::NoGradGuard no_grad;
+    expect_error([&] { (void)qx.mul(2); }, {"mul", "quantized"});
+  }
+  {
+    ember::InferenceMode inference;
+    expect_error([&] { (void)qx.exp(); }, {"exp", "quantized"});
+  }
+  expect_error([&] { (void)qx.requires_grad_(); }, "requires_grad_");
+}
+
+TEST(QuantizedTensor, Printing) {
+  const Tensor qx = ember::quantize_per_tensor(ember::tensor(std::vector<float>{0.5f, 1.0f}), 0.5, 2, ember::kQUInt8);
+  std::ostringstream os;
+  os << qx;
+  // (libtorch prints the scale in the values' fixed format; quantization_parity compares the whole text)
+  EXPECT_NE(os.str().find("QuantizedCPUQUInt8Type{2}, qscheme: per_tensor_affine, scale: 0.5000, zero_point: 2"),
+            std::string::npos)
+      << os.str();
+}
+
+TEST(QuantizedTensor, BadInput) {
+  const Tensor x = ember::ones({2, 3});
+  expect_error([&] { ember::quantize_per_tensor(x, 0.1, 0, ember::kChar); }, {"quantize_per_tensor", "quantized dtype"});
+  expect_error([&] { ember::quantize_per_tensor(x, 0.0, 0, ember::kQInt8); }, {"quantize_per_tensor", "scale"});
+  expect_error([&] { ember::quantize_per_tensor(x, -1.0, 0, ember::kQInt8); }, "scale must be finite and positive");
+  expect_error([&] { ember::quantize_per_tensor(x, INFINITY, 0, ember::kQInt8); }, "scale must be finite");
+  expect_error([&] { ember::quantize_per_tensor(x, NAN, 0, ember::kQInt8); }, "scale must be finite");
+  expect_error([&] { ember::quantize_per_tensor(x, 0.1, 200, ember::kQInt8); }, {"zero_point 200", "[-128, 127]"});
+  expect_error([&] { ember::quantize_per_tensor(x, 0.1, -1, ember::kQUInt8); }, "zero_point -1");
+  expect_error([&] { ember::quantize_per_tensor(x.to(ember::kDouble), 0.1, 0, ember::kQInt8); },
+               "Quantize only works on Float Tensor");
+  const Tensor s = ember::tensor(std::vector<double>{0.1, 0.2, 0.3});
+  const Tensor z = ember::zeros({3}, ember::TensorOptions().dtype(ember::kLong));
+  expect_error([&] { ember::quantize_per_channel(x, s, z, 2, ember::kQInt8); }, {"quantize_per_channel", "axis"});
+  expect_error([&] { ember::quantize_per_channel(x, s, z, 0, ember::kQInt8); }, "length of scales");
+  expect_error([&] { ember::quantize_per_channel(x, s.slice(0, 0, 2), z, 1, ember::kQInt8); }, "length of scales");
+  expect_error([&] { ember::quantize_per_channel(x, s * -1, z, 1, ember::kQInt8); }, "scale must be finite");
+  expect_error([&] { ember::quantize_per_channel(x, s, z + 300, 1, ember::kQInt8); }, "zero_point 300");
+  expect_error([&] { x.q_scale(); }, {"q_scale", "quantized tensor"});
+  const Tensor qc = ember::quantize_per_channel(x, s, z, 1, ember::kQInt8);
+  expect_error([&] { qc.q_scale(); }, {"q_scale", "PerTensorAffine"});
+  expect_error([&] { ember::quantize_per_tensor(x, 0.1, 0, ember::kQInt8).q_per_channel_axis(); },
+               "PerChannelAffine");
+  expect_error([&] { ember::fake_quantize_per_tensor_affine(x, 0.1, 0, 5, 3); }, "quant_min");
+  expect_error([&] { ember::fake_quantize_per_tensor_affine(x, 0.1, 9, 0, 3); }, "`zero_point` must be between");
+  expect_error([&] { ember::fake_quantize_per_channel_affine(x, s.to(ember::kFloat), z, 0, 0, 255); },
+               "not consistent");
+}
+
+TEST(FakeQuantize, StraightThroughGradient) {
+  const Tensor x = ember::tensor(std::vector<float>{-20, -0.31f, 0.04f, 0.26f, 5, 12.7f, 12.8f, 30}).requires_grad_();
+  // scale 0.1, zero point 0, int8 range: [-12.8, 12.7] passes the gradient
+  const Tensor y = ember::fake_quantize_per_tensor_affine(x, 0.1, 0, -128, 127);
+  EXPECT_EQ(values(y), (std::vector<float>{-12.8f, -0.3f, 0.0f, 0.3f, 5.0f, 12.7f, 12.7f, 12.7f}));
+  y.sum().backward();
+  EXPECT_EQ(values(x.grad()), (std::vector<float>{0, 1, 1, 1, 1, 1, 0, 0}));
+  // per channel: each row its own scale and clamp range
+  const Tensor w = ember::tensor(std::vector<float>{1, 3, -1, -3}).view({2, 2}).requires_grad_();
+  const Tensor yw = ember::fake_quantize_per_channel_affine(w, ember::tensor(std::vector<float>{1, 0.5f}),
+                                                            ember::tensor(std::vector<int32_t>{0, 0}), 0, -2, 1);
+  EXPECT_EQ(values(yw), (std::vector<float>{1, 1, -1, -1}));
+  (yw * ember::tensor(std::vector<float>{1, 2, 3, 4}).view({2, 2})).sum().backward();
+  EXPECT_EQ(values(w.grad()), (std::vector<float>{1, 0, 3, 0}));
+}
+
+// ---- observers against python3-torch --------------------------------------------------------
+
+const char* kObserverScript = R"PY(
+import sys, torch
+from torch.ao.quantization import observer as o
+data = torch.frombuffer(bytearray(open(sys.argv[1], 'rb').read()), dtype=torch.float32).reshape(3, 8, 5, 3)
+cases = [
+  ('minmax', o.MinMaxObserver()),
+  ('minmax_sym_qint8', o.MinMaxObserver(dtype=torch.qint8, qscheme=torch.per_tensor_symmetric)),
+  ('minmax_sym_quint8', o.MinMaxObserver(dtype=torch.quint8, qscheme=torch.per_tensor_symmetric)),
+  ('minmax_reduce', o.MinMaxObserver(reduce_range=True)),
+  ('minmax_qint8_reduce', o.MinMaxObserver(dtype=torch.qint8, reduce_range=True)),
+  ('minmax_custom', o.MinMaxObserver(dtype=torch.qint8, quant_min=-8, quant_max=7)),
+  ('moving', o.MovingAverageMinMaxObserver()),
+  ('moving_03', o.MovingAverageMinMaxObserver(averaging_constant=0.3, dtype=torch.qint8)),
+  ('perchannel_sym', o.PerChannelMinMaxObserver(dtype=torch.qint8, qscheme=torch.per_channel_symmetric)),
+  ('perchannel_affine_axis1', o.PerChannelMinMaxObserver(ch_axis=1)),
+  ('perchannel_float', o.PerChannelMinMaxObserver(qscheme=torch.per_channel_affine_float_qparams)),
+  ('moving_perchannel', o.MovingAveragePerChannelMinMaxObserver(ch_axis=2, dtype=torch.qint8, averaging_constant=0.2)),
+]
+for name, obs in cases:
+    for batch in data:
+        obs(batch)
+    s, z = obs.calculate_qparams()
+    print(name, ','.join(float(v).hex() for v in s.flatten().tolist()), ','.join(float(v).hex() for v in z.flatten().tolist()))
+)PY";
+
+std::shared_ptr<q::ObserverBase> make_observer(const std::string& name) {
+  using O = q::ObserverOptions;
+  using ember::kQInt8;
+  using ember::kQUInt8;
+  if (name == "minmax") return std::make_shared<q::MinMaxObserverImpl>();
+  if (name == "minmax_sym_qint8")
+    return std::make_shared<q::MinMaxObserverImpl>(O().dtype(kQInt8).qscheme(ember::kPerTensorSymmetric));
+  if (name == "minmax_sym_quint8")
+    return std::make_shared<q::MinMaxObserverImpl>(O().dtype(kQUInt8).qscheme(ember::kPerTensorSymmetric));
+  if (name == "minmax_reduce") return std::make_shared<q::MinMaxObserverImpl>(O().reduce_range(true));
+  if (name == "minmax_qint8_reduce") return std::make_shared<q::MinMaxObserverImpl>(O().dtype(kQInt8).reduce_range(true));
+  if (name == "minmax_custom") return std::make_shared<q::MinMaxObserverImpl>(O().dtype(kQInt8).quant_min(-8).quant_max(7));
+  if (name == "moving") return std::make_shared<q::MovingAverageMinMaxObserverImpl>();
+  if (name == "moving_03")
+    return std::make_shared<q::MovingAverageMinMaxObserverImpl>(O().averaging_constant(0.3).dtype(kQInt8));
+  if (name == "perchannel_sym")
+    return std::make_shared<q::PerChannelMinMaxObserverImpl>(O().dtype(kQInt8).qscheme(ember::kPerChannelSymmetric));
+  if (name == "perchannel_affine_axis1") return std::make_shared<q::PerChannelMinMaxObserverImpl>(O().ch_axis(1));
+  if (name == "perchannel_float")
+    return std::make_shared<q::PerChannelMinMaxObserverImpl>(O().qscheme(ember::kPerChannelAffineFloatQParams));
+  if (name == "moving_perchannel")
+    return std::make_shared<q::MovingAveragePerChannelMinMaxObserverImpl>(
+        O().ch_axis(2).dtype(kQInt8).averaging_constant(0.2));
+  return nullptr;
+}
+
+std::vector<double> parse_hex(const std::string& s) {
+  std::vector<double> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) out.push_back(std::strtod(item.c_str(), nullptr));
+  return out;
+}
+
+TEST(Observers, MatchPyTorch) {
+  TempDir dir("quantization_test");
+  ember::Generator g(5);
+  const Tensor data = ember::randn({3, 8, 5, 3}, &g) * 2 + 0.3f;
+  write_bytes(dir.file("data.bin"), std::string(static_cast<const char*>(data.data_ptr()), data.nbytes()));
+  write_bytes(dir.file("observers.py"), kObserverScript);
+  const std::string cmd = python() + " " + dir.file("observers.py") + " " + dir.file("data.bin") + " > " +
+                          dir.file("out.txt") + " 2> " + dir.file("err.txt");
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
+  std::stringstream out(read_bytes(dir.file("out.txt")));
+  std::string name, scales, zero_points;
+  int cases = 0;
+  while (out >> name >> scales >> zero_points) {
+    ++cases;
+    auto obs = make_observer(name);
+    ASSERT_TRUE(obs) << name;
+    for (int64_t b = 0; b < 3; ++b) obs->forward(data[b]);
+    const auto [s, z] = obs->calculate_qparams();
+    const std::vector<double> want_s = parse_hex(scales), want_z = parse_hex(zero_points);
+    ASSERT_EQ(s.numel(), static_cast<int64_t>(want_s.size())) << name;
+    const std::vector<float> got_s = values(s);
+    const std::vector<float> got_z = values(z.to(ember::kFloat));
+    for (size_t i = 0; i < want_s.size(); ++i) {
+      EXPECT_EQ(got_s[i], static_cast<float>(want_s[i])) << name << " scale " << i;
+      EXPECT_EQ(got_z[i], static_cast<float>(want_z[i])) << name << " zero point " << i;
+    }
+  }
+  EXPECT_EQ(cases, 12);
+}
+
+TEST(Observers, DefaultsAndBadInput) {
+  q::MinMaxObserver obs;
+  auto [s, z] = obs->calculate_qparams();  // nothing observed: scale 1, zero point 0
+  EXPECT_EQ(values(s), std::vector<float>{1});
+  EXPECT_EQ(ints(z), std::vector<int64_t>{0});
+  EXPECT_EQ(obs->quant_min(), 0);
+  EXPECT_EQ(obs->quant_max(), 255);
+  expect_error([] { q::MinMaxObserver(q::ObserverOptions().qscheme(ember::kPerTensorSymmetric).reduce_range(true)); },
+               "Cannot reduce range for symmetric quantization for quint8");
+  expect_error([] { q::MinMaxObserver(q::ObserverOptions().qscheme(ember::kPerChannelAffine)); }, "per-tensor");
+  expect_error([] { q::MinMaxObserver(q::ObserverOptions().dtype(ember::kFloat)); }, "qint8, quint8");
+  expect_error([] { q::MinMaxObserver(q::ObserverOptions().quant_min(1).quant_max(5)); }, "must include 0");
+  const q::QConfig qconfig = q::get_default_qconfig("x86");
+  EXPECT_EQ(qconfig.weight()->qscheme(), ember::kPerChannelSymmetric);
+  EXPECT_EQ(qconfig.activation()->quant_max(), 127);
+  expect_error([] { q::get_default_qconfig("qnnpack"); }, "get_default_qconfig");
+}
+
+// ---- dynamic quantization ---------------------------------------------------------------------
+
+struct NetImpl : ember::nn::Module {
+  ember::nn::Linear fc1{register_module("fc1", ember::nn::Linear(16, 32))};
+  ember::nn::Sequential head{register_module(
+      "head", ember::nn::Sequential(ember::nn::ReLU(), ember::nn::Linear(32, 8), ember::nn::ReLU()))};
+  Tensor forward(const Tensor& x) { return head->forward(fc1(x)); }
+};
+EMBER_MODULE(Net);
+
+TEST(DynamicQuantization, LinearAndQuantizeDynamic) {
+  ember::manual_seed(0);
+  Net net;
+  ember::Generator g(9);
+  const Tensor x = ember::randn({5, 16}, &g);
+  const Tensor y_float = net->forward(x);
+  EXPECT_EQ(q::quantize_dynamic(*net), 2);
+  EXPECT_EQ(q::quantize_dynamic(*net), 0);  // already quantized
+  ASSERT_TRUE(net->fc1->dynamic_quantized);
+  EXPECT_EQ(net->fc1->dynamic_quantized->weight().qscheme(), ember::kPerChannelAffine);
+  EXPECT_EQ(net->fc1->dynamic_quantized->weight().dtype(), ember::kQInt8);
+  const Tensor y = net->forward(x);
+  EXPECT_TRUE(y.allclose(y_float, 0, 0.1)) << (y - y_float).abs().max().item<float>();
+  EXPECT_FALSE(y.equal(y_float));  // it did compute in int8
+  std::ostringstream os;
+  os << *net;
+  EXPECT_NE(os.str().find("DynamicQuantizedLinear(in_features=16, out_features=32, dtype=torch.qint8, "
+                          "qscheme=torch.per_channel_affine)"),
+            std::string::npos)
+      << os.str();
+  // batches of any size, leading dims, empty
+  EXPECT_EQ(net->fc1(ember::randn({2, 3, 16})).sizes().vec(), (std::vector<int64_t>{2, 3, 32}));
+  EXPECT_EQ(net->fc1(ember::randn({0, 16})).sizes().vec(), (std::vector<int64_t>{0, 32}));
+  expect_error([&] { net->fc1(ember::randn({2, 15})); }, {"DynamicQuantizedLinear", "in_features"});
+  expect_error([&] { q::quantize_dynamic(*net, ember::kQUInt8); }, "quantize_dynamic");
+  const Tensor asym = ember::quantize_per_tensor(ember::randn({4, 4}), 0.1, 3, ember::kQInt8);
+  expect_error([&] { ember::nn::quantized::dynamic::Linear{asym}; }, "symmetrically");
+}
+
+}  // namespace
