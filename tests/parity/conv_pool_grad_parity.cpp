@@ -106,7 +106,7 @@ TEST(ConvGradParity, Conv2d) {
             name_of(dt, cl) + " x" + shape(c.x), {x, w, b},
             [&](const auto& v) { return ember::conv2d(v[0], v[1], v[2], c.stride, c.padding, c.dilation, c.groups); },
             [&](const auto& v) { return torch::conv2d(v[0], v[1], v[2], c.stride, c.padding, c.dilation, c.groups); },
-            sum_tol(dt, terms), seed++);
+            sum_tol(dt, terms), seed++, dt == ember::kBFloat16 && !parity::libtorch_bfloat16_on_onednn());
       }
     }
   }

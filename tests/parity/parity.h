@@ -24,6 +24,17 @@ inline constexpr ember::ScalarType kAllTypes[] = {ember::kFloat, ember::kDouble,
                                                   ember::kByte,  ember::kChar,   ember::kShort, ember::kInt,
                                                   ember::kLong,  ember::kBool};
 
+// libtorch 1.13 runs bfloat16 matmul and convolution on oneDNN only on CPUs with AVX512-BW, -VL
+// and -DQ (its mkldnn_bf16_device_check). Elsewhere (AVX2-only CPUs such as AMD Zen 3) its own
+// kernels accumulate in bfloat16 and miss the rounded product by several bfloat16 ulps on sums of
+// tens of terms, while Ember accumulates in float32 on every CPU. Tests of those products then
+// compare with libtorch's float32 result on the same values, rounded once to bfloat16: what its
+// oneDNN path computes.
+inline bool libtorch_bfloat16_on_onednn() {
+  static const bool on = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+                         __builtin_cpu_supports("avx512dq");
+  return on;
+}
 inline torch::ScalarType to_torch(ember::ScalarType t) {
   switch (t) {
     case ember::kByte: return torch::kUInt8;
