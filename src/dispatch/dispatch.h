@@ -93,27 +93,6 @@ class ObservedOp {
   bool wants_inputs_ = false;
 };
 
-// Whether an argument is (or holds) a tensor that requires grad: Tensor, optional<Tensor>, TensorList.
-template <class T>
-inline bool arg_requires_grad(const T& a) {
-  using D = std::decay_t<T>;
-  if constexpr (std::is_same_v<D, Tensor>) {
-    return a.requires_grad();
-  } else if constexpr (std::is_same_v<D, std::optional<Tensor>>) {
-    return a && a->requires_grad();
-  } else if constexpr (std::is_same_v<D, TensorList> || std::is_same_v<D, std::vector<Tensor>>) {
-    for (const Tensor& t : a)
-      if (t.requires_grad()) return true;
-    return false;
-  } else {
-    return false;
-  }
-}
-template <class... Args>
-inline bool any_requires_grad(const Args&... args) {
-  return (arg_requires_grad(args) || ...);
-}
-
 // The OR of the tensors' flags bytes (TensorImpl::dispatch_flags: requires grad, conjugate,
 // quantized) in an argument, so that the fast path tests them all with one load per tensor.
 inline uint8_t tensor_flags(const Tensor& t) { return t.defined() ? t.unsafeGetTensorImpl()->dispatch_flags() : 0; }
@@ -135,6 +114,11 @@ inline uint8_t arg_flags(const T& a) {
 template <class... Args>
 inline uint8_t any_flags(const Args&... args) {
   return (arg_flags(args) | ... | uint8_t{0});
+}
+// Whether an argument is (or holds) a tensor that requires grad.
+template <class... Args>
+inline bool any_requires_grad(const Args&... args) {
+  return (any_flags(args...) & TensorImpl::kRequiresGradFlag) != 0;
 }
 
 // Quantized tensors reach only the ops that declare `static constexpr bool quantized = true` (they
@@ -329,54 +313,73 @@ concept ConjAware = requires { requires Op::conj_aware; };
 Tensor resolve_conj_for_fallback(const Tensor& t);  // resolve_conj() (src/ops/complex.cpp)
 void copy_for_fallback(Tensor& dst, const Tensor& src);  // dst.copy_(src)
 
+// An argument of the fallback, handed on with the type the caller gave it (so that the fallback
+// re-enters the caller's own instantiation of call<Op, Args...> rather than a second one): a
+// conjugated tensor materialized, anything else as it is.
+template <class A, class D = std::decay_t<A>>
+struct ResolvedArg {
+  A&& a;
+  explicit ResolvedArg(A&& x) : a(std::forward<A>(x)) {}
+  A&& get() { return std::forward<A>(a); }
+};
+inline Tensor resolved(const Tensor& t) { return t.defined() && t.is_conj() ? resolve_conj_for_fallback(t) : t; }
 template <class A>
-inline decltype(auto) resolve_arg(A&& a) {
-  using D = std::decay_t<A>;
-  if constexpr (std::is_same_v<D, Tensor>) {
-    return a.defined() && a.is_conj() ? resolve_conj_for_fallback(a) : Tensor(a);
-  } else if constexpr (std::is_same_v<D, std::optional<Tensor>>) {
-    return a ? std::optional<Tensor>(resolve_arg(*a)) : std::optional<Tensor>();
-  } else if constexpr (std::is_same_v<D, TensorList> || std::is_same_v<D, std::vector<Tensor>>) {
-    std::vector<Tensor> r;
-    r.reserve(a.size());
-    for (const Tensor& t : a) r.push_back(resolve_arg(t));
-    return r;
-  } else {
-    return std::forward<A>(a);
+struct ResolvedArg<A, Tensor> {
+  const Tensor& orig;  // handed on itself unless conjugated (an in-place op returns its first argument)
+  Tensor tmp;
+  explicit ResolvedArg(const Tensor& x) : orig(x), tmp(x.defined() && x.is_conj() ? resolve_conj_for_fallback(x) : Tensor()) {}
+  A&& get() { return static_cast<A&&>(const_cast<Tensor&>(tmp.defined() ? tmp : orig)); }
+};
+template <class A>
+struct ResolvedArg<A, std::optional<Tensor>> {
+  std::optional<Tensor> v;
+  explicit ResolvedArg(const std::optional<Tensor>& x) {
+    if (x) v = resolved(*x);
   }
+  A&& get() { return static_cast<A&&>(v); }
+};
+inline std::vector<Tensor> resolved(TensorList ts) {
+  std::vector<Tensor> r;
+  r.reserve(ts.size());
+  for (const Tensor& t : ts) r.push_back(resolved(t));
+  return r;
 }
 template <class A>
-using resolved_arg_t = std::conditional_t<std::is_same_v<std::decay_t<A>, Tensor> ||
-                                              std::is_same_v<std::decay_t<A>, std::optional<Tensor>>,
-                                          std::decay_t<A>,
-                                          std::conditional_t<std::is_same_v<std::decay_t<A>, TensorList> ||
-                                                                 std::is_same_v<std::decay_t<A>, std::vector<Tensor>>,
-                                                             std::vector<Tensor>, A>>;
+struct ResolvedArg<A, std::vector<Tensor>> {
+  std::vector<Tensor> v;
+  explicit ResolvedArg(const std::vector<Tensor>& x) : v(resolved(TensorList(x))) {}
+  A&& get() { return static_cast<A&&>(v); }
+};
+template <class A>
+struct ResolvedArg<A, TensorList> {
+  std::vector<Tensor> items;
+  TensorList v;
+  explicit ResolvedArg(TensorList x) : items(resolved(x)), v(items) {}
+  A&& get() { return static_cast<A&&>(v); }
+};
 
 template <class Op, class... Args>
 inline decltype(auto) call(Args&&... args);
 
-template <class Op, class First, class... Rest>
-[[gnu::cold]] op_result_t<Op, First, Rest...> conj_fallback(First&& first, Rest&&... rest) {
-  using R = op_result_t<Op, First, Rest...>;
-  std::tuple<resolved_arg_t<Rest>...> held(resolve_arg(std::forward<Rest>(rest))...);
-  if constexpr (writes_first<First, Rest...>) {
-    if (first.is_conj()) {
+template <class Op, class... Args>
+[[gnu::cold, gnu::noinline]] op_result_t<Op, Args...> conj_fallback(Args&&... args) {
+  using R = op_result_t<Op, Args...>;
+  std::tuple<ResolvedArg<Args>...> held(std::forward<Args>(args)...);
+  auto run = [&]() -> R { return std::apply([](auto&... a) -> R { return call<Op, Args...>(a.get()...); }, held); };
+  if constexpr (writes_first<Args...>) {
+    auto& first = std::get<0>(held);
+    if (first.tmp.defined()) {  // writing into a conjugate view: into its resolved copy, then back
       if constexpr (std::is_same_v<R, Tensor&>) {
-        Tensor tmp = resolve_conj_for_fallback(first);
-        std::apply([&](auto&... a) { call<Op>(tmp, a...); }, held);
-        copy_for_fallback(first, tmp);
-        return first;
+        run();
+        copy_for_fallback(const_cast<Tensor&>(first.orig), first.tmp);
+        return const_cast<Tensor&>(first.orig);
       } else {
         detail::fail(Op::name, "writing into a conjugate view is not supported by this op; call resolve_conj() "
                      "first");
       }
     }
-    return std::apply([&](auto&... a) -> R { return call<Op>(first, a...); }, held);
-  } else {
-    resolved_arg_t<First> f = resolve_arg(std::forward<First>(first));
-    return std::apply([&](auto&... a) -> R { return call<Op>(std::as_const(f), a...); }, held);
   }
+  return run();
 }
 
 template <class Op, class... Args>
