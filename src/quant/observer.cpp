@@ -193,22 +193,34 @@ Tensor MovingAverageMinMaxObserverImpl::forward(const Tensor& x_orig) {
 PerChannelMinMaxObserverImpl::PerChannelMinMaxObserverImpl(const ObserverOptions& options)
     : ObserverBase(options, kPerChannelAffine, true) {}
 
-Tensor PerChannelMinMaxObserverImpl::forward(const Tensor& x_orig) {
-  if (x_orig.numel() == 0) return x_orig;
+namespace {
+// The per-channel observers' step: each channel's min and max of x along ch_axis, combined with
+// the running ones (when there are any) by `combine`, and stored.
+template <class Combine>
+void observe_channels(const char* name, ObserverBase& o, int64_t ch_axis, const Tensor& x_orig, Combine combine) {
   NoGradGuard no_grad;
-  const int64_t axis = maybe_wrap_dim(options_.ch_axis(), x_orig.dim(), "PerChannelMinMaxObserver");
+  const int64_t axis = maybe_wrap_dim(ch_axis, x_orig.dim(), name);
   const Tensor y = by_channel(x_orig.detach().to(kFloat), axis);
   Tensor lo = y.amin({1}), hi = y.amax({1});
-  if (min_val.numel() != 0) {
-    EMBER_CHECK(min_val.numel() == lo.numel(), "PerChannelMinMaxObserver", "observed ", min_val.numel(),
-                " channels before, now ", lo.numel());
-    lo = minimum(lo, min_val);
-    hi = maximum(hi, max_val);
+  if (o.min_val.numel() != 0) {
+    EMBER_CHECK(o.min_val.numel() == lo.numel(), name, "observed ", o.min_val.numel(), " channels before, now ",
+                lo.numel());
+    lo = combine(o.min_val, lo, true);
+    hi = combine(o.max_val, hi, false);
   }
-  min_val.resize_(lo.sizes());
-  max_val.resize_(hi.sizes());
-  min_val.copy_(lo);
-  max_val.copy_(hi);
+  o.min_val.resize_(lo.sizes());
+  o.max_val.resize_(hi.sizes());
+  o.min_val.copy_(lo);
+  o.max_val.copy_(hi);
+}
+}  // namespace
+
+Tensor PerChannelMinMaxObserverImpl::forward(const Tensor& x_orig) {
+  if (x_orig.numel() == 0) return x_orig;
+  observe_channels("PerChannelMinMaxObserver", *this, options_.ch_axis(), x_orig,
+                   [](const Tensor& running, const Tensor& cur, bool is_min) {
+                     return is_min ? minimum(cur, running) : maximum(cur, running);
+                   });
   return x_orig;
 }
 
@@ -217,20 +229,9 @@ MovingAveragePerChannelMinMaxObserverImpl::MovingAveragePerChannelMinMaxObserver
 
 Tensor MovingAveragePerChannelMinMaxObserverImpl::forward(const Tensor& x_orig) {
   if (x_orig.numel() == 0) return x_orig;
-  NoGradGuard no_grad;
-  const int64_t axis = maybe_wrap_dim(options_.ch_axis(), x_orig.dim(), "MovingAveragePerChannelMinMaxObserver");
-  const Tensor y = by_channel(x_orig.detach().to(kFloat), axis);
-  Tensor lo = y.amin({1}), hi = y.amax({1});
-  if (min_val.numel() != 0) {
-    EMBER_CHECK(min_val.numel() == lo.numel(), "MovingAveragePerChannelMinMaxObserver", "observed ",
-                min_val.numel(), " channels before, now ", lo.numel());
-    lo = moving_average(min_val, lo, options_.averaging_constant());
-    hi = moving_average(max_val, hi, options_.averaging_constant());
-  }
-  min_val.resize_(lo.sizes());
-  max_val.resize_(hi.sizes());
-  min_val.copy_(lo);
-  max_val.copy_(hi);
+  const double c = options_.averaging_constant();
+  observe_channels("MovingAveragePerChannelMinMaxObserver", *this, options_.ch_axis(), x_orig,
+                   [c](const Tensor& running, const Tensor& cur, bool) { return moving_average(running, cur, c); });
   return x_orig;
 }
 
