@@ -28,6 +28,8 @@ struct ObserverOptions {
   EMBER_ARG(double, eps) = std::numeric_limits<float>::epsilon();
   EMBER_ARG(double, averaging_constant) = 0.01;  // the moving-average observers
   EMBER_ARG(int64_t, ch_axis) = 0;               // the per-channel observers
+  EMBER_ARG(int64_t, bins) = 2048;               // HistogramObserver
+  EMBER_ARG(int64_t, upsample_rate) = 128;       // HistogramObserver
 };
 
 // The observers' common part (PyTorch's UniformQuantizationObserverBase): the scheme, the
@@ -37,7 +39,7 @@ class ObserverBase : public nn::Module {
   // Records x's range (x is returned unchanged).
   virtual Tensor forward(const Tensor& x) = 0;
   // (scale float32, zero_point int64): one element per tensor, one per channel per channel.
-  std::tuple<Tensor, Tensor> calculate_qparams() const;
+  virtual std::tuple<Tensor, Tensor> calculate_qparams() const;
   ScalarType dtype() const { return options_.dtype(); }
   QScheme qscheme() const { return qscheme_; }
   int64_t quant_min() const { return quant_min_; }
@@ -45,7 +47,9 @@ class ObserverBase : public nn::Module {
   Tensor min_val, max_val;  // buffers, as PyTorch's
 
  protected:
-  ObserverBase(const ObserverOptions& options, QScheme default_qscheme, bool per_channel);
+  ObserverBase(const ObserverOptions& options, QScheme default_qscheme, bool per_channel, const char* name);
+  // The scale and zero point of the ranges [lo[i], hi[i]] (PyTorch's _calculate_qparams).
+  std::tuple<Tensor, Tensor> qparams_of(const Tensor& lo, const Tensor& hi) const;
   ObserverOptions options_;
   QScheme qscheme_;
   int64_t quant_min_, quant_max_;
@@ -87,15 +91,32 @@ class MovingAveragePerChannelMinMaxObserverImpl : public ObserverBase {
 };
 EMBER_MODULE(MovingAveragePerChannelMinMaxObserver);
 
+// A running histogram of everything seen (`bins` bins over [min_val, max_val]), from which
+// calculate_qparams chooses the range that minimizes the L2 error of quantizing it (PyTorch's
+// HistogramObserver, per-tensor schemes only). When a batch widens the range, the histogram so far
+// is spread over the new bins as PyTorch does (each bin split into `upsample_rate` equal parts).
+class HistogramObserverImpl : public ObserverBase {
+ public:
+  explicit HistogramObserverImpl(const ObserverOptions& options = {});
+  Tensor forward(const Tensor& x) override;
+  std::tuple<Tensor, Tensor> calculate_qparams() const override;
+  void pretty_print(std::ostream& stream) const override;
+  Tensor histogram;  // buffer, float32 [bins]
+
+ private:
+  std::pair<float, float> non_linear_param_search() const;
+  double quantization_error(int64_t start_bin, int64_t end_bin) const;
+};
+EMBER_MODULE(HistogramObserver);
+
 // PyTorch's QConfig: how to observe activations and weights (factories: each call makes a new
 // observer).
 struct QConfig {
   std::function<std::shared_ptr<ObserverBase>()> activation;
   std::function<std::shared_ptr<ObserverBase>()> weight;
 };
-// get_default_qconfig("x86" or "fbgemm"): activations HistogramObserver(quint8, reduce_range) in
-// PyTorch, here MinMaxObserver(quint8, reduce_range) until the histogram observer exists;
-// weights PerChannelMinMaxObserver(qint8, per_channel_symmetric).
+// get_default_qconfig("x86" or "fbgemm"), as PyTorch's: activations HistogramObserver(quint8,
+// reduce_range), weights PerChannelMinMaxObserver(qint8, per_channel_symmetric).
 QConfig get_default_qconfig(const std::string& backend = "x86");
 
 // PyTorch's quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8): every nn::Linear in the

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
+#include "ember/aten_tail2.h"
 #include "ember/autograd.h"
 #include "ember/factory.h"
 #include "ember/pointwise.h"
@@ -87,9 +89,8 @@ const char* dtype_name(ScalarType t) { return t == kQInt8 ? "torch.qint8" : t ==
 
 }  // namespace
 
-ObserverBase::ObserverBase(const ObserverOptions& options, QScheme default_qscheme, bool per_channel)
+ObserverBase::ObserverBase(const ObserverOptions& options, QScheme default_qscheme, bool per_channel, const char* op)
     : options_(options), qscheme_(options.qscheme().value_or(default_qscheme)) {
-  const char* op = per_channel ? "PerChannelMinMaxObserver" : "MinMaxObserver";
   EMBER_CHECK(is_quantized_type(options.dtype()), op,
               "Default Observer only works for qint8, quint8 and qint32 data type, got ", options.dtype());
   EMBER_CHECK(is_per_channel_scheme(qscheme_) == per_channel, op, "the qscheme ", qscheme_, " is not a ",
@@ -115,19 +116,29 @@ ObserverBase::ObserverBase(const ObserverOptions& options, QScheme default_qsche
   }
 }
 
+namespace {
+// PyTorch's check_min_max_valid: nothing observed yet gives scale 1 and zero point 0.
+std::tuple<Tensor, Tensor> default_qparams(QScheme scheme) {
+  return {full({1}, 1.0, TensorOptions().dtype(kFloat)),
+          full({1}, 0, TensorOptions().dtype(scheme == kPerChannelAffineFloatQParams ? kFloat : kLong))};
+}
+bool unobserved(const Tensor& min_val, const Tensor& max_val) {
+  return min_val.numel() == 0 ||
+         (min_val.dim() == 0 && min_val.item<float>() == kInf && max_val.item<float>() == -kInf);
+}
+}  // namespace
+
 std::tuple<Tensor, Tensor> ObserverBase::calculate_qparams() const {
+  if (unobserved(min_val, max_val)) return default_qparams(qscheme_);
+  return qparams_of(min_val, max_val);
+}
+
+std::tuple<Tensor, Tensor> ObserverBase::qparams_of(const Tensor& min_vals, const Tensor& max_vals) const {
   const bool float_zp = qscheme_ == kPerChannelAffineFloatQParams;
-  const auto defaults = [&] {
-    return std::tuple<Tensor, Tensor>{full({1}, 1.0, TensorOptions().dtype(kFloat)),
-                                      full({1}, 0, TensorOptions().dtype(float_zp ? kFloat : kLong))};
-  };
-  // PyTorch's check_min_max_valid: nothing observed yet gives scale 1 and zero point 0
-  if (min_val.numel() == 0) return defaults();
-  const Tensor mins = min_val.contiguous().view({-1}), maxs = max_val.contiguous().view({-1});
+  const Tensor mins = min_vals.contiguous().view({-1}), maxs = max_vals.contiguous().view({-1});
   const int64_t n = mins.numel();
   const float* lo = mins.data_ptr<float>();
   const float* hi = maxs.data_ptr<float>();
-  if (min_val.dim() == 0 && lo[0] == kInf && hi[0] == -kInf) return defaults();
   for (int64_t i = 0; i < n; ++i)
     EMBER_CHECK(lo[i] <= hi[i], "calculate_qparams", "min ", lo[i], " should be less than max ", hi[i]);
 
@@ -162,7 +173,7 @@ std::tuple<Tensor, Tensor> ObserverBase::calculate_qparams() const {
 }
 
 MinMaxObserverImpl::MinMaxObserverImpl(const ObserverOptions& options)
-    : ObserverBase(options, kPerTensorAffine, false) {}
+    : ObserverBase(options, kPerTensorAffine, false, "MinMaxObserver") {}
 
 Tensor MinMaxObserverImpl::forward(const Tensor& x_orig) {
   if (x_orig.numel() == 0) return x_orig;
@@ -174,7 +185,7 @@ Tensor MinMaxObserverImpl::forward(const Tensor& x_orig) {
 }
 
 MovingAverageMinMaxObserverImpl::MovingAverageMinMaxObserverImpl(const ObserverOptions& options)
-    : ObserverBase(options, kPerTensorAffine, false) {}
+    : ObserverBase(options, kPerTensorAffine, false, "MovingAverageMinMaxObserver") {}
 
 Tensor MovingAverageMinMaxObserverImpl::forward(const Tensor& x_orig) {
   if (x_orig.numel() == 0) return x_orig;
@@ -191,7 +202,7 @@ Tensor MovingAverageMinMaxObserverImpl::forward(const Tensor& x_orig) {
 }
 
 PerChannelMinMaxObserverImpl::PerChannelMinMaxObserverImpl(const ObserverOptions& options)
-    : ObserverBase(options, kPerChannelAffine, true) {}
+    : ObserverBase(options, kPerChannelAffine, true, "PerChannelMinMaxObserver") {}
 
 namespace {
 // The per-channel observers' step: each channel's min and max of x along ch_axis, combined with
@@ -225,7 +236,7 @@ Tensor PerChannelMinMaxObserverImpl::forward(const Tensor& x_orig) {
 }
 
 MovingAveragePerChannelMinMaxObserverImpl::MovingAveragePerChannelMinMaxObserverImpl(const ObserverOptions& options)
-    : ObserverBase(options, kPerChannelAffine, true) {}
+    : ObserverBase(options, kPerChannelAffine, true, "MovingAveragePerChannelMinMaxObserver") {}
 
 Tensor MovingAveragePerChannelMinMaxObserverImpl::forward(const Tensor& x_orig) {
   if (x_orig.numel() == 0) return x_orig;
@@ -233,6 +244,185 @@ Tensor MovingAveragePerChannelMinMaxObserverImpl::forward(const Tensor& x_orig) 
   observe_channels("MovingAveragePerChannelMinMaxObserver", *this, options_.ch_axis(), x_orig,
                    [c](const Tensor& running, const Tensor& cur, bool) { return moving_average(running, cur, c); });
   return x_orig;
+}
+
+// ---- HistogramObserver (PyTorch 1.13's algorithm; its float32 arithmetic where the choice of bins
+// depends on it) ----
+
+HistogramObserverImpl::HistogramObserverImpl(const ObserverOptions& options)
+    : ObserverBase(options, kPerTensorAffine, false, "HistogramObserver") {
+  EMBER_CHECK(options.bins() > 0, "HistogramObserver", "bins must be positive, got ", options.bins());
+  EMBER_CHECK(options.upsample_rate() > 0, "HistogramObserver", "upsample_rate must be positive, got ",
+              options.upsample_rate());
+  histogram = register_buffer("histogram", zeros({options.bins()}));
+}
+
+namespace {
+// histogram's counts spread over a wider range (PyTorch's _combine_histograms): old bin i covers
+// the fine positions [start + i * up, start + (i + 1) * up) and new bin j the positions
+// [j * down, (j + 1) * down); each fine position carries 1/up of its old bin's count. Computed per
+// old bin rather than on a bins * down buffer (PyTorch's), which a batch far wider than the range
+// so far makes huge.
+std::vector<double> spread(const float* old, int64_t bins, int64_t up, int64_t down, int64_t start) {
+  std::vector<double> out(static_cast<size_t>(bins), 0.0);
+  const int64_t last = bins * down - 1;
+  for (int64_t i = 0; i < bins; ++i) {
+    if (old[i] == 0) continue;
+    const int64_t p0 = std::clamp<int64_t>(start + i * up, 0, last), p1 = std::clamp<int64_t>(start + (i + 1) * up - 1, 0, last);
+    for (int64_t j = p0 / down; j <= p1 / down; ++j) {
+      const int64_t count = std::min(p1 + 1, (j + 1) * down) - std::max(p0, j * down);
+      out[static_cast<size_t>(j)] += static_cast<double>(old[i]) * static_cast<double>(count);
+    }
+  }
+  for (double& v : out) v /= static_cast<double>(up);
+  return out;
+}
+}  // namespace
+
+Tensor HistogramObserverImpl::forward(const Tensor& x_orig) {
+  if (x_orig.numel() == 0) return x_orig;
+  NoGradGuard no_grad;
+  const Tensor x = x_orig.detach().to(kFloat);
+  const auto [lo_t, hi_t] = x.aminmax();
+  const float lo = lo_t.item<float>(), hi = hi_t.item<float>();
+  EMBER_CHECK(std::isfinite(lo) && std::isfinite(hi), "HistogramObserver", "the input of shape ", x.sizes(),
+              " must be finite, got values in [", lo, ", ", hi, "]");
+  const int64_t bins = options_.bins();
+  const float min_v = min_val.item<float>(), max_v = max_val.item<float>();
+  const bool unobserved_yet = min_v == kInf && max_v == -kInf;
+  if (unobserved_yet || min_v == max_v) {
+    // The first batch, or a range of one value so far: a histogram over the range. PyTorch 1.13
+    // passes histc int(min) and int(max), which drops the values beyond the truncated bounds (all
+    // but one bin's for data within (-1, 1)), and forgets the count of the one value seen so far;
+    // Ember passes the range itself and keeps that count, in the bin where the value falls.
+    const float new_lo = unobserved_yet ? lo : std::min(lo, min_v), new_hi = unobserved_yet ? hi : std::max(hi, max_v);
+    Tensor fresh = histc(x, bins, new_lo, new_hi);
+    if (!unobserved_yet) fresh += histc(full({1}, min_v), bins, new_lo, new_hi) * histogram.sum();
+    histogram.copy_(fresh);
+    min_val.fill_(new_lo);
+    max_val.fill_(new_hi);
+    return x_orig;
+  }
+  // PyTorch's _adjust_min_max, in float32: the new range is a whole number of the old range's
+  // bins (split `up` times), starting at the new minimum.
+  const int64_t up = options_.upsample_rate();
+  const float cmin = std::min(lo, min_v);
+  float cmax = std::max(hi, max_v);
+  const float hist_bin_width = (max_v - min_v) / static_cast<float>(bins * up);
+  const float old_width = static_cast<float>(bins) * hist_bin_width;
+  const auto down = static_cast<int64_t>(std::ceil((cmax - cmin) / old_width));
+  EMBER_CHECK(down >= 1 && down <= (int64_t{1} << 40), "HistogramObserver", "a batch with values in [", lo, ", ", hi,
+              "] is too wide for the range so far [", min_v, ", ", max_v, "]");
+  cmax = cmax + (static_cast<float>(down) * old_width - (cmax - cmin));
+  const auto start = static_cast<int64_t>(std::nearbyint((min_v - cmin) / hist_bin_width));
+  Tensor combined = histc(x, bins, cmin, cmax);
+  float* c = combined.data_ptr<float>();
+  const Tensor old = histogram.contiguous();
+  const float* h = old.data_ptr<float>();
+  if (cmin == min_v && cmax == max_v) {
+    for (int64_t i = 0; i < bins; ++i) c[i] += h[i];
+  } else {
+    const std::vector<double> moved = spread(h, bins, up, down, start);
+    for (int64_t i = 0; i < bins; ++i) c[i] += static_cast<float>(moved[static_cast<size_t>(i)]);
+  }
+  histogram.copy_(combined);
+  min_val.fill_(cmin);
+  max_val.fill_(cmax);
+  return x_orig;
+}
+
+namespace {
+// torch.div(a, b, rounding_mode='floor') on float32 (Python's floor division)
+float floor_divide(float a, float b) {
+  const float mod = std::fmod(a, b);
+  float div = (a - mod) / b;
+  if (mod != 0 && (b < 0) != (mod < 0)) div -= 1;
+  if (div == 0) return std::copysign(0.0f, a / b);
+  float f = std::floor(div);
+  if (div - f > 0.5f) f += 1;
+  return f;
+}
+// the L2 norm of values spread evenly over [begin, end] with the given density
+float l2_norm(float begin, float end, float density) { return density * ((end * end * end - begin * begin * begin) / 3); }
+}  // namespace
+
+// PyTorch's _compute_quantization_error: the L2 error of quantizing the histogram with
+// [start_bin, end_bin] mapped onto the dtype's 2^bits levels (float32 per bin, as PyTorch's
+// tensors; the sum rounded to float32 as PyTorch's .sum()).
+double HistogramObserverImpl::quantization_error(int64_t start_bin, int64_t end_bin) const {
+  const int64_t bins = options_.bins();
+  const double dst_nbins = dtype() == kQInt32 ? 4294967296.0 : 256.0;
+  const double bin_width = (static_cast<double>(max_val.item<float>()) - static_cast<double>(min_val.item<float>())) /
+                           static_cast<double>(bins);
+  const double dst_width = bin_width * static_cast<double>(end_bin - start_bin + 1) / dst_nbins;
+  if (dst_width == 0.0) return 0.0;
+  const float w = static_cast<float>(bin_width), dw = static_cast<float>(dst_width);
+  const float half = static_cast<float>(dst_width / 2), top = static_cast<float>(dst_nbins - 1);
+  const float whole = l2_norm(static_cast<float>(-dst_width / 2), half, 1.0f);
+  const Tensor hist = histogram.contiguous();
+  const float* h = hist.data_ptr<float>();
+  double sum = 0;
+  for (int64_t i = 0; i < bins; ++i) {
+    const float begin = static_cast<float>(i - start_bin) * w, end = begin + w;
+    const float db = std::clamp(floor_divide(begin, dw), 0.0f, top);
+    const float de = std::clamp(floor_divide(end, dw), 0.0f, top);
+    const float density = h[i] / w;
+    float norm = l2_norm(begin - (db + 0.5f) * dw, half, density);
+    norm += (de - db - 1) * (density * whole);
+    norm += l2_norm(static_cast<float>(-dst_width / 2), end - (de * dw + half), density);
+    sum += norm;
+  }
+  return static_cast<float>(sum);
+}
+
+// PyTorch's _non_linear_param_search (caffe2's NormMinimization): narrow [min, max] from whichever
+// end holds less of the histogram's mass, 1e-5 of it at a time, while the quantization error falls.
+std::pair<float, float> HistogramObserverImpl::non_linear_param_search() const {
+  const int64_t bins = options_.bins();
+  const float min_v = min_val.item<float>(), max_v = max_val.item<float>();
+  const float bin_width = (max_v - min_v) / static_cast<float>(bins);
+  const Tensor hist = histogram.contiguous();
+  const float* h = hist.data_ptr<float>();
+  std::vector<float> csum(static_cast<size_t>(bins));
+  double running = 0;
+  for (int64_t i = 0; i < bins; ++i) {
+    running += h[i];
+    csum[static_cast<size_t>(i)] = static_cast<float>(running);
+  }
+  const double total = static_cast<float>(running);
+  const double step = 1e-5;
+  double alpha = 0, beta = 1, norm_min = std::numeric_limits<double>::infinity();
+  int64_t start_bin = 0, end_bin = bins - 1;
+  while (alpha < beta) {
+    const double next_alpha = alpha + step, next_beta = beta - step;
+    int64_t l = start_bin, r = end_bin;
+    while (l < end_bin && csum[static_cast<size_t>(l)] < static_cast<float>(next_alpha * total)) ++l;
+    while (r > start_bin && csum[static_cast<size_t>(r)] > static_cast<float>(next_beta * total)) --r;
+    int64_t next_start = start_bin, next_end = end_bin;
+    if (l - start_bin > end_bin - r) {
+      next_start = l;
+      alpha = next_alpha;
+    } else {
+      next_end = r;
+      beta = next_beta;
+    }
+    if (next_start == start_bin && next_end == end_bin) continue;
+    const double norm = quantization_error(next_start, next_end);
+    if (norm > norm_min) break;
+    norm_min = norm;
+    start_bin = next_start;
+    end_bin = next_end;
+  }
+  return {min_v + bin_width * static_cast<float>(start_bin), min_v + bin_width * static_cast<float>(end_bin + 1)};
+}
+
+std::tuple<Tensor, Tensor> HistogramObserverImpl::calculate_qparams() const {
+  if (unobserved(min_val, max_val)) return default_qparams(qscheme_);
+  EMBER_CHECK(histogram.numel() == options_.bins(), "HistogramObserver",
+              "The number of bins in histogram should be equal to the number of bins supplied while making this "
+              "observer (", histogram.numel(), " against ", options_.bins(), ")");
+  const auto [lo, hi] = non_linear_param_search();
+  return qparams_of(scalar_tensor(lo, TensorOptions().dtype(kFloat)), scalar_tensor(hi, TensorOptions().dtype(kFloat)));
 }
 
 namespace {
@@ -253,6 +443,7 @@ void PerChannelMinMaxObserverImpl::pretty_print(std::ostream& os) const {
 void MovingAveragePerChannelMinMaxObserverImpl::pretty_print(std::ostream& os) const {
   print_observer(os, "MovingAveragePerChannelMinMaxObserver", *this);
 }
+void HistogramObserverImpl::pretty_print(std::ostream& os) const { print_observer(os, "HistogramObserver", *this); }
 
 QConfig get_default_qconfig(const std::string& backend) {
   EMBER_CHECK(backend == "x86" || backend == "fbgemm", "get_default_qconfig",
@@ -260,7 +451,7 @@ QConfig get_default_qconfig(const std::string& backend) {
   QConfig c;
   c.activation = [] {
     return std::static_pointer_cast<ObserverBase>(
-        std::make_shared<MinMaxObserverImpl>(ObserverOptions().dtype(kQUInt8).reduce_range(true)));
+        std::make_shared<HistogramObserverImpl>(ObserverOptions().dtype(kQUInt8).reduce_range(true)));
   };
   c.weight = [] {
     return std::static_pointer_cast<ObserverBase>(std::make_shared<PerChannelMinMaxObserverImpl>(

@@ -4,7 +4,9 @@
 // quantization of Linear layers (nn::quantized::dynamic::Linear, quantize_dynamic).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <sstream>
 
 #include "ember/ember.h"
@@ -184,6 +186,20 @@ const char* kObserverScript = R"PY(
 import sys, torch
 from torch.ao.quantization import observer as o
 data = torch.frombuffer(bytearray(open(sys.argv[1], 'rb').read()), dtype=torch.float32).reshape(3, 8, 5, 3)
+# batches whose ranges are whole numbers: PyTorch 1.13's HistogramObserver passes histc int(min) and
+# int(max), which Ember does not copy (see observer.cpp); on such data the two agree
+hist_data = torch.frombuffer(bytearray(open(sys.argv[2], 'rb').read()), dtype=torch.float32).reshape(5, 300)
+hist_cases = [
+  ('histogram', o.HistogramObserver()),
+  ('histogram_reduce', o.HistogramObserver(reduce_range=True)),
+  ('histogram_sym_qint8', o.HistogramObserver(dtype=torch.qint8, qscheme=torch.per_tensor_symmetric)),
+  ('histogram_bins256', o.HistogramObserver(bins=256, upsample_rate=16, dtype=torch.qint8)),
+]
+for name, obs in hist_cases:
+    for batch in hist_data:
+        obs(batch)
+    s, z = obs.calculate_qparams()
+    print(name, ','.join(float(v).hex() for v in s.flatten().tolist()), ','.join(float(v).hex() for v in z.flatten().tolist()))
 cases = [
   ('minmax', o.MinMaxObserver()),
   ('minmax_sym_qint8', o.MinMaxObserver(dtype=torch.qint8, qscheme=torch.per_tensor_symmetric)),
@@ -225,6 +241,12 @@ std::shared_ptr<q::ObserverBase> make_observer(const std::string& name) {
   if (name == "perchannel_affine_axis1") return std::make_shared<q::PerChannelMinMaxObserverImpl>(O().ch_axis(1));
   if (name == "perchannel_float")
     return std::make_shared<q::PerChannelMinMaxObserverImpl>(O().qscheme(ember::kPerChannelAffineFloatQParams));
+  if (name == "histogram") return std::make_shared<q::HistogramObserverImpl>();
+  if (name == "histogram_reduce") return std::make_shared<q::HistogramObserverImpl>(O().reduce_range(true));
+  if (name == "histogram_sym_qint8")
+    return std::make_shared<q::HistogramObserverImpl>(O().dtype(kQInt8).qscheme(ember::kPerTensorSymmetric));
+  if (name == "histogram_bins256")
+    return std::make_shared<q::HistogramObserverImpl>(O().bins(256).upsample_rate(16).dtype(kQInt8));
   if (name == "moving_perchannel")
     return std::make_shared<q::MovingAveragePerChannelMinMaxObserverImpl>(
         O().ch_axis(2).dtype(kQInt8).averaging_constant(0.2));
@@ -239,14 +261,33 @@ std::vector<double> parse_hex(const std::string& s) {
   return out;
 }
 
+// Five batches for the histogram observers, each spanning whole numbers exactly (its first two
+// values are its ends): the range grows twice (by a power of two, so the histogram so far is spread
+// over the new bins), shrinks (the new values land in the bins there are), and grows on one side.
+Tensor histogram_batches(ember::Generator& g) {
+  const float ends[5][2] = {{-2, 2}, {-4, 4}, {-1, 3}, {-8, 8}, {-8, 24}};
+  Tensor batches = ember::empty({5, 300});
+  for (int64_t b = 0; b < 5; ++b) {
+    const float lo = ends[b][0], hi = ends[b][1];
+    // most of the mass near the middle, as activations have: the search trims the tails
+    Tensor row = (ember::randn({300}, &g) * ((hi - lo) / 8) + (lo + hi) / 2).clamp(lo, hi);
+    row[0] = lo;
+    row[1] = hi;
+    batches[b].copy_(row);
+  }
+  return batches;
+}
+
 TEST(Observers, MatchPyTorch) {
   TempDir dir("quantization_test");
   ember::Generator g(5);
   const Tensor data = ember::randn({3, 8, 5, 3}, &g) * 2 + 0.3f;
+  const Tensor hist_data = histogram_batches(g);
   write_bytes(dir.file("data.bin"), std::string(static_cast<const char*>(data.data_ptr()), data.nbytes()));
+  write_bytes(dir.file("hist.bin"), std::string(static_cast<const char*>(hist_data.data_ptr()), hist_data.nbytes()));
   write_bytes(dir.file("observers.py"), kObserverScript);
-  const std::string cmd = python() + " " + dir.file("observers.py") + " " + dir.file("data.bin") + " > " +
-                          dir.file("out.txt") + " 2> " + dir.file("err.txt");
+  const std::string cmd = python() + " " + dir.file("observers.py") + " " + dir.file("data.bin") + " " +
+                          dir.file("hist.bin") + " > " + dir.file("out.txt") + " 2> " + dir.file("err.txt");
   ASSERT_EQ(std::system(cmd.c_str()), 0) << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
   std::stringstream out(read_bytes(dir.file("out.txt")));
   std::string name, scales, zero_points;
@@ -255,7 +296,8 @@ TEST(Observers, MatchPyTorch) {
     ++cases;
     auto obs = make_observer(name);
     ASSERT_TRUE(obs) << name;
-    for (int64_t b = 0; b < 3; ++b) obs->forward(data[b]);
+    const Tensor& batches = name.rfind("histogram", 0) == 0 ? hist_data : data;
+    for (int64_t b = 0; b < batches.size(0); ++b) obs->forward(batches[b]);
     const auto [s, z] = obs->calculate_qparams();
     const std::vector<double> want_s = parse_hex(scales), want_z = parse_hex(zero_points);
     ASSERT_EQ(s.numel(), static_cast<int64_t>(want_s.size())) << name;
@@ -266,7 +308,48 @@ TEST(Observers, MatchPyTorch) {
       EXPECT_EQ(got_z[i], static_cast<float>(want_z[i])) << name << " zero point " << i;
     }
   }
-  EXPECT_EQ(cases, 12);
+  EXPECT_EQ(cases, 16);
+}
+
+TEST(Observers, HistogramKeepsEveryValueAndRefusesBadInput) {
+  // ranges that are not whole numbers (PyTorch 1.13 would drop the values beyond int(min) and
+  // int(max)): every value observed stays counted as the range grows and shrinks
+  ember::Generator g(11);
+  q::HistogramObserver obs;
+  int64_t seen = 0;
+  float lowest = std::numeric_limits<float>::infinity(), highest = -lowest;
+  for (float spread : {0.3f, 1.7f, 0.9f, 5.5f}) {
+    const Tensor x = ember::randn({40, 25}, &g) * spread - 0.25f;
+    obs(x);
+    seen += x.numel();
+    lowest = std::min(lowest, x.min().item<float>());
+    highest = std::max(highest, x.max().item<float>());
+    EXPECT_NEAR(obs->histogram.sum().item<double>(), static_cast<double>(seen), 1e-3 * static_cast<double>(seen));
+    EXPECT_EQ(obs->min_val.item<float>(), lowest);  // the range grows at its top by whole old ranges
+    EXPECT_GE(obs->max_val.item<float>(), highest);
+  }
+  const auto [s, z] = obs->calculate_qparams();
+  // the chosen range trims the tails but keeps the bulk: within the observed one, around zero
+  const float lo = (0 - z.item<int64_t>()) * s.item<float>(), hi = (255 - z.item<int64_t>()) * s.item<float>();
+  EXPECT_LE(obs->min_val.item<float>(), lo + s.item<float>());
+  EXPECT_GE(obs->max_val.item<float>(), hi - s.item<float>());
+  EXPECT_LT(lo, -2.0f);
+  EXPECT_GT(hi, 2.0f);
+  // a constant batch first, then a wider one
+  q::HistogramObserver flat;
+  flat(ember::full({10}, 3.0));
+  flat(ember::arange(0, 10).to(ember::kFloat));
+  EXPECT_FLOAT_EQ(flat->min_val.item<float>(), 0.0f);
+  EXPECT_NEAR(flat->histogram.sum().item<double>(), 20.0, 1e-4);
+
+  expect_error([] { q::HistogramObserver(q::ObserverOptions().qscheme(ember::kPerChannelAffine)); }, "per-tensor");
+  expect_error([] { q::HistogramObserver(q::ObserverOptions().bins(0)); }, "bins must be positive");
+  expect_error(
+      [] {
+        q::HistogramObserver h;
+        h(ember::tensor(std::vector<float>{1, std::numeric_limits<float>::quiet_NaN()}));
+      },
+      "must be finite");
 }
 
 TEST(Observers, DefaultsAndBadInput) {
@@ -284,6 +367,7 @@ TEST(Observers, DefaultsAndBadInput) {
   const q::QConfig qconfig = q::get_default_qconfig("x86");
   EXPECT_EQ(qconfig.weight()->qscheme(), ember::kPerChannelSymmetric);
   EXPECT_EQ(qconfig.activation()->quant_max(), 127);
+  EXPECT_TRUE(std::dynamic_pointer_cast<q::HistogramObserverImpl>(qconfig.activation()));
   expect_error([] { q::get_default_qconfig("qnnpack"); }, "get_default_qconfig");
 }
 
