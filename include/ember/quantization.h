@@ -41,6 +41,7 @@ class ObserverBase : public nn::Module {
   // (scale float32, zero_point int64): one element per tensor, one per channel per channel.
   virtual std::tuple<Tensor, Tensor> calculate_qparams() const;
   ScalarType dtype() const { return options_.dtype(); }
+  const ObserverOptions& options() const { return options_; }
   QScheme qscheme() const { return qscheme_; }
   int64_t quant_min() const { return quant_min_; }
   int64_t quant_max() const { return quant_max_; }
@@ -108,6 +109,41 @@ class HistogramObserverImpl : public ObserverBase {
   double quantization_error(int64_t start_bin, int64_t end_bin) const;
 };
 EMBER_MODULE(HistogramObserver);
+
+// PyTorch's FakeQuantize (quantization-aware training): each forward lets the observer see the
+// input (while the observer is enabled), keeps the scale and zero point it then chooses in the
+// buffers `scale` (float32) and `zero_point` (int32), and returns the input fake-quantized with
+// them (while fake quantization is enabled; gradient: the straight-through estimator). The
+// observer, a submodule named activation_post_process as in PyTorch, decides the dtype, the scheme
+// (per tensor, or per channel along its ch_axis) and the integer range. Without one it is
+// PyTorch's default, MovingAverageMinMaxObserver().
+class FakeQuantizeImpl : public nn::Module {
+ public:
+  explicit FakeQuantizeImpl(std::shared_ptr<ObserverBase> observer = nullptr);
+  Tensor forward(const Tensor& x);
+  std::tuple<Tensor, Tensor> calculate_qparams() const { return activation_post_process->calculate_qparams(); }
+  void enable_fake_quant(bool enabled = true);
+  void disable_fake_quant() { enable_fake_quant(false); }
+  void enable_observer(bool enabled = true);
+  void disable_observer() { enable_observer(false); }
+  bool is_per_channel() const { return ch_axis >= 0; }
+  void pretty_print(std::ostream& stream) const override;
+
+  std::shared_ptr<ObserverBase> activation_post_process;
+  Tensor fake_quant_enabled, observer_enabled;  // uint8 [1] buffers, as PyTorch's
+  Tensor scale, zero_point;
+  int64_t quant_min, quant_max;
+  int64_t ch_axis = -1;  // -1 per tensor
+};
+EMBER_MODULE(FakeQuantize);
+
+// PyTorch's default fake quantizers: activations MovingAverageMinMaxObserver(quint8, quant range
+// [0, 255] reduced to [0, 127]); weights MovingAverageMinMaxObserver(qint8, [-128, 127],
+// per_tensor_symmetric); per-channel weights MovingAveragePerChannelMinMaxObserver(qint8,
+// [-128, 127], per_channel_symmetric, ch_axis 0).
+FakeQuantize default_fake_quant();
+FakeQuantize default_weight_fake_quant();
+FakeQuantize default_per_channel_weight_fake_quant();
 
 // PyTorch's QConfig: how to observe activations and weights (factories: each call makes a new
 // observer).

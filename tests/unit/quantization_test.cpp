@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <sstream>
 
@@ -369,6 +370,92 @@ TEST(Observers, DefaultsAndBadInput) {
   EXPECT_EQ(qconfig.activation()->quant_max(), 127);
   EXPECT_TRUE(std::dynamic_pointer_cast<q::HistogramObserverImpl>(qconfig.activation()));
   expect_error([] { q::get_default_qconfig("qnnpack"); }, "get_default_qconfig");
+}
+
+// ---- FakeQuantize modules against python3-torch -------------------------------------------------
+
+const char* kFakeQuantizeScript = R"PY(
+import sys, torch
+from torch.ao.quantization import fake_quantize as fq
+x = torch.frombuffer(bytearray(open(sys.argv[1], 'rb').read()), dtype=torch.float32).reshape(3, 8, 6)
+out = []
+for m in [fq.default_fake_quant(), fq.default_weight_fake_quant(), fq.default_per_channel_weight_fake_quant()]:
+    for i, batch in enumerate(x):
+        if i == 2:
+            m.disable_observer()  # the third batch uses the second's qparams
+        out.append(m(batch).flatten())
+    out += [m.scale.float(), m.zero_point.float(), torch.tensor([float(m.quant_min), float(m.quant_max)])]
+open(sys.argv[2], 'wb').write(torch.cat(out).numpy().tobytes())
+)PY";
+
+TEST(FakeQuantizeModule, MatchesPyTorchDefaults) {
+  TempDir dir("quantization_test");
+  ember::Generator g(17);
+  const Tensor x = ember::randn({3, 8, 6}, &g) * 1.5f + 0.2f;
+  write_bytes(dir.file("x.bin"), std::string(static_cast<const char*>(x.data_ptr()), x.nbytes()));
+  write_bytes(dir.file("fq.py"), kFakeQuantizeScript);
+  const std::string cmd = python() + " " + dir.file("fq.py") + " " + dir.file("x.bin") + " " + dir.file("out.bin") +
+                          " 2> " + dir.file("err.txt");
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
+  const std::string bytes = read_bytes(dir.file("out.bin"));
+  std::vector<float> want(bytes.size() / sizeof(float));
+  std::memcpy(want.data(), bytes.data(), want.size() * sizeof(float));
+
+  std::vector<float> got;
+  const auto append = [&](const Tensor& t) {
+    const std::vector<float> v = values(t);
+    got.insert(got.end(), v.begin(), v.end());
+  };
+  for (q::FakeQuantize m : {q::default_fake_quant(), q::default_weight_fake_quant(), q::default_per_channel_weight_fake_quant()}) {
+    for (int64_t i = 0; i < 3; ++i) {
+      if (i == 2) m->disable_observer();
+      append(m(x[i]).flatten());
+    }
+    append(m->scale);
+    append(m->zero_point);
+    append(ember::tensor(std::vector<float>{static_cast<float>(m->quant_min), static_cast<float>(m->quant_max)}));
+  }
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "value " << i;
+}
+
+TEST(FakeQuantizeModule, TogglesStateDictAndGradient) {
+  q::FakeQuantize fq = q::default_fake_quant();
+  EXPECT_EQ(fq->quant_min, 0);
+  EXPECT_EQ(fq->quant_max, 127);  // reduce_range halves [0, 255]
+  EXPECT_FALSE(fq->is_per_channel());
+  EXPECT_TRUE(q::default_per_channel_weight_fake_quant()->is_per_channel());
+  std::vector<std::string> names;
+  for (const auto& item : fq->named_buffers()) names.push_back(item.key());
+  EXPECT_EQ(names, (std::vector<std::string>{"fake_quant_enabled", "observer_enabled", "scale", "zero_point",
+                                             "activation_post_process.min_val", "activation_post_process.max_val"}));
+
+  Tensor x = ember::linspace(-1, 3, 9).requires_grad_();
+  Tensor y = fq(x);
+  EXPECT_GT(fq->scale.item<float>(), 0.0f);
+  // the straight-through gradient: 1 where the value was inside the quantized range
+  y.sum().backward();
+  EXPECT_EQ(values(x.grad()), std::vector<float>(9, 1.0f));
+  // fake quantization off: the input comes back as it is, the observer still sees it
+  fq->disable_fake_quant();
+  const Tensor wide = ember::linspace(-5, 5, 7);
+  EXPECT_TRUE(fq(wide).equal(wide));
+  EXPECT_LT(fq->activation_post_process->min_val.item<float>(), -1.0f);
+  // observer off: the scale stays
+  fq->enable_fake_quant();
+  fq->disable_observer();
+  const float kept = fq->scale.item<float>();
+  Tensor far = (wide * 10).requires_grad_();  // [-50, 50]: beyond the kept range at both ends
+  fq(far).sum().backward();
+  EXPECT_EQ(fq->scale.item<float>(), kept);
+  EXPECT_EQ(values(far.grad()), (std::vector<float>{0, 0, 0, 1, 0, 0, 0}));
+
+  expect_error(
+      [] {
+        q::FakeQuantize(std::make_shared<q::PerChannelMinMaxObserverImpl>(
+            q::ObserverOptions().qscheme(ember::kPerChannelAffineFloatQParams)));
+      },
+      "FakeQuantize");
 }
 
 // ---- dynamic quantization ---------------------------------------------------------------------
