@@ -32,19 +32,31 @@ struct ObserverOptions {
   EMBER_ARG(int64_t, upsample_rate) = 128;       // HistogramObserver
 };
 
-// The observers' common part (PyTorch's UniformQuantizationObserverBase): the scheme, the
-// integer range, and the scale and zero point of a [min, max] (per tensor or per channel).
-class ObserverBase : public nn::Module {
+// What a QConfig makes for a tensor to be observed: an observer or a fake quantizer (PyTorch's
+// ObserverOrFakeQuantize). forward returns its input (fake-quantized by a fake quantizer).
+class ObserverOrFakeQuantize : public nn::Module {
  public:
-  // Records x's range (x is returned unchanged).
   virtual Tensor forward(const Tensor& x) = 0;
   // (scale float32, zero_point int64): one element per tensor, one per channel per channel.
-  virtual std::tuple<Tensor, Tensor> calculate_qparams() const;
-  ScalarType dtype() const { return options_.dtype(); }
+  virtual std::tuple<Tensor, Tensor> calculate_qparams() const = 0;
+  virtual ScalarType dtype() const = 0;
+  virtual QScheme qscheme() const = 0;
+  virtual int64_t quant_min() const = 0;
+  virtual int64_t quant_max() const = 0;
+};
+
+// The observers' common part (PyTorch's UniformQuantizationObserverBase): the scheme, the
+// integer range, and the scale and zero point of a [min, max] (per tensor or per channel).
+class ObserverBase : public ObserverOrFakeQuantize {
+ public:
+  // Records x's range (x is returned unchanged).
+  Tensor forward(const Tensor& x) override = 0;
+  std::tuple<Tensor, Tensor> calculate_qparams() const override;
+  ScalarType dtype() const override { return options_.dtype(); }
   const ObserverOptions& options() const { return options_; }
-  QScheme qscheme() const { return qscheme_; }
-  int64_t quant_min() const { return quant_min_; }
-  int64_t quant_max() const { return quant_max_; }
+  QScheme qscheme() const override { return qscheme_; }
+  int64_t quant_min() const override { return quant_min_; }
+  int64_t quant_max() const override { return quant_max_; }
   Tensor min_val, max_val;  // buffers, as PyTorch's
 
  protected:
@@ -117,23 +129,35 @@ EMBER_MODULE(HistogramObserver);
 // observer, a submodule named activation_post_process as in PyTorch, decides the dtype, the scheme
 // (per tensor, or per channel along its ch_axis) and the integer range. Without one it is
 // PyTorch's default, MovingAverageMinMaxObserver().
-class FakeQuantizeImpl : public nn::Module {
+class FakeQuantizeImpl : public ObserverOrFakeQuantize {
  public:
   explicit FakeQuantizeImpl(std::shared_ptr<ObserverBase> observer = nullptr);
-  Tensor forward(const Tensor& x);
-  std::tuple<Tensor, Tensor> calculate_qparams() const { return activation_post_process->calculate_qparams(); }
+  Tensor forward(const Tensor& x) override;
+  std::tuple<Tensor, Tensor> calculate_qparams() const override { return activation_post_process->calculate_qparams(); }
+  ScalarType dtype() const override { return activation_post_process->dtype(); }
+  QScheme qscheme() const override { return activation_post_process->qscheme(); }
+  int64_t quant_min() const override { return activation_post_process->quant_min(); }
+  int64_t quant_max() const override { return activation_post_process->quant_max(); }
+  int64_t ch_axis() const { return ch_axis_; }  // -1 per tensor
+  bool is_per_channel() const { return ch_axis_ >= 0; }
   void enable_fake_quant(bool enabled = true);
   void disable_fake_quant() { enable_fake_quant(false); }
   void enable_observer(bool enabled = true);
   void disable_observer() { enable_observer(false); }
-  bool is_per_channel() const { return ch_axis >= 0; }
   void pretty_print(std::ostream& stream) const override;
 
   std::shared_ptr<ObserverBase> activation_post_process;
   Tensor fake_quant_enabled, observer_enabled;  // uint8 [1] buffers, as PyTorch's
   Tensor scale, zero_point;
-  int64_t quant_min, quant_max;
-  int64_t ch_axis = -1;  // -1 per tensor
+
+ protected:
+  // switches: the dtype of the two switch buffers (uint8 here, int64 in the fused module)
+  FakeQuantizeImpl(std::shared_ptr<ObserverBase> observer, ScalarType switches);
+  // The qparams of what the observer has seen: its calculate_qparams().
+  virtual std::tuple<Tensor, Tensor> observed_qparams() const { return calculate_qparams(); }
+
+ private:
+  int64_t ch_axis_ = -1;
 };
 EMBER_MODULE(FakeQuantize);
 
@@ -145,15 +169,36 @@ FakeQuantize default_fake_quant();
 FakeQuantize default_weight_fake_quant();
 FakeQuantize default_per_channel_weight_fake_quant();
 
+// PyTorch's FusedMovingAvgObsFakeQuantize (the QAT default since 1.10; one fused op there): a
+// FakeQuantize over a moving-average observer whose qparams come from the running min and max by
+// libtorch's ChooseQuantizationParams (symmetric schemes preserving sparsity) rather than the
+// observer's calculate_qparams; the two can differ in the last bits of the scale.
+class FusedMovingAvgObsFakeQuantizeImpl : public FakeQuantizeImpl {
+ public:
+  // observer: a MovingAverageMinMaxObserver or MovingAveragePerChannelMinMaxObserver (the default
+  // is MovingAverageMinMaxObserver()).
+  explicit FusedMovingAvgObsFakeQuantizeImpl(std::shared_ptr<ObserverBase> observer = nullptr);
+  void pretty_print(std::ostream& stream) const override;
+
+ protected:
+  std::tuple<Tensor, Tensor> observed_qparams() const override;
+};
+EMBER_MODULE(FusedMovingAvgObsFakeQuantize);
+
 // PyTorch's QConfig: how to observe activations and weights (factories: each call makes a new
-// observer).
+// observer or fake quantizer).
 struct QConfig {
-  std::function<std::shared_ptr<ObserverBase>()> activation;
-  std::function<std::shared_ptr<ObserverBase>()> weight;
+  std::function<std::shared_ptr<ObserverOrFakeQuantize>()> activation;
+  std::function<std::shared_ptr<ObserverOrFakeQuantize>()> weight;
 };
 // get_default_qconfig("x86" or "fbgemm"), as PyTorch's: activations HistogramObserver(quint8,
 // reduce_range), weights PerChannelMinMaxObserver(qint8, per_channel_symmetric).
 QConfig get_default_qconfig(const std::string& backend = "x86");
+// get_default_qat_qconfig("x86" or "fbgemm", version 1), as PyTorch's: activations
+// FusedMovingAvgObsFakeQuantize(MovingAverageMinMaxObserver, quint8 [0, 255], reduce_range),
+// weights FusedMovingAvgObsFakeQuantize(MovingAveragePerChannelMinMaxObserver, qint8 [-128, 127],
+// per_channel_symmetric). Version 0 uses FakeQuantize instead of the fused module.
+QConfig get_default_qat_qconfig(const std::string& backend = "x86", int version = 1);
 
 // PyTorch's quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8): every nn::Linear in the
 // module tree (model included) computes in int8 from now on (its weight quantized per channel

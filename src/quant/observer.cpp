@@ -450,11 +450,11 @@ QConfig get_default_qconfig(const std::string& backend) {
               "backend must be \"x86\" or \"fbgemm\" (the others are not in Ember yet), got \"", backend, "\"");
   QConfig c;
   c.activation = [] {
-    return std::static_pointer_cast<ObserverBase>(
+    return std::static_pointer_cast<ObserverOrFakeQuantize>(
         std::make_shared<HistogramObserverImpl>(ObserverOptions().dtype(kQUInt8).reduce_range(true)));
   };
   c.weight = [] {
-    return std::static_pointer_cast<ObserverBase>(std::make_shared<PerChannelMinMaxObserverImpl>(
+    return std::static_pointer_cast<ObserverOrFakeQuantize>(std::make_shared<PerChannelMinMaxObserverImpl>(
         ObserverOptions().dtype(kQInt8).qscheme(kPerChannelSymmetric)));
   };
   return c;

@@ -369,6 +369,14 @@ TEST(Observers, DefaultsAndBadInput) {
   EXPECT_EQ(qconfig.weight()->qscheme(), ember::kPerChannelSymmetric);
   EXPECT_EQ(qconfig.activation()->quant_max(), 127);
   EXPECT_TRUE(std::dynamic_pointer_cast<q::HistogramObserverImpl>(qconfig.activation()));
+  const q::QConfig qat = q::get_default_qat_qconfig("x86");
+  EXPECT_TRUE(std::dynamic_pointer_cast<q::FusedMovingAvgObsFakeQuantizeImpl>(qat.activation()));
+  EXPECT_EQ(qat.weight()->qscheme(), ember::kPerChannelSymmetric);
+  EXPECT_EQ(qat.weight()->quant_min(), -128);
+  EXPECT_EQ(q::get_default_qat_qconfig("x86", 0).activation()->quant_max(), 127);
+  expect_error([] { q::get_default_qat_qconfig("x86", 2); }, "version must be 0 or 1");
+  expect_error([] { q::FusedMovingAvgObsFakeQuantize(std::make_shared<q::MinMaxObserverImpl>()); },
+               "only works with MovingAverageMinMaxObserver");
   expect_error([] { q::get_default_qconfig("qnnpack"); }, "get_default_qconfig");
 }
 
@@ -377,9 +385,12 @@ TEST(Observers, DefaultsAndBadInput) {
 const char* kFakeQuantizeScript = R"PY(
 import sys, torch
 from torch.ao.quantization import fake_quantize as fq
+from torch.ao.quantization import get_default_qat_qconfig
 x = torch.frombuffer(bytearray(open(sys.argv[1], 'rb').read()), dtype=torch.float32).reshape(3, 8, 6)
+qat = get_default_qat_qconfig('x86')
 out = []
-for m in [fq.default_fake_quant(), fq.default_weight_fake_quant(), fq.default_per_channel_weight_fake_quant()]:
+for m in [fq.default_fake_quant(), fq.default_weight_fake_quant(), fq.default_per_channel_weight_fake_quant(),
+          qat.activation(), qat.weight()]:
     for i, batch in enumerate(x):
         if i == 2:
             m.disable_observer()  # the third batch uses the second's qparams
@@ -406,14 +417,19 @@ TEST(FakeQuantizeModule, MatchesPyTorchDefaults) {
     const std::vector<float> v = values(t);
     got.insert(got.end(), v.begin(), v.end());
   };
-  for (q::FakeQuantize m : {q::default_fake_quant(), q::default_weight_fake_quant(), q::default_per_channel_weight_fake_quant()}) {
+  const q::QConfig qat = q::get_default_qat_qconfig("x86");
+  for (const auto& m : {q::default_fake_quant().ptr(), q::default_weight_fake_quant().ptr(),
+                        q::default_per_channel_weight_fake_quant().ptr(),
+                        std::dynamic_pointer_cast<q::FakeQuantizeImpl>(qat.activation()),
+                        std::dynamic_pointer_cast<q::FakeQuantizeImpl>(qat.weight())}) {
+    ASSERT_TRUE(m);
     for (int64_t i = 0; i < 3; ++i) {
       if (i == 2) m->disable_observer();
-      append(m(x[i]).flatten());
+      append(m->forward(x[i]).flatten());
     }
     append(m->scale);
     append(m->zero_point);
-    append(ember::tensor(std::vector<float>{static_cast<float>(m->quant_min), static_cast<float>(m->quant_max)}));
+    append(ember::tensor(std::vector<float>{static_cast<float>(m->quant_min()), static_cast<float>(m->quant_max())}));
   }
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "value " << i;
@@ -421,8 +437,8 @@ TEST(FakeQuantizeModule, MatchesPyTorchDefaults) {
 
 TEST(FakeQuantizeModule, TogglesStateDictAndGradient) {
   q::FakeQuantize fq = q::default_fake_quant();
-  EXPECT_EQ(fq->quant_min, 0);
-  EXPECT_EQ(fq->quant_max, 127);  // reduce_range halves [0, 255]
+  EXPECT_EQ(fq->quant_min(), 0);
+  EXPECT_EQ(fq->quant_max(), 127);  // reduce_range halves [0, 255]
   EXPECT_FALSE(fq->is_per_channel());
   EXPECT_TRUE(q::default_per_channel_weight_fake_quant()->is_per_channel());
   std::vector<std::string> names;
