@@ -7,6 +7,7 @@
 #include "dispatch/dispatch.h"
 #include "ember/shape.h"
 #include "kernels/cpu/cast.h"
+#include "ops/quantized_util.h"
 
 namespace ember {
 namespace {
@@ -50,7 +51,13 @@ Tensor fill_each(Tensor out, F&& draw) {  // draw() -> double, written in out's 
 
 struct EmptyOp {
   static constexpr const char* name = "empty";
-  static Tensor run(IntArrayRef sizes, const TensorOptions& o) { return empty_with(sizes, o); }
+  static Tensor run(IntArrayRef sizes, const TensorOptions& o) {
+    if (!is_quantized_type(o.dtype())) return empty_with(sizes, o);
+    // a quantized dtype: PyTorch's _empty_affine_quantized with its defaults, scale 1, zero point 0
+    check_cpu_device("empty", o.device());
+    return quantized::empty_quantized(sizes, quantized::per_tensor_quantizer(o.dtype(), 1.0, 0),
+                                      o.memory_format_opt().value_or(MemoryFormat::Contiguous));
+  }
 };
 struct FullOp {
   static constexpr const char* name = "full";

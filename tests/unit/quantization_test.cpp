@@ -136,6 +136,20 @@ TEST(QuantizedTensor, Printing) {
       << os.str();
 }
 
+TEST(QuantizedTensor, EmptyOfAQuantizedDtype) {
+  // PyTorch's torch.empty(..., dtype=torch.qint8): per tensor affine, scale 1, zero point 0
+  for (ember::ScalarType t : {ember::kQInt8, ember::kQUInt8, ember::kQInt32}) {
+    const Tensor e = ember::empty({2, 3}, ember::TensorOptions().dtype(t));
+    ASSERT_TRUE(e.is_quantized());
+    EXPECT_EQ(e.dtype(), t);
+    EXPECT_EQ(e.sizes(), (std::vector<int64_t>{2, 3}));
+    EXPECT_EQ(e.qscheme(), ember::kPerTensorAffine);
+    EXPECT_EQ(e.q_scale(), 1.0);
+    EXPECT_EQ(e.q_zero_point(), 0);
+    EXPECT_EQ(e.int_repr().dtype(), t == ember::kQInt8 ? ember::kChar : t == ember::kQUInt8 ? ember::kByte : ember::kInt);
+  }
+}
+
 TEST(QuantizedTensor, BadInput) {
   const Tensor x = ember::ones({2, 3});
   expect_error([&] { ember::quantize_per_tensor(x, 0.1, 0, ember::kChar); }, {"quantize_per_tensor", "quantized dtype"});
