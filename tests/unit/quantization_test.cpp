@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <sstream>
@@ -486,6 +487,72 @@ TEST(FakeQuantizeModule, TogglesStateDictAndGradient) {
             q::ObserverOptions().qscheme(ember::kPerChannelAffineFloatQParams)));
       },
       "FakeQuantize");
+}
+
+// ---- static quantized Linear against python3-torch -------------------------------------------
+
+const char* kStaticLinearScript = R"PY(
+import sys, torch
+from torch.ao.quantization.observer import PerChannelMinMaxObserver
+d = torch.frombuffer(bytearray(open(sys.argv[1], 'rb').read()), dtype=torch.float32)
+x, w, b = d[:6 * 16].reshape(6, 16), d[96:96 + 8 * 16].reshape(8, 16), d[224:232]
+obs = PerChannelMinMaxObserver(dtype=torch.qint8, qscheme=torch.per_channel_symmetric)
+obs(w)
+s, z = obs.calculate_qparams()
+lin = torch.ao.nn.quantized.Linear(16, 8)
+lin.set_weight_bias(torch.quantize_per_channel(w, s.double(), z, 0, torch.qint8), b)
+lin.scale, lin.zero_point = 0.1, 128
+y = lin(torch.quantize_per_tensor(x, 0.03, 120, torch.quint8))
+open(sys.argv[2], 'wb').write(y.int_repr().numpy().tobytes())
+)PY";
+
+TEST(StaticQuantization, LinearMatchesPyTorchWithinOneQuantum) {
+  TempDir dir("quantization_test");
+  ember::Generator g(23);
+  const Tensor data = ember::randn({232}, &g);
+  write_bytes(dir.file("d.bin"), std::string(static_cast<const char*>(data.data_ptr()), data.nbytes()));
+  write_bytes(dir.file("lin.py"), kStaticLinearScript);
+  const std::string cmd = python() + " " + dir.file("lin.py") + " " + dir.file("d.bin") + " " + dir.file("y.bin") +
+                          " 2> " + dir.file("err.txt");
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
+  const std::string want = read_bytes(dir.file("y.bin"));
+  ASSERT_EQ(want.size(), 6u * 8u);
+
+  ember::nn::Linear linear(16, 8);
+  {
+    ember::NoGradGuard no_grad;
+    linear->weight.copy_(data.slice(0, 96, 224).view({8, 16}));
+    linear->bias.copy_(data.slice(0, 224, 232));
+  }
+  const Tensor x = data.slice(0, 0, 96).view({6, 16});
+  // Quantize -> quantized Linear -> DeQuantize, as a converted model runs
+  ember::nn::Sequential model(ember::nn::quantized::Quantize(0.03, 120, ember::kQUInt8),
+                              ember::nn::quantized::Linear(ember::nn::quantized::LinearImpl::from_float(*linear, 0.1, 128)),
+                              ember::nn::quantized::DeQuantize());
+  const Tensor yq = model[1]->as<ember::nn::quantized::LinearImpl>()->forward(
+      ember::quantize_per_tensor(x, 0.03, 120, ember::kQUInt8));
+  EXPECT_EQ(yq.dtype(), ember::kQUInt8);
+  EXPECT_EQ(yq.q_scale(), 0.1);
+  EXPECT_EQ(yq.q_zero_point(), 128);
+  const std::vector<int64_t> got = ints(yq.int_repr());
+  int exact = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const int64_t w = static_cast<uint8_t>(want[i]);
+    EXPECT_LE(std::abs(got[i] - w), 1) << "output " << i;
+    exact += got[i] == w;
+  }
+  EXPECT_GE(exact, 40) << "of 48 outputs equal to PyTorch's";
+  // the whole chain gives the dequantized result, near the float Linear
+  const Tensor y = model->forward(x);
+  EXPECT_TRUE(y.equal(yq.dequantize()));
+  EXPECT_LT((y - linear(x)).abs().max().item<float>(), 0.4f);  // inputs, weights and outputs each rounded
+
+  const auto q = ember::nn::quantized::LinearImpl::from_float(*linear, 0.1, 128);
+  expect_error([&] { q->forward(x); }, "expected a quint8 input");
+  expect_error([&] { q->forward(ember::quantize_per_tensor(x.narrow(1, 0, 8), 0.03, 120, ember::kQUInt8)); },
+               "in_features");
+  expect_error([&] { ember::nn::quantized::LinearImpl::from_float(*linear, 0.0, 128); }, "finite and positive");
+  expect_error([] { ember::nn::quantized::Quantize(-1.0, 0, ember::kQUInt8); }, "scale");
 }
 
 // ---- dynamic quantization ---------------------------------------------------------------------

@@ -1,4 +1,5 @@
-// Quantized modules (libtorch's torch.ao.nn.quantized). This slice has the dynamic Linear.
+// Quantized modules (libtorch's torch.ao.nn.quantized): Linear (static and dynamic), Quantize and
+// DeQuantize.
 #pragma once
 #include <memory>
 #include <optional>
@@ -7,6 +8,60 @@
 #include "ember/nn/modules/linear.h"
 #include "ember/nn/pimpl.h"
 #include "ember/quantized.h"
+
+namespace ember::nn::quantized {
+
+// PyTorch's quantized Linear (static quantization): the input a quint8 tensor quantized per
+// tensor, y = x W^T + b computed from its integers on oneDNN's int8 matmul (W int8, symmetric, per
+// channel or per tensor, prepacked once; b float32), and the result quantized to quint8 with the
+// module's own scale and zero point (chosen by an observer of the float model's output).
+class LinearImpl : public Module {
+ public:
+  LinearImpl(const Tensor& qweight, const std::optional<Tensor>& bias, double scale, int64_t zero_point);
+  // PyTorch's from_float: W observed by a PerChannelMinMaxObserver(qint8, per_channel_symmetric),
+  // the output's scale and zero point given.
+  static std::shared_ptr<LinearImpl> from_float(const nn::LinearImpl& linear, double scale, int64_t zero_point);
+  Tensor forward(const Tensor& input);
+  const Tensor& weight() const { return qweight_; }  // quantized
+  const std::optional<Tensor>& bias() const { return bias_; }
+  double scale() const { return scale_; }
+  int64_t zero_point() const { return zero_point_; }
+  int64_t in_features() const { return qweight_.size(1); }
+  int64_t out_features() const { return qweight_.size(0); }
+  void pretty_print(std::ostream& stream) const override;
+  std::string kernel() const;  // as dynamic::Linear's
+  struct Packed;
+
+ private:
+  Tensor qweight_;
+  std::optional<Tensor> bias_;
+  double scale_;
+  int64_t zero_point_;
+  std::shared_ptr<Packed> packed_;
+};
+EMBER_MODULE(Linear);
+
+// PyTorch's Quantize module: quantize_per_tensor(x, scale, zero_point, dtype).
+class QuantizeImpl : public Module {
+ public:
+  QuantizeImpl(double scale, int64_t zero_point, ScalarType dtype);
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& stream) const override;
+  double scale;
+  int64_t zero_point;
+  ScalarType dtype;
+};
+EMBER_MODULE(Quantize);
+
+// PyTorch's DeQuantize module: x.dequantize().
+class DeQuantizeImpl : public Module {
+ public:
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& stream) const override;
+};
+EMBER_MODULE(DeQuantize);
+
+}  // namespace ember::nn::quantized
 
 namespace ember::nn::quantized::dynamic {
 
@@ -29,12 +84,11 @@ class LinearImpl : public Module {
   void pretty_print(std::ostream& stream) const override;
   // What computes it: oneDNN's implementation and instruction set ("oneDNN gemm:jit (ISA avx2)").
   std::string kernel() const;
-  struct Packed;  // oneDNN's prepacked weight and primitive (src/nn/quantized)
 
  private:
   Tensor qweight_;
   std::optional<Tensor> bias_;
-  std::shared_ptr<Packed> packed_;
+  std::shared_ptr<quantized::LinearImpl::Packed> packed_;  // oneDNN's prepacked weight and primitive
 };
 EMBER_MODULE(Linear);
 

@@ -1,0 +1,190 @@
+// nn::quantized::Linear (static), Quantize and DeQuantize, nn::quantized::dynamic::Linear and
+// quantization::quantize_dynamic.
+#include <cmath>
+#include <sstream>
+
+#include "ember/autograd.h"
+#include "ember/factory.h"
+#include "ember/quantization.h"
+#include "ember/reduce.h"
+#include "kernels/cpu/onednn_quant.h"
+#include "kernels/cpu/quantize.h"
+#include "ops/quantized_util.h"
+
+namespace ember::nn::quantized {
+
+struct LinearImpl::Packed {
+  std::unique_ptr<kernels::Int8Linear> kernel;
+};
+
+namespace {
+
+// The weight checked and handed to oneDNN once (both Linear modules): qint8 [out, in], symmetric
+// (zero points 0), per tensor or per channel along the outputs; bias float32 [out] or none (an
+// undefined bias is dropped from `bias`).
+std::shared_ptr<LinearImpl::Packed> pack(const char* op, const Tensor& qweight, std::optional<Tensor>& bias) {
+  EMBER_CHECK(qweight.defined() && qweight.is_quantized() && qweight.dtype() == kQInt8 && qweight.dim() == 2, op,
+              "expected a 2-D qint8 quantized weight, got ",
+              qweight.defined() ? std::string(to_string(qweight.dtype())) : std::string("an undefined tensor"));
+  const int64_t n = qweight.size(0), k = qweight.size(1);
+  std::vector<float> scales;
+  std::vector<int64_t> zero_points;
+  if (qweight.qscheme() == kPerTensorAffine) {
+    scales = {static_cast<float>(qweight.q_scale())};
+    zero_points = {qweight.q_zero_point()};
+  } else {
+    EMBER_CHECK(qweight.q_per_channel_axis() == 0, op, "per-channel weights must be quantized along axis 0 (the ",
+                "outputs), got axis ", qweight.q_per_channel_axis());
+    const Tensor s = qweight.q_per_channel_scales().to(kFloat), z = qweight.q_per_channel_zero_points();
+    scales.assign(s.data_ptr<float>(), s.data_ptr<float>() + n);
+    zero_points.assign(z.data_ptr<int64_t>(), z.data_ptr<int64_t>() + n);
+  }
+  for (int64_t zp : zero_points)
+    EMBER_CHECK(zp == 0, op, "the weight must be quantized symmetrically (zero points 0), got a zero point ", zp);
+  Tensor b;
+  if (bias && bias->defined()) {
+    EMBER_CHECK(bias->dtype() == kFloat && bias->dim() == 1 && bias->size(0) == n, op,
+                "expected a float32 bias of size [", n, "], got ", bias->dtype(), " of size ", bias->sizes());
+    b = bias->contiguous();
+  } else {
+    bias = std::nullopt;
+  }
+  const Tensor w = qweight.int_repr().contiguous();
+  auto packed = std::make_shared<LinearImpl::Packed>();
+  packed->kernel = std::make_unique<kernels::Int8Linear>(w.data_ptr<int8_t>(), n, k, scales,
+                                                         b.defined() ? b.data_ptr<float>() : nullptr);
+  return packed;
+}
+
+// PyTorch's from_float for both: W observed by a PerChannelMinMaxObserver(qint8, per_channel_symmetric)
+std::pair<Tensor, std::optional<Tensor>> quantized_weight_and_bias(const nn::LinearImpl& linear) {
+  quantization::PerChannelMinMaxObserver observer(
+      quantization::ObserverOptions().dtype(kQInt8).qscheme(kPerChannelSymmetric));
+  const Tensor w = linear.weight.detach();
+  observer(w);
+  auto [scales, zero_points] = observer->calculate_qparams();
+  return {quantize_per_channel(w, scales.to(kDouble), zero_points, 0, kQInt8),
+          linear.bias.defined() ? std::optional<Tensor>(linear.bias.detach()) : std::nullopt};
+}
+
+std::string kernel_name(const LinearImpl::Packed& p) {
+  return "oneDNN " + p.kernel->impl() + " (ISA " + kernels::onednn_cpu_isa() + ")";
+}
+
+}  // namespace
+
+LinearImpl::LinearImpl(const Tensor& qweight, const std::optional<Tensor>& bias, double scale, int64_t zero_point)
+    : qweight_(qweight), bias_(bias), scale_(scale), zero_point_(zero_point) {
+  const char* op = "QuantizedLinear";
+  EMBER_CHECK(std::isfinite(scale) && scale > 0, op, "the output scale must be finite and positive, got ", scale);
+  EMBER_CHECK(zero_point >= 0 && zero_point <= 255, op, "the output zero point must be in [0, 255] (quint8), got ",
+              zero_point);
+  packed_ = pack(op, qweight, bias_);
+}
+
+std::shared_ptr<LinearImpl> LinearImpl::from_float(const nn::LinearImpl& linear, double scale, int64_t zero_point) {
+  auto [qweight, bias] = quantized_weight_and_bias(linear);
+  return std::make_shared<LinearImpl>(qweight, bias, scale, zero_point);
+}
+
+Tensor LinearImpl::forward(const Tensor& input) {
+  const char* op = "QuantizedLinear";
+  EMBER_CHECK(input.is_quantized() && input.dtype() == kQUInt8 && input.qscheme() == kPerTensorAffine, op,
+              "expected a quint8 input quantized per tensor (quantize it first, e.g. with a QuantStub), got ",
+              input.is_quantized() ? toString(input.qscheme()) + " " : std::string(), input.dtype());
+  const int64_t k = in_features(), n = out_features();
+  EMBER_CHECK(input.dim() >= 1 && input.size(-1) == k, op, "the input's last dim must be in_features (", k,
+              "), got input of size ", input.sizes());
+  DimVector out_sizes(input.sizes());
+  out_sizes.back() = n;
+  const int64_t m = input.numel() / k;
+  Tensor y = empty(out_sizes);
+  if (m > 0) {
+    const Tensor xq = input.int_repr().contiguous();
+    packed_->kernel->run(xq.data_ptr<uint8_t>(), m, static_cast<float>(input.q_scale()),
+                         static_cast<int32_t>(input.q_zero_point()), y.data_ptr<float>());
+  }
+  return quantize_per_tensor(y, scale_, zero_point_, kQUInt8);
+}
+
+void LinearImpl::pretty_print(std::ostream& stream) const {
+  stream << "QuantizedLinear(in_features=" << in_features() << ", out_features=" << out_features()
+         << ", scale=" << scale_ << ", zero_point=" << zero_point_ << ", qscheme=torch." << qweight_.qscheme() << ")";
+}
+
+std::string LinearImpl::kernel() const { return kernel_name(*packed_); }
+
+QuantizeImpl::QuantizeImpl(double scale_, int64_t zero_point_, ScalarType dtype_)
+    : scale(scale_), zero_point(zero_point_), dtype(dtype_) {
+  quantize_per_tensor(empty({0}), scale, zero_point, dtype);  // checks the parameters now
+}
+Tensor QuantizeImpl::forward(const Tensor& x) { return quantize_per_tensor(x, scale, zero_point, dtype); }
+void QuantizeImpl::pretty_print(std::ostream& stream) const {
+  stream << "Quantize(scale=" << scale << ", zero_point=" << zero_point << ", dtype=" << dtype << ")";
+}
+
+Tensor DeQuantizeImpl::forward(const Tensor& x) { return x.dequantize(); }
+void DeQuantizeImpl::pretty_print(std::ostream& stream) const { stream << "DeQuantize()"; }
+
+}  // namespace ember::nn::quantized
+
+namespace ember::nn::quantized::dynamic {
+
+LinearImpl::LinearImpl(const Tensor& qweight, const std::optional<Tensor>& bias) : qweight_(qweight), bias_(bias) {
+  packed_ = pack("DynamicQuantizedLinear", qweight, bias_);
+}
+
+std::shared_ptr<LinearImpl> LinearImpl::from_float(const nn::LinearImpl& linear) {
+  auto [qweight, bias] = quantized_weight_and_bias(linear);
+  return std::make_shared<LinearImpl>(qweight, bias);
+}
+
+Tensor LinearImpl::forward(const Tensor& input) {
+  const char* op = "DynamicQuantizedLinear";
+  EMBER_CHECK(input.dtype() == kFloat, op, "expected a float32 input, got ", input.dtype());
+  const int64_t k = in_features(), n = out_features();
+  EMBER_CHECK(input.dim() >= 1 && input.size(-1) == k, op, "the input's last dim must be in_features (", k,
+              "), got input of size ", input.sizes());
+  DimVector out_sizes(input.sizes());
+  out_sizes.back() = n;
+  const int64_t m = input.numel() / k;
+  Tensor y = empty(out_sizes);
+  if (m == 0) return y;
+  NoGradGuard no_grad;
+  const Tensor x = input.detach().contiguous();
+  // the activations' (scale, zero point): uint8 over [min, max] with range [0, 127] (PyTorch's
+  // reduce_range), quantized with PyTorch's rounding
+  const ember::quantized::QParams qp = ember::quantized::choose_quantization_params(
+      x.min().item<float>(), x.max().item<float>(), 0, 255, false, /*reduce_range=*/true);
+  Tensor xq = empty({m, k}, TensorOptions().dtype(kByte));
+  kernels::quantize_per_tensor(x.data_ptr<float>(), xq.data_ptr(), m * k, kQUInt8, qp.scale, qp.zero_point);
+  packed_->kernel->run(xq.data_ptr<uint8_t>(), m, static_cast<float>(qp.scale), static_cast<int32_t>(qp.zero_point),
+                       y.data_ptr<float>());
+  return y;
+}
+
+void LinearImpl::pretty_print(std::ostream& stream) const {
+  stream << "DynamicQuantizedLinear(in_features=" << in_features() << ", out_features=" << out_features()
+         << ", dtype=torch.qint8, qscheme=torch." << qweight_.qscheme() << ")";
+}
+
+std::string LinearImpl::kernel() const { return kernel_name(*packed_); }
+
+}  // namespace ember::nn::quantized::dynamic
+
+namespace ember::quantization {
+
+int64_t quantize_dynamic(nn::Module& model, ScalarType dtype) {
+  EMBER_CHECK(dtype == kQInt8, "quantize_dynamic",
+              "only qint8 dynamic quantization is in Ember (float16 is not yet), got ", dtype);
+  int64_t count = 0;
+  model.apply([&](nn::Module& m) {
+    auto* linear = dynamic_cast<nn::LinearImpl*>(&m);
+    if (!linear || linear->dynamic_quantized) return;
+    linear->dynamic_quantized = nn::quantized::dynamic::LinearImpl::from_float(*linear);
+    ++count;
+  });
+  return count;
+}
+
+}  // namespace ember::quantization
