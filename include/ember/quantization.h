@@ -200,6 +200,39 @@ QConfig get_default_qconfig(const std::string& backend = "x86");
 // per_channel_symmetric). Version 0 uses FakeQuantize instead of the fused module.
 QConfig get_default_qat_qconfig(const std::string& backend = "x86", int version = 1);
 
+// PyTorch's QuantStub and DeQuantStub: where a model's float input becomes quantized and its
+// quantized output float again. Identities until convert; prepare observes the QuantStub's output,
+// and convert makes it quantize with the qparams observed (quint8 per tensor) and the DeQuantStub
+// dequantize.
+class QuantStubImpl : public nn::Module {
+ public:
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& stream) const override;
+  std::shared_ptr<ObserverOrFakeQuantize> activation_post_process;  // set by prepare
+  std::shared_ptr<nn::quantized::QuantizeImpl> quantize;            // set by convert
+};
+EMBER_MODULE(QuantStub);
+
+class DeQuantStubImpl : public nn::Module {
+ public:
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& stream) const override;
+  bool converted = false;  // set by convert
+};
+EMBER_MODULE(DeQuantStub);
+
+// Eager-mode static quantization, as torch.ao.quantization's prepare and convert, in place (the
+// model's holders keep their modules; each module runs its observed or quantized form):
+// prepare(model, qconfig) gives every QuantStub and nn::Linear in the tree an observer of its
+// output made by qconfig.activation (a submodule named activation_post_process); run calibration
+// data through the model; convert(model) replaces each by its int8 form (QuantStub: Quantize with
+// the observed qparams; Linear: nn::quantized::Linear, weight per channel, output qparams
+// observed; DeQuantStub: dequantize) and drops the observers. Between them, the model's own code
+// runs on quantized tensors: relu takes them, other float ops raise (dequantize first with a
+// DeQuantStub). Each returns the number of modules it prepared or converted.
+int64_t prepare(nn::Module& model, const QConfig& qconfig = get_default_qconfig());
+int64_t convert(nn::Module& model);
+
 // PyTorch's quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8): every nn::Linear in the
 // module tree (model included) computes in int8 from now on (its weight quantized per channel
 // and prepacked once; see nn::quantized::dynamic::Linear). In place: the model's holders keep

@@ -8,6 +8,7 @@
 #include "ember/pointwise.h"
 #include "kernels/cpu/complex_kernels.h"
 #include "ops/pointwise_util.h"
+#include "ops/quantized_util.h"
 
 namespace ember {
 namespace {
@@ -149,19 +150,33 @@ struct UnaryGrad<UnaryOp::Neg> {
   }
 };
 
+// The unary ops quantized tensors reach (dispatch.h's AcceptsQuantized): relu alone so far.
+constexpr bool takes_quantized(UnaryOp op) { return op == UnaryOp::Relu; }
+
 // Defines, for one unary op, its three op structs and public functions: name(self),
 // name_(self) and name_out(out, self).
+
 #define EMBER_UNARY_OP(fn, kernel_op, kind)                                                          \
   struct fn##_op : UnaryGrad<kernel_op> {                                                           \
     static constexpr const char* name = #fn;                                                        \
     static constexpr bool conj_aware = true;                                                        \
-    static Tensor run(const Tensor& self) { return unary_op(name, Tensor(), self, kernel_op, kind, false); } \
+    static constexpr bool quantized = takes_quantized(kernel_op);                                   \
+    static Tensor run(const Tensor& self) {                                                         \
+      if constexpr (quantized) {                                                                    \
+        if (self.is_quantized()) return ember::quantized::relu(self);                                \
+      }                                                                                             \
+      return unary_op(name, Tensor(), self, kernel_op, kind, false);                                \
+    }                                                                                               \
   };                                                                                                \
   struct fn##_inplace_op {                                                                          \
     static constexpr const char* name = #fn "_";                                                    \
     static constexpr bool conj_aware = true;                                                        \
+    static constexpr bool quantized = takes_quantized(kernel_op);                                   \
     using out_of_place = fn##_op;                                                                   \
     static Tensor& run(Tensor& self) {                                                              \
+      if constexpr (quantized) {                                                                    \
+        if (self.is_quantized()) return ember::quantized::relu_(self);                                \
+      }                                                                                             \
       unary_op(name, self, self, kernel_op, kind, true);                                            \
       return self;                                                                                  \
     }                                                                                               \

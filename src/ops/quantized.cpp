@@ -462,6 +462,23 @@ Tensor cat(TensorList tensors, int64_t dim) {
   return quantize_per_tensor(joined, q->scale, q->zero_point, q->dtype);
 }
 
+namespace {
+int64_t relu_zero_point(const Tensor& self) {
+  const IntrusivePtr<Quantizer>& q = self.impl()->quantizer();
+  EMBER_CHECK(q->qscheme == kPerTensorAffine, "relu", "quantized relu takes tensors quantized per tensor, got ",
+              q->qscheme);
+  return q->zero_point;
+}
+}  // namespace
+Tensor relu(const Tensor& self) {
+  const int64_t zp = relu_zero_point(self);
+  return wrap(raw_view(self).clamp_min(zp), self.impl()->quantizer());
+}
+Tensor& relu_(Tensor& self) {
+  raw_view(self).clamp_min_(relu_zero_point(self));
+  return self;
+}
+
 }  // namespace quantized
 
 // ---- public functions and Tensor methods -------------------------------------------------------

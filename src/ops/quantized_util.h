@@ -27,6 +27,10 @@ IntrusivePtr<Quantizer> subtensor_quantizer(const Tensor& self, int64_t dim, int
 // The quantized forms of to (clone, contiguous: same dtype only) and cat (per-tensor schemes).
 Tensor to(const Tensor& self, ScalarType dtype, bool copy, std::optional<MemoryFormat> format);
 Tensor cat(TensorList tensors, int64_t dim);
+// relu of a per-tensor quantized tensor: its integers clamped below at the zero point, the
+// parameters kept (PyTorch's quantized relu); relu_ in place.
+Tensor relu(const Tensor& self);
+Tensor& relu_(Tensor& self);
 
 // PyTorch's ChooseQuantizationParams (quant_utils.h): the affine (scale, zero point) of
 // [qmin, qmax] covering [min, max] extended to 0, zero point nudged to an integer.

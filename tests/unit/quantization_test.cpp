@@ -110,11 +110,31 @@ TEST(QuantizedTensor, ViewsCloneCatKeepParameters) {
   expect_error([&] { ember::cat({qx, x}); }, {"cat", "quantized"});
 }
 
+TEST(QuantizedTensor, ReluClampsAtTheZeroPoint) {
+  // PyTorch's quantized relu: the integers below the zero point become it, the parameters stay
+  const Tensor x = ember::tensor(std::vector<float>{-1.0f, -0.2f, 0.0f, 0.3f, 1.2f});
+  const Tensor qx = ember::quantize_per_tensor(x, 0.1, 5, ember::kQUInt8);
+  const Tensor r = ember::relu(qx);
+  EXPECT_EQ(r.dtype(), ember::kQUInt8);
+  EXPECT_EQ(r.q_scale(), 0.1);
+  EXPECT_EQ(r.q_zero_point(), 5);
+  EXPECT_EQ(ints(r.int_repr()), (std::vector<int64_t>{5, 5, 5, 8, 17}));
+  EXPECT_EQ(ints(qx.int_repr()), (std::vector<int64_t>{0, 3, 5, 8, 17}));  // unchanged
+  Tensor in_place = qx.clone();
+  ember::relu_(in_place);
+  EXPECT_TRUE(in_place.int_repr().equal(r.int_repr()));
+  EXPECT_EQ(ints(ember::nn::ReLU()(qx).int_repr()), ints(r.int_repr()));
+  const Tensor qc = ember::quantize_per_channel(x.view({5, 1}), ember::full({5}, 0.1, ember::TensorOptions().dtype(ember::kDouble)),
+                                                ember::zeros({5}, ember::TensorOptions().dtype(ember::kLong)), 0,
+                                                ember::kQInt8);
+  expect_error([&] { (void)ember::relu(qc); }, {"relu", "per tensor"});
+}
+
 TEST(QuantizedTensor, OrdinaryOpsRefuseThem) {
   const Tensor qx = ember::quantize_per_tensor(ember::ones({3}), 0.1, 0, ember::kQInt8);
   expect_error([&] { (void)(qx + qx); }, {"add", "quantized", "dequantize"});
   expect_error([&] { (void)qx.sum(); }, {"sum", "quantized"});
-  expect_error([&] { (void)ember::relu(qx); }, {"relu", "quantized"});
+  expect_error([&] { (void)ember::sigmoid(qx); }, {"sigmoid", "quantized"});
   expect_error([&] { (void)qx.to(ember::kFloat); }, {"to", "dequantize"});
   {
     ember::NoGradGuard no_grad;
@@ -553,6 +573,132 @@ TEST(StaticQuantization, LinearMatchesPyTorchWithinOneQuantum) {
                "in_features");
   expect_error([&] { ember::nn::quantized::LinearImpl::from_float(*linear, 0.0, 128); }, "finite and positive");
   expect_error([] { ember::nn::quantized::Quantize(-1.0, 0, ember::kQUInt8); }, "scale");
+}
+
+// ---- eager static quantization (prepare, calibrate, convert) against python3-torch ----------------
+
+const char* kEagerScript = R"PY(
+import sys, torch
+import torch.nn as nn
+from torch.ao.quantization import QuantStub, DeQuantStub, QConfig, prepare, convert
+from torch.ao.quantization.observer import MinMaxObserver, PerChannelMinMaxObserver
+d = torch.frombuffer(bytearray(open(sys.argv[1], 'rb').read()), dtype=torch.float32)
+sizes = [(32, 16), (32,), (8, 32), (8,), (4, 20, 16), (10, 16)]
+parts, at = [], 0
+for s in sizes:
+    n = 1
+    for v in s: n *= v
+    parts.append(d[at:at + n].reshape(s)); at += n
+w1, b1, w2, b2, calib, x = parts
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.quant, self.fc1, self.relu, self.fc2, self.dequant = QuantStub(), nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 8), DeQuantStub()
+    def forward(self, x):
+        return self.dequant(self.fc2(self.relu(self.fc1(self.quant(x)))))
+net = Net()
+with torch.no_grad():
+    net.fc1.weight.copy_(w1); net.fc1.bias.copy_(b1); net.fc2.weight.copy_(w2); net.fc2.bias.copy_(b2)
+net.qconfig = QConfig(activation=MinMaxObserver.with_args(reduce_range=True),
+                      weight=PerChannelMinMaxObserver.with_args(dtype=torch.qint8, qscheme=torch.per_channel_symmetric))
+net.eval()
+prepare(net, inplace=True)
+for batch in calib:
+    net(batch)
+convert(net, inplace=True)
+y = net(x)
+out = torch.cat([y.flatten(), torch.tensor([net.quant.scale.item(), float(net.quant.zero_point.item()),
+                 net.fc1.scale, float(net.fc1.zero_point), net.fc2.scale, float(net.fc2.zero_point)])])
+open(sys.argv[2], 'wb').write(out.numpy().tobytes())
+)PY";
+
+struct EagerNetImpl : ember::nn::Module {
+  q::QuantStub quant{register_module("quant", q::QuantStub())};
+  ember::nn::Linear fc1{register_module("fc1", ember::nn::Linear(16, 32))};
+  ember::nn::ReLU relu{register_module("relu", ember::nn::ReLU())};
+  ember::nn::Linear fc2{register_module("fc2", ember::nn::Linear(32, 8))};
+  q::DeQuantStub dequant{register_module("dequant", q::DeQuantStub())};
+  Tensor forward(const Tensor& x) { return dequant(fc2(relu(fc1(quant(x))))); }
+};
+EMBER_MODULE(EagerNet);
+
+TEST(StaticQuantization, EagerPrepareCalibrateConvertMatchesPyTorch) {
+  TempDir dir("quantization_test");
+  ember::Generator g(31);
+  const int64_t n = 32 * 16 + 32 + 8 * 32 + 8 + 4 * 20 * 16 + 10 * 16;
+  const Tensor d = ember::randn({n}, &g);
+  write_bytes(dir.file("d.bin"), std::string(static_cast<const char*>(d.data_ptr()), d.nbytes()));
+  write_bytes(dir.file("eager.py"), kEagerScript);
+  const std::string cmd = python() + " " + dir.file("eager.py") + " " + dir.file("d.bin") + " " + dir.file("y.bin") +
+                          " 2> " + dir.file("err.txt");
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
+  const std::string bytes = read_bytes(dir.file("y.bin"));
+  std::vector<float> want(bytes.size() / sizeof(float));
+  ASSERT_EQ(want.size(), 10u * 8u + 6u);
+  std::memcpy(want.data(), bytes.data(), bytes.size());
+
+  EagerNet net;
+  int64_t at = 0;
+  const auto take = [&](std::vector<int64_t> sizes) {
+    int64_t count = 1;
+    for (int64_t v : sizes) count *= v;
+    const Tensor t = d.slice(0, at, at + count).view(sizes);
+    at += count;
+    return t;
+  };
+  {
+    ember::NoGradGuard no_grad;
+    net->fc1->weight.copy_(take({32, 16}));
+    net->fc1->bias.copy_(take({32}));
+    net->fc2->weight.copy_(take({8, 32}));
+    net->fc2->bias.copy_(take({8}));
+  }
+  const Tensor calib = take({4, 20, 16}), x = take({10, 16});
+  const Tensor y_float = net(x);
+
+  q::QConfig qconfig;
+  qconfig.activation = [] {
+    return std::make_shared<q::MinMaxObserverImpl>(q::ObserverOptions().reduce_range(true));
+  };
+  qconfig.weight = [] {
+    return std::make_shared<q::PerChannelMinMaxObserverImpl>(
+        q::ObserverOptions().dtype(ember::kQInt8).qscheme(ember::kPerChannelSymmetric));
+  };
+  expect_error([&] { q::convert(*net); }, "no module of the model was prepared");
+  EXPECT_EQ(q::prepare(*net, qconfig), 3);  // the QuantStub and both Linear layers
+  EXPECT_TRUE(net->fc1->named_buffers().contains("activation_post_process.min_val"));
+  expect_error([&] { q::convert(*net); }, "has seen no data");
+  EXPECT_FALSE(net->fc1->static_quantized);  // the failed convert changed nothing
+  for (int64_t b = 0; b < 4; ++b) EXPECT_TRUE(net(calib[b]).allclose(net->fc2(net->relu(net->fc1(calib[b])))));
+  EXPECT_EQ(q::convert(*net), 4);
+  EXPECT_FALSE(net->fc1->named_buffers().contains("activation_post_process.min_val"));
+
+  // the qparams each observer chose are PyTorch's
+  EXPECT_EQ(static_cast<float>(net->quant->quantize->scale), want[80]);
+  EXPECT_EQ(static_cast<float>(net->quant->quantize->zero_point), want[81]);
+  EXPECT_EQ(static_cast<float>(net->fc1->static_quantized->scale()), want[82]);
+  EXPECT_EQ(static_cast<float>(net->fc1->static_quantized->zero_point()), want[83]);
+  EXPECT_EQ(static_cast<float>(net->fc2->static_quantized->scale()), want[84]);
+  EXPECT_EQ(static_cast<float>(net->fc2->static_quantized->zero_point()), want[85]);
+
+  const Tensor y = net(x);
+  EXPECT_EQ(y.dtype(), ember::kFloat);
+  // within a quantum of fc2's output, plus what one quantum of fc1's output moves it
+  const double s1 = net->fc1->static_quantized->scale(), s2 = net->fc2->static_quantized->scale();
+  const double tol = 1.01 * s2 + s1 * net->fc2->weight.abs().sum(1).max().item<double>();
+  const std::vector<float> got = values(y);
+  int exact = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], want[i], tol) << "output " << i;
+    exact += got[i] == want[i];
+  }
+  EXPECT_GE(exact, 60) << "of 80 outputs equal to PyTorch's";
+  // and near the float model: 7-bit activations (reduce_range) lose a few percent of the range
+  const float range = (y_float.max() - y_float.min()).item<float>();
+  EXPECT_LT((y - y_float).abs().max().item<float>(), 0.05f * range) << "range " << range;
+  std::ostringstream printed;
+  printed << *net;
+  EXPECT_NE(printed.str().find("QuantizedLinear"), std::string::npos) << printed.str();
 }
 
 // ---- dynamic quantization ---------------------------------------------------------------------

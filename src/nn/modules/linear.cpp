@@ -10,6 +10,7 @@
 #include "ember/nn/functional/linear.h"
 #include "ember/nn/init.h"
 #include "ember/nn/quantized.h"
+#include "ember/quantization.h"
 #include "ember/pointwise.h"
 #include "ember/reduce.h"
 
@@ -39,11 +40,15 @@ void LinearImpl::reset_parameters() { reset_weight_and_bias(weight, bias); }
 
 Tensor LinearImpl::forward(const Tensor& input) {
   if (dynamic_quantized) return dynamic_quantized->forward(input);
-  return functional::linear(input, weight, bias);
+  if (static_quantized) return static_quantized->forward(input);
+  Tensor y = functional::linear(input, weight, bias);
+  if (activation_post_process) y = activation_post_process->forward(y);
+  return y;
 }
 
 void LinearImpl::pretty_print(std::ostream& stream) const {
   if (dynamic_quantized) return dynamic_quantized->pretty_print(stream);
+  if (static_quantized) return static_quantized->pretty_print(stream);
   stream << std::boolalpha << "torch::nn::Linear(in_features=" << options.in_features()
          << ", out_features=" << options.out_features() << ", bias=" << options.bias() << ")";
 }

@@ -7,10 +7,16 @@
 #include "ember/nn/options.h"
 #include "ember/nn/pimpl.h"
 
+namespace ember::quantization {
+class ObserverOrFakeQuantize;
+}
 namespace ember::nn {
-namespace quantized::dynamic {
+namespace quantized {
+class LinearImpl;
+namespace dynamic {
 class LinearImpl;
 }
+}  // namespace quantized
 
 struct LinearOptions {
   LinearOptions(int64_t in_features, int64_t out_features) : in_features_(in_features), out_features_(out_features) {}
@@ -36,6 +42,11 @@ class LinearImpl : public Module {
   // Set by quantization::quantize_dynamic: forward then runs this int8 module, made from weight
   // and bias (ember/nn/quantized.h), so that every holder of this Linear gets the quantized one.
   std::shared_ptr<quantized::dynamic::LinearImpl> dynamic_quantized;
+  // Static quantization (quantization::prepare and convert): prepare sets the observer of the
+  // output (a submodule, named as PyTorch's), which forward then runs; convert replaces it by the
+  // int8 module forward then runs instead (quint8 in and out).
+  std::shared_ptr<quantization::ObserverOrFakeQuantize> activation_post_process;
+  std::shared_ptr<quantized::LinearImpl> static_quantized;
 };
 EMBER_MODULE(Linear);
 
