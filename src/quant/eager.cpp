@@ -22,16 +22,9 @@ Tensor DeQuantStubImpl::forward(const Tensor& x) { return converted && x.is_quan
 void DeQuantStubImpl::pretty_print(std::ostream& stream) const { stream << (converted ? "DeQuantize()" : "DeQuantStub()"); }
 
 namespace {
-void attach(nn::Module& m, std::shared_ptr<ObserverOrFakeQuantize>& slot, const QConfig& qconfig) {
-  EMBER_CHECK(!slot, "prepare", "the module ", m.name(), " was prepared already");
-  slot = qconfig.activation();
-  m.register_module("activation_post_process", slot);
-}
-
 // The output qparams an observer chose, checked to be usable by the int8 modules.
 std::pair<double, int64_t> observed(const nn::Module& m, const ObserverOrFakeQuantize& obs) {
-  const auto* o = dynamic_cast<const ObserverBase*>(&obs);
-  const ObserverBase* base = o;
+  const auto* base = dynamic_cast<const ObserverBase*>(&obs);
   if (!base) {
     const auto* fq = dynamic_cast<const FakeQuantizeImpl*>(&obs);
     base = fq ? fq->activation_post_process.get() : nullptr;
@@ -50,18 +43,23 @@ std::pair<double, int64_t> observed(const nn::Module& m, const ObserverOrFakeQua
 
 int64_t prepare(nn::Module& model, const QConfig& qconfig) {
   EMBER_CHECK(qconfig.activation && qconfig.weight, "prepare", "the qconfig must have activation and weight factories");
-  int64_t count = 0;
+  // every module checked first, so that a refusal leaves the model as it was
+  std::vector<std::pair<nn::Module*, std::shared_ptr<ObserverOrFakeQuantize>*>> slots;
   model.apply([&](nn::Module& m) {
     if (auto* stub = dynamic_cast<QuantStubImpl*>(&m)) {
-      attach(m, stub->activation_post_process, qconfig);
-      ++count;
+      slots.emplace_back(&m, &stub->activation_post_process);
     } else if (auto* linear = dynamic_cast<nn::LinearImpl*>(&m)) {
       EMBER_CHECK(!linear->dynamic_quantized, "prepare", "the Linear ", m.name(), " is dynamically quantized already");
-      attach(m, linear->activation_post_process, qconfig);
-      ++count;
+      slots.emplace_back(&m, &linear->activation_post_process);
     }
   });
-  return count;
+  for (const auto& [m, slot] : slots)
+    EMBER_CHECK(!*slot, "prepare", "the module ", m->name(), " was prepared already");
+  for (const auto& [m, slot] : slots) {
+    *slot = qconfig.activation();
+    m->register_module("activation_post_process", *slot);
+  }
+  return static_cast<int64_t>(slots.size());
 }
 
 int64_t convert(nn::Module& model) {

@@ -288,6 +288,8 @@ Tensor HistogramObserverImpl::forward(const Tensor& x_orig) {
   EMBER_CHECK(std::isfinite(lo) && std::isfinite(hi), "HistogramObserver", "the input of shape ", x.sizes(),
               " must be finite, got values in [", lo, ", ", hi, "]");
   const int64_t bins = options_.bins();
+  EMBER_CHECK(histogram.numel() == bins, "HistogramObserver", "the histogram buffer has ", histogram.numel(),
+              " bins, the observer ", bins, " (a state dict from an observer with other bins?)");
   const float min_v = min_val.item<float>(), max_v = max_val.item<float>();
   const bool unobserved_yet = min_v == kInf && max_v == -kInf;
   if (unobserved_yet || min_v == max_v) {

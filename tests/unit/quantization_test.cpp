@@ -383,6 +383,13 @@ TEST(Observers, HistogramKeepsEveryValueAndRefusesBadInput) {
   expect_error(
       [] {
         q::HistogramObserver h;
+        h->histogram.resize_({16});  // as a state dict of an observer with 16 bins would leave it
+        h(ember::ones({4}));
+      },
+      "histogram buffer has 16 bins");
+  expect_error(
+      [] {
+        q::HistogramObserver h;
         h(ember::tensor(std::vector<float>{1, std::numeric_limits<float>::quiet_NaN()}));
       },
       "must be finite");
@@ -667,6 +674,7 @@ TEST(StaticQuantization, EagerPrepareCalibrateConvertMatchesPyTorch) {
   expect_error([&] { q::convert(*net); }, "no module of the model was prepared");
   EXPECT_EQ(q::prepare(*net, qconfig), 3);  // the QuantStub and both Linear layers
   EXPECT_TRUE(net->fc1->named_buffers().contains("activation_post_process.min_val"));
+  expect_error([&] { q::prepare(*net, qconfig); }, "was prepared already");
   expect_error([&] { q::convert(*net); }, "has seen no data");
   EXPECT_FALSE(net->fc1->static_quantized);  // the failed convert changed nothing
   for (int64_t b = 0; b < 4; ++b) EXPECT_TRUE(net(calib[b]).allclose(net->fc2(net->relu(net->fc1(calib[b])))));

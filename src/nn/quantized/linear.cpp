@@ -67,6 +67,18 @@ std::pair<Tensor, std::optional<Tensor>> quantized_weight_and_bias(const nn::Lin
           linear.bias.defined() ? std::optional<Tensor>(linear.bias.detach()) : std::nullopt};
 }
 
+// The output's sizes (the input's with its last dim in_features -> out_features) and the number of
+// rows, checked.
+std::pair<DimVector, int64_t> output_sizes(const char* op, const Tensor& input, int64_t k, int64_t n) {
+  EMBER_CHECK(input.dim() >= 1 && input.size(-1) == k, op, "the input's last dim must be in_features (", k,
+              "), got input of size ", input.sizes());
+  DimVector sizes(input.sizes());
+  int64_t m = 1;
+  for (size_t d = 0; d + 1 < sizes.size(); ++d) m *= sizes[d];
+  sizes.back() = n;
+  return {sizes, m};
+}
+
 std::string kernel_name(const LinearImpl::Packed& p) {
   return "oneDNN " + p.kernel->impl() + " (ISA " + kernels::onednn_cpu_isa() + ")";
 }
@@ -92,12 +104,7 @@ Tensor LinearImpl::forward(const Tensor& input) {
   EMBER_CHECK(input.is_quantized() && input.dtype() == kQUInt8 && input.qscheme() == kPerTensorAffine, op,
               "expected a quint8 input quantized per tensor (quantize it first, e.g. with a QuantStub), got ",
               input.is_quantized() ? toString(input.qscheme()) + " " : std::string(), input.dtype());
-  const int64_t k = in_features(), n = out_features();
-  EMBER_CHECK(input.dim() >= 1 && input.size(-1) == k, op, "the input's last dim must be in_features (", k,
-              "), got input of size ", input.sizes());
-  DimVector out_sizes(input.sizes());
-  out_sizes.back() = n;
-  const int64_t m = input.numel() / k;
+  const auto [out_sizes, m] = output_sizes(op, input, in_features(), out_features());
   Tensor y = empty(out_sizes);
   if (m > 0) {
     const Tensor xq = input.int_repr().contiguous();
@@ -142,12 +149,8 @@ std::shared_ptr<LinearImpl> LinearImpl::from_float(const nn::LinearImpl& linear)
 Tensor LinearImpl::forward(const Tensor& input) {
   const char* op = "DynamicQuantizedLinear";
   EMBER_CHECK(input.dtype() == kFloat, op, "expected a float32 input, got ", input.dtype());
-  const int64_t k = in_features(), n = out_features();
-  EMBER_CHECK(input.dim() >= 1 && input.size(-1) == k, op, "the input's last dim must be in_features (", k,
-              "), got input of size ", input.sizes());
-  DimVector out_sizes(input.sizes());
-  out_sizes.back() = n;
-  const int64_t m = input.numel() / k;
+  const int64_t k = in_features();
+  const auto [out_sizes, m] = output_sizes(op, input, k, out_features());
   Tensor y = empty(out_sizes);
   if (m == 0) return y;
   NoGradGuard no_grad;
