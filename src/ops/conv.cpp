@@ -1,6 +1,7 @@
 // Convolutions and transposed convolutions: PyTorch's argument checks and messages, the output
 // shape and layout, then oneDNN (float32, bfloat16; float16 computed in float32 as oneDNN 2.6 has
-// no float16 convolution) or the im2col fallback (float64, and anything oneDNN declines).
+// no float16 convolution, and bfloat16 too on CPUs without AVX-512, where oneDNN has no bfloat16
+// convolution) or the im2col fallback (float64, and anything oneDNN declines).
 // Derivatives (ConvolutionBackward0): the input's gradient is the adjoint convolution, the weight's
 // oneDNN's backward-weights primitive (or the fallback), the bias's a sum of the output's gradient.
 #include <memory>
@@ -227,6 +228,32 @@ onednn::Plan make_conv_plan(const Tensor& x, const Tensor& w, const Tensor& b, c
   throw dnnl::error(dnnl_unimplemented, "no convolution implementation");
 }
 
+// Whether oneDNN has bfloat16 convolutions on this CPU: from AVX-512 on (emulated below
+// AVX512-BF16), none under AVX2.
+bool onednn_has_bfloat16_conv() {
+  static const bool has = [] {
+    using dnnl::memory;
+    const memory::desc m({1, 16, 4, 4}, memory::data_type::bf16, memory::format_tag::any);
+    const memory::desc w({16, 16, 1, 1}, memory::data_type::bf16, memory::format_tag::any);
+    try {
+      dnnl::convolution_forward::primitive_desc(
+          {dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, m, w, memory::desc(), m, {1, 1},
+           {0, 0}, {0, 0}, {0, 0}},
+          onednn::engine());
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return has;
+}
+
+// The dtypes whose convolutions run in float32 and are rounded back: float16 (oneDNN 2.6 has no
+// float16 convolution), and bfloat16 where oneDNN has none (there the im2col fallback would be
+// 100x slower; a float32 convolution of bfloat16 values multiplies exactly and accumulates in
+// float32, as oneDNN's bfloat16 kernels do).
+bool computed_in_float(ScalarType t) { return t == kHalf || (t == kBFloat16 && !onednn_has_bfloat16_conv()); }
+
 // Returns false when oneDNN has no implementation for these arguments.
 bool onednn_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& b_in, const Tensor& out, const ConvArgs& a) {
   const Tensor x = describable(x_in), w = describable(w_in), b = b_in.defined() ? describable(b_in) : b_in;
@@ -396,13 +423,13 @@ struct ConvolutionOp {
       } else {
         out.zero_();
       }
-    } else if (x.dtype() == kFloat || x.dtype() == kBFloat16) {
-      if (!onednn_conv(x, weight, bias, out, a)) fallback_conv(x, weight, bias, out, a);
-    } else if (x.dtype() == kHalf) {
+    } else if (computed_in_float(x.dtype())) {
       Tensor out32 = make_empty(out_sizes, kFloat, output_format(x, weight));
       const Tensor b32 = bias.defined() ? bias.to(kFloat) : bias;
       if (!onednn_conv(x.to(kFloat), weight.to(kFloat), b32, out32, a)) fallback_conv(x, weight, bias, out32, a);
       out.copy_(out32);
+    } else if (x.dtype() == kFloat || x.dtype() == kBFloat16) {
+      if (!onednn_conv(x, weight, bias, out, a)) fallback_conv(x, weight, bias, out, a);
     } else {
       fallback_conv(x, weight, bias, out, a);
     }
@@ -433,7 +460,7 @@ struct ConvolutionBackwardWeightOp {
       if (grad_bias) *grad_bias = bias_grad(grad);
       return grad_weight;
     }
-    if (x.dtype() == kHalf) {  // oneDNN 2.6 has no float16 convolution
+    if (computed_in_float(x.dtype())) {
       Tensor bias32;
       grad_weight.copy_(run(grad.to(kFloat), x.to(kFloat), weight_sizes, format, a, grad_bias ? &bias32 : nullptr));
       if (grad_bias) grad_bias->copy_(bias32);
