@@ -11,6 +11,8 @@
 // relative (against mpmath over [0.25, 2.25]), where Ember's is to about 1e-15.
 #include "parity/aten_rows.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using parity::Close;
 using parity::to_torch;
 
@@ -622,3 +624,5 @@ TEST(AtenTail2Parity, PadSequenceAndResolve) {
   EXPECT_TRUE(parity::Close(ember::resolve_conj(seqs[0]), torch::resolve_conj(tseqs[0])));
   EXPECT_TRUE(ember::resolve_neg(seqs[1]).is_same(seqs[1]));
 }
+
+}  // namespace EMBER_UNITY_FILE

@@ -8,6 +8,8 @@
 // has one kernel: float32 allows 1e-4 relative (double 1e-12) plus K terms' absolute error.
 #include "parity/aten_rows.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using parity::Close;
 using parity::to_torch;
 
@@ -326,3 +328,5 @@ TEST(AtenTailParity, RandomFills) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE

@@ -7,6 +7,8 @@
 
 #include "parity.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 using ETensors = std::vector<ember::Tensor>;
@@ -210,3 +212,5 @@ TEST(AutocastParity, GradientsOfFloat32ParametersMatch) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE

@@ -5,6 +5,8 @@
 
 #include "parity.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 using parity::Close;
@@ -486,3 +488,7 @@ TEST(FftParity, Errors) {
 }
 
 }  // namespace
+
+#undef EXPECT_SAME_ERROR
+
+}  // namespace EMBER_UNITY_FILE

@@ -9,6 +9,8 @@
 
 #include "parity/parity.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using parity::Close;
 using parity::random;
 using parity::Tol;
@@ -277,3 +279,5 @@ TEST(PoolGradParity, Pool1d) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE

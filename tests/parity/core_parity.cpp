@@ -4,6 +4,8 @@
 
 #include "parity/parity.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using parity::kAllTypes;
 
 using parity::Close;
@@ -141,3 +143,5 @@ TEST(CoreParity, PrintingMatchesLibtorch) {
     EXPECT_EQ(str(to_ember(t)), str(t));
   }
 }
+
+}  // namespace EMBER_UNITY_FILE

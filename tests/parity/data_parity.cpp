@@ -9,6 +9,8 @@
 
 #include "parity/parity.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -159,3 +161,5 @@ TEST(DataParity, StreamSampler) {
     t.reset(7);
   }
 }
+
+}  // namespace EMBER_UNITY_FILE

@@ -7,6 +7,8 @@
 // absolute, float64 1e-12 relative plus K * 4 * 2^-53.
 #include "parity/grad_cases.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using parity::Close;
 using parity::to_torch;
 
@@ -312,3 +314,5 @@ TEST(DerivativesParity, SecondOrderGradients) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE

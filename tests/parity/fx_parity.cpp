@@ -4,6 +4,8 @@
 #include "ember/fx.h"
 #include "parity/parity.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace enn = ember::nn;
 namespace tnn = torch::nn;
 
@@ -44,3 +46,5 @@ TEST(FxParity, ConvBnFoldingAgainstLibtorchEager) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE

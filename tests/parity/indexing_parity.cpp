@@ -4,6 +4,8 @@
 // one) strides.
 #include "parity/parity.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using parity::Close;
 using parity::random;
 using parity::to_torch;
@@ -641,3 +643,5 @@ TEST(IndexingParity, AdvancedIndexPut) {
   big.t.index_put_(tl, to_torch(val), true);
   EXPECT_TRUE(Same(big.e, big.t));
 }
+
+}  // namespace EMBER_UNITY_FILE

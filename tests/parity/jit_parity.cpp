@@ -11,6 +11,8 @@
 #include "parity.h"
 #include "unit/temp_dir.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 // Exports every model of the tests into the directory given as argv[1]. BatchNorm running stats
@@ -433,3 +435,5 @@ TEST(JitParity, ModuleApi) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE

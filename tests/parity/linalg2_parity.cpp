@@ -7,6 +7,8 @@
 
 #include <limits>
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using parity::Close;
 using parity::to_torch;
 
@@ -523,3 +525,5 @@ TEST(Linalg2Parity, ErrorMessagesMatchLibtorch) {
   same([&] { ember::linalg::matrix_power(ember::ones({2, 3}), 2); }, [&] { torch::linalg::matrix_power(torch::ones({2, 3}), 2); });
   same([&] { ember::linalg::eigh(ember::eye(3), "X"); }, [&] { torch::linalg::eigh(torch::eye(3), "X"); });
 }
+
+}  // namespace EMBER_UNITY_FILE

@@ -15,6 +15,8 @@
 //    libtorch computes them the same way.
 #include "parity/parity.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using parity::Close;
 using parity::random;
 using parity::to_torch;
@@ -386,3 +388,5 @@ TEST(LinalgParity, OutForms) {
   s3.baddbmm_(ba, bb, 0.5, 1);
   EXPECT_TRUE(Close(s3, ref3));
 }
+
+}  // namespace EMBER_UNITY_FILE

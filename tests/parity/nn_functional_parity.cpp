@@ -7,6 +7,8 @@
 
 #include "parity/parity.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using parity::Close;
 using parity::Tol;
 namespace F = ember::nn::functional;
@@ -533,3 +535,5 @@ TEST(NnFunctionalParity, MultiHeadAttentionForward) {
   EXPECT_THROW(F::multi_head_attention_forward(q, k, v, F::MultiheadAttentionForwardFuncOptions(E, 3, w, b, {}, {}, false, 0.0, ow, ob)),
                ember::Error);
 }
+
+}  // namespace EMBER_UNITY_FILE

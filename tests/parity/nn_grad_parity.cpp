@@ -11,6 +11,8 @@
 
 #include "parity/parity.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using parity::Close;
 using parity::to_torch;
 using parity::Tol;
@@ -258,3 +260,5 @@ TEST(NnGradParity, InterpolateAndPad) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE

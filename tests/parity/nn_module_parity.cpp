@@ -7,6 +7,8 @@
 
 #include "parity/parity.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using parity::Close;
 using parity::Tol;
 namespace enn = ember::nn;
@@ -812,3 +814,5 @@ TEST(NnParity, AdaptiveLogSoftmaxWithLoss) {
   EXPECT_THROW(enn::AdaptiveLogSoftmaxWithLoss(enn::AdaptiveLogSoftmaxWithLossOptions(8, 10, {8, 4})), ember::Error);
   EXPECT_THROW(e(x, target.narrow(0, 0, 5)), ember::Error);
 }
+
+}  // namespace EMBER_UNITY_FILE

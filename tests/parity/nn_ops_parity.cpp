@@ -7,6 +7,8 @@
 
 #include "parity/parity.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using parity::Close;
 using parity::random;
 using parity::Tol;
@@ -628,3 +630,5 @@ TEST(NnOpsParity, Pad) {
     EXPECT_TRUE(Close(ember::pad(x5, {1, 2, 2, 0, 1, 1}, "replicate"), tr, {0, 0})) << dt << " 3d replicate";
   }
 }
+
+}  // namespace EMBER_UNITY_FILE

@@ -12,6 +12,8 @@
 #include "ember/optim.h"
 #include "parity/parity.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using parity::Close;
 using parity::to_torch;
 
@@ -257,3 +259,5 @@ TEST(OptimParity, LBFGS) {
             eo::LBFGSOptions(1).line_search_fn("strong_wolfe").history_size(2).max_iter(3).max_eval(4),
             to::LBFGSOptions(1).line_search_fn("strong_wolfe").history_size(2).max_iter(3).max_eval(4));
 }
+
+}  // namespace EMBER_UNITY_FILE

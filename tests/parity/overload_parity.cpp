@@ -11,6 +11,8 @@
 
 #include "parity.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 using parity::Close;
@@ -516,3 +518,10 @@ TEST(OverloadAudit, CoversEveryOverloadedName) {
 }
 
 }  // namespace
+
+#undef AUDIT_SCOPE
+#undef ROW
+#undef V
+#undef S
+
+}  // namespace EMBER_UNITY_FILE

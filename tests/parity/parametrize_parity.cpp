@@ -7,6 +7,8 @@
 #include "parity/parity.h"
 #include "unit/temp_dir.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using parity::Close;
 using parity::Tol;
 namespace enn = ember::nn;
@@ -269,3 +271,5 @@ TEST(ParametrizeParity, StateDictsWrittenByPyTorchLoadAndGiveItsOutputs) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE

@@ -1,6 +1,8 @@
 // Pointwise ops against libtorch: random inputs of many shapes, layouts and dtypes.
 #include "parity/parity.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using parity::kAllTypes;
 
 using parity::Close;
@@ -640,3 +642,5 @@ TEST(PointwiseParity, IscloseAllcloseEqual) {
   Tensor n = ember::tensor({1.0, NAN});
   EXPECT_TRUE(Close(ember::isclose(n, n, 1e-5, 1e-8, true), torch::isclose(to_torch(n), to_torch(n), 1e-5, 1e-8, true)));
 }
+
+}  // namespace EMBER_UNITY_FILE

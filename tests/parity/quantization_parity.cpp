@@ -6,6 +6,8 @@
 
 #include "parity.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 using parity::to_ember;
@@ -236,3 +238,5 @@ TEST(QuantizationParity, DynamicLinear) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE

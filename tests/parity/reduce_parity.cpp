@@ -18,6 +18,8 @@
 #include "parity/parity.h"
 #include "sanitized.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using parity::kAllTypes;
 
 using parity::Close;
@@ -466,3 +468,5 @@ TEST(ReduceParity, SumOutMatchesOutDtypeRules) {
     EXPECT_TRUE(Close(out, tout)) << out_dt;
   }
 }
+
+}  // namespace EMBER_UNITY_FILE

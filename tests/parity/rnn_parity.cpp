@@ -9,6 +9,8 @@
 
 #include "parity/parity.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using parity::Close;
 using parity::Tol;
 namespace enn = ember::nn;
@@ -542,3 +544,5 @@ TEST(RnnParity, AtenFunctions) {
   EXPECT_THROW(ember::rnn_tanh_cell(rnd({B, I + 1}, 993), rnd({B, H}, 994), rnd({H, I}, 995), rnd({H, H}, 996)),
                ember::Error);
 }
+
+}  // namespace EMBER_UNITY_FILE

@@ -8,6 +8,8 @@
 
 #include "parity/parity.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 using parity::Close;
@@ -285,3 +287,7 @@ TEST(SpecialParity, ValuesAndGradients) {
     }
   }
 }
+
+#undef ROW
+
+}  // namespace EMBER_UNITY_FILE

@@ -4,6 +4,8 @@
 // in both or in neither; and a write through the result lands in the same places of the base.
 #include "parity/parity.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using parity::Close;
 using parity::random;
 using parity::to_torch;
@@ -387,3 +389,7 @@ TEST(ViewParity, ContiguousMemoryFormats) {
     }
   }
 }
+
+#undef VIEW_CASE
+
+}  // namespace EMBER_UNITY_FILE

@@ -11,6 +11,8 @@
 #include "parity.h"
 #include "unit/temp_dir.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 namespace models = ember::vision::models;
@@ -210,3 +212,5 @@ TEST(VisionModels, TrainStep) {
   }
   EXPECT_EQ(model->named_buffers()["features.0.1.num_batches_tracked"].item<int64_t>(), 1);
 }
+
+}  // namespace EMBER_UNITY_FILE
