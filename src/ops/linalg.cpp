@@ -12,6 +12,7 @@
 #include "kernels/cpu/gemm.h"
 #include "ops/linalg_common.h"
 #include "ops/linalg_internal.h"
+#include "ops/op_util.h"
 
 namespace ember {
 namespace linalg {
@@ -293,8 +294,7 @@ Tensor matmul_impl(const char* op, const Tensor& t1, const Tensor& t2_in, const 
   return linalg::product(op, p, out);
 }
 
-// grad * s, skipping the product when s is 1 (PyTorch's maybe_multiply).
-Tensor maybe_multiply(const Tensor& grad, const Scalar& s) { return s.equal(1) ? grad : grad * s; }
+using op_util::maybe_multiply;
 
 // Gradients of self @ other for any operand ranks: 1-D operands act as matrices (a row for self,
 // a column for other) as matmul treats them, and broadcast batch dims are summed away. Each

@@ -22,6 +22,9 @@ inline MemoryFormat layout_of(const Tensor& t) {
   return t.dim() == 4 || t.dim() == 5 ? t.suggest_memory_format() : MemoryFormat::Contiguous;
 }
 
+// grad * s, skipping the product when s is 1 (PyTorch's maybe_multiply, in derivative formulas).
+inline Tensor maybe_multiply(const Tensor& grad, const Scalar& s) { return s.equal(1) ? grad : grad * s; }
+
 // The in-place form of a composed op: the result is written back into self, whose dtype must
 // be able to hold it (PyTorch: "result type Float can't be cast to the desired output type Long").
 inline Tensor& write_back(const char* op, Tensor& self, const Tensor& result) {

@@ -10,6 +10,7 @@
 #include "ember/factory.h"
 #include "ember/pointwise.h"
 #include "ops/pointwise_util.h"
+#include "ops/op_util.h"
 
 namespace ember {
 namespace {
@@ -20,6 +21,7 @@ using kernels::UnaryOp;
 using pointwise::bump_version;
 using pointwise::dtype_of;
 using pointwise::not_implemented;
+using op_util::maybe_multiply;
 using autograd::Derivative;
 
 // PyTorch's sub_check: bool - anything is refused (xor is what people mean).
@@ -88,9 +90,6 @@ Tensor binary_into(const char* name, const Tensor& out, const A& a, const B& b, 
 // The conjugate of a saved operand (complex autograd's formulas read conj(other)).
 Tensor conj_of(const Tensor& t) { return t.conj(); }
 Scalar conj_of(const Scalar& s) { return s.isComplex() ? Scalar(conj(s.toComplexDouble())) : s; }
-
-// grad * s, skipping the product when s is 1 (PyTorch's maybe_multiply).
-Tensor maybe_multiply(const Tensor& grad, const Scalar& s) { return s.equal(1) ? grad : grad * s; }
 
 struct AddOp {
   static constexpr const char* name = "add";

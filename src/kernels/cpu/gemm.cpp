@@ -23,7 +23,7 @@ int64_t small_product_limit(ScalarType t) { return t == kBFloat16 ? 32 * 32 * 32
 
 // How a cached primitive takes its operands: oneDNN runs its slow reference code on some strided
 // layouts (inner strides other than 1), so those operands are copied to contiguous memory first.
-struct Plan {
+struct OperandCopies {
   bool copy_a = false, copy_b = false;
 };
 
@@ -117,7 +117,7 @@ onednn::Primitive make_matmul(ScalarType dtype, ScalarType out_dtype, const Matr
     const dnnl::matmul::desc d = e.bias ? dnnl::matmul::desc(da, db, bias, dst) : dnnl::matmul::desc(da, db, dst);
     return dnnl::matmul::primitive_desc(d, attr, onednn::engine());
   };
-  Plan plan;
+  OperandCopies plan;
   // oneDNN 2.6.3's AMX bfloat16 matmul returns wrong values for some transposed weights (seen
   // here: 7x300 @ (50x300)^T off by ~70, and 65 rows of a transposed `a` with 50 columns); dense
   // weights are correct, so bfloat16 weights are given dense, except in the case checked correct
@@ -142,7 +142,7 @@ onednn::Primitive make_matmul(ScalarType dtype, ScalarType out_dtype, const Matr
   p.args.emplace(DNNL_ARG_WEIGHTS, dnnl::memory(db, eng, DNNL_MEMORY_NONE));
   p.args.emplace(DNNL_ARG_DST, dnnl::memory(dst, eng, DNNL_MEMORY_NONE));
   if (e.bias) p.args.emplace(DNNL_ARG_BIAS, dnnl::memory(bias, eng, DNNL_MEMORY_NONE));
-  p.extra = std::make_shared<Plan>(plan);
+  p.extra = std::make_shared<OperandCopies>(plan);
   return p;
 }
 
@@ -160,7 +160,7 @@ void onednn_gemm(ScalarType dtype, ScalarType out_dtype, const Matrices& out, co
   key.add(out.sizes).add(a.sizes).add(a.strides).add(b.sizes).add(b.strides);
   key.add(e.bias ? e.bias_stride : -1).add(bits_of(e.alpha)).add(bits_of(e.beta));
   onednn::Primitive& p = onednn::cached(key, [&] { return make_matmul(dtype, out_dtype, out, a, b, e); });
-  const Plan& plan = *static_cast<const Plan*>(p.extra.get());
+  const OperandCopies& plan = *static_cast<const OperandCopies*>(p.extra.get());
   Tensor ca, cb;  // dense copies when the plan asks for them
   if (plan.copy_a) ca = dense_copy(a, dtype);
   if (plan.copy_b) cb = dense_copy(b, dtype);
