@@ -3,6 +3,7 @@
 // a case may instead report figures it measured itself, in its own unit (e.g. MB of peak memory).
 // No libtorch here: only the cases_*.cpp files and main.cpp include it.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -13,6 +14,9 @@
 #include "machine.h"
 
 namespace bench {
+
+// 16 Mi elements: the size of the cases labelled "16M float32" (tensor_core, fx's fused chain).
+inline constexpr int64_t k16M = int64_t{16} << 20;
 
 // Whom Ember is compared with. A speed-up within Ember (a mode against Ember's own default)
 // uses Ember's default as baseline; the JSON then says "baseline": "ember".
