@@ -9,11 +9,7 @@ namespace {
 constexpr const char* kFft = "fft: transforms";
 constexpr const char* kConj = "complex: products with conjugate views";
 
-struct Input {
-  ember::Tensor e;
-  torch::Tensor t;
-  Input(ember::Tensor tensor) : e(std::move(tensor)), t(parity::to_torch(e)) {}  // NOLINT: implicit
-};
+using bench::Input;
 
 bench::Register fft_rfft_1m_f32{{
     .name = "fft_rfft_1m_f32",

@@ -7,7 +7,7 @@ namespace {
 
 namespace F = ember::nn::functional;
 
-constexpr const char* kLabel = "conv_pool_grad: fwd+bwd, batch 64 float32";
+constexpr const char* kConvPoolGradLabel = "conv_pool_grad: fwd+bwd, batch 64 float32";
 
 // A seeded leaf requiring grad on both sides (same strides, so channels_last carries over).
 struct Leaf {
@@ -51,21 +51,21 @@ bench::Outcome conv_fwd_bwd(const bench::Context& ctx, int64_t cin, int64_t cout
 
 bench::Register conv1_5x5{{
     .name = "conv2d_grad_5x5_1_32_28_b64",
-    .label = kLabel,
+    .label = kConvPoolGradLabel,
     .target = 1.0,
     .run = [](const bench::Context& ctx) { return conv_fwd_bwd(ctx, 1, 32, 28, 5, 0, false, {}); },
 }};
 
 bench::Register conv2_3x3{{
     .name = "conv2d_grad_3x3_32_64_28_b64",
-    .label = kLabel,
+    .label = kConvPoolGradLabel,
     .target = 1.0,
     .run = [](const bench::Context& ctx) { return conv_fwd_bwd(ctx, 32, 64, 28, 3, 1, true, {}); },
 }};
 
 bench::Register conv2_3x3_cl{{
     .name = "conv2d_grad_3x3_32_64_28_b64_cl",
-    .label = kLabel,
+    .label = kConvPoolGradLabel,
     .target = 1.0,
     .run = [](const bench::Context& ctx) {
       return conv_fwd_bwd(ctx, 32, 64, 28, 3, 1, true, ember::MemoryFormat::ChannelsLast);
@@ -74,7 +74,7 @@ bench::Register conv2_3x3_cl{{
 
 bench::Register max_pool_2x2{{
     .name = "max_pool2d_grad_2x2_32_28_b64",
-    .label = kLabel,
+    .label = kConvPoolGradLabel,
     .target = 1.0,
     .run =
         [](const bench::Context& ctx) {

@@ -6,7 +6,7 @@
 namespace {
 
 constexpr double kMean = 0.2860, kStd = 0.3530;  // Fashion-MNIST's training images
-constexpr size_t kBatch = 64, kWorkers = 2;
+constexpr size_t kLoaderBatch = 64, kWorkers = 2;
 
 bench::Register data_epoch{{
     .name = "data_epoch_fashion_mnist",
@@ -24,10 +24,10 @@ bench::Register data_epoch{{
 
           auto eloader = ed::make_data_loader(
               std::move(edataset).map(ed::transforms::Normalize<>(kMean, kStd)).map(ed::transforms::Stack<>()),
-              ed::DataLoaderOptions().batch_size(kBatch).workers(kWorkers));
+              ed::DataLoaderOptions().batch_size(kLoaderBatch).workers(kWorkers));
           auto tloader = td::make_data_loader(
               std::move(tdataset).map(td::transforms::Normalize<>(kMean, kStd)).map(td::transforms::Stack<>()),
-              td::DataLoaderOptions().batch_size(kBatch).workers(kWorkers));
+              td::DataLoaderOptions().batch_size(kLoaderBatch).workers(kWorkers));
           // Every image once per epoch, whichever the order.
           int64_t eseen = 0, tseen = 0;
           for (auto& batch : *eloader) eseen += batch.data.size(0);

@@ -7,18 +7,18 @@
 
 namespace {
 
-constexpr int64_t k16M = int64_t{16} << 20;
-constexpr const char* kLabel = "fx: fused pointwise chain, 16M float32";
+using bench::k16M;
+constexpr const char* kFusedChainLabel = "fx: fused pointwise chain, 16M float32";
 
 ember::Tensor eager_chain(const ember::Tensor& x, const ember::Tensor& a, const ember::Tensor& b,
                           const ember::Tensor& c) {
   return ember::sigmoid(x * a + b) * ember::tanh(x) + ember::relu(c);
 }
 
-struct Inputs {
+struct ChainInputs {
   std::vector<ember::Tensor> in;
   std::vector<torch::Tensor> tin;
-  Inputs() {
+  ChainInputs() {
     for (int i = 0; i < 4; ++i) {
       in.push_back(parity::random({k16M}, ember::kFloat, 10 + i));
       tin.push_back(parity::to_torch(in.back()));
@@ -35,7 +35,7 @@ struct Inputs {
 struct Fused {
   std::shared_ptr<ember::fx::GraphModule> gm;
   std::vector<ember::jit::IValue> args;
-  explicit Fused(const Inputs& in) : gm(ember::fx::trace(eager_chain, in.in[0], in.in[1], in.in[2], in.in[3])) {
+  explicit Fused(const ChainInputs& in) : gm(ember::fx::trace(eager_chain, in.in[0], in.in[1], in.in[2], in.in[3])) {
     if (ember::fx::fuse_pointwise(*gm) != 1 || gm->graph().size() != 6) {
       throw bench::CheckFailure("fuse_pointwise did not make the chain one node:\n" + gm->code());
     }
@@ -56,12 +56,12 @@ std::string path_note() { return "fused kernel on " + ember::get_cpu_capability(
 
 bench::Register fused_vs_eager{{
     .name = "fx_pointwise_chain_16m_fused_vs_eager",
-    .label = kLabel,
+    .label = kFusedChainLabel,
     .target = 0.33,
     .baseline = bench::Baseline::Ember,
     .run =
         [](const bench::Context& ctx) {
-          const Inputs in;
+          const ChainInputs in;
           const Fused fused(in);
           if (!ember::allclose(fused(), in.eager(), 1e-6, 1e-6))
             throw bench::CheckFailure("the fused chain differs from the eager one");
@@ -76,12 +76,12 @@ bench::Register fused_vs_eager{{
 
 bench::Register fused_vs_memory_limit{{
     .name = "fx_pointwise_chain_16m_vs_memory_limit",
-    .label = kLabel,
+    .label = kFusedChainLabel,
     .target = 1.3,
     .baseline = bench::Baseline::Ember,
     .run =
         [](const bench::Context& ctx) {
-          const Inputs in;
+          const ChainInputs in;
           const Fused fused(in);
           auto out = bench::time_pair(
               ctx, {.ember = [&] { (void)fused(); }, .baseline = {}, .min_run_time = 2.0, .bytes = kBytes});
@@ -96,11 +96,11 @@ bench::Register fused_vs_memory_limit{{
 
 bench::Register fused_vs_libtorch{{
     .name = "fx_pointwise_chain_16m_fused_vs_libtorch",
-    .label = kLabel,
+    .label = kFusedChainLabel,
     .target = 0.3,
     .run =
         [](const bench::Context& ctx) {
-          const Inputs in;
+          const ChainInputs in;
           const Fused fused(in);
           bench::check_close(ctx, fused(), in.libtorch());
           auto out = bench::time_pair(ctx, {.ember = [&] { (void)fused(); },

@@ -16,7 +16,7 @@ namespace {
 namespace E = train_models::on_ember;
 namespace L = train_models::on_torch;
 namespace G = ember::graphs;
-constexpr const char* kLabel = "graphs: captured step replayed";
+constexpr const char* kGraphsLabel = "graphs: captured step replayed";
 
 bool bitwise_equal(const ember::Tensor& a, const ember::Tensor& b) {
   const ember::Tensor ca = a.detach().contiguous(), cb = b.detach().contiguous();
@@ -34,7 +34,7 @@ void check_bitwise(const bench::Context& ctx, const M& a, const M& b) {
 }
 
 template <class M>
-void copy_parameters(const M& from, M& to) {
+void copy_ember_parameters(const M& from, M& to) {
   ember::NoGradGuard no_grad;
   const auto src = from->parameters();
   auto dst = to->parameters();
@@ -83,7 +83,7 @@ struct TanhSgd {
   ember::optim::SGD eopt{eager->parameters(), ember::optim::SGDOptions(0.01)};
   G::Graph g;
   TanhSgd() {
-    copy_parameters(eager, graphed);
+    copy_ember_parameters(eager, graphed);
     step(graphed, gopt);  // warm-up
     {
       G::GraphCapture capture(g);
@@ -100,7 +100,7 @@ struct TanhSgd {
 
 bench::Register mlp16_vs_eager{{
     .name = "graph_replay_train_step_mlp16_tanh_sgd",
-    .label = kLabel,
+    .label = kGraphsLabel,
     .target = 0.3,
     .baseline = bench::Baseline::Ember,
     .run =
@@ -117,7 +117,7 @@ bench::Register mlp16_vs_eager{{
 
 bench::Register mlp16_vs_libtorch{{
     .name = "graph_replay_train_step_mlp16_vs_libtorch",
-    .label = kLabel,
+    .label = kGraphsLabel,
     .target = 0.06,
     .run =
         [](const bench::Context& ctx) {
@@ -142,13 +142,13 @@ bench::Register mlp16_vs_libtorch{{
 // 784-256-128-10 at batch 64, cross-entropy, fused Adam.
 bench::Register mlp784_adam{{
     .name = "graph_replay_train_step_mlp784_adam",
-    .label = kLabel,
+    .label = kGraphsLabel,
     .target = 0.9,
     .baseline = bench::Baseline::Ember,
     .run =
         [](const bench::Context& ctx) {
           E::ReluMlp graphed, eager;
-          copy_parameters(eager, graphed);
+          copy_ember_parameters(eager, graphed);
           const ember::Tensor x = parity::random({64, 784}, ember::kFloat, 41), y = ember::randint(0, 10, {64});
           ember::optim::Adam gopt(graphed->parameters(), ember::optim::AdamOptions(1e-3));
           ember::optim::Adam eopt(eager->parameters(), ember::optim::AdamOptions(1e-3));
@@ -176,7 +176,7 @@ bench::Register mlp784_adam{{
 // That MLP's forward at batch 1 in inference mode.
 bench::Register mlp784_infer{{
     .name = "graph_replay_infer_mlp784_b1",
-    .label = kLabel,
+    .label = kGraphsLabel,
     .target = 0.4,
     .baseline = bench::Baseline::Ember,
     .run =

@@ -23,12 +23,7 @@ parity::Tol sum_of_products_tol(ember::ScalarType dtype, int64_t k) {
   return tol;
 }
 
-// A seeded Ember tensor and its libtorch copy (same strides, so channels_last carries over).
-struct Input {
-  ember::Tensor e;
-  torch::Tensor t;
-  Input(ember::Tensor tensor) : e(std::move(tensor)), t(parity::to_torch(e)) {}  // NOLINT: implicit
-};
+using bench::Input;
 
 // Square n x n matmul in `dtype`; libtorch's float32 product runs on OpenBLAS, its bfloat16
 // product on oneDNN.

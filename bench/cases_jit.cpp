@@ -37,14 +37,14 @@ bench::Outcome forward_pair(const bench::Context& ctx, const std::string& which,
                                     }});
 }
 
-bench::Register mlp{{
+bench::Register jit_mlp{{
     .name = "jit_mlp_b1_infer",
     .label = kJit,
     .target = 0.3,
     .run = [](const bench::Context& ctx) { return forward_pair(ctx, "mlp", {1, 16}, parity::Tol{1e-5, 1e-5}); },
 }};
 
-bench::Register resnet18{{
+bench::Register jit_resnet18{{
     .name = "jit_resnet18_b1_infer_224",
     .label = kJit,
     .target = 0.8,
@@ -54,7 +54,7 @@ bench::Register resnet18{{
         },
 }};
 
-bench::Register mobilenet_v3_large{{
+bench::Register jit_mobilenet_v3_large{{
     .name = "jit_mobilenet_v3_large_b1_infer_224",
     .label = kJit,
     .target = 0.8,

@@ -6,13 +6,9 @@
 namespace {
 
 constexpr const char* kLinalg = "linalg: factorizations and solvers";
-constexpr const char* kSmall = "linalg: batches of small matrices";
+constexpr const char* kSmallMatrices = "linalg: batches of small matrices";
 
-struct Input {
-  ember::Tensor e;
-  torch::Tensor t;
-  Input(ember::Tensor tensor) : e(std::move(tensor)), t(parity::to_torch(e)) {}  // NOLINT: implicit
-};
+using bench::Input;
 
 // A + n I: well conditioned, so both libraries agree to the dtype's tolerance times n.
 ember::Tensor wellcond(std::vector<int64_t> sizes, ember::ScalarType dt, uint64_t seed) {
@@ -77,7 +73,7 @@ bench::Register linalg_cholesky_1024_f32{{
 
 bench::Register linalg_inv_3x3_b4096_f32{{
     .name = "linalg_inv_3x3_b4096_f32",
-    .label = kSmall,
+    .label = kSmallMatrices,
     .target = 0.3,
     .run =
         [](const bench::Context& ctx) {
@@ -91,7 +87,7 @@ bench::Register linalg_inv_3x3_b4096_f32{{
 
 bench::Register linalg_det_4x4_b4096_f32{{
     .name = "linalg_det_4x4_b4096_f32",
-    .label = kSmall,
+    .label = kSmallMatrices,
     .target = 0.3,
     .run =
         [](const bench::Context& ctx) {

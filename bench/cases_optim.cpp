@@ -10,7 +10,7 @@
 namespace {
 
 constexpr int kParams = 200;
-constexpr const char* kLabel = "optim: step over 200 parameters of 64x64";
+constexpr const char* kOptimLabel = "optim: step over 200 parameters of 64x64";
 
 struct Model {
   std::vector<ember::Tensor> e;
@@ -51,21 +51,21 @@ bench::Outcome adam_case(const bench::Context& ctx, bool fused) {
 
 bench::Register adam_fused{{
     .name = "adam_step_200x64x64_fused",
-    .label = kLabel,
+    .label = kOptimLabel,
     .target = 0.2,
     .run = [](const bench::Context& ctx) { return adam_case(ctx, true); },
 }};
 
 bench::Register adam_foreach{{
     .name = "adam_step_200x64x64_foreach",
-    .label = kLabel,
+    .label = kOptimLabel,
     .target = 0.2,
     .run = [](const bench::Context& ctx) { return adam_case(ctx, false); },
 }};
 
 bench::Register sgd_momentum{{
     .name = "sgd_momentum_step_200x64x64",
-    .label = kLabel,
+    .label = kOptimLabel,
     .target = std::nullopt,  // the issue sets none for SGD
     .run =
         [](const bench::Context& ctx) {

@@ -11,7 +11,7 @@ namespace {
 namespace P = ember::profiler;
 namespace E = train_models::on_ember;
 namespace L = train_models::on_torch;
-constexpr const char* kSmall = "profiler: 8-element add";
+constexpr const char* kSmallAdd = "profiler: 8-element add";
 constexpr const char* kStep = "profiler: 784-256-128-10 Adam step, shapes and memory on";
 
 P::ProfilerOptions step_options() { return P::ProfilerOptions().record_shapes(true).profile_memory(true); }
@@ -20,7 +20,7 @@ P::ProfilerOptions step_options() { return P::ProfilerOptions().record_shapes(tr
 // whose per-op cost must stay where it was before the profiler existed (its target: 0.25).
 bench::Register off_overhead{{
     .name = "profiler_off_overhead_add_small",
-    .label = kSmall,
+    .label = kSmallAdd,
     .target = 0.25,
     .run =
         [](const bench::Context& ctx) {

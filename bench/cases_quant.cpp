@@ -12,7 +12,7 @@
 namespace {
 
 constexpr const char* kQuant = "quant: dynamic int8 linear 1024x1024 b64";
-constexpr int64_t kIn = 1024, kOut = 1024, kBatch = 64;
+constexpr int64_t kIn = 1024, kOut = 1024, kQuantBatch = 64;
 
 struct Setup {
   ember::nn::Linear linear{kIn, kOut};
@@ -22,7 +22,7 @@ struct Setup {
     ember::manual_seed(7);
     linear = ember::nn::Linear(kIn, kOut);
     qlinear = ember::nn::quantized::dynamic::LinearImpl::from_float(*linear);
-    x = parity::random({kBatch, kIn}, ember::kFloat, 71);
+    x = parity::random({kQuantBatch, kIn}, ember::kFloat, 71);
   }
   // One quantum of the activations as the output sees it: an input element rounded the other
   // way (libtorch's onednn engine quantizes x inside oneDNN with 1 / scale taken in double)
@@ -55,7 +55,7 @@ bench::Register vs_f32{{
           bench::Outcome o =
               bench::time_pair(ctx, {.ember = [&] { (void)s.qlinear->forward(s.x); },
                                      .baseline = [&] { (void)s.linear(s.x); },
-                                     .flops = 2.0 * kBatch * kIn * kOut});
+                                     .flops = 2.0 * kQuantBatch * kIn * kOut});
           o.notes.push_back("int8: " + s.qlinear->kernel());
           return o;
         },
@@ -86,7 +86,7 @@ bench::Register vs_libtorch{{
           bench::check_close(ctx, s.qlinear->forward(s.x), torch_forward(), parity::Tol{0, s.quantum()});
           bench::Outcome o = bench::time_pair(ctx, {.ember = [&] { (void)s.qlinear->forward(s.x); },
                                                     .baseline = [&] { (void)torch_forward(); },
-                                                    .flops = 2.0 * kBatch * kIn * kOut});
+                                                    .flops = 2.0 * kQuantBatch * kIn * kOut});
           o.notes.push_back("ember " + s.qlinear->kernel() + "; libtorch engine " + engine_name());
           return o;
         },

@@ -7,7 +7,7 @@
 
 namespace {
 
-constexpr const char* kLabel = "rnn: sequence models";
+constexpr const char* kRnnLabel = "rnn: sequence models";
 constexpr const char* kCellLabel = "rnn: one cell step";
 constexpr const char* kAttentionLabel = "attention: MultiheadAttention";
 
@@ -16,7 +16,7 @@ ember::Tensor input(ember::IntArrayRef sizes, uint64_t seed) {
 }
 
 // libtorch's module gets Ember's parameters, by name.
-void copy_parameters(const ember::nn::Module& e, torch::nn::Module& t) {
+void copy_parameters_to_torch(const ember::nn::Module& e, torch::nn::Module& t) {
   torch::NoGradGuard no_grad;
   auto tp = t.named_parameters();
   for (const auto& p : e.named_parameters()) tp[p.key()].copy_(parity::to_torch(p.value()));
@@ -24,13 +24,13 @@ void copy_parameters(const ember::nn::Module& e, torch::nn::Module& t) {
 
 bench::Register lstm_2layer{{
     .name = "lstm_2layer_h256_seq50_b32_fwd_bwd",
-    .label = kLabel,
+    .label = kRnnLabel,
     .target = 0.8,
     .run =
         [](const bench::Context& ctx) {
           ember::nn::LSTM e(ember::nn::LSTMOptions(256, 256).num_layers(2));
           torch::nn::LSTM t(torch::nn::LSTMOptions(256, 256).num_layers(2));
-          copy_parameters(*e, *t);
+          copy_parameters_to_torch(*e, *t);
           const ember::Tensor x = input({50, 32, 256}, 1);
           const torch::Tensor tx = parity::to_torch(x);
           auto ember_step = [&] {
@@ -53,13 +53,13 @@ bench::Register lstm_2layer{{
 
 bench::Register gru_1layer{{
     .name = "gru_1layer_h512_seq100_b16_fwd",
-    .label = kLabel,
+    .label = kRnnLabel,
     .target = 0.8,
     .run =
         [](const bench::Context& ctx) {
           ember::nn::GRU e(512, 512);
           torch::nn::GRU t(512, 512);
-          copy_parameters(*e, *t);
+          copy_parameters_to_torch(*e, *t);
           const ember::Tensor x = input({100, 16, 512}, 2);
           const torch::Tensor tx = parity::to_torch(x);
           ember::NoGradGuard no_grad;
@@ -78,7 +78,7 @@ bench::Register lstm_cell_step{{
         [](const bench::Context& ctx) {
           ember::nn::LSTMCell e(256, 256);
           torch::nn::LSTMCell t(256, 256);
-          copy_parameters(*e, *t);
+          copy_parameters_to_torch(*e, *t);
           const ember::Tensor x = input({1, 256}, 3), h = input({1, 256}, 4), c = input({1, 256}, 5);
           const torch::Tensor tx = parity::to_torch(x), th = parity::to_torch(h), tc = parity::to_torch(c);
           ember::NoGradGuard no_grad;
@@ -98,7 +98,7 @@ bench::Register mha{{
         [](const bench::Context& ctx) {
           ember::nn::MultiheadAttention e(512, 8);
           torch::nn::MultiheadAttention t(512, 8);
-          copy_parameters(*e, *t);
+          copy_parameters_to_torch(*e, *t);
           // (seq, batch, embed): self-attention, the input also a leaf that wants its gradient
           const ember::Tensor x = input({256, 8, 512}, 6).requires_grad_(true);
           const torch::Tensor tx = parity::to_torch(x.detach()).requires_grad_(true);

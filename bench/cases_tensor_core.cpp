@@ -4,15 +4,15 @@
 
 namespace {
 
-constexpr int64_t k16M = int64_t{16} << 20;
-constexpr const char* kSmall = "tensor_core: small tensors";
+using bench::k16M;
+constexpr const char* kSmallTensors = "tensor_core: small tensors";
 constexpr const char* k16MLabel = "tensor_core: 16M float32";
 
 // Two seeded float32 inputs of n elements, in Ember and (copied) in libtorch.
-struct Inputs {
+struct TwoInputs {
   ember::Tensor a, b;
   torch::Tensor ta, tb;
-  explicit Inputs(int64_t n)
+  explicit TwoInputs(int64_t n)
       : a(parity::random({n}, ember::kFloat, 1)),
         b(parity::random({n}, ember::kFloat, 2)),
         ta(parity::to_torch(a)),
@@ -21,11 +21,11 @@ struct Inputs {
 
 bench::Register add_small_f32{{
     .name = "add_small_f32",
-    .label = kSmall,
+    .label = kSmallTensors,
     .target = 0.25,
     .run =
         [](const bench::Context& ctx) {
-          const Inputs in(8);
+          const TwoInputs in(8);
           bench::check_close(ctx, in.a + in.b, in.ta + in.tb);
           return bench::time_pair(ctx, {.ember = [&] { (void)(in.a + in.b); },
                                         .baseline = [&] { (void)(in.ta + in.tb); }});
@@ -38,7 +38,7 @@ bench::Register add_16m_f32{{
     .target = 1.0,
     .run =
         [](const bench::Context& ctx) {
-          const Inputs in(k16M);
+          const TwoInputs in(k16M);
           bench::check_close(ctx, in.a + in.b, in.ta + in.tb);
           // Reads a and b, writes the result: the same traffic as the triad.
           return bench::time_pair(ctx, {.ember = [&] { (void)(in.a + in.b); },
@@ -54,7 +54,7 @@ bench::Register exp_16m_f32{{
     .target = 1.0,
     .run =
         [](const bench::Context& ctx) {
-          const Inputs in(k16M);
+          const TwoInputs in(k16M);
           bench::check_close(ctx, ember::exp(in.a), torch::exp(in.ta));
           return bench::time_pair(ctx, {.ember = [&] { (void)ember::exp(in.a); },
                                         .baseline = [&] { (void)torch::exp(in.ta); },

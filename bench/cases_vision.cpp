@@ -8,7 +8,7 @@
 
 namespace {
 
-constexpr const char* kLabel = "vision: zoo models against traced torchvision";
+constexpr const char* kVisionLabel = "vision: zoo models against traced torchvision";
 
 // max |ember - libtorch| <= tol * max |libtorch|.
 void check_logits(const bench::Context& ctx, const ember::Tensor& e, const torch::Tensor& t, double tol) {
@@ -20,7 +20,7 @@ void check_logits(const bench::Context& ctx, const ember::Tensor& e, const torch
 // (torch::jit::optimize_for_inference: BatchNorms folded into convolutions, oneDNN layouts).
 bench::Register mobilenet_v3_large{{
     .name = "mobilenet_v3_large_b1_infer_224",
-    .label = kLabel,
+    .label = kVisionLabel,
     .target = 0.8,
     .run =
         [](const bench::Context& ctx) {
@@ -53,7 +53,7 @@ bench::Register mobilenet_v3_large{{
 // CPU autocast running the channels_last trace.
 bench::Register resnet50_bf16_cl{{
     .name = "resnet50_b8_infer_224_bf16_cl",
-    .label = kLabel,
+    .label = kVisionLabel,
     .target = 0.8,
     .needs = bench::Needs::BFloat16Instructions,
     .run =

@@ -3,16 +3,22 @@
 // a case may instead report figures it measured itself, in its own unit (e.g. MB of peak memory).
 // No libtorch here: only the cases_*.cpp files and main.cpp include it.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <optional>
+#include <source_location>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ember/benchmark.h"
 #include "machine.h"
 
 namespace bench {
+
+// 16 Mi elements: the size of the cases labelled "16M float32" (tensor_core, fx's fused chain).
+inline constexpr int64_t k16M = int64_t{16} << 20;
 
 // Whom Ember is compared with. A speed-up within Ember (a mode against Ember's own default)
 // uses Ember's default as baseline; the JSON then says "baseline": "ember".
@@ -57,11 +63,17 @@ struct CheckFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Every case, in the order --list prints and the suite runs them: by the name of the file that
+// registers it, then as that file declares them. (The static initializers that register the
+// cases run in the linker's order of the object files, which unity batches change.)
 std::vector<Case>& registry();
+void add_case(Case c, std::string_view file);
 
 // `static bench::Register r{{.name = ..., .run = ...}};` in a cases_*.cpp file adds a case.
 struct Register {
-  explicit Register(Case c) { registry().push_back(std::move(c)); }
+  explicit Register(Case c, std::source_location where = std::source_location::current()) {
+    add_case(std::move(c), where.file_name());
+  }
 };
 
 // Two statements timed against each other.

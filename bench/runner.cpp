@@ -1,8 +1,12 @@
 // The case registry and the paired timing every time case uses.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "registry.h"
 
@@ -11,6 +15,24 @@ namespace bench {
 std::vector<Case>& registry() {
   static std::vector<Case> cases;
   return cases;
+}
+
+namespace {
+
+// The name of the file that registered each case of registry(), by index.
+std::vector<std::string>& case_files() {
+  static std::vector<std::string> files;
+  return files;
+}
+
+}  // namespace
+
+void add_case(Case c, std::string_view file) {
+  const std::string name(file.substr(file.find_last_of('/') + 1));  // npos + 1 = 0: no directory
+  std::vector<std::string>& files = case_files();
+  const auto at = std::upper_bound(files.begin(), files.end(), name) - files.begin();
+  files.insert(files.begin() + at, name);
+  registry().insert(registry().begin() + at, std::move(c));
 }
 
 namespace {
