@@ -231,20 +231,15 @@ onednn::Plan make_conv_plan(const Tensor& x, const Tensor& w, const Tensor& b, c
 // Whether oneDNN has bfloat16 convolutions on this CPU: from AVX-512 on (emulated below
 // AVX512-BF16), none under AVX2.
 bool onednn_has_bfloat16_conv() {
-  static const bool has = [] {
+  static const bool has = onednn::implements([] {
     using dnnl::memory;
     const memory::desc m({1, 16, 4, 4}, memory::data_type::bf16, memory::format_tag::any);
     const memory::desc w({16, 16, 1, 1}, memory::data_type::bf16, memory::format_tag::any);
-    try {
-      dnnl::convolution_forward::primitive_desc(
-          {dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, m, w, memory::desc(), m, {1, 1},
-           {0, 0}, {0, 0}, {0, 0}},
-          onednn::engine());
-      return true;
-    } catch (const dnnl::error&) {
-      return false;
-    }
-  }();
+    dnnl::convolution_forward::primitive_desc(
+        {dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, m, w, memory::desc(), m, {1, 1},
+         {0, 0}, {0, 0}, {0, 0}},
+        onednn::engine());
+  });
   return has;
 }
 

@@ -181,16 +181,11 @@ Tensor as_tensor(const Matrices& m, ScalarType dtype) {
 // AVX512-BF16 or AMX, emulated without) and none on AVX2-only CPUs, where creating it throws.
 // Asked once, by creating a small one.
 bool onednn_has_bfloat16_matmul() {
-  static const bool has = [] {
-    try {
-      const dnnl::memory::desc m({2, 2}, dnnl::memory::data_type::bf16, dnnl::memory::format_tag::ab);
-      const dnnl::memory::desc o({2, 2}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab);
-      dnnl::matmul::primitive_desc(dnnl::matmul::desc(m, m, o), onednn::engine());
-      return true;
-    } catch (const dnnl::error&) {
-      return false;
-    }
-  }();
+  static const bool has = onednn::implements([] {
+    const dnnl::memory::desc m({2, 2}, dnnl::memory::data_type::bf16, dnnl::memory::format_tag::ab);
+    const dnnl::memory::desc o({2, 2}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab);
+    dnnl::matmul::primitive_desc(dnnl::matmul::desc(m, m, o), onednn::engine());
+  });
   return has;
 }
 

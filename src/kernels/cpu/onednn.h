@@ -26,6 +26,18 @@ std::optional<dnnl::memory::data_type> data_type(ScalarType t);
 dnnl::memory::desc desc_of(const Tensor& t);
 dnnl::memory::desc desc_of(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype);
 
+// Whether oneDNN implements a primitive on this CPU: `make` creates its primitive descriptor,
+// which throws where there is no implementation (callers ask once, with a small problem).
+template <class Make>
+bool implements(const Make& make) {
+  try {
+    make();
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
 // What identifies a primitive: an op tag and integers (shapes, strides, dtypes, attributes).
 class Key {
  public:
