@@ -10,6 +10,8 @@
 #include "ember/ember.h"
 #include "unit/expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using namespace ember;
 
 namespace {
@@ -257,3 +259,5 @@ TEST(GradScaler, TrainsAFloat16Model) {
   EXPECT_LT(scaler.get_scale(), 65536.0);
   EXPECT_LT(last, 0.1 * first) << "first loss " << first << ", last " << last;
 }
+
+}  // namespace EMBER_UNITY_FILE

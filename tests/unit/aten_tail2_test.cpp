@@ -6,6 +6,8 @@
 #include "ember/ember.h"
 #include "expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 using ember::Tensor;
@@ -219,3 +221,5 @@ TEST(AtenTail2, QueriesAndAliases) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE

@@ -5,6 +5,8 @@
 #include "ember/ember.h"
 #include "expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 using ember::Tensor;
@@ -115,3 +117,5 @@ TEST(AtenTail, EmptyInputs) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE

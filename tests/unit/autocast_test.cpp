@@ -12,6 +12,8 @@
 #include "sanitized.h"
 #include "unit/expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using namespace ember;
 namespace F = ember::nn::functional;
 
@@ -334,3 +336,5 @@ TEST(Autocast, FashionMnistCnnTrainsInBfloat16ChannelsLast) {
   const double accuracy = model->forward(test_x).argmax(1).eq(test_y).to(kFloat).mean().item<double>();
   EXPECT_GT(accuracy, sanitized() ? 0.3 : 0.78);
 }
+
+}  // namespace EMBER_UNITY_FILE

@@ -7,6 +7,8 @@
 #include "ember/ember.h"
 #include "unit/expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using namespace ember;  // NOLINT
 using autograd::variable_list;
 
@@ -470,3 +472,5 @@ TEST(Autograd, FactoriesHonourRequiresGradOption) {
   expect_error([] { ones({2}, TensorOptions().dtype(kLong).requires_grad(true)); }, "floating point");
   expect_error([] { tensor({1, 2}, requires_grad()); }, "floating point");
 }
+
+}  // namespace EMBER_UNITY_FILE

@@ -9,6 +9,8 @@
 #include "ember/benchmark.h"
 #include "ember/parallel.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace eb = ember::benchmark;
 
 namespace {
@@ -394,3 +396,5 @@ TEST(Compare, ColorizeRelativeToRowBest) {
   cols.colorize(false);
   EXPECT_NE(cols.str(true).find("\033[31m\033[1m2500.0\033[0m\033[0m"), std::string::npos);
 }
+
+}  // namespace EMBER_UNITY_FILE

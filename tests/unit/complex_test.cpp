@@ -9,6 +9,8 @@
 #include "ember/ember.h"
 #include "unit/expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using namespace ember;
 using autograd::variable_list;
 
@@ -135,3 +137,5 @@ TEST(Complex, Errors) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE

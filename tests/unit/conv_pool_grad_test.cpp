@@ -9,6 +9,8 @@
 #include "kernels/cpu/onednn.h"
 #include "unit/expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using namespace ember;  // NOLINT
 namespace F = ember::nn::functional;
 using autograd::variable_list;
@@ -328,3 +330,5 @@ TEST(PoolGrad, AvgPoolChannelsLastMatchesContiguousExactly) {
     }
   }
 }
+
+}  // namespace EMBER_UNITY_FILE

@@ -9,6 +9,8 @@
 #include "ember/ember.h"
 #include "unit/expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using namespace ember;  // NOLINT
 using autograd::variable_list;
 
@@ -402,3 +404,5 @@ TEST(Derivatives, FloorDivideHasNoDerivativeAsInPyTorch) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE

@@ -11,6 +11,8 @@
 #include "ember/ember.h"
 #include "unit/expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using namespace ember;
 
 namespace {
@@ -311,3 +313,5 @@ TEST(Foreach, ErrorsNameOpIndexAndShapesAndWriteNothing) {
   List undefined = {ones({2}), Tensor()};
   EXPECT_ERROR(foreach_neg_(undefined), "foreach_neg_", "index 1", "undefined");
 }
+
+}  // namespace EMBER_UNITY_FILE

@@ -13,6 +13,8 @@
 #include "ember/fx/fused.h"
 #include "unit/expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using namespace ember;  // NOLINT
 using fx::FusedArg;
 using fx::FusedPointwise;
@@ -381,3 +383,5 @@ TEST(FxFused, ConcurrentCallsShareTheCompiledChain) {
   for (auto& th : threads) th.join();
   for (int t = 0; t < 4; ++t) EXPECT_TRUE(ok[t]) << t;
 }
+
+}  // namespace EMBER_UNITY_FILE

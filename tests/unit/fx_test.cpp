@@ -11,6 +11,8 @@
 #include "expect_error.h"
 #include "temp_dir.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 using ember::Tensor;
@@ -586,3 +588,5 @@ TEST(Fx, LoadRefusesBadFiles) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE

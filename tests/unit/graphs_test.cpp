@@ -14,6 +14,8 @@
 #include "ember/graphs.h"
 #include "unit/expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using namespace ember;
 namespace F = ember::nn::functional;
 using graphs::Graph;
@@ -503,3 +505,5 @@ TEST(Graphs, RefusesTensorsMadeOnTheHost) {
       },
       {"graphs", "host"});
 }
+
+}  // namespace EMBER_UNITY_FILE

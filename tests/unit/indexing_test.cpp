@@ -8,6 +8,8 @@
 #include "ember/ember.h"
 #include "unit/expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using namespace ember;
 using indexing::Ellipsis;
 using indexing::None;
@@ -382,3 +384,5 @@ TEST(Indexing, ScatterReduceAndWhereOfCondition) {
   EXPECT_EQ(values<int64_t>(where_true[0]), (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(values<int64_t>(where_true[1]), (std::vector<int64_t>{1, 0}));
 }
+
+}  // namespace EMBER_UNITY_FILE

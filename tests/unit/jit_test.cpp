@@ -14,6 +14,8 @@
 #include "expect_error.h"
 #include "temp_dir.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 using ember::Tensor;
@@ -377,3 +379,5 @@ TEST_F(JitTest, MutatedArchivesFailCleanly) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE

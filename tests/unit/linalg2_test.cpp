@@ -11,6 +11,8 @@
 #include "ember/ember.h"
 #include "unit/expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using namespace ember;  // NOLINT
 using autograd::variable_list;
 
@@ -317,3 +319,5 @@ TEST(Linalg2Methods, MatchTheFunctions) {
   EXPECT_TRUE(same(a.ormqr(tau, B), Q.matmul(B)));
   EXPECT_TRUE(same(a.ormqr(tau, B, true, true), Q.mT().matmul(B)));
 }
+
+}  // namespace EMBER_UNITY_FILE

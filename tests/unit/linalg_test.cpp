@@ -10,6 +10,8 @@
 #include "unit/expect_error.h"
 #include "kernels/cpu/onednn.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using namespace ember;
 
 namespace {
@@ -258,3 +260,5 @@ TEST(Linalg, ThreadedLoopsMatchSingleThread) {
   for (size_t i = 0; i < cases.size(); ++i) EXPECT_TRUE(same(matmul(cases[i].first, cases[i].second), parallel[i])) << i;
   set_num_threads(threads);
 }
+
+}  // namespace EMBER_UNITY_FILE

@@ -9,6 +9,8 @@
 #include "ember/ember.h"
 #include "unit/expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using namespace ember;
 
 namespace {
@@ -138,3 +140,5 @@ TEST(MatmulPrecision, OtherDtypesAndSmallProductsIgnoreTheSetting) {
   EXPECT_TRUE(mm(a.to(kBFloat16), b.to(kBFloat16)).equal(bf));
   EXPECT_TRUE(mm(small_a, small_b).equal(small));  // below oneDNN's threshold: the float32 loops
 }
+
+}  // namespace EMBER_UNITY_FILE

@@ -6,6 +6,8 @@
 #include "ember/ember.h"
 #include "unit/expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using namespace ember;  // NOLINT
 namespace F = ember::nn::functional;
 
@@ -147,3 +149,5 @@ TEST(NnFunctional, FractionalMaxPoolErrors) {
   EXPECT_EQ(F::fractional_max_pool2d(ember::randn({0, 2, 6, 6}), F::FractionalMaxPool2dFuncOptions(2).output_size(3)).sizes(),
             (ember::IntArrayRef{0, 2, 3, 3}));
 }
+
+}  // namespace EMBER_UNITY_FILE

@@ -5,6 +5,8 @@
 
 #include "ember/ember.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace nn = ember::nn;
 namespace F = ember::nn::functional;
 using ember::Tensor;
@@ -33,7 +35,7 @@ bool input_gradcheck(M& m, const Tensor& x) {
 
 // ---- ready now: ops with derivatives in place -------------------------------------------------
 
-TEST(NnGrad, NllLossAllReductionsWeightsIgnoreIndex) {
+TEST(NnGradModules, NllLossAllReductionsWeightsIgnoreIndex) {
   Tensor x = leaf({4, 3}, 1), w = ember::tensor({0.5, 2.0, 1.0}, f64());
   Tensor y = ember::tensor({0, 2, -100, 1});
   for (int64_t r : {0, 1, 2}) {
@@ -47,7 +49,7 @@ TEST(NnGrad, NllLossAllReductionsWeightsIgnoreIndex) {
   EXPECT_TRUE(gradcheck([&](const variable_list& v) { return ember::nll_loss(v[0], ember::tensor(2)); }, {x1}));
 }
 
-TEST(NnGrad, LinearBilinearAndPointwiseLosses) {
+TEST(NnGradModules, LinearBilinearAndPointwiseLosses) {
   nn::Linear fc(3, 2);
   fc->to(ember::kDouble);
   EXPECT_TRUE(gradcheck([&](const variable_list& v) { return fc(v[0]); }, {leaf({4, 3}, 5)}));
@@ -68,7 +70,7 @@ TEST(NnGrad, LinearBilinearAndPointwiseLosses) {
   }
 }
 
-TEST(NnGrad, BinaryCrossEntropyAndKlDiv) {
+TEST(NnGradModules, BinaryCrossEntropyAndKlDiv) {
   Tensor p = ember::rand({3, 4}, f64()).mul(0.8).add(0.1).requires_grad_();
   Tensor t = ember::rand({3, 4}, f64());
   Tensor w = ember::rand({4}, f64());
@@ -132,3 +134,5 @@ TEST(NnGradPending, AttentionAndEmbeddingNeedSoftmaxAndEmbedding) {
   EXPECT_TRUE(emb->weight.grad().equal(ember::tensor({{0.f, 0.f, 0.f}, {1.f, 1.f, 1.f}, {0.f, 0.f, 0.f},
                                                       {2.f, 2.f, 2.f}, {0.f, 0.f, 0.f}})));
 }
+
+}  // namespace EMBER_UNITY_FILE

@@ -9,6 +9,8 @@
 #include "ember/ember.h"
 #include "unit/expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using namespace ember;  // NOLINT
 using autograd::variable_list;
 namespace F = ember::nn::functional;
@@ -337,3 +339,5 @@ TEST(NnGrad, BadInput) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE

@@ -7,6 +7,8 @@
 #include "ember/ember.h"
 #include "unit/expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace init = ember::nn::init;
 namespace nn = ember::nn;
 using ember::Tensor;
@@ -204,3 +206,5 @@ TEST(NnInit, LayerDefaults) {
   nn::LayerNorm ln(std::vector<int64_t>{4, 5});
   EXPECT_TRUE(ln->weight.equal(ember::ones({4, 5})));
 }
+
+}  // namespace EMBER_UNITY_FILE

@@ -8,6 +8,8 @@
 #include "ember/torch.h"
 #include "unit/expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace nn = ember::nn;
 using ember::Tensor;
 
@@ -186,10 +188,14 @@ TEST(NnModule, HolderCallsForward) {
   EXPECT_EQ(p.get(), fc.get());
 }
 
+// a user module prints as its demangled type name, here inside this file's unity namespace
+#define EMBER_STRING(x) #x
+#define EMBER_EXPANDED_STRING(x) EMBER_STRING(x)
+
 TEST(NnModule, PrettyPrint) {
   Net net;
   EXPECT_EQ(print(*net),
-            "(anonymous namespace)::NetImpl(\n"
+            EMBER_EXPANDED_STRING(EMBER_UNITY_FILE) "::(anonymous namespace)::NetImpl(\n"
             "  (conv): torch::nn::Conv2d(1, 4, kernel_size=[3, 3], stride=[1, 1], padding=[1, 1])\n"
             "  (bn): torch::nn::BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=true, track_running_stats=true)\n"
             "  (fc): torch::nn::Linear(in_features=4, out_features=2, bias=true)\n"
@@ -332,7 +338,7 @@ TEST(NnUtils, ClipGradValueAndVectors) {
                "4 elements");
 }
 
-TEST(NnFunctional, DropoutOptions) {
+TEST(NnOptions, DropoutFuncOptionsAndModule) {
   namespace F = torch::nn::functional;
   Tensor x = ember::ones({1000});
   EXPECT_TRUE(F::dropout(x, F::DropoutFuncOptions().p(0.3).training(false)).equal(x));
@@ -345,3 +351,8 @@ TEST(NnFunctional, DropoutOptions) {
   d->eval();
   EXPECT_TRUE(d(x).equal(x));
 }
+
+#undef EMBER_STRING
+#undef EMBER_EXPANDED_STRING
+
+}  // namespace EMBER_UNITY_FILE

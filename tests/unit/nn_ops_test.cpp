@@ -15,6 +15,8 @@
 #include "unit/expect_error.h"
 #include "unit/temp_dir.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using namespace ember;
 namespace F = ember::nn::functional;
 
@@ -629,3 +631,5 @@ TEST(NnOps, PadFuncOptionsAndSoftmaxMethods) {
   EXPECT_TRUE(x.softmax(1).equal(ember::softmax(x, 1)));
   EXPECT_TRUE(x.log_softmax(-1, kDouble).equal(ember::log_softmax(x, -1, kDouble)));
 }
+
+}  // namespace EMBER_UNITY_FILE

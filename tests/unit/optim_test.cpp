@@ -13,6 +13,8 @@
 #include "ember/torch.h"
 #include "unit/expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using namespace ember;
 namespace eo = ember::optim;
 
@@ -466,3 +468,5 @@ TEST(Optim, LibtorchSpellings) {
   at::_foreach_zero_(params);
   EXPECT_TRUE(params[0].equal(torch::zeros({2})));
 }
+
+}  // namespace EMBER_UNITY_FILE

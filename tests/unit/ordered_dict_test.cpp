@@ -4,6 +4,8 @@
 
 #include "expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 using Dict = ember::OrderedDict<std::string, int>;
@@ -49,3 +51,5 @@ TEST(OrderedDict, DuplicateAndMissingKeysRaise) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE

@@ -9,6 +9,8 @@
 #include "ember/torch.h"
 #include "unit/expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace nn = ember::nn;
 namespace P = ember::nn::utils::parametrize;
 namespace PS = ember::nn::utils::parametrizations;
@@ -446,3 +448,5 @@ TEST(ParametrizeErrors, BadInputNamesModuleTensorAndShapes) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE

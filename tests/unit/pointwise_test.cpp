@@ -10,6 +10,8 @@
 #include "ember/ember.h"
 #include "unit/expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using namespace ember;
 
 namespace {
@@ -340,3 +342,5 @@ TEST(Pointwise, RoundDecimalsAndTensorBounds) {
   EXPECT_ERROR(x.clone().clamp_(std::optional<Tensor>(), std::optional<Tensor>()), "clamp_",
                "At least one of 'min' or 'max' must not be None");
 }
+
+}  // namespace EMBER_UNITY_FILE

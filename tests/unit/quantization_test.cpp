@@ -15,6 +15,8 @@
 #include "expect_error.h"
 #include "temp_dir.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 using ember::Tensor;
@@ -749,3 +751,5 @@ TEST(DynamicQuantization, LinearAndQuantizeDynamic) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE

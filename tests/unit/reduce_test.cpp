@@ -8,6 +8,8 @@
 #include "ember/ember.h"
 #include "unit/expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using namespace ember;
 
 namespace {
@@ -261,3 +263,5 @@ TEST(Reduce, NonContiguousAndThreadedInputs) {
   EXPECT_EQ(serial, (int64_t{1} << 20) * ((int64_t{1} << 20) - 1) / 2);
   EXPECT_EQ(serial_f, float(1 << 22));
 }
+
+}  // namespace EMBER_UNITY_FILE

@@ -8,6 +8,8 @@
 #include "ember/torch.h"
 #include "expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace nn = ember::nn;
 namespace rnn = ember::nn::utils::rnn;
 using ember::Tensor;
@@ -289,3 +291,5 @@ TEST(RnnModules, TorchSpellings) {
             "torch::nn::LSTM(input_size=2, hidden_size=3, num_layers=1, bias=true, batch_first=false, dropout=0, "
             "bidirectional=false)");
 }
+
+}  // namespace EMBER_UNITY_FILE

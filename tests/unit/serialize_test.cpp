@@ -10,6 +10,8 @@
 #include "expect_error.h"
 #include "temp_dir.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 using ember::Tensor;
@@ -493,3 +495,7 @@ TEST(Archive, ModulesTensorsAndListsThroughArchivesAndStreams) {
   ASSERT_EQ(list.size(), 2u);
   EXPECT_TRUE(Identical(list[1], ember::arange(3)));
 }
+
+#undef EXPECT_LOAD_ERROR
+
+}  // namespace EMBER_UNITY_FILE

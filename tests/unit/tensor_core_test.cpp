@@ -16,6 +16,8 @@
 #include "ember/ember.h"
 #include "ember/torch.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using namespace ember;
 
 TEST(Dtype, HalfRoundTripAndRounding) {
@@ -492,3 +494,5 @@ TEST(TensorMethods, DetachSpellingsAndRealForms) {
   EXPECT_TRUE(x.resolve_conj().is_same(x));
   EXPECT_TRUE(x.resolve_neg().is_same(x));
 }
+
+}  // namespace EMBER_UNITY_FILE

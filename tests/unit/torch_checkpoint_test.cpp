@@ -10,6 +10,8 @@
 #include "expect_error.h"
 #include "temp_dir.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 using ember::Tensor;
@@ -334,3 +336,5 @@ TEST_F(TorchCheckpoint, DamagedCheckpointsRaise) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE

@@ -9,6 +9,8 @@
 #include "ember/ember.h"
 #include "unit/expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 using namespace ember;
 
 namespace {
@@ -242,3 +244,5 @@ TEST(Views, ZeroDimTensors) {
   EXPECT_EQ(vec(s.unfold(0, 1, 1).sizes()), (V{1}));
   EXPECT_TRUE(shares(s.permute({}), s));
 }
+
+}  // namespace EMBER_UNITY_FILE
