@@ -26,11 +26,9 @@ class ArrayRef {
   constexpr ArrayRef(const T* begin, const T* end) : data_(begin), size_(end - begin) {}
   ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
   // Like libtorch's: valid for the full-expression that holds the braced list (a call argument).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Winit-list-lifetime"
-  constexpr ArrayRef(std::initializer_list<T> il)  // NOLINT
-      : data_(il.begin() == il.end() ? nullptr : il.begin()), size_(il.size()) {}
-#pragma GCC diagnostic pop
+  // (The pointer comes through first(): GCC's -Winit-list-lifetime flags a member initialized
+  // from il.begin() itself, and a diagnostic pragma around it is lost in a precompiled header.)
+  constexpr ArrayRef(std::initializer_list<T> il) : data_(first(il)), size_(il.size()) {}  // NOLINT
   template <size_t N>
   constexpr ArrayRef(const T (&arr)[N]) : data_(arr), size_(N) {}  // NOLINT
 
@@ -53,6 +51,8 @@ class ArrayRef {
   friend bool operator!=(ArrayRef a, ArrayRef b) { return !a.equals(b); }
 
  private:
+  static constexpr const T* first(std::initializer_list<T> il) { return il.begin() == il.end() ? nullptr : il.begin(); }
+
   const T* data_ = nullptr;
   size_t size_ = 0;
 };

@@ -35,7 +35,7 @@ struct Plan {
   };
   // A reordered copy of one weight: which data it holds and when it was last used.
   struct Kept {
-    Source source;
+    Source source{};
     bool valid = false;
     std::shared_ptr<void> buffer;
     uint64_t used = 0;
