@@ -158,8 +158,10 @@ class TensorIterator {
       }
     }
   }
+  // Hidden: its instances (one per kernel's loop, 512 in the Release library) are the library's
+  // own business; exported, their long names took ~100 KB of libember.so's symbol tables.
   template <class Loop>
-  static RowFn row_fn(Loop& loop) {
+  __attribute__((visibility("hidden"))) static RowFn row_fn(Loop& loop) {
     using L = std::remove_reference_t<Loop>;
     if constexpr (std::is_function_v<L>) {  // a plain function
       return {reinterpret_cast<void*>(&loop),
