@@ -382,6 +382,10 @@ std::vector<Match> replace_pattern(GraphModule& gm, const GraphModule& pattern, 
 // into a copy of that layer (weight and bias), leaving the root's modules unchanged. Returns the
 // number folded.
 size_t fuse_conv_bn(GraphModule& gm);
+// Each Conv1d/2d/3d module whose result only a ReLU reads (module, relu or relu_) becomes an
+// nn::intrinsic::ConvReLU1d/2d/3d sharing the convolution (ember/nn/intrinsic.h): without a graph
+// to record, one oneDNN convolution applying the ReLU as it writes. Returns the number fused.
+size_t fuse_conv_relu(GraphModule& gm);
 // CPU fusion: each maximal group of pointwise call_function nodes (the ops fx::fusable names)
 // whose results are read only inside the group, but for its last node's, becomes one call_module
 // node running the group as one fx::FusedPointwise (ember/fx/fused.h): one pass over memory per
@@ -389,7 +393,8 @@ size_t fuse_conv_bn(GraphModule& gm);
 // Returns the number of fused nodes made. Works in training mode too.
 size_t fuse_pointwise(GraphModule& gm);
 // The inference passes, in order: fuse_conv_bn, removal of Dropout and Identity modules and of
-// dropout ops in eval, Conv2d in channels_last (outputs contiguous again), fuse_pointwise, dead
+// dropout ops in eval, Conv2d in channels_last (outputs contiguous again), fuse_conv_relu,
+// fuse_pointwise, dead
 // code and unused submodule elimination. Requires eval mode.
 void optimize_for_inference(GraphModule& gm);
 

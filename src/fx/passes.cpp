@@ -5,6 +5,7 @@
 #include "ember/error.h"
 #include "ember/factory.h"
 #include "ember/fx.h"
+#include "ember/nn/intrinsic.h"
 #include "ember/nn/modules/conv.h"
 #include "ember/nn/modules/linear.h"
 #include "ember/nn/modules/normalization.h"
@@ -133,6 +134,33 @@ void convolutions_to_channels_last(GraphModule& gm) {
   out->set_args({out->args()[0].map_nodes([&](Node* r) -> Argument { return g.call_function("contiguous", {r}); })});
 }
 
+size_t fuse_conv_relu(GraphModule& gm) {
+  Graph& g = gm.graph();
+  size_t count = 0;
+  for (Node* relu : g.nodes()) {
+    if (relu->erased() || relu->args().size() != 1 || !relu->args()[0].is_node() || !relu->kwargs().empty()) continue;
+    const bool is_relu =
+        relu->op() == OpKind::CallFunction ? relu->target() == "relu" || relu->target() == "relu_"
+        : relu->op() == OpKind::CallModule ? std::dynamic_pointer_cast<nn::ReLUImpl>(gm.submodule(relu->target())) != nullptr
+                                           : false;
+    Node* conv = relu->args()[0].node();
+    if (!is_relu || conv->op() != OpKind::CallModule || conv->users().size() != 1) continue;
+    const auto m = gm.submodule(conv->target());
+    std::string name;
+    auto add = [&](auto module) { name = add_owned(gm, conv->target(), "_relu", std::move(module)); };
+    if (auto c = std::dynamic_pointer_cast<nn::Conv1dImpl>(m)) add(std::make_shared<nn::intrinsic::ConvReLU1dImpl>(nn::Conv1d(c)));
+    if (auto c = std::dynamic_pointer_cast<nn::Conv2dImpl>(m)) add(std::make_shared<nn::intrinsic::ConvReLU2dImpl>(nn::Conv2d(c)));
+    if (auto c = std::dynamic_pointer_cast<nn::Conv3dImpl>(m)) add(std::make_shared<nn::intrinsic::ConvReLU3dImpl>(nn::Conv3d(c)));
+    if (name.empty()) continue;
+    conv->set_target(name);
+    relu->replace_all_uses_with(conv);
+    g.erase_node(relu);
+    ++count;
+  }
+  gm.recompile();
+  return count;
+}
+
 void optimize_for_inference(GraphModule& gm) {
   EMBER_CHECK(!gm.is_training(), "fx", "optimize_for_inference needs a module in eval mode (call eval())");
   fuse_conv_bn(gm);
@@ -156,6 +184,7 @@ void optimize_for_inference(GraphModule& gm) {
     g.erase_node(n);
   }
   convolutions_to_channels_last(gm);
+  fuse_conv_relu(gm);
   fuse_pointwise(gm);
   g.eliminate_dead_code();
   gm.delete_all_unused_submodules();

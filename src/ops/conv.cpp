@@ -21,6 +21,7 @@ struct ConvArgs {
   DimVector stride, padding_l, padding_r, dilation, output_padding;
   int64_t groups = 1;
   bool transposed = false;
+  bool relu = false;  // the result's ReLU fused into the convolution (a oneDNN post-op), inference only
 };
 
 // PyTorch accepts one value for every spatial dim or one per dim.
@@ -197,6 +198,12 @@ onednn::Plan make_conv_plan(const Tensor& x, const Tensor& w, const Tensor& b, c
   const memory::desc wei_any(wei.dims(), dt, memory::format_tag::any);
   const DnnlGeometry geo(a);
   const memory::dims &strides = geo.strides, &dil = geo.dil, &pl = geo.pl, &pr = geo.pr;
+  dnnl::primitive_attr attr;
+  if (a.relu) {
+    dnnl::post_ops post;
+    post.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    attr.set_post_ops(post);
+  }
   enum class Layout { kOwn, kBlocked16, kPreferred };
   const bool nchw = x.dim() == 4 && x.is_contiguous() && out.is_contiguous();
   const bool few_channels = !a.transposed && x.size(1) / a.groups < 16;
@@ -212,13 +219,13 @@ onednn::Plan make_conv_plan(const Tensor& x, const Tensor& w, const Tensor& b, c
       if (a.transposed) {
         dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
                                                s, wei_any, bias, d, strides, dil, pl, pr);
-        dnnl::deconvolution_forward::primitive_desc pd(desc, onednn::engine());
+        dnnl::deconvolution_forward::primitive_desc pd(desc, attr, onednn::engine());
         if (must_be_fast && !fast_on_plain(pd)) continue;
         return build_plan(pd, dnnl::deconvolution_forward(pd), src, wei, b.defined() ? &bias : nullptr, dst);
       }
       dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, s,
                                            wei_any, bias, d, strides, dil, pl, pr);
-      dnnl::convolution_forward::primitive_desc pd(desc, onednn::engine());
+      dnnl::convolution_forward::primitive_desc pd(desc, attr, onednn::engine());
       if (must_be_fast && !fast_on_plain(pd)) continue;
       return build_plan(pd, dnnl::convolution_forward(pd), src, wei, b.defined() ? &bias : nullptr, dst);
     } catch (const dnnl::error&) {
@@ -254,6 +261,7 @@ bool onednn_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& b_in, con
   const Tensor x = describable(x_in), w = describable(w_in), b = b_in.defined() ? describable(b_in) : b_in;
   onednn::Key key(a.transposed ? "conv_transpose" : "conv");
   key.add(x).add(w).add(b).add(out).add(a.stride).add(a.padding_l).add(a.padding_r).add(a.dilation).add(a.groups);
+  key.add(static_cast<int64_t>(a.relu));
   onednn::Plan* plan;
   try {
     plan = &onednn::cached_plan(key, [&] { return make_conv_plan(x, w, b, out, a); });
@@ -410,6 +418,7 @@ struct ConvolutionOp {
     const DimVector out_sizes = check_and_output_sizes(op, x, weight, bias, a);
     Tensor out = make_empty(out_sizes, x.dtype(), output_format(x, weight));
     if (out.numel() == 0) return out;
+    bool activated = false;  // a.relu applied by oneDNN
     if (x.numel() == 0 || weight.numel() == 0) {  // no input channels: the bias alone
       if (bias.defined()) {
         DimVector bshape(out_sizes.size(), 1);
@@ -421,13 +430,16 @@ struct ConvolutionOp {
     } else if (computed_in_float(x.dtype())) {
       Tensor out32 = make_empty(out_sizes, kFloat, output_format(x, weight));
       const Tensor b32 = bias.defined() ? bias.to(kFloat) : bias;
-      if (!onednn_conv(x.to(kFloat), weight.to(kFloat), b32, out32, a)) fallback_conv(x, weight, bias, out32, a);
+      activated = onednn_conv(x.to(kFloat), weight.to(kFloat), b32, out32, a);
+      if (!activated) fallback_conv(x, weight, bias, out32, a);
       out.copy_(out32);
     } else if (x.dtype() == kFloat || x.dtype() == kBFloat16) {
-      if (!onednn_conv(x, weight, bias, out, a)) fallback_conv(x, weight, bias, out, a);
+      activated = onednn_conv(x, weight, bias, out, a);
+      if (!activated) fallback_conv(x, weight, bias, out, a);
     } else {
       fallback_conv(x, weight, bias, out, a);
     }
+    if (a.relu && !activated) out.relu_();
     return out;
   }
   static void derivative(autograd::Derivative& d, const Tensor& x, const Tensor& weight, const Tensor& bias,
@@ -610,6 +622,27 @@ EMBER_CONV_OP(2, "conv2d")
 EMBER_CONV_OP(3, "conv3d")
 #undef EMBER_CONV_OP
 
+// A convolution and the ReLU of its result (nn::intrinsic::ConvReLU1d/2d/3d): without a graph to
+// record, one oneDNN primitive with ReLU as its post-op, so the result is written once; where a
+// gradient is wanted, the two ops recorded one after the other.
+struct ConvolutionReluOp {
+  static constexpr const char* name = "_convolution_relu";
+  static constexpr bool composite = true;
+  static constexpr dispatch::Autocast autocast = dispatch::Autocast::kLowerPrecision;
+  static Tensor run(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                    IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+    const int64_t k = weight.dim() - 2;
+    EMBER_CHECK(k >= 1 && k <= 3, name, "Expected a 3-, 4- or 5-dimensional weight, but got weight of size ",
+                weight.sizes());
+    ConvArgs a = conv_args(name, k, stride, padding, dilation, groups);
+    const bool wants_grad = GradMode::is_enabled() && (input.requires_grad() || weight.requires_grad() ||
+                                                        (bias.defined() && bias.requires_grad()));
+    if (wants_grad) return relu(convolution(name, input, weight, bias, a, k));
+    a.relu = true;
+    return convolution(name, input, weight, bias, a, k);
+  }
+};
+
 template <int K>
 struct ConvTransposeOp {
   static constexpr const char* name = K == 1 ? "conv_transpose1d" : K == 2 ? "conv_transpose2d" : "conv_transpose3d";
@@ -651,6 +684,12 @@ Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
               PaddingMode padding, IntArrayRef dilation, int64_t groups) {
   return dispatch::call<ConvOp<3>>(input, weight, bias, stride, padding, dilation, groups);
 }
+namespace detail {  // declared in ember/nn/intrinsic.h, beside the modules that run it
+Tensor convolution_relu(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  return dispatch::call<ConvolutionReluOp>(input, weight, bias, stride, padding, dilation, groups);
+}
+}  // namespace detail
 Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
                         IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
   return dispatch::call<ConvTransposeOp<1>>(input, weight, bias, stride, padding, output_padding, groups, dilation);

@@ -8,6 +8,7 @@
 
 #include "ember/ember.h"
 #include "ember/fx.h"
+#include "ember/nn/intrinsic.h"
 #include "expect_error.h"
 #include "temp_dir.h"
 
@@ -416,6 +417,122 @@ TEST(Fx, ConvBnFoldingAndInference) {
   const Tensor yd = gd->forward(xd);
   EXPECT_EQ(yd.dtype(), ember::kDouble);
   expect_close(yd, d->forward(xd), 1e-12);
+}
+
+// fuse_conv_relu: a convolution module read only by a ReLU (module, relu or relu_) becomes a
+// ConvReLU module sharing the convolution; results equal the unfused graph's, with and without a
+// gradient to record.
+TEST(Fx, ConvReluFusion) {
+  struct Net : nn::Module {
+    nn::Conv1d c1{register_module("c1", nn::Conv1d(nn::Conv1dOptions(2, 3, 3).padding(1)))};
+    nn::Conv2d c2{register_module("c2", nn::Conv2d(nn::Conv2dOptions(3, 4, 3).padding(ember::kSame)))};
+    nn::Conv2d c3{register_module("c3", nn::Conv2d(nn::Conv2dOptions(4, 4, 2).padding(ember::kSame)))};
+    nn::Conv2d c4{register_module("c4", nn::Conv2d(nn::Conv2dOptions(4, 4, 3).padding(1).padding_mode(ember::kReflect)))};
+    nn::Conv3d c5{register_module("c5", nn::Conv3d(nn::Conv3dOptions(1, 2, 2)))};
+    nn::Conv2d c6{register_module("c6", nn::Conv2d(nn::Conv2dOptions(4, 4, 1)))};
+    nn::ReLU relu{register_module("relu", nn::ReLU())};
+    Tensor forward(const Tensor& x) {
+      Tensor y = relu(c1(x)).unsqueeze(2).expand({-1, -1, 3, -1});  // (N, 3, 3, L)
+      y = ember::relu(c2(y));
+      Tensor z = c3(y);
+      z = ember::relu_(z);  // asymmetric 'same' padding: fused, run as conv then relu_
+      z = relu(c4(z));      // reflect padding
+      Tensor v = c6(z);     // read twice: not fused
+      Tensor w = relu(c5(z.unsqueeze(1)));
+      return ember::relu(v) + v + w.sum();
+    }
+  };
+  ember::manual_seed(5);
+  auto m = std::make_shared<Net>();
+  m->eval();
+  const Tensor x = ember::randn({2, 2, 7});
+  const Tensor want = m->forward(x);
+  auto gm = fx::symbolic_trace(m, x);
+  EXPECT_EQ(fx::fuse_conv_relu(*gm), 5u) << gm->code();
+  size_t fused = 0;
+  for (const fx::Node* n : gm->graph().nodes()) {
+    if (n->op() != fx::OpKind::CallModule) continue;
+    const std::string type = gm->submodule(n->target())->name();
+    fused += type.find("intrinsic::ConvReLU") != std::string::npos;
+    EXPECT_NE(type, "ember::nn::ReLUImpl") << gm->code();
+  }
+  EXPECT_EQ(fused, 5u);
+  EXPECT_NE(gm->code().find("torch.relu(c6)"), std::string::npos) << gm->code();
+  expect_close(gm->forward(x), want, 1e-6);
+  {
+    ember::InferenceMode guard;
+    expect_close(gm->forward(x), want, 1e-6);
+  }
+  // Through the fused modules, gradients are those of the unfused model.
+  const Tensor xg = x.clone().requires_grad_();
+  gm->forward(xg).sum().backward();
+  const Tensor xe = x.clone().requires_grad_();
+  const Tensor grad_fused = m->c2->weight.grad().clone();
+  m->zero_grad();
+  m->forward(xe).sum().backward();
+  expect_close(xg.grad(), xe.grad(), 1e-5);
+  expect_close(grad_fused, m->c2->weight.grad(), 1e-5);
+  // optimize_for_inference fuses after folding batch norms and moving to channels_last.
+  nn::Sequential s(nn::Conv2d(nn::Conv2dOptions(3, 8, 3).padding(1)), nn::BatchNorm2d(8), nn::ReLU(),
+                   nn::Conv2d(nn::Conv2dOptions(8, 8, 3).padding(1)), nn::ReLU());
+  s->forward(ember::randn({2, 3, 8, 8}));
+  s->eval();
+  const Tensor xs = ember::randn({2, 3, 8, 8});
+  auto gs = fx::symbolic_trace(s, xs);
+  fx::optimize_for_inference(*gs);
+  size_t convs = 0;
+  for (const fx::Node* n : gs->graph().nodes()) {
+    EXPECT_FALSE(n->op() == fx::OpKind::CallFunction && n->target().rfind("relu", 0) == 0) << gs->code();
+    if (n->op() == fx::OpKind::CallModule) {
+      EXPECT_NE(gs->submodule(n->target())->name().find("intrinsic::ConvReLU2d"), std::string::npos) << gs->code();
+      ++convs;
+    }
+  }
+  EXPECT_EQ(convs, 2u) << gs->code();
+  expect_close(gs->forward(xs), s->forward(xs), 1e-5);
+}
+
+TEST(NnIntrinsic, ModulesMatchTheirParts) {
+  ember::manual_seed(6);
+  nn::Conv2d conv(nn::Conv2dOptions(3, 5, 3).stride(2).padding(1));
+  nn::intrinsic::ConvReLU2d cr(conv);
+  EXPECT_EQ(cr->named_parameters().keys(), (std::vector<std::string>{"0.weight", "0.bias"}));
+  std::ostringstream printed;
+  printed << *cr;
+  EXPECT_EQ(printed.str(),
+            "torch::nn::intrinsic::ConvReLU2d(\n  (0): torch::nn::Conv2d(3, 5, kernel_size=[3, 3], stride=[2, 2], "
+            "padding=[1, 1])\n  (1): torch::nn::ReLU()\n)");
+  const Tensor x = ember::randn({2, 3, 9, 9});
+  expect_close(cr(x), ember::relu(conv(x)), 1e-6);
+  {
+    ember::NoGradGuard no_grad;
+    expect_close(cr(x.contiguous(ember::MemoryFormat::ChannelsLast)), ember::relu(conv(x)), 1e-6);
+  }
+  // The gradient of the weight flows through the recorded path.
+  cr(x).sum().backward();
+  const Tensor g = conv->weight.grad().clone();
+  conv->zero_grad();
+  ember::relu(conv(x)).sum().backward();
+  expect_close(g, conv->weight.grad(), 1e-6);
+  // float64 takes the convolution fallback, then relu_.
+  nn::intrinsic::ConvReLU1d cr1(nn::Conv1d(nn::Conv1dOptions(2, 3, 2)));
+  cr1->to(ember::kDouble);
+  const Tensor xd = ember::randn({4, 2, 6}, ember::kDouble);
+  ember::InferenceMode guard;
+  expect_close(cr1(xd), ember::relu(cr1->conv(xd)), 1e-12);
+  nn::Linear lin(6, 4);
+  nn::intrinsic::LinearReLU lr(lin);
+  const Tensor xl = ember::randn({3, 6});
+  expect_close(lr(xl), ember::relu(lin(xl)), 1e-6);
+  EXPECT_EQ(lr->named_parameters().keys(), (std::vector<std::string>{"0.weight", "0.bias"}));
+}
+
+TEST(NnIntrinsic, ConvolutionReluRefusesBadInput) {
+  const Tensor x = ember::randn({2, 3, 5, 5});
+  expect_error([&] { ember::detail::convolution_relu(x, ember::randn({4, 3}), {}, {1}, {0}, {1}, 1); },
+               {"_convolution_relu", "[4, 3]"});
+  expect_error([&] { ember::detail::convolution_relu(x, ember::randn({4, 2, 3, 3}), {}, {1, 1}, {0, 0}, {1, 1}, 1); },
+               {"_convolution_relu", "expected input[2, 3, 5, 5] to have 2 channels"});
 }
 
 size_t count_fused(const fx::GraphModule& gm) {

@@ -1,0 +1,65 @@
+// Fused modules (PyTorch's torch.nn.intrinsic): a layer and the ReLU after it as one module, what
+// fx::optimize_for_inference and quantization's fuse_modules make. As PyTorch's, the layer is
+// child "0" and the ReLU child "1", so state dicts keep PyTorch's keys ("0.weight", "0.bias").
+// When no gradient is wanted (inference mode, no_grad, or no argument requiring grad), ConvReLU
+// runs one oneDNN convolution with the ReLU applied as it writes its result, and LinearReLU
+// applies the ReLU in place on the linear layer's result; otherwise both record the two ops.
+#pragma once
+#include <cstddef>
+#include <ostream>
+#include <type_traits>
+
+#include "ember/nn/modules/activation.h"
+#include "ember/nn/modules/conv.h"
+#include "ember/nn/modules/linear.h"
+#include "ember/nn/pimpl.h"
+
+namespace ember::detail {
+// relu(conv{1,2,3}d(...)), the dimension from the weight's (PyTorch 2's mkldnn
+// _convolution_pointwise with attr "relu"): with no graph to record, the ReLU is applied as the
+// convolution writes its result. What ConvReLU1d/2d/3d run.
+Tensor convolution_relu(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef dilation, int64_t groups);
+}  // namespace ember::detail
+
+namespace ember::nn::intrinsic {
+
+template <size_t D>
+using ConvHolder = std::conditional_t<D == 1, Conv1d, std::conditional_t<D == 2, Conv2d, Conv3d>>;
+
+template <size_t D>
+class ConvReLUImpl : public Module {
+ public:
+  explicit ConvReLUImpl(ConvHolder<D> conv, ReLU relu = ReLU());
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  ConvHolder<D> conv;  // child "0"
+  ReLU relu;           // child "1"
+};
+class ConvReLU1dImpl : public ConvReLUImpl<1> {
+ public:
+  using ConvReLUImpl<1>::ConvReLUImpl;
+};
+class ConvReLU2dImpl : public ConvReLUImpl<2> {
+ public:
+  using ConvReLUImpl<2>::ConvReLUImpl;
+};
+class ConvReLU3dImpl : public ConvReLUImpl<3> {
+ public:
+  using ConvReLUImpl<3>::ConvReLUImpl;
+};
+EMBER_MODULE(ConvReLU1d);
+EMBER_MODULE(ConvReLU2d);
+EMBER_MODULE(ConvReLU3d);
+
+class LinearReLUImpl : public Module {
+ public:
+  explicit LinearReLUImpl(Linear linear, ReLU relu = ReLU());
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  Linear linear;  // child "0"
+  ReLU relu;      // child "1"
+};
+EMBER_MODULE(LinearReLU);
+
+}  // namespace ember::nn::intrinsic

@@ -1,0 +1,72 @@
+#include "ember/nn/intrinsic.h"
+
+#include <variant>
+
+#include "ember/autograd.h"
+#include "ember/nn_ops.h"
+#include "ember/pointwise.h"
+
+namespace ember::nn::intrinsic {
+namespace {
+
+// Whether running on these tensors would record a graph.
+bool records(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  return GradMode::is_enabled() &&
+         (input.requires_grad() || weight.requires_grad() || (bias.defined() && bias.requires_grad()));
+}
+
+}  // namespace
+
+template <size_t D>
+ConvReLUImpl<D>::ConvReLUImpl(ConvHolder<D> conv_, ReLU relu_) : conv(std::move(conv_)), relu(std::move(relu_)) {
+  register_module("0", conv);
+  register_module("1", relu);
+}
+
+template <size_t D>
+Tensor ConvReLUImpl<D>::forward(const Tensor& input) {
+  const auto& o = conv->options;
+  // The convolution's own padding as one value per dim, when it has one: zeros padding mode and
+  // explicit or symmetric ('valid', or 'same' with odd extents) padding.
+  std::vector<int64_t> padding;
+  if (o.padding_mode().index() == 0) {
+    const std::vector<int64_t>& pads = conv->_reversed_padding_repeated_twice;  // last dim first, (left, right)
+    for (size_t i = 0; i < D; ++i) {
+      const size_t at = 2 * (D - 1 - i);
+      if (pads[at] != pads[at + 1]) {
+        padding.clear();
+        break;
+      }
+      padding.push_back(pads[at]);
+    }
+  }
+  if (padding.size() != D || records(input, conv->weight, conv->bias)) {
+    Tensor y = conv->forward(input);
+    return records(input, conv->weight, conv->bias) ? ember::relu(y) : y.relu_();
+  }
+  return ember::detail::convolution_relu(input, conv->weight, conv->bias, IntArrayRef(o.stride()), padding,
+                                         IntArrayRef(o.dilation()), o.groups());
+}
+
+template <size_t D>
+void ConvReLUImpl<D>::pretty_print(std::ostream& stream) const {
+  stream << "torch::nn::intrinsic::ConvReLU" << D << "d";
+}
+
+template class ConvReLUImpl<1>;
+template class ConvReLUImpl<2>;
+template class ConvReLUImpl<3>;
+
+LinearReLUImpl::LinearReLUImpl(Linear linear_, ReLU relu_) : linear(std::move(linear_)), relu(std::move(relu_)) {
+  register_module("0", linear);
+  register_module("1", relu);
+}
+
+Tensor LinearReLUImpl::forward(const Tensor& input) {
+  Tensor y = linear->forward(input);
+  return records(input, linear->weight, linear->bias) ? ember::relu(y) : y.relu_();
+}
+
+void LinearReLUImpl::pretty_print(std::ostream& stream) const { stream << "torch::nn::intrinsic::LinearReLU"; }
+
+}  // namespace ember::nn::intrinsic
