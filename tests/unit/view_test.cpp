@@ -156,6 +156,27 @@ TEST(Views, ContiguousMemoryFormats) {
   EXPECT_ERROR(zeros({2, 3, 4, 5}).contiguous(MemoryFormat::ChannelsLast3d), "channels_last_3d");
 }
 
+// Transposing copies (the tiled path of copy_ for long rows) against the element-by-element
+// converting copy, in every element width, with sizes that leave partial tiles, in both
+// directions (strided source into a contiguous output, contiguous source into a strided one)
+// and split across threads.
+TEST(Views, TransposingCopiesMatchElementwise) {
+  manual_seed(11);
+  for (ScalarType dt : {kUInt8, kBFloat16, kFloat, kLong}) {
+    for (const V& sizes : {V{3, 37, 301}, V{2, 19, 17, 290}, V{513, 257}}) {
+      const Tensor x = (randn(sizes) * 100).to(dt);
+      const Tensor tx = sizes.size() == 4 ? x.permute({0, 2, 3, 1}) : x.transpose(-1, -2);
+      const Tensor want = empty(tx.sizes(), kDouble).copy_(tx);  // element by element, converting
+      EXPECT_TRUE(equal(tx.contiguous().to(kDouble), want)) << dt << " " << x.sizes();
+      Tensor into = empty(tx.sizes(), dt).transpose(-1, -2).contiguous().transpose(-1, -2);  // strided
+      into.copy_(tx.contiguous());
+      EXPECT_TRUE(equal(into.to(kDouble), want)) << dt << " " << x.sizes();
+    }
+  }
+  const Tensor cl = randn({4, 64, 20, 20}).contiguous(MemoryFormat::ChannelsLast);
+  EXPECT_TRUE(equal(cl.contiguous(), empty(cl.sizes(), kDouble).copy_(cl).to(kFloat)));
+}
+
 TEST(Views, InPlaceViewsChangeTheTensorItself) {
   Tensor x = arange(6).view({2, 3});
   Tensor alias = x;

@@ -5,6 +5,7 @@
 #include <hwy/foreach_target.h>  // NOLINT: re-includes this file once per target
 #include <hwy/highway.h>
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -102,6 +103,49 @@ void strided_copy(int64_t es, char** data, const int64_t* strides, int64_t n) {
       for (int64_t i = 0; i < n; ++i) std::memcpy(data[0] + i * strides[0], data[1] + i * strides[1], es);
   }
 }
+// `rows` rows of n elements where one side is contiguous along the rows and the other across
+// them (a transpose: NHWC <-> NCHW, x.t().contiguous()), copied in square tiles: row by row, each
+// element of the strided side touched a new cache line, which the next rows had to find again
+// (64 channels NHWC -> NCHW: 2.4 ms in rows, 1.4 ms in tiles for 8x64x56x56 float32; a
+// 2048 x 2048 transpose 23 -> 7 ms in float32, 22 -> 4 ms in bfloat16); a tile's lines are reused
+// while they are in L1.
+constexpr int64_t kTransposeTile = 32;
+template <class Word>
+void transposed_words(char** data, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer) {
+  constexpr int64_t kTile = kTransposeTile;
+  const int64_t so = strides[0], si = strides[1], oo = outer[0], oi = outer[1];
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
+    const int64_t r1 = std::min(rows, r0 + kTile);
+    for (int64_t i0 = 0; i0 < n; i0 += kTile) {
+      const int64_t i1 = std::min(n, i0 + kTile);
+      for (int64_t r = r0; r < r1; ++r) {
+        char* out = data[0] + r * oo;
+        const char* in = data[1] + r * oi;
+        for (int64_t i = i0; i < i1; ++i) {
+          Word w;
+          std::memcpy(&w, in + i * si, sizeof(Word));
+          std::memcpy(out + i * so, &w, sizeof(Word));
+        }
+      }
+    }
+  }
+}
+// Whether the rows are a transpose of words of es bytes long enough to tile (see
+// transposed_words). Shorter rows reuse the strided side's lines from one row to the next
+// anyway, and row by row writes whole lines (64 channels to channels_last: 1.0 ms row by row,
+// 1.3 ms in tiles).
+bool is_transpose(int64_t es, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer) {
+  if (rows < 2 || n < 8 * kTransposeTile || (es != 1 && es != 2 && es != 4 && es != 8)) return false;
+  return (strides[0] == es && outer[1] == es && strides[1] != es) || (strides[1] == es && outer[0] == es && strides[0] != es);
+}
+void transposed_copy(int64_t es, char** data, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer) {
+  switch (es) {
+    case 1: return transposed_words<uint8_t>(data, strides, n, rows, outer);
+    case 2: return transposed_words<uint16_t>(data, strides, n, rows, outer);
+    case 4: return transposed_words<uint32_t>(data, strides, n, rows, outer);
+    default: return transposed_words<uint64_t>(data, strides, n, rows, outer);
+  }
+}
 }  // namespace
 
 void copy_kernel(TensorIterator& iter) {
@@ -111,11 +155,17 @@ void copy_kernel(TensorIterator& iter) {
   }
   if (to == from) {
     const int64_t es = static_cast<int64_t>(element_size(to));
-    iter.for_each([es](char** data, const int64_t* strides, int64_t n) {
-      if (strides[0] == es && strides[1] == es) {
-        std::memcpy(data[0], data[1], static_cast<size_t>(n * es));
-      } else {
-        strided_copy(es, data, strides, n);
+    iter.for_each([es](char** data, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer) {
+      if (is_transpose(es, strides, n, rows, outer)) return transposed_copy(es, data, strides, n, rows, outer);
+      char* ptrs[2] = {data[0], data[1]};
+      for (int64_t r = 0;;) {
+        if (strides[0] == es && strides[1] == es) {
+          std::memcpy(ptrs[0], ptrs[1], static_cast<size_t>(n * es));
+        } else {
+          strided_copy(es, ptrs, strides, n);
+        }
+        if (++r == rows) break;
+        ptrs[0] += outer[0], ptrs[1] += outer[1];
       }
     });
     return;
