@@ -25,7 +25,7 @@ DimVector filled_size(const char* op, const Tensor& input, const ExpandingArrayW
 // PyTorch's lp_pool: (sign(s) * relu(|s|) * window size)^(1/p) of s = avg_pool(x^p), which is the
 // p-norm of each window for positive sums.
 Tensor lp_pool(const Tensor& pooled, int64_t window, double p) {
-  return (pooled.sign() * relu(pooled.abs())).mul(static_cast<double>(window)).pow(1.0 / p);
+  return (pooled.sign() * ember::relu(pooled.abs())).mul(static_cast<double>(window)).pow(1.0 / p);
 }
 
 }  // namespace
