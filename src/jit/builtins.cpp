@@ -12,6 +12,7 @@
 #include "ember/factory.h"
 #include "ember/indexing.h"
 #include "ember/linalg.h"
+#include "ember/linalg_functions.h"
 #include "ember/aten_tail2.h"
 #include "ember/nn/modules/loss.h"
 #include "ember/nn/utils/rnn.h"
@@ -702,6 +703,34 @@ const Row kRows[] = {
      [](Args a) -> IValue {
        return cross_entropy_loss(T(a[0]), T(a[1]), opt(a[2]), a[3].toInt(), a[4].toInt(), a[5].toDouble());
      }},
+
+    {"aten::mse_loss", "Tensor self, Tensor target, int reduction=1",
+     [](Args a) -> IValue { return mse_loss(T(a[0]), T(a[1]), a[2].toInt()); }},
+    {"aten::l1_loss", "Tensor self, Tensor target, int reduction=1",
+     [](Args a) -> IValue { return l1_loss(T(a[0]), T(a[1]), a[2].toInt()); }},
+    {"aten::smooth_l1_loss", "Tensor self, Tensor target, int reduction=1, float beta=1.",
+     [](Args a) -> IValue { return smooth_l1_loss(T(a[0]), T(a[1]), a[2].toInt(), a[3].toDouble()); }},
+    {"aten::huber_loss", "Tensor self, Tensor target, int reduction=1, float delta=1.",
+     [](Args a) -> IValue { return huber_loss(T(a[0]), T(a[1]), a[2].toInt(), a[3].toDouble()); }},
+    {"aten::binary_cross_entropy", "Tensor self, Tensor target, Tensor? weight=None, int reduction=1",
+     [](Args a) -> IValue { return binary_cross_entropy(T(a[0]), T(a[1]), opt(a[2]), a[3].toInt()); }},
+    {"aten::binary_cross_entropy_with_logits", "Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1",
+     [](Args a) -> IValue { return binary_cross_entropy_with_logits(T(a[0]), T(a[1]), opt(a[2]), opt(a[3]), a[4].toInt()); }},
+    {"aten::kl_div", "Tensor self, Tensor target, int reduction=1, *, bool log_target=False",
+     [](Args a) -> IValue { return kl_div(T(a[0]), T(a[1]), a[2].toInt(), a[3].toBool()); }},
+    {"aten::hinge_embedding_loss", "Tensor self, Tensor target, float margin=1., int reduction=1",
+     [](Args a) -> IValue { return hinge_embedding_loss(T(a[0]), T(a[1]), a[2].toDouble(), a[3].toInt()); }},
+    {"aten::multi_margin_loss", "Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=1",
+     [](Args a) -> IValue { return multi_margin_loss(T(a[0]), T(a[1]), S(a[2]), S(a[3]), optional(a[4]), a[5].toInt()); }},
+    {"aten::multilabel_margin_loss", "Tensor self, Tensor target, int reduction=1",
+     [](Args a) -> IValue { return multilabel_margin_loss(T(a[0]), T(a[1]), a[2].toInt()); }},
+    {"aten::soft_margin_loss", "Tensor self, Tensor target, int reduction=1",
+     [](Args a) -> IValue { return soft_margin_loss(T(a[0]), T(a[1]), a[2].toInt()); }},
+    {"aten::poisson_nll_loss", "Tensor input, Tensor target, bool log_input, bool full, float eps, int reduction",
+     [](Args a) -> IValue { return poisson_nll_loss(T(a[0]), T(a[1]), a[2].toBool(), a[3].toBool(), a[4].toDouble(), a[5].toInt()); }},
+    {"aten::frobenius_norm", "Tensor self", [](Args a) -> IValue { return frobenius_norm(T(a[0])); }},
+    {"aten::frobenius_norm", "Tensor self, int[1] dim, bool keepdim=False",
+     [](Args a) -> IValue { return frobenius_norm(T(a[0]), ints(a[1]), a[2].toBool()); }},
 
     // ---- random numbers (Ember's global generator; a Generator argument can only be None) ----
     {"aten::rand", "int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None",
