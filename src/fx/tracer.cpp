@@ -78,6 +78,7 @@ struct Tracer::State final : dispatch::TraceRecorder, nn::detail::ModuleCallHook
   // overload (and name) libtorch's schema has:
   // - prod, all, any without a dim (Ember passes dim=None, keepdim=false): prod(self, *, dtype),
   //   all(self), any(self);
+  // - instance_norm: cudnn_enabled added; avg_pool1d: Ember's divisor_override (None) dropped;
   // - interpolate: upsample_nearest1d/2d or upsample_bilinear2d by mode and rank, with the
   //   size or scale list given for every spatial dim, as F.interpolate calls them.
   static void to_libtorch_call(std::string& op, std::vector<jit::IValue>& values, std::vector<Argument>& args) {
@@ -85,6 +86,18 @@ struct Tracer::State final : dispatch::TraceRecorder, nn::detail::ModuleCallHook
         values[2].isBool() && !values[2].toBool()) {
       values.erase(values.begin() + 1, values.begin() + 3);
       args.erase(args.begin() + 1, args.begin() + 3);
+      return;
+    }
+    // instance_norm without cudnn_enabled (F.instance_norm passes torch.backends.cudnn.enabled, true);
+    // avg_pool1d without divisor_override (libtorch's has none).
+    if (op == "instance_norm" && values.size() == 8) {
+      values.emplace_back(true);
+      args.emplace_back(jit::IValue(true));
+      return;
+    }
+    if (op == "avg_pool1d" && values.size() == 7 && values[6].isNone()) {
+      values.pop_back();
+      args.pop_back();
       return;
     }
     if (op != "interpolate" || values.size() != 5 || !values[0].isTensor() || !values[3].isString()) return;

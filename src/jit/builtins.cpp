@@ -13,6 +13,7 @@
 #include "ember/indexing.h"
 #include "ember/linalg.h"
 #include "ember/linalg_functions.h"
+#include "ember/aten_tail.h"
 #include "ember/aten_tail2.h"
 #include "ember/nn/modules/loss.h"
 #include "ember/nn/utils/rnn.h"
@@ -38,6 +39,9 @@ Scalar S(const IValue& v) { return v.toScalar(); }
 
 // int? and float? arguments.
 std::optional<int64_t> jit_row_opt_int(const IValue& v) { return v.isNone() ? std::nullopt : std::optional<int64_t>(v.toInt()); }
+std::optional<std::string_view> jit_row_opt_str(const IValue& v) {
+  return v.isNone() ? std::nullopt : std::optional<std::string_view>(v.toStringRef());
+}
 std::optional<double> jit_row_opt_double(const IValue& v) {
   return v.isNone() ? std::nullopt : std::optional<double>(v.toDouble());
 }
@@ -329,6 +333,10 @@ const Row kRows[] = {
     {"aten::mul_", "Tensor self, Scalar other", [](Args a) -> IValue { Tensor t = T(a[0]); t.mul_(S(a[1])); return t; }},
     {"aten::div", "Tensor self, Tensor other", [](Args a) -> IValue { return div(T(a[0]), T(a[1])); }},
     {"aten::div", "Tensor self, Scalar other", [](Args a) -> IValue { return div(T(a[0]), S(a[1])); }},
+    {"aten::div", "Tensor self, Tensor other, *, str? rounding_mode",
+     [](Args a) -> IValue { return div(T(a[0]), T(a[1]), jit_row_opt_str(a[2])); }},
+    {"aten::div", "Tensor self, Scalar other, *, str? rounding_mode",
+     [](Args a) -> IValue { return div(T(a[0]), S(a[1]), jit_row_opt_str(a[2])); }},
     {"aten::div", "num a, num b", [](Args a) {
        if (a[1].toDouble() == 0) throw Error("division by zero");
        return IValue(a[0].toDouble() / a[1].toDouble());
@@ -731,6 +739,87 @@ const Row kRows[] = {
     {"aten::frobenius_norm", "Tensor self", [](Args a) -> IValue { return frobenius_norm(T(a[0])); }},
     {"aten::frobenius_norm", "Tensor self, int[1] dim, bool keepdim=False",
      [](Args a) -> IValue { return frobenius_norm(T(a[0]), ints(a[1]), a[2].toBool()); }},
+
+    // ---- more arithmetic, in-place forms, pools and norms that models call ----
+    {"aten::div_", "Tensor self, Tensor other", [](Args a) -> IValue { Tensor t = T(a[0]); t.div_(T(a[1])); return t; }},
+    {"aten::div_", "Tensor self, Scalar other", [](Args a) -> IValue { Tensor t = T(a[0]); t.div_(S(a[1])); return t; }},
+    {"aten::div_", "Tensor self, Tensor other, *, str? rounding_mode",
+     [](Args a) -> IValue { Tensor t = T(a[0]); t.div_(T(a[1]), jit_row_opt_str(a[2])); return t; }},
+    {"aten::div_", "Tensor self, Scalar other, *, str? rounding_mode",
+     [](Args a) -> IValue { Tensor t = T(a[0]); t.div_(S(a[1]), jit_row_opt_str(a[2])); return t; }},
+    {"aten::fmod", "Tensor self, Tensor other", [](Args a) -> IValue { return fmod(T(a[0]), T(a[1])); }},
+    {"aten::fmod", "Tensor self, Scalar other", [](Args a) -> IValue { return fmod(T(a[0]), S(a[1])); }},
+    {"aten::fmod_", "Tensor self, Tensor other", [](Args a) -> IValue { Tensor t = T(a[0]); t.fmod_(T(a[1])); return t; }},
+    {"aten::fmod_", "Tensor self, Scalar other", [](Args a) -> IValue { Tensor t = T(a[0]); t.fmod_(S(a[1])); return t; }},
+    {"aten::floor_divide", "Tensor self, Tensor other", [](Args a) -> IValue { return floor_divide(T(a[0]), T(a[1])); }},
+    {"aten::floor_divide", "Tensor self, Scalar other", [](Args a) -> IValue { return floor_divide(T(a[0]), S(a[1])); }},
+    {"aten::floor_divide_", "Tensor self, Tensor other",
+     [](Args a) -> IValue { Tensor t = T(a[0]); t.floor_divide_(T(a[1])); return t; }},
+    {"aten::floor_divide_", "Tensor self, Scalar other",
+     [](Args a) -> IValue { Tensor t = T(a[0]); t.floor_divide_(S(a[1])); return t; }},
+    {"aten::atan2", "Tensor self, Tensor other", [](Args a) -> IValue { return atan2(T(a[0]), T(a[1])); }},
+    {"aten::copysign", "Tensor self, Tensor other", [](Args a) -> IValue { return copysign(T(a[0]), T(a[1])); }},
+    {"aten::copysign", "Tensor self, Scalar other", [](Args a) -> IValue { return copysign(T(a[0]), S(a[1])); }},
+    {"aten::pow_", "Tensor self, Scalar exponent", [](Args a) -> IValue { Tensor t = T(a[0]); t.pow_(S(a[1])); return t; }},
+    {"aten::pow_", "Tensor self, Tensor exponent", [](Args a) -> IValue { Tensor t = T(a[0]); t.pow_(T(a[1])); return t; }},
+    {"aten::clamp_min_", "Tensor self, Scalar min", [](Args a) -> IValue { Tensor t = T(a[0]); t.clamp_min_(S(a[1])); return t; }},
+    {"aten::clamp_min_", "Tensor self, Tensor min", [](Args a) -> IValue { Tensor t = T(a[0]); t.clamp_min_(T(a[1])); return t; }},
+    {"aten::clamp_max_", "Tensor self, Scalar max", [](Args a) -> IValue { Tensor t = T(a[0]); t.clamp_max_(S(a[1])); return t; }},
+    {"aten::clamp_max_", "Tensor self, Tensor max", [](Args a) -> IValue { Tensor t = T(a[0]); t.clamp_max_(T(a[1])); return t; }},
+    {"aten::lerp_", "Tensor self, Tensor end, Scalar weight",
+     [](Args a) -> IValue { Tensor t = T(a[0]); t.lerp_(T(a[1]), S(a[2])); return t; }},
+    {"aten::lerp_", "Tensor self, Tensor end, Tensor weight",
+     [](Args a) -> IValue { Tensor t = T(a[0]); t.lerp_(T(a[1]), T(a[2])); return t; }},
+    {"aten::scatter_add_", "Tensor self, int dim, Tensor index, Tensor src",
+     [](Args a) -> IValue { Tensor t = T(a[0]); t.scatter_add_(a[1].toInt(), T(a[2]), T(a[3])); return t; }},
+    {"aten::index_add_", "Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1",
+     [](Args a) -> IValue { Tensor t = T(a[0]); t.index_add_(a[1].toInt(), T(a[2]), T(a[3]), S(a[4])); return t; }},
+    {"aten::index_put_", "Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False", [](Args a) -> IValue {
+       Tensor t = T(a[0]);
+       index_put_(t, optional_tensors(a[1]), T(a[2]), a[3].toBool());
+       return t;
+     }},
+    {"aten::index_put", "Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False",
+     [](Args a) -> IValue { return index_put(T(a[0]), optional_tensors(a[1]), T(a[2]), a[3].toBool()); }},
+    {"aten::baddbmm", "Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1",
+     [](Args a) -> IValue { return baddbmm(T(a[0]), T(a[1]), T(a[2]), S(a[3]), S(a[4])); }},
+    {"aten::addmv", "Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1",
+     [](Args a) -> IValue { return addmv(T(a[0]), T(a[1]), T(a[2]), S(a[3]), S(a[4])); }},
+    {"aten::isclose", "Tensor self, Tensor other, float rtol=1.0000000000000001e-05, float atol=1e-08, bool equal_nan=False",
+     [](Args a) -> IValue { return isclose(T(a[0]), T(a[1]), a[2].toDouble(), a[3].toDouble(), a[4].toBool()); }},
+    {"aten::nan_to_num", "Tensor self, float? nan=None, float? posinf=None, float? neginf=None", [](Args a) -> IValue {
+       return nan_to_num(T(a[0]), jit_row_opt_double(a[1]), jit_row_opt_double(a[2]), jit_row_opt_double(a[3]));
+     }},
+    {"aten::lgamma", "Tensor self", [](Args a) -> IValue { return lgamma(T(a[0])); }},
+    {"aten::lgamma_", "Tensor self", [](Args a) -> IValue { Tensor t = T(a[0]); t.lgamma_(); return t; }},
+    {"aten::digamma", "Tensor self", [](Args a) -> IValue { return digamma(T(a[0])); }},
+    {"aten::digamma_", "Tensor self", [](Args a) -> IValue { Tensor t = T(a[0]); t.digamma_(); return t; }},
+    {"aten::instance_norm", "Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
+     "bool use_input_stats, float momentum, float eps, bool cudnn_enabled",
+     [](Args a) -> IValue {
+       return instance_norm(T(a[0]), opt(a[1]), opt(a[2]), opt(a[3]), opt(a[4]), a[5].toBool(), a[6].toDouble(),
+                            a[7].toDouble(), a[8].toBool());
+     }},
+    {"aten::avg_pool1d", "Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], bool ceil_mode=False, "
+     "bool count_include_pad=True",
+     [](Args a) -> IValue {
+       return avg_pool1d(T(a[0]), ints(a[1], 1), ints(a[2], 1), ints(a[3], 1), a[4].toBool(), a[5].toBool());
+     }},
+    {"aten::adaptive_avg_pool1d", "Tensor self, int[1] output_size",
+     [](Args a) -> IValue { return adaptive_avg_pool1d(T(a[0]), ints(a[1], 1)); }},
+    {"aten::_adaptive_avg_pool2d", "Tensor self, SymInt[2] output_size",
+     [](Args a) -> IValue { return adaptive_avg_pool2d(T(a[0]), ints(a[1], 2)); }},
+    {"aten::full", "SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None",
+     [](Args a) -> IValue {
+       const auto dt = dtype(a[2]);
+       return dt ? full(ints(a[0]), S(a[1]), TensorOptions().dtype(*dt)) : full(ints(a[0]), S(a[1]));
+     }},
+    {"aten::linspace", "Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None",
+     [](Args a) -> IValue { return linspace(S(a[0]), S(a[1]), a[2].toInt(), TensorOptions().dtype(dtype(a[3]).value_or(kFloat))); }},
+    {"aten::eye", "int n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None",
+     [](Args a) -> IValue { return eye(a[0].toInt(), TensorOptions().dtype(dtype(a[1]).value_or(kFloat))); }},
+    {"aten::eye", "int n, int m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None",
+     [](Args a) -> IValue { return eye(a[0].toInt(), a[1].toInt(), TensorOptions().dtype(dtype(a[2]).value_or(kFloat))); }},
 
     // ---- random numbers (Ember's global generator; a Generator argument can only be None) ----
     {"aten::rand", "int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None",

@@ -270,6 +270,62 @@ TEST(Fx, TracesReductionSortLossAndUpsampleOps) {
   }
 }
 
+// Division (every form records its rounding mode), other binary math, in-place forms, pools and
+// instance_norm: recorded under PyTorch's names and schemas, replayed equal to eager Ember.
+TEST(Fx, TracesArithmeticInPlaceAndPoolOps) {
+  auto f = [](const Tensor& x, const Tensor& y, const Tensor& b) {
+    std::vector<Tensor> r;
+    r.push_back(x / y + x / 2.0 + ember::div(x, y, "floor") + ember::div(x, ember::Scalar(3), "trunc"));
+    r.push_back(ember::fmod(x, y) + ember::fmod(x, 1.5) + ember::floor_divide(x, y) + ember::atan2(x, y) +
+                ember::copysign(x, y));
+    r.push_back(ember::baddbmm(b.narrow(2, 0, 3), b, b.transpose(1, 2), 0.5, 2).sum() + ember::addmv(x.select(1, 0), x, y.select(0, 0)).sum());
+    r.push_back(ember::isclose(x, y, 0.5, 0.5));
+    r.push_back(ember::nan_to_num(ember::log(x), 0.0, 1.0, -1.0) + ember::lgamma(x.abs() + 1) + ember::digamma(x.abs() + 1));
+    r.push_back(ember::instance_norm(b, {}, {}, {}, {}, true, 0.1, 1e-5));
+    r.push_back(ember::avg_pool1d(b, {2}, {1}, {1}, true, false) + 1);
+    r.push_back(ember::adaptive_avg_pool1d(b, {2}));
+    Tensor c = x.clone();
+    c.div_(y);
+    c.div_(2.0, "floor");
+    c.pow_(2);
+    c.clamp_min_(-1.0);
+    c.clamp_max_(1.0);
+    c.lerp_(y, 0.5);
+    c.fmod_(0.75);
+    c.floor_divide_(0.25);
+    c.scatter_add_(1, ember::zeros({6, 2}, ember::kLong), y.narrow(1, 0, 2));
+    c.index_add_(0, ember::arange(6).flip({0}), y, 0.5);
+    ember::index_put_(c, {ember::arange(3)}, y.narrow(0, 0, 3), true);
+    r.push_back(c);
+    return r;
+  };
+  ember::manual_seed(7);
+  const Tensor x = ember::randn({6, 6}), y = ember::randn({6, 6}), b = ember::randn({2, 3, 5});
+  auto gm = fx::trace(f, x, y, b);
+  std::set<std::string> targets;
+  for (const fx::Node* n : gm->graph().nodes())
+    if (n->op() == fx::OpKind::CallFunction) targets.insert(n->target());
+  for (const char* want : {"div", "fmod", "floor_divide", "atan2", "copysign", "baddbmm", "addmv", "isclose", "nan_to_num",
+                           "lgamma", "digamma", "instance_norm", "avg_pool1d", "adaptive_avg_pool1d", "div_", "pow_",
+                           "clamp_min_", "clamp_max_", "lerp_", "fmod_", "floor_divide_", "scatter_add_", "index_add_",
+                           "index_put_"})
+    EXPECT_TRUE(targets.count(want)) << want << " not recorded:\n" << gm->code();
+  const std::string code = gm->code();
+  for (const char* want : {"rounding_mode = 'floor'", "rounding_mode = None", "beta = 0.5, alpha = 2", "True)"})
+    EXPECT_NE(code.find(want), std::string::npos) << want << "\n" << code;
+  const Tensor x2 = ember::randn({6, 6}), y2 = ember::randn({6, 6}), b2 = ember::randn({2, 3, 5});
+  for (const auto& in : {std::vector<Tensor>{x, y, b}, std::vector<Tensor>{x2, y2, b2}}) {
+    const auto want = f(in[0], in[1], in[2]);
+    const auto got = gm->forward({in[0], in[1], in[2]}).toList();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      const Tensor g = got[i].toTensor();
+      ASSERT_EQ(g.sizes(), want[i].sizes()) << "output " << i;
+      EXPECT_TRUE(ember::equal(g, want[i])) << "output " << i << "\n" << g << "\n" << want[i];
+    }
+  }
+}
+
 // The model zoo traced down to ops (every op of resnet18 and mobilenet_v3_small is in the table).
 TEST(Fx, TracesVisionModelsToOps) {
   ember::manual_seed(1);
