@@ -602,6 +602,8 @@ const Row kRows[] = {
      [](Args a) -> IValue { return zeros_like(T(a[0]), TensorOptions().dtype(dtype(a[1]).value_or(T(a[0]).dtype()))); }},
     {"aten::ones_like", "Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None",
      [](Args a) -> IValue { return ones_like(T(a[0]), TensorOptions().dtype(dtype(a[1]).value_or(T(a[0]).dtype()))); }},
+    // what traced losses call on their input and target
+    {"aten::broadcast_tensors", "Tensor[] tensors", [](Args a) -> IValue { return IValue(broadcast_tensors(tensors(a[0]))); }},
     {"aten::cat", "Tensor[] tensors, int dim=0", [](Args a) -> IValue { return cat(tensors(a[0]), a[1].toInt()); }},
     {"aten::stack", "Tensor[] tensors, int dim=0", [](Args a) -> IValue { return stack(tensors(a[0]), a[1].toInt()); }},
     {"aten::chunk", "Tensor self, int chunks, int dim=0", [](Args a) -> IValue { return IValue(chunk(T(a[0]), a[1].toInt(), a[2].toInt())); }},

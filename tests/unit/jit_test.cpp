@@ -117,6 +117,33 @@ class Random(torch.nn.Module):
         return (torch.rand_like(x), torch.randn_like(x), torch.bernoulli(torch.sigmoid(x)), torch.rand(3, 2),
                 torch.randint(0, 5, (7,)), torch.randperm(6), torch.normal(x, 0.5), torch.multinomial(x.abs(), 2))
 
+# Losses as F.* lowers them, division with a rounding mode, other binary math, in-place forms
+# (index_put_ from an indexed assignment), pools, instance_norm and factories, traced.
+class MoreRows(torch.nn.Module):
+    def forward(self, x, y, b, labels):
+        p, q = torch.sigmoid(x), torch.sigmoid(y)
+        c = x.clone()
+        c.div_(y)
+        c.pow_(2)
+        c.clamp_min_(-1.0)
+        c.clamp_max_(1.0)
+        c.lerp_(y, 0.5)
+        c.fmod_(0.75)
+        c[labels.remainder(4)] = y[:4]
+        c.index_add_(0, labels, y[:4], alpha=0.5)
+        return (F.mse_loss(x, y), F.l1_loss(x, y, reduction='sum'), F.smooth_l1_loss(x, y, beta=0.5),
+                F.huber_loss(x, y, delta=2.0), F.binary_cross_entropy(p, q),
+                F.binary_cross_entropy_with_logits(x, q, pos_weight=q[0]),
+                F.kl_div(F.log_softmax(x, 1), F.softmax(y, 1), reduction='batchmean'), F.soft_margin_loss(x, y.sign()),
+                F.hinge_embedding_loss(x, y.sign()), F.multi_margin_loss(x, labels[:1].expand(6), p=2, margin=0.5),
+                F.poisson_nll_loss(x, y.abs()), torch.div(x, y, rounding_mode='floor'), x / 2, torch.fmod(x, 1.5),
+                torch.floor_divide(x, y), torch.atan2(x, y), torch.copysign(x, y),
+                torch.baddbmm(b[:, :, :3], b, b.transpose(1, 2), beta=0.5, alpha=2.0), torch.addmv(x[:, 0], x, y[0]),
+                torch.isclose(x, y, 0.5, 0.5), torch.nan_to_num(torch.log(x), 0.0, 1.0, -1.0), torch.lgamma(x.abs() + 1),
+                torch.digamma(x.abs() + 1), F.instance_norm(b), F.avg_pool1d(b, 2, 1, 1, True, False),
+                F.adaptive_avg_pool1d(b, 2), torch.full((2, 3), 1.5) + x[0, 0], torch.linspace(0, 1, 5) + x[0, 0],
+                torch.eye(3) + x[0, 0], x.norm(), c)
+
 class Holder(torch.nn.Module):
     def __init__(self, ts):
         super().__init__()
@@ -133,6 +160,11 @@ torch.jit.script(Random()).save(os.path.join(out, 'random_scripted.pt'))
 torch.jit.trace(Random(), (x,), check_trace=False).save(os.path.join(out, 'random_traced.pt'))
 torch.jit.script(Holder([x, labels, img] + stats(x) + list(losses(x, labels, img)))).save(
     os.path.join(out, 'new_rows_expected.pt'))
+x6, y6, b6 = torch.randn(6, 6), torch.randn(6, 6), torch.randn(2, 3, 5)
+more = MoreRows()
+torch.jit.trace(more, (x6, y6, b6, labels)).save(os.path.join(out, 'more_rows.pt'))
+torch.jit.script(Holder([x6, y6, b6, labels] + list(more(x6, y6, b6, labels)))).save(
+    os.path.join(out, 'more_rows_expected.pt'))
 
 def read(path):
     with zipfile.ZipFile(path) as z:
@@ -424,6 +456,24 @@ TEST_F(JitTest, RunsReductionSortLossUpsampleAndRandomRows) {
     EXPECT_TRUE(ember::equal(std::get<0>(ember::sort(rp)), ember::arange(6))) << file;
     EXPECT_EQ(r[6].toTensor().sizes(), x.sizes());
     EXPECT_EQ(r[7].toTensor().sizes(), (std::vector<int64_t>{4, 2}));
+  }
+}
+
+// More rows from traced code: losses as F.* lowers them (broadcast_tensors first), division with a
+// rounding mode, in-place forms, pools, instance_norm, factories: equal to PyTorch's results.
+TEST_F(JitTest, RunsLossArithmeticInPlaceAndPoolRows) {
+  ember::jit::Module expected = ember::jit::load(dir().file("more_rows_expected.pt"));
+  auto t = [&](int i) { return expected.attr("t" + std::to_string(i)).toTensor(); };
+  const auto out = ember::jit::load(dir().file("more_rows.pt")).forward({t(0), t(1), t(2), t(3)}).toTuple()->elements();
+  ASSERT_EQ(out.size(), 31u);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const Tensor got = out[i].toTensor(), want = t(4 + static_cast<int>(i));
+    ASSERT_EQ(got.sizes(), want.sizes()) << "output " << i;
+    ASSERT_EQ(got.dtype(), want.dtype()) << "output " << i;
+    if (ember::is_floating_type(want.dtype()))
+      EXPECT_TRUE(ember::allclose(got, want, 1e-5, 1e-5)) << "output " << i << "\n" << got << "\n" << want;
+    else
+      EXPECT_TRUE(ember::equal(got, want)) << "output " << i << "\n" << got << "\n" << want;
   }
 }
 
