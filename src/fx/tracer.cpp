@@ -74,6 +74,55 @@ struct Tracer::State final : dispatch::TraceRecorder, nn::detail::ModuleCallHook
     return any;
   }
 
+  // Ember ops whose one C++ signature covers several libtorch overloads, rewritten to the
+  // overload (and name) libtorch's schema has:
+  // - prod, all, any without a dim (Ember passes dim=None, keepdim=false): prod(self, *, dtype),
+  //   all(self), any(self);
+  // - instance_norm: cudnn_enabled added; avg_pool1d: Ember's divisor_override (None) dropped;
+  // - interpolate: upsample_nearest1d/2d or upsample_bilinear2d by mode and rank, with the
+  //   size or scale list given for every spatial dim, as F.interpolate calls them.
+  static void to_libtorch_call(std::string& op, std::vector<jit::IValue>& values, std::vector<Argument>& args) {
+    if ((op == "prod" || op == "all" || op == "any") && values.size() >= 3 && values[1].isNone() &&
+        values[2].isBool() && !values[2].toBool()) {
+      values.erase(values.begin() + 1, values.begin() + 3);
+      args.erase(args.begin() + 1, args.begin() + 3);
+      return;
+    }
+    // instance_norm without cudnn_enabled (F.instance_norm passes torch.backends.cudnn.enabled, true);
+    // avg_pool1d without divisor_override (libtorch's has none).
+    if (op == "instance_norm" && values.size() == 8) {
+      values.emplace_back(true);
+      args.emplace_back(jit::IValue(true));
+      return;
+    }
+    if (op == "avg_pool1d" && values.size() == 7 && values[6].isNone()) {
+      values.pop_back();
+      args.pop_back();
+      return;
+    }
+    if (op != "interpolate" || values.size() != 5 || !values[0].isTensor() || !values[3].isString()) return;
+    const int64_t rank = values[0].toTensor().dim();
+    const std::string& mode = values[3].toStringRef();
+    const bool bilinear = mode == "bilinear" && rank == 4;
+    if (!(bilinear || (mode == "nearest" && (rank == 3 || rank == 4)))) return;  // interpolate's own error
+    const size_t spatial = static_cast<size_t>(rank - 2);
+    jit::IValue size = values[1], scales = values[2];
+    if (size.isIntList() && size.toIntList().size() == 1)
+      size = jit::IValue(std::vector<int64_t>(spatial, size.toIntList()[0]));
+    if (scales.isList() && scales.toList().size() == 1)
+      scales = jit::IValue(std::vector<jit::IValue>(spatial, scales.toList()[0]));
+    op = bilinear ? "upsample_bilinear2d" : rank == 3 ? "upsample_nearest1d" : "upsample_nearest2d";
+    Argument input = args[0];
+    if (bilinear) {
+      const jit::IValue align(values[4].isNone() ? false : values[4].toBool());
+      values = {values[0], size, align, scales};
+      args = {input, Argument(size), Argument(align), Argument(scales)};
+    } else {
+      values = {values[0], size, scales};
+      args = {input, Argument(size), Argument(scales)};
+    }
+  }
+
   bool begin(const char* op, const dispatch::TracedArg* args, size_t n, bool returns_tensors) override {
     using K = dispatch::TracedArg::Kind;
     pending = nullptr;
@@ -144,12 +193,14 @@ struct Tracer::State final : dispatch::TraceRecorder, nn::detail::ModuleCallHook
       values.insert(values.begin() + 2, jit::IValue(false));
       graph_args.insert(graph_args.begin() + 2, Argument(jit::IValue(false)));
     }
+    std::string target = op;
+    to_libtorch_call(target, values, graph_args);
     const size_t count = values.size();
-    const Builtin& b = find_op(op, values.data(), count, "");
+    const Builtin& b = find_op(target, values.data(), count, "");
     std::vector<Argument> positional(graph_args.begin(), graph_args.begin() + std::min(count, b.positional));
     Kwargs kwargs;
     for (size_t i = b.positional; i < count; ++i) kwargs.emplace_back(b.args[i].name, graph_args[i]);
-    pending = graph->call_function(op, std::move(positional), std::move(kwargs));
+    pending = graph->call_function(target, std::move(positional), std::move(kwargs));
     return true;
   }
 

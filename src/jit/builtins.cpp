@@ -12,6 +12,10 @@
 #include "ember/factory.h"
 #include "ember/indexing.h"
 #include "ember/linalg.h"
+#include "ember/linalg_functions.h"
+#include "ember/aten_tail.h"
+#include "ember/aten_tail2.h"
+#include "ember/nn/modules/loss.h"
 #include "ember/nn/utils/rnn.h"
 #include "ember/nn_ops.h"
 #include "ember/pointwise.h"
@@ -32,6 +36,15 @@ std::vector<int64_t> ints(const IValue& v, size_t n) {
   return v.isInt() ? std::vector<int64_t>(n, v.toInt()) : v.toIntList();
 }
 Scalar S(const IValue& v) { return v.toScalar(); }
+
+// int? and float? arguments.
+std::optional<int64_t> jit_row_opt_int(const IValue& v) { return v.isNone() ? std::nullopt : std::optional<int64_t>(v.toInt()); }
+std::optional<std::string_view> jit_row_opt_str(const IValue& v) {
+  return v.isNone() ? std::nullopt : std::optional<std::string_view>(v.toStringRef());
+}
+std::optional<double> jit_row_opt_double(const IValue& v) {
+  return v.isNone() ? std::nullopt : std::optional<double>(v.toDouble());
+}
 
 // PyTorch's ScalarType numbering, as code spells dtype arguments and prim::dtype gives them.
 constexpr std::pair<int64_t, ScalarType> kDtypeCodes[] = {{0, kByte},  {1, kChar},  {2, kShort},  {3, kInt},
@@ -320,6 +333,10 @@ const Row kRows[] = {
     {"aten::mul_", "Tensor self, Scalar other", [](Args a) -> IValue { Tensor t = T(a[0]); t.mul_(S(a[1])); return t; }},
     {"aten::div", "Tensor self, Tensor other", [](Args a) -> IValue { return div(T(a[0]), T(a[1])); }},
     {"aten::div", "Tensor self, Scalar other", [](Args a) -> IValue { return div(T(a[0]), S(a[1])); }},
+    {"aten::div", "Tensor self, Tensor other, *, str? rounding_mode",
+     [](Args a) -> IValue { return div(T(a[0]), T(a[1]), jit_row_opt_str(a[2])); }},
+    {"aten::div", "Tensor self, Scalar other, *, str? rounding_mode",
+     [](Args a) -> IValue { return div(T(a[0]), S(a[1]), jit_row_opt_str(a[2])); }},
     {"aten::div", "num a, num b", [](Args a) {
        if (a[1].toDouble() == 0) throw Error("division by zero");
        return IValue(a[0].toDouble() / a[1].toDouble());
@@ -374,6 +391,11 @@ const Row kRows[] = {
     EMBER_JIT_UNARY(relu), EMBER_JIT_UNARY(sigmoid), EMBER_JIT_UNARY(tanh), EMBER_JIT_UNARY(hardswish),
     EMBER_JIT_UNARY(hardsigmoid), EMBER_JIT_UNARY(silu), EMBER_JIT_UNARY(exp), EMBER_JIT_UNARY(log),
     EMBER_JIT_UNARY(sqrt), EMBER_JIT_UNARY(rsqrt), EMBER_JIT_UNARY(abs), EMBER_JIT_UNARY(erf),
+    EMBER_JIT_UNARY(sign), EMBER_JIT_UNARY(exp2), EMBER_JIT_UNARY(expm1), EMBER_JIT_UNARY(log2),
+    EMBER_JIT_UNARY(log10), EMBER_JIT_UNARY(log1p), EMBER_JIT_UNARY(sin), EMBER_JIT_UNARY(cos), EMBER_JIT_UNARY(tan),
+    EMBER_JIT_UNARY(asin), EMBER_JIT_UNARY(acos), EMBER_JIT_UNARY(atan), EMBER_JIT_UNARY(erfc), EMBER_JIT_UNARY(erfinv),
+    EMBER_JIT_UNARY(floor), EMBER_JIT_UNARY(ceil), EMBER_JIT_UNARY(round), EMBER_JIT_UNARY(trunc),
+    EMBER_JIT_UNARY(reciprocal), EMBER_JIT_UNARY(square),
     {"aten::gelu", "Tensor self, *, str approximate='none'", [](Args a) -> IValue { return gelu(T(a[0]), a[1].toStringRef()); }},
     {"aten::leaky_relu", "Tensor self, Scalar negative_slope=0.01", [](Args a) -> IValue { return leaky_relu(T(a[0]), S(a[1])); }},
     {"aten::hardtanh", "Tensor self, Scalar min_val=-1, Scalar max_val=1", [](Args a) -> IValue { return clamp(T(a[0]), S(a[1]), S(a[2])); }},
@@ -443,6 +465,61 @@ const Row kRows[] = {
        return ember::interpolate(T(a[0]), a[1].isNone() ? std::nullopt : OptionalIntArrayRef(ints(a[1], 2)),
                           a[2].isNone() ? std::nullopt : std::optional<std::vector<double>>(a[2].toDoubleList()), "nearest");
      }},
+    {"aten::upsample_nearest2d", "Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None",
+     [](Args a) -> IValue {
+       return upsample_nearest2d(T(a[0]), ints(a[1], 2), jit_row_opt_double(a[2]), jit_row_opt_double(a[3]));
+     }},
+    {"aten::upsample_nearest1d", "Tensor input, SymInt[]? output_size, float[]? scale_factors", [](Args a) -> IValue {
+       return ember::interpolate(T(a[0]), a[1].isNone() ? std::nullopt : OptionalIntArrayRef(ints(a[1], 1)),
+                                 a[2].isNone() ? std::nullopt : std::optional<std::vector<double>>(a[2].toDoubleList()), "nearest");
+     }},
+    {"aten::upsample_nearest1d", "Tensor self, SymInt[1] output_size, float? scales=None",
+     [](Args a) -> IValue { return upsample_nearest1d(T(a[0]), ints(a[1], 1), jit_row_opt_double(a[2])); }},
+    {"aten::upsample_nearest3d", "Tensor input, SymInt[]? output_size, float[]? scale_factors", [](Args a) -> IValue {
+       const auto size = a[1].isNone() ? std::vector<int64_t>{} : ints(a[1], 3);
+       const auto scales = a[2].isNone() ? std::vector<double>{} : a[2].toDoubleList();
+       return upsample_nearest3d(T(a[0]), a[1].isNone() ? OptionalIntArrayRef() : OptionalIntArrayRef(size),
+                                 a[2].isNone() ? std::nullopt : std::optional<ArrayRef<double>>(scales));
+     }},
+    {"aten::upsample_nearest3d", "Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None",
+     [](Args a) -> IValue {
+       return upsample_nearest3d(T(a[0]), ints(a[1], 3), jit_row_opt_double(a[2]), jit_row_opt_double(a[3]),
+                                 jit_row_opt_double(a[4]));
+     }},
+    {"aten::upsample_bilinear2d", "Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors",
+     [](Args a) -> IValue {
+       return ember::interpolate(T(a[0]), a[1].isNone() ? std::nullopt : OptionalIntArrayRef(ints(a[1], 2)),
+                                 a[3].isNone() ? std::nullopt : std::optional<std::vector<double>>(a[3].toDoubleList()),
+                                 "bilinear", a[2].toBool());
+     }},
+    {"aten::upsample_bilinear2d", "Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None",
+     [](Args a) -> IValue {
+       return upsample_bilinear2d(T(a[0]), ints(a[1], 2), a[2].toBool(), jit_row_opt_double(a[3]), jit_row_opt_double(a[4]));
+     }},
+#define EMBER_JIT_UPSAMPLE(op, n)                                                                                       \
+  Row{"aten::" #op, "Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors",                 \
+      [](Args a) -> IValue {                                                                                            \
+        const auto size = a[1].isNone() ? std::vector<int64_t>{} : ints(a[1], n);                                       \
+        const auto scales = a[3].isNone() ? std::vector<double>{} : a[3].toDoubleList();                                \
+        return op(T(a[0]), a[1].isNone() ? OptionalIntArrayRef() : OptionalIntArrayRef(size), a[2].toBool(),           \
+                  a[3].isNone() ? std::nullopt : std::optional<ArrayRef<double>>(scales));                              \
+      }}
+    EMBER_JIT_UPSAMPLE(upsample_linear1d, 1),
+    {"aten::upsample_linear1d", "Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None",
+     [](Args a) -> IValue { return upsample_linear1d(T(a[0]), ints(a[1], 1), a[2].toBool(), jit_row_opt_double(a[3])); }},
+    EMBER_JIT_UPSAMPLE(upsample_bicubic2d, 2),
+    {"aten::upsample_bicubic2d", "Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None",
+     [](Args a) -> IValue {
+       return upsample_bicubic2d(T(a[0]), ints(a[1], 2), a[2].toBool(), jit_row_opt_double(a[3]), jit_row_opt_double(a[4]));
+     }},
+    EMBER_JIT_UPSAMPLE(upsample_trilinear3d, 3),
+    {"aten::upsample_trilinear3d", "Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, "
+     "float? scales_h=None, float? scales_w=None",
+     [](Args a) -> IValue {
+       return upsample_trilinear3d(T(a[0]), ints(a[1], 3), a[2].toBool(), jit_row_opt_double(a[3]), jit_row_opt_double(a[4]),
+                                   jit_row_opt_double(a[5]));
+     }},
+#undef EMBER_JIT_UPSAMPLE
     {"aten::embedding", "Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False",
      [](Args a) -> IValue { return embedding(T(a[0]), T(a[1]), a[2].toInt(), a[3].toBool(), a[4].toBool()); }},
 
@@ -525,6 +602,8 @@ const Row kRows[] = {
      [](Args a) -> IValue { return zeros_like(T(a[0]), TensorOptions().dtype(dtype(a[1]).value_or(T(a[0]).dtype()))); }},
     {"aten::ones_like", "Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None",
      [](Args a) -> IValue { return ones_like(T(a[0]), TensorOptions().dtype(dtype(a[1]).value_or(T(a[0]).dtype()))); }},
+    // what traced losses call on their input and target
+    {"aten::broadcast_tensors", "Tensor[] tensors", [](Args a) -> IValue { return IValue(broadcast_tensors(tensors(a[0]))); }},
     {"aten::cat", "Tensor[] tensors, int dim=0", [](Args a) -> IValue { return cat(tensors(a[0]), a[1].toInt()); }},
     {"aten::stack", "Tensor[] tensors, int dim=0", [](Args a) -> IValue { return stack(tensors(a[0]), a[1].toInt()); }},
     {"aten::chunk", "Tensor self, int chunks, int dim=0", [](Args a) -> IValue { return IValue(chunk(T(a[0]), a[1].toInt(), a[2].toInt())); }},
@@ -554,6 +633,231 @@ const Row kRows[] = {
     {"aten::argmax", "Tensor self, int? dim=None, bool keepdim=False", [](Args a) -> IValue {
        return argmax(T(a[0]), a[1].isNone() ? std::nullopt : std::optional<int64_t>(a[1].toInt()), a[2].toBool());
      }},
+
+    {"aten::prod", "Tensor self, *, ScalarType? dtype=None", [](Args a) -> IValue { return prod(T(a[0]), dtype(a[1])); }},
+    {"aten::prod", "Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None",
+     [](Args a) -> IValue { return prod(T(a[0]), a[1].toInt(), a[2].toBool(), dtype(a[3])); }},
+    {"aten::min", "Tensor self, Tensor other", [](Args a) -> IValue { return minimum(T(a[0]), T(a[1])); }},
+    {"aten::min", "Tensor self", [](Args a) -> IValue { return min(T(a[0])); }},
+    {"aten::min", "Tensor self, int dim, bool keepdim=False", [](Args a) -> IValue { return tuple_of(min(T(a[0]), a[1].toInt(), a[2].toBool())); }},
+    {"aten::max", "Tensor self, Tensor other", [](Args a) -> IValue { return maximum(T(a[0]), T(a[1])); }},
+    {"aten::minimum", "Tensor self, Tensor other", [](Args a) -> IValue { return minimum(T(a[0]), T(a[1])); }},
+    {"aten::maximum", "Tensor self, Tensor other", [](Args a) -> IValue { return maximum(T(a[0]), T(a[1])); }},
+    {"aten::amax", "Tensor self, int[1] dim=[], bool keepdim=False", [](Args a) -> IValue { return amax(T(a[0]), ints(a[1]), a[2].toBool()); }},
+    {"aten::amin", "Tensor self, int[1] dim=[], bool keepdim=False", [](Args a) -> IValue { return amin(T(a[0]), ints(a[1]), a[2].toBool()); }},
+    {"aten::argmin", "Tensor self, int? dim=None, bool keepdim=False",
+     [](Args a) -> IValue { return argmin(T(a[0]), jit_row_opt_int(a[1]), a[2].toBool()); }},
+    {"aten::all", "Tensor self", [](Args a) -> IValue { return all(T(a[0])); }},
+    {"aten::all", "Tensor self, int dim, bool keepdim=False", [](Args a) -> IValue { return all(T(a[0]), a[1].toInt(), a[2].toBool()); }},
+    {"aten::any", "Tensor self", [](Args a) -> IValue { return any(T(a[0])); }},
+    {"aten::any", "Tensor self, int dim, bool keepdim=False", [](Args a) -> IValue { return any(T(a[0]), a[1].toInt(), a[2].toBool()); }},
+    {"aten::norm", "Tensor self, Scalar p=2", [](Args a) -> IValue { return norm(T(a[0]), S(a[1])); }},
+    {"aten::norm", "Tensor self, Scalar? p, int[1] dim, bool keepdim=False", [](Args a) -> IValue {
+       return norm(T(a[0]), a[1].isNone() ? std::nullopt : std::optional<Scalar>(S(a[1])), ints(a[2]), a[3].toBool());
+     }},
+    {"aten::cumprod", "Tensor self, int dim, *, ScalarType? dtype=None",
+     [](Args a) -> IValue { return cumprod(T(a[0]), a[1].toInt(), dtype(a[2])); }},
+    // var, std and their _mean forms: unbiased (all dims), unbiased over dims, correction over dims.
+#define EMBER_JIT_MOMENT(op, wrap)                                                                                  \
+  Row{"aten::" #op, "Tensor self, bool unbiased=True", [](Args a) -> IValue { return wrap(ember::op(T(a[0]), a[1].toBool())); }}, \
+      Row{"aten::" #op, "Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False", [](Args a) -> IValue {   \
+            const std::vector<int64_t> d = a[1].isNone() ? std::vector<int64_t>{} : ints(a[1]);                     \
+            return wrap(ember::op(T(a[0]), a[1].isNone() ? OptionalIntArrayRef() : OptionalIntArrayRef(d), a[2].toBool(),   \
+                           a[3].toBool()));                                                                          \
+          }},                                                                                                        \
+      Row{"aten::" #op, "Tensor self, int[1]? dim, *, int? correction, bool keepdim=False", [](Args a) -> IValue {   \
+            const std::vector<int64_t> d = a[1].isNone() ? std::vector<int64_t>{} : ints(a[1]);                     \
+            return wrap(ember::op(T(a[0]), a[1].isNone() ? OptionalIntArrayRef() : OptionalIntArrayRef(d),                 \
+                           jit_row_opt_int(a[2]), a[3].toBool()));                                                   \
+          }}
+#define EMBER_JIT_TENSOR(x) IValue(x)
+#define EMBER_JIT_TUPLE(x) tuple_of(x)
+    EMBER_JIT_MOMENT(var, EMBER_JIT_TENSOR), EMBER_JIT_MOMENT(std, EMBER_JIT_TENSOR),
+    EMBER_JIT_MOMENT(var_mean, EMBER_JIT_TUPLE), EMBER_JIT_MOMENT(std_mean, EMBER_JIT_TUPLE),
+#undef EMBER_JIT_MOMENT
+#undef EMBER_JIT_TENSOR
+#undef EMBER_JIT_TUPLE
+
+    // ---- sorting and selection ----
+    {"aten::topk", "Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True",
+     [](Args a) -> IValue { return tuple_of(topk(T(a[0]), a[1].toInt(), a[2].toInt(), a[3].toBool(), a[4].toBool())); }},
+    {"aten::argsort", "Tensor self, int dim=-1, bool descending=False",
+     [](Args a) -> IValue { return argsort(T(a[0]), a[1].toInt(), a[2].toBool()); }},
+    // Ember's sort is always stable, so both values of `stable` give an order PyTorch allows.
+    {"aten::argsort", "Tensor self, *, bool stable, int dim=-1, bool descending=False",
+     [](Args a) -> IValue { return argsort(T(a[0]), a[2].toInt(), a[3].toBool()); }},
+    {"aten::kthvalue", "Tensor self, int k, int dim=-1, bool keepdim=False",
+     [](Args a) -> IValue { return tuple_of(kthvalue(T(a[0]), a[1].toInt(), a[2].toInt(), a[3].toBool())); }},
+    {"aten::nonzero", "Tensor self", [](Args a) -> IValue { return nonzero(T(a[0])); }},
+    {"aten::masked_select", "Tensor self, Tensor mask", [](Args a) -> IValue { return masked_select(T(a[0]), T(a[1])); }},
+    {"aten::one_hot", "Tensor self, int num_classes=-1", [](Args a) -> IValue { return one_hot(T(a[0]), a[1].toInt()); }},
+    {"aten::scatter_add", "Tensor self, int dim, Tensor index, Tensor src",
+     [](Args a) -> IValue { return scatter_add(T(a[0]), a[1].toInt(), T(a[2]), T(a[3])); }},
+    {"aten::index_add", "Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1",
+     [](Args a) -> IValue { return index_add(T(a[0]), a[1].toInt(), T(a[2]), T(a[3]), S(a[4])); }},
+    {"aten::diagonal", "Tensor self, int offset=0, int dim1=0, int dim2=1",
+     [](Args a) -> IValue { return T(a[0]).diagonal(a[1].toInt(), a[2].toInt(), a[3].toInt()); }},
+    {"aten::unfold", "Tensor self, int dimension, int size, int step",
+     [](Args a) -> IValue { return T(a[0]).unfold(a[1].toInt(), a[2].toInt(), a[3].toInt()); }},
+    {"aten::bitwise_not", "Tensor self", [](Args a) -> IValue { return bitwise_not(T(a[0])); }},
+
+    // ---- losses (F.nll_loss and F.cross_entropy call these) ----
+    {"aten::nll_loss", "Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100",
+     [](Args a) -> IValue { return nll_loss(T(a[0]), T(a[1]), opt(a[2]), a[3].toInt(), a[4].toInt()); }},
+    {"aten::nll_loss_nd", "Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100",
+     [](Args a) -> IValue { return nll_loss_nd(T(a[0]), T(a[1]), optional(a[2]), a[3].toInt(), a[4].toInt()); }},
+    {"aten::nll_loss2d", "Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100",
+     [](Args a) -> IValue { return nll_loss2d(T(a[0]), T(a[1]), optional(a[2]), a[3].toInt(), a[4].toInt()); }},
+    {"aten::cross_entropy_loss", "Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100, "
+     "float label_smoothing=0.",
+     [](Args a) -> IValue {
+       return cross_entropy_loss(T(a[0]), T(a[1]), opt(a[2]), a[3].toInt(), a[4].toInt(), a[5].toDouble());
+     }},
+
+    {"aten::mse_loss", "Tensor self, Tensor target, int reduction=1",
+     [](Args a) -> IValue { return mse_loss(T(a[0]), T(a[1]), a[2].toInt()); }},
+    {"aten::l1_loss", "Tensor self, Tensor target, int reduction=1",
+     [](Args a) -> IValue { return l1_loss(T(a[0]), T(a[1]), a[2].toInt()); }},
+    {"aten::smooth_l1_loss", "Tensor self, Tensor target, int reduction=1, float beta=1.",
+     [](Args a) -> IValue { return smooth_l1_loss(T(a[0]), T(a[1]), a[2].toInt(), a[3].toDouble()); }},
+    {"aten::huber_loss", "Tensor self, Tensor target, int reduction=1, float delta=1.",
+     [](Args a) -> IValue { return huber_loss(T(a[0]), T(a[1]), a[2].toInt(), a[3].toDouble()); }},
+    {"aten::binary_cross_entropy", "Tensor self, Tensor target, Tensor? weight=None, int reduction=1",
+     [](Args a) -> IValue { return binary_cross_entropy(T(a[0]), T(a[1]), opt(a[2]), a[3].toInt()); }},
+    {"aten::binary_cross_entropy_with_logits", "Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1",
+     [](Args a) -> IValue { return binary_cross_entropy_with_logits(T(a[0]), T(a[1]), opt(a[2]), opt(a[3]), a[4].toInt()); }},
+    {"aten::kl_div", "Tensor self, Tensor target, int reduction=1, *, bool log_target=False",
+     [](Args a) -> IValue { return kl_div(T(a[0]), T(a[1]), a[2].toInt(), a[3].toBool()); }},
+    {"aten::hinge_embedding_loss", "Tensor self, Tensor target, float margin=1., int reduction=1",
+     [](Args a) -> IValue { return hinge_embedding_loss(T(a[0]), T(a[1]), a[2].toDouble(), a[3].toInt()); }},
+    {"aten::multi_margin_loss", "Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=1",
+     [](Args a) -> IValue { return multi_margin_loss(T(a[0]), T(a[1]), S(a[2]), S(a[3]), optional(a[4]), a[5].toInt()); }},
+    {"aten::multilabel_margin_loss", "Tensor self, Tensor target, int reduction=1",
+     [](Args a) -> IValue { return multilabel_margin_loss(T(a[0]), T(a[1]), a[2].toInt()); }},
+    {"aten::soft_margin_loss", "Tensor self, Tensor target, int reduction=1",
+     [](Args a) -> IValue { return soft_margin_loss(T(a[0]), T(a[1]), a[2].toInt()); }},
+    {"aten::poisson_nll_loss", "Tensor input, Tensor target, bool log_input, bool full, float eps, int reduction",
+     [](Args a) -> IValue { return poisson_nll_loss(T(a[0]), T(a[1]), a[2].toBool(), a[3].toBool(), a[4].toDouble(), a[5].toInt()); }},
+    {"aten::frobenius_norm", "Tensor self", [](Args a) -> IValue { return frobenius_norm(T(a[0])); }},
+    {"aten::frobenius_norm", "Tensor self, int[1] dim, bool keepdim=False",
+     [](Args a) -> IValue { return frobenius_norm(T(a[0]), ints(a[1]), a[2].toBool()); }},
+
+    // ---- more arithmetic, in-place forms, pools and norms that models call ----
+    {"aten::div_", "Tensor self, Tensor other", [](Args a) -> IValue { Tensor t = T(a[0]); t.div_(T(a[1])); return t; }},
+    {"aten::div_", "Tensor self, Scalar other", [](Args a) -> IValue { Tensor t = T(a[0]); t.div_(S(a[1])); return t; }},
+    {"aten::div_", "Tensor self, Tensor other, *, str? rounding_mode",
+     [](Args a) -> IValue { Tensor t = T(a[0]); t.div_(T(a[1]), jit_row_opt_str(a[2])); return t; }},
+    {"aten::div_", "Tensor self, Scalar other, *, str? rounding_mode",
+     [](Args a) -> IValue { Tensor t = T(a[0]); t.div_(S(a[1]), jit_row_opt_str(a[2])); return t; }},
+    {"aten::fmod", "Tensor self, Tensor other", [](Args a) -> IValue { return fmod(T(a[0]), T(a[1])); }},
+    {"aten::fmod", "Tensor self, Scalar other", [](Args a) -> IValue { return fmod(T(a[0]), S(a[1])); }},
+    {"aten::fmod_", "Tensor self, Tensor other", [](Args a) -> IValue { Tensor t = T(a[0]); t.fmod_(T(a[1])); return t; }},
+    {"aten::fmod_", "Tensor self, Scalar other", [](Args a) -> IValue { Tensor t = T(a[0]); t.fmod_(S(a[1])); return t; }},
+    {"aten::floor_divide", "Tensor self, Tensor other", [](Args a) -> IValue { return floor_divide(T(a[0]), T(a[1])); }},
+    {"aten::floor_divide", "Tensor self, Scalar other", [](Args a) -> IValue { return floor_divide(T(a[0]), S(a[1])); }},
+    {"aten::floor_divide_", "Tensor self, Tensor other",
+     [](Args a) -> IValue { Tensor t = T(a[0]); t.floor_divide_(T(a[1])); return t; }},
+    {"aten::floor_divide_", "Tensor self, Scalar other",
+     [](Args a) -> IValue { Tensor t = T(a[0]); t.floor_divide_(S(a[1])); return t; }},
+    {"aten::atan2", "Tensor self, Tensor other", [](Args a) -> IValue { return atan2(T(a[0]), T(a[1])); }},
+    {"aten::copysign", "Tensor self, Tensor other", [](Args a) -> IValue { return copysign(T(a[0]), T(a[1])); }},
+    {"aten::copysign", "Tensor self, Scalar other", [](Args a) -> IValue { return copysign(T(a[0]), S(a[1])); }},
+    {"aten::pow_", "Tensor self, Scalar exponent", [](Args a) -> IValue { Tensor t = T(a[0]); t.pow_(S(a[1])); return t; }},
+    {"aten::pow_", "Tensor self, Tensor exponent", [](Args a) -> IValue { Tensor t = T(a[0]); t.pow_(T(a[1])); return t; }},
+    {"aten::clamp_min_", "Tensor self, Scalar min", [](Args a) -> IValue { Tensor t = T(a[0]); t.clamp_min_(S(a[1])); return t; }},
+    {"aten::clamp_min_", "Tensor self, Tensor min", [](Args a) -> IValue { Tensor t = T(a[0]); t.clamp_min_(T(a[1])); return t; }},
+    {"aten::clamp_max_", "Tensor self, Scalar max", [](Args a) -> IValue { Tensor t = T(a[0]); t.clamp_max_(S(a[1])); return t; }},
+    {"aten::clamp_max_", "Tensor self, Tensor max", [](Args a) -> IValue { Tensor t = T(a[0]); t.clamp_max_(T(a[1])); return t; }},
+    {"aten::lerp_", "Tensor self, Tensor end, Scalar weight",
+     [](Args a) -> IValue { Tensor t = T(a[0]); t.lerp_(T(a[1]), S(a[2])); return t; }},
+    {"aten::lerp_", "Tensor self, Tensor end, Tensor weight",
+     [](Args a) -> IValue { Tensor t = T(a[0]); t.lerp_(T(a[1]), T(a[2])); return t; }},
+    {"aten::scatter_add_", "Tensor self, int dim, Tensor index, Tensor src",
+     [](Args a) -> IValue { Tensor t = T(a[0]); t.scatter_add_(a[1].toInt(), T(a[2]), T(a[3])); return t; }},
+    {"aten::index_add_", "Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1",
+     [](Args a) -> IValue { Tensor t = T(a[0]); t.index_add_(a[1].toInt(), T(a[2]), T(a[3]), S(a[4])); return t; }},
+    {"aten::index_put_", "Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False", [](Args a) -> IValue {
+       Tensor t = T(a[0]);
+       index_put_(t, optional_tensors(a[1]), T(a[2]), a[3].toBool());
+       return t;
+     }},
+    {"aten::index_put", "Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False",
+     [](Args a) -> IValue { return index_put(T(a[0]), optional_tensors(a[1]), T(a[2]), a[3].toBool()); }},
+    {"aten::baddbmm", "Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1",
+     [](Args a) -> IValue { return baddbmm(T(a[0]), T(a[1]), T(a[2]), S(a[3]), S(a[4])); }},
+    {"aten::addmv", "Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1",
+     [](Args a) -> IValue { return addmv(T(a[0]), T(a[1]), T(a[2]), S(a[3]), S(a[4])); }},
+    {"aten::isclose", "Tensor self, Tensor other, float rtol=1.0000000000000001e-05, float atol=1e-08, bool equal_nan=False",
+     [](Args a) -> IValue { return isclose(T(a[0]), T(a[1]), a[2].toDouble(), a[3].toDouble(), a[4].toBool()); }},
+    {"aten::nan_to_num", "Tensor self, float? nan=None, float? posinf=None, float? neginf=None", [](Args a) -> IValue {
+       return nan_to_num(T(a[0]), jit_row_opt_double(a[1]), jit_row_opt_double(a[2]), jit_row_opt_double(a[3]));
+     }},
+    {"aten::lgamma", "Tensor self", [](Args a) -> IValue { return lgamma(T(a[0])); }},
+    {"aten::lgamma_", "Tensor self", [](Args a) -> IValue { Tensor t = T(a[0]); t.lgamma_(); return t; }},
+    {"aten::digamma", "Tensor self", [](Args a) -> IValue { return digamma(T(a[0])); }},
+    {"aten::digamma_", "Tensor self", [](Args a) -> IValue { Tensor t = T(a[0]); t.digamma_(); return t; }},
+    {"aten::instance_norm", "Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
+     "bool use_input_stats, float momentum, float eps, bool cudnn_enabled",
+     [](Args a) -> IValue {
+       return instance_norm(T(a[0]), opt(a[1]), opt(a[2]), opt(a[3]), opt(a[4]), a[5].toBool(), a[6].toDouble(),
+                            a[7].toDouble(), a[8].toBool());
+     }},
+    {"aten::avg_pool1d", "Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], bool ceil_mode=False, "
+     "bool count_include_pad=True",
+     [](Args a) -> IValue {
+       return avg_pool1d(T(a[0]), ints(a[1], 1), ints(a[2], 1), ints(a[3], 1), a[4].toBool(), a[5].toBool());
+     }},
+    {"aten::adaptive_avg_pool1d", "Tensor self, int[1] output_size",
+     [](Args a) -> IValue { return adaptive_avg_pool1d(T(a[0]), ints(a[1], 1)); }},
+    {"aten::_adaptive_avg_pool2d", "Tensor self, SymInt[2] output_size",
+     [](Args a) -> IValue { return adaptive_avg_pool2d(T(a[0]), ints(a[1], 2)); }},
+    {"aten::full", "SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None",
+     [](Args a) -> IValue {
+       const auto dt = dtype(a[2]);
+       return dt ? full(ints(a[0]), S(a[1]), TensorOptions().dtype(*dt)) : full(ints(a[0]), S(a[1]));
+     }},
+    {"aten::linspace", "Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None",
+     [](Args a) -> IValue { return linspace(S(a[0]), S(a[1]), a[2].toInt(), TensorOptions().dtype(dtype(a[3]).value_or(kFloat))); }},
+    {"aten::eye", "int n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None",
+     [](Args a) -> IValue { return eye(a[0].toInt(), TensorOptions().dtype(dtype(a[1]).value_or(kFloat))); }},
+    {"aten::eye", "int n, int m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None",
+     [](Args a) -> IValue { return eye(a[0].toInt(), a[1].toInt(), TensorOptions().dtype(dtype(a[2]).value_or(kFloat))); }},
+
+    // ---- random numbers (Ember's global generator; a Generator argument can only be None) ----
+    {"aten::rand", "int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None",
+     [](Args a) -> IValue { return rand(ints(a[0]), TensorOptions().dtype(dtype(a[1]).value_or(kFloat))); }},
+    {"aten::rand", "int[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None",
+     [](Args a) -> IValue { return rand(ints(a[0]), TensorOptions().dtype(dtype(a[2]).value_or(kFloat))); }},
+    {"aten::randn", "int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None",
+     [](Args a) -> IValue { return randn(ints(a[0]), TensorOptions().dtype(dtype(a[1]).value_or(kFloat))); }},
+    {"aten::randn", "int[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None",
+     [](Args a) -> IValue { return randn(ints(a[0]), TensorOptions().dtype(dtype(a[2]).value_or(kFloat))); }},
+    {"aten::randint", "int high, int[] size, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None",
+     [](Args a) -> IValue { return randint(a[0].toInt(), ints(a[1]), TensorOptions().dtype(dtype(a[2]).value_or(kLong))); }},
+    {"aten::randint", "int low, int high, int[] size, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None",
+     [](Args a) -> IValue {
+       return randint(a[0].toInt(), a[1].toInt(), ints(a[2]), TensorOptions().dtype(dtype(a[3]).value_or(kLong)));
+     }},
+    {"aten::randperm", "int n, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None",
+     [](Args a) -> IValue { return randperm(a[0].toInt(), TensorOptions().dtype(dtype(a[1]).value_or(kLong))); }},
+    {"aten::rand_like", "Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None",
+     [](Args a) -> IValue { return rand_like(T(a[0]), TensorOptions().dtype(dtype(a[1]).value_or(T(a[0]).dtype()))); }},
+    {"aten::randn_like", "Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None",
+     [](Args a) -> IValue { return randn_like(T(a[0]), TensorOptions().dtype(dtype(a[1]).value_or(T(a[0]).dtype()))); }},
+    {"aten::bernoulli", "Tensor self, *, Generator? generator=None", [](Args a) -> IValue { return bernoulli(T(a[0])); }},
+    {"aten::bernoulli", "Tensor self, float p, *, Generator? generator=None",
+     [](Args a) -> IValue { return bernoulli(T(a[0]), a[1].toDouble()); }},
+    {"aten::normal", "Tensor mean, Tensor std, *, Generator? generator=None", [](Args a) -> IValue { return normal(T(a[0]), T(a[1])); }},
+    {"aten::normal", "Tensor mean, float std=1., *, Generator? generator=None",
+     [](Args a) -> IValue { return normal(T(a[0]), full_like(T(a[0]), a[1].toDouble())); }},
+    {"aten::normal", "float mean, Tensor std, *, Generator? generator=None",
+     [](Args a) -> IValue { return normal(full_like(T(a[1]), a[0].toDouble()), T(a[1])); }},
+    {"aten::normal", "float mean, float std, int[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None",
+     [](Args a) -> IValue {
+       return normal(a[0].toDouble(), a[1].toDouble(), ints(a[2]), nullptr, TensorOptions().dtype(dtype(a[4]).value_or(kFloat)));
+     }},
+    {"aten::multinomial", "Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None",
+     [](Args a) -> IValue { return multinomial(T(a[0]), a[1].toInt(), a[2].toBool()); }},
 
     // ---- Python builtins and TorchScript's primitives ----
     {"aten::len", "t a", [](Args a) { return len(a); }},
@@ -717,6 +1021,7 @@ bool accepts(const SchemaArg& arg, const IValue& v) {
     case Type::OptionalTensorList: return is_sequence_of(v, [](const IValue& e) { return e.isTensor() || e.isNone(); });
     case Type::List: return v.isList();
     case Type::Any: return true;
+    case Type::None: return v.isNone();
   }
   return false;
 }
@@ -730,6 +1035,11 @@ SchemaArg::Type parse_type(const std::string& name, const std::string& schema) {
       {"t[]", Type::List},      {"t", Type::Any}};
   for (const auto& [n, t] : kTypes)
     if (name == n) return t;
+  // PyTorch's sized lists (int[2], SymInt[1]) bind as int[]; SymInt is an int; a Generator (of
+  // the random ops) can only be None here: Ember's ops draw from the global one.
+  if (name.rfind("int[", 0) == 0 || name.rfind("SymInt[", 0) == 0) return Type::IntList;
+  if (name == "SymInt") return Type::Int;
+  if (name == "Generator") return Type::None;
   throw Error("jit builtin table: unknown type '" + name + "' in schema '" + schema + "'");
 }
 

@@ -11,9 +11,9 @@ namespace ember::jit {
 
 struct SchemaArg {
   // The schema's type names (Tensor, Scalar, int, ScalarType, Layout, MemoryFormat, float, bool,
-  // str, Device, int[], float[], Tensor[], Tensor?[], t[], t; num: int or float), parsed once. `optional`
-  // for a trailing '?'.
-  enum class Type { Tensor, Scalar, Num, Int, Float, Bool, Str, Device, IntList, FloatList, TensorList, OptionalTensorList, List, Any };
+  // str, Device, int[], float[], Tensor[], Tensor?[], t[], t; num: int or float; None: a Generator,
+  // which only None binds), parsed once. `optional` for a trailing '?'.
+  enum class Type { Tensor, Scalar, Num, Int, Float, Bool, Str, Device, IntList, FloatList, TensorList, OptionalTensorList, List, Any, None };
   std::string name;
   Type type = Type::Any;
   bool optional = false;

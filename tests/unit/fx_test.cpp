@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 
 #include "ember/ember.h"
 #include "ember/fx.h"
@@ -179,6 +180,167 @@ TEST(Fx, ReplaysTableOps) {
   EXPECT_TRUE(got[2].toTensor().is_contiguous(ember::MemoryFormat::ChannelsLast));
   EXPECT_EQ(got[2].toTensor().dtype(), ember::kDouble);
   EXPECT_NE(gm->code().find("torch.to(add_"), std::string::npos) << gm->code();
+}
+
+// The op table's rows of reductions, sorting and selection, losses, upsampling and unary math,
+// traced under PyTorch's names and replayed on new inputs: equal to eager Ember exactly.
+TEST(Fx, TracesReductionSortLossAndUpsampleOps) {
+  auto f = [](const Tensor& x, const Tensor& y, const Tensor& labels, const Tensor& img) {
+    std::vector<Tensor> r;
+    r.push_back(ember::prod(x));
+    r.push_back(ember::prod(x, 1, true));
+    r.push_back(ember::prod(x, 0, false, ember::kDouble));
+    r.push_back(ember::std(x));
+    r.push_back(ember::var(x, false));
+    r.push_back(ember::std(x, std::vector<int64_t>{1}, true, true));
+    r.push_back(ember::var(x, std::vector<int64_t>{0}, std::optional<int64_t>(0), false));
+    auto [s, m] = ember::std_mean(x, std::vector<int64_t>{1}, false, true);
+    auto [v, m2] = ember::var_mean(x, std::nullopt, std::optional<int64_t>(2), false);
+    auto [tv, ti] = ember::topk(x, 3, 1, false);
+    auto [sv, si] = ember::sort(x, 0, true);
+    auto [kv, ki] = ember::kthvalue(x, 2, 1, true);
+    for (const Tensor& t : {s, m, v, m2, tv, ti, sv, si, kv, ki}) r.push_back(t);
+    r.push_back(ember::argsort(x, 1, true));
+    r.push_back(ember::nonzero(x > 0));
+    r.push_back(ember::masked_select(x, x > 0));
+    r.push_back(ember::min(x));
+    r.push_back(std::get<0>(ember::min(x, 1)));
+    r.push_back(ember::minimum(x, y) + ember::maximum(x, y));
+    r.push_back(ember::amax(x, {1}) + ember::amin(x, {1}));
+    r.push_back(ember::argmin(x, 1));
+    r.push_back(ember::all(x > -10));
+    r.push_back(ember::any(x > 1, 1));
+    r.push_back(ember::norm(x, 3, {1}));
+    r.push_back(ember::cumprod(x, 1));
+    r.push_back(ember::one_hot(labels, 6));
+    r.push_back(ember::scatter_add(x, 1, labels.view({4, 1}).expand({4, 2}).contiguous(), y.narrow(1, 0, 2)));
+    r.push_back(ember::index_add(x, 0, labels.remainder(4), y, 2));
+    r.push_back(ember::diagonal(x, 1) + x.unfold(1, 2, 2).sum());
+    r.push_back(ember::bitwise_not(x > 0));
+    r.push_back(ember::sin(x) + ember::cos(x) + ember::floor(x) + ember::ceil(x) + ember::round(x) + ember::trunc(x) +
+                ember::square(x) + ember::sign(x) + ember::log1p(x.abs()) + ember::expm1(x) + ember::erfc(x) +
+                ember::atan(x) + ember::reciprocal(x));
+    r.push_back(ember::nll_loss(ember::log_softmax(x, 1), labels));
+    r.push_back(ember::cross_entropy_loss(x, labels, {}, 2, -100, 0.1));
+    r.push_back(ember::nn::functional::cross_entropy(x, labels));
+    r.push_back(ember::mse_loss(x, y, 2) + ember::l1_loss(x, y) + ember::smooth_l1_loss(x, y, 1, 0.5) +
+                ember::binary_cross_entropy(ember::sigmoid(x), ember::sigmoid(y)) +
+                ember::binary_cross_entropy_with_logits(x, ember::sigmoid(y), {}, ember::exp(y.select(0, 0))) +
+                ember::kl_div(ember::log_softmax(x, 1), ember::softmax(y, 1), 1, false) + ember::soft_margin_loss(x, y.sign()));
+    r.push_back(ember::huber_loss(x, y, 0, 2.0));
+    r.push_back(ember::interpolate(img, std::nullopt, std::vector<double>{2.0}, "bilinear", false));
+    r.push_back(ember::interpolate(img, std::vector<int64_t>{5, 7}, std::nullopt, "bilinear", true));
+    r.push_back(ember::interpolate(img, std::vector<int64_t>{8, 12}));
+    r.push_back(ember::interpolate(img.select(0, 0), std::nullopt, std::vector<double>{3.0}));
+    return r;
+  };
+  ember::manual_seed(5);
+  const Tensor x = ember::randn({4, 6}), y = ember::randn({4, 6}), img = ember::randn({1, 2, 4, 6});
+  const Tensor labels = ember::tensor(std::vector<int64_t>{0, 5, 2, 3}, ember::kLong);
+  auto gm = fx::trace(f, x, y, labels, img);
+  std::set<std::string> targets;
+  for (const fx::Node* n : gm->graph().nodes())
+    if (n->op() == fx::OpKind::CallFunction) targets.insert(n->target());
+  for (const char* want : {"prod", "std", "var", "std_mean", "var_mean", "topk", "sort", "kthvalue", "argsort", "nonzero",
+                           "masked_select", "min", "minimum", "maximum", "amax", "amin", "argmin", "all", "any", "norm",
+                           "cumprod", "one_hot", "scatter_add", "index_add", "diagonal", "unfold", "bitwise_not", "sin",
+                           "floor", "round", "square", "sign", "log1p", "expm1", "erfc", "reciprocal", "nll_loss",
+                           "cross_entropy_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+                           "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "soft_margin_loss",
+                           "upsample_bilinear2d", "upsample_nearest2d", "upsample_nearest1d"})
+    EXPECT_TRUE(targets.count(want)) << want << " not recorded:\n" << gm->code();
+  EXPECT_FALSE(targets.count("interpolate")) << gm->code();
+  // Overloads and keyword-only arguments as libtorch's schemas have them.
+  const std::string code = gm->code();
+  for (const char* want : {"torch.prod(x, dtype = None)", "torch.prod(x, 0, False, dtype = 7)", "correction = 2",
+                           "torch.upsample_bilinear2d(x_3, None, False, [2.0, 2.0])", "torch.all(gt_2)", "alpha = 2"})
+    EXPECT_NE(code.find(want), std::string::npos) << want << "\n" << code;
+  // Replayed on new inputs (new values, the example's shapes: nonzero's count differs).
+  const Tensor x2 = ember::randn({4, 6}), y2 = ember::randn({4, 6}), img2 = ember::randn({1, 2, 4, 6});
+  const Tensor labels2 = ember::tensor(std::vector<int64_t>{1, 1, 4, 0}, ember::kLong);
+  for (const auto& in : {std::vector<Tensor>{x, y, labels, img}, std::vector<Tensor>{x2, y2, labels2, img2}}) {
+    const auto want = f(in[0], in[1], in[2], in[3]);
+    const auto got = gm->forward({in[0], in[1], in[2], in[3]}).toList();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      const Tensor g = got[i].toTensor();
+      ASSERT_EQ(g.sizes(), want[i].sizes()) << "output " << i;
+      EXPECT_EQ(g.dtype(), want[i].dtype()) << "output " << i;
+      EXPECT_TRUE(ember::equal(g, want[i])) << "output " << i << "\n" << g << "\n" << want[i];
+    }
+  }
+}
+
+// Division (every form records its rounding mode), other binary math, in-place forms, pools and
+// instance_norm: recorded under PyTorch's names and schemas, replayed equal to eager Ember.
+TEST(Fx, TracesArithmeticInPlaceAndPoolOps) {
+  auto f = [](const Tensor& x, const Tensor& y, const Tensor& b) {
+    std::vector<Tensor> r;
+    r.push_back(x / y + x / 2.0 + ember::div(x, y, "floor") + ember::div(x, ember::Scalar(3), "trunc"));
+    r.push_back(ember::fmod(x, y) + ember::fmod(x, 1.5) + ember::floor_divide(x, y) + ember::atan2(x, y) +
+                ember::copysign(x, y));
+    r.push_back(ember::baddbmm(b.narrow(2, 0, 3), b, b.transpose(1, 2), 0.5, 2).sum() + ember::addmv(x.select(1, 0), x, y.select(0, 0)).sum());
+    r.push_back(ember::isclose(x, y, 0.5, 0.5));
+    r.push_back(ember::nan_to_num(ember::log(x), 0.0, 1.0, -1.0) + ember::lgamma(x.abs() + 1) + ember::digamma(x.abs() + 1));
+    r.push_back(ember::instance_norm(b, {}, {}, {}, {}, true, 0.1, 1e-5));
+    r.push_back(ember::avg_pool1d(b, {2}, {1}, {1}, true, false) + 1);
+    r.push_back(ember::adaptive_avg_pool1d(b, {2}));
+    Tensor c = x.clone();
+    c.div_(y);
+    c.div_(2.0, "floor");
+    c.pow_(2);
+    c.clamp_min_(-1.0);
+    c.clamp_max_(1.0);
+    c.lerp_(y, 0.5);
+    c.fmod_(0.75);
+    c.floor_divide_(0.25);
+    c.scatter_add_(1, ember::zeros({6, 2}, ember::kLong), y.narrow(1, 0, 2));
+    c.index_add_(0, ember::arange(6).flip({0}), y, 0.5);
+    ember::index_put_(c, {ember::arange(3)}, y.narrow(0, 0, 3), true);
+    r.push_back(c);
+    return r;
+  };
+  ember::manual_seed(7);
+  const Tensor x = ember::randn({6, 6}), y = ember::randn({6, 6}), b = ember::randn({2, 3, 5});
+  auto gm = fx::trace(f, x, y, b);
+  std::set<std::string> targets;
+  for (const fx::Node* n : gm->graph().nodes())
+    if (n->op() == fx::OpKind::CallFunction) targets.insert(n->target());
+  for (const char* want : {"div", "fmod", "floor_divide", "atan2", "copysign", "baddbmm", "addmv", "isclose", "nan_to_num",
+                           "lgamma", "digamma", "instance_norm", "avg_pool1d", "adaptive_avg_pool1d", "div_", "pow_",
+                           "clamp_min_", "clamp_max_", "lerp_", "fmod_", "floor_divide_", "scatter_add_", "index_add_",
+                           "index_put_"})
+    EXPECT_TRUE(targets.count(want)) << want << " not recorded:\n" << gm->code();
+  const std::string code = gm->code();
+  for (const char* want : {"rounding_mode = 'floor'", "rounding_mode = None", "beta = 0.5, alpha = 2", "True)"})
+    EXPECT_NE(code.find(want), std::string::npos) << want << "\n" << code;
+  const Tensor x2 = ember::randn({6, 6}), y2 = ember::randn({6, 6}), b2 = ember::randn({2, 3, 5});
+  for (const auto& in : {std::vector<Tensor>{x, y, b}, std::vector<Tensor>{x2, y2, b2}}) {
+    const auto want = f(in[0], in[1], in[2]);
+    const auto got = gm->forward({in[0], in[1], in[2]}).toList();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      const Tensor g = got[i].toTensor();
+      ASSERT_EQ(g.sizes(), want[i].sizes()) << "output " << i;
+      EXPECT_TRUE(ember::equal(g, want[i])) << "output " << i << "\n" << g << "\n" << want[i];
+    }
+  }
+}
+
+// The model zoo traced down to ops (every op of resnet18 and mobilenet_v3_small is in the table).
+TEST(Fx, TracesVisionModelsToOps) {
+  ember::manual_seed(1);
+  const Tensor x = ember::randn({1, 3, 64, 64});
+  auto check = [&](auto model) {
+    model->eval();
+    OpsOnly tracer;
+    auto gm = tracer.trace(*model, {x}, [&](const std::vector<Tensor>& in) { return ember::jit::IValue(model->forward(in[0])); });
+    for (fx::Node* n : gm->graph().nodes()) EXPECT_NE(n->op(), fx::OpKind::CallModule) << n->format();
+    const Tensor x2 = ember::randn({1, 3, 64, 64});  // the example's batch: shapes are the example's
+    expect_close(gm->forward(x2), model->forward(x2), 0);
+  };
+  check(ember::vision::models::resnet18(ember::vision::models::ResNetOptions().num_classes(10)));
+  check(ember::vision::models::mobilenet_v3_small(ember::vision::models::MobileNetV3Options().num_classes(10)));
 }
 
 TEST(Fx, TracingTraps) {

@@ -81,6 +81,91 @@ torch.jit.script(IntOps()).save(os.path.join(out, 'int_ops.pt'))
 torch.jit.script(Unknown()).save(os.path.join(out, 'unknown_builtin.pt'))
 torch.save(MLP().state_dict(), os.path.join(out, 'checkpoint.pt'))
 
+# The builtins of reductions, sorting, losses, upsampling and random numbers: a scripted module
+# (keyword and default arguments bound by the schemas) and a traced one (what F.* lower to), their
+# inputs and PyTorch's outputs saved as buffers of a holder module.
+import torch.nn.functional as F
+class Stats(torch.nn.Module):
+    def forward(self, x):
+        sm = torch.std_mean(x, 0)
+        vm = torch.var_mean(x, [1], keepdim=True)
+        tv, ti = torch.topk(x, 3, dim=1, largest=False)
+        kv, ki = torch.kthvalue(x, 2, 1)
+        return [torch.prod(x, 1, keepdim=True), torch.prod(x), torch.prod(x, 0, dtype=torch.float64),
+                torch.std(x, 1, unbiased=False, keepdim=True), torch.var(x), torch.var(x, dim=[0], correction=0),
+                torch.std(x, unbiased=False), sm[0], sm[1], vm[0], vm[1], tv, ti, kv, ki,
+                torch.argsort(x, dim=0, descending=True), torch.nonzero(x > 0), torch.amax(x, 1),
+                torch.amin(x, [0, 1]), torch.argmin(x, 1), torch.cumprod(x, 1), x.norm(3, 1), torch.norm(x),
+                torch.min(x, 1)[0], torch.all(x > -10), torch.any(x > 1, 1), torch.masked_select(x, x > 0),
+                torch.sin(x), torch.floor(x), torch.square(x), torch.minimum(x, x.flip(0)),
+                torch.var_mean(x, None, correction=2)[0]]
+
+class LossesUpsampling(torch.nn.Module):
+    def forward(self, x, labels, img):
+        return (F.nll_loss(F.log_softmax(x, 1), labels), F.cross_entropy(x, labels),
+                F.cross_entropy(x, labels, reduction='sum', label_smoothing=0.1),
+                F.interpolate(img, scale_factor=2.0, mode='bilinear', align_corners=False),
+                F.interpolate(img, size=(5, 7), mode='bicubic', align_corners=True),
+                F.interpolate(img[0], size=9, mode='linear'),
+                F.interpolate(img[0], scale_factor=3, mode='nearest'),
+                F.interpolate(img.unsqueeze(2), scale_factor=2, mode='nearest'),
+                F.interpolate(img.unsqueeze(2), size=(2, 3, 5), mode='trilinear'),
+                F.interpolate(img, size=(8, 12), mode='nearest'))
+
+class Random(torch.nn.Module):
+    def forward(self, x):
+        return (torch.rand_like(x), torch.randn_like(x), torch.bernoulli(torch.sigmoid(x)), torch.rand(3, 2),
+                torch.randint(0, 5, (7,)), torch.randperm(6), torch.normal(x, 0.5), torch.multinomial(x.abs(), 2))
+
+# Losses as F.* lowers them, division with a rounding mode, other binary math, in-place forms
+# (index_put_ from an indexed assignment), pools, instance_norm and factories, traced.
+class MoreRows(torch.nn.Module):
+    def forward(self, x, y, b, labels):
+        p, q = torch.sigmoid(x), torch.sigmoid(y)
+        c = x.clone()
+        c.div_(y)
+        c.pow_(2)
+        c.clamp_min_(-1.0)
+        c.clamp_max_(1.0)
+        c.lerp_(y, 0.5)
+        c.fmod_(0.75)
+        c[labels.remainder(4)] = y[:4]
+        c.index_add_(0, labels, y[:4], alpha=0.5)
+        return (F.mse_loss(x, y), F.l1_loss(x, y, reduction='sum'), F.smooth_l1_loss(x, y, beta=0.5),
+                F.huber_loss(x, y, delta=2.0), F.binary_cross_entropy(p, q),
+                F.binary_cross_entropy_with_logits(x, q, pos_weight=q[0]),
+                F.kl_div(F.log_softmax(x, 1), F.softmax(y, 1), reduction='batchmean'), F.soft_margin_loss(x, y.sign()),
+                F.hinge_embedding_loss(x, y.sign()), F.multi_margin_loss(x, labels[:1].expand(6), p=2, margin=0.5),
+                F.poisson_nll_loss(x, y.abs()), torch.div(x, y, rounding_mode='floor'), x / 2, torch.fmod(x, 1.5),
+                torch.floor_divide(x, y), torch.atan2(x, y), torch.copysign(x, y),
+                torch.baddbmm(b[:, :, :3], b, b.transpose(1, 2), beta=0.5, alpha=2.0), torch.addmv(x[:, 0], x, y[0]),
+                torch.isclose(x, y, 0.5, 0.5), torch.nan_to_num(torch.log(x), 0.0, 1.0, -1.0), torch.lgamma(x.abs() + 1),
+                torch.digamma(x.abs() + 1), F.instance_norm(b), F.avg_pool1d(b, 2, 1, 1, True, False),
+                F.adaptive_avg_pool1d(b, 2), torch.full((2, 3), 1.5) + x[0, 0], torch.linspace(0, 1, 5) + x[0, 0],
+                torch.eye(3) + x[0, 0], x.norm(), c)
+
+class Holder(torch.nn.Module):
+    def __init__(self, ts):
+        super().__init__()
+        for i, t in enumerate(ts):
+            self.register_buffer('t%d' % i, t)
+    def forward(self):
+        return self.t0
+
+x, labels, img = torch.randn(4, 6), torch.tensor([0, 5, 2, 3]), torch.randn(1, 2, 4, 6)
+stats, losses = Stats(), LossesUpsampling()
+torch.jit.script(stats).save(os.path.join(out, 'stats.pt'))
+torch.jit.trace(losses, (x, labels, img)).save(os.path.join(out, 'losses_upsampling.pt'))
+torch.jit.script(Random()).save(os.path.join(out, 'random_scripted.pt'))
+torch.jit.trace(Random(), (x,), check_trace=False).save(os.path.join(out, 'random_traced.pt'))
+torch.jit.script(Holder([x, labels, img] + stats(x) + list(losses(x, labels, img)))).save(
+    os.path.join(out, 'new_rows_expected.pt'))
+x6, y6, b6 = torch.randn(6, 6), torch.randn(6, 6), torch.randn(2, 3, 5)
+more = MoreRows()
+torch.jit.trace(more, (x6, y6, b6, labels)).save(os.path.join(out, 'more_rows.pt'))
+torch.jit.script(Holder([x6, y6, b6, labels] + list(more(x6, y6, b6, labels)))).save(
+    os.path.join(out, 'more_rows_expected.pt'))
+
 def read(path):
     with zipfile.ZipFile(path) as z:
         return [(i, z.read(i.filename)) for i in z.infolist()]
@@ -334,6 +419,62 @@ TEST_F(JitTest, ConvertsTensorsGivenForNumbers) {
                "Cannot input a tensor of dimension other than 0 as a scalar argument", "code/__torch__.py:");
   EXPECT_ERROR(m.forward({ember::scalar_tensor(1.5), ember::ones({2})}),
                "Cannot input a tensor of type Float as an integral argument");
+}
+
+// Rows of reductions, sorting, losses, upsampling and random numbers, run from scripted and
+// traced code: equal to PyTorch's results (indices and booleans exactly).
+TEST_F(JitTest, RunsReductionSortLossUpsampleAndRandomRows) {
+  ember::jit::Module expected = ember::jit::load(dir().file("new_rows_expected.pt"));
+  auto t = [&](int i) { return expected.attr("t" + std::to_string(i)).toTensor(); };
+  const Tensor x = t(0), labels = t(1), img = t(2);
+  auto check = [](const Tensor& got, const Tensor& want, const std::string& what) {
+    ASSERT_EQ(got.sizes(), want.sizes()) << what;
+    ASSERT_EQ(got.dtype(), want.dtype()) << what;
+    if (ember::is_floating_type(want.dtype()))
+      EXPECT_TRUE(ember::allclose(got, want, 1e-5, 1e-5)) << what << "\n" << got << "\n" << want;
+    else
+      EXPECT_TRUE(ember::equal(got, want)) << what << "\n" << got << "\n" << want;
+  };
+  const auto stats = ember::jit::load(dir().file("stats.pt")).forward({x}).toTensorList();
+  ASSERT_EQ(stats.size(), 32u);
+  for (size_t i = 0; i < stats.size(); ++i) check(stats[i], t(3 + static_cast<int>(i)), "Stats output " + std::to_string(i));
+  const auto losses = ember::jit::load(dir().file("losses_upsampling.pt")).forward({x, labels, img}).toTuple()->elements();
+  ASSERT_EQ(losses.size(), 10u);
+  for (size_t i = 0; i < losses.size(); ++i)
+    check(losses[i].toTensor(), t(35 + static_cast<int>(i)), "LossesUpsampling output " + std::to_string(i));
+  for (const char* file : {"random_scripted.pt", "random_traced.pt"}) {
+    const auto r = ember::jit::load(dir().file(file)).forward({x}).toTuple()->elements();
+    ASSERT_EQ(r.size(), 8u) << file;
+    const Tensor u = r[0].toTensor(), b = r[2].toTensor(), ri = r[4].toTensor(), rp = r[5].toTensor();
+    EXPECT_EQ(u.sizes(), x.sizes());
+    EXPECT_TRUE((u >= 0).all().item<bool>() && (u < 1).all().item<bool>()) << file;
+    EXPECT_EQ(r[1].toTensor().sizes(), x.sizes());
+    EXPECT_TRUE(((b == 0) | (b == 1)).all().item<bool>()) << file;
+    EXPECT_EQ(r[3].toTensor().sizes(), (std::vector<int64_t>{3, 2}));
+    EXPECT_EQ(ri.dtype(), ember::kLong);
+    EXPECT_TRUE((ri >= 0).all().item<bool>() && (ri < 5).all().item<bool>()) << file;
+    EXPECT_TRUE(ember::equal(std::get<0>(ember::sort(rp)), ember::arange(6))) << file;
+    EXPECT_EQ(r[6].toTensor().sizes(), x.sizes());
+    EXPECT_EQ(r[7].toTensor().sizes(), (std::vector<int64_t>{4, 2}));
+  }
+}
+
+// More rows from traced code: losses as F.* lowers them (broadcast_tensors first), division with a
+// rounding mode, in-place forms, pools, instance_norm, factories: equal to PyTorch's results.
+TEST_F(JitTest, RunsLossArithmeticInPlaceAndPoolRows) {
+  ember::jit::Module expected = ember::jit::load(dir().file("more_rows_expected.pt"));
+  auto t = [&](int i) { return expected.attr("t" + std::to_string(i)).toTensor(); };
+  const auto out = ember::jit::load(dir().file("more_rows.pt")).forward({t(0), t(1), t(2), t(3)}).toTuple()->elements();
+  ASSERT_EQ(out.size(), 31u);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const Tensor got = out[i].toTensor(), want = t(4 + static_cast<int>(i));
+    ASSERT_EQ(got.sizes(), want.sizes()) << "output " << i;
+    ASSERT_EQ(got.dtype(), want.dtype()) << "output " << i;
+    if (ember::is_floating_type(want.dtype()))
+      EXPECT_TRUE(ember::allclose(got, want, 1e-5, 1e-5)) << "output " << i << "\n" << got << "\n" << want;
+    else
+      EXPECT_TRUE(ember::equal(got, want)) << "output " << i << "\n" << got << "\n" << want;
+  }
 }
 
 TEST_F(JitTest, RefusesWrongNumberOfInputs) {

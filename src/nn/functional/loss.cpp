@@ -291,33 +291,197 @@ struct Float32Loss {
   }
 };
 
+// The losses PyTorch has as aten ops are entered as those: the aten name and libtorch's arguments
+// (reduction as at::Reduction's int, tensors for weights), so that fx records a call the op
+// table (src/jit/builtins.cpp) can replay; the functional forms hand their options over.
+struct Float32AtenLoss {
+  static constexpr bool composite = true;
+  static constexpr dispatch::Autocast autocast = dispatch::Autocast::kFloat32;
+};
+
+reduction_t aten_loss_reduction(const char* op, int64_t reduction) {
+  EMBER_CHECK(reduction >= Reduction::None && reduction <= Reduction::Sum, op,
+              "expected reduction None (0), Mean (1) or Sum (2), got ", reduction);
+  if (reduction == Reduction::None) return enumtype::kNone();
+  return reduction == Reduction::Sum ? reduction_t(enumtype::kSum()) : reduction_t(enumtype::kMean());
+}
+
+struct MseLossAtenOp : Float32AtenLoss {
+  static constexpr const char* name = "mse_loss";
+  static Tensor run(const Tensor& input, const Tensor& target, int64_t reduction) {
+    return mse_loss_impl(input, target, MSELossFuncOptions().reduction(aten_loss_reduction(name, reduction)));
+  }
+};
+struct L1LossAtenOp : Float32AtenLoss {
+  static constexpr const char* name = "l1_loss";
+  static Tensor run(const Tensor& input, const Tensor& target, int64_t reduction) {
+    return l1_loss_impl(input, target, L1LossFuncOptions().reduction(aten_loss_reduction(name, reduction)));
+  }
+};
+struct SmoothL1LossAtenOp : Float32AtenLoss {
+  static constexpr const char* name = "smooth_l1_loss";
+  static Tensor run(const Tensor& input, const Tensor& target, int64_t reduction, double beta) {
+    return smooth_l1_loss_impl(input, target,
+                               SmoothL1LossFuncOptions().reduction(aten_loss_reduction(name, reduction)).beta(beta));
+  }
+};
+struct HuberLossAtenOp : Float32AtenLoss {
+  static constexpr const char* name = "huber_loss";
+  static Tensor run(const Tensor& input, const Tensor& target, int64_t reduction, double delta) {
+    return huber_loss_impl(input, target, HuberLossFuncOptions().reduction(aten_loss_reduction(name, reduction)).delta(delta));
+  }
+};
+struct BinaryCrossEntropyAtenOp : Float32AtenLoss {
+  static constexpr const char* name = "binary_cross_entropy";
+  static Tensor run(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t reduction) {
+    return binary_cross_entropy_impl(
+        input, target, BinaryCrossEntropyFuncOptions().reduction(aten_loss_reduction(name, reduction)).weight(weight));
+  }
+};
+struct BinaryCrossEntropyWithLogitsAtenOp : Float32AtenLoss {
+  static constexpr const char* name = "binary_cross_entropy_with_logits";
+  static Tensor run(const Tensor& input, const Tensor& target, const Tensor& weight, const Tensor& pos_weight,
+                    int64_t reduction) {
+    return binary_cross_entropy_with_logits_impl(input, target,
+                                                 BinaryCrossEntropyWithLogitsFuncOptions()
+                                                     .reduction(aten_loss_reduction(name, reduction))
+                                                     .weight(weight)
+                                                     .pos_weight(pos_weight));
+  }
+};
+struct CrossEntropyLossAtenOp : Float32AtenLoss {
+  static constexpr const char* name = "cross_entropy_loss";
+  static Tensor run(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t reduction,
+                    int64_t ignore_index, double label_smoothing) {
+    return cross_entropy_impl(input, target,
+                              CrossEntropyFuncOptions()
+                                  .reduction(aten_loss_reduction(name, reduction))
+                                  .weight(weight)
+                                  .ignore_index(ignore_index)
+                                  .label_smoothing(label_smoothing));
+  }
+};
+// kl_div's int reduction has no batchmean: F.kl_div computes it as the sum over the batch size.
+struct KlDivAtenOp : Float32AtenLoss {
+  static constexpr const char* name = "kl_div";
+  static Tensor run(const Tensor& input, const Tensor& target, int64_t reduction, bool log_target) {
+    const reduction_t r = aten_loss_reduction(name, reduction);
+    kldiv_reduction_t kr = enumtype::kMean();
+    if (std::holds_alternative<enumtype::kNone>(r)) kr = enumtype::kNone();
+    if (std::holds_alternative<enumtype::kSum>(r)) kr = enumtype::kSum();
+    return kl_div_impl(input, target, KLDivFuncOptions(kr).log_target(log_target));
+  }
+};
+struct HingeEmbeddingLossAtenOp : Float32AtenLoss {
+  static constexpr const char* name = "hinge_embedding_loss";
+  static Tensor run(const Tensor& input, const Tensor& target, double margin, int64_t reduction) {
+    return hinge_embedding_loss_impl(
+        input, target, HingeEmbeddingLossFuncOptions().margin(margin).reduction(aten_loss_reduction(name, reduction)));
+  }
+};
+struct MultiMarginLossAtenOp : Float32AtenLoss {
+  static constexpr const char* name = "multi_margin_loss";
+  static Tensor run(const Tensor& input, const Tensor& target, const Scalar& p, const Scalar& margin, const Tensor& weight,
+                    int64_t reduction) {
+    return multi_margin_loss_impl(input, target,
+                                  MultiMarginLossFuncOptions()
+                                      .p(p.toLong())
+                                      .margin(margin.toDouble())
+                                      .weight(weight)
+                                      .reduction(aten_loss_reduction(name, reduction)));
+  }
+};
+struct MultilabelMarginLossAtenOp : Float32AtenLoss {
+  static constexpr const char* name = "multilabel_margin_loss";
+  static Tensor run(const Tensor& input, const Tensor& target, int64_t reduction) {
+    return multilabel_margin_loss_impl(
+        input, target, MultilabelMarginLossFuncOptions().reduction(aten_loss_reduction(name, reduction)));
+  }
+};
+struct SoftMarginLossAtenOp : Float32AtenLoss {
+  static constexpr const char* name = "soft_margin_loss";
+  static Tensor run(const Tensor& input, const Tensor& target, int64_t reduction) {
+    return soft_margin_loss_impl(input, target, SoftMarginLossFuncOptions().reduction(aten_loss_reduction(name, reduction)));
+  }
+};
+struct PoissonNllLossAtenOp : Float32AtenLoss {
+  static constexpr const char* name = "poisson_nll_loss";
+  static Tensor run(const Tensor& input, const Tensor& target, bool log_input, bool full, double eps, int64_t reduction) {
+    return poisson_nll_loss_impl(input, target,
+                                 PoissonNLLLossFuncOptions()
+                                     .log_input(log_input)
+                                     .full(full)
+                                     .eps(eps)
+                                     .reduction(aten_loss_reduction(name, reduction)));
+  }
+};
+
 }  // namespace
 
-// Each loss: its op description (named as PyTorch's op) and its public function.
-#define EMBER_FLOAT32_LOSS(fn, Options)                                                 \
-  namespace {                                                                           \
-  struct fn##_op : Float32Loss<Options, fn##_impl> {                                    \
-    static constexpr const char* name = #fn;                                            \
-  };                                                                                    \
-  }                                                                                     \
-  Tensor fn(const Tensor& input, const Tensor& target, const Options& options) {        \
-    return dispatch::call<fn##_op>(input, target, options);                             \
+Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options) {
+  return dispatch::call<MseLossAtenOp>(input, target, reduction_enum(options.reduction()));
+}
+Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& options) {
+  return dispatch::call<L1LossAtenOp>(input, target, reduction_enum(options.reduction()));
+}
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options) {
+  return dispatch::call<SmoothL1LossAtenOp>(input, target, reduction_enum(options.reduction()), options.beta());
+}
+Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& options) {
+  return dispatch::call<HuberLossAtenOp>(input, target, reduction_enum(options.reduction()), options.delta());
+}
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& options) {
+  return dispatch::call<CrossEntropyLossAtenOp>(input, target, options.weight(), reduction_enum(options.reduction()),
+                                                options.ignore_index(), options.label_smoothing());
+}
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const BinaryCrossEntropyFuncOptions& options) {
+  return dispatch::call<BinaryCrossEntropyAtenOp>(input, target, options.weight(), reduction_enum(options.reduction()));
+}
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const BinaryCrossEntropyWithLogitsFuncOptions& options) {
+  return dispatch::call<BinaryCrossEntropyWithLogitsAtenOp>(input, target, options.weight(), options.pos_weight(),
+                                                            reduction_enum(options.reduction()));
+}
+Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options) {
+  const auto& r = options.reduction();
+  if (std::holds_alternative<enumtype::kBatchMean>(r)) {
+    const Tensor sum = dispatch::call<KlDivAtenOp>(input, target, int64_t{Reduction::Sum}, options.log_target());
+    return input.defined() && input.dim() > 0 ? sum / static_cast<double>(input.size(0)) : sum;
   }
-EMBER_FLOAT32_LOSS(mse_loss, MSELossFuncOptions)
-EMBER_FLOAT32_LOSS(l1_loss, L1LossFuncOptions)
-EMBER_FLOAT32_LOSS(smooth_l1_loss, SmoothL1LossFuncOptions)
-EMBER_FLOAT32_LOSS(huber_loss, HuberLossFuncOptions)
-EMBER_FLOAT32_LOSS(cross_entropy, CrossEntropyFuncOptions)
-EMBER_FLOAT32_LOSS(binary_cross_entropy, BinaryCrossEntropyFuncOptions)
-EMBER_FLOAT32_LOSS(binary_cross_entropy_with_logits, BinaryCrossEntropyWithLogitsFuncOptions)
-EMBER_FLOAT32_LOSS(kl_div, KLDivFuncOptions)
-EMBER_FLOAT32_LOSS(hinge_embedding_loss, HingeEmbeddingLossFuncOptions)
-EMBER_FLOAT32_LOSS(multi_margin_loss, MultiMarginLossFuncOptions)
-EMBER_FLOAT32_LOSS(multilabel_margin_loss, MultilabelMarginLossFuncOptions)
-EMBER_FLOAT32_LOSS(soft_margin_loss, SoftMarginLossFuncOptions)
-EMBER_FLOAT32_LOSS(multilabel_soft_margin_loss, MultilabelSoftMarginLossFuncOptions)
-EMBER_FLOAT32_LOSS(poisson_nll_loss, PoissonNLLLossFuncOptions)
-#undef EMBER_FLOAT32_LOSS
+  int64_t reduction = Reduction::Mean;
+  if (std::holds_alternative<enumtype::kNone>(r)) reduction = Reduction::None;
+  if (std::holds_alternative<enumtype::kSum>(r)) reduction = Reduction::Sum;
+  return dispatch::call<KlDivAtenOp>(input, target, reduction, options.log_target());
+}
+Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target, const HingeEmbeddingLossFuncOptions& options) {
+  return dispatch::call<HingeEmbeddingLossAtenOp>(input, target, options.margin(), reduction_enum(options.reduction()));
+}
+Tensor multi_margin_loss(const Tensor& input, const Tensor& target, const MultiMarginLossFuncOptions& options) {
+  return dispatch::call<MultiMarginLossAtenOp>(input, target, Scalar(options.p()), Scalar(options.margin()),
+                                               options.weight(), reduction_enum(options.reduction()));
+}
+Tensor multilabel_margin_loss(const Tensor& input, const Tensor& target, const MultilabelMarginLossFuncOptions& options) {
+  return dispatch::call<MultilabelMarginLossAtenOp>(input, target, reduction_enum(options.reduction()));
+}
+Tensor soft_margin_loss(const Tensor& input, const Tensor& target, const SoftMarginLossFuncOptions& options) {
+  return dispatch::call<SoftMarginLossAtenOp>(input, target, reduction_enum(options.reduction()));
+}
+Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, const PoissonNLLLossFuncOptions& options) {
+  return dispatch::call<PoissonNllLossAtenOp>(input, target, options.log_input(), options.full(), options.eps(),
+                                              reduction_enum(options.reduction()));
+}
+
+// multilabel_soft_margin_loss has no aten op (PyTorch's is Python): one op with its options.
+namespace {
+struct multilabel_soft_margin_loss_op
+    : Float32Loss<MultilabelSoftMarginLossFuncOptions, multilabel_soft_margin_loss_impl> {
+  static constexpr const char* name = "multilabel_soft_margin_loss";
+};
+}  // namespace
+Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
+                                   const MultilabelSoftMarginLossFuncOptions& options) {
+  return dispatch::call<multilabel_soft_margin_loss_op>(input, target, options);
+}
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options,
                       double beta) {
