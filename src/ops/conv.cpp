@@ -622,27 +622,6 @@ EMBER_CONV_OP(2, "conv2d")
 EMBER_CONV_OP(3, "conv3d")
 #undef EMBER_CONV_OP
 
-// A convolution and the ReLU of its result (nn::intrinsic::ConvReLU1d/2d/3d): without a graph to
-// record, one oneDNN primitive with ReLU as its post-op, so the result is written once; where a
-// gradient is wanted, the two ops recorded one after the other.
-struct ConvolutionReluOp {
-  static constexpr const char* name = "_convolution_relu";
-  static constexpr bool composite = true;
-  static constexpr dispatch::Autocast autocast = dispatch::Autocast::kLowerPrecision;
-  static Tensor run(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
-                    IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-    const int64_t k = weight.dim() - 2;
-    EMBER_CHECK(k >= 1 && k <= 3, name, "Expected a 3-, 4- or 5-dimensional weight, but got weight of size ",
-                weight.sizes());
-    ConvArgs a = conv_args(name, k, stride, padding, dilation, groups);
-    const bool wants_grad = GradMode::is_enabled() && (input.requires_grad() || weight.requires_grad() ||
-                                                        (bias.defined() && bias.requires_grad()));
-    if (wants_grad) return relu(convolution(name, input, weight, bias, a, k));
-    a.relu = true;
-    return convolution(name, input, weight, bias, a, k);
-  }
-};
-
 template <int K>
 struct ConvTransposeOp {
   static constexpr const char* name = K == 1 ? "conv_transpose1d" : K == 2 ? "conv_transpose2d" : "conv_transpose3d";
@@ -684,10 +663,28 @@ Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
               PaddingMode padding, IntArrayRef dilation, int64_t groups) {
   return dispatch::call<ConvOp<3>>(input, weight, bias, stride, padding, dilation, groups);
 }
+// A convolution and the ReLU of its result (nn::intrinsic::ConvReLU1d/2d/3d): with no graph to
+// record or trace, the convolution op with ReLU as oneDNN's post-op, so the result is written
+// once; otherwise conv1d/2d/3d and relu, recorded (or traced) one after the other. Not an op of
+// its own: each op's layers cost the library about 28 KB; the profiler sees the convolution.
 namespace detail {  // declared in ember/nn/intrinsic.h, beside the modules that run it
 Tensor convolution_relu(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
                         IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  return dispatch::call<ConvolutionReluOp>(input, weight, bias, stride, padding, dilation, groups);
+  constexpr const char* name = "convolution_relu";
+  const int64_t k = weight.dim() - 2;
+  EMBER_CHECK(k >= 1 && k <= 3, name, "Expected a 3-, 4- or 5-dimensional weight, but got weight of size ",
+              weight.sizes());
+  const bool records = GradMode::is_enabled() && (input.requires_grad() || weight.requires_grad() ||
+                                                   (bias.defined() && bias.requires_grad()));
+  if (records || (dispatch::thread_state().active & dispatch::kTracingLayer)) {
+    const Tensor y = k == 1   ? conv1d(input, weight, bias, stride, padding, dilation, groups)
+                     : k == 2 ? conv2d(input, weight, bias, stride, padding, dilation, groups)
+                              : conv3d(input, weight, bias, stride, padding, dilation, groups);
+    return relu(y);
+  }
+  ConvArgs a = conv_args(name, k, stride, padding, dilation, groups);
+  a.relu = true;
+  return convolution(name, input, weight, bias, a, k);
 }
 }  // namespace detail
 Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,

@@ -652,6 +652,15 @@ TEST(Fx, ConvReluFusion) {
   }
   EXPECT_EQ(convs, 2u) << gs->code();
   expect_close(gs->forward(xs), s->forward(xs), 1e-5);
+  // Traced through, a ConvReLU records its convolution and relu as the table's ops.
+  nn::intrinsic::ConvReLU2d cr(nn::Conv2d(nn::Conv2dOptions(3, 4, 3).padding(1)));
+  OpsOnly tracer;
+  auto ops = tracer.trace(*cr, {xs}, [&](const std::vector<Tensor>& in) { return ember::jit::IValue(cr->forward(in[0])); });
+  std::vector<std::string> targets;
+  for (const fx::Node* n : ops->graph().nodes())
+    if (n->op() == fx::OpKind::CallFunction) targets.push_back(n->target());
+  EXPECT_EQ(targets, (std::vector<std::string>{"conv2d", "relu"})) << ops->code();
+  expect_close(ops->forward(xs), cr(xs), 1e-6);
 }
 
 TEST(NnIntrinsic, ModulesMatchTheirParts) {
@@ -692,9 +701,9 @@ TEST(NnIntrinsic, ModulesMatchTheirParts) {
 TEST(NnIntrinsic, ConvolutionReluRefusesBadInput) {
   const Tensor x = ember::randn({2, 3, 5, 5});
   expect_error([&] { ember::detail::convolution_relu(x, ember::randn({4, 3}), {}, {1}, {0}, {1}, 1); },
-               {"_convolution_relu", "[4, 3]"});
+               {"convolution_relu", "[4, 3]"});
   expect_error([&] { ember::detail::convolution_relu(x, ember::randn({4, 2, 3, 3}), {}, {1, 1}, {0, 0}, {1, 1}, 1); },
-               {"_convolution_relu", "expected input[2, 3, 5, 5] to have 2 channels"});
+               {"convolution_relu", "expected input[2, 3, 5, 5] to have 2 channels"});
 }
 
 size_t count_fused(const fx::GraphModule& gm) {
