@@ -134,7 +134,10 @@ const Tensor& Tensor::requires_grad_(bool requires_grad) const {
   }
   if (!m && !requires_grad) return *this;
   materialize_meta(*this).requires_grad = requires_grad;
-  impl->set_requires_grad_flag(requires_grad);
+  // A view's flag also derives from its base's, as PyTorch's DifferentiableViewMeta::requires_grad:
+  // requires_grad_(false) on a view of a base that requires grad leaves it requiring grad.
+  const bool from_base = !requires_grad && m && m->base.defined() && m->base.requires_grad();
+  impl->set_requires_grad_flag(requires_grad || from_base);
   return *this;
 }
 

@@ -324,6 +324,53 @@ TEST(AutogradParity, ViewsMadeWithoutRecordingMatchLibtorch) {
   }
 }
 
+// requires_grad_ on views made without recording, as libtorch: a view's flag also derives from its
+// base's (requires_grad_(false) leaves a view of a base requiring grad requiring grad), and the
+// same calls raise.
+TEST(AutogradParity, RequiresGradOfViewsMadeWithoutRecordingMatchesLibtorch) {
+  enum class Base { kLeaf, kNonLeaf, kPlain };
+  for (bool inference : {false, true}) {
+    for (Base kind : {Base::kLeaf, Base::kNonLeaf, Base::kPlain}) {
+      for (bool flag : {false, true}) {
+        SCOPED_TRACE(std::string(inference ? "inference mode" : "no_grad") + ", base " +
+                     std::to_string(static_cast<int>(kind)) + ", requires_grad_(" + (flag ? "true)" : "false)"));
+        const ember::Tensor x = parity::random({4}, ember::kDouble, 12);
+        const ember::Tensor ex = kind == Base::kPlain ? x : x.detach().requires_grad_();
+        const torch::Tensor tx = kind == Base::kPlain ? to_torch(x) : to_torch(x).requires_grad_();
+        const ember::Tensor eb = kind == Base::kNonLeaf ? ex * 2 : ex;
+        const torch::Tensor tb = kind == Base::kNonLeaf ? tx * 2 : tx;
+        ember::Tensor ev;
+        torch::Tensor tv;
+        if (inference) {
+          ember::InferenceMode e_guard;
+          c10::InferenceMode t_guard;
+          ev = eb.slice(0, 1, 3);
+          tv = tb.slice(0, 1, 3);
+        } else {
+          ember::NoGradGuard e_guard;
+          torch::NoGradGuard t_guard;
+          ev = eb.slice(0, 1, 3);
+          tv = tb.slice(0, 1, 3);
+        }
+        bool e_raises = false, t_raises = false;
+        try {
+          ev.requires_grad_(flag);
+        } catch (const ember::Error&) {
+          e_raises = true;
+        }
+        try {
+          tv.requires_grad_(flag);
+        } catch (const c10::Error&) {
+          t_raises = true;
+        }
+        EXPECT_EQ(e_raises, t_raises);
+        EXPECT_EQ(ev.requires_grad(), tv.requires_grad());
+        EXPECT_EQ(ev.is_leaf(), tv.is_leaf());
+      }
+    }
+  }
+}
+
 // split, split_with_sizes, chunk and unbind, as libtorch: one node joins all outputs (its name),
 // gradients with outputs left unused, double backward, and the errors of in-place writes into the
 // outputs (of a non-leaf, of a leaf, of a tensor not requiring grad, after the base was written,
