@@ -90,6 +90,10 @@ class StorageImpl : public RefCounted {
   void bump_version() {
     if (!inference_) version_.fetch_add(1, std::memory_order_relaxed);
   }
+  // A storage an op has just made and filled starts counting at 0 (PyTorch counts the in-place
+  // writes after a tensor is made, not the fills and copies that made it). Only for storage no
+  // one else has seen yet.
+  void reset_version_of_new_storage() { version_.store(0, std::memory_order_relaxed); }
   void mark_inference() { inference_ = true; }
   // Whether every write changes version(): not for storage made in inference mode, nor for memory
   // owned elsewhere (from_blob), which its owner may write behind Ember's back.

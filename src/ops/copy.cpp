@@ -70,7 +70,9 @@ struct ToOp {
     } else {
       out = make_empty(self.sizes(), dtype, f);
     }
-    return out.copy_(self);
+    out.copy_(self);
+    out.impl()->storage()->reset_version_of_new_storage();  // a copy starts at version 0, as PyTorch's
+    return out;
   }
   // ToCopyBackward0 / CloneBackward0 -- self: grad (the engine casts it back to self's dtype)
   static void derivative(autograd::Derivative& d, const Tensor& self, ScalarType dtype, bool,

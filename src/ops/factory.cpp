@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "dispatch/dispatch.h"
+#include "ember/pointwise.h"
 #include "ember/shape.h"
 #include "kernels/cpu/cast.h"
 #include "ops/quantized_util.h"
@@ -321,9 +322,11 @@ void manual_seed(uint64_t seed) {
 // As libtorch's torch:: factories, a factory whose options ask for requires_grad returns a leaf that
 // requires grad. The tensor is made and filled with the flag off (filling a leaf that requires grad
 // would be an in-place op on it), then the flag is set.
+// Its version starts at 0, as PyTorch's factories' (the fills and copies that made it do not count).
 template <class F>
 Tensor leaf(const TensorOptions& o, F&& make) {
   Tensor t = make(o.requires_grad(std::nullopt));
+  if (t.defined()) t.impl()->storage()->reset_version_of_new_storage();
   if (o.requires_grad()) t.requires_grad_(true);
   return t;
 }
@@ -378,8 +381,8 @@ Tensor normal(double mean, double std, IntArrayRef sizes, Generator* g, TensorOp
 Tensor normal(const Tensor& mean, const Tensor& std, Generator* g) {
   EMBER_CHECK(mean.sizes() == std.sizes(), "normal", "mean and std must have the same shape, got ", mean.sizes(),
               " and ", std.sizes());
-  Tensor z = normal(0.0, 1.0, mean.sizes(), g, TensorOptions().dtype(mean.dtype()));
-  return z.mul_(std).add_(mean);
+  const Tensor z = normal(0.0, 1.0, mean.sizes(), g, TensorOptions().dtype(mean.dtype()));
+  return addcmul(mean, z, std);  // a new result (version 0), in one pass
 }
 Tensor bernoulli(const Tensor& probs, Generator* g) { return dispatch::call<BernoulliOp>(probs, std::nullopt, g); }
 Tensor bernoulli(const Tensor& self, double p, Generator* g) { return dispatch::call<BernoulliOp>(self, p, g); }

@@ -500,4 +500,48 @@ TEST(AutogradParity, VarMeanAndStdMeanMatchLibtorch) {
   }
 }
 
+// The version counter, as libtorch's: a factory's result and a copy (clone, contiguous, to) start
+// at 0 whatever fill or copy made them, and each in-place write adds one.
+TEST(AutogradParity, FactoriesAndCopiesStartAtVersionZero) {
+  const ember::Tensor m = parity::random({3, 40}, ember::kFloat, 970);
+  const torch::Tensor tm = to_torch(m);
+  const std::vector<std::pair<std::string, std::pair<ember::Tensor, torch::Tensor>>> cases = {
+      {"empty", {ember::empty({3}), torch::empty({3})}},
+      {"zeros", {ember::zeros({3}), torch::zeros({3})}},
+      {"ones", {ember::ones({3}), torch::ones({3})}},
+      {"full", {ember::full({3}, 2.5), torch::full({3}, 2.5)}},
+      {"eye", {ember::eye(3), torch::eye(3)}},
+      {"arange", {ember::arange(5), torch::arange(5)}},
+      {"linspace", {ember::linspace(0, 1, 5), torch::linspace(0, 1, 5)}},
+      {"rand", {ember::rand({300}), torch::rand({300})}},
+      {"randn", {ember::randn({300}), torch::randn({300})}},  // its vector path (from 16 elements)
+      {"normal", {ember::normal(1.0, 2.0, {300}), torch::normal(1.0, 2.0, {300})}},
+      {"normal of tensors", {ember::normal(m, m.abs()), at::normal(tm, tm.abs(), c10::nullopt)}},
+      {"randint", {ember::randint(5, {3}), torch::randint(5, {3})}},
+      {"randperm", {ember::randperm(4), torch::randperm(4)}},
+      {"zeros_like", {ember::zeros_like(m), torch::zeros_like(tm)}},
+      {"ones_like", {ember::ones_like(m), torch::ones_like(tm)}},
+      {"full_like", {ember::full_like(m, 3), torch::full_like(tm, 3)}},
+      {"rand_like", {ember::rand_like(m), torch::rand_like(tm)}},
+      {"randn_like", {ember::randn_like(m), torch::randn_like(tm)}},
+      {"ones requiring grad", {ember::ones({2}, ember::TensorOptions().requires_grad(true)),
+                               torch::ones({2}, torch::TensorOptions().requires_grad(true))}},
+      {"clone", {m.clone(), tm.clone()}},
+      {"contiguous", {m.t().contiguous(), tm.t().contiguous()}},
+      {"to double", {m.to(ember::kDouble), tm.to(torch::kDouble)}},
+      {"channels_last", {m.view({1, 3, 5, 8}).contiguous(ember::MemoryFormat::ChannelsLast),
+                         tm.view({1, 3, 5, 8}).contiguous(torch::MemoryFormat::ChannelsLast)}},
+  };
+  for (const auto& [name, pair] : cases) EXPECT_EQ(pair.first._version(), pair.second._version()) << name;
+  // libtorch's C++ torch::tensor({...}) returns version 2 (its copies count); Python's torch.tensor
+  // and Ember's tensor() start at 0.
+  EXPECT_EQ(ember::tensor({1.0, 2.0})._version(), 0);
+  ember::Tensor e = ember::zeros({3});
+  torch::Tensor t = torch::zeros({3});
+  e.add_(1), t.add_(1);
+  e.mul_(2), t.mul_(2);
+  EXPECT_EQ(e._version(), t._version());
+  EXPECT_EQ(e.clone()._version(), t.clone()._version());
+}
+
 }  // namespace EMBER_UNITY_FILE
