@@ -1,7 +1,5 @@
 #include "ember/nn/intrinsic.h"
 
-#include <variant>
-
 #include "ember/autograd.h"
 #include "ember/nn_ops.h"
 #include "ember/pointwise.h"
@@ -40,10 +38,11 @@ Tensor ConvReLUImpl<D>::forward(const Tensor& input) {
       padding.push_back(pads[at]);
     }
   }
-  if (padding.size() != D || records(input, conv->weight, conv->bias)) {
+  if (padding.size() != D) {
     Tensor y = conv->forward(input);
     return records(input, conv->weight, conv->bias) ? ember::relu(y) : y.relu_();
   }
+  // convolution_relu itself records conv and relu when a gradient is wanted
   return ember::detail::convolution_relu(input, conv->weight, conv->bias, IntArrayRef(o.stride()), padding,
                                          IntArrayRef(o.dilation()), o.groups());
 }
