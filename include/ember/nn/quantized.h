@@ -1,10 +1,11 @@
-// Quantized modules (libtorch's torch.ao.nn.quantized): Linear (static and dynamic), Quantize and
-// DeQuantize.
+// Quantized modules (libtorch's torch.ao.nn.quantized): Linear (static and dynamic), Conv1d/2d/3d
+// (and torch.ao.nn.intrinsic.quantized's ConvReLU1d/2d/3d), Quantize and DeQuantize.
 #pragma once
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "ember/nn/intrinsic.h"
 #include "ember/nn/modules/linear.h"
 #include "ember/nn/pimpl.h"
 #include "ember/quantized.h"
@@ -41,6 +42,72 @@ class LinearImpl : public Module {
 };
 EMBER_MODULE(Linear);
 
+// PyTorch's quantized convolutions (static quantization): the input quint8 quantized per tensor,
+// the weight qint8 [out, in / groups, kernel...] symmetric per channel (axis 0) or per tensor,
+// prepared for oneDNN's int8 convolution once per input shape, the bias float32; the result is
+// requantized inside the convolution to quint8 with the module's scale and zero point (and, for
+// ConvReLU, clamped below at that zero point), in channels-last order as PyTorch's (a NHWC tensor
+// for Conv2d). Padding: zeros, explicit, 'valid' or 'same' (stride 1), as the float module's.
+template <size_t D>
+class ConvNdImpl : public Module {
+ public:
+  ConvNdImpl(const Tensor& qweight, const std::optional<Tensor>& bias, const ConvOptions<D>& options, double scale,
+             int64_t zero_point);
+  Tensor forward(const Tensor& input);
+  const Tensor& weight() const { return qweight_; }  // quantized
+  const std::optional<Tensor>& bias() const { return bias_; }
+  double scale() const { return scale_; }
+  int64_t zero_point() const { return zero_point_; }
+  const ConvOptions<D>& options() const { return options_; }
+  void pretty_print(std::ostream& stream) const override;
+  // What computes it for this input: oneDNN's implementation and instruction set.
+  std::string kernel(const Tensor& input) const;
+  // PyTorch's from_float: the float conv's weight observed by a PerChannelMinMaxObserver(qint8,
+  // per_channel_symmetric) and quantized, its bias kept.
+  static std::pair<Tensor, std::optional<Tensor>> quantized_weight_and_bias(const nn::ConvNdImpl<D>& conv);
+  struct Packed;
+
+ protected:
+  ConvNdImpl(const Tensor& qweight, const std::optional<Tensor>& bias, const ConvOptions<D>& options, double scale,
+             int64_t zero_point, bool relu);
+
+ private:
+  Tensor qweight_;
+  std::optional<Tensor> bias_;
+  ConvOptions<D> options_;
+  double scale_;
+  int64_t zero_point_;
+  bool relu_;
+  std::shared_ptr<Packed> packed_;
+};
+class Conv1dImpl : public ConvNdImpl<1> {
+ public:
+  using ConvNdImpl<1>::ConvNdImpl;
+  static std::shared_ptr<Conv1dImpl> from_float(const nn::Conv1dImpl& conv, double scale, int64_t zero_point) {
+    auto [w, b] = quantized_weight_and_bias(conv);
+    return std::make_shared<Conv1dImpl>(w, b, conv.options, scale, zero_point);
+  }
+};
+class Conv2dImpl : public ConvNdImpl<2> {
+ public:
+  using ConvNdImpl<2>::ConvNdImpl;
+  static std::shared_ptr<Conv2dImpl> from_float(const nn::Conv2dImpl& conv, double scale, int64_t zero_point) {
+    auto [w, b] = quantized_weight_and_bias(conv);
+    return std::make_shared<Conv2dImpl>(w, b, conv.options, scale, zero_point);
+  }
+};
+class Conv3dImpl : public ConvNdImpl<3> {
+ public:
+  using ConvNdImpl<3>::ConvNdImpl;
+  static std::shared_ptr<Conv3dImpl> from_float(const nn::Conv3dImpl& conv, double scale, int64_t zero_point) {
+    auto [w, b] = quantized_weight_and_bias(conv);
+    return std::make_shared<Conv3dImpl>(w, b, conv.options, scale, zero_point);
+  }
+};
+EMBER_MODULE(Conv1d);
+EMBER_MODULE(Conv2d);
+EMBER_MODULE(Conv3d);
+
 // PyTorch's Quantize module: quantize_per_tensor(x, scale, zero_point, dtype).
 class QuantizeImpl : public Module {
  public:
@@ -62,6 +129,50 @@ class DeQuantizeImpl : public Module {
 EMBER_MODULE(DeQuantize);
 
 }  // namespace ember::nn::quantized
+
+namespace ember::nn::intrinsic::quantized {
+
+// torch.ao.nn.intrinsic.quantized.ConvReLU1d/2d/3d: a quantized convolution whose result is
+// clamped below at its zero point (ReLU applied inside oneDNN's convolution).
+template <size_t D>
+class ConvReLUImpl : public nn::quantized::ConvNdImpl<D> {
+ public:
+  ConvReLUImpl(const Tensor& qweight, const std::optional<Tensor>& bias, const ConvOptions<D>& options, double scale,
+               int64_t zero_point)
+      : nn::quantized::ConvNdImpl<D>(qweight, bias, options, scale, zero_point, /*relu=*/true) {}
+};
+class ConvReLU1dImpl : public ConvReLUImpl<1> {
+ public:
+  using ConvReLUImpl<1>::ConvReLUImpl;
+  static std::shared_ptr<ConvReLU1dImpl> from_float(const intrinsic::ConvReLU1dImpl& fused, double scale,
+                                                    int64_t zero_point) {
+    auto [w, b] = quantized_weight_and_bias(*fused.conv);
+    return std::make_shared<ConvReLU1dImpl>(w, b, fused.conv->options, scale, zero_point);
+  }
+};
+class ConvReLU2dImpl : public ConvReLUImpl<2> {
+ public:
+  using ConvReLUImpl<2>::ConvReLUImpl;
+  static std::shared_ptr<ConvReLU2dImpl> from_float(const intrinsic::ConvReLU2dImpl& fused, double scale,
+                                                    int64_t zero_point) {
+    auto [w, b] = quantized_weight_and_bias(*fused.conv);
+    return std::make_shared<ConvReLU2dImpl>(w, b, fused.conv->options, scale, zero_point);
+  }
+};
+class ConvReLU3dImpl : public ConvReLUImpl<3> {
+ public:
+  using ConvReLUImpl<3>::ConvReLUImpl;
+  static std::shared_ptr<ConvReLU3dImpl> from_float(const intrinsic::ConvReLU3dImpl& fused, double scale,
+                                                    int64_t zero_point) {
+    auto [w, b] = quantized_weight_and_bias(*fused.conv);
+    return std::make_shared<ConvReLU3dImpl>(w, b, fused.conv->options, scale, zero_point);
+  }
+};
+EMBER_MODULE(ConvReLU1d);
+EMBER_MODULE(ConvReLU2d);
+EMBER_MODULE(ConvReLU3d);
+
+}  // namespace ember::nn::intrinsic::quantized
 
 namespace ember::nn::quantized::dynamic {
 

@@ -2,6 +2,10 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <atomic>
+#include <bit>
+
+#include "ember/error.h"
 #include "kernels/cpu/onednn.h"
 
 namespace ember::kernels {
@@ -84,6 +88,141 @@ void Int8Linear::run(const uint8_t* x, int64_t m, float x_scale, int32_t x_zero_
 }
 
 const std::string& Int8Linear::impl() const { return s_->impl; }
+
+struct Int8Conv::State {
+  uint64_t id;  // tells this convolution's cached primitives from another's
+  DimVector w_sizes;
+  std::vector<float> w_scales;
+  std::vector<float> bias;  // empty: none
+  Int8ConvGeometry g;
+  dnnl::memory::desc w_md;  // the user's weight: [groups,] out, in / groups, kernel... (plain)
+  std::vector<int8_t> w;
+};
+
+namespace {
+
+std::atomic<uint64_t> next_conv_id{1};
+
+// What the cached primitive keeps: the weight in its layout and the implementation's name.
+struct ConvExtra {
+  dnnl::memory weight;
+  std::string impl;
+};
+
+dims to_dims(IntArrayRef v) { return dims(v.begin(), v.end()); }
+
+// oneDNN 2.6 has no convolution taking its output scales at run time: they are part of the
+// primitive, and so of its key (a statically quantized model keeps its scales from call to call).
+onednn::Primitive& conv_primitive(const Int8Conv::State& s, IntArrayRef x_sizes, IntArrayRef x_strides, float x_scale,
+                                  IntArrayRef y_sizes, IntArrayRef y_strides, float y_scale) {
+  onednn::Key key("int8_conv");
+  key.add(static_cast<int64_t>(s.id)).add(x_sizes).add(x_strides).add(y_sizes).add(y_strides);
+  key.add(std::bit_cast<int32_t>(x_scale)).add(std::bit_cast<int32_t>(y_scale));
+  return onednn::cached(key, [&] {
+    const dnnl::engine& eng = onednn::engine();
+    const dnnl::memory::desc src(to_dims(x_sizes), dt::u8, to_dims(x_strides));
+    const dnnl::memory::desc dst(to_dims(y_sizes), dt::u8, to_dims(y_strides));
+    const int64_t out = s.w_sizes[0];
+    const dnnl::memory::desc bias_md = s.bias.empty() ? dnnl::memory::desc() : dnnl::memory::desc({out}, dt::f32, dims{1});
+    dnnl::primitive_attr attr = onednn::user_scratchpad();
+    std::vector<float> scales(s.w_scales.size());
+    for (size_t i = 0; i < scales.size(); ++i) scales[i] = x_scale * s.w_scales[i] / y_scale;
+    attr.set_output_scales(s.w_scales.size() > 1 ? 1 << 1 : 0, scales);
+    attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
+    if (s.g.relu) {
+      dnnl::post_ops ops;
+      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+      attr.set_post_ops(ops);
+    }
+    dims dilation;
+    for (int64_t d : s.g.dilation) dilation.push_back(d - 1);  // oneDNN counts the holes
+    const dnnl::memory::desc w_any(s.w_md.dims(), dt::s8, dnnl::memory::format_tag::any);
+    dnnl::convolution_forward::primitive_desc pd;
+    try {
+      pd = dnnl::convolution_forward::primitive_desc(
+          dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                          src, w_any, bias_md, dst, to_dims(s.g.stride), dilation,
+                                          to_dims(s.g.padding_l), to_dims(s.g.padding_r)),
+          attr, eng);
+    } catch (const dnnl::error& e) {
+      detail::fail("quantized convolution", "oneDNN has no int8 convolution for input ", x_sizes, " and weight ",
+                   IntArrayRef(s.w_sizes), ": ", e.what());
+    }
+    auto extra = std::make_shared<ConvExtra>();
+    extra->impl = pd.impl_info_str();
+    dnnl::memory user_w(s.w_md, eng, const_cast<int8_t*>(s.w.data()));
+    extra->weight = dnnl::memory(pd.weights_desc(), eng);
+    dnnl::reorder(user_w, extra->weight).execute(onednn::stream(), user_w, extra->weight);
+    onednn::stream().wait();
+    onednn::Primitive p;
+    p.primitive = dnnl::convolution_forward(pd);
+    p.args = {{DNNL_ARG_SRC, dnnl::memory(src, eng, DNNL_MEMORY_NONE)},
+              {DNNL_ARG_WEIGHTS, extra->weight},
+              {DNNL_ARG_DST, dnnl::memory(dst, eng, DNNL_MEMORY_NONE)},
+              {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, dnnl::memory(dnnl::memory::desc({1}, dt::s32, dims{1}), eng, DNNL_MEMORY_NONE)},
+              {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, dnnl::memory(dnnl::memory::desc({1}, dt::s32, dims{1}), eng, DNNL_MEMORY_NONE)}};
+    if (!s.bias.empty()) p.args.emplace(DNNL_ARG_BIAS, dnnl::memory(bias_md, eng, DNNL_MEMORY_NONE));
+    p.use_scratchpad(pd);
+    p.extra = extra;
+    return p;
+  });
+}
+
+}  // namespace
+
+Int8Conv::Int8Conv(const int8_t* w, IntArrayRef w_sizes, const std::vector<float>& w_scales, const float* bias,
+                   Int8ConvGeometry geometry)
+    : s_(std::make_unique<State>()) {
+  State& s = *s_;
+  s.id = next_conv_id.fetch_add(1);
+  s.w_sizes = DimVector(w_sizes);
+  s.w_scales = w_scales;
+  s.g = std::move(geometry);
+  const int64_t out = w_sizes[0];
+  if (bias) s.bias.assign(bias, bias + out);
+  int64_t numel = 1;
+  for (int64_t d : w_sizes) numel *= d;
+  s.w.assign(w, w + numel);
+  dims wd = to_dims(w_sizes);
+  if (s.g.groups > 1) {  // [groups, out / groups, in / groups, kernel...]: the same bytes
+    wd[0] /= s.g.groups;
+    wd.insert(wd.begin(), s.g.groups);
+  }
+  dims strides(wd.size(), 1);
+  for (size_t d = wd.size() - 1; d > 0; --d) strides[d - 1] = strides[d] * wd[d];
+  s.w_md = dnnl::memory::desc(wd, dt::s8, strides);
+}
+
+Int8Conv::~Int8Conv() = default;
+
+void Int8Conv::run(const uint8_t* x, IntArrayRef x_sizes, IntArrayRef x_strides, float x_scale, int32_t x_zero_point,
+                   uint8_t* y, IntArrayRef y_sizes, IntArrayRef y_strides, float y_scale,
+                   int32_t y_zero_point) const {
+  const State& s = *s_;
+  onednn::Primitive& p = conv_primitive(s, x_sizes, x_strides, x_scale, y_sizes, y_strides, y_scale);
+  std::vector<float> bias(s.bias.size());
+  for (size_t c = 0; c < bias.size(); ++c) bias[c] = s.bias[c] / (x_scale * s.w_scales[s.w_scales.size() > 1 ? c : 0]);
+  if (bias.empty()) {
+    p.execute({{DNNL_ARG_SRC, x},
+               {DNNL_ARG_DST, y},
+               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, &x_zero_point},
+               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, &y_zero_point}});
+  } else {
+    p.execute({{DNNL_ARG_SRC, x},
+               {DNNL_ARG_DST, y},
+               {DNNL_ARG_BIAS, bias.data()},
+               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, &x_zero_point},
+               {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, &y_zero_point}});
+  }
+}
+
+std::string Int8Conv::impl(IntArrayRef x_sizes, IntArrayRef x_strides, float x_scale, IntArrayRef y_sizes,
+                           IntArrayRef y_strides, float y_scale) const {
+  return static_cast<const ConvExtra*>(
+             conv_primitive(*s_, x_sizes, x_strides, x_scale, y_sizes, y_strides, y_scale).extra.get())
+      ->impl;
+}
 
 std::string onednn_cpu_isa() {
   switch (dnnl::get_effective_cpu_isa()) {

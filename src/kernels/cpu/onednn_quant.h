@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "ember/array_ref.h"
+
 namespace ember::kernels {
 
 class Int8Linear {
@@ -22,6 +24,41 @@ class Int8Linear {
 
  private:
   struct State;
+  std::unique_ptr<State> s_;
+};
+
+// oneDNN's int8 convolution (1 to 3 spatial dims) requantizing inside the primitive, as PyTorch's
+// quantized conv: y = clamp(y_zero_point + round(act(x_scale * w_scale[c] / y_scale *
+// (sum (x - x_zero_point) * w + bias[c] / (x_scale * w_scale[c]))))), x and y uint8 in
+// channels-last order, w int8 symmetric (zero point 0), act ReLU or none. oneDNN 2.x adds the bias
+// to the int32 sums before the output scales, hence its division; the scales and zero points are
+// run-time arguments, the scales (oneDNN 2.6 takes them only when the primitive is made) part of
+// the primitive: one per input shape and pair of scales, cached per thread (onednn::cached) with
+// the weight in its layout.
+struct Int8ConvGeometry {
+  std::vector<int64_t> stride, padding_l, padding_r, dilation;  // one per spatial dim; dilation 1 = dense
+  int64_t groups = 1;
+  bool relu = false;
+};
+
+class Int8Conv {
+ public:
+  // w: [out, in / groups, kernel...] contiguous; w_scales: out values or 1; bias: out values or null.
+  Int8Conv(const int8_t* w, IntArrayRef w_sizes, const std::vector<float>& w_scales, const float* bias,
+           Int8ConvGeometry geometry);
+  ~Int8Conv();
+  Int8Conv(const Int8Conv&) = delete;
+  Int8Conv& operator=(const Int8Conv&) = delete;
+  // x: [N, C, spatial...] with channels-last-dense strides (in elements); y: the output's sizes and
+  // strides, channels-last-dense too.
+  void run(const uint8_t* x, IntArrayRef x_sizes, IntArrayRef x_strides, float x_scale, int32_t x_zero_point,
+           uint8_t* y, IntArrayRef y_sizes, IntArrayRef y_strides, float y_scale, int32_t y_zero_point) const;
+  // oneDNN's implementation for that input ("brg:avx512_core_amx", ...).
+  std::string impl(IntArrayRef x_sizes, IntArrayRef x_strides, float x_scale, IntArrayRef y_sizes,
+                   IntArrayRef y_strides, float y_scale) const;
+  struct State;
+
+ private:
   std::unique_ptr<State> s_;
 };
 
