@@ -1,6 +1,8 @@
 // Dynamic int8 quantization: a 1024 -> 1024 Linear at batch 64, its weight quantized per channel
 // and prepacked once, its input quantized per call, against Ember's float32 Linear and against
 // libtorch's quantized::linear_dynamic (its default engine, called through the op registry).
+// Static int8 convolution: 3x3, 64 -> 64 channels, 56x56, batch 8, channels-last, against Ember's
+// float32 convolution and libtorch's quantized::conv2d.
 // The notes name oneDNN's implementation and instruction set: on a CPU without VNNI the int8
 // products go through 16-bit pair sums (vpmaddubsw), which is why the inputs use PyTorch's
 // reduce_range ([0, 127]).
@@ -88,6 +90,86 @@ bench::Register vs_libtorch{{
                                                     .baseline = [&] { (void)torch_forward(); },
                                                     .flops = 2.0 * kQuantBatch * kIn * kOut});
           o.notes.push_back("ember " + s.qlinear->kernel() + "; libtorch engine " + engine_name());
+          return o;
+        },
+}};
+
+constexpr const char* kQuantConv = "quant: static int8 conv2d 3x3 64->64 56x56 b8";
+constexpr int64_t kConvBatch = 8, kConvChannels = 64, kConvSize = 56;
+constexpr double kConvFlops = 2.0 * kConvBatch * kConvChannels * kConvChannels * 9 * kConvSize * kConvSize;
+
+// The float conv and its quantized twin; the input's scale covers [0, 4) in [0, 127], the range
+// PyTorch's x86 qconfig keeps activations in.
+struct ConvSetup {
+  ember::nn::Conv2d conv{ember::nn::Conv2dOptions(kConvChannels, kConvChannels, 3).padding(1)};
+  std::shared_ptr<ember::nn::quantized::Conv2dImpl> qconv;
+  ember::Tensor x, qx;
+  static constexpr double kInScale = 4.0 / 128, kOutScale = 0.05;
+  static constexpr int64_t kOutZeroPoint = 128;
+  ConvSetup() {
+    ember::manual_seed(11);
+    conv = ember::nn::Conv2d(ember::nn::Conv2dOptions(kConvChannels, kConvChannels, 3).padding(1));
+    qconv = ember::nn::quantized::Conv2dImpl::from_float(*conv, kOutScale, kOutZeroPoint);
+    x = (parity::random({kConvBatch, kConvChannels, kConvSize, kConvSize}, ember::kFloat, 73).abs() * 1.5)
+            .contiguous(ember::MemoryFormat::ChannelsLast);
+    qx = ember::quantize_per_tensor(x, kInScale, 0, ember::kQUInt8);
+  }
+};
+
+bench::Register conv_vs_f32{{
+    .name = "quant_conv2d_3x3_64_56_b8_vs_f32",
+    .label = kQuantConv,
+    .target = 0.4,
+    .baseline = bench::Baseline::Ember,
+    .run =
+        [](const bench::Context& ctx) {
+          ConvSetup s;
+          ember::InferenceMode guard;
+          const ember::Tensor xd = s.qx.dequantize().contiguous(ember::MemoryFormat::ChannelsLast);
+          const ember::Tensor ref = s.conv(xd);
+          bench::check_close(ctx, s.qconv->forward(s.qx).dequantize(), parity::to_torch(ref),
+                             parity::Tol{0, 0.05});
+          bench::Outcome o = bench::time_pair(ctx, {.ember = [&] { (void)s.qconv->forward(s.qx); },
+                                                    .baseline = [&] { (void)s.conv(xd); },
+                                                    .flops = kConvFlops});
+          o.notes.push_back("int8: " + s.qconv->kernel(s.qx));
+          return o;
+        },
+}};
+
+bench::Register conv_vs_libtorch{{
+    .name = "quant_conv2d_3x3_64_56_b8",
+    .label = kQuantConv,
+    .target = 1.0,
+    .run =
+        [](const bench::Context& ctx) {
+          ConvSetup s;
+          const ember::Tensor& qw = s.qconv->weight();
+          const torch::Tensor tqw = torch::_make_per_channel_quantized_tensor(
+              parity::to_torch(qw.int_repr()), parity::to_torch(qw.q_per_channel_scales()),
+              parity::to_torch(qw.q_per_channel_zero_points()), 0);
+          auto& dispatcher = c10::Dispatcher::singleton();
+          const std::vector<int64_t> one{1, 1};
+          torch::jit::Stack prepack{tqw, c10::optional<at::Tensor>(parity::to_torch(s.conv->bias)), one, one, one,
+                                    int64_t{1}};
+          dispatcher.findSchemaOrThrow("quantized::conv2d_prepack", "").callBoxed(&prepack);
+          const c10::IValue packed = prepack.at(0);
+          const c10::OperatorHandle run = dispatcher.findSchemaOrThrow("quantized::conv2d", "new");
+          const torch::Tensor tqx =
+              torch::_make_per_tensor_quantized_tensor(parity::to_torch(s.qx.int_repr()), ConvSetup::kInScale, 0)
+                  .contiguous(torch::MemoryFormat::ChannelsLast);
+          auto torch_forward = [&] {
+            torch::jit::Stack stack{tqx, packed, ConvSetup::kOutScale, ConvSetup::kOutZeroPoint};
+            run.callBoxed(&stack);
+            return stack.at(0).toTensor();
+          };
+          // within one quantum of the output
+          bench::check_close(ctx, s.qconv->forward(s.qx).int_repr().to(ember::kFloat),
+                             torch_forward().int_repr().to(torch::kFloat), parity::Tol{0, 1.0});
+          bench::Outcome o = bench::time_pair(ctx, {.ember = [&] { (void)s.qconv->forward(s.qx); },
+                                                    .baseline = [&] { (void)torch_forward(); },
+                                                    .flops = kConvFlops});
+          o.notes.push_back("ember " + s.qconv->kernel(s.qx) + "; libtorch engine " + engine_name());
           return o;
         },
 }};
