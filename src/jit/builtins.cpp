@@ -19,6 +19,7 @@
 #include "ember/nn/utils/rnn.h"
 #include "ember/nn_ops.h"
 #include "ember/pointwise.h"
+#include "ember/quantized.h"
 #include "ember/reduce.h"
 #include "ember/shape.h"
 
@@ -49,7 +50,8 @@ std::optional<double> jit_row_opt_double(const IValue& v) {
 // PyTorch's ScalarType numbering, as code spells dtype arguments and prim::dtype gives them.
 constexpr std::pair<int64_t, ScalarType> kDtypeCodes[] = {{0, kByte},  {1, kChar},  {2, kShort},  {3, kInt},
                                                           {4, kLong},  {5, kHalf},  {6, kFloat},  {7, kDouble},
-                                                          {11, kBool}, {15, kBFloat16}};
+                                                          {11, kBool}, {12, kQInt8},  {13, kQUInt8}, {14, kQInt32},
+                                                          {15, kBFloat16}};
 
 std::optional<ScalarType> dtype(const IValue& v) {
   if (v.isNone()) return std::nullopt;
@@ -331,6 +333,9 @@ const Row kRows[] = {
     {"aten::mul", "num a, num b", [](Args a) { return arith(a[0], a[1], '*'); }},
     {"aten::mul_", "Tensor self, Tensor other", [](Args a) -> IValue { Tensor t = T(a[0]); t.mul_(T(a[1])); return t; }},
     {"aten::mul_", "Tensor self, Scalar other", [](Args a) -> IValue { Tensor t = T(a[0]); t.mul_(S(a[1])); return t; }},
+    {"aten::quantize_per_tensor", "Tensor self, float scale, int zero_point, ScalarType dtype",
+     [](Args a) -> IValue { return quantize_per_tensor(T(a[0]), a[1].toDouble(), a[2].toInt(), *dtype(a[3])); }},
+    {"aten::dequantize", "Tensor self", [](Args a) -> IValue { return T(a[0]).dequantize(); }},
     {"aten::div", "Tensor self, Tensor other", [](Args a) -> IValue { return div(T(a[0]), T(a[1])); }},
     {"aten::div", "Tensor self, Scalar other", [](Args a) -> IValue { return div(T(a[0]), S(a[1])); }},
     {"aten::div", "Tensor self, Tensor other, *, str? rounding_mode",

@@ -1,0 +1,314 @@
+// FX graph-mode post-training static quantization: prepare_fx and convert_fx
+// (include/ember/fx/quantize.h).
+#include "ember/fx/quantize.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ember/nn/intrinsic.h"
+#include "ember/nn/modules/activation.h"
+#include "ember/nn/modules/dropout.h"
+#include "ember/nn/modules/pooling.h"
+#include "ember/nn/quantized.h"
+
+namespace ember::fx {
+
+QConfigMapping& QConfigMapping::set_global(quantization::QConfig qconfig) {
+  global_ = std::move(qconfig);
+  return *this;
+}
+
+QConfigMapping& QConfigMapping::set_module_name(const std::string& name, std::optional<quantization::QConfig> qconfig) {
+  by_name_.emplace_back(name, std::move(qconfig));
+  return *this;
+}
+
+std::optional<quantization::QConfig> QConfigMapping::qconfig_for(const std::string& qualified_name) const {
+  const std::pair<std::string, std::optional<quantization::QConfig>>* best = nullptr;
+  for (const auto& entry : by_name_) {
+    const std::string& name = entry.first;
+    const bool covers = qualified_name == name ||
+                        (qualified_name.size() > name.size() && qualified_name.compare(0, name.size(), name) == 0 &&
+                         qualified_name[name.size()] == '.');
+    if (covers && (!best || name.size() >= best->first.size())) best = &entry;
+  }
+  return best ? best->second : global_;
+}
+
+QConfigMapping get_default_qconfig_mapping(const std::string& backend) {
+  return QConfigMapping().set_global(quantization::get_default_qconfig(backend));
+}
+
+namespace {
+
+constexpr const char* kObserverPrefix = "activation_post_process_";
+constexpr int64_t kQUInt8Code = 13;  // PyTorch's ScalarType code of quint8, as graphs spell dtypes
+
+// The layers that have an int8 form.
+bool quantizable(const nn::Module* m) {
+  return dynamic_cast<const nn::Conv1dImpl*>(m) || dynamic_cast<const nn::Conv2dImpl*>(m) ||
+         dynamic_cast<const nn::Conv3dImpl*>(m) || dynamic_cast<const nn::intrinsic::ConvReLU1dImpl*>(m) ||
+         dynamic_cast<const nn::intrinsic::ConvReLU2dImpl*>(m) ||
+         dynamic_cast<const nn::intrinsic::ConvReLU3dImpl*>(m) || dynamic_cast<const nn::LinearImpl*>(m) ||
+         dynamic_cast<const nn::intrinsic::LinearReLUImpl*>(m);
+}
+
+Node* first_input(const Node& n) {
+  return !n.args().empty() && n.args()[0].is_node() ? n.args()[0].node() : nullptr;
+}
+
+// Ops whose result is quantized as their (first) input is, with its parameters: they take a
+// quantized tensor as it is.
+bool passes_through(GraphModule& gm, const Node& n) {
+  static const std::unordered_set<std::string> ops = {
+      "relu",    "relu_",     "max_pool1d", "max_pool2d", "adaptive_avg_pool2d", "avg_pool2d", "flatten",
+      "view",    "reshape",   "permute",    "transpose",  "squeeze",             "unsqueeze",  "contiguous",
+      "clone",   "hardtanh_", "relu6"};
+  if (n.op() == OpKind::CallFunction) return ops.count(n.target()) > 0;
+  if (n.op() != OpKind::CallModule) return false;
+  const auto m = gm.submodule(n.target());
+  return dynamic_cast<const nn::ReLUImpl*>(m.get()) || dynamic_cast<const nn::MaxPool1dImpl*>(m.get()) ||
+         dynamic_cast<const nn::MaxPool2dImpl*>(m.get()) || dynamic_cast<const nn::AdaptiveAvgPool2dImpl*>(m.get()) ||
+         dynamic_cast<const nn::AvgPool2dImpl*>(m.get()) || dynamic_cast<const nn::FlattenImpl*>(m.get());
+}
+
+// Dropout in eval mode and Identity modules return their input: removed from the graph.
+void remove_identities(GraphModule& gm) {
+  Graph& g = gm.graph();
+  for (Node* n : g.nodes()) {
+    bool identity = false;
+    if (n->op() == OpKind::CallModule) {
+      const auto m = gm.submodule(n->target());
+      identity = dynamic_cast<const nn::IdentityImpl*>(m.get()) ||
+                 (m && m->name().find("Dropout") != std::string::npos && !m->is_training());
+    } else if (n->op() == OpKind::CallFunction && n->target() == "dropout") {  // dropout(input, p, train)
+      const Argument& train = n->args().size() > 2 ? n->args()[2] : Argument();
+      identity = !train.is_node() && train.value().isBool() && !train.value().toBool();
+    }
+    Node* in = first_input(*n);
+    if (!identity || !in) continue;
+    n->replace_all_uses_with(in);
+    g.erase_node(n);
+  }
+}
+
+// Registers `module` as a new top-level submodule named after `target` (dots made underscores)
+// plus `suffix`, unique; returns the name.
+template <class M>
+std::string add_module_for(GraphModule& gm, const std::string& target, const char* suffix, std::shared_ptr<M> m) {
+  std::string base = target + suffix;
+  std::replace(base.begin(), base.end(), '.', '_');
+  std::string name = base;
+  for (size_t k = 1; gm.submodule(name); ++k) name = base + "_" + std::to_string(k);
+  gm.add_module(name, std::move(m));
+  return name;
+}
+
+// Linear followed only by a ReLU (module or op) becomes nn::intrinsic::LinearReLU.
+void fuse_linear_relu(GraphModule& gm) {
+  Graph& g = gm.graph();
+  for (Node* relu : g.nodes()) {
+    if (relu->erased() || relu->args().size() != 1 || !relu->kwargs().empty()) continue;
+    Node* lin = first_input(*relu);
+    const bool is_relu = relu->op() == OpKind::CallFunction
+                             ? relu->target() == "relu" || relu->target() == "relu_"
+                             : relu->op() == OpKind::CallModule &&
+                                   std::dynamic_pointer_cast<nn::ReLUImpl>(gm.submodule(relu->target())) != nullptr;
+    if (!is_relu || !lin || lin->op() != OpKind::CallModule || lin->users().size() != 1) continue;
+    auto linear = std::dynamic_pointer_cast<nn::LinearImpl>(gm.submodule(lin->target()));
+    if (!linear) continue;
+    lin->set_target(
+        add_module_for(gm, lin->target(), "_relu", std::make_shared<nn::intrinsic::LinearReLUImpl>(nn::Linear(linear))));
+    relu->replace_all_uses_with(lin);
+    g.erase_node(relu);
+  }
+}
+
+// An observer node reading `input`, placed right after it; the given users read it instead.
+Node* insert_observer(GraphModule& gm, Node* input, const quantization::QConfig& qconfig, size_t& count,
+                      const std::vector<Node*>& users) {
+  auto observer = qconfig.activation();
+  const std::string name = kObserverPrefix + std::to_string(count++);
+  gm.add_module(name, observer);
+  Graph& g = gm.graph();
+  Node* obs;
+  {
+    auto at = g.inserting_after(input);
+    obs = g.call_module(name, {input});
+  }
+  for (Node* u : users) u->replace_input_with(input, obs);
+  return obs;
+}
+
+bool is_observer(const Node& n) { return n.op() == OpKind::CallModule && n.target().rfind(kObserverPrefix, 0) == 0; }
+
+}  // namespace
+
+std::shared_ptr<GraphModule> prepare_fx(std::shared_ptr<GraphModule> traced, const QConfigMapping& mapping) {
+  EMBER_CHECK(traced, "prepare_fx", "expected a traced module, got null");
+  GraphModule& gm = *traced;
+  EMBER_CHECK(!gm.is_training(), "prepare_fx",
+              "post-training static quantization needs the model in eval mode (call eval() first); Ember has no "
+              "prepare_qat_fx yet");
+  fuse_conv_bn(gm);
+  remove_identities(gm);
+  fuse_conv_relu(gm);
+  fuse_linear_relu(gm);
+  Graph& g = gm.graph();
+  // which node's value is observed, and by which observer node
+  std::unordered_map<const Node*, Node*> observed;
+  size_t count = 0;
+  for (Node* n : g.nodes()) {
+    if (n->erased() || is_observer(*n)) continue;
+    if (passes_through(gm, *n)) {
+      if (Node* in = first_input(*n); in && observed.count(in)) observed[n] = observed[in];
+      continue;
+    }
+    if (n->op() != OpKind::CallModule || !quantizable(gm.submodule(n->target()).get())) continue;
+    const std::optional<quantization::QConfig> qconfig = mapping.qconfig_for(n->target());
+    Node* in = first_input(*n);
+    if (!qconfig || !in || n->args().size() != 1) continue;
+    EMBER_CHECK(qconfig->activation, "prepare_fx", "the qconfig of ", n->target(), " has no activation observer");
+    if (!observed.count(in)) {  // the input observed once, for every quantized layer reading it
+      std::vector<Node*> readers;
+      for (Node* u : in->users())
+        if (u->op() == OpKind::CallModule && quantizable(gm.submodule(u->target()).get()) &&
+            mapping.qconfig_for(u->target()))
+          readers.push_back(u);
+      Node* obs = insert_observer(gm, in, *qconfig, count, readers);
+      observed[in] = observed[obs] = obs;
+    }
+    std::vector<Node*> users = n->users();
+    Node* obs = insert_observer(gm, n, *qconfig, count, users);
+    observed[n] = observed[obs] = obs;
+  }
+  EMBER_CHECK(count > 0, "prepare_fx", "the model has no layer with an int8 form (Conv1d/2d/3d, Linear) that the "
+              "qconfig mapping quantizes");
+  gm.recompile();
+  return traced;
+}
+
+namespace {
+
+std::pair<double, int64_t> qparams_of(GraphModule& gm, const Node& obs) {
+  auto m = std::dynamic_pointer_cast<quantization::ObserverOrFakeQuantize>(gm.submodule(obs.target()));
+  EMBER_CHECK(m, "convert_fx", "the node ", obs.name(), " does not call an observer");
+  const auto* base = dynamic_cast<const quantization::ObserverBase*>(m.get());
+  EMBER_CHECK(!base || (base->min_val.numel() > 0 && base->min_val.dim() == 0 &&
+                        std::isfinite(base->min_val.item<float>())),
+              "convert_fx", "the observer ", obs.target(),
+              " has seen no data: run calibration data through the prepared model before convert_fx");
+  EMBER_CHECK(m->dtype() == kQUInt8 &&
+                  (m->qscheme() == kPerTensorAffine || m->qscheme() == kPerTensorSymmetric),
+              "convert_fx", "activations must be observed as quint8 per tensor, ", obs.target(), " observes ",
+              m->dtype(), " ", m->qscheme());
+  const auto [scale, zero_point] = m->calculate_qparams();
+  return {scale.item<double>(), zero_point.item<int64_t>()};
+}
+
+// The int8 module of a float layer with these output qparams; its name in gm.
+std::string quantized_module(GraphModule& gm, const std::string& target, double scale, int64_t zp, bool& relu_after) {
+  namespace nnq = nn::quantized;
+  namespace nniq = nn::intrinsic::quantized;
+  const auto m = gm.submodule(target);
+  relu_after = false;
+  auto add = [&](auto q) { return add_module_for(gm, target, "_quantized", std::move(q)); };
+  if (auto c = std::dynamic_pointer_cast<nn::Conv1dImpl>(m)) return add(nnq::Conv1dImpl::from_float(*c, scale, zp));
+  if (auto c = std::dynamic_pointer_cast<nn::Conv2dImpl>(m)) return add(nnq::Conv2dImpl::from_float(*c, scale, zp));
+  if (auto c = std::dynamic_pointer_cast<nn::Conv3dImpl>(m)) return add(nnq::Conv3dImpl::from_float(*c, scale, zp));
+  if (auto c = std::dynamic_pointer_cast<nn::intrinsic::ConvReLU1dImpl>(m))
+    return add(nniq::ConvReLU1dImpl::from_float(*c, scale, zp));
+  if (auto c = std::dynamic_pointer_cast<nn::intrinsic::ConvReLU2dImpl>(m))
+    return add(nniq::ConvReLU2dImpl::from_float(*c, scale, zp));
+  if (auto c = std::dynamic_pointer_cast<nn::intrinsic::ConvReLU3dImpl>(m))
+    return add(nniq::ConvReLU3dImpl::from_float(*c, scale, zp));
+  if (auto l = std::dynamic_pointer_cast<nn::LinearImpl>(m)) return add(nnq::LinearImpl::from_float(*l, scale, zp));
+  auto lr = std::dynamic_pointer_cast<nn::intrinsic::LinearReLUImpl>(m);
+  EMBER_CHECK(lr, "convert_fx", "the module ", target, " has no int8 form");
+  relu_after = true;  // quantized relu: the integers clamped at the zero point
+  return add(nnq::LinearImpl::from_float(*lr->linear, scale, zp));
+}
+
+}  // namespace
+
+std::shared_ptr<GraphModule> convert_fx(std::shared_ptr<GraphModule> prepared) {
+  EMBER_CHECK(prepared, "convert_fx", "expected a prepared module, got null");
+  GraphModule& gm = *prepared;
+  Graph& g = gm.graph();
+  std::vector<Node*> observers;
+  for (Node* n : g.nodes())
+    if (is_observer(*n)) observers.push_back(n);
+  EMBER_CHECK(!observers.empty(), "convert_fx", "the module was not prepared: call prepare_fx and run calibration "
+              "data through it first");
+  std::unordered_map<const Node*, std::pair<double, int64_t>> qparams;  // every observer's, checked first
+  for (Node* obs : observers) qparams[obs] = qparams_of(gm, *obs);
+
+  std::unordered_set<const Node*> quantized;  // nodes whose value is a quantized tensor
+  for (Node* n : g.nodes()) {
+    if (n->erased()) continue;
+    Node* in = first_input(*n);
+    if (is_observer(*n)) {
+      if (quantized.count(in)) {  // a quantized layer's output observer: the layer quantizes itself
+        n->replace_all_uses_with(in);
+      } else {  // an observed float value: quantized here
+        const auto [scale, zp] = qparams.at(n);
+        Node* q;
+        {
+          auto at = g.inserting_before(n);
+          q = g.call_function("quantize_per_tensor", {in, jit::IValue(scale), jit::IValue(zp), jit::IValue(kQUInt8Code)});
+        }
+        n->replace_all_uses_with(q);
+        quantized.insert(q);
+      }
+      g.erase_node(n);
+      continue;
+    }
+    if (n->op() == OpKind::CallModule && in && quantized.count(in) && quantizable(gm.submodule(n->target()).get())) {
+      // its output observer (prepare put one after each quantized layer) gives its qparams
+      Node* out_obs = nullptr;
+      for (Node* u : n->users())
+        if (is_observer(*u)) out_obs = u;
+      if (out_obs) {
+        const auto [scale, zp] = qparams.at(out_obs);
+        bool relu_after = false;
+        n->set_target(quantized_module(gm, n->target(), scale, zp, relu_after));
+        quantized.insert(n);
+        if (relu_after) {
+          Node* relu;
+          {
+            auto at = g.inserting_after(n);
+            relu = g.call_function("relu", {n});
+          }
+          n->replace_all_uses_with(relu);
+          relu->set_arg(0, n);
+          quantized.erase(n);
+          quantized.insert(relu);
+          // the output observer now reads the relu
+        }
+        continue;
+      }
+    }
+    if (in && quantized.count(in) && passes_through(gm, *n)) {
+      quantized.insert(n);
+      continue;
+    }
+    // anything else takes float: its quantized inputs dequantized first
+    for (Node* input : n->all_input_nodes()) {
+      if (!quantized.count(input)) continue;
+      Node* dq;
+      {
+        auto at = g.inserting_before(n);
+        dq = g.call_function("dequantize", {input});
+      }
+      n->replace_input_with(input, dq);
+    }
+  }
+  g.eliminate_dead_code();
+  gm.delete_all_unused_submodules();
+  gm.recompile();
+  return prepared;
+}
+
+}  // namespace ember::fx
