@@ -2,14 +2,21 @@
 // and prepacked once, its input quantized per call, against Ember's float32 Linear and against
 // libtorch's quantized::linear_dynamic (its default engine, called through the op registry).
 // Static int8 convolution: 3x3, 64 -> 64 channels, 56x56, batch 8, channels-last, against Ember's
-// float32 convolution and libtorch's quantized::conv2d.
+// float32 convolution and libtorch's quantized::conv2d. The main job's CNN, trained one epoch,
+// quantized statically in fx graph mode: int8 inference over the test set against float32.
 // The notes name oneDNN's implementation and instruction set: on a CPU without VNNI the int8
 // products go through 16-bit pair sums (vpmaddubsw), which is why the inputs use PyTorch's
 // reduce_range ([0, 127]).
 #include <ATen/Context.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include <chrono>
+#include <cstdio>
+
+#include "ember/fx/quantize.h"
+#include "fashion_mnist.h"
 #include "torch_check.h"
+#include "train_models.h"
 
 namespace {
 
@@ -170,6 +177,72 @@ bench::Register conv_vs_libtorch{{
                                                     .baseline = [&] { (void)torch_forward(); },
                                                     .flops = kConvFlops});
           o.notes.push_back("ember " + s.qconv->kernel(s.qx) + "; libtorch engine " + engine_name());
+          return o;
+        },
+}};
+
+// One epoch of the main job's training (batch 64, Adam), then the model quantized by prepare_fx
+// (calibrated on 5,000 training images) and convert_fx; both evaluated on the 10,000 test images in
+// batches of 1,000, inference mode. Their accuracies must be within 0.5 points.
+bench::Register cnn_int8{{
+    .name = "quant_cnn_infer_fashion_mnist_vs_f32",
+    .label = "quant: the main job's CNN, int8 (fx, static) inference on the test set",
+    .target = 0.5,
+    .baseline = bench::Baseline::Ember,
+    .run =
+        [](const bench::Context& ctx) {
+          constexpr double kMean = 0.2860, kStd = 0.3530;
+          namespace ed = ember::data;
+          using Mnist = ed::datasets::MNIST;
+          ember::manual_seed(17);
+          const bench::InflatedFashionMnist files;
+          const std::string root = files.dir.string();
+          train_models::on_ember::FashionNet model;
+          {
+            auto loader = ed::make_data_loader<ed::samplers::RandomSampler>(
+                Mnist(root, Mnist::Mode::kTrain).map(ed::transforms::Normalize<>(kMean, kStd)).map(ed::transforms::Stack<>()),
+                ed::DataLoaderOptions().batch_size(64));
+            ember::optim::Adam opt(model->parameters(), ember::optim::AdamOptions(2e-3));
+            model->train();
+            for (auto& batch : *loader) {
+              opt.zero_grad();
+              ember::nn::functional::cross_entropy(model(batch.data), batch.target).backward();
+              opt.step();
+            }
+          }
+          model->eval();
+          constexpr int64_t kBatch = 1000;
+          const Mnist train(root, Mnist::Mode::kTrain), test(root, Mnist::Mode::kTest);
+          const ember::Tensor calib = (train.images().narrow(0, 0, 5 * kBatch) - kMean) / kStd;
+          const ember::Tensor images = (test.images() - kMean) / kStd, targets = test.targets();
+          auto prepared = ember::fx::prepare_fx(model, ember::fx::get_default_qconfig_mapping("x86"),
+                                                calib.narrow(0, 0, kBatch));
+          {
+            ember::InferenceMode guard;
+            for (int64_t b = 0; b < 5; ++b) prepared->forward(calib.narrow(0, b * kBatch, kBatch));
+          }
+          auto converted = ember::fx::convert_fx(prepared);
+          const int64_t n = images.size(0);
+          auto run = [&](auto&& forward) {
+            ember::InferenceMode guard;
+            int64_t correct = 0;
+            for (int64_t b = 0; b < n; b += kBatch)
+              correct += forward(images.narrow(0, b, kBatch)).argmax(1).eq(targets.narrow(0, b, kBatch))
+                             .sum()
+                             .template item<int64_t>();
+            return 100.0 * static_cast<double>(correct) / static_cast<double>(n);
+          };
+          const double int8_acc = run([&](const ember::Tensor& x) { return converted->forward(x); });
+          const double float_acc = run([&](const ember::Tensor& x) { return model(x); });
+          char note[160];
+          std::snprintf(note, sizeof note, "test accuracy int8 %.2f%%, float32 %.2f%%", int8_acc, float_acc);
+          if (std::abs(int8_acc - float_acc) > 0.5) throw bench::CheckFailure(ctx.current.name + ": " + note);
+          bench::Outcome o = bench::time_pair(
+              ctx, {.ember = [&] { (void)run([&](const ember::Tensor& x) { return converted->forward(x); }); },
+                    .baseline = [&] { (void)run([&](const ember::Tensor& x) { return model(x); }); },
+                    .min_run_time = 2.0,
+                    .rounds = 3});
+          o.notes.emplace_back(note);
           return o;
         },
 }};
