@@ -13,6 +13,7 @@
 
 #include "ember/autograd.h"
 #include "ember/factory.h"
+#include "ember/quantized.h"
 #include "serialize/checkpoint_format.h"
 #include "serialize/safetensors_format.h"
 #include "serialize/safetensors_io.h"
@@ -238,24 +239,113 @@ void copy_named_tensors(const OrderedDict<std::string, Tensor>& targets, const O
 
 namespace ember::serialize {
 
-void write_safetensors(const OrderedDict<std::string, Tensor>& tensors, const StringPairs& metadata,
+namespace {
+
+// safetensors has no quantized dtypes: a quantized tensor is stored as its integers under its name,
+// its scheme and parameters in the metadata entry kQuantizedKey + name ("per_tensor_affine quint8
+// <scale> <zero point>" or "per_channel_affine qint8 <axis>"), a per-channel tensor's scales
+// (float64) and zero points (int64) as two more tensors named <name> + kScales / kZeroPoints.
+constexpr const char* kQuantizedKey = "ember.quantized.";
+constexpr const char* kScales = ".__q_scales";
+constexpr const char* kZeroPoints = ".__q_zero_points";
+
+// PyTorch's names of the quantized dtypes.
+const char* qdtype_name(ScalarType t) { return t == kQInt8 ? "qint8" : t == kQUInt8 ? "quint8" : "qint32"; }
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);  // 17 digits: the double round-trips
+  return buf;
+}
+
+}  // namespace
+
+void write_safetensors(const OrderedDict<std::string, Tensor>& tensors, const StringPairs& user_metadata,
                        const std::function<void(const void*, uint64_t)>& sink, const std::string& what) {
   std::vector<SafetensorsEntry> entries;
   std::vector<Tensor> data;
+  StringPairs metadata = user_metadata;
   uint64_t offset = 0;
-  for (const auto& item : tensors) {
-    EMBER_CHECK(item.value().defined(), what.c_str(), "tensor \"", item.key(), "\" is undefined");
-    EMBER_CHECK(item.key() != "__metadata__", what.c_str(), "\"__metadata__\" is reserved and cannot name a tensor");
-    data.push_back(item.value().contiguous());
+  auto add = [&](const std::string& name, const Tensor& value) {
+    data.push_back(value.contiguous());
     const Tensor& t = data.back();
-    entries.push_back({item.key(), t.dtype(), std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), offset,
+    entries.push_back({name, t.dtype(), std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), offset,
                        offset + t.nbytes()});
     offset += t.nbytes();
+  };
+  for (const auto& item : tensors) {
+    const Tensor& t = item.value();
+    EMBER_CHECK(t.defined(), what.c_str(), "tensor \"", item.key(), "\" is undefined");
+    EMBER_CHECK(item.key() != "__metadata__", what.c_str(), "\"__metadata__\" is reserved and cannot name a tensor");
+    if (!t.is_quantized()) {
+      add(item.key(), t);
+      continue;
+    }
+    add(item.key(), t.int_repr());
+    const std::string dtype = qdtype_name(t.dtype());
+    if (t.qscheme() == kPerTensorAffine) {
+      metadata.emplace_back(kQuantizedKey + item.key(), "per_tensor_affine " + dtype + " " + number(t.q_scale()) +
+                                                            " " + std::to_string(t.q_zero_point()));
+    } else {
+      EMBER_CHECK(t.qscheme() == kPerChannelAffine, what.c_str(), "tensor \"", item.key(), "\" is quantized ",
+                  t.qscheme(), ", which Ember does not save");
+      metadata.emplace_back(kQuantizedKey + item.key(),
+                            "per_channel_affine " + dtype + " " + std::to_string(t.q_per_channel_axis()));
+      add(item.key() + kScales, t.q_per_channel_scales().to(kDouble));
+      add(item.key() + kZeroPoints, t.q_per_channel_zero_points().to(kLong));
+    }
   }
   const std::string header = safetensors_header(entries, metadata);
   sink(header.data(), header.size());
   for (const Tensor& t : data) sink(t.data_ptr(), t.nbytes());
 }
+
+namespace {
+
+// The quantized tensors of a file made whole again (see write_safetensors); their metadata entries
+// leave the header's metadata.
+void restore_quantized(SafetensorsHeader& h, OrderedDict<std::string, Tensor>* tensors, const std::string& what) {
+  StringPairs user;
+  const std::string prefix = kQuantizedKey;
+  for (const auto& [key, text] : h.metadata) {
+    if (key.compare(0, prefix.size(), prefix) != 0) {
+      user.emplace_back(key, text);
+      continue;
+    }
+    if (!tensors) continue;
+    const std::string name = key.substr(prefix.size());
+    Tensor* t = tensors->find(name);
+    EMBER_CHECK(t, what.c_str(), "metadata \"", key, "\" describes a quantized tensor the file does not hold");
+    std::istringstream in(text);
+    std::string scheme, dtype;
+    in >> scheme >> dtype;
+    const ScalarType want = t->dtype() == kChar ? kQInt8 : t->dtype() == kByte ? kQUInt8 : kQInt32;
+    EMBER_CHECK(dtype == qdtype_name(want) && (t->dtype() == kChar || t->dtype() == kByte || t->dtype() == kInt),
+                what.c_str(), "metadata \"", key, "\" = \"", text, "\" does not fit the tensor's dtype ", t->dtype());
+    if (scheme == "per_tensor_affine") {
+      double scale = 0;
+      int64_t zero_point = 0;
+      in >> scale >> zero_point;
+      EMBER_CHECK(!in.fail(), what.c_str(), "metadata \"", key, "\" = \"", text, "\" is not \"per_tensor_affine ",
+                  "<dtype> <scale> <zero point>\"");
+      *t = _make_per_tensor_quantized_tensor(*t, scale, zero_point);
+    } else {
+      int64_t axis = 0;
+      in >> axis;
+      EMBER_CHECK(scheme == "per_channel_affine" && !in.fail(), what.c_str(), "metadata \"", key, "\" = \"", text,
+                  "\" is not a quantization Ember reads");
+      const Tensor* scales = tensors->find(name + kScales);
+      const Tensor* zero_points = tensors->find(name + kZeroPoints);
+      EMBER_CHECK(scales && zero_points, what.c_str(), "the per-channel parameters of \"", name, "\" are missing");
+      *t = _make_per_channel_quantized_tensor(*t, *scales, *zero_points, axis);
+      tensors->erase(name + kScales);
+      tensors->erase(name + kZeroPoints);
+    }
+  }
+  h.metadata = std::move(user);
+}
+
+}  // namespace
 
 SafetensorsHeader read_safetensors(const ByteSource& source, OrderedDict<std::string, Tensor>* tensors,
                                    const std::string& what) {
@@ -265,7 +355,10 @@ SafetensorsHeader read_safetensors(const ByteSource& source, OrderedDict<std::st
   std::string header(header_len, '\0');
   source.read(header.data(), header_len);
   SafetensorsHeader h = parse_safetensors_header(header, source.size - 8 - header_len, what);
-  if (!tensors) return h;
+  if (!tensors) {
+    restore_quantized(h, nullptr, what);
+    return h;
+  }
   // The data follows the header contiguously in the order the entries are sorted in.
   for (const SafetensorsEntry& e : h.entries) {
     Tensor t = empty(e.shape, TensorOptions().dtype(e.dtype));
@@ -273,6 +366,7 @@ SafetensorsHeader read_safetensors(const ByteSource& source, OrderedDict<std::st
     if (e.dtype == kBool) check_bool_bytes(static_cast<const unsigned char*>(t.data_ptr()), e.end - e.begin, what, e.name);
     tensors->insert(e.name, std::move(t));
   }
+  restore_quantized(h, tensors, what);
   return h;
 }
 

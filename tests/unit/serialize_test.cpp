@@ -110,6 +110,62 @@ TEST(Safetensors, SingleTensorAndMetadata) {
   EXPECT_ERROR(ember::load(back, path), "load('" + path + "')", "expected a file holding one tensor, it holds 2");
 }
 
+// Quantized tensors keep their integers, scheme and parameters; their metadata stays out of the
+// user's, and a file whose quantization metadata is inconsistent is refused.
+TEST(Safetensors, QuantizedTensorsRoundTrip) {
+  const std::string path = dir().file("quantized.safetensors");
+  const Tensor x = sample({4, 5}, ember::kFloat, 9);
+  Dict d;
+  d.insert("per_tensor", ember::quantize_per_tensor(x, 0.037, 121, ember::kQUInt8));
+  d.insert("qint8", ember::quantize_per_tensor(x.t(), 0.02, -3, ember::kQInt8));  // saved contiguous
+  d.insert("qint32", ember::quantize_per_tensor(x, 1e-3, 7, ember::kQInt32));
+  const Tensor scales = ember::tensor({0.1, 0.2, 0.3, 0.05, 0.01}, ember::kDouble);
+  d.insert("per_channel", ember::quantize_per_channel(x, scales, ember::tensor({0, 1, -2, 3, 0}), 1, ember::kQInt8));
+  d.insert("plain", x);
+  const ember::StringPairs meta = {{"format", "pt"}};
+  ember::save(d, path, meta);
+  const Dict back = ember::load_tensors(path);
+  EXPECT_EQ(back.keys(), d.keys());
+  for (const auto& item : d) {
+    SCOPED_TRACE(item.key());
+    const Tensor& got = back[item.key()];
+    const Tensor& want = item.value();
+    ASSERT_EQ(got.is_quantized(), want.is_quantized());
+    if (!want.is_quantized()) {
+      EXPECT_TRUE(Identical(got, want));
+      continue;
+    }
+    EXPECT_EQ(got.dtype(), want.dtype());
+    EXPECT_EQ(got.qscheme(), want.qscheme());
+    EXPECT_TRUE(Identical(got.int_repr(), want.int_repr()));
+    if (want.qscheme() == ember::kPerTensorAffine) {
+      EXPECT_EQ(got.q_scale(), want.q_scale());
+      EXPECT_EQ(got.q_zero_point(), want.q_zero_point());
+    } else {
+      EXPECT_EQ(got.q_per_channel_axis(), 1);
+      EXPECT_TRUE(got.q_per_channel_scales().equal(want.q_per_channel_scales()));
+      EXPECT_TRUE(got.q_per_channel_zero_points().equal(want.q_per_channel_zero_points()));
+    }
+  }
+  EXPECT_EQ(ember::load_metadata(path), meta);
+
+  // the integers with metadata that does not describe them
+  Dict bad;
+  bad.insert("w", ember::zeros({2}, ember::TensorOptions().dtype(ember::kFloat)));
+  ember::save(bad, path, {{"ember.quantized.w", "per_tensor_affine quint8 0.1 3"}});
+  EXPECT_ERROR(ember::load_tensors(path), "load_tensors('" + path + "')", "does not fit the tensor's dtype Float");
+  bad = Dict();
+  bad.insert("w", ember::zeros({2}, ember::TensorOptions().dtype(ember::kByte)));
+  ember::save(bad, path, {{"ember.quantized.w", "per_tensor_affine quint8 x"}});
+  EXPECT_ERROR(ember::load_tensors(path), "load_tensors('" + path + "')", "is not \"per_tensor_affine");
+  ember::save(bad, path, {{"ember.quantized.v", "per_tensor_affine quint8 0.1 3"}});
+  EXPECT_ERROR(ember::load_tensors(path), "load_tensors('" + path + "')", "the file does not hold");
+  bad = Dict();
+  bad.insert("w", ember::zeros({2}, ember::TensorOptions().dtype(ember::kChar)));
+  ember::save(bad, path, {{"ember.quantized.w", "per_channel_affine qint8 0"}});
+  EXPECT_ERROR(ember::load_tensors(path), "load_tensors('" + path + "')", "per-channel parameters of \"w\" are missing");
+}
+
 // The exact bytes the safetensors spec prescribes for a small file.
 TEST(Safetensors, WritesTheSpecifiedBytes) {
   Dict d;
