@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ember/factory.h"
 #include "ember/nn/intrinsic.h"
 #include "ember/nn/modules/activation.h"
 #include "ember/nn/modules/dropout.h"
@@ -253,11 +254,14 @@ std::shared_ptr<GraphModule> convert_fx(std::shared_ptr<GraphModule> prepared) {
       if (quantized.count(in)) {  // a quantized layer's output observer: the layer quantizes itself
         n->replace_all_uses_with(in);
       } else {  // an observed float value: quantized here
+        // the qparams as buffers (as PyTorch's _input_scale_0), so that they load with the weights
         const auto [scale, zp] = qparams.at(n);
+        const std::string s = gm.add_constant("_input_scale", scalar_tensor(scale, TensorOptions().dtype(kDouble)));
+        const std::string z = gm.add_constant("_input_zero_point", scalar_tensor(zp, TensorOptions().dtype(kLong)));
         Node* q;
         {
           auto at = g.inserting_before(n);
-          q = g.call_function("quantize_per_tensor", {in, jit::IValue(scale), jit::IValue(zp), jit::IValue(kQUInt8Code)});
+          q = g.call_function("quantize_per_tensor", {in, g.get_attr(s), g.get_attr(z), jit::IValue(kQUInt8Code)});
         }
         n->replace_all_uses_with(q);
         quantized.insert(q);

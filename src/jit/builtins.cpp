@@ -335,6 +335,8 @@ const Row kRows[] = {
     {"aten::mul_", "Tensor self, Scalar other", [](Args a) -> IValue { Tensor t = T(a[0]); t.mul_(S(a[1])); return t; }},
     {"aten::quantize_per_tensor", "Tensor self, float scale, int zero_point, ScalarType dtype",
      [](Args a) -> IValue { return quantize_per_tensor(T(a[0]), a[1].toDouble(), a[2].toInt(), *dtype(a[3])); }},
+    {"aten::quantize_per_tensor", "Tensor self, Tensor scale, Tensor zero_point, ScalarType dtype",
+     [](Args a) -> IValue { return quantize_per_tensor(T(a[0]), T(a[1]), T(a[2]), *dtype(a[3])); }},
     {"aten::dequantize", "Tensor self", [](Args a) -> IValue { return T(a[0]).dequantize(); }},
     {"aten::div", "Tensor self, Tensor other", [](Args a) -> IValue { return div(T(a[0]), T(a[1])); }},
     {"aten::div", "Tensor self, Scalar other", [](Args a) -> IValue { return div(T(a[0]), S(a[1])); }},

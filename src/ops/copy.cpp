@@ -3,6 +3,7 @@
 
 #include "dispatch/dispatch.h"
 #include "ember/factory.h"
+#include "ember/quantized.h"
 #include "ember/shape.h"
 #include "kernels/cpu/copy.h"
 #include "ops/indexing_util.h"
@@ -14,10 +15,12 @@ namespace {
 struct CopyOp {
   static constexpr const char* name = "copy_";
   static constexpr bool conj_aware = true;
+  static constexpr bool quantized = true;  // see copy_quantized
   using derivative_rule = autograd::CopyRule;
   static Tensor& run(Tensor& self, const Tensor& src) {
     EMBER_CHECK(src.defined(), name, "the source tensor is undefined");
     if (self.is_same(src)) return self;
+    if (self.is_quantized() || src.is_quantized()) return copy_quantized(self, src);
     if (self.numel() == 0) return self;
     if (self.is_conj()) {  // conj(src) into the storage as it is
       Tensor plain = with_conj_bit(self, false);
@@ -38,6 +41,34 @@ struct CopyOp {
                             .common_dtype(self.dtype())
                             .no_resize_outputs());
     kernels::copy_kernel(iter);
+  }
+  // PyTorch's copy_ into a quantized tensor: from a quantized source of the same dtype and scheme,
+  // its integers and its quantizer (scale, zero point: what loading a quantized model's state
+  // relies on); from a float32 source, its values quantized with self's parameters.
+  static Tensor& copy_quantized(Tensor& self, const Tensor& src) {
+    EMBER_CHECK(self.is_quantized(), name, "copying a quantized tensor into a ", self.dtype(),
+                " one is not supported; dequantize() it first");
+    if (src.is_quantized()) {
+      EMBER_CHECK(self.dtype() == src.dtype() && self.qscheme() == src.qscheme(), name,
+                  "Quantized Copy only works with the same dtype and qscheme, got ", self.dtype(), " ", self.qscheme(),
+                  " and ", src.dtype(), " ", src.qscheme());
+      EMBER_CHECK(self.qscheme() == kPerTensorAffine || src.sizes().equals(self.sizes()), name,
+                  "a per-channel quantized source must have the destination's size ", self.sizes(), ", got ",
+                  src.sizes());
+      copy_into(quantized::raw_view(self), quantized::raw_view(src));
+      self.unsafeGetTensorImpl()->set_quantizer(src.unsafeGetTensorImpl()->quantizer());
+    } else {
+      EMBER_CHECK(src.dtype() == kFloat, name, "Quantized copy only works with kFloat as source Tensor, got ",
+                  src.dtype());
+      const Tensor s = src.expand(self.sizes());
+      const Tensor q = self.qscheme() == kPerTensorAffine
+                           ? quantize_per_tensor(s, self.q_scale(), self.q_zero_point(), self.dtype())
+                           : quantize_per_channel(s, self.q_per_channel_scales(), self.q_per_channel_zero_points(),
+                                                  self.q_per_channel_axis(), self.dtype());
+      copy_into(quantized::raw_view(self), quantized::raw_view(q));
+    }
+    self.impl()->storage()->bump_version();
+    return self;
   }
 };
 

@@ -9,6 +9,7 @@
 #include "ember/fx.h"
 #include "ember/fx/quantize.h"
 #include "expect_error.h"
+#include "temp_dir.h"
 
 namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
 
@@ -115,6 +116,40 @@ TEST(FxQuantize, ModuleNameQConfigLeavesALayerFloat) {
   const Tensor float_out = net->forward(example), q_out = converted->forward(example);
   const double range = (float_out.max() - float_out.min()).item<double>();
   EXPECT_LT((q_out - float_out).abs().max().item<double>(), 0.05 * range);
+}
+
+std::shared_ptr<ember::fx::GraphModule> quantized(SmallNet& net, uint64_t seed) {
+  ember::Generator g(seed);
+  auto prepared = ember::fx::prepare_fx(net, ember::fx::get_default_qconfig_mapping(), ember::rand({2, 3, 7, 7}, &g));
+  for (int i = 0; i < 4; ++i) prepared->forward(ember::rand({2, 3, 7, 7}, &g));
+  return ember::fx::convert_fx(prepared);
+}
+
+// The converted model's state (int8 weights with their parameters, biases, output scales and zero
+// points) saves and loads into a model converted from other weights and data: the same results.
+TEST(FxQuantize, ConvertedModelStateSavesAndLoads) {
+  TempDir dir("fx_quantize_test");
+  SmallNet net = trained_like_net();
+  auto a = quantized(net, 1);
+  ember::manual_seed(99);
+  SmallNet other;
+  other->eval();
+  auto b = quantized(other, 2);
+  const Tensor x = ember::rand({2, 3, 7, 7});
+  ASSERT_FALSE(a->forward(x).equal(b->forward(x)));
+  const std::string path = dir.file("int8.safetensors");
+  ember::save(a, path);
+  const auto state = ember::load_tensors(path);
+  size_t quantized_tensors = 0;
+  for (const auto& item : state) quantized_tensors += item.value().is_quantized();
+  EXPECT_EQ(quantized_tensors, 4u) << "the four int8 layers' weights";
+  ember::load(b, path);
+  EXPECT_TRUE(a->forward(x).equal(b->forward(x)));
+  // a single layer too, through its holder
+  for (const auto& item : b->named_buffers()) {
+    if (!item.value().is_quantized()) continue;
+    EXPECT_TRUE(item.value().int_repr().equal(state[item.key()].int_repr())) << item.key();
+  }
 }
 
 TEST(FxQuantize, BadInput) {

@@ -112,6 +112,33 @@ TEST(QuantizedTensor, ViewsCloneCatKeepParameters) {
   expect_error([&] { ember::cat({qx, x}); }, {"cat", "quantized"});
 }
 
+// PyTorch's copy_ into a quantized tensor: a quantized source's integers and parameters (what
+// loading a quantized model's state does), a float one quantized with the destination's.
+TEST(QuantizedTensor, CopyIntoAQuantizedTensor) {
+  const Tensor x = ember::randn({3, 4});
+  Tensor dst = ember::quantize_per_tensor(ember::zeros({3, 4}), 0.5, 3, ember::kQUInt8);
+  const Tensor src = ember::quantize_per_tensor(x, 0.02, 100, ember::kQUInt8);
+  const int64_t version = dst._version();
+  dst.copy_(src);
+  EXPECT_GT(dst._version(), version);
+  EXPECT_EQ(dst.q_scale(), 0.02);
+  EXPECT_EQ(dst.q_zero_point(), 100);
+  EXPECT_TRUE(dst.int_repr().equal(src.int_repr()));
+  dst.copy_(x.t().t());  // float: quantized with dst's parameters
+  EXPECT_TRUE(dst.int_repr().equal(src.int_repr()));
+  Tensor per_channel = ember::quantize_per_channel(x, ember::tensor({0.1, 0.2, 0.3}, ember::kDouble),
+                                                   ember::tensor({0, 0, 0}), 0, ember::kQInt8);
+  per_channel.copy_(x * 2);
+  EXPECT_TRUE(per_channel.int_repr().equal(
+      ember::quantize_per_channel(x * 2, ember::tensor({0.1, 0.2, 0.3}, ember::kDouble), ember::tensor({0, 0, 0}), 0,
+                                  ember::kQInt8)
+          .int_repr()));
+  expect_error([&] { dst.copy_(ember::quantize_per_tensor(x, 0.1, 0, ember::kQInt8)); }, "same dtype and qscheme");
+  expect_error([&] { dst.copy_(x.to(ember::kDouble)); }, "only works with kFloat as source");
+  Tensor f = ember::zeros({3, 4});
+  expect_error([&] { f.copy_(src); }, "dequantize() it first");
+}
+
 TEST(QuantizedTensor, ReluClampsAtTheZeroPoint) {
   // PyTorch's quantized relu: the integers below the zero point become it, the parameters stay
   const Tensor x = ember::tensor(std::vector<float>{-1.0f, -0.2f, 0.0f, 0.3f, 1.2f});

@@ -14,8 +14,10 @@ namespace ember::nn::quantized {
 
 // PyTorch's quantized Linear (static quantization): the input a quint8 tensor quantized per
 // tensor, y = x W^T + b computed from its integers on oneDNN's int8 matmul (W int8, symmetric, per
-// channel or per tensor, prepacked once; b float32), and the result quantized to quint8 with the
+// channel or per tensor, prepacked; b float32), and the result quantized to quint8 with the
 // module's own scale and zero point (chosen by an observer of the float model's output).
+// Its state (buffers, as PyTorch's quantized layers' state dict): weight (quantized), bias,
+// scale (float64 []) and zero_point (int64 []); a load into them prepares the kernel again.
 class LinearImpl : public Module {
  public:
   LinearImpl(const Tensor& qweight, const std::optional<Tensor>& bias, double scale, int64_t zero_point);
@@ -25,8 +27,8 @@ class LinearImpl : public Module {
   Tensor forward(const Tensor& input);
   const Tensor& weight() const { return qweight_; }  // quantized
   const std::optional<Tensor>& bias() const { return bias_; }
-  double scale() const { return scale_; }
-  int64_t zero_point() const { return zero_point_; }
+  double scale() const;
+  int64_t zero_point() const;
   int64_t in_features() const { return qweight_.size(1); }
   int64_t out_features() const { return qweight_.size(0); }
   void pretty_print(std::ostream& stream) const override;
@@ -36,8 +38,7 @@ class LinearImpl : public Module {
  private:
   Tensor qweight_;
   std::optional<Tensor> bias_;
-  double scale_;
-  int64_t zero_point_;
+  Tensor scale_, zero_point_;
   std::shared_ptr<Packed> packed_;
 };
 EMBER_MODULE(Linear);
@@ -48,6 +49,7 @@ EMBER_MODULE(Linear);
 // requantized inside the convolution to quint8 with the module's scale and zero point (and, for
 // ConvReLU, clamped below at that zero point), in channels-last order as PyTorch's (a NHWC tensor
 // for Conv2d). Padding: zeros, explicit, 'valid' or 'same' (stride 1), as the float module's.
+// State as Linear's: weight, bias, scale and zero_point buffers.
 template <size_t D>
 class ConvNdImpl : public Module {
  public:
@@ -56,8 +58,8 @@ class ConvNdImpl : public Module {
   Tensor forward(const Tensor& input);
   const Tensor& weight() const { return qweight_; }  // quantized
   const std::optional<Tensor>& bias() const { return bias_; }
-  double scale() const { return scale_; }
-  int64_t zero_point() const { return zero_point_; }
+  double scale() const;
+  int64_t zero_point() const;
   const ConvOptions<D>& options() const { return options_; }
   void pretty_print(std::ostream& stream) const override;
   // What computes it for this input: oneDNN's implementation and instruction set.
@@ -75,8 +77,7 @@ class ConvNdImpl : public Module {
   Tensor qweight_;
   std::optional<Tensor> bias_;
   ConvOptions<D> options_;
-  double scale_;
-  int64_t zero_point_;
+  Tensor scale_, zero_point_;
   bool relu_;
   std::shared_ptr<Packed> packed_;
 };

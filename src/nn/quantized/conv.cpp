@@ -7,13 +7,18 @@
 #include "ember/factory.h"
 #include "ember/quantization.h"
 #include "kernels/cpu/onednn_quant.h"
+#include "nn/quantized/prepared.h"
 #include "ops/quantized_util.h"
 
 namespace ember::nn::quantized {
 
+// The kernel and the geometry it is made with; get() prepares it (again, after a load).
 template <size_t D>
 struct ConvNdImpl<D>::Packed {
-  std::unique_ptr<kernels::Int8Conv> kernel;
+  detail::Prepared<kernels::Int8Conv> kernel;
+  kernels::Int8ConvGeometry geometry;
+  std::shared_ptr<const kernels::Int8Conv> get(const char* op, const Tensor& qweight_now,
+                                               const std::optional<Tensor>& bias_now);
 };
 
 namespace {
@@ -63,7 +68,7 @@ ConvNdImpl<D>::ConvNdImpl(const Tensor& qweight, const std::optional<Tensor>& bi
 template <size_t D>
 ConvNdImpl<D>::ConvNdImpl(const Tensor& qweight, const std::optional<Tensor>& bias, const ConvOptions<D>& options,
                           double scale, int64_t zero_point, bool relu)
-    : qweight_(qweight), bias_(bias), options_(options), scale_(scale), zero_point_(zero_point), relu_(relu) {
+    : qweight_(qweight), bias_(bias), options_(options), relu_(relu) {
   const char* op = conv_name(D, relu);
   EMBER_CHECK(std::isfinite(scale) && scale > 0, op, "the output scale must be finite and positive, got ", scale);
   EMBER_CHECK(zero_point >= 0 && zero_point <= 255, op, "the output zero point must be in [0, 255] (quint8), got ",
@@ -107,34 +112,58 @@ ConvNdImpl<D>::ConvNdImpl(const Tensor& qweight, const std::optional<Tensor>& bi
     g.padding_l.push_back(lo);
     g.padding_r.push_back(hi);
   }
-  std::vector<float> scales;
-  if (qweight.qscheme() == kPerTensorAffine) {
-    EMBER_CHECK(qweight.q_zero_point() == 0, op, "the weight must be quantized symmetrically (zero point 0), got ",
-                qweight.q_zero_point());
-    scales = {static_cast<float>(qweight.q_scale())};
-  } else {
-    EMBER_CHECK(qweight.q_per_channel_axis() == 0, op, "per-channel weights must be quantized along axis 0 (the ",
-                "outputs), got axis ", qweight.q_per_channel_axis());
-    const Tensor s = qweight.q_per_channel_scales().to(kFloat).contiguous();
-    const Tensor z = qweight.q_per_channel_zero_points().contiguous();
-    for (int64_t c = 0; c < out; ++c) {
-      EMBER_CHECK(z.data_ptr<int64_t>()[c] == 0, op, "the weight must be quantized symmetrically (zero points 0), ",
-                  "got a zero point ", z.data_ptr<int64_t>()[c], " for output channel ", c);
-      scales.push_back(s.data_ptr<float>()[c]);
-    }
-  }
-  Tensor b;
-  if (bias_ && bias_->defined()) {
-    EMBER_CHECK(bias_->dtype() == kFloat && bias_->dim() == 1 && bias_->size(0) == out, op,
-                "expected a float32 bias of size [", out, "], got ", bias_->dtype(), " of size ", bias_->sizes());
-    b = bias_->detach().contiguous();
-  } else {
-    bias_ = std::nullopt;
-  }
-  const Tensor w = qweight.int_repr().contiguous();
   packed_ = std::make_shared<Packed>();
-  packed_->kernel = std::make_unique<kernels::Int8Conv>(w.data_ptr<int8_t>(), w.sizes(), scales,
-                                                        b.defined() ? b.data_ptr<float>() : nullptr, std::move(g));
+  packed_->geometry = std::move(g);
+  if (bias_ && !bias_->defined()) bias_ = std::nullopt;
+  packed_->get(op, qweight_, bias_);  // prepared now, so that a bad weight or bias raises here
+  register_buffer("weight", qweight_);
+  if (bias_) register_buffer("bias", *bias_);
+  scale_ = register_buffer("scale", scalar_tensor(scale, TensorOptions().dtype(kDouble)));
+  zero_point_ = register_buffer("zero_point", scalar_tensor(zero_point, TensorOptions().dtype(kLong)));
+}
+
+template <size_t D>
+std::shared_ptr<const kernels::Int8Conv> ConvNdImpl<D>::Packed::get(const char* op, const Tensor& qweight_now,
+                                                                    const std::optional<Tensor>& bias_now) {
+  return kernel.get(qweight_now, bias_now, [&](const Tensor& qweight, const std::optional<Tensor>& bias) {
+    const int64_t out = qweight.size(0);
+    EMBER_CHECK(qweight.is_quantized() && qweight.dtype() == kQInt8, op, "the weight must be qint8, got ",
+                qweight.dtype());
+    std::vector<float> scales;
+    if (qweight.qscheme() == kPerTensorAffine) {
+      EMBER_CHECK(qweight.q_zero_point() == 0, op, "the weight must be quantized symmetrically (zero point 0), got ",
+                  qweight.q_zero_point());
+      scales = {static_cast<float>(qweight.q_scale())};
+    } else {
+      EMBER_CHECK(qweight.q_per_channel_axis() == 0, op, "per-channel weights must be quantized along axis 0 (the ",
+                  "outputs), got axis ", qweight.q_per_channel_axis());
+      const Tensor s = qweight.q_per_channel_scales().to(kFloat).contiguous();
+      const Tensor z = qweight.q_per_channel_zero_points().contiguous();
+      for (int64_t c = 0; c < out; ++c) {
+        EMBER_CHECK(z.data_ptr<int64_t>()[c] == 0, op, "the weight must be quantized symmetrically (zero points 0), ",
+                    "got a zero point ", z.data_ptr<int64_t>()[c], " for output channel ", c);
+        scales.push_back(s.data_ptr<float>()[c]);
+      }
+    }
+    Tensor b;
+    if (bias) {
+      EMBER_CHECK(bias->dtype() == kFloat && bias->dim() == 1 && bias->size(0) == out, op,
+                  "expected a float32 bias of size [", out, "], got ", bias->dtype(), " of size ", bias->sizes());
+      b = bias->detach().contiguous();
+    }
+    const Tensor w = qweight.int_repr().contiguous();
+    return std::make_shared<const kernels::Int8Conv>(w.data_ptr<int8_t>(), w.sizes(), scales,
+                                                     b.defined() ? b.data_ptr<float>() : nullptr, geometry);
+  });
+}
+
+template <size_t D>
+double ConvNdImpl<D>::scale() const {
+  return scale_.item<double>();
+}
+template <size_t D>
+int64_t ConvNdImpl<D>::zero_point() const {
+  return zero_point_.item<int64_t>();
 }
 
 template <size_t D>
@@ -186,14 +215,20 @@ template <size_t D>
 Tensor ConvNdImpl<D>::forward(const Tensor& input) {
   const char* op = conv_name(D, relu_);
   const DimVector out = output_sizes(op, input, qweight_, options_);
+  const double scale = this->scale();
+  const int64_t zero_point = this->zero_point();
+  EMBER_CHECK(std::isfinite(scale) && scale > 0 && zero_point >= 0 && zero_point <= 255, op,
+              "the output's scale must be finite and positive and its zero point in [0, 255], got ", scale, " and ",
+              zero_point);
+  const auto k = packed_->get(op, qweight_, bias_);
   Tensor y = empty_channels_last(out);
   if (y.numel() > 0) {
     const Tensor x = channels_last_integers(ember::quantized::raw_view(input));
-    packed_->kernel->run(x.data_ptr<uint8_t>(), x.sizes(), x.strides(), static_cast<float>(input.q_scale()),
-                         static_cast<int32_t>(input.q_zero_point()), y.data_ptr<uint8_t>(), y.sizes(), y.strides(),
-                         static_cast<float>(scale_), static_cast<int32_t>(zero_point_));
+    k->run(x.data_ptr<uint8_t>(), x.sizes(), x.strides(), static_cast<float>(input.q_scale()),
+           static_cast<int32_t>(input.q_zero_point()), y.data_ptr<uint8_t>(), y.sizes(), y.strides(),
+           static_cast<float>(scale), static_cast<int32_t>(zero_point));
   }
-  return ember::quantized::wrap(y, ember::quantized::per_tensor_quantizer(kQUInt8, scale_, zero_point_));
+  return ember::quantized::wrap(y, ember::quantized::per_tensor_quantizer(kQUInt8, scale, zero_point));
 }
 
 template <size_t D>
@@ -202,16 +237,16 @@ std::string ConvNdImpl<D>::kernel(const Tensor& input) const {
   const Tensor x = channels_last_integers(ember::quantized::raw_view(input));
   const Tensor y = empty_channels_last(out);
   return "oneDNN " +
-         packed_->kernel->impl(x.sizes(), x.strides(), static_cast<float>(input.q_scale()), y.sizes(), y.strides(),
-                               static_cast<float>(scale_)) +
+         packed_->get(conv_name(D, relu_), qweight_, bias_)->impl(x.sizes(), x.strides(), static_cast<float>(input.q_scale()), y.sizes(), y.strides(),
+                        static_cast<float>(scale())) +
          " (ISA " + kernels::onednn_cpu_isa() + ")";
 }
 
 template <size_t D>
 void ConvNdImpl<D>::pretty_print(std::ostream& stream) const {
   stream << conv_name(D, relu_) << "(" << options_.in_channels() << ", " << options_.out_channels()
-         << ", kernel_size=" << options_.kernel_size() << ", stride=" << options_.stride() << ", scale=" << scale_
-         << ", zero_point=" << zero_point_;
+         << ", kernel_size=" << options_.kernel_size() << ", stride=" << options_.stride() << ", scale=" << scale()
+         << ", zero_point=" << zero_point();
   if (const auto* p = std::get_if<ExpandingArray<D>>(&options_.padding())) {
     if (*p != ExpandingArray<D>(0)) stream << ", padding=" << *p;
   } else {

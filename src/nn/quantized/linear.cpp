@@ -9,20 +9,21 @@
 #include "ember/reduce.h"
 #include "kernels/cpu/onednn_quant.h"
 #include "kernels/cpu/quantize.h"
+#include "nn/quantized/prepared.h"
 #include "ops/quantized_util.h"
 
 namespace ember::nn::quantized {
 
 struct LinearImpl::Packed {
-  std::unique_ptr<kernels::Int8Linear> kernel;
+  detail::Prepared<kernels::Int8Linear> kernel;
 };
 
 namespace {
 
-// The weight checked and handed to oneDNN once (both Linear modules): qint8 [out, in], symmetric
-// (zero points 0), per tensor or per channel along the outputs; bias float32 [out] or none (an
-// undefined bias is dropped from `bias`).
-std::shared_ptr<LinearImpl::Packed> pack(const char* op, const Tensor& qweight, std::optional<Tensor>& bias) {
+// The weight checked and handed to oneDNN (both Linear modules): qint8 [out, in], symmetric
+// (zero points 0), per tensor or per channel along the outputs; bias float32 [out] or none.
+std::shared_ptr<const kernels::Int8Linear> make_kernel(const char* op, const Tensor& qweight,
+                                                       const std::optional<Tensor>& bias) {
   EMBER_CHECK(qweight.defined() && qweight.is_quantized() && qweight.dtype() == kQInt8 && qweight.dim() == 2, op,
               "expected a 2-D qint8 quantized weight, got ",
               qweight.defined() ? std::string(to_string(qweight.dtype())) : std::string("an undefined tensor"));
@@ -42,18 +43,39 @@ std::shared_ptr<LinearImpl::Packed> pack(const char* op, const Tensor& qweight, 
   for (int64_t zp : zero_points)
     EMBER_CHECK(zp == 0, op, "the weight must be quantized symmetrically (zero points 0), got a zero point ", zp);
   Tensor b;
-  if (bias && bias->defined()) {
+  if (bias) {
     EMBER_CHECK(bias->dtype() == kFloat && bias->dim() == 1 && bias->size(0) == n, op,
                 "expected a float32 bias of size [", n, "], got ", bias->dtype(), " of size ", bias->sizes());
     b = bias->contiguous();
-  } else {
-    bias = std::nullopt;
   }
   const Tensor w = qweight.int_repr().contiguous();
+  return std::make_shared<const kernels::Int8Linear>(w.data_ptr<int8_t>(), n, k, scales,
+                                                     b.defined() ? b.data_ptr<float>() : nullptr);
+}
+
+// A module's weight and bias as buffers (an undefined bias dropped), its kernel prepared once now
+// so that bad arguments raise here.
+std::shared_ptr<LinearImpl::Packed> register_and_pack(Module& m, const char* op, const Tensor& qweight,
+                                                      std::optional<Tensor>& bias) {
+  if (bias && !bias->defined()) bias = std::nullopt;
   auto packed = std::make_shared<LinearImpl::Packed>();
-  packed->kernel = std::make_unique<kernels::Int8Linear>(w.data_ptr<int8_t>(), n, k, scales,
-                                                         b.defined() ? b.data_ptr<float>() : nullptr);
+  packed->kernel.get(qweight, bias, [op](const Tensor& w, const std::optional<Tensor>& b) {
+    return make_kernel(op, w, b);
+  });
+  m.register_buffer("weight", qweight);
+  if (bias) m.register_buffer("bias", *bias);
   return packed;
+}
+
+// The output's scale and zero point as a module keeps them (0-dim buffers, so that they load with
+// the weights), read back checked.
+std::pair<Tensor, Tensor> output_qparams(Module& m, const char* op, double scale, int64_t zero_point) {
+  EMBER_CHECK(std::isfinite(scale) && scale > 0, op, "the output scale must be finite and positive, got ", scale);
+  EMBER_CHECK(zero_point >= 0 && zero_point <= 255, op, "the output zero point must be in [0, 255] (quint8), got ",
+              zero_point);
+  Tensor s = m.register_buffer("scale", scalar_tensor(scale, TensorOptions().dtype(kDouble)));
+  Tensor z = m.register_buffer("zero_point", scalar_tensor(zero_point, TensorOptions().dtype(kLong)));
+  return {s, z};
 }
 
 // PyTorch's from_float for both: W observed by a PerChannelMinMaxObserver(qint8, per_channel_symmetric)
@@ -79,20 +101,24 @@ std::pair<DimVector, int64_t> output_sizes(const char* op, const Tensor& input, 
   return {sizes, m};
 }
 
-std::string kernel_name(const LinearImpl::Packed& p) {
-  return "oneDNN " + p.kernel->impl() + " (ISA " + kernels::onednn_cpu_isa() + ")";
+std::string kernel_name(LinearImpl::Packed& p, const Tensor& w, const std::optional<Tensor>& b, const char* op) {
+  const auto k = p.kernel.get(w, b, [op](const Tensor& w, const std::optional<Tensor>& b) { return make_kernel(op, w, b); });
+  return "oneDNN " + k->impl() + " (ISA " + kernels::onednn_cpu_isa() + ")";
 }
 
 }  // namespace
 
 LinearImpl::LinearImpl(const Tensor& qweight, const std::optional<Tensor>& bias, double scale, int64_t zero_point)
-    : qweight_(qweight), bias_(bias), scale_(scale), zero_point_(zero_point) {
+    : qweight_(qweight), bias_(bias) {
   const char* op = "QuantizedLinear";
-  EMBER_CHECK(std::isfinite(scale) && scale > 0, op, "the output scale must be finite and positive, got ", scale);
-  EMBER_CHECK(zero_point >= 0 && zero_point <= 255, op, "the output zero point must be in [0, 255] (quint8), got ",
-              zero_point);
-  packed_ = pack(op, qweight, bias_);
+  auto qparams = output_qparams(*this, op, scale, zero_point);
+  scale_ = qparams.first;
+  zero_point_ = qparams.second;
+  packed_ = register_and_pack(*this, op, qweight_, bias_);
 }
+
+double LinearImpl::scale() const { return scale_.item<double>(); }
+int64_t LinearImpl::zero_point() const { return zero_point_.item<int64_t>(); }
 
 std::shared_ptr<LinearImpl> LinearImpl::from_float(const nn::LinearImpl& linear, double scale, int64_t zero_point) {
   auto [qweight, bias] = quantized_weight_and_bias(linear);
@@ -105,21 +131,25 @@ Tensor LinearImpl::forward(const Tensor& input) {
               "expected a quint8 input quantized per tensor (quantize it first, e.g. with a QuantStub), got ",
               input.is_quantized() ? toString(input.qscheme()) + " " : std::string(), input.dtype());
   const auto [out_sizes, m] = output_sizes(op, input, in_features(), out_features());
+  const auto kernel = packed_->kernel.get(qweight_, bias_, [op](const Tensor& w, const std::optional<Tensor>& b) {
+    return make_kernel(op, w, b);
+  });
   Tensor y = empty(out_sizes);
   if (m > 0) {
     const Tensor xq = input.int_repr().contiguous();
-    packed_->kernel->run(xq.data_ptr<uint8_t>(), m, static_cast<float>(input.q_scale()),
-                         static_cast<int32_t>(input.q_zero_point()), y.data_ptr<float>());
+    kernel->run(xq.data_ptr<uint8_t>(), m, static_cast<float>(input.q_scale()),
+                static_cast<int32_t>(input.q_zero_point()), y.data_ptr<float>());
   }
-  return quantize_per_tensor(y, scale_, zero_point_, kQUInt8);
+  return quantize_per_tensor(y, scale(), zero_point(), kQUInt8);
 }
 
 void LinearImpl::pretty_print(std::ostream& stream) const {
   stream << "QuantizedLinear(in_features=" << in_features() << ", out_features=" << out_features()
-         << ", scale=" << scale_ << ", zero_point=" << zero_point_ << ", qscheme=torch." << qweight_.qscheme() << ")";
+         << ", scale=" << scale() << ", zero_point=" << zero_point() << ", qscheme=torch." << qweight_.qscheme()
+         << ")";
 }
 
-std::string LinearImpl::kernel() const { return kernel_name(*packed_); }
+std::string LinearImpl::kernel() const { return kernel_name(*packed_, qweight_, bias_, "QuantizedLinear"); }
 
 QuantizeImpl::QuantizeImpl(double scale_, int64_t zero_point_, ScalarType dtype_)
     : scale(scale_), zero_point(zero_point_), dtype(dtype_) {
@@ -138,7 +168,7 @@ void DeQuantizeImpl::pretty_print(std::ostream& stream) const { stream << "DeQua
 namespace ember::nn::quantized::dynamic {
 
 LinearImpl::LinearImpl(const Tensor& qweight, const std::optional<Tensor>& bias) : qweight_(qweight), bias_(bias) {
-  packed_ = pack("DynamicQuantizedLinear", qweight, bias_);
+  packed_ = register_and_pack(*this, "DynamicQuantizedLinear", qweight_, bias_);
 }
 
 std::shared_ptr<LinearImpl> LinearImpl::from_float(const nn::LinearImpl& linear) {
@@ -161,8 +191,11 @@ Tensor LinearImpl::forward(const Tensor& input) {
       x.min().item<float>(), x.max().item<float>(), 0, 255, false, /*reduce_range=*/true);
   Tensor xq = empty({m, k}, TensorOptions().dtype(kByte));
   kernels::quantize_per_tensor(x.data_ptr<float>(), xq.data_ptr(), m * k, kQUInt8, qp.scale, qp.zero_point);
-  packed_->kernel->run(xq.data_ptr<uint8_t>(), m, static_cast<float>(qp.scale), static_cast<int32_t>(qp.zero_point),
-                       y.data_ptr<float>());
+  const auto kernel = packed_->kernel.get(qweight_, bias_, [op](const Tensor& w, const std::optional<Tensor>& b) {
+    return make_kernel(op, w, b);
+  });
+  kernel->run(xq.data_ptr<uint8_t>(), m, static_cast<float>(qp.scale), static_cast<int32_t>(qp.zero_point),
+              y.data_ptr<float>());
   return y;
 }
 
@@ -171,7 +204,7 @@ void LinearImpl::pretty_print(std::ostream& stream) const {
          << ", dtype=torch.qint8, qscheme=torch." << qweight_.qscheme() << ")";
 }
 
-std::string LinearImpl::kernel() const { return kernel_name(*packed_); }
+std::string LinearImpl::kernel() const { return kernel_name(*packed_, qweight_, bias_, "DynamicQuantizedLinear"); }
 
 }  // namespace ember::nn::quantized::dynamic
 

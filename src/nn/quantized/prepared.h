@@ -1,0 +1,48 @@
+// What the quantized layers (Linear, dynamic Linear, the convolutions) share: an int8 kernel
+// prepared from the layer's weight and bias buffers, and prepared again when a load (copy_ into
+// those buffers) has changed them since.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "ember/tensor.h"
+
+namespace ember::nn::quantized::detail {
+
+// The weight's quantizer and the versions of the weight's and the bias's storage.
+struct PreparedSource {
+  const void* quantizer = nullptr;
+  uint32_t weight_version = 0, bias_version = 0;
+  bool operator==(const PreparedSource&) const = default;
+};
+
+inline PreparedSource source_of(const Tensor& weight, const std::optional<Tensor>& bias) {
+  return {weight.unsafeGetTensorImpl()->quantizer().get(), weight.unsafeGetTensorImpl()->storage()->version(),
+          bias ? bias->unsafeGetTensorImpl()->storage()->version() : 0u};
+}
+
+// A kernel K made by make(weight, bias) on first use and whenever the source changed; the lock
+// lets several threads run one module.
+template <class K>
+class Prepared {
+ public:
+  template <class Make>
+  std::shared_ptr<const K> get(const Tensor& weight, const std::optional<Tensor>& bias, const Make& make) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const PreparedSource now = source_of(weight, bias);
+    if (!kernel_ || !(now == source_)) {
+      kernel_ = make(weight, bias);
+      source_ = now;
+    }
+    return kernel_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::shared_ptr<const K> kernel_;
+  PreparedSource source_;
+};
+
+}  // namespace ember::nn::quantized::detail
