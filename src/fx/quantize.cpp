@@ -216,15 +216,17 @@ std::string quantized_module(GraphModule& gm, const std::string& target, double 
   const auto m = gm.submodule(target);
   relu_after = false;
   auto add = [&](auto q) { return add_module_for(gm, target, "_quantized", std::move(q)); };
-  if (auto c = std::dynamic_pointer_cast<nn::Conv1dImpl>(m)) return add(nnq::Conv1dImpl::from_float(*c, scale, zp));
-  if (auto c = std::dynamic_pointer_cast<nn::Conv2dImpl>(m)) return add(nnq::Conv2dImpl::from_float(*c, scale, zp));
-  if (auto c = std::dynamic_pointer_cast<nn::Conv3dImpl>(m)) return add(nnq::Conv3dImpl::from_float(*c, scale, zp));
-  if (auto c = std::dynamic_pointer_cast<nn::intrinsic::ConvReLU1dImpl>(m))
-    return add(nniq::ConvReLU1dImpl::from_float(*c, scale, zp));
-  if (auto c = std::dynamic_pointer_cast<nn::intrinsic::ConvReLU2dImpl>(m))
-    return add(nniq::ConvReLU2dImpl::from_float(*c, scale, zp));
-  if (auto c = std::dynamic_pointer_cast<nn::intrinsic::ConvReLU3dImpl>(m))
-    return add(nniq::ConvReLU3dImpl::from_float(*c, scale, zp));
+  std::string name;
+  auto conv = [&]<size_t D>() {
+    if (!name.empty()) return;
+    if (auto c = std::dynamic_pointer_cast<nn::ConvNdImpl<D>>(m)) name = add(nnq::ConvImpl<D>::from_float(*c, scale, zp));
+    if (auto c = std::dynamic_pointer_cast<nn::intrinsic::ConvReLUImpl<D>>(m))
+      name = add(nniq::ConvReLUImpl<D>::from_float(*c, scale, zp));
+  };
+  conv.template operator()<1>();
+  conv.template operator()<2>();
+  conv.template operator()<3>();
+  if (!name.empty()) return name;
   if (auto l = std::dynamic_pointer_cast<nn::LinearImpl>(m)) return add(nnq::LinearImpl::from_float(*l, scale, zp));
   auto lr = std::dynamic_pointer_cast<nn::intrinsic::LinearReLUImpl>(m);
   EMBER_CHECK(lr, "convert_fx", "the module ", target, " has no int8 form");

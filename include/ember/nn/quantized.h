@@ -81,30 +81,19 @@ class ConvNdImpl : public Module {
   bool relu_;
   std::shared_ptr<Packed> packed_;
 };
-class Conv1dImpl : public ConvNdImpl<1> {
+// Conv1d/2d/3d, made by from_float(float conv, output scale, output zero point).
+template <size_t D>
+class ConvImpl : public ConvNdImpl<D> {
  public:
-  using ConvNdImpl<1>::ConvNdImpl;
-  static std::shared_ptr<Conv1dImpl> from_float(const nn::Conv1dImpl& conv, double scale, int64_t zero_point) {
-    auto [w, b] = quantized_weight_and_bias(conv);
-    return std::make_shared<Conv1dImpl>(w, b, conv.options, scale, zero_point);
+  using ConvNdImpl<D>::ConvNdImpl;
+  static std::shared_ptr<ConvImpl> from_float(const nn::ConvNdImpl<D>& conv, double scale, int64_t zero_point) {
+    auto [w, b] = ConvNdImpl<D>::quantized_weight_and_bias(conv);
+    return std::make_shared<ConvImpl>(w, b, conv.options, scale, zero_point);
   }
 };
-class Conv2dImpl : public ConvNdImpl<2> {
- public:
-  using ConvNdImpl<2>::ConvNdImpl;
-  static std::shared_ptr<Conv2dImpl> from_float(const nn::Conv2dImpl& conv, double scale, int64_t zero_point) {
-    auto [w, b] = quantized_weight_and_bias(conv);
-    return std::make_shared<Conv2dImpl>(w, b, conv.options, scale, zero_point);
-  }
-};
-class Conv3dImpl : public ConvNdImpl<3> {
- public:
-  using ConvNdImpl<3>::ConvNdImpl;
-  static std::shared_ptr<Conv3dImpl> from_float(const nn::Conv3dImpl& conv, double scale, int64_t zero_point) {
-    auto [w, b] = quantized_weight_and_bias(conv);
-    return std::make_shared<Conv3dImpl>(w, b, conv.options, scale, zero_point);
-  }
-};
+using Conv1dImpl = ConvImpl<1>;
+using Conv2dImpl = ConvImpl<2>;
+using Conv3dImpl = ConvImpl<3>;
 EMBER_MODULE(Conv1d);
 EMBER_MODULE(Conv2d);
 EMBER_MODULE(Conv3d);
@@ -134,41 +123,23 @@ EMBER_MODULE(DeQuantize);
 namespace ember::nn::intrinsic::quantized {
 
 // torch.ao.nn.intrinsic.quantized.ConvReLU1d/2d/3d: a quantized convolution whose result is
-// clamped below at its zero point (ReLU applied inside oneDNN's convolution).
+// clamped below at its zero point (ReLU applied inside oneDNN's convolution); from_float takes the
+// float fused module (nn::intrinsic::ConvReLU1d/2d/3d).
 template <size_t D>
 class ConvReLUImpl : public nn::quantized::ConvNdImpl<D> {
  public:
   ConvReLUImpl(const Tensor& qweight, const std::optional<Tensor>& bias, const ConvOptions<D>& options, double scale,
                int64_t zero_point)
       : nn::quantized::ConvNdImpl<D>(qweight, bias, options, scale, zero_point, /*relu=*/true) {}
-};
-class ConvReLU1dImpl : public ConvReLUImpl<1> {
- public:
-  using ConvReLUImpl<1>::ConvReLUImpl;
-  static std::shared_ptr<ConvReLU1dImpl> from_float(const intrinsic::ConvReLU1dImpl& fused, double scale,
-                                                    int64_t zero_point) {
-    auto [w, b] = quantized_weight_and_bias(*fused.conv);
-    return std::make_shared<ConvReLU1dImpl>(w, b, fused.conv->options, scale, zero_point);
+  static std::shared_ptr<ConvReLUImpl> from_float(const intrinsic::ConvReLUImpl<D>& fused, double scale,
+                                                  int64_t zero_point) {
+    auto [w, b] = nn::quantized::ConvNdImpl<D>::quantized_weight_and_bias(*fused.conv);
+    return std::make_shared<ConvReLUImpl>(w, b, fused.conv->options, scale, zero_point);
   }
 };
-class ConvReLU2dImpl : public ConvReLUImpl<2> {
- public:
-  using ConvReLUImpl<2>::ConvReLUImpl;
-  static std::shared_ptr<ConvReLU2dImpl> from_float(const intrinsic::ConvReLU2dImpl& fused, double scale,
-                                                    int64_t zero_point) {
-    auto [w, b] = quantized_weight_and_bias(*fused.conv);
-    return std::make_shared<ConvReLU2dImpl>(w, b, fused.conv->options, scale, zero_point);
-  }
-};
-class ConvReLU3dImpl : public ConvReLUImpl<3> {
- public:
-  using ConvReLUImpl<3>::ConvReLUImpl;
-  static std::shared_ptr<ConvReLU3dImpl> from_float(const intrinsic::ConvReLU3dImpl& fused, double scale,
-                                                    int64_t zero_point) {
-    auto [w, b] = quantized_weight_and_bias(*fused.conv);
-    return std::make_shared<ConvReLU3dImpl>(w, b, fused.conv->options, scale, zero_point);
-  }
-};
+using ConvReLU1dImpl = ConvReLUImpl<1>;
+using ConvReLU2dImpl = ConvReLUImpl<2>;
+using ConvReLU3dImpl = ConvReLUImpl<3>;
 EMBER_MODULE(ConvReLU1d);
 EMBER_MODULE(ConvReLU2d);
 EMBER_MODULE(ConvReLU3d);
