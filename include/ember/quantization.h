@@ -223,13 +223,15 @@ EMBER_MODULE(DeQuantStub);
 
 // Eager-mode static quantization, as torch.ao.quantization's prepare and convert, in place (the
 // model's holders keep their modules; each module runs its observed or quantized form):
-// prepare(model, qconfig) gives every QuantStub and nn::Linear in the tree an observer of its
-// output made by qconfig.activation (a submodule named activation_post_process); run calibration
-// data through the model; convert(model) replaces each by its int8 form (QuantStub: Quantize with
-// the observed qparams; Linear: nn::quantized::Linear, weight per channel, output qparams
-// observed; DeQuantStub: dequantize) and drops the observers. Between them, the model's own code
-// runs on quantized tensors: relu takes them, other float ops raise (dequantize first with a
-// DeQuantStub). Each returns the number of modules it prepared or converted.
+// prepare(model, qconfig) gives every QuantStub, nn::Linear and nn::quantized::FloatFunctional in
+// the tree an observer of its output made by qconfig.activation (a submodule named
+// activation_post_process); run calibration data through the model; convert(model) replaces
+// each by its int8 form (QuantStub: Quantize with the observed qparams; Linear:
+// nn::quantized::Linear, weight per channel, output qparams observed; FloatFunctional: a
+// QFunctional with the observed qparams; DeQuantStub: dequantize) and drops the observers.
+// Between them, the model's own code runs on quantized tensors: relu, pooling, relu6/hardtanh,
+// sigmoid and hardsigmoid take them, other float ops raise (dequantize first with a DeQuantStub;
+// docs/quantization.md). Each returns the number of modules it prepared or converted.
 int64_t prepare(nn::Module& model, const QConfig& qconfig = get_default_qconfig());
 int64_t convert(nn::Module& model);
 
