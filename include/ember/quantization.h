@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "ember/nn/module.h"
 #include "ember/nn/options.h"
@@ -234,6 +235,16 @@ EMBER_MODULE(DeQuantStub);
 // docs/quantization.md). Each returns the number of modules it prepared or converted.
 int64_t prepare(nn::Module& model, const QConfig& qconfig = get_default_qconfig());
 int64_t convert(nn::Module& model);
+
+// torch.ao.quantization.fuse_modules, in place: each group of module names (dotted paths reach
+// nested modules: {{"features.0", "features.1", "features.2"}, ...}) becomes one module under the
+// first name and Identity under the others. Patterns: conv-bn and linear-bn (eval mode: the batch
+// norm folded into a copy of the layer's weight and bias), conv-bn-relu (eval: ConvReLU{1,2,3}d of
+// the folded conv), conv-relu, linear-relu, bn-relu (nn::intrinsic::ConvReLU/LinearReLU/BNReLU2d/
+// 3d, any mode). The layers must be held by an nn::Sequential: a C++ module's forward() calls its
+// members, which replacing them in the tree would not change. Training-mode batch-norm folding
+// (PyTorch's ConvBn QAT modules) raises. Every group is checked before any is fused.
+void fuse_modules(nn::Module& model, const std::vector<std::vector<std::string>>& modules_to_fuse);
 
 // PyTorch's quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8): every nn::Linear in the
 // module tree (model included) computes in int8 from now on (its weight quantized per channel

@@ -2,7 +2,8 @@
 // with requantization) against Debian's python3-torch run at test time on the same integers:
 // bitwise equal int_repr (within one for the requantizing hardswish/add/mul, see kWithinOne) and
 // equal output parameters, NCHW and channels_last, quint8 and qint8;
-// FloatFunctional through prepare/convert; bad input.
+// FloatFunctional through prepare/convert; fuse_modules against the unfused model's output and
+// PyTorch's fused structure; bad input.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -279,6 +280,138 @@ TEST(QuantizedOps, BadInput) {
   nnq::FloatFunctional ff;
   ff->qfunctional = std::make_shared<nnq::QFunctionalImpl>(0.1, 0);
   expect_error([&] { ff->add(f, f); }, {"quantized::add", "expected a quantized tensor"});
+}
+
+// ---- fuse_modules ---------------------------------------------------------------------------
+
+// The same model in python3-torch, fused with the same groups: its state dict's names and the
+// fused modules' class names, one per line.
+constexpr const char* kFuseScript = R"PY(
+import sys, torch
+import torch.nn as nn
+from torch.ao.quantization import fuse_modules
+m = nn.Sequential(
+    nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU()),
+    nn.Conv2d(8, 8, 3, bias=False), nn.BatchNorm2d(8),
+    nn.Conv2d(8, 8, 1), nn.ReLU(),
+    nn.BatchNorm2d(8), nn.ReLU(),
+    nn.Flatten(), nn.Linear(288, 16), nn.BatchNorm1d(16),
+    nn.Linear(16, 10), nn.ReLU()).eval()
+fuse_modules(m, [['0.0', '0.1', '0.2'], ['1', '2'], ['3', '4'], ['5', '6'], ['8', '9'], ['10', '11']], inplace=True)
+with open(sys.argv[1], 'w') as out:
+    for k in m.state_dict().keys():
+        out.write('key %s\n' % k)
+    for name, mod in m.named_modules():
+        if name:
+            out.write('module %s %s\n' % (name, type(mod).__name__))
+)PY";
+
+ember::nn::Sequential fuse_model() {
+  namespace nn = ember::nn;
+  nn::Sequential m(nn::Sequential(nn::Conv2d(nn::Conv2dOptions(3, 8, 3).padding(1)), nn::BatchNorm2d(8), nn::ReLU()),
+                   nn::Conv2d(nn::Conv2dOptions(8, 8, 3).bias(false)), nn::BatchNorm2d(8), nn::Conv2d(8, 8, 1),
+                   nn::ReLU(), nn::BatchNorm2d(8), nn::ReLU(), nn::Flatten(), nn::Linear(288, 16),
+                   nn::BatchNorm1d(16), nn::Linear(16, 10), nn::ReLU());
+  // batch norms with statistics and affine parameters far from the identity
+  ember::Generator g(21);
+  ember::NoGradGuard no_grad;
+  m->apply([&](nn::Module& mod) {
+    for (const auto& item : mod.named_buffers(false)) {
+      Tensor t = item.value();
+      if (item.key() == "running_mean") t.copy_(ember::randn(t.sizes(), &g));
+      if (item.key() == "running_var") t.copy_(ember::rand(t.sizes(), &g) + 0.5f);
+    }
+    if (dynamic_cast<nn::BatchNorm1dImpl*>(&mod) || dynamic_cast<nn::BatchNorm2dImpl*>(&mod)) {
+      for (const auto& item : mod.named_parameters(false)) {
+        Tensor t = item.value();
+        t.copy_(ember::randn(t.sizes(), &g) * 0.5f + 1.0f);
+      }
+    }
+  });
+  m->eval();
+  return m;
+}
+
+const std::vector<std::vector<std::string>> kGroups = {{"0.0", "0.1", "0.2"}, {"1", "2"},  {"3", "4"},
+                                                       {"5", "6"},          {"8", "9"},  {"10", "11"}};
+
+TEST(FuseModules, EvalModelKeepsItsOutputAndPyTorchsStructure) {
+  auto m = fuse_model();
+  ember::Generator g(4);
+  const Tensor x = ember::randn({2, 3, 8, 8}, &g);
+  const Tensor want = m->forward(x);
+  ember::quantization::fuse_modules(*m, kGroups);
+  const Tensor got = m->forward(x);
+  EXPECT_TRUE(ember::allclose(got, want, 1e-4, 1e-5)) << (got - want).abs().max().item<float>();
+
+  TempDir dir("quantized_ops_test_fuse");
+  write_bytes(dir.file("fuse.py"), kFuseScript);
+  const std::string cmd = python() + " " + dir.file("fuse.py") + " " + dir.file("out.txt") + " 2> " + dir.file("err.txt");
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
+  std::stringstream lines(read_bytes(dir.file("out.txt")));
+  std::vector<std::string> want_keys;
+  std::map<std::string, std::string> want_types;
+  std::string kind, name, type;
+  while (lines >> kind >> name) {
+    if (kind == "key") {
+      want_keys.push_back(name);
+    } else {
+      lines >> type;
+      want_types[name] = type;
+    }
+  }
+  std::vector<std::string> keys;
+  for (const auto& item : m->named_parameters()) keys.push_back(item.key());
+  for (const auto& item : m->named_buffers()) keys.push_back(item.key());
+  std::sort(keys.begin(), keys.end());
+  std::sort(want_keys.begin(), want_keys.end());
+  EXPECT_EQ(keys, want_keys);
+  ASSERT_FALSE(want_types.empty());
+  for (const auto& item : m->named_modules("", false)) {
+    const std::string& n = item.key();
+    const std::string ours = item.value()->name();
+    ASSERT_EQ(want_types.count(n), 1u) << n;
+    // "torch::nn::intrinsic::ConvReLU2dImpl" for PyTorch's "ConvReLU2d"
+    EXPECT_NE(ours.find(want_types[n] + "Impl"), std::string::npos) << n << ": " << ours << " vs " << want_types[n];
+  }
+}
+
+TEST(FuseModules, TrainingModeAndBadInput) {
+  namespace nn = ember::nn;
+  {  // conv-relu, linear-relu and bn-relu fuse in training mode too; conv-bn asks for eval
+    nn::Sequential m(nn::Conv2d(2, 4, 3), nn::ReLU(), nn::BatchNorm2d(4), nn::ReLU(), nn::Conv2d(4, 4, 1),
+                     nn::BatchNorm2d(4));
+    ember::quantization::fuse_modules(*m, {{"0", "1"}, {"2", "3"}});
+    EXPECT_NE(m->ptr(0)->name().find("ConvReLU2d"), std::string::npos);
+    EXPECT_NE(m->ptr(2)->name().find("BNReLU2d"), std::string::npos);
+    EXPECT_TRUE(m->ptr(0)->is_training());
+    expect_error([&] { ember::quantization::fuse_modules(*m, {{"4", "5"}}); }, {"fuse_modules", "prepare_qat", "eval"});
+    m->ptr(5)->eval();
+    expect_error([&] { ember::quantization::fuse_modules(*m, {{"4", "5"}}); }, {"fuse_modules", "same mode"});
+  }
+  auto m = fuse_model();
+  expect_error([&] { ember::quantization::fuse_modules(*m, {{"1", "nope"}}); }, {"fuse_modules", "no submodule 'nope'"});
+  expect_error([&] { ember::quantization::fuse_modules(*m, {{"0.7", "1"}}); }, {"fuse_modules", "'0.7'", "no child '7'"});
+  expect_error([&] { ember::quantization::fuse_modules(*m, {{"2", "1"}}); }, {"fuse_modules", "Cannot fuse modules"});
+  expect_error([&] { ember::quantization::fuse_modules(*m, {{"8", "10"}}); }, {"fuse_modules", "Cannot fuse modules"});
+  expect_error([&] { ember::quantization::fuse_modules(*m, {{"1"}}); }, {"fuse_modules", "at least two"});
+  expect_error([&] { ember::quantization::fuse_modules(*m, {{"1", "2"}, {"2", "3"}}); },
+               {"fuse_modules", "more than one group"});
+  // a refused call leaves the model unchanged: the valid first group was not applied
+  expect_error([&] { ember::quantization::fuse_modules(*m, {{"3", "4"}, {"5", "7"}}); }, "Cannot fuse modules");
+  EXPECT_NE(m->ptr(3)->name().find("Conv2d"), std::string::npos);
+  EXPECT_EQ(m->ptr(3)->name().find("ConvReLU"), std::string::npos);
+  // a module held by a custom module's member cannot be swapped under its forward()
+  struct Net : nn::Module {
+    Net() {
+      conv = register_module("conv", nn::Conv2d(1, 1, 1));
+      relu = register_module("relu", nn::ReLU());
+    }
+    nn::Conv2d conv{nullptr};
+    nn::ReLU relu{nullptr};
+  } net;
+  expect_error([&] { ember::quantization::fuse_modules(net, {{"conv", "relu"}}); },
+               {"fuse_modules", "not of a Sequential"});
 }
 
 }  // namespace
