@@ -1,8 +1,8 @@
 // The quantized forms of nn ops on per-tensor quint8/qint8 tensors, with PyTorch 1.13's integer
 // results: pooling and clamp keep the input's parameters; sigmoid and hardsigmoid have fixed
-// output parameters; hardswish, add, mul and cat requantize to given ones. The ordinary op structs
-// (pool.cpp, pointwise.cpp, pointwise_unary.cpp) send quantized inputs here; add/mul/cat with
-// requantization are their own ops (torch.ops.quantized.*). docs/quantization.md.
+// output parameters; hardswish, batch_norm2d, add, mul and cat requantize to given ones. The
+// ordinary op structs (pool.cpp, pointwise.cpp, pointwise_unary.cpp) send quantized inputs here;
+// the requantizing ones are their own ops (torch.ops.quantized.*). docs/quantization.md.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -182,6 +182,55 @@ struct QuantizedHardswishOp {
   }
 };
 
+// quantized::batch_norm2d: with PyTorch's fused parameters (compute_fused_params, in float),
+// y = zp + nearbyint(fma(alpha[c], q - in_zp, beta[c])) over the channels_last input.
+struct QuantizedBatchNorm2dOp {
+  static constexpr const char* name = "quantized::batch_norm2d";
+  static constexpr bool quantized = true;
+  static constexpr bool differentiable = false;
+  static Tensor run(const Tensor& qx, const Tensor& weight, const Tensor& bias, const Tensor& mean, const Tensor& var,
+                    double eps, double scale, int64_t zero_point) {
+    const Quantizer& q = per_tensor_8bit(name, qx);
+    EMBER_CHECK(qx.dim() == 4, name, "Expecting the input tensor of rank 4, got ", qx.sizes());
+    check_output_qparams(name, q.dtype, scale, zero_point);
+    const int64_t C = qx.size(1);
+    auto floats = [&](const Tensor& t, const char* what) {
+      if (!t.defined()) return Tensor();
+      EMBER_CHECK(t.dtype() == kFloat && t.dim() == 1 && t.numel() == C, name, what,
+                  " must be a float32 vector of the input's ", C, " channels, got ", t.dtype(), " of size ", t.sizes());
+      return t.contiguous();
+    };
+    const Tensor w = floats(weight, "weight"), b = floats(bias, "bias");
+    const Tensor m = floats(mean, "running_mean"), v = floats(var, "running_var");
+    EMBER_CHECK(m.defined() && v.defined(), name, "running_mean and running_var are needed");
+    std::vector<float> alpha(static_cast<size_t>(C)), beta(static_cast<size_t>(C));
+    for (int64_t c = 0; c < C; ++c) {
+      const float inv_sigma = static_cast<float>(1.0 / std::sqrt(v.data_ptr<float>()[c] + static_cast<float>(eps)));
+      const float weight_v = w.defined() ? w.data_ptr<float>()[c] : 1.0f;
+      const float bias_v = b.defined() ? b.data_ptr<float>()[c] : 0.0f;
+      alpha[c] = static_cast<float>(inv_sigma * weight_v * (q.scale / scale));
+      beta[c] = static_cast<float>((bias_v - m.data_ptr<float>()[c] * inv_sigma * weight_v) / scale);
+    }
+    const Tensor x = qx.contiguous(MemoryFormat::ChannelsLast);
+    Tensor out = empty_quantized(qx.sizes(), per_tensor_quantizer(q.dtype, scale, zero_point), MemoryFormat::ChannelsLast);
+    const int64_t rows = out.numel() / std::max<int64_t>(C, 1), in_zp = q.zero_point;
+    with_int_type(q.dtype, [&]<class T>() {
+      const T* xp = static_cast<const T*>(x.data_ptr());
+      T* yp = static_cast<T*>(out.data_ptr());
+      parallel_for(0, rows, 256, [&](int64_t lo, int64_t hi) {
+        for (int64_t r = lo; r < hi; ++r) {
+          for (int64_t c = 0; c < C; ++c) {
+            // one rounding, as PyTorch's kernel compiled with FMA contraction
+            const float t = std::fma(alpha[c], static_cast<float>(xp[r * C + c] - in_zp), beta[c]);
+            yp[r * C + c] = saturate<T>(zero_point + static_cast<int64_t>(std::nearbyint(t)));
+          }
+        }
+      });
+    });
+    return out;
+  }
+};
+
 // Max pooling of (N, C, H, W) with any strides: the integers' maximum over each window.
 template <class T>
 void max_pool_loop(const T* x, T* y, const int64_t* sizes, const int64_t* xs, const int64_t* ys,
@@ -332,6 +381,10 @@ Tensor hardsigmoid(const Tensor& self) {
                           [](float x) { return std::min(std::max(x + 3.0f, 0.0f), 6.0f) / 6.0f; });
 }
 
+Tensor batch_norm2d(const Tensor& qx, const Tensor& weight, const Tensor& bias, const Tensor& mean, const Tensor& var,
+                    double eps, double scale, int64_t zero_point) {
+  return dispatch::call<QuantizedBatchNorm2dOp>(qx, weight, bias, mean, var, eps, scale, zero_point);
+}
 Tensor hardswish(const Tensor& self, double scale, int64_t zero_point) {
   return dispatch::call<QuantizedHardswishOp>(self, scale, zero_point);
 }

@@ -55,6 +55,12 @@ Tensor add_requant(const Tensor& qa, const Tensor& qb, double scale, int64_t zer
 Tensor mul_requant(const Tensor& qa, const Tensor& qb, double scale, int64_t zero_point, bool relu);
 Tensor cat_requant(TensorList tensors, int64_t dim, std::optional<double> scale, std::optional<int64_t> zero_point);
 
+// torch.ops.quantized.batch_norm2d: eval-mode batch norm of a 4-D input with the
+// per-channel statistics and affine parameters (float32; weight and bias may be undefined),
+// quantized to (scale, zero_point); channels_last result, as PyTorch's.
+Tensor batch_norm2d(const Tensor& qx, const Tensor& weight, const Tensor& bias, const Tensor& mean, const Tensor& var,
+                    double eps, double scale, int64_t zero_point);
+
 // PyTorch's ChooseQuantizationParams (quant_utils.h): the affine (scale, zero point) of
 // [qmin, qmax] covering [min, max] extended to 0, zero point nudged to an integer.
 struct QParams {

@@ -1,5 +1,5 @@
-// Quantized nn ops (pooling, clamp/relu6/hardtanh, sigmoid, hardsigmoid, hardswish, add/mul/cat
-// with requantization) against Debian's python3-torch run at test time on the same integers:
+// Quantized nn ops (pooling, clamp/relu6/hardtanh, sigmoid, hardsigmoid, hardswish, batch_norm2d,
+// add/mul/cat with requantization) against Debian's python3-torch run at test time on the same integers:
 // bitwise equal int_repr (within one for the requantizing hardswish/add/mul, see kWithinOne) and
 // equal output parameters, NCHW and channels_last, quint8 and qint8;
 // FloatFunctional through prepare/convert; fuse_modules against the unfused model's output and
@@ -48,6 +48,11 @@ yb = load('yb', (1, 16, 1, 1), 0.08, 100 if u else -7)
 x1 = load('x1', (2, 16, 13), 0.05, 130 if u else 5)
 zo = 120 if u else -3
 Q = torch.ops.quantized
+i = torch.arange(16, dtype=torch.float32)
+bn = torch.nn.BatchNorm2d(16).eval()
+with torch.no_grad():
+    bn.weight.copy_((i + 8) / 16); bn.bias.copy_((i - 8) / 8)
+    bn.running_mean.copy_((i - 5) / 4); bn.running_var.copy_((i + 3) / 8)
 cases = {
   'max_pool2d_k3s2p1': lambda: F.max_pool2d(x, 3, 2, 1),
   'max_pool2d_k2_dil2_ceil': lambda: F.max_pool2d(x, 2, 2, 0, 2, ceil_mode=True),
@@ -73,6 +78,7 @@ cases = {
   'cat': lambda: Q.cat([x, y], 1, 0.07, zo),
   'cat_dim0': lambda: Q.cat([x, y], 0, 0.07, zo),
   'cat_first_qparams': lambda: Q.cat([x, y], 3, None, None),
+  'batch_norm2d': lambda: Q.batch_norm2d(x, bn.weight, bn.bias, bn.running_mean, bn.running_var, bn.eps, 0.06, zo),
 }
 with open(d + '/out.txt', 'w') as out:
     for name, f in cases.items():
@@ -109,6 +115,19 @@ std::string int_bytes(const Tensor& q) {
   return std::string(static_cast<const char*>(r.data_ptr()), r.nbytes());
 }
 
+// The script's batch norm: exact float32 parameters and statistics.
+ember::nn::BatchNorm2d test_batch_norm() {
+  ember::nn::BatchNorm2d bn(16);
+  bn->eval();
+  const Tensor i = ember::arange(16, ember::TensorOptions().dtype(ember::kFloat));
+  ember::NoGradGuard no_grad;
+  bn->weight.copy_((i + 8) / 16);
+  bn->bias.copy_((i - 8) / 8);
+  bn->running_mean.copy_((i - 5) / 4);
+  bn->running_var.copy_((i + 3) / 8);
+  return bn;
+}
+
 std::map<std::string, std::function<Tensor()>> ember_cases(const Inputs& in, bool u) {
   namespace F = ember::nn::functional;
   const int64_t zo = u ? 120 : -3;
@@ -137,6 +156,7 @@ std::map<std::string, std::function<Tensor()>> ember_cases(const Inputs& in, boo
       {"cat", [&, zo] { return qf::cat({in.x, in.y}, 1, 0.07, zo); }},
       {"cat_dim0", [&, zo] { return qf::cat({in.x, in.y}, 0, 0.07, zo); }},
       {"cat_first_qparams", [&] { return qf::cat({in.x, in.y}, 3, std::nullopt, std::nullopt); }},
+      {"batch_norm2d", [&, zo] { return nnq::BatchNorm2dImpl::from_float(*test_batch_norm(), 0.06, zo)->forward(in.x); }},
   };
 }
 
@@ -277,6 +297,9 @@ TEST(QuantizedOps, BadInput) {
   expect_error([&] { ember::clamp(qu, std::optional<Tensor>(f), std::optional<Tensor>()); },
                {"clamp", "scalar bounds"});
   expect_error([&] { nnq::ReLU6()(f); }, {"quantized::ReLU6", "expected a quantized input"});
+  nnq::BatchNorm2d qbn(2);
+  expect_error([&] { qbn(qu.select(0, 0)); }, {"quantized::batch_norm2d", "rank 4", "[2, 4, 4]"});
+  expect_error([&] { nnq::BatchNorm2d(3)(qu); }, {"quantized::batch_norm2d", "weight", "2 channels", "[3]"});
   nnq::FloatFunctional ff;
   ff->qfunctional = std::make_shared<nnq::QFunctionalImpl>(0.1, 0);
   expect_error([&] { ff->add(f, f); }, {"quantized::add", "expected a quantized tensor"});

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ember/nn/modules/linear.h"
+#include "ember/nn/modules/normalization.h"
 #include "ember/nn/pimpl.h"
 #include "ember/quantized.h"
 
@@ -51,6 +52,24 @@ class HardswishImpl : public Module {
   int64_t zero_point;
 };
 EMBER_MODULE(Hardswish);
+
+// PyTorch's quantized BatchNorm2d (torch.ops.quantized.batch_norm2d): the eval-mode batch norm of
+// a 4-D quint8/qint8 input per tensor, quantized to the module's scale and zero point; the
+// result is channels_last, as PyTorch's.
+class BatchNorm2dImpl : public Module {
+ public:
+  explicit BatchNorm2dImpl(int64_t num_features, double eps = 1e-5);
+  // PyTorch's from_float: the float module's parameters and statistics, the output's scale and
+  // zero point given (what an observer of its output chose).
+  static std::shared_ptr<BatchNorm2dImpl> from_float(const nn::BatchNormImpl<2>& bn, double scale, int64_t zero_point);
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  double eps;
+  double scale = 1.0;
+  int64_t zero_point = 0;
+  Tensor weight, bias, running_mean, running_var;  // float32 buffers
+};
+EMBER_MODULE(BatchNorm2d);
 
 // PyTorch's QFunctional: add, mul, cat and add_relu of quantized tensors, requantized to the
 // module's scale and zero point (those an observer of the float model's result chose).

@@ -1,8 +1,10 @@
 // torch.ao.nn.quantized's functional ops and the modules made of them: ReLU6, Hardswish,
-// QFunctional and FloatFunctional. The ops are in ops/quantized_nn.cpp.
+// BatchNorm2d, QFunctional and FloatFunctional. The ops are in ops/quantized_nn.cpp.
 #include <ostream>
 
 #include "ember/aten_tail.h"
+#include "ember/autograd.h"
+#include "ember/factory.h"
 #include "ember/indexing.h"
 #include "ember/pointwise.h"
 #include "ember/quantization.h"
@@ -41,6 +43,36 @@ HardswishImpl::HardswishImpl(double scale_, int64_t zero_point_) : scale(scale_)
 Tensor HardswishImpl::forward(const Tensor& input) { return functional::hardswish(input, scale, zero_point); }
 void HardswishImpl::pretty_print(std::ostream& stream) const {
   stream << "QuantizedHardswish(scale=" << scale << ", zero_point=" << zero_point << ")";
+}
+
+BatchNorm2dImpl::BatchNorm2dImpl(int64_t num_features, double eps_) : eps(eps_) {
+  EMBER_CHECK(num_features > 0, "quantized::BatchNorm2d", "num_features must be positive, got ", num_features);
+  weight = register_buffer("weight", ones({num_features}));
+  bias = register_buffer("bias", zeros({num_features}));
+  running_mean = register_buffer("running_mean", zeros({num_features}));
+  running_var = register_buffer("running_var", ones({num_features}));
+}
+std::shared_ptr<BatchNorm2dImpl> BatchNorm2dImpl::from_float(const nn::BatchNormImpl<2>& bn, double scale,
+                                                             int64_t zero_point) {
+  const int64_t n = bn.options.num_features();
+  EMBER_CHECK(bn.running_mean.defined() && bn.running_var.defined(), "quantized::BatchNorm2d::from_float",
+              "the batch norm has no running statistics (track_running_stats=false)");
+  auto q = std::make_shared<BatchNorm2dImpl>(n, bn.options.eps());
+  NoGradGuard no_grad;
+  if (bn.weight.defined()) q->weight.copy_(bn.weight);
+  if (bn.bias.defined()) q->bias.copy_(bn.bias);
+  q->running_mean.copy_(bn.running_mean);
+  q->running_var.copy_(bn.running_var);
+  q->scale = scale;
+  q->zero_point = zero_point;
+  return q;
+}
+Tensor BatchNorm2dImpl::forward(const Tensor& input) {
+  return ember::quantized::batch_norm2d(input, weight, bias, running_mean, running_var, eps, scale, zero_point);
+}
+void BatchNorm2dImpl::pretty_print(std::ostream& stream) const {
+  stream << "QuantizedBatchNorm2d(" << weight.size(0) << ", eps=" << eps << ", scale=" << scale
+         << ", zero_point=" << zero_point << ")";
 }
 
 QFunctionalImpl::QFunctionalImpl(double scale_, int64_t zero_point_) : scale(scale_), zero_point(zero_point_) {}
