@@ -183,7 +183,10 @@ Tensor avg_pool_forward(const Planes& p, const Tensor& x, const Windows& win, bo
 // result keeping the input's parameters (ops/quantized_nn.cpp).
 Tensor quantized_pool(const char* op, const Planes& p, const Windows& win, bool is_max, bool count_extent,
                       int64_t divisor) {
-  Tensor out = ember::quantized::pool2d(op, p.x, win.h, win.w, is_max, count_extent, divisor);
+  // PyTorch takes its channels_last kernels for a 4-D channels_last contiguous input (the
+  // unsqueezed one of 1-D pooling; an unbatched input is 3-D there)
+  const bool channels_last = p.batched && p.x.is_contiguous(MemoryFormat::ChannelsLast);
+  Tensor out = ember::quantized::pool2d(op, p.x, channels_last, win.h, win.w, is_max, count_extent, divisor);
   if (p.nd == 1) out = out.squeeze(2);
   return p.batched ? out : out.squeeze(0);
 }

@@ -330,11 +330,9 @@ void avg_pool_loop(const T* x, T* y, const int64_t* sizes, const int64_t* xs, co
 
 }  // namespace
 
-Tensor pool2d(const char* op, const Tensor& x4, const kernels::PoolAxis& h, const kernels::PoolAxis& w, bool is_max,
-              bool count_extent, int64_t divisor_override) {
+Tensor pool2d(const char* op, const Tensor& x4, bool channels_last, const kernels::PoolAxis& h,
+              const kernels::PoolAxis& w, bool is_max, bool count_extent, int64_t divisor_override) {
   const Quantizer& q = per_tensor_8bit(op, x4);
-  // PyTorch takes its NHWC kernels whenever the input is channels_last contiguous
-  const bool channels_last = x4.is_contiguous(MemoryFormat::ChannelsLast);
   const Tensor x = channels_last ? x4 : x4.contiguous();
   const int64_t oH = static_cast<int64_t>(h.begin.size()), oW = static_cast<int64_t>(w.begin.size());
   Tensor out = empty_quantized({x.size(0), x.size(1), oH, oW}, x.impl()->quantizer(),

@@ -37,11 +37,12 @@ Tensor& relu_(Tensor& self);
 // ---- quantized nn ops (quantized_nn.cpp): per-tensor quint8/qint8 inputs, PyTorch 1.13's rules ----
 
 // 2-D max or average pooling of a 4-D (N, C, H, W) quantized view over the windows h x w (as
-// pool.cpp computes them). The result keeps the input's parameters and is channels_last when the
-// input is; averages are rounded as PyTorch's kernels (nearbyint(acc * m + zp) for NCHW inputs,
-// zp + nearbyint(acc * m) for channels_last ones: they differ on ties).
-Tensor pool2d(const char* op, const Tensor& x4, const kernels::PoolAxis& h, const kernels::PoolAxis& w, bool is_max,
-              bool count_extent, int64_t divisor_override);
+// pool.cpp computes them), on PyTorch's channels_last kernel when `channels_last` (x4 is then
+// channels_last contiguous) and its NCHW one otherwise. The result keeps the input's parameters
+// and the kernel's layout; averages are rounded as each kernel rounds (NCHW:
+// nearbyint(acc * m + zp), channels_last: zp + nearbyint(acc * m); they differ on ties).
+Tensor pool2d(const char* op, const Tensor& x4, bool channels_last, const kernels::PoolAxis& h,
+              const kernels::PoolAxis& w, bool is_max, bool count_extent, int64_t divisor_override);
 // clamp with scalar bounds (relu6, hardtanh): the integers clamped to the quantized bounds, the
 // parameters kept.
 Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max);
