@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "ember/nn/module.h"
 #include "ember/nn/options.h"
@@ -223,15 +224,27 @@ EMBER_MODULE(DeQuantStub);
 
 // Eager-mode static quantization, as torch.ao.quantization's prepare and convert, in place (the
 // model's holders keep their modules; each module runs its observed or quantized form):
-// prepare(model, qconfig) gives every QuantStub and nn::Linear in the tree an observer of its
-// output made by qconfig.activation (a submodule named activation_post_process); run calibration
-// data through the model; convert(model) replaces each by its int8 form (QuantStub: Quantize with
-// the observed qparams; Linear: nn::quantized::Linear, weight per channel, output qparams
-// observed; DeQuantStub: dequantize) and drops the observers. Between them, the model's own code
-// runs on quantized tensors: relu takes them, other float ops raise (dequantize first with a
-// DeQuantStub). Each returns the number of modules it prepared or converted.
+// prepare(model, qconfig) gives every QuantStub, nn::Linear and nn::quantized::FloatFunctional in
+// the tree an observer of its output made by qconfig.activation (a submodule named
+// activation_post_process); run calibration data through the model; convert(model) replaces
+// each by its int8 form (QuantStub: Quantize with the observed qparams; Linear:
+// nn::quantized::Linear, weight per channel, output qparams observed; FloatFunctional: a
+// QFunctional with the observed qparams; DeQuantStub: dequantize) and drops the observers.
+// Between them, the model's own code runs on quantized tensors: relu, pooling, relu6/hardtanh,
+// sigmoid and hardsigmoid take them, other float ops raise (dequantize first with a DeQuantStub;
+// docs/quantization.md). Each returns the number of modules it prepared or converted.
 int64_t prepare(nn::Module& model, const QConfig& qconfig = get_default_qconfig());
 int64_t convert(nn::Module& model);
+
+// torch.ao.quantization.fuse_modules, in place: each group of module names (dotted paths reach
+// nested modules: {{"features.0", "features.1", "features.2"}, ...}) becomes one module under the
+// first name and Identity under the others. Patterns: conv-bn and linear-bn (eval mode: the batch
+// norm folded into a copy of the layer's weight and bias), conv-bn-relu (eval: ConvReLU{1,2,3}d of
+// the folded conv), conv-relu, linear-relu, bn-relu (nn::intrinsic::ConvReLU/LinearReLU/BNReLU2d/
+// 3d, any mode). The layers must be held by an nn::Sequential: a C++ module's forward() calls its
+// members, which replacing them in the tree would not change. Training-mode batch-norm folding
+// (PyTorch's ConvBn QAT modules) raises. Every group is checked before any is fused.
+void fuse_modules(nn::Module& model, const std::vector<std::vector<std::string>>& modules_to_fuse);
 
 // PyTorch's quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8): every nn::Linear in the
 // module tree (model included) computes in int8 from now on (its weight quantized per channel

@@ -11,38 +11,14 @@
 #include "ember/nn/modules/normalization.h"
 #include "ember/pointwise.h"
 #include "ember/shape.h"
+#include "nn/utils/fusion.h"
 
 namespace ember::fx {
 
 namespace {
 
-// A BatchNorm's eval-mode transform y = x * scale + shift, per channel, in float64.
-template <size_t D>
-bool bn_affine(const nn::Module& m, Tensor& scale, Tensor& shift) {
-  const auto* bn = dynamic_cast<const nn::BatchNormImpl<D>*>(&m);
-  if (!bn || bn->is_training() || !bn->running_mean.defined()) return false;
-  const Tensor inv_std = rsqrt(bn->running_var.to(kDouble) + bn->options.eps());
-  scale = bn->weight.defined() ? bn->weight.to(kDouble) * inv_std : inv_std;
-  shift = (bn->bias.defined() ? bn->bias.to(kDouble) : zeros_like(scale)) - bn->running_mean.to(kDouble) * scale;
-  return true;
-}
-
-// Folds (scale, shift) into a copy of a layer whose output channels are its weight's dim 0.
-template <class Impl, class Options>
-std::shared_ptr<Impl> folded(const Impl& layer, Options options, const Tensor& scale, const Tensor& shift) {
-  options.bias(true);
-  auto out = std::make_shared<Impl>(options);
-  out->to(layer.weight.scalar_type());
-  std::vector<int64_t> shape(static_cast<size_t>(layer.weight.dim()), 1);
-  shape[0] = -1;
-  const Tensor w = layer.weight.to(kDouble) * scale.reshape(shape);
-  const Tensor b = (layer.bias.defined() ? layer.bias.to(kDouble) * scale : zeros_like(scale)) + shift;
-  NoGradGuard no_grad;
-  out->weight.copy_(w);
-  out->bias.copy_(b);
-  out->train(false);
-  return out;
-}
+using nn::detail::bn_affine;
+using nn::detail::folded;
 
 // Registers `module` as a new top-level submodule of gm named after `target` plus `suffix`
 // (made unique); returns the name.

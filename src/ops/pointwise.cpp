@@ -11,6 +11,7 @@
 #include "ember/pointwise.h"
 #include "ops/pointwise_util.h"
 #include "ops/op_util.h"
+#include "ops/quantized_util.h"
 
 namespace ember {
 namespace {
@@ -605,11 +606,15 @@ Tensor clamp_into(const char* name, const Tensor& out, const Tensor& self, const
 }
 struct ClampOp {
   static constexpr const char* name = "clamp";
+  static constexpr bool quantized = true;  // scalar bounds: relu6 and hardtanh of quantized tensors
   static Tensor run(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+    if (self.is_quantized()) return ember::quantized::clamp(self, min, max);
     return clamp_into(name, Tensor(), self, min, max, false);
   }
   // Tensor bounds: NaN-propagating min/max, as minimum(maximum(self, min), max).
   static Tensor run(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+    EMBER_CHECK(!self.is_quantized() && !(min && min->is_quantized()) && !(max && max->is_quantized()), name,
+                "quantized tensors take scalar bounds only (PyTorch's quantized clamp), got tensor bounds");
     EMBER_CHECK(min || max, name, "torch.clamp: At least one of 'min' or 'max' must not be None");
     if (min && max) {
       if (self.dtype() == kBool && min->dtype() == kBool && max->dtype() == kBool) not_implemented(name, kBool);

@@ -150,8 +150,22 @@ struct UnaryGrad<UnaryOp::Neg> {
   }
 };
 
-// The unary ops quantized tensors reach (dispatch.h's AcceptsQuantized): relu alone so far.
-constexpr bool takes_quantized(UnaryOp op) { return op == UnaryOp::Relu; }
+// The unary ops quantized tensors reach (dispatch.h's AcceptsQuantized), as PyTorch's
+// QuantizedCPU kernels: relu (in place too), sigmoid and hardsigmoid (fixed output parameters).
+constexpr bool takes_quantized(UnaryOp op) {
+  return op == UnaryOp::Relu || op == UnaryOp::Sigmoid || op == UnaryOp::Hardsigmoid;
+}
+// (reached only for the ops above: the structs below call it under takes_quantized)
+template <UnaryOp op>
+Tensor quantized_unary(const Tensor& self) {
+  if constexpr (op == UnaryOp::Sigmoid) {
+    return ember::quantized::sigmoid(self);
+  } else if constexpr (op == UnaryOp::Hardsigmoid) {
+    return ember::quantized::hardsigmoid(self);
+  } else {
+    return ember::quantized::relu(self);
+  }
+}
 
 // Defines, for one unary op, its three op structs and public functions: name(self),
 // name_(self) and name_out(out, self).
@@ -163,7 +177,7 @@ constexpr bool takes_quantized(UnaryOp op) { return op == UnaryOp::Relu; }
     static constexpr bool quantized = takes_quantized(kernel_op);                                   \
     static Tensor run(const Tensor& self) {                                                         \
       if constexpr (quantized) {                                                                    \
-        if (self.is_quantized()) return ember::quantized::relu(self);                                \
+        if (self.is_quantized()) return quantized_unary<kernel_op>(self);                             \
       }                                                                                             \
       return unary_op(name, Tensor(), self, kernel_op, kind, false);                                \
     }                                                                                               \
@@ -171,7 +185,7 @@ constexpr bool takes_quantized(UnaryOp op) { return op == UnaryOp::Relu; }
   struct fn##_inplace_op {                                                                          \
     static constexpr const char* name = #fn "_";                                                    \
     static constexpr bool conj_aware = true;                                                        \
-    static constexpr bool quantized = takes_quantized(kernel_op);                                   \
+    static constexpr bool quantized = kernel_op == UnaryOp::Relu;                                   \
     using out_of_place = fn##_op;                                                                   \
     static Tensor& run(Tensor& self) {                                                              \
       if constexpr (quantized) {                                                                    \

@@ -9,6 +9,7 @@
 #include "dispatch/dispatch.h"
 #include "ember/nn_ops.h"
 #include "kernels/cpu/pool_kernels.h"
+#include "ops/quantized_util.h"
 
 namespace ember {
 namespace {
@@ -100,7 +101,8 @@ Planes as_planes(const char* op, const Tensor& input, int64_t nd) {
   for (int64_t d = dim - nd - 1; valid && d < dim; ++d) valid = input.size(d) > 0;
   EMBER_CHECK(valid, op, "Expected ", nd + 1, "D or ", nd + 2,
               "D (batch mode) tensor with optional 0 dim batch size for input, but got:", input.sizes());
-  EMBER_CHECK(is_floating_type(input.dtype()), op, "\"", op, "\" not implemented for '", input.dtype(), "'");
+  EMBER_CHECK(is_floating_type(input.dtype()) || input.is_quantized(), op, "\"", op, "\" not implemented for '",
+              input.dtype(), "'");
   Tensor x = dim == nd + 2 ? input : input.unsqueeze(0);
   if (nd == 1) x = x.unsqueeze(2);
   return {x, nd, dim == nd + 2};
@@ -175,6 +177,18 @@ Tensor avg_pool_forward(const Planes& p, const Tensor& x, const Windows& win, bo
   return run_planes(p, win.out_h(), win.out_w(), x.dtype(), [&](const Tensor& in3, const Tensor& out3) {
     kernels::avg_pool_kernel(in3, out3, win.h, win.w, count_extent, divisor);
   });
+}
+
+// Quantized (per-tensor quint8/qint8) max or avg pooling: PyTorch's quantized kernels, the
+// result keeping the input's parameters (ops/quantized_nn.cpp).
+Tensor quantized_pool(const char* op, const Planes& p, const Windows& win, bool is_max, bool count_extent,
+                      int64_t divisor) {
+  // PyTorch takes its channels_last kernels for a 4-D channels_last contiguous input (the
+  // unsqueezed one of 1-D pooling; an unbatched input is 3-D there)
+  const bool channels_last = p.batched && p.x.is_contiguous(MemoryFormat::ChannelsLast);
+  Tensor out = ember::quantized::pool2d(op, p.x, channels_last, win.h, win.w, is_max, count_extent, divisor);
+  if (p.nd == 1) out = out.squeeze(2);
+  return p.batched ? out : out.squeeze(0);
 }
 
 // The input's gradient of max pooling: the output's gradient added at the argmax positions.
@@ -260,7 +274,12 @@ template <int ND>
 struct MaxPoolOp {
   static constexpr const char* name = ND == 1 ? "max_pool1d" : "max_pool2d";
   static constexpr bool composite = true;
+  static constexpr bool quantized = true;
   static Tensor run(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil) {
+    if (input.is_quantized()) {
+      const Windows win = pool_windows(name, ND, input, k, s, p, d, ceil);
+      return quantized_pool(name, as_planes(name, input, ND), win, true, false, 0);
+    }
     return std::get<0>(max_pool(name, ND, input, k, s, p, d, ceil, false));
   }
 };
@@ -309,6 +328,7 @@ struct AvgPoolOp;
 template <>
 struct AvgPoolOp<2> {
   static constexpr const char* name = "avg_pool2d";
+  static constexpr bool quantized = true;
   static Windows windows(const Tensor& input, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding,
                          bool ceil_mode, std::optional<int64_t> divisor_override) {
     EMBER_CHECK(!divisor_override || *divisor_override != 0, name, "divisor must be not zero");
@@ -317,6 +337,10 @@ struct AvgPoolOp<2> {
   static Tensor run(const Tensor& input, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
                     bool count_include_pad, std::optional<int64_t> divisor_override) {
     const Windows win = windows(input, kernel, stride, padding, ceil_mode, divisor_override);
+    if (input.is_quantized()) {
+      return quantized_pool(name, as_planes(name, input, 2), win, false, count_include_pad,
+                            divisor_override.value_or(0));
+    }
     return avg_pool_forward(as_planes(name, input, 2), input, win, count_include_pad, divisor_override.value_or(0));
   }
   static void derivative(autograd::Derivative& d, const Tensor& input, IntArrayRef kernel, IntArrayRef stride,
@@ -341,6 +365,7 @@ template <>
 struct AvgPoolOp<1> {
   static constexpr const char* name = "avg_pool1d";
   static constexpr bool composite = true;
+  static constexpr bool quantized = true;
   static Tensor run(const Tensor& input, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
                     bool count_include_pad, std::optional<int64_t> divisor_override) {
     const PoolParams pp = pool_params(name, 1, kernel, stride, padding, 1, ceil_mode);
@@ -400,8 +425,11 @@ template <>
 struct AdaptiveAvgPoolOp<2> {
   static constexpr const char* name = "adaptive_avg_pool2d";
   static constexpr bool composite = true;
+  static constexpr bool quantized = true;
   static Tensor run(const Tensor& input, IntArrayRef output_size) {
-    (void)adaptive_planes(name, input, output_size, 2);  // checks with this op's name
+    const Planes p = adaptive_planes(name, input, output_size, 2);  // checks with this op's name
+    // PyTorch's quantized kernel at every output size (no mean for 1x1)
+    if (input.is_quantized()) return quantized_pool(name, p, adaptive_windows(p, output_size), false, false, 0);
     if (output_size[0] != 1 || output_size[1] != 1) return dispatch::call<AdaptiveAvgPool2dRecordOp>(input, output_size);
     const Tensor out = input.mean(IntArrayRef{-1, -2}, true);
     const bool cl = input.dim() == 4 && input.suggest_memory_format() == MemoryFormat::ChannelsLast;
@@ -413,6 +441,7 @@ template <>
 struct AdaptiveAvgPoolOp<1> {
   static constexpr const char* name = "adaptive_avg_pool1d";
   static constexpr bool composite = true;
+  static constexpr bool quantized = true;
   static Tensor run(const Tensor& input, IntArrayRef output_size) {
     (void)adaptive_planes(name, input, output_size, 1);  // checks with this op's name
     const int64_t size2[2] = {1, output_size[0]};

@@ -2,8 +2,10 @@
 // and the quantization features (src/quant, nn::quantized) share.
 #pragma once
 #include <cstdint>
+#include <optional>
 
 #include "ember/tensor.h"
+#include "kernels/cpu/pool_kernels.h"
 
 namespace ember::quantized {
 
@@ -31,6 +33,34 @@ Tensor cat(TensorList tensors, int64_t dim);
 // parameters kept (PyTorch's quantized relu); relu_ in place.
 Tensor relu(const Tensor& self);
 Tensor& relu_(Tensor& self);
+
+// ---- quantized nn ops (quantized_nn.cpp): per-tensor quint8/qint8 inputs, PyTorch 1.13's rules ----
+
+// 2-D max or average pooling of a 4-D (N, C, H, W) quantized view over the windows h x w (as
+// pool.cpp computes them), on PyTorch's channels_last kernel when `channels_last` (x4 is then
+// channels_last contiguous) and its NCHW one otherwise. The result keeps the input's parameters
+// and the kernel's layout; averages are rounded as each kernel rounds (NCHW:
+// nearbyint(acc * m + zp), channels_last: zp + nearbyint(acc * m); they differ on ties).
+Tensor pool2d(const char* op, const Tensor& x4, bool channels_last, const kernels::PoolAxis& h,
+              const kernels::PoolAxis& w, bool is_max, bool count_extent, int64_t divisor_override);
+// clamp with scalar bounds (relu6, hardtanh): the integers clamped to the quantized bounds, the
+// parameters kept.
+Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max);
+// sigmoid and hardsigmoid: fixed output parameters (scale 1/256, zero point 0 for quint8, -128
+// for qint8); hardswish: the output parameters given.
+Tensor sigmoid(const Tensor& self);
+Tensor hardsigmoid(const Tensor& self);
+Tensor hardswish(const Tensor& self, double scale, int64_t zero_point);
+// torch.ops.quantized.add / add_relu / mul / mul_relu / cat: requantized to (scale, zero_point).
+Tensor add_requant(const Tensor& qa, const Tensor& qb, double scale, int64_t zero_point, bool relu);
+Tensor mul_requant(const Tensor& qa, const Tensor& qb, double scale, int64_t zero_point, bool relu);
+Tensor cat_requant(TensorList tensors, int64_t dim, std::optional<double> scale, std::optional<int64_t> zero_point);
+
+// torch.ops.quantized.batch_norm2d: eval-mode batch norm of a 4-D input with the
+// per-channel statistics and affine parameters (float32; weight and bias may be undefined),
+// quantized to (scale, zero_point); channels_last result, as PyTorch's.
+Tensor batch_norm2d(const Tensor& qx, const Tensor& weight, const Tensor& bias, const Tensor& mean, const Tensor& var,
+                    double eps, double scale, int64_t zero_point);
 
 // PyTorch's ChooseQuantizationParams (quant_utils.h): the affine (scale, zero point) of
 // [qmin, qmax] covering [min, max] extended to 0, zero point nudged to an integer.

@@ -1,5 +1,5 @@
 // Eager-mode static quantization: QuantStub, DeQuantStub, prepare and convert
-// (torch.ao.quantization.quantize). docs/quantization.md.
+// (torch.ao.quantization.quantize), for Linear and FloatFunctional. docs/quantization.md.
 #include <cmath>
 #include <string>
 #include <utility>
@@ -51,6 +51,9 @@ int64_t prepare(nn::Module& model, const QConfig& qconfig) {
     } else if (auto* linear = dynamic_cast<nn::LinearImpl*>(&m)) {
       EMBER_CHECK(!linear->dynamic_quantized, "prepare", "the Linear ", m.name(), " is dynamically quantized already");
       slots.emplace_back(&m, &linear->activation_post_process);
+    } else if (auto* ff = dynamic_cast<nn::quantized::FloatFunctionalImpl*>(&m)) {
+      EMBER_CHECK(!ff->qfunctional, "prepare", "the FloatFunctional ", m.name(), " is converted already");
+      slots.emplace_back(&m, &ff->activation_post_process);
     }
   });
   for (const auto& [m, slot] : slots)
@@ -71,6 +74,8 @@ int64_t convert(nn::Module& model) {
       plan.emplace_back(&m, observed(m, *stub->activation_post_process));
     } else if (auto* linear = dynamic_cast<nn::LinearImpl*>(&m); linear && linear->activation_post_process) {
       plan.emplace_back(&m, observed(m, *linear->activation_post_process));
+    } else if (auto* ff = dynamic_cast<nn::quantized::FloatFunctionalImpl*>(&m); ff && ff->activation_post_process) {
+      plan.emplace_back(&m, observed(m, *ff->activation_post_process));
     } else if (auto* dequant = dynamic_cast<DeQuantStubImpl*>(&m)) {
       dequants.push_back(dequant);
     }
@@ -82,6 +87,9 @@ int64_t convert(nn::Module& model) {
     if (auto* stub = dynamic_cast<QuantStubImpl*>(m)) {
       stub->quantize = std::make_shared<nn::quantized::QuantizeImpl>(scale, zero_point, kQUInt8);
       stub->activation_post_process = nullptr;
+    } else if (auto* ff = dynamic_cast<nn::quantized::FloatFunctionalImpl*>(m)) {
+      ff->qfunctional = std::make_shared<nn::quantized::QFunctionalImpl>(scale, zero_point);
+      ff->activation_post_process = nullptr;
     } else {
       auto* linear = static_cast<nn::LinearImpl*>(m);
       linear->static_quantized = nn::quantized::LinearImpl::from_float(*linear, scale, zero_point);

@@ -163,7 +163,7 @@ TEST(QuantizedTensor, OrdinaryOpsRefuseThem) {
   const Tensor qx = ember::quantize_per_tensor(ember::ones({3}), 0.1, 0, ember::kQInt8);
   expect_error([&] { (void)(qx + qx); }, {"add", "quantized", "dequantize"});
   expect_error([&] { (void)qx.sum(); }, {"sum", "quantized"});
-  expect_error([&] { (void)ember::sigmoid(qx); }, {"sigmoid", "quantized"});
+  expect_error([&] { (void)ember::log(qx); }, {"log", "quantized"});  // sigmoid takes them (quantized_ops_test)
   expect_error([&] { (void)qx.to(ember::kFloat); }, {"to", "dequantize"});
   {
     ember::NoGradGuard no_grad;

@@ -1,5 +1,5 @@
 // Fused modules (PyTorch's torch.nn.intrinsic): a layer and the ReLU after it as one module, what
-// fx::optimize_for_inference and quantization's fuse_modules make. As PyTorch's, the layer is
+// fx::optimize_for_inference and quantization::fuse_modules make. As PyTorch's, the layer is
 // child "0" and the ReLU child "1", so state dicts keep PyTorch's keys ("0.weight", "0.bias").
 // When no gradient is wanted (inference mode, no_grad, or no argument requiring grad), ConvReLU
 // runs one oneDNN convolution with the ReLU applied as it writes its result, and LinearReLU
@@ -12,6 +12,7 @@
 #include "ember/nn/modules/activation.h"
 #include "ember/nn/modules/conv.h"
 #include "ember/nn/modules/linear.h"
+#include "ember/nn/modules/normalization.h"
 #include "ember/nn/pimpl.h"
 
 namespace ember::detail {
@@ -61,5 +62,29 @@ class LinearReLUImpl : public Module {
   ReLU relu;      // child "1"
 };
 EMBER_MODULE(LinearReLU);
+
+template <size_t D>
+using BatchNormHolder = std::conditional_t<D == 2, BatchNorm2d, BatchNorm3d>;
+
+// relu(batch_norm(x)), PyTorch's BNReLU2d/BNReLU3d.
+template <size_t D>
+class BNReLUImpl : public Module {
+ public:
+  explicit BNReLUImpl(BatchNormHolder<D> bn, ReLU relu = ReLU());
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  BatchNormHolder<D> bn;  // child "0"
+  ReLU relu;              // child "1"
+};
+class BNReLU2dImpl : public BNReLUImpl<2> {
+ public:
+  using BNReLUImpl<2>::BNReLUImpl;
+};
+class BNReLU3dImpl : public BNReLUImpl<3> {
+ public:
+  using BNReLUImpl<3>::BNReLUImpl;
+};
+EMBER_MODULE(BNReLU2d);
+EMBER_MODULE(BNReLU3d);
 
 }  // namespace ember::nn::intrinsic

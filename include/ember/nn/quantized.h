@@ -1,16 +1,113 @@
 // Quantized modules (libtorch's torch.ao.nn.quantized): Linear (static and dynamic), Conv1d/2d/3d
-// (and torch.ao.nn.intrinsic.quantized's ConvReLU1d/2d/3d), Quantize and DeQuantize.
+// (and torch.ao.nn.intrinsic.quantized's ConvReLU1d/2d/3d), Quantize and DeQuantize, ReLU6,
+// Hardswish, BatchNorm2d, FloatFunctional and QFunctional; the quantized ops PyTorch reaches
+// through torch.ops.quantized and torch.ao.nn.quantized.functional.
 #pragma once
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ember/nn/intrinsic.h"
 #include "ember/nn/modules/linear.h"
+#include "ember/nn/modules/normalization.h"
 #include "ember/nn/pimpl.h"
 #include "ember/quantized.h"
 
+namespace ember::quantization {
+class ObserverOrFakeQuantize;
+}
+
+namespace ember::nn::quantized::functional {
+// Per-tensor quint8 or qint8 inputs; the result requantized to (scale, zero_point).
+// torch.ao.nn.quantized.functional.hardswish: hardswish of the dequantized values.
+Tensor hardswish(const Tensor& input, double scale, int64_t zero_point);
+// torch.ops.quantized.add / add_relu / mul / mul_relu: qa and qb of one dtype, qb broadcast to
+// qa's shape, computed on the dequantized values (the result in qa's layout).
+Tensor add(const Tensor& qa, const Tensor& qb, double scale, int64_t zero_point);
+Tensor add_relu(const Tensor& qa, const Tensor& qb, double scale, int64_t zero_point);
+Tensor mul(const Tensor& qa, const Tensor& qb, double scale, int64_t zero_point);
+Tensor mul_relu(const Tensor& qa, const Tensor& qb, double scale, int64_t zero_point);
+// torch.ops.quantized.cat(qx, dim, scale, zero_point): the tensors (one dtype) dequantized, joined
+// along dim and quantized (by default with the first tensor's parameters).
+Tensor cat(TensorList tensors, int64_t dim, std::optional<double> scale, std::optional<int64_t> zero_point);
+}  // namespace ember::nn::quantized::functional
+
 namespace ember::nn::quantized {
+
+// PyTorch's quantized ReLU6: clamp of the integers to the quantized [0, 6], the parameters kept
+// (ember::relu6 of a quantized tensor).
+class ReLU6Impl : public Module {
+ public:
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+};
+EMBER_MODULE(ReLU6);
+
+// PyTorch's quantized Hardswish: functional::hardswish with the module's output parameters.
+class HardswishImpl : public Module {
+ public:
+  HardswishImpl(double scale, int64_t zero_point);
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  double scale;
+  int64_t zero_point;
+};
+EMBER_MODULE(Hardswish);
+
+// PyTorch's quantized BatchNorm2d (torch.ops.quantized.batch_norm2d): the eval-mode batch norm of
+// a 4-D quint8/qint8 input per tensor, quantized to the module's scale and zero point; the
+// result is channels_last, as PyTorch's.
+class BatchNorm2dImpl : public Module {
+ public:
+  explicit BatchNorm2dImpl(int64_t num_features, double eps = 1e-5);
+  // PyTorch's from_float: the float module's parameters and statistics, the output's scale and
+  // zero point given (what an observer of its output chose).
+  static std::shared_ptr<BatchNorm2dImpl> from_float(const nn::BatchNormImpl<2>& bn, double scale, int64_t zero_point);
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  double eps;
+  double scale = 1.0;
+  int64_t zero_point = 0;
+  Tensor weight, bias, running_mean, running_var;  // float32 buffers
+};
+EMBER_MODULE(BatchNorm2d);
+
+// PyTorch's QFunctional: add, mul, cat and add_relu of quantized tensors, requantized to the
+// module's scale and zero point (those an observer of the float model's result chose).
+class QFunctionalImpl : public Module {
+ public:
+  explicit QFunctionalImpl(double scale = 1.0, int64_t zero_point = 0);
+  Tensor add(const Tensor& x, const Tensor& y);
+  Tensor mul(const Tensor& x, const Tensor& y);
+  Tensor cat(TensorList tensors, int64_t dim = 0);
+  Tensor add_relu(const Tensor& x, const Tensor& y);
+  void pretty_print(std::ostream& stream) const override;
+  double scale;
+  int64_t zero_point;
+};
+EMBER_MODULE(QFunctional);
+
+// PyTorch's FloatFunctional: add, mul, cat and add_relu of float tensors as modules, so that
+// quantization::prepare can observe their results (activation_post_process) and convert can
+// quantize them. C++ code holds its modules directly, so convert does not swap this module for a
+// QFunctional as PyTorch's does: it gives it one (`qfunctional`), which its methods then run.
+class FloatFunctionalImpl : public Module {
+ public:
+  Tensor add(const Tensor& x, const Tensor& y);
+  Tensor mul(const Tensor& x, const Tensor& y);
+  Tensor cat(TensorList tensors, int64_t dim = 0);
+  Tensor add_relu(const Tensor& x, const Tensor& y);
+  void pretty_print(std::ostream& stream) const override;
+  // attached by prepare (none: results pass as they are, PyTorch's Identity)
+  std::shared_ptr<quantization::ObserverOrFakeQuantize> activation_post_process;
+  // set by convert
+  std::shared_ptr<QFunctionalImpl> qfunctional;
+
+ private:
+  Tensor observe(const Tensor& r);
+};
+EMBER_MODULE(FloatFunctional);
 
 // PyTorch's quantized Linear (static quantization): the input a quint8 tensor quantized per
 // tensor, y = x W^T + b computed from its integers on oneDNN's int8 matmul (W int8, symmetric, per

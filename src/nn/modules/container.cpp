@@ -27,6 +27,15 @@ void SequentialImpl::push_back(const SequentialImpl& other) {
   for (const AnyModule& m : other) push_back(m);
 }
 
+void SequentialImpl::replace(const std::string& name, AnyModule module) {
+  const std::vector<std::string> names = named_children().keys();
+  size_t index = 0;
+  while (index < names.size() && names[index] != name) ++index;
+  EMBER_CHECK(index < modules_.size(), "Sequential", "no module named '", name, "' to replace");
+  replace_module(name, module.ptr());
+  modules_[index] = std::move(module);
+}
+
 const AnyModule& SequentialImpl::at_any(size_t index) const {
   EMBER_CHECK(index < modules_.size(), "Sequential", "Index out of range (index ", index, ", size ",
               modules_.size(), ")");

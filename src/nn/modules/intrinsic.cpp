@@ -68,4 +68,24 @@ Tensor LinearReLUImpl::forward(const Tensor& input) {
 
 void LinearReLUImpl::pretty_print(std::ostream& stream) const { stream << "torch::nn::intrinsic::LinearReLU"; }
 
+template <size_t D>
+BNReLUImpl<D>::BNReLUImpl(BatchNormHolder<D> bn_, ReLU relu_) : bn(std::move(bn_)), relu(std::move(relu_)) {
+  register_module("0", bn);
+  register_module("1", relu);
+}
+
+template <size_t D>
+Tensor BNReLUImpl<D>::forward(const Tensor& input) {
+  Tensor y = bn->forward(input);
+  return GradMode::is_enabled() && y.requires_grad() ? ember::relu(y) : y.relu_();
+}
+
+template <size_t D>
+void BNReLUImpl<D>::pretty_print(std::ostream& stream) const {
+  stream << "torch::nn::intrinsic::BNReLU" << D << "d";
+}
+
+template class BNReLUImpl<2>;
+template class BNReLUImpl<3>;
+
 }  // namespace ember::nn::intrinsic

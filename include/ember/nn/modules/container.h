@@ -97,6 +97,10 @@ class SequentialImpl : public Module {
   size_t size() const noexcept { return modules_.size(); }
   bool is_empty() const noexcept { return modules_.empty(); }
 
+  // Puts `module` in the place of the one registered as `name` (PyTorch's setattr on a
+  // Sequential, what quantization::fuse_modules does to the layers it fuses).
+  void replace(const std::string& name, AnyModule module);
+
   const AnyModule& at_any(size_t index) const;
   std::shared_ptr<Module> ptr(size_t index) const { return at_any(index).ptr(); }
   template <class T>
