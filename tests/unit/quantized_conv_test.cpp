@@ -134,6 +134,7 @@ TEST(QuantizedConv, MatchesPyTorchWithinOneQuantum) {
       {2, 2, 8, 12, 3, 2, 2, 2, 2, true, true, true, 11, false},  // strided, dilated, grouped, ReLU
       {2, 1, 4, 6, 1, 1, 0, 1, 1, false, false, false, 7},   // 1x1, no bias, weight per tensor
       {2, 2, 16, 16, 3, 1, 1, 1, 16, true, true, true, 9},   // depthwise (MobileNet's)
+      {2, 3, 1, 8, 3, 1, 1, 1, 1, true, true, true, 9},      // one input channel (an image's first layer)
       {1, 3, 6, 8, 5, 2, 2, 1, 1, true, false, true, 17},    // Conv1d
       {1, 2, 4, 4, 3, 1, 1, 1, 1, false, true, true, 12},    // ConvReLU1d
       {3, 1, 4, 8, 3, 1, 1, 1, 1, true, true, true, 6},      // ConvReLU3d

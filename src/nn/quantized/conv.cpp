@@ -47,6 +47,20 @@ Tensor channels_last_integers(const Tensor& raw) {
   return permuted.contiguous().permute(inverse);
 }
 
+// The strides of a dense channels-last tensor of `sizes`: what oneDNN is told, also where a dim of
+// size 1 lets the tensor's own strides read as another layout (one channel: also NCHW), which
+// would make oneDNN take its reference kernel.
+DimVector channels_last_strides(IntArrayRef sizes) {
+  const DimVector order = channels_last_order(static_cast<int64_t>(sizes.size()));
+  DimVector strides(sizes.size());
+  int64_t step = 1;
+  for (size_t i = order.size(); i-- > 0;) {
+    strides[static_cast<size_t>(order[i])] = step;
+    step *= sizes[static_cast<size_t>(order[i])];
+  }
+  return strides;
+}
+
 // A new uint8 tensor of `sizes` laid out channels-last.
 Tensor empty_channels_last(IntArrayRef sizes) {
   const DimVector order = channels_last_order(static_cast<int64_t>(sizes.size()));
@@ -224,8 +238,8 @@ Tensor ConvNdImpl<D>::forward(const Tensor& input) {
   Tensor y = empty_channels_last(out);
   if (y.numel() > 0) {
     const Tensor x = channels_last_integers(ember::quantized::raw_view(input));
-    k->run(x.data_ptr<uint8_t>(), x.sizes(), x.strides(), static_cast<float>(input.q_scale()),
-           static_cast<int32_t>(input.q_zero_point()), y.data_ptr<uint8_t>(), y.sizes(), y.strides(),
+    k->run(x.data_ptr<uint8_t>(), x.sizes(), channels_last_strides(x.sizes()), static_cast<float>(input.q_scale()),
+           static_cast<int32_t>(input.q_zero_point()), y.data_ptr<uint8_t>(), out, channels_last_strides(out),
            static_cast<float>(scale), static_cast<int32_t>(zero_point));
   }
   return ember::quantized::wrap(y, ember::quantized::per_tensor_quantizer(kQUInt8, scale, zero_point));
@@ -233,13 +247,13 @@ Tensor ConvNdImpl<D>::forward(const Tensor& input) {
 
 template <size_t D>
 std::string ConvNdImpl<D>::kernel(const Tensor& input) const {
-  const DimVector out = output_sizes(conv_name(D, relu_), input, qweight_, options_);
-  const Tensor x = channels_last_integers(ember::quantized::raw_view(input));
-  const Tensor y = empty_channels_last(out);
-  return "oneDNN " +
-         packed_->get(conv_name(D, relu_), qweight_, bias_)->impl(x.sizes(), x.strides(), static_cast<float>(input.q_scale()), y.sizes(), y.strides(),
-                        static_cast<float>(scale())) +
-         " (ISA " + kernels::onednn_cpu_isa() + ")";
+  const char* op = conv_name(D, relu_);
+  const DimVector out = output_sizes(op, input, qweight_, options_);
+  const auto k = packed_->get(op, qweight_, bias_);
+  const std::string impl = k->impl(input.sizes(), channels_last_strides(input.sizes()),
+                                   static_cast<float>(input.q_scale()), out, channels_last_strides(out),
+                                   static_cast<float>(scale()));
+  return "oneDNN " + impl + " (ISA " + kernels::onednn_cpu_isa() + ")";
 }
 
 template <size_t D>
