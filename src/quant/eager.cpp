@@ -1,6 +1,8 @@
 // Eager-mode static quantization: QuantStub, DeQuantStub, prepare and convert
-// (torch.ao.quantization.quantize), for Linear and FloatFunctional. docs/quantization.md.
+// (torch.ao.quantization.quantize), for Linear, Conv1d/2d/3d, their ReLU fusions and
+// FloatFunctional. docs/quantization.md.
 #include <cmath>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,61 +43,92 @@ std::pair<double, int64_t> observed(const nn::Module& m, const ObserverOrFakeQua
 }
 }  // namespace
 
+namespace {
+
+// A module eager quantization handles: its observer's slot, and how convert makes its int8 form
+// from the output's qparams.
+struct Quantizable {
+  nn::Module* module;
+  std::shared_ptr<ObserverOrFakeQuantize>* observer;
+  std::function<void(double scale, int64_t zero_point)> convert;
+};
+
+template <size_t D>
+bool add_conv(nn::Module& m, std::vector<Quantizable>& out) {
+  if (auto* c = dynamic_cast<nn::ConvNdImpl<D>*>(&m)) {
+    out.push_back({&m, &c->activation_post_process, [c](double s, int64_t z) {
+                     c->static_quantized = nn::quantized::ConvImpl<D>::from_float(*c, s, z);
+                   }});
+    return true;
+  }
+  if (auto* f = dynamic_cast<nn::intrinsic::ConvReLUImpl<D>*>(&m)) {
+    out.push_back({&m, &f->activation_post_process, [f](double s, int64_t z) {
+                     f->static_quantized = nn::intrinsic::quantized::ConvReLUImpl<D>::from_float(*f, s, z);
+                   }});
+    return true;
+  }
+  return false;
+}
+
+// The modules of the tree that eager quantization handles, as PyTorch's prepare finds them; a
+// module found is quantized whole (fused modules: not their children). DeQuantStubs go to
+// `dequants` when asked for.
+void find_quantizable(nn::Module& m, std::vector<Quantizable>& out, std::vector<DeQuantStubImpl*>* dequants) {
+  if (auto* stub = dynamic_cast<QuantStubImpl*>(&m)) {
+    out.push_back({&m, &stub->activation_post_process, [stub](double s, int64_t z) {
+                     stub->quantize = std::make_shared<nn::quantized::QuantizeImpl>(s, z, kQUInt8);
+                   }});
+  } else if (auto* linear = dynamic_cast<nn::LinearImpl*>(&m)) {
+    EMBER_CHECK(!linear->dynamic_quantized, "prepare", "the Linear ", m.name(), " is dynamically quantized already");
+    out.push_back({&m, &linear->activation_post_process, [linear](double s, int64_t z) {
+                     linear->static_quantized = nn::quantized::LinearImpl::from_float(*linear, s, z);
+                   }});
+  } else if (auto* lr = dynamic_cast<nn::intrinsic::LinearReLUImpl*>(&m)) {
+    out.push_back({&m, &lr->activation_post_process, [lr](double s, int64_t z) {
+                     lr->static_quantized = nn::quantized::LinearImpl::from_float(*lr->linear, s, z);
+                   }});
+  } else if (auto* ff = dynamic_cast<nn::quantized::FloatFunctionalImpl*>(&m)) {
+    EMBER_CHECK(!ff->qfunctional, "prepare", "the FloatFunctional ", m.name(), " is converted already");
+    out.push_back({&m, &ff->activation_post_process, [ff](double s, int64_t z) {
+                     ff->qfunctional = std::make_shared<nn::quantized::QFunctionalImpl>(s, z);
+                   }});
+  } else if (auto* dequant = dynamic_cast<DeQuantStubImpl*>(&m)) {
+    if (dequants) dequants->push_back(dequant);
+  } else if (!add_conv<1>(m, out) && !add_conv<2>(m, out) && !add_conv<3>(m, out)) {
+    for (const auto& child : m.children()) find_quantizable(*child, out, dequants);
+  }
+}
+
+}  // namespace
+
 int64_t prepare(nn::Module& model, const QConfig& qconfig) {
   EMBER_CHECK(qconfig.activation && qconfig.weight, "prepare", "the qconfig must have activation and weight factories");
   // every module checked first, so that a refusal leaves the model as it was
-  std::vector<std::pair<nn::Module*, std::shared_ptr<ObserverOrFakeQuantize>*>> slots;
-  model.apply([&](nn::Module& m) {
-    if (auto* stub = dynamic_cast<QuantStubImpl*>(&m)) {
-      slots.emplace_back(&m, &stub->activation_post_process);
-    } else if (auto* linear = dynamic_cast<nn::LinearImpl*>(&m)) {
-      EMBER_CHECK(!linear->dynamic_quantized, "prepare", "the Linear ", m.name(), " is dynamically quantized already");
-      slots.emplace_back(&m, &linear->activation_post_process);
-    } else if (auto* ff = dynamic_cast<nn::quantized::FloatFunctionalImpl*>(&m)) {
-      EMBER_CHECK(!ff->qfunctional, "prepare", "the FloatFunctional ", m.name(), " is converted already");
-      slots.emplace_back(&m, &ff->activation_post_process);
-    }
-  });
-  for (const auto& [m, slot] : slots)
-    EMBER_CHECK(!*slot, "prepare", "the module ", m->name(), " was prepared already");
-  for (const auto& [m, slot] : slots) {
-    *slot = qconfig.activation();
-    m->register_module("activation_post_process", *slot);
+  std::vector<Quantizable> found;
+  find_quantizable(model, found, nullptr);
+  for (const Quantizable& q : found)
+    EMBER_CHECK(!*q.observer, "prepare", "the module ", q.module->name(), " was prepared already");
+  for (const Quantizable& q : found) {
+    *q.observer = qconfig.activation();
+    q.module->register_module("activation_post_process", *q.observer);
   }
-  return static_cast<int64_t>(slots.size());
+  return static_cast<int64_t>(found.size());
 }
 
 int64_t convert(nn::Module& model) {
-  // every observer's qparams first, so that a module that saw no data leaves the model unchanged
-  std::vector<std::pair<nn::Module*, std::pair<double, int64_t>>> plan;
+  std::vector<Quantizable> found;
   std::vector<DeQuantStubImpl*> dequants;
-  model.apply([&](nn::Module& m) {
-    if (auto* stub = dynamic_cast<QuantStubImpl*>(&m); stub && stub->activation_post_process) {
-      plan.emplace_back(&m, observed(m, *stub->activation_post_process));
-    } else if (auto* linear = dynamic_cast<nn::LinearImpl*>(&m); linear && linear->activation_post_process) {
-      plan.emplace_back(&m, observed(m, *linear->activation_post_process));
-    } else if (auto* ff = dynamic_cast<nn::quantized::FloatFunctionalImpl*>(&m); ff && ff->activation_post_process) {
-      plan.emplace_back(&m, observed(m, *ff->activation_post_process));
-    } else if (auto* dequant = dynamic_cast<DeQuantStubImpl*>(&m)) {
-      dequants.push_back(dequant);
-    }
-  });
+  find_quantizable(model, found, &dequants);
+  // every observer's qparams first, so that a module that saw no data leaves the model unchanged
+  std::vector<std::pair<const Quantizable*, std::pair<double, int64_t>>> plan;
+  for (const Quantizable& q : found)
+    if (*q.observer) plan.emplace_back(&q, observed(*q.module, **q.observer));
   EMBER_CHECK(!plan.empty(), "convert", "no module of the model was prepared: call prepare(model, qconfig) and run "
               "calibration data through it first");
-  for (auto& [m, qparams] : plan) {
-    const auto [scale, zero_point] = qparams;
-    if (auto* stub = dynamic_cast<QuantStubImpl*>(m)) {
-      stub->quantize = std::make_shared<nn::quantized::QuantizeImpl>(scale, zero_point, kQUInt8);
-      stub->activation_post_process = nullptr;
-    } else if (auto* ff = dynamic_cast<nn::quantized::FloatFunctionalImpl*>(m)) {
-      ff->qfunctional = std::make_shared<nn::quantized::QFunctionalImpl>(scale, zero_point);
-      ff->activation_post_process = nullptr;
-    } else {
-      auto* linear = static_cast<nn::LinearImpl*>(m);
-      linear->static_quantized = nn::quantized::LinearImpl::from_float(*linear, scale, zero_point);
-      linear->activation_post_process = nullptr;
-    }
-    m->unregister_module("activation_post_process");
+  for (const auto& [q, qparams] : plan) {
+    q->convert(qparams.first, qparams.second);
+    *q->observer = nullptr;
+    q->module->unregister_module("activation_post_process");
   }
   for (DeQuantStubImpl* d : dequants) d->converted = true;
   return static_cast<int64_t>(plan.size() + dequants.size());

@@ -3,7 +3,9 @@
 // near the float model's, per-module qconfigs, and bad input.
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "ember/ember.h"
 #include "ember/fx.h"
@@ -150,6 +152,57 @@ TEST(FxQuantize, ConvertedModelStateSavesAndLoads) {
     if (!item.value().is_quantized()) continue;
     EXPECT_TRUE(item.value().int_repr().equal(state[item.key()].int_repr())) << item.key();
   }
+}
+
+// Eager mode (fuse_modules, prepare, calibrate, convert) and fx graph mode quantize a Sequential
+// convnet the same way: the same fusions and observers on the same float values give the same
+// qparams and int8 layers, so the same results.
+ember::nn::Sequential convnet() {
+  ember::manual_seed(21);
+  ember::nn::Sequential net(ember::quantization::QuantStub(),
+                            ember::nn::Conv2d(ember::nn::Conv2dOptions(1, 6, 3).padding(1).bias(false)),
+                            ember::nn::BatchNorm2d(6), ember::nn::ReLU(),
+                            ember::nn::Conv2d(ember::nn::Conv2dOptions(6, 4, 3).stride(2)), ember::nn::Flatten(),
+                            ember::nn::Linear(4 * 3 * 3, 12), ember::nn::ReLU(), ember::nn::Linear(12, 3),
+                            ember::quantization::DeQuantStub());
+  {
+    ember::NoGradGuard no_grad;
+    auto bn = net[2]->as<ember::nn::BatchNorm2dImpl>();
+    bn->running_mean.uniform_(-0.2, 0.2);
+    bn->running_var.uniform_(0.5, 1.5);
+  }
+  net->eval();
+  return net;
+}
+
+TEST(FxQuantize, EagerAndGraphModeAgree) {
+  ember::Generator g(8);
+  std::vector<Tensor> batches;
+  for (int i = 0; i < 4; ++i) batches.push_back(ember::randn({2, 1, 7, 7}, &g));
+  const Tensor x = ember::randn({2, 1, 7, 7}, &g);
+
+  ember::nn::Sequential eager = convnet();
+  const Tensor float_out = eager->forward(x);
+  ember::quantization::fuse_modules(*eager, {{"1", "2", "3"}, {"6", "7"}});
+  EXPECT_EQ(ember::quantization::prepare(*eager, ember::quantization::get_default_qconfig("x86")), 5);
+  for (const Tensor& b : batches) eager->forward(b);
+  EXPECT_EQ(ember::quantization::convert(*eager), 6);  // five observed modules and the DeQuantStub
+  std::ostringstream printed;
+  printed << *eager;
+  EXPECT_NE(printed.str().find("QuantizedConvReLU2d(1, 6"), std::string::npos) << printed.str();
+  EXPECT_NE(printed.str().find("QuantizedConv2d(6, 4"), std::string::npos) << printed.str();
+  EXPECT_NE(printed.str().find("QuantizedLinearReLU(in_features=36"), std::string::npos) << printed.str();
+  const Tensor eager_out = eager->forward(x);
+
+  ember::nn::Sequential graph = convnet();
+  auto prepared = ember::fx::prepare_fx(graph, ember::fx::get_default_qconfig_mapping("x86"), batches[0]);
+  for (const Tensor& b : batches) prepared->forward(b);
+  const Tensor fx_out = ember::fx::convert_fx(prepared)->forward(x);
+
+  EXPECT_EQ(eager_out.dtype(), ember::kFloat);
+  EXPECT_TRUE(eager_out.equal(fx_out)) << eager_out << fx_out;
+  const double range = (float_out.max() - float_out.min()).item<double>();
+  EXPECT_LT((eager_out - float_out).abs().max().item<double>(), 0.05 * range);
 }
 
 TEST(FxQuantize, BadInput) {

@@ -36,6 +36,12 @@ class ConvReLUImpl : public Module {
   void pretty_print(std::ostream& stream) const override;
   ConvHolder<D> conv;  // child "0"
   ReLU relu;           // child "1"
+  // Eager static quantization, as Conv's (the int8 module is a quantized ConvReLU).
+  std::shared_ptr<quantization::ObserverOrFakeQuantize> activation_post_process;
+  std::shared_ptr<nn::quantized::ConvNdImpl<D>> static_quantized;
+
+ private:
+  Tensor float_forward(const Tensor& input);
 };
 class ConvReLU1dImpl : public ConvReLUImpl<1> {
  public:
@@ -60,6 +66,9 @@ class LinearReLUImpl : public Module {
   void pretty_print(std::ostream& stream) const override;
   Linear linear;  // child "0"
   ReLU relu;      // child "1"
+  // Eager static quantization, as Linear's (the int8 Linear's result then clamped at its zero point).
+  std::shared_ptr<quantization::ObserverOrFakeQuantize> activation_post_process;
+  std::shared_ptr<nn::quantized::LinearImpl> static_quantized;
 };
 EMBER_MODULE(LinearReLU);
 

@@ -3,6 +3,8 @@
 #include "ember/factory.h"
 #include "ember/nn/functional/conv.h"
 #include "ember/nn_ops.h"
+#include "ember/nn/quantized.h"
+#include "ember/quantization.h"
 #include "nn/common.h"
 
 namespace ember::nn {
@@ -78,6 +80,13 @@ void ConvNdImpl<D>::reset_parameters() {
 
 template <size_t D>
 Tensor ConvNdImpl<D>::forward(const Tensor& input) {
+  if (static_quantized) return static_quantized->forward(input);
+  Tensor y = float_forward(input);
+  return activation_post_process ? activation_post_process->forward(y) : y;
+}
+
+template <size_t D>
+Tensor ConvNdImpl<D>::float_forward(const Tensor& input) {
   auto o = functional::ConvFuncOptions<D>()
                .bias(bias)
                .stride(options.stride())
@@ -96,6 +105,7 @@ Tensor ConvNdImpl<D>::forward(const Tensor& input) {
 
 template <size_t D>
 void ConvNdImpl<D>::pretty_print(std::ostream& stream) const {
+  if (static_quantized) return static_quantized->pretty_print(stream);
   stream << "torch::nn::Conv" << D << "d(";
   print_common<D>(stream, options);
   if (options.groups() != 1) stream << ", groups=" << options.groups();

@@ -3,6 +3,8 @@
 #include "ember/autograd.h"
 #include "ember/nn_ops.h"
 #include "ember/pointwise.h"
+#include "ember/nn/quantized.h"
+#include "ember/quantization.h"
 
 namespace ember::nn::intrinsic {
 namespace {
@@ -23,6 +25,13 @@ ConvReLUImpl<D>::ConvReLUImpl(ConvHolder<D> conv_, ReLU relu_) : conv(std::move(
 
 template <size_t D>
 Tensor ConvReLUImpl<D>::forward(const Tensor& input) {
+  if (static_quantized) return static_quantized->forward(input);
+  Tensor y = float_forward(input);
+  return activation_post_process ? activation_post_process->forward(y) : y;
+}
+
+template <size_t D>
+Tensor ConvReLUImpl<D>::float_forward(const Tensor& input) {
   const auto& o = conv->options;
   // The convolution's own padding as one value per dim, when it has one: zeros padding mode and
   // explicit or symmetric ('valid', or 'same' with odd extents) padding.
@@ -49,6 +58,7 @@ Tensor ConvReLUImpl<D>::forward(const Tensor& input) {
 
 template <size_t D>
 void ConvReLUImpl<D>::pretty_print(std::ostream& stream) const {
+  if (static_quantized) return static_quantized->pretty_print(stream);
   stream << "torch::nn::intrinsic::ConvReLU" << D << "d";
 }
 
@@ -62,11 +72,21 @@ LinearReLUImpl::LinearReLUImpl(Linear linear_, ReLU relu_) : linear(std::move(li
 }
 
 Tensor LinearReLUImpl::forward(const Tensor& input) {
+  if (static_quantized) return ember::relu(static_quantized->forward(input));  // clamped at the zero point
   Tensor y = linear->forward(input);
-  return records(input, linear->weight, linear->bias) ? ember::relu(y) : y.relu_();
+  y = records(input, linear->weight, linear->bias) ? ember::relu(y) : y.relu_();
+  return activation_post_process ? activation_post_process->forward(y) : y;
 }
 
-void LinearReLUImpl::pretty_print(std::ostream& stream) const { stream << "torch::nn::intrinsic::LinearReLU"; }
+void LinearReLUImpl::pretty_print(std::ostream& stream) const {
+  if (static_quantized) {
+    stream << "QuantizedLinearReLU(in_features=" << static_quantized->in_features()
+           << ", out_features=" << static_quantized->out_features() << ", scale=" << static_quantized->scale()
+           << ", zero_point=" << static_quantized->zero_point() << ")";
+    return;
+  }
+  stream << "torch::nn::intrinsic::LinearReLU";
+}
 
 template <size_t D>
 BNReLUImpl<D>::BNReLUImpl(BatchNormHolder<D> bn_, ReLU relu_) : bn(std::move(bn_)), relu(std::move(relu_)) {

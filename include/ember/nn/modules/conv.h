@@ -7,7 +7,14 @@
 #include "ember/nn/options.h"
 #include "ember/nn/pimpl.h"
 
+namespace ember::quantization {
+class ObserverOrFakeQuantize;
+}
 namespace ember::nn {
+namespace quantized {
+template <size_t D>
+class ConvNdImpl;
+}  // namespace quantized
 
 template <size_t D>
 struct ConvOptions {
@@ -73,6 +80,13 @@ class ConvNdImpl : public Module {
   // libtorch's: the pad each side of each dim, last dim first (F::pad's order), used when
   // padding_mode is not kZeros
   std::vector<int64_t> _reversed_padding_repeated_twice;
+  // Eager static quantization, as Linear's: prepare sets the observer of the output, convert the
+  // int8 module forward then runs instead (quint8 in and out).
+  std::shared_ptr<quantization::ObserverOrFakeQuantize> activation_post_process;
+  std::shared_ptr<quantized::ConvNdImpl<D>> static_quantized;
+
+ private:
+  Tensor float_forward(const Tensor& input);
 };
 class Conv1dImpl : public ConvNdImpl<1> {
  public:
