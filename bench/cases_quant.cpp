@@ -65,7 +65,7 @@ bench::Register vs_f32{{
               bench::time_pair(ctx, {.ember = [&] { (void)s.qlinear->forward(s.x); },
                                      .baseline = [&] { (void)s.linear(s.x); },
                                      .flops = 2.0 * kQuantBatch * kIn * kOut});
-          o.notes.push_back("int8: " + s.qlinear->kernel());
+          o.notes.push_back("int8: " + s.qlinear->kernel(s.x));
           return o;
         },
 }};
@@ -96,7 +96,7 @@ bench::Register vs_libtorch{{
           bench::Outcome o = bench::time_pair(ctx, {.ember = [&] { (void)s.qlinear->forward(s.x); },
                                                     .baseline = [&] { (void)torch_forward(); },
                                                     .flops = 2.0 * kQuantBatch * kIn * kOut});
-          o.notes.push_back("ember " + s.qlinear->kernel() + "; libtorch engine " + engine_name());
+          o.notes.push_back("ember " + s.qlinear->kernel(s.x) + "; libtorch engine " + engine_name());
           return o;
         },
 }};

@@ -231,7 +231,7 @@ TEST(QuantizationParity, DynamicLinear) {
     // moves an output by x's scale times a weight, at most the largest one
     const auto [xs, xz] = ember::_choose_qparams_per_tensor(x, true);
     const double quantum = xs * q->weight().dequantize().abs().max().item<double>();
-    EXPECT_TRUE(parity::Close(y, ty, {0, quantum})) << m << "x" << k << "x" << n << " " << q->kernel();
+    EXPECT_TRUE(parity::Close(y, ty, {0, quantum})) << m << "x" << k << "x" << n << " " << q->kernel(x);
     // and near the float Linear (7-bit activations: a few hundredths per output here)
     EXPECT_TRUE(parity::Close(y, to_torch(linear(x)), {0, 0.25}));
   }

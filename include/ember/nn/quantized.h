@@ -129,7 +129,7 @@ class LinearImpl : public Module {
   int64_t in_features() const { return qweight_.size(1); }
   int64_t out_features() const { return qweight_.size(0); }
   void pretty_print(std::ostream& stream) const override;
-  std::string kernel() const;  // as dynamic::Linear's
+  std::string kernel(const Tensor& input) const;  // as dynamic::Linear's
   struct Packed;
 
  private:
@@ -262,8 +262,9 @@ class LinearImpl : public Module {
   int64_t in_features() const { return qweight_.size(1); }
   int64_t out_features() const { return qweight_.size(0); }
   void pretty_print(std::ostream& stream) const override;
-  // What computes it: oneDNN's implementation and instruction set ("oneDNN gemm:jit (ISA avx2)").
-  std::string kernel() const;
+  // What computes it for this input: oneDNN's implementation and instruction set
+  // ("oneDNN brg:avx512_core_amx_int8 (ISA avx512_core_amx)").
+  std::string kernel(const Tensor& input) const;
 
  private:
   Tensor qweight_;

@@ -2,10 +2,12 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 
 #include "ember/error.h"
+#include "core/parallel.h"
 #include "kernels/cpu/onednn.h"
 
 namespace ember::kernels {
@@ -14,52 +16,75 @@ using dt = dnnl::memory::data_type;
 using dims = dnnl::memory::dims;
 
 struct Int8Linear::State {
+  uint64_t id;  // tells this layer's cached primitives from another's
   int64_t n, k;
-  bool per_channel;
-  std::vector<float> w_scales;
-  dnnl::matmul::primitive_desc pd;
-  dnnl::matmul primitive;
-  dnnl::memory weight;  // in the primitive's layout
-  dnnl::memory bias;    // [1, n] f32, or none
+  std::vector<int8_t> w;         // [n, k]
+  std::vector<float> w_scales;   // n or 1
+  std::vector<float> bias;       // n or none
+  std::vector<int32_t> w_sums;   // sum_k w[j, k]: the zero point's correction
+};
+
+namespace {
+
+std::atomic<uint64_t> next_layer_id{1};
+
+// What a cached primitive keeps: the weight in its layout and the implementation's name.
+struct Prepared {
+  dnnl::memory weight;
   std::string impl;
 };
+
+// u8 [m, k] x s8 [k, n] -> s32 [m, n], the weight in the layout oneDNN prefers for m rows.
+onednn::Primitive& linear_primitive(const Int8Linear::State& s, int64_t m) {
+  onednn::Key key("int8_linear");
+  key.add(static_cast<int64_t>(s.id)).add(m);
+  return onednn::cached(key, [&] {
+    const dnnl::engine& eng = onednn::engine();
+    const dnnl::memory::desc src({m, s.k}, dt::u8, dims{s.k, 1});
+    const dnnl::memory::desc dst({m, s.n}, dt::s32, dims{s.n, 1});
+    const dnnl::memory::desc w_plain({s.k, s.n}, dt::s8, dims{1, s.k});  // W^T: w[n, k] read as [k, n]
+    const dnnl::primitive_attr attr = onednn::user_scratchpad();
+    dnnl::matmul::primitive_desc pd;
+    try {
+      pd = dnnl::matmul::primitive_desc(
+          dnnl::matmul::desc(src, dnnl::memory::desc({s.k, s.n}, dt::s8, dnnl::memory::format_tag::any), dst), attr,
+          eng);
+    } catch (const dnnl::error&) {
+      pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, w_plain, dst), attr, eng);
+    }
+    auto prepared = std::make_shared<Prepared>();
+    prepared->impl = pd.impl_info_str();
+    dnnl::memory user_w(w_plain, eng, const_cast<int8_t*>(s.w.data()));
+    prepared->weight = dnnl::memory(pd.weights_desc(), eng);
+    dnnl::reorder(user_w, prepared->weight).execute(onednn::stream(), user_w, prepared->weight);
+    onednn::stream().wait();
+    onednn::Primitive p;
+    p.primitive = dnnl::matmul(pd);
+    p.args = {{DNNL_ARG_SRC, dnnl::memory(src, eng, DNNL_MEMORY_NONE)},
+              {DNNL_ARG_WEIGHTS, prepared->weight},
+              {DNNL_ARG_DST, dnnl::memory(dst, eng, DNNL_MEMORY_NONE)}};
+    p.use_scratchpad(pd);
+    p.extra = prepared;
+    return p;
+  });
+}
+
+}  // namespace
 
 Int8Linear::Int8Linear(const int8_t* w, int64_t n, int64_t k, const std::vector<float>& w_scales, const float* bias)
     : s_(std::make_unique<State>()) {
   State& s = *s_;
+  s.id = next_layer_id.fetch_add(1);
   s.n = n;
   s.k = k;
-  s.per_channel = w_scales.size() > 1;
+  s.w.assign(w, w + n * k);
   s.w_scales = w_scales;
-  const dnnl::engine& eng = onednn::engine();
-  const dnnl::memory::desc src({DNNL_RUNTIME_DIM_VAL, k}, dt::u8, dims{k, 1});
-  const dnnl::memory::desc dst({DNNL_RUNTIME_DIM_VAL, n}, dt::f32, dims{n, 1});
-  const dnnl::memory::desc w_plain({k, n}, dt::s8, dims{1, k});  // W^T: w[n, k] read as [k, n]
-  dnnl::primitive_attr attr;
-  attr.set_output_scales(s.per_channel ? 1 << 1 : 0, {DNNL_RUNTIME_F32_VAL});
-  attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
-  const dnnl::memory::desc bias_md({1, n}, dt::f32, dims{n, 1});
-  if (bias) {
-    dnnl::post_ops ops;
-    ops.append_binary(dnnl::algorithm::binary_add, bias_md);
-    attr.set_post_ops(ops);
-  }
-  // the weight in the layout oneDNN prefers for this shape, else as it is
-  try {
-    const dnnl::memory::desc w_any({k, n}, dt::s8, dnnl::memory::format_tag::any);
-    s.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, w_any, dst), attr, eng);
-  } catch (const dnnl::error&) {
-    s.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, w_plain, dst), attr, eng);
-  }
-  s.primitive = dnnl::matmul(s.pd);
-  s.impl = s.pd.impl_info_str();
-  dnnl::memory user_w(w_plain, eng, const_cast<int8_t*>(w));
-  s.weight = dnnl::memory(s.pd.weights_desc(), eng);
-  dnnl::reorder(user_w, s.weight).execute(onednn::stream(), user_w, s.weight);
-  onednn::stream().wait();
-  if (bias) {
-    s.bias = dnnl::memory(bias_md, eng);
-    std::copy(bias, bias + n, static_cast<float*>(s.bias.get_data_handle()));
+  if (bias) s.bias.assign(bias, bias + n);
+  s.w_sums.resize(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) {
+    int32_t sum = 0;
+    for (int64_t i = 0; i < k; ++i) sum += w[j * k + i];
+    s.w_sums[static_cast<size_t>(j)] = sum;
   }
 }
 
@@ -67,27 +92,36 @@ Int8Linear::~Int8Linear() = default;
 
 void Int8Linear::run(const uint8_t* x, int64_t m, float x_scale, int32_t x_zero_point, float* y) const {
   const State& s = *s_;
-  const dnnl::engine& eng = onednn::engine();
-  std::vector<float> scales(s.w_scales.size());
-  for (size_t i = 0; i < scales.size(); ++i) scales[i] = x_scale * s.w_scales[i];
-  dnnl::memory src(dnnl::memory::desc({m, s.k}, dt::u8, dims{s.k, 1}), eng, const_cast<uint8_t*>(x));
-  dnnl::memory dst(dnnl::memory::desc({m, s.n}, dt::f32, dims{s.n, 1}), eng, y);
-  dnnl::memory scale_mem(dnnl::memory::desc({static_cast<int64_t>(scales.size())}, dt::f32, dims{1}), eng,
-                         scales.data());
-  int32_t zp = x_zero_point;
-  dnnl::memory zp_mem(dnnl::memory::desc({1}, dt::s32, dims{1}), eng, &zp);
-  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src},
-                                             {DNNL_ARG_WEIGHTS, s.weight},
-                                             {DNNL_ARG_DST, dst},
-                                             {DNNL_ARG_ATTR_OUTPUT_SCALES, scale_mem},
-                                             {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp_mem}};
-  if (s.bias) args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, s.bias);
-  dnnl::stream& st = onednn::stream();
-  s.primitive.execute(st, args);
-  st.wait();
+  onednn::Primitive& p = linear_primitive(s, m);
+  const size_t bytes = static_cast<size_t>(m * s.n) * sizeof(int32_t);
+  struct Sums {  // the int32 results, from the caching allocator
+    size_t n;
+    int32_t* p;
+    explicit Sums(size_t b) : n(b), p(static_cast<int32_t*>(cpu_allocator::allocate(b))) {}
+    ~Sums() { cpu_allocator::deallocate(p, n); }
+  } acc(bytes);
+  p.execute({{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, acc.p}});
+  const bool per_channel = s.w_scales.size() > 1;
+  std::vector<float> scale(static_cast<size_t>(s.n)), shift(static_cast<size_t>(s.n));
+  std::vector<int32_t> correction(static_cast<size_t>(s.n));
+  for (size_t j = 0; j < scale.size(); ++j) {
+    scale[j] = x_scale * s.w_scales[per_channel ? j : 0];
+    shift[j] = s.bias.empty() ? 0.f : s.bias[j];
+    correction[j] = x_zero_point * s.w_sums[j];
+  }
+  const int64_t n = s.n;
+  parallel_for(0, m, std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const int32_t* a = acc.p + r * n;
+      float* out = y + r * n;
+      for (int64_t j = 0; j < n; ++j) out[j] = static_cast<float>(a[j] - correction[j]) * scale[j] + shift[j];
+    }
+  });
 }
 
-const std::string& Int8Linear::impl() const { return s_->impl; }
+std::string Int8Linear::impl(int64_t m) const {
+  return static_cast<const Prepared*>(linear_primitive(*s_, std::max<int64_t>(m, 1)).extra.get())->impl;
+}
 
 struct Int8Conv::State {
   uint64_t id;  // tells this convolution's cached primitives from another's

@@ -1,8 +1,10 @@
 // oneDNN's int8 matmul as a linear layer: y[m, n] (float32) = x_scale * w_scale[n] *
-// sum_k (x[m, k] - x_zero_point) * w[n, k] + bias[n], x uint8, w int8 (symmetric: zero point 0),
-// the int32 accumulation scaled and the bias added by the primitive (output scales, a binary
-// post-op). The weight is reordered once into the layout the primitive asks for; the primitive
-// takes any number of rows (a run-time M), so it is made once too.
+// (sum_k x[m, k] * w[n, k] - x_zero_point * sum_k w[n, k]) + bias[n], x uint8, w int8 (symmetric:
+// zero point 0). The primitive computes the int32 sums alone: with no scales or zero points among
+// its attributes and a fixed number of rows, oneDNN 2.6 runs its brgemm kernels (AMX, VNNI), which
+// it does not for run-time scales, zero points or rows (its gemm:jit, 2-9x slower on AMX); the
+// zero point's correction, the scales and the bias are one pass over the result. Primitives are
+// cached per thread by the number of rows, with the weight in each one's layout.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -19,11 +21,11 @@ class Int8Linear {
   Int8Linear(const int8_t* w, int64_t n, int64_t k, const std::vector<float>& w_scales, const float* bias);
   ~Int8Linear();
   void run(const uint8_t* x, int64_t m, float x_scale, int32_t x_zero_point, float* y) const;
-  // oneDNN's implementation ("gemm:jit", "brg:avx512_core_vnni", ...)
-  const std::string& impl() const;
+  // oneDNN's implementation for m rows ("brg:avx512_core_amx_int8", "gemm:jit", ...)
+  std::string impl(int64_t m) const;
+  struct State;
 
  private:
-  struct State;
   std::unique_ptr<State> s_;
 };
 

@@ -1,5 +1,6 @@
 // nn::quantized::Linear (static), Quantize and DeQuantize, nn::quantized::dynamic::Linear and
 // quantization::quantize_dynamic.
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -101,9 +102,11 @@ std::pair<DimVector, int64_t> output_sizes(const char* op, const Tensor& input, 
   return {sizes, m};
 }
 
-std::string kernel_name(LinearImpl::Packed& p, const Tensor& w, const std::optional<Tensor>& b, const char* op) {
+std::string kernel_name(LinearImpl::Packed& p, const Tensor& w, const std::optional<Tensor>& b, const char* op,
+                        const Tensor& input) {
   const auto k = p.kernel.get(w, b, [op](const Tensor& w, const std::optional<Tensor>& b) { return make_kernel(op, w, b); });
-  return "oneDNN " + k->impl() + " (ISA " + kernels::onednn_cpu_isa() + ")";
+  const int64_t rows = input.dim() == 0 ? 1 : input.numel() / std::max<int64_t>(input.size(-1), 1);
+  return "oneDNN " + k->impl(rows) + " (ISA " + kernels::onednn_cpu_isa() + ")";
 }
 
 }  // namespace
@@ -149,7 +152,9 @@ void LinearImpl::pretty_print(std::ostream& stream) const {
          << ")";
 }
 
-std::string LinearImpl::kernel() const { return kernel_name(*packed_, qweight_, bias_, "QuantizedLinear"); }
+std::string LinearImpl::kernel(const Tensor& input) const {
+  return kernel_name(*packed_, qweight_, bias_, "QuantizedLinear", input);
+}
 
 QuantizeImpl::QuantizeImpl(double scale_, int64_t zero_point_, ScalarType dtype_)
     : scale(scale_), zero_point(zero_point_), dtype(dtype_) {
@@ -204,7 +209,9 @@ void LinearImpl::pretty_print(std::ostream& stream) const {
          << ", dtype=torch.qint8, qscheme=torch." << qweight_.qscheme() << ")";
 }
 
-std::string LinearImpl::kernel() const { return kernel_name(*packed_, qweight_, bias_, "DynamicQuantizedLinear"); }
+std::string LinearImpl::kernel(const Tensor& input) const {
+  return kernel_name(*packed_, qweight_, bias_, "DynamicQuantizedLinear", input);
+}
 
 }  // namespace ember::nn::quantized::dynamic
 
