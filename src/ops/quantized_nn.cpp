@@ -39,6 +39,13 @@ template <class T>
 T saturate(int64_t v) {
   return static_cast<T>(std::clamp<int64_t>(v, std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max()));
 }
+// nearbyint(t) as an integer, far-out values (an extreme output scale) and NaN kept in range so
+// that the conversion is defined; saturate then clamps them to the dtype's.
+int64_t round_to_int(float t) {
+  constexpr float kLimit = 1e12f;
+  const float r = std::nearbyint(t);
+  return static_cast<int64_t>(r >= -kLimit ? std::min(r, kLimit) : -kLimit);
+}
 
 // Calls f.template operator()<T>() with T the integer type storing qtype.
 template <class F>
@@ -60,7 +67,7 @@ struct Quant {
   Quant(double s, int64_t zp) : inv_scale(static_cast<float>(1.0 / s)), zero_point(zp) {}
   template <class T>
   T to(float x) const {
-    return saturate<T>(zero_point + static_cast<int64_t>(std::nearbyint(x * inv_scale)));
+    return saturate<T>(zero_point + round_to_int(x * inv_scale));
   }
 };
 
@@ -222,7 +229,7 @@ struct QuantizedBatchNorm2dOp {
           for (int64_t c = 0; c < C; ++c) {
             // one rounding, as PyTorch's kernel compiled with FMA contraction
             const float t = std::fma(alpha[c], static_cast<float>(xp[r * C + c] - in_zp), beta[c]);
-            yp[r * C + c] = saturate<T>(zero_point + static_cast<int64_t>(std::nearbyint(t)));
+            yp[r * C + c] = saturate<T>(zero_point + round_to_int(t));
           }
         }
       });
@@ -290,12 +297,12 @@ void avg_pool_loop(const T* x, T* y, const int64_t* sizes, const int64_t* xs, co
   };
   if (channels_inner) {
     parallel_for(0, N * oH, 1, [&](int64_t b, int64_t e) {
-      std::vector<int32_t> acc(static_cast<size_t>(C));
+      std::vector<int64_t> acc(static_cast<size_t>(C));
       for (int64_t i = b; i < e; ++i) {
         const int64_t n = i / oH, oh = i % oH;
         for (int64_t ow = 0; ow < oW; ++ow) {
           const int64_t count = (h.end[oh] - h.begin[oh]) * (w.end[ow] - w.begin[ow]);
-          std::fill(acc.begin(), acc.end(), static_cast<int32_t>(-zp * count));
+          std::fill(acc.begin(), acc.end(), -zp * count);
           for (int64_t ih = h.begin[oh]; ih < h.end[oh]; ++ih)
             for (int64_t iw = w.begin[ow]; iw < w.end[ow]; ++iw) {
               const T* xp = x + n * xs[0] + ih * xs[2] + iw * xs[3];
@@ -304,7 +311,7 @@ void avg_pool_loop(const T* x, T* y, const int64_t* sizes, const int64_t* xs, co
           const float m = multiplier(oh, ow, count);
           T* yp = y + n * ys[0] + oh * ys[2] + ow * ys[3];
           for (int64_t c = 0; c < C; ++c)
-            yp[c] = saturate<T>(zp + static_cast<int64_t>(std::nearbyint(static_cast<float>(acc[c]) * m)));
+            yp[c] = saturate<T>(zp + round_to_int(static_cast<float>(acc[c]) * m));
         }
       }
     });
@@ -318,11 +325,11 @@ void avg_pool_loop(const T* x, T* y, const int64_t* sizes, const int64_t* xs, co
       for (int64_t oh = 0; oh < oH; ++oh)
         for (int64_t ow = 0; ow < oW; ++ow) {
           const int64_t count = (h.end[oh] - h.begin[oh]) * (w.end[ow] - w.begin[ow]);
-          int32_t acc = static_cast<int32_t>(-zp * count);
+          int64_t acc = -zp * count;
           for (int64_t ih = h.begin[oh]; ih < h.end[oh]; ++ih)
             for (int64_t iw = w.begin[ow]; iw < w.end[ow]; ++iw) acc += xp[ih * xs[2] + iw * xs[3]];
           const float v = static_cast<float>(acc) * multiplier(oh, ow, count) + static_cast<float>(zp);
-          yp[oh * ys[2] + ow * ys[3]] = saturate<T>(static_cast<int64_t>(std::nearbyint(v)));
+          yp[oh * ys[2] + ow * ys[3]] = saturate<T>(round_to_int(v));
         }
     }
   });
@@ -359,8 +366,7 @@ Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::op
   const float inv_scale = 1.0f / static_cast<float>(q.scale);
   auto bound = [&](const Scalar& v) {
     const float t = static_cast<float>(v.toDouble()) * inv_scale;
-    return std::clamp<int64_t>(static_cast<int64_t>(static_cast<float>(q.zero_point) + std::nearbyint(t)),
-                               qmin(q.dtype), qmax(q.dtype));
+    return std::clamp<int64_t>(q.zero_point + round_to_int(t), qmin(q.dtype), qmax(q.dtype));
   };
   const int64_t lo = min ? bound(*min) : qmin(q.dtype), hi = max ? bound(*max) : qmax(q.dtype);
   const Tensor raw = raw_view(self);

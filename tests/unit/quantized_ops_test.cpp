@@ -293,6 +293,10 @@ TEST(QuantizedOps, BadInput) {
   expect_error([&] { qf::add(qu, qu, -1.0, 0); }, {"quantized::add", "scale must be finite and positive"});
   expect_error([&] { qf::add(qu, qu, 0.1, 300); }, {"quantized::add", "zero_point 300", "[0, 255]"});
   expect_error([&] { qf::add(qu.select(0, 0), qu, 0.1, 0); }, {"quantized::add", "must broadcast"});
+  // an output scale whose float inverse overflows: saturated integers, no undefined conversion
+  const Tensor tiny = qf::add(qu, qu, 1e-40, 0);
+  EXPECT_EQ(tiny.int_repr().max().item<int64_t>(), 255);
+  EXPECT_EQ(tiny.int_repr().min().item<int64_t>(), 0);
   expect_error([&] { qf::cat({qu, qs}, 0, 0.1, 0); }, {"quantized::cat", "same"});
   expect_error([&] { ember::hardswish(qu); }, "hardswish");  // PyTorch has no aten::hardswish for quantized
   expect_error([&] { ember::sigmoid_(const_cast<Tensor&>(qu)); }, "sigmoid_");
