@@ -2,7 +2,8 @@
 // counted or not, divisor_override, ceil_mode) and adaptive average/max. 1-D pooling is 2-D
 // pooling over a height of one. Outputs keep the input's layout (channels_last in, out), and so do
 // the input gradients. Max pooling records its argmax indices for the derivative through the
-// inner MaxPool2dRecordOp (the layer records single-Tensor results).
+// inner MaxPool2dRecordOp (the layer records single-Tensor results). Quantized inputs take
+// PyTorch's quantized kernels (ops/quantized_nn.cpp).
 #include <cmath>
 #include <functional>
 

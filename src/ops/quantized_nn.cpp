@@ -39,6 +39,13 @@ template <class T>
 T saturate(int64_t v) {
   return static_cast<T>(std::clamp<int64_t>(v, std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max()));
 }
+// nearbyint(t) as an integer, far-out values (an extreme output scale) and NaN kept in range so
+// that the conversion is defined; saturate then clamps them to the dtype's.
+int64_t round_to_int(float t) {
+  constexpr float kLimit = 1e12f;
+  const float r = std::nearbyint(t);
+  return static_cast<int64_t>(r >= -kLimit ? std::min(r, kLimit) : -kLimit);
+}
 
 // Calls f.template operator()<T>() with T the integer type storing qtype.
 template <class F>
@@ -60,7 +67,7 @@ struct Quant {
   Quant(double s, int64_t zp) : inv_scale(static_cast<float>(1.0 / s)), zero_point(zp) {}
   template <class T>
   T to(float x) const {
-    return saturate<T>(zero_point + static_cast<int64_t>(std::nearbyint(x * inv_scale)));
+    return saturate<T>(zero_point + round_to_int(x * inv_scale));
   }
 };
 
@@ -145,6 +152,69 @@ struct QuantizedMulOp {
   }
 };
 
+// The integers of qa (a copy, in its layout) under new parameters.
+Tensor with_parameters(const Tensor& qa, ScalarType dtype, double scale, int64_t zero_point) {
+  return wrap(raw_view(qa).clone(qa.suggest_memory_format()), per_tensor_quantizer(dtype, scale, zero_point));
+}
+
+// quantized::add_scalar: x + c with c_q = nearbyint(c / s). When z - c_q is a valid zero point
+// the integers stay and the zero point becomes it; otherwise the result's range is [x's min + c,
+// x's max + c] again over the whole integer range (scale s', zero point at the end that
+// overflowed) and the integers are requantized: zp' + nearbyint((q - z + c_q) * float(s / s')).
+struct QuantizedAddScalarOp {
+  static constexpr const char* name = "quantized::add_scalar";
+  static constexpr bool quantized = true;
+  static constexpr bool differentiable = false;
+  static Tensor run(const Tensor& qa, double other) {
+    const Quantizer& q = per_tensor_8bit(name, qa);
+    EMBER_CHECK(std::isfinite(other), name, "the scalar must be finite, got ", other);
+    const double s = q.scale;
+    const int64_t z = q.zero_point, lo = qmin(q.dtype), hi = qmax(q.dtype);
+    const int64_t c_q = static_cast<int64_t>(std::nearbyint(std::clamp(other / s, -1e15, 1e15)));
+    if (z - c_q >= lo && z - c_q <= hi) return with_parameters(qa, q.dtype, s, z - c_q);
+    const bool below = z - c_q < lo;
+    const double s_prime = (below ? static_cast<double>(hi) - static_cast<double>(z - c_q)
+                                  : static_cast<double>(z - c_q) - static_cast<double>(lo)) /
+                           (static_cast<double>(hi) - static_cast<double>(lo)) * s;
+    const int64_t z_prime = below ? lo : hi;
+    const float multiplier = static_cast<float>(s) * (1.0f / static_cast<float>(s_prime));
+    const MemoryFormat format = qa.suggest_memory_format();
+    const Tensor src = qa.contiguous(format);
+    Tensor out = empty_quantized(qa.sizes(), per_tensor_quantizer(q.dtype, s_prime, z_prime), format);
+    with_int_type(q.dtype, [&]<class T>() {
+      const T* x = static_cast<const T*>(src.data_ptr());
+      T* y = static_cast<T*>(out.data_ptr());
+      for (int64_t i = 0, n = out.numel(); i < n; ++i)
+        y[i] = saturate<T>(z_prime + round_to_int(static_cast<float>(x[i] - z + c_q) * multiplier));
+    });
+    return out;
+  }
+};
+
+// quantized::mul_scalar: x * c by new parameters alone: c > 0 scales the scale; c < 0 mirrors the
+// integers (q -> qmax + qmin - q) and the zero point; c == 0 gives zeros with scale 1.
+struct QuantizedMulScalarOp {
+  static constexpr const char* name = "quantized::mul_scalar";
+  static constexpr bool quantized = true;
+  static constexpr bool differentiable = false;
+  static Tensor run(const Tensor& qa, double other) {
+    const Quantizer& q = per_tensor_8bit(name, qa);
+    const double scale = std::fabs(other) * q.scale;
+    EMBER_CHECK(other == 0 || (std::isfinite(scale) && scale > 0), name, "the result's scale |", other, "| * ",
+                q.scale, " must be finite and positive");
+    if (other > 0) return with_parameters(qa, q.dtype, scale, q.zero_point);
+    if (other == 0) {
+      Tensor out = empty_quantized(qa.sizes(), per_tensor_quantizer(q.dtype, 1.0, 0), qa.suggest_memory_format());
+      raw_view(out).fill_(0);
+      return out;
+    }
+    const int64_t lo = qmin(q.dtype), hi = qmax(q.dtype);
+    const Tensor mirrored = (raw_view(qa).to(kLong).neg() + (hi + lo)).to(underlying_type(q.dtype));
+    return wrap(mirrored.contiguous(qa.suggest_memory_format()),
+                per_tensor_quantizer(q.dtype, scale, hi - (q.zero_point - lo)));
+  }
+};
+
 // quantized::cat: every input dequantized, joined, and quantized to (scale, zero_point), by
 // default the first input's.
 struct QuantizedCatOp {
@@ -222,7 +292,7 @@ struct QuantizedBatchNorm2dOp {
           for (int64_t c = 0; c < C; ++c) {
             // one rounding, as PyTorch's kernel compiled with FMA contraction
             const float t = std::fma(alpha[c], static_cast<float>(xp[r * C + c] - in_zp), beta[c]);
-            yp[r * C + c] = saturate<T>(zero_point + static_cast<int64_t>(std::nearbyint(t)));
+            yp[r * C + c] = saturate<T>(zero_point + round_to_int(t));
           }
         }
       });
@@ -290,12 +360,12 @@ void avg_pool_loop(const T* x, T* y, const int64_t* sizes, const int64_t* xs, co
   };
   if (channels_inner) {
     parallel_for(0, N * oH, 1, [&](int64_t b, int64_t e) {
-      std::vector<int32_t> acc(static_cast<size_t>(C));
+      std::vector<int64_t> acc(static_cast<size_t>(C));
       for (int64_t i = b; i < e; ++i) {
         const int64_t n = i / oH, oh = i % oH;
         for (int64_t ow = 0; ow < oW; ++ow) {
           const int64_t count = (h.end[oh] - h.begin[oh]) * (w.end[ow] - w.begin[ow]);
-          std::fill(acc.begin(), acc.end(), static_cast<int32_t>(-zp * count));
+          std::fill(acc.begin(), acc.end(), -zp * count);
           for (int64_t ih = h.begin[oh]; ih < h.end[oh]; ++ih)
             for (int64_t iw = w.begin[ow]; iw < w.end[ow]; ++iw) {
               const T* xp = x + n * xs[0] + ih * xs[2] + iw * xs[3];
@@ -304,7 +374,7 @@ void avg_pool_loop(const T* x, T* y, const int64_t* sizes, const int64_t* xs, co
           const float m = multiplier(oh, ow, count);
           T* yp = y + n * ys[0] + oh * ys[2] + ow * ys[3];
           for (int64_t c = 0; c < C; ++c)
-            yp[c] = saturate<T>(zp + static_cast<int64_t>(std::nearbyint(static_cast<float>(acc[c]) * m)));
+            yp[c] = saturate<T>(zp + round_to_int(static_cast<float>(acc[c]) * m));
         }
       }
     });
@@ -318,11 +388,11 @@ void avg_pool_loop(const T* x, T* y, const int64_t* sizes, const int64_t* xs, co
       for (int64_t oh = 0; oh < oH; ++oh)
         for (int64_t ow = 0; ow < oW; ++ow) {
           const int64_t count = (h.end[oh] - h.begin[oh]) * (w.end[ow] - w.begin[ow]);
-          int32_t acc = static_cast<int32_t>(-zp * count);
+          int64_t acc = -zp * count;
           for (int64_t ih = h.begin[oh]; ih < h.end[oh]; ++ih)
             for (int64_t iw = w.begin[ow]; iw < w.end[ow]; ++iw) acc += xp[ih * xs[2] + iw * xs[3]];
           const float v = static_cast<float>(acc) * multiplier(oh, ow, count) + static_cast<float>(zp);
-          yp[oh * ys[2] + ow * ys[3]] = saturate<T>(static_cast<int64_t>(std::nearbyint(v)));
+          yp[oh * ys[2] + ow * ys[3]] = saturate<T>(round_to_int(v));
         }
     }
   });
@@ -359,8 +429,7 @@ Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::op
   const float inv_scale = 1.0f / static_cast<float>(q.scale);
   auto bound = [&](const Scalar& v) {
     const float t = static_cast<float>(v.toDouble()) * inv_scale;
-    return std::clamp<int64_t>(static_cast<int64_t>(static_cast<float>(q.zero_point) + std::nearbyint(t)),
-                               qmin(q.dtype), qmax(q.dtype));
+    return std::clamp<int64_t>(q.zero_point + round_to_int(t), qmin(q.dtype), qmax(q.dtype));
   };
   const int64_t lo = min ? bound(*min) : qmin(q.dtype), hi = max ? bound(*max) : qmax(q.dtype);
   const Tensor raw = raw_view(self);
@@ -392,6 +461,8 @@ Tensor add_requant(const Tensor& qa, const Tensor& qb, double scale, int64_t zer
 Tensor mul_requant(const Tensor& qa, const Tensor& qb, double scale, int64_t zero_point, bool relu) {
   return dispatch::call<QuantizedMulOp>(qa, qb, scale, zero_point, relu);
 }
+Tensor add_scalar(const Tensor& qa, double other) { return dispatch::call<QuantizedAddScalarOp>(qa, other); }
+Tensor mul_scalar(const Tensor& qa, double other) { return dispatch::call<QuantizedMulScalarOp>(qa, other); }
 Tensor cat_requant(TensorList tensors, int64_t dim, std::optional<double> scale, std::optional<int64_t> zero_point) {
   return dispatch::call<QuantizedCatOp>(tensors, dim, scale, zero_point);
 }

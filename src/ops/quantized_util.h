@@ -54,6 +54,10 @@ Tensor hardswish(const Tensor& self, double scale, int64_t zero_point);
 // torch.ops.quantized.add / add_relu / mul / mul_relu / cat: requantized to (scale, zero_point).
 Tensor add_requant(const Tensor& qa, const Tensor& qb, double scale, int64_t zero_point, bool relu);
 Tensor mul_requant(const Tensor& qa, const Tensor& qb, double scale, int64_t zero_point, bool relu);
+// torch.ops.quantized.add_scalar / mul_scalar: the output parameters follow from the scalar
+// (PyTorch's rules: shifted zero point, or scale and zero point covering the shifted range).
+Tensor add_scalar(const Tensor& qa, double other);
+Tensor mul_scalar(const Tensor& qa, double other);
 Tensor cat_requant(TensorList tensors, int64_t dim, std::optional<double> scale, std::optional<int64_t> zero_point);
 
 // torch.ops.quantized.batch_norm2d: eval-mode batch norm of a 4-D input with the

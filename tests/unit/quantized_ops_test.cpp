@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
@@ -79,6 +80,12 @@ cases = {
   'cat': lambda: Q.cat([x, y], 1, 0.07, zo),
   'cat_dim0': lambda: Q.cat([x, y], 0, 0.07, zo),
   'cat_first_qparams': lambda: Q.cat([x, y], 3, None, None),
+  'add_scalar_shift': lambda: Q.add_scalar(x, 0.35),
+  'add_scalar_above': lambda: Q.add_scalar(x, 7.0),
+  'add_scalar_below': lambda: Q.add_scalar(x, -9.0),
+  'mul_scalar': lambda: Q.mul_scalar(x, 1.7),
+  'mul_scalar_negative': lambda: Q.mul_scalar(x, -0.6),
+  'mul_scalar_zero': lambda: Q.mul_scalar(x, 0.0),
   'batch_norm2d': lambda: Q.batch_norm2d(x, bn.weight, bn.bias, bn.running_mean, bn.running_var, bn.eps, 0.06, zo),
 }
 with open(d + '/out.txt', 'w') as out:
@@ -158,6 +165,12 @@ std::map<std::string, std::function<Tensor()>> ember_cases(const Inputs& in, boo
       {"cat", [&, zo] { return qf::cat({in.x, in.y}, 1, 0.07, zo); }},
       {"cat_dim0", [&, zo] { return qf::cat({in.x, in.y}, 0, 0.07, zo); }},
       {"cat_first_qparams", [&] { return qf::cat({in.x, in.y}, 3, std::nullopt, std::nullopt); }},
+      {"add_scalar_shift", [&] { return qf::add_scalar(in.x, 0.35); }},
+      {"add_scalar_above", [&] { return qf::add_scalar(in.x, 7.0); }},
+      {"add_scalar_below", [&] { return qf::add_scalar(in.x, -9.0); }},
+      {"mul_scalar", [&] { return qf::mul_scalar(in.x, 1.7); }},
+      {"mul_scalar_negative", [&] { return qf::mul_scalar(in.x, -0.6); }},
+      {"mul_scalar_zero", [&] { return qf::mul_scalar(in.x, 0.0); }},
       {"batch_norm2d", [&, zo] { return nnq::BatchNorm2dImpl::from_float(*test_batch_norm(), 0.06, zo)->forward(in.x); }},
   };
 }
@@ -271,6 +284,13 @@ TEST(QuantizedOps, FloatFunctionalPrepareConvert) {
   // each op's output rounded to the observed range's quantum, the inputs' too
   const double tolerance = 4 * net.ff->qfunctional->scale;
   EXPECT_LE((got - want).abs().max().item<double>(), tolerance);
+  // add_scalar and mul_scalar: float before convert, quantized::add_scalar/mul_scalar after
+  const Tensor q = ember::quantize_per_tensor(data, 0.02, 128, ember::kQUInt8);
+  EXPECT_TRUE(ember::equal(net.ff->add_scalar(q, 0.5).int_repr(), qf::add_scalar(q, 0.5).int_repr()));
+  EXPECT_EQ(net.ff->mul_scalar(q, -2.0).q_scale(), qf::mul_scalar(q, -2.0).q_scale());
+  nnq::FloatFunctional plain;
+  EXPECT_TRUE(ember::allclose(plain->add_scalar(data, 0.5), data + 0.5));
+  EXPECT_TRUE(ember::allclose(plain->mul_scalar(data, -2.0), data * -2.0));
   std::ostringstream s;
   net.ff->pretty_print(s);
   EXPECT_NE(s.str().find("QFunctional(scale="), std::string::npos);
@@ -293,6 +313,13 @@ TEST(QuantizedOps, BadInput) {
   expect_error([&] { qf::add(qu, qu, -1.0, 0); }, {"quantized::add", "scale must be finite and positive"});
   expect_error([&] { qf::add(qu, qu, 0.1, 300); }, {"quantized::add", "zero_point 300", "[0, 255]"});
   expect_error([&] { qf::add(qu.select(0, 0), qu, 0.1, 0); }, {"quantized::add", "must broadcast"});
+  expect_error([&] { qf::add_scalar(qu, std::nan("")); }, {"quantized::add_scalar", "finite"});
+  expect_error([&] { qf::mul_scalar(qu, HUGE_VAL); }, {"quantized::mul_scalar", "finite and positive"});
+  expect_error([&] { qf::mul_scalar(f, 2.0); }, {"quantized::mul_scalar", "expected a quantized tensor"});
+  // an output scale whose float inverse overflows: saturated integers, no undefined conversion
+  const Tensor tiny = qf::add(qu, qu, 1e-40, 0);
+  EXPECT_EQ(tiny.int_repr().max().item<int64_t>(), 255);
+  EXPECT_EQ(tiny.int_repr().min().item<int64_t>(), 0);
   expect_error([&] { qf::cat({qu, qs}, 0, 0.1, 0); }, {"quantized::cat", "same"});
   expect_error([&] { ember::hardswish(qu); }, "hardswish");  // PyTorch has no aten::hardswish for quantized
   expect_error([&] { ember::sigmoid_(const_cast<Tensor&>(qu)); }, "sigmoid_");

@@ -28,6 +28,11 @@ Tensor add(const Tensor& qa, const Tensor& qb, double scale, int64_t zero_point)
 Tensor add_relu(const Tensor& qa, const Tensor& qb, double scale, int64_t zero_point);
 Tensor mul(const Tensor& qa, const Tensor& qb, double scale, int64_t zero_point);
 Tensor mul_relu(const Tensor& qa, const Tensor& qb, double scale, int64_t zero_point);
+// torch.ops.quantized.add_scalar / mul_scalar: x + c and x * c with the output parameters PyTorch
+// derives from c (add: the zero point shifted by round(c / scale) while it stays in range, else
+// the range requantized; mul: the scale times |c|, the integers mirrored for c < 0, zeros for 0).
+Tensor add_scalar(const Tensor& qa, double other);
+Tensor mul_scalar(const Tensor& qa, double other);
 // torch.ops.quantized.cat(qx, dim, scale, zero_point): the tensors (one dtype) dequantized, joined
 // along dim and quantized (by default with the first tensor's parameters).
 Tensor cat(TensorList tensors, int64_t dim, std::optional<double> scale, std::optional<int64_t> zero_point);
@@ -74,12 +79,15 @@ class BatchNorm2dImpl : public Module {
 EMBER_MODULE(BatchNorm2d);
 
 // PyTorch's QFunctional: add, mul, cat and add_relu of quantized tensors, requantized to the
-// module's scale and zero point (those an observer of the float model's result chose).
+// module's scale and zero point (those an observer of the float model's result chose);
+// add_scalar and mul_scalar with the parameters functional::add_scalar/mul_scalar derive.
 class QFunctionalImpl : public Module {
  public:
   explicit QFunctionalImpl(double scale = 1.0, int64_t zero_point = 0);
   Tensor add(const Tensor& x, const Tensor& y);
+  Tensor add_scalar(const Tensor& x, double y);
   Tensor mul(const Tensor& x, const Tensor& y);
+  Tensor mul_scalar(const Tensor& x, double y);
   Tensor cat(TensorList tensors, int64_t dim = 0);
   Tensor add_relu(const Tensor& x, const Tensor& y);
   void pretty_print(std::ostream& stream) const override;
@@ -90,12 +98,15 @@ EMBER_MODULE(QFunctional);
 
 // PyTorch's FloatFunctional: add, mul, cat and add_relu of float tensors as modules, so that
 // quantization::prepare can observe their results (activation_post_process) and convert can
-// quantize them. C++ code holds its modules directly, so convert does not swap this module for a
+// quantize them; add_scalar and mul_scalar are not observed (their quantized forms derive their
+// parameters), as PyTorch's. C++ code holds its modules directly, so convert does not swap this module for a
 // QFunctional as PyTorch's does: it gives it one (`qfunctional`), which its methods then run.
 class FloatFunctionalImpl : public Module {
  public:
   Tensor add(const Tensor& x, const Tensor& y);
+  Tensor add_scalar(const Tensor& x, double y);
   Tensor mul(const Tensor& x, const Tensor& y);
+  Tensor mul_scalar(const Tensor& x, double y);
   Tensor cat(TensorList tensors, int64_t dim = 0);
   Tensor add_relu(const Tensor& x, const Tensor& y);
   void pretty_print(std::ostream& stream) const override;

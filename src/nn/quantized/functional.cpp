@@ -28,6 +28,8 @@ Tensor mul(const Tensor& qa, const Tensor& qb, double scale, int64_t zero_point)
 Tensor mul_relu(const Tensor& qa, const Tensor& qb, double scale, int64_t zero_point) {
   return ember::quantized::mul_requant(qa, qb, scale, zero_point, true);
 }
+Tensor add_scalar(const Tensor& qa, double other) { return ember::quantized::add_scalar(qa, other); }
+Tensor mul_scalar(const Tensor& qa, double other) { return ember::quantized::mul_scalar(qa, other); }
 Tensor cat(TensorList tensors, int64_t dim, std::optional<double> scale, std::optional<int64_t> zero_point) {
   return ember::quantized::cat_requant(tensors, dim, scale, zero_point);
 }
@@ -77,7 +79,9 @@ void BatchNorm2dImpl::pretty_print(std::ostream& stream) const {
 
 QFunctionalImpl::QFunctionalImpl(double scale_, int64_t zero_point_) : scale(scale_), zero_point(zero_point_) {}
 Tensor QFunctionalImpl::add(const Tensor& x, const Tensor& y) { return functional::add(x, y, scale, zero_point); }
+Tensor QFunctionalImpl::add_scalar(const Tensor& x, double y) { return functional::add_scalar(x, y); }
 Tensor QFunctionalImpl::mul(const Tensor& x, const Tensor& y) { return functional::mul(x, y, scale, zero_point); }
+Tensor QFunctionalImpl::mul_scalar(const Tensor& x, double y) { return functional::mul_scalar(x, y); }
 Tensor QFunctionalImpl::cat(TensorList tensors, int64_t dim) {
   return functional::cat(tensors, dim, scale, zero_point);
 }
@@ -93,6 +97,12 @@ Tensor FloatFunctionalImpl::observe(const Tensor& r) {
 }
 Tensor FloatFunctionalImpl::add(const Tensor& x, const Tensor& y) {
   return qfunctional ? qfunctional->add(x, y) : observe(ember::add(x, y));
+}
+Tensor FloatFunctionalImpl::add_scalar(const Tensor& x, double y) {
+  return qfunctional ? qfunctional->add_scalar(x, y) : ember::add(x, y);
+}
+Tensor FloatFunctionalImpl::mul_scalar(const Tensor& x, double y) {
+  return qfunctional ? qfunctional->mul_scalar(x, y) : ember::mul(x, y);
 }
 Tensor FloatFunctionalImpl::mul(const Tensor& x, const Tensor& y) {
   return qfunctional ? qfunctional->mul(x, y) : observe(ember::mul(x, y));
