@@ -10,7 +10,6 @@
 #include "ember/factory.h"
 #include "ember/nn/intrinsic.h"
 #include "ember/nn/modules/activation.h"
-#include "ember/nn/modules/dropout.h"
 #include "ember/nn/modules/pooling.h"
 #include "ember/nn/quantized.h"
 
@@ -145,6 +144,10 @@ Node* insert_observer(GraphModule& gm, Node* input, const quantization::QConfig&
 
 bool is_observer(const Node& n) { return n.op() == OpKind::CallModule && n.target().rfind(kObserverPrefix, 0) == 0; }
 
+// The mark prepare_fx leaves on the layers it prepared for int8 (meta), which convert_fx converts:
+// another layer may read an observed value without being quantized (its qconfig is none).
+constexpr const char* kQuantizeMark = "quantize";
+
 }  // namespace
 
 std::shared_ptr<GraphModule> prepare_fx(std::shared_ptr<GraphModule> traced, const QConfigMapping& mapping) {
@@ -153,6 +156,12 @@ std::shared_ptr<GraphModule> prepare_fx(std::shared_ptr<GraphModule> traced, con
   EMBER_CHECK(!gm.is_training(), "prepare_fx",
               "post-training static quantization needs the model in eval mode (call eval() first); Ember has no "
               "prepare_qat_fx yet");
+  // qconfigs go by the modules' names in the model: fusion renames the nodes' targets
+  // ("conv1" -> "conv1_fused_relu") but keeps the nodes
+  std::unordered_map<const Node*, std::string> module_name;
+  for (const Node* n : gm.graph().nodes())
+    if (n->op() == OpKind::CallModule) module_name.emplace(n, n->target());
+  auto qconfig_of = [&](const Node* n) { return mapping.qconfig_for(module_name.at(n)); };
   fuse_conv_bn(gm);
   remove_identities(gm);
   fuse_conv_relu(gm);
@@ -168,15 +177,15 @@ std::shared_ptr<GraphModule> prepare_fx(std::shared_ptr<GraphModule> traced, con
       continue;
     }
     if (n->op() != OpKind::CallModule || !quantizable(gm.submodule(n->target()).get())) continue;
-    const std::optional<quantization::QConfig> qconfig = mapping.qconfig_for(n->target());
+    const std::optional<quantization::QConfig> qconfig = qconfig_of(n);
     Node* in = first_input(*n);
     if (!qconfig || !in || n->args().size() != 1) continue;
-    EMBER_CHECK(qconfig->activation, "prepare_fx", "the qconfig of ", n->target(), " has no activation observer");
+    EMBER_CHECK(qconfig->activation, "prepare_fx", "the qconfig of ", module_name.at(n), " has no activation observer");
     if (!observed.count(in)) {  // the input observed once, for every quantized layer reading it
       std::vector<Node*> readers;
       for (Node* u : in->users())
         if (u->op() == OpKind::CallModule && quantizable(gm.submodule(u->target()).get()) &&
-            mapping.qconfig_for(u->target()))
+            qconfig_of(u))
           readers.push_back(u);
       Node* obs = insert_observer(gm, in, *qconfig, count, readers);
       observed[in] = observed[obs] = obs;
@@ -184,6 +193,7 @@ std::shared_ptr<GraphModule> prepare_fx(std::shared_ptr<GraphModule> traced, con
     std::vector<Node*> users = n->users();
     Node* obs = insert_observer(gm, n, *qconfig, count, users);
     observed[n] = observed[obs] = obs;
+    n->meta[kQuantizeMark] = jit::IValue(true);
   }
   EMBER_CHECK(count > 0, "prepare_fx", "the model has no layer with an int8 form (Conv1d/2d/3d, Linear) that the "
               "qconfig mapping quantizes");
@@ -271,7 +281,7 @@ std::shared_ptr<GraphModule> convert_fx(std::shared_ptr<GraphModule> prepared) {
       g.erase_node(n);
       continue;
     }
-    if (n->op() == OpKind::CallModule && in && quantized.count(in) && quantizable(gm.submodule(n->target()).get())) {
+    if (n->op() == OpKind::CallModule && in && quantized.count(in) && n->meta.count(kQuantizeMark)) {
       // its output observer (prepare put one after each quantized layer) gives its qparams
       Node* out_obs = nullptr;
       for (Node* u : n->users())

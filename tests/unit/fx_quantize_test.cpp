@@ -119,6 +119,19 @@ TEST(FxQuantize, ModuleNameQConfigLeavesALayerFloat) {
   const Tensor float_out = net->forward(example), q_out = converted->forward(example);
   const double range = (float_out.max() - float_out.min()).item<double>();
   EXPECT_LT((q_out - float_out).abs().max().item<double>(), 0.05 * range);
+
+  // a layer that prepare_fx fuses (fc1 with its relu) goes by its name in the model too
+  auto fc1_float = ember::fx::get_default_qconfig_mapping().set_module_name("fc1", std::nullopt);
+  auto prepared1 = ember::fx::prepare_fx(net, fc1_float, example);
+  for (int i = 0; i < 4; ++i) prepared1->forward(ember::rand({2, 3, 7, 7}));
+  auto converted1 = ember::fx::convert_fx(prepared1);
+  bool fused_float = false;
+  for (const ember::fx::Node* n : converted1->graph().nodes())
+    if (n->op() == ember::fx::OpKind::CallModule &&
+        std::dynamic_pointer_cast<ember::nn::intrinsic::LinearReLUImpl>(converted1->submodule(n->target())))
+      fused_float = true;
+  EXPECT_TRUE(fused_float) << converted1->code();
+  EXPECT_LT((converted1->forward(example) - float_out).abs().max().item<double>(), 0.05 * range);
 }
 
 std::shared_ptr<ember::fx::GraphModule> quantized(SmallNet& net, uint64_t seed) {

@@ -33,10 +33,10 @@ class Int8Linear {
 // quantized conv: y = clamp(y_zero_point + round(act(x_scale * w_scale[c] / y_scale *
 // (sum (x - x_zero_point) * w + bias[c] / (x_scale * w_scale[c]))))), x and y uint8 in
 // channels-last order, w int8 symmetric (zero point 0), act ReLU or none. oneDNN 2.x adds the bias
-// to the int32 sums before the output scales, hence its division; the scales and zero points are
-// run-time arguments, the scales (oneDNN 2.6 takes them only when the primitive is made) part of
-// the primitive: one per input shape and pair of scales, cached per thread (onednn::cached) with
-// the weight in its layout.
+// to the int32 sums before the output scales, hence its division. The zero points are run-time
+// arguments; the scales are part of the primitive (oneDNN 2.6 takes them only when it is made):
+// one primitive per input shape and pair of scales, cached per thread (onednn::cached) with the
+// weight in its layout.
 struct Int8ConvGeometry {
   std::vector<int64_t> stride, padding_l, padding_r, dilation;  // one per spatial dim; dilation 1 = dense
   int64_t groups = 1;

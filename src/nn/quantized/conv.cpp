@@ -2,6 +2,7 @@
 // convolution (kernels::Int8Conv).
 #include <cmath>
 #include <sstream>
+#include <tuple>
 #include <variant>
 
 #include "ember/factory.h"
@@ -84,9 +85,7 @@ ConvNdImpl<D>::ConvNdImpl(const Tensor& qweight, const std::optional<Tensor>& bi
                           double scale, int64_t zero_point, bool relu)
     : qweight_(qweight), bias_(bias), options_(options), relu_(relu) {
   const char* op = conv_name(D, relu);
-  EMBER_CHECK(std::isfinite(scale) && scale > 0, op, "the output scale must be finite and positive, got ", scale);
-  EMBER_CHECK(zero_point >= 0 && zero_point <= 255, op, "the output zero point must be in [0, 255] (quint8), got ",
-              zero_point);
+  std::tie(scale_, zero_point_) = detail::register_output_qparams(*this, op, scale, zero_point);
   EMBER_CHECK(qweight.defined() && qweight.is_quantized() && qweight.dtype() == kQInt8 &&
                   qweight.dim() == static_cast<int64_t>(D) + 2,
               op, "expected a ", D + 2, "-D qint8 quantized weight [out, in / groups, kernel...], got ",
@@ -132,8 +131,6 @@ ConvNdImpl<D>::ConvNdImpl(const Tensor& qweight, const std::optional<Tensor>& bi
   packed_->get(op, qweight_, bias_);  // prepared now, so that a bad weight or bias raises here
   register_buffer("weight", qweight_);
   if (bias_) register_buffer("bias", *bias_);
-  scale_ = register_buffer("scale", scalar_tensor(scale, TensorOptions().dtype(kDouble)));
-  zero_point_ = register_buffer("zero_point", scalar_tensor(zero_point, TensorOptions().dtype(kLong)));
 }
 
 template <size_t D>

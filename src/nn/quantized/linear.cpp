@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <tuple>
 
 #include "ember/autograd.h"
 #include "ember/factory.h"
@@ -68,16 +69,6 @@ std::shared_ptr<LinearImpl::Packed> register_and_pack(Module& m, const char* op,
   return packed;
 }
 
-// The output's scale and zero point as a module keeps them (0-dim buffers, so that they load with
-// the weights), read back checked.
-std::pair<Tensor, Tensor> output_qparams(Module& m, const char* op, double scale, int64_t zero_point) {
-  EMBER_CHECK(std::isfinite(scale) && scale > 0, op, "the output scale must be finite and positive, got ", scale);
-  EMBER_CHECK(zero_point >= 0 && zero_point <= 255, op, "the output zero point must be in [0, 255] (quint8), got ",
-              zero_point);
-  Tensor s = m.register_buffer("scale", scalar_tensor(scale, TensorOptions().dtype(kDouble)));
-  Tensor z = m.register_buffer("zero_point", scalar_tensor(zero_point, TensorOptions().dtype(kLong)));
-  return {s, z};
-}
 
 // PyTorch's from_float for both: W observed by a PerChannelMinMaxObserver(qint8, per_channel_symmetric)
 std::pair<Tensor, std::optional<Tensor>> quantized_weight_and_bias(const nn::LinearImpl& linear) {
@@ -114,9 +105,7 @@ std::string kernel_name(LinearImpl::Packed& p, const Tensor& w, const std::optio
 LinearImpl::LinearImpl(const Tensor& qweight, const std::optional<Tensor>& bias, double scale, int64_t zero_point)
     : qweight_(qweight), bias_(bias) {
   const char* op = "QuantizedLinear";
-  auto qparams = output_qparams(*this, op, scale, zero_point);
-  scale_ = qparams.first;
-  zero_point_ = qparams.second;
+  std::tie(scale_, zero_point_) = detail::register_output_qparams(*this, op, scale, zero_point);
   packed_ = register_and_pack(*this, op, qweight_, bias_);
 }
 
