@@ -186,6 +186,20 @@ class FusedMovingAvgObsFakeQuantizeImpl : public FakeQuantizeImpl {
 };
 EMBER_MODULE(FusedMovingAvgObsFakeQuantize);
 
+// PyTorch's enable_observer, disable_observer, enable_fake_quant and disable_fake_quant: applied to
+// a model (model->apply(quantization::disable_observer)) they switch every FakeQuantize in it (the
+// other modules are left alone), e.g. to freeze the qparams for the last steps of QAT.
+void enable_observer(nn::Module& module);
+void disable_observer(nn::Module& module);
+void enable_fake_quant(nn::Module& module);
+void disable_fake_quant(nn::Module& module);
+
+namespace detail {
+// PyTorch's _quantize_weight: a float weight quantized to qint8 with the qparams its observer or
+// fake quantizer chose (per tensor, or per channel along the observer's axis).
+Tensor quantize_weight(const Tensor& weight, const ObserverOrFakeQuantize& observer);
+}  // namespace detail
+
 // PyTorch's QConfig: how to observe activations and weights (factories: each call makes a new
 // observer or fake quantizer).
 struct QConfig {
@@ -236,6 +250,17 @@ EMBER_MODULE(DeQuantStub);
 int64_t prepare(nn::Module& model, const QConfig& qconfig = get_default_qconfig());
 int64_t convert(nn::Module& model);
 
+// Quantization-aware training, as torch.ao.quantization.prepare_qat, in place, on a model in
+// training mode: every layer prepare would observe gets a fake quantizer of its output
+// (qconfig.activation, activation_post_process), and the Linear and Conv layers among them
+// (fused ones included: LinearReLU, ConvReLU, ConvBn, ConvBnReLU) one of their weight
+// (qconfig.weight, a submodule weight_fake_quant of the Linear or Conv), which forward applies.
+// Train as usual (the fake quantizers' qparams follow the weights and activations; a ConvBn keeps
+// training its batch norm on the folded weight), then eval() and convert(model) as after prepare:
+// each weight is quantized with the qparams its fake quantizer chose, ConvBn's batch norm folded
+// first. Returns the number of modules prepared.
+int64_t prepare_qat(nn::Module& model, const QConfig& qconfig = get_default_qat_qconfig());
+
 // torch.ao.quantization.fuse_modules, in place: each group of module names (dotted paths reach
 // nested modules: {{"features.0", "features.1", "features.2"}, ...}) becomes one module under the
 // first name and Identity under the others. Patterns: conv-bn and linear-bn (eval mode: the batch
@@ -245,6 +270,10 @@ int64_t convert(nn::Module& model);
 // members, which replacing them in the tree would not change. Training-mode batch-norm folding
 // (PyTorch's ConvBn QAT modules) raises. Every group is checked before any is fused.
 void fuse_modules(nn::Module& model, const std::vector<std::vector<std::string>>& modules_to_fuse);
+// torch.ao.quantization.fuse_modules_qat, for quantization-aware training: as fuse_modules, but
+// conv-bn and conv-bn-relu become nn::intrinsic::ConvBn{1,2,3}d / ConvBnReLU{1,2,3}d, which keep
+// the batch norm (in either mode; prepare_qat then folds it into the weight as it trains).
+void fuse_modules_qat(nn::Module& model, const std::vector<std::vector<std::string>>& modules_to_fuse);
 
 // PyTorch's quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8): every nn::Linear in the
 // module tree (model included) computes in int8 from now on (its weight quantized per channel

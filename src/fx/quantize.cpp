@@ -1,4 +1,4 @@
-// FX graph-mode post-training static quantization: prepare_fx and convert_fx
+// FX graph-mode quantization: prepare_fx, prepare_qat_fx and convert_fx
 // (include/ember/fx/quantize.h).
 #include "ember/fx/quantize.h"
 
@@ -41,19 +41,31 @@ QConfigMapping get_default_qconfig_mapping(const std::string& backend) {
   return QConfigMapping().set_global(quantization::get_default_qconfig(backend));
 }
 
+QConfigMapping get_default_qat_qconfig_mapping(const std::string& backend) {
+  return QConfigMapping().set_global(quantization::get_default_qat_qconfig(backend));
+}
+
 namespace {
 
 constexpr const char* kObserverPrefix = "activation_post_process_";
 constexpr int64_t kQUInt8Code = 13;  // PyTorch's ScalarType code of quint8, as graphs spell dtypes
 
-// The layers that have an int8 form.
-bool quantizable(const nn::Module* m) {
-  return dynamic_cast<const nn::Conv1dImpl*>(m) || dynamic_cast<const nn::Conv2dImpl*>(m) ||
-         dynamic_cast<const nn::Conv3dImpl*>(m) || dynamic_cast<const nn::intrinsic::ConvReLU1dImpl*>(m) ||
-         dynamic_cast<const nn::intrinsic::ConvReLU2dImpl*>(m) ||
-         dynamic_cast<const nn::intrinsic::ConvReLU3dImpl*>(m) || dynamic_cast<const nn::LinearImpl*>(m) ||
-         dynamic_cast<const nn::intrinsic::LinearReLUImpl*>(m);
+// A layer that has an int8 form: the Linear or Conv holding its weight, and that module's slot
+// for the weight's fake quantizer (quantization-aware training); {nullptr, nullptr} for others.
+std::pair<nn::Module*, std::shared_ptr<quantization::ObserverOrFakeQuantize>*> weight_layer(nn::Module* m) {
+  auto conv = [&]<size_t D>() -> std::pair<nn::Module*, std::shared_ptr<quantization::ObserverOrFakeQuantize>*> {
+    if (auto* c = dynamic_cast<nn::ConvNdImpl<D>*>(m)) return {c, &c->weight_fake_quant};
+    if (auto* f = dynamic_cast<nn::intrinsic::ConvReLUImpl<D>*>(m)) return {f->conv.get(), &f->conv->weight_fake_quant};
+    if (auto* f = dynamic_cast<nn::intrinsic::ConvBnImpl<D>*>(m)) return {f->conv.get(), &f->conv->weight_fake_quant};
+    return {nullptr, nullptr};
+  };
+  if (auto* l = dynamic_cast<nn::LinearImpl*>(m)) return {l, &l->weight_fake_quant};
+  if (auto* f = dynamic_cast<nn::intrinsic::LinearReLUImpl*>(m)) return {f->linear.get(), &f->linear->weight_fake_quant};
+  for (auto found : {conv.template operator()<1>(), conv.template operator()<2>(), conv.template operator()<3>()})
+    if (found.first) return found;
+  return {nullptr, nullptr};
 }
+bool quantizable(const std::shared_ptr<nn::Module>& m) { return weight_layer(m.get()).first != nullptr; }
 
 Node* first_input(const Node& n) {
   return !n.args().empty() && n.args()[0].is_node() ? n.args()[0].node() : nullptr;
@@ -126,6 +138,44 @@ void fuse_linear_relu(GraphModule& gm) {
   }
 }
 
+// Quantization-aware training's fusion: a Conv{1,2,3}d read only by a BatchNorm of its dimension
+// (and that only by a ReLU, module or op) becomes nn::intrinsic::ConvBn (ConvBnReLU) of the two
+// (three) modules, which keeps training the batch norm.
+void fuse_conv_bn_qat(GraphModule& gm) {
+  Graph& g = gm.graph();
+  auto is_relu = [&](const Node* n) {
+    if (n->args().size() != 1 || !n->kwargs().empty()) return false;
+    if (n->op() == OpKind::CallFunction) return n->target() == "relu" || n->target() == "relu_";
+    return n->op() == OpKind::CallModule && std::dynamic_pointer_cast<nn::ReLUImpl>(gm.submodule(n->target()));
+  };
+  auto fuse = [&]<size_t D>(Node* conv_node, Node* bn_node) {
+    auto conv = std::dynamic_pointer_cast<nn::ConvNdImpl<D>>(gm.submodule(conv_node->target()));
+    auto bn = std::dynamic_pointer_cast<nn::BatchNormImpl<D>>(gm.submodule(bn_node->target()));
+    if (!conv || !bn || conv->options.out_channels() != bn->options.num_features()) return false;
+    Node* relu = bn_node->users().size() == 1 && is_relu(bn_node->users()[0]) ? bn_node->users()[0] : nullptr;
+    std::shared_ptr<nn::intrinsic::ConvBnImpl<D>> fused;
+    nn::intrinsic::ConvHolder<D> c(std::static_pointer_cast<typename nn::intrinsic::ConvHolder<D>::Impl>(conv));
+    nn::intrinsic::BatchNormHolder<D> b(std::static_pointer_cast<typename nn::intrinsic::BatchNormHolder<D>::Impl>(bn));
+    if (relu) fused = std::make_shared<nn::intrinsic::ConvBnReLUFor<D>>(c, b);
+    else fused = std::make_shared<nn::intrinsic::ConvBnFor<D>>(c, b);
+    fused->train(conv->is_training());
+    conv_node->set_target(add_module_for(gm, conv_node->target(), relu ? "_bn_relu" : "_bn", fused));
+    for (Node* gone : {relu, bn_node}) {
+      if (!gone) continue;
+      gone->replace_all_uses_with(conv_node);
+      g.erase_node(gone);
+    }
+    return true;
+  };
+  for (Node* bn : g.nodes()) {
+    if (bn->erased() || bn->op() != OpKind::CallModule || bn->args().size() != 1 || !bn->kwargs().empty()) continue;
+    Node* conv = first_input(*bn);
+    if (!conv || conv->op() != OpKind::CallModule || conv->users().size() != 1) continue;
+    fuse.template operator()<1>(conv, bn) || fuse.template operator()<2>(conv, bn) ||
+        fuse.template operator()<3>(conv, bn);
+  }
+}
+
 // An observer node reading `input`, placed right after it; the given users read it instead.
 Node* insert_observer(GraphModule& gm, Node* input, const quantization::QConfig& qconfig, size_t& count,
                       const std::vector<Node*>& users) {
@@ -150,20 +200,33 @@ constexpr const char* kQuantizeMark = "quantize";
 
 }  // namespace
 
-std::shared_ptr<GraphModule> prepare_fx(std::shared_ptr<GraphModule> traced, const QConfigMapping& mapping) {
-  EMBER_CHECK(traced, "prepare_fx", "expected a traced module, got null");
+namespace {
+
+// prepare_fx and prepare_qat_fx (qat: batch norms kept in ConvBn modules, the weights of the
+// prepared layers fake-quantized).
+std::shared_ptr<GraphModule> prepare(std::shared_ptr<GraphModule> traced, const QConfigMapping& mapping, bool qat) {
+  const char* op = qat ? "prepare_qat_fx" : "prepare_fx";
+  EMBER_CHECK(traced, op, "expected a traced module, got null");
   GraphModule& gm = *traced;
-  EMBER_CHECK(!gm.is_training(), "prepare_fx",
-              "post-training static quantization needs the model in eval mode (call eval() first); Ember has no "
-              "prepare_qat_fx yet");
+  if (qat) {
+    EMBER_CHECK(gm.is_training(), op, "quantization-aware training needs the model in training mode (call train() "
+                "first; prepare_fx prepares a model in eval mode)");
+  } else {
+    EMBER_CHECK(!gm.is_training(), op, "post-training static quantization needs the model in eval mode (call eval() "
+                "first; prepare_qat_fx prepares a model in training mode)");
+  }
   // qconfigs go by the modules' names in the model: fusion renames the nodes' targets
   // ("conv1" -> "conv1_fused_relu") but keeps the nodes
   std::unordered_map<const Node*, std::string> module_name;
   for (const Node* n : gm.graph().nodes())
     if (n->op() == OpKind::CallModule) module_name.emplace(n, n->target());
   auto qconfig_of = [&](const Node* n) { return mapping.qconfig_for(module_name.at(n)); };
-  fuse_conv_bn(gm);
-  remove_identities(gm);
+  if (qat) {
+    fuse_conv_bn_qat(gm);
+  } else {
+    fuse_conv_bn(gm);
+    remove_identities(gm);
+  }
   fuse_conv_relu(gm);
   fuse_linear_relu(gm);
   Graph& g = gm.graph();
@@ -176,15 +239,16 @@ std::shared_ptr<GraphModule> prepare_fx(std::shared_ptr<GraphModule> traced, con
       if (Node* in = first_input(*n); in && observed.count(in)) observed[n] = observed[in];
       continue;
     }
-    if (n->op() != OpKind::CallModule || !quantizable(gm.submodule(n->target()).get())) continue;
+    if (n->op() != OpKind::CallModule || !quantizable(gm.submodule(n->target()))) continue;
     const std::optional<quantization::QConfig> qconfig = qconfig_of(n);
     Node* in = first_input(*n);
     if (!qconfig || !in || n->args().size() != 1) continue;
-    EMBER_CHECK(qconfig->activation, "prepare_fx", "the qconfig of ", module_name.at(n), " has no activation observer");
+    EMBER_CHECK(qconfig->activation && (!qat || qconfig->weight), op, "the qconfig of ", module_name.at(n),
+                " has no activation observer", qat ? " or no weight fake quantizer" : "");
     if (!observed.count(in)) {  // the input observed once, for every quantized layer reading it
       std::vector<Node*> readers;
       for (Node* u : in->users())
-        if (u->op() == OpKind::CallModule && quantizable(gm.submodule(u->target()).get()) &&
+        if (u->op() == OpKind::CallModule && quantizable(gm.submodule(u->target())) &&
             qconfig_of(u))
           readers.push_back(u);
       Node* obs = insert_observer(gm, in, *qconfig, count, readers);
@@ -194,11 +258,29 @@ std::shared_ptr<GraphModule> prepare_fx(std::shared_ptr<GraphModule> traced, con
     Node* obs = insert_observer(gm, n, *qconfig, count, users);
     observed[n] = observed[obs] = obs;
     n->meta[kQuantizeMark] = jit::IValue(true);
+    if (qat) {  // the layer's weight fake-quantized as it trains
+      auto [owner, slot] = weight_layer(gm.submodule(n->target()).get());
+      if (!*slot) {
+        *slot = qconfig->weight();
+        owner->register_module("weight_fake_quant", *slot);
+      }
+    }
   }
-  EMBER_CHECK(count > 0, "prepare_fx", "the model has no layer with an int8 form (Conv1d/2d/3d, Linear) that the "
+  EMBER_CHECK(count > 0, op, "the model has no layer with an int8 form (Conv1d/2d/3d, Linear) that the "
               "qconfig mapping quantizes");
+  // the modules fusion replaced (their parameters live on in the fused ones)
+  gm.delete_all_unused_submodules();
   gm.recompile();
   return traced;
+}
+
+}  // namespace
+
+std::shared_ptr<GraphModule> prepare_fx(std::shared_ptr<GraphModule> traced, const QConfigMapping& mapping) {
+  return prepare(std::move(traced), mapping, /*qat=*/false);
+}
+std::shared_ptr<GraphModule> prepare_qat_fx(std::shared_ptr<GraphModule> traced, const QConfigMapping& mapping) {
+  return prepare(std::move(traced), mapping, /*qat=*/true);
 }
 
 namespace {
@@ -207,6 +289,7 @@ std::pair<double, int64_t> qparams_of(GraphModule& gm, const Node& obs) {
   auto m = std::dynamic_pointer_cast<quantization::ObserverOrFakeQuantize>(gm.submodule(obs.target()));
   EMBER_CHECK(m, "convert_fx", "the node ", obs.name(), " does not call an observer");
   const auto* base = dynamic_cast<const quantization::ObserverBase*>(m.get());
+  if (const auto* fq = dynamic_cast<const quantization::FakeQuantizeImpl*>(m.get())) base = fq->activation_post_process.get();
   EMBER_CHECK(!base || (base->min_val.numel() > 0 && base->min_val.dim() == 0 &&
                         std::isfinite(base->min_val.item<float>())),
               "convert_fx", "the observer ", obs.target(),
@@ -232,6 +315,15 @@ std::string quantized_module(GraphModule& gm, const std::string& target, double 
     if (auto c = std::dynamic_pointer_cast<nn::ConvNdImpl<D>>(m)) name = add(nnq::ConvImpl<D>::from_float(*c, scale, zp));
     if (auto c = std::dynamic_pointer_cast<nn::intrinsic::ConvReLUImpl<D>>(m))
       name = add(nniq::ConvReLUImpl<D>::from_float(*c, scale, zp));
+    if (auto c = std::dynamic_pointer_cast<nn::intrinsic::ConvBnImpl<D>>(m)) {  // QAT: batch norm folded first
+      const auto conv = c->folded_conv();
+      if (!c->relu) {
+        name = add(nnq::ConvImpl<D>::from_float(*conv, scale, zp));
+      } else {
+        auto [w, b] = nnq::ConvNdImpl<D>::quantized_weight_and_bias(*conv);
+        name = add(std::make_shared<nniq::ConvReLUImpl<D>>(w, b, conv->options, scale, zp));
+      }
+    }
   };
   conv.template operator()<1>();
   conv.template operator()<2>();
@@ -257,6 +349,7 @@ std::shared_ptr<GraphModule> convert_fx(std::shared_ptr<GraphModule> prepared) {
               "data through it first");
   std::unordered_map<const Node*, std::pair<double, int64_t>> qparams;  // every observer's, checked first
   for (Node* obs : observers) qparams[obs] = qparams_of(gm, *obs);
+  remove_identities(gm);  // after quantization-aware training: dropout, now in eval mode
 
   std::unordered_set<const Node*> quantized;  // nodes whose value is a quantized tensor
   for (Node* n : g.nodes()) {

@@ -308,11 +308,18 @@ std::shared_ptr<GraphModule> Tracer::trace(nn::Module& root, const std::vector<T
       proxies.push_back(inputs[i].clone());
       st.map(proxies.back(), st.graph->placeholder(i == 0 ? "x" : "x_" + std::to_string(i)));
     }
+    // Tracing runs the code on the example: what that does to the module's buffers (a batch
+    // norm's running statistics in training mode) is undone afterwards, as PyTorch's symbolic
+    // tracing, which runs nothing, leaves them.
+    std::vector<std::pair<Tensor, Tensor>> buffers;
+    for (const auto& item : root.named_buffers())
+      if (item.value().defined()) buffers.emplace_back(item.value(), item.value().clone());
     jit::IValue out;
     {
       Installed on(st);
       out = fn(proxies);
     }
+    for (auto& [buffer, before] : buffers) buffer.copy_(before);
     st.graph->output(st.output_of(out));
   }
   st.alive.clear();

@@ -665,19 +665,30 @@ Tensor expand(const Tensor& self, IntArrayRef sizes) { return dispatch::call<Exp
 Tensor squeeze(const Tensor& self) { return dispatch::call<SqueezeOp>(self, std::nullopt); }
 Tensor squeeze(const Tensor& self, int64_t dim) { return dispatch::call<SqueezeOp>(self, dim); }
 Tensor unsqueeze(const Tensor& self, int64_t dim) { return dispatch::call<UnsqueezeOp>(self, dim); }
+// flatten enters dispatch as itself (a composite of reshape), so that fx records flatten(x, 1)
+// rather than reshape(x, [the example's batch size, -1]): a traced model keeps taking any batch.
+struct FlattenOp {
+  static constexpr const char* name = "flatten";
+  static constexpr bool composite = true;
+  static constexpr bool conj_aware = true;  // reshape passes the bit on
+  static constexpr bool quantized = true;   // reshape keeps the quantizer
+  static Tensor run(const Tensor& self, int64_t start_dim, int64_t end_dim) {
+    start_dim = maybe_wrap_dim(start_dim, self.dim(), name);
+    end_dim = maybe_wrap_dim(end_dim, self.dim(), name);
+    EMBER_CHECK(start_dim <= end_dim, name, "flatten() has invalid args: start_dim cannot come after end_dim");
+    if (self.dim() == 0) return self.reshape({1});
+    if (start_dim == end_dim) return self;
+    DimVector sizes;
+    for (int64_t d = 0; d < start_dim; ++d) sizes.push_back(self.sizes()[d]);
+    int64_t n = 1;
+    for (int64_t d = start_dim; d <= end_dim; ++d) n *= self.sizes()[d];
+    sizes.push_back(n);
+    for (int64_t d = end_dim + 1; d < self.dim(); ++d) sizes.push_back(self.sizes()[d]);
+    return self.reshape(sizes);
+  }
+};
 Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
-  start_dim = maybe_wrap_dim(start_dim, self.dim(), "flatten");
-  end_dim = maybe_wrap_dim(end_dim, self.dim(), "flatten");
-  EMBER_CHECK(start_dim <= end_dim, "flatten", "flatten() has invalid args: start_dim cannot come after end_dim");
-  if (self.dim() == 0) return self.reshape({1});
-  if (start_dim == end_dim) return self;
-  DimVector sizes;
-  for (int64_t d = 0; d < start_dim; ++d) sizes.push_back(self.sizes()[d]);
-  int64_t n = 1;
-  for (int64_t d = start_dim; d <= end_dim; ++d) n *= self.sizes()[d];
-  sizes.push_back(n);
-  for (int64_t d = end_dim + 1; d < self.dim(); ++d) sizes.push_back(self.sizes()[d]);
-  return self.reshape(sizes);
+  return dispatch::call<FlattenOp>(self, start_dim, end_dim);
 }
 Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes) {
   dim = maybe_wrap_dim(dim, self.dim(), "unflatten", false);

@@ -1,12 +1,13 @@
-// Eager-mode static quantization: QuantStub, DeQuantStub, prepare and convert
-// (torch.ao.quantization.quantize), for Linear, Conv1d/2d/3d, their ReLU fusions and
-// FloatFunctional. docs/quantization.md.
+// Eager-mode static quantization and quantization-aware training: QuantStub, DeQuantStub,
+// prepare, prepare_qat and convert (torch.ao.quantization), for Linear, Conv1d/2d/3d, their ReLU
+// and batch-norm fusions and FloatFunctional. docs/quantization.md.
 #include <cmath>
 #include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "ember/nn/intrinsic.h"
 #include "ember/quantization.h"
 
 namespace ember::quantization {
@@ -51,20 +52,41 @@ struct Quantizable {
   nn::Module* module;
   std::shared_ptr<ObserverOrFakeQuantize>* observer;
   std::function<void(double scale, int64_t zero_point)> convert;
+  // the layer whose weight quantization-aware training fake-quantizes (Linear or Conv), if any
+  nn::Module* weight_owner = nullptr;
+  std::shared_ptr<ObserverOrFakeQuantize>* weight_fake_quant = nullptr;
 };
 
 template <size_t D>
 bool add_conv(nn::Module& m, std::vector<Quantizable>& out) {
   if (auto* c = dynamic_cast<nn::ConvNdImpl<D>*>(&m)) {
-    out.push_back({&m, &c->activation_post_process, [c](double s, int64_t z) {
-                     c->static_quantized = nn::quantized::ConvImpl<D>::from_float(*c, s, z);
-                   }});
+    out.push_back({&m, &c->activation_post_process,
+                   [c](double s, int64_t z) { c->static_quantized = nn::quantized::ConvImpl<D>::from_float(*c, s, z); },
+                   c, &c->weight_fake_quant});
     return true;
   }
   if (auto* f = dynamic_cast<nn::intrinsic::ConvReLUImpl<D>*>(&m)) {
-    out.push_back({&m, &f->activation_post_process, [f](double s, int64_t z) {
+    out.push_back({&m, &f->activation_post_process,
+                   [f](double s, int64_t z) {
                      f->static_quantized = nn::intrinsic::quantized::ConvReLUImpl<D>::from_float(*f, s, z);
-                   }});
+                   },
+                   f->conv.get(), &f->conv->weight_fake_quant});
+    return true;
+  }
+  if (auto* cb = dynamic_cast<nn::intrinsic::ConvBnImpl<D>*>(&m)) {  // and ConvBnReLU
+    out.push_back({&m, &cb->activation_post_process,
+                   [cb](double s, int64_t z) {
+                     // the batch norm's running statistics folded into the weight first
+                     const auto conv = cb->folded_conv();
+                     if (!cb->relu) {
+                       cb->static_quantized = nn::quantized::ConvImpl<D>::from_float(*conv, s, z);
+                       return;
+                     }
+                     auto [w, b] = nn::quantized::ConvNdImpl<D>::quantized_weight_and_bias(*conv);
+                     cb->static_quantized =
+                         std::make_shared<nn::intrinsic::quantized::ConvReLUImpl<D>>(w, b, conv->options, s, z);
+                   },
+                   cb->conv.get(), &cb->conv->weight_fake_quant});
     return true;
   }
   return false;
@@ -80,13 +102,17 @@ void find_quantizable(nn::Module& m, std::vector<Quantizable>& out, std::vector<
                    }});
   } else if (auto* linear = dynamic_cast<nn::LinearImpl*>(&m)) {
     EMBER_CHECK(!linear->dynamic_quantized, "prepare", "the Linear ", m.name(), " is dynamically quantized already");
-    out.push_back({&m, &linear->activation_post_process, [linear](double s, int64_t z) {
+    out.push_back({&m, &linear->activation_post_process,
+                   [linear](double s, int64_t z) {
                      linear->static_quantized = nn::quantized::LinearImpl::from_float(*linear, s, z);
-                   }});
+                   },
+                   linear, &linear->weight_fake_quant});
   } else if (auto* lr = dynamic_cast<nn::intrinsic::LinearReLUImpl*>(&m)) {
-    out.push_back({&m, &lr->activation_post_process, [lr](double s, int64_t z) {
+    out.push_back({&m, &lr->activation_post_process,
+                   [lr](double s, int64_t z) {
                      lr->static_quantized = nn::quantized::LinearImpl::from_float(*lr->linear, s, z);
-                   }});
+                   },
+                   lr->linear.get(), &lr->linear->weight_fake_quant});
   } else if (auto* ff = dynamic_cast<nn::quantized::FloatFunctionalImpl*>(&m)) {
     EMBER_CHECK(!ff->qfunctional, "prepare", "the FloatFunctional ", m.name(), " is converted already");
     out.push_back({&m, &ff->activation_post_process, [ff](double s, int64_t z) {
@@ -101,17 +127,43 @@ void find_quantizable(nn::Module& m, std::vector<Quantizable>& out, std::vector<
 
 }  // namespace
 
-int64_t prepare(nn::Module& model, const QConfig& qconfig) {
-  EMBER_CHECK(qconfig.activation && qconfig.weight, "prepare", "the qconfig must have activation and weight factories");
-  // every module checked first, so that a refusal leaves the model as it was
+namespace {
+// The modules prepare and prepare_qat handle, each checked not to be prepared yet.
+std::vector<Quantizable> to_prepare(nn::Module& model, const QConfig& qconfig, const char* op) {
+  EMBER_CHECK(qconfig.activation && qconfig.weight, op, "the qconfig must have activation and weight factories");
   std::vector<Quantizable> found;
   find_quantizable(model, found, nullptr);
   for (const Quantizable& q : found)
-    EMBER_CHECK(!*q.observer, "prepare", "the module ", q.module->name(), " was prepared already");
+    EMBER_CHECK(!*q.observer && !(q.weight_fake_quant && *q.weight_fake_quant), op, "the module ", q.module->name(),
+                " was prepared already");
+  return found;
+}
+
+void add_activation_observers(const std::vector<Quantizable>& found, const QConfig& qconfig) {
   for (const Quantizable& q : found) {
     *q.observer = qconfig.activation();
     q.module->register_module("activation_post_process", *q.observer);
   }
+}
+}  // namespace
+
+int64_t prepare(nn::Module& model, const QConfig& qconfig) {
+  // every module checked first, so that a refusal leaves the model as it was
+  const std::vector<Quantizable> found = to_prepare(model, qconfig, "prepare");
+  add_activation_observers(found, qconfig);
+  return static_cast<int64_t>(found.size());
+}
+
+int64_t prepare_qat(nn::Module& model, const QConfig& qconfig) {
+  EMBER_CHECK(model.is_training(), "prepare_qat", "prepare_qat only works on models in training mode (call train() "
+              "first)");
+  const std::vector<Quantizable> found = to_prepare(model, qconfig, "prepare_qat");
+  for (const Quantizable& q : found) {
+    if (!q.weight_fake_quant) continue;
+    *q.weight_fake_quant = qconfig.weight();
+    q.weight_owner->register_module("weight_fake_quant", *q.weight_fake_quant);
+  }
+  add_activation_observers(found, qconfig);
   return static_cast<int64_t>(found.size());
 }
 
@@ -129,6 +181,10 @@ int64_t convert(nn::Module& model) {
     q->convert(qparams.first, qparams.second);
     *q->observer = nullptr;
     q->module->unregister_module("activation_post_process");
+    if (q->weight_fake_quant && *q->weight_fake_quant) {
+      *q->weight_fake_quant = nullptr;
+      q->weight_owner->unregister_module("weight_fake_quant");
+    }
   }
   for (DeQuantStubImpl* d : dequants) d->converted = true;
   return static_cast<int64_t>(plan.size() + dequants.size());

@@ -123,4 +123,31 @@ QConfig get_default_qat_qconfig(const std::string& backend, int version) {
   return c;
 }
 
+namespace {
+template <class F>
+void for_fake_quantize(nn::Module& module, F f) {
+  if (auto* fq = dynamic_cast<FakeQuantizeImpl*>(&module)) f(*fq);
+}
+}  // namespace
+
+void enable_observer(nn::Module& m) { for_fake_quantize(m, [](FakeQuantizeImpl& fq) { fq.enable_observer(); }); }
+void disable_observer(nn::Module& m) { for_fake_quantize(m, [](FakeQuantizeImpl& fq) { fq.disable_observer(); }); }
+void enable_fake_quant(nn::Module& m) { for_fake_quantize(m, [](FakeQuantizeImpl& fq) { fq.enable_fake_quant(); }); }
+void disable_fake_quant(nn::Module& m) { for_fake_quantize(m, [](FakeQuantizeImpl& fq) { fq.disable_fake_quant(); }); }
+
+Tensor detail::quantize_weight(const Tensor& weight, const ObserverOrFakeQuantize& observer) {
+  EMBER_CHECK(observer.dtype() == kQInt8, "convert", "Weight observer must have dtype torch.qint8, got ",
+              observer.dtype());
+  const auto [scale, zero_point] = observer.calculate_qparams();
+  const QScheme scheme = observer.qscheme();
+  if (scheme == kPerTensorAffine || scheme == kPerTensorSymmetric)
+    return quantize_per_tensor(weight, scale.item<double>(), zero_point.item<int64_t>(), kQInt8);
+  EMBER_CHECK(scheme == kPerChannelAffine || scheme == kPerChannelSymmetric, "convert",
+              "the weight's observer has scheme ", scheme, "; Ember quantizes weights per tensor or per channel");
+  int64_t axis = 0;
+  if (const auto* fq = dynamic_cast<const FakeQuantizeImpl*>(&observer)) axis = fq->ch_axis();
+  else if (const auto* base = dynamic_cast<const ObserverBase*>(&observer)) axis = base->options().ch_axis();
+  return quantize_per_channel(weight, scale.to(kDouble), zero_point.to(kLong), axis, kQInt8);
+}
+
 }  // namespace ember::quantization

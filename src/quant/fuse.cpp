@@ -74,8 +74,8 @@ std::shared_ptr<Impl> fold(const Impl& layer, const Slot& bn, const std::vector<
   EMBER_CHECK(layer.is_training() == bn.module->is_training(), kFuseOp, "Conv and BN both must be in the same mode (train "
               "or eval) in ", describe(slots));
   EMBER_CHECK(!layer.is_training(), kFuseOp, "fusing ", describe(slots),
-              " in training mode makes a QAT module (ConvBn): use prepare_qat's fusion, which Ember does not have "
-              "yet; call model.eval() first to fold the batch norm");
+              " in training mode makes a QAT module (ConvBn, for prepare_qat): use fuse_modules_qat, or call "
+              "model.eval() first to fold the batch norm");
   Tensor scale, shift;
   EMBER_CHECK(nn::detail::bn_affine<D>(*bn.module, scale, shift), kFuseOp, "the batch norm ", bn.path,
               " has no running statistics to fold (track_running_stats=false)");
@@ -91,13 +91,26 @@ using ConvReLUFor = std::conditional_t<D == 1, nn::intrinsic::ConvReLU1dImpl,
 
 // The fused form of a group starting with a Conv{D}d: conv-bn, conv-bn-relu or conv-relu; empty
 // when it is none of these.
+// qat: conv-bn(-relu) keep the batch norm (ConvBn, ConvBnReLU).
 template <size_t D, class Conv, class BN>
-nn::AnyModule fuse_conv(const std::vector<Slot>& s) {
+nn::AnyModule fuse_conv(const std::vector<Slot>& s, bool qat) {
   auto conv = std::dynamic_pointer_cast<Conv>(s[0].module);
   if (!conv || s.size() < 2 || s.size() > 3) return {};
-  const bool bn = as<BN>(s[1]) != nullptr;
-  if (s.size() == 2 && bn) return nn::AnyModule(fold<D>(*conv, s[1], s));
+  auto bn = std::dynamic_pointer_cast<BN>(s[1].module);
   auto relu = std::dynamic_pointer_cast<nn::ReLUImpl>(s.back().module);
+  if (bn && qat) {
+    EMBER_CHECK(conv->is_training() == bn->is_training(), kFuseOp, "Conv and BN both must be in the same mode (train "
+                "or eval) in ", describe(s));
+    const nn::intrinsic::ConvHolder<D> c(conv);
+    const nn::intrinsic::BatchNormHolder<D> b(bn);
+    auto make = [&](auto fused) {  // (as its own type: AnyModule keeps its forward)
+      fused->train(conv->is_training());
+      return nn::AnyModule(fused);
+    };
+    if (s.size() == 2) return make(std::make_shared<nn::intrinsic::ConvBnFor<D>>(c, b));
+    return relu ? make(std::make_shared<nn::intrinsic::ConvBnReLUFor<D>>(c, b, nn::ReLU(relu))) : nn::AnyModule();
+  }
+  if (s.size() == 2 && bn) return nn::AnyModule(fold<D>(*conv, s[1], s));
   if (!relu || (s.size() == 3 && !bn)) return {};
   auto fused = std::make_shared<ConvReLUFor<D>>(s.size() == 3 ? fold<D>(*conv, s[1], s) : conv, nn::ReLU(relu));
   fused->train(conv->is_training());
@@ -129,10 +142,13 @@ nn::AnyModule fuse_bn_relu(const std::vector<Slot>& s) {
   return nn::AnyModule(fused);
 }
 
-nn::AnyModule fused_form(const std::vector<Slot>& s) {
+nn::AnyModule fused_form(const std::vector<Slot>& s, bool qat) {
   for (auto f : {&fuse_conv<1, nn::Conv1dImpl, nn::BatchNorm1dImpl>, &fuse_conv<2, nn::Conv2dImpl, nn::BatchNorm2dImpl>,
-                 &fuse_conv<3, nn::Conv3dImpl, nn::BatchNorm3dImpl>, &fuse_linear,
-                 &fuse_bn_relu<nn::BatchNorm2dImpl, nn::intrinsic::BNReLU2dImpl>,
+                 &fuse_conv<3, nn::Conv3dImpl, nn::BatchNorm3dImpl>}) {
+    nn::AnyModule m = f(s, qat);
+    if (!m.is_empty()) return m;
+  }
+  for (auto f : {&fuse_linear, &fuse_bn_relu<nn::BatchNorm2dImpl, nn::intrinsic::BNReLU2dImpl>,
                  &fuse_bn_relu<nn::BatchNorm3dImpl, nn::intrinsic::BNReLU3dImpl>}) {
     nn::AnyModule m = f(s);
     if (!m.is_empty()) return m;
@@ -143,9 +159,7 @@ nn::AnyModule fused_form(const std::vector<Slot>& s) {
   return {};
 }
 
-}  // namespace
-
-void fuse_modules(nn::Module& model, const std::vector<std::vector<std::string>>& modules_to_fuse) {
+void fuse(nn::Module& model, const std::vector<std::vector<std::string>>& modules_to_fuse, bool qat) {
   // every group resolved and fused first, so that a refusal leaves the model as it was
   std::vector<std::pair<std::vector<Slot>, nn::AnyModule>> plan;
   std::vector<std::string> seen;
@@ -158,7 +172,7 @@ void fuse_modules(nn::Module& model, const std::vector<std::vector<std::string>>
       slots.push_back(resolve(model, name));
     }
     EMBER_CHECK(slots.size() >= 2, kFuseOp, "a group names the modules to fuse, at least two, got ", slots.size());
-    nn::AnyModule fused = fused_form(slots);
+    nn::AnyModule fused = fused_form(slots, qat);
     plan.emplace_back(std::move(slots), std::move(fused));
   }
   for (auto& [slots, fused] : plan) {
@@ -171,6 +185,15 @@ void fuse_modules(nn::Module& model, const std::vector<std::vector<std::string>>
       slots[i].parent->replace(slots[i].key, nn::AnyModule(identity));
     }
   }
+}
+
+}  // namespace
+
+void fuse_modules(nn::Module& model, const std::vector<std::vector<std::string>>& modules_to_fuse) {
+  fuse(model, modules_to_fuse, /*qat=*/false);
+}
+void fuse_modules_qat(nn::Module& model, const std::vector<std::vector<std::string>>& modules_to_fuse) {
+  fuse(model, modules_to_fuse, /*qat=*/true);
 }
 
 }  // namespace ember::quantization

@@ -1,5 +1,5 @@
-// FX graph-mode post-training static quantization, as torch.ao.quantization.quantize_fx's
-// prepare_fx and convert_fx: the model is traced, so it needs no QuantStub/DeQuantStub edits.
+// FX graph-mode quantization, as torch.ao.quantization.quantize_fx's prepare_fx, prepare_qat_fx
+// and convert_fx: the model is traced, so it needs no QuantStub/DeQuantStub edits.
 // docs/quantization.md.
 #pragma once
 #include <memory>
@@ -43,6 +43,23 @@ template <class M, class... T>
   requires(!std::is_convertible_v<M, std::shared_ptr<GraphModule>>)
 std::shared_ptr<GraphModule> prepare_fx(M&& model, const QConfigMapping& mapping, const T&... example_inputs) {
   return prepare_fx(symbolic_trace(std::forward<M>(model), example_inputs...), mapping);
+}
+
+// get_default_qat_qconfig_mapping(backend): get_default_qat_qconfig(backend) for every module.
+QConfigMapping get_default_qat_qconfig_mapping(const std::string& backend = "x86");
+
+// prepare_qat_fx on a traced model in training mode (quantization-aware training): fuses
+// Conv + BatchNorm (+ ReLU) into nn::intrinsic::ConvBn (ConvBnReLU), whose batch norm keeps
+// training on the folded, fake-quantized weight, Conv/Linear + ReLU as prepare_fx, gives each layer
+// with an int8 form a fake quantizer of its weight (weight_fake_quant) and puts fake quantizers
+// (the qconfigs' activation, e.g. FusedMovingAvgObsFakeQuantize) where prepare_fx puts observers.
+// Train the returned module with the usual optimizer on its parameters(), then eval() and
+// convert_fx.
+std::shared_ptr<GraphModule> prepare_qat_fx(std::shared_ptr<GraphModule> traced, const QConfigMapping& mapping);
+template <class M, class... T>
+  requires(!std::is_convertible_v<M, std::shared_ptr<GraphModule>>)
+std::shared_ptr<GraphModule> prepare_qat_fx(M&& model, const QConfigMapping& mapping, const T&... example_inputs) {
+  return prepare_qat_fx(symbolic_trace(std::forward<M>(model), example_inputs...), mapping);
 }
 
 // convert_fx: each observed layer becomes its int8 module (nn::quantized::Conv2d,

@@ -73,7 +73,61 @@ class LinearReLUImpl : public Module {
 EMBER_MODULE(LinearReLU);
 
 template <size_t D>
-using BatchNormHolder = std::conditional_t<D == 2, BatchNorm2d, BatchNorm3d>;
+using BatchNormHolder = std::conditional_t<D == 1, BatchNorm1d, std::conditional_t<D == 2, BatchNorm2d, BatchNorm3d>>;
+
+// A convolution, the batch norm after it and, for ConvBnReLU, a ReLU (PyTorch's
+// torch.nn.intrinsic.ConvBn1d/2d/3d and ConvBnReLU1d/2d/3d, what quantization::fuse_modules_qat
+// and fx::prepare_qat_fx make; children "0", "1", "2"). Without a fake quantizer on the
+// convolution's weight it runs the three modules. During quantization-aware training
+// (conv->weight_fake_quant set by prepare_qat) it runs PyTorch's QAT ConvBn forward: the weight
+// scaled by gamma / sqrt(running_var + eps) is what is fake-quantized and convolved, the result
+// divided by that scale again (plus the conv's bias) goes through the batch norm, which keeps
+// training its statistics; convert folds the batch norm into the weight and quantizes it.
+template <size_t D>
+class ConvBnImpl : public Module {
+ public:
+  ConvBnImpl(ConvHolder<D> conv, BatchNormHolder<D> bn);
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  // A copy of the convolution with the batch norm's running statistics folded into its weight and
+  // bias (whatever the mode), sharing the conv's weight_fake_quant: what convert quantizes.
+  std::shared_ptr<ConvNdImpl<D>> folded_conv() const;
+  ConvHolder<D> conv;   // child "0"
+  BatchNormHolder<D> bn;  // child "1"
+  ReLU relu{nullptr};   // child "2" (ConvBnReLU)
+  // Eager static quantization, as Conv's (the int8 module: a quantized Conv, or ConvReLU).
+  std::shared_ptr<quantization::ObserverOrFakeQuantize> activation_post_process;
+  std::shared_ptr<nn::quantized::ConvNdImpl<D>> static_quantized;
+
+ protected:
+  ConvBnImpl(ConvHolder<D> conv, BatchNormHolder<D> bn, ReLU relu);
+};
+template <size_t D>
+class ConvBnReLUImpl : public ConvBnImpl<D> {
+ public:
+  ConvBnReLUImpl(ConvHolder<D> conv, BatchNormHolder<D> bn, ReLU relu = ReLU()) : ConvBnImpl<D>(conv, bn, relu) {}
+};
+#define EMBER_CONV_BN(D)                                         \
+  class ConvBn##D##dImpl : public ConvBnImpl<D> {                \
+   public:                                                       \
+    using ConvBnImpl<D>::ConvBnImpl;                             \
+  };                                                             \
+  class ConvBnReLU##D##dImpl : public ConvBnReLUImpl<D> {        \
+   public:                                                       \
+    using ConvBnReLUImpl<D>::ConvBnReLUImpl;                     \
+  };                                                             \
+  EMBER_MODULE(ConvBn##D##d);                                    \
+  EMBER_MODULE(ConvBnReLU##D##d);
+EMBER_CONV_BN(1)
+EMBER_CONV_BN(2)
+EMBER_CONV_BN(3)
+#undef EMBER_CONV_BN
+// ConvBn{D}dImpl and ConvBnReLU{D}dImpl by dimension.
+template <size_t D>
+using ConvBnFor = std::conditional_t<D == 1, ConvBn1dImpl, std::conditional_t<D == 2, ConvBn2dImpl, ConvBn3dImpl>>;
+template <size_t D>
+using ConvBnReLUFor =
+    std::conditional_t<D == 1, ConvBnReLU1dImpl, std::conditional_t<D == 2, ConvBnReLU2dImpl, ConvBnReLU3dImpl>>;
 
 // relu(batch_norm(x)), PyTorch's BNReLU2d/BNReLU3d.
 template <size_t D>

@@ -129,8 +129,9 @@ EMBER_MODULE(FloatFunctional);
 class LinearImpl : public Module {
  public:
   LinearImpl(const Tensor& qweight, const std::optional<Tensor>& bias, double scale, int64_t zero_point);
-  // PyTorch's from_float: W observed by a PerChannelMinMaxObserver(qint8, per_channel_symmetric),
-  // the output's scale and zero point given.
+  // PyTorch's from_float: W observed by a PerChannelMinMaxObserver(qint8, per_channel_symmetric)
+  // (after quantization-aware training: by its weight_fake_quant), the output's scale and zero
+  // point given.
   static std::shared_ptr<LinearImpl> from_float(const nn::LinearImpl& linear, double scale, int64_t zero_point);
   Tensor forward(const Tensor& input);
   const Tensor& weight() const { return qweight_; }  // quantized
@@ -173,7 +174,8 @@ class ConvNdImpl : public Module {
   // What computes it for this input: oneDNN's implementation and instruction set.
   std::string kernel(const Tensor& input) const;
   // PyTorch's from_float: the float conv's weight observed by a PerChannelMinMaxObserver(qint8,
-  // per_channel_symmetric) and quantized, its bias kept.
+  // per_channel_symmetric) (after quantization-aware training: by its weight_fake_quant) and
+  // quantized, its bias kept.
   static std::pair<Tensor, std::optional<Tensor>> quantized_weight_and_bias(const nn::ConvNdImpl<D>& conv);
   struct Packed;
 

@@ -81,14 +81,14 @@ void ConvNdImpl<D>::reset_parameters() {
 template <size_t D>
 Tensor ConvNdImpl<D>::forward(const Tensor& input) {
   if (static_quantized) return static_quantized->forward(input);
-  Tensor y = float_forward(input);
+  Tensor y = _conv_forward(input, weight_fake_quant ? weight_fake_quant->forward(weight) : weight, bias);
   return activation_post_process ? activation_post_process->forward(y) : y;
 }
 
 template <size_t D>
-Tensor ConvNdImpl<D>::float_forward(const Tensor& input) {
+Tensor ConvNdImpl<D>::_conv_forward(const Tensor& input, const Tensor& weight_, const Tensor& bias_) const {
   auto o = functional::ConvFuncOptions<D>()
-               .bias(bias)
+               .bias(bias_)
                .stride(options.stride())
                .padding(options.padding())
                .dilation(options.dilation())
@@ -98,9 +98,9 @@ Tensor ConvNdImpl<D>::float_forward(const Tensor& input) {
     x = ember::pad(input, _reversed_padding_repeated_twice, kPadModes[mode]);
     o.padding(ExpandingArray<D>(0));
   }
-  if constexpr (D == 1) return functional::conv1d(x, weight, o);
-  if constexpr (D == 2) return functional::conv2d(x, weight, o);
-  if constexpr (D == 3) return functional::conv3d(x, weight, o);
+  if constexpr (D == 1) return functional::conv1d(x, weight_, o);
+  if constexpr (D == 2) return functional::conv2d(x, weight_, o);
+  if constexpr (D == 3) return functional::conv3d(x, weight_, o);
 }
 
 template <size_t D>

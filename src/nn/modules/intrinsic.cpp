@@ -5,6 +5,7 @@
 #include "ember/pointwise.h"
 #include "ember/nn/quantized.h"
 #include "ember/quantization.h"
+#include "nn/utils/fusion.h"
 
 namespace ember::nn::intrinsic {
 namespace {
@@ -47,7 +48,7 @@ Tensor ConvReLUImpl<D>::float_forward(const Tensor& input) {
       padding.push_back(pads[at]);
     }
   }
-  if (padding.size() != D) {
+  if (padding.size() != D || conv->weight_fake_quant) {  // (QAT: conv applies its weight's fake quantizer)
     Tensor y = conv->forward(input);
     return records(input, conv->weight, conv->bias) ? ember::relu(y) : y.relu_();
   }
@@ -104,6 +105,68 @@ template <size_t D>
 void BNReLUImpl<D>::pretty_print(std::ostream& stream) const {
   stream << "torch::nn::intrinsic::BNReLU" << D << "d";
 }
+
+template <size_t D>
+ConvBnImpl<D>::ConvBnImpl(ConvHolder<D> conv_, BatchNormHolder<D> bn_) : ConvBnImpl(std::move(conv_), std::move(bn_), nullptr) {}
+
+template <size_t D>
+ConvBnImpl<D>::ConvBnImpl(ConvHolder<D> conv_, BatchNormHolder<D> bn_, ReLU relu_)
+    : conv(std::move(conv_)), bn(std::move(bn_)), relu(std::move(relu_)) {
+  const char* op = relu ? "ConvBnReLU" : "ConvBn";
+  EMBER_CHECK(bn->options.num_features() == conv->options.out_channels(), op, "the batch norm has ",
+              bn->options.num_features(), " features but the convolution ", conv->options.out_channels(),
+              " output channels");
+  register_module("0", conv);
+  register_module("1", bn);
+  if (relu) register_module("2", relu);
+}
+
+template <size_t D>
+Tensor ConvBnImpl<D>::forward(const Tensor& input) {
+  if (static_quantized) return static_quantized->forward(input);
+  Tensor y;
+  if (conv->weight_fake_quant) {
+    // PyTorch's QAT ConvBn forward (_forward_approximate): the convolution of the weight scaled as
+    // the batch norm's running statistics will fold it, fake-quantized; its result scaled back,
+    // the conv's bias added, then the batch norm (training: batch statistics, as the float model's)
+    const char* op = relu ? "ConvBnReLU" : "ConvBn";
+    EMBER_CHECK(bn->running_var.defined() && bn->weight.defined(), op,
+                "quantization-aware training needs a batch norm with running statistics and affine parameters");
+    const Tensor scale_factor = bn->weight / (bn->running_var + bn->options.eps()).sqrt();
+    std::vector<int64_t> weight_shape(D + 2, 1), bias_shape(D + 2, 1);
+    weight_shape[0] = -1;
+    bias_shape[1] = -1;
+    const Tensor scaled_weight = conv->weight_fake_quant->forward(conv->weight * scale_factor.reshape(weight_shape));
+    y = conv->_conv_forward(input, scaled_weight, Tensor()) / scale_factor.reshape(bias_shape);
+    if (conv->bias.defined()) y = y + conv->bias.reshape(bias_shape);
+    y = bn->forward(y);
+  } else {
+    y = bn->forward(conv->forward(input));
+  }
+  if (relu) y = GradMode::is_enabled() && y.requires_grad() ? ember::relu(y) : y.relu_();
+  return activation_post_process ? activation_post_process->forward(y) : y;
+}
+
+template <size_t D>
+std::shared_ptr<ConvNdImpl<D>> ConvBnImpl<D>::folded_conv() const {
+  const char* op = relu ? "ConvBnReLU" : "ConvBn";
+  Tensor scale, shift;
+  EMBER_CHECK(nn::detail::bn_affine<D>(*bn, scale, shift, /*any_mode=*/true), op,
+              "the batch norm has no running statistics to fold (track_running_stats=false)");
+  std::shared_ptr<ConvNdImpl<D>> folded = nn::detail::folded(*conv, conv->options, scale, shift);
+  folded->weight_fake_quant = conv->weight_fake_quant;
+  return folded;
+}
+
+template <size_t D>
+void ConvBnImpl<D>::pretty_print(std::ostream& stream) const {
+  if (static_quantized) return static_quantized->pretty_print(stream);
+  stream << "torch::nn::intrinsic::ConvBn" << (relu ? "ReLU" : "") << D << "d";
+}
+
+template class ConvBnImpl<1>;
+template class ConvBnImpl<2>;
+template class ConvBnImpl<3>;
 
 template class BNReLUImpl<2>;
 template class BNReLUImpl<3>;

@@ -41,7 +41,7 @@ void LinearImpl::reset_parameters() { reset_weight_and_bias(weight, bias); }
 Tensor LinearImpl::forward(const Tensor& input) {
   if (dynamic_quantized) return dynamic_quantized->forward(input);
   if (static_quantized) return static_quantized->forward(input);
-  Tensor y = functional::linear(input, weight, bias);
+  Tensor y = functional::linear(input, weight_fake_quant ? weight_fake_quant->forward(weight) : weight, bias);
   if (activation_post_process) y = activation_post_process->forward(y);
   return y;
 }

@@ -179,13 +179,17 @@ int64_t ConvNdImpl<D>::zero_point() const {
 
 template <size_t D>
 std::pair<Tensor, std::optional<Tensor>> ConvNdImpl<D>::quantized_weight_and_bias(const nn::ConvNdImpl<D>& conv) {
+  const Tensor w = conv.weight.detach();
+  std::optional<Tensor> bias = conv.bias.defined() ? std::optional<Tensor>(conv.bias.detach()) : std::nullopt;
+  if (conv.weight_fake_quant) {  // after quantization-aware training (as PyTorch, it sees W once more)
+    conv.weight_fake_quant->forward(w);
+    return {quantization::detail::quantize_weight(w, *conv.weight_fake_quant), bias};
+  }
   quantization::PerChannelMinMaxObserver observer(
       quantization::ObserverOptions().dtype(kQInt8).qscheme(kPerChannelSymmetric));
-  const Tensor w = conv.weight.detach();
   observer(w);
   auto [scales, zero_points] = observer->calculate_qparams();
-  return {quantize_per_channel(w, scales.to(kDouble), zero_points, 0, kQInt8),
-          conv.bias.defined() ? std::optional<Tensor>(conv.bias.detach()) : std::nullopt};
+  return {quantize_per_channel(w, scales.to(kDouble), zero_points, 0, kQInt8), bias};
 }
 
 namespace {

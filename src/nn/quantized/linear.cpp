@@ -71,14 +71,19 @@ std::shared_ptr<LinearImpl::Packed> register_and_pack(Module& m, const char* op,
 
 
 // PyTorch's from_float for both: W observed by a PerChannelMinMaxObserver(qint8, per_channel_symmetric)
+// (after quantization-aware training: by the weight's fake quantizer, which sees W once more)
 std::pair<Tensor, std::optional<Tensor>> quantized_weight_and_bias(const nn::LinearImpl& linear) {
+  const Tensor w = linear.weight.detach();
+  std::optional<Tensor> bias = linear.bias.defined() ? std::optional<Tensor>(linear.bias.detach()) : std::nullopt;
+  if (linear.weight_fake_quant) {
+    linear.weight_fake_quant->forward(w);
+    return {quantization::detail::quantize_weight(w, *linear.weight_fake_quant), bias};
+  }
   quantization::PerChannelMinMaxObserver observer(
       quantization::ObserverOptions().dtype(kQInt8).qscheme(kPerChannelSymmetric));
-  const Tensor w = linear.weight.detach();
   observer(w);
   auto [scales, zero_points] = observer->calculate_qparams();
-  return {quantize_per_channel(w, scales.to(kDouble), zero_points, 0, kQInt8),
-          linear.bias.defined() ? std::optional<Tensor>(linear.bias.detach()) : std::nullopt};
+  return {quantize_per_channel(w, scales.to(kDouble), zero_points, 0, kQInt8), bias};
 }
 
 // The output's sizes (the input's with its last dim in_features -> out_features) and the number of

@@ -13,11 +13,12 @@
 namespace ember::nn::detail {
 
 // A BatchNorm's eval-mode transform y = x * scale + shift, per channel, in float64; false when m
-// is not a BatchNorm{D}d in eval mode with running statistics.
+// is not a BatchNorm{D}d in eval mode (any mode when asked: QAT's convert folds a training one's
+// running statistics) with running statistics.
 template <size_t D>
-bool bn_affine(const Module& m, Tensor& scale, Tensor& shift) {
+bool bn_affine(const Module& m, Tensor& scale, Tensor& shift, bool any_mode = false) {
   const auto* bn = dynamic_cast<const BatchNormImpl<D>*>(&m);
-  if (!bn || bn->is_training() || !bn->running_mean.defined()) return false;
+  if (!bn || (bn->is_training() && !any_mode) || !bn->running_mean.defined()) return false;
   const Tensor inv_std = rsqrt(bn->running_var.to(kDouble) + bn->options.eps());
   scale = bn->weight.defined() ? bn->weight.to(kDouble) * inv_std : inv_std;
   shift = (bn->bias.defined() ? bn->bias.to(kDouble) : zeros_like(scale)) - bn->running_mean.to(kDouble) * scale;

@@ -84,9 +84,14 @@ class ConvNdImpl : public Module {
   // int8 module forward then runs instead (quint8 in and out).
   std::shared_ptr<quantization::ObserverOrFakeQuantize> activation_post_process;
   std::shared_ptr<quantized::ConvNdImpl<D>> static_quantized;
+  // Quantization-aware training, as Linear's: the weight's fake quantizer, applied by forward.
+  std::shared_ptr<quantization::ObserverOrFakeQuantize> weight_fake_quant;
 
- private:
-  Tensor float_forward(const Tensor& input);
+  // The convolution of this module's options (padding mode included) with the given weight and
+  // bias (libtorch's _conv_forward): what forward runs, and the QAT ConvBn modules with a folded
+  // weight.
+  Tensor _conv_forward(const Tensor& input, const Tensor& weight, const Tensor& bias) const;
+  Tensor _conv_forward(const Tensor& input, const Tensor& weight) const { return _conv_forward(input, weight, bias); }
 };
 class Conv1dImpl : public ConvNdImpl<1> {
  public:

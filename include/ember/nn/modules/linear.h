@@ -47,6 +47,10 @@ class LinearImpl : public Module {
   // int8 module forward then runs instead (quint8 in and out).
   std::shared_ptr<quantization::ObserverOrFakeQuantize> activation_post_process;
   std::shared_ptr<quantized::LinearImpl> static_quantized;
+  // Quantization-aware training (quantization::prepare_qat, fx::prepare_qat_fx): the fake quantizer
+  // of the weight (a submodule, named as PyTorch's QAT Linear's), which forward applies to the
+  // weight; convert quantizes the weight with the qparams it last chose.
+  std::shared_ptr<quantization::ObserverOrFakeQuantize> weight_fake_quant;
 };
 EMBER_MODULE(Linear);
 
