@@ -275,10 +275,12 @@ void fuse_modules(nn::Module& model, const std::vector<std::vector<std::string>>
 // the batch norm (in either mode; prepare_qat then folds it into the weight as it trains).
 void fuse_modules_qat(nn::Module& model, const std::vector<std::vector<std::string>>& modules_to_fuse);
 
-// PyTorch's quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8): every nn::Linear in the
-// module tree (model included) computes in int8 from now on (its weight quantized per channel
-// and prepacked once; see nn::quantized::dynamic::Linear). In place: the model's holders keep
-// their modules. Returns the number of Linear layers quantized.
+// PyTorch's quantize_dynamic(model, {nn.Linear, nn.LSTM, nn.GRU}, dtype=torch.qint8): every
+// nn::Linear in the module tree (model included) computes in int8 from now on (its weight
+// quantized per channel and prepacked once; see nn::quantized::dynamic::Linear), and so do the
+// input, hidden and projection products of every nn::LSTM and nn::GRU (each weight matrix a
+// dynamic int8 Linear; the gate math stays float32). In place: the model's holders keep their
+// modules. Returns the number of layers quantized.
 int64_t quantize_dynamic(nn::Module& model, ScalarType dtype = kQInt8);
 
 }  // namespace ember::quantization

@@ -782,6 +782,100 @@ TEST(DynamicQuantization, LinearAndQuantizeDynamic) {
   expect_error([&] { ember::nn::quantized::dynamic::Linear{asym}; }, "symmetrically");
 }
 
+// quantize_dynamic of LSTM and GRU against python3-torch's (DynamicQuantizedLSTM/GRU, onednn
+// engine) on the same weights: both near the float modules, Ember's int8 error (weights per
+// channel) no larger than PyTorch's (per tensor) up to a margin.
+const char* kDynamicRnnScript = R"PY(
+import sys, torch
+import torch.nn as nn
+d = torch.frombuffer(bytearray(open(sys.argv[1], 'rb').read()), dtype=torch.float32)
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(8, 16, num_layers=2, bidirectional=True, batch_first=True)
+        self.gru = nn.GRU(8, 16)
+m = M()
+at = 0
+with torch.no_grad():
+    for p in m.parameters():
+        p.copy_(d[at:at + p.numel()].reshape(p.shape)); at += p.numel()
+x = d[at:at + 3 * 5 * 8].reshape(3, 5, 8)
+out = [m.lstm(x)[0].flatten(), m.gru(x)[0].flatten()]
+q = torch.ao.quantization.quantize_dynamic(m, {nn.LSTM, nn.GRU}, dtype=torch.qint8)
+out += [q.lstm(x)[0].flatten(), q.gru(x)[0].flatten()]
+open(sys.argv[2], 'wb').write(torch.cat(out).detach().numpy().tobytes())
+)PY";
+
+struct RnnNetImpl : ember::nn::Module {
+  ember::nn::LSTM lstm{register_module(
+      "lstm", ember::nn::LSTM(ember::nn::LSTMOptions(8, 16).num_layers(2).bidirectional(true).batch_first(true)))};
+  ember::nn::GRU gru{register_module("gru", ember::nn::GRU(8, 16))};
+};
+EMBER_MODULE(RnnNet);
+
+TEST(DynamicQuantization, LstmAndGruNearPyTorchs) {
+  TempDir dir("quantization_test");
+  RnnNet net;
+  int64_t n = 3 * 5 * 8;
+  for (const Tensor& p : net->parameters()) n += p.numel();
+  ember::Generator g(23);
+  const Tensor d = ember::randn({n}, &g) * 0.3f;
+  write_bytes(dir.file("d.bin"), std::string(static_cast<const char*>(d.data_ptr()), d.nbytes()));
+  write_bytes(dir.file("rnn.py"), kDynamicRnnScript);
+  const std::string cmd = python() + " " + dir.file("rnn.py") + " " + dir.file("d.bin") + " " + dir.file("y.bin") +
+                          " 2> " + dir.file("err.txt");
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
+  const std::string bytes = read_bytes(dir.file("y.bin"));
+  const int64_t lstm_n = 3 * 5 * 32, gru_n = 3 * 5 * 16;
+  ASSERT_EQ(bytes.size(), sizeof(float) * 2 * (lstm_n + gru_n));
+  const Tensor want = ember::empty({2 * (lstm_n + gru_n)});
+  std::memcpy(want.data_ptr(), bytes.data(), bytes.size());
+  int64_t at = 0;
+  {
+    ember::NoGradGuard no_grad;
+    for (Tensor p : net->parameters()) {
+      p.copy_(d.slice(0, at, at + p.numel()).view(p.sizes()));
+      at += p.numel();
+    }
+  }
+  const Tensor x = d.slice(0, at, at + 3 * 5 * 8).view({3, 5, 8});
+  const Tensor lstm_float = std::get<0>(net->lstm(x)).flatten(), gru_float = std::get<0>(net->gru(x)).flatten();
+  const Tensor want_lstm_float = want.slice(0, 0, lstm_n), want_gru_float = want.slice(0, lstm_n, lstm_n + gru_n);
+  const Tensor want_lstm_q = want.slice(0, lstm_n + gru_n, 2 * lstm_n + gru_n), want_gru_q = want.slice(0, 2 * lstm_n + gru_n);
+  ASSERT_TRUE(lstm_float.allclose(want_lstm_float, 1e-4, 1e-5));
+  ASSERT_TRUE(gru_float.allclose(want_gru_float, 1e-4, 1e-5));
+
+  EXPECT_EQ(q::quantize_dynamic(*net), 2);
+  EXPECT_EQ(net->lstm->dynamic_quantized.size(), 16u);  // 2 layers x 2 directions x (w_ih, w_hh, b_ih, b_hh)
+  EXPECT_TRUE(net->lstm->dynamic_quantized[0] && !net->lstm->dynamic_quantized[2]);
+  const Tensor lstm_q = std::get<0>(net->lstm(x)).flatten(), gru_q = std::get<0>(net->gru(x)).flatten();
+  const auto expect_near = [](const Tensor& got, const Tensor& theirs, const Tensor& exact, const char* what) {
+    const double err = (got - exact).abs().mean().item<double>(), their_err = (theirs - exact).abs().mean().item<double>();
+    EXPECT_GT(err, 0.0) << what << ": computed in int8";
+    EXPECT_LE(err, 1.25 * their_err + 1e-4) << what << ": mean error vs float, PyTorch's " << their_err;
+    EXPECT_LT((got - exact).abs().max().item<double>(), 0.05) << what;
+    EXPECT_LT((got - theirs).abs().max().item<double>(), 0.05) << what;
+  };
+  expect_near(lstm_q, want_lstm_q, want_lstm_float, "LSTM");
+  expect_near(gru_q, want_gru_q, want_gru_float, "GRU");
+  std::ostringstream os;
+  os << *net;
+  EXPECT_NE(os.str().find("DynamicQuantizedLSTM(input_size=8, hidden_size=16, num_layers=2"), std::string::npos)
+      << os.str();
+  // projections (weight_hr) and plain RNNs, which PyTorch leaves float
+  ember::nn::LSTM proj(ember::nn::LSTMOptions(8, 16).proj_size(4));
+  ember::nn::RNN rnn(8, 16);
+  const Tensor x2 = ember::randn({5, 2, 8}, &g);
+  const Tensor proj_float = std::get<0>(proj(x2)), rnn_float = std::get<0>(rnn(x2));
+  EXPECT_EQ(q::quantize_dynamic(*proj), 1);
+  EXPECT_EQ(q::quantize_dynamic(*rnn), 0);
+  EXPECT_TRUE(std::get<0>(proj(x2)).allclose(proj_float, 0, 0.05));
+  EXPECT_FALSE(std::get<0>(proj(x2)).equal(proj_float));
+  EXPECT_TRUE(std::get<0>(rnn(x2)).equal(rnn_float));
+  expect_error([&] { ember::nn::quantized::dynamic::LinearImpl::from_weight(ember::randn({4})); },
+               {"DynamicQuantizedLinear", "float32 weight"});
+}
+
 }  // namespace
 
 }  // namespace EMBER_UNITY_FILE

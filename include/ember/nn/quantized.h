@@ -269,6 +269,8 @@ class LinearImpl : public Module {
   explicit LinearImpl(const Tensor& qweight, const std::optional<Tensor>& bias = std::nullopt);
   // PyTorch's from_float: W observed by a PerChannelMinMaxObserver(qint8, per_channel_symmetric).
   static std::shared_ptr<LinearImpl> from_float(const nn::LinearImpl& linear);
+  // The same from a float32 weight [out, in] (a recurrent layer's weight_ih_l0, ...).
+  static std::shared_ptr<LinearImpl> from_weight(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt);
   Tensor forward(const Tensor& input);
   const Tensor& weight() const { return qweight_; }  // quantized
   const std::optional<Tensor>& bias() const { return bias_; }

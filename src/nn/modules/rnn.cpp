@@ -8,6 +8,7 @@
 #include "ember/indexing.h"
 #include "ember/linalg.h"
 #include "ember/nn/init.h"
+#include "ember/nn/quantized.h"
 #include "ember/nn_ops.h"
 #include "ember/pointwise.h"
 #include "ember/shape.h"
@@ -25,15 +26,22 @@ int64_t chunks_of(Mode m) { return m == Mode::kLSTM ? 4 : m == Mode::kGRU ? 3 : 
 const char* module_name(Mode m) { return m == Mode::kLSTM ? "LSTM" : m == Mode::kGRU ? "GRU" : "RNN"; }
 
 // One layer direction's parameters.
+using QLinear = quantized::dynamic::LinearImpl;
 struct Weights {
   Tensor w_ih, w_hh, b_ih, b_hh, w_hr;
+  QLinear *q_ih = nullptr, *q_hh = nullptr, *q_hr = nullptr;  // after quantize_dynamic
 };
 
-// add + x W^T (add: undefined, a bias or the rows to add). A single row goes through addmv: the
-// matrix-vector product reads W's rows in place, where a one-row matmul with W^T takes a slow
-// strided path. With a graph, linear (then add) records a backward about 3x faster than addmm's
-// with a transposed operand; without one, addmm saves the separate add.
-Tensor add_linear(const Tensor& add, const Tensor& x, const Tensor& w) {
+// add + x W^T (add: undefined, a bias or the rows to add), by q (W's dynamic int8 Linear) when
+// there is one. A single row goes through addmv: the matrix-vector product reads W's rows in
+// place, where a one-row matmul with W^T takes a slow strided path. With a graph, linear (then
+// add) records a backward about 3x faster than addmm's with a transposed operand; without one,
+// addmm saves the separate add.
+Tensor add_linear(const Tensor& add, const Tensor& x, const Tensor& w, QLinear* q) {
+  if (q) {
+    Tensor y = q->forward(x);
+    return add.defined() ? y.add_(add) : y;
+  }
   if (x.size(0) == 1) {
     const Tensor row = x.select(0, 0);
     return (add.defined() ? addmv(add.dim() == 2 ? add.select(0, 0) : add, w, row) : mv(w, row)).unsqueeze(0);
@@ -51,17 +59,17 @@ struct State {
 // gates (all but GRU, whose b_hn sits inside r * (h W_hn^T + b_hn)).
 Tensor project_input(Mode m, const Tensor& x, const Weights& w) {
   const Tensor bias = !w.b_ih.defined() ? Tensor() : m == Mode::kGRU ? w.b_ih : w.b_ih + w.b_hh;
-  return add_linear(bias, x, w.w_ih);
+  return add_linear(bias, x, w.w_ih, w.q_ih);
 }
 
 // The same step without a graph (no_grad, inference mode): the gate math runs in place on the
 // step's fresh gate rows, which nothing else reads, in fewer ops and without their temporaries.
 State step_without_graph(Mode m, Tensor xg, const State& s, const Weights& w) {
   switch (m) {
-    case Mode::kTanh: return {add_linear(xg, s.h, w.w_hh).tanh_(), {}};
-    case Mode::kRelu: return {add_linear(xg, s.h, w.w_hh).relu_(), {}};
+    case Mode::kTanh: return {add_linear(xg, s.h, w.w_hh, w.q_hh).tanh_(), {}};
+    case Mode::kRelu: return {add_linear(xg, s.h, w.w_hh, w.q_hh).relu_(), {}};
     case Mode::kLSTM: {
-      Tensor g = add_linear(xg, s.h, w.w_hh);
+      Tensor g = add_linear(xg, s.h, w.w_hh, w.q_hh);
       const int64_t H = s.c.size(1);
       g.narrow(1, 0, 2 * H).sigmoid_();  // i, f
       g.narrow(1, 3 * H, H).sigmoid_();  // o
@@ -69,11 +77,11 @@ State step_without_graph(Mode m, Tensor xg, const State& s, const Weights& w) {
       Tensor c = g.narrow(1, H, H) * s.c;
       c.addcmul_(g.narrow(1, 0, H), g.narrow(1, 2 * H, H));
       Tensor h = tanh(c).mul_(g.narrow(1, 3 * H, H));
-      if (w.w_hr.defined()) h = add_linear({}, h, w.w_hr);
+      if (w.w_hr.defined()) h = add_linear({}, h, w.w_hr, w.q_hr);
       return {h, c};
     }
     case Mode::kGRU: {
-      const Tensor hg = add_linear(w.b_hh, s.h, w.w_hh);
+      const Tensor hg = add_linear(w.b_hh, s.h, w.w_hh, w.q_hh);
       const int64_t H = s.h.size(1);
       Tensor rz = xg.narrow(1, 0, 2 * H).add_(hg.narrow(1, 0, 2 * H)).sigmoid_();
       Tensor n = addcmul(xg.narrow(1, 2 * H, H), rz.narrow(1, 0, H), hg.narrow(1, 2 * H, H)).tanh_();
@@ -87,17 +95,17 @@ State step_without_graph(Mode m, Tensor xg, const State& s, const Weights& w) {
 State step(Mode m, const Tensor& xg, const State& s, const Weights& w) {
   if (!GradMode::is_enabled() || InferenceMode::is_enabled()) return step_without_graph(m, xg, s, w);
   switch (m) {
-    case Mode::kTanh: return {tanh(add_linear(xg, s.h, w.w_hh)), {}};
-    case Mode::kRelu: return {relu(add_linear(xg, s.h, w.w_hh)), {}};
+    case Mode::kTanh: return {tanh(add_linear(xg, s.h, w.w_hh, w.q_hh)), {}};
+    case Mode::kRelu: return {relu(add_linear(xg, s.h, w.w_hh, w.q_hh)), {}};
     case Mode::kLSTM: {
-      const std::vector<Tensor> g = add_linear(xg, s.h, w.w_hh).chunk(4, 1);  // i, f, g, o
+      const std::vector<Tensor> g = add_linear(xg, s.h, w.w_hh, w.q_hh).chunk(4, 1);  // i, f, g, o
       const Tensor c = sigmoid(g[1]) * s.c + sigmoid(g[0]) * tanh(g[2]);
       Tensor h = sigmoid(g[3]) * tanh(c);
-      if (w.w_hr.defined()) h = add_linear({}, h, w.w_hr);
+      if (w.w_hr.defined()) h = add_linear({}, h, w.w_hr, w.q_hr);
       return {h, c};
     }
     case Mode::kGRU: {
-      const Tensor hg = add_linear(w.b_hh, s.h, w.w_hh);
+      const Tensor hg = add_linear(w.b_hh, s.h, w.w_hh, w.q_hh);
       const std::vector<Tensor> xs = xg.chunk(3, 1), hs = hg.chunk(3, 1);  // r, z, n
       const Tensor r = sigmoid(xs[0] + hs[0]);
       const Tensor z = sigmoid(xs[1] + hs[1]);
@@ -172,7 +180,8 @@ std::pair<Tensor, State> run_direction(Mode m, const Tensor& x, const std::vecto
 std::pair<Tensor, std::vector<Tensor>> run_layers(Mode m, Tensor x, const std::vector<int64_t>& sizes,
                                                   const std::vector<Tensor>& states, TensorList params,
                                                   bool has_biases, int64_t layers, bool bidirectional,
-                                                  double dropout_p, bool train) {
+                                                  double dropout_p, bool train,
+                                                  const std::vector<std::shared_ptr<QLinear>>* quantized = nullptr) {
   const int64_t directions = bidirectional ? 2 : 1;
   const size_t groups = static_cast<size_t>(layers * directions), plain = has_biases ? 4 : 2;
   EMBER_CHECK(layers > 0 && params.size() % groups == 0 &&
@@ -205,6 +214,12 @@ std::pair<Tensor, std::vector<Tensor>> run_layers(Mode m, Tensor x, const std::v
         w.b_hh = p[3];
       }
       if (per > plain) w.w_hr = p[plain];
+      if (quantized) {
+        const std::shared_ptr<QLinear>* q = &(*quantized)[idx * per];
+        w.q_ih = q[0].get();
+        w.q_hh = q[1].get();
+        if (per > plain) w.q_hr = q[plain].get();
+      }
       auto [out, s] = run_direction(m, x, sizes, State{h0[idx], c0.empty() ? Tensor() : c0[idx]}, w, direction == 1);
       outs.push_back(std::move(out));
       h_n.push_back(s.h);
@@ -319,7 +334,8 @@ std::vector<Tensor> RNNImplBase::all_weights() const { return flat_weights_; }
 
 void RNNImplBase::pretty_print(std::ostream& stream) const {
   const RNNOptionsBase& o = options_base;
-  stream << std::boolalpha << "torch::nn::" << module_name(mode_of(o.mode())) << "(input_size=" << o.input_size()
+  stream << std::boolalpha << (dynamic_quantized.empty() ? "torch::nn::" : "DynamicQuantized")
+         << module_name(mode_of(o.mode())) << "(input_size=" << o.input_size()
          << ", hidden_size=" << o.hidden_size() << ", num_layers=" << o.num_layers() << ", bias=" << o.bias()
          << ", batch_first=" << o.batch_first() << ", dropout=" << o.dropout()
          << ", bidirectional=" << o.bidirectional();
@@ -396,7 +412,7 @@ std::tuple<Tensor, std::vector<Tensor>> RNNImplBase::run(const Tensor& input, co
   auto [x, final_states] =
       run_layers(m, packed ? input : input.reshape({T * B, input.size(2)}), sizes, states, flat_weights_,
                  options_base.bias(), options_base.num_layers(), options_base.bidirectional(), options_base.dropout(),
-                 is_training());
+                 is_training(), dynamic_quantized.empty() ? nullptr : &dynamic_quantized);
   return {packed ? x : x.view({T, B, x.size(1)}), final_states};
 }
 

@@ -7,6 +7,7 @@
 
 #include "ember/autograd.h"
 #include "ember/factory.h"
+#include "ember/nn/modules/rnn.h"
 #include "ember/quantization.h"
 #include "ember/reduce.h"
 #include "kernels/cpu/onednn_quant.h"
@@ -70,6 +71,15 @@ std::shared_ptr<LinearImpl::Packed> register_and_pack(Module& m, const char* op,
 }
 
 
+// W observed by a PerChannelMinMaxObserver(qint8, per_channel_symmetric) and quantized.
+Tensor quantized_per_channel(const Tensor& w) {
+  quantization::PerChannelMinMaxObserver observer(
+      quantization::ObserverOptions().dtype(kQInt8).qscheme(kPerChannelSymmetric));
+  observer(w);
+  auto [scales, zero_points] = observer->calculate_qparams();
+  return quantize_per_channel(w, scales.to(kDouble), zero_points, 0, kQInt8);
+}
+
 // PyTorch's from_float for both: W observed by a PerChannelMinMaxObserver(qint8, per_channel_symmetric)
 // (after quantization-aware training: by the weight's fake quantizer, which sees W once more)
 std::pair<Tensor, std::optional<Tensor>> quantized_weight_and_bias(const nn::LinearImpl& linear) {
@@ -79,11 +89,7 @@ std::pair<Tensor, std::optional<Tensor>> quantized_weight_and_bias(const nn::Lin
     linear.weight_fake_quant->forward(w);
     return {quantization::detail::quantize_weight(w, *linear.weight_fake_quant), bias};
   }
-  quantization::PerChannelMinMaxObserver observer(
-      quantization::ObserverOptions().dtype(kQInt8).qscheme(kPerChannelSymmetric));
-  observer(w);
-  auto [scales, zero_points] = observer->calculate_qparams();
-  return {quantize_per_channel(w, scales.to(kDouble), zero_points, 0, kQInt8), bias};
+  return {quantized_per_channel(w), bias};
 }
 
 // The output's sizes (the input's with its last dim in_features -> out_features) and the number of
@@ -175,6 +181,12 @@ std::shared_ptr<LinearImpl> LinearImpl::from_float(const nn::LinearImpl& linear)
   return std::make_shared<LinearImpl>(qweight, bias);
 }
 
+std::shared_ptr<LinearImpl> LinearImpl::from_weight(const Tensor& weight, const std::optional<Tensor>& bias) {
+  EMBER_CHECK(weight.dim() == 2 && weight.dtype() == kFloat, "DynamicQuantizedLinear",
+              "expected a float32 weight [out, in], got ", weight.dtype(), " of size ", weight.sizes());
+  return std::make_shared<LinearImpl>(quantized_per_channel(weight.detach()), bias);
+}
+
 Tensor LinearImpl::forward(const Tensor& input) {
   const char* op = "DynamicQuantizedLinear";
   EMBER_CHECK(input.dtype() == kFloat, op, "expected a float32 input, got ", input.dtype());
@@ -216,9 +228,18 @@ int64_t quantize_dynamic(nn::Module& model, ScalarType dtype) {
               "only qint8 dynamic quantization is in Ember (float16 is not yet), got ", dtype);
   int64_t count = 0;
   model.apply([&](nn::Module& m) {
-    auto* linear = dynamic_cast<nn::LinearImpl*>(&m);
-    if (!linear || linear->dynamic_quantized) return;
-    linear->dynamic_quantized = nn::quantized::dynamic::LinearImpl::from_float(*linear);
+    if (auto* linear = dynamic_cast<nn::LinearImpl*>(&m); linear && !linear->dynamic_quantized) {
+      linear->dynamic_quantized = nn::quantized::dynamic::LinearImpl::from_float(*linear);
+      ++count;
+      return;
+    }
+    // LSTM and GRU (not RNN, as PyTorch): each weight matrix as a dynamic int8 Linear
+    auto* rnn = dynamic_cast<nn::detail::RNNImplBase*>(&m);
+    if (!rnn || dynamic_cast<nn::RNNImpl*>(&m) || !rnn->dynamic_quantized.empty()) return;
+    std::vector<std::shared_ptr<nn::quantized::dynamic::LinearImpl>> quantized;
+    for (const Tensor& w : rnn->all_weights())
+      quantized.push_back(w.dim() == 2 ? nn::quantized::dynamic::LinearImpl::from_weight(w) : nullptr);
+    rnn->dynamic_quantized = std::move(quantized);
     ++count;
   });
   return count;

@@ -1,6 +1,7 @@
 // The recurrent modules RNN (tanh/relu), LSTM (with projections) and GRU, and their cells, as
 // libtorch's torch/nn/modules/rnn.h: options, parameter names and order, return types.
 #pragma once
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -11,6 +12,9 @@
 #include "ember/nn/utils/rnn.h"
 
 namespace ember::nn {
+namespace quantized::dynamic {
+class LinearImpl;
+}
 namespace detail {
 
 // What RNN, LSTM and GRU share: the parameters of every layer and direction (named as
@@ -29,6 +33,10 @@ class RNNImplBase : public Module {
   std::vector<Tensor> all_weights() const;
 
   RNNOptionsBase options_base;
+  // Set by quantization::quantize_dynamic (LSTM, GRU): per parameter in all_weights() order, the
+  // weight matrix's dynamic int8 Linear (null for the biases), which forward then uses for the
+  // input, hidden and projection products (inference only: no gradient reaches the weights).
+  std::vector<std::shared_ptr<quantized::dynamic::LinearImpl>> dynamic_quantized;
 
  protected:
   void check_input(const Tensor& input, const Tensor& batch_sizes) const;
