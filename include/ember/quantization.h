@@ -238,11 +238,13 @@ EMBER_MODULE(DeQuantStub);
 
 // Eager-mode static quantization, as torch.ao.quantization's prepare and convert, in place (the
 // model's holders keep their modules; each module runs its observed or quantized form):
-// prepare(model, qconfig) gives every QuantStub, nn::Linear and nn::quantized::FloatFunctional in
-// the tree an observer of its output made by qconfig.activation (a submodule named
-// activation_post_process); run calibration data through the model; convert(model) replaces
-// each by its int8 form (QuantStub: Quantize with the observed qparams; Linear:
-// nn::quantized::Linear, weight per channel, output qparams observed; FloatFunctional: a
+// prepare(model, qconfig) gives every QuantStub, nn::Linear, Conv1d/2d/3d, BatchNorm2d, fused
+// module (nn::intrinsic LinearReLU, ConvReLU1d/2d/3d, ConvBn(ReLU)1d/2d/3d, BNReLU2d; whole) and
+// nn::quantized::FloatFunctional in the tree an observer of its output made by qconfig.activation
+// (a submodule named activation_post_process); run calibration data through the model;
+// convert(model) replaces each by its int8 form (QuantStub: Quantize with the observed qparams;
+// Linear: nn::quantized::Linear, weight per channel, output qparams observed; convolutions:
+// nn::quantized::Conv / ConvReLU; BatchNorm2d: nn::quantized::BatchNorm2d; FloatFunctional: a
 // QFunctional with the observed qparams; DeQuantStub: dequantize) and drops the observers.
 // Between them, the model's own code runs on quantized tensors: relu, pooling, relu6/hardtanh,
 // sigmoid and hardsigmoid take them, other float ops raise (dequantize first with a DeQuantStub;

@@ -1,6 +1,6 @@
 // Eager-mode static quantization and quantization-aware training: QuantStub, DeQuantStub,
 // prepare, prepare_qat and convert (torch.ao.quantization), for Linear, Conv1d/2d/3d, their ReLU
-// and batch-norm fusions and FloatFunctional. docs/quantization.md.
+// and batch-norm fusions, BatchNorm2d, BNReLU2d and FloatFunctional. docs/quantization.md.
 #include <cmath>
 #include <functional>
 #include <string>
@@ -117,6 +117,14 @@ void find_quantizable(nn::Module& m, std::vector<Quantizable>& out, std::vector<
     EMBER_CHECK(!ff->qfunctional, "prepare", "the FloatFunctional ", m.name(), " is converted already");
     out.push_back({&m, &ff->activation_post_process, [ff](double s, int64_t z) {
                      ff->qfunctional = std::make_shared<nn::quantized::QFunctionalImpl>(s, z);
+                   }});
+  } else if (auto* bn = dynamic_cast<nn::BatchNormImpl<2>*>(&m)) {
+    out.push_back({&m, &bn->activation_post_process, [bn](double s, int64_t z) {
+                     bn->static_quantized = nn::quantized::BatchNorm2dImpl::from_float(*bn, s, z);
+                   }});
+  } else if (auto* bnr = dynamic_cast<nn::intrinsic::BNReLUImpl<2>*>(&m)) {
+    out.push_back({&m, &bnr->activation_post_process, [bnr](double s, int64_t z) {
+                     bnr->static_quantized = nn::quantized::BatchNorm2dImpl::from_float(*bnr->bn, s, z);
                    }});
   } else if (auto* dequant = dynamic_cast<DeQuantStubImpl*>(&m)) {
     if (dequants) dequants->push_back(dequant);

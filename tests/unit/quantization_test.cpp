@@ -743,6 +743,41 @@ TEST(StaticQuantization, EagerPrepareCalibrateConvertMatchesPyTorch) {
   EXPECT_NE(printed.str().find("QuantizedLinear"), std::string::npos) << printed.str();
 }
 
+// A standalone BatchNorm2d and a BNReLU2d convert to the int8 batch norm (PyTorch's mapping).
+TEST(StaticQuantization, ConvertsBatchNorm2dAndBNReLU2d) {
+  ember::manual_seed(4);
+  ember::nn::BatchNorm2d bn(3);
+  ember::nn::intrinsic::BNReLU2d bn_relu{ember::nn::BatchNorm2d(3)};
+  for (auto* b : {bn.get(), bn_relu->bn.get()}) {
+    ember::NoGradGuard no_grad;
+    b->running_mean.uniform_(-0.5, 0.5);
+    b->running_var.uniform_(0.5, 2.0);
+    b->weight.uniform_(0.5, 1.5);
+    b->bias.uniform_(-0.3, 0.3);
+  }
+  ember::nn::Sequential net(q::QuantStub(), bn, bn_relu, q::DeQuantStub());
+  net->eval();
+  const Tensor x = ember::randn({4, 3, 5, 5});
+  const Tensor y_float = net->forward(x);
+  q::QConfig qconfig;
+  qconfig.activation = [] { return std::make_shared<q::MinMaxObserverImpl>(); };
+  qconfig.weight = [] { return std::make_shared<q::MinMaxObserverImpl>(q::ObserverOptions().dtype(ember::kQInt8)); };
+  EXPECT_EQ(q::prepare(*net, qconfig), 3);  // the QuantStub, the BatchNorm2d, the BNReLU2d
+  net->forward(x);
+  EXPECT_EQ(q::convert(*net), 4);
+  ASSERT_TRUE(bn->static_quantized && bn_relu->static_quantized);
+  const Tensor y = net->forward(x);
+  EXPECT_GE(y.min().item<float>(), 0.0f);
+  // the input, the batch norm's output and the result each rounded once
+  const double tol = 2.01 * (bn->static_quantized->scale + bn_relu->static_quantized->scale) +
+                     std::dynamic_pointer_cast<q::QuantStubImpl>(net->ptr(0))->quantize->scale * 4;
+  EXPECT_LT((y - y_float).abs().max().item<double>(), tol);
+  std::ostringstream printed;
+  printed << *net;
+  EXPECT_NE(printed.str().find("QuantizedBatchNorm2d(3"), std::string::npos) << printed.str();
+  EXPECT_NE(printed.str().find("QuantizedBNReLU2d(3"), std::string::npos) << printed.str();
+}
+
 // ---- dynamic quantization ---------------------------------------------------------------------
 
 struct NetImpl : ember::nn::Module {

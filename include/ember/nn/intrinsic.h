@@ -138,6 +138,10 @@ class BNReLUImpl : public Module {
   void pretty_print(std::ostream& stream) const override;
   BatchNormHolder<D> bn;  // child "0"
   ReLU relu;              // child "1"
+  // Eager static quantization (BNReLU2d, as PyTorch's): the int8 batch norm, its result clamped
+  // at its zero point.
+  std::shared_ptr<quantization::ObserverOrFakeQuantize> activation_post_process;
+  std::shared_ptr<nn::quantized::BatchNorm2dImpl> static_quantized;
 };
 class BNReLU2dImpl : public BNReLUImpl<2> {
  public:

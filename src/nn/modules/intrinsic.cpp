@@ -97,12 +97,19 @@ BNReLUImpl<D>::BNReLUImpl(BatchNormHolder<D> bn_, ReLU relu_) : bn(std::move(bn_
 
 template <size_t D>
 Tensor BNReLUImpl<D>::forward(const Tensor& input) {
+  if (static_quantized) return ember::relu(static_quantized->forward(input));  // clamped at the zero point
   Tensor y = bn->forward(input);
-  return GradMode::is_enabled() && y.requires_grad() ? ember::relu(y) : y.relu_();
+  y = GradMode::is_enabled() && y.requires_grad() ? ember::relu(y) : y.relu_();
+  return activation_post_process ? activation_post_process->forward(y) : y;
 }
 
 template <size_t D>
 void BNReLUImpl<D>::pretty_print(std::ostream& stream) const {
+  if (static_quantized) {
+    stream << "QuantizedBNReLU" << D << "d(" << static_quantized->weight.numel() << ", eps=" << static_quantized->eps
+           << ", scale=" << static_quantized->scale << ", zero_point=" << static_quantized->zero_point << ")";
+    return;
+  }
   stream << "torch::nn::intrinsic::BNReLU" << D << "d";
 }
 

@@ -8,6 +8,8 @@
 #include "ember/nn/init.h"
 #include "ember/indexing.h"
 #include "ember/nn_ops.h"
+#include "ember/nn/quantized.h"
+#include "ember/quantization.h"
 #include "ember/pointwise.h"
 
 namespace ember::nn {
@@ -52,6 +54,13 @@ void BatchNormImpl<D>::reset_parameters() {
 
 template <size_t D>
 Tensor BatchNormImpl<D>::forward(const Tensor& input) {
+  if (static_quantized) return static_quantized->forward(input);
+  Tensor y = float_forward(input);
+  return activation_post_process ? activation_post_process->forward(y) : y;
+}
+
+template <size_t D>
+Tensor BatchNormImpl<D>::float_forward(const Tensor& input) {
   if constexpr (D == 1) {
     EMBER_CHECK(input.dim() == 2 || input.dim() == 3, "BatchNorm1d", "expected 2D or 3D input (got ", input.dim(),
                 "D input)");
@@ -74,6 +83,7 @@ Tensor BatchNormImpl<D>::forward(const Tensor& input) {
 
 template <size_t D>
 void BatchNormImpl<D>::pretty_print(std::ostream& stream) const {
+  if (static_quantized) return static_quantized->pretty_print(stream);
   stream << std::boolalpha << "torch::nn::BatchNorm" << D << "d(" << options.num_features()
          << ", eps=" << options.eps() << ", momentum=";
   if (options.momentum()) {

@@ -1,6 +1,7 @@
 // BatchNorm1d/2d/3d (running statistics), InstanceNorm1d/2d/3d, LayerNorm, GroupNorm, LocalResponseNorm,
 // CrossMapLRN2d.
 #pragma once
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -9,7 +10,13 @@
 #include "ember/nn/options/normalization.h"
 #include "ember/nn/pimpl.h"
 
+namespace ember::quantization {
+class ObserverOrFakeQuantize;
+}
 namespace ember::nn {
+namespace quantized {
+class BatchNorm2dImpl;
+}
 
 struct BatchNormOptions {
   BatchNormOptions(int64_t num_features) : num_features_(num_features) {}  // NOLINT
@@ -44,6 +51,13 @@ class BatchNormImpl : public Module {
   Tensor running_mean;
   Tensor running_var;
   Tensor num_batches_tracked;
+  // Eager static quantization (BatchNorm2d, as PyTorch's): prepare sets the observer of the
+  // output, which forward then runs; convert the int8 batch norm forward then runs instead.
+  std::shared_ptr<quantization::ObserverOrFakeQuantize> activation_post_process;
+  std::shared_ptr<quantized::BatchNorm2dImpl> static_quantized;
+
+ private:
+  Tensor float_forward(const Tensor& input);
 };
 class BatchNorm1dImpl : public BatchNormImpl<1> {
  public:
