@@ -4,6 +4,8 @@
 // Linear against libtorch's quantized::linear_dynamic (called through its op registry).
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include <limits>
+
 #include "parity.h"
 
 namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
@@ -160,7 +162,14 @@ TEST(QuantizationParity, FakeQuantizeForwardBackward) {
       {0.1, 0, -128, 127}, {0.037, 10, 0, 255}, {0.5, 3, 0, 15}, {1.0, -2, -8, 7}};
   uint64_t seed = 200;
   for (const auto& [scale, zp, qmin, qmax] : cases) {
-    const ember::Tensor x = qinput({33, 17}, scale, seed++).requires_grad_();
+    ember::Tensor x = qinput({33, 17}, scale, seed++);
+    {  // values no quantum holds: infinities, NaN, beyond 2^22 quanta
+      const float inf = std::numeric_limits<float>::infinity();
+      const std::vector<float> special = {inf, -inf, std::numeric_limits<float>::quiet_NaN(), 1e30f, -1e30f,
+                                          static_cast<float>(scale) * 5e6f, static_cast<float>(scale) * -5e6f};
+      for (size_t i = 0; i < special.size(); ++i) x[0][static_cast<int64_t>(i)].fill_(special[i]);
+    }
+    x.requires_grad_();
     const torch::Tensor tx = to_torch(x.detach()).requires_grad_();
     const ember::Tensor y = ember::fake_quantize_per_tensor_affine(x, scale, zp, qmin, qmax);
     const torch::Tensor ty = torch::fake_quantize_per_tensor_affine(tx, scale, zp, qmin, qmax);

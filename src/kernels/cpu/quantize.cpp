@@ -34,14 +34,19 @@ void quantize_tensor(const float* src, T* dst, int64_t n, double scale, int64_t 
     // to the same end. As above, zp + t outside int64 (or NaN) gives the minimum.
     const float fzp = static_cast<float>(zp), flo = static_cast<float>(lo), fhi = static_cast<float>(hi);
     parallel_for(0, n, kGrain, [&](int64_t b, int64_t e) {
+      // locals: a store through the 1-byte dst may alias anything, so values read through the
+      // lambda's references would be loaded again for every element, and the loop not vectorized
+      const float* __restrict in = src;
+      T* __restrict out = dst;
+      const float inv = inv_scale, z = fzp, qlo = flo, qhi = fhi;
 #pragma omp simd
       for (int64_t i = b; i < e; ++i) {
-        const float t = src[i] * inv_scale;
+        const float t = in[i] * inv;
         const float tc = std::min(std::max(t, -4194304.0f), 4194304.0f);
         const float r = (tc + 12582912.0f) - 12582912.0f;
-        const float q = std::min(std::max(fzp + r, flo), fhi);
-        const bool valid = std::fabs(fzp + t) < 9.2233720368547758e18f;
-        dst[i] = static_cast<T>(static_cast<int32_t>(valid ? q : flo));
+        const float q = std::min(std::max(z + r, qlo), qhi);
+        const bool valid = std::fabs(z + t) < 9.2233720368547758e18f;
+        out[i] = static_cast<T>(static_cast<int32_t>(valid ? q : qlo));
       }
     });
     return;
@@ -95,6 +100,42 @@ void visit_qtype(ScalarType qtype, F&& f) {
   }
 }
 
+// Whether fake_quantize_fast gives fake_quantize_val's results for this integer range: below
+// 2^22 quanta from the zero point, where the rounding trick of quantize_tensor holds (beyond,
+// every value lands outside [qmin, qmax] either way).
+inline bool fast_fake_quantize(int64_t zp, int64_t qmin, int64_t qmax) {
+  constexpr int64_t kExact = int64_t{1} << 22;
+  return qmax - zp < kExact && zp - qmin < kExact;
+}
+
+// fake_quantize_val over n values without a libm call per element, vectorized: quantization-aware
+// training runs it on every activation and weight of every step. (zp, qmin, qmax as floats.)
+inline void fake_quantize_fast(const float* __restrict in, float* __restrict out, uint8_t* __restrict mask, int64_t n,
+                               float scale, float inv_scale, float zp, float qmin, float qmax) {
+  auto value = [=](float x, bool& inside) {
+    const float t = x * inv_scale;
+    const float tc = std::min(std::max(t, -4194304.0f), 4194304.0f);
+    const float q = zp + ((tc + 12582912.0f) - 12582912.0f);
+    const bool valid = std::fabs(zp + t) < 9.2233720368547758e18f;  // else PyTorch's int64 minimum
+    inside = valid && q >= qmin && q <= qmax;
+    return ((valid ? std::min(std::max(q, qmin), qmax) : qmin) - zp) * scale;
+  };
+  if (mask) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) {
+      bool inside;
+      out[i] = value(in[i], inside);
+      mask[i] = inside;
+    }
+  } else {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) {
+      bool inside;
+      out[i] = value(in[i], inside);
+    }
+  }
+}
+
 inline float fake_quantize_val(float x, float scale, float inv_scale, int64_t zp, int64_t qmin, int64_t qmax,
                                uint8_t* mask) {
   const int64_t q = to_int64(static_cast<float>(zp) + std::nearbyint(x * inv_scale));
@@ -128,6 +169,17 @@ void dequantize_per_channel(const void* src, float* dst, int64_t n, ScalarType q
 void fake_quantize_per_tensor(const float* src, float* out, uint8_t* mask, int64_t n, float scale, int64_t zero_point,
                               int64_t quant_min, int64_t quant_max) {
   const float inv_scale = 1.0f / scale;
+  if (fast_fake_quantize(zero_point, quant_min, quant_max)) {
+    const float fzp = static_cast<float>(zero_point), fmin = static_cast<float>(quant_min),
+                fmax = static_cast<float>(quant_max);
+    parallel_for(0, n, kGrain, [&](int64_t b, int64_t e) {
+      const float* in = src;
+      float* res = out;
+      uint8_t* m = mask;
+      fake_quantize_fast(in + b, res + b, m ? m + b : nullptr, e - b, scale, inv_scale, fzp, fmin, fmax);
+    });
+    return;
+  }
   parallel_for(0, n, kGrain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i)
       out[i] = fake_quantize_val(src[i], scale, inv_scale, zero_point, quant_min, quant_max, mask ? mask + i : nullptr);
@@ -136,6 +188,21 @@ void fake_quantize_per_tensor(const float* src, float* out, uint8_t* mask, int64
 void fake_quantize_per_channel(const float* src, float* out, uint8_t* mask, int64_t n, const float* scales,
                                const int64_t* zero_points, int64_t channels, int64_t stride, int64_t quant_min,
                                int64_t quant_max) {
+  bool fast = true;
+  for (int64_t c = 0; c < channels; ++c) fast = fast && fast_fake_quantize(zero_points[c], quant_min, quant_max);
+  if (fast && stride > 0 && channels > 0) {
+    // runs of `stride` values share a channel
+    const int64_t runs = n / stride;
+    parallel_for(0, runs, std::max<int64_t>(1, kGrain / stride), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const int64_t c = r % channels, at = r * stride;
+        fake_quantize_fast(src + at, out + at, mask ? mask + at : nullptr, stride, scales[c], 1.0f / scales[c],
+                           static_cast<float>(zero_points[c]), static_cast<float>(quant_min),
+                           static_cast<float>(quant_max));
+      }
+    });
+    return;
+  }
   parallel_for(0, n, kGrain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       const int64_t c = (i / stride) % channels;
