@@ -315,15 +315,7 @@ std::string quantized_module(GraphModule& gm, const std::string& target, double 
     if (auto c = std::dynamic_pointer_cast<nn::ConvNdImpl<D>>(m)) name = add(nnq::ConvImpl<D>::from_float(*c, scale, zp));
     if (auto c = std::dynamic_pointer_cast<nn::intrinsic::ConvReLUImpl<D>>(m))
       name = add(nniq::ConvReLUImpl<D>::from_float(*c, scale, zp));
-    if (auto c = std::dynamic_pointer_cast<nn::intrinsic::ConvBnImpl<D>>(m)) {  // QAT: batch norm folded first
-      const auto conv = c->folded_conv();
-      if (!c->relu) {
-        name = add(nnq::ConvImpl<D>::from_float(*conv, scale, zp));
-      } else {
-        auto [w, b] = nnq::ConvNdImpl<D>::quantized_weight_and_bias(*conv);
-        name = add(std::make_shared<nniq::ConvReLUImpl<D>>(w, b, conv->options, scale, zp));
-      }
-    }
+    if (auto c = std::dynamic_pointer_cast<nn::intrinsic::ConvBnImpl<D>>(m)) name = add(c->quantized(scale, zp));
   };
   conv.template operator()<1>();
   conv.template operator()<2>();

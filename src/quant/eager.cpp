@@ -75,17 +75,7 @@ bool add_conv(nn::Module& m, std::vector<Quantizable>& out) {
   }
   if (auto* cb = dynamic_cast<nn::intrinsic::ConvBnImpl<D>*>(&m)) {  // and ConvBnReLU
     out.push_back({&m, &cb->activation_post_process,
-                   [cb](double s, int64_t z) {
-                     // the batch norm's running statistics folded into the weight first
-                     const auto conv = cb->folded_conv();
-                     if (!cb->relu) {
-                       cb->static_quantized = nn::quantized::ConvImpl<D>::from_float(*conv, s, z);
-                       return;
-                     }
-                     auto [w, b] = nn::quantized::ConvNdImpl<D>::quantized_weight_and_bias(*conv);
-                     cb->static_quantized =
-                         std::make_shared<nn::intrinsic::quantized::ConvReLUImpl<D>>(w, b, conv->options, s, z);
-                   },
+                   [cb](double s, int64_t z) { cb->static_quantized = cb->quantized(s, z); },  // batch norm folded
                    cb->conv.get(), &cb->conv->weight_fake_quant});
     return true;
   }

@@ -92,6 +92,10 @@ class ConvBnImpl : public Module {
   // A copy of the convolution with the batch norm's running statistics folded into its weight and
   // bias (whatever the mode), sharing the conv's weight_fake_quant: what convert quantizes.
   std::shared_ptr<ConvNdImpl<D>> folded_conv() const;
+  // The int8 module convert makes of it: folded_conv() quantized (by its weight_fake_quant after
+  // quantization-aware training), a quantized Conv, or ConvReLU for ConvBnReLU, with this output
+  // scale and zero point.
+  std::shared_ptr<nn::quantized::ConvNdImpl<D>> quantized(double scale, int64_t zero_point) const;
   ConvHolder<D> conv;   // child "0"
   BatchNormHolder<D> bn;  // child "1"
   ReLU relu{nullptr};   // child "2" (ConvBnReLU)

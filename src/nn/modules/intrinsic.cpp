@@ -166,6 +166,14 @@ std::shared_ptr<ConvNdImpl<D>> ConvBnImpl<D>::folded_conv() const {
 }
 
 template <size_t D>
+std::shared_ptr<nn::quantized::ConvNdImpl<D>> ConvBnImpl<D>::quantized(double scale, int64_t zero_point) const {
+  const auto folded = folded_conv();
+  if (!relu) return nn::quantized::ConvImpl<D>::from_float(*folded, scale, zero_point);
+  auto [w, b] = nn::quantized::ConvNdImpl<D>::quantized_weight_and_bias(*folded);
+  return std::make_shared<nn::intrinsic::quantized::ConvReLUImpl<D>>(w, b, folded->options, scale, zero_point);
+}
+
+template <size_t D>
 void ConvBnImpl<D>::pretty_print(std::ostream& stream) const {
   if (static_quantized) return static_quantized->pretty_print(stream);
   stream << "torch::nn::intrinsic::ConvBn" << (relu ? "ReLU" : "") << D << "d";
