@@ -149,15 +149,14 @@ void fuse_conv_bn_qat(GraphModule& gm) {
     return n->op() == OpKind::CallModule && std::dynamic_pointer_cast<nn::ReLUImpl>(gm.submodule(n->target()));
   };
   auto fuse = [&]<size_t D>(Node* conv_node, Node* bn_node) {
-    auto conv = std::dynamic_pointer_cast<nn::ConvNdImpl<D>>(gm.submodule(conv_node->target()));
-    auto bn = std::dynamic_pointer_cast<nn::BatchNormImpl<D>>(gm.submodule(bn_node->target()));
+    // (Conv{D}dImpl and BatchNorm{D}dImpl themselves: the holders ConvBn takes)
+    auto conv = std::dynamic_pointer_cast<typename nn::intrinsic::ConvHolder<D>::Impl>(gm.submodule(conv_node->target()));
+    auto bn = std::dynamic_pointer_cast<typename nn::intrinsic::BatchNormHolder<D>::Impl>(gm.submodule(bn_node->target()));
     if (!conv || !bn || conv->options.out_channels() != bn->options.num_features()) return false;
     Node* relu = bn_node->users().size() == 1 && is_relu(bn_node->users()[0]) ? bn_node->users()[0] : nullptr;
     std::shared_ptr<nn::intrinsic::ConvBnImpl<D>> fused;
-    nn::intrinsic::ConvHolder<D> c(std::static_pointer_cast<typename nn::intrinsic::ConvHolder<D>::Impl>(conv));
-    nn::intrinsic::BatchNormHolder<D> b(std::static_pointer_cast<typename nn::intrinsic::BatchNormHolder<D>::Impl>(bn));
-    if (relu) fused = std::make_shared<nn::intrinsic::ConvBnReLUFor<D>>(c, b);
-    else fused = std::make_shared<nn::intrinsic::ConvBnFor<D>>(c, b);
+    if (relu) fused = std::make_shared<nn::intrinsic::ConvBnReLUFor<D>>(conv, bn);
+    else fused = std::make_shared<nn::intrinsic::ConvBnFor<D>>(conv, bn);
     fused->train(conv->is_training());
     conv_node->set_target(add_module_for(gm, conv_node->target(), relu ? "_bn_relu" : "_bn", fused));
     for (Node* gone : {relu, bn_node}) {
