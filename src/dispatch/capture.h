@@ -26,13 +26,31 @@
 
 namespace ember::dispatch {
 
-// A recorded op call: the op's run on the arguments the graph keeps.
+// One argument a recorded call keeps, type-erased (capture_impl::StoredArgOf).
+class StoredArg {
+ public:
+  virtual ~StoredArg() = default;
+  virtual TracedArg traced() const = 0;
+};
+
+// A recorded op call: the op's run on the arguments the graph keeps. Not a template: each
+// argument is kept by a class of its type (StoredArgOf, shared by every op taking that type), and
+// the op's own part is one function that hands them to Op::run (replay_call).
 class CapturedCall {
  public:
-  virtual ~CapturedCall() = default;
-  virtual void replay() = 0;
+  using Run = void (*)(StoredArg* const* args);
+  CapturedCall(Run run, std::vector<std::unique_ptr<StoredArg>> args);
+  ~CapturedCall();
+  CapturedCall(const CapturedCall&) = delete;
+  CapturedCall& operator=(const CapturedCall&) = delete;
+  void replay();
   // The kept arguments, tagged as the tracing layer tags them (at most 16).
-  virtual size_t args(TracedArg* out) const = 0;
+  size_t args(TracedArg* out) const;
+
+ private:
+  Run run_;
+  std::vector<std::unique_ptr<StoredArg>> owned_;
+  std::vector<StoredArg*> args_;
 };
 
 // Implemented by ember::graphs (a graph's capture).
@@ -173,22 +191,45 @@ struct Stored<Tensor*> {  // an out-parameter the op fills: the call's own slot
   std::nullopt_t view() const { return std::nullopt; }
 };
 
-template <class Op, class... A>
-class StoredCall final : public CapturedCall {
+template <class D>
+class StoredArgOf final : public StoredArg {
  public:
-  explicit StoredCall(CaptureRecorder& rec, const std::decay_t<A>&... a) : args_(Stored<std::decay_t<A>>(rec, a)...) {}
-  void replay() override {
-    std::apply([](auto&... s) { (void)Op::run(s.get()...); }, args_);
-  }
-  size_t args(TracedArg* out) const override {
-    size_t n = 0;
-    std::apply([&](const auto&... s) { ((n < 16 ? (void)(out[n++] = traced_arg(s.view())) : (void)0), ...); }, args_);
-    return n;
-  }
+  StoredArgOf(CaptureRecorder& r, const D& x) : stored(r, x) {}
+  TracedArg traced() const override { return traced_arg(stored.view()); }
+  Stored<D> stored;
+};
+// The op's part of a replay: its run on the kept arguments.
+template <class Op, class... A, size_t... I>
+void replay_call_at(StoredArg* const* args, std::index_sequence<I...>) {
+  (void)Op::run(static_cast<StoredArgOf<std::decay_t<A>>*>(args[I])->stored.get()...);
+}
+template <class Op, class... A>
+void replay_call(StoredArg* const* args) {
+  replay_call_at<Op, A...>(args, std::index_sequence_for<A...>{});
+}
+
+// One op call being recorded (out of line, for every op): begins it with the recorder, keeps its
+// arguments, ends it with its results, or abandons it if the op throws before.
+class CaptureScope {
+ public:
+  CaptureScope(const char* op, const TracedArg* args, size_t n, uint32_t writes, bool returns_tensors);
+  ~CaptureScope();
+  CaptureScope(const CaptureScope&) = delete;
+  CaptureScope& operator=(const CaptureScope&) = delete;
+  CaptureRecorder& recorder() { return *rec_; }
+  void keep(std::unique_ptr<StoredArg> arg) { args_.push_back(std::move(arg)); }
+  void end(CapturedCall::Run run, const Tensor* const* results, size_t n);
 
  private:
-  std::tuple<Stored<std::decay_t<A>>...> args_;
+  CaptureRecorder* rec_;
+  std::vector<std::unique_ptr<StoredArg>> args_;
+  bool ended_ = false;
 };
+
+template <class D>
+[[gnu::noinline]] void keep_arg(CaptureScope& scope, const D& x) {
+  scope.keep(std::make_unique<StoredArgOf<D>>(scope.recorder(), x));
+}
 
 template <class T>
 inline constexpr bool is_written_arg = std::is_same_v<T, Tensor&> || std::is_same_v<std::decay_t<T>, Tensor*>;
@@ -200,24 +241,24 @@ constexpr uint32_t written_args() {
 }
 
 template <class R>
-void end_call(CaptureRecorder& rec, std::unique_ptr<CapturedCall> call, const R& r) {
+void end_call(CaptureScope& scope, CapturedCall::Run run, const R& r) {
   using D = std::decay_t<R>;
   if constexpr (std::is_same_v<D, Tensor>) {
     const Tensor* p = &r;
-    rec.end(std::move(call), &p, 1);
+    scope.end(run, &p, 1);
   } else if constexpr (std::is_same_v<D, std::vector<Tensor>>) {
     std::vector<const Tensor*> ps;
     for (const Tensor& t : r) ps.push_back(&t);
-    rec.end(std::move(call), ps.data(), ps.size());
+    scope.end(run, ps.data(), ps.size());
   } else if constexpr (is_tensor_tuple<D>) {
     std::apply(
         [&](const auto&... t) {
           const Tensor* ps[] = {&t...};
-          rec.end(std::move(call), ps, sizeof...(t));
+          scope.end(run, ps, sizeof...(t));
         },
         r);
   } else {
-    rec.end(std::move(call), nullptr, 0);
+    scope.end(run, nullptr, 0);
   }
 }
 
@@ -229,29 +270,22 @@ template <class Op, class... A>
   if constexpr (autograd::IsComposite<Op>) {
     if (thread_state().active & kGradModeLayer) return Op::run(a...);  // its inner ops record
   }
-  CaptureRecorder* rec = capture_recorder();
   const TracedArg targs[sizeof...(A) + 1] = {traced_arg(a)...};
-  rec->begin(Op::name, targs, sizeof...(A), written_args<A...>(), returns_tensors<R>);
-  std::unique_ptr<CapturedCall> call;
-  try {
-    call = std::make_unique<StoredCall<Op, A...>>(*rec, a...);
-    if constexpr (std::is_void_v<R>) {
-      {
-        SuspendCapture off;
-        Op::run(a...);
-      }
-      rec->end(std::move(call), nullptr, 0);
-    } else {
-      R r = [&]() -> R {
-        SuspendCapture off;
-        return Op::run(a...);
-      }();
-      end_call(*rec, std::move(call), r);
-      return r;
+  CaptureScope scope(Op::name, targs, sizeof...(A), written_args<A...>(), returns_tensors<R>);
+  (keep_arg<std::decay_t<A>>(scope, a), ...);
+  if constexpr (std::is_void_v<R>) {
+    {
+      SuspendCapture off;
+      Op::run(a...);
     }
-  } catch (...) {
-    rec->abandon();
-    throw;
+    scope.end(&replay_call<Op, A...>, nullptr, 0);
+  } else {
+    R r = [&]() -> R {
+      SuspendCapture off;
+      return Op::run(a...);
+    }();
+    end_call(scope, &replay_call<Op, A...>, r);
+    return r;
   }
 }
 

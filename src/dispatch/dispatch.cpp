@@ -1,5 +1,7 @@
 #include "dispatch/dispatch.h"
 
+#include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "ember/observer.h"
@@ -22,6 +24,33 @@ void set_capture_recorder(CaptureRecorder* r) {
   else
     tls_state.active &= ~static_cast<uint32_t>(kCaptureLayer);
 }
+CapturedCall::CapturedCall(Run run, std::vector<std::unique_ptr<StoredArg>> args) : run_(run), owned_(std::move(args)) {
+  args_.reserve(owned_.size());
+  for (const auto& a : owned_) args_.push_back(a.get());
+}
+CapturedCall::~CapturedCall() = default;
+void CapturedCall::replay() { run_(args_.data()); }
+size_t CapturedCall::args(TracedArg* out) const {
+  const size_t n = std::min<size_t>(args_.size(), 16);
+  for (size_t i = 0; i < n; ++i) out[i] = args_[i]->traced();
+  return n;
+}
+
+namespace capture_impl {
+CaptureScope::CaptureScope(const char* op, const TracedArg* args, size_t n, uint32_t writes, bool returns_tensors)
+    : rec_(tls_capture) {
+  rec_->begin(op, args, n, writes, returns_tensors);
+  args_.reserve(n);
+}
+CaptureScope::~CaptureScope() {
+  if (!ended_) rec_->abandon();
+}
+void CaptureScope::end(CapturedCall::Run run, const Tensor* const* results, size_t n) {
+  rec_->end(std::make_unique<CapturedCall>(run, std::move(args_)), results, n);
+  ended_ = true;
+}
+}  // namespace capture_impl
+
 void record_kernel(const char* name, std::function<void()> replay, TensorList reads, TensorList writes) {
   if (capturing()) tls_capture->kernel(name, std::move(replay), reads, writes);
 }
