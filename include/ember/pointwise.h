@@ -65,6 +65,7 @@ Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other);
 Tensor where(const Tensor& condition, const Scalar& self, const Tensor& other);
 Tensor where(const Tensor& condition, const Tensor& self, const Scalar& other);
 Tensor where(const Tensor& condition, const Scalar& self, const Scalar& other);
+Tensor& where_out(Tensor& out, const Tensor& condition, const Tensor& self, const Tensor& other);
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value);
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value);
 

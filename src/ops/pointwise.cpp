@@ -725,25 +725,30 @@ struct ClampMaxInplaceOp {
 Tensor as_operand(const Tensor& t, ScalarType dt) { return t.to(dt); }
 Tensor as_operand(const Scalar& s, ScalarType dt) { return scalar_tensor(s, TensorOptions().dtype(dt)); }
 
+template <class A, class B>
+Tensor where_into(const char* name, const Tensor& out, const Tensor& condition, const A& a, const B& b) {
+  EMBER_CHECK(condition.dtype() == kBool, name,
+              "where expected condition to be a boolean tensor, but got a tensor with dtype ", condition.dtype());
+  ResultTypeState st;
+  st.update(a);
+  st.update(b);
+  const ScalarType dt = st.result();
+  TensorIterator iter(TensorIteratorConfig(name)
+                          .add_output(out)
+                          .add_input(condition)
+                          .add_owned_input(as_operand(a, dt))
+                          .add_owned_input(as_operand(b, dt))
+                          .no_input_cast()
+                          .common_dtype(dt));
+  kernels::where_kernel(iter);
+  return iter.take_output();
+}
+
 struct WhereOp {
   static constexpr const char* name = "where";
   template <class A, class B>
   static Tensor run(const Tensor& condition, const A& a, const B& b) {
-    EMBER_CHECK(condition.dtype() == kBool, name,
-                "where expected condition to be a boolean tensor, but got a tensor with dtype ", condition.dtype());
-    ResultTypeState st;
-    st.update(a);
-    st.update(b);
-    const ScalarType dt = st.result();
-    TensorIterator iter(TensorIteratorConfig(name)
-                            .add_output(Tensor())
-                            .add_input(condition)
-                            .add_owned_input(as_operand(a, dt))
-                            .add_owned_input(as_operand(b, dt))
-                            .no_input_cast()
-                            .common_dtype(dt));
-    kernels::where_kernel(iter);
-    return iter.take_output();
+    return where_into(name, Tensor(), condition, a, b);
   }
   // WhereBackward0 -- self: where(condition, grad, 0); other: where(condition, 0, grad)
   template <class A, class B>
@@ -751,6 +756,14 @@ struct WhereOp {
     d.name("WhereBackward0");
     d.grad(self, [cond = d.save_for(self, condition)](const auto& c) { return where(c[cond], c.grad(), 0); });
     d.grad(other, [cond = d.save_for(other, condition)](const auto& c) { return where(c[cond], 0, c.grad()); });
+  }
+};
+struct WhereOutOp {
+  static constexpr const char* name = "where_out";
+  static Tensor& run(Tensor& out, const Tensor& condition, const Tensor& a, const Tensor& b) {
+    where_into(name, out, condition, a, b);
+    bump_version(out);
+    return out;
   }
 };
 
@@ -907,6 +920,9 @@ Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) { return dispatc
 Tensor where(const Tensor& c, const Scalar& a, const Tensor& b) { return dispatch::call<WhereOp>(c, a, b); }
 Tensor where(const Tensor& c, const Tensor& a, const Scalar& b) { return dispatch::call<WhereOp>(c, a, b); }
 Tensor where(const Tensor& c, const Scalar& a, const Scalar& b) { return dispatch::call<WhereOp>(c, a, b); }
+Tensor& where_out(Tensor& out, const Tensor& c, const Tensor& a, const Tensor& b) {
+  return dispatch::call<WhereOutOp>(out, c, a, b);
+}
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
   return dispatch::call<MaskedFillOp>(self, mask, value);
 }

@@ -253,6 +253,48 @@ TEST(Pointwise, ComparisonsLogicalAndBitwise) {
   EXPECT_EQ(values(isfinite(tensor({1.0, INFINITY, NAN}))), (std::vector<double>{1, 0, 0}));
 }
 
+// The bool kernels run one contiguous loop over chunks, gathering strided and broadcast operands
+// and writing a strided output through a buffer: every layout, rows longer than a chunk, and
+// element sizes 1 to 16 against an element-by-element reference.
+TEST(Pointwise, WhereAndComparisonsInEveryLayout) {
+  manual_seed(7);
+  const ScalarType dtypes[] = {kBool, kHalf, kFloat, kDouble, kComplexDouble};
+  for (int64_t cols : {3, 300, 1000}) {
+    Tensor base = randn({cols, 5}).t();  // (5, cols), transposed
+    Tensor cond_full = rand({5, cols}) > 0.5;
+    Tensor cond_row = rand({1, cols}) > 0.5;
+    for (ScalarType dt : dtypes) {
+      Tensor a = (dt == kBool ? base > 0 : base.to(dt));                     // strided
+      Tensor b = (dt == kBool ? randn({5, cols}) > 0 : randn({5, cols}).to(dt));  // contiguous
+      Tensor scalar_b = b.select(1, 0).select(0, 0).expand({5, cols});       // broadcast
+      for (const Tensor& cond : {cond_full, cond_row.expand({5, cols}), cond_full.t().contiguous().t()}) {
+        for (const Tensor& other : {b, scalar_b}) {
+          Tensor got = where(cond, a, other);
+          Tensor cc = cond.contiguous(), ac = a.contiguous(), oc = other.contiguous();
+          Tensor want = empty({5, cols}, TensorOptions().dtype(dt));
+          for (int64_t i = 0; i < 5; ++i)
+            for (int64_t j = 0; j < cols; ++j) want[i][j].copy_(cc[i][j].item<bool>() ? ac[i][j] : oc[i][j]);
+          EXPECT_TRUE(equal(got, want)) << "where " << dt << " cols " << cols;
+          Tensor out_t = empty({cols, 5}, TensorOptions().dtype(dt)).t();  // a strided output
+          where_out(out_t, cond, a, other);
+          EXPECT_TRUE(equal(out_t, want)) << "where out= " << dt << " cols " << cols;
+        }
+      }
+      if (dt == kComplexDouble) continue;
+      Tensor ad = a.to(kDouble), bd = b.to(kDouble);
+      for (const Tensor& other : {b, scalar_b}) {
+        Tensor od = other.to(kDouble);
+        Tensor out_t = empty({cols, 5}, TensorOptions().dtype(kBool)).t();
+        gt_out(out_t, a, other);
+        EXPECT_TRUE(equal(out_t, gt(ad, od))) << "gt " << dt << " cols " << cols;
+        EXPECT_TRUE(equal(logical_and(a, other), logical_and(ad, od))) << dt;
+        EXPECT_TRUE(equal(logical_or(other, a), logical_or(od, ad))) << dt;
+        EXPECT_TRUE(equal(le(a, 0.25), le(ad, 0.25))) << dt;
+      }
+    }
+  }
+}
+
 TEST(Pointwise, IscloseAllcloseEqual) {
   Tensor a = tensor({1.0, NAN, 3.0}), b = tensor({1.0 + 1e-7, NAN, 3.1});
   EXPECT_EQ(values(isclose(a, b)), (std::vector<double>{1, 0, 0}));

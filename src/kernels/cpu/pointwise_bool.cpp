@@ -1,7 +1,10 @@
 // Bool-valued kernels (comparisons, logical ops, float predicates) and where. Plain loops: the
 // compiler vectorizes the contiguous ones, and Half/BFloat16 compare as float.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "kernels/cpu/complex_kernels.h"
@@ -11,22 +14,64 @@
 namespace ember::kernels {
 namespace {
 
+// Copies m elements of `size` bytes, src read every `stride` bytes (0: one value repeated).
+void gather(char* dst, const char* src, int64_t stride, int64_t m, size_t size) {
+  auto typed = [&](auto t) {
+    using W = decltype(t);
+    W* d = reinterpret_cast<W*>(dst);
+    for (int64_t i = 0; i < m; ++i) std::memcpy(d + i, src + i * stride, sizeof(W));
+  };
+  switch (size) {
+    case 1: return typed(uint8_t());
+    case 2: return typed(uint16_t());
+    case 4: return typed(uint32_t());
+    case 8: return typed(uint64_t());
+    default:
+      for (int64_t i = 0; i < m; ++i) std::memcpy(dst + i * size, src + i * stride, size);
+  }
+}
+void scatter(char* dst, int64_t stride, const char* src, int64_t m, size_t size) {
+  for (int64_t i = 0; i < m; ++i) std::memcpy(dst + i * stride, src + i * size, size);
+}
+
+// Runs body(p, m) on the row's elements in chunks, p[k] pointing at m contiguous elements of
+// operand k (0 the output, size[k] bytes each): a strided or broadcast input is gathered into a
+// buffer first, a strided output written through one. So each kernel has one contiguous loop,
+// which the compiler vectorizes without branches, whatever the layout.
+template <size_t K, class Body>
+void contiguous_chunks(char** data, const int64_t* s, int64_t n, const size_t* size, const Body& body) {
+  constexpr int64_t kChunk = 256;
+  alignas(64) char buf[K][kChunk * 16];
+  bool direct[K];
+  for (size_t k = 0; k < K; ++k) direct[k] = s[k] == static_cast<int64_t>(size[k]);
+  for (size_t k = 1; k < K; ++k)  // a broadcast input: one chunk of copies serves the whole row
+    if (s[k] == 0) gather(buf[k], data[k], 0, std::min(kChunk, n), size[k]);
+  char* p[K];
+  for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+    const int64_t m = std::min(kChunk, n - i0);
+    for (size_t k = 0; k < K; ++k) {
+      if (direct[k]) {
+        p[k] = data[k] + i0 * s[k];
+      } else {
+        p[k] = buf[k];
+        if (k > 0 && s[k] != 0) gather(buf[k], data[k] + i0 * s[k], s[k], m, size[k]);
+      }
+    }
+    body(p, m);
+    if (!direct[0]) scatter(data[0] + i0 * s[0], s[0], buf[0], m, size[0]);
+  }
+}
+
 // out[i] (bool) = f(in_0[i], ...) with inputs of storage type T read as compute_t<T>.
 template <class T, size_t K, class F, size_t... I>
 void predicate_loop(const F& f, char** data, const int64_t* s, int64_t n, std::index_sequence<I...>) {
   using C = compute_t<T>;
-  if (s[0] == 1 && ((s[I + 1] == sizeof(T)) && ...)) {
-    bool* out = reinterpret_cast<bool*>(data[0]);
-    const T* in[K] = {reinterpret_cast<const T*>(data[I + 1])...};
-    for (int64_t i = 0; i < n; ++i) out[i] = f(static_cast<C>(in[I][i])...);
-    return;
-  }
-  auto load = [&](size_t k, int64_t i) {
-    T v;
-    std::memcpy(&v, data[k + 1] + i * s[k + 1], sizeof(T));
-    return static_cast<C>(v);
-  };
-  for (int64_t i = 0; i < n; ++i) data[0][i * s[0]] = f(load(I, i)...);
+  const size_t size[K + 1] = {sizeof(bool), ((void)I, sizeof(T))...};
+  contiguous_chunks<K + 1>(data, s, n, size, [&f](char** p, int64_t m) {
+    bool* out = reinterpret_cast<bool*>(p[0]);
+    const T* in[K] = {reinterpret_cast<const T*>(p[I + 1])...};
+    for (int64_t i = 0; i < m; ++i) out[i] = f(static_cast<C>(in[I][i])...);
+  });
 }
 
 template <class T, size_t K, class F>
@@ -48,8 +93,8 @@ void predicate_typed(TensorIterator& iter, PredicateOp op) {
     case PredicateOp::Le: return bin([](C a, C b) { return a <= b; });
     case PredicateOp::Gt: return bin([](C a, C b) { return a > b; });
     case PredicateOp::Ge: return bin([](C a, C b) { return a >= b; });
-    case PredicateOp::LogicalAnd: return bin([](C a, C b) { return a != C(0) && b != C(0); });
-    case PredicateOp::LogicalOr: return bin([](C a, C b) { return a != C(0) || b != C(0); });
+    case PredicateOp::LogicalAnd: return bin([](C a, C b) { return (a != C(0)) & (b != C(0)); });  // no branch
+    case PredicateOp::LogicalOr: return bin([](C a, C b) { return (a != C(0)) | (b != C(0)); });
     case PredicateOp::LogicalXor: return bin([](C a, C b) { return (a != C(0)) != (b != C(0)); });
     case PredicateOp::LogicalNot: return un([](C a) { return a == C(0); });
     case PredicateOp::IsNan:
@@ -67,19 +112,22 @@ void predicate_typed(TensorIterator& iter, PredicateOp op) {
 template <class T>
 void where_typed(TensorIterator& iter) {
   iter.for_each([](char** data, const int64_t* s, int64_t n) {
-    if (s[0] == sizeof(T) && s[1] == 1 && (s[2] == sizeof(T) || s[2] == 0) && (s[3] == sizeof(T) || s[3] == 0)) {
-      T* out = reinterpret_cast<T*>(data[0]);
-      const bool* c = reinterpret_cast<const bool*>(data[1]);
-      const T* a = reinterpret_cast<const T*>(data[2]);
-      const T* b = reinterpret_cast<const T*>(data[3]);
-      const int64_t sa = s[2] / static_cast<int64_t>(sizeof(T)), sb = s[3] / static_cast<int64_t>(sizeof(T));
-      for (int64_t i = 0; i < n; ++i) out[i] = c[i] ? a[i * sa] : b[i * sb];
-      return;
-    }
-    for (int64_t i = 0; i < n; ++i) {
-      const char* src = data[1][i * s[1]] ? data[2] + i * s[2] : data[3] + i * s[3];
-      std::memcpy(data[0] + i * s[0], src, sizeof(T));
-    }
+    const size_t size[4] = {sizeof(T), sizeof(bool), sizeof(T), sizeof(T)};
+    contiguous_chunks<4>(data, s, n, size, [](char** p, int64_t m) {
+      T* out = reinterpret_cast<T*>(p[0]);
+      const bool* c = reinterpret_cast<const bool*>(p[1]);
+      const T* a = reinterpret_cast<const T*>(p[2]);
+      const T* b = reinterpret_cast<const T*>(p[3]);
+      if constexpr (std::is_unsigned_v<T>) {  // a select by mask, which the compiler vectorizes
+        const uint8_t* cb = reinterpret_cast<const uint8_t*>(c);  // a bool's byte is 0 or 1
+        for (int64_t i = 0; i < m; ++i) {
+          const T mask = T(0) - static_cast<T>(cb[i]);
+          out[i] = static_cast<T>((a[i] & mask) | (b[i] & ~mask));
+        }
+      } else {
+        for (int64_t i = 0; i < m; ++i) out[i] = c[i] ? a[i] : b[i];
+      }
+    });
   });
 }
 
