@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "ember/ember.h"
 #include "unit/expect_error.h"
@@ -291,6 +292,36 @@ TEST(Pointwise, WhereAndComparisonsInEveryLayout) {
         EXPECT_TRUE(equal(logical_or(other, a), logical_or(od, ad))) << dt;
         EXPECT_TRUE(equal(le(a, 0.25), le(ad, 0.25))) << dt;
       }
+    }
+  }
+}
+
+// The float loops read an operand that runs across the output's rows (a transpose) in tiles:
+// results equal the same ops on contiguous copies, for tile-sized and ragged shapes, with
+// contiguous, broadcast and otherwise strided operands beside it, in place and out of place.
+TEST(Pointwise, TransposedOperandsMatchContiguous) {
+  manual_seed(3);
+  for (ScalarType dt : {kFloat, kDouble, kBFloat16}) {
+    for (auto [r, c] : {std::pair<int64_t, int64_t>{3, 5}, {17, 130}, {40, 300}, {256, 256}}) {
+      const TensorOptions o = TensorOptions().dtype(dt);
+      Tensor a = randn({r, c}, o);
+      Tensor bt = randn({c, r}, o).t();                                   // transposed
+      Tensor ct = randn({c, 2 * r}, o).t().slice(0, 0, 2 * r, 2);          // across rows, every other row
+      Tensor row = randn({1, c}, o);                                       // broadcast
+      Tensor bc = bt.contiguous(), cc = ct.contiguous();
+      EXPECT_TRUE(equal(add(a, bt), add(a, bc))) << dt << " " << r << "x" << c;
+      EXPECT_TRUE(equal(mul(bt, a), mul(bc, a))) << dt;
+      EXPECT_TRUE(equal(addcmul(a, bt, ct, 0.5), addcmul(a, bc, cc, 0.5))) << dt;
+      EXPECT_TRUE(equal(addcmul(a, row, bt, 2), addcmul(a, row, bc, 2))) << dt;
+      EXPECT_TRUE(equal(sub(bt, ct), sub(bc, cc))) << dt;
+      Tensor x = a.clone(), y = a.clone();
+      x.add_(bt, 3);
+      y.add_(bc, 3);
+      EXPECT_TRUE(equal(x, y)) << dt;
+      Tensor xt = bt.clone(), yt = bc.clone();  // a transposed output read along its rows
+      xt.mul_(a);
+      yt.mul_(a);
+      EXPECT_TRUE(equal(xt, yt)) << dt;
     }
   }
 }

@@ -48,33 +48,6 @@ void convert_span(ScalarType to, ScalarType from, void* out, const void* in, int
   }
 }
 
-// An 8 x 8 block of 4-byte words: row k of dst (dst + k * dst_stride bytes) = column k of src's
-// rows (src + k * src_stride): pairs, then quads of words interleaved within 128-bit blocks, then
-// the blocks exchanged.
-HWY_INLINE void transpose8x8(const char* src, int64_t src_stride, char* dst, int64_t dst_stride) {
-  const hn::FixedTag<uint32_t, 8> d;
-  const hn::Repartition<uint64_t, decltype(d)> d64;
-  using V = hn::Vec<decltype(d)>;
-  V r[8], t[8], u[8];
-  for (int k = 0; k < 8; ++k) r[k] = hn::LoadU(d, reinterpret_cast<const uint32_t*>(src + k * src_stride));
-  for (int k = 0; k < 8; k += 2) {
-    t[k] = hn::InterleaveLower(d, r[k], r[k + 1]);      // (k, k+1) of columns 0 1 | 4 5
-    t[k + 1] = hn::InterleaveUpper(d, r[k], r[k + 1]);  // columns 2 3 | 6 7
-  }
-  for (int h = 0; h < 8; h += 4) {  // rows 0-3, then 4-7: u[h + c] holds column c | column c + 4
-    const auto a = hn::BitCast(d64, t[h]), b = hn::BitCast(d64, t[h + 1]);
-    const auto c = hn::BitCast(d64, t[h + 2]), e = hn::BitCast(d64, t[h + 3]);
-    u[h + 0] = hn::BitCast(d, hn::InterleaveLower(d64, a, c));
-    u[h + 1] = hn::BitCast(d, hn::InterleaveUpper(d64, a, c));
-    u[h + 2] = hn::BitCast(d, hn::InterleaveLower(d64, b, e));
-    u[h + 3] = hn::BitCast(d, hn::InterleaveUpper(d64, b, e));
-  }
-  for (int c = 0; c < 4; ++c) {
-    hn::StoreU(hn::ConcatLowerLower(d, u[4 + c], u[c]), d, reinterpret_cast<uint32_t*>(dst + c * dst_stride));
-    hn::StoreU(hn::ConcatUpperUpper(d, u[4 + c], u[c]), d, reinterpret_cast<uint32_t*>(dst + (c + 4) * dst_stride));
-  }
-}
-
 }  // namespace
 
 // A transpose of 4-byte words (see transposed_words in the HWY_ONCE part): whole 8 x 8 blocks in

@@ -130,6 +130,60 @@ HWY_NOINLINE void scatter_chunk(char* o, int64_t stride, const lane_t<T>* src, i
   }
 }
 
+// rows rows of n elements (see vec_loop) where the output runs along the rows and some input runs
+// across them (a transpose: its inner stride is not one element, its outer one is). Gathering such
+// an input row by row would touch a new cache line per element; instead blocks of kTileRows rows
+// are read column by column (each column a few contiguous elements), and the vector loop runs on
+// the block with the contiguous operands read in place.
+template <class T, class F, size_t... I>
+HWY_NOINLINE void map_transposed(const F& f, char** data, const int64_t* s, int64_t n, int64_t rows,
+                                 const int64_t* outer, std::index_sequence<I...> seq) {
+  constexpr size_t K = sizeof...(I);
+  constexpr int64_t es = sizeof(T), kTileRows = 16, kTileCols = 512 / es;
+  HWY_ALIGN T tile[K][kTileRows * kTileCols];
+  for (int64_t r0 = 0; r0 < rows; r0 += kTileRows) {
+    const int64_t rb = std::min(kTileRows, rows - r0);
+    for (int64_t i0 = 0; i0 < n; i0 += kTileCols) {
+      const int64_t ib = std::min(kTileCols, n - i0);
+      const T* src[K];
+      bool bcast[K];
+      int64_t block_outer[K + 1] = {outer[0]};
+      for (size_t k = 0; k < K; ++k) {
+        const int64_t si = s[k + 1], so = outer[k + 1];
+        const char* p = data[k + 1] + r0 * so + i0 * si;
+        bcast[k] = si == 0;
+        if (si == es || si == 0) {
+          src[k] = reinterpret_cast<const T*>(p);
+          block_outer[k + 1] = so;
+          continue;
+        }
+        T* t = tile[k];
+        if (so == es) {  // across the rows: column by column, 4-byte words in 8 x 8 register blocks
+          int64_t r8 = 0, i8 = 0;
+          if constexpr (es == 4) {
+            r8 = rb / 8 * 8;
+            i8 = ib / 8 * 8;
+            for (int64_t r = 0; r < r8; r += 8)
+              for (int64_t i = 0; i < i8; i += 8)
+                transpose8x8(p + i * si + r * es, si, reinterpret_cast<char*>(t + r * kTileCols + i), kTileCols * es);
+          }
+          for (int64_t i = 0; i < ib; ++i) {
+            const T* col = reinterpret_cast<const T*>(p + i * si);
+            for (int64_t r = i < i8 ? r8 : 0; r < rb; ++r) t[r * kTileCols + i] = col[r];
+          }
+        } else {
+          for (int64_t r = 0; r < rb; ++r)
+            for (int64_t i = 0; i < ib; ++i) std::memcpy(t + r * kTileCols + i, p + r * so + i * si, sizeof(T));
+        }
+        src[k] = t;
+        block_outer[k + 1] = kTileCols * es;
+      }
+      map_rows(f, reinterpret_cast<T*>(data[0] + r0 * outer[0] + i0 * es), src, bcast, static_cast<size_t>(ib), rb,
+               block_outer, seq);
+    }
+  }
+}
+
 // rows rows of n elements (see map_rows) of any layout. Strided operands are gathered in chunks
 // into compute-type buffers, run through this function again as contiguous rows, and scattered
 // back, so each functor's vector code is compiled here once per dtype and target.
@@ -148,6 +202,14 @@ HWY_NOINLINE void vec_loop(const F& f, char** data, const int64_t* s, int64_t n,
     map_rows(f, reinterpret_cast<T*>(data[0]), in, bcast, static_cast<size_t>(n), rows, outer,
              std::make_index_sequence<K>{});
     return;
+  }
+  if constexpr (std::is_same_v<T, lane_t<T>>) {
+    bool across = false;  // (outer is read only when rows > 1)
+    for (size_t k = 1; k <= K && rows > 1; ++k) across = across || (s[k] != es && s[k] != 0 && outer[k] == es);
+    if (s[0] == es && across) {
+      map_transposed<T>(f, data, s, n, rows, outer, std::make_index_sequence<K>{});
+      return;
+    }
   }
   using L = lane_t<T>;
   constexpr int64_t kChunk = 256;
