@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "ember/ember.h"
 #include "unit/expect_error.h"
@@ -93,6 +94,32 @@ TEST(Pointwise, PowDtypesAndNegativeIntegerExponents) {
   EXPECT_FLOAT_EQ(static_cast<float>(values(pow(tensor({4.0}), 0.5))[0]), 2.0f);
   EXPECT_EQ(values(pow(tensor({2.0}), -2))[0], 0.25);
   expect_error([&] { i.pow_(0.5); }, {"pow_", "can't be cast"});
+}
+
+// Float pow with a Scalar exponent: vectors of normal numbers take exp(e log|x|) in float64, the
+// others the C library lane by lane; both give the C library's float result within an ulp, with
+// pow's rules for signs, zeros, infinities and NaN.
+TEST(Pointwise, PowScalarMatchesTheCLibrary) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> xs;
+  for (int i = 0; i < 64; ++i) xs.push_back((i % 2 ? -1.0f : 1.0f) * std::ldexp(1.0f + i / 64.0f, i % 40 - 20));
+  const std::vector<float> specials = {0.0f, -0.0f, 1e-40f, -1e-40f, inf, -inf, nan, 1.0f, -1.0f, 3e38f, 1e-37f};
+  xs.insert(xs.begin() + 16, specials.begin(), specials.end());  // some vectors mixed, some all normal
+  Tensor x = from_blob(xs.data(), {static_cast<int64_t>(xs.size())}, kFloat).clone();
+  for (double e : {0.0, 1.0, 2.5, -1.5, 4.0, 5.0, -7.0, 0.25, 1e-3, 40.0, -40.0, 1e10, double(inf), -double(inf), double(nan)}) {
+    Tensor r = pow(x, e);
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const float want = std::pow(xs[i], static_cast<float>(e)), got = r[static_cast<int64_t>(i)].item<float>();
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got)) << xs[i] << " ** " << e;
+      } else if (std::isinf(want)) {
+        EXPECT_EQ(got, want) << xs[i] << " ** " << e;
+      } else {
+        EXPECT_NEAR(got, want, std::abs(want) * 1.2e-7) << xs[i] << " ** " << e;
+        EXPECT_EQ(std::signbit(got), std::signbit(want)) << xs[i] << " ** " << e;
+      }
+    }
+  }
 }
 
 TEST(Pointwise, MinimumMaximumPropagateNaN) {

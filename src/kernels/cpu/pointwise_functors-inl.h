@@ -227,6 +227,8 @@ struct RoundF { EMBER_VEC(hn::Round(x)) };  // ties to even
 struct TruncF { EMBER_VEC(hn::Trunc(x)) };
 struct ReciprocalF { EMBER_VEC(hn::Div(hn::Set(d, L(1)), x)) };
 struct SquareF { EMBER_VEC(hn::Mul(x, x)) };
+struct IdentityF { EMBER_VEC(x) };
+struct OneF { EMBER_VEC(hn::Set(d, L(1))) };
 struct CubeF { EMBER_VEC(hn::Mul(hn::Mul(x, x), x)) };
 struct InvSquareF { EMBER_VEC(hn::Div(hn::Set(d, L(1)), hn::Mul(x, x))) };
 #undef EMBER_VEC
@@ -547,10 +549,42 @@ struct GeluF {
         sf);
   }
 };
-// Computed by the C library one element at a time.
-struct PowScalarF : ScalarOnly {
+// x^e for a Scalar exponent (in the compute type, as PyTorch's). Float32 lanes take |x|^e as
+// exp(e log|x|) in float64, rounded once (as good as correctly rounded: the float64 error is far
+// below a float32 ulp), then pow's sign rules: an odd integer exponent keeps x's sign, another
+// integer drops it, any other exponent makes a negative x NaN. Zeros, subnormals, infinities and
+// NaN, a non-finite exponent, and float64 data (whose libm result this could not match) go
+// through the C library lane by lane.
+struct PowScalarF {
   double e;
-  template <class C> C scalar(C x) const { return std::pow(x, static_cast<C>(e)); }
+  bool vector_ok, integer, odd;  // see make()
+  static PowScalarF make(double e) {
+    const bool integer = std::isfinite(e) && std::nearbyint(e) == e;
+    return {e, std::isfinite(e), integer, integer && std::fmod(std::fabs(e), 2.0) == 1.0};
+  }
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V x) const {
+    using L = L_t<D>;
+    const L le = static_cast<L>(e);
+    const auto sf = [le](L c) { return std::pow(c, le); };
+    if constexpr (kF32<L>) {
+      const V a = hn::Abs(x);
+      const auto normal = hn::And(hn::Ge(a, hn::Set(d, kMinNormal<L>)), hn::Le(a, hn::Set(d, kMax<L>)));
+      if (HWY_LIKELY(vector_ok && hn::AllTrue(d, normal))) {
+        const double e64 = le;
+        V r = via_f64(d, a, [e64](auto dd, auto v) {
+          // beyond [-110, 100] the float32 result is 0 or inf either way
+          const auto y = hn::Mul(hn::Set(dd, e64), hn::Log(dd, v));
+          return hn::Exp(dd, hn::Min(hn::Max(y, hn::Set(dd, -110.0)), hn::Set(dd, 100.0)));
+        });
+        const auto negative = hn::Lt(x, hn::Zero(d));
+        if (odd) return hn::IfThenElse(negative, hn::Neg(r), r);
+        if (integer) return r;
+        return hn::IfThenElse(negative, hn::Set(d, std::numeric_limits<L>::quiet_NaN()), r);
+      }
+    }
+    return per_lane(d, x, sf);
+  }
 };
 
 // ---- digamma ----
@@ -693,13 +727,15 @@ HWY_INLINE bool visit_unary(UnaryOp op, const UnaryParams& p, const Run& run) {
     case UnaryOp::PowScalar: {
       // PyTorch's exact shortcuts for the common exponents; the rest go through std::pow.
       const double e = p.a->toDouble();
+      if (e == 0) return call(OneF{});  // even for NaN, as std::pow
+      if (e == 1) return call(IdentityF{});
       if (e == 2) return call(SquareF{});
       if (e == 3) return call(CubeF{});
       if (e == 0.5) return call(SqrtF{});
       if (e == -0.5) return call(RsqrtF{});
       if (e == -1) return call(ReciprocalF{});
       if (e == -2) return call(InvSquareF{});
-      return call(PowScalarF{{}, e});
+      return call(PowScalarF::make(e));
     }
     case UnaryOp::BitwiseNot: break;
   }
