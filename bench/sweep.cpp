@@ -81,8 +81,8 @@ struct Entry {
   bool grad;     // differentiable: floating rows also get a ".backward" row (forward + backward)
   bool four_d;   // takes (N, C, H, W) input
   int ties_dim;  // >= 0: an unstable order along this dim (sort, topk), so index outputs are
-                 // compared through the values they gather; backward rows in float32 only, whose
-                 // random inputs have no ties
+                 // compared through the values they gather; backward rows in float32 only, with
+                 // gradients that are a function of the output values (ties get equal ones)
   std::function<EV(const EV&)> ember;
   std::function<TV(const TV&)> torch;
 };
@@ -637,9 +637,16 @@ class Sweep {
       return;
     }
     EV grads;
-    for (size_t i = 0; i < touts.size(); ++i) {
-      grads.push_back(values(std::vector<int64_t>(touts[i].sizes().begin(), touts[i].sizes().end()), dtype, Role::X,
-                             99 + i));
+    if (e.ties_dim >= 0) {
+      // An unstable order: tied values may come out in either order, so each output's gradient is
+      // a function of its value (tied elements get equal gradients, and the inputs' gradients
+      // are the same whichever order the sort chose).
+      for (const ember::Tensor& v : floating_outputs(e.ember(in))) grads.push_back(v.detach().sin() + 1);
+    } else {
+      for (size_t i = 0; i < touts.size(); ++i) {
+        grads.push_back(values(std::vector<int64_t>(touts[i].sizes().begin(), touts[i].sizes().end()), dtype,
+                               Role::X, 99 + i));
+      }
     }
     const TV tgrads = to_torch_all(grads);
     auto ember_step = [&] { run_backward(floating_outputs(e.ember(leaves)), grads); };
