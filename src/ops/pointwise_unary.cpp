@@ -118,13 +118,8 @@ EMBER_UNARY_GRAD(UnaryOp::Erfc, "ErfcBackward0", d.save(self), (-2 / std::sqrt(M
 EMBER_UNARY_GRAD(UnaryOp::Erfinv, "ErfinvBackward0", d.save_result(), (0.5 * std::sqrt(M_PI)) * (x * x).exp() * grad)
 // silu_backward: sigmoid(x) * (1 + x * (1 - sigmoid(x)))
 EMBER_UNARY_GRAD(UnaryOp::Silu, "SiluBackward0", d.save(self), grad * x.sigmoid() * (1 + x * (1 - x.sigmoid())))
-// hardswish_backward: 0 below -3, x / 3 + 0.5 up to 3, 1 above
-EMBER_UNARY_GRAD(UnaryOp::Hardswish, "HardswishBackward0", d.save(self),
-                 where(x < -3, 0, where(x <= 3, grad * (x / 3 + 0.5), grad)))
-// hardsigmoid_backward: 1/6 strictly inside (-3, 3); PyTorch's kernel takes 1/6 as a float
-// constant in every dtype, which float64 results show
-EMBER_UNARY_GRAD(UnaryOp::Hardsigmoid, "HardsigmoidBackward0", d.save(self),
-                 where((x > -3).logical_and(x < 3), grad * static_cast<double>(1.0f / 6.0f), 0))
+EMBER_UNARY_GRAD(UnaryOp::Hardswish, "HardswishBackward0", d.save(self), hardswish_backward(grad, x))
+EMBER_UNARY_GRAD(UnaryOp::Hardsigmoid, "HardsigmoidBackward0", d.save(self), hardsigmoid_backward(grad, x))
 #undef EMBER_UNARY_GRAD
 // Rounding and sign are piecewise constant: zero gradients.
 #define EMBER_ZERO_GRAD(K, node)                                               \
@@ -270,6 +265,41 @@ struct GeluBackwardOp {
   }
 };
 
+// hardswish_backward(grad, self): 0 below -3, grad (self / 3 + 1/2) up to 3, grad above;
+// hardsigmoid_backward(grad, self): grad / 6 strictly inside (-3, 3) (PyTorch's kernels).
+template <kernels::BinaryOp K>
+struct HardBackwardOp {
+  static constexpr const char* name =
+      K == kernels::BinaryOp::HardswishBackward ? "hardswish_backward" : "hardsigmoid_backward";
+  static Tensor run(const Tensor& grad_output, const Tensor& self) {
+    const Tensor out;  // the config keeps references: no temporaries
+    TensorIteratorConfig config(name);
+    config.add_output(out).add_input(grad_output).add_input(self);
+    TensorIterator iter(config);
+    if (!is_floating_type(iter.common_dtype())) not_implemented(name, iter.common_dtype());
+    kernels::binary_kernel(iter, K);
+    return iter.take_output();
+  }
+  // HardswishBackwardBackward0 -- grad_output: hardswish_backward(grad, self);
+  //   self: where(-3 < self < 3, grad * grad_output / 3, 0)
+  // HardsigmoidBackwardBackward0 -- grad_output: hardsigmoid_backward(grad, self); self: zeros_like(grad)
+  static void derivative(autograd::Derivative& d, const Tensor& grad_output, const Tensor& self) {
+    constexpr bool kSwish = K == kernels::BinaryOp::HardswishBackward;
+    d.name(kSwish ? "HardswishBackwardBackward0" : "HardsigmoidBackwardBackward0");
+    d.grad(grad_output, [s = d.save_for(grad_output, self)](const auto& c) {
+      return dispatch::call<HardBackwardOp>(c.grad(), c[s]);
+    });
+    if constexpr (kSwish) {
+      d.grad(self, [g = d.save_for(self, grad_output), s = d.save_for(self, self)](const auto& c) {
+        const Tensor x = c[s];
+        return where((x > -3).logical_and(x < 3), c.grad() * c[g] / 3, 0);
+      });
+    } else {
+      d.grad(self, [](const auto& c) { return zeros_like(c.grad()); });
+    }
+  }
+};
+
 struct GeluOp {
   static constexpr const char* name = "gelu";
   static Tensor run(const Tensor& self, std::string_view approximate) {
@@ -354,6 +384,12 @@ struct NanToNumOp {
 }  // namespace
 
 Tensor gelu(const Tensor& self, std::string_view approximate) { return dispatch::call<GeluOp>(self, approximate); }
+Tensor hardswish_backward(const Tensor& grad_output, const Tensor& self) {
+  return dispatch::call<HardBackwardOp<kernels::BinaryOp::HardswishBackward>>(grad_output, self);
+}
+Tensor hardsigmoid_backward(const Tensor& grad_output, const Tensor& self) {
+  return dispatch::call<HardBackwardOp<kernels::BinaryOp::HardsigmoidBackward>>(grad_output, self);
+}
 Tensor leaky_relu(const Tensor& self, const Scalar& slope) { return dispatch::call<LeakyReluOp>(self, slope); }
 Tensor elu(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
   return dispatch::call<EluOp>(self, alpha, scale, input_scale);

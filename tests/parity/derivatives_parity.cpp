@@ -313,6 +313,43 @@ TEST(DerivativesParity, SecondOrderGradients) {
   EXPECT_TRUE(Close(eh, th, grad_tol(ember::kDouble, 32)));
 }
 
+// hardswish_backward and hardsigmoid_backward (one kernel each, as libtorch's): values at and
+// around the breakpoints, infinities and NaN equal libtorch's in float32/float64/bfloat16; their
+// own gradients (double backward) and node names too (hardswish's; see below for hardsigmoid's).
+TEST(DerivativesParity, HardswishAndHardsigmoidBackward) {
+  const double nan = std::nan(""), inf = INFINITY;
+  const std::vector<double> xs = {-4, -3, -2.99, -1.5, -0.0, 0.1, 1, 2.99, 3, 3.01, 7, nan, inf, -inf, 0.3, -2.2};
+  for (ember::ScalarType dt : {ember::kFloat, ember::kDouble, ember::kBFloat16}) {
+    const ember::Tensor x = ember::tensor(xs).to(dt).view({4, 4}).t();  // a transposed input too
+    const ember::Tensor g = parity::random({4, 4}, dt, 11);
+    const torch::Tensor tx = to_torch(x), tg = to_torch(g);
+    const ember::Tensor hs = ember::hardswish_backward(g, x), hg = ember::hardsigmoid_backward(g, x);
+    EXPECT_TRUE(torch::equal(to_torch(hs).nan_to_num(7), torch::hardswish_backward(tg, tx).nan_to_num(7))) << dt;
+    EXPECT_TRUE(torch::equal(to_torch(hg).nan_to_num(7), torch::hardsigmoid_backward(tg, tx).nan_to_num(7))) << dt;
+  }
+  const ember::Tensor x = (parity::random({3, 5}, ember::kDouble, 12) * 4).requires_grad_();
+  const ember::Tensor v = parity::random({3, 5}, ember::kDouble, 13);
+  const torch::Tensor tx = to_torch(x.detach()).requires_grad_(), tv = to_torch(v);
+  for (bool swish : {true, false}) {
+    const ember::Tensor y = swish ? ember::hardswish(x) : ember::hardsigmoid(x);
+    const torch::Tensor ty = swish ? torch::hardswish(tx) : torch::hardsigmoid(tx);
+    const ember::Tensor eg = ember::autograd::grad({(y * v).sum()}, {x}, {}, std::nullopt, true)[0];
+    const torch::Tensor tg = torch::autograd::grad({(ty * tv).sum()}, {tx}, {}, c10::nullopt, true)[0];
+    EXPECT_TRUE(Close(eg.detach(), tg.detach(), grad_tol(ember::kDouble, 1)));
+    if (!swish) {
+      // libtorch 1.13 has no derivative for hardsigmoid_backward (a NotImplemented node); later
+      // PyTorch's, which Ember follows, is zero for self (a piecewise constant gradient)
+      EXPECT_EQ(eg.grad_fn()->name(), "HardsigmoidBackwardBackward0");
+      EXPECT_TRUE(ember::autograd::grad({eg.sum()}, {x})[0].equal(ember::zeros_like(x)));
+      continue;
+    }
+    EXPECT_EQ(eg.grad_fn()->name(), tg.grad_fn()->name());
+    const ember::Tensor eh = ember::autograd::grad({(eg * eg).sum()}, {x})[0];
+    const torch::Tensor th = torch::autograd::grad({(tg * tg).sum()}, {tx})[0];
+    EXPECT_TRUE(Close(eh, th, grad_tol(ember::kDouble, 2)));
+  }
+}
+
 }  // namespace
 
 }  // namespace EMBER_UNITY_FILE

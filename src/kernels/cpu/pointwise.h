@@ -30,6 +30,8 @@ enum class BinaryOp : uint8_t {
   Lerp,  // lerp(a, b, alpha) for a Scalar weight, kept in double until the compute type
   ThresholdBackward,  // b <= alpha ? 0 : a (a: the gradient, b: the forward input or result)
   GeluBackward,       // a (Phi(b) + b phi(b)): exact gelu's gradient (a: the gradient, b: the input; floats only)
+  HardswishBackward,    // 0 for b < -3, a (b / 3 + 1/2) up to 3, a above (floats only)
+  HardsigmoidBackward,  // a / 6 strictly inside (-3, 3), else 0 (floats only)
 };
 void binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha = 1);
 

@@ -867,6 +867,24 @@ struct Atan2F {
 // grad (Phi(x) + x phi(x)), Phi(x) = erfc(-x / sqrt(2)) / 2 as in GeluF (float32 lanes by the
 // table form, or in float64 when a lane lies outside its range); below -12.5 (a result under
 // 1e-34 of grad) the C library's erfc.
+// PyTorch's hardswish_backward and hardsigmoid_backward kernels (1/6 as a float constant in
+// every dtype, as theirs); NaN inputs pass the gradient through hardswish's, zero hardsigmoid's.
+struct HardswishBackwardF {
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V g, V x) const {
+    using L = L_t<D>;
+    const V mid = hn::Mul(g, hn::Add(hn::Div(x, hn::Set(d, L(3))), hn::Set(d, L(0.5))));
+    return hn::IfThenZeroElse(hn::Lt(x, hn::Set(d, L(-3))), hn::IfThenElse(hn::Le(x, hn::Set(d, L(3))), mid, g));
+  }
+};
+struct HardsigmoidBackwardF {
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V g, V x) const {
+    using L = L_t<D>;
+    const auto inside = hn::And(hn::Gt(x, hn::Set(d, L(-3))), hn::Lt(x, hn::Set(d, L(3))));
+    return hn::IfThenElseZero(inside, hn::Mul(g, hn::Set(d, static_cast<L>(1.0f / 6.0f))));
+  }
+};
 struct GeluBackwardF {
   template <class D, class V>
   HWY_INLINE V vec(D d, V g, V x) const {
@@ -920,6 +938,8 @@ HWY_INLINE bool visit_binary(BinaryOp op, const Scalar& alpha, const Run& run) {
     case BinaryOp::Atan2: return call(Atan2F{});
     case BinaryOp::Copysign: return call(CopysignF{});
     case BinaryOp::GeluBackward: return call(GeluBackwardF{});
+    case BinaryOp::HardswishBackward: return call(HardswishBackwardF{});
+    case BinaryOp::HardsigmoidBackward: return call(HardsigmoidBackwardF{});
     case BinaryOp::Lerp: return call(LerpScalarF<L>{alpha.to<L>()});
     case BinaryOp::ThresholdBackward: return call(ThresholdBackwardF<L>{alpha.to<L>()});
     case BinaryOp::BitwiseAnd:

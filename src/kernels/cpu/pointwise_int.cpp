@@ -104,6 +104,8 @@ void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
     case BinaryOp::Atan2:
     case BinaryOp::Copysign:
     case BinaryOp::GeluBackward:
+    case BinaryOp::HardswishBackward:
+    case BinaryOp::HardsigmoidBackward:
     case BinaryOp::Lerp: break;  // float-valued: the ops promote integers or refuse them
   }
   EMBER_CHECK(false, "binary_kernel", "op ", static_cast<int>(op), " has no integer form");
