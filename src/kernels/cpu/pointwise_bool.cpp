@@ -34,22 +34,25 @@ void scatter(char* dst, int64_t stride, const char* src, int64_t m, size_t size)
   for (int64_t i = 0; i < m; ++i) std::memcpy(dst + i * stride, src + i * size, size);
 }
 
-// Runs body(p, m) on the row's elements in chunks, p[k] pointing at m contiguous elements of
-// operand k (0 the output, size[k] bytes each): a strided or broadcast input is gathered into a
-// buffer first, a strided output written through one. So each kernel has one contiguous loop,
-// which the compiler vectorizes without branches, whatever the layout.
-template <size_t K, class Body>
-void contiguous_chunks(char** data, const int64_t* s, int64_t n, const size_t* size, const Body& body) {
+// Runs body(ctx, p, m) on the row's elements in chunks, p[k] pointing at m contiguous elements of
+// operand k (0 the output; k < nops <= 4, size[k] bytes each): a strided or broadcast input is
+// gathered into a buffer first, a strided output written through one. So each kernel has one
+// contiguous loop, which the compiler vectorizes without branches, whatever the layout; this
+// driver is compiled once.
+using ChunkBody = void (*)(const void* ctx, char** p, int64_t m);
+void contiguous_chunks(char** data, const int64_t* s, int64_t n, const size_t* size, size_t nops, ChunkBody body,
+                       const void* ctx) {
+  constexpr size_t kMaxOps = 4;
   constexpr int64_t kChunk = 256;
-  alignas(64) char buf[K][kChunk * 16];
-  bool direct[K];
-  for (size_t k = 0; k < K; ++k) direct[k] = s[k] == static_cast<int64_t>(size[k]);
-  for (size_t k = 1; k < K; ++k)  // a broadcast input: one chunk of copies serves the whole row
+  alignas(64) char buf[kMaxOps][kChunk * 16];
+  bool direct[kMaxOps];
+  for (size_t k = 0; k < nops; ++k) direct[k] = s[k] == static_cast<int64_t>(size[k]);
+  for (size_t k = 1; k < nops; ++k)  // a broadcast input: one chunk of copies serves the whole row
     if (s[k] == 0) gather(buf[k], data[k], 0, std::min(kChunk, n), size[k]);
-  char* p[K];
+  char* p[kMaxOps];
   for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
     const int64_t m = std::min(kChunk, n - i0);
-    for (size_t k = 0; k < K; ++k) {
+    for (size_t k = 0; k < nops; ++k) {
       if (direct[k]) {
         p[k] = data[k] + i0 * s[k];
       } else {
@@ -57,7 +60,7 @@ void contiguous_chunks(char** data, const int64_t* s, int64_t n, const size_t* s
         if (k > 0 && s[k] != 0) gather(buf[k], data[k] + i0 * s[k], s[k], m, size[k]);
       }
     }
-    body(p, m);
+    body(ctx, p, m);
     if (!direct[0]) scatter(data[0] + i0 * s[0], s[0], buf[0], m, size[0]);
   }
 }
@@ -67,11 +70,12 @@ template <class T, size_t K, class F, size_t... I>
 void predicate_loop(const F& f, char** data, const int64_t* s, int64_t n, std::index_sequence<I...>) {
   using C = compute_t<T>;
   const size_t size[K + 1] = {sizeof(bool), ((void)I, sizeof(T))...};
-  contiguous_chunks<K + 1>(data, s, n, size, [&f](char** p, int64_t m) {
+  contiguous_chunks(data, s, n, size, K + 1, [](const void* fn, char** p, int64_t m) {
+    const F& g = *static_cast<const F*>(fn);
     bool* out = reinterpret_cast<bool*>(p[0]);
     const T* in[K] = {reinterpret_cast<const T*>(p[I + 1])...};
-    for (int64_t i = 0; i < m; ++i) out[i] = f(static_cast<C>(in[I][i])...);
-  });
+    for (int64_t i = 0; i < m; ++i) out[i] = g(static_cast<C>(in[I][i])...);
+  }, &f);
 }
 
 template <class T, size_t K, class F>
@@ -113,7 +117,7 @@ template <class T>
 void where_typed(TensorIterator& iter) {
   iter.for_each([](char** data, const int64_t* s, int64_t n) {
     const size_t size[4] = {sizeof(T), sizeof(bool), sizeof(T), sizeof(T)};
-    contiguous_chunks<4>(data, s, n, size, [](char** p, int64_t m) {
+    contiguous_chunks(data, s, n, size, 4, [](const void*, char** p, int64_t m) {
       T* out = reinterpret_cast<T*>(p[0]);
       const bool* c = reinterpret_cast<const bool*>(p[1]);
       const T* a = reinterpret_cast<const T*>(p[2]);
@@ -127,7 +131,7 @@ void where_typed(TensorIterator& iter) {
       } else {
         for (int64_t i = 0; i < m; ++i) out[i] = c[i] ? a[i] : b[i];
       }
-    });
+    }, nullptr);
   });
 }
 

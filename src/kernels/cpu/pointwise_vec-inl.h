@@ -130,56 +130,64 @@ HWY_NOINLINE void scatter_chunk(char* o, int64_t stride, const lane_t<T>* src, i
   }
 }
 
-// rows rows of n elements (see vec_loop) where the output runs along the rows and some input runs
-// across them (a transpose: its inner stride is not one element, its outer one is). Gathering such
-// an input row by row would touch a new cache line per element; instead blocks of kTileRows rows
-// are read column by column (each column a few contiguous elements), and the vector loop runs on
-// the block with the contiguous operands read in place.
-template <class T, class F, size_t... I>
-HWY_NOINLINE void map_transposed(const F& f, char** data, const int64_t* s, int64_t n, int64_t rows,
-                                 const int64_t* outer, std::index_sequence<I...> seq) {
-  constexpr size_t K = sizeof...(I);
-  constexpr int64_t es = sizeof(T), kTileRows = 16, kTileCols = 512 / es;
+// Operands that run across the output's rows (a transpose: inner stride not one element, outer
+// stride one) are read in blocks of kTileRows rows: gathering them row by row would touch a new
+// cache line per element. gather_across copies an rb x ib block (rows kTileCols apart) column by
+// column, each column a few contiguous elements, 4-byte words in 8 x 8 register blocks; other
+// strided blocks element by element. Per dtype, not per functor.
+constexpr int64_t kTileRows = 16, kTileBytes = 512;
+template <class T>
+HWY_NOINLINE void gather_across(T* t, const char* p, int64_t si, int64_t so, int64_t rb, int64_t ib) {
+  constexpr int64_t es = sizeof(T), kTileCols = kTileBytes / es;
+  if (so != es) {
+    for (int64_t r = 0; r < rb; ++r)
+      for (int64_t i = 0; i < ib; ++i) std::memcpy(t + r * kTileCols + i, p + r * so + i * si, sizeof(T));
+    return;
+  }
+  int64_t r8 = 0, i8 = 0;
+  if constexpr (es == 4) {
+    r8 = rb / 8 * 8;
+    i8 = ib / 8 * 8;
+    for (int64_t r = 0; r < r8; r += 8)
+      for (int64_t i = 0; i < i8; i += 8)
+        transpose8x8(p + i * si + r * es, si, reinterpret_cast<char*>(t + r * kTileCols + i), kTileCols * es);
+  }
+  for (int64_t i = 0; i < ib; ++i) {
+    const T* col = reinterpret_cast<const T*>(p + i * si);
+    for (int64_t r = i < i8 ? r8 : 0; r < rb; ++r) t[r * kTileCols + i] = col[r];
+  }
+}
+
+// rows rows of n elements whose output runs along the rows and some input across them, in blocks
+// of kTileRows rows: the inputs across gathered (gather_across), the others read in place, and
+// each block handed to run_block (the functor's own vec_loop, on contiguous operands). Per dtype
+// and arity, not per functor.
+using BlockFn = void (*)(const void* f, char** data, const int64_t* s, int64_t n, int64_t rows, const int64_t* outer);
+template <class T, size_t K>
+HWY_NOINLINE void run_tiled(char** data, const int64_t* s, int64_t n, int64_t rows, const int64_t* outer,
+                            const void* f, BlockFn run_block) {
+  constexpr int64_t es = sizeof(T), kTileCols = kTileBytes / es;
   HWY_ALIGN T tile[K][kTileRows * kTileCols];
   for (int64_t r0 = 0; r0 < rows; r0 += kTileRows) {
     const int64_t rb = std::min(kTileRows, rows - r0);
     for (int64_t i0 = 0; i0 < n; i0 += kTileCols) {
       const int64_t ib = std::min(kTileCols, n - i0);
-      const T* src[K];
-      bool bcast[K];
-      int64_t block_outer[K + 1] = {outer[0]};
-      for (size_t k = 0; k < K; ++k) {
-        const int64_t si = s[k + 1], so = outer[k + 1];
-        const char* p = data[k + 1] + r0 * so + i0 * si;
-        bcast[k] = si == 0;
-        if (si == es || si == 0) {
-          src[k] = reinterpret_cast<const T*>(p);
-          block_outer[k + 1] = so;
-          continue;
-        }
-        T* t = tile[k];
-        if (so == es) {  // across the rows: column by column, 4-byte words in 8 x 8 register blocks
-          int64_t r8 = 0, i8 = 0;
-          if constexpr (es == 4) {
-            r8 = rb / 8 * 8;
-            i8 = ib / 8 * 8;
-            for (int64_t r = 0; r < r8; r += 8)
-              for (int64_t i = 0; i < i8; i += 8)
-                transpose8x8(p + i * si + r * es, si, reinterpret_cast<char*>(t + r * kTileCols + i), kTileCols * es);
-          }
-          for (int64_t i = 0; i < ib; ++i) {
-            const T* col = reinterpret_cast<const T*>(p + i * si);
-            for (int64_t r = i < i8 ? r8 : 0; r < rb; ++r) t[r * kTileCols + i] = col[r];
-          }
+      char* block[K + 1] = {data[0] + r0 * outer[0] + i0 * es};
+      int64_t block_strides[K + 1] = {es}, block_outer[K + 1] = {outer[0]};
+      for (size_t k = 1; k <= K; ++k) {
+        char* p = data[k] + r0 * outer[k] + i0 * s[k];
+        if (s[k] == es || s[k] == 0) {
+          block[k] = p;
+          block_strides[k] = s[k];
+          block_outer[k] = outer[k];
         } else {
-          for (int64_t r = 0; r < rb; ++r)
-            for (int64_t i = 0; i < ib; ++i) std::memcpy(t + r * kTileCols + i, p + r * so + i * si, sizeof(T));
+          gather_across<T>(tile[k - 1], p, s[k], outer[k], rb, ib);
+          block[k] = reinterpret_cast<char*>(tile[k - 1]);
+          block_strides[k] = es;
+          block_outer[k] = kTileCols * es;
         }
-        src[k] = t;
-        block_outer[k + 1] = kTileCols * es;
       }
-      map_rows(f, reinterpret_cast<T*>(data[0] + r0 * outer[0] + i0 * es), src, bcast, static_cast<size_t>(ib), rb,
-               block_outer, seq);
+      run_block(f, block, block_strides, ib, rb, block_outer);
     }
   }
 }
@@ -203,11 +211,15 @@ HWY_NOINLINE void vec_loop(const F& f, char** data, const int64_t* s, int64_t n,
              std::make_index_sequence<K>{});
     return;
   }
-  if constexpr (std::is_same_v<T, lane_t<T>>) {
+  if constexpr (std::is_same_v<T, lane_t<T>> && K == 2) {  // (binary ops: a transposed operand is common there)
     bool across = false;  // (outer is read only when rows > 1)
     for (size_t k = 1; k <= K && rows > 1; ++k) across = across || (s[k] != es && s[k] != 0 && outer[k] == es);
     if (s[0] == es && across) {
-      map_transposed<T>(f, data, s, n, rows, outer, std::make_index_sequence<K>{});
+      // the blocks come back to this function, contiguous: the functor's loop is compiled once
+      run_tiled<T, K>(data, s, n, rows, outer, &f, [](const void* fn, char** d, const int64_t* st, int64_t m,
+                                                     int64_t r, const int64_t* o) {
+        vec_loop<T, K>(*static_cast<const F*>(fn), d, st, m, r, o);
+      });
       return;
     }
   }
