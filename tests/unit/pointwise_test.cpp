@@ -106,7 +106,8 @@ TEST(Pointwise, PowScalarMatchesTheCLibrary) {
   const std::vector<float> specials = {0.0f, -0.0f, 1e-40f, -1e-40f, inf, -inf, nan, 1.0f, -1.0f, 3e38f, 1e-37f};
   xs.insert(xs.begin() + 16, specials.begin(), specials.end());  // some vectors mixed, some all normal
   Tensor x = from_blob(xs.data(), {static_cast<int64_t>(xs.size())}, kFloat).clone();
-  for (double e : {0.0, 1.0, 2.5, -1.5, 4.0, 5.0, -7.0, 0.25, 1e-3, 40.0, -40.0, 1e10, double(inf), -double(inf), double(nan)}) {
+  for (double e : {0.0, 1.0, 2.5, -1.5, 4.0, 5.0, -7.0, 0.25, 1e-3, 40.0, -40.0, 1e10, 2.0000000001, 5.0000000001,
+                   double(inf), -double(inf), double(nan)}) {
     Tensor r = pow(x, e);
     for (size_t i = 0; i < xs.size(); ++i) {
       const float want = std::pow(xs[i], static_cast<float>(e)), got = r[static_cast<int64_t>(i)].item<float>();

@@ -557,10 +557,11 @@ struct GeluF {
 // through the C library lane by lane.
 struct PowScalarF {
   double e;
-  bool vector_ok, integer, odd;  // see make()
+  bool vector_ok, integer, odd;  // of the exponent as the float32 lanes use it (see make())
   static PowScalarF make(double e) {
-    const bool integer = std::isfinite(e) && std::nearbyint(e) == e;
-    return {e, std::isfinite(e), integer, integer && std::fmod(std::fabs(e), 2.0) == 1.0};
+    const double ef = static_cast<float>(e);  // 2.0000000001 is 2 there: x's sign must go
+    const bool integer = std::isfinite(ef) && std::nearbyint(ef) == ef;
+    return {e, std::isfinite(ef), integer, integer && std::fmod(std::fabs(ef), 2.0) == 1.0};
   }
   template <class D, class V>
   HWY_INLINE V vec(D d, V x) const {
