@@ -402,6 +402,8 @@ TEST(ReduceParity, NaNAndInfinity) {
       check("amax nan", [&] { return ember::amax(a, d); }, [&] { return torch::amax(ta, d); });
       check("amin nan", [&] { return ember::amin(a, d); }, [&] { return torch::amin(ta, d); });
       check("sum nan", [&] { return ember::sum(a, d); }, [&] { return torch::sum(ta, d); });
+      check("prod nan", [&] { return ember::prod(a, d); },
+            [&] { return exact(ta, [&](const torch::Tensor& x) { return torch::prod(x, d); }); });
       check2("sort nan", [&] { return ember::sort(a, true, d, false); }, [&] {
         auto [v, i] = torch::sort(tsel, true, d, false);
         return std::make_tuple(back(v), i);
@@ -425,6 +427,21 @@ TEST(ReduceParity, NaNAndInfinity) {
             [&] { return exact(ta, [&](const torch::Tensor& x) { return torch::logsumexp(x, {d}); }); });
     }
     check("max all nan", [&] { return ember::max(a); }, [&] { return torch::max(ta); });
+    // all/any over rows of zeros: +0 and -0 are false, NaN is true, a nonzero in a row's tail
+    ember::Tensor z = ember::zeros({5, 50});
+    float* q = z.data_ptr<float>();
+    q[1 * 50 + 33] = nan;
+    q[2 * 50 + 48] = 1;
+    for (int i = 0; i < 50; ++i) q[3 * 50 + i] = -0.0f;
+    for (int i = 0; i < 50; ++i) q[4 * 50 + i] = i == 20 ? 0.0f : -inf;
+    const ember::Tensor zt = z.to(dt);
+    const torch::Tensor tz = to_torch(zt);
+    for (int64_t d : {0, 1}) {
+      check("all zeros", [&] { return ember::all(zt, d); }, [&] { return torch::all(tz, d); });
+      check("any zeros", [&] { return ember::any(zt, d); }, [&] { return torch::any(tz, d); });
+      check("all zeros t", [&] { return ember::all(zt.t(), d); }, [&] { return torch::all(tz.t(), d); });
+      check("any zeros t", [&] { return ember::any(zt.t(), d); }, [&] { return torch::any(tz.t(), d); });
+    }
     check("argmin all nan", [&] { return ember::argmin(a); }, [&] { return torch::argmin(ta); });
   }
   // logsumexp over rows of only infinities

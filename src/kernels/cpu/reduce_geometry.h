@@ -95,6 +95,11 @@ class ReduceGeometry {
 class DimCursor {
  public:
   DimCursor(const LoopDim* dims, int n, int64_t linear) : dims_(dims), n_(n) {
+    if (n == 1 && linear < dims[0].size) {  // the common case, without a division
+      idx_[0] = linear;
+      for (int k = 0; k < 3; ++k) off_[k] = linear * dims[0].stride[k];
+      return;
+    }
     for (int i = 0; i < n; ++i) {
       idx_[i] = linear % dims[i].size;
       linear /= dims[i].size;
@@ -114,7 +119,7 @@ class DimCursor {
  private:
   const LoopDim* dims_;
   int n_;
-  int64_t idx_[ReduceGeometry::kMaxDims] = {};
+  int64_t idx_[ReduceGeometry::kMaxDims];  // only the first n_ are used
   int64_t off_[3] = {0, 0, 0};
 };
 

@@ -55,6 +55,7 @@ constexpr int64_t kChunk = 256;        // outputs accumulated at once (stack buf
 template <class T, class A, ReduceKind Kind, Transform Xf>
 struct Reducer {
   using Acc = A;
+  static constexpr ReduceKind kKind = Kind;
   static constexpr bool kVector = is_float_like_v<T> && Kind != K::All && Kind != K::Any && Xf != X::AbsPow;
   static constexpr bool kParam = Xf == X::SquaredDeviation || Xf == X::ExpShifted;
   double p = 2;
@@ -115,7 +116,13 @@ struct Reducer {
       return hn::Mul(a, b);
     } else {
       const V m = Kind == K::Max ? hn::Max(a, b) : hn::Min(a, b);
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+      // x86's max and min return their second operand when either is NaN: b's NaN comes
+      // through m, and a's (the accumulator's) is kept by the blend. One compare instead of two.
+      return hn::IfThenElse(hn::IsNaN(a), a, m);
+#else
       return hn::IfThenElse(hn::IsNaN(a), a, hn::IfThenElse(hn::IsNaN(b), b, m));
+#endif
     }
   }
   template <class D, class V>
@@ -139,13 +146,28 @@ struct Reducer {
       return hn::IfThenElse(hn::IsNaN(y), y, e);
     }
   }
+  // The combination of v's lanes; with a NaN lane, max and min return the first.
   template <class D>
   static Acc vreduce(D d, hn::Vec<D> v) {
-    HWY_ALIGN Acc lanes[hn::MaxLanes(d)];
-    hn::Store(v, d, lanes);
-    Acc acc = lanes[0];
-    for (size_t i = 1; i < hn::Lanes(d); ++i) acc = combine(acc, lanes[i]);
-    return acc;
+    if constexpr (Kind == K::Sum) {
+      return hn::GetLane(hn::SumOfLanes(d, v));
+    } else if constexpr (Kind == K::Max || Kind == K::Min) {
+      const auto nan = hn::IsNaN(v);
+      if (HWY_LIKELY(hn::AllFalse(d, nan))) return hn::GetLane(Kind == K::Max ? hn::MaxOfLanes(d, v) : hn::MinOfLanes(d, v));
+      HWY_ALIGN Acc lanes[hn::MaxLanes(d)];
+      hn::Store(v, d, lanes);
+      return lanes[hn::FindFirstTrue(d, nan)];
+    } else {  // a product, halving the vector: a few vector multiplies, not a serial chain
+      if constexpr (hn::MaxLanes(d) * sizeof(Acc) > 16) {
+        const hn::Half<D> dh;
+        return vreduce(dh, hn::Mul(hn::LowerHalf(dh, v), hn::UpperHalf(dh, v)));
+      } else if constexpr (sizeof(Acc) == 4) {
+        v = hn::Mul(v, hn::Shuffle1032(v));
+        return hn::GetLane(hn::Mul(v, hn::Shuffle0321(v)));
+      } else {
+        return hn::GetLane(hn::Mul(v, hn::Shuffle01(v)));
+      }
+    }
   }
 };
 
@@ -154,7 +176,18 @@ template <class R, class T>
 typename R::Acc reduce_row(const R& r, const T* x, int64_t n, typename R::Acc param) {
   int64_t i = 0;
   typename R::Acc acc = R::identity();
-  if constexpr (R::kVector) {
+  if constexpr (is_float_like_v<T> && (R::kKind == K::All || R::kKind == K::Any)) {
+    const DC<T> d;
+    const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+    auto nonzero = hn::FirstN(d, 0);  // any: some lane seen nonzero (NaN is)
+    auto zero = nonzero;              // all: some lane seen zero
+    for (; i + N <= n; i += N) {
+      const auto is_zero = hn::Eq(LoadC(d, x + i), hn::Zero(d));
+      if constexpr (R::kKind == K::Any) nonzero = hn::Or(nonzero, hn::Not(is_zero));
+      else zero = hn::Or(zero, is_zero);
+    }
+    acc = R::kKind == K::Any ? !hn::AllFalse(d, nonzero) : hn::AllFalse(d, zero);
+  } else if constexpr (R::kVector) {
     const DC<T> d;
     const int64_t N = static_cast<int64_t>(hn::Lanes(d));
     if (n >= N) {
@@ -272,29 +305,39 @@ class ReduceLoop {
     }
   }
 
+  // Calls f(x, n, stride) for the positions [rb, re) in runs along the innermost reduced dim:
+  // run element j is at byte x + j * stride. Only dims past the first need a cursor; one call
+  // site, so f's body is compiled once.
+  template <class F>
+  void for_each_run(const char* in, int64_t rb, int64_t re, const F& f) const {
+    const int nr = g_.nreduced();
+    const int64_t len = nr > 0 ? g_.reduced(0).size : 1, stride = nr > 0 ? g_.reduced(0).stride[0] : 0;
+    const bool nested = nr > 1;  // else one run, found without a division
+    DimCursor rows(g_.reduced() + 1, nested ? nr - 1 : 0, nested ? rb / len : 0);
+    for (int64_t col = nested ? rb % len : rb; rb < re; col = 0, rows.next()) {
+      const int64_t n = std::min(len - col, re - rb);
+      f(in + rows.offset(0) + col * stride, n, stride);
+      rb += n;
+    }
+  }
+
   // One output whose innermost reduced dim is contiguous: row pieces through reduce_row.
   Acc inner_one(const char* in, Acc param, int64_t rb, int64_t re) const {
-    const int64_t len = g_.reduced(0).size;
     return pairwise<R>(rb, re, kRowLeaf, [&](int64_t b, int64_t e) {
-      DimCursor rows(g_.reduced() + 1, g_.nreduced() - 1, b / len);
-      int64_t col = b % len;
       Acc acc = R::identity();
-      while (b < e) {
-        const int64_t n = std::min(len - col, e - b);
-        acc = R::combine(acc, reduce_row(r_, reinterpret_cast<const T*>(in + rows.offset(0)) + col, n, param));
-        b += n;
-        col = 0;
-        rows.next();
-      }
+      for_each_run(in, b, e, [&](const char* x, int64_t n, int64_t) {
+        acc = R::combine(acc, reduce_row(r_, reinterpret_cast<const T*>(x), n, param));
+      });
       return acc;
     });
   }
 
   Acc strided_one(const char* in, Acc param, int64_t rb, int64_t re) const {
     return pairwise<R>(rb, re, kWalkLeaf, [&](int64_t b, int64_t e) {
-      DimCursor pos(g_.reduced(), g_.nreduced(), b);
       Acc acc = R::identity();
-      for (; b < e; ++b, pos.next()) acc = R::combine(acc, r_.element(*reinterpret_cast<const T*>(in + pos.offset(0)), param));
+      for_each_run(in, b, e, [&](const char* x, int64_t n, int64_t stride) {
+        for (int64_t j = 0; j < n; ++j, x += stride) acc = R::combine(acc, r_.element(*reinterpret_cast<const T*>(x), param));
+      });
       return acc;
     });
   }
@@ -330,11 +373,12 @@ class ReduceLoop {
       p[v] = hn::Zero(d);
       if constexpr (R::kParam) p[v] = hn::LoadU(d, param + c + v * N);
     }
-    DimCursor pos(g_.reduced(), g_.nreduced(), rb);
-    for (int64_t r = rb; r < re; ++r, pos.next()) {
-      const T* x = reinterpret_cast<const T*>(in + pos.offset(0));
-      for (int v = 0; v < NV; ++v) a[v] = R::vcombine(a[v], R::velement(d, LoadC(d, x + v * N), p[v]));
-    }
+    for_each_run(in, rb, re, [&](const char* row, int64_t n, int64_t stride) {
+      for (int64_t j = 0; j < n; ++j, row += stride) {
+        const T* x = reinterpret_cast<const T*>(row);
+        for (int v = 0; v < NV; ++v) a[v] = R::vcombine(a[v], R::velement(d, LoadC(d, x + v * N), p[v]));
+      }
+    });
     for (int v = 0; v < NV; ++v) hn::StoreU(a[v], d, acc + v * N);
   }
 
@@ -349,15 +393,16 @@ class ReduceLoop {
       return;
     }
     std::fill(acc, acc + ncols, R::identity());
-    DimCursor pos(g_.reduced(), g_.nreduced(), rb);
-    for (int64_t r = rb; r < re; ++r, pos.next()) {
-      const T* x = reinterpret_cast<const T*>(in + pos.offset(0));
-      for (int64_t i = 0; i < ncols; ++i) {
-        Acc pi = Acc();
-        if constexpr (R::kParam) pi = param[c + i];
-        acc[i] = R::combine(acc[i], r_.element(x[i], pi));
+    for_each_run(in, rb, re, [&](const char* row, int64_t n, int64_t stride) {
+      for (int64_t j = 0; j < n; ++j, row += stride) {
+        const T* x = reinterpret_cast<const T*>(row);
+        for (int64_t i = 0; i < ncols; ++i) {
+          Acc pi = Acc();
+          if constexpr (R::kParam) pi = param[c + i];
+          acc[i] = R::combine(acc[i], r_.element(x[i], pi));
+        }
       }
-    }
+    });
   }
 
   void store(int64_t ob, int64_t oe, const Acc* acc) const {
@@ -443,7 +488,12 @@ void reduce_typed(const Tensor& out, const Tensor& in, const ReduceGeometry& g, 
 
 void reduce_kernel_impl(const Tensor& out, const Tensor& in, uint64_t reduce_mask, const ReduceSpec& spec) {
   const ReduceGeometry g(in, reduce_mask, out, spec.param);
-  visit_dtype(in.dtype(), [&](auto v) { reduce_typed<decltype(v)>(out, in, g, spec); });
+  visit_dtype(in.dtype(), [&](auto v) {
+    using T = decltype(v);
+    // Integer and bool reductions are compiled for the static target alone (reduce_kernel
+    // sends them there): their loops are scalar, and a copy per target was 280 KB of library.
+    if constexpr (is_float_like_v<T> || HWY_TARGET == HWY_STATIC_TARGET) reduce_typed<T>(out, in, g, spec);
+  });
 }
 
 }  // namespace ember::kernels::HWY_NAMESPACE
@@ -453,7 +503,11 @@ HWY_AFTER_NAMESPACE();
 namespace ember::kernels {
 HWY_EXPORT(reduce_kernel_impl);
 void reduce_kernel(const Tensor& out, const Tensor& in, uint64_t reduce_mask, const ReduceSpec& spec) {
-  HWY_DYNAMIC_DISPATCH(reduce_kernel_impl)(out, in, reduce_mask, spec);
+  if (is_floating_type(in.dtype())) {
+    HWY_DYNAMIC_DISPATCH(reduce_kernel_impl)(out, in, reduce_mask, spec);
+  } else {
+    HWY_STATIC_DISPATCH(reduce_kernel_impl)(out, in, reduce_mask, spec);
+  }
 }
 }  // namespace ember::kernels
 #endif
