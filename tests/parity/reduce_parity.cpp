@@ -57,6 +57,7 @@ std::vector<Input> inputs(ember::ScalarType dt, uint64_t seed, bool positive = f
       {"40000x3", random({40000, 3}, dt, seed + 9)},
       {"3x20000x5", random({3, 20000, 5}, dt, seed + 10)},
       {"transposed", random({6, 9, 7}, dt, seed + 11).permute({2, 0, 1})},
+      {"transposed 37x41", random({41, 37}, dt, seed + 15).t()},  // blocks of neighbours and a rest
       {"sliced", random({10, 24}, dt, seed + 12).slice(1, 1, 24, 3)},
       {"channels_last", random({2, 3, 5, 4}, dt, seed + 13).contiguous(MemoryFormat::ChannelsLast)},
       {"expanded", random({3, 1}, dt, seed + 14).expand({3, 5})},

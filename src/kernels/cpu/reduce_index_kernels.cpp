@@ -364,8 +364,8 @@ class ArgReduce {
 template <class T>
 using ScanAcc = std::conditional_t<is_float_like_v<T>, double, T>;
 
-template <class T>
-void cumulative_typed(const Tensor& out, const Tensor& in, int64_t dim, bool is_prod) {
+template <class T, bool Prod>
+void cumulative_typed(const Tensor& out, const Tensor& in, int64_t dim) {
   using A = ScanAcc<T>;
   const ReduceGeometry g(in, in.dim() > 0 ? uint64_t{1} << dim : 0, out, Tensor());
   const int64_t no = g.num_outputs(), rs = g.reduce_size();
@@ -374,8 +374,8 @@ void cumulative_typed(const Tensor& out, const Tensor& in, int64_t dim, bool is_
   char* dst = static_cast<char*>(out.data_ptr());
   const int64_t in_step = g.nreduced() > 0 ? g.reduced(0).stride[0] : 0;
   const int64_t out_step = in.dim() > 0 ? out.stride(dim) * int64_t{sizeof(T)} : 0;
-  const A init = is_prod ? A(1) : A(0);
-  auto op = [is_prod](A a, T x) { return is_prod ? wrap_mul(a, static_cast<A>(x)) : wrap_add(a, static_cast<A>(x)); };
+  const A init = Prod ? A(1) : A(0);
+  auto op = [](A a, T x) { return Prod ? wrap_mul(a, static_cast<A>(x)) : wrap_add(a, static_cast<A>(x)); };
   parallel_for(0, no, std::max<int64_t>(1, kGrainSize / rs), [&](int64_t b, int64_t e) {
     A acc[kGroup];
     for_each_group(g, b, e, kGroup, [&](const int64_t* off, int64_t n, const LoopDim& col) {
@@ -383,15 +383,34 @@ void cumulative_typed(const Tensor& out, const Tensor& in, int64_t dim, bool is_
       char* y = dst + off[1];
       std::fill(acc, acc + n, init);
       if (n > 1 && col.stride[0] < std::abs(in_step)) {  // neighbours inner, as in ArgReduce::scan
-        for (int64_t r = 0; r < rs; ++r) {
-          for (int64_t i = 0; i < n; ++i) {
-            acc[i] = op(acc[i], load<T>(x + r * in_step + i * col.stride[0]));
-            *reinterpret_cast<T*>(y + r * out_step + i * col.stride[1]) = cast<T>(acc[i]);
+        // When the output runs along the dim instead (a transposed input, a contiguous
+        // output), each neighbour writes its own cache lines: take a cache line's worth of
+        // neighbours at a time, or the lines written at once evict each other.
+        const int64_t block = col.stride[1] == int64_t{sizeof(T)} ? n : 64 / int64_t{sizeof(T)};
+        for (int64_t i0 = 0; i0 < n; i0 += block) {
+          const int64_t i1 = std::min(n, i0 + block);
+          for (int64_t r = 0; r < rs; ++r) {
+            for (int64_t i = i0; i < i1; ++i) {
+              acc[i] = op(acc[i], load<T>(x + r * in_step + i * col.stride[0]));
+              *reinterpret_cast<T*>(y + r * out_step + i * col.stride[1]) = cast<T>(acc[i]);
+            }
           }
         }
         return;
       }
-      for (int64_t i = 0; i < n; ++i) {
+      // Lines one after another, four at a time: one line's running value is a serial chain
+      // of additions, four chains hide each other's latency.
+      int64_t i = 0;
+      for (; i + 4 <= n; i += 4) {
+        A a[4] = {init, init, init, init};
+        for (int64_t r = 0; r < rs; ++r) {
+          for (int k = 0; k < 4; ++k) {
+            a[k] = op(a[k], load<T>(x + r * in_step + (i + k) * col.stride[0]));
+            *reinterpret_cast<T*>(y + r * out_step + (i + k) * col.stride[1]) = cast<T>(a[k]);
+          }
+        }
+      }
+      for (; i < n; ++i) {
         for (int64_t r = 0; r < rs; ++r) {
           acc[i] = op(acc[i], load<T>(x + r * in_step + i * col.stride[0]));
           *reinterpret_cast<T*>(y + r * out_step + i * col.stride[1]) = cast<T>(acc[i]);
@@ -415,12 +434,16 @@ void arg_reduce_kernel(const Tensor& values, const Tensor& indices, const Tensor
 }
 
 void cumulative_kernel(const Tensor& out, const Tensor& in, int64_t dim, bool is_prod) {
+  auto typed = [&](auto v) {
+    using T = decltype(v);
+    return is_prod ? cumulative_typed<T, true>(out, in, dim) : cumulative_typed<T, false>(out, in, dim);
+  };
   switch (in.dtype()) {
-    case kFloat: return cumulative_typed<float>(out, in, dim, is_prod);
-    case kDouble: return cumulative_typed<double>(out, in, dim, is_prod);
-    case kHalf: return cumulative_typed<Half>(out, in, dim, is_prod);
-    case kBFloat16: return cumulative_typed<BFloat16>(out, in, dim, is_prod);
-    case kLong: return cumulative_typed<int64_t>(out, in, dim, is_prod);
+    case kFloat: return typed(float{});
+    case kDouble: return typed(double{});
+    case kHalf: return typed(Half{});
+    case kBFloat16: return typed(BFloat16{});
+    case kLong: return typed(int64_t{});
     default: EMBER_CHECK(false, "cumulative_kernel", "unsupported dtype ", in.dtype());
   }
 }
