@@ -54,6 +54,38 @@ TEST(CoreParity, HalfAndBFloat16RoundLikeLibtorch) {
   }
 }
 
+TEST(CoreParity, FloatToIntegerCastsOfEveryRange) {
+  // float32 bit patterns over the whole range (NaN, infinities, values past int32 and int64),
+  // values near int32's limits, and small ones with fractions; dense runs take the SIMD path
+  torch::Tensor bits = torch::randint(INT32_MIN, INT32_MAX, {100000}, torch::TensorOptions().dtype(torch::kInt64))
+                           .to(torch::kInt32);
+  torch::Tensor f = torch::cat({bits.view(torch::kFloat32), torch::randn({50000}) * 3e9, torch::randn({50000}) * 10,
+                                torch::tensor({-2147483648.0f, 2147483520.0f, 2147483648.0f, -2147483904.0f,
+                                               9.2233715e18f, -9.223372e18f, -0.0f, 0.99999994f, -0.99999994f})});
+  const ember::Tensor ef = to_ember(f);
+  for (ember::ScalarType to : {ember::kInt, ember::kLong}) {
+    EXPECT_TRUE(torch::equal(to_torch(ef.to(to)), f.to(to_torch(to)))) << to;
+    // every alignment of the vector loop's remainder
+    for (int64_t off : {1, 3, 7}) {
+      EXPECT_TRUE(torch::equal(to_torch(ef.slice(0, off, 200000 + off).to(to)), f.slice(0, off, 200000 + off).to(to_torch(to))))
+          << to << " from " << off;
+    }
+  }
+}
+
+TEST(CoreParity, IntegerToHalfAndBFloat16CastsRound) {
+  // several blocks of the through-float32 path; int32 and int64 over their whole ranges
+  const torch::Tensor i32 = torch::randint(INT32_MIN, INT32_MAX, {3001}, torch::TensorOptions().dtype(torch::kInt64)).to(torch::kInt32);
+  const torch::Tensor i64 = i32.to(torch::kInt64) * i32.to(torch::kInt64).abs();
+  const torch::Tensor i16 = torch::randint(-32768, 32767, {1000}, torch::TensorOptions().dtype(torch::kInt16));
+  for (const torch::Tensor& t : {i32, i64, i16}) {
+    for (ember::ScalarType to : {ember::kHalf, ember::kBFloat16}) {
+      const torch::Tensor got = to_torch(to_ember(t).to(to)), ref = t.to(to_torch(to));
+      EXPECT_TRUE(torch::equal(got.view(torch::kInt16), ref.view(torch::kInt16))) << t.scalar_type() << " -> " << to;
+    }
+  }
+}
+
 TEST(CoreParity, CopyAcrossLayoutsAndBroadcast) {
   torch::Tensor src = torch::randn({2, 3, 4, 5});
   ember::Tensor esrc = to_ember(src);

@@ -1,5 +1,6 @@
 // Copy with dtype conversion, and fill. Dense runs between float32, float16 and bfloat16 (the
-// casts autocast makes) convert as SIMD code compiled for each target Highway selects at run time.
+// casts autocast makes), and from float32 to int32/int64, convert as SIMD code compiled for each
+// target Highway selects at run time.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/copy.cpp"
 #include <hwy/foreach_target.h>  // NOLINT: re-includes this file once per target
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "kernels/cpu/cast.h"
@@ -27,8 +29,41 @@ void convert_typed(To* out, const From* in, int64_t n) {
   for (; i < n; ++i) out[i] = cast<To>(in[i]);
 }
 
-// n dense elements between float32, float16 and bfloat16 (to != from).
+// float32 to int32 or int64 with cast<>'s rule: truncation, and NaN or out of range give the
+// minimum, which is what x86's truncating conversions return (Highway's ConvertTo saturates).
+template <class To>
+void float_to_int(To* out, const float* in, int64_t n) {
+  int64_t i = 0;
+#if HWY_TARGET == HWY_AVX3
+  if constexpr (sizeof(To) == 4) {
+    for (; i + 16 <= n; i += 16) _mm512_storeu_si512(out + i, _mm512_cvttps_epi32(_mm512_loadu_ps(in + i)));
+  } else {
+    for (; i + 8 <= n; i += 8) _mm512_storeu_si512(out + i, _mm512_cvttps_epi64(_mm256_loadu_ps(in + i)));
+  }
+#elif HWY_TARGET == HWY_AVX2
+  if constexpr (sizeof(To) == 4) {
+    for (; i + 8 <= n; i += 8) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_cvttps_epi32(_mm256_loadu_ps(in + i)));
+    }
+  } else {  // through int32, widened; a lane at int32's minimum may be out of its range
+    for (; i + 4 <= n; i += 4) {
+      const __m128i v = _mm_cvttps_epi32(_mm_loadu_ps(in + i));
+      if (_mm_movemask_epi8(_mm_cmpeq_epi32(v, _mm_set1_epi32(std::numeric_limits<int32_t>::min()))) != 0) {
+        for (int64_t k = i; k < i + 4; ++k) out[k] = cast<To>(in[k]);
+        continue;
+      }
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_cvtepi32_epi64(v));
+    }
+  }
+#endif
+  for (; i < n; ++i) out[i] = cast<To>(in[i]);
+}
+
+// n dense elements between float32, float16 and bfloat16 (to != from), or from float32 to
+// int32 or int64.
 void convert_span(ScalarType to, ScalarType from, void* out, const void* in, int64_t n) {
+  if (to == kInt) return float_to_int(static_cast<int32_t*>(out), static_cast<const float*>(in), n);
+  if (to == kLong) return float_to_int(static_cast<int64_t*>(out), static_cast<const float*>(in), n);
   const auto typed = [&](auto to_tag, auto from_tag) {
     using To = decltype(to_tag);
     using From = decltype(from_tag);
@@ -98,8 +133,20 @@ void cast_loop(char** data, const int64_t* strides, int64_t n) {
   const char* in = data[1];
   const int64_t so = strides[0], si = strides[1];
   if (so == sizeof(To) && si == sizeof(From)) {
-    if constexpr (is_simd_float<To> && is_simd_float<From>) {
+    if constexpr ((is_simd_float<To> && is_simd_float<From>) ||
+                  (std::is_same_v<From, float> && (std::is_same_v<To, int32_t> || std::is_same_v<To, int64_t>))) {
       HWY_DYNAMIC_DISPATCH(convert_span)(CppTypeToScalarType<To>::value, CppTypeToScalarType<From>::value, out, in, n);
+    } else if constexpr ((std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) && !is_simd_float<From> &&
+                         !std::is_same_v<From, double>) {
+      // integers to a 16-bit float (exactly what cast<> does): to float32 in blocks, then the SIMD rounding
+      constexpr int64_t kBlock = 256;
+      float block[kBlock];
+      const From* x = reinterpret_cast<const From*>(in);
+      for (int64_t b = 0; b < n; b += kBlock) {
+        const int64_t m = std::min(kBlock, n - b);
+        for (int64_t i = 0; i < m; ++i) block[i] = static_cast<float>(x[b + i]);
+        HWY_DYNAMIC_DISPATCH(convert_span)(CppTypeToScalarType<To>::value, kFloat, out + b * int64_t{sizeof(To)}, block, m);
+      }
     } else {
       To* o = reinterpret_cast<To*>(out);
       const From* x = reinterpret_cast<const From*>(in);
