@@ -32,6 +32,7 @@
   X(ceil)                              \
   X(round)                             \
   X(trunc)                             \
+  X(frac)                              \
   X(reciprocal)                        \
   X(square)
 
@@ -49,7 +50,6 @@
   X(arctanh)                              \
   X(sinh)                                 \
   X(cosh)                                 \
-  X(frac)                                 \
   X(sgn)                                  \
   X(deg2rad)                              \
   X(rad2deg)                              \

@@ -44,6 +44,7 @@ const std::unordered_map<std::string_view, UnaryOp>& unary_ops() {
       {"erf", UnaryOp::Erf},       {"erfc", UnaryOp::Erfc},       {"erfinv", UnaryOp::Erfinv},
       {"floor", UnaryOp::Floor},   {"ceil", UnaryOp::Ceil},       {"round", UnaryOp::Round},
       {"trunc", UnaryOp::Trunc},   {"reciprocal", UnaryOp::Reciprocal}, {"square", UnaryOp::Square},
+      {"frac", UnaryOp::Frac},
   };
   return ops;
 }

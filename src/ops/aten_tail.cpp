@@ -25,10 +25,6 @@ using op_util::operand;
 using op_util::to_float;
 using op_util::write_back;
 
-void check_floating(const char* op, const Tensor& t) {
-  EMBER_CHECK(is_floating_type(t.dtype()), op, "\"", op, "\" not implemented for '", t.dtype(), "'");
-}
-
 }  // namespace
 
 // ---- unary math ----
@@ -62,10 +58,6 @@ Tensor sinh(const Tensor& self) {
 }
 Tensor cosh(const Tensor& self) {
   return in_opmath(self, [](const Tensor& x) { return (exp(x) + exp(-x)) * 0.5; });
-}
-Tensor frac(const Tensor& self) {
-  check_floating("frac", self);
-  return self - trunc(self);
 }
 // complex: z / |z| (0 at 0), real: sign
 Tensor sgn(const Tensor& self) {

@@ -137,6 +137,14 @@ EMBER_ZERO_GRAD(UnaryOp::Round, "RoundBackward0")
 EMBER_ZERO_GRAD(UnaryOp::Trunc, "TruncBackward0")
 #undef EMBER_ZERO_GRAD
 template <>
+struct UnaryGrad<UnaryOp::Frac> {
+  // FracBackward0 -- self: grad
+  static void derivative(autograd::Derivative& d, const Tensor& self) {
+    d.name("FracBackward0");
+    d.grad(self, [](const auto& c) { return c.grad(); });
+  }
+};
+template <>
 struct UnaryGrad<UnaryOp::Neg> {
   // NegBackward0 -- self: grad.neg()
   static void derivative(autograd::Derivative& d, const Tensor& self) {
@@ -235,6 +243,7 @@ EMBER_UNARY_OP(floor, UnaryOp::Floor, Kind::KeepInteger)
 EMBER_UNARY_OP(ceil, UnaryOp::Ceil, Kind::KeepInteger)
 EMBER_UNARY_OP(round, UnaryOp::Round, Kind::KeepInteger)
 EMBER_UNARY_OP(trunc, UnaryOp::Trunc, Kind::KeepInteger)
+EMBER_UNARY_OP(frac, UnaryOp::Frac, Kind::FloatOnly)
 EMBER_UNARY_OP(reciprocal, UnaryOp::Reciprocal, Kind::FloatValued)
 EMBER_UNARY_OP(square, UnaryOp::Square, Kind::Square)
 #undef EMBER_UNARY_OP

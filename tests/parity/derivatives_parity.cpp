@@ -65,6 +65,8 @@ std::vector<Case> pointwise_cases() {
        "FloorBackward0"},
       {"round", {{{5}}}, [](const E& v) { return v[0].round(); }, [](const T& v) { return v[0].round(); },
        "RoundBackward0"},
+      {"frac", {{{5}, A, St}}, [](const E& v) { return v[0].mul(3).frac(); }, [](const T& v) { return v[0].mul(3).frac(); },
+       "FracBackward0"},
       {"silu", {{{7}}}, [](const E& v) { return ember::silu(v[0]); }, [](const T& v) { return torch::silu(v[0]); },
        "SiluBackward0"},
       {"hardswish", {{{9}}}, [](const E& v) { return ember::hardswish(v[0] * 2); },

@@ -225,6 +225,7 @@ struct FloorF { EMBER_VEC(hn::Floor(x)) };
 struct CeilF { EMBER_VEC(hn::Ceil(x)) };
 struct RoundF { EMBER_VEC(hn::Round(x)) };  // ties to even
 struct TruncF { EMBER_VEC(hn::Trunc(x)) };
+struct FracF { EMBER_VEC(hn::Sub(x, hn::Trunc(x))) };  // exact; NaN at infinities, as x - trunc(x)
 struct ReciprocalF { EMBER_VEC(hn::Div(hn::Set(d, L(1)), x)) };
 struct SquareF { EMBER_VEC(hn::Mul(x, x)) };
 struct IdentityF { EMBER_VEC(x) };
@@ -714,6 +715,7 @@ HWY_INLINE bool visit_unary(UnaryOp op, const UnaryParams& p, const Run& run) {
     case UnaryOp::Ceil: return call(CeilF{});
     case UnaryOp::Round: return call(RoundF{});
     case UnaryOp::Trunc: return call(TruncF{});
+    case UnaryOp::Frac: return call(FracF{});
     case UnaryOp::Reciprocal: return call(ReciprocalF{});
     case UnaryOp::Square: return call(SquareF{});
     case UnaryOp::Gelu: return call(GeluF{});
