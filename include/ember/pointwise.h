@@ -41,9 +41,10 @@ Tensor maximum(const Tensor& self, const Tensor& other);
 Tensor atan2(const Tensor& self, const Tensor& other);
 // grad_output where self > threshold, else 0: relu's and threshold's backward in one pass.
 Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold);
-// hardswish's and hardsigmoid's gradients given grad_output (libtorch's names), one pass each.
+// hardswish's, hardsigmoid's and silu's gradients given grad_output (libtorch's names), one pass each.
 Tensor hardswish_backward(const Tensor& grad_output, const Tensor& self);
 Tensor hardsigmoid_backward(const Tensor& grad_output, const Tensor& self);
+Tensor silu_backward(const Tensor& grad_output, const Tensor& self);
 Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& weight);
 Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight);
 Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value = 1);

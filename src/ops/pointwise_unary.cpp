@@ -116,8 +116,10 @@ EMBER_UNARY_GRAD(UnaryOp::Square, "PowBackward0", d.save(self), grad * (x * 2).c
 EMBER_UNARY_GRAD(UnaryOp::Erf, "ErfBackward0", d.save(self), (2 / std::sqrt(M_PI)) * (-x * x).exp() * grad)
 EMBER_UNARY_GRAD(UnaryOp::Erfc, "ErfcBackward0", d.save(self), (-2 / std::sqrt(M_PI)) * (-x * x).exp() * grad)
 EMBER_UNARY_GRAD(UnaryOp::Erfinv, "ErfinvBackward0", d.save_result(), (0.5 * std::sqrt(M_PI)) * (x * x).exp() * grad)
-// silu_backward: sigmoid(x) * (1 + x * (1 - sigmoid(x)))
-EMBER_UNARY_GRAD(UnaryOp::Silu, "SiluBackward0", d.save(self), grad * x.sigmoid() * (1 + x * (1 - x.sigmoid())))
+// One kernel (silu_backward); when the gradient is itself differentiated (create_graph), the
+// composite PyTorch differentiates then: grad * sigmoid(x) * (1 + x * (1 - sigmoid(x))).
+EMBER_UNARY_GRAD(UnaryOp::Silu, "SiluBackward0", d.save(self),
+                 GradMode::is_enabled() ? grad * x.sigmoid() * (1 + x * (1 - x.sigmoid())) : silu_backward(grad, x))
 EMBER_UNARY_GRAD(UnaryOp::Hardswish, "HardswishBackward0", d.save(self), hardswish_backward(grad, x))
 EMBER_UNARY_GRAD(UnaryOp::Hardsigmoid, "HardsigmoidBackward0", d.save(self), hardsigmoid_backward(grad, x))
 #undef EMBER_UNARY_GRAD
@@ -275,11 +277,13 @@ struct GeluBackwardOp {
 };
 
 // hardswish_backward(grad, self): 0 below -3, grad (self / 3 + 1/2) up to 3, grad above;
-// hardsigmoid_backward(grad, self): grad / 6 strictly inside (-3, 3) (PyTorch's kernels).
+// hardsigmoid_backward(grad, self): grad / 6 strictly inside (-3, 3);
+// silu_backward(grad, self): grad s (1 + self (1 - s)), s = sigmoid(self) (PyTorch's kernels).
 template <kernels::BinaryOp K>
-struct HardBackwardOp {
-  static constexpr const char* name =
-      K == kernels::BinaryOp::HardswishBackward ? "hardswish_backward" : "hardsigmoid_backward";
+struct ActivationBackwardOp {
+  static constexpr const char* name = K == kernels::BinaryOp::HardswishBackward     ? "hardswish_backward"
+                                      : K == kernels::BinaryOp::HardsigmoidBackward ? "hardsigmoid_backward"
+                                                                                    : "silu_backward";
   static Tensor run(const Tensor& grad_output, const Tensor& self) {
     const Tensor out;  // the config keeps references: no temporaries
     TensorIteratorConfig config(name);
@@ -292,13 +296,23 @@ struct HardBackwardOp {
   // HardswishBackwardBackward0 -- grad_output: hardswish_backward(grad, self);
   //   self: where(-3 < self < 3, grad * grad_output / 3, 0)
   // HardsigmoidBackwardBackward0 -- grad_output: hardsigmoid_backward(grad, self); self: zeros_like(grad)
+  // SiluBackwardBackward0 -- grad_output: silu_backward(grad, self);
+  //   self: grad * grad_output * s (1 - s) (2 + self (1 - 2 s)), s = sigmoid(self)
+  //   (libtorch 1.13 has none: its silu double backward differentiates a composite instead)
   static void derivative(autograd::Derivative& d, const Tensor& grad_output, const Tensor& self) {
     constexpr bool kSwish = K == kernels::BinaryOp::HardswishBackward;
-    d.name(kSwish ? "HardswishBackwardBackward0" : "HardsigmoidBackwardBackward0");
+    d.name(kSwish                                         ? "HardswishBackwardBackward0"
+           : K == kernels::BinaryOp::HardsigmoidBackward ? "HardsigmoidBackwardBackward0"
+                                                          : "SiluBackwardBackward0");
     d.grad(grad_output, [s = d.save_for(grad_output, self)](const auto& c) {
-      return dispatch::call<HardBackwardOp>(c.grad(), c[s]);
+      return dispatch::call<ActivationBackwardOp>(c.grad(), c[s]);
     });
-    if constexpr (kSwish) {
+    if constexpr (K == kernels::BinaryOp::SiluBackward) {
+      d.grad(self, [g = d.save_for(self, grad_output), s = d.save_for(self, self)](const auto& c) {
+        const Tensor x = c[s], sig = x.sigmoid();
+        return c.grad() * c[g] * sig * (1 - sig) * (2 + x * (1 - 2 * sig));
+      });
+    } else if constexpr (kSwish) {
       d.grad(self, [g = d.save_for(self, grad_output), s = d.save_for(self, self)](const auto& c) {
         const Tensor x = c[s];
         return where((x > -3).logical_and(x < 3), c.grad() * c[g] / 3, 0);
@@ -394,10 +408,13 @@ struct NanToNumOp {
 
 Tensor gelu(const Tensor& self, std::string_view approximate) { return dispatch::call<GeluOp>(self, approximate); }
 Tensor hardswish_backward(const Tensor& grad_output, const Tensor& self) {
-  return dispatch::call<HardBackwardOp<kernels::BinaryOp::HardswishBackward>>(grad_output, self);
+  return dispatch::call<ActivationBackwardOp<kernels::BinaryOp::HardswishBackward>>(grad_output, self);
 }
 Tensor hardsigmoid_backward(const Tensor& grad_output, const Tensor& self) {
-  return dispatch::call<HardBackwardOp<kernels::BinaryOp::HardsigmoidBackward>>(grad_output, self);
+  return dispatch::call<ActivationBackwardOp<kernels::BinaryOp::HardsigmoidBackward>>(grad_output, self);
+}
+Tensor silu_backward(const Tensor& grad_output, const Tensor& self) {
+  return dispatch::call<ActivationBackwardOp<kernels::BinaryOp::SiluBackward>>(grad_output, self);
 }
 Tensor leaky_relu(const Tensor& self, const Scalar& slope) { return dispatch::call<LeakyReluOp>(self, slope); }
 Tensor elu(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {

@@ -888,6 +888,14 @@ struct HardsigmoidBackwardF {
     return hn::IfThenElseZero(inside, hn::Mul(g, hn::Set(d, static_cast<L>(1.0f / 6.0f))));
   }
 };
+struct SiluBackwardF {
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V g, V x) const {
+    using L = L_t<D>;
+    const V s = SigmoidF{}.vec(d, x);
+    return hn::Mul(hn::Mul(g, s), hn::MulAdd(x, hn::Sub(hn::Set(d, L(1)), s), hn::Set(d, L(1))));
+  }
+};
 struct GeluBackwardF {
   template <class D, class V>
   HWY_INLINE V vec(D d, V g, V x) const {
@@ -943,6 +951,7 @@ HWY_INLINE bool visit_binary(BinaryOp op, const Scalar& alpha, const Run& run) {
     case BinaryOp::GeluBackward: return call(GeluBackwardF{});
     case BinaryOp::HardswishBackward: return call(HardswishBackwardF{});
     case BinaryOp::HardsigmoidBackward: return call(HardsigmoidBackwardF{});
+    case BinaryOp::SiluBackward: return call(SiluBackwardF{});
     case BinaryOp::Lerp: return call(LerpScalarF<L>{alpha.to<L>()});
     case BinaryOp::ThresholdBackward: return call(ThresholdBackwardF<L>{alpha.to<L>()});
     case BinaryOp::BitwiseAnd:
