@@ -293,14 +293,16 @@ TEST(NnOpsParity, AvgPool) {
       {{2, 3, 9, 10}, {3}, {2}, {1}, false, true, {}},  {{2, 3, 9, 10}, {3}, {2}, {1}, true, false, {}},
       {{1, 2, 8, 7}, {3, 2}, {2, 1}, {1, 0}, true, true, {}}, {{3, 7, 9}, {2}, {}, {0}, false, true, 3},
       {{0, 3, 6, 6}, {2}, {2}, {0}, false, true, {}},   {{4, 8, 40, 40}, {3}, {1}, {1}, false, false, {}},
-      {{1, 1, 5, 5}, {4}, {3}, {2}, true, true, {}},
+      {{1, 1, 5, 5}, {4}, {3}, {2}, true, true, {}},    {{2, 20, 7, 6}, {2}, {2}, {1}, true, false, {}},
   };
   uint64_t seed = 400;
   for (ember::ScalarType dt : kFloats) {
     for (const Case& c : cases) {
       ember::Tensor x = random(c.x, dt, seed++);
+      const ember::Tensor plane = ember::avg_pool2d(x, c.k, c.s, c.p, c.ceil, c.count_include_pad, c.divisor);
       for (const auto& [name, xv] : layouts(x)) {
         ember::Tensor r = ember::avg_pool2d(xv, c.k, c.s, c.p, c.ceil, c.count_include_pad, c.divisor);
+        EXPECT_TRUE(r.equal(plane)) << dt << " " << name << ": every layout sums in the same order";
         torch::Tensor tr = ref(dt, [&](torch::ScalarType t) {
           return torch::avg_pool2d(T(xv).to(t), c.k, c.s, c.p, c.ceil, c.count_include_pad,
                                    c.divisor ? c10::optional<int64_t>(*c.divisor) : c10::nullopt);

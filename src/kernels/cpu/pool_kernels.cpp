@@ -1,7 +1,7 @@
 // Pooling kernels. Max pooling runs as SIMD code compiled for each target Highway selects at run
 // time: 2x2 stride-2 windows (the CNN case) with their own kernel, other windows a vector of
-// output columns at a time (the clipped windows at the edges one by one). Avg pooling and the
-// backwards are scalar loops.
+// output columns at a time (the clipped windows at the edges one by one); channels_last avg
+// pooling a vector of channels at a time. The other avg pooling and the backwards are scalar loops.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/pool_kernels.cpp"
 #include <hwy/foreach_target.h>  // NOLINT: re-includes this file once per target
@@ -258,6 +258,57 @@ void max_cl_typed(const Tensor& in, const Tensor& out, const Tensor& indices, co
   });
 }
 
+// channels_last avg pooling: one output row (n, oh) per task; per window, the channels' sums a
+// vector at a time in the plane kernel's order and compute type (so the results are bitwise
+// the plane kernel's), divided by divisors[oh * oW + ow] (0: an empty window, which gives 0).
+template <class T>
+void avg_cl_typed(const Tensor& in, const Tensor& out, const PoolAxis& h, const PoolAxis& w, const int64_t* divisors) {
+  const DC<T> d;
+  const int64_t V = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t H = in.size(1), W = in.size(2), Ch = in.size(3);
+  const int64_t oH = out.size(1), oW = out.size(2);
+  const T* ip = static_cast<const T*>(in.data_ptr());
+  T* op = static_cast<T*>(out.data_ptr());
+  const int64_t work = std::max<int64_t>(1, (W + oW) * Ch);
+  size_t window = 0;  // the most positions a window has
+  for (size_t oh = 0; oh < h.begin.size(); ++oh)
+    for (size_t ow = 0; ow < w.begin.size(); ++ow)
+      window = std::max<size_t>(window, static_cast<size_t>(std::max<int64_t>(h.end[oh] - h.begin[oh], 0) *
+                                                            std::max<int64_t>(w.end[ow] - w.begin[ow], 0)));
+  parallel_for(0, in.size(0) * oH, std::max<int64_t>(1, kGrainSize / work), [&](int64_t b, int64_t e) {
+    std::vector<const T*> pixels(window);  // a window's positions, channel 0
+    for (int64_t row = b; row < e; ++row) {
+      const int64_t n = row / oH, oh = row % oH;
+      for (int64_t ow = 0; ow < oW; ++ow) {
+        const int64_t divisor = divisors[oh * oW + ow];
+        T* dst = op + (row * oW + ow) * Ch;
+        size_t np = 0;
+        for (int64_t ih = h.begin[oh]; ih < h.end[oh]; ih += h.step)
+          for (int64_t iw = w.begin[ow]; iw < w.end[ow]; iw += w.step) pixels[np++] = ip + ((n * H + ih) * W + iw) * Ch;
+        for (int64_t c = 0; c < Ch; c += V) {
+          const size_t k = static_cast<size_t>(std::min(V, Ch - c));
+          auto sum = hn::Zero(d);
+          if (k == static_cast<size_t>(V)) {
+            for (size_t j = 0; j < np; ++j) sum = hn::Add(sum, LoadC(d, pixels[j] + c));
+          } else {
+            for (size_t j = 0; j < np; ++j) sum = hn::Add(sum, LoadCN(d, pixels[j] + c, k));
+          }
+          const auto avg = divisor == 0 ? hn::Zero(d) : hn::Div(sum, hn::Set(d, static_cast<hn::TFromD<DC<T>>>(divisor)));
+          if (k == static_cast<size_t>(V)) {
+            StoreC(d, avg, dst + c);
+          } else {
+            StoreCN(d, avg, dst + c, k);
+          }
+        }
+      }
+    }
+  });
+}
+
+void avg_cl_impl(const Tensor& in, const Tensor& out, const PoolAxis& h, const PoolAxis& w, const int64_t* divisors) {
+  visit_float(in.dtype(), "avg_pool2d", [&](auto tag) { avg_cl_typed<decltype(tag)>(in, out, h, w, divisors); });
+}
+
 void max_cl_impl(const Tensor& in, const Tensor& out, const Tensor& indices, const PoolAxis& h, const PoolAxis& w) {
   visit_float(in.dtype(), "max_pool2d", [&](auto tag) { max_cl_typed<decltype(tag)>(in, out, indices, h, w); });
 }
@@ -275,6 +326,7 @@ namespace ember::kernels {
 HWY_EXPORT(max2x2_impl);
 HWY_EXPORT(max_cl_impl);
 HWY_EXPORT(max_general_impl);
+HWY_EXPORT(avg_cl_impl);
 namespace {
 
 // The output columns whose windows are whole (the widest span) and start a constant stride
@@ -388,36 +440,6 @@ void avg_backward_typed(const Tensor& grad_out, const Tensor& grad_in, const Poo
   });
 }
 
-// channels_last avg pooling: one output row (n, oh) per task; per window, the channels' sums
-// in the plane kernel's order (so the results are bitwise the plane kernel's).
-template <class T>
-void avg_cl_typed(const Tensor& in, const Tensor& out, const PoolAxis& h, const PoolAxis& w, bool count_extent,
-                  int64_t divisor_override) {
-  using C = compute_t<T>;
-  const int64_t N = in.size(0), H = in.size(1), W = in.size(2), Ch = in.size(3);
-  const int64_t oH = out.size(1), oW = out.size(2);
-  const T* ip = static_cast<const T*>(in.data_ptr());
-  T* op = static_cast<T*>(out.data_ptr());
-  const int64_t work = std::max<int64_t>(1, (W + oW) * Ch);
-  parallel_for(0, N * oH, std::max<int64_t>(1, kGrainSize / work), [&](int64_t b, int64_t e) {
-    std::vector<C> sum(static_cast<size_t>(Ch));
-    for (int64_t row = b; row < e; ++row) {
-      const int64_t n = row / oH, oh = row % oH;
-      for (int64_t ow = 0; ow < oW; ++ow) {
-        std::fill(sum.begin(), sum.end(), C(0));
-        for (int64_t ih = h.begin[oh]; ih < h.end[oh]; ih += h.step)
-          for (int64_t iw = w.begin[ow]; iw < w.end[ow]; iw += w.step) {
-            const T* src = ip + ((n * H + ih) * W + iw) * Ch;
-            for (int64_t c = 0; c < Ch; ++c) sum[c] += static_cast<C>(src[c]);
-          }
-        const int64_t divisor = avg_divisor(h, w, oh, ow, count_extent, divisor_override);
-        T* dst = op + (row * oW + ow) * Ch;
-        for (int64_t c = 0; c < Ch; ++c) dst[c] = static_cast<T>(divisor == 0 ? C(0) : sum[c] / static_cast<C>(divisor));
-      }
-    }
-  });
-}
-
 // Its backward: one sample per task, accumulated in the plane kernel's order and dtype.
 template <class T>
 void avg_backward_cl_typed(const Tensor& grad_out, const Tensor& grad_in, const PoolAxis& h, const PoolAxis& w,
@@ -501,9 +523,11 @@ void max_pool_backward_cl_kernel(const Tensor& grad_out, const Tensor& indices, 
 
 void avg_pool_cl_kernel(const Tensor& in, const Tensor& out, const PoolAxis& h, const PoolAxis& w, bool count_extent,
                         int64_t divisor_override) {
-  visit_float(in.dtype(), "pool", [&](auto tag) {
-    avg_cl_typed<decltype(tag)>(in, out, h, w, count_extent, divisor_override);
-  });
+  const int64_t oH = out.size(1), oW = out.size(2);
+  std::vector<int64_t> divisors(static_cast<size_t>(oH * oW));
+  for (int64_t oh = 0; oh < oH; ++oh)
+    for (int64_t ow = 0; ow < oW; ++ow) divisors[oh * oW + ow] = avg_divisor(h, w, oh, ow, count_extent, divisor_override);
+  HWY_DYNAMIC_DISPATCH(avg_cl_impl)(in, out, h, w, divisors.data());
 }
 
 void avg_pool_backward_cl_kernel(const Tensor& grad_out, const Tensor& grad_in, const PoolAxis& h, const PoolAxis& w,
