@@ -229,11 +229,12 @@ void index_gather_kernel(TensorIterator& iter, int64_t indexed_stride) {
 // and positions write apart, so duplicate indices add (or the last write lands) in the same order.
 template <class F>
 void for_each_step(const IndexWalk& w, const int64_t* strides, int64_t n, const F& element) {
-  if (n > 1 && w.len > 1 && std::abs(w.plain_step) < std::abs(strides[1])) {
+  const int64_t len = w.len;  // a local: element's stores could alias w
+  if (n > 1 && len > 1 && std::abs(w.plain_step) < std::abs(strides[1])) {
     for (int64_t i = 0; i < n; ++i)
-      for (int64_t k = 0; k < w.len; ++k) element(i, k);
+      for (int64_t k = 0; k < len; ++k) element(i, k);
   } else {
-    for (int64_t k = 0; k < w.len; ++k)
+    for (int64_t k = 0; k < len; ++k)
       for (int64_t i = 0; i < n; ++i) element(i, k);
   }
 }
@@ -248,10 +249,15 @@ void index_scatter_kernel(TensorIterator& iter, const IndexWalk& w, ScatterMode 
         using Idx = decltype(itag);
         iter.for_each(
             [&w](char** data, const int64_t* strides, int64_t n) {
-              const auto element = [&](int64_t i, int64_t k) {
-                const int64_t j = load_index<Idx>(data[2] + k * w.index_step + i * strides[2]);
-                std::memcpy(data[0] + i * strides[0] + j * w.indexed_stride, data[1] + k * w.plain_step + i * strides[1],
-                            sizeof(E));
+              // locals: stores through char* would otherwise make the compiler reload them per element
+              char* const out = data[0];
+              const char* const src = data[1];
+              const char* const index = data[2];
+              const int64_t s0 = strides[0], s1 = strides[1], s2 = strides[2];
+              const int64_t index_step = w.index_step, indexed_stride = w.indexed_stride, plain_step = w.plain_step;
+              const auto element = [=](int64_t i, int64_t k) {
+                const int64_t j = load_index<Idx>(index + k * index_step + i * s2);
+                std::memcpy(out + i * s0 + j * indexed_stride, src + k * plain_step + i * s1, sizeof(E));
               };
               for_each_step(w, strides, n, element);
             },
@@ -280,16 +286,27 @@ void index_scatter_kernel(TensorIterator& iter, const IndexWalk& w, ScatterMode 
               }
               return;
             }
-            const auto element = [&](int64_t i, int64_t k) {
-              const char* idx = data[2] + k * w.index_step + i * strides[2];
-              char* dst = data[0] + i * strides[0] + load_index<Idx>(idx) * w.indexed_stride;
-              T x, y;
-              std::memcpy(&x, dst, sizeof(T));
-              std::memcpy(&y, data[1] + k * w.plain_step + i * strides[1], sizeof(T));
-              x = multiply ? static_cast<T>(x * y) : scaled_add(x, y, a, has_alpha);
-              std::memcpy(dst, &x, sizeof(T));
+            // locals, as above
+            char* const out = data[0];
+            const char* const src = data[1];
+            const char* const index = data[2];
+            const int64_t s0 = strides[0], s1 = strides[1], s2 = strides[2];
+            const int64_t index_step = w.index_step, indexed_stride = w.indexed_stride, plain_step = w.plain_step;
+            const auto run = [&](auto combine) {
+              for_each_step(w, strides, n, [=](int64_t i, int64_t k) {
+                char* dst = out + i * s0 + load_index<Idx>(index + k * index_step + i * s2) * indexed_stride;
+                T x, y;
+                std::memcpy(&x, dst, sizeof(T));
+                std::memcpy(&y, src + k * plain_step + i * s1, sizeof(T));
+                x = combine(x, y);
+                std::memcpy(dst, &x, sizeof(T));
+              });
             };
-            for_each_step(w, strides, n, element);
+            if (multiply || has_alpha) {
+              run([=](T x, T y) { return multiply ? static_cast<T>(x * y) : scaled_add(x, y, a, has_alpha); });
+            } else {  // scatter_add's common case without a test per element
+              run([](T x, T y) { return scaled_add(x, y, T(1), false); });
+            }
           },
           grain);
     });
