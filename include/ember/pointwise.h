@@ -41,6 +41,10 @@ Tensor maximum(const Tensor& self, const Tensor& other);
 Tensor atan2(const Tensor& self, const Tensor& other);
 // grad_output where self > threshold, else 0: relu's and threshold's backward in one pass.
 Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold);
+// grad_output where self > 0, else grad_output * negative_slope (libtorch's; self_is_result: self
+// is leaky_relu's result, which only a non-negative slope allows).
+Tensor leaky_relu_backward(const Tensor& grad_output, const Tensor& self, const Scalar& negative_slope,
+                           bool self_is_result);
 // hardswish's, hardsigmoid's and silu's gradients given grad_output (libtorch's names), one pass each.
 Tensor hardswish_backward(const Tensor& grad_output, const Tensor& self);
 Tensor hardsigmoid_backward(const Tensor& grad_output, const Tensor& self);

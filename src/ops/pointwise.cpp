@@ -74,6 +74,9 @@ Tensor binary_into(const char* name, const Tensor& out, const A& a, const B& b, 
     case BinaryOp::ThresholdBackward:
       if (common == kBool) not_implemented(name, common);
       break;
+    case BinaryOp::LeakyReluBackward:
+      if (!is_floating_type(common)) not_implemented(name, common);
+      break;
     case BinaryOp::BitwiseAnd:
     case BinaryOp::BitwiseOr:
     case BinaryOp::BitwiseXor:
@@ -386,6 +389,29 @@ struct ThresholdBackwardOp {
     d.name("ThresholdBackwardBackward0");
     d.grad(grad_output, [s = d.save_for(grad_output, self), threshold](const auto& c) {
       return threshold_backward(c.grad(), c[s], threshold);
+    });
+    d.grad(self, [](const auto& c) { return zeros_like(c.grad()); });
+  }
+};
+
+// grad_output where self > 0, else grad_output * negative_slope, in one pass.
+struct LeakyReluBackwardOp {
+  static constexpr const char* name = "leaky_relu_backward";
+  static Tensor run(const Tensor& grad_output, const Tensor& self, const Scalar& negative_slope, bool self_is_result) {
+    EMBER_CHECK(!self_is_result || negative_slope.toDouble() >= 0.0, name,
+                "In-place leakyReLu backward calculation is triggered with a negative slope which is not supported. "
+                "This is caused by calling in-place forward function with a negative slope, please call out-of-place "
+                "version instead. File an issue at https://github.com/pytorch/pytorch if you do require supporting "
+                "in-place leakRelu backward calculation with negative slope");
+    return binary_into(name, Tensor(), grad_output, self, BinaryOp::LeakyReluBackward, negative_slope, false);
+  }
+  // LeakyReluBackwardBackward0 -- grad_output: leaky_relu_backward(grad, self, negative_slope, false);
+  //   self: zeros_like(grad)
+  static void derivative(autograd::Derivative& d, const Tensor& grad_output, const Tensor& self,
+                         const Scalar& negative_slope, bool) {
+    d.name("LeakyReluBackwardBackward0");
+    d.grad(grad_output, [s = d.save_for(grad_output, self), negative_slope](const auto& c) {
+      return dispatch::call<LeakyReluBackwardOp>(c.grad(), c[s], negative_slope, false);
     });
     d.grad(self, [](const auto& c) { return zeros_like(c.grad()); });
   }
@@ -892,6 +918,10 @@ Tensor atan2(const Tensor& a, const Tensor& b) { return dispatch::call<Atan2Op>(
 Tensor copysign(const Tensor& a, const Tensor& b) { return dispatch::call<CopysignOp>(a, b); }
 Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold) {
   return dispatch::call<ThresholdBackwardOp>(grad_output, self, threshold);
+}
+Tensor leaky_relu_backward(const Tensor& grad_output, const Tensor& self, const Scalar& negative_slope,
+                           bool self_is_result) {
+  return dispatch::call<LeakyReluBackwardOp>(grad_output, self, negative_slope, self_is_result);
 }
 Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& w) { return dispatch::call<LerpOp>(self, end, w); }
 Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& w) { return dispatch::call<LerpOp>(self, end, w); }

@@ -354,7 +354,7 @@ struct LeakyReluOp {
   // LeakyReluBackward0 -- self: leaky_relu_backward(grad, self, negative_slope, false)
   static void derivative(autograd::Derivative& d, const Tensor& self, const Scalar& slope) {
     d.name("LeakyReluBackward0");
-    d.grad(self, [s = d.save(self), slope](const auto& c) { return where(c[s] > 0, c.grad(), c.grad() * slope); });
+    d.grad(self, [s = d.save(self), slope](const auto& c) { return leaky_relu_backward(c.grad(), c[s], slope, false); });
   }
 };
 struct EluOp {

@@ -6,6 +6,7 @@
 // terms in another order than libtorch: float32 allows 2e-5 relative plus K * 4 * 2^-24
 // absolute, float64 1e-12 relative plus K * 4 * 2^-53.
 #include "parity/grad_cases.h"
+#include "unit/expect_error.h"
 
 namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
 
@@ -383,6 +384,41 @@ TEST(DerivativesParity, SiluBackward) {
   };
   EXPECT_TRUE(ember::autograd::gradcheck(f, {v, x}));
   EXPECT_TRUE(ember::autograd::gradgradcheck(f, {v, x}));
+}
+
+TEST(DerivativesParity, LeakyReluBackward) {
+  const double nan = std::nan(""), inf = INFINITY;
+  const std::vector<double> xs = {-4, -0.0, 0.0, 1e-30, -1e-30, 2, nan, inf, -inf, 0.3, -2.2, 5, 7, -9, 1, -1};
+  for (ember::ScalarType dt : {ember::kFloat, ember::kDouble, ember::kBFloat16}) {
+    const ember::Tensor x = ember::tensor(xs).to(dt).view({4, 4}).t();  // a transposed input too
+    const ember::Tensor g = parity::random({4, 4}, dt, 17);
+    const torch::Tensor tx = to_torch(x), tg = to_torch(g);
+    for (double slope : {0.01, -0.5, 2.0}) {
+      EXPECT_TRUE(torch::equal(to_torch(ember::leaky_relu_backward(g, x, slope, false)).nan_to_num(7),
+                               torch::leaky_relu_backward(tg, tx, slope, false).nan_to_num(7)))
+          << dt << " " << slope;
+    }
+  }
+  const ember::Tensor i = ember::arange(4);
+  expect_error([&] { ember::leaky_relu_backward(i, i, 0.1, false); }, {"leaky_relu_backward", "not implemented for 'Long'"});
+  const ember::Tensor f = ember::ones({3});
+  expect_error([&] { ember::leaky_relu_backward(f, f, -0.1, true); }, {"leaky_relu_backward", "negative slope"});
+  // the gradient of leaky_relu is this kernel; its own gradient, LeakyReluBackwardBackward0, as libtorch's
+  const ember::Tensor x = (parity::random({3, 5}, ember::kDouble, 18) * 4).requires_grad_();
+  const ember::Tensor v = parity::random({3, 5}, ember::kDouble, 19).requires_grad_();
+  const torch::Tensor tx = to_torch(x.detach()).requires_grad_(), tv = to_torch(v.detach()).requires_grad_();
+  const ember::Tensor eg = ember::autograd::grad({(ember::leaky_relu(x, 0.2) * v).sum()}, {x}, {}, std::nullopt, true)[0];
+  const torch::Tensor tg = torch::autograd::grad({(torch::leaky_relu(tx, 0.2) * tv).sum()}, {tx}, {}, c10::nullopt, true)[0];
+  EXPECT_TRUE(Close(eg.detach(), tg.detach(), grad_tol(ember::kDouble, 1)));
+  EXPECT_EQ(eg.grad_fn()->name(), tg.grad_fn()->name());
+  EXPECT_EQ(eg.grad_fn()->name(), "LeakyReluBackwardBackward0");
+  const ember::Tensor ev = ember::autograd::grad({(eg * eg).sum()}, {v})[0];
+  const torch::Tensor tvg = torch::autograd::grad({(tg * tg).sum()}, {tv})[0];
+  EXPECT_TRUE(Close(ev, tvg, grad_tol(ember::kDouble, 2)));
+  const std::function<ember::Tensor(const ember::autograd::variable_list&)> f2 = [](const auto& in) {
+    return ember::leaky_relu_backward(in[0], in[1], 0.3, false);
+  };
+  EXPECT_TRUE(ember::autograd::gradcheck(f2, {v, x}));
 }
 
 }  // namespace

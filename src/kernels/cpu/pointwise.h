@@ -33,6 +33,7 @@ enum class BinaryOp : uint8_t {
   HardswishBackward,    // 0 for b < -3, a (b / 3 + 1/2) up to 3, a above (floats only)
   HardsigmoidBackward,  // a / 6 strictly inside (-3, 3), else 0 (floats only)
   SiluBackward,         // a s (1 + b (1 - s)), s = sigmoid(b) (floats only)
+  LeakyReluBackward,    // b > 0 ? a : a * alpha (floats only)
 };
 void binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha = 1);
 

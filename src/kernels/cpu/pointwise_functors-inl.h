@@ -846,6 +846,14 @@ struct ThresholdBackwardF {
   template <class D, class V>
   HWY_INLINE V vec(D d, V grad, V x) const { return hn::IfThenZeroElse(hn::Le(x, hn::Set(d, threshold)), grad); }
 };
+template <class L>
+struct LeakyReluBackwardF {
+  L slope;
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V grad, V x) const {
+    return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), grad, hn::Mul(grad, hn::Set(d, slope)));
+  }
+};
 // atan(a / b), moved by pi to the quadrant of (b, a). Float32 lanes compute in float64, where
 // the quotient of float32 numbers neither overflows nor underflows; zero, infinite and NaN
 // operands, and float64 data, take the C library's atan2.
@@ -954,6 +962,7 @@ HWY_INLINE bool visit_binary(BinaryOp op, const Scalar& alpha, const Run& run) {
     case BinaryOp::SiluBackward: return call(SiluBackwardF{});
     case BinaryOp::Lerp: return call(LerpScalarF<L>{alpha.to<L>()});
     case BinaryOp::ThresholdBackward: return call(ThresholdBackwardF<L>{alpha.to<L>()});
+    case BinaryOp::LeakyReluBackward: return call(LeakyReluBackwardF<L>{alpha.to<L>()});
     case BinaryOp::BitwiseAnd:
     case BinaryOp::BitwiseOr:
     case BinaryOp::BitwiseXor: break;

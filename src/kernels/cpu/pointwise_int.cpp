@@ -107,6 +107,7 @@ void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
     case BinaryOp::HardswishBackward:
     case BinaryOp::HardsigmoidBackward:
     case BinaryOp::SiluBackward:
+    case BinaryOp::LeakyReluBackward:
     case BinaryOp::Lerp: break;  // float-valued: the ops promote integers or refuse them
   }
   EMBER_CHECK(false, "binary_kernel", "op ", static_cast<int>(op), " has no integer form");
