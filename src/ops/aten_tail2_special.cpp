@@ -150,6 +150,14 @@ struct LgammaOp {
   static constexpr const char* name = "lgamma";
   static Tensor run(const Tensor& self) {
     check_defined(name, self);
+    if (self.dtype() == kFloat) {  // in double as the others, in one pass without float64 copies
+      const Tensor x = self.contiguous();
+      Tensor out = empty_like(x);
+      const float* xp = x.data_ptr<float>();
+      float* op = out.data_ptr<float>();
+      for (int64_t i = 0, n = x.numel(); i < n; ++i) op[i] = static_cast<float>(std::lgamma(static_cast<double>(xp[i])));
+      return out;
+    }
     return map_unary(self, [](double v) { return std::lgamma(v); });
   }
   // LgammaBackward0 -- self: grad * digamma(self)

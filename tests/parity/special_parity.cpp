@@ -147,6 +147,19 @@ std::vector<Row> rows() {
 
 // Poles, domain edges, infinities and NaN: PyTorch's special values, in double. At infinity,
 // libtorch 1.13 answers NaN for I0, I1, Ai, J0, J1, Y0 and Y1; Ember gives their limits.
+TEST(SpecialParity, LgammaFloat32) {
+  // float32 lgamma's own loop: negatives, poles, the region near 1 and 2, large arguments and
+  // the special values, contiguous and strided
+  const torch::Tensor x = torch::cat({torch::randn({20000}) * 30, torch::rand({5000}) * 3, torch::rand({100}) * 1e30,
+                                      torch::tensor({0.0f, -0.0f, -1.0f, -2.0f, 1.0f, 2.0f, INFINITY, -INFINITY, NAN,
+                                                     1e-40f, -3.5f, 171.6f, 4e36f})});
+  const ember::Tensor got = ember::lgamma(parity::to_ember(x));
+  EXPECT_TRUE(torch::equal(parity::to_torch(got).isnan(), torch::lgamma(x).isnan()));
+  EXPECT_TRUE(Close(got.nan_to_num(7, 8, 9), torch::lgamma(x).nan_to_num(7, 8, 9)));
+  const torch::Tensor xv = x.slice(0, 0, 20000).view({100, 200});
+  EXPECT_TRUE(Close(ember::lgamma(parity::to_ember(xv).t()), torch::lgamma(xv.t())));
+}
+
 TEST(SpecialParity, SpecialValues) {
   const double inf = INFINITY, nan = NAN;
   const std::vector<double> finite = {-40.0, -2.5, -1.0, -0.0, 0.0, 1e-300, 1e-10, 0.5, 1.0, 2.5, 40.0, 750.0, nan};
