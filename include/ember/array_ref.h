@@ -1,15 +1,19 @@
 // Non-owning views of contiguous arrays (libtorch's IntArrayRef) and a small inline vector.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <iterator>
 #include <new>
 #include <optional>
 #include <ostream>
 #include <type_traits>
 #include <vector>
+
+#include "ember/error.h"
 
 namespace ember {
 
@@ -19,6 +23,7 @@ class ArrayRef {
   using value_type = T;
   using iterator = const T*;
   using const_iterator = const T*;
+  using reverse_iterator = std::reverse_iterator<const T*>;
 
   constexpr ArrayRef() = default;
   constexpr ArrayRef(const T& one) : data_(&one), size_(1) {}  // NOLINT: libtorch allows t.sum(1)
@@ -31,15 +36,34 @@ class ArrayRef {
   constexpr ArrayRef(std::initializer_list<T> il) : data_(first(il)), size_(il.size()) {}  // NOLINT
   template <size_t N>
   constexpr ArrayRef(const T (&arr)[N]) : data_(arr), size_(N) {}  // NOLINT
+  template <size_t N>
+  constexpr ArrayRef(const std::array<T, N>& arr) : data_(arr.data()), size_(N) {}  // NOLINT
 
   constexpr const T* data() const { return data_; }
   constexpr size_t size() const { return size_; }
   constexpr bool empty() const { return size_ == 0; }
   constexpr const T* begin() const { return data_; }
   constexpr const T* end() const { return data_ + size_; }
+  constexpr const T* cbegin() const { return data_; }
+  constexpr const T* cend() const { return data_ + size_; }
+  reverse_iterator rbegin() const { return reverse_iterator(end()); }
+  reverse_iterator rend() const { return reverse_iterator(begin()); }
   constexpr const T& operator[](size_t i) const { return data_[i]; }
   constexpr const T& front() const { return data_[0]; }
   constexpr const T& back() const { return data_[size_ - 1]; }
+  // As libtorch's: bounds-checked element, the m elements from n on, the elements from n on.
+  const T& at(size_t i) const {
+    EMBER_CHECK(i < size_, "ArrayRef", "invalid index Index = ", i, "; Length = ", size_);
+    return data_[i];
+  }
+  ArrayRef slice(size_t n, size_t m) const {
+    EMBER_CHECK(n <= size_ && m <= size_ - n, "ArrayRef", "invalid slice, N = ", n, "; M = ", m, "; size = ", size_);
+    return ArrayRef(data_ + n, m);
+  }
+  ArrayRef slice(size_t n) const {
+    EMBER_CHECK(n <= size_, "ArrayRef", "invalid slice, N = ", n, "; size = ", size_);
+    return ArrayRef(data_ + n, size_ - n);
+  }
   std::vector<T> vec() const { return std::vector<T>(begin(), end()); }
   bool equals(ArrayRef other) const {
     if (size_ != other.size_) return false;

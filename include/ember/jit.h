@@ -229,6 +229,9 @@ class Module {
   bool is_training() const;
   // Casts the floating-point parameters and buffers (libtorch's Module::to(dtype)).
   void to(ScalarType dtype, bool non_blocking = false);
+  // libtorch's device forms: the CPU is the only device (another raises ember::Error).
+  void to(Device device, bool non_blocking = false);
+  void to(Device device, ScalarType dtype, bool non_blocking = false);
 
   std::vector<NamedTensor> named_parameters(bool recurse = true) const;
   std::vector<Tensor> parameters(bool recurse = true) const;

@@ -218,9 +218,14 @@ class Tensor {
             std::optional<MemoryFormat> format = std::nullopt) const;
   Tensor to(TensorOptions options, bool non_blocking = false, bool copy = false,
             std::optional<MemoryFormat> format = std::nullopt) const;
-  Tensor to(Device device, ScalarType dtype, bool non_blocking = false, bool copy = false) const;
+  Tensor to(Device device, ScalarType dtype, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> format = std::nullopt) const;
+  Tensor to(std::optional<ScalarType> dtype, std::optional<Layout> layout, std::optional<Device> device,
+            std::optional<bool> pin_memory, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> format = std::nullopt) const;
   Tensor to(MemoryFormat format) const;
-  Tensor to(const Tensor& other, bool non_blocking = false, bool copy = false) const;
+  Tensor to(const Tensor& other, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> format = std::nullopt) const;
   Tensor cpu() const { return *this; }
   Tensor cuda() const;  // raises ember::Error: Ember has no CUDA device
   Tensor toType(ScalarType t) const { return to(t); }

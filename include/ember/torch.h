@@ -75,10 +75,18 @@ template <class I1, class I2, std::enable_if_t<std::is_integral_v<I1> && std::is
 integer_range<I2> irange(I1 begin, I2 end) {
   return integer_range<I2>(static_cast<I2>(begin), end);
 }
+// c10::str(args...): the arguments written to one string as operator<< writes them.
+template <class... Args>
+std::string str(const Args&... args) {
+  std::ostringstream os;
+  (os << ... << args);
+  return os.str();
+}
 }  // namespace c10
 namespace torch {
 using ::c10::nullopt;
 using ::c10::optional;
+using ::c10::str;
 // torch::complex(real, imag): a function in namespace torch, where ember::complex is the
 // element type (c10::complex<T>, above).
 inline Tensor complex(const Tensor& real, const Tensor& imag) { return ::ember::make_complex(real, imag); }
@@ -87,6 +95,7 @@ namespace at {
 using ::c10::irange;
 using ::c10::nullopt;
 using ::c10::optional;
+using ::c10::str;
 }  // namespace at
 // ---- nn: libtorch's module macro ----
 #define TORCH_MODULE(Name) EMBER_MODULE(Name)

@@ -306,6 +306,12 @@ void Module::to(ScalarType dtype, bool non_blocking) {
   });
 }
 
+void Module::to(Device device, bool) { check_cpu_device("to", device); }
+void Module::to(Device device, ScalarType dtype, bool non_blocking) {
+  check_cpu_device("to", device);
+  to(dtype, non_blocking);
+}
+
 std::vector<NamedTensor> Module::named_parameters(bool recurse) const { return named_slots(checked(obj_), recurse, false); }
 std::vector<NamedTensor> Module::named_buffers(bool recurse) const { return named_slots(checked(obj_), recurse, true); }
 std::vector<Tensor> Module::parameters(bool recurse) const {

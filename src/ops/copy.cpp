@@ -92,7 +92,10 @@ struct ToOp {
   static Tensor run(const Tensor& self, ScalarType dtype, bool copy, std::optional<MemoryFormat> format) {
     if (self.is_quantized()) return quantized::to(self, dtype, copy, format);
     MemoryFormat f = format.value_or(MemoryFormat::Preserve);
-    const bool layout_ok = f == MemoryFormat::Preserve || self.is_contiguous(f);
+    // libtorch's aliasing rule: without copy, the same dtype returns self unless the format asked
+    // for differs from the one self suggests (so a transposed tensor asked for Contiguous stays
+    // as it is, while an NCHW tensor asked for ChannelsLast is copied).
+    const bool layout_ok = f == MemoryFormat::Preserve || self.suggest_memory_format() == f;
     if (!copy && self.dtype() == dtype && layout_ok) return self;
     Tensor out;
     if (f == MemoryFormat::Preserve) {
@@ -159,17 +162,24 @@ Tensor Tensor::to(TensorOptions options, bool, bool copy, std::optional<MemoryFo
   if (!format) format = options.memory_format_opt();
   return dispatch::call<ToOp>(*this, options.has_dtype() ? options.dtype() : dtype(), copy, format);
 }
-Tensor Tensor::to(Device device, ScalarType dtype, bool non_blocking, bool copy) const {
+Tensor Tensor::to(Device device, ScalarType dtype, bool non_blocking, bool copy,
+                  std::optional<MemoryFormat> format) const {
   check_cpu_device("to", device);
-  return to(dtype, non_blocking, copy);
+  return to(dtype, non_blocking, copy, format);
+}
+// (Strided is Ember's only layout; pin_memory has no meaning without a device.)
+Tensor Tensor::to(std::optional<ScalarType> dtype, std::optional<Layout>, std::optional<Device> device,
+                  std::optional<bool>, bool non_blocking, bool copy, std::optional<MemoryFormat> format) const {
+  if (device) check_cpu_device("to", *device);
+  return to(dtype.value_or(this->dtype()), non_blocking, copy, format);
 }
 Tensor Tensor::cuda() const {
   check_cpu_device("cuda", Device(kCUDA));
   return *this;
 }
 Tensor Tensor::to(MemoryFormat format) const { return dispatch::call<ToOp>(*this, dtype(), false, format); }
-Tensor Tensor::to(const Tensor& other, bool non_blocking, bool copy) const {
-  return to(other.dtype(), non_blocking, copy);
+Tensor Tensor::to(const Tensor& other, bool non_blocking, bool copy, std::optional<MemoryFormat> format) const {
+  return to(other.dtype(), non_blocking, copy, format);
 }
 Tensor Tensor::contiguous(MemoryFormat format) const {
   if (is_contiguous(format)) return *this;

@@ -109,6 +109,40 @@ TEST(CoreParity, CopyAcrossLayoutsAndBroadcast) {
   EXPECT_EQ(ember::zeros_like(to_ember(m).t()).strides().vec(), torch::zeros_like(m.t()).strides().vec());
 }
 
+// to() returns self or a copy as libtorch decides (its to_will_alias rule), for every overload.
+TEST(CoreParity, ToAliasesOrCopiesAsLibtorch) {
+  const torch::Tensor nchw = torch::randn({2, 3, 4, 5});
+  const std::vector<torch::Tensor> inputs = {nchw, nchw.contiguous(torch::MemoryFormat::ChannelsLast),
+                                             nchw.permute({1, 2, 0, 3}), torch::randn({3, 4}).t()};
+  const std::vector<std::optional<torch::MemoryFormat>> formats = {
+      std::nullopt, torch::MemoryFormat::Preserve, torch::MemoryFormat::Contiguous, torch::MemoryFormat::ChannelsLast};
+  for (const torch::Tensor& t : inputs) {
+    const ember::Tensor e = to_ember(t);
+    for (const auto& f : formats) {
+      if (f == torch::MemoryFormat::ChannelsLast && t.dim() != 4) continue;  // both raise for other ranks
+      const std::optional<ember::MemoryFormat> ef =
+          f ? std::optional<ember::MemoryFormat>(static_cast<ember::MemoryFormat>(static_cast<int>(*f))) : std::nullopt;
+      for (bool copy : {false, true}) {
+        for (torch::ScalarType dtype : {torch::kFloat, torch::kDouble}) {
+          const torch::Tensor r1 = t.to(dtype, false, copy, f);
+          const ember::Tensor e1 = e.to(to_ember(dtype), false, copy, ef);
+          const torch::Tensor r2 = t.to(torch::kCPU, dtype, false, copy, f);
+          const ember::Tensor e2 = e.to(ember::kCPU, to_ember(dtype), false, copy, ef);
+          const std::string where = ::testing::PrintToString(t.sizes()) + " strides " +
+                                    ::testing::PrintToString(t.strides()) + " copy " + std::to_string(copy);
+          EXPECT_EQ(e1.is_same(e), r1.is_same(t)) << where;
+          EXPECT_EQ(e2.is_same(e), r2.is_same(t)) << where;
+          EXPECT_EQ(e1.strides().vec(), r1.strides().vec()) << where;
+          EXPECT_TRUE(Close(e1, r1)) << where;
+        }
+      }
+    }
+    const torch::Tensor like = torch::zeros({1}, torch::kDouble);
+    EXPECT_EQ(e.to(to_ember(like), false, false, ember::MemoryFormat::Contiguous).is_same(e),
+              t.to(like, false, false, torch::MemoryFormat::Contiguous).is_same(t));
+  }
+}
+
 TEST(CoreParity, Factories) {
   EXPECT_TRUE(Close(ember::arange(10), torch::arange(10)));
   EXPECT_TRUE(Close(ember::arange(1, 10, 3), torch::arange(1, 10, 3)));

@@ -119,6 +119,14 @@ class Module : public std::enable_shared_from_this<Module> {
   ModuleType* as() noexcept {
     return dynamic_cast<ModuleType*>(this);
   }
+  template <class ModuleType>
+  const typename ModuleType::ContainedType* as() const noexcept {
+    return as<typename ModuleType::ContainedType>();
+  }
+  template <class ModuleType, std::enable_if_t<std::is_base_of_v<Module, ModuleType>, int> = 0>
+  const ModuleType* as() const noexcept {
+    return dynamic_cast<const ModuleType*>(this);
+  }
 
   // One line describing this module (no children); operator<< prints the whole tree.
   virtual void pretty_print(std::ostream& stream) const;

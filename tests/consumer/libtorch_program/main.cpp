@@ -50,6 +50,19 @@ int main() {
   torch::Tensor probe = torch::zeros({2, 2});
   probe[1][0] = 5;  // assigning to a temporary writes into probe, as in libtorch
   if (probe.sum().item<float>() != 5) return 2;
+
+  // Calls found in public libtorch programs (pytorch/examples' dcgan, prabhuomkar/pytorch-cpp's
+  // tutorials) that once failed to build against Ember.
+  const torch::Tensor image = torch::rand({2, 3, 4}).permute({1, 2, 0});
+  const torch::Tensor bytes = image.mul(255).to(torch::kCPU, torch::kUInt8, false, false, torch::MemoryFormat::Contiguous);
+  if (!bytes.is_contiguous() || bytes.scalar_type() != torch::kUInt8) return 3;
+  if (!image.to(image, false, false, torch::MemoryFormat::Contiguous).is_contiguous()) return 3;
+  const auto rest = image.sizes().slice(1);  // all dimensions but the first
+  if (rest.size() != 2 || rest[0] != 4 || rest.at(1) != 2 || image.sizes().slice(1, 1).vec() != std::vector<int64_t>{4})
+    return 4;
+  if (torch::str("sample-", 3, ".pt") != "sample-3.pt") return 5;
+  const torch::nn::Module& as_base = *net->fc;
+  if (as_base.as<torch::nn::Linear>() != net->fc.get() || as_base.as<torch::nn::Conv2d>() != nullptr) return 6;
   std::printf("libtorch_program: loss %.2e, weight %.4f, lr %.4f\n", loss, w.item<float>(),
               optimizer.param_groups()[0].options().get_lr());
   return loss < 1e-4 ? 0 : 1;
