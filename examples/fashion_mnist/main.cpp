@@ -169,6 +169,9 @@ int main(int argc, char** argv) try {
                            std::cout << prof.key_averages().table("self_cpu_time_total", 15)
                                      << "profile: trace and report written to " << dir << std::endl;
                          }));
+    // the report's memory chart tells parameters, gradients and Adam's state apart
+    profiler->register_module(*model);
+    profiler->register_optimizer(optimizer);
   }
 
   const auto start = Clock::now();

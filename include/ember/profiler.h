@@ -10,9 +10,12 @@
 //   }
 //
 // It is a rule of the dispatch point (an op observer, ember/observer.h): every op, those run
-// inside other ops and by the autograd engine included, is an event; when off it costs nothing.
-// It records the thread that started it; other threads join with RecordThread. See docs/profiler.md.
+// inside other ops and by the autograd engine included, is an event named as PyTorch's profiler
+// names it (aten::add, autograd::engine::evaluate_function: AddmmBackward0, ...); when off it
+// costs nothing. It records the thread that started it; other threads join with RecordThread.
+// See docs/profiler.md.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -22,6 +25,16 @@
 
 #include "ember/nn/options.h"
 #include "ember/observer.h"
+#include "ember/tensor.h"
+
+namespace ember {
+namespace nn {
+class Module;
+}
+namespace optim {
+class Optimizer;
+}
+}  // namespace ember
 
 namespace ember::profiler {
 
@@ -46,7 +59,12 @@ struct ProfilerOptions {
   EMBER_ARG(std::vector<ProfilerActivity>, activities) = {ProfilerActivity::CPU};
   EMBER_ARG(bool, record_shapes) = false;   // input shapes and dtypes of each op
   EMBER_ARG(bool, profile_memory) = false;  // allocations and frees of the CPU allocator
-  EMBER_ARG(bool, with_stack) = false;      // not supported: C++ call stacks are not recorded
+  // The C++ call stack of each op and range (FunctionEvent::stack): the frames outside Ember's own
+  // code, innermost first, at most stack_depth of them. Symbolized at stop(); a frame is named
+  // when its function is in the dynamic symbol table (a shared library's exports, or an
+  // executable linked with -rdynamic), else shown as "module+0xoffset".
+  EMBER_ARG(bool, with_stack) = false;
+  EMBER_ARG(int64_t, stack_depth) = 16;
   EMBER_ARG(bool, with_flops) = false;      // FLOPs of matmul, mm, bmm, addmm, linear, convolutions
   EMBER_ARG(Schedule, schedule);            // none: every step is recorded
   EMBER_ARG(TraceReadyHandler, on_trace_ready);
@@ -73,10 +91,27 @@ struct FunctionEvent {
   int64_t allocated_bytes = 0, freed_bytes = 0;
   int64_t self_cpu_memory_usage = 0, cpu_memory_usage = 0;
   int64_t flops = 0;  // with with_flops, for the ops that have a formula
+  std::vector<std::string> stack;  // with with_stack: function names (or "module+0xoffset"), innermost first
   int64_t cpu_time_total_ns() const { return end_ns - start_ns; }
   int64_t self_cpu_time_total_ns = 0;  // minus the events inside it
   bool is_backward() const { return kind == EventKind::BackwardNode; }
 };
+
+// What a block of memory held (PyTorch 2's memory_timeline categories, in its order; PyTorch's
+// INPUT and AUTOGRAD_DETAIL are not told apart here and fall under Unknown and Temporary).
+//   Parameter: a module's parameter (profile::register_module), an optimizer's parameter
+//     (register_optimizer), or a leaf the autograd engine accumulated a gradient into.
+//   OptimizerState: a tensor of a registered optimizer's per-parameter state (Adam's exp_avg...).
+//   Temporary: allocated and freed while recording, and none of the others.
+//   Activation: a tensor autograd saved for backward, made while recording (one made before, such
+//     as the batch, is an input: Unknown).
+//   Gradient: a parameter's .grad (set by the engine, or seen on a registered parameter).
+//   Unknown: the rest (inputs, results still alive, memory allocated before the profiler started).
+// A block takes the first that applies, in this order: Parameter, Gradient, OptimizerState,
+// Activation, Temporary, Unknown.
+enum class MemoryCategory : uint8_t { Parameter, OptimizerState, Temporary, Activation, Gradient, Unknown };
+constexpr int kMemoryCategories = 6;
+const char* to_string(MemoryCategory c);  // "parameter", "optimizer_state", ..., "unknown"
 
 // One allocation (bytes > 0) or free (bytes < 0) of the CPU allocator.
 struct MemoryEvent {
@@ -85,12 +120,23 @@ struct MemoryEvent {
   int64_t total_allocated = 0;  // bytes in use by the allocator's blocks right after it
   int64_t thread = 0;
   int64_t event = -1;  // the innermost event running on that thread, -1 when none
+  const void* ptr = nullptr;  // the block
+  MemoryCategory category = MemoryCategory::Unknown;  // what the block held (decided at stop())
+};
+
+// The allocator's bytes in use over time, split by category: a point before the first memory
+// event (what was in use when recording began) and one after each.
+struct MemoryTimeline {
+  std::vector<int64_t> times_ns;
+  std::vector<std::array<int64_t, kMemoryCategories>> bytes;  // indexed by MemoryCategory
+  std::vector<int64_t> total() const;  // the sum over categories at each point
 };
 
 // Events grouped by name (and input shapes), PyTorch's FunctionEventAvg.
 struct FunctionEventAvg {
   std::string key;
   std::string input_shapes;  // when grouped by input shape
+  std::vector<std::string> stack;  // when grouped by stack: the first group_by_stack_n frames
   int64_t count = 0;
   int64_t cpu_time_total_ns = 0, self_cpu_time_total_ns = 0;
   int64_t cpu_memory_usage = 0, self_cpu_memory_usage = 0;
@@ -101,17 +147,18 @@ struct FunctionEventAvg {
 
 class KeyAverages {
  public:
-  KeyAverages(std::vector<FunctionEventAvg> rows, bool input_shapes, bool memory, bool flops)
-      : rows_(std::move(rows)), input_shapes_(input_shapes), memory_(memory), flops_(flops) {}
+  KeyAverages(std::vector<FunctionEventAvg> rows, bool input_shapes, bool memory, bool flops, bool stack = false)
+      : rows_(std::move(rows)), input_shapes_(input_shapes), memory_(memory), flops_(flops), stack_(stack) {}
   const std::vector<FunctionEventAvg>& rows() const { return rows_; }
   // PyTorch's table: sort_by one of "cpu_time", "cpu_time_total", "self_cpu_time_total",
   // "cpu_memory_usage", "self_cpu_memory_usage", "count", "flops" (descending; "" keeps the
-  // order of first appearance); at most row_limit rows (< 0: all).
+  // order of first appearance); at most row_limit rows (< 0: all). Grouped by stack, a "Source
+  // Location" column shows the frames, one per line, as PyTorch's.
   std::string table(const std::string& sort_by = "", int64_t row_limit = 100) const;
 
  private:
   std::vector<FunctionEventAvg> rows_;
-  bool input_shapes_, memory_, flops_;
+  bool input_shapes_, memory_, flops_, stack_;
 };
 
 class Session;
@@ -133,22 +180,35 @@ class profile {
   // The events of the last recorded cycle (of the current one, once stop() or step() closed it).
   const std::vector<FunctionEvent>& events() const { return events_; }
   const std::vector<MemoryEvent>& memory_events() const { return memory_events_; }
-  KeyAverages key_averages(bool group_by_input_shape = false) const;
+  // PyTorch's key_averages: by name, and by input shapes and/or the first group_by_stack_n frames
+  // of the call stack (with with_stack) when asked.
+  KeyAverages key_averages(bool group_by_input_shape = false, int64_t group_by_stack_n = 0) const;
   // Trace Event Format JSON (chrome://tracing, Perfetto): one row per thread, flow arrows from
-  // forward ops to their backward nodes, a memory counter track. Written to a temporary file
-  // and renamed, so a failed export leaves no file.
+  // forward ops to their backward nodes, a memory counter track, call stacks ("Call stack") with
+  // with_stack. Written to a temporary file and renamed, so a failed export leaves no file.
   void export_chrome_trace(const std::string& path) const;
-  // One self-contained HTML page (no network): the op table, a timeline, memory over time.
+  // One self-contained HTML page (no network): the op table, a timeline, memory over time
+  // stacked by category.
   void export_html(const std::string& path) const;
-  // Bytes in use over time (with profile_memory), as JSON: {"times_ns": [...],
-  // "total_allocated": [...]}, one entry per allocation or free of the recorded threads.
+  // Bytes in use over time by category (with profile_memory; see MemoryCategory).
+  MemoryTimeline memory_timeline() const;
+  // The same as JSON: {"times_ns": [...], "total_allocated": [...], "categories": ["parameter",
+  // ...], "bytes": [[...], ...]}: total_allocated has one entry per memory event (after it), bytes
+  // one row per entry of times_ns, the first at 0 (before the first event), one number per category.
   void export_memory_timeline(const std::string& path) const;
+  // Tells the memory view which storages are parameters (and, through them, gradients) and
+  // optimizer state: what they hold is read when called, at each step() and when recording stops.
+  // The optimizer must outlive the recording (the module's parameters are kept by the profile).
+  // Without them, the engine's accumulation still marks the leaves it reaches and their .grad.
+  void register_module(const nn::Module& module);
+  void register_optimizer(const optim::Optimizer& optimizer);
   const ProfilerOptions& options() const { return options_; }
 
  private:
   void start_cycle();
   void stop_cycle();
   void open_step_range();
+  void snapshot_registered();
   ProfilerOptions options_;
   int64_t step_num_ = 0;
   ProfilerAction action_ = ProfilerAction::RECORD;
@@ -158,6 +218,9 @@ class profile {
   std::unique_ptr<ThreadState> thread_;  // this thread's recorder and step range
   std::vector<FunctionEvent> events_;
   std::vector<MemoryEvent> memory_events_;
+  std::array<int64_t, kMemoryCategories> memory_at_start_{};  // by category, when recording began
+  std::vector<Tensor> registered_parameters_;
+  std::vector<const optim::Optimizer*> registered_optimizers_;
 };
 
 // A user range (PyTorch's record_function): an event named `name` from construction to

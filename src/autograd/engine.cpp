@@ -5,6 +5,7 @@
 // ran, so an error in backward leaves every .grad as it was.
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -16,6 +17,7 @@
 #include "ember/factory.h"
 #include "ember/pointwise.h"
 #include "ember/shape.h"
+#include "profiler/hooks.h"
 
 namespace ember::autograd {
 
@@ -86,6 +88,10 @@ struct AccumulateGrad final : Node {
     } else {
       grad = grad + g;
     }
+    if (profiler::hooks::observed()) {  // the profiler's memory view: a parameter and its gradient
+      profiler::hooks::note_tensor(variable, profiler::MemoryCategory::Parameter);
+      profiler::hooks::note_tensor(grad, profiler::MemoryCategory::Gradient);
+    }
     return {};
   }
   Tensor variable;
@@ -137,16 +143,27 @@ Tensor validate(const Node& node, size_t i, Tensor g) {
   return g;
 }
 
-// Runs a node. The thread's observers (the profiler) see it as PyTorch names it: the range
-// "autograd::engine::evaluate_function: <node>" around the node's own, both with the sequence
-// number of the forward op that recorded the node (-1 for a leaf's AccumulateGrad).
+// The thread's observers (the profiler) see each node run as PyTorch names it: the range
+// "autograd::engine::evaluate_function: <node>" around the node's own range and around what the
+// engine does with its gradients (shaping them to the inputs' sizes and dtypes, summing the ones
+// that meet), both with the sequence number of the forward op that recorded the node (-1 for a
+// leaf's AccumulateGrad).
+int64_t observed_sequence_nr(const Node& node) {
+  return node.sequence_nr() == UINT64_MAX ? -1 : static_cast<int64_t>(node.sequence_nr());
+}
+struct EvaluateRange {
+  std::optional<dispatch::ObservedRange> range;
+  explicit EvaluateRange(const Node& node, bool observed = true) {
+    if (observed && (dispatch::thread_state().active & dispatch::kObserverLayer))
+      range.emplace(("autograd::engine::evaluate_function: " + node.name()).c_str(), RangeKind::BackwardNode,
+                    observed_sequence_nr(node));
+  }
+};
+
+// Runs a node (inside its EvaluateRange).
 variable_list apply_node(Node& node, variable_list&& in) {
   if (!(dispatch::thread_state().active & dispatch::kObserverLayer)) return node.apply(std::move(in));
-  const std::string name = node.name();
-  const int64_t seq = node.sequence_nr() == UINT64_MAX ? -1 : static_cast<int64_t>(node.sequence_nr());
-  const dispatch::ObservedRange evaluate(("autograd::engine::evaluate_function: " + name).c_str(),
-                                         RangeKind::BackwardNode, seq);
-  const dispatch::ObservedRange call(name.c_str(), RangeKind::BackwardNode, seq);
+  const dispatch::ObservedRange call(node.name().c_str(), RangeKind::BackwardNode, observed_sequence_nr(node));
   return node.apply(std::move(in));
 }
 
@@ -248,11 +265,13 @@ variable_list run_graph(const variable_list& outputs, const variable_list& grad_
         if (targets[i].function.get() == node && targets[i].input_nr < in.size()) captured[i] = in[targets[i].input_nr];
       if (!needed[node]) continue;
     }
+    const bool leaf = node->num_outputs() == 0 && dynamic_cast<AccumulateGrad*>(node);
+    const EvaluateRange evaluating(*node, !leaf);
     for (auto& [nr, slot] : node->retained_grads) {
       if (nr >= in.size() || !in[nr].defined()) continue;
       *slot = slot->defined() ? *slot + in[nr] : (create_graph ? in[nr].clone() : in[nr].detach().clone());
     }
-    if (node->num_outputs() == 0 && dynamic_cast<AccumulateGrad*>(node)) {
+    if (leaf) {
       leaf_updates.emplace_back(node, std::move(in));
       continue;
     }
@@ -268,7 +287,10 @@ variable_list run_graph(const variable_list& outputs, const variable_list& grad_
     }
   }
 
-  for (auto& [node, in] : leaf_updates) apply_node(*node, std::move(in));
+  for (auto& [node, in] : leaf_updates) {
+    const EvaluateRange evaluating(*node);
+    apply_node(*node, std::move(in));
+  }
   for (size_t i = 0; i < callbacks.size(); ++i) callbacks[i]();  // a callback may queue more
   if (capture) {
     for (size_t i = 0; i < inputs.size(); ++i) {

@@ -5,6 +5,7 @@
 
 #include "autograd/engine.h"
 #include "autograd/inplace.h"
+#include "profiler/hooks.h"
 #include "ember/reduce.h"
 #include "ember/shape.h"
 
@@ -57,6 +58,7 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   EMBER_CHECK(!t.is_inference() || InferenceMode::is_enabled(), "autograd",
               "Inference tensors cannot be saved for backward. To work around you can make a clone to get a normal "
               "tensor and use it in autograd.");
+  if (profiler::hooks::observed()) profiler::hooks::note_tensor(t, profiler::MemoryCategory::Activation);
   if (is_output) {
     // Kept without its grad_fn, which owns this saved variable.
     data_ = t.detach();

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/allocator.h"
 #include "core/parallel.h"
 #include "ember/storage.h"
 
@@ -195,6 +196,8 @@ void* allocate_block(size_t nbytes) {
 std::atomic<MemoryObserver> g_memory_observer{nullptr};
 
 }  // namespace
+
+size_t block_bytes(size_t nbytes) { return size_class(nbytes == 0 ? 1 : nbytes); }
 
 void set_memory_observer(MemoryObserver observer) { g_memory_observer.store(observer, std::memory_order_release); }
 

@@ -42,6 +42,7 @@ std::unique_ptr<OptimizerParamState> Adagrad::make_state(const Tensor& p, const 
 }
 
 Tensor Adagrad::step(LossClosure closure) {
+  const dispatch::ObservedRange range("Optimizer.step#Adagrad.step", RangeKind::UserScope);  // PyTorch's name
   EMBER_CHECK(!dispatch::capturing(), "Adagrad", "cannot be captured in a graph: its step counts and learning-rate decay are host values a replay would not advance (SGD and fused Adam/AdamW can)");
   Tensor loss = evaluate(closure);
   NoGradGuard no_grad;

@@ -206,6 +206,7 @@ std::unique_ptr<OptimizerParamState> Adam::make_state(const Tensor& p, const Opt
 }
 
 Tensor Adam::step(LossClosure closure) {
+  const dispatch::ObservedRange range("Optimizer.step#Adam.step", RangeKind::UserScope);  // PyTorch's name
   Tensor loss = evaluate(closure);
   NoGradGuard no_grad;
   for (OptimizerParamGroup& group : param_groups_) {
@@ -229,6 +230,7 @@ std::unique_ptr<OptimizerParamState> AdamW::make_state(const Tensor& p, const Op
 }
 
 Tensor AdamW::step(LossClosure closure) {
+  const dispatch::ObservedRange range("Optimizer.step#AdamW.step", RangeKind::UserScope);  // PyTorch's name
   Tensor loss = evaluate(closure);
   NoGradGuard no_grad;
   for (OptimizerParamGroup& group : param_groups_) {

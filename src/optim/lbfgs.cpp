@@ -211,6 +211,7 @@ std::pair<double, Tensor> LBFGS::directional_evaluate(const LossClosure& closure
 }
 
 Tensor LBFGS::step(LossClosure closure) {
+  const dispatch::ObservedRange range("Optimizer.step#LBFGS.step", RangeKind::UserScope);  // PyTorch's name
   EMBER_CHECK(!dispatch::capturing(), "LBFGS", "cannot be captured in a graph: its line search reads values on the host (SGD and fused Adam/AdamW can)");
   EMBER_CHECK(closure != nullptr, kOp, "LBFGS::step needs a closure that recomputes the loss and its gradients");
   NoGradGuard no_grad;

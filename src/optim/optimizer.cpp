@@ -1,10 +1,14 @@
 // The optimizer base: parameter groups, state, zero_grad and the state dict.
 #include "ember/optim/optimizer.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
+#include <typeinfo>
 
 #include "dispatch/dispatch.h"
 #include "ember/autograd.h"
@@ -56,7 +60,23 @@ void Optimizer::add_param_group(const OptimizerParamGroup& group) {
   param_groups_.push_back(std::move(g));
 }
 
+// PyTorch's range around zero_grad, "Optimizer.zero_grad#Adam.zero_grad": named by the optimizer's
+// class (its name without namespaces), and only when an observer (the profiler) sees it.
+namespace {
+std::string profiler_name(const Optimizer& o, const char* method) {
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(typeid(o).name(), nullptr, nullptr, &status);
+  std::string cls = status == 0 && demangled ? demangled : typeid(o).name();
+  std::free(demangled);
+  if (const size_t colon = cls.rfind("::"); colon != std::string::npos) cls.erase(0, colon + 2);
+  return std::string("Optimizer.") + method + "#" + cls + "." + method;
+}
+}  // namespace
+
 void Optimizer::zero_grad(bool set_to_none) {
+  std::optional<dispatch::ObservedRange> range;
+  if (dispatch::thread_state().active & dispatch::kObserverLayer)
+    range.emplace(profiler_name(*this, "zero_grad").c_str(), RangeKind::UserScope);
   for (OptimizerParamGroup& g : param_groups_) {
     for (Tensor& p : g.params()) {
       Tensor& grad = p.mutable_grad();

@@ -57,6 +57,7 @@ std::unique_ptr<OptimizerParamState> RMSprop::make_state(const Tensor& p, const 
 }
 
 Tensor RMSprop::step(LossClosure closure) {
+  const dispatch::ObservedRange range("Optimizer.step#RMSprop.step", RangeKind::UserScope);  // PyTorch's name
   EMBER_CHECK(!dispatch::capturing(), "RMSprop", "cannot be captured in a graph: its step counts are host values a replay would not advance (SGD and fused Adam/AdamW can)");
   Tensor loss = evaluate(closure);
   NoGradGuard no_grad;

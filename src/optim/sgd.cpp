@@ -72,6 +72,7 @@ std::unique_ptr<OptimizerParamState> SGD::make_state(const Tensor&, const Optimi
 }
 
 Tensor SGD::step(LossClosure closure) {
+  const dispatch::ObservedRange range("Optimizer.step#SGD.step", RangeKind::UserScope);  // PyTorch's name
   Tensor loss = evaluate(closure);
   NoGradGuard no_grad;
   for (OptimizerParamGroup& group : param_groups_) {

@@ -113,6 +113,12 @@ void profile::export_chrome_trace(const std::string& path) const {
       out += "]";
     }
     if (e.flops) out += ", \"Flops\": " + std::to_string(e.flops);
+    if (!e.stack.empty()) {  // as PyTorch's traces: the frames in one string, ";" between them
+      std::string frames;
+      for (size_t i = 0; i < e.stack.size(); ++i) frames += (i ? ";" : "") + e.stack[i];
+      out += ", \"Call stack\": ";
+      serialize::append_json_string(out, frames);
+    }
     if (options_.profile_memory())
       out += ", \"Allocated bytes\": " + std::to_string(e.allocated_bytes) +
              ", \"Freed bytes\": " + std::to_string(e.freed_bytes);
@@ -250,40 +256,79 @@ void profile::export_html(const std::string& path) const {
   out += "<text x=\"110\" y=\"12\">0 ms</text><text x=\"" + fixed(kWidth + 60, 0) + "\" y=\"12\">" +
          fixed(static_cast<double>(span) / 1e6, 3) + " ms</text>\n</svg>\n";
 
-  // Memory over time: the allocator's bytes in use, as the recorded threads moved them.
+  // Memory over time: the allocator's bytes in use, as the recorded threads moved them, stacked
+  // by category (PyTorch's memory_timeline colours).
   out += "<h2>Memory</h2>\n";
   if (memory_events_.empty()) {
     out += "<p id=\"memory\">No memory events (profile_memory was off, or nothing was allocated).</p>\n";
   } else {
-    int64_t low = memory_events_.front().total_allocated, high = low;
-    for (const MemoryEvent& m : memory_events_) {
-      low = std::min(low, m.total_allocated);
-      high = std::max(high, m.total_allocated);
-    }
+    static const char* const kColours[kMemoryCategories] = {"darkgreen", "goldenrod", "mediumpurple",
+                                                            "red",       "mediumblue", "grey"};
+    const MemoryTimeline t = memory_timeline();
+    int64_t high = 1;
+    for (const int64_t v : t.total()) high = std::max(high, v);
     constexpr double kChart = 200;
-    const double range = static_cast<double>(std::max<int64_t>(1, high - low));
+    auto x_of = [&](int64_t ns) { return 110 + static_cast<double>(ns) * scale; };
+    auto y_of = [&](int64_t bytes) { return 10 + kChart - kChart * static_cast<double>(bytes) / static_cast<double>(high); };
     out += "<svg id=\"memory\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + fixed(kWidth + 120, 0) + "\" height=\"" +
-           fixed(kChart + 30, 0) + "\"><polyline fill=\"none\" stroke=\"#c33\" stroke-width=\"1.5\" points=\"";
-    double last_y = kChart + 10;
-    for (const MemoryEvent& m : memory_events_) {
-      const double x = 110 + static_cast<double>(m.time_ns) * scale;
-      const double y = 10 + kChart - kChart * static_cast<double>(m.total_allocated - low) / range;
-      out += fixed(x, 2) + "," + fixed(last_y, 2) + " " + fixed(x, 2) + "," + fixed(y, 2) + " ";
-      last_y = y;
+           fixed(kChart + 30, 0) + "\">\n";
+    // One band per category, from the top of the ones below it to its own top: a step shape (the
+    // figure holds from one event to the next).
+    std::vector<int64_t> below(t.bytes.size(), 0);
+    const int64_t end = std::max(span, t.times_ns.back());
+    for (int c = 0; c < kMemoryCategories; ++c) {
+      bool any = false;
+      for (const auto& row : t.bytes) any = any || row[c] != 0;
+      if (!any) continue;
+      std::string upper, lower;
+      for (size_t i = 0; i < t.bytes.size(); ++i) {
+        const double x0 = x_of(t.times_ns[i]), x1 = x_of(i + 1 < t.times_ns.size() ? t.times_ns[i + 1] : end);
+        const double top = y_of(below[i] + t.bytes[i][c]);
+        upper += fixed(x0, 2) + "," + fixed(top, 2) + " " + fixed(x1, 2) + "," + fixed(top, 2) + " ";
+      }
+      for (size_t i = t.bytes.size(); i-- > 0;) {
+        const double x0 = x_of(t.times_ns[i]), x1 = x_of(i + 1 < t.times_ns.size() ? t.times_ns[i + 1] : end);
+        const double bottom = y_of(below[i]);
+        lower += fixed(x1, 2) + "," + fixed(bottom, 2) + " " + fixed(x0, 2) + "," + fixed(bottom, 2) + " ";
+      }
+      out += "<polygon class=\"mem-" + std::string(to_string(static_cast<MemoryCategory>(c))) + "\" fill=\"" +
+             kColours[c] + "\" fill-opacity=\"0.75\" stroke=\"none\" points=\"" + upper + lower + "\"><title>" +
+             to_string(static_cast<MemoryCategory>(c)) + "</title></polygon>\n";
+      for (size_t i = 0; i < t.bytes.size(); ++i) below[i] += t.bytes[i][c];
     }
-    out += "\"/><text x=\"2\" y=\"14\">" + fixed(static_cast<double>(high) / 1048576.0, 2) + " MiB</text><text x=\"2\" y=\"" +
-           fixed(kChart + 10, 0) + "\">" + fixed(static_cast<double>(low) / 1048576.0, 2) + " MiB</text></svg>\n";
+    out += "<text x=\"2\" y=\"14\">" + fixed(static_cast<double>(high) / 1048576.0, 2) + " MiB</text><text x=\"2\" y=\"" +
+           fixed(kChart + 10, 0) + "\">0 MiB</text>\n";
+    out += "</svg>\n<p id=\"memory-legend\">";
+    // the legend, with each category's peak
+    for (int c = 0; c < kMemoryCategories; ++c) {
+      int64_t peak_c = 0;
+      for (const auto& row : t.bytes) peak_c = std::max(peak_c, row[c]);
+      out += "<span style=\"margin-right:16px\"><span style=\"display:inline-block;width:12px;height:12px;background:" +
+             std::string(kColours[c]) + "\"></span> " + to_string(static_cast<MemoryCategory>(c)) + " (peak " +
+             fixed(static_cast<double>(peak_c) / 1048576.0, 2) + " MiB)</span>";
+    }
+    out += "</p>\n";
   }
   out += "</body></html>\n";
   write_file_atomically(path, out, "export_html");
 }
 
 void profile::export_memory_timeline(const std::string& path) const {
+  const MemoryTimeline t = memory_timeline();
   std::string out = "{\"times_ns\": [";
-  for (size_t i = 0; i < memory_events_.size(); ++i) out += (i ? ", " : "") + std::to_string(memory_events_[i].time_ns);
-  out += "], \"total_allocated\": [";
+  for (size_t i = 0; i < t.times_ns.size(); ++i) out += (i ? ", " : "") + std::to_string(t.times_ns[i]);
+  out += "],\n \"total_allocated\": [";
   for (size_t i = 0; i < memory_events_.size(); ++i)
     out += (i ? ", " : "") + std::to_string(memory_events_[i].total_allocated);
+  out += "],\n \"categories\": [";
+  for (int c = 0; c < kMemoryCategories; ++c)
+    out += std::string(c ? ", " : "") + "\"" + to_string(static_cast<MemoryCategory>(c)) + "\"";
+  out += "],\n \"bytes\": [";
+  for (size_t i = 0; i < t.bytes.size(); ++i) {
+    out += i ? ",\n  [" : "\n  [";
+    for (int c = 0; c < kMemoryCategories; ++c) out += (c ? ", " : "") + std::to_string(t.bytes[i][c]);
+    out += "]";
+  }
   out += "]}\n";
   write_file_atomically(path, out, "export_memory_timeline");
 }

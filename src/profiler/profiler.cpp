@@ -8,10 +8,16 @@
 #include <filesystem>
 #include <map>
 #include <thread>
+#include <tuple>
+#include <unordered_map>
 
 #include "autograd/engine.h"
+#include "core/allocator.h"
 #include "core/parallel.h"
+#include "ember/nn/module.h"
+#include "ember/optim/optimizer.h"
 #include "ember/storage.h"
+#include "profiler/hooks.h"
 #include "profiler/recorder.h"
 
 namespace ember::profiler {
@@ -25,8 +31,8 @@ std::shared_ptr<Session> g_session;
 
 thread_local Recorder* t_recorder = nullptr;
 
-void memory_hook(const void* /*ptr*/, int64_t bytes) {
-  if (Recorder* r = t_recorder) r->on_memory(bytes);
+void memory_hook(const void* ptr, int64_t bytes) {
+  if (Recorder* r = t_recorder) r->on_memory(ptr, bytes);
 }
 
 std::string dtype_name(ScalarType t) {
@@ -43,7 +49,10 @@ Session::Session(const ProfilerOptions& options)
     : record_shapes(options.record_shapes()),
       profile_memory(options.profile_memory()),
       with_flops(options.with_flops()),
-      memory_total(static_cast<int64_t>(cpu_allocator::stats().allocated_bytes)),
+      with_stack(options.with_stack()),
+      stack_depth(options.stack_depth()),
+      memory_at_start(static_cast<int64_t>(cpu_allocator::stats().allocated_bytes)),
+      memory_total(memory_at_start),
       origin_(detail::now_ns()) {}
 
 int64_t Session::now() const { return detail::now_ns() - origin_; }
@@ -56,11 +65,15 @@ std::shared_ptr<ThreadBuffer> Session::add_thread() {
   return b;
 }
 
-void Session::collect(std::vector<FunctionEvent>& events, std::vector<MemoryEvent>& memory) {
+void Session::collect(std::vector<FunctionEvent>& events, std::vector<MemoryEvent>& memory,
+                      std::array<int64_t, kMemoryCategories>& at_start) {
   recording.store(false);
   const int64_t stop = now();
   events.clear();
   memory.clear();
+  std::vector<RawNote> notes;
+  std::unordered_map<const char*, std::string> op_names;  // Ember's op names as PyTorch's
+  FrameNames frame_names;
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& b : buffers_) {
     std::lock_guard<std::mutex> block(b->mutex);
@@ -71,7 +84,13 @@ void Session::collect(std::vector<FunctionEvent>& events, std::vector<MemoryEven
     for (RawEvent& r : b->events) {
       FunctionEvent& e = events.emplace_back();
       e.id = static_cast<int64_t>(events.size()) - 1;
-      e.name = r.name;
+      if (r.kind == EventKind::Op) {
+        auto [it, fresh] = op_names.try_emplace(r.name);
+        if (fresh) it->second = pytorch_op_name(r.name);
+        e.name = it->second;
+      } else {
+        e.name = r.name;
+      }
       e.kind = r.kind;
       e.thread = b->thread;
       e.start_ns = r.start;
@@ -87,11 +106,16 @@ void Session::collect(std::vector<FunctionEvent>& events, std::vector<MemoryEven
       e.allocated_bytes = r.allocated;
       e.freed_bytes = r.freed;
       e.flops = r.flops;
+      if (r.frames_count)
+        e.stack = symbolize(b->frames.data() + r.frames_begin, r.frames_count, stack_depth, frame_names);
     }
     for (const RawMemory& m : b->memory)
-      memory.push_back({m.time, m.bytes, m.total, b->thread, m.event < 0 ? -1 : base + m.event});
+      memory.push_back({m.time, m.bytes, m.total, b->thread, m.event < 0 ? -1 : base + m.event, m.ptr});
+    notes.insert(notes.end(), b->notes.begin(), b->notes.end());
     b->events.clear();
     b->memory.clear();
+    b->notes.clear();
+    b->frames.clear();
   }
   // Order by start; an event before the events inside it (same start: the longer first).
   std::vector<int64_t> order(events.size());
@@ -113,6 +137,7 @@ void Session::collect(std::vector<FunctionEvent>& events, std::vector<MemoryEven
     if (m.event >= 0) m.event = new_id[m.event];
   std::stable_sort(memory.begin(), memory.end(),
                    [](const MemoryEvent& a, const MemoryEvent& b) { return a.time_ns < b.time_ns; });
+  at_start = classify_memory(memory, notes, memory_at_start);
   // Children, self times and memory including the events inside (children come after parents).
   for (FunctionEvent& e : sorted) {
     e.self_cpu_time_total_ns = e.cpu_time_total_ns();
@@ -148,6 +173,11 @@ void Recorder::begin(const char* name, EventKind kind, int64_t sequence_nr) {
   buffer_->open.push_back(static_cast<int32_t>(buffer_->events.size()));
   RawEvent& e = buffer_->events.emplace_back(RawEvent{name, kind, session_->now(), -1, sequence_nr, 0, parent, {}});
   if (kind == EventKind::Op) e.sequence_at_start = autograd::peek_sequence_nr();
+  if (session_->with_stack) {
+    e.frames_begin = static_cast<uint32_t>(buffer_->frames.size());
+    capture_stack(buffer_->frames, session_->stack_depth);
+    e.frames_count = static_cast<uint32_t>(buffer_->frames.size()) - e.frames_begin;
+  }
 }
 
 void Recorder::end() {
@@ -204,20 +234,45 @@ void Recorder::on_enter_range(const char* name, RangeKind kind, int64_t sequence
 }
 void Recorder::on_exit_range() { end(); }
 
-void Recorder::on_memory(int64_t bytes) {
+void Recorder::on_memory(const void* ptr, int64_t bytes) {
   if (!session_->profile_memory) return;
   std::lock_guard<std::mutex> lock(buffer_->mutex);
   if (!session_->recording.load(std::memory_order_relaxed)) return;
   const int64_t total = session_->memory_total.fetch_add(bytes, std::memory_order_relaxed) + bytes;
   const int32_t event = buffer_->open.empty() ? -1 : buffer_->open.back();
   if (event >= 0) (bytes > 0 ? buffer_->events[event].allocated : buffer_->events[event].freed) += std::abs(bytes);
-  buffer_->memory.push_back({session_->now(), bytes, total, event});
+  buffer_->memory.push_back({session_->now(), bytes, total, event, ptr});
 }
+
+void Recorder::note(const Tensor& t, MemoryCategory category) {
+  if (!session_->profile_memory || !t.defined()) return;
+  const StorageImpl* s = t.unsafeGetTensorImpl()->storage().get();
+  if (!s || !s->data()) return;
+  // Only the allocator's blocks count (not memory from_blob wraps, nor inference storage, whose
+  // blocks are the allocator's too but cannot be told apart from borrowed ones here).
+  const int64_t bytes = s->version_tracks_writes() ? static_cast<int64_t>(cpu_allocator::block_bytes(s->nbytes())) : 0;
+  std::lock_guard<std::mutex> lock(buffer_->mutex);
+  if (!session_->recording.load(std::memory_order_relaxed)) return;
+  buffer_->notes.push_back({session_->now(), s->data(), bytes, category});
+}
+
+namespace hooks {
+void note_tensor(const Tensor& t, MemoryCategory category) {
+  if (Recorder* r = t_recorder) r->note(t, category);
+}
+}  // namespace hooks
 
 // ---- FLOPs (the formulas of PyTorch's profiler: two per multiply-add) ----
 
-int64_t op_flops(const char* op, const std::vector<OpInput>& in) {
-  const std::string_view name = op;
+int64_t op_flops(const char* op, const std::vector<OpInput>& all) {
+  std::string_view name = op;
+  // an out= form ("mm_out") takes its output first, then the op's arguments
+  size_t skip = 0;
+  if (name.size() > 4 && name.substr(name.size() - 4) == "_out") {
+    name.remove_suffix(4);
+    skip = 1;
+  }
+  const std::vector<OpInput> in(all.begin() + static_cast<std::ptrdiff_t>(std::min(skip, all.size())), all.end());
   auto tensor = [&](size_t i) -> const std::vector<int64_t>* {
     return i < in.size() && in[i].kind == OpInput::Kind::Tensor ? &in[i].values : nullptr;
   };
@@ -292,8 +347,12 @@ struct profile::ThreadState {
 };
 
 profile::profile(ProfilerOptions options) : options_(std::move(options)), thread_(std::make_unique<ThreadState>()) {
-  EMBER_CHECK(!options_.with_stack(), "profile",
-              "with_stack=True is not supported: Ember's profiler does not record C++ call stacks");
+  EMBER_CHECK(!options_.with_stack() || options_.stack_depth() > 0, "profile",
+              "stack_depth must be positive with with_stack, got ", options_.stack_depth());
+  if (options_.with_stack()) {  // the unwinder loads on first use: not inside the first op
+    std::vector<void*> warm;
+    capture_stack(warm, 1);
+  }
   action_ = options_.schedule() ? options_.schedule()(0) : ProfilerAction::RECORD;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
@@ -336,17 +395,53 @@ void profile::start_cycle() {
   }
   if (session_->profile_memory) cpu_allocator::set_memory_observer(memory_hook);
   thread_->recorder = std::make_unique<Recorder>(session_);
+  snapshot_registered();
 }
 
 void profile::stop_cycle() {
+  snapshot_registered();
   thread_->recorder.reset();
   if (session_->profile_memory) cpu_allocator::set_memory_observer(nullptr);
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_session.reset();
   }
-  session_->collect(events_, memory_events_);
+  session_->collect(events_, memory_events_, memory_at_start_);
   session_.reset();
+}
+
+void profile::snapshot_registered() {
+  if (!session_ || !session_->profile_memory || !thread_->recorder) return;
+  Recorder& r = *thread_->recorder;
+  for (const Tensor& p : registered_parameters_) {
+    r.note(p, MemoryCategory::Parameter);
+    r.note(p.grad(), MemoryCategory::Gradient);
+  }
+  for (const optim::Optimizer* o : registered_optimizers_) {
+    for (const optim::OptimizerParamGroup& g : o->param_groups()) {
+      for (const Tensor& p : g.params()) {
+        r.note(p, MemoryCategory::Parameter);
+        r.note(p.grad(), MemoryCategory::Gradient);
+      }
+    }
+    for (const auto& [key, state] : o->state()) {
+      for (const optim::StateField& f : state->fields()) {
+        if (f.tensor) r.note(*f.tensor, MemoryCategory::OptimizerState);
+        if (f.list)
+          for (const Tensor& t : *f.list) r.note(t, MemoryCategory::OptimizerState);
+      }
+    }
+  }
+}
+
+void profile::register_module(const nn::Module& module) {
+  for (const Tensor& p : module.parameters()) registered_parameters_.push_back(p);
+  snapshot_registered();
+}
+
+void profile::register_optimizer(const optim::Optimizer& optimizer) {
+  registered_optimizers_.push_back(&optimizer);
+  snapshot_registered();
 }
 
 void profile::step() {
@@ -354,6 +449,7 @@ void profile::step() {
   EMBER_CHECK(std::this_thread::get_id() == thread_->owner, "step",
               "the profiler must be stepped on the thread that started it");
   const ProfilerAction previous = action_;
+  snapshot_registered();
   if (thread_->recorder) thread_->recorder->end_step();
   ++step_num_;
   action_ = options_.schedule() ? options_.schedule()(step_num_) : ProfilerAction::RECORD;
@@ -439,16 +535,22 @@ std::string format_percent(int64_t part, int64_t total) {
 
 }  // namespace
 
-KeyAverages profile::key_averages(bool group_by_input_shape) const {
+KeyAverages profile::key_averages(bool group_by_input_shape, int64_t group_by_stack_n) const {
+  EMBER_CHECK(group_by_stack_n >= 0, "key_averages", "group_by_stack_n must be non-negative, got ", group_by_stack_n);
+  const bool by_stack = group_by_stack_n > 0;
   std::vector<FunctionEventAvg> rows;
-  std::map<std::pair<std::string, std::string>, size_t> index;
+  std::map<std::tuple<std::string, std::string, std::vector<std::string>>, size_t> index;
   for (const FunctionEvent& e : events_) {
     const std::string shapes = group_by_input_shape ? shapes_string(e) : std::string();
-    auto [it, fresh] = index.emplace(std::make_pair(e.name, shapes), rows.size());
+    std::vector<std::string> stack;
+    if (by_stack)
+      stack.assign(e.stack.begin(), e.stack.begin() + std::min<int64_t>(group_by_stack_n, static_cast<int64_t>(e.stack.size())));
+    auto [it, fresh] = index.emplace(std::make_tuple(e.name, shapes, stack), rows.size());
     if (fresh) {
       FunctionEventAvg& r = rows.emplace_back();
       r.key = e.name;
       r.input_shapes = shapes;
+      r.stack = std::move(stack);
       r.is_backward = e.is_backward();
     }
     FunctionEventAvg& r = rows[it->second];
@@ -469,7 +571,7 @@ KeyAverages profile::key_averages(bool group_by_input_shape) const {
     outside.self_cpu_memory_usage += m.bytes;
   }
   if (outside.count) rows.push_back(outside);
-  return KeyAverages(std::move(rows), group_by_input_shape, options_.profile_memory(), options_.with_flops());
+  return KeyAverages(std::move(rows), group_by_input_shape, options_.profile_memory(), options_.with_flops(), by_stack);
 }
 
 std::string KeyAverages::table(const std::string& sort_by, int64_t row_limit) const {
@@ -507,6 +609,7 @@ std::string KeyAverages::table(const std::string& sort_by, int64_t row_limit) co
   if (memory_) headers.insert(headers.end(), {"CPU Mem", "Self CPU Mem"});
   headers.push_back("# of Calls");
   if (input_shapes_) headers.push_back("Input Shapes");
+  if (stack_) headers.push_back("Source Location");
   if (flops_) headers.push_back(std::string("Total ") + kFlopUnits[flop_unit]);
 
   std::vector<std::vector<std::string>> cells;
@@ -520,6 +623,7 @@ std::string KeyAverages::table(const std::string& sort_by, int64_t row_limit) co
     if (memory_) c.insert(c.end(), {format_memory(r->cpu_memory_usage), format_memory(r->self_cpu_memory_usage)});
     c.push_back(std::to_string(r->count));
     if (input_shapes_) c.push_back(r->input_shapes);
+    if (stack_) c.push_back(r->stack.empty() ? std::string() : r->stack[0]);
     if (flops_) {
       char b[32];
       if (r->flops > 0) {
@@ -531,15 +635,21 @@ std::string KeyAverages::table(const std::string& sort_by, int64_t row_limit) co
     }
     cells.push_back(std::move(c));
   }
-  // Column widths as PyTorch's: names up to 55 characters, shapes up to 80, the rest 12.
+  // Column widths as PyTorch's: names up to 55 characters, shapes up to 80, source locations
+  // up to 55, the rest 12.
   std::vector<size_t> width(headers.size(), 12);
-  size_t name_width = 4, shapes_width = 12;
+  const size_t shapes_col = headers.size() - (flops_ ? 2 : 1) - (stack_ ? 1 : 0);
+  const size_t stack_col = headers.size() - (flops_ ? 2 : 1);
+  size_t name_width = 4, shapes_width = 12, stack_width = 12;
+  for (const FunctionEventAvg* r : rows)
+    for (const std::string& f : r->stack) stack_width = std::max(stack_width, f.size() + 4);
   for (const auto& c : cells) {
     name_width = std::max(name_width, c[0].size() + 4);
-    if (input_shapes_) shapes_width = std::max(shapes_width, c[headers.size() - (flops_ ? 2 : 1)].size() + 4);
+    if (input_shapes_) shapes_width = std::max(shapes_width, c[shapes_col].size() + 4);
   }
   width[0] = std::min<size_t>(name_width, 55);
-  if (input_shapes_) width[headers.size() - (flops_ ? 2 : 1)] = std::min<size_t>(shapes_width, 80);
+  if (input_shapes_) width[shapes_col] = std::min<size_t>(shapes_width, 80);
+  if (stack_) width[stack_col] = std::min<size_t>(stack_width, 55);
   auto fit = [](std::string s, size_t w) {
     if (s.size() > w) s = s.substr(0, w - 3) + "...";
     return std::string(w - s.size(), ' ') + s;
@@ -550,9 +660,17 @@ std::string KeyAverages::table(const std::string& sort_by, int64_t row_limit) co
   out += sep;
   for (size_t i = 0; i < headers.size(); ++i) out += fit(headers[i], width[i]) + "  ";
   out += '\n' + sep;
-  for (const auto& c : cells) {
+  for (size_t k = 0; k < cells.size(); ++k) {
+    const auto& c = cells[k];
     for (size_t i = 0; i < c.size(); ++i) out += fit(c[i], width[i]) + "  ";
     out += '\n';
+    // the further frames of the row's stack, one per line under its first (PyTorch's layout)
+    if (stack_) {
+      for (size_t f = 1; f < rows[k]->stack.size(); ++f) {
+        for (size_t i = 0; i < c.size(); ++i) out += fit(i == stack_col ? rows[k]->stack[f] : "", width[i]) + "  ";
+        out += '\n';
+      }
+    }
   }
   out += sep;
   out += "Self CPU time total: " + format_time(self_total) + '\n';

@@ -22,6 +22,14 @@ namespace T = ::ember;
 #include "../../examples/fashion_mnist/net.inc"
 #undef MODULE
 
+// A user's function for with_stack: exported (the test program links with -rdynamic, so dladdr
+// names it), not inlined, and not a tail call (its frame stays on the stack while exp runs).
+[[gnu::noinline]] ember::Tensor profiler_test_user_function(const ember::Tensor& x) {
+  ember::Tensor y = x.exp();
+  asm volatile("" ::: "memory");
+  return y;
+}
+
 namespace {
 
 using namespace ember;
@@ -59,11 +67,11 @@ TEST(Profiler, EventsAndShapesOfAKnownSequence) {
   std::vector<std::string> top;
   for (const FunctionEvent& ev : prof.events())
     if (ev.parent < 0) top.push_back(ev.name);
-  EXPECT_EQ(top, (std::vector<std::string>{"add", "mm", "sum"}));
-  const FunctionEvent& add = *named(prof, "add").at(0);
+  EXPECT_EQ(top, (std::vector<std::string>{"aten::add", "aten::mm", "aten::sum"}));
+  const FunctionEvent& add = *named(prof, "aten::add").at(0);
   EXPECT_EQ(add.input_shapes, (std::vector<std::vector<int64_t>>{{2, 3}, {2, 3}, {}}));
   EXPECT_EQ(add.input_dtypes, (std::vector<std::string>{"float", "float", ""}));
-  const FunctionEvent& mm = *named(prof, "mm").at(0);
+  const FunctionEvent& mm = *named(prof, "aten::mm").at(0);
   EXPECT_EQ(mm.input_shapes, (std::vector<std::vector<int64_t>>{{2, 3}, {3, 4}}));
   int64_t previous_end = 0;
   for (const FunctionEvent& ev : prof.events()) {
@@ -80,7 +88,7 @@ TEST(Profiler, EventsAndShapesOfAKnownSequence) {
   // key_averages: one row per name; by input shape, one per (name, shapes).
   const KeyAverages avg = prof.key_averages(true);
   ASSERT_EQ(avg.rows().size(), prof.events().size());
-  EXPECT_EQ(avg.rows()[0].key, "add");
+  EXPECT_EQ(avg.rows()[0].key, "aten::add");
   EXPECT_EQ(avg.rows()[0].input_shapes, "[[2, 3], [2, 3], []]");
   const std::string table = avg.table("cpu_time_total", 10);
   for (const char* column : {"Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg", "# of Calls",
@@ -107,10 +115,10 @@ TEST(Profiler, NestedOpsAndUserScopes) {
   EXPECT_EQ(blocks[0]->parent, -1);
   const FunctionEvent& inner = *named(prof, "inner_block").at(0);
   EXPECT_EQ(inner.parent, blocks[0]->id);
-  const FunctionEvent& conv = *named(prof, "conv2d").at(0);
+  const FunctionEvent& conv = *named(prof, "aten::conv2d").at(0);
   EXPECT_EQ(conv.parent, inner.id);
   ASSERT_FALSE(conv.children.empty()) << "conv2d's inner ops are events of their own";
-  EXPECT_EQ(prof.events()[conv.children.back()].name, "convolution");
+  EXPECT_EQ(prof.events()[conv.children.back()].name, "aten::convolution");
   for (int64_t c : conv.children) {
     const FunctionEvent& child = prof.events()[c];
     EXPECT_EQ(child.parent, conv.id);
@@ -120,7 +128,7 @@ TEST(Profiler, NestedOpsAndUserScopes) {
   int64_t children_time = 0;
   for (int64_t c : conv.children) children_time += prof.events()[c].cpu_time_total_ns();
   EXPECT_EQ(conv.self_cpu_time_total_ns, conv.cpu_time_total_ns() - children_time);
-  EXPECT_EQ(named(prof, "relu").at(0)->parent, blocks[0]->id);
+  EXPECT_EQ(named(prof, "aten::relu").at(0)->parent, blocks[0]->id);
   // Without a profiler, a scope records nothing and costs one check.
   { record_function idle("idle"); }
 }
@@ -147,9 +155,9 @@ TEST(Profiler, ForwardAndBackwardLinkedBySequenceNumber) {
     if (e.name.rfind("autograd::engine::evaluate_function: ", 0) != 0) linked.insert(it->second->name + "->" + e.name);
   }
   EXPECT_GT(backward_nodes, 10);
-  EXPECT_TRUE(linked.count("conv2d->ConvolutionBackward0") || linked.count("convolution->ConvolutionBackward0"))
+  EXPECT_TRUE(linked.count("aten::conv2d->ConvolutionBackward0") || linked.count("aten::convolution->ConvolutionBackward0"))
       << ::testing::PrintToString(linked);
-  EXPECT_TRUE(linked.count("relu->ReluBackward0")) << ::testing::PrintToString(linked);
+  EXPECT_TRUE(linked.count("aten::relu->ReluBackward0")) << ::testing::PrintToString(linked);
   // The leaves' accumulation shows too, without a forward op.
   const auto accumulate = named(prof, "torch::autograd::AccumulateGrad");
   ASSERT_FALSE(accumulate.empty());
@@ -177,9 +185,9 @@ TEST(Profiler, MemoryAttributionSumsToTheAllocatorsNetChange) {
   EXPECT_EQ(attributed + outside, after - before);
   EXPECT_GE(allocated, 256 * 1024 * 4 + 3 * 64 * 64 * 4);
   EXPECT_GT(freed + (-outside), 0) << "the temporaries' frees are recorded";
-  const FunctionEvent& exp = *named(prof, "exp").at(0);
+  const FunctionEvent& exp = *named(prof, "aten::exp").at(0);
   EXPECT_EQ(exp.allocated_bytes, 64 * 64 * 4);
-  EXPECT_EQ(named(prof, "empty").at(0)->cpu_memory_usage, 256 * 1024 * 4);
+  EXPECT_EQ(named(prof, "aten::empty").at(0)->cpu_memory_usage, 256 * 1024 * 4);
   // The table's memory columns sum the same way, "[memory]" holding what no op did.
   int64_t rows = 0;
   const KeyAverages averages = prof.key_averages();
@@ -205,18 +213,18 @@ TEST(Profiler, Flops) {
   (void)conv2d(x, w, {}, 1, 1);
   (void)a.relu();
   prof.stop();
-  EXPECT_EQ(named(prof, "mm").at(0)->flops, 2 * 4 * 5 * 6);
-  EXPECT_EQ(named(prof, "matmul").at(0)->flops, 2 * 4 * 5 * 6);
-  EXPECT_EQ(named(prof, "linear").at(0)->flops, 2 * 4 * 5 * 6);
-  EXPECT_EQ(named(prof, "bmm").at(0)->flops, 3 * 2 * 4 * 5 * 6);
-  EXPECT_EQ(named(prof, "conv2d").at(0)->flops, 2 * (1 * 3 * 5 * 5) * (2 * 3 * 3));
-  EXPECT_EQ(named(prof, "relu").at(0)->flops, 0);
-  EXPECT_TRUE(named(prof, "mm").at(0)->input_shapes.empty()) << "shapes are kept only with record_shapes";
+  EXPECT_EQ(named(prof, "aten::mm").at(0)->flops, 2 * 4 * 5 * 6);
+  EXPECT_EQ(named(prof, "aten::matmul").at(0)->flops, 2 * 4 * 5 * 6);
+  EXPECT_EQ(named(prof, "aten::linear").at(0)->flops, 2 * 4 * 5 * 6);
+  EXPECT_EQ(named(prof, "aten::bmm").at(0)->flops, 3 * 2 * 4 * 5 * 6);
+  EXPECT_EQ(named(prof, "aten::conv2d").at(0)->flops, 2 * (1 * 3 * 5 * 5) * (2 * 3 * 3));
+  EXPECT_EQ(named(prof, "aten::relu").at(0)->flops, 0);
+  EXPECT_TRUE(named(prof, "aten::mm").at(0)->input_shapes.empty()) << "shapes are kept only with record_shapes";
   {
     profile bad(ProfilerOptions().with_flops(true));
     EXPECT_THROW(conv2d(x, w, {}, 0), Error);  // a zero stride: no FLOPs formula divides by it
     bad.stop();
-    EXPECT_EQ(named(bad, "conv2d").at(0)->flops, 0);
+    EXPECT_EQ(named(bad, "aten::conv2d").at(0)->flops, 0);
   }
   const std::string table = prof.key_averages().table("flops");
   EXPECT_NE(table.find("Total KFLOPs"), std::string::npos) << table;  // scaled to the largest, 2700
@@ -274,12 +282,12 @@ TEST(Profiler, StepInsideAUserRange) {
   prof.stop();
   const auto users = named(prof, "user_step");
   ASSERT_EQ(users.size(), 2u);
-  const auto exps = named(prof, "exp");
+  const auto exps = named(prof, "aten::exp");
   ASSERT_EQ(exps.size(), 2u);
   for (int i = 0; i < 2; ++i) {
     const FunctionEvent& u = *users[i];
     ASSERT_EQ(u.children.size(), 2u) << "neg and the next step's range";
-    EXPECT_EQ(prof.events()[u.children[0]].name, "neg");
+    EXPECT_EQ(prof.events()[u.children[0]].name, "aten::neg");
     EXPECT_EQ(prof.events()[u.children[1]].name, "ProfilerStep#" + std::to_string(i + 1));
     EXPECT_EQ(exps[i]->parent, u.children[1]);
     EXPECT_GE(u.end_ns, exps[i]->end_ns) << "the user range ends with its scope";
@@ -420,7 +428,12 @@ TEST(Profiler, BadInput) {
     EXPECT_THROW(outer.key_averages().table("cpu_time_totl"), Error);
     profile after;  // once stopped, another may start
   }
-  EXPECT_THROW(profile(ProfilerOptions().with_stack(true)), Error);
+  EXPECT_THROW(profile(ProfilerOptions().with_stack(true).stack_depth(0)), Error);
+  {
+    profile p;
+    p.stop();
+    EXPECT_THROW(p.key_averages(false, -1), Error);
+  }
   // the profile that failed to start left nothing behind
   profile again;
   again.stop();
@@ -443,14 +456,14 @@ TEST(Profiler, ThreadsGetTheirOwnRows) {
   prof.stop();
   std::map<int64_t, int> exps;
   for (const FunctionEvent& e : prof.events()) {
-    if (e.name == "exp") {
+    if (e.name == "aten::exp") {
       ++exps[e.thread];
       ASSERT_GE(e.parent, 0);
       EXPECT_EQ(prof.events()[e.parent].name, "joined");
       EXPECT_EQ(prof.events()[e.parent].thread, e.thread);
     }
   }
-  EXPECT_EQ(named(prof, "neg").at(0)->thread, 1);
+  EXPECT_EQ(named(prof, "aten::neg").at(0)->thread, 1);
   EXPECT_EQ(exps.size(), 2u);
   for (const auto& [thread, n] : exps) {
     EXPECT_NE(thread, 1);
@@ -473,8 +486,8 @@ TEST(Profiler, OpenMPWorkersGetTheirOwnRows) {
   }
   prof.stop();
   std::set<int64_t> threads;
-  for (const FunctionEvent* e : named(prof, "neg")) threads.insert(e->thread);
-  EXPECT_EQ(named(prof, "neg").size(), static_cast<size_t>(team));
+  for (const FunctionEvent* e : named(prof, "aten::neg")) threads.insert(e->thread);
+  EXPECT_EQ(named(prof, "aten::neg").size(), static_cast<size_t>(team));
   EXPECT_EQ(threads.size(), static_cast<size_t>(team));
   EXPECT_TRUE(threads.count(1));
 }
@@ -488,6 +501,8 @@ TEST(Profiler, HtmlReportRendersInHeadlessChromium) {
   optim::Adam opt(model->parameters(), optim::AdamOptions(1e-3));
   const Tensor images = randn({4, 1, 28, 28}), labels = tensor({1, 2, 3, 4});
   profile prof(ProfilerOptions().record_shapes(true).profile_memory(true).with_flops(true));
+  prof.register_module(*model);
+  prof.register_optimizer(opt);
   for (int step = 0; step < 2; ++step) {
     record_function scope("train_step");
     opt.zero_grad();
@@ -508,12 +523,14 @@ TEST(Profiler, HtmlReportRendersInHeadlessChromium) {
   const std::string dump = chrome + " --dump-dom file://" + html.string() + " > " + dom_file.string() + " 2>/dev/null";
   ASSERT_EQ(std::system(dump.c_str()), 0) << dump;
   const std::string dom = read_text(dom_file);
-  for (const char* shown : {"id=\"ops\"", "id=\"timeline\"", "id=\"memory\"", "<td>convolution</td>", "<td>linear</td>",
-                            "<td>train_step</td>", "ConvolutionBackward0", "thread 1"})
+  for (const char* shown : {"id=\"ops\"", "id=\"timeline\"", "id=\"memory\"", "<td>aten::convolution</td>", "<td>aten::linear</td>",
+                            "<td>train_step</td>", "ConvolutionBackward0", "thread 1", "Optimizer.step#Adam.step",
+                            "class=\"mem-parameter\"", "class=\"mem-gradient\"", "class=\"mem-optimizer_state\"",
+                            "id=\"memory-legend\""})
     EXPECT_NE(dom.find(shown), std::string::npos) << shown;
   const fs::path png = fs::absolute("profiler_report.png");
   fs::remove(png);
-  const std::string shot = chrome + " --screenshot=" + png.string() + " --window-size=1280,1600 file://" +
+  const std::string shot = chrome + " --screenshot=" + png.string() + " --window-size=1280,2000 file://" +
                            html.string() + " >/dev/null 2>&1";
   ASSERT_EQ(std::system(shot.c_str()), 0) << shot;
   ASSERT_TRUE(fs::exists(png));
@@ -523,6 +540,182 @@ TEST(Profiler, HtmlReportRendersInHeadlessChromium) {
   in.read(magic, 8);
   EXPECT_EQ(std::string(magic + 1, 3), "PNG");
   fs::remove(dom_file);
+}
+
+// The names PyTorch 1.13's profiler prints for the same program (a small MLP's Adam step under
+// torch.profiler, Debian's python3-torch): ATen ops as "aten::<op>", the engine's ranges and nodes,
+// the optimizer's ranges. (Ember's graph differs where its ops differ: linear is one op with its
+// own LinearBackward0, where PyTorch's decomposes into t and addmm.)
+TEST(Profiler, NamesArePyTorchs) {
+  manual_seed(3);
+  nn::Sequential model(nn::Linear(8, 16), nn::ReLU(), nn::Linear(16, 4));
+  optim::Adam opt(model->parameters(), optim::AdamOptions(1e-3));
+  const Tensor x = randn({3, 8}), y = tensor({0, 1, 2});
+  Tensor out = empty({3, 8});
+  profile prof(ProfilerOptions().with_flops(true));
+  {
+    record_function step("train_step");
+    opt.zero_grad();
+    nn::functional::cross_entropy(model->forward(x), y).backward();
+    opt.step();
+  }
+  add_out(out, x, x);
+  Tensor product = empty({3, 3});
+  mm_out(product, x, x.t());
+  prof.stop();
+  std::set<std::string> names;
+  for (const FunctionEvent& e : prof.events()) {
+    names.insert(e.name);
+    if (e.kind == EventKind::Op) EXPECT_EQ(e.name.rfind("aten::", 0), 0u) << e.name;
+  }
+  for (const char* expected :
+       {"train_step", "Optimizer.zero_grad#Adam.zero_grad", "aten::linear", "aten::relu", "aten::cross_entropy_loss",
+        "aten::log_softmax", "aten::nll_loss", "autograd::engine::evaluate_function: NllLossBackward0",
+        "NllLossBackward0", "aten::nll_loss_backward", "autograd::engine::evaluate_function: LogSoftmaxBackward0",
+        "LogSoftmaxBackward0", "aten::_log_softmax_backward_data", "autograd::engine::evaluate_function: ReluBackward0",
+        "ReluBackward0", "aten::threshold_backward", "aten::mm", "aten::sum",
+        "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", "torch::autograd::AccumulateGrad",
+        "Optimizer.step#Adam.step", "aten::add"})
+    EXPECT_TRUE(names.count(expected)) << expected << " in " << ::testing::PrintToString(names);
+  EXPECT_FALSE(names.count("aten::add_out")) << "out= forms are their op's overload, as in ATen";
+  EXPECT_EQ(named(prof, "aten::mm").back()->flops, 2 * 3 * 8 * 3) << "mm_out counts as mm";
+  // The engine's range holds what it does with a node's gradients: the bias gradient summed to
+  // the bias's shape is inside the evaluate_function range of the linear's backward node.
+  int sums_in_backward = 0;
+  for (const FunctionEvent* e : named(prof, "aten::sum")) {
+    for (int64_t p = e->parent; p >= 0; p = prof.events()[p].parent) {
+      if (prof.events()[p].name == "autograd::engine::evaluate_function: LinearBackward0") {
+        ++sums_in_backward;
+        break;
+      }
+    }
+  }
+  EXPECT_EQ(sums_in_backward, 2) << "one per linear layer's bias";
+  // Each evaluate_function range holds its node's range, with the same sequence number.
+  for (const FunctionEvent& e : prof.events()) {
+    if (e.kind != EventKind::BackwardNode || e.name.rfind("autograd::engine::evaluate_function: ", 0) != 0) continue;
+    ASSERT_FALSE(e.children.empty()) << e.name;
+    const FunctionEvent& node = prof.events()[e.children[0]];
+    EXPECT_EQ("autograd::engine::evaluate_function: " + node.name, e.name);
+    EXPECT_EQ(node.sequence_nr, e.sequence_nr);
+  }
+  const std::string table = prof.key_averages().table("count");
+  EXPECT_NE(table.find("aten::threshold_backward"), std::string::npos) << table;
+}
+
+// The memory view by category: an MLP's Adam step with the module and the optimizer registered.
+// The parameters' sizes are whole allocator blocks (multiples of 64 bytes), so each category's
+// bytes are the tensors' nbytes.
+TEST(Profiler, MemoryTimelineByCategory) {
+  manual_seed(4);
+  nn::Sequential model(nn::Linear(16, 32), nn::ReLU(), nn::Linear(32, 16));
+  optim::Adam opt(model->parameters(), optim::AdamOptions(1e-3));
+  const Tensor x = randn({8, 16}), y = randint(0, 16, {8});
+  auto train_step = [&] {
+    opt.zero_grad();
+    nn::functional::cross_entropy(model->forward(x), y).backward();
+    opt.step();
+  };
+  int64_t parameter_bytes = 0;
+  for (const Tensor& p : model->parameters()) parameter_bytes += p.nbytes();
+  ASSERT_EQ(parameter_bytes, (16 * 32 + 32 + 32 * 16 + 16) * 4);
+  for (int round = 0; round < 2; ++round) {
+    // round 0: the first step, which makes the gradients and Adam's state while recording;
+    // round 1: a later step, where they exist before recording begins
+    if (round == 1) train_step();
+    const fs::path dir = scratch_dir("timeline" + std::to_string(round));
+    profile prof(ProfilerOptions().profile_memory(true));
+    prof.register_module(*model);
+    prof.register_optimizer(opt);
+    train_step();
+    prof.stop();
+    const int64_t in_use = static_cast<int64_t>(cpu_allocator::stats().allocated_bytes);
+    const MemoryTimeline t = prof.memory_timeline();
+    ASSERT_EQ(t.times_ns.size(), prof.memory_events().size() + 1);
+    const auto at = [&](size_t point, MemoryCategory c) { return t.bytes[point][static_cast<size_t>(c)]; };
+    const std::vector<int64_t> total = t.total();
+    for (size_t i = 1; i < total.size(); ++i) {
+      EXPECT_EQ(total[i], prof.memory_events()[i - 1].total_allocated) << "point " << i;
+      for (int c = 0; c < kMemoryCategories; ++c) EXPECT_GE(t.bytes[i][c], 0) << to_string(static_cast<MemoryCategory>(c));
+    }
+    EXPECT_EQ(total.back(), in_use) << "the categories add up to the allocator's bytes in use";
+    const size_t last = t.bytes.size() - 1;
+    EXPECT_EQ(at(last, MemoryCategory::Parameter), parameter_bytes);
+    EXPECT_EQ(at(last, MemoryCategory::Gradient), parameter_bytes);
+    EXPECT_EQ(at(last, MemoryCategory::OptimizerState), 2 * parameter_bytes) << "exp_avg and exp_avg_sq";
+    EXPECT_EQ(at(0, MemoryCategory::Parameter), parameter_bytes) << "the parameters were there before recording";
+    EXPECT_EQ(at(0, MemoryCategory::Gradient), round == 0 ? 0 : parameter_bytes);
+    EXPECT_EQ(at(0, MemoryCategory::OptimizerState), round == 0 ? 0 : 2 * parameter_bytes);
+    // After backward (the optimizer's step begins): every gradient is there, the activations
+    // autograd saved are gone again; while the forward ran, some were held.
+    const FunctionEvent& step = *named(prof, "Optimizer.step#Adam.step").at(0);
+    size_t before_step = 0, peak_activations = 0;
+    int64_t activations = 0;
+    for (size_t i = 1; i < t.times_ns.size() && t.times_ns[i] < step.start_ns; ++i) {
+      before_step = i;
+      if (at(i, MemoryCategory::Activation) > activations) {
+        activations = at(i, MemoryCategory::Activation);
+        peak_activations = i;
+      }
+    }
+    EXPECT_EQ(at(before_step, MemoryCategory::Gradient), parameter_bytes);
+    EXPECT_EQ(at(before_step, MemoryCategory::Activation), 0);
+    EXPECT_GT(peak_activations, 0u);
+    EXPECT_GE(activations, 8 * 32 * 4) << "at least the hidden layer's output, saved by relu";
+    int64_t temporaries = 0;
+    for (const MemoryEvent& m : prof.memory_events())
+      if (m.category == MemoryCategory::Temporary && m.bytes > 0) temporaries += m.bytes;
+    EXPECT_GT(temporaries, 0);
+    // The file: one row of bytes per point, one number per category.
+    prof.export_memory_timeline((dir / "memory.json").string());
+    const serialize::Json json = serialize::Json::parse(read_text(dir / "memory.json"), "timeline");
+    ASSERT_EQ(json.find("categories")->elements().size(), static_cast<size_t>(kMemoryCategories));
+    EXPECT_EQ(json.find("categories")->elements()[0].text(), "parameter");
+    ASSERT_EQ(json.find("bytes")->elements().size(), t.bytes.size());
+    EXPECT_EQ(json.find("bytes")->elements().back().elements()[0].text(), std::to_string(parameter_bytes));
+    fs::remove_all(dir);
+  }
+  // Without registration the engine's accumulation still tells parameters and gradients apart.
+  profile prof(ProfilerOptions().profile_memory(true));
+  train_step();
+  prof.stop();
+  const MemoryTimeline t = prof.memory_timeline();
+  EXPECT_EQ(t.bytes.back()[static_cast<size_t>(MemoryCategory::Gradient)], parameter_bytes);
+  EXPECT_EQ(t.bytes.back()[static_cast<size_t>(MemoryCategory::Parameter)], parameter_bytes);
+  EXPECT_EQ(t.bytes.back()[static_cast<size_t>(MemoryCategory::OptimizerState)], 0) << "not told without it";
+}
+
+// with_stack: each op's C++ call stack outside Ember, innermost first.
+TEST(Profiler, WithStackRecordsTheCallersFrames) {
+  const Tensor x = randn({4});
+  profile prof(ProfilerOptions().with_stack(true).stack_depth(4));
+  (void)profiler_test_user_function(x);
+  prof.stop();
+  const auto exps = named(prof, "aten::exp");
+  ASSERT_EQ(exps.size(), 1u);
+  const std::vector<std::string>& stack = exps[0]->stack;
+  ASSERT_FALSE(stack.empty());
+  EXPECT_LE(stack.size(), 4u);
+  EXPECT_NE(stack[0].find("profiler_test_user_function"), std::string::npos)
+      << "the innermost frame outside Ember is the user's: " << ::testing::PrintToString(stack);
+  for (const std::string& f : stack) EXPECT_NE(f.rfind("ember::", 0), 0u) << f;
+  // in the trace, as PyTorch's "Call stack" argument, and in the table grouped by stack
+  const fs::path dir = scratch_dir("stack");
+  prof.export_chrome_trace((dir / "trace.json").string());
+  const std::string trace = read_text(dir / "trace.json");
+  EXPECT_NE(trace.find("\"Call stack\": \"profiler_test_user_function"), std::string::npos) << trace;
+  const KeyAverages by_stack = prof.key_averages(false, 1);
+  ASSERT_EQ(by_stack.rows().size(), 1u);
+  EXPECT_EQ(by_stack.rows()[0].stack, std::vector<std::string>{stack[0]});
+  const std::string table = by_stack.table();
+  EXPECT_NE(table.find("Source Location"), std::string::npos) << table;
+  EXPECT_NE(table.find("profiler_test_user_function"), std::string::npos) << table;
+  fs::remove_all(dir);
+  // off, events carry no stack
+  profile plain;
+  (void)profiler_test_user_function(x);
+  plain.stop();
+  EXPECT_TRUE(named(plain, "aten::exp").at(0)->stack.empty());
 }
 
 }  // namespace
