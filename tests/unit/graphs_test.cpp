@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "dispatch/dispatch.h"
@@ -489,6 +490,30 @@ TEST(Graphs, ResetFreesThePool) {
   }
   g.replay();
   EXPECT_TRUE(g.captured());
+}
+
+// Ops whose out-parameter the caller may leave out (max pooling's indices when no gradient is
+// wanted, the convolution's bias gradient when it has no bias) replay as they were captured.
+TEST(Graphs, OptionalOutParametersReplayAsCaptured) {
+  Tensor static_x = batch(90, {2, 3, 8, 8});
+  const Tensor w = batch(89, {4, 3, 3, 3}).requires_grad_();
+  auto run = [&](const Tensor& x) {
+    const Tensor pooled = max_pool2d(x, {2, 2});  // in grad mode, of an input needing no gradient
+    return std::make_pair(pooled, autograd::grad({conv2d(pooled, w).sum()}, {w})[0]);
+  };
+  Graph g;
+  std::pair<Tensor, Tensor> out;
+  {
+    GraphCapture capture(g);
+    out = run(static_x);
+  }
+  for (int k = 0; k < 3; ++k) {
+    static_x.copy_(batch(91 + k, {2, 3, 8, 8}));
+    g.replay();
+    const auto expected = run(static_x);
+    EXPECT_TRUE(bitwise_equal(out.first, expected.first)) << "replay " << k;
+    EXPECT_TRUE(bitwise_equal(out.second, expected.second)) << "replay " << k;
+  }
 }
 
 // ---- refusals ----------------------------------------------------------------------------------
