@@ -37,13 +37,14 @@ struct Flags {
   bool channels_last = false;
   std::string profile;  // a directory: profile two training steps, write their trace and report there
   std::string quantize = "off";  // off, dynamic, static or qat: evaluate an int8 copy of the trained model too
+  bool graph = false;  // capture one training step (ember::graphs) and replay it per batch
 };
 
 [[noreturn]] void usage(const char* argv0, int code) {
   std::fprintf(code ? stderr : stdout,
                "usage: %s [--epochs N] [--batch-size N] [--lr X] [--threads N] [--seed N]\n"
                "          [--data DIR] [--output FILE] [--amp off|bf16|fp16] [--channels-last]\n"
-               "          [--profile DIR] [--quantize off|dynamic|static|qat]\n"
+               "          [--profile DIR] [--quantize off|dynamic|static|qat] [--graph]\n"
                "Trains a CNN on Fashion-MNIST (IDX files, plain or .gz, in DIR; default\n"
                "/usr/share/datasets/fashion-mnist) and saves its parameters to FILE (safetensors).\n"
                "--amp runs forward and loss under autocast (fp16 with a gradient scaler);\n"
@@ -52,7 +53,10 @@ struct Flags {
                "(*.pt.trace.json) and an HTML report (profile.html) to DIR;\n"
                "--quantize also evaluates an int8 copy of the trained model (static: fx graph mode,\n"
                "calibrated on 5,000 training images; dynamic: int8 Linear layers; qat: fx graph\n"
-               "mode, fine-tuned with fake quantization on 15,000 training images first).\n",
+               "mode, fine-tuned with fake quantization on 15,000 training images first);\n"
+               "--graph captures one training step per epoch on static tensors and replays it\n"
+               "for each full batch (the last, partial batch runs eagerly); not with --amp fp16\n"
+               "(its gradient scaler reads values on the host) or --profile.\n",
                argv0);
   std::exit(code);
 }
@@ -64,6 +68,10 @@ Flags parse_flags(int argc, char** argv) {
     if (arg == "-h" || arg == "--help") usage(argv[0], 0);
     if (arg == "--channels-last") {
       f.channels_last = true;
+      continue;
+    }
+    if (arg == "--graph") {
+      f.graph = true;
       continue;
     }
     if (i + 1 >= argc) usage(argv[0], 2);
@@ -83,6 +91,7 @@ Flags parse_flags(int argc, char** argv) {
   if (f.epochs < 1 || f.batch_size < 1 || !(f.lr > 0) || f.threads < 0) usage(argv[0], 2);
   if (f.amp != "off" && f.amp != "bf16" && f.amp != "fp16") usage(argv[0], 2);
   if (f.quantize != "off" && f.quantize != "dynamic" && f.quantize != "static" && f.quantize != "qat") usage(argv[0], 2);
+  if (f.graph && (f.amp == "fp16" || !f.profile.empty())) usage(argv[0], 2);
   return f;
 }
 
@@ -147,7 +156,10 @@ int main(int argc, char** argv) try {
   for (const auto& p : model->parameters()) parameters += p.numel();
   std::cout << model << "\n" << parameters << " parameters, " << train_size << " training images, "
             << T::get_num_threads() << " threads" << (amp ? ", autocast " + flags.amp : std::string())
-            << (flags.channels_last ? ", channels_last" : "") << "\n";
+            << (flags.channels_last ? ", channels_last" : "") << "\n"
+            << (flags.graph ? "training: graph replay (one step captured per epoch, replayed per full batch of "
+                            : "training: eager")
+            << (flags.graph ? std::to_string(flags.batch_size) + "; a last partial batch runs eagerly)" : "") << "\n";
 
   T::optim::Adam optimizer(model->parameters(), T::optim::AdamOptions(flags.lr));
   T::optim::CosineAnnealingLR scheduler(optimizer, flags.epochs);
@@ -174,24 +186,55 @@ int main(int argc, char** argv) try {
     profiler->register_optimizer(optimizer);
   }
 
+  // One training step. Under --graph it is what the graph captures: the region reads the batch
+  // from static tensors and leaves its loss and logits in tensors each replay overwrites.
+  auto train_step = [&](const T::Tensor& images, const T::Tensor& targets, T::Tensor& logits, T::Tensor& loss) {
+    {
+      T::AutocastGuard autocast(T::kCPU, amp_dtype, amp);
+      logits = model->forward(images);
+      loss = T::nn::functional::cross_entropy(logits, targets);
+    }
+    optimizer.zero_grad();
+    scaler.scale(loss).backward();
+    scaler.step(optimizer);
+    scaler.update();
+  };
+  // --graph: the static tensors a captured step reads, and the graph. The step is captured again at
+  // each epoch (the learning rate the scheduler sets is a value the capture keeps), after one eager
+  // step has created the optimizer's state.
+  T::Tensor static_images, static_targets, static_logits, static_loss;
+  T::graphs::Graph graph;
+  bool warmed_up = false;
+  if (flags.graph) {
+    static_images = T::empty({flags.batch_size, 1, 28, 28}).contiguous(format);
+    static_targets = T::empty({flags.batch_size}, T::TensorOptions().dtype(T::kLong));
+  }
+
   const auto start = Clock::now();
   for (int epoch = 1; epoch <= flags.epochs; ++epoch) {
     model->train();
+    graph.reset();
     ProgressBar bar(epoch, flags.epochs, train_size);
     double loss_sum = 0;
     int64_t seen = 0, correct = 0;
     for (auto& batch : *train_loader) {
-      T::Tensor logits, loss;
-      {
-        T::AutocastGuard autocast(T::kCPU, amp_dtype, amp);
-        logits = model->forward(batch.data.contiguous(format));
-        loss = T::nn::functional::cross_entropy(logits, batch.target);
-      }
-      optimizer.zero_grad();
-      scaler.scale(loss).backward();
-      scaler.step(optimizer);
-      scaler.update();
       const int64_t n = batch.data.size(0);
+      T::Tensor logits, loss;
+      if (flags.graph && n == flags.batch_size && warmed_up) {
+        static_images.copy_(batch.data);
+        static_targets.copy_(batch.target);
+        if (graph.captured()) {
+          graph.replay();
+        } else {
+          T::graphs::GraphCapture capture(graph);  // runs this batch's step once, as it records it
+          train_step(static_images, static_targets, static_logits, static_loss);
+        }
+        logits = static_logits;
+        loss = static_loss;
+      } else {
+        train_step(batch.data.contiguous(format), batch.target, logits, loss);
+        warmed_up = true;
+      }
       loss_sum += loss.item<double>() * static_cast<double>(n);
       correct += logits.argmax(1).eq(batch.target).sum().item<int64_t>();
       seen += n;
@@ -202,6 +245,7 @@ int main(int argc, char** argv) try {
                /*done=*/true);
     scheduler.step();
   }
+  graph.reset();
   const double train_seconds = seconds_since(start);
   profiler.reset();
 

@@ -239,8 +239,8 @@ class Capture final : public dispatch::CaptureRecorder, public cpu_allocator::St
     }
     EMBER_CHECK(!host_made, "graphs", "op '", op, "' reads a tensor of shape ", t.sizes(),
                 " whose values were written during capture by host code, not by an op (a tensor made from C++ "
-                "values, or statistics computed on the host such as batch norm's): a replay would read the "
-                "capture's values. Make it before capture_begin, or compute it with ops");
+                "values, or filled through data_ptr()): a replay would read the capture's values. Make it before "
+                "capture_begin, or compute it with ops");
   }
 
   void mark_unwritten(const std::vector<Alloc>& allocs) {

@@ -455,11 +455,13 @@ Tensor bias_grad(const Tensor& grad) {
 
 // The weight's gradient (PyTorch's convolution_backward for the weight): oneDNN's backward-weights
 // primitive, or the fallback; a graph of the backward uses conv_weight_grad_recorded instead.
-// With `grad_bias` given it also receives the bias's gradient, from the same oneDNN pass.
+// With `with_bias`, `grad_bias` also receives the bias's gradient, from the same oneDNN pass (the
+// flag rather than a null pointer: a graph's replay hands the op a slot of its own either way).
 struct ConvolutionBackwardWeightOp {
   static constexpr const char* name = "convolution_backward";
   static Tensor run(const Tensor& grad, const Tensor& x, IntArrayRef weight_sizes, MemoryFormat format,
-                    const ConvArgs& a, Tensor* grad_bias) {
+                    const ConvArgs& a, bool with_bias, Tensor* grad_bias_slot) {
+    Tensor* grad_bias = with_bias ? grad_bias_slot : nullptr;
     Tensor grad_weight = make_empty(weight_sizes, x.dtype(), format);
     if (grad_bias) *grad_bias = make_empty({grad.size(1)}, grad.dtype());
     if (grad_weight.numel() == 0 || x.numel() == 0 || grad.numel() == 0) {
@@ -469,7 +471,7 @@ struct ConvolutionBackwardWeightOp {
     }
     if (computed_in_float(x.dtype())) {
       Tensor bias32;
-      grad_weight.copy_(run(grad.to(kFloat), x.to(kFloat), weight_sizes, format, a, grad_bias ? &bias32 : nullptr));
+      grad_weight.copy_(run(grad.to(kFloat), x.to(kFloat), weight_sizes, format, a, with_bias, &bias32));
       if (grad_bias) grad_bias->copy_(bias32);
       return grad_weight;
     }
@@ -550,8 +552,8 @@ void ConvolutionOp::derivative(autograd::Derivative& d, const Tensor& x, const T
     if (GradMode::is_enabled() && (grad.requires_grad() || input.requires_grad())) {
       return conv_weight_grad_recorded(grad, input, sizes.ref(), a).contiguous(format);
     }
-    return dispatch::call<ConvolutionBackwardWeightOp>(grad, input, sizes.ref(), format, a,
-                                                       with_bias ? fused_bias.get() : nullptr);
+    return dispatch::call<ConvolutionBackwardWeightOp>(grad, input, sizes.ref(), format, a, with_bias,
+                                                       fused_bias.get());
   });
   d.grad(bias, [fused_bias](const auto& c) {
     return fused_bias->defined() ? std::exchange(*fused_bias, Tensor()) : bias_grad(c.grad());

@@ -173,6 +173,23 @@ struct EmbeddingOp {
   }
 };
 
+// Dropout's mask of `sizes` (double): 1/(1-p) with probability 1 - p, else 0, drawn from the
+// default generator. An op of its own rather than host code in dropout, so that a captured graph
+// draws a new mask at each replay, as an eager step does (ember::graphs).
+struct DropoutMaskOp {
+  static constexpr const char* name = "_dropout_mask";
+  static constexpr bool differentiable = false;
+  static Tensor run(IntArrayRef sizes, double p) {
+    Tensor mask = make_empty(sizes, kDouble);
+    const double scale = p == 1 ? 0.0 : 1.0 / (1.0 - p);
+    Generator& gen = default_generator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    double* mp = mask.data_ptr<double>();
+    for (int64_t i = 0; i < mask.numel(); ++i) mp[i] = gen.next_double() < 1 - p ? scale : 0.0;
+    return mask;
+  }
+};
+
 // Keeps each element (or each (sample, channel) for feature dropout) with probability 1 - p and
 // multiplies by 1/(1-p) or 0, as PyTorch: the scale is rounded to the input's dtype first, and a
 // dropped NaN stays NaN. The product with the mask is recorded (MulBackward0, as PyTorch 1.13).
@@ -185,14 +202,7 @@ Tensor dropout_impl(const char* op, const Tensor& input, double p, bool train, b
   EMBER_CHECK(is_floating_type(input.dtype()), op, "\"", op, "\" not implemented for '", input.dtype(), "'");
   DimVector mask_sizes(input.sizes());
   if (feature) std::fill(mask_sizes.begin() + 2, mask_sizes.end(), 1);
-  Tensor mask = make_empty(mask_sizes, kDouble);
-  {
-    const double scale = p == 1 ? 0.0 : 1.0 / (1.0 - p);
-    Generator& gen = default_generator();
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    double* mp = mask.data_ptr<double>();
-    for (int64_t i = 0; i < mask.numel(); ++i) mp[i] = gen.next_double() < 1 - p ? scale : 0.0;
-  }
+  const Tensor mask = dispatch::call<DropoutMaskOp>(IntArrayRef(mask_sizes), p);
   return input.mul(mask.to(input.dtype()));
 }
 

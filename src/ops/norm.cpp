@@ -4,8 +4,11 @@
 // is one affine map per (sample, channel) or per row, written in the input's dtype.
 // Derivatives: the public ops are composite; they compute the statistics (updating running ones
 // outside autograd) and call a recorded op that takes the statistics as arguments (channel norms)
-// or fills them in (row norms), so the backward reuses them. Backward kernels are two passes: per
-// row sums of dy and dy * (x - mean), then dx as one affine map of dy and x per row.
+// or fills them in (row norms), so the backward reuses them. The channel norms' statistics and
+// backward are ops of their own (_batch_norm_stats, _group_norm_stats, native_*_norm_backward), so
+// that a captured graph (ember::graphs) replays all of a training step's normalization. Backward
+// kernels are two passes: per row sums of dy and dy * (x - mean), then dx as one affine map of dy
+// and x per row.
 // Under create_graph the row norms' gradients come from recorded ops (twice differentiable); the
 // channel norms' fused backward refuses (see ops/first_order.h).
 #include <cfloat>
@@ -82,8 +85,6 @@ StatLayout stat_layout(const Tensor& input, int64_t G, bool per_sample) {
   return {N, C, N * C > 0 ? input.numel() / (N * C) : 0, G, per_sample};
 }
 
-Tensor doubles_tensor(std::vector<double> v) { return from_doubles(v, {static_cast<int64_t>(v.size())}, kDouble); }
-
 // The channel kernels run on 4-D channels_last tensors in place, seen as (N, L, C); other
 // layouts as contiguous (N, C, L).
 bool runs_channels_last(const Tensor& x) {
@@ -130,95 +131,135 @@ class SharedResults {
   Tensor seen_;
 };
 
-// The gradients of a channel norm. The per-row sums of dy and dy * (x - mean) serve all three
-// gradients; they are computed once per incoming gradient (the formulas run one after another).
-class ChannelNormBackward {
- public:
-  // readers: the gradients wanted that read the sums
-  ChannelNormBackward(const char* node, autograd::Saved x, autograd::Saved w, StatLayout l, std::vector<double> mean,
-                      std::vector<double> rstd, bool batch_stats, int readers)
-      : node_(node), x_(x), w_(w), l_(l), mean_(std::move(mean)), rstd_(std::move(rstd)), batch_stats_(batch_stats),
-        shared_(readers) {}
+// The gradients of a channel norm (dx, dw, db: each when its bit of `mask` is set, 1, 2, 4) from
+// the forward's input, weight and statistics (double tensors, see StatLayout). The per-row sums
+// of dy and dy * (x - mean) serve all three. An op of its own, so that a captured graph replays it
+// on the statistics each replay's forward wrote (ember::graphs). The weight and bias gradients
+// are double tensors (the engine casts them to the parameters' dtype).
+template <class Names>
+struct ChannelNormBackwardOp {
+  static constexpr const char* name = Names::backward_op;
+  static constexpr bool differentiable = false;
+  static std::tuple<Tensor, Tensor, Tensor> run(const Tensor& grad, const Tensor& x, const Tensor& weight,
+                                                const Tensor& mean_t, const Tensor& rstd_t, int64_t G,
+                                                bool per_sample, bool batch_stats, int64_t mask) {
+    const StatLayout l = stat_layout(x, G, per_sample);
+    const bool want_x = mask & 1, want_w = mask & 2, want_b = mask & 4;
+    const double* mean = mean_t.data_ptr<double>();
+    const double* rstd = rstd_t.data_ptr<double>();
+    const bool cl = runs_channels_last(x);
+    const int64_t rows = l.N * l.C;
+    const Tensor dy = grad.to(x.dtype());
+    // sum_dy[p] = sum(dy), sum_dyx[p] = sum(dy * (x - mean)) over row p = n * C + c
+    std::vector<double> sum_dy, sum_dyx;
+    if (want_w || want_b || (want_x && batch_stats)) {
+      sum_dy.assign(rows, 0.0);
+      sum_dyx.assign(rows, 0.0);
+      if (x.numel() > 0) {
+        std::vector<double> row_mean(rows);
+        for (int64_t n = 0; n < l.N; ++n)
+          for (int64_t ch = 0; ch < l.C; ++ch) row_mean[n * l.C + ch] = mean[l.stat(n, ch)];
+        kernels::channel_grad_sums_kernel(kernel_view(dy, cl, l), kernel_view(x, cl, l), row_mean.data(),
+                                          sum_dy.data(), sum_dyx.data(), cl);
+      }
+    }
+    Tensor dx, dw, db;
+    if (want_x) dx = grad_input(dy, x, weight, l, mean, rstd, batch_stats, sum_dy, sum_dyx);
+    if (want_w) {
+      dw = make_empty({l.C}, kDouble);
+      double* gw = dw.data_ptr<double>();
+      std::fill(gw, gw + l.C, 0.0);
+      for (int64_t n = 0; n < l.N; ++n)
+        for (int64_t ch = 0; ch < l.C; ++ch) gw[ch] += sum_dyx[n * l.C + ch] * rstd[l.stat(n, ch)];
+    }
+    if (want_b) {
+      db = make_empty({l.C}, kDouble);
+      double* gb = db.data_ptr<double>();
+      std::fill(gb, gb + l.C, 0.0);
+      for (int64_t n = 0; n < l.N; ++n)
+        for (int64_t ch = 0; ch < l.C; ++ch) gb[ch] += sum_dy[n * l.C + ch];
+    }
+    return {dx, dw, db};
+  }
 
-  Tensor grad_input(const autograd::BackwardContext& c) {
-    const Tensor x = c[x_];
-    check_first_order(node_, {c.grad(), x, w_.index == SIZE_MAX ? Tensor() : c[w_]});
+ private:
+  static Tensor grad_input(const Tensor& dy, const Tensor& x, const Tensor& weight, const StatLayout& l,
+                           const double* mean, const double* rstd, bool batch_stats,
+                           const std::vector<double>& sum_dy, const std::vector<double>& sum_dyx) {
     const bool cl = runs_channels_last(x);
     Tensor dx = make_empty(x.sizes(), x.dtype(), cl ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous);
     if (x.numel() == 0) return dx;
-    const std::vector<double> w = as_doubles(w_.index == SIZE_MAX ? Tensor() : c[w_]);
-    const int64_t rows = l_.N * l_.C;
+    const std::vector<double> w = as_doubles(weight);
+    const int64_t rows = l.N * l.C, stats = l.per_sample ? l.N * l.G : l.G;
     std::vector<double> a(rows), b(rows, 0.0), k(rows, 0.0);
     std::vector<double> m1, m2;
-    if (batch_stats_) {
+    if (batch_stats) {
       // mean over each statistic's elements of g = dy * w and of g * xhat
-      sums(c);
-      m1.assign(mean_.size(), 0.0);
-      m2.assign(mean_.size(), 0.0);
-      for (int64_t n = 0; n < l_.N; ++n)
-        for (int64_t ch = 0; ch < l_.C; ++ch) {
-          const int64_t s = l_.stat(n, ch), p = n * l_.C + ch;
+      m1.assign(stats, 0.0);
+      m2.assign(stats, 0.0);
+      for (int64_t n = 0; n < l.N; ++n)
+        for (int64_t ch = 0; ch < l.C; ++ch) {
+          const int64_t s = l.stat(n, ch), p = n * l.C + ch;
           const double wc = w.empty() ? 1.0 : w[ch];
-          m1[s] += wc * sum_dy_[p] / l_.count();
-          m2[s] += wc * rstd_[s] * sum_dyx_[p] / l_.count();
+          m1[s] += wc * sum_dy[p] / l.count();
+          m2[s] += wc * rstd[s] * sum_dyx[p] / l.count();
         }
     }
-    for (int64_t n = 0; n < l_.N; ++n)
-      for (int64_t ch = 0; ch < l_.C; ++ch) {
-        const int64_t s = l_.stat(n, ch), p = n * l_.C + ch;
-        const double r = rstd_[s];
+    for (int64_t n = 0; n < l.N; ++n)
+      for (int64_t ch = 0; ch < l.C; ++ch) {
+        const int64_t s = l.stat(n, ch), p = n * l.C + ch;
+        const double r = rstd[s];
         a[p] = r * (w.empty() ? 1.0 : w[ch]);
-        if (!batch_stats_) continue;
+        if (!batch_stats) continue;
         // dx = r * (w * dy - m1 - xhat * m2), xhat = (x - mean) * r
         b[p] = -r * r * m2[s];
-        k[p] = r * r * m2[s] * mean_[s] - r * m1[s];
+        k[p] = r * r * m2[s] * mean[s] - r * m1[s];
       }
-    const Tensor dy = c.grad().to(x.dtype());
-    kernels::channel_grad_input_kernel(kernel_view(dy, cl, l_), kernel_view(x, cl, l_), kernel_view(dx, cl, l_),
+    kernels::channel_grad_input_kernel(kernel_view(dy, cl, l), kernel_view(x, cl, l), kernel_view(dx, cl, l),
                                        a.data(), b.data(), k.data(), cl);
     const MemoryFormat f = layout_of(x);
     return f == MemoryFormat::Contiguous || cl ? dx : dx.contiguous(f);
   }
-  Tensor grad_weight(const autograd::BackwardContext& c) {
-    sums(c);
-    std::vector<double> gw(l_.C, 0.0);
-    for (int64_t n = 0; n < l_.N; ++n)
-      for (int64_t ch = 0; ch < l_.C; ++ch) gw[ch] += sum_dyx_[n * l_.C + ch] * rstd_[l_.stat(n, ch)];
-    return doubles_tensor(std::move(gw));
-  }
-  Tensor grad_bias(const autograd::BackwardContext& c) {
-    sums(c);
-    std::vector<double> gb(l_.C, 0.0);
-    for (int64_t n = 0; n < l_.N; ++n)
-      for (int64_t ch = 0; ch < l_.C; ++ch) gb[ch] += sum_dy_[n * l_.C + ch];
-    return doubles_tensor(std::move(gb));
+};
+
+// The formulas of a channel norm's node: the first to run for an incoming gradient calls the
+// backward op for every gradient the node's formulas return (those of the inputs needing one:
+// the engine runs the formula of each valid edge); each formula then takes its own.
+template <class Names>
+class ChannelNormGrads {
+ public:
+  ChannelNormGrads(autograd::Saved x, autograd::Saved w, autograd::Saved mean, autograd::Saved rstd, int64_t G,
+                   bool per_sample, bool batch_stats, int64_t mask)
+      : x_(x), w_(w), mean_(mean), rstd_(rstd), G_(G), per_sample_(per_sample), batch_stats_(batch_stats),
+        mask_(mask) {}
+
+  // which: 0 input, 1 weight, 2 bias
+  Tensor take(const autograd::BackwardContext& c, int which) {
+    if (left_ == 0 || !seen_.is_same(c.grad())) {
+      const Tensor x = c[x_], w = w_.index == SIZE_MAX ? Tensor() : c[w_];
+      // (only the input's gradient is a function of the weight)
+      check_first_order(Names::node, {c.grad(), x, mask_ & 1 ? w : Tensor()});
+      auto [dx, dw, db] = dispatch::call<ChannelNormBackwardOp<Names>>(c.grad(), x, w, c[mean_], c[rstd_], G_,
+                                                                        per_sample_, batch_stats_, mask_);
+      results_[0] = std::move(dx);
+      results_[1] = std::move(dw);
+      results_[2] = std::move(db);
+      left_ = ((mask_ & 1) != 0) + ((mask_ & 2) != 0) + ((mask_ & 4) != 0);
+      seen_ = c.grad();
+    }
+    Tensor r = std::exchange(results_[which], Tensor());
+    if (--left_ == 0) seen_ = Tensor();  // the gradient is held only until every formula ran
+    return r;
   }
 
  private:
-  void sums(const autograd::BackwardContext& c) {
-    if (shared_.reuse(c.grad())) return;
-    shared_.computed(c.grad(), true);
-    const Tensor x = c[x_];
-    check_first_order(node_, {c.grad(), x});
-    const int64_t rows = l_.N * l_.C;
-    sum_dy_.assign(rows, 0.0);
-    sum_dyx_.assign(rows, 0.0);
-    if (x.numel() == 0) return;
-    std::vector<double> row_mean(rows);
-    for (int64_t n = 0; n < l_.N; ++n)
-      for (int64_t ch = 0; ch < l_.C; ++ch) row_mean[n * l_.C + ch] = mean_[l_.stat(n, ch)];
-    const bool cl = runs_channels_last(x);
-    kernels::channel_grad_sums_kernel(kernel_view(c.grad().to(x.dtype()), cl, l_), kernel_view(x, cl, l_),
-                                      row_mean.data(), sum_dy_.data(), sum_dyx_.data(), cl);
-  }
-
-  const char* node_;
-  autograd::Saved x_, w_;
-  StatLayout l_;
-  std::vector<double> mean_, rstd_;
-  bool batch_stats_;
-  SharedResults shared_;
-  std::vector<double> sum_dy_, sum_dyx_;
+  autograd::Saved x_, w_, mean_, rstd_;
+  int64_t G_;
+  bool per_sample_, batch_stats_;
+  int64_t mask_;
+  int left_ = 0;
+  Tensor seen_;
+  Tensor results_[3];
 };
 
 // y = (x - mean[s]) * rstd[s] * w[c] + b[c] with given statistics (double tensors, see
@@ -246,37 +287,92 @@ struct ChannelNormOp {
   static void derivative(autograd::Derivative& d, const Tensor& input, const Tensor& weight, const Tensor& bias,
                          const Tensor& mean, const Tensor& rstd, int64_t G, bool per_sample, bool batch_stats) {
     d.name(Names::node);
-    auto st = std::make_shared<ChannelNormBackward>(
-        Names::node, d.save(input), weight.defined() ? d.save(weight) : autograd::Saved{SIZE_MAX}, stat_layout(input, G, per_sample),
-        as_doubles(mean), as_doubles(rstd), batch_stats,
-        (batch_stats && d.needs(input)) + d.needs(weight) + d.needs(bias));
-    d.grad(input, [st](const auto& c) { return st->grad_input(c); });
-    d.grad(weight, [st](const auto& c) { return st->grad_weight(c); });
-    d.grad(bias, [st](const auto& c) { return st->grad_bias(c); });
+    // The engine runs the formula of each input needing a gradient, and only those.
+    const int64_t mask = int64_t{d.needs(input)} | int64_t{d.needs(weight)} << 1 | int64_t{d.needs(bias)} << 2;
+    auto st = std::make_shared<ChannelNormGrads<Names>>(
+        d.save(input), weight.defined() ? d.save(weight) : autograd::Saved{SIZE_MAX}, d.save(mean), d.save(rstd), G,
+        per_sample, batch_stats, mask);
+    d.grad(input, [st](const auto& c) { return st->take(c, 0); });
+    d.grad(weight, [st](const auto& c) { return st->take(c, 1); });
+    d.grad(bias, [st](const auto& c) { return st->take(c, 2); });
   }
 };
 struct BatchNormNames {
   static constexpr const char* op = "native_batch_norm";
   static constexpr const char* node = "NativeBatchNormBackward0";
+  static constexpr const char* backward_op = "native_batch_norm_backward";
 };
 struct GroupNormNames {
   static constexpr const char* op = "native_group_norm";
   static constexpr const char* node = "NativeGroupNormBackward0";
+  static constexpr const char* backward_op = "native_group_norm_backward";
 };
 
 // Moves a running statistic towards `batch` (of C values); outside autograd, as PyTorch.
-void update_running(const Tensor& running, const std::vector<double>& batch, double momentum) {
+void update_running(const Tensor& running, const double* batch, double momentum) {
   if (!running.defined()) return;
   NoGradGuard no_grad;
+  // float and double in place (what the general path below computes: the update in double,
+  // rounded once to the statistic's dtype)
+  auto in_place = [&](auto* r) {
+    for (int64_t c = 0; c < running.numel(); ++c)
+      r[c] = static_cast<std::remove_pointer_t<decltype(r)>>((1 - momentum) * static_cast<double>(r[c]) +
+                                                              momentum * batch[c]);
+    running.impl()->storage()->bump_version();
+  };
+  if (running.is_contiguous() && running.dtype() == kFloat) return in_place(running.data_ptr<float>());
+  if (running.is_contiguous() && running.dtype() == kDouble) return in_place(running.data_ptr<double>());
   std::vector<double> r = as_doubles(running);
   for (size_t c = 0; c < r.size(); ++c) r[c] = (1 - momentum) * r[c] + momentum * batch[c];
   Tensor(running).copy_(from_doubles(r, running.sizes(), running.dtype()));
 }
 
-std::vector<double> rstd_of(std::vector<double> var, double eps) {
-  for (double& v : var) v = 1.0 / std::sqrt(v + eps);
-  return var;
+// The (mean, rstd) results of the statistics ops: two double tensors of n values, `moments`
+// writing the means and biased variances into them (returning false when it has none: they are
+// NaN then), the variances then turned into 1 / sqrt(var + eps).
+template <class Moments>
+std::tuple<Tensor, Tensor> mean_and_rstd(int64_t n, double eps, Moments&& moments) {
+  Tensor mean_t = make_empty({n}, kDouble), rstd_t = make_empty({n}, kDouble);
+  double* mean = mean_t.data_ptr<double>();
+  double* var = rstd_t.data_ptr<double>();
+  if (!moments(mean, var)) {
+    std::fill(mean, mean + n, NAN);
+    std::fill(var, var + n, NAN);
+  }
+  for (int64_t i = 0; i < n; ++i) var[i] = 1.0 / std::sqrt(var[i] + eps);
+  return {mean_t, rstd_t};
 }
+
+// The statistics batch norm normalizes with, as double tensors of C values: (mean, rstd) of the
+// batch in training, moving the running statistics towards the batch's (in place), else of the
+// running ones. An op of its own rather than host code in batch_norm, so that a captured graph
+// replays it (ember::graphs); its results are what the forward and backward ops read.
+struct BatchNormStatsOp {
+  static constexpr const char* name = "_batch_norm_stats";
+  static constexpr bool differentiable = false;
+  static std::tuple<Tensor, Tensor> run(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                                        bool training, double momentum, double eps) {
+    const int64_t C = input.size(1);
+    return mean_and_rstd(C, eps, [&](double* mean, double* var) {
+      if (!training) {
+        const Tensor rm = running_mean.to(kDouble).contiguous(), rv = running_var.to(kDouble).contiguous();
+        std::copy(rm.data_ptr<double>(), rm.data_ptr<double>() + C, mean);
+        std::copy(rv.data_ptr<double>(), rv.data_ptr<double>() + C, var);
+        return true;
+      }
+      if (input.numel() == 0) return false;  // an empty batch has no statistics to learn from
+      const StatLayout l = stat_layout(input, C, false);
+      const bool cl = runs_channels_last(input);
+      kernels::channel_moments_kernel(kernel_view(input, cl, l), mean, var, cl);
+      const double n = l.count();
+      std::vector<double> unbiased(var, var + C);
+      for (double& v : unbiased) v *= n / (n - 1);
+      update_running(running_mean, mean, momentum);
+      update_running(running_var, unbiased.data(), momentum);
+      return true;
+    });
+  }
+};
 
 // Batch statistics of (N, C, L) per channel (updating the running ones), or the running ones;
 // returns the output, the mean and the rstd (per channel, as double tensors).
@@ -287,21 +383,7 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_impl(const char* op, const Tensor&
   const int64_t C = check_channel_norm_args(op, input, weight, bias, running_mean, running_var);
   EMBER_CHECK(training || (running_mean.defined() && running_var.defined()), op,
               "running_mean and running_var must be defined in evaluation mode");
-  std::vector<double> mean(C, NAN), var(C, NAN);
-  if (!training) {
-    mean = as_doubles(running_mean);
-    var = as_doubles(running_var);
-  } else if (input.numel() > 0) {  // an empty batch has no statistics to learn from
-    const StatLayout l = stat_layout(input, C, false);
-    const bool cl = runs_channels_last(input);
-    kernels::channel_moments_kernel(kernel_view(input, cl, l), mean.data(), var.data(), cl);
-    const double n = l.count();
-    std::vector<double> unbiased(var);
-    for (double& v : unbiased) v *= n / (n - 1);
-    update_running(running_mean, mean, momentum);
-    update_running(running_var, unbiased, momentum);
-  }
-  const Tensor m = doubles_tensor(mean), r = doubles_tensor(rstd_of(var, eps));
+  auto [m, r] = dispatch::call<BatchNormStatsOp>(input, running_mean, running_var, training, momentum, eps);
   return {dispatch::call<ChannelNormOp<BatchNormNames>>(input, weight, bias, m, r, C, false, training), m, r};
 }
 
@@ -332,6 +414,34 @@ struct BatchNormOp {
   }
 };
 
+// The statistics of group norm (and of instance norm, G = C): (mean, rstd) per (sample, group),
+// N * G doubles each. Running statistics (instance norm's, G = C), when given, move towards the
+// mean over the samples. An op for the reason BatchNormStatsOp is one.
+struct GroupStatsOp {
+  static constexpr const char* name = "_group_norm_stats";
+  static constexpr bool differentiable = false;
+  static std::tuple<Tensor, Tensor> run(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                                        int64_t G, double momentum, double eps) {
+    const int64_t N = input.size(0), rows = N * G;
+    return mean_and_rstd(rows, eps, [&](double* mean, double* var) {
+      if (input.numel() == 0) return false;
+      const int64_t L = input.numel() / rows;
+      kernels::row_norm_kernel(input.contiguous().view({rows, L}), Tensor(), Tensor(), Tensor(), eps, false, mean,
+                               var);
+      if (running_mean.defined() || running_var.defined()) {
+        std::vector<double> avg_mean(G, 0.0), avg_var(G, 0.0);
+        for (int64_t i = 0; i < rows; ++i) {
+          avg_mean[i % G] += mean[i] / N;
+          avg_var[i % G] += var[i] * L / (L - 1) / N;
+        }
+        update_running(running_mean, avg_mean.data(), momentum);
+        update_running(running_var, avg_var.data(), momentum);
+      }
+      return true;
+    });
+  }
+};
+
 // Per (sample, channel) statistics; running stats (if any) move towards the mean over samples.
 // Its node is batch norm's over per-sample statistics (PyTorch records a view around it).
 struct InstanceNormOp {
@@ -345,20 +455,8 @@ struct InstanceNormOp {
     }
     const StatLayout l = stat_layout(input, C, true);
     EMBER_CHECK(l.L != 1, name, "Expected more than 1 spatial element when training, got input size ", input.sizes());
-    std::vector<double> mean(l.N * C, NAN), var(l.N * C, NAN);
-    if (input.numel() > 0) {
-      kernels::row_norm_kernel(input.contiguous().view({l.N * C, l.L}), Tensor(), Tensor(), Tensor(), eps, false,
-                               mean.data(), var.data());
-      std::vector<double> avg_mean(C, 0.0), avg_var(C, 0.0);
-      for (int64_t i = 0; i < l.N * C; ++i) {
-        avg_mean[i % C] += mean[i] / l.N;
-        avg_var[i % C] += var[i] * l.L / (l.L - 1) / l.N;
-      }
-      update_running(running_mean, avg_mean, momentum);
-      update_running(running_var, avg_var, momentum);
-    }
-    return dispatch::call<ChannelNormOp<BatchNormNames>>(input, weight, bias, doubles_tensor(mean),
-                                                         doubles_tensor(rstd_of(var, eps)), C, true, true);
+    auto [m, r] = dispatch::call<GroupStatsOp>(input, running_mean, running_var, C, momentum, eps);
+    return dispatch::call<ChannelNormOp<BatchNormNames>>(input, weight, bias, m, r, C, true, true);
   }
 };
 
@@ -564,12 +662,7 @@ struct NativeGroupNormOp {
                 "Expected bias to be a vector of size equal to the number of channels in input, but got bias of "
                 "shape ",
                 bias.sizes(), " and input of shape ", input.sizes());
-    std::vector<double> mean(N * G, NAN), var(N * G, NAN);
-    if (input.numel() > 0) {
-      kernels::row_norm_kernel(input.contiguous().view({N * G, input.numel() / (N * G)}), Tensor(), Tensor(), Tensor(),
-                               eps, false, mean.data(), var.data());
-    }
-    const Tensor m = doubles_tensor(mean), r = doubles_tensor(rstd_of(var, eps));
+    auto [m, r] = dispatch::call<GroupStatsOp>(input, Tensor(), Tensor(), G, 0.0, eps);
     Tensor out = dispatch::call<ChannelNormOp<GroupNormNames>>(input, weight, bias, m, r, G, true, true);
     return {out, m.to(input.dtype()).view({N, G}), r.to(input.dtype()).view({N, G})};
   }

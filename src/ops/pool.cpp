@@ -217,12 +217,15 @@ struct MaxPool2dBackwardOp {
 };
 
 // 2-D max pooling over windows, recording (max_pool2d_with_indices or adaptive_max_pool2d). x is
-// (C, H, W) or (N, C, H, W); `indices`, when given, receives the argmax positions (flat h * W + w
-// per plane), which the derivative keeps. Callers pass it whenever a gradient may be wanted.
+// (C, H, W) or (N, C, H, W); with `with_indices`, `indices` receives the argmax positions (flat
+// h * W + w per plane), which the derivative keeps (a flag rather than a null pointer: a graph's
+// replay hands the op a slot of its own either way). Callers ask for them whenever a gradient may
+// be wanted.
 template <bool Adaptive>
 struct MaxPool2dRecordOp {
   static constexpr const char* name = Adaptive ? "adaptive_max_pool2d" : "max_pool2d_with_indices";
-  static Tensor run(const Tensor& x, const Windows& win, Tensor* indices) {
+  static Tensor run(const Tensor& x, const Windows& win, bool with_indices, Tensor* indices_slot) {
+    Tensor* indices = with_indices ? indices_slot : nullptr;
     const Planes p = as_planes(name, x, 2);
     if (is_channels_last_4d(x)) {  // in place, no copies
       const DimVector sizes{x.size(0), x.size(1), win.out_h(), win.out_w()};
@@ -245,7 +248,7 @@ struct MaxPool2dRecordOp {
     }
     return out;
   }
-  static void derivative(autograd::Derivative& d, const Tensor& x, const Windows&, Tensor* indices) {
+  static void derivative(autograd::Derivative& d, const Tensor& x, const Windows&, bool, Tensor* indices) {
     d.name(Adaptive ? "AdaptiveMaxPool2DBackward0" : "MaxPool2DWithIndicesBackward0");
     d.grad(x, [idx = d.save_for(x, *indices), sizes = DimVector(x.sizes()),
                format = x.suggest_memory_format()](const auto& c) {
@@ -263,7 +266,7 @@ std::tuple<Tensor, Tensor> max_pool(const char* op, int64_t nd, const Tensor& in
   Tensor indices;
   const bool keep = with_indices || (GradMode::is_enabled() && input.requires_grad());
   const Tensor x = nd == 1 ? input.unsqueeze(-2) : input;
-  Tensor out = dispatch::call<MaxPool2dRecordOp<false>>(x, win, keep ? &indices : nullptr);
+  Tensor out = dispatch::call<MaxPool2dRecordOp<false>>(x, win, keep, &indices);
   if (nd == 1) {
     out = out.squeeze(-2);
     if (with_indices) indices = indices.squeeze(-2);
@@ -456,7 +459,7 @@ struct AdaptiveMaxPool2dOp {
   static std::tuple<Tensor, Tensor> run(const Tensor& input, IntArrayRef output_size) {
     const Windows win = adaptive_windows(adaptive_planes(name, input, output_size, 2), output_size);
     Tensor indices;
-    Tensor out = dispatch::call<MaxPool2dRecordOp<true>>(input, win, &indices);
+    Tensor out = dispatch::call<MaxPool2dRecordOp<true>>(input, win, true, &indices);
     return {out, indices};
   }
 };

@@ -265,14 +265,19 @@ HWY_NOINLINE void dot_tile(const Problem<T, lane_t<T>>& p, const Epilogue<DC<T>,
 template <class T>
 void dot_gemm(const Problem<T, lane_t<T>>& p, const Epilogue<DC<T>, T>& ep) {
   constexpr int kTile = 4;
-  const int64_t blocks = (p.M + kTile - 1) / kTile;
-  parallel_items(blocks, kTile * p.N * p.K, [&](int64_t blk) {
-    const int64_t m0 = blk * kTile;
+  // Items of up to kTile rows by kDotCols columns: a product of few rows (a batch-1 linear) still
+  // splits across threads. Each element's sum is computed alike whichever tile holds it.
+  constexpr int64_t kDotCols = 64;
+  const int64_t row_blocks = (p.M + kTile - 1) / kTile, col_blocks = (p.N + kDotCols - 1) / kDotCols;
+  const int64_t work = std::min<int64_t>(kTile, p.M) * std::min(kDotCols, p.N) * p.K;
+  parallel_items(row_blocks * col_blocks, work, [&](int64_t item) {
+    const int64_t m0 = item / col_blocks * kTile, n0 = item % col_blocks * kDotCols;
+    const int64_t n1 = std::min(p.N, n0 + kDotCols);
     const bool full_rows = m0 + kTile <= p.M;
     for (int64_t m = m0; m < std::min(p.M, m0 + kTile); m += full_rows ? kTile : 1) {
-      int64_t n = 0;
-      for (; n + kTile <= p.N; n += kTile) full_rows ? dot_tile<kTile, kTile>(p, ep, m, n) : dot_tile<1, kTile>(p, ep, m, n);
-      for (; n < p.N; ++n) full_rows ? dot_tile<kTile, 1>(p, ep, m, n) : dot_tile<1, 1>(p, ep, m, n);
+      int64_t n = n0;
+      for (; n + kTile <= n1; n += kTile) full_rows ? dot_tile<kTile, kTile>(p, ep, m, n) : dot_tile<1, kTile>(p, ep, m, n);
+      for (; n < n1; ++n) full_rows ? dot_tile<kTile, 1>(p, ep, m, n) : dot_tile<1, 1>(p, ep, m, n);
     }
   });
 }
@@ -290,7 +295,9 @@ void float_gemm(Problem<T, lane_t<T>> p) {
     for (int64_t n = 0; n < p.N; ++n) bias[n] = static_cast<L>(p.bias[n * p.sbias]);
   }
   const Epilogue<DC<T>, T> ep{p.bias ? bias.data() : nullptr, p.alpha, p.beta};
-  if (p.N < NL && dot_ok) {
+  // Dot tiles for narrow outputs, and for products of few rows whose B has unit stride along K
+  // only (a linear layer's weight at batch 1 to 4): the axpy tiles would pack all of B first.
+  if (dot_ok && (p.N < NL || (p.sbn != 1 && p.M <= kRows))) {
     dot_gemm(p, ep);
   } else {
     axpy_gemm(p, ep);
