@@ -114,8 +114,8 @@ TEST(CoreParity, ToAliasesOrCopiesAsLibtorch) {
   const torch::Tensor nchw = torch::randn({2, 3, 4, 5});
   const std::vector<torch::Tensor> inputs = {nchw, nchw.contiguous(torch::MemoryFormat::ChannelsLast),
                                              nchw.permute({1, 2, 0, 3}), torch::randn({3, 4}).t()};
-  const std::vector<std::optional<torch::MemoryFormat>> formats = {
-      std::nullopt, torch::MemoryFormat::Preserve, torch::MemoryFormat::Contiguous, torch::MemoryFormat::ChannelsLast};
+  const std::vector<c10::optional<torch::MemoryFormat>> formats = {  // libtorch 1.13's optional
+      c10::nullopt, torch::MemoryFormat::Preserve, torch::MemoryFormat::Contiguous, torch::MemoryFormat::ChannelsLast};
   for (const torch::Tensor& t : inputs) {
     const ember::Tensor e = to_ember(t);
     for (const auto& f : formats) {
