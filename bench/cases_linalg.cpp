@@ -118,6 +118,22 @@ bench::Register linalg_eigh_256_f64{{
         },
 }};
 
+bench::Register linalg_eig_128_f64{{
+    .name = "linalg_eig_128_f64",
+    .label = kLinalg,
+    .target = 1.0,
+    .run =
+        [](const bench::Context& ctx) {
+          const Input A = parity::random({128, 128}, ember::kDouble, 11);
+          // both call dgeev: the same eigenvalues in the same order
+          bench::check_close(ctx, std::get<0>(ember::linalg::eig(A.e)), std::get<0>(torch::linalg::eig(A.t)),
+                             loose(ember::kDouble));
+          return bench::time_pair(ctx, {.ember = [&] { (void)ember::linalg::eig(A.e); },
+                                        .baseline = [&] { (void)torch::linalg::eig(A.t); },
+                                        .min_run_time = 1.0});
+        },
+}};
+
 bench::Register linalg_qr_512_f32{{
     .name = "linalg_qr_512_f32",
     .label = kLinalg,

@@ -1,9 +1,9 @@
 // torch.linalg: decompositions, solvers, norms and matrix functions on batches of matrices
-// (leading dims are batch dims, broadcast where PyTorch broadcasts), float32 and float64, each
-// differentiable. Two spellings, as libtorch 1.13: `torch::linalg::det(A)` (namespace
+// (leading dims are batch dims, broadcast where PyTorch broadcasts), float32 and float64 (and
+// complex64/complex128 where docs/linalg.md says so), each differentiable. Two spellings, as libtorch 1.13: `torch::linalg::det(A)` (namespace
 // ember::linalg) and the ATen form `torch::linalg_det(A)`; plus the older names (`torch::inverse`,
 // `torch::svd`, `torch::symeig`, ...) and Tensor methods. Factorizations run on LAPACK (OpenBLAS).
-// See docs/linalg.md for what is covered and what is not (no complex dtypes: eig/eigvals absent).
+// See docs/linalg.md for what is covered and what is not.
 #pragma once
 #include <optional>
 #include <string>
@@ -28,6 +28,12 @@ std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor& A, bool upper = fals
 std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, std::string_view mode = "reduced");
 std::tuple<Tensor, Tensor> linalg_eigh(const Tensor& A, std::string_view UPLO = "L");
 Tensor linalg_eigvalsh(const Tensor& A, std::string_view UPLO = "L");
+// General square matrices (LAPACK geev): complex eigenvalues and unit-norm eigenvectors,
+// complex64 for float32/complex64 input, complex128 for float64/complex128.
+std::tuple<Tensor, Tensor> linalg_eig(const Tensor& A);
+std::tuple<Tensor&, Tensor&> linalg_eig_out(Tensor& eigenvalues, Tensor& eigenvectors, const Tensor& A);
+Tensor linalg_eigvals(const Tensor& A);
+Tensor& linalg_eigvals_out(Tensor& out, const Tensor& A);
 std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& A, bool full_matrices = true,
                                               std::optional<std::string_view> driver = std::nullopt);
 Tensor linalg_svdvals(const Tensor& A, std::optional<std::string_view> driver = std::nullopt);
@@ -134,6 +140,12 @@ inline std::tuple<Tensor, Tensor> cholesky_ex(const Tensor& A, bool upper = fals
 inline std::tuple<Tensor, Tensor> qr(const Tensor& A, std::string_view mode = "reduced") { return linalg_qr(A, mode); }
 inline std::tuple<Tensor, Tensor> eigh(const Tensor& A, std::string_view uplo = "L") { return linalg_eigh(A, uplo); }
 inline Tensor eigvalsh(const Tensor& A, std::string_view uplo = "L") { return linalg_eigvalsh(A, uplo); }
+inline std::tuple<Tensor, Tensor> eig(const Tensor& A) { return linalg_eig(A); }
+inline std::tuple<Tensor&, Tensor&> eig_out(Tensor& eigenvalues, Tensor& eigenvectors, const Tensor& A) {
+  return linalg_eig_out(eigenvalues, eigenvectors, A);
+}
+inline Tensor eigvals(const Tensor& A) { return linalg_eigvals(A); }
+inline Tensor& eigvals_out(Tensor& out, const Tensor& A) { return linalg_eigvals_out(out, A); }
 inline std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A, bool full_matrices = true,
                                               std::optional<std::string_view> driver = std::nullopt) {
   return linalg_svd(A, full_matrices, driver);

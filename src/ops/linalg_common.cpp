@@ -5,8 +5,17 @@
 
 namespace ember::linalg_detail {
 
+void check_floating_or_complex(const char* op, const Tensor& A, const char* what) {
+  const ScalarType t = A.dtype();
+  if (is_complex_type(t)) return;
+  EMBER_CHECK(is_floating_type(t), op, "Expected a floating point or complex tensor as ", what, ". Got ", t);
+  EMBER_CHECK(t == kFloat || t == kDouble, op, "Low precision dtypes not supported. Got ", t);
+}
+
 void check_floating(const char* op, const Tensor& A, const char* what) {
   const ScalarType t = A.dtype();
+  EMBER_CHECK(!is_complex_type(t), op, "complex ", what, " is not supported by Ember's ", op,
+              " yet (float32 and float64 are). Got ", t);
   EMBER_CHECK(is_floating_type(t), op, "Expected a floating point or complex tensor as ", what, ". Got ", t);
   EMBER_CHECK(t == kFloat || t == kDouble, op, "Low precision dtypes not supported. Got ", t);
 }
@@ -81,13 +90,14 @@ void transpose_batch(const T* src, T* dst, int64_t batch, int64_t m, int64_t n) 
 Tensor colmajor_copy(const Tensor& A) {
   Tensor out = colmajor_empty(batch_shape(A), A.size(-2), A.size(-1), A.dtype());
   const int64_t m = A.size(-2), n = A.size(-1);
-  if (A.is_contiguous() && A.numel() > 0 && (A.dtype() == kFloat || A.dtype() == kDouble)) {
+  const ScalarType t = A.dtype();
+  if (A.is_contiguous() && !A.is_conj() && A.numel() > 0 &&
+      (t == kFloat || t == kDouble || t == kComplexFloat || t == kComplexDouble)) {
     const int64_t batch = A.numel() / (m * n);
-    if (A.dtype() == kFloat) {
-      transpose_batch(A.data_ptr<float>(), out.data_ptr<float>(), batch, m, n);
-    } else {
-      transpose_batch(A.data_ptr<double>(), out.data_ptr<double>(), batch, m, n);
-    }
+    on_field(t, [&](auto z) {
+      using T = decltype(z);
+      transpose_batch(A.data_ptr<T>(), out.data_ptr<T>(), batch, m, n);
+    });
     return out;
   }
   out.copy_(A);
@@ -189,7 +199,7 @@ void record(const char* node_name, const char* op, const std::vector<Tensor>& in
   for (const Tensor& in : inputs) node->add_input_edge(in.defined() && in.requires_grad() ? in : Tensor());
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& o = outputs[i];
-    if (o.defined() && is_floating_type(o.dtype())) autograd::detail::set_history(o, node, static_cast<uint32_t>(i));
+    if (o.defined() && autograd::is_differentiable_type(o.dtype())) autograd::detail::set_history(o, node, static_cast<uint32_t>(i));
   }
   for (const SavedSpec& s : saved) node->saved_.emplace_back(s.tensor, s.is_output);
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "autograd/variable.h"
+#include "ember/complex.h"
 #include "ember/autograd.h"
 #include "ember/factory.h"
 #include "ember/linalg.h"
@@ -22,7 +23,10 @@ namespace ember::linalg_detail {
 using autograd::variable_list;
 
 // "linalg.inv: Expected a floating point tensor as input. Got Long"
+// (complex64/complex128 raise "... does not support complex input yet" where Ember's op has no
+// complex path; check_floating_or_complex lets them through)
 void check_floating(const char* op, const Tensor& A, const char* what = "input");
+void check_floating_or_complex(const char* op, const Tensor& A, const char* what = "input");
 // "linalg.inv: The input tensor A must have at least 2 dimensions."
 void check_matrix(const char* op, const Tensor& A, const char* name = "A");
 // "linalg.inv: A must be batches of square matrices, but they are 2 by 3 matrices"
@@ -51,6 +55,17 @@ void for_each_matrix(int64_t batch, int64_t work_per_matrix, const std::function
 
 // Whether grad mode is on and some input requires grad.
 bool any_requires_grad(const std::vector<Tensor>& inputs);
+
+// Visits the element type of a float32/float64/complex64/complex128 dtype: f(T{}).
+template <class F>
+void on_field(ScalarType t, F&& f) {
+  switch (t) {
+    case kDouble: return f(double{});
+    case kComplexFloat: return f(complex<float>{});
+    case kComplexDouble: return f(complex<double>{});
+    default: return f(float{});
+  }
+}
 
 // A multi-output linalg node: one per op call, backward(grads, saved) -> one gradient per input
 // (grads of outputs that got none are undefined).

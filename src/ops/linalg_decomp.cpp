@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "ember/aten_tail.h"
+#include "ember/complex_ops.h"
 #include "ember/indexing.h"
 #include "ops/linalg_common.h"
 #include "ops/linalg_lapack.h"
@@ -29,6 +30,31 @@ void on_floating(ScalarType t, F&& f) {
 
 int to_int(int64_t v) { return static_cast<int>(v); }
 
+// The size a pivot search compares: |x| for reals, |re| + |im| for complex (LAPACK's i?amax).
+template <class T>
+T pivot_abs(T x) {
+  return std::abs(x);
+}
+template <class T>
+T pivot_abs(complex<T> x) {
+  return std::abs(x.real()) + std::abs(x.imag());
+}
+
+template <class T>
+struct IsComplex : std::false_type {};
+template <class R>
+struct IsComplex<complex<R>> : std::true_type {};
+
+// The workspace size a LAPACK query returns (in a complex routine, the real part).
+template <class T>
+int work_size(T q) {
+  return std::max(1, static_cast<int>(q));
+}
+template <class T>
+int work_size(complex<T> q) {
+  return std::max(1, static_cast<int>(q.real()));
+}
+
 Tensor info_tensor(IntArrayRef batch) { return zeros(batch, kInt); }
 
 // ---- LU ------------------------------------------------------------------------------------------
@@ -46,9 +72,9 @@ void small_getrf(int64_t m, int64_t n, T* a, int* ipiv, int* info) {
   for (int64_t j = 0; j < k; ++j) {
     T* col = a + j * m;
     int64_t p = j;
-    T best = std::abs(col[j]);
+    auto best = pivot_abs(col[j]);
     for (int64_t i = j + 1; i < m; ++i) {
-      const T v = std::abs(col[i]);
+      const auto v = pivot_abs(col[i]);
       if (v > best) {
         best = v;
         p = i;
@@ -96,7 +122,7 @@ std::pair<Tensor, Tensor> getrf_batch(Tensor& buf, int64_t m, int64_t n, IntArra
   Tensor piv = make_empty(concat(batch, {k}), kInt);
   Tensor info = info_tensor(batch);
   if (m == 0 || n == 0) return {piv, info};
-  on_floating(buf.dtype(), [&](auto z) {
+  on_field(buf.dtype(), [&](auto z) {
     using T = decltype(z);
     T* a = buf.data_ptr<T>();
     int* p = piv.data_ptr<int>();
@@ -144,7 +170,7 @@ Tensor trsm_left(const Tensor& A, const Tensor& B, bool upper, bool unit) {
   Tensor a = colmajor_copy(A), x = colmajor_copy(B);
   const int64_t nb = batch_count(B);
   if (n == 0 || k == 0) return x;
-  on_floating(A.dtype(), [&](auto z) {
+  on_field(A.dtype(), [&](auto z) {
     using T = decltype(z);
     const T* pa = a.data_ptr<T>();
     T* px = x.data_ptr<T>();
@@ -160,7 +186,7 @@ Tensor trsm_left(const Tensor& A, const Tensor& B, bool upper, bool unit) {
 
 Tensor linalg_solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left, bool unitriangular) {
   const char* op = "linalg.solve_triangular";
-  check_floating(op, A);
+  check_floating_or_complex(op, A);
   check_square(op, A);
   check_matrix(op, B, "B");
   EMBER_CHECK(A.dtype() == B.dtype(), op, "Expected A and B to have the same dtype, but found A of type ", A.dtype(),
@@ -175,14 +201,14 @@ Tensor linalg_solve_triangular(const Tensor& A, const Tensor& B, bool upper, boo
     AutoGradMode off(false);
     X = trsm_left(Ab, Bb, upper, unitriangular);
   }
-  // LinalgSolveTriangularBackward0 -- B: solve_triangular(A^T, gX, !upper); A: -(gB X^T) on A's triangle
+  // LinalgSolveTriangularBackward0 -- B: solve_triangular(A^H, gX, !upper); A: -(gB X^H) on A's triangle
   record("LinalgSolveTriangularBackward0", op, {A, B}, {X}, {{A, false}, {X, true}},
          [upper, unitriangular, as = DimVector(A.sizes()), bs = DimVector(B.sizes())](const variable_list& g,
                                                                                      const variable_list& s) {
            const Tensor& a = s[0];
            const Tensor& x = s[1];
-           Tensor gB = linalg_solve_triangular(a.mT(), g[0], !upper, true, unitriangular);
-           Tensor gA = -gB.matmul(x.mT());
+           Tensor gB = linalg_solve_triangular(a.adjoint(), g[0], !upper, true, unitriangular);
+           Tensor gA = -gB.matmul(x.adjoint());
            gA = upper ? gA.triu(unitriangular ? 1 : 0) : gA.tril(unitriangular ? -1 : 0);
            return variable_list{reduce_to(gA, as), reduce_to(gB, bs)};
          });
@@ -291,7 +317,7 @@ std::pair<Tensor, Tensor> lu_solve_raw(const Tensor& A, const Tensor& B, bool id
   std::tie(piv, info) = getrf_batch(a, n, n, batch_shape(A));
   const int64_t nb = identity ? batch_count(A) : batch_count(B);
   if (n > 0 && k > 0) {
-    on_floating(A.dtype(), [&](auto z) {
+    on_field(A.dtype(), [&](auto z) {
       using T = decltype(z);
       const T* pa = a.data_ptr<T>();
       T* px = x.data_ptr<T>();
@@ -356,7 +382,7 @@ bool is_vector_rhs(const Tensor& A, const Tensor& B) {
 
 std::tuple<Tensor, Tensor> linalg_solve_ex(const Tensor& A, const Tensor& B, bool left, bool check_errors) {
   const char* op = "linalg.solve";
-  check_floating(op, A);
+  check_floating_or_complex(op, A);
   check_square(op, A);
   EMBER_CHECK(A.dtype() == B.dtype(), op, "Expected A and B to have the same dtype, but found A of type ", A.dtype(),
               " and B of type ", B.dtype(), " instead");
@@ -378,11 +404,11 @@ std::tuple<Tensor, Tensor> linalg_solve_ex(const Tensor& A, const Tensor& B, boo
     std::tie(X, info) = lu_solve_raw(Ab, Bb);
   }
   if (check_errors) check_infos("torch.linalg.solve", info, A.dim() > 2, InfoKind::kSingularSolve);
-  // LinalgSolveExBackward0 -- B: solve(A^T, gX); A: -gB X^T
+  // LinalgSolveExBackward0 -- B: solve(A^H, gX); A: -gB X^H
   record("LinalgSolveExBackward0", op, {A, Bm}, {X, info}, {{A, false}, {X, true}},
          [as = DimVector(A.sizes()), bs = DimVector(Bm.sizes())](const variable_list& g, const variable_list& s) {
-           const Tensor gB = linalg_solve(s[0].mT(), g[0]);
-           return variable_list{reduce_to(-gB.matmul(s[1].mT()), as), reduce_to(gB, bs)};
+           const Tensor gB = linalg_solve(s[0].adjoint(), g[0]);
+           return variable_list{reduce_to(-gB.matmul(s[1].adjoint()), as), reduce_to(gB, bs)};
          });
   return {vector ? X.squeeze(-1) : X, info};
 }
@@ -395,7 +421,7 @@ Tensor linalg_solve(const Tensor& A, const Tensor& B, bool left) {
 
 std::tuple<Tensor, Tensor> linalg_inv_ex(const Tensor& A, bool check_errors) {
   const char* op = "linalg.inv";
-  check_floating(op, A);
+  check_floating_or_complex(op, A);
   check_square(op, A);
   Tensor X, info;
   {
@@ -403,9 +429,9 @@ std::tuple<Tensor, Tensor> linalg_inv_ex(const Tensor& A, bool check_errors) {
     std::tie(X, info) = lu_solve_raw(A, Tensor(), /*identity=*/true);
   }
   if (check_errors) check_infos(op, info, A.dim() > 2, InfoKind::kSingularInverse);
-  // LinalgInvExBackward0 -- A: -X^T gX X^T
+  // LinalgInvExBackward0 -- A: -X^H gX X^H
   record("LinalgInvExBackward0", op, {A}, {X, info}, {{X, true}}, [](const variable_list& g, const variable_list& s) {
-    const Tensor xt = s[0].mT();
+    const Tensor xt = s[0].adjoint();
     return variable_list{-xt.matmul(g[0]).matmul(xt)};
   });
   return {X, info};
@@ -418,7 +444,8 @@ Tensor linalg_inv(const Tensor& A) {
 }
 
 namespace {
-// det and log|det| of each matrix from its LU factors, without autograd.
+// det and log|det| of each matrix from its LU factors, without autograd: (det, unused) or
+// (sign, log|det|); for complex A the sign is det / |det| (complex) and log|det| is real.
 std::pair<Tensor, Tensor> det_parts(const char* op, const Tensor& A, bool log) {
   const int64_t n = A.size(-1);
   // det(A^T) = det(A): a row-major A is factored as it lies
@@ -431,33 +458,48 @@ std::pair<Tensor, Tensor> det_parts(const char* op, const Tensor& A, bool log) {
   }
   const DimVector batch = batch_shape(A);
   auto [piv, info] = getrf_batch(buf, n, n, batch);
-  Tensor first = make_empty(batch, A.dtype()), second = make_empty(batch, A.dtype());
+  Tensor first = make_empty(batch, A.dtype()), second = make_empty(batch, to_real_value_type(A.dtype()));
   const int64_t nb = batch_count(A);
-  on_floating(A.dtype(), [&](auto z) {
+  on_field(A.dtype(), [&](auto z) {
     using T = decltype(z);
     const T* a = buf.data_ptr<T>();
     const int* p = piv.data_ptr<int>();
-    T* f = first.data_ptr<T>();
-    T* s = second.data_ptr<T>();
+    T* f = first.template data_ptr<T>();
     for (int64_t b = 0; b < nb; ++b) {
       const T* m = a + b * n * n;
-      T sign = 1, logabs = 0, prod = 1;
-      for (int64_t i = 0; i < n; ++i) {
-        const T d = m[i * n + i];
-        if (p[b * n + i] != i + 1) sign = -sign;
-        prod *= d;
-        if (d < 0) sign = -sign;
-        if (log) logabs += std::log(std::abs(d));
-      }
-      if (log) {
-        const bool zero = !(logabs > -std::numeric_limits<T>::infinity()) && !std::isnan(logabs);
-        f[b] = zero ? T(0) : sign;
+      T parity = T(1);  // (-1)^(row interchanges)
+      for (int64_t i = 0; i < n; ++i)
+        if (p[b * n + i] != i + 1) parity = -parity;
+      if constexpr (IsComplex<T>::value) {
+        using R = typename T::value_type;
+        R* s = second.data_ptr<R>();
+        T prod = parity, sign = parity;
+        R logabs = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          const T d = m[i * n + i];
+          prod *= d;
+          const R ad = abs(d);
+          logabs += std::log(ad);
+          sign *= ad == R(0) ? T(0) : d / T(ad);
+        }
+        f[b] = log ? sign : prod;
         s[b] = logabs;
       } else {
-        T parity = 1;  // det = (-1)^(row interchanges) * prod(diag(U))
-        for (int64_t i = 0; i < n; ++i)
-          if (p[b * n + i] != i + 1) parity = -parity;
-        f[b] = parity * prod;
+        T* s = second.data_ptr<T>();
+        T sign = parity, logabs = 0, prod = parity;
+        for (int64_t i = 0; i < n; ++i) {
+          const T d = m[i * n + i];
+          prod *= d;
+          if (d < 0) sign = -sign;
+          if (log) logabs += std::log(std::abs(d));
+        }
+        if (log) {
+          const bool zero = !(logabs > -std::numeric_limits<T>::infinity()) && !std::isnan(logabs);
+          f[b] = zero ? T(0) : sign;
+          s[b] = logabs;
+        } else {
+          f[b] = prod;
+        }
       }
     }
   });
@@ -470,6 +512,7 @@ Tensor det_grad_via_svd(const Tensor& A) {
   AutoGradMode off(false);
   auto [U, S, Vh] = linalg_svd(A, false);
   const int64_t n = A.size(-1);
+  // (complex A: S is real, and det(U) det(Vh) has modulus 1; its conjugate gives the gradient)
   std::vector<Tensor> cols;
   for (int64_t i = 0; i < n; ++i) {
     Tensor others = S.clone();
@@ -478,20 +521,20 @@ Tensor det_grad_via_svd(const Tensor& A) {
   }
   const Tensor c = n ? stack(cols, -1) : S;
   const Tensor du = linalg_det(U), dv = linalg_det(Vh);
-  return (du * dv).unsqueeze(-1).unsqueeze(-1) * (U * c.unsqueeze(-2)).matmul(Vh);
+  return (du * dv).conj().unsqueeze(-1).unsqueeze(-1) * (U * c.unsqueeze(-2)).matmul(Vh);
 }
 }  // namespace
 
 Tensor linalg_det(const Tensor& A) {
   const char* op = "linalg.det";
-  check_floating(op, A);
+  check_floating_or_complex(op, A);
   check_square(op, A);
   Tensor d;
   {
     AutoGradMode off(false);
     d = det_parts(op, A, false).first;
   }
-  // LinalgDetBackward0 -- A: g det A^{-T} (adj(A)^T via the SVD where det is 0)
+  // LinalgDetBackward0 -- A: g conj(det) A^{-H} (the conjugated adjugate via the SVD where det is 0)
   record("LinalgDetBackward0", op, {A}, {d}, {{A, false}, {d, true}}, [](const variable_list& g, const variable_list& s) {
     const Tensor& a = s[0];
     const Tensor& det = s[1];
@@ -501,25 +544,36 @@ Tensor linalg_det(const Tensor& A) {
       singular = det.numel() > 0 && det.eq(0).any().item<bool>();
     }
     if (singular) return variable_list{g[0].unsqueeze(-1).unsqueeze(-1) * det_grad_via_svd(a)};
-    return variable_list{(g[0] * det).unsqueeze(-1).unsqueeze(-1) * linalg_inv(a).mT()};
+    return variable_list{(g[0] * det.conj()).unsqueeze(-1).unsqueeze(-1) * linalg_inv(a).adjoint()};
   });
   return d;
 }
 
 std::tuple<Tensor, Tensor> linalg_slogdet(const Tensor& A) {
   const char* op = "linalg.slogdet";
-  check_floating(op, A);
+  check_floating_or_complex(op, A);
   check_square(op, A);
   Tensor sign, logabs;
   {
     AutoGradMode off(false);
     std::tie(sign, logabs) = det_parts(op, A, true);
   }
-  // LinalgSlogdetBackward0 -- A: g_logabsdet A^{-T} (sign has no gradient)
-  record("LinalgSlogdetBackward0", op, {A}, {Tensor(), logabs}, {{A, false}},
-         [](const variable_list& g, const variable_list& s) {
-           if (g.size() < 2 || !g[1].defined()) return variable_list{Tensor()};
-           return variable_list{g[1].unsqueeze(-1).unsqueeze(-1) * linalg_inv(s[0]).mT()};
+  // LinalgSlogdetBackward0 -- A: (g_logabsdet - i Im(conj(g_sign) sign)) A^{-H}; a real sign has
+  // no gradient
+  const bool cplx = is_complex_type(A.dtype());
+  record("LinalgSlogdetBackward0", op, {A}, {cplx ? sign : Tensor(), logabs}, {{A, false}, {sign, true}},
+         [cplx](const variable_list& g, const variable_list& s) {
+           const Tensor gs = cplx ? g[0] : Tensor(), gl = g.size() > 1 ? g[1] : Tensor();
+           if (!gs.defined() && !gl.defined()) return variable_list{Tensor()};
+           Tensor w;
+           if (gs.defined()) {
+             const Tensor im = imag(gs.conj() * s[1]);
+             w = make_complex(zeros_like(im), -im);
+             if (gl.defined()) w = w + gl;
+           } else {
+             w = gl;
+           }
+           return variable_list{w.unsqueeze(-1).unsqueeze(-1) * linalg_inv(s[0]).adjoint()};
          });
   return {sign, logabs};
 }
@@ -537,7 +591,7 @@ std::tuple<Tensor, Tensor> cholesky_lower(const char* op, const Tensor& A) {
   Tensor info = info_tensor(batch);
   const int64_t nb = batch_count(A);
   if (n > 0) {
-    on_floating(A.dtype(), [&](auto z) {
+    on_field(A.dtype(), [&](auto z) {
       using T = decltype(z);
       T* a = buf.data_ptr<T>();
       int* inf = info.data_ptr<int>();
@@ -550,7 +604,7 @@ std::tuple<Tensor, Tensor> cholesky_lower(const char* op, const Tensor& A) {
 
 std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor& A, bool upper, bool check_errors) {
   const char* op = "linalg.cholesky_ex";
-  check_floating(op, A);
+  check_floating_or_complex(op, A);
   check_square(op, A);
   Tensor L, info;
   {
@@ -558,17 +612,17 @@ std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor& A, bool upper, bool 
     std::tie(L, info) = cholesky_lower(op, A);
   }
   if (check_errors) check_infos("linalg.cholesky", info, A.dim() > 2, InfoKind::kNotPositiveDefinite);
-  // LinalgCholeskyExBackward0 -- A: sym(L^{-T} Phi(L^T gL) L^{-1}), Phi: the lower triangle with
-  // the diagonal halved
+  // LinalgCholeskyExBackward0 -- A: L^{-H} Phi L^{-1}, Phi = (tril(X) + tril(X, -1)^H) / 2 with
+  // X = L^H gL (for real A: the symmetric part of L^{-T} (tril(X, -1) + diag(X) / 2) L^{-1})
   record("LinalgCholeskyExBackward0", op, {A}, {L, info}, {{L, true}}, [](const variable_list& g, const variable_list& s) {
     const Tensor& l = s[0];
-    Tensor phi = l.mT().matmul(g[0]);
-    phi = phi.tril(-1) + phi.tril().triu() * 0.5;
-    Tensor gA = linalg_solve_triangular(l.mT(), phi, /*upper=*/true);
+    const Tensor x = l.adjoint().matmul(g[0]);
+    const Tensor phi = (x.tril() + x.tril(-1).adjoint()) * 0.5;
+    Tensor gA = linalg_solve_triangular(l.adjoint(), phi, /*upper=*/true);
     gA = linalg_solve_triangular(l, gA, /*upper=*/false, /*left=*/false);
-    return variable_list{(gA + gA.mT()) * 0.5};
+    return variable_list{gA};
   });
-  return {upper ? L.mT() : L, info};
+  return {upper ? L.adjoint() : L, info};
 }
 
 Tensor linalg_cholesky(const Tensor& A, bool upper) {
@@ -591,14 +645,14 @@ Tensor geqrf_batch(Tensor& buf, int64_t m, int64_t n, IntArrayRef batch) {
   const int64_t k = std::min(m, n), nb = buf.numel() / std::max<int64_t>(1, m * n);
   Tensor tau = zeros(concat(batch, {k}), TensorOptions().dtype(buf.dtype()));
   if (k == 0) return tau;
-  on_floating(buf.dtype(), [&](auto z) {
+  on_field(buf.dtype(), [&](auto z) {
     using T = decltype(z);
     T* a = buf.data_ptr<T>();
     T* t = tau.data_ptr<T>();
     T query;
     int info;
     lapack::geqrf(to_int(m), to_int(n), a, to_int(m), t, &query, -1, &info);
-    const int lwork = std::max(1, static_cast<int>(query));
+    const int lwork = work_size(query);
     for_each_matrix(nb, m * n * k, [&](int64_t i) {
       std::vector<T> work(lwork);
       int inf;
@@ -612,7 +666,7 @@ Tensor geqrf_batch(Tensor& buf, int64_t m, int64_t n, IntArrayRef batch) {
 void orgqr_batch(Tensor& q, int64_t m, int64_t cols, const Tensor& tau) {
   const int64_t k = tau.size(-1), nb = q.numel() / std::max<int64_t>(1, m * cols);
   if (m == 0 || cols == 0) return;
-  on_floating(q.dtype(), [&](auto z) {
+  on_field(q.dtype(), [&](auto z) {
     using T = decltype(z);
     T* a = q.data_ptr<T>();
     const Tensor tc = tau.contiguous();
@@ -620,7 +674,7 @@ void orgqr_batch(Tensor& q, int64_t m, int64_t cols, const Tensor& tau) {
     T query;
     int info;
     lapack::orgqr(to_int(m), to_int(cols), to_int(k), a, to_int(m), t, &query, -1, &info);
-    const int lwork = std::max(1, static_cast<int>(query));
+    const int lwork = work_size(query);
     for_each_matrix(nb, m * cols * k, [&](int64_t i) {
       std::vector<T> work(lwork);
       int inf;
@@ -630,22 +684,25 @@ void orgqr_batch(Tensor& q, int64_t m, int64_t cols, const Tensor& tau) {
   });
 }
 
-// Q and R of A = Q R for square or tall R (m >= n): gA = (gQ + Q N) R^{-T},
-// N = triu(M) + triu(M, 1)^T, M = gR R^T - Q^T gQ.
+// Q and R of A = Q R for square or tall R (m >= n): gA = (gQ + Q N) R^{-H},
+// N = triu(M, 1) + triu(M, 1)^H + Re(diag(M)), M = gR R^H - Q^H gQ (R's diagonal is real).
 Tensor qr_backward_tall(const Tensor& gQ, const Tensor& gR, const Tensor& Q, const Tensor& R) {
   Tensor M;
-  if (gR.defined()) M = gR.matmul(R.mT());
-  if (gQ.defined()) M = M.defined() ? M - Q.mT().matmul(gQ) : -Q.mT().matmul(gQ);
-  const Tensor N = M.triu() + M.triu(1).mT();
+  if (gR.defined()) M = gR.matmul(R.adjoint());
+  if (gQ.defined()) M = M.defined() ? M - Q.adjoint().matmul(gQ) : -Q.adjoint().matmul(gQ);
+  const Tensor up = M.triu(1);
+  Tensor N = up + up.adjoint();
+  const Tensor d = M.diagonal(0, -2, -1);
+  N = N + diag_embed(is_complex_type(M.dtype()) ? real(d).to(M.dtype()) : d);
   Tensor Z = Q.matmul(N);
   if (gQ.defined()) Z = Z + gQ;
-  return linalg_solve_triangular(R.mT(), Z, /*upper=*/false, /*left=*/false);
+  return linalg_solve_triangular(R.adjoint(), Z, /*upper=*/false, /*left=*/false);
 }
 }  // namespace
 
 std::tuple<Tensor, Tensor> geqrf(const Tensor& A) {
   const char* op = "geqrf";
-  check_floating(op, A, "input");
+  check_floating_or_complex(op, A, "input");
   check_matrix(op, A, "input");
   EMBER_CHECK(!any_requires_grad({A}), op, "the derivative for 'geqrf' is not implemented.");
   Tensor buf = colmajor_copy(A);
@@ -655,7 +712,7 @@ std::tuple<Tensor, Tensor> geqrf(const Tensor& A) {
 
 std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, std::string_view mode) {
   const char* op = "linalg.qr";
-  check_floating(op, A);
+  check_floating_or_complex(op, A);
   check_matrix(op, A);
   EMBER_CHECK(mode == "reduced" || mode == "complete" || mode == "r", op,
               "qr received unrecognized mode '", mode, "' but expected one of 'reduced' (default), 'r', or 'complete'");
@@ -688,7 +745,7 @@ std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, std::string_view mode) {
   const bool complete = mode == "complete";
   const bool r_only = mode == "r";
   // LinalgQrBackward0 -- for m >= n as qr_backward_tall; for m < n, A = Q [X | Y]:
-  // Y's gradient is Q gR_Y and X's the square case with gQ + Y gR_Y^T
+  // Y's gradient is Q gR_Y and X's the square case with gQ + Y gR_Y^H
   record("LinalgQrBackward0", op, {A}, {Q, R}, {{Q, true}, {R, true}},
          [m, n, complete, r_only](const variable_list& g, const variable_list& s) {
            EMBER_CHECK(!r_only, "linalg.qr_backward",
@@ -705,7 +762,7 @@ std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, std::string_view mode) {
            Tensor gX_Q = gQ, gX_R = gR.defined() ? gR.narrow(-1, 0, m) : Tensor(), gY;
            if (gR.defined()) {
              const Tensor gRY = gR.narrow(-1, m, n - m);
-             gX_Q = gQ.defined() ? gQ + Y.matmul(gRY.mT()) : Y.matmul(gRY.mT());
+             gX_Q = gQ.defined() ? gQ + Y.matmul(gRY.adjoint()) : Y.matmul(gRY.adjoint());
              gY = Q.matmul(gRY);
            } else {
              gY = zeros_like(Y);
@@ -719,7 +776,7 @@ std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, std::string_view mode) {
 
 std::tuple<Tensor, Tensor> linalg_eigh(const Tensor& A, std::string_view UPLO) {
   const char* op = "linalg.eigh";
-  check_floating(op, A);
+  check_floating_or_complex(op, A);
   check_square(op, A);
   EMBER_CHECK(UPLO == "L" || UPLO == "U" || UPLO == "l" || UPLO == "u", op,
               "Expected UPLO argument to be 'L' or 'U', but got ", UPLO);
@@ -727,44 +784,74 @@ std::tuple<Tensor, Tensor> linalg_eigh(const Tensor& A, std::string_view UPLO) {
   const int64_t n = A.size(-1);
   const DimVector batch = batch_shape(A);
   Tensor buf = colmajor_copy(A);
-  Tensor w = make_empty(concat(batch, {n}), A.dtype());
+  Tensor w = make_empty(concat(batch, {n}), to_real_value_type(A.dtype()));  // real for Hermitian A too
   Tensor info = info_tensor(batch);
   const int64_t nb = batch_count(A);
   if (n > 0) {
-    on_floating(A.dtype(), [&](auto z) {
+    on_field(A.dtype(), [&](auto z) {
       using T = decltype(z);
       T* a = buf.data_ptr<T>();
-      T* pw = w.data_ptr<T>();
       int* pi = info.data_ptr<int>();
-      T wq;
-      int iq, inf;
-      lapack::syevd('V', uplo, to_int(n), a, to_int(n), pw, &wq, -1, &iq, -1, &inf);
-      const int lwork = std::max(1, static_cast<int>(wq)), liwork = std::max(1, iq);
-      for_each_matrix(nb, n * n * n, [&](int64_t i) {
-        std::vector<T> work(lwork);
-        std::vector<int> iwork(liwork);
-        lapack::syevd('V', uplo, to_int(n), a + i * n * n, to_int(n), pw + i * n, work.data(), lwork, iwork.data(),
-                      liwork, pi + i);
-      });
+      const int ni = to_int(n);
+      if constexpr (IsComplex<T>::value) {
+        using R = typename T::value_type;
+        R* pw = w.data_ptr<R>();
+        T wq;
+        R rq;
+        int iq, inf;
+        lapack::heevd('V', uplo, ni, a, ni, pw, &wq, -1, &rq, -1, &iq, -1, &inf);
+        const int lwork = work_size(wq), lrwork = work_size(rq), liwork = std::max(1, iq);
+        for_each_matrix(nb, n * n * n, [&](int64_t i) {
+          std::vector<T> work(lwork);
+          std::vector<R> rwork(lrwork);
+          std::vector<int> iwork(liwork);
+          lapack::heevd('V', uplo, ni, a + i * n * n, ni, pw + i * n, work.data(), lwork, rwork.data(), lrwork,
+                        iwork.data(), liwork, pi + i);
+        });
+      } else {
+        T* pw = w.data_ptr<T>();
+        T wq;
+        int iq, inf;
+        lapack::syevd('V', uplo, ni, a, ni, pw, &wq, -1, &iq, -1, &inf);
+        const int lwork = work_size(wq), liwork = std::max(1, iq);
+        for_each_matrix(nb, n * n * n, [&](int64_t i) {
+          std::vector<T> work(lwork);
+          std::vector<int> iwork(liwork);
+          lapack::syevd('V', uplo, ni, a + i * n * n, ni, pw + i * n, work.data(), lwork, iwork.data(), liwork,
+                        pi + i);
+        });
+      }
     });
   }
   check_infos(op, info, A.dim() > 2, InfoKind::kEigConverge);
   Tensor V = buf;
-  // LinalgEighBackward0 -- A: V (diag(gL) + F o skew(V^T gV)) V^T, F_ij = 1 / (L_j - L_i)
+  // LinalgEighBackward0 -- A: V (diag(gL) + F o skew(V^H gV)) V^H, F_ij = 1 / (L_j - L_i),
+  // skew(X) = (X - X^H) / 2. Complex eigenvectors are defined up to a phase each: a loss that
+  // depends on it (Im(diag(V^H gV)) != 0) is ill-defined.
   record("LinalgEighBackward0", op, {A}, {w, V}, {{w, true}, {V, true}}, [](const variable_list& g, const variable_list& s) {
     const Tensor& L = s[0];
     const Tensor& V = s[1];
     Tensor inner;
     if (g.size() > 1 && g[1].defined()) {
-      Tensor VtgV = V.mT().matmul(g[1]);
-      VtgV = (VtgV - VtgV.mT()) * 0.5;
+      Tensor VhgV = V.adjoint().matmul(g[1]);
+      if (is_complex_type(VhgV.dtype())) {
+        AutoGradMode off(false);
+        const Tensor im = imag(VhgV.diagonal(0, -2, -1));
+        EMBER_CHECK(allclose(im, zeros_like(im), 1e-2, 1e-2), "linalg_eigh_backward",
+                    "The eigenvectors in the complex case are specified up to multiplication by e^{i phi}. The "
+                    "specified loss function depends on this quantity, so it is ill-defined.");
+      }
+      VhgV = (VhgV - VhgV.adjoint()) * 0.5;
       Tensor E = L.unsqueeze(-2) - L.unsqueeze(-1);  // E_ij = L_j - L_i
       E.diagonal(0, -2, -1).fill_(1);
-      inner = VtgV / E;
+      inner = VhgV / E;
       inner.diagonal(0, -2, -1).zero_();
     }
-    if (g[0].defined()) inner = inner.defined() ? inner + diag_embed(g[0]) : diag_embed(g[0]);
-    return variable_list{V.matmul(inner).matmul(V.mT())};
+    if (g[0].defined()) {
+      const Tensor D = diag_embed(g[0]).to(V.dtype());
+      inner = inner.defined() ? inner + D : D;
+    }
+    return variable_list{V.matmul(inner).matmul(V.adjoint())};
   });
   return {w, V};
 }
@@ -787,7 +874,7 @@ std::tuple<Tensor, Tensor, Tensor> svd_raw(const char* op, const Tensor& A, bool
   const DimVector batch = batch_shape(A);
   const ScalarType dt = A.dtype();
   const int64_t ucols = full ? m : k, vrows = full ? n : k;
-  Tensor S = make_empty(concat(batch, {k}), dt);
+  Tensor S = make_empty(concat(batch, {k}), to_real_value_type(dt));  // real for complex A too
   Tensor U = vectors ? colmajor_empty(batch, m, ucols, dt) : Tensor();
   Tensor Vt = vectors ? colmajor_empty(batch, vrows, n, dt) : Tensor();
   if (k == 0) {
@@ -803,37 +890,54 @@ std::tuple<Tensor, Tensor, Tensor> svd_raw(const char* op, const Tensor& A, bool
   Tensor info = info_tensor(batch);
   const int64_t nb = batch_count(A);
   const char jobz = !vectors ? 'N' : (full ? 'A' : 'S');
-  on_floating(dt, [&](auto z) {
+  on_field(dt, [&](auto z) {
     using T = decltype(z);
+    using R = decltype(pivot_abs(z));  // the real type of the singular values
     T* a = buf.data_ptr<T>();
-    T* s = S.data_ptr<T>();
+    R* s = S.data_ptr<R>();
     T* u = vectors ? U.data_ptr<T>() : nullptr;
     T* vt = vectors ? Vt.data_ptr<T>() : nullptr;
     int* pi = info.data_ptr<int>();
     const int ldu = to_int(m), ldvt = to_int(std::max<int64_t>(1, vrows));
-    T dummy = 0;
+    // complex gesdd's real workspace (LAPACK's bound for each jobz)
+    const int64_t mn = k, mx = std::max(m, n);
+    const int64_t lrwork = !IsComplex<T>::value ? 0
+                           : !vectors           ? 7 * mn
+                                                : std::max(5 * mn * mn + 5 * mn, 2 * mx * mn + 2 * mn * mn + mn);
+    const auto call = [&](T* ai, R* si, T* ui, T* vti, T* work, int lwork, R* rwork, int* iwork, int* inf) {
+      if constexpr (IsComplex<T>::value) {
+        lapack::gesdd(jobz, to_int(m), to_int(n), ai, to_int(m), si, ui, ldu, vti, ldvt, work, lwork, rwork, iwork,
+                      inf);
+      } else {
+        (void)rwork;
+        lapack::gesdd(jobz, to_int(m), to_int(n), ai, to_int(m), si, ui, ldu, vti, ldvt, work, lwork, iwork, inf);
+      }
+    };
+    T dummy = T(0);
     T wq;
     std::vector<int> iq(8 * k);
+    std::vector<R> rq(std::max<int64_t>(1, lrwork));
     int inf;
-    lapack::gesdd(jobz, to_int(m), to_int(n), a, to_int(m), s, vectors ? u : &dummy, ldu, vectors ? vt : &dummy,
-                  ldvt, &wq, -1, iq.data(), &inf);
-    const int lwork = std::max(1, static_cast<int>(wq));
+    call(a, s, vectors ? u : &dummy, vectors ? vt : &dummy, &wq, -1, rq.data(), iq.data(), &inf);
+    const int lwork = work_size(wq);
     for_each_matrix(nb, m * n * k, [&](int64_t i) {
       std::vector<T> work(lwork);
       std::vector<int> iwork(8 * k);
-      T du = 0, dv = 0;
-      lapack::gesdd(jobz, to_int(m), to_int(n), a + i * m * n, to_int(m), s + i * k,
-                    vectors ? u + i * m * ucols : &du, ldu, vectors ? vt + i * vrows * n : &dv, ldvt, work.data(),
-                    lwork, iwork.data(), pi + i);
+      std::vector<R> rwork(std::max<int64_t>(1, lrwork));
+      T du = T(0), dv = T(0);
+      call(a + i * m * n, s + i * k, vectors ? u + i * m * ucols : &du, vectors ? vt + i * vrows * n : &dv,
+           work.data(), lwork, rwork.data(), iwork.data(), pi + i);
     });
   });
   check_infos(op, info, A.dim() > 2, InfoKind::kSvdConverge);
   return {U, S, Vt};
 }
 
-// Gradient of A = U diag(S) Vh (reduced, k = min(m, n)): U [(F o (U^T gU - gU^T U)) S + diag(gS)
-// + S (F o (V^T gV - gV^T V))] Vh + (I - U U^T) gU S^{-1} Vh + U S^{-1} gV^T (I - V V^T),
-// F_ij = 1 / (s_j^2 - s_i^2).
+// Gradient of A = U diag(S) Vh (reduced, k = min(m, n)): U [(F o skew(U^H gU)) S + diag(gS)
+// + S (F o skew(V^H gV))] Vh + (I - U U^H) gU S^{-1} Vh + U S^{-1} gV^H (I - V V^H),
+// F_ij = 1 / (s_j^2 - s_i^2), skew(X) = X - X^H. Complex singular vectors are defined up to a
+// common phase per pair (u_i, v_i): the loss must not depend on it (Im(diag(U^H gU)) +
+// Im(diag(V^H gV)) = 0), and the diagonal gains i Im(diag(U^H gU)) / S.
 Tensor svd_backward(const Tensor& gU_in, const Tensor& gS, const Tensor& gVh_in, const Tensor& U_in,
                     const Tensor& S, const Tensor& Vh_in) {
   const int64_t m = U_in.size(-2), n = Vh_in.size(-1), k = S.size(-1);
@@ -843,7 +947,8 @@ Tensor svd_backward(const Tensor& gU_in, const Tensor& gS, const Tensor& gVh_in,
   if (!gU.defined() && !gVh.defined()) {
     return gS.defined() ? (U * gS.unsqueeze(-2)).matmul(Vh) : Tensor();
   }
-  const Tensor V = Vh.mT();
+  const bool cplx = is_complex_type(U.dtype());
+  const Tensor V = Vh.adjoint();
   Tensor s2 = S * S;
   Tensor F = s2.unsqueeze(-2) - s2.unsqueeze(-1);  // s_j^2 - s_i^2
   F.diagonal(0, -2, -1).fill_(1);
@@ -851,23 +956,34 @@ Tensor svd_backward(const Tensor& gU_in, const Tensor& gS, const Tensor& gVh_in,
   F.diagonal(0, -2, -1).zero_();
   Tensor inner = zeros(concat(batch_shape(U), {k, k}), TensorOptions().dtype(U.dtype()));
   if (gS.defined()) inner = inner + diag_embed(gS);
-  Tensor gA;
+  Tensor UhgU, VhgV;
   if (gU.defined()) {
-    const Tensor UtgU = U.mT().matmul(gU);
-    inner = inner + (F * (UtgU - UtgU.mT())) * S.unsqueeze(-2);
+    UhgU = U.adjoint().matmul(gU);
+    inner = inner + (F * (UhgU - UhgU.adjoint())) * S.unsqueeze(-2);
   }
   if (gVh.defined()) {
-    const Tensor gV = gVh.mT();
-    const Tensor VtgV = V.mT().matmul(gV);
-    inner = inner + S.unsqueeze(-1) * (F * (VtgV - VtgV.mT()));
+    VhgV = Vh.matmul(gVh.adjoint());  // V^H gV
+    inner = inner + S.unsqueeze(-1) * (F * (VhgV - VhgV.adjoint()));
   }
-  gA = U.matmul(inner).matmul(Vh);
+  if (cplx) {
+    AutoGradMode off(false);
+    Tensor im = UhgU.defined() ? imag(UhgU.diagonal(0, -2, -1)) : zeros_like(S);
+    if (VhgV.defined()) im = im + imag(VhgV.diagonal(0, -2, -1));
+    EMBER_CHECK(allclose(im, zeros_like(im), 1e-2, 1e-2), "svd_backward",
+                "The singular vectors in the complex case are specified up to multiplication by e^{i phi}. The "
+                "specified loss function depends on this phase term, making it ill-defined.");
+  }
+  if (cplx && UhgU.defined() && VhgV.defined()) {
+    const Tensor im = imag(UhgU.diagonal(0, -2, -1)) / S;
+    inner = inner + diag_embed(make_complex(zeros_like(im), im));
+  }
+  Tensor gA = U.matmul(inner).matmul(Vh);
   if (gU.defined() && m > k) {
-    const Tensor t = gU - U.matmul(U.mT().matmul(gU));
+    const Tensor t = gU - U.matmul(UhgU);
     gA = gA + (t / S.unsqueeze(-2)).matmul(Vh);
   }
   if (gVh.defined() && n > k) {
-    const Tensor t = gVh - gVh.matmul(V).matmul(Vh);  // gV^T (I - V V^T)
+    const Tensor t = gVh - gVh.matmul(V).matmul(Vh);  // gV^H (I - V V^H)
     gA = gA + U.matmul(t / S.unsqueeze(-1));
   }
   return gA;
@@ -877,7 +993,7 @@ Tensor svd_backward(const Tensor& gU_in, const Tensor& gS, const Tensor& gVh_in,
 std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& A, bool full_matrices,
                                               std::optional<std::string_view> driver) {
   const char* op = "linalg.svd";
-  check_floating(op, A);
+  check_floating_or_complex(op, A);
   check_matrix(op, A);
   EMBER_CHECK(!driver, op, "keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend.");
   Tensor U, S, Vh;
@@ -895,7 +1011,7 @@ std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& A, bool full_matrice
 
 Tensor linalg_svdvals(const Tensor& A, std::optional<std::string_view> driver) {
   const char* op = "linalg.svdvals";
-  check_floating(op, A);
+  check_floating_or_complex(op, A);
   check_matrix(op, A);
   EMBER_CHECK(!driver, op, "keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend.");
   // with a graph, the vectors are needed for the gradient
@@ -912,7 +1028,7 @@ std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A, bool some, bool compute_
     return {zeros(concat(batch, {A.size(-2), A.size(-2)}), o), S, zeros(concat(batch, {A.size(-1), A.size(-1)}), o)};
   }
   auto [U, S, Vh] = linalg_svd(A, !some);
-  return {U, S, Vh.mT()};
+  return {U, S, Vh.adjoint()};
 }
 
 // ---- least squares ---------------------------------------------------------------------------------

@@ -539,9 +539,10 @@ Tensor cholesky_solve(const Tensor& B, const Tensor& L, bool upper) {
   const char* op = "cholesky_solve";
   EMBER_CHECK(B.dim() >= 2, op, "b should have at least 2 dimensions, but has ", B.dim(), " dimensions instead");
   EMBER_CHECK(L.dim() >= 2, op, "u should have at least 2 dimensions, but has ", L.dim(), " dimensions instead");
-  const Tensor lower = upper ? L.mT() : L;
+  // A = L L^H
+  const Tensor lower = upper ? L.adjoint() : L;
   const Tensor y = linalg_solve_triangular(lower, B, /*upper=*/false);
-  return linalg_solve_triangular(lower.mT(), y, /*upper=*/true);
+  return linalg_solve_triangular(lower.adjoint(), y, /*upper=*/true);
 }
 
 Tensor cholesky_inverse(const Tensor& L, bool upper) {

@@ -5,6 +5,12 @@
 #pragma once
 #include <cstddef>
 
+#include "ember/complex.h"
+
+// Fortran COMPLEX / COMPLEX*16: two reals, as ember::complex<T> lays them out.
+using lapack_c = ember::complex<float>;
+using lapack_z = ember::complex<double>;
+
 extern "C" {
 using lapack_len = size_t;  // gfortran's hidden character-length argument
 void sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv, int* info);
@@ -45,6 +51,43 @@ void sgels_(const char* trans, const int* m, const int* n, const int* nrhs, floa
             const int* ldb, float* work, const int* lwork, int* info, lapack_len);
 void dgels_(const char* trans, const int* m, const int* n, const int* nrhs, double* a, const int* lda, double* b,
             const int* ldb, double* work, const int* lwork, int* info, lapack_len);
+void cpotrf_(const char* uplo, const int* n, lapack_c* a, const int* lda, int* info, lapack_len);
+void zpotrf_(const char* uplo, const int* n, lapack_z* a, const int* lda, int* info, lapack_len);
+void cgeqrf_(const int* m, const int* n, lapack_c* a, const int* lda, lapack_c* tau, lapack_c* work, const int* lwork,
+             int* info);
+void zgeqrf_(const int* m, const int* n, lapack_z* a, const int* lda, lapack_z* tau, lapack_z* work, const int* lwork,
+             int* info);
+void cungqr_(const int* m, const int* n, const int* k, lapack_c* a, const int* lda, const lapack_c* tau,
+             lapack_c* work, const int* lwork, int* info);
+void zungqr_(const int* m, const int* n, const int* k, lapack_z* a, const int* lda, const lapack_z* tau,
+             lapack_z* work, const int* lwork, int* info);
+void cheevd_(const char* jobz, const char* uplo, const int* n, lapack_c* a, const int* lda, float* w, lapack_c* work,
+             const int* lwork, float* rwork, const int* lrwork, int* iwork, const int* liwork, int* info, lapack_len,
+             lapack_len);
+void zheevd_(const char* jobz, const char* uplo, const int* n, lapack_z* a, const int* lda, double* w, lapack_z* work,
+             const int* lwork, double* rwork, const int* lrwork, int* iwork, const int* liwork, int* info,
+             lapack_len, lapack_len);
+void cgesdd_(const char* jobz, const int* m, const int* n, lapack_c* a, const int* lda, float* s, lapack_c* u,
+             const int* ldu, lapack_c* vt, const int* ldvt, lapack_c* work, const int* lwork, float* rwork, int* iwork,
+             int* info, lapack_len);
+void zgesdd_(const char* jobz, const int* m, const int* n, lapack_z* a, const int* lda, double* s, lapack_z* u,
+             const int* ldu, lapack_z* vt, const int* ldvt, lapack_z* work, const int* lwork, double* rwork,
+             int* iwork, int* info, lapack_len);
+void cgetrf_(const int* m, const int* n, lapack_c* a, const int* lda, int* ipiv, int* info);
+void zgetrf_(const int* m, const int* n, lapack_z* a, const int* lda, int* ipiv, int* info);
+// general eigenproblem (right eigenvectors only)
+void sgeev_(const char* jobvl, const char* jobvr, const int* n, float* a, const int* lda, float* wr, float* wi,
+            float* vl, const int* ldvl, float* vr, const int* ldvr, float* work, const int* lwork, int* info,
+            lapack_len, lapack_len);
+void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda, double* wr, double* wi,
+            double* vl, const int* ldvl, double* vr, const int* ldvr, double* work, const int* lwork, int* info,
+            lapack_len, lapack_len);
+void cgeev_(const char* jobvl, const char* jobvr, const int* n, lapack_c* a, const int* lda, lapack_c* w,
+            lapack_c* vl, const int* ldvl, lapack_c* vr, const int* ldvr, lapack_c* work, const int* lwork,
+            float* rwork, int* info, lapack_len, lapack_len);
+void zgeev_(const char* jobvl, const char* jobvr, const int* n, lapack_z* a, const int* lda, lapack_z* w,
+            lapack_z* vl, const int* ldvl, lapack_z* vr, const int* ldvr, lapack_z* work, const int* lwork,
+            double* rwork, int* info, lapack_len, lapack_len);
 // BLAS: triangular solve with several right-hand sides (no singularity check, as PyTorch's)
 void strsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m, const int* n,
             const float* alpha, const float* a, const int* lda, float* b, const int* ldb, lapack_len, lapack_len,
@@ -52,14 +95,24 @@ void strsm_(const char* side, const char* uplo, const char* transa, const char* 
 void dtrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m, const int* n,
             const double* alpha, const double* a, const int* lda, double* b, const int* ldb, lapack_len, lapack_len,
             lapack_len, lapack_len);
+void ctrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m, const int* n,
+            const lapack_c* alpha, const lapack_c* a, const int* lda, lapack_c* b, const int* ldb, lapack_len,
+            lapack_len, lapack_len, lapack_len);
+void ztrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m, const int* n,
+            const lapack_z* alpha, const lapack_z* a, const int* lda, lapack_z* b, const int* ldb, lapack_len,
+            lapack_len, lapack_len, lapack_len);
 }
 
 namespace ember::lapack {
 
 inline void getrf(int m, int n, float* a, int lda, int* ipiv, int* info) { sgetrf_(&m, &n, a, &lda, ipiv, info); }
 inline void getrf(int m, int n, double* a, int lda, int* ipiv, int* info) { dgetrf_(&m, &n, a, &lda, ipiv, info); }
+inline void getrf(int m, int n, lapack_c* a, int lda, int* ipiv, int* info) { cgetrf_(&m, &n, a, &lda, ipiv, info); }
+inline void getrf(int m, int n, lapack_z* a, int lda, int* ipiv, int* info) { zgetrf_(&m, &n, a, &lda, ipiv, info); }
 inline void potrf(char uplo, int n, float* a, int lda, int* info) { spotrf_(&uplo, &n, a, &lda, info, 1); }
 inline void potrf(char uplo, int n, double* a, int lda, int* info) { dpotrf_(&uplo, &n, a, &lda, info, 1); }
+inline void potrf(char uplo, int n, lapack_c* a, int lda, int* info) { cpotrf_(&uplo, &n, a, &lda, info, 1); }
+inline void potrf(char uplo, int n, lapack_z* a, int lda, int* info) { zpotrf_(&uplo, &n, a, &lda, info, 1); }
 inline void geqrf(int m, int n, float* a, int lda, float* tau, float* work, int lwork, int* info) {
   sgeqrf_(&m, &n, a, &lda, tau, work, &lwork, info);
 }
@@ -127,6 +180,76 @@ inline void trsm(char side, char uplo, char trans, char diag, int m, int n, floa
 inline void trsm(char side, char uplo, char trans, char diag, int m, int n, double alpha, const double* a, int lda,
                  double* b, int ldb) {
   dtrsm_(&side, &uplo, &trans, &diag, &m, &n, &alpha, a, &lda, b, &ldb, 1, 1, 1, 1);
+}
+
+inline void trsm(char side, char uplo, char trans, char diag, int m, int n, lapack_c alpha, const lapack_c* a,
+                 int lda, lapack_c* b, int ldb) {
+  ctrsm_(&side, &uplo, &trans, &diag, &m, &n, &alpha, a, &lda, b, &ldb, 1, 1, 1, 1);
+}
+inline void trsm(char side, char uplo, char trans, char diag, int m, int n, lapack_z alpha, const lapack_z* a,
+                 int lda, lapack_z* b, int ldb) {
+  ztrsm_(&side, &uplo, &trans, &diag, &m, &n, &alpha, a, &lda, b, &ldb, 1, 1, 1, 1);
+}
+inline void geqrf(int m, int n, lapack_c* a, int lda, lapack_c* tau, lapack_c* work, int lwork, int* info) {
+  cgeqrf_(&m, &n, a, &lda, tau, work, &lwork, info);
+}
+inline void geqrf(int m, int n, lapack_z* a, int lda, lapack_z* tau, lapack_z* work, int lwork, int* info) {
+  zgeqrf_(&m, &n, a, &lda, tau, work, &lwork, info);
+}
+// (the unitary ungqr for complex: orgqr's name kept for the templates)
+inline void orgqr(int m, int n, int k, lapack_c* a, int lda, const lapack_c* tau, lapack_c* work, int lwork,
+                  int* info) {
+  cungqr_(&m, &n, &k, a, &lda, tau, work, &lwork, info);
+}
+inline void orgqr(int m, int n, int k, lapack_z* a, int lda, const lapack_z* tau, lapack_z* work, int lwork,
+                  int* info) {
+  zungqr_(&m, &n, &k, a, &lda, tau, work, &lwork, info);
+}
+inline void heevd(char jobz, char uplo, int n, lapack_c* a, int lda, float* w, lapack_c* work, int lwork, float* rwork,
+                  int lrwork, int* iwork, int liwork, int* info) {
+  cheevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, rwork, &lrwork, iwork, &liwork, info, 1, 1);
+}
+inline void heevd(char jobz, char uplo, int n, lapack_z* a, int lda, double* w, lapack_z* work, int lwork,
+                  double* rwork, int lrwork, int* iwork, int liwork, int* info) {
+  zheevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, rwork, &lrwork, iwork, &liwork, info, 1, 1);
+}
+inline void gesdd(char jobz, int m, int n, lapack_c* a, int lda, float* s, lapack_c* u, int ldu, lapack_c* vt,
+                  int ldvt, lapack_c* work, int lwork, float* rwork, int* iwork, int* info) {
+  cgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, info, 1);
+}
+inline void gesdd(char jobz, int m, int n, lapack_z* a, int lda, double* s, lapack_z* u, int ldu, lapack_z* vt,
+                  int ldvt, lapack_z* work, int lwork, double* rwork, int* iwork, int* info) {
+  zgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, info, 1);
+}
+// geev for real matrices: eigenvalues as (wr, wi), eigenvectors packed as LAPACK packs complex pairs
+inline void geev(char jobvr, int n, float* a, int lda, float* wr, float* wi, float* vr, int ldvr, float* work,
+                 int lwork, int* info) {
+  const char jobvl = 'N';
+  const int one = 1;
+  float dummy = 0;
+  sgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, &dummy, &one, vr, &ldvr, work, &lwork, info, 1, 1);
+}
+inline void geev(char jobvr, int n, double* a, int lda, double* wr, double* wi, double* vr, int ldvr, double* work,
+                 int lwork, int* info) {
+  const char jobvl = 'N';
+  const int one = 1;
+  double dummy = 0;
+  dgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, &dummy, &one, vr, &ldvr, work, &lwork, info, 1, 1);
+}
+// geev for complex matrices (rwork: 2n reals)
+inline void geev(char jobvr, int n, lapack_c* a, int lda, lapack_c* w, lapack_c* vr, int ldvr, lapack_c* work,
+                 int lwork, float* rwork, int* info) {
+  const char jobvl = 'N';
+  const int one = 1;
+  lapack_c dummy;
+  cgeev_(&jobvl, &jobvr, &n, a, &lda, w, &dummy, &one, vr, &ldvr, work, &lwork, rwork, info, 1, 1);
+}
+inline void geev(char jobvr, int n, lapack_z* a, int lda, lapack_z* w, lapack_z* vr, int ldvr, lapack_z* work,
+                 int lwork, double* rwork, int* info) {
+  const char jobvl = 'N';
+  const int one = 1;
+  lapack_z dummy;
+  zgeev_(&jobvl, &jobvr, &n, a, &lda, w, &dummy, &one, vr, &ldvr, work, &lwork, rwork, info, 1, 1);
 }
 
 }  // namespace ember::lapack

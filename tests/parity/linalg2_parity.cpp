@@ -17,11 +17,17 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 const ember::ScalarType kTypes[] = {ember::kFloat, ember::kDouble};
+// float32, float64, complex64, complex128: the ops with a complex path
+const std::vector<ember::ScalarType> kFieldTypes = {ember::kFloat, ember::kDouble, ember::kComplexFloat,
+                                                    ember::kComplexDouble};
 const std::vector<std::vector<int64_t>> kBatches = {{}, {2}, {2, 3}};
 const int64_t kSizes[] = {0, 1, 3, 6};
 
 // LAPACK in both libraries, but blocked differently: agreement to a few ulps of the condition.
-parity::Tol tol(ember::ScalarType t) { return t == ember::kDouble ? parity::Tol{1e-9, 1e-9} : parity::Tol{2e-4, 2e-4}; }
+parity::Tol tol(ember::ScalarType t) {
+  const bool dbl = ember::to_real_value_type(t) == ember::kDouble;
+  return dbl ? parity::Tol{1e-9, 1e-9} : parity::Tol{2e-4, 2e-4};
+}
 
 std::vector<int64_t> with(std::vector<int64_t> b, std::initializer_list<int64_t> tail) {
   for (int64_t v : tail) b.push_back(v);
@@ -39,17 +45,18 @@ ember::Tensor wellcond(const ember::Tensor& A) {
   const int64_t n = A.size(-1);
   return A + ember::eye(n, ember::TensorOptions().dtype(A.dtype())) * static_cast<double>(2 * n + 1);
 }
-// Symmetric positive definite: A A^T + n I.
+// Symmetric (Hermitian) positive definite: A A^H + n I.
 ember::Tensor spd(const ember::Tensor& A) {
   const int64_t n = A.size(-1);
-  return A.matmul(A.mT()) + ember::eye(n, ember::TensorOptions().dtype(A.dtype())) * static_cast<double>(n + 1);
+  return A.matmul(A.adjoint()) + ember::eye(n, ember::TensorOptions().dtype(A.dtype())) * static_cast<double>(n + 1);
 }
 
-// Runs body(A, name) over every batch, size, dtype and layout for square matrices.
+// Runs body(A, name) over every batch, size, dtype and layout for square matrices (float32 and
+// float64, or the dtypes given).
 template <class F>
-void for_square(F&& body) {
+void for_square(F&& body, const std::vector<ember::ScalarType>& types = {ember::kFloat, ember::kDouble}) {
   uint64_t seed = 100;
-  for (ember::ScalarType dt : kTypes)
+  for (ember::ScalarType dt : types)
     for (const auto& b : kBatches)
       for (int64_t n : kSizes)
         for (bool tr : {false, true}) {
@@ -61,9 +68,9 @@ void for_square(F&& body) {
 // Rectangular shapes too.
 const std::pair<int64_t, int64_t> kRect[] = {{0, 0}, {1, 1}, {3, 3}, {5, 3}, {3, 5}, {6, 2}, {0, 3}, {3, 0}};
 template <class F>
-void for_rect(F&& body) {
+void for_rect(F&& body, const std::vector<ember::ScalarType>& types = {ember::kFloat, ember::kDouble}) {
   uint64_t seed = 500;
-  for (ember::ScalarType dt : kTypes)
+  for (ember::ScalarType dt : types)
     for (const auto& b : kBatches)
       for (auto [m, n] : kRect)
         for (bool tr : {false, true}) {
@@ -75,9 +82,9 @@ void for_rect(F&& body) {
 
 torch::Tensor T(const ember::Tensor& e) { return to_torch(e); }
 
-// ||X^T X - I|| small: the columns of X are orthonormal.
+// ||X^H X - I|| small: the columns of X are orthonormal.
 ::testing::AssertionResult Orthonormal(const ember::Tensor& X) {
-  const ember::Tensor g = X.mT().matmul(X);
+  const ember::Tensor g = X.adjoint().matmul(X);
   const ember::Tensor I = ember::eye(X.size(-1), ember::TensorOptions().dtype(X.dtype())).expand(g.sizes());
   return Close(g, T(I), tol(X.dtype()));
 }
@@ -94,7 +101,7 @@ TEST(Linalg2Parity, DetSlogdetLogdet) {
     EXPECT_TRUE(Close(l, tl, tol(A.dtype()))) << name;
     EXPECT_TRUE(Close(ember::logdet(A), torch::logdet(T(A)), tol(A.dtype()))) << name;
     EXPECT_TRUE(Close(A.det(), T(A).det(), tol(A.dtype()))) << name;
-  });
+  }, kFieldTypes);
   // singular: det 0, slogdet (0, -inf), logdet -inf
   const ember::Tensor S = ember::ones({3, 3}, ember::kDouble);
   EXPECT_TRUE(Close(ember::linalg_det(S), torch::linalg_det(T(S)), tol(ember::kDouble)));
@@ -127,7 +134,7 @@ TEST(Linalg2Parity, InvSolve) {
     auto [Y, yinfo] = ember::linalg::solve_ex(A, B);
     EXPECT_TRUE(Close(Y, torch::linalg_solve(T(A), T(B)), t)) << name;
     EXPECT_TRUE(Close(yinfo, std::get<1>(torch::linalg_solve_ex(T(A), T(B))))) << name;
-  });
+  }, kFieldTypes);
   // _ex on singular input reports the info as LAPACK's getrf
   ember::Tensor S = ember::zeros({2, 3, 3}, ember::kDouble);
   S.select(0, 0).copy_(ember::eye(3, ember::kDouble));
@@ -157,9 +164,10 @@ TEST(Linalg2Parity, Cholesky) {
     const ember::Tensor B = parity::random(with(b, {n, 2}), A.dtype(), 11);
     const torch::Tensor tL = torch::linalg::cholesky(T(A));
     EXPECT_TRUE(Close(ember::cholesky_solve(B, L), torch::cholesky_solve(T(B), tL), t)) << name;
-    EXPECT_TRUE(Close(ember::cholesky_solve(B, L.mT(), true), torch::cholesky_solve(T(B), tL.mT(), true), t)) << name;
+    EXPECT_TRUE(Close(ember::cholesky_solve(B, L.adjoint(), true), torch::cholesky_solve(T(B), tL.mH(), true), t))
+        << name;
     EXPECT_TRUE(Close(ember::cholesky_inverse(L), torch::cholesky_inverse(tL), t)) << name;
-  });
+  }, kFieldTypes);
   // not positive definite: the info names the failing minor
   ember::Tensor N = ember::eye(3, ember::kDouble);
   N.select(0, 1).select(0, 1).fill_(-1);
@@ -190,7 +198,7 @@ TEST(Linalg2Parity, SolveTriangular) {
           EXPECT_TRUE(Close(Ac, tAc)) << name;
         }
       }
-  });
+  }, kFieldTypes);
 }
 
 TEST(Linalg2Parity, LuFamily) {
@@ -253,13 +261,13 @@ TEST(Linalg2Parity, Qr) {
       const int64_t k = std::min(m, n);
       const ember::Tensor q = Q.narrow(-1, 0, k);
       const torch::Tensor tq = tQ.narrow(-1, 0, k);
-      EXPECT_TRUE(Close(q.matmul(q.mT()), tq.matmul(tq.mT()), t)) << name << " " << mode << " projector";
+      EXPECT_TRUE(Close(q.matmul(q.adjoint()), tq.matmul(tq.mH()), t)) << name << " " << mode << " projector";
     }
     auto [Q, R] = ember::qr(A, false);
     auto [tQ, tR] = torch::qr(T(A), false);
     EXPECT_TRUE(Close(Q.matmul(R), T(A), t)) << name;
     EXPECT_EQ(Q.sizes().vec(), tQ.sizes().vec()) << name;
-  });
+  }, kFieldTypes);
 }
 
 TEST(Linalg2Parity, GeqrfHouseholder) {
@@ -289,7 +297,7 @@ TEST(Linalg2Parity, GeqrfHouseholder) {
 
 TEST(Linalg2Parity, Eigh) {
   for_square([](const ember::Tensor& A0, const std::string& name) {
-    const ember::Tensor A = A0 + A0.mT();
+    const ember::Tensor A = A0 + A0.adjoint();
     const auto t = tol(A.dtype());
     for (const char* uplo : {"L", "U"}) {
       // only the named triangle is read: the other holds noise
@@ -298,7 +306,7 @@ TEST(Linalg2Parity, Eigh) {
       auto [tL, tV] = torch::linalg::eigh(T(An), uplo);
       EXPECT_TRUE(Close(L, tL, t)) << name << " " << uplo;
       EXPECT_TRUE(Close(ember::linalg::eigvalsh(An, uplo), tL, t)) << name << " " << uplo;
-      EXPECT_TRUE(Close((V * L.unsqueeze(-2)).matmul(V.mT()), T(A), t)) << name << " " << uplo << ": V L V^T = A";
+      EXPECT_TRUE(Close((V * L.unsqueeze(-2)).matmul(V.adjoint()), T(A), t)) << name << " " << uplo << ": V L V^H = A";
       EXPECT_TRUE(Orthonormal(V)) << name;
       // eigenvectors up to sign: |V| (random eigenvalues are distinct)
       EXPECT_TRUE(Close(V.abs(), tV.abs(), parity::Tol{t.rtol * 100, t.atol * 100})) << name << " " << uplo;
@@ -307,7 +315,7 @@ TEST(Linalg2Parity, Eigh) {
     auto [te, tv] = torch::symeig(T(A), true, true);
     EXPECT_TRUE(Close(e, te, t)) << name;
     EXPECT_TRUE(Close(std::get<1>(ember::symeig(A)), std::get<1>(torch::symeig(T(A))))) << name;
-  });
+  }, kFieldTypes);
 }
 
 TEST(Linalg2Parity, Svd) {
@@ -321,7 +329,7 @@ TEST(Linalg2Parity, Svd) {
       EXPECT_EQ(U.sizes().vec(), tU.sizes().vec()) << name;
       EXPECT_EQ(Vh.sizes().vec(), tVh.sizes().vec()) << name;
       EXPECT_TRUE(Orthonormal(U)) << name << " full " << full;
-      EXPECT_TRUE(Orthonormal(Vh.mT())) << name << " full " << full;
+      EXPECT_TRUE(Orthonormal(Vh.adjoint())) << name << " full " << full;
       const ember::Tensor Uk = U.narrow(-1, 0, k), Vk = Vh.narrow(-2, 0, k);
       EXPECT_TRUE(Close((Uk * S.unsqueeze(-2)).matmul(Vk), T(A), t)) << name << " full " << full << ": U S Vh = A";
     }
@@ -329,12 +337,12 @@ TEST(Linalg2Parity, Svd) {
     auto [U, S, V] = ember::svd(A);
     auto [tU, tS, tV] = torch::svd(T(A));
     EXPECT_TRUE(Close(S, tS, t)) << name;
-    EXPECT_TRUE(Close((U * S.unsqueeze(-2)).matmul(V.mT()), T(A), t)) << name << " torch::svd: U S V^T = A";
+    EXPECT_TRUE(Close((U * S.unsqueeze(-2)).matmul(V.adjoint()), T(A), t)) << name << " torch::svd: U S V^H = A";
     auto [U0, S0, V0] = ember::svd(A, true, false);
     auto [tU0, tS0, tV0] = torch::svd(T(A), true, false);
     EXPECT_TRUE(Close(U0, tU0)) << name;
     EXPECT_TRUE(Close(V0, tV0)) << name;
-  });
+  }, kFieldTypes);
 }
 
 TEST(Linalg2Parity, Lstsq) {
@@ -489,6 +497,129 @@ TEST(Linalg2Parity, Products) {
   }
 }
 
+// ---- eig / eigvals ----------------------------------------------------------------------------------
+
+namespace {
+// Pairs each of Ember's eigenvalues (..., n) with the nearest of libtorch's in the same matrix
+// (greedily, each used once): perm[b][j] is the index in libtorch's list. Fails when a pair is
+// farther apart than the tolerance.
+::testing::AssertionResult MatchEigenvalues(const ember::Tensor& L, const torch::Tensor& tL, parity::Tol t,
+                                            std::vector<std::vector<int64_t>>& perm) {
+  const int64_t n = L.size(-1), nb = n == 0 ? 0 : L.numel() / n;
+  const torch::Tensor e = T(L).to(torch::kComplexDouble).reshape({nb, n}).contiguous();
+  const torch::Tensor r = tL.to(torch::kComplexDouble).reshape({nb, n}).contiguous();
+  perm.assign(nb, std::vector<int64_t>(n));
+  const auto* pe = e.data_ptr<c10::complex<double>>();
+  const auto* pr = r.data_ptr<c10::complex<double>>();
+  for (int64_t b = 0; b < nb; ++b) {
+    std::vector<bool> used(n, false);
+    for (int64_t j = 0; j < n; ++j) {
+      const std::complex<double> x(pe[b * n + j].real(), pe[b * n + j].imag());
+      int64_t best = -1;
+      double dist = 0;
+      for (int64_t k = 0; k < n; ++k) {
+        if (used[k]) continue;
+        const double d = std::abs(x - std::complex<double>(pr[b * n + k].real(), pr[b * n + k].imag()));
+        if (best < 0 || d < dist) {
+          best = k;
+          dist = d;
+        }
+      }
+      used[best] = true;
+      perm[b][j] = best;
+      if (dist > t.atol + t.rtol * std::abs(x))
+        return ::testing::AssertionFailure() << "eigenvalue " << j << " of matrix " << b << ": " << x
+                                             << " has no match in libtorch's (nearest " << dist << " away)";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Ember's eigenvectors (columns of V) against libtorch's paired by perm: equal up to a phase,
+// |v^H v_torch| = 1 for unit vectors.
+::testing::AssertionResult SameEigenvectors(const ember::Tensor& V, const torch::Tensor& tV,
+                                            const std::vector<std::vector<int64_t>>& perm, double tol) {
+  const int64_t n = V.size(-1);
+  if (n == 0) return ::testing::AssertionSuccess();
+  const torch::Tensor e = T(V).to(torch::kComplexDouble).reshape({-1, n, n});
+  const torch::Tensor r = tV.to(torch::kComplexDouble).reshape({-1, n, n});
+  for (int64_t b = 0; b < e.size(0); ++b)
+    for (int64_t j = 0; j < n; ++j) {
+      const torch::Tensor v = e[b].select(1, j), w = r[b].select(1, perm[b][j]);
+      const double nv = torch::linalg::vector_norm(v, 2, c10::nullopt, false, c10::nullopt).item<double>();
+      const double overlap = torch::abs((v.conj() * w).sum()).item<double>();
+      if (std::abs(nv - 1) > tol || std::abs(overlap - 1) > tol)
+        return ::testing::AssertionFailure() << "eigenvector " << j << " of matrix " << b << ": norm " << nv
+                                             << ", |v^H v_torch| " << overlap;
+    }
+  return ::testing::AssertionSuccess();
+}
+}  // namespace
+
+TEST(Linalg2Parity, EigEigvals) {
+  for_square(
+      [](const ember::Tensor& A, const std::string& name) {
+        const auto t = tol(A.dtype());
+        const bool dbl = ember::to_real_value_type(A.dtype()) == ember::kDouble;
+        const ember::ScalarType ct = dbl ? ember::kComplexDouble : ember::kComplexFloat;
+        auto [L, V] = ember::linalg::eig(A);
+        auto [tL, tV] = torch::linalg::eig(T(A));
+        EXPECT_EQ(L.dtype(), ct) << name;
+        EXPECT_EQ(V.dtype(), ct) << name;
+        EXPECT_EQ(L.sizes().vec(), tL.sizes().vec()) << name;
+        EXPECT_EQ(V.sizes().vec(), tV.sizes().vec()) << name;
+        if (V.numel() > 0) EXPECT_EQ(V.strides().vec(), tV.strides().vec()) << name << ": column-major as libtorch's";
+        std::vector<std::vector<int64_t>> perm;
+        const parity::Tol loose{t.rtol * 10, t.atol * 10};
+        EXPECT_TRUE(MatchEigenvalues(L, tL, loose, perm)) << name;
+        EXPECT_TRUE(SameEigenvectors(V, tV, perm, dbl ? 1e-8 : 1e-3)) << name;
+        // A V = V diag(L)
+        EXPECT_TRUE(Close(A.to(ct).matmul(V), T(V * L.unsqueeze(-2)), loose)) << name << ": A V = V diag(L)";
+        const ember::Tensor ev = ember::linalg::eigvals(A);
+        EXPECT_TRUE(MatchEigenvalues(ev, torch::linalg::eigvals(T(A)), loose, perm)) << name << " eigvals";
+        EXPECT_TRUE(Close(ev, T(L), t)) << name << ": eigvals = eig's values";
+      },
+      kFieldTypes);
+  // a real matrix with complex pairs (a rotation), and a defective-free symmetric one
+  const ember::Tensor R = ember::tensor({0.0, -2.0, 1.0, 2.0, 0.0, 0.5, 0.0, 0.0, 3.0}, ember::kDouble).reshape({3, 3});
+  std::vector<std::vector<int64_t>> perm;
+  auto [L, V] = ember::linalg::eig(R);
+  auto [tL, tV] = torch::linalg::eig(T(R));
+  EXPECT_TRUE(MatchEigenvalues(L, tL, tol(ember::kDouble), perm));
+  EXPECT_TRUE(SameEigenvectors(V, tV, perm, 1e-9));
+  // out= forms: complex results of either precision; a real out is refused as libtorch does
+  for (ember::ScalarType ot : {ember::kComplexFloat, ember::kComplexDouble}) {
+    ember::Tensor lo = ember::empty({0}, ot), vo = ember::empty({0}, ot), eo = ember::empty({0}, ot);
+    ember::linalg::eig_out(lo, vo, R);
+    ember::linalg::eigvals_out(eo, R);
+    EXPECT_TRUE(Close(lo, tL.to(parity::to_torch(ot)), tol(ot))) << ot;
+    EXPECT_TRUE(Close(eo, tL.to(parity::to_torch(ot)), tol(ot))) << ot;
+    EXPECT_TRUE(Close(vo, tV.to(parity::to_torch(ot)), tol(ot))) << ot;
+  }
+}
+
+// Gradients of phase-invariant losses against libtorch's on the same inputs.
+TEST(Linalg2Parity, EigGradients) {
+  uint64_t seed = 900;
+  for (ember::ScalarType dt : {ember::kFloat, ember::kDouble, ember::kComplexFloat, ember::kComplexDouble})
+    for (const auto& b : kBatches) {
+      const ember::Tensor A0 = parity::random(with(b, {4, 4}), dt, seed++);
+      const ember::Tensor A = A0.detach().requires_grad_();
+      const torch::Tensor tA = T(A0).detach().requires_grad_();
+      auto [L, V] = ember::linalg::eig(A);
+      auto [tL, tV] = torch::linalg::eig(tA);
+      (ember::real(L).sum() + ember::imag(L).pow(2).sum() + V.abs().pow(3).sum()).backward();
+      (torch::real(tL).sum() + torch::imag(tL).pow(2).sum() + tV.abs().pow(3).sum()).backward();
+      const auto t = tol(dt);
+      EXPECT_TRUE(Close(A.grad(), tA.grad(), parity::Tol{t.rtol * 10, t.atol * 10})) << dt << " " << ember::IntArrayRef(b);
+      const ember::Tensor B = A0.detach().requires_grad_();
+      const torch::Tensor tB = T(A0).detach().requires_grad_();
+      ember::linalg::eigvals(B).abs().sum().backward();
+      torch::linalg::eigvals(tB).abs().sum().backward();
+      EXPECT_TRUE(Close(B.grad(), tB.grad(), parity::Tol{t.rtol * 10, t.atol * 10})) << dt << " " << ember::IntArrayRef(b);
+    }
+}
+
 // Errors name the op and say what is wrong, as PyTorch's.
 TEST(Linalg2Parity, ErrorMessagesMatchLibtorch) {
   const auto same = [](const std::function<void()>& e, const std::function<void()>& t) {
@@ -524,6 +655,18 @@ TEST(Linalg2Parity, ErrorMessagesMatchLibtorch) {
   same([&] { ember::linalg::lu_factor(S.select(0, 1)); }, [&] { torch::linalg::lu_factor(T(S).select(0, 1), true); });
   same([&] { ember::linalg::matrix_power(ember::ones({2, 3}), 2); }, [&] { torch::linalg::matrix_power(torch::ones({2, 3}), 2); });
   same([&] { ember::linalg::eigh(ember::eye(3), "X"); }, [&] { torch::linalg::eigh(torch::eye(3), "X"); });
+  same([&] { ember::linalg::eig(ember::ones({2, 3})); }, [&] { torch::linalg::eig(torch::ones({2, 3})); });
+  same([&] { ember::linalg::eigvals(ember::ones({2, 3})); }, [&] { torch::linalg::eigvals(torch::ones({2, 3})); });
+  same([&] { ember::linalg::eig(ember::ones({3})); }, [&] { torch::linalg::eig(torch::ones({3})); });
+  ember::Tensor N = ember::ones({2, 3, 3});
+  N.select(0, 1).select(0, 2).fill_(std::numeric_limits<float>::quiet_NaN());
+  same([&] { ember::linalg::eig(N); }, [&] { torch::linalg::eig(T(N)); });
+  N.select(0, 1).select(0, 2).fill_(kInf);
+  same([&] { ember::linalg::eig(N); }, [&] { torch::linalg::eig(T(N)); });
+  ember::Tensor f = ember::empty({0}), v = ember::empty({0});
+  torch::Tensor tf = torch::empty({0}), tv = torch::empty({0});
+  same([&] { ember::linalg::eig_out(f, v, ember::eye(3)); }, [&] { torch::linalg::eig_out(tf, tv, torch::eye(3)); });
+  same([&] { ember::linalg::eigvals_out(f, ember::eye(3)); }, [&] { torch::linalg::eigvals_out(tf, torch::eye(3)); });
 }
 
 }  // namespace EMBER_UNITY_FILE

@@ -35,6 +35,8 @@ Tensor spd_of(const Tensor& X) {
   return X.matmul(X.mT()) + eye(X.size(-1), kDouble) * static_cast<double>(X.size(-1));
 }
 Tensor sym_of(const Tensor& X) { return X + X.mT(); }
+// A complex128 leaf with parts in [-1, 1).
+Tensor cleaf(IntArrayRef sizes, uint64_t seed) { return make_complex(rnd(sizes, seed), rnd(sizes, seed + 1000)).requires_grad_(); }
 
 bool check(const std::function<Tensor(const variable_list&)>& f, const variable_list& in, bool twice = false) {
   const bool once = autograd::gradcheck(f, in);
@@ -152,6 +154,114 @@ TEST(Linalg2Grad, Eigh) {
   EXPECT_TRUE(check([](const variable_list& v) { return std::get<0>(symeig(sym_of(v[0]), true)); }, {X}));
 }
 
+// complex128 input: gradcheck checks the real and imaginary parts (PyTorch's convention).
+TEST(Linalg2Grad, ComplexSolveInvDetCholesky) {
+  const auto cwell = [](IntArrayRef sizes, uint64_t seed) {
+    return (cleaf(sizes, seed).detach() + eye(sizes.back(), kComplexDouble) * static_cast<double>(sizes.back()))
+        .requires_grad_();
+  };
+  const Tensor A = cwell({2, 3, 3}, 70), B = cleaf({2, 3, 2}, 71);
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::solve(v[0], v[1]); }, {A, B}, true));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::solve(v[0], v[1], false); }, {A, cleaf({2, 2, 3}, 72)}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::inv(v[0]); }, {A}, true));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::det(v[0]); }, {A}, true));
+  EXPECT_TRUE(check_multi(
+      [](const variable_list& v) {
+        auto [s, l] = linalg::slogdet(v[0]);
+        return variable_list{s, l};
+      },
+      {A}));
+  EXPECT_TRUE(check([](const variable_list& v) { return logdet(v[0]); }, {A}));
+  for (bool upper : {false, true}) {
+    EXPECT_TRUE(check([=](const variable_list& v) { return linalg::solve_triangular(v[0], v[1], upper); }, {A, B}))
+        << upper;
+    EXPECT_TRUE(check(
+        [=](const variable_list& v) {
+          const Tensor H = v[0].matmul(v[0].adjoint()) + eye(3, kComplexDouble) * 3.0;
+          return linalg_cholesky(H, upper);
+        },
+        {cleaf({2, 3, 3}, 73)}, !upper))
+        << upper;
+  }
+}
+
+// complex QR, eigh and SVD through gauge-invariant functions (|Q| and |R| are not: a complex
+// phase per column; Q R, Q Q^H, eigenvalues, V f(L) V^H, U Vh and |U| are).
+TEST(Linalg2Grad, ComplexQrEighSvd) {
+  for (auto shape : {std::vector<int64_t>{4, 3}, {3, 3}, {2, 3, 5}}) {
+    const Tensor A = cleaf(shape, 80);
+    EXPECT_TRUE(check_multi(
+                    [](const variable_list& v) {
+                      auto [Q, R] = linalg::qr(v[0]);
+                      return variable_list{Q.matmul(R), Q.matmul(Q.adjoint()), R.abs()};
+                    },
+                    {A}))
+        << IntArrayRef(shape);
+    EXPECT_TRUE(check([](const variable_list& v) { return linalg::svdvals(v[0]); }, {A})) << IntArrayRef(shape);
+    EXPECT_TRUE(check_multi(
+                    [](const variable_list& v) {
+                      auto [U, S, Vh] = linalg::svd(v[0], false);
+                      return variable_list{S, U.matmul(Vh), U.abs(), Vh.abs()};
+                    },
+                    {A}))
+        << IntArrayRef(shape);
+  }
+  const auto herm = [](const Tensor& X) { return X + X.adjoint(); };
+  const Tensor X = cleaf({2, 4, 4}, 81);
+  EXPECT_TRUE(check([=](const variable_list& v) { return linalg::eigvalsh(herm(v[0])); }, {X}, true));
+  EXPECT_TRUE(check(
+      [=](const variable_list& v) {
+        auto [L, V] = linalg::eigh(herm(v[0]));
+        return (V * L.exp().unsqueeze(-2)).matmul(V.adjoint());
+      },
+      {X}));
+  EXPECT_TRUE(check([=](const variable_list& v) { return std::get<1>(linalg::eigh(herm(v[0]), "U")).abs(); }, {X}));
+  // losses that depend on the vectors' phases are refused
+  auto [L, V] = linalg::eigh(herm(cleaf({3, 3}, 82)));
+  EXPECT_ERROR(real(V).sum().backward(), "linalg_eigh_backward", "specified up to multiplication by e^{i phi}");
+  auto [U, S, Vh] = linalg::svd(cleaf({3, 3}, 83));
+  EXPECT_ERROR(real(U).sum().backward(), "svd_backward", "specified up to multiplication by e^{i phi}");
+}
+
+// eig: functions invariant under each eigenvector's phase (eigenvalues, |V|, V diag(f(L)) V^{-1}),
+// real and complex input; eigvals through eig. Random matrices have distinct eigenvalues.
+TEST(Linalg2Grad, EigEigvals) {
+  for (const Tensor& A : {leaf({4, 4}, 60), leaf({2, 3, 3}, 61), cleaf({3, 3}, 62), cleaf({2, 4, 4}, 63)}) {
+    const std::string name = std::string(A.dtype() == kDouble ? "real " : "complex ") + std::to_string(A.dim());
+    EXPECT_TRUE(check([](const variable_list& v) { return linalg::eigvals(v[0]); }, {A})) << name;
+    EXPECT_TRUE(check_multi(
+                    [](const variable_list& v) {
+                      auto [L, V] = linalg::eig(v[0]);
+                      return variable_list{L, V.abs()};
+                    },
+                    {A}))
+        << name;
+    // A = V diag(L) V^{-1}, and V diag(exp L) V^{-1} = matrix_exp(A): phase invariant, and through
+    // both outputs at once
+    EXPECT_TRUE(check(
+                    [](const variable_list& v) {
+                      auto [L, V] = linalg::eig(v[0]);
+                      return linalg::solve(V, V * L.exp().unsqueeze(-2), /*left=*/false);
+                    },
+                    {A}))
+        << name;
+    EXPECT_TRUE(check([](const variable_list& v) { return std::get<1>(linalg::eig(v[0])).abs().pow(2).sum(-2); }, {A}))
+        << name;
+  }
+  // second order through eigvals
+  EXPECT_TRUE(autograd::gradgradcheck([](const variable_list& v) { return linalg::eigvals(v[0]); }, {leaf({3, 3}, 64)}));
+  // a real input's gradient is real
+  Tensor X = leaf({3, 3}, 65);
+  real(linalg::eigvals(X)).sum().backward();
+  EXPECT_EQ(X.grad().dtype(), kDouble);
+  // the trace is the sum of the eigenvalues: its gradient is the identity
+  EXPECT_TRUE(allclose(X.grad(), eye(3, kDouble), 1e-10, 1e-10));
+  // a loss that depends on the eigenvectors' phases is refused
+  auto [L, V] = linalg::eig(cleaf({3, 3}, 66));
+  EXPECT_ERROR(real(V).sum().backward(), "linalg_eig_backward",
+               "The eigenvectors in the complex case are specified up to multiplication by e^{i phi}");
+}
+
 TEST(Linalg2Grad, Svd) {
   for (auto shape : {std::vector<int64_t>{4, 3}, {3, 3}, {2, 3, 5}}) {
     const Tensor A = leaf(shape, 22);
@@ -253,6 +363,20 @@ TEST(Linalg2Errors, ShapesAndDtypes) {
   EXPECT_ERROR(linalg::matrix_norm(ones({3}), "fro"), "at least 2 dimensions");
   EXPECT_ERROR(linalg::matrix_norm(ones({3, 3}), "xyz"), "Invalid norm type xyz");
   EXPECT_ERROR(linalg::lu_factor(ones({3, 3}), false), "LU without pivoting is not implemented on the CPU");
+  EXPECT_ERROR(linalg::eig(ones({2, 3})), "linalg.eig", "must be batches of square matrices, but they are 2 by 3");
+  EXPECT_ERROR(linalg::eigvals(ones({2, 2, 3})), "linalg.eigvals", "square matrices, but they are 2 by 3");
+  EXPECT_ERROR(linalg::eig(ones({3})), "linalg.eig", "must have at least 2 dimensions");
+  EXPECT_ERROR(linalg::eig(ones({3, 3}, kLong)), "linalg.eig", "Expected a floating point or complex tensor as input. Got Long");
+  EXPECT_ERROR(linalg::eigvals(ones({3, 3}, kInt)), "linalg.eigvals", "Got Int");
+  EXPECT_ERROR(linalg::eig(ones({3, 3}, kHalf)), "linalg.eig", "Low precision dtypes not supported. Got Half");
+  Tensor nf = ones({2, 3, 3}, kDouble);
+  nf.select(0, 1).select(0, 0).fill_(std::numeric_limits<double>::quiet_NaN());
+  EXPECT_ERROR(linalg::eig(nf), "torch.linalg.eig", "input tensor should not contain infs or NaNs.");
+  nf.select(0, 1).select(0, 0).fill_(kInf);
+  EXPECT_ERROR(linalg::eigvals(nf), "torch.linalg.eigvals", "input tensor should not contain infs or NaNs.");
+  Tensor real_out = empty({0}), vec_out = empty({0}, kComplexFloat);
+  EXPECT_ERROR(linalg::eig_out(real_out, vec_out, eye(3)), "Expected eigenvalues to be safely castable from ComplexFloat");
+  EXPECT_ERROR(linalg::eigvals_out(real_out, eye(3)), "Expected eigenvalues to be safely castable from ComplexFloat");
 }
 
 TEST(Linalg2Errors, SingularAndNotPositiveDefinite) {

@@ -113,7 +113,10 @@ bool has_vector_add_row(ScalarType t) {
 }
 
 // Plain data movement only needs the element size, so moving kernels are instantiated per size
-// rather than per dtype.
+// rather than per dtype (16 bytes: complex128).
+struct Bytes16 {
+  uint64_t lo, hi;
+};
 template <class F>
 void visit_element_size(int64_t es, F&& f) {
   switch (es) {
@@ -121,6 +124,7 @@ void visit_element_size(int64_t es, F&& f) {
     case 2: return f(uint16_t{});
     case 4: return f(uint32_t{});
     case 8: return f(uint64_t{});
+    case 16: return f(Bytes16{});
     default: break;
   }
   throw Error("indexing: unsupported element size " + std::to_string(es));
