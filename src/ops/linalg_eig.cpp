@@ -18,11 +18,11 @@ using namespace linalg_detail;
 
 namespace {
 
-int to_int(int64_t v) { return static_cast<int>(v); }
+int eig_int(int64_t v) { return static_cast<int>(v); }
 
 // PyTorch checks the input of eig (LAPACK's geev reports NaN as an illegal argument and prints to
 // stderr): "torch.linalg.eig: input tensor should not contain infs or NaNs."
-void check_finite(const char* op, const Tensor& buf) {
+void eig_check_finite(const char* op, const Tensor& buf) {
   bool finite = true;
   const int64_t count = buf.numel() * (is_complex_type(buf.dtype()) ? 2 : 1);
   const auto scan = [&](const auto* p) {
@@ -46,7 +46,7 @@ void geev_batch(Tensor& buf, Tensor& L, Tensor* V, Tensor& info, int64_t n, int6
   C* v = V ? V->data_ptr<C>() : nullptr;
   int* pi = info.data_ptr<int>();
   const char jobvr = V ? 'V' : 'N';
-  const int ni = to_int(n);
+  const int ni = eig_int(n);
   T wq = 0;
   int inf = 0;
   {
@@ -88,7 +88,7 @@ void geev_batch_complex(Tensor& buf, Tensor& L, Tensor* V, Tensor& info, int64_t
   C* v = V ? V->data_ptr<C>() : nullptr;
   int* pi = info.data_ptr<int>();
   const char jobvr = V ? 'V' : 'N';
-  const int ni = to_int(n);
+  const int ni = eig_int(n);
   C wq;
   int inf = 0;
   {
@@ -115,7 +115,7 @@ std::pair<Tensor, Tensor> eig_raw(const char* op, const Tensor& A, bool vectors)
   Tensor V = vectors ? colmajor_empty(batch, n, n, ct) : Tensor();
   if (n == 0 || batch_count(A) == 0) return {L, V};
   Tensor buf = colmajor_copy(A);
-  check_finite(op, buf);
+  eig_check_finite(op, buf);
   Tensor info = zeros(batch, kInt);
   const int64_t nb = batch_count(A);
   Tensor* pv = vectors ? &V : nullptr;
@@ -161,7 +161,7 @@ Tensor eig_backward(const Tensor& gL, const Tensor& gV, const Tensor& L, const T
   return real_input ? real(gA) : gA;
 }
 
-Tensor& copy_result(const char* op, Tensor& out, const Tensor& result, const char* what) {
+Tensor& eig_copy_out(const char* op, Tensor& out, const Tensor& result, const char* what) {
   EMBER_CHECK(can_cast(result.dtype(), out.dtype()), op, "Expected ", what, " to be safely castable from ",
               result.dtype(), " dtype, but got ", what, " with dtype ", out.dtype());
   if (!out.sizes().equals(result.sizes())) out.resize_(result.sizes());
@@ -209,14 +209,14 @@ std::tuple<Tensor&, Tensor&> linalg_eig_out(Tensor& eigenvalues, Tensor& eigenve
               L.dtype(), " dtype, but got eigenvalues with dtype ", eigenvalues.dtype());
   EMBER_CHECK(can_cast(V.dtype(), eigenvectors.dtype()), op, "Expected eigenvectors to be safely castable from ",
               V.dtype(), " dtype, but got eigenvectors with dtype ", eigenvectors.dtype());
-  copy_result(op, eigenvalues, L, "eigenvalues");
-  copy_result(op, eigenvectors, V, "eigenvectors");
+  eig_copy_out(op, eigenvalues, L, "eigenvalues");
+  eig_copy_out(op, eigenvectors, V, "eigenvectors");
   return {eigenvalues, eigenvectors};
 }
 
 Tensor& linalg_eigvals_out(Tensor& out, const Tensor& A) {
   const Tensor L = linalg_eigvals(A);
-  return copy_result("torch.linalg.eigvals", out, L, "eigenvalues");
+  return eig_copy_out("torch.linalg.eigvals", out, L, "eigenvalues");
 }
 
 }  // namespace ember
