@@ -40,6 +40,18 @@ struct ReduceSpec {
   Tensor param;        // keepdim-shaped, contiguous, dtype of the input; only for float and double inputs
 };
 
+// Whether a floating reduction is compiled for every SIMD target (the common ones: sums, means,
+// variances, logsumexp, products, max and min of float and double, and the plain forms of half
+// and bfloat16) or for the static target alone, as integer reductions are: |x|^p is a scalar loop,
+// and all/any, count_nonzero, the inf-norms and 16-bit norms are rare enough that a copy per
+// target (about 10 KB each) is not worth its library size. `wide` is float or double.
+constexpr bool reduce_per_target(bool wide, ReduceKind kind, Transform transform) {
+  if (kind == ReduceKind::All || kind == ReduceKind::Any) return false;
+  if (transform == Transform::AbsPow || transform == Transform::NonZero) return false;
+  if ((kind == ReduceKind::Max || kind == ReduceKind::Min) && transform != Transform::None) return false;
+  return wide || transform == Transform::None;
+}
+
 // Reduces `in` over the dims set in reduce_mask into `out`. Output dtypes: floating inputs keep
 // their dtype (half and bfloat16 accumulate in float32); Sum/Prod of integers and bool give
 // int64; Max/Min keep the dtype; All/Any give bool. Sums are pairwise (float32 error grows

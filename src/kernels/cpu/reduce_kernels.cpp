@@ -436,8 +436,13 @@ class ReduceLoop {
 
 template <class T, class A, ReduceKind Kind, Transform Xf, class Out>
 void launch(const Tensor& out, const Tensor& in, const ReduceGeometry& g, const ReduceSpec& spec) {
-  const Reducer<T, A, Kind, Xf> r{spec.p};
-  ReduceLoop<Reducer<T, A, Kind, Xf>, T, Out>(r, g, out, in, spec).run();
+  constexpr bool kWide = std::is_same_v<T, float> || std::is_same_v<T, double>;
+  if constexpr (HWY_TARGET == HWY_STATIC_TARGET || (is_float_like_v<T> && reduce_per_target(kWide, Kind, Xf))) {
+    const Reducer<T, A, Kind, Xf> r{spec.p};
+    ReduceLoop<Reducer<T, A, Kind, Xf>, T, Out>(r, g, out, in, spec).run();
+  } else {
+    EMBER_CHECK(false, "reduce_kernel", "internal: reduction not compiled for this SIMD target");
+  }
 }
 
 template <class T>
@@ -490,8 +495,9 @@ void reduce_kernel_impl(const Tensor& out, const Tensor& in, uint64_t reduce_mas
   const ReduceGeometry g(in, reduce_mask, out, spec.param);
   visit_dtype(in.dtype(), [&](auto v) {
     using T = decltype(v);
-    // Integer and bool reductions are compiled for the static target alone (reduce_kernel
-    // sends them there): their loops are scalar, and a copy per target was 280 KB of library.
+    // Integer and bool reductions, and the floating ones reduce_per_target leaves out, are
+    // compiled for the static target alone (reduce_kernel sends them there): the integer loops
+    // are scalar, and a copy per target was 280 KB of library.
     if constexpr (is_float_like_v<T> || HWY_TARGET == HWY_STATIC_TARGET) reduce_typed<T>(out, in, g, spec);
   });
 }
@@ -503,7 +509,8 @@ HWY_AFTER_NAMESPACE();
 namespace ember::kernels {
 HWY_EXPORT(reduce_kernel_impl);
 void reduce_kernel(const Tensor& out, const Tensor& in, uint64_t reduce_mask, const ReduceSpec& spec) {
-  if (is_floating_type(in.dtype())) {
+  const bool wide = in.dtype() == ScalarType::Float || in.dtype() == ScalarType::Double;
+  if (is_floating_type(in.dtype()) && reduce_per_target(wide, spec.kind, spec.transform)) {
     HWY_DYNAMIC_DISPATCH(reduce_kernel_impl)(out, in, reduce_mask, spec);
   } else {
     HWY_STATIC_DISPATCH(reduce_kernel_impl)(out, in, reduce_mask, spec);
