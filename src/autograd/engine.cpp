@@ -154,7 +154,7 @@ int64_t observed_sequence_nr(const Node& node) {
 struct EvaluateRange {
   std::optional<dispatch::ObservedRange> range;
   explicit EvaluateRange(const Node& node, bool observed = true) {
-    if (observed && (dispatch::thread_state().active & dispatch::kObserverLayer))
+    if (observed && dispatch::observing())
       range.emplace(("autograd::engine::evaluate_function: " + node.name()).c_str(), RangeKind::BackwardNode,
                     observed_sequence_nr(node));
   }
@@ -162,7 +162,7 @@ struct EvaluateRange {
 
 // Runs a node (inside its EvaluateRange).
 variable_list apply_node(Node& node, variable_list&& in) {
-  if (!(dispatch::thread_state().active & dispatch::kObserverLayer)) return node.apply(std::move(in));
+  if (!dispatch::observing()) return node.apply(std::move(in));
   const dispatch::ObservedRange call(node.name().c_str(), RangeKind::BackwardNode, observed_sequence_nr(node));
   return node.apply(std::move(in));
 }

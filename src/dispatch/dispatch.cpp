@@ -1,6 +1,7 @@
 #include "dispatch/dispatch.h"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -14,7 +15,26 @@ thread_local ThreadState tls_state;
 thread_local std::vector<OpObserver*> tls_observers;
 thread_local TraceRecorder* tls_recorder = nullptr;
 thread_local CaptureRecorder* tls_capture = nullptr;
+std::atomic<void (*)()> thread_hook{nullptr};
+
+// The thread's observers, after the thread hook (if any) had its turn. Taking the list first
+// constructs it before anything the hook makes on this thread, so it is destroyed after them at
+// the thread's exit (a recorder the hook made leaves the list as it is destroyed).
+std::vector<OpObserver*>& hooked_observers() {
+  std::vector<OpObserver*>& observers = tls_observers;
+  if (auto hook = thread_hook.load(std::memory_order_acquire)) hook();
+  return observers;
+}
 }  // namespace
+
+std::atomic<uint32_t> all_threads_layers{0};
+void set_thread_hook(void (*hook)()) { thread_hook.store(hook, std::memory_order_release); }
+void observe_all_threads(bool on) {
+  if (on)
+    all_threads_layers.fetch_or(kObserverLayer);
+  else
+    all_threads_layers.fetch_and(~static_cast<uint32_t>(kObserverLayer));
+}
 
 CaptureRecorder* capture_recorder() { return tls_capture; }
 void set_capture_recorder(CaptureRecorder* r) {
@@ -77,7 +97,7 @@ void fail_inference_write(const char* op) {
 }
 
 ObservedOp::ObservedOp(const char* name) : name_(name) {
-  for (OpObserver* o : tls_observers) {
+  for (OpObserver* o : hooked_observers()) {
     o->on_enter(name_);
     wants_inputs_ = wants_inputs_ || o->wants_inputs();
   }
@@ -97,7 +117,7 @@ void ObservedOp::report_inputs(const std::vector<OpInput>& inputs) {
 }
 
 ObservedRange::ObservedRange(const char* name, RangeKind kind, int64_t sequence_nr)
-    : observed_(!tls_observers.empty()) {
+    : observed_(!hooked_observers().empty()) {
   for (OpObserver* o : tls_observers) o->on_enter_range(name, kind, sequence_nr);
 }
 ObservedRange::~ObservedRange() {

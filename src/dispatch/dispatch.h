@@ -9,14 +9,17 @@
 // argument requires grad) and inference mode; quantized tensors take the layers' path and reach
 // only the ops that accept them (AcceptsQuantized). While a graph captures
 // (ember::graphs, capture.h), the op's own run is recorded where the layers call it.
-// The fast path, a direct call to Op::run, is taken when no layer but
-// grad mode is on and no argument requires grad: one TLS load plus one load per Tensor argument.
+// A global word adds layers to every thread's: a profiler follows every thread by setting the
+// observer layer there (a thread's first observed op then attaches the thread's recorder).
+// The fast path, a direct call to Op::run, is taken when no layer but grad mode is on and no
+// argument requires grad: one TLS load, one global load and one load per Tensor argument.
 // It also records views (a result sharing its first argument's storage), in grad mode so that
 // in-place writes into them reach the base's graph, under no_grad so that such a write in grad
 // mode later raises PyTorch's error (see autograd/layer.h). Inference mode has a path of its own
 // that records nothing but views of normal tensors: its other results are inference tensors, which never meet
 // autograd.
 #pragma once
+#include <atomic>
 #include <concepts>
 #include <cstdint>
 #include <optional>
@@ -46,6 +49,20 @@ struct ThreadState {
   uint32_t active = kGradModeLayer;  // OR of Layer bits
 };
 ThreadState& thread_state();  // defined out of line: one TLS access, no guard variable
+
+// Layers every thread takes whatever its own word says (kObserverLayer while a profiler follows
+// every thread; see set_thread_hook).
+extern std::atomic<uint32_t> all_threads_layers;
+inline uint32_t active_layers() { return thread_state().active | all_threads_layers.load(std::memory_order_relaxed); }
+// Whether this thread's ops and ranges go to observers (its own, or ones a thread hook attaches).
+inline bool observing() { return active_layers() & kObserverLayer; }
+// While kObserverLayer is in all_threads_layers, every observed op and range calls `hook` on its
+// thread before the thread's observers see it; the hook may push or pop that thread's observers
+// (the profiler attaches a recorder to a thread on its first op, and drops one whose session
+// ended). A thread holding observers its hook pushed keeps calling it after the layer is
+// cleared, so it can drop them at its next op. Set once; `on` sets or clears the layer.
+void set_thread_hook(void (*hook)());
+void observe_all_threads(bool on);
 
 // Tells the observers of this thread that an op begins (the returned token ends it). Observers
 // that want the op's inputs get them described by `inputs(args...)`, which costs nothing unless
@@ -384,7 +401,7 @@ template <class Op, class... Args>
 
 template <class Op, class... Args>
 inline decltype(auto) call(Args&&... args) {
-  const uint32_t active = thread_state().active;
+  const uint32_t active = active_layers();
   const uint8_t flags = any_flags(args...);
   if constexpr (!ConjAware<Op> && sizeof...(Args) > 0) {
     if (__builtin_expect(flags & TensorImpl::kConjFlag, 0)) return conj_fallback<Op>(std::forward<Args>(args)...);

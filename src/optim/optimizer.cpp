@@ -75,7 +75,7 @@ std::string profiler_name(const Optimizer& o, const char* method) {
 
 void Optimizer::zero_grad(bool set_to_none) {
   std::optional<dispatch::ObservedRange> range;
-  if (dispatch::thread_state().active & dispatch::kObserverLayer)
+  if (dispatch::observing())
     range.emplace(profiler_name(*this, "zero_grad").c_str(), RangeKind::UserScope);
   for (OptimizerParamGroup& g : param_groups_) {
     for (Tensor& p : g.params()) {

@@ -30,6 +30,21 @@ const profile* g_active = nullptr;
 std::shared_ptr<Session> g_session;
 
 thread_local Recorder* t_recorder = nullptr;
+// The recorder follow_thread attached to this thread (no RecordThread, no profile of its own).
+thread_local std::unique_ptr<Recorder> t_followed;
+
+// The thread hook (dispatch::set_thread_hook): a thread's first op or range while a session
+// records attaches a recorder to it, and its first after the session ended drops it.
+void follow_thread() {
+  if (t_followed && !t_followed->session()->recording.load(std::memory_order_relaxed)) t_followed.reset();
+  if (t_recorder && t_recorder->session()->recording.load(std::memory_order_relaxed)) return;
+  std::shared_ptr<Session> session;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    session = g_session;
+  }
+  if (session && session->recording.load()) t_followed = std::make_unique<Recorder>(std::move(session));
+}
 
 void memory_hook(const void* ptr, int64_t bytes) {
   if (Recorder* r = t_recorder) r->on_memory(ptr, bytes);
@@ -371,6 +386,7 @@ profile::~profile() {
     // The observer lives in another thread's list: leave it to that thread (it records nothing
     // more, its session being stopped) rather than free it under that thread.
     if (session_) session_->recording.store(false);
+    dispatch::observe_all_threads(false);
     (void)thread_->recorder.release();  // NOLINT: intentionally leaked, see above
     std::lock_guard<std::mutex> lock(g_mutex);
     g_active = nullptr;
@@ -395,11 +411,14 @@ void profile::start_cycle() {
   }
   if (session_->profile_memory) cpu_allocator::set_memory_observer(memory_hook);
   thread_->recorder = std::make_unique<Recorder>(session_);
+  dispatch::set_thread_hook(follow_thread);
+  dispatch::observe_all_threads(true);
   snapshot_registered();
 }
 
 void profile::stop_cycle() {
   snapshot_registered();
+  dispatch::observe_all_threads(false);
   thread_->recorder.reset();
   if (session_->profile_memory) cpu_allocator::set_memory_observer(nullptr);
   {

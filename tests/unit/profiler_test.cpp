@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -439,6 +441,8 @@ TEST(Profiler, BadInput) {
   again.stop();
 }
 
+// Every thread that runs ops while the profiler records gets a row of its own, as PyTorch's
+// profiler follows every thread; RecordThread attaches a thread before its first op.
 TEST(Profiler, ThreadsGetTheirOwnRows) {
   const Tensor x = randn({4});
   profile prof(ProfilerOptions().record_shapes(true));
@@ -455,21 +459,61 @@ TEST(Profiler, ThreadsGetTheirOwnRows) {
   t3.join();
   prof.stop();
   std::map<int64_t, int> exps;
+  std::map<std::string, int> parents;
   for (const FunctionEvent& e : prof.events()) {
     if (e.name == "aten::exp") {
       ++exps[e.thread];
       ASSERT_GE(e.parent, 0);
-      EXPECT_EQ(prof.events()[e.parent].name, "joined");
+      ++parents[prof.events()[e.parent].name];
       EXPECT_EQ(prof.events()[e.parent].thread, e.thread);
     }
   }
   EXPECT_EQ(named(prof, "aten::neg").at(0)->thread, 1);
-  EXPECT_EQ(exps.size(), 2u);
+  EXPECT_EQ(exps.size(), 3u);
   for (const auto& [thread, n] : exps) {
     EXPECT_NE(thread, 1);
     EXPECT_EQ(n, 3);
   }
-  EXPECT_TRUE(named(prof, "not_joined").empty()) << "a thread that did not join is not recorded";
+  EXPECT_EQ(parents["joined"], 6);
+  EXPECT_EQ(parents["not_joined"], 3) << "a thread that never joined is followed from its first range";
+}
+
+// A thread followed in one session records nothing between sessions and is followed again by
+// the next one, in a row of its own there; its ops after the profiler stopped leave no trace.
+TEST(Profiler, ThreadsAreFollowedAgainByTheNextProfiler) {
+  const Tensor x = randn({4});
+  std::mutex m;
+  std::condition_variable cv;
+  int phase = 0, done = -1;  // the main thread sets phase; the worker reports the phase it ran
+  std::thread worker([&] {
+    for (int p = 1; p <= 3; ++p) {
+      std::unique_lock<std::mutex> lock(m);
+      cv.wait(lock, [&] { return phase == p; });
+      lock.unlock();
+      for (int i = 0; i < p; ++i) (void)x.exp();
+      lock.lock();
+      done = p;
+      cv.notify_all();
+    }
+  });
+  auto run_phase = [&](int p) {
+    std::unique_lock<std::mutex> lock(m);
+    phase = p;
+    cv.notify_all();
+    cv.wait(lock, [&] { return done == p; });
+  };
+  profile first;
+  run_phase(1);
+  first.stop();
+  run_phase(2);  // between the profilers: not recorded, and the worker lets its recorder go
+  profile second;
+  run_phase(3);
+  second.stop();
+  worker.join();
+  ASSERT_EQ(named(first, "aten::exp").size(), 1u);
+  EXPECT_NE(named(first, "aten::exp")[0]->thread, 1);
+  ASSERT_EQ(named(second, "aten::exp").size(), 3u);
+  for (const FunctionEvent* e : named(second, "aten::exp")) EXPECT_EQ(e->thread, 2);
 }
 
 // OpenMP workers running Ember ops join as any other thread (the starting thread records already).
