@@ -172,6 +172,14 @@ TEST(Linalg2Grad, ComplexSolveInvDetCholesky) {
       },
       {A}));
   EXPECT_TRUE(check([](const variable_list& v) { return logdet(v[0]); }, {A}));
+  // at a singular matrix the gradient of Re(det) is the conjugated cofactor matrix (via the SVD)
+  Tensor S = make_complex(tensor({1.0, 2.0, 2.0, 4.0}, kDouble), tensor({0.5, 1.0, 1.0, 2.0}, kDouble))
+                 .reshape({2, 2})
+                 .requires_grad_();
+  real(linalg::det(S)).backward();
+  const Tensor cof =
+      make_complex(tensor({4.0, -2.0, -2.0, 1.0}, kDouble), tensor({2.0, -1.0, -1.0, 0.5}, kDouble)).reshape({2, 2});
+  EXPECT_TRUE(allclose(S.grad(), cof.conj().resolve_conj(), 1e-9, 1e-9));
   for (bool upper : {false, true}) {
     EXPECT_TRUE(check([=](const variable_list& v) { return linalg::solve_triangular(v[0], v[1], upper); }, {A, B}))
         << upper;
