@@ -228,18 +228,33 @@ std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor_ex(const Tensor& A, bool piv
   std::tie(piv, info) = getrf_batch(buf, m, n, batch_shape(A));
   if (check_errors) check_infos(op, info, A.dim() > 2, InfoKind::kLuFactor);
   Tensor LU = buf;
-  // LinalgLuFactorExBackward0 (square A = P L U) -- A: P L^{-T} (tril(L^T gL, -1) + triu(gU U^T)) U^{-T}
+  // LinalgLuFactorExBackward0 -- A = P L U, k = min(m, n), gL/gU the strict lower/upper parts of gLU.
+  // Square: P L^{-T} (tril(L^T gL, -1) + triu(gU U^T)) U^{-T}. Wide (U = [U1 | U2], U1 k x k):
+  // P L^{-T} [(tril(L^T gL - gU2 U2^T, -1) + triu(gU1 U1^T)) U1^{-T} | gU2]. Tall (L = [L1; L2]):
+  // P [L1^{-T} (tril(L1^T gL1, -1) + triu(gU U^T - L2^T gL2)); gL2] U^{-T}.
   record("LinalgLuFactorExBackward0", op, {A}, {LU, piv, info}, {{LU, true}, {piv, true}},
          [m, n](const variable_list& g, const variable_list& s) {
-           EMBER_CHECK(m == n, "linalg.lu_factor_ex", "the derivative is implemented for square matrices only, got ",
-                       m, "x", n);
            const Tensor& lu = s[0];
-           const Tensor L = lu.tril(-1) + eye(n, TensorOptions().dtype(lu.dtype()));
-           const Tensor U = lu.triu();
-           const Tensor gL = g[0].tril(-1), gU = g[0].triu();
-           const Tensor phi = L.mT().matmul(gL).tril(-1) + gU.matmul(U.mT()).triu();
-           Tensor y = linalg_solve_triangular(L.mT(), phi, /*upper=*/true, /*left=*/true, /*unitriangular=*/true);
-           y = linalg_solve_triangular(U.mT(), y, /*upper=*/false, /*left=*/false);
+           const int64_t k = std::min(m, n);
+           const Tensor L = lu.narrow(-1, 0, k).tril(-1) + eye(m, k, TensorOptions().dtype(lu.dtype()));
+           const Tensor U = lu.narrow(-2, 0, k).triu();
+           const Tensor gL = g[0].narrow(-1, 0, k).tril(-1), gU = g[0].narrow(-2, 0, k).triu();
+           Tensor y;
+           if (m <= n) {
+             const Tensor U1 = U.narrow(-1, 0, k), gU1 = gU.narrow(-1, 0, k);
+             Tensor phi = L.mT().matmul(gL);
+             if (n > k) phi = phi - gU.narrow(-1, k, n - k).matmul(U.narrow(-1, k, n - k).mT());
+             phi = phi.tril(-1) + gU1.matmul(U1.mT()).triu();
+             y = linalg_solve_triangular(U1.mT(), phi, /*upper=*/false, /*left=*/false);
+             if (n > k) y = cat({y, gU.narrow(-1, k, n - k)}, -1);
+             y = linalg_solve_triangular(L.mT(), y, /*upper=*/true, /*left=*/true, /*unitriangular=*/true);
+           } else {
+             const Tensor L1 = L.narrow(-2, 0, k), L2 = L.narrow(-2, k, m - k);
+             const Tensor gL1 = gL.narrow(-2, 0, k), gL2 = gL.narrow(-2, k, m - k);
+             const Tensor phi = L1.mT().matmul(gL1).tril(-1) + (gU.matmul(U.mT()) - L2.mT().matmul(gL2)).triu();
+             y = linalg_solve_triangular(L1.mT(), phi, /*upper=*/true, /*left=*/true, /*unitriangular=*/true);
+             y = linalg_solve_triangular(U.mT(), cat({y, gL2}, -2), /*upper=*/false, /*left=*/false);
+           }
            return variable_list{pivots_to_permutation(s[1], m, lu.dtype()).matmul(y)};
          });
   return {LU, piv, info};
@@ -950,10 +965,10 @@ Tensor svd_backward(const Tensor& gU_in, const Tensor& gS, const Tensor& gVh_in,
   const bool cplx = is_complex_type(U.dtype());
   const Tensor V = Vh.adjoint();
   Tensor s2 = S * S;
-  Tensor F = s2.unsqueeze(-2) - s2.unsqueeze(-1);  // s_j^2 - s_i^2
-  F.diagonal(0, -2, -1).fill_(1);
-  F = F.reciprocal();
-  F.diagonal(0, -2, -1).zero_();
+  // F_ij = 1 / (s_j^2 - s_i^2) off the diagonal, 0 on it: a mask rather than writing into the
+  // reciprocal's result, which its own backward keeps (double backward)
+  const Tensor I = eye(k, TensorOptions().dtype(S.dtype()));
+  const Tensor F = (s2.unsqueeze(-2) - s2.unsqueeze(-1) + I).reciprocal() * (1 - I);
   Tensor inner = zeros(concat(batch_shape(U), {k, k}), TensorOptions().dtype(U.dtype()));
   if (gS.defined()) inner = inner + diag_embed(gS);
   Tensor UhgU, VhgV;
