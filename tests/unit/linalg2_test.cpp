@@ -495,6 +495,23 @@ TEST(Linalg2Errors, SingularAndNotPositiveDefinite) {
   EXPECT_ERROR(R.sum().backward(), "The derivative of linalg.qr depends on Q, which is not computed when mode='r'");
 }
 
+// Small matrices take Ember's direct path, which reads a contiguous batch as it lies: a lazily
+// conjugated view (contiguous, its data unconjugated) must give the conjugated results.
+TEST(Linalg2Small, ConjugatedViewsGiveConjugatedResults) {
+  for (int64_t n : {3, 8, 9}) {
+    const Tensor A = (cleaf({2, n, n}, 120).detach() + eye(n, kComplexDouble) * static_cast<double>(n));
+    const Tensor Ac = A.conj();
+    ASSERT_TRUE(Ac.is_conj() && Ac.is_contiguous());
+    EXPECT_TRUE(allclose(linalg::det(Ac), linalg::det(A).conj().resolve_conj())) << n;
+    EXPECT_TRUE(allclose(std::get<0>(linalg::slogdet(Ac)), std::get<0>(linalg::slogdet(A)).conj().resolve_conj())) << n;
+    EXPECT_TRUE(allclose(linalg::inv(Ac), linalg::inv(A).conj().resolve_conj())) << n;
+    const Tensor B = cleaf({2, n, 2}, 121).detach();
+    EXPECT_TRUE(allclose(linalg::solve(Ac, B), linalg::solve(A, B.conj()).conj().resolve_conj())) << n;
+    const Tensor H = A.matmul(A.adjoint());
+    EXPECT_TRUE(allclose(linalg::cholesky(H.conj()), linalg::cholesky(H).conj().resolve_conj())) << n;
+  }
+}
+
 // The Tensor methods are the older torch:: functions.
 TEST(Linalg2Methods, MatchTheFunctions) {
   const Tensor A = wellcond({2, 3, 3}, 50).detach();
