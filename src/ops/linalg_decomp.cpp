@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "ember/aten_tail.h"
 #include "ember/complex_ops.h"
@@ -64,15 +65,18 @@ Tensor info_tensor(IntArrayRef batch) { return zeros(batch, kInt); }
 constexpr int64_t kSmall = 8;
 
 // Unblocked LU with partial pivoting (the first largest |pivot|, as LAPACK's getf2), column-major
-// m x n with leading dimension m; info is the first zero pivot (1-based), as LAPACK's.
-template <class T>
-void small_getrf(int64_t m, int64_t n, T* a, int* ipiv, int* info) {
+// m x n with leading dimension m; info is the first zero pivot (1-based), as LAPACK's. Dim is
+// int64_t or a std::integral_constant (sizes known at compile time: the loops unroll fully).
+template <class T, class Dim>
+void small_getrf(Dim m, Dim n, T* a, int* ipiv, int* info) {
   *info = 0;
-  const int64_t k = std::min(m, n);
+  const int64_t k = std::min<int64_t>(m, n);
+#pragma GCC unroll 8
   for (int64_t j = 0; j < k; ++j) {
     T* col = a + j * m;
     int64_t p = j;
     auto best = pivot_abs(col[j]);
+#pragma GCC unroll 8
     for (int64_t i = j + 1; i < m; ++i) {
       const auto v = pivot_abs(col[i]);
       if (v > best) {
@@ -83,24 +87,44 @@ void small_getrf(int64_t m, int64_t n, T* a, int* ipiv, int* info) {
     ipiv[j] = static_cast<int>(p + 1);
     if (col[p] != T(0)) {
       if (p != j)
+#pragma GCC unroll 8
         for (int64_t c = 0; c < n; ++c) std::swap(a[c * m + j], a[c * m + p]);
       const T inv = T(1) / col[j];
+#pragma GCC unroll 8
       for (int64_t i = j + 1; i < m; ++i) col[i] *= inv;
     } else if (*info == 0) {
       *info = static_cast<int>(j + 1);
     }
+#pragma GCC unroll 8
     for (int64_t c = j + 1; c < n; ++c) {
       T* dst = a + c * m;
       const T f = dst[j];
+#pragma GCC unroll 8
       for (int64_t i = j + 1; i < m; ++i) dst[i] -= col[i] * f;
     }
   }
 }
 
+// Calls f(std::integral_constant<int64_t, n>{}) for 1 <= n <= kSmall.
+template <class F>
+void with_small_size(int64_t n, F&& f) {
+  switch (n) {
+    case 1: return f(std::integral_constant<int64_t, 1>{});
+    case 2: return f(std::integral_constant<int64_t, 2>{});
+    case 3: return f(std::integral_constant<int64_t, 3>{});
+    case 4: return f(std::integral_constant<int64_t, 4>{});
+    case 5: return f(std::integral_constant<int64_t, 5>{});
+    case 6: return f(std::integral_constant<int64_t, 6>{});
+    case 7: return f(std::integral_constant<int64_t, 7>{});
+    default: return f(std::integral_constant<int64_t, 8>{});
+  }
+}
+static_assert(kSmall == 8, "with_small_size lists the sizes up to kSmall");
+
 // Solves L U X = B in place for the k columns of x (n x k, leading dimension n), L unit lower
 // and U upper packed in the n x n column-major `a` (row interchanges already applied to x).
-template <class T>
-void small_lu_substitute(int64_t n, int64_t k, const T* a, T* x) {
+template <class T, class Dim>
+void small_lu_substitute(Dim n, int64_t k, const T* a, T* x) {
   for (int64_t c = 0; c < k; ++c) {
     T* xc = x + c * n;
     for (int64_t i = 0; i < n; ++i) {
@@ -127,6 +151,14 @@ std::pair<Tensor, Tensor> getrf_batch(Tensor& buf, int64_t m, int64_t n, IntArra
     T* a = buf.data_ptr<T>();
     int* p = piv.data_ptr<int>();
     int* inf = info.data_ptr<int>();
+    if (m == n && n <= kSmall) {
+      with_small_size(n, [&](auto N) {
+        constexpr int64_t kN = decltype(N)::value;
+        for_each_matrix(nb, kN * kN * kN,
+                        [&](int64_t i) { small_getrf(N, N, a + i * kN * kN, p + i * kN, inf + i); });
+      });
+      return;
+    }
     const bool small = m <= kSmall && n <= kSmall;
     for_each_matrix(nb, m * n * k, [&](int64_t i) {
       if (small) {
@@ -228,18 +260,33 @@ std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor_ex(const Tensor& A, bool piv
   std::tie(piv, info) = getrf_batch(buf, m, n, batch_shape(A));
   if (check_errors) check_infos(op, info, A.dim() > 2, InfoKind::kLuFactor);
   Tensor LU = buf;
-  // LinalgLuFactorExBackward0 (square A = P L U) -- A: P L^{-T} (tril(L^T gL, -1) + triu(gU U^T)) U^{-T}
+  // LinalgLuFactorExBackward0 -- A = P L U, k = min(m, n), gL/gU the strict lower/upper parts of gLU.
+  // Square: P L^{-T} (tril(L^T gL, -1) + triu(gU U^T)) U^{-T}. Wide (U = [U1 | U2], U1 k x k):
+  // P L^{-T} [(tril(L^T gL - gU2 U2^T, -1) + triu(gU1 U1^T)) U1^{-T} | gU2]. Tall (L = [L1; L2]):
+  // P [L1^{-T} (tril(L1^T gL1, -1) + triu(gU U^T - L2^T gL2)); gL2] U^{-T}.
   record("LinalgLuFactorExBackward0", op, {A}, {LU, piv, info}, {{LU, true}, {piv, true}},
          [m, n](const variable_list& g, const variable_list& s) {
-           EMBER_CHECK(m == n, "linalg.lu_factor_ex", "the derivative is implemented for square matrices only, got ",
-                       m, "x", n);
            const Tensor& lu = s[0];
-           const Tensor L = lu.tril(-1) + eye(n, TensorOptions().dtype(lu.dtype()));
-           const Tensor U = lu.triu();
-           const Tensor gL = g[0].tril(-1), gU = g[0].triu();
-           const Tensor phi = L.mT().matmul(gL).tril(-1) + gU.matmul(U.mT()).triu();
-           Tensor y = linalg_solve_triangular(L.mT(), phi, /*upper=*/true, /*left=*/true, /*unitriangular=*/true);
-           y = linalg_solve_triangular(U.mT(), y, /*upper=*/false, /*left=*/false);
+           const int64_t k = std::min(m, n);
+           const Tensor L = lu.narrow(-1, 0, k).tril(-1) + eye(m, k, TensorOptions().dtype(lu.dtype()));
+           const Tensor U = lu.narrow(-2, 0, k).triu();
+           const Tensor gL = g[0].narrow(-1, 0, k).tril(-1), gU = g[0].narrow(-2, 0, k).triu();
+           Tensor y;
+           if (m <= n) {
+             const Tensor U1 = U.narrow(-1, 0, k), gU1 = gU.narrow(-1, 0, k);
+             Tensor phi = L.mT().matmul(gL);
+             if (n > k) phi = phi - gU.narrow(-1, k, n - k).matmul(U.narrow(-1, k, n - k).mT());
+             phi = phi.tril(-1) + gU1.matmul(U1.mT()).triu();
+             y = linalg_solve_triangular(U1.mT(), phi, /*upper=*/false, /*left=*/false);
+             if (n > k) y = cat({y, gU.narrow(-1, k, n - k)}, -1);
+             y = linalg_solve_triangular(L.mT(), y, /*upper=*/true, /*left=*/true, /*unitriangular=*/true);
+           } else {
+             const Tensor L1 = L.narrow(-2, 0, k), L2 = L.narrow(-2, k, m - k);
+             const Tensor gL1 = gL.narrow(-2, 0, k), gL2 = gL.narrow(-2, k, m - k);
+             const Tensor phi = L1.mT().matmul(gL1).tril(-1) + (gU.matmul(U.mT()) - L2.mT().matmul(gL2)).triu();
+             y = linalg_solve_triangular(L1.mT(), phi, /*upper=*/true, /*left=*/true, /*unitriangular=*/true);
+             y = linalg_solve_triangular(U.mT(), cat({y, gL2}, -2), /*upper=*/false, /*left=*/false);
+           }
            return variable_list{pivots_to_permutation(s[1], m, lu.dtype()).matmul(y)};
          });
   return {LU, piv, info};
@@ -304,69 +351,90 @@ namespace {
 std::pair<Tensor, Tensor> lu_solve_raw(const Tensor& A, const Tensor& B, bool identity = false) {
   const int64_t n = A.size(-1), k = identity ? n : B.size(-1);
   const bool transposed = A.is_contiguous();
-  Tensor a;
-  if (transposed) {
-    a = make_empty(A.sizes(), A.dtype());
-    a.copy_(A);
-  } else {
-    a = colmajor_copy(A);
-  }
+  // Small row-major matrices are factored in a local copy by the pass that solves (no buffer and
+  // pivot tensor, one pass over the batch); a conjugated view's raw data would be read unconjugated.
+  const bool fused = transposed && !A.is_conj() && n >= 1 && n <= kSmall;
   // inv's right-hand side, the identity, is written directly (B unused)
   Tensor x = identity ? colmajor_empty(batch_shape(A), n, n, A.dtype()) : colmajor_copy(B);
-  Tensor piv, info;
-  std::tie(piv, info) = getrf_batch(a, n, n, batch_shape(A));
+  Tensor a, piv, info;
+  if (fused) {
+    info = info_tensor(batch_shape(A));
+  } else {
+    if (transposed) {
+      a = make_empty(A.sizes(), A.dtype());
+      a.copy_(A);
+    } else {
+      a = colmajor_copy(A);
+    }
+    std::tie(piv, info) = getrf_batch(a, n, n, batch_shape(A));
+  }
   const int64_t nb = identity ? batch_count(A) : batch_count(B);
-  if (n > 0 && k > 0) {
-    on_field(A.dtype(), [&](auto z) {
-      using T = decltype(z);
-      const T* pa = a.data_ptr<T>();
-      T* px = x.data_ptr<T>();
-      const int* pp = piv.data_ptr<int>();
-      for_each_matrix(nb, n * n * (n + k), [&](int64_t i) {
-        T* xb = px + i * n * k;
-        if (identity) {
-          std::fill(xb, xb + n * n, T(0));
-          for (int64_t d = 0; d < n; ++d) xb[d * n + d] = T(1);
-        }
-        const int* pv = pp + i * n;
-        const T* lu = pa + i * n * n;
-        const auto swap_rows = [&](int64_t r) {
-          const int64_t q = pv[r] - 1;
-          if (q != r)
-            for (int64_t c = 0; c < k; ++c) std::swap(xb[c * n + r], xb[c * n + q]);
-        };
-        if (!transposed) {
-          for (int64_t r = 0; r < n; ++r) swap_rows(r);  // P^T B, in LAPACK's order
-          if (n <= kSmall) {
-            small_lu_substitute(n, k, lu, xb);
-            return;
-          }
-          lapack::trsm('L', 'L', 'N', 'U', to_int(n), to_int(k), T(1), lu, to_int(n), xb, to_int(n));
-          lapack::trsm('L', 'U', 'N', 'N', to_int(n), to_int(k), T(1), lu, to_int(n), xb, to_int(n));
+  if (n == 0 || k == 0) return {x, info};
+  on_field(A.dtype(), [&](auto z) {
+    using T = decltype(z);
+    T* px = x.data_ptr<T>();
+    // X for matrix i from its LU factors and pivots; the order n is an int64_t, or an
+    // std::integral_constant for the fused small sizes (the loops unroll).
+    const auto solve = [&](int64_t i, auto n, const T* lu, const int* pv) {
+      T* xb = px + i * n * k;
+      if (identity) {
+        std::fill(xb, xb + n * n, T(0));
+        for (int64_t d = 0; d < n; ++d) xb[d * n + d] = T(1);
+      }
+      const auto swap_rows = [&](int64_t r) {
+        const int64_t q = pv[r] - 1;
+        if (q != r)
+          for (int64_t c = 0; c < k; ++c) std::swap(xb[c * n + r], xb[c * n + q]);
+      };
+      if (!transposed) {
+        for (int64_t r = 0; r < n; ++r) swap_rows(r);  // P^T B, in LAPACK's order
+        if (n <= kSmall) {
+          small_lu_substitute(n, k, lu, xb);
           return;
         }
-        if (n <= kSmall) {
-          for (int64_t c = 0; c < k; ++c) {
-            T* xc = xb + c * n;
-            for (int64_t r = 0; r < n; ++r) {  // U^T (lower, U(j, r) at lu[r * n + j]) w = b
-              T v = xc[r];
-              for (int64_t j = 0; j < r; ++j) v -= lu[r * n + j] * xc[j];
-              xc[r] = v / lu[r * n + r];
-            }
-            for (int64_t r = n - 1; r >= 0; --r) {  // L^T (unit upper, L(j, r) at lu[r * n + j]) z = w
-              T v = xc[r];
-              for (int64_t j = r + 1; j < n; ++j) v -= lu[r * n + j] * xc[j];
-              xc[r] = v;
-            }
+        lapack::trsm('L', 'L', 'N', 'U', to_int(n), to_int(k), T(1), lu, to_int(n), xb, to_int(n));
+        lapack::trsm('L', 'U', 'N', 'N', to_int(n), to_int(k), T(1), lu, to_int(n), xb, to_int(n));
+        return;
+      }
+      if (n <= kSmall) {
+        for (int64_t c = 0; c < k; ++c) {
+          T* xc = xb + c * n;
+          for (int64_t r = 0; r < n; ++r) {  // U^T (lower, U(j, r) at lu[r * n + j]) w = b
+            T v = xc[r];
+            for (int64_t j = 0; j < r; ++j) v -= lu[r * n + j] * xc[j];
+            xc[r] = v / lu[r * n + r];
           }
-        } else {
-          lapack::trsm('L', 'U', 'T', 'N', to_int(n), to_int(k), T(1), lu, to_int(n), xb, to_int(n));
-          lapack::trsm('L', 'L', 'T', 'U', to_int(n), to_int(k), T(1), lu, to_int(n), xb, to_int(n));
+          for (int64_t r = n - 1; r >= 0; --r) {  // L^T (unit upper, L(j, r) at lu[r * n + j]) z = w
+            T v = xc[r];
+            for (int64_t j = r + 1; j < n; ++j) v -= lu[r * n + j] * xc[j];
+            xc[r] = v;
+          }
         }
-        for (int64_t r = n - 1; r >= 0; --r) swap_rows(r);  // P z, the interchanges undone in reverse
+      } else {
+        lapack::trsm('L', 'U', 'T', 'N', to_int(n), to_int(k), T(1), lu, to_int(n), xb, to_int(n));
+        lapack::trsm('L', 'L', 'T', 'U', to_int(n), to_int(k), T(1), lu, to_int(n), xb, to_int(n));
+      }
+      for (int64_t r = n - 1; r >= 0; --r) swap_rows(r);  // P z, the interchanges undone in reverse
+    };
+    if (fused) {
+      const T* src = A.data_ptr<T>();
+      int* inf = info.data_ptr<int>();
+      with_small_size(n, [&](auto N) {
+        constexpr int64_t kN = decltype(N)::value;
+        for_each_matrix(nb, kN * kN * (kN + k), [&](int64_t i) {
+          T lu[kN * kN];
+          int pv[kN];
+          std::copy_n(src + i * kN * kN, kN * kN, lu);
+          small_getrf(N, N, lu, pv, inf + i);
+          solve(i, N, lu, pv);
+        });
       });
-    });
-  }
+      return;
+    }
+    const T* pa = a.data_ptr<T>();
+    const int* pp = piv.data_ptr<int>();
+    for_each_matrix(nb, n * n * (n + k), [&](int64_t i) { solve(i, n, pa + i * n * n, pp + i * n); });
+  });
   return {x, info};
 }
 
@@ -444,11 +512,82 @@ Tensor linalg_inv(const Tensor& A) {
 }
 
 namespace {
+template <class T>
+struct RealOf {
+  using type = T;
+};
+template <class R>
+struct RealOf<complex<R>> {
+  using type = R;
+};
+
+// det, or (sign, log|det|), of one n x n matrix from its LU factors `m` (either storage order:
+// det(A^T) = det(A)) and LAPACK's pivots; for complex A the sign is det / |det| and log|det| real.
+template <class T>
+void det_from_lu(int64_t n, const T* m, const int* p, bool log, T* first, typename RealOf<T>::type* second) {
+  T parity = T(1);  // (-1)^(row interchanges)
+  for (int64_t i = 0; i < n; ++i)
+    if (p[i] != i + 1) parity = -parity;
+  if constexpr (IsComplex<T>::value) {
+    using R = typename T::value_type;
+    T prod = parity, sign = parity;
+    R logabs = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const T d = m[i * n + i];
+      prod *= d;
+      const R ad = abs(d);
+      logabs += std::log(ad);
+      sign *= ad == R(0) ? T(0) : d / T(ad);
+    }
+    *first = log ? sign : prod;
+    *second = logabs;
+  } else {
+    T sign = parity, logabs = 0, prod = parity;
+    for (int64_t i = 0; i < n; ++i) {
+      const T d = m[i * n + i];
+      prod *= d;
+      if (d < 0) sign = -sign;
+      if (log) logabs += std::log(std::abs(d));
+    }
+    if (log) {
+      const bool zero = !(logabs > -std::numeric_limits<T>::infinity()) && !std::isnan(logabs);
+      *first = zero ? T(0) : sign;
+      *second = logabs;
+    } else {
+      *first = prod;
+    }
+  }
+}
+
 // det and log|det| of each matrix from its LU factors, without autograd: (det, unused) or
-// (sign, log|det|); for complex A the sign is det / |det| (complex) and log|det| is real.
-std::pair<Tensor, Tensor> det_parts(const char* op, const Tensor& A, bool log) {
+// (sign, log|det|).
+std::pair<Tensor, Tensor> det_parts(const Tensor& A, bool log) {
   const int64_t n = A.size(-1);
-  // det(A^T) = det(A): a row-major A is factored as it lies
+  const DimVector batch = batch_shape(A);
+  const int64_t nb = batch_count(A);
+  Tensor first = make_empty(batch, A.dtype()), second = make_empty(batch, to_real_value_type(A.dtype()));
+  // Small row-major matrices: each factored in a local copy as it lies (det(A^T) = det(A)), in
+  // one pass over the batch, without the buffer, pivot and info tensors of the general path (a
+  // conjugated view goes the general way: its raw data is not its values).
+  if (n >= 1 && n <= kSmall && A.is_contiguous() && !A.is_conj()) {
+    on_field(A.dtype(), [&](auto z) {
+      using T = decltype(z);
+      const T* src = A.data_ptr<T>();
+      T* f = first.template data_ptr<T>();
+      auto* s = second.template data_ptr<typename RealOf<T>::type>();
+      with_small_size(n, [&](auto N) {
+        constexpr int64_t kN = decltype(N)::value;
+        for_each_matrix(nb, kN * kN * kN, [&](int64_t b) {
+          T a[kN * kN];
+          int p[kN], info;
+          std::copy_n(src + b * kN * kN, kN * kN, a);
+          small_getrf(N, N, a, p, &info);
+          det_from_lu(kN, a, p, log, f + b, s + b);
+        });
+      });
+    });
+    return {first, second};
+  }
   Tensor buf;
   if (A.is_contiguous()) {
     buf = make_empty(A.sizes(), A.dtype());
@@ -456,52 +595,14 @@ std::pair<Tensor, Tensor> det_parts(const char* op, const Tensor& A, bool log) {
   } else {
     buf = colmajor_copy(A);
   }
-  const DimVector batch = batch_shape(A);
   auto [piv, info] = getrf_batch(buf, n, n, batch);
-  Tensor first = make_empty(batch, A.dtype()), second = make_empty(batch, to_real_value_type(A.dtype()));
-  const int64_t nb = batch_count(A);
   on_field(A.dtype(), [&](auto z) {
     using T = decltype(z);
     const T* a = buf.data_ptr<T>();
     const int* p = piv.data_ptr<int>();
     T* f = first.template data_ptr<T>();
-    for (int64_t b = 0; b < nb; ++b) {
-      const T* m = a + b * n * n;
-      T parity = T(1);  // (-1)^(row interchanges)
-      for (int64_t i = 0; i < n; ++i)
-        if (p[b * n + i] != i + 1) parity = -parity;
-      if constexpr (IsComplex<T>::value) {
-        using R = typename T::value_type;
-        R* s = second.data_ptr<R>();
-        T prod = parity, sign = parity;
-        R logabs = 0;
-        for (int64_t i = 0; i < n; ++i) {
-          const T d = m[i * n + i];
-          prod *= d;
-          const R ad = abs(d);
-          logabs += std::log(ad);
-          sign *= ad == R(0) ? T(0) : d / T(ad);
-        }
-        f[b] = log ? sign : prod;
-        s[b] = logabs;
-      } else {
-        T* s = second.data_ptr<T>();
-        T sign = parity, logabs = 0, prod = parity;
-        for (int64_t i = 0; i < n; ++i) {
-          const T d = m[i * n + i];
-          prod *= d;
-          if (d < 0) sign = -sign;
-          if (log) logabs += std::log(std::abs(d));
-        }
-        if (log) {
-          const bool zero = !(logabs > -std::numeric_limits<T>::infinity()) && !std::isnan(logabs);
-          f[b] = zero ? T(0) : sign;
-          s[b] = logabs;
-        } else {
-          f[b] = prod;
-        }
-      }
-    }
+    auto* s = second.template data_ptr<typename RealOf<T>::type>();
+    for (int64_t b = 0; b < nb; ++b) det_from_lu(n, a + b * n * n, p + b * n, log, f + b, s + b);
   });
   return {first, second};
 }
@@ -532,7 +633,7 @@ Tensor linalg_det(const Tensor& A) {
   Tensor d;
   {
     AutoGradMode off(false);
-    d = det_parts(op, A, false).first;
+    d = det_parts(A, false).first;
   }
   // LinalgDetBackward0 -- A: g conj(det) A^{-H} (the conjugated adjugate via the SVD where det is 0)
   record("LinalgDetBackward0", op, {A}, {d}, {{A, false}, {d, true}}, [](const variable_list& g, const variable_list& s) {
@@ -556,7 +657,7 @@ std::tuple<Tensor, Tensor> linalg_slogdet(const Tensor& A) {
   Tensor sign, logabs;
   {
     AutoGradMode off(false);
-    std::tie(sign, logabs) = det_parts(op, A, true);
+    std::tie(sign, logabs) = det_parts(A, true);
   }
   // LinalgSlogdetBackward0 -- A: (g_logabsdet - i Im(conj(g_sign) sign)) A^{-H}; a real sign has
   // no gradient
@@ -581,6 +682,48 @@ std::tuple<Tensor, Tensor> linalg_slogdet(const Tensor& A) {
 // ---- Cholesky --------------------------------------------------------------------------------------
 
 namespace {
+template <class T>
+T conj_of(T x) {
+  return x;
+}
+template <class R>
+complex<R> conj_of(complex<R> x) {
+  return conj(x);
+}
+template <class T>
+T real_of(T x) {
+  return x;
+}
+template <class R>
+R real_of(complex<R> x) {
+  return x.real();
+}
+
+// A = L L^H in place for a small row-major n x n matrix: its lower triangle is read and
+// overwritten by L (the strict upper one left as it is), the values LAPACK's potrf gives; info is
+// the order of the first leading minor that is not positive-definite, as LAPACK's.
+template <class T, class Dim>
+void small_potrf_lower(Dim n, T* a, int* info) {
+  *info = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    T* rj = a + j * n;
+    auto d = real_of(rj[j]);
+    for (int64_t p = 0; p < j; ++p) d -= real_of(rj[p] * conj_of(rj[p]));
+    if (!(d > 0)) {
+      *info = static_cast<int>(j + 1);
+      return;
+    }
+    d = std::sqrt(d);
+    rj[j] = T(d);
+    for (int64_t i = j + 1; i < n; ++i) {
+      T* ri = a + i * n;
+      T v = ri[j];
+      for (int64_t p = 0; p < j; ++p) v -= ri[p] * conj_of(rj[p]);
+      ri[j] = v / T(d);
+    }
+  }
+}
+
 std::tuple<Tensor, Tensor> cholesky_lower(const char* op, const Tensor& A) {
   const int64_t n = A.size(-1);
   // A row-major copy: LAPACK reads it as A^T, whose upper triangle is A's lower one, and the U it
@@ -595,6 +738,13 @@ std::tuple<Tensor, Tensor> cholesky_lower(const char* op, const Tensor& A) {
       using T = decltype(z);
       T* a = buf.data_ptr<T>();
       int* inf = info.data_ptr<int>();
+      if (n <= kSmall) {
+        with_small_size(n, [&](auto N) {
+          constexpr int64_t kN = decltype(N)::value;
+          for_each_matrix(nb, kN * kN * kN, [&](int64_t i) { small_potrf_lower(N, a + i * kN * kN, inf + i); });
+        });
+        return;
+      }
       for_each_matrix(nb, n * n * n, [&](int64_t i) { lapack::potrf('U', to_int(n), a + i * n * n, to_int(n), inf + i); });
     });
   }
@@ -950,10 +1100,10 @@ Tensor svd_backward(const Tensor& gU_in, const Tensor& gS, const Tensor& gVh_in,
   const bool cplx = is_complex_type(U.dtype());
   const Tensor V = Vh.adjoint();
   Tensor s2 = S * S;
-  Tensor F = s2.unsqueeze(-2) - s2.unsqueeze(-1);  // s_j^2 - s_i^2
-  F.diagonal(0, -2, -1).fill_(1);
-  F = F.reciprocal();
-  F.diagonal(0, -2, -1).zero_();
+  // F_ij = 1 / (s_j^2 - s_i^2) off the diagonal, 0 on it: a mask rather than writing into the
+  // reciprocal's result, which its own backward keeps (double backward)
+  const Tensor I = eye(k, TensorOptions().dtype(S.dtype()));
+  const Tensor F = (s2.unsqueeze(-2) - s2.unsqueeze(-1) + I).reciprocal() * (1 - I);
   Tensor inner = zeros(concat(batch_shape(U), {k, k}), TensorOptions().dtype(U.dtype()));
   if (gS.defined()) inner = inner + diag_embed(gS);
   Tensor UhgU, VhgV;

@@ -1,5 +1,5 @@
-// torch.linalg against libtorch: each op over batch shapes ({}, {2}, {2, 3}), sizes (0, 1, 3, 6),
-// float and double, contiguous and transposed (non-contiguous) input. Outputs that are unique
+// torch.linalg against libtorch: each op over batch shapes ({}, {2}, {2, 3}), sizes (0, 1, 3, 6:
+// Ember's direct path for n <= 8; 12: LAPACK), float and double, contiguous and transposed (non-contiguous) input. Outputs that are unique
 // are compared directly; decompositions with sign freedom (QR, eigh, SVD) are compared through
 // their invariants as PyTorch's own tests do: reconstruction, orthogonality, the values
 // themselves, and |R| / projectors.
@@ -21,7 +21,7 @@ const ember::ScalarType kTypes[] = {ember::kFloat, ember::kDouble};
 const std::vector<ember::ScalarType> kFieldTypes = {ember::kFloat, ember::kDouble, ember::kComplexFloat,
                                                     ember::kComplexDouble};
 const std::vector<std::vector<int64_t>> kBatches = {{}, {2}, {2, 3}};
-const int64_t kSizes[] = {0, 1, 3, 6};
+const int64_t kSizes[] = {0, 1, 3, 6, 12};
 
 // LAPACK in both libraries, but blocked differently: agreement to a few ulps of the condition.
 parity::Tol tol(ember::ScalarType t) {

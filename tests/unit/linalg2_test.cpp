@@ -122,6 +122,19 @@ TEST(Linalg2Grad, Lu) {
         return linalg::lu_solve(LU, piv, v[1], false, true);
       },
       {A, leaf({2, 2, 3}, 18)}));
+  // rectangular: wide (U = [U1 | U2]) and tall (L = [L1; L2]), as PyTorch's linalg_lu_backward
+  for (auto shape : {std::vector<int64_t>{3, 5}, {2, 5, 3}, {4, 1}, {1, 4}}) {
+    const Tensor R = leaf(shape, 90);
+    EXPECT_TRUE(check([](const variable_list& v) { return std::get<0>(linalg::lu_factor(v[0])); }, {R}, true))
+        << IntArrayRef(shape);
+    EXPECT_TRUE(check_multi(
+                    [](const variable_list& v) {
+                      auto [P, L, U] = linalg::lu(v[0]);
+                      return variable_list{L, U};
+                    },
+                    {R}))
+        << IntArrayRef(shape);
+  }
 }
 
 TEST(Linalg2Grad, Qr) {
@@ -172,6 +185,14 @@ TEST(Linalg2Grad, ComplexSolveInvDetCholesky) {
       },
       {A}));
   EXPECT_TRUE(check([](const variable_list& v) { return logdet(v[0]); }, {A}));
+  // at a singular matrix the gradient of Re(det) is the conjugated cofactor matrix (via the SVD)
+  Tensor S = make_complex(tensor({1.0, 2.0, 2.0, 4.0}, kDouble), tensor({0.5, 1.0, 1.0, 2.0}, kDouble))
+                 .reshape({2, 2})
+                 .requires_grad_();
+  real(linalg::det(S)).backward();
+  const Tensor cof =
+      make_complex(tensor({4.0, -2.0, -2.0, 1.0}, kDouble), tensor({2.0, -1.0, -1.0, 0.5}, kDouble)).reshape({2, 2});
+  EXPECT_TRUE(allclose(S.grad(), cof.conj().resolve_conj(), 1e-9, 1e-9));
   for (bool upper : {false, true}) {
     EXPECT_TRUE(check([=](const variable_list& v) { return linalg::solve_triangular(v[0], v[1], upper); }, {A, B}))
         << upper;
@@ -340,6 +361,69 @@ TEST(Linalg2Grad, MatrixFunctions) {
                     {wellcond({4, 4}, 47), leaf({2, 2}, 48)}));
 }
 
+// Second order of the ops whose first order is checked above without it (PyTorch's OpInfos check
+// gradgrad for all of them): each backward is written with Ember ops, so it is differentiable.
+// (eig's eigenvectors are not here: the double backward of a complex diagonal view needs a complex
+// index_add, which Ember's kernel lacks; eigvals' second order is checked in EigEigvals.)
+TEST(Linalg2Grad, SecondOrderOfTheRest) {
+  using MultiFn = std::function<variable_list(const variable_list&)>;
+  const auto gg = [](const MultiFn& f, const variable_list& in) { return autograd::gradgradcheck(f, in); };
+  const auto one = [](const std::function<Tensor(const variable_list&)>& f) {
+    return MultiFn([f](const variable_list& v) { return variable_list{f(v)}; });
+  };
+  const Tensor A = wellcond({2, 3, 3}, 100), B = leaf({2, 3, 2}, 101), X = leaf({2, 3, 3}, 102);
+  const Tensor T = leaf({4, 3}, 103), Wd = leaf({2, 4}, 104);
+  EXPECT_TRUE(gg(one([](const variable_list& v) { return std::get<0>(linalg::inv_ex(v[0])); }), {A}));
+  EXPECT_TRUE(gg(one([](const variable_list& v) { return std::get<0>(linalg::solve_ex(v[0], v[1])); }), {A, B}));
+  EXPECT_TRUE(gg(one([](const variable_list& v) { return std::get<0>(linalg::cholesky_ex(spd_of(v[0]))); }), {X}));
+  EXPECT_TRUE(gg(
+      [](const variable_list& v) {
+        auto [P, L, U] = linalg::lu(v[0]);
+        return variable_list{L, U};
+      },
+      {A}));
+  EXPECT_TRUE(gg(one([](const variable_list& v) {
+                   auto [LU, piv] = linalg::lu_factor(v[0]);
+                   return linalg::lu_solve(LU, piv, v[1]);
+                 }),
+                 {A, B}));
+  EXPECT_TRUE(gg(one([](const variable_list& v) {
+                   auto [L, V] = linalg::eigh(sym_of(v[0]));
+                   return (V * L.exp().unsqueeze(-2)).matmul(V.mT());
+                 }),
+                 {X}));
+  EXPECT_TRUE(gg(
+      [](const variable_list& v) {
+        auto [U, S, Vh] = linalg::svd(v[0], false);
+        return variable_list{S, U.matmul(Vh)};
+      },
+      {T}));
+  EXPECT_TRUE(gg(one([](const variable_list& v) { return std::get<0>(linalg::lstsq(v[0], v[1])); }), {T, leaf({4, 2}, 106)}));
+  EXPECT_TRUE(gg(one([](const variable_list& v) { return linalg::pinv(v[0]); }), {T}));
+  for (int64_t p : {3, -2})
+    EXPECT_TRUE(gg(one([=](const variable_list& v) { return linalg::matrix_power(v[0], p); }), {A})) << p;
+  EXPECT_TRUE(gg(one([](const variable_list& v) { return linalg::multi_dot({v[0], v[1], v[2]}); }),
+                 {leaf({3}, 107), leaf({3, 4}, 108), leaf({4, 2}, 109)}));
+  EXPECT_TRUE(gg(one([](const variable_list& v) { return linalg::cross(v[0], v[1]); }), {leaf({2, 3}, 110), leaf({1, 3}, 111)}));
+  EXPECT_TRUE(gg(one([](const variable_list& v) { return linalg::vecdot(v[0], v[1]); }), {Wd, leaf({2, 4}, 112)}));
+  EXPECT_TRUE(gg(one([](const variable_list& v) { return linalg::vander(v[0], 4); }), {leaf({2, 3}, 113)}));
+  EXPECT_TRUE(gg(one([](const variable_list& v) { return linalg::householder_product(v[0], v[1]); }),
+                 {leaf({4, 3}, 114), leaf({2}, 115)}));
+  EXPECT_TRUE(gg(one([](const variable_list& v) { return linalg::tensorinv(v[0].reshape({4, 2, 2}), 1); }),
+                 {wellcond({4, 4}, 116)}));
+  EXPECT_TRUE(gg(one([](const variable_list& v) { return linalg::tensorsolve(v[0].reshape({2, 2, 4}), v[1]); }),
+                 {wellcond({4, 4}, 117), leaf({2, 2}, 118)}));
+  for (double ord : {1.0, 2.0, 3.0, kInf})
+    EXPECT_TRUE(gg(one([=](const variable_list& v) { return linalg::vector_norm(v[0], ord, std::vector<int64_t>{-1}); }),
+                   {Wd}))
+        << ord;
+  for (double ord : {1.0, -2.0, 2.0, kInf})
+    EXPECT_TRUE(gg(one([=](const variable_list& v) { return linalg::matrix_norm(v[0], ord); }), {T})) << ord;
+  EXPECT_TRUE(gg(one([](const variable_list& v) { return linalg::matrix_norm(v[0], "nuc"); }), {T}));
+  EXPECT_TRUE(gg(one([](const variable_list& v) { return linalg::norm(v[0]); }), {T}));
+  EXPECT_TRUE(gg(one([](const variable_list& v) { return linalg::cond(v[0]); }), {leaf({3, 3}, 119)}));
+}
+
 // ---- bad input ------------------------------------------------------------------------------------
 
 TEST(Linalg2Errors, ShapesAndDtypes) {
@@ -409,6 +493,23 @@ TEST(Linalg2Errors, SingularAndNotPositiveDefinite) {
   Tensor A = rnd({3, 3}, 1).requires_grad_();
   Tensor R = std::get<1>(linalg::qr(A, "r"));
   EXPECT_ERROR(R.sum().backward(), "The derivative of linalg.qr depends on Q, which is not computed when mode='r'");
+}
+
+// Small matrices take Ember's direct path, which reads a contiguous batch as it lies: a lazily
+// conjugated view (contiguous, its data unconjugated) must give the conjugated results.
+TEST(Linalg2Small, ConjugatedViewsGiveConjugatedResults) {
+  for (int64_t n : {3, 8, 9}) {
+    const Tensor A = (cleaf({2, n, n}, 120).detach() + eye(n, kComplexDouble) * static_cast<double>(n));
+    const Tensor Ac = A.conj();
+    ASSERT_TRUE(Ac.is_conj() && Ac.is_contiguous());
+    EXPECT_TRUE(allclose(linalg::det(Ac), linalg::det(A).conj().resolve_conj())) << n;
+    EXPECT_TRUE(allclose(std::get<0>(linalg::slogdet(Ac)), std::get<0>(linalg::slogdet(A)).conj().resolve_conj())) << n;
+    EXPECT_TRUE(allclose(linalg::inv(Ac), linalg::inv(A).conj().resolve_conj())) << n;
+    const Tensor B = cleaf({2, n, 2}, 121).detach();
+    EXPECT_TRUE(allclose(linalg::solve(Ac, B), linalg::solve(A, B.conj()).conj().resolve_conj())) << n;
+    const Tensor H = A.matmul(A.adjoint());
+    EXPECT_TRUE(allclose(linalg::cholesky(H.conj()), linalg::cholesky(H).conj().resolve_conj())) << n;
+  }
 }
 
 // The Tensor methods are the older torch:: functions.
