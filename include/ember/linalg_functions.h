@@ -123,6 +123,7 @@ Tensor nuclear_norm(const Tensor& self, IntArrayRef dim, bool keepdim = false);
 // ---- torch::linalg:: ---------------------------------------------------------------------------
 namespace linalg {
 inline Tensor det(const Tensor& A) { return linalg_det(A); }
+inline Tensor linalg_det(const Tensor& A) { return ember::linalg_det(A); }  // libtorch's deprecated spelling
 inline std::tuple<Tensor, Tensor> slogdet(const Tensor& A) { return linalg_slogdet(A); }
 inline Tensor inv(const Tensor& A) { return linalg_inv(A); }
 inline std::tuple<Tensor, Tensor> inv_ex(const Tensor& A, bool check_errors = false) {

@@ -11,6 +11,7 @@
 #include "dispatch/dispatch.h"
 #include "ember/factory.h"
 #include "ember/autograd.h"
+#include "ember/complex_ops.h"
 #include "ember/indexing.h"
 #include "ember/pointwise.h"
 #include "ember/shape.h"
@@ -291,6 +292,12 @@ Tensor& index_add_inplace(const char* op, Tensor& self, int64_t dim, const Tenso
   dim = maybe_wrap_dim(dim, self.dim(), op);
   EMBER_CHECK(dim == 0 || dim < source.dim(), op, "Indexing dim ", dim,
               " is out of bounds of the source tensor with dim ", source.dim());
+  if (is_complex_type(self.dtype()) && self.dim() > 0 && source.dim() > 0 && !alpha.isComplex()) {
+    // a complex sum adds real and imaginary parts apart: the real views' kernel, at the same dim
+    Tensor real_self = view_as_real(self);
+    index_add_inplace(op, real_self, dim, index, view_as_real(source), alpha);
+    return self;
+  }
   const int64_t n = index.numel();
   const int64_t src_len = source.dim() == 0 ? 1 : source.size(dim);
   EMBER_CHECK(n == src_len, op, "Number of indices (", n, ") should be equal to source.size(dim): (", src_len,

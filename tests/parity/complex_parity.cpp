@@ -306,6 +306,30 @@ TEST(ComplexParity, ReductionsAndComparisons) {
   }
 }
 
+// index_add (the backward of complex diagonal views and of index_select): at each dim, a
+// transposed self, a real alpha, a conjugate view as source.
+TEST(ComplexParity, IndexAdd) {
+  uint64_t seed = 60;
+  for (ember::ScalarType t : kComplexTypes) {
+    const parity::Tol tol = t == ember::kComplexFloat ? parity::Tol{2e-6, 1e-6} : parity::Tol{1e-14, 1e-14};
+    for (int64_t dim : {0, 1, -1}) {
+      const ember::Tensor self = random({4, 5, 3}, t, seed++).transpose(0, 1).contiguous().transpose(0, 1);
+      std::vector<int64_t> shape = {4, 5, 3};
+      shape[dim < 0 ? dim + 3 : dim] = 6;
+      const ember::Tensor src = random(shape, t, seed++);
+      const int64_t len = self.size(dim);
+      const ember::Tensor idx = ember::tensor(std::vector<int64_t>{0, len - 1, 1, 0, len - 1, 2});
+      const torch::Tensor tself = to_torch(self), tsrc = to_torch(src), tidx = to_torch(idx);
+      EXPECT_TRUE(Close(self.index_add(dim, idx, src), tself.index_add(dim, tidx, tsrc), tol)) << t << " dim " << dim;
+      EXPECT_TRUE(Close(self.index_add(dim, idx, src.conj(), 0.5), tself.index_add(dim, tidx, tsrc.conj(), 0.5), tol))
+          << t << " conj, alpha, dim " << dim;
+      ember::Tensor inplace = self.clone();
+      inplace.index_add_(dim, idx, src, -2);
+      EXPECT_TRUE(Close(inplace, tself.clone().index_add_(dim, tidx, tsrc, -2), tol)) << t << " in place, dim " << dim;
+    }
+  }
+}
+
 TEST(ComplexParity, ProductsWithConjugateViews) {
   for (ember::ScalarType t : kComplexTypes) {
     const parity::Tol tol = t == ember::kComplexFloat ? parity::Tol{1e-4, 1e-4} : parity::Tol{1e-11, 1e-11};

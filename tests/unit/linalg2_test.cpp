@@ -269,8 +269,14 @@ TEST(Linalg2Grad, EigEigvals) {
     EXPECT_TRUE(check([](const variable_list& v) { return std::get<1>(linalg::eig(v[0])).abs().pow(2).sum(-2); }, {A}))
         << name;
   }
-  // second order through eigvals
+  // second order through eigvals, and through the eigenvectors (a phase-invariant function)
   EXPECT_TRUE(autograd::gradgradcheck([](const variable_list& v) { return linalg::eigvals(v[0]); }, {leaf({3, 3}, 64)}));
+  EXPECT_TRUE(autograd::gradgradcheck(
+      [](const variable_list& v) {
+        auto [L, V] = linalg::eig(v[0]);
+        return variable_list{linalg::solve(V, V * L.exp().unsqueeze(-2), /*left=*/false)};
+      },
+      {leaf({3, 3}, 67)}));
   // a real input's gradient is real
   Tensor X = leaf({3, 3}, 65);
   real(linalg::eigvals(X)).sum().backward();
@@ -520,6 +526,7 @@ TEST(Linalg2Methods, MatchTheFunctions) {
   const Tensor B = rnd({2, 3, 2}, 51);
   const auto same = [](const Tensor& a, const Tensor& b) { return a.sizes().equals(b.sizes()) && allclose(a, b); };
   EXPECT_TRUE(same(A.det(), det(A)));
+  EXPECT_TRUE(same(linalg::linalg_det(A), linalg::det(A)));
   EXPECT_TRUE(same(S.logdet(), logdet(S)));
   EXPECT_TRUE(same(std::get<1>(A.slogdet()), std::get<1>(slogdet(A))));
   EXPECT_TRUE(same(A.inverse(), inverse(A)));
