@@ -80,10 +80,13 @@ HWY_INLINE V lgamma_f64(D d, V x) {
     tail = hn::MulAdd(tail, w, hn::Set(d, c));
   const V stirling = hn::MulAdd(hn::Sub(y, half), hn::Log(d, y), hn::Sub(hn::MulAdd(tail, z, hn::Set(d, 0.91893853320467274178)), y));
   V res = hn::Sub(stirling, hn::Log(d, prod));
-  const V s = hn::Abs(hn::Sin(d, hn::Mul(hn::Sub(x, hn::Round(x)), pi)));
-  res = hn::IfThenElse(neg, hn::Sub(hn::Log(d, hn::Div(pi, s)), res), res);
   const V inf = hn::Set(d, std::numeric_limits<double>::infinity());
-  res = hn::IfThenElse(hn::Or(hn::Eq(x, zero), hn::And(neg, hn::Eq(s, zero))), inf, res);
+  if (!hn::AllFalse(d, neg)) {
+    const V s = hn::Abs(hn::Sin(d, hn::Mul(hn::Sub(x, hn::Round(x)), pi)));
+    res = hn::IfThenElse(neg, hn::Sub(hn::Log(d, hn::Div(pi, s)), res), res);
+    res = hn::IfThenElse(hn::And(neg, hn::Eq(s, zero)), inf, res);
+  }
+  res = hn::IfThenElse(hn::Eq(x, zero), inf, res);
   return hn::IfThenZeroElse(hn::Or(hn::Eq(x, one), hn::Eq(x, hn::Set(d, 2.0))), res);  // exact zeros
 }
 struct LgammaF {
