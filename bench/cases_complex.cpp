@@ -1,13 +1,14 @@
-// Complex tensors and torch.fft against libtorch (whose CPU FFT is pocketfft): the engine on a
-// long real signal, a 2-D complex transform, a batch of prime-length transforms (Bluestein),
-// and a product with a conjugate view (OpenBLAS's conjugate modes, no copy). Targets are
-// issue 21's.
+// Complex tensors, torch.fft and torch.special against libtorch (whose CPU FFT is pocketfft):
+// the engine on a long real signal, a 2-D complex transform, a batch of prime-length transforms
+// (Bluestein), a product with a conjugate view (OpenBLAS's conjugate modes, no copy), and four
+// special functions on 16M floats. Targets are issue 21's.
 #include "torch_check.h"
 
 namespace {
 
 constexpr const char* kFft = "fft: transforms";
 constexpr const char* kConj = "complex: products with conjugate views";
+constexpr const char* kSpecial = "special: 16M float32 elements";
 
 using bench::Input;
 
@@ -94,5 +95,34 @@ bench::Register complex_matmul_conj_512_c64_vs_materialized{{
                                         .min_run_time = 1.0});
         },
 }};
+
+// A special function on 16M float32 values drawn uniformly from [lo, hi): its domain's usual range.
+bench::Outcome special_16m(const bench::Context& ctx, double lo, double hi, ember::Tensor (*e)(const ember::Tensor&),
+                           torch::Tensor (*t)(const torch::Tensor&)) {
+  ember::Generator g(11);
+  const ember::Tensor x = ember::rand({1 << 24}, &g, ember::TensorOptions().dtype(ember::kFloat)) * (hi - lo) + lo;
+  const torch::Tensor tx = parity::to_torch(x);
+  bench::check_close(ctx, e(x), t(tx), parity::Tol{1e-5, 1e-6});
+  return bench::time_pair(ctx, {.ember = [&] { (void)e(x); },
+                                .baseline = [&] { (void)t(tx); },
+                                .min_run_time = 2.0,
+                                .bytes = 2.0 * sizeof(float) * (1 << 24)});
+}
+
+#define EMBER_SPECIAL_CASE(fn, lo, hi)                                                                                 \
+  bench::Register special_##fn##_16m_f32{{                                                                             \
+      .name = "special_" #fn "_16m_f32",                                                                               \
+      .label = kSpecial,                                                                                               \
+      .target = 0.7,                                                                                                   \
+      .run = [](const bench::Context& ctx) {                                                                           \
+        return special_16m(ctx, lo, hi, [](const ember::Tensor& x) { return ember::special::fn(x); },                 \
+                           [](const torch::Tensor& x) { return torch::special::fn(x); });                             \
+      },                                                                                                               \
+  }};
+EMBER_SPECIAL_CASE(gammaln, 0.01, 20.0)
+EMBER_SPECIAL_CASE(erfinv, -1.0, 1.0)
+EMBER_SPECIAL_CASE(i0e, -20.0, 20.0)
+EMBER_SPECIAL_CASE(digamma, 0.01, 20.0)
+#undef EMBER_SPECIAL_CASE
 
 }  // namespace

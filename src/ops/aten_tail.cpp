@@ -68,9 +68,9 @@ Tensor sgn(const Tensor& self) {
 Tensor deg2rad(const Tensor& self) { return to_float(self) * (kPi / 180.0); }
 Tensor rad2deg(const Tensor& self) { return to_float(self) * (180.0 / kPi); }
 // sinc(0) = 1; the division runs on a copy of x with zeros replaced so that neither the value
-// nor the gradient at 0 sees 0/0.
+// nor the gradient at 0 sees 0/0. Complex x keeps its dtype (PyTorch's sinc is defined there).
 Tensor sinc(const Tensor& self) {
-  Tensor x = to_float(self);
+  Tensor x = is_complex_type(self.dtype()) ? self : to_float(self);
   Tensor zero = x == 0;
   Tensor px = where(zero, 1.0, x) * kPi;
   return where(zero, 1.0, sin(px) / px);

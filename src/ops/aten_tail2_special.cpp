@@ -1,8 +1,8 @@
 // Special functions of libtorch's ATen (issue 26, round 2): lgamma, digamma, polygamma, i0,
-// igamma and igammac as elementwise kernels in double precision (float inputs are widened, then
-// rounded once), each an op struct whose derivative is PyTorch's (derivatives.yaml); mvlgamma is
-// composed from lgamma; digamma (and polygamma(0, x)) is the vectorized pointwise kernel
-// UnaryOp::Digamma. The numerics are textbook: the trigamma asymptotic series after
+// igamma and igammac, each an op struct whose derivative is PyTorch's (derivatives.yaml); mvlgamma
+// is composed from lgamma. digamma (and polygamma(0, x)) is the vectorized pointwise kernel
+// UnaryOp::Digamma, lgamma and i0 the vectorized kernels of kernels/cpu/special.h; the others
+// run elementwise in double precision (float inputs are widened, then rounded once). The numerics are textbook: the trigamma asymptotic series after
 // the recurrence (and the reflection formula below 0), the Hurwitz zeta by Euler-Maclaurin
 // summation, the incomplete gamma by its power series below x = a + 1 and by a Lentz continued
 // fraction above.
@@ -128,9 +128,11 @@ double igammac_fraction(double a, double x) {
 }
 // P(a, x) when lower, else Q(a, x); PyTorch's special values at the domain's edges.
 double incomplete_gamma(double a, double x, bool lower) {
-  if (std::isnan(a) || std::isnan(x) || a < 0 || x < 0) return kNaN;
+  // PyTorch's order of the special cases: x = 0 wins over a NaN a
+  if (std::isnan(x) || a < 0 || x < 0) return kNaN;
   if (a == 0) return x > 0 ? (lower ? 1.0 : 0.0) : kNaN;
   if (x == 0) return lower ? 0.0 : 1.0;
+  if (std::isnan(a)) return kNaN;
   if (std::isinf(a)) return std::isinf(x) ? kNaN : (lower ? 0.0 : 1.0);
   if (std::isinf(x)) return lower ? 1.0 : 0.0;
   if (x < a + 1) {
@@ -150,15 +152,8 @@ struct LgammaOp {
   static constexpr const char* name = "lgamma";
   static Tensor run(const Tensor& self) {
     check_defined(name, self);
-    if (self.dtype() == kFloat) {  // in double as the others, in one pass without float64 copies
-      const Tensor x = self.contiguous();
-      Tensor out = empty_like(x);
-      const float* xp = x.data_ptr<float>();
-      float* op = out.data_ptr<float>();
-      for (int64_t i = 0, n = x.numel(); i < n; ++i) op[i] = static_cast<float>(std::lgamma(static_cast<double>(xp[i])));
-      return out;
-    }
-    return map_unary(self, [](double v) { return std::lgamma(v); });
+    special_math::check_real(name, "lgamma_vml_cpu", self);
+    return special_math::map_kernel(name, self, kernels::SpecialOp::Lgamma);
   }
   // LgammaBackward0 -- self: grad * digamma(self)
   static void derivative(autograd::Derivative& d, const Tensor& self) {
@@ -184,6 +179,7 @@ struct PolygammaOp {
     check_defined(name, self);
     EMBER_CHECK(n >= 0, name, "polygamma(n, x) does not support negative n.");
     if (n == 0) return DigammaOp::run(self);
+    special_math::check_real(name, n == 1 ? "trigamma" : "polygamma", self);
     return map_unary(self, [n](double v) { return polygamma_scalar(n, v); });
   }
   // PolygammaBackward0 -- self: grad * polygamma(n + 1, self)
@@ -197,7 +193,8 @@ struct I0Op {
   static Tensor run(const Tensor& self) {
     check_defined(name, self);
     check_not_bool(name, self);
-    return map_unary(self, special_math::i0);
+    special_math::check_real(name, "i0_vml_cpu", self);
+    return special_math::map_kernel(name, self, kernels::SpecialOp::I0);
   }
   // I0Backward0 -- self: grad * special_i1(self)
   static void derivative(autograd::Derivative& d, const Tensor& self) {
@@ -213,6 +210,8 @@ struct IncompleteGammaOp {
     check_defined(name, other);
     check_not_bool(name, self);
     check_not_bool(name, other);
+    special_math::check_real(name, Lower ? "igamma_cpu" : "igammac_cpu", self);
+    special_math::check_real(name, Lower ? "igamma_cpu" : "igammac_cpu", other);
     return map_binary(name, self, other, [](double a, double x) { return incomplete_gamma(a, x, Lower); });
   }
   // IgammaBackward0 -- self: not_implemented; other: grad * exp((self - 1) * log(other) - other - lgamma(self))

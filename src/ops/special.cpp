@@ -13,19 +13,24 @@
 #include "ember/reduce.h"
 #include "ember/unary_ops.h"
 #include "ops/op_util.h"
+#include "special_math.h"
 
 namespace ember {
 using op_util::to_float;
 
 // -x log x for x > 0, 0 at 0, -inf below (and NaN stays NaN).
 Tensor special_entr(const Tensor& self) {
+  special_math::check_real("special_entr", "entr_cpu", self);
   const Tensor x = to_float(self);
   const Tensor positive = -x * log(x);
   return where(x > 0, positive, where(x == 0, zeros_like(x), full_like(x, -std::numeric_limits<double>::infinity())))
       .masked_fill(isnan(x), std::numeric_limits<double>::quiet_NaN());
 }
 // The standard normal CDF, through erfc so that the lower tail keeps its relative precision.
-Tensor special_ndtr(const Tensor& self) { return erfc(to_float(self) * -M_SQRT1_2) * 0.5; }
+Tensor special_ndtr(const Tensor& self) {
+  special_math::check_real("special_ndtr", "erf_vml_cpu", self);
+  return erfc(to_float(self) * -M_SQRT1_2) * 0.5;
+}
 Tensor special_expm1(const Tensor& self) { return expm1(self); }
 Tensor special_exp2(const Tensor& self) { return exp2(self); }
 Tensor special_log1p(const Tensor& self) { return log1p(self); }
@@ -41,7 +46,10 @@ Tensor special_i0(const Tensor& self) { return i0(self); }
 Tensor special_round(const Tensor& self, int64_t decimals) { return round(self, decimals); }
 Tensor special_polygamma(int64_t n, const Tensor& self) { return polygamma(n, self); }
 Tensor special_multigammaln(const Tensor& self, int64_t p) { return mvlgamma(self, p); }
-Tensor special_logit(const Tensor& self, std::optional<double> eps) { return logit(self, eps); }
+Tensor special_logit(const Tensor& self, std::optional<double> eps) {
+  special_math::check_real("special_logit", "logit_cpu", self);
+  return logit(self, eps);
+}
 Tensor special_logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) { return logsumexp(self, dim, keepdim); }
 Tensor special_softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
   return softmax(self, dim, dtype);
@@ -51,7 +59,11 @@ Tensor special_log_softmax(const Tensor& self, int64_t dim, std::optional<Scalar
 }
 Tensor special_gammainc(const Tensor& self, const Tensor& other) { return igamma(self, other); }
 Tensor special_gammaincc(const Tensor& self, const Tensor& other) { return igammac(self, other); }
-Tensor special_xlogy(const Tensor& self, const Tensor& other) { return xlogy(self, other); }
+Tensor special_xlogy(const Tensor& self, const Tensor& other) {
+  special_math::check_real("special_xlogy", "xlogy_cpu", self);
+  special_math::check_real("special_xlogy", "xlogy_cpu", other);
+  return xlogy(self, other);
+}
 Tensor special_xlogy(const Scalar& self, const Tensor& other) { return xlogy(self, other); }
 Tensor special_xlogy(const Tensor& self, const Scalar& other) { return xlogy(self, other); }
 
@@ -59,8 +71,10 @@ Tensor special_xlogy(const Tensor& self, const Scalar& other) { return xlogy(sel
 // there is the factor replaced, so the gradient with respect to x stays log1p(y) everywhere, as
 // PyTorch's formula has it (xlogy's is masked at 0, xlog1py's is not).
 Tensor special_xlog1py(const Tensor& self, const Tensor& other) {
-  const Tensor x = to_float(self), l = log1p(to_float(other));
-  return x * where(logical_and(x == 0, isinf(l)), 0.0, l);
+  special_math::check_real("special_xlog1py", "xlog1py_cpu", self);
+  special_math::check_real("special_xlog1py", "xlog1py_cpu", other);
+  const Tensor x = to_float(self), y = to_float(other), l = log1p(y);
+  return x * where(logical_and(logical_and(x == 0, logical_not(isfinite(l))), logical_not(isnan(y))), 0.0, l);
 }
 // A Scalar operand takes the tensor's floating type, as a wrapped number does in PyTorch.
 Tensor special_xlog1py(const Scalar& self, const Tensor& other) {

@@ -1,12 +1,13 @@
 // torch.special's own functions (issue 21): the scaled and modified Bessel functions, Airy's Ai,
 // the normal distribution's log-CDF and quantile, the scaled complementary error function, the
-// Hurwitz zeta and the classical orthogonal polynomials. Each runs elementwise in double (float
-// inputs widened, the result rounded once) and has PyTorch's derivative where PyTorch has one
-// (i0e, i1, i1e, ndtri, log_ndtr, erfcx, zeta's second argument); the rest are not
-// differentiable, as in PyTorch.
+// Hurwitz zeta and the classical orthogonal polynomials. I_0, I_1 and their scaled forms run the
+// vectorized kernels of kernels/cpu/special.h (power series, then the Hankel expansion); the
+// others elementwise in double (float inputs widened, the result rounded once). Each has
+// PyTorch's derivative where PyTorch has one (i0e, i1, i1e, ndtri, log_ndtr, erfcx, zeta's second
+// argument); the rest are not differentiable, as in PyTorch.
 //
-// The numerics: libstdc++'s C++17 Bessel functions (Steed's and Temme's methods) at moderate
-// arguments, and the Hankel asymptotic series from x = 30 on, where e^x and the unscaled functions
+// The numerics: libstdc++'s C++17 Bessel functions K, J, Y (Steed's and Temme's methods) at
+// moderate arguments, and the Hankel asymptotic series of K from x = 30 on, where e^x and the unscaled functions
 // would overflow or underflow; Ai from its Maclaurin series for |x| <= 2 and from the Bessel
 // functions of order 1/3 beyond; erfcx as e^(x^2) erfc(x) with x^2's rounding error folded in,
 // then Laplace's continued fraction; ndtri by Newton's method on erfc from Abramowitz and Stegun's
@@ -37,36 +38,26 @@ using op_util::kNaN;
 // Beyond this argument the Hankel series reaches double precision within 20 terms.
 constexpr double kAsymptotic = 30;
 
-// sum_k s^k a_k(nu) / x^k with a_k(nu) = prod_{j <= k} (4 nu^2 - (2j - 1)^2) / (8 j): the Hankel
-// expansion of e^x K_nu(x) sqrt(2x / pi) (s = 1) and of e^-x I_nu(x) sqrt(2 pi x) (s = -1).
-double hankel_series(double nu, double x, double s) {
+// sum_k a_k(nu) / x^k with a_k(nu) = prod_{j <= k} (4 nu^2 - (2j - 1)^2) / (8 j): the Hankel
+// expansion of e^x K_nu(x) sqrt(2x / pi).
+double hankel_series(double nu, double x) {
   const double mu = 4 * nu * nu;
   double term = 1, sum = 1;
   for (int j = 1; j < 60; ++j) {
     const double odd = 2.0 * j - 1;
-    term *= s * (mu - odd * odd) / (8.0 * j * x);
+    term *= (mu - odd * odd) / (8.0 * j * x);
     sum += term;
     if (std::fabs(term) < 1e-17 * std::fabs(sum)) break;
   }
   return sum;
 }
 
-// e^-|x| I_nu(|x|) for nu = 0, 1 (odd in x for nu = 1)
-double scaled_i(double nu, double x) {
-  const double a = std::fabs(x);
-  const double v = a < kAsymptotic ? std::exp(-a) * std::cyl_bessel_i(nu, a)
-                                   : hankel_series(nu, a, -1) / std::sqrt(2 * kPi * a);
-  return nu == 0 ? v : std::copysign(v, x);
-}
-double i0e(double x) { return scaled_i(0, x); }
-double i1e(double x) { return scaled_i(1, x); }
-
 // e^x K_nu(x): infinite at 0, NaN below
 double scaled_k(double nu, double x) {
   if (std::isnan(x) || x < 0) return kNaN;
   if (x == 0) return kInf;
   if (x < kAsymptotic) return std::exp(x) * std::cyl_bessel_k(nu, x);
-  return hankel_series(nu, x, 1) * std::sqrt(kPi / (2 * x));
+  return hankel_series(nu, x) * std::sqrt(kPi / (2 * x));
 }
 double modified_k(double nu, double x) {
   if (x >= kAsymptotic) return scaled_k(nu, x) * std::exp(-x);
@@ -129,7 +120,7 @@ double airy_ai(double x) {
   if (x > 0) {
     // Ai(x) = sqrt(x / 3) / pi K_{1/3}(zeta)
     const double k = zeta < kAsymptotic ? std::cyl_bessel_k(1.0 / 3, zeta)
-                                        : hankel_series(1.0 / 3, zeta, 1) * std::sqrt(kPi / (2 * zeta)) * std::exp(-zeta);
+                                        : hankel_series(1.0 / 3, zeta) * std::sqrt(kPi / (2 * zeta)) * std::exp(-zeta);
     return std::sqrt(z / 3) / kPi * k;
   }
   // Ai(-z) = sqrt(z) / 2 (J_{1/3}(zeta) - Y_{1/3}(zeta) / sqrt(3))
@@ -138,8 +129,8 @@ double airy_ai(double x) {
 
 // e^(x^2), with the rounding error of x^2 folded in (it would cost x^2 * 2^-53 relative)
 double exp_square(double x) {
-  if (std::isinf(x)) return kInf;
   const double hi = x * x, lo = std::fma(x, x, -hi);
+  if (hi > 710) return kInf;  // e^(x^2) overflows (and lo, of x^2's size, must not flip its sign)
   return std::exp(hi) * (1 + lo);
 }
 // e^(x^2) erfc(x)
@@ -276,7 +267,12 @@ double legendre_p(double x, double n) {
                     [x](int64_t k, double q, double p) { return ((2.0 * k + 1) * x * q - k * p) / (k + 1.0); });
 }
 
-void check_defined(const char* name, const Tensor& t) { EMBER_CHECK(t.defined(), name, "expected a defined tensor"); }
+// A defined tensor of a real dtype: PyTorch's kernels have no complex form (its message names the
+// kernel, the function's name without "special_").
+void check_input(const char* name, const Tensor& t) {
+  EMBER_CHECK(t.defined(), name, "expected a defined tensor");
+  EMBER_CHECK(!is_complex_type(t.dtype()), name, "\"", name + 8, "_cpu\" not implemented for '", t.dtype(), "'");
+}
 
 // Functions without a derivative in PyTorch: results never require grad.
 #define EMBER_NONDIFF_UNARY(X)                          \
@@ -285,8 +281,6 @@ void check_defined(const char* name, const Tensor& t) { EMBER_CHECK(t.defined(),
   X(bessel_j1, j1)                                      \
   X(bessel_y0, y0)                                      \
   X(bessel_y1, y1)                                      \
-  X(modified_bessel_i0, special_math::i0)               \
-  X(modified_bessel_i1, special_math::i1)               \
   X(modified_bessel_k0, k0)                             \
   X(modified_bessel_k1, k1)                             \
   X(scaled_modified_bessel_k0, k0e)                     \
@@ -298,7 +292,7 @@ void check_defined(const char* name, const Tensor& t) { EMBER_CHECK(t.defined(),
     static constexpr const char* name = "special_" #fn; \
     static constexpr bool differentiable = false;     \
     static Tensor run(const Tensor& x) {              \
-      check_defined(name, x);                         \
+      check_input(name, x);                         \
       return map_unary(x, scalar);                    \
     }                                                 \
   };
@@ -324,8 +318,8 @@ EMBER_NONDIFF_UNARY(EMBER_DEFINE_NONDIFF_UNARY)
     static constexpr const char* name = "special_" #fn; \
     static constexpr bool differentiable = false;       \
     static Tensor run(const Tensor& x, const Tensor& n) { \
-      check_defined(name, x);                           \
-      check_defined(name, n);                           \
+      check_input(name, x);                           \
+      check_input(name, n);                           \
       return map_binary(name, x, n, scalar);            \
     }                                                   \
   };
@@ -338,21 +332,26 @@ Tensor wrapped(const Scalar& s, const Tensor& other) {
   return scalar_tensor(s, special_math::float_result(other.dtype()));
 }
 
-// A unary function with PyTorch's derivative, given as a formula of (grad, x, result).
+// A unary function with PyTorch's derivative, given as a formula of (grad, x, result): its values
+// by the vectorized kernel (kernel: a SpecialOp) or elementwise in double (scalar: a function).
 #define EMBER_DIFF_UNARY(X)                                                                        \
-  X(i0e, i0e, "SpecialI0EBackward0", c.grad() * (special_i1e(x) - sgn(x) * r))                     \
-  X(i1, special_math::i1, "SpecialI1Backward0", c.grad() * where(x == 0, 0.5, special_i0(x) - r / x)) \
-  X(i1e, i1e, "SpecialI1EBackward0", c.grad() * where(x == 0, 0.5, special_i0e(x) - r * (sgn(x) + x.reciprocal()))) \
+  X(i0e, I0e, "SpecialI0EBackward0", c.grad() * (special_i1e(x) - sgn(x) * r))                     \
+  X(i1, I1, "SpecialI1Backward0", c.grad() * where(x == 0, 0.5, special_i0(x) - r / x))           \
+  X(i1e, I1e, "SpecialI1EBackward0", c.grad() * where(x == 0, 0.5, special_i0e(x) - r * (sgn(x) + x.reciprocal()))) \
   X(ndtri, ndtri, "SpecialNdtriBackward0", c.grad() * std::sqrt(2 * kPi) * (r * r * 0.5).exp())    \
   X(log_ndtr, log_ndtr, "SpecialLogNdtrBackward0", c.grad() / std::sqrt(2 * kPi) * (-(r + x * x * 0.5)).exp()) \
   X(erfcx, erfcx, "SpecialErfcxBackward0", c.grad() * (x * r * 2 - 2 * std::numbers::inv_sqrtpi))
 
-#define EMBER_DEFINE_DIFF_UNARY(fn, scalar, node, formula)                                         \
+Tensor map_values(const char* name, const Tensor& x, double (*scalar)(double)) { return map_unary(x, scalar); }
+Tensor map_values(const char* name, const Tensor& x, kernels::SpecialOp op) { return special_math::map_kernel(name, x, op); }
+using enum kernels::SpecialOp;
+
+#define EMBER_DEFINE_DIFF_UNARY(fn, values, node, formula)                                         \
   struct fn##_op {                                                                                 \
     static constexpr const char* name = "special_" #fn;                                            \
     static Tensor run(const Tensor& x) {                                                           \
-      check_defined(name, x);                                                                      \
-      return map_unary(x, scalar);                                                                 \
+      check_input(name, x);                                                                        \
+      return map_values(name, x, values);                                                          \
     }                                                                                              \
     static void derivative(autograd::Derivative& d, const Tensor& self) {                          \
       d.name(node);                                                                                \
@@ -365,11 +364,23 @@ Tensor wrapped(const Scalar& s, const Tensor& other) {
 EMBER_DIFF_UNARY(EMBER_DEFINE_DIFF_UNARY)
 #undef EMBER_DEFINE_DIFF_UNARY
 
+// I_0 and I_1 as modified_bessel_i0/i1: PyTorch does not differentiate these spellings.
+template <kernels::SpecialOp op, const char* op_name>
+struct ModifiedBesselIOp {
+  static constexpr const char* name = op_name;
+  static constexpr bool differentiable = false;
+  static Tensor run(const Tensor& x) {
+    check_input(name, x);
+    return special_math::map_kernel(name, x, op);
+  }
+};
+constexpr char kModifiedBesselI0[] = "special_modified_bessel_i0", kModifiedBesselI1[] = "special_modified_bessel_i1";
+
 struct ZetaOp {
   static constexpr const char* name = "special_zeta";
   static Tensor run(const Tensor& self, const Tensor& other) {
-    check_defined(name, self);
-    check_defined(name, other);
+    check_input(name, self);
+    check_input(name, other);
     return map_binary(name, self, other, zeta);
   }
   // SpecialZetaBackward0 -- self: not_implemented; other: grad * -self * special_zeta(self + 1., other)
@@ -387,17 +398,13 @@ struct ZetaOp {
 
 }  // namespace
 
-// I_0 (even) and I_1 (odd): libstdc++'s below 30, the Hankel series times e^|x| above (libstdc++
-// throws there from a few hundred on); infinite at infinity.
-double special_math::i0(double x) {
-  const double a = std::fabs(x);
-  if (std::isinf(a)) return kInf;
-  return a < kAsymptotic ? std::cyl_bessel_i(0.0, a) : scaled_i(0, x) * std::exp(a);
-}
-double special_math::i1(double x) {
-  const double a = std::fabs(x);
-  if (std::isinf(a)) return x;
-  return a < kAsymptotic ? std::copysign(std::cyl_bessel_i(1.0, a), x) : scaled_i(1, x) * std::exp(a);
+Tensor special_math::map_kernel(const char* name, const Tensor& self, kernels::SpecialOp op) {
+  const Tensor out;  // the config refers to its operands: they must outlive the iterator's construction
+  TensorIteratorConfig config(name);
+  config.add_output(out).add_input(self).promote_integer_inputs_to_float();
+  TensorIterator iter(config);
+  kernels::special_kernel(iter, op);
+  return iter.take_output();
 }
 
 #define EMBER_CALL_UNARY(fn, ...) \
@@ -405,6 +412,8 @@ double special_math::i1(double x) {
 EMBER_NONDIFF_UNARY(EMBER_CALL_UNARY)
 EMBER_DIFF_UNARY(EMBER_CALL_UNARY)
 #undef EMBER_CALL_UNARY
+Tensor special_modified_bessel_i0(const Tensor& self) { return dispatch::call<ModifiedBesselIOp<I0, kModifiedBesselI0>>(self); }
+Tensor special_modified_bessel_i1(const Tensor& self) { return dispatch::call<ModifiedBesselIOp<I1, kModifiedBesselI1>>(self); }
 
 #define EMBER_CALL_POLYNOMIAL(fn, scalar)                                                                  \
   Tensor special_##fn(const Tensor& x, const Tensor& n) { return dispatch::call<fn##_op>(x, n); }          \

@@ -391,6 +391,67 @@ TEST(ComplexParity, Errors) {
   EXPECT_SAME_ERROR(r.add_(ember::ones({2}, ember::kComplexFloat)), tr.add_(torch::ones({2}, torch::kComplexFloat)));
 }
 
+// torch.special on complex input: libtorch's kernels have no complex form (expit and sinc
+// excepted), and polygamma refuses a negative order. The functions that are Ember's pointwise ops
+// (erf, erfc, erfinv, expm1, log1p, digamma, round, the softmaxes) raise with the op's name where
+// libtorch names its kernel ("erf" for "erf_vml_cpu").
+TEST(ComplexParity, SpecialFunctionsRefuseComplex) {
+  const ember::Tensor z = random({3}, ember::kComplexFloat, 29);
+  const torch::Tensor tz = to_torch(z);
+#define EXPECT_SPECIAL_REFUSES(name) EXPECT_SAME_ERROR(ember::special::name(z), torch::special::name(tz))
+  EXPECT_SPECIAL_REFUSES(entr);
+  EXPECT_SPECIAL_REFUSES(erfcx);
+  EXPECT_SPECIAL_REFUSES(exp2);
+  EXPECT_SPECIAL_REFUSES(gammaln);
+  EXPECT_SPECIAL_REFUSES(i0);
+  EXPECT_SPECIAL_REFUSES(i0e);
+  EXPECT_SPECIAL_REFUSES(i1);
+  EXPECT_SPECIAL_REFUSES(i1e);
+  EXPECT_SPECIAL_REFUSES(ndtr);
+  EXPECT_SPECIAL_REFUSES(ndtri);
+  EXPECT_SPECIAL_REFUSES(log_ndtr);
+  EXPECT_SPECIAL_REFUSES(logit);
+  EXPECT_SPECIAL_REFUSES(airy_ai);
+  EXPECT_SPECIAL_REFUSES(bessel_j0);
+  EXPECT_SPECIAL_REFUSES(bessel_j1);
+  EXPECT_SPECIAL_REFUSES(bessel_y0);
+  EXPECT_SPECIAL_REFUSES(bessel_y1);
+  EXPECT_SPECIAL_REFUSES(modified_bessel_i0);
+  EXPECT_SPECIAL_REFUSES(modified_bessel_i1);
+  EXPECT_SPECIAL_REFUSES(modified_bessel_k0);
+  EXPECT_SPECIAL_REFUSES(modified_bessel_k1);
+  EXPECT_SPECIAL_REFUSES(scaled_modified_bessel_k0);
+  EXPECT_SPECIAL_REFUSES(scaled_modified_bessel_k1);
+  EXPECT_SPECIAL_REFUSES(spherical_bessel_j0);
+#undef EXPECT_SPECIAL_REFUSES
+  EXPECT_SAME_ERROR(ember::special::polygamma(1, z), torch::special::polygamma(1, tz));
+  EXPECT_SAME_ERROR(ember::special::polygamma(2, z), torch::special::polygamma(2, tz));
+  EXPECT_SAME_ERROR(ember::special::zeta(z, z), torch::special::zeta(tz, tz));
+  EXPECT_SAME_ERROR(ember::special::xlogy(z, z), torch::special::xlogy(tz, tz));
+  EXPECT_SAME_ERROR(ember::special::xlog1py(z, z), torch::special::xlog1py(tz, tz));
+  EXPECT_SAME_ERROR(ember::special::gammainc(z, z), torch::special::gammainc(tz, tz));
+  EXPECT_SAME_ERROR(ember::special::gammaincc(z, z), torch::special::gammaincc(tz, tz));
+  EXPECT_SAME_ERROR(ember::special::chebyshev_polynomial_t(z, z), torch::special::chebyshev_polynomial_t(tz, tz));
+  const ember::Tensor x = ember::rand({3});
+  EXPECT_SAME_ERROR(ember::special::polygamma(-1, x), torch::special::polygamma(-1, to_torch(x)));
+#define EXPECT_BOTH_REFUSE(ember_call, torch_call)                                       \
+  EXPECT_NE(ember_error([&] { (void)(ember_call); }).find("ComplexFloat"), std::string::npos) << #ember_call; \
+  EXPECT_NE(torch_error([&] { (void)(torch_call); }).find("ComplexFloat"), std::string::npos) << #torch_call
+  EXPECT_BOTH_REFUSE(ember::special::erf(z), torch::special::erf(tz));
+  EXPECT_BOTH_REFUSE(ember::special::erfc(z), torch::special::erfc(tz));
+  EXPECT_BOTH_REFUSE(ember::special::erfinv(z), torch::special::erfinv(tz));
+  EXPECT_BOTH_REFUSE(ember::special::expm1(z), torch::special::expm1(tz));
+  EXPECT_BOTH_REFUSE(ember::special::log1p(z), torch::special::log1p(tz));
+  EXPECT_BOTH_REFUSE(ember::special::log_softmax(z, 0), torch::special::log_softmax(tz, 0, {}));
+  EXPECT_BOTH_REFUSE(ember::special::softmax(z, 0), torch::special::softmax(tz, 0, {}));
+#undef EXPECT_BOTH_REFUSE
+  EXPECT_THROW(ember::special::digamma(z), ember::Error);
+  EXPECT_THROW(ember::special::psi(z), ember::Error);
+  EXPECT_THROW(ember::special::round(z), ember::Error);
+  EXPECT_TRUE(Close(ember::special::expit(z), torch::special::expit(tz)));
+  EXPECT_TRUE(Close(ember::special::sinc(z), torch::special::sinc(tz)));
+}
+
 // ---- torch.fft ---------------------------------------------------------------------------------
 
 parity::Tol fft_tol(ember::ScalarType t, int64_t n) {

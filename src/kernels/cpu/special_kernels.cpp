@@ -1,0 +1,165 @@
+// Special functions on float vectors, compiled for each SIMD target Highway selects at run time.
+// Float32 lanes compute in float64 and round once (via_f64), so their results are as good as
+// correctly rounded; float64 data take the float64 forms where those are accurate to a few ulp
+// (the Bessel functions), and the C library lane by lane where libtorch's result is libm's
+// (lgamma).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/cpu/special_kernels.cpp"
+#include <hwy/foreach_target.h>  // NOLINT: re-includes this file once per target
+#include <hwy/highway.h>
+
+#include "kernels/cpu/hwy_util-inl.h"
+#include "kernels/cpu/pointwise_vec-inl.h"
+#include "kernels/cpu/pointwise_functors-inl.h"
+#include "kernels/cpu/special.h"
+
+#ifndef EMBER_KERNELS_SPECIAL_COEFFICIENTS_
+#define EMBER_KERNELS_SPECIAL_COEFFICIENTS_
+#include <array>
+namespace ember::kernels::special_coefficients {
+// Below kSeriesEnd, I_nu(a) = (a/2)^nu sum_k y^k / (k! (k + nu)!), y = a^2 / 4: 36 terms reach
+// double precision there (all positive, so the sum is well conditioned). Beyond, the Hankel
+// expansion e^-a I_nu(a) sqrt(2 pi a) = sum_k c_k a^-k, c_k = prod_{j <= k} -(4 nu^2 - (2j-1)^2)
+// / (8 j), whose 28 terms are below 1e-17 of the sum from a = 20 on.
+constexpr double kSeriesEnd = 20;
+template <int nu>
+constexpr std::array<double, 36> series() {
+  std::array<double, 36> c{};
+  double f = 1;
+  for (int j = 1; j <= nu; ++j) f /= j;
+  for (int k = 0; k < 36; ++k) {
+    if (k > 0) f /= static_cast<double>(k) * (k + nu);
+    c[k] = f;
+  }
+  return c;
+}
+template <int nu>
+constexpr std::array<double, 28> hankel() {
+  std::array<double, 28> c{};
+  double t = 1;
+  for (int k = 0; k < 28; ++k) {
+    if (k > 0) t *= -(4.0 * nu * nu - (2.0 * k - 1) * (2.0 * k - 1)) / (8.0 * k);
+    c[k] = t;
+  }
+  return c;
+}
+}  // namespace ember::kernels::special_coefficients
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace ember::kernels::HWY_NAMESPACE {
+namespace {
+
+template <class D, class V, size_t N>
+HWY_INLINE V horner(D d, V t, const std::array<double, N>& c) {
+  V r = hn::Set(d, c[N - 1]);
+  for (size_t i = N - 1; i-- > 0;) r = hn::MulAdd(r, t, hn::Set(d, c[i]));
+  return r;
+}
+
+// ---- lgamma ----
+// On float64 vectors: for y > 0, the recurrence lgamma(y) = lgamma(y + k) - log(y (y+1) ...
+// (y+k-1)) up to y + k >= 10, then Stirling's series to its y^-15 term (below 1e-17 there);
+// negative x by reflection, lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x), with sin(pi x)
+// taken at x - round(x) (exact). Zero and the negative integers are poles (+inf); lanes must be
+// finite.
+template <class D, class V>
+HWY_INLINE V lgamma_f64(D d, V x) {
+  const V zero = hn::Zero(d), one = hn::Set(d, 1.0), ten = hn::Set(d, 10.0), half = hn::Set(d, 0.5);
+  const V pi = hn::Set(d, 3.14159265358979323846);
+  const auto neg = hn::Lt(x, zero);
+  V y = hn::IfThenElse(neg, hn::Sub(one, x), x);
+  V prod = one;
+  for (auto m = hn::Lt(y, ten); !hn::AllFalse(d, m); m = hn::Lt(y, ten)) {
+    prod = hn::IfThenElse(m, hn::Mul(prod, y), prod);
+    y = hn::Add(y, hn::IfThenElseZero(m, one));
+  }
+  const V z = hn::Div(one, y), w = hn::Mul(z, z);
+  V tail = hn::Set(d, -3617.0 / 122400);
+  for (double c : {1.0 / 156, -691.0 / 360360, 1.0 / 1188, -1.0 / 1680, 1.0 / 1260, -1.0 / 360, 1.0 / 12})
+    tail = hn::MulAdd(tail, w, hn::Set(d, c));
+  const V stirling = hn::MulAdd(hn::Sub(y, half), hn::Log(d, y), hn::Sub(hn::MulAdd(tail, z, hn::Set(d, 0.91893853320467274178)), y));
+  V res = hn::Sub(stirling, hn::Log(d, prod));
+  const V inf = hn::Set(d, std::numeric_limits<double>::infinity());
+  if (!hn::AllFalse(d, neg)) {
+    const V s = hn::Abs(hn::Sin(d, hn::Mul(hn::Sub(x, hn::Round(x)), pi)));
+    res = hn::IfThenElse(neg, hn::Sub(hn::Log(d, hn::Div(pi, s)), res), res);
+    res = hn::IfThenElse(hn::And(neg, hn::Eq(s, zero)), inf, res);
+  }
+  res = hn::IfThenElse(hn::Eq(x, zero), inf, res);
+  return hn::IfThenZeroElse(hn::Or(hn::Eq(x, one), hn::Eq(x, hn::Set(d, 2.0))), res);  // exact zeros
+}
+struct LgammaF {
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V x) const {
+    using L = L_t<D>;
+    return f32_via_f64(d, x, -kMax<L>, kMax<L>, [](auto dd, auto v) { return lgamma_f64(dd, v); },
+                       [](L c) { return static_cast<L>(std::lgamma(static_cast<double>(c))); });
+  }
+};
+
+// ---- I_0, I_1 and their scaled forms, on float64 vectors ----
+template <int nu, bool scaled, class D, class V>
+HWY_INLINE V bessel_i_f64(D d, V x) {
+  namespace sc = special_coefficients;
+  static constexpr auto kSeries = sc::series<nu>();
+  static constexpr auto kHankel = sc::hankel<nu>();
+  const V a = hn::Abs(x), one = hn::Set(d, 1.0);
+  const auto small = hn::Le(a, hn::Set(d, sc::kSeriesEnd));
+  V res = hn::Zero(d);
+  if (!hn::AllFalse(d, small)) {
+    V s = horner(d, hn::Mul(hn::Mul(a, a), hn::Set(d, 0.25)), kSeries);
+    if constexpr (nu == 1) s = hn::Mul(s, hn::Mul(a, hn::Set(d, 0.5)));
+    if constexpr (scaled) s = hn::Mul(s, hn::Exp(d, hn::Neg(a)));
+    res = s;
+  }
+  if (!hn::AllTrue(d, small)) {  // NaN and infinities too
+    V h = hn::Div(horner(d, hn::Div(one, a), kHankel), hn::Sqrt(hn::Mul(a, hn::Set(d, 2 * 3.14159265358979323846))));
+    if constexpr (!scaled) {
+      const V inf = hn::Set(d, std::numeric_limits<double>::infinity());
+      h = hn::IfThenElse(hn::Eq(a, inf), inf, hn::Mul(h, hn::Exp(d, a)));
+    }
+    res = hn::IfThenElse(small, res, h);
+  }
+  if constexpr (nu == 1) res = hn::CopySign(res, x);
+  return res;
+}
+template <int nu, bool scaled>
+struct BesselIF {
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V x) const {
+    if constexpr (kF32<L_t<D>>) {
+      return via_f64(d, x, [](auto dd, auto v) { return bessel_i_f64<nu, scaled>(dd, v); });
+    } else {
+      return bessel_i_f64<nu, scaled>(d, x);
+    }
+  }
+};
+
+template <class T>
+void special_typed(TensorIterator& iter, SpecialOp op) {
+  switch (op) {
+    case SpecialOp::Lgamma: return run_float<T, 1>(iter, LgammaF{});
+    case SpecialOp::I0: return run_float<T, 1>(iter, BesselIF<0, false>{});
+    case SpecialOp::I1: return run_float<T, 1>(iter, BesselIF<1, false>{});
+    case SpecialOp::I0e: return run_float<T, 1>(iter, BesselIF<0, true>{});
+    case SpecialOp::I1e: return run_float<T, 1>(iter, BesselIF<1, true>{});
+  }
+}
+
+}  // namespace
+
+void special_float(TensorIterator& iter, SpecialOp op) {
+  visit_float(iter.common_dtype(), "special", [&](auto t) { special_typed<decltype(t)>(iter, op); });
+}
+
+}  // namespace ember::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ember::kernels {
+HWY_EXPORT(special_float);
+
+void special_kernel(TensorIterator& iter, SpecialOp op) { HWY_DYNAMIC_DISPATCH(special_float)(iter, op); }
+}  // namespace ember::kernels
+#endif
