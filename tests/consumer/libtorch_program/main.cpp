@@ -13,7 +13,7 @@
 
 #include <cstdio>
 
-struct Line : torch::data::datasets::Dataset<Line> {
+struct Line : torch::data::Dataset<Line> {
   torch::data::Example<> get(size_t i) override {
     torch::Tensor x = torch::full({1}, static_cast<double>(i) / 32 - 1);
     return {x, 3 * x - 1};
@@ -99,6 +99,8 @@ int main() {
     return 9;
   } catch (const c10::Error&) {
   }
+  // pytorch/examples' transfer-learning: torch/types.h's short dtype names
+  if (ones.to(torch::kF64).scalar_type() != torch::kDouble || torch::kU8 != torch::kByte) return 10;
   std::printf("libtorch_program: loss %.2e, weight %.4f, lr %.4f\n", loss, w.item<float>(),
               optimizer.param_groups()[0].options().get_lr());
   return loss < 1e-4 ? 0 : 1;
