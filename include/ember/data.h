@@ -16,3 +16,9 @@
 #include "ember/data/transforms/lambda.h"
 #include "ember/data/transforms/stack.h"
 #include "ember/data/transforms/tensor.h"
+
+namespace ember::data {
+// The dataset bases by their short names too, as libtorch's torch::data::Dataset.
+using datasets::BatchDataset;
+using datasets::Dataset;
+}  // namespace ember::data

@@ -84,6 +84,15 @@ std::string str(const Args&... args) {
 }
 }  // namespace c10
 namespace torch {
+// torch/types.h's short dtype names
+constexpr auto kU8 = kUInt8;
+constexpr auto kI8 = kInt8;
+constexpr auto kI16 = kInt16;
+constexpr auto kI32 = kInt32;
+constexpr auto kI64 = kInt64;
+constexpr auto kF16 = kFloat16;
+constexpr auto kF32 = kFloat32;
+constexpr auto kF64 = kFloat64;
 using ::c10::nullopt;
 using ::c10::optional;
 using ::c10::str;

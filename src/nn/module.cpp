@@ -16,14 +16,6 @@ std::string join_name(const std::string& prefix, const std::string& name) {
   return prefix.empty() ? name : prefix + "." + name;
 }
 
-std::string demangle(const char* mangled) {
-  int status = 0;
-  char* out = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
-  std::string s = status == 0 && out ? out : mangled;
-  std::free(out);
-  return s;
-}
-
 void check_name(const char* what, const std::string& name) {
   EMBER_CHECK(!name.empty(), "Module", what, " name must not be empty");
   EMBER_CHECK(name.find('.') == std::string::npos, "Module", what, " name must not contain a dot (got \"", name,
@@ -31,6 +23,14 @@ void check_name(const char* what, const std::string& name) {
 }
 
 }  // namespace
+
+std::string detail::demangle(const char* mangled) {
+  int status = 0;
+  char* out = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+  std::string s = status == 0 && out ? out : mangled;
+  std::free(out);
+  return s;
+}
 
 Module::Module(std::string name) : name_(std::move(name)) {}
 Module::Module() = default;
@@ -44,7 +44,7 @@ ModuleCallHook*& module_call_hook() {
 
 const std::string& Module::name() const noexcept {
   // typeid(*this) is the most derived type only once construction is over, hence lazily.
-  if (!name_) name_ = demangle(typeid(*this).name());
+  if (!name_) name_ = detail::demangle(typeid(*this).name());
   return *name_;
 }
 

@@ -289,6 +289,17 @@ TEST(DataLoader, LibtorchSpelling) {
     ++batches;
   }
   EXPECT_EQ(batches, 1);
+  // torch::data::Dataset is torch::data::datasets::Dataset, as libtorch's data.h names it
+  struct Squares : torch::data::Dataset<Squares> {
+    torch::data::Example<> get(size_t i) override {
+      const auto v = static_cast<int64_t>(i);
+      return {torch::tensor({v}), torch::tensor({v * v})};
+    }
+    std::optional<size_t> size() const override { return 3; }
+  };
+  static_assert(std::is_base_of_v<torch::data::datasets::BatchDataset<Squares, std::vector<torch::data::Example<>>>,
+                                  torch::data::BatchDataset<Squares, std::vector<torch::data::Example<>>>>);
+  EXPECT_TRUE(Squares().get(2).target.equal(torch::tensor({int64_t{4}})));
 }
 
 // ---- MNIST -------------------------------------------------------------------------------------

@@ -232,9 +232,97 @@ TEST(NnSequential, ChainsAndIndexes) {
   EXPECT_NEAR(seq(x).sum().item<double>(), 5.0, 1e-5);
   nn::Sequential empty;
   EXPECT_ERROR(empty->forward(x), "empty Sequential");
-  // A module without forward(Tensor) -> Tensor can be held but not chained.
+  // MultiheadAttention's forward needs query, key and value.
   nn::Sequential holds_mha(nn::MultiheadAttention(4, 2));
-  EXPECT_ERROR(holds_mha->forward(x), "cannot be chained");
+  EXPECT_ERROR(holds_mha->forward(x), "forward() method expects at least 3 argument(s) and at most 7 argument(s), but "
+                                      "received 1");
+}
+
+// Modules of different forward signatures, as libtorch's AnyModule calls them: any argument and
+// return types, forward's default arguments left out, a wrong count or type an ember::Error.
+struct SplitImpl : nn::Module {
+  std::tuple<Tensor, Tensor> forward(const Tensor& x) { return {x, x * 2}; }
+};
+TORCH_MODULE(Split);
+struct JoinImpl : nn::Module {
+  Tensor forward(std::tuple<Tensor, Tensor> parts) { return std::get<0>(parts) + std::get<1>(parts); }
+};
+TORCH_MODULE(Join);
+struct ScaleImpl : nn::Module {
+  Tensor forward(const Tensor& x, int64_t times = 3, double by = 0.5) { return x * static_cast<double>(times) * by; }
+  FORWARD_HAS_DEFAULT_ARGS({1, nn::AnyValue(int64_t{3})}, {2, nn::AnyValue(0.5)})
+};
+TORCH_MODULE(Scale);
+struct CountImpl : nn::Module {
+  int64_t forward(const Tensor& x) { return x.numel(); }
+};
+TORCH_MODULE(Count);
+
+TEST(NnAnyModule, ForwardAnyForwardAndErrors) {
+  Tensor x = ember::ones({2, 3});
+  nn::AnyModule split(Split{});
+  auto [a, b] = split.forward<std::tuple<Tensor, Tensor>>(x);
+  EXPECT_TRUE(b.equal(x * 2));
+  nn::AnyValue value = split.any_forward(x);
+  EXPECT_EQ(value.type_info(), typeid(std::tuple<Tensor, Tensor>));
+  EXPECT_EQ(value.try_get<Tensor>(), nullptr);
+  EXPECT_ERROR(value.get<Tensor>(), "Attempted to cast AnyValue to ember::Tensor, but its actual type is std::tuple<");
+  EXPECT_ERROR(split.forward(x), "Attempted to cast AnyValue to ember::Tensor");
+  EXPECT_EQ(nn::AnyModule(Count{}).forward<int64_t>(x), 6);
+
+  nn::AnyModule scale(Scale{});
+  EXPECT_TRUE(scale.forward(x).equal(x * 1.5));
+  EXPECT_TRUE(scale.forward<>(x, int64_t{4}).equal(x * 2.0));
+  EXPECT_TRUE(scale.forward(x, int64_t{4}, 1.0).equal(x * 4.0));
+  EXPECT_ERROR(scale.forward(), "ScaleImpl's forward() method expects at least 1 argument(s) and at most 3 argument(s), "
+                                "but received 0");
+  EXPECT_ERROR(scale.forward(x, 4), "ScaleImpl's forward() method expects argument #1 to be of type long, but received "
+                                    "a value of type int");
+  EXPECT_ERROR(split.forward(x, x), "SplitImpl's forward() method expects 1 argument(s), but received 2");
+  EXPECT_ERROR(split.any_forward(1.0), "expects argument #0 to be of type ember::Tensor, but received a value of type double");
+
+  EXPECT_EQ(&scale.get<ScaleImpl>(), scale.ptr().get());
+  EXPECT_EQ(scale.get<Scale>().get(), scale.ptr().get());
+  EXPECT_EQ(scale.type_info(), typeid(ScaleImpl));
+  EXPECT_ERROR(nn::AnyModule().forward(x), "Cannot call forward() on an empty AnyModule");
+  EXPECT_ERROR(nn::AnyModule(std::make_shared<nn::ModuleListImpl>()).forward(x),
+               "has no forward() that AnyModule can call");
+
+  // Recurrent modules: an optional state and a nested tuple.
+  nn::AnyModule lstm(nn::LSTM(3, 4));
+  auto [out, state] = lstm.forward<std::tuple<Tensor, std::tuple<Tensor, Tensor>>>(x.unsqueeze(0));
+  EXPECT_EQ(out.sizes(), ember::IntArrayRef({1, 2, 4}));
+  auto [out2, state2] = lstm.forward<std::tuple<Tensor, std::tuple<Tensor, Tensor>>>(
+      x.unsqueeze(0), std::optional<std::tuple<Tensor, Tensor>>(state));
+  EXPECT_EQ(std::get<1>(state2).sizes(), ember::IntArrayRef({1, 2, 4}));
+}
+
+TEST(NnSequential, ChainsAnyTypes) {
+  ember::NoGradGuard no_grad;
+  Tensor x = ember::randn({2, 3});
+  nn::Sequential seq(nn::Linear(3, 4), Split(), Join(), Scale());
+  Tensor h = seq->ptr<nn::LinearImpl>(0)->forward(x);
+  EXPECT_TRUE(seq->forward(x).allclose(h * 3 * 1.5));
+  EXPECT_TRUE(seq->forward<Tensor>(x).allclose(h * 3 * 1.5));
+  EXPECT_TRUE(seq(x).allclose(h * 3 * 1.5));
+  // The first module takes all the inputs; the return type is the last one's.
+  nn::Sequential first_scale(Scale{}, Split{});
+  auto [a, b] = first_scale->forward<std::tuple<Tensor, Tensor>>(x, int64_t{2}, 1.0);
+  EXPECT_TRUE(b.equal(x * 4));
+  EXPECT_ERROR(first_scale->forward(x), "The type of the return value is std::tuple<ember::Tensor, ember::Tensor>, but "
+                                        "you asked for type ember::Tensor");
+  EXPECT_ERROR(nn::Sequential(nn::ReLU(), Join())->forward(x),
+               "JoinImpl's forward() method expects argument #0 to be of type std::tuple<");
+  nn::Sequential count(nn::ReLU{}, Count{});
+  EXPECT_EQ(count->forward<int64_t>(x), 6);
+  // A Sequential in a Sequential is called with one Tensor (its forward is a template).
+  nn::Sequential nested(nn::Linear(3, 3), nn::Sequential(nn::ReLU(), Split(), Join()));
+  EXPECT_EQ(nested->forward(x).sizes(), ember::IntArrayRef({2, 3}));
+  // MultiheadAttention: three inputs, defaults for the rest, a tuple out.
+  nn::Sequential attention(nn::MultiheadAttention(3, 1));
+  Tensor q = ember::randn({2, 1, 3});
+  auto [attended, weights] = attention->forward<std::tuple<Tensor, Tensor>>(q, q, q);
+  EXPECT_EQ(weights.sizes(), ember::IntArrayRef({1, 2, 2}));
 }
 
 TEST(NnSequential, Named) {

@@ -495,4 +495,12 @@ TEST(TensorMethods, DetachSpellingsAndRealForms) {
   EXPECT_TRUE(x.resolve_neg().is_same(x));
 }
 
+// torch/types.h's short dtype names.
+TEST(Dtype, LibtorchShortNames) {
+  EXPECT_EQ(std::vector<ScalarType>({torch::kU8, torch::kI8, torch::kI16, torch::kI32, torch::kI64}),
+            std::vector<ScalarType>({kByte, kChar, kShort, kInt, kLong}));
+  EXPECT_EQ(std::vector<ScalarType>({torch::kF16, torch::kF32, torch::kF64}),
+            std::vector<ScalarType>({kHalf, kFloat, kDouble}));
+}
+
 }  // namespace EMBER_UNITY_FILE

@@ -48,6 +48,9 @@ class ParametrizationDict {
 };
 
 namespace detail {
+// The demangled name of a type, for messages and Module::name() ("ember::Tensor", "Net").
+std::string demangle(const char* mangled);
+
 // How many tensors of the process are parametrized: the holders' refresh (below) costs one load
 // when none is.
 extern std::atomic<int64_t> live_parametrizations;

@@ -2,11 +2,37 @@
 
 namespace ember::nn {
 
-Tensor AnyModule::forward(const Tensor& x) const {
+namespace detail {
+void check_forward_arity(const Module& module, size_t given, size_t min_args, size_t max_args) {
+  if (min_args == max_args) {
+    EMBER_CHECK(given == max_args, "AnyModule", module.name(), "'s forward() method expects ", max_args,
+                " argument(s), but received ", given);
+  } else {
+    EMBER_CHECK(given >= min_args && given <= max_args, "AnyModule", module.name(),
+                "'s forward() method expects at least ", min_args, " argument(s) and at most ", max_args,
+                " argument(s), but received ", given);
+  }
+}
+
+void check_forward_argument(const Module& module, size_t index, const AnyValue& value,
+                            const std::type_info& expected) {
+  EMBER_CHECK(value.type_info() == expected, "AnyModule", module.name(), "'s forward() method expects argument #",
+              index, " to be of type ", demangle(expected.name()), ", but received a value of type ",
+              demangle(value.type_info().name()));
+}
+}  // namespace detail
+
+AnyValue AnyModule::call(std::vector<AnyValue>& args) const {
   EMBER_CHECK(module_, "AnyModule", "Cannot call forward() on an empty AnyModule");
-  EMBER_CHECK(forward_, "Sequential", "module ", module_->name(),
-              " has no forward(Tensor) returning a Tensor, so it cannot be chained");
-  return forward_(x);
+  EMBER_CHECK(forward_, "AnyModule", "module ", module_->name(),
+              " has no forward() that AnyModule can call (one non-template forward returning a copyable value, "
+              "or forward(Tensor) returning a Tensor)");
+  return forward_(*module_, args);
+}
+
+const std::type_info& AnyModule::type_info() const {
+  EMBER_CHECK(module_, "AnyModule", "Cannot call type_info() on an empty AnyModule");
+  return *type_;
 }
 
 SequentialImpl::SequentialImpl(OrderedDict<std::string, AnyModule>&& ordered_dict) {
@@ -16,11 +42,29 @@ SequentialImpl::SequentialImpl(std::initializer_list<NamedAnyModule> named_modul
   for (const NamedAnyModule& m : named_modules) push_back(m.name(), m.module());
 }
 
-Tensor SequentialImpl::forward(const Tensor& input) {
+Tensor SequentialImpl::forward_tensor(const Tensor& input) {
   EMBER_CHECK(!modules_.empty(), "Sequential", "Cannot call forward() on an empty Sequential");
-  Tensor x = modules_.front().forward(input);
-  for (size_t i = 1; i < modules_.size(); ++i) x = modules_[i].forward(x);
+  Tensor x = input;
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    const AnyModule& m = modules_[i];
+    if (!m.tensor_forward_) {
+      AnyValue output = forward_from(i + 1, m.any_forward(x));
+      check_return_type(output, typeid(Tensor));
+      return *output.try_get<Tensor>();
+    }
+    x = m.tensor_forward_(*m.module_, x);
+  }
   return x;
+}
+
+AnyValue SequentialImpl::forward_from(size_t index, AnyValue value) const {
+  for (; index < modules_.size(); ++index) value = modules_[index].any_forward(std::move(value));
+  return value;
+}
+
+void SequentialImpl::check_return_type(const AnyValue& output, const std::type_info& asked) {
+  EMBER_CHECK(output.type_info() == asked, "Sequential", "The type of the return value is ",
+              detail::demangle(output.type_info().name()), ", but you asked for type ", detail::demangle(asked.name()));
 }
 
 void SequentialImpl::push_back(const SequentialImpl& other) {

@@ -13,7 +13,7 @@
 
 #include <cstdio>
 
-struct Line : torch::data::datasets::Dataset<Line> {
+struct Line : torch::data::Dataset<Line> {
   torch::data::Example<> get(size_t i) override {
     torch::Tensor x = torch::full({1}, static_cast<double>(i) / 32 - 1);
     return {x, 3 * x - 1};
@@ -26,6 +26,23 @@ struct Net : torch::nn::Module {
   torch::Tensor forward(torch::Tensor x) { return fc->forward(x); }
   torch::nn::Linear fc;
 };
+
+// Modules of different forward signatures in one Sequential (libtorch chains them through AnyValue).
+struct SplitImpl : torch::nn::Module {
+  std::tuple<torch::Tensor, torch::Tensor> forward(torch::Tensor x) { return {x, 2 * x}; }
+};
+TORCH_MODULE(Split);
+struct JoinImpl : torch::nn::Module {
+  torch::Tensor forward(std::tuple<torch::Tensor, torch::Tensor> parts) {
+    return std::get<0>(parts) + std::get<1>(parts);
+  }
+};
+TORCH_MODULE(Join);
+struct ScaleImpl : torch::nn::Module {
+  torch::Tensor forward(torch::Tensor x, double by = 2) { return x * by; }
+  FORWARD_HAS_DEFAULT_ARGS({1, torch::nn::AnyValue(2.0)})
+};
+TORCH_MODULE(Scale);
 
 int main() {
   torch::manual_seed(0);
@@ -64,6 +81,26 @@ int main() {
   if (torch::str("sample-", 3, ".pt") != "sample-3.pt") return 5;
   const torch::nn::Module& as_base = *net->fc;
   if (as_base.as<torch::nn::Linear>() != net->fc.get() || as_base.as<torch::nn::Conv2d>() != nullptr) return 6;
+  torch::nn::Sequential chain(Split{}, Join{}, Scale{});
+  const torch::Tensor ones = torch::ones({2});
+  if (!chain->forward(ones).equal(6 * ones) || !chain->forward<torch::Tensor>(ones).equal(6 * ones)) return 7;
+  torch::nn::Sequential layers(torch::nn::Linear(2, 2), torch::nn::ReLU());
+  torch::Tensor through = ones;
+  for (auto m : *layers) through = m.forward<>(through);  // as neural style transfer takes each layer's output
+  if (!through.equal(layers->forward(ones))) return 7;
+  torch::nn::AnyModule split(Split{}), scale(Scale{});
+  const auto parts = split.forward<std::tuple<torch::Tensor, torch::Tensor>>(ones);
+  torch::nn::AnyValue value = split.any_forward(ones);
+  if (!std::get<1>(parts).equal(2 * ones) || value.try_get<torch::Tensor>() != nullptr ||
+      !scale.forward(ones, 3.0).equal(3 * ones))
+    return 8;
+  try {
+    scale.forward(ones, ones);  // a Tensor where forward takes a double
+    return 9;
+  } catch (const c10::Error&) {
+  }
+  // pytorch/examples' transfer-learning: torch/types.h's short dtype names
+  if (ones.to(torch::kF64).scalar_type() != torch::kDouble || torch::kU8 != torch::kByte) return 10;
   std::printf("libtorch_program: loss %.2e, weight %.4f, lr %.4f\n", loss, w.item<float>(),
               optimizer.param_groups()[0].options().get_lr());
   return loss < 1e-4 ? 0 : 1;

@@ -1,48 +1,17 @@
 // Containers: Sequential (forward chains its modules), ModuleList and ModuleDict (hold modules,
 // no forward). Children are named "0", "1", ... unless given names.
 #pragma once
-#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
-#include <concepts>
 #include <vector>
 
-#include "ember/nn/pimpl.h"
+#include "ember/nn/modules/any.h"
 
 namespace ember::nn {
-
-// A module of any type with, when it has one, its forward(Tensor) -> Tensor (what Sequential chains).
-class AnyModule {
- public:
-  AnyModule() = default;
-  template <class M, std::enable_if_t<std::is_base_of_v<Module, M>, int> = 0>
-  AnyModule(std::shared_ptr<M> module) : module_(module) {  // NOLINT
-    if constexpr (requires(M& m, const Tensor& x) { { m.forward(x) } -> std::convertible_to<Tensor>; }) {
-      forward_ = [m = module.get()](const Tensor& x) -> Tensor { return detail::call_forward(*m, x); };
-    }
-  }
-  template <class M>
-  AnyModule(const ModuleHolder<M>& holder) : AnyModule(holder.ptr()) {}  // NOLINT
-  template <class M, std::enable_if_t<std::is_base_of_v<Module, M>, int> = 0>
-  AnyModule(M&& module) : AnyModule(std::make_shared<std::decay_t<M>>(std::forward<M>(module))) {}  // NOLINT
-
-  const std::shared_ptr<Module>& ptr() const { return module_; }
-  template <class T>
-  std::shared_ptr<T> ptr() const {
-    auto p = std::dynamic_pointer_cast<T>(module_);
-    EMBER_CHECK(p, "AnyModule", "Attempted to cast module of type ", module_->name(), " to a different type");
-    return p;
-  }
-  bool is_empty() const { return module_ == nullptr; }
-  Tensor forward(const Tensor& x) const;
-
- private:
-  std::shared_ptr<Module> module_;
-  std::function<Tensor(const Tensor&)> forward_;
-};
 
 // A module with its name, for named Sequentials: Sequential({{"conv", Conv2d(...)}, ...}).
 class NamedAnyModule {
@@ -70,8 +39,20 @@ class SequentialImpl : public Module {
   explicit SequentialImpl(OrderedDict<std::string, AnyModule>&& ordered_dict);
   explicit SequentialImpl(std::initializer_list<NamedAnyModule> named_modules);
 
-  // Runs the modules in order, each on the previous one's output.
-  Tensor forward(const Tensor& input);
+  // Runs the modules in order, the first on the inputs, each next one on the previous one's
+  // output, whatever their types; ReturnType names the last one's (an ember::Error if it differs).
+  template <class ReturnType = Tensor, class... InputTypes>
+  ReturnType forward(InputTypes&&... inputs) {
+    if constexpr (std::is_same_v<ReturnType, Tensor> && sizeof...(InputTypes) == 1 &&
+                  (std::is_same_v<std::decay_t<InputTypes>, Tensor> && ...)) {
+      return forward_tensor(inputs...);
+    } else {
+      EMBER_CHECK(!modules_.empty(), "Sequential", "Cannot call forward() on an empty Sequential");
+      AnyValue output = forward_from(1, modules_.front().any_forward(std::forward<InputTypes>(inputs)...));
+      check_return_type(output, typeid(ReturnType));
+      return std::move(*output.template try_get<ReturnType>());
+    }
+  }
   void pretty_print(std::ostream& stream) const override;
 
   template <class M>
@@ -114,6 +95,12 @@ class SequentialImpl : public Module {
   }
 
  private:
+  // A Tensor through the modules, unboxed as long as each one maps a Tensor to a Tensor.
+  Tensor forward_tensor(const Tensor& input);
+  // The modules from `index` on, the first of them on `value`.
+  AnyValue forward_from(size_t index, AnyValue value) const;
+  static void check_return_type(const AnyValue& output, const std::type_info& asked);
+
   std::vector<AnyModule> modules_;
 };
 // Spelled out (not EMBER_MODULE) for the named form: Sequential({{"conv", Conv2d(1, 2, 3)}, ...}).
