@@ -183,7 +183,9 @@ Tensor strided_view_backward(const Tensor& grad, const Geometry& input, const Ge
   const int64_t hi = std::max(in_pos.max().item<int64_t>(), out_pos.max().item<int64_t>());
   const Tensor storage = zeros({hi - lo + 1}, options).index_add(0, out_pos - lo, grad.reshape({-1}));
   Tensor result = storage.index_select(0, in_pos - lo);
-  const Tensor count = zeros({hi - lo + 1}, options).index_add(0, in_pos - lo, ones({in_pos.numel()}, options));
+  // (counts in the real dtype: a complex gradient's too, whose max has no meaning)
+  const TensorOptions real = TensorOptions().dtype(to_real_value_type(grad.dtype()));
+  const Tensor count = zeros({hi - lo + 1}, real).index_add(0, in_pos - lo, ones({in_pos.numel()}, real));
   if (count.max().item<double>() > 1) result = result / count.index_select(0, in_pos - lo);
   return result.view(input.sizes);
 }
