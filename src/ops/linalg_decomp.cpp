@@ -66,17 +66,15 @@ constexpr int64_t kSmall = 8;
 
 // Unblocked LU with partial pivoting (the first largest |pivot|, as LAPACK's getf2), column-major
 // m x n with leading dimension m; info is the first zero pivot (1-based), as LAPACK's. Dim is
-// int64_t or a std::integral_constant (sizes known at compile time: the loops unroll fully).
+// int64_t or a std::integral_constant (sizes known at compile time: the loops unroll).
 template <class T, class Dim>
 void small_getrf(Dim m, Dim n, T* a, int* ipiv, int* info) {
   *info = 0;
   const int64_t k = std::min<int64_t>(m, n);
-#pragma GCC unroll 8
   for (int64_t j = 0; j < k; ++j) {
     T* col = a + j * m;
     int64_t p = j;
     auto best = pivot_abs(col[j]);
-#pragma GCC unroll 8
     for (int64_t i = j + 1; i < m; ++i) {
       const auto v = pivot_abs(col[i]);
       if (v > best) {
@@ -87,19 +85,15 @@ void small_getrf(Dim m, Dim n, T* a, int* ipiv, int* info) {
     ipiv[j] = static_cast<int>(p + 1);
     if (col[p] != T(0)) {
       if (p != j)
-#pragma GCC unroll 8
         for (int64_t c = 0; c < n; ++c) std::swap(a[c * m + j], a[c * m + p]);
       const T inv = T(1) / col[j];
-#pragma GCC unroll 8
       for (int64_t i = j + 1; i < m; ++i) col[i] *= inv;
     } else if (*info == 0) {
       *info = static_cast<int>(j + 1);
     }
-#pragma GCC unroll 8
     for (int64_t c = j + 1; c < n; ++c) {
       T* dst = a + c * m;
       const T f = dst[j];
-#pragma GCC unroll 8
       for (int64_t i = j + 1; i < m; ++i) dst[i] -= col[i] * f;
     }
   }
