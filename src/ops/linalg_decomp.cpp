@@ -99,21 +99,20 @@ void small_getrf(Dim m, Dim n, T* a, int* ipiv, int* info) {
   }
 }
 
-// Calls f(std::integral_constant<int64_t, n>{}) for 1 <= n <= kSmall.
+// The fused one-pass paths below take sizes up to kUnrolled, known at compile time (the loops
+// unroll); 5..kSmall go the general way, whose LU is small_getrf at run-time sizes (a compiled
+// copy per size was 25-30 KB of library each).
+constexpr int64_t kUnrolled = 4;
+// Calls f(std::integral_constant<int64_t, n>{}) for 1 <= n <= kUnrolled.
 template <class F>
 void with_small_size(int64_t n, F&& f) {
   switch (n) {
     case 1: return f(std::integral_constant<int64_t, 1>{});
     case 2: return f(std::integral_constant<int64_t, 2>{});
     case 3: return f(std::integral_constant<int64_t, 3>{});
-    case 4: return f(std::integral_constant<int64_t, 4>{});
-    case 5: return f(std::integral_constant<int64_t, 5>{});
-    case 6: return f(std::integral_constant<int64_t, 6>{});
-    case 7: return f(std::integral_constant<int64_t, 7>{});
-    default: return f(std::integral_constant<int64_t, 8>{});
+    default: return f(std::integral_constant<int64_t, 4>{});
   }
 }
-static_assert(kSmall == 8, "with_small_size lists the sizes up to kSmall");
 
 // Solves L U X = B in place for the k columns of x (n x k, leading dimension n), L unit lower
 // and U upper packed in the n x n column-major `a` (row interchanges already applied to x).
@@ -145,7 +144,7 @@ std::pair<Tensor, Tensor> getrf_batch(Tensor& buf, int64_t m, int64_t n, IntArra
     T* a = buf.data_ptr<T>();
     int* p = piv.data_ptr<int>();
     int* inf = info.data_ptr<int>();
-    if (m == n && n <= kSmall) {
+    if (m == n && n <= kUnrolled) {
       with_small_size(n, [&](auto N) {
         constexpr int64_t kN = decltype(N)::value;
         for_each_matrix(nb, kN * kN * kN,
@@ -347,7 +346,7 @@ std::pair<Tensor, Tensor> lu_solve_raw(const Tensor& A, const Tensor& B, bool id
   const bool transposed = A.is_contiguous();
   // Small row-major matrices are factored in a local copy by the pass that solves (no buffer and
   // pivot tensor, one pass over the batch); a conjugated view's raw data would be read unconjugated.
-  const bool fused = transposed && !A.is_conj() && n >= 1 && n <= kSmall;
+  const bool fused = transposed && !A.is_conj() && n >= 1 && n <= kUnrolled;
   // inv's right-hand side, the identity, is written directly (B unused)
   Tensor x = identity ? colmajor_empty(batch_shape(A), n, n, A.dtype()) : colmajor_copy(B);
   Tensor a, piv, info;
@@ -563,7 +562,7 @@ std::pair<Tensor, Tensor> det_parts(const Tensor& A, bool log) {
   // Small row-major matrices: each factored in a local copy as it lies (det(A^T) = det(A)), in
   // one pass over the batch, without the buffer, pivot and info tensors of the general path (a
   // conjugated view goes the general way: its raw data is not its values).
-  if (n >= 1 && n <= kSmall && A.is_contiguous() && !A.is_conj()) {
+  if (n >= 1 && n <= kUnrolled && A.is_contiguous() && !A.is_conj()) {
     on_field(A.dtype(), [&](auto z) {
       using T = decltype(z);
       const T* src = A.data_ptr<T>();
@@ -732,11 +731,15 @@ std::tuple<Tensor, Tensor> cholesky_lower(const char* op, const Tensor& A) {
       using T = decltype(z);
       T* a = buf.data_ptr<T>();
       int* inf = info.data_ptr<int>();
-      if (n <= kSmall) {
+      if (n <= kUnrolled) {
         with_small_size(n, [&](auto N) {
           constexpr int64_t kN = decltype(N)::value;
           for_each_matrix(nb, kN * kN * kN, [&](int64_t i) { small_potrf_lower(N, a + i * kN * kN, inf + i); });
         });
+        return;
+      }
+      if (n <= kSmall) {
+        for_each_matrix(nb, n * n * n, [&](int64_t i) { small_potrf_lower(n, a + i * n * n, inf + i); });
         return;
       }
       for_each_matrix(nb, n * n * n, [&](int64_t i) { lapack::potrf('U', to_int(n), a + i * n * n, to_int(n), inf + i); });
