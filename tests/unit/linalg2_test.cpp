@@ -518,6 +518,38 @@ TEST(Linalg2Small, ConjugatedViewsGiveConjugatedResults) {
   }
 }
 
+// det of row-major real batches up to 4 x 4 factors 16 matrices at a time, one per SIMD lane:
+// batches around that block (a partial last block), pivots in every row, singular, zero, inf and
+// NaN matrices, against the general path (a transposed view) and slogdet.
+TEST(Linalg2Small, DetInSimdLanesMatchesTheGeneralPath) {
+  for (ScalarType dt : {kFloat, kDouble}) {
+    for (int64_t n : {1, 2, 3, 4}) {
+      for (int64_t batch : {1, 15, 16, 17, 40}) {
+        Tensor A = randn({batch, n, n}, TensorOptions().dtype(dt));
+        if (batch > 3) {
+          A[1].fill_(0);                                      // zero matrix
+          A[2].select(0, 0).copy_(A[2].select(0, n - 1));     // repeated row: singular (n > 1)
+          A[3].select(1, 0).fill_(std::numeric_limits<double>::quiet_NaN());
+        }
+        const Tensor general = linalg::det(A.mT().contiguous().mT());
+        const Tensor d = linalg::det(A);
+        const double tol = dt == kFloat ? 1e-5 : 1e-12;
+        EXPECT_TRUE(allclose(d, general, tol, tol, /*equal_nan=*/true)) << dt << " n " << n << " batch " << batch;
+        auto [sign, logabs] = linalg::slogdet(A);
+        EXPECT_TRUE(allclose(d, sign * logabs.exp(), 1e-4, 1e-6, /*equal_nan=*/true)) << dt << " n " << n;
+        if (batch > 3) {
+          EXPECT_EQ(d[1].item<double>(), 0.0);
+          if (n > 1) EXPECT_NEAR(d[2].item<double>(), 0.0, tol);
+          EXPECT_TRUE(std::isnan(d[3].item<double>()));
+        }
+      }
+    }
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  const Tensor I = tensor({inf, 0.0, 0.0, 2.0}, TensorOptions().dtype(kDouble)).view({1, 2, 2});
+  EXPECT_TRUE(allclose(linalg::det(I), linalg::det(I.mT().contiguous().mT()), 0, 0, true));
+}
+
 // The Tensor methods are the older torch:: functions.
 TEST(Linalg2Methods, MatchTheFunctions) {
   const Tensor A = wellcond({2, 3, 3}, 50).detach();
