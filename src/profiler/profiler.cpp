@@ -38,6 +38,8 @@ thread_local std::unique_ptr<Recorder> t_followed;
 void follow_thread() {
   if (t_followed && !t_followed->session()->recording.load(std::memory_order_relaxed)) t_followed.reset();
   if (t_recorder && t_recorder->session()->recording.load(std::memory_order_relaxed)) return;
+  // no session records: a thread with observers of its own (the hook stays installed) takes no lock
+  if (!(dispatch::all_threads_layers.load(std::memory_order_relaxed) & dispatch::kObserverLayer)) return;
   std::shared_ptr<Session> session;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
