@@ -23,7 +23,8 @@ bench::Register fft_rfft_1m_f32{{
           bench::Outcome o = bench::time_pair(ctx, {.ember = [&] { (void)ember::fft::rfft(x.e); },
                                                     .baseline = [&] { (void)torch::fft::rfft(x.t); },
                                                     .min_run_time = 1.0});
-          o.notes.push_back("path: Stockham radix-4/2 on the complex signal (n = 2^20)");
+          o.notes.push_back("path: Stockham radix-4/2 on one signal of 2^19 complex points, later stages vectorized, " +
+                            ember::get_cpu_capability());
           return o;
         },
 }};
@@ -39,7 +40,8 @@ bench::Register fft_fft2_512x512_c64{{
           bench::Outcome o = bench::time_pair(ctx, {.ember = [&] { (void)ember::fft::fft2(x.e); },
                                                     .baseline = [&] { (void)torch::fft::fft2(x.t); },
                                                     .min_run_time = 1.0});
-          o.notes.push_back("path: Stockham radix-4/2, rows in parallel, one dim at a time");
+          o.notes.push_back("path: Stockham radix-4/2 on batches of one vector's signals, columns then rows, " +
+                            ember::get_cpu_capability());
           return o;
         },
 }};
@@ -55,7 +57,8 @@ bench::Register fft_fft_prime_10007_c64_b64{{
           bench::Outcome o = bench::time_pair(ctx, {.ember = [&] { (void)ember::fft::fft(x.e); },
                                                     .baseline = [&] { (void)torch::fft::fft(x.t); },
                                                     .min_run_time = 1.0});
-          o.notes.push_back("path: Bluestein on a 20736-point (2^8 3^4) Stockham transform");
+          o.notes.push_back("path: Bluestein on a 20736-point (2^8 3^4) Stockham transform, one vector of signals at once, " +
+                            ember::get_cpu_capability());
           return o;
         },
 }};

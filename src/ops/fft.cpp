@@ -1,8 +1,8 @@
 // torch.fft: the public transforms resize their input to the signal sizes asked for (crop or
 // zero-pad), choose the normalization, and call one of three differentiable primitives, as
 // PyTorch's: _fft_c2c (complex to complex), _fft_r2c (real to complex, one-sided or full) and
-// _fft_c2r (a one-sided Hermitian spectrum to real). Each primitive moves every transformed dim
-// last in turn and transforms rows there (kernels/cpu/fft.h).
+// _fft_c2r (a one-sided Hermitian spectrum to real). Each primitive copies its input into a
+// contiguous buffer and transforms it along each dim in place (kernels/cpu/fft.h).
 #include <algorithm>
 #include <cmath>
 
@@ -37,16 +37,9 @@ Tensor apply_norm(Tensor x, double signal_numel, int64_t norm) {
 
 // Unnormalized complex transforms of a complex tensor along dims, into a new tensor.
 Tensor c2c_raw(const Tensor& self, IntArrayRef dims, bool forward) {
-  Tensor x = self;
-  // the last dims first: for a contiguous input the first copy is then not a transpose
-  for (auto it = dims.end(); it != dims.begin();) {
-    const int64_t d = *--it;
-    const int64_t n = x.size(d);
-    Tensor rows = x.movedim(d, -1).clone(MemoryFormat::Contiguous);  // a new buffer, conjugate bit resolved
-    kernels::fft_c2c_rows(rows, n, forward);
-    x = rows.movedim(-1, d);
-  }
-  return dims.empty() ? self.clone() : x;
+  Tensor x = self.clone(MemoryFormat::Contiguous);  // a new buffer, conjugate bit resolved
+  for (int64_t d : dims) kernels::fft_c2c_dim(x, d, forward);
+  return x;
 }
 
 double numel_of(const Tensor& t, IntArrayRef dims) {
@@ -121,7 +114,7 @@ struct FftC2ROp {
     Tensor full = mirrored > 0 ? cat({half, half.narrow(-1, 1, mirrored).flip({-1}).conj()}, -1)
                                : half.clone(MemoryFormat::Contiguous);
     full = full.contiguous();
-    kernels::fft_c2c_rows(full, n, false);
+    kernels::fft_c2c_dim(full, full.dim() - 1, false);
     Tensor out = real(full).movedim(-1, last).contiguous();
     double signal = static_cast<double>(n);
     for (size_t i = 0; i + 1 < dim.size(); ++i) signal *= static_cast<double>(self.size(dim[i]));

@@ -506,6 +506,37 @@ TEST(FftParity, OneDimensional) {
   EXPECT_TRUE(Close(ember::fft::fft(z.conj()), torch::fft::fft(to_torch(z).conj()), fft_tol(ember::kDouble, 12)));
 }
 
+// The engine batches one SIMD vector's worth of signals (kernels/cpu/fft.h): rows gathered across
+// rows, signals along an inner dim from adjacent runs, full batches and a last partial one; one
+// long signal alone.
+TEST(FftParity, BatchesOfSignals) {
+  for (ember::ScalarType t : {ember::kComplexFloat, ember::kComplexDouble}) {
+    for (int64_t n : {8, 12, 17, 64, 97, 1009}) {
+      const parity::Tol tol = fft_tol(t, n);
+      const ember::Tensor rows = random({37, n}, t, static_cast<uint64_t>(n) + 1);
+      EXPECT_TRUE(Close(ember::fft::fft(rows), torch::fft::fft(to_torch(rows)), tol)) << t << " rows n=" << n;
+      const ember::Tensor cols = random({n, 37}, t, static_cast<uint64_t>(n) + 2);
+      EXPECT_TRUE(Close(ember::fft::ifft(cols, std::nullopt, 0), torch::fft::ifft(to_torch(cols), c10::nullopt, 0), tol))
+          << t << " columns n=" << n;
+      const ember::Tensor mid = random({3, n, 21}, t, static_cast<uint64_t>(n) + 3);
+      EXPECT_TRUE(Close(ember::fft::fft(mid, std::nullopt, 1), torch::fft::fft(to_torch(mid), c10::nullopt, 1), tol))
+          << t << " middle n=" << n;
+    }
+  }
+  for (ember::ScalarType t : {ember::kFloat, ember::kDouble}) {
+    for (int64_t n : {2, 8, 17, 64, 97, 100, 2018}) {
+      const ember::Tensor rows = random({37, n}, t, static_cast<uint64_t>(n) + 4);
+      EXPECT_TRUE(Close(ember::fft::rfft(rows), torch::fft::rfft(to_torch(rows)), fft_tol(t, n))) << t << " n=" << n;
+    }
+    for (int64_t n : {4096, 4098, 1001}) {
+      const ember::Tensor one = random({n}, t, static_cast<uint64_t>(n) + 5);
+      EXPECT_TRUE(Close(ember::fft::rfft(one), torch::fft::rfft(to_torch(one)), fft_tol(t, n))) << t << " n=" << n;
+      const ember::Tensor z = random({n}, ember::to_complex_type(t), static_cast<uint64_t>(n) + 6);
+      EXPECT_TRUE(Close(ember::fft::fft(z), torch::fft::fft(to_torch(z)), fft_tol(t, n))) << t << " n=" << n;
+    }
+  }
+}
+
 TEST(FftParity, MultiDimensional) {
   for (ember::ScalarType t : {ember::kComplexFloat, ember::kDouble}) {
     const ember::Tensor x = random({4, 6, 7}, t, 40);

@@ -4,15 +4,22 @@
 // factor run Bluestein's algorithm on a transform whose length has only the factors 2 and 3.
 // Plans (factors, twiddles, the Bluestein chirp and its transform) are cached per (length,
 // direction, dtype).
+//
+// The engine transforms one SIMD vector's worth of signals at once: it copies them into a work
+// buffer as separate real and imaginary planes, signal b's element j at [j * lanes + b], so every
+// butterfly is a vertical vector operation with the same twiddle in each lane (pocketfft, which
+// PyTorch uses, batches signals the same way). Signals along an inner dimension are gathered from
+// contiguous runs; rows are gathered across rows. A single signal runs with one lane, its later
+// stages vectorized along the signal.
 #pragma once
 #include "ember/tensor.h"
 
 namespace ember::kernels {
 
-// Transforms each row of `data`, a contiguous complex tensor viewed as [rows, n], in place:
-// X[k] = sum_j x[j] exp(-+2 pi i j k / n) (minus sign forward), unnormalized. Rows run in
-// parallel.
-void fft_c2c_rows(const Tensor& data, int64_t n, bool forward);
+// Transforms `data`, a contiguous complex tensor, along `dim` in place:
+// X[k] = sum_j x[j] exp(-+2 pi i j k / n) (minus sign forward), unnormalized. Groups of signals
+// run in parallel.
+void fft_c2c_dim(const Tensor& data, int64_t dim, bool forward);
 
 // The one-sided forward transform of each row of `in` (contiguous float32/float64 [rows, n]) into
 // `out` (contiguous complex [rows, n / 2 + 1]), unnormalized. An even n runs a complex transform

@@ -1,58 +1,496 @@
 // The FFT engine (see fft.h). A Stockham transform keeps the data in natural order between
 // stages (no bit reversal): stage s with radix p reads p elements m apart and writes them p-apart
-// interleaved, alternating between the row and a scratch buffer. Twiddles are computed in double
-// and stored in the transform's precision.
-#include "kernels/cpu/fft.h"
+// interleaved, alternating between two buffers. Twiddles are computed in double and stored in the
+// transform's precision. The butterflies are compiled for each SIMD target Highway selects.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/cpu/fft_kernels.cpp"
+#include <hwy/foreach_target.h>  // NOLINT: re-includes this file once per target
+#include <hwy/highway.h>
 
+#ifndef EMBER_KERNELS_FFT_PLAN_
+#define EMBER_KERNELS_FFT_PLAN_
+#include <hwy/aligned_allocator.h>
+
+#include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <tuple>
 #include <vector>
 
 #include "core/parallel.h"
+#include "kernels/cpu/fft.h"
 
-namespace ember::kernels {
+namespace ember::kernels::fft_plan {
+
+template <class T>
+struct Plan {
+  int64_t n = 0;
+  int sign = -1;  // -1 forward, +1 inverse
+  // Stockham stages: radix p, sub-length m (= len / p), stride s; twiddles w^(j r) for j < m,
+  // 1 <= r < p at [j * (p - 1) + r - 1]; a generic radix's roots exp(sign 2 pi i q / p)
+  struct Stage {
+    int64_t p, m, s;
+    std::vector<T> tw_re, tw_im, root_re, root_im;
+  };
+  std::vector<Stage> stages;
+  // Bluestein: chirp c[k] = exp(sign pi i k^2 / n), the transform of the filter, the inner plans.
+  bool bluestein = false;
+  int64_t big = 0;
+  std::vector<T> chirp_re, chirp_im, filter_re, filter_im;
+  std::shared_ptr<const Plan> inner_fwd, inner_inv;
+  // elements per signal of each work plane the transform needs besides its data
+  int64_t scratch() const { return bluestein ? 2 * big : n; }
+};
+
+// Planes of a batch of `lanes` signals: signal b's element j at [j * lanes + b].
+template <class T>
+struct Planes {
+  T* re;
+  T* im;
+  Planes offset(int64_t k) const { return {re + k, im + k}; }
+};
+
+// A group of signals in a complex tensor: signal b's element j at base[j * elem + b * lane].
+template <class T>
+struct Group {
+  complex<T>* base;
+  int64_t count, elem, lane;
+};
+
+}  // namespace ember::kernels::fft_plan
+#endif  // EMBER_KERNELS_FFT_PLAN_
+
+HWY_BEFORE_NAMESPACE();
+namespace ember::kernels::HWY_NAMESPACE {
 namespace {
+namespace hn = hwy::HWY_NAMESPACE;
+using fft_plan::Group;
+using fft_plan::Plan;
+using fft_plan::Planes;
+
+// body(d, t) over t in [0, len): full vectors, then single lanes.
+template <class T, class Body>
+HWY_INLINE void over(int64_t len, const Body& body) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  int64_t t = 0;
+  for (; t + N <= len; t += N) body(d, t);
+  const hn::CappedTag<T, 1> d1;
+  for (; t < len; ++t) body(d1, t);
+}
+
+// Element t of planes p, as a vector from t on.
+template <class D, class T>
+HWY_INLINE void load(D d, Planes<T> p, int64_t t, hn::Vec<D>& re, hn::Vec<D>& im) {
+  re = hn::LoadU(d, p.re + t);
+  im = hn::LoadU(d, p.im + t);
+}
+template <class D, class T>
+HWY_INLINE void store(D d, hn::Vec<D> re, hn::Vec<D> im, Planes<T> p, int64_t t) {
+  hn::StoreU(re, d, p.re + t);
+  hn::StoreU(im, d, p.im + t);
+}
+
+// (re, im) *= (wr + i wi)
+template <class V>
+HWY_INLINE void cmul(V& re, V& im, V wr, V wi) {
+  const V r = hn::MulSub(re, wr, hn::Mul(im, wi));
+  im = hn::MulAdd(re, wi, hn::Mul(im, wr));
+  re = r;
+}
+
+// One Stockham stage from x into y; `lanes` signals side by side, so a butterfly's p inputs are
+// runs of L = s * lanes elements that share their twiddles.
+template <class T>
+void stage(const typename Plan<T>::Stage& st, int sign, Planes<T> x, Planes<T> y, int64_t lanes) {
+  const int64_t p = st.p, m = st.m, L = st.s * lanes;
+  const T* twr = st.tw_re.data();
+  const T* twi = st.tw_im.data();
+  switch (p) {
+    case 2:
+      for (int64_t j = 0; j < m; ++j) {
+        const Planes<T> a = x.offset(j * L), b = x.offset((j + m) * L), y0 = y.offset(2 * j * L),
+                        y1 = y.offset((2 * j + 1) * L);
+        over<T>(L, [&](auto d, int64_t t) {
+          hn::Vec<decltype(d)> ar, ai, br, bi;
+          load(d, a, t, ar, ai);
+          load(d, b, t, br, bi);
+          auto dr = hn::Sub(ar, br), di = hn::Sub(ai, bi);
+          cmul(dr, di, hn::Set(d, twr[j]), hn::Set(d, twi[j]));
+          store(d, hn::Add(ar, br), hn::Add(ai, bi), y0, t);
+          store(d, dr, di, y1, t);
+        });
+      }
+      return;
+    case 3: {
+      const T s1 = static_cast<T>(sign * 0.86602540378443864676);
+      for (int64_t j = 0; j < m; ++j) {
+        const Planes<T> a = x.offset(j * L), b = x.offset((j + m) * L), c = x.offset((j + 2 * m) * L);
+        const Planes<T> y0 = y.offset(3 * j * L), y1 = y.offset((3 * j + 1) * L), y2 = y.offset((3 * j + 2) * L);
+        over<T>(L, [&](auto d, int64_t t) {
+          hn::Vec<decltype(d)> ar, ai, br, bi, cr, ci;
+          load(d, a, t, ar, ai);
+          load(d, b, t, br, bi);
+          load(d, c, t, cr, ci);
+          const auto tr = hn::Add(br, cr), ti = hn::Add(bi, ci);
+          const auto half = hn::Set(d, T(-0.5)), sv = hn::Set(d, s1);
+          const auto ur = hn::MulAdd(half, tr, ar), ui = hn::MulAdd(half, ti, ai);
+          // v = i s1 (b - c)
+          const auto vr = hn::Mul(hn::Neg(sv), hn::Sub(bi, ci)), vi = hn::Mul(sv, hn::Sub(br, cr));
+          auto pr = hn::Add(ur, vr), pi = hn::Add(ui, vi), qr = hn::Sub(ur, vr), qi = hn::Sub(ui, vi);
+          cmul(pr, pi, hn::Set(d, twr[2 * j]), hn::Set(d, twi[2 * j]));
+          cmul(qr, qi, hn::Set(d, twr[2 * j + 1]), hn::Set(d, twi[2 * j + 1]));
+          store(d, hn::Add(ar, tr), hn::Add(ai, ti), y0, t);
+          store(d, pr, pi, y1, t);
+          store(d, qr, qi, y2, t);
+        });
+      }
+      return;
+    }
+    case 4:
+      for (int64_t j = 0; j < m; ++j) {
+        const Planes<T> a = x.offset(j * L), b = x.offset((j + m) * L), c = x.offset((j + 2 * m) * L),
+                        e = x.offset((j + 3 * m) * L);
+        const Planes<T> y0 = y.offset(4 * j * L), y1 = y.offset((4 * j + 1) * L), y2 = y.offset((4 * j + 2) * L),
+                        y3 = y.offset((4 * j + 3) * L);
+        over<T>(L, [&](auto d, int64_t t) {
+          hn::Vec<decltype(d)> ar, ai, br, bi, cr, ci, er, ei;
+          load(d, a, t, ar, ai);
+          load(d, b, t, br, bi);
+          load(d, c, t, cr, ci);
+          load(d, e, t, er, ei);
+          const auto apcr = hn::Add(ar, cr), apci = hn::Add(ai, ci), amcr = hn::Sub(ar, cr), amci = hn::Sub(ai, ci);
+          const auto bper = hn::Add(br, er), bpei = hn::Add(bi, ei);
+          // (b - e) times sign * i
+          const auto dr = hn::Sub(br, er), di = hn::Sub(bi, ei);
+          const auto rr = sign < 0 ? di : hn::Neg(di), ri = sign < 0 ? hn::Neg(dr) : dr;
+          auto p1r = hn::Add(amcr, rr), p1i = hn::Add(amci, ri);
+          auto p2r = hn::Sub(apcr, bper), p2i = hn::Sub(apci, bpei);
+          auto p3r = hn::Sub(amcr, rr), p3i = hn::Sub(amci, ri);
+          cmul(p1r, p1i, hn::Set(d, twr[3 * j]), hn::Set(d, twi[3 * j]));
+          cmul(p2r, p2i, hn::Set(d, twr[3 * j + 1]), hn::Set(d, twi[3 * j + 1]));
+          cmul(p3r, p3i, hn::Set(d, twr[3 * j + 2]), hn::Set(d, twi[3 * j + 2]));
+          store(d, hn::Add(apcr, bper), hn::Add(apci, bpei), y0, t);
+          store(d, p1r, p1i, y1, t);
+          store(d, p2r, p2i, y2, t);
+          store(d, p3r, p3i, y3, t);
+        });
+      }
+      return;
+    default:  // a generic radix p: output r = sum_q x_q root^(q r), accumulated in place
+      for (int64_t j = 0; j < m; ++j) {
+        for (int64_t r = 0; r < p; ++r) {
+          const Planes<T> out = y.offset((p * j + r) * L);
+          over<T>(L, [&](auto d, int64_t t) {
+            auto accr = hn::LoadU(d, x.re + j * L + t), acci = hn::LoadU(d, x.im + j * L + t);
+            for (int64_t q = 1; q < p; ++q) {
+              const size_t k = static_cast<size_t>((q * r) % p);
+              const auto wr = hn::Set(d, st.root_re[k]), wi = hn::Set(d, st.root_im[k]);
+              const auto vr = hn::LoadU(d, x.re + (j + q * m) * L + t), vi = hn::LoadU(d, x.im + (j + q * m) * L + t);
+              accr = hn::Add(accr, hn::MulSub(vr, wr, hn::Mul(vi, wi)));
+              acci = hn::Add(acci, hn::MulAdd(vr, wi, hn::Mul(vi, wr)));
+            }
+            if (r > 0) {
+              const int64_t k = j * (p - 1) + r - 1;
+              cmul(accr, acci, hn::Set(d, twr[k]), hn::Set(d, twi[k]));
+            }
+            store(d, accr, acci, out, t);
+          });
+        }
+      }
+  }
+}
+
+// out[j] = in[j] * (cr[j] + i ci[j]) for j < count, in every lane.
+template <class T>
+void scale_rows(const T* cr, const T* ci, Planes<T> in, Planes<T> out, int64_t count, int64_t lanes) {
+  if (lanes == 1) {  // one signal: vectorized along it
+    over<T>(count, [&](auto d, int64_t j) {
+      auto vr = hn::LoadU(d, in.re + j), vi = hn::LoadU(d, in.im + j);
+      cmul(vr, vi, hn::LoadU(d, cr + j), hn::LoadU(d, ci + j));
+      hn::StoreU(vr, d, out.re + j);
+      hn::StoreU(vi, d, out.im + j);
+    });
+    return;
+  }
+  for (int64_t j = 0; j < count; ++j) {
+    over<T>(lanes, [&](auto d, int64_t b) {
+      auto vr = hn::LoadU(d, in.re + j * lanes + b), vi = hn::LoadU(d, in.im + j * lanes + b);
+      cmul(vr, vi, hn::Set(d, cr[j]), hn::Set(d, ci[j]));
+      hn::StoreU(vr, d, out.re + j * lanes + b);
+      hn::StoreU(vi, d, out.im + j * lanes + b);
+    });
+  }
+}
+
+// Transforms x in place or into w (plan.scratch() elements per lane); returns the planes that
+// hold the result.
+template <class T>
+Planes<T> execute(const Plan<T>& plan, Planes<T> x, Planes<T> w, int64_t lanes) {
+  if (plan.bluestein) {
+    const int64_t n = plan.n, big = plan.big;
+    const Planes<T> a = w, a_work = w.offset(big * lanes);
+    scale_rows(plan.chirp_re.data(), plan.chirp_im.data(), x, a, n, lanes);
+    std::fill(a.re + n * lanes, a.re + big * lanes, T(0));
+    std::fill(a.im + n * lanes, a.im + big * lanes, T(0));
+    const Planes<T> f = execute(*plan.inner_fwd, a, a_work, lanes);
+    scale_rows(plan.filter_re.data(), plan.filter_im.data(), f, f, big, lanes);
+    const Planes<T> g = execute(*plan.inner_inv, f, f.re == a.re ? a_work : a, lanes);
+    scale_rows(plan.chirp_re.data(), plan.chirp_im.data(), g, x, n, lanes);
+    return x;
+  }
+  Planes<T> src = x, dst = w;
+  for (const auto& st : plan.stages) {
+    stage<T>(st, plan.sign, src, dst, lanes);
+    std::swap(src, dst);
+  }
+  return src;
+}
+
+constexpr int64_t kBlock = 64;
+
+// Copies a group's signals into planes of `lanes` lanes (lanes past the group's count are zero),
+// and back.
+template <class T>
+void gather(const Group<T>& g, int64_t n, Planes<T> p, int64_t lanes) {
+  const hn::ScalableTag<T> d;
+  if (g.lane == 1 && g.count == lanes && lanes == static_cast<int64_t>(hn::Lanes(d))) {
+    for (int64_t j = 0; j < n; ++j) {  // the signals are adjacent: one vector of pairs per element
+      hn::Vec<decltype(d)> re, im;
+      hn::LoadInterleaved2(d, reinterpret_cast<const T*>(g.base + j * g.elem), re, im);
+      hn::StoreU(re, d, p.re + j * lanes);
+      hn::StoreU(im, d, p.im + j * lanes);
+    }
+    return;
+  }
+  if (lanes == 1 && g.elem == 1) {  // one contiguous signal
+    const T* src = reinterpret_cast<const T*>(g.base);
+    int64_t j = 0;
+    for (const int64_t N = static_cast<int64_t>(hn::Lanes(d)); j + N <= n; j += N) {
+      hn::Vec<decltype(d)> re, im;
+      hn::LoadInterleaved2(d, src + 2 * j, re, im);
+      hn::StoreU(re, d, p.re + j);
+      hn::StoreU(im, d, p.im + j);
+    }
+    for (; j < n; ++j) {
+      p.re[j] = src[2 * j];
+      p.im[j] = src[2 * j + 1];
+    }
+    return;
+  }
+  // Signals far apart (rows): a block of each in turn, so that reading rows 2^k bytes apart
+  // does not thrash one cache set.
+  for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
+    const int64_t j1 = std::min(n, j0 + kBlock);
+    for (int64_t b = 0; b < lanes; ++b) {
+      for (int64_t j = j0; j < j1; ++j) {
+        const complex<T> v = b < g.count ? g.base[j * g.elem + b * g.lane] : complex<T>(0);
+        p.re[j * lanes + b] = v.real();
+        p.im[j * lanes + b] = v.imag();
+      }
+    }
+  }
+}
+
+template <class T>
+void scatter(Planes<T> p, int64_t n, const Group<T>& g, int64_t lanes) {
+  const hn::ScalableTag<T> d;
+  if (g.lane == 1 && g.count == lanes && lanes == static_cast<int64_t>(hn::Lanes(d))) {
+    for (int64_t j = 0; j < n; ++j)
+      hn::StoreInterleaved2(hn::LoadU(d, p.re + j * lanes), hn::LoadU(d, p.im + j * lanes), d,
+                            reinterpret_cast<T*>(g.base + j * g.elem));
+    return;
+  }
+  if (lanes == 1 && g.elem == 1) {
+    T* dst = reinterpret_cast<T*>(g.base);
+    int64_t j = 0;
+    for (const int64_t N = static_cast<int64_t>(hn::Lanes(d)); j + N <= n; j += N)
+      hn::StoreInterleaved2(hn::LoadU(d, p.re + j), hn::LoadU(d, p.im + j), d, dst + 2 * j);
+    for (; j < n; ++j) {
+      dst[2 * j] = p.re[j];
+      dst[2 * j + 1] = p.im[j];
+    }
+    return;
+  }
+  for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
+    const int64_t j1 = std::min(n, j0 + kBlock);
+    for (int64_t b = 0; b < g.count; ++b)
+      for (int64_t j = j0; j < j1; ++j)
+        g.base[j * g.elem + b * g.lane] = complex<T>(p.re[j * lanes + b], p.im[j * lanes + b]);
+  }
+}
+
+// Signals side by side in a batch: one vector's worth, or all of them if fewer.
+template <class T>
+int64_t batch_lanes(int64_t signals) {
+  return std::min<int64_t>(static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>())), signals);
+}
+
+// The transform along the middle dim of a contiguous complex [outer, n, inner] buffer: signals
+// along the inner dim are gathered from runs of adjacent ones, rows (inner == 1) across rows.
+template <class T>
+void c2c_typed(const Plan<T>& plan, complex<T>* base, int64_t outer, int64_t inner) {
+  const int64_t n = plan.n;
+  const int64_t lanes = batch_lanes<T>(inner == 1 ? outer : inner);
+  const int64_t per_outer = inner == 1 ? 1 : (inner + lanes - 1) / lanes;
+  const int64_t groups = inner == 1 ? (outer + lanes - 1) / lanes : outer * per_outer;
+  const auto group = [&](int64_t g) -> Group<T> {
+    if (inner == 1) return {base + g * lanes * n, std::min(lanes, outer - g * lanes), 1, n};
+    const int64_t o = g / per_outer, c = g % per_outer * lanes;
+    return {base + o * n * inner + c, std::min(lanes, inner - c), inner, 1};
+  };
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / (4 * n * lanes));
+  parallel_for(0, groups, grain, [&](int64_t begin, int64_t end) {
+    const int64_t data = n * lanes, work = plan.scratch() * lanes;
+    auto buf = hwy::AllocateAligned<T>(static_cast<size_t>(2 * (data + work)));
+    const Planes<T> x{buf.get(), buf.get() + data}, w{buf.get() + 2 * data, buf.get() + 2 * data + work};
+    for (int64_t gi = begin; gi < end; ++gi) {
+      const Group<T> g = group(gi);
+      gather(g, n, x, lanes);
+      scatter(execute(plan, x, w, lanes), n, g, lanes);
+    }
+  });
+}
+
+// The one-sided transform of real rows [rows, n] into [rows, n / 2 + 1]. `plan` is the complex
+// transform of length n / 2 for an even n (tw: exp(-2 pi i k / n), k <= n / 2), of n for an odd n.
+template <class T>
+void r2c_typed(const Plan<T>& plan, const T* tw_re, const T* tw_im, const T* x, complex<T>* y, int64_t rows,
+               int64_t n) {
+  const int64_t h = n / 2, lanes = batch_lanes<T>(rows), groups = (rows + lanes - 1) / lanes;
+  const bool even = n % 2 == 0;
+  const int64_t len = plan.n;  // h or n
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / (4 * n * lanes));
+  parallel_for(0, groups, grain, [&](int64_t begin, int64_t end) {
+    // the untangled spectrum (h + 1 elements per lane) goes to whichever buffer the transform left
+    const int64_t data = (len + 1) * lanes, work = std::max(plan.scratch(), len + 1) * lanes;
+    auto buf = hwy::AllocateAligned<T>(static_cast<size_t>(2 * (data + work)));
+    const Planes<T> z{buf.get(), buf.get() + data}, w{buf.get() + 2 * data, buf.get() + 2 * data + work};
+    for (int64_t gi = begin; gi < end; ++gi) {
+      const int64_t r0 = gi * lanes, count = std::min(lanes, rows - r0);
+      // even: z[j] = x[2j] + i x[2j+1]; odd: z[j] = x[j]
+      for (int64_t b = 0; b < lanes; ++b) {
+        if (b >= count) {
+          for (int64_t j = 0; j < len; ++j) z.re[j * lanes + b] = z.im[j * lanes + b] = T(0);
+          continue;
+        }
+        const T* row = x + (r0 + b) * n;
+        if (lanes == 1 && even) {
+          over<T>(len, [&](auto d, int64_t j) {
+            hn::Vec<decltype(d)> re, im;
+            hn::LoadInterleaved2(d, row + 2 * j, re, im);
+            hn::StoreU(re, d, z.re + j);
+            hn::StoreU(im, d, z.im + j);
+          });
+          continue;
+        }
+        for (int64_t j = 0; j < len; ++j) {
+          z.re[j * lanes + b] = even ? row[2 * j] : row[j];
+          z.im[j * lanes + b] = even ? row[2 * j + 1] : T(0);
+        }
+      }
+      const Planes<T> f = execute(plan, z, w, lanes);
+      if (!even) {
+        scatter(f, h + 1, Group<T>{y + r0 * (h + 1), count, 1, h + 1}, lanes);
+        continue;
+      }
+      // X[k] = E + w^k O with E = (Z[k] + conj Z[h-k]) / 2, O = -i (Z[k] - conj Z[h-k]) / 2, Z[h] = Z[0]
+      const auto untangle = [](auto d, auto pr, auto pi, auto qr, auto qi, auto wr, auto wi, T* re, T* im) {
+        const auto half = hn::Set(d, T(0.5));
+        const auto er = hn::Mul(half, hn::Add(pr, qr)), ei = hn::Mul(half, hn::Sub(pi, qi));
+        auto odr = hn::Mul(half, hn::Add(pi, qi)), odi = hn::Mul(half, hn::Sub(qr, pr));
+        cmul(odr, odi, wr, wi);
+        hn::StoreU(hn::Add(er, odr), d, re);
+        hn::StoreU(hn::Add(ei, odi), d, im);
+      };
+      const Planes<T> out = f.re == z.re ? w : z;
+      if (lanes == 1) {  // one row: vectorized along it, Z[h - k] read backwards
+        const hn::ScalableTag<T> d;
+        const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+        int64_t k = 1;
+        for (; k + N <= h; k += N) {
+          const auto qr = hn::Reverse(d, hn::LoadU(d, f.re + h - k - N + 1));
+          const auto qi = hn::Reverse(d, hn::LoadU(d, f.im + h - k - N + 1));
+          untangle(d, hn::LoadU(d, f.re + k), hn::LoadU(d, f.im + k), qr, qi, hn::LoadU(d, tw_re + k),
+                   hn::LoadU(d, tw_im + k), out.re + k, out.im + k);
+        }
+        const hn::CappedTag<T, 1> d1;
+        for (; k < h; ++k)
+          untangle(d1, hn::Set(d1, f.re[k]), hn::Set(d1, f.im[k]), hn::Set(d1, f.re[h - k]), hn::Set(d1, f.im[h - k]),
+                   hn::Set(d1, tw_re[k]), hn::Set(d1, tw_im[k]), out.re + k, out.im + k);
+        out.re[0] = f.re[0] + f.im[0];
+        out.im[0] = T(0);
+        out.re[h] = f.re[0] - f.im[0];
+        out.im[h] = T(0);
+      } else {
+        for (int64_t k = 0; k <= h; ++k) {
+          const int64_t kk = k % h, mk = (h - k) % h;
+          over<T>(lanes, [&](auto d, int64_t b) {
+            untangle(d, hn::LoadU(d, f.re + kk * lanes + b), hn::LoadU(d, f.im + kk * lanes + b),
+                     hn::LoadU(d, f.re + mk * lanes + b), hn::LoadU(d, f.im + mk * lanes + b), hn::Set(d, tw_re[k]),
+                     hn::Set(d, tw_im[k]), out.re + k * lanes + b, out.im + k * lanes + b);
+          });
+        }
+      }
+      scatter(out, h + 1, Group<T>{y + r0 * (h + 1), count, 1, h + 1}, lanes);
+    }
+  });
+}
+
+}  // namespace
+
+void fft_c2c_f32(const Plan<float>& plan, complex<float>* base, int64_t outer, int64_t inner) {
+  c2c_typed(plan, base, outer, inner);
+}
+void fft_c2c_f64(const Plan<double>& plan, complex<double>* base, int64_t outer, int64_t inner) {
+  c2c_typed(plan, base, outer, inner);
+}
+void fft_r2c_f32(const Plan<float>& plan, const float* twr, const float* twi, const float* x, complex<float>* y,
+                 int64_t rows, int64_t n) {
+  r2c_typed(plan, twr, twi, x, y, rows, n);
+}
+void fft_r2c_f64(const Plan<double>& plan, const double* twr, const double* twi, const double* x,
+                 complex<double>* y, int64_t rows, int64_t n) {
+  r2c_typed(plan, twr, twi, x, y, rows, n);
+}
+
+}  // namespace ember::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ember::kernels {
+HWY_EXPORT(fft_c2c_f32);
+HWY_EXPORT(fft_c2c_f64);
+HWY_EXPORT(fft_r2c_f32);
+HWY_EXPORT(fft_r2c_f64);
+
+namespace {
+using fft_plan::Plan;
 
 constexpr double kPi = 3.14159265358979323846;
 // Factors above this run Bluestein's algorithm (a generic radix-p butterfly costs p^2).
 constexpr int64_t kMaxDirectFactor = 13;
 
-template <class T>
-using C = complex<T>;
-
 // exp(sign * 2 pi i num / den), accurate for large num (reduced in integers first).
-inline C<double> root(int64_t num, int64_t den, int sign) {
+complex<double> root(int64_t num, int64_t den, int sign) {
   const int64_t r = num % den;
   const double a = 2 * kPi * static_cast<double>(r) / static_cast<double>(den);
   return {std::cos(a), sign * std::sin(a)};
 }
 
 template <class T>
-struct Plan {
-  int64_t n = 0;
-  int sign = -1;  // -1 forward, +1 inverse
-  // Stockham stages: radix p, sub-length m (= len / p), stride s, twiddles w^(j r) for j < m, 1 <= r < p
-  struct Stage {
-    int64_t p, m, s;
-    std::vector<C<T>> tw;
-  };
-  std::vector<Stage> stages;
-  // Bluestein: chirp c[k] = exp(sign pi i k^2 / n), the transform of the filter, the inner plans.
-  bool bluestein = false;
-  int64_t big = 0;
-  std::vector<C<T>> chirp, filter_hat;
-  std::shared_ptr<const Plan<T>> inner_fwd, inner_inv;
+void push(std::vector<T>& re, std::vector<T>& im, complex<double> v) {
+  re.push_back(static_cast<T>(v.real()));
+  im.push_back(static_cast<T>(v.imag()));
+}
 
-  void execute(C<T>* x, C<T>* work) const;  // work: n elements (Bluestein: 2 * big)
-  int64_t scratch() const { return bluestein ? 2 * big + n : n; }
-};
-
-template <class T>
-std::shared_ptr<const Plan<T>> get_plan(int64_t n, int sign);
+void c2c(const Plan<float>& plan, complex<float>* base, int64_t outer, int64_t inner) {
+  HWY_DYNAMIC_DISPATCH(fft_c2c_f32)(plan, base, outer, inner);
+}
+void c2c(const Plan<double>& plan, complex<double>* base, int64_t outer, int64_t inner) {
+  HWY_DYNAMIC_DISPATCH(fft_c2c_f64)(plan, base, outer, inner);
+}
 
 std::vector<int64_t> factorize(int64_t n) {
   std::vector<int64_t> f;
@@ -88,51 +526,48 @@ int64_t good_size(int64_t n) {
 }
 
 template <class T>
+std::shared_ptr<const Plan<T>> get_plan(int64_t n, int sign);
+
+template <class T>
 std::shared_ptr<const Plan<T>> make_plan(int64_t n, int sign) {
   auto plan = std::make_shared<Plan<T>>();
   plan->n = n;
   plan->sign = sign;
   const std::vector<int64_t> f = factorize(n);
-  int64_t largest = 1;
-  for (int64_t p : f) largest = std::max(largest, p);
-  if (largest > kMaxDirectFactor) {
+  if (!f.empty() && *std::max_element(f.begin(), f.end()) > kMaxDirectFactor) {
     plan->bluestein = true;
     const int64_t big = good_size(2 * n - 1);
     plan->big = big;
     plan->inner_fwd = get_plan<T>(big, -1);
     plan->inner_inv = get_plan<T>(big, +1);
-    plan->chirp.resize(static_cast<size_t>(n));
     for (int64_t k = 0; k < n; ++k) {  // exp(sign pi i k^2 / n) = root(k^2 mod 2n, 2n)
       const int64_t k2 = static_cast<int64_t>((static_cast<unsigned __int128>(k) * k) % (2 * n));
-      const C<double> w = root(k2, 2 * n, sign);
-      plan->chirp[static_cast<size_t>(k)] = C<T>(static_cast<T>(w.real()), static_cast<T>(w.imag()));
+      push(plan->chirp_re, plan->chirp_im, root(k2, 2 * n, sign));
     }
-    // filter b[k] = conj(chirp[|k|]) on the circle of length big, scaled by 1 / big for the inverse
-    std::vector<C<T>> b(static_cast<size_t>(big), C<T>(0));
+    // filter b[k] = conj(chirp[|k|]) on the circle of length big, scaled by 1 / big for the
+    // inverse, transformed once
+    std::vector<complex<T>> b(static_cast<size_t>(big), complex<T>(0));
     const T scale = T(1) / static_cast<T>(big);
     for (int64_t k = 0; k < n; ++k) {
-      const C<T> v = conj(plan->chirp[static_cast<size_t>(k)]) * C<T>(scale);
+      const size_t i = static_cast<size_t>(k);
+      const complex<T> v(plan->chirp_re[i] * scale, -plan->chirp_im[i] * scale);
       b[static_cast<size_t>(k)] = v;
       if (k > 0) b[static_cast<size_t>(big - k)] = v;
     }
-    std::vector<C<T>> work(static_cast<size_t>(plan->inner_fwd->scratch()));
-    plan->inner_fwd->execute(b.data(), work.data());
-    plan->filter_hat = std::move(b);
+    c2c(*plan->inner_fwd, b.data(), 1, 1);
+    for (const complex<T>& v : b) {
+      plan->filter_re.push_back(v.real());
+      plan->filter_im.push_back(v.imag());
+    }
     return plan;
   }
   int64_t len = n, s = 1;
   for (int64_t p : f) {
-    typename Plan<T>::Stage st;
-    st.p = p;
-    st.m = len / p;
-    st.s = s;
-    st.tw.resize(static_cast<size_t>(st.m * (p - 1)));
-    for (int64_t j = 0; j < st.m; ++j) {
-      for (int64_t r = 1; r < p; ++r) {
-        const C<double> w = root(j * r, len, sign);
-        st.tw[static_cast<size_t>(j * (p - 1) + r - 1)] = C<T>(static_cast<T>(w.real()), static_cast<T>(w.imag()));
-      }
-    }
+    typename Plan<T>::Stage st{p, len / p, s, {}, {}, {}, {}};
+    for (int64_t j = 0; j < st.m; ++j)
+      for (int64_t r = 1; r < p; ++r) push(st.tw_re, st.tw_im, root(j * r, len, sign));
+    if (p > 4)
+      for (int64_t q = 0; q < p; ++q) push(st.root_re, st.root_im, root(q, p, sign));
     plan->stages.push_back(std::move(st));
     len /= p;
     s *= p;
@@ -154,192 +589,56 @@ std::shared_ptr<const Plan<T>> get_plan(int64_t n, int sign) {
   return cache.emplace(std::make_pair(n, sign), plan).first->second;
 }
 
-// Multiplication by sign * i (the radix-4 butterfly's rotation).
 template <class T>
-inline C<T> rot(const C<T>& z, int sign) {
-  return sign < 0 ? C<T>(z.imag(), -z.real()) : C<T>(-z.imag(), z.real());
-}
-
-// One Stockham stage from x into y.
-template <class T>
-void stage(const typename Plan<T>::Stage& st, int sign, const C<T>* x, C<T>* y) {
-  const int64_t p = st.p, m = st.m, s = st.s;
-  const C<T>* tw = st.tw.data();
-  switch (p) {
-    case 2:
-      for (int64_t j = 0; j < m; ++j) {
-        const C<T> w1 = tw[j];
-        for (int64_t k = 0; k < s; ++k) {
-          const C<T> a = x[k + s * j], b = x[k + s * (j + m)];
-          y[k + s * (2 * j)] = a + b;
-          y[k + s * (2 * j + 1)] = (a - b) * w1;
-        }
-      }
-      return;
-    case 3: {
-      const T c1 = T(-0.5), s1 = static_cast<T>(sign * 0.86602540378443864676);
-      for (int64_t j = 0; j < m; ++j) {
-        const C<T> w1 = tw[2 * j], w2 = tw[2 * j + 1];
-        for (int64_t k = 0; k < s; ++k) {
-          const C<T> a = x[k + s * j], b = x[k + s * (j + m)], c = x[k + s * (j + 2 * m)];
-          const C<T> t = b + c, u = C<T>(a.real() + c1 * t.real(), a.imag() + c1 * t.imag());
-          const C<T> d = b - c, v = C<T>(-s1 * d.imag(), s1 * d.real());
-          y[k + s * (3 * j)] = a + t;
-          y[k + s * (3 * j + 1)] = (u + v) * w1;
-          y[k + s * (3 * j + 2)] = (u - v) * w2;
-        }
-      }
-      return;
-    }
-    case 4:
-      for (int64_t j = 0; j < m; ++j) {
-        const C<T> w1 = tw[3 * j], w2 = tw[3 * j + 1], w3 = tw[3 * j + 2];
-        for (int64_t k = 0; k < s; ++k) {
-          const C<T> a = x[k + s * j], b = x[k + s * (j + m)], c = x[k + s * (j + 2 * m)], d = x[k + s * (j + 3 * m)];
-          const C<T> apc = a + c, amc = a - c, bpd = b + d, bmd = rot(b - d, sign);
-          y[k + s * (4 * j)] = apc + bpd;
-          y[k + s * (4 * j + 1)] = (amc + bmd) * w1;
-          y[k + s * (4 * j + 2)] = (apc - bpd) * w2;
-          y[k + s * (4 * j + 3)] = (amc - bmd) * w3;
-        }
-      }
-      return;
-    default: {  // generic radix p: a p-point DFT per butterfly
-      std::vector<C<T>> roots(static_cast<size_t>(p));
-      for (int64_t q = 0; q < p; ++q) {
-        const C<double> w = root(q, p, sign);
-        roots[static_cast<size_t>(q)] = C<T>(static_cast<T>(w.real()), static_cast<T>(w.imag()));
-      }
-      std::vector<C<T>> a(static_cast<size_t>(p));
-      for (int64_t j = 0; j < m; ++j) {
-        for (int64_t k = 0; k < s; ++k) {
-          for (int64_t q = 0; q < p; ++q) a[static_cast<size_t>(q)] = x[k + s * (j + q * m)];
-          for (int64_t r = 0; r < p; ++r) {
-            C<T> acc = a[0];
-            for (int64_t q = 1; q < p; ++q) acc += a[static_cast<size_t>(q)] * roots[static_cast<size_t>((q * r) % p)];
-            y[k + s * (p * j + r)] = r == 0 ? acc : acc * tw[j * (p - 1) + r - 1];
-          }
-        }
-      }
-    }
-  }
-}
-
-template <class T>
-void Plan<T>::execute(C<T>* x, C<T>* work) const {
-  if (bluestein) {
-    C<T>* a = work;
-    C<T>* inner_work = work + big;
-    for (int64_t k = 0; k < n; ++k) a[k] = x[k] * chirp[static_cast<size_t>(k)];
-    for (int64_t k = n; k < big; ++k) a[k] = C<T>(0);
-    inner_fwd->execute(a, inner_work);
-    for (int64_t k = 0; k < big; ++k) a[k] *= filter_hat[static_cast<size_t>(k)];
-    inner_inv->execute(a, inner_work);
-    for (int64_t k = 0; k < n; ++k) x[k] = a[k] * chirp[static_cast<size_t>(k)];
-    return;
-  }
-  C<T>* src = x;
-  C<T>* dst = work;
-  for (const Stage& st : stages) {
-    stage<T>(st, sign, src, dst);
-    std::swap(src, dst);
-  }
-  if (src != x)
-    for (int64_t i = 0; i < n; ++i) x[i] = src[i];
-}
-
-template <class T>
-void rows_typed(const Tensor& data, int64_t n, bool forward) {
+void c2c_dim_typed(const Tensor& data, int64_t dim, bool forward) {
+  const int64_t n = data.size(dim);
   if (n <= 1 || data.numel() == 0) return;
-  const auto plan = get_plan<T>(n, forward ? -1 : 1);
-  C<T>* base = static_cast<C<T>*>(data.data_ptr());
-  const int64_t rows = data.numel() / n;
-  const int64_t grain = std::max<int64_t>(1, kGrainSize / (4 * n));
-  parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
-    std::vector<C<T>> work(static_cast<size_t>(plan->scratch()));
-    for (int64_t r = b; r < e; ++r) plan->execute(base + r * n, work.data());
-  });
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < dim; ++i) outer *= data.size(i);
+  for (int64_t i = dim + 1; i < data.dim(); ++i) inner *= data.size(i);
+  c2c(*get_plan<T>(n, forward ? -1 : 1), static_cast<complex<T>*>(data.data_ptr()), outer, inner);
 }
 
 // exp(-2 pi i k / n) for k <= n / 2, cached per n: the untangling step of the real transform.
 template <class T>
-std::shared_ptr<const std::vector<C<T>>> r2c_twiddles(int64_t n) {
+struct R2CTwiddles {
+  std::vector<T> re, im;
+};
+template <class T>
+std::shared_ptr<const R2CTwiddles<T>> r2c_twiddles(int64_t n) {
   static std::mutex mu;
-  static std::map<int64_t, std::shared_ptr<const std::vector<C<T>>>> cache;
+  static std::map<int64_t, std::shared_ptr<const R2CTwiddles<T>>> cache;
   std::lock_guard<std::mutex> lock(mu);
   auto& slot = cache[n];
   if (!slot) {
-    auto tw = std::make_shared<std::vector<C<T>>>(static_cast<size_t>(n / 2 + 1));
-    for (int64_t k = 0; k <= n / 2; ++k) {
-      const C<double> w = root(k, n, -1);
-      (*tw)[static_cast<size_t>(k)] = C<T>(static_cast<T>(w.real()), static_cast<T>(w.imag()));
-    }
+    auto tw = std::make_shared<R2CTwiddles<T>>();
+    for (int64_t k = 0; k <= n / 2; ++k) push(tw->re, tw->im, root(k, n, -1));
     slot = std::move(tw);
   }
   return slot;
 }
 
-template <class T>
-void r2c_typed(const Tensor& out, const Tensor& in, int64_t n) {
-  const int64_t rows = n == 0 ? 0 : in.numel() / n, h = n / 2;
+template <class T, class Kernel>
+void r2c_rows_typed(const Tensor& out, const Tensor& in, int64_t n, Kernel kernel) {
+  const int64_t rows = n == 0 ? 0 : in.numel() / n;
   if (rows == 0) return;
-  const T* x = static_cast<const T*>(in.data_ptr());
-  C<T>* y = static_cast<C<T>*>(out.data_ptr());
-  const int64_t grain = std::max<int64_t>(1, kGrainSize / (4 * n));
-  if (n % 2 == 1) {  // odd: the complex transform of the row
-    const auto plan = get_plan<T>(n, -1);
-    parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
-      std::vector<C<T>> row(static_cast<size_t>(n)), work(static_cast<size_t>(plan->scratch()));
-      for (int64_t r = b; r < e; ++r) {
-        for (int64_t j = 0; j < n; ++j) row[static_cast<size_t>(j)] = C<T>(x[r * n + j], T(0));
-        plan->execute(row.data(), work.data());
-        for (int64_t k = 0; k <= h; ++k) y[r * (h + 1) + k] = row[static_cast<size_t>(k)];
-      }
-    });
-    return;
-  }
-  const auto plan = get_plan<T>(h, -1);
+  const auto plan = get_plan<T>(n % 2 == 0 ? n / 2 : n, -1);
   const auto tw = r2c_twiddles<T>(n);
-  const C<T>* w = tw->data();
-  parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
-    std::vector<C<T>> work(static_cast<size_t>(plan->scratch()));
-    for (int64_t r = b; r < e; ++r) {
-      C<T>* z = y + r * (h + 1);
-      std::memcpy(static_cast<void*>(z), x + r * n, static_cast<size_t>(n) * sizeof(T));  // z[j] = x[2j] + i x[2j+1]
-      plan->execute(z, work.data());
-      // X[k] = E + w^k O with E = (Z[k] + conj Z[h-k]) / 2, O = -i (Z[k] - conj Z[h-k]) / 2
-      const C<T> z0 = z[0];
-      z[0] = C<T>(z0.real() + z0.imag(), T(0));
-      z[h] = C<T>(z0.real() - z0.imag(), T(0));
-      for (int64_t k = 1; 2 * k <= h; ++k) {
-        const int64_t m = h - k;
-        const C<T> a = z[k], bb = z[m];
-        const auto half_sum = [](C<T> p, C<T> q) {  // (p + conj q) / 2 and -i (p - conj q) / 2
-          const C<T> ev((p.real() + q.real()) * T(0.5), (p.imag() - q.imag()) * T(0.5));
-          const C<T> od((p.imag() + q.imag()) * T(0.5), -(p.real() - q.real()) * T(0.5));
-          return std::pair<C<T>, C<T>>(ev, od);
-        };
-        const auto [ek, ok] = half_sum(a, bb);
-        z[k] = ek + w[k] * ok;
-        if (m != k) {
-          const auto [em, om] = half_sum(bb, a);
-          z[m] = em + w[m] * om;
-        }
-      }
-    }
-  });
+  kernel(*plan, tw->re.data(), tw->im.data(), static_cast<const T*>(in.data_ptr()),
+         static_cast<complex<T>*>(out.data_ptr()), rows, n);
 }
 
 }  // namespace
 
 void fft_r2c_rows(const Tensor& out, const Tensor& in, int64_t n) {
-  if (in.dtype() == kDouble) return r2c_typed<double>(out, in, n);
-  r2c_typed<float>(out, in, n);
+  if (in.dtype() == kDouble) return r2c_rows_typed<double>(out, in, n, HWY_DYNAMIC_DISPATCH(fft_r2c_f64));
+  r2c_rows_typed<float>(out, in, n, HWY_DYNAMIC_DISPATCH(fft_r2c_f32));
 }
 
-void fft_c2c_rows(const Tensor& data, int64_t n, bool forward) {
-  if (data.dtype() == kComplexDouble) return rows_typed<double>(data, n, forward);
-  rows_typed<float>(data, n, forward);
+void fft_c2c_dim(const Tensor& data, int64_t dim, bool forward) {
+  if (data.dtype() == kComplexDouble) return c2c_dim_typed<double>(data, dim, forward);
+  c2c_dim_typed<float>(data, dim, forward);
 }
 
 }  // namespace ember::kernels
+#endif  // HWY_ONCE
