@@ -376,6 +376,15 @@ class Replay final : public cpu_allocator::StorageSource {
     step_ = &s;
     next_ = 0;
   }
+  // A direct kernel's own scratch (bfloat16 gemm's dense copy of an operand, say) comes from the
+  // caching allocator, as it does in an eager step: the pool's plan holds only the op calls'
+  // tensors, and a lowered step has no tensor of its own to be handed.
+  template <class F>
+  void run_kernel(F&& kernel) {
+    cpu_allocator::set_storage_source(prev_);
+    kernel();
+    cpu_allocator::set_storage_source(this);
+  }
   void finish() {
     EMBER_CHECK(next_ == step_->allocs.size(), "replay", "op '", step_->name, "' allocated ", next_,
                 " tensors where the capture's allocated ", step_->allocs.size(),
@@ -423,13 +432,13 @@ void run_steps(std::vector<Step>& steps, Each&& each) {
   for (size_t i = 0; i < steps.size(); ++i) {
     Step& s = steps[i];
     each(i, [&] {
+      active = s.mask;
       if (s.kind == Step::Kind::Kernel) {
-        s.kernel();
+        r.run_kernel(s.kernel);
         for (const auto& st : s.bumps) st->bump_version();
         return;
       }
       r.start(s);
-      active = s.mask;
       if (s.mask & dispatch::kAutocastLayer) {
         AutocastGuard autocast(kCPU, s.autocast_dtype, true, false);
         s.call->replay();
