@@ -372,18 +372,10 @@ class Replay final : public cpu_allocator::StorageSource {
   Replay(const Replay&) = delete;
   Replay& operator=(const Replay&) = delete;
 
-  void start(const Step& s) {
-    step_ = &s;
+  // An op call's step (its allocations get the capture's blocks), or nullptr for a direct kernel.
+  void start(const Step* s) {
+    step_ = s;
     next_ = 0;
-  }
-  // A direct kernel's own scratch (bfloat16 gemm's dense copy of an operand, say) comes from the
-  // caching allocator, as it does in an eager step: the pool's plan holds only the op calls'
-  // tensors, and a lowered step has no tensor of its own to be handed.
-  template <class F>
-  void run_kernel(F&& kernel) {
-    cpu_allocator::set_storage_source(prev_);
-    kernel();
-    cpu_allocator::set_storage_source(this);
   }
   void finish() {
     EMBER_CHECK(next_ == step_->allocs.size(), "replay", "op '", step_->name, "' allocated ", next_,
@@ -391,7 +383,14 @@ class Replay final : public cpu_allocator::StorageSource {
                 ": its work depends on something besides shapes (the graph no longer matches it)");
   }
   void* allocate(size_t nbytes, std::function<void(void*)>& release) override {
-    EMBER_CHECK(step_ && next_ < step_->allocs.size(), "replay", "op '", step_ ? step_->name : "?",
+    if (!step_) {
+      // A direct kernel's own scratch (bfloat16 gemm's dense copy of a transposed weight, say)
+      // comes from the caching allocator, as in an eager step: the pool's plan holds the op calls'
+      // tensors, and a lowered step has none of its own.
+      release = [nbytes](void* p) { cpu_allocator::deallocate(p, nbytes); };
+      return cpu_allocator::allocate(nbytes);
+    }
+    EMBER_CHECK(next_ < step_->allocs.size(), "replay", "op '", step_->name,
                 "' allocates more tensors than at capture: its work depends on something besides shapes");
     const Alloc& a = step_->allocs[next_++];
     EMBER_CHECK(a.nbytes == nbytes, "replay", "op '", step_->name, "' asks for ", nbytes, " bytes where the capture got ",
@@ -434,11 +433,12 @@ void run_steps(std::vector<Step>& steps, Each&& each) {
     each(i, [&] {
       active = s.mask;
       if (s.kind == Step::Kind::Kernel) {
-        r.run_kernel(s.kernel);
+        r.start(nullptr);
+        s.kernel();
         for (const auto& st : s.bumps) st->bump_version();
         return;
       }
-      r.start(s);
+      r.start(&s);
       if (s.mask & dispatch::kAutocastLayer) {
         AutocastGuard autocast(kCPU, s.autocast_dtype, true, false);
         s.call->replay();
