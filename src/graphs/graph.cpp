@@ -431,7 +431,7 @@ void run_steps(std::vector<Step>& steps, Each&& each) {
   for (size_t i = 0; i < steps.size(); ++i) {
     Step& s = steps[i];
     each(i, [&] {
-      active = s.mask;
+      active = s.mask;  // the step's layer bits (a direct kernel's scratch copies dispatch too)
       if (s.kind == Step::Kind::Kernel) {
         r.start(nullptr);
         s.kernel();
