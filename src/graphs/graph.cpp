@@ -372,8 +372,9 @@ class Replay final : public cpu_allocator::StorageSource {
   Replay(const Replay&) = delete;
   Replay& operator=(const Replay&) = delete;
 
-  void start(const Step& s) {
-    step_ = &s;
+  // An op call's step (its allocations get the capture's blocks), or nullptr for a direct kernel.
+  void start(const Step* s) {
+    step_ = s;
     next_ = 0;
   }
   void finish() {
@@ -382,7 +383,14 @@ class Replay final : public cpu_allocator::StorageSource {
                 ": its work depends on something besides shapes (the graph no longer matches it)");
   }
   void* allocate(size_t nbytes, std::function<void(void*)>& release) override {
-    EMBER_CHECK(step_ && next_ < step_->allocs.size(), "replay", "op '", step_ ? step_->name : "?",
+    if (!step_) {
+      // A direct kernel's own scratch (bfloat16 gemm's dense copy of a transposed weight, say)
+      // comes from the caching allocator, as in an eager step: the pool's plan holds the op calls'
+      // tensors, and a lowered step has none of its own.
+      release = [nbytes](void* p) { cpu_allocator::deallocate(p, nbytes); };
+      return cpu_allocator::allocate(nbytes);
+    }
+    EMBER_CHECK(next_ < step_->allocs.size(), "replay", "op '", step_->name,
                 "' allocates more tensors than at capture: its work depends on something besides shapes");
     const Alloc& a = step_->allocs[next_++];
     EMBER_CHECK(a.nbytes == nbytes, "replay", "op '", step_->name, "' asks for ", nbytes, " bytes where the capture got ",
@@ -423,13 +431,14 @@ void run_steps(std::vector<Step>& steps, Each&& each) {
   for (size_t i = 0; i < steps.size(); ++i) {
     Step& s = steps[i];
     each(i, [&] {
+      active = s.mask;  // the step's layer bits (a direct kernel's scratch copies dispatch too)
       if (s.kind == Step::Kind::Kernel) {
+        r.start(nullptr);
         s.kernel();
         for (const auto& st : s.bumps) st->bump_version();
         return;
       }
-      r.start(s);
-      active = s.mask;
+      r.start(&s);
       if (s.mask & dispatch::kAutocastLayer) {
         AutocastGuard autocast(kCPU, s.autocast_dtype, true, false);
         s.call->replay();

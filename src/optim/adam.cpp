@@ -27,18 +27,24 @@ std::vector<OptimizerField> adam_fields(double& lr, std::tuple<double, double>& 
           {"fused", nullptr, &fused}};
 }
 
+// The moments are laid out as the parameter (PyTorch's zeros_like(p, preserve_format)), so that a
+// channels_last weight, whose gradient the engine also lays out so, stays on the fused update.
 std::unique_ptr<OptimizerParamState> new_adam_state(const Tensor& p, bool amsgrad) {
   auto s = std::make_unique<AdamParamState>();
-  s->exp_avg(zeros(p.sizes(), TensorOptions().dtype(p.dtype())));
-  s->exp_avg_sq(zeros(p.sizes(), TensorOptions().dtype(p.dtype())));
-  if (amsgrad) s->max_exp_avg_sq(zeros(p.sizes(), TensorOptions().dtype(p.dtype())));
+  s->exp_avg(zeros_like(p));
+  s->exp_avg_sq(zeros_like(p));
+  if (amsgrad) s->max_exp_avg_sq(zeros_like(p));
   return s;
 }
 
+// The fused kernel walks each tensor's memory as one flat array: it needs the parameter dense and
+// every operand laid out as it (any dense layout, contiguous or channels_last).
 bool fusable(const Tensor& p, const Tensor& g, const AdamParamState& s, bool amsgrad) {
-  auto ok = [&](const Tensor& t) { return t.is_contiguous() && t.dtype() == p.dtype() && t.sizes() == p.sizes(); };
-  return is_floating_type(p.dtype()) && ok(p) && ok(g) && ok(s.exp_avg()) && ok(s.exp_avg_sq()) &&
-         (!amsgrad || ok(s.max_exp_avg_sq()));
+  auto ok = [&](const Tensor& t) {
+    return t.dtype() == p.dtype() && t.sizes() == p.sizes() && t.strides() == p.strides();
+  };
+  return is_floating_type(p.dtype()) && p.is_non_overlapping_and_dense() && ok(g) && ok(s.exp_avg()) &&
+         ok(s.exp_avg_sq()) && (!amsgrad || ok(s.max_exp_avg_sq()));
 }
 
 std::vector<Tensor> field(const std::vector<OptimizerParamState*>& states, Tensor& (AdamParamState::*get)()) {
@@ -141,8 +147,8 @@ void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& g
   }
   EMBER_CHECK(all_fusable || !capturing, "Adam",
               "only the fused update can be captured in a graph (its step sizes are computed again at each replay; "
-              "the multi-tensor path would keep this step's): use fused(true) with contiguous parameters of one "
-              "floating dtype");
+              "the multi-tensor path would keep this step's): use fused(true) with dense parameters of one "
+              "floating dtype, their gradients and state laid out as they are");
   if (all_fusable) {
     std::vector<kernels::ForeachItem> items(n);
     for (size_t i = 0; i < n; ++i) {

@@ -214,10 +214,13 @@ void Optimizer::load_state_dict(const OptimizerStateDict& dict) {
     for (const Tensor& p : g.params()) {
       std::unique_ptr<OptimizerParamState> s = make_state(p, g.options());
       bool any = false;
-      // a stored tensor in the parameter's dtype (and shape, unless the field takes any)
+      // a stored tensor in the parameter's dtype (and shape, unless the field takes any); one of
+      // the parameter's shape is laid out as the parameter, as the optimizer makes its state (a
+      // channels_last weight's Adam moments then keep it on the fused update)
       auto load_tensor = [&](const std::string& key, const Tensor& t, bool any_shape) {
         EMBER_CHECK(any_shape || t.sizes() == p.sizes(), op, "'", key, "' has shape ", t.sizes(),
                     " but its parameter has shape ", p.sizes());
+        if (t.sizes() == p.sizes()) return empty_like(p).copy_(t);
         return t.to(p.dtype(), false, true).contiguous();
       };
       for (const StateField& f : s->fields()) {

@@ -262,35 +262,49 @@ void expect_same_state(const std::vector<Tensor>& eager, const std::vector<Tenso
   }
 }
 
+// How the main job's step runs: forward and loss under bfloat16 autocast (--amp bf16), model and
+// images in channels_last (--channels-last).
+struct StepMode {
+  bool bf16 = false;
+  bool channels_last = false;
+};
+
 // The main job's CNN in training mode (batch norm's batch statistics and running updates,
 // dropout): replays of its captured training step equal as many eager steps bit for bit (loss,
 // gradients, parameters, running statistics, batch counts), the dropout masks included. The eager
 // run and the graphed one each start from the same seed (they draw from the default generator).
 template <class Opt, class MakeOpt>
-void cnn_training_replays_as_eager(const MakeOpt& make_opt, int replays) {
+void cnn_training_replays_as_eager(const MakeOpt& make_opt, int replays, StepMode mode = {}) {
   cnn::FashionNet eager, graphed;
   copy_parameters(eager, graphed);
+  const MemoryFormat format = mode.channels_last ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous;
+  eager->to(format);
+  graphed->to(format);
   eager->train();
   graphed->train();
   Opt eager_opt = make_opt(eager), graph_opt = make_opt(graphed);
-  auto step = [](cnn::FashionNet& m, Opt& opt, const Tensor& x, const Tensor& y) {
+  auto step = [mode](cnn::FashionNet& m, Opt& opt, const Tensor& x, const Tensor& y) {
     opt.zero_grad();
-    Tensor loss = F::cross_entropy(m(x), y.argmax(1));
+    Tensor loss;
+    {
+      AutocastGuard autocast(kCPU, kBFloat16, mode.bf16);
+      loss = F::cross_entropy(m(x), y.argmax(1));
+    }
     loss.backward();
     opt.step();
     return loss;
   };
   const std::vector<int64_t> x_sizes{6, 1, 28, 28}, y_sizes{6, 10};
+  auto images = [&](int64_t k) { return batch(k, x_sizes).contiguous(format); };
   std::vector<std::vector<Tensor>> expected;
   manual_seed(321);
-  step(eager, eager_opt, batch(0, x_sizes), batch(1, y_sizes));  // warm-up
-  expected.push_back(training_state(eager, step(eager, eager_opt, batch(0, x_sizes), batch(1, y_sizes))));
+  step(eager, eager_opt, images(0), batch(1, y_sizes));  // warm-up
+  expected.push_back(training_state(eager, step(eager, eager_opt, images(0), batch(1, y_sizes))));
   for (int k = 0; k < replays; ++k)
-    expected.push_back(
-        training_state(eager, step(eager, eager_opt, batch(10 + 2 * k, x_sizes), batch(11 + 2 * k, y_sizes))));
+    expected.push_back(training_state(eager, step(eager, eager_opt, images(10 + 2 * k), batch(11 + 2 * k, y_sizes))));
 
   manual_seed(321);
-  Tensor static_x = batch(0, x_sizes), static_y = batch(1, y_sizes);
+  Tensor static_x = images(0), static_y = batch(1, y_sizes);
   step(graphed, graph_opt, static_x, static_y);  // warm-up: optimizer state exists before capture
   Graph g;
   Tensor static_loss;
@@ -324,6 +338,28 @@ TEST(Graphs, CnnTrainingSgdMomentumReplaysAsEager) {
 TEST(Graphs, CnnTrainingAdamReplaysAsEager) {
   cnn_training_replays_as_eager<optim::Adam>(
       [](const cnn::FashionNet& m) { return optim::Adam(m->parameters(), optim::AdamOptions(2e-3)); }, 24);
+}
+
+// --amp bf16: the step's forward and loss under bfloat16 autocast (weights cast per step, the
+// loss in float32) replay as eager steps.
+TEST(Graphs, CnnTrainingBf16AutocastReplaysAsEager) {
+  cnn_training_replays_as_eager<optim::Adam>(
+      [](const cnn::FashionNet& m) { return optim::Adam(m->parameters(), optim::AdamOptions(2e-3)); }, 12,
+      {.bf16 = true});
+}
+
+// --channels-last: convolution weights (and so their gradients and Adam's moments) in
+// channels_last stay on the fused Adam update, which replays.
+TEST(Graphs, CnnTrainingChannelsLastAdamReplaysAsEager) {
+  cnn_training_replays_as_eager<optim::Adam>(
+      [](const cnn::FashionNet& m) { return optim::Adam(m->parameters(), optim::AdamOptions(2e-3)); }, 12,
+      {.channels_last = true});
+}
+
+TEST(Graphs, CnnTrainingBf16ChannelsLastReplaysAsEager) {
+  cnn_training_replays_as_eager<optim::Adam>(
+      [](const cnn::FashionNet& m) { return optim::Adam(m->parameters(), optim::AdamOptions(2e-3)); }, 12,
+      {.bf16 = true, .channels_last = true});
 }
 
 // Group norm and instance norm in training take their statistics from ops too: their training

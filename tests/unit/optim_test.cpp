@@ -281,6 +281,42 @@ TEST(Optim, LoadStateDictErrorsLeaveTheOptimizerUnchanged) {
   EXPECT_EQ(s.step(), 1);
 }
 
+// A channels_last weight (a convolution's, in a model moved to channels_last): Adam's moments are
+// laid out as it when made and when loaded, so that it stays on the fused update (which a graph
+// capture needs), and that update walks its memory as the multi-tensor path computes it.
+TEST(Optim, AdamStateIsLaidOutAsItsParameter) {
+  Generator g(21);
+  const Tensor w = randn({4, 3, 5, 2}, &g).contiguous(MemoryFormat::ChannelsLast).requires_grad_();
+  std::vector<Tensor> a = {w}, b = clone_params(a);
+  ASSERT_TRUE(b[0].is_contiguous(MemoryFormat::ChannelsLast));
+  eo::Adam fused(a, eo::AdamOptions(0.01).amsgrad(true)), unfused(b, eo::AdamOptions(0.01).amsgrad(true).fused(false));
+  for (int k = 0; k < 4; ++k) {
+    for (auto* ps : {&a, &b}) {
+      Generator gk(100 + k);
+      (*ps)[0].mutable_grad() = randn(w.sizes(), &gk).contiguous(MemoryFormat::ChannelsLast);
+    }
+    fused.step();
+    unfused.step();
+  }
+  expect_equal_params(a, b, 1e-6);  // FMA contraction apart, the same arithmetic
+  auto expect_laid_out_as_w = [&](eo::Adam& opt, const Tensor& p) {
+    const auto& s = static_cast<const eo::AdamParamState&>(*opt.state().at(p.unsafeGetTensorImpl()));
+    EXPECT_EQ(s.exp_avg().strides(), p.strides());
+    EXPECT_EQ(s.exp_avg_sq().strides(), p.strides());
+    EXPECT_EQ(s.max_exp_avg_sq().strides(), p.strides());
+  };
+  expect_laid_out_as_w(fused, a[0]);
+  // a state dict's contiguous tensors load laid out as the parameter, values unchanged
+  eo::OptimizerStateDict dict = fused.state_dict();
+  dict.state.insert_or_assign("0.exp_avg", dict.state["0.exp_avg"].contiguous());
+  auto c = clone_params(a);
+  eo::Adam loaded(c, eo::AdamOptions(0.01));
+  loaded.load_state_dict(dict);
+  expect_laid_out_as_w(loaded, c[0]);
+  const auto& s = static_cast<const eo::AdamParamState&>(*loaded.state().at(c[0].unsafeGetTensorImpl()));
+  EXPECT_TRUE(s.exp_avg().equal(dict.state["0.exp_avg"]));
+}
+
 TEST(Optim, MixedDtypesAndNonContiguousParameters) {
   std::vector<Tensor> ps = {ones({4}).requires_grad_(), ones({3}, TensorOptions().dtype(kDouble)).requires_grad_(),
                             ones({3, 2}).t().requires_grad_(),
