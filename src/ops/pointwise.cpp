@@ -42,7 +42,7 @@ void check_sub(const char* name, const A& a, const B& b) {
 // `out` may be undefined (allocate), an out= tensor (resized if needed) or self for in-place ops.
 template <class A, class B>
 Tensor binary_into(const char* name, const Tensor& out, const A& a, const B& b, BinaryOp op, const Scalar& alpha,
-                   bool inplace, bool int_to_float = false, const kernels::BinaryParams& params = {}) {
+                   bool inplace, bool int_to_float = false, const kernels::UnaryParams& params = {}) {
   if (op == BinaryOp::Sub) check_sub(name, a, b);
   TensorIteratorConfig config(name);
   config.add_output(out).add_input(a).add_input(b);

@@ -9,6 +9,11 @@
 
 namespace ember::kernels {
 
+// The Scalar parameters of an op, as named in its comment below (absent: the op's default).
+struct UnaryParams {
+  std::optional<Scalar> a, b, c;
+};
+
 // out = f(a, b); operands: out, a, b.
 enum class BinaryOp : uint8_t {
   Add,  // a + alpha * b
@@ -40,10 +45,7 @@ enum class BinaryOp : uint8_t {
   EluBackward,          // elu's gradient from its input b (params: alpha, scale, input_scale)
   EluBackwardOfResult,  // elu's gradient from its result b (alpha >= 0)
 };
-struct BinaryParams {
-  std::optional<Scalar> a, b, c;
-};
-void binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha = 1, const BinaryParams& params = {});
+void binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha = 1, const UnaryParams& params = {});
 
 // Raises PyTorch's "ZeroDivisionError" (prefixed by `op`) if operand `arg` of an integer iterator
 // holds a zero. Integer division ops call it before the kernel, so nothing is half-written.
@@ -63,9 +65,6 @@ enum class UnaryOp : uint8_t {
   Clamp,       // a: min, b: max (either may be absent; a NaN bound makes every element NaN)
   PowScalar,   // a: exponent
   NanToNum,    // a: nan, b: posinf, c: neginf (absent: 0, the dtype's max, the dtype's lowest)
-};
-struct UnaryParams {
-  std::optional<Scalar> a, b, c;
 };
 void unary_kernel(TensorIterator& iter, UnaryOp op, const UnaryParams& params = {});
 

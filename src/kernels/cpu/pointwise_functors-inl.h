@@ -1009,7 +1009,7 @@ struct GeluBackwardF {
 
 // Calls run(f) with the functor of binary `op` for storage type T; false when op has no float form.
 template <class T, class Run>
-HWY_INLINE bool visit_binary(BinaryOp op, const Scalar& alpha, const BinaryParams& p, const Run& run) {
+HWY_INLINE bool visit_binary(BinaryOp op, const Scalar& alpha, const UnaryParams& p, const Run& run) {
   auto call = [&](const auto& f) {
     run(f);
     return true;
