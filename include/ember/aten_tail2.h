@@ -21,6 +21,11 @@ Tensor selu(const Tensor& self);
 Tensor& selu_(Tensor& self);
 Tensor hardtanh(const Tensor& self, const Scalar& min_val = -1, const Scalar& max_val = 1);
 Tensor& hardtanh_(Tensor& self, const Scalar& min_val = -1, const Scalar& max_val = 1);
+// hardtanh's and elu's gradients given grad_output (libtorch's names), one pass each;
+// self_or_result: elu's input, or its result when is_result (which needs alpha >= 0).
+Tensor hardtanh_backward(const Tensor& grad_output, const Tensor& self, const Scalar& min_val, const Scalar& max_val);
+Tensor elu_backward(const Tensor& grad_output, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale,
+                    bool is_result, const Tensor& self_or_result);
 Tensor mish(const Tensor& self);
 Tensor& mish_(Tensor& self);
 Tensor prelu(const Tensor& self, const Tensor& weight);

@@ -405,11 +405,10 @@ const Row kRows[] = {
     EMBER_JIT_UNARY(reciprocal), EMBER_JIT_UNARY(square),
     {"aten::gelu", "Tensor self, *, str approximate='none'", [](Args a) -> IValue { return gelu(T(a[0]), a[1].toStringRef()); }},
     {"aten::leaky_relu", "Tensor self, Scalar negative_slope=0.01", [](Args a) -> IValue { return leaky_relu(T(a[0]), S(a[1])); }},
-    {"aten::hardtanh", "Tensor self, Scalar min_val=-1, Scalar max_val=1", [](Args a) -> IValue { return clamp(T(a[0]), S(a[1]), S(a[2])); }},
+    {"aten::hardtanh", "Tensor self, Scalar min_val=-1, Scalar max_val=1", [](Args a) -> IValue { return hardtanh(T(a[0]), S(a[1]), S(a[2])); }},
     {"aten::hardtanh_", "Tensor self, Scalar min_val=-1, Scalar max_val=1", [](Args a) -> IValue {
        Tensor t = T(a[0]);
-       t.copy_(clamp(t, S(a[1]), S(a[2])));
-       return t;
+       return hardtanh_(t, S(a[1]), S(a[2]));
      }},
     {"aten::clamp", "Tensor self, Scalar? min=None, Scalar? max=None", [](Args a) -> IValue {
        return clamp(T(a[0]), a[1].isNone() ? std::nullopt : std::optional<Scalar>(S(a[1])),

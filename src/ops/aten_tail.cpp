@@ -8,6 +8,7 @@
 
 #include "core/tensor_iterator.h"
 #include "dispatch/dispatch.h"
+#include "ember/aten_tail2.h"
 #include "ember/autograd.h"
 #include "ember/indexing.h"
 #include "ember/linalg.h"
@@ -266,8 +267,8 @@ Tensor& nan_to_num_(Tensor& self, std::optional<double> nan, std::optional<doubl
 Tensor& Tensor::nan_to_num_(std::optional<double> nan, std::optional<double> posinf, std::optional<double> neginf) {
   return ember::nan_to_num_(*this, nan, posinf, neginf);
 }
-Tensor relu6(const Tensor& self) { return clamp(self, Scalar(0), Scalar(6)); }
-Tensor& relu6_(Tensor& self) { return self.clamp_(Scalar(0), Scalar(6)); }
+Tensor relu6(const Tensor& self) { return hardtanh(self, 0, 6); }
+Tensor& relu6_(Tensor& self) { return hardtanh_(self, 0, 6); }
 Tensor& gelu_(Tensor& self, std::string_view approximate) { return self.copy_(gelu(operand(self), approximate)); }
 Tensor& elu_(Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
   return self.copy_(elu(operand(self), alpha, scale, input_scale));

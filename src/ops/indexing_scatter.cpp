@@ -375,12 +375,14 @@ struct MaskedSelectOp {
     return kernels::masked_select_kernel(self.expand(shape).contiguous(), mask.expand(shape).contiguous());
   }
   // MaskedSelectBackward0 -- self: masked_select_backward(grad, self, mask): grad written at the mask's
-  // true positions of the broadcast shape (the engine sums the broadcast away)
+  // true positions of the broadcast shape (the engine sums the broadcast away). One kernel, or,
+  // when the gradient is itself differentiated (create_graph), ops with derivatives.
   static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& mask) {
     d.name("MaskedSelectBackward0");
     d.grad(self, [m = d.save(mask), sizes = DimVector(self.sizes())](const auto& c) {
       const Tensor mask = c[m];
       const DimVector shape = infer_size(sizes, mask.sizes(), name);
+      if (!GradMode::is_enabled()) return kernels::masked_expand_kernel(c.grad().contiguous(), mask.expand(shape).contiguous());
       const Tensor positions = mask.expand(shape).reshape({-1}).nonzero().squeeze(1);
       int64_t n = 1;
       for (int64_t s : shape) n *= s;

@@ -103,19 +103,21 @@ Tensor scatter_grad(const char* node, const Tensor& grad, const std::vector<std:
 
 // EmbeddingBackward0 -- weight: rows of grad added at their indices, except at padding_idx;
 // scale_grad_by_freq divides by how often each index occurs. Threads own disjoint weight rows.
-// float16/bfloat16 rows (and scaled ones) accumulate in float32 here; float32/float64 through index_add_.
+// Unscaled rows go through index_add_'s vector row path (float16/bfloat16 rows cast to float32
+// there and the sums rounded once, as below); scaled ones accumulate here, in float32 for 16-bit rows.
 Tensor embedding_backward(const Tensor& grad, const Tensor& indices, int64_t num_weights, int64_t padding_idx,
                           bool scale_grad_by_freq) {
   check_first_order("embedding", {grad});
   const Tensor idx = indices.to(kLong).contiguous();
   const int64_t n = idx.numel(), D = grad.size(-1);
   const Tensor g = grad.contiguous().view({n, D});
-  if (!scale_grad_by_freq && (g.dtype() == kFloat || g.dtype() == kDouble)) {
-    // index_add's vector row path, in index order as below; the padding row's sum is dropped
-    Tensor gw = zeros({num_weights, D}, g.dtype());
-    gw.index_add_(0, idx.view({n}), g);
+  if (!scale_grad_by_freq) {
+    // in index order as below; the padding row's sum is dropped
+    const ScalarType acc = g.dtype() == kDouble ? kDouble : kFloat;
+    Tensor gw = zeros({num_weights, D}, acc);
+    gw.index_add_(0, idx.view({n}), g.to(acc));
     if (padding_idx >= 0 && padding_idx < num_weights) gw.select(0, padding_idx).zero_();
-    return gw;
+    return gw.to(g.dtype());
   }
   Tensor gw = make_empty({num_weights, D}, g.dtype());
   const int64_t* ip = idx.data_ptr<int64_t>();

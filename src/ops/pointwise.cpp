@@ -7,6 +7,7 @@
 
 #include "dispatch/dispatch.h"
 #include "ember/aten_tail.h"
+#include "ember/aten_tail2.h"
 #include "ember/factory.h"
 #include "ember/pointwise.h"
 #include "ops/pointwise_util.h"
@@ -41,7 +42,7 @@ void check_sub(const char* name, const A& a, const B& b) {
 // `out` may be undefined (allocate), an out= tensor (resized if needed) or self for in-place ops.
 template <class A, class B>
 Tensor binary_into(const char* name, const Tensor& out, const A& a, const B& b, BinaryOp op, const Scalar& alpha,
-                   bool inplace, bool int_to_float = false) {
+                   bool inplace, bool int_to_float = false, const kernels::UnaryParams& params = {}) {
   if (op == BinaryOp::Sub) check_sub(name, a, b);
   TensorIteratorConfig config(name);
   config.add_output(out).add_input(a).add_input(b);
@@ -75,6 +76,10 @@ Tensor binary_into(const char* name, const Tensor& out, const A& a, const B& b, 
       if (common == kBool) not_implemented(name, common);
       break;
     case BinaryOp::LeakyReluBackward:
+    case BinaryOp::LogSigmoidBackward:
+    case BinaryOp::HardtanhBackward:
+    case BinaryOp::EluBackward:
+    case BinaryOp::EluBackwardOfResult:
       if (!is_floating_type(common)) not_implemented(name, common);
       break;
     case BinaryOp::BitwiseAnd:
@@ -84,7 +89,7 @@ Tensor binary_into(const char* name, const Tensor& out, const A& a, const B& b, 
       break;
     default: break;
   }
-  kernels::binary_kernel(iter, op, alpha);
+  kernels::binary_kernel(iter, op, alpha, params);
   bump_version(out);
   return iter.take_output();
 }
@@ -417,6 +422,38 @@ struct LeakyReluBackwardOp {
   }
 };
 
+// PyTorch's elu_backward in one pass: from the input (is_result false) or from elu's result.
+struct EluBackwardOp {
+  static constexpr const char* name = "elu_backward";
+  static Tensor run(const Tensor& grad_output, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale,
+                    bool is_result, const Tensor& self_or_result) {
+    EMBER_CHECK(!is_result || alpha.toDouble() >= 0.0, name,
+                "In-place elu backward calculation is triggered with a negative slope which is not supported. This "
+                "is caused by calling in-place forward function with a negative slope, please call out-of-place "
+                "version instead.");
+    const BinaryOp op = is_result ? BinaryOp::EluBackwardOfResult : BinaryOp::EluBackward;
+    return binary_into(name, Tensor(), grad_output, self_or_result, op, 1, false, false, {alpha, scale, input_scale});
+  }
+  // EluBackwardBackward0 -- grad_output: elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result);
+  //   self_or_result: elu_double_backward: (self_or_result < 0) times, from the result,
+  //   grad * grad_output * input_scale, from the input, elu_backward(grad * grad_output * input_scale, ...)
+  static void derivative(autograd::Derivative& d, const Tensor& grad_output, const Scalar& alpha, const Scalar& scale,
+                         const Scalar& input_scale, bool is_result, const Tensor& self_or_result) {
+    d.name("EluBackwardBackward0");
+    const autograd::Saved x = d.save(self_or_result);
+    d.grad(grad_output, [x, alpha, scale, input_scale, is_result](const auto& c) {
+      return dispatch::call<EluBackwardOp>(c.grad(), alpha, scale, input_scale, is_result, c[x]);
+    });
+    d.grad(self_or_result, [g = d.save_for(self_or_result, grad_output), x, alpha, scale, input_scale,
+                            is_result](const auto& c) {
+      const Tensor gg = c.grad() * c[g] * input_scale;
+      const Tensor negative = (c[x] < 0).to(gg.dtype());
+      if (is_result) return gg * negative;
+      return dispatch::call<EluBackwardOp>(gg, alpha, scale, input_scale, false, c[x]) * negative;
+    });
+  }
+};
+
 // ---- pow ----------------------------------------------------------------------------------
 
 // Tensor ** Scalar runs as a unary op in result_type(self, exponent); integer results refuse
@@ -745,6 +782,52 @@ struct ClampMaxInplaceOp {
   }
 };
 
+// ---- hardtanh -----------------------------------------------------------------------------
+
+// clamp with scalar bounds, under its own derivative as PyTorch's: the gradient strictly inside
+// the bounds, in one pass (hardtanh_backward).
+struct HardtanhOp {
+  static constexpr const char* name = "hardtanh";
+  static constexpr bool quantized = true;  // relu6 and hardtanh of quantized tensors: the quantized clamp
+  static Tensor run(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+    EMBER_CHECK(self.dtype() != kBool, name, "\"hardtanh\" not implemented for 'Bool'");
+    if (self.is_quantized()) return ember::quantized::clamp(self, min_val, max_val);
+    return clamp_into(name, Tensor(), self, min_val, max_val, false);
+  }
+  // HardtanhBackward0 -- self: hardtanh_backward(grad, self, min_val, max_val)
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+    d.name("HardtanhBackward0");
+    d.grad(self, [s = d.save(self), min_val, max_val](const auto& c) {
+      return hardtanh_backward(c.grad(), c[s], min_val, max_val);
+    });
+  }
+};
+struct HardtanhInplaceOp {
+  static constexpr const char* name = "hardtanh_";
+  using out_of_place = HardtanhOp;
+  static Tensor& run(Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+    EMBER_CHECK(self.dtype() != kBool, name, "\"hardtanh\" not implemented for 'Bool'");
+    clamp_into(name, self, self, min_val, max_val, true);
+    return self;
+  }
+};
+struct HardtanhBackwardOp {
+  static constexpr const char* name = "hardtanh_backward";
+  static Tensor run(const Tensor& grad_output, const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+    return binary_into(name, Tensor(), grad_output, self, BinaryOp::HardtanhBackward, 1, false, false,
+                       {min_val, max_val, {}});
+  }
+  // HardtanhBackwardBackward0 -- grad_output: hardtanh_backward(grad, self, min_val, max_val); self: zeros_like(grad)
+  static void derivative(autograd::Derivative& d, const Tensor& grad_output, const Tensor& self, const Scalar& min_val,
+                         const Scalar& max_val) {
+    d.name("HardtanhBackwardBackward0");
+    d.grad(grad_output, [s = d.save_for(grad_output, self), min_val, max_val](const auto& c) {
+      return dispatch::call<HardtanhBackwardOp>(c.grad(), c[s], min_val, max_val);
+    });
+    d.grad(self, [](const auto& c) { return zeros_like(c.grad()); });
+  }
+};
+
 // ---- where, masked_fill -------------------------------------------------------------------
 
 // A value operand of where in dtype `dt`: tensors are cast, Scalars become broadcast 0-dim tensors.
@@ -922,6 +1005,19 @@ Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const S
 Tensor leaky_relu_backward(const Tensor& grad_output, const Tensor& self, const Scalar& negative_slope,
                            bool self_is_result) {
   return dispatch::call<LeakyReluBackwardOp>(grad_output, self, negative_slope, self_is_result);
+}
+Tensor elu_backward(const Tensor& grad_output, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale,
+                    bool is_result, const Tensor& self_or_result) {
+  return dispatch::call<EluBackwardOp>(grad_output, alpha, scale, input_scale, is_result, self_or_result);
+}
+Tensor hardtanh(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+  return dispatch::call<HardtanhOp>(self, min_val, max_val);
+}
+Tensor& hardtanh_(Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+  return dispatch::call<HardtanhInplaceOp>(self, min_val, max_val);
+}
+Tensor hardtanh_backward(const Tensor& grad_output, const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+  return dispatch::call<HardtanhBackwardOp>(grad_output, self, min_val, max_val);
 }
 Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& w) { return dispatch::call<LerpOp>(self, end, w); }
 Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& w) { return dispatch::call<LerpOp>(self, end, w); }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "dispatch/dispatch.h"
+#include "ember/aten_tail2.h"
 #include "ember/factory.h"
 #include "ember/pointwise.h"
 #include "kernels/cpu/complex_kernels.h"
@@ -278,11 +279,14 @@ struct GeluBackwardOp {
 
 // hardswish_backward(grad, self): 0 below -3, grad (self / 3 + 1/2) up to 3, grad above;
 // hardsigmoid_backward(grad, self): grad / 6 strictly inside (-3, 3);
-// silu_backward(grad, self): grad s (1 + self (1 - s)), s = sigmoid(self) (PyTorch's kernels).
+// silu_backward(grad, self): grad s (1 + self (1 - s)), s = sigmoid(self) (PyTorch's kernels);
+// log_sigmoid_backward(grad, self): grad sigmoid(-self) (libtorch's takes a buffer the kernel
+// recomputes here, so it has no public form).
 template <kernels::BinaryOp K>
 struct ActivationBackwardOp {
   static constexpr const char* name = K == kernels::BinaryOp::HardswishBackward     ? "hardswish_backward"
                                       : K == kernels::BinaryOp::HardsigmoidBackward ? "hardsigmoid_backward"
+                                      : K == kernels::BinaryOp::LogSigmoidBackward  ? "log_sigmoid_backward"
                                                                                     : "silu_backward";
   static Tensor run(const Tensor& grad_output, const Tensor& self) {
     const Tensor out;  // the config keeps references: no temporaries
@@ -299,10 +303,13 @@ struct ActivationBackwardOp {
   // SiluBackwardBackward0 -- grad_output: silu_backward(grad, self);
   //   self: grad * grad_output * s (1 - s) (2 + self (1 - 2 s)), s = sigmoid(self)
   //   (libtorch 1.13 has none: its silu double backward differentiates a composite instead)
+  // LogSigmoidBackwardBackward0 -- grad_output: log_sigmoid_backward(grad, self);
+  //   self: grad * grad_output * (s - 1) s, s = sigmoid(self)
   static void derivative(autograd::Derivative& d, const Tensor& grad_output, const Tensor& self) {
     constexpr bool kSwish = K == kernels::BinaryOp::HardswishBackward;
     d.name(kSwish                                         ? "HardswishBackwardBackward0"
            : K == kernels::BinaryOp::HardsigmoidBackward ? "HardsigmoidBackwardBackward0"
+           : K == kernels::BinaryOp::LogSigmoidBackward  ? "LogSigmoidBackwardBackward0"
                                                           : "SiluBackwardBackward0");
     d.grad(grad_output, [s = d.save_for(grad_output, self)](const auto& c) {
       return dispatch::call<ActivationBackwardOp>(c.grad(), c[s]);
@@ -311,6 +318,11 @@ struct ActivationBackwardOp {
       d.grad(self, [g = d.save_for(self, grad_output), s = d.save_for(self, self)](const auto& c) {
         const Tensor x = c[s], sig = x.sigmoid();
         return c.grad() * c[g] * sig * (1 - sig) * (2 + x * (1 - 2 * sig));
+      });
+    } else if constexpr (K == kernels::BinaryOp::LogSigmoidBackward) {
+      d.grad(self, [g = d.save_for(self, grad_output), s = d.save_for(self, self)](const auto& c) {
+        const Tensor sig = c[s].sigmoid();
+        return c.grad() * c[g] * (sig - 1) * sig;
       });
     } else if constexpr (kSwish) {
       d.grad(self, [g = d.save_for(self, grad_output), s = d.save_for(self, self)](const auto& c) {
@@ -366,10 +378,20 @@ struct EluOp {
   static void derivative(autograd::Derivative& d, const Tensor& self, const Scalar& alpha, const Scalar& scale,
                          const Scalar& input_scale) {
     d.name("EluBackward0");
-    d.grad(self, [s = d.save(self), a = alpha.toDouble(), sc = scale.toDouble(), is = input_scale.toDouble()](
-                     const auto& c) {
-      const Tensor x = c[s];
-      return where(x <= 0, c.grad() * ((x * is).exp() * (is * a * sc)), c.grad() * sc);
+    d.grad(self, [s = d.save(self), alpha, scale, input_scale](const auto& c) {
+      return elu_backward(c.grad(), alpha, scale, input_scale, false, c[s]);
+    });
+  }
+};
+// PyTorch's log_sigmoid kernel, in one pass each way.
+struct LogSigmoidOp {
+  static constexpr const char* name = "log_sigmoid";
+  static Tensor run(const Tensor& self) { return unary_op(name, Tensor(), self, UnaryOp::LogSigmoid, Kind::FloatOnly, false); }
+  // LogSigmoidBackward0 -- self: log_sigmoid_backward(grad, self, buffer)
+  static void derivative(autograd::Derivative& d, const Tensor& self) {
+    d.name("LogSigmoidBackward0");
+    d.grad(self, [s = d.save(self)](const auto& c) {
+      return dispatch::call<ActivationBackwardOp<kernels::BinaryOp::LogSigmoidBackward>>(c.grad(), c[s]);
     });
   }
 };
@@ -417,6 +439,7 @@ Tensor silu_backward(const Tensor& grad_output, const Tensor& self) {
   return dispatch::call<ActivationBackwardOp<kernels::BinaryOp::SiluBackward>>(grad_output, self);
 }
 Tensor leaky_relu(const Tensor& self, const Scalar& slope) { return dispatch::call<LeakyReluOp>(self, slope); }
+Tensor log_sigmoid(const Tensor& self) { return dispatch::call<LogSigmoidOp>(self); }
 Tensor elu(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
   return dispatch::call<EluOp>(self, alpha, scale, input_scale);
 }

@@ -84,6 +84,14 @@ std::vector<Case> pointwise_cases() {
        [](const T& v) { return torch::threshold_backward(v[0], v[1], 0.1); }, "ThresholdBackwardBackward0"},
       {"elu", {{{7}}}, [](const E& v) { return ember::elu(v[0], 1.5, 1.2, 0.7); },
        [](const T& v) { return torch::elu(v[0], 1.5, 1.2, 0.7); }, "EluBackward0"},
+      {"selu", {{{3, 4}, A, Tr}}, [](const E& v) { return ember::selu(v[0]); },
+       [](const T& v) { return torch::selu(v[0]); }, "EluBackward0"},
+      {"hardtanh", {{{3, 4}, A, Tr}}, [](const E& v) { return ember::hardtanh(v[0], -0.5, 0.7); },
+       [](const T& v) { return torch::hardtanh(v[0], -0.5, 0.7); }, "HardtanhBackward0"},
+      {"log_sigmoid", {{{3, 4}, A, Tr}}, [](const E& v) { return ember::log_sigmoid(v[0] * 8); },
+       [](const T& v) { return torch::log_sigmoid(v[0] * 8); }, "LogSigmoidBackward0"},
+      {"relu6", {{{9}}}, [](const E& v) { return ember::relu6(v[0] * 4); },
+       [](const T& v) { return torch::relu6(v[0] * 4); }, "HardtanhBackward0"},
       {"softplus", {{{7}}}, [](const E& v) { return ember::softplus(v[0], 2, 1); },
        [](const T& v) { return torch::softplus(v[0], 2, 1); }, "SoftplusBackward0"},
       {"nan_to_num", {{{5}}}, [](const E& v) { return v[0].nan_to_num(); },
@@ -384,6 +392,113 @@ TEST(DerivativesParity, SiluBackward) {
   };
   EXPECT_TRUE(ember::autograd::gradcheck(f, {v, x}));
   EXPECT_TRUE(ember::autograd::gradgradcheck(f, {v, x}));
+}
+
+// hardtanh_backward and elu_backward (one kernel each, as libtorch's): values at and around the
+// bounds equal libtorch's; the nodes of hardtanh (relu6, in place, F::hardtanh) and of their own
+// derivatives are libtorch's; second derivatives against libtorch's and by finite differences.
+TEST(DerivativesParity, HardtanhAndEluBackward) {
+  const double inf = INFINITY;
+  const std::vector<double> xs = {-4, -1, -0.99, -0.5, -0.0, 0.0, 0.1, 0.7, 0.69, 1, 1.01, 7, inf, -inf, 0.3, -2.2};
+  for (ember::ScalarType dt : {ember::kFloat, ember::kDouble}) {  // libtorch 1.13 has no bfloat16 hardtanh_backward
+    const ember::Tensor x = ember::tensor(xs).to(dt).view({4, 4}).t();  // a transposed input too
+    const ember::Tensor g = parity::random({4, 4}, dt, 21);
+    const torch::Tensor tx = to_torch(x), tg = to_torch(g);
+    for (auto [lo, hi] : {std::pair{-1.0, 1.0}, std::pair{-0.5, 0.7}, std::pair{0.0, 6.0}}) {
+      EXPECT_TRUE(torch::equal(to_torch(ember::hardtanh_backward(g, x, lo, hi)), torch::hardtanh_backward(tg, tx, lo, hi)))
+          << dt << " " << lo << " " << hi;
+    }
+  }
+  // NaN: 0 as in libtorch's vector loop, which takes the contiguous body (its scalar tail passes grad)
+  const ember::Tensor xn = ember::full({64}, std::nan(""));
+  EXPECT_TRUE(torch::equal(to_torch(ember::hardtanh_backward(ember::ones({64}), xn, -1, 1)),
+                           torch::hardtanh_backward(torch::ones({64}), to_torch(xn), -1, 1)));
+  for (ember::ScalarType dt : {ember::kFloat, ember::kDouble, ember::kBFloat16}) {
+    const ember::Tensor x = (parity::random({8, 9}, dt, 22) * 6).t();
+    const ember::Tensor g = parity::random({9, 8}, dt, 23);
+    const torch::Tensor tx = to_torch(x), tg = to_torch(g);
+    for (bool is_result : {false, true}) {
+      const ember::Tensor r = is_result ? ember::elu(x, 1.5, 1.2, 0.7) : x;
+      EXPECT_TRUE(Close(ember::elu_backward(g, 1.5, 1.2, 0.7, is_result, r),
+                        torch::elu_backward(tg, 1.5, 1.2, 0.7, is_result, to_torch(r))))
+          << dt << " " << is_result;
+    }
+  }
+  const ember::Tensor i = ember::arange(4);
+  expect_error([&] { ember::hardtanh_backward(i, i, 0, 1); }, {"hardtanh_backward", "not implemented for 'Long'"});
+  const ember::Tensor f = ember::ones({3});
+  expect_error([&] { ember::elu_backward(f, -0.1, 1, 1, true, f); }, {"elu_backward", "negative slope"});
+
+  const ember::Tensor x = (parity::random({3, 5}, ember::kDouble, 24) * 2).requires_grad_();
+  const ember::Tensor v = parity::random({3, 5}, ember::kDouble, 25).requires_grad_();
+  const torch::Tensor tx = to_torch(x.detach()).requires_grad_(), tv = to_torch(v.detach()).requires_grad_();
+  ember::Tensor xc = x * 1;  // a non-leaf, for the in-place form
+  torch::Tensor txc = tx * 1;
+  EXPECT_EQ(ember::hardtanh_(xc, -0.5, 0.5).grad_fn()->name(), torch::hardtanh_(txc, -0.5, 0.5).grad_fn()->name());
+  EXPECT_TRUE(Close(ember::autograd::grad({(xc * v).sum()}, {x})[0], torch::autograd::grad({(txc * tv).sum()}, {tx})[0],
+                    grad_tol(ember::kDouble, 1)));
+  namespace F = ember::nn::functional;
+  EXPECT_EQ(F::hardtanh(x, F::HardtanhFuncOptions().min_val(-0.5)).grad_fn()->name(), "HardtanhBackward0");
+  EXPECT_EQ(F::relu6(x).grad_fn()->name(), "HardtanhBackward0");
+  EXPECT_EQ(F::selu(x).grad_fn()->name(), "EluBackward0");
+  for (bool elu : {true, false}) {
+    const ember::Tensor y = elu ? ember::elu(x, 1.5, 1.2, 0.7) : ember::hardtanh(x, -0.5, 0.7);
+    const torch::Tensor ty = elu ? torch::elu(tx, 1.5, 1.2, 0.7) : torch::hardtanh(tx, -0.5, 0.7);
+    const ember::Tensor eg = ember::autograd::grad({(y * v).sum()}, {x}, {}, std::nullopt, true)[0];
+    const torch::Tensor tg = torch::autograd::grad({(ty * tv).sum()}, {tx}, {}, c10::nullopt, true)[0];
+    EXPECT_TRUE(Close(eg.detach(), tg.detach(), grad_tol(ember::kDouble, 1)));
+    EXPECT_EQ(eg.grad_fn()->name(), tg.grad_fn()->name());
+    EXPECT_EQ(eg.grad_fn()->name(), elu ? "EluBackwardBackward0" : "HardtanhBackwardBackward0");
+    const auto eh = ember::autograd::grad({(eg * eg).sum()}, {x, v}, {}, std::nullopt, false, /*allow_unused=*/true);
+    const auto th = torch::autograd::grad({(tg * tg).sum()}, {tx, tv}, {}, c10::nullopt, false, true);
+    EXPECT_TRUE(Close(eh[0], th[0], grad_tol(ember::kDouble, 2)));
+    EXPECT_TRUE(Close(eh[1], th[1], grad_tol(ember::kDouble, 2)));
+  }
+  using Fn = std::function<ember::Tensor(const ember::autograd::variable_list&)>;
+  for (bool is_result : {false, true}) {
+    const ember::Tensor r = is_result ? ember::elu(x.detach(), 1.5, 1.2, 0.7).requires_grad_() : x;
+    const Fn fe = [is_result](const auto& in) { return ember::elu_backward(in[0], 1.5, 1.2, 0.7, is_result, in[1]); };
+    EXPECT_TRUE(ember::autograd::gradcheck(fe, {v, r})) << is_result;
+    EXPECT_TRUE(ember::autograd::gradgradcheck(fe, {v, r})) << is_result;
+  }
+  const Fn fh = [](const auto& in) { return ember::hardtanh_backward(in[0], in[1], -0.5, 0.7); };
+  EXPECT_TRUE(ember::autograd::gradcheck(fh, {v, x}));
+}
+
+// log_sigmoid and its gradient (one kernel each way, as libtorch's) at large, infinite and NaN
+// inputs; LogSigmoidBackwardBackward0 against libtorch's and by finite differences.
+TEST(DerivativesParity, LogSigmoid) {
+  const double nan = std::nan(""), inf = INFINITY;
+  const std::vector<double> xs = {-1000, -100, -88, -87, -20, -1, -0.0, 0.0, 1e-8, 0.5, 3, 30, 87, 89, 500, 1e30,
+                                  nan, inf, -inf, -1e-30, 2.5, -2.5, 17, -17};
+  for (ember::ScalarType dt : {ember::kFloat, ember::kDouble, ember::kBFloat16}) {
+    const ember::Tensor x = ember::tensor(xs).to(dt).view({4, 6}).t().requires_grad_();
+    const torch::Tensor tx = to_torch(x.detach()).requires_grad_();
+    const ember::Tensor y = ember::log_sigmoid(x);
+    const torch::Tensor ty = torch::log_sigmoid(tx);
+    EXPECT_TRUE(Close(y.detach().nan_to_num(7), ty.detach().nan_to_num(7))) << dt;
+    const ember::Tensor g = parity::random({6, 4}, dt, 26);
+    EXPECT_TRUE(Close(ember::autograd::grad({y}, {x}, {g})[0].nan_to_num(7),
+                      torch::autograd::grad({ty}, {tx}, {to_torch(g)})[0].nan_to_num(7)))
+        << dt;
+  }
+  const ember::Tensor x = (parity::random({3, 5}, ember::kDouble, 27) * 4).requires_grad_();
+  const ember::Tensor v = parity::random({3, 5}, ember::kDouble, 28).requires_grad_();
+  const torch::Tensor tx = to_torch(x.detach()).requires_grad_(), tv = to_torch(v.detach()).requires_grad_();
+  const ember::Tensor eg = ember::autograd::grad({(ember::log_sigmoid(x) * v).sum()}, {x}, {}, std::nullopt, true)[0];
+  const torch::Tensor tg = torch::autograd::grad({(torch::log_sigmoid(tx) * tv).sum()}, {tx}, {}, c10::nullopt, true)[0];
+  EXPECT_TRUE(Close(eg.detach(), tg.detach(), grad_tol(ember::kDouble, 1)));
+  EXPECT_EQ(eg.grad_fn()->name(), tg.grad_fn()->name());
+  EXPECT_EQ(eg.grad_fn()->name(), "LogSigmoidBackwardBackward0");
+  const auto eh = ember::autograd::grad({(eg * eg).sum()}, {x, v});
+  const auto th = torch::autograd::grad({(tg * tg).sum()}, {tx, tv});
+  EXPECT_TRUE(Close(eh[0], th[0], grad_tol(ember::kDouble, 2)));
+  EXPECT_TRUE(Close(eh[1], th[1], grad_tol(ember::kDouble, 2)));
+  const std::function<ember::Tensor(const ember::autograd::variable_list&)> f = [](const auto& in) {
+    return ember::log_sigmoid(in[0]);
+  };
+  EXPECT_TRUE(ember::autograd::gradcheck(f, {x}));
+  EXPECT_TRUE(ember::autograd::gradgradcheck(f, {x}));
 }
 
 TEST(DerivativesParity, LeakyReluBackward) {

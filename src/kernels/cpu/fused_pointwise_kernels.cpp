@@ -251,7 +251,7 @@ void run_program(TensorIterator& iter, const FusedProgram& prog) {
         // The plan (src/fx/fused.cpp) only emits instructions these switches cover.
         switch (in.kind) {
           case FusedInstr::Kind::Unary: visit_unary<L>(in.unary, in.params, run1); break;
-          case FusedInstr::Kind::Binary: visit_binary<L>(in.binary, in.alpha, run2); break;
+          case FusedInstr::Kind::Binary: visit_binary<L>(in.binary, in.alpha, {}, run2); break;
           case FusedInstr::Kind::Compare:
             switch (in.predicate) {
               case PredicateOp::Eq: run2(CompareF<PredicateOp::Eq>{}); break;

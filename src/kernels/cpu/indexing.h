@@ -54,6 +54,9 @@ void index_select_rows_kernel(char* dst, const char* src, int64_t outer, int64_t
 Tensor nonzero_kernel(const Tensor& self);
 // Elements of contiguous `self` where contiguous `mask` (bool or uint8, same shape) is set, in order.
 Tensor masked_select_kernel(const Tensor& self, const Tensor& mask);
+// Its inverse (masked_select's gradient): contiguous `values`, one per set element of `mask`,
+// written at the set positions of a result of mask's shape, zeros elsewhere.
+Tensor masked_expand_kernel(const Tensor& values, const Tensor& mask);
 
 // tril (lower) / triu on contiguous [batch, rows, cols] data of element size es: kept elements
 // are copied from src (skipped when src == dst), the others zeroed.

@@ -183,11 +183,14 @@ std::vector<int64_t> chunk_output_starts(const Chunks& ch, const Count& count, i
   *total = starts[ch.count];
   return starts;
 }
-// write(begin, end, first_output_position) on every chunk.
+// write(begin, end, first_output_position, end_output_position) on every chunk. The writers
+// store each element at the current position and advance it by the element's flag, without a
+// branch: a skipped element's store is overwritten by the next kept one, which exists while the
+// position is below the chunk's end (so they stop there).
 template <class Write>
 void write_chunks(const Chunks& ch, const std::vector<int64_t>& starts, const Write& write) {
   parallel_for(0, ch.count, 1, [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) write(ch.begin(c), ch.begin(c + 1), starts[c]);
+    for (int64_t c = b; c < e; ++c) write(ch.begin(c), ch.begin(c + 1), starts[c], starts[c + 1]);
   });
 }
 
@@ -436,43 +439,77 @@ Tensor nonzero_kernel(const Tensor& self) {
     out = make_empty_strided({total, nd}, {1, total}, kLong);
     int64_t* o = static_cast<int64_t*>(out.data_ptr());
     IntArrayRef sizes = self.sizes();
-    write_chunks(ch, starts, [&](int64_t b, int64_t e, int64_t pos) {
-      if (b == e) return;  // also keeps the unravelling below away from empty dims
+    write_chunks(ch, starts, [&](int64_t b, int64_t e, int64_t pos, int64_t end) {
+      // nothing kept (this also keeps the unravelling below away from empty dims), or no columns
+      if (pos == end || nd == 0) return;
       DimVector coord(nd);
       for (int64_t d = nd - 1, rem = b; d >= 0; --d) {
         coord[d] = rem % sizes[d];
         rem /= sizes[d];
       }
-      for (int64_t i = b; i < e; ++i) {
-        if (cast<bool>(p[i])) {
-          for (int64_t d = 0; d < nd; ++d) o[d * total + pos] = coord[d];
-          ++pos;
+      // a run along the last dim at a time: its column written element by element, the others
+      // filled with the run's coordinates afterwards
+      int64_t* last = o + (nd - 1) * total;
+      for (int64_t i = b; pos < end;) {
+        const int64_t c0 = coord[nd - 1], run = std::min(e - i, sizes[nd - 1] - c0), first = pos;
+        for (int64_t j = 0; j < run && pos < end; ++j) {
+          last[pos] = c0 + j;
+          pos += cast<bool>(p[i + j]);
         }
-        for (int64_t d = nd - 1; d >= 0 && ++coord[d] == sizes[d]; --d) coord[d] = 0;
+        for (int64_t d = 0; d + 1 < nd; ++d) std::fill(o + d * total + first, o + d * total + pos, coord[d]);
+        i += run;
+        coord[nd - 1] = 0;
+        for (int64_t d = nd - 2; d >= 0 && ++coord[d] == sizes[d]; --d) coord[d] = 0;
       }
     });
   });
   return out;
 }
 
-Tensor masked_select_kernel(const Tensor& self, const Tensor& mask) {
-  const uint8_t* m = static_cast<const uint8_t*>(mask.data_ptr());  // bool and uint8: set iff byte != 0
-  const Chunks ch = make_chunks(self.numel());
-  int64_t total = 0;
-  auto starts = chunk_output_starts(ch, [&](int64_t b, int64_t e) {
+// Where each chunk of a contiguous bool or uint8 mask (set iff the byte is not 0) starts among
+// the set elements.
+std::vector<int64_t> mask_chunk_starts(const Chunks& ch, const uint8_t* m, int64_t* total) {
+  return chunk_output_starts(ch, [m](int64_t b, int64_t e) {
     int64_t c = 0;
     for (int64_t i = b; i < e; ++i) c += m[i] != 0;
     return c;
-  }, &total);
+  }, total);
+}
+
+Tensor masked_select_kernel(const Tensor& self, const Tensor& mask) {
+  const uint8_t* m = static_cast<const uint8_t*>(mask.data_ptr());
+  const Chunks ch = make_chunks(self.numel());
+  int64_t total = 0;
+  const std::vector<int64_t> starts = mask_chunk_starts(ch, m, &total);
   Tensor out = make_empty({total}, self.dtype());
   const int64_t es = static_cast<int64_t>(self.element_size());
   const char* src = static_cast<const char*>(self.data_ptr());
   char* dst = static_cast<char*>(out.data_ptr());
   visit_element_size(es, [&](auto etag) {
     using E = decltype(etag);
-    write_chunks(ch, starts, [&](int64_t b, int64_t e, int64_t pos) {
-      for (int64_t i = b; i < e; ++i)
-        if (m[i]) std::memcpy(dst + (pos++) * es, src + i * es, sizeof(E));
+    write_chunks(ch, starts, [&](int64_t b, int64_t e, int64_t pos, int64_t end) {
+      for (int64_t i = b; i < e && pos < end; ++i) {
+        std::memcpy(dst + pos * es, src + i * es, sizeof(E));
+        pos += m[i] != 0;
+      }
+    });
+  });
+  return out;
+}
+
+Tensor masked_expand_kernel(const Tensor& values, const Tensor& mask) {
+  const uint8_t* m = static_cast<const uint8_t*>(mask.data_ptr());
+  const Chunks ch = make_chunks(mask.numel());
+  int64_t total = 0;
+  const std::vector<int64_t> starts = mask_chunk_starts(ch, m, &total);
+  EMBER_CHECK(total == values.numel(), "masked_select_backward", "expected ", total, " values, got ", values.numel());
+  Tensor out = make_empty(mask.sizes(), values.dtype());
+  visit_element_size(static_cast<int64_t>(values.element_size()), [&](auto etag) {
+    using E = decltype(etag);  // an integer of the element's size: E{} is every dtype's zero
+    const E* src = static_cast<const E*>(values.data_ptr());
+    E* dst = static_cast<E*>(out.data_ptr());
+    write_chunks(ch, starts, [&](int64_t b, int64_t e, int64_t pos, int64_t) {
+      for (int64_t i = b; i < e; ++i) dst[i] = m[i] ? src[pos++] : E{};
     });
   });
   return out;

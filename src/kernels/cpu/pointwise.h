@@ -9,6 +9,11 @@
 
 namespace ember::kernels {
 
+// The Scalar parameters of an op, as named in its comment below (absent: the op's default).
+struct UnaryParams {
+  std::optional<Scalar> a, b, c;
+};
+
 // out = f(a, b); operands: out, a, b.
 enum class BinaryOp : uint8_t {
   Add,  // a + alpha * b
@@ -34,8 +39,13 @@ enum class BinaryOp : uint8_t {
   HardsigmoidBackward,  // a / 6 strictly inside (-3, 3), else 0 (floats only)
   SiluBackward,         // a s (1 + b (1 - s)), s = sigmoid(b) (floats only)
   LeakyReluBackward,    // b > 0 ? a : a * alpha (floats only)
+  LogSigmoidBackward,   // a sigmoid(-b), from z = e^-|b| as PyTorch's kernel (floats only)
+  // The ops below take params (absent: 1) instead of alpha; floats only.
+  HardtanhBackward,     // lo < b < hi ? a : 0; lo, hi: params.a, params.b
+  EluBackward,          // elu's gradient from its input b (params: alpha, scale, input_scale)
+  EluBackwardOfResult,  // elu's gradient from its result b (alpha >= 0)
 };
-void binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha = 1);
+void binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha = 1, const UnaryParams& params = {});
 
 // Raises PyTorch's "ZeroDivisionError" (prefixed by `op`) if operand `arg` of an integer iterator
 // holds a zero. Integer division ops call it before the kernel, so nothing is half-written.
@@ -46,6 +56,7 @@ enum class UnaryOp : uint8_t {
   Abs, Neg, Sign, Exp, Exp2, Expm1, Log, Log2, Log10, Log1p, Sqrt, Rsqrt, Sin, Cos, Tan, Asin, Acos, Atan, Tanh,
   Sigmoid, Relu, Silu, Hardswish, Hardsigmoid, Erf, Erfc, Erfinv, Floor, Ceil, Round, Trunc, Frac,
   Reciprocal, Square, BitwiseNot, Digamma,
+  LogSigmoid,  // min(x, 0) - log1p(e^-|x|)
   Gelu,        // exact (erf)
   GeluTanh,    // tanh approximation
   LeakyRelu,   // a: negative_slope
@@ -54,9 +65,6 @@ enum class UnaryOp : uint8_t {
   Clamp,       // a: min, b: max (either may be absent; a NaN bound makes every element NaN)
   PowScalar,   // a: exponent
   NanToNum,    // a: nan, b: posinf, c: neginf (absent: 0, the dtype's max, the dtype's lowest)
-};
-struct UnaryParams {
-  std::optional<Scalar> a, b, c;
 };
 void unary_kernel(TensorIterator& iter, UnaryOp op, const UnaryParams& params = {});
 

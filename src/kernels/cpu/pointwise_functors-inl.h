@@ -253,6 +253,20 @@ struct LeakyReluF {
     return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, hn::Mul(x, hn::Set(d, static_cast<L_t<D>>(slope))));
   }
 };
+// e^-|x| in (0, 1]; NaN and |x| beyond exp's normal range from the C library
+template <class D, class V>
+HWY_INLINE V exp_neg_abs(D d, V x) {
+  using L = L_t<D>;
+  return guarded(d, hn::Neg(hn::Abs(x)), -kExpLimit<L>, L(0), [d](V v) { return hn::Exp(d, v); },
+                 [](L c) { return std::exp(c); });
+}
+// PyTorch's log_sigmoid kernel: min(x, 0) - log1p(e^-|x|), never overflowing
+struct LogSigmoidF {
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V x) const {
+    return hn::Sub(hn::Min(x, hn::Zero(d)), hn::Log1p(d, exp_neg_abs(d, x)));
+  }
+};
 // x > 0 ? scale x : alpha scale (e^(input_scale x) - 1)
 struct EluF {
   double alpha, scale, input_scale;
@@ -711,6 +725,7 @@ HWY_INLINE bool visit_unary(UnaryOp op, const UnaryParams& p, const Run& run) {
     case UnaryOp::Erfc: return call(ErfcF{});
     case UnaryOp::Erfinv: return call(ErfinvF{});
     case UnaryOp::Digamma: return call(DigammaF{});
+    case UnaryOp::LogSigmoid: return call(LogSigmoidF{});
     case UnaryOp::Floor: return call(FloorF{});
     case UnaryOp::Ceil: return call(CeilF{});
     case UnaryOp::Round: return call(RoundF{});
@@ -836,9 +851,24 @@ struct CopysignF {
   template <class D, class V>
   HWY_INLINE V vec(D, V a, V b) const { return hn::CopySign(a, b); }
 };
-struct PowF : ScalarOnly {
-  template <class C>
-  C scalar(C a, C b) const { return std::pow(a, b); }
+// Float32 lanes with finite positive bases and finite exponents: e^(b log a) in float64, whose
+// error stays far below float32's rounding (b log a is clamped to +-200, past float32's range
+// both ways); any other lane in the vector, and float64 data, take the C library's pow.
+struct PowF {
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V a, V b) const {
+    using L = L_t<D>;
+    if constexpr (kF32<L>) {
+      const auto ok = hn::And(hn::And(hn::Gt(a, hn::Zero(d)), hn::Le(a, hn::Set(d, kMax<L>))), hn::IsFinite(b));
+      if (HWY_LIKELY(hn::AllTrue(d, ok))) {
+        return via_f64(d, a, b, [](auto dd, auto x, auto y) {
+          const auto lim = hn::Set(dd, 200.0);
+          return hn::Exp(dd, hn::Min(hn::Max(hn::Mul(y, hn::Log(dd, x)), hn::Neg(lim)), lim));
+        });
+      }
+    }
+    return per_lane(d, a, b, [](L x, L y) { return std::pow(x, y); });
+  }
 };
 template <class L>
 struct ThresholdBackwardF {
@@ -852,6 +882,49 @@ struct LeakyReluBackwardF {
   template <class D, class V>
   HWY_INLINE V vec(D d, V grad, V x) const {
     return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), grad, hn::Mul(grad, hn::Set(d, slope)));
+  }
+};
+// PyTorch's log_sigmoid_backward with its buffer z = e^-|x| recomputed: grad (1 - z / (1 + z))
+// for x < 0, grad z / (1 + z) otherwise (both sigmoid(-x)).
+struct LogSigmoidBackwardF {
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V grad, V x) const {
+    const V one = hn::Set(d, L_t<D>(1));
+    const V z = exp_neg_abs(d, x);
+    const V s = hn::Div(z, hn::Add(one, z));
+    return hn::Mul(hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Sub(one, s), s), grad);
+  }
+};
+// PyTorch's hardtanh_backward: the gradient strictly inside (lo, hi), else 0. A NaN input gets 0
+// as in its vector loop (its scalar loop, which only serves the tails, passes the gradient).
+template <class L>
+struct HardtanhBackwardF {
+  L lo, hi;
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V grad, V x) const {
+    return hn::IfThenElseZero(hn::And(hn::Gt(x, hn::Set(d, lo)), hn::Lt(x, hn::Set(d, hi))), grad);
+  }
+};
+// PyTorch's elu_backward, its products in the same order: for x <= 0, from the input
+// grad * input_scale * (alpha * scale) * e^(input_scale x), or from the result r
+// grad * input_scale * (r + alpha * scale); grad * scale above.
+template <class L, bool kOfResult>
+struct EluBackwardF {
+  L negcoef, poscoef, negiptcoef;
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V grad, V x) const {
+    const auto neg = hn::Le(x, hn::Zero(d));
+    const V g = hn::Mul(grad, hn::Set(d, negiptcoef));
+    V below;
+    if constexpr (kOfResult) {
+      below = hn::Mul(g, hn::Add(x, hn::Set(d, negcoef)));
+    } else {
+      const V m = hn::IfThenElseZero(neg, hn::Mul(x, hn::Set(d, negiptcoef)));
+      const V e = guarded(d, m, -kExpLimit<L>, kExpLimit<L>, [d](V v) { return hn::Exp(d, v); },
+                          [](L c) { return std::exp(c); });
+      below = hn::Mul(hn::Mul(g, hn::Set(d, negcoef)), e);
+    }
+    return hn::IfThenElse(neg, below, hn::Mul(grad, hn::Set(d, poscoef)));
   }
 };
 // atan(a / b), moved by pi to the quadrant of (b, a). Float32 lanes compute in float64, where
@@ -936,12 +1009,13 @@ struct GeluBackwardF {
 
 // Calls run(f) with the functor of binary `op` for storage type T; false when op has no float form.
 template <class T, class Run>
-HWY_INLINE bool visit_binary(BinaryOp op, const Scalar& alpha, const Run& run) {
+HWY_INLINE bool visit_binary(BinaryOp op, const Scalar& alpha, const UnaryParams& p, const Run& run) {
   auto call = [&](const auto& f) {
     run(f);
     return true;
   };
   using L = lane_t<T>;
+  auto param = [](const std::optional<Scalar>& s) { return s.value_or(Scalar(1)).template to<L>(); };
   switch (op) {
     case BinaryOp::Add: return call(AddF<L>{alpha.to<L>()});
     case BinaryOp::Sub: return call(SubF<L>{alpha.to<L>()});
@@ -963,6 +1037,14 @@ HWY_INLINE bool visit_binary(BinaryOp op, const Scalar& alpha, const Run& run) {
     case BinaryOp::Lerp: return call(LerpScalarF<L>{alpha.to<L>()});
     case BinaryOp::ThresholdBackward: return call(ThresholdBackwardF<L>{alpha.to<L>()});
     case BinaryOp::LeakyReluBackward: return call(LeakyReluBackwardF<L>{alpha.to<L>()});
+    case BinaryOp::LogSigmoidBackward: return call(LogSigmoidBackwardF{});
+    case BinaryOp::HardtanhBackward: return call(HardtanhBackwardF<L>{param(p.a), param(p.b)});
+    case BinaryOp::EluBackward:
+    case BinaryOp::EluBackwardOfResult: {
+      const L negcoef = param(p.a) * param(p.b), poscoef = param(p.b), negiptcoef = param(p.c);
+      if (op == BinaryOp::EluBackward) return call(EluBackwardF<L, false>{negcoef, poscoef, negiptcoef});
+      return call(EluBackwardF<L, true>{negcoef, poscoef, negiptcoef});
+    }
     case BinaryOp::BitwiseAnd:
     case BinaryOp::BitwiseOr:
     case BinaryOp::BitwiseXor: break;

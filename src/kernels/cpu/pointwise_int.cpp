@@ -108,6 +108,10 @@ void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
     case BinaryOp::HardsigmoidBackward:
     case BinaryOp::SiluBackward:
     case BinaryOp::LeakyReluBackward:
+    case BinaryOp::LogSigmoidBackward:
+    case BinaryOp::HardtanhBackward:
+    case BinaryOp::EluBackward:
+    case BinaryOp::EluBackwardOfResult:
     case BinaryOp::Lerp: break;  // float-valued: the ops promote integers or refuse them
   }
   EMBER_CHECK(false, "binary_kernel", "op ", static_cast<int>(op), " has no integer form");

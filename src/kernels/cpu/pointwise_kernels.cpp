@@ -16,8 +16,8 @@ namespace ember::kernels::HWY_NAMESPACE {
 namespace {
 
 template <class T>
-void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
-  const bool done = visit_binary<T>(op, alpha, [&](const auto& f) { run_float<T, 2>(iter, f); });
+void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha, const UnaryParams& params) {
+  const bool done = visit_binary<T>(op, alpha, params, [&](const auto& f) { run_float<T, 2>(iter, f); });
   EMBER_CHECK(done, "binary_kernel", "op ", static_cast<int>(op), " has no float form");
 }
 
@@ -35,8 +35,8 @@ void ternary_typed(TensorIterator& iter, TernaryOp op, const Scalar& value) {
 
 }  // namespace
 
-void binary_float(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
-  visit_float(iter.common_dtype(), "pointwise", [&](auto t) { binary_typed<decltype(t)>(iter, op, alpha); });
+void binary_float(TensorIterator& iter, BinaryOp op, const Scalar& alpha, const UnaryParams& params) {
+  visit_float(iter.common_dtype(), "pointwise", [&](auto t) { binary_typed<decltype(t)>(iter, op, alpha, params); });
 }
 void ternary_float(TensorIterator& iter, TernaryOp op, const Scalar& value) {
   visit_float(iter.common_dtype(), "pointwise", [&](auto t) { ternary_typed<decltype(t)>(iter, op, value); });
@@ -51,11 +51,11 @@ namespace ember::kernels {
 HWY_EXPORT(binary_float);
 HWY_EXPORT(ternary_float);
 
-void binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
+void binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha, const UnaryParams& params) {
   if (is_complex_type(iter.common_dtype())) {
     complex_binary_kernel(iter, op, alpha);
   } else if (is_floating_type(iter.common_dtype())) {
-    HWY_DYNAMIC_DISPATCH(binary_float)(iter, op, alpha);
+    HWY_DYNAMIC_DISPATCH(binary_float)(iter, op, alpha, params);
   } else {
     binary_int_kernel(iter, op, alpha);
   }

@@ -39,13 +39,6 @@ Tensor celu(const Tensor& self, const Scalar& alpha) { return F::celu(self, F::C
 Tensor& celu_(Tensor& self, const Scalar& alpha) { return assign_to(self, celu(operand(self), alpha)); }
 Tensor selu(const Tensor& self) { return F::selu(self); }
 Tensor& selu_(Tensor& self) { return assign_to(self, selu(operand(self))); }
-Tensor hardtanh(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
-  EMBER_CHECK(self.dtype() != kBool, "hardtanh", "\"hardtanh\" not implemented for 'Bool'");
-  return clamp(self, std::optional<Scalar>(min_val), std::optional<Scalar>(max_val));
-}
-Tensor& hardtanh_(Tensor& self, const Scalar& min_val, const Scalar& max_val) {
-  return assign_to(self, hardtanh(operand(self), min_val, max_val));
-}
 Tensor mish(const Tensor& self) { return F::mish(self); }
 Tensor& mish_(Tensor& self) { return assign_to(self, mish(operand(self))); }
 Tensor prelu(const Tensor& self, const Tensor& weight) { return F::prelu(self, weight); }
@@ -70,7 +63,6 @@ Tensor threshold(const Tensor& self, const Scalar& threshold, const Scalar& valu
 Tensor& threshold_(Tensor& self, const Scalar& threshold, const Scalar& value) {
   return assign_to(self, ember::threshold(operand(self), threshold, value));
 }
-Tensor log_sigmoid(const Tensor& self) { return F::logsigmoid(self); }
 Tensor glu(const Tensor& self, int64_t dim) { return F::glu(self, F::GLUFuncOptions().dim(dim)); }
 Tensor alpha_dropout(const Tensor& input, double p, bool train) {
   return F::alpha_dropout(input, F::AlphaDropoutFuncOptions().p(p).training(train));

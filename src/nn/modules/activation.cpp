@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "ember/aten_tail2.h"
 #include "ember/factory.h"
 #include "ember/indexing.h"
 #include "ember/linalg.h"
@@ -14,9 +15,7 @@ namespace ember::nn {
 namespace functional {
 
 Tensor relu(const Tensor& input, const ReLUFuncOptions&) { return ember::relu(input); }
-Tensor relu6(const Tensor& input, const ReLU6FuncOptions&) {
-  return ember::clamp(input, std::optional<Scalar>(0), std::optional<Scalar>(6));
-}
+Tensor relu6(const Tensor& input, const ReLU6FuncOptions&) { return ember::hardtanh(input, 0, 6); }
 Tensor leaky_relu(const Tensor& input, const LeakyReLUFuncOptions& o) {
   return ember::leaky_relu(input, o.negative_slope());
 }
@@ -38,7 +37,7 @@ Tensor log_softmax(const Tensor& input, const LogSoftmaxFuncOptions& o) {
 Tensor selu(const Tensor& input, const SELUFuncOptions&) {
   constexpr double kAlpha = 1.6732632423543772848170429916717;
   constexpr double kScale = 1.0507009873554804934193349852946;
-  return ember::elu(input, kAlpha) * kScale;
+  return ember::elu(input, kAlpha, kScale);
 }
 Tensor glu(const Tensor& input, const GLUFuncOptions& o) {
   EMBER_CHECK(input.dim() > 0, "glu", "glu does not support scalars because halving size must be even");
@@ -61,7 +60,7 @@ Tensor softshrink(const Tensor& input, const SoftshrinkFuncOptions& o) {
 Tensor hardtanh(const Tensor& input, const HardtanhFuncOptions& o) {
   EMBER_CHECK(o.max_val() > o.min_val(), "hardtanh", "max_val must be greater than min_val (got ", o.min_val(),
               " and ", o.max_val(), ")");
-  return ember::clamp(input, std::optional<Scalar>(o.min_val()), std::optional<Scalar>(o.max_val()));
+  return ember::hardtanh(input, o.min_val(), o.max_val());
 }
 Tensor celu(const Tensor& input, const CELUFuncOptions& o) {
   EMBER_CHECK(o.alpha() != 0, "celu", "ZeroDivisionError: alpha must not be 0");
@@ -74,7 +73,7 @@ Tensor softmin(const Tensor& input, const SoftminFuncOptions& o) { return ember:
 Tensor mish(const Tensor& input) { return input * ember::softplus(input, 1.0, 20.0).tanh(); }
 Tensor softsign(const Tensor& input) { return input / (input.abs() + 1); }
 Tensor tanhshrink(const Tensor& input) { return input - input.tanh(); }
-Tensor logsigmoid(const Tensor& input) { return -ember::softplus(-input, 1.0, 20.0); }
+Tensor logsigmoid(const Tensor& input) { return ember::log_sigmoid(input); }
 Tensor prelu(const Tensor& input, const Tensor& weight) {
   EMBER_CHECK(input.defined() && weight.defined() && weight.dim() <= 1, "prelu",
               "expected a defined input and a weight of at most 1 dim");
