@@ -1,9 +1,11 @@
 // ember::fx against libtorch: Conv1d/2d/3d and Linear each followed by a BatchNorm in eval mode,
 // traced and folded by fx::fuse_conv_bn (and optimize_for_inference), against libtorch's eager
 // unfused module with the same parameters and running statistics; the fused convolution and ReLU
-// (nn::intrinsic's ConvReLU, what optimize_for_inference makes) against libtorch's two ops.
+// or Hardswish (nn::intrinsic's ConvReLU and fx's ConvHardswish, what optimize_for_inference
+// makes) against libtorch's two ops.
 #include "ember/fx.h"
 #include "ember/nn/intrinsic.h"
+#include "ops/conv_activation.h"
 #include "parity/parity.h"
 
 namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
@@ -47,9 +49,14 @@ TEST(FxParity, ConvBnFoldingAgainstLibtorchEager) {
                 parity::random({6, 7}, ember::kFloat, 4), 1);
 }
 
-// relu(conv) in one oneDNN primitive against libtorch's conv then relu: 1-, 2- and 3-D, strides,
-// paddings, dilation, groups, no bias, channels_last, bfloat16, and the recorded path's gradients.
-TEST(FxParity, ConvolutionReluAgainstLibtorch) {
+// relu(conv) and hardswish(conv) in one oneDNN primitive against libtorch's conv then relu or
+// hardswish: 1-, 2- and 3-D, strides, paddings, dilation, groups (depthwise too), no bias,
+// channels_last, bfloat16, and the recorded path's gradients.
+TEST(FxParity, ConvolutionActivationAgainstLibtorch) {
+  using ember::detail::ConvActivation;
+  auto activated = [](ConvActivation act, const torch::Tensor& y) {
+    return act == ConvActivation::kReLU ? torch::relu(y) : torch::hardswish(y);
+  };
   struct Case {
     std::vector<int64_t> x, w;
     std::vector<int64_t> stride, padding, dilation;
@@ -62,42 +69,50 @@ TEST(FxParity, ConvolutionReluAgainstLibtorch) {
       {{2, 16, 12, 12}, {32, 16, 3, 3}, {2, 2}, {1, 0}, {1, 1}, 1, false},
       {{1, 8, 9, 10}, {8, 2, 3, 3}, {1, 1}, {2, 2}, {2, 2}, 4, true},
       {{2, 2, 5, 6, 7}, {3, 2, 2, 2, 2}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, 1, true},
+      {{1, 24, 14, 14}, {24, 1, 5, 5}, {2, 2}, {2, 2}, {1, 1}, 24, true},
   };
   uint64_t seed = 40;
   for (const Case& c : cases) {
-    for (ember::ScalarType dt : {ember::kFloat, ember::kBFloat16}) {
-      for (bool cl : {false, true}) {
-        if (cl && c.x.size() != 4) continue;
-        ember::Tensor x = parity::random(c.x, dt, ++seed), w = parity::random(c.w, dt, ++seed);
-        const ember::Tensor b = c.bias ? parity::random({c.w[0]}, dt, ++seed) : ember::Tensor();
-        if (cl) x = x.contiguous(ember::MemoryFormat::ChannelsLast);
-        const ember::Tensor got = ember::detail::convolution_relu(x, w, b, c.stride, c.padding, c.dilation, c.groups);
-        const torch::Tensor tx = parity::to_torch(x), tw = parity::to_torch(w);
-        const torch::Tensor tb = c.bias ? parity::to_torch(b) : torch::Tensor();
-        torch::Tensor conv;
-        if (c.x.size() == 3) conv = torch::conv1d(tx, tw, tb, c.stride, c.padding, c.dilation, c.groups);
-        if (c.x.size() == 4) conv = torch::conv2d(tx, tw, tb, c.stride, c.padding, c.dilation, c.groups);
-        if (c.x.size() == 5) conv = torch::conv3d(tx, tw, tb, c.stride, c.padding, c.dilation, c.groups);
-        EXPECT_TRUE(parity::Close(got, torch::relu(conv))) << "input " << ember::IntArrayRef(c.x) << " " << dt << (cl ? " channels_last" : "");
-        EXPECT_EQ(got.suggest_memory_format(), cl ? ember::MemoryFormat::ChannelsLast : ember::MemoryFormat::Contiguous);
+    for (ConvActivation act : {ConvActivation::kReLU, ConvActivation::kHardswish}) {
+      for (ember::ScalarType dt : {ember::kFloat, ember::kBFloat16}) {
+        for (bool cl : {false, true}) {
+          if (cl && c.x.size() != 4) continue;
+          ember::Tensor x = parity::random(c.x, dt, ++seed), w = parity::random(c.w, dt, ++seed);
+          const ember::Tensor b = c.bias ? parity::random({c.w[0]}, dt, ++seed) : ember::Tensor();
+          if (cl) x = x.contiguous(ember::MemoryFormat::ChannelsLast);
+          const ember::Tensor got =
+              ember::detail::convolution_activation(x, w, b, c.stride, c.padding, c.dilation, c.groups, act);
+          const torch::Tensor tx = parity::to_torch(x), tw = parity::to_torch(w);
+          const torch::Tensor tb = c.bias ? parity::to_torch(b) : torch::Tensor();
+          torch::Tensor conv;
+          if (c.x.size() == 3) conv = torch::conv1d(tx, tw, tb, c.stride, c.padding, c.dilation, c.groups);
+          if (c.x.size() == 4) conv = torch::conv2d(tx, tw, tb, c.stride, c.padding, c.dilation, c.groups);
+          if (c.x.size() == 5) conv = torch::conv3d(tx, tw, tb, c.stride, c.padding, c.dilation, c.groups);
+          EXPECT_TRUE(parity::Close(got, activated(act, conv)))
+              << "input " << ember::IntArrayRef(c.x) << " " << dt << (cl ? " channels_last" : "") << " activation "
+              << static_cast<int>(act);
+          EXPECT_EQ(got.suggest_memory_format(), cl ? ember::MemoryFormat::ChannelsLast : ember::MemoryFormat::Contiguous);
+        }
       }
     }
   }
   // With a gradient wanted, the two ops are recorded: the gradients are libtorch's.
-  ember::Tensor x = parity::random({2, 3, 9, 8}, ember::kFloat, 90), w = parity::random({5, 3, 3, 3}, ember::kFloat, 91);
-  ember::Tensor b = parity::random({5}, ember::kFloat, 92);
-  torch::Tensor tx = parity::to_torch(x).requires_grad_(), tw = parity::to_torch(w).requires_grad_();
-  torch::Tensor tb = parity::to_torch(b).requires_grad_();
-  x.requires_grad_(), w.requires_grad_(), b.requires_grad_();
-  const ember::Tensor y = ember::detail::convolution_relu(x, w, b, {1, 1}, {1, 1}, {1, 1}, 1);
-  const torch::Tensor ty = torch::relu(torch::conv2d(tx, tw, tb, 1, 1));
-  EXPECT_TRUE(parity::Close(y, ty));
-  const ember::Tensor g = parity::random(y.sizes(), ember::kFloat, 93);
-  y.backward(g);
-  ty.backward(parity::to_torch(g));
-  EXPECT_TRUE(parity::Close(x.grad(), tx.grad()));
-  EXPECT_TRUE(parity::Close(w.grad(), tw.grad()));
-  EXPECT_TRUE(parity::Close(b.grad(), tb.grad()));
+  for (ConvActivation act : {ConvActivation::kReLU, ConvActivation::kHardswish}) {
+    ember::Tensor x = parity::random({2, 3, 9, 8}, ember::kFloat, 90);
+    ember::Tensor w = parity::random({5, 3, 3, 3}, ember::kFloat, 91), b = parity::random({5}, ember::kFloat, 92);
+    torch::Tensor tx = parity::to_torch(x).requires_grad_(), tw = parity::to_torch(w).requires_grad_();
+    torch::Tensor tb = parity::to_torch(b).requires_grad_();
+    x.requires_grad_(), w.requires_grad_(), b.requires_grad_();
+    const ember::Tensor y = ember::detail::convolution_activation(x, w, b, {1, 1}, {1, 1}, {1, 1}, 1, act);
+    const torch::Tensor ty = activated(act, torch::conv2d(tx, tw, tb, 1, 1));
+    EXPECT_TRUE(parity::Close(y, ty));
+    const ember::Tensor g = parity::random(y.sizes(), ember::kFloat, 93);
+    y.backward(g);
+    ty.backward(parity::to_torch(g));
+    EXPECT_TRUE(parity::Close(x.grad(), tx.grad()));
+    EXPECT_TRUE(parity::Close(w.grad(), tw.grad()));
+    EXPECT_TRUE(parity::Close(b.grad(), tb.grad()));
+  }
 }
 
 }  // namespace
