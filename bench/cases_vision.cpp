@@ -3,6 +3,7 @@
 // dict. Both forward under InferenceMode.
 #include <torch/script.h>
 
+#include "ember/fx.h"
 #include "torch_check.h"
 #include "torch_export.h"
 
@@ -17,7 +18,9 @@ void check_logits(const bench::Context& ctx, const ember::Tensor& e, const torch
 }
 
 // Issue 23: batch 1 against the trace frozen and optimized for inference by libtorch
-// (torch::jit::optimize_for_inference: BatchNorms folded into convolutions, oneDNN layouts).
+// (torch::jit::optimize_for_inference: BatchNorms folded into convolutions, oneDNN layouts), Ember's
+// model traced by fx and optimized by its counterpart, fx::optimize_for_inference (BatchNorms
+// folded, convolutions in channels_last with their ReLU or Hardswish as oneDNN post-ops).
 bench::Register mobilenet_v3_large{{
     .name = "mobilenet_v3_large_b1_infer_224",
     .label = kVisionLabel,
@@ -28,16 +31,16 @@ bench::Register mobilenet_v3_large{{
           auto em = ember::vision::models::mobilenet_v3_large();
           ember::load_state_dict(em, ember::load_torch_checkpoint(exported.state_dict()));
           em->eval();
-          em->to(ember::MemoryFormat::ChannelsLast);  // faster than contiguous here (docs/vision.md)
           torch::jit::Module traced = torch::jit::load(exported.archive());
           traced.eval();
           torch::jit::Module tm = torch::jit::optimize_for_inference(traced);
           const ember::Tensor x0 = parity::random({1, 3, 224, 224}, ember::kFloat, 81);
-          const ember::Tensor x = x0.contiguous(ember::MemoryFormat::ChannelsLast);
           std::vector<torch::jit::IValue> tinputs{parity::to_torch(x0)};
+          auto gm = ember::fx::symbolic_trace(em, x0);
+          ember::fx::optimize_for_inference(*gm);
           auto ember_forward = [&] {
             ember::InferenceMode guard;
-            return em->forward(x);
+            return gm->forward(x0);
           };
           auto torch_forward = [&] {
             c10::InferenceMode guard;
@@ -84,6 +87,50 @@ bench::Register resnet50_bf16_cl{{
           check_logits(ctx, out, torch_forward(), 5e-2);
           return bench::time_pair(ctx, {.ember = [&] { (void)ember_forward(); },
                                         .baseline = [&] { (void)torch_forward(); },
+                                        .rounds = 3});
+        },
+}};
+
+// Issue 23: a training step of resnet18 at batch 16 on 112x112 images (forward in training mode,
+// cross entropy, backward, SGD with momentum), against libtorch training the trace made in
+// training mode with torch::optim::SGD over its parameters.
+bench::Register resnet18_train_step{{
+    .name = "resnet18_b16_train_step_112",
+    .label = kVisionLabel,
+    .target = 0.8,
+    .run =
+        [](const bench::Context& ctx) {
+          const bench::TorchExport exported("resnet18", "train");
+          auto em = ember::vision::models::resnet18();
+          ember::load_state_dict(em, ember::load_torch_checkpoint(exported.state_dict()));
+          em->train();
+          torch::jit::Module tm = torch::jit::load(exported.archive());
+          tm.train();
+          std::vector<torch::Tensor> tparams;
+          for (const torch::Tensor& p : tm.parameters()) tparams.push_back(p);
+          ember::optim::SGD eopt(em->parameters(), ember::optim::SGDOptions(0.01).momentum(0.9));
+          torch::optim::SGD topt(tparams, torch::optim::SGDOptions(0.01).momentum(0.9));
+          const ember::Tensor x = parity::random({16, 3, 112, 112}, ember::kFloat, 83);
+          const ember::Tensor y = ember::randint(0, 1000, {16});
+          const torch::Tensor tx = parity::to_torch(x), ty = parity::to_torch(y);
+          auto ember_step = [&] {
+            ember::Tensor loss = ember::nn::functional::cross_entropy(em->forward(x), y);
+            eopt.zero_grad();
+            loss.backward();
+            eopt.step();
+            return loss;
+          };
+          auto torch_step = [&] {
+            torch::Tensor loss = torch::nn::functional::cross_entropy(tm.forward({tx}).toTensor(), ty);
+            topt.zero_grad();
+            loss.backward();
+            topt.step();
+            return loss;
+          };
+          // the first step's loss: same weights, same batch statistics
+          bench::check_close(ctx, ember_step(), torch_step(), parity::Tol{1e-4, 1e-4});
+          return bench::time_pair(ctx, {.ember = [&] { (void)ember_step(); },
+                                        .baseline = [&] { (void)torch_step(); },
                                         .rounds = 3});
         },
 }};

@@ -13,7 +13,8 @@
 namespace bench {
 
 // argv: out dir, `which` (mlp, or a torchvision model's name), variant: traced (the model traced
-// on one 224x224 image) or channels_last (weights and the tracing input in channels_last). (A
+// on one 224x224 image), channels_last (weights and the tracing input in channels_last) or train
+// (traced in training mode on 16 112x112 images: batch norms use and update batch statistics). (A
 // trace passed through optimize_for_inference in Python does not load in libtorch 1.13: cases
 // that want it call torch::jit::optimize_for_inference after loading.)
 inline const char* kTorchExport = R"PY(
@@ -42,6 +43,8 @@ else:
                 m.bias.uniform_(-0.2, 0.2)
     torch.save(model.state_dict(), os.path.join(out, 'state.pt'))
     x = torch.randn(1, 3, 224, 224)
+    if variant == 'train':
+        model, x = model.train(), torch.randn(16, 3, 112, 112)
     if variant == 'channels_last':
         model, x = model.to(memory_format=torch.channels_last), x.to(memory_format=torch.channels_last)
     torch.jit.trace(model, x).save(os.path.join(out, 'archive.pt'))

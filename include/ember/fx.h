@@ -3,7 +3,7 @@
 //
 //   auto gm = fx::symbolic_trace(model, x);   // a GraphModule: an nn::Module running the graph
 //   std::cout << gm->code();                   // one op per line
-//   fx::optimize_for_inference(*gm);           // conv-bn folding, dropout/identity removal
+//   fx::optimize_for_inference(*gm);           // conv-bn folding, conv-activation fusion, dropout/identity removal
 //   Tensor y = gm->forward(x);
 #pragma once
 #include <cstddef>
@@ -386,6 +386,10 @@ size_t fuse_conv_bn(GraphModule& gm);
 // nn::intrinsic::ConvReLU1d/2d/3d sharing the convolution (ember/nn/intrinsic.h): without a graph
 // to record, one oneDNN convolution applying the ReLU as it writes. Returns the number fused.
 size_t fuse_conv_relu(GraphModule& gm);
+// The same for Hardswish (module, hardswish or hardswish_): the convolution becomes a module of
+// Ember's, "ember::fx::ConvHardswish{1,2,3}d", sharing the convolution (child "0"), which applies
+// hardswish as oneDNN writes the result (a post-op) when no graph records. Returns the number fused.
+size_t fuse_conv_hardswish(GraphModule& gm);
 // CPU fusion: each maximal group of pointwise call_function nodes (the ops fx::fusable names)
 // whose results are read only inside the group, but for its last node's, becomes one call_module
 // node running the group as one fx::FusedPointwise (ember/fx/fused.h): one pass over memory per
@@ -394,8 +398,8 @@ size_t fuse_conv_relu(GraphModule& gm);
 size_t fuse_pointwise(GraphModule& gm);
 // The inference passes, in order: fuse_conv_bn, removal of Dropout and Identity modules and of
 // dropout ops in eval, Conv2d in channels_last (outputs contiguous again), fuse_conv_relu,
-// fuse_pointwise, dead
-// code and unused submodule elimination. Requires eval mode.
+// fuse_conv_hardswish, fuse_pointwise, dead code and unused submodule elimination. Requires eval
+// mode.
 void optimize_for_inference(GraphModule& gm);
 
 // One file holding the graph (JSON, as safetensors metadata) and every tensor it reads

@@ -1,4 +1,8 @@
-// The passes that ship: conv-bn folding, the inference pass list, and the subgraph rewriter.
+// The passes that ship: conv-bn folding, conv-activation fusion, the inference pass list, and the
+// subgraph rewriter.
+#include <memory>
+#include <ostream>
+#include <string>
 #include <unordered_set>
 
 #include "ember/autograd.h"
@@ -6,6 +10,7 @@
 #include "ember/factory.h"
 #include "ember/fx.h"
 #include "ember/nn/intrinsic.h"
+#include "ember/nn/modules/activation.h"
 #include "ember/nn/modules/conv.h"
 #include "ember/nn/modules/linear.h"
 #include "ember/nn/modules/normalization.h"
@@ -110,31 +115,79 @@ void convolutions_to_channels_last(GraphModule& gm) {
   out->set_args({out->args()[0].map_nodes([&](Node* r) -> Argument { return g.call_function("contiguous", {r}); })});
 }
 
-size_t fuse_conv_relu(GraphModule& gm) {
+namespace {
+
+// A convolution and the Hardswish after it, what fuse_conv_hardswish makes: child "0" is the
+// convolution (shared with the graph's module), whose result gets hardswish as oneDNN writes it
+// when no graph records (nn::detail::conv_activation_forward).
+template <size_t D>
+class ConvHardswishImpl : public nn::Module {
+ public:
+  explicit ConvHardswishImpl(std::shared_ptr<nn::ConvNdImpl<D>> conv_)
+      : nn::Module("ember::fx::ConvHardswish" + std::to_string(D) + "d"), conv(std::move(conv_)) {
+    register_module("0", conv);
+  }
+  Tensor forward(const Tensor& input) {
+    return nn::detail::conv_activation_forward(*conv, input, ember::detail::ConvActivation::kHardswish);
+  }
+  void pretty_print(std::ostream& stream) const override { stream << name(); }
+  std::shared_ptr<nn::ConvNdImpl<D>> conv;
+};
+
+// Whether n applies the activation (as the function `op`, its in-place form, or the module M) to
+// its one argument.
+template <class M>
+bool applies(GraphModule& gm, const Node* n, const std::string& op) {
+  if (n->op() == OpKind::CallFunction) return n->target() == op || n->target() == op + "_";
+  return n->op() == OpKind::CallModule && std::dynamic_pointer_cast<M>(gm.submodule(n->target())) != nullptr;
+}
+
+// Each convolution module whose result only an activation node reads (`is_activation`) becomes the
+// module `fuse` registers for it (its name, or empty when the layer is not one it fuses), and the
+// activation node goes. Returns the number fused.
+template <class IsActivation, class Fuse>
+size_t fuse_conv_activation(GraphModule& gm, IsActivation is_activation, Fuse fuse) {
   Graph& g = gm.graph();
   size_t count = 0;
-  for (Node* relu : g.nodes()) {
-    if (relu->erased() || relu->args().size() != 1 || !relu->args()[0].is_node() || !relu->kwargs().empty()) continue;
-    const bool is_relu =
-        relu->op() == OpKind::CallFunction ? relu->target() == "relu" || relu->target() == "relu_"
-        : relu->op() == OpKind::CallModule ? std::dynamic_pointer_cast<nn::ReLUImpl>(gm.submodule(relu->target())) != nullptr
-                                           : false;
-    Node* conv = relu->args()[0].node();
-    if (!is_relu || conv->op() != OpKind::CallModule || conv->users().size() != 1) continue;
-    const auto m = gm.submodule(conv->target());
-    std::string name;
-    auto add = [&](auto module) { name = add_owned(gm, conv->target(), "_relu", std::move(module)); };
-    if (auto c = std::dynamic_pointer_cast<nn::Conv1dImpl>(m)) add(std::make_shared<nn::intrinsic::ConvReLU1dImpl>(nn::Conv1d(c)));
-    if (auto c = std::dynamic_pointer_cast<nn::Conv2dImpl>(m)) add(std::make_shared<nn::intrinsic::ConvReLU2dImpl>(nn::Conv2d(c)));
-    if (auto c = std::dynamic_pointer_cast<nn::Conv3dImpl>(m)) add(std::make_shared<nn::intrinsic::ConvReLU3dImpl>(nn::Conv3d(c)));
+  for (Node* act : g.nodes()) {
+    if (act->erased() || act->args().size() != 1 || !act->args()[0].is_node() || !act->kwargs().empty()) continue;
+    Node* conv = act->args()[0].node();
+    if (!is_activation(act) || conv->op() != OpKind::CallModule || conv->users().size() != 1) continue;
+    const std::string name = fuse(gm.submodule(conv->target()), conv->target());
     if (name.empty()) continue;
     conv->set_target(name);
-    relu->replace_all_uses_with(conv);
-    g.erase_node(relu);
+    act->replace_all_uses_with(conv);
+    g.erase_node(act);
     ++count;
   }
   gm.recompile();
   return count;
+}
+
+}  // namespace
+
+size_t fuse_conv_relu(GraphModule& gm) {
+  return fuse_conv_activation(
+      gm, [&](const Node* n) { return applies<nn::ReLUImpl>(gm, n, "relu"); },
+      [&](const std::shared_ptr<nn::Module>& m, const std::string& target) -> std::string {
+        auto add = [&](auto module) { return add_owned(gm, target, "_relu", std::move(module)); };
+        if (auto c = std::dynamic_pointer_cast<nn::Conv1dImpl>(m)) return add(std::make_shared<nn::intrinsic::ConvReLU1dImpl>(nn::Conv1d(c)));
+        if (auto c = std::dynamic_pointer_cast<nn::Conv2dImpl>(m)) return add(std::make_shared<nn::intrinsic::ConvReLU2dImpl>(nn::Conv2d(c)));
+        if (auto c = std::dynamic_pointer_cast<nn::Conv3dImpl>(m)) return add(std::make_shared<nn::intrinsic::ConvReLU3dImpl>(nn::Conv3d(c)));
+        return {};
+      });
+}
+
+size_t fuse_conv_hardswish(GraphModule& gm) {
+  return fuse_conv_activation(
+      gm, [&](const Node* n) { return applies<nn::HardswishImpl>(gm, n, "hardswish"); },
+      [&](const std::shared_ptr<nn::Module>& m, const std::string& target) -> std::string {
+        auto add = [&](auto module) { return add_owned(gm, target, "_hardswish", std::move(module)); };
+        if (auto c = std::dynamic_pointer_cast<nn::ConvNdImpl<1>>(m)) return add(std::make_shared<ConvHardswishImpl<1>>(c));
+        if (auto c = std::dynamic_pointer_cast<nn::ConvNdImpl<2>>(m)) return add(std::make_shared<ConvHardswishImpl<2>>(c));
+        if (auto c = std::dynamic_pointer_cast<nn::ConvNdImpl<3>>(m)) return add(std::make_shared<ConvHardswishImpl<3>>(c));
+        return {};
+      });
 }
 
 void optimize_for_inference(GraphModule& gm) {
@@ -161,6 +214,7 @@ void optimize_for_inference(GraphModule& gm) {
   }
   convolutions_to_channels_last(gm);
   fuse_conv_relu(gm);
+  fuse_conv_hardswish(gm);
   fuse_pointwise(gm);
   g.eliminate_dead_code();
   gm.delete_all_unused_submodules();

@@ -5,6 +5,7 @@
 // Derivatives (ConvolutionBackward0): the input's gradient is the adjoint convolution, the weight's
 // oneDNN's backward-weights primitive (or the fallback), the bias's a sum of the output's gradient.
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -13,6 +14,7 @@
 #include "ember/nn_ops.h"
 #include "kernels/cpu/conv_fallback.h"
 #include "kernels/cpu/onednn_nn.h"
+#include "ops/conv_activation.h"
 
 namespace ember {
 namespace {
@@ -21,7 +23,8 @@ struct ConvArgs {
   DimVector stride, padding_l, padding_r, dilation, output_padding;
   int64_t groups = 1;
   bool transposed = false;
-  bool relu = false;  // the result's ReLU fused into the convolution (a oneDNN post-op), inference only
+  // the activation of the result fused into the convolution (a oneDNN post-op), inference only
+  std::optional<detail::ConvActivation> activation;
 };
 
 // PyTorch accepts one value for every spatial dim or one per dim.
@@ -199,9 +202,12 @@ onednn::Plan make_conv_plan(const Tensor& x, const Tensor& w, const Tensor& b, c
   const DnnlGeometry geo(a);
   const memory::dims &strides = geo.strides, &dil = geo.dil, &pl = geo.pl, &pr = geo.pr;
   dnnl::primitive_attr attr;
-  if (a.relu) {
+  if (a.activation) {
     dnnl::post_ops post;
-    post.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    if (*a.activation == detail::ConvActivation::kReLU) post.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    // x * clamp(x / 6 + 1 / 2, 0, 1): oneDNN 2.x ignores alpha and beta, 3.x reads them so
+    if (*a.activation == detail::ConvActivation::kHardswish)
+      post.append_eltwise(1.f, dnnl::algorithm::eltwise_hardswish, 1.f / 6, 0.5f);
     attr.set_post_ops(post);
   }
   enum class Layout { kOwn, kBlocked16, kPreferred };
@@ -261,7 +267,7 @@ bool onednn_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& b_in, con
   const Tensor x = describable(x_in), w = describable(w_in), b = b_in.defined() ? describable(b_in) : b_in;
   onednn::Key key(a.transposed ? "conv_transpose" : "conv");
   key.add(x).add(w).add(b).add(out).add(a.stride).add(a.padding_l).add(a.padding_r).add(a.dilation).add(a.groups);
-  key.add(static_cast<int64_t>(a.relu));
+  key.add(a.activation ? static_cast<int64_t>(*a.activation) + 1 : 0);
   onednn::Plan* plan;
   try {
     plan = &onednn::cached_plan(key, [&] { return make_conv_plan(x, w, b, out, a); });
@@ -409,6 +415,15 @@ void fallback_weight_grad(const Tensor& grad, const Tensor& x, Tensor grad_weigh
   grad_weight.copy_(res);
 }
 
+// An activation the convolution did not fuse, applied afterwards.
+void activate_(Tensor& out, detail::ConvActivation activation) {
+  if (activation == detail::ConvActivation::kReLU) {
+    out.relu_();
+  } else {
+    hardswish_(out);
+  }
+}
+
 // The convolution of a batched input (PyTorch's aten::convolution), the op that records
 // ConvolutionBackward0; `op` is the public op its errors name.
 struct ConvolutionOp {
@@ -418,7 +433,7 @@ struct ConvolutionOp {
     const DimVector out_sizes = check_and_output_sizes(op, x, weight, bias, a);
     Tensor out = make_empty(out_sizes, x.dtype(), output_format(x, weight));
     if (out.numel() == 0) return out;
-    bool activated = false;  // a.relu applied by oneDNN
+    bool activated = false;  // a.activation applied by oneDNN
     if (x.numel() == 0 || weight.numel() == 0) {  // no input channels: the bias alone
       if (bias.defined()) {
         DimVector bshape(out_sizes.size(), 1);
@@ -439,7 +454,7 @@ struct ConvolutionOp {
     } else {
       fallback_conv(x, weight, bias, out, a);
     }
-    if (a.relu && !activated) out.relu_();
+    if (a.activation && !activated) activate_(out, *a.activation);
     return out;
   }
   static void derivative(autograd::Derivative& d, const Tensor& x, const Tensor& weight, const Tensor& bias,
@@ -665,14 +680,12 @@ Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
               PaddingMode padding, IntArrayRef dilation, int64_t groups) {
   return dispatch::call<ConvOp<3>>(input, weight, bias, stride, padding, dilation, groups);
 }
-// A convolution and the ReLU of its result (nn::intrinsic::ConvReLU1d/2d/3d): with no graph to
-// record or trace, the convolution op with ReLU as oneDNN's post-op, so the result is written
-// once; otherwise conv1d/2d/3d and relu, recorded (or traced) one after the other. Not an op of
-// its own: each op's layers cost the library about 28 KB; the profiler sees the convolution.
-namespace detail {  // declared in ember/nn/intrinsic.h, beside the modules that run it
-Tensor convolution_relu(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
-                        IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  constexpr const char* name = "convolution_relu";
+// Not an op of its own: each op's layers cost the library about 28 KB; the profiler sees the
+// convolution.
+namespace detail {
+Tensor convolution_activation(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                              IntArrayRef padding, IntArrayRef dilation, int64_t groups, ConvActivation activation) {
+  const char* name = activation == ConvActivation::kReLU ? "convolution_relu" : "convolution_hardswish";
   const int64_t k = weight.dim() - 2;
   EMBER_CHECK(k >= 1 && k <= 3, name, "Expected a 3-, 4- or 5-dimensional weight, but got weight of size ",
               weight.sizes());
@@ -682,11 +695,16 @@ Tensor convolution_relu(const Tensor& input, const Tensor& weight, const Tensor&
     const Tensor y = k == 1   ? conv1d(input, weight, bias, stride, padding, dilation, groups)
                      : k == 2 ? conv2d(input, weight, bias, stride, padding, dilation, groups)
                               : conv3d(input, weight, bias, stride, padding, dilation, groups);
-    return relu(y);
+    return activation == ConvActivation::kReLU ? relu(y) : hardswish(y);
   }
   ConvArgs a = conv_args(name, k, stride, padding, dilation, groups);
-  a.relu = true;
+  a.activation = activation;
   return convolution(name, input, weight, bias, a, k);
+}
+// declared in ember/nn/intrinsic.h, beside the modules that run it
+Tensor convolution_relu(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  return convolution_activation(input, weight, bias, stride, padding, dilation, groups, ConvActivation::kReLU);
 }
 }  // namespace detail
 Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <set>
 
+#include "ember/fx.h"
 #include "parity.h"
 #include "unit/temp_dir.h"
 
@@ -116,6 +117,11 @@ void check(const std::string& name, Holder model) {
   {
     ember::NoGradGuard no_grad;
     EXPECT_TRUE(Near(model->forward(io["input"]), io["output"], 1e-4)) << name << ": eval output";
+    // Traced by fx and optimized for inference (batch norms folded, convolutions in channels_last
+    // with ReLU and Hardswish as oneDNN post-ops), as the benchmark's MobileNet row runs it.
+    auto gm = ember::fx::symbolic_trace(model, io["input"]);
+    ember::fx::optimize_for_inference(*gm);
+    EXPECT_TRUE(Near(gm->forward(io["input"]), io["output"], 1e-4)) << name << ": fx optimize_for_inference output";
     // channels_last (weights and input), float32 and under bfloat16 autocast as torchvision's.
     model->to(ember::MemoryFormat::ChannelsLast);
     const ember::Tensor xcl = io["input"].contiguous(ember::MemoryFormat::ChannelsLast);

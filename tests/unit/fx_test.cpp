@@ -663,6 +663,79 @@ TEST(Fx, ConvReluFusion) {
   expect_close(ops->forward(xs), cr(xs), 1e-6);
 }
 
+// fuse_conv_hardswish: a convolution module read only by a Hardswish (module, hardswish or
+// hardswish_) becomes an fx ConvHardswish module sharing the convolution; results equal the unfused
+// graph's, with and without a gradient to record; optimize_for_inference makes MobileNet's
+// Conv-BatchNorm-Hardswish one module.
+TEST(Fx, ConvHardswishFusion) {
+  struct Net : nn::Module {
+    nn::Conv1d c1{register_module("c1", nn::Conv1d(nn::Conv1dOptions(2, 3, 3).padding(1)))};
+    nn::Conv2d c2{register_module("c2", nn::Conv2d(nn::Conv2dOptions(3, 4, 3).padding(ember::kSame)))};
+    nn::Conv2d c3{register_module("c3", nn::Conv2d(nn::Conv2dOptions(4, 4, 2).padding(ember::kSame)))};
+    nn::Conv2d c4{register_module("c4", nn::Conv2d(nn::Conv2dOptions(4, 4, 3).padding(1).groups(4)))};
+    nn::Conv2d c5{register_module("c5", nn::Conv2d(nn::Conv2dOptions(4, 4, 1)))};
+    nn::Hardswish hs{register_module("hs", nn::Hardswish())};
+    Tensor forward(const Tensor& x) {
+      Tensor y = hs(c1(x)).unsqueeze(2).expand({-1, -1, 3, -1});  // (N, 3, 3, L)
+      y = ember::hardswish(c2(y));
+      Tensor z = c3(y);
+      z = ember::hardswish_(z);  // asymmetric 'same' padding: fused, run as conv then hardswish_
+      z = hs(c4(z));             // depthwise
+      Tensor v = c5(z);          // read twice: not fused
+      return ember::hardswish(v) + v;
+    }
+  };
+  ember::manual_seed(7);
+  auto m = std::make_shared<Net>();
+  m->eval();
+  const Tensor x = ember::randn({2, 2, 7}) * 3.0;
+  const Tensor want = m->forward(x);
+  auto gm = fx::symbolic_trace(m, x);
+  EXPECT_EQ(fx::fuse_conv_hardswish(*gm), 4u) << gm->code();
+  size_t fused = 0;
+  for (const fx::Node* n : gm->graph().nodes()) {
+    if (n->op() != fx::OpKind::CallModule) continue;
+    const std::string type = gm->submodule(n->target())->name();
+    fused += type.rfind("ember::fx::ConvHardswish", 0) == 0;
+    EXPECT_NE(type, "ember::nn::HardswishImpl") << gm->code();
+  }
+  EXPECT_EQ(fused, 4u);
+  EXPECT_NE(gm->code().find("torch.hardswish(c5)"), std::string::npos) << gm->code();
+  expect_close(gm->forward(x), want, 1e-6);
+  {
+    ember::InferenceMode guard;
+    expect_close(gm->forward(x), want, 1e-6);
+  }
+  // Through the fused modules, gradients are those of the unfused model.
+  const Tensor xg = x.clone().requires_grad_();
+  gm->forward(xg).sum().backward();
+  const Tensor grad_fused = m->c4->weight.grad().clone();
+  m->zero_grad();
+  const Tensor xe = x.clone().requires_grad_();
+  m->forward(xe).sum().backward();
+  expect_close(xg.grad(), xe.grad(), 1e-5);
+  expect_close(grad_fused, m->c4->weight.grad(), 1e-5);
+  // optimize_for_inference: batch norms folded, then each Conv2d with its Hardswish or ReLU one module.
+  namespace models = ember::vision::models;
+  nn::Sequential s(models::Conv2dNormActivation(3, 8, 3, 2, 1, 1, models::Activation::Hardswish),
+                   models::Conv2dNormActivation(8, 8, 3, 1, 8, 1, models::Activation::ReLU),
+                   models::Conv2dNormActivation(8, 8, 1, 1, 1, 1, models::Activation::Hardswish));
+  s->forward(ember::randn({2, 3, 16, 16}));
+  s->eval();
+  const Tensor xs = ember::randn({2, 3, 16, 16});
+  auto gs = fx::symbolic_trace(s, xs);
+  fx::optimize_for_inference(*gs);
+  std::vector<std::string> modules;
+  for (const fx::Node* n : gs->graph().nodes()) {
+    if (n->op() != fx::OpKind::CallModule) continue;
+    const std::string type = gs->submodule(n->target())->name();
+    modules.push_back(type.find("intrinsic::ConvReLU2d") != std::string::npos ? "ConvReLU2d" : type);
+  }
+  EXPECT_EQ(modules, (std::vector<std::string>{"ember::fx::ConvHardswish2d", "ConvReLU2d", "ember::fx::ConvHardswish2d"}))
+      << gs->code();
+  expect_close(gs->forward(xs), s->forward(xs), 1e-5);
+}
+
 TEST(NnIntrinsic, ModulesMatchTheirParts) {
   ember::manual_seed(6);
   nn::Conv2d conv(nn::Conv2dOptions(3, 5, 3).stride(2).padding(1));

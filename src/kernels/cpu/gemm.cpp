@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/parallel.h"
+#include "ember/parallel.h"
 #include "ember/factory.h"
 #include "ember/shape.h"
 #include "kernels/cpu/onednn.h"
@@ -123,7 +124,11 @@ onednn::Primitive make_matmul(ScalarType dtype, ScalarType out_dtype, const Matr
   // weights are correct, so bfloat16 weights are given dense, except in the case checked correct
   // over a grid of shapes (rows 64..1000, inner 16..1024, columns 16..2048, 1 and 2 threads): a
   // dense `a` of at least 64 rows and a multiple of 16 columns, a linear layer's training shapes.
-  const bool transposed_b_ok = is_dense(a) && out.rows() >= 64 && out.cols() % 16 == 0;
+  // Without AMX (AVX512-BF16, emulated bfloat16) oneDNN runs other kernels, which take transposed
+  // weights correctly (LinalgParity.BFloat16MatchesLibtorchOneDnnProducts, 7x300 @ (50x300)^T
+  // included, checked on AVX512-BF16), and the copy would cost more than the product (a 2048x1000
+  // weight at 8 rows, one thread: 7.5 ms at best against 0.45 ms, its cast included).
+  const bool transposed_b_ok = !has_amx_instructions() || (is_dense(a) && out.rows() >= 64 && out.cols() % 16 == 0);
   plan.copy_b = dtype == kBFloat16 && !is_dense(b) && !transposed_b_ok;
   dnnl::memory::desc da = operand_desc(a, dtype), db = plan.copy_b ? dense_desc(b, dtype) : operand_desc(b, dtype);
   dnnl::matmul::primitive_desc pd = make_pd(da, db);

@@ -33,12 +33,27 @@ Tensor ConvReLUImpl<D>::forward(const Tensor& input) {
 
 template <size_t D>
 Tensor ConvReLUImpl<D>::float_forward(const Tensor& input) {
-  const auto& o = conv->options;
+  return nn::detail::conv_activation_forward(*conv, input, ember::detail::ConvActivation::kReLU);
+}
+
+template <size_t D>
+void ConvReLUImpl<D>::pretty_print(std::ostream& stream) const {
+  if (static_quantized) return static_quantized->pretty_print(stream);
+  stream << "torch::nn::intrinsic::ConvReLU" << D << "d";
+}
+
+}  // namespace ember::nn::intrinsic
+
+namespace ember::nn::detail {
+
+template <size_t D>
+Tensor conv_activation_forward(ConvNdImpl<D>& conv, const Tensor& input, ember::detail::ConvActivation activation) {
+  const auto& o = conv.options;
   // The convolution's own padding as one value per dim, when it has one: zeros padding mode and
   // explicit or symmetric ('valid', or 'same' with odd extents) padding.
   std::vector<int64_t> padding;
   if (o.padding_mode().index() == 0) {
-    const std::vector<int64_t>& pads = conv->_reversed_padding_repeated_twice;  // last dim first, (left, right)
+    const std::vector<int64_t>& pads = conv._reversed_padding_repeated_twice;  // last dim first, (left, right)
     for (size_t i = 0; i < D; ++i) {
       const size_t at = 2 * (D - 1 - i);
       if (pads[at] != pads[at + 1]) {
@@ -48,20 +63,23 @@ Tensor ConvReLUImpl<D>::float_forward(const Tensor& input) {
       padding.push_back(pads[at]);
     }
   }
-  if (padding.size() != D || conv->weight_fake_quant) {  // (QAT: conv applies its weight's fake quantizer)
-    Tensor y = conv->forward(input);
-    return records(input, conv->weight, conv->bias) ? ember::relu(y) : y.relu_();
+  if (padding.size() != D || conv.weight_fake_quant) {  // (QAT: conv applies its weight's fake quantizer)
+    Tensor y = conv.forward(input);
+    const bool relu = activation == ember::detail::ConvActivation::kReLU;
+    if (intrinsic::records(input, conv.weight, conv.bias)) return relu ? ember::relu(y) : ember::hardswish(y);
+    return relu ? y.relu_() : ember::hardswish_(y);
   }
-  // convolution_relu itself records conv and relu when a gradient is wanted
-  return ember::detail::convolution_relu(input, conv->weight, conv->bias, IntArrayRef(o.stride()), padding,
-                                         IntArrayRef(o.dilation()), o.groups());
+  // convolution_activation itself records the convolution and the activation when a gradient is wanted
+  return ember::detail::convolution_activation(input, conv.weight, conv.bias, IntArrayRef(o.stride()), padding,
+                                               IntArrayRef(o.dilation()), o.groups(), activation);
 }
+template Tensor conv_activation_forward(ConvNdImpl<1>&, const Tensor&, ember::detail::ConvActivation);
+template Tensor conv_activation_forward(ConvNdImpl<2>&, const Tensor&, ember::detail::ConvActivation);
+template Tensor conv_activation_forward(ConvNdImpl<3>&, const Tensor&, ember::detail::ConvActivation);
 
-template <size_t D>
-void ConvReLUImpl<D>::pretty_print(std::ostream& stream) const {
-  if (static_quantized) return static_quantized->pretty_print(stream);
-  stream << "torch::nn::intrinsic::ConvReLU" << D << "d";
-}
+}  // namespace ember::nn::detail
+
+namespace ember::nn::intrinsic {
 
 template class ConvReLUImpl<1>;
 template class ConvReLUImpl<2>;

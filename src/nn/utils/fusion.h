@@ -6,9 +6,11 @@
 
 #include "ember/autograd.h"
 #include "ember/factory.h"
+#include "ember/nn/modules/conv.h"
 #include "ember/nn/modules/normalization.h"
 #include "ember/pointwise.h"
 #include "ember/shape.h"
+#include "ops/conv_activation.h"
 
 namespace ember::nn::detail {
 
@@ -42,5 +44,12 @@ std::shared_ptr<Impl> folded(const Impl& layer, Options options, const Tensor& s
   out->train(false);
   return out;
 }
+
+// activation(conv(input)), what the fused convolution modules run (nn::intrinsic's ConvReLU, fx's
+// ConvHardswish): one convolution with the activation as its oneDNN post-op when the module's
+// padding is one value per dim (zeros padding mode, symmetric) and no fake quantizer acts on its
+// weight; else the module's forward and the activation, in place unless a graph records.
+template <size_t D>
+Tensor conv_activation_forward(ConvNdImpl<D>& conv, const Tensor& input, ember::detail::ConvActivation activation);
 
 }  // namespace ember::nn::detail
