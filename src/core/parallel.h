@@ -43,6 +43,13 @@ struct RangeFn {
 };
 // Runs f over [begin, end) split in nthreads chunks, on OpenMP threads.
 void parallel_region(int64_t begin, int64_t end, int nthreads, RangeFn f);
+// f(begin, end) through a pointer to f: the one out-of-line copy of f's body, which both the
+// serial path and the parallel region call (inlined into the serial path as well, each of the
+// library's loop bodies was compiled twice: 60 KB of the pooling kernels alone).
+template <class F>
+[[gnu::noinline]] void call_range(const void* f, int64_t begin, int64_t end) {
+  (*static_cast<const F*>(f))(begin, end);
+}
 }  // namespace detail
 
 // f(begin, end) over disjoint chunks of [begin, end), each at least grain_size long.
@@ -51,17 +58,11 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain_size, const F& f) {
   const int64_t n = end - begin;
   if (n <= 0) return;
   const int64_t max_chunks = std::max<int64_t>(1, n / std::max<int64_t>(grain_size, 1));
-  if (max_chunks <= 1 || in_parallel_region()) {
-    f(begin, end);
-    return;
-  }
-  const int nthreads = static_cast<int>(std::min<int64_t>(detail::region_threads(), max_chunks));
-  if (nthreads <= 1) {
-    f(begin, end);
-    return;
-  }
-  detail::parallel_region(begin, end, nthreads,
-                          {&f, [](const void* o, int64_t b, int64_t e) { (*static_cast<const F*>(o))(b, e); }});
+  const int nthreads = max_chunks <= 1 || in_parallel_region()
+                           ? 1
+                           : static_cast<int>(std::min<int64_t>(detail::region_threads(), max_chunks));
+  if (nthreads <= 1) return detail::call_range<F>(&f, begin, end);
+  detail::parallel_region(begin, end, nthreads, {&f, &detail::call_range<F>});
 }
 
 }  // namespace ember
