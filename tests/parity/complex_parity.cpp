@@ -528,6 +528,17 @@ TEST(FftParity, BatchesOfSignals) {
       const ember::Tensor rows = random({37, n}, t, static_cast<uint64_t>(n) + 4);
       EXPECT_TRUE(Close(ember::fft::rfft(rows), torch::fft::rfft(to_torch(rows)), fft_tol(t, n))) << t << " n=" << n;
     }
+    // long signals side by side (direct lengths, Bluestein's, the real transform's half length)
+    for (int64_t n : {4096, 6144, 4099}) {
+      const ember::Tensor z = random({20, n}, ember::to_complex_type(t), static_cast<uint64_t>(n) + 7);
+      EXPECT_TRUE(Close(ember::fft::fft(z), torch::fft::fft(to_torch(z)), fft_tol(t, n))) << t << " rows n=" << n;
+      const ember::Tensor cols = random({n, 9}, ember::to_complex_type(t), static_cast<uint64_t>(n) + 8);
+      EXPECT_TRUE(Close(ember::fft::ifft(cols, std::nullopt, 0), torch::fft::ifft(to_torch(cols), c10::nullopt, 0),
+                        fft_tol(t, n)))
+          << t << " columns n=" << n;
+      const ember::Tensor real = random({20, 2 * n}, t, static_cast<uint64_t>(n) + 9);
+      EXPECT_TRUE(Close(ember::fft::rfft(real), torch::fft::rfft(to_torch(real)), fft_tol(t, 2 * n))) << t << " n=" << n;
+    }
     for (int64_t n : {4096, 4098, 1001}) {
       const ember::Tensor one = random({n}, t, static_cast<uint64_t>(n) + 5);
       EXPECT_TRUE(Close(ember::fft::rfft(one), torch::fft::rfft(to_torch(one)), fft_tol(t, n))) << t << " n=" << n;
