@@ -3,6 +3,8 @@
 // libtorch's spellings resolve (F::dropout(x), F::embedding(indices, weight), braced options).
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "ember/ember.h"
 #include "unit/expect_error.h"
 
@@ -25,6 +27,52 @@ TEST(NnFunctional, LibtorchSpellingsResolve) {
   EXPECT_EQ(F::conv2d(randn({1, 2, 5, 5}), randn({3, 2, 3, 3})).sizes(), IntArrayRef({1, 3, 3, 3}));
   EXPECT_EQ(F::glu(x, 0).sizes(), IntArrayRef({1, 4}));
   EXPECT_EQ(F::softshrink(x, 0.2).sizes(), x.sizes());
+}
+
+// inplace(true), as libtorch's: the op writes into its input and returns it; the values (and, for
+// a non-leaf, the gradients) are those of the out-of-place form; a leaf that requires grad refuses.
+TEST(NnFunctional, InplaceOptionsWriteIntoTheInput) {
+  using Fn = std::function<Tensor(const Tensor&, bool)>;
+  const std::vector<std::pair<const char*, Fn>> ops = {
+      {"relu", [](const Tensor& t, bool i) { return F::relu(t, F::ReLUFuncOptions(i)); }},
+      {"relu6", [](const Tensor& t, bool i) { return F::relu6(t, F::ReLU6FuncOptions(i)); }},
+      {"leaky_relu", [](const Tensor& t, bool i) { return F::leaky_relu(t, F::LeakyReLUFuncOptions().negative_slope(0.2).inplace(i)); }},
+      {"elu", [](const Tensor& t, bool i) { return F::elu(t, F::ELUFuncOptions().alpha(0.7).inplace(i)); }},
+      {"selu", [](const Tensor& t, bool i) { return F::selu(t, F::SELUFuncOptions(i)); }},
+      {"celu", [](const Tensor& t, bool i) { return F::celu(t, F::CELUFuncOptions().alpha(1.5).inplace(i)); }},
+      {"hardtanh", [](const Tensor& t, bool i) { return F::hardtanh(t, F::HardtanhFuncOptions().min_val(-0.5).max_val(0.8).inplace(i)); }},
+      {"threshold", [](const Tensor& t, bool i) { return F::threshold(t, F::ThresholdFuncOptions(0.1, -2.0).inplace(i)); }},
+      {"rrelu", [](const Tensor& t, bool i) { return F::rrelu(t, F::RReLUFuncOptions().training(true).inplace(i)); }},
+      {"dropout", [](const Tensor& t, bool i) { return F::dropout(t, F::DropoutFuncOptions().p(0.3).inplace(i)); }},
+      {"dropout2d", [](const Tensor& t, bool i) { return F::dropout2d(t, F::Dropout2dFuncOptions().p(0.5).inplace(i)); }},
+      {"dropout3d", [](const Tensor& t, bool i) { return F::dropout3d(t, F::Dropout3dFuncOptions().p(0.5).inplace(i)); }},
+      {"alpha_dropout", [](const Tensor& t, bool i) { return F::alpha_dropout(t, F::AlphaDropoutFuncOptions().p(0.3).training(true).inplace(i)); }},
+      {"feature_alpha_dropout", [](const Tensor& t, bool i) {
+         return F::feature_alpha_dropout(t, F::FeatureAlphaDropoutFuncOptions().p(0.3).training(true).inplace(i));
+       }},
+      {"Dropout module", [](const Tensor& t, bool i) { return nn::Dropout(nn::DropoutOptions(0.4).inplace(i))(t); }},
+      {"ReLU module", [](const Tensor& t, bool i) { return nn::ReLU(nn::ReLUOptions(i))(t); }},
+  };
+  for (const auto& [name, f] : ops) {
+    manual_seed(7);
+    const Tensor x = randn({2, 3, 4, 5});
+    const Tensor expected = f(x, false);
+    EXPECT_FALSE(expected.is_same(x)) << name;
+    Tensor y = x.clone();
+    manual_seed(7);
+    (void)randn({2, 3, 4, 5});
+    const Tensor out = f(y, true);
+    EXPECT_TRUE(out.is_same(y)) << name;
+    EXPECT_TRUE(y.equal(expected)) << name;
+
+    const Tensor a = x.clone().requires_grad_(true), b = x.clone().requires_grad_(true);
+    manual_seed(8);
+    f(a * 1, false).sum().backward();
+    manual_seed(8);
+    f(b * 1, true).sum().backward();
+    EXPECT_TRUE(b.grad().equal(a.grad())) << name;
+    EXPECT_THROW(f(b, true), Error) << name;
+  }
 }
 
 TEST(NnFunctional, BadInputNamesTheOp) {

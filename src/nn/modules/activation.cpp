@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "ember/aten_tail.h"
 #include "ember/aten_tail2.h"
 #include "ember/factory.h"
 #include "ember/indexing.h"
@@ -14,16 +15,27 @@
 namespace ember::nn {
 namespace functional {
 
-Tensor relu(const Tensor& input, const ReLUFuncOptions&) { return ember::relu(input); }
-Tensor relu6(const Tensor& input, const ReLU6FuncOptions&) { return ember::hardtanh(input, 0, 6); }
+// With inplace(true) the op runs in place on the input, which is returned, as libtorch's.
+Tensor relu(const Tensor& input, const ReLUFuncOptions& o) {
+  Tensor self = input;
+  return o.inplace() ? ember::relu_(self) : ember::relu(input);
+}
+Tensor relu6(const Tensor& input, const ReLU6FuncOptions& o) {
+  Tensor self = input;
+  return o.inplace() ? ember::hardtanh_(self, 0, 6) : ember::hardtanh(input, 0, 6);
+}
 Tensor leaky_relu(const Tensor& input, const LeakyReLUFuncOptions& o) {
-  return ember::leaky_relu(input, o.negative_slope());
+  Tensor self = input;
+  return o.inplace() ? ember::leaky_relu_(self, o.negative_slope()) : ember::leaky_relu(input, o.negative_slope());
 }
 Tensor gelu(const Tensor& input, const GELUFuncOptions& o) { return ember::gelu(input, o.approximate()); }
 Tensor silu(const Tensor& input) { return ember::silu(input); }
 Tensor hardswish(const Tensor& input) { return ember::hardswish(input); }
 Tensor hardsigmoid(const Tensor& input) { return ember::hardsigmoid(input); }
-Tensor elu(const Tensor& input, const ELUFuncOptions& o) { return ember::elu(input, o.alpha()); }
+Tensor elu(const Tensor& input, const ELUFuncOptions& o) {
+  Tensor self = input;
+  return o.inplace() ? ember::elu_(self, o.alpha()) : ember::elu(input, o.alpha());
+}
 Tensor softplus(const Tensor& input, const SoftplusFuncOptions& o) {
   return ember::softplus(input, o.beta(), o.threshold());
 }
@@ -34,10 +46,11 @@ Tensor log_softmax(const Tensor& input, const LogSoftmaxFuncOptions& o) {
   return ember::log_softmax(input, o.dim(), o.dtype());
 }
 
-Tensor selu(const Tensor& input, const SELUFuncOptions&) {
+Tensor selu(const Tensor& input, const SELUFuncOptions& o) {
   constexpr double kAlpha = 1.6732632423543772848170429916717;
   constexpr double kScale = 1.0507009873554804934193349852946;
-  return ember::elu(input, kAlpha, kScale);
+  Tensor self = input;
+  return o.inplace() ? ember::elu_(self, kAlpha, kScale) : ember::elu(input, kAlpha, kScale);
 }
 Tensor glu(const Tensor& input, const GLUFuncOptions& o) {
   EMBER_CHECK(input.dim() > 0, "glu", "glu does not support scalars because halving size must be even");
@@ -60,13 +73,17 @@ Tensor softshrink(const Tensor& input, const SoftshrinkFuncOptions& o) {
 Tensor hardtanh(const Tensor& input, const HardtanhFuncOptions& o) {
   EMBER_CHECK(o.max_val() > o.min_val(), "hardtanh", "max_val must be greater than min_val (got ", o.min_val(),
               " and ", o.max_val(), ")");
-  return ember::hardtanh(input, o.min_val(), o.max_val());
+  Tensor self = input;
+  return o.inplace() ? ember::hardtanh_(self, o.min_val(), o.max_val()) : ember::hardtanh(input, o.min_val(), o.max_val());
 }
 Tensor celu(const Tensor& input, const CELUFuncOptions& o) {
   EMBER_CHECK(o.alpha() != 0, "celu", "ZeroDivisionError: alpha must not be 0");
-  return ember::elu(input / o.alpha(), 1.0) * o.alpha();
+  Tensor self = input;
+  return o.inplace() ? ember::celu_(self, o.alpha()) : ember::elu(input / o.alpha(), 1.0) * o.alpha();
 }
 Tensor threshold(const Tensor& input, const ThresholdFuncOptions& o) {
+  Tensor self = input;
+  if (o.inplace()) return ember::threshold_(self, o.threshold(), o.value());
   return where(input.detach() > o.threshold(), input, Scalar(o.value()));
 }
 Tensor softmin(const Tensor& input, const SoftminFuncOptions& o) { return ember::softmax(-input, o.dim(), o.dtype()); }
@@ -93,6 +110,8 @@ Tensor prelu(const Tensor& input, const Tensor& weight) {
 Tensor rrelu(const Tensor& input, const RReLUFuncOptions& o) {
   EMBER_CHECK(o.lower() <= o.upper(), "rrelu", "lower bound should be less than or equal to the upper bound (got ",
               o.lower(), " and ", o.upper(), ")");
+  Tensor self = input;
+  if (o.inplace()) return ember::rrelu_(self, o.lower(), o.upper(), o.training());
   if (!o.training()) return ember::leaky_relu(input, (o.lower() + o.upper()) / 2);
   // One slope drawn per element, used where the input is negative.
   const Tensor slope = ember::rand_like(input.detach()) * (o.upper() - o.lower()) + o.lower();

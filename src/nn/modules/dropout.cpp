@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ember/aten_tail.h"
+#include "ember/aten_tail2.h"
 #include "ember/factory.h"
 #include "ember/nn_ops.h"
 #include "ember/pointwise.h"
@@ -46,16 +48,17 @@ void DropoutImplT<Kind>::reset() {
 
 template <int Kind>
 Tensor DropoutImplT<Kind>::forward(const Tensor& input) {
-  const double p = options.p();
-  if constexpr (Kind == 0) return ember::dropout(input, p, is_training());
-  if constexpr (Kind == 1) return ember::feature_dropout(input, p, is_training());
-  if constexpr (Kind == 2) return functional::dropout2d(input, functional::Dropout2dFuncOptions().p(p).training(is_training()));
-  if constexpr (Kind == 3) return functional::dropout3d(input, functional::Dropout3dFuncOptions().p(p).training(is_training()));
-  if constexpr (Kind == 4) return functional::alpha_dropout(input, functional::AlphaDropoutFuncOptions().p(p).training(is_training()));
-  if constexpr (Kind == 5) {
-    return functional::feature_alpha_dropout(input,
-                                             functional::FeatureAlphaDropoutFuncOptions().p(p).training(is_training()));
+  const auto o = functional::DropoutFuncOptions().p(options.p()).training(is_training()).inplace(options.inplace());
+  const auto alpha = functional::AlphaDropoutFuncOptions().p(options.p()).training(is_training()).inplace(options.inplace());
+  if constexpr (Kind == 0) return functional::dropout(input, o);
+  if constexpr (Kind == 1) {
+    Tensor self = input;
+    return o.inplace() ? ember::feature_dropout_(self, o.p(), o.training()) : ember::feature_dropout(input, o.p(), o.training());
   }
+  if constexpr (Kind == 2) return functional::dropout2d(input, o);
+  if constexpr (Kind == 3) return functional::dropout3d(input, o);
+  if constexpr (Kind == 4) return functional::alpha_dropout(input, alpha);
+  if constexpr (Kind == 5) return functional::feature_alpha_dropout(input, alpha);
 }
 
 template <int Kind>
@@ -65,27 +68,41 @@ void DropoutImplT<Kind>::pretty_print(std::ostream& stream) const {
 }
 
 namespace functional {
+// With inplace(true) the dropout runs in place on the input, which is returned, as libtorch's.
 Tensor dropout(const Tensor& input, const DropoutFuncOptions& options) {
   check_p("dropout", options.p());
-  return ember::dropout(input, options.p(), options.training());
+  Tensor self = input;
+  return options.inplace() ? ember::dropout_(self, options.p(), options.training())
+                           : ember::dropout(input, options.p(), options.training());
 }
 Tensor dropout2d(const Tensor& input, const Dropout2dFuncOptions& options) {
   check_p("dropout2d", options.p());
-  return ember::dropout2d(input, options.p(), options.training());
+  Tensor self = input;
+  return options.inplace() ? ember::feature_dropout_(self, options.p(), options.training())
+                           : ember::dropout2d(input, options.p(), options.training());
 }
 Tensor dropout3d(const Tensor& input, const Dropout3dFuncOptions& options) {
   check_p("dropout3d", options.p());
   EMBER_CHECK(input.dim() == 4 || input.dim() == 5, "dropout3d",
               "dropout3d: Expected 4D or 5D input, got a tensor of shape ", input.sizes());
   // An unbatched (C, D, H, W) input gets a batch dim so each channel draws once.
-  if (input.dim() == 4) return ember::feature_dropout(input.unsqueeze(0), options.p(), options.training()).squeeze(0);
-  return ember::feature_dropout(input, options.p(), options.training());
+  Tensor batched = input.dim() == 4 ? input.unsqueeze(0) : input;
+  if (options.inplace()) {
+    ember::feature_dropout_(batched, options.p(), options.training());
+    return input;
+  }
+  const Tensor out = ember::feature_dropout(batched, options.p(), options.training());
+  return input.dim() == 4 ? out.squeeze(0) : out;
 }
 Tensor alpha_dropout(const Tensor& input, const AlphaDropoutFuncOptions& options) {
-  return alpha_dropout_impl("alpha_dropout", input, options.p(), options.training(), false);
+  if (!options.inplace()) return alpha_dropout_impl("alpha_dropout", input, options.p(), options.training(), false);
+  Tensor self = input;
+  return ember::alpha_dropout_(self, options.p(), options.training());
 }
 Tensor feature_alpha_dropout(const Tensor& input, const FeatureAlphaDropoutFuncOptions& options) {
-  return alpha_dropout_impl("feature_alpha_dropout", input, options.p(), options.training(), true);
+  if (!options.inplace()) return alpha_dropout_impl("feature_alpha_dropout", input, options.p(), options.training(), true);
+  Tensor self = input;
+  return ember::feature_alpha_dropout_(self, options.p(), options.training());
 }
 }  // namespace functional
 

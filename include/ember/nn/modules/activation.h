@@ -13,7 +13,7 @@
 
 namespace ember::nn {
 
-// "inplace" options are accepted for libtorch's spelling; results are always new tensors.
+// inplace(true): the op writes into its input and returns it, as libtorch's.
 struct ReLUOptions {
   ReLUOptions(bool inplace = false) : inplace_(inplace) {}  // NOLINT
   EMBER_ARG(bool, inplace);

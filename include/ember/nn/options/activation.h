@@ -1,5 +1,5 @@
 // Options of the activations added beside ReLU ... Softmax (ember/nn/modules/activation.h holds
-// those of the first ones). "inplace" is accepted for libtorch's spelling; results are new tensors.
+// those of the first ones). inplace(true): the op writes into its input and returns it, as libtorch's.
 #pragma once
 #include <optional>
 #include <utility>

@@ -6,8 +6,7 @@ namespace ember::nn {
 struct DropoutOptions {
   DropoutOptions(double p = 0.5) : p_(p) {}  // NOLINT
   EMBER_ARG(double, p);
-  // Accepted for libtorch's spelling; the result is always a new tensor.
-  EMBER_ARG(bool, inplace) = false;
+  EMBER_ARG(bool, inplace) = false;  // true: dropout writes into its input and returns it
 };
 using Dropout2dOptions = DropoutOptions;
 using Dropout3dOptions = DropoutOptions;
@@ -19,7 +18,7 @@ namespace functional {
 struct DropoutFuncOptions {
   EMBER_ARG(double, p) = 0.5;
   EMBER_ARG(bool, training) = true;
-  EMBER_ARG(bool, inplace) = false;  // accepted; the result is a new tensor
+  EMBER_ARG(bool, inplace) = false;
 };
 using Dropout2dFuncOptions = DropoutFuncOptions;
 using Dropout3dFuncOptions = DropoutFuncOptions;
