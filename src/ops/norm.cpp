@@ -490,14 +490,46 @@ std::pair<int64_t, int64_t> check_normalized(const char* op, const Tensor& input
   return {cols == 0 ? 0 : input.numel() / cols, cols};
 }
 
+// The gradients of a row norm (dx, dw, db: each when its bit of `mask` is set, 1, 2, 4) from the
+// forward's input, weight and statistics (double tensors of `rows` values), in one pass; dw and db
+// in double (the engine casts them to the parameters' dtype). An op of its own, so that a captured
+// graph replays it on the statistics each replay's forward wrote (ember::graphs).
+template <class Names>
+struct RowNormBackwardOp {
+  static constexpr const char* name = Names::backward_op;
+  static constexpr bool differentiable = false;
+  static std::tuple<Tensor, Tensor, Tensor> run(const Tensor& grad, const Tensor& x, const Tensor& w,
+                                                const Tensor& mean, const Tensor& rstd, IntArrayRef shape, bool rms,
+                                                int64_t mask) {
+    const int64_t rows = mean.numel();
+    int64_t cols = 1;
+    for (int64_t s : shape) cols *= s;
+    Tensor dx = mask & 1 ? make_empty(x.sizes(), x.dtype()) : Tensor();
+    Tensor dw = mask & 2 ? make_empty({cols}, kDouble) : Tensor();
+    Tensor db = mask & 4 ? make_empty({cols}, kDouble) : Tensor();
+    for (const Tensor& g : {dw, db}) {
+      if (g.defined()) std::fill(g.data_ptr<double>(), g.data_ptr<double>() + cols, 0.0);
+    }
+    if (x.numel() > 0) {
+      const Tensor dy = grad.to(x.dtype()).contiguous();
+      kernels::row_norm_backward_kernel(dy.view({rows, cols}), x.contiguous().view({rows, cols}),
+                                        w.defined() ? w.to(x.dtype()).contiguous() : w, mean.data_ptr<double>(),
+                                        rstd.data_ptr<double>(), rms, dx.defined() ? dx.view({rows, cols}) : dx,
+                                        dw.defined() ? dw.data_ptr<double>() : nullptr,
+                                        db.defined() ? db.data_ptr<double>() : nullptr);
+    }
+    return {dx, dw.defined() ? dw.view(shape) : dw, db.defined() ? db.view(shape) : db};
+  }
+};
+
 // The gradients of a row norm; weight and bias gradients come with the input's in one pass and
 // are kept for their formulas (which run after the input's, on the same incoming gradient).
+template <class Names>
 class RowNormBackward {
  public:
-  RowNormBackward(const char* node, autograd::Saved x, autograd::Saved w, IntArrayRef shape, double eps,
-                  std::vector<double> mean, std::vector<double> rstd, bool rms, bool want_w, bool want_b)
-      : node_(node),
-        x_(x), w_(w), shape_(shape), eps_(eps), mean_(std::move(mean)), rstd_(std::move(rstd)), rms_(rms), want_w_(want_w),
+  RowNormBackward(autograd::Saved x, autograd::Saved w, autograd::Saved mean, autograd::Saved rstd, IntArrayRef shape,
+                  double eps, bool rms, bool want_w, bool want_b)
+      : x_(x), w_(w), mean_(mean), rstd_(rstd), shape_(shape), eps_(eps), rms_(rms), want_w_(want_w),
         want_b_(want_b), shared_(want_w + want_b) {}
 
   Tensor grad_input(const autograd::BackwardContext& c) {
@@ -515,20 +547,9 @@ class RowNormBackward {
     if (GradMode::is_enabled() && (c.grad().requires_grad() || x.requires_grad() || (w.defined() && w.requires_grad()))) {
       return run_recorded(c.grad().to(x.dtype()), x, w, input);
     }
-    const int64_t rows = static_cast<int64_t>(mean_.size());
-    int64_t cols = 1;
-    for (int64_t s : shape_) cols *= s;
-    dx_ = input ? make_empty(x.sizes(), x.dtype()) : Tensor();
-    std::vector<double> gw(want_w_ ? cols : 0, 0.0), gb(want_b_ ? cols : 0, 0.0);
-    if (x.numel() > 0) {
-      const Tensor dy = c.grad().to(x.dtype()).contiguous();
-      kernels::row_norm_backward_kernel(dy.view({rows, cols}), x.contiguous().view({rows, cols}),
-                                        w.defined() ? w.to(x.dtype()).contiguous() : w, mean_.data(), rstd_.data(),
-                                        rms_, input ? dx_.view({rows, cols}) : Tensor(), want_w_ ? gw.data() : nullptr,
-                                        want_b_ ? gb.data() : nullptr);
-    }
-    if (want_w_) gw_ = from_doubles(gw, shape_, kDouble);
-    if (want_b_) gb_ = from_doubles(gb, shape_, kDouble);
+    const int64_t mask = int64_t{input} | int64_t{want_w_} << 1 | int64_t{want_b_} << 2;
+    std::tie(dx_, gw_, gb_) =
+        dispatch::call<RowNormBackwardOp<Names>>(c.grad(), x, w, c[mean_], c[rstd_], shape_.ref(), rms_, mask);
   }
 
   // create_graph: the same gradients from recorded ops, the statistics recomputed from x, so
@@ -550,42 +571,42 @@ class RowNormBackward {
     if (want_b_) gb_ = over_rows(dy);
   }
 
-  const char* node_;
-  autograd::Saved x_, w_;
+  autograd::Saved x_, w_, mean_, rstd_;
   DimVector shape_;
   double eps_;
-  std::vector<double> mean_, rstd_;
   bool rms_, want_w_, want_b_;
   SharedResults shared_;  // of gw_ and gb_
   Tensor dx_, gw_, gb_;
 };
 
 // The row kernel over the input as (rows, cols), affine parameters in the input's dtype: the
-// recorded op of layer_norm and rms_norm. mean and rstd (double tensors of `rows` values) receive
-// the statistics, which the derivative (declared after the run) reads.
+// recorded op of layer_norm and rms_norm. The statistics (double tensors of `rows` values, made
+// by the op so that a captured graph sees them written by it) go to `mean` and `rstd`; the
+// derivative keeps them.
 template <class Names>
 struct RowNormOp {
   static constexpr const char* name = Names::op;
   static Tensor run(const Tensor& input, IntArrayRef shape, const Tensor& weight, const Tensor& bias, double eps,
-                    bool rms, const Tensor& mean, const Tensor& rstd) {
+                    bool rms, Tensor* mean, Tensor* rstd) {
     const auto [rows, cols] = check_normalized(name, input, shape, weight, bias);
     Tensor out = make_empty(input.sizes(), input.dtype());
+    *mean = make_empty({rows}, kDouble);
+    *rstd = make_empty({rows}, kDouble);
     if (input.numel() == 0) return out;
     const Tensor w = weight.defined() ? weight.to(input.dtype()).contiguous() : weight;
     const Tensor b = bias.defined() ? bias.to(input.dtype()).contiguous() : bias;
-    double* r = rstd.data_ptr<double>();
+    double* r = rstd->data_ptr<double>();
     kernels::row_norm_kernel(input.contiguous().view({rows, cols}), out.view({rows, cols}), w, b, eps, rms,
-                             mean.data_ptr<double>(), r);
+                             mean->data_ptr<double>(), r);
     for (int64_t i = 0; i < rows; ++i) r[i] = 1.0 / std::sqrt(r[i] + eps);
     return out;
   }
   static void derivative(autograd::Derivative& d, const Tensor& input, IntArrayRef shape, const Tensor& weight,
-                         const Tensor& bias, double eps, bool rms, const Tensor& mean, const Tensor& rstd) {
+                         const Tensor& bias, double eps, bool rms, Tensor* mean, Tensor* rstd) {
     d.name(Names::node);
-    auto st = std::make_shared<RowNormBackward>(
-        Names::node, d.save(input), weight.defined() ? d.save(weight) : autograd::Saved{SIZE_MAX}, shape, eps,
-        as_doubles(mean),
-        as_doubles(rstd), rms, d.needs(weight), d.needs(bias));
+    auto st = std::make_shared<RowNormBackward<Names>>(
+        d.save(input), weight.defined() ? d.save(weight) : autograd::Saved{SIZE_MAX}, d.save(*mean), d.save(*rstd),
+        shape, eps, rms, d.needs(weight), d.needs(bias));
     d.grad(input, [st](const auto& c) { return st->grad_input(c); });
     d.grad(weight, [st](const auto& c) { return st->grad_weight(c); });
     d.grad(bias, [st](const auto& c) { return st->grad_bias(c); });
@@ -594,20 +615,22 @@ struct RowNormOp {
 struct LayerNormNames {
   static constexpr const char* op = "native_layer_norm";
   static constexpr const char* node = "NativeLayerNormBackward0";
+  static constexpr const char* backward_op = "native_layer_norm_backward";
 };
 // libtorch 1.13 has no rms_norm; the node's name is ours.
 struct RmsNormNames {
   static constexpr const char* op = "rms_norm";
   static constexpr const char* node = "RmsNormBackward0";
+  static constexpr const char* backward_op = "rms_norm_backward";
 };
 
 // Returns the output and the statistics of a row norm, as (rows) double tensors.
 template <class Names>
 std::tuple<Tensor, Tensor, Tensor> row_norm(const char* op, const Tensor& input, IntArrayRef shape,
                                             const Tensor& weight, const Tensor& bias, double eps, bool rms) {
-  const int64_t rows = check_normalized(op, input, shape, weight, bias).first;
-  Tensor mean = make_empty({rows}, kDouble), rstd = make_empty({rows}, kDouble);
-  Tensor out = dispatch::call<RowNormOp<Names>>(input, shape, weight, bias, eps, rms, mean, rstd);
+  check_normalized(op, input, shape, weight, bias);
+  Tensor mean, rstd;
+  Tensor out = dispatch::call<RowNormOp<Names>>(input, shape, weight, bias, eps, rms, &mean, &rstd);
   return {out, mean, rstd};
 }
 

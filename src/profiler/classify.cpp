@@ -28,6 +28,7 @@ std::string pytorch_op_name(const char* name) {
       {"minimum_", "ember::minimum_"},
       {"multi_head_attention_forward", "ember::multi_head_attention_forward"},
       {"multilabel_soft_margin_loss", "ember::multilabel_soft_margin_loss"},
+      {"rms_norm_backward", "ember::rms_norm_backward"},
   };
   if (auto it = renamed.find(n); it != renamed.end()) return std::string(it->second);
   // out= forms are overloads of the op in ATen ("aten::add" with overload "out")

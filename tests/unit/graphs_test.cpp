@@ -406,6 +406,52 @@ TEST(Graphs, GroupAndInstanceNormTrainingReplay) {
   }
 }
 
+// Layer norm and rms norm in training: their statistics are made by the op and read by their
+// backward op, so each replay normalizes with its own batch's statistics.
+TEST(Graphs, LayerAndRmsNormTrainingReplay) {
+  nn::Linear lin_e(6, 8), lin_g(6, 8);
+  nn::LayerNorm ln_e(nn::LayerNormOptions({8})), ln_g(nn::LayerNormOptions({8}));
+  copy_parameters(lin_e, lin_g);
+  copy_parameters(ln_e, ln_g);
+  const Tensor rw_e = batch(79, {8}).requires_grad_(), rw_g = rw_e.detach().clone().requires_grad_();
+  std::vector<Tensor> params_e = lin_e->parameters(), params_g = lin_g->parameters();
+  for (const Tensor& p : ln_e->parameters()) params_e.push_back(p);
+  for (const Tensor& p : ln_g->parameters()) params_g.push_back(p);
+  params_e.push_back(rw_e);
+  params_g.push_back(rw_g);
+  optim::Adam eo(params_e, optim::AdamOptions(0.01)), go(params_g, optim::AdamOptions(0.01));
+  auto step = [](nn::Linear& lin, nn::LayerNorm& ln, const Tensor& rw, optim::Adam& opt, const Tensor& x) {
+    opt.zero_grad();
+    const Tensor h = ln(lin(x));
+    Tensor loss = (rms_norm(h.tanh(), {8}, rw) * h).sum();
+    loss.backward();
+    opt.step();
+    return loss;
+  };
+  Tensor static_x = batch(80, {5, 3, 6});
+  step(lin_e, ln_e, rw_e, eo, static_x);
+  step(lin_g, ln_g, rw_g, go, static_x);
+  Graph g;
+  Tensor static_loss;
+  {
+    GraphCapture capture(g);
+    static_loss = step(lin_g, ln_g, rw_g, go, static_x);
+  }
+  Tensor loss = step(lin_e, ln_e, rw_e, eo, static_x);
+  ASSERT_TRUE(bitwise_equal(loss, static_loss));
+  for (int k = 0; k < 5; ++k) {
+    const Tensor x = batch(81 + k, {5, 3, 6});
+    static_x.copy_(x);
+    g.replay();
+    loss = step(lin_e, ln_e, rw_e, eo, x);
+    ASSERT_TRUE(bitwise_equal(loss, static_loss)) << "replay " << k;
+    for (size_t i = 0; i < params_e.size(); ++i) {
+      EXPECT_TRUE(bitwise_equal(params_e[i], params_g[i])) << "parameter " << i << " at replay " << k;
+      EXPECT_TRUE(bitwise_equal(params_e[i].grad(), params_g[i].grad())) << "grad " << i << " at replay " << k;
+    }
+  }
+}
+
 // The pool reuses a block once its tensor died, never while it lives.
 TEST(Graphs, PoolReusesBlocksOfDeadTensors) {
   NoGradGuard no_grad;
