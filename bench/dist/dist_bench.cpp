@@ -118,7 +118,9 @@ ember::nn::Sequential make_mlp() {
 }
 
 // The median time of one Adam step of the 784-256-128-10 MLP at batch 64 on one thread, under
-// DDP when the world has more than one rank.
+// DDP when the world has more than one rank, and where it goes: the medians of its forward, its
+// backward (which waits for the gradients' all-reduce) and the optimizer's step, and of a bare
+// all_reduce of as many floats as the model's gradients.
 void worker_step(int steps, int blocks) {
   ember::set_num_threads(1);
   const int size = env_int("WORLD_SIZE");
@@ -130,13 +132,23 @@ void worker_step(int steps, int blocks) {
   ember::Generator gen(env_int("RANK") + 1);
   const ember::Tensor x = ember::randn({64, 784}, &gen);
   const ember::Tensor y = ember::randint(0, 10, {64}, &gen, ember::kLong);
+  std::vector<double> forward_s, backward_s, optimizer_s;
   auto step = [&] {
     opt.zero_grad();
-    const ember::Tensor out = ddp ? (*ddp)->forward(x) : mlp->forward(x);
-    ember::nn::functional::cross_entropy(out, y).backward();
+    const auto t0 = Clock::now();
+    const ember::Tensor loss = ember::nn::functional::cross_entropy(ddp ? (*ddp)->forward(x) : mlp->forward(x), y);
+    const auto t1 = Clock::now();
+    loss.backward();
+    const auto t2 = Clock::now();
     opt.step();
+    forward_s.push_back(std::chrono::duration<double>(t1 - t0).count());
+    backward_s.push_back(std::chrono::duration<double>(t2 - t1).count());
+    optimizer_s.push_back(seconds_since(t2));
   };
   for (int i = 0; i < steps; ++i) step();  // warm-up: caches, allocator, Adam's state
+  forward_s.clear();
+  backward_s.clear();
+  optimizer_s.clear();
   std::vector<double> per_step;
   for (int b = 0; b < blocks; ++b) {
     const auto t0 = Clock::now();
@@ -144,7 +156,22 @@ void worker_step(int steps, int blocks) {
     per_step.push_back(seconds_since(t0) / steps);
   }
   emit("step_s", median(per_step));
-  if (size > 1) dist::destroy_process_group();
+  emit("forward_s", median(forward_s));
+  emit("backward_s", median(backward_s));
+  emit("optimizer_s", median(optimizer_s));
+  if (size > 1) {
+    int64_t numel = 0;
+    for (const ember::Tensor& p : mlp->parameters()) numel += p.numel();
+    ember::Tensor grads = ember::zeros({numel});
+    std::vector<double> allreduce_s;
+    for (int i = 0; i < steps; ++i) {
+      const auto t0 = Clock::now();
+      dist::all_reduce(grads);
+      allreduce_s.push_back(seconds_since(t0));
+    }
+    emit("allreduce_s", median(allreduce_s));
+    dist::destroy_process_group();
+  }
 }
 
 int64_t state_bytes(const ember::optim::Optimizer& opt) {
@@ -168,6 +195,8 @@ void worker_zero() {
   emit("unsharded_bytes", static_cast<double>(state_bytes(adam)));
   dist::destroy_process_group();
 }
+
+
 
 int run_worker(const std::string& kind, const std::vector<std::string>& args) {
   auto arg = [&](size_t i) { return i < args.size() ? args[i] : std::string(); };
@@ -359,15 +388,27 @@ bench::Register step_vs_1proc_case{{
     .target = 1.25,
     .baseline = bench::Baseline::Ember,
     .run = [](const bench::Context&) {
-      std::vector<double> two, one;
+      std::map<std::string, std::vector<double>> two, one;
       for (int run = 0; run < kRuns; ++run) {
-        for (const auto& f : run_ranks(step_worker(), 2)) two.push_back(figure(f, "step_s"));
-        one.push_back(figure(run_ranks(step_worker(), 1)[0], "step_s"));
+        for (const auto& f : run_ranks(step_worker(), 2))
+          for (const auto& [name, value] : f) two[name].push_back(value);
+        for (const auto& [name, value] : run_ranks(step_worker(), 1)[0]) one[name].push_back(value);
       }
       bench::Outcome o;
-      o.ember = median(two) * 1e6;
-      o.baseline = median(one) * 1e6;
+      o.ember = median(two["step_s"]) * 1e6;
+      o.baseline = median(one["step_s"]) * 1e6;
       o.notes.push_back("784-256-128-10 MLP, Adam, batch 64 per rank, 1 thread per process; baseline: 1 process");
+      // where the time goes (medians per step, in us)
+      auto phases = [](std::map<std::string, std::vector<double>>& f) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "forward %.0f, backward %.0f, Adam %.0f", median(f["forward_s"]) * 1e6,
+                      median(f["backward_s"]) * 1e6, median(f["optimizer_s"]) * 1e6);
+        return std::string(buf);
+      };
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "; an all_reduce of the 0.94 MB of gradients alone: %.0f", median(two["allreduce_s"]) * 1e6);
+      o.notes.push_back("2 processes: " + phases(two) + buf);
+      o.notes.push_back("1 process: " + phases(one));
       return o;
     },
 }};

@@ -148,12 +148,18 @@ using WorkPtr = std::shared_ptr<Work>;
 
 struct AllreduceOptions {
   ReduceOp reduce_op = ReduceOp::SUM;
+  // Skips the check that every rank passed the same shapes, which costs a network round trip per
+  // collective (as much as a small all-reduce itself): for callers that checked their shapes
+  // once beforehand, as DistributedDataParallel does for its buckets at construction. A
+  // mismatch then corrupts data or runs into the timeout instead of raising a clear error.
+  bool shapes_verified = false;
 };
 
 // A group of processes that run collectives together (c10d::ProcessGroup, on Gloo). Ranks passed
 // to its methods are ranks within the group. Each rank must call the same collectives in the
 // same order; each collective first checks that all ranks passed the same collective, dtype and
-// shapes, and raises an ember::Error naming them when not.
+// shapes, and raises an ember::Error naming them when not (all-reduces with shapes_verified
+// excepted).
 class ProcessGroup {
  public:
   virtual ~ProcessGroup() = default;

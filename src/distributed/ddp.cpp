@@ -73,7 +73,7 @@ ProcessGroupPtr group_or_world(const ProcessGroupPtr& group, const char* name) {
 FuturePtr compressed_allreduce(const ProcessGroupPtr& group, GradBucket& bucket, ScalarType dtype, const char* name) {
   const ProcessGroupPtr g = group_or_world(group, name);
   std::vector<Tensor> compressed{bucket.buffer().to(dtype).div_(g->size())};
-  return make_future(g->allreduce(compressed))->then([buffer = bucket.buffer()](Tensor reduced) {
+  return make_future(g->allreduce(compressed, {.reduce_op = ReduceOp::SUM, .shapes_verified = true}))->then([buffer = bucket.buffer()](Tensor reduced) {
     Tensor out = buffer;
     out.copy_(reduced);
     return out;
@@ -93,7 +93,8 @@ FuturePtr allreduce_hook(const ProcessGroupPtr& process_group, GradBucket& bucke
   const ProcessGroupPtr g = group_or_world(process_group, "allreduce_hook");
   std::vector<Tensor> buffer{bucket.buffer()};
   buffer[0].div_(g->size());
-  return make_future(g->allreduce(buffer));
+  // every rank's buckets were compared when DistributedDataParallel built them
+  return make_future(g->allreduce(buffer, {.reduce_op = ReduceOp::SUM, .shapes_verified = true}));
 }
 FuturePtr fp16_compress_hook(const ProcessGroupPtr& process_group, GradBucket& bucket) {
   return compressed_allreduce(process_group, bucket, kHalf, "fp16_compress_hook");
@@ -333,15 +334,20 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
 
 namespace {
 
-// PyTorch's _verify_param_shape_across_processes: every rank's parameter shapes, gathered.
+// PyTorch's _verify_param_shape_across_processes: every rank's parameter shapes, gathered; with
+// them the sizes of the buckets, so that their all-reduces need no check of their own.
 void verify_shapes(const ProcessGroupPtr& group, const std::vector<Tensor>& params,
-                   const std::vector<std::string>& names) {
+                   const std::vector<std::string>& names, const std::vector<int64_t>& bucket_numels,
+                   double bucket_cap_mb) {
   std::vector<int64_t> mine{static_cast<int64_t>(params.size())};
   for (const Tensor& p : params) {
     mine.push_back(static_cast<int64_t>(p.dtype()));
     mine.push_back(p.dim());
     for (int64_t s : p.sizes()) mine.push_back(s);
   }
+  const size_t buckets_at = mine.size();
+  mine.push_back(static_cast<int64_t>(bucket_numels.size()));
+  mine.insert(mine.end(), bucket_numels.begin(), bucket_numels.end());
   std::vector<Tensor> len{full({1}, static_cast<int64_t>(mine.size()), kLong)};
   group->allreduce(len, {distributed::ReduceOp::MAX})->wait();
   const int64_t n = len[0].item<int64_t>();
@@ -372,6 +378,15 @@ void verify_shapes(const ProcessGroupPtr& group, const std::vector<Tensor>& para
       EMBER_CHECK(m == t, "DistributedDataParallel", "parameter '", names[k], "' has shape ", m, " on rank ",
                   group->rank(), " but ", t, " on rank ", r, ": every rank must wrap the same model");
     }
+    auto sizes = [&](const int64_t* v) {
+      std::ostringstream os;
+      os << "[";
+      for (int64_t b = 0; b < v[buckets_at]; ++b) os << (b ? ", " : "") << v[buckets_at + 1 + b];
+      return os.str() + "]";
+    };
+    ember::detail::fail("DistributedDataParallel", "rank ", group->rank(), " builds buckets of ", sizes(mine.data()),
+                        " elements but rank ", r, " of ", sizes(theirs),
+                        ": bucket_cap_mb must be the same on every rank (this rank's is ", bucket_cap_mb, ")");
   }
 }
 
@@ -395,7 +410,10 @@ DistributedDataParallelImpl::DistributedDataParallelImpl(AnyModule module, Distr
   }
   EMBER_CHECK(!r.params.empty(), "DistributedDataParallel",
               "the module has no parameter that requires a gradient: nothing to synchronize");
-  verify_shapes(r.group, r.params, r.names);
+  r.build_buckets(options_.bucket_cap_mb());
+  std::vector<int64_t> bucket_numels;
+  for (const Reducer::Bucket& b : r.buckets) bucket_numels.push_back(b.buffer.numel());
+  verify_shapes(r.group, r.params, r.names, bucket_numels, options_.bucket_cap_mb());
   {
     NoGradGuard no_grad;
     std::vector<Tensor> state = r.params;
@@ -405,7 +423,6 @@ DistributedDataParallelImpl::DistributedDataParallelImpl(AnyModule module, Distr
       r.group->broadcast(one, 0)->wait();
     }
   }
-  r.build_buckets(options_.bucket_cap_mb());
   AutoGradMode grad_on(true);
   for (size_t k = 0; k < r.params.size(); ++k) {
     const Tensor& p = r.params[k];

@@ -252,7 +252,7 @@ class ProcessGroupGloo final : public ProcessGroup {
         gloo::allreduce(o);
         if (op == ReduceOp::AVG) Tensor(t).div_(size_);
       }
-    });
+    }, opts.shapes_verified);
   }
 
   WorkPtr broadcast(std::vector<Tensor>& tensors, int root) override {
@@ -533,16 +533,19 @@ class ProcessGroupGloo final : public ProcessGroup {
     }
   }
 
+  // Runs body(its first tag) on the worker thread, after checking `checked` across the ranks
+  // unless the caller verified the shapes beforehand.
   WorkPtr enqueue(const char* name, std::vector<Tensor> checked, int64_t arg, std::vector<Tensor> outputs,
-                  std::function<void(uint32_t)> body) {
-    // a tag for the check, then one per tensor (ops on one pair of slots never mix)
+                  std::function<void(uint32_t)> body, bool shapes_verified = false) {
+    // a tag for the check (taken even when skipped, so the ranks' tags stay in step), then one
+    // per tensor (ops on one pair of slots never mix)
     const uint32_t tag = next_tag_;
     next_tag_ += 1 + static_cast<uint32_t>(std::max<size_t>(1, checked.size()));
     const int op_code = static_cast<int>(std::hash<std::string>{}(name) & 0xffff);
     auto work = std::make_shared<WorkImpl>(
-        [this, name, op_code, checked = std::move(checked), arg, body = std::move(body), tag] {
+        [this, name, op_code, checked = std::move(checked), arg, body = std::move(body), tag, shapes_verified] {
           try {
-            check_peers(name, op_code, checked, arg, tag);
+            if (!shapes_verified) check_peers(name, op_code, checked, arg, tag);
             body(tag + 1);
           } catch (const gloo::Exception& e) {
             detail::fail(name, "failed on rank ", rank_, " of ", size_, " (timeout ", timeout_.count(),

@@ -584,6 +584,21 @@ TEST(DistributedDataParallel, ParameterShapesMustAgree) {
   std::filesystem::remove_all(dir);
 }
 
+// The buckets' all-reduces skip the per-collective shape check, so construction compares them.
+TEST(DistributedDataParallel, BucketsMustAgree) {
+  const std::string dir = temp_dir();
+  run_ranks(2, [&](int rank) {
+    init_file(dir, rank, 2);
+    const std::string err = what_of([&] {
+      nn::parallel::DistributedDataParallel ddp(make_mlp(1),
+                                                nn::DistributedDataParallelOptions().bucket_cap_mb(rank ? 25 : 0.0002));
+    });
+    EXPECT_NE(err.find("bucket_cap_mb must be the same on every rank"), std::string::npos) << err;
+    EXPECT_NE(err.find("[212]"), std::string::npos) << err;  // rank 1's single bucket
+  });
+  std::filesystem::remove_all(dir);
+}
+
 // ---- DistributedSampler -------------------------------------------------------------------------
 namespace {
 // torch.utils.data.distributed.DistributedSampler.__iter__ without shuffle, transcribed.
