@@ -198,6 +198,25 @@ void worker_zero() {
 
 
 
+// The all-reduce sizes --simulate times, in float32 elements (1 KB to 4 MB).
+const std::vector<int64_t> kSweepElements = {256, 4096, 65536, 262144, 1048576};
+
+// The median time of an all_reduce of each of kSweepElements.
+void worker_sweep(int reps) {
+  dist::init_process_group("gloo");
+  for (int64_t n : kSweepElements) {
+    ember::Tensor t = ember::zeros({n});
+    std::vector<double> times;
+    for (int i = 0; i < reps + 2; ++i) {  // two to warm up
+      const auto t0 = Clock::now();
+      dist::all_reduce(t);
+      if (i >= 2) times.push_back(seconds_since(t0));
+    }
+    emit(("allreduce_s_" + std::to_string(n)).c_str(), median(times));
+  }
+  dist::destroy_process_group();
+}
+
 int run_worker(const std::string& kind, const std::vector<std::string>& args) {
   auto arg = [&](size_t i) { return i < args.size() ? args[i] : std::string(); };
   try {
@@ -207,6 +226,8 @@ int run_worker(const std::string& kind, const std::vector<std::string>& args) {
       worker_step(std::stoi(arg(0)), std::stoi(arg(1)));
     } else if (kind == "zero") {
       worker_zero();
+    } else if (kind == "sweep") {
+      worker_sweep(std::stoi(arg(0)));
     } else {
       std::fprintf(stderr, "ember_dist_bench: unknown worker '%s'\n", kind.c_str());
       return 2;
@@ -392,7 +413,8 @@ bench::Register step_vs_1proc_case{{
       for (int run = 0; run < kRuns; ++run) {
         for (const auto& f : run_ranks(step_worker(), 2))
           for (const auto& [name, value] : f) two[name].push_back(value);
-        for (const auto& [name, value] : run_ranks(step_worker(), 1)[0]) one[name].push_back(value);
+        const std::vector<Figures> alone = run_ranks(step_worker(), 1);
+        for (const auto& [name, value] : alone[0]) one[name].push_back(value);
       }
       bench::Outcome o;
       o.ember = median(two["step_s"]) * 1e6;
@@ -450,12 +472,99 @@ bench::Register zero_case{{
     },
 }};
 
+// ---- --simulate: the scaling model and its check on loopback ----------------------------------
+// A ring all-reduce of S bytes on n processes takes 2 (n - 1) steps, each sending S / n bytes:
+// T = 2 (n - 1) alpha + 2 (n - 1) / n * S * beta, with alpha the cost of one message and beta that
+// of one byte. alpha and beta are fitted (least squares) to all_reduce times measured on 2
+// processes; larger worlds on this machine check the formula's shape.
+struct Costs {
+  double alpha = 0, beta = 0;  // seconds per message, per byte
+};
+
+double ring_seconds(const Costs& c, int n, double bytes) {
+  return 2.0 * (n - 1) * c.alpha + 2.0 * (n - 1) / n * bytes * c.beta;
+}
+
+// Times per kSweepElements size, as medians over the ranks.
+std::vector<double> sweep_times(int n) {
+  std::vector<double> out;
+  const std::vector<Figures> f = run_ranks({self_path(), "--worker", "sweep", "20"}, n);
+  for (int64_t e : kSweepElements) {
+    std::vector<double> per_rank;
+    for (const Figures& r : f) per_rank.push_back(figure(r, "allreduce_s_" + std::to_string(e)));
+    out.push_back(median(per_rank));
+  }
+  return out;
+}
+
+// One DDP step of a model whose backward takes `backward` seconds and produces `bytes` of
+// gradients at an even rate, split into k equal buckets: bucket i is ready at i * backward / k and
+// its all-reduce (tau each, one at a time) starts when it and the previous one are done. Returns
+// the time from the start of backward until the last all-reduce ends.
+double backward_with_buckets(const Costs& c, int n, double bytes, double backward, int k) {
+  const double tau = ring_seconds(c, n, bytes / k);
+  double done = 0;
+  for (int i = 1; i <= k; ++i) done = std::max(done, i * backward / k) + tau;
+  return std::max(done, backward);
+}
+
+int simulate(int max_n) {
+  std::printf("ember_dist_bench --simulate: all_reduce of float32 on n processes on this machine (loopback)\n\n");
+  std::map<int, std::vector<double>> measured;
+  for (int n = 2; n <= max_n; n *= 2) measured[n] = sweep_times(n);
+  // least squares of T = a + S b on n = 2, where a = 2 alpha and b = beta
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  const double m = static_cast<double>(kSweepElements.size());
+  for (size_t i = 0; i < kSweepElements.size(); ++i) {
+    const double x = 4.0 * kSweepElements[i], y = measured[2][i];
+    sx += x, sy += y, sxx += x * x, sxy += x * y;
+  }
+  Costs loop;
+  loop.beta = std::max(0.0, (m * sxy - sx * sy) / (m * sxx - sx * sx));
+  loop.alpha = std::max(0.0, (sy - loop.beta * sx) / m / 2);
+  std::printf("fitted on 2 processes: alpha %.1f us per message, beta %.3f ns per byte (%.2f GB/s)\n\n",
+              loop.alpha * 1e6, loop.beta * 1e9, 1 / loop.beta / 1e9);
+  std::printf("%4s %10s %12s %12s %7s\n", "n", "bytes", "measured us", "model us", "ratio");
+  for (const auto& [n, times] : measured)
+    for (size_t i = 0; i < kSweepElements.size(); ++i) {
+      const double bytes = 4.0 * kSweepElements[i], model = ring_seconds(loop, n, bytes);
+      std::printf("%4d %10.0f %12.1f %12.1f %7.2f\n", n, bytes, times[i] * 1e6, model * 1e6, times[i] / model);
+    }
+
+  // The MLP's step on one process, for the compute side of the model.
+  const std::vector<Figures> alone = run_ranks(step_worker(), 1);
+  const double forward = figure(alone[0], "forward_s"), backward = figure(alone[0], "backward_s"),
+               adam = figure(alone[0], "optimizer_s");
+  const double bytes = 4.0 * 235146;  // the MLP's gradients
+  std::printf("\nthe 784-256-128-10 MLP on one process: forward %.0f us, backward %.0f us, Adam %.0f us; "
+              "gradients %.2f MB\n", forward * 1e6, backward * 1e6, adam * 1e6, bytes / (1 << 20));
+  std::printf("per step at n processes over a network of B Gb/s (alpha as fitted; beta the slower of the wire "
+              "and this machine's per-byte cost), with the number of buckets k that minimizes it:\n");
+  std::printf("%6s %6s %4s %10s %12s %10s %11s\n", "n", "Gb/s", "k", "bucket MB", "all-reduce", "step ms",
+              "efficiency");
+  for (int n : {2, 8, 64, 1024})
+    for (double gbps : {10.0, 100.0}) {
+      const Costs net{loop.alpha, std::max(loop.beta, 8 / (gbps * 1e9))};
+      int best_k = 1;
+      for (int k = 2; k <= 64; ++k)
+        if (backward_with_buckets(net, n, bytes, backward, k) < backward_with_buckets(net, n, bytes, backward, best_k))
+          best_k = k;
+      const double step = forward + backward_with_buckets(net, n, bytes, backward, best_k) + adam;
+      std::printf("%6d %6.0f %4d %10.3f %9.2f ms %10.2f %10.0f%%\n", n, gbps, best_k, bytes / best_k / (1 << 20),
+                  ring_seconds(net, n, bytes) * 1e3, step * 1e3, 100 * (forward + backward + adam) / step);
+    }
+  return 0;
+}
+
 [[noreturn]] void usage(int code) {
   std::fprintf(code ? stderr : stdout,
                "usage: ember_dist_bench [--filter REGEX] [--json FILE] [--list]\n"
+               "       ember_dist_bench --simulate N\n"
                "  --filter REGEX  run only the cases whose name matches (std::regex_search)\n"
                "  --json FILE     also write the results as a JSON array (as ember_bench's)\n"
-               "  --list          print the case names and exit\n");
+               "  --list          print the case names and exit\n"
+               "  --simulate N    fit the all-reduce cost model on 2 processes, check it on 4 .. N (at most 8),\n"
+               "                  and print the model's step time for 2 to 1024 processes\n");
   std::exit(code);
 }
 
@@ -472,6 +581,18 @@ int main(int argc, char** argv) {
       (a == "--filter" ? filter_text : json) = argv[++i];
     } else if (a == "--list") {
       list = true;
+    } else if (a == "--simulate" && i + 1 < argc) {
+      const int n = std::atoi(argv[++i]);
+      if (n < 2 || n > 8) {
+        std::fprintf(stderr, "ember_dist_bench: --simulate expects 2 to 8 processes, got '%s'\n", argv[i]);
+        usage(2);
+      }
+      try {
+        return simulate(n);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "ember_dist_bench --simulate: %s\n", e.what());
+        return 1;
+      }
     } else if (a == "--help" || a == "-h") {
       usage(0);
     } else {
