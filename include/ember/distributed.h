@@ -41,6 +41,10 @@ class Store {
                                            const std::vector<uint8_t>& desired) = 0;
   // True when all keys exist, without waiting.
   virtual bool check(const std::vector<std::string>& keys) = 0;
+  // Removes key; true when it existed.
+  virtual bool delete_key(const std::string& key) = 0;
+  // The number of keys in the store (for a PrefixStore: in its underlying store, as c10d's).
+  virtual int64_t num_keys() = 0;
   void wait(const std::vector<std::string>& keys) { wait(keys, timeout_); }
   virtual void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) = 0;
 
@@ -73,6 +77,8 @@ class TCPStore : public Store {
   std::vector<uint8_t> compare_set(const std::string& key, const std::vector<uint8_t>& expected,
                                    const std::vector<uint8_t>& desired) override;
   bool check(const std::vector<std::string>& keys) override;
+  bool delete_key(const std::string& key) override;
+  int64_t num_keys() override;
   using Store::wait;
   void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
   const std::string& host() const { return host_; }
@@ -100,6 +106,8 @@ class FileStore : public Store {
   std::vector<uint8_t> compare_set(const std::string& key, const std::vector<uint8_t>& expected,
                                    const std::vector<uint8_t>& desired) override;
   bool check(const std::vector<std::string>& keys) override;
+  bool delete_key(const std::string& key) override;
+  int64_t num_keys() override;
   using Store::wait;
   void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
   const std::string& path() const { return path_; }
@@ -119,6 +127,8 @@ class PrefixStore : public Store {
   std::vector<uint8_t> compare_set(const std::string& key, const std::vector<uint8_t>& expected,
                                    const std::vector<uint8_t>& desired) override;
   bool check(const std::vector<std::string>& keys) override;
+  bool delete_key(const std::string& key) override;
+  int64_t num_keys() override;
   using Store::wait;
   void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
   const std::shared_ptr<Store>& underlying_store() const { return store_; }

@@ -134,6 +134,11 @@ TEST(Store, TCPStoreOperations) {
   EXPECT_EQ(client.compare_set("c", {}, one), one);   // absent and nothing expected: set
   EXPECT_EQ(client.compare_set("c", two, two), one);  // wrong expectation: unchanged
   EXPECT_EQ(server.compare_set("c", one, two), two);
+  EXPECT_EQ(client.num_keys(), 3);  // a, n, c
+  EXPECT_TRUE(client.delete_key("a"));
+  EXPECT_FALSE(server.delete_key("a"));
+  EXPECT_FALSE(server.check({"a"}));
+  EXPECT_EQ(server.num_keys(), 2);
   std::thread later([&] {
     std::this_thread::sleep_for(50ms);
     server.set("late", std::string("1"));
@@ -184,6 +189,16 @@ TEST(Store, FileAndPrefixStores) {
   const auto pv = p.get("k");
   EXPECT_EQ(std::string(pv.begin(), pv.end()), "p");
   EXPECT_EQ(p.compare_set("x", {}, {'7'}), std::vector<uint8_t>{'7'});
+  EXPECT_EQ(b.num_keys(), 4);  // k, n, pre/k, pre/x
+  EXPECT_EQ(p.num_keys(), 4);  // the underlying store's, as c10d's
+  // a deletion is a record of its own: later readers of the file no longer see the key, and a
+  // key set again after it is back
+  EXPECT_TRUE(p.delete_key("k"));
+  EXPECT_FALSE(a->delete_key("pre/k"));
+  EXPECT_FALSE(b.check({"pre/k"}));
+  EXPECT_TRUE(b.delete_key("n"));
+  EXPECT_EQ(a->add("n", 1), 1);
+  EXPECT_EQ(dist::FileStore(dir + "/s", 2s).num_keys(), 3);  // k, n, pre/x
   const std::string err = what_of([&] { p.wait({"absent"}, 50ms); });
   EXPECT_NE(err.find("pre/absent"), std::string::npos) << err;
   std::filesystem::remove_all(dir);
