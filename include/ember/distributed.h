@@ -187,7 +187,11 @@ class ProcessGroup {
                                  ReduceOp op) = 0;
   virtual WorkPtr gather(std::vector<std::vector<Tensor>>& outputs, std::vector<Tensor>& inputs, int root) = 0;
   virtual WorkPtr scatter(std::vector<Tensor>& outputs, std::vector<std::vector<Tensor>>& inputs, int root) = 0;
-  virtual WorkPtr alltoall_base(Tensor& output, Tensor& input) = 0;
+  // Slice j of input (along dim 0) goes to rank j; output's slice i comes from rank i. Split sizes
+  // give each slice's rows (empty: equal slices); rank i's input_split_sizes[j] must equal rank
+  // j's output_split_sizes[i].
+  virtual WorkPtr alltoall_base(Tensor& output, Tensor& input, const std::vector<int64_t>& output_split_sizes,
+                                const std::vector<int64_t>& input_split_sizes) = 0;
   virtual WorkPtr barrier() = 0;
   virtual WorkPtr send(std::vector<Tensor>& tensors, int dst, int tag) = 0;
   virtual WorkPtr recv(std::vector<Tensor>& tensors, int src, int tag) = 0;
@@ -238,9 +242,17 @@ WorkPtr gather(const Tensor& tensor, std::vector<Tensor>* gather_list, int dst =
                const ProcessGroupPtr& group = nullptr, bool async_op = false);
 WorkPtr scatter(Tensor& tensor, const std::vector<Tensor>* scatter_list, int src = 0,
                 const ProcessGroupPtr& group = nullptr, bool async_op = false);
-// Equal splits along dim 0: slice j of input goes to rank j, slice j of output comes from rank j.
+// Slice j of input (along dim 0) goes to rank j, slice j of output comes from rank j: equal
+// slices, or as many rows as output_split_sizes[j] and input_split_sizes[j] say (an empty list:
+// equal slices). Rank i's input_split_sizes[j] must equal rank j's output_split_sizes[i]
+// (unchecked, as PyTorch: a mismatch fails or runs into the timeout).
 WorkPtr all_to_all_single(Tensor& output, const Tensor& input, const ProcessGroupPtr& group = nullptr,
                           bool async_op = false);
+WorkPtr all_to_all_single(Tensor& output, const Tensor& input, const std::vector<int64_t>& output_split_sizes,
+                          const std::vector<int64_t>& input_split_sizes, const ProcessGroupPtr& group = nullptr,
+                          bool async_op = false);
+// input_tensor_list[j] goes to rank j, output_tensor_list[j] comes from rank j; the tensors may
+// differ in size (one dtype).
 WorkPtr all_to_all(std::vector<Tensor>& output_tensor_list, const std::vector<Tensor>& input_tensor_list,
                    const ProcessGroupPtr& group = nullptr, bool async_op = false);
 WorkPtr barrier(const ProcessGroupPtr& group = nullptr, bool async_op = false);

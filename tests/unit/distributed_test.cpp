@@ -279,6 +279,26 @@ TEST(Distributed, CollectivesTwoRanks) {
     std::vector<Tensor> outs{empty({3}), empty({3})};
     dist::all_to_all(outs, {input_of(rank, 3), input_of(rank, 3) + 50});
     EXPECT_TRUE(outs[0].equal(input_of(0, 3) + 50 * rank) && outs[1].equal(input_of(1, 3) + 50 * rank));
+    // uneven: rank 0 sends 1 row to itself and 2 to rank 1; rank 1 sends 3 rows to rank 0, none to itself
+    const Tensor rows0 = input_of(0).view({3, 2}), rows1 = input_of(1).view({3, 2});
+    Tensor uneven_out = empty({rank == 0 ? 4 : 2, 2});
+    dist::all_to_all_single(uneven_out, rank == 0 ? rows0 : rows1, rank == 0 ? std::vector<int64_t>{1, 3} : std::vector<int64_t>{2, 0},
+                            rank == 0 ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{3, 0});
+    EXPECT_TRUE(uneven_out.equal(rank == 0 ? cat({rows0.narrow(0, 0, 1), rows1}) : rows0.narrow(0, 1, 2)));
+    // lists of different sizes: rank r sends r + j + 1 values 10 r + j to rank j
+    std::vector<Tensor> sized_in, sized_out;
+    for (int j = 0; j < 2; ++j) {
+      sized_in.push_back(full({rank + j + 1}, 10.0 * rank + j));
+      sized_out.push_back(empty({j + rank + 1}));
+    }
+    dist::all_to_all(sized_out, sized_in);
+    for (int j = 0; j < 2; ++j) EXPECT_TRUE(sized_out[j].equal(full({j + rank + 1}, 10.0 * j + rank))) << j;
+    const std::string bad_split = what_of([&] {
+      Tensor o = empty({3, 2});
+      dist::all_to_all_single(o, rows0, {1, 2}, {1, 1});
+    });
+    EXPECT_NE(bad_split.find("the input split sizes add up to 2 but dim 0 of the input [3, 2]"), std::string::npos)
+        << bad_split;
 
     dist::barrier();
 
