@@ -831,6 +831,35 @@ TEST(ZeroRedundancyOptimizer, EqualsUnshardedAdamHoldingItsShareOfTheState) {
   std::filesystem::remove_all(dir);
 }
 
+// Rank 1 runs out of data after one step; joined, it steps with its last gradients while rank 0
+// steps twice more, so both broadcast their shares every time: each parameter ends three Adam
+// steps along its owner's (constant) gradient, the same on both ranks.
+TEST(ZeroRedundancyOptimizer, JoinShadowsTheStepsOfRanksStillIterating) {
+  const std::string dir = temp_dir();
+  run_ranks(2, [&](int rank) {
+    init_file(dir, rank, 2);
+    nn::Sequential model = make_mlp(1), ref = make_mlp(1);
+    dist::optim::ZeroRedundancyOptimizer zero(model->parameters(), dist::optim::optimizer_class<optim::Adam>,
+                                              optim::AdamOptions(1e-2));
+    optim::Adam ref_opt(ref->parameters(), optim::AdamOptions(1e-2));
+    auto grad_of = [](int r, const Tensor& p) { return full(p.sizes(), 0.5 + r); };
+    {
+      dist::algorithms::Join join({&zero});
+      for (int step = 0; step < (rank == 0 ? 3 : 1); ++step) {
+        for (const Tensor& p : model->parameters()) p.mutable_grad() = grad_of(rank, p);
+        zero.step();
+      }
+      join.join();
+    }
+    const std::vector<Tensor> ps = ref->parameters();
+    for (int step = 0; step < 3; ++step) {
+      for (size_t k = 0; k < ps.size(); ++k) ps[k].mutable_grad() = grad_of(zero.param_ranks()[k], ps[k]);
+      ref_opt.step();
+    }
+    EXPECT_LE(worst_relative(model->parameters(), ref->parameters()), 1e-6);
+  });
+  std::filesystem::remove_all(dir);
+}
 TEST(DistributedDataParallel, PowerSGDHook) {
   const std::string dir = temp_dir();
   run_ranks(2, [&](int rank) {
