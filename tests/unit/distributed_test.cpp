@@ -914,6 +914,35 @@ TEST(DistributedDataParallel, PowerSGDHook) {
   std::filesystem::remove_all(dir);
 }
 
+// DDP then ZeRO under one Join (DDP tells it of each iteration): ranks with 1 and 3 batches
+// finish, and end with the parameters of the last to join.
+TEST(ZeroRedundancyOptimizer, JoinsWithDistributedDataParallel) {
+  const std::string dir = temp_dir();
+  run_ranks(2, [&](int rank) {
+    init_file(dir, rank, 2);
+    nn::Sequential model = make_mlp(1);
+    nn::parallel::DistributedDataParallel ddp(model);
+    dist::optim::ZeroRedundancyOptimizer zero(ddp->parameters(), dist::optim::optimizer_class<optim::Adam>,
+                                              optim::AdamOptions(1e-2));
+    {
+      dist::algorithms::Join join({ddp.get(), &zero});
+      for (int step = 0; step < (rank == 0 ? 3 : 1); ++step) {
+        auto [x, y] = batch(step, rank);
+        zero.zero_grad();
+        mse_loss(ddp->forward(x), y).backward();
+        zero.step();
+      }
+      join.join();
+    }
+    for (const Tensor& p : model->parameters()) {
+      Tensor from0 = p.clone();
+      dist::broadcast(from0, 0);
+      EXPECT_TRUE(from0.equal(p));
+    }
+  });
+  std::filesystem::remove_all(dir);
+}
+
 TEST(DistributedDataParallel, JoinWithUnevenInputs) {
   const std::string dir = temp_dir();
   run_ranks(2, [&](int rank) {
