@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -234,7 +233,8 @@ int run_worker(const std::string& kind, const std::vector<std::string>& args) {
       return 2;
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ember_dist_bench worker %s (rank %s): %s\n", kind.c_str(), std::getenv("RANK"), e.what());
+    const char* rank = std::getenv("RANK");
+    std::fprintf(stderr, "ember_dist_bench worker %s (rank %s): %s\n", kind.c_str(), rank ? rank : "?", e.what());
     return 1;
   }
   return 0;
@@ -251,10 +251,10 @@ int free_port() {
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof addr;
-  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
-    throw std::runtime_error("ember_dist_bench: cannot find a free port");
-  close(fd);
+  const bool ok = fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  if (fd >= 0) close(fd);
+  if (!ok) throw std::runtime_error("ember_dist_bench: cannot find a free port");
   return ntohs(addr.sin_port);
 }
 
