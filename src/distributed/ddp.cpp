@@ -4,6 +4,7 @@
 // asynchronously, buckets in a fixed order so every rank issues the same collectives in the same
 // order. A callback queued with the engine runs when backward has written the leaves' .grad:
 // it waits for the buckets and writes the averaged gradients over .grad.
+#include <optional>
 #include <sstream>
 #include <unordered_set>
 
@@ -123,6 +124,11 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
 
   ProcessGroupPtr group;
   bool find_unused = false;
+  bool static_graph = false;
+  // static_graph, after the first synchronized backward: the parameters its graph did not reach
+  // on this rank (ready at each forward without a walk) and the flags of those used on some rank.
+  std::optional<std::vector<char>> static_unused_here;
+  Tensor static_globally_used;
   std::vector<Tensor> params;
   std::vector<std::string> names;
   // Each parameter's AccumulateGrad node, kept alive so that the hooks on it stay for every
@@ -196,7 +202,15 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
       b.pending = b.params.size();
       b.future = nullptr;
     }
-    if (!find_unused) return;
+    if (static_unused_here) {
+      for (size_t k = 0; k < params.size(); ++k)
+        if ((*static_unused_here)[k]) {
+          ready[k] = 1;
+          --buckets[bucket_of[k]].pending;
+        }
+      return;
+    }
+    if (!detects_unused()) return;
     // The parameters the output depends on: the AccumulateGrad nodes its graph reaches.
     std::unordered_set<const autograd::Node*> seen;
     std::vector<const autograd::Node*> stack;
@@ -279,11 +293,16 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
       futures.push_back(communicate(bi));
     }
     for (const FuturePtr& f : futures) f->wait();
-    if (find_unused) {
+    if (detects_unused()) {
       std::vector<Tensor> u{zeros({static_cast<int64_t>(params.size())}, kInt)};
       group->allreduce(u)->wait();
+      // a rank that joined before its first backward follows the others' recorded graph
+      if (static_graph) static_unused_here.emplace(params.size(), 0);
     }
   }
+
+  // Whether this backward finds the unused parameters (walk, then all-reduce of the used flags).
+  bool detects_unused() const { return find_unused || (static_graph && !static_unused_here); }
 
   // After backward wrote .grad: wait for every bucket and write the averages over .grad.
   void finalize() {
@@ -301,11 +320,17 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
     }
     std::vector<Tensor> results;
     for (Bucket& b : buckets) results.push_back(b.future->wait());
-    Tensor globally_used;
-    if (find_unused) {
+    Tensor globally_used = static_globally_used;
+    if (detects_unused()) {
       std::vector<Tensor> u{from_blob_copy(used)};
       group->allreduce(u)->wait();
       globally_used = u[0];
+      if (static_graph) {
+        std::vector<char> unused_here(params.size());
+        for (size_t k = 0; k < params.size(); ++k) unused_here[k] = !used[k];
+        static_unused_here = std::move(unused_here);
+        static_globally_used = globally_used;
+      }
     }
     NoGradGuard no_grad;
     for (size_t bi = 0; bi < buckets.size(); ++bi) {
@@ -401,6 +426,7 @@ DistributedDataParallelImpl::DistributedDataParallelImpl(AnyModule module, Distr
   Reducer& r = *reducer_;
   r.group = distributed::group_or_world(options_.process_group(), "DistributedDataParallel");
   r.find_unused = options_.find_unused_parameters();
+  r.static_graph = options_.static_graph();
   for (const auto& item : module_.ptr()->named_parameters()) {
     if (!item.value().requires_grad()) continue;
     EMBER_CHECK(item.value().is_contiguous(), "DistributedDataParallel", "parameter '", item.key(),

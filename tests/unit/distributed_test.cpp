@@ -607,6 +607,31 @@ TEST(DistributedDataParallel, UnusedParameters) {
   std::filesystem::remove_all(dir);
 }
 
+// static_graph: the first backward finds the unused layer, later ones reuse what it found;
+// gradients as with find_unused_parameters at every step.
+TEST(DistributedDataParallel, StaticGraph) {
+  const std::string dir = temp_dir();
+  run_ranks(2, [&](int rank) {
+    init_file(dir, rank, 2);
+    HalfUsed model, ref;
+    nn::parallel::DistributedDataParallel ddp(model, nn::DistributedDataParallelOptions().static_graph(true));
+    nn::parallel::DistributedDataParallel finding(ref, nn::DistributedDataParallelOptions().find_unused_parameters(true));
+    for (int step = 0; step < 3; ++step) {
+      auto [x, y] = batch(step, rank);
+      for (nn::parallel::DistributedDataParallel* d : {&ddp, &finding}) {
+        (*d)->zero_grad();
+        mse_loss((*d)->forward(x), y).backward();
+      }
+      EXPECT_LE(worst_relative({model->used->weight.grad(), model->used->bias.grad()},
+                               {ref->used->weight.grad(), ref->used->bias.grad()}),
+                1e-6)
+          << "step " << step;
+      EXPECT_FALSE(model->unused->weight.grad().defined());
+    }
+  });
+  std::filesystem::remove_all(dir);
+}
+
 TEST(DistributedDataParallel, ParameterShapesMustAgree) {
   const std::string dir = temp_dir();
   run_ranks(2, [&](int rank) {
