@@ -41,6 +41,10 @@ class Store {
                                            const std::vector<uint8_t>& desired) = 0;
   // True when all keys exist, without waiting.
   virtual bool check(const std::vector<std::string>& keys) = 0;
+  // Removes key; true when it existed.
+  virtual bool delete_key(const std::string& key) = 0;
+  // The number of keys in the store (for a PrefixStore: in its underlying store, as c10d's).
+  virtual int64_t num_keys() = 0;
   void wait(const std::vector<std::string>& keys) { wait(keys, timeout_); }
   virtual void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) = 0;
 
@@ -73,6 +77,8 @@ class TCPStore : public Store {
   std::vector<uint8_t> compare_set(const std::string& key, const std::vector<uint8_t>& expected,
                                    const std::vector<uint8_t>& desired) override;
   bool check(const std::vector<std::string>& keys) override;
+  bool delete_key(const std::string& key) override;
+  int64_t num_keys() override;
   using Store::wait;
   void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
   const std::string& host() const { return host_; }
@@ -100,6 +106,8 @@ class FileStore : public Store {
   std::vector<uint8_t> compare_set(const std::string& key, const std::vector<uint8_t>& expected,
                                    const std::vector<uint8_t>& desired) override;
   bool check(const std::vector<std::string>& keys) override;
+  bool delete_key(const std::string& key) override;
+  int64_t num_keys() override;
   using Store::wait;
   void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
   const std::string& path() const { return path_; }
@@ -119,6 +127,8 @@ class PrefixStore : public Store {
   std::vector<uint8_t> compare_set(const std::string& key, const std::vector<uint8_t>& expected,
                                    const std::vector<uint8_t>& desired) override;
   bool check(const std::vector<std::string>& keys) override;
+  bool delete_key(const std::string& key) override;
+  int64_t num_keys() override;
   using Store::wait;
   void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
   const std::shared_ptr<Store>& underlying_store() const { return store_; }
@@ -148,12 +158,18 @@ using WorkPtr = std::shared_ptr<Work>;
 
 struct AllreduceOptions {
   ReduceOp reduce_op = ReduceOp::SUM;
+  // Skips the check that every rank passed the same shapes, which costs a network round trip per
+  // collective (as much as a small all-reduce itself): for callers that checked their shapes
+  // once beforehand, as DistributedDataParallel does for its buckets at construction. A
+  // mismatch then corrupts data or runs into the timeout instead of raising a clear error.
+  bool shapes_verified = false;
 };
 
 // A group of processes that run collectives together (c10d::ProcessGroup, on Gloo). Ranks passed
 // to its methods are ranks within the group. Each rank must call the same collectives in the
 // same order; each collective first checks that all ranks passed the same collective, dtype and
-// shapes, and raises an ember::Error naming them when not.
+// shapes, and raises an ember::Error naming them when not (all-reduces with shapes_verified
+// excepted).
 class ProcessGroup {
  public:
   virtual ~ProcessGroup() = default;
@@ -171,7 +187,11 @@ class ProcessGroup {
                                  ReduceOp op) = 0;
   virtual WorkPtr gather(std::vector<std::vector<Tensor>>& outputs, std::vector<Tensor>& inputs, int root) = 0;
   virtual WorkPtr scatter(std::vector<Tensor>& outputs, std::vector<std::vector<Tensor>>& inputs, int root) = 0;
-  virtual WorkPtr alltoall_base(Tensor& output, Tensor& input) = 0;
+  // Slice j of input (along dim 0) goes to rank j; output's slice i comes from rank i. Split sizes
+  // give each slice's rows (empty: equal slices); rank i's input_split_sizes[j] must equal rank
+  // j's output_split_sizes[i].
+  virtual WorkPtr alltoall_base(Tensor& output, Tensor& input, const std::vector<int64_t>& output_split_sizes,
+                                const std::vector<int64_t>& input_split_sizes) = 0;
   virtual WorkPtr barrier() = 0;
   virtual WorkPtr send(std::vector<Tensor>& tensors, int dst, int tag) = 0;
   virtual WorkPtr recv(std::vector<Tensor>& tensors, int src, int tag) = 0;
@@ -222,9 +242,17 @@ WorkPtr gather(const Tensor& tensor, std::vector<Tensor>* gather_list, int dst =
                const ProcessGroupPtr& group = nullptr, bool async_op = false);
 WorkPtr scatter(Tensor& tensor, const std::vector<Tensor>* scatter_list, int src = 0,
                 const ProcessGroupPtr& group = nullptr, bool async_op = false);
-// Equal splits along dim 0: slice j of input goes to rank j, slice j of output comes from rank j.
+// Slice j of input (along dim 0) goes to rank j, slice j of output comes from rank j: equal
+// slices, or as many rows as output_split_sizes[j] and input_split_sizes[j] say (an empty list:
+// equal slices). Rank i's input_split_sizes[j] must equal rank j's output_split_sizes[i]
+// (unchecked, as PyTorch: a mismatch fails or runs into the timeout).
 WorkPtr all_to_all_single(Tensor& output, const Tensor& input, const ProcessGroupPtr& group = nullptr,
                           bool async_op = false);
+WorkPtr all_to_all_single(Tensor& output, const Tensor& input, const std::vector<int64_t>& output_split_sizes,
+                          const std::vector<int64_t>& input_split_sizes, const ProcessGroupPtr& group = nullptr,
+                          bool async_op = false);
+// input_tensor_list[j] goes to rank j, output_tensor_list[j] comes from rank j; the tensors may
+// differ in size (one dtype).
 WorkPtr all_to_all(std::vector<Tensor>& output_tensor_list, const std::vector<Tensor>& input_tensor_list,
                    const ProcessGroupPtr& group = nullptr, bool async_op = false);
 WorkPtr barrier(const ProcessGroupPtr& group = nullptr, bool async_op = false);

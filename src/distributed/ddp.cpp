@@ -4,6 +4,7 @@
 // asynchronously, buckets in a fixed order so every rank issues the same collectives in the same
 // order. A callback queued with the engine runs when backward has written the leaves' .grad:
 // it waits for the buckets and writes the averaged gradients over .grad.
+#include <optional>
 #include <sstream>
 #include <unordered_set>
 
@@ -73,7 +74,7 @@ ProcessGroupPtr group_or_world(const ProcessGroupPtr& group, const char* name) {
 FuturePtr compressed_allreduce(const ProcessGroupPtr& group, GradBucket& bucket, ScalarType dtype, const char* name) {
   const ProcessGroupPtr g = group_or_world(group, name);
   std::vector<Tensor> compressed{bucket.buffer().to(dtype).div_(g->size())};
-  return make_future(g->allreduce(compressed))->then([buffer = bucket.buffer()](Tensor reduced) {
+  return make_future(g->allreduce(compressed, {.reduce_op = ReduceOp::SUM, .shapes_verified = true}))->then([buffer = bucket.buffer()](Tensor reduced) {
     Tensor out = buffer;
     out.copy_(reduced);
     return out;
@@ -93,7 +94,8 @@ FuturePtr allreduce_hook(const ProcessGroupPtr& process_group, GradBucket& bucke
   const ProcessGroupPtr g = group_or_world(process_group, "allreduce_hook");
   std::vector<Tensor> buffer{bucket.buffer()};
   buffer[0].div_(g->size());
-  return make_future(g->allreduce(buffer));
+  // every rank's buckets were compared when DistributedDataParallel built them
+  return make_future(g->allreduce(buffer, {.reduce_op = ReduceOp::SUM, .shapes_verified = true}));
 }
 FuturePtr fp16_compress_hook(const ProcessGroupPtr& process_group, GradBucket& bucket) {
   return compressed_allreduce(process_group, bucket, kHalf, "fp16_compress_hook");
@@ -122,6 +124,11 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
 
   ProcessGroupPtr group;
   bool find_unused = false;
+  bool static_graph = false;
+  // static_graph, after the first synchronized backward: the parameters its graph did not reach
+  // on this rank (ready at each forward without a walk) and the flags of those used on some rank.
+  std::optional<std::vector<char>> static_unused_here;
+  Tensor static_globally_used;
   std::vector<Tensor> params;
   std::vector<std::string> names;
   // Each parameter's AccumulateGrad node, kept alive so that the hooks on it stay for every
@@ -195,7 +202,15 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
       b.pending = b.params.size();
       b.future = nullptr;
     }
-    if (!find_unused) return;
+    if (static_unused_here) {
+      for (size_t k = 0; k < params.size(); ++k)
+        if ((*static_unused_here)[k]) {
+          ready[k] = 1;
+          --buckets[bucket_of[k]].pending;
+        }
+      return;
+    }
+    if (!detects_unused()) return;
     // The parameters the output depends on: the AccumulateGrad nodes its graph reaches.
     std::unordered_set<const autograd::Node*> seen;
     std::vector<const autograd::Node*> stack;
@@ -278,11 +293,16 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
       futures.push_back(communicate(bi));
     }
     for (const FuturePtr& f : futures) f->wait();
-    if (find_unused) {
+    if (detects_unused()) {
       std::vector<Tensor> u{zeros({static_cast<int64_t>(params.size())}, kInt)};
       group->allreduce(u)->wait();
+      // a rank that joined before its first backward follows the others' recorded graph
+      if (static_graph) static_unused_here.emplace(params.size(), 0);
     }
   }
+
+  // Whether this backward finds the unused parameters (walk, then all-reduce of the used flags).
+  bool detects_unused() const { return find_unused || (static_graph && !static_unused_here); }
 
   // After backward wrote .grad: wait for every bucket and write the averages over .grad.
   void finalize() {
@@ -300,11 +320,17 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
     }
     std::vector<Tensor> results;
     for (Bucket& b : buckets) results.push_back(b.future->wait());
-    Tensor globally_used;
-    if (find_unused) {
+    Tensor globally_used = static_globally_used;
+    if (detects_unused()) {
       std::vector<Tensor> u{from_blob_copy(used)};
       group->allreduce(u)->wait();
       globally_used = u[0];
+      if (static_graph) {
+        std::vector<char> unused_here(params.size());
+        for (size_t k = 0; k < params.size(); ++k) unused_here[k] = !used[k];
+        static_unused_here = std::move(unused_here);
+        static_globally_used = globally_used;
+      }
     }
     NoGradGuard no_grad;
     for (size_t bi = 0; bi < buckets.size(); ++bi) {
@@ -333,15 +359,20 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
 
 namespace {
 
-// PyTorch's _verify_param_shape_across_processes: every rank's parameter shapes, gathered.
+// PyTorch's _verify_param_shape_across_processes: every rank's parameter shapes, gathered; with
+// them the sizes of the buckets, so that their all-reduces need no check of their own.
 void verify_shapes(const ProcessGroupPtr& group, const std::vector<Tensor>& params,
-                   const std::vector<std::string>& names) {
+                   const std::vector<std::string>& names, const std::vector<int64_t>& bucket_numels,
+                   double bucket_cap_mb) {
   std::vector<int64_t> mine{static_cast<int64_t>(params.size())};
   for (const Tensor& p : params) {
     mine.push_back(static_cast<int64_t>(p.dtype()));
     mine.push_back(p.dim());
     for (int64_t s : p.sizes()) mine.push_back(s);
   }
+  const size_t buckets_at = mine.size();
+  mine.push_back(static_cast<int64_t>(bucket_numels.size()));
+  mine.insert(mine.end(), bucket_numels.begin(), bucket_numels.end());
   std::vector<Tensor> len{full({1}, static_cast<int64_t>(mine.size()), kLong)};
   group->allreduce(len, {distributed::ReduceOp::MAX})->wait();
   const int64_t n = len[0].item<int64_t>();
@@ -372,6 +403,15 @@ void verify_shapes(const ProcessGroupPtr& group, const std::vector<Tensor>& para
       EMBER_CHECK(m == t, "DistributedDataParallel", "parameter '", names[k], "' has shape ", m, " on rank ",
                   group->rank(), " but ", t, " on rank ", r, ": every rank must wrap the same model");
     }
+    auto sizes = [&](const int64_t* v) {
+      std::ostringstream os;
+      os << "[";
+      for (int64_t b = 0; b < v[buckets_at]; ++b) os << (b ? ", " : "") << v[buckets_at + 1 + b];
+      return os.str() + "]";
+    };
+    ember::detail::fail("DistributedDataParallel", "rank ", group->rank(), " builds buckets of ", sizes(mine.data()),
+                        " elements but rank ", r, " of ", sizes(theirs),
+                        ": bucket_cap_mb must be the same on every rank (this rank's is ", bucket_cap_mb, ")");
   }
 }
 
@@ -386,6 +426,7 @@ DistributedDataParallelImpl::DistributedDataParallelImpl(AnyModule module, Distr
   Reducer& r = *reducer_;
   r.group = distributed::group_or_world(options_.process_group(), "DistributedDataParallel");
   r.find_unused = options_.find_unused_parameters();
+  r.static_graph = options_.static_graph();
   for (const auto& item : module_.ptr()->named_parameters()) {
     if (!item.value().requires_grad()) continue;
     EMBER_CHECK(item.value().is_contiguous(), "DistributedDataParallel", "parameter '", item.key(),
@@ -395,7 +436,10 @@ DistributedDataParallelImpl::DistributedDataParallelImpl(AnyModule module, Distr
   }
   EMBER_CHECK(!r.params.empty(), "DistributedDataParallel",
               "the module has no parameter that requires a gradient: nothing to synchronize");
-  verify_shapes(r.group, r.params, r.names);
+  r.build_buckets(options_.bucket_cap_mb());
+  std::vector<int64_t> bucket_numels;
+  for (const Reducer::Bucket& b : r.buckets) bucket_numels.push_back(b.buffer.numel());
+  verify_shapes(r.group, r.params, r.names, bucket_numels, options_.bucket_cap_mb());
   {
     NoGradGuard no_grad;
     std::vector<Tensor> state = r.params;
@@ -405,7 +449,6 @@ DistributedDataParallelImpl::DistributedDataParallelImpl(AnyModule module, Distr
       r.group->broadcast(one, 0)->wait();
     }
   }
-  r.build_buckets(options_.bucket_cap_mb());
   AutoGradMode grad_on(true);
   for (size_t k = 0; k < r.params.size(); ++k) {
     const Tensor& p = r.params[k];

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <numeric>
 
 #include "ember/distributed.h"
 #include "ember/error.h"
@@ -226,10 +227,18 @@ WorkPtr scatter(Tensor& tensor, const std::vector<Tensor>* scatter_list, int src
 }
 
 WorkPtr all_to_all_single(Tensor& output, const Tensor& input, const ProcessGroupPtr& group, bool async_op) {
-  Tensor in = input;
-  return finish(resolve(group, "all_to_all_single")->alltoall_base(output, in), async_op);
+  return all_to_all_single(output, input, {}, {}, group, async_op);
 }
 
+WorkPtr all_to_all_single(Tensor& output, const Tensor& input, const std::vector<int64_t>& output_split_sizes,
+                          const std::vector<int64_t>& input_split_sizes, const ProcessGroupPtr& group,
+                          bool async_op) {
+  Tensor in = input;
+  return finish(resolve(group, "all_to_all_single")->alltoall_base(output, in, output_split_sizes, input_split_sizes),
+                async_op);
+}
+
+// One all_to_all_single on the tensors flattened and concatenated, split by their sizes.
 WorkPtr all_to_all(std::vector<Tensor>& output_tensor_list, const std::vector<Tensor>& input_tensor_list,
                    const ProcessGroupPtr& group, bool async_op) {
   const ProcessGroupPtr& g = resolve(group, "all_to_all");
@@ -237,19 +246,30 @@ WorkPtr all_to_all(std::vector<Tensor>& output_tensor_list, const std::vector<Te
   EMBER_CHECK(output_tensor_list.size() == n && input_tensor_list.size() == n, "all_to_all", "expected ", n,
               " input and output tensors (the group's size), got ", input_tensor_list.size(), " and ",
               output_tensor_list.size());
-  std::vector<Tensor> ins, outs;
+  std::vector<Tensor> ins;
+  std::vector<int64_t> in_splits, out_splits;
   for (size_t i = 0; i < n; ++i) {
-    EMBER_CHECK(input_tensor_list[i].sizes().equals(input_tensor_list[0].sizes()) &&
-                    output_tensor_list[i].sizes().equals(input_tensor_list[0].sizes()),
-                "all_to_all", "Gloo's all_to_all needs tensors of one shape ", input_tensor_list[0].sizes(), ", got ",
-                input_tensor_list[i].sizes(), " and ", output_tensor_list[i].sizes());
-    ins.push_back(input_tensor_list[i].unsqueeze(0));
+    const Tensor& a = input_tensor_list[i];
+    const Tensor& b = output_tensor_list[i];
+    EMBER_CHECK(a.defined() && b.defined() && a.dtype() == input_tensor_list[0].dtype() &&
+                    b.dtype() == input_tensor_list[0].dtype(),
+                "all_to_all", "expected defined tensors of one dtype ", input_tensor_list[0].dtype(), ", got ",
+                a.defined() ? a.dtype() : input_tensor_list[0].dtype(), " and ",
+                b.defined() ? b.dtype() : input_tensor_list[0].dtype(), " at index ", i);
+    ins.push_back(a.reshape({-1}));
+    in_splits.push_back(a.numel());
+    out_splits.push_back(b.numel());
   }
   Tensor in = cat(ins);
-  Tensor out = empty_like(in);
-  WorkPtr work = g->alltoall_base(out, in);
+  const int64_t total = std::accumulate(out_splits.begin(), out_splits.end(), int64_t{0});
+  Tensor out = empty({total}, in.options());
+  WorkPtr work = g->alltoall_base(out, in, out_splits, in_splits);
   work->wait();
-  for (size_t i = 0; i < n; ++i) output_tensor_list[i].copy_(out[static_cast<int64_t>(i)]);
+  int64_t at = 0;
+  for (size_t i = 0; i < n; ++i) {
+    output_tensor_list[i].copy_(out.narrow(0, at, out_splits[i]).view(output_tensor_list[i].sizes()));
+    at += out_splits[i];
+  }
   return finish(work, async_op);
 }
 

@@ -16,6 +16,7 @@
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
 #include <gloo/alltoall.h>
+#include <gloo/alltoallv.h>
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
 #include <gloo/common/error.h>
@@ -252,7 +253,7 @@ class ProcessGroupGloo final : public ProcessGroup {
         gloo::allreduce(o);
         if (op == ReduceOp::AVG) Tensor(t).div_(size_);
       }
-    });
+    }, opts.shapes_verified);
   }
 
   WorkPtr broadcast(std::vector<Tensor>& tensors, int root) override {
@@ -445,23 +446,67 @@ class ProcessGroupGloo final : public ProcessGroup {
     });
   }
 
-  WorkPtr alltoall_base(Tensor& output, Tensor& input) override {
+  WorkPtr alltoall_base(Tensor& output, Tensor& input, const std::vector<int64_t>& output_split_sizes,
+                        const std::vector<int64_t>& input_split_sizes) override {
     check_dense(output, "all_to_all");
-    EMBER_CHECK(output.sizes().equals(input.sizes()) && output.dtype() == input.dtype(), "all_to_all",
-                "output and input must have the same shape and dtype, got ", shape_str(output), " and ",
-                shape_str(input));
-    EMBER_CHECK(input.dim() > 0 && input.size(0) % size_ == 0, "all_to_all", "dim 0 of the input ", shape_str(input),
-                " must split evenly among ", size_, " ranks");
+    EMBER_CHECK(input.defined() && output.dtype() == input.dtype(), "all_to_all",
+                "output and input must have one dtype, got ", shape_str(output), " and ", shape_str(input));
+    const bool even = output_split_sizes.empty() && input_split_sizes.empty();
+    if (even) {
+      EMBER_CHECK(output.sizes().equals(input.sizes()), "all_to_all",
+                  "output and input must have the same shape, got ", shape_str(output), " and ", shape_str(input));
+      EMBER_CHECK(input.dim() > 0 && input.size(0) % size_ == 0, "all_to_all", "dim 0 of the input ",
+                  shape_str(input), " must split evenly among ", size_, " ranks");
+    }
+    // bytes per rank of each side
+    auto bytes_per_rank = [&](const Tensor& t, const std::vector<int64_t>& splits, const char* which) {
+      EMBER_CHECK(t.dim() > 0, "all_to_all", "the ", which, " needs a dim 0 to split, got ", shape_str(t));
+      const int64_t row = t.size(0) ? t.nbytes() / t.size(0) : 0;
+      if (splits.empty()) {
+        EMBER_CHECK(t.size(0) % size_ == 0, "all_to_all", "dim 0 of the ", which, " ", shape_str(t),
+                    " must split evenly among ", size_, " ranks when no split sizes are given");
+        return std::vector<int64_t>(size_, t.size(0) / size_ * row);
+      }
+      EMBER_CHECK(static_cast<int>(splits.size()) == size_, "all_to_all", "expected ", size_, " ", which,
+                  " split sizes (the group's size), got ", splits.size());
+      int64_t sum = 0;
+      std::vector<int64_t> bytes;
+      for (int64_t s : splits) {
+        EMBER_CHECK(s >= 0, "all_to_all", "split sizes must be non-negative, got ", s);
+        sum += s;
+        bytes.push_back(s * row);
+      }
+      EMBER_CHECK(sum == t.size(0), "all_to_all", "the ", which, " split sizes add up to ", sum, " but dim 0 of the ",
+                  which, " ", shape_str(t), " is ", t.size(0));
+      return bytes;
+    };
     const Tensor in = input.contiguous();
     const Tensor out = output;
-    return enqueue("all_to_all", {in}, 0, {out}, [this, in, out](uint32_t tag) {
-      if (in.nbytes() == 0) return;
-      gloo::AlltoallOptions o(context_);
-      o.setInput(static_cast<uint8_t*>(in.data_ptr()), in.nbytes());
-      o.setOutput(static_cast<uint8_t*>(out.data_ptr()), out.nbytes());
+    std::vector<int64_t> in_bytes, out_bytes;
+    if (!even) {
+      in_bytes = bytes_per_rank(in, input_split_sizes, "input");
+      out_bytes = bytes_per_rank(out, output_split_sizes, "output");
+    }
+    // Uneven slices may differ in shape across ranks: the check then compares the dtype only
+    // (through an empty tensor of it).
+    std::vector<Tensor> checked{even ? in : empty({0}, in.options())};
+    return enqueue("all_to_all", checked, even ? 0 : 1, {out}, [this, in, out, in_bytes, out_bytes, even](uint32_t tag) {
+      if (in.nbytes() == 0 && out.nbytes() == 0) return;
+      if (even) {
+        gloo::AlltoallOptions o(context_);
+        o.setInput(static_cast<uint8_t*>(in.data_ptr()), in.nbytes());
+        o.setOutput(static_cast<uint8_t*>(out.data_ptr()), out.nbytes());
+        o.setTag(tag);
+        o.setTimeout(timeout_);
+        gloo::alltoall(o);
+        return;
+      }
+      gloo::AlltoallvOptions o(context_);
+      o.setInput(static_cast<uint8_t*>(in.data_ptr()), in_bytes);
+      o.setOutput(static_cast<uint8_t*>(out.data_ptr()), out_bytes);
       o.setTag(tag);
       o.setTimeout(timeout_);
-      gloo::alltoall(o);
+      gloo::alltoallv(o);
     });
   }
 
@@ -533,16 +578,19 @@ class ProcessGroupGloo final : public ProcessGroup {
     }
   }
 
+  // Runs body(its first tag) on the worker thread, after checking `checked` across the ranks
+  // unless the caller verified the shapes beforehand.
   WorkPtr enqueue(const char* name, std::vector<Tensor> checked, int64_t arg, std::vector<Tensor> outputs,
-                  std::function<void(uint32_t)> body) {
-    // a tag for the check, then one per tensor (ops on one pair of slots never mix)
+                  std::function<void(uint32_t)> body, bool shapes_verified = false) {
+    // a tag for the check (taken even when skipped, so the ranks' tags stay in step), then one
+    // per tensor (ops on one pair of slots never mix)
     const uint32_t tag = next_tag_;
     next_tag_ += 1 + static_cast<uint32_t>(std::max<size_t>(1, checked.size()));
     const int op_code = static_cast<int>(std::hash<std::string>{}(name) & 0xffff);
     auto work = std::make_shared<WorkImpl>(
-        [this, name, op_code, checked = std::move(checked), arg, body = std::move(body), tag] {
+        [this, name, op_code, checked = std::move(checked), arg, body = std::move(body), tag, shapes_verified] {
           try {
-            check_peers(name, op_code, checked, arg, tag);
+            if (!shapes_verified) check_peers(name, op_code, checked, arg, tag);
             body(tag + 1);
           } catch (const gloo::Exception& e) {
             detail::fail(name, "failed on rank ", rank_, " of ", size_, " (timeout ", timeout_.count(),

@@ -86,7 +86,7 @@ bool read_bytes(int fd, Bytes& b) {
   return read_all(fd, b.data(), n);
 }
 
-enum Command : uint8_t { kSet, kGet, kAdd, kCompareSet, kCheck };
+enum Command : uint8_t { kSet, kGet, kAdd, kCompareSet, kCheck, kDeleteKey, kNumKeys };
 
 // The keys and values, and the operations both the TCP server and the file store apply to them.
 struct KeyValues {
@@ -123,6 +123,10 @@ struct KeyValues {
         for (const Bytes& k : args)
           if (!map.count(std::string(k.begin(), k.end()))) return {0};
         return {1};
+      case kDeleteKey:
+        return {static_cast<uint8_t>(map.erase(key))};
+      case kNumKeys:
+        return encode_int(static_cast<int64_t>(map.size()));
       default:
         return {};
     }
@@ -309,14 +313,22 @@ bool TCPStore::check(const std::vector<std::string>& keys) {
   return request(kCheck, args).at(0) == 1;
 }
 
+bool TCPStore::delete_key(const std::string& key) { return request(kDeleteKey, {to_bytes(key)}).at(0) == 1; }
+
+int64_t TCPStore::num_keys() { return decode_int(request(kNumKeys, {})); }
+
 void TCPStore::wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
   poll_wait(*this, keys, timeout, "the TCPStore at " + host_ + ":" + std::to_string(port_));
 }
 
 // ---- FileStore ----------------------------------------------------------------------------------
 namespace {
+// A record whose value has this length deletes its key (it has no value bytes).
+constexpr uint64_t kDeletedLength = ~uint64_t{0};
+
 // Runs one operation on the file under an exclusive lock: reads every record (key, value; a
-// later record of a key replaces an earlier one), applies the operation and appends what it set.
+// later record of a key replaces an earlier one), applies the operation and appends what it set
+// or deleted.
 Bytes file_apply(const std::string& path, uint8_t cmd, const std::vector<Bytes>& args) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   EMBER_CHECK(fd >= 0, "FileStore", "cannot open ", path, ": ", std::strerror(errno));
@@ -330,28 +342,48 @@ Bytes file_apply(const std::string& path, uint8_t cmd, const std::vector<Bytes>&
   uint8_t chunk[65536];
   for (ssize_t r; (r = ::read(fd, chunk, sizeof chunk)) > 0;) all.insert(all.end(), chunk, chunk + r);
   size_t at = 0;
+  bool deleted = false;  // the last value taken was a deletion
   auto take = [&](Bytes& out) {
     uint64_t n = 0;
     if (at + sizeof n > all.size()) return false;
     std::memcpy(&n, all.data() + at, sizeof n);
+    deleted = n == kDeletedLength;
+    if (deleted) {
+      out.clear();
+      at += sizeof n;
+      return true;
+    }
     if (at + sizeof n + n > all.size()) return false;
     const auto begin = all.begin() + static_cast<ptrdiff_t>(at + sizeof n);
     out.assign(begin, begin + static_cast<ptrdiff_t>(n));
     at += sizeof n + n;
     return true;
   };
-  for (Bytes k, v; take(k) && take(v);) kv.map[std::string(k.begin(), k.end())] = v;
+  for (Bytes k, v; take(k) && take(v);) {
+    if (deleted) {
+      kv.map.erase(std::string(k.begin(), k.end()));
+    } else {
+      kv.map[std::string(k.begin(), k.end())] = v;
+    }
+  }
   const std::string key = args.empty() ? std::string() : std::string(args[0].begin(), args[0].end());
   auto it = kv.map.find(key);
   const bool had = it != kv.map.end();
   const Bytes before = had ? it->second : Bytes();
   Bytes reply = kv.apply(cmd, args);
-  if (cmd != kCheck && cmd != kGet && kv.map.count(key) && (!had || before != kv.map[key])) {
+  const bool set = (cmd == kSet || cmd == kAdd || cmd == kCompareSet) && kv.map.count(key) &&
+                   (!had || before != kv.map[key]);
+  if (set || (cmd == kDeleteKey && had)) {
     Bytes rec;
-    for (const Bytes* b : std::initializer_list<const Bytes*>{&args[0], &kv.map[key]}) {
-      const uint64_t n = b->size();
+    auto append = [&](uint64_t n, const Bytes& b) {
       rec.insert(rec.end(), reinterpret_cast<const uint8_t*>(&n), reinterpret_cast<const uint8_t*>(&n) + sizeof n);
-      rec.insert(rec.end(), b->begin(), b->end());
+      rec.insert(rec.end(), b.begin(), b.end());
+    };
+    append(args[0].size(), args[0]);
+    if (set) {
+      append(kv.map[key].size(), kv.map[key]);
+    } else {
+      append(kDeletedLength, {});
     }
     ::lseek(fd, 0, SEEK_END);
     EMBER_CHECK(::write(fd, rec.data(), rec.size()) == static_cast<ssize_t>(rec.size()), "FileStore",
@@ -385,6 +417,8 @@ bool FileStore::check(const std::vector<std::string>& keys) {
   for (const std::string& k : keys) args.push_back(to_bytes(k));
   return file_apply(path_, kCheck, args).at(0) == 1;
 }
+bool FileStore::delete_key(const std::string& key) { return file_apply(path_, kDeleteKey, {to_bytes(key)}).at(0) == 1; }
+int64_t FileStore::num_keys() { return decode_int(file_apply(path_, kNumKeys, {})); }
 void FileStore::wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
   poll_wait(*this, keys, timeout, "the FileStore " + path_);
 }
@@ -406,6 +440,8 @@ bool PrefixStore::check(const std::vector<std::string>& keys) {
   for (const std::string& k : keys) full.push_back(key(k));
   return store_->check(full);
 }
+bool PrefixStore::delete_key(const std::string& k) { return store_->delete_key(key(k)); }
+int64_t PrefixStore::num_keys() { return store_->num_keys(); }
 void PrefixStore::wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
   std::vector<std::string> full;
   for (const std::string& k : keys) full.push_back(key(k));

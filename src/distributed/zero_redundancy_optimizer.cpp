@@ -146,6 +146,24 @@ std::unique_ptr<ember::optim::OptimizerParamState> ZeroRedundancyOptimizer::make
 }
 
 Tensor ZeroRedundancyOptimizer::step(LossClosure closure) {
+  if (join_enabled_) algorithms::Join::notify_join_context(*this);
+  return step_and_broadcast(std::move(closure));
+}
+
+class ZeroRedundancyOptimizer::ZeroJoinHook : public algorithms::JoinHook {
+ public:
+  explicit ZeroJoinHook(ZeroRedundancyOptimizer& zero) : zero_(zero) {}
+  void main_hook() override { zero_.step_and_broadcast(nullptr); }
+
+ private:
+  ZeroRedundancyOptimizer& zero_;
+};
+
+std::unique_ptr<algorithms::JoinHook> ZeroRedundancyOptimizer::join_hook() {
+  return std::make_unique<ZeroJoinHook>(*this);
+}
+
+Tensor ZeroRedundancyOptimizer::step_and_broadcast(LossClosure closure) {
   for (size_t g = 0; g < param_groups_.size(); ++g)
     local_->param_groups()[g].set_options(param_groups_[g].options().clone());
   Tensor loss = local_->step(std::move(closure));

@@ -134,6 +134,11 @@ TEST(Store, TCPStoreOperations) {
   EXPECT_EQ(client.compare_set("c", {}, one), one);   // absent and nothing expected: set
   EXPECT_EQ(client.compare_set("c", two, two), one);  // wrong expectation: unchanged
   EXPECT_EQ(server.compare_set("c", one, two), two);
+  EXPECT_EQ(client.num_keys(), 3);  // a, n, c
+  EXPECT_TRUE(client.delete_key("a"));
+  EXPECT_FALSE(server.delete_key("a"));
+  EXPECT_FALSE(server.check({"a"}));
+  EXPECT_EQ(server.num_keys(), 2);
   std::thread later([&] {
     std::this_thread::sleep_for(50ms);
     server.set("late", std::string("1"));
@@ -184,6 +189,16 @@ TEST(Store, FileAndPrefixStores) {
   const auto pv = p.get("k");
   EXPECT_EQ(std::string(pv.begin(), pv.end()), "p");
   EXPECT_EQ(p.compare_set("x", {}, {'7'}), std::vector<uint8_t>{'7'});
+  EXPECT_EQ(b.num_keys(), 4);  // k, n, pre/k, pre/x
+  EXPECT_EQ(p.num_keys(), 4);  // the underlying store's, as c10d's
+  // a deletion is a record of its own: later readers of the file no longer see the key, and a
+  // key set again after it is back
+  EXPECT_TRUE(p.delete_key("k"));
+  EXPECT_FALSE(a->delete_key("pre/k"));
+  EXPECT_FALSE(b.check({"pre/k"}));
+  EXPECT_TRUE(b.delete_key("n"));
+  EXPECT_EQ(a->add("n", 1), 1);
+  EXPECT_EQ(dist::FileStore(dir + "/s", 2s).num_keys(), 3);  // k, n, pre/x
   const std::string err = what_of([&] { p.wait({"absent"}, 50ms); });
   EXPECT_NE(err.find("pre/absent"), std::string::npos) << err;
   std::filesystem::remove_all(dir);
@@ -264,6 +279,26 @@ TEST(Distributed, CollectivesTwoRanks) {
     std::vector<Tensor> outs{empty({3}), empty({3})};
     dist::all_to_all(outs, {input_of(rank, 3), input_of(rank, 3) + 50});
     EXPECT_TRUE(outs[0].equal(input_of(0, 3) + 50 * rank) && outs[1].equal(input_of(1, 3) + 50 * rank));
+    // uneven: rank 0 sends 1 row to itself and 2 to rank 1; rank 1 sends 3 rows to rank 0, none to itself
+    const Tensor rows0 = input_of(0).view({3, 2}), rows1 = input_of(1).view({3, 2});
+    Tensor uneven_out = empty({rank == 0 ? 4 : 2, 2});
+    dist::all_to_all_single(uneven_out, rank == 0 ? rows0 : rows1, rank == 0 ? std::vector<int64_t>{1, 3} : std::vector<int64_t>{2, 0},
+                            rank == 0 ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{3, 0});
+    EXPECT_TRUE(uneven_out.equal(rank == 0 ? cat({rows0.narrow(0, 0, 1), rows1}) : rows0.narrow(0, 1, 2)));
+    // lists of different sizes: rank r sends r + j + 1 values 10 r + j to rank j
+    std::vector<Tensor> sized_in, sized_out;
+    for (int j = 0; j < 2; ++j) {
+      sized_in.push_back(full({rank + j + 1}, 10.0 * rank + j));
+      sized_out.push_back(empty({j + rank + 1}));
+    }
+    dist::all_to_all(sized_out, sized_in);
+    for (int j = 0; j < 2; ++j) EXPECT_TRUE(sized_out[j].equal(full({j + rank + 1}, 10.0 * j + rank))) << j;
+    const std::string bad_split = what_of([&] {
+      Tensor o = empty({3, 2});
+      dist::all_to_all_single(o, rows0, {1, 2}, {1, 1});
+    });
+    EXPECT_NE(bad_split.find("the input split sizes add up to 2 but dim 0 of the input [3, 2]"), std::string::npos)
+        << bad_split;
 
     dist::barrier();
 
@@ -572,6 +607,31 @@ TEST(DistributedDataParallel, UnusedParameters) {
   std::filesystem::remove_all(dir);
 }
 
+// static_graph: the first backward finds the unused layer, later ones reuse what it found;
+// gradients as with find_unused_parameters at every step.
+TEST(DistributedDataParallel, StaticGraph) {
+  const std::string dir = temp_dir();
+  run_ranks(2, [&](int rank) {
+    init_file(dir, rank, 2);
+    HalfUsed model, ref;
+    nn::parallel::DistributedDataParallel ddp(model, nn::DistributedDataParallelOptions().static_graph(true));
+    nn::parallel::DistributedDataParallel finding(ref, nn::DistributedDataParallelOptions().find_unused_parameters(true));
+    for (int step = 0; step < 3; ++step) {
+      auto [x, y] = batch(step, rank);
+      for (nn::parallel::DistributedDataParallel* d : {&ddp, &finding}) {
+        (*d)->zero_grad();
+        mse_loss((*d)->forward(x), y).backward();
+      }
+      EXPECT_LE(worst_relative({model->used->weight.grad(), model->used->bias.grad()},
+                               {ref->used->weight.grad(), ref->used->bias.grad()}),
+                1e-6)
+          << "step " << step;
+      EXPECT_FALSE(model->unused->weight.grad().defined());
+    }
+  });
+  std::filesystem::remove_all(dir);
+}
+
 TEST(DistributedDataParallel, ParameterShapesMustAgree) {
   const std::string dir = temp_dir();
   run_ranks(2, [&](int rank) {
@@ -580,6 +640,21 @@ TEST(DistributedDataParallel, ParameterShapesMustAgree) {
     EXPECT_NE(err.find("'0.weight'"), std::string::npos) << err;
     EXPECT_NE(err.find("[16, 8]"), std::string::npos) << err;
     EXPECT_NE(err.find("[17, 8]"), std::string::npos) << err;
+  });
+  std::filesystem::remove_all(dir);
+}
+
+// The buckets' all-reduces skip the per-collective shape check, so construction compares them.
+TEST(DistributedDataParallel, BucketsMustAgree) {
+  const std::string dir = temp_dir();
+  run_ranks(2, [&](int rank) {
+    init_file(dir, rank, 2);
+    const std::string err = what_of([&] {
+      nn::parallel::DistributedDataParallel ddp(make_mlp(1),
+                                                nn::DistributedDataParallelOptions().bucket_cap_mb(rank ? 25 : 0.0002));
+    });
+    EXPECT_NE(err.find("bucket_cap_mb must be the same on every rank"), std::string::npos) << err;
+    EXPECT_NE(err.find("[212]"), std::string::npos) << err;  // rank 1's single bucket
   });
   std::filesystem::remove_all(dir);
 }
@@ -781,6 +856,35 @@ TEST(ZeroRedundancyOptimizer, EqualsUnshardedAdamHoldingItsShareOfTheState) {
   std::filesystem::remove_all(dir);
 }
 
+// Rank 1 runs out of data after one step; joined, it steps with its last gradients while rank 0
+// steps twice more, so both broadcast their shares every time: each parameter ends three Adam
+// steps along its owner's (constant) gradient, the same on both ranks.
+TEST(ZeroRedundancyOptimizer, JoinShadowsTheStepsOfRanksStillIterating) {
+  const std::string dir = temp_dir();
+  run_ranks(2, [&](int rank) {
+    init_file(dir, rank, 2);
+    nn::Sequential model = make_mlp(1), ref = make_mlp(1);
+    dist::optim::ZeroRedundancyOptimizer zero(model->parameters(), dist::optim::optimizer_class<optim::Adam>,
+                                              optim::AdamOptions(1e-2));
+    optim::Adam ref_opt(ref->parameters(), optim::AdamOptions(1e-2));
+    auto grad_of = [](int r, const Tensor& p) { return full(p.sizes(), 0.5 + r); };
+    {
+      dist::algorithms::Join join({&zero});
+      for (int step = 0; step < (rank == 0 ? 3 : 1); ++step) {
+        for (const Tensor& p : model->parameters()) p.mutable_grad() = grad_of(rank, p);
+        zero.step();
+      }
+      join.join();
+    }
+    const std::vector<Tensor> ps = ref->parameters();
+    for (int step = 0; step < 3; ++step) {
+      for (size_t k = 0; k < ps.size(); ++k) ps[k].mutable_grad() = grad_of(zero.param_ranks()[k], ps[k]);
+      ref_opt.step();
+    }
+    EXPECT_LE(worst_relative(model->parameters(), ref->parameters()), 1e-6);
+  });
+  std::filesystem::remove_all(dir);
+}
 TEST(DistributedDataParallel, PowerSGDHook) {
   const std::string dir = temp_dir();
   run_ranks(2, [&](int rank) {
@@ -831,6 +935,35 @@ TEST(DistributedDataParallel, PowerSGDHook) {
     // error feedback lose nothing visible here)
     EXPECT_LT(plain, 1e-3);
     EXPECT_LT(compressed, 1e-3) << "plain all-reduce: " << plain;
+  });
+  std::filesystem::remove_all(dir);
+}
+
+// DDP then ZeRO under one Join (DDP tells it of each iteration): ranks with 1 and 3 batches
+// finish, and end with the parameters of the last to join.
+TEST(ZeroRedundancyOptimizer, JoinsWithDistributedDataParallel) {
+  const std::string dir = temp_dir();
+  run_ranks(2, [&](int rank) {
+    init_file(dir, rank, 2);
+    nn::Sequential model = make_mlp(1);
+    nn::parallel::DistributedDataParallel ddp(model);
+    dist::optim::ZeroRedundancyOptimizer zero(ddp->parameters(), dist::optim::optimizer_class<optim::Adam>,
+                                              optim::AdamOptions(1e-2));
+    {
+      dist::algorithms::Join join({ddp.get(), &zero});
+      for (int step = 0; step < (rank == 0 ? 3 : 1); ++step) {
+        auto [x, y] = batch(step, rank);
+        zero.zero_grad();
+        mse_loss(ddp->forward(x), y).backward();
+        zero.step();
+      }
+      join.join();
+    }
+    for (const Tensor& p : model->parameters()) {
+      Tensor from0 = p.clone();
+      dist::broadcast(from0, 0);
+      EXPECT_TRUE(from0.equal(p));
+    }
   });
   std::filesystem::remove_all(dir);
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ember/distributed.h"
+#include "ember/distributed/join.h"
 #include "ember/optim/optimizer.h"
 
 namespace ember::distributed::optim {
@@ -20,7 +21,10 @@ struct OptimizerClass {};
 template <class T>
 inline constexpr OptimizerClass<T> optimizer_class{};
 
-class ZeroRedundancyOptimizer : public ember::optim::Optimizer {
+// Joinable, as PyTorch's: under a distributed::algorithms::Join a rank that ran out of data steps
+// with its last gradients for as long as the others step, so that every rank still broadcasts the
+// parameters it owns (they update their shares; its share moves with its last gradients).
+class ZeroRedundancyOptimizer : public ember::optim::Optimizer, public algorithms::Joinable {
  public:
   using ParamGroups = std::vector<ember::optim::OptimizerParamGroup>;
   // Builds the wrapped optimizer over this rank's share (one group per group given, maybe empty).
@@ -38,6 +42,9 @@ class ZeroRedundancyOptimizer : public ember::optim::Optimizer {
 
   // The groups' current options (an LR scheduler's changes) reach the wrapped optimizer first.
   Tensor step(LossClosure closure = nullptr) override;
+
+  std::unique_ptr<algorithms::JoinHook> join_hook() override;
+  ProcessGroupPtr join_process_group() override { return group_; }
 
   // Gathers every rank's optimizer state on rank `to` (all ranks must call it); state_dict()
   // there then returns the state of all parameters, numbered as an unsharded optimizer would.
@@ -57,6 +64,9 @@ class ZeroRedundancyOptimizer : public ember::optim::Optimizer {
       const Tensor& p, const ember::optim::OptimizerOptions& group) const override;
 
  private:
+  class ZeroJoinHook;
+  // step() without telling a Join: what a joined rank runs for the others' steps.
+  Tensor step_and_broadcast(LossClosure closure);
   ProcessGroupPtr group_;
   std::unique_ptr<ember::optim::Optimizer> local_;
   std::vector<int> owner_;                         // per global parameter index

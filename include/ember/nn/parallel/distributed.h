@@ -107,6 +107,10 @@ struct DistributedDataParallelOptions {
   // Detect, at each forward, the parameters that its output does not depend on and count them
   // as ready (their gradients are reduced as zeros; ones unused on every rank keep their .grad).
   EMBER_ARG(bool, find_unused_parameters) = false;
+  // The forward uses the same parameters at every iteration (PyTorch's static_graph): the first
+  // synchronized backward finds the unused ones as find_unused_parameters does, later ones take
+  // that set without walking the graph or all-reducing the used flags.
+  EMBER_ARG(bool, static_graph) = false;
   // Broadcast the module's buffers (batch norm statistics) from rank 0 at each forward.
   EMBER_ARG(bool, broadcast_buffers) = true;
 };
