@@ -13,6 +13,7 @@
 #include "ember/indexing.h"
 #include "ops/linalg_common.h"
 #include "ops/linalg_lapack.h"
+#include "ops/linalg_small.h"
 
 namespace ember {
 
@@ -59,10 +60,6 @@ int work_size(complex<T> q) {
 Tensor info_tensor(IntArrayRef batch) { return zeros(batch, kInt); }
 
 // ---- LU ------------------------------------------------------------------------------------------
-
-// Matrices up to this size take a direct path instead of a LAPACK call per matrix (the 3x3 and
-// 4x4 of geometry code, where the call's overhead is most of the work).
-constexpr int64_t kSmall = 8;
 
 // Unblocked LU with partial pivoting (the first largest |pivot|, as LAPACK's getf2), column-major
 // m x n with leading dimension m; info is the first zero pivot (1-based), as LAPACK's. Dim is
@@ -199,6 +196,12 @@ Tensor trsm_left(const Tensor& A, const Tensor& B, bool upper, bool unit) {
     using T = decltype(z);
     const T* pa = a.data_ptr<T>();
     T* px = x.data_ptr<T>();
+    if constexpr (!IsComplex<T>::value) {
+      if (n <= kSmall) {
+        for_each_matrix(nb, n * n * k, [&](int64_t i) { small_trsm_left(upper, unit, n, k, pa + i * n * n, px + i * n * k); });
+        return;
+      }
+    }
     for_each_matrix(nb, n * n * k, [&](int64_t i) {
       lapack::trsm('L', upper ? 'U' : 'L', 'N', unit ? 'U' : 'N', to_int(n), to_int(k), T(1), pa + i * n * n,
                    to_int(n), px + i * n * k, to_int(n));
@@ -883,6 +886,12 @@ Tensor geqrf_batch(Tensor& buf, int64_t m, int64_t n, IntArrayRef batch) {
     using T = decltype(z);
     T* a = buf.data_ptr<T>();
     T* t = tau.data_ptr<T>();
+    if constexpr (!IsComplex<T>::value) {
+      if (m <= kSmall && n <= kSmall) {
+        for_each_matrix(nb, m * n * k, [&](int64_t i) { small_geqrf(m, n, a + i * m * n, t + i * k); });
+        return;
+      }
+    }
     T query;
     int info;
     lapack::geqrf(to_int(m), to_int(n), a, to_int(m), t, &query, -1, &info);
@@ -905,6 +914,12 @@ void orgqr_batch(Tensor& q, int64_t m, int64_t cols, const Tensor& tau) {
     T* a = q.data_ptr<T>();
     const Tensor tc = tau.contiguous();
     const T* t = tc.data_ptr<T>();
+    if constexpr (!IsComplex<T>::value) {
+      if (m <= kSmall && cols <= kSmall) {
+        for_each_matrix(nb, m * cols * k, [&](int64_t i) { small_orgqr(m, cols, k, a + i * m * cols, t + i * k); });
+        return;
+      }
+    }
     T query;
     int info;
     lapack::orgqr(to_int(m), to_int(cols), to_int(k), a, to_int(m), t, &query, -1, &info);
@@ -1044,6 +1059,10 @@ std::tuple<Tensor, Tensor> linalg_eigh(const Tensor& A, std::string_view UPLO) {
         });
       } else {
         T* pw = w.data_ptr<T>();
+        if (n <= kSmall) {
+          for_each_matrix(nb, n * n * n, [&](int64_t i) { pi[i] = small_syev(uplo, n, a + i * n * n, pw + i * n); });
+          return;
+        }
         T wq;
         int iq, inf;
         lapack::syevd('V', uplo, ni, a, ni, pw, &wq, -1, &iq, -1, &inf);
@@ -1132,6 +1151,18 @@ std::tuple<Tensor, Tensor, Tensor> svd_raw(const char* op, const Tensor& A, bool
     T* u = vectors ? U.data_ptr<T>() : nullptr;
     T* vt = vectors ? Vt.data_ptr<T>() : nullptr;
     int* pi = info.data_ptr<int>();
+    if constexpr (!IsComplex<T>::value) {
+      if (m <= kSmall && n <= kSmall) {
+        // the kernel wants p >= q: a wide A is done as A^T = V S U^T, its vectors swapped
+        const bool tall = m >= n;
+        for_each_matrix(nb, m * n * k, [&](int64_t i) {
+          const MatrixOut<T> uo{vectors ? u + i * m * ucols : nullptr, 1, m}, vo{vectors ? vt + i * vrows * n : nullptr, vrows, 1};
+          pi[i] = tall ? small_gesvd(m, n, a + i * m * n, 1, m, s + i * k, uo, ucols, vo)
+                       : small_gesvd(n, m, a + i * m * n, m, 1, s + i * k, vo, vrows, uo);
+        });
+        return;
+      }
+    }
     const int ldu = to_int(m), ldvt = to_int(std::max<int64_t>(1, vrows));
     // complex gesdd's real workspace (LAPACK's bound for each jobz)
     const int64_t mn = k, mx = std::max(m, n);
