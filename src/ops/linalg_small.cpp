@@ -11,11 +11,18 @@ namespace ember::linalg_detail {
 
 namespace {
 
+// The running max(|x|) of a matrix that stays NaN once it meets one (std::max drops NaN).
+template <class T>
+T abs_max(T m, T x) {
+  const T a = std::abs(x);
+  return a > m || std::isnan(a) ? a : m;
+}
+
 // 2-norm of n values at stride `inc`, scaled so that squares neither overflow nor underflow.
 template <class T>
 T norm2(int64_t n, const T* x, int64_t inc) {
   T big = 0;
-  for (int64_t i = 0; i < n; ++i) big = std::max(big, std::abs(x[i * inc]));
+  for (int64_t i = 0; i < n; ++i) big = abs_max(big, x[i * inc]);
   if (big == 0 || !std::isfinite(big)) return big;
   const T r = T(1) / big;
   T sum = 0;
@@ -23,12 +30,11 @@ T norm2(int64_t n, const T* x, int64_t inc) {
   return big * std::sqrt(sum);
 }
 
-// A power of two bringing the largest |a| near 1 (exact, so scaling back loses nothing); 0 for a
-// zero or non-finite matrix.
+// A power of two bringing the largest |a| near 1 (exact, so scaling back loses nothing); 1 for a
+// zero matrix.
 template <class T>
 T unit_scale(T largest) {
-  if (largest == 0 || !std::isfinite(largest)) return 0;
-  return std::ldexp(T(1), -std::ilogb(largest));
+  return largest == 0 ? T(1) : std::ldexp(T(1), -std::ilogb(largest));
 }
 
 // t = tan of the Jacobi rotation angle that zeroes the off-diagonal of [[x, g], [g, y]]:
@@ -148,9 +154,9 @@ int small_syev(char uplo, int64_t n, T* a, T* w) {
     for (int64_t i = j; i < n; ++i) {
       const T x = uplo == 'L' ? a[j * n + i] : a[i * n + j];
       s[j * n + i] = s[i * n + j] = x;
-      largest = std::max(largest, std::abs(x));
+      largest = abs_max(largest, x);
     }
-  if (std::isnan(largest) || std::isinf(largest)) {
+  if (!std::isfinite(largest)) {
     std::fill(w, w + n, std::numeric_limits<T>::quiet_NaN());
     std::fill(a, a + n * n, std::numeric_limits<T>::quiet_NaN());
     return 1;
@@ -206,8 +212,8 @@ int small_gesvd(int64_t p, int64_t q, const T* a, int64_t rs, int64_t cs, T* s, 
   T wk[kSmall * kSmall], vk[kSmall * kSmall];  // A V, column-major p x q, and V (q x q)
   T largest = 0;
   for (int64_t j = 0; j < q; ++j)
-    for (int64_t i = 0; i < p; ++i) largest = std::max(largest, std::abs(a[i * rs + j * cs]));
-  if (std::isnan(largest) || std::isinf(largest)) return -4;
+    for (int64_t i = 0; i < p; ++i) largest = abs_max(largest, a[i * rs + j * cs]);
+  if (!std::isfinite(largest)) return -4;
   const T scale = unit_scale(largest);
   for (int64_t j = 0; j < q; ++j) {
     for (int64_t i = 0; i < p; ++i) wk[j * p + i] = a[i * rs + j * cs] * scale;

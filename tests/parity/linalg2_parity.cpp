@@ -345,6 +345,84 @@ TEST(Linalg2Parity, Svd) {
   }, kFieldTypes);
 }
 
+// Real matrices up to 8 x 8 take Ember's direct path (Householder QR, Jacobi eigh and SVD,
+// substitution), libtorch LAPACK's: every order 1..8, random, ill-conditioned (singular values
+// 1 .. 1e-6 in float64, 1 .. 1e-3 in float32) and repeated-eigenvalue input, batches {}, {3}, {0}.
+TEST(Linalg2Parity, SmallDirectPath) {
+  uint64_t seed = 900;
+  for (ember::ScalarType dt : kTypes)
+    for (const std::vector<int64_t>& b : {std::vector<int64_t>{}, {3}, {0}})
+      for (int64_t n = 1; n <= 8; ++n) {
+        const auto t = tol(dt);
+        const ember::TensorOptions o = ember::TensorOptions().dtype(dt);
+        std::ostringstream os;
+        os << dt << " batch" << ember::IntArrayRef(b) << " n=" << n;
+        const std::string name = os.str();
+        const ember::Tensor X = parity::random(with(b, {n, n}), dt, seed++);
+        const ember::Tensor Q0 = std::get<0>(ember::linalg::qr(parity::random(with(b, {n, n}), dt, seed++)));
+        // Q0 diag(d) Q0^T: d geometric down to 1e-6 (1e-3 in float32), or in repeated groups
+        const double low = dt == ember::kDouble ? 1e-6 : 1e-3;
+        const ember::Tensor geometric = ember::logspace(0, std::log10(low), n, 10, o);
+        const ember::Tensor repeated = (ember::arange(n, o) / 3).floor() + 1;  // 1, 1, 1, 2, 2, 2, 3, 3
+        for (const auto& [A, what] : {std::pair{X, "random"}, {(Q0 * geometric).matmul(Q0.mT()), "ill-conditioned"},
+                                      {(Q0 * repeated).matmul(Q0.mT()), "repeated"}}) {
+          const std::string label = name + " " + what;
+          // QR: the same reflectors as geqrf, so Q and R themselves (not only |R|) agree
+          for (const char* mode : {"reduced", "complete", "r"}) {
+            auto [Q, R] = ember::linalg::qr(A, mode);
+            auto [tQ, tR] = torch::linalg::qr(T(A), mode);
+            EXPECT_TRUE(Close(R, tR, t)) << label << " " << mode;
+            if (std::string(mode) != "r") EXPECT_TRUE(Close(Q, tQ, t)) << label << " " << mode;
+          }
+          const ember::Tensor S = (A + A.mT()) * 0.5;
+          auto [L, V] = ember::linalg::eigh(S);
+          auto [tL, tV] = torch::linalg::eigh(T(S), "L");
+          EXPECT_TRUE(Close(L, tL, t)) << label;
+          EXPECT_TRUE(Orthonormal(V)) << label;
+          EXPECT_TRUE(Close(S.matmul(V), T(V * L.unsqueeze(-2)), t)) << label << ": A V = V diag(L)";
+          for (bool full : {false, true}) {
+            auto [U, Sv, Vh] = ember::linalg::svd(A, full);
+            auto [tU, tS, tVh] = torch::linalg::svd(T(A), full, c10::nullopt);
+            EXPECT_TRUE(Close(Sv, tS, t)) << label;
+            EXPECT_TRUE(Orthonormal(U) && Orthonormal(Vh.mT())) << label;
+            EXPECT_TRUE(Close((U * Sv.unsqueeze(-2)).matmul(Vh), T(A), t)) << label << ": U S Vh = A";
+          }
+          EXPECT_TRUE(Close(ember::linalg::svdvals(A), torch::linalg::svdvals(T(A), c10::nullopt), t)) << label;
+        }
+        // rectangular QR and SVD: every m x n with m, n <= 8 around this order
+        for (int64_t m : {std::max<int64_t>(1, n - 3), std::min<int64_t>(8, n + 2)}) {
+          const ember::Tensor R = parity::random(with(b, {m, n}), dt, seed++);
+          for (const char* mode : {"reduced", "complete"}) {
+            auto [Q, Rr] = ember::linalg::qr(R, mode);
+            auto [tQ, tR] = torch::linalg::qr(T(R), mode);
+            EXPECT_TRUE(Close(Q, tQ, t) && Close(Rr, tR, t)) << name << " m=" << m << " " << mode;
+          }
+          for (bool full : {false, true}) {
+            auto [U, Sv, Vh] = ember::linalg::svd(R, full);
+            auto [tU, tS, tVh] = torch::linalg::svd(T(R), full, c10::nullopt);
+            const int64_t k = std::min(m, n);
+            EXPECT_TRUE(Close(Sv, tS, t)) << name << " m=" << m;
+            EXPECT_EQ(U.sizes().vec(), tU.sizes().vec()) << name << " m=" << m;
+            EXPECT_TRUE(Orthonormal(U) && Orthonormal(Vh.mT())) << name << " m=" << m << " full " << full;
+            EXPECT_TRUE(Close((U.narrow(-1, 0, k) * Sv.unsqueeze(-2)).matmul(Vh.narrow(-2, 0, k)), T(R), t))
+                << name << " m=" << m << " full " << full;
+          }
+        }
+        const ember::Tensor W = wellcond(X);
+        const ember::Tensor B = parity::random(with(b, {n, 3}), dt, seed++);
+        const ember::Tensor Bt = parity::random(with(b, {3, n}), dt, seed++);
+        for (bool upper : {false, true})
+          for (bool unit : {false, true}) {
+            EXPECT_TRUE(Close(ember::linalg::solve_triangular(W, B, upper, true, unit),
+                              torch::linalg::solve_triangular(T(W), T(B), upper, true, unit), t))
+                << name << " upper " << upper << " unit " << unit;
+            EXPECT_TRUE(Close(ember::linalg::solve_triangular(W, Bt, upper, false, unit),
+                              torch::linalg::solve_triangular(T(W), T(Bt), upper, false, unit), t))
+                << name << " right, upper " << upper << " unit " << unit;
+          }
+      }
+}
+
 TEST(Linalg2Parity, Lstsq) {
   uint64_t seed = 900;
   for (ember::ScalarType dt : kTypes)
