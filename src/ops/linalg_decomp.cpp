@@ -189,7 +189,10 @@ Tensor pivots_to_permutation(const Tensor& pivots, int64_t m, ScalarType dtype) 
 // X = A^{-1} B for triangular A (left side), no autograd; A and B batch-broadcast already.
 Tensor trsm_left(const Tensor& A, const Tensor& B, bool upper, bool unit) {
   const int64_t n = A.size(-1), k = B.size(-1);
-  Tensor a = colmajor_copy(A), x = colmajor_copy(B);
+  // the direct path reads a row-major or column-major A as it lies (a copy was half its time)
+  const bool small = n <= kSmall && !is_complex_type(A.dtype());
+  const bool rowmajor = small && A.is_contiguous(), as_is = rowmajor || (small && A.mT().is_contiguous());
+  Tensor a = as_is ? A : colmajor_copy(A), x = colmajor_copy(B);
   const int64_t nb = batch_count(B);
   if (n == 0 || k == 0) return x;
   on_field(A.dtype(), [&](auto z) {
@@ -197,8 +200,10 @@ Tensor trsm_left(const Tensor& A, const Tensor& B, bool upper, bool unit) {
     const T* pa = a.data_ptr<T>();
     T* px = x.data_ptr<T>();
     if constexpr (!IsComplex<T>::value) {
-      if (n <= kSmall) {
-        for_each_matrix(nb, n * n * k, [&](int64_t i) { small_trsm_left(upper, unit, n, k, pa + i * n * n, px + i * n * k); });
+      if (small) {
+        const int64_t rs = rowmajor ? n : 1, cs = rowmajor ? 1 : n;
+        for_each_matrix(nb, n * n * k,
+                        [&](int64_t i) { small_trsm_left(upper, unit, n, k, pa + i * n * n, rs, cs, px + i * n * k); });
         return;
       }
     }

@@ -127,20 +127,20 @@ void small_orgqr(int64_t m, int64_t cols, int64_t k, T* a, const T* tau) {
 }
 
 template <class T>
-void small_trsm_left(bool upper, bool unit, int64_t n, int64_t k, const T* a, T* x) {
+void small_trsm_left(bool upper, bool unit, int64_t n, int64_t k, const T* a, int64_t rs, int64_t cs, T* x) {
   // row by row across all k columns: the columns' substitutions are independent chains that
   // overlap, where one column at a time waits on each row's result; the diagonal's reciprocals
   // (as OpenBLAS's trsm keeps them) take the divisions off those chains. (Compile-time orders
   // gained nothing here: the copies around the kernel are most of the time.)
   T inv[kSmall];
-  for (int64_t i = 0; i < n; ++i) inv[i] = unit ? T(1) : T(1) / a[i * n + i];
+  for (int64_t i = 0; i < n; ++i) inv[i] = unit ? T(1) : T(1) / a[i * (rs + cs)];
   for (int64_t s = 0; s < n; ++s) {
     const int64_t i = upper ? n - 1 - s : s;  // upper: back substitution, lower: forward
     const int64_t lo = upper ? i + 1 : 0, hi = upper ? n : i;
     for (int64_t c = 0; c < k; ++c) {
       T* xc = x + c * n;
       T v = xc[i];
-      for (int64_t r = lo; r < hi; ++r) v -= a[r * n + i] * xc[r];
+      for (int64_t r = lo; r < hi; ++r) v -= a[i * rs + r * cs] * xc[r];
       xc[i] = v * inv[i];
     }
   }
@@ -288,7 +288,7 @@ int small_gesvd(int64_t p, int64_t q, const T* a, int64_t rs, int64_t cs, T* s, 
 #define EMBER_SMALL_LINALG(T)                                                                                 \
   template void small_geqrf<T>(int64_t, int64_t, T*, T*);                                                    \
   template void small_orgqr<T>(int64_t, int64_t, int64_t, T*, const T*);                                     \
-  template void small_trsm_left<T>(bool, bool, int64_t, int64_t, const T*, T*);                              \
+  template void small_trsm_left<T>(bool, bool, int64_t, int64_t, const T*, int64_t, int64_t, T*);                              \
   template int small_syev<T>(char, int64_t, T*, T*);                                                         \
   template int small_gesvd<T>(int64_t, int64_t, const T*, int64_t, int64_t, T*, MatrixOut<T>, int64_t, MatrixOut<T>);
 EMBER_SMALL_LINALG(float)

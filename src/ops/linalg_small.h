@@ -18,9 +18,10 @@ void small_geqrf(int64_t m, int64_t n, T* a, T* tau);
 // The first `cols` columns of Q = H(0) ... H(k-1) in place from k reflectors (LAPACK's orgqr).
 template <class T>
 void small_orgqr(int64_t m, int64_t cols, int64_t k, T* a, const T* tau);
-// X = A^{-1} X for triangular n x n A and n x k X (LAPACK's trsm with side 'L').
+// X = A^{-1} X for triangular n x n A, element (i, j) at a[i * rs + j * cs], and n x k X
+// (LAPACK's trsm with side 'L').
 template <class T>
-void small_trsm_left(bool upper, bool unit, int64_t n, int64_t k, const T* a, T* x);
+void small_trsm_left(bool upper, bool unit, int64_t n, int64_t k, const T* a, int64_t rs, int64_t cs, T* x);
 // Eigenvalues (ascending) into w and orthonormal eigenvectors over `a` of the symmetric n x n
 // matrix whose lower (uplo 'L') or upper triangle `a` holds. Each eigenvector's component of
 // largest magnitude (the first of equals) is positive. Returns 0, or 1 when the input is not
