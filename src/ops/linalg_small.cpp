@@ -18,14 +18,19 @@ T abs_max(T m, T x) {
   return a > m || std::isnan(a) ? a : m;
 }
 
-// 2-norm of n values at stride `inc`, scaled so that squares neither overflow nor underflow.
+// 2-norm of n values at stride `inc`: the plain sum of squares when it neither overflows nor
+// loses digits to underflow, else scaled (as LAPACK's nrm2) so that it does neither.
 template <class T>
 T norm2(int64_t n, const T* x, int64_t inc) {
+  T sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += x[i * inc] * x[i * inc];
+  using L = std::numeric_limits<T>;
+  if (sum >= L::min() / L::epsilon() && sum <= L::max()) return std::sqrt(sum);
   T big = 0;
   for (int64_t i = 0; i < n; ++i) big = abs_max(big, x[i * inc]);
   if (big == 0 || !std::isfinite(big)) return big;
   const T r = T(1) / big;
-  T sum = 0;
+  sum = 0;
   for (int64_t i = 0; i < n; ++i) sum += (x[i * inc] * r) * (x[i * inc] * r);
   return big * std::sqrt(sum);
 }
