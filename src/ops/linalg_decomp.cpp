@@ -171,7 +171,7 @@ Tensor pivots_to_permutation(const Tensor& pivots, int64_t m, ScalarType dtype) 
   const int64_t nb = P.numel() / std::max<int64_t>(1, m * m);
   const int* pp = piv.data_ptr<int>();
   std::vector<int64_t> perm(m);
-  on_floating(dtype, [&](auto z) {
+  on_field(dtype, [&](auto z) {
     using T = decltype(z);
     T* out = P.data_ptr<T>();
     for (int64_t b = 0; b < nb; ++b) {
@@ -252,7 +252,7 @@ Tensor linalg_solve_triangular(const Tensor& A, const Tensor& B, bool upper, boo
 
 std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor_ex(const Tensor& A, bool pivot, bool check_errors) {
   const char* op = "torch.linalg.lu_factor_ex";
-  check_floating(op, A);
+  check_floating_or_complex(op, A);
   check_matrix(op, A);
   EMBER_CHECK(pivot, op, "LU without pivoting is not implemented on the CPU");
   const int64_t m = A.size(-2), n = A.size(-1);
@@ -261,10 +261,10 @@ std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor_ex(const Tensor& A, bool piv
   std::tie(piv, info) = getrf_batch(buf, m, n, batch_shape(A));
   if (check_errors) check_infos(op, info, A.dim() > 2, InfoKind::kLuFactor);
   Tensor LU = buf;
-  // LinalgLuFactorExBackward0 -- A = P L U, k = min(m, n), gL/gU the strict lower/upper parts of gLU.
-  // Square: P L^{-T} (tril(L^T gL, -1) + triu(gU U^T)) U^{-T}. Wide (U = [U1 | U2], U1 k x k):
-  // P L^{-T} [(tril(L^T gL - gU2 U2^T, -1) + triu(gU1 U1^T)) U1^{-T} | gU2]. Tall (L = [L1; L2]):
-  // P [L1^{-T} (tril(L1^T gL1, -1) + triu(gU U^T - L2^T gL2)); gL2] U^{-T}.
+  // LinalgLuFactorExBackward0 -- A = P L U, k = min(m, n), gL/gU the strict lower/upper parts of gLU
+  // (^H the conjugate transpose, ^T for real A). Square: P L^{-H} (tril(L^H gL, -1) + triu(gU U^H)) U^{-H}.
+  // Wide (U = [U1 | U2], U1 k x k): P L^{-H} [(tril(L^H gL - gU2 U2^H, -1) + triu(gU1 U1^H)) U1^{-H} | gU2].
+  // Tall (L = [L1; L2]): P [L1^{-H} (tril(L1^H gL1, -1) + triu(gU U^H - L2^H gL2)); gL2] U^{-H}.
   record("LinalgLuFactorExBackward0", op, {A}, {LU, piv, info}, {{LU, true}, {piv, true}},
          [m, n](const variable_list& g, const variable_list& s) {
            const Tensor& lu = s[0];
@@ -275,18 +275,18 @@ std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor_ex(const Tensor& A, bool piv
            Tensor y;
            if (m <= n) {
              const Tensor U1 = U.narrow(-1, 0, k), gU1 = gU.narrow(-1, 0, k);
-             Tensor phi = L.mT().matmul(gL);
-             if (n > k) phi = phi - gU.narrow(-1, k, n - k).matmul(U.narrow(-1, k, n - k).mT());
-             phi = phi.tril(-1) + gU1.matmul(U1.mT()).triu();
-             y = linalg_solve_triangular(U1.mT(), phi, /*upper=*/false, /*left=*/false);
+             Tensor phi = L.adjoint().matmul(gL);
+             if (n > k) phi = phi - gU.narrow(-1, k, n - k).matmul(U.narrow(-1, k, n - k).adjoint());
+             phi = phi.tril(-1) + gU1.matmul(U1.adjoint()).triu();
+             y = linalg_solve_triangular(U1.adjoint(), phi, /*upper=*/false, /*left=*/false);
              if (n > k) y = cat({y, gU.narrow(-1, k, n - k)}, -1);
-             y = linalg_solve_triangular(L.mT(), y, /*upper=*/true, /*left=*/true, /*unitriangular=*/true);
+             y = linalg_solve_triangular(L.adjoint(), y, /*upper=*/true, /*left=*/true, /*unitriangular=*/true);
            } else {
              const Tensor L1 = L.narrow(-2, 0, k), L2 = L.narrow(-2, k, m - k);
              const Tensor gL1 = gL.narrow(-2, 0, k), gL2 = gL.narrow(-2, k, m - k);
-             const Tensor phi = L1.mT().matmul(gL1).tril(-1) + (gU.matmul(U.mT()) - L2.mT().matmul(gL2)).triu();
-             y = linalg_solve_triangular(L1.mT(), phi, /*upper=*/true, /*left=*/true, /*unitriangular=*/true);
-             y = linalg_solve_triangular(U.mT(), cat({y, gL2}, -2), /*upper=*/false, /*left=*/false);
+             const Tensor phi = L1.adjoint().matmul(gL1).tril(-1) + (gU.matmul(U.adjoint()) - L2.adjoint().matmul(gL2)).triu();
+             y = linalg_solve_triangular(L1.adjoint(), phi, /*upper=*/true, /*left=*/true, /*unitriangular=*/true);
+             y = linalg_solve_triangular(U.adjoint(), cat({y, gL2}, -2), /*upper=*/false, /*left=*/false);
            }
            return variable_list{pivots_to_permutation(s[1], m, lu.dtype()).matmul(y)};
          });
@@ -319,7 +319,7 @@ std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU, const Tensor& piv
 
 std::tuple<Tensor, Tensor, Tensor> linalg_lu(const Tensor& A, bool pivot) {
   const char* op = "linalg.lu";
-  check_floating(op, A);
+  check_floating_or_complex(op, A);
   check_matrix(op, A);
   auto [LU, piv, info] = linalg_lu_factor_ex(A, pivot, false);
   return lu_unpack(LU, piv);
@@ -327,20 +327,20 @@ std::tuple<Tensor, Tensor, Tensor> linalg_lu(const Tensor& A, bool pivot) {
 
 Tensor linalg_lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left, bool adjoint) {
   const char* op = "linalg.lu_solve";
-  check_floating(op, LU);
+  check_floating_or_complex(op, LU);
   check_square(op, LU, "LU");
   check_matrix(op, B, "B");
-  if (!left) return linalg_lu_solve(LU, pivots, B.mT(), true, !adjoint).mT();
+  if (!left) return linalg_lu_solve(LU, pivots, B.adjoint(), true, !adjoint).adjoint();  // X A = B is A^H X^H = B^H
   EMBER_CHECK(LU.size(-1) == B.size(-2), op, "Incompatible shapes of A and B for the equation AX = B (",
               LU.size(-2), "x", LU.size(-1), " and ", B.size(-2), "x", B.size(-1), ")");
   auto [P, L, U] = lu_unpack(LU, pivots);
-  // A = P L U: A X = B gives X = U^{-1} L^{-1} P^T B; A^T X = B gives X = P L^{-T} U^{-T} B
+  // A = P L U: A X = B gives X = U^{-1} L^{-1} P^T B; A^H X = B gives X = P L^{-H} U^{-H} B
   if (!adjoint) {
     const Tensor y = linalg_solve_triangular(L, P.mT().matmul(B), false, true, true);
     return linalg_solve_triangular(U, y, true);
   }
-  const Tensor y = linalg_solve_triangular(U.mT(), B, false);
-  return P.matmul(linalg_solve_triangular(L.mT(), y, true, true, true));
+  const Tensor y = linalg_solve_triangular(U.adjoint(), B, false);
+  return P.matmul(linalg_solve_triangular(L.adjoint(), y, true, true, true));
 }
 
 namespace {

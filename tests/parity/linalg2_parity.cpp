@@ -219,7 +219,7 @@ TEST(Linalg2Parity, LuFamily) {
     EXPECT_TRUE(Close(uP, tuP)) << name;
     EXPECT_TRUE(Close(uL, tuL, t)) << name;
     EXPECT_TRUE(Close(uU, tuU, t)) << name;
-  });
+  }, kFieldTypes);
   for_square([](const ember::Tensor& A0, const std::string& name) {
     const ember::Tensor A = wellcond(A0);
     const auto t = tol(A.dtype());
@@ -238,7 +238,7 @@ TEST(Linalg2Parity, LuFamily) {
           << name << " right, adjoint " << adjoint;
     }
     EXPECT_TRUE(Close(ember::lu_solve(B, LU, piv), torch::lu_solve(T(B), tLU, tpiv), t)) << name;
-  });
+  }, kFieldTypes);
 }
 
 TEST(Linalg2Parity, Qr) {

@@ -213,6 +213,35 @@ TEST(Linalg2Grad, ComplexSolveInvDetCholesky) {
 
 // complex QR, eigh and SVD through gauge-invariant functions (|Q| and |R| are not: a complex
 // phase per column; Q R, Q Q^H, eigenvalues, V f(L) V^H, U Vh and |U| are).
+// complex LU: P L^{-H} (...) U^{-H} as PyTorch's linalg_lu_backward, square and rectangular;
+// lu_solve on both sides, plain and adjoint.
+TEST(Linalg2Grad, ComplexLu) {
+  const Tensor A = (cleaf({2, 3, 3}, 80).detach() + eye(3, kComplexDouble) * 3.0).requires_grad_();
+  for (auto shape : {std::vector<int64_t>{2, 3, 3}, {3, 5}, {5, 2}}) {
+    const Tensor R = cleaf(shape, 81);
+    EXPECT_TRUE(check([](const variable_list& v) { return std::get<0>(linalg::lu_factor(v[0])); }, {R}, true))
+        << IntArrayRef(shape);
+    EXPECT_TRUE(check_multi(
+        [](const variable_list& v) {
+          auto [P, L, U] = linalg::lu(v[0]);
+          return variable_list{L, U};
+        },
+        {R}))
+        << IntArrayRef(shape);
+  }
+  for (bool left : {true, false})
+    for (bool adjoint : {false, true}) {
+      const Tensor B = cleaf(left ? std::vector<int64_t>{2, 3, 2} : std::vector<int64_t>{2, 2, 3}, 82);
+      EXPECT_TRUE(check(
+          [=](const variable_list& v) {
+            auto [LU, piv] = linalg::lu_factor(v[0]);
+            return linalg::lu_solve(LU, piv, v[1], left, adjoint);
+          },
+          {A, B}))
+          << left << adjoint;
+    }
+}
+
 TEST(Linalg2Grad, ComplexQrEighSvd) {
   for (auto shape : {std::vector<int64_t>{4, 3}, {3, 3}, {2, 3, 5}}) {
     const Tensor A = cleaf(shape, 80);
