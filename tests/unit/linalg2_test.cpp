@@ -242,6 +242,27 @@ TEST(Linalg2Grad, ComplexLu) {
     }
 }
 
+// The composed ops on complex128: their gradients are their compositions' (conjugate Wirtinger,
+// as PyTorch's).
+TEST(Linalg2Grad, ComplexComposed) {
+  const Tensor A = cleaf({2, 3, 3}, 85), R = cleaf({4, 3}, 86);
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::pinv(v[0]); }, {R}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg_pinv(v[0] + v[0].adjoint(), std::optional<double>(),
+                                                                     std::optional<double>(), true); }, {A}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::matrix_exp(v[0]); }, {A}, true));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::cond(v[0]); }, {A}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg_cond(v[0], "fro"); }, {A}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::matrix_norm(v[0], "nuc"); }, {A}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::vector_norm(v[0], 3.0); }, {A}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::matrix_power(v[0], -2); },
+                    {(cleaf({3, 3}, 87).detach() + eye(3, kComplexDouble) * 3.0).requires_grad_()}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::householder_product(v[0], v[1]); },
+                    {cleaf({4, 3}, 88), cleaf({2}, 89)}));
+  EXPECT_EQ(linalg::matrix_rank(R.detach().matmul(cleaf({3, 1}, 90).detach().matmul(cleaf({1, 3}, 91).detach())))
+                .item<int64_t>(),
+            1);
+}
+
 TEST(Linalg2Grad, ComplexQrEighSvd) {
   for (auto shape : {std::vector<int64_t>{4, 3}, {3, 3}, {2, 3, 5}}) {
     const Tensor A = cleaf(shape, 80);
