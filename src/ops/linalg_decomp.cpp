@@ -21,15 +21,6 @@ using namespace linalg_detail;
 
 namespace {
 
-template <class F>
-void on_floating(ScalarType t, F&& f) {
-  if (t == kDouble) {
-    f(double{});
-  } else {
-    f(float{});
-  }
-}
-
 int to_int(int64_t v) { return static_cast<int>(v); }
 
 // The size a pivot search compares: |x| for reals, |re| + |im| for complex (LAPACK's i?amax).
@@ -1307,7 +1298,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& A, const T
                                                         std::optional<double> rcond,
                                                         std::optional<std::string_view> driver_in) {
   const char* op = "torch.linalg.lstsq";
-  check_floating(op, A);
+  check_floating_or_complex(op, A);
   check_matrix(op, A);
   EMBER_CHECK(A.dtype() == B_in.dtype(), op, "Expected input and other to have the same dtype, but got input's dtype ",
               A.dtype(), " and other's dtype ", B_in.dtype());
@@ -1322,8 +1313,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& A, const T
   auto [Ab, Bb] = broadcast_batch(op, A, B);
   const int64_t nrhs = Bb.size(-1);
   const DimVector batch = batch_shape(Ab);
-  const ScalarType dt = A.dtype();
-  const double eps = dt == kDouble ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
+  const ScalarType dt = A.dtype(), real_dt = to_real_value_type(dt);  // rank's cutoff, S: real
+  const double eps = real_dt == kDouble ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
   const double rc = rcond.value_or(eps * std::max(m, n));
   const int64_t ldb = std::max<int64_t>(1, std::max(m, n));
   Tensor sol, rank, sv, residuals;
@@ -1336,45 +1327,46 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& A, const T
     const int64_t nb = batch_count(Ab);
     const bool want_rank = driver != "gels", want_sv = driver == "gelsd" || driver == "gelss";
     Tensor rk = zeros(batch, kLong);
-    sv = want_sv ? zeros(concat(batch, {k}), TensorOptions().dtype(dt)) : empty({0}, TensorOptions().dtype(dt));
+    sv = want_sv ? zeros(concat(batch, {k}), TensorOptions().dtype(real_dt)) : empty({0}, TensorOptions().dtype(real_dt));
     Tensor info = info_tensor(batch);
     if (m > 0 && n > 0) {
-      on_floating(dt, [&](auto z) {
+      on_field(dt, [&](auto z) {
         using T = decltype(z);
+        using R = decltype(pivot_abs(z));
         T* pa = a.data_ptr<T>();
         T* pb = b.data_ptr<T>();
         int64_t* pr = rk.data_ptr<int64_t>();
-        T* ps = want_sv ? sv.data_ptr<T>() : nullptr;
+        R* ps = want_sv ? sv.data_ptr<R>() : nullptr;
         int* pi = info.data_ptr<int>();
         for (int64_t i = 0; i < nb; ++i) {
           T* ai = pa + i * m * n;
           T* bi = pb + i * nrhs * ldb;
           int r = 0, inf = 0;
-          T wq = 0;
+          T wq = T(0);
           if (driver == "gelsy") {
             std::vector<int> jpvt(n, 0);
-            lapack::gelsy(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), jpvt.data(), T(rc), &r,
+            lapack::gelsy(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), jpvt.data(), R(rc), &r,
                           &wq, -1, &inf);
-            std::vector<T> work(std::max(1, static_cast<int>(wq)));
-            lapack::gelsy(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), jpvt.data(), T(rc), &r,
+            std::vector<T> work(work_size(wq));
+            lapack::gelsy(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), jpvt.data(), R(rc), &r,
                           work.data(), static_cast<int>(work.size()), &inf);
           } else if (driver == "gelsd") {
             int iq = 0;
-            lapack::gelsd(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), ps + i * k, T(rc), &r,
+            lapack::gelsd(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), ps + i * k, R(rc), &r,
                           &wq, -1, &iq, &inf);
-            std::vector<T> work(std::max(1, static_cast<int>(wq)));
+            std::vector<T> work(work_size(wq));
             std::vector<int> iwork(std::max(1, iq));
-            lapack::gelsd(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), ps + i * k, T(rc), &r,
+            lapack::gelsd(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), ps + i * k, R(rc), &r,
                           work.data(), static_cast<int>(work.size()), iwork.data(), &inf);
           } else if (driver == "gelss") {
-            lapack::gelss(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), ps + i * k, T(rc), &r,
+            lapack::gelss(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), ps + i * k, R(rc), &r,
                           &wq, -1, &inf);
-            std::vector<T> work(std::max(1, static_cast<int>(wq)));
-            lapack::gelss(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), ps + i * k, T(rc), &r,
+            std::vector<T> work(work_size(wq));
+            lapack::gelss(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), ps + i * k, R(rc), &r,
                           work.data(), static_cast<int>(work.size()), &inf);
           } else {
             lapack::gels('N', to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), &wq, -1, &inf);
-            std::vector<T> work(std::max(1, static_cast<int>(wq)));
+            std::vector<T> work(work_size(wq));
             lapack::gels('N', to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), work.data(),
                          static_cast<int>(work.size()), &inf);
           }
@@ -1391,9 +1383,9 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& A, const T
     bool full_rank = true;
     if (want_rank && rk.numel() > 0) full_rank = rk.eq(n).all().item<bool>();
     if (m > n && driver != "gelsy" && full_rank) {
-      residuals = b.narrow(-1, n, m - n).mT().pow(2).sum({-2});
+      residuals = b.narrow(-1, n, m - n).mT().abs().pow(2).sum({-2});
     } else {
-      residuals = empty({0}, TensorOptions().dtype(dt));
+      residuals = empty({0}, TensorOptions().dtype(real_dt));
     }
     sol = sol.contiguous();
   }

@@ -247,6 +247,7 @@ TEST(Linalg2Grad, ComplexLu) {
 TEST(Linalg2Grad, ComplexComposed) {
   const Tensor A = cleaf({2, 3, 3}, 85), R = cleaf({4, 3}, 86);
   EXPECT_TRUE(check([](const variable_list& v) { return linalg::pinv(v[0]); }, {R}));
+  EXPECT_TRUE(check([](const variable_list& v) { return std::get<0>(linalg::lstsq(v[0], v[1])); }, {R, cleaf({4, 2}, 92)}));
   EXPECT_TRUE(check([](const variable_list& v) { return linalg_pinv(v[0] + v[0].adjoint(), std::optional<double>(),
                                                                      std::optional<double>(), true); }, {A}));
   EXPECT_TRUE(check([](const variable_list& v) { return linalg::matrix_exp(v[0]); }, {A}, true));
