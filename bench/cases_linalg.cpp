@@ -99,6 +99,70 @@ bench::Register linalg_det_4x4_b4096_f32{{
         },
 }};
 
+// The small-matrix rows of QR, eigh, SVD and triangular solves (Ember's direct path, one LAPACK
+// call per matrix in libtorch); their targets are this suite's, not the issue's.
+bench::Register linalg_qr_4x4_b4096_f32{{
+    .name = "linalg_qr_4x4_b4096_f32",
+    .label = kSmallMatrices,
+    .target = 0.5,
+    .run =
+        [](const bench::Context& ctx) {
+          const Input A = parity::random({4096, 4, 4}, ember::kFloat, 12);
+          // the same reflectors as LAPACK's geqrf: Q and R themselves agree
+          bench::check_close(ctx, std::get<0>(ember::linalg::qr(A.e)), std::get<0>(torch::linalg::qr(A.t, "reduced")),
+                             parity::Tol{1e-4, 1e-4});
+          return bench::time_pair(ctx, {.ember = [&] { (void)ember::linalg::qr(A.e); },
+                                        .baseline = [&] { (void)torch::linalg::qr(A.t, "reduced"); },
+                                        .min_run_time = 0.5});
+        },
+}};
+
+bench::Register linalg_eigh_3x3_b4096_f32{{
+    .name = "linalg_eigh_3x3_b4096_f32",
+    .label = kSmallMatrices,
+    .target = 0.5,
+    .run =
+        [](const bench::Context& ctx) {
+          const ember::Tensor X = parity::random({4096, 3, 3}, ember::kFloat, 13);
+          const Input A = X + X.mT();
+          bench::check_close(ctx, ember::linalg::eigvalsh(A.e), torch::linalg::eigvalsh(A.t, "L"), parity::Tol{1e-4, 1e-4});
+          return bench::time_pair(ctx, {.ember = [&] { (void)ember::linalg::eigh(A.e); },
+                                        .baseline = [&] { (void)torch::linalg::eigh(A.t, "L"); },
+                                        .min_run_time = 0.5});
+        },
+}};
+
+bench::Register linalg_svd_3x3_b4096_f32{{
+    .name = "linalg_svd_3x3_b4096_f32",
+    .label = kSmallMatrices,
+    .target = 0.5,
+    .run =
+        [](const bench::Context& ctx) {
+          const Input A = parity::random({4096, 3, 3}, ember::kFloat, 14);
+          bench::check_close(ctx, ember::linalg::svdvals(A.e), torch::linalg::svdvals(A.t, c10::nullopt),
+                             parity::Tol{1e-4, 1e-4});
+          return bench::time_pair(ctx, {.ember = [&] { (void)ember::linalg::svd(A.e, false); },
+                                        .baseline = [&] { (void)torch::linalg::svd(A.t, false, c10::nullopt); },
+                                        .min_run_time = 0.5});
+        },
+}};
+
+bench::Register linalg_solve_triangular_4x4_b4096_f32{{
+    .name = "linalg_solve_triangular_4x4_b4096_f32",
+    .label = kSmallMatrices,
+    .target = 0.5,
+    .run =
+        [](const bench::Context& ctx) {
+          const Input A = wellcond({4096, 4, 4}, ember::kFloat, 15);
+          const Input B = parity::random({4096, 4, 4}, ember::kFloat, 16);
+          bench::check_close(ctx, ember::linalg::solve_triangular(A.e, B.e, true),
+                             torch::linalg::solve_triangular(A.t, B.t, true, true, false), parity::Tol{1e-4, 1e-4});
+          return bench::time_pair(ctx, {.ember = [&] { (void)ember::linalg::solve_triangular(A.e, B.e, true); },
+                                        .baseline = [&] { (void)torch::linalg::solve_triangular(A.t, B.t, true, true, false); },
+                                        .min_run_time = 0.5});
+        },
+}};
+
 }  // namespace
 
 namespace {

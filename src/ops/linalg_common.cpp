@@ -12,14 +12,6 @@ void check_floating_or_complex(const char* op, const Tensor& A, const char* what
   EMBER_CHECK(t == kFloat || t == kDouble, op, "Low precision dtypes not supported. Got ", t);
 }
 
-void check_floating(const char* op, const Tensor& A, const char* what) {
-  const ScalarType t = A.dtype();
-  EMBER_CHECK(!is_complex_type(t), op, "complex ", what, " is not supported by Ember's ", op,
-              " yet (float32 and float64 are). Got ", t);
-  EMBER_CHECK(is_floating_type(t), op, "Expected a floating point or complex tensor as ", what, ". Got ", t);
-  EMBER_CHECK(t == kFloat || t == kDouble, op, "Low precision dtypes not supported. Got ", t);
-}
-
 void check_matrix(const char* op, const Tensor& A, const char* name) {
   EMBER_CHECK(A.dim() >= 2, op, "The input tensor ", name, " must have at least 2 dimensions.");
 }

@@ -22,10 +22,8 @@ namespace ember::linalg_detail {
 
 using autograd::variable_list;
 
-// "linalg.inv: Expected a floating point tensor as input. Got Long"
-// (complex64/complex128 raise "... does not support complex input yet" where Ember's op has no
-// complex path; check_floating_or_complex lets them through)
-void check_floating(const char* op, const Tensor& A, const char* what = "input");
+// "linalg.inv: Expected a floating point or complex tensor as input. Got Long" (float32, float64,
+// complex64 and complex128 pass)
 void check_floating_or_complex(const char* op, const Tensor& A, const char* what = "input");
 // "linalg.inv: The input tensor A must have at least 2 dimensions."
 void check_matrix(const char* op, const Tensor& A, const char* name = "A");

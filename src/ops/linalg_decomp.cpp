@@ -13,21 +13,13 @@
 #include "ember/indexing.h"
 #include "ops/linalg_common.h"
 #include "ops/linalg_lapack.h"
+#include "ops/linalg_small.h"
 
 namespace ember {
 
 using namespace linalg_detail;
 
 namespace {
-
-template <class F>
-void on_floating(ScalarType t, F&& f) {
-  if (t == kDouble) {
-    f(double{});
-  } else {
-    f(float{});
-  }
-}
 
 int to_int(int64_t v) { return static_cast<int>(v); }
 
@@ -59,10 +51,6 @@ int work_size(complex<T> q) {
 Tensor info_tensor(IntArrayRef batch) { return zeros(batch, kInt); }
 
 // ---- LU ------------------------------------------------------------------------------------------
-
-// Matrices up to this size take a direct path instead of a LAPACK call per matrix (the 3x3 and
-// 4x4 of geometry code, where the call's overhead is most of the work).
-constexpr int64_t kSmall = 8;
 
 // Unblocked LU with partial pivoting (the first largest |pivot|, as LAPACK's getf2), column-major
 // m x n with leading dimension m; info is the first zero pivot (1-based), as LAPACK's. Dim is
@@ -174,7 +162,7 @@ Tensor pivots_to_permutation(const Tensor& pivots, int64_t m, ScalarType dtype) 
   const int64_t nb = P.numel() / std::max<int64_t>(1, m * m);
   const int* pp = piv.data_ptr<int>();
   std::vector<int64_t> perm(m);
-  on_floating(dtype, [&](auto z) {
+  on_field(dtype, [&](auto z) {
     using T = decltype(z);
     T* out = P.data_ptr<T>();
     for (int64_t b = 0; b < nb; ++b) {
@@ -192,13 +180,24 @@ Tensor pivots_to_permutation(const Tensor& pivots, int64_t m, ScalarType dtype) 
 // X = A^{-1} B for triangular A (left side), no autograd; A and B batch-broadcast already.
 Tensor trsm_left(const Tensor& A, const Tensor& B, bool upper, bool unit) {
   const int64_t n = A.size(-1), k = B.size(-1);
-  Tensor a = colmajor_copy(A), x = colmajor_copy(B);
+  // the direct path reads a row-major or column-major A as it lies (a copy was half its time)
+  const bool small = n <= kSmall && !is_complex_type(A.dtype());
+  const bool rowmajor = small && A.is_contiguous(), as_is = rowmajor || (small && A.mT().is_contiguous());
+  Tensor a = as_is ? A : colmajor_copy(A), x = colmajor_copy(B);
   const int64_t nb = batch_count(B);
   if (n == 0 || k == 0) return x;
   on_field(A.dtype(), [&](auto z) {
     using T = decltype(z);
     const T* pa = a.data_ptr<T>();
     T* px = x.data_ptr<T>();
+    if constexpr (!IsComplex<T>::value) {
+      if (small) {
+        const int64_t rs = rowmajor ? n : 1, cs = rowmajor ? 1 : n;
+        for_each_matrix(nb, n * n * k,
+                        [&](int64_t i) { small_trsm_left(upper, unit, n, k, pa + i * n * n, rs, cs, px + i * n * k); });
+        return;
+      }
+    }
     for_each_matrix(nb, n * n * k, [&](int64_t i) {
       lapack::trsm('L', upper ? 'U' : 'L', 'N', unit ? 'U' : 'N', to_int(n), to_int(k), T(1), pa + i * n * n,
                    to_int(n), px + i * n * k, to_int(n));
@@ -244,7 +243,7 @@ Tensor linalg_solve_triangular(const Tensor& A, const Tensor& B, bool upper, boo
 
 std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor_ex(const Tensor& A, bool pivot, bool check_errors) {
   const char* op = "torch.linalg.lu_factor_ex";
-  check_floating(op, A);
+  check_floating_or_complex(op, A);
   check_matrix(op, A);
   EMBER_CHECK(pivot, op, "LU without pivoting is not implemented on the CPU");
   const int64_t m = A.size(-2), n = A.size(-1);
@@ -253,10 +252,10 @@ std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor_ex(const Tensor& A, bool piv
   std::tie(piv, info) = getrf_batch(buf, m, n, batch_shape(A));
   if (check_errors) check_infos(op, info, A.dim() > 2, InfoKind::kLuFactor);
   Tensor LU = buf;
-  // LinalgLuFactorExBackward0 -- A = P L U, k = min(m, n), gL/gU the strict lower/upper parts of gLU.
-  // Square: P L^{-T} (tril(L^T gL, -1) + triu(gU U^T)) U^{-T}. Wide (U = [U1 | U2], U1 k x k):
-  // P L^{-T} [(tril(L^T gL - gU2 U2^T, -1) + triu(gU1 U1^T)) U1^{-T} | gU2]. Tall (L = [L1; L2]):
-  // P [L1^{-T} (tril(L1^T gL1, -1) + triu(gU U^T - L2^T gL2)); gL2] U^{-T}.
+  // LinalgLuFactorExBackward0 -- A = P L U, k = min(m, n), gL/gU the strict lower/upper parts of gLU
+  // (^H the conjugate transpose, ^T for real A). Square: P L^{-H} (tril(L^H gL, -1) + triu(gU U^H)) U^{-H}.
+  // Wide (U = [U1 | U2], U1 k x k): P L^{-H} [(tril(L^H gL - gU2 U2^H, -1) + triu(gU1 U1^H)) U1^{-H} | gU2].
+  // Tall (L = [L1; L2]): P [L1^{-H} (tril(L1^H gL1, -1) + triu(gU U^H - L2^H gL2)); gL2] U^{-H}.
   record("LinalgLuFactorExBackward0", op, {A}, {LU, piv, info}, {{LU, true}, {piv, true}},
          [m, n](const variable_list& g, const variable_list& s) {
            const Tensor& lu = s[0];
@@ -267,18 +266,18 @@ std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor_ex(const Tensor& A, bool piv
            Tensor y;
            if (m <= n) {
              const Tensor U1 = U.narrow(-1, 0, k), gU1 = gU.narrow(-1, 0, k);
-             Tensor phi = L.mT().matmul(gL);
-             if (n > k) phi = phi - gU.narrow(-1, k, n - k).matmul(U.narrow(-1, k, n - k).mT());
-             phi = phi.tril(-1) + gU1.matmul(U1.mT()).triu();
-             y = linalg_solve_triangular(U1.mT(), phi, /*upper=*/false, /*left=*/false);
+             Tensor phi = L.adjoint().matmul(gL);
+             if (n > k) phi = phi - gU.narrow(-1, k, n - k).matmul(U.narrow(-1, k, n - k).adjoint());
+             phi = phi.tril(-1) + gU1.matmul(U1.adjoint()).triu();
+             y = linalg_solve_triangular(U1.adjoint(), phi, /*upper=*/false, /*left=*/false);
              if (n > k) y = cat({y, gU.narrow(-1, k, n - k)}, -1);
-             y = linalg_solve_triangular(L.mT(), y, /*upper=*/true, /*left=*/true, /*unitriangular=*/true);
+             y = linalg_solve_triangular(L.adjoint(), y, /*upper=*/true, /*left=*/true, /*unitriangular=*/true);
            } else {
              const Tensor L1 = L.narrow(-2, 0, k), L2 = L.narrow(-2, k, m - k);
              const Tensor gL1 = gL.narrow(-2, 0, k), gL2 = gL.narrow(-2, k, m - k);
-             const Tensor phi = L1.mT().matmul(gL1).tril(-1) + (gU.matmul(U.mT()) - L2.mT().matmul(gL2)).triu();
-             y = linalg_solve_triangular(L1.mT(), phi, /*upper=*/true, /*left=*/true, /*unitriangular=*/true);
-             y = linalg_solve_triangular(U.mT(), cat({y, gL2}, -2), /*upper=*/false, /*left=*/false);
+             const Tensor phi = L1.adjoint().matmul(gL1).tril(-1) + (gU.matmul(U.adjoint()) - L2.adjoint().matmul(gL2)).triu();
+             y = linalg_solve_triangular(L1.adjoint(), phi, /*upper=*/true, /*left=*/true, /*unitriangular=*/true);
+             y = linalg_solve_triangular(U.adjoint(), cat({y, gL2}, -2), /*upper=*/false, /*left=*/false);
            }
            return variable_list{pivots_to_permutation(s[1], m, lu.dtype()).matmul(y)};
          });
@@ -311,7 +310,7 @@ std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU, const Tensor& piv
 
 std::tuple<Tensor, Tensor, Tensor> linalg_lu(const Tensor& A, bool pivot) {
   const char* op = "linalg.lu";
-  check_floating(op, A);
+  check_floating_or_complex(op, A);
   check_matrix(op, A);
   auto [LU, piv, info] = linalg_lu_factor_ex(A, pivot, false);
   return lu_unpack(LU, piv);
@@ -319,20 +318,20 @@ std::tuple<Tensor, Tensor, Tensor> linalg_lu(const Tensor& A, bool pivot) {
 
 Tensor linalg_lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left, bool adjoint) {
   const char* op = "linalg.lu_solve";
-  check_floating(op, LU);
+  check_floating_or_complex(op, LU);
   check_square(op, LU, "LU");
   check_matrix(op, B, "B");
-  if (!left) return linalg_lu_solve(LU, pivots, B.mT(), true, !adjoint).mT();
+  if (!left) return linalg_lu_solve(LU, pivots, B.adjoint(), true, !adjoint).adjoint();  // X A = B is A^H X^H = B^H
   EMBER_CHECK(LU.size(-1) == B.size(-2), op, "Incompatible shapes of A and B for the equation AX = B (",
               LU.size(-2), "x", LU.size(-1), " and ", B.size(-2), "x", B.size(-1), ")");
   auto [P, L, U] = lu_unpack(LU, pivots);
-  // A = P L U: A X = B gives X = U^{-1} L^{-1} P^T B; A^T X = B gives X = P L^{-T} U^{-T} B
+  // A = P L U: A X = B gives X = U^{-1} L^{-1} P^T B; A^H X = B gives X = P L^{-H} U^{-H} B
   if (!adjoint) {
     const Tensor y = linalg_solve_triangular(L, P.mT().matmul(B), false, true, true);
     return linalg_solve_triangular(U, y, true);
   }
-  const Tensor y = linalg_solve_triangular(U.mT(), B, false);
-  return P.matmul(linalg_solve_triangular(L.mT(), y, true, true, true));
+  const Tensor y = linalg_solve_triangular(U.adjoint(), B, false);
+  return P.matmul(linalg_solve_triangular(L.adjoint(), y, true, true, true));
 }
 
 namespace {
@@ -883,6 +882,12 @@ Tensor geqrf_batch(Tensor& buf, int64_t m, int64_t n, IntArrayRef batch) {
     using T = decltype(z);
     T* a = buf.data_ptr<T>();
     T* t = tau.data_ptr<T>();
+    if constexpr (!IsComplex<T>::value) {
+      if (m <= kSmall && n <= kSmall) {
+        for_each_matrix(nb, m * n * k, [&](int64_t i) { small_geqrf(m, n, a + i * m * n, t + i * k); });
+        return;
+      }
+    }
     T query;
     int info;
     lapack::geqrf(to_int(m), to_int(n), a, to_int(m), t, &query, -1, &info);
@@ -905,6 +910,12 @@ void orgqr_batch(Tensor& q, int64_t m, int64_t cols, const Tensor& tau) {
     T* a = q.data_ptr<T>();
     const Tensor tc = tau.contiguous();
     const T* t = tc.data_ptr<T>();
+    if constexpr (!IsComplex<T>::value) {
+      if (m <= kSmall && cols <= kSmall) {
+        for_each_matrix(nb, m * cols * k, [&](int64_t i) { small_orgqr(m, cols, k, a + i * m * cols, t + i * k); });
+        return;
+      }
+    }
     T query;
     int info;
     lapack::orgqr(to_int(m), to_int(cols), to_int(k), a, to_int(m), t, &query, -1, &info);
@@ -1044,6 +1055,10 @@ std::tuple<Tensor, Tensor> linalg_eigh(const Tensor& A, std::string_view UPLO) {
         });
       } else {
         T* pw = w.data_ptr<T>();
+        if (n <= kSmall) {
+          for_each_matrix(nb, n * n * n, [&](int64_t i) { pi[i] = small_syev(uplo, n, a + i * n * n, pw + i * n); });
+          return;
+        }
         T wq;
         int iq, inf;
         lapack::syevd('V', uplo, ni, a, ni, pw, &wq, -1, &iq, -1, &inf);
@@ -1132,6 +1147,18 @@ std::tuple<Tensor, Tensor, Tensor> svd_raw(const char* op, const Tensor& A, bool
     T* u = vectors ? U.data_ptr<T>() : nullptr;
     T* vt = vectors ? Vt.data_ptr<T>() : nullptr;
     int* pi = info.data_ptr<int>();
+    if constexpr (!IsComplex<T>::value) {
+      if (m <= kSmall && n <= kSmall) {
+        // the kernel wants p >= q: a wide A is done as A^T = V S U^T, its vectors swapped
+        const bool tall = m >= n;
+        for_each_matrix(nb, m * n * k, [&](int64_t i) {
+          const MatrixOut<T> uo{vectors ? u + i * m * ucols : nullptr, 1, m}, vo{vectors ? vt + i * vrows * n : nullptr, vrows, 1};
+          pi[i] = tall ? small_gesvd(m, n, a + i * m * n, 1, m, s + i * k, uo, ucols, vo)
+                       : small_gesvd(n, m, a + i * m * n, m, 1, s + i * k, vo, vrows, uo);
+        });
+        return;
+      }
+    }
     const int ldu = to_int(m), ldvt = to_int(std::max<int64_t>(1, vrows));
     // complex gesdd's real workspace (LAPACK's bound for each jobz)
     const int64_t mn = k, mx = std::max(m, n);
@@ -1271,7 +1298,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& A, const T
                                                         std::optional<double> rcond,
                                                         std::optional<std::string_view> driver_in) {
   const char* op = "torch.linalg.lstsq";
-  check_floating(op, A);
+  check_floating_or_complex(op, A);
   check_matrix(op, A);
   EMBER_CHECK(A.dtype() == B_in.dtype(), op, "Expected input and other to have the same dtype, but got input's dtype ",
               A.dtype(), " and other's dtype ", B_in.dtype());
@@ -1286,8 +1313,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& A, const T
   auto [Ab, Bb] = broadcast_batch(op, A, B);
   const int64_t nrhs = Bb.size(-1);
   const DimVector batch = batch_shape(Ab);
-  const ScalarType dt = A.dtype();
-  const double eps = dt == kDouble ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
+  const ScalarType dt = A.dtype(), real_dt = to_real_value_type(dt);  // rank's cutoff, S: real
+  const double eps = real_dt == kDouble ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
   const double rc = rcond.value_or(eps * std::max(m, n));
   const int64_t ldb = std::max<int64_t>(1, std::max(m, n));
   Tensor sol, rank, sv, residuals;
@@ -1300,45 +1327,46 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& A, const T
     const int64_t nb = batch_count(Ab);
     const bool want_rank = driver != "gels", want_sv = driver == "gelsd" || driver == "gelss";
     Tensor rk = zeros(batch, kLong);
-    sv = want_sv ? zeros(concat(batch, {k}), TensorOptions().dtype(dt)) : empty({0}, TensorOptions().dtype(dt));
+    sv = want_sv ? zeros(concat(batch, {k}), TensorOptions().dtype(real_dt)) : empty({0}, TensorOptions().dtype(real_dt));
     Tensor info = info_tensor(batch);
     if (m > 0 && n > 0) {
-      on_floating(dt, [&](auto z) {
+      on_field(dt, [&](auto z) {
         using T = decltype(z);
+        using R = decltype(pivot_abs(z));
         T* pa = a.data_ptr<T>();
         T* pb = b.data_ptr<T>();
         int64_t* pr = rk.data_ptr<int64_t>();
-        T* ps = want_sv ? sv.data_ptr<T>() : nullptr;
+        R* ps = want_sv ? sv.data_ptr<R>() : nullptr;
         int* pi = info.data_ptr<int>();
         for (int64_t i = 0; i < nb; ++i) {
           T* ai = pa + i * m * n;
           T* bi = pb + i * nrhs * ldb;
           int r = 0, inf = 0;
-          T wq = 0;
+          T wq = T(0);
           if (driver == "gelsy") {
             std::vector<int> jpvt(n, 0);
-            lapack::gelsy(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), jpvt.data(), T(rc), &r,
+            lapack::gelsy(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), jpvt.data(), R(rc), &r,
                           &wq, -1, &inf);
-            std::vector<T> work(std::max(1, static_cast<int>(wq)));
-            lapack::gelsy(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), jpvt.data(), T(rc), &r,
+            std::vector<T> work(work_size(wq));
+            lapack::gelsy(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), jpvt.data(), R(rc), &r,
                           work.data(), static_cast<int>(work.size()), &inf);
           } else if (driver == "gelsd") {
             int iq = 0;
-            lapack::gelsd(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), ps + i * k, T(rc), &r,
+            lapack::gelsd(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), ps + i * k, R(rc), &r,
                           &wq, -1, &iq, &inf);
-            std::vector<T> work(std::max(1, static_cast<int>(wq)));
+            std::vector<T> work(work_size(wq));
             std::vector<int> iwork(std::max(1, iq));
-            lapack::gelsd(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), ps + i * k, T(rc), &r,
+            lapack::gelsd(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), ps + i * k, R(rc), &r,
                           work.data(), static_cast<int>(work.size()), iwork.data(), &inf);
           } else if (driver == "gelss") {
-            lapack::gelss(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), ps + i * k, T(rc), &r,
+            lapack::gelss(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), ps + i * k, R(rc), &r,
                           &wq, -1, &inf);
-            std::vector<T> work(std::max(1, static_cast<int>(wq)));
-            lapack::gelss(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), ps + i * k, T(rc), &r,
+            std::vector<T> work(work_size(wq));
+            lapack::gelss(to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), ps + i * k, R(rc), &r,
                           work.data(), static_cast<int>(work.size()), &inf);
           } else {
             lapack::gels('N', to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), &wq, -1, &inf);
-            std::vector<T> work(std::max(1, static_cast<int>(wq)));
+            std::vector<T> work(work_size(wq));
             lapack::gels('N', to_int(m), to_int(n), to_int(nrhs), ai, to_int(m), bi, to_int(ldb), work.data(),
                          static_cast<int>(work.size()), &inf);
           }
@@ -1355,9 +1383,9 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& A, const T
     bool full_rank = true;
     if (want_rank && rk.numel() > 0) full_rank = rk.eq(n).all().item<bool>();
     if (m > n && driver != "gelsy" && full_rank) {
-      residuals = b.narrow(-1, n, m - n).mT().pow(2).sum({-2});
+      residuals = b.narrow(-1, n, m - n).mT().abs().pow(2).sum({-2});
     } else {
-      residuals = empty({0}, TensorOptions().dtype(dt));
+      residuals = empty({0}, TensorOptions().dtype(real_dt));
     }
     sol = sol.contiguous();
   }

@@ -18,9 +18,12 @@ using namespace linalg_detail;
 namespace {
 
 TensorOptions like(const Tensor& t) { return TensorOptions().dtype(t.dtype()); }
+// Singular values, tolerances and condition numbers are real for complex A too.
+TensorOptions real_like(const Tensor& t) { return TensorOptions().dtype(to_real_value_type(t.dtype())); }
 
 double eps_of(ScalarType t) {
-  return t == kDouble ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
+  return to_real_value_type(t) == kDouble ? std::numeric_limits<double>::epsilon()
+                                          : std::numeric_limits<float>::epsilon();
 }
 
 int64_t wrap_dim(const char* op, int64_t d, int64_t ndim) {
@@ -47,9 +50,10 @@ Tensor keep_two(const Tensor& r, int64_t d0, int64_t d1) {
 Tensor linalg_vector_norm(const Tensor& x_in, const Scalar& ord, OptionalIntArrayRef dim, bool keepdim,
                           std::optional<ScalarType> dtype) {
   const char* op = "linalg.vector_norm";
-  EMBER_CHECK(is_floating_type(x_in.dtype()), op, "Expected a floating point or complex tensor as input. Got ",
-              x_in.dtype());
-  const Tensor x = dtype ? x_in.to(*dtype) : x_in;
+  EMBER_CHECK(is_floating_type(x_in.dtype()) || is_complex_type(x_in.dtype()), op,
+              "Expected a floating point or complex tensor as input. Got ", x_in.dtype());
+  Tensor x = dtype ? x_in.to(*dtype) : x_in;
+  if (is_complex_type(x.dtype())) x = x.abs();  // a complex vector's norm is that of its moduli (real)
   const double p = ord.toDouble();
   if (x.numel() == 0) {
     EMBER_CHECK(p >= 0 && !std::isinf(p), op, "Expected a non-empty input tensor when ord is negative or inf, got ",
@@ -72,7 +76,7 @@ Tensor linalg_vector_norm(const Tensor& x_in, const Scalar& ord, OptionalIntArra
 namespace {
 Tensor matrix_norm_impl(const char* op, const Tensor& A_in, const std::variant<double, std::string>& ord,
                         IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
-  check_floating(op, A_in);
+  check_floating_or_complex(op, A_in);
   EMBER_CHECK(A_in.dim() >= 2, op, "The input tensor A must have at least 2 dimensions.");
   EMBER_CHECK(dim.size() == 2, op, "dim must be a 2-tuple. Got ", dim);
   const Tensor A = dtype ? A_in.to(*dtype) : A_in;
@@ -160,12 +164,12 @@ Tensor cond_by_norms(const char* op, const Tensor& A, const std::variant<double,
 
 Tensor linalg_cond(const Tensor& A, const std::optional<Scalar>& p) {
   const char* op = "linalg.cond";
-  check_floating(op, A);
+  check_floating_or_complex(op, A);
   check_matrix(op, A);
   const double pv = p ? p->toDouble() : 2.0;
   if (std::abs(pv) == 2) {
     const Tensor S = linalg_svdvals(A);
-    if (S.size(-1) == 0) return zeros(batch_shape(A), like(A));
+    if (S.size(-1) == 0) return zeros(batch_shape(A), real_like(A));
     const Tensor hi = S.narrow(-1, 0, 1).squeeze(-1), lo = S.narrow(-1, S.size(-1) - 1, 1).squeeze(-1);
     return pv > 0 ? hi / lo : lo / hi;
   }
@@ -175,7 +179,7 @@ Tensor linalg_cond(const Tensor& A, const std::optional<Scalar>& p) {
 
 Tensor linalg_cond(const Tensor& A, std::string_view p) {
   const char* op = "linalg.cond";
-  check_floating(op, A);
+  check_floating_or_complex(op, A);
   check_matrix(op, A);
   EMBER_CHECK(p == "fro" || p == "nuc", op, "Invalid norm type ", p, " for matrix norms. Supported types are 'fro' and 'nuc'");
   return cond_by_norms(op, A, std::string(p));
@@ -189,22 +193,23 @@ namespace {
 Tensor cutoff(const Tensor& A, const Tensor& smax, const std::optional<Tensor>& atol,
               const std::optional<Tensor>& rtol) {
   const double default_rtol = eps_of(A.dtype()) * std::max(A.size(-1), A.size(-2));
+  const ScalarType real = to_real_value_type(A.dtype());
   Tensor rt;
   if (rtol) {
-    rt = rtol->to(A.dtype());
+    rt = rtol->to(real);
   } else if (atol) {
-    rt = full({}, 0.0, like(A));
+    rt = full({}, 0.0, real_like(A));
   } else {
-    rt = full({}, default_rtol, like(A));
+    rt = full({}, default_rtol, real_like(A));
   }
   Tensor tol = rt * smax;
-  if (atol) tol = maximum(atol->to(A.dtype()), tol);
+  if (atol) tol = maximum(atol->to(real), tol);
   return tol;
 }
 
 std::optional<Tensor> opt_scalar(std::optional<double> v, const Tensor& A) {
   if (!v) return std::nullopt;
-  return full({}, *v, like(A));
+  return full({}, *v, real_like(A));
 }
 
 // Singular values (or |eigenvalues| for hermitian input), descending not required.
@@ -216,7 +221,7 @@ Tensor spectrum(const Tensor& A, bool hermitian) {
 Tensor linalg_matrix_rank(const Tensor& A, const std::optional<Tensor>& atol, const std::optional<Tensor>& rtol,
                           bool hermitian) {
   const char* op = "linalg.matrix_rank";
-  check_floating(op, A);
+  check_floating_or_complex(op, A);
   check_matrix(op, A);
   NoGradGuard no_grad;
   const Tensor S = spectrum(A, hermitian);
@@ -236,7 +241,7 @@ Tensor linalg_matrix_rank(const Tensor& A, double tol, bool hermitian) {
 Tensor linalg_pinv(const Tensor& A, const std::optional<Tensor>& atol, const std::optional<Tensor>& rtol,
                    bool hermitian) {
   const char* op = "linalg.pinv";
-  check_floating(op, A);
+  check_floating_or_complex(op, A);
   check_matrix(op, A);
   const auto ex = [](const std::optional<Tensor>& t) {
     return t ? std::optional<Tensor>(t->unsqueeze(-1)) : std::nullopt;
@@ -251,7 +256,7 @@ Tensor linalg_pinv(const Tensor& A, const std::optional<Tensor>& atol, const std
     }
     const Tensor keep = L.abs().gt(tol);
     const Tensor inv = where(keep, L.reciprocal(), zeros_like(L));
-    return (V * inv.unsqueeze(-2)).matmul(V.mT());
+    return (V * inv.unsqueeze(-2)).matmul(V.adjoint());
   }
   auto [U, S, Vh] = linalg_svd(A, false);
   Tensor tol;
@@ -261,7 +266,7 @@ Tensor linalg_pinv(const Tensor& A, const std::optional<Tensor>& atol, const std
   }
   const Tensor keep = S.gt(tol);
   const Tensor inv = where(keep, S.reciprocal(), zeros_like(S));
-  return (Vh.mT() * inv.unsqueeze(-2)).matmul(U.mT());
+  return (Vh.adjoint() * inv.unsqueeze(-2)).matmul(U.adjoint());
 }
 Tensor linalg_pinv(const Tensor& A, std::optional<double> atol, std::optional<double> rtol, bool hermitian) {
   return linalg_pinv(A, opt_scalar(atol, A), opt_scalar(rtol, A), hermitian);
@@ -279,7 +284,7 @@ Tensor linalg_matrix_power(const Tensor& A, int64_t n) {
   if (n == 0) return eye(A.size(-1), like(A)).expand(A.sizes()).clone();
   Tensor base = A;
   if (n < 0) {
-    check_floating(op, A);
+    check_floating_or_complex(op, A);
     base = linalg_inv(A);
     n = -n;
   }
@@ -297,7 +302,7 @@ Tensor matrix_power(const Tensor& A, int64_t n) { return linalg_matrix_power(A, 
 Tensor linalg_matrix_exp(const Tensor& A) {
   const char* op = "linalg.matrix_exp";
   check_square(op, A);
-  check_floating(op, A);
+  check_floating_or_complex(op, A);
   const int64_t n = A.size(-1);
   if (A.numel() == 0) return A.clone();
   if (n == 1) return A.exp();
@@ -314,7 +319,7 @@ Tensor linalg_matrix_exp(const Tensor& A) {
   // The smallest degree whose next term (the error of the derivative too) is below the dtype's
   // rounding: a small X needs few terms, and more would only multiply tiny values into float32
   // denormals, which made the backward of exp(a skew matrix near 0) 10x slower.
-  const bool wide = A.dtype() == kDouble;
+  const bool wide = to_real_value_type(A.dtype()) == kDouble;
   const double x = std::ldexp(norm1, -s), eps = wide ? 0x1p-53 : 0x1p-24;
   int degree = 1;
   for (double term = x; degree < (wide ? 18 : 10) && term > eps;) term *= x / ++degree;
@@ -442,16 +447,16 @@ Tensor linalg_householder_product(const Tensor& A, const Tensor& tau) {
   EMBER_CHECK(A.dim() - tau.dim() == 1, op, "Expected tau to have one dimension less than input, but got tau.ndim ",
               "equal to ", tau.dim(), " and input.ndim is equal to ", A.dim());
   EMBER_CHECK(A.dtype() == tau.dtype(), op, "tau dtype ", tau.dtype(), " does not match input dtype ", A.dtype());
-  check_floating(op, A);
+  check_floating_or_complex(op, A);
   const int64_t m = A.size(-2), n = A.size(-1), k = tau.size(-1);
-  // H_1 ... H_k applied to the first n columns of the identity, H_i = I - tau_i v_i v_i^T with
+  // H_1 ... H_k applied to the first n columns of the identity, H_i = I - tau_i v_i v_i^H with
   // v_i = (0, ..., 0, 1, A[i+1:, i])
   const Tensor V = A.tril(-1) + eye(m, n, like(A));
   Tensor Q = eye(m, n, like(A)).expand(A.sizes()).clone();
   for (int64_t i = k - 1; i >= 0; --i) {
     const Tensor v = V.narrow(-1, i, 1);                            // (..., m, 1)
     const Tensor t = tau.narrow(-1, i, 1).unsqueeze(-1);             // (..., 1, 1)
-    Q = Q - (t * v).matmul(v.mT().matmul(Q));
+    Q = Q - (t * v).matmul(v.adjoint().matmul(Q));
   }
   return Q;
 }
@@ -474,9 +479,9 @@ Tensor ormqr(const Tensor& A, const Tensor& tau, const Tensor& C, bool left, boo
   for (int64_t i = k - 1; i >= 0; --i) {
     const Tensor v = V.narrow(-1, i, 1);
     const Tensor t = tau.narrow(-1, i, 1).unsqueeze(-1);
-    Q = Q - (t * v).matmul(v.mT().matmul(Q));
+    Q = Q - (t * v).matmul(v.adjoint().matmul(Q));
   }
-  const Tensor q = transpose ? Q.mT() : Q;
+  const Tensor q = transpose ? Q.adjoint() : Q;  // PyTorch's "transpose" conjugates complex Q
   return left ? q.matmul(C) : C.matmul(q);
 }
 

@@ -3,6 +3,8 @@
 // overloads on float/double so the ops are written once as templates. LAPACK comes from OpenBLAS
 // (Debian's libopenblas-dev provides liblapack.so.3). Matrices are column-major.
 #pragma once
+#include <algorithm>
+#include <vector>
 #include <cstddef>
 
 #include "ember/complex.h"
@@ -74,6 +76,22 @@ void zgesdd_(const char* jobz, const int* m, const int* n, lapack_z* a, const in
              const int* ldu, lapack_z* vt, const int* ldvt, lapack_z* work, const int* lwork, double* rwork,
              int* iwork, int* info, lapack_len);
 void cgetrf_(const int* m, const int* n, lapack_c* a, const int* lda, int* ipiv, int* info);
+void cgelsy_(const int* m, const int* n, const int* nrhs, lapack_c* a, const int* lda, lapack_c* b, const int* ldb,
+             int* jpvt, const float* rcond, int* rank, lapack_c* work, const int* lwork, float* rwork, int* info);
+void cgelsd_(const int* m, const int* n, const int* nrhs, lapack_c* a, const int* lda, lapack_c* b, const int* ldb,
+             float* s, const float* rcond, int* rank, lapack_c* work, const int* lwork, float* rwork, int* iwork, int* info);
+void cgelss_(const int* m, const int* n, const int* nrhs, lapack_c* a, const int* lda, lapack_c* b, const int* ldb,
+             float* s, const float* rcond, int* rank, lapack_c* work, const int* lwork, float* rwork, int* info);
+void cgels_(const char* trans, const int* m, const int* n, const int* nrhs, lapack_c* a, const int* lda, lapack_c* b,
+            const int* ldb, lapack_c* work, const int* lwork, int* info, lapack_len);
+void zgelsy_(const int* m, const int* n, const int* nrhs, lapack_z* a, const int* lda, lapack_z* b, const int* ldb,
+             int* jpvt, const double* rcond, int* rank, lapack_z* work, const int* lwork, double* rwork, int* info);
+void zgelsd_(const int* m, const int* n, const int* nrhs, lapack_z* a, const int* lda, lapack_z* b, const int* ldb,
+             double* s, const double* rcond, int* rank, lapack_z* work, const int* lwork, double* rwork, int* iwork, int* info);
+void zgelss_(const int* m, const int* n, const int* nrhs, lapack_z* a, const int* lda, lapack_z* b, const int* ldb,
+             double* s, const double* rcond, int* rank, lapack_z* work, const int* lwork, double* rwork, int* info);
+void zgels_(const char* trans, const int* m, const int* n, const int* nrhs, lapack_z* a, const int* lda, lapack_z* b,
+            const int* ldb, lapack_z* work, const int* lwork, int* info, lapack_len);
 void zgetrf_(const int* m, const int* n, lapack_z* a, const int* lda, int* ipiv, int* info);
 // general eigenproblem (right eigenvectors only)
 void sgeev_(const char* jobvl, const char* jobvr, const int* n, float* a, const int* lda, float* wr, float* wi,
@@ -172,6 +190,67 @@ inline void gels(char trans, int m, int n, int nrhs, float* a, int lda, float* b
 inline void gels(char trans, int m, int n, int nrhs, double* a, int lda, double* b, int ldb, double* work, int lwork,
                  int* info) {
   dgels_(&trans, &m, &n, &nrhs, a, &lda, b, &ldb, work, &lwork, info, 1);
+}
+// Complex least squares: the wrappers size the real workspace (rwork) each routine also needs, so
+// that callers read as the real routines' (gelsd's size comes from a workspace query).
+template <class C, class R, class F>
+void gelsy_complex(F f, int m, int n, int nrhs, C* a, int lda, C* b, int ldb, int* jpvt, R rcond, int* rank, C* work,
+                   int lwork, int* info) {
+  std::vector<R> rwork(std::max(1, 2 * n));
+  f(&m, &n, &nrhs, a, &lda, b, &ldb, jpvt, &rcond, rank, work, &lwork, rwork.data(), info);
+}
+template <class C, class R, class F>
+void gelsd_complex(F f, int m, int n, int nrhs, C* a, int lda, C* b, int ldb, R* s, R rcond, int* rank, C* work,
+                   int lwork, int* iwork, int* info) {
+  R rq = 0;
+  C wq;
+  int iq = 0, query = -1;
+  f(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, &wq, &query, &rq, &iq, info);
+  if (lwork == -1) {  // the caller's query: the integer workspace's size is all it reads besides work's
+    *work = wq;
+    *iwork = iq;
+    return;
+  }
+  std::vector<R> rwork(std::max(1, static_cast<int>(rq)));
+  f(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, rwork.data(), iwork, info);
+}
+template <class C, class R, class F>
+void gelss_complex(F f, int m, int n, int nrhs, C* a, int lda, C* b, int ldb, R* s, R rcond, int* rank, C* work,
+                   int lwork, int* info) {
+  std::vector<R> rwork(std::max(1, 5 * std::min(m, n)));
+  f(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, rwork.data(), info);
+}
+inline void gelsy(int m, int n, int nrhs, lapack_c* a, int lda, lapack_c* b, int ldb, int* jpvt, float rcond, int* rank,
+                  lapack_c* work, int lwork, int* info) {
+  gelsy_complex(cgelsy_, m, n, nrhs, a, lda, b, ldb, jpvt, rcond, rank, work, lwork, info);
+}
+inline void gelsd(int m, int n, int nrhs, lapack_c* a, int lda, lapack_c* b, int ldb, float* s, float rcond, int* rank,
+                  lapack_c* work, int lwork, int* iwork, int* info) {
+  gelsd_complex(cgelsd_, m, n, nrhs, a, lda, b, ldb, s, rcond, rank, work, lwork, iwork, info);
+}
+inline void gelss(int m, int n, int nrhs, lapack_c* a, int lda, lapack_c* b, int ldb, float* s, float rcond, int* rank,
+                  lapack_c* work, int lwork, int* info) {
+  gelss_complex(cgelss_, m, n, nrhs, a, lda, b, ldb, s, rcond, rank, work, lwork, info);
+}
+inline void gels(char trans, int m, int n, int nrhs, lapack_c* a, int lda, lapack_c* b, int ldb, lapack_c* work, int lwork,
+                 int* info) {
+  cgels_(&trans, &m, &n, &nrhs, a, &lda, b, &ldb, work, &lwork, info, 1);
+}
+inline void gelsy(int m, int n, int nrhs, lapack_z* a, int lda, lapack_z* b, int ldb, int* jpvt, double rcond, int* rank,
+                  lapack_z* work, int lwork, int* info) {
+  gelsy_complex(zgelsy_, m, n, nrhs, a, lda, b, ldb, jpvt, rcond, rank, work, lwork, info);
+}
+inline void gelsd(int m, int n, int nrhs, lapack_z* a, int lda, lapack_z* b, int ldb, double* s, double rcond, int* rank,
+                  lapack_z* work, int lwork, int* iwork, int* info) {
+  gelsd_complex(zgelsd_, m, n, nrhs, a, lda, b, ldb, s, rcond, rank, work, lwork, iwork, info);
+}
+inline void gelss(int m, int n, int nrhs, lapack_z* a, int lda, lapack_z* b, int ldb, double* s, double rcond, int* rank,
+                  lapack_z* work, int lwork, int* info) {
+  gelss_complex(zgelss_, m, n, nrhs, a, lda, b, ldb, s, rcond, rank, work, lwork, info);
+}
+inline void gels(char trans, int m, int n, int nrhs, lapack_z* a, int lda, lapack_z* b, int ldb, lapack_z* work, int lwork,
+                 int* info) {
+  zgels_(&trans, &m, &n, &nrhs, a, &lda, b, &ldb, work, &lwork, info, 1);
 }
 inline void trsm(char side, char uplo, char trans, char diag, int m, int n, float alpha, const float* a, int lda,
                  float* b, int ldb) {

@@ -38,6 +38,11 @@ Tensor sym_of(const Tensor& X) { return X + X.mT(); }
 // A complex128 leaf with parts in [-1, 1).
 Tensor cleaf(IntArrayRef sizes, uint64_t seed) { return make_complex(rnd(sizes, seed), rnd(sizes, seed + 1000)).requires_grad_(); }
 
+std::vector<int64_t> concat_shape(std::vector<int64_t> a, std::initializer_list<int64_t> b) {
+  a.insert(a.end(), b);
+  return a;
+}
+
 bool check(const std::function<Tensor(const variable_list&)>& f, const variable_list& in, bool twice = false) {
   const bool once = autograd::gradcheck(f, in);
   return twice ? once && autograd::gradgradcheck(f, in) : once;
@@ -208,6 +213,57 @@ TEST(Linalg2Grad, ComplexSolveInvDetCholesky) {
 
 // complex QR, eigh and SVD through gauge-invariant functions (|Q| and |R| are not: a complex
 // phase per column; Q R, Q Q^H, eigenvalues, V f(L) V^H, U Vh and |U| are).
+// complex LU: P L^{-H} (...) U^{-H} as PyTorch's linalg_lu_backward, square and rectangular;
+// lu_solve on both sides, plain and adjoint.
+TEST(Linalg2Grad, ComplexLu) {
+  const Tensor A = (cleaf({2, 3, 3}, 80).detach() + eye(3, kComplexDouble) * 3.0).requires_grad_();
+  for (auto shape : {std::vector<int64_t>{2, 3, 3}, {3, 5}, {5, 2}}) {
+    const Tensor R = cleaf(shape, 81);
+    EXPECT_TRUE(check([](const variable_list& v) { return std::get<0>(linalg::lu_factor(v[0])); }, {R}, true))
+        << IntArrayRef(shape);
+    EXPECT_TRUE(check_multi(
+        [](const variable_list& v) {
+          auto [P, L, U] = linalg::lu(v[0]);
+          return variable_list{L, U};
+        },
+        {R}))
+        << IntArrayRef(shape);
+  }
+  for (bool left : {true, false})
+    for (bool adjoint : {false, true}) {
+      const Tensor B = cleaf(left ? std::vector<int64_t>{2, 3, 2} : std::vector<int64_t>{2, 2, 3}, 82);
+      EXPECT_TRUE(check(
+          [=](const variable_list& v) {
+            auto [LU, piv] = linalg::lu_factor(v[0]);
+            return linalg::lu_solve(LU, piv, v[1], left, adjoint);
+          },
+          {A, B}))
+          << left << adjoint;
+    }
+}
+
+// The composed ops on complex128: their gradients are their compositions' (conjugate Wirtinger,
+// as PyTorch's).
+TEST(Linalg2Grad, ComplexComposed) {
+  const Tensor A = cleaf({2, 3, 3}, 85), R = cleaf({4, 3}, 86);
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::pinv(v[0]); }, {R}));
+  EXPECT_TRUE(check([](const variable_list& v) { return std::get<0>(linalg::lstsq(v[0], v[1])); }, {R, cleaf({4, 2}, 92)}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg_pinv(v[0] + v[0].adjoint(), std::optional<double>(),
+                                                                     std::optional<double>(), true); }, {A}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::matrix_exp(v[0]); }, {A}, true));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::cond(v[0]); }, {A}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg_cond(v[0], "fro"); }, {A}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::matrix_norm(v[0], "nuc"); }, {A}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::vector_norm(v[0], 3.0); }, {A}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::matrix_power(v[0], -2); },
+                    {(cleaf({3, 3}, 87).detach() + eye(3, kComplexDouble) * 3.0).requires_grad_()}));
+  EXPECT_TRUE(check([](const variable_list& v) { return linalg::householder_product(v[0], v[1]); },
+                    {cleaf({4, 3}, 88), cleaf({2}, 89)}));
+  EXPECT_EQ(linalg::matrix_rank(R.detach().matmul(cleaf({3, 1}, 90).detach().matmul(cleaf({1, 3}, 91).detach())))
+                .item<int64_t>(),
+            1);
+}
+
 TEST(Linalg2Grad, ComplexQrEighSvd) {
   for (auto shape : {std::vector<int64_t>{4, 3}, {3, 3}, {2, 3, 5}}) {
     const Tensor A = cleaf(shape, 80);
@@ -548,6 +604,129 @@ TEST(Linalg2Small, DetInSimdLanesMatchesTheGeneralPath) {
   const double inf = std::numeric_limits<double>::infinity();
   const Tensor I = tensor({inf, 0.0, 0.0, 2.0}, TensorOptions().dtype(kDouble)).view({1, 2, 2});
   EXPECT_TRUE(allclose(linalg::det(I), linalg::det(I.mT().contiguous().mT()), 0, 0, true));
+}
+
+// Real QR, eigh, SVD and triangular solves up to 8 x 8 take the direct path; the same matrices
+// as complex input take LAPACK's (zgeqrf and friends on real data compute what the real routines
+// would): the values agree, QR's factors themselves (the same reflectors and signs), eigenvectors
+// by their invariants and sign rule, over every order, batches with and without elements.
+TEST(Linalg2Small, DirectPathsMatchLapack) {
+  for (ScalarType dt : {kFloat, kDouble}) {
+    const double tol = dt == kFloat ? 1e-4 : 1e-11;
+    const ScalarType ct = dt == kFloat ? kComplexFloat : kComplexDouble;
+    for (const std::vector<int64_t>& b : {std::vector<int64_t>{}, {2, 3}, {0}, {2, 0}})
+      for (int64_t n = 1; n <= 8; ++n)
+        for (int64_t m : {n, std::max<int64_t>(1, n - 2), n + 1}) {
+          std::vector<int64_t> shape = b;
+          shape.push_back(m);
+          shape.push_back(n);
+          const Tensor A = rnd(shape, 300 + n * 10 + m).to(dt);
+          const Tensor Ac = A.to(ct);
+          const auto near = [&](const Tensor& x, const Tensor& lapack) {
+            return x.sizes().equals(lapack.sizes()) && allclose(x, real(lapack), tol, tol);
+          };
+          for (const char* mode : {"reduced", "complete"}) {
+            auto [Q, R] = linalg::qr(A, mode);
+            auto [Qc, Rc] = linalg::qr(Ac, mode);
+            EXPECT_TRUE(near(Q, Qc) && near(R, Rc)) << dt << " " << m << "x" << n << " " << mode;
+          }
+          EXPECT_TRUE(near(linalg::svdvals(A), linalg::svdvals(Ac).to(ct))) << dt << " " << m << "x" << n;
+          for (bool full : {false, true}) {
+            auto [U, S, Vh] = linalg::svd(A, full);
+            const int64_t k = std::min(m, n);
+            EXPECT_EQ(U.sizes(), std::get<0>(linalg::svd(Ac, full)).sizes());
+            EXPECT_TRUE(allclose(U.mT().matmul(U), eye(U.size(-1), dt).expand_as(U.mT().matmul(U)), tol, tol));
+            EXPECT_TRUE(allclose(Vh.matmul(Vh.mT()), eye(Vh.size(-2), dt).expand_as(Vh.matmul(Vh.mT())), tol, tol));
+            EXPECT_TRUE(allclose((U.narrow(-1, 0, k) * S.unsqueeze(-2)).matmul(Vh.narrow(-2, 0, k)), A, tol, tol))
+                << dt << " " << m << "x" << n << " full " << full;
+          }
+          if (m != n) continue;
+          const Tensor H = A + A.mT();
+          auto [L, V] = linalg::eigh(H);
+          auto [Lc, Vc] = linalg::eigh(H.to(ct));
+          EXPECT_TRUE(allclose(L, Lc, tol, tol)) << dt << " n " << n;
+          EXPECT_TRUE(allclose(H.matmul(V), V * L.unsqueeze(-2), tol, tol)) << dt << " n " << n;
+          // each eigenvector's largest component is positive
+          if (V.numel() > 0) {
+            const Tensor big = V.abs().argmax(-2, true);
+            EXPECT_TRUE(V.gather(-2, big).gt(0).all().item<bool>()) << dt << " n " << n;
+          }
+          const Tensor B = rnd(concat_shape(b, {n, 2}), 77).to(dt);
+          for (bool upper : {false, true})
+            for (bool unit : {false, true}) {
+              const Tensor W = A + eye(n, dt) * static_cast<double>(n);
+              EXPECT_TRUE(near(linalg::solve_triangular(W, B, upper, true, unit),
+                               linalg::solve_triangular(W.to(ct), B.to(ct), upper, true, unit)))
+                  << dt << " n " << n << " upper " << upper << " unit " << unit;
+            }
+        }
+  }
+}
+
+// Degenerate input on the direct path: exact zeros, identities, repeated eigenvalues and rank
+// deficiency give orthonormal factors; a zero column in QR leaves its reflector the identity
+// (tau 0) as LAPACK's; NaN makes eigh and SVD raise as LAPACK's info does (SVD's LAPACK path
+// reports NaN as an illegal argument, so does the direct path).
+TEST(Linalg2Small, DegenerateInput) {
+  for (int64_t n : {1, 3, 5, 8}) {
+    const Tensor I = eye(n, kDouble);
+    auto [L, V] = linalg::eigh(I);
+    EXPECT_TRUE(allclose(L, ones({n}, kDouble)) && allclose(V, I)) << n;  // sorted, signs positive: V = I
+    const Tensor Z = zeros({n, n}, kDouble);
+    auto [U, S, Vh] = linalg::svd(Z);
+    EXPECT_TRUE(allclose(S, zeros({n}, kDouble))) << n;
+    EXPECT_TRUE(allclose(U.mT().matmul(U), I) && allclose(Vh.matmul(Vh.mT()), I)) << n;
+    // rank one: u v^T
+    const Tensor r1 = rnd({n, 1}, 5).matmul(rnd({1, n}, 6));
+    std::tie(U, S, Vh) = linalg::svd(r1);
+    EXPECT_TRUE(allclose(U.mT().matmul(U), I, 1e-12, 1e-12) && allclose((U * S).matmul(Vh), r1, 1e-12, 1e-12)) << n;
+    auto [Q, R] = linalg::qr(Z);
+    EXPECT_TRUE(allclose(Q, I) && allclose(R, Z)) << n;
+    // two equal eigenvalues: any orthonormal basis of their space, A V = V diag(L)
+    const Tensor D = diag_embed(tensor(std::vector<double>{2, 2, 1, 3, 3, 3, 0, 1}).narrow(0, 0, n));
+    const Tensor Qr = std::get<0>(linalg::qr(rnd({n, n}, 7)));
+    const Tensor A = Qr.matmul(D).matmul(Qr.mT());
+    std::tie(L, V) = linalg::eigh(A);
+    EXPECT_TRUE(allclose(A.matmul(V), V * L, 1e-12, 1e-12) && allclose(V.mT().matmul(V), I, 1e-12, 1e-12)) << n;
+  }
+  const Tensor nan = tensor({1.0, std::nan(""), std::nan(""), 1.0}, TensorOptions().dtype(kDouble)).view({2, 2});
+  EXPECT_ERROR(linalg::eigh(nan), "linalg.eigh: The algorithm failed to converge");
+  EXPECT_ERROR(linalg::svd(nan), "linalg.svd: Argument 4 has illegal value");
+  // the LAPACK path (9 x 9) says the same
+  EXPECT_ERROR(linalg::svd(ones({2, 9, 9}, kDouble) * std::nan("")), "linalg.svd: (Batch element 0): Argument 4 has illegal value");
+}
+
+// gradcheck at the direct path's ends (1 x 1 and 8 x 8); the other orders run in Linalg2Grad.
+TEST(Linalg2Small, GradientsAtTheEnds) {
+  for (int64_t n : {1, 8}) {
+    const Tensor A = leaf({2, n, n}, 400 + n);
+    EXPECT_TRUE(check_multi(
+        [](const variable_list& v) {
+          auto [Q, R] = linalg::qr(v[0]);
+          return variable_list{Q, R};
+        },
+        {A}))
+        << n;
+    EXPECT_TRUE(check([](const variable_list& v) { return linalg::eigvalsh(sym_of(v[0])); }, {A})) << n;
+    EXPECT_TRUE(check(
+        [](const variable_list& v) {
+          auto [L, V] = linalg::eigh(sym_of(v[0]));
+          return (V * L.exp().unsqueeze(-2)).matmul(V.mT());
+        },
+        {A}))
+        << n;
+    EXPECT_TRUE(check_multi(
+        [](const variable_list& v) {
+          auto [U, S, Vh] = linalg::svd(v[0], false);
+          return variable_list{S, U.matmul(Vh)};
+        },
+        {A}))
+        << n;
+    const Tensor W = wellcond({2, n, n}, 410 + n);
+    EXPECT_TRUE(check([](const variable_list& v) { return linalg::solve_triangular(v[0], v[1], true); },
+                      {W, leaf({2, n, 3}, 420)}))
+        << n;
+  }
 }
 
 // The Tensor methods are the older torch:: functions.
