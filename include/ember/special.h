@@ -94,6 +94,27 @@ Tensor special_xlog1py(const Tensor& self, const Tensor& other);
 Tensor special_xlog1py(const Scalar& self, const Tensor& other);
 Tensor special_xlog1py(const Tensor& self, const Scalar& other);
 
+// The out= forms (libtorch's `special_erf_out(result, self)`): the result computed as by the
+// functional form, then written into `result`, which is resized when its shape differs and must
+// be able to hold the result's dtype. Like libtorch's, they do not record autograd history.
+#define EMBER_DECLARE_SPECIAL_UNARY_OUT(name) Tensor& special_##name##_out(Tensor& result, const Tensor& self);
+EMBER_SPECIAL_UNARY(EMBER_DECLARE_SPECIAL_UNARY_OUT)
+#undef EMBER_DECLARE_SPECIAL_UNARY_OUT
+#define EMBER_SPECIAL_BINARY_WITH_SCALARS(X) EMBER_SPECIAL_BINARY(X) X(xlogy) X(xlog1py)
+#define EMBER_DECLARE_SPECIAL_BINARY_OUT(name)                                         \
+  Tensor& special_##name##_out(Tensor& result, const Tensor& self, const Tensor& other); \
+  Tensor& special_##name##_out(Tensor& result, const Scalar& self, const Tensor& other); \
+  Tensor& special_##name##_out(Tensor& result, const Tensor& self, const Scalar& other);
+EMBER_SPECIAL_BINARY_WITH_SCALARS(EMBER_DECLARE_SPECIAL_BINARY_OUT)
+#undef EMBER_DECLARE_SPECIAL_BINARY_OUT
+Tensor& special_round_out(Tensor& result, const Tensor& self, int64_t decimals = 0);
+Tensor& special_polygamma_out(Tensor& result, int64_t n, const Tensor& self);
+Tensor& special_multigammaln_out(Tensor& result, const Tensor& self, int64_t p);
+Tensor& special_logit_out(Tensor& result, const Tensor& self, std::optional<double> eps = std::nullopt);
+Tensor& special_logsumexp_out(Tensor& result, const Tensor& self, IntArrayRef dim, bool keepdim = false);
+Tensor& special_gammainc_out(Tensor& result, const Tensor& self, const Tensor& other);
+Tensor& special_gammaincc_out(Tensor& result, const Tensor& self, const Tensor& other);
+
 namespace special {
 #define EMBER_FORWARD_SPECIAL_UNARY(name) \
   inline Tensor name(const Tensor& self) { return special_##name(self); }
@@ -126,6 +147,25 @@ Tensor xlogy(const A& self, const B& other) {
 template <class A, class B>
 Tensor xlog1py(const A& self, const B& other) {
   return special_xlog1py(self, other);
+}
+// torch::special's out= forms forward every argument list of the functions above (libtorch's
+// logit_out and round_out take no eps or decimals; these accept them too).
+#define EMBER_FORWARD_SPECIAL_OUT(name)                        \
+  template <class... Args>                                     \
+  Tensor& name##_out(Tensor& result, const Args&... args) {    \
+    return special_##name##_out(result, args...);              \
+  }
+EMBER_SPECIAL_UNARY(EMBER_FORWARD_SPECIAL_OUT)
+EMBER_SPECIAL_BINARY_WITH_SCALARS(EMBER_FORWARD_SPECIAL_OUT)
+EMBER_FORWARD_SPECIAL_OUT(round)
+EMBER_FORWARD_SPECIAL_OUT(polygamma)
+EMBER_FORWARD_SPECIAL_OUT(multigammaln)
+EMBER_FORWARD_SPECIAL_OUT(logit)
+EMBER_FORWARD_SPECIAL_OUT(gammainc)
+EMBER_FORWARD_SPECIAL_OUT(gammaincc)
+#undef EMBER_FORWARD_SPECIAL_OUT
+inline Tensor& logsumexp_out(Tensor& result, const Tensor& self, IntArrayRef dims, bool keepdim) {
+  return special_logsumexp_out(result, self, dims, keepdim);
 }
 }  // namespace special
 

@@ -103,10 +103,10 @@ EMBER_UNARY_GRAD(UnaryOp::Sigmoid, "SigmoidBackward0", d.save_result(), grad * (
 EMBER_UNARY_GRAD(UnaryOp::Relu, "ReluBackward0", d.save_result(), threshold_backward(grad, x, 0))  // result
 EMBER_UNARY_GRAD(UnaryOp::Abs, "AbsBackward0", d.save(self), grad * x.sgn())                       // self
 EMBER_UNARY_GRAD(UnaryOp::Exp2, "Exp2Backward0", d.save_result(), grad * x * std::log(2.0))         // result
-EMBER_UNARY_GRAD(UnaryOp::Expm1, "Expm1Backward0", d.save_result(), grad * (x + 1))                 // result
+EMBER_UNARY_GRAD(UnaryOp::Expm1, "Expm1Backward0", d.save_result(), grad * (x.conj() + 1))          // result
 EMBER_UNARY_GRAD(UnaryOp::Log2, "Log2Backward0", d.save(self), grad / (x * std::log(2.0)))          // self
 EMBER_UNARY_GRAD(UnaryOp::Log10, "Log10Backward0", d.save(self), grad / (x * std::log(10.0)))       // self
-EMBER_UNARY_GRAD(UnaryOp::Log1p, "Log1PBackward0", d.save(self), grad / (x + 1))                    // self
+EMBER_UNARY_GRAD(UnaryOp::Log1p, "Log1PBackward0", d.save(self), grad / (x + 1).conj())             // self
 EMBER_UNARY_GRAD(UnaryOp::Rsqrt, "RsqrtBackward0", d.save_result(), -0.5 * grad * x.pow(3))         // result
 EMBER_UNARY_GRAD(UnaryOp::Tan, "TanBackward0", d.save_result(), grad * (1 + x * x))                 // result
 EMBER_UNARY_GRAD(UnaryOp::Asin, "AsinBackward0", d.save(self), grad * (-x * x + 1).rsqrt())      // self

@@ -127,6 +127,8 @@ void complex_binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alph
       case BinaryOp::Sub: return binary_loop<C, C>(iter, [al](C a, C b) { return a - al * b; });
       case BinaryOp::Mul: return binary_loop<C, C>(iter, [](C a, C b) { return a * b; });
       case BinaryOp::Div: return binary_loop<C, C>(iter, [](C a, C b) { return a / b; });
+      // libstdc++'s pow is C99's cpow, as in libtorch (c10's pow calls std::pow)
+      case BinaryOp::Pow: return binary_loop<C, C>(iter, [](C a, C b) { return C(std::pow(to_std(a), to_std(b))); });
       default: EMBER_CHECK(false, "binary", "no complex kernel for this op");
     }
   });
@@ -137,13 +139,52 @@ bool complex_unary_supported(UnaryOp op) {
     case UnaryOp::Abs: case UnaryOp::Neg: case UnaryOp::Exp: case UnaryOp::Log: case UnaryOp::Log2:
     case UnaryOp::Log10: case UnaryOp::Sqrt: case UnaryOp::Rsqrt: case UnaryOp::Sin: case UnaryOp::Cos:
     case UnaryOp::Tan: case UnaryOp::Asin: case UnaryOp::Acos: case UnaryOp::Atan: case UnaryOp::Tanh:
-    case UnaryOp::Sigmoid: case UnaryOp::Reciprocal: case UnaryOp::Square:
+    case UnaryOp::Sigmoid: case UnaryOp::Reciprocal: case UnaryOp::Square: case UnaryOp::Expm1:
+    case UnaryOp::Log1p: case UnaryOp::PowScalar:
       return true;
     default: return false;
   }
 }
 
-void complex_unary_kernel(TensorIterator& iter, UnaryOp op) {
+// exp(z) - 1 without the cancellation near 0: (expm1(x) cos y - 2 sin^2(y/2)) + i e^x sin y.
+template <class C>
+C expm1_of(C z) {
+  using R = real_t<C>;
+  const R x = z.real_, y = z.imag_, h = std::sin(y / 2);
+  return C(std::expm1(x) * std::cos(y) - 2 * h * h, std::exp(x) * std::sin(y));
+}
+// log(1 + z): log|1 + z| from log1p(x (x + 2) + y^2) when |z| < 1/2 (where log(hypot) would
+// cancel), else log(hypot(1 + x, y)); the argument is atan2(y, 1 + x).
+template <class C>
+C log1p_of(C z) {
+  using R = real_t<C>;
+  const R x = z.real_, y = z.imag_, theta = std::atan2(y, x + 1);
+  if (std::hypot(x, y) < R(0.5)) {
+    const R r = x * (x + 2) + y * y;
+    return C(r == 0 ? x : R(0.5) * std::log1p(r), theta);  // r underflows: log1p(z) ~ z
+  }
+  return C(std::log(std::hypot(x + 1, y)), theta);
+}
+
+// z ** e for a scalar exponent, with libtorch's special cases (its pow_tensor_scalar kernel):
+// the small integer powers are products, +-1/2 roots, -1 the reciprocal, others cpow.
+template <class C>
+void pow_scalar_loop(TensorIterator& iter, std::complex<double> e) {
+  using R = real_t<C>;
+  const auto is = [&](double v) { return e == std::complex<double>(v); };
+  if (is(0)) return unary_loop<C, C>(iter, [](C) { return C(R(1)); });
+  if (is(1)) return unary_loop<C, C>(iter, [](C z) { return z; });
+  if (is(0.5)) return unary_loop<C, C>(iter, [](C z) { return C(std::sqrt(to_std(z))); });
+  if (is(-0.5)) return unary_loop<C, C>(iter, [](C z) { return C(R(1)) / C(std::sqrt(to_std(z))); });
+  if (is(-1)) return unary_loop<C, C>(iter, [](C z) { return C(R(1)) / z; });
+  if (is(2)) return unary_loop<C, C>(iter, [](C z) { return z * z; });
+  if (is(3)) return unary_loop<C, C>(iter, [](C z) { return z * z * z; });
+  if (is(-2)) return unary_loop<C, C>(iter, [](C z) { return C(R(1)) / (z * z); });
+  const std::complex<R> ec(static_cast<R>(e.real()), static_cast<R>(e.imag()));
+  unary_loop<C, C>(iter, [ec](C z) { return C(std::pow(to_std(z), ec)); });
+}
+
+void complex_unary_kernel(TensorIterator& iter, UnaryOp op, const UnaryParams& params) {
   visit_complex(iter.dtype(1), [&](auto tag) {
     using C = decltype(tag);
     using R = real_t<C>;
@@ -169,6 +210,12 @@ void complex_unary_kernel(TensorIterator& iter, UnaryOp op) {
         return unary_loop<C, C>(iter, [](C z) { return C(R(1)) / (C(R(1)) + C(std::exp(-to_std(z)))); });
       case UnaryOp::Reciprocal: return unary_loop<C, C>(iter, [](C z) { return C(R(1)) / z; });
       case UnaryOp::Square: return unary_loop<C, C>(iter, [](C z) { return z * z; });
+      case UnaryOp::Expm1: return unary_loop<C, C>(iter, [](C z) { return expm1_of(z); });
+      case UnaryOp::Log1p: return unary_loop<C, C>(iter, [](C z) { return log1p_of(z); });
+      case UnaryOp::PowScalar: {
+        const auto e = params.a->toComplexDouble();
+        return pow_scalar_loop<C>(iter, {e.real(), e.imag()});
+      }
       default: EMBER_CHECK(false, "unary", "no complex kernel for this op");
     }
   });
@@ -220,15 +267,18 @@ void complex_from_parts_kernel(TensorIterator& iter, bool polar) {
   });
 }
 
-void complex_prod_rows(const Tensor& out, const Tensor& in, int64_t rows, int64_t n) {
+void complex_prod_rows(const Tensor& out, const Tensor& in, int64_t rows, int64_t n, bool cumulative) {
   visit_complex(in.dtype(), [&](auto tag) {
     using C = decltype(tag);
     const C* x = static_cast<const C*>(in.data_ptr());
     C* o = static_cast<C*>(out.data_ptr());
     for (int64_t r = 0; r < rows; ++r) {
       C p(1);
-      for (int64_t i = 0; i < n; ++i) p *= x[r * n + i];
-      o[r] = p;
+      for (int64_t i = 0; i < n; ++i) {
+        p *= x[r * n + i];
+        if (cumulative) o[r * n + i] = p;
+      }
+      if (!cumulative) o[r] = p;
     }
   });
 }
