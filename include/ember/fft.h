@@ -42,9 +42,10 @@ Tensor rfftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, OptionalI
              NormMode norm = std::nullopt);
 Tensor irfftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, OptionalIntArrayRef dim = std::nullopt,
               NormMode norm = std::nullopt);
-Tensor hfftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, OptionalIntArrayRef dim = std::nullopt,
+// (libtorch 1.13's C++ hfftn and ihfftn default to the last two dims, not all: kept so.)
+Tensor hfftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, IntArrayRef dim = {-2, -1},
              NormMode norm = std::nullopt);
-Tensor ihfftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, OptionalIntArrayRef dim = std::nullopt,
+Tensor ihfftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, IntArrayRef dim = {-2, -1},
               NormMode norm = std::nullopt);
 
 // Sample frequencies: [0, 1, ..., -2, -1] / (d * n) and [0, 1, ..., n / 2] / (d * n).

@@ -316,10 +316,10 @@ Tensor ihfft2(const Tensor& self, OptionalIntArrayRef s, IntArrayRef dim, NormMo
   check_ihfftn_input("ihfft2", self);
   return r2c_nd("ihfft2", self, s, dim, norm, false);
 }
-Tensor hfftn(const Tensor& self, OptionalIntArrayRef s, OptionalIntArrayRef dim, NormMode norm) {
+Tensor hfftn(const Tensor& self, OptionalIntArrayRef s, IntArrayRef dim, NormMode norm) {
   return c2r_nd("hfftn", self, s, dim, norm, true);
 }
-Tensor ihfftn(const Tensor& self, OptionalIntArrayRef s, OptionalIntArrayRef dim, NormMode norm) {
+Tensor ihfftn(const Tensor& self, OptionalIntArrayRef s, IntArrayRef dim, NormMode norm) {
   check_ihfftn_input("ihfftn", self);
   return r2c_nd("ihfftn", self, s, dim, norm, false);
 }
