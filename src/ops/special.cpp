@@ -87,58 +87,24 @@ Tensor special_xlog1py(const Tensor& self, const Scalar& other) {
 
 // ---- out= forms -------------------------------------------------------------------------------
 
-namespace {
-// libtorch's out= convention for a result computed by the functional form: no autograd history
-// (an input requiring grad is an error, as libtorch's), a dtype that can hold the result, and
-// `out` resized when its shape differs.
-Tensor& write_out(const char* op, Tensor& out, const Tensor& result) {
-  if (result.requires_grad()) autograd::fail_out_requires_grad(op);
-  EMBER_CHECK(can_cast(result.dtype(), out.dtype()), op, "result type ", result.dtype(),
-              " can't be cast to the desired output type ", out.dtype());
-  if (!out.sizes().equals(result.sizes())) out.resize_(result.sizes());
-  return out.copy_(result);
+Tensor& detail::special_write_out(const char* op, Tensor& result, const Tensor& value) {
+  if (value.requires_grad()) autograd::fail_out_requires_grad(op);
+  EMBER_CHECK(can_cast(value.dtype(), result.dtype()), op, "result type ", value.dtype(),
+              " can't be cast to the desired output type ", result.dtype());
+  if (!result.sizes().equals(value.sizes())) result.resize_(value.sizes());
+  return result.copy_(value);
 }
-}  // namespace
-
-#define EMBER_DEFINE_SPECIAL_UNARY_OUT(name)                              \
-  Tensor& special_##name##_out(Tensor& result, const Tensor& self) {      \
-    return write_out("special_" #name "_out", result, special_##name(self)); \
-  }
-EMBER_SPECIAL_UNARY(EMBER_DEFINE_SPECIAL_UNARY_OUT)
-#undef EMBER_DEFINE_SPECIAL_UNARY_OUT
-#define EMBER_DEFINE_SPECIAL_BINARY_OUT_FOR(name, A, B)                                     \
-  Tensor& special_##name##_out(Tensor& result, const A& self, const B& other) {             \
-    return write_out("special_" #name "_out", result, special_##name(self, other));         \
-  }
-#define EMBER_DEFINE_SPECIAL_BINARY_OUT(name)               \
-  EMBER_DEFINE_SPECIAL_BINARY_OUT_FOR(name, Tensor, Tensor) \
-  EMBER_DEFINE_SPECIAL_BINARY_OUT_FOR(name, Scalar, Tensor) \
-  EMBER_DEFINE_SPECIAL_BINARY_OUT_FOR(name, Tensor, Scalar)
-EMBER_SPECIAL_BINARY_WITH_SCALARS(EMBER_DEFINE_SPECIAL_BINARY_OUT)
-EMBER_DEFINE_SPECIAL_BINARY_OUT_FOR(gammainc, Tensor, Tensor)
-EMBER_DEFINE_SPECIAL_BINARY_OUT_FOR(gammaincc, Tensor, Tensor)
-#undef EMBER_DEFINE_SPECIAL_BINARY_OUT
-#undef EMBER_DEFINE_SPECIAL_BINARY_OUT_FOR
 
 // round keeps its input's dtype, and libtorch wants exactly that dtype in out.
 Tensor& special_round_out(Tensor& result, const Tensor& self, int64_t decimals) {
   EMBER_CHECK(result.dtype() == self.dtype(), "special_round_out", "Found dtype ", result.dtype(), " but expected ",
               self.dtype());
-  return write_out("special_round_out", result, special_round(self, decimals));
-}
-Tensor& special_polygamma_out(Tensor& result, int64_t n, const Tensor& self) {
-  return write_out("special_polygamma_out", result, special_polygamma(n, self));
-}
-Tensor& special_multigammaln_out(Tensor& result, const Tensor& self, int64_t p) {
-  return write_out("special_multigammaln_out", result, special_multigammaln(self, p));
-}
-Tensor& special_logit_out(Tensor& result, const Tensor& self, std::optional<double> eps) {
-  return write_out("special_logit_out", result, special_logit(self, eps));
+  return detail::special_write_out("special_round_out", result, special_round(self, decimals));
 }
 Tensor& special_logsumexp_out(Tensor& result, const Tensor& self, IntArrayRef dim, bool keepdim) {
   EMBER_CHECK(is_floating_type(result.dtype()) || is_complex_type(result.dtype()), "special_logsumexp_out",
               "logsumexp(): Expected floating point type for result tensor, but got: ", result.dtype());
-  return write_out("special_logsumexp_out", result, special_logsumexp(self, dim, keepdim));
+  return detail::special_write_out("special_logsumexp_out", result, special_logsumexp(self, dim, keepdim));
 }
 
 }  // namespace ember

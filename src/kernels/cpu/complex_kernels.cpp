@@ -31,12 +31,14 @@ inline real_t<C> conj_sign(const TensorIterator& iter, int arg) {
   return iter.is_conj(arg) ? real_t<C>(-1) : real_t<C>(1);
 }
 
-// out[i] = f(x[i]) with x complex C and out of type O.
-template <class C, class O, class F>
+// out[i] = f(x[i]) with x complex C and out of type O. Functions bound by libm calls (cpow,
+// expm1, ...) gain nothing from a contiguous loop of their own: they say kContiguousPath = false,
+// and one loop serves every stride (half the code).
+template <class C, class O, bool kContiguousPath = true, class F>
 void unary_loop(TensorIterator& iter, F f) {
   const real_t<C> sx = conj_sign<C>(iter, 1);
   iter.for_each([&](char** data, const int64_t* strides, int64_t n) {
-    if (strides[0] == sizeof(O) && strides[1] == sizeof(C)) {
+    if (kContiguousPath && strides[0] == sizeof(O) && strides[1] == sizeof(C)) {
       O* o = reinterpret_cast<O*>(data[0]);
       const C* x = reinterpret_cast<const C*>(data[1]);
       for (int64_t i = 0; i < n; ++i) o[i] = f(C(x[i].real_, x[i].imag_ * sx));
@@ -47,11 +49,11 @@ void unary_loop(TensorIterator& iter, F f) {
 }
 
 // out[i] = f(a[i], b[i]) with a, b complex C and out of type O.
-template <class C, class O, class F>
+template <class C, class O, bool kContiguousPath = true, class F>
 void binary_loop(TensorIterator& iter, F f) {
   const real_t<C> sa = conj_sign<C>(iter, 1), sb = conj_sign<C>(iter, 2);
   iter.for_each([&](char** data, const int64_t* strides, int64_t n) {
-    if (strides[0] == sizeof(O) && strides[1] == sizeof(C) && strides[2] == sizeof(C)) {
+    if (kContiguousPath && strides[0] == sizeof(O) && strides[1] == sizeof(C) && strides[2] == sizeof(C)) {
       O* o = reinterpret_cast<O*>(data[0]);
       const C* a = reinterpret_cast<const C*>(data[1]);
       const C* b = reinterpret_cast<const C*>(data[2]);
@@ -128,7 +130,8 @@ void complex_binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alph
       case BinaryOp::Mul: return binary_loop<C, C>(iter, [](C a, C b) { return a * b; });
       case BinaryOp::Div: return binary_loop<C, C>(iter, [](C a, C b) { return a / b; });
       // libstdc++'s pow is C99's cpow, as in libtorch (c10's pow calls std::pow)
-      case BinaryOp::Pow: return binary_loop<C, C>(iter, [](C a, C b) { return C(std::pow(to_std(a), to_std(b))); });
+      case BinaryOp::Pow:
+        return binary_loop<C, C, false>(iter, [](C a, C b) { return C(std::pow(to_std(a), to_std(b))); });
       default: EMBER_CHECK(false, "binary", "no complex kernel for this op");
     }
   });
@@ -166,22 +169,39 @@ C log1p_of(C z) {
   return C(std::log(std::hypot(x + 1, y)), theta);
 }
 
+// The ops bound by libm calls share one strided loop per dtype, the op chosen per element (a
+// predictable branch, cheap beside cpow or expm1): a fraction of the code of a loop each. The
+// powers are tensor ** scalar's cases apart from the ones with loops of their own (see below).
+enum class Slow : uint8_t { Expm1, Log1p, PowZero, PowOne, PowThree, PowMinusTwo, Pow };
+template <class C>
+void slow_loop(TensorIterator& iter, Slow kind, std::complex<double> e = {}) {
+  using R = real_t<C>;
+  const std::complex<R> ec(static_cast<R>(e.real()), static_cast<R>(e.imag()));
+  unary_loop<C, C, false>(iter, [kind, ec](C z) {
+    switch (kind) {
+      case Slow::Expm1: return expm1_of(z);
+      case Slow::Log1p: return log1p_of(z);
+      case Slow::PowZero: return C(R(1));
+      case Slow::PowOne: return z;
+      case Slow::PowThree: return z * z * z;
+      case Slow::PowMinusTwo: return C(R(1)) / (z * z);
+      default: return C(std::pow(to_std(z), ec));
+    }
+  });
+}
+
 // z ** e for a scalar exponent, with libtorch's special cases (its pow_tensor_scalar kernel):
-// the small integer powers are products, +-1/2 roots, -1 the reciprocal, others cpow.
+// +-1/2 are sqrt and rsqrt, -1 the reciprocal and 2 the square (those ops' loops); 0 gives 1,
+// 1 the base, 3 and -2 products, others cpow.
 template <class C>
 void pow_scalar_loop(TensorIterator& iter, std::complex<double> e) {
-  using R = real_t<C>;
   const auto is = [&](double v) { return e == std::complex<double>(v); };
-  if (is(0)) return unary_loop<C, C>(iter, [](C) { return C(R(1)); });
-  if (is(1)) return unary_loop<C, C>(iter, [](C z) { return z; });
-  if (is(0.5)) return unary_loop<C, C>(iter, [](C z) { return C(std::sqrt(to_std(z))); });
-  if (is(-0.5)) return unary_loop<C, C>(iter, [](C z) { return C(R(1)) / C(std::sqrt(to_std(z))); });
-  if (is(-1)) return unary_loop<C, C>(iter, [](C z) { return C(R(1)) / z; });
-  if (is(2)) return unary_loop<C, C>(iter, [](C z) { return z * z; });
-  if (is(3)) return unary_loop<C, C>(iter, [](C z) { return z * z * z; });
-  if (is(-2)) return unary_loop<C, C>(iter, [](C z) { return C(R(1)) / (z * z); });
-  const std::complex<R> ec(static_cast<R>(e.real()), static_cast<R>(e.imag()));
-  unary_loop<C, C>(iter, [ec](C z) { return C(std::pow(to_std(z), ec)); });
+  if (is(0.5)) return complex_unary_kernel(iter, UnaryOp::Sqrt, {});
+  if (is(-0.5)) return complex_unary_kernel(iter, UnaryOp::Rsqrt, {});
+  if (is(-1)) return complex_unary_kernel(iter, UnaryOp::Reciprocal, {});
+  if (is(2)) return complex_unary_kernel(iter, UnaryOp::Square, {});
+  slow_loop<C>(iter, is(0) ? Slow::PowZero : is(1) ? Slow::PowOne : is(3) ? Slow::PowThree
+                     : is(-2) ? Slow::PowMinusTwo : Slow::Pow, e);
 }
 
 void complex_unary_kernel(TensorIterator& iter, UnaryOp op, const UnaryParams& params) {
@@ -210,8 +230,8 @@ void complex_unary_kernel(TensorIterator& iter, UnaryOp op, const UnaryParams& p
         return unary_loop<C, C>(iter, [](C z) { return C(R(1)) / (C(R(1)) + C(std::exp(-to_std(z)))); });
       case UnaryOp::Reciprocal: return unary_loop<C, C>(iter, [](C z) { return C(R(1)) / z; });
       case UnaryOp::Square: return unary_loop<C, C>(iter, [](C z) { return z * z; });
-      case UnaryOp::Expm1: return unary_loop<C, C>(iter, [](C z) { return expm1_of(z); });
-      case UnaryOp::Log1p: return unary_loop<C, C>(iter, [](C z) { return log1p_of(z); });
+      case UnaryOp::Expm1: return slow_loop<C>(iter, Slow::Expm1);
+      case UnaryOp::Log1p: return slow_loop<C>(iter, Slow::Log1p);
       case UnaryOp::PowScalar: {
         const auto e = params.a->toComplexDouble();
         return pow_scalar_loop<C>(iter, {e.real(), e.imag()});
@@ -270,15 +290,25 @@ void complex_from_parts_kernel(TensorIterator& iter, bool polar) {
 void complex_prod_rows(const Tensor& out, const Tensor& in, int64_t rows, int64_t n, bool cumulative) {
   visit_complex(in.dtype(), [&](auto tag) {
     using C = decltype(tag);
+    using R = real_t<C>;
+    // the running product in complex128, as libtorch's cumprod (its accumulate type), so that a
+    // complex64 product overflows only where its stored value does
+    using A = complex<double>;
     const C* x = static_cast<const C*>(in.data_ptr());
     C* o = static_cast<C*>(out.data_ptr());
     for (int64_t r = 0; r < rows; ++r) {
-      C p(1);
-      for (int64_t i = 0; i < n; ++i) {
-        p *= x[r * n + i];
-        if (cumulative) o[r * n + i] = p;
+      if (!cumulative) {
+        C p(1);
+        for (int64_t i = 0; i < n; ++i) p *= x[r * n + i];
+        o[r] = p;
+        continue;
       }
-      if (!cumulative) o[r] = p;
+      A p(1);
+      for (int64_t i = 0; i < n; ++i) {
+        const C v = x[r * n + i];
+        p *= A(v.real_, v.imag_);
+        o[r * n + i] = C(static_cast<R>(p.real_), static_cast<R>(p.imag_));
+      }
     }
   });
 }
