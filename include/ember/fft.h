@@ -27,6 +27,12 @@ Tensor rfft2(const Tensor& self, OptionalIntArrayRef s = std::nullopt, IntArrayR
              NormMode norm = std::nullopt);
 Tensor irfft2(const Tensor& self, OptionalIntArrayRef s = std::nullopt, IntArrayRef dim = {-2, -1},
               NormMode norm = std::nullopt);
+// The Hermitian pairs in two and n dimensions: hfftn transforms the signal whose last dim holds
+// the first half of a Hermitian spectrum (a real result), ihfftn is its inverse (one-sided).
+Tensor hfft2(const Tensor& self, OptionalIntArrayRef s = std::nullopt, IntArrayRef dim = {-2, -1},
+             NormMode norm = std::nullopt);
+Tensor ihfft2(const Tensor& self, OptionalIntArrayRef s = std::nullopt, IntArrayRef dim = {-2, -1},
+              NormMode norm = std::nullopt);
 
 Tensor fftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, OptionalIntArrayRef dim = std::nullopt,
             NormMode norm = std::nullopt);
@@ -35,6 +41,11 @@ Tensor ifftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, OptionalI
 Tensor rfftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, OptionalIntArrayRef dim = std::nullopt,
              NormMode norm = std::nullopt);
 Tensor irfftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, OptionalIntArrayRef dim = std::nullopt,
+              NormMode norm = std::nullopt);
+// (libtorch 1.13's C++ hfftn and ihfftn default to the last two dims, not all: kept so.)
+Tensor hfftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, IntArrayRef dim = {-2, -1},
+             NormMode norm = std::nullopt);
+Tensor ihfftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, IntArrayRef dim = {-2, -1},
               NormMode norm = std::nullopt);
 
 // Sample frequencies: [0, 1, ..., -2, -1] / (d * n) and [0, 1, ..., n / 2] / (d * n).

@@ -94,6 +94,39 @@ Tensor special_xlog1py(const Tensor& self, const Tensor& other);
 Tensor special_xlog1py(const Scalar& self, const Tensor& other);
 Tensor special_xlog1py(const Tensor& self, const Scalar& other);
 
+// The out= forms (libtorch's `special_erf_out(result, self)`): the result computed as by the
+// functional form, then written into `result` by detail::special_write_out (src/ops/special.cpp):
+// resized when its shape differs, its dtype able to hold the result's, no autograd history (an
+// input that requires grad is an error), as libtorch's out= convention has it. Inline, so that the
+// library holds one function for the ninety forms.
+namespace detail {
+Tensor& special_write_out(const char* op, Tensor& result, const Tensor& value);
+}
+#define EMBER_DEFINE_SPECIAL_OUT(name, params, args)                                          \
+  inline Tensor& special_##name##_out params {                                                \
+    return detail::special_write_out("special_" #name "_out", result, special_##name args);   \
+  }
+#define EMBER_DEFINE_SPECIAL_UNARY_OUT(name) EMBER_DEFINE_SPECIAL_OUT(name, (Tensor& result, const Tensor& self), (self))
+EMBER_SPECIAL_UNARY(EMBER_DEFINE_SPECIAL_UNARY_OUT)
+#undef EMBER_DEFINE_SPECIAL_UNARY_OUT
+#define EMBER_SPECIAL_BINARY_WITH_SCALARS(X) EMBER_SPECIAL_BINARY(X) X(xlogy) X(xlog1py)
+#define EMBER_DEFINE_SPECIAL_BINARY_OUT(name)                                                         \
+  EMBER_DEFINE_SPECIAL_OUT(name, (Tensor& result, const Tensor& self, const Tensor& other), (self, other)) \
+  EMBER_DEFINE_SPECIAL_OUT(name, (Tensor& result, const Scalar& self, const Tensor& other), (self, other)) \
+  EMBER_DEFINE_SPECIAL_OUT(name, (Tensor& result, const Tensor& self, const Scalar& other), (self, other))
+EMBER_SPECIAL_BINARY_WITH_SCALARS(EMBER_DEFINE_SPECIAL_BINARY_OUT)
+#undef EMBER_DEFINE_SPECIAL_BINARY_OUT
+EMBER_DEFINE_SPECIAL_OUT(gammainc, (Tensor& result, const Tensor& self, const Tensor& other), (self, other))
+EMBER_DEFINE_SPECIAL_OUT(gammaincc, (Tensor& result, const Tensor& self, const Tensor& other), (self, other))
+EMBER_DEFINE_SPECIAL_OUT(polygamma, (Tensor& result, int64_t n, const Tensor& self), (n, self))
+EMBER_DEFINE_SPECIAL_OUT(multigammaln, (Tensor& result, const Tensor& self, int64_t p), (self, p))
+EMBER_DEFINE_SPECIAL_OUT(logit, (Tensor& result, const Tensor& self, std::optional<double> eps = std::nullopt),
+                         (self, eps))
+#undef EMBER_DEFINE_SPECIAL_OUT
+// (these two check `result`'s dtype first, as libtorch's)
+Tensor& special_round_out(Tensor& result, const Tensor& self, int64_t decimals = 0);
+Tensor& special_logsumexp_out(Tensor& result, const Tensor& self, IntArrayRef dim, bool keepdim = false);
+
 namespace special {
 #define EMBER_FORWARD_SPECIAL_UNARY(name) \
   inline Tensor name(const Tensor& self) { return special_##name(self); }
@@ -126,6 +159,25 @@ Tensor xlogy(const A& self, const B& other) {
 template <class A, class B>
 Tensor xlog1py(const A& self, const B& other) {
   return special_xlog1py(self, other);
+}
+// torch::special's out= forms forward every argument list of the functions above (libtorch's
+// logit_out and round_out take no eps or decimals; these accept them too).
+#define EMBER_FORWARD_SPECIAL_OUT(name)                        \
+  template <class... Args>                                     \
+  Tensor& name##_out(Tensor& result, const Args&... args) {    \
+    return special_##name##_out(result, args...);              \
+  }
+EMBER_SPECIAL_UNARY(EMBER_FORWARD_SPECIAL_OUT)
+EMBER_SPECIAL_BINARY_WITH_SCALARS(EMBER_FORWARD_SPECIAL_OUT)
+EMBER_FORWARD_SPECIAL_OUT(round)
+EMBER_FORWARD_SPECIAL_OUT(polygamma)
+EMBER_FORWARD_SPECIAL_OUT(multigammaln)
+EMBER_FORWARD_SPECIAL_OUT(logit)
+EMBER_FORWARD_SPECIAL_OUT(gammainc)
+EMBER_FORWARD_SPECIAL_OUT(gammaincc)
+#undef EMBER_FORWARD_SPECIAL_OUT
+inline Tensor& logsumexp_out(Tensor& result, const Tensor& self, IntArrayRef dims, bool keepdim) {
+  return special_logsumexp_out(result, self, dims, keepdim);
 }
 }  // namespace special
 

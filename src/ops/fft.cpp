@@ -241,7 +241,8 @@ Tensor c2r_nd(const char* op, const Tensor& self, OptionalIntArrayRef s, Optiona
   const Tensor x = promote_fft_input(op, self, true);
   ShapeAndDims sd = canonicalize(op, x, s, dim);
   EMBER_CHECK(!sd.dims.empty(), op, op, " must transform at least one axis");
-  const int64_t last_dim_size = s ? sd.shape.back() : 2 * (x.size(sd.dims.back()) - 1);
+  // -1 (or no s) asks for the length of the full Hermitian signal, as PyTorch's c2r arguments.
+  const int64_t last_dim_size = s && s->back() != -1 ? sd.shape.back() : 2 * (x.size(sd.dims.back()) - 1);
   EMBER_CHECK(last_dim_size >= 1, op, "Invalid number of data points (", last_dim_size, ") specified");
   sd.shape.back() = last_dim_size / 2 + 1;
   const Tensor in = resize_fft_input(x, sd.dims, sd.shape);
@@ -249,6 +250,11 @@ Tensor c2r_nd(const char* op, const Tensor& self, OptionalIntArrayRef s, Optiona
 }
 
 DimVector one_dim(int64_t dim) { return DimVector{dim}; }
+
+// ihfft2/ihfftn refuse complex input with a message of their own (libtorch's).
+void check_ihfftn_input(const char* op, const Tensor& self) {
+  EMBER_CHECK(!self.is_complex(), op, "Expected self.is_floating_point() to be true, but got false.");
+}
 
 }  // namespace
 
@@ -299,6 +305,23 @@ Tensor rfft2(const Tensor& self, OptionalIntArrayRef s, IntArrayRef dim, NormMod
 }
 Tensor irfft2(const Tensor& self, OptionalIntArrayRef s, IntArrayRef dim, NormMode norm) {
   return c2r_nd("irfft2", self, s, dim, norm, false);
+}
+// hfftn is irfftn of the conjugate with a forward transform's normalization; ihfftn the
+// conjugate of rfftn with an inverse's (as hfft and ihfft; PyTorch splits off the leading dims
+// as complex transforms, which is the same sum).
+Tensor hfft2(const Tensor& self, OptionalIntArrayRef s, IntArrayRef dim, NormMode norm) {
+  return c2r_nd("hfft2", self, s, dim, norm, true);
+}
+Tensor ihfft2(const Tensor& self, OptionalIntArrayRef s, IntArrayRef dim, NormMode norm) {
+  check_ihfftn_input("ihfft2", self);
+  return r2c_nd("ihfft2", self, s, dim, norm, false);
+}
+Tensor hfftn(const Tensor& self, OptionalIntArrayRef s, IntArrayRef dim, NormMode norm) {
+  return c2r_nd("hfftn", self, s, dim, norm, true);
+}
+Tensor ihfftn(const Tensor& self, OptionalIntArrayRef s, IntArrayRef dim, NormMode norm) {
+  check_ihfftn_input("ihfftn", self);
+  return r2c_nd("ihfftn", self, s, dim, norm, false);
 }
 Tensor fftn(const Tensor& self, OptionalIntArrayRef s, OptionalIntArrayRef dim, NormMode norm) {
   return c2c_nd("fftn", self, s, dim, norm, true);

@@ -8,6 +8,7 @@
 #include "dispatch/dispatch.h"
 #include "ember/aten_tail.h"
 #include "ember/aten_tail2.h"
+#include "ember/complex_ops.h"
 #include "ember/factory.h"
 #include "ember/pointwise.h"
 #include "ops/pointwise_util.h"
@@ -51,7 +52,7 @@ Tensor binary_into(const char* name, const Tensor& out, const A& a, const B& b, 
   TensorIterator iter(config);
   const ScalarType common = iter.common_dtype();
   if (is_complex_type(common) && op != BinaryOp::Add && op != BinaryOp::Sub && op != BinaryOp::Mul &&
-      op != BinaryOp::Div) {
+      op != BinaryOp::Div && op != BinaryOp::Pow) {
     EMBER_CHECK(op != BinaryOp::Maximum && op != BinaryOp::Minimum, name, name, " not implemented for complex tensors.");
     const char* kernel = op == BinaryOp::DivFloor ? "div_floor" : op == BinaryOp::DivTrunc ? "div_trunc" : name;
     detail::fail(name, "\"", kernel, "_cpu\" not implemented for '", common, "'");
@@ -462,7 +463,7 @@ Tensor pow_scalar_into(const char* name, const Tensor& out, const Tensor& self, 
                        bool inplace) {
   const ScalarType rt = result_type(self, exponent);
   if (rt == kBool) not_implemented(name, rt);
-  EMBER_CHECK(is_floating_type(rt) || !exponent.isIntegral(false) || exponent.toLong() >= 0, name,
+  EMBER_CHECK(is_floating_type(rt) || is_complex_type(rt) || !exponent.isIntegral(false) || exponent.toLong() >= 0, name,
               "Integers to negative integer powers are not allowed.");
   return pointwise::unary_into(name, out, self, UnaryOp::PowScalar, {exponent, {}, {}}, inplace, {false, rt});
 }
@@ -477,37 +478,47 @@ struct PowOp {
   static Tensor run(const Scalar& self, const Tensor& exponent) {
     return binary_into(name, Tensor(), self, exponent, BinaryOp::Pow, 1, false);
   }
+  // The formulas conjugate for complex operands (a no-op on real ones), as derivatives.yaml's.
   // PowBackward0 (Scalar exponent) -- self: pow_backward(grad, self, exponent)
   static void derivative(autograd::Derivative& d, const Tensor& self, const Scalar& exponent) {
     d.name("PowBackward0");
     d.grad(self, [s = d.save(self), exponent](const auto& c) {
       if (exponent.equal(0)) return zeros_like(c.grad());
-      const Scalar e1 = exponent.isFloatingPoint() ? Scalar(exponent.toDouble() - 1) : Scalar(exponent.toLong() - 1);
-      return c.grad() * (c[s].pow(e1) * exponent);
+      const Scalar e1 = exponent.isComplex()         ? Scalar(exponent.toComplexDouble() - complex<double>(1))
+                        : exponent.isFloatingPoint() ? Scalar(exponent.toDouble() - 1)
+                                                     : Scalar(exponent.toLong() - 1);
+      return c.grad() * (c[s].pow(e1) * exponent).conj();
     });
   }
   // PowBackward1 -- self: pow_backward_self(grad, self, exponent); exponent: pow_backward_exponent(grad, self,
-  // exponent, result). 0 ** e with e >= 0 contributes nothing to the exponent's gradient (not 0 * log 0).
+  // exponent, result). 0 ** e with e >= 0 (real) contributes nothing to the exponent's gradient (not 0 * log 0).
   static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& exponent) {
     d.name("PowBackward1");
     const autograd::Saved s = d.save(self), e = d.save(exponent);
     d.grad(self, [s, e](const auto& c) {
       const Tensor ex = c[e];
-      return where(ex == 0, 0, c.grad() * (ex * c[s].pow(ex - 1)));
+      return where(ex == 0, 0, c.grad() * (ex * c[s].pow(ex - 1)).conj());
     });
     d.grad(exponent, [s, e, r = d.save_result()](const auto& c) {
-      const Tensor base = c[s];
-      return c.grad() * where((base == 0).logical_and(c[e] >= 0), 0, c[r] * base.log());
+      const Tensor base = c[s].to(c[r].dtype());
+      return c.grad() * where((base == 0).logical_and(nonnegative_real(c[e])), 0, (c[r] * base.log()).conj());
     });
   }
   // PowBackward2 -- exponent: pow_backward_exponent(grad, self, exponent, result) with a Scalar base
   static void derivative(autograd::Derivative& d, const Scalar& self, const Tensor& exponent) {
     d.name("PowBackward2");
     d.grad(exponent, [self, e = d.save(exponent), r = d.save_result()](const auto& c) {
-      const double log_base = std::log(self.toDouble());
-      if (self.equal(0)) return c.grad() * where(c[e] >= 0, 0, c[r] * log_base);
-      return c.grad() * (c[r] * log_base);
+      const Scalar log_base = self.isComplex() || c[r].is_complex() ? Scalar(std::log(std::complex<double>(self.toComplexDouble())))
+                                                                    : Scalar(std::log(self.toDouble()));
+      const Tensor g = (c[r] * log_base).conj();
+      if (self.equal(0)) return c.grad() * where(nonnegative_real(c[e]), 0, g);
+      return c.grad() * g;
     });
+  }
+  // e >= 0 with a zero imaginary part for complex e.
+  static Tensor nonnegative_real(const Tensor& e) {
+    if (!e.is_complex()) return e >= 0;
+    return (real(e) >= 0).logical_and(imag(e) == 0);
   }
 };
 struct PowInplaceOp {

@@ -99,19 +99,19 @@ EMBER_UNARY_GRAD(UnaryOp::Sqrt, "SqrtBackward0", d.save_result(), grad / (2 * x.
 EMBER_UNARY_GRAD(UnaryOp::Sin, "SinBackward0", d.save(self), grad * x.cos().conj())      // self
 EMBER_UNARY_GRAD(UnaryOp::Cos, "CosBackward0", d.save(self), grad * -x.sin().conj())     // self
 EMBER_UNARY_GRAD(UnaryOp::Tanh, "TanhBackward0", d.save_result(), grad * (1 - x * x).conj())       // result
-EMBER_UNARY_GRAD(UnaryOp::Sigmoid, "SigmoidBackward0", d.save_result(), grad * (1 - x) * x)  // result
+EMBER_UNARY_GRAD(UnaryOp::Sigmoid, "SigmoidBackward0", d.save_result(), grad * ((1 - x) * x).conj())  // result
 EMBER_UNARY_GRAD(UnaryOp::Relu, "ReluBackward0", d.save_result(), threshold_backward(grad, x, 0))  // result
 EMBER_UNARY_GRAD(UnaryOp::Abs, "AbsBackward0", d.save(self), grad * x.sgn())                       // self
 EMBER_UNARY_GRAD(UnaryOp::Exp2, "Exp2Backward0", d.save_result(), grad * x * std::log(2.0))         // result
-EMBER_UNARY_GRAD(UnaryOp::Expm1, "Expm1Backward0", d.save_result(), grad * (x + 1))                 // result
-EMBER_UNARY_GRAD(UnaryOp::Log2, "Log2Backward0", d.save(self), grad / (x * std::log(2.0)))          // self
-EMBER_UNARY_GRAD(UnaryOp::Log10, "Log10Backward0", d.save(self), grad / (x * std::log(10.0)))       // self
-EMBER_UNARY_GRAD(UnaryOp::Log1p, "Log1PBackward0", d.save(self), grad / (x + 1))                    // self
-EMBER_UNARY_GRAD(UnaryOp::Rsqrt, "RsqrtBackward0", d.save_result(), -0.5 * grad * x.pow(3))         // result
-EMBER_UNARY_GRAD(UnaryOp::Tan, "TanBackward0", d.save_result(), grad * (1 + x * x))                 // result
-EMBER_UNARY_GRAD(UnaryOp::Asin, "AsinBackward0", d.save(self), grad * (-x * x + 1).rsqrt())      // self
-EMBER_UNARY_GRAD(UnaryOp::Acos, "AcosBackward0", d.save(self), grad * -((-x * x + 1).rsqrt()))   // self
-EMBER_UNARY_GRAD(UnaryOp::Atan, "AtanBackward0", d.save(self), grad / (x * x + 1))               // self
+EMBER_UNARY_GRAD(UnaryOp::Expm1, "Expm1Backward0", d.save_result(), grad * (x.conj() + 1))          // result
+EMBER_UNARY_GRAD(UnaryOp::Log2, "Log2Backward0", d.save(self), grad / (x.conj() * std::log(2.0)))   // self
+EMBER_UNARY_GRAD(UnaryOp::Log10, "Log10Backward0", d.save(self), grad / (x.conj() * std::log(10.0))) // self
+EMBER_UNARY_GRAD(UnaryOp::Log1p, "Log1PBackward0", d.save(self), grad / (x + 1).conj())             // self
+EMBER_UNARY_GRAD(UnaryOp::Rsqrt, "RsqrtBackward0", d.save_result(), -0.5 * grad * x.pow(3).conj())  // result
+EMBER_UNARY_GRAD(UnaryOp::Tan, "TanBackward0", d.save_result(), grad * (1 + x * x).conj())          // result
+EMBER_UNARY_GRAD(UnaryOp::Asin, "AsinBackward0", d.save(self), grad * (-x * x + 1).rsqrt().conj())  // self
+EMBER_UNARY_GRAD(UnaryOp::Acos, "AcosBackward0", d.save(self), grad * -((-x * x + 1).rsqrt().conj()))  // self
+EMBER_UNARY_GRAD(UnaryOp::Atan, "AtanBackward0", d.save(self), grad / (x * x + 1).conj())        // self
 EMBER_UNARY_GRAD(UnaryOp::Reciprocal, "ReciprocalBackward0", d.save_result(), -grad * (x * x).conj())      // result
 EMBER_UNARY_GRAD(UnaryOp::Square, "PowBackward0", d.save(self), grad * (x * 2).conj())  // square is pow(self, 2)
 EMBER_UNARY_GRAD(UnaryOp::Erf, "ErfBackward0", d.save(self), (2 / std::sqrt(M_PI)) * (-x * x).exp() * grad)

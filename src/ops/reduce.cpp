@@ -125,7 +125,7 @@ Tensor complex_prod(const Tensor& self, uint64_t mask, bool keepdim, ScalarType 
   const Tensor in = input_for(self, rt).permute(perm).contiguous().resolve_conj();
   Result r = make_result(self, mask, keepdim, rt);
   const int64_t rows = r.keep.numel(), n = rows == 0 ? 0 : in.numel() / rows;
-  kernels::complex_prod_rows(r.keep, in, rows, n);
+  kernels::complex_prod_rows(r.keep, in, rows, n, false);
   return r.user;
 }
 
@@ -654,6 +654,22 @@ struct AnyOp {
 Tensor cumulative(const char* op, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, bool is_prod) {
   const int64_t d = maybe_wrap_dim(dim, self.dim(), op);
   const ScalarType rt = accumulate_dtype(self, dtype);
+  if (is_complex_type(rt)) {
+    // cumsum: the real kernel over the real view (the parts sum apart); cumprod: the complex
+    // product along rows, d moved last
+    if (self.dim() == 0) return cumulative(op, self.reshape({1}), 0, dtype, is_prod).reshape({});
+    const Tensor in = input_for(self, rt).resolve_conj();
+    if (!is_prod) {
+      Tensor out = make_empty(self.sizes(), rt);
+      kernels::cumulative_kernel(view_as_real(out), view_as_real(in), d, false);
+      return out;
+    }
+    const Tensor rows = in.movedim({d}, {-1}).contiguous();
+    Tensor out = make_empty(rows.sizes(), rt);
+    const int64_t n = self.size(d);
+    kernels::complex_prod_rows(out, rows, n == 0 ? 0 : rows.numel() / n, n, true);
+    return out.movedim({-1}, {d}).contiguous();
+  }
   const Tensor in = as_dtype(input_for(self, rt), is_floating_type(rt) ? rt : kLong);
   Tensor out = make_empty(self.sizes(), in.dtype());
   kernels::cumulative_kernel(out, in, d, is_prod);
@@ -688,8 +704,9 @@ struct CumprodOp {
     d.grad(self, [s = d.save(self), r = d.save_result(), dim = maybe_wrap_dim(dim, self.dim(), name)](const auto& c) {
       const Tensor x = c[s];
       if (x.numel() <= 1) return c.grad();
-      if (!(x == 0).any().template item<bool>()) return reversed_cumsum(c.grad() * c[r], dim) / x;
-      return cumprod_backward_with_zeros(c.grad(), x, dim);
+      // conj() for complex inputs (PyTorch's cumprod_backward); a no-op on real ones
+      if (!(x == 0).any().template item<bool>()) return reversed_cumsum(c.grad() * c[r].conj(), dim) / x.conj();
+      return cumprod_backward_with_zeros(c.grad(), x.conj(), dim);
     });
   }
   // Element k gets sum over j >= k of grad_j times the product of x_0..x_j without x_k: the

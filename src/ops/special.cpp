@@ -12,6 +12,7 @@
 #include "ember/pointwise.h"
 #include "ember/reduce.h"
 #include "ember/unary_ops.h"
+#include "autograd/layer.h"
 #include "ops/op_util.h"
 #include "special_math.h"
 
@@ -82,6 +83,28 @@ Tensor special_xlog1py(const Scalar& self, const Tensor& other) {
 }
 Tensor special_xlog1py(const Tensor& self, const Scalar& other) {
   return special_xlog1py(self, scalar_tensor(other, to_float(self).dtype()));
+}
+
+// ---- out= forms -------------------------------------------------------------------------------
+
+Tensor& detail::special_write_out(const char* op, Tensor& result, const Tensor& value) {
+  if (value.requires_grad()) autograd::fail_out_requires_grad(op);
+  EMBER_CHECK(can_cast(value.dtype(), result.dtype()), op, "result type ", value.dtype(),
+              " can't be cast to the desired output type ", result.dtype());
+  if (!result.sizes().equals(value.sizes())) result.resize_(value.sizes());
+  return result.copy_(value);
+}
+
+// round keeps its input's dtype, and libtorch wants exactly that dtype in out.
+Tensor& special_round_out(Tensor& result, const Tensor& self, int64_t decimals) {
+  EMBER_CHECK(result.dtype() == self.dtype(), "special_round_out", "Found dtype ", result.dtype(), " but expected ",
+              self.dtype());
+  return detail::special_write_out("special_round_out", result, special_round(self, decimals));
+}
+Tensor& special_logsumexp_out(Tensor& result, const Tensor& self, IntArrayRef dim, bool keepdim) {
+  EMBER_CHECK(is_floating_type(result.dtype()) || is_complex_type(result.dtype()), "special_logsumexp_out",
+              "logsumexp(): Expected floating point type for result tensor, but got: ", result.dtype());
+  return detail::special_write_out("special_logsumexp_out", result, special_logsumexp(self, dim, keepdim));
 }
 
 }  // namespace ember

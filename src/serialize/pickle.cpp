@@ -31,7 +31,8 @@ constexpr StorageType kStorageTypes[] = {
     {"torch.FloatStorage", kFloat}, {"torch.DoubleStorage", kDouble}, {"torch.HalfStorage", kHalf},
     {"torch.BFloat16Storage", kBFloat16}, {"torch.LongStorage", kLong}, {"torch.IntStorage", kInt},
     {"torch.ShortStorage", kShort}, {"torch.CharStorage", kChar}, {"torch.ByteStorage", kByte},
-    {"torch.BoolStorage", kBool},
+    {"torch.BoolStorage", kBool}, {"torch.ComplexFloatStorage", kComplexFloat},
+    {"torch.ComplexDoubleStorage", kComplexDouble},
 };
 constexpr const char* kCallables[] = {"collections.OrderedDict", "torch._utils._rebuild_tensor_v2",
                                       "torch._utils._rebuild_parameter"};

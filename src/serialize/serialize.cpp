@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "ember/autograd.h"
+#include "ember/complex_ops.h"
 #include "ember/factory.h"
 #include "ember/quantized.h"
 #include "serialize/checkpoint_format.h"
@@ -246,6 +247,10 @@ namespace {
 // <scale> <zero point>" or "per_channel_affine qint8 <axis>"), a per-channel tensor's scales
 // (float64) and zero points (int64) as two more tensors named <name> + kScales / kZeroPoints.
 constexpr const char* kQuantizedKey = "ember.quantized.";
+// Nor complex dtypes: a complex tensor is stored as its real view (float32 or float64, a trailing
+// dim of 2 for the parts), flagged by the metadata entry kComplexKey + name ("complex64" or
+// "complex128").
+constexpr const char* kComplexKey = "ember.complex.";
 constexpr const char* kScales = ".__q_scales";
 constexpr const char* kZeroPoints = ".__q_zero_points";
 
@@ -277,6 +282,11 @@ void write_safetensors(const OrderedDict<std::string, Tensor>& tensors, const St
     const Tensor& t = item.value();
     EMBER_CHECK(t.defined(), what.c_str(), "tensor \"", item.key(), "\" is undefined");
     EMBER_CHECK(item.key() != "__metadata__", what.c_str(), "\"__metadata__\" is reserved and cannot name a tensor");
+    if (t.is_complex()) {
+      add(item.key(), view_as_real(t.resolve_conj()));
+      metadata.emplace_back(kComplexKey + item.key(), t.dtype() == kComplexFloat ? "complex64" : "complex128");
+      continue;
+    }
     if (!t.is_quantized()) {
       add(item.key(), t);
       continue;
@@ -302,20 +312,32 @@ void write_safetensors(const OrderedDict<std::string, Tensor>& tensors, const St
 
 namespace {
 
-// The quantized tensors of a file made whole again (see write_safetensors); their metadata entries
-// leave the header's metadata.
-void restore_quantized(SafetensorsHeader& h, OrderedDict<std::string, Tensor>* tensors, const std::string& what) {
+bool starts_with(const std::string& s, const char* prefix) { return s.compare(0, std::strlen(prefix), prefix) == 0; }
+
+// The complex and quantized tensors of a file made whole again (see write_safetensors); their
+// metadata entries leave the header's metadata.
+void restore_encoded(SafetensorsHeader& h, OrderedDict<std::string, Tensor>* tensors, const std::string& what) {
   StringPairs user;
-  const std::string prefix = kQuantizedKey;
   for (const auto& [key, text] : h.metadata) {
-    if (key.compare(0, prefix.size(), prefix) != 0) {
+    const bool complex = starts_with(key, kComplexKey);
+    if (!complex && !starts_with(key, kQuantizedKey)) {
       user.emplace_back(key, text);
       continue;
     }
     if (!tensors) continue;
-    const std::string name = key.substr(prefix.size());
+    const std::string name = key.substr(std::strlen(complex ? kComplexKey : kQuantizedKey));
     Tensor* t = tensors->find(name);
-    EMBER_CHECK(t, what.c_str(), "metadata \"", key, "\" describes a quantized tensor the file does not hold");
+    EMBER_CHECK(t, what.c_str(), "metadata \"", key, "\" describes a ", complex ? "complex" : "quantized",
+                " tensor the file does not hold");
+    if (complex) {
+      const ScalarType part = text == "complex64" ? kFloat : text == "complex128" ? kDouble : ScalarType::Undefined;
+      EMBER_CHECK(part != ScalarType::Undefined && t->dtype() == part && t->dim() > 0 && t->size(-1) == 2,
+                  what.c_str(), "metadata \"", key, "\" = \"", text, "\" does not fit tensor \"", name, "\" (",
+                  t->dtype(), " of shape ", t->sizes(), "): a complex64 or complex128 tensor is stored as float32 or ",
+                  "float64 with a last dim of 2");
+      *t = view_as_complex(*t);
+      continue;
+    }
     std::istringstream in(text);
     std::string scheme, dtype;
     in >> scheme >> dtype;
@@ -356,7 +378,7 @@ SafetensorsHeader read_safetensors(const ByteSource& source, OrderedDict<std::st
   source.read(header.data(), header_len);
   SafetensorsHeader h = parse_safetensors_header(header, source.size - 8 - header_len, what);
   if (!tensors) {
-    restore_quantized(h, nullptr, what);
+    restore_encoded(h, nullptr, what);
     return h;
   }
   // The data follows the header contiguously in the order the entries are sorted in.
@@ -366,7 +388,7 @@ SafetensorsHeader read_safetensors(const ByteSource& source, OrderedDict<std::st
     if (e.dtype == kBool) check_bool_bytes(static_cast<const unsigned char*>(t.data_ptr()), e.end - e.begin, what, e.name);
     tensors->insert(e.name, std::move(t));
   }
-  restore_quantized(h, tensors, what);
+  restore_encoded(h, tensors, what);
   return h;
 }
 

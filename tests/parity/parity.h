@@ -215,4 +215,35 @@ struct TorchAutocast {
   TorchAutocast& operator=(const TorchAutocast&) = delete;
 };
 
+// The message of the ember::Error `f` raises ("" when it raises none).
+template <class F>
+std::string ember_error(F&& f) {
+  try {
+    f();
+  } catch (const ember::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+// The first line of the c10::Error `f` raises ("" when it raises none).
+template <class F>
+std::string torch_error(F&& f) {
+  try {
+    f();
+  } catch (const c10::Error& e) {
+    const std::string m = e.what();
+    return m.substr(0, m.find('\n'));
+  }
+  return "";
+}
+
 }  // namespace parity
+
+// Both raise, and Ember's message holds libtorch's first line.
+#define EXPECT_SAME_ERROR(ember_call, torch_call)                                          \
+  do {                                                                                     \
+    const std::string em = parity::ember_error([&] { (void)(ember_call); });               \
+    const std::string tm = parity::torch_error([&] { (void)(torch_call); });               \
+    EXPECT_FALSE(tm.empty()) << "libtorch accepted " #torch_call;                          \
+    EXPECT_NE(em.find(tm), std::string::npos) << "ember: " << em << "\nlibtorch: " << tm; \
+  } while (0)

@@ -596,6 +596,87 @@ TEST(SpecialParity, DtypesAndGradients) {
   EXPECT_THROW(z.sum().backward(), ember::Error);
 }
 
+// The out= forms: the result written into an empty out, into a float out of the wrong shape
+// (resized, the double result rounded), into a transposed out of the right shape (its strides
+// kept), and libtorch's errors for an integer out and for an input that requires grad.
+TEST(SpecialParity, OutForms) {
+  const ember::Tensor x = ember::rand({3, 4}, ember::kDouble) * 0.9 + 0.05;  // in every domain
+  const ember::Tensor a = x + 1, n = x * 4;
+  const torch::Tensor tx = T(x), ta = T(a), tn = T(n);
+  const parity::Tol tol{5e-5, 5e-6};  // libtorch's Airy and Bessel J/Y are off by up to 3e-6
+  const auto check = [&](const std::string& name, const auto& ember_out, const auto& torch_out,
+                         bool same_error = true) {
+    SCOPED_TRACE(name);
+    ember::Tensor o = ember::empty({0}, ember::kDouble);
+    torch::Tensor to = torch::empty({0}, torch::kDouble);
+    EXPECT_TRUE(ember_out(o).is_same(o));
+    torch_out(to);
+    EXPECT_TRUE(Close(o, to, tol));
+    ember::Tensor f = ember::zeros({7}, ember::kFloat);
+    torch::Tensor tf = torch::zeros({7}, torch::kFloat);
+    ember_out(f);
+    torch_out(tf);
+    EXPECT_TRUE(Close(f, tf, tol));
+    ember::Tensor t = ember::zeros({4, 3}, ember::kDouble).t();
+    torch::Tensor tt = torch::zeros({4, 3}, torch::kDouble).t();
+    ember_out(t);
+    torch_out(tt);
+    EXPECT_TRUE(Close(t, tt, tol));
+    EXPECT_EQ(t.strides()[0], 1);
+    ember::Tensor l = ember::empty({3, 4}, ember::kLong);
+    torch::Tensor tl = torch::empty({3, 4}, torch::kLong);
+    if (same_error) {
+      EXPECT_SAME_ERROR(ember_out(l), torch_out(tl));
+    } else {
+      EXPECT_THROW(ember_out(l), ember::Error);
+      EXPECT_THROW(torch_out(tl), c10::Error);
+    }
+  };
+#define CHECK_OUT(name, ember_args, torch_args, ...)                                                   \
+  check(#name, [&](ember::Tensor& o) -> ember::Tensor& { return ember::special::name##_out ember_args; }, \
+        [&](torch::Tensor& o) -> torch::Tensor& { return torch::special::name##_out torch_args; }, ##__VA_ARGS__)
+#define CHECK_UNARY_OUT(name) CHECK_OUT(name, (o, x), (o, tx));
+  EMBER_SPECIAL_UNARY(CHECK_UNARY_OUT)
+#undef CHECK_UNARY_OUT
+#define CHECK_BINARY_OUT(name)                     \
+  CHECK_OUT(name, (o, a, n), (o, ta, tn));         \
+  CHECK_OUT(name, (o, 2.0, n), (o, 2.0, tn));      \
+  CHECK_OUT(name, (o, a, 3.0), (o, ta, 3.0));
+  EMBER_SPECIAL_BINARY_WITH_SCALARS(CHECK_BINARY_OUT)
+#undef CHECK_BINARY_OUT
+  CHECK_OUT(gammainc, (o, a, n), (o, ta, tn));
+  CHECK_OUT(gammaincc, (o, a, n), (o, ta, tn));
+  CHECK_OUT(polygamma, (o, 2, a), (o, 2, ta));
+  CHECK_OUT(multigammaln, (o, a + 1, 2), (o, ta + 1, 2), false);  // libtorch: "mvlgamma: result type Float ..."
+  CHECK_OUT(logit, (o, x), (o, tx));
+  check("logit eps", [&](ember::Tensor& o) -> ember::Tensor& { return ember::special::logit_out(o, x, 0.25); },
+        [&](torch::Tensor& o) -> torch::Tensor& { return torch::special_logit_out(o, tx, 0.25); });
+  CHECK_OUT(logsumexp, (o, x.unsqueeze(2).expand({3, 4, 2}), {2}, false), (o, tx.unsqueeze(2).expand({3, 4, 2}), {2}, false));
+#undef CHECK_OUT
+  // round keeps its input's dtype and wants exactly that dtype in out
+  ember::Tensor r = ember::empty({0}, ember::kDouble);
+  torch::Tensor tr = torch::empty({0}, torch::kDouble);
+  EXPECT_TRUE(Close(ember::special::round_out(r, x * 10), torch::special::round_out(tr, tx * 10)));
+  EXPECT_TRUE(Close(ember::special_round_out(r, x * 10, 1), torch::special_round_out(tr, tx * 10, 1)));
+  ember::Tensor rf = ember::empty({0}, ember::kFloat);
+  torch::Tensor trf = torch::empty({0}, torch::kFloat);
+  EXPECT_SAME_ERROR(ember::special::round_out(rf, x), torch::special::round_out(trf, tx));
+  ember::Tensor li = ember::empty({0}, ember::kLong);
+  torch::Tensor tli = torch::empty({0}, torch::kLong);
+  EXPECT_SAME_ERROR(ember::special::logsumexp_out(li, x, {1}, false), torch::special::logsumexp_out(tli, tx, {1}, false));
+  // no autograd through out=
+  const ember::Tensor xg = x.detach().requires_grad_();
+  const torch::Tensor txg = tx.detach().requires_grad_();
+  ember::Tensor g = ember::empty({3, 4}, ember::kDouble);
+  torch::Tensor tg = torch::empty({3, 4}, torch::kDouble);
+  EXPECT_SAME_ERROR(ember::special::entr_out(g, xg), torch::special::entr_out(tg, txg));
+  EXPECT_SAME_ERROR(ember::special::erf_out(g, xg), torch::special::erf_out(tg, txg));
+  {
+    ember::NoGradGuard no_grad;
+    EXPECT_TRUE(Close(ember::special::erf_out(g, xg), torch::special::erf(tx)));
+  }
+}
+
 TEST(SpecialParity, ValuesAndGradients) {
   ember::manual_seed(3);
   for (const Row& row : rows()) {

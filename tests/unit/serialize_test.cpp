@@ -166,6 +166,48 @@ TEST(Safetensors, QuantizedTensorsRoundTrip) {
   EXPECT_ERROR(ember::load_tensors(path), "load_tensors('" + path + "')", "per-channel parameters of \"w\" are missing");
 }
 
+// safetensors has no complex dtype: a complex tensor is written as its real view with a flag in
+// the metadata (hidden from load_metadata), and read back complex; conjugate views are resolved.
+TEST(Safetensors, ComplexTensorsRoundTripAsTheirRealViews) {
+  const std::string path = dir().file("complex.safetensors");
+  const Tensor c64 = ember::make_complex(sample({3, 4}, ember::kFloat, 11), sample({3, 4}, ember::kFloat, 12));
+  Dict d;
+  d.insert("c64", c64);
+  d.insert("c128", c64.to(ember::kComplexDouble).t());  // saved contiguous
+  d.insert("conj", c64.conj());                         // saved conjugated
+  d.insert("scalar", ember::full({}, ember::complex<double>(1.5, -2), ember::TensorOptions().dtype(ember::kComplexDouble)));
+  d.insert("plain", sample({2}, ember::kFloat, 13));
+  const ember::StringPairs meta = {{"format", "pt"}};
+  ember::save(d, path, meta);
+  const Dict back = ember::load_tensors(path);
+  EXPECT_EQ(back.keys(), d.keys());
+  for (const auto& item : d) EXPECT_TRUE(Identical(back[item.key()], item.value().resolve_conj())) << item.key();
+  EXPECT_FALSE(back["conj"].is_conj());
+  EXPECT_EQ(ember::load_metadata(path), meta);
+  // what another reader sees: float32/float64 with a trailing dim of 2, and the flag
+  const std::string bytes = read_bytes(path);
+  EXPECT_NE(bytes.find(R"("ember.complex.c64":"complex64")"), std::string::npos);
+  EXPECT_NE(bytes.find(R"("c128":{"dtype":"F64","shape":[4,3,2])"), std::string::npos);
+  // through a stream and an archive as well
+  std::stringstream stream;
+  ember::save(c64, stream);
+  Tensor one;
+  ember::load(one, stream);
+  EXPECT_TRUE(Identical(one, c64));
+
+  // a flag that does not fit its tensor
+  Dict bad;
+  bad.insert("w", ember::zeros({3}));  // no trailing dim of 2
+  ember::save(bad, path, {{"ember.complex.w", "complex64"}});
+  EXPECT_ERROR(ember::load_tensors(path), "load_tensors('" + path + "')", "does not fit tensor \"w\"");
+  bad = Dict();
+  bad.insert("w", ember::zeros({3, 2}, ember::kDouble));  // complex128's parts
+  ember::save(bad, path, {{"ember.complex.w", "complex64"}});
+  EXPECT_ERROR(ember::load_tensors(path), "load_tensors('" + path + "')", "does not fit tensor \"w\"");
+  ember::save(bad, path, {{"ember.complex.v", "complex128"}});
+  EXPECT_ERROR(ember::load_tensors(path), "load_tensors('" + path + "')", "complex tensor the file does not hold");
+}
+
 // The exact bytes the safetensors spec prescribes for a small file.
 TEST(Safetensors, WritesTheSpecifiedBytes) {
   Dict d;

@@ -91,6 +91,12 @@ d['lr'] = 0.125
 d['name'] = 'run'
 torch.save(d, os.path.join(out, 'views.pt'))
 
+# Complex storages (ComplexFloatStorage, ComplexDoubleStorage), a transposed view among them.
+c64 = torch.tensor([[1 + 2j, -3.5 - 0.25j, 0.5j], [4, -1j, 2.25 + 1j]], dtype=torch.complex64)
+torch.save(collections.OrderedDict([('c64', c64), ('c64_t', c64.t()),
+                                    ('c128', torch.arange(6, dtype=torch.float64).reshape(2, 3) * (1 - 0.5j))]),
+           os.path.join(out, 'complex.pt'))
+
 # views.pt again as a ZIP64 archive (Python's zipfile only writes ZIP64 records for huge files):
 # sizes and offsets in zip64 extra fields, zip64 end of directory record and locator.
 import zlib
@@ -240,6 +246,24 @@ TEST_F(TorchCheckpoint, ViewsNestingAndParametersKeepTheirLayout) {
   EXPECT_EQ(d["list.2"].sizes(), (std::vector<int64_t>{0, 2}));
   EXPECT_TRUE(Identical(d["param"], ember::full({2}, 0.5f)));
   EXPECT_TRUE(same_storage(d["param"], d["tied"]));
+}
+
+TEST_F(TorchCheckpoint, ComplexStorages) {
+  const Dict d = ember::load_torch_checkpoint(dir().file("complex.pt"));
+  EXPECT_EQ(d.keys(), (std::vector<std::string>{"c64", "c64_t", "c128"}));
+  using C = ember::complex<double>;
+  const Tensor c64 = ember::tensor(std::vector<C>{{1, 2}, {-3.5, -0.25}, {0, 0.5}, {4, 0}, {0, -1}, {2.25, 1}})
+                         .to(ember::kComplexFloat)
+                         .view({2, 3});
+  // (equal, not bitwise: Python's -1j has a real part of -0)
+  EXPECT_EQ(d["c64"].dtype(), ember::kComplexFloat);
+  EXPECT_TRUE(d["c64"].equal(c64));
+  EXPECT_TRUE(d["c64_t"].equal(c64.t()));
+  EXPECT_TRUE(same_storage(d["c64"], d["c64_t"]));
+  EXPECT_EQ(d["c64_t"].strides(), (std::vector<int64_t>{1, 3}));
+  const Tensor c128 = ember::arange(6, ember::TensorOptions().dtype(ember::kDouble)).view({2, 3}) * C(1, -0.5);
+  EXPECT_EQ(d["c128"].dtype(), ember::kComplexDouble);
+  EXPECT_TRUE(Identical(d["c128"], c128));
 }
 
 TEST_F(TorchCheckpoint, Zip64ArchiveReadsLikeTheOriginal) {

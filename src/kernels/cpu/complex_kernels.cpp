@@ -31,12 +31,14 @@ inline real_t<C> conj_sign(const TensorIterator& iter, int arg) {
   return iter.is_conj(arg) ? real_t<C>(-1) : real_t<C>(1);
 }
 
-// out[i] = f(x[i]) with x complex C and out of type O.
-template <class C, class O, class F>
+// out[i] = f(x[i]) with x complex C and out of type O. Functions bound by libm calls (cpow,
+// expm1, ...) gain nothing from a contiguous loop of their own: they say kContiguousPath = false,
+// and one loop serves every stride (half the code).
+template <class C, class O, bool kContiguousPath = true, class F>
 void unary_loop(TensorIterator& iter, F f) {
   const real_t<C> sx = conj_sign<C>(iter, 1);
   iter.for_each([&](char** data, const int64_t* strides, int64_t n) {
-    if (strides[0] == sizeof(O) && strides[1] == sizeof(C)) {
+    if (kContiguousPath && strides[0] == sizeof(O) && strides[1] == sizeof(C)) {
       O* o = reinterpret_cast<O*>(data[0]);
       const C* x = reinterpret_cast<const C*>(data[1]);
       for (int64_t i = 0; i < n; ++i) o[i] = f(C(x[i].real_, x[i].imag_ * sx));
@@ -47,11 +49,11 @@ void unary_loop(TensorIterator& iter, F f) {
 }
 
 // out[i] = f(a[i], b[i]) with a, b complex C and out of type O.
-template <class C, class O, class F>
+template <class C, class O, bool kContiguousPath = true, class F>
 void binary_loop(TensorIterator& iter, F f) {
   const real_t<C> sa = conj_sign<C>(iter, 1), sb = conj_sign<C>(iter, 2);
   iter.for_each([&](char** data, const int64_t* strides, int64_t n) {
-    if (strides[0] == sizeof(O) && strides[1] == sizeof(C) && strides[2] == sizeof(C)) {
+    if (kContiguousPath && strides[0] == sizeof(O) && strides[1] == sizeof(C) && strides[2] == sizeof(C)) {
       O* o = reinterpret_cast<O*>(data[0]);
       const C* a = reinterpret_cast<const C*>(data[1]);
       const C* b = reinterpret_cast<const C*>(data[2]);
@@ -127,6 +129,9 @@ void complex_binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alph
       case BinaryOp::Sub: return binary_loop<C, C>(iter, [al](C a, C b) { return a - al * b; });
       case BinaryOp::Mul: return binary_loop<C, C>(iter, [](C a, C b) { return a * b; });
       case BinaryOp::Div: return binary_loop<C, C>(iter, [](C a, C b) { return a / b; });
+      // libstdc++'s pow is C99's cpow, as in libtorch (c10's pow calls std::pow)
+      case BinaryOp::Pow:
+        return binary_loop<C, C, false>(iter, [](C a, C b) { return C(std::pow(to_std(a), to_std(b))); });
       default: EMBER_CHECK(false, "binary", "no complex kernel for this op");
     }
   });
@@ -137,13 +142,69 @@ bool complex_unary_supported(UnaryOp op) {
     case UnaryOp::Abs: case UnaryOp::Neg: case UnaryOp::Exp: case UnaryOp::Log: case UnaryOp::Log2:
     case UnaryOp::Log10: case UnaryOp::Sqrt: case UnaryOp::Rsqrt: case UnaryOp::Sin: case UnaryOp::Cos:
     case UnaryOp::Tan: case UnaryOp::Asin: case UnaryOp::Acos: case UnaryOp::Atan: case UnaryOp::Tanh:
-    case UnaryOp::Sigmoid: case UnaryOp::Reciprocal: case UnaryOp::Square:
+    case UnaryOp::Sigmoid: case UnaryOp::Reciprocal: case UnaryOp::Square: case UnaryOp::Expm1:
+    case UnaryOp::Log1p: case UnaryOp::PowScalar:
       return true;
     default: return false;
   }
 }
 
-void complex_unary_kernel(TensorIterator& iter, UnaryOp op) {
+// exp(z) - 1 without the cancellation near 0: (expm1(x) cos y - 2 sin^2(y/2)) + i e^x sin y.
+template <class C>
+C expm1_of(C z) {
+  using R = real_t<C>;
+  const R x = z.real_, y = z.imag_, h = std::sin(y / 2);
+  return C(std::expm1(x) * std::cos(y) - 2 * h * h, std::exp(x) * std::sin(y));
+}
+// log(1 + z): log|1 + z| from log1p(x (x + 2) + y^2) when |z| < 1/2 (where log(hypot) would
+// cancel), else log(hypot(1 + x, y)); the argument is atan2(y, 1 + x).
+template <class C>
+C log1p_of(C z) {
+  using R = real_t<C>;
+  const R x = z.real_, y = z.imag_, theta = std::atan2(y, x + 1);
+  if (std::hypot(x, y) < R(0.5)) {
+    const R r = x * (x + 2) + y * y;
+    return C(r == 0 ? x : R(0.5) * std::log1p(r), theta);  // r underflows: log1p(z) ~ z
+  }
+  return C(std::log(std::hypot(x + 1, y)), theta);
+}
+
+// The ops bound by libm calls share one strided loop per dtype, the op chosen per element (a
+// predictable branch, cheap beside cpow or expm1): a fraction of the code of a loop each. The
+// powers are tensor ** scalar's cases apart from the ones with loops of their own (see below).
+enum class Slow : uint8_t { Expm1, Log1p, PowZero, PowOne, PowThree, PowMinusTwo, Pow };
+template <class C>
+void slow_loop(TensorIterator& iter, Slow kind, std::complex<double> e = {}) {
+  using R = real_t<C>;
+  const std::complex<R> ec(static_cast<R>(e.real()), static_cast<R>(e.imag()));
+  unary_loop<C, C, false>(iter, [kind, ec](C z) {
+    switch (kind) {
+      case Slow::Expm1: return expm1_of(z);
+      case Slow::Log1p: return log1p_of(z);
+      case Slow::PowZero: return C(R(1));
+      case Slow::PowOne: return z;
+      case Slow::PowThree: return z * z * z;
+      case Slow::PowMinusTwo: return C(R(1)) / (z * z);
+      default: return C(std::pow(to_std(z), ec));
+    }
+  });
+}
+
+// z ** e for a scalar exponent, with libtorch's special cases (its pow_tensor_scalar kernel):
+// +-1/2 are sqrt and rsqrt, -1 the reciprocal and 2 the square (those ops' loops); 0 gives 1,
+// 1 the base, 3 and -2 products, others cpow.
+template <class C>
+void pow_scalar_loop(TensorIterator& iter, std::complex<double> e) {
+  const auto is = [&](double v) { return e == std::complex<double>(v); };
+  if (is(0.5)) return complex_unary_kernel(iter, UnaryOp::Sqrt, {});
+  if (is(-0.5)) return complex_unary_kernel(iter, UnaryOp::Rsqrt, {});
+  if (is(-1)) return complex_unary_kernel(iter, UnaryOp::Reciprocal, {});
+  if (is(2)) return complex_unary_kernel(iter, UnaryOp::Square, {});
+  slow_loop<C>(iter, is(0) ? Slow::PowZero : is(1) ? Slow::PowOne : is(3) ? Slow::PowThree
+                     : is(-2) ? Slow::PowMinusTwo : Slow::Pow, e);
+}
+
+void complex_unary_kernel(TensorIterator& iter, UnaryOp op, const UnaryParams& params) {
   visit_complex(iter.dtype(1), [&](auto tag) {
     using C = decltype(tag);
     using R = real_t<C>;
@@ -169,6 +230,12 @@ void complex_unary_kernel(TensorIterator& iter, UnaryOp op) {
         return unary_loop<C, C>(iter, [](C z) { return C(R(1)) / (C(R(1)) + C(std::exp(-to_std(z)))); });
       case UnaryOp::Reciprocal: return unary_loop<C, C>(iter, [](C z) { return C(R(1)) / z; });
       case UnaryOp::Square: return unary_loop<C, C>(iter, [](C z) { return z * z; });
+      case UnaryOp::Expm1: return slow_loop<C>(iter, Slow::Expm1);
+      case UnaryOp::Log1p: return slow_loop<C>(iter, Slow::Log1p);
+      case UnaryOp::PowScalar: {
+        const auto e = params.a->toComplexDouble();
+        return pow_scalar_loop<C>(iter, {e.real(), e.imag()});
+      }
       default: EMBER_CHECK(false, "unary", "no complex kernel for this op");
     }
   });
@@ -220,15 +287,28 @@ void complex_from_parts_kernel(TensorIterator& iter, bool polar) {
   });
 }
 
-void complex_prod_rows(const Tensor& out, const Tensor& in, int64_t rows, int64_t n) {
+void complex_prod_rows(const Tensor& out, const Tensor& in, int64_t rows, int64_t n, bool cumulative) {
   visit_complex(in.dtype(), [&](auto tag) {
     using C = decltype(tag);
+    using R = real_t<C>;
+    // the running product in complex128, as libtorch's cumprod (its accumulate type), so that a
+    // complex64 product overflows only where its stored value does
+    using A = complex<double>;
     const C* x = static_cast<const C*>(in.data_ptr());
     C* o = static_cast<C*>(out.data_ptr());
     for (int64_t r = 0; r < rows; ++r) {
-      C p(1);
-      for (int64_t i = 0; i < n; ++i) p *= x[r * n + i];
-      o[r] = p;
+      if (!cumulative) {
+        C p(1);
+        for (int64_t i = 0; i < n; ++i) p *= x[r * n + i];
+        o[r] = p;
+        continue;
+      }
+      A p(1);
+      for (int64_t i = 0; i < n; ++i) {
+        const C v = x[r * n + i];
+        p *= A(v.real_, v.imag_);
+        o[r * n + i] = C(static_cast<R>(p.real_), static_cast<R>(p.imag_));
+      }
     }
   });
 }

@@ -12,12 +12,13 @@ namespace ember::kernels {
 // Copy between any two dtypes, at least one complex (to real: the real part).
 void complex_copy_kernel(TensorIterator& iter);
 void complex_fill_kernel(TensorIterator& iter, const Scalar& value);
-// Add, Sub (with alpha), Mul, Div; operands out, a, b of one complex dtype.
+// Add, Sub (with alpha), Mul, Div, Pow; operands out, a, b of one complex dtype.
 void complex_binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha);
 // Whether complex_unary_kernel computes `op` (others raise PyTorch's errors in the ops).
 bool complex_unary_supported(UnaryOp op);
 // out = f(x) for the supported ops; Abs writes a real output (operands out real, x complex).
-void complex_unary_kernel(TensorIterator& iter, UnaryOp op);
+// PowScalar's exponent is params.a.
+void complex_unary_kernel(TensorIterator& iter, UnaryOp op, const UnaryParams& params);
 // Eq, Ne, IsNan, IsInf, IsFinite into a Bool output.
 void complex_predicate_kernel(TensorIterator& iter, PredicateOp op);
 // out (real) = atan2(imag, real) of x (complex).
@@ -35,7 +36,8 @@ void complex_from_parts_kernel(TensorIterator& iter, bool polar);
 void complex_gemm(ScalarType dtype, const Matrices& out, const Matrices& a, bool conj_a, const Matrices& b,
                   bool conj_b, const GemmEpilogue& epilogue);
 
-// out[r] = product of in's row r (in: contiguous complex, rows x n; out: rows elements, contiguous).
-void complex_prod_rows(const Tensor& out, const Tensor& in, int64_t rows, int64_t n);
+// out[r] = product of in's row r (in: contiguous complex, rows x n; out: rows elements, contiguous);
+// cumulative: out[r, i] = product of in[r, 0..i] (out: rows x n, contiguous).
+void complex_prod_rows(const Tensor& out, const Tensor& in, int64_t rows, int64_t n, bool cumulative);
 
 }  // namespace ember::kernels

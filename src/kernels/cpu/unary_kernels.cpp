@@ -36,7 +36,7 @@ HWY_EXPORT(unary_float);
 
 void unary_kernel(TensorIterator& iter, UnaryOp op, const UnaryParams& params) {
   if (is_complex_type(iter.dtype(1))) {
-    complex_unary_kernel(iter, op);
+    complex_unary_kernel(iter, op, params);
   } else if (is_floating_type(iter.common_dtype())) {
     HWY_DYNAMIC_DISPATCH(unary_float)(iter, op, params);
   } else {

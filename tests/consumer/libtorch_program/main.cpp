@@ -101,6 +101,13 @@ int main() {
   }
   // pytorch/examples' transfer-learning: torch/types.h's short dtype names
   if (ones.to(torch::kF64).scalar_type() != torch::kDouble || torch::kU8 != torch::kByte) return 10;
+  // torch.special's out= forms, complex pow and the Hermitian 2-D FFT
+  torch::Tensor special_out = torch::empty({0});
+  torch::special::erf_out(special_out, ones);
+  torch::special::xlogy_out(special_out, 2.0, ones);
+  if (!special_out.equal(torch::zeros({2}))) return 11;
+  const torch::Tensor z = torch::complex(ones, -ones);
+  if (!torch::allclose(torch::pow(z, 2), z * z) || torch::fft::hfft2(z.view({1, 2})).size(1) != 2) return 11;
   std::printf("libtorch_program: loss %.2e, weight %.4f, lr %.4f\n", loss, w.item<float>(),
               optimizer.param_groups()[0].options().get_lr());
   return loss < 1e-4 ? 0 : 1;
