@@ -5,7 +5,8 @@
 // dim and the index adding the offset. Writes run it over every position but the indexed dim
 // (squashed to size 1) and walk that dim at each position (kernels::IndexWalk), so repeated
 // indices are applied in order on one thread. Every index is range-checked before anything is
-// written.
+// written into an existing tensor; gather checks as it reads (one pass over the index), its
+// fresh result dropped on error.
 #include <limits>
 
 #include "dispatch/dispatch.h"
