@@ -261,7 +261,18 @@ void scatter_steps(E* out, const E* src, const int64_t* index, int64_t n, int64_
                    int64_t index_stride, int64_t len, int64_t index_step, int64_t plain_step, int64_t indexed_stride,
                    Combine combine) {
   if (n > 1 && len > 1 && std::abs(plain_step) < std::abs(src_stride)) {
-    for (int64_t i = 0; i < n; ++i, out += out_stride, src += src_stride, index += index_stride) {
+    // two positions at once: their writes never meet, so each one's read-modify-writes have
+    // twice as long to land before the next access of its own that may hit the same element
+    int64_t i = 0;
+    for (; i + 2 <= n; i += 2, out += 2 * out_stride, src += 2 * src_stride, index += 2 * index_stride) {
+      for (int64_t k = 0; k < len; ++k) {
+        E& d0 = out[index[k * index_step] * indexed_stride];
+        E& d1 = out[out_stride + index[index_stride + k * index_step] * indexed_stride];
+        d0 = combine(d0, src[k * plain_step]);
+        d1 = combine(d1, src[src_stride + k * plain_step]);
+      }
+    }
+    for (; i < n; ++i, out += out_stride, src += src_stride, index += index_stride) {
       for (int64_t k = 0; k < len; ++k) {
         E& d = out[index[k * index_step] * indexed_stride];
         d = combine(d, src[k * plain_step]);
