@@ -279,7 +279,19 @@ void scatter_steps(E* out, const E* src, const int64_t* index, int64_t n, int64_
       }
     }
   } else {
-    for (int64_t k = 0; k < len; ++k) {
+    // two steps at once, in order at each position: their index values often share a cache line
+    int64_t k = 0;
+    for (; k + 2 <= len; k += 2) {
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t* ix = index + k * index_step + i * index_stride;
+        const E* x = src + k * plain_step + i * src_stride;
+        E& d0 = out[i * out_stride + ix[0] * indexed_stride];
+        d0 = combine(d0, x[0]);
+        E& d1 = out[i * out_stride + ix[index_step] * indexed_stride];
+        d1 = combine(d1, x[plain_step]);
+      }
+    }
+    for (; k < len; ++k) {
       for (int64_t i = 0; i < n; ++i) {
         E& d = out[i * out_stride + index[k * index_step + i * index_stride] * indexed_stride];
         d = combine(d, src[k * plain_step + i * src_stride]);
