@@ -179,7 +179,8 @@ struct Reducer {
 template <int NR, class R, class T>
 void reduce_rows(const R& r, const T* const* x, int64_t n, const typename R::Acc* param, typename R::Acc* out) {
   int64_t i = 0;
-  for (int k = 0; k < NR; ++k) out[k] = R::identity();
+  typename R::Acc acc[NR];  // a local: stores through `out` could alias x, and be redone per element
+  for (int k = 0; k < NR; ++k) acc[k] = R::identity();
   if constexpr (is_float_like_v<T> && (R::kKind == K::All || R::kKind == K::Any)) {
     static_assert(NR == 1, "all/any reduce one row at a time");
     const DC<T> d;
@@ -191,7 +192,7 @@ void reduce_rows(const R& r, const T* const* x, int64_t n, const typename R::Acc
       if constexpr (R::kKind == K::Any) nonzero = hn::Or(nonzero, hn::Not(is_zero));
       else zero = hn::Or(zero, is_zero);
     }
-    out[0] = R::kKind == K::Any ? !hn::AllFalse(d, nonzero) : hn::AllFalse(d, zero);
+    acc[0] = R::kKind == K::Any ? !hn::AllFalse(d, nonzero) : hn::AllFalse(d, zero);
   } else if constexpr (R::kVector) {
     const DC<T> d;
     const int64_t N = static_cast<int64_t>(hn::Lanes(d));
@@ -212,11 +213,13 @@ void reduce_rows(const R& r, const T* const* x, int64_t n, const typename R::Acc
       for (; i + N <= n; i += N)
         for (int k = 0; k < NR; ++k) a0[k] = R::vcombine(a0[k], R::velement(d, LoadC(d, x[k] + i), vp[k]));
       for (int k = 0; k < NR; ++k)
-        out[k] = R::vreduce(d, R::vcombine(R::vcombine(a0[k], a1[k]), R::vcombine(a2[k], a3[k])));
+        acc[k] = R::vreduce(d, R::vcombine(R::vcombine(a0[k], a1[k]), R::vcombine(a2[k], a3[k])));
     }
   }
-  for (int k = 0; k < NR; ++k)
-    for (int64_t j = i; j < n; ++j) out[k] = R::combine(out[k], r.element(x[k][j], param[k]));
+  for (int k = 0; k < NR; ++k) {
+    for (int64_t j = i; j < n; ++j) acc[k] = R::combine(acc[k], r.element(x[k][j], param[k]));
+    out[k] = acc[k];
+  }
 }
 
 template <class R, class T>
