@@ -4,6 +4,8 @@
 // Advanced indexing turns the index tensors into one int64 tensor of element offsets into the
 // indexed tensor (bounds checked there, so nothing is written before every index is valid), then
 // moves elements with the gather/scatter kernels over the result's shape.
+#include <limits>
+
 #include "dispatch/dispatch.h"
 #include "ember/factory.h"
 #include "ember/indexing.h"
@@ -228,7 +230,8 @@ struct IndexOp {
                             .add_owned_input(info.offsets_view())
                             .no_input_cast()
                             .common_dtype(self.dtype()));
-    kernels::index_gather_kernel(iter, es);
+    // offsets were range-checked as they were made (add_index_offsets)
+    kernels::index_gather_kernel(iter, es, std::numeric_limits<int64_t>::max());
     return iter.take_output();
   }
   // IndexBackward0 -- self: index_backward(zeros_like(self), indices, grad)

@@ -5,7 +5,8 @@
 // dim and the index adding the offset. Writes run it over every position but the indexed dim
 // (squashed to size 1) and walk that dim at each position (kernels::IndexWalk), so repeated
 // indices are applied in order on one thread. Every index is range-checked before anything is
-// written.
+// written into an existing tensor; gather checks as it reads (one pass over the index), its
+// fresh result dropped on error.
 #include <limits>
 
 #include "dispatch/dispatch.h"
@@ -102,7 +103,7 @@ struct IndexSelectOp {
                             .no_input_cast()
                             .common_dtype(self.dtype())
                             .no_resize_outputs());
-    kernels::index_gather_kernel(iter, byte_stride(self, dim));
+    kernels::index_gather_kernel(iter, byte_stride(self, dim), self.size(dim));  // checked above
     return out;
   }
   // IndexSelectBackward0 -- self: index_select_backward(grad, self.sizes(), dim, index)
@@ -137,7 +138,6 @@ struct GatherOp {
                   " expected index ", index.sizes(), " to be smaller than self ", self.sizes(),
                   " apart from dimension ", dim);
     }
-    check_index_range(name, ix, dim, s.size(dim));
     DimVector self_strides(s.strides());
     self_strides[dim] = 0;  // the index supplies the position along dim
     TensorIterator iter(TensorIteratorConfig(name)
@@ -147,7 +147,9 @@ struct GatherOp {
                             .no_input_cast()
                             .common_dtype(self.dtype())
                             .no_resize_outputs());
-    kernels::index_gather_kernel(iter, byte_stride(s, dim));
+    // the kernel checks the index as it reads it: `out` is discarded if a value is out of range
+    if (auto bad = kernels::index_gather_kernel(iter, byte_stride(s, dim), s.size(dim)))
+      detail::fail(name, "index ", *bad, " is out of bounds for dimension ", dim, " with size ", s.size(dim));
     return out;
   }
 };
@@ -325,14 +327,16 @@ Tensor& index_add_inplace(const char* op, Tensor& self, int64_t dim, const Tenso
   strides.insert(dim, 0);
   DimVector squashed(s.sizes());
   squashed[dim] = 1;
+  // the scatter kernel reads int64 indices only (one copy of its loops)
+  const Tensor index64 = index.dtype() == kLong ? index : index.to(kLong);
   TensorIterator iter(TensorIteratorConfig(op)
                           .add_owned_input(walk_view(s, squashed, dim))
                           .add_owned_input(make_view(source, sizes, strides, source.storage_offset()))
-                          .add_owned_input(fixed_view(index, squashed))
+                          .add_owned_input(fixed_view(index64, squashed))
                           .no_input_cast());
   IndexWalk walk;
   walk.len = n;
-  walk.index_step = byte_stride(index, 0);
+  walk.index_step = byte_stride(index64, 0);
   walk.plain_step = byte_stride(source, dim);
   walk.indexed_stride = byte_stride(s, dim);
   kernels::index_scatter_kernel(iter, walk, ScatterMode::Add, alpha, false);

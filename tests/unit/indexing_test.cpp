@@ -119,8 +119,9 @@ TEST(Gather, FollowsTheIndexAlongDim) {
   EXPECT_EQ(values(x.gather(0, tensor({{1, 0}}))), (std::vector<int64_t>{3, 2}));
 }
 
-// The range check runs over contiguous index runs on vectors: a bad value is found wherever it
-// sits in a long run (vector body or tail), for int64 and int32 indices, and valid runs pass.
+// The range checks (index_select's on vectors before it reads; gather's as it reads, four
+// values per test): a bad value is found wherever it sits in a long run (vector or group body,
+// or tail), for int64 and int32 indices, and valid runs pass.
 TEST(Gather, RangeCheckFindsABadIndexAnywhereInALongRun) {
   Tensor x = arange(40.0).view({1, 40});
   for (int64_t len : {1, 7, 8, 16, 17, 100}) {

@@ -45,6 +45,32 @@ TEST(Reduce, SumDtypes) {
   EXPECT_EQ(sum(tensor({big, int64_t{1}})).item<int64_t>(), std::numeric_limits<int64_t>::min());
 }
 
+// float32 sums and products over short inner rows run four rows at a time: every row, in a group
+// or in the tail, with one kept dim or several (the cursor's walk), in a strided output, equals its
+// own reduction over that row alone.
+TEST(Reduce, InnerRowsFourAtATimeMatchRowByRow) {
+  manual_seed(3);
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{7, 300}, {3, 5, 37}, {2, 3, 2, 16}, {9, 1}}) {
+    const Tensor x = rand(shape) * 1.8 - 0.9;
+    const int64_t last = static_cast<int64_t>(shape.size()) - 1;
+    const Tensor rows = x.reshape({-1, shape.back()});
+    for (bool is_prod : {false, true}) {
+      const Tensor all = is_prod ? x.prod(last) : x.sum(last);
+      // a transposed out= result: strided stores
+      Tensor out = all.dim() == 2 ? empty({all.size(1), all.size(0)}).t() : all.clone();
+      const std::vector<int64_t> dims = {last};
+      if (!is_prod && all.dim() == 2) sum_out(out, x, dims);
+      const std::vector<double> got = values(all), got_out = values(out);
+      for (int64_t r = 0; r < rows.size(0); ++r) {
+        const Tensor one = rows[r].unsqueeze(0);  // a single output: the one-row path
+        const double want = (is_prod ? one.prod(1) : one.sum(1)).item<float>();
+        EXPECT_EQ(got[r], want) << "row " << r << " of " << all.sizes() << (is_prod ? " prod" : " sum");
+        if (!is_prod && all.dim() == 2) EXPECT_EQ(got_out[r], want) << "out= row " << r;
+      }
+    }
+  }
+}
+
 TEST(Reduce, MeanNeedsFloatingDtype) {
   EXPECT_NE(error_of([] { mean(tensor({1, 2})); }).find("mean: could not infer output dtype. Input dtype must be "
                                                         "either a floating point or complex dtype. Got: Long"),

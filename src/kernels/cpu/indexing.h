@@ -11,7 +11,10 @@ namespace ember::kernels {
 // out = src[index]: operand 0 written, operand 1 read at index * indexed_stride bytes from its
 // position, operand 2 the index (int64 or int32). Serves gather, index_select and advanced-index
 // reads; every position is independent, so the whole iteration space is split across threads.
-void index_gather_kernel(TensorIterator& iter, int64_t indexed_stride);
+// Index values are checked against [0, bound) as they are read (one pass over the index instead
+// of two): the first one outside is returned and the output is left partly written, so a caller
+// that has not checked the index beforehand must discard it.
+std::optional<int64_t> index_gather_kernel(TensorIterator& iter, int64_t indexed_stride, int64_t bound);
 
 // How the scatter kernel walks one indexed dim. The iterator runs over every position but that
 // dim (its size squashed to 1, so that writes to the same element stay on one thread, in order);
@@ -25,7 +28,8 @@ struct IndexWalk {
 };
 
 // dst[index[k]] = src[k] (Assign) or += alpha * src[k] (Add): operand 0 indexed and written,
-// operand 1 read in order (stride 0 for a broadcast value), operand 2 the index. With `serial`
+// operand 1 read in order (stride 0 for a broadcast value), operand 2 the index (int64 only: a
+// copy of the loops per index type is not worth its size; index_add converts an int32 index). With `serial`
 // the loop runs on one thread (duplicate indices across positions, as index_put_ accumulate).
 enum class ScatterMode { Assign, Add, Multiply };
 void index_scatter_kernel(TensorIterator& iter, const IndexWalk& walk, ScatterMode mode, const Scalar& alpha,

@@ -196,80 +196,135 @@ void write_chunks(const Chunks& ch, const std::vector<int64_t>& starts, const Wr
 
 }  // namespace
 
-void index_gather_kernel(TensorIterator& iter, int64_t indexed_stride) {
+std::optional<int64_t> index_gather_kernel(TensorIterator& iter, int64_t indexed_stride, int64_t bound) {
+  std::atomic<bool> found{false};
+  int64_t bad = 0;  // written once, by the thread that sets `found`
   visit_element_size(static_cast<int64_t>(element_size(iter.dtype(0))), [&](auto etag) {
     using E = decltype(etag);
     visit_index_type(iter.dtype(2), [&](auto itag) {
       using Idx = decltype(itag);
-      iter.for_each([indexed_stride](char** data, const int64_t* strides, int64_t n) {
-        if (strides[0] == sizeof(E) && strides[1] == 0 && strides[2] == sizeof(Idx)) {
-          // gather along the inner dim (a contiguous output and index): typed, strides in registers
-          E* out = reinterpret_cast<E*>(data[0]);
-          const Idx* index = reinterpret_cast<const Idx*>(data[2]);
-          const char* base = data[1];
-          const int64_t step = indexed_stride;
-          if (step == sizeof(E)) {
-            const E* src = reinterpret_cast<const E*>(base);
-            for (int64_t i = 0; i < n; ++i) out[i] = src[index[i]];
-          } else {
-            for (int64_t i = 0; i < n; ++i) std::memcpy(out + i, base + static_cast<int64_t>(index[i]) * step, sizeof(E));
+      iter.for_each([indexed_stride, bound, &found, &bad](char** data, const int64_t* strides, int64_t n) {
+        // typed accesses and element strides, in registers: stores through char* could alias them
+        E* const out = reinterpret_cast<E*>(data[0]);
+        const E* const src = reinterpret_cast<const E*>(data[1]);
+        const Idx* const index = reinterpret_cast<const Idx*>(data[2]);
+        const int64_t s0 = strides[0] / int64_t{sizeof(E)}, s1 = strides[1] / int64_t{sizeof(E)};
+        const int64_t s2 = strides[2] / int64_t{sizeof(Idx)}, step = indexed_stride / int64_t{sizeof(E)};
+        const auto outside = [&](int64_t j) {
+          if (HWY_LIKELY(static_cast<uint64_t>(j) < static_cast<uint64_t>(bound))) return false;
+          bool expected = false;
+          if (found.compare_exchange_strong(expected, true)) bad = j;
+          return true;
+        };
+        if (s0 == 1 && s1 == 0 && s2 == 1 && step == 1) {  // along the inner dim: no multiplies
+          // four elements per branch: one test per element made the loop's speed depend on where
+          // the linker placed it (1.2x libtorch's time in ember_bench, 0.85x in another binary)
+          const uint64_t ub = static_cast<uint64_t>(bound);
+          int64_t i = 0;
+          for (; i + 4 <= n; i += 4) {
+            const uint64_t j0 = index[i], j1 = index[i + 1], j2 = index[i + 2], j3 = index[i + 3];
+            if (HWY_UNLIKELY((j0 >= ub) | (j1 >= ub) | (j2 >= ub) | (j3 >= ub))) break;  // found below
+            out[i] = src[j0];
+            out[i + 1] = src[j1];
+            out[i + 2] = src[j2];
+            out[i + 3] = src[j3];
+          }
+          for (; i < n; ++i) {
+            const int64_t j = index[i];
+            if (outside(j)) return;
+            out[i] = src[j];
           }
           return;
         }
-        // locals: stores through char* would otherwise make the compiler reload them per element
-        const int64_t s0 = strides[0], s1 = strides[1], s2 = strides[2], step = indexed_stride;
-        char* out = data[0];
-        const char* src = data[1];
-        const char* index = data[2];
         for (int64_t i = 0; i < n; ++i) {
-          const int64_t j = load_index<Idx>(index + i * s2);
-          std::memcpy(out + i * s0, src + i * s1 + j * step, sizeof(E));
+          const int64_t j = index[i * s2];
+          if (outside(j)) return;
+          out[i * s0] = src[i * s1 + j * step];
         }
       });
     });
   });
+  if (found.load()) return bad;
+  return std::nullopt;
 }
 
-// Calls element(i, k) for the n positions and the w.len steps along the dim, the nearer of the
-// two walks in memory inside (operand 1's strides: scatter_add along the last dim, as gather's
-// backward runs it, steps along rows). For one position the steps keep their order either way,
-// and positions write apart, so duplicate indices add (or the last write lands) in the same order.
-template <class F>
-void for_each_step(const IndexWalk& w, const int64_t* strides, int64_t n, const F& element) {
-  const int64_t len = w.len;  // a local: element's stores could alias w
-  if (n > 1 && len > 1 && std::abs(w.plain_step) < std::abs(strides[1])) {
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t k = 0; k < len; ++k) element(i, k);
+// One iterator call of a scatter in element units: dst[index[k]] = combine(dst[index[k]], src[k]) at
+// the n positions and the len steps along the dim. Everything is a by-value parameter and every
+// access is typed, so the compiler keeps strides and bases in registers; through char* and memcpy
+// each store could alias them and they were reloaded per element (2x slower).
+// The nearer of the two walks in memory runs inside (the plain operand's strides: scatter_add
+// along the last dim, as gather's backward runs it, steps along rows). For one position the
+// steps keep their order either way, and positions write apart, so duplicate indices add (or the
+// last write lands) in the same order.
+template <class E, class Combine>
+void scatter_steps(E* out, const E* src, const int64_t* index, int64_t n, int64_t out_stride, int64_t src_stride,
+                   int64_t index_stride, int64_t len, int64_t index_step, int64_t plain_step, int64_t indexed_stride,
+                   Combine combine) {
+  if (n > 1 && len > 1 && std::abs(plain_step) < std::abs(src_stride)) {
+    // two positions at once: their writes never meet, so each one's read-modify-writes have
+    // twice as long to land before the next access of its own that may hit the same element
+    int64_t i = 0;
+    for (; i + 2 <= n; i += 2, out += 2 * out_stride, src += 2 * src_stride, index += 2 * index_stride) {
+      for (int64_t k = 0; k < len; ++k) {
+        E& d0 = out[index[k * index_step] * indexed_stride];
+        E& d1 = out[out_stride + index[index_stride + k * index_step] * indexed_stride];
+        d0 = combine(d0, src[k * plain_step]);
+        d1 = combine(d1, src[src_stride + k * plain_step]);
+      }
+    }
+    for (; i < n; ++i, out += out_stride, src += src_stride, index += index_stride) {
+      for (int64_t k = 0; k < len; ++k) {
+        E& d = out[index[k * index_step] * indexed_stride];
+        d = combine(d, src[k * plain_step]);
+      }
+    }
   } else {
-    for (int64_t k = 0; k < len; ++k)
-      for (int64_t i = 0; i < n; ++i) element(i, k);
+    // two steps at once, in order at each position: their index values often share a cache line
+    int64_t k = 0;
+    for (; k + 2 <= len; k += 2) {
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t* ix = index + k * index_step + i * index_stride;
+        const E* x = src + k * plain_step + i * src_stride;
+        E& d0 = out[i * out_stride + ix[0] * indexed_stride];
+        d0 = combine(d0, x[0]);
+        E& d1 = out[i * out_stride + ix[index_step] * indexed_stride];
+        d1 = combine(d1, x[plain_step]);
+      }
+    }
+    for (; k < len; ++k) {
+      for (int64_t i = 0; i < n; ++i) {
+        E& d = out[i * out_stride + index[k * index_step + i * index_stride] * indexed_stride];
+        d = combine(d, src[k * plain_step + i * src_stride]);
+      }
+    }
   }
+}
+
+// scatter_steps on an iterator call's operands; byte strides become element strides (tensors'
+// strides are whole elements). Outlined: inlined into the iterator's loop, whose live values push
+// the walk's out of registers, scatter_add ran 1.6x slower.
+template <class E, class Combine>
+[[gnu::noinline]] void scatter_call(char** data, const int64_t* strides, int64_t n, const IndexWalk& w,
+                                    Combine combine) {
+  constexpr int64_t es = sizeof(E), is = sizeof(int64_t);
+  scatter_steps(reinterpret_cast<E*>(data[0]), reinterpret_cast<const E*>(data[1]),
+                reinterpret_cast<const int64_t*>(data[2]), n, strides[0] / es, strides[1] / es, strides[2] / is, w.len,
+                w.index_step / is, w.plain_step / es, w.indexed_stride / es, combine);
 }
 
 void index_scatter_kernel(TensorIterator& iter, const IndexWalk& w, ScatterMode mode, const Scalar& alpha,
                           bool serial) {
+  EMBER_CHECK(iter.dtype(2) == kLong, "index_scatter_kernel", "internal: expected an int64 index, got ",
+              iter.dtype(2));
   const int64_t grain = serial ? std::max<int64_t>(iter.numel(), 1) : grain_for(w.len);
   if (mode == ScatterMode::Assign) {
     visit_element_size(static_cast<int64_t>(element_size(iter.dtype(0))), [&](auto etag) {
       using E = decltype(etag);
-      visit_index_type(iter.dtype(2), [&](auto itag) {
-        using Idx = decltype(itag);
-        iter.for_each(
-            [&w](char** data, const int64_t* strides, int64_t n) {
-              // locals: stores through char* would otherwise make the compiler reload them per element
-              char* const out = data[0];
-              const char* const src = data[1];
-              const char* const index = data[2];
-              const int64_t s0 = strides[0], s1 = strides[1], s2 = strides[2];
-              const int64_t index_step = w.index_step, indexed_stride = w.indexed_stride, plain_step = w.plain_step;
-              const auto element = [=](int64_t i, int64_t k) {
-                const int64_t j = load_index<Idx>(index + k * index_step + i * s2);
-                std::memcpy(out + i * s0 + j * indexed_stride, src + k * plain_step + i * s1, sizeof(E));
-              };
-              for_each_step(w, strides, n, element);
-            },
-            grain);
-      });
+      iter.for_each(
+          [&w](char** data, const int64_t* strides, int64_t n) {
+            scatter_call<E>(data, strides, n, w, [](E, E y) { return y; });
+          },
+          grain);
     });
     return;
   }
@@ -279,44 +334,27 @@ void index_scatter_kernel(TensorIterator& iter, const IndexWalk& w, ScatterMode 
   visit_dtype(dt, [&](auto ttag) {
     using T = decltype(ttag);
     const T a = alpha.to<T>();
-    visit_index_type(iter.dtype(2), [&](auto itag) {
-      using Idx = decltype(itag);
-      iter.for_each(
-          [&w, a, has_alpha, multiply, rows, dt](char** data, const int64_t* strides, int64_t n) {
-            constexpr int64_t es = sizeof(T);
-            if (rows && n >= 16 && strides[2] == 0 && strides[0] == es && (strides[1] == es || strides[1] == 0)) {
-              // one index for the n positions, both rows contiguous: a row added at a row
-              for (int64_t k = 0; k < w.len; ++k) {
-                const int64_t j = load_index<Idx>(data[2] + k * w.index_step);
-                HWY_DYNAMIC_DISPATCH(add_row)(dt, data[0] + j * w.indexed_stride, data[1] + k * w.plain_step,
-                                              strides[1] == 0, n);
-              }
-              return;
+    iter.for_each(
+        [&w, a, has_alpha, multiply, rows, dt](char** data, const int64_t* strides, int64_t n) {
+          constexpr int64_t es = sizeof(T);
+          if (rows && n >= 16 && strides[2] == 0 && strides[0] == es && (strides[1] == es || strides[1] == 0)) {
+            // one index for the n positions, both rows contiguous: a row added at a row
+            for (int64_t k = 0; k < w.len; ++k) {
+              const int64_t j = load_index<int64_t>(data[2] + k * w.index_step);
+              HWY_DYNAMIC_DISPATCH(add_row)(dt, data[0] + j * w.indexed_stride, data[1] + k * w.plain_step,
+                                            strides[1] == 0, n);
             }
-            // locals, as above
-            char* const out = data[0];
-            const char* const src = data[1];
-            const char* const index = data[2];
-            const int64_t s0 = strides[0], s1 = strides[1], s2 = strides[2];
-            const int64_t index_step = w.index_step, indexed_stride = w.indexed_stride, plain_step = w.plain_step;
-            const auto run = [&](auto combine) {
-              for_each_step(w, strides, n, [=](int64_t i, int64_t k) {
-                char* dst = out + i * s0 + load_index<Idx>(index + k * index_step + i * s2) * indexed_stride;
-                T x, y;
-                std::memcpy(&x, dst, sizeof(T));
-                std::memcpy(&y, src + k * plain_step + i * s1, sizeof(T));
-                x = combine(x, y);
-                std::memcpy(dst, &x, sizeof(T));
-              });
-            };
-            if (multiply || has_alpha) {
-              run([=](T x, T y) { return multiply ? static_cast<T>(x * y) : scaled_add(x, y, a, has_alpha); });
-            } else {  // scatter_add's common case without a test per element
-              run([](T x, T y) { return scaled_add(x, y, T(1), false); });
-            }
-          },
-          grain);
-    });
+            return;
+          }
+          if (multiply || has_alpha) {
+            scatter_call<T>(data, strides, n, w, [=](T x, T y) {
+              return multiply ? static_cast<T>(x * y) : scaled_add(x, y, a, has_alpha);
+            });
+          } else {  // scatter_add's common case without a test per element
+            scatter_call<T>(data, strides, n, w, [](T x, T y) { return scaled_add(x, y, T(1), false); });
+          }
+        },
+        grain);
   });
 }
 
