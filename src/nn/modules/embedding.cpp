@@ -109,7 +109,7 @@ Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncO
   const int64_t padding_idx = wrap_padding_idx(options.padding_idx(), weight.size(0));
   if (options.max_norm()) {
     Tensor w = weight;
-    embedding_renorm_(w, input, *options.max_norm(), options.norm_type());
+    functional::embedding_renorm_(w, input, *options.max_norm(), options.norm_type());
   }
   return ember::embedding(weight, input, padding_idx, options.scale_grad_by_freq(), options.sparse());
 }
@@ -163,7 +163,7 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const EmbeddingB
   const int64_t padding_idx = o.padding_idx() ? (*o.padding_idx() < 0 ? *o.padding_idx() + weight.size(0) : *o.padding_idx()) : -1;
   if (o.max_norm()) {
     Tensor w = weight;
-    embedding_renorm_(w, flat, *o.max_norm(), o.norm_type());
+    functional::embedding_renorm_(w, flat, *o.max_norm(), o.norm_type());
   }
   // Rows before the first bag's start belong to no bag (offsets[0] is 0, so there are none).
   const Tensor rows = ember::embedding(weight, flat, padding_idx, o.scale_grad_by_freq(), o.sparse());
