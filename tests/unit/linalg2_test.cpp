@@ -51,6 +51,19 @@ bool check_multi(const std::function<variable_list(const variable_list&)>& f, co
   return autograd::gradcheck(f, in);
 }
 
+// lu_factor's LU (and its second order) and lu's L and U, differentiated at R.
+void expect_lu_gradients(const Tensor& R) {
+  EXPECT_TRUE(check([](const variable_list& v) { return std::get<0>(linalg::lu_factor(v[0])); }, {R}, true))
+      << R.sizes();
+  EXPECT_TRUE(check_multi(
+      [](const variable_list& v) {
+        auto [P, L, U] = linalg::lu(v[0]);
+        return variable_list{L, U};
+      },
+      {R}))
+      << R.sizes();
+}
+
 }  // namespace
 
 TEST(Linalg2Grad, DetSlogdetLogdet) {
@@ -129,16 +142,7 @@ TEST(Linalg2Grad, Lu) {
       {A, leaf({2, 2, 3}, 18)}));
   // rectangular: wide (U = [U1 | U2]) and tall (L = [L1; L2]), as PyTorch's linalg_lu_backward
   for (auto shape : {std::vector<int64_t>{3, 5}, {2, 5, 3}, {4, 1}, {1, 4}}) {
-    const Tensor R = leaf(shape, 90);
-    EXPECT_TRUE(check([](const variable_list& v) { return std::get<0>(linalg::lu_factor(v[0])); }, {R}, true))
-        << IntArrayRef(shape);
-    EXPECT_TRUE(check_multi(
-                    [](const variable_list& v) {
-                      auto [P, L, U] = linalg::lu(v[0]);
-                      return variable_list{L, U};
-                    },
-                    {R}))
-        << IntArrayRef(shape);
+    expect_lu_gradients(leaf(shape, 90));
   }
 }
 
@@ -211,23 +215,12 @@ TEST(Linalg2Grad, ComplexSolveInvDetCholesky) {
   }
 }
 
-// complex QR, eigh and SVD through gauge-invariant functions (|Q| and |R| are not: a complex
-// phase per column; Q R, Q Q^H, eigenvalues, V f(L) V^H, U Vh and |U| are).
 // complex LU: P L^{-H} (...) U^{-H} as PyTorch's linalg_lu_backward, square and rectangular;
 // lu_solve on both sides, plain and adjoint.
 TEST(Linalg2Grad, ComplexLu) {
   const Tensor A = (cleaf({2, 3, 3}, 80).detach() + eye(3, kComplexDouble) * 3.0).requires_grad_();
   for (auto shape : {std::vector<int64_t>{2, 3, 3}, {3, 5}, {5, 2}}) {
-    const Tensor R = cleaf(shape, 81);
-    EXPECT_TRUE(check([](const variable_list& v) { return std::get<0>(linalg::lu_factor(v[0])); }, {R}, true))
-        << IntArrayRef(shape);
-    EXPECT_TRUE(check_multi(
-        [](const variable_list& v) {
-          auto [P, L, U] = linalg::lu(v[0]);
-          return variable_list{L, U};
-        },
-        {R}))
-        << IntArrayRef(shape);
+    expect_lu_gradients(cleaf(shape, 81));
   }
   for (bool left : {true, false})
     for (bool adjoint : {false, true}) {
@@ -264,6 +257,8 @@ TEST(Linalg2Grad, ComplexComposed) {
             1);
 }
 
+// complex QR, eigh and SVD through gauge-invariant functions (|Q| and |R| are not: a complex
+// phase per column; Q R, Q Q^H, eigenvalues, V f(L) V^H, U Vh and |U| are).
 TEST(Linalg2Grad, ComplexQrEighSvd) {
   for (auto shape : {std::vector<int64_t>{4, 3}, {3, 3}, {2, 3, 5}}) {
     const Tensor A = cleaf(shape, 80);
