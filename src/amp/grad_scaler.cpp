@@ -2,10 +2,13 @@
 // multi-tensor ops _amp_foreach_non_finite_check_and_unscale_ and _amp_update_scale_.
 #include "ember/amp.h"
 
+#include "dispatch/dispatch.h"
 #include "ember/autograd.h"
 #include "ember/factory.h"
 #include "ember/foreach.h"
+#include "ember/optim/adamw.h"
 #include "ember/pointwise.h"
+#include "optim/adam_update.h"
 
 namespace ember::amp {
 
@@ -49,8 +52,9 @@ void GradScaler::unscale_(optim::Optimizer& optimizer) {
       grads.push_back(g);
     }
   }
-  // 1 / scale in float64, then rounded to float32, as PyTorch.
-  const Tensor inv_scale = full({1}, 1.0 / scale_.item<double>(), kFloat);
+  // 1 / scale in float64, then rounded to float32, as PyTorch; ops rather than a host read, so
+  // that a captured graph unscales by each replay's scale.
+  const Tensor inv_scale = scale_.to(kDouble).reciprocal().to(kFloat);
   state.found_inf = zeros({1}, kFloat);
   _amp_foreach_non_finite_check_and_unscale_(grads, state.found_inf, inv_scale);
   state.stage = Stage::kUnscaled;
@@ -65,6 +69,16 @@ bool GradScaler::step(optim::Optimizer& optimizer) {
   EMBER_CHECK(state.stage != Stage::kStepped, "step", "step() has already been called since the last update().");
   if (state.stage == Stage::kReady) unscale_(optimizer);
   state.stage = Stage::kStepped;
+  if (dispatch::capturing()) {
+    // Each replay decides on its own gradients: the fused update reads found_inf when it runs and
+    // skips itself on inf/NaN (no host read). Whether it stepped is not known here.
+    EMBER_CHECK(dynamic_cast<optim::Adam*>(&optimizer) || dynamic_cast<optim::AdamW*>(&optimizer), "step",
+                "in a captured graph, GradScaler can skip the step of the fused Adam or AdamW only (their kernel "
+                "reads the inf check); other optimizers would need a host read of it");
+    const optim::detail::SkipStepOnInf skip(state.found_inf);
+    optimizer.step();
+    return true;
+  }
   if (state.found_inf.item<float>() != 0) return false;
   optimizer.step();
   return true;

@@ -498,6 +498,41 @@ std::vector<Tensor> foreach_norm(TensorList self, const Scalar& ord) {
 
 // ---- AMP --------------------------------------------------------------------------------------
 
+namespace {
+// The contiguous gradients' pass: multiplies them by *inv_scale and sets *found_inf to 1 if any
+// element was inf or NaN. Both are read when the pass runs, so a captured graph's replay
+// (ember::graphs) unscales by each step's scale without a host read.
+void unscale_pass(const std::vector<ForeachItem>& items, const std::vector<ScalarType>& dtypes, const float* inv_scale,
+                  float* found_inf) {
+  const double inv = *inv_scale;
+  bool found = false;
+  by_dtype(items, dtypes, [&](ScalarType t, const std::vector<ForeachItem>& group, const auto&) {
+    found = kernels::foreach_unscale_kernel(t, group.data(), static_cast<int64_t>(group.size()), inv) || found;
+  });
+  if (found) *found_inf = 1.0f;
+}
+
+// PyTorch's scale update: back off after inf/NaN, else grow after growth_interval clean steps.
+// Reads and writes the tensors' memory when it runs, for the reason unscale_pass does.
+void update_scale(float* scale, int32_t* growth_tracker, const float* found_inf, double growth_factor,
+                  double backoff_factor, int64_t growth_interval) {
+  const float current = *scale;
+  if (*found_inf != 0) {
+    *scale = static_cast<float>(current * backoff_factor);
+    *growth_tracker = 0;
+    return;
+  }
+  const int64_t successful = *growth_tracker + 1;
+  if (successful == growth_interval) {
+    const float grown = static_cast<float>(current * growth_factor);
+    if (std::isfinite(grown)) *scale = grown;
+    *growth_tracker = 0;
+  } else {
+    *growth_tracker = static_cast<int32_t>(successful);
+  }
+}
+}  // namespace
+
 void _amp_foreach_non_finite_check_and_unscale_(TensorList self, Tensor& found_inf, const Tensor& inv_scale) {
   constexpr const char* op = "_amp_foreach_non_finite_check_and_unscale_";
   check_one_float(op, "found_inf", found_inf);
@@ -506,7 +541,6 @@ void _amp_foreach_non_finite_check_and_unscale_(TensorList self, Tensor& found_i
   check_lists(op, {self});
   for (size_t i = 0; i < self.size(); ++i) check_floating(op, self[i], i);
   NoGradGuard no_grad;
-  const double inv = inv_scale.item<double>();
   // Contiguous gradients: one kernel pass per dtype that unscales and checks together. Others
   // (rare: gradients are made contiguous) check, then unscale.
   std::vector<ForeachItem> items;
@@ -514,19 +548,30 @@ void _amp_foreach_non_finite_check_and_unscale_(TensorList self, Tensor& found_i
   bool found = false;
   for (const Tensor& g : self) {
     if (!g.is_contiguous()) {
+      EMBER_CHECK(!dispatch::capturing(), op, "a gradient of shape ", g.sizes(), " and strides ", g.strides(),
+                  " is not contiguous: only contiguous gradients can be unscaled in a captured graph");
       found = found || !g.isfinite().all().item<bool>();
-      Tensor(g).mul_(inv);
+      Tensor(g).mul_(inv_scale.item<double>());
       continue;
     }
     items.push_back(item_of(g, 0));
     dtypes.push_back(g.dtype());
   }
-  by_dtype(items, dtypes, [&](ScalarType t, const std::vector<ForeachItem>& group, const auto&) {
-    found = kernels::foreach_unscale_kernel(t, group.data(), static_cast<int64_t>(group.size()), inv) || found;
-  });
+  if (found) found_inf.fill_(1.0);
+  if (items.empty()) return;
+  float* found_ptr = found_inf.data_ptr<float>();
+  const float* inv_ptr = inv_scale.data_ptr<float>();
+  unscale_pass(items, dtypes, inv_ptr, found_ptr);
+  pointwise::bump_version(found_inf);
   for (const Tensor& g : self)
     if (g.is_contiguous()) pointwise::bump_version(g);
-  if (found) found_inf.fill_(1.0);
+  if (dispatch::capturing()) [[unlikely]] {
+    std::vector<Tensor> reads(self.begin(), self.end()), writes(self.begin(), self.end());
+    reads.insert(reads.end(), {inv_scale, found_inf});
+    writes.push_back(found_inf);
+    dispatch::record_kernel(
+        op, [items, dtypes, inv_ptr, found_ptr] { unscale_pass(items, dtypes, inv_ptr, found_ptr); }, reads, writes);
+  }
 }
 
 Tensor& _amp_update_scale_(Tensor& self, Tensor& growth_tracker, const Tensor& found_inf, double scale_growth_factor,
@@ -537,20 +582,17 @@ Tensor& _amp_update_scale_(Tensor& self, Tensor& growth_tracker, const Tensor& f
   EMBER_CHECK(growth_tracker.numel() == 1 && growth_tracker.dtype() == kInt, op,
               "growth_tracker must be a 1-element int tensor, got ", growth_tracker.dtype(), " of shape ",
               growth_tracker.sizes());
-  NoGradGuard no_grad;
-  const float scale = self.item<float>();
-  if (found_inf.item<float>() != 0) {
-    self.fill_(scale * scale_backoff_factor);
-    growth_tracker.fill_(0);
-    return self;
-  }
-  const int64_t successful = growth_tracker.item<int64_t>() + 1;
-  if (successful == growth_interval) {
-    const float grown = static_cast<float>(scale * scale_growth_factor);
-    if (std::isfinite(grown)) self.fill_(grown);
-    growth_tracker.fill_(0);
-  } else {
-    growth_tracker.fill_(successful);
+  float* scale = self.data_ptr<float>();
+  int32_t* tracker = growth_tracker.data_ptr<int32_t>();
+  const float* found = found_inf.data_ptr<float>();
+  update_scale(scale, tracker, found, scale_growth_factor, scale_backoff_factor, growth_interval);
+  pointwise::bump_version(self);
+  pointwise::bump_version(growth_tracker);
+  if (dispatch::capturing()) [[unlikely]] {
+    dispatch::record_kernel(
+        op,
+        [=] { update_scale(scale, tracker, found, scale_growth_factor, scale_backoff_factor, growth_interval); },
+        {self, growth_tracker, found_inf}, {self, growth_tracker});
   }
   return self;
 }

@@ -24,6 +24,7 @@
 #include "ember/reduce.h"
 #include "kernels/cpu/norm_kernels.h"
 #include "ops/first_order.h"
+#include "ops/norm.h"
 #include "ops/op_util.h"
 
 namespace ember {
@@ -347,12 +348,20 @@ std::tuple<Tensor, Tensor> mean_and_rstd(int64_t n, double eps, Moments&& moment
 // batch in training, moving the running statistics towards the batch's (in place), else of the
 // running ones. An op of its own rather than host code in batch_norm, so that a captured graph
 // replays it (ember::graphs); its results are what the forward and backward ops read.
+// `num_batches_tracked`, when defined, replaces the momentum by 1 / its value, read here so that a
+// replay reads each step's count (BatchNorm's cumulative average, momentum(nullopt)).
 struct BatchNormStatsOp {
   static constexpr const char* name = "_batch_norm_stats";
   static constexpr bool differentiable = false;
   static std::tuple<Tensor, Tensor> run(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
-                                        bool training, double momentum, double eps) {
+                                        bool training, double momentum, double eps, const Tensor& num_batches_tracked) {
     const int64_t C = input.size(1);
+    if (num_batches_tracked.defined()) {
+      EMBER_CHECK(num_batches_tracked.numel() == 1 && num_batches_tracked.dtype() == kLong, name,
+                  "num_batches_tracked must be a 1-element int64 tensor, got ", num_batches_tracked.dtype(),
+                  " of shape ", num_batches_tracked.sizes());
+      momentum = 1.0 / static_cast<double>(*num_batches_tracked.data_ptr<int64_t>());
+    }
     return mean_and_rstd(C, eps, [&](double* mean, double* var) {
       if (!training) {
         const Tensor rm = running_mean.to(kDouble).contiguous(), rv = running_var.to(kDouble).contiguous();
@@ -379,11 +388,12 @@ struct BatchNormStatsOp {
 std::tuple<Tensor, Tensor, Tensor> batch_norm_impl(const char* op, const Tensor& input, const Tensor& weight,
                                                    const Tensor& bias, const Tensor& running_mean,
                                                    const Tensor& running_var, bool training, double momentum,
-                                                   double eps) {
+                                                   double eps, const Tensor& num_batches_tracked = Tensor()) {
   const int64_t C = check_channel_norm_args(op, input, weight, bias, running_mean, running_var);
   EMBER_CHECK(training || (running_mean.defined() && running_var.defined()), op,
               "running_mean and running_var must be defined in evaluation mode");
-  auto [m, r] = dispatch::call<BatchNormStatsOp>(input, running_mean, running_var, training, momentum, eps);
+  auto [m, r] =
+      dispatch::call<BatchNormStatsOp>(input, running_mean, running_var, training, momentum, eps, num_batches_tracked);
   return {dispatch::call<ChannelNormOp<BatchNormNames>>(input, weight, bias, m, r, C, false, training), m, r};
 }
 
@@ -400,17 +410,32 @@ struct NativeBatchNormOp {
   }
 };
 
+// PyTorch's check of batch_norm in training: a variance needs more than one value per channel.
+void check_training_batch(const char* op, const Tensor& input) {
+  if (input.dim() < 2) return;
+  const int64_t per_channel = input.numel() / std::max<int64_t>(input.size(1), 1);
+  EMBER_CHECK(per_channel != 1, op, "Expected more than 1 value per channel when training, got input size ",
+              input.sizes());
+}
+
 struct BatchNormOp {
   static constexpr const char* name = "batch_norm";
   static constexpr bool composite = true;
   static Tensor run(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& rm,
                     const Tensor& rv, bool training, double momentum, double eps) {
-    if (training && input.dim() >= 2) {
-      const int64_t per_channel = input.numel() / std::max<int64_t>(input.size(1), 1);
-      EMBER_CHECK(per_channel != 1, name, "Expected more than 1 value per channel when training, got input size ",
-                  input.sizes());
-    }
+    if (training) check_training_batch(name, input);
     return std::get<0>(batch_norm_impl(name, input, weight, bias, rm, rv, training, momentum, eps));
+  }
+};
+
+// batch_norm in training with cumulative running averages (ops/norm.h).
+struct BatchNormCumulativeOp {
+  static constexpr const char* name = "batch_norm";  // what PyTorch's module calls here too
+  static constexpr bool composite = true;
+  static Tensor run(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& rm,
+                    const Tensor& rv, const Tensor& num_batches_tracked, double eps) {
+    check_training_batch(name, input);
+    return std::get<0>(batch_norm_impl(name, input, weight, bias, rm, rv, true, 0.0, eps, num_batches_tracked));
   }
 };
 
@@ -696,6 +721,12 @@ struct NativeGroupNormOp {
 Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                   const Tensor& running_var, bool training, double momentum, double eps, bool) {
   return dispatch::call<BatchNormOp>(input, weight, bias, running_mean, running_var, training, momentum, eps);
+}
+Tensor batch_norm_cumulative(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                             const Tensor& running_mean, const Tensor& running_var, const Tensor& num_batches_tracked,
+                             double eps) {
+  return dispatch::call<BatchNormCumulativeOp>(input, weight, bias, running_mean, running_var, num_batches_tracked,
+                                               eps);
 }
 std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
                                                      const Tensor& running_mean, const Tensor& running_var,

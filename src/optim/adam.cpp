@@ -125,12 +125,27 @@ void advance(AdamParamState& s, const kernels::AdamHyper& h, double& step_size, 
   bias2_sqrt = std::sqrt(bias2);
 }
 
+namespace {
+thread_local const Tensor* tls_found_inf = nullptr;  // SkipStepOnInf's flag
+
+// The fused step: each parameter's step count advances and gives its step sizes, then one kernel
+// pass; nothing when *skip (GradScaler found inf or NaN gradients). A captured graph's replay runs
+// it again, advancing the counts as an eager step would.
+void fused_step(std::vector<kernels::ForeachItem>& items, const std::vector<AdamParamState*>& st,
+                const kernels::AdamHyper& h, const float* skip, ScalarType dtype) {
+  if (skip && *skip != 0) return;
+  for (size_t i = 0; i < st.size(); ++i) advance(*st[i], h, items[i].s[0], items[i].s[1]);
+  kernels::fused_adam_kernel(dtype, items.data(), static_cast<int64_t>(items.size()), h);
+}
+}  // namespace
+
+SkipStepOnInf::SkipStepOnInf(const Tensor& found_inf) : previous_(tls_found_inf) { tls_found_inf = &found_inf; }
+SkipStepOnInf::~SkipStepOnInf() { tls_found_inf = previous_; }
+
 void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                  const std::vector<OptimizerParamState*>& states, const kernels::AdamHyper& h, bool fused) {
   const size_t n = params.size();
   const bool capturing = dispatch::capturing();
-  // Per-parameter step sizes: a loaded state dict may give parameters different step counts.
-  std::vector<Scalar> neg_step_size(n), bias2_sqrt(n);
   bool all_fusable = fused;
   for (size_t i = 0; i < n; ++i) {
     auto& s = *static_cast<AdamParamState*>(states[i]);
@@ -139,64 +154,60 @@ void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& g
                   "before capturing it in a graph (warm-up)");
       s.max_exp_avg_sq(zeros_like(s.exp_avg_sq()));
     }
-    double step_size = 0, b2 = 0;
-    advance(s, h, step_size, b2);
-    neg_step_size[i] = -step_size;
-    bias2_sqrt[i] = b2;
     all_fusable = all_fusable && fusable(params[i], grads[i], s, h.amsgrad);
   }
   EMBER_CHECK(all_fusable || !capturing, "Adam",
               "only the fused update can be captured in a graph (its step sizes are computed again at each replay; "
               "the multi-tensor path would keep this step's): use fused(true) with dense parameters of one "
               "floating dtype, their gradients and state laid out as they are");
-  if (all_fusable) {
-    std::vector<kernels::ForeachItem> items(n);
+  if (!all_fusable) {
+    // Per-parameter step sizes: a loaded state dict may give parameters different step counts.
+    std::vector<Scalar> neg_step_size(n), bias2_sqrt(n);
     for (size_t i = 0; i < n; ++i) {
-      auto& s = *static_cast<AdamParamState*>(states[i]);
-      kernels::ForeachItem& it = items[i];
-      it.data[0] = static_cast<char*>(params[i].data_ptr());
-      it.data[1] = static_cast<char*>(grads[i].data_ptr());
-      it.data[2] = static_cast<char*>(s.exp_avg().data_ptr());
-      it.data[3] = static_cast<char*>(s.exp_avg_sq().data_ptr());
-      it.data[4] = h.amsgrad ? static_cast<char*>(s.max_exp_avg_sq().data_ptr()) : nullptr;
-      it.numel = params[i].numel();
-      it.s[0] = -neg_step_size[i].toDouble();
-      it.s[1] = bias2_sqrt[i].toDouble();
+      double step_size = 0, b2 = 0;
+      advance(*static_cast<AdamParamState*>(states[i]), h, step_size, b2);
+      neg_step_size[i] = -step_size;
+      bias2_sqrt[i] = b2;
     }
-    kernels::fused_adam_kernel(params[0].dtype(), items.data(), static_cast<int64_t>(n), h);
-    for (size_t i = 0; i < n; ++i) {
-      auto& s = *static_cast<AdamParamState*>(states[i]);
-      params[i].impl()->storage()->bump_version();
-      s.exp_avg().impl()->storage()->bump_version();
-      s.exp_avg_sq().impl()->storage()->bump_version();
-      if (h.amsgrad) s.max_exp_avg_sq().impl()->storage()->bump_version();
-    }
-    if (capturing) {
-      // Each replay advances the step counts (the optimizer's own, as an eager step would) and
-      // runs the kernel with the step sizes of the new counts.
-      std::vector<AdamParamState*> st(n);
-      std::vector<Tensor> writes;
-      for (size_t i = 0; i < n; ++i) {
-        st[i] = static_cast<AdamParamState*>(states[i]);
-        writes.insert(writes.end(), {params[i], st[i]->exp_avg(), st[i]->exp_avg_sq()});
-        if (h.amsgrad) writes.push_back(st[i]->max_exp_avg_sq());
-      }
-      std::vector<Tensor> reads(grads);
-      reads.insert(reads.end(), writes.begin(), writes.end());
-      dispatch::record_kernel(
-          "fused_adam",
-          [items, st, h, dtype = params[0].dtype()]() mutable {
-            for (size_t i = 0; i < st.size(); ++i) advance(*st[i], h, items[i].s[0], items[i].s[1]);
-            kernels::fused_adam_kernel(dtype, items.data(), static_cast<int64_t>(items.size()), h);
-          },
-          reads, writes);
-    }
+    for_each_slice(params, [&](size_t b, size_t e) {
+      adam_foreach(slice(params, b, e), slice(grads, b, e), slice(states, b, e), h, slice(neg_step_size, b, e),
+                   slice(bias2_sqrt, b, e));
+    });
     return;
   }
-  for_each_slice(params, [&](size_t b, size_t e) {
-    adam_foreach(slice(params, b, e), slice(grads, b, e), slice(states, b, e), h, slice(neg_step_size, b, e),
-                 slice(bias2_sqrt, b, e));
-  });
+  std::vector<kernels::ForeachItem> items(n);
+  std::vector<AdamParamState*> st(n);
+  for (size_t i = 0; i < n; ++i) {
+    st[i] = static_cast<AdamParamState*>(states[i]);
+    kernels::ForeachItem& it = items[i];
+    it.data[0] = static_cast<char*>(params[i].data_ptr());
+    it.data[1] = static_cast<char*>(grads[i].data_ptr());
+    it.data[2] = static_cast<char*>(st[i]->exp_avg().data_ptr());
+    it.data[3] = static_cast<char*>(st[i]->exp_avg_sq().data_ptr());
+    it.data[4] = h.amsgrad ? static_cast<char*>(st[i]->max_exp_avg_sq().data_ptr()) : nullptr;
+    it.numel = params[i].numel();
+  }
+  const float* skip = tls_found_inf ? tls_found_inf->data_ptr<float>() : nullptr;
+  const ScalarType dtype = params[0].dtype();
+  fused_step(items, st, h, skip, dtype);
+  auto for_each_written = [&](const auto& f) {
+    for (size_t i = 0; i < n; ++i) {
+      f(params[i]);
+      f(st[i]->exp_avg());
+      f(st[i]->exp_avg_sq());
+      if (h.amsgrad) f(st[i]->max_exp_avg_sq());
+    }
+  };
+  for_each_written([](const Tensor& t) { t.impl()->storage()->bump_version(); });
+  if (capturing) {
+    std::vector<Tensor> writes;
+    for_each_written([&](const Tensor& t) { writes.push_back(t); });
+    std::vector<Tensor> reads(grads);
+    reads.insert(reads.end(), writes.begin(), writes.end());
+    if (skip) reads.push_back(*tls_found_inf);
+    dispatch::record_kernel(
+        "fused_adam", [items, st, h, skip, dtype]() mutable { fused_step(items, st, h, skip, dtype); }, reads, writes);
+  }
 }
 
 }  // namespace detail

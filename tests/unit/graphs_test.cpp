@@ -168,6 +168,74 @@ TEST(Graphs, AdamWAmsgradReplayEqualsEager) {
   replay_equals_eager(eager, graphed, eo, go, loss, {4, 32}, {4, 10}, 10);
 }
 
+// --amp fp16: forward and loss under float16 autocast, a GradScaler and the fused Adam. The
+// scaler's unscale, inf check, skip and scale update read their tensors when they run (no host
+// read), so replays equal eager steps bit for bit, a step whose gradients overflow included: it is
+// skipped (parameters and step counts unchanged) and the scale halves in both. After three clean
+// steps the scale doubles in both.
+TEST(Graphs, Float16GradScalerStepReplaysAsEager) {
+  ReluMlp eager, graphed;
+  copy_parameters(eager, graphed);
+  optim::AdamW eo(eager->parameters(), optim::AdamWOptions(1e-2)), go(graphed->parameters(), optim::AdamWOptions(1e-2));
+  const auto scaler_options = amp::GradScalerOptions().init_scale(1024).growth_interval(3);
+  amp::GradScaler es(scaler_options), gs(scaler_options);
+  auto step = [](ReluMlp& m, optim::AdamW& opt, amp::GradScaler& scaler, const Tensor& x, const Tensor& y) {
+    opt.zero_grad();
+    Tensor loss;
+    {
+      AutocastGuard autocast(kCPU, kHalf, true);
+      loss = F::cross_entropy(m(x), y.argmax(1));
+    }
+    scaler.scale(loss).backward();
+    scaler.step(opt);
+    scaler.update();
+    return loss;
+  };
+  Tensor static_x = batch(100, {8, 32}), static_y = batch(101, {8, 10});
+  step(eager, eo, es, static_x, static_y);  // warm-up
+  step(graphed, go, gs, static_x, static_y);
+  Graph g;
+  Tensor static_loss;
+  {
+    GraphCapture capture(g);
+    static_loss = step(graphed, go, gs, static_x, static_y);
+  }
+  Tensor loss = step(eager, eo, es, static_x, static_y);
+  ASSERT_TRUE(bitwise_equal(loss, static_loss));
+  const int overflow = 4;  // this step's input overflows float16 in the first layer
+  std::vector<double> scales;
+  for (int k = 0; k < 8; ++k) {
+    const Tensor x = batch(102 + 2 * k, {8, 32}) * (k == overflow ? 1e6 : 1.0), y = batch(103 + 2 * k, {8, 10});
+    const Tensor before = graphed->l1->weight.detach().clone();
+    static_x.copy_(x);
+    static_y.copy_(y);
+    g.replay();
+    loss = step(eager, eo, es, x, y);
+    ASSERT_TRUE(bitwise_equal(loss, static_loss)) << "replay " << k;
+    expect_same_parameters(eager, graphed, "at replay " + std::to_string(k));
+    EXPECT_EQ(es.get_scale(), gs.get_scale()) << "replay " << k;
+    EXPECT_EQ(es.state_dict()["_growth_tracker"], gs.state_dict()["_growth_tracker"]) << "replay " << k;
+    EXPECT_EQ(bitwise_equal(before, graphed->l1->weight), k == overflow) << "replay " << k;
+    scales.push_back(gs.get_scale());
+  }
+  EXPECT_EQ(scales, (std::vector<double>{2048, 2048, 2048, 4096, 2048, 2048, 2048, 4096}));
+  for (const Tensor& p : graphed->parameters()) {  // the skipped step did not count
+    const auto& s = static_cast<optim::AdamParamState&>(*go.state().at(p.unsafeGetTensorImpl()));
+    EXPECT_EQ(s.step(), 9);
+  }
+  // other optimizers would need a host read of the inf check
+  optim::SGD sgd(graphed->parameters(), optim::SGDOptions(0.1));
+  Graph refused;
+  expect_error(
+      [&] {
+        GraphCapture capture(refused);
+        sgd.zero_grad();
+        gs.scale(F::mse_loss(graphed(static_x), static_y)).backward();
+        gs.step(sgd);
+      },
+      {"step", "fused Adam or AdamW"});
+}
+
 // Dropout draws from the default generator at each replay as an eager step would: from the same
 // seed, N replays draw what N eager steps draw.
 TEST(Graphs, DropoutDrawsAsEagerSteps) {
@@ -450,6 +518,59 @@ TEST(Graphs, LayerAndRmsNormTrainingReplay) {
       EXPECT_TRUE(bitwise_equal(params_e[i].grad(), params_g[i].grad())) << "grad " << i << " at replay " << k;
     }
   }
+}
+
+namespace {
+// Conv, batch norm keeping cumulative running averages (momentum nullopt), relu, linear.
+struct ConvBnCmaImpl : nn::Module {
+  nn::Conv2d conv{register_module("conv", nn::Conv2d(nn::Conv2dOptions(2, 4, 3)))};
+  nn::BatchNorm2d bn{register_module("bn", nn::BatchNorm2d(nn::BatchNorm2dOptions(4).momentum(std::nullopt)))};
+  nn::Linear fc{register_module("fc", nn::Linear(4 * 4 * 4, 3))};
+  Tensor forward(const Tensor& x) { return fc(relu(bn(conv(x))).flatten(1)); }
+};
+EMBER_MODULE(ConvBnCma);
+}  // namespace
+
+// Batch norm's cumulative average (momentum nullopt) moves its running statistics by
+// 1 / num_batches_tracked, which its statistics op reads: each replay uses its own step's count,
+// and loss, parameters, gradients, running statistics and counts equal eager steps bit for bit.
+TEST(Graphs, BatchNormCumulativeAverageReplay) {
+  ConvBnCma eager, graphed;
+  copy_parameters(eager, graphed);
+  optim::SGD eo(eager->parameters(), optim::SGDOptions(0.05).momentum(0.9)),
+      go(graphed->parameters(), optim::SGDOptions(0.05).momentum(0.9));
+  auto step = [](ConvBnCma& m, optim::SGD& opt, const Tensor& x, const Tensor& y) {
+    opt.zero_grad();
+    Tensor loss = F::mse_loss(m(x), y);
+    loss.backward();
+    opt.step();
+    return loss;
+  };
+  Tensor static_x = batch(90, {5, 2, 6, 6}), static_y = batch(91, {5, 3});
+  step(eager, eo, static_x, static_y);
+  step(graphed, go, static_x, static_y);
+  Graph g;
+  Tensor static_loss;
+  {
+    GraphCapture capture(g);
+    static_loss = step(graphed, go, static_x, static_y);
+  }
+  Tensor loss = step(eager, eo, static_x, static_y);
+  ASSERT_TRUE(bitwise_equal(loss, static_loss));
+  for (int k = 0; k < 8; ++k) {
+    const Tensor x = batch(92 + 2 * k, {5, 2, 6, 6}) * (1 + k), y = batch(93 + 2 * k, {5, 3});
+    static_x.copy_(x);
+    static_y.copy_(y);
+    g.replay();
+    loss = step(eager, eo, x, y);
+    ASSERT_TRUE(bitwise_equal(loss, static_loss)) << "replay " << k;
+    expect_same_parameters(eager, graphed, "at replay " + std::to_string(k));
+    const auto be = eager->buffers(), bg = graphed->buffers();
+    ASSERT_EQ(be.size(), 3u);
+    for (size_t i = 0; i < be.size(); ++i)
+      EXPECT_TRUE(bitwise_equal(be[i], bg[i])) << "buffer " << i << " at replay " << k;
+  }
+  EXPECT_EQ(graphed->bn->num_batches_tracked.item<int64_t>(), 10);
 }
 
 // The pool reuses a block once its tensor died, never while it lives.

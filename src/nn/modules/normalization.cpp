@@ -11,6 +11,7 @@
 #include "ember/nn/quantized.h"
 #include "ember/quantization.h"
 #include "ember/pointwise.h"
+#include "ops/norm.h"
 
 namespace ember::nn {
 
@@ -68,17 +69,22 @@ Tensor BatchNormImpl<D>::float_forward(const Tensor& input) {
     EMBER_CHECK(input.dim() == static_cast<int64_t>(D) + 2, D == 2 ? "BatchNorm2d" : "BatchNorm3d", "expected ",
                 D + 2, "D input (got ", input.dim(), "D input)");
   }
-  double factor = options.momentum().value_or(0.0);
   if (is_training() && options.track_running_stats()) {
-    NoGradGuard no_grad;
-    num_batches_tracked.add_(1);
-    if (!options.momentum()) factor = 1.0 / num_batches_tracked.template item<double>();
+    {
+      NoGradGuard no_grad;
+      num_batches_tracked.add_(1);
+    }
+    // a cumulative average: the op reads the count (no host read, so a graph can capture it)
+    if (!options.momentum())
+      return batch_norm_cumulative(input, weight, bias, running_mean, running_var, num_batches_tracked,
+                                   options.eps());
   }
   // Batch statistics in training, and in eval when there are no running ones.
   const bool use_batch_stats = is_training() || !running_mean.defined();
   const bool update = !is_training() || options.track_running_stats();
   return ember::batch_norm(input, weight, bias, update ? running_mean : Tensor(),
-                                update ? running_var : Tensor(), use_batch_stats, factor, options.eps());
+                                update ? running_var : Tensor(), use_batch_stats, options.momentum().value_or(0.0),
+                                options.eps());
 }
 
 template <size_t D>
