@@ -330,10 +330,11 @@ void expect_same_state(const std::vector<Tensor>& eager, const std::vector<Tenso
   }
 }
 
-// How the main job's step runs: forward and loss under bfloat16 autocast (--amp bf16), model and
-// images in channels_last (--channels-last).
+// How the main job's step runs: forward and loss under bfloat16 autocast (--amp bf16) or float16
+// autocast with a GradScaler (--amp fp16), model and images in channels_last (--channels-last).
 struct StepMode {
   bool bf16 = false;
+  bool fp16 = false;
   bool channels_last = false;
 };
 
@@ -351,25 +352,32 @@ void cnn_training_replays_as_eager(const MakeOpt& make_opt, int replays, StepMod
   eager->train();
   graphed->train();
   Opt eager_opt = make_opt(eager), graph_opt = make_opt(graphed);
-  auto step = [mode](cnn::FashionNet& m, Opt& opt, const Tensor& x, const Tensor& y) {
+  amp::GradScaler eager_scaler(amp::GradScalerOptions().enabled(mode.fp16)),
+      graph_scaler(amp::GradScalerOptions().enabled(mode.fp16));
+  auto step = [&](cnn::FashionNet& m, Opt& opt, const Tensor& x, const Tensor& y) {
+    amp::GradScaler& scaler = &m == &eager ? eager_scaler : graph_scaler;
     opt.zero_grad();
     Tensor loss;
     {
-      AutocastGuard autocast(kCPU, kBFloat16, mode.bf16);
+      AutocastGuard autocast(kCPU, mode.fp16 ? kHalf : kBFloat16, mode.bf16 || mode.fp16);
       loss = F::cross_entropy(m(x), y.argmax(1));
     }
-    loss.backward();
-    opt.step();
+    scaler.scale(loss).backward();
+    scaler.step(opt);
+    scaler.update();
     return loss;
   };
   const std::vector<int64_t> x_sizes{6, 1, 28, 28}, y_sizes{6, 10};
   auto images = [&](int64_t k) { return batch(k, x_sizes).contiguous(format); };
   std::vector<std::vector<Tensor>> expected;
+  std::vector<double> scales;
   manual_seed(321);
   step(eager, eager_opt, images(0), batch(1, y_sizes));  // warm-up
   expected.push_back(training_state(eager, step(eager, eager_opt, images(0), batch(1, y_sizes))));
-  for (int k = 0; k < replays; ++k)
+  for (int k = 0; k < replays; ++k) {
     expected.push_back(training_state(eager, step(eager, eager_opt, images(10 + 2 * k), batch(11 + 2 * k, y_sizes))));
+    scales.push_back(eager_scaler.get_scale());
+  }
 
   manual_seed(321);
   Tensor static_x = images(0), static_y = batch(1, y_sizes);
@@ -387,6 +395,7 @@ void cnn_training_replays_as_eager(const MakeOpt& make_opt, int replays, StepMod
     g.replay();
     expect_same_state(expected[static_cast<size_t>(k) + 1], training_state(graphed, static_loss),
                       "at replay " + std::to_string(k));
+    EXPECT_EQ(graph_scaler.get_scale(), scales[static_cast<size_t>(k)]) << "replay " << k;
     if (::testing::Test::HasFailure()) return;
   }
   // batch norm counted every replayed batch
@@ -422,6 +431,14 @@ TEST(Graphs, CnnTrainingChannelsLastAdamReplaysAsEager) {
   cnn_training_replays_as_eager<optim::Adam>(
       [](const cnn::FashionNet& m) { return optim::Adam(m->parameters(), optim::AdamOptions(2e-3)); }, 12,
       {.channels_last = true});
+}
+
+// --amp fp16: float16 autocast with a GradScaler (unscale, inf check, skipped steps, scale
+// updates inside the graph).
+TEST(Graphs, CnnTrainingFloat16GradScalerReplaysAsEager) {
+  cnn_training_replays_as_eager<optim::Adam>(
+      [](const cnn::FashionNet& m) { return optim::Adam(m->parameters(), optim::AdamOptions(2e-3)); }, 12,
+      {.fp16 = true});
 }
 
 TEST(Graphs, CnnTrainingBf16ChannelsLastReplaysAsEager) {
