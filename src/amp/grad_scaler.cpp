@@ -7,8 +7,9 @@
 #include "ember/factory.h"
 #include "ember/foreach.h"
 #include "ember/optim/adamw.h"
+#include "ember/optim/sgd.h"
 #include "ember/pointwise.h"
-#include "optim/adam_update.h"
+#include "ops/foreach.h"
 
 namespace ember::amp {
 
@@ -70,12 +71,14 @@ bool GradScaler::step(optim::Optimizer& optimizer) {
   if (state.stage == Stage::kReady) unscale_(optimizer);
   state.stage = Stage::kStepped;
   if (dispatch::capturing()) {
-    // Each replay decides on its own gradients: the fused update reads found_inf when it runs and
-    // skips itself on inf/NaN (no host read). Whether it stepped is not known here.
-    EMBER_CHECK(dynamic_cast<optim::Adam*>(&optimizer) || dynamic_cast<optim::AdamW*>(&optimizer), "step",
-                "in a captured graph, GradScaler can skip the step of the fused Adam or AdamW only (their kernel "
-                "reads the inf check); other optimizers would need a host read of it");
-    const optim::detail::SkipStepOnInf skip(state.found_inf);
+    // Each replay decides on its own gradients: the optimizer's kernels read found_inf when they
+    // run and skip themselves on inf/NaN (no host read). Whether it stepped is not known here.
+    EMBER_CHECK(dynamic_cast<optim::Adam*>(&optimizer) || dynamic_cast<optim::AdamW*>(&optimizer) ||
+                    dynamic_cast<optim::SGD*>(&optimizer),
+                "step",
+                "in a captured graph, GradScaler can skip the step of SGD, Adam and AdamW only (their kernels read "
+                "the inf check); other optimizers would need a host read of it");
+    const detail::SkipStepOnInf skip(state.found_inf);
     optimizer.step();
     return true;
   }

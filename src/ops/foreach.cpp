@@ -19,6 +19,7 @@
 #include "ember/reduce.h"
 #include "ember/shape.h"
 #include "kernels/cpu/foreach_kernels.h"
+#include "ops/foreach.h"
 #include "ops/pointwise_util.h"
 
 namespace ember {
@@ -135,6 +136,14 @@ void check_slow(const Spec& spec, std::initializer_list<TensorList> lists, size_
               ": result type ", result, " can't be cast to the desired output type ", self.dtype());
 }
 
+thread_local const Tensor* tls_found_inf = nullptr;  // detail::SkipStepOnInf's
+
+// launch, unless *skip (a step GradScaler skips: ops/foreach.h).
+void launch_unless(const float* skip, ForeachOp kernel, ScalarType dtype, bool one_dtype,
+                   const std::vector<ForeachItem>& items, const std::vector<ScalarType>& item_dtypes) {
+  if (!skip || *skip == 0) launch(kernel, dtype, one_dtype, items, item_dtypes);
+}
+
 // Tells a capturing graph about a kernel pass of run(): what it reads and writes, and how to run
 // it again (the items hold the tensors' addresses and the scalars).
 void record_launch(const Spec& spec, std::initializer_list<TensorList> lists, const std::vector<Tensor>& outs,
@@ -147,8 +156,13 @@ void record_launch(const Spec& spec, std::initializer_list<TensorList> lists, co
     for (const TensorList& l : lists) reads.push_back(l[i]);
     writes.push_back(spec.inplace ? self[i] : outs[i]);
   }
+  const float* skip = tls_found_inf ? tls_found_inf->data_ptr<float>() : nullptr;
+  if (skip) reads.push_back(*tls_found_inf);
   dispatch::record_kernel(
-      spec.op, [kernel = spec.kernel, dtype, one_dtype, items, item_dtypes] { launch(kernel, dtype, one_dtype, items, item_dtypes); },
+      spec.op,
+      [kernel = spec.kernel, dtype, one_dtype, items, item_dtypes, skip] {
+        launch_unless(skip, kernel, dtype, one_dtype, items, item_dtypes);
+      },
       reads, writes);
 }
 
@@ -189,8 +203,12 @@ std::vector<Tensor> run(const Spec& spec, std::initializer_list<TensorList> list
     items.push_back(it);
     item_dtypes.push_back(s.dtype());
   }
+  EMBER_CHECK(!tls_found_inf || slow_idx.empty(), spec.op, "the tensors at index ", slow_idx.empty() ? 0 : slow_idx[0],
+              " are not contiguous floating tensors of one dtype and shape: a step GradScaler may skip in a "
+              "captured graph runs on the multi-tensor kernel only");
   if (!items.empty()) {
-    launch(spec.kernel, self[0].dtype(), one_dtype, items, item_dtypes);
+    launch_unless(tls_found_inf ? tls_found_inf->data_ptr<float>() : nullptr, spec.kernel, self[0].dtype(), one_dtype,
+                  items, item_dtypes);
     // A capturing graph (ember::graphs) replays the same pass over the same memory.
     if (dispatch::capturing()) [[unlikely]] record_launch(spec, lists, outs, self[0].dtype(), one_dtype, items, item_dtypes);
   }
@@ -596,5 +614,11 @@ Tensor& _amp_update_scale_(Tensor& self, Tensor& growth_tracker, const Tensor& f
   }
   return self;
 }
+
+namespace detail {
+SkipStepOnInf::SkipStepOnInf(const Tensor& found_inf) : previous_(tls_found_inf) { tls_found_inf = &found_inf; }
+SkipStepOnInf::~SkipStepOnInf() { tls_found_inf = previous_; }
+const Tensor* SkipStepOnInf::found_inf() { return tls_found_inf; }
+}  // namespace detail
 
 }  // namespace ember

@@ -9,6 +9,7 @@
 #include "ember/factory.h"
 #include "ember/foreach.h"
 #include "ember/optim/adamw.h"
+#include "ops/foreach.h"
 #include "optim/adam_update.h"
 #include "optim/slices.h"
 
@@ -126,11 +127,9 @@ void advance(AdamParamState& s, const kernels::AdamHyper& h, double& step_size, 
 }
 
 namespace {
-thread_local const Tensor* tls_found_inf = nullptr;  // SkipStepOnInf's flag
-
 // The fused step: each parameter's step count advances and gives its step sizes, then one kernel
-// pass; nothing when *skip (GradScaler found inf or NaN gradients). A captured graph's replay runs
-// it again, advancing the counts as an eager step would.
+// pass; nothing when *skip (GradScaler found inf or NaN gradients: ops/foreach.h). A captured
+// graph's replay runs it again, advancing the counts as an eager step would.
 void fused_step(std::vector<kernels::ForeachItem>& items, const std::vector<AdamParamState*>& st,
                 const kernels::AdamHyper& h, const float* skip, ScalarType dtype) {
   if (skip && *skip != 0) return;
@@ -138,9 +137,6 @@ void fused_step(std::vector<kernels::ForeachItem>& items, const std::vector<Adam
   kernels::fused_adam_kernel(dtype, items.data(), static_cast<int64_t>(items.size()), h);
 }
 }  // namespace
-
-SkipStepOnInf::SkipStepOnInf(const Tensor& found_inf) : previous_(tls_found_inf) { tls_found_inf = &found_inf; }
-SkipStepOnInf::~SkipStepOnInf() { tls_found_inf = previous_; }
 
 void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                  const std::vector<OptimizerParamState*>& states, const kernels::AdamHyper& h, bool fused) {
@@ -187,7 +183,8 @@ void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& g
     it.data[4] = h.amsgrad ? static_cast<char*>(st[i]->max_exp_avg_sq().data_ptr()) : nullptr;
     it.numel = params[i].numel();
   }
-  const float* skip = tls_found_inf ? tls_found_inf->data_ptr<float>() : nullptr;
+  const Tensor* found_inf = ::ember::detail::SkipStepOnInf::found_inf();
+  const float* skip = found_inf ? found_inf->data_ptr<float>() : nullptr;
   const ScalarType dtype = params[0].dtype();
   fused_step(items, st, h, skip, dtype);
   auto for_each_written = [&](const auto& f) {
@@ -204,7 +201,7 @@ void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& g
     for_each_written([&](const Tensor& t) { writes.push_back(t); });
     std::vector<Tensor> reads(grads);
     reads.insert(reads.end(), writes.begin(), writes.end());
-    if (skip) reads.push_back(*tls_found_inf);
+    if (found_inf) reads.push_back(*found_inf);
     dispatch::record_kernel(
         "fused_adam", [items, st, h, skip, dtype]() mutable { fused_step(items, st, h, skip, dtype); }, reads, writes);
   }

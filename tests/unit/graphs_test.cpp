@@ -168,18 +168,20 @@ TEST(Graphs, AdamWAmsgradReplayEqualsEager) {
   replay_equals_eager(eager, graphed, eo, go, loss, {4, 32}, {4, 10}, 10);
 }
 
-// --amp fp16: forward and loss under float16 autocast, a GradScaler and the fused Adam. The
-// scaler's unscale, inf check, skip and scale update read their tensors when they run (no host
-// read), so replays equal eager steps bit for bit, a step whose gradients overflow included: it is
-// skipped (parameters and step counts unchanged) and the scale halves in both. After three clean
+namespace {
+// --amp fp16: forward and loss under float16 autocast and a GradScaler. The scaler's unscale, inf
+// check, skip and scale update read their tensors when they run (no host read), so replays equal
+// eager steps bit for bit, a step whose gradients overflow included: it is skipped (parameters,
+// optimizer state and step counts unchanged) and the scale halves in both. After three clean
 // steps the scale doubles in both.
-TEST(Graphs, Float16GradScalerStepReplaysAsEager) {
+template <class Opt, class MakeOpt>
+void float16_scaler_replays_as_eager(const MakeOpt& make_opt) {
   ReluMlp eager, graphed;
   copy_parameters(eager, graphed);
-  optim::AdamW eo(eager->parameters(), optim::AdamWOptions(1e-2)), go(graphed->parameters(), optim::AdamWOptions(1e-2));
+  Opt eo = make_opt(eager), go = make_opt(graphed);
   const auto scaler_options = amp::GradScalerOptions().init_scale(1024).growth_interval(3);
   amp::GradScaler es(scaler_options), gs(scaler_options);
-  auto step = [](ReluMlp& m, optim::AdamW& opt, amp::GradScaler& scaler, const Tensor& x, const Tensor& y) {
+  auto step = [](ReluMlp& m, Opt& opt, amp::GradScaler& scaler, const Tensor& x, const Tensor& y) {
     opt.zero_grad();
     Tensor loss;
     {
@@ -219,21 +221,42 @@ TEST(Graphs, Float16GradScalerStepReplaysAsEager) {
     scales.push_back(gs.get_scale());
   }
   EXPECT_EQ(scales, (std::vector<double>{2048, 2048, 2048, 4096, 2048, 2048, 2048, 4096}));
-  for (const Tensor& p : graphed->parameters()) {  // the skipped step did not count
-    const auto& s = static_cast<optim::AdamParamState&>(*go.state().at(p.unsafeGetTensorImpl()));
-    EXPECT_EQ(s.step(), 9);
+  if constexpr (std::is_same_v<Opt, optim::AdamW>) {
+    for (const Tensor& p : graphed->parameters()) {  // the skipped step did not count
+      const auto& s = static_cast<optim::AdamParamState&>(*go.state().at(p.unsafeGetTensorImpl()));
+      EXPECT_EQ(s.step(), 9);
+    }
   }
-  // other optimizers would need a host read of the inf check
-  optim::SGD sgd(graphed->parameters(), optim::SGDOptions(0.1));
-  Graph refused;
+}
+}  // namespace
+
+TEST(Graphs, Float16GradScalerAdamWReplaysAsEager) {
+  float16_scaler_replays_as_eager<optim::AdamW>(
+      [](const ReluMlp& m) { return optim::AdamW(m->parameters(), optim::AdamWOptions(1e-2)); });
+}
+
+TEST(Graphs, Float16GradScalerSgdReplaysAsEager) {
+  float16_scaler_replays_as_eager<optim::SGD>([](const ReluMlp& m) {
+    return optim::SGD(m->parameters(), optim::SGDOptions(0.05).momentum(0.9).weight_decay(1e-3).nesterov(true));
+  });
+}
+
+// Inside a capture GradScaler::step hands its inf check to the optimizer's kernels: other
+// optimizers (whose updates cannot skip themselves) are refused.
+TEST(Graphs, RefusesGradScalerWithOtherOptimizers) {
+  ReluMlp m;
+  optim::RMSprop opt(m->parameters(), optim::RMSpropOptions(0.01));
+  amp::GradScaler scaler;
+  const Tensor x = batch(120, {4, 32}), y = batch(121, {4, 10});
+  Graph g;
   expect_error(
       [&] {
-        GraphCapture capture(refused);
-        sgd.zero_grad();
-        gs.scale(F::mse_loss(graphed(static_x), static_y)).backward();
-        gs.step(sgd);
+        GraphCapture capture(g);
+        opt.zero_grad();
+        scaler.scale(F::mse_loss(m(x), y)).backward();
+        scaler.step(opt);
       },
-      {"step", "fused Adam or AdamW"});
+      {"step", "SGD, Adam and AdamW only"});
 }
 
 // Dropout draws from the default generator at each replay as an eager step would: from the same
