@@ -428,7 +428,6 @@ struct BatchNormOp {
   }
 };
 
-
 // The statistics of group norm (and of instance norm, G = C): (mean, rstd) per (sample, group),
 // N * G doubles each. Running statistics (instance norm's, G = C), when given, move towards the
 // mean over the samples. An op for the reason BatchNormStatsOp is one.
