@@ -1,6 +1,7 @@
 // ember::graphs: capture and replay of static workloads. Replays equal the same number of eager
 // steps bit for bit (MLP with SGD, SGD with momentum, fused Adam, dropout, inference, the main
-// job's CNN in training mode with batch norm and dropout, group and instance norm), the refusals
+// job's CNN in training mode with batch norm and dropout, group and instance norm, batch norm's
+// cumulative average, float16 autocast with a GradScaler skipping overflowed steps), the refusals
 // at capture and replay name what broke the contract, the pool's reuse follows the capture's
 // lifetimes, reset leaves no leak, and make_graphed_callables composes with eager autograd.
 #include <gtest/gtest.h>
