@@ -46,6 +46,8 @@ class GradScaler {
   void unscale_(optim::Optimizer& optimizer);
   // unscale_ (unless done already), then optimizer.step() unless a gradient was inf or NaN.
   // Returns whether the optimizer stepped (PyTorch returns step()'s value, or None when skipped).
+  // Inside a graph capture the step's kernels read the inf flag themselves at each replay (no
+  // host read: docs/graphs.md), and step returns true.
   bool step(optim::Optimizer& optimizer);
   // The scale for the next iteration from the inf/NaN checks of this one (or new_scale); forgets
   // which optimizers were unscaled and stepped.
