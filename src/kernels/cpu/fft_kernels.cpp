@@ -160,7 +160,7 @@ void butterflies(const typename Plan<T>::Stage& st, int sign, Planes<T> in, Plan
       const T* twr = st.tw_re.data() + j * (P - 1);
       const T* twi = st.tw_im.data() + j * (P - 1);
       const Planes<T> x = in.offset(b * at.block + j * at.j_in), y = out.offset(b * at.block + j * at.j_out);
-      over<T>(at.run, [&](auto d, int64_t t) {
+      const auto run = [&](auto d, int64_t t) {
         hn::Vec<decltype(d)> re[P], im[P];  // in registers once the loops are unrolled
 #pragma GCC unroll 4
         for (int q = 0; q < P; ++q) {
@@ -173,7 +173,12 @@ void butterflies(const typename Plan<T>::Stage& st, int sign, Planes<T> in, Plan
           if (!kTwiddleInputs && r > 0) cmul(re[r], im[r], hn::Set(d, twr[r - 1]), hn::Set(d, twi[r - 1]));
           store(d, re[r], im[r], y.offset(r * at.r_out), t);
         }
-      });
+      };
+      if constexpr (kTwiddleInputs) {
+        run(hn::ScalableTag<T>(), 0);  // the transposed stages run in place only: one full vector
+      } else {
+        over<T>(at.run, run);
+      }
     }
   }
 }
@@ -253,6 +258,22 @@ void scale_rows(const T* cr, const T* ci, Planes<T> in, Planes<T> out, int64_t c
 // stages while it stays in L1; each larger block one stage before and one after its sub-blocks.
 constexpr int64_t kCacheBlock = 16 << 10;
 
+// Stage st on each of its blocks in the `len` elements (of N lanes) at w, in place: decimated in
+// frequency, or for the inverse its transpose.
+template <class T>
+void inplace_stage(const typename Plan<T>::Stage& st, bool inverse, Planes<T> w, int64_t len) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>())), span = st.p * st.m;
+  const Layout at{len / span, span * N, N, st.m * N, N, st.m * N, N};
+  with_radix(st.p, [&](auto radix) {
+    constexpr int P = decltype(radix)::value;
+    if (inverse) {
+      butterflies<P, true>(st, +1, w, w, at);
+    } else {
+      butterflies<P, false>(st, -1, w, w, at);
+    }
+  });
+}
+
 // The convolution on the block of stage i at element `at` of w, from its forward stage i on.
 template <class T>
 void convolve_block(const Plan<T>& plan, Planes<T> w, int64_t at, size_t i) {
@@ -260,28 +281,15 @@ void convolve_block(const Plan<T>& plan, Planes<T> w, int64_t at, size_t i) {
   const auto& inv = plan.inner_inv->stages;
   const int64_t N = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>())), len = fwd[i].p * fwd[i].m;
   const Planes<T> block = w.offset(at * N);
-  const auto run = [&](size_t s, bool inverse) {  // stage s on every block of its own in this one
-    const auto& st = inverse ? inv[s] : fwd[s];
-    const int64_t span = st.p * st.m;
-    const Layout lay{len / span, span * N, N, st.m * N, N, st.m * N, N};
-    with_radix(st.p, [&](auto radix) {
-      constexpr int P = decltype(radix)::value;
-      if (inverse) {
-        butterflies<P, true>(st, +1, block, block, lay);
-      } else {
-        butterflies<P, false>(st, -1, block, block, lay);
-      }
-    });
-  };
   if (len * N * 2 * static_cast<int64_t>(sizeof(T)) > kCacheBlock) {
-    run(i, false);
+    inplace_stage(fwd[i], false, block, len);
     for (int64_t r = 0; r < fwd[i].p; ++r) convolve_block(plan, w, at + r * fwd[i].m, i + 1);
-    run(i, true);
+    inplace_stage(inv[i], true, block, len);
     return;
   }
-  for (size_t s = i; s < fwd.size(); ++s) run(s, false);
+  for (size_t s = i; s < fwd.size(); ++s) inplace_stage(fwd[s], false, block, len);
   scale_rows(plan.filter_dif_re.data() + at, plan.filter_dif_im.data() + at, block, block, len, N);
-  for (size_t s = fwd.size(); s-- > i;) run(s, true);
+  for (size_t s = fwd.size(); s-- > i;) inplace_stage(inv[s], true, block, len);
 }
 
 // Transforms x in place or into w (plan.scratch() elements per lane); returns the planes that
@@ -290,21 +298,18 @@ template <class T>
 Planes<T> execute(const Plan<T>& plan, Planes<T> x, Planes<T> w, int64_t lanes) {
   if (plan.bluestein) {
     const int64_t n = plan.n, big = plan.big;
-    if (lanes == static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>()))) {
-      scale_rows(plan.chirp_re.data(), plan.chirp_im.data(), x, w, n, lanes);
-      std::fill(w.re + n * lanes, w.re + big * lanes, T(0));
-      std::fill(w.im + n * lanes, w.im + big * lanes, T(0));
-      convolve_block(plan, w, 0, 0);
-      scale_rows(plan.chirp_re.data(), plan.chirp_im.data(), w, x, n, lanes);
-      return x;
-    }
     const Planes<T> a = w, a_work = w.offset(big * lanes);
     scale_rows(plan.chirp_re.data(), plan.chirp_im.data(), x, a, n, lanes);
     std::fill(a.re + n * lanes, a.re + big * lanes, T(0));
     std::fill(a.im + n * lanes, a.im + big * lanes, T(0));
-    const Planes<T> f = execute(*plan.inner_fwd, a, a_work, lanes);
-    scale_rows(plan.filter_re.data(), plan.filter_im.data(), f, f, big, lanes);
-    const Planes<T> g = execute(*plan.inner_inv, f, f.re == a.re ? a_work : a, lanes);
+    Planes<T> g = a;
+    if (lanes == static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>()))) {
+      convolve_block(plan, a, 0, 0);
+    } else {  // fewer signals: the Stockham stages, whose later ones vectorize along the signal
+      const Planes<T> f = execute(*plan.inner_fwd, a, a_work, lanes);
+      scale_rows(plan.filter_re.data(), plan.filter_im.data(), f, f, big, lanes);
+      g = execute(*plan.inner_inv, f, f.re == a.re ? a_work : a, lanes);
+    }
     scale_rows(plan.chirp_re.data(), plan.chirp_im.data(), g, x, n, lanes);
     return x;
   }
