@@ -57,7 +57,7 @@ bench::Register fft_fft_prime_10007_c64_b64{{
           bench::Outcome o = bench::time_pair(ctx, {.ember = [&] { (void)ember::fft::fft(x.e); },
                                                     .baseline = [&] { (void)torch::fft::fft(x.t); },
                                                     .min_run_time = 1.0});
-          o.notes.push_back("path: Bluestein on a 20736-point (2^8 3^4) Stockham transform, one vector of signals at once, " +
+          o.notes.push_back("path: Bluestein on a 20736-point (2^8 3^4) transform in place, depth first, one vector of signals at once, " +
                             ember::get_cpu_capability());
           return o;
         },

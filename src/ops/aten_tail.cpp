@@ -17,6 +17,7 @@
 #include "ember/reduce.h"
 #include "ember/shape.h"
 #include "ops/op_util.h"
+#include "ops/special_math.h"
 
 namespace ember {
 namespace {
@@ -106,6 +107,7 @@ Tensor signbit(const Tensor& self) {
 }
 Tensor Tensor::signbit() const { return ember::signbit(*this); }
 Tensor logit(const Tensor& self, std::optional<double> eps) {
+  special_math::check_real("logit", "logit_cpu", self);
   Tensor x = to_float(self);
   if (eps) x = clamp(x, *eps, 1.0 - *eps);
   return log(x / (1 - x));
@@ -318,6 +320,8 @@ Tensor fmin(const Tensor& self, const Tensor& other) {
 }
 // 0 * log(y) is 0 unless y is NaN.
 Tensor xlogy(const Tensor& self, const Tensor& other) {
+  special_math::check_real("xlogy", "xlogy_cpu", self);
+  special_math::check_real("xlogy", "xlogy_cpu", other);
   Tensor x = to_float(self), y = to_float(other);
   return where(logical_and(x == 0, logical_not(isnan(y))), 0.0, x * log(y));
 }

@@ -165,6 +165,7 @@ struct DigammaOp {
   static constexpr const char* name = "digamma";
   static Tensor run(const Tensor& self) {
     check_defined(name, self);
+    special_math::check_real(name, "digamma", self);
     return pointwise::unary_into(name, Tensor(), self, kernels::UnaryOp::Digamma, {}, false, {.int_to_float = true});
   }
   // DigammaBackward0 -- self: grad * polygamma(1, self)
@@ -242,6 +243,7 @@ Tensor igammac(const Tensor& self, const Tensor& other) { return dispatch::call<
 // sum_i lgamma(x - i/2) + p (p - 1) / 4 log(pi), defined where every x > (p - 1) / 2.
 Tensor mvlgamma(const Tensor& self, int64_t p) {
   EMBER_CHECK(p >= 1, "mvlgamma", "p has to be greater than or equal to 1");
+  special_math::check_real("mvlgamma", "arange_cpu", self);  // libtorch's fails making its steps in self's dtype
   const Tensor x = is_floating_type(self.dtype()) ? self : self.to(get_default_dtype());
   EMBER_CHECK(x.numel() == 0 || x.detach().gt((static_cast<double>(p) - 1) / 2).all().item<bool>(), "mvlgamma",
               "All elements must be greater than (p-1)/2");

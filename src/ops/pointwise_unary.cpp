@@ -102,7 +102,7 @@ EMBER_UNARY_GRAD(UnaryOp::Tanh, "TanhBackward0", d.save_result(), grad * (1 - x 
 EMBER_UNARY_GRAD(UnaryOp::Sigmoid, "SigmoidBackward0", d.save_result(), grad * ((1 - x) * x).conj())  // result
 EMBER_UNARY_GRAD(UnaryOp::Relu, "ReluBackward0", d.save_result(), threshold_backward(grad, x, 0))  // result
 EMBER_UNARY_GRAD(UnaryOp::Abs, "AbsBackward0", d.save(self), grad * x.sgn())                       // self
-EMBER_UNARY_GRAD(UnaryOp::Exp2, "Exp2Backward0", d.save_result(), grad * x * std::log(2.0))         // result
+EMBER_UNARY_GRAD(UnaryOp::Exp2, "Exp2Backward0", d.save_result(), grad * x.conj() * std::log(2.0))  // result
 EMBER_UNARY_GRAD(UnaryOp::Expm1, "Expm1Backward0", d.save_result(), grad * (x.conj() + 1))          // result
 EMBER_UNARY_GRAD(UnaryOp::Log2, "Log2Backward0", d.save(self), grad / (x.conj() * std::log(2.0)))   // self
 EMBER_UNARY_GRAD(UnaryOp::Log10, "Log10Backward0", d.save(self), grad / (x.conj() * std::log(10.0))) // self

@@ -590,6 +590,8 @@ struct NormOp {
 struct LogsumexpOp {
   static constexpr const char* name = "logsumexp";
   static Tensor run(const Tensor& self, IntArrayRef dim, bool keepdim) {
+    EMBER_CHECK(!is_complex_type(self.dtype()), name,
+                "logsumexp(): Expected floating point type for result tensor, but got: ", self.dtype());
     const uint64_t mask = dim_mask(name, self, dim);
     const ScalarType rt = self.is_floating_point() ? self.dtype() : get_default_dtype();
     const Tensor x = as_dtype(self, is_reduced_floating_type(rt) ? kFloat : rt);

@@ -47,10 +47,7 @@ Tensor special_i0(const Tensor& self) { return i0(self); }
 Tensor special_round(const Tensor& self, int64_t decimals) { return round(self, decimals); }
 Tensor special_polygamma(int64_t n, const Tensor& self) { return polygamma(n, self); }
 Tensor special_multigammaln(const Tensor& self, int64_t p) { return mvlgamma(self, p); }
-Tensor special_logit(const Tensor& self, std::optional<double> eps) {
-  special_math::check_real("special_logit", "logit_cpu", self);
-  return logit(self, eps);
-}
+Tensor special_logit(const Tensor& self, std::optional<double> eps) { return logit(self, eps); }
 Tensor special_logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) { return logsumexp(self, dim, keepdim); }
 Tensor special_softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
   return softmax(self, dim, dtype);
@@ -60,11 +57,7 @@ Tensor special_log_softmax(const Tensor& self, int64_t dim, std::optional<Scalar
 }
 Tensor special_gammainc(const Tensor& self, const Tensor& other) { return igamma(self, other); }
 Tensor special_gammaincc(const Tensor& self, const Tensor& other) { return igammac(self, other); }
-Tensor special_xlogy(const Tensor& self, const Tensor& other) {
-  special_math::check_real("special_xlogy", "xlogy_cpu", self);
-  special_math::check_real("special_xlogy", "xlogy_cpu", other);
-  return xlogy(self, other);
-}
+Tensor special_xlogy(const Tensor& self, const Tensor& other) { return xlogy(self, other); }
 Tensor special_xlogy(const Scalar& self, const Tensor& other) { return xlogy(self, other); }
 Tensor special_xlogy(const Tensor& self, const Scalar& other) { return xlogy(self, other); }
 

@@ -61,6 +61,7 @@ TEST(Complex, GradcheckPointwise) {
                  +[](const Tensor& x) { return x.conj_physical(); }, +[](const Tensor& x) { return x.sum(); },
                  +[](const Tensor& x) { return x.mean(); }, +[](const Tensor& x) { return x.prod(); },
                  +[](const Tensor& x) { return x.expm1(); }, +[](const Tensor& x) { return x.log1p(); },
+                 +[](const Tensor& x) { return x.exp2(); },
                  +[](const Tensor& x) { return x.sigmoid(); }, +[](const Tensor& x) { return x.tan(); },
                  +[](const Tensor& x) { return x.asin(); }, +[](const Tensor& x) { return x.acos(); },
                  +[](const Tensor& x) { return x.atan(); }, +[](const Tensor& x) { return x.rsqrt(); },

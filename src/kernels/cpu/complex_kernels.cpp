@@ -6,6 +6,7 @@
 #include <cmath>
 #include <complex>
 #include <cstring>
+#include <numbers>
 
 #include "kernels/cpu/cast.h"
 
@@ -139,7 +140,7 @@ void complex_binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alph
 
 bool complex_unary_supported(UnaryOp op) {
   switch (op) {
-    case UnaryOp::Abs: case UnaryOp::Neg: case UnaryOp::Exp: case UnaryOp::Log: case UnaryOp::Log2:
+    case UnaryOp::Abs: case UnaryOp::Neg: case UnaryOp::Exp: case UnaryOp::Exp2: case UnaryOp::Log: case UnaryOp::Log2:
     case UnaryOp::Log10: case UnaryOp::Sqrt: case UnaryOp::Rsqrt: case UnaryOp::Sin: case UnaryOp::Cos:
     case UnaryOp::Tan: case UnaryOp::Asin: case UnaryOp::Acos: case UnaryOp::Atan: case UnaryOp::Tanh:
     case UnaryOp::Sigmoid: case UnaryOp::Reciprocal: case UnaryOp::Square: case UnaryOp::Expm1:
@@ -214,6 +215,8 @@ void complex_unary_kernel(TensorIterator& iter, UnaryOp op, const UnaryParams& p
       case UnaryOp::Abs: return unary_loop<C, R>(iter, [](C z) { return std::hypot(z.real_, z.imag_); });
       case UnaryOp::Neg: return unary_loop<C, C>(iter, [](C z) { return -z; });
       case UnaryOp::Exp: return std_fn([](S z) { return std::exp(z); });
+      // no std::exp2 for complex: 2^z = e^(z ln 2), as PyTorch 2 (libtorch 1.13 has none)
+      case UnaryOp::Exp2: return std_fn([](S z) { return std::exp(z * std::numbers::ln2_v<R>); });
       case UnaryOp::Log: return std_fn([](S z) { return std::log(z); });
       case UnaryOp::Log2: return std_fn([](S z) { return std::log(z) / std::log(R(2)); });
       case UnaryOp::Log10: return std_fn([](S z) { return std::log10(z); });

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include "core/parallel.h"
@@ -34,10 +35,11 @@ struct Plan {
     std::vector<T> tw_re, tw_im, root_re, root_im;
   };
   std::vector<Stage> stages;
-  // Bluestein: chirp c[k] = exp(sign pi i k^2 / n), the transform of the filter, the inner plans.
+  // Bluestein: chirp c[k] = exp(sign pi i k^2 / n), the transform of the filter (in natural
+  // order, and in the digit-reversed order the in-place forward transform leaves), the inner plans.
   bool bluestein = false;
   int64_t big = 0;
-  std::vector<T> chirp_re, chirp_im, filter_re, filter_im;
+  std::vector<T> chirp_re, chirp_im, filter_re, filter_im, filter_dif_re, filter_dif_im;
   std::shared_ptr<const Plan> inner_fwd, inner_inv;
   // elements per signal of each work plane the transform needs besides its data
   int64_t scratch() const { return bluestein ? 2 * big : n; }
@@ -100,105 +102,127 @@ HWY_INLINE void cmul(V& re, V& im, V wr, V wi) {
   re = r;
 }
 
+// The P-point DFT (P = 2, 3, 4) of re[0..P), im[0..P) in place, with roots exp(sign 2 pi i / P).
+template <int P, class D, class V>
+HWY_INLINE void dft(D d, int sign, V* re, V* im) {
+  using T = hn::TFromD<D>;
+  if constexpr (P == 2) {
+    const V ar = re[0], ai = im[0];
+    re[0] = hn::Add(ar, re[1]);
+    im[0] = hn::Add(ai, im[1]);
+    re[1] = hn::Sub(ar, re[1]);
+    im[1] = hn::Sub(ai, im[1]);
+  } else if constexpr (P == 3) {
+    const V tr = hn::Add(re[1], re[2]), ti = hn::Add(im[1], im[2]);
+    const V half = hn::Set(d, T(-0.5)), sv = hn::Set(d, static_cast<T>(sign * 0.86602540378443864676));
+    const V ur = hn::MulAdd(half, tr, re[0]), ui = hn::MulAdd(half, ti, im[0]);
+    // v = i s1 (b - c)
+    const V vr = hn::Mul(sv, hn::Sub(im[2], im[1])), vi = hn::Mul(sv, hn::Sub(re[1], re[2]));
+    re[0] = hn::Add(re[0], tr);
+    im[0] = hn::Add(im[0], ti);
+    re[1] = hn::Add(ur, vr);
+    im[1] = hn::Add(ui, vi);
+    re[2] = hn::Sub(ur, vr);
+    im[2] = hn::Sub(ui, vi);
+  } else {
+    static_assert(P == 4);
+    const V apcr = hn::Add(re[0], re[2]), apci = hn::Add(im[0], im[2]);
+    const V amcr = hn::Sub(re[0], re[2]), amci = hn::Sub(im[0], im[2]);
+    const V bper = hn::Add(re[1], re[3]), bpei = hn::Add(im[1], im[3]);
+    // (b - e) times sign * i
+    const V dr = hn::Sub(re[1], re[3]), di = hn::Sub(im[1], im[3]);
+    const V rr = sign < 0 ? di : hn::Neg(di), ri = sign < 0 ? hn::Neg(dr) : dr;
+    re[0] = hn::Add(apcr, bper);
+    im[0] = hn::Add(apci, bpei);
+    re[1] = hn::Add(amcr, rr);
+    im[1] = hn::Add(amci, ri);
+    re[2] = hn::Sub(apcr, bper);
+    im[2] = hn::Sub(apci, bpei);
+    re[3] = hn::Sub(amcr, rr);
+    im[3] = hn::Sub(amci, ri);
+  }
+}
+
+// Where a stage's butterflies read and write: butterfly j of block b takes input q at
+// in[b * block + j * j_in + q * q_in] and puts output r at out[b * block + j * j_out + r * r_out],
+// each a run of `run` elements that share the twiddles of j.
+struct Layout {
+  int64_t blocks, block, j_in, q_in, j_out, r_out, run;
+};
+
+// The radix-P butterflies of stage st. The twiddles w^(j r) multiply output r (decimation in
+// frequency, as the Stockham stages and the forward in-place transform run) or, kTwiddleInputs,
+// input r (decimation in time: the transpose, which the inverse in-place transform runs).
+template <int P, bool kTwiddleInputs, class T>
+void butterflies(const typename Plan<T>::Stage& st, int sign, Planes<T> in, Planes<T> out, const Layout& at) {
+  for (int64_t b = 0; b < at.blocks; ++b) {
+    for (int64_t j = 0; j < st.m; ++j) {
+      const T* twr = st.tw_re.data() + j * (P - 1);
+      const T* twi = st.tw_im.data() + j * (P - 1);
+      const Planes<T> x = in.offset(b * at.block + j * at.j_in), y = out.offset(b * at.block + j * at.j_out);
+      const auto run = [&](auto d, int64_t t) {
+        hn::Vec<decltype(d)> re[P], im[P];  // in registers once the loops are unrolled
+#pragma GCC unroll 4
+        for (int q = 0; q < P; ++q) {
+          load(d, x.offset(q * at.q_in), t, re[q], im[q]);
+          if (kTwiddleInputs && q > 0) cmul(re[q], im[q], hn::Set(d, twr[q - 1]), hn::Set(d, twi[q - 1]));
+        }
+        dft<P>(d, sign, re, im);
+#pragma GCC unroll 4
+        for (int r = 0; r < P; ++r) {
+          if (!kTwiddleInputs && r > 0) cmul(re[r], im[r], hn::Set(d, twr[r - 1]), hn::Set(d, twi[r - 1]));
+          store(d, re[r], im[r], y.offset(r * at.r_out), t);
+        }
+      };
+      if constexpr (kTwiddleInputs) {
+        run(hn::ScalableTag<T>(), 0);  // the transposed stages run in place only: one full vector
+      } else {
+        over<T>(at.run, run);
+      }
+    }
+  }
+}
+
+// body(radix) with the stage's radix as a compile-time constant (2, 3 or 4); false for others.
+template <class Body>
+HWY_INLINE bool with_radix(int64_t p, const Body& body) {
+  switch (p) {
+    case 2: return body(std::integral_constant<int, 2>()), true;
+    case 3: return body(std::integral_constant<int, 3>()), true;
+    case 4: return body(std::integral_constant<int, 4>()), true;
+    default: return false;
+  }
+}
+
 // One Stockham stage from x into y; `lanes` signals side by side, so a butterfly's p inputs are
 // runs of L = s * lanes elements that share their twiddles.
 template <class T>
 void stage(const typename Plan<T>::Stage& st, int sign, Planes<T> x, Planes<T> y, int64_t lanes) {
   const int64_t p = st.p, m = st.m, L = st.s * lanes;
+  const Layout at{1, 0, L, m * L, p * L, L, L};
+  if (with_radix(p, [&](auto radix) { butterflies<decltype(radix)::value, false>(st, sign, x, y, at); })) return;
+  // a generic radix p: output r = sum_q x_q root^(q r), accumulated in place
   const T* twr = st.tw_re.data();
   const T* twi = st.tw_im.data();
-  switch (p) {
-    case 2:
-      for (int64_t j = 0; j < m; ++j) {
-        const Planes<T> a = x.offset(j * L), b = x.offset((j + m) * L), y0 = y.offset(2 * j * L),
-                        y1 = y.offset((2 * j + 1) * L);
-        over<T>(L, [&](auto d, int64_t t) {
-          hn::Vec<decltype(d)> ar, ai, br, bi;
-          load(d, a, t, ar, ai);
-          load(d, b, t, br, bi);
-          auto dr = hn::Sub(ar, br), di = hn::Sub(ai, bi);
-          cmul(dr, di, hn::Set(d, twr[j]), hn::Set(d, twi[j]));
-          store(d, hn::Add(ar, br), hn::Add(ai, bi), y0, t);
-          store(d, dr, di, y1, t);
-        });
-      }
-      return;
-    case 3: {
-      const T s1 = static_cast<T>(sign * 0.86602540378443864676);
-      for (int64_t j = 0; j < m; ++j) {
-        const Planes<T> a = x.offset(j * L), b = x.offset((j + m) * L), c = x.offset((j + 2 * m) * L);
-        const Planes<T> y0 = y.offset(3 * j * L), y1 = y.offset((3 * j + 1) * L), y2 = y.offset((3 * j + 2) * L);
-        over<T>(L, [&](auto d, int64_t t) {
-          hn::Vec<decltype(d)> ar, ai, br, bi, cr, ci;
-          load(d, a, t, ar, ai);
-          load(d, b, t, br, bi);
-          load(d, c, t, cr, ci);
-          const auto tr = hn::Add(br, cr), ti = hn::Add(bi, ci);
-          const auto half = hn::Set(d, T(-0.5)), sv = hn::Set(d, s1);
-          const auto ur = hn::MulAdd(half, tr, ar), ui = hn::MulAdd(half, ti, ai);
-          // v = i s1 (b - c)
-          const auto vr = hn::Mul(hn::Neg(sv), hn::Sub(bi, ci)), vi = hn::Mul(sv, hn::Sub(br, cr));
-          auto pr = hn::Add(ur, vr), pi = hn::Add(ui, vi), qr = hn::Sub(ur, vr), qi = hn::Sub(ui, vi);
-          cmul(pr, pi, hn::Set(d, twr[2 * j]), hn::Set(d, twi[2 * j]));
-          cmul(qr, qi, hn::Set(d, twr[2 * j + 1]), hn::Set(d, twi[2 * j + 1]));
-          store(d, hn::Add(ar, tr), hn::Add(ai, ti), y0, t);
-          store(d, pr, pi, y1, t);
-          store(d, qr, qi, y2, t);
-        });
-      }
-      return;
-    }
-    case 4:
-      for (int64_t j = 0; j < m; ++j) {
-        const Planes<T> a = x.offset(j * L), b = x.offset((j + m) * L), c = x.offset((j + 2 * m) * L),
-                        e = x.offset((j + 3 * m) * L);
-        const Planes<T> y0 = y.offset(4 * j * L), y1 = y.offset((4 * j + 1) * L), y2 = y.offset((4 * j + 2) * L),
-                        y3 = y.offset((4 * j + 3) * L);
-        over<T>(L, [&](auto d, int64_t t) {
-          hn::Vec<decltype(d)> ar, ai, br, bi, cr, ci, er, ei;
-          load(d, a, t, ar, ai);
-          load(d, b, t, br, bi);
-          load(d, c, t, cr, ci);
-          load(d, e, t, er, ei);
-          const auto apcr = hn::Add(ar, cr), apci = hn::Add(ai, ci), amcr = hn::Sub(ar, cr), amci = hn::Sub(ai, ci);
-          const auto bper = hn::Add(br, er), bpei = hn::Add(bi, ei);
-          // (b - e) times sign * i
-          const auto dr = hn::Sub(br, er), di = hn::Sub(bi, ei);
-          const auto rr = sign < 0 ? di : hn::Neg(di), ri = sign < 0 ? hn::Neg(dr) : dr;
-          auto p1r = hn::Add(amcr, rr), p1i = hn::Add(amci, ri);
-          auto p2r = hn::Sub(apcr, bper), p2i = hn::Sub(apci, bpei);
-          auto p3r = hn::Sub(amcr, rr), p3i = hn::Sub(amci, ri);
-          cmul(p1r, p1i, hn::Set(d, twr[3 * j]), hn::Set(d, twi[3 * j]));
-          cmul(p2r, p2i, hn::Set(d, twr[3 * j + 1]), hn::Set(d, twi[3 * j + 1]));
-          cmul(p3r, p3i, hn::Set(d, twr[3 * j + 2]), hn::Set(d, twi[3 * j + 2]));
-          store(d, hn::Add(apcr, bper), hn::Add(apci, bpei), y0, t);
-          store(d, p1r, p1i, y1, t);
-          store(d, p2r, p2i, y2, t);
-          store(d, p3r, p3i, y3, t);
-        });
-      }
-      return;
-    default:  // a generic radix p: output r = sum_q x_q root^(q r), accumulated in place
-      for (int64_t j = 0; j < m; ++j) {
-        for (int64_t r = 0; r < p; ++r) {
-          const Planes<T> out = y.offset((p * j + r) * L);
-          over<T>(L, [&](auto d, int64_t t) {
-            auto accr = hn::LoadU(d, x.re + j * L + t), acci = hn::LoadU(d, x.im + j * L + t);
-            for (int64_t q = 1; q < p; ++q) {
-              const size_t k = static_cast<size_t>((q * r) % p);
-              const auto wr = hn::Set(d, st.root_re[k]), wi = hn::Set(d, st.root_im[k]);
-              const auto vr = hn::LoadU(d, x.re + (j + q * m) * L + t), vi = hn::LoadU(d, x.im + (j + q * m) * L + t);
-              accr = hn::Add(accr, hn::MulSub(vr, wr, hn::Mul(vi, wi)));
-              acci = hn::Add(acci, hn::MulAdd(vr, wi, hn::Mul(vi, wr)));
-            }
-            if (r > 0) {
-              const int64_t k = j * (p - 1) + r - 1;
-              cmul(accr, acci, hn::Set(d, twr[k]), hn::Set(d, twi[k]));
-            }
-            store(d, accr, acci, out, t);
-          });
+  for (int64_t j = 0; j < m; ++j) {
+    for (int64_t r = 0; r < p; ++r) {
+      const Planes<T> out = y.offset((p * j + r) * L);
+      over<T>(L, [&](auto d, int64_t t) {
+        auto accr = hn::LoadU(d, x.re + j * L + t), acci = hn::LoadU(d, x.im + j * L + t);
+        for (int64_t q = 1; q < p; ++q) {
+          const size_t k = static_cast<size_t>((q * r) % p);
+          const auto wr = hn::Set(d, st.root_re[k]), wi = hn::Set(d, st.root_im[k]);
+          const auto vr = hn::LoadU(d, x.re + (j + q * m) * L + t), vi = hn::LoadU(d, x.im + (j + q * m) * L + t);
+          accr = hn::Add(accr, hn::MulSub(vr, wr, hn::Mul(vi, wi)));
+          acci = hn::Add(acci, hn::MulAdd(vr, wi, hn::Mul(vi, wr)));
         }
-      }
+        if (r > 0) {
+          const int64_t k = j * (p - 1) + r - 1;
+          cmul(accr, acci, hn::Set(d, twr[k]), hn::Set(d, twi[k]));
+        }
+        store(d, accr, acci, out, t);
+      });
+    }
   }
 }
 
@@ -224,6 +248,50 @@ void scale_rows(const T* cr, const T* ci, Planes<T> in, Planes<T> out, int64_t c
   }
 }
 
+// Bluestein's convolution in place for a full vector of signals. The Stockham stages stream
+// the whole work buffer (2.65 MB for 16 float signals of 20736 points) through L3 once per stage;
+// instead, the forward transform runs in place decimated in frequency, which leaves each block of
+// a stage an independent sub-transform and the spectrum in digit-reversed order. The filter is
+// stored in that order, and the inverse runs the transposed stages (decimated in time) in reverse,
+// which takes that order back to the natural one. So the two transforms go depth first: a block
+// of up to kCacheBlock bytes runs all its remaining stages, its filter product and its inverse
+// stages while it stays in L1; each larger block one stage before and one after its sub-blocks.
+constexpr int64_t kCacheBlock = 16 << 10;
+
+// Stage st on each of its blocks in the `len` elements (of N lanes) at w, in place: decimated in
+// frequency, or for the inverse its transpose.
+template <class T>
+void inplace_stage(const typename Plan<T>::Stage& st, bool inverse, Planes<T> w, int64_t len) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>())), span = st.p * st.m;
+  const Layout at{len / span, span * N, N, st.m * N, N, st.m * N, N};
+  with_radix(st.p, [&](auto radix) {
+    constexpr int P = decltype(radix)::value;
+    if (inverse) {
+      butterflies<P, true>(st, +1, w, w, at);
+    } else {
+      butterflies<P, false>(st, -1, w, w, at);
+    }
+  });
+}
+
+// The convolution on the block of stage i at element `at` of w, from its forward stage i on.
+template <class T>
+void convolve_block(const Plan<T>& plan, Planes<T> w, int64_t at, size_t i) {
+  const auto& fwd = plan.inner_fwd->stages;
+  const auto& inv = plan.inner_inv->stages;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>())), len = fwd[i].p * fwd[i].m;
+  const Planes<T> block = w.offset(at * N);
+  if (len * N * 2 * static_cast<int64_t>(sizeof(T)) > kCacheBlock) {
+    inplace_stage(fwd[i], false, block, len);
+    for (int64_t r = 0; r < fwd[i].p; ++r) convolve_block(plan, w, at + r * fwd[i].m, i + 1);
+    inplace_stage(inv[i], true, block, len);
+    return;
+  }
+  for (size_t s = i; s < fwd.size(); ++s) inplace_stage(fwd[s], false, block, len);
+  scale_rows(plan.filter_dif_re.data() + at, plan.filter_dif_im.data() + at, block, block, len, N);
+  for (size_t s = fwd.size(); s-- > i;) inplace_stage(inv[s], true, block, len);
+}
+
 // Transforms x in place or into w (plan.scratch() elements per lane); returns the planes that
 // hold the result.
 template <class T>
@@ -234,9 +302,14 @@ Planes<T> execute(const Plan<T>& plan, Planes<T> x, Planes<T> w, int64_t lanes) 
     scale_rows(plan.chirp_re.data(), plan.chirp_im.data(), x, a, n, lanes);
     std::fill(a.re + n * lanes, a.re + big * lanes, T(0));
     std::fill(a.im + n * lanes, a.im + big * lanes, T(0));
-    const Planes<T> f = execute(*plan.inner_fwd, a, a_work, lanes);
-    scale_rows(plan.filter_re.data(), plan.filter_im.data(), f, f, big, lanes);
-    const Planes<T> g = execute(*plan.inner_inv, f, f.re == a.re ? a_work : a, lanes);
+    Planes<T> g = a;
+    if (lanes == static_cast<int64_t>(hn::Lanes(hn::ScalableTag<T>()))) {
+      convolve_block(plan, a, 0, 0);
+    } else {  // fewer signals: the Stockham stages, whose later ones vectorize along the signal
+      const Planes<T> f = execute(*plan.inner_fwd, a, a_work, lanes);
+      scale_rows(plan.filter_re.data(), plan.filter_im.data(), f, f, big, lanes);
+      g = execute(*plan.inner_inv, f, f.re == a.re ? a_work : a, lanes);
+    }
     scale_rows(plan.chirp_re.data(), plan.chirp_im.data(), g, x, n, lanes);
     return x;
   }
@@ -558,6 +631,18 @@ std::shared_ptr<const Plan<T>> make_plan(int64_t n, int sign) {
     for (const complex<T>& v : b) {
       plan->filter_re.push_back(v.real());
       plan->filter_im.push_back(v.imag());
+    }
+    // Position `pos` of the in-place forward transform holds frequency k: block r of a stage of
+    // radix p holds the frequencies r + p k' of its sub-transform.
+    for (int64_t pos = 0; pos < big; ++pos) {
+      int64_t k = 0, radices = 1, rest = pos;
+      for (const auto& st : plan->inner_fwd->stages) {
+        k += rest / st.m * radices;
+        rest %= st.m;
+        radices *= st.p;
+      }
+      plan->filter_dif_re.push_back(plan->filter_re[static_cast<size_t>(k)]);
+      plan->filter_dif_im.push_back(plan->filter_im[static_cast<size_t>(k)]);
     }
     return plan;
   }
