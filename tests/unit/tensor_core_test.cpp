@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "ember/ember.h"
@@ -240,6 +241,28 @@ TEST(TensorCore, InplaceOpsBumpTheVersionSharedByViews) {
   v.add_(1);
   EXPECT_GT(t.impl()->storage()->version(), before);
   EXPECT_EQ(t[3].item<float>(), 1.0f);
+}
+
+// libtorch declares in-place methods const: they write the tensor, never the handle, so code
+// that receives `const Tensor&` (a weight to initialise, `leaf.grad()`) writes through it.
+TEST(TensorCore, InplaceMethodsWriteThroughConstReferences) {
+  static_assert(std::is_invocable_v<decltype(&Tensor::zero_), const Tensor&>);
+  static_assert(std::is_invocable_v<decltype(&Tensor::transpose_), const Tensor&, int64_t, int64_t>);
+  const Tensor weight = zeros({2, 3});
+  const Tensor view = weight.view({3, 2});
+  view.add_(1).mul_(3);
+  weight.index_put_({0, 0}, 7);
+  weight.t_();
+  EXPECT_EQ(weight.sizes().vec(), std::vector<int64_t>({3, 2}));
+  EXPECT_TRUE(weight.equal(tensor({7.0f, 3, 3, 3, 3, 3}).view({2, 3}).t()));
+  weight.resize_({6}).fill_(2).sqrt_();
+  EXPECT_TRUE(weight.allclose(full({6}, std::sqrt(2.0))));
+
+  const Tensor leaf = ones({2}, TensorOptions().requires_grad(true));
+  (leaf * 3).sum().backward();
+  EXPECT_TRUE(leaf.grad().equal(full({2}, 3.0)));
+  leaf.grad().zero_();
+  EXPECT_TRUE(leaf.grad().equal(zeros({2})));
 }
 
 TEST(TensorCore, StorageIdsAreNeverReusedWhenAddressesAre) {
