@@ -180,6 +180,10 @@ class Tensor {
   T* data_ptr() const;
   template <class T>
   const T* const_data_ptr() const { return data_ptr<T>(); }
+  template <class T>  // libtorch's deprecated spelling, still in public programs (transfer-learning)
+  [[deprecated("Tensor.data<T>() is deprecated. Please use Tensor.data_ptr<T>() instead.")]] T* data() const {
+    return data_ptr<T>();
+  }
   // Unchecked element access (ember/accessor.h): the tensor must have dtype T and N dims, and
   // outlive a TensorAccessor (so an rvalue has none); packed accessors copy sizes and strides.
   template <class T, size_t N>
