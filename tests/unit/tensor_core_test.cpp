@@ -16,6 +16,7 @@
 
 #include "ember/ember.h"
 #include "ember/torch.h"
+#include "expect_error.h"
 
 namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
 
@@ -265,6 +266,16 @@ TEST(TensorCore, InplaceMethodsWriteThroughConstReferences) {
   EXPECT_TRUE(leaf.grad().equal(zeros({2})));
 }
 
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+TEST(TensorCore, DeprecatedDataOfTIsDataPtr) {
+  const Tensor t = arange(3, kFloat);
+  EXPECT_EQ(t.data<float>(), t.data_ptr<float>());
+  EXPECT_TRUE(t.data().equal(t));  // the untemplated data() is still the detached tensor
+  expect_error([&] { (void)t.data<int64_t>(); }, {"data_ptr", "dtype"});
+}
+#pragma GCC diagnostic pop
+
 TEST(TensorCore, StorageIdsAreNeverReusedWhenAddressesAre) {
   Tensor a = empty({1 << 10});
   const void* data = a.data_ptr();
@@ -376,12 +387,14 @@ TEST(CpuCapability, NamesThePathsTaken) {
     EXPECT_TRUE(cap == "AVX512" || cap == "AVX2") << cap;
   }
   const std::string paths = cpu_kernel_paths();
-  EXPECT_NE(paths.find("Highway"), std::string::npos) << paths;
+  // the kernels really run the capability's path (Highway names AVX-512 AVX3...)
+  Tensor x = arange(100, kFloat);
+  (void)x.exp();
+  EXPECT_NE(cpu_kernel_paths().find(cap == "AVX2" ? "Highway AVX2," : "Highway AVX3"), std::string::npos) << paths;
   EXPECT_NE(paths.find(has_bfloat16_instructions() ? "bfloat16 native" : "bfloat16 emulated"), std::string::npos)
       << paths;
   if (has_amx_instructions()) EXPECT_TRUE(has_bfloat16_instructions());
   // the kernels still compute the same on the lowered path
-  Tensor x = arange(100, kFloat);
   EXPECT_EQ(x.mul(2).sum().item<double>(), 9900.0);
 }
 
