@@ -88,6 +88,11 @@ std::vector<OrderedDict<std::string, double>> decode_param_groups(const StringPa
 void copy_named_tensors(const OrderedDict<std::string, Tensor>& targets, const OrderedDict<std::string, Tensor>& source,
                         bool strict, bool allow_cast, const std::string& what);
 
+// The tensors torch::load(module, path) reads: a safetensors file's, or, for a TorchScript
+// archive (a zip written by libtorch's torch::save(module) or by ScriptModule.save), its
+// parameters and buffers under their qualified names, as libtorch's InputArchive finds them.
+OrderedDict<std::string, Tensor> load_module_tensors(const std::string& path);
+
 }  // namespace detail
 
 // A module's parameters and buffers (state_dict names), for a module, holder or shared_ptr.
@@ -112,12 +117,12 @@ void load(M&& module, std::istream& stream) {
   archive.load_from(stream);
   detail::module_of(module).load(archive);
 }
-// Loads a file written by save(module, path) into a module of the same structure: every key
-// must match with the same shape and dtype.
+// Loads a file written by save(module, path), or a TorchScript archive, into a module of the
+// same structure: every key must match with the same shape and dtype.
 template <class M>
   requires detail::ModuleLike<M>
 void load(M&& module, const std::string& path) {
-  detail::copy_named_tensors(detail::named_tensors(module), load_tensors(path), /*strict=*/true,
+  detail::copy_named_tensors(detail::named_tensors(module), detail::load_module_tensors(path), /*strict=*/true,
                              /*allow_cast=*/false, "load: '" + path + "'");
 }
 

@@ -180,6 +180,10 @@ class Tensor {
   T* data_ptr() const;
   template <class T>
   const T* const_data_ptr() const { return data_ptr<T>(); }
+  template <class T>  // libtorch's deprecated spelling, still in public programs (transfer-learning)
+  [[deprecated("Tensor.data<T>() is deprecated. Please use Tensor.data_ptr<T>() instead.")]] T* data() const {
+    return data_ptr<T>();
+  }
   // Unchecked element access (ember/accessor.h): the tensor must have dtype T and N dims, and
   // outlive a TensorAccessor (so an rvalue has none); packed accessors copy sizes and strides.
   template <class T, size_t N>
@@ -213,7 +217,7 @@ class Tensor {
   // ---- copies, casts, layout ----------------------------------------------------------------
   Tensor contiguous(MemoryFormat format = MemoryFormat::Contiguous) const;
   Tensor clone(std::optional<MemoryFormat> format = std::nullopt) const;
-  Tensor& copy_(const Tensor& src, bool non_blocking = false);
+  Tensor& copy_(const Tensor& src, bool non_blocking = false) const;
   Tensor to(ScalarType dtype, bool non_blocking = false, bool copy = false,
             std::optional<MemoryFormat> format = std::nullopt) const;
   Tensor to(TensorOptions options, bool non_blocking = false, bool copy = false,
@@ -230,10 +234,10 @@ class Tensor {
   Tensor cuda() const;  // raises ember::Error: Ember has no CUDA device
   Tensor toType(ScalarType t) const { return to(t); }
   Tensor type_as(const Tensor& other) const { return to(other.dtype()); }
-  Tensor& fill_(const Scalar& value);
-  Tensor& fill_(const Tensor& value);
-  Tensor& zero_();
-  Tensor& resize_(IntArrayRef sizes, std::optional<MemoryFormat> format = std::nullopt);
+  Tensor& fill_(const Scalar& value) const;
+  Tensor& fill_(const Tensor& value) const;
+  Tensor& zero_() const;
+  Tensor& resize_(IntArrayRef sizes, std::optional<MemoryFormat> format = std::nullopt) const;
   bool equal(const Tensor& other) const;
   bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
   Tensor isclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
@@ -247,9 +251,9 @@ class Tensor {
   Tensor reshape_as(const Tensor& other) const { return reshape(other.sizes()); }
   Tensor permute(IntArrayRef dims) const;
   Tensor transpose(int64_t dim0, int64_t dim1) const;
-  Tensor& transpose_(int64_t dim0, int64_t dim1);
+  Tensor& transpose_(int64_t dim0, int64_t dim1) const;
   Tensor t() const;
-  Tensor& t_();
+  Tensor& t_() const;
   Tensor mT() const;
   // adjoint is mT conjugated; alias a view of the same elements; resolve_neg self (no negative bit)
   Tensor adjoint() const;
@@ -259,7 +263,7 @@ class Tensor {
   Tensor conj() const;
   Tensor resolve_conj() const;
   Tensor conj_physical() const;
-  Tensor& conj_physical_();
+  Tensor& conj_physical_() const;
   Tensor real() const;  // views of the parts (real tensors: real() is self, imag() raises)
   Tensor imag() const;
   Tensor angle() const;
@@ -273,15 +277,16 @@ class Tensor {
   Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
   Tensor squeeze() const;
   Tensor squeeze(int64_t dim) const;
-  Tensor& squeeze_();
-  Tensor& squeeze_(int64_t dim);
+  Tensor& squeeze_() const;
+  Tensor& squeeze_(int64_t dim) const;
   Tensor unsqueeze(int64_t dim) const;
-  Tensor& unsqueeze_(int64_t dim);
+  Tensor& unsqueeze_(int64_t dim) const;
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
   Tensor unflatten(int64_t dim, IntArrayRef sizes) const;
   Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
   Tensor as_strided(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> storage_offset = std::nullopt) const;
-  Tensor& as_strided_(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> storage_offset = std::nullopt);
+  Tensor& as_strided_(IntArrayRef sizes, IntArrayRef strides,
+                      std::optional<int64_t> storage_offset = std::nullopt) const;
   Tensor unfold(int64_t dim, int64_t size, int64_t step) const;
   std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
   std::vector<Tensor> split(IntArrayRef split_sizes, int64_t dim = 0) const;
@@ -290,77 +295,77 @@ class Tensor {
   std::vector<Tensor> unbind(int64_t dim = 0) const;
   Tensor index(ArrayRef<indexing::TensorIndex> indices) const;
   Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
-  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& value);
-  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& value);
-  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value);
-  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& value);
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& value) const;
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& value) const;
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value) const;
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& value) const;
   Tensor operator[](int64_t index) const { return select(0, index); }
 
   // ---- pointwise (pointwise.h) ------------------------------------------------------------
   Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
   Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
-  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
-  Tensor& add_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor& add_(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor& add_(const Scalar& other, const Scalar& alpha = 1) const;
   Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
   Tensor sub(const Scalar& other, const Scalar& alpha = 1) const;
-  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1);
-  Tensor& sub_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor& sub_(const Scalar& other, const Scalar& alpha = 1) const;
   Tensor mul(const Tensor& other) const;
   Tensor mul(const Scalar& other) const;
-  Tensor& mul_(const Tensor& other);
-  Tensor& mul_(const Scalar& other);
+  Tensor& mul_(const Tensor& other) const;
+  Tensor& mul_(const Scalar& other) const;
   Tensor div(const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt) const;
   Tensor div(const Scalar& other, std::optional<std::string_view> rounding_mode = std::nullopt) const;
-  Tensor& div_(const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt);
-  Tensor& div_(const Scalar& other, std::optional<std::string_view> rounding_mode = std::nullopt);
+  Tensor& div_(const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt) const;
+  Tensor& div_(const Scalar& other, std::optional<std::string_view> rounding_mode = std::nullopt) const;
   Tensor remainder(const Tensor& other) const;
   Tensor remainder(const Scalar& other) const;
-  Tensor& remainder_(const Tensor& other);
-  Tensor& remainder_(const Scalar& other);
+  Tensor& remainder_(const Tensor& other) const;
+  Tensor& remainder_(const Scalar& other) const;
   Tensor fmod(const Tensor& other) const;
   Tensor fmod(const Scalar& other) const;
-  Tensor& fmod_(const Tensor& other);
-  Tensor& fmod_(const Scalar& other);
+  Tensor& fmod_(const Tensor& other) const;
+  Tensor& fmod_(const Scalar& other) const;
   Tensor floor_divide(const Tensor& other) const;
   Tensor floor_divide(const Scalar& other) const;
-  Tensor& floor_divide_(const Tensor& other);
-  Tensor& floor_divide_(const Scalar& other);
+  Tensor& floor_divide_(const Tensor& other) const;
+  Tensor& floor_divide_(const Scalar& other) const;
   Tensor pow(const Tensor& exponent) const;
   Tensor pow(const Scalar& exponent) const;
-  Tensor& pow_(const Tensor& exponent);
-  Tensor& pow_(const Scalar& exponent);
+  Tensor& pow_(const Tensor& exponent) const;
+  Tensor& pow_(const Scalar& exponent) const;
   Tensor minimum(const Tensor& other) const;
   Tensor maximum(const Tensor& other) const;
   Tensor atan2(const Tensor& other) const;
   Tensor lerp(const Tensor& end, const Scalar& weight) const;
   Tensor lerp(const Tensor& end, const Tensor& weight) const;
-  Tensor& lerp_(const Tensor& end, const Scalar& weight);
-  Tensor& lerp_(const Tensor& end, const Tensor& weight);
+  Tensor& lerp_(const Tensor& end, const Scalar& weight) const;
+  Tensor& lerp_(const Tensor& end, const Tensor& weight) const;
   Tensor clamp(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
   Tensor clamp(const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt) const;
-  Tensor& clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt);
+  Tensor& clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
   Tensor clamp_min(const Scalar& min) const;
   Tensor clamp_max(const Scalar& max) const;
-  Tensor& clamp_min_(const Scalar& min);
-  Tensor& clamp_max_(const Scalar& max);
-  Tensor& clamp_(const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt);
+  Tensor& clamp_min_(const Scalar& min) const;
+  Tensor& clamp_max_(const Scalar& max) const;
+  Tensor& clamp_(const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt) const;
   Tensor clamp_min(const Tensor& min) const;
   Tensor clamp_max(const Tensor& max) const;
-  Tensor& clamp_min_(const Tensor& min);
-  Tensor& clamp_max_(const Tensor& max);
+  Tensor& clamp_min_(const Tensor& min) const;
+  Tensor& clamp_max_(const Tensor& max) const;
   Tensor max(const Tensor& other) const;  // maximum
   Tensor min(const Tensor& other) const;  // minimum
   Tensor round(int64_t decimals) const;
-  Tensor& round_(int64_t decimals);
+  Tensor& round_(int64_t decimals) const;
   Tensor where(const Tensor& condition, const Tensor& other) const;
   Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
   Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
-  Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
-  Tensor& masked_fill_(const Tensor& mask, const Tensor& value);
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& value) const;
+  Tensor& masked_fill_(const Tensor& mask, const Tensor& value) const;
   Tensor addcmul(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;
   Tensor addcdiv(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;
-  Tensor& addcmul_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
-  Tensor& addcdiv_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
+  Tensor& addcmul_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;
+  Tensor& addcdiv_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;
 
   Tensor eq(const Tensor& other) const;
   Tensor eq(const Scalar& other) const;
@@ -388,7 +393,7 @@ class Tensor {
 
 #define EMBER_UNARY_METHODS(name) \
   Tensor name() const;            \
-  Tensor& name##_();
+  Tensor& name##_() const;
   EMBER_FOR_EACH_UNARY_METHOD(EMBER_UNARY_METHODS)
 #undef EMBER_UNARY_METHODS
   Tensor isnan() const;
@@ -443,17 +448,17 @@ class Tensor {
   Tensor gather(int64_t dim, const Tensor& index, bool sparse_grad = false) const;
   Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
   Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value) const;
-  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src);
-  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value);
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value) const;
   // reduce "add" or "multiply" (not differentiable, as PyTorch's)
   Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) const;
   Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) const;
-  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce);
-  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce);
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) const;
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) const;
   Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
-  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) const;
   Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
-  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1);
+  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
   Tensor masked_select(const Tensor& mask) const;
   Tensor nonzero() const;
   Tensor repeat(IntArrayRef repeats) const;
@@ -461,19 +466,19 @@ class Tensor {
   Tensor roll(IntArrayRef shifts, IntArrayRef dims = {}) const;
   Tensor tril(int64_t diagonal = 0) const;
   Tensor triu(int64_t diagonal = 0) const;
-  Tensor& tril_(int64_t diagonal = 0);
-  Tensor& triu_(int64_t diagonal = 0);
+  Tensor& tril_(int64_t diagonal = 0) const;
+  Tensor& triu_(int64_t diagonal = 0) const;
 
   // ---- linear algebra (linalg.h) ------------------------------------------------------------
   Tensor mm(const Tensor& mat2) const;
   Tensor bmm(const Tensor& mat2) const;
   Tensor matmul(const Tensor& other) const;
   Tensor addmm(const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
-  Tensor& addmm_(const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1, const Scalar& alpha = 1);
+  Tensor& addmm_(const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
   Tensor addmv(const Tensor& mat, const Tensor& vec, const Scalar& beta = 1, const Scalar& alpha = 1) const;
-  Tensor& addmv_(const Tensor& mat, const Tensor& vec, const Scalar& beta = 1, const Scalar& alpha = 1);
+  Tensor& addmv_(const Tensor& mat, const Tensor& vec, const Scalar& beta = 1, const Scalar& alpha = 1) const;
   Tensor baddbmm(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
-  Tensor& baddbmm_(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1, const Scalar& alpha = 1);
+  Tensor& baddbmm_(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
   Tensor dot(const Tensor& tensor) const;
   Tensor vdot(const Tensor& other) const;
   Tensor mv(const Tensor& vec) const;
@@ -520,7 +525,7 @@ class Tensor {
   Tensor data() const { return detach(); }
   Tensor variable_data() const { return detach(); }
   Tensor tensor_data() const { return detach(); }
-  Tensor& detach_();
+  Tensor& detach_() const;
   void retain_grad() const;
   bool retains_grad() const;
   void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
@@ -548,38 +553,38 @@ class Tensor {
   // libtorch's remaining ATen methods (issue 26), defined in src/ops/aten_tail.cpp.
 #define EMBER_COMPOSITE_UNARY_METHODS(name) \
   Tensor name() const;                      \
-  Tensor& name##_();
+  Tensor& name##_() const;
   EMBER_FOR_EACH_COMPOSITE_UNARY(EMBER_COMPOSITE_UNARY_METHODS)
 #undef EMBER_COMPOSITE_UNARY_METHODS
   Tensor positive() const { return *this; }
   Tensor signbit() const;
   Tensor logit(std::optional<double> eps = std::nullopt) const;
-  Tensor& logit_(std::optional<double> eps = std::nullopt);
+  Tensor& logit_(std::optional<double> eps = std::nullopt) const;
   Tensor clip(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
   Tensor clip(const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt) const;
-  Tensor& clip_(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt);
-  Tensor& clip_(const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt);
+  Tensor& clip_(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
+  Tensor& clip_(const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt) const;
   Tensor multiply(const Tensor& other) const;
   Tensor multiply(const Scalar& other) const;
-  Tensor& multiply_(const Tensor& other);
-  Tensor& multiply_(const Scalar& other);
+  Tensor& multiply_(const Tensor& other) const;
+  Tensor& multiply_(const Scalar& other) const;
   Tensor divide(const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt) const;
   Tensor divide(const Scalar& other, std::optional<std::string_view> rounding_mode = std::nullopt) const;
-  Tensor& divide_(const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt);
-  Tensor& divide_(const Scalar& other, std::optional<std::string_view> rounding_mode = std::nullopt);
+  Tensor& divide_(const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt) const;
+  Tensor& divide_(const Scalar& other, std::optional<std::string_view> rounding_mode = std::nullopt) const;
   Tensor true_divide(const Tensor& other) const;
   Tensor true_divide(const Scalar& other) const;
-  Tensor& true_divide_(const Tensor& other);
-  Tensor& true_divide_(const Scalar& other);
+  Tensor& true_divide_(const Tensor& other) const;
+  Tensor& true_divide_(const Scalar& other) const;
   Tensor subtract(const Tensor& other, const Scalar& alpha = 1) const;
   Tensor subtract(const Scalar& other, const Scalar& alpha = 1) const;
-  Tensor& subtract_(const Tensor& other, const Scalar& alpha = 1);
-  Tensor& subtract_(const Scalar& other, const Scalar& alpha = 1);
-#define EMBER_COMPARISON_ALIAS_METHODS(name) \
-  Tensor name(const Tensor& other) const;    \
-  Tensor name(const Scalar& other) const;    \
-  Tensor& name##_(const Tensor& other);      \
-  Tensor& name##_(const Scalar& other);
+  Tensor& subtract_(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor& subtract_(const Scalar& other, const Scalar& alpha = 1) const;
+#define EMBER_COMPARISON_ALIAS_METHODS(name)  \
+  Tensor name(const Tensor& other) const;     \
+  Tensor name(const Scalar& other) const;     \
+  Tensor& name##_(const Tensor& other) const; \
+  Tensor& name##_(const Scalar& other) const;
   EMBER_COMPARISON_ALIAS_METHODS(greater)
   EMBER_COMPARISON_ALIAS_METHODS(greater_equal)
   EMBER_COMPARISON_ALIAS_METHODS(less)
@@ -587,8 +592,8 @@ class Tensor {
   EMBER_COMPARISON_ALIAS_METHODS(not_equal)
 #undef EMBER_COMPARISON_ALIAS_METHODS
 #define EMBER_COMPARISON_INPLACE_METHODS(name) \
-  Tensor& name##_(const Tensor& other);        \
-  Tensor& name##_(const Scalar& other);
+  Tensor& name##_(const Tensor& other) const;  \
+  Tensor& name##_(const Scalar& other) const;
   EMBER_COMPARISON_INPLACE_METHODS(eq)
   EMBER_COMPARISON_INPLACE_METHODS(ne)
   EMBER_COMPARISON_INPLACE_METHODS(lt)
@@ -596,24 +601,24 @@ class Tensor {
   EMBER_COMPARISON_INPLACE_METHODS(gt)
   EMBER_COMPARISON_INPLACE_METHODS(ge)
 #undef EMBER_COMPARISON_INPLACE_METHODS
-  Tensor& logical_and_(const Tensor& other);
-  Tensor& logical_or_(const Tensor& other);
-  Tensor& logical_xor_(const Tensor& other);
-  Tensor& logical_not_();
-  Tensor& bitwise_and_(const Tensor& other);
-  Tensor& bitwise_and_(const Scalar& other);
-  Tensor& bitwise_or_(const Tensor& other);
-  Tensor& bitwise_or_(const Scalar& other);
-  Tensor& bitwise_xor_(const Tensor& other);
-  Tensor& bitwise_xor_(const Scalar& other);
-  Tensor& bitwise_not_();
-  Tensor& cumsum_(int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
-  Tensor& cumprod_(int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+  Tensor& logical_and_(const Tensor& other) const;
+  Tensor& logical_or_(const Tensor& other) const;
+  Tensor& logical_xor_(const Tensor& other) const;
+  Tensor& logical_not_() const;
+  Tensor& bitwise_and_(const Tensor& other) const;
+  Tensor& bitwise_and_(const Scalar& other) const;
+  Tensor& bitwise_or_(const Tensor& other) const;
+  Tensor& bitwise_or_(const Scalar& other) const;
+  Tensor& bitwise_xor_(const Tensor& other) const;
+  Tensor& bitwise_xor_(const Scalar& other) const;
+  Tensor& bitwise_not_() const;
+  Tensor& cumsum_(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor& cumprod_(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor& nan_to_num_(std::optional<double> nan = std::nullopt, std::optional<double> posinf = std::nullopt,
-                      std::optional<double> neginf = std::nullopt);
-#define EMBER_BINARY_MATH_METHODS(name)  \
+                      std::optional<double> neginf = std::nullopt) const;
+#define EMBER_BINARY_MATH_METHODS(name)   \
   Tensor name(const Tensor& other) const; \
-  Tensor& name##_(const Tensor& other);
+  Tensor& name##_(const Tensor& other) const;
   EMBER_BINARY_MATH_METHODS(arctan2)
   EMBER_BINARY_MATH_METHODS(hypot)
   EMBER_BINARY_MATH_METHODS(copysign)
@@ -621,7 +626,7 @@ class Tensor {
   EMBER_BINARY_MATH_METHODS(xlogy)
   EMBER_BINARY_MATH_METHODS(ldexp)
 #undef EMBER_BINARY_MATH_METHODS
-  Tensor& atan2_(const Tensor& other);
+  Tensor& atan2_(const Tensor& other) const;
   Tensor logaddexp(const Tensor& other) const;
   Tensor logaddexp2(const Tensor& other) const;
   Tensor fmax(const Tensor& other) const;
@@ -636,9 +641,9 @@ class Tensor {
   bool is_nonzero() const;
   bool is_neg() const { return false; }
   Tensor swapaxes(int64_t axis0, int64_t axis1) const;
-  Tensor& swapaxes_(int64_t axis0, int64_t axis1);
+  Tensor& swapaxes_(int64_t axis0, int64_t axis1) const;
   Tensor swapdims(int64_t dim0, int64_t dim1) const;
-  Tensor& swapdims_(int64_t dim0, int64_t dim1);
+  Tensor& swapdims_(int64_t dim0, int64_t dim1) const;
   Tensor moveaxis(IntArrayRef source, IntArrayRef destination) const;
   Tensor ravel() const;
   Tensor msort() const;
@@ -664,11 +669,11 @@ class Tensor {
   std::vector<Tensor> unsafe_chunk(int64_t chunks, int64_t dim = 0) const;
   std::vector<Tensor> unsafe_split(int64_t split_size, int64_t dim = 0) const;
   Tensor index_fill(int64_t dim, const Tensor& index, const Scalar& value) const;
-  Tensor& index_fill_(int64_t dim, const Tensor& index, const Scalar& value);
+  Tensor& index_fill_(int64_t dim, const Tensor& index, const Scalar& value) const;
   Tensor index_copy(int64_t dim, const Tensor& index, const Tensor& source) const;
-  Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source);
+  Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source) const;
   Tensor masked_scatter(const Tensor& mask, const Tensor& source) const;
-  Tensor& masked_scatter_(const Tensor& mask, const Tensor& source);
+  Tensor& masked_scatter_(const Tensor& mask, const Tensor& source) const;
   Tensor select_scatter(const Tensor& src, int64_t dim, int64_t index) const;
   Tensor slice_scatter(const Tensor& src, int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
                        std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
@@ -688,15 +693,15 @@ class Tensor {
               const std::optional<Tensor>& append = std::nullopt) const;
   Tensor dist(const Tensor& other, const Scalar& p = 2) const;
   Tensor renorm(const Scalar& p, int64_t dim, const Scalar& maxnorm) const;
-  Tensor& renorm_(const Scalar& p, int64_t dim, const Scalar& maxnorm);
+  Tensor& renorm_(const Scalar& p, int64_t dim, const Scalar& maxnorm) const;
   Tensor quantile(double q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
                   std::string_view interpolation = "linear") const;
-  Tensor& uniform_(double from = 0, double to = 1, Generator* generator = nullptr);
-  Tensor& normal_(double mean = 0, double std = 1, Generator* generator = nullptr);
-  Tensor& exponential_(double lambd = 1, Generator* generator = nullptr);
-  Tensor& cauchy_(double median = 0, double sigma = 1, Generator* generator = nullptr);
-  Tensor& log_normal_(double mean = 1, double std = 2, Generator* generator = nullptr);
-  Tensor& geometric_(double p, Generator* generator = nullptr);
+  Tensor& uniform_(double from = 0, double to = 1, Generator* generator = nullptr) const;
+  Tensor& normal_(double mean = 0, double std = 1, Generator* generator = nullptr) const;
+  Tensor& exponential_(double lambd = 1, Generator* generator = nullptr) const;
+  Tensor& cauchy_(double median = 0, double sigma = 1, Generator* generator = nullptr) const;
+  Tensor& log_normal_(double mean = 1, double std = 2, Generator* generator = nullptr) const;
+  Tensor& geometric_(double p, Generator* generator = nullptr) const;
 
   // libtorch's ATen methods, round 2 (issue 26): defined in src/ops/aten_tail2*.cpp; the device
   // queries give libtorch's answers for a dense CPU tensor.
@@ -730,44 +735,44 @@ class Tensor {
   std::vector<Tensor> nonzero_numpy() const;
   std::vector<Tensor> unsafe_split_with_sizes(IntArrayRef split_sizes, int64_t dim = 0) const;
   const Tensor& resize_as_(const Tensor& the_template, std::optional<MemoryFormat> memory_format = std::nullopt) const;
-  Tensor& fill_diagonal_(const Scalar& fill_value, bool wrap = false);
-  Tensor& float_power_(const Scalar& exponent);
-  Tensor& float_power_(const Tensor& exponent);
+  Tensor& fill_diagonal_(const Scalar& fill_value, bool wrap = false) const;
+  Tensor& float_power_(const Scalar& exponent) const;
+  Tensor& float_power_(const Tensor& exponent) const;
   Tensor bitwise_left_shift(const Tensor& other) const;
   Tensor bitwise_left_shift(const Scalar& other) const;
-  Tensor& bitwise_left_shift_(const Tensor& other);
-  Tensor& bitwise_left_shift_(const Scalar& other);
+  Tensor& bitwise_left_shift_(const Tensor& other) const;
+  Tensor& bitwise_left_shift_(const Scalar& other) const;
   Tensor bitwise_right_shift(const Tensor& other) const;
   Tensor bitwise_right_shift(const Scalar& other) const;
-  Tensor& bitwise_right_shift_(const Tensor& other);
-  Tensor& bitwise_right_shift_(const Scalar& other);
+  Tensor& bitwise_right_shift_(const Tensor& other) const;
+  Tensor& bitwise_right_shift_(const Scalar& other) const;
   Tensor gcd(const Tensor& other) const;
-  Tensor& gcd_(const Tensor& other);
+  Tensor& gcd_(const Tensor& other) const;
   Tensor lcm(const Tensor& other) const;
-  Tensor& lcm_(const Tensor& other);
+  Tensor& lcm_(const Tensor& other) const;
   Tensor nextafter(const Tensor& other) const;
-  Tensor& nextafter_(const Tensor& other);
+  Tensor& nextafter_(const Tensor& other) const;
   std::tuple<Tensor, Tensor> frexp() const;
   Tensor lgamma() const;
-  Tensor& lgamma_();
+  Tensor& lgamma_() const;
   Tensor digamma() const;
-  Tensor& digamma_();
+  Tensor& digamma_() const;
   Tensor polygamma(int64_t n) const;
-  Tensor& polygamma_(int64_t n);
+  Tensor& polygamma_(int64_t n) const;
   Tensor mvlgamma(int64_t p) const;
-  Tensor& mvlgamma_(int64_t p);
+  Tensor& mvlgamma_(int64_t p) const;
   Tensor i0() const;
-  Tensor& i0_();
+  Tensor& i0_() const;
   Tensor igamma(const Tensor& other) const;
-  Tensor& igamma_(const Tensor& other);
+  Tensor& igamma_(const Tensor& other) const;
   Tensor igammac(const Tensor& other) const;
-  Tensor& igammac_(const Tensor& other);
+  Tensor& igammac_(const Tensor& other) const;
   Tensor cross(const Tensor& other, std::optional<int64_t> dim = std::nullopt) const;
   Tensor inner(const Tensor& other) const;
   Tensor addr(const Tensor& vec1, const Tensor& vec2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
-  Tensor& addr_(const Tensor& vec1, const Tensor& vec2, const Scalar& beta = 1, const Scalar& alpha = 1);
+  Tensor& addr_(const Tensor& vec1, const Tensor& vec2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
   Tensor addbmm(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
-  Tensor& addbmm_(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1, const Scalar& alpha = 1);
+  Tensor& addbmm_(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
   Tensor smm(const Tensor& mat2) const;
   Tensor cov(int64_t correction = 1, const std::optional<Tensor>& fweights = std::nullopt,
              const std::optional<Tensor>& aweights = std::nullopt) const;
@@ -791,23 +796,23 @@ class Tensor {
   Tensor index_reduce(int64_t dim, const Tensor& index, const Tensor& source, std::string_view reduce,
                       bool include_self = true) const;
   Tensor& index_reduce_(int64_t dim, const Tensor& index, const Tensor& source, std::string_view reduce,
-                        bool include_self = true);
+                        bool include_self = true) const;
   Tensor put(const Tensor& index, const Tensor& source, bool accumulate = false) const;
-  Tensor& put_(const Tensor& index, const Tensor& source, bool accumulate = false);
+  Tensor& put_(const Tensor& index, const Tensor& source, bool accumulate = false) const;
   Tensor scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
                         bool include_self = true) const;
   Tensor& scatter_reduce_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
-                          bool include_self = true);
+                          bool include_self = true) const;
   Tensor as_strided_scatter(const Tensor& src, IntArrayRef size, IntArrayRef stride,
                             std::optional<int64_t> storage_offset = std::nullopt) const;
   Tensor bernoulli(Generator* generator = nullptr) const;
   Tensor bernoulli(double p, Generator* generator = nullptr) const;
-  Tensor& bernoulli_(const Tensor& p, Generator* generator = nullptr);
-  Tensor& bernoulli_(double p = 0.5, Generator* generator = nullptr);
+  Tensor& bernoulli_(const Tensor& p, Generator* generator = nullptr) const;
+  Tensor& bernoulli_(double p = 0.5, Generator* generator = nullptr) const;
   Tensor multinomial(int64_t num_samples, bool replacement = false, Generator* generator = nullptr) const;
-  Tensor& random_(Generator* generator = nullptr);
-  Tensor& random_(int64_t from, std::optional<int64_t> to, Generator* generator = nullptr);
-  Tensor& random_(int64_t to, Generator* generator = nullptr);
+  Tensor& random_(Generator* generator = nullptr) const;
+  Tensor& random_(int64_t from, std::optional<int64_t> to, Generator* generator = nullptr) const;
+  Tensor& random_(int64_t to, Generator* generator = nullptr) const;
 
   Tensor& operator+=(const Tensor& o) { return add_(o); }
   Tensor& operator+=(const Scalar& o) { return add_(o); }
@@ -821,6 +826,9 @@ class Tensor {
   Tensor operator~() const { return bitwise_not(); }
 
  private:
+  // In-place methods are const, as libtorch's: they change the tensor's data or metadata, which
+  // live in the shared TensorImpl, never the handle, so `const Tensor& w; w.zero_()` works.
+  Tensor& mutable_self() const { return const_cast<Tensor&>(*this); }
   TensorImpl* checked_impl() const {
     EMBER_CHECK(impl_, "Tensor", "the tensor is undefined (default-constructed)");
     return impl_.get();

@@ -214,10 +214,10 @@ Tensor Tensor::detach() const {
   return Tensor(std::move(out));
 }
 
-Tensor& Tensor::detach_() {
+Tensor& Tensor::detach_() const {
   checked_impl()->set_autograd_meta(nullptr);
   impl_->set_requires_grad_flag(false);
-  return *this;
+  return mutable_self();
 }
 
 void Tensor::retain_grad() const {

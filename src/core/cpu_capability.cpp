@@ -13,6 +13,7 @@
 
 #include "ember/error.h"
 #include "ember/parallel.h"
+#include "kernels/cpu/pointwise.h"
 
 namespace ember {
 namespace {
@@ -22,12 +23,15 @@ constexpr int64_t kAvx512Targets = HWY_AVX3 | HWY_AVX3_DL;
 // AVX2 (CMakeLists.txt), so Highway's targets here include the baseline theirs lack.
 constexpr int64_t kKernelTargets = HWY_TARGETS & (kAvx512Targets | HWY_AVX2);
 
+int64_t compiled_targets();
+
 void apply_environment() {
   const char* env = std::getenv("EMBER_CPU_CAPABILITY");
   if (!env || !*env) return;
   const std::string_view want(env);
   if (want == "avx2" || want == "AVX2") {
     hwy::DisableTargets(kAvx512Targets);
+    compiled_targets();
   } else if (want != "avx512" && want != "AVX512") {
     // Read before main: an exception here could not be caught, so a bad value is reported and
     // ignored. ("default", PyTorch's scalar path, is not compiled: Ember's kernels need AVX2.)
@@ -44,8 +48,15 @@ bool has_isa(dnnl::cpu_isa isa) {
   return (have & want) == want;
 }
 
-// The targets this CPU supports among those Ember's kernels are compiled for.
-int64_t compiled_targets() { return hwy::SupportedTargets() & kKernelTargets; }
+// The targets this CPU supports among those Ember's kernels are compiled for. Highway 1.0's
+// SupportedTargets() re-arms the dispatch with every target the CPU has before it applies
+// DisableTargets' mask, so each call is followed by arming it with the masked set: without this,
+// the first call (at the first tensor) put the kernels back on AVX-512 under EMBER_CPU_CAPABILITY=avx2.
+int64_t compiled_targets() {
+  const int64_t supported = hwy::SupportedTargets();
+  hwy::GetChosenTarget().Update(supported);
+  return supported & kKernelTargets;
+}
 
 }  // namespace
 
@@ -87,9 +98,8 @@ std::string cpu_kernel_paths() {
   } else {
     isa = "below avx2";
   }
-  const int64_t targets = compiled_targets();
-  const int64_t best = targets & -targets;  // Highway's lowest bit is its best target
-  return std::string("Highway ") + hwy::TargetName(best) + ", oneDNN " + isa + ", bfloat16 " +
+  compiled_targets();  // arms the dispatch if no kernel ran yet
+  return std::string("Highway ") + hwy::TargetName(kernels::dispatched_target()) + ", oneDNN " + isa + ", bfloat16 " +
          (has_bfloat16_instructions() ? "native" : "emulated");
 }
 

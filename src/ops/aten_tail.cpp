@@ -87,10 +87,10 @@ Tensor arccosh(const Tensor& self) { return acosh(self); }
 Tensor arcsinh(const Tensor& self) { return asinh(self); }
 Tensor arctanh(const Tensor& self) { return atanh(self); }
 
-#define EMBER_DEFINE_COMPOSITE_UNARY(name)                                          \
-  Tensor& name##_(Tensor& self) { return write_back(#name "_", self, name(operand(self))); }   \
-  Tensor Tensor::name() const { return ember::name(*this); }                      \
-  Tensor& Tensor::name##_() { return ember::name##_(*this); }
+#define EMBER_DEFINE_COMPOSITE_UNARY(name)                                                   \
+  Tensor& name##_(Tensor& self) { return write_back(#name "_", self, name(operand(self))); } \
+  Tensor Tensor::name() const { return ember::name(*this); }                                 \
+  Tensor& Tensor::name##_() const { return ember::name##_(mutable_self()); }
 EMBER_FOR_EACH_COMPOSITE_UNARY(EMBER_DEFINE_COMPOSITE_UNARY)
 #undef EMBER_DEFINE_COMPOSITE_UNARY
 
@@ -114,7 +114,7 @@ Tensor logit(const Tensor& self, std::optional<double> eps) {
 }
 Tensor& logit_(Tensor& self, std::optional<double> eps) { return write_back("logit_", self, logit(operand(self), eps)); }
 Tensor Tensor::logit(std::optional<double> eps) const { return ember::logit(*this, eps); }
-Tensor& Tensor::logit_(std::optional<double> eps) { return ember::logit_(*this, eps); }
+Tensor& Tensor::logit_(std::optional<double> eps) const { return ember::logit_(mutable_self(), eps); }
 
 // ---- free forms of methods, and aliases ----
 Tensor clone(const Tensor& self, std::optional<MemoryFormat> memory_format) { return self.clone(memory_format); }
@@ -151,8 +151,12 @@ Tensor Tensor::clip(const std::optional<Scalar>& min, const std::optional<Scalar
 Tensor Tensor::clip(const std::optional<Tensor>& min, const std::optional<Tensor>& max) const {
   return clamp(min, max);
 }
-Tensor& Tensor::clip_(const std::optional<Scalar>& min, const std::optional<Scalar>& max) { return clamp_(min, max); }
-Tensor& Tensor::clip_(const std::optional<Tensor>& min, const std::optional<Tensor>& max) { return clamp_(min, max); }
+Tensor& Tensor::clip_(const std::optional<Scalar>& min, const std::optional<Scalar>& max) const {
+  return clamp_(min, max);
+}
+Tensor& Tensor::clip_(const std::optional<Tensor>& min, const std::optional<Tensor>& max) const {
+  return clamp_(min, max);
+}
 
 Tensor multiply(const Tensor& self, const Tensor& other) { return mul(self, other); }
 Tensor multiply(const Tensor& self, const Scalar& other) { return mul(self, other); }
@@ -168,28 +172,28 @@ Tensor subtract(const Tensor& self, const Tensor& other, const Scalar& alpha) { 
 Tensor subtract(const Tensor& self, const Scalar& other, const Scalar& alpha) { return sub(self, other, alpha); }
 Tensor Tensor::multiply(const Tensor& other) const { return mul(other); }
 Tensor Tensor::multiply(const Scalar& other) const { return mul(other); }
-Tensor& Tensor::multiply_(const Tensor& other) { return mul_(other); }
-Tensor& Tensor::multiply_(const Scalar& other) { return mul_(other); }
+Tensor& Tensor::multiply_(const Tensor& other) const { return mul_(other); }
+Tensor& Tensor::multiply_(const Scalar& other) const { return mul_(other); }
 Tensor Tensor::divide(const Tensor& other, std::optional<std::string_view> mode) const { return div(other, mode); }
 Tensor Tensor::divide(const Scalar& other, std::optional<std::string_view> mode) const { return div(other, mode); }
-Tensor& Tensor::divide_(const Tensor& other, std::optional<std::string_view> mode) { return div_(other, mode); }
-Tensor& Tensor::divide_(const Scalar& other, std::optional<std::string_view> mode) { return div_(other, mode); }
+Tensor& Tensor::divide_(const Tensor& other, std::optional<std::string_view> mode) const { return div_(other, mode); }
+Tensor& Tensor::divide_(const Scalar& other, std::optional<std::string_view> mode) const { return div_(other, mode); }
 Tensor Tensor::true_divide(const Tensor& other) const { return div(other); }
 Tensor Tensor::true_divide(const Scalar& other) const { return div(other); }
-Tensor& Tensor::true_divide_(const Tensor& other) { return div_(other); }
-Tensor& Tensor::true_divide_(const Scalar& other) { return div_(other); }
+Tensor& Tensor::true_divide_(const Tensor& other) const { return div_(other); }
+Tensor& Tensor::true_divide_(const Scalar& other) const { return div_(other); }
 Tensor Tensor::subtract(const Tensor& other, const Scalar& alpha) const { return sub(other, alpha); }
 Tensor Tensor::subtract(const Scalar& other, const Scalar& alpha) const { return sub(other, alpha); }
-Tensor& Tensor::subtract_(const Tensor& other, const Scalar& alpha) { return sub_(other, alpha); }
-Tensor& Tensor::subtract_(const Scalar& other, const Scalar& alpha) { return sub_(other, alpha); }
+Tensor& Tensor::subtract_(const Tensor& other, const Scalar& alpha) const { return sub_(other, alpha); }
+Tensor& Tensor::subtract_(const Scalar& other, const Scalar& alpha) const { return sub_(other, alpha); }
 
-#define EMBER_DEFINE_COMPARISON_ALIAS(alias, op)                                                  \
-  Tensor alias(const Tensor& self, const Tensor& other) { return op(self, other); }               \
-  Tensor alias(const Tensor& self, const Scalar& other) { return op(self, other); }               \
-  Tensor Tensor::alias(const Tensor& other) const { return ember::op(*this, other); }             \
-  Tensor Tensor::alias(const Scalar& other) const { return ember::op(*this, other); }             \
-  Tensor& Tensor::alias##_(const Tensor& other) { return op##_(other); }                          \
-  Tensor& Tensor::alias##_(const Scalar& other) { return op##_(other); }
+#define EMBER_DEFINE_COMPARISON_ALIAS(alias, op)                                      \
+  Tensor alias(const Tensor& self, const Tensor& other) { return op(self, other); }   \
+  Tensor alias(const Tensor& self, const Scalar& other) { return op(self, other); }   \
+  Tensor Tensor::alias(const Tensor& other) const { return ember::op(*this, other); } \
+  Tensor Tensor::alias(const Scalar& other) const { return ember::op(*this, other); } \
+  Tensor& Tensor::alias##_(const Tensor& other) const { return op##_(other); }        \
+  Tensor& Tensor::alias##_(const Scalar& other) const { return op##_(other); }
 EMBER_DEFINE_COMPARISON_ALIAS(greater, gt)
 EMBER_DEFINE_COMPARISON_ALIAS(greater_equal, ge)
 EMBER_DEFINE_COMPARISON_ALIAS(less, lt)
@@ -197,9 +201,9 @@ EMBER_DEFINE_COMPARISON_ALIAS(less_equal, le)
 EMBER_DEFINE_COMPARISON_ALIAS(not_equal, ne)
 #undef EMBER_DEFINE_COMPARISON_ALIAS
 // In-place comparisons write 1/0 in self's dtype, as libtorch's eq_ does.
-#define EMBER_DEFINE_COMPARISON_INPLACE(op)                                                        \
-  Tensor& Tensor::op##_(const Tensor& other) { return copy_(ember::op(*this, other)); }           \
-  Tensor& Tensor::op##_(const Scalar& other) { return copy_(ember::op(*this, other)); }
+#define EMBER_DEFINE_COMPARISON_INPLACE(op)                                                            \
+  Tensor& Tensor::op##_(const Tensor& other) const { return copy_(ember::op(mutable_self(), other)); } \
+  Tensor& Tensor::op##_(const Scalar& other) const { return copy_(ember::op(mutable_self(), other)); }
 EMBER_DEFINE_COMPARISON_INPLACE(eq)
 EMBER_DEFINE_COMPARISON_INPLACE(ne)
 EMBER_DEFINE_COMPARISON_INPLACE(lt)
@@ -207,19 +211,33 @@ EMBER_DEFINE_COMPARISON_INPLACE(le)
 EMBER_DEFINE_COMPARISON_INPLACE(gt)
 EMBER_DEFINE_COMPARISON_INPLACE(ge)
 #undef EMBER_DEFINE_COMPARISON_INPLACE
-Tensor& Tensor::logical_and_(const Tensor& other) { return copy_(ember::logical_and(*this, other)); }
-Tensor& Tensor::logical_or_(const Tensor& other) { return copy_(ember::logical_or(*this, other)); }
-Tensor& Tensor::logical_xor_(const Tensor& other) { return copy_(ember::logical_xor(*this, other)); }
-Tensor& Tensor::logical_not_() { return copy_(ember::logical_not(*this)); }
-Tensor& Tensor::bitwise_and_(const Tensor& other) { return write_back("bitwise_and_", *this, bitwise_and(other)); }
-Tensor& Tensor::bitwise_and_(const Scalar& other) { return write_back("bitwise_and_", *this, bitwise_and(other)); }
-Tensor& Tensor::bitwise_or_(const Tensor& other) { return write_back("bitwise_or_", *this, bitwise_or(other)); }
-Tensor& Tensor::bitwise_or_(const Scalar& other) { return write_back("bitwise_or_", *this, bitwise_or(other)); }
-Tensor& Tensor::bitwise_xor_(const Tensor& other) { return write_back("bitwise_xor_", *this, bitwise_xor(other)); }
-Tensor& Tensor::bitwise_xor_(const Scalar& other) { return write_back("bitwise_xor_", *this, bitwise_xor(other)); }
-Tensor& Tensor::bitwise_not_() { return copy_(bitwise_not()); }
-Tensor& Tensor::cumsum_(int64_t dim, std::optional<ScalarType> dtype) { return copy_(cumsum(dim, dtype)); }
-Tensor& Tensor::cumprod_(int64_t dim, std::optional<ScalarType> dtype) { return copy_(operand(*this).cumprod(dim, dtype)); }
+Tensor& Tensor::logical_and_(const Tensor& other) const { return copy_(ember::logical_and(mutable_self(), other)); }
+Tensor& Tensor::logical_or_(const Tensor& other) const { return copy_(ember::logical_or(mutable_self(), other)); }
+Tensor& Tensor::logical_xor_(const Tensor& other) const { return copy_(ember::logical_xor(mutable_self(), other)); }
+Tensor& Tensor::logical_not_() const { return copy_(ember::logical_not(mutable_self())); }
+Tensor& Tensor::bitwise_and_(const Tensor& other) const {
+  return write_back("bitwise_and_", mutable_self(), bitwise_and(other));
+}
+Tensor& Tensor::bitwise_and_(const Scalar& other) const {
+  return write_back("bitwise_and_", mutable_self(), bitwise_and(other));
+}
+Tensor& Tensor::bitwise_or_(const Tensor& other) const {
+  return write_back("bitwise_or_", mutable_self(), bitwise_or(other));
+}
+Tensor& Tensor::bitwise_or_(const Scalar& other) const {
+  return write_back("bitwise_or_", mutable_self(), bitwise_or(other));
+}
+Tensor& Tensor::bitwise_xor_(const Tensor& other) const {
+  return write_back("bitwise_xor_", mutable_self(), bitwise_xor(other));
+}
+Tensor& Tensor::bitwise_xor_(const Scalar& other) const {
+  return write_back("bitwise_xor_", mutable_self(), bitwise_xor(other));
+}
+Tensor& Tensor::bitwise_not_() const { return copy_(bitwise_not()); }
+Tensor& Tensor::cumsum_(int64_t dim, std::optional<ScalarType> dtype) const { return copy_(cumsum(dim, dtype)); }
+Tensor& Tensor::cumprod_(int64_t dim, std::optional<ScalarType> dtype) const {
+  return copy_(operand(mutable_self()).cumprod(dim, dtype));
+}
 
 Tensor concat(TensorList tensors, int64_t dim) { return cat(tensors, dim); }
 Tensor concatenate(TensorList tensors, int64_t dim) { return cat(tensors, dim); }
@@ -234,9 +252,9 @@ Tensor moveaxis(const Tensor& self, int64_t source, int64_t destination) {
 Tensor ravel(const Tensor& self) { return self.reshape({-1}); }
 Tensor msort(const Tensor& self) { return std::get<0>(self.sort(0)); }
 Tensor Tensor::swapaxes(int64_t axis0, int64_t axis1) const { return transpose(axis0, axis1); }
-Tensor& Tensor::swapaxes_(int64_t axis0, int64_t axis1) { return transpose_(axis0, axis1); }
+Tensor& Tensor::swapaxes_(int64_t axis0, int64_t axis1) const { return transpose_(axis0, axis1); }
 Tensor Tensor::swapdims(int64_t dim0, int64_t dim1) const { return transpose(dim0, dim1); }
-Tensor& Tensor::swapdims_(int64_t dim0, int64_t dim1) { return transpose_(dim0, dim1); }
+Tensor& Tensor::swapdims_(int64_t dim0, int64_t dim1) const { return transpose_(dim0, dim1); }
 Tensor Tensor::moveaxis(IntArrayRef source, IntArrayRef destination) const { return movedim(source, destination); }
 Tensor Tensor::ravel() const { return ember::ravel(*this); }
 Tensor Tensor::msort() const { return ember::msort(*this); }
@@ -266,8 +284,9 @@ Tensor& nan_to_num_(Tensor& self, std::optional<double> nan, std::optional<doubl
                     std::optional<double> neginf) {
   return self.copy_(nan_to_num(operand(self), nan, posinf, neginf));
 }
-Tensor& Tensor::nan_to_num_(std::optional<double> nan, std::optional<double> posinf, std::optional<double> neginf) {
-  return ember::nan_to_num_(*this, nan, posinf, neginf);
+Tensor& Tensor::nan_to_num_(std::optional<double> nan, std::optional<double> posinf,
+                            std::optional<double> neginf) const {
+  return ember::nan_to_num_(mutable_self(), nan, posinf, neginf);
 }
 Tensor relu6(const Tensor& self) { return hardtanh(self, 0, 6); }
 Tensor& relu6_(Tensor& self) { return hardtanh_(self, 0, 6); }
@@ -334,9 +353,11 @@ Tensor float_power(const Tensor& self, const Tensor& exponent) { return pow(self
 Tensor float_power(const Tensor& self, const Scalar& exponent) { return pow(self.to(kDouble), exponent.to<double>()); }
 Tensor float_power(const Scalar& self, const Tensor& exponent) { return pow(self.to<double>(), exponent.to(kDouble)); }
 
-#define EMBER_DEFINE_BINARY_MATH_METHODS(name)                                                    \
-  Tensor Tensor::name(const Tensor& other) const { return ember::name(*this, other); }           \
-  Tensor& Tensor::name##_(const Tensor& other) { return write_back(#name "_", *this, ember::name(operand(*this), other)); }
+#define EMBER_DEFINE_BINARY_MATH_METHODS(name)                                                 \
+  Tensor Tensor::name(const Tensor& other) const { return ember::name(*this, other); }         \
+  Tensor& Tensor::name##_(const Tensor& other) const {                                         \
+    return write_back(#name "_", mutable_self(), ember::name(operand(mutable_self()), other)); \
+  }
 EMBER_DEFINE_BINARY_MATH_METHODS(arctan2)
 EMBER_DEFINE_BINARY_MATH_METHODS(hypot)
 EMBER_DEFINE_BINARY_MATH_METHODS(copysign)
@@ -344,7 +365,9 @@ EMBER_DEFINE_BINARY_MATH_METHODS(heaviside)
 EMBER_DEFINE_BINARY_MATH_METHODS(xlogy)
 EMBER_DEFINE_BINARY_MATH_METHODS(ldexp)
 #undef EMBER_DEFINE_BINARY_MATH_METHODS
-Tensor& Tensor::atan2_(const Tensor& other) { return write_back("atan2_", *this, ember::atan2(operand(*this), other)); }
+Tensor& Tensor::atan2_(const Tensor& other) const {
+  return write_back("atan2_", mutable_self(), ember::atan2(operand(mutable_self()), other));
+}
 Tensor Tensor::logaddexp(const Tensor& other) const { return ember::logaddexp(*this, other); }
 Tensor Tensor::logaddexp2(const Tensor& other) const { return ember::logaddexp2(*this, other); }
 Tensor Tensor::fmax(const Tensor& other) const { return ember::fmax(*this, other); }

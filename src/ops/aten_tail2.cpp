@@ -608,7 +608,7 @@ std::vector<Tensor> Tensor::unsafe_split_with_sizes(IntArrayRef split_sizes, int
 const Tensor& Tensor::resize_as_(const Tensor& the_template, std::optional<MemoryFormat> memory_format) const {
   return ember::resize_as_(*this, the_template, memory_format);
 }
-Tensor& Tensor::fill_diagonal_(const Scalar& fill_value, bool wrap) {
+Tensor& Tensor::fill_diagonal_(const Scalar& fill_value, bool wrap) const {
   const int64_t nd = dim();
   EMBER_CHECK(nd >= 2, "fill_diagonal_", "dimensions must larger than 1");
   const int64_t h = size(0), w = size(1);
@@ -629,62 +629,64 @@ Tensor& Tensor::fill_diagonal_(const Scalar& fill_value, bool wrap) {
   }
   const Tensor value = scalar_tensor(fill_value, TensorOptions().dtype(dtype()));
   if (nd == 2) {
-    if (rows.empty()) return *this;
+    if (rows.empty()) return mutable_self();
     std::vector<std::optional<Tensor>> idx{tensor(rows, kLong), tensor(cols, kLong)};
-    ember::index_put_(*this, idx, value);
-    return *this;
+    ember::index_put_(mutable_self(), idx, value);
+    return mutable_self();
   }
   const Tensor diag = arange(0, h, TensorOptions().dtype(kLong));
   std::vector<std::optional<Tensor>> idx(static_cast<size_t>(nd), diag);
-  ember::index_put_(*this, idx, value);
-  return *this;
+  ember::index_put_(mutable_self(), idx, value);
+  return mutable_self();
 }
-Tensor& Tensor::float_power_(const Scalar& exponent) {
+Tensor& Tensor::float_power_(const Scalar& exponent) const {
   EMBER_CHECK(dtype() == kDouble, "float_power_", "the base given to float_power_ has dtype ", dtype(),
               " but the operation's result requires dtype Double");
-  return copy_(ember::float_power(operand(*this), exponent));
+  return copy_(ember::float_power(operand(mutable_self()), exponent));
 }
-Tensor& Tensor::float_power_(const Tensor& exponent) {
+Tensor& Tensor::float_power_(const Tensor& exponent) const {
   EMBER_CHECK(dtype() == kDouble, "float_power_", "the base given to float_power_ has dtype ", dtype(),
               " but the operation's result requires dtype Double");
-  return copy_(ember::float_power(operand(*this), exponent));
+  return copy_(ember::float_power(operand(mutable_self()), exponent));
 }
 Tensor Tensor::bitwise_left_shift(const Tensor& other) const { return ember::bitwise_left_shift(*this, other); }
 Tensor Tensor::bitwise_left_shift(const Scalar& other) const { return ember::bitwise_left_shift(*this, other); }
-Tensor& Tensor::bitwise_left_shift_(const Tensor& other) {
-  return write_back("bitwise_left_shift_", *this, ember::bitwise_left_shift(*this, other));
+Tensor& Tensor::bitwise_left_shift_(const Tensor& other) const {
+  return write_back("bitwise_left_shift_", mutable_self(), ember::bitwise_left_shift(mutable_self(), other));
 }
-Tensor& Tensor::bitwise_left_shift_(const Scalar& other) {
-  return write_back("bitwise_left_shift_", *this, ember::bitwise_left_shift(*this, other));
+Tensor& Tensor::bitwise_left_shift_(const Scalar& other) const {
+  return write_back("bitwise_left_shift_", mutable_self(), ember::bitwise_left_shift(mutable_self(), other));
 }
 Tensor Tensor::bitwise_right_shift(const Tensor& other) const { return ember::bitwise_right_shift(*this, other); }
 Tensor Tensor::bitwise_right_shift(const Scalar& other) const { return ember::bitwise_right_shift(*this, other); }
-Tensor& Tensor::bitwise_right_shift_(const Tensor& other) {
-  return write_back("bitwise_right_shift_", *this, ember::bitwise_right_shift(*this, other));
+Tensor& Tensor::bitwise_right_shift_(const Tensor& other) const {
+  return write_back("bitwise_right_shift_", mutable_self(), ember::bitwise_right_shift(mutable_self(), other));
 }
-Tensor& Tensor::bitwise_right_shift_(const Scalar& other) {
-  return write_back("bitwise_right_shift_", *this, ember::bitwise_right_shift(*this, other));
+Tensor& Tensor::bitwise_right_shift_(const Scalar& other) const {
+  return write_back("bitwise_right_shift_", mutable_self(), ember::bitwise_right_shift(mutable_self(), other));
 }
 Tensor Tensor::gcd(const Tensor& other) const { return ember::gcd(*this, other); }
-Tensor& Tensor::gcd_(const Tensor& other) { return ember::gcd_(*this, other); }
+Tensor& Tensor::gcd_(const Tensor& other) const { return ember::gcd_(mutable_self(), other); }
 Tensor Tensor::lcm(const Tensor& other) const { return ember::lcm(*this, other); }
-Tensor& Tensor::lcm_(const Tensor& other) { return ember::lcm_(*this, other); }
+Tensor& Tensor::lcm_(const Tensor& other) const { return ember::lcm_(mutable_self(), other); }
 Tensor Tensor::nextafter(const Tensor& other) const { return ember::nextafter(*this, other); }
-Tensor& Tensor::nextafter_(const Tensor& other) { return write_back("nextafter_", *this, ember::nextafter(*this, other)); }
+Tensor& Tensor::nextafter_(const Tensor& other) const {
+  return write_back("nextafter_", mutable_self(), ember::nextafter(mutable_self(), other));
+}
 std::tuple<Tensor, Tensor> Tensor::frexp() const { return ember::frexp(*this); }
 Tensor Tensor::cross(const Tensor& other, std::optional<int64_t> dim) const { return ember::cross(*this, other, dim); }
 Tensor Tensor::inner(const Tensor& other) const { return ember::inner(*this, other); }
 Tensor Tensor::addr(const Tensor& vec1, const Tensor& vec2, const Scalar& beta, const Scalar& alpha) const {
   return ember::addr(*this, vec1, vec2, beta, alpha);
 }
-Tensor& Tensor::addr_(const Tensor& vec1, const Tensor& vec2, const Scalar& beta, const Scalar& alpha) {
-  return write_back("addr_", *this, ember::addr(operand(*this), vec1, vec2, beta, alpha));
+Tensor& Tensor::addr_(const Tensor& vec1, const Tensor& vec2, const Scalar& beta, const Scalar& alpha) const {
+  return write_back("addr_", mutable_self(), ember::addr(operand(mutable_self()), vec1, vec2, beta, alpha));
 }
 Tensor Tensor::addbmm(const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha) const {
   return ember::addbmm(*this, batch1, batch2, beta, alpha);
 }
-Tensor& Tensor::addbmm_(const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha) {
-  return write_back("addbmm_", *this, ember::addbmm(operand(*this), batch1, batch2, beta, alpha));
+Tensor& Tensor::addbmm_(const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha) const {
+  return write_back("addbmm_", mutable_self(), ember::addbmm(operand(mutable_self()), batch1, batch2, beta, alpha));
 }
 Tensor Tensor::smm(const Tensor& mat2) const { return ember::smm(*this, mat2); }
 Tensor Tensor::cov(int64_t correction, const std::optional<Tensor>& fweights, const std::optional<Tensor>& aweights) const {

@@ -263,20 +263,30 @@ Tensor operand(const Tensor& self, const Tensor& other) {
 
 Tensor& i0_(Tensor& self) { return write_back("i0_", self, i0(operand(self))); }
 Tensor Tensor::lgamma() const { return ember::lgamma(*this); }
-Tensor& Tensor::lgamma_() { return write_back("lgamma_", *this, ember::lgamma(operand(*this))); }
+Tensor& Tensor::lgamma_() const {
+  return write_back("lgamma_", mutable_self(), ember::lgamma(operand(mutable_self())));
+}
 Tensor Tensor::digamma() const { return ember::digamma(*this); }
-Tensor& Tensor::digamma_() { return write_back("digamma_", *this, ember::digamma(operand(*this))); }
+Tensor& Tensor::digamma_() const {
+  return write_back("digamma_", mutable_self(), ember::digamma(operand(mutable_self())));
+}
 Tensor Tensor::polygamma(int64_t n) const { return ember::polygamma(n, *this); }
-Tensor& Tensor::polygamma_(int64_t n) { return write_back("polygamma_", *this, ember::polygamma(n, operand(*this))); }
+Tensor& Tensor::polygamma_(int64_t n) const {
+  return write_back("polygamma_", mutable_self(), ember::polygamma(n, operand(mutable_self())));
+}
 Tensor Tensor::mvlgamma(int64_t p) const { return ember::mvlgamma(*this, p); }
-Tensor& Tensor::mvlgamma_(int64_t p) { return write_back("mvlgamma_", *this, ember::mvlgamma(operand(*this), p)); }
+Tensor& Tensor::mvlgamma_(int64_t p) const {
+  return write_back("mvlgamma_", mutable_self(), ember::mvlgamma(operand(mutable_self()), p));
+}
 Tensor Tensor::i0() const { return ember::i0(*this); }
-Tensor& Tensor::i0_() { return ember::i0_(*this); }
+Tensor& Tensor::i0_() const { return ember::i0_(mutable_self()); }
 Tensor Tensor::igamma(const Tensor& other) const { return ember::igamma(*this, other); }
-Tensor& Tensor::igamma_(const Tensor& other) { return write_back("igamma_", *this, ember::igamma(operand(*this, other), other)); }
+Tensor& Tensor::igamma_(const Tensor& other) const {
+  return write_back("igamma_", mutable_self(), ember::igamma(operand(mutable_self(), other), other));
+}
 Tensor Tensor::igammac(const Tensor& other) const { return ember::igammac(*this, other); }
-Tensor& Tensor::igammac_(const Tensor& other) {
-  return write_back("igammac_", *this, ember::igammac(operand(*this, other), other));
+Tensor& Tensor::igammac_(const Tensor& other) const {
+  return write_back("igammac_", mutable_self(), ember::igammac(operand(mutable_self(), other), other));
 }
 
 }  // namespace ember

@@ -839,47 +839,51 @@ Tensor Tensor::index_reduce(int64_t dim, const Tensor& index, const Tensor& sour
   return ember::index_reduce(*this, dim, index, source, reduce, include_self);
 }
 Tensor& Tensor::index_reduce_(int64_t dim, const Tensor& index, const Tensor& source, std::string_view reduce,
-                              bool include_self) {
-  return write_back("index_reduce_", *this, ember::index_reduce(operand(*this), dim, index, source, reduce, include_self));
+                              bool include_self) const {
+  return write_back("index_reduce_", mutable_self(),
+                    ember::index_reduce(operand(mutable_self()), dim, index, source, reduce, include_self));
 }
 Tensor Tensor::put(const Tensor& index, const Tensor& source, bool accumulate) const {
   return ember::put(*this, index, source, accumulate);
 }
-Tensor& Tensor::put_(const Tensor& index, const Tensor& source, bool accumulate) {
-  return put_impl(*this, index, source, accumulate);
+Tensor& Tensor::put_(const Tensor& index, const Tensor& source, bool accumulate) const {
+  return put_impl(mutable_self(), index, source, accumulate);
 }
 Tensor Tensor::scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
                               bool include_self) const {
   return ember::scatter_reduce(*this, dim, index, src, reduce, include_self);
 }
 Tensor& Tensor::scatter_reduce_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
-                                bool include_self) {
-  return write_back("scatter_reduce_", *this, ember::scatter_reduce(operand(*this), dim, index, src, reduce, include_self));
+                                bool include_self) const {
+  return write_back("scatter_reduce_", mutable_self(),
+                    ember::scatter_reduce(operand(mutable_self()), dim, index, src, reduce, include_self));
 }
 Tensor Tensor::bernoulli(Generator* generator) const { return ember::bernoulli(*this, generator); }
 Tensor Tensor::bernoulli(double p, Generator* generator) const { return ember::bernoulli(*this, p, generator); }
-Tensor& Tensor::bernoulli_(const Tensor& p, Generator* generator) {
+Tensor& Tensor::bernoulli_(const Tensor& p, Generator* generator) const {
   NoGradGuard guard;
   return copy_(ember::bernoulli(p.to(dtype()).expand(sizes()).contiguous(), generator));
 }
-Tensor& Tensor::bernoulli_(double p, Generator* generator) {
+Tensor& Tensor::bernoulli_(double p, Generator* generator) const {
   EMBER_CHECK(p >= 0 && p <= 1, "bernoulli_", "bernoulli_ expects p to be in [0, 1], but got p=", p);
   NoGradGuard guard;
-  return copy_(ember::bernoulli(*this, p, generator));
+  return copy_(ember::bernoulli(mutable_self(), p, generator));
 }
 Tensor Tensor::multinomial(int64_t num_samples, bool replacement, Generator* generator) const {
   return ember::multinomial(*this, num_samples, replacement, generator);
 }
-Tensor& Tensor::random_(Generator* generator) { return fill_integers(*this, 0, random_top(dtype()) + 1, generator); }
-Tensor& Tensor::random_(int64_t from, std::optional<int64_t> to, Generator* generator) {
+Tensor& Tensor::random_(Generator* generator) const {
+  return fill_integers(mutable_self(), 0, random_top(dtype()) + 1, generator);
+}
+Tensor& Tensor::random_(int64_t from, std::optional<int64_t> to, Generator* generator) const {
   const double top = to ? static_cast<double>(*to) : random_top(dtype()) + 1;
   EMBER_CHECK(static_cast<double>(from) < top, "random_", "random_ expects 'from' to be less than 'to', but got from=", from,
               " >= to=", top);
-  return fill_integers(*this, static_cast<double>(from), top, generator);
+  return fill_integers(mutable_self(), static_cast<double>(from), top, generator);
 }
-Tensor& Tensor::random_(int64_t to, Generator* generator) {
+Tensor& Tensor::random_(int64_t to, Generator* generator) const {
   EMBER_CHECK(to > 0, "random_", "random_ expects 'from' to be less than 'to', but got from=0 >= to=", to);
-  return fill_integers(*this, 0, static_cast<double>(to), generator);
+  return fill_integers(mutable_self(), 0, static_cast<double>(to), generator);
 }
 
 }  // namespace ember

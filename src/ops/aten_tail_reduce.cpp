@@ -205,8 +205,8 @@ Tensor renorm(const Tensor& self, const Scalar& p, int64_t dim, const Scalar& ma
 Tensor Tensor::renorm(const Scalar& p, int64_t dim, const Scalar& maxnorm) const {
   return ember::renorm(*this, p, dim, maxnorm);
 }
-Tensor& Tensor::renorm_(const Scalar& p, int64_t dim, const Scalar& maxnorm) {
-  return copy_(ember::renorm(requires_grad() ? clone() : *this, p, dim, maxnorm));  // renorm saves its input
+Tensor& Tensor::renorm_(const Scalar& p, int64_t dim, const Scalar& maxnorm) const {
+  return copy_(ember::renorm(requires_grad() ? clone() : mutable_self(), p, dim, maxnorm));  // renorm saves its input
 }
 
 Tensor isin(const Tensor& elements, const Tensor& test_elements, bool, bool invert) {
@@ -238,32 +238,34 @@ Tensor& fill_random(const char* op, Tensor& self, const Tensor& values) {
   return self.copy_(values);
 }
 }  // namespace
-Tensor& Tensor::uniform_(double from, double to, Generator* generator) {
+Tensor& Tensor::uniform_(double from, double to, Generator* generator) const {
   EMBER_CHECK(from <= to, "uniform_", "uniform_ expects to return a [from, to) range, but found from=", from,
               " > to=", to);
-  return fill_random("uniform_", *this, uniform01(*this, generator) * (to - from) + from);
+  return fill_random("uniform_", mutable_self(), uniform01(mutable_self(), generator) * (to - from) + from);
 }
-Tensor& Tensor::normal_(double mean, double std, Generator* generator) {
-  check_fill("normal_", *this);
+Tensor& Tensor::normal_(double mean, double std, Generator* generator) const {
+  check_fill("normal_", mutable_self());
   EMBER_CHECK(std >= 0, "normal_", "normal expects std >= 0.0, but found std ", std);
-  return fill_random("normal_", *this, randn(sizes(), generator, dtype()) * std + mean);
+  return fill_random("normal_", mutable_self(), randn(sizes(), generator, dtype()) * std + mean);
 }
-Tensor& Tensor::exponential_(double lambd, Generator* generator) {
+Tensor& Tensor::exponential_(double lambd, Generator* generator) const {
   EMBER_CHECK(lambd > 0, "exponential_", "exponential_ expects lambda > 0.0, but found lambda=", lambd);
-  return fill_random("exponential_", *this, -ember::log1p(-uniform01(*this, generator)) / lambd);
+  return fill_random("exponential_", mutable_self(), -ember::log1p(-uniform01(mutable_self(), generator)) / lambd);
 }
-Tensor& Tensor::cauchy_(double median, double sigma, Generator* generator) {
+Tensor& Tensor::cauchy_(double median, double sigma, Generator* generator) const {
   EMBER_CHECK(sigma > 0, "cauchy_", "cauchy_ expects sigma > 0.0, but found sigma=", sigma);
-  return fill_random("cauchy_", *this, ember::tan((uniform01(*this, generator) - 0.5) * std::numbers::pi) * sigma + median);
+  return fill_random("cauchy_", mutable_self(),
+                     ember::tan((uniform01(mutable_self(), generator) - 0.5) * std::numbers::pi) * sigma + median);
 }
-Tensor& Tensor::log_normal_(double mean, double std, Generator* generator) {
-  check_fill("log_normal_", *this);
+Tensor& Tensor::log_normal_(double mean, double std, Generator* generator) const {
+  check_fill("log_normal_", mutable_self());
   EMBER_CHECK(std > 0, "log_normal_", "log_normal_ expects std > 0.0, but found std=", std);
-  return fill_random("log_normal_", *this, ember::exp(randn(sizes(), generator, dtype()) * std + mean));
+  return fill_random("log_normal_", mutable_self(), ember::exp(randn(sizes(), generator, dtype()) * std + mean));
 }
-Tensor& Tensor::geometric_(double p, Generator* generator) {
+Tensor& Tensor::geometric_(double p, Generator* generator) const {
   EMBER_CHECK(p > 0 && p < 1, "geometric_", "geometric_ expects p to be in (0, 1), but got p=", p);
-  return fill_random("geometric_", *this, ember::ceil(ember::log1p(-uniform01(*this, generator)) / std::log1p(-p)));
+  return fill_random("geometric_", mutable_self(),
+                     ember::ceil(ember::log1p(-uniform01(mutable_self(), generator)) / std::log1p(-p)));
 }
 
 }  // namespace ember

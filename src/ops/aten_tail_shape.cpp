@@ -368,14 +368,14 @@ Tensor index_copy(const Tensor& self, int64_t dim, const Tensor& index, const Te
 Tensor Tensor::index_fill(int64_t dim, const Tensor& index, const Scalar& value) const {
   return ember::index_fill(*this, dim, index, value);
 }
-Tensor& Tensor::index_fill_(int64_t dim, const Tensor& index, const Scalar& value) {
-  return copy_(ember::index_fill(*this, dim, index, value));
+Tensor& Tensor::index_fill_(int64_t dim, const Tensor& index, const Scalar& value) const {
+  return copy_(ember::index_fill(mutable_self(), dim, index, value));
 }
 Tensor Tensor::index_copy(int64_t dim, const Tensor& index, const Tensor& source) const {
   return ember::index_copy(*this, dim, index, source);
 }
-Tensor& Tensor::index_copy_(int64_t dim, const Tensor& index, const Tensor& source) {
-  return copy_(ember::index_copy(*this, dim, index, source));
+Tensor& Tensor::index_copy_(int64_t dim, const Tensor& index, const Tensor& source) const {
+  return copy_(ember::index_copy(mutable_self(), dim, index, source));
 }
 
 // The k-th true element of mask (row-major) takes source's k-th element.
@@ -398,8 +398,8 @@ Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& sour
 Tensor Tensor::masked_scatter(const Tensor& mask, const Tensor& source) const {
   return ember::masked_scatter(*this, mask, source);
 }
-Tensor& Tensor::masked_scatter_(const Tensor& mask, const Tensor& source) {
-  return copy_(ember::masked_scatter(*this, mask, source));
+Tensor& Tensor::masked_scatter_(const Tensor& mask, const Tensor& source) const {
+  return copy_(ember::masked_scatter(mutable_self(), mask, source));
 }
 
 Tensor select_scatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t index) {

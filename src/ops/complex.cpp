@@ -267,7 +267,7 @@ Tensor make_complex(const Tensor& real, const Tensor& imag) { return dispatch::c
 Tensor Tensor::conj() const { return ember::conj(*this); }
 Tensor Tensor::resolve_conj() const { return ember::resolve_conj(*this); }
 Tensor Tensor::conj_physical() const { return ember::conj_physical(*this); }
-Tensor& Tensor::conj_physical_() { return ember::conj_physical_(*this); }
+Tensor& Tensor::conj_physical_() const { return ember::conj_physical_(mutable_self()); }
 Tensor Tensor::real() const { return ember::real(*this); }
 Tensor Tensor::imag() const { return ember::imag(*this); }
 Tensor Tensor::angle() const { return ember::angle(*this); }

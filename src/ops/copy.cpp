@@ -142,16 +142,16 @@ struct ResizeOp {
 
 }  // namespace
 
-Tensor& Tensor::copy_(const Tensor& src, bool) { return dispatch::call<CopyOp>(*this, src); }
-Tensor& Tensor::fill_(const Scalar& value) { return dispatch::call<FillOp>(*this, value); }
-Tensor& Tensor::fill_(const Tensor& value) {
+Tensor& Tensor::copy_(const Tensor& src, bool) const { return dispatch::call<CopyOp>(mutable_self(), src); }
+Tensor& Tensor::fill_(const Scalar& value) const { return dispatch::call<FillOp>(mutable_self(), value); }
+Tensor& Tensor::fill_(const Tensor& value) const {
   EMBER_CHECK(value.dim() == 0, "fill_", "fill_ only supports 0-dimension value tensor but got tensor with ",
               value.dim(), " dimensions.");
   return fill_(value.item());
 }
-Tensor& Tensor::zero_() { return fill_(0); }
-Tensor& Tensor::resize_(IntArrayRef sizes, std::optional<MemoryFormat> format) {
-  return dispatch::call<ResizeOp>(*this, sizes, format);
+Tensor& Tensor::zero_() const { return fill_(0); }
+Tensor& Tensor::resize_(IntArrayRef sizes, std::optional<MemoryFormat> format) const {
+  return dispatch::call<ResizeOp>(mutable_self(), sizes, format);
 }
 
 Tensor Tensor::to(ScalarType dtype, bool, bool copy, std::optional<MemoryFormat> format) const {

@@ -310,7 +310,7 @@ std::vector<Tensor> addc(bool mul, bool inplace, TensorList self, TensorList t1,
 
 // ---- unary ops ----------------------------------------------------------------------------------
 std::vector<Tensor> unary(const char* op, ForeachOp k, bool inplace, TensorList self, Tensor (*slow)(const Tensor&),
-                          Tensor& (Tensor::*slow_)()) {
+                          Tensor& (Tensor::*slow_)() const) {
   return run({op, k, inplace, k == ForeachOp::Sqrt || k == ForeachOp::Exp}, {self}, no_scalar, [&](size_t i) {
     Tensor t = self[i];
     return inplace ? (t.*slow_)() : slow(t);

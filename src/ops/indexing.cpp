@@ -396,40 +396,40 @@ Tensor Tensor::index(std::initializer_list<TensorIndex> indices) const {
   return index(ArrayRef<TensorIndex>(indices.begin(), indices.size()));
 }
 
-Tensor& Tensor::index_put_(ArrayRef<TensorIndex> indices, const Tensor& value) {
+Tensor& Tensor::index_put_(ArrayRef<TensorIndex> indices, const Tensor& value) const {
   EMBER_CHECK(value.defined(), "index_put_", "value is an undefined tensor");
   if (indices.size() == 1) {  // libtorch's shortcuts for a single basic index
     const TensorIndex& idx = indices[0];
-    if (idx.is_boolean() && !idx.boolean()) return *this;
+    if (idx.is_boolean() && !idx.boolean()) return mutable_self();
     std::optional<Tensor> dst;
-    if (idx.is_ellipsis()) dst = *this;
+    if (idx.is_ellipsis()) dst = mutable_self();
     if (idx.is_none() || idx.is_boolean()) dst = unsqueeze(0);
-    if (idx.is_integer()) dst = select_checked(*this, 0, idx.integer(), 0);
-    if (idx.is_slice()) dst = slice_checked(*this, 0, idx.slice());
+    if (idx.is_integer()) dst = select_checked(mutable_self(), 0, idx.integer(), 0);
+    if (idx.is_slice()) dst = slice_checked(mutable_self(), 0, idx.slice());
     if (dst) {
       copy_to(*dst, value);
-      return *this;
+      return mutable_self();
     }
   }
   std::vector<std::optional<Tensor>> tensors;
-  Tensor sliced = apply_slicing(*this, indices, tensors);
+  Tensor sliced = apply_slicing(mutable_self(), indices, tensors);
   if (tensors.empty()) {
     copy_to(sliced, value);
-    return *this;
+    return mutable_self();
   }
   IntArrayRef sizes = value.sizes();
   size_t lead = 0;
   while (lead < sizes.size() && sizes[lead] == 1) ++lead;
   ember::index_put_(sliced, tensors, lead ? value.view(IntArrayRef(sizes.data() + lead, sizes.size() - lead)) : value);
-  return *this;
+  return mutable_self();
 }
-Tensor& Tensor::index_put_(ArrayRef<TensorIndex> indices, const Scalar& value) {
+Tensor& Tensor::index_put_(ArrayRef<TensorIndex> indices, const Scalar& value) const {
   return index_put_(indices, full({}, value, TensorOptions().dtype(dtype())));
 }
-Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> indices, const Tensor& value) {
+Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> indices, const Tensor& value) const {
   return index_put_(ArrayRef<TensorIndex>(indices.begin(), indices.size()), value);
 }
-Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> indices, const Scalar& value) {
+Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> indices, const Scalar& value) const {
   return index_put_(ArrayRef<TensorIndex>(indices.begin(), indices.size()), value);
 }
 

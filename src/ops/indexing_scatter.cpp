@@ -478,12 +478,12 @@ Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src) cons
 Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Scalar& value) const {
   return ember::scatter(*this, dim, index, value);
 }
-Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src) {
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src) const {
   EMBER_CHECK(src.defined(), "scatter_", "src is an undefined tensor");
-  return dispatch::call<ScatterInplaceOp>(*this, dim, index, src, Scalar(0));
+  return dispatch::call<ScatterInplaceOp>(mutable_self(), dim, index, src, Scalar(0));
 }
-Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Scalar& value) {
-  return dispatch::call<ScatterInplaceOp>(*this, dim, index, Tensor(), value);
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Scalar& value) const {
+  return dispatch::call<ScatterInplaceOp>(mutable_self(), dim, index, Tensor(), value);
 }
 Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) const {
   return ember::scatter(*this, dim, index, src, reduce);
@@ -491,24 +491,24 @@ Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src, std:
 Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) const {
   return ember::scatter(*this, dim, index, value, reduce);
 }
-Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) {
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) const {
   EMBER_CHECK(src.defined(), "scatter_", "src is an undefined tensor");
-  return dispatch::call<ScatterReduceInplaceOp>(*this, dim, index, src, Scalar(0), reduce);
+  return dispatch::call<ScatterReduceInplaceOp>(mutable_self(), dim, index, src, Scalar(0), reduce);
 }
-Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) {
-  return dispatch::call<ScatterReduceInplaceOp>(*this, dim, index, Tensor(), value, reduce);
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) const {
+  return dispatch::call<ScatterReduceInplaceOp>(mutable_self(), dim, index, Tensor(), value, reduce);
 }
 Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const {
   return ember::scatter_add(*this, dim, index, src);
 }
-Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) {
-  return dispatch::call<ScatterAddInplaceOp>(*this, dim, index, src);
+Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) const {
+  return dispatch::call<ScatterAddInplaceOp>(mutable_self(), dim, index, src);
 }
 Tensor Tensor::index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) const {
   return ember::index_add(*this, dim, index, source, alpha);
 }
-Tensor& Tensor::index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
-  return dispatch::call<IndexAddInplaceOp>(*this, dim, index, source, alpha);
+Tensor& Tensor::index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) const {
+  return dispatch::call<IndexAddInplaceOp>(mutable_self(), dim, index, source, alpha);
 }
 Tensor Tensor::masked_select(const Tensor& mask) const { return ember::masked_select(*this, mask); }
 Tensor Tensor::nonzero() const { return ember::nonzero(*this); }

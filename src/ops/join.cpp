@@ -346,7 +346,7 @@ Tensor Tensor::flip(IntArrayRef dims) const { return ember::flip(*this, dims); }
 Tensor Tensor::roll(IntArrayRef shifts, IntArrayRef dims) const { return ember::roll(*this, shifts, dims); }
 Tensor Tensor::tril(int64_t diagonal) const { return ember::tril(*this, diagonal); }
 Tensor Tensor::triu(int64_t diagonal) const { return ember::triu(*this, diagonal); }
-Tensor& Tensor::tril_(int64_t diagonal) { return dispatch::call<TriInplaceOp<true>>(*this, diagonal); }
-Tensor& Tensor::triu_(int64_t diagonal) { return dispatch::call<TriInplaceOp<false>>(*this, diagonal); }
+Tensor& Tensor::tril_(int64_t diagonal) const { return dispatch::call<TriInplaceOp<true>>(mutable_self(), diagonal); }
+Tensor& Tensor::triu_(int64_t diagonal) const { return dispatch::call<TriInplaceOp<false>>(mutable_self(), diagonal); }
 
 }  // namespace ember

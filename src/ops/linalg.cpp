@@ -641,20 +641,20 @@ Tensor Tensor::matmul(const Tensor& other) const { return ember::matmul(*this, o
 Tensor Tensor::addmm(const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) const {
   return ember::addmm(*this, mat1, mat2, beta, alpha);
 }
-Tensor& Tensor::addmm_(const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) {
-  return dispatch::call<AddmmInplaceOp>(*this, mat1, mat2, beta, alpha);
+Tensor& Tensor::addmm_(const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) const {
+  return dispatch::call<AddmmInplaceOp>(mutable_self(), mat1, mat2, beta, alpha);
 }
 Tensor Tensor::addmv(const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha) const {
   return ember::addmv(*this, mat, vec, beta, alpha);
 }
-Tensor& Tensor::addmv_(const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha) {
-  return dispatch::call<AddmvInplaceOp>(*this, mat, vec, beta, alpha);
+Tensor& Tensor::addmv_(const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha) const {
+  return dispatch::call<AddmvInplaceOp>(mutable_self(), mat, vec, beta, alpha);
 }
 Tensor Tensor::baddbmm(const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha) const {
   return ember::baddbmm(*this, batch1, batch2, beta, alpha);
 }
-Tensor& Tensor::baddbmm_(const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha) {
-  return dispatch::call<BaddbmmInplaceOp>(*this, batch1, batch2, beta, alpha);
+Tensor& Tensor::baddbmm_(const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha) const {
+  return dispatch::call<BaddbmmInplaceOp>(mutable_self(), batch1, batch2, beta, alpha);
 }
 Tensor Tensor::dot(const Tensor& tensor) const { return ember::dot(*this, tensor); }
 Tensor Tensor::vdot(const Tensor& other) const { return ember::vdot(*this, other); }

@@ -1070,67 +1070,79 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) 
 // ---- Tensor methods -----------------------------------------------------------------------
 Tensor Tensor::add(const Tensor& o, const Scalar& alpha) const { return ember::add(*this, o, alpha); }
 Tensor Tensor::add(const Scalar& o, const Scalar& alpha) const { return ember::add(*this, o, alpha); }
-Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) { return dispatch::call<AddInplaceOp>(*this, o, alpha); }
-Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) { return dispatch::call<AddInplaceOp>(*this, o, alpha); }
+Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) const {
+  return dispatch::call<AddInplaceOp>(mutable_self(), o, alpha);
+}
+Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) const {
+  return dispatch::call<AddInplaceOp>(mutable_self(), o, alpha);
+}
 Tensor Tensor::sub(const Tensor& o, const Scalar& alpha) const { return ember::sub(*this, o, alpha); }
 Tensor Tensor::sub(const Scalar& o, const Scalar& alpha) const { return ember::sub(*this, o, alpha); }
-Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) { return dispatch::call<SubInplaceOp>(*this, o, alpha); }
-Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) { return dispatch::call<SubInplaceOp>(*this, o, alpha); }
+Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) const {
+  return dispatch::call<SubInplaceOp>(mutable_self(), o, alpha);
+}
+Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) const {
+  return dispatch::call<SubInplaceOp>(mutable_self(), o, alpha);
+}
 Tensor Tensor::mul(const Tensor& o) const { return ember::mul(*this, o); }
 Tensor Tensor::mul(const Scalar& o) const { return ember::mul(*this, o); }
-Tensor& Tensor::mul_(const Tensor& o) { return dispatch::call<MulInplaceOp>(*this, o); }
-Tensor& Tensor::mul_(const Scalar& o) { return dispatch::call<MulInplaceOp>(*this, o); }
+Tensor& Tensor::mul_(const Tensor& o) const { return dispatch::call<MulInplaceOp>(mutable_self(), o); }
+Tensor& Tensor::mul_(const Scalar& o) const { return dispatch::call<MulInplaceOp>(mutable_self(), o); }
 Tensor Tensor::div(const Tensor& o, std::optional<std::string_view> mode) const { return ember::div(*this, o, mode); }
 Tensor Tensor::div(const Scalar& o, std::optional<std::string_view> mode) const { return ember::div(*this, o, mode); }
-Tensor& Tensor::div_(const Tensor& o, std::optional<std::string_view> mode) {
-  return dispatch::call<DivInplaceOp>(*this, o, mode);
+Tensor& Tensor::div_(const Tensor& o, std::optional<std::string_view> mode) const {
+  return dispatch::call<DivInplaceOp>(mutable_self(), o, mode);
 }
-Tensor& Tensor::div_(const Scalar& o, std::optional<std::string_view> mode) {
-  return dispatch::call<DivInplaceOp>(*this, o, mode);
+Tensor& Tensor::div_(const Scalar& o, std::optional<std::string_view> mode) const {
+  return dispatch::call<DivInplaceOp>(mutable_self(), o, mode);
 }
 Tensor Tensor::remainder(const Tensor& o) const { return ember::remainder(*this, o); }
 Tensor Tensor::remainder(const Scalar& o) const { return ember::remainder(*this, o); }
-Tensor& Tensor::remainder_(const Tensor& o) { return dispatch::call<RemainderInplaceOp>(*this, o); }
-Tensor& Tensor::remainder_(const Scalar& o) { return dispatch::call<RemainderInplaceOp>(*this, o); }
+Tensor& Tensor::remainder_(const Tensor& o) const { return dispatch::call<RemainderInplaceOp>(mutable_self(), o); }
+Tensor& Tensor::remainder_(const Scalar& o) const { return dispatch::call<RemainderInplaceOp>(mutable_self(), o); }
 Tensor Tensor::fmod(const Tensor& o) const { return ember::fmod(*this, o); }
 Tensor Tensor::fmod(const Scalar& o) const { return ember::fmod(*this, o); }
-Tensor& Tensor::fmod_(const Tensor& o) { return dispatch::call<FmodInplaceOp>(*this, o); }
-Tensor& Tensor::fmod_(const Scalar& o) { return dispatch::call<FmodInplaceOp>(*this, o); }
+Tensor& Tensor::fmod_(const Tensor& o) const { return dispatch::call<FmodInplaceOp>(mutable_self(), o); }
+Tensor& Tensor::fmod_(const Scalar& o) const { return dispatch::call<FmodInplaceOp>(mutable_self(), o); }
 Tensor Tensor::floor_divide(const Tensor& o) const { return ember::floor_divide(*this, o); }
 Tensor Tensor::floor_divide(const Scalar& o) const { return ember::floor_divide(*this, o); }
-Tensor& Tensor::floor_divide_(const Tensor& o) { return dispatch::call<FloorDivideInplaceOp>(*this, o); }
-Tensor& Tensor::floor_divide_(const Scalar& o) { return dispatch::call<FloorDivideInplaceOp>(*this, o); }
+Tensor& Tensor::floor_divide_(const Tensor& o) const { return dispatch::call<FloorDivideInplaceOp>(mutable_self(), o); }
+Tensor& Tensor::floor_divide_(const Scalar& o) const { return dispatch::call<FloorDivideInplaceOp>(mutable_self(), o); }
 Tensor Tensor::pow(const Tensor& e) const { return ember::pow(*this, e); }
 Tensor Tensor::pow(const Scalar& e) const { return ember::pow(*this, e); }
-Tensor& Tensor::pow_(const Tensor& e) { return dispatch::call<PowInplaceOp>(*this, e); }
-Tensor& Tensor::pow_(const Scalar& e) { return dispatch::call<PowInplaceOp>(*this, e); }
+Tensor& Tensor::pow_(const Tensor& e) const { return dispatch::call<PowInplaceOp>(mutable_self(), e); }
+Tensor& Tensor::pow_(const Scalar& e) const { return dispatch::call<PowInplaceOp>(mutable_self(), e); }
 Tensor Tensor::minimum(const Tensor& o) const { return ember::minimum(*this, o); }
 Tensor Tensor::maximum(const Tensor& o) const { return ember::maximum(*this, o); }
 Tensor Tensor::atan2(const Tensor& o) const { return ember::atan2(*this, o); }
 Tensor Tensor::lerp(const Tensor& end, const Scalar& w) const { return ember::lerp(*this, end, w); }
 Tensor Tensor::lerp(const Tensor& end, const Tensor& w) const { return ember::lerp(*this, end, w); }
-Tensor& Tensor::lerp_(const Tensor& end, const Scalar& w) { return dispatch::call<LerpInplaceOp>(*this, end, w); }
-Tensor& Tensor::lerp_(const Tensor& end, const Tensor& w) { return dispatch::call<LerpInplaceOp>(*this, end, w); }
+Tensor& Tensor::lerp_(const Tensor& end, const Scalar& w) const {
+  return dispatch::call<LerpInplaceOp>(mutable_self(), end, w);
+}
+Tensor& Tensor::lerp_(const Tensor& end, const Tensor& w) const {
+  return dispatch::call<LerpInplaceOp>(mutable_self(), end, w);
+}
 Tensor Tensor::clamp(const std::optional<Scalar>& min, const std::optional<Scalar>& max) const {
   return ember::clamp(*this, min, max);
 }
 Tensor Tensor::clamp(const std::optional<Tensor>& min, const std::optional<Tensor>& max) const {
   return ember::clamp(*this, min, max);
 }
-Tensor& Tensor::clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
-  return dispatch::call<ClampInplaceOp>(*this, min, max);
+Tensor& Tensor::clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max) const {
+  return dispatch::call<ClampInplaceOp>(mutable_self(), min, max);
 }
 Tensor Tensor::clamp_min(const Scalar& min) const { return ember::clamp_min(*this, min); }
 Tensor Tensor::clamp_max(const Scalar& max) const { return ember::clamp_max(*this, max); }
-Tensor& Tensor::clamp_min_(const Scalar& min) { return dispatch::call<ClampMinInplaceOp>(*this, min); }
-Tensor& Tensor::clamp_max_(const Scalar& max) { return dispatch::call<ClampMaxInplaceOp>(*this, max); }
-Tensor& Tensor::clamp_(const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
-  return dispatch::call<ClampInplaceOp>(*this, min, max);
+Tensor& Tensor::clamp_min_(const Scalar& min) const { return dispatch::call<ClampMinInplaceOp>(mutable_self(), min); }
+Tensor& Tensor::clamp_max_(const Scalar& max) const { return dispatch::call<ClampMaxInplaceOp>(mutable_self(), max); }
+Tensor& Tensor::clamp_(const std::optional<Tensor>& min, const std::optional<Tensor>& max) const {
+  return dispatch::call<ClampInplaceOp>(mutable_self(), min, max);
 }
 Tensor Tensor::clamp_min(const Tensor& min) const { return ember::clamp_min(*this, min); }
 Tensor Tensor::clamp_max(const Tensor& max) const { return ember::clamp_max(*this, max); }
-Tensor& Tensor::clamp_min_(const Tensor& min) { return clamp_(min, std::nullopt); }
-Tensor& Tensor::clamp_max_(const Tensor& max) { return clamp_(std::nullopt, max); }
+Tensor& Tensor::clamp_min_(const Tensor& min) const { return clamp_(min, std::nullopt); }
+Tensor& Tensor::clamp_max_(const Tensor& max) const { return clamp_(std::nullopt, max); }
 Tensor Tensor::max(const Tensor& other) const { return ember::maximum(*this, other); }
 Tensor Tensor::min(const Tensor& other) const { return ember::minimum(*this, other); }
 Tensor Tensor::where(const Tensor& condition, const Tensor& other) const {
@@ -1142,11 +1154,11 @@ Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const {
 Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& value) const {
   return ember::masked_fill(*this, mask, value);
 }
-Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
-  return dispatch::call<MaskedFillInplaceOp>(*this, mask, value);
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) const {
+  return dispatch::call<MaskedFillInplaceOp>(mutable_self(), mask, value);
 }
-Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) {
-  return dispatch::call<MaskedFillInplaceOp>(*this, mask, value);
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) const {
+  return dispatch::call<MaskedFillInplaceOp>(mutable_self(), mask, value);
 }
 Tensor Tensor::addcmul(const Tensor& t1, const Tensor& t2, const Scalar& value) const {
   return ember::addcmul(*this, t1, t2, value);
@@ -1154,11 +1166,11 @@ Tensor Tensor::addcmul(const Tensor& t1, const Tensor& t2, const Scalar& value) 
 Tensor Tensor::addcdiv(const Tensor& t1, const Tensor& t2, const Scalar& value) const {
   return ember::addcdiv(*this, t1, t2, value);
 }
-Tensor& Tensor::addcmul_(const Tensor& t1, const Tensor& t2, const Scalar& value) {
-  return dispatch::call<AddcInplaceOp<TernaryOp::Addcmul>>(*this, t1, t2, value);
+Tensor& Tensor::addcmul_(const Tensor& t1, const Tensor& t2, const Scalar& value) const {
+  return dispatch::call<AddcInplaceOp<TernaryOp::Addcmul>>(mutable_self(), t1, t2, value);
 }
-Tensor& Tensor::addcdiv_(const Tensor& t1, const Tensor& t2, const Scalar& value) {
-  return dispatch::call<AddcInplaceOp<TernaryOp::Addcdiv>>(*this, t1, t2, value);
+Tensor& Tensor::addcdiv_(const Tensor& t1, const Tensor& t2, const Scalar& value) const {
+  return dispatch::call<AddcInplaceOp<TernaryOp::Addcdiv>>(mutable_self(), t1, t2, value);
 }
 
 }  // namespace ember

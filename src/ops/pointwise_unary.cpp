@@ -454,7 +454,7 @@ Tensor nan_to_num(const Tensor& self, std::optional<double> nan, std::optional<d
 // ---- Tensor methods -----------------------------------------------------------------------
 #define EMBER_UNARY_METHODS(fn)                          \
   Tensor Tensor::fn() const { return ember::fn(*this); } \
-  Tensor& Tensor::fn##_() { return ember::fn##_(*this); }
+  Tensor& Tensor::fn##_() const { return ember::fn##_(mutable_self()); }
 EMBER_FOR_EACH_UNARY_METHOD(EMBER_UNARY_METHODS)
 #undef EMBER_UNARY_METHODS
 Tensor Tensor::nan_to_num(std::optional<double> nan, std::optional<double> posinf, std::optional<double> neginf) const {
@@ -471,6 +471,6 @@ Tensor round(const Tensor& self, int64_t decimals) {
 }
 Tensor& round_(Tensor& self, int64_t decimals) { return self.copy_(round(self, decimals)); }
 Tensor Tensor::round(int64_t decimals) const { return ember::round(*this, decimals); }
-Tensor& Tensor::round_(int64_t decimals) { return ember::round_(*this, decimals); }
+Tensor& Tensor::round_(int64_t decimals) const { return ember::round_(mutable_self(), decimals); }
 
 }  // namespace ember

@@ -777,16 +777,16 @@ Tensor Tensor::view(ScalarType dtype) const { return dispatch::call<ViewDtypeOp>
 Tensor Tensor::reshape(IntArrayRef sizes) const { return ember::reshape(*this, sizes); }
 Tensor Tensor::permute(IntArrayRef dims) const { return ember::permute(*this, dims); }
 Tensor Tensor::transpose(int64_t d0, int64_t d1) const { return ember::transpose(*this, d0, d1); }
-Tensor& Tensor::transpose_(int64_t d0, int64_t d1) {
-  Tensor v = ember::transpose(*this, d0, d1);
+Tensor& Tensor::transpose_(int64_t d0, int64_t d1) const {
+  Tensor v = ember::transpose(mutable_self(), d0, d1);
   checked_impl()->set_sizes_and_strides(v.sizes(), v.strides());
-  return *this;
+  return mutable_self();
 }
 Tensor Tensor::t() const { return ember::t(*this); }
-Tensor& Tensor::t_() {
-  Tensor v = ember::t(*this);
+Tensor& Tensor::t_() const {
+  Tensor v = ember::t(mutable_self());
   checked_impl()->set_sizes_and_strides(v.sizes(), v.strides());
-  return *this;
+  return mutable_self();
 }
 Tensor Tensor::mT() const {
   EMBER_CHECK(dim() != 1, "mT", "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.");
@@ -803,21 +803,21 @@ Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
 Tensor Tensor::expand(IntArrayRef sizes, bool) const { return ember::expand(*this, sizes); }
 Tensor Tensor::squeeze() const { return ember::squeeze(*this); }
 Tensor Tensor::squeeze(int64_t dim) const { return ember::squeeze(*this, dim); }
-Tensor& Tensor::squeeze_() {
-  Tensor v = ember::squeeze(*this);
+Tensor& Tensor::squeeze_() const {
+  Tensor v = ember::squeeze(mutable_self());
   checked_impl()->set_sizes_and_strides(v.sizes(), v.strides());
-  return *this;
+  return mutable_self();
 }
-Tensor& Tensor::squeeze_(int64_t dim) {
-  Tensor v = ember::squeeze(*this, dim);
+Tensor& Tensor::squeeze_(int64_t dim) const {
+  Tensor v = ember::squeeze(mutable_self(), dim);
   checked_impl()->set_sizes_and_strides(v.sizes(), v.strides());
-  return *this;
+  return mutable_self();
 }
 Tensor Tensor::unsqueeze(int64_t dim) const { return ember::unsqueeze(*this, dim); }
-Tensor& Tensor::unsqueeze_(int64_t dim) {
-  Tensor v = ember::unsqueeze(*this, dim);
+Tensor& Tensor::unsqueeze_(int64_t dim) const {
+  Tensor v = ember::unsqueeze(mutable_self(), dim);
   checked_impl()->set_sizes_and_strides(v.sizes(), v.strides());
-  return *this;
+  return mutable_self();
 }
 Tensor Tensor::flatten(int64_t s, int64_t e) const { return ember::flatten(*this, s, e); }
 Tensor Tensor::unflatten(int64_t dim, IntArrayRef sizes) const { return ember::unflatten(*this, dim, sizes); }
@@ -825,10 +825,10 @@ Tensor Tensor::diagonal(int64_t o, int64_t d1, int64_t d2) const { return ember:
 Tensor Tensor::as_strided(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> offset) const {
   return ember::as_strided(*this, sizes, strides, offset);
 }
-Tensor& Tensor::as_strided_(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> offset) {
-  Tensor v = ember::as_strided(*this, sizes, strides, offset);
+Tensor& Tensor::as_strided_(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> offset) const {
+  Tensor v = ember::as_strided(mutable_self(), sizes, strides, offset);
   checked_impl()->set_sizes_and_strides(v.sizes(), v.strides(), v.storage_offset());
-  return *this;
+  return mutable_self();
 }
 Tensor Tensor::unfold(int64_t dim, int64_t size, int64_t step) const { return ember::unfold(*this, dim, size, step); }
 std::vector<Tensor> Tensor::split(int64_t s, int64_t dim) const { return ember::split(*this, s, dim); }

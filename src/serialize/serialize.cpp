@@ -14,6 +14,7 @@
 #include "ember/autograd.h"
 #include "ember/complex_ops.h"
 #include "ember/factory.h"
+#include "ember/jit.h"
 #include "ember/quantized.h"
 #include "serialize/checkpoint_format.h"
 #include "serialize/safetensors_format.h"
@@ -233,6 +234,20 @@ void copy_named_tensors(const OrderedDict<std::string, Tensor>& targets, const O
   }
   NoGradGuard no_grad;
   for (auto& [dst, src] : copies) dst.copy_(src);
+}
+
+OrderedDict<std::string, Tensor> load_module_tensors(const std::string& path) {
+  char magic[4] = {};
+  {
+    File f = open_file(path, "rb", "load('" + path + "')");
+    if (std::fread(magic, 1, sizeof magic, f.get()) != sizeof magic) return load_tensors(path);  // it names the error
+  }
+  if (std::memcmp(magic, "PK\x03\x04", 4) != 0) return load_tensors(path);
+  const jit::Module archive = jit::load(path);
+  OrderedDict<std::string, Tensor> out;
+  for (const auto& p : archive.named_parameters()) out.insert(p.name, p.value);
+  for (const auto& b : archive.named_buffers()) out.insert(b.name, b.value);
+  return out;
 }
 
 }  // namespace detail

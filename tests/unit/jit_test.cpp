@@ -80,6 +80,10 @@ torch.jit.script(Implicit()).save(os.path.join(out, 'implicit.pt'))
 torch.jit.script(IntOps()).save(os.path.join(out, 'int_ops.pt'))
 torch.jit.script(Unknown()).save(os.path.join(out, 'unknown_builtin.pt'))
 torch.save(MLP().state_dict(), os.path.join(out, 'checkpoint.pt'))
+# a traced Sequential, as pytorch-cpp's neural style transfer ships VGG19's layers to torch::load
+layers = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(), torch.nn.Conv2d(4, 2, 1), torch.nn.BatchNorm2d(2))
+layers.eval()
+torch.jit.trace(layers, torch.randn(1, 3, 6, 6)).save(os.path.join(out, 'layers_traced.pt'))
 
 # The builtins of reductions, sorting, losses, upsampling and random numbers: a scripted module
 # (keyword and default arguments bound by the schemas) and a traced one (what F.* lower to), their
@@ -282,6 +286,24 @@ TEST_F(JitTest, ModuleApi) {
   EXPECT_EQ(m.parameters()[0].dtype(), ember::kDouble);
   EXPECT_TRUE(m.parameters()[0].requires_grad());
   EXPECT_EQ(m.forward({ember::randn({2, 16}, ember::kDouble)}).toTensor().dtype(), ember::kDouble);
+}
+
+// torch::load(module, path) of a TorchScript archive fills a C++ module of the same structure,
+// as libtorch's InputArchive does: parameters and buffers by qualified name.
+TEST_F(JitTest, TorchLoadFillsAModuleFromAnArchive) {
+  namespace nn = ember::nn;
+  nn::Sequential layers(nn::Conv2d(nn::Conv2dOptions(3, 4, 3)), nn::ReLU(), nn::Conv2d(nn::Conv2dOptions(4, 2, 1)),
+                        nn::BatchNorm2d(2));
+  ember::load(layers, dir().file("layers_traced.pt"));
+  layers->eval();
+  ember::jit::Module traced = ember::jit::load(dir().file("layers_traced.pt"));
+  const Tensor x = ember::randn({2, 3, 6, 6});
+  EXPECT_TRUE(ember::allclose(layers->forward(x), traced.forward({x}).toTensor(), 1e-5, 1e-6));
+  EXPECT_TRUE(layers->named_buffers()["3.running_var"].equal(traced.attr("3").toModule().attr("running_var").toTensor()));
+
+  nn::Sequential other(nn::Conv2d(nn::Conv2dOptions(3, 4, 3)), nn::ReLU(), nn::Conv2d(nn::Conv2dOptions(4, 3, 1)));
+  EXPECT_ERROR(ember::load(other, dir().file("layers_traced.pt")), "shape mismatch for \"2.weight\"");
+  EXPECT_ERROR(ember::load(other, dir().file("checkpoint.pt")), "not a TorchScript archive");
 }
 
 TEST_F(JitTest, LoadsFromStream) {

@@ -11,10 +11,12 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "ember/ember.h"
 #include "ember/torch.h"
+#include "expect_error.h"
 
 namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
 
@@ -242,6 +244,38 @@ TEST(TensorCore, InplaceOpsBumpTheVersionSharedByViews) {
   EXPECT_EQ(t[3].item<float>(), 1.0f);
 }
 
+// libtorch declares in-place methods const: they write the tensor, never the handle, so code
+// that receives `const Tensor&` (a weight to initialise, `leaf.grad()`) writes through it.
+TEST(TensorCore, InplaceMethodsWriteThroughConstReferences) {
+  static_assert(std::is_invocable_v<decltype(&Tensor::zero_), const Tensor&>);
+  static_assert(std::is_invocable_v<decltype(&Tensor::transpose_), const Tensor&, int64_t, int64_t>);
+  const Tensor weight = zeros({2, 3});
+  const Tensor view = weight.view({3, 2});
+  view.add_(1).mul_(3);
+  weight.index_put_({0, 0}, 7);
+  weight.t_();
+  EXPECT_EQ(weight.sizes().vec(), std::vector<int64_t>({3, 2}));
+  EXPECT_TRUE(weight.equal(tensor({7.0f, 3, 3, 3, 3, 3}).view({2, 3}).t()));
+  weight.resize_({6}).fill_(2).sqrt_();
+  EXPECT_TRUE(weight.allclose(full({6}, std::sqrt(2.0))));
+
+  const Tensor leaf = ones({2}, TensorOptions().requires_grad(true));
+  (leaf * 3).sum().backward();
+  EXPECT_TRUE(leaf.grad().equal(full({2}, 3.0)));
+  leaf.grad().zero_();
+  EXPECT_TRUE(leaf.grad().equal(zeros({2})));
+}
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+TEST(TensorCore, DeprecatedDataOfTIsDataPtr) {
+  const Tensor t = arange(3, kFloat);
+  EXPECT_EQ(t.data<float>(), t.data_ptr<float>());
+  EXPECT_TRUE(t.data().equal(t));  // the untemplated data() is still the detached tensor
+  expect_error([&] { (void)t.data<int64_t>(); }, {"data_ptr", "dtype"});
+}
+#pragma GCC diagnostic pop
+
 TEST(TensorCore, StorageIdsAreNeverReusedWhenAddressesAre) {
   Tensor a = empty({1 << 10});
   const void* data = a.data_ptr();
@@ -353,12 +387,14 @@ TEST(CpuCapability, NamesThePathsTaken) {
     EXPECT_TRUE(cap == "AVX512" || cap == "AVX2") << cap;
   }
   const std::string paths = cpu_kernel_paths();
-  EXPECT_NE(paths.find("Highway"), std::string::npos) << paths;
+  // the kernels really run the capability's path (Highway names AVX-512 AVX3...)
+  Tensor x = arange(100, kFloat);
+  (void)x.exp();
+  EXPECT_NE(cpu_kernel_paths().find(cap == "AVX2" ? "Highway AVX2," : "Highway AVX3"), std::string::npos) << paths;
   EXPECT_NE(paths.find(has_bfloat16_instructions() ? "bfloat16 native" : "bfloat16 emulated"), std::string::npos)
       << paths;
   if (has_amx_instructions()) EXPECT_TRUE(has_bfloat16_instructions());
   // the kernels still compute the same on the lowered path
-  Tensor x = arange(100, kFloat);
   EXPECT_EQ(x.mul(2).sum().item<double>(), 9900.0);
 }
 

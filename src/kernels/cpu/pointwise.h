@@ -67,6 +67,8 @@ enum class UnaryOp : uint8_t {
   NanToNum,    // a: nan, b: posinf, c: neginf (absent: 0, the dtype's max, the dtype's lowest)
 };
 void unary_kernel(TensorIterator& iter, UnaryOp op, const UnaryParams& params = {});
+// The Highway target (HWY_AVX2, HWY_AVX3, ...) the kernels' dynamic dispatch runs now.
+int64_t dispatched_target();
 
 // out = f(a, b, c); operands: out, a, b, c.
 enum class TernaryOp : uint8_t {

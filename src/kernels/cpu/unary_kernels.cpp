@@ -26,6 +26,8 @@ void unary_float(TensorIterator& iter, UnaryOp op, const UnaryParams& params) {
   visit_float(iter.common_dtype(), "pointwise", [&](auto t) { unary_typed<decltype(t)>(iter, op, params); });
 }
 
+int64_t dispatched_target() { return HWY_TARGET; }
+
 }  // namespace ember::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -33,6 +35,9 @@ HWY_AFTER_NAMESPACE();
 #include "kernels/cpu/complex_kernels.h"
 namespace ember::kernels {
 HWY_EXPORT(unary_float);
+HWY_EXPORT(dispatched_target);
+
+int64_t dispatched_target() { return HWY_DYNAMIC_DISPATCH(dispatched_target)(); }
 
 void unary_kernel(TensorIterator& iter, UnaryOp op, const UnaryParams& params) {
   if (is_complex_type(iter.dtype(1))) {

@@ -108,6 +108,18 @@ int main() {
   if (!special_out.equal(torch::zeros({2}))) return 11;
   const torch::Tensor z = torch::complex(ones, -ones);
   if (!torch::allclose(torch::pow(z, 2), z * z) || torch::fft::hfft2(z.view({1, 2})).size(1) != 2) return 11;
+  // in-place methods through const references, as image_captioning's weight initialisation and
+  // `tensor.grad().zero_()` use them
+  const auto init = [](const torch::Tensor& weight) {
+    torch::NoGradGuard no_grad;
+    weight.uniform_(-0.1, 0.1).mul_(0).add_(2);
+  };
+  const torch::Tensor initialised = torch::empty({3});
+  init(initialised);
+  const torch::Tensor leaf = torch::ones({2}, torch::requires_grad());
+  (leaf * leaf).sum().backward();
+  leaf.grad().zero_();
+  if (!initialised.equal(torch::full({3}, 2.0)) || leaf.grad().sum().item<float>() != 0) return 12;
   std::printf("libtorch_program: loss %.2e, weight %.4f, lr %.4f\n", loss, w.item<float>(),
               optimizer.param_groups()[0].options().get_lr());
   return loss < 1e-4 ? 0 : 1;
