@@ -5,10 +5,12 @@
 // pointwise engine (src/fx/fused_kernels.cpp) share them, so a fused chain computes each op
 // exactly as its eager kernel does.
 //
-// Transcendentals use hwy/contrib/math inside the range where they are accurate to a few ulp;
-// a vector holding any lane outside it (NaN, infinities, overflow, subnormal results, huge
-// trigonometric arguments) is computed lane by lane with the C library instead (`guarded`),
-// so special values follow libm exactly and the common case stays vectorized.
+// Transcendentals use hwy/contrib/math, or for the exp family in float32 lanes (exp, expm1,
+// sigmoid, tanh, silu, gelu's tanh form, elu, softplus, log_sigmoid) the cheaper exp_parts below,
+// inside the range where they are accurate to a few ulp; a vector holding any lane outside it
+// (NaN, infinities, overflow, subnormal results, huge trigonometric arguments) is computed lane
+// by lane with the C library instead (`guarded`), so special values follow libm exactly and the
+// common case stays vectorized.
 
 #if defined(EMBER_KERNELS_POINTWISE_FUNCTORS_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EMBER_KERNELS_POINTWISE_FUNCTORS_INL_H_
