@@ -528,6 +528,12 @@ TEST(PointwiseAccuracy, Float32ExpFamilyWithinUlps) {
   EXPECT_LE(max_ulps(softplus(t), x, [](double v) { return v > 20 ? v : std::log1p(std::exp(v)); }, "softplus"), 3.0);
   EXPECT_LE(max_ulps(log_sigmoid(t), x, [](double v) { return std::min(v, 0.0) - std::log1p(std::exp(-std::fabs(v))); }, "log_sigmoid"), 3.0);
   EXPECT_LE(max_ulps(gelu(t, "tanh"), x, gelu_tanh_ref, "gelu_tanh"), 2.5);
+  // tanh keeps the sign of zero in the vector form (every lane finite)
+  std::vector<float> z(32, 0.25f);
+  z[1] = z[17] = -0.0f;
+  z[2] = 0.0f;
+  const std::vector<double> tz = values(tanh(from_blob(z.data(), {32}, kFloat)));
+  EXPECT_TRUE(std::signbit(tz[1]) && std::signbit(tz[17]) && !std::signbit(tz[2]) && tz[1] == 0 && tz[2] == 0);
 }
 
 }  // namespace EMBER_UNITY_FILE

@@ -226,14 +226,15 @@ HWY_INLINE V tanh_vec(D d, V x) {
     const V a = hn::Abs(x);
     const V e = exp_vec<2>(d, hn::Min(a, hn::Set(d, 9.1f)));
     const V big = hn::Sub(hn::Set(d, 1.0f), div_vec(d, hn::Set(d, 2.0f), hn::Add(hn::Set(d, 1.0f), e)));
-    const V x2 = hn::Mul(x, x);
+    const V a2 = hn::Mul(a, a);
     V p = hn::Set(d, -6.242848933e-03f);
-    p = hn::MulAdd(p, x2, hn::Set(d, 2.105071396e-02f));
-    p = hn::MulAdd(p, x2, hn::Set(d, -5.384754762e-02f));
-    p = hn::MulAdd(p, x2, hn::Set(d, 1.333254427e-01f));
-    p = hn::MulAdd(p, x2, hn::Set(d, -3.333331645e-01f));
-    const V small = hn::MulAdd(hn::Mul(x2, x), p, x);
-    return hn::IfThenElse(hn::Lt(a, hn::Set(d, 0.5494f)), small, hn::CopySignToAbs(big, x));
+    p = hn::MulAdd(p, a2, hn::Set(d, 2.105071396e-02f));
+    p = hn::MulAdd(p, a2, hn::Set(d, -5.384754762e-02f));
+    p = hn::MulAdd(p, a2, hn::Set(d, 1.333254427e-01f));
+    p = hn::MulAdd(p, a2, hn::Set(d, -3.333331645e-01f));
+    const V small = hn::MulAdd(hn::Mul(a2, a), p, a);
+    // x's sign put on the magnitude last, so that tanh(-0) is -0
+    return hn::CopySignToAbs(hn::IfThenElse(hn::Lt(a, hn::Set(d, 0.5494f)), small, big), x);
   } else {
     return hn::Tanh(d, x);
   }
