@@ -5,10 +5,12 @@
 // pointwise engine (src/fx/fused_kernels.cpp) share them, so a fused chain computes each op
 // exactly as its eager kernel does.
 //
-// Transcendentals use hwy/contrib/math inside the range where they are accurate to a few ulp;
-// a vector holding any lane outside it (NaN, infinities, overflow, subnormal results, huge
-// trigonometric arguments) is computed lane by lane with the C library instead (`guarded`),
-// so special values follow libm exactly and the common case stays vectorized.
+// Transcendentals use hwy/contrib/math, or for the exp family in float32 lanes (exp, expm1,
+// sigmoid, tanh, silu, gelu's tanh form, elu, softplus, log_sigmoid) the cheaper exp_parts below,
+// inside the range where they are accurate to a few ulp; a vector holding any lane outside it
+// (NaN, infinities, overflow, subnormal results, huge trigonometric arguments) is computed lane
+// by lane with the C library instead (`guarded`), so special values follow libm exactly and the
+// common case stays vectorized.
 
 #if defined(EMBER_KERNELS_POINTWISE_FUNCTORS_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EMBER_KERNELS_POINTWISE_FUNCTORS_INL_H_
@@ -120,6 +122,124 @@ HWY_INLINE V exp2_inrange(D d, V x) {
   return hn::Mul(e, pow2_int(d, n));
 }
 
+// ---- float32 exponentials ----
+// e^(K x) (K = +-1, +-2) as s (1 + q), s = 2^n: n = round(K x / ln 2) (adding 1.5 * 2^23 rounds
+// it, and leaves n in the low bits of the sum, whence s's exponent field by one shift and add),
+// r = x - n ln2 / K in two FMAs (the first exact), and e^(K r) - 1 = y + y^2 Q(y) at y = K r,
+// |y| <= ln2 / 2, with Q of degree 4: a float32 minimax fit to (e^y - 1 - y) / y^2 (relative
+// error of e^y below 3.2e-9, a twentieth of a float32 ulp), K^k folded into the coefficients
+// (exact: K is a power of 2). Valid while K x lies in [-87.3, 88.3] (s and the result normal):
+// the callers keep their lanes there. Returns q and sets s.
+template <int K, class D, class V>
+HWY_INLINE V exp_parts(D d, V x, V* s) {
+  const hn::RebindToSigned<D> di;
+  constexpr double kLn2 = 0.693147180559945309417232121458;
+  constexpr float kHi = static_cast<float>(kLn2 / K);
+  constexpr float kLo = static_cast<float>(kLn2 / K - kHi);
+  constexpr float k2 = K * K, k3 = k2 * K, k4 = k3 * K;
+  const V magic = hn::Set(d, 12582912.0f);
+  const V big = hn::MulAdd(x, hn::Set(d, static_cast<float>(K / kLn2)), magic);
+  const V n = hn::Sub(big, magic);
+  V r = hn::NegMulAdd(n, hn::Set(d, kHi), x);
+  r = hn::NegMulAdd(n, hn::Set(d, kLo), r);
+  V p = hn::Set(d, 1.381893875e-03f * k4);
+  p = hn::MulAdd(p, r, hn::Set(d, 8.368703537e-03f * k3));
+  p = hn::MulAdd(p, r, hn::Set(d, 4.166828841e-02f * k2));
+  p = hn::MulAdd(p, r, hn::Set(d, 1.666652113e-01f * K));
+  p = hn::MulAdd(p, r, hn::Set(d, 4.999999404e-01f));
+  const V y = K == 1 ? r : hn::Mul(r, hn::Set(d, static_cast<float>(K)));
+  *s = hn::BitCast(d, hn::Add(hn::ShiftLeft<23>(hn::BitCast(di, big)), hn::Set(di, 0x3f800000)));
+  return hn::MulAdd(hn::Mul(y, y), p, y);
+}
+// e^(K x): float32 lanes by exp_parts (with the caller's range), float64 lanes by Highway's.
+template <int K, class D, class V>
+HWY_INLINE V exp_vec(D d, V x) {
+  using L = L_t<D>;
+  if constexpr (kF32<L>) {
+    V s;
+    const V q = exp_parts<K>(d, x, &s);
+    return hn::MulAdd(s, q, s);
+  } else {
+    return hn::Exp(d, K == 1 ? x : hn::Mul(hn::Set(d, L(K)), x));
+  }
+}
+// e^x - 1 = s q + (s - 1), one rounding (s - 1 is exact for the n where it matters).
+template <class D, class V>
+HWY_INLINE V expm1_vec(D d, V x) {
+  using L = L_t<D>;
+  if constexpr (kF32<L>) {
+    V s;
+    const V q = exp_parts<1>(d, x, &s);
+    return hn::MulAdd(s, q, hn::Sub(s, hn::Set(d, L(1))));
+  } else {
+    return hn::Expm1(d, x);
+  }
+}
+// 1 / a and num / a for float32 lanes of a positive normal a below 2^126, without a division: the
+// target's reciprocal estimate y (14 bits on AVX-512; AVX2's 12 bits refined by a Newton step,
+// y += y (1 - a y)), then the result's estimate t and one correction t += y (num - a t), which
+// leaves about half an ulp besides the rounding. Float64 lanes divide.
+template <class D, class V>
+HWY_INLINE V recip_estimate(D d, V a) {
+  const V y = hn::ApproximateReciprocal(a);
+  if constexpr (HWY_TARGET == HWY_AVX3) return y;
+  return hn::MulAdd(y, hn::NegMulAdd(a, y, hn::Set(d, 1.0f)), y);
+}
+template <class D, class V>
+HWY_INLINE V recip_vec(D d, V a) {
+  using L = L_t<D>;
+  const V one = hn::Set(d, L(1));
+  if constexpr (kF32<L>) {
+    const V y = recip_estimate(d, a);
+    return hn::MulAdd(y, hn::NegMulAdd(a, y, one), y);
+  } else {
+    return hn::Div(one, a);
+  }
+}
+template <class D, class V>
+HWY_INLINE V div_vec(D d, V num, V a) {
+  if constexpr (kF32<L_t<D>>) {
+    const V y = recip_estimate(d, a);
+    const V t = hn::Mul(num, y);
+    return hn::MulAdd(y, hn::NegMulAdd(a, t, num), t);
+  } else {
+    return hn::Div(num, a);
+  }
+}
+// 1 + e^(K x) for lanes with K x <= kExpLimit (not NaN); below -kExpLimit, where it is 1 to
+// float precision, K x is clamped there.
+template <int K, class D, class V>
+HWY_INLINE V one_plus_exp(D d, V x) {
+  using L = L_t<D>;
+  constexpr L kLim = kExpLimit<L> / (K < 0 ? -K : K);
+  const V xc = K < 0 ? hn::Min(x, hn::Set(d, kLim)) : hn::Max(x, hn::Set(d, -kLim));
+  return hn::Add(hn::Set(d, L(1)), exp_vec<K>(d, xc));
+}
+// tanh of finite float32 lanes: x + x^3 P(x^2) below 0.5494 in magnitude (tanh about 0.5), P of
+// degree 4 a minimax fit to (tanh(x) - x) / x^3 (relative error 1.2e-9); above,
+// 1 - 2 / (1 + e^(2|x|)) with |x| clamped to 9.1 (tanh is 1 in float32 from 9.01 on), where the
+// subtraction loses nothing. Float64 lanes take Highway's.
+template <class D, class V>
+HWY_INLINE V tanh_vec(D d, V x) {
+  using L = L_t<D>;
+  if constexpr (kF32<L>) {
+    const V a = hn::Abs(x);
+    const V e = exp_vec<2>(d, hn::Min(a, hn::Set(d, 9.1f)));
+    const V big = hn::Sub(hn::Set(d, 1.0f), div_vec(d, hn::Set(d, 2.0f), hn::Add(hn::Set(d, 1.0f), e)));
+    const V a2 = hn::Mul(a, a);
+    V p = hn::Set(d, -6.242848933e-03f);
+    p = hn::MulAdd(p, a2, hn::Set(d, 2.105071396e-02f));
+    p = hn::MulAdd(p, a2, hn::Set(d, -5.384754762e-02f));
+    p = hn::MulAdd(p, a2, hn::Set(d, 1.333254427e-01f));
+    p = hn::MulAdd(p, a2, hn::Set(d, -3.333331645e-01f));
+    const V small = hn::MulAdd(hn::Mul(a2, a), p, a);
+    // x's sign put on the magnitude last, so that tanh(-0) is -0
+    return hn::CopySignToAbs(hn::IfThenElse(hn::Lt(a, hn::Set(d, 0.5494f)), small, big), x);
+  } else {
+    return hn::Tanh(d, x);
+  }
+}
+
 // ---- functors: vec(d, x) on compute vectors, or scalar(c) for ScalarOnly ones ----------------
 #define EMBER_VEC(expr)                          \
   template <class D, class V>                    \
@@ -138,7 +258,7 @@ struct SignF {
                     hn::IfThenElseZero(hn::Lt(x, hn::Zero(d)), hn::Set(d, L(1)))))
 };
 struct ExpF {
-  EMBER_VEC(guarded(d, x, -kExpLimit<L>, kExpLimit<L>, [d](V v) { return hn::Exp(d, v); },
+  EMBER_VEC(guarded(d, x, -kExpLimit<L>, kExpLimit<L>, [d](V v) { return exp_vec<1>(d, v); },
                     [](L c) { return std::exp(c); }))
 };
 struct Exp2F {
@@ -146,7 +266,7 @@ struct Exp2F {
                     [d](V v) { return exp2_inrange(d, v); }, [](L c) { return std::exp2(c); }))
 };
 struct Expm1F {
-  EMBER_VEC(guarded(d, x, -kExpLimit<L>, kExpLimit<L>, [d](V v) { return hn::Expm1(d, v); },
+  EMBER_VEC(guarded(d, x, -kExpLimit<L>, kExpLimit<L>, [d](V v) { return expm1_vec(d, v); },
                     [](L c) { return std::expm1(c); }))
 };
 struct LogF {
@@ -193,20 +313,17 @@ struct AtanF {
                         [](L c) { return std::atan(c); }))
 };
 struct TanhF {
-  EMBER_VEC(guarded(d, x, -kMax<L>, kMax<L>, [d](V v) { return hn::Tanh(d, v); },
+  EMBER_VEC(guarded(d, x, -kMax<L>, kMax<L>, [d](V v) { return tanh_vec(d, v); },
                     [](L c) { return std::tanh(c); }))
 };
 // 1 / (1 + e^-x); below -kExpLimit the result is subnormal or zero and comes from libm.
 struct SigmoidF {
-  EMBER_VEC(guarded(
-      d, x, -kExpLimit<L>, kMax<L>,
-      [d](V v) { return hn::Div(hn::Set(d, L(1)), hn::Add(hn::Set(d, L(1)), hn::Exp(d, hn::Neg(v)))); },
-      [](L c) { return L(1) / (L(1) + std::exp(-c)); }))
+  EMBER_VEC(guarded(d, x, -kExpLimit<L>, kMax<L>, [d](V v) { return recip_vec(d, one_plus_exp<-1>(d, v)); },
+                    [](L c) { return L(1) / (L(1) + std::exp(-c)); }))
 };
 struct SiluF {
-  EMBER_VEC(guarded(
-      d, x, -kExpLimit<L>, kMax<L>, [d](V v) { return hn::Div(v, hn::Add(hn::Set(d, L(1)), hn::Exp(d, hn::Neg(v)))); },
-      [](L c) { return c / (L(1) + std::exp(-c)); }))
+  EMBER_VEC(guarded(d, x, -kExpLimit<L>, kMax<L>, [d](V v) { return div_vec(d, v, one_plus_exp<-1>(d, v)); },
+                    [](L c) { return c / (L(1) + std::exp(-c)); }))
 };
 // Highway's Max/Min leave NaN handling to the target: NaN inputs are passed through explicitly.
 struct ReluF { EMBER_VEC(hn::IfThenZeroElse(hn::Lt(x, hn::Zero(d)), x)) };
@@ -234,16 +351,26 @@ struct CubeF { EMBER_VEC(hn::Mul(hn::Mul(x, x), x)) };
 struct InvSquareF { EMBER_VEC(hn::Div(hn::Set(d, L(1)), hn::Mul(x, x))) };
 #undef EMBER_VEC
 
-// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+// 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), computed as x / (1 + e^(-2 u)), which
+// does not cancel for negative x; where e^(-2 u) passes e^kExpLimit the result (below 1e-37 in
+// float32) is taken as the zero libtorch's formula gives there. Infinities and NaN by that
+// formula in the C library.
 struct GeluTanhF {
   template <class D, class V>
   HWY_INLINE V vec(D d, V x) const {
     using L = L_t<D>;
-    const V inner = hn::Mul(hn::Set(d, L(0.797884560802865355879892119869)),
-                            hn::MulAdd(hn::Set(d, L(0.044715)), hn::Mul(hn::Mul(x, x), x), x));
-    const V t = guarded(d, inner, -kMax<L>, kMax<L>, [d](V v) { return hn::Tanh(d, v); },
-                        [](L c) { return std::tanh(c); });
-    return hn::Mul(hn::Mul(hn::Set(d, L(0.5)), x), hn::Add(hn::Set(d, L(1)), t));
+    const L lim = -kExpLimit<L> / 2;
+    auto vf = [d, lim](V v) {
+      const V u = hn::Mul(hn::Set(d, L(0.797884560802865355879892119869)),
+                          hn::MulAdd(hn::Set(d, L(0.044715)), hn::Mul(hn::Mul(v, v), v), v));
+      const V r = div_vec(d, v, one_plus_exp<-2>(d, hn::Max(u, hn::Set(d, lim))));
+      return hn::IfThenElse(hn::Lt(u, hn::Set(d, lim)), hn::Mul(v, hn::Zero(d)), r);
+    };
+    auto sf = [](L c) {
+      const L u = L(0.797884560802865355879892119869) * (c + L(0.044715) * c * c * c);
+      return L(0.5) * c * (L(1) + std::tanh(u));
+    };
+    return guarded(d, x, -kMax<L>, kMax<L>, vf, sf);
   }
 };
 struct LeakyReluF {
@@ -257,7 +384,7 @@ struct LeakyReluF {
 template <class D, class V>
 HWY_INLINE V exp_neg_abs(D d, V x) {
   using L = L_t<D>;
-  return guarded(d, hn::Neg(hn::Abs(x)), -kExpLimit<L>, L(0), [d](V v) { return hn::Exp(d, v); },
+  return guarded(d, hn::Neg(hn::Abs(x)), -kExpLimit<L>, L(0), [d](V v) { return exp_vec<1>(d, v); },
                  [](L c) { return std::exp(c); });
 }
 // PyTorch's log_sigmoid kernel: min(x, 0) - log1p(e^-|x|), never overflowing
@@ -277,7 +404,9 @@ struct EluF {
     const L negiptcoef = static_cast<L>(input_scale);
     const auto neg = hn::Le(x, hn::Zero(d));
     const V m = hn::IfThenElseZero(neg, hn::Mul(x, hn::Set(d, negiptcoef)));
-    const V e = guarded(d, m, -kMax<L>, kExpLimit<L>, [d](V v) { return hn::Expm1(d, v); },
+    // m <= 0; below -kExpLimit expm1 is -1 (clamped there)
+    const V e = guarded(d, m, -kMax<L>, kExpLimit<L>,
+                        [d](V v) { return expm1_vec(d, hn::Max(v, hn::Set(d, -kExpLimit<L>))); },
                         [](L c) { return std::expm1(c); });
     return hn::IfThenElse(neg, hn::Mul(e, hn::Set(d, negcoef)), hn::Mul(x, hn::Set(d, poscoef)));
   }
@@ -292,7 +421,7 @@ struct SoftplusF {
     const V xb = hn::Mul(x, b);
     const auto linear = hn::Gt(xb, hn::Set(d, static_cast<L>(threshold)));
     const V m = hn::IfThenZeroElse(linear, xb);
-    const V e = guarded(d, m, -kExpLimit<L>, kExpLimit<L>, [d](V v) { return hn::Exp(d, v); },
+    const V e = guarded(d, m, -kExpLimit<L>, kExpLimit<L>, [d](V v) { return exp_vec<1>(d, v); },
                         [](L c) { return std::exp(c); });
     return hn::IfThenElse(linear, x, hn::Div(hn::Log1p(d, e), b));
   }
@@ -920,7 +1049,7 @@ struct EluBackwardF {
       below = hn::Mul(g, hn::Add(x, hn::Set(d, negcoef)));
     } else {
       const V m = hn::IfThenElseZero(neg, hn::Mul(x, hn::Set(d, negiptcoef)));
-      const V e = guarded(d, m, -kExpLimit<L>, kExpLimit<L>, [d](V v) { return hn::Exp(d, v); },
+      const V e = guarded(d, m, -kExpLimit<L>, kExpLimit<L>, [d](V v) { return exp_vec<1>(d, v); },
                           [](L c) { return std::exp(c); });
       below = hn::Mul(hn::Mul(g, hn::Set(d, negcoef)), e);
     }
