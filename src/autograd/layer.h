@@ -18,15 +18,14 @@
 //     An op returning a tuple of tensors gets the same: one node joins all its results (integer
 //     ones, such as indices, get no history), and each output's gradient may be undefined (that
 //     output was not used). A formula reads either one output's gradient, run only when it is
-//     defined, the parts of one input being summed:
+//     defined (successive ones of one input are summed):
 //
-//       // VarMeanBackward0 -- var's formula of grads[0] plus mean's of grads[1]
-//       d.grad(self, 0, [...](const auto& c) { return var_backward(c.grad(), ...); });
-//       d.grad(self, 1, [...](const auto& c) { return mean_backward(c.grad(), ...); });
+//       // MaxBackward0 -- self: value_selecting_reduction_backward(grad, dim, indices, sizes, keepdim)
+//       d.grad(self, 0, [i = d.save_result(1), ...](const auto& c) { ... c.grad() ... c[i] ... });
 //
 //     or all of them at once (`d.grad(self, f)`, f reading `c.grad(i)`, undefined for unused
-//     outputs; split's cat of the parts). `d.save_result(i)` saves result i (MaxBackward0 saves its
-//     indices). Results that share the first argument's storage are multi-output views (an
+//     outputs: VarMeanBackward0 adds var's part and mean's part, each when defined; split's cat
+//     puts zeros where an output got none). `d.save_result(i)` saves result i. Results that share the first argument's storage are multi-output views (an
 //     in-place write on one raises PyTorch's error). Ops outside dispatch (split's views) make
 //     the same node with `Derivative d(results, n, op)`, `d.grad(...)`, `d.finish()`.
 //   - `static constexpr bool composite = true;`: the op runs with recording on and its inner

@@ -440,14 +440,9 @@ struct VarGrad {
   static void derivative(autograd::Derivative& d, const Tensor& self, OptionalIntArrayRef dim,
                          std::optional<int64_t> correction, bool keepdim) {
     d.name(Std ? "StdBackward0" : "VarBackward0");
-    grad_of_result(d, self, Reduced{DimVector(self.sizes()), dim_mask("var", self, dim), keepdim},
-                   correction.value_or(1), 0);
-  }
-  // self's gradient from result `output` (the variance or standard deviation)
-  static void grad_of_result(autograd::Derivative& d, const Tensor& self, const Reduced& red, int64_t corr,
-                             size_t output) {
-    const autograd::Saved r = Std ? d.save_result(output) : autograd::Saved{SIZE_MAX};
-    d.grad(self, output, [s = d.save(self), r, red, corr](const auto& c) {
+    const Reduced red{DimVector(self.sizes()), dim_mask("var", self, dim), keepdim};
+    const autograd::Saved r = Std ? d.save_result() : autograd::Saved{SIZE_MAX};
+    d.grad(self, [s = d.save(self), r, red, corr = correction.value_or(1)](const auto& c) {
       if constexpr (!Std) return var_backward(c.grad(), c[s], red, corr);
       return std_backward(c.grad(), c[r], c[s], red, corr);
     });
@@ -466,7 +461,7 @@ struct StdOp : VarGrad<true> {
   }
 };
 // var_mean and std_mean: one node (VarMeanBackward0 / StdMeanBackward0, as PyTorch) joins both
-// results to self.
+// results to self, with one formula over both gradients (one node's closure, not two).
 // VarMeanBackward0 -- self: var_mean_backward(grads[0], grads[1], self, dim, correction, keepdim)
 // StdMeanBackward0 -- self: std_mean_backward(grads[0], grads[1], self, result0, dim, correction, keepdim)
 // var's (std's) gradient of the first result's plus mean's of the second's, each when that result was used.
@@ -481,8 +476,19 @@ struct VarMeanOf {
                          std::optional<int64_t> correction, bool keepdim) {
     d.name(Std ? "StdMeanBackward0" : "VarMeanBackward0");
     const Reduced red{DimVector(self.sizes()), dim_mask(name, self, dim), keepdim};
-    VarGrad<Std>::grad_of_result(d, self, red, correction.value_or(1), 0);
-    d.grad(self, 1, [red, n = reduced_count(self, red.mask)](const auto& c) { return mean_backward(c.grad(), red, n); });
+    const autograd::Saved r = Std ? d.save_result(0) : autograd::Saved{SIZE_MAX};
+    d.grad(self, [s = d.save(self), r, red, corr = correction.value_or(1)](const auto& c) {
+      const Tensor x = c[s];
+      Tensor g;
+      if (c.grad(0).defined()) {
+        g = Std ? std_backward(c.grad(0), c[r], x, red, corr) : var_backward(c.grad(0), x, red, corr);
+      }
+      if (c.grad(1).defined()) {
+        const Tensor m = mean_backward(c.grad(1), red, reduced_count(x, red.mask));
+        g = g.defined() ? g + m : m;
+      }
+      return g;
+    });
   }
 };
 
