@@ -262,6 +262,10 @@ std::vector<Entry> entries() {
   e.push_back(op("argmin.dim1", {.dtypes = kFI, .grad = false}, [](const auto& x) { return x[0].argmin(1); }));
   e.push_back(op("var.dim1", kReduceF, [](const auto& x) { return x[0].var(1); }));
   e.push_back(op("std.dim0", kReduceF, [](const auto& x) { return x[0].std(0); }));
+  e.push_back(op("var_mean.dim1", kReduceF, [](const auto& x) {
+                   const std::vector<int64_t> dims = {1};
+                   return var_mean(x[0], dims, true, false);
+                 }));
   e.push_back(op("norm", kReduceF, [](const auto& x) { return x[0].norm(); }));
   e.push_back(op("logsumexp.dim1", kReduceF, [](const auto& x) { return x[0].logsumexp(1); }));
   e.push_back(op("all.dim1", {.dtypes = kFIB, .grad = false}, [](const auto& x) { return x[0].all(1); }));
@@ -316,6 +320,7 @@ std::vector<Entry> entries() {
   e.push_back(op("stack", {.roles = {Role::X, Role::X}, .dtypes = kFIB},
                  [](const auto& x) { return stack(std::vector{x[0], x[1]}, 0); }));
   e.push_back(op("split.dim1", {.dtypes = kFIB}, [](const auto& x) { return x[0].split(8, 1); }));
+  e.push_back(op("unbind.dim0", {.dtypes = kFIB}, [](const auto& x) { return x[0].unbind(0); }));
 
   // copies and casts
   e.push_back(op("clone", {.dtypes = kFIB}, [](const auto& x) { return x[0].clone(); }));

@@ -1,11 +1,18 @@
 // The generic derivative node and the checks of the autograd layer.
 #include "autograd/layer.h"
 
+#include <algorithm>
+
 #include "autograd/inplace.h"
 
 namespace ember::autograd {
 
 Tensor BackwardContext::operator[](Saved s) const { return node_.unpack(s); }
+
+const Tensor& BackwardContext::undefined() {
+  static const Tensor none;
+  return none;
+}
 
 Tensor FormulaNode::unpack(Saved s) const {
   EMBER_CHECK(s.index < saved_.size(), name_, "internal error: a formula reads a tensor it did not save");
@@ -14,11 +21,21 @@ Tensor FormulaNode::unpack(Saved s) const {
 }
 
 variable_list FormulaNode::apply(variable_list&& grads) {
-  variable_list out(formulas_.size());
-  if (!grads[0].defined()) return out;
-  const BackwardContext ctx(*this, grads);
-  for (size_t i = 0; i < formulas_.size(); ++i)
-    if (should_compute_output(i)) out[i] = formulas_[i](ctx);
+  variable_list out(num_outputs());
+  if (std::none_of(grads.begin(), grads.end(), [](const Tensor& g) { return g.defined(); })) return out;
+  BackwardContext ctx(*this, grads);
+  for (const Entry& e : formulas_) {
+    if (!should_compute_output(e.edge)) continue;
+    if (e.output != kAllOutputs && !ctx.grad(e.output).defined()) continue;  // an unused output adds nothing
+    ctx.output_ = e.output == kAllOutputs ? 0 : e.output;
+    Tensor g = e.formula(ctx);
+    Tensor& sum = out[e.edge];
+    if (!sum.defined()) {
+      sum = std::move(g);
+    } else if (g.defined()) {
+      sum = sum + g;
+    }
+  }
   return out;
 }
 
@@ -26,8 +43,8 @@ void FormulaNode::release_variables() {
   for (SavedVariable& s : saved_) s.reset_data();
 }
 
-Derivative::Derivative(const Tensor& result, const char* forward_op, bool inplace, size_t inputs)
-    : result_(result), node_(std::allocate_shared<FormulaNode>(cpu_allocator::ObjectAllocator<FormulaNode>(), forward_op)), inplace_(inplace) {
+Derivative::Derivative(const Tensor* results, size_t n, const char* forward_op, bool inplace, size_t inputs)
+    : results_(results), num_results_(n), node_(std::allocate_shared<FormulaNode>(cpu_allocator::ObjectAllocator<FormulaNode>(), forward_op)), inplace_(inplace) {
   node_->reserve_edges(inputs);
   node_->saved_.reserve(inputs);
   node_->formulas_.reserve(inputs);
@@ -36,7 +53,7 @@ Derivative::Derivative(const Tensor& result, const char* forward_op, bool inplac
 Saved Derivative::save(const Tensor& t) {
   // Before an in-place op, a formula that needs a value the op overwrites keeps a copy
   // (recorded, so that double backward still reaches its history).
-  const bool overwritten = inplace_ && t.defined() && t.impl()->storage() == result_.impl()->storage();
+  const bool overwritten = inplace_ && t.defined() && t.impl()->storage() == results_[0].impl()->storage();
   if (overwritten) {
     node_->saved_.emplace_back(t.clone(), false);
   } else {
@@ -45,15 +62,21 @@ Saved Derivative::save(const Tensor& t) {
   return {node_->saved_.size() - 1};
 }
 
-Saved Derivative::save_result() {
+Saved Derivative::save_result(size_t i) {
   if (inplace_) {
     // The result is written only after the formulas are declared: saved in finish_inplace().
     node_->saved_.emplace_back();
     pending_results_.push_back(node_->saved_.size() - 1);
     return {node_->saved_.size() - 1};
   }
-  // The result gets its grad_fn only in finish(); saved as an output it is kept without one.
-  node_->saved_.emplace_back(result_, true);
+  // A result gets its grad_fn only in finish(); saved as an output it is kept without one (an
+  // integer result never gets one: kept as it is).
+  const Tensor& r = results_[i];
+  if (is_differentiable_type(r.dtype())) {
+    node_->saved_.emplace_back(r, true, static_cast<uint32_t>(i));
+  } else {
+    node_->saved_.emplace_back(r, false);
+  }
   return {node_->saved_.size() - 1};
 }
 
@@ -64,12 +87,16 @@ bool Derivative::any_edge() const {
 }
 
 void Derivative::finish() {
-  if (any_edge()) detail::set_history(result_, std::move(node_), 0);
+  if (!any_edge()) return;
+  if (num_results_ == 1) return detail::set_history(results_[0], std::move(node_), 0);
+  for (size_t i = 0; i < num_results_; ++i)
+    if (results_[i].defined() && is_differentiable_type(results_[i].dtype()))
+      detail::set_history(results_[i], node_, static_cast<uint32_t>(i));
 }
 
 void Derivative::finish_inplace() {
-  for (size_t i : pending_results_) node_->saved_[i] = SavedVariable(result_, true);
-  if (any_edge()) rebase_history(result_, node_, self_edge_);
+  for (size_t i : pending_results_) node_->saved_[i] = SavedVariable(results_[0], true);
+  if (any_edge()) rebase_history(results_[0], node_, self_edge_);
 }
 
 void fail_not_implemented(const char* op) {

@@ -15,6 +15,19 @@
 //     The op then runs with recording off and one node joins its output to its inputs. Formulas
 //     return a gradient of the forward output's shape or of the input's; the engine sums
 //     broadcast dimensions and casts to the input's dtype.
+//     An op returning a tuple of tensors gets the same: one node joins all its results (integer
+//     ones, such as indices, get no history), and each output's gradient may be undefined (that
+//     output was not used). A formula reads either one output's gradient, run only when it is
+//     defined (successive ones of one input are summed):
+//
+//       // MaxBackward0 -- self: value_selecting_reduction_backward(grad, dim, indices, sizes, keepdim)
+//       d.grad(self, 0, [i = d.save_result(1), ...](const auto& c) { ... c.grad() ... c[i] ... });
+//
+//     or all of them at once (`d.grad(self, f)`, f reading `c.grad(i)`, undefined for unused
+//     outputs: VarMeanBackward0 adds var's part and mean's part, each when defined; split's cat
+//     puts zeros where an output got none). `d.save_result(i)` saves result i. Results that share the first argument's storage are multi-output views (an
+//     in-place write on one raises PyTorch's error). Ops outside dispatch (split's views) make
+//     the same node with `Derivative d(results, n, op)`, `d.grad(...)`, `d.finish()`.
 //   - `static constexpr bool composite = true;`: the op runs with recording on and its inner
 //     ops record their own nodes.
 // Or `static constexpr bool differentiable = false;` (comparisons): results never require grad.
@@ -39,7 +52,9 @@
 // the grad_fn of one whose base's history was rebased since, raises PyTorch's "A view was created
 // in no_grad mode ..." (or "in inference mode ...") error.
 #pragma once
+#include <array>
 #include <functional>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -64,11 +79,14 @@ struct Saved {
 };
 
 class FormulaNode;
-// What a formula sees: the output's gradient and the node's saved values.
+// What a formula sees: the outputs' gradients and the node's saved values.
 class BackwardContext {
  public:
   BackwardContext(const FormulaNode& node, const variable_list& grads) : node_(node), grads_(grads) {}
-  const Tensor& grad(size_t output = 0) const { return grads_[output]; }
+  // The gradient of the output the formula was declared for (output 0 of a formula over all outputs).
+  const Tensor& grad() const { return grads_[output_]; }
+  // The gradient of output `i`: undefined when that output was not used.
+  const Tensor& grad(size_t i) const { return i < grads_.size() ? grads_[i] : undefined(); }
   Tensor operator[](Saved s) const;
   // Scalars (and other values) are kept by value in the formula itself.
   template <class V>
@@ -77,12 +95,17 @@ class BackwardContext {
   }
 
  private:
+  friend class FormulaNode;
+  static const Tensor& undefined();
   const FormulaNode& node_;
   const variable_list& grads_;
+  size_t output_ = 0;
 };
 using Formula = std::function<Tensor(const BackwardContext&)>;
 
-// The node of an op with a derivative: one formula per next edge.
+// The node of an op with a derivative: one node per call, however many results the op has. Each
+// formula gives one input's gradient, from one output's gradient (run only when that output got
+// one) or from all of them (run when any did); the formulas of one input are summed.
 class FormulaNode final : public Node {
  public:
   explicit FormulaNode(const char* forward_op = nullptr) {
@@ -102,14 +125,20 @@ class FormulaNode final : public Node {
 
  private:
   friend class Derivative;
+  static constexpr uint32_t kAllOutputs = UINT32_MAX;
+  struct Entry {
+    Formula formula;
+    uint32_t edge;    // the input it gives the gradient of
+    uint32_t output;  // the output whose gradient it reads, or kAllOutputs
+  };
   const char* name_ = "";
   // Edges, input metadata, saved tensors and formulas of an op with up to three tensor inputs.
   static constexpr size_t kInlineInputs = 3;
   alignas(16) std::byte buffer_[kInlineInputs * (sizeof(Edge) + sizeof(InputMetadata) + sizeof(SavedVariable) +
-                                                 sizeof(Formula)) +
+                                                 sizeof(Entry)) +
                                 4 * 15];  // each array rounded up to 16 bytes
   node_vector<SavedVariable> saved_{NodeAllocator<SavedVariable>(&arena_)};
-  node_vector<Formula> formulas_{NodeAllocator<Formula>(&arena_)};
+  node_vector<Entry> formulas_{NodeAllocator<Entry>(&arena_)};
 };
 
 // Collects an op's derivative while the op records it (see the top of this file).
@@ -118,7 +147,10 @@ class Derivative {
   // `inplace`: the op will write into `result` after the formulas are declared (see the top).
   // `inputs`: how many tensor inputs the op has (the node reserves room for their edges, formulas
   // and saved tensors at once).
-  Derivative(const Tensor& result, const char* forward_op, bool inplace = false, size_t inputs = 0);
+  Derivative(const Tensor& result, const char* forward_op, bool inplace = false, size_t inputs = 0)
+      : Derivative(&result, 1, forward_op, inplace, inputs) {}
+  // An op with several results (see the top of this file); they must outlive the Derivative.
+  Derivative(const Tensor* results, size_t n, const char* forward_op, bool inplace = false, size_t inputs = 0);
   void name(const char* n) { node_->name_ = n; }
   // Whether a gradient is wanted for this input.
   template <class T>
@@ -132,7 +164,8 @@ class Derivative {
     }
   }
   Saved save(const Tensor& t);
-  Saved save_result();
+  // Result `i` (an integer one, such as indices, is saved as a plain tensor).
+  Saved save_result(size_t i = 0);
   // Saves `value` only when `input` needs a gradient (so nodes keep what their formulas use);
   // values that are not tensors are returned to be captured by the formula.
   template <class I, class V>
@@ -143,27 +176,44 @@ class Derivative {
       return value;
     }
   }
-  // The formula for an input's gradient; inputs that are not tensors take none.
+  // The formula for an input's gradient, from the gradients of all outputs (c.grad(i), undefined
+  // for outputs not used; c.grad() is output 0's); inputs that are not tensors take none.
   template <class T, class F>
   void grad(const T& input, F&& f) {
     if constexpr (is_tensor<T>) {
-      if (inplace_ && self_edge_ == SIZE_MAX && input.is_same(result_)) self_edge_ = node_->num_outputs();
+      if (inplace_ && self_edge_ == SIZE_MAX && input.is_same(results_[0])) self_edge_ = node_->num_outputs();
       node_->add_input_edge(input);
-      node_->formulas_.emplace_back(std::forward<F>(f));
+      add_formula(std::forward<F>(f), FormulaNode::kAllOutputs);
     } else if constexpr (std::is_same_v<std::decay_t<T>, std::optional<Tensor>>) {
       node_->add_input_edge(input ? *input : Tensor());
-      node_->formulas_.emplace_back(std::forward<F>(f));
+      add_formula(std::forward<F>(f), FormulaNode::kAllOutputs);
     }
+    pair_input_ = nullptr;
   }
-  const Tensor& result() const { return result_; }
+  // The part of an input's gradient that comes from output `output` (c.grad() is its gradient),
+  // run only when that output got one. Successive calls for the same input argument share its
+  // edge and their parts are summed: `d.grad(self, 0, f0); d.grad(self, 1, f1);`.
+  template <class F>
+  void grad(const Tensor& input, size_t output, F&& f) {
+    if (&input != pair_input_) node_->add_input_edge(input);
+    pair_input_ = &input;
+    add_formula(std::forward<F>(f), static_cast<uint32_t>(output));
+  }
+  const Tensor& result(size_t i = 0) const { return results_[i]; }
   // Attaches the node to the result (when some input needs a gradient).
   void finish();
   // After the in-place op ran: rebases the written tensor's history onto the node.
   void finish_inplace();
 
  private:
+  template <class F>
+  void add_formula(F&& f, uint32_t output) {
+    node_->formulas_.push_back({Formula(std::forward<F>(f)), static_cast<uint32_t>(node_->num_outputs() - 1), output});
+  }
   bool any_edge() const;
-  const Tensor& result_;  // the op's result (the derivative lives within the op's call)
+  const Tensor* results_;  // the op's results (the derivative lives within the op's call)
+  size_t num_results_;
+  const Tensor* pair_input_ = nullptr;  // the input of the last grad(input, output, f)
   std::shared_ptr<FormulaNode> node_;
   std::vector<size_t> pending_results_;  // in-place: saved results, filled once the op ran
   size_t self_edge_ = SIZE_MAX;          // in-place: the edge of the written tensor's old history
@@ -238,6 +288,25 @@ Tensor& apply_inplace(Tensor& self, Rest&... rest) {
   }
 }
 
+// An op with several results (a tuple of tensors): one node joins them all to the inputs; results
+// that share the first argument's storage are its multi-output views (PyTorch's MULTI_OUTPUT_NODE).
+template <class Op, class... Args>
+auto apply_multi(Args&... args) {
+  decltype(dispatch::run_op<Op>(args...)) r;
+  {
+    AutoGradMode no_grad(false);
+    r = dispatch::run_op<Op>(args...);
+  }
+  const auto results = std::apply([](const auto&... t) { return std::array<Tensor, sizeof...(t)>{t...}; }, r);
+  Derivative d(results.data(), results.size(), Op::name, /*inplace=*/false, tensor_args<Args...>);
+  Op::derivative(d, args...);
+  d.finish();
+  using First = std::tuple_element_t<0, std::tuple<Args..., void>>;
+  if constexpr (is_tensor<First>)
+    for (const Tensor& t : results) track_view(t, std::get<0>(std::forward_as_tuple(args...)), ViewCreation::kMultiOutput);
+  return r;
+}
+
 // The autograd layer: called by dispatch::call when grad mode is on and an argument requires grad.
 template <class Op, class... Args>
 decltype(auto) apply(Args&&... args) {
@@ -255,6 +324,9 @@ decltype(auto) apply(Args&&... args) {
     return dispatch::run_op<Op>(std::forward<Args>(args)...);
   } else if constexpr (writes) {
     return apply_inplace<Op>(args...);
+  } else if constexpr (HasDerivative<Op, std::remove_reference_t<Args>...> &&
+                       !std::is_same_v<decltype(dispatch::run_op<Op>(args...)), Tensor>) {
+    return apply_multi<Op>(args...);
   } else if constexpr (HasDerivative<Op, std::remove_reference_t<Args>...>) {
     Tensor result;
     {

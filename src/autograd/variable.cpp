@@ -49,7 +49,7 @@ void set_history(const Tensor& out, std::shared_ptr<Node> fn, uint32_t output_nr
 }
 }  // namespace detail
 
-SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
+SavedVariable::SavedVariable(const Tensor& t, bool is_output, std::optional<uint32_t> output_nr) {
   if (!t.defined()) return;
   defined_ = true;
   is_output_ = is_output;
@@ -62,7 +62,7 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   if (is_output) {
     // Kept without its grad_fn, which owns this saved variable.
     data_ = t.detach();
-    output_nr_ = t.output_nr();
+    output_nr_ = output_nr.value_or(t.output_nr());
     requires_grad_ = true;  // its grad_fn is the node that saved it
   } else {
     data_ = t;

@@ -4,6 +4,7 @@
 #include <memory>
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <string>
 #include <vector>
@@ -70,7 +71,8 @@ void refresh_view_grad_fn(const Tensor& view, AutogradMeta& m);
 class SavedVariable {
  public:
   SavedVariable() = default;
-  SavedVariable(const Tensor& t, bool is_output);
+  // `output_nr`: which output of its node an output is (by default the one it has now).
+  SavedVariable(const Tensor& t, bool is_output, std::optional<uint32_t> output_nr = std::nullopt);
   // `node` is the node unpacking (for outputs: their grad_fn; for messages: its name).
   Tensor unpack(const std::shared_ptr<Node>& node) const;
   void reset_data();

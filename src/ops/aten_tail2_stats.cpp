@@ -9,6 +9,7 @@
 #include <numeric>
 #include <random>
 
+#include "dispatch/dispatch.h"
 #include "ember/aten_tail.h"
 #include "ember/aten_tail2.h"
 #include "ember/autograd.h"
@@ -16,6 +17,7 @@
 #include "ember/pointwise.h"
 #include "ember/reduce.h"
 #include "ember/shape.h"
+#include "ops/indexing_util.h"
 #include "ops/op_util.h"
 
 namespace ember {
@@ -395,32 +397,39 @@ std::tuple<Tensor, Tensor, Tensor> unique_dim_consecutive(const Tensor& self, in
 }
 
 // ---- order statistics ----
+namespace {
 // The most frequent value of each row (the smallest among equally frequent ones) and the last
 // index holding it, as PyTorch's CPU kernel.
-std::tuple<Tensor, Tensor> mode(const Tensor& self, int64_t dim, bool keepdim) {
-  const int64_t d = self.dim() == 0 ? 0 : maybe_wrap_dim(dim, self.dim(), "mode");
-  EMBER_CHECK(self.dim() == 0 || self.size(d) > 0, "mode", "mode(): Expected reduction dim ", d, " to have non-zero size.");
-  const Rows r = rows_of(self, d);
-  std::vector<int64_t> pos(static_cast<size_t>(r.rows));
-  std::vector<std::pair<double, int64_t>> e(static_cast<size_t>(r.n));
-  for (int64_t row = 0; row < r.rows; ++row) {
-    for (int64_t j = 0; j < r.n; ++j) e[static_cast<size_t>(j)] = {r.v[static_cast<size_t>(row * r.n + j)], j};
-    std::sort(e.begin(), e.end());
-    int64_t best = 0, best_index = 0;
-    for (int64_t j = 0; j < r.n;) {
-      int64_t k = j;
-      while (k < r.n && e[static_cast<size_t>(k)].first == e[static_cast<size_t>(j)].first) ++k;
-      if (k - j > best) {
-        best = k - j;
-        best_index = e[static_cast<size_t>(k - 1)].second;
+struct ModeOp {
+  static constexpr const char* name = "mode";
+  static std::tuple<Tensor, Tensor> run(const Tensor& self, int64_t dim, bool keepdim) {
+    const int64_t d = self.dim() == 0 ? 0 : maybe_wrap_dim(dim, self.dim(), "mode");
+    EMBER_CHECK(self.dim() == 0 || self.size(d) > 0, "mode", "mode(): Expected reduction dim ", d, " to have non-zero size.");
+    const Rows r = rows_of(self, d);
+    std::vector<int64_t> pos(static_cast<size_t>(r.rows));
+    std::vector<std::pair<double, int64_t>> e(static_cast<size_t>(r.n));
+    for (int64_t row = 0; row < r.rows; ++row) {
+      for (int64_t j = 0; j < r.n; ++j) e[static_cast<size_t>(j)] = {r.v[static_cast<size_t>(row * r.n + j)], j};
+      std::sort(e.begin(), e.end());
+      int64_t best = 0, best_index = 0;
+      for (int64_t j = 0; j < r.n;) {
+        int64_t k = j;
+        while (k < r.n && e[static_cast<size_t>(k)].first == e[static_cast<size_t>(j)].first) ++k;
+        if (k - j > best) {
+          best = k - j;
+          best_index = e[static_cast<size_t>(k - 1)].second;
+        }
+        j = k == j ? j + 1 : k;
       }
-      j = k == j ? j + 1 : k;
+      pos[static_cast<size_t>(row)] = best_index;
     }
-    pos[static_cast<size_t>(row)] = best_index;
+    return select_along(self, d, r, pos, keepdim);
   }
-  return select_along(self, d, r, pos, keepdim);
-}
-namespace {
+  // ModeBackward0 -- self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
+  static void derivative(autograd::Derivative& d, const Tensor& self, int64_t dim, bool keepdim) {
+    value_selecting_derivative(d, self, dim, keepdim, "ModeBackward0");
+  }
+};
 // The lower median of each row's non-NaN values (rows of NaN only: their first NaN).
 std::vector<int64_t> nanmedian_positions(const Rows& r) {
   std::vector<int64_t> pos(static_cast<size_t>(r.rows));
@@ -447,12 +456,27 @@ Tensor nanmedian(const Tensor& self) {
   const Rows r = rows_of(flat, 0);
   return std::get<0>(select_along(flat, 0, r, nanmedian_positions(r), false));
 }
+namespace {
+struct NanmedianDimOp {
+  static constexpr const char* name = "nanmedian";
+  static std::tuple<Tensor, Tensor> run(const Tensor& self, int64_t dim, bool keepdim) {
+    const int64_t d = self.dim() == 0 ? 0 : maybe_wrap_dim(dim, self.dim(), name);
+    EMBER_CHECK(self.dim() == 0 || self.size(d) > 0, name, "nanmedian(): Expected reduction dim ", d,
+                " to have non-zero size.");
+    const Rows r = rows_of(self, d);
+    return select_along(self, d, r, nanmedian_positions(r), keepdim);
+  }
+  // NanmedianBackward1 -- self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
+  static void derivative(autograd::Derivative& d, const Tensor& self, int64_t dim, bool keepdim) {
+    value_selecting_derivative(d, self, dim, keepdim, "NanmedianBackward1");
+  }
+};
+}  // namespace
+std::tuple<Tensor, Tensor> mode(const Tensor& self, int64_t dim, bool keepdim) {
+  return dispatch::call<ModeOp>(self, dim, keepdim);
+}
 std::tuple<Tensor, Tensor> nanmedian(const Tensor& self, int64_t dim, bool keepdim) {
-  const int64_t d = self.dim() == 0 ? 0 : maybe_wrap_dim(dim, self.dim(), "nanmedian");
-  EMBER_CHECK(self.dim() == 0 || self.size(d) > 0, "nanmedian", "nanmedian(): Expected reduction dim ", d,
-              " to have non-zero size.");
-  const Rows r = rows_of(self, d);
-  return select_along(self, d, r, nanmedian_positions(r), keepdim);
+  return dispatch::call<NanmedianDimOp>(self, dim, keepdim);
 }
 
 namespace {
@@ -539,9 +563,28 @@ std::tuple<Tensor, Tensor> cumulative_extreme(const char* op, const Tensor& self
   const Tensor indices = tensor(idx, kLong).view(r.moved.sizes()).movedim(-1, d).contiguous();
   return {self.gather(d, indices), indices};
 }
+template <bool Max>
+struct CumulativeExtremeOp {
+  static constexpr const char* name = Max ? "cummax" : "cummin";
+  static std::tuple<Tensor, Tensor> run(const Tensor& self, int64_t dim) { return cumulative_extreme(name, self, dim, Max); }
+  // CummaxBackward0 / CumminBackward0 -- self: cummaxmin_backward(grad, self, indices, dim): each
+  // value's gradient added where it came from
+  static void derivative(autograd::Derivative& d, const Tensor& self, int64_t dim) {
+    d.name(Max ? "CummaxBackward0" : "CumminBackward0");
+    d.grad(self, 0, [i = d.save_result(1), sizes = DimVector(self.sizes()),
+                     dim = self.dim() == 0 ? 0 : maybe_wrap_dim(dim, self.dim(), name)](const auto& c) {
+      if (sizes.empty()) return c.grad();
+      return zeros(sizes, TensorOptions().dtype(c.grad().dtype())).scatter_add(dim, c[i], c.grad());
+    });
+  }
+};
 }  // namespace
-std::tuple<Tensor, Tensor> cummax(const Tensor& self, int64_t dim) { return cumulative_extreme("cummax", self, dim, true); }
-std::tuple<Tensor, Tensor> cummin(const Tensor& self, int64_t dim) { return cumulative_extreme("cummin", self, dim, false); }
+std::tuple<Tensor, Tensor> cummax(const Tensor& self, int64_t dim) {
+  return dispatch::call<CumulativeExtremeOp<true>>(self, dim);
+}
+std::tuple<Tensor, Tensor> cummin(const Tensor& self, int64_t dim) {
+  return dispatch::call<CumulativeExtremeOp<false>>(self, dim);
+}
 
 // ---- scatter and put ----
 Tensor index_put(const Tensor& self, ArrayRef<std::optional<Tensor>> indices, const Tensor& values, bool accumulate) {

@@ -4,12 +4,14 @@
 #include <limits>
 #include <numbers>
 
+#include "dispatch/dispatch.h"
 #include "ember/autograd.h"
 #include "ember/aten_tail.h"
 #include "ember/indexing.h"
 #include "ember/pointwise.h"
 #include "ember/reduce.h"
 #include "ember/shape.h"
+#include "ops/indexing_util.h"
 
 namespace ember {
 
@@ -63,11 +65,23 @@ Tensor median(const Tensor& self) {
   Tensor flat = self.reshape({-1});
   return std::get<0>(kthvalue(flat, (flat.numel() - 1) / 2 + 1, 0));
 }
+namespace {
+struct MedianDimOp {
+  static constexpr const char* name = "median";
+  static std::tuple<Tensor, Tensor> run(const Tensor& self, int64_t dim, bool keepdim) {
+    const int64_t d = maybe_wrap_dim(dim, self.dim(), name);
+    const int64_t n = self.dim() == 0 ? 1 : self.size(d);
+    EMBER_CHECK(n > 0, name, "median(): Expected reduction dim ", d, " to have non-zero size.");
+    return kthvalue(self, (n - 1) / 2 + 1, d, keepdim);
+  }
+  // MedianBackward1 -- self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
+  static void derivative(autograd::Derivative& d, const Tensor& self, int64_t dim, bool keepdim) {
+    value_selecting_derivative(d, self, dim, keepdim, "MedianBackward1");
+  }
+};
+}  // namespace
 std::tuple<Tensor, Tensor> median(const Tensor& self, int64_t dim, bool keepdim) {
-  const int64_t d = maybe_wrap_dim(dim, self.dim(), "median");
-  const int64_t n = self.dim() == 0 ? 1 : self.size(d);
-  EMBER_CHECK(n > 0, "median", "median(): Expected reduction dim ", d, " to have non-zero size.");
-  return kthvalue(self, (n - 1) / 2 + 1, d, keepdim);
+  return dispatch::call<MedianDimOp>(self, dim, keepdim);
 }
 Tensor Tensor::median() const { return ember::median(*this); }
 std::tuple<Tensor, Tensor> Tensor::median(int64_t dim, bool keepdim) const { return ember::median(*this, dim, keepdim); }

@@ -257,30 +257,6 @@ struct ScatterAddOp {
   }
 };
 
-// The values of a (values, indices) op read from self at the kernel's indices, with one node
-// that routes the gradient back to those indices (value_selecting_reduction_backward).
-struct SelectedValuesOp {
-  static constexpr const char* name = "gather";
-  static Tensor run(const Tensor& self, const Tensor& indices, int64_t dim, bool keepdim, const char*) {
-    if (self.dim() == 0) return self.clone();
-    if (keepdim) return self.gather(dim, indices);
-    return self.gather(dim, indices.unsqueeze(dim)).squeeze(dim);
-  }
-  static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& indices, int64_t dim,
-                         bool keepdim, const char* node) {
-    d.name(node);
-    d.grad(self, [sizes = DimVector(self.sizes()), i = d.save(indices), dim, keepdim](const auto& c) {
-      if (sizes.empty()) return c.grad();
-      Tensor grad = c.grad(), index = c[i];
-      if (!keepdim) {
-        grad = grad.unsqueeze(dim);
-        index = index.unsqueeze(dim);
-      }
-      return zeros(sizes, TensorOptions().dtype(grad.dtype())).scatter(dim, index, grad);
-    });
-  }
-};
-
 // self[..., index[k], ...] += alpha * source[..., k, ...]. As in PyTorch 1.13, a source slice
 // broadcasts to self's slice.
 Tensor& index_add_inplace(const char* op, Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
@@ -429,10 +405,19 @@ struct OneHotOp {
 
 }  // namespace
 
-Tensor selected_values(const Tensor& values, const Tensor& self, const Tensor& indices, int64_t dim, bool keepdim,
-                       const char* node) {
-  if (!self.requires_grad() || !GradMode::is_enabled()) return values;
-  return dispatch::call<SelectedValuesOp>(self, indices, maybe_wrap_dim(dim, self.dim(), "gather"), keepdim, node);
+void value_selecting_derivative(autograd::Derivative& d, const Tensor& self, int64_t dim, bool keepdim,
+                                const char* node) {
+  d.name(node);
+  d.grad(self, 0, [sizes = DimVector(self.sizes()), i = d.save_result(1), dim = maybe_wrap_dim(dim, self.dim(), node),
+                   keepdim](const auto& c) {
+    if (sizes.empty()) return c.grad();
+    Tensor grad = c.grad(), index = c[i];
+    if (!keepdim) {
+      grad = grad.unsqueeze(dim);
+      index = index.unsqueeze(dim);
+    }
+    return zeros(sizes, TensorOptions().dtype(grad.dtype())).scatter(dim, index, grad);
+  });
 }
 
 Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {

@@ -3,6 +3,9 @@
 #include "ember/tensor.h"
 
 namespace ember {
+namespace autograd {
+class Derivative;
+}  // namespace autograd
 
 // The quantizer of a view of a quantized tensor: base's, with a per-channel axis moved to the
 // view's dim of the same size and stride (ember::Error when the view does not keep that dim).
@@ -29,10 +32,10 @@ void assert_no_internal_overlap(const Tensor& t, const char* op);
 // memory are refused (the op would read what it already overwrote).
 void assert_no_overlap(const Tensor& written, const Tensor& input, const char* op);
 
-// The values of a (values, indices) op (max/min along a dim, sort, topk, kthvalue): the kernel's
-// `values` when no graph is recorded, else the same values read from self at `indices` by one
-// node named `node` (MaxBackward0, SortBackward0, ...) that sends the gradient to those indices.
-Tensor selected_values(const Tensor& values, const Tensor& self, const Tensor& indices, int64_t dim, bool keepdim,
-                       const char* node);
+// The derivative of a (values, indices) op (max/min along a dim, sort, topk, kthvalue), its node
+// named `node` (MaxBackward0, SortBackward0, ...) -- self: value_selecting_reduction_backward(grad,
+// dim, indices, self.sizes(), keepdim): the values' gradient goes to the positions the indices name.
+void value_selecting_derivative(autograd::Derivative& d, const Tensor& self, int64_t dim, bool keepdim,
+                                const char* node);
 
 }  // namespace ember

@@ -197,7 +197,14 @@ struct MulOp {
   template <class B>
   static void derivative(autograd::Derivative& d, const Tensor& self, const B& other) {
     d.name(autograd::is_tensor<B> ? "MulBackward0" : "MulBackward1");
-    d.grad(self, [o = d.save_for(self, other)](const auto& c) { return c.grad() * conj_of(c[o]); });
+    d.grad(self, [o = d.save_for(self, other)](const auto& c) {
+      if constexpr (!autograd::is_tensor<B>) {
+        // libtorch's MulBackward1 multiplies by scalar_to_tensor(other), so a recorded backward
+        // (create_graph) is a MulBackward0; unrecorded, the Scalar gives the same values unallocated.
+        if (GradMode::is_enabled()) return c.grad() * scalar_tensor(conj_of(o), TensorOptions().dtype(o.type()));
+      }
+      return c.grad() * conj_of(c[o]);
+    });
     d.grad(other, [s = d.save_for(other, self)](const auto& c) { return c.grad() * conj_of(c[s]); });
   }
 };

@@ -358,24 +358,19 @@ std::tuple<Tensor, Tensor> extreme_with_index(const char* op, const Tensor& self
   return {val.user, idx.user};
 }
 
-// Values and indices from the kernel; with a graph, the values come from selected_values
-// (MaxBackward0 / MinBackward0: the gradient goes to the index returned).
-struct MaxDimOp {
-  static constexpr const char* name = "max";
-  static constexpr bool composite = true;
+template <bool Max>
+struct ExtremeDimOp {
+  static constexpr const char* name = Max ? "max" : "min";
   static std::tuple<Tensor, Tensor> run(const Tensor& self, int64_t dim, bool keepdim) {
-    auto [values, indices] = extreme_with_index(name, self, dim, keepdim, true, true);
-    return {selected_values(values, self, indices, dim, keepdim, "MaxBackward0"), indices};
+    return extreme_with_index(name, self, dim, keepdim, true, Max);
+  }
+  // MaxBackward0 / MinBackward0 -- self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
+  static void derivative(autograd::Derivative& d, const Tensor& self, int64_t dim, bool keepdim) {
+    value_selecting_derivative(d, self, dim, keepdim, Max ? "MaxBackward0" : "MinBackward0");
   }
 };
-struct MinDimOp {
-  static constexpr const char* name = "min";
-  static constexpr bool composite = true;
-  static std::tuple<Tensor, Tensor> run(const Tensor& self, int64_t dim, bool keepdim) {
-    auto [values, indices] = extreme_with_index(name, self, dim, keepdim, true, false);
-    return {selected_values(values, self, indices, dim, keepdim, "MinBackward0"), indices};
-  }
-};
+using MaxDimOp = ExtremeDimOp<true>;
+using MinDimOp = ExtremeDimOp<false>;
 
 // Without a dim the index is into the flattened input.
 Tensor arg_extreme(const char* op, const Tensor& self, std::optional<int64_t> dim, bool keepdim, bool is_max) {
@@ -465,74 +460,35 @@ struct StdOp : VarGrad<true> {
     return std::get<0>(var_and_mean(name, self, dim, correction, keepdim, true));
   }
 };
-// var_mean and std_mean: with a graph one node (VarMeanBackward0 / StdMeanBackward0, as PyTorch)
-// joins both results to self: self's gradient is var's (std's) backward of the first result's
-// gradient plus mean's backward of the second's, each when given.
+// var_mean and std_mean: one node (VarMeanBackward0 / StdMeanBackward0, as PyTorch) joins both
+// results to self, with one formula over both gradients (one node's closure, not two).
+// VarMeanBackward0 -- self: var_mean_backward(grads[0], grads[1], self, dim, correction, keepdim)
+// StdMeanBackward0 -- self: std_mean_backward(grads[0], grads[1], self, result0, dim, correction, keepdim)
+// var's (std's) gradient of the first result's plus mean's of the second's, each when that result was used.
 template <bool Std>
-class VarMeanBackward final : public autograd::Node {
- public:
-  VarMeanBackward(const Tensor& self, const Tensor& result, Reduced red, int64_t correction)
-      : self_(self, false), result_(Std ? result : Tensor(), true), red_(std::move(red)), correction_(correction) {
-    this->forward_op = Std ? "std_mean" : "var_mean";
+struct VarMeanOf {
+  static constexpr const char* name = Std ? "std_mean" : "var_mean";
+  static std::tuple<Tensor, Tensor> run(const Tensor& self, OptionalIntArrayRef dim,
+                                        std::optional<int64_t> correction, bool keepdim) {
+    return var_and_mean(name, self, dim, correction, keepdim, Std);
   }
-  std::string name() const override { return Std ? "StdMeanBackward0" : "VarMeanBackward0"; }
-  autograd::variable_list apply(autograd::variable_list&& grads) override {
-    const Tensor self = self_.unpack(shared_from_this());
-    Tensor g;
-    if (!grads.empty() && grads[0].defined()) {
-      if constexpr (Std) {
-        g = std_backward(grads[0], result_.unpack(shared_from_this()), self, red_, correction_);
-      } else {
-        g = var_backward(grads[0], self, red_, correction_);
+  static void derivative(autograd::Derivative& d, const Tensor& self, OptionalIntArrayRef dim,
+                         std::optional<int64_t> correction, bool keepdim) {
+    d.name(Std ? "StdMeanBackward0" : "VarMeanBackward0");
+    const Reduced red{DimVector(self.sizes()), dim_mask(name, self, dim), keepdim};
+    const autograd::Saved r = Std ? d.save_result(0) : autograd::Saved{SIZE_MAX};
+    d.grad(self, [s = d.save(self), r, red, corr = correction.value_or(1)](const auto& c) {
+      const Tensor x = c[s];
+      Tensor g;
+      if (c.grad(0).defined()) {
+        g = Std ? std_backward(c.grad(0), c[r], x, red, corr) : var_backward(c.grad(0), x, red, corr);
       }
-    }
-    if (grads.size() > 1 && grads[1].defined()) {
-      const Tensor m = mean_backward(grads[1], red_, reduced_count(self, red_.mask));
-      g = g.defined() ? g + m : m;
-    }
-    return {g};
-  }
-  void release_variables() override {
-    self_.reset_data();
-    result_.reset_data();
-  }
-
- private:
-  autograd::SavedVariable self_, result_;
-  Reduced red_;
-  int64_t correction_;
-};
-
-template <bool Std>
-std::tuple<Tensor, Tensor> var_mean_recorded(const char* op, const Tensor& self, OptionalIntArrayRef dim,
-                                             std::optional<int64_t> correction, bool keepdim) {
-  std::tuple<Tensor, Tensor> r;
-  {
-    AutoGradMode off(false);
-    r = var_and_mean(op, self, dim, correction, keepdim, Std);
-  }
-  if (!self.requires_grad() || !GradMode::is_enabled()) return r;
-  auto node = std::make_shared<VarMeanBackward<Std>>(
-      self, std::get<0>(r), Reduced{DimVector(self.sizes()), dim_mask(op, self, dim), keepdim}, correction.value_or(1));
-  node->add_input_edge(self);
-  autograd::detail::set_history(std::get<0>(r), node, 0);
-  autograd::detail::set_history(std::get<1>(r), node, 1);
-  return r;
-}
-struct VarMeanOp {
-  static constexpr const char* name = "var_mean";
-  static constexpr bool composite = true;  // records its own node
-  static std::tuple<Tensor, Tensor> run(const Tensor& self, OptionalIntArrayRef dim,
-                                        std::optional<int64_t> correction, bool keepdim) {
-    return var_mean_recorded<false>(name, self, dim, correction, keepdim);
-  }
-};
-struct StdMeanOp {
-  static constexpr const char* name = "std_mean";
-  static constexpr bool composite = true;  // records its own node
-  static std::tuple<Tensor, Tensor> run(const Tensor& self, OptionalIntArrayRef dim,
-                                        std::optional<int64_t> correction, bool keepdim) {
-    return var_mean_recorded<true>(name, self, dim, correction, keepdim);
+      if (c.grad(1).defined()) {
+        const Tensor m = mean_backward(c.grad(1), red, reduced_count(x, red.mask));
+        g = g.defined() ? g + m : m;
+      }
+      return g;
+    });
   }
 };
 
@@ -767,6 +723,8 @@ Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) { re
 EMBER_VAR_FAMILY(Tensor, var, VarOp)
 EMBER_VAR_FAMILY(Tensor, std, StdOp)
 using TensorPair = std::tuple<Tensor, Tensor>;
+using VarMeanOp = VarMeanOf<false>;
+using StdMeanOp = VarMeanOf<true>;
 EMBER_VAR_FAMILY(TensorPair, var_mean, VarMeanOp)
 EMBER_VAR_FAMILY(TensorPair, std_mean, StdMeanOp)
 #undef EMBER_VAR_FAMILY

@@ -26,12 +26,13 @@ std::tuple<Tensor, Tensor> sort_impl(const char* op, const Tensor& self, int64_t
 
 struct SortOp {
   static constexpr const char* name = "sort";
-  // With a graph the values come from selected_values (SortBackward0: value_selecting_reduction_backward).
-  static constexpr bool composite = true;
   // Always stable, so stable=false gives one of the orders PyTorch allows.
   static std::tuple<Tensor, Tensor> run(const Tensor& self, std::optional<bool>, int64_t dim, bool descending) {
-    auto [values, indices] = sort_impl(name, self, dim, descending);
-    return {selected_values(values, self, indices, dim, true, "SortBackward0"), indices};
+    return sort_impl(name, self, dim, descending);
+  }
+  // SortBackward0 -- self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), true)
+  static void derivative(autograd::Derivative& d, const Tensor& self, std::optional<bool>, int64_t dim, bool) {
+    value_selecting_derivative(d, self, dim, true, "SortBackward0");
   }
 };
 
@@ -45,7 +46,6 @@ struct ArgsortOp {
 
 struct TopkOp {
   static constexpr const char* name = "topk";
-  static constexpr bool composite = true;  // TopkBackward0 through selected_values
   static std::tuple<Tensor, Tensor> run(const Tensor& self, int64_t k, int64_t dim, bool largest, bool) {
     const int64_t d = maybe_wrap_dim(dim, self.dim(), name);
     EMBER_CHECK(k >= 0 && k <= size_along(self, d), name, "selected index k out of range (k = ", k,
@@ -56,13 +56,16 @@ struct TopkOp {
     Tensor indices = make_empty(shape, kLong);
     // a 0-dim result holds one element whatever k is (PyTorch returns the input for k = 0 too)
     kernels::topk_kernel(values, indices, self, self.dim() == 0 ? 1 : k, d, largest);
-    return {selected_values(values, self, indices, d, true, "TopkBackward0"), indices};
+    return {values, indices};
+  }
+  // TopkBackward0 -- self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), true)
+  static void derivative(autograd::Derivative& d, const Tensor& self, int64_t, int64_t dim, bool, bool) {
+    value_selecting_derivative(d, self, dim, true, "TopkBackward0");
   }
 };
 
 struct KthvalueOp {
   static constexpr const char* name = "kthvalue";
-  static constexpr bool composite = true;  // KthvalueBackward0 through selected_values
   static std::tuple<Tensor, Tensor> run(const Tensor& self, int64_t k, int64_t dim, bool keepdim) {
     const int64_t d = maybe_wrap_dim(dim, self.dim(), name);
     const int64_t n = size_along(self, d);
@@ -74,9 +77,12 @@ struct KthvalueOp {
     Tensor values = make_empty(keep, self.dtype());
     Tensor indices = make_empty(keep, kLong);
     kernels::kthvalue_kernel(values, indices, self, k, d);
-    if (keepdim || self.dim() == 0) return {selected_values(values, self, indices, d, true, "KthvalueBackward0"), indices};
-    return {selected_values(values.squeeze(d), self, indices.squeeze(d), d, false, "KthvalueBackward0"),
-            indices.squeeze(d)};
+    if (keepdim || self.dim() == 0) return {values, indices};
+    return {values.squeeze(d), indices.squeeze(d)};
+  }
+  // KthvalueBackward0 -- self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
+  static void derivative(autograd::Derivative& d, const Tensor& self, int64_t, int64_t dim, bool keepdim) {
+    value_selecting_derivative(d, self, dim, keepdim, "KthvalueBackward0");
   }
 };
 

@@ -547,37 +547,12 @@ struct UnfoldOp {
 // (cat for split, stack for unbind; zeros for outputs that got none), so double backward records
 // through cat/stack. In grad mode an in-place write recorded on an output raises PyTorch's error
 // (ViewCreation::kMultiOutput); under no_grad and in inference mode the outputs are views as any.
-class MultiViewBackward final : public autograd::Node {
- public:
-  MultiViewBackward(const char* name, const char* forward_op, int64_t dim, bool stacked,
-                    const std::vector<Tensor>& outputs)
-      : name_(name), dim_(dim), stacked_(stacked), dtype_(outputs.front().dtype()) {
-    this->forward_op = forward_op;
-    for (const Tensor& o : outputs) sizes_.emplace_back(o.sizes());
-  }
-  std::string name() const override { return name_; }
-  autograd::variable_list apply(autograd::variable_list&& grads) override {
-    std::vector<Tensor> parts;
-    parts.reserve(sizes_.size());
-    for (size_t i = 0; i < sizes_.size(); ++i)
-      parts.push_back(i < grads.size() && grads[i].defined() ? grads[i]
-                                                             : zeros(sizes_[i], TensorOptions().dtype(dtype_)));
-    return {stacked_ ? stack(parts, dim_) : cat(parts, dim_)};
-  }
-
- private:
-  const char* name_;
-  int64_t dim_;
-  bool stacked_;
-  ScalarType dtype_;
-  std::vector<DimVector> sizes_;
-};
-
-// `n` views of self, the i-th made by ViewOp from self and the arguments args_of(i) gives; `op`
-// names the public op (for anomaly mode's messages), `node_name` its node.
+// `n` views of self, the i-th made by ViewOp from self and the arguments args_of(i) gives, and
+// `lengths` their sizes along dim (empty for unbind: one each, the dim removed); `op` names the
+// public op (for anomaly mode's messages), `node_name` its node.
 template <class ViewOp, class ArgsOf>
 std::vector<Tensor> multi_output_views(const char* op, const Tensor& self, int64_t n, const char* node_name,
-                                       int64_t dim, bool stacked, const ArgsOf& args_of) {
+                                       int64_t dim, std::vector<int64_t> lengths, const ArgsOf& args_of) {
   std::vector<Tensor> out;
   out.reserve(n);
   // no_grad or inference mode (or an inference tensor): dispatched, recorded as such views
@@ -590,11 +565,31 @@ std::vector<Tensor> multi_output_views(const char* op, const Tensor& self, int64
     out.push_back(std::apply([&](auto... a) { return ViewOp::run(self, a...); }, args_of(i)));
     autograd::set_view_base(out.back(), self, autograd::ViewCreation::kMultiOutput);
   }
-  if (self.requires_grad() && !out.empty()) {
-    auto node = std::make_shared<MultiViewBackward>(node_name, op, dim, stacked, out);
-    node->add_input_edge(self);
-    for (int64_t i = 0; i < n; ++i) autograd::detail::set_history(out[i], node, static_cast<uint32_t>(i));
-  }
+  if (!self.requires_grad() || out.empty()) return out;
+  // SplitBackward0 / SplitWithSizesBackward0 -- self: split_backward(grads, split_size, dim, sizes, options)
+  // UnbindBackward0 -- self: unbind_backward(grads, dim)
+  autograd::Derivative d(out.data(), out.size(), op, /*inplace=*/false, 1);
+  d.name(node_name);
+  d.grad(self, [sizes = DimVector(self.sizes()), dim, lengths = std::move(lengths), n,
+                dtype = self.dtype()](const autograd::BackwardContext& c) {
+    std::vector<Tensor> parts;
+    parts.reserve(n);
+    for (int64_t i = 0; i < n; ++i) {
+      if (c.grad(i).defined()) {
+        parts.push_back(c.grad(i));
+        continue;
+      }
+      DimVector shape(sizes);
+      if (lengths.empty()) {
+        shape.erase(dim);
+      } else {
+        shape[dim] = lengths[i];
+      }
+      parts.push_back(zeros(shape, TensorOptions().dtype(dtype)));
+    }
+    return lengths.empty() ? stack(parts, dim) : cat(parts, dim);
+  });
+  d.finish();
   return out;
 }
 
@@ -606,7 +601,7 @@ std::vector<Tensor> split_views(const char* op, const Tensor& self, int64_t dim,
   const auto args_of = [&](int64_t i) {
     return std::tuple{dim, std::optional<int64_t>(starts[i]), std::optional<int64_t>(starts[i + 1]), int64_t{1}};
   };
-  return multi_output_views<SliceOp>(op, self, static_cast<int64_t>(lengths.size()), node_name, dim, false, args_of);
+  return multi_output_views<SliceOp>(op, self, static_cast<int64_t>(lengths.size()), node_name, dim, lengths, args_of);
 }
 
 }  // namespace
@@ -759,7 +754,7 @@ std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
 }
 std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
   dim = maybe_wrap_dim(dim, self.dim(), "unbind", false);
-  return multi_output_views<SelectOp>("unbind", self, self.sizes()[dim], "UnbindBackward0", dim, true,
+  return multi_output_views<SelectOp>("unbind", self, self.sizes()[dim], "UnbindBackward0", dim, {},
                                       [dim](int64_t i) { return std::tuple{dim, i}; });
 }
 std::vector<Tensor> broadcast_tensors(TensorList tensors) {

@@ -475,6 +475,86 @@ TEST(AutogradParity, MultiOutputViewsMatchLibtorch) {
   }
 }
 
+// The nodes of multi-output ops and of their recorded backward (create_graph) are libtorch's, and
+// integer results (indices) have none in either.
+TEST(AutogradParity, MultiOutputNodeNamesMatchLibtorch) {
+  using E = std::vector<ember::Tensor>;
+  using T = std::vector<torch::Tensor>;
+  const auto ep = [](const std::tuple<ember::Tensor, ember::Tensor>& t) { return E{std::get<0>(t), std::get<1>(t)}; };
+  const auto tp = [](const std::tuple<torch::Tensor, torch::Tensor>& t) { return T{std::get<0>(t), std::get<1>(t)}; };
+  struct Op {
+    const char* name;
+    std::function<E(const ember::Tensor&)> ember;
+    std::function<T(const torch::Tensor&)> torch;
+  };
+  const std::vector<Op> ops = {
+      {"max.dim", [&](const auto& x) { return ep(x.max(1)); }, [&](const auto& x) { return tp(x.max(1)); }},
+      {"min.dim keepdim", [&](const auto& x) { return ep(x.min(0, true)); }, [&](const auto& x) { return tp(x.min(0, true)); }},
+      {"sort", [&](const auto& x) { return ep(x.sort(1, true)); }, [&](const auto& x) { return tp(x.sort(1, true)); }},
+      {"topk", [&](const auto& x) { return ep(x.topk(2)); }, [&](const auto& x) { return tp(x.topk(2)); }},
+      {"kthvalue", [&](const auto& x) { return ep(x.kthvalue(2, 0)); }, [&](const auto& x) { return tp(x.kthvalue(2, 0)); }},
+      {"median.dim", [&](const auto& x) { return ep(x.median(1)); }, [&](const auto& x) { return tp(x.median(1)); }},
+      {"nanmedian.dim", [&](const auto& x) { return ep(x.nanmedian(0, true)); },
+       [&](const auto& x) { return tp(x.nanmedian(0, true)); }},
+      {"mode", [&](const auto& x) { return ep(x.mode(1)); }, [&](const auto& x) { return tp(x.mode(1)); }},
+      {"cummax", [&](const auto& x) { return ep(x.cummax(1)); }, [&](const auto& x) { return tp(x.cummax(1)); }},
+      {"cummin", [&](const auto& x) { return ep(x.cummin(0)); }, [&](const auto& x) { return tp(x.cummin(0)); }},
+      {"var_mean", [&](const auto& x) { return ep(ember::var_mean(x, {1})); },
+       [&](const auto& x) { return tp(torch::var_mean(x, {1})); }},
+      {"std_mean", [&](const auto& x) { return ep(ember::std_mean(x, {0}, 1, true)); },
+       [&](const auto& x) { return tp(torch::std_mean(x, {0}, 1, true)); }},
+      {"split", [](const auto& x) { return x.split(2, 1); }, [](const auto& x) { return x.split(2, 1); }},
+      {"split_with_sizes", [](const auto& x) { return x.split_with_sizes({1, 3, 1}, 1); },
+       [](const auto& x) { return x.split_with_sizes({1, 3, 1}, 1); }},
+      {"chunk", [](const auto& x) { return x.chunk(2, 0); }, [](const auto& x) { return x.chunk(2, 0); }},
+      {"unbind", [](const auto& x) { return x.unbind(1); }, [](const auto& x) { return x.unbind(1); }},
+  };
+  uint64_t seed = 970;
+  for (const Op& op : ops) {
+    SCOPED_TRACE(op.name);
+    const ember::Tensor x = parity::random({4, 5}, ember::kDouble, ++seed).requires_grad_();
+    const torch::Tensor tx = to_torch(x.detach()).requires_grad_();
+    const E eo = op.ember(x);
+    const T to = op.torch(tx);
+    ASSERT_EQ(eo.size(), to.size());
+    for (size_t i = 0; i < eo.size(); ++i) {
+      ASSERT_EQ(eo[i].grad_fn() != nullptr, to[i].grad_fn() != nullptr) << "output " << i;
+      if (!to[i].grad_fn()) continue;
+      EXPECT_EQ(eo[i].grad_fn()->name(), to[i].grad_fn()->name());
+      // the recorded backward through this output alone
+      const ember::Tensor ev = ember::ones_like(eo[i]).requires_grad_();
+      const torch::Tensor tv = torch::ones_like(to[i]).requires_grad_();
+      const ember::Tensor eg = ember::autograd::grad({eo[i]}, {x}, {ev}, true, true)[0];
+      const torch::Tensor tg = torch::autograd::grad({to[i]}, {tx}, {tv}, true, true)[0];
+      EXPECT_EQ(eg.grad_fn()->name(), tg.grad_fn()->name()) << "output " << i;
+      EXPECT_TRUE(Close(eg.detach(), tg.detach(), grad_tol(ember::kDouble, 4)));
+    }
+  }
+}
+
+// mul by a Scalar records MulBackward1; its recorded backward multiplies by the scalar as a 0-dim
+// tensor, a MulBackward0, as libtorch's.
+TEST(AutogradParity, MulByScalarDoubleBackwardNodeMatchesLibtorch) {
+  const ember::Tensor x = parity::random({3, 4}, ember::kDouble, 990).requires_grad_();
+  const torch::Tensor tx = to_torch(x.detach()).requires_grad_();
+  const ember::Tensor ey = x * 2;
+  const torch::Tensor ty = tx * 2;
+  EXPECT_EQ(ey.grad_fn()->name(), ty.grad_fn()->name());  // MulBackward1
+  const ember::Tensor ev = ember::ones_like(ey).requires_grad_();
+  const torch::Tensor tv = torch::ones_like(ty).requires_grad_();
+  const ember::Tensor eg = ember::autograd::grad({ey}, {x}, {ev}, true, true)[0];
+  const torch::Tensor tg = torch::autograd::grad({ty}, {tx}, {tv}, true, true)[0];
+  EXPECT_EQ(eg.grad_fn()->name(), tg.grad_fn()->name());  // MulBackward0
+  EXPECT_TRUE(Close(eg.detach(), tg.detach(), grad_tol(ember::kDouble, 1)));
+  // and through a chain: the gradient of exp(x * 2.5) records MulBackward0 for the scalar product
+  const ember::Tensor eh = ember::autograd::grad({(x * 2.5).exp().sum()}, {x}, {}, true, true)[0];
+  const torch::Tensor th = torch::autograd::grad({(tx * 2.5).exp().sum()}, {tx}, {}, true, true)[0];
+  EXPECT_EQ(eh.grad_fn()->name(), th.grad_fn()->name());
+  EXPECT_TRUE(Close(eh.detach(), th.detach(), grad_tol(ember::kDouble, 2)));
+  EXPECT_TRUE(Close(ember::autograd::grad({eh.sum()}, {x})[0], torch::autograd::grad({th.sum()}, {tx})[0],
+                    grad_tol(ember::kDouble, 4)));
+}
+
 // var_mean and std_mean, as libtorch: one node for both results (its name), gradients when either
 // result alone is used or both, and second-order gradients.
 TEST(AutogradParity, VarMeanAndStdMeanMatchLibtorch) {

@@ -393,9 +393,108 @@ TEST(Derivatives, NodeNames) {
   EXPECT_FALSE(x.argsort().requires_grad());
   EXPECT_FALSE(x.nonzero().requires_grad());
   EXPECT_FALSE(std::get<1>(x.max(0)).requires_grad());
-  // without grad mode the values come straight from the kernel
+  // without grad mode no graph
   NoGradGuard guard;
   EXPECT_FALSE(std::get<0>(x.sort()).requires_grad());
+}
+
+// Ops with several results: one node per call joins them (integer results get none), gradcheck
+// through each output alone (the others' gradients undefined: a split with an unused part, var_mean
+// with the mean unused), through all together, and the second derivatives likewise.
+TEST(Derivatives, MultiOutputOps) {
+  const auto pair = [](const std::tuple<Tensor, Tensor>& t) { return V{std::get<0>(t), std::get<1>(t)}; };
+  struct MultiCase {
+    const char* name;
+    std::vector<int64_t> sizes;
+    std::function<V(const Tensor&)> fn;
+  };
+  const std::vector<MultiCase> cases = {
+      {"split", {3, 5}, [](const Tensor& x) { return x.split(2, 1); }},
+      {"split_with_sizes", {3, 5}, [](const Tensor& x) { return x.split_with_sizes({1, 3, 1}, 1); }},
+      {"chunk", {4, 3}, [](const Tensor& x) { return x.chunk(2, 0); }},
+      {"unbind", {3, 4}, [](const Tensor& x) { return x.unbind(1); }},
+      {"var_mean", {3, 4}, [&](const Tensor& x) { return pair(var_mean(x, {{1}})); }},
+      {"std_mean keepdim", {3, 4}, [&](const Tensor& x) { return pair(std_mean(x, {{0}}, 1, true)); }},
+      {"max dim", {3, 4}, [&](const Tensor& x) { return pair(x.max(1)); }},
+      {"min dim keepdim", {3, 4}, [&](const Tensor& x) { return pair(x.min(0, true)); }},
+      {"sort", {3, 4}, [&](const Tensor& x) { return pair(x.sort(1, true)); }},
+      {"topk", {3, 5}, [&](const Tensor& x) { return pair(x.topk(2)); }},
+      {"kthvalue", {3, 5}, [&](const Tensor& x) { return pair(x.kthvalue(2, 0)); }},
+      {"kthvalue 0-dim", {}, [&](const Tensor& x) { return pair(x.kthvalue(1)); }},
+      {"median dim", {3, 5}, [&](const Tensor& x) { return pair(x.median(1)); }},
+      {"nanmedian dim keepdim", {4, 3}, [&](const Tensor& x) { return pair(x.nanmedian(0, true)); }},
+      {"mode", {3, 4}, [&](const Tensor& x) { return pair(x.mode(1)); }},
+      {"cummax", {3, 4}, [&](const Tensor& x) { return pair(x.cummax(1)); }},
+      {"cummin 0-dim", {}, [&](const Tensor& x) { return pair(x.cummin(0)); }},
+  };
+  manual_seed(17);
+  for (const MultiCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Tensor x = randn(c.sizes, TensorOptions().dtype(kDouble)).requires_grad_();
+    const V outs = c.fn(x);
+    std::vector<size_t> diff;  // the differentiable outputs
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (!outs[i].is_floating_point()) {
+        EXPECT_FALSE(outs[i].requires_grad());
+        continue;
+      }
+      diff.push_back(i);
+      ASSERT_TRUE(outs[i].grad_fn());
+      EXPECT_EQ(outs[i].grad_fn(), outs[0].grad_fn());
+      EXPECT_EQ(outs[i].output_nr(), i);
+    }
+    const MultiCase* mc = &c;
+    for (size_t i : diff) {
+      SCOPED_TRACE("output " + std::to_string(i) + " alone");
+      const std::function<Tensor(const V&)> alone = [mc, i](const V& v) { return mc->fn(v[0])[i]; };
+      EXPECT_NO_THROW(autograd::gradcheck(alone, {x}));
+      EXPECT_NO_THROW(autograd::gradgradcheck(alone, {x}));
+    }
+    SCOPED_TRACE("all outputs");
+    const std::function<V(const V&)> all = [mc, diff](const V& v) {
+      const V o = mc->fn(v[0]);
+      V r;
+      for (size_t i : diff) r.push_back(o[i]);
+      return r;
+    };
+    // one backward through every output at once (each output's Jacobian is checked alone above)
+    const std::function<Tensor(const V&)> together = [all](const V& v) {
+      Tensor s = zeros({}, TensorOptions().dtype(kDouble));
+      double w = 1;
+      for (const Tensor& o : all(v)) s = s + (o * o).sum() * w++;
+      return s;
+    };
+    EXPECT_NO_THROW(autograd::gradcheck(together, {x}));
+    EXPECT_NO_THROW(autograd::gradgradcheck(all, {x}));
+  }
+}
+
+// Hooks and retained gradients on the outputs of one multi-output node, and retain_graph.
+TEST(Derivatives, MultiOutputNodeHooksAndRetainGraph) {
+  manual_seed(18);
+  const Tensor x = randn({3, 4}, TensorOptions().dtype(kDouble)).requires_grad_();
+  auto [var, mean] = var_mean(x, {{1}});
+  int var_hook_calls = 0;
+  var.register_hook([&](const Tensor&) { ++var_hook_calls; });
+  mean.register_hook([](const Tensor& g) { return g * 3; });
+  mean.retain_grad();
+  const Tensor loss = (var + mean).sum();
+  loss.backward({}, /*retain_graph=*/true);
+  const Tensor expected = autograd::grad({x.var({1}).sum() + 3 * x.mean({1}).sum()}, {x})[0];
+  EXPECT_TRUE(allclose(x.grad(), expected));
+  EXPECT_EQ(var_hook_calls, 1);
+  EXPECT_TRUE(allclose(mean.grad(), full({3}, 3.0, TensorOptions().dtype(kDouble))));
+  loss.backward();  // the retained graph runs again, then is freed
+  EXPECT_TRUE(allclose(x.grad(), expected * 2));
+  EXPECT_EQ(var_hook_calls, 2);
+  EXPECT_ERROR(loss.backward(), "Trying to backward through the graph a second time");
+
+  // a hook on one part of a split: the unused parts add nothing
+  const Tensor y = randn({2, 6}, TensorOptions().dtype(kDouble)).requires_grad_();
+  const V parts = y.split(2, 1);
+  parts[1].register_hook([](const Tensor& g) { return g * 10; });
+  (parts[1].sum() + parts[2].sum()).backward();
+  EXPECT_TRUE(equal(y.grad(), tensor(std::vector<double>{0, 0, 10, 10, 1, 1, 0, 0, 10, 10, 1, 1}).view({2, 6})));
 }
 
 TEST(Derivatives, FloorDivideHasNoDerivativeAsInPyTorch) {
