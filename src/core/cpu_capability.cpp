@@ -98,9 +98,9 @@ std::string cpu_kernel_paths() {
   } else {
     isa = "below avx2";
   }
-  compiled_targets();  // arms the dispatch if no kernel ran yet
-  return std::string("Highway ") + hwy::TargetName(kernels::dispatched_target()) + ", oneDNN " + isa + ", bfloat16 " +
-         (has_bfloat16_instructions() ? "native" : "emulated");
+  // the target the kernels' dispatch runs (its first call arms it with the masked targets)
+  return std::string("Highway ") + hwy::TargetName(kernels::dispatched_target()) + ", oneDNN " + isa +
+         ", bfloat16 " + (has_bfloat16_instructions() ? "native" : "emulated");
 }
 
 }  // namespace ember
