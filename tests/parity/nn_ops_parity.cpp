@@ -87,6 +87,12 @@ TEST(NnOpsParity, Conv2dShapesLayoutsDtypes) {
       {{0, 3, 7, 9}, {4, 3, 3, 3}, {1}, {1}, {1}, 1, true},
       {{4, 16, 40, 40}, {16, 16, 3, 3}, {1}, {1}, {1}, 1, true},
       {{2, 16, 12, 12}, {32, 16, 1, 1}, {1}, {0}, {1}, 1, false},
+      // 1x1 convolutions run as matrix products on NCHW images of one position or of >= 256
+      {{3, 24, 1, 1}, {40, 24, 1, 1}, {1}, {0}, {1}, 1, true},
+      {{2, 24, 16, 17}, {40, 24, 1, 1}, {1}, {0}, {1}, 1, true},
+      {{1, 20, 16, 16}, {8, 20, 1, 1}, {1}, {0}, {1}, 1, false},
+      // depthwise on the 16-channel blocked layout
+      {{2, 32, 15, 14}, {32, 1, 3, 3}, {2}, {1}, {1}, 32, true},
   };
   uint64_t seed = 1;
   for (ember::ScalarType dt : kFloats) {
@@ -129,6 +135,11 @@ TEST(NnOpsParity, Conv1d3dUnbatchedAndStringPadding) {
     ember::Tensor x1 = random({2, 3, 11}, dt, seed++), w1 = random({5, 3, 3}, dt, seed++), b1 = random({5}, dt, seed++);
     auto t1 = [&](torch::ScalarType t) { return torch::conv1d(T(x1).to(t), T(w1).to(t), T(b1).to(t), 2, 1); };
     EXPECT_TRUE(Close(ember::conv1d(x1, w1, b1, 2, 1), ref(dt, t1), sum_tol(dt, 9))) << dt;
+    // a 1x1 conv1d over 300 positions: a matrix product per sample
+    ember::Tensor xp = random({2, 6, 300}, dt, seed++), wp = random({7, 6, 1}, dt, seed++),
+                  bp = random({7}, dt, seed++);
+    auto tp = [&](torch::ScalarType t) { return torch::conv1d(T(xp).to(t), T(wp).to(t), T(bp).to(t)); };
+    EXPECT_TRUE(Close(ember::conv1d(xp, wp, bp), ref(dt, tp), sum_tol(dt, 6))) << dt << " 1x1";
     ember::Tensor we = random({4, 3, 4}, dt, seed++);
     auto ts = [&](torch::ScalarType t) { return torch::conv1d(T(x1).to(t), T(we).to(t), {}, 1, "same", 2); };
     EXPECT_TRUE(Close(ember::conv1d(x1, we, {}, 1, "same", 2), ref(dt, ts), sum_tol(dt, 12))) << dt << " same";
