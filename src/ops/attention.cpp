@@ -4,6 +4,8 @@
 // materialized), taken for dropout, attention weights asked for, a mask that wants its gradient and
 // short key sequences; and the blocked kernel (kernels/cpu/attention.h: never the L x S matrix,
 // saves only the output and each row's logsumexp, its own backward) otherwise.
+#include "kernels/cpu/attention.h"
+
 #include <array>
 #include <cmath>
 
@@ -14,7 +16,6 @@
 #include "ember/nn_ops.h"
 #include "ember/pointwise.h"
 #include "ember/shape.h"
-#include "kernels/cpu/attention.h"
 
 namespace ember {
 namespace {
@@ -29,10 +30,9 @@ DimVector check_inputs(const char* op, const Tensor& q, const Tensor& k, const T
               "query ",
               q.sizes(), ", key ", k.sizes(), ", value ", v.sizes());
   EMBER_CHECK(is_floating_type(q.dtype()) && k.dtype() == q.dtype() && v.dtype() == q.dtype(), op,
-              "expected query, key and value of one floating dtype, got ", q.dtype(), ", ", k.dtype(), ", ",
-              v.dtype());
-  EMBER_CHECK(q.size(-1) == k.size(-1), op, "query's embedding size E must match key's: query ", q.sizes(),
-              ", key ", k.sizes());
+              "expected query, key and value of one floating dtype, got ", q.dtype(), ", ", k.dtype(), ", ", v.dtype());
+  EMBER_CHECK(q.size(-1) == k.size(-1), op, "query's embedding size E must match key's: query ", q.sizes(), ", key ",
+              k.sizes());
   EMBER_CHECK(k.size(-2) == v.size(-2), op, "key and value must have the same sequence length S: key ", k.sizes(),
               ", value ", v.sizes());
   EMBER_CHECK(dropout_p >= 0 && dropout_p <= 1, op, "dropout_p must be in [0, 1], got ", dropout_p);
@@ -130,7 +130,8 @@ struct FlashAttentionOp {
     const ScalarType compute = compute_dtype(q.dtype());
     const DimVector batch = batch_of(q);
     const Tensor q3 = flat(q), k3 = flat(k), v3 = flat(v);
-    const Tensor out = empty({q3.size(0), q3.size(1), v3.size(2)}, compute), lse = empty({q3.size(0), q3.size(1)}, compute);
+    const Tensor out = empty({q3.size(0), q3.size(1), v3.size(2)}, compute),
+                 lse = empty({q3.size(0), q3.size(1)}, compute);
     const KernelMask m = kernel_mask(mask, batch.ref(), q.size(-2), k.size(-2), compute);
     kernels::attention_forward(q3, k3, v3, m.mask, causal, scale, out, lse);
     return {out.view(with_last(batch.ref(), {q.size(-2), v.size(-1)}).ref()).to(q.dtype()),
@@ -138,16 +139,15 @@ struct FlashAttentionOp {
   }
   // One backward kernel gives all three gradients: the first formula to run computes them, each
   // formula takes its own.
-  static void derivative(autograd::Derivative& d, const Tensor& q, const Tensor& k, const Tensor& v,
-                         const Tensor& mask, bool causal, double scale) {
+  static void derivative(autograd::Derivative& d, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                         bool causal, double scale) {
     d.name("ScaledDotProductFlashAttentionBackward0");
     struct Gradients {
       std::array<Tensor, 3> grads;
       std::array<bool, 3> pending{};
     };
     auto shared = std::make_shared<Gradients>();
-    const autograd::Saved sq = d.save(q), sk = d.save(k), sv = d.save(v), so = d.save_result(0),
-                          sl = d.save_result(1);
+    const autograd::Saved sq = d.save(q), sk = d.save(k), sv = d.save(v), so = d.save_result(0), sl = d.save_result(1);
     const std::array<const Tensor*, 3> inputs{&q, &k, &v};
     for (size_t i = 0; i < 3; ++i) {
       d.grad(*inputs[i], [=](const auto& c) {
@@ -173,7 +173,8 @@ std::tuple<Tensor, Tensor> attention_math(const Tensor& q, const Tensor& k, cons
   if (causal) {
     scores = scores.masked_fill(ones({q.size(-2), k.size(-2)}, kBool).tril().logical_not(), -INFINITY);
   }
-  if (mask.defined()) scores = mask.dtype() == kBool ? scores.masked_fill(mask.logical_not(), -INFINITY) : scores + mask;
+  if (mask.defined())
+    scores = mask.dtype() == kBool ? scores.masked_fill(mask.logical_not(), -INFINITY) : scores + mask;
   Tensor weights = softmax(scores, -1);
   if (dropout_p > 0) weights = dropout(weights, dropout_p, true);
   return {matmul(weights, v), weights};
@@ -211,7 +212,8 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
 std::tuple<Tensor, Tensor> _scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                                          const Tensor& attn_mask, double dropout_p,
                                                          bool need_attn_weights, bool is_causal) {
-  if (!need_attn_weights) return {scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal), Tensor()};
+  if (!need_attn_weights)
+    return {scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal), Tensor()};
   return attention("_scaled_dot_product_attention", query, key, value, attn_mask, dropout_p, true, is_causal);
 }
 

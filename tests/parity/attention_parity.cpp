@@ -46,12 +46,14 @@ TEST(AttentionParity, ForwardAndGradientsAgainstMathComposition) {
   for (const Case& c : kCases) {
     SCOPED_TRACE(c.what);
     uint64_t seed = 1;
-    const ember::Tensor q = parity::random(c.qs, ember::kFloat, seed++), k = parity::random(c.ks, ember::kFloat, seed++),
+    const ember::Tensor q = parity::random(c.qs, ember::kFloat, seed++),
+                        k = parity::random(c.ks, ember::kFloat, seed++),
                         v = parity::random(c.vs, ember::kFloat, seed++);
     ember::Tensor mask;
     if (c.mask == 1) mask = parity::random(c.mask_sizes, ember::kFloat, seed++) > -1.5;
     if (c.mask == 2) mask = parity::random(c.mask_sizes, ember::kFloat, seed++);
-    const ember::Tensor eq = q.clone().requires_grad_(), ek = k.clone().requires_grad_(), ev = v.clone().requires_grad_();
+    const ember::Tensor eq = q.clone().requires_grad_(), ek = k.clone().requires_grad_(),
+                        ev = v.clone().requires_grad_();
     const torch::Tensor tq = T(q).requires_grad_(), tk = T(k).requires_grad_(), tv = T(v).requires_grad_();
     const ember::Tensor out = ember::scaled_dot_product_attention(eq, ek, ev, mask, 0.0, c.mask == 3);
     const torch::Tensor tout = torch_math(tq, tk, tv, mask.defined() ? T(mask) : torch::Tensor(), c.mask == 3);
@@ -80,7 +82,8 @@ TEST(AttentionParity, BFloat16) {
                         v = parity::random({2, 300, 32}, ember::kBFloat16, 3);
     const ember::Tensor out = ember::scaled_dot_product_attention(q, k, v, {}, 0.0, causal);
     const torch::Tensor ref =
-        torch_math(T(q).to(torch::kFloat), T(k).to(torch::kFloat), T(v).to(torch::kFloat), {}, causal).to(torch::kBFloat16);
+        torch_math(T(q).to(torch::kFloat), T(k).to(torch::kFloat), T(v).to(torch::kFloat), {}, causal)
+            .to(torch::kBFloat16);
     EXPECT_TRUE(Close(out, ref, Tol{1.6e-2, 1e-2}));
   }
 }

@@ -1,14 +1,13 @@
 // Blocked attention (attention.h): the products of each block run on gemm (oneDNN above its size
 // threshold, the blocked loops below), the row steps of the softmax on the Highway kernels of
 // softmax_kernels.cpp. Scratch blocks come from Ember's allocator, so its statistics see them.
-#include "kernels/cpu/attention.h"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "core/parallel.h"
 #include "ember/factory.h"
+#include "kernels/cpu/attention.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/softmax_kernels.h"
 
@@ -52,7 +51,8 @@ void apply_mask(T* s, int64_t rows, int64_t cols, int64_t b, int64_t i0, int64_t
     }
   }
   if (causal) {
-    for (int64_t r = 0; r < rows; ++r) std::fill(s + r * cols + std::clamp<int64_t>(i0 + r + 1 - j0, 0, cols), s + (r + 1) * cols, kNegInf);
+    for (int64_t r = 0; r < rows; ++r)
+      std::fill(s + r * cols + std::clamp<int64_t>(i0 + r + 1 - j0, 0, cols), s + (r + 1) * cols, kNegInf);
   }
 }
 
@@ -91,7 +91,8 @@ void forward_typed(const Tensor& q, const Tensor& k, const Tensor& v, const Atte
         online_softmax_rows(s, rows, cols, m, l, alpha);
         if (j0 > 0) {
           for (int64_t r = 0; r < rows; ++r) {
-            if (alpha[r] != T(1)) std::transform(oi + r * Ev, oi + (r + 1) * Ev, oi + r * Ev, [a = alpha[r]](T x) { return x * a; });
+            if (alpha[r] != T(1))
+              std::transform(oi + r * Ev, oi + (r + 1) * Ev, oi + r * Ev, [a = alpha[r]](T x) { return x * a; });
           }
         }
         product(dt, dense(oi, rows, Ev), dense(s, rows, cols), dense(vp + (b * S + j0) * Ev, cols, Ev), 1, 1);

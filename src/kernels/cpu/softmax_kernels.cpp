@@ -303,14 +303,10 @@ HWY_INLINE T online_softmax_row(T* s, size_t n, T& m, T& l) {
   const T m_new = std::max(m, mx), shift = m_new == -kInf ? T(0) : m_new;
   const auto vshift = hn::Set(d, shift);
   auto acc = hn::Zero(d);
-  for (i = 0; i + N <= n; i += N) {
-    const auto e = hn::Exp(d, hn::Sub(hn::LoadU(d, s + i), vshift));
-    hn::StoreU(e, d, s + i);
-    acc = hn::Add(acc, e);
-  }
-  if (i < n) {
-    const auto e = hn::IfThenElseZero(hn::FirstN(d, n - i), hn::Exp(d, hn::Sub(LoadCN(d, s + i, n - i), vshift)));
-    StoreCN(d, e, s + i, n - i);
+  for (i = 0; i < n; i += N) {  // one loop with the partial last vector: one copy of Exp's code
+    const size_t k = std::min(N, n - i);
+    const auto e = hn::IfThenElseZero(hn::FirstN(d, k), hn::Exp(d, hn::Sub(LoadCN(d, s + i, k), vshift)));
+    StoreCN(d, e, s + i, k);
     acc = hn::Add(acc, e);
   }
   const T alpha = std::exp(m - shift);
@@ -338,9 +334,10 @@ void softmax_from_logsumexp_rows_typed(T* s, int64_t rows, int64_t cols, const T
       continue;
     }
     const auto v = hn::Set(d, lse[r]);
-    size_t i = 0;
-    for (; i + N <= n; i += N) hn::StoreU(hn::Exp(d, hn::Sub(hn::LoadU(d, row + i), v)), d, row + i);
-    if (i < n) StoreCN(d, hn::Exp(d, hn::Sub(LoadCN(d, row + i, n - i), v)), row + i, n - i);
+    for (size_t i = 0; i < n; i += N) {
+      const size_t k = std::min(N, n - i);
+      StoreCN(d, hn::Exp(d, hn::Sub(LoadCN(d, row + i, k), v)), row + i, k);
+    }
   }
 }
 
