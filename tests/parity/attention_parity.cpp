@@ -31,13 +31,13 @@ struct Case {
   int mask;  // 0 none, 1 bool, 2 float, 3 causal
 };
 
-// Long enough for several query blocks (64) and key blocks (256), ragged at both ends.
+// At least 512 keys (the blocked path), several query blocks (64) and key blocks (256), ragged.
 const std::vector<Case> kCases = {
     {"plain", {2, 2, 150, 32}, {2, 2, 600, 32}, {2, 2, 600, 48}, {}, 0},
-    {"broadcast key/value batch, bool mask", {2, 2, 130, 16}, {1, 2, 300, 16}, {2, 1, 300, 16}, {130, 300}, 1},
+    {"broadcast key/value batch, bool mask", {2, 2, 130, 16}, {1, 2, 530, 16}, {2, 1, 530, 16}, {130, 530}, 1},
     {"float mask over (N, 1, L, S)", {2, 2, 70, 24}, {2, 2, 520, 24}, {2, 2, 520, 8}, {2, 1, 70, 520}, 2},
-    {"causal, L == S", {1, 3, 300, 16}, {1, 3, 300, 16}, {1, 3, 300, 16}, {}, 3},
-    {"causal, L < S", {3, 200, 64}, {3, 400, 64}, {3, 400, 32}, {}, 3},
+    {"causal, L == S", {1, 3, 520, 16}, {1, 3, 520, 16}, {1, 3, 520, 16}, {}, 3},
+    {"causal, L < S", {3, 200, 64}, {3, 600, 64}, {3, 600, 32}, {}, 3},
 };
 
 }  // namespace
@@ -57,6 +57,7 @@ TEST(AttentionParity, ForwardAndGradientsAgainstMathComposition) {
     const torch::Tensor tq = T(q).requires_grad_(), tk = T(k).requires_grad_(), tv = T(v).requires_grad_();
     const ember::Tensor out = ember::scaled_dot_product_attention(eq, ek, ev, mask, 0.0, c.mask == 3);
     const torch::Tensor tout = torch_math(tq, tk, tv, mask.defined() ? T(mask) : torch::Tensor(), c.mask == 3);
+    EXPECT_EQ(out.grad_fn()->name(), "ScaledDotProductFlashAttentionBackward0");  // the blocked path
     EXPECT_TRUE(Close(out, tout, Tol{1e-5, 1e-5}));
     const ember::Tensor g = parity::random(out.sizes(), ember::kFloat, seed++);
     out.backward(g);
@@ -78,8 +79,8 @@ TEST(AttentionParity, BFloat16) {
   // blocked kernel computes in float32 and rounds the output once
   for (bool causal : {false, true}) {
     const ember::Tensor q = parity::random({2, 130, 32}, ember::kBFloat16, 1),
-                        k = parity::random({2, 300, 32}, ember::kBFloat16, 2),
-                        v = parity::random({2, 300, 32}, ember::kBFloat16, 3);
+                        k = parity::random({2, 520, 32}, ember::kBFloat16, 2),
+                        v = parity::random({2, 520, 32}, ember::kBFloat16, 3);
     const ember::Tensor out = ember::scaled_dot_product_attention(q, k, v, {}, 0.0, causal);
     const torch::Tensor ref =
         torch_math(T(q).to(torch::kFloat), T(k).to(torch::kFloat), T(v).to(torch::kFloat), {}, causal)
@@ -92,9 +93,9 @@ TEST(AttentionParity, MultiheadAttentionWithoutWeights) {
   ember::nn::MultiheadAttention e(64, 4);
   torch::nn::MultiheadAttention t(64, 4);
   parity::copy_module_state(*e, *t);
-  const ember::Tensor x = parity::random({300, 2, 64}, ember::kFloat, 1) * 0.5;
-  ember::Tensor padding = ember::zeros({2, 300}, ember::kBool);
-  padding.select(0, 1).narrow(0, 250, 50).fill_(true);
+  const ember::Tensor x = parity::random({520, 2, 64}, ember::kFloat, 1) * 0.5;
+  ember::Tensor padding = ember::zeros({2, 520}, ember::kBool);
+  padding.select(0, 1).narrow(0, 450, 70).fill_(true);
   const ember::Tensor ex = x.clone().requires_grad_();
   const torch::Tensor tx = T(x).requires_grad_();
   const ember::Tensor out = std::get<0>(e(ex, ex, ex, padding, false));

@@ -18,7 +18,7 @@ namespace ember::kernels {
 struct AttentionBlocks {
   int64_t queries = 64;
   int64_t keys = 256;
-  int64_t min_keys = 128;
+  int64_t min_keys = 512;
 };
 AttentionBlocks attention_blocks();
 void set_attention_blocks(const AttentionBlocks& blocks);
