@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/fx.h"
 #include "ember/torch.h"
 #include "expect_error.h"
 
@@ -168,6 +169,17 @@ TEST(Attention, Autocast) {
   const Tensor q = randn({2, 5, 8}, 1), k = randn({2, 9, 8}, 2), v = randn({2, 9, 8}, 3);
   ember::AutocastGuard guard(ember::kCPU, ember::kBFloat16);
   EXPECT_EQ(ember::scaled_dot_product_attention(q, k, v).dtype(), ember::kBFloat16);
+}
+
+TEST(Attention, TracedByFx) {
+  const SmallBlocks blocks;
+  const Tensor q = randn({2, 5, 4}, 1), k = randn({2, 9, 4}, 2), v = randn({2, 9, 3}, 3);
+  auto f = [](const Tensor& a, const Tensor& b, const Tensor& c) {
+    return ember::scaled_dot_product_attention(a, b, c, {}, 0.0, true);
+  };
+  auto gm = ember::fx::trace(f, q, k, v);
+  EXPECT_NE(gm->code().find("scaled_dot_product_attention"), std::string::npos) << gm->code();
+  EXPECT_LT(max_diff(gm->forward({q, k, v}).toTensor(), f(q, k, v)), 1e-7);
 }
 
 TEST(AttentionErrors, BadInput) {
