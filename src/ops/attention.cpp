@@ -1,9 +1,10 @@
 // scaled_dot_product_attention (PyTorch 2.0's semantics) and libtorch 1.13's
-// _scaled_dot_product_attention spelling: softmax(q k^T / sqrt(E) + mask) v over any broadcast
-// batch dims. Two paths, as PyTorch's: the math composition (recorded ops; the L x S scores
-// materialized), taken for dropout, attention weights asked for, a mask that wants its gradient and
-// short key sequences; and the blocked kernel (kernels/cpu/attention.h: never the L x S matrix,
-// saves only the output and each row's logsumexp, its own backward) otherwise.
+// _scaled_dot_product_attention spelling (that op without weights, else the composition):
+// softmax(q k^T / sqrt(E) + mask) v over any broadcast batch dims. Two paths, as PyTorch's: the
+// math composition (recorded ops; the L x S scores materialized), taken for dropout, attention
+// weights asked for, a mask that wants its gradient and short key sequences; and the blocked
+// kernel (kernels/cpu/attention.h: never the L x S matrix, saves only the output and each row's
+// logsumexp, its own backward) otherwise.
 #include "kernels/cpu/attention.h"
 
 #include <array>
@@ -21,14 +22,19 @@ namespace ember {
 namespace {
 
 DimVector batch_of(const Tensor& t) { return DimVector(t.sizes().slice(0, t.dim() - 2)); }
+// The batch dims followed by `last`.
+DimVector with_last(IntArrayRef batch, std::initializer_list<int64_t> last) {
+  DimVector sizes(batch);
+  for (int64_t s : last) sizes.push_back(s);
+  return sizes;
+}
 
 // The broadcast batch dims of query, key and value, after PyTorch's checks.
 DimVector check_inputs(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                        double dropout_p, bool is_causal) {
   EMBER_CHECK(q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2, op,
-              "expected query (..., L, E), key (..., S, E) and value (..., S, Ev) of at least 2 dimensions, got "
-              "query ",
-              q.sizes(), ", key ", k.sizes(), ", value ", v.sizes());
+              "expected query (..., L, E), key (..., S, E) and value (..., S, Ev) of at least 2 dimensions, ",
+              "got query ", q.sizes(), ", key ", k.sizes(), ", value ", v.sizes());
   EMBER_CHECK(is_floating_type(q.dtype()) && k.dtype() == q.dtype() && v.dtype() == q.dtype(), op,
               "expected query, key and value of one floating dtype, got ", q.dtype(), ", ", k.dtype(), ", ", v.dtype());
   EMBER_CHECK(q.size(-1) == k.size(-1), op, "query's embedding size E must match key's: query ", q.sizes(), ", key ",
@@ -41,9 +47,7 @@ DimVector check_inputs(const char* op, const Tensor& q, const Tensor& k, const T
     EMBER_CHECK(!is_causal, op, "attn_mask and is_causal cannot both be given");
     EMBER_CHECK(mask.dtype() == kBool || mask.dtype() == q.dtype(), op,
                 "expected attn_mask of dtype bool or the query's dtype ", q.dtype(), ", got ", mask.dtype());
-    DimVector full = batch;
-    full.push_back(q.size(-2));
-    full.push_back(k.size(-2));
+    const DimVector full = with_last(batch.ref(), {q.size(-2), k.size(-2)});
     bool fits = mask.dim() <= static_cast<int64_t>(full.size());
     for (int64_t d = 1; fits && d <= mask.dim(); ++d) {
       const int64_t m = mask.size(-d), f = full[full.size() - d];
@@ -73,10 +77,7 @@ struct KernelMask {
 KernelMask kernel_mask(const Tensor& mask, IntArrayRef batch, int64_t L, int64_t S, ScalarType compute) {
   KernelMask r;
   if (!mask.defined()) return r;
-  DimVector sizes(batch);
-  sizes.push_back(L);
-  sizes.push_back(S);
-  r.keep = (mask.dtype() == kBool ? mask : mask.to(compute)).expand(sizes.ref());
+  r.keep = (mask.dtype() == kBool ? mask : mask.to(compute)).expand(with_last(batch, {L, S}).ref());
   const int64_t nb = static_cast<int64_t>(batch.size());
   kernels::AttentionMask& m = r.mask;
   m.data = r.keep.data_ptr();
@@ -95,12 +96,6 @@ KernelMask kernel_mask(const Tensor& mask, IntArrayRef batch, int64_t L, int64_t
     m.offsets[static_cast<size_t>(b)] = offset;
   }
   return r;
-}
-
-DimVector with_last(IntArrayRef batch, std::initializer_list<int64_t> last) {
-  DimVector sizes(batch);
-  for (int64_t s : last) sizes.push_back(s);
-  return sizes;
 }
 
 // The blocked kernel's gradients (PyTorch's _scaled_dot_product_flash_attention_backward): a
@@ -153,9 +148,9 @@ struct FlashAttentionOp {
       d.grad(*inputs[i], [=](const auto& c) {
         if (!c.grad(0).defined()) return Tensor();
         if (!shared->pending[i]) {
-          const Tensor q = c[sq], k = c[sk], v = c[sv], out = c[so], lse = c[sl];
+          const Tensor query = c[sq], key = c[sk], value = c[sv], out = c[so], lse = c[sl];
           auto [gq, gk, gv] =
-              dispatch::call<FlashAttentionBackwardOp>(c.grad(0), q, k, v, mask, causal, scale, out, lse);
+              dispatch::call<FlashAttentionBackwardOp>(c.grad(0), query, key, value, mask, causal, scale, out, lse);
           shared->grads = {gq, gk, gv};
           shared->pending = {true, true, true};
         }
