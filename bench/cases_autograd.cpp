@@ -2,12 +2,10 @@
 // grad modes on small tensors (InferenceMode against libtorch and against Ember's NoGradGuard),
 // and the peak memory of forward + backward through a deep MLP.
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <vector>
 
-#include <c10/core/CPUAllocator.h>
-
+#include "counting_allocator.h"
 #include "torch_check.h"
 
 namespace {
@@ -132,38 +130,6 @@ bench::Register step_inference_vs_no_grad{{
         },
 }};
 
-// Counts libtorch's CPU allocations while installed (libtorch keeps no CPU statistics of its own).
-class CountingAllocator final : public c10::Allocator {
- public:
-  explicit CountingAllocator(c10::Allocator* inner) : inner_(inner) {}
-  c10::DataPtr allocate(size_t n) const override {
-    auto* b = new Block{inner_->allocate(n), n, this};
-    const size_t now = live_.fetch_add(n) + n;
-    size_t peak = peak_.load();
-    while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
-    }
-    return {b->memory.get(), b, &release, c10::Device(c10::DeviceType::CPU)};
-  }
-  c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
-  size_t live() const { return live_.load(); }
-  size_t peak() const { return peak_.load(); }
-  void reset_peak() { peak_ = live_.load(); }
-
- private:
-  struct Block {
-    c10::DataPtr memory;  // from the allocator wrapped, freed with the block
-    size_t n;
-    const CountingAllocator* owner;
-  };
-  static void release(void* ctx) {
-    auto* b = static_cast<Block*>(ctx);
-    b->owner->live_.fetch_sub(b->n);
-    delete b;
-  }
-  c10::Allocator* inner_;
-  mutable std::atomic<size_t> live_{0}, peak_{0};
-};
-
 bench::Register mlp_peak_memory{{
     .name = "autograd_mlp50x1024_b64_peak_memory",
     .label = kMemory,
@@ -174,7 +140,7 @@ bench::Register mlp_peak_memory{{
           constexpr int64_t kWidth = 1024, kBatch = 64;
           constexpr double kMB = 1024.0 * 1024.0;
           c10::Allocator* previous = c10::GetCPUAllocator();
-          static CountingAllocator counting(previous);  // outlives every tensor it allocated
+          static bench::CountingAllocator counting(previous);  // outlives every tensor it allocated
           c10::SetCPUAllocator(&counting, /*priority=*/100);
           std::vector<ember::Tensor> w;
           std::vector<torch::Tensor> tw;

@@ -15,6 +15,7 @@
 #include "ember/linalg_functions.h"
 #include "ember/aten_tail.h"
 #include "ember/aten_tail2.h"
+#include "ember/nn/functional/activation.h"
 #include "ember/nn/modules/loss.h"
 #include "ember/nn/utils/rnn.h"
 #include "ember/nn_ops.h"
@@ -422,6 +423,11 @@ const Row kRows[] = {
     {"aten::where", "Tensor condition, Tensor self, Tensor other", [](Args a) -> IValue { return where(T(a[0]), T(a[1]), T(a[2])); }},
     {"aten::where", "Tensor condition, Tensor self, Scalar other", [](Args a) -> IValue { return where(T(a[0]), T(a[1]), S(a[2])); }},
     {"aten::where", "Tensor condition, Scalar self, Tensor other", [](Args a) -> IValue { return where(T(a[0]), S(a[1]), T(a[2])); }},
+    {"aten::scaled_dot_product_attention",
+     "Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False",
+     [](Args a) -> IValue {
+       return scaled_dot_product_attention(T(a[0]), T(a[1]), T(a[2]), opt(a[3]), a[4].toDouble(), a[5].toBool());
+     }},
     {"aten::softmax", "Tensor self, int dim, ScalarType? dtype=None", [](Args a) -> IValue { return softmax(T(a[0]), a[1].toInt(), dtype(a[2])); }},
     {"aten::log_softmax", "Tensor self, int dim, ScalarType? dtype=None", [](Args a) -> IValue { return log_softmax(T(a[0]), a[1].toInt(), dtype(a[2])); }},
 

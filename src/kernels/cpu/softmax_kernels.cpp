@@ -6,6 +6,7 @@
 
 #include <hwy/contrib/math/math-inl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -262,7 +263,120 @@ void softmax_backward_typed(const Tensor& grad, const Tensor& y, const Tensor& g
   });
 }
 
+// ---- the row steps of blocked attention (attention_kernels.cpp) ----
+
+// One row of a block of n scores joining the row's running softmax: m, the maximum so far, and l,
+// the sum of exp(score - m) so far. The scores become exp(score - m_new); returns exp(m_old -
+// m_new), the factor of the row's earlier partial output. While every score so far is -inf (keys
+// masked) the shift is 0, so the exponentials are 0 rather than exp(-inf + inf) = NaN. A NaN score,
+// or +inf (exp(inf - inf) is NaN in softmax too), takes the scalar loop, which carries NaN into l
+// (Highway's Exp gives 0 for NaN).
+template <class T>
+HWY_INLINE T online_softmax_row(T* s, size_t n, T& m, T& l) {
+  const DC<T> d;
+  const size_t N = hn::Lanes(d);
+  constexpr T kInf = std::numeric_limits<T>::infinity();
+  auto vmax = hn::Set(d, -kInf), vsum = hn::Zero(d);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto v = hn::LoadU(d, s + i);
+    vmax = hn::Max(vmax, v);
+    vsum = hn::Add(vsum, v);
+  }
+  T mx = hn::GetLane(hn::MaxOfLanes(d, vmax)), total = hn::GetLane(hn::SumOfLanes(d, vsum));
+  for (; i < n; ++i) {
+    mx = std::max(mx, s[i]);
+    total += s[i];
+  }
+  if (std::isnan(total) || mx == kInf || std::isnan(m)) {
+    T bmax = -kInf;
+    for (i = 0; i < n; ++i) bmax = std::isnan(s[i]) || s[i] > bmax ? s[i] : bmax;
+    const T m_new = std::isnan(m) || std::isnan(bmax) ? std::numeric_limits<T>::quiet_NaN() : std::max(m, bmax);
+    const T shift = m_new == -kInf ? T(0) : m_new;
+    T sum = 0;
+    for (i = 0; i < n; ++i) sum += (s[i] = std::exp(s[i] - shift));
+    const T alpha = std::exp(m - shift);
+    l = l * alpha + sum;
+    m = m_new;
+    return alpha;
+  }
+  const T m_new = std::max(m, mx), shift = m_new == -kInf ? T(0) : m_new;
+  const auto vshift = hn::Set(d, shift);
+  auto acc = hn::Zero(d);
+  for (i = 0; i < n; i += N) {  // one loop with the partial last vector: one copy of Exp's code
+    const size_t k = std::min(N, n - i);
+    const auto e = hn::IfThenElseZero(hn::FirstN(d, k), hn::Exp(d, hn::Sub(LoadCN(d, s + i, k), vshift)));
+    StoreCN(d, e, s + i, k);
+    acc = hn::Add(acc, e);
+  }
+  const T alpha = std::exp(m - shift);
+  l = l * alpha + hn::GetLane(hn::SumOfLanes(d, acc));
+  m = m_new;
+  return alpha;
+}
+
+template <class T>
+void online_softmax_rows_typed(T* s, int64_t rows, int64_t cols, T* m, T* l, T* alpha) {
+  for (int64_t r = 0; r < rows; ++r) alpha[r] = online_softmax_row(s + r * cols, static_cast<size_t>(cols), m[r], l[r]);
+}
+
+// The probabilities recomputed from the forward's row logsumexp: p = exp(score - lse). A row whose
+// lse is not finite (every key masked, or NaN scores) had NaN outputs, as softmax gives; its
+// probabilities are NaN too, so its gradients are.
+template <class T>
+void softmax_from_logsumexp_rows_typed(T* s, int64_t rows, int64_t cols, const T* lse) {
+  const DC<T> d;
+  const size_t N = hn::Lanes(d), n = static_cast<size_t>(cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    T* row = s + r * cols;
+    if (!std::isfinite(lse[r])) {
+      std::fill(row, row + n, std::numeric_limits<T>::quiet_NaN());
+      continue;
+    }
+    const auto v = hn::Set(d, lse[r]);
+    for (size_t i = 0; i < n; i += N) {
+      const size_t k = std::min(N, n - i);
+      StoreCN(d, hn::Exp(d, hn::Sub(LoadCN(d, row + i, k), v)), row + i, k);
+    }
+  }
+}
+
+// The scores' gradient from the probabilities' (softmax's backward): dp = p * (dp - delta), where
+// delta is the row's sum of grad_output * output (= sum of dp * p).
+template <class T>
+void softmax_grad_rows_typed(const T* p, T* dp, int64_t rows, int64_t cols, const T* delta) {
+  const DC<T> d;
+  const size_t N = hn::Lanes(d), n = static_cast<size_t>(cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* pr = p + r * cols;
+    T* gr = dp + r * cols;
+    const auto v = hn::Set(d, delta[r]);
+    size_t i = 0;
+    for (; i + N <= n; i += N) hn::StoreU(hn::Mul(hn::LoadU(d, pr + i), hn::Sub(hn::LoadU(d, gr + i), v)), d, gr + i);
+    if (i < n) StoreCN(d, hn::Mul(LoadCN(d, pr + i, n - i), hn::Sub(LoadCN(d, gr + i, n - i), v)), gr + i, n - i);
+  }
+}
+
 }  // namespace
+
+void online_softmax_rows_f(float* s, int64_t rows, int64_t cols, float* m, float* l, float* alpha) {
+  online_softmax_rows_typed(s, rows, cols, m, l, alpha);
+}
+void online_softmax_rows_d(double* s, int64_t rows, int64_t cols, double* m, double* l, double* alpha) {
+  online_softmax_rows_typed(s, rows, cols, m, l, alpha);
+}
+void softmax_from_logsumexp_rows_f(float* s, int64_t rows, int64_t cols, const float* lse) {
+  softmax_from_logsumexp_rows_typed(s, rows, cols, lse);
+}
+void softmax_from_logsumexp_rows_d(double* s, int64_t rows, int64_t cols, const double* lse) {
+  softmax_from_logsumexp_rows_typed(s, rows, cols, lse);
+}
+void softmax_grad_rows_f(const float* p, float* dp, int64_t rows, int64_t cols, const float* delta) {
+  softmax_grad_rows_typed(p, dp, rows, cols, delta);
+}
+void softmax_grad_rows_d(const double* p, double* dp, int64_t rows, int64_t cols, const double* delta) {
+  softmax_grad_rows_typed(p, dp, rows, cols, delta);
+}
 
 void softmax_impl(const Tensor& x, const Tensor& y, bool log) {
   switch (x.dtype()) {
@@ -289,6 +403,36 @@ void softmax_kernel(const Tensor& x, const Tensor& y, bool log) { HWY_DYNAMIC_DI
 HWY_EXPORT(softmax_backward_impl);
 void softmax_backward_kernel(const Tensor& grad, const Tensor& y, const Tensor& grad_input, bool log) {
   HWY_DYNAMIC_DISPATCH(softmax_backward_impl)(grad, y, grad_input, log);
+}
+HWY_EXPORT(online_softmax_rows_f);
+HWY_EXPORT(online_softmax_rows_d);
+template <>
+void online_softmax_rows(float* s, int64_t rows, int64_t cols, float* m, float* l, float* alpha) {
+  HWY_DYNAMIC_DISPATCH(online_softmax_rows_f)(s, rows, cols, m, l, alpha);
+}
+template <>
+void online_softmax_rows(double* s, int64_t rows, int64_t cols, double* m, double* l, double* alpha) {
+  HWY_DYNAMIC_DISPATCH(online_softmax_rows_d)(s, rows, cols, m, l, alpha);
+}
+HWY_EXPORT(softmax_from_logsumexp_rows_f);
+HWY_EXPORT(softmax_from_logsumexp_rows_d);
+template <>
+void softmax_from_logsumexp_rows(float* s, int64_t rows, int64_t cols, const float* lse) {
+  HWY_DYNAMIC_DISPATCH(softmax_from_logsumexp_rows_f)(s, rows, cols, lse);
+}
+template <>
+void softmax_from_logsumexp_rows(double* s, int64_t rows, int64_t cols, const double* lse) {
+  HWY_DYNAMIC_DISPATCH(softmax_from_logsumexp_rows_d)(s, rows, cols, lse);
+}
+HWY_EXPORT(softmax_grad_rows_f);
+HWY_EXPORT(softmax_grad_rows_d);
+template <>
+void softmax_grad_rows(const float* p, float* dp, int64_t rows, int64_t cols, const float* delta) {
+  HWY_DYNAMIC_DISPATCH(softmax_grad_rows_f)(p, dp, rows, cols, delta);
+}
+template <>
+void softmax_grad_rows(const double* p, double* dp, int64_t rows, int64_t cols, const double* delta) {
+  HWY_DYNAMIC_DISPATCH(softmax_grad_rows_d)(p, dp, rows, cols, delta);
 }
 }  // namespace ember::kernels
 #endif

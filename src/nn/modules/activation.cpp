@@ -340,7 +340,7 @@ std::tuple<Tensor, Tensor> multi_head_attention_forward(const Tensor& query, con
                 w.defined() ? w.sizes() : IntArrayRef{});
     return linear(x, w, bias.defined() ? bias.narrow(0, i * e, e) : Tensor());
   };
-  const Tensor q = proj(query, o.q_proj_weight(), 0) * (1 / std::sqrt(static_cast<double>(head_dim)));
+  const Tensor q = proj(query, o.q_proj_weight(), 0);
   Tensor k = proj(key, o.k_proj_weight(), 1), v = proj(value, o.v_proj_weight(), 2);
   Tensor attn_mask = o.attn_mask(), key_padding_mask = o.key_padding_mask();
   // one more key: a zero mask column (nothing masked) where masks are given
@@ -377,26 +377,50 @@ std::tuple<Tensor, Tensor> multi_head_attention_forward(const Tensor& query, con
     extend_masks();
   }
   const int64_t s = kh.size(1);
-  Tensor scores = bmm(qh, kh.transpose(1, 2));  // (N * H, L, S)
   if (attn_mask.defined()) {
     EMBER_CHECK((attn_mask.dim() == 2 && attn_mask.size(0) == l && attn_mask.size(1) == s) ||
                     (attn_mask.dim() == 3 && attn_mask.size(0) == n * h && attn_mask.size(1) == l &&
                      attn_mask.size(2) == s),
                 name, "The shape of attn_mask ", attn_mask.sizes(), " should be (L, S) or (N * num_heads, L, S) = (",
                 l, ", ", s, ") or (", n * h, ", ", l, ", ", s, ")");
-    scores = attn_mask.dtype() == kBool ? scores.masked_fill(attn_mask, -INFINITY) : scores + attn_mask;
   }
   if (key_padding_mask.defined()) {
     EMBER_CHECK(key_padding_mask.dim() == 2 && key_padding_mask.size(0) == n && key_padding_mask.size(1) == s, name,
                 "expecting key_padding_mask shape of (", n, ", ", s, "), but got ", key_padding_mask.sizes());
+  }
+  const double dropout_p = o.training() ? o.dropout_p() : 0.0;
+  if (!o.need_weights()) {
+    // As PyTorch 2: scaled_dot_product_attention over (N, H, len, head_dim), which for long
+    // sequences never holds the (N * H, L, S) scores; the masks merge into one it broadcasts
+    // (bool: true = attend, or added).
+    auto split = [&](const Tensor& x) { return x.reshape({n, h, x.size(1), head_dim}); };
+    Tensor mask;
+    if (attn_mask.defined()) {
+      mask = attn_mask.dim() == 3 ? attn_mask.reshape({n, h, l, s}) : attn_mask;
+      mask = mask.dtype() == kBool ? mask.logical_not() : mask.to(qh.dtype());
+    }
+    if (key_padding_mask.defined()) {
+      const Tensor padded = key_padding_mask.to(kBool).view({n, 1, 1, s});
+      mask = !mask.defined() ? padded.logical_not()
+             : mask.dtype() == kBool ? mask.logical_and(padded.logical_not())
+                                     : mask.masked_fill(padded, -INFINITY);
+    }
+    const Tensor heads_out = scaled_dot_product_attention(split(qh), split(kh), split(vh), mask, dropout_p);
+    return {linear(heads_out.permute({2, 0, 1, 3}).reshape({l, n, e}), o.out_proj_weight(), o.out_proj_bias()),
+            Tensor()};
+  }
+  Tensor scores = bmm(qh * (1 / std::sqrt(static_cast<double>(head_dim))), kh.transpose(1, 2));  // (N * H, L, S)
+  if (attn_mask.defined()) {
+    scores = attn_mask.dtype() == kBool ? scores.masked_fill(attn_mask, -INFINITY) : scores + attn_mask;
+  }
+  if (key_padding_mask.defined()) {
     const Tensor mask = key_padding_mask.to(kBool).view({n, 1, 1, s});
     scores = scores.view({n, h, l, s}).masked_fill(mask, -INFINITY).view({n * h, l, s});
   }
   Tensor attn = softmax(scores, -1);
-  if (o.dropout_p() > 0) attn = ember::dropout(attn, o.dropout_p(), o.training());
+  if (dropout_p > 0) attn = ember::dropout(attn, dropout_p, true);
   Tensor out = bmm(attn, vh).transpose(0, 1).reshape({l, n, e});
   out = linear(out, o.out_proj_weight(), o.out_proj_bias());
-  if (!o.need_weights()) return {out, Tensor()};
   Tensor weights = attn.view({n, h, l, s});
   if (o.average_attn_weights()) weights = weights.mean({1});
   return {out, weights};

@@ -5,7 +5,24 @@
 #include "ember/nn/options/activation.h"
 #include "ember/tensor.h"
 
+namespace ember {
+// softmax(query key^T / sqrt(E) + attn_mask) value (PyTorch 2.0's torch::scaled_dot_product_attention):
+// query (..., L, E), key (..., S, E), value (..., S, Ev), batch dims broadcast; attn_mask broadcast
+// to (..., L, S), bool (true = attend) or of the query's dtype (added to the scores); is_causal:
+// query i attends keys j <= i (no attn_mask then); dropout on the attention weights. Without
+// dropout, long key sequences take a blocked kernel that never holds the L x S scores
+// (docs/nn.md).
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask = {}, double dropout_p = 0.0, bool is_causal = false);
+// libtorch 1.13's spelling: (output, attention weights), the weights only when need_attn_weights
+// (1.13 computes them always).
+std::tuple<Tensor, Tensor> _scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                                         const Tensor& attn_mask = {}, double dropout_p = 0.0,
+                                                         bool need_attn_weights = false, bool is_causal = false);
+}  // namespace ember
+
 namespace ember::nn::functional {
+using ember::scaled_dot_product_attention;
 Tensor selu(const Tensor& input, const SELUFuncOptions& options = {});
 // a * sigmoid(b) for the two halves a, b of dim.
 Tensor glu(const Tensor& input, const GLUFuncOptions& options = {});
