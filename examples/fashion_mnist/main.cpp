@@ -65,9 +65,10 @@ struct Flags {
                "--graph captures one training step per epoch on static tensors and replays it\n"
                "for each full batch (the last, partial batch runs eagerly); not with --profile.\n"
                "--distributed: one of the processes `ember-run --nproc-per-node N` starts: each\n"
-               "trains on its share of the images (DistributedSampler) with batches of N / processes\n"
-               "(the same global batch as one process) under DistributedDataParallel; rank 0\n"
-               "reports, evaluates and saves. Not with --graph, --profile or --channels-last.\n",
+               "trains on its share of the images (DistributedSampler) in batches of --batch-size\n"
+               "divided by the processes (the global batch of one process) under\n"
+               "DistributedDataParallel; rank 0 reports, evaluates and saves. Not with --graph,\n"
+               "--profile or --channels-last.\n",
                argv0);
   std::exit(code);
 }
@@ -180,11 +181,11 @@ int main(int argc, char** argv) try {
   const Flags flags = parse_flags(argc, argv);
   if (flags.threads > 0) T::set_num_threads(flags.threads);
   T::manual_seed(flags.seed);
-  int rank = 0, world = 1;
+  int world = 1;
   if (flags.distributed) {
 #ifdef EMBER_EXAMPLE_DISTRIBUTED
     T::distributed::init_process_group("gloo");  // env:// (ember-run sets RANK, WORLD_SIZE, MASTER_*)
-    rank = T::distributed::get_rank();
+    const int rank = T::distributed::get_rank();
     world = T::distributed::get_world_size();
     if (flags.batch_size % world != 0)
       throw std::runtime_error("--batch-size must be a multiple of the number of processes");
@@ -328,8 +329,9 @@ int main(int argc, char** argv) try {
   profiler.reset();
 #ifdef EMBER_EXAMPLE_DISTRIBUTED
   if (flags.distributed) {
+    const bool lead = T::distributed::get_rank() == 0;
     T::distributed::destroy_process_group();
-    if (rank != 0) return 0;  // rank 0 evaluates and saves the model they all hold
+    if (!lead) return 0;  // rank 0 evaluates and saves the model they all hold
   }
 #endif
 
