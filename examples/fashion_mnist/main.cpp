@@ -1,6 +1,8 @@
 // The main job: trains a small CNN on Fashion-MNIST (Debian's dataset-fashion-mnist), evaluates it
 // on the 10,000 test images, saves a checkpoint and prints a summary whose last line is
-// `test accuracy: NN.NN%`. Written the way a libtorch user writes it.
+// `test accuracy: NN.NN%`. Written the way a libtorch user writes it. With --distributed (under
+// `ember-run --nproc-per-node N`) each process trains on its share of every epoch under
+// DistributedDataParallel, as a torch.distributed user writes it.
 #include <unistd.h>
 
 #include <chrono>
@@ -17,6 +19,11 @@
 
 #include "ember/ember.h"
 #include "ember/fx/quantize.h"
+#ifdef EMBER_EXAMPLE_DISTRIBUTED
+#include "ember/data/samplers/distributed_sampler.h"
+#include "ember/distributed.h"
+#include "ember/nn/parallel/distributed.h"
+#endif
 
 namespace T = ::ember;
 #define MODULE EMBER_MODULE
@@ -38,13 +45,14 @@ struct Flags {
   std::string profile;  // a directory: profile two training steps, write their trace and report there
   std::string quantize = "off";  // off, dynamic, static or qat: evaluate an int8 copy of the trained model too
   bool graph = false;  // capture one training step (ember::graphs) and replay it per batch
+  bool distributed = false;  // one of several processes (ember-run), under DistributedDataParallel
 };
 
 [[noreturn]] void usage(const char* argv0, int code) {
   std::fprintf(code ? stderr : stdout,
                "usage: %s [--epochs N] [--batch-size N] [--lr X] [--threads N] [--seed N]\n"
                "          [--data DIR] [--output FILE] [--amp off|bf16|fp16] [--channels-last]\n"
-               "          [--profile DIR] [--quantize off|dynamic|static|qat] [--graph]\n"
+               "          [--profile DIR] [--quantize off|dynamic|static|qat] [--graph] [--distributed]\n"
                "Trains a CNN on Fashion-MNIST (IDX files, plain or .gz, in DIR; default\n"
                "/usr/share/datasets/fashion-mnist) and saves its parameters to FILE (safetensors).\n"
                "--amp runs forward and loss under autocast (fp16 with a gradient scaler);\n"
@@ -55,7 +63,12 @@ struct Flags {
                "calibrated on 5,000 training images; dynamic: int8 Linear layers; qat: fx graph\n"
                "mode, fine-tuned with fake quantization on 15,000 training images first);\n"
                "--graph captures one training step per epoch on static tensors and replays it\n"
-               "for each full batch (the last, partial batch runs eagerly); not with --profile.\n",
+               "for each full batch (the last, partial batch runs eagerly); not with --profile.\n"
+               "--distributed: one of the processes `ember-run --nproc-per-node N` starts: each\n"
+               "trains on its share of the images (DistributedSampler) in batches of --batch-size\n"
+               "divided by the processes (the global batch of one process) under\n"
+               "DistributedDataParallel; rank 0 reports, evaluates and saves. Not with --graph,\n"
+               "--profile or --channels-last.\n",
                argv0);
   std::exit(code);
 }
@@ -71,6 +84,10 @@ Flags parse_flags(int argc, char** argv) {
     }
     if (arg == "--graph") {
       f.graph = true;
+      continue;
+    }
+    if (arg == "--distributed") {
+      f.distributed = true;
       continue;
     }
     if (i + 1 >= argc) usage(argv[0], 2);
@@ -91,6 +108,7 @@ Flags parse_flags(int argc, char** argv) {
   if (f.amp != "off" && f.amp != "bf16" && f.amp != "fp16") usage(argv[0], 2);
   if (f.quantize != "off" && f.quantize != "dynamic" && f.quantize != "static" && f.quantize != "qat") usage(argv[0], 2);
   if (f.graph && !f.profile.empty()) usage(argv[0], 2);
+  if (f.distributed && (f.graph || !f.profile.empty() || f.channels_last)) usage(argv[0], 2);
   return f;
 }
 
@@ -123,12 +141,60 @@ class ProgressBar {
   int64_t calls_ = 0;
 };
 
+// The training set's sampler: a new permutation each epoch; with --distributed this process's
+// share of it (DistributedSampler, whose epoch advances at each pass as a Python loop's
+// sampler.set_epoch(epoch) does: the loader resets its sampler when an epoch begins).
+class TrainSampler : public T::data::samplers::Sampler<> {
+ public:
+  TrainSampler(size_t size, bool distributed, uint64_t seed) : random_(static_cast<int64_t>(size)) {
+#ifdef EMBER_EXAMPLE_DISTRIBUTED
+    if (distributed) shard_.emplace(size, std::nullopt, std::nullopt, true, seed);
+#endif
+  }
+  void reset(std::optional<size_t> new_size) override {
+#ifdef EMBER_EXAMPLE_DISTRIBUTED
+    if (shard_) {
+      shard_->set_epoch(epoch_++);
+      return shard_->reset(new_size);
+    }
+#endif
+    random_.reset(new_size);
+  }
+  std::optional<std::vector<size_t>> next(size_t batch_size) override {
+#ifdef EMBER_EXAMPLE_DISTRIBUTED
+    if (shard_) return shard_->next(batch_size);
+#endif
+    return random_.next(batch_size);
+  }
+
+ private:
+  T::data::samplers::RandomSampler random_;
+#ifdef EMBER_EXAMPLE_DISTRIBUTED
+  std::optional<T::distributed::DistributedSampler> shard_;
+  size_t epoch_ = 0;
+#endif
+};
+
 }  // namespace
 
 int main(int argc, char** argv) try {
   const Flags flags = parse_flags(argc, argv);
   if (flags.threads > 0) T::set_num_threads(flags.threads);
   T::manual_seed(flags.seed);
+  int world = 1;
+  if (flags.distributed) {
+#ifdef EMBER_EXAMPLE_DISTRIBUTED
+    T::distributed::init_process_group("gloo");  // env:// (ember-run sets RANK, WORLD_SIZE, MASTER_*)
+    const int rank = T::distributed::get_rank();
+    world = T::distributed::get_world_size();
+    if (flags.batch_size % world != 0)
+      throw std::runtime_error("--batch-size must be a multiple of the number of processes");
+    if (rank != 0 && !std::freopen("/dev/null", "w", stdout)) throw std::runtime_error("cannot silence stdout");
+#else
+    throw std::runtime_error("--distributed: this build has no ember_distributed (Gloo was not found)");
+#endif
+  }
+  const int64_t batch_size = flags.batch_size / world;  // per process
   using T::data::datasets::MNIST;
 
   // Normalized with Fashion-MNIST's training-set mean and standard deviation.
@@ -140,11 +206,21 @@ int main(int argc, char** argv) try {
                       .map(T::data::transforms::Stack<>());
   const int64_t train_size = static_cast<int64_t>(train_set.size().value());
   const int64_t test_size = static_cast<int64_t>(test_set.size().value());
-  auto train_loader = T::data::make_data_loader<T::data::samplers::RandomSampler>(
-      std::move(train_set), T::data::DataLoaderOptions().batch_size(flags.batch_size).workers(1));
+  auto train_loader = T::data::make_data_loader(
+      std::move(train_set), TrainSampler(train_size, flags.distributed, flags.seed),
+      T::data::DataLoaderOptions().batch_size(batch_size).workers(1));
   auto test_loader = T::data::make_data_loader(std::move(test_set), T::data::DataLoaderOptions().batch_size(1000));
 
   FashionNet model;
+  // --distributed: the module every process runs; its gradients are averaged during backward
+  std::function<T::Tensor(const T::Tensor&)> train_forward = [&](const T::Tensor& x) { return model->forward(x); };
+#ifdef EMBER_EXAMPLE_DISTRIBUTED
+  std::optional<T::nn::parallel::DistributedDataParallel> ddp;
+  if (flags.distributed) {
+    ddp.emplace(model);  // rank 0's initial weights everywhere
+    train_forward = [&](const T::Tensor& x) { return (*ddp)->forward(x); };
+  }
+#endif
   const T::MemoryFormat format = flags.channels_last ? T::MemoryFormat::ChannelsLast : T::MemoryFormat::Contiguous;
   model->to(format);
   const bool amp = flags.amp != "off";
@@ -154,7 +230,8 @@ int main(int argc, char** argv) try {
   int64_t parameters = 0;
   for (const auto& p : model->parameters()) parameters += p.numel();
   std::cout << model << "\n" << parameters << " parameters, " << train_size << " training images, "
-            << T::get_num_threads() << " threads" << (amp ? ", autocast " + flags.amp : std::string())
+            << T::get_num_threads() << " threads"
+            << (flags.distributed ? " per process, " + std::to_string(world) + " processes" : std::string()) << (amp ? ", autocast " + flags.amp : std::string())
             << (flags.channels_last ? ", channels_last" : "") << "\n"
             << (flags.graph ? "training: graph replay (one step captured per epoch, replayed per full batch of "
                             : "training: eager")
@@ -190,7 +267,7 @@ int main(int argc, char** argv) try {
   auto train_step = [&](const T::Tensor& images, const T::Tensor& targets, T::Tensor& logits, T::Tensor& loss) {
     {
       T::AutocastGuard autocast(T::kCPU, amp_dtype, amp);
-      logits = model->forward(images);
+      logits = train_forward(images);
       loss = T::nn::functional::cross_entropy(logits, targets);
     }
     optimizer.zero_grad();
@@ -237,16 +314,26 @@ int main(int argc, char** argv) try {
       loss_sum += loss.item<double>() * static_cast<double>(n);
       correct += logits.argmax(1).eq(batch.target).sum().item<int64_t>();
       seen += n;
-      bar.update(seen, loss_sum / static_cast<double>(seen), static_cast<double>(correct) / static_cast<double>(seen));
+      // the bar counts every process's images (each runs a batch as large); loss and accuracy are
+      // this process's
+      const double mean = 1.0 / static_cast<double>(seen);
+      bar.update(seen * world, loss_sum * mean, static_cast<double>(correct) * mean);
       if (profiler) profiler->step();
     }
-    bar.update(seen, loss_sum / static_cast<double>(seen), static_cast<double>(correct) / static_cast<double>(seen),
-               /*done=*/true);
+    const double mean = 1.0 / static_cast<double>(seen);
+    bar.update(seen * world, loss_sum * mean, static_cast<double>(correct) * mean, /*done=*/true);
     scheduler.step();
   }
   graph.reset();
   const double train_seconds = seconds_since(start);
   profiler.reset();
+#ifdef EMBER_EXAMPLE_DISTRIBUTED
+  if (flags.distributed) {
+    const bool lead = T::distributed::get_rank() == 0;
+    T::distributed::destroy_process_group();
+    if (!lead) return 0;  // rank 0 evaluates and saves the model they all hold
+  }
+#endif
 
   model->eval();
   // The test set's accuracy (%) and images/s of a forward function, batches of 1000.

@@ -2,7 +2,8 @@
 // ordered as PyTorch's (later-created first), summing each node's incoming gradients before it
 // runs. Each backward runs on its calling thread with its own state; graphs of several threads
 // may share leaves, whose accumulation is locked. Leaves are written only once the whole graph
-// ran, so an error in backward leaves every .grad as it was.
+// ran, so an error in backward leaves every .grad as it was; only leaves with post-accumulate
+// hooks (DistributedDataParallel's) are written as soon as their gradient is complete.
 #include <atomic>
 #include <mutex>
 #include <optional>
@@ -93,6 +94,12 @@ struct AccumulateGrad final : Node {
       profiler::hooks::note_tensor(grad, profiler::MemoryCategory::Gradient);
     }
     return {};
+  }
+  // The leaf's post-accumulate hooks (null when none): the engine accumulates such a leaf as
+  // soon as it is ready and runs them after.
+  const std::vector<std::function<void(const Tensor&)>>* post_hooks() const {
+    const AutogradMeta* m = get_meta(variable);
+    return m ? m->post_accumulate_hooks.get() : nullptr;
   }
   Tensor variable;
   std::mutex mutex;  // backward passes of several threads may reach one leaf
@@ -265,14 +272,22 @@ variable_list run_graph(const variable_list& outputs, const variable_list& grad_
         if (targets[i].function.get() == node && targets[i].input_nr < in.size()) captured[i] = in[targets[i].input_nr];
       if (!needed[node]) continue;
     }
-    const bool leaf = node->num_outputs() == 0 && dynamic_cast<AccumulateGrad*>(node);
+    auto* const leaf = node->num_outputs() == 0 ? dynamic_cast<AccumulateGrad*>(node) : nullptr;
     const EvaluateRange evaluating(*node, !leaf);
     for (auto& [nr, slot] : node->retained_grads) {
       if (nr >= in.size() || !in[nr].defined()) continue;
       *slot = slot->defined() ? *slot + in[nr] : (create_graph ? in[nr].clone() : in[nr].detach().clone());
     }
     if (leaf) {
-      leaf_updates.emplace_back(node, std::move(in));
+      if (const auto* hooks = leaf->post_hooks()) {
+        const EvaluateRange leaf_range(*leaf);
+        const bool accumulated = in[0].defined();
+        apply_node(*leaf, std::move(in));
+        for (size_t h = 0; accumulated && h < hooks->size(); ++h)
+          if ((*hooks)[h]) (*hooks)[h](leaf->variable);
+      } else {
+        leaf_updates.emplace_back(node, std::move(in));
+      }
       continue;
     }
     variable_list out = apply_node(*node, std::move(in));
@@ -324,6 +339,26 @@ variable_list make_grads(const variable_list& outputs, const variable_list& grad
 
 std::shared_ptr<Node> make_accumulate_grad(const Tensor& leaf) {
   return std::allocate_shared<AccumulateGrad>(cpu_allocator::ObjectAllocator<AccumulateGrad>(), leaf);
+}
+
+unsigned register_post_accumulate_grad_hook(const Tensor& leaf, std::function<void(const Tensor&)> fn) {
+  EMBER_CHECK(leaf.is_leaf(), "register_post_accumulate_grad_hook",
+              "post accumulate grad hooks cannot be registered on non-leaf tensors");
+  EMBER_CHECK(leaf.requires_grad(), "register_post_accumulate_grad_hook",
+              "cannot register a hook on a tensor that doesn't require gradient");
+  AutogradMeta& m = materialize_meta(leaf);
+  if (!m.post_accumulate_hooks)
+    m.post_accumulate_hooks = std::make_unique<std::vector<std::function<void(const Tensor&)>>>();
+  m.post_accumulate_hooks->push_back(std::move(fn));
+  return static_cast<unsigned>(m.post_accumulate_hooks->size() - 1);
+}
+
+void remove_post_accumulate_grad_hook(const Tensor& leaf, unsigned handle) {
+  AutogradMeta* m = get_meta(leaf);
+  EMBER_CHECK(m && m->post_accumulate_hooks && handle < m->post_accumulate_hooks->size(),
+              "remove_post_accumulate_grad_hook", "Invalid handle ", handle,
+              " passed to remove_post_accumulate_grad_hook");
+  (*m->post_accumulate_hooks)[handle] = nullptr;
 }
 
 void queue_callback(std::function<void()> fn) {

@@ -43,6 +43,8 @@ struct AutogradMeta final : AutogradMetaInterface {
   SpinLock accumulator_lock;                // threads recording ops on one leaf make one accumulator
   std::shared_ptr<Tensor> retained_grad;    // non-leaves after retain_grad()
   std::shared_ptr<HookList> hooks;          // register_hook; the node the gradient enters reads them
+  // leaves: register_post_accumulate_grad_hook (engine.h), read by the AccumulateGrad node
+  std::unique_ptr<std::vector<std::function<void(const Tensor&)>>> post_accumulate_hooks;
   // Views: the tensor they alias (never itself a view). After an in-place op on the base or on
   // another view, grad_fn is regenerated from the base's history (see layer.cpp).
   Tensor base;

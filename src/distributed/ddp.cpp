@@ -1,13 +1,16 @@
-// DistributedDataParallel's reducer. Each parameter's gradient, when the backward engine hands it
-// to the parameter (a tensor hook on the leaf, run as its AccumulateGrad node becomes ready), is
-// copied into its bucket; a bucket whose gradients are all in starts its all-reduce (or comm hook)
-// asynchronously, buckets in a fixed order so every rank issues the same collectives in the same
-// order. A callback queued with the engine runs when backward has written the leaves' .grad:
-// it waits for the buckets and writes the averaged gradients over .grad.
+// DistributedDataParallel's reducer. Each parameter's .grad, once the backward engine has
+// accumulated into it (a post-accumulate hook on the leaf, PyTorch's AccumulateGrad post hook),
+// is copied into its bucket (with gradient_as_bucket_view, .grad becomes its view in the bucket,
+// where later accumulations then land without a copy); a bucket whose gradients are all in
+// starts its all-reduce (or comm hook) asynchronously, buckets in a fixed order so every rank
+// issues the same collectives in the same order. A callback queued with the engine runs when
+// backward has written the leaves' .grad: it waits for the buckets and writes the averaged
+// gradients over .grad (with gradient_as_bucket_view they are there already).
 #include <optional>
 #include <sstream>
 #include <unordered_set>
 
+#include "autograd/engine.h"
 #include "ember/autograd.h"
 #include "ember/distributed/join.h"
 #include "ember/error.h"
@@ -125,14 +128,15 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
   ProcessGroupPtr group;
   bool find_unused = false;
   bool static_graph = false;
+  bool as_view = false;  // gradient_as_bucket_view
   // static_graph, after the first synchronized backward: the parameters its graph did not reach
   // on this rank (ready at each forward without a walk) and the flags of those used on some rank.
   std::optional<std::vector<char>> static_unused_here;
   Tensor static_globally_used;
   std::vector<Tensor> params;
   std::vector<std::string> names;
-  // Each parameter's AccumulateGrad node, kept alive so that the hooks on it stay for every
-  // iteration and the forward's graph can be searched for it.
+  // Each parameter's AccumulateGrad node, kept alive so that the forward's graph can be
+  // searched for it.
   std::vector<std::shared_ptr<autograd::Node>> accumulators;
   std::vector<unsigned> hook_ids;
   std::vector<Bucket> buckets;
@@ -229,8 +233,8 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
       }
   }
 
-  // The tensor hook of parameter k: its gradient of this backward is `grad`.
-  void on_gradient(size_t k, const Tensor& grad) {
+  // The post-accumulate hook of parameter k: backward has accumulated its .grad.
+  void on_accumulated(size_t k) {
     if (!expect_sync) return;
     EMBER_CHECK(!ready[k], "DistributedDataParallel", "parameter '", names[k],
                 "' received a gradient twice in one backward: run forward before each backward");
@@ -240,34 +244,33 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
         if (auto self = weak.lock()) self->finalize();
       });
     }
-    NoGradGuard no_grad;
-    Bucket& b = buckets[bucket_of[k]];
-    Tensor& view = b.views[slot_of[k]];
-    // after no_sync() iterations the local .grad holds the earlier gradients: they are averaged too
-    const Tensor& earlier = params[k].grad();
-    if (earlier.defined()) {
-      view.copy_(earlier + grad);
-    } else {
-      view.copy_(grad);
-    }
+    // after no_sync() iterations .grad holds their gradients too: they are averaged with it
+    to_bucket(k);
     ready[k] = used[k] = 1;
-    --b.pending;
+    --buckets[bucket_of[k]].pending;
     launch_ready_buckets();
+  }
+
+  // Parameter k's .grad (zeros when it has none) into its bucket view; with gradient_as_bucket_view
+  // a defined .grad becomes that view (it is one already after a first synchronized backward,
+  // unless zero_grad set it to none).
+  void to_bucket(size_t k) {
+    NoGradGuard no_grad;
+    Tensor& view = buckets[bucket_of[k]].views[slot_of[k]];
+    Tensor& g = params[k].mutable_grad();
+    if (!g.defined()) {
+      view.zero_();
+    } else if (!g.is_alias_of(view)) {
+      view.copy_(g);
+      if (as_view) g = view;
+    }
   }
 
   void launch_ready_buckets() {
     for (; next_bucket < buckets.size() && buckets[next_bucket].pending == 0; ++next_bucket) {
       Bucket& b = buckets[next_bucket];
-      NoGradGuard no_grad;
-      for (size_t s = 0; s < b.params.size(); ++s) {
-        if (used[b.params[s]]) continue;  // unused here: reduce what .grad holds, or zeros
-        const Tensor& g = params[b.params[s]].grad();
-        if (g.defined()) {
-          b.views[s].copy_(g);
-        } else {
-          b.views[s].zero_();
-        }
-      }
+      for (size_t k : b.params)
+        if (!used[k]) to_bucket(k);  // unused here: reduce what .grad holds, or zeros
       b.future = communicate(next_bucket);
     }
   }
@@ -288,11 +291,14 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
   void shadow_backward() {
     NoGradGuard no_grad;
     std::vector<FuturePtr> futures;
+    std::vector<Tensor> kept;  // gradient_as_bucket_view: the buffers hold this rank's .grad, which it keeps
     for (size_t bi = 0; bi < buckets.size(); ++bi) {
+      if (as_view) kept.push_back(buckets[bi].buffer.clone());
       buckets[bi].buffer.zero_();
       futures.push_back(communicate(bi));
     }
     for (const FuturePtr& f : futures) f->wait();
+    for (size_t bi = 0; bi < kept.size(); ++bi) buckets[bi].buffer.copy_(kept[bi]);
     if (detects_unused()) {
       std::vector<Tensor> u{zeros({static_cast<int64_t>(params.size())}, kInt)};
       group->allreduce(u)->wait();
@@ -304,7 +310,8 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
   // Whether this backward finds the unused parameters (walk, then all-reduce of the used flags).
   bool detects_unused() const { return find_unused || (static_graph && !static_unused_here); }
 
-  // After backward wrote .grad: wait for every bucket and write the averages over .grad.
+  // After backward wrote .grad: wait for every bucket and write the averages over .grad (with
+  // gradient_as_bucket_view .grad is the bucket's view: only an undefined one is set).
   void finalize() {
     expect_sync = false;
     ran_backward = true;
@@ -341,7 +348,9 @@ struct DistributedDataParallelImpl::Reducer : std::enable_shared_from_this<Reduc
         const size_t k = b.params[s];
         if (globally_used.defined() && globally_used.data_ptr<int32_t>()[k] == 0) continue;
         Tensor& g = params[k].mutable_grad();
-        if (g.defined()) {
+        if (as_view) {
+          if (!g.defined()) g = b.views[s];  // unused here, used elsewhere
+        } else if (g.defined()) {
           g.copy_(b.views[s]);
         } else {
           g = b.views[s].clone();
@@ -427,6 +436,7 @@ DistributedDataParallelImpl::DistributedDataParallelImpl(AnyModule module, Distr
   r.group = distributed::group_or_world(options_.process_group(), "DistributedDataParallel");
   r.find_unused = options_.find_unused_parameters();
   r.static_graph = options_.static_graph();
+  r.as_view = options_.gradient_as_bucket_view();
   for (const auto& item : module_.ptr()->named_parameters()) {
     if (!item.value().requires_grad()) continue;
     EMBER_CHECK(item.value().is_contiguous(), "DistributedDataParallel", "parameter '", item.key(),
@@ -453,15 +463,16 @@ DistributedDataParallelImpl::DistributedDataParallelImpl(AnyModule module, Distr
   for (size_t k = 0; k < r.params.size(); ++k) {
     const Tensor& p = r.params[k];
     r.accumulators.push_back(p.expand_as(p).grad_fn()->next_edge(0).function);
-    r.hook_ids.push_back(p.register_hook([weak = std::weak_ptr<Reducer>(reducer_), k](const Tensor& grad) {
-      if (auto self = weak.lock()) self->on_gradient(k, grad);
-      return Tensor();
-    }));
+    r.hook_ids.push_back(autograd::register_post_accumulate_grad_hook(
+        p, [weak = std::weak_ptr<Reducer>(reducer_), k](const Tensor&) {
+          if (auto self = weak.lock()) self->on_accumulated(k);
+        }));
   }
 }
 
 DistributedDataParallelImpl::~DistributedDataParallelImpl() {
-  for (size_t k = 0; k < reducer_->hook_ids.size(); ++k) reducer_->params[k].remove_hook(reducer_->hook_ids[k]);
+  for (size_t k = 0; k < reducer_->hook_ids.size(); ++k)
+    autograd::remove_post_accumulate_grad_hook(reducer_->params[k], reducer_->hook_ids[k]);
 }
 
 namespace {

@@ -38,9 +38,9 @@ void orthogonalize(Tensor m, double eps) {
   }
 }
 
-void allreduce_now(const ProcessGroupPtr& group, Tensor t) {
-  std::vector<Tensor> one{std::move(t)};
-  group->allreduce(one)->wait();
+WorkPtr allreduce_async(const ProcessGroupPtr& group, const Tensor& t) {
+  std::vector<Tensor> one{t};
+  return group->allreduce(one);
 }
 
 }  // namespace
@@ -81,18 +81,20 @@ FuturePtr powerSGD_hook(const std::shared_ptr<PowerSGDState>& state, GradBucket&
       whole.push_back(g);
     }
   }
+  // As PyTorch's, the all-reduces of the whole tensors and of P start here, while backward goes
+  // on; the future does the rest when DDP waits for the bucket: Gram-Schmidt on P, Q's
+  // all-reduce, P Q^T. Every rank waits for its buckets in order, so the Q all-reduces are issued
+  // in the same order everywhere.
+  Tensor joined;
+  WorkPtr last_work;
   if (!whole.empty()) {
     std::vector<Tensor> flat;
     for (const Tensor& t : whole) flat.push_back(t.reshape({-1}));
-    Tensor joined = cat(flat);
-    allreduce_now(group, joined);
-    joined.div_(world);
-    int64_t at = 0;
-    for (Tensor& t : whole) {
-      t.view({-1}).copy_(joined.narrow(0, at, t.numel()));
-      at += t.numel();
-    }
+    joined = cat(flat);
+    last_work = allreduce_async(group, joined);
   }
+  std::vector<Tensor> ps, qs;
+  Tensor p_memory, q_memory;
   if (!matrices.empty()) {
     int64_t p_total = 0, q_total = 0;
     for (size_t i = 0; i < matrices.size(); ++i) {
@@ -104,8 +106,8 @@ FuturePtr powerSGD_hook(const std::shared_ptr<PowerSGDState>& state, GradBucket&
       state->p_memory_dict[index] = empty({p_total}, input.options());
       state->q_memory_dict[index] = empty({q_total}, input.options());
     }
-    Tensor p_memory = state->p_memory_dict[index], q_memory = state->q_memory_dict[index];
-    std::vector<Tensor> ps, qs;
+    p_memory = state->p_memory_dict[index];
+    q_memory = state->q_memory_dict[index];
     int64_t p_at = 0, q_at = 0;
     for (size_t i = 0; i < matrices.size(); ++i) {
       const int64_t n = matrices[i].size(0), m = matrices[i].size(1), r = ranks[i];
@@ -120,19 +122,35 @@ FuturePtr powerSGD_hook(const std::shared_ptr<PowerSGDState>& state, GradBucket&
       for (Tensor& q : qs) q.copy_(randn(q.sizes(), &g, q.options()));
     }
     for (size_t i = 0; i < matrices.size(); ++i) ps[i].copy_(matmul(matrices[i], qs[i]));
-    allreduce_now(group, p_memory);
-    for (Tensor& p : ps) orthogonalize(p, state->orthogonalization_epsilon);
-    for (size_t i = 0; i < matrices.size(); ++i) qs[i].copy_(matmul(matrices[i].t(), ps[i]));
-    allreduce_now(group, q_memory);
-    q_memory.div_(world);
-    for (size_t i = 0; i < matrices.size(); ++i) matrices[i].copy_(matmul(ps[i], qs[i].t()));
-    if (!state->warm_start) {
-      state->p_memory_dict.erase(index);
-      state->q_memory_dict.erase(index);
-    }
+    last_work = allreduce_async(group, p_memory);
   }
-  if (state->use_error_feedback) state->error_dict[index] = input_copy - input;
-  return finish(make_completed_future(input));
+  // the group runs its collectives in issue order: the last one done means all are
+  FuturePtr started = last_work ? make_future(last_work) : make_completed_future(input);
+  return finish(started->then([=, whole = std::move(whole), matrices = std::move(matrices), ps = std::move(ps),
+                               qs = std::move(qs)](Tensor) mutable {
+    NoGradGuard no_grad;
+    if (joined.defined()) {
+      joined.div_(world);
+      int64_t at = 0;
+      for (Tensor& t : whole) {
+        t.view({-1}).copy_(joined.narrow(0, at, t.numel()));
+        at += t.numel();
+      }
+    }
+    if (!matrices.empty()) {
+      for (Tensor& p : ps) orthogonalize(p, state->orthogonalization_epsilon);
+      for (size_t i = 0; i < matrices.size(); ++i) qs[i].copy_(matmul(matrices[i].t(), ps[i]));
+      allreduce_async(group, q_memory)->wait();
+      q_memory.div_(world);
+      for (size_t i = 0; i < matrices.size(); ++i) matrices[i].copy_(matmul(ps[i], qs[i].t()));
+      if (!state->warm_start) {
+        state->p_memory_dict.erase(index);
+        state->q_memory_dict.erase(index);
+      }
+    }
+    if (state->use_error_feedback) state->error_dict[index] = input_copy - input;
+    return input;
+  }));
 }
 
 }  // namespace ember::distributed::ddp_comm_hooks

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "autograd/engine.h"
 #include "ember/ember.h"
 #include "unit/expect_error.h"
 
@@ -86,6 +87,45 @@ TEST(AutogradHooks, WrongShapeFromAHookRaisesAndLeavesGradUntouched) {
   EXPECT_FALSE(w.grad().defined());  // no leaf is written by a failed backward
   expect_error([] { vec({1.0}).register_hook([](const Tensor&) {}); },
                "cannot register a hook on a tensor that doesn't require gradient");
+}
+
+// A post-accumulate hook sees the leaf once its .grad holds the sum, while backward still runs:
+// a node deeper in the graph runs after it, and other leaves are written only at the end.
+TEST(AutogradHooks, PostAccumulateGradHookRunsOnceTheLeafIsWrittenDuringBackward) {
+  const Tensor x = leaf({1.0, 2.0});
+  const Tensor w = leaf({0.5, 0.25});
+  const Tensor w2 = w * 1;
+  std::vector<std::string> order;
+  w2.register_hook([&](const Tensor&) { order.push_back("w2"); });
+  std::vector<V> seen;
+  const unsigned h = autograd::register_post_accumulate_grad_hook(x, [&](const Tensor& p) {
+    EXPECT_TRUE(p.is_same(x));
+    EXPECT_EQ(w.grad().defined(), !seen.empty());  // w (no hook) is written after the graph ran
+    order.push_back("x");
+    seen.push_back(values(p.grad()));
+  });
+  const unsigned removed =
+      autograd::register_post_accumulate_grad_hook(x, [&](const Tensor&) { order.push_back("removed"); });
+  autograd::remove_post_accumulate_grad_hook(x, removed);
+  (x * w2.sin()).sum().backward({}, true);
+  (x * w2.sin()).sum().backward();
+  EXPECT_EQ(order, (std::vector<std::string>{"x", "w2", "x", "w2"}));
+  const double s0 = std::sin(0.5), s1 = std::sin(0.25);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0], (V{s0, s1}));
+  EXPECT_EQ(seen[1], (V{2 * s0, 2 * s1}));  // accumulated into the earlier .grad
+  autograd::remove_post_accumulate_grad_hook(x, h);
+  (x * 2).sum().backward();
+  EXPECT_EQ(seen.size(), 2u);
+  // autograd::grad accumulates nothing: no hook runs
+  autograd::register_post_accumulate_grad_hook(x, [&](const Tensor&) { order.push_back("grad()"); });
+  autograd::grad({(x * 2).sum()}, {x});
+  EXPECT_EQ(order.size(), 4u);
+  expect_error([&] { autograd::register_post_accumulate_grad_hook(x * 2, [](const Tensor&) {}); },
+               {"register_post_accumulate_grad_hook", "non-leaf"});
+  expect_error([] { autograd::register_post_accumulate_grad_hook(vec({1.0}), [](const Tensor&) {}); },
+               {"register_post_accumulate_grad_hook", "doesn't require gradient"});
+  expect_error([&] { autograd::remove_post_accumulate_grad_hook(x, 9); }, {"Invalid handle 9"});
 }
 
 // ---- in-place ops on tensors requiring grad --------------------------------------------------

@@ -483,13 +483,16 @@ TEST(Autograd, QueueCallbackOnlyDuringBackward) {
   });
 }
 
-TEST(DistributedDataParallel, MatchesSingleProcessTraining) {
+namespace {
+void expect_training_matches_single_process(bool gradient_as_bucket_view) {
   const std::string dir = temp_dir();
   run_ranks(2, [&](int rank) {
     init_file(dir, rank, 2);
     // each rank starts from other weights: DDP broadcasts rank 0's
     nn::Sequential local = make_mlp(1 + rank);
-    nn::parallel::DistributedDataParallel ddp(local, nn::DistributedDataParallelOptions().bucket_cap_mb(0.0002));
+    nn::parallel::DistributedDataParallel ddp(
+        local,
+        nn::DistributedDataParallelOptions().bucket_cap_mb(0.0002).gradient_as_bucket_view(gradient_as_bucket_view));
     nn::Sequential ref = make_mlp(1);
     // reverse registration order, several buckets (210 bytes: two)
     const auto buckets = ddp->bucket_indices();
@@ -508,6 +511,66 @@ TEST(DistributedDataParallel, MatchesSingleProcessTraining) {
       ref_opt.step();
       const double rel = worst_relative(ddp->parameters(), ref->parameters());
       EXPECT_LE(rel, 1e-6) << "step " << step;
+    }
+  });
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+
+TEST(DistributedDataParallel, MatchesSingleProcessTraining) { expect_training_matches_single_process(false); }
+TEST(DistributedDataParallel, MatchesSingleProcessTrainingWithGradientAsBucketView) {
+  expect_training_matches_single_process(true);
+}
+
+// gradient_as_bucket_view: each .grad is its parameter's view of the bucket (buckets {3, 2} and
+// {1, 0}), stays so through no_sync accumulation and zero_grad(false), and becomes it again after
+// zero_grad(true); every step equals one process's on the concatenated batches.
+TEST(DistributedDataParallel, GradientAsBucketViewAliasesTheBuckets) {
+  const std::string dir = temp_dir();
+  run_ranks(2, [&](int rank) {
+    init_file(dir, rank, 2);
+    nn::parallel::DistributedDataParallel ddp(
+        make_mlp(1), nn::DistributedDataParallelOptions().bucket_cap_mb(0.0002).gradient_as_bucket_view(true));
+    nn::Sequential ref = make_mlp(1);
+    const std::vector<Tensor> ps = ddp->parameters(), rs = ref->parameters();
+    optim::SGD opt(ps, optim::SGDOptions(0.1).momentum(0.9));
+    optim::SGD ref_opt(rs, optim::SGDOptions(0.1).momentum(0.9));
+    auto backward = [&](int b) {
+      auto [x, y] = batch(b, rank);
+      mse_loss(ddp->forward(x), y).backward();
+      auto [gx, gy] = batch(b);
+      mse_loss(ref->forward(gx), gy).backward();
+    };
+    backward(0);
+    EXPECT_TRUE(ps[3].grad().is_alias_of(ps[2].grad()));
+    EXPECT_EQ(ps[2].grad().data_ptr<float>(), ps[3].grad().data_ptr<float>() + ps[3].numel());
+    EXPECT_TRUE(ps[1].grad().is_alias_of(ps[0].grad()));
+    EXPECT_FALSE(ps[1].grad().is_alias_of(ps[2].grad()));
+    std::vector<const float*> views;
+    for (const Tensor& p : ps) views.push_back(p.grad().data_ptr<float>());
+    auto expect_views = [&](const char* when) {
+      for (size_t k = 0; k < ps.size(); ++k)
+        EXPECT_EQ(ps[k].grad().data_ptr<float>(), views[k]) << "parameter " << k << " " << when;
+    };
+    {
+      auto guard = ddp->no_sync();
+      backward(1);  // accumulates in the buckets, locally
+    }
+    expect_views("after no_sync");
+    backward(2);  // averages the three batches' sum
+    EXPECT_LE(worst_relative(grads_of(ps), grads_of(rs)), 1e-6);
+    expect_views("after the synchronized backward");
+    for (bool set_to_none : {false, true, false}) {
+      opt.step();
+      ref_opt.step();
+      EXPECT_LE(worst_relative(ps, rs), 1e-6);
+      opt.zero_grad(set_to_none);
+      ref_opt.zero_grad(set_to_none);
+      EXPECT_EQ(ps[0].grad().defined(), !set_to_none);
+      backward(3 + set_to_none);
+      expect_views(set_to_none ? "after zero_grad(true)" : "after zero_grad(false)");
+      EXPECT_LE(worst_relative(grads_of(ps), grads_of(rs)), 1e-6);
     }
   });
   std::filesystem::remove_all(dir);
@@ -1005,6 +1068,45 @@ TEST(DistributedDataParallel, JoinWithUnevenInputs) {
     // and training goes on evenly afterwards
     auto [x, y] = batch(7, rank);
     mse_loss(ddp->forward(x), y).backward();
+  });
+  std::filesystem::remove_all(dir);
+}
+
+// throw_on_early_termination: the rank that runs out of inputs raises in join(), the other at its
+// next forward; with even inputs nobody raises, and the group stays usable.
+TEST(DistributedDataParallel, JoinThrowOnEarlyTermination) {
+  const std::string dir = temp_dir();
+  run_ranks(2, [&](int rank) {
+    init_file(dir, rank, 2);
+    nn::parallel::DistributedDataParallel ddp(make_mlp(1));
+    optim::SGD opt(ddp->parameters(), optim::SGDOptions(0.1));
+    auto run = [&](int batches) {
+      int steps = 0;
+      dist::algorithms::Join join({ddp.get()}, true, true);
+      const std::string error = what_of([&] {
+        for (; steps < batches; ++steps) {
+          auto [x, y] = batch(steps, rank);
+          opt.zero_grad();
+          mse_loss(ddp->forward(x), y).backward();
+          opt.step();
+        }
+        join.join();
+      });
+      return std::make_pair(steps, error);
+    };
+    auto [steps, error] = run(rank == 0 ? 1 : 3);
+    if (rank == 0) {
+      EXPECT_EQ(steps, 1);
+      EXPECT_NE(error.find("Join: rank 0 exhausted its inputs while 1 other rank(s) still iterate"), std::string::npos)
+          << error;
+    } else {
+      EXPECT_EQ(steps, 1);  // raised in its second forward
+      EXPECT_NE(error.find("rank 1: detected at least one rank that exhausted its inputs"), std::string::npos) << error;
+    }
+    EXPECT_EQ(run(2), std::make_pair(2, std::string("no error")));
+    Tensor one = ones({1});
+    dist::all_reduce(one);
+    EXPECT_EQ(one.item<float>(), 2.0f);
   });
   std::filesystem::remove_all(dir);
 }

@@ -76,8 +76,8 @@ FuturePtr bf16_compress_hook(const ProcessGroupPtr& process_group, GradBucket& b
 // which (n + m) r * min_compression_rate is not below n m (vectors, small matrices) are
 // all-reduced whole. With error feedback the difference between the gradient and its
 // approximation is added to the next iteration's; with warm start Q carries over. Before
-// start_powerSGD_iter iterations it is allreduce_hook. Its collectives run inside the hook (no
-// overlap with backward).
+// start_powerSGD_iter iterations it is allreduce_hook. The all-reduces of P (and of the whole
+// tensors) start in the hook, overlapping backward; Q's runs when DDP waits for the bucket.
 struct PowerSGDState {
   explicit PowerSGDState(ProcessGroupPtr process_group, int64_t matrix_approximation_rank = 1,
                          int64_t start_powerSGD_iter = 1000, double min_compression_rate = 2,
@@ -113,6 +113,10 @@ struct DistributedDataParallelOptions {
   EMBER_ARG(bool, static_graph) = false;
   // Broadcast the module's buffers (batch norm statistics) from rank 0 at each forward.
   EMBER_ARG(bool, broadcast_buffers) = true;
+  // The parameters' .grad become views into the buckets at the first synchronized backward (each
+  // later accumulation writes into the bucket; no copy back and one copy of the gradients in
+  // memory instead of two), as PyTorch's; zero_grad(true) makes the next backward copy once.
+  EMBER_ARG(bool, gradient_as_bucket_view) = false;
 };
 
 namespace parallel {
