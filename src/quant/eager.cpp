@@ -165,6 +165,9 @@ std::shared_ptr<ObserverOrFakeQuantize> fixed_qparams_0to1() {
 
 void add_activation_observers(const std::vector<Quantizable>& found, const QConfig& qconfig) {
   for (const Quantizable& q : found) {
+    // as PyTorch's _has_special_act_post_process: the fixed-qparams fake quantizer only in
+    // training mode (quantization-aware training); post-training calibration leaves it out
+    if (!q.convert && !q.module->is_training()) continue;
     *q.observer = q.convert ? qconfig.activation() : fixed_qparams_0to1();
     q.module->register_module("activation_post_process", *q.observer);
   }

@@ -104,9 +104,9 @@ class HardswishImpl : public Module {
   std::shared_ptr<quantized::HardswishImpl> static_quantized;
 };
 EMBER_MODULE(Hardswish);
-// prepare gives it PyTorch's fixed-qparams fake quantizer (scale 1/256, zero point 0: the
-// quantized op's output parameters), so calibration sees what the int8 model computes; convert
-// drops it (hardsigmoid takes quantized tensors).
+// In training mode (quantization-aware training) prepare gives it PyTorch's fixed-qparams fake
+// quantizer (scale 1/256, zero point 0: the quantized op's output parameters), so training sees
+// what the int8 model computes; convert drops it (hardsigmoid takes quantized tensors).
 class HardsigmoidImpl : public Module {
  public:
   Tensor forward(const Tensor& input);
