@@ -79,8 +79,9 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 // Fashion-MNIST's [N, 1, 28, 28] images in [0, 1], resized (bilinear), normalized with the
 // training set's mean and standard deviation, as 3 equal channels (the zoo's models take RGB).
 T::Tensor prepare_images(const T::Tensor& images, int64_t size) {
-  const T::Tensor resized = F::interpolate(
-      images, F::InterpolateFuncOptions().size(std::vector<int64_t>{size, size}).mode(T::kBilinear).align_corners(false));
+  const auto options =
+      F::InterpolateFuncOptions().size(std::vector<int64_t>{size, size}).mode(T::kBilinear).align_corners(false);
+  const T::Tensor resized = F::interpolate(images, options);
   return ((resized - 0.2860) / 0.3530).expand({-1, 3, -1, -1}).contiguous();
 }
 
@@ -205,9 +206,11 @@ int main(int argc, char** argv) try {
   {
     T::NoGradGuard no_grad;
     const T::Tensor order = T::randperm(train_size);
-    for (int64_t b = 0; b < flags.calibration_batches && b * flags.batch_size < train_size; ++b)
-      model->forward(train_images.index_select(0, order.narrow(0, b * flags.batch_size,
-                                                               std::min(flags.batch_size, train_size - b * flags.batch_size))));
+    for (int64_t b = 0; b < flags.calibration_batches && b * flags.batch_size < train_size; ++b) {
+      const int64_t first = b * flags.batch_size;
+      const int64_t n = std::min(flags.batch_size, train_size - first);
+      model->forward(train_images.index_select(0, order.narrow(0, first, n)));
+    }
   }
   T::quantization::convert(*model);
   const double quantize_seconds = seconds_since(tq);

@@ -117,7 +117,9 @@ void find_quantizable(nn::Module& m, std::vector<Quantizable>& out, std::vector<
   } else if (auto* ff = dynamic_cast<nn::quantized::FloatFunctionalImpl*>(&m)) {
     EMBER_CHECK(!ff->qfunctional, "prepare", "the FloatFunctional ", m.name(), " is converted already");
     out.push_back({&m, &ff->activation_post_process,
-                   [ff](double s, int64_t z) { ff->qfunctional = std::make_shared<nn::quantized::QFunctionalImpl>(s, z); },
+                   [ff](double s, int64_t z) {
+                     ff->qfunctional = std::make_shared<nn::quantized::QFunctionalImpl>(s, z);
+                   },
                    nullptr, nullptr, /*skip_when_unseen=*/true});
   } else if (auto* bn = dynamic_cast<nn::BatchNormImpl<2>*>(&m)) {
     out.push_back({&m, &bn->activation_post_process, [bn](double s, int64_t z) {

@@ -124,7 +124,8 @@ TEST(QuantizedMobileNetV3, AgreesWithTorchvisionOnFashionMNIST) {
   write_bytes(dir.file("qmob.py"), kScript);
   const std::string cmd = python() + " " + dir.file("qmob.py") + " " + dir.file("") + " " + data + " 150 2> " +
                           dir.file("err.txt");
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << python() << " (python3-torchvision) failed: " << read_bytes(dir.file("err.txt"));
+  ASSERT_EQ(std::system(cmd.c_str()), 0)
+      << python() << " (python3-torchvision) failed: " << read_bytes(dir.file("err.txt"));
   constexpr int64_t kImages = 512;
   const Tensor test = read_floats(dir.file("test.bin"), {kImages, 3, 32, 32});
   const Tensor calib = read_floats(dir.file("calib.bin"), {128, 3, 32, 32});
