@@ -211,6 +211,9 @@ Tensor dropout_impl(const char* op, const Tensor& input, double p, bool train, b
 struct DropoutOp {
   static constexpr const char* name = "dropout";
   static constexpr bool composite = true;
+  // eval mode returns the input, so that a quantized model's Dropout passes int8 tensors, as
+  // PyTorch's; training raises (not a floating type)
+  static constexpr bool quantized = true;
   static Tensor run(const Tensor& input, double p, bool train) { return dropout_impl(name, input, p, train, false); }
 };
 struct FeatureDropoutOp {

@@ -108,8 +108,9 @@ Tensor dequantize_fma(const Tensor& t, const Quantizer& q) {
   return out;
 }
 
-// quantized::add/mul (and their _relu forms): both inputs per tensor of one dtype, qb broadcast
-// to qa's shape, the float result quantized to (scale, zero_point) in qa's layout.
+// quantized::add/mul (and their _relu forms): both inputs per tensor of one dtype, broadcast to
+// each other (MobileNetV3's squeeze-excitation multiplies a [N, C, 1, 1] scale by the [N, C, H, W]
+// input), the float result quantized to (scale, zero_point) in qa's layout, as PyTorch's.
 Tensor binary_requant(const char* op, const Tensor& qa, const Tensor& qb, double scale, int64_t zero_point, bool relu,
                       bool is_mul) {
   const Quantizer& a = per_tensor_8bit(op, qa);
@@ -118,14 +119,12 @@ Tensor binary_requant(const char* op, const Tensor& qa, const Tensor& qb, double
               b.dtype);
   check_output_qparams(op, a.dtype, scale, zero_point);
   const DimVector shape = infer_size(qa.sizes(), qb.sizes(), op);
-  EMBER_CHECK(shape.ref() == qa.sizes(), op, "the second input (", qb.sizes(),
-              ") must broadcast to the first one's shape (", qa.sizes(), ")");
   const Tensor da = dequantize_fma(qa, a), db = dequantize_fma(qb, b);
   Tensor c = is_mul ? ember::mul(da, db) : ember::add(da, db);
   const MemoryFormat format = qa.suggest_memory_format();
   c = c.contiguous(format);
   auto q = per_tensor_quantizer(a.dtype, scale, zero_point);
-  Tensor out = empty_quantized(qa.sizes(), q, format);
+  Tensor out = empty_quantized(shape.ref(), q, format);
   const Quant qu(scale, zero_point);
   with_int_type(a.dtype, [&]<class T>() {
     const float* x = c.data_ptr<float>();

@@ -1,13 +1,16 @@
 // Eager-mode static quantization and quantization-aware training: QuantStub, DeQuantStub,
 // prepare, prepare_qat and convert (torch.ao.quantization), for Linear, Conv1d/2d/3d, their ReLU
-// and batch-norm fusions, BatchNorm2d, BNReLU2d and FloatFunctional. docs/quantization.md.
+// and batch-norm fusions, BatchNorm2d, BNReLU2d, Hardswish, Hardsigmoid and FloatFunctional.
+// docs/quantization.md.
 #include <cmath>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "ember/nn/intrinsic.h"
+#include "ember/nn/modules/activation.h"
 #include "ember/quantization.h"
 
 namespace ember::quantization {
@@ -25,16 +28,19 @@ Tensor DeQuantStubImpl::forward(const Tensor& x) { return converted && x.is_quan
 void DeQuantStubImpl::pretty_print(std::ostream& stream) const { stream << (converted ? "DeQuantize()" : "DeQuantStub()"); }
 
 namespace {
-// The output qparams an observer chose, checked to be usable by the int8 modules.
-std::pair<double, int64_t> observed(const nn::Module& m, const ObserverOrFakeQuantize& obs) {
+// Whether an observer (or a fake quantizer's observer) has seen data.
+bool seen_data(const ObserverOrFakeQuantize& obs) {
   const auto* base = dynamic_cast<const ObserverBase*>(&obs);
   if (!base) {
     const auto* fq = dynamic_cast<const FakeQuantizeImpl*>(&obs);
     base = fq ? fq->activation_post_process.get() : nullptr;
   }
-  EMBER_CHECK(base && base->min_val.numel() > 0 && base->min_val.dim() == 0 &&
-                  std::isfinite(base->min_val.item<float>()),
-              "convert", "the observer of ", m.name(),
+  return base && base->min_val.numel() > 0 && base->min_val.dim() == 0 && std::isfinite(base->min_val.item<float>());
+}
+
+// The output qparams an observer chose, checked to be usable by the int8 modules.
+std::pair<double, int64_t> observed(const nn::Module& m, const ObserverOrFakeQuantize& obs) {
+  EMBER_CHECK(seen_data(obs), "convert", "the observer of ", m.name(),
               " has seen no data: run calibration data through the prepared model before convert");
   EMBER_CHECK(obs.dtype() == kQUInt8 && (obs.qscheme() == kPerTensorAffine || obs.qscheme() == kPerTensorSymmetric),
               "convert", "the activations of ", m.name(), " must be observed as quint8 per tensor, got ", obs.dtype(),
@@ -47,7 +53,8 @@ std::pair<double, int64_t> observed(const nn::Module& m, const ObserverOrFakeQua
 namespace {
 
 // A module eager quantization handles: its observer's slot, and how convert makes its int8 form
-// from the output's qparams.
+// from the output's qparams (none: the module takes quantized tensors as it is, and its observer
+// is PyTorch's fixed-qparams fake quantizer instead of the qconfig's).
 struct Quantizable {
   nn::Module* module;
   std::shared_ptr<ObserverOrFakeQuantize>* observer;
@@ -55,6 +62,10 @@ struct Quantizable {
   // the layer whose weight quantization-aware training fake-quantizes (Linear or Conv), if any
   nn::Module* weight_owner = nullptr;
   std::shared_ptr<ObserverOrFakeQuantize>* weight_fake_quant = nullptr;
+  // A FloatFunctional that calibration never ran (torchvision's skip_add of a block without a
+  // residual connection) stays float: PyTorch converts it with scale 1 and zero point 0 and a
+  // warning; Ember's raises if it is ever called with quantized tensors.
+  bool skip_when_unseen = false;
 };
 
 template <size_t D>
@@ -105,9 +116,11 @@ void find_quantizable(nn::Module& m, std::vector<Quantizable>& out, std::vector<
                    lr->linear.get(), &lr->linear->weight_fake_quant});
   } else if (auto* ff = dynamic_cast<nn::quantized::FloatFunctionalImpl*>(&m)) {
     EMBER_CHECK(!ff->qfunctional, "prepare", "the FloatFunctional ", m.name(), " is converted already");
-    out.push_back({&m, &ff->activation_post_process, [ff](double s, int64_t z) {
+    out.push_back({&m, &ff->activation_post_process,
+                   [ff](double s, int64_t z) {
                      ff->qfunctional = std::make_shared<nn::quantized::QFunctionalImpl>(s, z);
-                   }});
+                   },
+                   nullptr, nullptr, /*skip_when_unseen=*/true});
   } else if (auto* bn = dynamic_cast<nn::BatchNormImpl<2>*>(&m)) {
     out.push_back({&m, &bn->activation_post_process, [bn](double s, int64_t z) {
                      bn->static_quantized = nn::quantized::BatchNorm2dImpl::from_float(*bn, s, z);
@@ -116,6 +129,12 @@ void find_quantizable(nn::Module& m, std::vector<Quantizable>& out, std::vector<
     out.push_back({&m, &bnr->activation_post_process, [bnr](double s, int64_t z) {
                      bnr->static_quantized = nn::quantized::BatchNorm2dImpl::from_float(*bnr->bn, s, z);
                    }});
+  } else if (auto* hs = dynamic_cast<nn::HardswishImpl*>(&m)) {
+    out.push_back({&m, &hs->activation_post_process, [hs](double s, int64_t z) {
+                     hs->static_quantized = std::make_shared<nn::quantized::HardswishImpl>(s, z);
+                   }});
+  } else if (auto* hsig = dynamic_cast<nn::HardsigmoidImpl*>(&m)) {
+    out.push_back({&m, &hsig->activation_post_process, nullptr});
   } else if (auto* dequant = dynamic_cast<DeQuantStubImpl*>(&m)) {
     if (dequants) dequants->push_back(dequant);
   } else if (!add_conv<1>(m, out) && !add_conv<2>(m, out) && !add_conv<3>(m, out)) {
@@ -137,9 +156,21 @@ std::vector<Quantizable> to_prepare(nn::Module& model, const QConfig& qconfig, c
   return found;
 }
 
+// PyTorch's default_fixed_qparams_range_0to1_fake_quant (Hardsigmoid's, and so the quantized
+// op's output parameters): quint8 [0, 255], scale 1/256, zero point 0, never observing.
+std::shared_ptr<ObserverOrFakeQuantize> fixed_qparams_0to1() {
+  auto fq = std::make_shared<FakeQuantizeImpl>(std::make_shared<MinMaxObserverImpl>());
+  fq->disable_observer();
+  fq->scale.fill_(1.0 / 256);
+  return fq;
+}
+
 void add_activation_observers(const std::vector<Quantizable>& found, const QConfig& qconfig) {
   for (const Quantizable& q : found) {
-    *q.observer = qconfig.activation();
+    // as PyTorch's _has_special_act_post_process: the fixed-qparams fake quantizer only in
+    // training mode (quantization-aware training); post-training calibration leaves it out
+    if (!q.convert && !q.module->is_training()) continue;
+    *q.observer = q.convert ? qconfig.activation() : fixed_qparams_0to1();
     q.module->register_module("activation_post_process", *q.observer);
   }
 }
@@ -170,13 +201,17 @@ int64_t convert(nn::Module& model) {
   std::vector<DeQuantStubImpl*> dequants;
   find_quantizable(model, found, &dequants);
   // every observer's qparams first, so that a module that saw no data leaves the model unchanged
-  std::vector<std::pair<const Quantizable*, std::pair<double, int64_t>>> plan;
-  for (const Quantizable& q : found)
-    if (*q.observer) plan.emplace_back(&q, observed(*q.module, **q.observer));
+  // (module, whether it gets its int8 form, the qparams of that)
+  std::vector<std::tuple<const Quantizable*, bool, std::pair<double, int64_t>>> plan;
+  for (const Quantizable& q : found) {
+    if (!*q.observer) continue;
+    const bool make = q.convert && !(q.skip_when_unseen && !seen_data(**q.observer));
+    plan.emplace_back(&q, make, make ? observed(*q.module, **q.observer) : std::pair<double, int64_t>{});
+  }
   EMBER_CHECK(!plan.empty(), "convert", "no module of the model was prepared: call prepare(model, qconfig) and run "
               "calibration data through it first");
-  for (const auto& [q, qparams] : plan) {
-    q->convert(qparams.first, qparams.second);
+  for (const auto& [q, make, qparams] : plan) {
+    if (make) q->convert(qparams.first, qparams.second);
     *q->observer = nullptr;
     q->module->unregister_module("activation_post_process");
     if (q->weight_fake_quant && *q->weight_fake_quant) {

@@ -77,6 +77,7 @@ cases = {
   'add_relu': lambda: Q.add_relu(x, y, 0.1, zo),
   'add_broadcast': lambda: Q.add(x, yb, 0.1, zo),
   'mul': lambda: Q.mul(x, y, 0.3, zo),
+  'mul_broadcast_first': lambda: Q.mul(yb, x, 0.3, zo),
   'cat': lambda: Q.cat([x, y], 1, 0.07, zo),
   'cat_dim0': lambda: Q.cat([x, y], 0, 0.07, zo),
   'cat_first_qparams': lambda: Q.cat([x, y], 3, None, None),
@@ -162,6 +163,7 @@ std::map<std::string, std::function<Tensor()>> ember_cases(const Inputs& in, boo
       {"add_relu", [&, zo] { return qf::add_relu(in.x, in.y, 0.1, zo); }},
       {"add_broadcast", [&, zo] { return qf::add(in.x, in.yb, 0.1, zo); }},
       {"mul", [&, zo] { return qf::mul(in.x, in.y, 0.3, zo); }},
+      {"mul_broadcast_first", [&, zo] { return qf::mul(in.yb, in.x, 0.3, zo); }},  // squeeze-excitation's
       {"cat", [&, zo] { return qf::cat({in.x, in.y}, 1, 0.07, zo); }},
       {"cat_dim0", [&, zo] { return qf::cat({in.x, in.y}, 0, 0.07, zo); }},
       {"cat_first_qparams", [&] { return qf::cat({in.x, in.y}, 3, std::nullopt, std::nullopt); }},
@@ -176,7 +178,8 @@ std::map<std::string, std::function<Tensor()>> ember_cases(const Inputs& in, boo
 }
 
 // The requantizing ops whose PyTorch integers can be one off from Ember's (see below).
-const std::set<std::string> kWithinOne = {"hardswish", "add", "add_relu", "add_broadcast", "mul"};
+const std::set<std::string> kWithinOne = {"hardswish", "add", "add_relu", "add_broadcast", "mul",
+                                          "mul_broadcast_first"};
 
 void check_against_pytorch(ember::ScalarType dtype, bool nhwc) {
   const bool u = dtype == ember::kQUInt8;
@@ -312,7 +315,7 @@ TEST(QuantizedOps, BadInput) {
   expect_error([&] { ember::sigmoid(pc); }, {"sigmoid", "per tensor"});
   expect_error([&] { qf::add(qu, qu, -1.0, 0); }, {"quantized::add", "scale must be finite and positive"});
   expect_error([&] { qf::add(qu, qu, 0.1, 300); }, {"quantized::add", "zero_point 300", "[0, 255]"});
-  expect_error([&] { qf::add(qu.select(0, 0), qu, 0.1, 0); }, {"quantized::add", "must broadcast"});
+  expect_error([&] { qf::add(qu, qu.narrow(3, 0, 3), 0.1, 0); }, {"quantized::add", "size"});
   expect_error([&] { qf::add_scalar(qu, std::nan("")); }, {"quantized::add_scalar", "finite"});
   expect_error([&] { qf::mul_scalar(qu, HUGE_VAL); }, {"quantized::mul_scalar", "finite and positive"});
   expect_error([&] { qf::mul_scalar(f, 2.0); }, {"quantized::mul_scalar", "expected a quantized tensor"});

@@ -4,6 +4,8 @@
 // MemoryFormat) and autocast work as for any model. See docs/vision.md.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <vector>
 
 #include "ember/nn/modules/activation.h"
@@ -13,6 +15,7 @@
 #include "ember/nn/modules/normalization.h"
 #include "ember/nn/modules/pooling.h"
 #include "ember/nn/options.h"
+#include "ember/quantization.h"
 
 namespace ember::vision::models {
 
@@ -116,11 +119,16 @@ struct InvertedResidualConfig {
   int64_t stride, dilation;
 };
 
-// block: expand (1x1, when expanded != input) -> depthwise -> squeeze-excitation (when use_se) ->
-// project (1x1, no activation); the input is added when stride is 1 and the channels are kept.
+// Makes a block's squeeze-excitation layer from (input channels, squeeze channels): torchvision's
+// se_layer argument.
+using SELayerFactory = std::function<nn::AnyModule(int64_t input_channels, int64_t squeeze_channels)>;
+
+// block: expand (1x1, when expanded != input) -> depthwise -> squeeze-excitation (when use_se; a
+// SqueezeExcitation unless se_layer makes another) -> project (1x1, no activation); the input is
+// added when stride is 1 and the channels are kept.
 class InvertedResidualImpl : public nn::Module {
  public:
-  explicit InvertedResidualImpl(const InvertedResidualConfig& config);
+  explicit InvertedResidualImpl(const InvertedResidualConfig& config, const SELayerFactory& se_layer = nullptr);
   Tensor forward(const Tensor& x);
 
   nn::Sequential block{nullptr};
@@ -138,12 +146,15 @@ struct MobileNetV3Options {
   EMBER_ARG(double, dropout) = 0.2;
 };
 
+// Makes a block from its table row: torchvision's block argument (InvertedResidual by default).
+using BlockFactory = std::function<nn::AnyModule(const InvertedResidualConfig& config)>;
+
 // features (stem, the inverted residuals, a 1x1 conv to 6x the last block's channels) -> avgpool ->
 // classifier (Linear -> Hardswish -> Dropout -> Linear).
 class MobileNetV3Impl : public nn::Module {
  public:
   MobileNetV3Impl(const std::vector<InvertedResidualConfig>& setting, int64_t last_channel,
-                  const MobileNetV3Options& options = {});
+                  const MobileNetV3Options& options = {}, const BlockFactory& block = nullptr);
   Tensor forward(const Tensor& x);
 
   nn::Sequential features{nullptr};
@@ -154,5 +165,54 @@ EMBER_MODULE(MobileNetV3);
 
 MobileNetV3 mobilenet_v3_large(const MobileNetV3Options& options = {});
 MobileNetV3 mobilenet_v3_small(const MobileNetV3Options& options = {});
+
+// torchvision.models.quantization: MobileNetV3 ready for eager static quantization or
+// quantization-aware training (ember/quantization.h). The same module names as the float model
+// plus parameterless stubs and FloatFunctionals, so a torchvision state dict loads into either.
+namespace quantization {
+
+// The scale multiplied through a FloatFunctional (skip_mul), whose result eager quantization
+// observes and requantizes.
+class QuantizableSqueezeExcitationImpl : public SqueezeExcitationImpl {
+ public:
+  QuantizableSqueezeExcitationImpl(int64_t input_channels, int64_t squeeze_channels);
+  Tensor forward(const Tensor& x);
+  // fc1 and its ReLU become nn::intrinsic::ConvReLU2d under the name "fc1" ("activation":
+  // Identity), as fuse_modules(["fc1", "activation"]); is_qat defaults to the training mode.
+  void fuse_model(std::optional<bool> is_qat = std::nullopt);
+  nn::quantized::FloatFunctional skip_mul{nullptr};
+  nn::intrinsic::ConvReLU2d fc1_relu{nullptr};  // set by fuse_model
+};
+EMBER_MODULE(QuantizableSqueezeExcitation);
+
+// The residual sum through a FloatFunctional (skip_add); QuantizableSqueezeExcitation as se_layer.
+class QuantizableInvertedResidualImpl : public InvertedResidualImpl {
+ public:
+  explicit QuantizableInvertedResidualImpl(const InvertedResidualConfig& config);
+  Tensor forward(const Tensor& x);
+  nn::quantized::FloatFunctional skip_add{nullptr};
+};
+EMBER_MODULE(QuantizableInvertedResidual);
+
+// quant -> the float model's layers -> dequant, with QuantizableInvertedResidual blocks and
+// non-inplace ReLUs (torchvision's _replace_relu).
+class QuantizableMobileNetV3Impl : public MobileNetV3Impl {
+ public:
+  QuantizableMobileNetV3Impl(const std::vector<InvertedResidualConfig>& setting, int64_t last_channel,
+                             const MobileNetV3Options& options = {});
+  Tensor forward(const Tensor& x);
+  // torchvision's fuse_model: every Conv2dNormActivation's conv and batch norm (and ReLU when it
+  // has one) fused, and each squeeze-excitation's fc1 and ReLU; eval mode folds the batch norms
+  // (fuse_modules), QAT keeps them (fuse_modules_qat). is_qat defaults to each module's training mode.
+  void fuse_model(std::optional<bool> is_qat = std::nullopt);
+  ember::quantization::QuantStub quant{nullptr};
+  ember::quantization::DeQuantStub dequant{nullptr};
+};
+EMBER_MODULE(QuantizableMobileNetV3);
+
+QuantizableMobileNetV3 mobilenet_v3_large(const MobileNetV3Options& options = {});
+QuantizableMobileNetV3 mobilenet_v3_small(const MobileNetV3Options& options = {});
+
+}  // namespace quantization
 
 }  // namespace ember::vision::models

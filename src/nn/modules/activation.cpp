@@ -9,7 +9,9 @@
 #include "ember/linalg.h"
 #include "ember/nn/init.h"
 #include "ember/nn_ops.h"
+#include "ember/nn/quantized.h"
 #include "ember/pointwise.h"
+#include "ember/quantization.h"
 #include "ember/reduce.h"
 
 namespace ember::nn {
@@ -157,9 +159,19 @@ Tensor GELUImpl::forward(const Tensor& x) { return functional::gelu(x, options);
 void GELUImpl::pretty_print(std::ostream& s) const { s << "torch::nn::GELU()"; }
 Tensor SiLUImpl::forward(const Tensor& x) { return functional::silu(x); }
 void SiLUImpl::pretty_print(std::ostream& s) const { s << "torch::nn::SiLU()"; }
-Tensor HardswishImpl::forward(const Tensor& x) { return functional::hardswish(x); }
-void HardswishImpl::pretty_print(std::ostream& s) const { s << "torch::nn::Hardswish()"; }
-Tensor HardsigmoidImpl::forward(const Tensor& x) { return functional::hardsigmoid(x); }
+Tensor HardswishImpl::forward(const Tensor& x) {
+  if (static_quantized) return static_quantized->forward(x);
+  const Tensor y = functional::hardswish(x);
+  return activation_post_process ? activation_post_process->forward(y) : y;
+}
+void HardswishImpl::pretty_print(std::ostream& s) const {
+  if (static_quantized) return static_quantized->pretty_print(s);
+  s << "torch::nn::Hardswish()";
+}
+Tensor HardsigmoidImpl::forward(const Tensor& x) {
+  const Tensor y = functional::hardsigmoid(x);
+  return activation_post_process ? activation_post_process->forward(y) : y;
+}
 void HardsigmoidImpl::pretty_print(std::ostream& s) const { s << "torch::nn::Hardsigmoid()"; }
 Tensor ELUImpl::forward(const Tensor& x) { return functional::elu(x, options); }
 void ELUImpl::pretty_print(std::ostream& s) const {

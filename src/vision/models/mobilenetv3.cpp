@@ -55,7 +55,7 @@ InvertedResidualConfig::InvertedResidualConfig(int64_t input_channels, int64_t k
       stride(stride),
       dilation(dilation) {}
 
-InvertedResidualImpl::InvertedResidualImpl(const InvertedResidualConfig& c)
+InvertedResidualImpl::InvertedResidualImpl(const InvertedResidualConfig& c, const SELayerFactory& se_layer)
     : use_res_connect(c.stride == 1 && c.input_channels == c.out_channels) {
   EMBER_CHECK(c.stride == 1 || c.stride == 2, "InvertedResidual", "expected stride 1 or 2, got ", c.stride);
   const Activation act = c.use_hs ? Activation::Hardswish : Activation::ReLU;
@@ -65,8 +65,11 @@ InvertedResidualImpl::InvertedResidualImpl(const InvertedResidualConfig& c)
   // A dilated depthwise convolution keeps the resolution instead of striding.
   block->push_back(Conv2dNormActivation(c.expanded_channels, c.expanded_channels, c.kernel,
                                         c.dilation > 1 ? 1 : c.stride, c.expanded_channels, c.dilation, act));
-  if (c.use_se)
-    block->push_back(SqueezeExcitation(c.expanded_channels, InvertedResidualConfig::adjust_channels(c.expanded_channels / 4, 1.0)));
+  if (c.use_se) {
+    const int64_t squeeze = InvertedResidualConfig::adjust_channels(c.expanded_channels / 4, 1.0);
+    block->push_back(se_layer ? se_layer(c.expanded_channels, squeeze)
+                              : nn::AnyModule(SqueezeExcitation(c.expanded_channels, squeeze)));
+  }
   block->push_back(Conv2dNormActivation(c.expanded_channels, c.out_channels, 1, 1, 1, 1, Activation::None));
 }
 
@@ -76,12 +79,12 @@ Tensor InvertedResidualImpl::forward(const Tensor& x) {
 }
 
 MobileNetV3Impl::MobileNetV3Impl(const std::vector<InvertedResidualConfig>& setting, int64_t last_channel,
-                                 const MobileNetV3Options& options) {
+                                 const MobileNetV3Options& options, const BlockFactory& block) {
   EMBER_CHECK(!setting.empty(), "MobileNetV3", "The inverted_residual_setting should not be empty");
   EMBER_CHECK(options.num_classes() > 0, "MobileNetV3", "expected a positive num_classes, got ", options.num_classes());
   features = register_module("features", nn::Sequential());
   features->push_back(Conv2dNormActivation(3, setting.front().input_channels, 3, 2, 1, 1, Activation::Hardswish));
-  for (const auto& c : setting) features->push_back(InvertedResidual(c));
+  for (const auto& c : setting) features->push_back(block ? block(c) : nn::AnyModule(InvertedResidual(c)));
   const int64_t lastconv_input = setting.back().out_channels, lastconv_output = 6 * lastconv_input;
   features->push_back(Conv2dNormActivation(lastconv_input, lastconv_output, 1, 1, 1, 1, Activation::Hardswish));
   avgpool = register_module("avgpool", nn::AdaptiveAvgPool2d(nn::AdaptiveAvgPool2dOptions(1)));
@@ -145,18 +148,86 @@ std::vector<InvertedResidualConfig> small_setting(double w, int64_t reduce, int6
           C(96 / reduce, 5, 576 / reduce, 96 / reduce, true, true, 1, d, w)};
 }
 
+// torchvision's _mobilenet_v3_conf and its builders, for the float or the quantizable model.
+template <class Model>
+Model build(const MobileNetV3Options& o, bool large) {
+  const int64_t reduce = o.reduced_tail() ? 2 : 1, d = o.dilated() ? 2 : 1;
+  const double w = o.width_mult();
+  return Model(large ? large_setting(w, reduce, d) : small_setting(w, reduce, d),
+               InvertedResidualConfig::adjust_channels((large ? 1280 : 1024) / reduce, w), o);
+}
+
 }  // namespace
 
-MobileNetV3 mobilenet_v3_large(const MobileNetV3Options& o) {
-  const int64_t reduce = o.reduced_tail() ? 2 : 1, d = o.dilated() ? 2 : 1;
-  return MobileNetV3(large_setting(o.width_mult(), reduce, d),
-                     InvertedResidualConfig::adjust_channels(1280 / reduce, o.width_mult()), o);
+MobileNetV3 mobilenet_v3_large(const MobileNetV3Options& o) { return build<MobileNetV3>(o, /*large=*/true); }
+MobileNetV3 mobilenet_v3_small(const MobileNetV3Options& o) { return build<MobileNetV3>(o, /*large=*/false); }
+
+namespace quantization {
+
+QuantizableSqueezeExcitationImpl::QuantizableSqueezeExcitationImpl(int64_t input_channels, int64_t squeeze_channels)
+    : SqueezeExcitationImpl(input_channels, squeeze_channels) {
+  skip_mul = register_module("skip_mul", nn::quantized::FloatFunctional());
 }
 
-MobileNetV3 mobilenet_v3_small(const MobileNetV3Options& o) {
-  const int64_t reduce = o.reduced_tail() ? 2 : 1, d = o.dilated() ? 2 : 1;
-  return MobileNetV3(small_setting(o.width_mult(), reduce, d),
-                     InvertedResidualConfig::adjust_channels(1024 / reduce, o.width_mult()), o);
+Tensor QuantizableSqueezeExcitationImpl::forward(const Tensor& x) {
+  const Tensor pooled = avgpool(x);
+  const Tensor squeezed = fc1_relu ? fc1_relu(pooled) : activation(fc1(pooled));
+  return skip_mul->mul(scale_activation(fc2(squeezed)), x);
 }
 
+void QuantizableSqueezeExcitationImpl::fuse_model(std::optional<bool> /*is_qat: conv-relu fuses alike*/) {
+  EMBER_CHECK(!fc1_relu, "fuse_model", "the squeeze-excitation ", name(), " is fused already");
+  fc1_relu = nn::intrinsic::ConvReLU2d(fc1, activation);
+  fc1_relu->train(fc1->is_training());
+  replace_module("fc1", fc1_relu);
+  auto identity = nn::Identity();
+  identity->train(activation->is_training());
+  replace_module("activation", identity);
+}
+
+QuantizableInvertedResidualImpl::QuantizableInvertedResidualImpl(const InvertedResidualConfig& config)
+    : InvertedResidualImpl(config, [](int64_t input, int64_t squeeze) {
+        return nn::AnyModule(QuantizableSqueezeExcitation(input, squeeze));
+      }) {
+  skip_add = register_module("skip_add", nn::quantized::FloatFunctional());
+}
+
+Tensor QuantizableInvertedResidualImpl::forward(const Tensor& x) {
+  return use_res_connect ? skip_add->add(x, block(x)) : block(x);
+}
+
+QuantizableMobileNetV3Impl::QuantizableMobileNetV3Impl(const std::vector<InvertedResidualConfig>& setting,
+                                                       int64_t last_channel, const MobileNetV3Options& options)
+    : MobileNetV3Impl(setting, last_channel, options, [](const InvertedResidualConfig& c) {
+        return nn::AnyModule(QuantizableInvertedResidual(c));
+      }) {
+  quant = register_module("quant", ember::quantization::QuantStub());
+  dequant = register_module("dequant", ember::quantization::DeQuantStub());
+  for (const auto& m : modules(false))
+    if (auto* relu = m->as<nn::ReLU>()) relu->options.inplace(false);
+}
+
+Tensor QuantizableMobileNetV3Impl::forward(const Tensor& x) { return dequant(MobileNetV3Impl::forward(quant(x))); }
+
+void QuantizableMobileNetV3Impl::fuse_model(std::optional<bool> is_qat) {
+  for (const auto& m : modules(false)) {
+    const bool qat = is_qat.value_or(m->is_training());
+    if (auto* cna = dynamic_cast<Conv2dNormActivationImpl*>(m.get())) {
+      std::vector<std::string> group{"0", "1"};
+      if (cna->size() == 3 && cna->ptr(2)->as<nn::ReLU>()) group.emplace_back("2");
+      (qat ? ember::quantization::fuse_modules_qat : ember::quantization::fuse_modules)(*cna, {group});
+    } else if (auto* se = dynamic_cast<QuantizableSqueezeExcitationImpl*>(m.get())) {
+      se->fuse_model(qat);
+    }
+  }
+}
+
+QuantizableMobileNetV3 mobilenet_v3_large(const MobileNetV3Options& o) {
+  return build<QuantizableMobileNetV3>(o, /*large=*/true);
+}
+QuantizableMobileNetV3 mobilenet_v3_small(const MobileNetV3Options& o) {
+  return build<QuantizableMobileNetV3>(o, /*large=*/false);
+}
+
+}  // namespace quantization
 }  // namespace ember::vision::models

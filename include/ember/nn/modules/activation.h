@@ -1,6 +1,7 @@
 // Activation modules (ReLU ... LogSoftmax) with their functional forms taking libtorch's
 // FuncOptions, and MultiheadAttention.
 #pragma once
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -92,8 +93,27 @@ EMBER_ACTIVATION_MODULE_OPTIONS(ReLU6, ReLU6Options)
 EMBER_ACTIVATION_MODULE_OPTIONS(LeakyReLU, LeakyReLUOptions)
 EMBER_ACTIVATION_MODULE_OPTIONS(GELU, GELUOptions)
 EMBER_ACTIVATION_MODULE(SiLU)
-EMBER_ACTIVATION_MODULE(Hardswish)
-EMBER_ACTIVATION_MODULE(Hardsigmoid)
+// Eager static quantization (quantization::prepare and convert, as PyTorch's mapping): prepare
+// sets the observer of the output (a submodule, named as PyTorch's), which forward then runs;
+// convert replaces it by nn::quantized::Hardswish with the observed qparams.
+class HardswishImpl : public Module {
+ public:
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  std::shared_ptr<quantization::ObserverOrFakeQuantize> activation_post_process;
+  std::shared_ptr<quantized::HardswishImpl> static_quantized;
+};
+EMBER_MODULE(Hardswish);
+// In training mode (quantization-aware training) prepare gives it PyTorch's fixed-qparams fake
+// quantizer (scale 1/256, zero point 0: the quantized op's output parameters), so training sees
+// what the int8 model computes; convert drops it (hardsigmoid takes quantized tensors).
+class HardsigmoidImpl : public Module {
+ public:
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  std::shared_ptr<quantization::ObserverOrFakeQuantize> activation_post_process;
+};
+EMBER_MODULE(Hardsigmoid);
 EMBER_ACTIVATION_MODULE_OPTIONS(ELU, ELUOptions)
 EMBER_ACTIVATION_MODULE_OPTIONS(Softplus, SoftplusOptions)
 EMBER_ACTIVATION_MODULE(Sigmoid)

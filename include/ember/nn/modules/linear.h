@@ -13,6 +13,7 @@ class ObserverOrFakeQuantize;
 namespace ember::nn {
 namespace quantized {
 class LinearImpl;
+class HardswishImpl;
 namespace dynamic {
 class LinearImpl;
 }
