@@ -420,6 +420,18 @@ void value_selecting_derivative(autograd::Derivative& d, const Tensor& self, int
   });
 }
 
+void evenly_distributed_derivative(autograd::Derivative& d, const Tensor& self, const char* node) {
+  d.name(node);
+  d.grad(self, [s = d.save(self), r = d.save_result()](const auto& c) {
+    const Tensor x = c[s], result = c[r];
+    // PyTorch's CPU form, a fill of zeros: its recorded backward is a MaskedFillBackward1 as theirs
+    const Tensor mask = result.isnan().item<bool>() ? x.isnan() : x == result;
+    Tensor g = zeros_like(x);
+    g.masked_fill_(mask, c.grad() / mask.sum());
+    return g;
+  });
+}
+
 Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   return dispatch::call<IndexSelectOp>(self, dim, index);
 }
