@@ -81,12 +81,14 @@ struct AminmaxOp {
   }
 };
 
-// median is the lower of the two middle values: the ((n - 1) / 2 + 1)-th smallest.
+// median is the lower of the two middle values: the ((n - 1) / 2 + 1)-th smallest; NaN when there
+// is one, as PyTorch's.
 struct MedianOp {
   static constexpr const char* name = "median";
   static Tensor run(const Tensor& self) {
-    if (self.numel() == 0) return full({}, std::numeric_limits<double>::quiet_NaN(), self.dtype());
-    Tensor flat = self.reshape({-1});
+    const Tensor flat = self.reshape({-1});
+    if (self.numel() == 0 || (is_floating_type(self.dtype()) && flat.isnan().any().item<bool>()))
+      return full({}, std::numeric_limits<double>::quiet_NaN(), self.dtype());
     return std::get<0>(kthvalue(flat, (flat.numel() - 1) / 2 + 1, 0));
   }
   // MedianBackward0 -- self: evenly_distribute_backward(grad, self, result)
