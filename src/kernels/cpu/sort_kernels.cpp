@@ -61,6 +61,8 @@ void for_each_line(const Tensor& values, const Tensor& indices, const Tensor& in
   });
 }
 
+constexpr int64_t kShortLine = 128;
+
 // An unsigned integer in the order of nan_last_less: NaN above every number, -0 equal to 0.
 template <class C>
 auto order_key(C x) {
@@ -79,12 +81,21 @@ auto order_key(C x) {
   }
 }
 
+// Sorts keys[0, n): Highway's vectorized quicksort, or for short lines std::sort (a vqsort call
+// costs about 0.4 us before it sorts: 32 keys took 0.49 us against std::sort's 0.08, 256 keys 1.0
+// against 1.3, 16384 keys 96 us against 606).
+template <class K>
+void sort_keys(K* keys, int64_t n) {
+  if (n <= kShortLine) return std::sort(keys, keys + n);
+  thread_local const hwy::Sorter sorter;  // its scratch is not shared between threads
+  sorter(keys, static_cast<size_t>(n), hwy::SortAscending());
+}
+
 // Orders idx (0..n-1 on entry) as a stable sort of x: each key holds a value's order key above its
 // position, so one integer sort orders by value, then by position. Keys of 32 bits go with the
 // position in one 64-bit word, written over idx; wider ones in 128 bits.
 template <class C>
 void stable_sort_line(const C* x, int64_t* idx, int64_t n, bool descending) {
-  thread_local const hwy::Sorter sorter;  // its scratch is not shared between threads
   using K = decltype(order_key(C{}));
   if (sizeof(K) == 4 && n <= int64_t{std::numeric_limits<uint32_t>::max()}) {
     uint64_t* keys = reinterpret_cast<uint64_t*>(idx);  // signed and unsigned forms may alias
@@ -92,7 +103,7 @@ void stable_sort_line(const C* x, int64_t* idx, int64_t n, bool descending) {
       const uint64_t k = order_key(x[r]);
       keys[r] = ((descending ? ~k & 0xffffffffu : k) << 32) | static_cast<uint64_t>(r);
     }
-    sorter(keys, static_cast<size_t>(n), hwy::SortAscending());
+    sort_keys(keys, n);
     for (int64_t r = 0; r < n; ++r) idx[r] = static_cast<int64_t>(keys[r] & 0xffffffffu);
     return;
   }
@@ -101,7 +112,7 @@ void stable_sort_line(const C* x, int64_t* idx, int64_t n, bool descending) {
     const uint64_t k = order_key(x[r]);
     keys[r] = {static_cast<uint64_t>(r), descending ? ~k : k};
   }
-  sorter(keys.get(), static_cast<size_t>(n), hwy::SortAscending());
+  sort_keys(keys.get(), n);
   for (int64_t r = 0; r < n; ++r) idx[r] = static_cast<int64_t>(keys[r].lo);
 }
 
