@@ -107,12 +107,14 @@ void stable_sort_line(const C* x, int64_t* idx, int64_t n, bool descending) {
     for (int64_t r = 0; r < n; ++r) idx[r] = static_cast<int64_t>(keys[r] & 0xffffffffu);
     return;
   }
-  std::unique_ptr<hwy::uint128_t[]> keys(new hwy::uint128_t[static_cast<size_t>(n)]);
+  hwy::uint128_t local[kShortLine];  // short lines: no allocation per line
+  std::unique_ptr<hwy::uint128_t[]> heap(n > kShortLine ? new hwy::uint128_t[static_cast<size_t>(n)] : nullptr);
+  hwy::uint128_t* keys = heap ? heap.get() : local;
   for (int64_t r = 0; r < n; ++r) {
     const uint64_t k = order_key(x[r]);
     keys[r] = {static_cast<uint64_t>(r), descending ? ~k : k};
   }
-  sort_keys(keys.get(), n);
+  sort_keys(keys, n);
   for (int64_t r = 0; r < n; ++r) idx[r] = static_cast<int64_t>(keys[r].lo);
 }
 
