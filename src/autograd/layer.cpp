@@ -9,6 +9,8 @@ namespace ember::autograd {
 
 Tensor BackwardContext::operator[](Saved s) const { return node_.unpack(s); }
 
+bool BackwardContext::needs(size_t k) const { return node_.should_compute_output(first_edge_ + k); }
+
 const Tensor& BackwardContext::undefined() {
   static const Tensor none;
   return none;
@@ -24,17 +26,29 @@ variable_list FormulaNode::apply(variable_list&& grads) {
   variable_list out(num_outputs());
   if (std::none_of(grads.begin(), grads.end(), [](const Tensor& g) { return g.defined(); })) return out;
   BackwardContext ctx(*this, grads);
-  for (const Entry& e : formulas_) {
-    if (!should_compute_output(e.edge)) continue;
-    if (e.output != kAllOutputs && !ctx.grad(e.output).defined()) continue;  // an unused output adds nothing
-    ctx.output_ = e.output == kAllOutputs ? 0 : e.output;
-    Tensor g = e.formula(ctx);
-    Tensor& sum = out[e.edge];
+  const auto add = [&](size_t edge, Tensor&& g) {
+    Tensor& sum = out[edge];
     if (!sum.defined()) {
       sum = std::move(g);
     } else if (g.defined()) {
       sum = sum + g;
     }
+  };
+  for (const Entry& e : formulas_) {
+    if (!should_compute_output(e.edge)) continue;
+    if (e.output != kAllOutputs && !ctx.grad(e.output).defined()) continue;  // an unused output adds nothing
+    ctx.output_ = e.output == kAllOutputs ? 0 : e.output;
+    add(e.edge, e.formula(ctx));
+  }
+  ctx.output_ = 0;
+  for (const JointEntry& e : joint_) {
+    ctx.first_edge_ = e.first_edge;
+    bool wanted = false;
+    for (uint32_t k = 0; k < e.edges; ++k) wanted = wanted || ctx.needs(k);
+    if (!wanted) continue;
+    variable_list g = e.formula(ctx);
+    for (size_t k = 0; k < std::min<size_t>(g.size(), e.edges); ++k)
+      if (ctx.needs(k)) add(e.first_edge + k, std::move(g[k]));
   }
   return out;
 }

@@ -54,6 +54,7 @@
 #pragma once
 #include <array>
 #include <functional>
+#include <initializer_list>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -87,6 +88,8 @@ class BackwardContext {
   const Tensor& grad() const { return grads_[output_]; }
   // The gradient of output `i`: undefined when that output was not used.
   const Tensor& grad(size_t i) const { return i < grads_.size() ? grads_[i] : undefined(); }
+  // In a formula for several inputs: whether the k-th of them wants its gradient.
+  bool needs(size_t k) const;
   Tensor operator[](Saved s) const;
   // Scalars (and other values) are kept by value in the formula itself.
   template <class V>
@@ -100,12 +103,16 @@ class BackwardContext {
   const FormulaNode& node_;
   const variable_list& grads_;
   size_t output_ = 0;
+  size_t first_edge_ = 0;  // a formula for several inputs: the first one's edge
 };
 using Formula = std::function<Tensor(const BackwardContext&)>;
+// A formula for several inputs at once: their gradients in order (any may stay undefined).
+using JointFormula = std::function<variable_list(const BackwardContext&)>;
 
 // The node of an op with a derivative: one node per call, however many results the op has. Each
 // formula gives one input's gradient, from one output's gradient (run only when that output got
-// one) or from all of them (run when any did); the formulas of one input are summed.
+// one) or from all of them (run when any did), or several inputs' gradients from all of them; the
+// formulas of one input are summed.
 class FormulaNode final : public Node {
  public:
   explicit FormulaNode(const char* forward_op = nullptr) {
@@ -131,6 +138,10 @@ class FormulaNode final : public Node {
     uint32_t edge;    // the input it gives the gradient of
     uint32_t output;  // the output whose gradient it reads, or kAllOutputs
   };
+  struct JointEntry {
+    JointFormula formula;
+    uint32_t first_edge, edges;  // the inputs it gives the gradients of
+  };
   const char* name_ = "";
   // Edges, input metadata, saved tensors and formulas of an op with up to three tensor inputs.
   static constexpr size_t kInlineInputs = 3;
@@ -139,6 +150,7 @@ class FormulaNode final : public Node {
                                 4 * 15];  // each array rounded up to 16 bytes
   node_vector<SavedVariable> saved_{NodeAllocator<SavedVariable>(&arena_)};
   node_vector<Entry> formulas_{NodeAllocator<Entry>(&arena_)};
+  std::vector<JointEntry> joint_;  // rare (linalg's solvers): not worth room in every node
 };
 
 // Collects an op's derivative while the op records it (see the top of this file).
@@ -188,6 +200,16 @@ class Derivative {
       node_->add_input_edge(input ? *input : Tensor());
       add_formula(std::forward<F>(f), FormulaNode::kAllOutputs);
     }
+    pair_input_ = nullptr;
+  }
+  // One formula for several inputs (derivatives.yaml's `A, B: f(...)` rows, where one input's
+  // gradient is computed on the way to the other's), from all outputs' gradients: f returns their
+  // gradients in order, and may skip those not wanted (`c.needs(k)`). Inputs may be undefined.
+  template <class F>
+  void grad(std::initializer_list<Tensor> inputs, F&& f) {
+    const auto first = static_cast<uint32_t>(node_->num_outputs());
+    for (const Tensor& t : inputs) node_->add_input_edge(t);
+    node_->joint_.push_back({JointFormula(std::forward<F>(f)), first, static_cast<uint32_t>(inputs.size())});
     pair_input_ = nullptr;
   }
   // The part of an input's gradient that comes from output `output` (c.grad() is its gradient),

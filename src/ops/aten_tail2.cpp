@@ -5,6 +5,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "dispatch/dispatch.h"
 #include "ember/aten_tail.h"
 #include "ember/aten_tail2.h"
 #include "ember/autograd.h"
@@ -101,23 +102,31 @@ Tensor nextafter(const Tensor& self, const Tensor& other) {
   }
   return out;
 }
-// The exponent by a loop; the mantissa as self / 2^exponent (exact), so that its gradient is
-// PyTorch's grad / 2^exponent.
-std::tuple<Tensor, Tensor> frexp(const Tensor& self) {
-  EMBER_CHECK(is_floating_type(self.dtype()), "frexp",
-              "torch.frexp() only supports floating-point dtypes");
-  const Tensor x = self.detach().to(kDouble).contiguous();
-  Tensor exponent = make_empty(self.sizes(), kInt);
-  const double* xp = x.data_ptr<double>();
-  int32_t* ep = exponent.data_ptr<int32_t>();
-  for (int64_t i = 0, n = x.numel(); i < n; ++i) {
-    int e = 0;
-    if (std::isfinite(xp[i])) std::frexp(xp[i], &e);
-    ep[i] = e;
+namespace {
+// The exponent by a loop; the mantissa as self / 2^exponent (exact).
+struct FrexpOp {
+  static constexpr const char* name = "frexp";
+  static std::tuple<Tensor, Tensor> run(const Tensor& self) {
+    EMBER_CHECK(is_floating_type(self.dtype()), name, "torch.frexp() only supports floating-point dtypes");
+    const Tensor x = self.to(kDouble).contiguous();
+    Tensor exponent = make_empty(self.sizes(), kInt);
+    const double* xp = x.data_ptr<double>();
+    int32_t* ep = exponent.data_ptr<int32_t>();
+    for (int64_t i = 0, n = x.numel(); i < n; ++i) {
+      int e = 0;
+      if (std::isfinite(xp[i])) std::frexp(xp[i], &e);
+      ep[i] = e;
+    }
+    return {self / pow(2.0, exponent.to(self.dtype())), exponent};
   }
-  const Tensor mantissa = self / pow(2.0, exponent.to(self.dtype()));
-  return {mantissa, exponent};
-}
+  // FrexpBackward0 -- self: grad / exponent.exp2()
+  static void derivative(autograd::Derivative& d, const Tensor& self) {
+    d.name("FrexpBackward0");
+    d.grad(self, 0, [e = d.save_result(1)](const auto& c) { return c.grad() / c[e].exp2(); });
+  }
+};
+}  // namespace
+std::tuple<Tensor, Tensor> frexp(const Tensor& self) { return dispatch::call<FrexpOp>(self); }
 Tensor bitwise_left_shift(const Tensor& self, const Tensor& other) {
   return integer_binary("lshift", self, other, left_shift);
 }

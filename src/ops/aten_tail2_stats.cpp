@@ -450,12 +450,22 @@ std::vector<int64_t> nanmedian_positions(const Rows& r) {
   return pos;
 }
 }  // namespace
-Tensor nanmedian(const Tensor& self) {
-  const Tensor flat = self.reshape({-1});
-  if (flat.numel() == 0) return full({}, kNaN, TensorOptions().dtype(self.dtype()));
-  const Rows r = rows_of(flat, 0);
-  return std::get<0>(select_along(flat, 0, r, nanmedian_positions(r), false));
-}
+namespace {
+struct NanmedianOp {
+  static constexpr const char* name = "nanmedian";
+  static Tensor run(const Tensor& self) {
+    const Tensor flat = self.reshape({-1});
+    if (flat.numel() == 0) return full({}, kNaN, TensorOptions().dtype(self.dtype()));
+    const Rows r = rows_of(flat, 0);
+    return std::get<0>(select_along(flat, 0, r, nanmedian_positions(r), false));
+  }
+  // NanmedianBackward0 -- self: evenly_distribute_backward(grad, self, result)
+  static void derivative(autograd::Derivative& d, const Tensor& self) {
+    evenly_distributed_derivative(d, self, "NanmedianBackward0");
+  }
+};
+}  // namespace
+Tensor nanmedian(const Tensor& self) { return dispatch::call<NanmedianOp>(self); }
 namespace {
 struct NanmedianDimOp {
   static constexpr const char* name = "nanmedian";

@@ -40,31 +40,72 @@ Tensor count_nonzero(const Tensor& self, std::optional<int64_t> dim) {
 Tensor Tensor::count_nonzero(std::optional<int64_t> dim) const { return ember::count_nonzero(*this, dim); }
 Tensor Tensor::count_nonzero(IntArrayRef dim) const { return ember::count_nonzero(*this, dim); }
 
+namespace {
+struct AminmaxOp {
+  static constexpr const char* name = "aminmax";
+  static std::tuple<Tensor, Tensor> run(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+    EMBER_CHECK(self.numel() > 0 && (!dim || self.dim() == 0 || self.size(*dim) > 0), name,
+                "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.");
+    if (dim) {
+      const int64_t d = maybe_wrap_dim(*dim, self.dim(), name);
+      if (self.dim() == 0) return {self.clone(), self.clone()};
+      return {amin(self, {d}, keepdim), amax(self, {d}, keepdim)};
+    }
+    Tensor lo = amin(self), hi = amax(self);
+    if (keepdim) {
+      std::vector<int64_t> ones_shape(static_cast<size_t>(self.dim()), 1);
+      return {lo.reshape(ones_shape), hi.reshape(ones_shape)};
+    }
+    return {lo, hi};
+  }
+  // AminmaxBackward0 (PyTorch 2's node; 1.13 has no derivative for aminmax) -- self: each result's
+  // gradient shared evenly by the elements equal to it, as amin's and amax's
+  static void derivative(autograd::Derivative& d, const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+    d.name("AminmaxBackward0");
+    // the reduced dim put back when it was dropped
+    const std::optional<int64_t> restore =
+        dim && !keepdim && self.dim() > 0 ? std::optional(maybe_wrap_dim(*dim, self.dim(), name)) : std::nullopt;
+    const std::optional<int64_t> over = dim && self.dim() > 0 ? std::optional(maybe_wrap_dim(*dim, self.dim(), name))
+                                                              : std::nullopt;
+    const autograd::Saved s = d.save(self);
+    for (size_t i = 0; i < 2; ++i)
+      d.grad(self, i, [s, r = d.save_result(i), restore, over](const auto& c) {
+        Tensor g = c.grad(), v = c[r];
+        if (restore) {
+          g = g.unsqueeze(*restore);
+          v = v.unsqueeze(*restore);
+        }
+        const Tensor mask = v == c[s];
+        return g / (over ? mask.sum({*over}, true) : mask.sum()) * mask;
+      });
+  }
+};
+
+// median is the lower of the two middle values: the ((n - 1) / 2 + 1)-th smallest; NaN when there
+// is one, as PyTorch's.
+struct MedianOp {
+  static constexpr const char* name = "median";
+  static Tensor run(const Tensor& self) {
+    const Tensor flat = self.reshape({-1});
+    if (self.numel() == 0 || (is_floating_type(self.dtype()) && flat.isnan().any().item<bool>()))
+      return full({}, std::numeric_limits<double>::quiet_NaN(), self.dtype());
+    return std::get<0>(kthvalue(flat, (flat.numel() - 1) / 2 + 1, 0));
+  }
+  // MedianBackward0 -- self: evenly_distribute_backward(grad, self, result)
+  static void derivative(autograd::Derivative& d, const Tensor& self) {
+    evenly_distributed_derivative(d, self, "MedianBackward0");
+  }
+};
+}  // namespace
+
 std::tuple<Tensor, Tensor> aminmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  EMBER_CHECK(self.numel() > 0 && (!dim || self.dim() == 0 || self.size(*dim) > 0), "aminmax",
-              "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.");
-  if (dim) {
-    const int64_t d = maybe_wrap_dim(*dim, self.dim(), "aminmax");
-    if (self.dim() == 0) return {self.clone(), self.clone()};
-    return {amin(self, {d}, keepdim), amax(self, {d}, keepdim)};
-  }
-  Tensor lo = amin(self), hi = amax(self);
-  if (keepdim) {
-    std::vector<int64_t> ones_shape(static_cast<size_t>(self.dim()), 1);
-    return {lo.reshape(ones_shape), hi.reshape(ones_shape)};
-  }
-  return {lo, hi};
+  return dispatch::call<AminmaxOp>(self, dim, keepdim);
 }
 std::tuple<Tensor, Tensor> Tensor::aminmax(std::optional<int64_t> dim, bool keepdim) const {
   return ember::aminmax(*this, dim, keepdim);
 }
 
-// median is the lower of the two middle values: the ((n - 1) / 2 + 1)-th smallest.
-Tensor median(const Tensor& self) {
-  if (self.numel() == 0) return full({}, std::numeric_limits<double>::quiet_NaN(), self.dtype());
-  Tensor flat = self.reshape({-1});
-  return std::get<0>(kthvalue(flat, (flat.numel() - 1) / 2 + 1, 0));
-}
+Tensor median(const Tensor& self) { return dispatch::call<MedianOp>(self); }
 namespace {
 struct MedianDimOp {
   static constexpr const char* name = "median";

@@ -5,8 +5,8 @@
 // dim and the index adding the offset. Writes run it over every position but the indexed dim
 // (squashed to size 1) and walk that dim at each position (kernels::IndexWalk), so repeated
 // indices are applied in order on one thread. Every index is range-checked before anything is
-// written into an existing tensor; gather checks as it reads (one pass over the index), its
-// fresh result dropped on error.
+// written into an existing tensor; gather, and scatter/scatter_add into their copy of self, check
+// as they read (one pass over the index), their fresh result dropped on error.
 #include <limits>
 
 #include "dispatch/dispatch.h"
@@ -52,7 +52,8 @@ void check_index_range(const char* op, const Tensor& index, int64_t dim, int64_t
     detail::fail(op, "index ", *bad, " is out of bounds for dimension ", dim, " with size ", size);
 }
 
-// Writes along `dim` of `dst` (1-D or more) at index[p], from src walked in index's shape.
+// Writes along `dim` of `dst` (1-D or more) at index[p], from src walked in index's shape; raises
+// on an index value out of range (after writing the ones before it).
 void scatter_walk(const char* op, Tensor& dst, int64_t dim, const Tensor& index, const Tensor& src, bool src_fixed,
                   ScatterMode mode) {
   DimVector squashed(index.sizes());
@@ -67,7 +68,9 @@ void scatter_walk(const char* op, Tensor& dst, int64_t dim, const Tensor& index,
   walk.index_step = byte_stride(index, dim);
   walk.plain_step = src_fixed ? 0 : byte_stride(src, dim);
   walk.indexed_stride = byte_stride(dst, dim);
-  kernels::index_scatter_kernel(iter, walk, mode, 1, false);
+  walk.bound = static_cast<uint64_t>(dst.size(dim));
+  if (auto bad = kernels::index_scatter_kernel(iter, walk, mode, 1, false))
+    detail::fail(op, "index ", *bad, " is out of bounds for dimension ", dim, " with size ", dst.size(dim));
 }
 
 struct IndexSelectOp {
@@ -154,9 +157,11 @@ struct GatherOp {
   }
 };
 
-// scatter_ / scatter_add_ in place; `src` undefined means the scalar `value`.
+// scatter_ / scatter_add_ in place; `src` undefined means the scalar `value`. Into a `fresh` tensor
+// (the out-of-place ops' copy of self, dropped on error) the kernel checks the index as it reads it;
+// into an existing one the whole index is checked before anything is written.
 Tensor& scatter_inplace(const char* op, Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
-                        const Scalar& value, ScatterMode mode) {
+                        const Scalar& value, ScatterMode mode, bool fresh = false) {
   EMBER_CHECK(index.dtype() == kLong, op, "Expected dtype int64 for index, got ", index.dtype());
   EMBER_CHECK(!src.defined() || src.dtype() == self.dtype(), op, "Expected self.dtype to be equal to src.dtype (got ",
               self.dtype(), " and ", src.dtype(), ")");
@@ -182,7 +187,7 @@ Tensor& scatter_inplace(const char* op, Tensor& self, int64_t dim, const Tensor&
     EMBER_CHECK(!wrong, op, "Expected index ", index.sizes(), " to be smaller than self ", self.sizes(),
                 " apart from dimension ", dim);
   }
-  check_index_range(op, ix, dim, s.size(dim));
+  if (!fresh) check_index_range(op, ix, dim, s.size(dim));
   if (src.defined()) {
     scatter_walk(op, s, dim, ix, as_1d(src), false, mode);
   } else {
@@ -202,7 +207,7 @@ struct ScatterOp {
   static constexpr const char* name = "scatter";
   static Tensor run(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Scalar& value) {
     Tensor out = self.clone(MemoryFormat::Contiguous);
-    return scatter_inplace(name, out, dim, index, src, value, ScatterMode::Assign);
+    return scatter_inplace(name, out, dim, index, src, value, ScatterMode::Assign, /*fresh=*/true);
   }
   // ScatterBackward0 (src) / ScatterBackward1 (value) -- self: grad.scatter(dim, index, 0);
   // src: grad.gather(dim, index)
@@ -233,7 +238,7 @@ struct ScatterReduceOp {
                     std::string_view reduce) {
     const ScatterMode mode = scatter_reduce_mode(name, reduce);
     Tensor out = self.clone(MemoryFormat::Contiguous);
-    return scatter_inplace(name, out, dim, index, src, value, mode);
+    return scatter_inplace(name, out, dim, index, src, value, mode, /*fresh=*/true);
   }
 };
 struct ScatterAddInplaceOp {
@@ -246,7 +251,7 @@ struct ScatterAddOp {
   static constexpr const char* name = "scatter_add";
   static Tensor run(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
     Tensor out = self.clone(MemoryFormat::Contiguous);
-    return scatter_inplace(name, out, dim, index, src, 0, ScatterMode::Add);
+    return scatter_inplace(name, out, dim, index, src, 0, ScatterMode::Add, /*fresh=*/true);
   }
   // ScatterAddBackward0 -- self: grad; src: grad.gather(dim, index)
   static void derivative(autograd::Derivative& d, const Tensor& self, int64_t dim, const Tensor& index,
@@ -417,6 +422,18 @@ void value_selecting_derivative(autograd::Derivative& d, const Tensor& self, int
       index = index.unsqueeze(dim);
     }
     return zeros(sizes, TensorOptions().dtype(grad.dtype())).scatter(dim, index, grad);
+  });
+}
+
+void evenly_distributed_derivative(autograd::Derivative& d, const Tensor& self, const char* node) {
+  d.name(node);
+  d.grad(self, [s = d.save(self), r = d.save_result()](const auto& c) {
+    const Tensor x = c[s], result = c[r];
+    // PyTorch's CPU form, a fill of zeros: its recorded backward is a MaskedFillBackward1 as theirs
+    const Tensor mask = result.isnan().item<bool>() ? x.isnan() : x == result;
+    Tensor g = zeros_like(x);
+    g.masked_fill_(mask, c.grad() / mask.sum());
+    return g;
   });
 }
 

@@ -37,5 +37,9 @@ void assert_no_overlap(const Tensor& written, const Tensor& input, const char* o
 // dim, indices, self.sizes(), keepdim): the values' gradient goes to the positions the indices name.
 void value_selecting_derivative(autograd::Derivative& d, const Tensor& self, int64_t dim, bool keepdim,
                                 const char* node);
+// The derivative of a reduction of all elements to one of them (max(), min(), median(),
+// nanmedian()), its node named `node` -- self: evenly_distribute_backward(grad, self, result): the
+// elements equal to the result (NaN to a NaN result) share the gradient evenly.
+void evenly_distributed_derivative(autograd::Derivative& d, const Tensor& self, const char* node);
 
 }  // namespace ember

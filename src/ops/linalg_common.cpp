@@ -148,52 +148,11 @@ void for_each_matrix(int64_t batch, int64_t work_per_matrix, const std::function
   });
 }
 
-bool any_requires_grad(const std::vector<Tensor>& inputs) {
+bool any_requires_grad(std::initializer_list<Tensor> inputs) {
   if (!GradMode::is_enabled()) return false;
   for (const Tensor& t : inputs)
     if (t.defined() && t.requires_grad()) return true;
   return false;
-}
-
-namespace {
-class LinalgNode final : public autograd::Node {
- public:
-  LinalgNode(const char* name, const char* op, BackwardFn fn) : name_(name), fn_(std::move(fn)) { forward_op = op; }
-  std::string name() const override { return name_; }
-  variable_list apply(variable_list&& grads) override {
-    variable_list saved;
-    saved.reserve(saved_.size());
-    for (const autograd::SavedVariable& s : saved_) saved.push_back(s.unpack(shared_from_this()));
-    bool any = false;
-    for (const Tensor& g : grads) any = any || g.defined();
-    if (!any) return variable_list(num_outputs());
-    variable_list r = fn_(grads, saved);
-    r.resize(num_outputs());
-    for (size_t i = 0; i < r.size(); ++i)
-      if (!should_compute_output(i)) r[i] = Tensor();
-    return r;
-  }
-  void release_variables() override {
-    for (autograd::SavedVariable& s : saved_) s.reset_data();
-  }
-  std::vector<autograd::SavedVariable> saved_;
-
- private:
-  const char* name_;
-  BackwardFn fn_;
-};
-}  // namespace
-
-void record(const char* node_name, const char* op, const std::vector<Tensor>& inputs,
-            const std::vector<Tensor>& outputs, const std::vector<SavedSpec>& saved, BackwardFn backward) {
-  if (!any_requires_grad(inputs)) return;
-  auto node = std::make_shared<LinalgNode>(node_name, op, std::move(backward));
-  for (const Tensor& in : inputs) node->add_input_edge(in.defined() && in.requires_grad() ? in : Tensor());
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const Tensor& o = outputs[i];
-    if (o.defined() && autograd::is_differentiable_type(o.dtype())) autograd::detail::set_history(o, node, static_cast<uint32_t>(i));
-  }
-  for (const SavedSpec& s : saved) node->saved_.emplace_back(s.tensor, s.is_output);
 }
 
 Tensor or_zeros(const Tensor& g, const Tensor& like) { return g.defined() ? g : zeros_like(like); }

@@ -1,16 +1,18 @@
 // What the torch.linalg files share: argument checks worded as PyTorch's, LAPACK's info turned
-// into PyTorch's errors, batches of matrices copied to column-major buffers, and one autograd
-// node joining a decomposition's several outputs to its inputs (backward written with Ember ops,
-// so it records when create_graph asks and double backward works).
+// into PyTorch's errors, batches of matrices copied to column-major buffers, and the recording of
+// a decomposition's derivative on the layer's node (backward written with Ember ops, so it
+// records when create_graph asks and double backward works).
 #pragma once
+#include <array>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "autograd/variable.h"
-#include "ember/complex.h"
+#include "autograd/layer.h"
 #include "ember/autograd.h"
+#include "ember/complex.h"
 #include "ember/factory.h"
 #include "ember/linalg.h"
 #include "ember/linalg_functions.h"
@@ -52,7 +54,7 @@ void check_infos(const char* op, const Tensor& infos, bool batched, InfoKind kin
 void for_each_matrix(int64_t batch, int64_t work_per_matrix, const std::function<void(int64_t)>& f);
 
 // Whether grad mode is on and some input requires grad.
-bool any_requires_grad(const std::vector<Tensor>& inputs);
+bool any_requires_grad(std::initializer_list<Tensor> inputs);
 
 // Visits the element type of a float32/float64/complex64/complex128 dtype: f(T{}).
 template <class F>
@@ -65,17 +67,16 @@ void on_field(ScalarType t, F&& f) {
   }
 }
 
-// A multi-output linalg node: one per op call, backward(grads, saved) -> one gradient per input
-// (grads of outputs that got none are undefined).
-using BackwardFn = std::function<variable_list(const variable_list& grads, const variable_list& saved)>;
-struct SavedSpec {
-  Tensor tensor;
-  bool is_output;
-};
-// Joins the differentiable `outputs` (undefined entries and integer ones are skipped, keeping
-// their position as output numbers) to `inputs` when an input requires grad under grad mode.
-void record(const char* node_name, const char* op, const std::vector<Tensor>& inputs,
-            const std::vector<Tensor>& outputs, const std::vector<SavedSpec>& saved, BackwardFn backward);
+// When grad mode is on and one of `inputs` requires grad, joins the op's `results` (integer ones,
+// such as info and pivots, get no history) to the inputs by one node of the derivative layer:
+// `declare(d)` names it and gives its formulas, as an op struct's `derivative` does.
+template <size_t N, class F>
+void record(const char* op, std::initializer_list<Tensor> inputs, const std::array<Tensor, N>& results, F&& declare) {
+  if (!any_requires_grad(inputs)) return;
+  autograd::Derivative d(results.data(), N, op, /*inplace=*/false, inputs.size());
+  declare(d);
+  d.finish();
+}
 
 // Zeros of `like`'s shape when g is undefined.
 Tensor or_zeros(const Tensor& g, const Tensor& like);

@@ -225,17 +225,21 @@ Tensor linalg_solve_triangular(const Tensor& A, const Tensor& B, bool upper, boo
     AutoGradMode off(false);
     X = trsm_left(Ab, Bb, upper, unitriangular);
   }
-  // LinalgSolveTriangularBackward0 -- B: solve_triangular(A^H, gX, !upper); A: -(gB X^H) on A's triangle
-  record("LinalgSolveTriangularBackward0", op, {A, B}, {X}, {{A, false}, {X, true}},
-         [upper, unitriangular, as = DimVector(A.sizes()), bs = DimVector(B.sizes())](const variable_list& g,
-                                                                                     const variable_list& s) {
-           const Tensor& a = s[0];
-           const Tensor& x = s[1];
-           Tensor gB = linalg_solve_triangular(a.adjoint(), g[0], !upper, true, unitriangular);
-           Tensor gA = -gB.matmul(x.adjoint());
-           gA = upper ? gA.triu(unitriangular ? 1 : 0) : gA.tril(unitriangular ? -1 : 0);
-           return variable_list{reduce_to(gA, as), reduce_to(gB, bs)};
-         });
+  // LinalgSolveTriangularBackward0 -- A, B: gB = solve_triangular(A^H, gX, !upper), gA = -(gB X^H) on
+  // A's triangle
+  record(op, {A, B}, std::array{X}, [&](autograd::Derivative& d) {
+    d.name("LinalgSolveTriangularBackward0");
+    d.grad({A, B}, [a = d.save(A), x = d.save_result(0), upper, unitriangular, as = DimVector(A.sizes()),
+                    bs = DimVector(B.sizes())](const autograd::BackwardContext& c) {
+      const Tensor gB = linalg_solve_triangular(c[a].adjoint(), c.grad(), !upper, true, unitriangular);
+      Tensor gA;
+      if (c.needs(0)) {
+        gA = -gB.matmul(c[x].adjoint());
+        gA = upper ? gA.triu(unitriangular ? 1 : 0) : gA.tril(unitriangular ? -1 : 0);
+      }
+      return variable_list{reduce_to(gA, as), reduce_to(gB, bs)};
+    });
+  });
   return X;
 }
 
@@ -256,31 +260,34 @@ std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor_ex(const Tensor& A, bool piv
   // (^H the conjugate transpose, ^T for real A). Square: P L^{-H} (tril(L^H gL, -1) + triu(gU U^H)) U^{-H}.
   // Wide (U = [U1 | U2], U1 k x k): P L^{-H} [(tril(L^H gL - gU2 U2^H, -1) + triu(gU1 U1^H)) U1^{-H} | gU2].
   // Tall (L = [L1; L2]): P [L1^{-H} (tril(L1^H gL1, -1) + triu(gU U^H - L2^H gL2)); gL2] U^{-H}.
-  record("LinalgLuFactorExBackward0", op, {A}, {LU, piv, info}, {{LU, true}, {piv, true}},
-         [m, n](const variable_list& g, const variable_list& s) {
-           const Tensor& lu = s[0];
-           const int64_t k = std::min(m, n);
-           const Tensor L = lu.narrow(-1, 0, k).tril(-1) + eye(m, k, TensorOptions().dtype(lu.dtype()));
-           const Tensor U = lu.narrow(-2, 0, k).triu();
-           const Tensor gL = g[0].narrow(-1, 0, k).tril(-1), gU = g[0].narrow(-2, 0, k).triu();
-           Tensor y;
-           if (m <= n) {
-             const Tensor U1 = U.narrow(-1, 0, k), gU1 = gU.narrow(-1, 0, k);
-             Tensor phi = L.adjoint().matmul(gL);
-             if (n > k) phi = phi - gU.narrow(-1, k, n - k).matmul(U.narrow(-1, k, n - k).adjoint());
-             phi = phi.tril(-1) + gU1.matmul(U1.adjoint()).triu();
-             y = linalg_solve_triangular(U1.adjoint(), phi, /*upper=*/false, /*left=*/false);
-             if (n > k) y = cat({y, gU.narrow(-1, k, n - k)}, -1);
-             y = linalg_solve_triangular(L.adjoint(), y, /*upper=*/true, /*left=*/true, /*unitriangular=*/true);
-           } else {
-             const Tensor L1 = L.narrow(-2, 0, k), L2 = L.narrow(-2, k, m - k);
-             const Tensor gL1 = gL.narrow(-2, 0, k), gL2 = gL.narrow(-2, k, m - k);
-             const Tensor phi = L1.adjoint().matmul(gL1).tril(-1) + (gU.matmul(U.adjoint()) - L2.adjoint().matmul(gL2)).triu();
-             y = linalg_solve_triangular(L1.adjoint(), phi, /*upper=*/true, /*left=*/true, /*unitriangular=*/true);
-             y = linalg_solve_triangular(U.adjoint(), cat({y, gL2}, -2), /*upper=*/false, /*left=*/false);
-           }
-           return variable_list{pivots_to_permutation(s[1], m, lu.dtype()).matmul(y)};
-         });
+  record(op, {A}, std::array{LU, piv, info}, [&](autograd::Derivative& d) {
+    d.name("LinalgLuFactorExBackward0");
+    d.grad(A, 0, [lu_ = d.save_result(0), p = d.save_result(1), m, n](const autograd::BackwardContext& c) {
+      const Tensor lu = c[lu_];
+      const int64_t k = std::min(m, n);
+      const Tensor L = lu.narrow(-1, 0, k).tril(-1) + eye(m, k, TensorOptions().dtype(lu.dtype()));
+      const Tensor U = lu.narrow(-2, 0, k).triu();
+      const Tensor gL = c.grad().narrow(-1, 0, k).tril(-1), gU = c.grad().narrow(-2, 0, k).triu();
+      Tensor y;
+      if (m <= n) {
+        const Tensor U1 = U.narrow(-1, 0, k), gU1 = gU.narrow(-1, 0, k);
+        Tensor phi = L.adjoint().matmul(gL);
+        if (n > k) phi = phi - gU.narrow(-1, k, n - k).matmul(U.narrow(-1, k, n - k).adjoint());
+        phi = phi.tril(-1) + gU1.matmul(U1.adjoint()).triu();
+        y = linalg_solve_triangular(U1.adjoint(), phi, /*upper=*/false, /*left=*/false);
+        if (n > k) y = cat({y, gU.narrow(-1, k, n - k)}, -1);
+        y = linalg_solve_triangular(L.adjoint(), y, /*upper=*/true, /*left=*/true, /*unitriangular=*/true);
+      } else {
+        const Tensor L1 = L.narrow(-2, 0, k), L2 = L.narrow(-2, k, m - k);
+        const Tensor gL1 = gL.narrow(-2, 0, k), gL2 = gL.narrow(-2, k, m - k);
+        const Tensor phi =
+            L1.adjoint().matmul(gL1).tril(-1) + (gU.matmul(U.adjoint()) - L2.adjoint().matmul(gL2)).triu();
+        y = linalg_solve_triangular(L1.adjoint(), phi, /*upper=*/true, /*left=*/true, /*unitriangular=*/true);
+        y = linalg_solve_triangular(U.adjoint(), cat({y, gL2}, -2), /*upper=*/false, /*left=*/false);
+      }
+      return pivots_to_permutation(c[p], m, lu.dtype()).matmul(y);
+    });
+  });
   return {LU, piv, info};
 }
 
@@ -464,12 +471,15 @@ std::tuple<Tensor, Tensor> linalg_solve_ex(const Tensor& A, const Tensor& B, boo
     std::tie(X, info) = lu_solve_raw(Ab, Bb);
   }
   if (check_errors) check_infos("torch.linalg.solve", info, A.dim() > 2, InfoKind::kSingularSolve);
-  // LinalgSolveExBackward0 -- B: solve(A^H, gX); A: -gB X^H
-  record("LinalgSolveExBackward0", op, {A, Bm}, {X, info}, {{A, false}, {X, true}},
-         [as = DimVector(A.sizes()), bs = DimVector(Bm.sizes())](const variable_list& g, const variable_list& s) {
-           const Tensor gB = linalg_solve(s[0].adjoint(), g[0]);
-           return variable_list{reduce_to(-gB.matmul(s[1].adjoint()), as), reduce_to(gB, bs)};
-         });
+  // LinalgSolveExBackward0 -- A, B: gB = solve(A^H, gX), gA = -gB X^H
+  record(op, {A, Bm}, std::array{X, info}, [&](autograd::Derivative& d) {
+    d.name("LinalgSolveExBackward0");
+    d.grad({A, Bm}, [a = d.save(A), x = d.save_result(0), as = DimVector(A.sizes()),
+                     bs = DimVector(Bm.sizes())](const autograd::BackwardContext& c) {
+      const Tensor gB = linalg_solve(c[a].adjoint(), c.grad());
+      return variable_list{c.needs(0) ? reduce_to(-gB.matmul(c[x].adjoint()), as) : Tensor(), reduce_to(gB, bs)};
+    });
+  });
   return {vector ? X.squeeze(-1) : X, info};
 }
 
@@ -490,9 +500,12 @@ std::tuple<Tensor, Tensor> linalg_inv_ex(const Tensor& A, bool check_errors) {
   }
   if (check_errors) check_infos(op, info, A.dim() > 2, InfoKind::kSingularInverse);
   // LinalgInvExBackward0 -- A: -X^H gX X^H
-  record("LinalgInvExBackward0", op, {A}, {X, info}, {{X, true}}, [](const variable_list& g, const variable_list& s) {
-    const Tensor xt = s[0].adjoint();
-    return variable_list{-xt.matmul(g[0]).matmul(xt)};
+  record(op, {A}, std::array{X, info}, [&](autograd::Derivative& d) {
+    d.name("LinalgInvExBackward0");
+    d.grad(A, 0, [x = d.save_result(0)](const autograd::BackwardContext& c) {
+      const Tensor xt = c[x].adjoint();
+      return -xt.matmul(c.grad()).matmul(xt);
+    });
   });
   return {X, info};
 }
@@ -709,24 +722,26 @@ Tensor linalg_det(const Tensor& A) {
   const char* op = "linalg.det";
   check_floating_or_complex(op, A);
   check_square(op, A);
-  Tensor d;
+  Tensor det;
   {
     AutoGradMode off(false);
-    d = det_parts(A, false).first;
+    det = det_parts(A, false).first;
   }
   // LinalgDetBackward0 -- A: g conj(det) A^{-H} (the conjugated adjugate via the SVD where det is 0)
-  record("LinalgDetBackward0", op, {A}, {d}, {{A, false}, {d, true}}, [](const variable_list& g, const variable_list& s) {
-    const Tensor& a = s[0];
-    const Tensor& det = s[1];
-    bool singular;
-    {
-      AutoGradMode off(false);
-      singular = det.numel() > 0 && det.eq(0).any().item<bool>();
-    }
-    if (singular) return variable_list{g[0].unsqueeze(-1).unsqueeze(-1) * det_grad_via_svd(a)};
-    return variable_list{(g[0] * det.conj()).unsqueeze(-1).unsqueeze(-1) * linalg_inv(a).adjoint()};
+  record(op, {A}, std::array{det}, [&](autograd::Derivative& d) {
+    d.name("LinalgDetBackward0");
+    d.grad(A, [a_ = d.save(A), det_ = d.save_result(0)](const autograd::BackwardContext& c) {
+      const Tensor a = c[a_], det = c[det_];
+      bool singular;
+      {
+        AutoGradMode off(false);
+        singular = det.numel() > 0 && det.eq(0).any().item<bool>();
+      }
+      if (singular) return c.grad().unsqueeze(-1).unsqueeze(-1) * det_grad_via_svd(a);
+      return (c.grad() * det.conj()).unsqueeze(-1).unsqueeze(-1) * linalg_inv(a).adjoint();
+    });
   });
-  return d;
+  return det;
 }
 
 std::tuple<Tensor, Tensor> linalg_slogdet(const Tensor& A) {
@@ -738,23 +753,25 @@ std::tuple<Tensor, Tensor> linalg_slogdet(const Tensor& A) {
     AutoGradMode off(false);
     std::tie(sign, logabs) = det_parts(A, true);
   }
-  // LinalgSlogdetBackward0 -- A: (g_logabsdet - i Im(conj(g_sign) sign)) A^{-H}; a real sign has
-  // no gradient
+  // LinalgSlogdetBackward0 -- A: (g_logabsdet - i Im(conj(g_sign) sign)) A^{-H}; a real sign's
+  // gradient adds nothing (its node is the same, as PyTorch's)
   const bool cplx = is_complex_type(A.dtype());
-  record("LinalgSlogdetBackward0", op, {A}, {cplx ? sign : Tensor(), logabs}, {{A, false}, {sign, true}},
-         [cplx](const variable_list& g, const variable_list& s) {
-           const Tensor gs = cplx ? g[0] : Tensor(), gl = g.size() > 1 ? g[1] : Tensor();
-           if (!gs.defined() && !gl.defined()) return variable_list{Tensor()};
-           Tensor w;
-           if (gs.defined()) {
-             const Tensor im = imag(gs.conj() * s[1]);
-             w = make_complex(zeros_like(im), -im);
-             if (gl.defined()) w = w + gl;
-           } else {
-             w = gl;
-           }
-           return variable_list{w.unsqueeze(-1).unsqueeze(-1) * linalg_inv(s[0]).adjoint()};
-         });
+  record(op, {A}, std::array{sign, logabs}, [&](autograd::Derivative& d) {
+    d.name("LinalgSlogdetBackward0");
+    d.grad(A, [a = d.save(A), s = d.save_result(0), cplx](const autograd::BackwardContext& c) {
+      const Tensor gs = cplx ? c.grad(0) : Tensor(), gl = c.grad(1);
+      if (!gs.defined() && !gl.defined()) return Tensor();
+      Tensor w;
+      if (gs.defined()) {
+        const Tensor im = imag(gs.conj() * c[s]);
+        w = make_complex(zeros_like(im), -im);
+        if (gl.defined()) w = w + gl;
+      } else {
+        w = gl;
+      }
+      return w.unsqueeze(-1).unsqueeze(-1) * linalg_inv(c[a]).adjoint();
+    });
+  });
   return {sign, logabs};
 }
 
@@ -847,13 +864,15 @@ std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor& A, bool upper, bool 
   if (check_errors) check_infos("linalg.cholesky", info, A.dim() > 2, InfoKind::kNotPositiveDefinite);
   // LinalgCholeskyExBackward0 -- A: L^{-H} Phi L^{-1}, Phi = (tril(X) + tril(X, -1)^H) / 2 with
   // X = L^H gL (for real A: the symmetric part of L^{-T} (tril(X, -1) + diag(X) / 2) L^{-1})
-  record("LinalgCholeskyExBackward0", op, {A}, {L, info}, {{L, true}}, [](const variable_list& g, const variable_list& s) {
-    const Tensor& l = s[0];
-    const Tensor x = l.adjoint().matmul(g[0]);
-    const Tensor phi = (x.tril() + x.tril(-1).adjoint()) * 0.5;
-    Tensor gA = linalg_solve_triangular(l.adjoint(), phi, /*upper=*/true);
-    gA = linalg_solve_triangular(l, gA, /*upper=*/false, /*left=*/false);
-    return variable_list{gA};
+  record(op, {A}, std::array{L, info}, [&](autograd::Derivative& d) {
+    d.name("LinalgCholeskyExBackward0");
+    d.grad(A, 0, [l_ = d.save_result(0)](const autograd::BackwardContext& c) {
+      const Tensor l = c[l_];
+      const Tensor x = l.adjoint().matmul(c.grad());
+      const Tensor phi = (x.tril() + x.tril(-1).adjoint()) * 0.5;
+      const Tensor gA = linalg_solve_triangular(l.adjoint(), phi, /*upper=*/true);
+      return linalg_solve_triangular(l, gA, /*upper=*/false, /*left=*/false);
+    });
   });
   return {upper ? L.adjoint() : L, info};
 }
@@ -991,29 +1010,31 @@ std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, std::string_view mode) {
   const bool r_only = mode == "r";
   // LinalgQrBackward0 -- for m >= n as qr_backward_tall; for m < n, A = Q [X | Y]:
   // Y's gradient is Q gR_Y and X's the square case with gQ + Y gR_Y^H
-  record("LinalgQrBackward0", op, {A}, {Q, R}, {{Q, true}, {R, true}},
-         [m, n, complete, r_only](const variable_list& g, const variable_list& s) {
-           EMBER_CHECK(!r_only, "linalg.qr_backward",
-                       "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
-                       "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.");
-           EMBER_CHECK(!(complete && m > n), "linalg.qr_backward",
-                       "The QR decomposition is not differentiable when mode='complete' and nrows > ncols.");
-           const Tensor& Q = s[0];
-           const Tensor& R = s[1];
-           const Tensor gQ = g[0], gR = g.size() > 1 ? g[1] : Tensor();
-           if (m >= n) return variable_list{qr_backward_tall(gQ, gR, Q, R)};
-           const Tensor RX = R.narrow(-1, 0, m), RY = R.narrow(-1, m, n - m);
-           const Tensor Y = Q.matmul(RY);  // A's last n - m columns
-           Tensor gX_Q = gQ, gX_R = gR.defined() ? gR.narrow(-1, 0, m) : Tensor(), gY;
-           if (gR.defined()) {
-             const Tensor gRY = gR.narrow(-1, m, n - m);
-             gX_Q = gQ.defined() ? gQ + Y.matmul(gRY.adjoint()) : Y.matmul(gRY.adjoint());
-             gY = Q.matmul(gRY);
-           } else {
-             gY = zeros_like(Y);
-           }
-           return variable_list{cat({qr_backward_tall(gX_Q, gX_R, Q, RX), gY}, -1)};
-         });
+  record(op, {A}, std::array{Q, R}, [&](autograd::Derivative& d) {
+    d.name("LinalgQrBackward0");
+    d.grad(A, [q = d.save_result(0), r = d.save_result(1), m, n, complete, r_only](const autograd::BackwardContext& c) {
+      EMBER_CHECK(!r_only, "linalg.qr_backward",
+                  "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
+                  "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.");
+      EMBER_CHECK(!(complete && m > n), "linalg.qr_backward",
+                  "The QR decomposition is not differentiable when mode='complete' and nrows > ncols.");
+      const Tensor Q = c[q], R = c[r];
+      const Tensor& gQ = c.grad(0);
+      const Tensor& gR = c.grad(1);
+      if (m >= n) return qr_backward_tall(gQ, gR, Q, R);
+      const Tensor RX = R.narrow(-1, 0, m), RY = R.narrow(-1, m, n - m);
+      const Tensor Y = Q.matmul(RY);  // A's last n - m columns
+      Tensor gX_Q = gQ, gX_R = gR.defined() ? gR.narrow(-1, 0, m) : Tensor(), gY;
+      if (gR.defined()) {
+        const Tensor gRY = gR.narrow(-1, m, n - m);
+        gX_Q = gQ.defined() ? gQ + Y.matmul(gRY.adjoint()) : Y.matmul(gRY.adjoint());
+        gY = Q.matmul(gRY);
+      } else {
+        gY = zeros_like(Y);
+      }
+      return cat({qr_backward_tall(gX_Q, gX_R, Q, RX), gY}, -1);
+    });
+  });
   return {Q, R};
 }
 
@@ -1077,30 +1098,32 @@ std::tuple<Tensor, Tensor> linalg_eigh(const Tensor& A, std::string_view UPLO) {
   // LinalgEighBackward0 -- A: V (diag(gL) + F o skew(V^H gV)) V^H, F_ij = 1 / (L_j - L_i),
   // skew(X) = (X - X^H) / 2. Complex eigenvectors are defined up to a phase each: a loss that
   // depends on it (Im(diag(V^H gV)) != 0) is ill-defined.
-  record("LinalgEighBackward0", op, {A}, {w, V}, {{w, true}, {V, true}}, [](const variable_list& g, const variable_list& s) {
-    const Tensor& L = s[0];
-    const Tensor& V = s[1];
-    Tensor inner;
-    if (g.size() > 1 && g[1].defined()) {
-      Tensor VhgV = V.adjoint().matmul(g[1]);
-      if (is_complex_type(VhgV.dtype())) {
-        AutoGradMode off(false);
-        const Tensor im = imag(VhgV.diagonal(0, -2, -1));
-        EMBER_CHECK(allclose(im, zeros_like(im), 1e-2, 1e-2), "linalg_eigh_backward",
-                    "The eigenvectors in the complex case are specified up to multiplication by e^{i phi}. The "
-                    "specified loss function depends on this quantity, so it is ill-defined.");
+  record(op, {A}, std::array{w, V}, [&](autograd::Derivative& d) {
+    d.name("LinalgEighBackward0");
+    d.grad(A, [l = d.save_result(0), v = d.save_result(1)](const autograd::BackwardContext& c) {
+      const Tensor L = c[l], V = c[v];
+      Tensor inner;
+      if (c.grad(1).defined()) {
+        Tensor VhgV = V.adjoint().matmul(c.grad(1));
+        if (is_complex_type(VhgV.dtype())) {
+          AutoGradMode off(false);
+          const Tensor im = imag(VhgV.diagonal(0, -2, -1));
+          EMBER_CHECK(allclose(im, zeros_like(im), 1e-2, 1e-2), "linalg_eigh_backward",
+                      "The eigenvectors in the complex case are specified up to multiplication by e^{i phi}. The "
+                      "specified loss function depends on this quantity, so it is ill-defined.");
+        }
+        VhgV = (VhgV - VhgV.adjoint()) * 0.5;
+        Tensor E = L.unsqueeze(-2) - L.unsqueeze(-1);  // E_ij = L_j - L_i
+        E.diagonal(0, -2, -1).fill_(1);
+        inner = VhgV / E;
+        inner.diagonal(0, -2, -1).zero_();
       }
-      VhgV = (VhgV - VhgV.adjoint()) * 0.5;
-      Tensor E = L.unsqueeze(-2) - L.unsqueeze(-1);  // E_ij = L_j - L_i
-      E.diagonal(0, -2, -1).fill_(1);
-      inner = VhgV / E;
-      inner.diagonal(0, -2, -1).zero_();
-    }
-    if (g[0].defined()) {
-      const Tensor D = diag_embed(g[0]).to(V.dtype());
-      inner = inner.defined() ? inner + D : D;
-    }
-    return variable_list{V.matmul(inner).matmul(V.adjoint())};
+      if (c.grad(0).defined()) {
+        const Tensor D = diag_embed(c.grad(0)).to(V.dtype());
+        inner = inner.defined() ? inner + D : D;
+      }
+      return V.matmul(inner).matmul(V.adjoint());
+    });
   });
   return {w, V};
 }
@@ -1262,11 +1285,12 @@ std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& A, bool full_matrice
     AutoGradMode off(false);
     std::tie(U, S, Vh) = svd_raw(op, A, full_matrices, true);
   }
-  record("LinalgSvdBackward0", op, {A}, {U, S, Vh}, {{U, true}, {S, true}, {Vh, true}},
-         [](const variable_list& g, const variable_list& s) {
-           const Tensor gS = g.size() > 1 ? g[1] : Tensor(), gVh = g.size() > 2 ? g[2] : Tensor();
-           return variable_list{svd_backward(g[0], gS, gVh, s[0], s[1], s[2])};
-         });
+  record(op, {A}, std::array{U, S, Vh}, [&](autograd::Derivative& d) {
+    d.name("LinalgSvdBackward0");
+    d.grad(A, [u = d.save_result(0), s = d.save_result(1), vh = d.save_result(2)](const autograd::BackwardContext& c) {
+      return svd_backward(c.grad(0), c.grad(1), c.grad(2), c[u], c[s], c[vh]);
+    });
+  });
   return {U, S, Vh};
 }
 

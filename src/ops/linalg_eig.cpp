@@ -183,11 +183,12 @@ std::tuple<Tensor, Tensor> linalg_eig(const Tensor& A) {
   }
   // LinalgEigBackward0 -- A: eig_backward (its real part for real A)
   const bool real_input = !is_complex_type(A.dtype());
-  record("LinalgEigBackward0", op, {A}, {L, V}, {{L, true}, {V, true}},
-         [real_input](const variable_list& g, const variable_list& s) {
-           const Tensor gV = g.size() > 1 ? g[1] : Tensor();
-           return variable_list{eig_backward(g[0], gV, s[0], s[1], real_input)};
-         });
+  record(op, {A}, std::array{L, V}, [&](autograd::Derivative& d) {
+    d.name("LinalgEigBackward0");
+    d.grad(A, [l = d.save_result(0), v = d.save_result(1), real_input](const autograd::BackwardContext& c) {
+      return eig_backward(c.grad(0), c.grad(1), c[l], c[v], real_input);
+    });
+  });
   return {L, V};
 }
 

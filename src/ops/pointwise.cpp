@@ -186,6 +186,12 @@ struct RsubOp {
   }
 };
 
+// libtorch's MulBackward1 and DivBackward1 apply scalar_to_tensor(other), so their recorded backward
+// (create_graph) is a MulBackward0 / DivBackward0; unrecorded, the Scalar gives the same values unallocated.
+Tensor recorded_scalar(const Scalar& other) {
+  return scalar_tensor(conj_of(other), TensorOptions().dtype(other.type()));
+}
+
 struct MulOp {
   static constexpr const char* name = "mul";
   static constexpr bool conj_aware = true;
@@ -199,9 +205,7 @@ struct MulOp {
     d.name(autograd::is_tensor<B> ? "MulBackward0" : "MulBackward1");
     d.grad(self, [o = d.save_for(self, other)](const auto& c) {
       if constexpr (!autograd::is_tensor<B>) {
-        // libtorch's MulBackward1 multiplies by scalar_to_tensor(other), so a recorded backward
-        // (create_graph) is a MulBackward0; unrecorded, the Scalar gives the same values unallocated.
-        if (GradMode::is_enabled()) return c.grad() * scalar_tensor(conj_of(o), TensorOptions().dtype(o.type()));
+        if (GradMode::is_enabled()) return c.grad() * recorded_scalar(o);
       }
       return c.grad() * conj_of(c[o]);
     });
@@ -270,7 +274,12 @@ struct DivOp {
       return;
     }
     d.name(autograd::is_tensor<B> ? "DivBackward0" : "DivBackward1");
-    d.grad(self, [o = d.save_for(self, other)](const auto& c) { return c.grad() / conj_of(c[o]); });
+    d.grad(self, [o = d.save_for(self, other)](const auto& c) {
+      if constexpr (!autograd::is_tensor<B>) {
+        if (GradMode::is_enabled()) return c.grad() / recorded_scalar(o);
+      }
+      return c.grad() / conj_of(c[o]);
+    });
     d.grad(other, [s = d.save_for(other, self), o = d.save_for(other, other)](const auto& c) {
       const Tensor den = c[o];
       return -c.grad() * conj_of(c[s]) / conj_of(den * den);

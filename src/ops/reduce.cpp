@@ -298,17 +298,11 @@ Tensor extreme_values(const char* op, const Tensor& self, uint64_t mask, bool ke
   return r.user;
 }
 
-// MaxBackward1 / MinBackward1 -- self: evenly_distribute_backward(grad, self, result): the elements
-// equal to the result (NaN to a NaN result) share the gradient evenly.
+// MaxBackward1 / MinBackward1 -- self: evenly_distribute_backward(grad, self, result)
 template <bool Max>
 struct ExtremeAllGrad {
   static void derivative(autograd::Derivative& d, const Tensor& self) {
-    d.name(Max ? "MaxBackward1" : "MinBackward1");
-    d.grad(self, [s = d.save(self), r = d.save_result()](const auto& c) {
-      const Tensor x = c[s], result = c[r];
-      const Tensor mask = (x == result).logical_or(x.isnan().logical_and(result.isnan()));
-      return mask * (c.grad() / mask.sum());
-    });
+    evenly_distributed_derivative(d, self, Max ? "MaxBackward1" : "MinBackward1");
   }
 };
 struct MaxOp : ExtremeAllGrad<true> {

@@ -325,6 +325,13 @@ TEST(Derivatives, TiesShareTheGradientAsPyTorch) {
   EXPECT_EQ(grad_of(m, m.view({2, 3}).amax({1})), D({0, 0.5, 0.5, 0.5, 0.5, 0}));
   EXPECT_EQ(grad_of(m, m.view({2, 3}).amin({1})), D({1, 0, 0, 0, 0, 1}));
   EXPECT_EQ(grad_of(m, std::get<0>(m.view({2, 3}).max(1))), D({0, 1, 0, 1, 0, 0}));
+  const Tensor t = leaf({2, 1, 2, 3});
+  EXPECT_EQ(grad_of(t, t.median()), D({0.5, 0, 0.5, 0}));
+  const Tensor n = leaf({NAN, 2, 1, 2, 3});
+  EXPECT_EQ(grad_of(n, n.nanmedian()), D({0, 0.5, 0, 0.5, 0}));
+  EXPECT_EQ(grad_of(n, n.median()), D({1, 0, 0, 0, 0}));  // NaN is the median, and its gradient's
+  const auto [lo, hi] = aminmax(x);
+  EXPECT_EQ(grad_of(x, lo + 2 * hi), D({1, 1, 1, 0}));
 }
 
 TEST(Derivatives, ClampBoundsTiesAndCrossedBounds) {
@@ -426,6 +433,18 @@ TEST(Derivatives, MultiOutputOps) {
       {"mode", {3, 4}, [&](const Tensor& x) { return pair(x.mode(1)); }},
       {"cummax", {3, 4}, [&](const Tensor& x) { return pair(x.cummax(1)); }},
       {"cummin 0-dim", {}, [&](const Tensor& x) { return pair(x.cummin(0)); }},
+      {"frexp", {3, 4}, [&](const Tensor& x) { return pair(x.frexp()); }},
+      {"aminmax", {3, 4}, [&](const Tensor& x) { return pair(aminmax(x)); }},
+      {"aminmax dim", {3, 4}, [&](const Tensor& x) { return pair(aminmax(x, 1)); }},
+      {"aminmax dim keepdim", {3, 4}, [&](const Tensor& x) { return pair(aminmax(x, 0, true)); }},
+      {"linalg_slogdet", {3, 3}, [&](const Tensor& x) { return pair(linalg_slogdet(x)); }},
+      {"linalg_qr", {4, 3}, [&](const Tensor& x) { return pair(linalg_qr(x)); }},
+      {"linalg_eigh", {3, 3}, [&](const Tensor& x) { return pair(linalg_eigh(x + x.mT())); }},
+      {"linalg_lu_factor_ex", {3, 3},
+       [&](const Tensor& x) {
+         const auto [lu, piv, info] = linalg_lu_factor_ex(x);
+         return V{lu, piv, info};
+       }},
   };
   manual_seed(17);
   for (const MultiCase& c : cases) {
@@ -495,6 +514,38 @@ TEST(Derivatives, MultiOutputNodeHooksAndRetainGraph) {
   parts[1].register_hook([](const Tensor& g) { return g * 10; });
   (parts[1].sum() + parts[2].sum()).backward();
   EXPECT_TRUE(equal(y.grad(), tensor(std::vector<double>{0, 0, 10, 10, 1, 1, 0, 0, 10, 10, 1, 1}).view({2, 6})));
+}
+
+// The solvers give A's and B's gradients from one formula (B's is computed on the way to A's):
+// each input alone requiring grad, both, and second derivatives.
+TEST(Derivatives, SolversOneFormulaForBothInputs) {
+  manual_seed(23);
+  const TensorOptions f64 = TensorOptions().dtype(kDouble);
+  const Tensor a0 = randn({3, 3}, f64) + 3 * eye(3, f64), b0 = randn({3, 2}, f64);
+  const std::vector<std::function<Tensor(const V&)>> solvers = {
+      [](const V& v) { return linalg_solve(v[0], v[1]); },
+      [](const V& v) { return linalg_solve_triangular(v[0], v[1], /*upper=*/true); },
+      [](const V& v) { return linalg_solve_triangular(v[0], v[1], /*upper=*/false, /*left=*/false); },
+  };
+  for (size_t k = 0; k < solvers.size(); ++k) {
+    SCOPED_TRACE("solver " + std::to_string(k));
+    const auto& solve = solvers[k];
+    const Tensor b = k == 2 ? b0.mT().contiguous() : b0;
+    for (int wanted = 1; wanted <= 3; ++wanted) {
+      const Tensor A = a0.clone().requires_grad_((wanted & 1) != 0), B = b.clone().requires_grad_((wanted & 2) != 0);
+      const Tensor X = solve({A, B});
+      ASSERT_TRUE(X.grad_fn());
+      if (k < 2) EXPECT_EQ(X.grad_fn()->num_outputs(), 2u);  // one node, an edge per input (left=false: a view of it)
+      const std::function<Tensor(const V&)> of_A = [&](const V& v) { return solve({v[0], B.detach()}); };
+      const std::function<Tensor(const V&)> of_B = [&](const V& v) { return solve({A.detach(), v[0]}); };
+      if (wanted == 1) EXPECT_NO_THROW(autograd::gradcheck(of_A, {A}));
+      if (wanted == 2) EXPECT_NO_THROW(autograd::gradcheck(of_B, {B}));
+      if (wanted == 3) {
+        EXPECT_NO_THROW(autograd::gradcheck(solve, {A, B}));
+        EXPECT_NO_THROW(autograd::gradgradcheck(solve, {A, B}));
+      }
+    }
+  }
 }
 
 TEST(Derivatives, FloorDivideHasNoDerivativeAsInPyTorch) {

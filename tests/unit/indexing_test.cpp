@@ -192,6 +192,41 @@ TEST(Scatter, BadInputWritesNothing) {
   EXPECT_ERROR(self.scatter_(0, zeros({1, 1}, kLong), self), "scatter_", "refer to a single memory location");
 }
 
+// scatter and scatter_add check their index as the kernel writes their copy of self: a bad value is
+// found wherever it sits, in each of the kernel's walks (along rows or columns, positions two at a
+// time or one, scatter_add's row adds), and self is left as it was.
+TEST(Scatter, OutOfPlaceFindsABadIndexAsItWrites) {
+  for (int64_t dim : {0, 1}) {
+    for (const std::vector<int64_t>& shape : {std::vector<int64_t>{5, 7}, std::vector<int64_t>{1, 9},
+                                              std::vector<int64_t>{9, 1}, std::vector<int64_t>{20, 17}}) {
+      const Tensor self = zeros(shape), src = ones(shape);
+      for (int64_t bad : {shape[dim], int64_t{-1}}) {
+        for (int64_t pos : {int64_t{0}, shape[0] * shape[1] / 2, shape[0] * shape[1] - 1}) {
+          Tensor idx = zeros(shape, kLong);
+          idx.view({-1})[pos].fill_(bad);
+          const std::string what =
+              "index " + std::to_string(bad) + " is out of bounds for dimension " + std::to_string(dim) +
+              " with size " + std::to_string(shape[dim]);
+          EXPECT_ERROR(self.scatter(dim, idx, src), "scatter", what);
+          EXPECT_ERROR(self.scatter(dim, idx, 2.0), "scatter", what);
+          EXPECT_ERROR(self.scatter_add(dim, idx, src), "scatter_add", what);
+          EXPECT_ERROR(self.scatter_add(dim, idx, src.expand(shape)), "scatter_add", what);
+        }
+        if (dim == 0) {  // one index value for a whole row: scatter_add adds rows
+          Tensor rows = zeros({shape[0], 1}, kLong);
+          rows[shape[0] - 1].fill_(bad);
+          EXPECT_ERROR(self.scatter_add(0, rows.expand(shape), src), "scatter_add",
+                       "index " + std::to_string(bad) + " is out of bounds for dimension 0 with size " +
+                           std::to_string(shape[0]));
+        }
+      }
+      EXPECT_EQ(values<float>(self), std::vector<float>(static_cast<size_t>(shape[0] * shape[1]), 0));
+      const Tensor ok = zeros(shape, kLong);
+      EXPECT_EQ(values<float>(self.scatter_add(dim, ok, src).sum()), std::vector<float>{float(shape[0] * shape[1])});
+    }
+  }
+}
+
 TEST(IndexAdd, AddsScaledSlices) {
   Tensor self = zeros({3, 2}, kLong);
   Tensor r = self.index_add(0, tensor({2, 0, 2}), tensor({{1, 2}, {3, 4}, {5, 6}}), 2);

@@ -231,6 +231,21 @@ TEST(Reduce, SortOrders) {
   auto [vd, id] = sort(t, true, 0, true);
   EXPECT_EQ(longs(id), (std::vector<int64_t>{1, 0, 3, 2, 4}));  // NaN first, ties still in input order
   EXPECT_EQ(longs(argsort(tensor({2, 1, 2, 1}))), (std::vector<int64_t>{1, 3, 0, 2}));
+  // -0 ties with 0 (input order kept), in float32, float64 and bfloat16
+  for (ScalarType dt : {kFloat, kDouble, kBFloat16}) {
+    const Tensor z = tensor({1.0, -0.0, 0.0, kNaN, -1.0, 0.0}).to(dt);
+    EXPECT_EQ(longs(argsort(z)), (std::vector<int64_t>{4, 1, 2, 5, 0, 3}));
+    EXPECT_EQ(longs(argsort(z, 0, true)), (std::vector<int64_t>{3, 0, 1, 2, 5, 4}));
+  }
+  // integer extremes, 8 to 64 bits, and bool
+  const Tensor big = tensor({std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(), int64_t{0},
+                             int64_t{-1}});
+  EXPECT_EQ(longs(argsort(big)), (std::vector<int64_t>{1, 3, 2, 0}));
+  EXPECT_EQ(longs(argsort(big, 0, true)), (std::vector<int64_t>{0, 2, 3, 1}));
+  EXPECT_EQ(longs(argsort(tensor({127, -128, 0, -128}).to(kChar))), (std::vector<int64_t>{1, 3, 2, 0}));
+  EXPECT_EQ(longs(argsort(tensor({255, 0, 7}).to(kByte), 0, true)), (std::vector<int64_t>{0, 2, 1}));
+  EXPECT_EQ(longs(argsort(tensor({1, 0, 1, 0}).to(kBool))), (std::vector<int64_t>{1, 3, 0, 2}));
+  EXPECT_EQ(longs(argsort(tensor({1, 0, 1, 0}).to(kBool), 0, true)), (std::vector<int64_t>{0, 2, 1, 3}));
   const Tensor cl = rand({2, 3, 4, 5}).contiguous(MemoryFormat::ChannelsLast);
   EXPECT_TRUE(std::get<0>(sort(cl, 1)).is_contiguous(MemoryFormat::ChannelsLast));  // layout kept
 }

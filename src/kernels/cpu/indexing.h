@@ -1,6 +1,7 @@
 // Loops of the indexing and joining family: moving elements to or from positions that an index
-// tensor names, compacting by a mask, copying rows. Index values reaching these kernels have
-// been range-checked by the op (nothing is written before every index is known to be valid).
+// tensor names, compacting by a mask, copying rows. Nothing is written into an existing tensor
+// before every index is known to be valid: the op checks the index first, or (writing a fresh
+// result it drops on error) lets the gather and scatter kernels check values as they read them.
 #pragma once
 #include <optional>
 
@@ -25,15 +26,18 @@ struct IndexWalk {
   int64_t index_step = 0;      // byte stride of the index operand between steps
   int64_t plain_step = 0;      // byte stride, between steps, of the operand walked in order
   int64_t indexed_stride = 0;  // byte stride that one unit of an index value moves the indexed operand
+  uint64_t bound = UINT64_MAX;  // index values must lie in [0, bound): checked as they are read
 };
 
 // dst[index[k]] = src[k] (Assign) or += alpha * src[k] (Add): operand 0 indexed and written,
 // operand 1 read in order (stride 0 for a broadcast value), operand 2 the index (int64 only: a
 // copy of the loops per index type is not worth its size; index_add converts an int32 index). With `serial`
 // the loop runs on one thread (duplicate indices across positions, as index_put_ accumulate).
+// Returns the first index value found outside [0, walk.bound), the destination then partly written
+// (a caller writing into an existing tensor checks the index beforehand).
 enum class ScatterMode { Assign, Add, Multiply };
-void index_scatter_kernel(TensorIterator& iter, const IndexWalk& walk, ScatterMode mode, const Scalar& alpha,
-                          bool serial);
+std::optional<int64_t> index_scatter_kernel(TensorIterator& iter, const IndexWalk& walk, ScatterMode mode,
+                                            const Scalar& alpha, bool serial);
 
 // The first value of an integer tensor outside [lo, hi), if any (iterator: one input).
 std::optional<int64_t> find_index_out_of_range(TensorIterator& iter, int64_t lo, int64_t hi);

@@ -194,16 +194,26 @@ void write_chunks(const Chunks& ch, const std::vector<int64_t>& starts, const Wr
   });
 }
 
+// Of the index values found outside their bounds, the one the first thread to find one saw.
+struct FirstOutside {
+  std::atomic<bool> found{false};
+  int64_t value = 0;  // written once, by the thread that sets `found`
+  void set(int64_t v) {
+    bool expected = false;
+    if (found.compare_exchange_strong(expected, true)) value = v;
+  }
+  std::optional<int64_t> get() const { return found.load() ? std::optional(value) : std::nullopt; }
+};
+
 }  // namespace
 
 std::optional<int64_t> index_gather_kernel(TensorIterator& iter, int64_t indexed_stride, int64_t bound) {
-  std::atomic<bool> found{false};
-  int64_t bad = 0;  // written once, by the thread that sets `found`
+  FirstOutside bad;
   visit_element_size(static_cast<int64_t>(element_size(iter.dtype(0))), [&](auto etag) {
     using E = decltype(etag);
     visit_index_type(iter.dtype(2), [&](auto itag) {
       using Idx = decltype(itag);
-      iter.for_each([indexed_stride, bound, &found, &bad](char** data, const int64_t* strides, int64_t n) {
+      iter.for_each([indexed_stride, bound, &bad](char** data, const int64_t* strides, int64_t n) {
         // typed accesses and element strides, in registers: stores through char* could alias them
         E* const out = reinterpret_cast<E*>(data[0]);
         const E* const src = reinterpret_cast<const E*>(data[1]);
@@ -212,8 +222,7 @@ std::optional<int64_t> index_gather_kernel(TensorIterator& iter, int64_t indexed
         const int64_t s2 = strides[2] / int64_t{sizeof(Idx)}, step = indexed_stride / int64_t{sizeof(E)};
         const auto outside = [&](int64_t j) {
           if (HWY_LIKELY(static_cast<uint64_t>(j) < static_cast<uint64_t>(bound))) return false;
-          bool expected = false;
-          if (found.compare_exchange_strong(expected, true)) bad = j;
+          bad.set(j);
           return true;
         };
         if (s0 == 1 && s1 == 0 && s2 == 1 && step == 1) {  // along the inner dim: no multiplies
@@ -244,8 +253,7 @@ std::optional<int64_t> index_gather_kernel(TensorIterator& iter, int64_t indexed
       });
     });
   });
-  if (found.load()) return bad;
-  return std::nullopt;
+  return bad.get();
 }
 
 // One iterator call of a scatter in element units: dst[index[k]] = combine(dst[index[k]], src[k]) at
@@ -256,25 +264,32 @@ std::optional<int64_t> index_gather_kernel(TensorIterator& iter, int64_t indexed
 // along the last dim, as gather's backward runs it, steps along rows). For one position the
 // steps keep their order either way, and positions write apart, so duplicate indices add (or the
 // last write lands) in the same order.
+// Each index value is compared with `bound` (unsigned, so negative ones fail too) as it is read:
+// the first one outside is returned, with the writes before it done.
 template <class E, class Combine>
-void scatter_steps(E* out, const E* src, const int64_t* index, int64_t n, int64_t out_stride, int64_t src_stride,
-                   int64_t index_stride, int64_t len, int64_t index_step, int64_t plain_step, int64_t indexed_stride,
-                   Combine combine) {
+std::optional<int64_t> scatter_steps(E* out, const E* src, const int64_t* index, int64_t n, int64_t out_stride,
+                                     int64_t src_stride, int64_t index_stride, int64_t len, int64_t index_step,
+                                     int64_t plain_step, int64_t indexed_stride, uint64_t bound, Combine combine) {
+  const auto outside = [bound](int64_t j) { return HWY_UNLIKELY(static_cast<uint64_t>(j) >= bound); };
   if (n > 1 && len > 1 && std::abs(plain_step) < std::abs(src_stride)) {
     // two positions at once: their writes never meet, so each one's read-modify-writes have
     // twice as long to land before the next access of its own that may hit the same element
     int64_t i = 0;
     for (; i + 2 <= n; i += 2, out += 2 * out_stride, src += 2 * src_stride, index += 2 * index_stride) {
       for (int64_t k = 0; k < len; ++k) {
-        E& d0 = out[index[k * index_step] * indexed_stride];
-        E& d1 = out[out_stride + index[index_stride + k * index_step] * indexed_stride];
+        const int64_t j0 = index[k * index_step], j1 = index[index_stride + k * index_step];
+        if (outside(j0) | outside(j1)) return outside(j0) ? j0 : j1;
+        E& d0 = out[j0 * indexed_stride];
+        E& d1 = out[out_stride + j1 * indexed_stride];
         d0 = combine(d0, src[k * plain_step]);
         d1 = combine(d1, src[src_stride + k * plain_step]);
       }
     }
     for (; i < n; ++i, out += out_stride, src += src_stride, index += index_stride) {
       for (int64_t k = 0; k < len; ++k) {
-        E& d = out[index[k * index_step] * indexed_stride];
+        const int64_t j = index[k * index_step];
+        if (outside(j)) return j;
+        E& d = out[j * indexed_stride];
         d = combine(d, src[k * plain_step]);
       }
     }
@@ -285,19 +300,24 @@ void scatter_steps(E* out, const E* src, const int64_t* index, int64_t n, int64_
       for (int64_t i = 0; i < n; ++i) {
         const int64_t* ix = index + k * index_step + i * index_stride;
         const E* x = src + k * plain_step + i * src_stride;
-        E& d0 = out[i * out_stride + ix[0] * indexed_stride];
+        const int64_t j0 = ix[0], j1 = ix[index_step];
+        if (outside(j0) | outside(j1)) return outside(j0) ? j0 : j1;
+        E& d0 = out[i * out_stride + j0 * indexed_stride];
         d0 = combine(d0, x[0]);
-        E& d1 = out[i * out_stride + ix[index_step] * indexed_stride];
+        E& d1 = out[i * out_stride + j1 * indexed_stride];
         d1 = combine(d1, x[plain_step]);
       }
     }
     for (; k < len; ++k) {
       for (int64_t i = 0; i < n; ++i) {
-        E& d = out[i * out_stride + index[k * index_step + i * index_stride] * indexed_stride];
+        const int64_t j = index[k * index_step + i * index_stride];
+        if (outside(j)) return j;
+        E& d = out[i * out_stride + j * indexed_stride];
         d = combine(d, src[k * plain_step + i * src_stride]);
       }
     }
   }
+  return std::nullopt;
 }
 
 // scatter_steps on an iterator call's operands; byte strides become element strides (tensors'
@@ -305,28 +325,32 @@ void scatter_steps(E* out, const E* src, const int64_t* index, int64_t n, int64_
 // the walk's out of registers, scatter_add ran 1.6x slower.
 template <class E, class Combine>
 [[gnu::noinline]] void scatter_call(char** data, const int64_t* strides, int64_t n, const IndexWalk& w,
-                                    Combine combine) {
+                                    FirstOutside& bad, Combine combine) {
   constexpr int64_t es = sizeof(E), is = sizeof(int64_t);
-  scatter_steps(reinterpret_cast<E*>(data[0]), reinterpret_cast<const E*>(data[1]),
-                reinterpret_cast<const int64_t*>(data[2]), n, strides[0] / es, strides[1] / es, strides[2] / is, w.len,
-                w.index_step / is, w.plain_step / es, w.indexed_stride / es, combine);
+  if (bad.found.load(std::memory_order_relaxed)) return;
+  if (auto j = scatter_steps(reinterpret_cast<E*>(data[0]), reinterpret_cast<const E*>(data[1]),
+                             reinterpret_cast<const int64_t*>(data[2]), n, strides[0] / es, strides[1] / es,
+                             strides[2] / is, w.len, w.index_step / is, w.plain_step / es, w.indexed_stride / es,
+                             w.bound, combine))
+    bad.set(*j);
 }
 
-void index_scatter_kernel(TensorIterator& iter, const IndexWalk& w, ScatterMode mode, const Scalar& alpha,
-                          bool serial) {
+std::optional<int64_t> index_scatter_kernel(TensorIterator& iter, const IndexWalk& w, ScatterMode mode,
+                                            const Scalar& alpha, bool serial) {
   EMBER_CHECK(iter.dtype(2) == kLong, "index_scatter_kernel", "internal: expected an int64 index, got ",
               iter.dtype(2));
   const int64_t grain = serial ? std::max<int64_t>(iter.numel(), 1) : grain_for(w.len);
+  FirstOutside bad;
   if (mode == ScatterMode::Assign) {
     visit_element_size(static_cast<int64_t>(element_size(iter.dtype(0))), [&](auto etag) {
       using E = decltype(etag);
       iter.for_each(
-          [&w](char** data, const int64_t* strides, int64_t n) {
-            scatter_call<E>(data, strides, n, w, [](E, E y) { return y; });
+          [&w, &bad](char** data, const int64_t* strides, int64_t n) {
+            scatter_call<E>(data, strides, n, w, bad, [](E, E y) { return y; });
           },
           grain);
     });
-    return;
+    return bad.get();
   }
   const bool has_alpha = !alpha.equal(1), multiply = mode == ScatterMode::Multiply;
   const ScalarType dt = iter.dtype(0);
@@ -335,36 +359,37 @@ void index_scatter_kernel(TensorIterator& iter, const IndexWalk& w, ScatterMode 
     using T = decltype(ttag);
     const T a = alpha.to<T>();
     iter.for_each(
-        [&w, a, has_alpha, multiply, rows, dt](char** data, const int64_t* strides, int64_t n) {
+        [&w, &bad, a, has_alpha, multiply, rows, dt](char** data, const int64_t* strides, int64_t n) {
           constexpr int64_t es = sizeof(T);
           if (rows && n >= 16 && strides[2] == 0 && strides[0] == es && (strides[1] == es || strides[1] == 0)) {
             // one index for the n positions, both rows contiguous: a row added at a row
             for (int64_t k = 0; k < w.len; ++k) {
               const int64_t j = load_index<int64_t>(data[2] + k * w.index_step);
+              if (static_cast<uint64_t>(j) >= w.bound) return bad.set(j);
               HWY_DYNAMIC_DISPATCH(add_row)(dt, data[0] + j * w.indexed_stride, data[1] + k * w.plain_step,
                                             strides[1] == 0, n);
             }
             return;
           }
           if (multiply || has_alpha) {
-            scatter_call<T>(data, strides, n, w, [=](T x, T y) {
+            scatter_call<T>(data, strides, n, w, bad, [=](T x, T y) {
               return multiply ? static_cast<T>(x * y) : scaled_add(x, y, a, has_alpha);
             });
           } else {  // scatter_add's common case without a test per element
-            scatter_call<T>(data, strides, n, w, [](T x, T y) { return scaled_add(x, y, T(1), false); });
+            scatter_call<T>(data, strides, n, w, bad, [](T x, T y) { return scaled_add(x, y, T(1), false); });
           }
         },
         grain);
   });
+  return bad.get();
 }
 
 std::optional<int64_t> find_index_out_of_range(TensorIterator& iter, int64_t lo, int64_t hi) {
-  std::atomic<bool> found{false};
-  int64_t bad = 0;  // written once, by the thread that sets `found`
+  FirstOutside bad;
   visit_index_type(iter.dtype(0), [&](auto itag) {
     using Idx = decltype(itag);
     iter.for_each([&](char** data, const int64_t* strides, int64_t n) {
-      if (found.load(std::memory_order_relaxed)) return;
+      if (bad.found.load(std::memory_order_relaxed)) return;
       // contiguous runs are checked on vectors first; only a run with a bad value is searched
       if (strides[0] == sizeof(Idx) &&
           !HWY_DYNAMIC_DISPATCH(any_index_outside)(sizeof(Idx) == 8, data[0], n, lo, hi)) {
@@ -372,16 +397,11 @@ std::optional<int64_t> find_index_out_of_range(TensorIterator& iter, int64_t lo,
       }
       for (int64_t i = 0; i < n; ++i) {
         const int64_t v = load_index<Idx>(data[0] + i * strides[0]);
-        if (v < lo || v >= hi) {
-          bool expected = false;
-          if (found.compare_exchange_strong(expected, true)) bad = v;
-          return;
-        }
+        if (v < lo || v >= hi) return bad.set(v);
       }
     });
   });
-  if (found.load()) return bad;
-  return std::nullopt;
+  return bad.get();
 }
 
 int64_t max_index(TensorIterator& iter) {
@@ -397,25 +417,19 @@ int64_t max_index(TensorIterator& iter) {
 }
 
 std::optional<int64_t> add_index_offsets(TensorIterator& iter, int64_t size, int64_t stride, bool first) {
-  std::atomic<bool> found{false};
-  int64_t bad = 0;
+  FirstOutside bad;
   iter.for_each([&](char** data, const int64_t* strides, int64_t n) {
-    if (found.load(std::memory_order_relaxed)) return;
+    if (bad.found.load(std::memory_order_relaxed)) return;
     for (int64_t i = 0; i < n; ++i) {
       int64_t v = load_index<int64_t>(data[1] + i * strides[1]);
-      if (v < -size || v >= size) {
-        bool expected = false;
-        if (found.compare_exchange_strong(expected, true)) bad = v;
-        return;
-      }
+      if (v < -size || v >= size) return bad.set(v);
       if (v < 0) v += size;
       char* o = data[0] + i * strides[0];
       const int64_t acc = (first ? 0 : load_index<int64_t>(o)) + v * stride;
       std::memcpy(o, &acc, sizeof(acc));
     }
   });
-  if (found.load()) return bad;
-  return std::nullopt;
+  return bad.get();
 }
 
 void copy_rows_kernel(char* dst, int64_t dst_stride, const char* src, int64_t src_stride, int64_t rows,

@@ -1,11 +1,16 @@
 // Sorting and selection along one dim: each line along `dim` is copied into a buffer of
-// compute-type values with an index array, the indices are ordered with the standard
-// algorithms (stable_sort, partial_sort, nth_element) under a NaN-largest order, and the chosen
-// indices and their original elements are written out. Lines are split across threads.
+// compute-type values with an index array, the indices are ordered under a NaN-largest order (sort
+// by Highway's vectorized quicksort on keys that carry the position, topk and kthvalue by the
+// standard algorithms), and the chosen indices and their original elements are written out. Lines
+// are split across threads.
+#include <hwy/contrib/sort/vqsort.h>
+
 #include <algorithm>
 #include <cmath>
-#include <numeric>
+#include <cstring>
+#include <limits>
 #include <memory>
+#include <numeric>
 
 #include "core/parallel.h"
 #include "kernels/cpu/cast.h"
@@ -56,6 +61,63 @@ void for_each_line(const Tensor& values, const Tensor& indices, const Tensor& in
   });
 }
 
+constexpr int64_t kShortLine = 128;
+
+// An unsigned integer in the order of nan_last_less: NaN above every number, -0 equal to 0.
+template <class C>
+auto order_key(C x) {
+  if constexpr (std::is_floating_point_v<C>) {
+    using U = std::conditional_t<sizeof(C) == 4, uint32_t, uint64_t>;
+    constexpr U top = U{1} << (8 * sizeof(U) - 1);
+    if (std::isnan(x)) return ~U{0};
+    const C y = x + C(0);  // -0 becomes 0
+    U b;
+    std::memcpy(&b, &y, sizeof b);
+    return (b & top) ? U(~b) : U(b | top);
+  } else if constexpr (sizeof(C) == 8) {
+    return static_cast<uint64_t>(x) ^ (uint64_t{1} << 63);
+  } else {
+    return static_cast<uint32_t>(static_cast<int64_t>(x) - std::numeric_limits<C>::min());
+  }
+}
+
+// Sorts keys[0, n): Highway's vectorized quicksort, or for short lines std::sort (a vqsort call
+// costs about 0.4 us before it sorts: 32 keys took 0.49 us against std::sort's 0.08, 256 keys 1.0
+// against 1.3, 16384 keys 96 us against 606).
+template <class K>
+void sort_keys(K* keys, int64_t n) {
+  if (n <= kShortLine) return std::sort(keys, keys + n);
+  thread_local const hwy::Sorter sorter;  // its scratch is not shared between threads
+  sorter(keys, static_cast<size_t>(n), hwy::SortAscending());
+}
+
+// Orders idx (0..n-1 on entry) as a stable sort of x: each key holds a value's order key above its
+// position, so one integer sort orders by value, then by position. Keys of 32 bits go with the
+// position in one 64-bit word, written over idx; wider ones in 128 bits.
+template <class C>
+void stable_sort_line(const C* x, int64_t* idx, int64_t n, bool descending) {
+  using K = decltype(order_key(C{}));
+  if (sizeof(K) == 4 && n <= int64_t{std::numeric_limits<uint32_t>::max()}) {
+    uint64_t* keys = reinterpret_cast<uint64_t*>(idx);  // signed and unsigned forms may alias
+    for (int64_t r = 0; r < n; ++r) {
+      const uint64_t k = order_key(x[r]);
+      keys[r] = ((descending ? ~k & 0xffffffffu : k) << 32) | static_cast<uint64_t>(r);
+    }
+    sort_keys(keys, n);
+    for (int64_t r = 0; r < n; ++r) idx[r] = static_cast<int64_t>(keys[r] & 0xffffffffu);
+    return;
+  }
+  hwy::uint128_t local[kShortLine];  // short lines: no allocation per line
+  std::unique_ptr<hwy::uint128_t[]> heap(n > kShortLine ? new hwy::uint128_t[static_cast<size_t>(n)] : nullptr);
+  hwy::uint128_t* keys = heap ? heap.get() : local;
+  for (int64_t r = 0; r < n; ++r) {
+    const uint64_t k = order_key(x[r]);
+    keys[r] = {static_cast<uint64_t>(r), descending ? ~k : k};
+  }
+  sort_keys(keys, n);
+  for (int64_t r = 0; r < n; ++r) idx[r] = static_cast<int64_t>(keys[r].lo);
+}
+
 }  // namespace
 
 void sort_kernel(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t dim, bool descending) {
@@ -63,11 +125,7 @@ void sort_kernel(const Tensor& values, const Tensor& indices, const Tensor& in, 
     using T = decltype(v);
     const int64_t n = in.dim() > 0 ? in.size(dim) : 1;
     for_each_line<T>(values, indices, in, dim, n, [descending](const auto* x, int64_t* idx, int64_t len) {
-      if (descending) {
-        std::stable_sort(idx, idx + len, [x](int64_t a, int64_t b) { return nan_last_less(x[b], x[a]); });
-      } else {
-        std::stable_sort(idx, idx + len, [x](int64_t a, int64_t b) { return nan_last_less(x[a], x[b]); });
-      }
+      stable_sort_line(x, idx, len, descending);
     });
   });
 }
