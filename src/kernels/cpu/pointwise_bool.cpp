@@ -139,6 +139,9 @@ void where_typed(TensorIterator& iter) {
 
 void predicate_kernel(TensorIterator& iter, PredicateOp op) {
   if (is_complex_type(iter.dtype(1))) return complex_predicate_kernel(iter, op);
+  // bool inputs as their bytes (0 or 1, ordered as false < true): GCC vectorizes the loops on
+  // uint8_t, not on bool (logical_not of 4M bools 10x slower)
+  if (iter.dtype(1) == kBool) return predicate_typed<uint8_t>(iter, op);
   visit_dtype(iter.dtype(1), [&](auto t) { predicate_typed<decltype(t)>(iter, op); });
 }
 

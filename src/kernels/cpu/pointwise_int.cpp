@@ -148,7 +148,8 @@ void unary_typed(TensorIterator& iter, UnaryOp op, const UnaryParams& p) {
     case UnaryOp::Square: return run([](T x) { return mul(x, x); });
     case UnaryOp::BitwiseNot:
       if constexpr (std::is_same_v<T, bool>) {
-        return run([](T x) { return !x; });
+        // on the bytes (0 or 1): GCC vectorizes x ^ 1 on uint8_t, not !x on bool (10x slower)
+        return scalar_for_each<uint8_t, 1>(iter, [](uint8_t x) { return static_cast<uint8_t>(x ^ 1); });
       } else {
         return run([](T x) { return static_cast<T>(~x); });
       }
