@@ -5,4 +5,6 @@
 namespace ember::kernels {
 void copy_kernel(TensorIterator& iter);
 void fill_kernel(TensorIterator& iter, const Scalar& value);
+// n dense float16 or bfloat16 values (`from`) widened to float32, vectorized (F16C for float16).
+void widen_to_float(ScalarType from, float* out, const void* in, int64_t n);
 }  // namespace ember::kernels

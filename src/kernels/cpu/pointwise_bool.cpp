@@ -7,8 +7,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "kernels/cpu/complex_kernels.h"
 #include "kernels/cpu/cast.h"
+#include "kernels/cpu/complex_kernels.h"
+#include "kernels/cpu/copy.h"
 #include "kernels/cpu/pointwise.h"
 
 namespace ember::kernels {
@@ -40,10 +41,10 @@ void scatter(char* dst, int64_t stride, const char* src, int64_t m, size_t size)
 // contiguous loop, which the compiler vectorizes without branches, whatever the layout; this
 // driver is compiled once.
 using ChunkBody = void (*)(const void* ctx, char** p, int64_t m);
+constexpr int64_t kChunk = 256;
 void contiguous_chunks(char** data, const int64_t* s, int64_t n, const size_t* size, size_t nops, ChunkBody body,
                        const void* ctx) {
   constexpr size_t kMaxOps = 4;
-  constexpr int64_t kChunk = 256;
   alignas(64) char buf[kMaxOps][kChunk * 16];
   bool direct[kMaxOps];
   for (size_t k = 0; k < nops; ++k) direct[k] = s[k] == static_cast<int64_t>(size[k]);
@@ -73,8 +74,16 @@ void predicate_loop(const F& f, char** data, const int64_t* s, int64_t n, std::i
   contiguous_chunks(data, s, n, size, K + 1, [](const void* fn, char** p, int64_t m) {
     const F& g = *static_cast<const F*>(fn);
     bool* out = reinterpret_cast<bool*>(p[0]);
-    const T* in[K] = {reinterpret_cast<const T*>(p[I + 1])...};
-    for (int64_t i = 0; i < m; ++i) out[i] = g(static_cast<C>(in[I][i])...);
+    if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+      // widened a chunk at a time by the vectorized cast: converting element by element made
+      // float16 comparisons 3.5x slower than libtorch's
+      alignas(64) float wide[K][kChunk];
+      (widen_to_float(CppTypeToScalarType<T>::value, wide[I], p[I + 1], m), ...);
+      for (int64_t i = 0; i < m; ++i) out[i] = g(wide[I][i]...);
+    } else {
+      const T* in[K] = {reinterpret_cast<const T*>(p[I + 1])...};
+      for (int64_t i = 0; i < m; ++i) out[i] = g(static_cast<C>(in[I][i])...);
+    }
   }, &f);
 }
 
