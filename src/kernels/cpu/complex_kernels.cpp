@@ -32,6 +32,31 @@ inline real_t<C> conj_sign(const TensorIterator& iter, int arg) {
   return iter.is_conj(arg) ? real_t<C>(-1) : real_t<C>(1);
 }
 
+// Division as libtorch's tensor kernels give it. A divisor that is zero or has an infinite part
+// takes their formula, a conj(b) / |b|^2, whose parts are NaN where C's division (and
+// ember::complex's, as c10::complex's) gives 0 or inf; any other divisor takes Smith's scaled
+// division, which agrees with that formula within rounding and does not overflow where |b|^2 does.
+template <class C>
+inline bool zero_or_infinite(C b) {
+  return (b.real_ == 0 && b.imag_ == 0) || std::isinf(b.real_) || std::isinf(b.imag_);
+}
+template <class C>
+inline C tensor_div(C a, C b) {
+  if (zero_or_infinite(b)) [[unlikely]] {
+    const real_t<C> den = b.real_ * b.real_ + b.imag_ * b.imag_;
+    return C((a.real_ * b.real_ + a.imag_ * b.imag_) / den, (a.imag_ * b.real_ - a.real_ * b.imag_) / den);
+  }
+  return a / b;
+}
+template <class C>
+inline C tensor_reciprocal(C b) {
+  if (zero_or_infinite(b)) [[unlikely]] {
+    const real_t<C> den = b.real_ * b.real_ + b.imag_ * b.imag_;
+    return C(b.real_ / den, -b.imag_ / den);
+  }
+  return C(real_t<C>(1)) / b;
+}
+
 // out[i] = f(x[i]) with x complex C and out of type O. Functions bound by libm calls (cpow,
 // expm1, ...) gain nothing from a contiguous loop of their own: they say kContiguousPath = false,
 // and one loop serves every stride (half the code).
@@ -129,7 +154,7 @@ void complex_binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alph
       case BinaryOp::Add: return binary_loop<C, C>(iter, [al](C a, C b) { return a + al * b; });
       case BinaryOp::Sub: return binary_loop<C, C>(iter, [al](C a, C b) { return a - al * b; });
       case BinaryOp::Mul: return binary_loop<C, C>(iter, [](C a, C b) { return a * b; });
-      case BinaryOp::Div: return binary_loop<C, C>(iter, [](C a, C b) { return a / b; });
+      case BinaryOp::Div: return binary_loop<C, C>(iter, [](C a, C b) { return tensor_div(a, b); });
       // libstdc++'s pow is C99's cpow, as in libtorch (c10's pow calls std::pow)
       case BinaryOp::Pow:
         return binary_loop<C, C, false>(iter, [](C a, C b) { return C(std::pow(to_std(a), to_std(b))); });
@@ -231,7 +256,7 @@ void complex_unary_kernel(TensorIterator& iter, UnaryOp op, const UnaryParams& p
       case UnaryOp::Tanh: return std_fn([](S z) { return std::tanh(z); });
       case UnaryOp::Sigmoid:
         return unary_loop<C, C>(iter, [](C z) { return C(R(1)) / (C(R(1)) + C(std::exp(-to_std(z)))); });
-      case UnaryOp::Reciprocal: return unary_loop<C, C>(iter, [](C z) { return C(R(1)) / z; });
+      case UnaryOp::Reciprocal: return unary_loop<C, C>(iter, [](C z) { return tensor_reciprocal(z); });
       case UnaryOp::Square: return unary_loop<C, C>(iter, [](C z) { return z * z; });
       case UnaryOp::Expm1: return slow_loop<C>(iter, Slow::Expm1);
       case UnaryOp::Log1p: return slow_loop<C>(iter, Slow::Log1p);
