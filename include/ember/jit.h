@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -208,6 +209,9 @@ class Method {
   std::string name_;
 };
 
+// Files stored beside a module in its archive (<archive>/extra/<name>), as libtorch's.
+using ExtraFilesMap = std::unordered_map<std::string, std::string>;
+
 // A loaded TorchScript module (libtorch's torch::jit::script::Module). Copies share the module,
 // as in libtorch.
 class Module {
@@ -222,6 +226,12 @@ class Module {
   IValue run_method(const std::string& name, Args&&... args) const {
     return get_method(name)(std::vector<IValue>{IValue(std::forward<Args>(args))...});
   }
+
+  // Writes the module as a TorchScript archive that torch::jit::load (Ember's, libtorch's,
+  // PyTorch's) reads: the loaded archive's code and constants, the current attributes (trained
+  // parameters, buffers, `training`), and `extra_files` under extra/.
+  void save(std::ostream& out, const ExtraFilesMap& extra_files = ExtraFilesMap()) const;
+  void save(const std::string& filename, const ExtraFilesMap& extra_files = ExtraFilesMap()) const;
 
   // Sets `training` on this module and every submodule.
   void train(bool on = true);

@@ -194,6 +194,18 @@ Module load_bytes(const unsigned char* data, uint64_t size, const std::string& w
   }
   EMBER_CHECK(any_code, w, "archive has no code/ files");
   unit->resolve();
+  unit->archive_name = prefix.substr(0, prefix.size() - 1);
+  for (const serialize::ZipEntry& e : entries) {
+    if (e.name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string path = e.name.substr(prefix.size());
+    if (path == "data.pkl" || path.compare(0, 5, "data/") == 0 || path.compare(0, 6, "extra/") == 0) continue;
+    if (e.deflated) {
+      unit->archived.emplace_back(path, inflate_entry(e, what));
+    } else {
+      serialize::check_crc(e, what);
+      unit->archived.emplace_back(path, std::string(reinterpret_cast<const char*>(e.data), e.size));
+    }
+  }
 
   Builder builder(by_name, unit, what);
   const serialize::ZipEntry* constants = entry("constants.pkl");

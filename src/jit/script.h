@@ -114,6 +114,11 @@ class CompilationUnit {
   int id_of(const std::string& name) const;  // -1 if never interned
 
   std::vector<IValue> constants;  // CONSTANTS.c<i>
+  // What Module::save writes back unchanged: the loaded archive's directory name and its entries
+  // but data.pkl, data/ (the module's tensors, written anew) and extra/ (the caller's files), by
+  // path inside the directory, inflated.
+  std::string archive_name;
+  std::vector<std::pair<std::string, std::string>> archived;
 
  private:
   std::vector<std::unique_ptr<std::string>> files_;  // paths, referred to by SourceLoc

@@ -176,4 +176,70 @@ std::vector<ZipEntry> read_zip(const unsigned char* data, uint64_t size, const s
   return out;
 }
 
+namespace {
+void put(std::string& s, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+}  // namespace
+
+void write_zip(std::ostream& out, const std::vector<ZipRecord>& records, const std::string& what) {
+  const char* w = what.c_str();
+  constexpr uint64_t kLimit = 0xffffffffu;
+  constexpr uint64_t kDosDate = (1 << 5) | 1;  // 1980-01-01, 00:00: archives do not depend on the clock
+  std::string central;
+  uint64_t offset = 0;
+  auto emit = [&](const void* p, uint64_t n) {
+    out.write(static_cast<const char*>(p), static_cast<std::streamsize>(n));
+    offset += n;
+  };
+  for (const ZipRecord& r : records) {
+    EMBER_CHECK(r.name.size() < 0xffff && r.size < kLimit && offset + kLocalHeaderSize + r.name.size() + 68 + r.size < kLimit, w,
+                "entry \"", r.name, "\" (", r.size, " bytes) ends past 4 GiB: Ember writes no ZIP64 archives");
+    const uint32_t crc = crc32_of(static_cast<const unsigned char*>(r.data), r.size);
+    const uint64_t pad = (64 - (offset + kLocalHeaderSize + r.name.size() + 4) % 64) % 64;  // after a 4-byte field header
+    std::string local;
+    put(local, kLocalHeader, 4);
+    for (uint64_t v : {20, 0, 0, 0}) put(local, v, 2);  // version needed, flags, stored, time
+    put(local, kDosDate, 2);
+    put(local, crc, 4);
+    put(local, r.size, 4);
+    put(local, r.size, 4);
+    put(local, r.name.size(), 2);
+    put(local, 4 + pad, 2);
+    local += r.name;
+    put(local, 0x4246, 2);  // "FB", PyTorch's padding field
+    put(local, pad, 2);
+    local.append(pad, 'Z');
+    const uint64_t local_offset = offset;
+    emit(local.data(), local.size());
+    emit(r.data, r.size);
+    put(central, kCentralHeader, 4);
+    for (uint64_t v : {20, 20, 0, 0, 0}) put(central, v, 2);  // made by, needed, flags, stored, time
+    put(central, kDosDate, 2);
+    put(central, crc, 4);
+    put(central, r.size, 4);
+    put(central, r.size, 4);
+    put(central, r.name.size(), 2);
+    for (int i = 0; i < 4; ++i) put(central, 0, 2);  // extra, comment, disk, internal attributes
+    put(central, 0, 4);  // external attributes
+    put(central, local_offset, 4);
+    central += r.name;
+  }
+  EMBER_CHECK(offset + central.size() < kLimit && records.size() < 0xffff, w,
+              "the archive passes 4 GiB or 65535 entries: Ember writes no ZIP64 archives");
+  const uint64_t directory = offset;
+  emit(central.data(), central.size());
+  std::string end;
+  put(end, kEndOfDirectory, 4);
+  put(end, 0, 4);  // this disk, the directory's disk
+  put(end, records.size(), 2);
+  put(end, records.size(), 2);
+  put(end, central.size(), 4);
+  put(end, directory, 4);
+  put(end, 0, 2);  // comment length
+  emit(end.data(), end.size());
+  out.flush();
+  EMBER_CHECK(out.good(), w, "writing the archive failed");
+}
+
 }  // namespace ember::serialize

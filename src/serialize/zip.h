@@ -1,9 +1,10 @@
 // Reading a zip archive held in memory, as much as PyTorch's checkpoints and TorchScript archives
-// need: stored entries (and, when asked, deflated ones, which TorchScript uses for its code files),
+// need, and writing one as PyTorch does: stored entries (and, when asked, deflated ones, which TorchScript uses for its code files),
 // ZIP64 sizes and offsets, CRC-32 checks. Every size and offset read from
 // the archive is checked against the archive's length before use.
 #pragma once
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -31,5 +32,18 @@ std::vector<ZipEntry> read_zip(const unsigned char* data, uint64_t size, const s
 void check_crc(const ZipEntry& e, const std::string& what);
 // The same for a deflated entry's inflated bytes.
 void check_crc(const ZipEntry& e, const unsigned char* inflated, uint64_t n, const std::string& what);
+
+// One entry to write: its name and bytes (not owned).
+struct ZipRecord {
+  std::string name;
+  const void* data = nullptr;
+  uint64_t size = 0;
+};
+
+// Writes the records as a zip of stored entries with their CRC-32s, each entry's bytes at a multiple
+// of 64 in the file (the local header's extra field padded, as PyTorch's writer does, so a reader
+// can map tensors in place). No ZIP64: an archive past 4 GiB is an ember::Error naming `what`, as
+// is a failed write.
+void write_zip(std::ostream& out, const std::vector<ZipRecord>& records, const std::string& what);
 
 }  // namespace ember::serialize

@@ -434,6 +434,54 @@ TEST(JitParity, ModuleApi) {
   EXPECT_TRUE(em.named_children()[1].value.is_training());
 }
 
+// Module::save: a loaded module with changed parameters and training flag, written by Ember, read
+// by libtorch (and by Ember again) with the same parameters, flag, outputs and extra files.
+TEST(JitParity, SaveRoundTrip) {
+  ASSERT_TRUE(archives().ok()) << archives().log();
+  const TempDir dir("jit_save");
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> models = {
+      {"mlp_scripted", {2, 16}}, {"cnn_traced", {2, 3, 16, 16}}, {"resnet18_scripted", {1, 3, 64, 64}}};
+  for (const auto& [name, shape] : models) {
+    ember::jit::Module em = ember::jit::load(archives().path(name));
+    {
+      ember::NoGradGuard no_grad;
+      for (const ember::jit::NamedTensor& p : em.named_parameters()) p.value.mul_(0.5).add_(0.01);
+    }
+    em.eval();
+    const std::string path = dir.file(name + ".pt");
+    em.save(path, {{"note.txt", "saved by Ember"}});
+
+    torch::jit::ExtraFilesMap extra{{"note.txt", ""}};
+    torch::jit::Module tm = torch::jit::load(path, c10::nullopt, extra);
+    EXPECT_EQ(extra["note.txt"], "saved by Ember") << name;
+    EXPECT_FALSE(tm.is_training()) << name;
+    const auto tp = tm.named_parameters();
+    const auto ep = em.named_parameters();
+    ASSERT_EQ(ep.size(), tp.size()) << name;
+    size_t i = 0;
+    for (const auto& p : tp) {
+      EXPECT_EQ(ep[i].name, p.name);
+      EXPECT_TRUE(parity::Close(ep[i].value.detach(), p.value.detach(), parity::Tol{0, 0})) << name << " " << p.name;
+      EXPECT_EQ(ep[i].value.requires_grad(), p.value.requires_grad()) << p.name;
+      ++i;
+    }
+    torch::manual_seed(2);
+    const torch::Tensor x = torch::randn(shape);
+    ember::InferenceMode eguard;
+    torch::InferenceMode tguard;
+    const ember::Tensor actual = em.forward({parity::to_ember(x)}).toTensor();
+    EXPECT_LT(rel_error(actual, tm.forward({x}).toTensor()), kTol) << name;
+    // Ember reads it back too, from a file and from a stream
+    EXPECT_TRUE(ember::equal(ember::jit::load(path).forward({parity::to_ember(x)}).toTensor(), actual)) << name;
+    std::stringstream buffer;
+    em.save(buffer);
+    EXPECT_TRUE(ember::equal(ember::jit::load(buffer).forward({parity::to_ember(x)}).toTensor(), actual)) << name;
+  }
+  EXPECT_THROW(ember::jit::Module().save(dir.file("empty.pt")), ember::Error);
+  const ember::jit::Module mlp = ember::jit::load(archives().path("mlp_scripted"));
+  EXPECT_THROW(mlp.save(dir.file("no_such_dir/mlp.pt")), ember::Error);
+}
+
 }  // namespace
 
 }  // namespace EMBER_UNITY_FILE
