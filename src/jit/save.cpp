@@ -20,27 +20,63 @@ namespace {
 
 // Pickle opcodes (Python's pickle.py names).
 enum Op : unsigned char {
-  MARK = '(', STOP = '.', BINFLOAT = 'G', BININT = 'J', BININT1 = 'K', BININT2 = 'M', NONE = 'N', BINPERSID = 'Q',
-  REDUCE = 'R', BINUNICODE = 'X', APPENDS = 'e', BINGET = 'h', LONG_BINGET = 'j', BINPUT = 'q', LONG_BINPUT = 'r',
-  SETITEMS = 'u', GLOBAL = 'c', EMPTY_DICT = '}', EMPTY_LIST = ']', EMPTY_TUPLE = ')', TUPLE = 't', BUILD = 'b',
-  NEWOBJ = 0x81, PROTO = 0x80, NEWTRUE = 0x88, NEWFALSE = 0x89, LONG1 = 0x8a,
+  MARK = '(',
+  STOP = '.',
+  BINFLOAT = 'G',
+  BININT = 'J',
+  BININT1 = 'K',
+  BININT2 = 'M',
+  NONE = 'N',
+  BINPERSID = 'Q',
+  REDUCE = 'R',
+  BINUNICODE = 'X',
+  APPENDS = 'e',
+  BINGET = 'h',
+  LONG_BINGET = 'j',
+  BINPUT = 'q',
+  LONG_BINPUT = 'r',
+  SETITEMS = 'u',
+  GLOBAL = 'c',
+  EMPTY_DICT = '}',
+  EMPTY_LIST = ']',
+  EMPTY_TUPLE = ')',
+  TUPLE = 't',
+  BUILD = 'b',
+  NEWOBJ = 0x81,
+  PROTO = 0x80,
+  NEWTRUE = 0x88,
+  NEWFALSE = 0x89,
+  LONG1 = 0x8a,
 };
 
 const char* storage_class(ScalarType t, const std::string& what) {
   switch (t) {
-    case kFloat: return "FloatStorage";
-    case kDouble: return "DoubleStorage";
-    case kHalf: return "HalfStorage";
-    case kBFloat16: return "BFloat16Storage";
-    case kLong: return "LongStorage";
-    case kInt: return "IntStorage";
-    case kShort: return "ShortStorage";
-    case kChar: return "CharStorage";
-    case kByte: return "ByteStorage";
-    case kBool: return "BoolStorage";
-    case kComplexFloat: return "ComplexFloatStorage";
-    case kComplexDouble: return "ComplexDoubleStorage";
-    default: throw Error(what + ": cannot save a tensor of dtype " + std::string(to_string(t)));
+    case kFloat:
+      return "FloatStorage";
+    case kDouble:
+      return "DoubleStorage";
+    case kHalf:
+      return "HalfStorage";
+    case kBFloat16:
+      return "BFloat16Storage";
+    case kLong:
+      return "LongStorage";
+    case kInt:
+      return "IntStorage";
+    case kShort:
+      return "ShortStorage";
+    case kChar:
+      return "CharStorage";
+    case kByte:
+      return "ByteStorage";
+    case kBool:
+      return "BoolStorage";
+    case kComplexFloat:
+      return "ComplexFloatStorage";
+    case kComplexDouble:
+      return "ComplexDoubleStorage";
+    default:
+      throw Error(what + ": cannot save a tensor of dtype " + std::string(to_string(t)));
   }
 }
 
@@ -54,9 +90,12 @@ class Pickler {
   void value(const IValue& v, int depth = 0) {
     EMBER_CHECK(depth < 200, what_.c_str(), "attributes nested more than 200 deep");
     switch (v.tag()) {
-      case IValue::Tag::None: return op(NONE);
-      case IValue::Tag::Bool: return op(v.toBool() ? NEWTRUE : NEWFALSE);
-      case IValue::Tag::Int: return integer(v.toInt());
+      case IValue::Tag::None:
+        return op(NONE);
+      case IValue::Tag::Bool:
+        return op(v.toBool() ? NEWTRUE : NEWFALSE);
+      case IValue::Tag::Int:
+        return integer(v.toInt());
       case IValue::Tag::Double: {
         op(BINFLOAT);
         const double d = v.toDouble();
@@ -65,14 +104,17 @@ class Pickler {
         for (int i = 7; i >= 0; --i) out_.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));  // big-endian
         return;
       }
-      case IValue::Tag::String: return string(v.toStringRef());
-      case IValue::Tag::Tensor: return tensor(v.toTensor());
+      case IValue::Tag::String:
+        return string(v.toStringRef());
+      case IValue::Tag::Tensor:
+        return tensor(v.toTensor());
       case IValue::Tag::Tuple: {
         op(MARK);
         for (const IValue& e : v.toTuple()->elements()) value(e, depth + 1);
         return op(TUPLE);
       }
-      case IValue::Tag::List: return list(v.toList(), depth);
+      case IValue::Tag::List:
+        return list(v.toList(), depth);
       case IValue::Tag::GenericDict: {
         op(EMPTY_DICT);
         op(MARK);
@@ -82,8 +124,10 @@ class Pickler {
         }
         return op(SETITEMS);
       }
-      case IValue::Tag::Object: return object(v.toObject(), depth);
-      default: throw Error(what_ + ": cannot save an attribute holding a " + v.tag_name());
+      case IValue::Tag::Object:
+        return object(v.toObject(), depth);
+      default:
+        throw Error(what_ + ": cannot save an attribute holding a " + v.tag_name());
     }
   }
 

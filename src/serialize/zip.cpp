@@ -193,10 +193,12 @@ void write_zip(std::ostream& out, const std::vector<ZipRecord>& records, const s
     offset += n;
   };
   for (const ZipRecord& r : records) {
-    EMBER_CHECK(r.name.size() < 0xffff && r.size < kLimit && offset + kLocalHeaderSize + r.name.size() + 68 + r.size < kLimit, w,
-                "entry \"", r.name, "\" (", r.size, " bytes) ends past 4 GiB: Ember writes no ZIP64 archives");
+    EMBER_CHECK(
+        r.name.size() < 0xffff && r.size < kLimit && offset + kLocalHeaderSize + r.name.size() + 68 + r.size < kLimit,
+        w, "entry \"", r.name, "\" (", r.size, " bytes) ends past 4 GiB: Ember writes no ZIP64 archives");
     const uint32_t crc = crc32_of(static_cast<const unsigned char*>(r.data), r.size);
-    const uint64_t pad = (64 - (offset + kLocalHeaderSize + r.name.size() + 4) % 64) % 64;  // after a 4-byte field header
+    const uint64_t pad =
+        (64 - (offset + kLocalHeaderSize + r.name.size() + 4) % 64) % 64;  // after a 4-byte field header
     std::string local;
     put(local, kLocalHeader, 4);
     for (uint64_t v : {20, 0, 0, 0}) put(local, v, 2);  // version needed, flags, stored, time
@@ -221,7 +223,7 @@ void write_zip(std::ostream& out, const std::vector<ZipRecord>& records, const s
     put(central, r.size, 4);
     put(central, r.name.size(), 2);
     for (int i = 0; i < 4; ++i) put(central, 0, 2);  // extra, comment, disk, internal attributes
-    put(central, 0, 4);  // external attributes
+    put(central, 0, 4);                              // external attributes
     put(central, local_offset, 4);
     central += r.name;
   }

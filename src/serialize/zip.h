@@ -1,7 +1,7 @@
 // Reading a zip archive held in memory, as much as PyTorch's checkpoints and TorchScript archives
-// need, and writing one as PyTorch does: stored entries (and, when asked, deflated ones, which TorchScript uses for its code files),
-// ZIP64 sizes and offsets, CRC-32 checks. Every size and offset read from
-// the archive is checked against the archive's length before use.
+// need, and writing one as PyTorch does: stored entries (and, when asked, deflated ones, which TorchScript uses for its
+// code files), ZIP64 sizes and offsets, CRC-32 checks. Every size and offset read from the archive is checked against
+// the archive's length before use.
 #pragma once
 #include <cstdint>
 #include <ostream>
