@@ -175,10 +175,10 @@ Tensor ConvBnImpl<D>::forward(const Tensor& input) {
 template <size_t D>
 std::shared_ptr<ConvNdImpl<D>> ConvBnImpl<D>::folded_conv() const {
   const char* op = relu ? "ConvBnReLU" : "ConvBn";
-  Tensor scale, shift;
-  EMBER_CHECK(nn::detail::bn_affine<D>(*bn, scale, shift, /*any_mode=*/true), op,
+  nn::detail::BatchNormFold fold;
+  EMBER_CHECK(nn::detail::bn_fold<D>(*bn, fold, /*any_mode=*/true), op,
               "the batch norm has no running statistics to fold (track_running_stats=false)");
-  std::shared_ptr<ConvNdImpl<D>> folded = nn::detail::folded(*conv, conv->options, scale, shift);
+  std::shared_ptr<ConvNdImpl<D>> folded = nn::detail::folded(*conv, conv->options, fold);
   folded->weight_fake_quant = conv->weight_fake_quant;
   return folded;
 }
