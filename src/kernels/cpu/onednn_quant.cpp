@@ -126,8 +126,8 @@ std::string Int8Linear::impl(int64_t m) const {
 struct Int8Conv::State {
   uint64_t id;  // tells this convolution's cached primitives from another's
   DimVector w_sizes;
-  std::vector<float> w_scales;
-  std::vector<float> bias;  // empty: none
+  std::vector<float> w_inv_scales;  // 1 / w_scales as PyTorch's prepacking computes them
+  std::vector<float> bias;          // empty: none
   Int8ConvGeometry g;
   dnnl::memory::desc w_md;  // the user's weight: [groups,] out, in / groups, kernel... (plain)
   std::vector<int8_t> w;
@@ -145,6 +145,9 @@ struct ConvExtra {
 
 dims to_dims(IntArrayRef v) { return dims(v.begin(), v.end()); }
 
+// oneDNN's scales are PyTorch's reciprocals, which PyTorch computes in double and rounds to float.
+float inverse_scale(float scale) { return static_cast<float>(1.0 / scale); }
+
 // oneDNN 2.6 has no convolution taking its output scales at run time: they are part of the
 // primitive, and so of its key (a statically quantized model keeps its scales from call to call).
 onednn::Primitive& conv_primitive(const Int8Conv::State& s, IntArrayRef x_sizes, IntArrayRef x_strides, float x_scale,
@@ -159,9 +162,10 @@ onednn::Primitive& conv_primitive(const Int8Conv::State& s, IntArrayRef x_sizes,
     const int64_t out = s.w_sizes[0];
     const dnnl::memory::desc bias_md = s.bias.empty() ? dnnl::memory::desc() : dnnl::memory::desc({out}, dt::f32, dims{1});
     dnnl::primitive_attr attr = onednn::user_scratchpad();
-    std::vector<float> scales(s.w_scales.size());
-    for (size_t i = 0; i < scales.size(); ++i) scales[i] = x_scale * s.w_scales[i] / y_scale;
-    attr.set_output_scales(s.w_scales.size() > 1 ? 1 << 1 : 0, scales);
+    const float x_inv = inverse_scale(x_scale), y_inv = inverse_scale(y_scale);
+    std::vector<float> scales(s.w_inv_scales.size());
+    for (size_t i = 0; i < scales.size(); ++i) scales[i] = y_inv / (x_inv * s.w_inv_scales[i]);
+    attr.set_output_scales(s.w_inv_scales.size() > 1 ? 1 << 1 : 0, scales);
     attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
     attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
     if (s.g.relu) {
@@ -211,7 +215,8 @@ Int8Conv::Int8Conv(const int8_t* w, IntArrayRef w_sizes, const std::vector<float
   State& s = *s_;
   s.id = next_conv_id.fetch_add(1);
   s.w_sizes = DimVector(w_sizes);
-  s.w_scales = w_scales;
+  // PyTorch (qconv_prepack): 1.0f / scale per channel, float(1.0 / scale) per tensor
+  for (float w_scale : w_scales) s.w_inv_scales.push_back(w_scales.size() > 1 ? 1.0f / w_scale : inverse_scale(w_scale));
   s.g = std::move(geometry);
   const int64_t out = w_sizes[0];
   if (bias) s.bias.assign(bias, bias + out);
@@ -236,7 +241,9 @@ void Int8Conv::run(const uint8_t* x, IntArrayRef x_sizes, IntArrayRef x_strides,
   const State& s = *s_;
   onednn::Primitive& p = conv_primitive(s, x_sizes, x_strides, x_scale, y_sizes, y_strides, y_scale);
   std::vector<float> bias(s.bias.size());
-  for (size_t c = 0; c < bias.size(); ++c) bias[c] = s.bias[c] / (x_scale * s.w_scales[s.w_scales.size() > 1 ? c : 0]);
+  const float x_inv = inverse_scale(x_scale);
+  const bool per_channel = s.w_inv_scales.size() > 1;
+  for (size_t c = 0; c < bias.size(); ++c) bias[c] = s.bias[c] * (x_inv * s.w_inv_scales[per_channel ? c : 0]);
   if (bias.empty()) {
     p.execute({{DNNL_ARG_SRC, x},
                {DNNL_ARG_DST, y},
