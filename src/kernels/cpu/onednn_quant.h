@@ -21,6 +21,11 @@ class Int8Linear {
   Int8Linear(const int8_t* w, int64_t n, int64_t k, const std::vector<float>& w_scales, const float* bias);
   ~Int8Linear();
   void run(const uint8_t* x, int64_t m, float x_scale, int32_t x_zero_point, float* y) const;
+  // y uint8, requantized as PyTorch's int8 linear (ideep's matmul): with oneDNN's reciprocal scales
+  // X, W[j], Y, y = clamp(round((sums + bias[j] * (X * W[j])) * (Y / (X * W[j])) + y_zero_point)),
+  // in float and in that order, as Int8Conv.
+  void run(const uint8_t* x, int64_t m, float x_scale, int32_t x_zero_point, uint8_t* y, float y_scale,
+           int32_t y_zero_point) const;
   // oneDNN's implementation for m rows ("brg:avx512_core_amx_int8", "gemm:jit", ...)
   std::string impl(int64_t m) const;
   struct State;
