@@ -46,6 +46,20 @@ void ConvReLUImpl<D>::pretty_print(std::ostream& stream) const {
 
 namespace ember::nn::detail {
 
+std::pair<Tensor, Tensor> fold_batch_norm(const Tensor& weight, const Tensor& bias, const BatchNormFold& bn,
+                                          bool linear) {
+  NoGradGuard no_grad;
+  const ScalarType dtype = weight.scalar_type();
+  const Tensor inv_std = bn.inv_std.to(dtype), gamma = bn.weight.defined() ? bn.weight.to(dtype) : Tensor();
+  const Tensor scale = gamma.defined() ? gamma * inv_std : inv_std;
+  std::vector<int64_t> shape(static_cast<size_t>(weight.dim()), 1);
+  shape[0] = -1;
+  const Tensor centred = bias.defined() ? bias - bn.mean.to(dtype) : -bn.mean.to(dtype);
+  Tensor b = linear || !gamma.defined() ? centred * scale : centred * inv_std * gamma;
+  if (bn.bias.defined()) b = b + bn.bias.to(dtype);
+  return {weight * scale.reshape(shape), b};
+}
+
 template <size_t D>
 Tensor conv_activation_forward(ConvNdImpl<D>& conv, const Tensor& input, ember::detail::ConvActivation activation) {
   const auto& o = conv.options;

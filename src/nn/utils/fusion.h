@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ember/autograd.h"
@@ -32,27 +33,23 @@ bool bn_fold(const Module& m, BatchNormFold& out, bool any_mode = false) {
   return true;
 }
 
-// Folds the batch norm into a copy of a layer whose output channels are its weight's dim 0 (in eval
-// mode, with a bias), in the weight's dtype and PyTorch's order of operations (torch.nn.utils.fusion:
-// fuse_conv_bn_weights, fuse_linear_bn_weights), so that the folded weights, and the int8 weights
-// quantized from them, are PyTorch's bit for bit. conv: w * (gamma * inv_std), (b - mean) * inv_std *
-// gamma + beta; linear: with s = gamma * inv_std, w * s, (b - mean) * s + beta.
+// The batch norm folded into a layer's weight (output channels along dim 0) and bias (undefined:
+// none), in the weight's dtype and PyTorch's order of operations (torch.nn.utils.fusion:
+// fuse_conv_bn_weights, or fuse_linear_bn_weights when `linear`), so that the folded weights, and
+// the int8 weights quantized from them, are PyTorch's bit for bit. conv: w * (gamma * inv_std),
+// (b - mean) * inv_std * gamma + beta; linear: with s = gamma * inv_std, w * s, (b - mean) * s + beta.
+std::pair<Tensor, Tensor> fold_batch_norm(const Tensor& weight, const Tensor& bias, const BatchNormFold& bn,
+                                          bool linear);
+
+// A copy of a layer (in eval mode, with a bias) with the batch norm folded into it.
 template <class Impl, class Options>
 std::shared_ptr<Impl> folded(const Impl& layer, Options options, const BatchNormFold& bn) {
   options.bias(true);
   auto out = std::make_shared<Impl>(options);
-  const ScalarType dtype = layer.weight.scalar_type();
-  out->to(dtype);
+  out->to(layer.weight.scalar_type());
+  auto [w, b] = fold_batch_norm(layer.weight, layer.bias, bn, std::is_same_v<Impl, LinearImpl>);
   NoGradGuard no_grad;
-  const Tensor inv_std = bn.inv_std.to(dtype);
-  const Tensor scale = bn.weight.defined() ? bn.weight.to(dtype) * inv_std : inv_std;
-  std::vector<int64_t> shape(static_cast<size_t>(layer.weight.dim()), 1);
-  shape[0] = -1;
-  const Tensor centred = layer.bias.defined() ? layer.bias.detach() - bn.mean.to(dtype) : -bn.mean.to(dtype);
-  Tensor b = std::is_same_v<Impl, LinearImpl> || !bn.weight.defined() ? centred * scale
-                                                                       : centred * inv_std * bn.weight.to(dtype);
-  if (bn.bias.defined()) b = b + bn.bias.to(dtype);
-  out->weight.copy_(layer.weight.detach() * scale.reshape(shape));
+  out->weight.copy_(w);
   out->bias.copy_(b);
   out->train(false);
   return out;
