@@ -4,15 +4,12 @@
 #include <memory>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
 #include "ember/autograd.h"
-#include "ember/factory.h"
 #include "ember/nn/modules/conv.h"
 #include "ember/nn/modules/linear.h"
 #include "ember/nn/modules/normalization.h"
 #include "ember/pointwise.h"
-#include "ember/shape.h"
 #include "ops/conv_activation.h"
 
 namespace ember::nn::detail {
