@@ -22,7 +22,7 @@ namespace ember::fx {
 
 namespace {
 
-using nn::detail::bn_affine;
+using nn::detail::bn_fold;
 using nn::detail::folded;
 
 // Registers `module` as a new top-level submodule of gm named after `target` plus `suffix`
@@ -38,15 +38,15 @@ std::string add_owned(GraphModule& gm, const std::string& target, const char* su
   return name;
 }
 
-// The fused replacement of `conv` followed by a batch norm with this (scale, shift), registered
-// in gm; its name, or empty if conv is not a layer that folds.
-std::string fold_into(GraphModule& gm, const std::string& conv_name, const nn::Module& conv, const Tensor& scale,
-                      const Tensor& shift) {
+// The fused replacement of `conv` followed by the batch norm `bn`, registered in gm; its name, or
+// empty if conv is not a layer that folds.
+std::string fold_into(GraphModule& gm, const std::string& conv_name, const nn::Module& conv,
+                      const nn::detail::BatchNormFold& bn) {
   auto add = [&](auto module) { return add_owned(gm, conv_name, "_fused", std::move(module)); };
-  if (const auto* c = dynamic_cast<const nn::Conv1dImpl*>(&conv)) return add(folded(*c, c->options, scale, shift));
-  if (const auto* c = dynamic_cast<const nn::Conv2dImpl*>(&conv)) return add(folded(*c, c->options, scale, shift));
-  if (const auto* c = dynamic_cast<const nn::Conv3dImpl*>(&conv)) return add(folded(*c, c->options, scale, shift));
-  if (const auto* l = dynamic_cast<const nn::LinearImpl*>(&conv)) return add(folded(*l, l->options, scale, shift));
+  if (const auto* c = dynamic_cast<const nn::Conv1dImpl*>(&conv)) return add(folded(*c, c->options, bn));
+  if (const auto* c = dynamic_cast<const nn::Conv2dImpl*>(&conv)) return add(folded(*c, c->options, bn));
+  if (const auto* c = dynamic_cast<const nn::Conv3dImpl*>(&conv)) return add(folded(*c, c->options, bn));
+  if (const auto* l = dynamic_cast<const nn::LinearImpl*>(&conv)) return add(folded(*l, l->options, bn));
   return {};
 }
 
@@ -62,11 +62,9 @@ size_t fuse_conv_bn(GraphModule& gm) {
     auto bn_module = gm.submodule(bn->target());
     auto conv_module = gm.submodule(conv->target());
     if (!bn_module || !conv_module) continue;
-    Tensor scale, shift;
-    if (!bn_affine<1>(*bn_module, scale, shift) && !bn_affine<2>(*bn_module, scale, shift) &&
-        !bn_affine<3>(*bn_module, scale, shift))
-      continue;
-    const std::string name = fold_into(gm, conv->target(), *conv_module, scale, shift);
+    nn::detail::BatchNormFold fold;
+    if (!bn_fold<1>(*bn_module, fold) && !bn_fold<2>(*bn_module, fold) && !bn_fold<3>(*bn_module, fold)) continue;
+    const std::string name = fold_into(gm, conv->target(), *conv_module, fold);
     if (name.empty()) continue;
     conv->set_target(name);
     bn->replace_all_uses_with(conv);

@@ -60,11 +60,13 @@ struct Dequant {
   Dequant(double s, int64_t zp) : scale(static_cast<float>(s)), premul(static_cast<float>(-zp) * scale) {}
   float operator()(float q) const { return std::fma(q, scale, premul); }
 };
-// PyTorch's vectorized quantization: zero_point + nearbyint(x * float(1 / scale)), saturated.
+// PyTorch's vectorized quantization: zero_point + nearbyint(x * inv_scale), saturated. Its kernels
+// take inv_scale as float(1 / scale) (hardswish) or 1.0f / float(scale) (add), which differ in the
+// last bit for a few scales.
 struct Quant {
   float inv_scale;
   int64_t zero_point;
-  Quant(double s, int64_t zp) : inv_scale(static_cast<float>(1.0 / s)), zero_point(zp) {}
+  Quant(float inv, int64_t zp) : inv_scale(inv), zero_point(zp) {}
   template <class T>
   T to(float x) const {
     return saturate<T>(zero_point + round_to_int(x * inv_scale));
@@ -78,7 +80,7 @@ Tensor requantize_unary(const Tensor& self, const Quantizer& in, IntrusivePtr<Qu
   const Tensor src = self.contiguous(format);
   Tensor out = empty_quantized(self.sizes(), out_q, format);
   const Dequant dq(in.scale, in.zero_point);
-  const Quant qu(out_q->scale, out_q->zero_point);
+  const Quant qu(static_cast<float>(1.0 / out_q->scale), out_q->zero_point);
   with_int_type(in.dtype, [&]<class T>() {
     const T* x = static_cast<const T*>(src.data_ptr());
     T* y = static_cast<T*>(out.data_ptr());
@@ -94,13 +96,12 @@ IntrusivePtr<Quantizer> unit_interval_quantizer(ScalarType qtype) {
   return per_tensor_quantizer(qtype, 1.0 / 256, qtype == kQInt8 ? -128 : 0);
 }
 
-// A float tensor of t's values dequantized as PyTorch's vectorized kernels do, in t's layout.
-Tensor dequantize_fma(const Tensor& t, const Quantizer& q) {
+// A float tensor of dq(t's integers), in t's layout.
+Tensor dequantize_fma(const Tensor& t, ScalarType qtype, const Dequant& dq) {
   const MemoryFormat format = t.suggest_memory_format();
   const Tensor src = t.contiguous(format);
   Tensor out = make_empty(t.sizes(), kFloat, format);
-  const Dequant dq(q.scale, q.zero_point);
-  with_int_type(q.dtype, [&]<class T>() {
+  with_int_type(qtype, [&]<class T>() {
     const T* x = static_cast<const T*>(src.data_ptr());
     float* y = out.data_ptr<float>();
     for (int64_t i = 0, n = out.numel(); i < n; ++i) y[i] = dq(static_cast<float>(x[i]));
@@ -110,7 +111,11 @@ Tensor dequantize_fma(const Tensor& t, const Quantizer& q) {
 
 // quantized::add/mul (and their _relu forms): both inputs per tensor of one dtype, broadcast to
 // each other (MobileNetV3's squeeze-excitation multiplies a [N, C, 1, 1] scale by the [N, C, H, W]
-// input), the float result quantized to (scale, zero_point) in qa's layout, as PyTorch's.
+// input), the result quantized to (scale, zero_point) in qa's layout, as PyTorch's kernels compute
+// it: add dequantizes (fma), sums and quantizes with 1.0f / float(scale) (qadd_kernel); mul
+// requantizes the product of the integers, zp + nearbyint((qa - za) * (qb - zb) * m) with
+// m = float(sa) * float(sb) * (1.0f / float(scale)) (qmul_kernel), the product of two differences
+// (each within +-255) exact in float.
 Tensor binary_requant(const char* op, const Tensor& qa, const Tensor& qb, double scale, int64_t zero_point, bool relu,
                       bool is_mul) {
   const Quantizer& a = per_tensor_8bit(op, qa);
@@ -119,13 +124,16 @@ Tensor binary_requant(const char* op, const Tensor& qa, const Tensor& qb, double
               b.dtype);
   check_output_qparams(op, a.dtype, scale, zero_point);
   const DimVector shape = infer_size(qa.sizes(), qb.sizes(), op);
-  const Tensor da = dequantize_fma(qa, a), db = dequantize_fma(qb, b);
+  const float inv_scale = 1.0f / static_cast<float>(scale);
+  const Tensor da = dequantize_fma(qa, a.dtype, Dequant(is_mul ? 1.0 : a.scale, a.zero_point));
+  const Tensor db = dequantize_fma(qb, b.dtype, Dequant(is_mul ? 1.0 : b.scale, b.zero_point));
   Tensor c = is_mul ? ember::mul(da, db) : ember::add(da, db);
   const MemoryFormat format = qa.suggest_memory_format();
   c = c.contiguous(format);
   auto q = per_tensor_quantizer(a.dtype, scale, zero_point);
   Tensor out = empty_quantized(shape.ref(), q, format);
-  const Quant qu(scale, zero_point);
+  const Quant qu(is_mul ? static_cast<float>(a.scale) * static_cast<float>(b.scale) * inv_scale : inv_scale,
+                 zero_point);
   with_int_type(a.dtype, [&]<class T>() {
     const float* x = c.data_ptr<float>();
     T* y = static_cast<T*>(out.data_ptr());

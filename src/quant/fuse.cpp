@@ -76,13 +76,13 @@ std::shared_ptr<Impl> fold(const Impl& layer, const Slot& bn, const std::vector<
   EMBER_CHECK(!layer.is_training(), kFuseOp, "fusing ", describe(slots),
               " in training mode makes a QAT module (ConvBn, for prepare_qat): use fuse_modules_qat, or call "
               "model.eval() first to fold the batch norm");
-  Tensor scale, shift;
-  EMBER_CHECK(nn::detail::bn_affine<D>(*bn.module, scale, shift), kFuseOp, "the batch norm ", bn.path,
+  nn::detail::BatchNormFold fold;
+  EMBER_CHECK(nn::detail::bn_fold<D>(*bn.module, fold), kFuseOp, "the batch norm ", bn.path,
               " has no running statistics to fold (track_running_stats=false)");
   const int64_t channels = layer.weight.size(0);
-  EMBER_CHECK(scale.numel() == channels, kFuseOp, "the batch norm ", bn.path, " has ", scale.numel(),
+  EMBER_CHECK(fold.mean.numel() == channels, kFuseOp, "the batch norm ", bn.path, " has ", fold.mean.numel(),
               " features but the layer before it has ", channels, " output channels");
-  return nn::detail::folded(layer, layer.options, scale, shift);
+  return nn::detail::folded(layer, layer.options, fold);
 }
 
 template <size_t D>

@@ -4,7 +4,7 @@
 // that quantization noise does not decide), fuses, calibrates and converts it with torchvision's
 // fbgemm qconfig; Ember loads the same float state dict, runs the same fuse_model, prepare,
 // calibration batches and convert, and its int8 model must pick PyTorch's int8 top-1 class on
-// >= 96% of 512 test images (the issue asks for 98%: see the check). Also: the float logits, the
+// >= 98% of 512 test images (see the check). Also: the float logits, the
 // fused model's state-dict keys, unused FloatFunctionals, fusion for quantization-aware training.
 #include <gtest/gtest.h>
 
@@ -160,12 +160,15 @@ TEST(QuantizedMobileNetV3, AgreesWithTorchvisionOnFashionMNIST) {
                                          ember::TensorOptions().dtype(ember::kLong)).clone();
   const double float_accuracy = float_logits.argmax(1).eq(labels).to(ember::kDouble).mean().item<double>();
   const double int8_accuracy = theirs_top1.eq(labels).to(ember::kDouble).mean().item<double>();
-  // Issue 23 asks for 98%. Measured: 496 of 512 (96.9%; 499 after 300 training steps) where
-  // oneDNN runs its AVX-512 int8 kernels, 489 (95.5%) with ONEDNN_MAX_CPU_ISA=AVX2 (which also
-  // changes PyTorch's training and its int8 model, both on oneDNN): the int8 layers agree within
-  // one quantum, not bitwise (conv, hardswish, add, mul: see their tests), and those differences
-  // grow through the 52 layers until a few close top-1 decisions flip. The floor holds on both.
-  EXPECT_GE(agree * 100, 95 * kImages) << "Ember's int8 model picks PyTorch's int8 top-1 class on " << agree << " of "
+  // Issue 23 asks for 98%. Measured: 505 of 512 where oneDNN runs its AVX-512 kernels, 503 with
+  // ONEDNN_MAX_CPU_ISA=AVX2 (which also changes PyTorch's training and its int8 model, both on
+  // oneDNN). The folded weights, the int8 weights and every int8 layer are PyTorch's bit for bit:
+  // given PyTorch's qparams, all 512 images give PyTorch's logits exactly. What remains is the
+  // calibration, which runs the float model: from the first squeeze-excitation on (its pooling and
+  // 1x1 convolutions, and the classifier's Linear layers) Ember sums in other orders than PyTorch
+  // (a matrix product for oneDNN's 1x1 kernel, OpenBLAS), so most observed ranges, and scales, end
+  // a few float ulps apart; those move a few integers, which 52 layers carry to close decisions.
+  EXPECT_GE(agree * 100, 98 * kImages) << "Ember's int8 model picks PyTorch's int8 top-1 class on " << agree << " of "
                                        << kImages << " images";
   // what the comparison rests on: a model that learnt something, and PyTorch's int8 model near its float one
   EXPECT_GE(float_accuracy, 0.7);

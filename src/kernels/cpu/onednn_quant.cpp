@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cmath>
 
 #include "ember/error.h"
 #include "core/parallel.h"
@@ -90,8 +91,15 @@ Int8Linear::Int8Linear(const int8_t* w, int64_t n, int64_t k, const std::vector<
 
 Int8Linear::~Int8Linear() = default;
 
-void Int8Linear::run(const uint8_t* x, int64_t m, float x_scale, int32_t x_zero_point, float* y) const {
-  const State& s = *s_;
+namespace {
+
+// oneDNN's scales are PyTorch's reciprocals, which PyTorch computes in double and rounds to float.
+float inverse_scale(float scale) { return static_cast<float>(1.0 / scale); }
+
+// The int32 sums of x's rows with the weight, the zero point's correction subtracted, handed to
+// f(row, sums) row by row across threads.
+template <class F>
+void for_each_row_of_sums(const Int8Linear::State& s, const uint8_t* x, int64_t m, int32_t x_zero_point, const F& f) {
   onednn::Primitive& p = linear_primitive(s, m);
   const size_t bytes = static_cast<size_t>(m * s.n) * sizeof(int32_t);
   struct Sums {  // the int32 results, from the caching allocator
@@ -101,21 +109,49 @@ void Int8Linear::run(const uint8_t* x, int64_t m, float x_scale, int32_t x_zero_
     ~Sums() { cpu_allocator::deallocate(p, n); }
   } acc(bytes);
   p.execute({{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, acc.p}});
-  const bool per_channel = s.w_scales.size() > 1;
-  std::vector<float> scale(static_cast<size_t>(s.n)), shift(static_cast<size_t>(s.n));
-  std::vector<int32_t> correction(static_cast<size_t>(s.n));
-  for (size_t j = 0; j < scale.size(); ++j) {
-    scale[j] = x_scale * s.w_scales[per_channel ? j : 0];
-    shift[j] = s.bias.empty() ? 0.f : s.bias[j];
-    correction[j] = x_zero_point * s.w_sums[j];
-  }
   const int64_t n = s.n;
   parallel_for(0, m, std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
-      const int32_t* a = acc.p + r * n;
-      float* out = y + r * n;
-      for (int64_t j = 0; j < n; ++j) out[j] = static_cast<float>(a[j] - correction[j]) * scale[j] + shift[j];
+      int32_t* a = acc.p + r * n;
+      for (int64_t j = 0; j < n; ++j) a[j] -= x_zero_point * s.w_sums[static_cast<size_t>(j)];
+      f(r, a);
     }
+  });
+}
+
+}  // namespace
+
+void Int8Linear::run(const uint8_t* x, int64_t m, float x_scale, int32_t x_zero_point, float* y) const {
+  const State& s = *s_;
+  const bool per_channel = s.w_scales.size() > 1;
+  std::vector<float> scale(static_cast<size_t>(s.n)), shift(static_cast<size_t>(s.n));
+  for (size_t j = 0; j < scale.size(); ++j) {
+    scale[j] = x_scale * s.w_scales[per_channel ? j : 0];
+    shift[j] = s.bias.empty() ? 0.f : s.bias[j];
+  }
+  for_each_row_of_sums(s, x, m, x_zero_point, [&](int64_t r, const int32_t* a) {
+    float* out = y + r * s.n;
+    for (int64_t j = 0; j < s.n; ++j) out[j] = static_cast<float>(a[j]) * scale[j] + shift[j];
+  });
+}
+
+void Int8Linear::run(const uint8_t* x, int64_t m, float x_scale, int32_t x_zero_point, uint8_t* y, float y_scale,
+                     int32_t y_zero_point) const {
+  const State& s = *s_;
+  const bool per_channel = s.w_scales.size() > 1;
+  const float x_inv = inverse_scale(x_scale), y_inv = inverse_scale(y_scale);
+  std::vector<float> scale(static_cast<size_t>(s.n)), shift(static_cast<size_t>(s.n));
+  for (size_t j = 0; j < scale.size(); ++j) {
+    const float w_inv = per_channel ? 1.0f / s.w_scales[j] : inverse_scale(s.w_scales[0]);
+    scale[j] = y_inv / (x_inv * w_inv);
+    shift[j] = s.bias.empty() ? 0.f : s.bias[j] * (x_inv * w_inv);
+  }
+  const float zero_point = static_cast<float>(y_zero_point);
+  for_each_row_of_sums(s, x, m, x_zero_point, [&](int64_t r, const int32_t* a) {
+    uint8_t* out = y + r * s.n;
+    for (int64_t j = 0; j < s.n; ++j)
+      out[j] = static_cast<uint8_t>(
+          std::nearbyint(std::clamp((static_cast<float>(a[j]) + shift[j]) * scale[j] + zero_point, 0.f, 255.f)));
   });
 }
 
@@ -126,8 +162,8 @@ std::string Int8Linear::impl(int64_t m) const {
 struct Int8Conv::State {
   uint64_t id;  // tells this convolution's cached primitives from another's
   DimVector w_sizes;
-  std::vector<float> w_scales;
-  std::vector<float> bias;  // empty: none
+  std::vector<float> w_inv_scales;  // 1 / w_scales as PyTorch's prepacking computes them
+  std::vector<float> bias;          // empty: none
   Int8ConvGeometry g;
   dnnl::memory::desc w_md;  // the user's weight: [groups,] out, in / groups, kernel... (plain)
   std::vector<int8_t> w;
@@ -159,9 +195,10 @@ onednn::Primitive& conv_primitive(const Int8Conv::State& s, IntArrayRef x_sizes,
     const int64_t out = s.w_sizes[0];
     const dnnl::memory::desc bias_md = s.bias.empty() ? dnnl::memory::desc() : dnnl::memory::desc({out}, dt::f32, dims{1});
     dnnl::primitive_attr attr = onednn::user_scratchpad();
-    std::vector<float> scales(s.w_scales.size());
-    for (size_t i = 0; i < scales.size(); ++i) scales[i] = x_scale * s.w_scales[i] / y_scale;
-    attr.set_output_scales(s.w_scales.size() > 1 ? 1 << 1 : 0, scales);
+    const float x_inv = inverse_scale(x_scale), y_inv = inverse_scale(y_scale);
+    std::vector<float> scales(s.w_inv_scales.size());
+    for (size_t i = 0; i < scales.size(); ++i) scales[i] = y_inv / (x_inv * s.w_inv_scales[i]);
+    attr.set_output_scales(s.w_inv_scales.size() > 1 ? 1 << 1 : 0, scales);
     attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
     attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
     if (s.g.relu) {
@@ -211,7 +248,8 @@ Int8Conv::Int8Conv(const int8_t* w, IntArrayRef w_sizes, const std::vector<float
   State& s = *s_;
   s.id = next_conv_id.fetch_add(1);
   s.w_sizes = DimVector(w_sizes);
-  s.w_scales = w_scales;
+  // PyTorch (qconv_prepack): 1.0f / scale per channel, float(1.0 / scale) per tensor
+  for (float w_scale : w_scales) s.w_inv_scales.push_back(w_scales.size() > 1 ? 1.0f / w_scale : inverse_scale(w_scale));
   s.g = std::move(geometry);
   const int64_t out = w_sizes[0];
   if (bias) s.bias.assign(bias, bias + out);
@@ -236,7 +274,9 @@ void Int8Conv::run(const uint8_t* x, IntArrayRef x_sizes, IntArrayRef x_strides,
   const State& s = *s_;
   onednn::Primitive& p = conv_primitive(s, x_sizes, x_strides, x_scale, y_sizes, y_strides, y_scale);
   std::vector<float> bias(s.bias.size());
-  for (size_t c = 0; c < bias.size(); ++c) bias[c] = s.bias[c] / (x_scale * s.w_scales[s.w_scales.size() > 1 ? c : 0]);
+  const float x_inv = inverse_scale(x_scale);
+  const bool per_channel = s.w_inv_scales.size() > 1;
+  for (size_t c = 0; c < bias.size(); ++c) bias[c] = s.bias[c] * (x_inv * s.w_inv_scales[per_channel ? c : 0]);
   if (bias.empty()) {
     p.execute({{DNNL_ARG_SRC, x},
                {DNNL_ARG_DST, y},

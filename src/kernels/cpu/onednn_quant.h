@@ -21,6 +21,11 @@ class Int8Linear {
   Int8Linear(const int8_t* w, int64_t n, int64_t k, const std::vector<float>& w_scales, const float* bias);
   ~Int8Linear();
   void run(const uint8_t* x, int64_t m, float x_scale, int32_t x_zero_point, float* y) const;
+  // y uint8, requantized as PyTorch's int8 linear (ideep's matmul): with oneDNN's reciprocal scales
+  // X, W[j], Y, y = clamp(round((sums + bias[j] * (X * W[j])) * (Y / (X * W[j])) + y_zero_point)),
+  // in float and in that order, as Int8Conv.
+  void run(const uint8_t* x, int64_t m, float x_scale, int32_t x_zero_point, uint8_t* y, float y_scale,
+           int32_t y_zero_point) const;
   // oneDNN's implementation for m rows ("brg:avx512_core_amx_int8", "gemm:jit", ...)
   std::string impl(int64_t m) const;
   struct State;
@@ -30,13 +35,14 @@ class Int8Linear {
 };
 
 // oneDNN's int8 convolution (1 to 3 spatial dims) requantizing inside the primitive, as PyTorch's
-// quantized conv: y = clamp(y_zero_point + round(act(x_scale * w_scale[c] / y_scale *
-// (sum (x - x_zero_point) * w + bias[c] / (x_scale * w_scale[c]))))), x and y uint8 in
-// channels-last order, w int8 symmetric (zero point 0), act ReLU or none. oneDNN 2.x adds the bias
-// to the int32 sums before the output scales, hence its division. The zero points are run-time
-// arguments; the scales are part of the primitive (oneDNN 2.6 takes them only when it is made):
-// one primitive per input shape and pair of scales, cached per thread (onednn::cached) with the
-// weight in its layout.
+// quantized conv (ideep's): with oneDNN's reciprocal scales X = 1 / x_scale, W[c] = 1 / w_scale[c]
+// and Y = 1 / y_scale in float, y = clamp(round(act((sum (x - x_zero_point) * w + bias[c] * (X *
+// W[c])) * (Y / (X * W[c]))) + y_zero_point)), x and y uint8 in channels-last order, w int8
+// symmetric (zero point 0), act ReLU or none; computed in that order and in float, the integers are
+// PyTorch's bit for bit (oneDNN 2.x adds the bias to the int32 sums before the output scales, hence
+// its scaling). The zero points are run-time arguments; the scales are part of the primitive
+// (oneDNN 2.6 takes them only when it is made): one primitive per input shape and pair of scales,
+// cached per thread (onednn::cached) with the weight in its layout.
 struct Int8ConvGeometry {
   std::vector<int64_t> stride, padding_l, padding_r, dilation;  // one per spatial dim; dilation 1 = dense
   int64_t groups = 1;

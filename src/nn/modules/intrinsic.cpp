@@ -46,6 +46,20 @@ void ConvReLUImpl<D>::pretty_print(std::ostream& stream) const {
 
 namespace ember::nn::detail {
 
+std::pair<Tensor, Tensor> fold_batch_norm(const Tensor& weight, const Tensor& bias, const BatchNormFold& bn,
+                                          bool linear) {
+  NoGradGuard no_grad;
+  const ScalarType dtype = weight.scalar_type();
+  const Tensor inv_std = bn.inv_std.to(dtype), gamma = bn.weight.defined() ? bn.weight.to(dtype) : Tensor();
+  const Tensor scale = gamma.defined() ? gamma * inv_std : inv_std;
+  std::vector<int64_t> shape(static_cast<size_t>(weight.dim()), 1);
+  shape[0] = -1;
+  const Tensor centred = bias.defined() ? bias - bn.mean.to(dtype) : -bn.mean.to(dtype);
+  Tensor b = linear || !gamma.defined() ? centred * scale : centred * inv_std * gamma;
+  if (bn.bias.defined()) b = b + bn.bias.to(dtype);
+  return {weight * scale.reshape(shape), b};
+}
+
 template <size_t D>
 Tensor conv_activation_forward(ConvNdImpl<D>& conv, const Tensor& input, ember::detail::ConvActivation activation) {
   const auto& o = conv.options;
@@ -175,10 +189,10 @@ Tensor ConvBnImpl<D>::forward(const Tensor& input) {
 template <size_t D>
 std::shared_ptr<ConvNdImpl<D>> ConvBnImpl<D>::folded_conv() const {
   const char* op = relu ? "ConvBnReLU" : "ConvBn";
-  Tensor scale, shift;
-  EMBER_CHECK(nn::detail::bn_affine<D>(*bn, scale, shift, /*any_mode=*/true), op,
+  nn::detail::BatchNormFold fold;
+  EMBER_CHECK(nn::detail::bn_fold<D>(*bn, fold, /*any_mode=*/true), op,
               "the batch norm has no running statistics to fold (track_running_stats=false)");
-  std::shared_ptr<ConvNdImpl<D>> folded = nn::detail::folded(*conv, conv->options, scale, shift);
+  std::shared_ptr<ConvNdImpl<D>> folded = nn::detail::folded(*conv, conv->options, fold);
   folded->weight_fake_quant = conv->weight_fake_quant;
   return folded;
 }

@@ -137,13 +137,19 @@ Tensor LinearImpl::forward(const Tensor& input) {
   const auto kernel = packed_->kernel.get(qweight_, bias_, [op](const Tensor& w, const std::optional<Tensor>& b) {
     return make_kernel(op, w, b);
   });
-  Tensor y = empty(out_sizes);
+  const double out_scale = scale();
+  const int64_t out_zero_point = zero_point();
+  EMBER_CHECK(std::isfinite(out_scale) && out_scale > 0 && out_zero_point >= 0 && out_zero_point <= 255, op,
+              "the output's scale must be finite and positive and its zero point in [0, 255], got ", out_scale, " and ",
+              out_zero_point);
+  Tensor y = empty(out_sizes, TensorOptions().dtype(kByte));
   if (m > 0) {
     const Tensor xq = input.int_repr().contiguous();
     kernel->run(xq.data_ptr<uint8_t>(), m, static_cast<float>(input.q_scale()),
-                static_cast<int32_t>(input.q_zero_point()), y.data_ptr<float>());
+                static_cast<int32_t>(input.q_zero_point()), y.data_ptr<uint8_t>(), static_cast<float>(out_scale),
+                static_cast<int32_t>(out_zero_point));
   }
-  return quantize_per_tensor(y, scale(), zero_point(), kQUInt8);
+  return ember::quantized::wrap(y, ember::quantized::per_tensor_quantizer(kQUInt8, out_scale, out_zero_point));
 }
 
 void LinearImpl::pretty_print(std::ostream& stream) const {

@@ -2,42 +2,49 @@
 // shared by fx's fuse_conv_bn pass and quantization's fuse_modules.
 #pragma once
 #include <memory>
-#include <vector>
+#include <type_traits>
+#include <utility>
 
 #include "ember/autograd.h"
-#include "ember/factory.h"
 #include "ember/nn/modules/conv.h"
+#include "ember/nn/modules/linear.h"
 #include "ember/nn/modules/normalization.h"
 #include "ember/pointwise.h"
-#include "ember/shape.h"
 #include "ops/conv_activation.h"
 
 namespace ember::nn::detail {
 
-// A BatchNorm's eval-mode transform y = x * scale + shift, per channel, in float64; false when m
-// is not a BatchNorm{D}d in eval mode (any mode when asked: QAT's convert folds a training one's
-// running statistics) with running statistics.
+// A BatchNorm's eval-mode statistics, what folding it takes; false when m is not a BatchNorm{D}d in
+// eval mode (any mode when asked: QAT's convert folds a training one's running statistics) with
+// running statistics. inv_std = rsqrt(running_var + eps) in the statistics' dtype, as PyTorch's
+// fuse_conv_bn_weights; weight and bias undefined when the batch norm has none.
+struct BatchNormFold {
+  Tensor mean, inv_std, weight, bias;
+};
 template <size_t D>
-bool bn_affine(const Module& m, Tensor& scale, Tensor& shift, bool any_mode = false) {
+bool bn_fold(const Module& m, BatchNormFold& out, bool any_mode = false) {
   const auto* bn = dynamic_cast<const BatchNormImpl<D>*>(&m);
   if (!bn || (bn->is_training() && !any_mode) || !bn->running_mean.defined()) return false;
-  const Tensor inv_std = rsqrt(bn->running_var.to(kDouble) + bn->options.eps());
-  scale = bn->weight.defined() ? bn->weight.to(kDouble) * inv_std : inv_std;
-  shift = (bn->bias.defined() ? bn->bias.to(kDouble) : zeros_like(scale)) - bn->running_mean.to(kDouble) * scale;
+  out = {bn->running_mean.detach(), rsqrt(bn->running_var.detach() + bn->options.eps()), bn->weight.detach(),
+         bn->bias.detach()};
   return true;
 }
 
-// Folds (scale, shift) into a copy of a layer whose output channels are its weight's dim 0 (in
-// eval mode, with a bias).
+// The batch norm folded into a layer's weight (output channels along dim 0) and bias (undefined:
+// none), in the weight's dtype and PyTorch's order of operations (torch.nn.utils.fusion:
+// fuse_conv_bn_weights, or fuse_linear_bn_weights when `linear`), so that the folded weights, and
+// the int8 weights quantized from them, are PyTorch's bit for bit. conv: w * (gamma * inv_std),
+// (b - mean) * inv_std * gamma + beta; linear: with s = gamma * inv_std, w * s, (b - mean) * s + beta.
+std::pair<Tensor, Tensor> fold_batch_norm(const Tensor& weight, const Tensor& bias, const BatchNormFold& bn,
+                                          bool linear);
+
+// A copy of a layer (in eval mode, with a bias) with the batch norm folded into it.
 template <class Impl, class Options>
-std::shared_ptr<Impl> folded(const Impl& layer, Options options, const Tensor& scale, const Tensor& shift) {
+std::shared_ptr<Impl> folded(const Impl& layer, Options options, const BatchNormFold& bn) {
   options.bias(true);
   auto out = std::make_shared<Impl>(options);
   out->to(layer.weight.scalar_type());
-  std::vector<int64_t> shape(static_cast<size_t>(layer.weight.dim()), 1);
-  shape[0] = -1;
-  const Tensor w = layer.weight.to(kDouble) * scale.reshape(shape);
-  const Tensor b = (layer.bias.defined() ? layer.bias.to(kDouble) * scale : zeros_like(scale)) + shift;
+  auto [w, b] = fold_batch_norm(layer.weight, layer.bias, bn, std::is_same_v<Impl, LinearImpl>);
   NoGradGuard no_grad;
   out->weight.copy_(w);
   out->bias.copy_(b);
