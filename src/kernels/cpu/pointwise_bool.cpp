@@ -11,6 +11,7 @@
 #include "kernels/cpu/complex_kernels.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/pointwise.h"
+#include "kernels/cpu/pointwise_loops.h"
 
 namespace ember::kernels {
 namespace {
@@ -35,37 +36,6 @@ void scatter(char* dst, int64_t stride, const char* src, int64_t m, size_t size)
   for (int64_t i = 0; i < m; ++i) std::memcpy(dst + i * stride, src + i * size, size);
 }
 
-// Runs body(ctx, p, m) on the row's elements in chunks, p[k] pointing at m contiguous elements of
-// operand k (0 the output; k < nops <= 4, size[k] bytes each): a strided or broadcast input is
-// gathered into a buffer first, a strided output written through one. So each kernel has one
-// contiguous loop, which the compiler vectorizes without branches, whatever the layout; this
-// driver is compiled once.
-using ChunkBody = void (*)(const void* ctx, char** p, int64_t m);
-constexpr int64_t kChunk = 256;
-void contiguous_chunks(char** data, const int64_t* s, int64_t n, const size_t* size, size_t nops, ChunkBody body,
-                       const void* ctx) {
-  constexpr size_t kMaxOps = 4;
-  alignas(64) char buf[kMaxOps][kChunk * 16];
-  bool direct[kMaxOps];
-  for (size_t k = 0; k < nops; ++k) direct[k] = s[k] == static_cast<int64_t>(size[k]);
-  for (size_t k = 1; k < nops; ++k)  // a broadcast input: one chunk of copies serves the whole row
-    if (s[k] == 0) gather(buf[k], data[k], 0, std::min(kChunk, n), size[k]);
-  char* p[kMaxOps];
-  for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
-    const int64_t m = std::min(kChunk, n - i0);
-    for (size_t k = 0; k < nops; ++k) {
-      if (direct[k]) {
-        p[k] = data[k] + i0 * s[k];
-      } else {
-        p[k] = buf[k];
-        if (k > 0 && s[k] != 0) gather(buf[k], data[k] + i0 * s[k], s[k], m, size[k]);
-      }
-    }
-    body(ctx, p, m);
-    if (!direct[0]) scatter(data[0] + i0 * s[0], s[0], buf[0], m, size[0]);
-  }
-}
-
 // out[i] (bool) = f(in_0[i], ...) with inputs of storage type T read as compute_t<T>.
 template <class T, size_t K, class F, size_t... I>
 void predicate_loop(const F& f, char** data, const int64_t* s, int64_t n, std::index_sequence<I...>) {
@@ -77,7 +47,7 @@ void predicate_loop(const F& f, char** data, const int64_t* s, int64_t n, std::i
     if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
       // widened a chunk at a time by the vectorized cast: converting element by element made
       // float16 comparisons 3.5x slower than libtorch's
-      alignas(64) float wide[K][kChunk];
+      alignas(64) float wide[K][kChunkElements];
       (widen_to_float(CppTypeToScalarType<T>::value, wide[I], p[I + 1], m), ...);
       for (int64_t i = 0; i < m; ++i) out[i] = g(wide[I][i]...);
     } else {
@@ -145,6 +115,31 @@ void where_typed(TensorIterator& iter) {
 }
 
 }  // namespace
+
+void contiguous_chunks(char** data, const int64_t* s, int64_t n, const size_t* size, size_t nops, ChunkBody body,
+                       const void* ctx) {
+  constexpr size_t kMaxOps = 4;
+  alignas(64) char buf[kMaxOps][kChunkElements * 16];
+  bool direct[kMaxOps];
+  for (size_t k = 0; k < nops; ++k) direct[k] = s[k] == static_cast<int64_t>(size[k]);
+  for (size_t k = 1; k < nops; ++k)  // a broadcast input: one chunk of copies serves the whole row
+    if (s[k] == 0) gather(buf[k], data[k], 0, std::min(kChunkElements, n), size[k]);
+  char* p[kMaxOps];
+  for (int64_t i0 = 0; i0 < n; i0 += kChunkElements) {
+    const int64_t m = std::min(kChunkElements, n - i0);
+    for (size_t k = 0; k < nops; ++k) {
+      if (direct[k]) {
+        p[k] = data[k] + i0 * s[k];
+      } else {
+        p[k] = buf[k];
+        if (k > 0 && s[k] != 0) gather(buf[k], data[k] + i0 * s[k], s[k], m, size[k]);
+      }
+    }
+    body(ctx, p, m);
+    if (!direct[0]) scatter(data[0] + i0 * s[0], s[0], buf[0], m, size[0]);
+  }
+}
+
 
 void predicate_kernel(TensorIterator& iter, PredicateOp op) {
   if (is_complex_type(iter.dtype(1))) return complex_predicate_kernel(iter, op);
