@@ -155,12 +155,12 @@ void cast_span(char* out, const char* in, int64_t n) {
   }
 }
 template <class To, class From>
-void cast_loop(char** data, const int64_t* strides, int64_t n) {
+void cast_loop(char** data, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer) {
   // strided or broadcast operands converted a contiguous chunk at a time (element by element, a
   // transposed bool to int64 ran 5x slower than libtorch), contiguous ones in place
   const size_t size[2] = {sizeof(To), sizeof(From)};
-  contiguous_chunks(data, strides, n, size, 2, [](const void*, char** p, int64_t m) { cast_span<To, From>(p[0], p[1], m); },
-                    nullptr);
+  contiguous_chunks(data, strides, n, rows, outer, size, 2,
+                    [](const void*, char** p, int64_t m) { cast_span<To, From>(p[0], p[1], m); }, nullptr);
 }
 // n elements of es bytes between strided positions (a transpose's inner loop), moved as
 // integers of that width rather than one memcpy call each.
