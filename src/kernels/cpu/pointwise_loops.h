@@ -11,10 +11,10 @@
 namespace ember::kernels {
 
 // Runs body(ctx, p, m) on `rows` rows of n elements (row r of operand k at data[k] + r * outer[k],
-// outer read only when rows > 1, as TensorIterator's row loops) in chunks of m <= kChunkElements,
-// p[k] pointing at m contiguous elements of operand k (0 the output; k < nops <= 4, size[k] <= 16
-// bytes each): a strided or broadcast input is gathered into a buffer first, a strided output
-// written through one. So each kernel has one contiguous loop, which the compiler vectorizes,
+// outer read only when rows > 1, as TensorIterator's row loops), p[k] pointing at m contiguous
+// elements of operand k (0 the output; k < nops <= 4, size[k] <= 16 bytes each): whole rows when
+// every operand is contiguous, else chunks of m <= kChunkElements, a strided or broadcast input
+// gathered into a buffer first, a strided output written through one. So each kernel has one contiguous loop, which the compiler vectorizes,
 // whatever the layout; the driver (pointwise_bool.cpp) is compiled once and takes the rows itself
 // (a call per row cost a fifth of a broadcast int32 mul of 256 x 256).
 constexpr int64_t kChunkElements = 256;
