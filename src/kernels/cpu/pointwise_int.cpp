@@ -36,8 +36,8 @@ double quotient(T a, T b) {
   return static_cast<double>(a) / static_cast<double>(b == 0 ? T(1) : b);
 }
 // A whole quotient as T, wrapping as the integer division does (int32's minimum / -1: 2^31).
-// Every operation runs unconditionally and the zero divisor is a select afterwards: GCC keeps a
-// floating-point operation that may trap out of a vectorized branch.
+// The forms below compute unconditionally and select for a zero divisor afterwards, a branch-free
+// loop GCC vectorizes (with -fno-trapping-math on this file, CMakeLists.txt).
 template <class T>
 T from_whole(double q) {
   if constexpr (sizeof(T) == 4 && kSigned<T>) {
