@@ -280,9 +280,11 @@ struct DivOp {
       }
       return c.grad() / conj_of(c[o]);
     });
+    // divided twice, not by other * other, as PyTorch: the square overflows float16 above 256
+    // (a zero gradient) and rounds once more
     d.grad(other, [s = d.save_for(other, self), o = d.save_for(other, other)](const auto& c) {
       const Tensor den = c[o];
-      return -c.grad() * conj_of(c[s]) / conj_of(den * den);
+      return -c.grad() * conj_of(c[s] / den / den);
     });
   }
 };

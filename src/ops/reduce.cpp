@@ -524,7 +524,7 @@ struct NormOp {
   static Tensor norm_backward(const Tensor& grad, const Tensor& x, double p, const Tensor& norm, const Reduced& red) {
     if (p == 0) return Tensor();
     if (p == 1) return x.sign() * grad;
-    if (p == 2) return grad * (x / norm).masked_fill(norm == 0, 0);
+    if (p == 2) return x * (grad / norm).masked_fill(norm == 0, 0);  // PyTorch's order of rounding
     if (std::isinf(p)) {  // the elements whose |x| is the norm share the gradient (NaNs to a NaN norm)
       const Tensor is_max = (x.abs() == norm).logical_or(x.isnan().logical_and(norm.isnan())).to(norm.dtype());
       return x.sign() * is_max * (grad / is_max.sum(red.dims(), true));

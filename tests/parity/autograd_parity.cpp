@@ -704,4 +704,38 @@ TEST(AutogradParity, FactoriesAndCopiesStartAtVersionZero) {
   EXPECT_EQ(e.clone()._version(), t.clone()._version());
 }
 
+// div's gradient for the divisor divides twice, as libtorch's (-grad * ((self / other) / other)):
+// through other * other, float16 divisors above 256 overflowed to a zero gradient. The broadcast
+// divisor's gradient is also summed over the rows, as the sweep's div.backward row does.
+TEST(AutogradParity, DivFloat16DivisorGradientAbove256) {
+  const ember::Tensor x = parity::random({16, 8}, ember::kFloat, 994) * 50;
+  const ember::Tensor other = (parity::random({1, 8}, ember::kFloat, 995) + 2) * 80 + 260;  // [260, 580)
+  const ember::Tensor g = parity::random({16, 8}, ember::kHalf, 996);
+  const ember::Tensor ex = x.to(ember::kHalf).requires_grad_(), eo = other.to(ember::kHalf).requires_grad_();
+  const torch::Tensor tx = to_torch(ex.detach()).requires_grad_(), to = to_torch(eo.detach()).requires_grad_();
+  ember::autograd::backward({ex / eo}, {g});
+  torch::autograd::backward({tx / to}, {to_torch(g)});
+  EXPECT_TRUE(Close(ex.grad(), tx.grad()));
+  EXPECT_TRUE(Close(eo.grad(), to.grad(), {4e-3, 1e-5}));  // the row sums round differently
+  EXPECT_GT(eo.grad().abs().min().item<float>(), 0.0f);
+}
+
+// masked_select of a transposed input: the gradient lands at the mask's positions of the
+// logical (row-major) order. libtorch 1.13's own gradient for a transposed input is scattered in
+// memory order (wrong: torch.zeros(n, n)[mask] = grad disagrees), so the reference is libtorch's
+// gradient of the same values made contiguous.
+TEST(AutogradParity, MaskedSelectOfTransposedInputGradient) {
+  ember::Generator gen(997);
+  const ember::Tensor mask = ember::randint(0, 2, {32, 32}, &gen, ember::TensorOptions().dtype(ember::kBool));
+  for (ember::ScalarType dt : {ember::kFloat, ember::kHalf}) {
+    const ember::Tensor x = parity::random({32, 32}, dt, 998).t().requires_grad_();
+    const ember::Tensor y = x.masked_select(mask);
+    const ember::Tensor g = parity::random({y.numel()}, dt, 999);
+    ember::autograd::backward({y}, {g});
+    const torch::Tensor tx = to_torch(x.detach()).contiguous().requires_grad_();
+    torch::autograd::backward({tx.masked_select(to_torch(mask))}, {to_torch(g)});
+    EXPECT_TRUE(Close(x.grad(), tx.grad())) << dt;
+  }
+}
+
 }  // namespace EMBER_UNITY_FILE

@@ -479,6 +479,32 @@ TEST(PointwiseParity, BinaryAllDtypesAndBroadcasts) {
   }
 }
 
+// The integer division ops on every pair of extreme and ordinary values of each integer dtype
+// (int32 and narrower divide in double: exact for all of them), but the dtype's minimum by -1,
+// which traps in libtorch's integer division.
+TEST(PointwiseParity, IntegerDivisionExtremes) {
+  for (ember::ScalarType dt : {ember::kByte, ember::kChar, ember::kShort, ember::kInt, ember::kLong}) {
+    const torch::ScalarType tdt = to_torch(dt);
+    const int64_t min = dt == ember::kByte ? 0
+                        : dt == ember::kChar ? INT8_MIN
+                        : dt == ember::kShort ? INT16_MIN
+                        : dt == ember::kInt ? INT32_MIN
+                                            : INT64_MIN;
+    const torch::Tensor lo = torch::full({1}, min, tdt), hi = lo.bitwise_not();
+    const torch::Tensor v = torch::cat({lo, lo + 1, hi, hi - 1,
+                                        torch::tensor({-1000003, -77, -7, -2, -1, 1, 2, 3, 7, 77, 1000003}).to(tdt)});
+    const torch::Tensor a = v.unsqueeze(1).expand({v.size(0), v.size(0)}).contiguous();
+    const torch::Tensor b0 = v.unsqueeze(0).expand({v.size(0), v.size(0)}).contiguous();
+    const torch::Tensor b = b0.masked_fill(b0.eq(0) | (a.eq(min) & b0.eq(-1)), 3);
+    for (const char* name : {"div_trunc", "div_floor", "remainder", "fmod", "floor_divide"}) {
+      for (const auto& c : binary_cases()) {
+        if (std::string_view(c.name) != name) continue;
+        EXPECT_TRUE(Close(c.ember_fn(parity::to_ember(a), parity::to_ember(b)), c.torch_fn(a, b))) << name << " " << dt;
+      }
+    }
+  }
+}
+
 // Every pair of special values (zeros of both signs, infinities, NaN, subnormal, tiny and huge
 // numbers) through the binary functions with vector forms, in float32 and float64, against
 // libtorch in float64 (libtorch's float32 fmod gives NaN for a subnormal divisor; C's fmod, and
