@@ -57,11 +57,12 @@ struct OpInfo {
 };
 
 // Runs the boxed layers active in `active` (kTracingLayer, kObserverLayer, kAutocastLayer,
-// kConjFallback), outermost first, then info.call. `policy`: the op's autocast policy when
+// kConjFallback), outermost first, then info.call. Autocast and the conjugate fallback replace
+// pointers of `args` by new values of theirs. `policy`: the op's autocast policy when
 // info.casts and kAutocastLayer is set.
-void call(const OpInfo& info, void* const* args, void* result, uint32_t active, Autocast policy);
+void call(const OpInfo& info, void** args, void* result, uint32_t active, Autocast policy);
 // Op::run recorded into this thread's capture (capture.h); info.call is the op's run.
-void capture(const OpInfo& info, void* const* args, void* result);
+void capture(const OpInfo& info, void** args, void* result);
 
 // Where an adaptor puts the op's result; the caller takes it out.
 template <class R>
@@ -136,8 +137,19 @@ constexpr Observed observed_of() {
     return Observed::kInts;
   return Observed::kNothing;
 }
+// D: the argument's type without reference or const. An array (a string literal given to call<Op>)
+// is pointed at as an array; the capture never sees one (capture_arg_t decays it), so it keeps none.
 template <class D>
-inline constexpr ArgType arg_type{&traced_of<D>, &keep_of<D>, tensors_of<D>(), observed_of<D>()};
+constexpr auto keep_fn() -> std::unique_ptr<StoredArg> (*)(CaptureRecorder&, const void*) {
+  if constexpr (std::is_array_v<D>) {
+    return nullptr;
+  } else {
+    return &keep_of<D>;
+  }
+}
+template <class D>
+inline constexpr ArgType arg_type{&traced_of<D>, keep_fn<D>(), tensors_of<std::decay_t<D>>(),
+                                  observed_of<std::decay_t<D>>()};
 
 // An argument's address, as the boxed layers hold it.
 template <class A>
@@ -168,7 +180,7 @@ struct Layers<Op, std::index_sequence<I...>, Args...> {
       static_cast<Result<R>*>(result)->v.emplace(call_grad_layers<Op>(active, unbox<Args>(args[I])...));
     }
   }
-  static constexpr const ArgType* types[] = {&arg_type<std::decay_t<Args>>..., nullptr};
+  static constexpr const ArgType* types[] = {&arg_type<std::remove_cvref_t<Args>>..., nullptr};
   static constexpr OpInfo info = {Op::name,
                                   types,
                                   sizeof...(Args),
@@ -201,7 +213,7 @@ struct Run<Op, std::index_sequence<I...>, A...> {
       if (result) static_cast<Result<R>*>(result)->v.emplace(std::forward<R>(r));
     }
   }
-  static constexpr const ArgType* types[] = {&arg_type<std::decay_t<A>>..., nullptr};
+  static constexpr const ArgType* types[] = {&arg_type<std::remove_cvref_t<A>>..., nullptr};
   static constexpr OpInfo info = {Op::name,
                                   types,
                                   sizeof...(A),
@@ -230,7 +242,7 @@ template <class Op, class... Args>
     if constexpr (boxed::casts<Op, Args...>) {
       if (active & kAutocastLayer) policy = autocast_policy_of<Op>(args...);
     }
-    void* const boxed_args[] = {boxed::box(args)..., nullptr};
+    void* boxed_args[] = {boxed::box(args)..., nullptr};
     boxed::Result<op_result_t<Op, Args...>> r;
     boxed::call(Boxed::info, boxed_args, &r, active, policy);
     return r.take();
@@ -239,11 +251,12 @@ template <class Op, class... Args>
 }
 
 namespace capture_impl {
-// Op::run, recorded (see the top of capture.h); A are references (capture_arg_t, dispatch.h).
-// Out of line and cold: a capture is rare, and each op's layers share this one copy.
+// Op::run, recorded (see the top of capture.h); A are references (capture_arg_t, dispatch.h),
+// so that the layers' calls of one op share one run and one replay. Out of line and cold: a
+// capture is rare.
 template <class Op, class... A>
 [[gnu::noinline, gnu::cold]] auto capture_call(A... a) -> decltype(Op::run(a...)) {
-  void* const boxed_args[] = {boxed::box(a)..., nullptr};
+  void* boxed_args[] = {boxed::box(a)..., nullptr};
   boxed::Result<decltype(Op::run(a...))> r;
   boxed::capture(boxed::Run<Op, std::index_sequence_for<A...>, A...>::info, boxed_args, &r);
   return r.take();

@@ -190,9 +190,10 @@ constexpr uint32_t written_args() {
 
 }  // namespace capture_impl
 
-// Declared in autograd/layer.h, for the autograd layer's calls of Op::run.
+// Declared in autograd/layer.h, for the autograd layer's calls of Op::run. (Inlined even at -O0:
+// one function less per op in the sanitizer builds.)
 template <class Op, class... A>
-auto run_op(A&&... a) -> decltype(Op::run(std::forward<A>(a)...)) {
+[[gnu::always_inline]] inline auto run_op(A&&... a) -> decltype(Op::run(std::forward<A>(a)...)) {
   if (capturing()) return capture_impl::capture_run<Op>(std::forward<A>(a)...);
   return Op::run(std::forward<A>(a)...);
 }

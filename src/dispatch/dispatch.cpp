@@ -147,8 +147,8 @@ Tensor resolved(const Tensor& t) { return t.defined() && t.is_conj() ? resolve_c
 // fallback and autocast may replace tensors by new ones (held here), and its result.
 class Frame {
  public:
-  Frame(const boxed::OpInfo& info, void* const* args, void* result, Autocast policy)
-      : info(info), args(args, args + info.nargs), result(result), policy(policy) {}
+  Frame(const boxed::OpInfo& info, void** args, void* result, Autocast policy)
+      : info(info), args(args), result(result), policy(policy) {}
 
   std::vector<TracedArg> traced() const {
     std::vector<TracedArg> r(info.nargs);
@@ -226,7 +226,7 @@ class Frame {
   }
 
   const boxed::OpInfo& info;
-  std::vector<void*> args;
+  void** const args;  // the caller's array
   void* const result;
   const Autocast policy;
 
@@ -242,7 +242,7 @@ class Frame {
 
 // The autocast layer: an op with a policy gets its arguments cast and runs with autocast off.
 void autocast_layer(Frame& f, uint32_t active) {
-  if (!f.info.casts || !(active & kAutocastLayer)) return f.info.call(f.args.data(), f.result, active);
+  if (!f.info.casts || !(active & kAutocastLayer)) return f.info.call(f.args, f.result, active);
   std::optional<ScalarType> to;
   switch (f.policy) {
     case Autocast::kLowerPrecision: to = autocast_impl::region_dtype(); break;
@@ -252,7 +252,7 @@ void autocast_layer(Frame& f, uint32_t active) {
   }
   autocast_impl::Suspend off;
   if (to) f.replace_tensors([&](const Tensor& t) { return autocast_impl::cast(t, *to); });
-  f.info.call(f.args.data(), f.result, active & ~static_cast<uint32_t>(kAutocastLayer));
+  f.info.call(f.args, f.result, active & ~static_cast<uint32_t>(kAutocastLayer));
 }
 
 // The op observer, then autocast.
@@ -302,25 +302,25 @@ void traced_layers(Frame& f, uint32_t active) {
 
 namespace boxed {
 
-void call(const OpInfo& info, void* const* args, void* result, uint32_t active, Autocast policy) {
+void call(const OpInfo& info, void** args, void* result, uint32_t active, Autocast policy) {
+  Tensor* const caller_first = info.writes_first ? static_cast<Tensor*>(args[0]) : nullptr;
   Frame f(info, args, result, policy);
   if (!(active & kConjFallback)) return traced_layers(f, active);
   // The conjugate fallback (dispatch.h): the op gets its conjugated arguments resolved; one that
   // writes into a conjugate view writes into its resolved copy, then back through the bit.
   active &= ~static_cast<uint32_t>(kConjFallback);
   f.replace_tensors(resolved);
-  if (!info.writes_first || f.args[0] == args[0]) return traced_layers(f, active);
+  if (!caller_first || f.args[0] == caller_first) return traced_layers(f, active);
   if (!info.returns_self) {
     ::ember::detail::fail(info.name, "writing into a conjugate view is not supported by this op; call "
                           "resolve_conj() first");
   }
   traced_layers(f, active);
-  Tensor& self = *static_cast<Tensor*>(args[0]);
-  copy_for_fallback(self, *static_cast<const Tensor*>(f.args[0]));
-  static_cast<Result<Tensor&>*>(result)->v.emplace(self);
+  copy_for_fallback(*caller_first, *static_cast<const Tensor*>(f.args[0]));
+  static_cast<Result<Tensor&>*>(result)->v.emplace(*caller_first);
 }
 
-void capture(const OpInfo& info, void* const* args, void* result) {
+void capture(const OpInfo& info, void** args, void* result) {
   // A composite op in grad mode: its inner ops record themselves (capture.h).
   if (info.composite && (tls_state.active & kGradModeLayer)) return info.call(args, result, 0);
   const Frame f(info, args, result, Autocast::kNone);
