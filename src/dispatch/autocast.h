@@ -50,36 +50,6 @@ Tensor cast(const Tensor& t, ScalarType to);
 inline void widen(std::optional<ScalarType>& to, const Tensor& t) {
   if (eligible(t)) to = to ? promote_types(*to, t.scalar_type()) : t.scalar_type();
 }
-template <class T>
-void widen_arg(std::optional<ScalarType>& to, const T& a) {
-  using D = std::decay_t<T>;
-  if constexpr (std::is_same_v<D, Tensor>) {
-    widen(to, a);
-  } else if constexpr (std::is_same_v<D, std::optional<Tensor>>) {
-    if (a) widen(to, *a);
-  } else if constexpr (std::is_same_v<D, TensorList> || std::is_same_v<D, std::vector<Tensor>>) {
-    for (const Tensor& t : a) widen(to, t);
-  }
-}
-
-// The argument as the op receives it: tensors cast (new values), anything else forwarded.
-template <class T>
-decltype(auto) cast_arg(ScalarType to, T&& a) {
-  using D = std::decay_t<T>;
-  if constexpr (std::is_same_v<D, Tensor>) {
-    return cast(a, to);
-  } else if constexpr (std::is_same_v<D, std::optional<Tensor>>) {
-    return a ? std::optional<Tensor>(cast(*a, to)) : std::optional<Tensor>();
-  } else if constexpr (std::is_same_v<D, TensorList> || std::is_same_v<D, std::vector<Tensor>>) {
-    std::vector<Tensor> r;
-    r.reserve(a.size());
-    for (const Tensor& t : a) r.push_back(cast(t, to));
-    return r;
-  } else {
-    return std::forward<T>(a);
-  }
-}
-
 // Clears the autocast bit of the thread's layer word for a scope (the op under the layer, and
 // the autograd engine's backward).
 class Suspend {
@@ -101,21 +71,6 @@ Autocast autocast_policy_of(const Args&... args) {
     return Op::autocast_policy(args...);
   } else {
     return Op::autocast;
-  }
-}
-
-// The dtype a policy casts to (nullopt: nothing to cast).
-template <class... Args>
-std::optional<ScalarType> autocast_target(Autocast policy, const Args&... args) {
-  switch (policy) {
-    case Autocast::kLowerPrecision: return autocast_impl::region_dtype();
-    case Autocast::kFloat32: return kFloat;
-    case Autocast::kPromote: {
-      std::optional<ScalarType> to;
-      (autocast_impl::widen_arg(to, args), ...);
-      return to;
-    }
-    default: return std::nullopt;
   }
 }
 

@@ -8,7 +8,9 @@
 // policy, see autocast.h), autograd (grad mode, on by default: it acts only when a Tensor
 // argument requires grad) and inference mode; quantized tensors take the layers' path and reach
 // only the ops that accept them (AcceptsQuantized). While a graph captures
-// (ember::graphs, capture.h), the op's own run is recorded where the layers call it.
+// (ember::graphs, capture.h), the op's own run is recorded where the layers call it. The layers
+// that are rarely active (tracer, observer, autocast, the conjugate fallback below, the capture)
+// are compiled once, on type-erased arguments (boxed.h); autograd and inference mode, per op.
 // A global word adds layers to every thread's: a profiler follows every thread by setting the
 // observer layer there (a thread's first observed op then attaches the thread's recorder).
 // The fast path, a direct call to Op::run, is taken when no layer but grad mode is on and no
@@ -43,6 +45,9 @@ enum Layer : uint32_t {
   kAutocastLayer = 1u << 3,   // inside an autocast region (ember::AutocastGuard)
   kTracingLayer = 1u << 4,    // an fx::Tracer records the ops called (trace.h), outermost of all
   kCaptureLayer = 1u << 5,    // a graph records each op's run (capture.h, ember::graphs)
+  // Not a thread's layer: call<Op> passes it to call_with_layers for an argument that is a
+  // conjugate view, when Op is not ConjAware (the conjugate fallback, below).
+  kConjFallback = 1u << 31,
 };
 
 struct ThreadState {
@@ -63,52 +68,6 @@ inline bool observing() { return active_layers() & kObserverLayer; }
 // cleared, so it can drop them at its next op. Set once; `on` sets or clears the layer.
 void set_thread_hook(void (*hook)());
 void observe_all_threads(bool on);
-
-// Tells the observers of this thread that an op begins (the returned token ends it). Observers
-// that want the op's inputs get them described by `inputs(args...)`, which costs nothing unless
-// one of them asked (see ember/observer.h).
-class ObservedOp {
- public:
-  explicit ObservedOp(const char* name);
-  ~ObservedOp();
-  ObservedOp(const ObservedOp&) = delete;
-  ObservedOp& operator=(const ObservedOp&) = delete;
-  template <class... Args>
-  void inputs(const Args&... args) {
-    if (!wants_inputs_) return;
-    std::vector<OpInput> described;
-    described.reserve(sizeof...(Args));
-    (describe_input(described, args), ...);
-    report_inputs(described);
-  }
-
- private:
-  template <class T>
-  static void describe_input(std::vector<OpInput>& out, const T& a) {
-    using D = std::decay_t<T>;
-    OpInput& in = out.emplace_back();
-    if constexpr (std::is_same_v<D, Tensor>) {
-      describe_tensor(in, a);
-    } else if constexpr (std::is_same_v<D, std::optional<Tensor>>) {
-      if (a) describe_tensor(in, *a);
-    } else if constexpr (std::is_same_v<D, TensorList> || std::is_same_v<D, std::vector<Tensor>>) {
-      out.pop_back();
-      for (const Tensor& t : a) describe_tensor(out.emplace_back(), t);
-    } else if constexpr (std::is_integral_v<D> && !std::is_same_v<D, bool>) {
-      in.kind = OpInput::Kind::Ints;
-      in.values.push_back(static_cast<int64_t>(a));
-    } else if constexpr (!std::is_arithmetic_v<D> && !std::is_enum_v<D> && std::is_convertible_v<const D&, IntArrayRef>) {
-      // (no number or enum: IntArrayRef's one-element constructor would view a converted temporary)
-      const IntArrayRef v = a;
-      in.kind = OpInput::Kind::Ints;
-      in.values.assign(v.begin(), v.end());
-    }
-  }
-  static void describe_tensor(OpInput& in, const Tensor& t);
-  void report_inputs(const std::vector<OpInput>& inputs);
-  const char* name_;
-  bool wants_inputs_ = false;
-};
 
 // The OR of the tensors' flags bytes (TensorImpl::dispatch_flags: requires grad, conjugate,
 // quantized) in an argument, so that the fast path tests them all with one load per tensor.
@@ -144,8 +103,9 @@ inline bool any_requires_grad(const Args&... args) {
 template <class Op>
 concept AcceptsQuantized = requires { requires Op::quantized; };
 [[noreturn]] void fail_quantized(const char* op);
+// (Inlined even at -O0: one function less per op in the sanitizer builds.)
 template <class Op, class... Args>
-inline void check_quantized(const Args&... args) {
+[[gnu::always_inline]] inline void check_quantized(const Args&... args) {
   if constexpr (!AcceptsQuantized<Op>) {
     if (any_flags(args...) & TensorImpl::kQuantizedFlag) fail_quantized(Op::name);
   }
@@ -204,9 +164,11 @@ namespace capture_impl {
 template <class A>
 using capture_arg_t = std::conditional_t<std::is_same_v<A, Tensor&>, Tensor&, const std::decay_t<A>&>;
 template <class Op, class... A>
-auto capture_call(A... a) -> decltype(Op::run(a...));  // Op::run, recorded (capture.h)
+auto capture_call(A... a) -> decltype(Op::run(a...));  // Op::run, recorded (boxed.h, capture.h)
+// (Inlined even at -O0: the conversion to capture_arg_t, which also turns an array, such as a
+// string literal, into the pointer the op receives, happens at the call.)
 template <class Op, class... A>
-inline auto capture_run(A&&... a) -> decltype(Op::run(std::forward<A>(a)...)) {
+[[gnu::always_inline]] inline auto capture_run(A&&... a) -> decltype(Op::run(std::forward<A>(a)...)) {
   return capture_call<Op, capture_arg_t<A>...>(a...);
 }
 }  // namespace capture_impl
@@ -255,25 +217,11 @@ decltype(auto) call_grad_layers(uint32_t active, Args&&... args) {
   return Op::run(std::forward<Args>(args)...);
 }
 
-// The autocast layer: an op with a policy gets its arguments cast and runs with autocast off.
-template <class Op, class... Args>
-decltype(auto) call_autocast_layer(uint32_t active, Args&&... args) {
-  if constexpr (!writes_first<Args...> && HasAutocast<Op, Args...>) {
-    if (active & kAutocastLayer) {
-      const std::optional<ScalarType> to = autocast_target(autocast_policy_of<Op>(args...), args...);
-      autocast_impl::Suspend off;
-      const uint32_t below = active & ~static_cast<uint32_t>(kAutocastLayer);
-      if (to) return call_grad_layers<Op>(below, autocast_impl::cast_arg(*to, std::forward<Args>(args))...);
-      return call_grad_layers<Op>(below, std::forward<Args>(args)...);
-    }
-  }
-  return call_grad_layers<Op>(active, std::forward<Args>(args)...);
-}
-
 // What Op::run returns for these arguments, and so what every layer returns.
 template <class Op, class... Args>
 using op_result_t = decltype(Op::run(std::declval<Args>()...));
 
+// The layers' path (boxed.h).
 template <class Op, class... Args>
 op_result_t<Op, Args...> call_with_layers(uint32_t active, Args&&... args);
 
@@ -285,126 +233,25 @@ struct SuspendTracing {
   SuspendTracing& operator=(const SuspendTracing&) = delete;
 };
 
-// The tracing layer: the recorder sees the arguments, the op runs below it (all other layers
-// included) on the real values, the recorder maps the results to the new node.
-template <class Op, class... Args>
-[[gnu::cold]] op_result_t<Op, Args...> call_tracing_layer(Args&&... args) {
-  using R = op_result_t<Op, Args...>;
-  TraceRecorder* rec = trace_recorder();
-  const TracedArg targs[sizeof...(Args) + 1] = {traced_arg(args)...};
-  SuspendTracing off;
-  const bool recorded = rec->begin(Op::name, targs, sizeof...(Args), returns_tensors<R>);
-  const uint32_t below = thread_state().active;
-  if constexpr (std::is_void_v<R>) {
-    call_with_layers<Op>(below, std::forward<Args>(args)...);
-    if (recorded) rec->end(nullptr, 0, false);
-  } else {
-    R r = call_with_layers<Op>(below, std::forward<Args>(args)...);
-    if (recorded) end_trace(*rec, r);
-    return r;
-  }
-}
-
-// Out of line: the layers run on the slow path only, and the tracing layer re-enters this same
-// function for the layers below it rather than carrying a second copy of them.
-template <class Op, class... Args>
-[[gnu::noinline]] op_result_t<Op, Args...> call_with_layers(uint32_t active, Args&&... args) {
-  check_quantized<Op>(args...);
-  if (active & kTracingLayer) return call_tracing_layer<Op>(std::forward<Args>(args)...);
-  if (active & kObserverLayer) {
-    ObservedOp scope(Op::name);
-    scope.inputs(args...);
-    return call_autocast_layer<Op>(active, std::forward<Args>(args)...);
-  }
-  return call_autocast_layer<Op>(active, std::forward<Args>(args)...);
-}
-
 // The conjugate fallback (PyTorch's ConjugateFallback). An op that reads or writes elements
 // without knowing the conjugate bit gets its conjugated arguments materialized; a conjugated
 // tensor it writes (in-place, out=) gets the result written back through the bit by copy_.
 // Ops that read the bit themselves declare `static constexpr bool conj_aware = true;`: views
 // (which pass it on), copy_, the pointwise ops (whose complex loops fold it into their loads),
-// the matmul family and the complex ops.
+// the matmul family and the complex ops. The fallback is the outermost of the boxed layers
+// (dispatch.cpp): the op's call goes on with the resolved arguments through the other layers.
 template <class Op>
 concept ConjAware = requires { requires Op::conj_aware; };
 Tensor resolve_conj_for_fallback(const Tensor& t);  // resolve_conj() (src/ops/complex.cpp)
 void copy_for_fallback(Tensor& dst, const Tensor& src);  // dst.copy_(src)
-
-// An argument of the fallback, handed on with the type the caller gave it (so that the fallback
-// re-enters the caller's own instantiation of call<Op, Args...> rather than a second one): a
-// conjugated tensor materialized, anything else as it is.
-template <class A, class D = std::decay_t<A>>
-struct ResolvedArg {
-  A&& a;
-  explicit ResolvedArg(A&& x) : a(std::forward<A>(x)) {}
-  A&& get() { return std::forward<A>(a); }
-};
-inline Tensor resolved(const Tensor& t) { return t.defined() && t.is_conj() ? resolve_conj_for_fallback(t) : t; }
-template <class A>
-struct ResolvedArg<A, Tensor> {
-  const Tensor& orig;  // handed on itself unless conjugated (an in-place op returns its first argument)
-  Tensor tmp;
-  explicit ResolvedArg(const Tensor& x) : orig(x), tmp(x.defined() && x.is_conj() ? resolve_conj_for_fallback(x) : Tensor()) {}
-  A&& get() { return static_cast<A&&>(const_cast<Tensor&>(tmp.defined() ? tmp : orig)); }
-};
-template <class A>
-struct ResolvedArg<A, std::optional<Tensor>> {
-  std::optional<Tensor> v;
-  explicit ResolvedArg(const std::optional<Tensor>& x) {
-    if (x) v = resolved(*x);
-  }
-  A&& get() { return static_cast<A&&>(v); }
-};
-inline std::vector<Tensor> resolved(TensorList ts) {
-  std::vector<Tensor> r;
-  r.reserve(ts.size());
-  for (const Tensor& t : ts) r.push_back(resolved(t));
-  return r;
-}
-template <class A>
-struct ResolvedArg<A, std::vector<Tensor>> {
-  std::vector<Tensor> v;
-  explicit ResolvedArg(const std::vector<Tensor>& x) : v(resolved(TensorList(x))) {}
-  A&& get() { return static_cast<A&&>(v); }
-};
-template <class A>
-struct ResolvedArg<A, TensorList> {
-  std::vector<Tensor> items;
-  TensorList v;
-  explicit ResolvedArg(TensorList x) : items(resolved(x)), v(items) {}
-  A&& get() { return static_cast<A&&>(v); }
-};
-
-template <class Op, class... Args>
-inline decltype(auto) call(Args&&... args);
-
-template <class Op, class... Args>
-[[gnu::cold, gnu::noinline]] op_result_t<Op, Args...> conj_fallback(Args&&... args) {
-  using R = op_result_t<Op, Args...>;
-  std::tuple<ResolvedArg<Args>...> held(std::forward<Args>(args)...);
-  auto run = [&]() -> R { return std::apply([](auto&... a) -> R { return call<Op, Args...>(a.get()...); }, held); };
-  if constexpr (writes_first<Args...>) {
-    auto& first = std::get<0>(held);
-    if (first.tmp.defined()) {  // writing into a conjugate view: into its resolved copy, then back
-      if constexpr (std::is_same_v<R, Tensor&>) {
-        run();
-        copy_for_fallback(const_cast<Tensor&>(first.orig), first.tmp);
-        return const_cast<Tensor&>(first.orig);
-      } else {
-        detail::fail(Op::name, "writing into a conjugate view is not supported by this op; call resolve_conj() "
-                     "first");
-      }
-    }
-  }
-  return run();
-}
 
 template <class Op, class... Args>
 inline decltype(auto) call(Args&&... args) {
   const uint32_t active = active_layers();
   const uint8_t flags = any_flags(args...);
   if constexpr (!ConjAware<Op> && sizeof...(Args) > 0) {
-    if (__builtin_expect(flags & TensorImpl::kConjFlag, 0)) return conj_fallback<Op>(std::forward<Args>(args)...);
+    if (__builtin_expect(flags & TensorImpl::kConjFlag, 0))
+      return call_with_layers<Op>(active | kConjFallback, std::forward<Args>(args)...);
   }
   // a quantized argument, or one requiring grad in grad mode, takes the layers' path
   const uint8_t slow = active == 0 ? TensorImpl::kQuantizedFlag : TensorImpl::kQuantizedFlag | TensorImpl::kRequiresGradFlag;
@@ -426,3 +273,4 @@ inline decltype(auto) call(Args&&... args) {
 }  // namespace ember::dispatch
 
 #include "dispatch/capture.h"  // IWYU pragma: export
+#include "dispatch/boxed.h"    // IWYU pragma: export

@@ -145,24 +145,4 @@ class TraceRecorder {
 TraceRecorder* trace_recorder();            // this thread's, while kTracingLayer is set
 void set_trace_recorder(TraceRecorder* r);  // also sets or clears kTracingLayer
 
-template <class R>
-void end_trace(TraceRecorder& rec, const R& r) {
-  using D = std::decay_t<R>;
-  if constexpr (std::is_same_v<D, Tensor>) {
-    const Tensor* p = &r;
-    rec.end(&p, 1, false);
-  } else if constexpr (std::is_same_v<D, std::vector<Tensor>>) {
-    std::vector<const Tensor*> ps;
-    for (const Tensor& t : r) ps.push_back(&t);
-    rec.end(ps.data(), ps.size(), true);
-  } else if constexpr (is_tensor_tuple<D>) {
-    std::apply(
-        [&](const auto&... t) {
-          const Tensor* ps[] = {&t...};
-          rec.end(ps, sizeof...(t), true);
-        },
-        r);
-  }
-}
-
 }  // namespace ember::dispatch

@@ -207,6 +207,25 @@ TEST(Complex, ConjViewsUnderAutograd) {
   EXPECT_TRUE(g.allclose(full({3}, complex<double>(2, 2), TensorOptions().dtype(kComplexDouble))));
 }
 
+TEST(Complex, ConjFallback) {
+  // An op that does not read the conjugate bit gets its conjugated arguments resolved (in a list
+  // too), and one writing into a conjugate view writes through the bit (dispatch's fallback).
+  const Tensor a = crandn({3}, 10), b = crandn({3}, 11);
+  const Tensor ac = a.conj();
+  ASSERT_TRUE(ac.is_conj());
+  const Tensor joined = cat({b, ac});
+  EXPECT_FALSE(joined.is_conj());
+  EXPECT_TRUE(joined.equal(cat({b, ac.resolve_conj()})));
+  EXPECT_TRUE(cumsum(ac, 0).equal(cumsum(ac.resolve_conj(), 0)));
+  Tensor x = a.clone();
+  Tensor xc = x.conj();
+  const Tensor index = tensor({0, 2}), source = b.narrow(0, 0, 2);
+  Tensor& r = xc.index_add_(0, index, source);
+  EXPECT_EQ(&r, &xc);
+  EXPECT_TRUE(xc.is_conj());
+  EXPECT_TRUE(xc.resolve_conj().allclose(ac.resolve_conj().index_add(0, index, source)));
+}
+
 TEST(Complex, Errors) {
   const Tensor z = crandn({3}, 9);
   expect_error([&] { z.max(); }, "\"max_all\" not implemented for 'ComplexDouble'");
