@@ -168,23 +168,10 @@ class Pickler {
     op(GLOBAL);
     out_ += module + "\n" + name + "\n";
   }
-  void memo_put(uint32_t id) {
-    if (id < 256) {
-      op(BINPUT);
-      le(id, 1);
-    } else {
-      op(LONG_BINPUT);
-      le(id, 4);
-    }
-  }
-  void memo_get(uint32_t id) {
-    if (id < 256) {
-      op(BINGET);
-      le(id, 1);
-    } else {
-      op(LONG_BINGET);
-      le(id, 4);
-    }
+  // BINPUT/BINGET with a one-byte id, LONG_BINPUT/LONG_BINGET past 255.
+  void memo(unsigned char short_op, unsigned char long_op, uint32_t id) {
+    op(id < 256 ? short_op : long_op);
+    le(id, id < 256 ? 1 : 4);
   }
 
   // TorchScript's typed lists go through torch.jit._pickle.build_<type>list, as PyTorch writes them;
@@ -220,7 +207,7 @@ class Pickler {
   // A module object: its class as a global, then its attributes as a state dict, in order. An
   // object met again (a module shared by two parents) is the memo's, so loading keeps it shared.
   void object(const std::shared_ptr<Object>& obj, int depth) {
-    if (auto it = memo_.find(obj.get()); it != memo_.end()) return memo_get(it->second);
+    if (auto it = memo_.find(obj.get()); it != memo_.end()) return memo(BINGET, LONG_BINGET, it->second);
     const std::string& name = obj->type->qualified_name;
     const size_t dot = name.rfind('.');
     EMBER_CHECK(dot != std::string::npos, what_.c_str(), "class name \"", name, "\" has no module");
@@ -229,7 +216,7 @@ class Pickler {
     op(NEWOBJ);
     const uint32_t id = next_memo_++;
     memo_.emplace(obj.get(), id);
-    memo_put(id);
+    memo(BINPUT, LONG_BINPUT, id);
     op(EMPTY_DICT);
     op(MARK);
     for (const Object::Attr& a : obj->attrs) {
