@@ -40,6 +40,8 @@ inline size_t device_count() { return 0; }
 inline bool cudnn_is_available() { return false; }
 inline void manual_seed(uint64_t) {}  // as libtorch's without a CUDA device: nothing to seed
 inline void manual_seed_all(uint64_t) {}
+// As libtorch's without a CUDA device: raises ember::Error ("No CUDA GPUs are available").
+void synchronize(int64_t device_index = -1);
 }  // namespace cuda
 
 enum class MemoryFormat : int8_t { Contiguous, Preserve, ChannelsLast, ChannelsLast3d };

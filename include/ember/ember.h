@@ -3,6 +3,7 @@
 #include "ember/array_ref.h"
 #include "ember/autograd.h"
 #include "ember/benchmark.h"
+#include "ember/context.h"  // at::globalContext()
 // data loading
 #include "ember/data.h"
 #include "ember/device.h"

@@ -36,6 +36,7 @@ class DictEntry {
 
  private:
   friend struct DictData;
+  friend class GenericDict;
   DictEntry() = default;
   std::shared_ptr<const std::pair<IValue, IValue>> kv_;
 };
@@ -49,6 +50,30 @@ class GenericDict {
   const IValue& at(const IValue& key) const;  // throws ember::Error if absent
   void insert_or_assign(IValue key, IValue value);
   std::vector<DictEntry> entries() const;  // a snapshot, in insertion order
+
+  // Range-for over the entries in insertion order, as over a c10::Dict (`for (const auto& kv :
+  // dict)`, kv.key(), kv.value()). Inserting a new key while iterating invalidates nothing already
+  // visited; the loop sees entries up to the size at each step.
+  class iterator {
+   public:
+    const DictEntry& operator*() const;
+    const DictEntry* operator->() const { return &**this; }
+    iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator==(const iterator& o) const { return i_ == o.i_; }
+    bool operator!=(const iterator& o) const { return i_ != o.i_; }
+
+   private:
+    friend class GenericDict;
+    iterator(const DictData* d, size_t i) : d_(d), i_(i) {}
+    const DictData* d_;
+    size_t i_;
+    mutable DictEntry entry_;
+  };
+  iterator begin() const { return {d_.get(), 0}; }
+  iterator end() const { return {d_.get(), size()}; }
 
  private:
   friend class IValue;
@@ -280,6 +305,14 @@ Module load(std::istream& in);
 Module freeze(const Module& module);
 Module optimize_for_inference(Module& module);
 
+// A value in the format of Python's torch.save (a zip archive: data.pkl and one entry per
+// storage), as libtorch's pickle_save / pickle_load: None, bools, ints, floats, strings, tensors,
+// tuples, lists and dicts. pickle_load reads files torch.save wrote (state dicts, dicts and lists of
+// tensors and numbers; tensors sharing a storage stay shared) through the restricted unpickler, which
+// never runs code from the data; anything else raises ember::Error.
+std::vector<char> pickle_save(const IValue& value);
+IValue pickle_load(const std::vector<char>& data);
+
 namespace script {
 using Module = ::ember::jit::Module;
 using Method = ::ember::jit::Method;
@@ -290,4 +323,6 @@ using Method = ::ember::jit::Method;
 namespace ember {
 // c10::IValue, at::IValue and torch::IValue are spelled as well as torch::jit::IValue.
 using jit::IValue;
+using jit::pickle_load;  // torch::pickle_load, as libtorch's torch/serialize.h
+using jit::pickle_save;
 }  // namespace ember

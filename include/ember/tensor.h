@@ -299,6 +299,10 @@ class Tensor {
   Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& value) const;
   Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value) const;
   Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& value) const;
+  // ATen's list form (c10::List<optional<Tensor>> in libtorch): one index tensor, or nullopt for a
+  // whole dim, per leading dim: advanced indexing only.
+  Tensor index(ArrayRef<std::optional<Tensor>> indices) const;
+  Tensor& index_put_(ArrayRef<std::optional<Tensor>> indices, const Tensor& values, bool accumulate = false) const;
   Tensor operator[](int64_t index) const { return select(0, index); }
 
   // ---- pointwise (pointwise.h) ------------------------------------------------------------

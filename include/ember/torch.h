@@ -2,6 +2,9 @@
 // Ember by replacing `#include <torch/torch.h>` with `#include <ember/torch.h>`. The names of
 // namespaces torch, at and c10 resolve to Ember's.
 #pragma once
+// libtorch's torch.h brings <cassert> and <fstream> in; programs rely on them
+#include <cassert>
+#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <optional>
@@ -100,12 +103,40 @@ using ::c10::str;
 // element type (c10::complex<T>, above).
 inline Tensor complex(const Tensor& real, const Tensor& imag) { return ::ember::make_complex(real, imag); }
 }  // namespace torch
+namespace c10::impl {
+using GenericDict = ::ember::jit::GenericDict;  // c10::Dict<IValue, IValue>
+}  // namespace c10::impl
 namespace at {
+// The real type of a scalar type (float for c10::complex<float>), as ATen's.
+template <class T>
+struct scalar_value_type {
+  using type = T;
+};
+template <class T>
+struct scalar_value_type<::ember::complex<T>> {
+  using type = T;
+};
 using ::c10::irange;
 using ::c10::nullopt;
 using ::c10::optional;
 using ::c10::str;
 }  // namespace at
+// ---- c10's export macros (c10/macros/Export.h), which programs put on their own classes ----
+#ifndef C10_EXPORT
+#define C10_EXPORT __attribute__((__visibility__("default")))
+#define C10_IMPORT C10_EXPORT
+#endif
+#ifndef C10_API
+#define C10_API C10_EXPORT
+#endif
+#ifndef TORCH_API
+#define TORCH_API C10_EXPORT
+#endif
+// ---- libtorch's version macros (torch/version.h): the release whose API Ember follows ----
+#define TORCH_VERSION_MAJOR 1
+#define TORCH_VERSION_MINOR 13
+#define TORCH_VERSION_PATCH 1
+#define TORCH_VERSION "1.13.1"
 // ---- nn: libtorch's module macro ----
 #define TORCH_MODULE(Name) EMBER_MODULE(Name)
 #define TORCH_MODULE_IMPL(Name, ImplType) EMBER_MODULE_IMPL(Name, ImplType)

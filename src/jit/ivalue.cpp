@@ -55,6 +55,10 @@ void GenericDict::insert_or_assign(IValue key, IValue value) {
     }
   d_->items.push_back(std::make_shared<const std::pair<IValue, IValue>>(std::move(key), std::move(value)));
 }
+const DictEntry& GenericDict::iterator::operator*() const {
+  entry_ = DictData::entry(d_->items.at(i_));
+  return entry_;
+}
 std::vector<DictEntry> GenericDict::entries() const {
   std::vector<DictEntry> out;
   for (const auto& kv : d_->items) out.push_back(DictData::entry(kv));

@@ -102,6 +102,7 @@ class Builder {
       }
       case Kind::Tensor: return tensor(o, dir, path);
       case Kind::Object: {
+        EMBER_CHECK(unit_, w, "object of class ", o->text, " at ", path, ": only TorchScript archives hold objects");
         const ClassType* cls = unit_->find_class(o->text);
         EMBER_CHECK(cls, w, "class ", o->text, " of ", path, " has no code in the archive");
         EMBER_CHECK(o->items.size() == 1 && o->items[0]->kind == Kind::Dict, w, "object ", path,
@@ -265,6 +266,34 @@ Module load(std::istream& in) {
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EMBER_CHECK(!in.bad(), what.c_str(), "read error");
   return load_bytes(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), what);
+}
+
+IValue pickle_load(const std::vector<char>& data) {
+  const std::string what = "torch::pickle_load";
+  const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
+  const std::vector<serialize::ZipEntry> entries = serialize::read_zip(bytes, data.size(), what);
+  std::unordered_map<std::string, const serialize::ZipEntry*> by_name;
+  const serialize::ZipEntry* pkl = nullptr;
+  std::string prefix;
+  for (const serialize::ZipEntry& e : entries) {
+    by_name.emplace(e.name, &e);
+    const size_t slash = e.name.find('/');
+    if (slash != std::string::npos && e.name.compare(slash, std::string::npos, "/data.pkl") == 0) {
+      EMBER_CHECK(!pkl, what.c_str(), "archive holds two data.pkl entries");
+      pkl = &e;
+      prefix = e.name.substr(0, slash + 1);
+    }
+  }
+  EMBER_CHECK(pkl, what.c_str(), "no <archive>/data.pkl entry: not data written by torch.save or pickle_save");
+  if (auto it = by_name.find(prefix + "byteorder"); it != by_name.end()) {
+    const std::string order = inflate_entry(*it->second, what);
+    EMBER_CHECK(order == "little", what.c_str(), "byteorder is \"", order, "\"; Ember reads little-endian data only");
+  }
+  serialize::check_crc(*pkl, what);
+  // TorchScript's pickle: libtorch's pickle_save tags typed containers (torch.jit._pickle); objects
+  // of TorchScript classes have no code here and are refused by the builder
+  const serialize::Unpickled pickled = serialize::unpickle_torchscript(pkl->data, pkl->size, what);
+  return Builder(by_name, nullptr, what).build(pickled.root(), prefix + "data/", "data.pkl", 0);
 }
 
 Module freeze(const Module& module) {

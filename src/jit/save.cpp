@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <unordered_map>
 
 #include "ember/error.h"
@@ -289,6 +290,26 @@ void save_to(const std::shared_ptr<Object>& root, std::ostream& out, const Extra
 }
 
 }  // namespace
+
+std::vector<char> pickle_save(const IValue& value) {
+  const std::string what = "torch::pickle_save";
+  Pickler pickler(what);
+  pickler.value(value);
+  const std::string data = pickler.finish();
+  // torch.save's layout: archive/data.pkl, then the storages under archive/data/, and the version
+  std::vector<serialize::ZipRecord> records;
+  records.push_back({"archive/data.pkl", data.data(), data.size()});
+  for (size_t i = 0; i < pickler.storages().size(); ++i) {
+    const StorageImpl& s = *pickler.storages()[i];
+    records.push_back({"archive/data/" + std::to_string(i), s.data(), s.nbytes()});
+  }
+  const std::string version = "3\n";
+  records.push_back({"archive/version", version.data(), version.size()});
+  std::ostringstream out;
+  serialize::write_zip(out, records, what);
+  const std::string bytes = out.str();
+  return std::vector<char>(bytes.begin(), bytes.end());
+}
 
 void Module::save(std::ostream& out, const ExtraFilesMap& extra_files) const {
   save_to(obj_, out, extra_files, "torch::jit::Module::save");

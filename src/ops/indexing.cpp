@@ -395,6 +395,12 @@ Tensor Tensor::index(ArrayRef<TensorIndex> indices) const {
 Tensor Tensor::index(std::initializer_list<TensorIndex> indices) const {
   return index(ArrayRef<TensorIndex>(indices.begin(), indices.size()));
 }
+Tensor Tensor::index(ArrayRef<std::optional<Tensor>> indices) const { return ember::index(*this, indices); }
+Tensor& Tensor::index_put_(ArrayRef<std::optional<Tensor>> indices, const Tensor& values, bool accumulate) const {
+  Tensor self = *this;
+  ember::index_put_(self, indices, values, accumulate);
+  return mutable_self();
+}
 
 Tensor& Tensor::index_put_(ArrayRef<TensorIndex> indices, const Tensor& value) const {
   EMBER_CHECK(value.defined(), "index_put_", "value is an undefined tensor");

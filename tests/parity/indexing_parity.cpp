@@ -629,6 +629,11 @@ TEST(IndexingParity, AdvancedIndexPut) {
         a.t.index_put_(tlist, to_torch(val), true);
         EXPECT_TRUE(Same(a.e, a.t)) << dt << " " << layout_name(layout) << " accumulate " << n;
         EXPECT_TRUE(Same(ember::index(x.e, list), torch::index(x.t, tlist))) << dt << " index list " << n;
+        // the Tensor methods of the list form, as libtorch's t.index(list) and t.index_put_(list, v, true)
+        EXPECT_TRUE(Same(x.e.index(list), x.t.index(tlist))) << dt << " method index list " << n;
+        Pair b = relayout(x.e, layout);
+        b.e.index_put_(list, val, true);
+        EXPECT_TRUE(Same(b.e, a.t)) << dt << " " << layout_name(layout) << " method accumulate " << n;
         ++n;
       }
     }

@@ -482,6 +482,65 @@ TEST(JitParity, SaveRoundTrip) {
   EXPECT_THROW(mlp.save(dir.file("no_such_dir/mlp.pt")), ember::Error);
 }
 
+// torch::pickle_save / pickle_load (torch.save's format) across the two libraries: a dict of
+// tensors (two views of one storage among them), numbers, strings, None, a list and a tuple, each
+// library reading what the other wrote.
+TEST(JitParity, PickleSaveLoad) {
+  const ember::Tensor base = ember::arange(12, ember::kFloat).reshape({3, 4});
+  ember::jit::GenericDict d;
+  d.insert_or_assign(ember::IValue("w"), ember::IValue(base));
+  d.insert_or_assign(ember::IValue("col"), ember::IValue(base.select(1, 2)));
+  d.insert_or_assign(ember::IValue("ints"), ember::IValue(ember::arange(5, ember::kLong)));
+  d.insert_or_assign(ember::IValue("n"), ember::IValue(int64_t{7}));
+  d.insert_or_assign(ember::IValue("x"), ember::IValue(2.5));
+  d.insert_or_assign(ember::IValue("s"), ember::IValue("hi"));
+  d.insert_or_assign(ember::IValue("none"), ember::IValue());
+  d.insert_or_assign(ember::IValue("list"),
+                     ember::IValue(std::vector<ember::IValue>{ember::IValue(true), ember::IValue(int64_t{3})}));
+  d.insert_or_assign(ember::IValue("tuple"), ember::IValue::tuple(1, "a"));
+  const std::vector<char> bytes = ember::pickle_save(ember::IValue(d));
+
+  const torch::IValue t = torch::pickle_load(bytes);
+  ASSERT_TRUE(t.isGenericDict());
+  const c10::impl::GenericDict td = t.toGenericDict();
+  EXPECT_EQ(td.size(), 9u);
+  EXPECT_TRUE(parity::Close(base, td.at("w").toTensor(), parity::Tol{0, 0}));
+  EXPECT_TRUE(parity::Close(base.select(1, 2), td.at("col").toTensor(), parity::Tol{0, 0}));
+  EXPECT_TRUE(parity::Close(ember::arange(5, ember::kLong), td.at("ints").toTensor(), parity::Tol{0, 0}));
+  EXPECT_EQ(td.at("n").toInt(), 7);
+  EXPECT_EQ(td.at("x").toDouble(), 2.5);
+  EXPECT_EQ(td.at("s").toStringRef(), "hi");
+  EXPECT_TRUE(td.at("none").isNone());
+  EXPECT_EQ(td.at("list").toList().size(), 2u);
+  EXPECT_EQ(td.at("tuple").toTuple()->elements()[1].toStringRef(), "a");
+
+  // and back: libtorch writes, Ember reads
+  c10::Dict<std::string, torch::Tensor> tw;
+  const torch::Tensor tb = torch::randn({2, 5});
+  tw.insert("a", tb);
+  tw.insert("a_t", tb.t());
+  tw.insert("h", torch::randn({3}).to(torch::kHalf));
+  const ember::IValue e = ember::pickle_load(torch::pickle_save(tw));
+  ASSERT_TRUE(e.isGenericDict());
+  const ember::jit::GenericDict& ed = e.toGenericDict();
+  EXPECT_EQ(ed.size(), 3u);
+  EXPECT_TRUE(parity::Close(ed.at(ember::IValue("a")).toTensor(), tb, parity::Tol{0, 0}));
+  EXPECT_TRUE(parity::Close(ed.at(ember::IValue("a_t")).toTensor(), tb.t(), parity::Tol{0, 0}));
+  EXPECT_TRUE(parity::Close(ed.at(ember::IValue("h")).toTensor(), tw.at("h"), parity::Tol{0, 0}));
+  std::vector<std::string> keys;
+  for (const auto& kv : ed) keys.push_back(kv.key().toStringRef());
+  EXPECT_EQ(keys, (std::vector<std::string>{"a", "a_t", "h"}));
+  // Ember reads its own (the two views still share one storage), and refuses what is not such data
+  const ember::jit::GenericDict back = ember::pickle_load(bytes).toGenericDict();
+  EXPECT_EQ(back.at(ember::IValue("s")).toStringRef(), "hi");
+  EXPECT_TRUE(back.at(ember::IValue("col")).toTensor().equal(base.select(1, 2)));
+  EXPECT_EQ(back.at(ember::IValue("col")).toTensor().data_ptr<float>() - 2,
+            back.at(ember::IValue("w")).toTensor().data_ptr<float>());
+  for (size_t cut : {size_t{0}, size_t{10}, bytes.size() / 2, bytes.size() - 1}) {
+    EXPECT_THROW(ember::pickle_load(std::vector<char>(bytes.begin(), bytes.begin() + cut)), ember::Error) << cut;
+  }
+}
+
 }  // namespace
 
 }  // namespace EMBER_UNITY_FILE

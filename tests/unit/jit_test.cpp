@@ -3,14 +3,15 @@
 // problem), plus mutated archives that must fail cleanly or load, never crash.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
-#include <atomic>
 #include <random>
 #include <sstream>
 #include <thread>
 
 #include "ember/ember.h"
+#include "ember/torch.h"  // c10::impl::GenericDict
 #include "expect_error.h"
 #include "temp_dir.h"
 
@@ -370,6 +371,19 @@ TEST(JitIValue, KindsAndAccessors) {
   EXPECT_EQ(dv.toGenericDict().size(), 2u);
   EXPECT_EQ(dv.toGenericDict().at(IValue("a")).toInt(), 3);
   EXPECT_EQ(dv.toGenericDict().entries()[1].key().toStringRef(), "b");
+  // range-for as over a c10::Dict (c10::impl::GenericDict in libtorch)
+  std::string keys;
+  int64_t sum = 0;
+  const c10::impl::GenericDict& cd = d;
+  for (const auto& kv : cd) {
+    keys += kv.key().toStringRef();
+    sum += kv.value().toInt();
+  }
+  EXPECT_EQ(keys, "ab");
+  EXPECT_EQ(sum, 5);
+  EXPECT_EQ(cd.begin()->key().toStringRef(), "a");
+  ember::jit::GenericDict empty;
+  EXPECT_TRUE(empty.begin() == empty.end());
   EXPECT_ERROR(IValue(1.5).toTensor(), "expected Tensor but got float");
   EXPECT_ERROR(IValue("s").toInt(), "expected int but got str");
   EXPECT_ERROR(t.toList(), "expected List but got Tuple");

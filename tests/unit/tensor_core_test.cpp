@@ -461,6 +461,54 @@ TEST(Devices, CudaIsNamedButAbsent) {
   EXPECT_EQ(model->weight.dtype(), kDouble);
 }
 
+// at::globalContext() as libtorch programs set it up: the CUDA switches read back what was set,
+// allowTF32CuBLAS is the float32 matmul precision seen as a flag (libtorch 1.13's Context).
+TEST(Devices, GlobalContextAsLibtorch) {
+  at::Context& ctx = at::globalContext();
+  EXPECT_EQ(&ctx, &globalContext());
+  EXPECT_FALSE(ctx.deterministicAlgorithms());
+  ctx.setDeterministicAlgorithms(true, true);
+  EXPECT_TRUE(ctx.deterministicAlgorithms());
+  EXPECT_TRUE(ctx.deterministicAlgorithmsWarnOnly());
+  ctx.setDeterministicAlgorithms(false, false);
+  EXPECT_FALSE(ctx.deterministicAlgorithms());
+  for (bool b : {true, false}) {
+    ctx.setBenchmarkCuDNN(b);
+    ctx.setDeterministicCuDNN(b);
+    ctx.setAllowTF32CuDNN(b);
+    ctx.setAllowFP16ReductionCuBLAS(b);
+    EXPECT_EQ(ctx.benchmarkCuDNN(), b);
+    EXPECT_EQ(ctx.deterministicCuDNN(), b);
+    EXPECT_EQ(ctx.allowTF32CuDNN(), b);
+    EXPECT_EQ(ctx.allowFP16ReductionCuBLAS(), b);
+  }
+  ctx.setAllowTF32CuDNN(true);
+  ctx.setAllowFP16ReductionCuBLAS(true);
+  EXPECT_FALSE(ctx.allowTF32CuBLAS());
+  EXPECT_EQ(ctx.float32MatmulPrecision(), at::Float32MatmulPrecision::HIGHEST);
+  ctx.setAllowTF32CuBLAS(true);
+  EXPECT_EQ(get_float32_matmul_precision(), "high");
+  EXPECT_TRUE(ctx.allowTF32CuBLAS());
+  ctx.setFloat32MatmulPrecision("medium");
+  EXPECT_EQ(ctx.float32MatmulPrecision(), at::Float32MatmulPrecision::MEDIUM);
+  EXPECT_THROW(ctx.setFloat32MatmulPrecision("low"), Error);
+  ctx.setAllowTF32CuBLAS(false);
+  EXPECT_EQ(get_float32_matmul_precision(), "highest");
+  EXPECT_TRUE(at::hasMKLDNN() && at::hasOpenMP() && at::hasLAPACK());
+  EXPECT_FALSE(at::hasCUDA() || at::hasMKL() || at::Context::hasMPS());
+  torch::manual_seed(7);
+  const Tensor a = torch::rand({3});
+  ctx.defaultGenerator(Device(kCPU)).set_current_seed(7);
+  EXPECT_TRUE(torch::rand({3}).equal(a));
+  EXPECT_ERROR(ctx.defaultGenerator(Device(kCUDA)), "CPU only");
+  EXPECT_ERROR(torch::cuda::synchronize(), "No CUDA GPUs are available");
+  EXPECT_EQ(std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+                std::to_string(TORCH_VERSION_PATCH),
+            TORCH_VERSION);
+  static_assert(std::is_same_v<at::scalar_value_type<c10::complex<double>>::type, double>);
+  static_assert(std::is_same_v<at::scalar_value_type<at::Half>::type, at::Half>);
+}
+
 // c10's checking macros, as libtorch programs use them: a failure is an ember::Error carrying the
 // message (or libtorch's default one).
 TEST(Devices, LibtorchCheckingMacros) {

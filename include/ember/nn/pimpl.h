@@ -53,6 +53,10 @@ template <class T, class Contained>
 inline constexpr bool is_holder_arg_v =
     std::is_base_of_v<ModuleHolder<Contained>, std::decay_t<T>> ||
     std::is_same_v<std::decay_t<T>, std::shared_ptr<Contained>> || std::is_same_v<std::decay_t<T>, std::nullptr_t>;
+// A holder of something other than a module (TORCH_MODULE over a dataset, as libtorch allows)
+// has no parametrizations to refresh.
+template <class T, std::enable_if_t<!std::is_base_of_v<Module, T>, int> = 0>
+void refresh_parametrizations(const T&) {}
 }  // namespace detail
 
 template <class Contained>
