@@ -276,6 +276,9 @@ void visit_int(TensorIterator& iter, const char* what, F&& f) {
 void binary_int_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
   visit_int(iter, "binary_kernel", [&](auto t) { binary_typed<decltype(t)>(iter, op, alpha); });
 }
+void copysign_16bit_kernel(TensorIterator& iter) {
+  scalar_for_each<uint16_t, 2>(iter, [](uint16_t a, uint16_t b) { return static_cast<uint16_t>((a & 0x7fff) | (b & 0x8000)); });
+}
 void unary_int_kernel(TensorIterator& iter, UnaryOp op, const UnaryParams& params) {
   visit_int(iter, "unary_kernel", [&](auto t) { unary_typed<decltype(t)>(iter, op, params); });
 }
