@@ -1,4 +1,6 @@
 // Pointwise ops against libtorch: random inputs of many shapes, layouts and dtypes.
+#include <random>
+
 #include "parity/parity.h"
 
 namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
@@ -317,6 +319,17 @@ TEST(PointwiseParity, Float32VectorFormsWithinUlpsOfFloat64) {
     EXPECT_EQ(ulps(ember::remainder(x, den), torch::remainder(t64(x), t64(den))), 0);
     EXPECT_LE(ulps(ember::digamma(x), torch::digamma(t64(x))), 2);
   }
+  // tan next to its poles (the floats nearest k pi/2 and their neighbours), at the bound of its
+  // vector form, beyond it, and at special values; the sign of a zero result kept
+  std::vector<float> poles = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 29999.99f, 30000.0f, -30000.0f, 30001.0f,
+                              1e6f, -1e30f, 1e-30f, -1e-40f};
+  for (int k = 1; k < 19100; k += 7) {
+    const float p = static_cast<float>(k * M_PI_2);
+    for (float v : {std::nextafter(p, 0.0f), p, std::nextafter(p, INFINITY)}) poles.insert(poles.end(), {v, -v});
+  }
+  const Tensor pt = ember::from_blob(poles.data(), {static_cast<int64_t>(poles.size())}, ember::kFloat).clone();
+  EXPECT_LE(ulps(ember::tan(pt), torch::tan(t64(pt))), 1);
+  EXPECT_TRUE(std::signbit(ember::tan(pt).data_ptr<float>()[1]));
   EXPECT_LE(ulps(ember::erfinv(unit), torch::erfinv(t64(unit))), 1);
   EXPECT_LE(ulps(ember::asin(unit), torch::asin(t64(unit))), 1);
   EXPECT_LE(ulps(ember::acos(unit), torch::acos(t64(unit))), 1);
@@ -500,6 +513,44 @@ TEST(PointwiseParity, IntegerDivisionExtremes) {
       for (const auto& c : binary_cases()) {
         if (std::string_view(c.name) != name) continue;
         EXPECT_TRUE(Close(c.ember_fn(parity::to_ember(a), parity::to_ember(b)), c.torch_fn(a, b))) << name << " " << dt;
+      }
+    }
+  }
+}
+
+// int64 division runs in double on blocks whose operands all lie in [-2^50, 2^50) and as integers
+// elsewhere (pointwise_int.cpp): rows of values at and either side of those bounds, of small and
+// of full-range values, both signs, mixed per block or not, contiguous, transposed and broadcast,
+// against libtorch exactly.
+TEST(PointwiseParity, Int64DivisionBothPathsExact) {
+  const int64_t lim = int64_t{1} << 50;
+  const std::vector<int64_t> edges = {lim - 1, -lim, lim - 3, -lim + 1, lim, -lim - 1, (lim << 3) + 1, INT64_MIN,
+                                      INT64_MAX, 1, -1, 2, -2, 3, 1000003, -1000003};
+  std::mt19937_64 rng(2501);
+  const int64_t n = 2048;  // 64 x 32; the first half from the double path's range only (two blocks)
+  std::vector<int64_t> a(n), b(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const bool wide = i >= n / 2 && i % 5 == 0;
+    const int64_t bits = i % 3 == 0 ? 12 : i % 3 == 1 ? 40 : 50;
+    auto draw = [&](int64_t k) {
+      if (wide) return static_cast<int64_t>(rng());
+      if (i % 7 == k) return edges[rng() % (i < n / 2 ? 4 : 6)];  // the bounds: inside the range, then either side
+      return static_cast<int64_t>(rng() % (uint64_t{1} << bits)) - (int64_t{1} << (bits - 1));
+    };
+    a[i] = i >= n / 2 && i % 11 == 0 ? edges[rng() % edges.size()] : draw(0);
+    b[i] = draw(1);
+    if (a[i] == INT64_MIN) a[i] = INT64_MIN + 1;  // (INT64_MIN / -1 traps in libtorch; the unit tests check it)
+    if (b[i] == 0) b[i] = 7;
+  }
+  const torch::Tensor ta = torch::tensor(a).view({64, 32}), tb = torch::tensor(b).view({64, 32});
+  const std::vector<std::pair<torch::Tensor, torch::Tensor>> layouts = {
+      {ta, tb}, {ta.t(), tb.t()}, {ta.view({32, 64}), tb.view({32, 64})[5]}, {ta.t(), tb.view({32, 64})}};
+  for (const auto& [x, y] : layouts) {
+    for (const char* name : {"div_trunc", "div_floor", "remainder", "fmod"}) {
+      for (const auto& c : binary_cases()) {
+        if (std::string_view(c.name) != name) continue;
+        const torch::Tensor want = c.torch_fn(x, y);
+        EXPECT_TRUE(torch::equal(to_torch(c.ember_fn(parity::to_ember(x), parity::to_ember(y))), want)) << name;
       }
     }
   }

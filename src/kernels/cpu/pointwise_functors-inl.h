@@ -295,10 +295,44 @@ struct CosF {
   EMBER_VEC(guarded(d, x, L(-30000), L(30000), [d](V v) { return hn::Cos(d, v); },
                     [](L c) { return std::cos(c); }))
 };
+// tan of float32 data in float64 lanes, |x| <= 30000: n = round(|x| 2/pi) (adding 1.5 * 2^52
+// rounds it and leaves its parity in the sum's low bit), r = |x| - n pi/2 in two FMAs, the first
+// exact (n pi/2's leading double times n is exact inside the FMA, and the difference, below 1
+// and a multiple of 2^-52, fits a double), the second off by under n 1e-32 besides its rounding, so r
+// keeps its relative precision next to the poles. Then sin r and cos r by their Taylor
+// polynomials (|r| <= pi/4: truncation errors below 1e-11 and 4e-13), tan = sin / cos for even n,
+// -cos / sin for odd n, x's sign put on last (so that tan(-0) is -0). One reduction and one
+// division instead of Highway's Sin and Cos (tan of float32 1.3x slower than libtorch's).
+template <class D, class V>
+HWY_INLINE V tan_f64(D dd, V x) {
+  const hn::RebindToSigned<D> di;
+  const V a = hn::Abs(x);
+  const V magic = hn::Set(dd, 0x1.8p52);
+  const V big = hn::MulAdd(a, hn::Set(dd, 0.636619772367581343076), magic);
+  const V n = hn::Sub(big, magic);
+  V r = hn::NegMulAdd(n, hn::Set(dd, 1.5707963267948966), a);  // pi/2's leading double
+  r = hn::NegMulAdd(n, hn::Set(dd, 6.123233995736766e-17), r);  // the rest of pi/2
+  const V r2 = hn::Mul(r, r);
+  V ps = hn::Set(dd, 1.0 / 39916800);  // (sin r - r) / r^3 in r^2
+  ps = hn::MulAdd(ps, r2, hn::Set(dd, -1.0 / 362880));
+  ps = hn::MulAdd(ps, r2, hn::Set(dd, 1.0 / 5040));
+  ps = hn::MulAdd(ps, r2, hn::Set(dd, -1.0 / 120));
+  ps = hn::MulAdd(ps, r2, hn::Set(dd, 1.0 / 6));
+  const V sin_r = hn::NegMulAdd(hn::Mul(r2, r), ps, r);  // ps holds the odd terms' signs flipped
+  V pc = hn::Set(dd, 1.0 / 479001600);  // cos r in r^2
+  pc = hn::MulAdd(pc, r2, hn::Set(dd, -1.0 / 3628800));
+  pc = hn::MulAdd(pc, r2, hn::Set(dd, 1.0 / 40320));
+  pc = hn::MulAdd(pc, r2, hn::Set(dd, -1.0 / 720));
+  pc = hn::MulAdd(pc, r2, hn::Set(dd, 1.0 / 24));
+  pc = hn::MulAdd(pc, r2, hn::Set(dd, -0.5));
+  const V cos_r = hn::MulAdd(pc, r2, hn::Set(dd, 1.0));
+  const auto odd = hn::RebindMask(dd, hn::TestBit(hn::BitCast(di, big), hn::Set(di, 1)));
+  const V t = hn::Div(hn::IfThenElse(odd, hn::Neg(cos_r), sin_r), hn::IfThenElse(odd, sin_r, cos_r));
+  return hn::Xor(t, hn::And(x, hn::SignBit(dd)));
+}
 struct TanF {
-  EMBER_VEC(f32_via_f64(
-      d, x, L(-30000), L(30000), [](auto dd, auto v) { return hn::Div(hn::Sin(dd, v), hn::Cos(dd, v)); },
-      [](L c) { return std::tan(c); }))
+  EMBER_VEC(f32_via_f64(d, x, L(-30000), L(30000), [](auto dd, auto v) { return tan_f64(dd, v); },
+                        [](L c) { return std::tan(c); }))
 };
 struct AsinF {
   EMBER_VEC(f32_via_f64(d, x, L(-1), L(1), [](auto dd, auto v) { return hn::Asin(dd, v); },

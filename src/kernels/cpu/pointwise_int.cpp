@@ -2,6 +2,7 @@
 // arithmetic. Division by zero never reaches here (the ops call check_no_zero_divisor); the
 // loops still return 0 for it, and x / -1 wraps, so no input is undefined behaviour.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <type_traits>
 
@@ -24,82 +25,100 @@ T mul(T a, T b) {
   }
 }
 
-// Integers of up to 32 bits divide in double: the quotient of two such integers rounds to a
-// double on the same side of every integer (its rounding error, below |a / b| 2^-53, is less than
-// its distance 1/|b| to an integer), so trunc and floor of it are exact, and the double division
-// vectorizes where the integer one does not (fmod of int32 1.5x slower than libtorch's). A zero
-// divisor gives 0, as the integer forms below.
+// Integer division in double. Where |a| and |b| are below 2^50, the double quotient of a and b
+// rounds to a double on the same side of every integer: rounding is monotonic and the integers
+// near a / b are doubles, so it can only reach one, k, if a / b is within half an ulp of k, and
+// that half ulp, at most |k| 2^-53, is less than a / b's distance 1/|b| from k unless
+// |k| |b| >= 2^53 (|k| |b| <= |a| + |b| here). So trunc and floor of it are exact, as are the
+// products and differences below (integers below 2^52). That holds for every pair of integers of
+// up to 32 bits, and for int64 chunks whose operands all lie below 2^50 (the others divide as
+// integers); the double division vectorizes where the integer one does not (fmod of int32 1.5x,
+// of int64 1.5x slower than libtorch's). A zero divisor gives 0, as the integer forms below.
+enum class Div { Trunc, Floor, Fmod, Remainder };
 template <class T>
 constexpr bool kViaDouble = std::is_integral_v<T> && !std::is_same_v<T, bool> && sizeof(T) <= 4;
+
+// int64 in [-2^51, 2^51) to double and back in integer adds and double subtractions (AVX2 has no
+// conversion instruction between them): 1.5 * 2^52 + x is the double whose low mantissa bits are
+// 2^51 + x.
+constexpr double kMagic = 0x1.8p52;
+constexpr int64_t kMagicBits = 0x4338000000000000;
+inline double small_to_double(int64_t x) { return std::bit_cast<double>(x + kMagicBits) - kMagic; }
+inline int64_t small_from_double(double whole) { return std::bit_cast<int64_t>(whole + kMagic) - kMagicBits; }
+
 template <class T>
-double quotient(T a, T b) {
-  return static_cast<double>(a) / static_cast<double>(b == 0 ? T(1) : b);
+double to_double(T x) {
+  if constexpr (sizeof(T) == 8) {
+    return small_to_double(x);
+  } else {
+    return static_cast<double>(x);
+  }
 }
-// A whole quotient as T, wrapping as the integer division does (int32's minimum / -1: 2^31).
-// The forms below compute unconditionally and select for a zero divisor afterwards, a branch-free
-// loop GCC vectorizes (with -fno-trapping-math on this file, CMakeLists.txt).
+// A whole number as T, wrapping as the integer division does (int32's minimum / -1: 2^31).
 template <class T>
 T from_whole(double q) {
-  if constexpr (sizeof(T) == 4 && kSigned<T>) {
-    const double wrapped = q - 0x1p32;
-    q = q >= 0x1p31 ? wrapped : q;
+  if constexpr (sizeof(T) == 8) {
+    return small_from_double(q);
+  } else {
+    if constexpr (sizeof(T) == 4 && kSigned<T>) {
+      const double wrapped = q - 0x1p32;
+      q = q >= 0x1p31 ? wrapped : q;
+    }
+    return static_cast<T>(static_cast<int32_t>(q));
   }
-  return static_cast<T>(static_cast<int32_t>(q));
+}
+// Computes unconditionally and selects for a zero divisor afterwards, a branch-free loop GCC
+// vectorizes (with -fno-trapping-math on this file, CMakeLists.txt).
+template <Div kOp, class T>
+T div_via_double(T a, T b) {
+  const double x = to_double(a), y = to_double(b == 0 ? T(1) : b);
+  const double q = x / y;
+  double r;
+  if constexpr (kOp == Div::Trunc) r = std::trunc(q);
+  if constexpr (kOp == Div::Floor) r = std::floor(q);
+  if constexpr (kOp == Div::Fmod) r = x - std::trunc(q) * y;
+  if constexpr (kOp == Div::Remainder) r = x - std::floor(q) * y;
+  return b == 0 ? T(0) : from_whole<T>(r);
 }
 
-template <class T>
-T div_trunc(T a, T b) {
-  if constexpr (kViaDouble<T>) {
-    const T r = from_whole<T>(std::trunc(quotient(a, b)));
-    return b == 0 ? T(0) : r;
-  }
+template <Div kOp, class T>
+T div_exact(T a, T b) {
   if (b == 0) return 0;
   if constexpr (kSigned<T>) {
-    if (b == T(-1)) return wrap_sub(T(0), a);
+    if (b == T(-1)) return kOp == Div::Trunc || kOp == Div::Floor ? wrap_sub(T(0), a) : T(0);
   }
-  return static_cast<T>(a / b);
+  const T q = static_cast<T>(a / b), r = static_cast<T>(a % b);
+  bool fix = false;  // floor and Python's % differ from trunc and fmod here
+  if constexpr (kSigned<T>) fix = r != 0 && (r < 0) != (b < 0);
+  if constexpr (kOp == Div::Trunc) return q;
+  if constexpr (kOp == Div::Floor) return fix ? static_cast<T>(q - 1) : q;
+  if constexpr (kOp == Div::Fmod) return r;
+  return fix ? static_cast<T>(r + b) : r;
 }
 
-template <class T>
-T div_floor(T a, T b) {
+// out = a kOp b over the iterator: via double where that is exact (see above), else as integers.
+template <Div kOp, class T>
+void run_div(TensorIterator& iter) {
   if constexpr (kViaDouble<T>) {
-    const T r = from_whole<T>(std::floor(quotient(a, b)));
-    return b == 0 ? T(0) : r;
+    scalar_for_each<T, 2>(iter, [](T a, T b) { return div_via_double<kOp>(a, b); });
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    chunk_for_each<T, 2>(iter, [](int64_t m, T* out, const T* a, const T* b) {
+      constexpr int64_t kBlock = 512;  // one check per block: a large operand costs its block only
+      for (int64_t i0 = 0; i0 < m; i0 += kBlock) {
+        const int64_t c = std::min(kBlock, m - i0);
+        uint64_t big = 0;  // bit 51 or above set: some operand outside [-2^50, 2^50)
+        for (int64_t i = i0; i < i0 + c; ++i)
+          big |= (static_cast<uint64_t>(a[i]) + (uint64_t{1} << 50)) | (static_cast<uint64_t>(b[i]) + (uint64_t{1} << 50));
+        if (big >> 51 == 0) {
+          for (int64_t i = i0; i < i0 + c; ++i) out[i] = div_via_double<kOp>(a[i], b[i]);
+        } else {
+          for (int64_t i = i0; i < i0 + c; ++i) out[i] = div_exact<kOp>(a[i], b[i]);
+        }
+      }
+    });
+  } else {
+    scalar_for_each<T, 2>(iter, [](T a, T b) { return div_exact<kOp>(a, b); });
   }
-  if (b == 0) return 0;
-  if constexpr (kSigned<T>) {
-    if (b == T(-1)) return wrap_sub(T(0), a);
-    const T q = static_cast<T>(a / b);
-    return (a % b != 0 && (a < 0) != (b < 0)) ? static_cast<T>(q - 1) : q;
-  }
-  return static_cast<T>(a / b);
-}
-
-template <class T>
-T fmod_int(T a, T b) {
-  // exact in double: |trunc(a / b) b| <= |a|
-  if constexpr (kViaDouble<T>) {
-    const T r = static_cast<T>(a - std::trunc(quotient(a, b)) * b);
-    return b == 0 ? T(0) : r;
-  }
-  if (b == 0) return 0;
-  if constexpr (kSigned<T>) {
-    if (b == T(-1)) return 0;
-  }
-  return static_cast<T>(a % b);
-}
-
-template <class T>
-T remainder_int(T a, T b) {
-  if constexpr (kViaDouble<T>) {
-    const T r = static_cast<T>(a - std::floor(quotient(a, b)) * b);
-    return b == 0 ? T(0) : r;
-  }
-  const T r = fmod_int(a, b);
-  if constexpr (kSigned<T>) {
-    if (r != 0 && (r < 0) != (b < 0)) return static_cast<T>(r + b);
-  }
-  return r;
 }
 
 // PyTorch's powi: negative exponents give 1, +-1 or 0 (integer division of 1 by the power).
@@ -137,10 +156,10 @@ void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
       if (unit) return run([](T a, T b) { return static_cast<T>(wrap_sub(a, b)); });
       return run([al](T a, T b) { return static_cast<T>(wrap_sub(a, mul(al, b))); });
     case BinaryOp::Mul: return run([](T a, T b) { return mul(a, b); });
-    case BinaryOp::DivTrunc: return run([](T a, T b) { return div_trunc(a, b); });
-    case BinaryOp::DivFloor: return run([](T a, T b) { return div_floor(a, b); });
-    case BinaryOp::Remainder: return run([](T a, T b) { return remainder_int(a, b); });
-    case BinaryOp::Fmod: return run([](T a, T b) { return fmod_int(a, b); });
+    case BinaryOp::DivTrunc: return run_div<Div::Trunc, T>(iter);
+    case BinaryOp::DivFloor: return run_div<Div::Floor, T>(iter);
+    case BinaryOp::Remainder: return run_div<Div::Remainder, T>(iter);
+    case BinaryOp::Fmod: return run_div<Div::Fmod, T>(iter);
     case BinaryOp::Pow: return run([](T a, T b) { return pow_int(a, b); });
     case BinaryOp::Minimum: return run([](T a, T b) { return std::min(a, b); });
     case BinaryOp::Maximum: return run([](T a, T b) { return std::max(a, b); });
@@ -180,7 +199,9 @@ void unary_typed(TensorIterator& iter, UnaryOp op, const UnaryParams& p) {
       if constexpr (std::is_same_v<T, bool>) {
         return run([](T x) { return x; });
       } else {
-        return run([](T x) { return static_cast<T>((T(0) < x) - (x < T(0))); });
+        // each comparison widened to T before the subtraction: on int the int64 loop converted
+        // between widths per element (sign of int64 1.2x slower than libtorch's)
+        return run([](T x) { return static_cast<T>(static_cast<T>(T(0) < x) - static_cast<T>(x < T(0))); });
       }
     case UnaryOp::Relu:
       if constexpr (kSigned<T>) {
@@ -255,6 +276,9 @@ void visit_int(TensorIterator& iter, const char* what, F&& f) {
 void binary_int_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
   visit_int(iter, "binary_kernel", [&](auto t) { binary_typed<decltype(t)>(iter, op, alpha); });
 }
+void copysign_16bit_kernel(TensorIterator& iter) {
+  scalar_for_each<uint16_t, 2>(iter, [](uint16_t a, uint16_t b) { return static_cast<uint16_t>((a & 0x7fff) | (b & 0x8000)); });
+}
 void unary_int_kernel(TensorIterator& iter, UnaryOp op, const UnaryParams& params) {
   visit_int(iter, "unary_kernel", [&](auto t) { unary_typed<decltype(t)>(iter, op, params); });
 }
@@ -263,19 +287,28 @@ void ternary_int_kernel(TensorIterator& iter, TernaryOp op, const Scalar& value)
 }
 
 void check_no_zero_divisor(const TensorIterator& iter, int arg, const char* op) {
-  bool zero = false;
+  int64_t zeros = 0;
   visit_dtype(iter.dtype(arg), [&](auto t) {
     using T = decltype(t);
+    // counted without an early exit, which GCC vectorizes on contiguous rows (a scan stopping at
+    // the first zero cost twice the int64 fmod it guards)
     auto scan = [&](char** data, const int64_t* s, int64_t n) {
-      for (int64_t i = 0; i < n && !zero; ++i) {
-        T v;
-        std::memcpy(&v, data[arg] + i * s[arg], sizeof(T));
-        zero = v == T(0);
+      const char* p = data[arg];
+      if (zeros > 0) return;
+      if (s[arg] == sizeof(T)) {
+        const T* v = reinterpret_cast<const T*>(p);
+        for (int64_t i = 0; i < n; ++i) zeros += v[i] == T(0);
+      } else {
+        for (int64_t i = 0; i < n; ++i) {
+          T v;
+          std::memcpy(&v, p + i * s[arg], sizeof(T));
+          zeros += v == T(0);
+        }
       }
     };
     if (iter.numel() > 0) iter.serial_for_each(scan, 0, iter.numel());
   });
-  EMBER_CHECK(!zero, op, "ZeroDivisionError");
+  EMBER_CHECK(zeros == 0, op, "ZeroDivisionError");
 }
 
 }  // namespace ember::kernels

@@ -7,4 +7,7 @@ namespace ember::kernels {
 void binary_int_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha);
 void unary_int_kernel(TensorIterator& iter, UnaryOp op, const UnaryParams& params);
 void ternary_int_kernel(TensorIterator& iter, TernaryOp op, const Scalar& value);
+// copysign of float16/bfloat16 on their bits, |a| with b's sign bit: exact without the widening
+// to float and the rounding back (copysign of bfloat16 2x slower than libtorch's that way)
+void copysign_16bit_kernel(TensorIterator& iter);
 }  // namespace ember::kernels

@@ -54,6 +54,8 @@ HWY_EXPORT(ternary_float);
 void binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha, const UnaryParams& params) {
   if (is_complex_type(iter.common_dtype())) {
     complex_binary_kernel(iter, op, alpha);
+  } else if (op == BinaryOp::Copysign && (iter.common_dtype() == kHalf || iter.common_dtype() == kBFloat16)) {
+    copysign_16bit_kernel(iter);
   } else if (is_floating_type(iter.common_dtype())) {
     HWY_DYNAMIC_DISPATCH(binary_float)(iter, op, alpha, params);
   } else {

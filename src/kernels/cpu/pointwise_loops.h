@@ -22,27 +22,33 @@ using ChunkBody = void (*)(const void* ctx, char** p, int64_t m);
 void contiguous_chunks(char** data, const int64_t* s, int64_t n, int64_t rows, const int64_t* outer,
                        const size_t* size, size_t nops, ChunkBody body, const void* ctx);
 
-template <class T, class C, size_t K, class F, size_t... I>
-inline void scalar_map_impl(const F& f, char** data, const int64_t* s, int64_t n, int64_t rows, const int64_t* outer,
-                            std::index_sequence<I...>) {
+template <class T, class G, size_t... I>
+inline void chunk_map_impl(const G& g, char** data, const int64_t* s, int64_t n, int64_t rows, const int64_t* outer,
+                           std::index_sequence<I...>) {
   constexpr ChunkBody body = [](const void* fn, char** p, int64_t m) {
-    const F& g = *static_cast<const F*>(fn);
-    T* out = reinterpret_cast<T*>(p[0]);
-    const T* in[K] = {reinterpret_cast<const T*>(p[I + 1])...};
-    for (int64_t i = 0; i < m; ++i) out[i] = static_cast<T>(g(static_cast<C>(in[I][i])...));
+    (*static_cast<const G*>(fn))(m, reinterpret_cast<T*>(p[0]), reinterpret_cast<const T*>(p[I + 1])...);
   };
   // contiguous operands too, so each functor has one loop: strided, transposed and broadcast
   // operands (a Scalar is a broadcast 0-dim one) went element by element through memcpy, 2-8x
   // slower than libtorch's loops
-  const size_t size[K + 1] = {sizeof(T), ((void)I, sizeof(T))...};
-  contiguous_chunks(data, s, n, rows, outer, size, K + 1, body, &f);
+  const size_t size[sizeof...(I) + 1] = {sizeof(T), ((void)I, sizeof(T))...};
+  contiguous_chunks(data, s, n, rows, outer, size, sizeof...(I) + 1, body, &g);
+}
+
+// Runs g(m, out, in_0, ..., in_{K-1}) over the whole iterator, each call on m contiguous elements
+// of every operand (for kernels that look at a chunk before choosing how to compute it).
+template <class T, size_t K, class G>
+inline void chunk_for_each(TensorIterator& iter, const G& g) {
+  iter.for_each([&g](char** data, const int64_t* s, int64_t n, int64_t rows, const int64_t* outer) {
+    chunk_map_impl<T>(g, data, s, n, rows, outer, std::make_index_sequence<K>{});
+  });
 }
 
 // Runs f with K inputs over the whole iterator: out[i] = f(in_0[i], ..., in_{K-1}[i]).
 template <class T, size_t K, class F>
 inline void scalar_for_each(TensorIterator& iter, const F& f) {
-  iter.for_each([&f](char** data, const int64_t* s, int64_t n, int64_t rows, const int64_t* outer) {
-    scalar_map_impl<T, compute_t<T>, K>(f, data, s, n, rows, outer, std::make_index_sequence<K>{});
+  chunk_for_each<T, K>(iter, [&f](int64_t m, T* out, const auto*... in) {
+    for (int64_t i = 0; i < m; ++i) out[i] = static_cast<T>(f(static_cast<compute_t<T>>(in[i])...));
   });
 }
 
