@@ -252,6 +252,10 @@ TEST(Linalg, BmmOfInterleavedBatches) {
   EXPECT_TRUE(near(bmm(q, kc.transpose(1, 2)), q, kc.transpose(1, 2)));
   EXPECT_TRUE(near(bmm(q, k.transpose(1, 2)), q, k.transpose(1, 2)));
   EXPECT_TRUE(near(bmm(q.transpose(1, 2), p), q.transpose(1, 2), p));
+  // a broadcast operand (batch stride 0) is one matrix to oneDNN, not an interleaved batch
+  const Tensor w = randn({1, 32, 40}).expand({6, 32, 40});
+  EXPECT_TRUE(same(bmm(q, w), bmm(qc, w)));
+  EXPECT_TRUE(near(bmm(q, w), q, w));
 }
 
 TEST(Linalg, SmallProductsDoNotUseOneDnn) {

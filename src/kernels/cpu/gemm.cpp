@@ -56,10 +56,13 @@ bool is_dense(const Matrices& m) {
          (m.sizes[0] == 1 || m.strides[0] == m.sizes[1] * m.sizes[2]);
 }
 
-// Dense, or the transpose of a dense batch (a weight's .t(), k.transpose(1, 2)).
+// Dense, or the transpose of a dense batch (a weight's .t(), k.transpose(1, 2)); a broadcast
+// batch (stride 0) counts as the one matrix oneDNN is given.
 bool is_plain(const Matrices& m) {
-  const Matrices t{m.data, {m.sizes[0], m.sizes[2], m.sizes[1]}, {m.strides[0], m.strides[2], m.strides[1]}};
-  return is_dense(m) || is_dense(t);
+  const int64_t batch = m.strides[0] == 0 ? 1 : m.sizes[0];
+  const Matrices r{m.data, {batch, m.sizes[1], m.sizes[2]}, {m.strides[0], m.strides[1], m.strides[2]}};
+  const Matrices t{m.data, {batch, m.sizes[2], m.sizes[1]}, {m.strides[0], m.strides[2], m.strides[1]}};
+  return is_dense(r) || is_dense(t);
 }
 
 bool is_brgemm(const dnnl::matmul::primitive_desc& pd) {
