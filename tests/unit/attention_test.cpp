@@ -1,7 +1,8 @@
 // scaled_dot_product_attention: the blocked kernel against the math composition (several query
 // and key blocks through small block sizes, ragged last blocks, masks, causal, broadcast batch
 // dims, NaN semantics), gradcheck of the blocked path in float64, bad input, the ops the
-// dispatch point's layers see, and MultiheadAttention's need_weights=false path.
+// dispatch point's layers see, and MultiheadAttention's need_weights=false path and in-projection
+// thirds.
 #include "kernels/cpu/attention.h"
 
 #include <gtest/gtest.h>
@@ -201,6 +202,53 @@ TEST(AttentionErrors, BadInput) {
   EXPECT_ERROR(ember::scaled_dot_product_attention(q, k.to(ember::kDouble), v), "scaled_dot_product_attention",
                "one floating dtype");
   EXPECT_ERROR(ember::scaled_dot_product_attention(q, k, v, {}, 1.5), "dropout_p must be in [0, 1]");
+}
+
+// in_proj_weight's thirds (chunks, one SplitBackward0) against the same thirds given as separate
+// weights: equal outputs, weights and gradients, for self-attention, key-is-value attention and
+// three distinct inputs; a float64 gradcheck of self-attention through the thirds.
+TEST(Attention, MultiheadAttentionInProjThirdsMatchSeparateWeights) {
+  namespace F = ember::nn::functional;
+  const int64_t E = 8, H = 2;
+  auto leaf = [](ember::IntArrayRef sizes, uint64_t seed) { return randn(sizes, seed).requires_grad_(true); };
+  const Tensor w = leaf({3 * E, E}, 1), b = leaf({3 * E}, 2), ow = leaf({E, E}, 3), ob = leaf({E}, 4);
+  const Tensor x = leaf({5, 3, E}, 5), mem = leaf({7, 3, E}, 6), other = leaf({7, 3, E}, 7);
+  struct Case {
+    Tensor q, k, v;
+  };
+  for (const Case& c : {Case{x, x, x}, Case{x, mem, mem}, Case{x, mem, other}}) {
+    std::vector<Tensor> grads[2];
+    Tensor outs[2], weights[2];
+    for (int separate = 0; separate < 2; ++separate) {
+      for (const Tensor& t : {w, b, ow, ob, x, mem, other}) t.mutable_grad() = Tensor();
+      auto o = F::MultiheadAttentionForwardFuncOptions(E, H, w, b, {}, {}, false, 0.0, ow, ob);
+      if (separate) {
+        o.use_separate_proj_weight(true).q_proj_weight(w.narrow(0, 0, E)).k_proj_weight(w.narrow(0, E, E))
+            .v_proj_weight(w.narrow(0, 2 * E, E));
+      }
+      auto [out, weight] = F::multi_head_attention_forward(c.q, c.k, c.v, o);
+      (out.sum() + (weight * weight).sum()).backward();
+      outs[separate] = out.detach();
+      weights[separate] = weight.detach();
+      for (const Tensor& t : {w, b, ow, ob, x, mem, other}) grads[separate].push_back(t.grad());
+    }
+    EXPECT_LT(max_diff(outs[0], outs[1]), 1e-6);
+    EXPECT_LT(max_diff(weights[0], weights[1]), 1e-6);
+    for (size_t i = 0; i < grads[0].size(); ++i) {
+      ASSERT_EQ(grads[0][i].defined(), grads[1][i].defined()) << i;
+      if (grads[0][i].defined()) EXPECT_LT(max_diff(grads[0][i], grads[1][i]), 1e-5) << i;
+    }
+  }
+  ember::nn::MultiheadAttention mha(6, 3);
+  mha->to(ember::kDouble);
+  EXPECT_TRUE(gradcheck([&](const variable_list& v) { return std::get<0>(mha(v[0], v[0], v[0])); },
+                        {randn({4, 2, 6}, 8, ember::kDouble).requires_grad_(true)}));
+  EXPECT_TRUE(gradcheck([&](const variable_list& v) { return std::get<0>(mha(v[0], v[1], v[1])); },
+                        {randn({4, 2, 6}, 9, ember::kDouble).requires_grad_(true),
+                         randn({3, 2, 6}, 10, ember::kDouble).requires_grad_(true)}));
+  EXPECT_ERROR(F::multi_head_attention_forward(x, x, x, F::MultiheadAttentionForwardFuncOptions(
+                                                            E, H, randn({2 * E, E}, 11), b, {}, {}, false, 0.0, ow, ob)),
+               "multi_head_attention_forward", "expected in_proj_weight of (24, E), got [16, 8]");
 }
 
 TEST(Attention, MultiheadAttentionWithoutWeightsTakesTheBlockedPath) {

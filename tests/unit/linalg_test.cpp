@@ -234,6 +234,30 @@ TEST(Linalg, RepeatedCallsReuseCachedPrimitives) {
   EXPECT_EQ(onednn::cache_size(), built + 1);
 }
 
+// Batched products on interleaved batches (the heads of attention: (L, B, d).transpose(0, 1), a
+// batch stride below a matrix's span), which oneDNN runs on dense copies of their rows: the same
+// values as on dense operands, and near a float64 reference. Interleaved columns (a transposed
+// head view) are taken as they are.
+TEST(Linalg, BmmOfInterleavedBatches) {
+  const Tensor q = randn({48, 6, 32}).transpose(0, 1), k = randn({48, 6, 32}).transpose(0, 1);  // (6, 48, 32)
+  const Tensor p = randn({6, 48, 48}), kc = k.contiguous(), qc = q.contiguous();
+  auto near = [](const Tensor& got, const Tensor& a, const Tensor& b) {
+    return (got.to(kDouble) - bmm(a.to(kDouble), b.to(kDouble))).abs().max().item<double>() < 1e-4;
+  };
+  EXPECT_TRUE(same(bmm(p, k), bmm(p, kc)));
+  EXPECT_TRUE(same(bmm(p.transpose(1, 2), q), bmm(p.transpose(1, 2), qc)));
+  EXPECT_TRUE(same(bmm(q, kc.transpose(1, 2)), bmm(qc, kc.transpose(1, 2))));
+  EXPECT_TRUE(near(bmm(p, k), p, k));
+  EXPECT_TRUE(near(bmm(p.transpose(1, 2), q), p.transpose(1, 2), q));
+  EXPECT_TRUE(near(bmm(q, kc.transpose(1, 2)), q, kc.transpose(1, 2)));
+  EXPECT_TRUE(near(bmm(q, k.transpose(1, 2)), q, k.transpose(1, 2)));
+  EXPECT_TRUE(near(bmm(q.transpose(1, 2), p), q.transpose(1, 2), p));
+  // a broadcast operand (batch stride 0) is one matrix to oneDNN, not an interleaved batch
+  const Tensor w = randn({1, 32, 40}).expand({6, 32, 40});
+  EXPECT_TRUE(same(bmm(q, w), bmm(qc, w)));
+  EXPECT_TRUE(near(bmm(q, w), q, w));
+}
+
 TEST(Linalg, SmallProductsDoNotUseOneDnn) {
   const size_t before = onednn::cache_size();
   nn::functional::linear(randn({8, 16}), randn({16, 16}), randn({16}));
