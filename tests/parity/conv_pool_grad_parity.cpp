@@ -95,6 +95,8 @@ TEST(ConvGradParity, Conv2d) {
       {{2, 8, 6, 6}, {8, 1, 3, 3}, 1, 1, 1, 8, true},   {{1, 3, 5, 5}, {2, 3, 5, 5}, 1, 0, 1, 1, true},
       // the Fashion-MNIST network's shapes (batch 2 here)
       {{2, 1, 28, 28}, {32, 1, 5, 5}, 1, 0, 1, 1, true}, {{2, 32, 12, 12}, {64, 32, 3, 3}, 1, 1, 1, 1, true},
+      // float32 runs oneDNN's Winograd kernel from 512 output positions (batch x height x width) on
+      {{4, 16, 16, 16}, {16, 16, 3, 3}, 1, 1, 1, 1, true}, {{2, 32, 18, 18}, {16, 32, 3, 3}, 1, 0, 1, 1, false},
   };
   uint64_t seed = 1;
   for (ember::ScalarType dt : kGradTypes) {
@@ -149,6 +151,7 @@ TEST(ConvGradParity, ConvTranspose) {
       {{2, 4, 5, 6}, {4, 3, 3, 3}, {2}, {1}, {1}, {1}, 1},
       {{1, 4, 5, 5}, {4, 2, 3, 2}, {1, 2}, {0}, {0, 1}, {2, 1}, 2},
       {{2, 6, 4, 4}, {6, 2, 2, 2}, {2}, {0}, {0}, {1}, 3},
+      {{4, 16, 16, 16}, {16, 16, 3, 3}, {1}, {1}, {0}, {1}, 1},  // Winograd in float32, as in Conv2d
   };
   uint64_t seed = 200;
   for (ember::ScalarType dt : kGradTypes) {
