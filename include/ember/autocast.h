@@ -66,6 +66,12 @@ void set_autocast_cpu_dtype(ScalarType dtype);  // bfloat16 or float16, else emb
 bool is_autocast_cache_enabled();
 void set_autocast_cache_enabled(bool enabled);
 void clear_cache();
+// The CUDA autocast flag and dtype of libtorch 1.13 (`set_enabled(true)` around GPU code): kept
+// per thread and read back; without a GPU they change nothing, as in a CPU build of libtorch.
+bool is_enabled();
+void set_enabled(bool enabled);
+ScalarType get_autocast_gpu_dtype();
+void set_autocast_gpu_dtype(ScalarType dtype);
 int increment_nesting();
 int decrement_nesting();  // returns the new level; the guard clears the cache when it reaches 0
 }  // namespace autocast

@@ -55,6 +55,11 @@ class InferenceMode {
 };
 
 namespace autograd {
+// libtorch's names in torch::autograd: a Variable is a Tensor since 1.0.
+using Variable = Tensor;
+using ::ember::AutoGradMode;
+using ::ember::GradMode;
+using ::ember::NoGradGuard;
 
 using variable_list = std::vector<Tensor>;
 using tensor_list = std::vector<Tensor>;

@@ -49,5 +49,6 @@ std::ostream& operator<<(std::ostream& os, MemoryFormat f);
 
 enum class Layout : int8_t { Strided };
 constexpr Layout kStrided = Layout::Strided;
+std::ostream& operator<<(std::ostream& os, Layout layout);
 
 }  // namespace ember

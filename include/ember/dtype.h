@@ -178,6 +178,41 @@ EMBER_MAP_TYPE(complex<float>, kComplexFloat)
 EMBER_MAP_TYPE(complex<double>, kComplexDouble)
 #undef EMBER_MAP_TYPE
 
+// What Tensor::dtype() returns, as libtorch's caffe2::TypeMeta: it compares with a ScalarType,
+// prints the C++ type's name (`std::cout << t.dtype()` shows "float", "long int", "c10::Half"),
+// and, beyond libtorch, converts to ScalarType, so code that treats dtype() as one keeps working.
+class TypeMeta {
+ public:
+  constexpr TypeMeta() noexcept = default;
+  static constexpr TypeMeta fromScalarType(ScalarType t) noexcept { return TypeMeta(t); }
+  template <class T>
+  static constexpr TypeMeta Make() noexcept {
+    return TypeMeta(CppTypeToScalarType<T>::value);
+  }
+  template <class T>
+  constexpr bool Match() const noexcept {
+    return type_ == CppTypeToScalarType<T>::value;
+  }
+  constexpr operator ScalarType() const noexcept { return type_; }  // NOLINT
+  constexpr ScalarType toScalarType() const noexcept { return type_; }
+  constexpr bool isScalarType(ScalarType t) const noexcept { return type_ == t; }
+  constexpr size_t itemsize() const noexcept { return type_ == ScalarType::Undefined ? 0 : element_size(type_); }
+  const char* name() const noexcept;  // "float", "long int", "c10::complex<float>": the C++ type
+  TypeMeta& operator=(ScalarType t) noexcept {
+    type_ = t;
+    return *this;
+  }
+  friend constexpr bool operator==(TypeMeta a, TypeMeta b) noexcept { return a.type_ == b.type_; }
+  friend constexpr bool operator==(TypeMeta a, ScalarType b) noexcept { return a.type_ == b; }
+
+ private:
+  constexpr explicit TypeMeta(ScalarType t) noexcept : type_(t) {}
+  ScalarType type_ = ScalarType::Undefined;
+};
+std::ostream& operator<<(std::ostream& os, TypeMeta m);
+constexpr TypeMeta scalarTypeToTypeMeta(ScalarType t) noexcept { return TypeMeta::fromScalarType(t); }
+constexpr ScalarType typeMetaToScalarType(TypeMeta m) noexcept { return m.toScalarType(); }
+
 // Calls f(T{}) with the C++ type of dtype t, a real dtype. Complex dtypes have their own visitor
 // (visit_complex) and their own kernels: generic real code never sees them.
 template <class F>

@@ -3,6 +3,7 @@
 #include <exception>
 #include <sstream>
 #include <string>
+#include <type_traits>
 
 namespace ember {
 
@@ -15,12 +16,25 @@ class Error : public std::exception {
   std::string msg_;
 };
 
+class TypeMeta;
+
 namespace detail {
+template <class T>
+void append_message(std::ostream& os, const T& part) {
+  // A Tensor::dtype() is named as c10's ScalarType ("Float"), as PyTorch's messages do, not as
+  // the C++ type its operator<< prints ("float").
+  if constexpr (std::is_same_v<T, TypeMeta>) {
+    os << part.toScalarType();
+  } else {
+    os << part;
+  }
+}
+
 template <class... Args>
 [[noreturn]] void fail(const char* op, const Args&... args) {
   std::ostringstream os;
   os << op << ": ";
-  (os << ... << args);
+  (append_message(os, args), ...);
   throw Error(os.str());
 }
 }  // namespace detail

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "ember/device.h"
 #include "ember/intrusive_ptr.h"
 
 namespace ember {
@@ -98,6 +99,8 @@ class StorageImpl : public RefCounted {
   // Whether every write changes version(): not for storage made in inference mode, nor for memory
   // owned elsewhere (from_blob), which its owner may write behind Ember's back.
   bool version_tracks_writes() const { return owns_ && !inference_; }
+  // Whether the memory came from Ember's allocator (not from_blob): what c10 calls resizable.
+  bool owns_memory() const { return owns_; }
   // Unique in the process, unlike data(): the caching allocator hands a freed block to the next
   // storage of its size. With version() it tells that data seen before is still the same. Drawn on
   // first use, so that making a storage (every op's result) costs no shared atomic.
@@ -116,6 +119,48 @@ class StorageImpl : public RefCounted {
   bool inference_ = false;
   std::atomic<uint32_t> version_{0};
   mutable std::atomic<uint64_t> id_{0};  // 0: not drawn yet
+};
+
+// A storage's memory as libtorch's c10::DataPtr shows it: the pointer and its device.
+class DataPtr {
+ public:
+  explicit DataPtr(void* data) : data_(data) {}
+  void* get() const { return data_; }
+  Device device() const { return Device(kCPU); }
+  explicit operator bool() const { return data_ != nullptr; }
+  friend bool operator==(const DataPtr& a, const DataPtr& b) { return a.data_ == b.data_; }
+
+ private:
+  void* data_;
+};
+
+// What Tensor::storage() returns, as libtorch's c10::Storage: a handle on the memory that a
+// tensor and all its views share.
+class Storage {
+ public:
+  Storage() = default;
+  explicit Storage(IntrusivePtr<StorageImpl> impl) : impl_(std::move(impl)) {}
+  void* data() const { return impl_ ? impl_->data() : nullptr; }
+  template <class T>
+  T* data() const {
+    return static_cast<T*>(data());
+  }
+  DataPtr data_ptr() const { return DataPtr(data()); }
+  size_t nbytes() const { return impl_ ? impl_->nbytes() : 0; }
+  Device device() const { return Device(kCPU); }
+  size_t use_count() const { return static_cast<size_t>(impl_.use_count()); }
+  bool unique() const { return use_count() == 1; }
+  bool resizable() const { return impl_ && impl_->owns_memory(); }
+  // The same storage, or another one over the same memory (c10's definition).
+  bool is_alias_of(const Storage& other) const {
+    return impl_ == other.impl_ || (nbytes() > 0 && data() == other.data());
+  }
+  StorageImpl* unsafeGetStorageImpl() const { return impl_.get(); }
+  // Implicit as c10's, so `std::cout << t.storage()` prints 1 there and here.
+  operator bool() const { return static_cast<bool>(impl_); }  // NOLINT
+
+ private:
+  IntrusivePtr<StorageImpl> impl_;
 };
 
 }  // namespace ember

@@ -146,12 +146,12 @@ class Tensor {
   int64_t numel() const { return checked_impl()->numel(); }
   int64_t storage_offset() const { return checked_impl()->storage_offset(); }
   ScalarType scalar_type() const { return checked_impl()->dtype(); }
-  ScalarType dtype() const { return checked_impl()->dtype(); }
+  TypeMeta dtype() const { return TypeMeta::fromScalarType(checked_impl()->dtype()); }
   Device device() const { return checked_impl()->device(); }
   Layout layout() const { return kStrided; }
   bool is_cpu() const { return true; }
   bool is_cuda() const { return false; }
-  TensorOptions options() const { return TensorOptions().dtype(dtype()).device(device()); }
+  TensorOptions options() const { return TensorOptions().dtype(dtype()).device(device()).layout(kStrided); }
   size_t element_size() const { return ember::element_size(dtype()); }
   size_t itemsize() const { return element_size(); }
   size_t nbytes() const { return static_cast<size_t>(numel()) * element_size(); }
@@ -222,6 +222,10 @@ class Tensor {
             std::optional<MemoryFormat> format = std::nullopt) const;
   Tensor to(TensorOptions options, bool non_blocking = false, bool copy = false,
             std::optional<MemoryFormat> format = std::nullopt) const;
+  Tensor to(TypeMeta dtype, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> format = std::nullopt) const {
+    return to(dtype.toScalarType(), non_blocking, copy, format);
+  }
   Tensor to(Device device, ScalarType dtype, bool non_blocking = false, bool copy = false,
             std::optional<MemoryFormat> format = std::nullopt) const;
   Tensor to(std::optional<ScalarType> dtype, std::optional<Layout> layout, std::optional<Device> device,
@@ -241,7 +245,7 @@ class Tensor {
   bool equal(const Tensor& other) const;
   bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
   Tensor isclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
-  void print() const;
+  void print() const;  // "[CPUFloatType [2, 3]]" on std::cerr, as libtorch's
 
   // ---- views (shape.h) ----------------------------------------------------------------------
   Tensor view(IntArrayRef sizes) const;
@@ -712,6 +716,7 @@ class Tensor {
   int64_t get_device() const { return -1; }
   bool has_names() const { return false; }
   bool has_storage() const { return defined(); }
+  Storage storage() const { return Storage(checked_impl()->storage()); }
   bool is_alias_of(const Tensor& other) const;
   bool is_meta() const { return false; }
   bool is_pinned(std::optional<Device> device = std::nullopt) const { return static_cast<void>(device), false; }
@@ -870,6 +875,10 @@ PackedTensorAccessor32<T, N, PtrTraits> Tensor::packed_accessor32() const& {
 }
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
+// libtorch's at::print: the tensor as operator<< shows it, its matrices wrapped at `linesize`
+// characters (operator<< uses 80).
+std::ostream& print(std::ostream& os, const Tensor& t, int64_t linesize);
+void print(const Tensor& t, int64_t linesize = 80);
 
 // Wraps a dim into [0, ndim) ("Dimension out of range (expected to be in range of [-2, 1], but got 2)").
 int64_t maybe_wrap_dim(int64_t dim, int64_t ndim, const char* op = "dim", bool wrap_scalar = true);

@@ -3,14 +3,28 @@
 // namespaces torch, at and c10 resolve to Ember's.
 #pragma once
 // libtorch's torch.h brings <cassert> and <fstream> in; programs rely on them
+// The standard headers libtorch's <torch/torch.h> brings with it, which programs rely on.
+#include <bitset>
 #include <cassert>
+#include <cinttypes>
+#include <forward_list>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <iterator>
+#include <list>
+#include <locale>
+#include <numeric>
 #include <optional>
+#include <queue>
+#include <set>
+#include <shared_mutex>
 #include <sstream>
+#include <stack>
 #include <string>
 #include <type_traits>
+#include <typeindex>
+#include <unordered_set>
 
 #include "ember/ember.h"
 
@@ -106,6 +120,9 @@ inline Tensor complex(const Tensor& real, const Tensor& imag) { return ::ember::
 namespace c10::impl {
 using GenericDict = ::ember::jit::GenericDict;  // c10::Dict<IValue, IValue>
 }  // namespace c10::impl
+namespace caffe2 {
+using TypeMeta = ::ember::TypeMeta;  // what Tensor::dtype() returns
+}  // namespace caffe2
 namespace at {
 // The real type of a scalar type (float for c10::complex<float>), as ATen's.
 template <class T>

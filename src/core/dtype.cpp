@@ -5,6 +5,7 @@
 #include "ember/device.h"
 #include "ember/error.h"
 #include "ember/scalar.h"
+#include "ember/tensor_options.h"
 
 namespace ember {
 
@@ -16,6 +17,28 @@ const char* to_string(ScalarType t) {
 }
 
 std::ostream& operator<<(std::ostream& os, ScalarType t) { return os << to_string(t); }
+
+const char* TypeMeta::name() const noexcept {
+  constexpr const char* names[] = {"unsigned char",
+                                   "signed char",
+                                   "short int",
+                                   "int",
+                                   "long int",
+                                   "c10::Half",
+                                   "float",
+                                   "double",
+                                   "bool",
+                                   "c10::BFloat16",
+                                   "c10::complex<float>",
+                                   "c10::complex<double>",
+                                   "c10::qint8",
+                                   "c10::quint8",
+                                   "c10::qint32",
+                                   "nullptr (uninitialized)"};
+  return names[static_cast<int>(type_)];
+}
+
+std::ostream& operator<<(std::ostream& os, TypeMeta m) { return os << m.name(); }
 
 ScalarType promote_types(ScalarType a, ScalarType b) {
   if (a == b) return a;
@@ -85,6 +108,25 @@ void check_cpu_device(const char* op, const Device& device) {
               " device (torch::cuda::is_available() is false)");
 }
 std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
+std::ostream& operator<<(std::ostream& os, Layout) { return os << "Strided"; }
+
+std::ostream& operator<<(std::ostream& os, const TensorOptions& options) {
+  const auto field = [&](const char* label, const auto& value, bool set) {
+    os << label << std::boolalpha << value << (set ? "" : " (default)");
+  };
+  field("TensorOptions(dtype=", options.dtype(), options.has_dtype());
+  field(", device=", options.device(), options.has_device());
+  field(", layout=", options.layout(), options.has_layout());
+  field(", requires_grad=", options.requires_grad(), options.has_requires_grad());
+  field(", pinned_memory=", options.pinned_memory(), options.has_pinned_memory());
+  os << ", memory_format=";
+  if (options.has_memory_format()) {
+    os << *options.memory_format_opt();
+  } else {
+    os << "(nullopt)";
+  }
+  return os << ")";
+}
 
 std::ostream& operator<<(std::ostream& os, MemoryFormat f) {
   switch (f) {

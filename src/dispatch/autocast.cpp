@@ -20,6 +20,10 @@ struct AutocastState {
   ScalarType dtype = kBFloat16;
   bool cache_enabled = true;
   int nesting = 0;
+  // libtorch's CUDA autocast state (at::autocast::set_enabled): kept and read back; Ember has no
+  // GPU, so no op looks at it, as none does in a CPU build of libtorch.
+  bool gpu_enabled = false;
+  ScalarType gpu_dtype = kHalf;
   std::unordered_map<const TensorImpl*, CachedCast> cache;
 };
 thread_local AutocastState tls;
@@ -87,6 +91,10 @@ void set_autocast_cpu_dtype(ScalarType dtype) {
 bool is_autocast_cache_enabled() { return tls.cache_enabled; }
 void set_autocast_cache_enabled(bool enabled) { tls.cache_enabled = enabled; }
 void clear_cache() { tls.cache.clear(); }
+bool is_enabled() { return tls.gpu_enabled; }
+void set_enabled(bool enabled) { tls.gpu_enabled = enabled; }
+ScalarType get_autocast_gpu_dtype() { return tls.gpu_dtype; }
+void set_autocast_gpu_dtype(ScalarType dtype) { tls.gpu_dtype = dtype; }
 int increment_nesting() { return ++tls.nesting; }
 int decrement_nesting() { return --tls.nesting; }
 }  // namespace autocast

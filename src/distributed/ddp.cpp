@@ -375,7 +375,7 @@ void verify_shapes(const ProcessGroupPtr& group, const std::vector<Tensor>& para
                    double bucket_cap_mb) {
   std::vector<int64_t> mine{static_cast<int64_t>(params.size())};
   for (const Tensor& p : params) {
-    mine.push_back(static_cast<int64_t>(p.dtype()));
+    mine.push_back(static_cast<int64_t>(p.scalar_type()));
     mine.push_back(p.dim());
     for (int64_t s : p.sizes()) mine.push_back(s);
   }

@@ -129,7 +129,7 @@ void with_element(ScalarType t, Fn&& fn) {
 
 std::string shape_str(const Tensor& t) {
   std::ostringstream os;
-  os << t.sizes() << " (" << t.dtype() << ")";
+  os << t.sizes() << " (" << t.scalar_type() << ")";
   return os.str();
 }
 
@@ -549,7 +549,7 @@ class ProcessGroupGloo final : public ProcessGroup {
     mine[2] = arg;
     mine[3] = static_cast<int64_t>(tensors.size());
     if (!tensors.empty()) {
-      mine[1] = static_cast<int64_t>(tensors[0].dtype());
+      mine[1] = static_cast<int64_t>(tensors[0].scalar_type());
       mine[4] = tensors[0].dim();
       for (int64_t d = 0; d < tensors[0].dim() && d + 5 < kHeaderWords; ++d) mine[5 + d] = tensors[0].size(d);
     }

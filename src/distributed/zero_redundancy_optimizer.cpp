@@ -34,7 +34,7 @@ std::vector<uint8_t> encode(const OptimizerStateDict& dict) {
   for (const auto& item : dict.state) {
     const Tensor t = item.value().contiguous();
     put_string(out, item.key());
-    const int64_t dtype = static_cast<int64_t>(t.dtype()), dim = t.dim();
+    const int64_t dtype = static_cast<int64_t>(t.scalar_type()), dim = t.dim();
     put(out, &dtype, sizeof dtype);
     put(out, &dim, sizeof dim);
     for (int64_t s : t.sizes()) put(out, &s, sizeof s);

@@ -2,6 +2,7 @@
 // tensor (or per matrix slice) chosen from the magnitudes of its finite values: integers,
 // fixed with 4 decimals, fixed with a common scale ("1e+06 *"), or scientific; matrices wider
 // than 80 characters split into "Columns a to b" blocks; then "[ CPUFloatType{2,3} ]".
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
@@ -75,10 +76,10 @@ void indent(std::ostream& os, int64_t n) {
   for (int64_t i = 0; i < n; ++i) os << ' ';
 }
 
-void print_matrix(std::ostream& os, const double* v, int64_t rows, int64_t cols, int64_t ind) {
+void print_matrix(std::ostream& os, const double* v, int64_t rows, int64_t cols, int64_t ind, int64_t linesize) {
   const Format f = choose_format(os, v, rows * cols);
   indent(os, ind);
-  const int64_t per_line = (kLineSize - ind) / (f.width + 1);
+  const int64_t per_line = std::max<int64_t>((linesize - ind) / (f.width + 1), 1);
   int64_t first = 0;
   while (first < cols) {
     const int64_t last = first + per_line <= cols ? first + per_line - 1 : cols - 1;
@@ -111,7 +112,7 @@ void print_matrix(std::ostream& os, const double* v, int64_t rows, int64_t cols,
 
 }  // namespace
 
-std::ostream& operator<<(std::ostream& os, const Tensor& t) {
+std::ostream& print(std::ostream& os, const Tensor& t, int64_t linesize) {
   if (!t.defined()) return os << "[ Tensor (undefined) ]";
   if (detail::ValueReadHook hook = detail::value_read_hook()) hook(t, "print");  // a host read of the values
   const std::ios_base::fmtflags flags(os.flags());
@@ -128,7 +129,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
     }
     os << "[ " << t.toString() << "{" << t.sizes()[0] << "}";
   } else if (t.dim() == 2) {
-    print_matrix(os, v, t.sizes()[0], t.sizes()[1], 0);
+    print_matrix(os, v, t.sizes()[0], t.sizes()[1], 0, linesize);
     os << "[ " << t.toString() << "{" << t.sizes()[0] << "," << t.sizes()[1] << "}";
   } else {
     if (t.numel() > 0) {
@@ -150,7 +151,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
         }
         for (int64_t k = 0; k < t.dim() - 2; ++k) os << idx[k] + 1 << ',';
         os << ".,.) = " << '\n';
-        print_matrix(os, v + offset, rows, cols, 1);
+        print_matrix(os, v + offset, rows, cols, 1, linesize);
       }
     }
     os << "[ " << t.toString() << "{";
@@ -172,6 +173,16 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   return os;
 }
 
-void Tensor::print() const { std::cout << *this << std::endl; }
+std::ostream& operator<<(std::ostream& os, const Tensor& t) { return print(os, t, kLineSize); }
+
+void print(const Tensor& t, int64_t linesize) { print(std::cout, t, linesize); }
+
+void Tensor::print() const {
+  if (defined()) {
+    std::cerr << "[" << toString() << " " << sizes() << "]" << std::endl;
+  } else {
+    std::cerr << "[UndefinedTensor]" << std::endl;
+  }
+}
 
 }  // namespace ember

@@ -189,6 +189,26 @@ TEST(AutocastParity, ConvTransposeRunsInBfloat16WhereLibtorch113StaysFloat32) {
 
 // Training quantities: gradients of float32 parameters through a bfloat16 linear arrive in
 // float32 and match libtorch's under its autocast.
+TEST(AutocastParity, GpuFlagIsKeptAndChangesNothingOnTheCpu) {
+  // at::autocast::set_enabled is libtorch's CUDA switch: read back, and CPU ops stay float32.
+  const torch::Tensor ta = torch::randn({4, 4});
+  const ember::Tensor ea = parity::to_ember(ta);
+  EXPECT_EQ(ember::autocast::is_enabled(), at::autocast::is_enabled());
+  ember::autocast::set_enabled(true);
+  at::autocast::set_enabled(true);
+  EXPECT_TRUE(ember::autocast::is_enabled());
+  EXPECT_EQ(ember::autocast::is_cpu_enabled(), at::autocast::is_cpu_enabled());
+  EXPECT_TRUE(parity::Close(ember::matmul(ea, ea), torch::matmul(ta, ta)));
+  ember::autocast::set_autocast_gpu_dtype(ember::kBFloat16);
+  at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+  EXPECT_EQ(ember::autocast::get_autocast_gpu_dtype(), parity::to_ember(at::autocast::get_autocast_gpu_dtype()));
+  ember::autocast::set_autocast_gpu_dtype(ember::kHalf);
+  at::autocast::set_autocast_gpu_dtype(at::kHalf);
+  ember::autocast::set_enabled(false);
+  at::autocast::set_enabled(false);
+  EXPECT_EQ(ember::autocast::is_enabled(), at::autocast::is_enabled());
+}
+
 TEST(AutocastParity, GradientsOfFloat32ParametersMatch) {
   const ember::Tensor x = parity::random({16, 32}, F, 11), w0 = parity::random({8, 32}, F, 12),
                       b0 = parity::random({8}, F, 13);

@@ -210,4 +210,88 @@ TEST(CoreParity, PrintingMatchesLibtorch) {
   }
 }
 
+TEST(CoreParity, PrintFunctionsAndStorageAsLibtorch) {
+  const torch::Tensor t = torch::arange(60.0).view({3, 20}) / 7;
+  const ember::Tensor e = to_ember(t);
+  for (int64_t linesize : {80, 40, 200}) {
+    std::ostringstream eo, to;
+    ember::print(eo, e, linesize);
+    torch::print(to, t, linesize);
+    EXPECT_EQ(eo.str(), to.str()) << "linesize " << linesize;
+  }
+  ::testing::internal::CaptureStdout();
+  ember::print(e);
+  const std::string ember_out = ::testing::internal::GetCapturedStdout();
+  ::testing::internal::CaptureStdout();
+  torch::print(t);
+  EXPECT_EQ(ember_out, ::testing::internal::GetCapturedStdout());
+  ::testing::internal::CaptureStderr();
+  e.print();
+  ember::Tensor().print();
+  const std::string ember_err = ::testing::internal::GetCapturedStderr();
+  ::testing::internal::CaptureStderr();
+  t.print();
+  torch::Tensor().print();
+  EXPECT_EQ(ember_err, ::testing::internal::GetCapturedStderr());
+
+  // Storage: shared by views, not by copies; bytes, alias checks and the implicit bool.
+  const ember::Tensor v = e.t(), c = e.clone();
+  const torch::Tensor tv = t.t(), tc = t.clone();
+  EXPECT_EQ(e.storage().nbytes(), t.storage().nbytes());
+  EXPECT_EQ(e.storage().data_ptr() == v.storage().data_ptr(),
+            t.storage().data_ptr().get() == tv.storage().data_ptr().get());
+  EXPECT_EQ(e.storage().is_alias_of(v.storage()), t.storage().is_alias_of(tv.storage()));
+  EXPECT_EQ(e.storage().is_alias_of(c.storage()), t.storage().is_alias_of(tc.storage()));
+  EXPECT_EQ(e.storage().data<float>(), e.data_ptr<float>());
+  EXPECT_EQ(e.narrow(1, 2, 3).storage().data(), e.storage().data());
+  EXPECT_EQ(str(e.storage()), str(t.storage()));
+  EXPECT_EQ(e.storage().resizable(), t.storage().resizable());
+  float blob[4] = {1, 2, 3, 4};
+  EXPECT_EQ(ember::from_blob(blob, {4}).storage().resizable(), torch::from_blob(blob, {4}).storage().resizable());
+  EXPECT_EQ(ember::from_blob(blob, {4}).storage().data(), static_cast<void*>(blob));
+  // torch::autograd's names for a Tensor and the grad-mode guards.
+  ember::autograd::Variable var = e;
+  {
+    ember::autograd::AutoGradMode guard(false);
+    EXPECT_FALSE(ember::autograd::GradMode::is_enabled());
+  }
+  EXPECT_TRUE(ember::GradMode::is_enabled());
+  EXPECT_TRUE(var.is_same(e));
+}
+
+TEST(CoreParity, DtypeIsATypeMetaAsLibtorch) {
+  // libtorch's Tensor::dtype() is a caffe2::TypeMeta: `std::cout << t.dtype()` prints the C++
+  // type ("float", "long int"), while a ScalarType prints "Float".
+  for (ember::ScalarType st : kAllTypes) {
+    const torch::Tensor t = torch::zeros({2}, to_torch(st));
+    const ember::Tensor e = to_ember(t);
+    EXPECT_EQ(str(e.dtype()), str(t.dtype()));
+    EXPECT_EQ(std::string(e.dtype().name()), std::string(t.dtype().name()));
+    EXPECT_EQ(e.dtype().itemsize(), t.dtype().itemsize());
+    EXPECT_EQ(str(e.scalar_type()), str(t.scalar_type()));
+    EXPECT_EQ(str(e.options()), str(t.options()));
+    EXPECT_TRUE(e.dtype() == st && st == e.dtype() && e.dtype() == e.options().dtype());
+    EXPECT_EQ(ember::typeMetaToScalarType(e.dtype()), st);
+  }
+  EXPECT_EQ(str(caffe2::TypeMeta()), str(ember::TypeMeta()));
+  EXPECT_EQ(str(caffe2::TypeMeta::Make<c10::complex<float>>()), str(ember::TypeMeta::Make<ember::complex<float>>()));
+  // The idioms libtorch programs write with it.
+  ember::Tensor x = ember::ones({3}, ember::kInt);
+  ember::Tensor y = ember::zeros({3}, x.dtype());
+  EXPECT_EQ(y.scalar_type(), ember::kInt);
+  EXPECT_EQ(ember::ones({2}).to(x.dtype()).scalar_type(), ember::kInt);
+  EXPECT_EQ(ember::ones({2}, ember::dtype<double>()).scalar_type(), ember::kDouble);
+  EXPECT_EQ(ember::TensorOptions().dtype<int64_t>().dtype(), ember::kLong);
+  ember::TypeMeta m = x.dtype();
+  m = ember::kHalf;
+  EXPECT_TRUE(m.Match<ember::Half>());
+  EXPECT_NE(m, x.dtype());
+  try {
+    x.data_ptr<float>();
+    ADD_FAILURE() << "data_ptr<float> of an int tensor did not raise";
+  } catch (const ember::Error& err) {
+    EXPECT_NE(std::string(err.what()).find("Int"), std::string::npos) << err.what();  // messages say ScalarType
+  }
+}
+
 }  // namespace EMBER_UNITY_FILE

@@ -363,6 +363,10 @@ TEST(NnModuleDict, InsertReplacePop) {
   EXPECT_EQ(dict->at<nn::LinearImpl>("a").options.out_features(), 5);
   EXPECT_EQ(dict->named_children().keys(), (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(dict->named_parameters()["a.weight"].size(0), 5);
+  const auto items = dict->items();  // (name, module) pairs, as libtorch's
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[1].first, "b");
+  EXPECT_EQ(items[0].second->as<nn::LinearImpl>()->options.out_features(), 5);
   auto b = dict->pop("b");
   EXPECT_NE(b->as<nn::ReLU>(), nullptr);
   EXPECT_EQ(dict->size(), 1u);

@@ -53,7 +53,7 @@ class Key {
   }
   Key& add(const Tensor& t) {  // shape, strides and dtype; an undefined tensor adds a marker
     if (!t.defined()) return add(-1);
-    return add(t.sizes()).add(t.strides()).add(static_cast<int64_t>(t.dtype()));
+    return add(t.sizes()).add(t.strides()).add(static_cast<int64_t>(t.scalar_type()));
   }
   bool operator==(const Key& o) const { return op_ == o.op_ && values_ == o.values_; }
   size_t hash() const;

@@ -8,7 +8,7 @@ namespace {
 void print_parameters(std::ostream& stream, const char* name, const OrderedDict<std::string, Tensor>& params) {
   stream << "torch::nn::" << name << "(" << std::endl;
   for (const auto& item : params) {
-    stream << "(" << item.key() << "): Parameter containing: [" << item.value().dtype() << " of size "
+    stream << "(" << item.key() << "): Parameter containing: [" << item.value().scalar_type() << " of size "
            << item.value().sizes() << "]" << std::endl;
   }
   stream << ")";

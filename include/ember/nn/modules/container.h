@@ -198,9 +198,8 @@ class ModuleDictImpl : public Module {
   bool is_empty() const noexcept { return modules_.is_empty(); }
   std::vector<std::string> keys() const { return modules_.keys(); }
   std::vector<std::shared_ptr<Module>> values() const { return modules_.values(); }
-  const std::vector<OrderedDict<std::string, std::shared_ptr<Module>>::Item>& items() const {
-    return modules_.items();
-  }
+  // (name, module) pairs, as libtorch's (`item.first`, `item.second`).
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> items() const { return modules_.pairs(); }
   auto begin() const { return modules_.begin(); }
   auto end() const { return modules_.end(); }
   void pretty_print(std::ostream& stream) const override;
