@@ -1,9 +1,12 @@
 // The passes that ship: conv-bn folding, conv-activation fusion, the inference pass list, and the
 // subgraph rewriter.
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "ember/autograd.h"
 #include "ember/error.h"
@@ -75,7 +78,17 @@ size_t fuse_conv_bn(GraphModule& gm) {
   return count;
 }
 
-// Runs each Conv2d in channels_last, as PyTorch's optimize_for_inference moves convolutions to
+namespace {
+
+// Whether a convolution runs on channel-blocked tensors (convolution_blocked): float32 Conv2d with
+// zeros padding, one value per dim, and no fake quantizer.
+bool blockable(const nn::ConvNdImpl<2>& conv) {
+  return conv.weight.dtype() == kFloat && !conv.weight_fake_quant && nn::detail::symmetric_padding(conv).size() == 2;
+}
+
+}  // namespace
+
+// Runs each Conv2d that block_convolutions leaves in channels_last, as PyTorch's optimize_for_inference moves convolutions to
 // oneDNN's layout: a copy of the layer with its weight in channels_last, its input made
 // channels_last (free when it already is, as the previous convolution's output and what
 // pointwise ops make of it are), and the graph's outputs made contiguous again, so that oneDNN
@@ -87,7 +100,7 @@ void convolutions_to_channels_last(GraphModule& gm) {
     if (n->op() != OpKind::CallModule || n->args().size() != 1 || !n->args()[0].is_node()) continue;
     auto m = gm.submodule(n->target());
     const auto* conv = dynamic_cast<const nn::Conv2dImpl*>(m.get());
-    if (!conv) continue;
+    if (!conv || blockable(*conv)) continue;
     auto copy = std::make_shared<nn::Conv2dImpl>(conv->options);
     copy->to(conv->weight.scalar_type());
     {
@@ -188,6 +201,194 @@ size_t fuse_conv_hardswish(GraphModule& gm) {
       });
 }
 
+namespace {
+
+// A 2-D convolution, and the activation fused after it, run by convolution_blocked: reading its
+// input channel-blocked (else in its own layout) and writing its result channel-blocked (else
+// contiguous). Child "0" is the convolution, shared with the graph's module.
+class BlockedConv2dImpl : public nn::Module {
+ public:
+  BlockedConv2dImpl(std::shared_ptr<nn::ConvNdImpl<2>> conv_, std::optional<ember::detail::ConvActivation> activation,
+                    bool blocked_input, bool blocked_output)
+      : nn::Module("ember::fx::BlockedConv2d"),
+        conv(std::move(conv_)),
+        padding_(nn::detail::symmetric_padding(*conv)),
+        activation_(activation),
+        blocked_input_(blocked_input),
+        blocked_output_(blocked_output) {
+    register_module("0", conv);
+  }
+  Tensor forward(const Tensor& input) {
+    const auto& o = conv->options;
+    return ember::detail::convolution_blocked(input, blocked_input_, conv->weight, conv->bias, IntArrayRef(o.stride()),
+                                              padding_, IntArrayRef(o.dilation()), o.groups(), activation_,
+                                              blocked_output_);
+  }
+  void pretty_print(std::ostream& stream) const override {
+    stream << name() << "(" << (blocked_input_ ? "blocked" : "plain") << " -> " << (blocked_output_ ? "blocked" : "plain");
+    if (activation_) stream << (*activation_ == ember::detail::ConvActivation::kReLU ? ", relu" : ", hardswish");
+    stream << ")";
+  }
+  std::shared_ptr<nn::ConvNdImpl<2>> conv;
+
+ private:
+  std::vector<int64_t> padding_;
+  std::optional<ember::detail::ConvActivation> activation_;
+  bool blocked_input_, blocked_output_;
+};
+
+// A channel-blocked tensor of `channels` channels made an ordinary contiguous one.
+class FromChannelBlockedImpl : public nn::Module {
+ public:
+  explicit FromChannelBlockedImpl(int64_t channels) : nn::Module("ember::fx::FromChannelBlocked"), channels_(channels) {}
+  Tensor forward(const Tensor& blocked) { return ember::detail::from_channel_blocked(blocked, channels_); }
+  void pretty_print(std::ostream& stream) const override { stream << name() << "(" << channels_ << ")"; }
+
+ private:
+  int64_t channels_;
+};
+
+// A convolution node block_convolutions may rewrite: its convolution and activation.
+struct ConvNode {
+  std::shared_ptr<nn::ConvNdImpl<2>> conv;
+  std::optional<ember::detail::ConvActivation> activation;
+};
+
+std::optional<ConvNode> conv_node(GraphModule& gm, const Node* n) {
+  if (n->op() != OpKind::CallModule || n->args().size() != 1 || !n->args()[0].is_node()) return std::nullopt;
+  auto m = gm.submodule(n->target());
+  std::optional<ConvNode> c;
+  if (auto conv = std::dynamic_pointer_cast<nn::Conv2dImpl>(m)) c = ConvNode{conv, std::nullopt};
+  if (auto cr = std::dynamic_pointer_cast<nn::intrinsic::ConvReLU2dImpl>(m); cr && !cr->static_quantized)
+    c = ConvNode{cr->conv.ptr(), ember::detail::ConvActivation::kReLU};
+  if (auto ch = std::dynamic_pointer_cast<ConvHardswishImpl<2>>(m))
+    c = ConvNode{ch->conv, ember::detail::ConvActivation::kHardswish};
+  if (!c || !blockable(*c->conv)) return std::nullopt;
+  return c;
+}
+
+// Whether n computes elementwise on channel-blocked operands as on ordinary ones, keeping zeros
+// zero (so the blocks' padding stays zero): relu, hardswish, or the sum of two tensors. Its tensor
+// operands are returned in `operands`; `in_place` says whether it writes into the first.
+bool blocked_elementwise(GraphModule& gm, const Node* n, std::vector<Node*>& operands, bool& in_place) {
+  const auto& args = n->args();
+  operands.clear();
+  in_place = false;
+  if (n->op() == OpKind::CallModule) {
+    auto m = gm.submodule(n->target());
+    const auto relu = std::dynamic_pointer_cast<nn::ReLUImpl>(m);
+    if (!relu && !std::dynamic_pointer_cast<nn::HardswishImpl>(m)) return false;
+    in_place = relu && relu->options.inplace();
+  } else if (n->op() == OpKind::CallFunction) {
+    const std::string& t = n->target();
+    in_place = !t.empty() && t.back() == '_';
+    const std::string op = in_place ? t.substr(0, t.size() - 1) : t;
+    if (op == "add") {
+      // add(self, other, *, alpha): alpha * 0 + 0 is 0
+      if (args.size() != 2 || !args[1].is_node()) return false;
+      for (const auto& [name, value] : n->kwargs())
+        if (name != "alpha" || value.is_node() || value.is_list()) return false;
+    } else if ((op != "relu" && op != "hardswish") || !n->kwargs().empty()) {
+      return false;
+    }
+  } else {
+    return false;
+  }
+  for (const Argument& a : args) {
+    if (!a.is_node()) return false;
+    operands.push_back(a.node());
+  }
+  return !operands.empty();
+}
+
+// Keeps the activations between consecutive convolutions in oneDNN's channel-blocked layout, as
+// PyTorch's optimize_for_inference keeps mkldnn tensors: each convolution that blockable() takes
+// becomes a BlockedConv2d writing its result blocked when a reader takes it so (another such
+// convolution of as many input channels, or relu, hardswish or a sum of blocked values, which
+// work on the blocks elementwise); every other reader (the graph's output included) reads it
+// through one FromChannelBlocked node. A chain of convolutions then reorders into the blocks once
+// (inside its first convolution) and out once, instead of around each convolution.
+void block_convolutions(GraphModule& gm) {
+  Graph& g = gm.graph();
+  std::unordered_map<const Node*, ConvNode> convs;
+  for (Node* n : g.nodes())
+    if (auto c = conv_node(gm, n)) convs.emplace(n, *c);
+  if (convs.empty()) return;
+  // The values that can be blocked, with their channel counts: the convolutions' results, then
+  // the elementwise ops all of whose operands are such values of as many channels. A value an op
+  // writes into is blocked only when that op is blocked and its only reader, so that no reader
+  // holds a copy made before the write.
+  std::unordered_set<const Node*> excluded;
+  std::unordered_map<const Node*, int64_t> channels;
+  std::vector<Node*> operands;
+  bool in_place = false;
+  for (bool changed = true; changed;) {
+    changed = false;
+    channels.clear();
+    for (Node* n : g.nodes()) {
+      if (excluded.count(n)) continue;
+      if (auto it = convs.find(n); it != convs.end()) {
+        channels[n] = it->second.conv->options.out_channels();
+      } else if (blocked_elementwise(gm, n, operands, in_place)) {
+        const auto first = channels.find(operands[0]);
+        bool all = first != channels.end();
+        for (const Node* o : operands) all = all && channels.count(o) && channels.at(o) == first->second;
+        if (all) channels[n] = first->second;
+      }
+    }
+    for (Node* n : g.nodes()) {
+      const bool elementwise = blocked_elementwise(gm, n, operands, in_place);
+      const bool writes = elementwise ? in_place
+                                      : n->op() == OpKind::CallFunction && !n->target().empty() && n->target().back() == '_';
+      if (!writes || n->args().empty() || !n->args()[0].is_node()) continue;
+      const Node* target = n->args()[0].node();
+      if (!channels.count(target) || (channels.count(n) && target->users().size() == 1)) continue;
+      changed = excluded.insert(target).second || changed;
+    }
+  }
+  // Whether reader u takes the value v blocked.
+  auto takes_blocked = [&](const Node* u, const Node* v) {
+    if (auto it = convs.find(u); it != convs.end())
+      return u->args()[0].node() == v && it->second.conv->options.in_channels() == channels.at(v);
+    return channels.count(u) > 0;
+  };
+  // An elementwise op's result is blocked (its operands are); a convolution's when a reader takes it.
+  std::unordered_set<const Node*> blocked;
+  for (const auto& [v, c] : channels) {
+    bool any = !convs.count(v);
+    for (const Node* u : v->users()) any = any || takes_blocked(u, v);
+    if (any) blocked.insert(v);
+  }
+  for (Node* n : g.nodes()) {
+    if (!blocked.count(n)) continue;
+    std::vector<Node*> plain;
+    for (Node* u : n->users())
+      if (!takes_blocked(u, n)) plain.push_back(u);
+    if (plain.empty()) continue;
+    Node* convert;
+    {
+      auto at = g.inserting_after(n);
+      convert = g.call_module(
+          add_owned(gm, n->name(), "_plain", std::make_shared<FromChannelBlockedImpl>(channels.at(n))), {n});
+    }
+    for (Node* u : plain) u->replace_input_with(n, convert);
+  }
+  for (Node* n : g.nodes()) {
+    const auto it = convs.find(n);
+    if (it == convs.end()) continue;
+    const Node* input = n->args()[0].node();
+    const bool blocked_input = blocked.count(input) && takes_blocked(n, input);
+    const bool blocked_output = blocked.count(n) > 0;
+    if (!blocked_input && !blocked_output) continue;
+    const ConvNode& c = it->second;
+    n->set_target(add_owned(gm, n->target(), "_blocked",
+                            std::make_shared<BlockedConv2dImpl>(c.conv, c.activation, blocked_input, blocked_output)));
+  }
+  gm.recompile();
+}
+
+}  // namespace
+
 void optimize_for_inference(GraphModule& gm) {
   EMBER_CHECK(!gm.is_training(), "fx", "optimize_for_inference needs a module in eval mode (call eval())");
   fuse_conv_bn(gm);
@@ -213,6 +414,7 @@ void optimize_for_inference(GraphModule& gm) {
   convolutions_to_channels_last(gm);
   fuse_conv_relu(gm);
   fuse_conv_hardswish(gm);
+  block_convolutions(gm);
   fuse_pointwise(gm);
   g.eliminate_dead_code();
   gm.delete_all_unused_submodules();
