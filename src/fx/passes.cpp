@@ -242,7 +242,6 @@ class FromChannelBlockedImpl : public nn::Module {
  public:
   explicit FromChannelBlockedImpl(int64_t channels) : nn::Module("ember::fx::FromChannelBlocked"), channels_(channels) {}
   Tensor forward(const Tensor& blocked) { return ember::detail::from_channel_blocked(blocked, channels_); }
-  void pretty_print(std::ostream& stream) const override { stream << name() << "(" << channels_ << ")"; }
 
  private:
   int64_t channels_;
@@ -314,36 +313,30 @@ void block_convolutions(GraphModule& gm) {
   for (Node* n : g.nodes())
     if (auto c = conv_node(gm, n)) convs.emplace(n, *c);
   if (convs.empty()) return;
-  // The values that can be blocked, with their channel counts: the convolutions' results, then
-  // the elementwise ops all of whose operands are such values of as many channels. A value an op
-  // writes into is blocked only when that op is blocked and its only reader, so that no reader
-  // holds a copy made before the write.
+  // A value an op writes into is not blocked unless that op is its only reader: a reader given a
+  // copy before the write would not see it.
   std::unordered_set<const Node*> excluded;
-  std::unordered_map<const Node*, int64_t> channels;
   std::vector<Node*> operands;
   bool in_place = false;
-  for (bool changed = true; changed;) {
-    changed = false;
-    channels.clear();
-    for (Node* n : g.nodes()) {
-      if (excluded.count(n)) continue;
-      if (auto it = convs.find(n); it != convs.end()) {
-        channels[n] = it->second.conv->options.out_channels();
-      } else if (blocked_elementwise(gm, n, operands, in_place)) {
-        const auto first = channels.find(operands[0]);
-        bool all = first != channels.end();
-        for (const Node* o : operands) all = all && channels.count(o) && channels.at(o) == first->second;
-        if (all) channels[n] = first->second;
-      }
-    }
-    for (Node* n : g.nodes()) {
-      const bool elementwise = blocked_elementwise(gm, n, operands, in_place);
-      const bool writes = elementwise ? in_place
-                                      : n->op() == OpKind::CallFunction && !n->target().empty() && n->target().back() == '_';
-      if (!writes || n->args().empty() || !n->args()[0].is_node()) continue;
-      const Node* target = n->args()[0].node();
-      if (!channels.count(target) || (channels.count(n) && target->users().size() == 1)) continue;
-      changed = excluded.insert(target).second || changed;
+  for (Node* n : g.nodes()) {
+    const bool writes = blocked_elementwise(gm, n, operands, in_place)
+                            ? in_place
+                            : n->op() == OpKind::CallFunction && !n->target().empty() && n->target().back() == '_';
+    if (writes && !n->args().empty() && n->args()[0].is_node() && n->args()[0].node()->users().size() > 1)
+      excluded.insert(n->args()[0].node());
+  }
+  // The values that can be blocked, with their channel counts: the convolutions' results, then
+  // the elementwise ops all of whose operands are such values of as many channels.
+  std::unordered_map<const Node*, int64_t> channels;
+  for (Node* n : g.nodes()) {
+    if (excluded.count(n)) continue;
+    if (auto it = convs.find(n); it != convs.end()) {
+      channels[n] = it->second.conv->options.out_channels();
+    } else if (blocked_elementwise(gm, n, operands, in_place)) {
+      const auto first = channels.find(operands[0]);
+      bool all = first != channels.end();
+      for (const Node* o : operands) all = all && channels.count(o) && channels.at(o) == first->second;
+      if (all) channels[n] = first->second;
     }
   }
   // Whether reader u takes the value v blocked.
