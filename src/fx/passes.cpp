@@ -28,15 +28,20 @@ namespace {
 using nn::detail::bn_fold;
 using nn::detail::folded;
 
-// Registers `module` as a new top-level submodule of gm named after `target` plus `suffix`
-// (made unique); returns the name.
-template <class M>
-std::string add_owned(GraphModule& gm, const std::string& target, const char* suffix, std::shared_ptr<M> module) {
+// A name for a new top-level submodule of gm: `target` plus `suffix`, made unique.
+std::string owned_name(GraphModule& gm, const std::string& target, const char* suffix) {
   std::string base = target + suffix;
   for (char& c : base)
     if (c == '.') c = '_';
   std::string name = base;
   for (size_t k = 1; gm.submodule(name); ++k) name = base + "_" + std::to_string(k);
+  return name;
+}
+
+// Registers `module` as a new top-level submodule of gm under owned_name; returns the name.
+template <class M>
+std::string add_owned(GraphModule& gm, const std::string& target, const char* suffix, std::shared_ptr<M> module) {
+  std::string name = owned_name(gm, target, suffix);
   gm.add_module(name, std::move(module));
   return name;
 }
@@ -309,10 +314,6 @@ bool blocked_elementwise(GraphModule& gm, const Node* n, std::vector<Node*>& ope
 // (inside its first convolution) and out once, instead of around each convolution.
 void block_convolutions(GraphModule& gm) {
   Graph& g = gm.graph();
-  std::unordered_map<const Node*, ConvNode> convs;
-  for (Node* n : g.nodes())
-    if (auto c = conv_node(gm, n)) convs.emplace(n, *c);
-  if (convs.empty()) return;
   // A value an op writes into is not blocked unless that op is its only reader: a reader given a
   // copy before the write would not see it.
   std::unordered_set<const Node*> excluded;
@@ -327,33 +328,40 @@ void block_convolutions(GraphModule& gm) {
   }
   // The values that can be blocked, with their channel counts: the convolutions' results, then
   // the elementwise ops all of whose operands are such values of as many channels.
-  std::unordered_map<const Node*, int64_t> channels;
+  struct Value {
+    int64_t channels;
+    std::optional<ConvNode> conv;
+    bool blocked = false;
+  };
+  std::unordered_map<const Node*, Value> values;
   for (Node* n : g.nodes()) {
     if (excluded.count(n)) continue;
-    if (auto it = convs.find(n); it != convs.end()) {
-      channels[n] = it->second.conv->options.out_channels();
+    if (auto c = conv_node(gm, n)) {
+      values[n] = {c->conv->options.out_channels(), std::move(c)};
     } else if (blocked_elementwise(gm, n, operands, in_place)) {
-      const auto first = channels.find(operands[0]);
-      bool all = first != channels.end();
-      for (const Node* o : operands) all = all && channels.count(o) && channels.at(o) == first->second;
-      if (all) channels[n] = first->second;
+      const auto first = values.find(operands[0]);
+      bool all = first != values.end();
+      for (const Node* o : operands) all = all && values.count(o) && values.at(o).channels == first->second.channels;
+      if (all) values[n] = {first->second.channels, std::nullopt};
     }
   }
   // Whether reader u takes the value v blocked.
   auto takes_blocked = [&](const Node* u, const Node* v) {
-    if (auto it = convs.find(u); it != convs.end())
-      return u->args()[0].node() == v && it->second.conv->options.in_channels() == channels.at(v);
-    return channels.count(u) > 0;
+    const auto it = values.find(u);
+    if (it == values.end() || !it->second.conv) return it != values.end();
+    return u->args()[0].node() == v && it->second.conv->conv->options.in_channels() == values.at(v).channels;
   };
   // An elementwise op's result is blocked (its operands are); a convolution's when a reader takes it.
-  std::unordered_set<const Node*> blocked;
-  for (const auto& [v, c] : channels) {
-    bool any = !convs.count(v);
-    for (const Node* u : v->users()) any = any || takes_blocked(u, v);
-    if (any) blocked.insert(v);
+  for (auto& [v, value] : values) {
+    value.blocked = !value.conv;
+    for (const Node* u : v->users()) value.blocked = value.blocked || takes_blocked(u, v);
   }
+  auto blocked = [&](const Node* v) {
+    const auto it = values.find(v);
+    return it != values.end() && it->second.blocked;
+  };
   for (Node* n : g.nodes()) {
-    if (!blocked.count(n)) continue;
+    if (!blocked(n)) continue;
     std::vector<Node*> plain;
     for (Node* u : n->users())
       if (!takes_blocked(u, n)) plain.push_back(u);
@@ -362,20 +370,19 @@ void block_convolutions(GraphModule& gm) {
     {
       auto at = g.inserting_after(n);
       convert = g.call_module(
-          add_owned(gm, n->name(), "_plain", std::make_shared<FromChannelBlockedImpl>(channels.at(n))), {n});
+          add_owned(gm, n->name(), "_plain", std::make_shared<FromChannelBlockedImpl>(values.at(n).channels)), {n});
     }
     for (Node* u : plain) u->replace_input_with(n, convert);
   }
   for (Node* n : g.nodes()) {
-    const auto it = convs.find(n);
-    if (it == convs.end()) continue;
+    const auto it = values.find(n);
+    if (it == values.end() || !it->second.conv) continue;
     const Node* input = n->args()[0].node();
-    const bool blocked_input = blocked.count(input) && takes_blocked(n, input);
-    const bool blocked_output = blocked.count(n) > 0;
-    if (!blocked_input && !blocked_output) continue;
-    const ConvNode& c = it->second;
+    const bool blocked_input = blocked(input) && takes_blocked(n, input);
+    if (!blocked_input && !it->second.blocked) continue;
+    const ConvNode& c = *it->second.conv;
     n->set_target(add_owned(gm, n->target(), "_blocked",
-                            std::make_shared<BlockedConv2dImpl>(c.conv, c.activation, blocked_input, blocked_output)));
+                            std::make_shared<BlockedConv2dImpl>(c.conv, c.activation, blocked_input, it->second.blocked)));
   }
   gm.recompile();
 }

@@ -294,7 +294,10 @@ bool onednn_has_bfloat16_conv() {
 bool computed_in_float(ScalarType t) { return t == kHalf || (t == kBFloat16 && !onednn_has_bfloat16_conv()); }
 
 // Returns false when oneDNN has no implementation for these arguments.
-bool onednn_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& b_in, const Tensor& out, const ConvArgs& a) {
+// `blocked_src` and `blocked_dst`, when given, describe x and out as channel-blocked (see
+// convolution_blocked) rather than by their strides.
+bool onednn_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& b_in, const Tensor& out, const ConvArgs& a,
+                 const dnnl::memory::desc* blocked_src = nullptr, const dnnl::memory::desc* blocked_dst = nullptr) {
   const Tensor x = describable(x_in), w = describable(w_in), b = b_in.defined() ? describable(b_in) : b_in;
   onednn::Key key(a.transposed ? "conv_transpose" : "conv");
   key.add(x).add(w).add(b).add(out).add(a.stride).add(a.padding_l).add(a.padding_r).add(a.dilation).add(a.groups);
@@ -302,8 +305,10 @@ bool onednn_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& b_in, con
   onednn::Plan* plan;
   try {
     plan = &onednn::cached_plan(key, [&] {
-      const bool nchw = x.dim() == 4 && x.is_contiguous() && out.is_contiguous();
-      return make_conv_plan(onednn::desc_of(x), onednn::desc_of(out), nchw, w, b, a);
+      const bool nchw =
+          !blocked_src && !blocked_dst && x.dim() == 4 && x.is_contiguous() && out.is_contiguous();
+      return make_conv_plan(blocked_src ? *blocked_src : onednn::desc_of(x),
+                            blocked_dst ? *blocked_dst : onednn::desc_of(out), nchw, w, b, a);
     });
   } catch (const dnnl::error&) {
     return false;
@@ -826,25 +831,9 @@ Tensor convolution_blocked(const Tensor& input, bool blocked_input, const Tensor
   Tensor out = blocked_output ? make_empty({out_sizes[0], (out_sizes[1] + b - 1) / b, out_sizes[2], out_sizes[3], b}, kFloat)
                               : make_empty(out_sizes, kFloat, blocked_input ? MemoryFormat::Contiguous : output_format(input, weight));
   if (out.numel() == 0) return out;
-  const Tensor x = blocked_input ? input : describable(input), w = describable(weight);
-  onednn::Key key(op);
-  key.add(x).add(w).add(bias).add(out).add(a.stride).add(a.padding_l).add(a.padding_r).add(a.dilation).add(a.groups);
-  key.add(activation ? static_cast<int64_t>(*activation) + 1 : 0);
-  onednn::Plan* plan;
-  try {
-    plan = &onednn::cached_plan(key, [&] {
-      return make_conv_plan(blocked_input ? blocked_desc(in_sizes.ref()) : onednn::desc_of(x),
-                            blocked_output ? blocked_desc(out_sizes.ref()) : onednn::desc_of(out), false, w, bias, a);
-    });
-  } catch (const dnnl::error& e) {
-    EMBER_CHECK(false, op, "oneDNN has no convolution of input ", in_sizes.ref(), " and weight ", weight.sizes(), ": ",
-                e.what());
-  }
-  if (bias.defined()) {
-    plan->execute({{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, bias}, {DNNL_ARG_DST, out}});
-  } else {
-    plan->execute({{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, out}});
-  }
+  const dnnl::memory::desc src = blocked_desc(in_sizes.ref()), dst = blocked_desc(out_sizes.ref());
+  EMBER_CHECK(onednn_conv(input, weight, bias, out, a, blocked_input ? &src : nullptr, blocked_output ? &dst : nullptr),
+              op, "oneDNN has no convolution of input ", in_sizes.ref(), " and weight ", weight.sizes());
   return out;
 }
 
@@ -857,12 +846,13 @@ Tensor from_channel_blocked(const Tensor& blocked, int64_t channels) {
   onednn::Key key(op);
   key.add(sizes.ref());
   onednn::Primitive& reorder = onednn::cached(key, [&] {
-    const dnnl::memory from(blocked_desc(sizes.ref()), onednn::engine(), DNNL_MEMORY_NONE);
-    const dnnl::memory to(onednn::desc_of(out), onednn::engine(), DNNL_MEMORY_NONE);
-    onednn::Primitive p;
-    p.primitive = dnnl::reorder(from, to);
-    p.args = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-    return p;
+    const dnnl::memory::desc from = blocked_desc(sizes.ref()), to = onednn::desc_of(out);
+    const dnnl::engine& eng = onednn::engine();
+    onednn::Primitive r;
+    r.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(eng, from, eng, to));
+    r.args.emplace(DNNL_ARG_FROM, dnnl::memory(from, eng, DNNL_MEMORY_NONE));
+    r.args.emplace(DNNL_ARG_TO, dnnl::memory(to, eng, DNNL_MEMORY_NONE));
+    return r;
   });
   reorder.execute({{DNNL_ARG_FROM, blocked.data_ptr()}, {DNNL_ARG_TO, out.data_ptr()}});
   return out;
