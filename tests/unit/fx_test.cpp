@@ -814,6 +814,15 @@ TEST(Fx, BlockedConvolutionsEqualEager) {
       expect_close(got[2].toTensor(), std::get<2>(want), 1e-4);
     }
   }
+  // Bad input names the convolution and the shapes; a graph of blocked convolutions cannot be traced.
+  expect_error([&] { gm->forward(std::vector<ember::jit::IValue>{ember::randn({2, 4, 33, 31})}); },
+               {"convolution_blocked", "to have 3 channels, but got 4 channels"});
+  nn::Sequential s(nn::Conv2d(nn::Conv2dOptions(3, 8, 3).padding(1)), nn::Conv2d(nn::Conv2dOptions(8, 8, 3).padding(1)));
+  s->eval();
+  auto gs = fx::symbolic_trace(s, x);
+  fx::optimize_for_inference(*gs);
+  expect_close(gs->forward(x), s->forward(x), 1e-4);
+  expect_error([&] { fx::symbolic_trace(gs, x); }, {"convolution_blocked", "cannot be traced"});
 }
 
 TEST(NnIntrinsic, ModulesMatchTheirParts) {
