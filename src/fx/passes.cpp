@@ -93,19 +93,19 @@ bool blockable(const nn::ConvNdImpl<2>& conv) {
 
 }  // namespace
 
-// Runs each Conv2d that block_convolutions leaves in channels_last, as PyTorch's optimize_for_inference moves convolutions to
+// Runs each Conv2d that is not to be blocked (`blocked`) in channels_last, as PyTorch's optimize_for_inference moves convolutions to
 // oneDNN's layout: a copy of the layer with its weight in channels_last, its input made
 // channels_last (free when it already is, as the previous convolution's output and what
 // pointwise ops make of it are), and the graph's outputs made contiguous again, so that oneDNN
 // needs no reorder between layers.
-void convolutions_to_channels_last(GraphModule& gm) {
+void convolutions_to_channels_last(GraphModule& gm, const std::unordered_set<const Node*>& blocked) {
   Graph& g = gm.graph();
   bool any = false;
   for (Node* n : g.nodes()) {
     if (n->op() != OpKind::CallModule || n->args().size() != 1 || !n->args()[0].is_node()) continue;
     auto m = gm.submodule(n->target());
     const auto* conv = dynamic_cast<const nn::Conv2dImpl*>(m.get());
-    if (!conv || blockable(*conv)) continue;
+    if (!conv || blocked.count(n)) continue;
     auto copy = std::make_shared<nn::Conv2dImpl>(conv->options);
     copy->to(conv->weight.scalar_type());
     {
@@ -305,17 +305,21 @@ bool blocked_elementwise(GraphModule& gm, const Node* n, std::vector<Node*>& ope
   return !operands.empty();
 }
 
-// Keeps the activations between consecutive convolutions in oneDNN's channel-blocked layout, as
-// PyTorch's optimize_for_inference keeps mkldnn tensors: each convolution that blockable() takes
-// becomes a BlockedConv2d writing its result blocked when a reader takes it so (another such
-// convolution of as many input channels, or relu, hardswish or a sum of blocked values, which
-// work on the blocks elementwise); every other reader (the graph's output included) reads it
-// through one FromChannelBlocked node. A chain of convolutions then reorders into the blocks once
-// (inside its first convolution) and out once, instead of around each convolution.
-void block_convolutions(GraphModule& gm) {
+// A value that can be kept channel-blocked: its channel count, the convolution that makes it (none:
+// an elementwise op), and whether it is blocked.
+struct Value {
+  int64_t channels;
+  std::optional<ConvNode> conv;
+  bool blocked = false;
+};
+using Values = std::unordered_map<const Node*, Value>;
+
+// The values that can be blocked: the results of the convolutions conv_node() takes (of those in
+// `convs` when given), then those of the elementwise ops all of whose operands are such values of
+// as many channels. A value an op writes into is not, unless that op is its only reader: a reader
+// given a copy before the write would not see it.
+Values blockable_values(GraphModule& gm, const std::unordered_set<const Node*>* convs) {
   Graph& g = gm.graph();
-  // A value an op writes into is not blocked unless that op is its only reader: a reader given a
-  // copy before the write would not see it.
   std::unordered_set<const Node*> excluded;
   std::vector<Node*> operands;
   bool in_place = false;
@@ -326,17 +330,10 @@ void block_convolutions(GraphModule& gm) {
     if (writes && !n->args().empty() && n->args()[0].is_node() && n->args()[0].node()->users().size() > 1)
       excluded.insert(n->args()[0].node());
   }
-  // The values that can be blocked, with their channel counts: the convolutions' results, then
-  // the elementwise ops all of whose operands are such values of as many channels.
-  struct Value {
-    int64_t channels;
-    std::optional<ConvNode> conv;
-    bool blocked = false;
-  };
-  std::unordered_map<const Node*, Value> values;
+  Values values;
   for (Node* n : g.nodes()) {
     if (excluded.count(n)) continue;
-    if (auto c = conv_node(gm, n)) {
+    if (auto c = conv_node(gm, n); c && (!convs || convs->count(n))) {
       values[n] = {c->conv->options.out_channels(), std::move(c)};
     } else if (blocked_elementwise(gm, n, operands, in_place)) {
       const auto first = values.find(operands[0]);
@@ -345,16 +342,63 @@ void block_convolutions(GraphModule& gm) {
       if (all) values[n] = {first->second.channels, std::nullopt};
     }
   }
-  // Whether reader u takes the value v blocked.
-  auto takes_blocked = [&](const Node* u, const Node* v) {
-    const auto it = values.find(u);
-    if (it == values.end() || !it->second.conv) return it != values.end();
-    return u->args()[0].node() == v && it->second.conv->conv->options.in_channels() == values.at(v).channels;
-  };
+  return values;
+}
+
+// Whether reader u takes the value v blocked: an elementwise op among the values, or a convolution
+// reading v as its input, of as many channels.
+bool takes_blocked(const Values& values, const Node* u, const Node* v) {
+  const auto it = values.find(u);
+  if (it == values.end() || !it->second.conv) return it != values.end();
+  return u->args()[0].node() == v && it->second.conv->conv->options.in_channels() == values.at(v).channels;
+}
+
+// The convolutions to block: those of each group of values connected by blocked reads that holds
+// a 3x3 unit-stride convolution of 16 or more input channels, which oneDNN runs by Winograd on
+// blocked tensors (from 512 output positions; its direct kernel is as fast on them) whatever layout
+// it is given, so reorders around it are saved. Groups without one (MobileNet's 1x1, depthwise and
+// strided convolutions) stay in channels_last, where oneDNN's kernels need no reorder and no padding
+// of channel counts such as 24 or 40 to the blocks.
+std::unordered_set<const Node*> convolutions_to_block(GraphModule& gm) {
+  const Values values = blockable_values(gm, nullptr);
+  std::unordered_set<const Node*> seen, chosen;
+  for (const auto& entry : values) {
+    if (!seen.insert(entry.first).second) continue;
+    std::vector<const Node*> group{entry.first};
+    bool winograd = false;
+    for (size_t k = 0; k < group.size(); ++k) {
+      const Node* v = group[k];
+      if (const auto& c = values.at(v).conv) {
+        const auto& o = c->conv->options;
+        winograd = winograd || (o.in_channels() >= 16 && o.groups() == 1 && o.kernel_size()[0] == 3 &&
+                                o.kernel_size()[1] == 3 && o.stride()[0] == 1 && o.stride()[1] == 1 &&
+                                o.dilation()[0] == 1 && o.dilation()[1] == 1);
+      }
+      for (const Node* u : v->users())
+        if (takes_blocked(values, u, v) && seen.insert(u).second) group.push_back(u);
+      for (const Node* p : v->all_input_nodes())
+        if (values.count(p) && takes_blocked(values, v, p) && seen.insert(p).second) group.push_back(p);
+    }
+    for (const Node* n : group)
+      if (winograd && values.at(n).conv) chosen.insert(n);
+  }
+  return chosen;
+}
+
+// Keeps the activations between consecutive convolutions (`convs`, from convolutions_to_block) in
+// oneDNN's channel-blocked layout, as PyTorch's optimize_for_inference keeps mkldnn tensors: each
+// becomes a BlockedConv2d writing its result blocked when a reader takes it so (another of them
+// of as many input channels, or relu, hardswish or a sum of blocked values, which work on the
+// blocks elementwise); every other reader (the graph's output included) reads it through one
+// FromChannelBlocked node. A chain of convolutions then reorders into the blocks once (inside its
+// first convolution) and out once, instead of around each convolution.
+void block_convolutions(GraphModule& gm, const std::unordered_set<const Node*>& convs) {
+  Graph& g = gm.graph();
+  Values values = blockable_values(gm, &convs);
   // An elementwise op's result is blocked (its operands are); a convolution's when a reader takes it.
   for (auto& [v, value] : values) {
     value.blocked = !value.conv;
-    for (const Node* u : v->users()) value.blocked = value.blocked || takes_blocked(u, v);
+    for (const Node* u : v->users()) value.blocked = value.blocked || takes_blocked(values, u, v);
   }
   auto blocked = [&](const Node* v) {
     const auto it = values.find(v);
@@ -364,7 +408,7 @@ void block_convolutions(GraphModule& gm) {
     if (!blocked(n)) continue;
     std::vector<Node*> plain;
     for (Node* u : n->users())
-      if (!takes_blocked(u, n)) plain.push_back(u);
+      if (!takes_blocked(values, u, n)) plain.push_back(u);
     if (plain.empty()) continue;
     Node* convert;
     {
@@ -378,7 +422,7 @@ void block_convolutions(GraphModule& gm) {
     const auto it = values.find(n);
     if (it == values.end() || !it->second.conv) continue;
     const Node* input = n->args()[0].node();
-    const bool blocked_input = blocked(input) && takes_blocked(n, input);
+    const bool blocked_input = blocked(input) && takes_blocked(values, n, input);
     if (!blocked_input && !it->second.blocked) continue;
     const ConvNode& c = *it->second.conv;
     n->set_target(add_owned(gm, n->target(), "_blocked",
@@ -411,10 +455,11 @@ void optimize_for_inference(GraphModule& gm) {
     n->replace_all_uses_with(n->args()[0].node());
     g.erase_node(n);
   }
-  convolutions_to_channels_last(gm);
+  const std::unordered_set<const Node*> blocked = convolutions_to_block(gm);
+  convolutions_to_channels_last(gm, blocked);
   fuse_conv_relu(gm);
   fuse_conv_hardswish(gm);
-  block_convolutions(gm);
+  block_convolutions(gm, blocked);
   fuse_pointwise(gm);
   g.eliminate_dead_code();
   gm.delete_all_unused_submodules();

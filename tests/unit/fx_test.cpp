@@ -647,8 +647,7 @@ TEST(Fx, ConvReluFusion) {
   m->forward(xe).sum().backward();
   expect_close(xg.grad(), xe.grad(), 1e-5);
   expect_close(grad_fused, m->c2->weight.grad(), 1e-5);
-  // optimize_for_inference fuses after folding batch norms, then keeps the activation between the
-  // two convolutions channel-blocked (a float32 graph's convolutions run on blocked tensors).
+  // optimize_for_inference fuses after folding batch norms and moving to channels_last.
   nn::Sequential s(nn::Conv2d(nn::Conv2dOptions(3, 8, 3).padding(1)), nn::BatchNorm2d(8), nn::ReLU(),
                    nn::Conv2d(nn::Conv2dOptions(8, 8, 3).padding(1)), nn::ReLU());
   s->forward(ember::randn({2, 3, 8, 8}));
@@ -656,11 +655,15 @@ TEST(Fx, ConvReluFusion) {
   const Tensor xs = ember::randn({2, 3, 8, 8});
   auto gs = fx::symbolic_trace(s, xs);
   fx::optimize_for_inference(*gs);
-  EXPECT_EQ(module_descriptions(*gs), (std::vector<std::string>{"ember::fx::BlockedConv2d(plain -> blocked, relu)",
-                                                                "ember::fx::BlockedConv2d(blocked -> plain, relu)"}))
-      << gs->code();
-  for (const fx::Node* n : gs->graph().nodes())
+  size_t convs = 0;
+  for (const fx::Node* n : gs->graph().nodes()) {
     EXPECT_FALSE(n->op() == fx::OpKind::CallFunction && n->target().rfind("relu", 0) == 0) << gs->code();
+    if (n->op() == fx::OpKind::CallModule) {
+      EXPECT_NE(gs->submodule(n->target())->name().find("intrinsic::ConvReLU2d"), std::string::npos) << gs->code();
+      ++convs;
+    }
+  }
+  EXPECT_EQ(convs, 2u) << gs->code();
   expect_close(gs->forward(xs), s->forward(xs), 1e-5);
   // Traced through, a ConvReLU records its convolution and relu as the table's ops.
   nn::intrinsic::ConvReLU2d cr(nn::Conv2d(nn::Conv2dOptions(3, 4, 3).padding(1)));
@@ -735,25 +738,21 @@ TEST(Fx, ConvHardswishFusion) {
   const Tensor xs = ember::randn({2, 3, 16, 16});
   auto gs = fx::symbolic_trace(s, xs);
   fx::optimize_for_inference(*gs);
-  EXPECT_EQ(module_descriptions(*gs), (std::vector<std::string>{"ember::fx::BlockedConv2d(plain -> blocked, hardswish)",
-                                                                "ember::fx::BlockedConv2d(blocked -> blocked, relu)",
-                                                                "ember::fx::BlockedConv2d(blocked -> plain, hardswish)"}))
+  std::vector<std::string> modules;
+  for (const fx::Node* n : gs->graph().nodes()) {
+    if (n->op() != fx::OpKind::CallModule) continue;
+    const std::string type = gs->submodule(n->target())->name();
+    modules.push_back(type.find("intrinsic::ConvReLU2d") != std::string::npos ? "ConvReLU2d" : type);
+  }
+  EXPECT_EQ(modules, (std::vector<std::string>{"ember::fx::ConvHardswish2d", "ConvReLU2d", "ember::fx::ConvHardswish2d"}))
       << gs->code();
   expect_close(gs->forward(xs), s->forward(xs), 1e-5);
-  // A float64 model's convolutions stay fx's ConvHardswish and nn::intrinsic's ConvReLU modules.
-  s->to(ember::kDouble);
-  const Tensor xd = xs.to(ember::kDouble);
-  auto gd = fx::symbolic_trace(s, xd);
-  fx::optimize_for_inference(*gd);
-  EXPECT_EQ(module_descriptions(*gd), (std::vector<std::string>{"ember::fx::ConvHardswish2d", "torch::nn::intrinsic::ConvReLU2d",
-                                                                "ember::fx::ConvHardswish2d"}))
-      << gd->code();
-  expect_close(gd->forward(xd), s->forward(xd), 1e-12);
 }
 
 // optimize_for_inference keeps activations channel-blocked between float32 Conv2d layers (and the
-// relu, hardswish and sums between them); every other reader, and the graph's output, gets an
-// ordinary contiguous tensor. Channel counts not multiples of 16 (the blocks' zero padding read by
+// relu, hardswish and sums between them) where a group of them holds a 3x3 unit-stride convolution
+// of 16 or more input channels; every other reader, and the graph's output, gets an ordinary
+// contiguous tensor. (Groups without one stay in channels_last: ConvReluFusion, ConvHardswishFusion.) Channel counts not multiples of 16 (the blocks' zero padding read by
 // Winograd), stride 2, groups, 1x1, a residual sum, an in-place relu, a convolution's result that is
 // also returned, and a non-pointwise reader (max pooling): results equal eager's within 1e-4.
 TEST(Fx, BlockedConvolutionsEqualEager) {
@@ -788,11 +787,9 @@ TEST(Fx, BlockedConvolutionsEqualEager) {
   auto gm = fx::symbolic_trace(m, x);
   fx::optimize_for_inference(*gm);
   size_t blocked = 0, conversions = 0;
-  for (const fx::Node* n : gm->graph().nodes()) {
-    if (n->op() != fx::OpKind::CallModule) continue;
-    const std::string type = gm->submodule(n->target())->name();
-    blocked += type == "ember::fx::BlockedConv2d";
-    conversions += type == "ember::fx::FromChannelBlocked";
+  for (const std::string& m : module_descriptions(*gm)) {
+    blocked += m.rfind("ember::fx::BlockedConv2d(", 0) == 0;
+    conversions += m == "ember::fx::FromChannelBlocked";
   }
   EXPECT_EQ(blocked, 8u) << gm->code();
   // back to ordinary tensors: a (returned), hardswish(a) (pooled), c7(b) + b (returned)
@@ -817,10 +814,12 @@ TEST(Fx, BlockedConvolutionsEqualEager) {
   // Bad input names the convolution and the shapes; a graph of blocked convolutions cannot be traced.
   expect_error([&] { gm->forward(std::vector<ember::jit::IValue>{ember::randn({2, 4, 33, 31})}); },
                {"convolution_blocked", "to have 3 channels, but got 4 channels"});
-  nn::Sequential s(nn::Conv2d(nn::Conv2dOptions(3, 8, 3).padding(1)), nn::Conv2d(nn::Conv2dOptions(8, 8, 3).padding(1)));
+  nn::Sequential s(nn::Conv2d(nn::Conv2dOptions(3, 16, 3).padding(1)), nn::Conv2d(nn::Conv2dOptions(16, 16, 3).padding(1)));
   s->eval();
   auto gs = fx::symbolic_trace(s, x);
   fx::optimize_for_inference(*gs);
+  EXPECT_EQ(module_descriptions(*gs), (std::vector<std::string>{"ember::fx::BlockedConv2d(plain -> blocked)",
+                                                                "ember::fx::BlockedConv2d(blocked -> plain)"}));
   expect_close(gs->forward(x), s->forward(x), 1e-4);
   expect_error([&] { fx::symbolic_trace(gs, x); }, {"convolution_blocked", "cannot be traced"});
 }
