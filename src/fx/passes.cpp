@@ -93,12 +93,12 @@ bool blockable(const nn::ConvNdImpl<2>& conv) {
 
 }  // namespace
 
-// Runs each Conv2d that is not to be blocked (`blocked`) in channels_last, as PyTorch's optimize_for_inference moves convolutions to
-// oneDNN's layout: a copy of the layer with its weight in channels_last, its input made
-// channels_last (free when it already is, as the previous convolution's output and what
-// pointwise ops make of it are), and the graph's outputs made contiguous again, so that oneDNN
-// needs no reorder between layers.
-void convolutions_to_channels_last(GraphModule& gm, const std::unordered_set<const Node*>& blocked) {
+// Runs each Conv2d that is not to be blocked (`blocked`) in channels_last, as PyTorch's
+// optimize_for_inference moves convolutions to oneDNN's layout: a copy of the layer with its weight
+// in channels_last, its input made channels_last (free when it already is, as the previous
+// convolution's output and what pointwise ops make of it are), and the graph's outputs made
+// contiguous again, so that oneDNN needs no reorder between layers. Returns whether it moved any.
+bool convolutions_to_channels_last(GraphModule& gm, const std::unordered_set<const Node*>& blocked) {
   Graph& g = gm.graph();
   bool any = false;
   for (Node* n : g.nodes()) {
@@ -125,10 +125,11 @@ void convolutions_to_channels_last(GraphModule& gm, const std::unordered_set<con
     n->set_target(add_owned(gm, n->target(), "_cl", copy));
     any = true;
   }
-  if (!any) return;
+  if (!any) return false;
   Node* out = g.output_node();
   auto at = g.inserting_before(out);
   out->set_args({out->args()[0].map_nodes([&](Node* r) -> Argument { return g.call_function("contiguous", {r}); })});
+  return true;
 }
 
 namespace {
@@ -214,23 +215,25 @@ namespace {
 class BlockedConv2dImpl : public nn::Module {
  public:
   BlockedConv2dImpl(std::shared_ptr<nn::ConvNdImpl<2>> conv_, std::optional<ember::detail::ConvActivation> activation,
-                    bool blocked_input, bool blocked_output)
+                    bool blocked_input, bool blocked_output, MemoryFormat plain_format)
       : nn::Module("ember::fx::BlockedConv2d"),
         conv(std::move(conv_)),
         padding_(nn::detail::symmetric_padding(*conv)),
         activation_(activation),
         blocked_input_(blocked_input),
-        blocked_output_(blocked_output) {
+        blocked_output_(blocked_output),
+        plain_format_(plain_format) {
     register_module("0", conv);
   }
   Tensor forward(const Tensor& input) {
     const auto& o = conv->options;
     return ember::detail::convolution_blocked(input, blocked_input_, conv->weight, conv->bias, IntArrayRef(o.stride()),
                                               padding_, IntArrayRef(o.dilation()), o.groups(), activation_,
-                                              blocked_output_);
+                                              blocked_output_, plain_format_);
   }
   void pretty_print(std::ostream& stream) const override {
-    stream << name() << "(" << (blocked_input_ ? "blocked" : "plain") << " -> " << (blocked_output_ ? "blocked" : "plain");
+    stream << name() << "(" << (blocked_input_ ? "blocked" : "plain") << " -> "
+           << (blocked_output_ ? "blocked" : "plain");
     if (activation_) stream << (*activation_ == ember::detail::ConvActivation::kReLU ? ", relu" : ", hardswish");
     stream << ")";
   }
@@ -240,16 +243,19 @@ class BlockedConv2dImpl : public nn::Module {
   std::vector<int64_t> padding_;
   std::optional<ember::detail::ConvActivation> activation_;
   bool blocked_input_, blocked_output_;
+  MemoryFormat plain_format_;
 };
 
-// A channel-blocked tensor of `channels` channels made an ordinary contiguous one.
+// A channel-blocked tensor of `channels` channels made an ordinary one in `format`.
 class FromChannelBlockedImpl : public nn::Module {
  public:
-  explicit FromChannelBlockedImpl(int64_t channels) : nn::Module("ember::fx::FromChannelBlocked"), channels_(channels) {}
-  Tensor forward(const Tensor& blocked) { return ember::detail::from_channel_blocked(blocked, channels_); }
+  FromChannelBlockedImpl(int64_t channels, MemoryFormat format)
+      : nn::Module("ember::fx::FromChannelBlocked"), channels_(channels), format_(format) {}
+  Tensor forward(const Tensor& blocked) { return ember::detail::from_channel_blocked(blocked, channels_, format_); }
 
  private:
   int64_t channels_;
+  MemoryFormat format_;
 };
 
 // A convolution node block_convolutions may rewrite: its convolution and activation.
@@ -391,8 +397,11 @@ std::unordered_set<const Node*> convolutions_to_block(GraphModule& gm) {
 // of as many input channels, or relu, hardswish or a sum of blocked values, which work on the
 // blocks elementwise); every other reader (the graph's output included) reads it through one
 // FromChannelBlocked node. A chain of convolutions then reorders into the blocks once (inside its
-// first convolution) and out once, instead of around each convolution.
-void block_convolutions(GraphModule& gm, const std::unordered_set<const Node*>& convs) {
+// first convolution) and out once, instead of around each convolution. Results read plain are in
+// `plain_format`: channels_last where other convolutions run in channels_last (resnet's stem,
+// whose pooled result the first residual sum adds to a blocked convolution's), so that ops never
+// mix layouts.
+void block_convolutions(GraphModule& gm, const std::unordered_set<const Node*>& convs, MemoryFormat plain_format) {
   Graph& g = gm.graph();
   Values values = blockable_values(gm, &convs);
   // An elementwise op's result is blocked (its operands are); a convolution's when a reader takes it.
@@ -414,7 +423,9 @@ void block_convolutions(GraphModule& gm, const std::unordered_set<const Node*>& 
     {
       auto at = g.inserting_after(n);
       convert = g.call_module(
-          add_owned(gm, n->name(), "_plain", std::make_shared<FromChannelBlockedImpl>(values.at(n).channels)), {n});
+          add_owned(gm, n->name(), "_plain",
+                    std::make_shared<FromChannelBlockedImpl>(values.at(n).channels, plain_format)),
+          {n});
     }
     for (Node* u : plain) u->replace_input_with(n, convert);
   }
@@ -425,8 +436,9 @@ void block_convolutions(GraphModule& gm, const std::unordered_set<const Node*>& 
     const bool blocked_input = blocked(input) && takes_blocked(values, n, input);
     if (!blocked_input && !it->second.blocked) continue;
     const ConvNode& c = *it->second.conv;
-    n->set_target(add_owned(gm, n->target(), "_blocked",
-                            std::make_shared<BlockedConv2dImpl>(c.conv, c.activation, blocked_input, it->second.blocked)));
+    auto module =
+        std::make_shared<BlockedConv2dImpl>(c.conv, c.activation, blocked_input, it->second.blocked, plain_format);
+    n->set_target(add_owned(gm, n->target(), "_blocked", std::move(module)));
   }
   gm.recompile();
 }
@@ -456,10 +468,10 @@ void optimize_for_inference(GraphModule& gm) {
     g.erase_node(n);
   }
   const std::unordered_set<const Node*> blocked = convolutions_to_block(gm);
-  convolutions_to_channels_last(gm, blocked);
+  const bool channels_last = convolutions_to_channels_last(gm, blocked);
   fuse_conv_relu(gm);
   fuse_conv_hardswish(gm);
-  block_convolutions(gm, blocked);
+  block_convolutions(gm, blocked, channels_last ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous);
   fuse_pointwise(gm);
   g.eliminate_dead_code();
   gm.delete_all_unused_submodules();

@@ -178,7 +178,8 @@ bool fast_on_plain(const dnnl::primitive_desc_base& pd) {
 // Not below 16 input channels: Winograd pads them to 16, so a first layer of 3 channels ran 2.5x
 // slower than the direct kernel reading NCHW (8 x 3 x 56 x 56 to 32 channels: 1.1 ms + 0.13 ms of
 // reorder against 0.44 ms, 1 thread, Zen 4).
-bool prefers_winograd(ScalarType dtype, int64_t in_channels, const Tensor& w, IntArrayRef out_sizes, const ConvArgs& a) {
+bool prefers_winograd(ScalarType dtype, int64_t in_channels, const Tensor& w, IntArrayRef out_sizes,
+                      const ConvArgs& a) {
   if (dtype != kFloat || w.dim() != 4 || a.groups != 1 || in_channels < 16 || w.size(2) != 3 || w.size(3) != 3)
     return false;
   for (size_t d = 0; d < 2; ++d)
@@ -338,7 +339,8 @@ onednn::Plan make_weight_grad_plan(const Tensor& x, const Tensor& grad, const Te
                           : memory::desc();
   const DnnlGeometry geo(a);
   for (bool winograd : {true, false}) {
-    if (winograd && !prefers_winograd(x.dtype(), x.size(1), grad_weight, (a.transposed ? x : grad).sizes(), a)) continue;
+    const IntArrayRef out_sizes = (a.transposed ? x : grad).sizes();
+    if (winograd && !prefers_winograd(x.dtype(), x.size(1), grad_weight, out_sizes, a)) continue;
     const dnnl::algorithm conv_alg =
         winograd ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
     const dnnl::algorithm deconv_alg =
@@ -810,7 +812,7 @@ void check_blocked(const char* op, const char* name, const Tensor& t, int64_t ch
 
 Tensor convolution_blocked(const Tensor& input, bool blocked_input, const Tensor& weight, const Tensor& bias,
                            IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups,
-                           std::optional<ConvActivation> activation, bool blocked_output) {
+                           std::optional<ConvActivation> activation, bool blocked_output, MemoryFormat plain_format) {
   constexpr const char* op = "convolution_blocked";
   EMBER_CHECK(!(dispatch::thread_state().active & dispatch::kTracingLayer), op,
               "a convolution on channel-blocked tensors (fx::optimize_for_inference's) cannot be traced");
@@ -828,8 +830,10 @@ Tensor convolution_blocked(const Tensor& input, bool blocked_input, const Tensor
   }
   const DimVector out_sizes = check_and_output_sizes(op, in_sizes.ref(), input.dtype(), weight, bias, a);
   const int64_t b = channel_block();
-  Tensor out = blocked_output ? make_empty({out_sizes[0], (out_sizes[1] + b - 1) / b, out_sizes[2], out_sizes[3], b}, kFloat)
-                              : make_empty(out_sizes, kFloat, blocked_input ? MemoryFormat::Contiguous : output_format(input, weight));
+  Tensor out =
+      blocked_output
+          ? make_empty({out_sizes[0], (out_sizes[1] + b - 1) / b, out_sizes[2], out_sizes[3], b}, kFloat)
+          : make_empty(out_sizes, kFloat, plain_format);
   if (out.numel() == 0) return out;
   const dnnl::memory::desc src = blocked_desc(in_sizes.ref()), dst = blocked_desc(out_sizes.ref());
   EMBER_CHECK(onednn_conv(input, weight, bias, out, a, blocked_input ? &src : nullptr, blocked_output ? &dst : nullptr),
@@ -837,14 +841,14 @@ Tensor convolution_blocked(const Tensor& input, bool blocked_input, const Tensor
   return out;
 }
 
-Tensor from_channel_blocked(const Tensor& blocked, int64_t channels) {
+Tensor from_channel_blocked(const Tensor& blocked, int64_t channels, MemoryFormat format) {
   constexpr const char* op = "from_channel_blocked";
   check_blocked(op, "the blocked tensor", blocked, channels);
   const DimVector sizes{blocked.size(0), channels, blocked.size(2), blocked.size(3)};
-  Tensor out = make_empty(sizes, kFloat);
+  Tensor out = make_empty(sizes, kFloat, format);
   if (out.numel() == 0) return out;
   onednn::Key key(op);
-  key.add(sizes.ref());
+  key.add(out);
   onednn::Primitive& reorder = onednn::cached(key, [&] {
     const dnnl::memory::desc from = blocked_desc(sizes.ref()), to = onednn::desc_of(out);
     const dnnl::engine& eng = onednn::engine();

@@ -23,13 +23,13 @@ Tensor convolution_activation(const Tensor& input, const Tensor& weight, const T
 int64_t channel_block();
 
 // A 2-D float32 convolution reading `input` channel-blocked or in its own layout, with the activation
-// as oneDNN's post-op, writing its result channel-blocked or contiguous (channels_last after a
-// channels_last input, as conv2d's). It records no gradient and cannot be traced.
+// as oneDNN's post-op, writing its result channel-blocked or in `plain_format`. It records no
+// gradient and cannot be traced.
 Tensor convolution_blocked(const Tensor& input, bool blocked_input, const Tensor& weight, const Tensor& bias,
                            IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups,
-                           std::optional<ConvActivation> activation, bool blocked_output);
+                           std::optional<ConvActivation> activation, bool blocked_output, MemoryFormat plain_format);
 
-// The contiguous (N, channels, H, W) tensor of a channel-blocked one.
-Tensor from_channel_blocked(const Tensor& blocked, int64_t channels);
+// The (N, channels, H, W) tensor in `format` of a channel-blocked one.
+Tensor from_channel_blocked(const Tensor& blocked, int64_t channels, MemoryFormat format);
 
 }  // namespace ember::detail

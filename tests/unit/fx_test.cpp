@@ -751,10 +751,11 @@ TEST(Fx, ConvHardswishFusion) {
 
 // optimize_for_inference keeps activations channel-blocked between float32 Conv2d layers (and the
 // relu, hardswish and sums between them) where a group of them holds a 3x3 unit-stride convolution
-// of 16 or more input channels; every other reader, and the graph's output, gets an ordinary
-// contiguous tensor. (Groups without one stay in channels_last: ConvReluFusion, ConvHardswishFusion.) Channel counts not multiples of 16 (the blocks' zero padding read by
-// Winograd), stride 2, groups, 1x1, a residual sum, an in-place relu, a convolution's result that is
-// also returned, and a non-pointwise reader (max pooling): results equal eager's within 1e-4.
+// of 16 or more input channels (groups without one stay in channels_last: ConvReluFusion,
+// ConvHardswishFusion); every other reader, and the graph's output, gets an ordinary contiguous
+// tensor. Channel counts not multiples of 16 (the blocks' zero padding read by Winograd), stride 2,
+// groups, 1x1, a residual sum, an in-place relu, a convolution's result that is also returned, and
+// a non-pointwise reader (max pooling): results equal eager's within 1e-4.
 TEST(Fx, BlockedConvolutionsEqualEager) {
   struct Net : nn::Module {
     nn::Conv2d c1{register_module("c1", nn::Conv2d(nn::Conv2dOptions(3, 20, 3).padding(1)))};
@@ -776,7 +777,7 @@ TEST(Fx, BlockedConvolutionsEqualEager) {
       const Tensor p = ember::max_pool2d(ember::hardswish(a), 3, 1, 1);
       Tensor b = c6(a);
       ember::relu_(b);
-      return {a, c7(b) + b, p};
+      return {a, ember::relu(c7(b) + b), p};  // the sum and relu: one fused pointwise node
     }
   };
   ember::manual_seed(11);
@@ -792,8 +793,9 @@ TEST(Fx, BlockedConvolutionsEqualEager) {
     conversions += m == "ember::fx::FromChannelBlocked";
   }
   EXPECT_EQ(blocked, 8u) << gm->code();
-  // back to ordinary tensors: a (returned), hardswish(a) (pooled), c7(b) + b (returned)
+  // back to ordinary tensors: a (returned), hardswish(a) (pooled), relu(c7(b) + b) (returned)
   EXPECT_EQ(conversions, 3u) << gm->code();
+  EXPECT_NE(gm->code().find("fused_pointwise"), std::string::npos) << gm->code();
   for (const Tensor& batch : {x, ember::randn({3, 3, 33, 31}), ember::randn({1, 3, 20, 17})}) {
     const auto want = m->forward(batch);
     for (bool inference : {false, true}) {
@@ -814,7 +816,8 @@ TEST(Fx, BlockedConvolutionsEqualEager) {
   // Bad input names the convolution and the shapes; a graph of blocked convolutions cannot be traced.
   expect_error([&] { gm->forward(std::vector<ember::jit::IValue>{ember::randn({2, 4, 33, 31})}); },
                {"convolution_blocked", "to have 3 channels, but got 4 channels"});
-  nn::Sequential s(nn::Conv2d(nn::Conv2dOptions(3, 16, 3).padding(1)), nn::Conv2d(nn::Conv2dOptions(16, 16, 3).padding(1)));
+  nn::Sequential s(nn::Conv2d(nn::Conv2dOptions(3, 16, 3).padding(1)),
+                   nn::Conv2d(nn::Conv2dOptions(16, 16, 3).padding(1)));
   s->eval();
   auto gs = fx::symbolic_trace(s, x);
   fx::optimize_for_inference(*gs);
