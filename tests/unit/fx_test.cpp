@@ -825,6 +825,26 @@ TEST(Fx, BlockedConvolutionsEqualEager) {
                                                                 "ember::fx::BlockedConv2d(blocked -> plain)"}));
   expect_close(gs->forward(x), s->forward(x), 1e-4);
   expect_error([&] { fx::symbolic_trace(gs, x); }, {"convolution_blocked", "cannot be traced"});
+  // resnet's stem: a 7x7 convolution that stays in channels_last, max pooling, then a residual block
+  // whose sum adds the pooled (channels_last) tensor to a blocked convolution's result read plain.
+  struct Stem : nn::Module {
+    nn::Conv2d stem{register_module("stem", nn::Conv2d(nn::Conv2dOptions(3, 16, 7).stride(2).padding(3)))};
+    nn::Conv2d c1{register_module("c1", nn::Conv2d(nn::Conv2dOptions(16, 16, 3).padding(1)))};
+    nn::Conv2d c2{register_module("c2", nn::Conv2d(nn::Conv2dOptions(16, 16, 3).padding(1)))};
+    Tensor forward(const Tensor& x) {
+      const Tensor p = ember::max_pool2d(ember::relu(stem(x)), 3, 2, 1);
+      return ember::relu(c2(ember::relu(c1(p))) + p);
+    }
+  };
+  auto stem = std::make_shared<Stem>();
+  stem->eval();
+  const Tensor xs = ember::randn({2, 3, 64, 64});
+  auto gstem = fx::symbolic_trace(stem, xs);
+  fx::optimize_for_inference(*gstem);
+  EXPECT_EQ(module_descriptions(*gstem)[1], "ember::fx::BlockedConv2d(plain -> blocked, relu)") << gstem->code();
+  const Tensor ys = gstem->forward(xs);
+  EXPECT_TRUE(ys.is_contiguous());
+  expect_close(ys, stem->forward(xs), 1e-4);
 }
 
 TEST(NnIntrinsic, ModulesMatchTheirParts) {
