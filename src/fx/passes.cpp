@@ -210,8 +210,8 @@ size_t fuse_conv_hardswish(GraphModule& gm) {
 namespace {
 
 // A 2-D convolution, and the activation fused after it, run by convolution_blocked: reading its
-// input channel-blocked (else in its own layout) and writing its result channel-blocked (else
-// contiguous). Child "0" is the convolution, shared with the graph's module.
+// input channel-blocked (else in its own layout) and writing its result channel-blocked (else in
+// `plain_format`). Child "0" is the convolution, shared with the graph's module.
 class BlockedConv2dImpl : public nn::Module {
  public:
   BlockedConv2dImpl(std::shared_ptr<nn::ConvNdImpl<2>> conv_, std::optional<ember::detail::ConvActivation> activation,
