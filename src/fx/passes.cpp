@@ -1,9 +1,12 @@
 // The passes that ship: conv-bn folding, conv-activation fusion, the inference pass list, and the
 // subgraph rewriter.
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "ember/autograd.h"
 #include "ember/error.h"
@@ -25,15 +28,20 @@ namespace {
 using nn::detail::bn_fold;
 using nn::detail::folded;
 
-// Registers `module` as a new top-level submodule of gm named after `target` plus `suffix`
-// (made unique); returns the name.
-template <class M>
-std::string add_owned(GraphModule& gm, const std::string& target, const char* suffix, std::shared_ptr<M> module) {
+// A name for a new top-level submodule of gm: `target` plus `suffix`, made unique.
+std::string owned_name(GraphModule& gm, const std::string& target, const char* suffix) {
   std::string base = target + suffix;
   for (char& c : base)
     if (c == '.') c = '_';
   std::string name = base;
   for (size_t k = 1; gm.submodule(name); ++k) name = base + "_" + std::to_string(k);
+  return name;
+}
+
+// Registers `module` as a new top-level submodule of gm under owned_name; returns the name.
+template <class M>
+std::string add_owned(GraphModule& gm, const std::string& target, const char* suffix, std::shared_ptr<M> module) {
+  std::string name = owned_name(gm, target, suffix);
   gm.add_module(name, std::move(module));
   return name;
 }
@@ -75,19 +83,29 @@ size_t fuse_conv_bn(GraphModule& gm) {
   return count;
 }
 
-// Runs each Conv2d in channels_last, as PyTorch's optimize_for_inference moves convolutions to
-// oneDNN's layout: a copy of the layer with its weight in channels_last, its input made
-// channels_last (free when it already is, as the previous convolution's output and what
-// pointwise ops make of it are), and the graph's outputs made contiguous again, so that oneDNN
-// needs no reorder between layers.
-void convolutions_to_channels_last(GraphModule& gm) {
+namespace {
+
+// Whether a convolution runs on channel-blocked tensors (convolution_blocked): float32 Conv2d with
+// zeros padding, one value per dim, and no fake quantizer.
+bool blockable(const nn::ConvNdImpl<2>& conv) {
+  return conv.weight.dtype() == kFloat && !conv.weight_fake_quant && nn::detail::symmetric_padding(conv).size() == 2;
+}
+
+}  // namespace
+
+// Runs each Conv2d that is not to be blocked (`blocked`) in channels_last, as PyTorch's
+// optimize_for_inference moves convolutions to oneDNN's layout: a copy of the layer with its weight
+// in channels_last, its input made channels_last (free when it already is, as the previous
+// convolution's output and what pointwise ops make of it are), and the graph's outputs made
+// contiguous again, so that oneDNN needs no reorder between layers. Returns whether it moved any.
+bool convolutions_to_channels_last(GraphModule& gm, const std::unordered_set<const Node*>& blocked) {
   Graph& g = gm.graph();
   bool any = false;
   for (Node* n : g.nodes()) {
     if (n->op() != OpKind::CallModule || n->args().size() != 1 || !n->args()[0].is_node()) continue;
     auto m = gm.submodule(n->target());
     const auto* conv = dynamic_cast<const nn::Conv2dImpl*>(m.get());
-    if (!conv) continue;
+    if (!conv || blocked.count(n)) continue;
     auto copy = std::make_shared<nn::Conv2dImpl>(conv->options);
     copy->to(conv->weight.scalar_type());
     {
@@ -107,10 +125,11 @@ void convolutions_to_channels_last(GraphModule& gm) {
     n->set_target(add_owned(gm, n->target(), "_cl", copy));
     any = true;
   }
-  if (!any) return;
+  if (!any) return false;
   Node* out = g.output_node();
   auto at = g.inserting_before(out);
   out->set_args({out->args()[0].map_nodes([&](Node* r) -> Argument { return g.call_function("contiguous", {r}); })});
+  return true;
 }
 
 namespace {
@@ -188,6 +207,244 @@ size_t fuse_conv_hardswish(GraphModule& gm) {
       });
 }
 
+namespace {
+
+// A 2-D convolution, and the activation fused after it, run by convolution_blocked: reading its
+// input channel-blocked (else in its own layout) and writing its result channel-blocked (else in
+// `plain_format`). Child "0" is the convolution, shared with the graph's module.
+class BlockedConv2dImpl : public nn::Module {
+ public:
+  BlockedConv2dImpl(std::shared_ptr<nn::ConvNdImpl<2>> conv_, std::optional<ember::detail::ConvActivation> activation,
+                    bool blocked_input, bool blocked_output, MemoryFormat plain_format)
+      : nn::Module("ember::fx::BlockedConv2d"),
+        conv(std::move(conv_)),
+        padding_(nn::detail::symmetric_padding(*conv)),
+        activation_(activation),
+        blocked_input_(blocked_input),
+        blocked_output_(blocked_output),
+        plain_format_(plain_format) {
+    register_module("0", conv);
+  }
+  Tensor forward(const Tensor& input) {
+    const auto& o = conv->options;
+    return ember::detail::convolution_blocked(input, blocked_input_, conv->weight, conv->bias, IntArrayRef(o.stride()),
+                                              padding_, IntArrayRef(o.dilation()), o.groups(), activation_,
+                                              blocked_output_, plain_format_);
+  }
+  void pretty_print(std::ostream& stream) const override {
+    stream << name() << "(" << (blocked_input_ ? "blocked" : "plain") << " -> "
+           << (blocked_output_ ? "blocked" : "plain");
+    if (activation_) stream << (*activation_ == ember::detail::ConvActivation::kReLU ? ", relu" : ", hardswish");
+    stream << ")";
+  }
+  std::shared_ptr<nn::ConvNdImpl<2>> conv;
+
+ private:
+  std::vector<int64_t> padding_;
+  std::optional<ember::detail::ConvActivation> activation_;
+  bool blocked_input_, blocked_output_;
+  MemoryFormat plain_format_;
+};
+
+// A channel-blocked tensor of `channels` channels made an ordinary one in `format`.
+class FromChannelBlockedImpl : public nn::Module {
+ public:
+  FromChannelBlockedImpl(int64_t channels, MemoryFormat format)
+      : nn::Module("ember::fx::FromChannelBlocked"), channels_(channels), format_(format) {}
+  Tensor forward(const Tensor& blocked) { return ember::detail::from_channel_blocked(blocked, channels_, format_); }
+
+ private:
+  int64_t channels_;
+  MemoryFormat format_;
+};
+
+// A convolution node block_convolutions may rewrite: its convolution and activation.
+struct ConvNode {
+  std::shared_ptr<nn::ConvNdImpl<2>> conv;
+  std::optional<ember::detail::ConvActivation> activation;
+};
+
+std::optional<ConvNode> conv_node(GraphModule& gm, const Node* n) {
+  if (n->op() != OpKind::CallModule || n->args().size() != 1 || !n->args()[0].is_node()) return std::nullopt;
+  auto m = gm.submodule(n->target());
+  std::optional<ConvNode> c;
+  if (auto conv = std::dynamic_pointer_cast<nn::Conv2dImpl>(m)) c = ConvNode{conv, std::nullopt};
+  if (auto cr = std::dynamic_pointer_cast<nn::intrinsic::ConvReLU2dImpl>(m); cr && !cr->static_quantized)
+    c = ConvNode{cr->conv.ptr(), ember::detail::ConvActivation::kReLU};
+  if (auto ch = std::dynamic_pointer_cast<ConvHardswishImpl<2>>(m))
+    c = ConvNode{ch->conv, ember::detail::ConvActivation::kHardswish};
+  if (!c || !blockable(*c->conv)) return std::nullopt;
+  return c;
+}
+
+// Whether n computes elementwise on channel-blocked operands as on ordinary ones, keeping zeros
+// zero (so the blocks' padding stays zero): relu, hardswish, or the sum of two tensors. Its tensor
+// operands are returned in `operands`; `in_place` says whether it writes into the first.
+bool blocked_elementwise(GraphModule& gm, const Node* n, std::vector<Node*>& operands, bool& in_place) {
+  const auto& args = n->args();
+  operands.clear();
+  in_place = false;
+  if (n->op() == OpKind::CallModule) {
+    auto m = gm.submodule(n->target());
+    const auto relu = std::dynamic_pointer_cast<nn::ReLUImpl>(m);
+    if (!relu && !std::dynamic_pointer_cast<nn::HardswishImpl>(m)) return false;
+    in_place = relu && relu->options.inplace();
+  } else if (n->op() == OpKind::CallFunction) {
+    const std::string& t = n->target();
+    in_place = !t.empty() && t.back() == '_';
+    const std::string op = in_place ? t.substr(0, t.size() - 1) : t;
+    if (op == "add") {
+      // add(self, other, *, alpha): alpha * 0 + 0 is 0
+      if (args.size() != 2 || !args[1].is_node()) return false;
+      for (const auto& [name, value] : n->kwargs())
+        if (name != "alpha" || value.is_node() || value.is_list()) return false;
+    } else if ((op != "relu" && op != "hardswish") || !n->kwargs().empty()) {
+      return false;
+    }
+  } else {
+    return false;
+  }
+  for (const Argument& a : args) {
+    if (!a.is_node()) return false;
+    operands.push_back(a.node());
+  }
+  return !operands.empty();
+}
+
+// A value that can be kept channel-blocked: its channel count, the convolution that makes it (none:
+// an elementwise op), and whether it is blocked.
+struct Value {
+  int64_t channels;
+  std::optional<ConvNode> conv;
+  bool blocked = false;
+};
+using Values = std::unordered_map<const Node*, Value>;
+
+// The values that can be blocked: the results of the convolutions conv_node() takes (of those in
+// `convs` when given), then those of the elementwise ops all of whose operands are such values of
+// as many channels. A value an op writes into is not, unless that op is its only reader: a reader
+// given a copy before the write would not see it.
+Values blockable_values(GraphModule& gm, const std::unordered_set<const Node*>* convs) {
+  Graph& g = gm.graph();
+  std::unordered_set<const Node*> excluded;
+  std::vector<Node*> operands;
+  bool in_place = false;
+  for (Node* n : g.nodes()) {
+    const bool writes = blocked_elementwise(gm, n, operands, in_place)
+                            ? in_place
+                            : n->op() == OpKind::CallFunction && !n->target().empty() && n->target().back() == '_';
+    if (writes && !n->args().empty() && n->args()[0].is_node() && n->args()[0].node()->users().size() > 1)
+      excluded.insert(n->args()[0].node());
+  }
+  Values values;
+  for (Node* n : g.nodes()) {
+    if (excluded.count(n)) continue;
+    if (auto c = conv_node(gm, n); c && (!convs || convs->count(n))) {
+      values[n] = {c->conv->options.out_channels(), std::move(c)};
+    } else if (blocked_elementwise(gm, n, operands, in_place)) {
+      const auto first = values.find(operands[0]);
+      bool all = first != values.end();
+      for (const Node* o : operands) all = all && values.count(o) && values.at(o).channels == first->second.channels;
+      if (all) values[n] = {first->second.channels, std::nullopt};
+    }
+  }
+  return values;
+}
+
+// Whether reader u takes the value v blocked: an elementwise op among the values, or a convolution
+// reading v as its input, of as many channels.
+bool takes_blocked(const Values& values, const Node* u, const Node* v) {
+  const auto it = values.find(u);
+  if (it == values.end() || !it->second.conv) return it != values.end();
+  return u->args()[0].node() == v && it->second.conv->conv->options.in_channels() == values.at(v).channels;
+}
+
+// The convolutions to block: those of each group of values connected by blocked reads that holds
+// a 3x3 unit-stride convolution of 16 or more input channels, which oneDNN runs by Winograd on
+// blocked tensors (from 512 output positions; its direct kernel is as fast on them) whatever layout
+// it is given, so reorders around it are saved. Groups without one (MobileNet's 1x1, depthwise and
+// strided convolutions) stay in channels_last, where oneDNN's kernels need no reorder and no padding
+// of channel counts such as 24 or 40 to the blocks.
+std::unordered_set<const Node*> convolutions_to_block(GraphModule& gm) {
+  const Values values = blockable_values(gm, nullptr);
+  std::unordered_set<const Node*> seen, chosen;
+  for (const auto& entry : values) {
+    if (!seen.insert(entry.first).second) continue;
+    std::vector<const Node*> group{entry.first};
+    bool winograd = false;
+    for (size_t k = 0; k < group.size(); ++k) {
+      const Node* v = group[k];
+      if (const auto& c = values.at(v).conv) {
+        const auto& o = c->conv->options;
+        winograd = winograd || (o.in_channels() >= 16 && o.groups() == 1 && o.kernel_size()[0] == 3 &&
+                                o.kernel_size()[1] == 3 && o.stride()[0] == 1 && o.stride()[1] == 1 &&
+                                o.dilation()[0] == 1 && o.dilation()[1] == 1);
+      }
+      for (const Node* u : v->users())
+        if (takes_blocked(values, u, v) && seen.insert(u).second) group.push_back(u);
+      for (const Node* p : v->all_input_nodes())
+        if (values.count(p) && takes_blocked(values, v, p) && seen.insert(p).second) group.push_back(p);
+    }
+    for (const Node* n : group)
+      if (winograd && values.at(n).conv) chosen.insert(n);
+  }
+  return chosen;
+}
+
+// Keeps the activations between consecutive convolutions (`convs`, from convolutions_to_block) in
+// oneDNN's channel-blocked layout, as PyTorch's optimize_for_inference keeps mkldnn tensors: each
+// becomes a BlockedConv2d writing its result blocked when a reader takes it so (another of them
+// of as many input channels, or relu, hardswish or a sum of blocked values, which work on the
+// blocks elementwise); every other reader (the graph's output included) reads it through one
+// FromChannelBlocked node. A chain of convolutions then reorders into the blocks once (inside its
+// first convolution) and out once, instead of around each convolution. Results read plain are in
+// `plain_format`: channels_last where other convolutions run in channels_last (resnet's stem,
+// whose pooled result the first residual sum adds to a blocked convolution's), so that ops never
+// mix layouts.
+void block_convolutions(GraphModule& gm, const std::unordered_set<const Node*>& convs, MemoryFormat plain_format) {
+  Graph& g = gm.graph();
+  Values values = blockable_values(gm, &convs);
+  // An elementwise op's result is blocked (its operands are); a convolution's when a reader takes it.
+  for (auto& [v, value] : values) {
+    value.blocked = !value.conv;
+    for (const Node* u : v->users()) value.blocked = value.blocked || takes_blocked(values, u, v);
+  }
+  auto blocked = [&](const Node* v) {
+    const auto it = values.find(v);
+    return it != values.end() && it->second.blocked;
+  };
+  for (Node* n : g.nodes()) {
+    if (!blocked(n)) continue;
+    std::vector<Node*> plain;
+    for (Node* u : n->users())
+      if (!takes_blocked(values, u, n)) plain.push_back(u);
+    if (plain.empty()) continue;
+    Node* convert;
+    {
+      auto at = g.inserting_after(n);
+      convert = g.call_module(
+          add_owned(gm, n->name(), "_plain",
+                    std::make_shared<FromChannelBlockedImpl>(values.at(n).channels, plain_format)),
+          {n});
+    }
+    for (Node* u : plain) u->replace_input_with(n, convert);
+  }
+  for (Node* n : g.nodes()) {
+    const auto it = values.find(n);
+    if (it == values.end() || !it->second.conv) continue;
+    const Node* input = n->args()[0].node();
+    const bool blocked_input = blocked(input) && takes_blocked(values, n, input);
+    if (!blocked_input && !it->second.blocked) continue;
+    const ConvNode& c = *it->second.conv;
+    auto module =
+        std::make_shared<BlockedConv2dImpl>(c.conv, c.activation, blocked_input, it->second.blocked, plain_format);
+    n->set_target(add_owned(gm, n->target(), "_blocked", std::move(module)));
+  }
+  gm.recompile();
+}
+
+}  // namespace
+
 void optimize_for_inference(GraphModule& gm) {
   EMBER_CHECK(!gm.is_training(), "fx", "optimize_for_inference needs a module in eval mode (call eval())");
   fuse_conv_bn(gm);
@@ -210,9 +467,11 @@ void optimize_for_inference(GraphModule& gm) {
     n->replace_all_uses_with(n->args()[0].node());
     g.erase_node(n);
   }
-  convolutions_to_channels_last(gm);
+  const std::unordered_set<const Node*> blocked = convolutions_to_block(gm);
+  const bool channels_last = convolutions_to_channels_last(gm, blocked);
   fuse_conv_relu(gm);
   fuse_conv_hardswish(gm);
+  block_convolutions(gm, blocked, channels_last ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous);
   fuse_pointwise(gm);
   g.eliminate_dead_code();
   gm.delete_all_unused_submodules();

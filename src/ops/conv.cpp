@@ -45,15 +45,15 @@ std::string by_x(IntArrayRef v) {
   return os.str();
 }
 
-// Checks everything PyTorch checks and returns the output sizes; `x` is batched.
-DimVector check_and_output_sizes(const char* op, const Tensor& x, const Tensor& w, const Tensor& b,
-                                 const ConvArgs& a) {
+// Checks everything PyTorch checks and returns the output sizes; the input (`x_sizes`) is batched.
+DimVector check_and_output_sizes(const char* op, IntArrayRef x_sizes, ScalarType x_dtype, const Tensor& w,
+                                 const Tensor& b, const ConvArgs& a) {
   const int64_t k = w.dim() - 2;
-  EMBER_CHECK(x.dtype() == w.dtype(), op, "Input type (", x.dtype(), ") and weight type (", w.dtype(),
+  EMBER_CHECK(x_dtype == w.dtype(), op, "Input type (", x_dtype, ") and weight type (", w.dtype(),
               ") should be the same");
-  EMBER_CHECK(!b.defined() || b.dtype() == x.dtype(), op, "Input type (", x.dtype(), ") and bias type (", b.dtype(),
+  EMBER_CHECK(!b.defined() || b.dtype() == x_dtype, op, "Input type (", x_dtype, ") and bias type (", b.dtype(),
               ") should be the same");
-  EMBER_CHECK(is_floating_type(x.dtype()), op, "\"", op, "\" not implemented for '", x.dtype(), "'");
+  EMBER_CHECK(is_floating_type(x_dtype), op, "\"", op, "\" not implemented for '", x_dtype, "'");
   for (int64_t s : a.stride) EMBER_CHECK(s > 0, op, "non-positive stride is not supported");
   for (int64_t p : a.padding_l) EMBER_CHECK(p >= 0, op, "negative padding is not supported");
   for (int64_t d : a.dilation) EMBER_CHECK(d > 0, op, "dilation should be greater than zero");
@@ -63,19 +63,19 @@ DimVector check_and_output_sizes(const char* op, const Tensor& x, const Tensor& 
   const int64_t in_ch = a.transposed ? w.size(0) : w.size(1) * a.groups;
   const int64_t out_ch = a.transposed ? w.size(1) * a.groups : w.size(0);
   if (a.transposed) {
-    EMBER_CHECK(x.size(1) == in_ch, op, "Given transposed=1, weight of size ", w.sizes(), ", expected input",
-                x.sizes(), " to have ", in_ch, " channels, but got ", x.size(1), " channels instead");
+    EMBER_CHECK(x_sizes[1] == in_ch, op, "Given transposed=1, weight of size ", w.sizes(), ", expected input",
+                x_sizes, " to have ", in_ch, " channels, but got ", x_sizes[1], " channels instead");
   } else {
-    EMBER_CHECK(x.size(1) == in_ch, op, "Given groups=", a.groups, ", weight of size ", w.sizes(), ", expected input",
-                x.sizes(), " to have ", in_ch, " channels, but got ", x.size(1), " channels instead");
+    EMBER_CHECK(x_sizes[1] == in_ch, op, "Given groups=", a.groups, ", weight of size ", w.sizes(), ", expected input",
+                x_sizes, " to have ", in_ch, " channels, but got ", x_sizes[1], " channels instead");
   }
   EMBER_CHECK(!b.defined() || (b.dim() == 1 && b.size(0) == out_ch), op, "Given weight of size ", w.sizes(),
               ", expected bias to be 1-dimensional with ", out_ch, " elements, but got bias of size ", b.sizes(),
               " instead");
-  DimVector out{x.size(0), out_ch};
+  DimVector out{x_sizes[0], out_ch};
   DimVector in_sp, padded, kernel, out_sp;
   for (int64_t d = 0; d < k; ++d) {
-    const int64_t in = x.size(d + 2), dk = a.dilation[d] * (w.size(d + 2) - 1) + 1;
+    const int64_t in = x_sizes[d + 2], dk = a.dilation[d] * (w.size(d + 2) - 1) + 1;
     in_sp.push_back(in);
     if (a.transposed) {
       EMBER_CHECK(a.output_padding[d] >= 0, op, "negative output_padding is not supported");
@@ -170,16 +170,21 @@ bool fast_on_plain(const dnnl::primitive_desc_base& pd) {
 
 // Whether to try oneDNN's Winograd kernel (F(4x4, 3x3), AVX-512) before the direct one: float32 2-D
 // 3x3 convolutions with unit stride and dilation and no groups, over at least 512 output positions
-// (batch x height x width of `out`) per weight. It multiplies 2.25x fewer times but transforms the
+// (batch x height x width of `out_sizes`) per weight. It multiplies 2.25x fewer times but transforms the
 // weight on every call: resnet18's 3x3 layers at batch 16 run their forward, input gradient and
 // weight gradient 1.4-2.6x faster from 784 positions on (7x7 at batch 16, 28x28 at batch 1), and
 // none faster at 196-256 (4x4 at batch 16: 512 channels' transforms cost what they save). Its
 // float32 error against float64 is the direct kernel's size (1-2e-6 of the largest value).
-bool prefers_winograd(const Tensor& x, const Tensor& w, const Tensor& out, const ConvArgs& a) {
-  if (x.dtype() != kFloat || w.dim() != 4 || a.groups != 1 || w.size(2) != 3 || w.size(3) != 3) return false;
+// Not below 16 input channels: Winograd pads them to 16, so a first layer of 3 channels ran 2.5x
+// slower than the direct kernel reading NCHW (8 x 3 x 56 x 56 to 32 channels: 1.1 ms + 0.13 ms of
+// reorder against 0.44 ms, 1 thread, Zen 4).
+bool prefers_winograd(ScalarType dtype, int64_t in_channels, const Tensor& w, IntArrayRef out_sizes,
+                      const ConvArgs& a) {
+  if (dtype != kFloat || w.dim() != 4 || a.groups != 1 || in_channels < 16 || w.size(2) != 3 || w.size(3) != 3)
+    return false;
   for (size_t d = 0; d < 2; ++d)
     if (a.stride[d] != 1 || a.dilation[d] != 1) return false;
-  return out.size(0) * out.size(2) * out.size(3) >= 512;
+  return out_sizes[0] * out_sizes[2] * out_sizes[3] >= 512;
 }
 
 template <class PD>
@@ -208,10 +213,13 @@ onednn::Plan build_plan(const PD& pd, const dnnl::primitive& prim, const dnnl::m
 // theirs differs, which the plan skips while the weight is unchanged since its last run (same
 // storage, address and version), so inference reorders each weight once; the input's gradient,
 // a convolution of the same weight, runs through such a plan too.
-onednn::Plan make_conv_plan(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& out, const ConvArgs& a) {
+// `src` and `dst` are the user's layouts: their tensors' own, or oneDNN's channel-blocked one (fx's
+// blocked graphs, see convolution_blocked); `nchw` says both are contiguous 4-D tensors.
+onednn::Plan make_conv_plan(const dnnl::memory::desc& src, const dnnl::memory::desc& dst, bool nchw, const Tensor& w,
+                            const Tensor& b, const ConvArgs& a) {
   using dnnl::memory;
-  const memory::data_type dt = *onednn::data_type(x.dtype());
-  const memory::desc src = onednn::desc_of(x), dst = onednn::desc_of(out), wei = weight_desc(w, a);
+  const memory::data_type dt = *onednn::data_type(w.dtype());
+  const memory::desc wei = weight_desc(w, a);
   const memory::desc bias = b.defined() ? onednn::desc_of(b) : memory::desc();
   const memory::desc wei_any(wei.dims(), dt, memory::format_tag::any);
   const DnnlGeometry geo(a);
@@ -226,11 +234,11 @@ onednn::Plan make_conv_plan(const Tensor& x, const Tensor& w, const Tensor& b, c
     attr.set_post_ops(post);
   }
   enum class Layout { kOwn, kBlocked16, kPreferred };
-  const bool nchw = x.dim() == 4 && x.is_contiguous() && out.is_contiguous();
-  const bool few_channels = !a.transposed && a.groups == 1 && x.size(1) < 16;
+  const memory::dims in_sizes = src.dims(), out_sizes = dst.dims();
+  const bool few_channels = !a.transposed && a.groups == 1 && in_sizes[1] < 16;
   // Winograd where it pays and oneDNN has it (AVX-512), else direct
   for (bool winograd : {true, false}) {
-    if (winograd && !prefers_winograd(x, w, a.transposed ? x : out, a)) continue;
+    if (winograd && !prefers_winograd(w.dtype(), in_sizes[1], w, a.transposed ? in_sizes : out_sizes, a)) continue;
     const dnnl::algorithm conv_alg =
         winograd ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
     const dnnl::algorithm deconv_alg =
@@ -287,14 +295,22 @@ bool onednn_has_bfloat16_conv() {
 bool computed_in_float(ScalarType t) { return t == kHalf || (t == kBFloat16 && !onednn_has_bfloat16_conv()); }
 
 // Returns false when oneDNN has no implementation for these arguments.
-bool onednn_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& b_in, const Tensor& out, const ConvArgs& a) {
+// `blocked_src` and `blocked_dst`, when given, describe x and out as channel-blocked (see
+// convolution_blocked) rather than by their strides.
+bool onednn_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& b_in, const Tensor& out, const ConvArgs& a,
+                 const dnnl::memory::desc* blocked_src = nullptr, const dnnl::memory::desc* blocked_dst = nullptr) {
   const Tensor x = describable(x_in), w = describable(w_in), b = b_in.defined() ? describable(b_in) : b_in;
   onednn::Key key(a.transposed ? "conv_transpose" : "conv");
   key.add(x).add(w).add(b).add(out).add(a.stride).add(a.padding_l).add(a.padding_r).add(a.dilation).add(a.groups);
   key.add(a.activation ? static_cast<int64_t>(*a.activation) + 1 : 0);
   onednn::Plan* plan;
   try {
-    plan = &onednn::cached_plan(key, [&] { return make_conv_plan(x, w, b, out, a); });
+    plan = &onednn::cached_plan(key, [&] {
+      const bool nchw =
+          !blocked_src && !blocked_dst && x.dim() == 4 && x.is_contiguous() && out.is_contiguous();
+      return make_conv_plan(blocked_src ? *blocked_src : onednn::desc_of(x),
+                            blocked_dst ? *blocked_dst : onednn::desc_of(out), nchw, w, b, a);
+    });
   } catch (const dnnl::error&) {
     return false;
   }
@@ -323,7 +339,8 @@ onednn::Plan make_weight_grad_plan(const Tensor& x, const Tensor& grad, const Te
                           : memory::desc();
   const DnnlGeometry geo(a);
   for (bool winograd : {true, false}) {
-    if (winograd && !prefers_winograd(x, grad_weight, a.transposed ? x : grad, a)) continue;
+    const IntArrayRef out_sizes = (a.transposed ? x : grad).sizes();
+    if (winograd && !prefers_winograd(x.dtype(), x.size(1), grad_weight, out_sizes, a)) continue;
     const dnnl::algorithm conv_alg =
         winograd ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
     const dnnl::algorithm deconv_alg =
@@ -486,7 +503,7 @@ struct ConvolutionOp {
   static constexpr const char* name = "convolution";
   static constexpr dispatch::Autocast autocast = dispatch::Autocast::kLowerPrecision;
   static Tensor run(const Tensor& x, const Tensor& weight, const Tensor& bias, const ConvArgs& a, const char* op) {
-    const DimVector out_sizes = check_and_output_sizes(op, x, weight, bias, a);
+    const DimVector out_sizes = check_and_output_sizes(op, x.sizes(), x.dtype(), weight, bias, a);
     Tensor out = make_empty(out_sizes, x.dtype(), output_format(x, weight));
     if (out.numel() == 0) return out;
     bool activated = false;  // a.activation applied by oneDNN
@@ -763,6 +780,86 @@ Tensor convolution_activation(const Tensor& input, const Tensor& weight, const T
 Tensor convolution_relu(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
                         IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   return convolution_activation(input, weight, bias, stride, padding, dilation, groups, ConvActivation::kReLU);
+}
+
+int64_t channel_block() {
+  // oneDNN's blocked kernels take 16 channels at a time from AVX-512 on, 8 below
+  static const int64_t block =
+      (static_cast<int>(dnnl::get_effective_cpu_isa()) & static_cast<int>(dnnl::cpu_isa::avx512_core)) ==
+              static_cast<int>(dnnl::cpu_isa::avx512_core)
+          ? 16
+          : 8;
+  return block;
+}
+
+namespace {
+
+// oneDNN's descriptor of the channel-blocked layout of a float32 tensor of sizes (N, C, H, W).
+dnnl::memory::desc blocked_desc(IntArrayRef sizes) {
+  return {{sizes[0], sizes[1], sizes[2], sizes[3]}, dnnl::memory::data_type::f32,
+          channel_block() == 16 ? dnnl::memory::format_tag::nChw16c : dnnl::memory::format_tag::nChw8c};
+}
+
+void check_blocked(const char* op, const char* name, const Tensor& t, int64_t channels) {
+  const int64_t b = channel_block();
+  EMBER_CHECK(t.dim() == 5 && t.dtype() == kFloat && t.size(1) == (channels + b - 1) / b && t.size(4) == b &&
+                  t.is_contiguous(),
+              op, "expected ", name, " to be a contiguous float32 tensor of ", channels, " channels in blocks of ", b,
+              " (N, ", (channels + b - 1) / b, ", H, W, ", b, "), but got ", t.dtype(), " of size ", t.sizes());
+}
+
+}  // namespace
+
+Tensor convolution_blocked(const Tensor& input, bool blocked_input, const Tensor& weight, const Tensor& bias,
+                           IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups,
+                           std::optional<ConvActivation> activation, bool blocked_output, MemoryFormat plain_format) {
+  constexpr const char* op = "convolution_blocked";
+  EMBER_CHECK(!(dispatch::thread_state().active & dispatch::kTracingLayer), op,
+              "a convolution on channel-blocked tensors (fx::optimize_for_inference's) cannot be traced");
+  EMBER_CHECK(weight.dim() == 4 && weight.dtype() == kFloat, op, "expected a 4-dimensional float32 weight, but got ",
+              weight.dtype(), " weight of size ", weight.sizes());
+  ConvArgs a = conv_args(op, 2, stride, padding, dilation, groups);
+  a.activation = activation;
+  DimVector in_sizes(input.sizes());
+  if (blocked_input) {
+    const int64_t channels = weight.size(1) * groups;
+    check_blocked(op, "input", input, channels);
+    in_sizes = {input.size(0), channels, input.size(2), input.size(3)};
+  } else {
+    EMBER_CHECK(input.dim() == 4, op, "Expected 4D (batched) input to conv2d, but got input of size: ", input.sizes());
+  }
+  const DimVector out_sizes = check_and_output_sizes(op, in_sizes.ref(), input.dtype(), weight, bias, a);
+  const int64_t b = channel_block();
+  Tensor out =
+      blocked_output
+          ? make_empty({out_sizes[0], (out_sizes[1] + b - 1) / b, out_sizes[2], out_sizes[3], b}, kFloat)
+          : make_empty(out_sizes, kFloat, plain_format);
+  if (out.numel() == 0) return out;
+  const dnnl::memory::desc src = blocked_desc(in_sizes.ref()), dst = blocked_desc(out_sizes.ref());
+  EMBER_CHECK(onednn_conv(input, weight, bias, out, a, blocked_input ? &src : nullptr, blocked_output ? &dst : nullptr),
+              op, "oneDNN has no convolution of input ", in_sizes.ref(), " and weight ", weight.sizes());
+  return out;
+}
+
+Tensor from_channel_blocked(const Tensor& blocked, int64_t channels, MemoryFormat format) {
+  constexpr const char* op = "from_channel_blocked";
+  check_blocked(op, "the blocked tensor", blocked, channels);
+  const DimVector sizes{blocked.size(0), channels, blocked.size(2), blocked.size(3)};
+  Tensor out = make_empty(sizes, kFloat, format);
+  if (out.numel() == 0) return out;
+  onednn::Key key(op);
+  key.add(out);
+  onednn::Primitive& reorder = onednn::cached(key, [&] {
+    const dnnl::memory::desc from = blocked_desc(sizes.ref()), to = onednn::desc_of(out);
+    const dnnl::engine& eng = onednn::engine();
+    onednn::Primitive r;
+    r.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(eng, from, eng, to));
+    r.args.emplace(DNNL_ARG_FROM, dnnl::memory(from, eng, DNNL_MEMORY_NONE));
+    r.args.emplace(DNNL_ARG_TO, dnnl::memory(to, eng, DNNL_MEMORY_NONE));
+    return r;
+  });
+  reorder.execute({{DNNL_ARG_FROM, blocked.data_ptr()}, {DNNL_ARG_TO, out.data_ptr()}});
+  return out;
 }
 }  // namespace detail
 Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,

@@ -4,6 +4,7 @@
 // once; otherwise conv1d/2d/3d and the activation, recorded (or traced) one after the other.
 #pragma once
 #include <cstdint>
+#include <optional>
 
 #include "ember/tensor.h"
 
@@ -14,5 +15,21 @@ enum class ConvActivation { kReLU, kHardswish };
 // The dimension comes from the weight's; errors name convolution_relu or convolution_hardswish.
 Tensor convolution_activation(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
                               IntArrayRef padding, IntArrayRef dilation, int64_t groups, ConvActivation activation);
+
+// oneDNN's channel-blocked layout (nChw16c; nChw8c below AVX-512) held in an ordinary float32 tensor
+// of sizes (N, ceil(C / b), H, W, b), b = channel_block(), its channels past C zeros: what fx's
+// optimize_for_inference keeps between consecutive convolutions so that no reorder runs between
+// them (PyTorch's keeps mkldnn tensors). Such a tensor never leaves a GraphModule.
+int64_t channel_block();
+
+// A 2-D float32 convolution reading `input` channel-blocked or in its own layout, with the activation
+// as oneDNN's post-op, writing its result channel-blocked or in `plain_format`. It records no
+// gradient and cannot be traced.
+Tensor convolution_blocked(const Tensor& input, bool blocked_input, const Tensor& weight, const Tensor& bias,
+                           IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups,
+                           std::optional<ConvActivation> activation, bool blocked_output, MemoryFormat plain_format);
+
+// The (N, channels, H, W) tensor in `format` of a channel-blocked one.
+Tensor from_channel_blocked(const Tensor& blocked, int64_t channels, MemoryFormat format);
 
 }  // namespace ember::detail

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <sstream>
 
 #include "ember/ember.h"
 #include "ember/fx.h"
@@ -25,6 +26,18 @@ void expect_close(const Tensor& a, const Tensor& b, double rtol = 1e-6) {
   ASSERT_EQ(a.sizes(), b.sizes());
   const double scale = b.abs().max().item<double>() + 1e-12;
   EXPECT_LE((a - b).abs().max().item<double>() / scale, rtol);
+}
+
+// What each call_module node of gm runs, as its module prints itself.
+std::vector<std::string> module_descriptions(fx::GraphModule& gm) {
+  std::vector<std::string> out;
+  for (const fx::Node* n : gm.graph().nodes()) {
+    if (n->op() != fx::OpKind::CallModule) continue;
+    std::ostringstream os;
+    gm.submodule(n->target())->pretty_print(os);
+    out.push_back(os.str());
+  }
+  return out;
 }
 
 struct SmallCnn : nn::Module {
@@ -734,6 +747,104 @@ TEST(Fx, ConvHardswishFusion) {
   EXPECT_EQ(modules, (std::vector<std::string>{"ember::fx::ConvHardswish2d", "ConvReLU2d", "ember::fx::ConvHardswish2d"}))
       << gs->code();
   expect_close(gs->forward(xs), s->forward(xs), 1e-5);
+}
+
+// optimize_for_inference keeps activations channel-blocked between float32 Conv2d layers (and the
+// relu, hardswish and sums between them) where a group of them holds a 3x3 unit-stride convolution
+// of 16 or more input channels (groups without one stay in channels_last: ConvReluFusion,
+// ConvHardswishFusion); every other reader, and the graph's output, gets an ordinary contiguous
+// tensor. Channel counts not multiples of 16 (the blocks' zero padding read by Winograd), stride 2,
+// groups, 1x1, a residual sum, an in-place relu, a convolution's result that is also returned, and
+// a non-pointwise reader (max pooling): results equal eager's within 1e-4.
+TEST(Fx, BlockedConvolutionsEqualEager) {
+  struct Net : nn::Module {
+    nn::Conv2d c1{register_module("c1", nn::Conv2d(nn::Conv2dOptions(3, 20, 3).padding(1)))};
+    nn::BatchNorm2d b1{register_module("b1", nn::BatchNorm2d(20))};
+    nn::Conv2d c2{register_module("c2", nn::Conv2d(nn::Conv2dOptions(20, 24, 3).stride(2).padding(1)))};
+    nn::BatchNorm2d b2{register_module("b2", nn::BatchNorm2d(24))};
+    nn::Conv2d c3{register_module("c3", nn::Conv2d(nn::Conv2dOptions(24, 24, 3).padding(1).groups(4)))};
+    nn::Conv2d c4{register_module("c4", nn::Conv2d(nn::Conv2dOptions(24, 24, 1)))};
+    nn::Conv2d down{register_module("down", nn::Conv2d(nn::Conv2dOptions(20, 24, 1).stride(2)))};
+    nn::Conv2d c5{register_module("c5", nn::Conv2d(nn::Conv2dOptions(24, 17, 3).padding(1)))};
+    nn::Conv2d c6{register_module("c6", nn::Conv2d(nn::Conv2dOptions(17, 17, 3).padding(1)))};
+    nn::Conv2d c7{register_module("c7", nn::Conv2d(nn::Conv2dOptions(17, 17, 3).padding(1)))};
+    nn::ReLU relu{register_module("relu", nn::ReLU(nn::ReLUOptions(true)))};
+    std::tuple<Tensor, Tensor, Tensor> forward(const Tensor& x) {
+      const Tensor y = ember::relu(b1(c1(x)));            // 3 input channels: read as they are
+      const Tensor z = ember::relu(b2(c2(y)));            // stride 2
+      const Tensor r = relu(c4(ember::relu(c3(z))) + down(y));  // groups, 1x1, residual sum, in-place ReLU
+      const Tensor a = c5(r);                             // returned and read by c6 and max pooling
+      const Tensor p = ember::max_pool2d(ember::hardswish(a), 3, 1, 1);
+      Tensor b = c6(a);
+      ember::relu_(b);
+      return {a, ember::relu(c7(b) + b), p};  // the sum and relu: one fused pointwise node
+    }
+  };
+  ember::manual_seed(11);
+  auto m = std::make_shared<Net>();
+  for (int i = 0; i < 2; ++i) m->forward(ember::randn({2, 3, 33, 31}));  // running statistics
+  m->eval();
+  const Tensor x = ember::randn({2, 3, 33, 31});
+  auto gm = fx::symbolic_trace(m, x);
+  fx::optimize_for_inference(*gm);
+  size_t blocked = 0, conversions = 0;
+  for (const std::string& m : module_descriptions(*gm)) {
+    blocked += m.rfind("ember::fx::BlockedConv2d(", 0) == 0;
+    conversions += m == "ember::fx::FromChannelBlocked";
+  }
+  EXPECT_EQ(blocked, 8u) << gm->code();
+  // back to ordinary tensors: a (returned), hardswish(a) (pooled), relu(c7(b) + b) (returned)
+  EXPECT_EQ(conversions, 3u) << gm->code();
+  EXPECT_NE(gm->code().find("fused_pointwise"), std::string::npos) << gm->code();
+  for (const Tensor& batch : {x, ember::randn({3, 3, 33, 31}), ember::randn({1, 3, 20, 17})}) {
+    const auto want = m->forward(batch);
+    for (bool inference : {false, true}) {
+      std::optional<ember::InferenceMode> guard;
+      if (inference) guard.emplace();
+      const auto got = gm->forward(std::vector<ember::jit::IValue>{batch}).toTuple()->elements();
+      ASSERT_EQ(got.size(), 3u);
+      for (size_t i = 0; i < 3; ++i) {
+        const Tensor t = got[i].toTensor();
+        EXPECT_EQ(t.dim(), 4);
+        EXPECT_TRUE(t.is_contiguous());
+      }
+      expect_close(got[0].toTensor(), std::get<0>(want), 1e-4);
+      expect_close(got[1].toTensor(), std::get<1>(want), 1e-4);
+      expect_close(got[2].toTensor(), std::get<2>(want), 1e-4);
+    }
+  }
+  // Bad input names the convolution and the shapes; a graph of blocked convolutions cannot be traced.
+  expect_error([&] { gm->forward(std::vector<ember::jit::IValue>{ember::randn({2, 4, 33, 31})}); },
+               {"convolution_blocked", "to have 3 channels, but got 4 channels"});
+  nn::Sequential s(nn::Conv2d(nn::Conv2dOptions(3, 16, 3).padding(1)),
+                   nn::Conv2d(nn::Conv2dOptions(16, 16, 3).padding(1)));
+  s->eval();
+  auto gs = fx::symbolic_trace(s, x);
+  fx::optimize_for_inference(*gs);
+  EXPECT_EQ(module_descriptions(*gs), (std::vector<std::string>{"ember::fx::BlockedConv2d(plain -> blocked)",
+                                                                "ember::fx::BlockedConv2d(blocked -> plain)"}));
+  expect_close(gs->forward(x), s->forward(x), 1e-4);
+  expect_error([&] { fx::symbolic_trace(gs, x); }, {"convolution_blocked", "cannot be traced"});
+  // resnet's stem: a 7x7 convolution that stays in channels_last, max pooling, then a residual block
+  // whose sum adds the pooled (channels_last) tensor to a blocked convolution's result read plain.
+  struct Stem : nn::Module {
+    nn::Conv2d stem{register_module("stem", nn::Conv2d(nn::Conv2dOptions(3, 16, 7).stride(2).padding(3)))};
+    nn::Conv2d c1{register_module("c1", nn::Conv2d(nn::Conv2dOptions(16, 16, 3).padding(1)))};
+    nn::Conv2d c2{register_module("c2", nn::Conv2d(nn::Conv2dOptions(16, 16, 3).padding(1)))};
+    Tensor forward(const Tensor& x) {
+      const Tensor p = ember::max_pool2d(ember::relu(stem(x)), 3, 2, 1);
+      return ember::relu(c2(ember::relu(c1(p))) + p);
+    }
+  };
+  auto stem = std::make_shared<Stem>();
+  stem->eval();
+  const Tensor xs = ember::randn({2, 3, 64, 64});
+  auto gstem = fx::symbolic_trace(stem, xs);
+  fx::optimize_for_inference(*gstem);
+  EXPECT_EQ(module_descriptions(*gstem)[1], "ember::fx::BlockedConv2d(plain -> blocked, relu)") << gstem->code();
+  const Tensor ys = gstem->forward(xs);
+  EXPECT_TRUE(ys.is_contiguous());
+  expect_close(ys, stem->forward(xs), 1e-4);
 }
 
 TEST(NnIntrinsic, ModulesMatchTheirParts) {

@@ -61,22 +61,25 @@ std::pair<Tensor, Tensor> fold_batch_norm(const Tensor& weight, const Tensor& bi
 }
 
 template <size_t D>
+std::vector<int64_t> symmetric_padding(const ConvNdImpl<D>& conv) {
+  std::vector<int64_t> padding;
+  if (conv.options.padding_mode().index() != 0) return padding;
+  const std::vector<int64_t>& pads = conv._reversed_padding_repeated_twice;  // last dim first, (left, right)
+  for (size_t i = 0; i < D; ++i) {
+    const size_t at = 2 * (D - 1 - i);
+    if (pads[at] != pads[at + 1]) return {};
+    padding.push_back(pads[at]);
+  }
+  return padding;
+}
+template std::vector<int64_t> symmetric_padding(const ConvNdImpl<1>&);
+template std::vector<int64_t> symmetric_padding(const ConvNdImpl<2>&);
+template std::vector<int64_t> symmetric_padding(const ConvNdImpl<3>&);
+
+template <size_t D>
 Tensor conv_activation_forward(ConvNdImpl<D>& conv, const Tensor& input, ember::detail::ConvActivation activation) {
   const auto& o = conv.options;
-  // The convolution's own padding as one value per dim, when it has one: zeros padding mode and
-  // explicit or symmetric ('valid', or 'same' with odd extents) padding.
-  std::vector<int64_t> padding;
-  if (o.padding_mode().index() == 0) {
-    const std::vector<int64_t>& pads = conv._reversed_padding_repeated_twice;  // last dim first, (left, right)
-    for (size_t i = 0; i < D; ++i) {
-      const size_t at = 2 * (D - 1 - i);
-      if (pads[at] != pads[at + 1]) {
-        padding.clear();
-        break;
-      }
-      padding.push_back(pads[at]);
-    }
-  }
+  const std::vector<int64_t> padding = symmetric_padding(conv);
   if (padding.size() != D || conv.weight_fake_quant) {  // (QAT: conv applies its weight's fake quantizer)
     Tensor y = conv.forward(input);
     const bool relu = activation == ember::detail::ConvActivation::kReLU;

@@ -4,6 +4,7 @@
 #include <memory>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "ember/autograd.h"
 #include "ember/nn/modules/conv.h"
@@ -51,6 +52,11 @@ std::shared_ptr<Impl> folded(const Impl& layer, Options options, const BatchNorm
   out->train(false);
   return out;
 }
+
+// The convolution's own padding as one value per dim, when it has one: zeros padding mode and
+// explicit or symmetric ('valid', or 'same' with odd extents) padding; else empty.
+template <size_t D>
+std::vector<int64_t> symmetric_padding(const ConvNdImpl<D>& conv);
 
 // activation(conv(input)), what the fused convolution modules run (nn::intrinsic's ConvReLU, fx's
 // ConvHardswish): one convolution with the activation as its oneDNN post-op when the module's
