@@ -92,11 +92,14 @@ struct Locked {
 // loop visits an output (memory order for dense tensors, whatever their layout).
 DimVector memory_order(const Tensor& self) {
   DimVector order;
-  auto outer = [&](int64_t a, int64_t b) { return self.size(a) > 1 && self.size(b) > 1 && self.stride(a) > self.stride(b); };
-  for (int64_t d = 0; d < self.dim(); ++d) {  // insertion: equal strides and size-1 dims keep their place
+  for (int64_t d = 0; d < self.dim(); ++d)  // size-1 dims first: they do not move the order
+    if (self.size(d) == 1) order.push_back(d);
+  const size_t ones = order.size();
+  for (int64_t d = 0; d < self.dim(); ++d) {  // then by insertion, equal strides keeping their place
+    if (self.size(d) == 1) continue;
     size_t k = order.size();
     order.push_back(d);
-    for (; k > 0 && outer(d, order[k - 1]); --k) order[k] = order[k - 1];
+    for (; k > ones && self.stride(d) > self.stride(order[k - 1]); --k) order[k] = order[k - 1];
     order[k] = d;
   }
   return order;
@@ -147,11 +150,13 @@ Acc<T> uniform_real(Generator& g, T from, T to) {
   const uint64_t bits = std::is_same_v<T, double> ? g.random64() : g.random();
   const Acc<T> x = static_cast<Acc<T>>(bits & ((uint64_t{1} << digits) - 1)) *
                    (Acc<T>{1} / static_cast<Acc<T>>(uint64_t{1} << digits));
-  return std::fma(x, static_cast<Acc<T>>(to) - static_cast<Acc<T>>(from), static_cast<Acc<T>>(from));
+  // to - from in T: c10's half and bfloat16 round each operation's result to their type
+  const auto range = static_cast<Acc<T>>(static_cast<T>(static_cast<Acc<T>>(to) - static_cast<Acc<T>>(from)));
+  return std::fma(x, range, static_cast<Acc<T>>(from));
 }
 
-// Box-Muller on 16 uniforms in place, libtorch's normal_fill_16 (float64, half, bfloat16): the
-// first 8 give the radii, the last 8 the angles.
+// Box-Muller on 16 uniforms in place, libtorch's normal_fill_16 (float64, half): the first 8 give
+// the radii, the last 8 the angles.
 template <class T>
 void normal_fill_16(T* data, T mean, T std) {
   for (int j = 0; j < 8; ++j) {
@@ -161,6 +166,18 @@ void normal_fill_16(T* data, T mean, T std) {
     const T theta = 2.0f * std::numbers::pi * u2;
     data[j] = std::fma(radius * std::cos(theta), std, mean);
     data[j + 8] = std::fma(radius * std::sin(theta), std, mean);
+  }
+}
+
+// bfloat16: c10 rounds the result of each of its math functions and of each product to bfloat16.
+void normal_fill_16(BFloat16* data, BFloat16 mean, BFloat16 std) {
+  auto r = [](double v) { return static_cast<float>(BFloat16(static_cast<float>(v))); };
+  for (int j = 0; j < 8; ++j) {
+    const float u1 = r(1.0f - data[j]), u2 = data[j + 8];
+    const float radius = r(std::sqrt(r(-2.0f * r(std::log(u1)))));
+    const float theta = r(2.0f * std::numbers::pi * u2);
+    data[j] = BFloat16(r(r(r(radius * r(std::cos(theta))) * std) + mean));
+    data[j + 8] = BFloat16(r(r(r(radius * r(std::sin(theta))) * std) + mean));
   }
 }
 
