@@ -778,12 +778,12 @@ Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement, Ge
   EMBER_CHECK(p.size(0) == 0 || p.sum({1}).gt(0).all().item<bool>(), "multinomial",
               "invalid multinomial distribution (sum of probabilities <= 0)");
   Tensor out;
-  if (replacement && num_samples > 1) {
+  if (replacement) {
     out = make_empty({p.size(0), num_samples}, kLong);
     rng::multinomial_with_replacement(self.detach().reshape({-1, n}).contiguous(), out, generator);
   } else {
-    // libtorch's exponential race: the indices of the num_samples largest p / q, q ~ Exponential(1)
-    // drawn in self's dtype and layout, which draws indices in order proportionally to p
+    // without replacement, libtorch's exponential race: the indices of the num_samples largest
+    // p / q, q ~ Exponential(1) drawn in self's dtype and layout (indices in order proportionally to p)
     const Tensor q = empty_like(self).exponential_(1, generator);
     const Tensor race = (self.detach() / q).reshape({-1, n});
     out = num_samples == 1 ? race.argmax(1, true) : std::get<1>(topk(race, num_samples, 1));

@@ -166,29 +166,34 @@ struct RandpermOp {
     return out;
   }
 };
-// bernoulli(probs): 0 or 1 with the probabilities of `probs` broadcast to `like`, in a new tensor
-// laid out as `like` and drawn in its memory order (torch::bernoulli(p): like is p itself).
+// The in-place and *_like random fills draw into a new tensor of the given sizes, strides and
+// dtype (those of the tensor they fill), so that the values land in its memory order as
+// libtorch's in-place kernels write them, and a captured graph draws anew at each replay. The ops
+// take the layout, not the tensor: they read no values.
+Tensor empty_laid_out(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype) {
+  return make_empty_strided(sizes, strides, dtype);
+}
+// bernoulli(probs): 0 or 1 with the probabilities `probs` broadcast to sizes (torch::bernoulli(p):
+// p's own layout and dtype).
 struct BernoulliOp {
   static constexpr const char* name = "bernoulli";
   static constexpr bool differentiable = false;
-  static Tensor run(const Tensor& like, const Tensor& probs, Generator* g) {
+  static Tensor run(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, const Tensor& probs, Generator* g) {
     EMBER_CHECK(is_floating_type(probs.dtype()), name, "expected a floating point tensor, got ", probs.dtype());
     const Tensor pr = probs.to(kDouble);
     EMBER_CHECK(pr.numel() == 0 || (pr.ge(0).logical_and(pr.le(1))).all().item<bool>(), name,
                 "Expected p_in >= 0 && p_in <= 1 to be true, but got a probability outside [0, 1]");
-    Tensor out = empty_like_impl(like, {});
+    Tensor out = empty_laid_out(sizes, strides, dtype);
     rng::bernoulli_(out, probs, g);
     return out;
   }
 };
-// The in-place random fills (uniform_, normal_, bernoulli_(p), random_, exponential_, ...) draw
-// into a new tensor with self's sizes and strides, so that the values land in self's memory order
-// as libtorch's in-place kernels write them, and a captured graph draws anew at each replay.
 struct RandomFillOp {
   static constexpr const char* name = "_random_fill";
   static constexpr bool differentiable = false;
-  static Tensor run(const Tensor& like, int64_t kind, double a, double b, Generator* g) {
-    Tensor out = make_empty_strided(like.sizes(), like.strides(), like.dtype());
+  static Tensor run(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, int64_t kind, double a, double b,
+                    Generator* g) {
+    Tensor out = empty_laid_out(sizes, strides, dtype);
     switch (static_cast<RandomFill>(kind)) {
       case RandomFill::Uniform: rng::uniform_(out, a, b, g); break;
       case RandomFill::Normal: rng::normal_(out, a, b, g); break;
@@ -205,8 +210,9 @@ struct RandomFillOp {
 struct RandomIntFillOp {
   static constexpr const char* name = "_random_int_fill";
   static constexpr bool differentiable = false;
-  static Tensor run(const Tensor& like, std::optional<int64_t> from, std::optional<int64_t> to, Generator* g) {
-    Tensor out = make_empty_strided(like.sizes(), like.strides(), like.dtype());
+  static Tensor run(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, std::optional<int64_t> from,
+                    std::optional<int64_t> to, Generator* g) {
+    Tensor out = empty_laid_out(sizes, strides, dtype);
     if (from) rng::random_(out, *from, to, g);
     else rng::random_(out, g);
     return out;
@@ -324,19 +330,23 @@ Tensor normal(const Tensor& mean, const Tensor& std, Generator* g) {
   // libtorch's order: standard normals, times std, plus mean (two roundings)
   return normal(0.0, 1.0, mean.sizes(), g, TensorOptions().dtype(mean.dtype())).mul(std).add_(mean);
 }
-Tensor bernoulli(const Tensor& probs, Generator* g) { return dispatch::call<BernoulliOp>(probs, probs, g); }
+// As libtorch's, a new contiguous tensor (LEGACY_CONTIGUOUS_MEMORY_FORMAT) filled by bernoulli_.
+Tensor bernoulli(const Tensor& probs, Generator* g) {
+  return dispatch::call<BernoulliOp>(probs.sizes(), contiguous_strides(probs.sizes()).ref(), probs.dtype(), probs, g);
+}
 Tensor bernoulli(const Tensor& self, double p, Generator* g) {
   EMBER_CHECK(p >= 0 && p <= 1, "bernoulli", "bernoulli_ expects p to be in [0, 1], but got p=", p);
-  return random_fill(empty_like(self), RandomFill::Bernoulli, p, 0, g);
+  return dispatch::call<RandomFillOp>(self.sizes(), contiguous_strides(self.sizes()).ref(), self.dtype(),
+                                      static_cast<int64_t>(RandomFill::Bernoulli), p, 0.0, g);
 }
 Tensor random_int_fill(const Tensor& like, std::optional<int64_t> from, std::optional<int64_t> to, Generator* g) {
-  return dispatch::call<RandomIntFillOp>(like, from, to, g);
+  return dispatch::call<RandomIntFillOp>(like.sizes(), like.strides(), like.dtype(), from, to, g);
 }
 Tensor bernoulli_like(const Tensor& like, const Tensor& probs, Generator* g) {
-  return dispatch::call<BernoulliOp>(like, probs, g);
+  return dispatch::call<BernoulliOp>(like.sizes(), like.strides(), like.dtype(), probs, g);
 }
 Tensor random_fill(const Tensor& like, RandomFill kind, double a, double b, Generator* g) {
-  return dispatch::call<RandomFillOp>(like, static_cast<int64_t>(kind), a, b, g);
+  return dispatch::call<RandomFillOp>(like.sizes(), like.strides(), like.dtype(), static_cast<int64_t>(kind), a, b, g);
 }
 
 Tensor empty_like(const Tensor& self, TensorOptions o) {

@@ -278,6 +278,7 @@ void random_full_range(const Tensor& self, Generator* g) {
 struct IntRange {
   double lowest, max;
   int digits;  // 0 for integer types
+  int64_t int_max() const { return max >= 9.2e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(max); }
 };
 IntRange int_range(ScalarType t) {
   switch (t) {
@@ -374,7 +375,7 @@ void random_(const Tensor& self, int64_t from, std::optional<int64_t> to, Genera
     EMBER_CHECK(from < hi, "random_", "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' casted to dtype, but got from=",
                 from, " > to_inc=", hi);
   } else {
-    hi = static_cast<int64_t>(r.max);
+    hi = r.int_max();
   }
   EMBER_CHECK(static_cast<double>(from) >= r.lowest && static_cast<double>(from) <= r.max, "random_", "from is out of bounds for ", t);
   EMBER_CHECK(static_cast<double>(hi) >= r.lowest && static_cast<double>(hi) <= r.max, "random_", "to - 1 is out of bounds for ", t);
@@ -385,7 +386,7 @@ void random_(const Tensor& self, int64_t from, std::optional<int64_t> to, Genera
 // the low bit); 64-bit draws for float64 and int64.
 void random_(const Tensor& self, Generator* g) {
   const IntRange r = int_range(self.dtype());
-  const uint64_t modulus = r.digits ? (uint64_t{1} << r.digits) + 1 : static_cast<uint64_t>(r.max) + 1;
+  const uint64_t modulus = r.digits ? (uint64_t{1} << r.digits) + 1 : static_cast<uint64_t>(r.int_max()) + 1;
   const bool draw64 = self.dtype() == kDouble || self.dtype() == kLong;
   Locked l(g);
   fill_serial<int64_t>(self, [&](int64_t) {

