@@ -327,8 +327,8 @@ Tensor normal(double mean, double std, IntArrayRef sizes, Generator* g, TensorOp
 Tensor normal(const Tensor& mean, const Tensor& std, Generator* g) {
   EMBER_CHECK(mean.sizes() == std.sizes(), "normal", "mean and std must have the same shape, got ", mean.sizes(),
               " and ", std.sizes());
-  // libtorch's order: standard normals, times std, plus mean (two roundings)
-  return normal(0.0, 1.0, mean.sizes(), g, TensorOptions().dtype(mean.dtype())).mul(std).add_(mean);
+  // libtorch's order: standard normals, times std, plus mean (two roundings); a new result (version 0)
+  return normal(0.0, 1.0, mean.sizes(), g, TensorOptions().dtype(mean.dtype())).mul(std).add(mean);
 }
 // As libtorch's, a new contiguous tensor (LEGACY_CONTIGUOUS_MEMORY_FORMAT) filled by bernoulli_.
 Tensor bernoulli(const Tensor& probs, Generator* g) {

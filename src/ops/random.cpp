@@ -30,7 +30,7 @@ void Generator::set_current_seed(uint64_t seed) {
   next_normal_.reset();
 }
 uint32_t Generator::random() {
-  if (next_ == kStateSize) {
+  if (__builtin_expect(next_ == kStateSize, 0)) {
     // the next 624 words at once, out of line: random() is inlined into every kernel's loop
     [this]() __attribute__((noinline)) {
       constexpr int kShift = 397;
