@@ -7,6 +7,7 @@ namespace {
 using bench::k16M;
 constexpr const char* kSmallTensors = "tensor_core: small tensors";
 constexpr const char* k16MLabel = "tensor_core: 16M float32";
+constexpr const char* kRandomLabel = "tensor_core: random draws, 1M float32";
 
 // Two seeded float32 inputs of n elements, in Ember and (copied) in libtorch.
 struct TwoInputs {
@@ -80,6 +81,36 @@ bench::Register sum_16m_f32{{
                                         .min_run_time = 2.0,
                                         .bytes = 1.0 * sizeof(float) * k16M});
         },
+}};
+
+// The random factories after the same seed draw the same numbers (libtorch's generator and
+// kernels); one thread draws them, as libtorch's serial kernels do.
+template <class E, class T>
+bench::Outcome time_draw(const bench::Context& ctx, E&& ember_draw, T&& torch_draw) {
+  ember::manual_seed(11);
+  torch::manual_seed(11);
+  bench::check_close(ctx, ember_draw(), torch_draw());
+  return bench::time_pair(ctx, {.ember = [&] { (void)ember_draw(); },
+                                .baseline = [&] { (void)torch_draw(); },
+                                .bytes = 1.0 * sizeof(float) * (1 << 20)});
+}
+
+bench::Register rand_1m_f32{{
+    .name = "rand_1m_f32",
+    .label = kRandomLabel,
+    .target = 1.0,
+    .run = [](const bench::Context& ctx) {
+      return time_draw(ctx, [] { return ember::rand({1 << 20}); }, [] { return torch::rand({1 << 20}); });
+    },
+}};
+
+bench::Register randn_1m_f32{{
+    .name = "randn_1m_f32",
+    .label = kRandomLabel,
+    .target = 1.0,
+    .run = [](const bench::Context& ctx) {
+      return time_draw(ctx, [] { return ember::randn({1 << 20}); }, [] { return torch::randn({1 << 20}); });
+    },
 }};
 
 }  // namespace

@@ -12,23 +12,29 @@
 
 namespace ember {
 
-// A Philox-free, seedable generator (mt19937_64-quality splitmix/xoshiro stream). The global one
-// is seeded by manual_seed; ops take an optional Generator like PyTorch's `generator=` argument.
+// The CPU generator of libtorch: a 32-bit Mersenne twister (mt19937) seeded with the low 32 bits
+// of the seed, so that a seed gives the numbers libtorch gives (src/ops/random.cpp draws each
+// distribution as libtorch's CPU kernels do). The global one is seeded by manual_seed; ops take an
+// optional Generator like PyTorch's `generator=` argument.
 class Generator {
  public:
   explicit Generator(uint64_t seed = 67280421310721ull) { set_current_seed(seed); }
   void set_current_seed(uint64_t seed);
   uint64_t current_seed() const { return seed_; }
-  uint64_t next_u64();       // uniform 64 bits
-  double next_double();      // uniform in [0, 1)
-  float next_float();        // uniform in [0, 1)
-  double next_normal();      // standard normal
+  uint32_t random();         // the next 32 bits of the stream
+  uint64_t random64();       // two draws: the first the high half
+  uint64_t next_u64() { return random64(); }
+  double next_double();      // uniform in [0, 1): 53 bits of random64(), libtorch's double uniform
+  float next_float();        // uniform in [0, 1): 24 bits of random(), libtorch's float uniform
+  double next_normal();      // standard normal, libtorch's normal_distribution<double> (Box-Muller, cached)
   std::mutex& mutex() { return mutex_; }
 
  private:
+  static constexpr int kStateSize = 624;
   uint64_t seed_ = 0;
-  uint64_t s_[4] = {};
-  std::optional<double> cached_normal_;
+  uint32_t state_[kStateSize] = {};
+  int next_ = kStateSize;
+  std::optional<double> next_normal_;  // the second value of the last Box-Muller pair
   std::mutex mutex_;
 };
 
@@ -55,6 +61,7 @@ Tensor randint(int64_t high, IntArrayRef sizes, TensorOptions options = {});
 Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, TensorOptions options = {});
 Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, Generator* generator, TensorOptions options = {});
 Tensor randperm(int64_t n, TensorOptions options = {});
+Tensor randperm(int64_t n, Generator* generator, TensorOptions options = {});
 Tensor normal(double mean, double std, IntArrayRef sizes, Generator* generator = nullptr, TensorOptions options = {});
 Tensor normal(const Tensor& mean, const Tensor& std, Generator* generator = nullptr);
 Tensor bernoulli(const Tensor& probs, Generator* generator = nullptr);

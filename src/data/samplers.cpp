@@ -53,15 +53,12 @@ RandomSampler::~RandomSampler() = default;
 RandomSampler::RandomSampler(RandomSampler&&) noexcept = default;
 RandomSampler& RandomSampler::operator=(RandomSampler&&) noexcept = default;
 
-// Fisher-Yates over a fresh 0 .. size - 1, so a permutation depends only on the generator's state.
+// libtorch's RandomSampler: torch::randperm(size) at each reset, so a seed gives libtorch's order.
 void RandomSampler::reset(std::optional<size_t> new_size) {
   if (new_size) indices_.resize(*new_size);
-  std::iota(indices_.begin(), indices_.end(), size_t{0});
-  Generator& gen = generator_ ? *generator_ : default_generator();
-  std::lock_guard<std::mutex> lock(gen.mutex());
-  for (size_t i = indices_.size(); i > 1; --i) {
-    std::swap(indices_[i - 1], indices_[gen.next_u64() % i]);
-  }
+  const Tensor perm = randperm(static_cast<int64_t>(indices_.size()), generator_.get(), TensorOptions().dtype(kLong));
+  const int64_t* p = perm.data_ptr<int64_t>();
+  for (size_t i = 0; i < indices_.size(); ++i) indices_[i] = static_cast<size_t>(p[i]);
   index_ = 0;
 }
 

@@ -33,8 +33,10 @@ void DistributedSampler::reset(std::optional<size_t> new_size) {
   std::vector<size_t> all(n);
   std::iota(all.begin(), all.end(), size_t{0});
   if (shuffle_) {
-    Generator g(seed_ + epoch_);
-    for (size_t i = n; i > 1; --i) std::swap(all[i - 1], all[g.next_u64() % i]);
+    Generator g(seed_ + epoch_);  // PyTorch's torch.randperm(n, generator=g), the same numbers
+    const Tensor perm = randperm(static_cast<int64_t>(n), &g);
+    const int64_t* p = perm.data_ptr<int64_t>();
+    for (size_t i = 0; i < n; ++i) all[i] = static_cast<size_t>(p[i]);
   }
   if (total > n && n > 0) {
     // pad with the first indices, repeated as often as needed

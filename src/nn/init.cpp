@@ -16,10 +16,6 @@ void check_defined(const Tensor& t, const char* op) {
   EMBER_CHECK(t.is_floating_point(), op, "expected a floating-point tensor, but got ", t.dtype());
 }
 
-// Random values are drawn in float64 (whatever the tensor's dtype) so a seed gives the same values
-// to float32 and float64 tensors, then cast by copy_.
-TensorOptions draw_options() { return TensorOptions().dtype(kDouble); }
-
 int64_t fan(const Tensor& t, FanModeType mode) {
   auto [fan_in, fan_out] = _calculate_fan_in_and_fan_out(t);
   return std::holds_alternative<enumtype::kFanIn>(mode) ? fan_in : fan_out;
@@ -42,12 +38,14 @@ std::tuple<int64_t, int64_t> _calculate_fan_in_and_fan_out(const Tensor& tensor)
   return {tensor.size(1) * receptive, tensor.size(0) * receptive};
 }
 
+// The random initializers draw as libtorch's do: through the tensor's own uniform_ / normal_, in
+// its dtype, so that after manual_seed they give libtorch's values.
 Tensor uniform_(Tensor tensor, double low, double high) {
   check_defined(tensor, "uniform_");
   EMBER_CHECK(low <= high, "uniform_", "uniform_ expects to return a [from, to) range, but found from=", low,
               " > to=", high);
   NoGradGuard no_grad;
-  tensor.copy_(rand(tensor.sizes(), nullptr, draw_options()) * (high - low) + low);
+  tensor.uniform_(low, high);
   return tensor;
 }
 
@@ -55,21 +53,21 @@ Tensor normal_(Tensor tensor, double mean, double std) {
   check_defined(tensor, "normal_");
   EMBER_CHECK(std >= 0, "normal_", "normal_ expects std >= 0.0, but found std ", std);
   NoGradGuard no_grad;
-  tensor.copy_(normal(mean, std, tensor.sizes(), nullptr, draw_options()));
+  tensor.normal_(mean, std);
   return tensor;
 }
 
+// PyTorch's (Python) trunc_normal_: uniform in [2l-1, 2u-1], then the inverse of erf maps it onto
+// the truncated normal, each step in place in the tensor's dtype.
 Tensor trunc_normal_(Tensor tensor, double mean, double std, double a, double b) {
   check_defined(tensor, "trunc_normal_");
   EMBER_CHECK(a < b, "trunc_normal_", "expected a < b, but got a=", a, ", b=", b);
   EMBER_CHECK(std >= 0, "trunc_normal_", "expects std >= 0.0, but found std ", std);
   NoGradGuard no_grad;
-  auto cdf = [](double x) { return 0.5 * (1 + std::erf(x / std::sqrt(2.0))); };
+  auto cdf = [](double x) { return (1 + std::erf(x / std::sqrt(2.0))) / 2; };
   const double l = cdf((a - mean) / std), u = cdf((b - mean) / std);
-  // Uniform in [2l-1, 2u-1], then the inverse of erf maps it onto the truncated normal.
-  Tensor v = rand(tensor.sizes(), nullptr, draw_options()) * (2 * (u - l)) + (2 * l - 1);
-  v = erfinv(v) * (std * std::sqrt(2.0)) + mean;
-  tensor.copy_(clamp(v, Scalar(a), Scalar(b)));
+  tensor.uniform_(2 * l - 1, 2 * u - 1);
+  tensor.copy_(erfinv(tensor).mul_(std * std::sqrt(2.0)).add_(mean).clamp_(Scalar(a), Scalar(b)));
   return tensor;
 }
 
@@ -156,7 +154,10 @@ Tensor orthogonal_(Tensor tensor, double gain) {
   // modified Gram-Schmidt; Q's columns take the signs of R's diagonal so Q is uniformly distributed.
   const bool transposed = rows < cols;
   const int64_t m = transposed ? cols : rows, n = transposed ? rows : cols;
-  Tensor a = normal(0, 1, {m, n}, nullptr, draw_options()).contiguous();
+  // libtorch's draw: randn(rows, cols) in the default dtype, transposed when wide; its Householder QR
+  // is replaced by Gram-Schmidt in float64, which gives the same Q up to rounding
+  Tensor a = randn({rows, cols});
+  a = (transposed ? a.t() : a).to(kDouble).contiguous();
   double* q = a.data_ptr<double>();
   for (int64_t j = 0; j < n; ++j) {
     for (int64_t k = 0; k < j; ++k) {

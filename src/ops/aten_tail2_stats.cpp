@@ -19,6 +19,7 @@
 #include "ember/shape.h"
 #include "ops/indexing_util.h"
 #include "ops/op_util.h"
+#include "ops/random.h"
 
 namespace ember {
 namespace {
@@ -764,36 +765,6 @@ Tensor normal_functional(const Tensor& self, double mean, double std, Generator*
   return empty_like(self).normal_(mean, std, generator);
 }
 
-namespace {
-// Integers uniform in [from, to), drawn as doubles from the generator.
-Tensor& fill_integers(Tensor& self, double from, double to, Generator* generator) {
-  Generator& g = generator ? *generator : default_generator();
-  std::vector<double> v(static_cast<size_t>(self.numel()));
-  {
-    std::lock_guard<std::mutex> lock(g.mutex());
-    for (double& x : v) x = std::min(std::floor(from + g.next_double() * (to - from)), to - 1);
-  }
-  NoGradGuard guard;
-  self.copy_(tensor(v, kDouble).view(self.sizes()));
-  return self;
-}
-// The largest integer random_() draws for a dtype: 2^mantissa bits for floats, the max otherwise.
-double random_top(ScalarType t) {
-  switch (t) {
-    case kFloat: return 16777216.0;
-    case kDouble: return 9007199254740992.0;
-    case kHalf: return 2048.0;
-    case kBFloat16: return 256.0;
-    case kBool: return 1.0;
-    case kByte: return 255.0;
-    case kChar: return 127.0;
-    case kShort: return 32767.0;
-    case kInt: return 2147483647.0;
-    default: return 9223372036854775807.0;
-  }
-}
-}  // namespace
-
 Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement, Generator* generator) {
   EMBER_CHECK(self.dim() > 0 && self.dim() <= 2, "multinomial", "prob_dist must be 1 or 2 dim");
   EMBER_CHECK(is_floating_type(self.dtype()), "multinomial", "multinomial only supports floating-point dtypes for input, got: ",
@@ -808,15 +779,14 @@ Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement, Ge
               "invalid multinomial distribution (sum of probabilities <= 0)");
   Tensor out;
   if (replacement) {
-    // Inverse-CDF: the first index whose cumulative weight exceeds u * total.
-    const Tensor cdf = p.cumsum(1);
-    const Tensor u = rand({p.size(0), num_samples}, generator, TensorOptions().dtype(kDouble)) * cdf.slice(1, n - 1, n);
-    out = searchsorted(cdf, u, false, true).clamp_max(n - 1);
+    out = make_empty({p.size(0), num_samples}, kLong);
+    rng::multinomial_with_replacement(self.detach().reshape({-1, n}).contiguous(), out, generator);
   } else {
-    // Without replacement: the num_samples largest p / E with E ~ Exponential(1) (the
-    // exponential race), which draws indices in order proportionally to p.
-    const Tensor e = -log1p(-rand(p.sizes(), generator, TensorOptions().dtype(kDouble)));
-    out = std::get<1>(topk(p / e, num_samples, 1));
+    // without replacement, libtorch's exponential race: the indices of the num_samples largest
+    // p / q, q ~ Exponential(1) drawn in self's dtype and layout (indices in order proportionally to p)
+    const Tensor q = empty_like(self).exponential_(1, generator);
+    const Tensor race = (self.detach() / q).reshape({-1, n});
+    out = num_samples == 1 ? race.argmax(1, true) : std::get<1>(topk(race, num_samples, 1));
   }
   return self.dim() == 1 ? out.squeeze(0) : out;
 }
@@ -915,28 +885,27 @@ Tensor Tensor::bernoulli(Generator* generator) const { return ember::bernoulli(*
 Tensor Tensor::bernoulli(double p, Generator* generator) const { return ember::bernoulli(*this, p, generator); }
 Tensor& Tensor::bernoulli_(const Tensor& p, Generator* generator) const {
   NoGradGuard guard;
-  return copy_(ember::bernoulli(p.to(dtype()).expand(sizes()).contiguous(), generator));
+  return copy_(bernoulli_like(*this, p, generator));
 }
 Tensor& Tensor::bernoulli_(double p, Generator* generator) const {
   EMBER_CHECK(p >= 0 && p <= 1, "bernoulli_", "bernoulli_ expects p to be in [0, 1], but got p=", p);
   NoGradGuard guard;
-  return copy_(ember::bernoulli(mutable_self(), p, generator));
+  return copy_(random_fill(*this, RandomFill::Bernoulli, p, 0, generator));
 }
 Tensor Tensor::multinomial(int64_t num_samples, bool replacement, Generator* generator) const {
   return ember::multinomial(*this, num_samples, replacement, generator);
 }
 Tensor& Tensor::random_(Generator* generator) const {
-  return fill_integers(mutable_self(), 0, random_top(dtype()) + 1, generator);
+  NoGradGuard guard;
+  return copy_(random_int_fill(*this, std::nullopt, std::nullopt, generator));
 }
 Tensor& Tensor::random_(int64_t from, std::optional<int64_t> to, Generator* generator) const {
-  const double top = to ? static_cast<double>(*to) : random_top(dtype()) + 1;
-  EMBER_CHECK(static_cast<double>(from) < top, "random_", "random_ expects 'from' to be less than 'to', but got from=", from,
-              " >= to=", top);
-  return fill_integers(mutable_self(), static_cast<double>(from), top, generator);
+  NoGradGuard guard;
+  return copy_(random_int_fill(*this, from, to, generator));
 }
 Tensor& Tensor::random_(int64_t to, Generator* generator) const {
-  EMBER_CHECK(to > 0, "random_", "random_ expects 'from' to be less than 'to', but got from=0 >= to=", to);
-  return fill_integers(mutable_self(), 0, static_cast<double>(to), generator);
+  NoGradGuard guard;
+  return copy_(random_int_fill(*this, 0, to, generator));
 }
 
 }  // namespace ember

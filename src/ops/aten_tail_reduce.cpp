@@ -6,12 +6,14 @@
 
 #include "dispatch/dispatch.h"
 #include "ember/autograd.h"
+#include "ember/complex_ops.h"
 #include "ember/aten_tail.h"
 #include "ember/indexing.h"
 #include "ember/pointwise.h"
 #include "ember/reduce.h"
 #include "ember/shape.h"
 #include "ops/indexing_util.h"
+#include "ops/random.h"
 
 namespace ember {
 
@@ -278,49 +280,52 @@ Tensor isposinf(const Tensor& self) { return logical_and(isinf(self), self > 0);
 Tensor isneginf(const Tensor& self) { return logical_and(isinf(self), self < 0); }
 Tensor isreal(const Tensor& self) { return ones_like(self, kBool); }
 
-// ---- in-place random fills: drawn from uniform u in [0, 1) under no-grad, as PyTorch's are ----
+// ---- in-place random fills: libtorch's kernels (ops/random.cpp), written under no-grad ----
 namespace {
-Tensor uniform01(const Tensor& self, Generator* generator) {
-  const ScalarType dtype = is_floating_type(self.dtype()) ? self.dtype() : kDouble;
-  return rand(self.sizes(), generator, dtype);
-}
 void check_fill(const char* op, const Tensor& self) {
   EMBER_CHECK(is_floating_type(self.dtype()), op, op, " expects a floating point tensor, got ", self.dtype());
 }
-Tensor& fill_random(const char* op, Tensor& self, const Tensor& values) {
-  check_fill(op, self);
+Tensor& fill_random(Tensor& self, const Tensor& values) {
   NoGradGuard guard;
   return self.copy_(values);
+}
+// A complex tensor draws its real and imaginary parts as a real tensor of twice the elements.
+Tensor& fill_parts(Tensor& self, RandomFill kind, double a, double b, Generator* generator) {
+  if (!self.is_complex()) return fill_random(self, random_fill(self, kind, a, b, generator));
+  Tensor parts = view_as_real(self);
+  fill_random(parts, random_fill(parts, kind, a, b, generator));
+  return self;
 }
 }  // namespace
 Tensor& Tensor::uniform_(double from, double to, Generator* generator) const {
   EMBER_CHECK(from <= to, "uniform_", "uniform_ expects to return a [from, to) range, but found from=", from,
               " > to=", to);
-  return fill_random("uniform_", mutable_self(), uniform01(mutable_self(), generator) * (to - from) + from);
+  if (!is_complex()) check_fill("uniform_", *this);
+  return fill_parts(mutable_self(), RandomFill::Uniform, from, to, generator);
 }
 Tensor& Tensor::normal_(double mean, double std, Generator* generator) const {
-  check_fill("normal_", mutable_self());
+  if (!is_complex()) check_fill("normal_", *this);
   EMBER_CHECK(std >= 0, "normal_", "normal expects std >= 0.0, but found std ", std);
-  return fill_random("normal_", mutable_self(), randn(sizes(), generator, dtype()) * std + mean);
+  return fill_parts(mutable_self(), RandomFill::Normal, mean, is_complex() ? std / std::sqrt(2.0) : std, generator);
 }
 Tensor& Tensor::exponential_(double lambd, Generator* generator) const {
+  check_fill("exponential_", *this);
   EMBER_CHECK(lambd > 0, "exponential_", "exponential_ expects lambda > 0.0, but found lambda=", lambd);
-  return fill_random("exponential_", mutable_self(), -ember::log1p(-uniform01(mutable_self(), generator)) / lambd);
+  return fill_random(mutable_self(), random_fill(*this, RandomFill::Exponential, lambd, 0, generator));
 }
 Tensor& Tensor::cauchy_(double median, double sigma, Generator* generator) const {
+  check_fill("cauchy_", *this);
   EMBER_CHECK(sigma > 0, "cauchy_", "cauchy_ expects sigma > 0.0, but found sigma=", sigma);
-  return fill_random("cauchy_", mutable_self(),
-                     ember::tan((uniform01(mutable_self(), generator) - 0.5) * std::numbers::pi) * sigma + median);
+  return fill_random(mutable_self(), random_fill(*this, RandomFill::Cauchy, median, sigma, generator));
 }
 Tensor& Tensor::log_normal_(double mean, double std, Generator* generator) const {
-  check_fill("log_normal_", mutable_self());
+  check_fill("log_normal_", *this);
   EMBER_CHECK(std > 0, "log_normal_", "log_normal_ expects std > 0.0, but found std=", std);
-  return fill_random("log_normal_", mutable_self(), ember::exp(randn(sizes(), generator, dtype()) * std + mean));
+  return fill_random(mutable_self(), random_fill(*this, RandomFill::LogNormal, mean, std, generator));
 }
 Tensor& Tensor::geometric_(double p, Generator* generator) const {
   EMBER_CHECK(p > 0 && p < 1, "geometric_", "geometric_ expects p to be in (0, 1), but got p=", p);
-  return fill_random("geometric_", mutable_self(),
-                     ember::ceil(ember::log1p(-uniform01(mutable_self(), generator)) / std::log1p(-p)));
+  return fill_random(mutable_self(), random_fill(*this, RandomFill::Geometric, p, 0, generator));
 }
 
 }  // namespace ember

@@ -9,6 +9,7 @@
 #include "ember/shape.h"
 #include "kernels/cpu/cast.h"
 #include "ops/quantized_util.h"
+#include "ops/random.h"
 
 namespace ember {
 namespace {
@@ -128,10 +129,9 @@ struct RandOp {
     if (is_complex_type(o.dtype()))  // each part uniform in [0, 1)
       return complex_of_parts(sizes, o, [&](const TensorOptions& ro, IntArrayRef rs) { return run(rs, g, ro); });
     EMBER_CHECK(is_floating_type(o.dtype()), name, "expected a floating point dtype, got ", o.dtype());
-    Generator& gen = g ? *g : default_generator();
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    if (o.dtype() == kDouble) return fill_each(empty_with(sizes, o), [&] { return gen.next_double(); });
-    return fill_each(empty_with(sizes, o), [&] { return static_cast<double>(gen.next_float()); });
+    Tensor out = empty_with(sizes, o);
+    rng::uniform_(out, 0, 1, g);
+    return out;
   }
 };
 struct NormalOp {
@@ -144,84 +144,78 @@ struct NormalOp {
       });
     }
     EMBER_CHECK(is_floating_type(o.dtype()), name, "expected a floating point dtype, got ", o.dtype());
-    Generator& gen = g ? *g : default_generator();
     Tensor out = empty_with(sizes, o);
-    const int64_t n = out.numel();
-    if (n < kVectorizedFrom) {
-      std::lock_guard<std::mutex> lock(gen.mutex());
-      return fill_each(out, [&] { return mean + std * gen.next_normal(); });
-    }
-    // Box-Muller on whole tensors, so log, sqrt, cos and sin run as the vectorized kernels: half
-    // the uniform draws give the radii r = sqrt(-2 log u1) (u1 in (0, 1]: never log 0), the other
-    // half the angles; the first half of the output is r cos, the second r sin. float64 outputs
-    // are computed in float64, the others in float32.
-    const ScalarType wt = o.dtype() == kDouble ? kDouble : kFloat;
-    const int64_t pairs = (n + 1) / 2;
-    Tensor u1 = make_empty({pairs}, wt), u2 = make_empty({pairs}, wt);
-    {
-      std::lock_guard<std::mutex> lock(gen.mutex());
-      if (wt == kDouble) {
-        fill_each(u1, [&] { return 1.0 - gen.next_double(); });
-        fill_each(u2, [&] { return gen.next_double(); });
-      } else {
-        fill_each(u1, [&] { return 1.0 - static_cast<double>(gen.next_float()); });
-        fill_each(u2, [&] { return static_cast<double>(gen.next_float()); });
-      }
-    }
-    Tensor r = u1.log_().mul_(-2.0).sqrt_().mul_(std);
-    Tensor theta = u2.mul_(2.0 * M_PI);
-    Tensor flat = out.is_contiguous() ? out.view({n}) : make_empty({n}, o.dtype());
-    flat.narrow(0, 0, pairs).copy_(theta.cos().mul_(r).add_(mean));
-    flat.narrow(0, pairs, n - pairs).copy_(theta.narrow(0, 0, n - pairs).sin_().mul_(r.narrow(0, 0, n - pairs)).add_(mean));
-    if (!flat.is_alias_of(out)) out.copy_(flat.view(out.sizes()));
+    rng::normal_(out, mean, std, g);
     return out;
   }
-  static constexpr int64_t kVectorizedFrom = 16;
 };
 struct RandintOp {
   static constexpr const char* name = "randint";
   static Tensor run(int64_t low, int64_t high, IntArrayRef sizes, Generator* g, const TensorOptions& o) {
-    EMBER_CHECK(low < high, name, "random_ expects 'from' to be less than 'to', but got from=", low,
-                " >= to=", high);
-    TensorOptions opt = o.has_dtype() ? o : o.dtype(kLong);
-    Generator& gen = g ? *g : default_generator();
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
-    return fill_each(empty_with(sizes, opt), [&] {
-      return static_cast<double>(low + static_cast<int64_t>(gen.next_u64() % range));
-    });
+    Tensor out = empty_with(sizes, o.has_dtype() ? o : o.dtype(kLong));
+    rng::random_(out, low, high, g);
+    return out;
   }
 };
 struct RandpermOp {
   static constexpr const char* name = "randperm";
-  static Tensor run(int64_t n, const TensorOptions& o) {
+  static Tensor run(int64_t n, Generator* g, const TensorOptions& o) {
     EMBER_CHECK(n >= 0, name, "n must be non-negative, got", n);
-    std::vector<int64_t> perm(n);
-    std::iota(perm.begin(), perm.end(), 0);
-    Generator& gen = default_generator();
-    {
-      std::lock_guard<std::mutex> lock(gen.mutex());
-      for (int64_t i = n - 1; i > 0; --i) std::swap(perm[i], perm[gen.next_u64() % static_cast<uint64_t>(i + 1)]);
-    }
-    TensorOptions opt = o.has_dtype() ? o : o.dtype(kLong);
-    int64_t i = 0;
-    return fill_each(empty_with({n}, opt), [&] { return static_cast<double>(perm[i++]); });
+    Tensor out = empty_with({n}, o.has_dtype() ? o : o.dtype(kLong));
+    rng::randperm_(out, g);
+    return out;
   }
 };
+// The in-place and *_like random fills draw into a new tensor of the given sizes, strides and
+// dtype (those of the tensor they fill), so that the values land in its memory order as
+// libtorch's in-place kernels write them, and a captured graph draws anew at each replay. The ops
+// take the layout, not the tensor: they read no values.
+Tensor empty_laid_out(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype) {
+  return make_empty_strided(sizes, strides, dtype);
+}
+// bernoulli(probs): 0 or 1 with the probabilities `probs` broadcast to sizes (torch::bernoulli(p):
+// p's own layout and dtype).
 struct BernoulliOp {
   static constexpr const char* name = "bernoulli";
-  static Tensor run(const Tensor& probs, std::optional<double> p, Generator* g) {
+  static constexpr bool differentiable = false;
+  static Tensor run(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, const Tensor& probs, Generator* g) {
     EMBER_CHECK(is_floating_type(probs.dtype()), name, "expected a floating point tensor, got ", probs.dtype());
-    if (p) EMBER_CHECK(*p >= 0 && *p <= 1, name, "expects 0 <= p <= 1, but got p=", *p);
-    Tensor pr = probs.to(kDouble).contiguous();
-    const double* pp = pr.data_ptr<double>();
-    for (int64_t i = 0; !p && i < pr.numel(); ++i)
-      EMBER_CHECK(pp[i] >= 0 && pp[i] <= 1, name, "Expected p_in >= 0 && p_in <= 1 to be true, but got ", pp[i]);
-    Generator& gen = g ? *g : default_generator();
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    int64_t i = 0;
-    Tensor out = make_empty(probs.sizes(), probs.dtype());
-    return fill_each(out, [&] { return gen.next_double() < (p ? *p : pp[i++]) ? 1.0 : 0.0; });
+    const Tensor pr = probs.to(kDouble);
+    EMBER_CHECK(pr.numel() == 0 || (pr.ge(0).logical_and(pr.le(1))).all().item<bool>(), name,
+                "Expected p_in >= 0 && p_in <= 1 to be true, but got a probability outside [0, 1]");
+    Tensor out = empty_laid_out(sizes, strides, dtype);
+    rng::bernoulli_(out, probs, g);
+    return out;
+  }
+};
+struct RandomFillOp {
+  static constexpr const char* name = "_random_fill";
+  static constexpr bool differentiable = false;
+  static Tensor run(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, int64_t kind, double a, double b,
+                    Generator* g) {
+    Tensor out = empty_laid_out(sizes, strides, dtype);
+    switch (static_cast<RandomFill>(kind)) {
+      case RandomFill::Uniform: rng::uniform_(out, a, b, g); break;
+      case RandomFill::Normal: rng::normal_(out, a, b, g); break;
+      case RandomFill::Bernoulli: rng::bernoulli_(out, a, g); break;
+      case RandomFill::Exponential: rng::exponential_(out, a, g); break;
+      case RandomFill::Geometric: rng::geometric_(out, a, g); break;
+      case RandomFill::Cauchy: rng::cauchy_(out, a, b, g); break;
+      case RandomFill::LogNormal: rng::log_normal_(out, a, b, g); break;
+    }
+    return out;
+  }
+};
+// random_ as RandomFillOp: random_() without `from`, random_(from, to) with it.
+struct RandomIntFillOp {
+  static constexpr const char* name = "_random_int_fill";
+  static constexpr bool differentiable = false;
+  static Tensor run(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, std::optional<int64_t> from,
+                    std::optional<int64_t> to, Generator* g) {
+    Tensor out = empty_laid_out(sizes, strides, dtype);
+    if (from) rng::random_(out, *from, to, g);
+    else rng::random_(out, g);
+    return out;
   }
 };
 struct FromBlobOp {
@@ -268,55 +262,6 @@ void init_values(const TensorInit& init, std::vector<Scalar>& out) {
 }
 
 }  // namespace
-
-// ---- Generator: xoshiro256** seeded through splitmix64 -----------------------------------------
-void Generator::set_current_seed(uint64_t seed) {
-  seed_ = seed;
-  uint64_t z = seed;
-  for (auto& s : s_) {
-    z += 0x9e3779b97f4a7c15ull;
-    uint64_t x = z;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    s = x ^ (x >> 31);
-  }
-  cached_normal_.reset();
-}
-uint64_t Generator::next_u64() {
-  auto rotl = [](uint64_t x, int k) { return (x << k) | (x >> (64 - k)); };
-  const uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
-}
-double Generator::next_double() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
-float Generator::next_float() { return static_cast<float>(next_u64() >> 40) * 0x1.0p-24f; }
-double Generator::next_normal() {  // Box-Muller, both values used
-  if (cached_normal_) {
-    double v = *cached_normal_;
-    cached_normal_.reset();
-    return v;
-  }
-  double u1 = next_double(), u2 = next_double();
-  if (u1 < 1e-300) u1 = 1e-300;
-  const double r = std::sqrt(-2.0 * std::log(u1)), th = 2.0 * M_PI * u2;
-  cached_normal_ = r * std::sin(th);
-  return r * std::cos(th);
-}
-Generator& default_generator() {
-  static Generator* g = new Generator();
-  return *g;
-}
-void manual_seed(uint64_t seed) {
-  Generator& g = default_generator();
-  std::lock_guard<std::mutex> lock(g.mutex());
-  g.set_current_seed(seed);
-}
 
 // ---- public functions -----------------------------------------------------------------------
 // As libtorch's torch:: factories, a factory whose options ask for requires_grad returns a leaf that
@@ -372,8 +317,9 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, TensorOptions o) {
 Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, Generator* g, TensorOptions o) {
   return leaf(o, [&](const TensorOptions& p) { return dispatch::call<RandintOp>(low, high, sizes, g, p); });
 }
-Tensor randperm(int64_t n, TensorOptions o) {
-  return leaf(o, [&](const TensorOptions& p) { return dispatch::call<RandpermOp>(n, p); });
+Tensor randperm(int64_t n, TensorOptions o) { return randperm(n, nullptr, o); }
+Tensor randperm(int64_t n, Generator* g, TensorOptions o) {
+  return leaf(o, [&](const TensorOptions& p) { return dispatch::call<RandpermOp>(n, g, p); });
 }
 Tensor normal(double mean, double std, IntArrayRef sizes, Generator* g, TensorOptions o) {
   return leaf(o, [&](const TensorOptions& p) { return dispatch::call<NormalOp>(mean, std, sizes, g, p); });
@@ -381,11 +327,27 @@ Tensor normal(double mean, double std, IntArrayRef sizes, Generator* g, TensorOp
 Tensor normal(const Tensor& mean, const Tensor& std, Generator* g) {
   EMBER_CHECK(mean.sizes() == std.sizes(), "normal", "mean and std must have the same shape, got ", mean.sizes(),
               " and ", std.sizes());
-  const Tensor z = normal(0.0, 1.0, mean.sizes(), g, TensorOptions().dtype(mean.dtype()));
-  return addcmul(mean, z, std);  // a new result (version 0), in one pass
+  // libtorch's order: standard normals, times std, plus mean (two roundings); a new result (version 0)
+  return normal(0.0, 1.0, mean.sizes(), g, TensorOptions().dtype(mean.dtype())).mul(std).add(mean);
 }
-Tensor bernoulli(const Tensor& probs, Generator* g) { return dispatch::call<BernoulliOp>(probs, std::nullopt, g); }
-Tensor bernoulli(const Tensor& self, double p, Generator* g) { return dispatch::call<BernoulliOp>(self, p, g); }
+// As libtorch's, a new contiguous tensor (LEGACY_CONTIGUOUS_MEMORY_FORMAT) filled by bernoulli_.
+Tensor bernoulli(const Tensor& probs, Generator* g) {
+  return dispatch::call<BernoulliOp>(probs.sizes(), contiguous_strides(probs.sizes()).ref(), probs.dtype(), probs, g);
+}
+Tensor bernoulli(const Tensor& self, double p, Generator* g) {
+  EMBER_CHECK(p >= 0 && p <= 1, "bernoulli", "bernoulli_ expects p to be in [0, 1], but got p=", p);
+  return dispatch::call<RandomFillOp>(self.sizes(), contiguous_strides(self.sizes()).ref(), self.dtype(),
+                                      static_cast<int64_t>(RandomFill::Bernoulli), p, 0.0, g);
+}
+Tensor random_int_fill(const Tensor& like, std::optional<int64_t> from, std::optional<int64_t> to, Generator* g) {
+  return dispatch::call<RandomIntFillOp>(like.sizes(), like.strides(), like.dtype(), from, to, g);
+}
+Tensor bernoulli_like(const Tensor& like, const Tensor& probs, Generator* g) {
+  return dispatch::call<BernoulliOp>(like.sizes(), like.strides(), like.dtype(), probs, g);
+}
+Tensor random_fill(const Tensor& like, RandomFill kind, double a, double b, Generator* g) {
+  return dispatch::call<RandomFillOp>(like.sizes(), like.strides(), like.dtype(), static_cast<int64_t>(kind), a, b, g);
+}
 
 Tensor empty_like(const Tensor& self, TensorOptions o) {
   return leaf(o, [&](const TensorOptions& p) { return empty_like_impl(self, p); });
@@ -399,23 +361,18 @@ Tensor ones_like(const Tensor& self, TensorOptions o) {
 Tensor full_like(const Tensor& self, const Scalar& value, TensorOptions o) {
   return leaf(o, [&](const TensorOptions& p) { return empty_like_impl(self, p).fill_(value); });
 }
-// The *_like draws: the values drawn in the result's dtype, laid out as empty_like lays it out.
+// The *_like draws: as libtorch, empty_like's result (its layout) filled in place.
 Tensor rand_like(const Tensor& self, TensorOptions o) {
-  return leaf(o, [&](const TensorOptions& p) {
-    return empty_like_impl(self, p).copy_(rand(self.sizes(), p.has_dtype() ? p : p.dtype(self.dtype())));
-  });
+  return leaf(o, [&](const TensorOptions& p) { return random_fill(empty_like_impl(self, p), RandomFill::Uniform, 0, 1, nullptr); });
 }
 Tensor randn_like(const Tensor& self, TensorOptions o) {
-  return leaf(o, [&](const TensorOptions& p) {
-    return empty_like_impl(self, p).copy_(randn(self.sizes(), p.has_dtype() ? p : p.dtype(self.dtype())));
-  });
+  return leaf(o, [&](const TensorOptions& p) { return random_fill(empty_like_impl(self, p), RandomFill::Normal, 0, 1, nullptr); });
 }
 Tensor randint_like(const Tensor& self, int64_t low, int64_t high, TensorOptions o) {
   return leaf(o, [&](const TensorOptions& p) {
-    return empty_like_impl(self, p).copy_(randint(low, high, self.sizes(), p.has_dtype() ? p : p.dtype(self.dtype())));
+    return random_int_fill(empty_like_impl(self, p), low, high, nullptr);
   });
 }
-
 Tensor randint_like(const Tensor& self, int64_t high, TensorOptions o) { return randint_like(self, 0, high, o); }
 
 Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions o) {

@@ -14,6 +14,7 @@
 #include "kernels/cpu/cast.h"
 #include "ops/first_order.h"
 #include "ops/op_util.h"
+#include "ops/random.h"
 
 namespace ember {
 namespace {
@@ -175,26 +176,11 @@ struct EmbeddingOp {
   }
 };
 
-// Dropout's mask of `sizes` (double): 1/(1-p) with probability 1 - p, else 0, drawn from the
-// default generator. An op of its own rather than host code in dropout, so that a captured graph
-// draws a new mask at each replay, as an eager step does (ember::graphs).
-struct DropoutMaskOp {
-  static constexpr const char* name = "_dropout_mask";
-  static constexpr bool differentiable = false;
-  static Tensor run(IntArrayRef sizes, double p) {
-    Tensor mask = make_empty(sizes, kDouble);
-    const double scale = p == 1 ? 0.0 : 1.0 / (1.0 - p);
-    Generator& gen = default_generator();
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    double* mp = mask.data_ptr<double>();
-    for (int64_t i = 0; i < mask.numel(); ++i) mp[i] = gen.next_double() < 1 - p ? scale : 0.0;
-    return mask;
-  }
-};
-
-// Keeps each element (or each (sample, channel) for feature dropout) with probability 1 - p and
-// multiplies by 1/(1-p) or 0, as PyTorch: the scale is rounded to the input's dtype first, and a
-// dropped NaN stays NaN. The product with the mask is recorded (MulBackward0, as PyTorch 1.13).
+// libtorch's _dropout_impl: a noise tensor of 1 (probability 1 - p) and 0 in the input's dtype,
+// drawn by bernoulli_(1 - p) over the input's shape (for feature dropout one per (sample, channel)),
+// divided by 1 - p, times the input (p = 1: times a zero, nothing drawn), so a dropped NaN stays
+// NaN. The noise comes from a dispatch op (random_fill), so that a captured graph draws a new mask
+// at each replay, as an eager step does (ember::graphs). The product is recorded (MulBackward0).
 Tensor dropout_impl(const char* op, const Tensor& input, double p, bool train, bool feature) {
   EMBER_CHECK(p >= 0 && p <= 1, op, "dropout probability has to be between 0 and 1, but got ", p);
   if (feature) {
@@ -202,10 +188,11 @@ Tensor dropout_impl(const char* op, const Tensor& input, double p, bool train, b
   }
   if (!train || p == 0 || input.numel() == 0) return input;
   EMBER_CHECK(is_floating_type(input.dtype()), op, "\"", op, "\" not implemented for '", input.dtype(), "'");
-  DimVector mask_sizes(input.sizes());
-  if (feature) std::fill(mask_sizes.begin() + 2, mask_sizes.end(), 1);
-  const Tensor mask = dispatch::call<DropoutMaskOp>(IntArrayRef(mask_sizes), p);
-  return input.mul(mask.to(input.dtype()));
+  if (p == 1) return input.mul(zeros({}, TensorOptions().dtype(input.dtype())));
+  DimVector noise_sizes(input.sizes());
+  if (feature) std::fill(noise_sizes.begin() + 2, noise_sizes.end(), 1);
+  Tensor noise = random_fill(make_empty(noise_sizes, input.dtype()), RandomFill::Bernoulli, 1 - p, 0, nullptr);
+  return input.mul(noise.div_(1 - p));
 }
 
 struct DropoutOp {

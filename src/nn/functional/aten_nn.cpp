@@ -84,7 +84,7 @@ std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::op
   if (train.has_value() && !*train) return {input.clone(), ones_like(input, kBool)};
   EMBER_CHECK(is_floating_type(input.dtype()), "native_dropout", "\"native_dropout\" not implemented for '",
               input.dtype(), "'");
-  const Tensor mask = bernoulli(full(input.sizes(), 1 - p, TensorOptions().dtype(input.dtype()))).to(kBool);
+  const Tensor mask = bernoulli(empty_like(input, kBool), 1 - p);  // libtorch's mask.bernoulli_(1 - p)
   const double scale = p == 1 ? 0.0 : 1.0 / (1.0 - p);
   return {input * mask * scale, mask};
 }

@@ -120,8 +120,8 @@ Tensor rrelu(const Tensor& input, const RReLUFuncOptions& o) {
   return where(input.detach() >= 0, input, input * slope);
 }
 Tensor gumbel_softmax(const Tensor& logits, const GumbelSoftmaxFuncOptions& o) {
-  // Gumbel(0, 1) noise: -log(E) with E ~ Exponential(1) = -log(U).
-  const Tensor gumbels = -(-ember::rand_like(logits.detach()).clamp_min(1e-20).log()).log();
+  // Gumbel(0, 1) noise -log(E), E ~ Exponential(1), drawn as libtorch's gumbel_softmax draws it
+  const Tensor gumbels = -ember::empty_like(logits.detach()).exponential_().log();
   const Tensor y_soft = ember::softmax((logits + gumbels) / o.tau(), o.dim());
   if (!o.hard()) return y_soft;
   const Tensor index = std::get<1>(y_soft.detach().max(o.dim(), true));

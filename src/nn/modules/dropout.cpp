@@ -18,8 +18,9 @@ void check_p(const char* op, double p) {
   EMBER_CHECK(p >= 0 && p <= 1, op, "dropout probability has to be between 0 and 1, but got ", p);
 }
 
-// PyTorch's _dropout_impl for alpha dropout: dropped entries take SELU's negative saturation,
-// then a * x + b restores mean 0 and variance 1. feature: one draw per (dim 0, dim 1) entry.
+// PyTorch's _dropout_impl for alpha dropout: the noise drawn by bernoulli_(1 - p), dropped entries
+// take SELU's negative saturation, then a * x + b restores mean 0 and variance 1. feature: one
+// draw per (dim 0, dim 1) entry.
 Tensor alpha_dropout_impl(const char* op, const Tensor& input, double p, bool training, bool feature) {
   check_p(op, p);
   if (p == 0 || !training || input.numel() == 0) return input;
@@ -30,7 +31,7 @@ Tensor alpha_dropout_impl(const char* op, const Tensor& input, double p, bool tr
   const double a = 1.0 / std::sqrt((kAlpha * kAlpha * p + 1) * (1 - p));
   DimVector shape(input.sizes());
   if (feature) std::fill(shape.begin() + 2, shape.end(), 1);
-  const Tensor keep = bernoulli(full(shape, 1 - p, TensorOptions().dtype(input.dtype())));
+  const Tensor keep = bernoulli(empty(shape, TensorOptions().dtype(input.dtype())), 1 - p);
   const Tensor b = (keep - 1) * (kAlpha * a) + kAlpha * a * p;
   return input * (keep * a) + b;
 }
