@@ -51,43 +51,42 @@ constexpr int64_t kScalarLeaf = 64;    // elements per leaf of a scalar walk
 constexpr int64_t kOuterLeaf = 64;     // reduced positions per leaf when vectors span outputs
 constexpr int64_t kChunk = 256;        // outputs accumulated at once (stack buffers)
 
-// x != 0 tested on the bits, the sign bit ignored (NaN is nonzero): an integer test that
-// vectorizes, with no conversion of the 16-bit floats (all over a transposed float16 tensor ran
-// 2x slower than libtorch converting them one at a time).
+// all/any test x != 0 on the bits, the sign bit of floats masked off (NaN is nonzero): an
+// integer test that vectorizes, with no conversion of the 16-bit floats (all over a transposed
+// float16 tensor ran 2x slower than libtorch converting them one at a time). The loops depend
+// only on the width (Bits<T>) and take All as a flip: all is "no element is zero", so both
+// combine "(x != 0) ^ flip" by or, and flip the result back.
+template <class T>
+using Bits = std::conditional_t<sizeof(T) == 1, uint8_t,
+                                std::conditional_t<sizeof(T) == 2, uint16_t,
+                                                   std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+template <class T>
+constexpr Bits<T> magnitude_bits() {
+  constexpr auto ones = static_cast<Bits<T>>(~Bits<T>(0));  // cast back: 16-bit ~ promotes to int
+  return is_float_like_v<T> ? static_cast<Bits<T>>(ones >> 1) : ones;
+}
 template <class T>
 bool nonzero_bits(T x) {
-  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
-    return (x.x & 0x7fff) != 0;
-  } else if constexpr (std::is_floating_point_v<T>) {
-    using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
-    U bits;
-    std::memcpy(&bits, &x, sizeof bits);
-    return static_cast<U>(bits << 1) != 0;
-  } else {
-    return x != 0;
-  }
+  Bits<T> bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return (bits & magnitude_bits<T>()) != 0;
 }
 
-// acc[i] = acc[i] && x[i] != 0 (All) or acc[i] || x[i] != 0, as one vectorized loop: the
-// pointers do not overlap, and the bools are read as their bytes (GCC vectorizes neither a bool
-// loop nor one whose pointers may alias).
-template <bool All, class T>
-void combine_nonzero(bool* acc_bools, const T* __restrict x, int64_t n) {
+// acc[i] = acc[i] && x[i] != 0 (flip 1) or acc[i] || x[i] != 0 (flip 0), as one vectorized loop:
+// the pointers do not overlap, and the bools are read as their bytes (GCC vectorizes neither a
+// bool loop nor one whose pointers may alias). Not inlined: one copy per width serves every dtype
+// and both reductions (inlined into each, they were 27 KB of library).
+template <class U>
+HWY_NOINLINE void combine_nonzero(bool* acc_bools, const U* __restrict x, int64_t n, U magnitude, uint8_t flip) {
   uint8_t* __restrict acc = reinterpret_cast<uint8_t*>(acc_bools);
-  for (int64_t i = 0; i < n; ++i) {
-    const auto v = static_cast<uint8_t>(nonzero_bits(x[i]));
-    acc[i] = All ? acc[i] & v : acc[i] | v;
-  }
+  for (int64_t i = 0; i < n; ++i)
+    acc[i] = static_cast<uint8_t>(((acc[i] ^ flip) | (static_cast<uint8_t>((x[i] & magnitude) != 0) ^ flip)) ^ flip);
 }
-
-template <bool All, class T>
-bool reduce_nonzero(const T* x, int64_t n) {
-  uint8_t acc = All;
-  for (int64_t i = 0; i < n; ++i) {
-    const auto v = static_cast<uint8_t>(nonzero_bits(x[i]));
-    acc = All ? acc & v : acc | v;
-  }
-  return acc;
+template <class U>
+HWY_NOINLINE bool reduce_nonzero(const U* x, int64_t n, U magnitude, uint8_t flip) {
+  uint8_t acc = 0;
+  for (int64_t i = 0; i < n; ++i) acc |= static_cast<uint8_t>(static_cast<uint8_t>((x[i] & magnitude) != 0) ^ flip);
+  return acc ^ flip;
 }
 
 // How elements of storage type T become accumulators of type A and how those combine. The
@@ -117,9 +116,9 @@ struct Reducer {
     } else if constexpr (Kind == K::Prod) {
       return wrap_mul(a, b);
     } else if constexpr (Kind == K::All) {
-      return a & b;  // no branch: the loops over bools vectorize
+      return a && b;
     } else if constexpr (Kind == K::Any) {
-      return a | b;
+      return a || b;
     } else {
       if constexpr (std::is_floating_point_v<Acc>) {  // NaN propagates
         if (std::isnan(a)) return a;
@@ -235,7 +234,7 @@ void reduce_rows(const R& r, const T* const* x, int64_t n, const typename R::Acc
     acc[0] = R::kKind == K::Any ? !hn::AllFalse(d, nonzero) : hn::AllFalse(d, zero);
   } else if constexpr (R::kKind == K::All || R::kKind == K::Any) {
     static_assert(NR == 1, "all/any reduce one row at a time");
-    acc[0] = reduce_nonzero<R::kKind == K::All>(x[0], n);  // as bytes: a bool chain does not vectorize
+    acc[0] = reduce_nonzero(reinterpret_cast<const Bits<T>*>(x[0]), n, magnitude_bits<T>(), R::kKind == K::All);
     i = n;
   } else if constexpr (R::kVector) {
     const DC<T> d;
@@ -489,7 +488,7 @@ class ReduceLoop {
       for (int64_t j = 0; j < n; ++j, row += stride) {
         const T* x = reinterpret_cast<const T*>(row);
         if constexpr (R::kKind == K::All || R::kKind == K::Any) {
-          combine_nonzero<R::kKind == K::All>(acc, x, ncols);
+          combine_nonzero(acc, reinterpret_cast<const Bits<T>*>(x), ncols, magnitude_bits<T>(), R::kKind == K::All);
           continue;
         }
         for (int64_t i = 0; i < ncols; ++i) {
