@@ -265,6 +265,21 @@ TEST(Masks, MaskedSelectNonzeroOneHot) {
   EXPECT_EQ(shape(one_hot(empty({0}, kLong), 4)), (std::vector<int64_t>{0, 4}));
 }
 
+// masked_select counts the set bytes eight at a time (a uint8 mask's bytes may be any value):
+// ragged lengths and every byte value against an element-by-element selection.
+TEST(Masks, MaskedSelectRagged) {
+  manual_seed(5);
+  for (int64_t n : {1, 7, 8, 9, 1003}) {
+    const Tensor x = arange_long(n);
+    const Tensor bytes = randint(0, 4, {n}, nullptr, TensorOptions().dtype(kByte)) * 85;  // 0, 85, 170, 255
+    std::vector<int64_t> want;
+    for (int64_t i = 0; i < n; ++i)
+      if (bytes[i].item<int64_t>() != 0) want.push_back(i);
+    EXPECT_EQ(values(x.masked_select(bytes)), want) << n;
+    EXPECT_EQ(values(x.to(kFloat).masked_select(bytes != 0).to(kLong)), want) << n;
+  }
+}
+
 TEST(Masks, BadInput) {
   Tensor x = zeros({3, 4});
   EXPECT_ERROR(x.masked_select(ones({4})), "masked_select", "expected BoolTensor or ByteTensor for mask");

@@ -213,6 +213,38 @@ TEST(Reduce, AllAny) {
   EXPECT_FALSE(all(tensor({1.0, 0.0})).item<bool>());
 }
 
+// all/any test each element's bits (sign ignored, NaN nonzero) in byte loops over the inner dim
+// and across neighbouring outputs (a transposed input): against element-by-element answers, with
+// -0.0 and NaN among the values, rows of every outcome, in every dtype.
+TEST(Reduce, AllAnyLayouts) {
+  manual_seed(11);
+  const ScalarType dtypes[] = {kFloat, kDouble, kHalf, kBFloat16, kInt, kLong, kBool, kByte};
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{37, 45}, {3, 300}}) {
+    for (double p_nonzero : {1.0 / 64, 63.0 / 64}) {
+      const Tensor u = rand({rows, cols}, TensorOptions().dtype(kDouble));
+      Tensor x = where(u < p_nonzero, where(u < p_nonzero / 8, kNaN, 2.0), -0.0);
+      for (ScalarType dt : dtypes) {
+        Tensor xd = is_floating_type(dt) ? x : where(u < p_nonzero, 2.0, 0.0);
+        for (const Tensor& in : {xd.to(dt), xd.to(dt).t().contiguous().t()}) {
+          for (int64_t dim : {0, 1}) {
+            const Tensor all_got = in.all(dim), any_got = in.any(dim);
+            const Tensor ref = in.to(kDouble).contiguous();
+            for (int64_t o = 0; o < in.size(1 - dim); ++o) {
+              bool all_want = true, any_want = false;
+              for (int64_t r = 0; r < in.size(dim); ++r) {
+                const double v = dim == 1 ? ref[o][r].item<double>() : ref[r][o].item<double>();
+                all_want &= v != 0, any_want |= v != 0;  // NaN != 0
+              }
+              ASSERT_EQ(all_got[o].item<bool>(), all_want) << dt << " dim " << dim << " output " << o;
+              ASSERT_EQ(any_got[o].item<bool>(), any_want) << dt << " dim " << dim << " output " << o;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(Reduce, Scans) {
   EXPECT_EQ(cumsum(tensor({1, 2}, TensorOptions().dtype(kChar)), 0).dtype(), kLong);
   EXPECT_EQ(cumprod(tensor({true, true}), 0).dtype(), kLong);

@@ -522,8 +522,17 @@ Tensor nonzero_kernel(const Tensor& self) {
 // the set elements.
 std::vector<int64_t> mask_chunk_starts(const Chunks& ch, const uint8_t* m, int64_t* total) {
   return chunk_output_starts(ch, [m](int64_t b, int64_t e) {
-    int64_t c = 0;
-    for (int64_t i = b; i < e; ++i) c += m[i] != 0;
+    // eight bytes at a time: each byte's "not 0" moved to its top bit, then the top bits summed
+    // by a multiply (a byte at a time was 40% of masked_select's time)
+    constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7fu, kOnes = 0x0101010101010101u;
+    int64_t c = 0, i = b;
+    for (; i + 8 <= e; i += 8) {
+      uint64_t w;
+      std::memcpy(&w, m + i, 8);
+      const uint64_t top = (((w & kLow7) + kLow7) | w) & ~kLow7;
+      c += static_cast<int64_t>(((top >> 7) * kOnes) >> 56);
+    }
+    for (; i < e; ++i) c += m[i] != 0;
     return c;
   }, total);
 }
@@ -540,9 +549,14 @@ Tensor masked_select_kernel(const Tensor& self, const Tensor& mask) {
   visit_element_size(es, [&](auto etag) {
     using E = decltype(etag);
     write_chunks(ch, starts, [&](int64_t b, int64_t e, int64_t pos, int64_t end) {
+      // typed pointers as locals: the stores could alias the captured ones, which were reloaded
+      // per element (masked_select of 64K floats 1.6x libtorch's time)
+      E* const out = reinterpret_cast<E*>(dst);
+      const E* const in = reinterpret_cast<const E*>(src);
+      const uint8_t* const set = m;
       for (int64_t i = b; i < e && pos < end; ++i) {
-        std::memcpy(dst + pos * es, src + i * es, sizeof(E));
-        pos += m[i] != 0;
+        out[pos] = in[i];
+        pos += set[i] != 0;
       }
     });
   });

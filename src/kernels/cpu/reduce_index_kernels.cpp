@@ -381,39 +381,43 @@ void cumulative_typed(const Tensor& out, const Tensor& in, int64_t dim) {
     for_each_group(g, b, e, kGroup, [&](const int64_t* off, int64_t n, const LoopDim& col) {
       const char* x = src + off[0];
       char* y = dst + off[1];
+      // strides as locals: the stores through y could otherwise change them, and each was
+      // reloaded per element (int64 cumsum 1.9x libtorch's time)
+      const int64_t is = in_step, os = out_step, cs = col.stride[0], ds = col.stride[1];
       std::fill(acc, acc + n, init);
-      if (n > 1 && col.stride[0] < std::abs(in_step)) {  // neighbours inner, as in ArgReduce::scan
+      if (n > 1 && cs < std::abs(is)) {  // neighbours inner, as in ArgReduce::scan
         // When the output runs along the dim instead (a transposed input, a contiguous
         // output), each neighbour writes its own cache lines: take a cache line's worth of
         // neighbours at a time, or the lines written at once evict each other.
-        const int64_t block = col.stride[1] == int64_t{sizeof(T)} ? n : 64 / int64_t{sizeof(T)};
+        const int64_t block = ds == int64_t{sizeof(T)} ? n : 64 / int64_t{sizeof(T)};
         for (int64_t i0 = 0; i0 < n; i0 += block) {
           const int64_t i1 = std::min(n, i0 + block);
           for (int64_t r = 0; r < rs; ++r) {
             for (int64_t i = i0; i < i1; ++i) {
-              acc[i] = op(acc[i], load<T>(x + r * in_step + i * col.stride[0]));
-              *reinterpret_cast<T*>(y + r * out_step + i * col.stride[1]) = cast<T>(acc[i]);
+              acc[i] = op(acc[i], load<T>(x + r * is + i * cs));
+              *reinterpret_cast<T*>(y + r * os + i * ds) = cast<T>(acc[i]);
             }
           }
         }
         return;
       }
       // Lines one after another, four at a time: one line's running value is a serial chain
-      // of additions, four chains hide each other's latency.
+      // of additions, four chains hide each other's latency. An integer addition takes a
+      // cycle: integers run one line at a time.
       int64_t i = 0;
-      for (; i + 4 <= n; i += 4) {
+      for (; std::is_floating_point_v<A> && i + 4 <= n; i += 4) {
         A a[4] = {init, init, init, init};
         for (int64_t r = 0; r < rs; ++r) {
           for (int k = 0; k < 4; ++k) {
-            a[k] = op(a[k], load<T>(x + r * in_step + (i + k) * col.stride[0]));
-            *reinterpret_cast<T*>(y + r * out_step + (i + k) * col.stride[1]) = cast<T>(a[k]);
+            a[k] = op(a[k], load<T>(x + r * is + (i + k) * cs));
+            *reinterpret_cast<T*>(y + r * os + (i + k) * ds) = cast<T>(a[k]);
           }
         }
       }
       for (; i < n; ++i) {
         for (int64_t r = 0; r < rs; ++r) {
-          acc[i] = op(acc[i], load<T>(x + r * in_step + i * col.stride[0]));
-          *reinterpret_cast<T*>(y + r * out_step + i * col.stride[1]) = cast<T>(acc[i]);
+          acc[i] = op(acc[i], load<T>(x + r * is + i * cs));
+          *reinterpret_cast<T*>(y + r * os + i * ds) = cast<T>(acc[i]);
         }
       }
     });
