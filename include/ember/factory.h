@@ -98,15 +98,25 @@ class TensorInit {
   bool is_scalar_ = false;
 };
 Tensor tensor(const TensorInit& init, TensorOptions options = {});
+namespace detail {
 // The values are written in T's dtype, then converted when options ask for another.
-template <class T>
-Tensor tensor(const std::vector<T>& values, TensorOptions options = {}) {
+template <class T, class Values>
+Tensor tensor_of_values(const Values& values, TensorOptions options) {
   const ScalarType own = CppTypeToScalarType<T>::value;
   Tensor out = empty({static_cast<int64_t>(values.size())}, options.dtype(own).requires_grad(std::nullopt));
   T* p = out.template data_ptr<T>();
   for (size_t i = 0; i < values.size(); ++i) p[i] = values[i];
   if (options.has_dtype() && options.dtype() != own) out = out.to(options.dtype());
   return options.requires_grad() ? out.requires_grad_(true) : out;
+}
+}  // namespace detail
+template <class T>
+Tensor tensor(const std::vector<T>& values, TensorOptions options = {}) {
+  return detail::tensor_of_values<T>(values, options);
+}
+template <class T>
+Tensor tensor(ArrayRef<T> values, TensorOptions options = {}) {
+  return detail::tensor_of_values<T>(values, options);
 }
 
 }  // namespace ember

@@ -282,6 +282,9 @@ TEST(CoreParity, DtypeIsATypeMetaAsLibtorch) {
   EXPECT_EQ(ember::ones({2}).to(x.dtype()).scalar_type(), ember::kInt);
   EXPECT_EQ(ember::ones({2}, ember::dtype<double>()).scalar_type(), ember::kDouble);
   EXPECT_EQ(ember::TensorOptions().dtype<int64_t>().dtype(), ember::kLong);
+  const std::vector<float> values{1.5f, -2.0f, 3.25f};
+  EXPECT_TRUE(Close(ember::tensor(ember::ArrayRef<float>(values.data(), values.size())),
+                    torch::tensor(torch::ArrayRef<float>(values.data(), values.size()))));
   ember::TypeMeta m = x.dtype();
   m = ember::kHalf;
   EXPECT_TRUE(m.Match<ember::Half>());

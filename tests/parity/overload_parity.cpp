@@ -433,16 +433,18 @@ const std::vector<Row>& rows() {
       V(x.new_zeros({2}, ns::kLong)), V(x.new_ones({1, 2}, ns::TensorOptions().dtype(ns::kDouble))),
       V(l.new_full({2}, 3, ns::kFloat)), S(x.new_empty({1}, ns::kInt)),
 #include "parity/overload_rows_aten2.inc"
-      // ---- torch.linalg (ember/linalg_functions.h); m m^T is symmetric positive definite ----
+      // ---- torch.linalg (ember/linalg_functions.h); m m^T is symmetric positive definite, and
+      // m m^T + 4I also well conditioned where a row inverts it: these rows check which overload
+      // is called, and an inverse at condition number ~200 differs by float rounding alone ----
       V(ns::linalg_norm(m)), V(ns::linalg_norm(m, 2)), V(ns::linalg_norm(m, "fro")), V(ns::linalg_norm(m, "nuc", {1, 0})),
       V(ns::linalg_norm(x, 3, {1})), V(ns::linalg_norm(x, nullopt, {0, 2}, true)), V(ns::linalg_norm(v, 1)),
       V(ns::linalg_matrix_norm(m)), V(ns::linalg_matrix_norm(m, 1)), V(ns::linalg_matrix_norm(m, "nuc")),
       V(ns::linalg_matrix_norm(x, -2, {0, 2}, true)), V(ns::linalg_matrix_norm(x, "fro", {2, 1})),
-      V(ns::linalg_cond(m)), V(ns::linalg_cond(m, -2)), V(ns::linalg_cond(m.matmul(m.t()), "fro")),
-      V(ns::linalg_cond(m.matmul(m.t()), 1)),
+      V(ns::linalg_cond(m)), V(ns::linalg_cond(m, -2)), V(ns::linalg_cond(m.matmul(m.t()).add(ns::eye(4), 4), "fro")),
+      V(ns::linalg_cond(m.matmul(m.t()).add(ns::eye(4), 4), 1)),
       V(ns::linalg_matrix_rank(m)), V(ns::linalg_matrix_rank(m, 0.5)), V(ns::linalg_matrix_rank(m.matmul(m.t()), 0.5, true)),
       V(ns::linalg_matrix_rank(m, nullopt, 0.1)), V(ns::linalg_matrix_rank(m.matmul(m.t()), 1.0, 0.0, true)),
-      V(ns::linalg_pinv(m)), V(ns::linalg_pinv(m, 0.1)), V(ns::linalg_pinv(m.matmul(m.t()), 1e-3, true)),
+      V(ns::linalg_pinv(m)), V(ns::linalg_pinv(m, 0.1)), V(ns::linalg_pinv(m.matmul(m.t()).add(ns::eye(4), 4), 1e-3, true)),
       V(ns::linalg_pinv(m, nullopt, 0.2)),
       V(ns::frobenius_norm(m)), V(ns::frobenius_norm(x, {0, 2})), V(ns::frobenius_norm(x, {1, 2}, true)),
       V(ns::nuclear_norm(m)), V(ns::nuclear_norm(m, true)), V(ns::nuclear_norm(x, {0, 2})),

@@ -380,6 +380,7 @@ TEST(NnModuleDict, InsertReplacePop) {
 TEST(NnOptions, BuildersChain) {
   auto o = nn::Conv2dOptions(1, 10, 5).stride(2).padding({1, 2}).bias(false);
   EXPECT_EQ(o.kernel_size()[1], 5);
+  EXPECT_EQ(o.kernel_size()->at(0), 5);  // libtorch's ExpandingArray is also a pointer to its std::array
   EXPECT_EQ(o.stride()[0], 2);
   EXPECT_EQ(std::get<ember::ExpandingArray<2>>(o.padding())[1], 2);  // a variant, as libtorch's (or kSame, kValid)
   EXPECT_FALSE(o.bias());

@@ -183,14 +183,16 @@ TEST(Parametrize, StateDictKeysAndRoundTrips) {
   PS::orthogonal(o);
   EXPECT_EQ(keys(o->named_buffers()), (std::vector<std::string>{"parametrizations.weight.0.base"}));
 
-  // torch::save / torch::load into a module parametrized the same way.
+  // torch::save / torch::load into a module parametrized the same way, both in eval mode before
+  // the load: `c2->eval()` after it would refresh c2's stale weight in training mode through
+  // operator->, one power iteration PyTorch does not run (docs/nn.md, parametrizations).
   std::stringstream stream;
+  c->eval();
   torch::save(c, stream);
   nn::Conv2d c2(nn::Conv2dOptions(2, 3, 3));
   PS::spectral_norm(c2);
-  torch::load(c2, stream);
-  c->eval();
   c2->eval();
+  torch::load(c2, stream);
   const Tensor x = ember::randn({1, 2, 5, 5});
   EXPECT_TRUE(c(x).allclose(c2(x)));
   // A state dict loaded by name.

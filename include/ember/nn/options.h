@@ -54,6 +54,8 @@ class ExpandingArray {
   T& operator[](size_t i) { return values_[i]; }
   const T& operator[](size_t i) const { return values_[i]; }
   ArrayRef<T> operator*() const { return ArrayRef<T>(values_.data(), D); }
+  std::array<T, D>* operator->() { return &values_; }  // kernel_size()->at(0), as libtorch's
+  const std::array<T, D>* operator->() const { return &values_; }
   operator ArrayRef<T>() const { return ArrayRef<T>(values_.data(), D); }  // NOLINT
   bool operator==(const ExpandingArray& o) const { return values_ == o.values_; }
   bool operator!=(const ExpandingArray& o) const { return values_ != o.values_; }
