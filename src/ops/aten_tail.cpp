@@ -69,14 +69,33 @@ Tensor sgn(const Tensor& self) {
 }
 Tensor deg2rad(const Tensor& self) { return to_float(self) * (kPi / 180.0); }
 Tensor rad2deg(const Tensor& self) { return to_float(self) * (180.0 / kPi); }
-// sinc(0) = 1; the division runs on a copy of x with zeros replaced so that neither the value
-// nor the gradient at 0 sees 0/0. Complex x keeps its dtype (PyTorch's sinc is defined there).
-Tensor sinc(const Tensor& self) {
-  Tensor x = is_complex_type(self.dtype()) ? self : to_float(self);
-  Tensor zero = x == 0;
-  Tensor px = where(zero, 1.0, x) * kPi;
-  return where(zero, 1.0, sin(px) / px);
-}
+namespace {
+// sinc(0) = 1; the division runs on a copy of x with zeros replaced so that the value at 0 never
+// sees 0/0. Complex x keeps its dtype (PyTorch's sinc is defined there). One op with PyTorch's
+// derivative, evaluated in float64 for real x: its numerator cancels where px = tan(px), and
+// float32 sin/cos errors of an ulp or two became errors of up to 10x libtorch's there (the
+// chain rule through sin(px) / px did as badly).
+struct SincOp {
+  static constexpr const char* name = "sinc";
+  static Tensor run(const Tensor& self) {
+    const Tensor x = is_complex_type(self.dtype()) ? self : to_float(self);
+    const Tensor zero = x == 0;
+    const Tensor px = where(zero, 1.0, x) * kPi;
+    return where(zero, 1.0, sin(px) / px);
+  }
+  // SincBackward0 -- self: grad * ((pi x cos(pi x) - sin(pi x)) / (pi x x)).masked_fill_(x == 0, 0).conj()
+  static void derivative(autograd::Derivative& d, const Tensor& self) {
+    d.name("SincBackward0");
+    d.grad(self, [s = d.save(self)](const auto& c) {
+      const Tensor x = c[s].is_complex() ? c[s] : c[s].to(kDouble);
+      const Tensor px = x * kPi;
+      const Tensor slope = ((px * cos(px) - sin(px)) / (px * x)).masked_fill(x == 0, 0).conj();
+      return c.grad() * slope.to(c.grad().scalar_type());
+    });
+  }
+};
+}  // namespace
+Tensor sinc(const Tensor& self) { return dispatch::call<SincOp>(self); }
 Tensor fix(const Tensor& self) { return trunc(self); }
 Tensor absolute(const Tensor& self) { return abs(self); }
 Tensor negative(const Tensor& self) { return neg(self); }

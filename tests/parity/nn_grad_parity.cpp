@@ -148,23 +148,41 @@ TEST(NnGradParity, BatchNormRunningStatsWithGradients) {
 
 TEST(NnGradParity, LayerGroupInstanceNorm) {
   run_all({
-      {"layer_norm", {{6, 33}, {33}, {33}},
+      {"layer_norm",
+       {{6, 33}, {33}, {33}},
        [](const ELeaves& v) { return ember::layer_norm(v[0], {33}, v[1], v[2], 1e-5); },
-       [](const TLeaves& v) { return torch::layer_norm(v[0], {33}, v[1], v[2], 1e-5); }, 33 * 6},
-      {"layer_norm 2-D shape", {{4, 3, 10}, {3, 10}, {3, 10}},
-       [](const ELeaves& v) { return ember::layer_norm(v[0], {3, 10}, v[1], v[2], 1e-5); },
-       [](const TLeaves& v) { return torch::layer_norm(v[0], {3, 10}, v[1], v[2], 1e-5); }, 120},
-      {"layer_norm threaded", {{300, 257}, {257}, {257}},
+       [](const TLeaves& v) { return torch::layer_norm(v[0], {33}, v[1], v[2], 1e-5); },
+       33 * 6},
+      {"layer_norm 2-D shape",
+       {{4, 3, 10}, {3, 10}, {3, 10}},
+       [](const ELeaves& v) {
+         return ember::layer_norm(v[0], {3, 10}, v[1], v[2], 1e-5);
+       },
+       [](const TLeaves& v) {
+         return torch::layer_norm(v[0], {3, 10}, v[1], v[2], 1e-5);
+       },
+       120},
+      {"layer_norm threaded",
+       {{300, 257}, {257}, {257}},
        [](const ELeaves& v) { return ember::layer_norm(v[0], {257}, v[1], v[2], 1e-5); },
-       [](const TLeaves& v) { return torch::layer_norm(v[0], {257}, v[1], v[2], 1e-5); }, 300 * 257},
-      {"group_norm", {{4, 6, 5, 5}, {6}, {6}},
+       [](const TLeaves& v) { return torch::layer_norm(v[0], {257}, v[1], v[2], 1e-5); },
+       300 * 257},
+      // libtorch 1.13's bfloat16 group_norm backward loses accuracy (against float64 on the same
+      // bfloat16 inputs, channels_last: max errors of the weight's gradient 0.06-0.18 where
+      // Ember's are 0.005-0.05): the reference is its float32 gradient, rounded.
+      {"group_norm",
+       {{4, 6, 5, 5}, {6}, {6}},
        [](const ELeaves& v) { return ember::group_norm(v[0], 3, v[1], v[2], 1e-5); },
-       [](const TLeaves& v) { return torch::group_norm(v[0], 3, v[1], v[2], 1e-5); }, 100},
-      {"instance_norm", {{3, 4, 5, 6}, {4}, {4}},
+       [](const TLeaves& v) { return torch::group_norm(v[0], 3, v[1], v[2], 1e-5); },
+       100,
+       true},
+      {"instance_norm",
+       {{3, 4, 5, 6}, {4}, {4}},
        [](const ELeaves& v) {
          return ember::instance_norm(v[0], v[1], v[2], ember::Tensor(), ember::Tensor(), true, 0.1, 1e-5);
        },
-       [](const TLeaves& v) { return torch::instance_norm(v[0], v[1], v[2], {}, {}, true, 0.1, 1e-5, false); }, 90},
+       [](const TLeaves& v) { return torch::instance_norm(v[0], v[1], v[2], {}, {}, true, 0.1, 1e-5, false); },
+       90},
   });
 }
 
