@@ -14,6 +14,7 @@
 #include <iterator>
 #include <list>
 #include <locale>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <queue>
@@ -25,6 +26,7 @@
 #include <type_traits>
 #include <typeindex>
 #include <unordered_set>
+#include <vector>
 
 #include "ember/ember.h"
 
@@ -159,6 +161,45 @@ using ::c10::str;
 #define TORCH_MODULE_IMPL(Name, ImplType) EMBER_MODULE_IMPL(Name, ImplType)
 #define TORCH_ARG(T, name) EMBER_ARG(T, name)
 
+// ---- printing of std containers, which c10's logging header gives every libtorch program ----
+// `std::cout << sizes_vector`: the elements separated by spaces, at most 100 then " ...", pairs as
+// (a, b). c10 declares these in namespace std, where argument lookup finds them; so does Ember.
+namespace std {  // NOLINT(cert-dcl58-cpp): c10's own extension, reproduced for its programs
+template <class First, class Second>
+ostream& operator<<(ostream& out, const pair<First, Second>& p);
+}  // namespace std
+namespace ember::detail {
+template <class Iter>
+void print_sequence(std::ostream& out, Iter begin, Iter end) {
+  for (int i = 0; begin != end && i < 100; ++i, ++begin) {
+    if (i > 0) out << ' ';
+    out << *begin;
+  }
+  if (begin != end) out << " ...";
+}
+}  // namespace ember::detail
+namespace std {  // NOLINT(cert-dcl58-cpp)
+template <class... Types>
+ostream& operator<<(ostream& out, const vector<Types...>& seq) {
+  ::ember::detail::print_sequence(out, seq.begin(), seq.end());
+  return out;
+}
+template <class... Types>
+ostream& operator<<(ostream& out, const map<Types...>& seq) {
+  ::ember::detail::print_sequence(out, seq.begin(), seq.end());
+  return out;
+}
+template <class... Types>
+ostream& operator<<(ostream& out, const set<Types...>& seq) {
+  ::ember::detail::print_sequence(out, seq.begin(), seq.end());
+  return out;
+}
+template <class First, class Second>
+ostream& operator<<(ostream& out, const pair<First, Second>& p) {
+  return out << '(' << p.first << ", " << p.second << ')';
+}
+}  // namespace std
+
 // ---- c10's checking macros: failures raise ember::Error, whose what() carries the message ----
 namespace ember::detail {
 template <class... Args>
@@ -172,18 +213,18 @@ std::string check_message(const char* fallback, const Args&... args) {
   }
 }
 }  // namespace ember::detail
-#define TORCH_CHECK(cond, ...)                                                                       \
-  do {                                                                                               \
-    if (!(cond))                                                                                     \
-      throw ::ember::Error(::ember::detail::check_message("Expected " #cond " to be true, but got false." \
-                                                          __VA_OPT__(, ) __VA_ARGS__));              \
-  } while (0)
-#define TORCH_INTERNAL_ASSERT(cond, ...)                                                           \
-  do {                                                                                             \
-    if (!(cond))                                                                                   \
-      throw ::ember::Error(std::string(#cond " INTERNAL ASSERT FAILED at " __FILE__ ": ") +        \
-                           ::ember::detail::check_message("" __VA_OPT__(, ) __VA_ARGS__));         \
-  } while (0)
+// As c10's, an `if` statement rather than a `do {} while (0)`: programs end them with or without
+// a semicolon (`TORCH_CHECK(a == b)` on its own line compiles with libtorch).
+#define TORCH_CHECK(cond, ...)                                                                                       \
+  if (!(cond)) {                                                                                                     \
+    throw ::ember::Error(                                                                                            \
+        ::ember::detail::check_message("Expected " #cond " to be true, but got false." __VA_OPT__(, ) __VA_ARGS__)); \
+  }
+#define TORCH_INTERNAL_ASSERT(cond, ...)                                                  \
+  if (!(cond)) {                                                                          \
+    throw ::ember::Error(std::string(#cond " INTERNAL ASSERT FAILED at " __FILE__ ": ") + \
+                         ::ember::detail::check_message("" __VA_OPT__(, ) __VA_ARGS__));  \
+  }
 #define AT_ASSERT(cond, ...) TORCH_INTERNAL_ASSERT(cond __VA_OPT__(, ) __VA_ARGS__)
 #define AT_ERROR(...) throw ::ember::Error(::ember::detail::check_message("" __VA_OPT__(, ) __VA_ARGS__))
 #define TORCH_WARN(...) (std::cerr << "Warning: " << ::ember::detail::check_message("" __VA_OPT__(, ) __VA_ARGS__) << '\n')

@@ -246,7 +246,7 @@ Tensor resolve_conj_for_fallback(const Tensor& t);  // resolve_conj() (src/ops/c
 void copy_for_fallback(Tensor& dst, const Tensor& src);  // dst.copy_(src)
 
 template <class Op, class... Args>
-inline decltype(auto) call(Args&&... args) {
+inline decltype(auto) call_resolved(Args&&... args) {
   const uint32_t active = active_layers();
   const uint8_t flags = any_flags(args...);
   if constexpr (!ConjAware<Op> && sizeof...(Args) > 0) {
@@ -268,6 +268,26 @@ inline decltype(auto) call(Args&&... args) {
     return run_inference<Op>(active, std::forward<Args>(args)...);
   }
   return call_with_layers<Op>(active, std::forward<Args>(args)...);
+}
+
+// A Tensor::dtype() (a TypeMeta) reaches ops as the ScalarType it holds, so that layers that
+// record or box arguments (graph capture, fx tracing) see one type for a dtype.
+template <class T>
+decltype(auto) as_op_argument(T&& arg) {
+  if constexpr (std::is_same_v<std::decay_t<T>, TypeMeta>) {
+    return arg.toScalarType();
+  } else {
+    return std::forward<T>(arg);
+  }
+}
+
+template <class Op, class... Args>
+inline decltype(auto) call(Args&&... args) {
+  if constexpr ((std::is_same_v<std::decay_t<Args>, TypeMeta> || ...)) {
+    return call<Op>(as_op_argument(std::forward<Args>(args))...);
+  } else {
+    return call_resolved<Op>(std::forward<Args>(args)...);
+  }
 }
 
 }  // namespace ember::dispatch

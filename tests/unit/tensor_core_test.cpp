@@ -529,6 +529,12 @@ TEST(Devices, LibtorchCheckingMacros) {
   EXPECT_NE(message([&] { AT_ASSERT(n == 4); }).find("n == 4 INTERNAL ASSERT FAILED"), std::string::npos);
   EXPECT_EQ(message([&] { AT_ERROR("bad value ", n); }), "bad value 3");
   C10_UNUSED const int unused = 0;
+  TORCH_CHECK(n == 3)  // no semicolon: c10's macro is an if statement, and programs rely on it
+  // std containers print as c10's logging header prints them.
+  std::ostringstream os;
+  os << std::vector<int64_t>{1, 2, 3} << '|' << std::make_pair(1, 2.5) << '|' << std::vector<int>(101, 7);
+  EXPECT_EQ(os.str().substr(0, 16), "1 2 3|(1, 2.5)|7");
+  EXPECT_EQ(os.str().substr(os.str().size() - 7), "7 7 ...");
 }
 
 template <class X>
