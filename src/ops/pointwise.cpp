@@ -353,12 +353,22 @@ struct ExtremumGrad {
   }
 };
 // Atan2Backward0 -- self: grad * other / (self^2 + other^2); other: grad * -self / (self^2 + other^2)
+// Float16/bfloat16 operands are widened to float32 first (PyTorch's opmath): in their own dtype
+// the formula rounds five times before the engine sums a broadcast operand's gradient, and the
+// result drifted past libtorch's error; widened it rounds once, when the engine casts the sum.
 struct Atan2Grad {
   static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& other) {
     d.name("Atan2Backward0");
     const autograd::Saved s = d.save(self), o = d.save(other);
-    d.grad(self, [s, o](const auto& c) { return c.grad() * c[o] / (c[s] * c[s] + c[o] * c[o]); });
-    d.grad(other, [s, o](const auto& c) { return c.grad() * -c[s] / (c[s] * c[s] + c[o] * c[o]); });
+    auto formula = [s, o](bool for_self) {
+      return [s, o, for_self](const auto& c) {
+        const auto wide = [](const Tensor& t) { return is_reduced_floating_type(t.scalar_type()) ? t.to(kFloat) : t; };
+        const Tensor a = wide(c[s]), b = wide(c[o]);
+        return wide(c.grad()) * (for_self ? b : -a) / (a * a + b * b);
+      };
+    };
+    d.grad(self, formula(true));
+    d.grad(other, formula(false));
   }
 };
 // CopysignBackward0 -- self: grad * result / self (0 where self is 0); other: zeros
