@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -106,6 +108,12 @@ class IValue {
   IValue(GenericDict d) : tag_(Tag::GenericDict), ptr_(std::move(d.d_)) {}  // NOLINT
   IValue(std::shared_ptr<Object> o) : tag_(Tag::Object), ptr_(std::move(o)) {}  // NOLINT
   IValue(FunctionRef f) : tag_(Tag::Function), ptr_(std::make_shared<FunctionRef>(std::move(f))) {}  // NOLINT
+  // A tuple (libtorch's IValue(std::tuple<...>)) and an optional (None when empty).
+  template <class... T>
+  IValue(const std::tuple<T...>& t)  // NOLINT
+      : IValue(std::apply([](const auto&... e) { return tuple(e...); }, t)) {}
+  template <class T>
+  IValue(const std::optional<T>& v) : IValue(v ? IValue(*v) : IValue()) {}  // NOLINT
   template <class... T>
   static IValue tuple(T&&... elems) {
     return IValue(std::make_shared<ivalue::Tuple>(std::vector<IValue>{IValue(std::forward<T>(elems))...}));
@@ -150,6 +158,15 @@ class IValue {
   Object& toObjectRef() const;
   const FunctionRef& toFunction() const;
   Scalar toScalar() const;
+  // libtorch's generic forms: the value as T (a tensor, number, bool, string, tuple, vector or
+  // optional of those), or nullopt for None.
+  template <class T>
+  T to() const;
+  template <class T>
+  std::optional<T> toOptional() const {
+    if (isNone()) return std::nullopt;
+    return to<T>();
+  }
 
   // The list's shared storage (the interpreter appends to it in place).
   std::shared_ptr<ListData> list_data() const;
@@ -182,7 +199,56 @@ struct Tuple {
  private:
   std::vector<IValue> elements_;
 };
+
+// IValue::to's tests of T
+template <class T>
+struct is_std_tuple : std::false_type {};
+template <class... T>
+struct is_std_tuple<std::tuple<T...>> : std::true_type {};
+template <class T>
+struct is_std_vector : std::false_type {};
+template <class T>
+struct is_std_vector<std::vector<T>> : std::true_type {};
+template <class T>
+struct is_std_optional : std::false_type {};
+template <class T>
+struct is_std_optional<std::optional<T>> : std::true_type {};
+[[noreturn]] void tuple_size_mismatch(size_t expected, size_t actual);
 }  // namespace ivalue
+
+template <class T>
+T IValue::to() const {
+  if constexpr (std::is_same_v<T, IValue>) {
+    return *this;
+  } else if constexpr (std::is_same_v<T, Tensor>) {
+    return toTensor();
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return toBool();
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(toInt());
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(toDouble());
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return toStringRef();
+  } else if constexpr (std::is_same_v<T, Scalar>) {
+    return toScalar();
+  } else if constexpr (ivalue::is_std_optional<T>::value) {
+    return toOptional<typename T::value_type>();
+  } else if constexpr (ivalue::is_std_vector<T>::value) {
+    T out;
+    for (const IValue& v : toList()) out.push_back(v.to<typename T::value_type>());
+    return out;
+  } else {
+    static_assert(ivalue::is_std_tuple<T>::value, "IValue::to<T>: unsupported T");
+    const auto t = toTuple();
+    constexpr size_t n = std::tuple_size_v<T>;
+    if (t->size() != n) ivalue::tuple_size_mismatch(n, t->size());
+    return [&]<size_t... I>(std::index_sequence<I...>) {
+      return T{t->elements()[I].template to<std::tuple_element_t<I, T>>()...};
+    }
+    (std::make_index_sequence<n>{});
+  }
+}
 
 struct ListData {
   std::vector<IValue> items;

@@ -29,6 +29,9 @@ void load(Tensor& tensor, std::istream& stream);
 // A list of tensors, under the names "0", "1", ...; load replaces the list with the file's.
 void save(const std::vector<Tensor>& tensors, const std::string& path);
 void load(std::vector<Tensor>& tensors, const std::string& path);
+// The same through a stream, as libtorch's (an archive whose tensors are named 0, 1, ...).
+void save(const std::vector<Tensor>& tensors, std::ostream& stream);
+void load(std::vector<Tensor>& tensors, std::istream& stream);
 
 // Named tensors with optional string metadata (safetensors' "__metadata__"), in order.
 void save(const OrderedDict<std::string, Tensor>& tensors, const std::string& path, const StringPairs& metadata = {});
@@ -142,6 +145,27 @@ template <class O>
 void save(const O& optimizer, const std::string& path) {
   const auto sd = optimizer.state_dict();
   save(sd.state, path, detail::encode_param_groups(sd.param_groups));
+}
+
+// An optimizer through a stream, as libtorch's: Optimizer::save into an archive (a user's
+// optimizer written for libtorch may override it), and Optimizer::load.
+template <class O>
+requires(!detail::ModuleLike<O>) &&
+    requires(const O& o, O& m, serialize::OutputArchive& out, serialize::InputArchive& in) {
+  o.save(out);
+  m.load(in);
+}
+void save(const O& optimizer, std::ostream& stream) {
+  serialize::OutputArchive archive;
+  optimizer.save(archive);
+  archive.save_to(stream);
+}
+template <class O>
+requires(!detail::ModuleLike<O>) && requires(O& m, serialize::InputArchive& in) { m.load(in); }
+void load(O& optimizer, std::istream& stream) {
+  serialize::InputArchive archive;
+  archive.load_from(stream);
+  optimizer.load(archive);
 }
 
 // Restores what save(optimizer, path) wrote; the optimizer's load_state_dict checks it against

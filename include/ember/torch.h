@@ -6,7 +6,10 @@
 // The standard headers libtorch's <torch/torch.h> brings with it, which programs rely on.
 #include <bitset>
 #include <cassert>
+#include <cfloat>
 #include <cinttypes>
+#include <climits>
+#include <cmath>
 #include <forward_list>
 #include <fstream>
 #include <iomanip>
@@ -94,6 +97,16 @@ template <class I1, class I2, std::enable_if_t<std::is_integral_v<I1> && std::is
 integer_range<I2> irange(I1 begin, I2 end) {
   return integer_range<I2>(static_cast<I2>(begin), end);
 }
+namespace guts {
+// c10::guts::to_string: a value as operator<< writes it (libtorch's optimizers key their state by
+// a parameter's TensorImpl* printed so).
+template <class T>
+std::string to_string(T value) {
+  std::ostringstream os;
+  os << value;
+  return os.str();
+}
+}  // namespace guts
 // c10::str(args...): the arguments written to one string as operator<< writes them.
 template <class... Args>
 std::string str(const Args&... args) {
@@ -160,6 +173,29 @@ using ::c10::str;
 #define TORCH_MODULE(Name) EMBER_MODULE(Name)
 #define TORCH_MODULE_IMPL(Name, ImplType) EMBER_MODULE_IMPL(Name, ImplType)
 #define TORCH_ARG(T, name) EMBER_ARG(T, name)
+// ---- optim: the macros an optimizer written for libtorch serializes its options and state with
+// (torch/optim/serialize.h), inside serialize(archive) methods ----
+#define _TORCH_OPTIM_SERIALIZE_TORCH_ARG(name)                                              \
+  {                                                                                         \
+    const ::ember::jit::IValue ivalue(name());                                              \
+    if (!(ivalue.isTensor() && !ivalue.toTensor().defined())) archive.write(#name, ivalue); \
+  }
+#define _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(T, name)                                          \
+  {                                                                                          \
+    ::ember::jit::IValue ivalue;                                                             \
+    if (archive.try_read(#name, ivalue)) {                                                   \
+      name(ivalue.to<T>());                                                                  \
+    } else {                                                                                 \
+      TORCH_INTERNAL_ASSERT((std::is_base_of_v<::ember::Tensor, T>), "missing '" #name "'"); \
+    }                                                                                        \
+  }
+#define _TORCH_OPTIM_DESERIALIZE_TORCH_ARG_OPTIONAL(T, name) \
+  {                                                          \
+    ::ember::jit::IValue ivalue;                             \
+    if (archive.try_read(#name, ivalue)) {                   \
+      name(ivalue.toOptional<T>());                          \
+    }                                                        \
+  }
 
 // ---- printing of std containers, which c10's logging header gives every libtorch program ----
 // `std::cout << sizes_vector`: the elements separated by spaces, at most 100 then " ...", pairs as

@@ -132,6 +132,9 @@ std::shared_ptr<ivalue::Tuple> IValue::toTuple() const {
   if (!isTuple()) wrong_kind(*this, "Tuple");
   return std::static_pointer_cast<ivalue::Tuple>(ptr_);
 }
+void ivalue::tuple_size_mismatch(size_t expected, size_t actual) {
+  ::ember::detail::fail("IValue::to", "expected a tuple of ", expected, " elements, got one of ", actual);
+}
 std::shared_ptr<ListData> IValue::list_data() const {
   if (!isList()) wrong_kind(*this, "List");
   return std::static_pointer_cast<ListData>(ptr_);

@@ -4,6 +4,7 @@
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "dispatch/dispatch.h"
 #include "ember/autograd.h"
 #include "ember/factory.h"
+#include "ember/serialize/archive.h"
 
 namespace ember::optim {
 
@@ -40,9 +42,143 @@ const OptimizerOptions& OptimizerParamGroup::options() const {
   return *options_;
 }
 
+// ---- libtorch's defaults, for options and states of an optimizer written for libtorch ----
+std::unique_ptr<OptimizerOptions> OptimizerOptions::clone() const {
+  detail::fail("OptimizerOptions::clone",
+               "not implemented: derive the options from OptimizerCloneableOptions<YourOptions> "
+               "(as libtorch asks) to inherit clone()");
+}
+double OptimizerOptions::get_lr() const {
+  detail::fail("OptimizerOptions::get_lr",
+               "not overridden: an options class that schedulers or the state dict read the "
+               "learning rate of must override get_lr() and set_lr()");
+}
+void OptimizerOptions::set_lr(const double /*lr*/) {
+  detail::fail("OptimizerOptions::set_lr",
+               "not overridden: an options class that schedulers or the state dict set the "
+               "learning rate of must override get_lr() and set_lr()");
+}
+void OptimizerOptions::serialize(serialize::OutputArchive& archive) const {
+  // fields() hands out pointers for reading and writing; here they are only read
+  for (const OptimizerField& f : const_cast<OptimizerOptions*>(this)->fields())
+    archive.write(f.name, jit::IValue(f.get()));
+}
+void OptimizerOptions::serialize(serialize::InputArchive& archive) {
+  for (const OptimizerField& f : fields()) {
+    jit::IValue v;
+    if (archive.try_read(f.name, v)) f.set(v.toDouble());
+  }
+}
+
+std::unique_ptr<OptimizerParamState> OptimizerParamState::clone() const {
+  detail::fail("OptimizerParamState::clone",
+               "not implemented: derive the state from "
+               "OptimizerCloneableParamState<YourState> (as libtorch asks) to inherit clone()");
+}
+void OptimizerParamState::serialize(serialize::OutputArchive& archive) const {
+  for (const StateField& f : const_cast<OptimizerParamState*>(this)->fields()) {
+    if (f.count) {
+      archive.write(f.name, jit::IValue(*f.count));
+    } else if (f.number) {
+      archive.write(f.name, jit::IValue(*f.number));
+    } else if (f.list) {
+      for (size_t k = 0; k < f.list->size(); ++k)
+        archive.write(std::string(f.name) + "." + std::to_string(k), (*f.list)[k]);
+    } else if (f.tensor->defined()) {
+      archive.write(f.name, *f.tensor);
+    }
+  }
+}
+void OptimizerParamState::serialize(serialize::InputArchive& archive) {
+  for (const StateField& f : fields()) {
+    jit::IValue v;
+    if (f.count) {
+      if (archive.try_read(f.name, v)) *f.count = v.toInt();
+    } else if (f.number) {
+      if (archive.try_read(f.name, v)) *f.number = v.toDouble();
+    } else if (f.list) {
+      f.list->clear();
+      for (size_t k = 0;; ++k) {
+        Tensor t;
+        if (!archive.try_read(std::string(f.name) + "." + std::to_string(k), t)) break;
+        f.list->push_back(std::move(t));
+      }
+    } else {
+      archive.try_read(f.name, *f.tensor);
+    }
+  }
+}
+
+std::string OptimizerStateMap::key(const TensorImpl* p) {
+  // as `std::ostream << (const void*)p` prints it, which libtorch's c10::guts::to_string(p) uses
+  char buf[2 + 16 + 1] = "0x";
+  const auto r = std::to_chars(buf + 2, buf + sizeof buf, reinterpret_cast<uintptr_t>(p), 16);
+  return p ? std::string(buf, r.ptr) : std::string("0");
+}
+
 Optimizer::Optimizer(std::vector<OptimizerParamGroup> param_groups, std::unique_ptr<OptimizerOptions> defaults)
     : defaults_(std::move(defaults)) {
   for (const OptimizerParamGroup& g : param_groups) add_param_group(g);
+}
+Optimizer::Optimizer(std::vector<Tensor> parameters, std::unique_ptr<OptimizerOptions> defaults)
+    : Optimizer(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(parameters))}, std::move(defaults)) {}
+
+void Optimizer::add_parameters(const std::vector<Tensor>& parameters) {
+  EMBER_CHECK(!param_groups_.empty(), "add_parameters", "the optimizer has no parameter group to add to");
+  std::vector<Tensor>& params = param_groups_[0].params();
+  params.insert(params.end(), parameters.begin(), parameters.end());
+}
+
+std::unique_ptr<OptimizerParamState> Optimizer::make_state(const Tensor& /*p*/,
+                                                           const OptimizerOptions& /*group*/) const {
+  detail::fail("Optimizer",
+               "this optimizer makes its parameters' state itself (it overrides neither make_state nor uses "
+               "Ember's batches())");
+}
+
+// The state dict in an archive: tensors under "state.<index>.<field>", hyperparameters as numbers
+// under "param_groups.<group>.<name>".
+void Optimizer::save(serialize::OutputArchive& archive) const {
+  const OptimizerStateDict dict = state_dict();
+  for (const auto& item : dict.state) archive.write("state." + item.key(), item.value());
+  for (size_t g = 0; g < dict.param_groups.size(); ++g)
+    for (const auto& item : dict.param_groups[g])
+      archive.write("param_groups." + std::to_string(g) + "." + item.key(), jit::IValue(item.value()));
+}
+
+namespace {
+// Every tensor under `archive`, by its dotted name below it.
+void collect_tensors(serialize::InputArchive& archive, const std::string& prefix,
+                     OrderedDict<std::string, Tensor>& out) {
+  for (const std::string& k : archive.keys()) {
+    if (const Tensor* t = archive.find(k)) {
+      out.insert(prefix + k, *t);
+      continue;
+    }
+    serialize::InputArchive nested;
+    if (archive.try_read(k, nested)) collect_tensors(nested, prefix + k + ".", out);
+  }
+}
+}  // namespace
+
+void Optimizer::load(serialize::InputArchive& archive) {
+  OptimizerStateDict dict = state_dict();
+  dict.state = OrderedDict<std::string, Tensor>("state");
+  serialize::InputArchive state;
+  if (archive.try_read("state", state)) collect_tensors(state, "", dict.state);
+  serialize::InputArchive groups;
+  EMBER_CHECK(archive.try_read("param_groups", groups), "Optimizer::load", "the archive holds no param_groups");
+  for (size_t g = 0; g < dict.param_groups.size(); ++g) {
+    serialize::InputArchive group;
+    EMBER_CHECK(groups.try_read(std::to_string(g), group), "Optimizer::load", "the archive holds no param group ", g,
+                " (the optimizer has ", dict.param_groups.size(), ")");
+    for (auto& item : dict.param_groups[g]) {
+      jit::IValue v;
+      EMBER_CHECK(group.try_read(item.key(), v), "Optimizer::load", "param group ", g, " lacks '", item.key(), "'");
+      item.value() = v.toDouble();
+    }
+  }
+  load_state_dict(dict);
 }
 
 void Optimizer::add_param_group(const OptimizerParamGroup& group) {

@@ -24,15 +24,53 @@ namespace {
 
 constexpr const char* kValuePrefix = "ivalue.";
 
+std::string encode(const std::string& what, const std::string& key, const jit::IValue& v);
+
+// A tuple's or list's elements, each as "<length>|<encoded element>" (libtorch's optimizers
+// serialize betas as a tuple).
+std::string encode_elements(const std::string& what, const std::string& key, const std::vector<jit::IValue>& elems) {
+  std::string out;
+  for (const jit::IValue& e : elems) {
+    EMBER_CHECK(!e.isTensor(), what.c_str(), "'", key,
+                "' holds a tensor inside a tuple or list; Ember's archives "
+                "hold those of numbers, bools and strings");
+    const std::string text = encode(what, key, e);
+    out += std::to_string(text.size()) + "|" + text;
+  }
+  return out;
+}
+
 std::string encode(const std::string& what, const std::string& key, const jit::IValue& v) {
+  if (v.isNone()) return "none:";
+  if (v.isTuple()) return "tuple:" + encode_elements(what, key, v.toTuple()->elements());
+  if (v.isList()) return "list:" + encode_elements(what, key, v.toList());
   if (v.isInt()) return "int:" + std::to_string(v.toInt());
   if (v.isBool()) return v.toBool() ? "bool:1" : "bool:0";
   if (v.isString()) return "str:" + v.toStringRef();
-  EMBER_CHECK(v.isDouble(), what.c_str(), "'", key, "' is a ", v.tag_name(),
-              "; Ember's archives hold tensors, ints, doubles, bools and strings");
+  EMBER_CHECK(
+      v.isDouble(), what.c_str(), "'", key, "' is a ", v.tag_name(),
+      "; Ember's archives hold tensors, ints, doubles, bools, strings, None and tuples or lists of those but tensors");
   char buf[64];
   std::snprintf(buf, sizeof buf, "double:%a", v.toDouble());
   return buf;
+}
+
+jit::IValue decode(const std::string& what, const std::string& key, const std::string& text);
+
+std::vector<jit::IValue> decode_elements(const std::string& what, const std::string& key, const std::string& body) {
+  std::vector<jit::IValue> out;
+  for (size_t pos = 0; pos < body.size();) {
+    const size_t bar = body.find('|', pos);
+    EMBER_CHECK(bar != std::string::npos && bar > pos, what.c_str(), "'", key, "' holds a bad tuple or list: ", body);
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long n = std::strtoull(body.c_str() + pos, &end, 10);
+    EMBER_CHECK(end == body.c_str() + bar && errno == 0 && n <= body.size() - bar - 1, what.c_str(), "'", key,
+                "' holds a bad tuple or list: ", body);
+    out.push_back(decode(what, key, body.substr(bar + 1, n)));
+    pos = bar + 1 + n;
+  }
+  return out;
 }
 
 jit::IValue decode(const std::string& what, const std::string& key, const std::string& text) {
@@ -40,6 +78,14 @@ jit::IValue decode(const std::string& what, const std::string& key, const std::s
   const std::string kind = text.substr(0, colon), body = colon == std::string::npos ? "" : text.substr(colon + 1);
   char* end = nullptr;
   errno = 0;
+  if (kind == "none" && colon != std::string::npos) {
+    EMBER_CHECK(body.empty(), what.c_str(), "'", key, "' holds a bad None: ", text);
+    return jit::IValue();
+  }
+  if (kind == "tuple" && colon != std::string::npos) {
+    return jit::IValue(std::make_shared<jit::ivalue::Tuple>(decode_elements(what, key, body)));
+  }
+  if (kind == "list" && colon != std::string::npos) return jit::IValue(decode_elements(what, key, body));
   if (kind == "int") {
     const long long i = std::strtoll(body.c_str(), &end, 10);
     EMBER_CHECK(!body.empty() && *end == '\0' && errno == 0, what.c_str(), "'", key, "' holds a bad int: ", body);

@@ -115,6 +115,25 @@ void save(const std::vector<Tensor>& tensors, const std::string& path) {
   save(d, path);
 }
 
+void save(const std::vector<Tensor>& tensors, std::ostream& stream) {
+  serialize::OutputArchive archive;
+  for (size_t i = 0; i < tensors.size(); ++i) archive.write(std::to_string(i), tensors[i]);
+  archive.save_to(stream);
+}
+
+void load(std::vector<Tensor>& tensors, std::istream& stream) {
+  serialize::InputArchive archive;
+  archive.load_from(stream);
+  const size_t n = archive.keys().size();
+  std::vector<Tensor> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    EMBER_CHECK(archive.find(std::to_string(i)), "load", "expected a stream holding tensors named 0..", n - 1, ", \"",
+                i, "\" is missing");
+    archive.read(std::to_string(i), out[i]);
+  }
+  tensors = std::move(out);
+}
+
 void load(std::vector<Tensor>& tensors, const std::string& path) {
   const std::string what = "load('" + path + "')";
   OrderedDict<std::string, Tensor> d;

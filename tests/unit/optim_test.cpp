@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <functional>
+#include <sstream>
 #include <string>
 
 #include "ember/ember.h"
@@ -488,6 +489,62 @@ TEST(Schedulers, SequentialLR) {
   eo::SGD opt(ps, eo::SGDOptions(0.1));
   eo::StepLR a(opt, 2);
   EXPECT_ERROR(eo::SequentialLR(opt, {&a}, {3}), "SequentialLR", "one more than the number of milestone");
+}
+
+// libtorch's optimizer base as its users' own optimizers see it: state keyed by the parameter's
+// TensorImpl printed as a string, the bases' defaults, and the archive forms torch::save uses.
+TEST(Optim, LibtorchOptimizerBase) {
+  auto a = make_params(9);
+  eo::Adam opt(a, eo::AdamOptions(0.05));
+  set_grads(a, 0);
+  opt.step();
+  std::ostringstream printed;
+  printed << static_cast<const void*>(a[0].unsafeGetTensorImpl());
+  EXPECT_EQ(c10::guts::to_string(a[0].unsafeGetTensorImpl()), printed.str());
+  ASSERT_EQ(opt.state().count(c10::guts::to_string(a[0].unsafeGetTensorImpl())), 1u);
+  EXPECT_EQ(opt.state().at(printed.str()).get(), opt.state().at(a[0].unsafeGetTensorImpl()).get());
+  EXPECT_EQ(&opt.parameters(), &opt.param_groups()[0].params());
+
+  // through a stream: Optimizer::save into an archive, then load into another optimizer
+  std::stringstream stream;
+  torch::save(opt, stream);
+  auto b = clone_params(a);
+  eo::Adam other(b, eo::AdamOptions(0.5).amsgrad(true));
+  torch::load(other, stream);
+  EXPECT_EQ(other.param_groups()[0].options().get_lr(), 0.05);
+  EXPECT_FALSE(static_cast<eo::AdamOptions&>(other.param_groups()[0].options()).amsgrad());
+  for (int k = 1; k < 4; ++k) {
+    set_grads(a, k);
+    set_grads(b, k);
+    opt.step();
+    other.step();
+  }
+  expect_equal_params(a, b);
+  std::stringstream empty_stream;
+  torch::serialize::OutputArchive nothing;
+  nothing.save_to(empty_stream);
+  EXPECT_ERROR(torch::load(other, empty_stream), "Optimizer::load", "no param_groups");
+
+  // the bases' defaults, as libtorch's: overridable, raising when a subclass did not override
+  struct Bare : torch::optim::OptimizerCloneableOptions<Bare> {};
+  Bare bare;
+  EXPECT_ERROR(bare.get_lr(), "get_lr", "not overridden");
+  EXPECT_ERROR(bare.set_lr(0.1), "set_lr", "not overridden");
+  EXPECT_NE(bare.clone(), nullptr);
+  EXPECT_ERROR(torch::optim::OptimizerOptions().clone(), "OptimizerOptions::clone", "OptimizerCloneableOptions");
+  EXPECT_ERROR(torch::optim::OptimizerParamState().clone(), "OptimizerParamState::clone");
+  // an options class's fields through its default serialize
+  torch::serialize::OutputArchive out;
+  eo::SGDOptions(0.3).momentum(0.7).nesterov(true).serialize(out);
+  std::stringstream sgd_stream;
+  out.save_to(sgd_stream);
+  torch::serialize::InputArchive in;
+  in.load_from(sgd_stream);
+  eo::SGDOptions read(1);
+  read.serialize(in);
+  EXPECT_EQ(read.lr(), 0.3);
+  EXPECT_EQ(read.momentum(), 0.7);
+  EXPECT_TRUE(read.nesterov());
 }
 
 TEST(Optim, LibtorchSpellings) {

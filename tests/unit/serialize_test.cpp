@@ -473,8 +473,13 @@ TEST(Archive, WriteAndReadBackEveryKindOfValue) {
   out.write("name", ember::jit::IValue(std::string("net: v2")));
   out.write("child", child);
   EXPECT_ERROR(out.write("x", ember::ones({1})), "OutputArchive::write", "'x' was written already");
-  EXPECT_ERROR(out.write("list", ember::jit::IValue(std::vector<int64_t>{1, 2})), "OutputArchive::write", "'list'",
-               "ints, doubles, bools and strings");
+  // tuples and lists of values (libtorch's optimizers write betas as a tuple), nested, with None
+  // and a string holding the separators
+  out.write("list", ember::jit::IValue(std::vector<int64_t>{1, -2}));
+  out.write("betas", ember::jit::IValue(std::make_tuple(0.9, std::optional<int64_t>(), std::string("a|3:b"),
+                                                        std::make_tuple(true, 0.1))));
+  EXPECT_ERROR(out.write("pair", ember::jit::IValue::tuple(1.0, ember::ones({1}))), "OutputArchive::write", "'pair'",
+               "tensor inside a tuple or list");
 
   const std::string path = dir().file("archive.safetensors");
   out.save_to(path);
@@ -488,7 +493,7 @@ TEST(Archive, WriteAndReadBackEveryKindOfValue) {
   EXPECT_EQ(stream.str(), via_func);
 
   auto check = [&](es::InputArchive& in) {
-    EXPECT_EQ(in.keys(), (std::vector<std::string>{"x", "child", "lr", "flag", "name"}));
+    EXPECT_EQ(in.keys(), (std::vector<std::string>{"x", "child", "lr", "flag", "name", "list", "betas"}));
     Tensor x;
     in.read("x", x);
     EXPECT_TRUE(Identical(x, ember::tensor({1.5, -2.0})));
@@ -499,6 +504,12 @@ TEST(Archive, WriteAndReadBackEveryKindOfValue) {
     EXPECT_TRUE(v.toBool());
     in.read("name", v);
     EXPECT_EQ(v.toStringRef(), "net: v2");
+    in.read("list", v);
+    EXPECT_EQ(v.to<std::vector<int64_t>>(), (std::vector<int64_t>{1, -2}));
+    in.read("betas", v);
+    const auto betas = v.to<std::tuple<double, std::optional<int64_t>, std::string, std::tuple<bool, double>>>();
+    EXPECT_EQ(betas, std::make_tuple(0.9, std::optional<int64_t>(), std::string("a|3:b"), std::make_tuple(true, 0.1)));
+    EXPECT_ERROR((v.to<std::tuple<double, double>>()), "IValue::to", "a tuple of 2 elements, got one of 4");
     es::InputArchive nested;
     in.read("child", nested);
     Tensor w = ember::zeros({2, 3}, ember::TensorOptions().dtype(ember::kLong));

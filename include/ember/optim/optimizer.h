@@ -15,6 +15,11 @@
 #include "ember/ordered_dict.h"
 #include "ember/tensor.h"
 
+namespace ember::serialize {
+class OutputArchive;
+class InputArchive;
+}  // namespace ember::serialize
+
 namespace ember::optim {
 
 // libtorch's TORCH_ARG: `options.name(value)` sets and chains, `options.name()` reads.
@@ -46,14 +51,20 @@ struct OptimizerField {
   void set(double value) const;  // checks that a choice is one of `choices`
 };
 
+// libtorch's base: an options class of a user's optimizer written for libtorch overrides clone(),
+// get_lr()/set_lr() (the schedulers use them) and serialize(); the defaults raise as libtorch's.
+// Ember's optimizers list their hyperparameters in fields() (the state dict's numbers); the default
+// serialize() writes and reads those fields.
 class OptimizerOptions {
  public:
   virtual ~OptimizerOptions() = default;
-  virtual std::unique_ptr<OptimizerOptions> clone() const = 0;
-  virtual double get_lr() const = 0;
-  virtual void set_lr(double lr) = 0;
-  // Every hyperparameter, lr first.
-  virtual std::vector<OptimizerField> fields() = 0;
+  virtual std::unique_ptr<OptimizerOptions> clone() const;
+  virtual double get_lr() const;
+  virtual void set_lr(const double lr);
+  virtual void serialize(serialize::InputArchive& archive);
+  virtual void serialize(serialize::OutputArchive& archive) const;
+  // Every hyperparameter, lr first (none by default: a libtorch-style options class has none).
+  virtual std::vector<OptimizerField> fields() { return {}; }
 };
 
 template <class Derived>
@@ -76,11 +87,14 @@ struct StateField {
   bool any_shape = false;
 };
 
+// libtorch's base, as OptimizerOptions above: clone() and serialize() for a user's state class.
 class OptimizerParamState {
  public:
   virtual ~OptimizerParamState() = default;
-  virtual std::unique_ptr<OptimizerParamState> clone() const = 0;
-  virtual std::vector<StateField> fields() = 0;
+  virtual std::unique_ptr<OptimizerParamState> clone() const;
+  virtual void serialize(serialize::InputArchive& archive);
+  virtual void serialize(serialize::OutputArchive& archive) const;
+  virtual std::vector<StateField> fields() { return {}; }
 };
 
 template <class Derived>
@@ -124,12 +138,33 @@ struct OptimizerStateDict {
   std::vector<OrderedDict<std::string, double>> param_groups;
 };
 
+// Per-parameter state keyed as libtorch keys it: the parameter's TensorImpl address as a string
+// (c10::guts::to_string(p.unsafeGetTensorImpl()), "0x..."), so an optimizer written for libtorch
+// finds its state. Ember's shorter form: find/at/count/operator[] with the TensorImpl* itself.
+class OptimizerStateMap : public std::unordered_map<std::string, std::unique_ptr<OptimizerParamState>> {
+  using Base = std::unordered_map<std::string, std::unique_ptr<OptimizerParamState>>;
+
+ public:
+  using Base::at;
+  using Base::count;
+  using Base::find;
+  using Base::operator[];
+  static std::string key(const TensorImpl* p);
+  iterator find(const TensorImpl* p) { return find(key(p)); }
+  const_iterator find(const TensorImpl* p) const { return find(key(p)); }
+  std::unique_ptr<OptimizerParamState>& at(const TensorImpl* p) { return at(key(p)); }
+  const std::unique_ptr<OptimizerParamState>& at(const TensorImpl* p) const { return at(key(p)); }
+  size_t count(const TensorImpl* p) const { return count(key(p)); }
+  std::unique_ptr<OptimizerParamState>& operator[](const TensorImpl* p) { return (*this)[key(p)]; }
+};
+
 class Optimizer {
  public:
   using LossClosure = std::function<Tensor()>;
-  using StateMap = std::unordered_map<const TensorImpl*, std::unique_ptr<OptimizerParamState>>;
+  using StateMap = OptimizerStateMap;
 
   Optimizer(std::vector<OptimizerParamGroup> param_groups, std::unique_ptr<OptimizerOptions> defaults);
+  Optimizer(std::vector<Tensor> parameters, std::unique_ptr<OptimizerOptions> defaults);
   virtual ~Optimizer() = default;
   Optimizer(const Optimizer&) = delete;
   Optimizer& operator=(const Optimizer&) = delete;
@@ -141,6 +176,10 @@ class Optimizer {
   void zero_grad(bool set_to_none = true);
 
   size_t size() const;  // the number of parameters over all groups
+  // libtorch's older forms (deprecated there): the first group's parameters, and adding to them.
+  std::vector<Tensor>& parameters() noexcept { return param_groups_.at(0).params(); }
+  const std::vector<Tensor>& parameters() const noexcept { return param_groups_.at(0).params(); }
+  void add_parameters(const std::vector<Tensor>& parameters);
   OptimizerOptions& defaults() { return *defaults_; }
   const OptimizerOptions& defaults() const { return *defaults_; }
   std::vector<OptimizerParamGroup>& param_groups() { return param_groups_; }
@@ -153,10 +192,15 @@ class Optimizer {
   // Checks everything (group and parameter counts, each state tensor's shape) before changing
   // anything; state tensors are cast to their parameter's dtype, as PyTorch does.
   void load_state_dict(const OptimizerStateDict& dict);
+  // libtorch's archive forms (torch::save(optimizer, stream) and an OutputArchive << optimizer):
+  // the state dict's tensors and hyperparameters; an optimizer written for libtorch may override them.
+  virtual void save(serialize::OutputArchive& archive) const;
+  virtual void load(serialize::InputArchive& archive);
 
  protected:
   // A fresh state for p (what a parameter's first step starts from, before its fields are set).
-  virtual std::unique_ptr<OptimizerParamState> make_state(const Tensor& p, const OptimizerOptions& group) const = 0;
+  // Ember's optimizers override it; one written for libtorch makes its own state and never calls batches().
+  virtual std::unique_ptr<OptimizerParamState> make_state(const Tensor& p, const OptimizerOptions& group) const;
 
   // The parameters of a group that have a gradient, split by parameter dtype: the lists each
   // optimizer hands to the multi-tensor ops. `states` are created with make_state as needed.

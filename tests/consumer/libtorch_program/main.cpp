@@ -44,6 +44,81 @@ struct ScaleImpl : torch::nn::Module {
 };
 TORCH_MODULE(Scale);
 
+// An optimizer written for libtorch as its users write their own (LAMB, Lion, ... in public
+// programs): options and per-parameter state deriving libtorch's cloneable bases with TORCH_ARGs,
+// serialized with libtorch's macros, state kept in the base's state_ under the key libtorch uses.
+using Betas = std::tuple<double, double>;
+struct SignMomentumOptions : torch::optim::OptimizerCloneableOptions<SignMomentumOptions> {
+  SignMomentumOptions(double lr = 1e-2) : lr_(lr) {}  // NOLINT
+  TORCH_ARG(double, lr);
+  TORCH_ARG(Betas, betas) = std::make_tuple(0.9, 0.99);
+  TORCH_ARG(double, weight_decay) = 0;
+  TORCH_ARG(c10::optional<int64_t>, warmup) = c10::nullopt;
+
+ public:
+  void serialize(torch::serialize::OutputArchive& archive) const override {
+    _TORCH_OPTIM_SERIALIZE_TORCH_ARG(lr);
+    _TORCH_OPTIM_SERIALIZE_TORCH_ARG(betas);
+    _TORCH_OPTIM_SERIALIZE_TORCH_ARG(weight_decay);
+    _TORCH_OPTIM_SERIALIZE_TORCH_ARG(warmup);
+  }
+  void serialize(torch::serialize::InputArchive& archive) override {
+    _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(double, lr);
+    _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(Betas, betas);
+    _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(double, weight_decay);
+    _TORCH_OPTIM_DESERIALIZE_TORCH_ARG_OPTIONAL(int64_t, warmup);
+  }
+  double get_lr() const override { return lr(); }
+  void set_lr(const double lr) override { this->lr(lr); }
+};
+struct SignMomentumParamState : torch::optim::OptimizerCloneableParamState<SignMomentumParamState> {
+  TORCH_ARG(int64_t, step) = 0;
+  TORCH_ARG(torch::Tensor, exp_avg);
+
+ public:
+  void serialize(torch::serialize::OutputArchive& archive) const override {
+    _TORCH_OPTIM_SERIALIZE_TORCH_ARG(step);
+    _TORCH_OPTIM_SERIALIZE_TORCH_ARG(exp_avg);
+  }
+  void serialize(torch::serialize::InputArchive& archive) override {
+    _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(int64_t, step);
+    _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(torch::Tensor, exp_avg);
+  }
+};
+class SignMomentum : public torch::optim::Optimizer {
+ public:
+  SignMomentum(std::vector<torch::Tensor> params, SignMomentumOptions defaults = {})
+      : torch::optim::Optimizer({torch::optim::OptimizerParamGroup(std::move(params))},
+                                std::make_unique<SignMomentumOptions>(defaults)) {}
+  torch::Tensor step(LossClosure closure = nullptr) override {
+    torch::NoGradGuard no_grad;
+    torch::Tensor loss;
+    if (closure) {
+      torch::AutoGradMode enable_grad(true);
+      loss = closure();
+    }
+    for (auto& group : param_groups_) {
+      const auto& options = static_cast<const SignMomentumOptions&>(group.options());
+      for (auto& p : group.params()) {
+        if (!p.grad().defined()) continue;
+        const std::string key = c10::guts::to_string(p.unsafeGetTensorImpl());
+        if (state_.find(key) == state_.end()) {
+          auto fresh = std::make_unique<SignMomentumParamState>();
+          fresh->exp_avg(torch::zeros_like(p));
+          state_[key] = std::move(fresh);
+        }
+        auto& state = static_cast<SignMomentumParamState&>(*state_[key]);
+        state.step(state.step() + 1);
+        const auto [beta1, beta2] = options.betas();
+        if (options.weight_decay() != 0) p.mul_(1 - options.lr() * options.weight_decay());
+        p.add_(state.exp_avg().mul(beta1).add(p.grad(), 1 - beta1).sign(), -options.lr());
+        state.exp_avg().mul_(beta2).add_(p.grad(), 1 - beta2);
+      }
+    }
+    return loss;
+  }
+};
+
 int main() {
   torch::manual_seed(0);
   auto net = std::make_shared<Net>();
@@ -120,6 +195,36 @@ int main() {
   (leaf * leaf).sum().backward();
   leaf.grad().zero_();
   if (!initialised.equal(torch::full({3}, 2.0)) || leaf.grad().sum().item<float>() != 0) return 12;
+  // an optimizer of the program's own, its options and state through libtorch's archives
+  auto fitted = torch::zeros({3}, torch::requires_grad());
+  const torch::Tensor goal = torch::tensor({0.5f, -1.0f, 2.0f});
+  SignMomentum sign(std::vector<torch::Tensor>{fitted},
+                    SignMomentumOptions(0.01).betas(std::make_tuple(0.5, 0.5)).warmup(3));
+  for (int i = 0; i < 400; ++i) {
+    sign.zero_grad();
+    (fitted - goal).pow(2).sum().backward();
+    sign.step();
+  }
+  if (!torch::allclose(fitted, goal, 0, 0.02) || sign.state().size() != 1) return 13;
+  auto& first = static_cast<SignMomentumParamState&>(*sign.state().begin()->second);
+  torch::serialize::OutputArchive archive;
+  static_cast<const SignMomentumOptions&>(sign.param_groups()[0].options()).serialize(archive);
+  torch::serialize::OutputArchive state_archive;
+  first.serialize(state_archive);
+  archive.write("state", state_archive);
+  std::stringstream stream;
+  archive.save_to(stream);
+  torch::serialize::InputArchive in;
+  in.load_from(stream);
+  SignMomentumOptions restored(1);
+  restored.serialize(in);
+  torch::serialize::InputArchive state_in;
+  in.read("state", state_in);
+  SignMomentumParamState restored_state;
+  restored_state.serialize(state_in);
+  if (restored.lr() != 0.01 || std::get<1>(restored.betas()) != 0.5 || restored.warmup() != 3 ||
+      restored_state.step() != 400 || !restored_state.exp_avg().equal(first.exp_avg()))
+    return 14;
   std::printf("libtorch_program: loss %.2e, weight %.4f, lr %.4f\n", loss, w.item<float>(),
               optimizer.param_groups()[0].options().get_lr());
   return loss < 1e-4 ? 0 : 1;
