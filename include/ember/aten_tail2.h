@@ -262,6 +262,25 @@ Tensor normal_functional(const Tensor& self, double mean = 0, double std = 1, Ge
 Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement = false, Generator* generator = nullptr);
 Tensor binomial(const Tensor& count, const Tensor& prob, Generator* generator = nullptr);
 Tensor poisson(const Tensor& self, Generator* generator = nullptr);
+// Gamma(self, 1) samples (float or double) with libtorch's draws; differentiable through
+// _standard_gamma_grad (dx/dalpha at the sample's quantile, computed to ~1e-10 here where
+// libtorch's fitted approximation is ~1e-3). _sample_dirichlet: Dirichlet(self) over the last dim.
+Tensor _standard_gamma(const Tensor& self, Generator* generator = nullptr);
+Tensor _standard_gamma_grad(const Tensor& self, const Tensor& output);
+Tensor _sample_dirichlet(const Tensor& self, Generator* generator = nullptr);
+
+// ---- ATen's _cast_<Type>(self, non_blocking): self.to(<type>) ----
+#define EMBER_CAST_FUNCTION(Name, type) \
+  inline Tensor _cast_##Name(const Tensor& self, bool non_blocking = false) { return self.to(type, non_blocking); }
+EMBER_CAST_FUNCTION(Byte, kByte)
+EMBER_CAST_FUNCTION(Char, kChar)
+EMBER_CAST_FUNCTION(Short, kShort)
+EMBER_CAST_FUNCTION(Int, kInt)
+EMBER_CAST_FUNCTION(Long, kLong)
+EMBER_CAST_FUNCTION(Half, kHalf)
+EMBER_CAST_FUNCTION(Float, kFloat)
+EMBER_CAST_FUNCTION(Double, kDouble)
+#undef EMBER_CAST_FUNCTION
 
 // ---- upsampling (the last 1-3 dims of (N, C, ...)) ----
 Tensor upsample_nearest1d(const Tensor& input, OptionalIntArrayRef output_size, std::optional<ArrayRef<double>> scale_factors);

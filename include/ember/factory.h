@@ -63,7 +63,10 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, Generator* generato
 Tensor randperm(int64_t n, TensorOptions options = {});
 Tensor randperm(int64_t n, Generator* generator, TensorOptions options = {});
 Tensor normal(double mean, double std, IntArrayRef sizes, Generator* generator = nullptr, TensorOptions options = {});
+// With a tensor mean or std (broadcast): libtorch's draws; mean and std get zero gradients.
 Tensor normal(const Tensor& mean, const Tensor& std, Generator* generator = nullptr);
+Tensor normal(const Tensor& mean, double std = 1, Generator* generator = nullptr);
+Tensor normal(double mean, const Tensor& std, Generator* generator = nullptr);
 Tensor bernoulli(const Tensor& probs, Generator* generator = nullptr);
 Tensor bernoulli(const Tensor& self, double p, Generator* generator = nullptr);
 

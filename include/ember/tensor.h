@@ -534,6 +534,9 @@ class Tensor {
   Tensor variable_data() const { return detach(); }
   Tensor tensor_data() const { return detach(); }
   Tensor& detach_() const;
+  // libtorch's set_data: this tensor takes new_data's storage, sizes, strides and dtype, keeping its
+  // identity (autograd state, gradient, every handle to it).
+  void set_data(const Tensor& new_data) const;
   void retain_grad() const;
   bool retains_grad() const;
   void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
@@ -731,6 +734,13 @@ class Tensor {
   bool is_ve() const { return false; }
   bool is_xla() const { return false; }
   bool is_xpu() const { return false; }
+  // Ember's tensors are strided (dense) only: no sparse, mkldnn, Vulkan, MPS or nested layouts.
+  bool is_sparse() const { return false; }
+  bool is_sparse_csr() const { return false; }
+  bool is_mkldnn() const { return false; }
+  bool is_vulkan() const { return false; }
+  bool is_mps() const { return false; }
+  bool is_nested() const { return false; }
   Tensor hardshrink(const Scalar& lambd = 0.5) const;
   Tensor prelu(const Tensor& weight) const;
   Tensor isposinf() const;

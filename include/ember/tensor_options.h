@@ -1,6 +1,8 @@
 // TensorOptions: the dtype, device, layout, memory format and requires_grad of a new tensor.
 #pragma once
 #include <optional>
+#include <type_traits>
+#include <utility>
 
 #include "ember/device.h"
 #include "ember/dtype.h"
@@ -31,6 +33,12 @@ class TensorOptions {
     o.device_ = d;
     return o;
   }
+  // libtorch's variadic form: the arguments of a Device (`device(torch::kCUDA, 1)`, `device("cpu")`).
+  template <class... Args>
+  requires(sizeof...(Args) >= 2 ||
+           (sizeof...(Args) == 1 && !(std::is_convertible_v<Args, std::optional<Device>> && ...))) TensorOptions
+      device(Args&&... args)
+  const { return device(std::optional<Device>(Device(std::forward<Args>(args)...))); }
   TensorOptions layout(std::optional<Layout> l) const {
     TensorOptions o = *this;
     o.layout_ = l;

@@ -271,3 +271,5 @@ void set_data(const Tensor& self, const Tensor& new_data) {
 }
 
 }  // namespace ember::nn
+
+void ember::Tensor::set_data(const Tensor& new_data) const { nn::set_data(*this, new_data); }

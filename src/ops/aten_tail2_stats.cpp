@@ -790,6 +790,58 @@ Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement, Ge
   }
   return self.dim() == 1 ? out.squeeze(0) : out;
 }
+namespace {
+void check_gamma_dtype(const char* op, const char* kernel, const Tensor& t) {
+  EMBER_CHECK(t.defined(), op, "expected a defined tensor");
+  EMBER_CHECK(t.dtype() == kFloat || t.dtype() == kDouble, op, "\"", kernel, "\" not implemented for '", t.dtype(),
+              "'");
+}
+// Gamma(self, 1) samples, libtorch's draws (rng::standard_gamma).
+struct StandardGammaOp {
+  static constexpr const char* name = "_standard_gamma";
+  static Tensor run(const Tensor& self, Generator* g) {
+    check_gamma_dtype(name, "gamma_cpu", self);
+    Tensor out = make_empty(self.sizes(), self.dtype());
+    rng::standard_gamma(self, out, g);
+    return out;
+  }
+  // StandardGammaBackward0 -- self: grad * _standard_gamma_grad(self, result)
+  static void derivative(autograd::Derivative& d, const Tensor& self, Generator* /*g*/) {
+    d.name("StandardGammaBackward0");
+    d.grad(self, [s = d.save(self), r = d.save_result()](const auto& c) {
+      return c.grad() * _standard_gamma_grad(c[s], c[r]);
+    });
+  }
+};
+// Dirichlet(self) samples over the last dim, as libtorch's: Gamma(alpha, 1) drawn in double, each
+// row divided by its sum, rounded to self's dtype and kept inside (0, 1).
+struct SampleDirichletOp {
+  static constexpr const char* name = "_sample_dirichlet";
+  static Tensor run(const Tensor& self, Generator* g) {
+    check_gamma_dtype(name, "dirichlet", self);
+    Tensor gamma = make_empty(self.sizes(), kDouble);
+    rng::standard_gamma(self.to(kDouble), gamma, g);
+    Tensor out = (self.dim() == 0 ? gamma / gamma : gamma / gamma.sum({-1}, true)).to(self.dtype());
+    const double low = self.dtype() == kFloat ? std::numeric_limits<float>::min() : std::numeric_limits<double>::min();
+    const double high = self.dtype() == kFloat ? std::nextafter(1.0f, 0.0f) : std::nextafter(1.0, 0.0);
+    return out.clamp(low, high);
+  }
+  // SampleDirichletBackward0 -- self: not_implemented("_sample_dirichlet")
+  static void derivative(autograd::Derivative& d, const Tensor& self, Generator* /*g*/) {
+    d.name("SampleDirichletBackward0");
+    d.grad(self, [](const auto&) -> Tensor {
+      EMBER_CHECK(false, name, "derivative for aten::_sample_dirichlet is not implemented");
+      return {};
+    });
+  }
+};
+}  // namespace
+Tensor _standard_gamma(const Tensor& self, Generator* generator) {
+  return dispatch::call<StandardGammaOp>(self, generator);
+}
+Tensor _sample_dirichlet(const Tensor& self, Generator* generator) {
+  return dispatch::call<SampleDirichletOp>(self, generator);
+}
 Tensor binomial(const Tensor& count, const Tensor& prob, Generator* generator) {
   EMBER_CHECK(is_floating_type(count.dtype()), "binomial", "\"binomial_cpu\" not implemented for '", count.dtype(), "'");
   const DimVector shape = infer_size(count.sizes(), prob.sizes(), "binomial");

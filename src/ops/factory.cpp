@@ -149,6 +149,57 @@ struct NormalOp {
     return out;
   }
 };
+// normal(mean, std) with a tensor mean or std or both: libtorch's order, standard normals (std
+// folded in when it is a number), times a tensor std, plus mean, in the broadcast shape and the
+// tensors' dtype. Not reparameterized: mean and std get zero gradients (NormalBackward1/2/3).
+struct NormalTensorOp {
+  static constexpr const char* name = "normal";
+  template <class M, class S>
+  static Tensor run(const M& mean, const S& std, Generator* g) {
+    DimVector sizes;
+    ScalarType dtype = kFloat;
+    if constexpr (autograd::is_tensor<M>) {
+      EMBER_CHECK(is_floating_type(mean.dtype()), name, "expected mean to be a floating point tensor, got ",
+                  mean.dtype());
+      sizes = DimVector(mean.sizes());
+      dtype = mean.dtype();
+    }
+    if constexpr (autograd::is_tensor<S>) {
+      EMBER_CHECK(is_floating_type(std.dtype()), name, "expected std to be a floating point tensor, got ", std.dtype());
+      EMBER_CHECK(std.numel() == 0 || std.ge(0).all().template item<bool>(), name,
+                  "expects all elements of std >= 0.0");
+      if constexpr (autograd::is_tensor<M>) {
+        EMBER_CHECK(mean.dtype() == std.dtype(), name, "mean (", mean.dtype(), ") and std (", std.dtype(),
+                    ") must have the same dtype");
+        sizes = infer_size(mean.sizes(), std.sizes(), name);
+      } else {
+        sizes = DimVector(std.sizes());
+        dtype = std.dtype();
+      }
+    } else {
+      EMBER_CHECK(std >= 0.0, name, "expects std >= 0.0, but found std ", std);
+    }
+    // (out of place, so the result starts at version 0 as libtorch's)
+    const Tensor z = empty(sizes, TensorOptions().dtype(dtype));
+    if constexpr (autograd::is_tensor<S>) {
+      rng::normal_(z, 0.0, 1.0, g);
+      return z.mul(std).add(mean);
+    } else {
+      rng::normal_(z, 0.0, std, g);
+      return z.add(mean);
+    }
+  }
+  template <class M, class S>
+  static void derivative(autograd::Derivative& d, const M& mean, const S& std, Generator* /*g*/) {
+    d.name(!autograd::is_tensor<S>   ? "NormalBackward1"
+           : !autograd::is_tensor<M> ? "NormalBackward2"
+                                     : "NormalBackward3");
+    if constexpr (autograd::is_tensor<M>)
+      d.grad(mean, [s = DimVector(mean.sizes())](const auto& c) { return zeros(s, c.grad().options()); });
+    if constexpr (autograd::is_tensor<S>)
+      d.grad(std, [s = DimVector(std.sizes())](const auto& c) { return zeros(s, c.grad().options()); });
+  }
+};
 struct RandintOp {
   static constexpr const char* name = "randint";
   static Tensor run(int64_t low, int64_t high, IntArrayRef sizes, Generator* g, const TensorOptions& o) {
@@ -325,11 +376,10 @@ Tensor normal(double mean, double std, IntArrayRef sizes, Generator* g, TensorOp
   return leaf(o, [&](const TensorOptions& p) { return dispatch::call<NormalOp>(mean, std, sizes, g, p); });
 }
 Tensor normal(const Tensor& mean, const Tensor& std, Generator* g) {
-  EMBER_CHECK(mean.sizes() == std.sizes(), "normal", "mean and std must have the same shape, got ", mean.sizes(),
-              " and ", std.sizes());
-  // libtorch's order: standard normals, times std, plus mean (two roundings); a new result (version 0)
-  return normal(0.0, 1.0, mean.sizes(), g, TensorOptions().dtype(mean.dtype())).mul(std).add(mean);
+  return dispatch::call<NormalTensorOp>(mean, std, g);
 }
+Tensor normal(const Tensor& mean, double std, Generator* g) { return dispatch::call<NormalTensorOp>(mean, std, g); }
+Tensor normal(double mean, const Tensor& std, Generator* g) { return dispatch::call<NormalTensorOp>(mean, std, g); }
 // As libtorch's, a new contiguous tensor (LEGACY_CONTIGUOUS_MEMORY_FORMAT) filled by bernoulli_.
 Tensor bernoulli(const Tensor& probs, Generator* g) {
   return dispatch::call<BernoulliOp>(probs.sizes(), contiguous_strides(probs.sizes()).ref(), probs.dtype(), probs, g);

@@ -492,5 +492,54 @@ void multinomial_with_replacement(const Tensor& probs, const Tensor& out, Genera
   else sample(float{});
 }
 
+namespace {
+// Marsaglia and Tsang's acceptance-rejection sampler of Gamma(alpha, 1) as libtorch 1.13's CPU
+// kernels run it (T: the type alpha is held in, the tensor's for _standard_gamma, double for
+// _sample_dirichlet): alpha below 1 boosted by one and the result scaled by u^(1/alpha), standard
+// normals and uniforms drawn as doubles, and libtorch's single-precision literals (1/3, 0.0331)
+// with their rounding, so that one seed draws the same samples.
+template <class T>
+double sample_gamma(T alpha, Generator& g) {
+  double scale = 1.0;
+  if (alpha < T(1)) {
+    if (alpha == T(0)) return 0;
+    scale *= std::pow(1 - g.next_double(), static_cast<double>(T(1) / alpha));
+    alpha += T(1);
+  }
+  const double d = static_cast<double>(alpha - static_cast<T>(1.0f / 3.0f));
+  const double c = 1.0 / std::sqrt(9.0 * d);
+  for (;;) {
+    double x = 0, y = 0;
+    do {
+      x = g.next_normal();
+      y = 1.0 + c * x;
+    } while (y <= 0);
+    const double v = y * y * y;
+    const double u = 1 - g.next_double();
+    const double xx = x * x;
+    if (u < 1.0 - static_cast<double>(0.0331f) * xx * xx) return scale * d * v;
+    if (std::log(u) < 0.5 * xx + d * (1.0 - v + std::log(v))) return scale * d * v;
+  }
+}
+}  // namespace
+
+void standard_gamma(const Tensor& alpha, const Tensor& out, Generator* g) {
+  const Tensor a = alpha.contiguous();
+  const int64_t n = a.numel();
+  Locked l(g);
+  if (a.dtype() == kDouble) {
+    const double* in = a.data_ptr<double>();
+    double* o = out.data_ptr<double>();
+    for (int64_t i = 0; i < n; ++i) o[i] = std::max(std::numeric_limits<double>::min(), sample_gamma(in[i], l.gen));
+  } else {
+    const float* in = a.data_ptr<float>();
+    float* o = out.data_ptr<float>();
+    for (int64_t i = 0; i < n; ++i) {
+      // rounded to float inside libtorch's sampler, then kept above the smallest normal float
+      o[i] = std::max(std::numeric_limits<float>::min(), static_cast<float>(sample_gamma(in[i], l.gen)));
+    }
+  }
+}
+
 }  // namespace rng
 }  // namespace ember

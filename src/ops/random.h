@@ -30,6 +30,11 @@ void randperm_(const Tensor& self, Generator* g);
 // (rows, samples) int64; each row's normalized cumulative sums searched with a double uniform.
 void multinomial_with_replacement(const Tensor& probs, const Tensor& out, Generator* g);  // self: 1-D, becomes a permutation of 0 .. n-1
 
+// Gamma(alpha, 1) samples as libtorch's _standard_gamma draws them: alpha float or double, out
+// contiguous of alpha's sizes and dtype, elements in alpha's logical order, each at least the
+// dtype's smallest normal number (_sample_dirichlet draws from alpha in double).
+void standard_gamma(const Tensor& alpha, const Tensor& out, Generator* g);
+
 }  // namespace ember::rng
 
 namespace ember {

@@ -585,6 +585,39 @@ TEST(TensorMethods, DetachSpellingsAndRealForms) {
   EXPECT_TRUE(x.resolve_neg().is_same(x));
 }
 
+// Calls a fifth survey of public libtorch programs found missing (docs/compat.md).
+TEST(TensorMethods, FifthSurveyCalls) {
+  // set_data: the tensor keeps its identity and autograd state, takes the new data, dtype included
+  const torch::Tensor w = torch::ones({2, 3}).requires_grad_();
+  const torch::Tensor handle = w;
+  w.set_data(torch::arange(4, torch::kDouble));
+  EXPECT_TRUE(handle.is_same(w));
+  EXPECT_TRUE(w.requires_grad());
+  EXPECT_EQ(w.sizes(), IntArrayRef({4}));
+  EXPECT_EQ(w.scalar_type(), kDouble);
+  EXPECT_TRUE(w.detach().equal(torch::arange(4, torch::kDouble)));
+  // ATen's _cast_<Type>
+  const torch::Tensor f = torch::tensor({1.7, -2.2});
+  EXPECT_EQ(torch::_cast_Float(f).scalar_type(), kFloat);
+  EXPECT_TRUE(torch::_cast_Long(f).equal(torch::tensor({1, -2}, torch::kLong)));
+  EXPECT_EQ(torch::_cast_Byte(f.abs()).scalar_type(), kByte);
+  // TensorOptions::device with a Device's arguments
+  EXPECT_EQ(torch::TensorOptions().device(torch::kCPU, 0).device(), torch::Device(torch::kCPU, 0));
+  EXPECT_EQ(torch::TensorOptions().device("cpu").device(), torch::Device(torch::kCPU));
+  // a list of tensors through a stream, as an RWKV server caches its states
+  std::stringstream stream;
+  const std::vector<torch::Tensor> states = {torch::rand({2, 3}), torch::arange(5), torch::ones({0})};
+  torch::save(states, stream);
+  std::vector<torch::Tensor> back;
+  torch::load(back, stream);
+  ASSERT_EQ(back.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(back[i].equal(states[i]));
+  EXPECT_FALSE(w.is_sparse() || w.is_mkldnn() || w.is_nested());  // optimizers written for libtorch ask
+  // the <cfloat> and <climits> constants libtorch's header brings
+  EXPECT_GT(FLT_MIN, 0.0f);
+  EXPECT_EQ(INT_MAX, std::numeric_limits<int>::max());
+}
+
 // torch/types.h's short dtype names.
 TEST(Dtype, LibtorchShortNames) {
   EXPECT_EQ(std::vector<ScalarType>({torch::kU8, torch::kI8, torch::kI16, torch::kI32, torch::kI64}),
