@@ -297,14 +297,23 @@ Tensor matmul_impl(const char* op, const Tensor& t1, const Tensor& t2_in, const 
 using op_util::maybe_multiply;
 
 // The output's gradient as the formulas of a backward read it: when several run and products
-// would each copy it (strided rows, as attention's heads; broadcast, as a sum's), it is made
-// contiguous once (a bias's sum also reads dense memory faster). Dense matrices and (with
-// `batched`, per batch entry) transposed ones are read in place.
-Tensor shared_grad(const Tensor& grad, bool both, bool batched) {
-  if (!both || grad.is_contiguous()) return grad;
-  const bool transposed = batched ? grad.dim() == 3 && grad.transpose(1, 2).is_contiguous()
-                                  : grad.dim() == 2 && grad.t().is_contiguous();
-  return transposed ? grad : grad.contiguous();
+// would each copy it (the strided rows of attention's heads, a sum's broadcast), it is made
+// contiguous once (a bias's sum then also reads dense memory). Matrices that products read in
+// place are kept: with unit stride along rows and a leading dimension (dense, or rows of a wider
+// gradient, as cat's backward gives; for linear, leading dims that flatten into its rows),
+// transposed 2-D ones, and batches that are dense or transposed dense.
+Tensor shared_grad(const Tensor& grad, bool several, bool batched) {
+  if (!several || grad.is_contiguous()) return grad;
+  const int64_t d = grad.dim();
+  if (batched) return grad.transpose(1, 2).is_contiguous() ? grad : grad.contiguous();
+  if (d == 2 && grad.stride(0) == 1 && grad.stride(1) >= grad.size(0)) return grad;
+  bool rows_in_place = d >= 2 && grad.stride(d - 1) == 1 && grad.stride(d - 2) >= grad.size(d - 1);
+  for (int64_t i = d - 3, inner = d - 2; rows_in_place && i >= 0; --i) {
+    if (grad.size(i) == 1) continue;
+    rows_in_place = grad.stride(i) == grad.stride(inner) * grad.size(inner);
+    inner = i;
+  }
+  return rows_in_place ? grad : grad.contiguous();
 }
 
 // Gradients of self @ other for any operand ranks: 1-D operands act as matrices (a row for self,
@@ -367,7 +376,8 @@ struct BmmOp {
     if (autograd::Derivative::needs(self) && autograd::Derivative::needs(mat2)) {
       d.grad({self, mat2}, [m = d.save(mat2), s = d.save(self), self_grad, mat2_grad](const auto& c) {
         const Tensor g = shared_grad(c.grad(), c.needs(0) && c.needs(1), true);
-        return autograd::variable_list{c.needs(0) ? self_grad(g, c[m]) : Tensor(), c.needs(1) ? mat2_grad(g, c[s]) : Tensor()};
+        return autograd::variable_list{c.needs(0) ? self_grad(g, c[m]) : Tensor(),
+                                       c.needs(1) ? mat2_grad(g, c[s]) : Tensor()};
       });
       return;
     }

@@ -274,6 +274,7 @@ TEST(Linalg, BackwardsOfStridedOutputGradients) {
   const Tensor x = randn({48, 6, 40}), w = randn({24, 40}), b = randn({24});
   const Tensor heads = randn({6, 48, 24}).transpose(0, 1);       // strided rows, as attention's
   const Tensor spread = randn({1, 1, 24}).expand({48, 6, 24});  // broadcast, as a sum's
+  const Tensor sliced = randn({48, 6, 48}).narrow(2, 24, 24);    // rows of a wider one, as cat's
   for (int mask = 1; mask < 8; ++mask) {
     const Tensor xi = x.clone().requires_grad_((mask & 1) != 0), wi = w.clone().requires_grad_((mask & 2) != 0),
                  bi = b.clone().requires_grad_((mask & 4) != 0);
@@ -281,7 +282,8 @@ TEST(Linalg, BackwardsOfStridedOutputGradients) {
     for (const Tensor& t : {xi, wi, bi})
       if (t.requires_grad()) inputs.push_back(t);
     const Tensor out = linear(xi, wi, bi);
-    for (const Tensor& g : {heads, spread}) EXPECT_TRUE(close(grads(out, inputs, g), grads(out, inputs, g.contiguous()))) << mask;
+    for (const Tensor& g : {heads, spread, sliced})
+      EXPECT_TRUE(close(grads(out, inputs, g), grads(out, inputs, g.contiguous()))) << mask;
   }
   const Tensor p = randn({6, 48, 32}), v = randn({6, 32, 24});
   for (int mask = 1; mask < 4; ++mask) {
