@@ -296,6 +296,26 @@ Tensor matmul_impl(const char* op, const Tensor& t1, const Tensor& t2_in, const 
 
 using op_util::maybe_multiply;
 
+// The output's gradient as the formulas of a backward read it: when several run and products
+// would each copy it (the strided rows of attention's heads, a sum's broadcast), it is made
+// contiguous once (a bias's sum then also reads dense memory). Matrices that products read in
+// place are kept: with unit stride along rows and a leading dimension (dense, or rows of a wider
+// gradient, as cat's backward gives; for linear, leading dims that flatten into its rows),
+// transposed 2-D ones, and batches that are dense or transposed dense.
+Tensor shared_grad(const Tensor& grad, bool several, bool batched) {
+  if (!several || grad.is_contiguous()) return grad;
+  const int64_t d = grad.dim();
+  if (batched) return grad.transpose(1, 2).is_contiguous() ? grad : grad.contiguous();
+  if (d == 2 && grad.stride(0) == 1 && grad.stride(1) >= grad.size(0)) return grad;
+  bool rows_in_place = d >= 2 && grad.stride(d - 1) == 1 && grad.stride(d - 2) >= grad.size(d - 1);
+  for (int64_t i = d - 3, inner = d - 2; rows_in_place && i >= 0; --i) {
+    if (grad.size(i) == 1) continue;
+    rows_in_place = grad.stride(i) == grad.stride(inner) * grad.size(inner);
+    inner = i;
+  }
+  return rows_in_place ? grad : grad.contiguous();
+}
+
 // Gradients of self @ other for any operand ranks: 1-D operands act as matrices (a row for self,
 // a column for other) as matmul treats them, and broadcast batch dims are summed away. Each
 // needs only the other operand and its own operand's shape.
@@ -351,8 +371,18 @@ struct BmmOp {
   // BmmBackward0 -- self: grad.bmm(mat2.transpose(1, 2).conj()); mat2: self.transpose(1, 2).conj().bmm(grad)
   static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& mat2) {
     d.name("BmmBackward0");
-    d.grad(self, [m = d.save_for(self, mat2)](const auto& c) { return c.grad().bmm(c[m].transpose(1, 2).conj()); });
-    d.grad(mat2, [s = d.save_for(mat2, self)](const auto& c) { return c[s].transpose(1, 2).conj().bmm(c.grad()); });
+    auto self_grad = [](const Tensor& g, const Tensor& m) { return g.bmm(m.transpose(1, 2).conj()); };
+    auto mat2_grad = [](const Tensor& g, const Tensor& s) { return s.transpose(1, 2).conj().bmm(g); };
+    if (autograd::Derivative::needs(self) && autograd::Derivative::needs(mat2)) {
+      d.grad({self, mat2}, [m = d.save(mat2), s = d.save(self), self_grad, mat2_grad](const auto& c) {
+        const Tensor g = shared_grad(c.grad(), c.needs(0) && c.needs(1), true);
+        return autograd::variable_list{c.needs(0) ? self_grad(g, c[m]) : Tensor(),
+                                       c.needs(1) ? mat2_grad(g, c[s]) : Tensor()};
+      });
+      return;
+    }
+    d.grad(self, [m = d.save_for(self, mat2), self_grad](const auto& c) { return self_grad(c.grad(), c[m]); });
+    d.grad(mat2, [s = d.save_for(mat2, self), mat2_grad](const auto& c) { return mat2_grad(c.grad(), c[s]); });
   }
 };
 struct BmmOutOp {
@@ -574,23 +604,32 @@ struct LinearOp {
     return matmul_impl(name, input, weight, bias, nullptr, /*transpose_2d_other=*/true);
   }
   // LinearBackward0 -- input @ weight.t() + bias: input and weight as matmul's operands; bias: grad
-  // (the engine sums it to the bias's shape)
+  // (the engine sums it to the bias's shape). Two or more of them read one shared_grad.
   static void derivative(autograd::Derivative& d, const Tensor& input, const Tensor& weight, const Tensor& bias) {
     d.name("LinearBackward0");
-    d.grad(input, [sizes = DimVector(input.sizes()), w = d.save_for(input, weight)](const auto& c) {
-      return matmul_backward_self(c.grad(), sizes, c[w].t());
-    });
-    d.grad(weight, [sizes = DimVector(weight.sizes()), x = d.save_for(weight, input)](const auto& c) {
-      const Tensor& in = c[x];
+    auto input_grad = [sizes = DimVector(input.sizes())](const Tensor& g, const Tensor& w) {
+      return matmul_backward_self(g, sizes, w.t());
+    };
+    auto weight_grad = [sizes = DimVector(weight.sizes())](const Tensor& g, const Tensor& in) {
       // grad^T @ input over the flattened batch: one mm whose result is already in the weight's
       // dense (out, in) layout, so AccumulateGrad need not copy it
-      if (sizes.size() == 2 && in.dim() >= 2) {
-        return c.grad().reshape({-1, sizes[0]}).t().mm(in.reshape({-1, sizes[1]}));
-      }
+      if (sizes.size() == 2 && in.dim() >= 2) return g.reshape({-1, sizes[0]}).t().mm(in.reshape({-1, sizes[1]}));
       DimVector transposed(sizes);
       std::reverse(transposed.begin(), transposed.end());
-      return matmul_backward_other(c.grad(), in, transposed).t();
-    });
+      return matmul_backward_other(g, in, transposed).t();
+    };
+    using autograd::Derivative;
+    if (Derivative::needs(input) + Derivative::needs(weight) + Derivative::needs(bias) >= 2) {
+      d.grad({input, weight, bias}, [w = d.save_for(input, weight), x = d.save_for(weight, input), input_grad,
+                                     weight_grad](const auto& c) {
+        const Tensor g = shared_grad(c.grad(), c.needs(0) + c.needs(1) + c.needs(2) >= 2, false);
+        return autograd::variable_list{c.needs(0) ? input_grad(g, c[w]) : Tensor(),
+                                       c.needs(1) ? weight_grad(g, c[x]) : Tensor(), g};
+      });
+      return;
+    }
+    d.grad(input, [w = d.save_for(input, weight), input_grad](const auto& c) { return input_grad(c.grad(), c[w]); });
+    d.grad(weight, [x = d.save_for(weight, input), weight_grad](const auto& c) { return weight_grad(c.grad(), c[x]); });
     d.grad(bias, [](const auto& c) { return c.grad(); });
   }
 };

@@ -270,4 +270,33 @@ TEST(Attention, MultiheadAttentionWithoutWeightsTakesTheBlockedPath) {
   }
 }
 
+// The weights path folds the scores' 1/sqrt(head_dim) into the query's projection (weight and
+// bias); the path without weights scales inside scaled_dot_product_attention. Both give the same
+// output and gradients, with key and value sizes other than embed_dim (kdim, vdim), masks and
+// padded keys, and the folded path passes gradcheck.
+TEST(Attention, MultiheadAttentionScaleFoldedIntoTheQueryProjection) {
+  ember::nn::MultiheadAttention mha(ember::nn::MultiheadAttentionOptions(8, 2).kdim(5).vdim(5));
+  const Tensor x = randn({6, 2, 8}, 1).requires_grad_(true), k = randn({4, 2, 5}, 2), v = randn({4, 2, 5}, 3);
+  Tensor padding = ember::zeros({2, 4}, ember::kBool);
+  padding.select(0, 1).select(0, 3).fill_(true);
+  for (const Tensor& m : {Tensor(), randn({6, 4}, 4)}) {
+    std::vector<Tensor> grads[2];
+    Tensor outs[2];
+    for (int need = 0; need < 2; ++need) {
+      mha->zero_grad();
+      x.mutable_grad() = Tensor();
+      outs[need] = std::get<0>(mha(x, k, v, padding, need == 1, m));
+      (outs[need] * outs[need]).sum().backward();
+      grads[need].push_back(x.grad());
+      for (const Tensor& p : mha->parameters()) grads[need].push_back(p.grad());
+    }
+    EXPECT_LT(max_diff(outs[0], outs[1]), 1e-5);
+    for (size_t i = 0; i < grads[0].size(); ++i) EXPECT_LT(max_diff(grads[0][i], grads[1][i]), 1e-4) << i;
+  }
+  mha->to(ember::kDouble);
+  const Tensor kd = k.to(ember::kDouble), vd = v.to(ember::kDouble);
+  EXPECT_TRUE(gradcheck([&](const variable_list& in) { return std::get<0>(mha(in[0], kd, vd, padding)); },
+                        {randn({3, 2, 8}, 5, ember::kDouble).requires_grad_(true)}));
+}
+
 }  // namespace EMBER_UNITY_FILE

@@ -258,6 +258,53 @@ TEST(Linalg, BmmOfInterleavedBatches) {
   EXPECT_TRUE(near(bmm(q, w), q, w));
 }
 
+// LinearBackward0 and BmmBackward0 copy a strided or broadcast output gradient once when several
+// of their formulas read it: every subset of wanted gradients gives the values of a dense
+// gradient, and the formulas stay differentiable (gradcheck and gradgradcheck through a
+// transposed output, whose gradient arrives strided).
+TEST(Linalg, BackwardsOfStridedOutputGradients) {
+  auto grads = [](const Tensor& out, const autograd::variable_list& inputs, const Tensor& g) {
+    return autograd::grad({out}, inputs, {g}, /*retain_graph=*/true);
+  };
+  auto close = [](const autograd::variable_list& a, const autograd::variable_list& b) {
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!a[i].allclose(b[i], 1e-5, 1e-5)) return false;
+    return true;
+  };
+  const Tensor x = randn({48, 6, 40}), w = randn({24, 40}), b = randn({24});
+  const Tensor heads = randn({6, 48, 24}).transpose(0, 1);       // strided rows, as attention's
+  const Tensor spread = randn({1, 1, 24}).expand({48, 6, 24});  // broadcast, as a sum's
+  const Tensor sliced = randn({48, 6, 48}).narrow(2, 24, 24);    // rows of a wider one, as cat's
+  for (int mask = 1; mask < 8; ++mask) {
+    const Tensor xi = x.clone().requires_grad_((mask & 1) != 0), wi = w.clone().requires_grad_((mask & 2) != 0),
+                 bi = b.clone().requires_grad_((mask & 4) != 0);
+    autograd::variable_list inputs;
+    for (const Tensor& t : {xi, wi, bi})
+      if (t.requires_grad()) inputs.push_back(t);
+    const Tensor out = linear(xi, wi, bi);
+    for (const Tensor& g : {heads, spread, sliced})
+      EXPECT_TRUE(close(grads(out, inputs, g), grads(out, inputs, g.contiguous()))) << mask;
+  }
+  const Tensor p = randn({6, 48, 32}), v = randn({6, 32, 24});
+  for (int mask = 1; mask < 4; ++mask) {
+    const Tensor pi = p.clone().requires_grad_((mask & 1) != 0), vi = v.clone().requires_grad_((mask & 2) != 0);
+    autograd::variable_list inputs;
+    for (const Tensor& t : {pi, vi})
+      if (t.requires_grad()) inputs.push_back(t);
+    const Tensor out = bmm(pi, vi), g = randn({48, 6, 24}).transpose(0, 1);
+    EXPECT_TRUE(close(grads(out, inputs, g), grads(out, inputs, g.contiguous()))) << mask;
+  }
+  const TensorOptions d = TensorOptions().dtype(kDouble).requires_grad(true);
+  const autograd::variable_list lin{randn({5, 3, 4}, d), randn({6, 4}, d), randn({6}, d)};
+  auto f = [](const autograd::variable_list& in) { return linear(in[0], in[1], in[2]).transpose(0, 1); };
+  EXPECT_TRUE(autograd::gradcheck(f, lin));
+  EXPECT_TRUE(autograd::gradgradcheck(f, lin));
+  const autograd::variable_list mats{randn({3, 5, 4}, d), randn({3, 4, 2}, d)};
+  auto g = [](const autograd::variable_list& in) { return bmm(in[0], in[1]).transpose(0, 1); };
+  EXPECT_TRUE(autograd::gradcheck(g, mats));
+  EXPECT_TRUE(autograd::gradgradcheck(g, mats));
+}
+
 TEST(Linalg, SmallProductsDoNotUseOneDnn) {
   const size_t before = onednn::cache_size();
   nn::functional::linear(randn({8, 16}), randn({16, 16}), randn({16}));

@@ -358,15 +358,21 @@ std::tuple<Tensor, Tensor> multi_head_attention_forward(const Tensor& query, con
                 3 * e, "), got ", o.in_proj_bias().sizes());
     biases = o.in_proj_bias().chunk(3);
   }
-  auto proj = [&](const Tensor& x, const Tensor& separate, int64_t i) {
+  auto proj = [&](const Tensor& x, const Tensor& separate, int64_t i, double scale) {
     const Tensor& w = o.use_separate_proj_weight() ? separate : thirds[static_cast<size_t>(i)];
     EMBER_CHECK(w.defined() && w.dim() == 2 && w.size(0) == e && w.size(1) == x.size(2), name,
                 "expected a projection weight of (", e, ", ", x.size(2), "), got ",
                 w.defined() ? w.sizes() : IntArrayRef{});
-    return linear(x, w, biases.empty() ? Tensor() : biases[static_cast<size_t>(i)]);
+    const Tensor b = biases.empty() ? Tensor() : biases[static_cast<size_t>(i)];
+    if (scale == 1) return linear(x, w, b);
+    return linear(x, w * scale, b.defined() ? b * scale : b);
   };
-  const Tensor q = proj(query, o.q_proj_weight(), 0);
-  Tensor k = proj(key, o.k_proj_weight(), 1), v = proj(value, o.v_proj_weight(), 2);
+  // With weights the scores are computed here, and their 1/sqrt(head_dim) is folded into the
+  // query's projection: a product with the (E, E) weight and the bias rather than with the
+  // (L, N, E) queries, forward and backward. Without, scaled_dot_product_attention scales.
+  const double scale = o.need_weights() ? 1 / std::sqrt(static_cast<double>(head_dim)) : 1.0;
+  const Tensor q = proj(query, o.q_proj_weight(), 0, scale);
+  Tensor k = proj(key, o.k_proj_weight(), 1, 1.0), v = proj(value, o.v_proj_weight(), 2, 1.0);
   Tensor attn_mask = o.attn_mask(), key_padding_mask = o.key_padding_mask();
   // one more key: a zero mask column (nothing masked) where masks are given
   auto extend_masks = [&] {
@@ -436,7 +442,7 @@ std::tuple<Tensor, Tensor> multi_head_attention_forward(const Tensor& query, con
     return {linear(heads_out.permute({2, 0, 1, 3}).reshape({l, n, e}), o.out_proj_weight(), o.out_proj_bias()),
             Tensor()};
   }
-  Tensor scores = bmm(qh * (1 / std::sqrt(static_cast<double>(head_dim))), kh.transpose(1, 2));  // (N * H, L, S)
+  Tensor scores = bmm(qh, kh.transpose(1, 2));  // (N * H, L, S), qh scaled by its projection
   if (attn_mask.defined()) {
     scores = attn_mask.dtype() == kBool ? scores.masked_fill(attn_mask, -INFINITY) : scores + attn_mask;
   }
