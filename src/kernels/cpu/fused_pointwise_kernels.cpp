@@ -68,10 +68,22 @@ HWY_INLINE V finish(D d, V v, ScalarType t) {
   return (t == kHalf || t == kBFloat16) ? round_to(d, v, t) : v;
 }
 
+// A result vector into a tile buffer or, for a step whose value is an output, straight into the
+// output (`stream`: with a non-temporal store, as store_tile writes a large output).
+template <class D, class V>
+HWY_INLINE void put(D d, V v, hn::TFromD<D>* out, bool stream) {
+  if (stream) {
+    hn::Stream(v, d, out);
+  } else {
+    hn::StoreU(v, d, out);
+  }
+}
+
 // out[0, mpad) = f(operands), mpad a multiple of the vector length. `out` may be an operand's
-// buffer (each element is read before it is written).
+// buffer (each element is read before it is written). `stream` only where every operand is a
+// buffer and nothing is rounded (the one loop that has both stores: the others would double).
 template <class D, class F, size_t... I>
-HWY_INLINE void apply(D d, const F& f, hn::TFromD<D>* out, const Src<D>* s, size_t mpad, ScalarType rdt,
+HWY_INLINE void apply(D d, const F& f, hn::TFromD<D>* out, bool stream, const Src<D>* s, size_t mpad, ScalarType rdt,
                       std::index_sequence<I...>) {
   using L = hn::TFromD<D>;
   using V = hn::Vec<D>;
@@ -94,15 +106,15 @@ HWY_INLINE void apply(D d, const F& f, hn::TFromD<D>* out, const Src<D>* s, size
   if (((s[I].round == ScalarType::Undefined) && ...) && rdt != kHalf && rdt != kBFloat16) {
     if ((p[I] && ...)) {
       auto get = [&](size_t k, size_t i) { return hn::LoadU(d, p[k] + i); };
-      for (size_t i = 0; i < mpad; i += N) hn::Store(compute(get, i), d, out + i);
+      for (size_t i = 0; i < mpad; i += N) put(d, compute(get, i), out + i, stream);
     } else {
       auto get = [&](size_t k, size_t i) { return p[k] ? hn::LoadU(d, p[k] + i) : c[k]; };
-      for (size_t i = 0; i < mpad; i += N) hn::Store(compute(get, i), d, out + i);
+      for (size_t i = 0; i < mpad; i += N) hn::StoreU(compute(get, i), d, out + i);
     }
     return;
   }
   auto get = [&](size_t k, size_t i) { return fetch(d, s[k], i); };
-  for (size_t i = 0; i < mpad; i += N) hn::Store(finish(d, compute(get, i), rdt), d, out + i);
+  for (size_t i = 0; i < mpad; i += N) hn::StoreU(finish(d, compute(get, i), rdt), d, out + i);
 }
 
 template <PredicateOp P>
@@ -237,7 +249,8 @@ void run_program(TensorIterator& iter, const FusedProgram& prog) {
           for (int64_t b = 0; b < bytes; b += 64) prefetch_l2(next + b);
         }
       }
-      for (const FusedInstr& in : prog.code) {
+      for (size_t pc = 0; pc < prog.code.size(); ++pc) {
+        const FusedInstr& in = prog.code[pc];
         if (in.kind == FusedInstr::Kind::Load) {
           const char* p = data[in.arg] + i0 * strides[in.arg];
           if (m == mpad && iter.dtype(in.arg) == lane_dtype && strides[in.arg] == int64_t(sizeof(L))) {
@@ -259,11 +272,33 @@ void run_program(TensorIterator& iter, const FusedProgram& prog) {
           src[k] = {o.slot >= 0 ? view[o.slot] : nullptr, hn::Set(d, static_cast<L>(o.constant)), o.round_to};
         }
         L* out = buf[in.result];
-        view[in.result] = out;
         const ScalarType rdt = in.result_dtype;
-        auto run1 = [&](const auto& f) { apply(d, f, out, src, mpad, rdt, std::make_index_sequence<1>{}); };
-        auto run2 = [&](const auto& f) { apply(d, f, out, src, mpad, rdt, std::make_index_sequence<2>{}); };
-        auto run3 = [&](const auto& f) { apply(d, f, out, src, mpad, rdt, std::make_index_sequence<3>{}); };
+        // A value stored right after it is made (the plan puts an output's Store there) goes straight
+        // into a contiguous output of the compute type, skipping the buffer and the Store's copy
+        // (bench chain: 5-7% of its time); later steps read it from there. A large output is
+        // streamed, as store_tile streams it: only by apply's loop over buffers with no rounding.
+        bool stream = false;
+        if (pc + 1 < prog.code.size() && prog.code[pc + 1].kind == FusedInstr::Kind::Store &&
+            prog.code[pc + 1].operands[0].slot == in.result) {
+          const int arg = prog.code[pc + 1].arg;
+          L* const dst = reinterpret_cast<L*>(data[arg] + i0 * strides[arg]);
+          const int arity = in.kind == FusedInstr::Kind::Unary || in.kind == FusedInstr::Kind::Cast ? 1
+                            : in.kind == FusedInstr::Kind::Where || in.kind == FusedInstr::Kind::Clamp ? 3
+                                                                                                        : 2;
+          bool plain = rdt != kHalf && rdt != kBFloat16;
+          for (int j = 0; j < arity; ++j) plain = plain && src[j].p && src[j].round == ScalarType::Undefined;
+          stream = large && plain && reinterpret_cast<uintptr_t>(dst) % (N * sizeof(L)) == 0;
+          if (m == mpad && iter.dtype(arg) == lane_dtype && strides[arg] == int64_t(sizeof(L)) && (!large || stream)) {
+            out = dst;
+            ++pc;
+          } else {
+            stream = false;
+          }
+        }
+        view[in.result] = out;
+        auto run1 = [&](const auto& f) { apply(d, f, out, stream, src, mpad, rdt, std::make_index_sequence<1>{}); };
+        auto run2 = [&](const auto& f) { apply(d, f, out, stream, src, mpad, rdt, std::make_index_sequence<2>{}); };
+        auto run3 = [&](const auto& f) { apply(d, f, out, stream, src, mpad, rdt, std::make_index_sequence<3>{}); };
         // The plan (src/fx/fused.cpp) only emits instructions these switches cover.
         switch (in.kind) {
           case FusedInstr::Kind::Unary: visit_unary<L>(in.unary, in.params, run1); break;
