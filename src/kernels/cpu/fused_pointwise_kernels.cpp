@@ -79,12 +79,28 @@ HWY_INLINE void put(D d, V v, hn::TFromD<D>* out, bool stream) {
   }
 }
 
+// The step after an op folded into the op's loop: its result v combined with a buffer's element
+// o in registers instead of a store and a second pass: v * o, or (+-v) + (+-o) for v + o, v - o
+// and o - v (exact: negation is, and a - b is a + (-b)). Branch-free, so that each op's loop holds
+// one copy of it.
+template <class D>
+struct Epilogue {
+  const hn::TFromD<D>* p = nullptr;  // none when null
+  hn::Mask<D> mul;
+  hn::Vec<D> sign_v, sign_o;  // -0 to negate, +0 not to
+};
+template <class D, class V>
+HWY_INLINE V epilogue(D d, const Epilogue<D>& e, V v, size_t i) {
+  const V a = hn::Xor(v, e.sign_v), b = hn::Xor(hn::LoadU(d, e.p + i), e.sign_o);
+  return hn::IfThenElse(e.mul, hn::Mul(a, b), hn::Add(a, b));
+}
+
 // out[0, mpad) = f(operands), mpad a multiple of the vector length. `out` may be an operand's
-// buffer (each element is read before it is written). `stream` only where every operand is a
-// buffer and nothing is rounded (the one loop that has both stores: the others would double).
+// buffer (each element is read before it is written). `stream` and `epi` only where every operand
+// is a buffer and nothing is rounded (the one loop that has them: the others would double).
 template <class D, class F, size_t... I>
-HWY_INLINE void apply(D d, const F& f, hn::TFromD<D>* out, bool stream, const Src<D>* s, size_t mpad, ScalarType rdt,
-                      std::index_sequence<I...>) {
+HWY_INLINE void apply(D d, const F& f, hn::TFromD<D>* out, bool stream, const Epilogue<D>& epi, const Src<D>* s,
+                      size_t mpad, ScalarType rdt, std::index_sequence<I...>) {
   using L = hn::TFromD<D>;
   using V = hn::Vec<D>;
   const size_t N = hn::Lanes(d);
@@ -106,7 +122,13 @@ HWY_INLINE void apply(D d, const F& f, hn::TFromD<D>* out, bool stream, const Sr
   if (((s[I].round == ScalarType::Undefined) && ...) && rdt != kHalf && rdt != kBFloat16) {
     if ((p[I] && ...)) {
       auto get = [&](size_t k, size_t i) { return hn::LoadU(d, p[k] + i); };
-      for (size_t i = 0; i < mpad; i += N) put(d, compute(get, i), out + i, stream);
+      for (size_t i = 0; i < mpad; i += N) {
+        V v = compute(get, i);
+        if constexpr (sizeof(L) == 4) {  // float64 chains keep a loop per op: 20 KB less code
+          if (epi.p) v = epilogue(d, epi, v, i);
+        }
+        put(d, v, out + i, stream);
+      }
     } else {
       auto get = [&](size_t k, size_t i) { return p[k] ? hn::LoadU(d, p[k] + i) : c[k]; };
       for (size_t i = 0; i < mpad; i += N) hn::StoreU(compute(get, i), d, out + i);
@@ -249,16 +271,19 @@ void run_program(TensorIterator& iter, const FusedProgram& prog) {
           for (int64_t b = 0; b < bytes; b += 64) prefetch_l2(next + b);
         }
       }
+      auto load = [&](const FusedInstr& in) {
+        const char* p = data[in.arg] + i0 * strides[in.arg];
+        if (m == mpad && iter.dtype(in.arg) == lane_dtype && strides[in.arg] == int64_t(sizeof(L))) {
+          view[in.result] = reinterpret_cast<const L*>(p);
+        } else {
+          load_tile(d, p, strides[in.arg], iter.dtype(in.arg), buf[in.result], m, mpad);
+          view[in.result] = buf[in.result];
+        }
+      };
       for (size_t pc = 0; pc < prog.code.size(); ++pc) {
         const FusedInstr& in = prog.code[pc];
         if (in.kind == FusedInstr::Kind::Load) {
-          const char* p = data[in.arg] + i0 * strides[in.arg];
-          if (m == mpad && iter.dtype(in.arg) == lane_dtype && strides[in.arg] == int64_t(sizeof(L))) {
-            view[in.result] = reinterpret_cast<const L*>(p);
-          } else {
-            load_tile(d, p, strides[in.arg], iter.dtype(in.arg), buf[in.result], m, mpad);
-            view[in.result] = buf[in.result];
-          }
+          load(in);
           continue;
         }
         if (in.kind == FusedInstr::Kind::Store) {
@@ -271,22 +296,55 @@ void run_program(TensorIterator& iter, const FusedProgram& prog) {
           const FusedOperand& o = in.operands[k];
           src[k] = {o.slot >= 0 ? view[o.slot] : nullptr, hn::Set(d, static_cast<L>(o.constant)), o.round_to};
         }
-        L* out = buf[in.result];
         const ScalarType rdt = in.result_dtype;
+        const int arity = in.kind == FusedInstr::Kind::Unary || in.kind == FusedInstr::Kind::Cast ? 1
+                          : in.kind == FusedInstr::Kind::Where || in.kind == FusedInstr::Kind::Clamp ? 3
+                                                                                                      : 2;
+        // apply's loop over buffers with nothing rounded, the one that streams and takes an epilogue
+        bool plain = rdt != kHalf && rdt != kBFloat16;
+        for (int j = 0; j < arity; ++j) plain = plain && src[j].p && src[j].round == ScalarType::Undefined;
+        // The next op, past loads of inputs this one does not read, folded in as its epilogue when it
+        // is an add, sub (alpha 1) or mul of this value and a buffer into this value's buffer (so this
+        // value dies there: the plan gives an op the buffer of the operand made just before it). The
+        // bench chain runs 4 loops instead of 7: x * a + b, sigmoid, tanh(x) * s, relu(c) + t.
+        Epilogue<hn::ScalableTag<L>> epi{nullptr, hn::FirstN(d, 0), hn::Zero(d), hn::Zero(d)};
+        if (sizeof(L) == 4 && plain) {
+          size_t next = pc + 1;
+          auto reads = [&](int slot) {
+            for (int j = 0; j < arity; ++j)
+              if (in.operands[j].slot == slot) return true;
+            return false;
+          };
+          while (next < prog.code.size() && prog.code[next].kind == FusedInstr::Kind::Load &&
+                 !reads(prog.code[next].result))
+            ++next;
+          const FusedInstr* c = next < prog.code.size() ? &prog.code[next] : nullptr;
+          if (c && c->kind == FusedInstr::Kind::Binary && c->result == in.result && c->result_dtype == rdt &&
+              c->operands[0].round_to == ScalarType::Undefined && c->operands[1].round_to == ScalarType::Undefined &&
+              (c->operands[0].slot == in.result) != (c->operands[1].slot == in.result) &&
+              c->operands[0].slot >= 0 && c->operands[1].slot >= 0 &&
+              (c->binary == BinaryOp::Mul ||
+               ((c->binary == BinaryOp::Add || c->binary == BinaryOp::Sub) && c->alpha.to<L>() == L(1)))) {
+            const bool first = c->operands[0].slot == in.result, sub = c->binary == BinaryOp::Sub;
+            const auto minus = [&](bool neg) { return neg ? hn::Set(d, L(-0.0)) : hn::Zero(d); };
+            epi.mul = hn::FirstN(d, c->binary == BinaryOp::Mul ? N : 0);
+            epi.sign_v = minus(sub && !first);
+            epi.sign_o = minus(sub && first);
+            for (size_t j = pc + 1; j < next; ++j) load(prog.code[j]);
+            epi.p = view[c->operands[first ? 1 : 0].slot];
+            pc = next;
+          }
+        }
+        L* out = buf[in.result];
         // A value stored right after it is made (the plan puts an output's Store there) goes straight
         // into a contiguous output of the compute type, skipping the buffer and the Store's copy
         // (bench chain: 5-7% of its time); later steps read it from there. A large output is
-        // streamed, as store_tile streams it: only by apply's loop over buffers with no rounding.
+        // streamed, as store_tile streams it.
         bool stream = false;
         if (pc + 1 < prog.code.size() && prog.code[pc + 1].kind == FusedInstr::Kind::Store &&
             prog.code[pc + 1].operands[0].slot == in.result) {
           const int arg = prog.code[pc + 1].arg;
           L* const dst = reinterpret_cast<L*>(data[arg] + i0 * strides[arg]);
-          const int arity = in.kind == FusedInstr::Kind::Unary || in.kind == FusedInstr::Kind::Cast ? 1
-                            : in.kind == FusedInstr::Kind::Where || in.kind == FusedInstr::Kind::Clamp ? 3
-                                                                                                        : 2;
-          bool plain = rdt != kHalf && rdt != kBFloat16;
-          for (int j = 0; j < arity; ++j) plain = plain && src[j].p && src[j].round == ScalarType::Undefined;
           stream = large && plain && reinterpret_cast<uintptr_t>(dst) % (N * sizeof(L)) == 0;
           if (m == mpad && iter.dtype(arg) == lane_dtype && strides[arg] == int64_t(sizeof(L)) && (!large || stream)) {
             out = dst;
@@ -296,9 +354,9 @@ void run_program(TensorIterator& iter, const FusedProgram& prog) {
           }
         }
         view[in.result] = out;
-        auto run1 = [&](const auto& f) { apply(d, f, out, stream, src, mpad, rdt, std::make_index_sequence<1>{}); };
-        auto run2 = [&](const auto& f) { apply(d, f, out, stream, src, mpad, rdt, std::make_index_sequence<2>{}); };
-        auto run3 = [&](const auto& f) { apply(d, f, out, stream, src, mpad, rdt, std::make_index_sequence<3>{}); };
+        auto run1 = [&](const auto& f) { apply(d, f, out, stream, epi, src, mpad, rdt, std::make_index_sequence<1>{}); };
+        auto run2 = [&](const auto& f) { apply(d, f, out, stream, epi, src, mpad, rdt, std::make_index_sequence<2>{}); };
+        auto run3 = [&](const auto& f) { apply(d, f, out, stream, epi, src, mpad, rdt, std::make_index_sequence<3>{}); };
         // The plan (src/fx/fused.cpp) only emits instructions these switches cover.
         switch (in.kind) {
           case FusedInstr::Kind::Unary: visit_unary<L>(in.unary, in.params, run1); break;
