@@ -395,13 +395,21 @@ void FusedPointwise::Impl::compile() {
       skeleton.push_back(load);
       skeleton_value.push_back(r);
     }
+    int made_last = -1;  // of the operands freed here, the one made by the latest step
     for (const FusedArg& a : steps[k].args) {
       if (!a.is_ref()) continue;
       const int r = std::get<FusedArg::Ref>(a.value).index;
       if (last_use[static_cast<size_t>(r)] == static_cast<int>(k) && slot[static_cast<size_t>(r)] >= 0) {
         free_slots.push_back(slot[static_cast<size_t>(r)]);
         last_use[static_cast<size_t>(r)] = -2;  // freed (a value may appear twice in one step)
+        if (r >= num_inputs) made_last = std::max(made_last, r);
       }
+    }
+    // The step takes that operand's buffer: when the step that made it comes right before, the
+    // kernel folds this step into that step's loop (fused_pointwise_kernels.cpp, Epilogue).
+    if (made_last >= 0) {
+      const auto it = std::find(free_slots.begin(), free_slots.end(), slot[static_cast<size_t>(made_last)]);
+      std::rotate(it, it + 1, free_slots.end());
     }
     FusedInstr op;  // kind, codes and operands are set per plan
     op.result = slot[static_cast<size_t>(v)] = take();

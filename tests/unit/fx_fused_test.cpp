@@ -86,6 +86,15 @@ std::vector<Chain> chains() {
         {"where", {R(5), R(4), S(-1)}}, {"pow", {S(2), R(6)}}, {"eq", {R(0), R(0)}}, {"where", {R(8), S(3.0), S(4.0)}},
         {"add", {R(7), R(9)}}},
        {10}, false},
+      // Float32 runs an add, sub (alpha 1) or mul of the value made just before in that op's loop
+      // (fused_pointwise_kernels.cpp, Epilogue): the value on either side, an input first read by
+      // that step (loaded before the op), and the steps it must leave alone (both operands the
+      // value, alpha 2).
+      {"epilogues", 2,
+       {{"abs", {R(0)}}, {"sub", {R(2), R(1)}}, {"relu", {R(3)}}, {"sub", {R(0), R(4)}}, {"neg", {R(5)}},
+        {"add", {R(1), R(6)}}, {"mul", {R(7), R(7)}}, {"add", {R(8), R(0), S(2)}}, {"mul", {R(1), R(9)}},
+        {"maximum", {R(10), R(0)}}, {"mul", {R(11), R(1)}}},
+       {12}, true},
       {"multi_output", 2, {{"mul", {R(0), R(1)}}, {"sigmoid", {R(2)}}, {"lt", {R(2), S(0)}}, {"add", {R(3), R(0)}}},
        {3, 5, 4, 1, 3}, false},
   };

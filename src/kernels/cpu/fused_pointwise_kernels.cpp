@@ -68,11 +68,43 @@ HWY_INLINE V finish(D d, V v, ScalarType t) {
   return (t == kHalf || t == kBFloat16) ? round_to(d, v, t) : v;
 }
 
+// A result vector into a tile buffer or, for a step whose value is an output, straight into the
+// output (`stream`: with a non-temporal store, as store_tile writes a large output).
+template <class D, class V>
+HWY_INLINE void put(D d, V v, hn::TFromD<D>* out, bool stream) {
+  if (stream) {
+    hn::Stream(v, d, out);
+  } else {
+    hn::StoreU(v, d, out);
+  }
+}
+
+// The step after an op folded into the op's loop: its result v combined with a buffer's element
+// o in registers instead of a store and a second pass (a switch in the loop: 8% faster on the
+// bench chain than a branch-free form computing both a product and a sum).
+enum class Epi : uint8_t { None, Add, Mul, Sub, SubFrom };
+template <class D>
+struct Epilogue {
+  Epi op = Epi::None;
+  const hn::TFromD<D>* p = nullptr;
+};
+template <class D, class V>
+HWY_INLINE V epilogue(D d, const Epilogue<D>& e, V v, size_t i) {
+  switch (e.op) {
+    case Epi::None: return v;
+    case Epi::Add: return hn::Add(v, hn::LoadU(d, e.p + i));
+    case Epi::Mul: return hn::Mul(v, hn::LoadU(d, e.p + i));
+    case Epi::Sub: return hn::Sub(v, hn::LoadU(d, e.p + i));
+    default: return hn::Sub(hn::LoadU(d, e.p + i), v);
+  }
+}
+
 // out[0, mpad) = f(operands), mpad a multiple of the vector length. `out` may be an operand's
-// buffer (each element is read before it is written).
+// buffer (each element is read before it is written). `stream` and `epi` only where every operand
+// is a buffer and nothing is rounded (the one loop that has them: the others would double).
 template <class D, class F, size_t... I>
-HWY_INLINE void apply(D d, const F& f, hn::TFromD<D>* out, const Src<D>* s, size_t mpad, ScalarType rdt,
-                      std::index_sequence<I...>) {
+HWY_INLINE void apply(D d, const F& f, hn::TFromD<D>* out, bool stream, const Epilogue<D>& epi, const Src<D>* s,
+                      size_t mpad, ScalarType rdt, std::index_sequence<I...>) {
   using L = hn::TFromD<D>;
   using V = hn::Vec<D>;
   const size_t N = hn::Lanes(d);
@@ -94,15 +126,21 @@ HWY_INLINE void apply(D d, const F& f, hn::TFromD<D>* out, const Src<D>* s, size
   if (((s[I].round == ScalarType::Undefined) && ...) && rdt != kHalf && rdt != kBFloat16) {
     if ((p[I] && ...)) {
       auto get = [&](size_t k, size_t i) { return hn::LoadU(d, p[k] + i); };
-      for (size_t i = 0; i < mpad; i += N) hn::Store(compute(get, i), d, out + i);
+      for (size_t i = 0; i < mpad; i += N) {
+        V v = compute(get, i);
+        if constexpr (sizeof(L) == 4) {  // float64 chains keep a loop per op: 20 KB less code
+          v = epilogue(d, epi, v, i);
+        }
+        put(d, v, out + i, stream);
+      }
     } else {
       auto get = [&](size_t k, size_t i) { return p[k] ? hn::LoadU(d, p[k] + i) : c[k]; };
-      for (size_t i = 0; i < mpad; i += N) hn::Store(compute(get, i), d, out + i);
+      for (size_t i = 0; i < mpad; i += N) hn::StoreU(compute(get, i), d, out + i);
     }
     return;
   }
   auto get = [&](size_t k, size_t i) { return fetch(d, s[k], i); };
-  for (size_t i = 0; i < mpad; i += N) hn::Store(finish(d, compute(get, i), rdt), d, out + i);
+  for (size_t i = 0; i < mpad; i += N) hn::StoreU(finish(d, compute(get, i), rdt), d, out + i);
 }
 
 template <PredicateOp P>
@@ -237,15 +275,19 @@ void run_program(TensorIterator& iter, const FusedProgram& prog) {
           for (int64_t b = 0; b < bytes; b += 64) prefetch_l2(next + b);
         }
       }
-      for (const FusedInstr& in : prog.code) {
+      auto load = [&](const FusedInstr& in) {
+        const char* p = data[in.arg] + i0 * strides[in.arg];
+        if (m == mpad && iter.dtype(in.arg) == lane_dtype && strides[in.arg] == int64_t(sizeof(L))) {
+          view[in.result] = reinterpret_cast<const L*>(p);
+        } else {
+          load_tile(d, p, strides[in.arg], iter.dtype(in.arg), buf[in.result], m, mpad);
+          view[in.result] = buf[in.result];
+        }
+      };
+      for (size_t pc = 0; pc < prog.code.size(); ++pc) {
+        const FusedInstr& in = prog.code[pc];
         if (in.kind == FusedInstr::Kind::Load) {
-          const char* p = data[in.arg] + i0 * strides[in.arg];
-          if (m == mpad && iter.dtype(in.arg) == lane_dtype && strides[in.arg] == int64_t(sizeof(L))) {
-            view[in.result] = reinterpret_cast<const L*>(p);
-          } else {
-            load_tile(d, p, strides[in.arg], iter.dtype(in.arg), buf[in.result], m, mpad);
-            view[in.result] = buf[in.result];
-          }
+          load(in);
           continue;
         }
         if (in.kind == FusedInstr::Kind::Store) {
@@ -258,12 +300,68 @@ void run_program(TensorIterator& iter, const FusedProgram& prog) {
           const FusedOperand& o = in.operands[k];
           src[k] = {o.slot >= 0 ? view[o.slot] : nullptr, hn::Set(d, static_cast<L>(o.constant)), o.round_to};
         }
-        L* out = buf[in.result];
-        view[in.result] = out;
         const ScalarType rdt = in.result_dtype;
-        auto run1 = [&](const auto& f) { apply(d, f, out, src, mpad, rdt, std::make_index_sequence<1>{}); };
-        auto run2 = [&](const auto& f) { apply(d, f, out, src, mpad, rdt, std::make_index_sequence<2>{}); };
-        auto run3 = [&](const auto& f) { apply(d, f, out, src, mpad, rdt, std::make_index_sequence<3>{}); };
+        const int arity = in.kind == FusedInstr::Kind::Unary || in.kind == FusedInstr::Kind::Cast ? 1
+                          : in.kind == FusedInstr::Kind::Where || in.kind == FusedInstr::Kind::Clamp ? 3
+                                                                                                      : 2;
+        // apply's loop over buffers with nothing rounded, the one that streams and takes an epilogue
+        bool plain = rdt != kHalf && rdt != kBFloat16;
+        for (int j = 0; j < arity; ++j) plain = plain && src[j].p && src[j].round == ScalarType::Undefined;
+        // The next op, past loads of inputs this one does not read, folded in as its epilogue when it
+        // is an add, sub (alpha 1) or mul of this value and a buffer into this value's buffer (so this
+        // value dies there: the plan gives an op the buffer of the operand made just before it). The
+        // bench chain runs 4 loops instead of 8 (7 ops, the output's copy): x * a + b, sigmoid, tanh(x) * s,
+        // relu(c) + t.
+        Epilogue<hn::ScalableTag<L>> epi;
+        if (sizeof(L) == 4 && plain) {
+          size_t next = pc + 1;
+          auto reads = [&](int slot) {
+            for (int j = 0; j < arity; ++j)
+              if (in.operands[j].slot == slot) return true;
+            return false;
+          };
+          while (next < prog.code.size() && prog.code[next].kind == FusedInstr::Kind::Load &&
+                 !reads(prog.code[next].result))
+            ++next;
+          const FusedInstr* c = next < prog.code.size() ? &prog.code[next] : nullptr;
+          if (c && c->kind == FusedInstr::Kind::Binary && c->result == in.result && c->result_dtype == rdt &&
+              c->operands[0].round_to == ScalarType::Undefined && c->operands[1].round_to == ScalarType::Undefined &&
+              (c->operands[0].slot == in.result) != (c->operands[1].slot == in.result) &&
+              c->operands[0].slot >= 0 && c->operands[1].slot >= 0 &&
+              (c->binary == BinaryOp::Mul ||
+               ((c->binary == BinaryOp::Add || c->binary == BinaryOp::Sub) && c->alpha.to<L>() == L(1)))) {
+            const bool first = c->operands[0].slot == in.result;
+            epi.op = c->binary == BinaryOp::Add   ? Epi::Add
+                     : c->binary == BinaryOp::Mul ? Epi::Mul
+                     : first                      ? Epi::Sub
+                                                  : Epi::SubFrom;
+            for (size_t j = pc + 1; j < next; ++j) load(prog.code[j]);
+            epi.p = view[c->operands[first ? 1 : 0].slot];
+            pc = next;
+          }
+        }
+        L* out = buf[in.result];
+        // A value stored right after it is made (the plan puts an output's Store there) goes straight
+        // into a contiguous output of the compute type, skipping the buffer and the Store's copy
+        // (bench chain: 5-7% of its time); later steps read it from there. A large output is
+        // streamed, as store_tile streams it.
+        bool stream = false;
+        if (pc + 1 < prog.code.size() && prog.code[pc + 1].kind == FusedInstr::Kind::Store &&
+            prog.code[pc + 1].operands[0].slot == in.result) {
+          const int arg = prog.code[pc + 1].arg;
+          L* const dst = reinterpret_cast<L*>(data[arg] + i0 * strides[arg]);
+          stream = large && plain && reinterpret_cast<uintptr_t>(dst) % (N * sizeof(L)) == 0;
+          if (m == mpad && iter.dtype(arg) == lane_dtype && strides[arg] == int64_t(sizeof(L)) && (!large || stream)) {
+            out = dst;
+            ++pc;
+          } else {
+            stream = false;
+          }
+        }
+        view[in.result] = out;
+        auto run1 = [&](const auto& f) { apply(d, f, out, stream, epi, src, mpad, rdt, std::make_index_sequence<1>{}); };
+        auto run2 = [&](const auto& f) { apply(d, f, out, stream, epi, src, mpad, rdt, std::make_index_sequence<2>{}); };
+        auto run3 = [&](const auto& f) { apply(d, f, out, stream, epi, src, mpad, rdt, std::make_index_sequence<3>{}); };
         // The plan (src/fx/fused.cpp) only emits instructions these switches cover.
         switch (in.kind) {
           case FusedInstr::Kind::Unary: visit_unary<L>(in.unary, in.params, run1); break;
