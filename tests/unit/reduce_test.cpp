@@ -1,6 +1,7 @@
 // Reductions, scans and sorts: dtype rules, shapes, special values and bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -45,10 +46,10 @@ TEST(Reduce, SumDtypes) {
   EXPECT_EQ(sum(tensor({big, int64_t{1}})).item<int64_t>(), std::numeric_limits<int64_t>::min());
 }
 
-// float32 sums and products over short inner rows run four rows at a time: every row, in a group
-// or in the tail, with one kept dim or several (the cursor's walk), in a strided output, equals its
-// own reduction over that row alone.
-TEST(Reduce, InnerRowsFourAtATimeMatchRowByRow) {
+// Outputs over short inner rows take a path without the pairwise tree and the cursor: every row,
+// with one kept dim or several (the cursor's walk), in a strided output, equals its own reduction
+// over that row alone.
+TEST(Reduce, ShortInnerRowsMatchRowByRow) {
   manual_seed(3);
   for (const std::vector<int64_t>& shape : {std::vector<int64_t>{7, 300}, {3, 5, 37}, {2, 3, 2, 16}, {9, 1}}) {
     const Tensor x = rand(shape) * 1.8 - 0.9;
@@ -62,10 +63,48 @@ TEST(Reduce, InnerRowsFourAtATimeMatchRowByRow) {
       if (!is_prod && all.dim() == 2) sum_out(out, x, dims);
       const std::vector<double> got = values(all), got_out = values(out);
       for (int64_t r = 0; r < rows.size(0); ++r) {
-        const Tensor one = rows[r].unsqueeze(0);  // a single output: the one-row path
+        const Tensor one = rows[r].unsqueeze(0);  // a single output
         const double want = (is_prod ? one.prod(1) : one.sum(1)).item<float>();
         EXPECT_EQ(got[r], want) << "row " << r << " of " << all.sizes() << (is_prod ? " prod" : " sum");
         if (!is_prod && all.dim() == 2) EXPECT_EQ(got_out[r], want) << "out= row " << r;
+      }
+    }
+  }
+}
+
+// Integer max/min (16 bits and wider) and int64 sums run on vectors: rows of every length around
+// the vector widths, the type's extremes anywhere in a row, wrapping int64 sums, against a scalar
+// loop over each row.
+TEST(Reduce, IntegerRowsOnVectors) {
+  manual_seed(5);
+  for (ScalarType dt : {kShort, kInt, kLong}) {
+    for (int64_t n : {1, 3, 4, 8, 15, 16, 17, 31, 32, 33, 64, 65, 100, 257}) {
+      Tensor x = randint(-1000, 1000, {5, n}, TensorOptions().dtype(dt));
+      // the type's extremes at the first, a middle and the last position of some rows
+      const int64_t type_min = dt == kShort ? std::numeric_limits<int16_t>::min()
+                               : dt == kInt ? std::numeric_limits<int32_t>::min()
+                                            : std::numeric_limits<int64_t>::min();
+      const int64_t type_max = dt == kShort ? std::numeric_limits<int16_t>::max()
+                               : dt == kInt ? std::numeric_limits<int32_t>::max()
+                                            : std::numeric_limits<int64_t>::max();
+      x.select(0, 1).select(0, 0).fill_(type_min);
+      x.select(0, 2).select(0, n / 2).fill_(type_max);
+      x.select(0, 3).select(0, n - 1).fill_(dt == kLong ? type_max : type_min);
+      const Tensor rows = x.to(kLong);
+      const std::vector<int64_t> mx = longs(x.amax(1).to(kLong)), mn = longs(x.amin(1).to(kLong));
+      const std::vector<int64_t> sm = longs(x.sum(1));
+      for (int64_t r = 0; r < 5; ++r) {
+        const std::vector<int64_t> row = longs(rows[r].contiguous());
+        int64_t want_max = row[0], want_min = row[0];
+        uint64_t want_sum = 0;  // wraps, as int64 sums do
+        for (int64_t v : row) {
+          want_max = std::max(want_max, v);
+          want_min = std::min(want_min, v);
+          want_sum += static_cast<uint64_t>(v);
+        }
+        EXPECT_EQ(mx[r], want_max) << dt << " n " << n << " row " << r;
+        EXPECT_EQ(mn[r], want_min) << dt << " n " << n << " row " << r;
+        EXPECT_EQ(sm[r], static_cast<int64_t>(want_sum)) << dt << " n " << n << " row " << r;
       }
     }
   }

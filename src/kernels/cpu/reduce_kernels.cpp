@@ -8,10 +8,13 @@
 //
 // implemented three ways, picked from the geometry:
 //   inner   - the innermost reduced dim is contiguous: each output reads its rows with four
-//             vector accumulators and one horizontal reduce per row piece;
+//             vector accumulators and one horizontal reduce per row piece (an output whose
+//             positions are one row within one leaf goes straight to it);
 //   outer   - the innermost kept dim is contiguous in input and output: vectors span
 //             neighbouring outputs and walk the reduced positions;
 //   strided - a scalar walk for everything else (and for integer dtypes' odd layouts).
+// Integer max/min and int64 sums use the vector rows too, and integer max/min the vector
+// blocks across outputs.
 // Position ranges are combined pairwise (a balanced tree whose leaves make about 64 serial
 // additions per accumulator), so the error of a float32 sum grows like log(n), as with
 // PyTorch's cascade sum; integer accumulation is exact and skips the tree.
@@ -96,7 +99,15 @@ struct Reducer {
   using Acc = A;
   static constexpr ReduceKind kKind = Kind;
   static constexpr Transform kTransform = Xf;
-  static constexpr bool kVector = is_float_like_v<T> && Kind != K::All && Kind != K::Any && Xf != X::AbsPow;
+  // Integer max/min, and int64 sums, combine lanes of the element's own type, so their rows run
+  // on vectors too: GCC vectorized the scalar loop with one accumulator, a chain of dependent
+  // instructions (amax of int32 rows 1.6x libtorch's time, int64 sums 1.35x). 8-bit lanes have
+  // no MaxOfLanes.
+  static constexpr bool kIntVector = std::is_integral_v<T> && !std::is_same_v<T, bool> && sizeof(T) >= 2 &&
+                                     std::is_same_v<T, A> && Xf == X::None &&
+                                     (Kind == K::Max || Kind == K::Min || Kind == K::Sum);
+  static constexpr bool kVector =
+      (is_float_like_v<T> && Kind != K::All && Kind != K::Any && Xf != X::AbsPow) || kIntVector;
   static constexpr bool kParam = Xf == X::SquaredDeviation || Xf == X::ExpShifted;
   double p = 2;
 
@@ -154,6 +165,8 @@ struct Reducer {
       return hn::Add(a, b);
     } else if constexpr (Kind == K::Prod) {
       return hn::Mul(a, b);
+    } else if constexpr (!std::is_floating_point_v<Acc>) {
+      return Kind == K::Max ? hn::Max(a, b) : hn::Min(a, b);
     } else {
       const V m = Kind == K::Max ? hn::Max(a, b) : hn::Min(a, b);
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
@@ -191,6 +204,8 @@ struct Reducer {
   static Acc vreduce(D d, hn::Vec<D> v) {
     if constexpr (Kind == K::Sum) {
       return hn::GetLane(hn::SumOfLanes(d, v));
+    } else if constexpr ((Kind == K::Max || Kind == K::Min) && !std::is_floating_point_v<Acc>) {
+      return hn::GetLane(Kind == K::Max ? hn::MaxOfLanes(d, v) : hn::MinOfLanes(d, v));
     } else if constexpr (Kind == K::Max || Kind == K::Min) {
       const auto nan = hn::IsNaN(v);
       if (HWY_LIKELY(hn::AllFalse(d, nan))) return hn::GetLane(Kind == K::Max ? hn::MaxOfLanes(d, v) : hn::MinOfLanes(d, v));
@@ -211,64 +226,41 @@ struct Reducer {
   }
 };
 
-// Combines elements x[r][0, n) of NR contiguous rows into out[r]. Each row has its own four
-// vector accumulators and is combined in the same order whatever NR is, so a row's result does
-// not depend on its neighbours; with NR > 1 the rows' loads, horizontal reductions and loop
-// set-up overlap, which is what rows of a few hundred elements (sum over the inner dim) wait on.
-template <int NR, class R, class T>
-void reduce_rows(const R& r, const T* const* x, int64_t n, const typename R::Acc* param, typename R::Acc* out) {
+// Combines the contiguous elements x[0, n): four vector accumulators, one horizontal reduction.
+template <class R, class T>
+typename R::Acc reduce_row(const R& r, const T* x, int64_t n, typename R::Acc param) {
   int64_t i = 0;
-  typename R::Acc acc[NR];  // a local: stores through `out` could alias x, and be redone per element
-  for (int k = 0; k < NR; ++k) acc[k] = R::identity();
+  typename R::Acc acc = R::identity();
   if constexpr (is_float_like_v<T> && (R::kKind == K::All || R::kKind == K::Any)) {
-    static_assert(NR == 1, "all/any reduce one row at a time");
     const DC<T> d;
     const int64_t N = static_cast<int64_t>(hn::Lanes(d));
     auto nonzero = hn::FirstN(d, 0);  // any: some lane seen nonzero (NaN is)
     auto zero = nonzero;              // all: some lane seen zero
     for (; i + N <= n; i += N) {
-      const auto is_zero = hn::Eq(LoadC(d, x[0] + i), hn::Zero(d));
+      const auto is_zero = hn::Eq(LoadC(d, x + i), hn::Zero(d));
       if constexpr (R::kKind == K::Any) nonzero = hn::Or(nonzero, hn::Not(is_zero));
       else zero = hn::Or(zero, is_zero);
     }
-    acc[0] = R::kKind == K::Any ? !hn::AllFalse(d, nonzero) : hn::AllFalse(d, zero);
+    acc = R::kKind == K::Any ? !hn::AllFalse(d, nonzero) : hn::AllFalse(d, zero);
   } else if constexpr (R::kKind == K::All || R::kKind == K::Any) {
-    static_assert(NR == 1, "all/any reduce one row at a time");
-    acc[0] = reduce_nonzero(reinterpret_cast<const Bits<T>*>(x[0]), n, magnitude_bits<T>(), R::kKind == K::All);
-    i = n;
+    return reduce_nonzero(reinterpret_cast<const Bits<T>*>(x), n, magnitude_bits<T>(), R::kKind == K::All);
   } else if constexpr (R::kVector) {
     const DC<T> d;
     const int64_t N = static_cast<int64_t>(hn::Lanes(d));
     if (n >= N) {
-      hn::Vec<DC<T>> vp[NR], a0[NR], a1[NR], a2[NR], a3[NR];
-      for (int k = 0; k < NR; ++k) {
-        vp[k] = hn::Set(d, param[k]);
-        a0[k] = a1[k] = a2[k] = a3[k] = R::videntity(d);
-      }
+      const auto vp = hn::Set(d, param);
+      auto a0 = R::videntity(d), a1 = a0, a2 = a0, a3 = a0;
       for (; i + 4 * N <= n; i += 4 * N) {
-        for (int k = 0; k < NR; ++k) {
-          a0[k] = R::vcombine(a0[k], R::velement(d, LoadC(d, x[k] + i), vp[k]));
-          a1[k] = R::vcombine(a1[k], R::velement(d, LoadC(d, x[k] + i + N), vp[k]));
-          a2[k] = R::vcombine(a2[k], R::velement(d, LoadC(d, x[k] + i + 2 * N), vp[k]));
-          a3[k] = R::vcombine(a3[k], R::velement(d, LoadC(d, x[k] + i + 3 * N), vp[k]));
-        }
+        a0 = R::vcombine(a0, R::velement(d, LoadAny(d, x + i), vp));
+        a1 = R::vcombine(a1, R::velement(d, LoadAny(d, x + i + N), vp));
+        a2 = R::vcombine(a2, R::velement(d, LoadAny(d, x + i + 2 * N), vp));
+        a3 = R::vcombine(a3, R::velement(d, LoadAny(d, x + i + 3 * N), vp));
       }
-      for (; i + N <= n; i += N)
-        for (int k = 0; k < NR; ++k) a0[k] = R::vcombine(a0[k], R::velement(d, LoadC(d, x[k] + i), vp[k]));
-      for (int k = 0; k < NR; ++k)
-        acc[k] = R::vreduce(d, R::vcombine(R::vcombine(a0[k], a1[k]), R::vcombine(a2[k], a3[k])));
+      for (; i + N <= n; i += N) a0 = R::vcombine(a0, R::velement(d, LoadAny(d, x + i), vp));
+      acc = R::vreduce(d, R::vcombine(R::vcombine(a0, a1), R::vcombine(a2, a3)));
     }
   }
-  for (int k = 0; k < NR; ++k) {
-    for (int64_t j = i; j < n; ++j) acc[k] = R::combine(acc[k], r.element(x[k][j], param[k]));
-    out[k] = acc[k];
-  }
-}
-
-template <class R, class T>
-typename R::Acc reduce_row(const R& r, const T* x, int64_t n, typename R::Acc param) {
-  typename R::Acc acc;
-  reduce_rows<1>(r, &x, n, &param, &acc);
+  for (; i < n; ++i) acc = R::combine(acc, r.element(x[i], param));
   return acc;
 }
 
@@ -291,11 +283,6 @@ class ReduceLoop {
   static constexpr int64_t kRowLeaf = kExact ? kExactLeaf : R::kVector ? kVectorLeaf : kScalarLeaf;
   static constexpr int64_t kWalkLeaf = kExact ? kExactLeaf : kScalarLeaf;
   static constexpr int64_t kColumnLeaf = kExact ? kExactLeaf : kOuterLeaf;
-  // Short rows four at a time (reduce_rows), and outputs stored without a cursor, for the float32
-  // sums and products: over rows of 256 elements they ran 1.4x libtorch's time one row at a
-  // time; a copy per reducer, dtype and target would cost about 400 KB of library.
-  static constexpr bool kRowsAtOnce =
-      std::is_same_v<T, float> && R::kTransform == X::None && (R::kKind == K::Sum || R::kKind == K::Prod);
 
  public:
   ReduceLoop(const R& r, const ReduceGeometry& g, const Tensor& out, const Tensor& in, const ReduceSpec& spec)
@@ -368,28 +355,7 @@ class ReduceLoop {
       return;
     }
     DimCursor cur(g_.kept(), g_.nkept(), ob);
-    int64_t o = ob;
-    if constexpr (kRowsAtOnce) {
-      // one contiguous run per output, short enough for one leaf: rows four at a time
-      if (path_ == Path::Inner && g_.nreduced() == 1 && re - rb <= kRowLeaf) {
-        const int64_t skip = rb * int64_t{sizeof(T)};
-        const bool one_kept = g_.nkept() == 1;  // row o at o * stride, without the cursor
-        const int64_t row_stride = one_kept ? g_.kept(0).stride[0] : 0;
-        for (; o + 4 <= oe; o += 4) {
-          const T* x[4];
-          Acc param[4];  // kRowsAtOnce reducers take no parameter
-          for (int k = 0; k < 4; ++k) {
-            const int64_t offset = one_kept ? (o + k) * row_stride : cur.offset(0);
-            if (!one_kept) cur.next();
-            x[k] = reinterpret_cast<const T*>(in_ + offset + skip);
-            param[k] = Acc();
-          }
-          reduce_rows<4>(r_, x, re - rb, param, acc + (o - ob));
-        }
-        if (one_kept) cur = DimCursor(g_.kept(), 1, o);
-      }
-    }
-    for (; o < oe; ++o, cur.next()) {
+    for (int64_t o = ob; o < oe; ++o, cur.next()) {
       const char* in = in_ + cur.offset(0);
       const Acc param = param_at(cur.offset(2));
       acc[o - ob] = path_ == Path::Inner ? inner_one(in, param, rb, re) : strided_one(in, param, rb, re);
@@ -414,6 +380,10 @@ class ReduceLoop {
 
   // One output whose innermost reduced dim is contiguous: row pieces through reduce_row.
   Acc inner_one(const char* in, Acc param, int64_t rb, int64_t re) const {
+    // one run within one leaf (rows of a few hundred elements): no tree and no run walk, whose
+    // set-up per output made float32 amax and int64 sums over rows of 256 1.2-1.4x libtorch's time
+    if (g_.nreduced() == 1 && re - rb <= kRowLeaf)
+      return reduce_row(r_, reinterpret_cast<const T*>(in + rb * int64_t{sizeof(T)}), re - rb, param);
     return pairwise<R>(rb, re, kRowLeaf, [&](int64_t b, int64_t e) {
       Acc acc = R::identity();
       for_each_run(in, b, e, [&](const char* x, int64_t n, int64_t) {
@@ -434,10 +404,12 @@ class ReduceLoop {
   }
 
   // ncols neighbouring outputs whose inputs are contiguous: blocks of 4 vectors, then single
-  // vectors, then a scalar remainder.
+  // vectors, then a scalar remainder. Integer sums take the scalar loop, which GCC vectorizes
+  // across the outputs (int64 sums over a dim of 256 ran 1.2x slower on vector blocks walking
+  // it); integer max/min ran 1.4x libtorch's time on that loop, 0.8x on the blocks.
   void outer_columns(const char* in, const Acc* param, int64_t ncols, int64_t rb, int64_t re, Acc* acc) const {
     int64_t c = 0;
-    if constexpr (R::kVector) {
+    if constexpr (R::kVector && (is_float_like_v<T> || R::kKind != K::Sum)) {
       const int64_t N = static_cast<int64_t>(hn::Lanes(DC<T>()));
       for (; c + 4 * N <= ncols; c += 4 * N) outer_block<4>(in + c * int64_t{sizeof(T)}, param, c, rb, re, acc + c);
       for (; c + N <= ncols; c += N) outer_block<1>(in + c * int64_t{sizeof(T)}, param, c, rb, re, acc + c);
@@ -449,8 +421,8 @@ class ReduceLoop {
   void outer_block(const char* in, const Acc* param, int64_t c, int64_t rb, int64_t re, Acc* acc) const {
     const DC<T> d;
     const size_t N = hn::Lanes(d);
-    if (re - rb > kOuterLeaf) {
-      const int64_t half = ((re - rb) / 2 + kOuterLeaf - 1) / kOuterLeaf * kOuterLeaf;
+    if (re - rb > kColumnLeaf) {
+      const int64_t half = ((re - rb) / 2 + kColumnLeaf - 1) / kColumnLeaf * kColumnLeaf;
       outer_block<NV>(in, param, c, rb, rb + half, acc);
       HWY_ALIGN Acc right[NV * hn::MaxLanes(d)];
       outer_block<NV>(in, param, c, rb + half, re, right);
@@ -467,7 +439,7 @@ class ReduceLoop {
     for_each_run(in, rb, re, [&](const char* row, int64_t n, int64_t stride) {
       for (int64_t j = 0; j < n; ++j, row += stride) {
         const T* x = reinterpret_cast<const T*>(row);
-        for (int v = 0; v < NV; ++v) a[v] = R::vcombine(a[v], R::velement(d, LoadC(d, x + v * N), p[v]));
+        for (int v = 0; v < NV; ++v) a[v] = R::vcombine(a[v], R::velement(d, LoadAny(d, x + v * N), p[v]));
       }
     });
     for (int v = 0; v < NV; ++v) hn::StoreU(a[v], d, acc + v * N);
@@ -501,12 +473,6 @@ class ReduceLoop {
   }
 
   void store(int64_t ob, int64_t oe, const Acc* acc) const {
-    if (kRowsAtOnce && g_.nkept() == 1) {  // output o at o * stride: no cursor to step per output
-      const LoopDim& k = g_.kept(0);
-      for (int64_t o = ob; o < oe; ++o)
-        *reinterpret_cast<Out*>(out_ + o * k.stride[1]) = finish(acc[o - ob], param_at(o * k.stride[2]));
-      return;
-    }
     DimCursor cur(g_.kept(), g_.nkept(), ob);
     for (int64_t o = ob; o < oe; ++o, cur.next())
       *reinterpret_cast<Out*>(out_ + cur.offset(1)) = finish(acc[o - ob], param_at(cur.offset(2)));
