@@ -142,6 +142,23 @@ TEST(Views, DtypeViewsReinterpretBytes) {
   EXPECT_ERROR(zeros({3, 6}, kChar).slice(1, 0, 4).view(kInt), "view", "self.stride(0) must be divisible by 4");
 }
 
+// Transposed copies of every word size (the tiled kernels move 8 x 8 blocks of 2- and 4-byte words
+// and 4 x 4 blocks of 8-byte words in registers), into a contiguous result and into a transposed
+// destination, with edges on both sides: each element checked against its index.
+TEST(Views, TransposedCopiesOfEveryWordSize) {
+  for (ScalarType dt : {kByte, kHalf, kBFloat16, kShort, kFloat, kInt, kDouble, kLong}) {
+    for (auto [r, c] : {std::pair<int64_t, int64_t>{256, 256}, {300, 257}, {33, 1000}, {7, 300}, {1003, 260}}) {
+      // values i * c + j modulo 256: exact in every dtype
+      const Tensor x = remainder(arange(r * c, TensorOptions().dtype(kInt)), 256).to(dt).reshape({r, c});
+      const Tensor expected = remainder(arange(c).reshape({c, 1}) + arange(r).reshape({1, r}) * c, 256).to(kInt);
+      EXPECT_TRUE(equal(x.t().contiguous().to(kInt), expected)) << dt << " " << r << "x" << c;
+      Tensor into = empty({c, r}, TensorOptions().dtype(dt)).t();  // a transposed destination
+      into.copy_(x);
+      EXPECT_TRUE(equal(into.to(kInt), x.to(kInt))) << dt << " " << r << "x" << c << " into a transposed destination";
+    }
+  }
+}
+
 TEST(Views, ContiguousMemoryFormats) {
   Tensor x = arange(24).view({1, 2, 3, 4});
   EXPECT_TRUE(x.contiguous().is_same(x));

@@ -86,10 +86,56 @@ void convert_span(ScalarType to, ScalarType from, void* out, const void* in, int
 
 }  // namespace
 
-// A transpose of 4-byte words (see transposed_words in the HWY_ONCE part): whole 8 x 8 blocks in
-// registers, the edges word by word.
-void transposed_words4(char** data, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer) {
-  constexpr int64_t W = 4, kTile = 32;
+// An 8 x 8 block of 2-byte words (one 128-bit row each): pairs of rows interleaved, then pairs of
+// pairs, then quads, so that row c of dst = column c of src.
+HWY_INLINE void transpose8x8_u16(const char* src, int64_t src_stride, char* dst, int64_t dst_stride) {
+  const hn::FixedTag<uint16_t, 8> d;
+  const hn::Repartition<uint32_t, decltype(d)> d32;
+  const hn::Repartition<uint64_t, decltype(d)> d64;
+  using V = hn::Vec<decltype(d)>;
+  V r[8], a[8], b[8];
+  for (int k = 0; k < 8; ++k) r[k] = hn::LoadU(d, reinterpret_cast<const uint16_t*>(src + k * src_stride));
+  for (int k = 0; k < 8; k += 2) {
+    a[k] = hn::InterleaveLower(d, r[k], r[k + 1]);      // rows k, k+1 of columns 0-3
+    a[k + 1] = hn::InterleaveUpper(d, r[k], r[k + 1]);  // of columns 4-7
+  }
+  for (int h = 0; h < 8; h += 4) {  // rows h..h+3: b[h + q] holds columns 2q, 2q+1
+    const auto a0 = hn::BitCast(d32, a[h]), a1 = hn::BitCast(d32, a[h + 1]);
+    const auto a2 = hn::BitCast(d32, a[h + 2]), a3 = hn::BitCast(d32, a[h + 3]);
+    b[h + 0] = hn::BitCast(d, hn::InterleaveLower(d32, a0, a2));
+    b[h + 1] = hn::BitCast(d, hn::InterleaveUpper(d32, a0, a2));
+    b[h + 2] = hn::BitCast(d, hn::InterleaveLower(d32, a1, a3));
+    b[h + 3] = hn::BitCast(d, hn::InterleaveUpper(d32, a1, a3));
+  }
+  for (int q = 0; q < 4; ++q) {  // rows 0-3 and 4-7 of columns 2q and 2q+1 joined
+    const auto lo = hn::BitCast(d64, b[q]), hi = hn::BitCast(d64, b[4 + q]);
+    hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, lo, hi)), d,
+               reinterpret_cast<uint16_t*>(dst + 2 * q * dst_stride));
+    hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, lo, hi)), d,
+               reinterpret_cast<uint16_t*>(dst + (2 * q + 1) * dst_stride));
+  }
+}
+// A 4 x 4 block of 8-byte words (one 256-bit row each): pairs interleaved within 128-bit blocks,
+// then the blocks exchanged.
+HWY_INLINE void transpose4x4_u64(const char* src, int64_t src_stride, char* dst, int64_t dst_stride) {
+  const hn::FixedTag<uint64_t, 4> d;
+  using V = hn::Vec<decltype(d)>;
+  V r[4];
+  for (int k = 0; k < 4; ++k) r[k] = hn::LoadU(d, reinterpret_cast<const uint64_t*>(src + k * src_stride));
+  const V t0 = hn::InterleaveLower(d, r[0], r[1]), t1 = hn::InterleaveUpper(d, r[0], r[1]);  // columns 0 | 2, 1 | 3
+  const V t2 = hn::InterleaveLower(d, r[2], r[3]), t3 = hn::InterleaveUpper(d, r[2], r[3]);
+  hn::StoreU(hn::ConcatLowerLower(d, t2, t0), d, reinterpret_cast<uint64_t*>(dst));
+  hn::StoreU(hn::ConcatLowerLower(d, t3, t1), d, reinterpret_cast<uint64_t*>(dst + dst_stride));
+  hn::StoreU(hn::ConcatUpperUpper(d, t2, t0), d, reinterpret_cast<uint64_t*>(dst + 2 * dst_stride));
+  hn::StoreU(hn::ConcatUpperUpper(d, t3, t1), d, reinterpret_cast<uint64_t*>(dst + 3 * dst_stride));
+}
+
+// A transpose of W-byte words (see transposed_words in the HWY_ONCE part) in tiles of 32 x 32:
+// whole B x B blocks in registers (`block`), the edges word by word.
+template <int64_t W, int64_t B, class Block>
+HWY_INLINE void transposed_blocks(char** data, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer,
+                                  Block block) {
+  constexpr int64_t kTile = 32;
   const int64_t so = strides[0], si = strides[1], oo = outer[0], oi = outer[1];
   // out rows (r) contiguous along i and in rows (i) along r, or the other way round
   const bool out_along_i = so == W && oi == W;
@@ -97,15 +143,15 @@ void transposed_words4(char** data, const int64_t* strides, int64_t n, int64_t r
     const int64_t r1 = std::min(rows, r0 + kTile);
     for (int64_t i0 = 0; i0 < n; i0 += kTile) {
       const int64_t i1 = std::min(n, i0 + kTile);
-      const int64_t rb = r0 + (r1 - r0) / 8 * 8, ib = i0 + (i1 - i0) / 8 * 8;
-      for (int64_t r = r0; r < rb; r += 8) {
-        for (int64_t i = i0; i < ib; i += 8) {
+      const int64_t rb = r0 + (r1 - r0) / B * B, ib = i0 + (i1 - i0) / B * B;
+      for (int64_t r = r0; r < rb; r += B) {
+        for (int64_t i = i0; i < ib; i += B) {
           const char* in = data[1] + r * oi + i * si;
           char* out = data[0] + r * oo + i * so;
           if (out_along_i) {
-            transpose8x8(in, si, out, oo);
+            block(in, si, out, oo);
           } else {
-            transpose8x8(in, oi, out, so);
+            block(in, oi, out, so);
           }
         }
       }
@@ -115,6 +161,15 @@ void transposed_words4(char** data, const int64_t* strides, int64_t n, int64_t r
     }
   }
 }
+void transposed_words2(char** data, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer) {
+  transposed_blocks<2, 8>(data, strides, n, rows, outer, transpose8x8_u16);
+}
+void transposed_words4(char** data, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer) {
+  transposed_blocks<4, 8>(data, strides, n, rows, outer, transpose8x8);
+}
+void transposed_words8(char** data, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer) {
+  transposed_blocks<8, 4>(data, strides, n, rows, outer, transpose4x4_u64);
+}
 
 }  // namespace ember::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
@@ -122,7 +177,9 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace ember::kernels {
 HWY_EXPORT(convert_span);
+HWY_EXPORT(transposed_words2);
 HWY_EXPORT(transposed_words4);
+HWY_EXPORT(transposed_words8);
 
 namespace {
 template <class T>
@@ -188,8 +245,9 @@ void strided_copy(int64_t es, char** data, const int64_t* strides, int64_t n) {
 // element of the strided side touched a new cache line, which the next rows had to find again
 // (64 channels NHWC -> NCHW: 2.4 ms in rows, 1.4 ms in tiles for 8x64x56x56 float32; a
 // 2048 x 2048 transpose 23 -> 7 ms in float32, 22 -> 4 ms in bfloat16); a tile's lines are reused
-// while they are in L1. 4-byte words go through transposed_words4 above, which moves whole 8 x 8
-// blocks in registers (0.6 ms and 3-5 ms for those float32 copies).
+// while they are in L1. Words of 2, 4 and 8 bytes go through transposed_words2/4/8 above, which
+// move whole 8 x 8 (4 x 4) blocks in registers (0.6 ms and 3-5 ms for those float32 copies); single
+// bytes stay word by word.
 constexpr int64_t kTransposeTile = 32;
 template <class Word>
 void transposed_words(char** data, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer) {
@@ -222,9 +280,11 @@ bool is_transpose(int64_t es, const int64_t* strides, int64_t n, int64_t rows, c
 void transposed_copy(int64_t es, char** data, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer) {
   switch (es) {
     case 1: return transposed_words<uint8_t>(data, strides, n, rows, outer);
-    case 2: return transposed_words<uint16_t>(data, strides, n, rows, outer);
+    case 2:
+      return HWY_DYNAMIC_DISPATCH(transposed_words2)(data, strides, n, rows, outer);
     case 4: return HWY_DYNAMIC_DISPATCH(transposed_words4)(data, strides, n, rows, outer);
-    default: return transposed_words<uint64_t>(data, strides, n, rows, outer);
+    default:
+      return HWY_DYNAMIC_DISPATCH(transposed_words8)(data, strides, n, rows, outer);
   }
 }
 }  // namespace
