@@ -44,17 +44,17 @@ const OptimizerOptions& OptimizerParamGroup::options() const {
 
 // ---- libtorch's defaults, for options and states of an optimizer written for libtorch ----
 std::unique_ptr<OptimizerOptions> OptimizerOptions::clone() const {
-  detail::fail("OptimizerOptions::clone",
+  ::ember::detail::fail("OptimizerOptions::clone",
                "not implemented: derive the options from OptimizerCloneableOptions<YourOptions> "
                "(as libtorch asks) to inherit clone()");
 }
 double OptimizerOptions::get_lr() const {
-  detail::fail("OptimizerOptions::get_lr",
+  ::ember::detail::fail("OptimizerOptions::get_lr",
                "not overridden: an options class that schedulers or the state dict read the "
                "learning rate of must override get_lr() and set_lr()");
 }
 void OptimizerOptions::set_lr(const double /*lr*/) {
-  detail::fail("OptimizerOptions::set_lr",
+  ::ember::detail::fail("OptimizerOptions::set_lr",
                "not overridden: an options class that schedulers or the state dict set the "
                "learning rate of must override get_lr() and set_lr()");
 }
@@ -71,7 +71,7 @@ void OptimizerOptions::serialize(serialize::InputArchive& archive) {
 }
 
 std::unique_ptr<OptimizerParamState> OptimizerParamState::clone() const {
-  detail::fail("OptimizerParamState::clone",
+  ::ember::detail::fail("OptimizerParamState::clone",
                "not implemented: derive the state from "
                "OptimizerCloneableParamState<YourState> (as libtorch asks) to inherit clone()");
 }
@@ -131,7 +131,7 @@ void Optimizer::add_parameters(const std::vector<Tensor>& parameters) {
 
 std::unique_ptr<OptimizerParamState> Optimizer::make_state(const Tensor& /*p*/,
                                                            const OptimizerOptions& /*group*/) const {
-  detail::fail("Optimizer",
+  ::ember::detail::fail("Optimizer",
                "this optimizer makes its parameters' state itself (it overrides neither make_state nor uses "
                "Ember's batches())");
 }
