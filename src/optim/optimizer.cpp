@@ -272,16 +272,25 @@ double OptimizerField::get() const {
 }
 
 void OptimizerField::set(double value) const {
+  // A loaded state dict may hold anything: integers and choices must be whole numbers in range.
+  const auto whole = [&](double lo, double hi) {
+    EMBER_CHECK(value == std::floor(value) && value >= lo && value < hi, "load_state_dict", "'", name, "' is ", value,
+                ", not a whole number in [", lo, ", ", hi, ")");
+  };
+  constexpr double int64_end = 9223372036854775808.0;  // 2^63
   if (number) {
     *number = value;
   } else if (flag) {
     *flag = value != 0;
   } else if (integer) {
+    whole(-int64_end, int64_end);
     *integer = static_cast<int64_t>(value);
   } else if (optional_integer) {
+    if (!std::isnan(value)) whole(-int64_end, int64_end);
     *optional_integer = std::isnan(value) ? std::nullopt : std::optional<int64_t>(static_cast<int64_t>(value));
   } else {
-    *choice = std::isnan(value) ? std::nullopt : std::optional<std::string>(choices.at(static_cast<size_t>(value)));
+    if (!std::isnan(value)) whole(0, static_cast<double>(choices.size()));
+    *choice = std::isnan(value) ? std::nullopt : std::optional<std::string>(choices[static_cast<size_t>(value)]);
   }
 }
 

@@ -13,6 +13,7 @@
 #include <iterator>
 #include <ostream>
 #include <sstream>
+#include <string_view>
 
 #include "ember/autograd.h"
 #include "ember/error.h"
@@ -55,37 +56,49 @@ std::string encode(const std::string& what, const std::string& key, const jit::I
   return buf;
 }
 
-jit::IValue decode(const std::string& what, const std::string& key, const std::string& text);
+// Tuples and lists nest at most this deep: a crafted archive must not exhaust the stack.
+constexpr int kMaxNesting = 64;
 
-std::vector<jit::IValue> decode_elements(const std::string& what, const std::string& key, const std::string& body) {
+jit::IValue decode(const std::string& what, const std::string& key, std::string_view text, int depth);
+
+std::vector<jit::IValue> decode_elements(const std::string& what, const std::string& key, std::string_view body,
+                                         int depth) {
+  EMBER_CHECK(depth < kMaxNesting, what.c_str(), "'", key, "' nests tuples or lists more than ", kMaxNesting, " deep");
   std::vector<jit::IValue> out;
   for (size_t pos = 0; pos < body.size();) {
     const size_t bar = body.find('|', pos);
-    EMBER_CHECK(bar != std::string::npos && bar > pos, what.c_str(), "'", key, "' holds a bad tuple or list: ", body);
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long n = std::strtoull(body.c_str() + pos, &end, 10);
-    EMBER_CHECK(end == body.c_str() + bar && errno == 0 && n <= body.size() - bar - 1, what.c_str(), "'", key,
+    EMBER_CHECK(bar != std::string_view::npos && bar > pos, what.c_str(), "'", key,
                 "' holds a bad tuple or list: ", body);
-    out.push_back(decode(what, key, body.substr(bar + 1, n)));
+    uint64_t n = 0;
+    bool digits = true;
+    for (size_t i = pos; i < bar && digits; ++i) {
+      const char c = body[i];
+      n = n * 10 + static_cast<uint64_t>(c - '0');
+      digits = c >= '0' && c <= '9' && n <= body.size();  // n stays small: no overflow
+    }
+    EMBER_CHECK(digits && n <= body.size() - bar - 1, what.c_str(), "'", key, "' holds a bad tuple or list: ", body);
+    out.push_back(decode(what, key, body.substr(bar + 1, n), depth + 1));
     pos = bar + 1 + n;
   }
   return out;
 }
 
-jit::IValue decode(const std::string& what, const std::string& key, const std::string& text) {
+jit::IValue decode(const std::string& what, const std::string& key, std::string_view text, int depth) {
   const size_t colon = text.find(':');
-  const std::string kind = text.substr(0, colon), body = colon == std::string::npos ? "" : text.substr(colon + 1);
+  const std::string_view kind = text.substr(0, colon);
+  if (colon != std::string_view::npos && kind == "tuple") {
+    return jit::IValue(std::make_shared<jit::ivalue::Tuple>(decode_elements(what, key, text.substr(colon + 1), depth)));
+  }
+  if (colon != std::string_view::npos && kind == "list") {
+    return jit::IValue(decode_elements(what, key, text.substr(colon + 1), depth));
+  }
+  const std::string body = colon == std::string_view::npos ? "" : std::string(text.substr(colon + 1));
   char* end = nullptr;
   errno = 0;
-  if (kind == "none" && colon != std::string::npos) {
+  if (kind == "none" && colon != std::string_view::npos) {
     EMBER_CHECK(body.empty(), what.c_str(), "'", key, "' holds a bad None: ", text);
     return jit::IValue();
   }
-  if (kind == "tuple" && colon != std::string::npos) {
-    return jit::IValue(std::make_shared<jit::ivalue::Tuple>(decode_elements(what, key, body)));
-  }
-  if (kind == "list" && colon != std::string::npos) return jit::IValue(decode_elements(what, key, body));
   if (kind == "int") {
     const long long i = std::strtoll(body.c_str(), &end, 10);
     EMBER_CHECK(!body.empty() && *end == '\0' && errno == 0, what.c_str(), "'", key, "' holds a bad int: ", body);
@@ -100,9 +113,13 @@ jit::IValue decode(const std::string& what, const std::string& key, const std::s
     EMBER_CHECK(body == "0" || body == "1", what.c_str(), "'", key, "' holds a bad bool: ", body);
     return jit::IValue(body == "1");
   }
-  EMBER_CHECK(kind == "str" && colon != std::string::npos, what.c_str(), "'", key, "' holds a value of unknown kind: ",
-              text);
+  EMBER_CHECK(kind == "str" && colon != std::string_view::npos, what.c_str(), "'", key,
+              "' holds a value of unknown kind: ", text);
   return jit::IValue(body);
+}
+
+jit::IValue decode(const std::string& what, const std::string& key, const std::string& text) {
+  return decode(what, key, std::string_view(text), 0);
 }
 
 // The first component of a dotted name.

@@ -545,6 +545,24 @@ TEST(Optim, LibtorchOptimizerBase) {
   EXPECT_EQ(read.lr(), 0.3);
   EXPECT_EQ(read.momentum(), 0.7);
   EXPECT_TRUE(read.nesterov());
+  // an archive from elsewhere: integers and choices must be whole numbers in range
+  auto read_lbfgs = [](const char* key, double value) {
+    torch::serialize::OutputArchive bad;
+    bad.write(key, torch::IValue(value));
+    std::stringstream stream;
+    bad.save_to(stream);
+    torch::serialize::InputArchive in;
+    in.load_from(stream);
+    eo::LBFGSOptions lbfgs(1);
+    lbfgs.serialize(in);
+    return lbfgs;
+  };
+  EXPECT_EQ(read_lbfgs("max_iter", 7).max_iter(), 7);
+  EXPECT_EQ(*read_lbfgs("line_search_fn", 0).line_search_fn(), "strong_wolfe");
+  EXPECT_ERROR(read_lbfgs("max_iter", 2.5), "load_state_dict", "'max_iter' is 2.5, not a whole number");
+  EXPECT_ERROR(read_lbfgs("max_iter", 1e300), "load_state_dict", "'max_iter' is 1e+300");
+  EXPECT_ERROR(read_lbfgs("line_search_fn", 4), "load_state_dict", "'line_search_fn' is 4", "[0, 1)");
+  EXPECT_ERROR(read_lbfgs("line_search_fn", -1), "load_state_dict", "'line_search_fn' is -1");
 }
 
 TEST(Optim, LibtorchSpellings) {

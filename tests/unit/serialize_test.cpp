@@ -549,6 +549,38 @@ TEST(Archive, WriteAndReadBackEveryKindOfValue) {
   EXPECT_ERROR(bad.load_from(via_func.data(), via_func.size(), ember::Device("cuda:0")), "InputArchive::load_from",
                "only the CPU");
   EXPECT_ERROR(bad.load_from(dir().file("absent.pt")), "InputArchive::load_from", "cannot open");
+
+  // Values a crafted file may hold: lists nested past 64 levels and element lengths past the end
+  // are refused when the archive loads, before anything reads them.
+  auto nest = [](int levels) {
+    ember::jit::IValue v(int64_t{12345});
+    for (int i = 0; i < levels; ++i) v = ember::jit::IValue(std::vector<ember::jit::IValue>{v});
+    return v;
+  };
+  auto saved = [](const char* key, const ember::jit::IValue& v) {
+    es::OutputArchive a;
+    a.write(key, v);
+    std::ostringstream os;
+    a.save_to(os);
+    return os.str();
+  };
+  const std::string fine = saved("v", nest(64)), deep = saved("v", nest(65));
+  es::InputArchive ok;
+  ok.load_from(fine.data(), fine.size());
+  ember::jit::IValue v;
+  ok.read("v", v);
+  for (int i = 0; i < 64; ++i) v = ember::jit::IValue(v.toList().at(0));
+  EXPECT_EQ(v.toInt(), 12345);
+  EXPECT_ERROR(bad.load_from(deep.data(), deep.size()), "InputArchive::load_from",
+               "'v' nests tuples or lists more "
+               "than 64 deep");
+  std::string overlong = saved("v", nest(1));
+  const size_t at = overlong.find("9|int:12345");
+  ASSERT_NE(at, std::string::npos);
+  overlong.replace(at, 11, "99|int:1234");
+  EXPECT_ERROR(bad.load_from(overlong.data(), overlong.size()), "InputArchive::load_from",
+               "'v' holds a bad tuple "
+               "or list");
 }
 
 // Module::save/load through archives as libtorch programs write them, and save/load of modules,
