@@ -123,22 +123,24 @@ TEST(ConvGradParity, Conv1d3dAndPaddingModes) {
     const ember::Tensor b1 = random({6}, dt, seed++);
     std::ostringstream os;
     os << dt;
+    // libtorch's bfloat16 convolutions off oneDNN round as they accumulate: compare with its float32
+    const bool widen = dt == ember::kBFloat16 && !parity::libtorch_bfloat16_on_onednn();
     expect_grads(
         os.str() + " conv1d", {x1, w1, b1}, [](const auto& v) { return ember::conv1d(v[0], v[1], v[2], 2, 1, 2, 2); },
-        [](const auto& v) { return torch::conv1d(v[0], v[1], v[2], 2, 1, 2, 2); }, sum_tol(dt, 24), seed++);
+        [](const auto& v) { return torch::conv1d(v[0], v[1], v[2], 2, 1, 2, 2); }, sum_tol(dt, 24), seed++, widen);
     const ember::Tensor w1s = random({3, 4, 4}, dt, seed++);
     expect_grads(
         os.str() + " conv1d same", {x1, w1s}, [](const auto& v) { return ember::conv1d(v[0], v[1], {}, 1, "same", 2); },
-        [](const auto& v) { return torch::conv1d(v[0], v[1], {}, 1, "same", 2); }, sum_tol(dt, 24), seed++);
+        [](const auto& v) { return torch::conv1d(v[0], v[1], {}, 1, "same", 2); }, sum_tol(dt, 24), seed++, widen);
     const ember::Tensor x3 = random({2, 4, 5, 6, 4}, dt, seed++), w3 = random({4, 2, 3, 2, 3}, dt, seed++);
     expect_grads(
         os.str() + " conv3d", {x3, w3, ember::Tensor()},
         [](const auto& v) { return ember::conv3d(v[0], v[1], {}, {1, 2, 1}, 1, 1, 2); },
-        [](const auto& v) { return torch::conv3d(v[0], v[1], {}, {1, 2, 1}, 1, 1, 2); }, sum_tol(dt, 60), seed++);
+        [](const auto& v) { return torch::conv3d(v[0], v[1], {}, {1, 2, 1}, 1, 1, 2); }, sum_tol(dt, 60), seed++, widen);
     const ember::Tensor xu = random({4, 7, 7}, dt, seed++), wu = random({3, 4, 3, 3}, dt, seed++);
     expect_grads(
         os.str() + " conv2d unbatched valid", {xu, wu}, [](const auto& v) { return ember::conv2d(v[0], v[1], {}, 1, "valid"); },
-        [](const auto& v) { return torch::conv2d(v[0], v[1], {}, 1, "valid"); }, sum_tol(dt, 49), seed++);
+        [](const auto& v) { return torch::conv2d(v[0], v[1], {}, 1, "valid"); }, sum_tol(dt, 49), seed++, widen);
   }
 }
 
