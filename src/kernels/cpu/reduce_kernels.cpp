@@ -274,6 +274,48 @@ typename R::Acc pairwise(int64_t b, int64_t e, int64_t leaf, const F& f) {
   return R::combine(left, pairwise<R>(b + half, e, leaf, f));
 }
 
+// acc[i] = finish(acc[i], param[i * param_stride]) for i < n (param_stride in bytes): one loop
+// per finish step and accumulator type, whatever the reduction.
+template <class Acc>
+void finish_in_place(Acc* acc, int64_t n, const ReduceSpec& spec, const char* param, int64_t param_stride) {
+  if constexpr (std::is_floating_point_v<Acc>) {
+    const Acc divisor = static_cast<Acc>(spec.divisor);
+    switch (spec.finish) {
+      case Finish::None:
+        break;
+      case Finish::Divide:
+        for (int64_t i = 0; i < n; ++i) acc[i] = acc[i] / divisor;
+        break;
+      case Finish::Sqrt:
+        for (int64_t i = 0; i < n; ++i) acc[i] = std::sqrt(acc[i]);
+        break;
+      case Finish::DivideSqrt:
+        for (int64_t i = 0; i < n; ++i) acc[i] = std::sqrt(acc[i] / divisor);
+        break;
+      case Finish::Root: {
+        const Acc root = static_cast<Acc>(1.0 / spec.p);
+        for (int64_t i = 0; i < n; ++i) acc[i] = std::pow(acc[i], root);
+        break;
+      }
+      case Finish::LogAddParam:
+        for (int64_t i = 0; i < n; ++i)
+          acc[i] = std::log(acc[i]) + *reinterpret_cast<const Acc*>(param + i * param_stride);
+        break;
+    }
+  }
+}
+
+// out[i * stride] = acc[i] for i < n (stride in bytes), converted.
+template <class Out, class Acc>
+void store_run(const Acc* acc, int64_t n, char* out, int64_t stride) {
+  if (stride == int64_t{sizeof(Out)}) {
+    Out* o = reinterpret_cast<Out*>(out);  // contiguous: a loop the compiler vectorizes
+    for (int64_t i = 0; i < n; ++i) o[i] = cast<Out>(acc[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) *reinterpret_cast<Out*>(out + i * stride) = cast<Out>(acc[i]);
+  }
+}
+
 template <class R, class T, class Out>
 class ReduceLoop {
   using Acc = typename R::Acc;
@@ -472,24 +514,22 @@ class ReduceLoop {
     });
   }
 
-  void store(int64_t ob, int64_t oe, const Acc* acc) const {
-    DimCursor cur(g_.kept(), g_.nkept(), ob);
-    for (int64_t o = ob; o < oe; ++o, cur.next())
-      *reinterpret_cast<Out*>(out_ + cur.offset(1)) = finish(acc[o - ob], param_at(cur.offset(2)));
-  }
-
-  Out finish(Acc a, Acc param) const {
-    if constexpr (std::is_floating_point_v<Acc>) {
-      switch (spec_.finish) {
-        case Finish::None: break;
-        case Finish::Divide: a = a / static_cast<Acc>(spec_.divisor); break;
-        case Finish::Sqrt: a = std::sqrt(a); break;
-        case Finish::DivideSqrt: a = std::sqrt(a / static_cast<Acc>(spec_.divisor)); break;
-        case Finish::Root: a = std::pow(a, static_cast<Acc>(1.0 / spec_.p)); break;
-        case Finish::LogAddParam: a = std::log(a) + param; break;
-      }
+  // Stores in runs along the innermost kept dim: a cursor step and a switch per output made
+  // storing 3-4x the accumulation's time when each output reduces a few positions (sum over dim
+  // 1 of 8x8x65536 took 4.2x libtorch's time). The finish step runs in place on the accumulators.
+  void store(int64_t ob, int64_t oe, Acc* acc) const {
+    if (g_.nkept() == 0) {
+      finish_in_place(acc, 1, spec_, param_, 0);
+      return store_run<Out>(acc, 1, out_, 0);
     }
-    return cast<Out>(a);
+    const LoopDim& col = g_.kept(0);
+    for (int64_t o = ob; o < oe;) {
+      const int64_t c0 = o % col.size, n = std::min(col.size - c0, oe - o);
+      const DimCursor row(g_.kept() + 1, g_.nkept() - 1, o / col.size);
+      finish_in_place(acc + (o - ob), n, spec_, param_ + row.offset(2) + c0 * col.stride[2], col.stride[2]);
+      store_run<Out>(acc + (o - ob), n, out_ + row.offset(1) + c0 * col.stride[1], col.stride[1]);
+      o += n;
+    }
   }
 
   const R& r_;
