@@ -159,6 +159,26 @@ TEST(Views, TransposedCopiesOfEveryWordSize) {
   }
 }
 
+// A column or a row repeated (expand then contiguous, copy_ from a broadcast source): the
+// repeated-element path, for every word size and a complex dtype, against values built by index.
+TEST(Views, BroadcastCopiesOfEveryWordSize) {
+  for (ScalarType dt : {kBool, kByte, kHalf, kBFloat16, kFloat, kInt, kDouble, kLong, kComplexDouble}) {
+    for (auto [r, c] : {std::pair<int64_t, int64_t>{300, 257}, {5, 1000}, {1000, 3}}) {
+      const Tensor col = remainder(arange(r, TensorOptions().dtype(kInt)), 7).to(dt).reshape({r, 1});
+      const Tensor row = remainder(arange(c, TensorOptions().dtype(kInt)), 5).to(dt).reshape({1, c});
+      const Tensor by_row = remainder(arange(r), 7).reshape({r, 1}) + zeros({1, c}, TensorOptions().dtype(kLong));
+      const Tensor by_col = remainder(arange(c), 5).reshape({1, c}) + zeros({r, 1}, TensorOptions().dtype(kLong));
+      const Tensor a = col.expand({r, c}).contiguous(), b = row.expand({r, c}).contiguous();
+      EXPECT_TRUE(a.is_contiguous() && b.is_contiguous());
+      EXPECT_TRUE(equal(a.to(kLong), by_row.to(dt).to(kLong))) << dt << " " << r << "x" << c;
+      EXPECT_TRUE(equal(b.to(kLong), by_col.to(dt).to(kLong))) << dt << " " << r << "x" << c;
+      Tensor into = empty({c, r}, TensorOptions().dtype(dt)).t();  // a transposed destination
+      into.copy_(col);
+      EXPECT_TRUE(equal(into.to(kLong), by_row.to(dt).to(kLong))) << dt << " " << r << "x" << c << " transposed";
+    }
+  }
+}
+
 TEST(Views, ContiguousMemoryFormats) {
   Tensor x = arange(24).view({1, 2, 3, 4});
   EXPECT_TRUE(x.contiguous().is_same(x));

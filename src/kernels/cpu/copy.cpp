@@ -230,7 +230,31 @@ void strided_words(char** data, const int64_t* strides, int64_t n) {
     std::memcpy(data[0] + i * so, &w, sizeof(Word));
   }
 }
+// One element repeated along a contiguous run (a broadcast operand made contiguous): a loop the
+// compiler turns into vector stores (word by word through strided_words, a column broadcast to
+// 1024 x 1024 took 2.2x libtorch's time in float32, 3x in bfloat16).
+template <class Word>
+void repeated_words(char* out, const char* in, int64_t n) {
+  Word w;
+  std::memcpy(&w, in, sizeof(Word));
+  for (int64_t i = 0; i < n; ++i) std::memcpy(out + i * int64_t{sizeof(Word)}, &w, sizeof(Word));
+}
 void strided_copy(int64_t es, char** data, const int64_t* strides, int64_t n) {
+  if (strides[0] == es && strides[1] == 0) {
+    switch (es) {
+      case 1:
+        std::memset(data[0], static_cast<unsigned char>(*data[1]), static_cast<size_t>(n));
+        return;
+      case 2:
+        return repeated_words<uint16_t>(data[0], data[1], n);
+      case 4:
+        return repeated_words<uint32_t>(data[0], data[1], n);
+      case 8:
+        return repeated_words<uint64_t>(data[0], data[1], n);
+      default:
+        break;
+    }
+  }
   switch (es) {
     case 1: return strided_words<uint8_t>(data, strides, n);
     case 2: return strided_words<uint16_t>(data, strides, n);
@@ -275,6 +299,7 @@ void transposed_words(char** data, const int64_t* strides, int64_t n, int64_t ro
 // 1.3 ms in tiles).
 bool is_transpose(int64_t es, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer) {
   if (rows < 2 || n < 8 * kTransposeTile || (es != 1 && es != 2 && es != 4 && es != 8)) return false;
+  if (strides[0] == 0 || strides[1] == 0) return false;  // a broadcast: see repeated_words
   return (strides[0] == es && outer[1] == es && strides[1] != es) || (strides[1] == es && outer[0] == es && strides[0] != es);
 }
 void transposed_copy(int64_t es, char** data, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer) {
