@@ -57,13 +57,14 @@ std::string encode(const std::string& what, const std::string& key, const jit::I
 }
 
 // Tuples and lists nest at most this deep: a crafted archive must not exhaust the stack.
-constexpr int kMaxNesting = 64;
+constexpr int kMaxValueNesting = 64;
 
 jit::IValue decode(const std::string& what, const std::string& key, std::string_view text, int depth);
 
 std::vector<jit::IValue> decode_elements(const std::string& what, const std::string& key, std::string_view body,
                                          int depth) {
-  EMBER_CHECK(depth < kMaxNesting, what.c_str(), "'", key, "' nests tuples or lists more than ", kMaxNesting, " deep");
+  EMBER_CHECK(depth < kMaxValueNesting, what.c_str(), "'", key, "' nests tuples or lists more than ", kMaxValueNesting,
+              " deep");
   std::vector<jit::IValue> out;
   for (size_t pos = 0; pos < body.size();) {
     const size_t bar = body.find('|', pos);
