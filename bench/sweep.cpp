@@ -248,6 +248,11 @@ std::vector<Entry> entries() {
   e.push_back(op("sum.dim0", kReduceFI, [](const auto& x) { return x[0].sum(0); }));
   e.push_back(op("sum.dim1.keepdim", kReduceFI, [](const auto& x) { return x[0].sum(1, true); }));
   e.push_back(op("mean", kReduceF, [](const auto& x) { return x[0].mean(); }));
+  // few positions per output across long rows (eight maps summed element by element)
+  const Spec rows8{.dtypes = kFI, .layouts = kContig};
+  e.push_back(op("sum.dim0.rows8", rows8, [](const auto& x) { return x[0].reshape({8, -1}).sum(0); }));
+  e.push_back(op("mean.dim0.rows8", {.layouts = kContig}, [](const auto& x) { return x[0].reshape({8, -1}).mean(0); }));
+  e.push_back(op("amax.dim0.rows8", rows8, [](const auto& x) { return x[0].reshape({8, -1}).amax(0); }));
   e.push_back(op("mean.dim1", kReduceF, [](const auto& x) { return x[0].mean(1); }));
   e.push_back(op("mean.dim0", kReduceF, [](const auto& x) { return x[0].mean(0); }));
   e.push_back(op("prod.dim1", {.roles = {Role::Unit}}, [](const auto& x) { return x[0].prod(1); }));
