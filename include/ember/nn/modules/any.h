@@ -213,5 +213,8 @@ class AnyModule {
 }  // namespace ember::nn
 
 // libtorch modules list their forward's default arguments with this macro for AnyModule; Ember
-// reads them from forward's declaration, so the list is not needed.
+// reads them from forward's declaration, so the list is not needed. (A file that includes
+// libtorch's headers too keeps libtorch's definition.)
+#ifndef FORWARD_HAS_DEFAULT_ARGS
 #define FORWARD_HAS_DEFAULT_ARGS(...)
+#endif
