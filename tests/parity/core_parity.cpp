@@ -86,6 +86,40 @@ TEST(CoreParity, IntegerToHalfAndBFloat16CastsRound) {
   }
 }
 
+TEST(CoreParity, FloatFamilyToIntegersBoolAndDoubleInBlocks) {
+  // float32, float16 and bfloat16 to every integer width, bool and float64 (the blockwise path
+  // through float32), and float64 to the 16-bit floats: several blocks and every remainder, values
+  // with fractions, negative ones (wrapped into uint8 as libtorch wraps them), and zeros
+  const torch::Tensor values =
+      torch::cat({torch::randn({1500}) * 90, torch::randint(-300, 300, {700}).to(torch::kFloat),
+                  torch::tensor({0.0f, -0.0f, 0.5f, -0.5f, 255.5f, -128.5f, 127.9f})});
+  const torch::Tensor large = torch::randn({900}) * 1e9;  // past int16 and 8 bits: 32 and 64 bits only
+  const torch::ScalarType narrow_to[] = {torch::kUInt8, torch::kInt8, torch::kInt16, torch::kBool, torch::kDouble};
+  const torch::ScalarType wide_to[] = {torch::kInt32, torch::kInt64, torch::kDouble};
+  for (torch::ScalarType from : {torch::kFloat32, torch::kFloat16, torch::kBFloat16}) {
+    const torch::Tensor small = values.to(from), big = large.to(from);
+    for (int64_t off : {0, 1, 5}) {
+      const torch::Tensor s = small.slice(0, off), b = big.slice(0, off);
+      for (torch::ScalarType to : narrow_to) {
+        EXPECT_TRUE(torch::equal(to_torch(to_ember(s).to(to_ember(to))), s.to(to)))
+            << from << " -> " << to << " from " << off;
+      }
+      for (torch::ScalarType to : wide_to) {
+        EXPECT_TRUE(torch::equal(to_torch(to_ember(s).to(to_ember(to))), s.to(to)))
+            << from << " -> " << to << " from " << off;
+        EXPECT_TRUE(torch::equal(to_torch(to_ember(b).to(to_ember(to))), b.to(to))) << from << " -> " << to << " large";
+      }
+    }
+  }
+  const torch::Tensor d =
+      torch::cat({torch::randn({1000}, torch::kFloat64) * 1e3, torch::randn({1000}, torch::kFloat64) * 1e-6,
+                  torch::tensor({65504.0, 65520.0, 1e300, -1e300, 3.4e38, 1e-300}, torch::kFloat64)});
+  for (torch::ScalarType to : {torch::kFloat16, torch::kBFloat16}) {
+    const torch::Tensor got = to_torch(to_ember(d).to(to_ember(to))), ref = d.to(to);
+    EXPECT_TRUE(torch::equal(got.view(torch::kInt16), ref.view(torch::kInt16))) << "float64 -> " << to;
+  }
+}
+
 TEST(CoreParity, CopyAcrossLayoutsAndBroadcast) {
   torch::Tensor src = torch::randn({2, 3, 4, 5});
   ember::Tensor esrc = to_ember(src);
