@@ -105,17 +105,34 @@ GraphModule::GraphModule(nn::Module& root, std::unique_ptr<Graph> graph,
   recompile();
 }
 
+// Both walk one child per dotted component: listing named_modules() or named_parameters() of the
+// whole tree for each lookup made the passes over a MobileNet quadratic in its size (half the time
+// of optimize_for_inference went to listing modules).
 std::shared_ptr<nn::Module> GraphModule::submodule(const std::string& qualified_name) const {
-  for (const auto& item : named_modules("", /*include_self=*/false))
-    if (item.key() == qualified_name) return item.value();
-  return nullptr;
+  size_t dot = qualified_name.find('.');
+  const std::shared_ptr<nn::Module>* child = children_.find(qualified_name.substr(0, dot));
+  std::shared_ptr<nn::Module> m = child ? *child : nullptr;
+  while (m && dot != std::string::npos) {
+    const size_t begin = dot + 1;
+    dot = qualified_name.find('.', begin);
+    const auto children = m->named_children();
+    child = children.find(qualified_name.substr(begin, dot == std::string::npos ? dot : dot - begin));
+    m = child ? *child : nullptr;
+  }
+  return m;
 }
 
 Tensor GraphModule::attribute(const std::string& qualified_name) const {
-  for (const auto& item : named_parameters())
-    if (item.key() == qualified_name) return item.value();
-  for (const auto& item : named_buffers())
-    if (item.key() == qualified_name) return item.value();
+  const size_t dot = qualified_name.rfind('.');
+  std::shared_ptr<nn::Module> holder = dot == std::string::npos ? nullptr : submodule(qualified_name.substr(0, dot));
+  const nn::Module* owner = dot == std::string::npos ? this : holder.get();
+  if (owner) {
+    const std::string leaf = dot == std::string::npos ? qualified_name : qualified_name.substr(dot + 1);
+    const auto parameters = owner->named_parameters(/*recurse=*/false);
+    if (const Tensor* t = parameters.find(leaf)) return *t;
+    const auto buffers = owner->named_buffers(/*recurse=*/false);
+    if (const Tensor* t = buffers.find(leaf)) return *t;
+  }
   ::ember::detail::fail("fx", "GraphModule has no parameter or buffer '", qualified_name, "'");
 }
 

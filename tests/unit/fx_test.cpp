@@ -98,6 +98,18 @@ TEST(Fx, TracesLeafModulesAndOps) {
   // Parameters are the root's own tensors.
   EXPECT_TRUE(gm->attribute("conv1.weight").is_same(m->conv1->weight));
   EXPECT_EQ(gm->named_parameters().size(), m->named_parameters().size());
+  // Lookups by qualified name, at any depth.
+  EXPECT_EQ(gm->submodule("block.1"), m->block->ptr(1));
+  EXPECT_EQ(gm->submodule("bn1"), m->bn1.ptr());
+  EXPECT_EQ(gm->submodule("block.7"), nullptr);
+  EXPECT_EQ(gm->submodule("block.1.x"), nullptr);
+  EXPECT_EQ(gm->submodule("nothing.1"), nullptr);
+  EXPECT_EQ(gm->submodule(""), nullptr);
+  EXPECT_TRUE(gm->attribute("block.1.running_mean").is_same(m->block->ptr(1)->named_buffers()["running_mean"]));
+  EXPECT_TRUE(gm->attribute("bn1.num_batches_tracked").is_same(m->bn1->named_buffers()["num_batches_tracked"]));
+  EXPECT_THROW(gm->attribute("block.1.nothing"), ember::Error);
+  EXPECT_THROW(gm->attribute("block.9.weight"), ember::Error);
+  EXPECT_THROW(gm->attribute("weight"), ember::Error);
 }
 
 TEST(Fx, TracedThroughModulesEqualEager) {
