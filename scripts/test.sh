@@ -92,6 +92,11 @@ release_lib="$PWD/build/release"
 # libgomp's spin loop). Passive waiting runs the same code, the same threads and the same parallel
 # regions; their workers sleep instead: the ASan stage took 191 s instead of 250 s on Zen 3.
 export OMP_WAIT_POLICY=passive
+# The tests that compare with real PyTorch run Debian's python on the same scripts and inputs in
+# both test stages below; the second takes the files the first wrote (keyed by the script, its
+# arguments and its input files: tests/unit/temp_dir.h) instead of running PyTorch again.
+export EMBER_TEST_PYTHON_CACHE="$PWD/build/python-cache"
+rm -rf "$EMBER_TEST_PYTHON_CACHE"
 # (ASan's checks stay on for the programs' own code; the costly extras, leak detection and the
 # quarantine of freed memory, are left to the sanitizer stage, whose library is instrumented.)
 against_release() {
@@ -121,6 +126,7 @@ stage "test release" release_tests
 stage "test asan, other CPUs' paths" env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI EMBER_CPU_CAPABILITY=avx2 EMBER_FILL_UNINITIALIZED_MEMORY=1 \
   ctest --preset asan -j "$jobs"
+rm -rf "$EMBER_TEST_PYTHON_CACHE"  # (0.5 GB: the traced models of jit_parity)
 # ThreadSanitizer on the tests labelled threads (concurrent backward, the loader's workers, one
 # module from several threads, the allocator across threads). OpenMP runs one thread there:
 # libgomp is not instrumented, so TSan cannot see its fork and join and reports their hand-offs;

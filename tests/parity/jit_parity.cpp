@@ -189,7 +189,7 @@ class Archives {
     const std::string script = (dir_ / "export.py").string();
     std::ofstream(script) << kExport;
     const std::string cmd = python() + " " + script + " " + dir_.string() + " > " + script + ".log 2>&1";
-    status_ = std::system(cmd.c_str());
+    status_ = run_python_in(cmd, dir_.string());
   }
   ~Archives() { std::filesystem::remove_all(dir_); }
   std::string path(const std::string& name) const { return (dir_ / (name + ".pt")).string(); }

@@ -172,7 +172,7 @@ const ember::OrderedDict<std::string, ember::Tensor>& pytorch_file() {
     write_bytes(dir.file("write.py"), kScript);
     const std::string cmd =
         python() + " " + dir.file("write.py") + " " + dir.file("sd.pt") + " > " + dir.file("log") + " 2>&1";
-    EMBER_CHECK(std::system(cmd.c_str()) == 0, "parametrize_parity", python(),
+    EMBER_CHECK(run_python_in(cmd, dir.file("")) == 0, "parametrize_parity", python(),
                 " could not write the state dicts (it needs Debian's python3-torch, or EMBER_PYTHON): ",
                 read_bytes(dir.file("log")));
     return ember::load_torch_checkpoint(dir.file("sd.pt"));

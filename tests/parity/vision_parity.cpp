@@ -74,7 +74,7 @@ class Exports {
     std::ofstream(script) << kExport;
     std::string cmd = python() + " " + script + " " + dir_.file("");
     for (const Spec& s : kSpecs) cmd += std::string(" '") + s.name + "=" + s.torchvision + "'";
-    status_ = std::system((cmd + " > " + script + ".log 2>&1").c_str());
+    status_ = run_python_in(cmd + " > " + script + ".log 2>&1", dir_.file(""));
   }
   std::string path(const std::string& file) const { return dir_.file(file); }
   bool ok() const { return status_ == 0; }

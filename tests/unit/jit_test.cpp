@@ -223,7 +223,7 @@ bool written() {
     const std::string script = dir().file("write.py");
     write_bytes(script, kWrite);
     const std::string cmd = python() + " " + script + " " + dir().file("") + " > " + script + ".log 2>&1";
-    return std::system(cmd.c_str()) == 0;
+    return run_python_in(cmd, dir().file("")) == 0;
   }();
   return ok;
 }

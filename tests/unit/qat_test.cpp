@@ -129,7 +129,8 @@ TEST(Qat, EagerFuseModulesQatPrepareQatTrainConvertMatchesPyTorch) {
   write_bytes(dir.file("qat.py"), kQatScript);
   const std::string cmd = python() + " " + dir.file("qat.py") + " " + dir.file("d.bin") + " " + dir.file("out.bin") +
                           " 2> " + dir.file("err.txt");
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
+  ASSERT_EQ(run_python_in(cmd, dir.file("")), 0)
+      << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
   const std::string bytes = read_bytes(dir.file("out.bin"));
   std::vector<float> want(bytes.size() / sizeof(float));
   std::memcpy(want.data(), bytes.data(), want.size() * sizeof(float));

@@ -353,7 +353,8 @@ TEST(Observers, MatchPyTorch) {
   write_bytes(dir.file("observers.py"), kObserverScript);
   const std::string cmd = python() + " " + dir.file("observers.py") + " " + dir.file("data.bin") + " " +
                           dir.file("hist.bin") + " > " + dir.file("out.txt") + " 2> " + dir.file("err.txt");
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
+  ASSERT_EQ(run_python_in(cmd, dir.file("")), 0)
+      << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
   std::stringstream out(read_bytes(dir.file("out.txt")));
   std::string name, scales, zero_points;
   int cases = 0;
@@ -478,7 +479,8 @@ TEST(FakeQuantizeModule, MatchesPyTorchDefaults) {
   write_bytes(dir.file("fq.py"), kFakeQuantizeScript);
   const std::string cmd = python() + " " + dir.file("fq.py") + " " + dir.file("x.bin") + " " + dir.file("out.bin") +
                           " 2> " + dir.file("err.txt");
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
+  ASSERT_EQ(run_python_in(cmd, dir.file("")), 0)
+      << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
   const std::string bytes = read_bytes(dir.file("out.bin"));
   std::vector<float> want(bytes.size() / sizeof(float));
   std::memcpy(want.data(), bytes.data(), want.size() * sizeof(float));
@@ -570,7 +572,8 @@ TEST(StaticQuantization, LinearMatchesPyTorch) {
   write_bytes(dir.file("lin.py"), kStaticLinearScript);
   const std::string cmd = python() + " " + dir.file("lin.py") + " " + dir.file("d.bin") + " " + dir.file("y.bin") +
                           " 2> " + dir.file("err.txt");
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
+  ASSERT_EQ(run_python_in(cmd, dir.file("")), 0)
+      << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
   const std::string want = read_bytes(dir.file("y.bin"));
   ASSERT_EQ(want.size(), 6u * 8u);
 
@@ -666,7 +669,8 @@ TEST(StaticQuantization, EagerPrepareCalibrateConvertMatchesPyTorch) {
   write_bytes(dir.file("eager.py"), kEagerScript);
   const std::string cmd = python() + " " + dir.file("eager.py") + " " + dir.file("d.bin") + " " + dir.file("y.bin") +
                           " 2> " + dir.file("err.txt");
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
+  ASSERT_EQ(run_python_in(cmd, dir.file("")), 0)
+      << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
   const std::string bytes = read_bytes(dir.file("y.bin"));
   std::vector<float> want(bytes.size() / sizeof(float));
   ASSERT_EQ(want.size(), 10u * 8u + 6u);
@@ -846,7 +850,8 @@ TEST(DynamicQuantization, LstmAndGruNearPyTorchs) {
   write_bytes(dir.file("rnn.py"), kDynamicRnnScript);
   const std::string cmd = python() + " " + dir.file("rnn.py") + " " + dir.file("d.bin") + " " + dir.file("y.bin") +
                           " 2> " + dir.file("err.txt");
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
+  ASSERT_EQ(run_python_in(cmd, dir.file("")), 0)
+      << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
   const std::string bytes = read_bytes(dir.file("y.bin"));
   const int64_t lstm_n = 3 * 5 * 32, gru_n = 3 * 5 * 16;
   ASSERT_EQ(bytes.size(), sizeof(float) * 2 * (lstm_n + gru_n));

@@ -160,7 +160,8 @@ TEST(QuantizedConv, MatchesPyTorchWithinOneQuantum) {
   write_bytes(dir.file("conv.py"), kConvScript);
   const std::string cmd = python() + " " + dir.file("conv.py") + " " + dir.file("cases.txt") + " " +
                           dir.file("d.bin") + " " + dir.file("out.bin") + " 2> " + dir.file("err.txt");
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
+  ASSERT_EQ(run_python_in(cmd, dir.file("")), 0)
+      << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
   const std::string want = read_bytes(dir.file("out.bin"));
 
   int64_t off = 0, want_off = 0;

@@ -124,7 +124,7 @@ TEST(QuantizedMobileNetV3, AgreesWithTorchvisionOnFashionMNIST) {
   write_bytes(dir.file("qmob.py"), kScript);
   const std::string cmd = python() + " " + dir.file("qmob.py") + " " + dir.file("") + " " + data + " 150 2> " +
                           dir.file("err.txt");
-  ASSERT_EQ(std::system(cmd.c_str()), 0)
+  ASSERT_EQ(run_python_in(cmd, dir.file("")), 0)
       << python() << " (python3-torchvision) failed: " << read_bytes(dir.file("err.txt"));
   constexpr int64_t kImages = 512;
   const Tensor test = read_floats(dir.file("test.bin"), {kImages, 3, 32, 32});

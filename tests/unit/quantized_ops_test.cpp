@@ -193,7 +193,8 @@ void check_against_pytorch(ember::ScalarType dtype, bool nhwc) {
   write_bytes(dir.file("ops.py"), kScript);
   const std::string cmd = python() + " " + dir.file("ops.py") + " " + dir.file("") + " " + (u ? "quint8" : "qint8") +
                           " " + (nhwc ? "nhwc" : "nchw") + " 2> " + dir.file("err.txt");
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
+  ASSERT_EQ(run_python_in(cmd, dir.file("")), 0)
+      << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
   std::stringstream lines(read_bytes(dir.file("out.txt")));
   const auto cases = ember_cases(in, u);
   std::string name;
@@ -402,7 +403,8 @@ TEST(FuseModules, EvalModelKeepsItsOutputAndPyTorchsStructure) {
   TempDir dir("quantized_ops_test_fuse");
   write_bytes(dir.file("fuse.py"), kFuseScript);
   const std::string cmd = python() + " " + dir.file("fuse.py") + " " + dir.file("out.txt") + " 2> " + dir.file("err.txt");
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
+  ASSERT_EQ(run_python_in(cmd, dir.file("")), 0)
+      << python() << " (python3-torch) failed: " << read_bytes(dir.file("err.txt"));
   std::stringstream lines(read_bytes(dir.file("out.txt")));
   std::vector<std::string> want_keys;
   std::map<std::string, std::string> want_types;

@@ -27,7 +27,7 @@ int run_python(const std::string& name, const std::string& script) {
   const std::string path = dir().file(name);
   write_bytes(path, script);
   const std::string cmd = python() + " " + path + " " + dir().file("") + " > " + path + ".log 2>&1";
-  return std::system(cmd.c_str());
+  return run_python_in(cmd, dir().file(""));
 }
 
 const char* kWriteCheckpoints = R"PY(
