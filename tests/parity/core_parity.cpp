@@ -74,14 +74,21 @@ TEST(CoreParity, FloatToIntegerCastsOfEveryRange) {
 }
 
 TEST(CoreParity, IntegerToHalfAndBFloat16CastsRound) {
-  // several blocks of the through-float32 path; int32 and int64 over their whole ranges
+  // several blocks of the through-float32 path (int64, int16) and int32's direct one, over their
+  // whole ranges
   const torch::Tensor i32 = torch::randint(INT32_MIN, INT32_MAX, {3001}, torch::TensorOptions().dtype(torch::kInt64)).to(torch::kInt32);
   const torch::Tensor i64 = i32.to(torch::kInt64) * i32.to(torch::kInt64).abs();
   const torch::Tensor i16 = torch::randint(-32768, 32767, {1000}, torch::TensorOptions().dtype(torch::kInt16));
   for (const torch::Tensor& t : {i32, i64, i16}) {
-    for (ember::ScalarType to : {ember::kHalf, ember::kBFloat16}) {
+    for (ember::ScalarType to : {ember::kHalf, ember::kBFloat16, ember::kFloat}) {
+      // (no NaN or -0 comes from an integer: equal values are equal bits)
       const torch::Tensor got = to_torch(to_ember(t).to(to)), ref = t.to(to_torch(to));
-      EXPECT_TRUE(torch::equal(got.view(torch::kInt16), ref.view(torch::kInt16))) << t.scalar_type() << " -> " << to;
+      EXPECT_TRUE(torch::equal(got, ref)) << t.scalar_type() << " -> " << to;
+      // every remainder of int32's two-vector loop (the direct path)
+      for (int64_t off : {1, 7, 13}) {
+        EXPECT_TRUE(torch::equal(to_torch(to_ember(t.slice(0, off)).to(to)), t.slice(0, off).to(to_torch(to))))
+            << t.scalar_type() << " -> " << to << " from " << off;
+      }
     }
   }
 }

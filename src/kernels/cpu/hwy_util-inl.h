@@ -144,18 +144,37 @@ HWY_INLINE void StoreC(D d, hn::Vec<D> v, Half* p) {
     hn::StoreU(hn::DemoteTo(du16, hn::BitCast(di32, FloatToHalfBits(d, v))), du16, reinterpret_cast<uint16_t*>(p));
   }
 }
+// float32 rounded to nearest even bfloat16 (Highway 1.0's DemoteTo truncates), in the low 16 bits
+// of each 32-bit lane; NaN stays a quiet NaN.
 template <class D>
-HWY_INLINE void StoreC(D d, hn::Vec<D> v, BFloat16* p) {
-  // Round to nearest even (Highway 1.0's DemoteTo truncates); NaN stays a quiet NaN.
+HWY_INLINE hn::Vec<hn::Rebind<int32_t, D>> BFloat16Bits(D d, hn::Vec<D> v) {
   const hn::RebindToUnsigned<D> du32;
   const hn::Rebind<int32_t, D> di32;
-  const hn::Rebind<uint16_t, D> du16;
   const auto u = hn::BitCast(du32, v);
   const auto lsb = hn::And(hn::ShiftRight<16>(u), hn::Set(du32, 1u));
   auto r = hn::Add(u, hn::Add(hn::Set(du32, 0x7fffu), lsb));
   r = hn::IfThenElse(hn::RebindMask(du32, hn::IsNaN(v)), hn::Or(u, hn::Set(du32, 0x400000u)), r);
-  const auto hi = hn::BitCast(di32, hn::ShiftRight<16>(r));
-  hn::StoreU(hn::DemoteTo(du16, hi), du16, reinterpret_cast<uint16_t*>(p));
+  (void)d;
+  return hn::BitCast(di32, hn::ShiftRight<16>(r));
+}
+template <class D>
+HWY_INLINE void StoreC(D d, hn::Vec<D> v, BFloat16* p) {
+  const hn::Rebind<uint16_t, D> du16;
+  hn::StoreU(hn::DemoteTo(du16, BFloat16Bits(d, v)), du16, reinterpret_cast<uint16_t*>(p));
+}
+// Two vectors to 2 * Lanes(d) bfloat16s at p: on AVX2 one pack and one permute for both (the
+// demotion of each vector on its own packs and permutes half as much data).
+template <class D>
+HWY_INLINE void StoreC2(D d, hn::Vec<D> v0, hn::Vec<D> v1, BFloat16* p) {
+#if HWY_TARGET == HWY_AVX2
+  if constexpr (sizeof(float) * hn::MaxLanes(d) == 32) {
+    const __m256i packed = _mm256_packus_epi32(BFloat16Bits(d, v0).raw, BFloat16Bits(d, v1).raw);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm256_permute4x64_epi64(packed, 0xd8));
+    return;
+  }
+#endif
+  StoreC(d, v0, p);
+  StoreC(d, v1, p + hn::Lanes(d));
 }
 template <class D, class T>
 HWY_INLINE void StoreCN(D d, hn::Vec<D> v, T* p, size_t n) {
