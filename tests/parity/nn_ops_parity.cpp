@@ -232,9 +232,12 @@ TEST(NnOpsParity, MaxPool) {
     bool ceil;
   };
   const Case cases[] = {
-      {{2, 3, 9, 10}, {3}, {2}, {1}, {1}, false}, {{1, 2, 8, 7}, {3, 2}, {2, 1}, {1, 0}, {2, 1}, true},
-      {{3, 7, 9}, {2}, {}, {0}, {1}, true},       {{0, 3, 6, 6}, {2}, {2}, {0}, {1}, false},
+      {{2, 3, 9, 10}, {3}, {2}, {1}, {1}, false},
+      {{1, 2, 8, 7}, {3, 2}, {2, 1}, {1, 0}, {2, 1}, true},
+      {{3, 7, 9}, {2}, {}, {0}, {1}, true},
+      {{0, 3, 6, 6}, {2}, {2}, {0}, {1}, false},
       {{4, 8, 40, 40}, {3}, {1}, {1}, {1}, false},
+      {{2, 37, 9, 10}, {3}, {2}, {1}, {1}, false},  // channels_last bfloat16: two 16-channel steps and 5 more
   };
   uint64_t seed = 300;
   for (ember::ScalarType dt : kFloats) {
@@ -276,7 +279,8 @@ TEST(NnOpsParity, MaxPool) {
 // last row/column no window reads, heavy ties, NaNs and -inf, in every float dtype and layout.
 TEST(NnOpsParity, MaxPool2x2Windows) {
   for (ember::ScalarType dt : kFloats) {
-    for (const auto& shape : std::vector<std::vector<int64_t>>{{2, 3, 12, 70}, {1, 2, 9, 37}, {3, 1, 28, 28}, {1, 1, 2, 2}}) {
+    for (const auto& shape : std::vector<std::vector<int64_t>>{
+             {2, 3, 12, 70}, {1, 2, 9, 37}, {3, 1, 28, 28}, {1, 1, 2, 2}, {1, 37, 6, 10}}) {
       ember::Tensor x = ember::randint(-2, 3, shape, ember::TensorOptions().dtype(ember::kInt64)).to(ember::kFloat);
       float* v = x.data_ptr<float>();
       for (int64_t i = 0; i < x.numel(); i += 13) v[i] = NAN;
