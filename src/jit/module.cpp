@@ -263,7 +263,7 @@ Module load(const std::string& path) {
 
 Module load(std::istream& in) {
   const std::string what = "torch::jit::load(stream)";
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string bytes = serialize::read_rest(in);
   EMBER_CHECK(!in.bad(), what.c_str(), "read error");
   return load_bytes(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), what);
 }

@@ -18,6 +18,7 @@
 #include "ember/autograd.h"
 #include "ember/error.h"
 #include "serialize/safetensors_io.h"
+#include "serialize/zip.h"
 
 namespace ember::serialize {
 
@@ -225,7 +226,7 @@ void InputArchive::load_from(const char* data, size_t size, std::optional<Device
 }
 
 void InputArchive::load_from(std::istream& stream, std::optional<Device> device) {
-  const std::string bytes{std::istreambuf_iterator<char>(stream), std::istreambuf_iterator<char>()};
+  const std::string bytes = read_rest(stream);
   load_from(bytes.data(), bytes.size(), device);
 }
 

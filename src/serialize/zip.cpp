@@ -244,4 +244,13 @@ void write_zip(std::ostream& out, const std::vector<ZipRecord>& records, const s
   EMBER_CHECK(out.good(), w, "writing the archive failed");
 }
 
+std::string read_rest(std::istream& in) {
+  std::string bytes;
+  if (std::streambuf* buf = in.rdbuf()) {
+    char block[1 << 16];
+    for (std::streamsize n; (n = buf->sgetn(block, sizeof block)) > 0;) bytes.append(block, static_cast<size_t>(n));
+  }
+  return bytes;
+}
+
 }  // namespace ember::serialize

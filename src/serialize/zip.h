@@ -4,6 +4,7 @@
 // the archive's length before use.
 #pragma once
 #include <cstdint>
+#include <istream>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -45,5 +46,9 @@ struct ZipRecord {
 // can map tensors in place). No ZIP64: an archive past 4 GiB is an ember::Error naming `what`, as
 // is a failed write.
 void write_zip(std::ostream& out, const std::vector<ZipRecord>& records, const std::string& what);
+
+// The rest of a stream's bytes, read from its buffer in blocks (an istreambuf_iterator's character
+// at a time spent most of a loaded model's time copying it), leaving the stream's state as it was.
+std::string read_rest(std::istream& in);
 
 }  // namespace ember::serialize
