@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <string>
-#include <string_view>
 
 class TempDir {
  public:
@@ -76,12 +76,9 @@ inline int run_python_in(const std::string& command, std::string dir) {
   char key[17];
   std::snprintf(key, sizeof key, "%016zx", std::hash<std::string>()(key_text));
   const fs::path entry = fs::path(cache_root) / key;
-  const auto copy_files = [](const fs::path& from, const fs::path& to) {
-    fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
-  };
   std::error_code ec;
   if (fs::is_directory(entry, ec)) {
-    copy_files(entry, dir);
+    fs::copy(entry, dir, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
     return 0;
   }
   const int status = std::system(command.c_str());
