@@ -91,6 +91,53 @@ bench::Register resnet50_bf16_cl{{
         },
 }};
 
+// The same model deployed for inference by each framework: Ember's traced by fx and optimized by
+// fx::optimize_for_inference inside the autocast region (BatchNorms folded, ReLUs as oneDNN
+// post-ops, the weights' bfloat16 casts made once), libtorch's traced inside an autocast region
+// (the casts recorded), frozen and optimized by torch::jit::optimize_for_inference (which folds the
+// weights' casts as constants).
+bench::Register resnet50_bf16_cl_optimized{{
+    .name = "resnet50_b8_infer_224_bf16_cl_optimized",
+    .label = kVisionLabel,
+    .target = 0.8,
+    .needs = bench::Needs::BFloat16Instructions,
+    .run =
+        [](const bench::Context& ctx) {
+          const auto cl = ember::MemoryFormat::ChannelsLast;
+          const bench::TorchExport exported("resnet50", "channels_last_autocast");
+          auto em = ember::vision::models::resnet50();
+          ember::load_state_dict(em, ember::load_torch_checkpoint(exported.state_dict()));
+          em->eval();
+          em->to(cl);
+          torch::jit::Module traced = torch::jit::load(exported.archive());
+          traced.eval();
+          torch::jit::Module tm = torch::jit::optimize_for_inference(traced);
+          const ember::Tensor x = parity::random({8, 3, 224, 224}, ember::kFloat, 82).contiguous(cl);
+          std::vector<torch::jit::IValue> tinputs{parity::to_torch(x).contiguous(torch::MemoryFormat::ChannelsLast)};
+          std::shared_ptr<ember::fx::GraphModule> gm;
+          {
+            ember::AutocastGuard autocast(ember::kCPU, ember::kBFloat16);
+            gm = ember::fx::symbolic_trace(em, x);
+            ember::fx::optimize_for_inference(*gm);
+          }
+          auto ember_forward = [&] {
+            ember::InferenceMode guard;
+            ember::AutocastGuard autocast(ember::kCPU, ember::kBFloat16);
+            return gm->forward(x);
+          };
+          auto torch_forward = [&] {
+            c10::InferenceMode guard;
+            return tm.forward(tinputs).toTensor();
+          };
+          const ember::Tensor out = ember_forward();
+          if (out.dtype() != ember::kBFloat16)
+            throw bench::CheckFailure(ctx.current.name + ": expected bfloat16 logits under autocast");
+          check_logits(ctx, out, torch_forward(), 5e-2);
+          return bench::time_pair(
+              ctx, {.ember = [&] { (void)ember_forward(); }, .baseline = [&] { (void)torch_forward(); }, .rounds = 3});
+        },
+}};
+
 // Issue 23: a training step of resnet18 at batch 16 on 112x112 images (forward in training mode,
 // cross entropy, backward, SGD with momentum), against libtorch training the trace made in
 // training mode with torch::optim::SGD over its parameters.

@@ -13,7 +13,8 @@
 namespace bench {
 
 // argv: out dir, `which` (mlp, or a torchvision model's name), variant: traced (the model traced
-// on one 224x224 image), channels_last (weights and the tracing input in channels_last) or train
+// on one 224x224 image), channels_last (weights and the tracing input in channels_last),
+// channels_last_autocast (that, traced inside a bfloat16 autocast region) or train
 // (traced in training mode on 16 112x112 images: batch norms use and update batch statistics). (A
 // trace passed through optimize_for_inference in Python does not load in libtorch 1.13: cases
 // that want it call torch::jit::optimize_for_inference after loading.)
@@ -45,9 +46,14 @@ else:
     x = torch.randn(1, 3, 224, 224)
     if variant == 'train':
         model, x = model.train(), torch.randn(16, 3, 112, 112)
-    if variant == 'channels_last':
+    if variant.startswith('channels_last'):
         model, x = model.to(memory_format=torch.channels_last), x.to(memory_format=torch.channels_last)
-    torch.jit.trace(model, x).save(os.path.join(out, 'archive.pt'))
+    if variant == 'channels_last_autocast':
+        # the casts of bfloat16 autocast recorded in the trace, for freezing to fold
+        with torch.no_grad(), torch.autocast('cpu', dtype=torch.bfloat16, cache_enabled=False):
+            torch.jit.trace(model, x).save(os.path.join(out, 'archive.pt'))
+    else:
+        torch.jit.trace(model, x).save(os.path.join(out, 'archive.pt'))
 )PY";
 
 class TorchExport {

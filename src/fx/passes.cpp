@@ -8,6 +8,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "dispatch/autocast.h"
+#include "ember/autocast.h"
 #include "ember/autograd.h"
 #include "ember/error.h"
 #include "ember/factory.h"
@@ -19,6 +21,7 @@
 #include "ember/nn/modules/normalization.h"
 #include "ember/pointwise.h"
 #include "ember/shape.h"
+#include "jit/builtins.h"
 #include "nn/utils/fusion.h"
 
 namespace ember::fx {
@@ -97,8 +100,10 @@ bool blockable(const nn::ConvNdImpl<2>& conv) {
 // optimize_for_inference moves convolutions to oneDNN's layout: a copy of the layer with its weight
 // in channels_last, its input made channels_last (free when it already is, as the previous
 // convolution's output and what pointwise ops make of it are), and the graph's outputs made
-// contiguous again, so that oneDNN needs no reorder between layers. Returns whether it moved any.
-bool convolutions_to_channels_last(GraphModule& gm, const std::unordered_set<const Node*>& blocked) {
+// contiguous again, so that oneDNN needs no reorder between layers. With `dtype` the copies' floating
+// weights and biases are in it. Returns whether it moved any.
+bool convolutions_to_channels_last(GraphModule& gm, const std::unordered_set<const Node*>& blocked,
+                                   std::optional<ScalarType> dtype) {
   Graph& g = gm.graph();
   bool any = false;
   for (Node* n : g.nodes()) {
@@ -107,10 +112,12 @@ bool convolutions_to_channels_last(GraphModule& gm, const std::unordered_set<con
     const auto* conv = dynamic_cast<const nn::Conv2dImpl*>(m.get());
     if (!conv || blocked.count(n)) continue;
     auto copy = std::make_shared<nn::Conv2dImpl>(conv->options);
-    copy->to(conv->weight.scalar_type());
+    const ScalarType to =
+        dtype && dispatch::autocast_impl::eligible(conv->weight) ? *dtype : conv->weight.scalar_type();
+    copy->to(to);
     {
       NoGradGuard no_grad;
-      nn::set_data(copy->weight, conv->weight.clone(MemoryFormat::ChannelsLast));
+      nn::set_data(copy->weight, conv->weight.to(to).clone(MemoryFormat::ChannelsLast));
       if (conv->bias.defined()) copy->bias.copy_(conv->bias);
     }
     copy->train(false);
@@ -118,6 +125,9 @@ bool convolutions_to_channels_last(GraphModule& gm, const std::unordered_set<con
     Node* cl;
     {
       auto at = g.inserting_before(n);
+      // the cast autocast would make of the input, in the graph (a no-op on a cast value)
+      if (to != conv->weight.scalar_type())
+        input = g.call_function("to", {input, jit::IValue(jit::scalar_type_code(to))});
       cl = g.call_function("contiguous", {input},
                            {{"memory_format", jit::IValue(static_cast<int64_t>(MemoryFormat::ChannelsLast))}});
     }
@@ -467,8 +477,15 @@ void optimize_for_inference(GraphModule& gm) {
     n->replace_all_uses_with(n->args()[0].node());
     g.erase_node(n);
   }
-  const std::unordered_set<const Node*> blocked = convolutions_to_block(gm);
-  const bool channels_last = convolutions_to_channels_last(gm, blocked);
+  // Inside a CPU autocast region the graph is made for it, as freezing a trace made under autocast
+  // folds the casts of the weights: the channels_last convolutions keep their weights in the
+  // region's dtype (the cast each call would make, made once), and none runs blocked (oneDNN's
+  // blocked layout here is float32's).
+  const std::optional<ScalarType> region =
+      is_autocast_enabled(kCPU) ? std::optional<ScalarType>(get_autocast_dtype(kCPU)) : std::nullopt;
+  const std::unordered_set<const Node*> blocked =
+      region ? std::unordered_set<const Node*>() : convolutions_to_block(gm);
+  const bool channels_last = convolutions_to_channels_last(gm, blocked, region);
   fuse_conv_relu(gm);
   fuse_conv_hardswish(gm);
   block_convolutions(gm, blocked, channels_last ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous);

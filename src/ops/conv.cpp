@@ -764,6 +764,14 @@ Tensor convolution_activation(const Tensor& input, const Tensor& weight, const T
   const int64_t k = weight.dim() - 2;
   EMBER_CHECK(k >= 1 && k <= 3, name, "Expected a 3-, 4- or 5-dimensional weight, but got weight of size ",
               weight.sizes());
+  if (dispatch::thread_state().active & dispatch::kAutocastLayer) {
+    // inside an autocast region: the casts conv1d/2d/3d's autocast layer would make (lower precision)
+    const ScalarType to = dispatch::autocast_impl::region_dtype();
+    const Tensor x = dispatch::autocast_impl::cast(input, to), w = dispatch::autocast_impl::cast(weight, to),
+                 b = dispatch::autocast_impl::cast(bias, to);
+    const dispatch::autocast_impl::Suspend suspend;
+    return convolution_activation(x, w, b, stride, padding, dilation, groups, activation);
+  }
   const bool records = GradMode::is_enabled() && (input.requires_grad() || weight.requires_grad() ||
                                                    (bias.defined() && bias.requires_grad()));
   if (records || (dispatch::thread_state().active & dispatch::kTracingLayer)) {
@@ -820,15 +828,17 @@ Tensor convolution_blocked(const Tensor& input, bool blocked_input, const Tensor
               weight.dtype(), " weight of size ", weight.sizes());
   ConvArgs a = conv_args(op, 2, stride, padding, dilation, groups);
   a.activation = activation;
-  DimVector in_sizes(input.sizes());
+  // a lower-precision plain input (an autocast region's): blocked convolutions run in float32
+  const Tensor in = !blocked_input && dispatch::autocast_impl::eligible(input) ? input.to(kFloat) : input;
+  DimVector in_sizes(in.sizes());
   if (blocked_input) {
     const int64_t channels = weight.size(1) * groups;
-    check_blocked(op, "input", input, channels);
-    in_sizes = {input.size(0), channels, input.size(2), input.size(3)};
+    check_blocked(op, "input", in, channels);
+    in_sizes = {in.size(0), channels, in.size(2), in.size(3)};
   } else {
-    EMBER_CHECK(input.dim() == 4, op, "Expected 4D (batched) input to conv2d, but got input of size: ", input.sizes());
+    EMBER_CHECK(in.dim() == 4, op, "Expected 4D (batched) input to conv2d, but got input of size: ", in.sizes());
   }
-  const DimVector out_sizes = check_and_output_sizes(op, in_sizes.ref(), input.dtype(), weight, bias, a);
+  const DimVector out_sizes = check_and_output_sizes(op, in_sizes.ref(), in.dtype(), weight, bias, a);
   const int64_t b = channel_block();
   Tensor out =
       blocked_output
@@ -836,7 +846,7 @@ Tensor convolution_blocked(const Tensor& input, bool blocked_input, const Tensor
           : make_empty(out_sizes, kFloat, plain_format);
   if (out.numel() == 0) return out;
   const dnnl::memory::desc src = blocked_desc(in_sizes.ref()), dst = blocked_desc(out_sizes.ref());
-  EMBER_CHECK(onednn_conv(input, weight, bias, out, a, blocked_input ? &src : nullptr, blocked_output ? &dst : nullptr),
+  EMBER_CHECK(onednn_conv(in, weight, bias, out, a, blocked_input ? &src : nullptr, blocked_output ? &dst : nullptr),
               op, "oneDNN has no convolution of input ", in_sizes.ref(), " and weight ", weight.sizes());
   return out;
 }

@@ -688,6 +688,78 @@ TEST(Fx, ConvReluFusion) {
   expect_close(ops->forward(xs), cr(xs), 1e-6);
 }
 
+// optimize_for_inference inside an autocast region folds the region's casts into the graph (the
+// convolutions' weights in bfloat16, their inputs cast by the graph), as freezing a trace made under
+// autocast does; a graph optimized outside a region runs inside one too (its channel-blocked
+// convolutions in float32); the fused convolution modules cast as conv2d does.
+TEST(Fx, OptimizeForInferenceUnderAutocast) {
+  struct Block : nn::Module {
+    nn::Conv2d c1{register_module("c1", nn::Conv2d(nn::Conv2dOptions(16, 16, 3).padding(1).bias(false)))};
+    nn::BatchNorm2d b1{register_module("b1", nn::BatchNorm2d(16))};
+    nn::Conv2d c2{register_module("c2", nn::Conv2d(nn::Conv2dOptions(16, 16, 3).padding(1).bias(false)))};
+    nn::BatchNorm2d b2{register_module("b2", nn::BatchNorm2d(16))};
+    Tensor forward(const Tensor& x) {
+      const Tensor y = ember::relu(b1(c1(x)));
+      return ember::relu(b2(c2(y)) + y);
+    }
+  };
+  ember::manual_seed(6);
+  auto m = std::make_shared<Block>();
+  for (int i = 0; i < 2; ++i) m->forward(ember::randn({4, 16, 16, 16}));
+  m->eval();
+  const Tensor x = ember::randn({2, 16, 16, 16});  // 512 positions: the float32 graph blocks them
+  Tensor want;
+  {
+    ember::AutocastGuard autocast;
+    want = m->forward(x);
+  }
+  ASSERT_EQ(want.dtype(), ember::kBFloat16);
+  auto outside = fx::symbolic_trace(m, x);
+  fx::optimize_for_inference(*outside);
+  EXPECT_NE(outside->code().find("_blocked("), std::string::npos) << outside->code();
+  {
+    ember::AutocastGuard autocast;
+    expect_close(outside->forward(x).to(ember::kFloat), want.to(ember::kFloat), 2e-2);
+    // a bfloat16 input (another op's under autocast): the blocked convolution widens it
+    expect_close(outside->forward(x.to(ember::kBFloat16)).to(ember::kFloat), want.to(ember::kFloat), 2e-2);
+  }
+  std::shared_ptr<fx::GraphModule> inside;
+  {
+    ember::AutocastGuard autocast;
+    inside = fx::symbolic_trace(m, x);
+    fx::optimize_for_inference(*inside);
+  }
+  size_t convs = 0;
+  for (const fx::Node* n : inside->graph().nodes()) {
+    if (n->op() != fx::OpKind::CallModule) continue;
+    for (const Tensor& p : inside->submodule(n->target())->parameters()) EXPECT_EQ(p.dtype(), ember::kBFloat16);
+    convs += inside->submodule(n->target())->name().find("Conv") != std::string::npos;
+  }
+  EXPECT_EQ(convs, 2u) << inside->code();
+  Tensor got;
+  {
+    ember::AutocastGuard autocast;
+    got = inside->forward(x);
+  }
+  EXPECT_EQ(got.dtype(), ember::kBFloat16);
+  expect_close(got.to(ember::kFloat), want.to(ember::kFloat), 2e-2);
+  // outside a region the graph makes the same casts
+  expect_close(inside->forward(x).to(ember::kFloat), got.to(ember::kFloat), 0);
+  // A ConvReLU2d under autocast: bfloat16, as relu(conv2d) there, on the fused path (nothing to
+  // record) and the recorded one.
+  nn::intrinsic::ConvReLU2d cr(nn::Conv2d(nn::Conv2dOptions(16, 8, 3).padding(1)));
+  ember::AutocastGuard autocast;
+  const Tensor ref = ember::relu(ember::conv2d(x, cr->conv->weight, cr->conv->bias, 1, 1));
+  ASSERT_EQ(ref.dtype(), ember::kBFloat16);
+  const Tensor recorded = cr(x);
+  EXPECT_EQ(recorded.dtype(), ember::kBFloat16);
+  expect_close(recorded.to(ember::kFloat), ref.to(ember::kFloat), 0);
+  ember::InferenceMode guard;
+  const Tensor fused = cr(x);
+  EXPECT_EQ(fused.dtype(), ember::kBFloat16);
+  expect_close(fused.to(ember::kFloat), ref.to(ember::kFloat), 1e-2);
+}
+
 // fuse_conv_hardswish: a convolution module read only by a Hardswish (module, hardswish or
 // hardswish_) becomes an fx ConvHardswish module sharing the convolution; results equal the unfused
 // graph's, with and without a gradient to record; optimize_for_inference makes MobileNet's
