@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dispatch/autocast.h"
+#include "dispatch/dispatch.h"
 #include "ember/autocast.h"
 #include "ember/autograd.h"
 #include "ember/error.h"
@@ -19,6 +20,7 @@
 #include "ember/nn/modules/conv.h"
 #include "ember/nn/modules/linear.h"
 #include "ember/nn/modules/normalization.h"
+#include "ember/nn/modules/pooling.h"
 #include "ember/pointwise.h"
 #include "ember/shape.h"
 #include "jit/builtins.h"
@@ -218,6 +220,141 @@ size_t fuse_conv_hardswish(GraphModule& gm) {
 }
 
 namespace {
+
+// A Conv2d whose result is added to another value, and the ReLU of the sum when there is one, what
+// fuse_conv_add makes (child "0" is the convolution, shared with the graph's module): when no graph
+// records, the sum is written into the other value, which nothing reads afterwards (one oneDNN
+// convolution adding it as it writes: convolution_add_activation_); otherwise conv, add and relu.
+class ConvAddImpl : public nn::Module {
+ public:
+  ConvAddImpl(std::shared_ptr<nn::Conv2dImpl> conv_, bool relu)
+      : nn::Module(relu ? "ember::fx::ConvAddReLU2d" : "ember::fx::ConvAdd2d"),
+        conv(std::move(conv_)),
+        padding_(nn::detail::symmetric_padding(*conv)),
+        relu_(relu) {
+    register_module("0", conv);
+  }
+  Tensor forward(const Tensor& input, const Tensor& other) {
+    const uint32_t active = dispatch::thread_state().active;
+    const ScalarType result = (active & dispatch::kAutocastLayer) && dispatch::autocast_impl::eligible(input)
+                                  ? dispatch::autocast_impl::region_dtype()
+                                  : input.scalar_type();
+    const bool records =
+        GradMode::is_enabled() && (input.requires_grad() || other.requires_grad() || conv->weight.requires_grad() ||
+                                   (conv->bias.defined() && conv->bias.requires_grad()));
+    if (records || (active & dispatch::kTracingLayer) || other.scalar_type() != result) {
+      const Tensor sum = conv->forward(input) + other;
+      return relu_ ? ember::relu(sum) : sum;
+    }
+    const auto& o = conv->options;
+    Tensor out = other;
+    return ember::detail::convolution_add_activation_(
+        out, input, conv->weight, conv->bias, IntArrayRef(o.stride()), padding_, IntArrayRef(o.dilation()), o.groups(),
+        relu_ ? std::optional(ember::detail::ConvActivation::kReLU) : std::nullopt);
+  }
+  void pretty_print(std::ostream& stream) const override { stream << name(); }
+  std::shared_ptr<nn::Conv2dImpl> conv;
+
+ private:
+  std::vector<int64_t> padding_;
+  bool relu_;
+};
+
+using Order = std::unordered_map<const Node*, size_t>;
+
+// Whether a module returns a new tensor (never its input): the convolutions and their fused forms,
+// and max pooling.
+bool returns_new(const std::shared_ptr<nn::Module>& m) {
+  return std::dynamic_pointer_cast<nn::Conv2dImpl>(m) || std::dynamic_pointer_cast<nn::intrinsic::ConvReLU2dImpl>(m) ||
+         std::dynamic_pointer_cast<ConvHardswishImpl<2>>(m) || std::dynamic_pointer_cast<ConvAddImpl>(m) ||
+         std::dynamic_pointer_cast<nn::MaxPool2dImpl>(m);
+}
+
+// Whether every reader of v but `from` and `add` runs before `add` and none is `conv`: readers that
+// return a new tensor, or those that may return v itself (to, contiguous, a ReLU module), whose own
+// readers are held to the same rule.
+bool read_before(GraphModule& gm, const Node* v, const Node* from, const Node* conv, const Node* add,
+                 const Order& order) {
+  for (const Node* u : v->users()) {
+    if (u == add || u == from) continue;
+    const auto at = order.find(u);
+    if (u == conv || at == order.end() || at->second > order.at(add)) return false;
+    if (u->op() != OpKind::CallModule && u->op() != OpKind::CallFunction) return false;
+    const auto m = u->op() == OpKind::CallModule ? gm.submodule(u->target()) : nullptr;
+    if (m && returns_new(m)) continue;
+    const bool alias =
+        m ? std::dynamic_pointer_cast<nn::ReLUImpl>(m) != nullptr : u->target() == "to" || u->target() == "contiguous";
+    if (!alias || !read_before(gm, u, v, conv, add, order)) return false;
+  }
+  return true;
+}
+
+// Whether v's value is a tensor of its own (a new tensor, or a ReLU's in place on one) that nothing
+// reads after `add` (read_before): add's fused replacement may write into it.
+bool overwritable(GraphModule& gm, const Node* v, const Node* conv, const Node* add, const Order& order) {
+  if (!read_before(gm, v, nullptr, conv, add, order)) return false;
+  if (v->op() == OpKind::CallFunction) return v->target() == "add";
+  if (v->op() != OpKind::CallModule) return false;
+  const auto m = gm.submodule(v->target());
+  if (returns_new(m)) return true;
+  const auto relu = std::dynamic_pointer_cast<nn::ReLUImpl>(m);
+  if (!relu || v->args().size() != 1 || !v->args()[0].is_node()) return false;
+  if (!relu->options.inplace()) return true;
+  const Node* input = v->args()[0].node();
+  return input->users().size() == 1 && overwritable(gm, input, conv, add, order);
+}
+
+// Each Conv2d module (zeros padding) whose result only an add reads, adding a value that nothing reads
+// afterwards (a residual block's identity or downsampled input), becomes a ConvAdd module that writes
+// the sum into that value, taking the ReLU that alone reads the sum when there is one. Returns the
+// number fused.
+size_t fuse_conv_add(GraphModule& gm) {
+  Graph& g = gm.graph();
+  Order order;
+  for (const Node* n : g.nodes()) order.emplace(n, order.size());
+  size_t count = 0;
+  for (Node* add : g.nodes()) {
+    const auto& args = add->args();
+    if (add->erased() || add->op() != OpKind::CallFunction || add->target() != "add" || args.size() != 2 ||
+        !args[0].is_node() || !args[1].is_node())
+      continue;
+    bool unit_alpha = true;
+    for (const auto& [name, value] : add->kwargs())
+      unit_alpha = unit_alpha && name == "alpha" && !value.is_node() && !value.is_list() &&
+                   ((value.value().isInt() && value.value().toInt() == 1) ||
+                    (value.value().isDouble() && value.value().toDouble() == 1.0));
+    if (!unit_alpha) continue;
+    for (size_t k = 0; k < 2; ++k) {
+      Node* conv = args[k].node();
+      Node* other = args[1 - k].node();
+      if (conv->op() != OpKind::CallModule || conv->users().size() != 1 || conv->args().size() != 1) continue;
+      auto c = std::dynamic_pointer_cast<nn::Conv2dImpl>(gm.submodule(conv->target()));
+      if (!c || c->weight_fake_quant || nn::detail::symmetric_padding(*c).size() != 2) continue;
+      if (!overwritable(gm, other, conv, add, order)) continue;
+      Node* relu = add->users().size() == 1 ? add->users()[0] : nullptr;
+      if (relu && !(relu->args().size() == 1 && relu->kwargs().empty() && applies<nn::ReLUImpl>(gm, relu, "relu")))
+        relu = nullptr;
+      const std::string name = owned_name(gm, conv->target(), relu ? "_add_relu" : "_add");
+      gm.set_submodule(name, std::make_shared<ConvAddImpl>(c, relu != nullptr),
+                       &nn::detail::invoke_forward<ConvAddImpl, 2>);
+      Node* fused;
+      {
+        auto at = g.inserting_before(add);
+        fused = g.call_module(name, {conv->args()[0], Argument(other)});
+      }
+      order.emplace(fused, order.at(add));
+      Node* last = relu ? relu : add;
+      last->replace_all_uses_with(fused);
+      if (relu) g.erase_node(relu);
+      g.erase_node(add);
+      g.erase_node(conv);
+      ++count;
+      break;
+    }
+  }
+  gm.recompile();
+  return count;
+}
 
 // A 2-D convolution, and the activation fused after it, run by convolution_blocked: reading its
 // input channel-blocked (else in its own layout) and writing its result channel-blocked (else in
@@ -489,6 +626,7 @@ void optimize_for_inference(GraphModule& gm) {
   fuse_conv_relu(gm);
   fuse_conv_hardswish(gm);
   block_convolutions(gm, blocked, channels_last ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous);
+  fuse_conv_add(gm);
   fuse_pointwise(gm);
   g.eliminate_dead_code();
   gm.delete_all_unused_submodules();

@@ -26,6 +26,8 @@ struct ConvArgs {
   bool transposed = false;
   // the activation of the result fused into the convolution (a oneDNN post-op), inference only
   std::optional<detail::ConvActivation> activation;
+  // the output holds a tensor the result is added to before the activation (oneDNN's sum post-op)
+  bool sum = false;
 };
 
 // PyTorch accepts one value for every spatial dim or one per dim.
@@ -225,11 +227,13 @@ onednn::Plan make_conv_plan(const dnnl::memory::desc& src, const dnnl::memory::d
   const DnnlGeometry geo(a);
   const memory::dims &strides = geo.strides, &dil = geo.dil, &pl = geo.pl, &pr = geo.pr;
   dnnl::primitive_attr attr;
-  if (a.activation) {
+  if (a.activation || a.sum) {
     dnnl::post_ops post;
-    if (*a.activation == detail::ConvActivation::kReLU) post.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    if (a.sum) post.append_sum(1.f);
+    if (a.activation == detail::ConvActivation::kReLU)
+      post.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
     // x * clamp(x / 6 + 1 / 2, 0, 1): oneDNN 2.x ignores alpha and beta, 3.x reads them so
-    if (*a.activation == detail::ConvActivation::kHardswish)
+    if (a.activation == detail::ConvActivation::kHardswish)
       post.append_eltwise(1.f, dnnl::algorithm::eltwise_hardswish, 1.f / 6, 0.5f);
     attr.set_post_ops(post);
   }
@@ -248,6 +252,7 @@ onednn::Plan make_conv_plan(const dnnl::memory::desc& src, const dnnl::memory::d
     const dnnl::prop_kind prop = winograd ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
     for (Layout layout : {Layout::kOwn, Layout::kBlocked16, Layout::kPreferred}) {
       if (layout == Layout::kBlocked16 && !nchw) continue;
+      if (a.sum && layout != Layout::kOwn) continue;  // the sum reads the output where the user's data is
       const memory::format_tag tag =
           layout == Layout::kBlocked16 ? memory::format_tag::nChw16c : memory::format_tag::any;
       const bool own_src = layout == Layout::kOwn || (layout == Layout::kBlocked16 && few_channels);
@@ -264,6 +269,7 @@ onednn::Plan make_conv_plan(const dnnl::memory::desc& src, const dnnl::memory::d
         dnnl::convolution_forward::desc desc(prop, conv_alg, s, wei_any, bias, d, strides, dil, pl, pr);
         dnnl::convolution_forward::primitive_desc pd(desc, attr, onednn::engine());
         if (must_be_fast && !fast_on_plain(pd)) continue;
+        if (a.sum && pd.dst_desc() != dst) continue;
         return build_plan(pd, dnnl::convolution_forward(pd), src, wei, b.defined() ? &bias : nullptr, dst);
       } catch (const dnnl::error&) {
         if (layout == Layout::kPreferred && !winograd) throw;
@@ -302,7 +308,7 @@ bool onednn_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& b_in, con
   const Tensor x = describable(x_in), w = describable(w_in), b = b_in.defined() ? describable(b_in) : b_in;
   onednn::Key key(a.transposed ? "conv_transpose" : "conv");
   key.add(x).add(w).add(b).add(out).add(a.stride).add(a.padding_l).add(a.padding_r).add(a.dilation).add(a.groups);
-  key.add(a.activation ? static_cast<int64_t>(*a.activation) + 1 : 0);
+  key.add(a.activation ? static_cast<int64_t>(*a.activation) + 1 : 0).add(static_cast<int64_t>(a.sum));
   onednn::Plan* plan;
   try {
     plan = &onednn::cached_plan(key, [&] {
@@ -783,6 +789,39 @@ Tensor convolution_activation(const Tensor& input, const Tensor& weight, const T
   ConvArgs a = conv_args(name, k, stride, padding, dilation, groups);
   a.activation = activation;
   return convolution(name, input, weight, bias, a, k);
+}
+Tensor& convolution_add_activation_(Tensor& other, const Tensor& input, const Tensor& weight, const Tensor& bias,
+                                    IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups,
+                                    std::optional<ConvActivation> activation) {
+  constexpr const char* op = "convolution_add";
+  if (dispatch::thread_state().active & dispatch::kAutocastLayer) {  // conv2d's casts, as above
+    const ScalarType to = dispatch::autocast_impl::region_dtype();
+    const Tensor x = dispatch::autocast_impl::cast(input, to), w = dispatch::autocast_impl::cast(weight, to),
+                 b = dispatch::autocast_impl::cast(bias, to);
+    const dispatch::autocast_impl::Suspend suspend;
+    return convolution_add_activation_(other, x, w, b, stride, padding, dilation, groups, activation);
+  }
+  EMBER_CHECK(!(dispatch::thread_state().active & dispatch::kTracingLayer), op, "it cannot be traced");
+  EMBER_CHECK(input.dim() == 4 && weight.dim() == 4, op, "expected a 4-D input and weight, but got input of size ",
+              input.sizes(), " and weight of size ", weight.sizes());
+  ConvArgs a = conv_args(op, 2, stride, padding, dilation, groups);
+  const DimVector out_sizes = check_and_output_sizes(op, input.sizes(), input.dtype(), weight, bias, a);
+  EMBER_CHECK(other.sizes() == out_sizes.ref(), op, "expected the tensor added to be of the result's size ",
+              out_sizes.ref(), ", but got ", other.sizes());
+  a.activation = activation;
+  a.sum = true;
+  const ScalarType t = input.dtype();
+  const bool fused = (t == kFloat || t == kBFloat16) && !computed_in_float(t) && other.dtype() == t &&
+                     input.numel() > 0 && weight.numel() > 0 && other.is_contiguous(output_format(input, weight)) &&
+                     !input.is_alias_of(other) && !weight.is_alias_of(other) &&
+                     (!bias.defined() || !bias.is_alias_of(other)) && onednn_conv(input, weight, bias, other, a);
+  if (fused) {
+    other.impl()->storage()->bump_version();
+    return other;
+  }
+  other.add_(conv2d(input, weight, bias, stride, padding, dilation, groups));
+  if (activation) activate_(other, *activation);
+  return other;
 }
 // declared in ember/nn/intrinsic.h, beside the modules that run it
 Tensor convolution_relu(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,

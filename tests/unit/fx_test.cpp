@@ -760,6 +760,68 @@ TEST(Fx, OptimizeForInferenceUnderAutocast) {
   expect_close(fused.to(ember::kFloat), ref.to(ember::kFloat), 1e-2);
 }
 
+// optimize_for_inference's conv-add fusion: a convolution added to a value nothing reads afterwards
+// (a residual block's identity) writes the sum into that value, the ReLU after it included; a value
+// read later, a graph input and the convolution's own input are not written.
+TEST(Fx, ConvAddFusion) {
+  struct Net : nn::Module {
+    nn::Conv2d a{register_module("a", nn::Conv2d(nn::Conv2dOptions(8, 8, 3).padding(1)))};
+    nn::Conv2d b{register_module("b", nn::Conv2d(nn::Conv2dOptions(8, 8, 1)))};
+    nn::Conv2d c{register_module("c", nn::Conv2d(nn::Conv2dOptions(8, 8, 1).bias(false)))};
+    nn::Conv2d d{register_module("d", nn::Conv2d(nn::Conv2dOptions(8, 8, 1)))};
+    nn::Conv2d e{register_module("e", nn::Conv2d(nn::Conv2dOptions(8, 8, 1)))};
+    nn::ReLU relu{register_module("relu", nn::ReLU(nn::ReLUOptions(true)))};
+    Tensor forward(const Tensor& x) {
+      const Tensor y = relu(a(x));
+      const Tensor s = relu(c(b(y)) + y);  // fused: y's other reader (b) runs before
+      const Tensor t = d(s) + s;           // not: d reads s
+      const Tensor u = e(t) + x;           // not: x is the graph's input
+      const Tensor w = b(u) + t;           // not: t is read below
+      return w + t + u;
+    }
+  };
+  ember::manual_seed(7);
+  auto m = std::make_shared<Net>();
+  m->eval();
+  const Tensor x = ember::randn({2, 8, 6, 6}), x0 = x.clone();
+  const Tensor want = m->forward(x);
+  auto gm = fx::symbolic_trace(m, x);
+  fx::optimize_for_inference(*gm);
+  std::vector<std::string> fused;
+  for (const fx::Node* n : gm->graph().nodes()) {
+    if (n->op() != fx::OpKind::CallModule) continue;
+    const std::string type = gm->submodule(n->target())->name();
+    if (type.find("ConvAdd") != std::string::npos) fused.push_back(type);
+  }
+  EXPECT_EQ(fused, std::vector<std::string>{"ember::fx::ConvAddReLU2d"}) << gm->code();
+  for (int run = 0; run < 2; ++run) expect_close(gm->forward(x), want, 1e-5);
+  {
+    ember::InferenceMode guard;
+    expect_close(gm->forward(x), want, 1e-5);
+  }
+  expect_close(x, x0, 0);  // the input unchanged
+  // recording a gradient: the unfused ops, the same gradients
+  const Tensor xg = x.clone().requires_grad_(), xe = x.clone().requires_grad_();
+  expect_close(gm->forward(xg), want, 1e-5);
+  gm->forward(xg).sum().backward();
+  m->forward(xe).sum().backward();
+  expect_close(xg.grad(), xe.grad(), 1e-5);
+  // inside an autocast region, on bfloat16 values
+  Tensor want16;
+  std::shared_ptr<fx::GraphModule> g16;
+  {
+    ember::AutocastGuard autocast;
+    ember::NoGradGuard no_grad;
+    want16 = m->forward(x);
+    g16 = fx::symbolic_trace(m, x);
+    fx::optimize_for_inference(*g16);
+    const Tensor got = g16->forward(x);
+    EXPECT_EQ(got.dtype(), want16.dtype());
+    expect_close(got.to(ember::kFloat), want16.to(ember::kFloat), 2e-2);
+  }
+  EXPECT_NE(g16->code().find("_add_relu("), std::string::npos) << g16->code();
+}
+
 // fuse_conv_hardswish: a convolution module read only by a Hardswish (module, hardswish or
 // hardswish_) becomes an fx ConvHardswish module sharing the convolution; results equal the unfused
 // graph's, with and without a gradient to record; optimize_for_inference makes MobileNet's
