@@ -3,6 +3,8 @@
 // dict. Both forward under InferenceMode.
 #include <torch/script.h>
 
+#include <optional>
+
 #include "ember/fx.h"
 #include "torch_check.h"
 #include "torch_export.h"
@@ -52,90 +54,65 @@ bench::Register mobilenet_v3_large{{
         },
 }};
 
-// Issue 23: batch 8 under bfloat16 autocast with channels_last weights and input, against libtorch's
-// CPU autocast running the channels_last trace.
+// Issue 23: resnet50 at batch 8 under bfloat16 autocast with channels_last weights and input.
+// Eager (`deployed` false): Ember's model against libtorch's CPU autocast running the channels_last
+// trace. Deployed: the model as each framework prepares it for inference, Ember's traced by fx and
+// optimized by fx::optimize_for_inference inside the autocast region (BatchNorms folded, ReLUs and
+// residual sums as oneDNN post-ops, the weights' bfloat16 casts made once), libtorch's traced inside
+// an autocast region (the casts recorded), frozen and optimized by torch::jit::optimize_for_inference
+// (which folds the weights' casts as constants).
+bench::Outcome run_resnet50_bf16_cl(const bench::Context& ctx, bool deployed) {
+  const auto cl = ember::MemoryFormat::ChannelsLast;
+  const bench::TorchExport exported("resnet50", deployed ? "channels_last_autocast" : "channels_last");
+  auto em = ember::vision::models::resnet50();
+  ember::load_state_dict(em, ember::load_torch_checkpoint(exported.state_dict()));
+  em->eval();
+  em->to(cl);
+  torch::jit::Module tm = torch::jit::load(exported.archive());
+  const ember::Tensor x = parity::random({8, 3, 224, 224}, ember::kFloat, 82).contiguous(cl);
+  std::vector<torch::jit::IValue> tinputs{parity::to_torch(x).contiguous(torch::MemoryFormat::ChannelsLast)};
+  std::shared_ptr<ember::fx::GraphModule> gm;
+  if (deployed) {
+    tm.eval();
+    tm = torch::jit::optimize_for_inference(tm);
+    ember::AutocastGuard autocast(ember::kCPU, ember::kBFloat16);
+    gm = ember::fx::symbolic_trace(em, x);
+    ember::fx::optimize_for_inference(*gm);
+  }
+  auto ember_forward = [&] {
+    ember::InferenceMode guard;
+    ember::AutocastGuard autocast(ember::kCPU, ember::kBFloat16);
+    return gm ? gm->forward(x) : em->forward(x);
+  };
+  auto torch_forward = [&] {
+    c10::InferenceMode guard;
+    std::optional<parity::TorchAutocast> autocast;
+    if (!deployed) autocast.emplace();
+    return tm.forward(tinputs).toTensor();
+  };
+  const ember::Tensor out = ember_forward();
+  if (out.dtype() != ember::kBFloat16)
+    throw bench::CheckFailure(ctx.current.name + ": expected bfloat16 logits under autocast");
+  // both round the same values to bfloat16 at the same ops, over 50 layers
+  check_logits(ctx, out, torch_forward(), 5e-2);
+  return bench::time_pair(
+      ctx, {.ember = [&] { (void)ember_forward(); }, .baseline = [&] { (void)torch_forward(); }, .rounds = 3});
+}
+
 bench::Register resnet50_bf16_cl{{
     .name = "resnet50_b8_infer_224_bf16_cl",
     .label = kVisionLabel,
     .target = 0.8,
     .needs = bench::Needs::BFloat16Instructions,
-    .run =
-        [](const bench::Context& ctx) {
-          const auto cl = ember::MemoryFormat::ChannelsLast;
-          const bench::TorchExport exported("resnet50", "channels_last");
-          auto em = ember::vision::models::resnet50();
-          ember::load_state_dict(em, ember::load_torch_checkpoint(exported.state_dict()));
-          em->eval();
-          em->to(cl);
-          torch::jit::Module tm = torch::jit::load(exported.archive());
-          const ember::Tensor x = parity::random({8, 3, 224, 224}, ember::kFloat, 82).contiguous(cl);
-          std::vector<torch::jit::IValue> tinputs{parity::to_torch(x).contiguous(torch::MemoryFormat::ChannelsLast)};
-          auto ember_forward = [&] {
-            ember::InferenceMode guard;
-            ember::AutocastGuard autocast(ember::kCPU, ember::kBFloat16);
-            return em->forward(x);
-          };
-          auto torch_forward = [&] {
-            c10::InferenceMode guard;
-            parity::TorchAutocast autocast;
-            return tm.forward(tinputs).toTensor();
-          };
-          const ember::Tensor out = ember_forward();
-          if (out.dtype() != ember::kBFloat16)
-            throw bench::CheckFailure(ctx.current.name + ": expected bfloat16 logits under autocast");
-          // both round the same values to bfloat16 at the same ops, over 50 layers
-          check_logits(ctx, out, torch_forward(), 5e-2);
-          return bench::time_pair(ctx, {.ember = [&] { (void)ember_forward(); },
-                                        .baseline = [&] { (void)torch_forward(); },
-                                        .rounds = 3});
-        },
+    .run = [](const bench::Context& ctx) { return run_resnet50_bf16_cl(ctx, false); },
 }};
 
-// The same model deployed for inference by each framework: Ember's traced by fx and optimized by
-// fx::optimize_for_inference inside the autocast region (BatchNorms folded, ReLUs as oneDNN
-// post-ops, the weights' bfloat16 casts made once), libtorch's traced inside an autocast region
-// (the casts recorded), frozen and optimized by torch::jit::optimize_for_inference (which folds the
-// weights' casts as constants).
-bench::Register resnet50_bf16_cl_optimized{{
-    .name = "resnet50_b8_infer_224_bf16_cl_optimized",
+bench::Register resnet50_bf16_cl_deployed{{
+    .name = "resnet50_b8_infer_224_bf16_cl_deployed",
     .label = kVisionLabel,
     .target = 0.8,
     .needs = bench::Needs::BFloat16Instructions,
-    .run =
-        [](const bench::Context& ctx) {
-          const auto cl = ember::MemoryFormat::ChannelsLast;
-          const bench::TorchExport exported("resnet50", "channels_last_autocast");
-          auto em = ember::vision::models::resnet50();
-          ember::load_state_dict(em, ember::load_torch_checkpoint(exported.state_dict()));
-          em->eval();
-          em->to(cl);
-          torch::jit::Module traced = torch::jit::load(exported.archive());
-          traced.eval();
-          torch::jit::Module tm = torch::jit::optimize_for_inference(traced);
-          const ember::Tensor x = parity::random({8, 3, 224, 224}, ember::kFloat, 82).contiguous(cl);
-          std::vector<torch::jit::IValue> tinputs{parity::to_torch(x).contiguous(torch::MemoryFormat::ChannelsLast)};
-          std::shared_ptr<ember::fx::GraphModule> gm;
-          {
-            ember::AutocastGuard autocast(ember::kCPU, ember::kBFloat16);
-            gm = ember::fx::symbolic_trace(em, x);
-            ember::fx::optimize_for_inference(*gm);
-          }
-          auto ember_forward = [&] {
-            ember::InferenceMode guard;
-            ember::AutocastGuard autocast(ember::kCPU, ember::kBFloat16);
-            return gm->forward(x);
-          };
-          auto torch_forward = [&] {
-            c10::InferenceMode guard;
-            return tm.forward(tinputs).toTensor();
-          };
-          const ember::Tensor out = ember_forward();
-          if (out.dtype() != ember::kBFloat16)
-            throw bench::CheckFailure(ctx.current.name + ": expected bfloat16 logits under autocast");
-          check_logits(ctx, out, torch_forward(), 5e-2);
-          return bench::time_pair(
-              ctx, {.ember = [&] { (void)ember_forward(); }, .baseline = [&] { (void)torch_forward(); }, .rounds = 3});
-        },
+    .run = [](const bench::Context& ctx) { return run_resnet50_bf16_cl(ctx, true); },
 }};
 
 // Issue 23: a training step of resnet18 at batch 16 on 112x112 images (forward in training mode,
