@@ -224,7 +224,7 @@ namespace {
 // A Conv2d whose result is added to another value, and the ReLU of the sum when there is one, what
 // fuse_conv_add makes (child "0" is the convolution, shared with the graph's module): when no graph
 // records, the sum is written into the other value, which nothing reads afterwards (one oneDNN
-// convolution adding it as it writes: convolution_add_activation_); otherwise conv, add and relu.
+// convolution adding it as it writes: convolution_add_activation); otherwise conv, add and relu.
 class ConvAddImpl : public nn::Module {
  public:
   ConvAddImpl(std::shared_ptr<nn::Conv2dImpl> conv_, bool relu)
@@ -247,10 +247,9 @@ class ConvAddImpl : public nn::Module {
       return relu_ ? ember::relu(sum) : sum;
     }
     const auto& o = conv->options;
-    Tensor out = other;
-    return ember::detail::convolution_add_activation_(
-        out, input, conv->weight, conv->bias, IntArrayRef(o.stride()), padding_, IntArrayRef(o.dilation()), o.groups(),
-        relu_ ? std::optional(ember::detail::ConvActivation::kReLU) : std::nullopt);
+    return ember::detail::convolution_add_activation(
+        other, input, conv->weight, conv->bias, IntArrayRef(o.stride()), padding_, IntArrayRef(o.dilation()),
+        o.groups(), relu_ ? std::optional(ember::detail::ConvActivation::kReLU) : std::nullopt);
   }
   void pretty_print(std::ostream& stream) const override { stream << name(); }
   std::shared_ptr<nn::Conv2dImpl> conv;

@@ -790,38 +790,39 @@ Tensor convolution_activation(const Tensor& input, const Tensor& weight, const T
   a.activation = activation;
   return convolution(name, input, weight, bias, a, k);
 }
-Tensor& convolution_add_activation_(Tensor& other, const Tensor& input, const Tensor& weight, const Tensor& bias,
-                                    IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups,
-                                    std::optional<ConvActivation> activation) {
+Tensor convolution_add_activation(const Tensor& other, const Tensor& input, const Tensor& weight, const Tensor& bias,
+                                  IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups,
+                                  std::optional<ConvActivation> activation) {
   constexpr const char* op = "convolution_add";
   if (dispatch::thread_state().active & dispatch::kAutocastLayer) {  // conv2d's casts, as above
     const ScalarType to = dispatch::autocast_impl::region_dtype();
     const Tensor x = dispatch::autocast_impl::cast(input, to), w = dispatch::autocast_impl::cast(weight, to),
                  b = dispatch::autocast_impl::cast(bias, to);
     const dispatch::autocast_impl::Suspend suspend;
-    return convolution_add_activation_(other, x, w, b, stride, padding, dilation, groups, activation);
+    return convolution_add_activation(other, x, w, b, stride, padding, dilation, groups, activation);
   }
   EMBER_CHECK(!(dispatch::thread_state().active & dispatch::kTracingLayer), op, "it cannot be traced");
-  EMBER_CHECK(input.dim() == 4 && weight.dim() == 4, op, "expected a 4-D input and weight, but got input of size ",
-              input.sizes(), " and weight of size ", weight.sizes());
+  auto unfused = [&] {  // into other when the sum has its size and dtype, else a new tensor (a broadcast)
+    Tensor y = conv2d(input, weight, bias, stride, padding, dilation, groups);
+    y = other.sizes() == y.sizes() && other.dtype() == y.dtype() ? other.add_(y) : y + other;
+    if (activation) activate_(y, *activation);
+    return y;
+  };
+  const ScalarType t = input.dtype();
+  if (input.dim() != 4 || weight.dim() != 4 || other.dtype() != t || !(t == kFloat || t == kBFloat16) ||
+      computed_in_float(t))
+    return unfused();
   ConvArgs a = conv_args(op, 2, stride, padding, dilation, groups);
-  const DimVector out_sizes = check_and_output_sizes(op, input.sizes(), input.dtype(), weight, bias, a);
-  EMBER_CHECK(other.sizes() == out_sizes.ref(), op, "expected the tensor added to be of the result's size ",
-              out_sizes.ref(), ", but got ", other.sizes());
+  const DimVector out_sizes = check_and_output_sizes(op, input.sizes(), t, weight, bias, a);
   a.activation = activation;
   a.sum = true;
-  const ScalarType t = input.dtype();
-  const bool fused = (t == kFloat || t == kBFloat16) && !computed_in_float(t) && other.dtype() == t &&
-                     input.numel() > 0 && weight.numel() > 0 && other.is_contiguous(output_format(input, weight)) &&
-                     !input.is_alias_of(other) && !weight.is_alias_of(other) &&
-                     (!bias.defined() || !bias.is_alias_of(other)) && onednn_conv(input, weight, bias, other, a);
-  if (fused) {
+  if (other.sizes() == out_sizes.ref() && input.numel() > 0 && weight.numel() > 0 &&
+      other.is_contiguous(output_format(input, weight)) && !input.is_alias_of(other) && !weight.is_alias_of(other) &&
+      (!bias.defined() || !bias.is_alias_of(other)) && onednn_conv(input, weight, bias, other, a)) {
     other.impl()->storage()->bump_version();
     return other;
   }
-  other.add_(conv2d(input, weight, bias, stride, padding, dilation, groups));
-  if (activation) activate_(other, *activation);
-  return other;
+  return unfused();
 }
 // declared in ember/nn/intrinsic.h, beside the modules that run it
 Tensor convolution_relu(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,

@@ -16,14 +16,14 @@ enum class ConvActivation { kReLU, kHardswish };
 Tensor convolution_activation(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
                               IntArrayRef padding, IntArrayRef dilation, int64_t groups, ConvActivation activation);
 
-// activation(conv2d(input, weight, bias, ...) + other) written into `other`, what fx's residual
-// blocks run where nothing else reads `other`: one oneDNN convolution reading other's values as it
-// writes (its sum post-op) when other has the result's dtype and layout; otherwise conv2d, add_
-// and the activation in place. Autocast casts as conv2d's. It records no gradient and cannot be
-// traced; returns other.
-Tensor& convolution_add_activation_(Tensor& other, const Tensor& input, const Tensor& weight, const Tensor& bias,
-                                    IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups,
-                                    std::optional<ConvActivation> activation);
+// activation(conv2d(input, weight, bias, ...) + other), what fx's residual blocks run where nothing
+// reads `other` afterwards: written into other when the sum has other's size and dtype (one oneDNN
+// convolution reading other's values as it writes, its sum post-op, when other also has the
+// result's layout; else conv2d, add_ and the activation in place), else a new tensor. Autocast
+// casts as conv2d's. It records no gradient and cannot be traced.
+Tensor convolution_add_activation(const Tensor& other, const Tensor& input, const Tensor& weight, const Tensor& bias,
+                                  IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups,
+                                  std::optional<ConvActivation> activation);
 
 // oneDNN's channel-blocked layout (nChw16c; nChw8c below AVX-512) held in an ordinary float32 tensor
 // of sizes (N, ceil(C / b), H, W, b), b = channel_block(), its channels past C zeros: what fx's

@@ -771,13 +771,15 @@ TEST(Fx, ConvAddFusion) {
     nn::Conv2d d{register_module("d", nn::Conv2d(nn::Conv2dOptions(8, 8, 1)))};
     nn::Conv2d e{register_module("e", nn::Conv2d(nn::Conv2dOptions(8, 8, 1)))};
     nn::ReLU relu{register_module("relu", nn::ReLU(nn::ReLUOptions(true)))};
+    nn::MaxPool2d pool{register_module("pool", nn::MaxPool2d(nn::MaxPool2dOptions(6)))};
     Tensor forward(const Tensor& x) {
       const Tensor y = relu(a(x));
       const Tensor s = relu(c(b(y)) + y);  // fused: y's other reader (b) runs before
       const Tensor t = d(s) + s;           // not: d reads s
       const Tensor u = e(t) + x;           // not: x is the graph's input
       const Tensor w = b(u) + t;           // not: t is read below
-      return w + t + u;
+      const Tensor z = e(w) + pool(s);     // fused, but a broadcast sum: computed into a new tensor
+      return w + t + u + z;
     }
   };
   ember::manual_seed(7);
@@ -793,7 +795,7 @@ TEST(Fx, ConvAddFusion) {
     const std::string type = gm->submodule(n->target())->name();
     if (type.find("ConvAdd") != std::string::npos) fused.push_back(type);
   }
-  EXPECT_EQ(fused, std::vector<std::string>{"ember::fx::ConvAddReLU2d"}) << gm->code();
+  EXPECT_EQ(fused, (std::vector<std::string>{"ember::fx::ConvAddReLU2d", "ember::fx::ConvAdd2d"})) << gm->code();
   for (int run = 0; run < 2; ++run) expect_close(gm->forward(x), want, 1e-5);
   {
     ember::InferenceMode guard;
