@@ -331,7 +331,7 @@ TEST(Pointwise, WhereAndComparisonsInEveryLayout) {
 // contiguous, broadcast and otherwise strided operands beside it, in place and out of place.
 TEST(Pointwise, TransposedOperandsMatchContiguous) {
   manual_seed(3);
-  for (ScalarType dt : {kFloat, kDouble, kBFloat16}) {
+  for (ScalarType dt : {kFloat, kDouble, kBFloat16, kHalf}) {
     for (auto [r, c] : {std::pair<int64_t, int64_t>{3, 5}, {17, 130}, {40, 300}, {256, 256}}) {
       const TensorOptions o = TensorOptions().dtype(dt);
       Tensor a = randn({r, c}, o);

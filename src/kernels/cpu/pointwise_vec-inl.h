@@ -211,7 +211,7 @@ HWY_NOINLINE void vec_loop(const F& f, char** data, const int64_t* s, int64_t n,
              std::make_index_sequence<K>{});
     return;
   }
-  if constexpr (std::is_same_v<T, lane_t<T>> && K == 2) {  // (binary ops: a transposed operand is common there)
+  if constexpr (K == 2) {  // (binary ops: a transposed operand is common there)
     bool across = false;  // (outer is read only when rows > 1)
     for (size_t k = 1; k <= K && rows > 1; ++k) across = across || (s[k] != es && s[k] != 0 && outer[k] == es);
     if (s[0] == es && across) {
