@@ -401,10 +401,11 @@ size_t fuse_pointwise(GraphModule& gm);
 // fuse_conv_hardswish, the channel-blocked layout between convolutions where Winograd pays, a
 // Conv2d added to a value nothing reads afterwards (a residual block's identity) writing the sum,
 // and the ReLU after it, into that value as it convolves (oneDNN's sum post-op), fuse_pointwise,
-// dead code and unused submodule elimination. Requires eval mode. Called inside a CPU autocast region, it folds the
-// region's casts into the graph, as freezing a trace made under autocast does: the channels_last convolutions hold
-// their weights and biases in the region's dtype (cast once rather than at each call) and the graph casts their inputs
-// to it, so they run in that dtype inside and outside autocast regions.
+// dead code and unused submodule elimination. Requires eval mode. Called inside a CPU autocast
+// region, it folds the region's casts into the graph, as freezing a trace made under autocast
+// does: the channels_last convolutions hold their weights and biases in the region's dtype (cast
+// once rather than at each call) and the graph casts their inputs to it, so they run in that
+// dtype inside and outside autocast regions.
 void optimize_for_inference(GraphModule& gm);
 
 // One file holding the graph (JSON, as safetensors metadata) and every tensor it reads

