@@ -361,6 +361,12 @@ TEST(IndexingParity, MaskedSelectAndNonzero) {
     ember::Tensor zero = ember::zeros({}, ember::TensorOptions().dtype(dt));
     EXPECT_TRUE(Same(zero.nonzero(), to_torch(zero).nonzero()));
   }
+  // zeros of both signs, NaN, infinities and subnormals (the 16-bit floats are tested on their bits)
+  for (auto dt : {ember::kHalf, ember::kBFloat16, ember::kFloat, ember::kDouble}) {
+    const ember::Tensor v = ember::tensor({0.0, -0.0, NAN, 1.0, -INFINITY, 1e-40, -2.5, 3e-8}).to(dt).reshape({2, 4});
+    EXPECT_TRUE(Same(v.nonzero(), to_torch(v).nonzero())) << dt;
+    EXPECT_TRUE(Same(v.t().nonzero(), to_torch(v).t().nonzero())) << dt;
+  }
   Pair big = make({300, 300}, ember::kShort, 1, Layout::Transposed);
   Pair bm = make({300, 300}, ember::kBool, 2);
   EXPECT_TRUE(Same(big.e.nonzero(), big.t.nonzero()));

@@ -487,10 +487,21 @@ Tensor nonzero_kernel(const Tensor& self) {
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* p = static_cast<const T*>(self.data_ptr());
+    // x != 0; for the 16-bit floats on the bits, the sign masked off (NaN is set, -0 is not), with
+    // no conversion of each element (float16 on a CPU without F16C converts in software)
+    auto set = [](const T& x) -> int64_t {
+      if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+        uint16_t bits;
+        std::memcpy(&bits, &x, sizeof bits);
+        return (bits & 0x7fff) != 0;
+      } else {
+        return cast<bool>(x);
+      }
+    };
     int64_t total = 0;
     auto starts = chunk_output_starts(ch, [&](int64_t b, int64_t e) {
       int64_t c = 0;
-      for (int64_t i = b; i < e; ++i) c += cast<bool>(p[i]);
+      for (int64_t i = b; i < e; ++i) c += set(p[i]);
       return c;
     }, &total);
     // [total, nd] stored dim-major (strides [1, total]), as PyTorch lays out nonzero's result
@@ -512,7 +523,7 @@ Tensor nonzero_kernel(const Tensor& self) {
         const int64_t c0 = coord[nd - 1], run = std::min(e - i, sizes[nd - 1] - c0), first = pos;
         for (int64_t j = 0; j < run && pos < end; ++j) {
           last[pos] = c0 + j;
-          pos += cast<bool>(p[i + j]);
+          pos += set(p[i + j]);
         }
         for (int64_t d = 0; d + 1 < nd; ++d) std::fill(o + d * total + first, o + d * total + pos, coord[d]);
         i += run;
