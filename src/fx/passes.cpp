@@ -235,14 +235,11 @@ class ConvAddImpl : public nn::Module {
     register_module("0", conv);
   }
   Tensor forward(const Tensor& input, const Tensor& other) {
-    const uint32_t active = dispatch::thread_state().active;
-    const ScalarType result = (active & dispatch::kAutocastLayer) && dispatch::autocast_impl::eligible(input)
-                                  ? dispatch::autocast_impl::region_dtype()
-                                  : input.scalar_type();
+    // (a sum of another dtype, a broadcast, autocast's casts: convolution_add_activation's own cases)
     const bool records =
         GradMode::is_enabled() && (input.requires_grad() || other.requires_grad() || conv->weight.requires_grad() ||
                                    (conv->bias.defined() && conv->bias.requires_grad()));
-    if (records || (active & dispatch::kTracingLayer) || other.scalar_type() != result) {
+    if (records || (dispatch::thread_state().active & dispatch::kTracingLayer)) {
       const Tensor sum = conv->forward(input) + other;
       return relu_ ? ember::relu(sum) : sum;
     }

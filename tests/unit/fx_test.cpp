@@ -812,7 +812,12 @@ TEST(Fx, ConvAddFusion) {
   gm->forward(xg).sum().backward();
   m->forward(xe).sum().backward();
   expect_close(xg.grad(), xe.grad(), 1e-5);
-  // inside an autocast region, on bfloat16 values
+  {  // the float32 graph inside an autocast region: its fused convolutions cast as conv2d's do
+    ember::AutocastGuard autocast;
+    ember::NoGradGuard no_grad;
+    expect_close(gm->forward(x).to(ember::kFloat), m->forward(x).to(ember::kFloat), 2e-2);
+  }
+  // optimized inside an autocast region, on bfloat16 values
   Tensor want16;
   std::shared_ptr<fx::GraphModule> g16;
   {
