@@ -83,6 +83,11 @@ std::string get_cpu_capability() {
 bool has_bfloat16_instructions() { return has_isa(dnnl::cpu_isa::avx512_core_bf16); }
 bool has_amx_instructions() { return has_isa(dnnl::cpu_isa::avx512_core_amx); }
 
+namespace kernels {
+extern const bool g_native_bfloat16_store;  // (declared for the kernels in hwy_util-inl.h)
+const bool g_native_bfloat16_store = has_bfloat16_instructions();
+}  // namespace kernels
+
 std::string cpu_kernel_paths() {
   std::string isa;
   if (has_amx_instructions()) {

@@ -234,6 +234,47 @@ TEST(Pointwise, RoundHalfToEvenAndSignOfSpecials) {
   EXPECT_EQ(s[2], -1);
 }
 
+// Kernels round float32 results to bfloat16 as the scalar conversion does (to nearest even, NaN
+// kept a NaN), float32 subnormals included, whichever store this CPU takes (AVX512-BF16's
+// instruction flushes subnormals, so vectors holding one take the integer form). Specials sit
+// alone in a vector of normal values, together, and in the tail.
+TEST(Pointwise, BFloat16ResultsRoundAsTheScalarConversion) {
+  const std::vector<uint32_t> specials = {
+      0x3f808000, 0x3f818000, 0x3f80ffff, 0x00000001, 0x80000001, 0x007fffff, 0x807f8000, 0x00008000,
+      0x00018000, 0x7f800000, 0xff800000, 0x7f800001, 0xffc00000, 0x7fffffff, 0x7f7fffff, 0x00800000,
+      0x00000000, 0x80000000, 0x0001ffff, 0x80400000};
+  const int64_t n = 101;
+  std::vector<float> x(n);
+  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(i) * 0.731f - 30.0f;
+  auto put = [&](int64_t at, uint32_t bits) { std::memcpy(&x[at], &bits, 4); };
+  put(21, 0x00000001);  // one subnormal among normal values
+  for (size_t k = 0; k < specials.size(); ++k) put(40 + static_cast<int64_t>(k), specials[k]);
+  for (int64_t k = 0; k < 5; ++k) put(n - 1 - k, specials[k * 3]);  // the tail
+  auto is_nan = [](uint16_t b) { return (b & 0x7f80) == 0x7f80 && (b & 0x7f) != 0; };
+  auto expect_bits = [&](const Tensor& got, const std::vector<float>& want, const char* what) {
+    ASSERT_EQ(got.dtype(), kBFloat16);
+    const Tensor c = got.contiguous();
+    const BFloat16* g = c.data_ptr<BFloat16>();
+    for (int64_t i = 0; i < n; ++i) {
+      const uint16_t w = BFloat16(want[i]).x;
+      if (is_nan(w)) {
+        EXPECT_TRUE(is_nan(g[i].x)) << what << " at " << i;
+      } else {
+        EXPECT_EQ(g[i].x, w) << what << " at " << i << " of " << want[i];
+      }
+    }
+  };
+  const Tensor xf = from_blob(x.data(), {n}, kFloat).clone();
+  expect_bits(xf.to(kBFloat16), x, "float32 to bfloat16");
+  // computed in float32 from bfloat16 operands: products that are float32 subnormals
+  const Tensor a = xf.to(kBFloat16) * std::ldexp(1.0, -20);
+  const Tensor b = full({n}, 0.3333, kBFloat16);
+  std::vector<float> want(n);
+  const Tensor ac = a.contiguous();
+  for (int64_t i = 0; i < n; ++i) want[i] = static_cast<float>(ac.data_ptr<BFloat16>()[i]) * static_cast<float>(BFloat16(0.3333f));
+  expect_bits(mul(a, b), want, "bfloat16 product");
+}
+
 TEST(Pointwise, SpecialValuesOfTranscendentals) {
   const double inf = INFINITY;
   Tensor x = tensor({0.0, -0.0, inf, -inf, NAN, -1.0, 100.0, -100.0});
