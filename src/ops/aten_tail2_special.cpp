@@ -1,9 +1,9 @@
 // Special functions of libtorch's ATen (issue 26, round 2): lgamma, digamma, polygamma, i0,
 // igamma and igammac, each an op struct whose derivative is PyTorch's (derivatives.yaml); mvlgamma
 // is composed from lgamma. digamma (and polygamma(0, x)) is the vectorized pointwise kernel
-// UnaryOp::Digamma, lgamma and i0 the vectorized kernels of kernels/cpu/special.h; the others
-// run elementwise in double precision (float inputs are widened, then rounded once). The numerics are textbook: the trigamma asymptotic series after
-// the recurrence (and the reflection formula below 0), the Hurwitz zeta by Euler-Maclaurin
+// UnaryOp::Digamma, polygamma(1, x) UnaryOp::Trigamma, lgamma and i0 the vectorized kernels of
+// kernels/cpu/special.h; the others run elementwise in double precision (float inputs are widened,
+// then rounded once). The numerics are textbook: the Hurwitz zeta by Euler-Maclaurin
 // summation, the incomplete gamma by its power series below x = a + 1 and by a Lentz continued
 // fraction above.
 #include <cmath>
@@ -28,25 +28,6 @@ namespace {
 using op_util::kPi;
 using op_util::kInf;
 using op_util::kNaN;
-
-double trigamma_scalar(double x) {
-  if (x <= 0 && x == std::trunc(x)) return kInf;
-  if (x < 0.5) {
-    // psi1(1 - x) + psi1(x) = pi^2 / sin^2(pi x)
-    const double s = std::sin(kPi * x);
-    return kPi * kPi / (s * s) - trigamma_scalar(1 - x);
-  }
-  double r = 0;
-  while (x < 10) {
-    r += 1 / (x * x);
-    x += 1;
-  }
-  const double z = 1 / (x * x);
-  // 1/x + 1/(2x^2) + sum B_2k / x^(2k+1)
-  const double series =
-      1 + 0.5 / x + z * (1.0 / 6 - z * (1.0 / 30 - z * (1.0 / 42 - z * (1.0 / 30 - z * (5.0 / 66 - z * (691.0 / 2730 - z * 7.0 / 6))))));
-  return r + series / x;
-}
 
 }  // namespace
 
@@ -89,9 +70,7 @@ using special_math::hurwitz_zeta;
 using special_math::map_binary;
 using special_math::map_unary;
 
-double polygamma_scalar(int64_t n, double x) {
-  if (n == 1) return trigamma_scalar(x);
-  // (-1)^(n+1) n! zeta(n + 1, x)
+double polygamma_scalar(int64_t n, double x) {  // n >= 2: (-1)^(n+1) n! zeta(n + 1, x)
   const double sign = n % 2 == 1 ? 1.0 : -1.0;
   return sign * std::exp(std::lgamma(static_cast<double>(n) + 1)) * hurwitz_zeta(static_cast<double>(n) + 1, x);
 }
@@ -201,6 +180,9 @@ struct PolygammaOp {
     EMBER_CHECK(n >= 0, name, "polygamma(n, x) does not support negative n.");
     if (n == 0) return DigammaOp::run(self);
     special_math::check_real(name, n == 1 ? "trigamma" : "polygamma", self);
+    if (n == 1) {
+      return pointwise::unary_into(name, Tensor(), self, kernels::UnaryOp::Trigamma, {}, false, {.int_to_float = true});
+    }
     return map_unary(self, [n](double v) { return polygamma_scalar(n, v); });
   }
   // PolygammaBackward0 -- self: grad * polygamma(n + 1, self)

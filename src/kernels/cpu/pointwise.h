@@ -56,6 +56,7 @@ enum class UnaryOp : uint8_t {
   Abs, Neg, Sign, Exp, Exp2, Expm1, Log, Log2, Log10, Log1p, Sqrt, Rsqrt, Sin, Cos, Tan, Asin, Acos, Atan, Tanh,
   Sigmoid, Relu, Silu, Hardswish, Hardsigmoid, Erf, Erfc, Erfinv, Floor, Ceil, Round, Trunc, Frac,
   Reciprocal, Square, BitwiseNot, Digamma,
+  Trigamma,    // polygamma(1, x)
   LogSigmoid,  // min(x, 0) - log1p(e^-|x|)
   Gelu,        // exact (erf)
   GeluTanh,    // tanh approximation
