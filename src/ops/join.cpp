@@ -26,22 +26,28 @@ MemoryFormat cat_memory_format(TensorList tensors) {
   return *format;
 }
 
-// Copies `src` into the block of `out` that starts at `offset` along `dim`.
-void cat_copy(Tensor& out, const Tensor& src, int64_t dim, int64_t offset) {
-  const int64_t len = src.size(dim);
-  if (src.numel() == 0) return;
-  if (out.is_contiguous() && src.is_contiguous() && src.dtype() == out.dtype()) {
-    // each of the `outer` slices of src is one contiguous run inside out
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < dim; ++d) outer *= out.size(d);
-    for (int64_t d = dim + 1; d < out.dim(); ++d) inner *= out.size(d);
-    const int64_t es = static_cast<int64_t>(out.element_size());
-    kernels::copy_rows_kernel(static_cast<char*>(out.data_ptr()) + offset * inner * es, out.size(dim) * inner * es,
-                              static_cast<const char*>(src.data_ptr()), len * inner * es, outer, len * inner * es);
-    return;
+// Copies the inputs into out, the k-th into the block that starts at offsets[k] along dim.
+// Contiguous inputs of out's dtype into a contiguous out are one block of each of out's rows
+// (the dims before dim); the others are copies into views.
+void cat_copy(Tensor& out, TensorList tensors, const std::vector<int64_t>& offsets, int64_t dim) {
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d) outer *= out.size(d);
+  for (int64_t d = dim + 1; d < out.dim(); ++d) inner *= out.size(d);
+  const int64_t es = static_cast<int64_t>(out.element_size());
+  std::vector<kernels::RowBlock> blocks;
+  for (size_t k = 0; k < tensors.size(); ++k) {
+    const Tensor& src = tensors[k];
+    if (offsets[k] < 0 || src.numel() == 0) continue;  // (skipped)
+    const int64_t len = src.size(dim);
+    if (out.is_contiguous() && src.is_contiguous() && src.dtype() == out.dtype()) {
+      blocks.push_back({static_cast<const char*>(src.data_ptr()), offsets[k] * inner * es, len * inner * es});
+    } else {
+      out.narrow(dim, offsets[k], len).copy_(src);
+    }
   }
-  Tensor block = out.narrow(dim, offset, len);
-  block.copy_(src);
+  if (!blocks.empty())
+    kernels::cat_rows_kernel(static_cast<char*>(out.data_ptr()), out.size(dim) * inner * es, blocks.data(),
+                             blocks.size(), outer);
 }
 
 Tensor& cat_into(const char* op, Tensor& out, bool have_out, TensorList tensors, int64_t dim) {
@@ -89,12 +95,14 @@ Tensor& cat_into(const char* op, Tensor& out, bool have_out, TensorList tensors,
     out = make_empty(shape, dtype, format);
   }
   if (ref) {
+    std::vector<int64_t> offsets(tensors.size(), -1);
     int64_t offset = 0;
-    for (const Tensor& t : tensors) {
-      if (cat_should_skip(t)) continue;
-      cat_copy(out, t, dim, offset);
-      offset += t.size(dim);
+    for (size_t k = 0; k < tensors.size(); ++k) {
+      if (cat_should_skip(tensors[k])) continue;
+      offsets[k] = offset;
+      offset += tensors[k].size(dim);
     }
+    cat_copy(out, tensors, offsets, dim);
   }
   out.impl()->storage()->bump_version();
   return out;

@@ -49,6 +49,25 @@ TEST(Cat, JoinsAlongDimAndPromotes) {
   EXPECT_EQ(shape(skipped), (std::vector<int64_t>{2, 3}));
 }
 
+// The contiguous inputs of out's dtype are copied as blocks of each output row: blocks that end
+// in a partial vector, blocks over 4 KB, beside inputs that need a view copy (transposed, another
+// dtype); and the few long rows of a cat along dim 0, which the threads split.
+TEST(Cat, RowBlocksOfEveryKind) {
+  const Tensor a = rand({5, 37}), b = rand({5, 1100}), c = rand({3, 5}).t(), i = arange_long(10).view({5, 2});
+  const Tensor r = cat({a, b, c, i}, 1);
+  ASSERT_EQ(shape(r), (std::vector<int64_t>{5, 1142}));
+  EXPECT_TRUE(r.narrow(1, 0, 37).equal(a));
+  EXPECT_TRUE(r.narrow(1, 37, 1100).equal(b));
+  EXPECT_TRUE(r.narrow(1, 1137, 3).equal(c));
+  EXPECT_TRUE(r.narrow(1, 1140, 2).equal(i.to(kFloat)));
+  const Tensor x = rand({700001}), y = rand({3, 200000}).to(kBFloat16).to(kFloat).flatten();
+  const Tensor z = cat({x, y, x.narrow(0, 5, 99)});
+  ASSERT_EQ(z.numel(), 1300100);
+  EXPECT_TRUE(z.narrow(0, 0, 700001).equal(x));
+  EXPECT_TRUE(z.narrow(0, 700001, 600000).equal(y));
+  EXPECT_TRUE(z.narrow(0, 1300001, 99).equal(x.narrow(0, 5, 99)));
+}
+
 TEST(Cat, StackAddsADim) {
   Tensor a = arange_long(3), b = arange_long(3).add(10);
   EXPECT_EQ(values(stack({a, b})), (std::vector<int64_t>{0, 1, 2, 10, 11, 12}));

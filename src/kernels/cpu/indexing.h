@@ -49,9 +49,13 @@ int64_t max_index(TensorIterator& iter);
 // writing anything when there is one.
 std::optional<int64_t> add_index_offsets(TensorIterator& iter, int64_t size, int64_t stride, bool first);
 
-// `rows` rows of row_bytes: dst + r * dst_stride <- src + r * src_stride.
-void copy_rows_kernel(char* dst, int64_t dst_stride, const char* src, int64_t src_stride, int64_t rows,
-                      int64_t row_bytes);
+// cat's contiguous case: `rows` rows of dst, dst_stride bytes apart, each the blocks' rows side
+// by side: dst + r * dst_stride + offset <- src + r * bytes, for each block.
+struct RowBlock {
+  const char* src;
+  int64_t offset, bytes;
+};
+void cat_rows_kernel(char* dst, int64_t dst_stride, const RowBlock* blocks, size_t nblocks, int64_t rows);
 // index_select on contiguous tensors: dst row (o, k), rows back to back, comes from
 // src + o * src_outer_stride + index[k] * src_index_stride (index: 1-D int64 or int32).
 void index_select_rows_kernel(char* dst, const char* src, int64_t outer, int64_t src_outer_stride,

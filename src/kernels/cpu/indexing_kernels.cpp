@@ -97,6 +97,28 @@ bool add_row(ScalarType dt, char* dst, const char* src, bool bcast, int64_t n) {
   }
 }
 
+// Rows [b, e) of cat_rows_kernel: blocks up to 4 KB in full vectors inline (a call of memcpy
+// per block cost about as much as the copy), longer ones through memcpy.
+void cat_rows(char* dst, int64_t dst_stride, const RowBlock* blocks, size_t nblocks, int64_t b, int64_t e) {
+  const hn::ScalableTag<uint8_t> d;
+  const size_t N = hn::Lanes(d);
+  for (int64_t r = b; r < e; ++r) {
+    for (size_t k = 0; k < nblocks; ++k) {
+      const RowBlock& blk = blocks[k];
+      uint8_t* o = reinterpret_cast<uint8_t*>(dst + r * dst_stride + blk.offset);
+      const uint8_t* in = reinterpret_cast<const uint8_t*>(blk.src + r * blk.bytes);
+      const size_t nb = static_cast<size_t>(blk.bytes);
+      if (nb > 4096) {
+        std::memcpy(o, in, nb);
+        continue;
+      }
+      size_t i = 0;
+      for (; i + N <= nb; i += N) hn::StoreU(hn::LoadU(d, in + i), d, o + i);
+      std::memcpy(o + i, in + i, nb - i);
+    }
+  }
+}
+
 }  // namespace ember::kernels::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -104,6 +126,7 @@ HWY_AFTER_NAMESPACE();
 namespace ember::kernels {
 HWY_EXPORT(add_row);
 HWY_EXPORT(any_index_outside);
+HWY_EXPORT(cat_rows);
 
 namespace {
 
@@ -438,12 +461,28 @@ std::optional<int64_t> add_index_offsets(TensorIterator& iter, int64_t size, int
   return bad.get();
 }
 
-void copy_rows_kernel(char* dst, int64_t dst_stride, const char* src, int64_t src_stride, int64_t rows,
-                      int64_t row_bytes) {
+void cat_rows_kernel(char* dst, int64_t dst_stride, const RowBlock* blocks, size_t nblocks, int64_t rows) {
+  int64_t row_bytes = 0;
+  for (size_t k = 0; k < nblocks; ++k) row_bytes += blocks[k].bytes;
   if (rows <= 0 || row_bytes <= 0) return;
-  const size_t nb = static_cast<size_t>(row_bytes);
+  // Output rows in order, each filled from every input (the order of libtorch's serial kernel):
+  // input by input, each output row was written in pieces far apart in time. Together with the
+  // inline vector copies, cat along dim 1 of two 256 x 256 bfloat16 tensors 4.0 -> 2.8 us, float32 8.4 -> 7.2 us (Zen
+  // 5).
+  if (rows < 4 && row_bytes >= 4 * kGrainBytes) {
+    // a few long rows (cat along dim 0 makes one): the threads split each block (one thread
+    // copied them all: cat.dim0 of two 4M bfloat16 tensors took 1.5-3x libtorch's time at 2 threads)
+    for (int64_t r = 0; r < rows; ++r) {
+      for (size_t k = 0; k < nblocks; ++k) {
+        char* d = dst + r * dst_stride + blocks[k].offset;
+        const char* s = blocks[k].src + r * blocks[k].bytes;
+        parallel_for(0, blocks[k].bytes, kGrainBytes, [&](int64_t b, int64_t e) { std::memcpy(d + b, s + b, e - b); });
+      }
+    }
+    return;
+  }
   parallel_for(0, rows, std::max<int64_t>(1, kGrainBytes / row_bytes), [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) std::memcpy(dst + r * dst_stride, src + r * src_stride, nb);
+    HWY_DYNAMIC_DISPATCH(cat_rows)(dst, dst_stride, blocks, nblocks, b, e);
   });
 }
 
