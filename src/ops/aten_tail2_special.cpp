@@ -75,7 +75,6 @@ double polygamma_scalar(int64_t n, double x) {  // n >= 2: (-1)^(n+1) n! zeta(n 
   return sign * std::exp(std::lgamma(static_cast<double>(n) + 1)) * hurwitz_zeta(static_cast<double>(n) + 1, x);
 }
 
-
 // x^a e^-x / Gamma(a), in log space.
 double gamma_prefactor(double a, double x) { return std::exp(a * std::log(x) - x - std::lgamma(a)); }
 double igamma_series(double a, double x) {

@@ -239,10 +239,10 @@ TEST(Pointwise, RoundHalfToEvenAndSignOfSpecials) {
 // instruction flushes subnormals, so vectors holding one take the integer form). Specials sit
 // alone in a vector of normal values, together, and in the tail.
 TEST(Pointwise, BFloat16ResultsRoundAsTheScalarConversion) {
-  const std::vector<uint32_t> specials = {
-      0x3f808000, 0x3f818000, 0x3f80ffff, 0x00000001, 0x80000001, 0x007fffff, 0x807f8000, 0x00008000,
-      0x00018000, 0x7f800000, 0xff800000, 0x7f800001, 0xffc00000, 0x7fffffff, 0x7f7fffff, 0x00800000,
-      0x00000000, 0x80000000, 0x0001ffff, 0x80400000};
+  const std::vector<uint32_t> specials = {0x3f808000, 0x3f818000, 0x3f80ffff, 0x00000001, 0x80000001,
+                                          0x007fffff, 0x807f8000, 0x00008000, 0x00018000, 0x7f800000,
+                                          0xff800000, 0x7f800001, 0xffc00000, 0x7fffffff, 0x7f7fffff,
+                                          0x00800000, 0x00000000, 0x80000000, 0x0001ffff, 0x80400000};
   const int64_t n = 101;
   std::vector<float> x(n);
   for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(i) * 0.731f - 30.0f;
@@ -271,7 +271,8 @@ TEST(Pointwise, BFloat16ResultsRoundAsTheScalarConversion) {
   const Tensor b = full({n}, 0.3333, kBFloat16);
   std::vector<float> want(n);
   const Tensor ac = a.contiguous();
-  for (int64_t i = 0; i < n; ++i) want[i] = static_cast<float>(ac.data_ptr<BFloat16>()[i]) * static_cast<float>(BFloat16(0.3333f));
+  for (int64_t i = 0; i < n; ++i)
+    want[i] = static_cast<float>(ac.data_ptr<BFloat16>()[i]) * static_cast<float>(BFloat16(0.3333f));
   expect_bits(mul(a, b), want, "bfloat16 product");
 }
 

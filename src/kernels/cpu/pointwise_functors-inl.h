@@ -855,7 +855,8 @@ HWY_INLINE V trigamma_f64(D d, V x) {
   const V r = hn::Div(num, den);
   const V z = hn::Div(one, hn::Mul(y, y));
   V series = hn::Set(d, 7.0 / 6);
-  for (double c : {691.0 / 2730, 5.0 / 66, 1.0 / 30, 1.0 / 42, 1.0 / 30}) series = hn::NegMulAdd(z, series, hn::Set(d, c));
+  for (double c : {691.0 / 2730, 5.0 / 66, 1.0 / 30, 1.0 / 42, 1.0 / 30})
+    series = hn::NegMulAdd(z, series, hn::Set(d, c));
   series = hn::MulAdd(z, hn::NegMulAdd(z, series, hn::Set(d, 1.0 / 6)), hn::Add(one, hn::Div(hn::Set(d, 0.5), y)));
   V res = hn::Add(r, hn::Div(series, y));
   if (!hn::AllFalse(d, reflect)) {
