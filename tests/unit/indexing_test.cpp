@@ -140,25 +140,28 @@ TEST(Gather, FollowsTheIndexAlongDim) {
 
 // The range checks (index_select's on vectors before it reads; gather's as it reads, four
 // values per test): a bad value is found wherever it sits in a long run (vector or group body,
-// or tail), for int64 and int32 indices, and valid runs pass.
+// or tail), for int64 and int32 indices, and valid runs pass; gather from a contiguous source and
+// from a strided one (another loop).
 TEST(Gather, RangeCheckFindsABadIndexAnywhereInALongRun) {
-  Tensor x = arange(40.0).view({1, 40});
-  for (int64_t len : {1, 7, 8, 16, 17, 100}) {
-    for (int64_t pos : {int64_t{0}, len / 2, len - 1}) {
-      for (int64_t bad : {int64_t{40}, int64_t{-1}, int64_t{1} << 40}) {
-        Tensor idx = arange(len).remainder(40).view({1, len});
-        idx.view({len})[pos].fill_(bad);
-        const std::string value = std::to_string(bad);
-        EXPECT_ERROR(x.gather(1, idx), "gather", "index " + value + " is out of bounds for dimension 1 with size 40");
-        if (bad < (int64_t{1} << 31)) {
-          EXPECT_ERROR(x.index_select(1, idx.view({len}).to(kInt)), "index_select",
-                       "index " + value + " is out of bounds for dimension 1 with size 40");
+  for (const Tensor& x : {arange(40.0).view({1, 40}), arange(80.0).view({40, 2}).t().narrow(0, 1, 1)}) {
+    for (int64_t len : {1, 7, 8, 16, 17, 100}) {
+      for (int64_t pos : {int64_t{0}, len / 2, len - 1}) {
+        for (int64_t bad : {int64_t{40}, int64_t{-1}, int64_t{1} << 40}) {
+          Tensor idx = arange(len).remainder(40).view({1, len});
+          idx.view({len})[pos].fill_(bad);
+          const std::string value = std::to_string(bad);
+          EXPECT_ERROR(x.gather(1, idx), "gather", "index " + value + " is out of bounds for dimension 1 with size 40");
+          if (bad < (int64_t{1} << 31)) {
+            EXPECT_ERROR(x.index_select(1, idx.view({len}).to(kInt)), "index_select",
+                         "index " + value + " is out of bounds for dimension 1 with size 40");
+          }
         }
       }
+      Tensor ok = arange(len).remainder(40).view({1, len});
+      const Tensor want = x.contiguous().view({40}).index_select(0, ok.view({len})).view({1, len});
+      EXPECT_EQ(values<float>(x.gather(1, ok)), values<float>(want));
+      EXPECT_EQ(values<float>(x.index_select(1, ok.view({len}).to(kInt))), values<float>(want));
     }
-    Tensor ok = arange(len).remainder(40).view({1, len});
-    EXPECT_EQ(values<float>(x.gather(1, ok)), values<float>(ok.to(kFloat)));
-    EXPECT_EQ(values<float>(x.index_select(1, ok.view({len}).to(kInt))), values<float>(ok.to(kFloat)));
   }
 }
 

@@ -268,7 +268,20 @@ std::optional<int64_t> index_gather_kernel(TensorIterator& iter, int64_t indexed
           }
           return;
         }
-        for (int64_t i = 0; i < n; ++i) {
+        int64_t i = 0;
+        if (s0 == 1 && s2 == 1) {  // contiguous output and index: four reads at once, as above
+          const uint64_t ub = static_cast<uint64_t>(bound);
+          for (; i + 4 <= n; i += 4) {
+            const uint64_t j0 = index[i], j1 = index[i + 1], j2 = index[i + 2], j3 = index[i + 3];
+            if (HWY_UNLIKELY((j0 >= ub) | (j1 >= ub) | (j2 >= ub) | (j3 >= ub))) break;  // found below
+            const E* const p = src + i * s1;
+            out[i] = p[static_cast<int64_t>(j0) * step];
+            out[i + 1] = p[s1 + static_cast<int64_t>(j1) * step];
+            out[i + 2] = p[2 * s1 + static_cast<int64_t>(j2) * step];
+            out[i + 3] = p[3 * s1 + static_cast<int64_t>(j3) * step];
+          }
+        }
+        for (; i < n; ++i) {
           const int64_t j = index[i * s2];
           if (outside(j)) return;
           out[i * s0] = src[i * s1 + j * step];
