@@ -379,6 +379,9 @@ void transposed_copy(int64_t es, char** data, const int64_t* strides, int64_t n,
 void widen_to_float(ScalarType from, float* out, const void* in, int64_t n) {
   HWY_DYNAMIC_DISPATCH(convert_span)(kFloat, from, out, in, n);
 }
+void narrow_from_float(ScalarType to, void* out, const float* in, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(convert_span)(to, kFloat, out, in, n);
+}
 
 void copy_kernel(TensorIterator& iter) {
   const ScalarType to = iter.dtype(0), from = iter.dtype(1);

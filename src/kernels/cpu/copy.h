@@ -7,4 +7,6 @@ void copy_kernel(TensorIterator& iter);
 void fill_kernel(TensorIterator& iter, const Scalar& value);
 // n dense float16 or bfloat16 values (`from`) widened to float32, vectorized (F16C for float16).
 void widen_to_float(ScalarType from, float* out, const void* in, int64_t n);
+// n float32 values rounded to float16 or bfloat16 (`to`), vectorized.
+void narrow_from_float(ScalarType to, void* out, const float* in, int64_t n);
 }  // namespace ember::kernels
