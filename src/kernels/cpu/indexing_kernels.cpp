@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/cast.h"
@@ -315,18 +316,27 @@ std::optional<int64_t> scatter_steps(E* out, const E* src, const int64_t* index,
   const int64_t positions_apart = 2 * std::abs(out_stride) + std::abs(src_stride);
   if (n > 1 && len > 1 && steps_apart < positions_apart) {
     // two positions at once: their writes never meet, so each one's read-modify-writes have
-    // twice as long to land before the next access of its own that may hit the same element
+    // twice as long to land before the next access of its own that may hit the same element.
+    // Contiguous rows (scatter along the last dim) with their steps known to be one element.
     int64_t i = 0;
-    for (; i + 2 <= n; i += 2, out += 2 * out_stride, src += 2 * src_stride, index += 2 * index_stride) {
-      for (int64_t k = 0; k < len; ++k) {
-        const int64_t j0 = index[k * index_step], j1 = index[index_stride + k * index_step];
-        if (outside(j0) | outside(j1)) return outside(j0) ? j0 : j1;
-        E& d0 = out[j0 * indexed_stride];
-        E& d1 = out[out_stride + j1 * indexed_stride];
-        d0 = combine(d0, src[k * plain_step]);
-        d1 = combine(d1, src[src_stride + k * plain_step]);
+    auto pairs = [&](auto istep, auto pstep, auto xstride) -> std::optional<int64_t> {
+      for (; i + 2 <= n; i += 2, out += 2 * out_stride, src += 2 * src_stride, index += 2 * index_stride) {
+        for (int64_t k = 0; k < len; ++k) {
+          const int64_t j0 = index[k * istep], j1 = index[index_stride + k * istep];
+          if (outside(j0) | outside(j1)) return outside(j0) ? j0 : j1;
+          E& d0 = out[j0 * xstride];
+          E& d1 = out[out_stride + j1 * xstride];
+          d0 = combine(d0, src[k * pstep]);
+          d1 = combine(d1, src[src_stride + k * pstep]);
+        }
       }
-    }
+      return std::nullopt;
+    };
+    using One = std::integral_constant<int64_t, 1>;
+    const std::optional<int64_t> bad = index_step == 1 && plain_step == 1 && indexed_stride == 1
+                                           ? pairs(One{}, One{}, One{})
+                                           : pairs(index_step, plain_step, indexed_stride);
+    if (bad) return bad;
     for (; i < n; ++i, out += out_stride, src += src_stride, index += index_stride) {
       for (int64_t k = 0; k < len; ++k) {
         const int64_t j = index[k * index_step];
