@@ -542,6 +542,27 @@ TEST(NnSoftmax, RowsSumToOneAndLogMatches) {
   expect_error([&] { softmax(tensor({1, 2}), 0); }, "\"softmax\" not implemented for 'Long'");
 }
 
+// Along a dim that is not innermost, the threads share the columns as well as the slices (one
+// slice here: dim 0): pieces of whole vectors and a rest, forward and backward, equal to the same
+// softmax along the last dim of the transposed copy, which takes the row kernel.
+TEST(NnSoftmax, OuterDimInColumnPieces) {
+  for (ScalarType dt : {kFloat, kBFloat16}) {
+    const Tensor x = randn({300, 257}).mul(4).to(dt);
+    const Tensor xt = x.t().contiguous();
+    for (bool log : {false, true}) {
+      const Tensor a = x.detach().requires_grad_(true), b = xt.detach().requires_grad_(true);
+      const Tensor ya = log ? log_softmax(a, 0) : softmax(a, 0), yb = log ? log_softmax(b, 1) : softmax(b, 1);
+      // (the two kernels round log-sum-exp apart: float32 log_softmax differs by ~1e-6 absolute)
+      const double tol = dt == kFloat ? 1e-5 : 1e-2;
+      EXPECT_TRUE(allclose(ya.to(kFloat), yb.t().to(kFloat), tol, 1e-5)) << dt << " log " << log;
+      const Tensor g = randn({300, 257}).to(dt);
+      ya.backward(g);
+      yb.backward(g.t().contiguous());
+      EXPECT_TRUE(allclose(a.grad().to(kFloat), b.grad().t().to(kFloat), tol, 1e-5)) << dt << " log " << log;
+    }
+  }
+}
+
 // ---- embedding, dropout, interpolate, pad --------------------------------------------------
 
 TEST(NnMisc, EmbeddingGathersRows) {

@@ -143,14 +143,35 @@ HWY_INLINE bool softmax_columns(const T* x, T* y, int64_t dim, int64_t inner, bo
   return true;
 }
 
+// cols neighbouring inner positions (stride `inner` along the dim).
 template <class T>
-void softmax_outer(const T* x, T* y, int64_t dim, int64_t inner, bool log, std::vector<compute_t<T>>& buf) {
+void softmax_outer(const T* x, T* y, int64_t dim, int64_t inner, int64_t cols, bool log,
+                   std::vector<compute_t<T>>& buf) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(DC<T>()));
   int64_t j = 0;
-  for (; j + N <= inner; j += N) {
+  for (; j + N <= cols; j += N) {
     if (!softmax_columns(x + j, y + j, dim, inner, log)) softmax_strided(x + j, y + j, dim, inner, N, log, buf);
   }
-  softmax_strided(x + j, y + j, dim, inner, inner - j, log, buf);
+  softmax_strided(x + j, y + j, dim, inner, cols - j, log, buf);
+}
+
+// Calls f(o, j0, j1) on the inner positions [j0, j1) of outer slice o, in pieces the threads
+// share: by slices, and by columns when the dim is not innermost (softmax along dim 0 of a
+// matrix is one slice: it ran on one thread, 1.4x libtorch's time at 2 threads).
+template <class F>
+void for_softmax_pieces(int64_t outer, int64_t dim, int64_t inner, int64_t lanes, const F& f) {
+  const int64_t cols =
+      inner == 1
+          ? 1
+          : std::min(inner, (std::max<int64_t>(kGrainSize / std::max<int64_t>(dim, 1), 1) + lanes - 1) / lanes * lanes);
+  const int64_t pieces = (inner + cols - 1) / cols;
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(dim * cols, 1));
+  parallel_for(0, outer * pieces, grain, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t o = t / pieces, j0 = t % pieces * cols;
+      f(o, j0, std::min(inner, j0 + cols));
+    }
+  });
 }
 
 template <class T>
@@ -158,15 +179,14 @@ void softmax_typed(const Tensor& x, const Tensor& y, bool log) {
   const int64_t outer = x.size(0), dim = x.size(1), inner = x.size(2);
   const T* xp = static_cast<const T*>(x.data_ptr());
   T* yp = static_cast<T*>(y.data_ptr());
-  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(dim * inner, 1));
-  parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
-    std::vector<compute_t<T>> buf;
-    for (int64_t o = b; o < e; ++o) {
-      if (inner == 1) {
-        softmax_row(xp + o * dim, yp + o * dim, static_cast<size_t>(dim), log);
-      } else {
-        softmax_outer(xp + o * dim * inner, yp + o * dim * inner, dim, inner, log, buf);
-      }
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(DC<T>()));
+  for_softmax_pieces(outer, dim, inner, lanes, [&](int64_t o, int64_t j0, int64_t j1) {
+    if (inner == 1) {
+      softmax_row(xp + o * dim, yp + o * dim, static_cast<size_t>(dim), log);
+    } else {
+      std::vector<compute_t<T>> buf;  // (for the columns past the last whole vector)
+      const int64_t off = o * dim * inner + j0;
+      softmax_outer(xp + off, yp + off, dim, inner, j1 - j0, log, buf);
     }
   });
 }
@@ -201,13 +221,13 @@ HWY_INLINE void softmax_backward_block(const T* g, const T* y, T* gi, int64_t di
 // Backward along a strided dim (inner > 1): whole vectors of inner positions at a time, the
 // remaining positions one by one.
 template <class T>
-void softmax_backward_outer(const T* g, const T* y, T* gi, int64_t dim, int64_t inner, bool log) {
+void softmax_backward_outer(const T* g, const T* y, T* gi, int64_t dim, int64_t inner, int64_t cols, bool log) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(DC<T>()));
   int64_t j = 0;
-  for (; j + 4 * N <= inner; j += 4 * N) softmax_backward_block<4>(g + j, y + j, gi + j, dim, inner, log);
-  for (; j + N <= inner; j += N) softmax_backward_block<1>(g + j, y + j, gi + j, dim, inner, log);
+  for (; j + 4 * N <= cols; j += 4 * N) softmax_backward_block<4>(g + j, y + j, gi + j, dim, inner, log);
+  for (; j + N <= cols; j += N) softmax_backward_block<1>(g + j, y + j, gi + j, dim, inner, log);
   using C = compute_t<T>;
-  for (; j < inner; ++j) {
+  for (; j < cols; ++j) {
     C s = 0;
     for (int64_t k = 0; k < dim; ++k) {
       const C gv = static_cast<C>(g[k * inner + j]);
@@ -250,15 +270,13 @@ void softmax_backward_typed(const Tensor& grad, const Tensor& y, const Tensor& g
   const T* gp = static_cast<const T*>(grad.data_ptr());
   const T* yp = static_cast<const T*>(y.data_ptr());
   T* ip = static_cast<T*>(gin.data_ptr());
-  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(dim * inner, 1));
-  parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
-    for (int64_t o = b; o < e; ++o) {
-      const int64_t off = o * dim * inner;
-      if (inner == 1) {
-        softmax_backward_row(gp + off, yp + off, ip + off, static_cast<size_t>(dim), log);
-      } else {
-        softmax_backward_outer(gp + off, yp + off, ip + off, dim, inner, log);
-      }
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(DC<T>()));
+  for_softmax_pieces(outer, dim, inner, lanes, [&](int64_t o, int64_t j0, int64_t j1) {
+    const int64_t off = o * dim * inner + j0;
+    if (inner == 1) {
+      softmax_backward_row(gp + off, yp + off, ip + off, static_cast<size_t>(dim), log);
+    } else {
+      softmax_backward_outer(gp + off, yp + off, ip + off, dim, inner, j1 - j0, log);
     }
   });
 }
