@@ -12,6 +12,7 @@
 #include "ember/factory.h"
 #include "ember/nn_ops.h"
 #include "kernels/cpu/cast.h"
+#include "kernels/cpu/indexing.h"
 #include "ops/first_order.h"
 #include "ops/op_util.h"
 #include "ops/random.h"
@@ -161,9 +162,10 @@ struct EmbeddingOp {
     DimVector out_sizes(indices.sizes());
     out_sizes.push_back(w.size(1));
     Tensor out = make_empty(out_sizes, w.dtype());
-    const char* src = static_cast<const char*>(w.data_ptr());
-    char* dst = static_cast<char*>(out.data_ptr());
-    for (int64_t i = 0; i < n && row_bytes > 0; ++i) std::memcpy(dst + i * row_bytes, src + ip[i] * row_bytes, row_bytes);
+    // index_select's row copy, split across threads (a loop of memcpy here ran on one thread:
+    // 4M float32 values took 2.4x libtorch's time at 2 threads)
+    kernels::index_select_rows_kernel(static_cast<char*>(out.data_ptr()), static_cast<const char*>(w.data_ptr()), 1,
+                                      0, idx.view({n}), row_bytes, row_bytes);
     return out;
   }
   static void derivative(autograd::Derivative& d, const Tensor& weight, const Tensor& indices, int64_t padding_idx,
