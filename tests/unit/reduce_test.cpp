@@ -339,6 +339,34 @@ TEST(Reduce, TopkAndKthvalue) {
             std::string::npos);
 }
 
+// topk of a few among many (one pass keeping the best so far) agrees with the stable sort's first
+// k: ties by position, NaN the largest, -0 equal to 0, rising and falling lines (every element
+// enters, or none after the first k), in float32, bfloat16 and int64, k up to 16 and beyond.
+TEST(Reduce, TopkOfAFewMatchesTheStableSort) {
+  const Tensor r = rand({3, 600});
+  const std::vector<Tensor> lines = {
+      randn({4, 700}),
+      r.mul(4).round(),  // ties
+      arange(600.0).view({1, 600}),
+      arange(600.0).neg().view({1, 600}),  // rising, falling
+      full({2, 400}, 1.0),                 // all equal
+      r.masked_fill(r > 0.9, kNaN).masked_fill(r < 0.05, -0.0).masked_fill(r > 0.85 & r < 0.9, 0.0)};
+  for (const Tensor& line : lines) {
+    for (ScalarType dt : {kFloat, kBFloat16, kLong}) {
+      const Tensor x = dt == kLong ? line.nan_to_num(1e6).mul(3).to(kLong) : line.to(dt);
+      for (int64_t k : {1, 8, 16, 17}) {
+        for (bool largest : {true, false}) {
+          auto [v, i] = topk(x, k, 1, largest);
+          auto [sv, si] = x.sort(1, largest);
+          EXPECT_TRUE(i.equal(si.narrow(1, 0, k))) << dt << " k " << k << " largest " << largest;
+          const Tensor g = x.gather(1, i);  // (NaN where the line has NaN)
+          EXPECT_TRUE(v.eq(g).logical_or(v.isnan().logical_and(g.isnan())).all().item<bool>()) << dt << " k " << k;
+        }
+      }
+    }
+  }
+}
+
 TEST(Reduce, SumOut) {
   const Tensor x = tensor({{1.5, 2.5}, {3.5, 4.5}});
   Tensor out = empty({5}, TensorOptions().dtype(kInt));
