@@ -341,7 +341,8 @@ TEST(Reduce, TopkAndKthvalue) {
 
 // topk of a few among many (one pass keeping the best so far) agrees with the stable sort's first
 // k: ties by position, NaN the largest, -0 equal to 0, rising and falling lines (every element
-// enters, or none after the first k), in float32, bfloat16 and int64, k up to 16 and beyond.
+// enters, or none after the first k), in float32, bfloat16 and int64, k up to 16 and beyond, the
+// lines contiguous or transposed.
 TEST(Reduce, TopkOfAFewMatchesTheStableSort) {
   const Tensor r = rand({3, 600});
   const std::vector<Tensor> lines = {
@@ -359,6 +360,11 @@ TEST(Reduce, TopkOfAFewMatchesTheStableSort) {
           auto [v, i] = topk(x, k, 1, largest);
           auto [sv, si] = x.sort(1, largest);
           EXPECT_TRUE(i.equal(si.narrow(1, 0, k))) << dt << " k " << k << " largest " << largest;
+          // the same lines laid out transposed (copied a tile of neighbours at a time)
+          const Tensor xt = x.t().contiguous().t();
+          auto [tv, ti] = topk(xt, k, 1, largest);
+          EXPECT_TRUE(ti.equal(i)) << dt << " transposed, k " << k;
+          EXPECT_TRUE(std::get<1>(xt.sort(1, largest)).equal(si)) << dt << " transposed sort";
           const Tensor g = x.gather(1, i);  // (NaN where the line has NaN)
           EXPECT_TRUE(v.eq(g).logical_or(v.isnan().logical_and(g.isnan())).all().item<bool>()) << dt << " k " << k;
         }

@@ -49,23 +49,43 @@ void for_each_line(const Tensor& values, const Tensor& indices, const Tensor& in
   const char* src = static_cast<const char*>(in.data_ptr());
   char* vdst = static_cast<char*>(values.data_ptr());
   char* idst = static_cast<char*>(indices.data_ptr());
+  // Lines whose neighbours lie next to each other (a transposed input) are copied kLines at a
+  // time, so that each cache line is read once (one line at a time read a cache line per element
+  // and came back to it for each neighbour: topk of 8 along dim 1 of a transposed 2048 x 2048
+  // int32 tensor took 1.14x libtorch's time).
+  constexpr int64_t kLines = 16;
+  const bool tiles = in_step != int64_t{sizeof(T)} && g.nkept() > 0 && g.kept(0).stride[0] == int64_t{sizeof(T)};
+  const int64_t group = tiles ? kLines : 1;
   parallel_for(0, no, std::max<int64_t>(1, kGrainSize / n), [&](int64_t b, int64_t e) {
-    std::unique_ptr<C[]> vals(new C[static_cast<size_t>(n)]);  // not std::vector: C may be bool
+    // not std::vector: C may be bool
+    std::unique_ptr<C[]> vals(new C[static_cast<size_t>(n * group)]);
     std::unique_ptr<int64_t[]> idx(new int64_t[static_cast<size_t>(n)]);
-    for_each_group(g, b, e, 1, [&](const int64_t* off, int64_t, const LoopDim&) {
-      const char* line = src + off[0];
-      const C* x = vals.get();
-      if (std::is_same_v<T, C> && in_step == int64_t{sizeof(T)}) {
-        x = reinterpret_cast<const C*>(line);  // read in place
-      } else if (kWidened && in_step == int64_t{sizeof(T)}) {
-        widen_to_float(CppTypeToScalarType<T>::value, reinterpret_cast<float*>(vals.get()), line, n);
-      } else {
-        for (int64_t r = 0; r < n; ++r) vals[r] = static_cast<C>(*reinterpret_cast<const T*>(line + r * in_step));
+    for_each_group(g, b, e, group, [&](const int64_t* off, int64_t lines, const LoopDim& col) {
+      if (lines > 1) {
+        for (int64_t r = 0; r < n; ++r) {
+          const T* p = reinterpret_cast<const T*>(src + off[0] + r * in_step);
+          for (int64_t c = 0; c < lines; ++c) vals[c * n + r] = static_cast<C>(p[c]);
+        }
       }
-      select(x, idx.get(), n);
-      for (int64_t j = 0; j < count; ++j) {
-        *reinterpret_cast<T*>(vdst + off[1] + j * v_step) = *reinterpret_cast<const T*>(line + idx[j] * in_step);
-        *reinterpret_cast<int64_t*>(idst + off[2] + j * i_step) = idx[j];
+      for (int64_t c = 0; c < lines; ++c) {
+        const char* line = src + off[0] + c * col.stride[0];
+        const C* x = vals.get() + c * n;
+        if (lines > 1) {
+          // (copied above)
+        } else if (std::is_same_v<T, C> && in_step == int64_t{sizeof(T)}) {
+          x = reinterpret_cast<const C*>(line);  // read in place
+        } else if (kWidened && in_step == int64_t{sizeof(T)}) {
+          widen_to_float(CppTypeToScalarType<T>::value, reinterpret_cast<float*>(vals.get()), line, n);
+        } else {
+          for (int64_t r = 0; r < n; ++r) vals[r] = static_cast<C>(*reinterpret_cast<const T*>(line + r * in_step));
+        }
+        select(x, idx.get(), n);
+        char* vo = vdst + off[1] + c * col.stride[1];
+        char* io = idst + off[2] + c * col.stride[2];
+        for (int64_t j = 0; j < count; ++j) {
+          *reinterpret_cast<T*>(vo + j * v_step) = *reinterpret_cast<const T*>(line + idx[j] * in_step);
+          *reinterpret_cast<int64_t*>(io + j * i_step) = idx[j];
+        }
       }
     });
   });
