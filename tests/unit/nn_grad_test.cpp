@@ -242,6 +242,19 @@ TEST(NnGrad, Embedding) {
   EXPECT_DOUBLE_EQ(g[3][0].item<double>(), 1.0);
   EXPECT_DOUBLE_EQ(g[0][1].item<double>(), 1.0);
   EXPECT_EQ(g[2].abs().sum().item<double>() + g[4].abs().sum().item<double>(), 0.0);
+  // float16/bfloat16 weights: each row's gradient summed in float32 in index order (repeated
+  // indices, a padding row, rows of 37 values: whole vectors and a rest), rounded once
+  const Tensor many = randint(0, 50, {3000});
+  for (ScalarType dt : {kBFloat16, kHalf}) {
+    const Tensor w16 = randn({50, 37}).to(dt).requires_grad_(true);
+    const Tensor out = ember::embedding(w16, many, 7);
+    const Tensor seed = randn(out.sizes()).to(dt);
+    out.backward(seed);
+    const Tensor w32 = w16.detach().to(kFloat).requires_grad_(true);
+    ember::embedding(w32, many, 7).backward(seed.to(kFloat));
+    EXPECT_TRUE(w16.grad().equal(w32.grad().to(dt))) << dt;
+    EXPECT_EQ(w16.grad()[7].abs().sum().item<double>(), 0.0);
+  }
 }
 
 TEST(NnGrad, Interpolate) {

@@ -56,6 +56,8 @@ struct RowBlock {
   int64_t offset, bytes;
 };
 void cat_rows_kernel(char* dst, int64_t dst_stride, const RowBlock* blocks, size_t nblocks, int64_t rows);
+// dst[i] += float32(src[i]) for i < n, `from` float16 or bfloat16 (sums of 16-bit rows in float32).
+void add_row_to_float_kernel(ScalarType from, float* dst, const void* src, int64_t n);
 // index_select on contiguous tensors: dst row (o, k), rows back to back, comes from
 // src + o * src_outer_stride + index[k] * src_index_stride (index: 1-D int64 or int32).
 void index_select_rows_kernel(char* dst, const char* src, int64_t outer, int64_t src_outer_stride,

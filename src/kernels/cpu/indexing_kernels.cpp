@@ -98,6 +98,21 @@ bool add_row(ScalarType dt, char* dst, const char* src, bool bcast, int64_t n) {
   }
 }
 
+// dst[i] += float32(src[i]), i < n, src float16 or bfloat16.
+void add_row_to_float(ScalarType from, float* dst, const void* src, int64_t n) {
+  const DC<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = static_cast<const T*>(src);
+    int64_t i = 0;
+    for (; i + N <= n; i += N) hn::StoreU(hn::Add(hn::LoadU(d, dst + i), LoadC(d, in + i)), d, dst + i);
+    for (; i < n; ++i) dst[i] += static_cast<float>(in[i]);
+  };
+  if (from == kHalf) return run(Half{});
+  run(BFloat16{});
+}
+
 // Rows [b, e) of cat_rows_kernel: blocks up to 4 KB in full vectors inline (a call of memcpy
 // per block cost about as much as the copy), longer ones through memcpy.
 void cat_rows(char* dst, int64_t dst_stride, const RowBlock* blocks, size_t nblocks, int64_t b, int64_t e) {
@@ -128,6 +143,11 @@ namespace ember::kernels {
 HWY_EXPORT(add_row);
 HWY_EXPORT(any_index_outside);
 HWY_EXPORT(cat_rows);
+HWY_EXPORT(add_row_to_float);
+
+void add_row_to_float_kernel(ScalarType from, float* dst, const void* src, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(add_row_to_float)(from, dst, src, n);
+}
 
 namespace {
 
