@@ -53,8 +53,10 @@ void for_each_line(const Tensor& values, const Tensor& indices, const Tensor& in
   // time, so that each cache line is read once (one line at a time read a cache line per element
   // and came back to it for each neighbour: topk of 8 along dim 1 of a transposed 2048 x 2048
   // int32 tensor took 1.14x libtorch's time).
+  // (Lines of up to 64K elements: the tile's buffer stays within a few MB per thread.)
   constexpr int64_t kLines = 16;
-  const bool tiles = in_step != int64_t{sizeof(T)} && g.nkept() > 0 && g.kept(0).stride[0] == int64_t{sizeof(T)};
+  const bool tiles = in_step != int64_t{sizeof(T)} && g.nkept() > 0 && g.kept(0).stride[0] == int64_t{sizeof(T)} &&
+                     n <= (int64_t{1} << 16);
   const int64_t group = tiles ? kLines : 1;
   parallel_for(0, no, std::max<int64_t>(1, kGrainSize / n), [&](int64_t b, int64_t e) {
     // not std::vector: C may be bool
