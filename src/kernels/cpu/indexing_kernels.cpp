@@ -510,8 +510,8 @@ void cat_rows_kernel(char* dst, int64_t dst_stride, const RowBlock* blocks, size
   if (rows <= 0 || row_bytes <= 0) return;
   // Output rows in order, each filled from every input (the order of libtorch's serial kernel):
   // input by input, each output row was written in pieces far apart in time. Together with the
-  // inline vector copies, cat along dim 1 of two 256 x 256 bfloat16 tensors 4.0 -> 2.8 us, float32 8.4 -> 7.2 us (Zen
-  // 5).
+  // inline vector copies, cat along dim 1 of two 256 x 256 bfloat16 tensors 4.0 -> 2.8 us,
+  // float32 8.4 -> 7.2 us (Zen 5).
   if (rows < 4 && row_bytes >= 4 * kGrainBytes) {
     // a few long rows (cat along dim 0 makes one): the threads split each block (one thread
     // copied them all: cat.dim0 of two 4M bfloat16 tensors took 1.5-3x libtorch's time at 2 threads)

@@ -376,7 +376,8 @@ void cumulative_typed(const Tensor& out, const Tensor& in, int64_t dim) {
   const int64_t in_step = g.nreduced() > 0 ? g.reduced(0).stride[0] : 0;
   const int64_t out_step = in.dim() > 0 ? out.stride(dim) * int64_t{sizeof(T)} : 0;
   const A init = Prod ? A(1) : A(0);
-  auto op = [](A a, T x) { return Prod ? wrap_mul(a, static_cast<A>(x)) : wrap_add(a, static_cast<A>(x)); };
+  // (x: an element, or its float32 value for the 16-bit floats)
+  auto op = [](A a, auto x) { return Prod ? wrap_mul(a, static_cast<A>(x)) : wrap_add(a, static_cast<A>(x)); };
   parallel_for(0, no, std::max<int64_t>(1, kGrainSize / rs), [&](int64_t b, int64_t e) {
     A acc[kGroup];
     for_each_group(g, b, e, kGroup, [&](const int64_t* off, int64_t n, const LoopDim& col) {
@@ -422,7 +423,7 @@ void cumulative_typed(const Tensor& out, const Tensor& in, int64_t dim) {
               for (int k = 0; k < 4; ++k) widen_to_float(dt, wide[k], x + r0 * is + (i + k) * cs, m);
               for (int64_t r = 0; r < m; ++r) {
                 for (int k = 0; k < 4; ++k) {
-                  a[k] = Prod ? a[k] * static_cast<A>(wide[k][r]) : a[k] + static_cast<A>(wide[k][r]);
+                  a[k] = op(a[k], wide[k][r]);
                   sums[k][r] = static_cast<float>(a[k]);
                 }
               }
