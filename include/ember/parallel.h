@@ -26,6 +26,6 @@ std::string get_cpu_capability();
 bool has_bfloat16_instructions();
 bool has_amx_instructions();  // AMX tiles (bfloat16 and int8), as oneDNN uses them
 // One line naming the paths taken, for logs and benchmark output: Highway's target, oneDNN's
-// instruction set, bfloat16 native or emulated.
+// instruction set, bfloat16 native or emulated, whether large fused chains prefetch in software.
 std::string cpu_kernel_paths();
 }  // namespace ember

@@ -153,8 +153,8 @@ TEST(FxFused, BenchChainMatchesEager) {
     ASSERT_EQ(fused.size(), 1u);
     expect_same(fused[0], eager[0], false, std::string("bench chain ") + dtype_name(t));
   }
-  // Past kernels::kFusedLargeElements inputs are prefetched and outputs streamed past the caches;
-  // a sliced input starts off the vector alignment.
+  // Past kernels::kFusedLargeElements outputs are streamed past the caches (and inputs prefetched,
+  // where kernels::g_prefetch_streams); a sliced input starts off the vector alignment.
   std::vector<Tensor> big;
   const int64_t n = (int64_t{1} << 21) + 77;
   for (int i = 0; i < 4; ++i) big.push_back(randn({n + 4}).slice(0, i, i + n));

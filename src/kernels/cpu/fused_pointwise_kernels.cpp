@@ -2,7 +2,8 @@
 // run time. Per tile of an inner-loop call: loads convert inputs into compute-type buffers (zero
 // padded to whole vectors, so every op runs full vectors; a contiguous input already in the compute
 // type is read in place), each op runs the eager kernel's functor over the buffers, stores convert
-// back into the outputs' dtypes. Large chains prefetch the next tile and stream their outputs.
+// back into the outputs' dtypes. Large chains stream their outputs (and, on CPUs where it pays,
+// prefetch a later tile).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/fused_pointwise_kernels.cpp"
 #include <hwy/foreach_target.h>  // NOLINT: re-includes this file once per target
@@ -242,7 +243,8 @@ HWY_INLINE void prefetch_l2(const char* p) {
 template <class L>
 void run_program(TensorIterator& iter, const FusedProgram& prog) {
   const bool large = iter.numel() >= kFusedLargeElements;
-  iter.for_each([&prog, &iter, large](char** data, const int64_t* strides, int64_t n) {
+  const bool prefetch = large && g_prefetch_streams;
+  iter.for_each([&prog, &iter, large, prefetch](char** data, const int64_t* strides, int64_t n) {
     const hn::ScalableTag<L> d;
     const size_t N = hn::Lanes(d);
     constexpr int64_t kTile = kFusedTile * 4 / static_cast<int64_t>(sizeof(L));  // 2 KiB per buffer
@@ -267,7 +269,7 @@ void run_program(TensorIterator& iter, const FusedProgram& prog) {
       // they save). Into L2, not L1: the lines requested at once fill L1's miss buffers and stall
       // the tile's own loads (16M-element chain, 1 thread, Zen 4: 45-48 ms with L1 requests, 36-38
       // ms with none, 32-34 ms into L2).
-      if (large && i0 + kAhead * tile < n) {
+      if (prefetch && i0 + kAhead * tile < n) {
         for (const FusedInstr& in : prog.code) {
           if (in.kind != FusedInstr::Kind::Load || strides[in.arg] != int64_t(element_size(iter.dtype(in.arg)))) continue;
           const char* next = data[in.arg] + (i0 + kAhead * tile) * strides[in.arg];
