@@ -143,11 +143,13 @@ TEST(Views, DtypeViewsReinterpretBytes) {
 }
 
 // Transposed copies of every word size (the tiled kernels move 8 x 8 blocks of 2- and 4-byte words
-// and 4 x 4 blocks of 8-byte words in registers), into a contiguous result and into a transposed
-// destination, with edges on both sides: each element checked against its index.
+// and 4 x 4 blocks of 8-byte words in registers, from rows of 8 words on), into a contiguous result
+// and into a transposed destination, with edges on both sides, long and short: each element
+// checked against its index.
 TEST(Views, TransposedCopiesOfEveryWordSize) {
   for (ScalarType dt : {kByte, kHalf, kBFloat16, kShort, kFloat, kInt, kDouble, kLong}) {
-    for (auto [r, c] : {std::pair<int64_t, int64_t>{256, 256}, {300, 257}, {33, 1000}, {7, 300}, {1003, 260}}) {
+    for (auto [r, c] : {std::pair<int64_t, int64_t>{256, 256}, {300, 257}, {33, 1000}, {7, 300}, {1003, 260}, {8, 8},
+                        {32, 32}, {9, 13}, {2, 40}, {40, 2}, {3, 8}, {8, 7}, {100, 9}, {5, 4}}) {
       // values i * c + j modulo 256: exact in every dtype
       const Tensor x = remainder(arange(r * c, TensorOptions().dtype(kInt)), 256).to(dt).reshape({r, c});
       const Tensor expected = remainder(arange(c).reshape({c, 1}) + arange(r).reshape({1, r}) * c, 256).to(kInt);
@@ -193,7 +195,7 @@ TEST(Views, ContiguousMemoryFormats) {
   EXPECT_ERROR(zeros({2, 3, 4, 5}).contiguous(MemoryFormat::ChannelsLast3d), "channels_last_3d");
 }
 
-// Transposing copies (the tiled path of copy_ for long rows) against the element-by-element
+// Transposing copies (the tiled path of copy_) against the element-by-element
 // converting copy, in every element width, with sizes that leave partial tiles, in both
 // directions (strided source into a contiguous output, contiguous source into a strided one)
 // and split across threads.
