@@ -23,6 +23,11 @@
   X(acos)                              \
   X(atan)                              \
   X(tanh)                              \
+  X(sinh)                              \
+  X(cosh)                              \
+  X(asinh)                             \
+  X(acosh)                             \
+  X(atanh)                             \
   X(sigmoid)                           \
   X(relu)                              \
   X(erf)                               \
@@ -39,17 +44,12 @@
 // libtorch's unary math that Ember composes from the ops above (src/ops/aten_tail.cpp), so each
 // has autograd through its composition: X(name) gives name(t), name_(t) and the two methods.
 #define EMBER_FOR_EACH_COMPOSITE_UNARY(X) \
-  X(acosh)                                \
-  X(asinh)                                \
-  X(atanh)                                \
   X(arccos)                               \
   X(arcsin)                               \
   X(arctan)                               \
   X(arccosh)                              \
   X(arcsinh)                              \
   X(arctanh)                              \
-  X(sinh)                                 \
-  X(cosh)                                 \
   X(sgn)                                  \
   X(deg2rad)                              \
   X(rad2deg)                              \

@@ -29,38 +29,8 @@ using op_util::write_back;
 
 }  // namespace
 
-// ---- unary math ----
-// The compositions below take several passes; in float16/bfloat16 each would round, so they run
-// in float32 and round once at the end, as PyTorch's kernels compute reduced precision.
-namespace {
-template <class F>
-Tensor in_opmath(const Tensor& self, F f) {
-  const Tensor x = to_float(self);
-  if (x.dtype() != kHalf && x.dtype() != kBFloat16) return f(x);
-  return f(x.to(kFloat)).to(x.dtype());
-}
-}  // namespace
-// sqrt(x-1)*sqrt(x+1) rather than sqrt(x*x-1): no overflow for large x, NaN below 1.
-Tensor acosh(const Tensor& self) {
-  return in_opmath(self, [](const Tensor& x) { return log(x + sqrt(x - 1) * sqrt(x + 1)); });
-}
-// log1p keeps the relative precision near 0 that log(|x| + sqrt(x*x+1)) loses.
-Tensor asinh(const Tensor& self) {
-  return in_opmath(self, [](const Tensor& x) {
-    Tensor a = abs(x);
-    return sign(x) * log1p(a + a * a / (1 + sqrt(a * a + 1)));
-  });
-}
-Tensor atanh(const Tensor& self) {
-  return in_opmath(self, [](const Tensor& x) { return 0.5 * log1p(2 * x / (1 - x)); });
-}
-// expm1 keeps sinh's relative precision for small x.
-Tensor sinh(const Tensor& self) {
-  return in_opmath(self, [](const Tensor& x) { return (expm1(x) - expm1(-x)) * 0.5; });
-}
-Tensor cosh(const Tensor& self) {
-  return in_opmath(self, [](const Tensor& x) { return (exp(x) + exp(-x)) * 0.5; });
-}
+// ---- unary math (sinh, cosh and the inverse hyperbolic functions are kernel ops:
+// src/ops/pointwise_unary.cpp) ----
 // complex: z / |z| (0 at 0), real: sign
 Tensor sgn(const Tensor& self) {
   if (!self.is_complex()) return sign(self);

@@ -112,6 +112,11 @@ EMBER_UNARY_GRAD(UnaryOp::Tan, "TanBackward0", d.save_result(), grad * (1 + x * 
 EMBER_UNARY_GRAD(UnaryOp::Asin, "AsinBackward0", d.save(self), grad * (-x * x + 1).rsqrt().conj())  // self
 EMBER_UNARY_GRAD(UnaryOp::Acos, "AcosBackward0", d.save(self), grad * -((-x * x + 1).rsqrt().conj()))  // self
 EMBER_UNARY_GRAD(UnaryOp::Atan, "AtanBackward0", d.save(self), grad / (x * x + 1).conj())        // self
+EMBER_UNARY_GRAD(UnaryOp::Sinh, "SinhBackward0", d.save(self), grad * x.cosh().conj())            // self
+EMBER_UNARY_GRAD(UnaryOp::Cosh, "CoshBackward0", d.save(self), grad * x.sinh().conj())            // self
+EMBER_UNARY_GRAD(UnaryOp::Asinh, "AsinhBackward0", d.save(self), grad * (x * x + 1).rsqrt().conj())  // self
+EMBER_UNARY_GRAD(UnaryOp::Acosh, "AcoshBackward0", d.save(self), grad * (x * x - 1).rsqrt().conj())  // self
+EMBER_UNARY_GRAD(UnaryOp::Atanh, "AtanhBackward0", d.save(self), grad / (1 - x * x).conj())       // self
 EMBER_UNARY_GRAD(UnaryOp::Reciprocal, "ReciprocalBackward0", d.save_result(), -grad * (x * x).conj())      // result
 EMBER_UNARY_GRAD(UnaryOp::Square, "PowBackward0", d.save(self), grad * (x * 2).conj())  // square is pow(self, 2)
 EMBER_UNARY_GRAD(UnaryOp::Erf, "ErfBackward0", d.save(self), (2 / std::sqrt(M_PI)) * (-x * x).exp() * grad)
@@ -234,6 +239,11 @@ EMBER_UNARY_OP(asin, UnaryOp::Asin, Kind::FloatValued)
 EMBER_UNARY_OP(acos, UnaryOp::Acos, Kind::FloatValued)
 EMBER_UNARY_OP(atan, UnaryOp::Atan, Kind::FloatValued)
 EMBER_UNARY_OP(tanh, UnaryOp::Tanh, Kind::FloatValued)
+EMBER_UNARY_OP(sinh, UnaryOp::Sinh, Kind::FloatValued)
+EMBER_UNARY_OP(cosh, UnaryOp::Cosh, Kind::FloatValued)
+EMBER_UNARY_OP(asinh, UnaryOp::Asinh, Kind::FloatValued)
+EMBER_UNARY_OP(acosh, UnaryOp::Acosh, Kind::FloatValued)
+EMBER_UNARY_OP(atanh, UnaryOp::Atanh, Kind::FloatValued)
 EMBER_UNARY_OP(sigmoid, UnaryOp::Sigmoid, Kind::FloatValued)
 EMBER_UNARY_OP(relu, UnaryOp::Relu, Kind::KeepInteger)
 EMBER_UNARY_OP(silu, UnaryOp::Silu, Kind::FloatOnly)

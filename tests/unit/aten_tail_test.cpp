@@ -2,6 +2,10 @@
 // ember::Error naming the op and the offending values, as PyTorch's checks do.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+#include <vector>
+
 #include "ember/ember.h"
 #include "expect_error.h"
 
@@ -100,6 +104,54 @@ TEST(AtenTailFactories, Checks) {
   expect_error([&] { t.exponential_(0); }, {"exponential_", "lambda", "0"});
   expect_error([&] { t.geometric_(1.5); }, {"geometric_", "(0, 1)", "1.5"});
   expect_error([&] { ember::empty({2}, ember::kLong).normal_(); }, {"normal_", "floating point", "Long"});
+}
+
+// sinh, cosh, asinh, acosh and atanh are kernel ops (float32 computed in float64 and rounded once):
+// every float32 result is the float64 libm value rounded, whatever its neighbours in a vector (NaN,
+// infinities, values past the vector forms' ranges send a vector's lanes to libm in float64), on
+// both kernel targets' paths; signed zeros, the domain edges and overflow as libm. The derivative
+// nodes are PyTorch's; complex inputs stay complex (std::sinh of std::complex, as libtorch).
+TEST(AtenTail, HyperbolicFunctionsRoundOnceAndKeepComplex) {
+  std::vector<float> v = {0.f, -0.f, 1e-40f, -1e-40f, 1e-30f, 1e-7f, -1e-7f, 0.5f, -0.5f, 1.f, -1.f, 0.99999994f,
+                          -0.99999994f, 1.0000001f, 2.f, 10.f, -10.f, 88.f, 89.f, 89.5f, -89.5f, 100.f, 1e20f, -1e20f,
+                          3.4e38f, INFINITY, -INFINITY, NAN};
+  for (int i = 0; i < 200; ++i) v.push_back(std::ldexp(1.0f + i * 0.00731f, i % 40 - 20) * (i % 3 ? 1.f : -1.f));
+  const Tensor x = ember::tensor(v);
+  struct Fn {
+    const char* name;
+    Tensor (*op)(const Tensor&);
+    double (*libm)(double);
+    const char* node;
+  };
+  const Fn fns[] = {{"sinh", ember::sinh, [](double a) { return std::sinh(a); }, "SinhBackward0"},
+                    {"cosh", ember::cosh, [](double a) { return std::cosh(a); }, "CoshBackward0"},
+                    {"asinh", ember::asinh, [](double a) { return std::asinh(a); }, "AsinhBackward0"},
+                    {"acosh", ember::acosh, [](double a) { return std::acosh(a); }, "AcoshBackward0"},
+                    {"atanh", ember::atanh, [](double a) { return std::atanh(a); }, "AtanhBackward0"}};
+  for (const Fn& f : fns) {
+    for (const Tensor& in : {x, x.flip({0}), x.slice(0, 3)}) {  // other neighbours in each vector
+      const Tensor y = f.op(in).contiguous();
+      const Tensor src = in.contiguous();
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        const float a = src.data_ptr<float>()[i], got = y.data_ptr<float>()[i];
+        const float want = static_cast<float>(f.libm(a));
+        if (std::isnan(want)) {
+          EXPECT_TRUE(std::isnan(got)) << f.name << "(" << a << ")";
+        } else {
+          EXPECT_EQ(got, want) << f.name << "(" << a << ")";
+          EXPECT_EQ(std::signbit(got), std::signbit(want)) << f.name << "(" << a << ")";
+        }
+      }
+    }
+    const Tensor g = (ember::rand({3}) * 0.5 + 1.25).requires_grad_();
+    EXPECT_EQ(f.op(g).grad_fn()->name(), f.node);
+    const Tensor z = ember::randn({4}, ember::kComplexFloat);
+    const Tensor zr = f.op(z);
+    EXPECT_EQ(zr.dtype(), ember::kComplexFloat) << f.name;
+    EXPECT_TRUE(ember::allclose(ember::real(zr), ember::real(f.op(z.to(ember::kComplexDouble))).to(ember::kFloat)))
+        << f.name;
+    EXPECT_EQ(f.op(ember::arange(3)).dtype(), ember::kFloat) << f.name;  // integers compute in float
+  }
 }
 
 // Empty and zero-size inputs give empty results rather than errors.

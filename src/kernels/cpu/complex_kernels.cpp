@@ -168,6 +168,7 @@ bool complex_unary_supported(UnaryOp op) {
     case UnaryOp::Abs: case UnaryOp::Neg: case UnaryOp::Exp: case UnaryOp::Exp2: case UnaryOp::Log: case UnaryOp::Log2:
     case UnaryOp::Log10: case UnaryOp::Sqrt: case UnaryOp::Rsqrt: case UnaryOp::Sin: case UnaryOp::Cos:
     case UnaryOp::Tan: case UnaryOp::Asin: case UnaryOp::Acos: case UnaryOp::Atan: case UnaryOp::Tanh:
+    case UnaryOp::Sinh: case UnaryOp::Cosh: case UnaryOp::Asinh: case UnaryOp::Acosh: case UnaryOp::Atanh:
     case UnaryOp::Sigmoid: case UnaryOp::Reciprocal: case UnaryOp::Square: case UnaryOp::Expm1:
     case UnaryOp::Log1p: case UnaryOp::PowScalar:
       return true;
@@ -254,6 +255,11 @@ void complex_unary_kernel(TensorIterator& iter, UnaryOp op, const UnaryParams& p
       case UnaryOp::Acos: return std_fn([](S z) { return std::acos(z); });
       case UnaryOp::Atan: return std_fn([](S z) { return std::atan(z); });
       case UnaryOp::Tanh: return std_fn([](S z) { return std::tanh(z); });
+      case UnaryOp::Sinh: return std_fn([](S z) { return std::sinh(z); });
+      case UnaryOp::Cosh: return std_fn([](S z) { return std::cosh(z); });
+      case UnaryOp::Asinh: return std_fn([](S z) { return std::asinh(z); });
+      case UnaryOp::Acosh: return std_fn([](S z) { return std::acosh(z); });
+      case UnaryOp::Atanh: return std_fn([](S z) { return std::atanh(z); });
       case UnaryOp::Sigmoid:
         return unary_loop<C, C>(iter, [](C z) { return C(R(1)) / (C(R(1)) + C(std::exp(-to_std(z)))); });
       case UnaryOp::Reciprocal: return unary_loop<C, C>(iter, [](C z) { return tensor_reciprocal(z); });

@@ -54,6 +54,7 @@ void check_no_zero_divisor(const TensorIterator& iter, int arg, const char* op);
 // out = f(x); operands: out, x. Parameters as named in the comments (`a`, `b`, `c` of UnaryParams).
 enum class UnaryOp : uint8_t {
   Abs, Neg, Sign, Exp, Exp2, Expm1, Log, Log2, Log10, Log1p, Sqrt, Rsqrt, Sin, Cos, Tan, Asin, Acos, Atan, Tanh,
+  Sinh, Cosh, Asinh, Acosh, Atanh,
   Sigmoid, Relu, Silu, Hardswish, Hardsigmoid, Erf, Erfc, Erfinv, Floor, Ceil, Round, Trunc, Frac,
   Reciprocal, Square, BitwiseNot, Digamma,
   Trigamma,    // polygamma(1, x)

@@ -350,6 +350,37 @@ struct TanhF {
   EMBER_VEC(guarded(d, x, -kMax<L>, kMax<L>, [d](V v) { return tanh_vec(d, v); },
                     [](L c) { return std::tanh(c); }))
 };
+// The hyperbolic functions and their inverses in float64 for float32 lanes (Highway's, within 4
+// float64 ulp, so the float32 result is as good as correctly rounded); cosh as (e^|x| + e^-|x|) / 2.
+// Highway's out-of-line forms (Call*): one copy per target serves float32, float16 and bfloat16
+// data and both halves of a vector (inlined, the five cost 97 KB of library).
+// The vector forms hold where float32 results are finite (and inside acosh's and atanh's domains);
+// vectors with other lanes, and float64 data, take libm's float64 functions.
+struct SinhF {
+  EMBER_VEC(f32_via_f64(d, x, L(-89), L(89), [](auto dd, auto v) { return hn::CallSinh(dd, v); },
+                        [](L c) { return static_cast<L>(std::sinh(static_cast<double>(c))); }))
+};
+struct CoshF {
+  EMBER_VEC(f32_via_f64(
+      d, x, L(-89), L(89),
+      [](auto dd, auto v) {
+        const auto e = hn::CallExp(dd, hn::Abs(v));
+        return hn::Mul(hn::Set(dd, 0.5), hn::Add(e, hn::Div(hn::Set(dd, 1.0), e)));
+      },
+      [](L c) { return static_cast<L>(std::cosh(static_cast<double>(c))); }))
+};
+struct AsinhF {
+  EMBER_VEC(f32_via_f64(d, x, -kMax<L>, kMax<L>, [](auto dd, auto v) { return hn::CallAsinh(dd, v); },
+                        [](L c) { return static_cast<L>(std::asinh(static_cast<double>(c))); }))
+};
+struct AcoshF {
+  EMBER_VEC(f32_via_f64(d, x, L(1), kMax<L>, [](auto dd, auto v) { return hn::CallAcosh(dd, v); },
+                        [](L c) { return static_cast<L>(std::acosh(static_cast<double>(c))); }))
+};
+struct AtanhF {  // the vector form inside (-1, 1); +-1 (+-inf) and beyond (NaN) from libm
+  EMBER_VEC(f32_via_f64(d, x, std::numeric_limits<L>::epsilon() / 2 - L(1), L(1) - std::numeric_limits<L>::epsilon() / 2,
+                        [](auto dd, auto v) { return hn::CallAtanh(dd, v); }, [](L c) { return static_cast<L>(std::atanh(static_cast<double>(c))); }))
+};
 // 1 / (1 + e^-x); below -kExpLimit the result is subnormal or zero and comes from libm.
 struct SigmoidF {
   EMBER_VEC(guarded(d, x, -kExpLimit<L>, kMax<L>, [d](V v) { return recip_vec(d, one_plus_exp<-1>(d, v)); },
@@ -954,6 +985,11 @@ HWY_INLINE bool visit_unary(UnaryOp op, const UnaryParams& p, const Run& run) {
     case UnaryOp::Acos: return call(AcosF{});
     case UnaryOp::Atan: return call(AtanF{});
     case UnaryOp::Tanh: return call(TanhF{});
+    case UnaryOp::Sinh: return call(SinhF{});
+    case UnaryOp::Cosh: return call(CoshF{});
+    case UnaryOp::Asinh: return call(AsinhF{});
+    case UnaryOp::Acosh: return call(AcoshF{});
+    case UnaryOp::Atanh: return call(AtanhF{});
     case UnaryOp::Sigmoid: return call(SigmoidF{});
     case UnaryOp::Relu: return call(ReluF{});
     case UnaryOp::Silu: return call(SiluF{});
