@@ -127,9 +127,9 @@ std::string cpu_kernel_paths() {
     isa = "below avx2";
   }
   // the target the kernels' dispatch runs (its first call arms it with the masked targets)
-  return std::string("Highway ") + hwy::TargetName(kernels::dispatched_target()) + ", oneDNN " + isa +
-         ", bfloat16 " + (has_bfloat16_instructions() ? "native" : "emulated") +
-         ", fused streams " + (kernels::g_prefetch_streams ? "prefetched" : "not prefetched");
+  return std::string("Highway ") + hwy::TargetName(kernels::dispatched_target()) + ", oneDNN " + isa + ", bfloat16 " +
+         (has_bfloat16_instructions() ? "native" : "emulated") + ", fused streams " +
+         (kernels::g_prefetch_streams ? "prefetched" : "not prefetched");
 }
 
 }  // namespace ember
