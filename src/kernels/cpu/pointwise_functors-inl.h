@@ -377,9 +377,12 @@ struct AcoshF {
   EMBER_VEC(f32_via_f64(d, x, L(1), kMax<L>, [](auto dd, auto v) { return hn::CallAcosh(dd, v); },
                         [](L c) { return static_cast<L>(std::acosh(static_cast<double>(c))); }))
 };
-struct AtanhF {  // the vector form inside (-1, 1); +-1 (+-inf) and beyond (NaN) from libm
-  EMBER_VEC(f32_via_f64(d, x, std::numeric_limits<L>::epsilon() / 2 - L(1), L(1) - std::numeric_limits<L>::epsilon() / 2,
-                        [](auto dd, auto v) { return hn::CallAtanh(dd, v); }, [](L c) { return static_cast<L>(std::atanh(static_cast<double>(c))); }))
+// atanh's vector form inside (-1, 1): +-1 (+-inf) and beyond (NaN) from libm.
+template <class L>
+constexpr L kBelowOne = L(1) - std::numeric_limits<L>::epsilon() / 2;
+struct AtanhF {
+  EMBER_VEC(f32_via_f64(d, x, -kBelowOne<L>, kBelowOne<L>, [](auto dd, auto v) { return hn::CallAtanh(dd, v); },
+                        [](L c) { return static_cast<L>(std::atanh(static_cast<double>(c))); }))
 };
 // 1 / (1 + e^-x); below -kExpLimit the result is subnormal or zero and comes from libm.
 struct SigmoidF {
