@@ -298,6 +298,45 @@ TEST(NnOpsParity, MaxPool2x2Windows) {
   }
 }
 
+// 2x2 windows at stride 2 take their own vector kernel: sums in the scalar loop's order from +0
+// (four -0 inputs give +0, as libtorch's), equal to libtorch's float32 and float64 results bit for
+// bit and within one rounding in the 16-bit dtypes; rows wider than a vector, narrower, odd widths
+// (the last column dropped), NaN and infinities, and a divisor_override.
+TEST(NnOpsParity, AvgPool2x2Windows) {
+  for (ember::ScalarType dt : kFloats) {
+    for (const auto& shape : std::vector<std::vector<int64_t>>{
+             {2, 3, 12, 70}, {1, 2, 9, 37}, {3, 1, 28, 28}, {1, 1, 2, 2}, {1, 37, 6, 10}}) {
+      ember::Tensor x = ember::randint(-2, 3, shape, ember::TensorOptions().dtype(ember::kInt64)).to(ember::kFloat);
+      x = x * 0.375 + ember::rand(shape) * 0.01;
+      float* v = x.data_ptr<float>();
+      for (int64_t i = 0; i < x.numel(); i += 29) v[i] = NAN;
+      for (int64_t i = 5; i < x.numel(); i += 31) v[i] = -INFINITY;
+      for (int64_t i = 0; i + 1 < x.size(-1); i += 7) {  // a window of four -0 in each plane's first rows
+        x.select(2, 0).select(2, i).fill_(-0.0);
+        x.select(2, 0).select(2, i + 1).fill_(-0.0);
+        x.select(2, 1).select(2, i).fill_(-0.0);
+        x.select(2, 1).select(2, i + 1).fill_(-0.0);
+      }
+      x = x.to(dt);
+      const bool exact = dt == ember::kFloat || dt == ember::kDouble;
+      for (const std::optional<int64_t> divisor : {std::optional<int64_t>{}, std::optional<int64_t>{3}}) {
+        const ember::Tensor r = ember::avg_pool2d(x, 2, 2, 0, false, true, divisor);
+        const torch::Tensor tr = ref(dt, [&](torch::ScalarType t) {
+          return torch::avg_pool2d(T(x).to(t), 2, 2, 0, false, true,
+                                   divisor ? c10::optional<int64_t>(*divisor) : c10::nullopt);
+        });
+        EXPECT_TRUE(Close(r, tr, exact ? Tol{0, 0} : sum_tol(dt))) << dt << " " << x.sizes();
+        const ember::Tensor zeros = r.select(2, 0).select(2, 0);  // the windows of -0: +0, as libtorch
+        EXPECT_TRUE(ember::signbit(zeros).logical_not().all().item<bool>()) << dt << " " << x.sizes();
+        const ember::Tensor cl =
+            ember::avg_pool2d(x.contiguous(ember::MemoryFormat::ChannelsLast), 2, 2, 0, false, true, divisor);
+        EXPECT_TRUE(ember::allclose(r, cl, 0, 0, /*equal_nan=*/true))
+            << dt << " " << x.sizes() << ": channels_last sums in the same order";
+      }
+    }
+  }
+}
+
 TEST(NnOpsParity, AvgPool) {
   struct Case {
     std::vector<int64_t> x, k, s, p;

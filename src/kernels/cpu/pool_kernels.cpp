@@ -96,6 +96,61 @@ void max2x2_typed(const Tensor& in, const Tensor& out, const Tensor& indices) {
   });
 }
 
+// One output row of 2x2 stride-2 average pooling (rows and loads as max2x2_row): each window summed
+// in PyTorch's order (r0 c0, r0 c1, r1 c0, r1 c1) in the compute type, then divided by `divisor`,
+// so that the results are the scalar loop's (avg_typed) bit for bit.
+template <class T>
+void avg2x2_row(const T* r0, const T* r1, T* out, int64_t n, lane_t<T> divisor) {
+#if HWY_TARGET != HWY_SCALAR
+  const DC<T> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto load = [&](const T* p, int64_t count) {
+    return count >= N ? LoadC(d, p) : LoadCN(d, p, static_cast<size_t>(std::max<int64_t>(count, 0)));
+  };
+  const auto div = hn::Set(d, divisor);
+  for (int64_t o = 0; o < n; o += N) {
+    const int64_t r = std::min(N, n - o), m = 2 * r;
+    const auto lo0 = load(r0 + 2 * o, m), hi0 = load(r0 + 2 * o + N, m - N);
+    const auto lo1 = load(r1 + 2 * o, m), hi1 = load(r1 + 2 * o + N, m - N);
+    // from +0, as the scalar sum: four -0 inputs average to +0
+    auto sum = hn::Add(hn::Add(hn::Zero(d), hn::ConcatEven(d, hi0, lo0)), hn::ConcatOdd(d, hi0, lo0));
+    sum = hn::Add(sum, hn::ConcatEven(d, hi1, lo1));
+    sum = hn::Div(hn::Add(sum, hn::ConcatOdd(d, hi1, lo1)), div);
+    if (r == N) {
+      StoreC(d, sum, out + o);
+    } else {
+      StoreCN(d, sum, out + o, static_cast<size_t>(r));
+    }
+  }
+#else
+  using C = lane_t<T>;
+  for (int64_t o = 0; o < n; ++o) {
+    C sum = 0;
+    for (const C v : {static_cast<C>(r0[2 * o]), static_cast<C>(r0[2 * o + 1]), static_cast<C>(r1[2 * o]),
+                      static_cast<C>(r1[2 * o + 1])})
+      sum += v;
+    out[o] = static_cast<T>(sum / divisor);
+  }
+#endif
+}
+
+template <class T>
+void avg2x2_typed(const Tensor& in, const Tensor& out, int64_t divisor) {
+  const int64_t P = in.size(0), H = in.size(1), W = in.size(2);
+  const int64_t oH = out.size(1), oW = out.size(2);
+  const T* ip = static_cast<const T*>(in.data_ptr());
+  T* op = static_cast<T*>(out.data_ptr());
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(H * W, 1));
+  parallel_for(0, P, grain, [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p) {
+      for (int64_t oh = 0; oh < oH; ++oh) {
+        const T* r0 = ip + (p * H + 2 * oh) * W;
+        avg2x2_row(r0, r0 + W, op + (p * oH + oh) * oW, oW, static_cast<lane_t<T>>(divisor));
+      }
+    }
+  });
+}
+
 // The inputs at p[0], p[s], ..., p[(n - 1) s] as the first n lanes of a compute vector (n <= lanes).
 template <class D, class T>
 HWY_INLINE hn::Vec<D> LoadStrided(D d, const T* p, int64_t s, int64_t n) {
@@ -378,6 +433,9 @@ void max_cl_impl(const Tensor& in, const Tensor& out, const Tensor& indices, con
 void max2x2_impl(const Tensor& in, const Tensor& out, const Tensor& indices) {
   visit_float(in.dtype(), "max_pool2d", [&](auto tag) { max2x2_typed<decltype(tag)>(in, out, indices); });
 }
+void avg2x2_impl(const Tensor& in, const Tensor& out, int64_t divisor) {
+  visit_float(in.dtype(), "avg_pool2d", [&](auto tag) { avg2x2_typed<decltype(tag)>(in, out, divisor); });
+}
 
 }  // namespace
 }  // namespace ember::kernels::HWY_NAMESPACE
@@ -386,6 +444,7 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace ember::kernels {
 HWY_EXPORT(max2x2_impl);
+HWY_EXPORT(avg2x2_impl);
 HWY_EXPORT(max_cl_impl);
 HWY_EXPORT(max_general_impl);
 HWY_EXPORT(avg_cl_impl);
@@ -545,6 +604,10 @@ void max_pool_kernel(const Tensor& in, const Tensor& out, const Tensor& indices,
 
 void avg_pool_kernel(const Tensor& in, const Tensor& out, const PoolAxis& h, const PoolAxis& w, bool count_extent,
                      int64_t divisor_override) {
+  // 2x2 windows at stride 2 (every window whole, so both divisors are 4): a vector of outputs at a
+  // time (1 x 16 x 8 x 8 float32, 1 thread: 1.5 -> 0.65 us)
+  if (windows_2_by_2(h) && windows_2_by_2(w))
+    return HWY_DYNAMIC_DISPATCH(avg2x2_impl)(in, out, divisor_override ? divisor_override : 4);
   visit_float(in.dtype(), "pool", [&](auto tag) { avg_typed<decltype(tag)>(in, out, h, w, count_extent, divisor_override); });
 }
 
