@@ -298,14 +298,15 @@ TEST(NnOpsParity, MaxPool2x2Windows) {
   }
 }
 
-// 2x2 windows at stride 2 take their own vector kernel: sums in the scalar loop's order from +0
-// (four -0 inputs give +0, as libtorch's), equal to libtorch's float32 and float64 results bit for
-// bit and within one rounding in the 16-bit dtypes; rows wider than a vector, narrower, odd widths
-// (the last column dropped), NaN and infinities, and a divisor_override.
+// 2x2 windows at stride 2 take their own vector kernels, forward and backward: sums in the scalar
+// loop's order from +0 (four -0 inputs give +0, as libtorch's), equal to libtorch's float32 and
+// float64 results and gradients bit for bit, to the channels_last paths, and within one rounding of
+// libtorch in the 16-bit dtypes; rows wider than a vector, narrower, odd heights and widths (the
+// last row or column dropped: zero gradient), NaN and infinities, and a divisor_override.
 TEST(NnOpsParity, AvgPool2x2Windows) {
   for (ember::ScalarType dt : kFloats) {
     for (const auto& shape : std::vector<std::vector<int64_t>>{
-             {2, 3, 12, 70}, {1, 2, 9, 37}, {3, 1, 28, 28}, {1, 1, 2, 2}, {1, 37, 6, 10}}) {
+             {2, 3, 12, 70}, {1, 2, 9, 37}, {3, 1, 28, 28}, {1, 1, 2, 2}, {1, 37, 6, 10}, {2, 2, 7, 40}}) {
       ember::Tensor x = ember::randint(-2, 3, shape, ember::TensorOptions().dtype(ember::kInt64)).to(ember::kFloat);
       x = x * 0.375 + ember::rand(shape) * 0.01;
       float* v = x.data_ptr<float>();
@@ -332,6 +333,27 @@ TEST(NnOpsParity, AvgPool2x2Windows) {
             ember::avg_pool2d(x.contiguous(ember::MemoryFormat::ChannelsLast), 2, 2, 0, false, true, divisor);
         EXPECT_TRUE(ember::allclose(r, cl, 0, 0, /*equal_nan=*/true))
             << dt << " " << x.sizes() << ": channels_last sums in the same order";
+        // the backward (its own 2x2 kernel too): the gradient holds -0, NaN and tiny values
+        ember::Tensor g = ember::randn(r.sizes()).to(dt);
+        g.view({-1}).slice(0, 0, g.numel(), 7).fill_(-0.0);
+        g.view({-1}).slice(0, 3, g.numel(), 11).fill_(NAN);
+        g.view({-1}).slice(0, 5, g.numel(), 13).fill_(-1e-44);
+        auto grad_of = [&](const ember::Tensor& in) {
+          const ember::Tensor leaf = in.detach().requires_grad_();
+          ember::avg_pool2d(leaf, 2, 2, 0, false, true, divisor).backward(g);
+          return leaf.grad();
+        };
+        const ember::Tensor gi = grad_of(x);
+        EXPECT_TRUE(ember::allclose(gi, grad_of(x.contiguous(ember::MemoryFormat::ChannelsLast)), 0, 0, true))
+            << dt << " " << x.sizes() << ": the channels_last backward";
+        EXPECT_TRUE(ember::signbit(gi).logical_and(gi == 0).any().item<bool>() == false)
+            << dt << " " << x.sizes() << ": gradients of -0 are +0, as libtorch's";
+        if (exact) {
+          const torch::Tensor tx = T(x).detach().requires_grad_();
+          torch::avg_pool2d(tx, 2, 2, 0, false, true, divisor ? c10::optional<int64_t>(*divisor) : c10::nullopt)
+              .backward(T(g));
+          EXPECT_TRUE(Close(gi, tx.grad(), Tol{0, 0})) << dt << " " << x.sizes() << " backward";
+        }
       }
     }
   }

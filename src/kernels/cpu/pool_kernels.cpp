@@ -151,6 +151,61 @@ void avg2x2_typed(const Tensor& in, const Tensor& out, int64_t divisor) {
   });
 }
 
+// avg2x2's backward (avg_backward_typed's 2x2 case): each output's gradient divided and rounded to
+// T as the scalar loop rounds it, added to the zeroed input (0 + v: a -0 becomes +0), lands on its
+// four inputs: a vector of gradients doubled along the row (lanes 0 0 1 1 ...) into both rows.
+template <class T>
+void avg2x2_backward_typed(const Tensor& grad_out, const Tensor& grad_in, int64_t divisor) {
+  const int64_t P = grad_in.size(0), H = grad_in.size(1), W = grad_in.size(2);
+  const int64_t oH = grad_out.size(1), oW = grad_out.size(2);
+  const T* go = static_cast<const T*>(grad_out.data_ptr());
+  T* gi = static_cast<T*>(grad_in.data_ptr());
+  const bool edges = H != 2 * oH || W != 2 * oW;  // a last row or column that no window covers
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(H * W, 1));
+  parallel_for(0, P, grain, [&](int64_t b, int64_t e) {
+    using L = lane_t<T>;
+    const DC<T> d;
+#if HWY_TARGET != HWY_SCALAR
+    const hn::RebindToSigned<decltype(d)> di;
+    using TI = hn::TFromD<decltype(di)>;
+    const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+    HWY_ALIGN TI lo_lanes[hn::MaxLanes(di)], hi_lanes[hn::MaxLanes(di)];
+    for (int64_t j = 0; j < N; ++j) lo_lanes[j] = static_cast<TI>(j / 2), hi_lanes[j] = static_cast<TI>(N / 2 + j / 2);
+    const auto lo_ix = hn::SetTableIndices(d, lo_lanes), hi_ix = hn::SetTableIndices(d, hi_lanes);
+    HWY_ALIGN T rounded[hn::MaxLanes(d)];
+#endif
+    for (int64_t p = b; p < e; ++p) {
+      T* dst = gi + p * H * W;
+      if (edges) std::fill(dst, dst + H * W, T(0));
+      for (int64_t oh = 0; oh < oH; ++oh) {
+        const T* g = go + (p * oH + oh) * oW;
+        T* r0 = dst + 2 * oh * W;
+#if HWY_TARGET != HWY_SCALAR
+        for (int64_t o = 0; o < oW; o += N) {
+          const int64_t r = std::min(N, oW - o), m = 2 * r;
+          auto v = hn::Div(r == N ? LoadC(d, g + o) : LoadCN(d, g + o, static_cast<size_t>(r)), hn::Set(d, L(divisor)));
+          if constexpr (!std::is_same_v<T, L>) {  // rounded to T first, as the scalar loop
+            StoreC(d, v, rounded);
+            v = LoadC(d, rounded);
+          }
+          v = hn::Add(hn::Zero(d), v);
+          const auto lo = hn::TableLookupLanes(v, lo_ix), hi = hn::TableLookupLanes(v, hi_ix);
+          for (T* row : {r0, r0 + W}) {
+            StoreCN(d, lo, row + 2 * o, static_cast<size_t>(std::min(m, N)));
+            if (m > N) StoreCN(d, hi, row + 2 * o + N, static_cast<size_t>(m - N));
+          }
+        }
+#else
+        for (int64_t o = 0; o < oW; ++o) {
+          const L v = L(0) + static_cast<L>(static_cast<T>(static_cast<L>(g[o]) / static_cast<L>(divisor)));
+          r0[2 * o] = r0[2 * o + 1] = r0[W + 2 * o] = r0[W + 2 * o + 1] = static_cast<T>(v);
+        }
+#endif
+      }
+    }
+  });
+}
+
 // The inputs at p[0], p[s], ..., p[(n - 1) s] as the first n lanes of a compute vector (n <= lanes).
 template <class D, class T>
 HWY_INLINE hn::Vec<D> LoadStrided(D d, const T* p, int64_t s, int64_t n) {
@@ -436,6 +491,10 @@ void max2x2_impl(const Tensor& in, const Tensor& out, const Tensor& indices) {
 void avg2x2_impl(const Tensor& in, const Tensor& out, int64_t divisor) {
   visit_float(in.dtype(), "avg_pool2d", [&](auto tag) { avg2x2_typed<decltype(tag)>(in, out, divisor); });
 }
+void avg2x2_backward_impl(const Tensor& grad_out, const Tensor& grad_in, int64_t divisor) {
+  visit_float(grad_in.dtype(), "avg_pool2d_backward",
+              [&](auto tag) { avg2x2_backward_typed<decltype(tag)>(grad_out, grad_in, divisor); });
+}
 
 }  // namespace
 }  // namespace ember::kernels::HWY_NAMESPACE
@@ -445,6 +504,7 @@ HWY_AFTER_NAMESPACE();
 namespace ember::kernels {
 HWY_EXPORT(max2x2_impl);
 HWY_EXPORT(avg2x2_impl);
+HWY_EXPORT(avg2x2_backward_impl);
 HWY_EXPORT(max_cl_impl);
 HWY_EXPORT(max_general_impl);
 HWY_EXPORT(avg_cl_impl);
@@ -664,6 +724,8 @@ void avg_pool_backward_cl_kernel(const Tensor& grad_out, const Tensor& grad_in, 
 
 void avg_pool_backward_kernel(const Tensor& grad_out, const Tensor& grad_in, const PoolAxis& h, const PoolAxis& w,
                               bool count_extent, int64_t divisor_override) {
+  if (windows_2_by_2(h) && windows_2_by_2(w))
+    return HWY_DYNAMIC_DISPATCH(avg2x2_backward_impl)(grad_out, grad_in, divisor_override ? divisor_override : 4);
   visit_float(grad_in.dtype(), "pool", [&](auto tag) {
     avg_backward_typed<decltype(tag)>(grad_out, grad_in, h, w, count_extent, divisor_override);
   });
