@@ -488,12 +488,16 @@ void max_cl_impl(const Tensor& in, const Tensor& out, const Tensor& indices, con
 void max2x2_impl(const Tensor& in, const Tensor& out, const Tensor& indices) {
   visit_float(in.dtype(), "max_pool2d", [&](auto tag) { max2x2_typed<decltype(tag)>(in, out, indices); });
 }
+// (float32, bfloat16 and float16: float64 keeps the scalar loops, 6 KB of library less)
 void avg2x2_impl(const Tensor& in, const Tensor& out, int64_t divisor) {
-  visit_float(in.dtype(), "avg_pool2d", [&](auto tag) { avg2x2_typed<decltype(tag)>(in, out, divisor); });
+  visit_float(in.dtype(), "avg_pool2d", [&](auto tag) {
+    if constexpr (!std::is_same_v<decltype(tag), double>) avg2x2_typed<decltype(tag)>(in, out, divisor);
+  });
 }
 void avg2x2_backward_impl(const Tensor& grad_out, const Tensor& grad_in, int64_t divisor) {
-  visit_float(grad_in.dtype(), "avg_pool2d_backward",
-              [&](auto tag) { avg2x2_backward_typed<decltype(tag)>(grad_out, grad_in, divisor); });
+  visit_float(grad_in.dtype(), "avg_pool2d_backward", [&](auto tag) {
+    if constexpr (!std::is_same_v<decltype(tag), double>) avg2x2_backward_typed<decltype(tag)>(grad_out, grad_in, divisor);
+  });
 }
 
 }  // namespace
@@ -666,7 +670,7 @@ void avg_pool_kernel(const Tensor& in, const Tensor& out, const PoolAxis& h, con
                      int64_t divisor_override) {
   // 2x2 windows at stride 2 (every window whole, so both divisors are 4): a vector of outputs at a
   // time (1 x 16 x 8 x 8 float32, 1 thread: 1.5 -> 0.65 us)
-  if (windows_2_by_2(h) && windows_2_by_2(w))
+  if (in.dtype() != kDouble && windows_2_by_2(h) && windows_2_by_2(w))
     return HWY_DYNAMIC_DISPATCH(avg2x2_impl)(in, out, divisor_override ? divisor_override : 4);
   visit_float(in.dtype(), "pool", [&](auto tag) { avg_typed<decltype(tag)>(in, out, h, w, count_extent, divisor_override); });
 }
@@ -724,7 +728,7 @@ void avg_pool_backward_cl_kernel(const Tensor& grad_out, const Tensor& grad_in, 
 
 void avg_pool_backward_kernel(const Tensor& grad_out, const Tensor& grad_in, const PoolAxis& h, const PoolAxis& w,
                               bool count_extent, int64_t divisor_override) {
-  if (windows_2_by_2(h) && windows_2_by_2(w))
+  if (grad_in.dtype() != kDouble && windows_2_by_2(h) && windows_2_by_2(w))
     return HWY_DYNAMIC_DISPATCH(avg2x2_backward_impl)(grad_out, grad_in, divisor_override ? divisor_override : 4);
   visit_float(grad_in.dtype(), "pool", [&](auto tag) {
     avg_backward_typed<decltype(tag)>(grad_out, grad_in, h, w, count_extent, divisor_override);
