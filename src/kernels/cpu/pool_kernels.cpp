@@ -1,7 +1,9 @@
 // Pooling kernels. Max pooling runs as SIMD code compiled for each target Highway selects at run
 // time: 2x2 stride-2 windows (the CNN case) with their own kernel, other windows a vector of
 // output columns at a time (the clipped windows at the edges one by one); channels_last avg
-// pooling a vector of channels at a time. The other avg pooling and the backwards are scalar loops.
+// pooling a vector of channels at a time; avg pooling's 2x2 stride-2 windows (forward and backward,
+// float32 and the 16-bit dtypes) a vector of outputs at a time. The other avg pooling and the
+// backwards are scalar loops.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/pool_kernels.cpp"
 #include <hwy/foreach_target.h>  // NOLINT: re-includes this file once per target
