@@ -341,8 +341,8 @@ TEST(Reduce, TopkAndKthvalue) {
 
 // topk of a few among many (one pass keeping the best so far) agrees with the stable sort's first
 // k: ties by position, NaN the largest, -0 equal to 0, rising and falling lines (every element
-// enters, or none after the first k), in float32, bfloat16 and int64, k up to 16 and beyond, the
-// lines contiguous or transposed.
+// enters, or none after the first k), long lines and short ones, in float32, bfloat16 and int64, k
+// up to 16 and beyond, the lines contiguous or transposed.
 TEST(Reduce, TopkOfAFewMatchesTheStableSort) {
   const Tensor r = rand({3, 600});
   const std::vector<Tensor> lines = {
@@ -351,7 +351,9 @@ TEST(Reduce, TopkOfAFewMatchesTheStableSort) {
       arange(600.0).view({1, 600}),        // rising
       arange(600.0).neg().view({1, 600}),  // falling
       full({2, 400}, 1.0),                 // all equal
-      r.masked_fill(r > 0.9, kNaN).masked_fill(r < 0.05, -0.0).masked_fill(r > 0.85 & r < 0.9, 0.0)};
+      r.masked_fill(r > 0.9, kNaN).masked_fill(r < 0.05, -0.0).masked_fill(r > 0.85 & r < 0.9, 0.0),
+      r.narrow(1, 0, 32).mul(4).round(),  // short lines (up to 128: the same pass), ties
+      r.narrow(1, 0, 100).masked_fill(r.narrow(1, 0, 100) > 0.8, kNaN)};
   for (const Tensor& line : lines) {
     for (ScalarType dt : {kFloat, kBFloat16, kLong}) {
       const Tensor x = dt == kLong ? line.nan_to_num(1e6).mul(3).to(kLong) : line.to(dt);

@@ -71,15 +71,15 @@ void for_each_line(const Tensor& values, const Tensor& indices, const Tensor& in
       }
       for (int64_t c = 0; c < lines; ++c) {
         const char* line = src + off[0] + c * col.stride[0];
-        const C* x = vals.get() + c * n;
-        if (lines > 1) {
-          // (copied above)
-        } else if (std::is_same_v<T, C> && in_step == int64_t{sizeof(T)}) {
-          x = reinterpret_cast<const C*>(line);  // read in place
-        } else if (kWidened && in_step == int64_t{sizeof(T)}) {
-          widen_to_float(CppTypeToScalarType<T>::value, reinterpret_cast<float*>(vals.get()), line, n);
-        } else {
-          for (int64_t r = 0; r < n; ++r) vals[r] = static_cast<C>(*reinterpret_cast<const T*>(line + r * in_step));
+        const C* x = vals.get() + c * n;  // a tile's line was copied above
+        if (lines == 1) {
+          if (std::is_same_v<T, C> && in_step == int64_t{sizeof(T)}) {
+            x = reinterpret_cast<const C*>(line);  // read in place
+          } else if (kWidened && in_step == int64_t{sizeof(T)}) {
+            widen_to_float(CppTypeToScalarType<T>::value, reinterpret_cast<float*>(vals.get()), line, n);
+          } else {
+            for (int64_t r = 0; r < n; ++r) vals[r] = static_cast<C>(*reinterpret_cast<const T*>(line + r * in_step));
+          }
         }
         select(x, idx.get(), n);
         char* vo = vdst + off[1] + c * col.stride[1];
