@@ -276,6 +276,68 @@ TEST(Pointwise, BFloat16ResultsRoundAsTheScalarConversion) {
   expect_bits(mul(a, b), want, "bfloat16 product");
 }
 
+// float16 and bfloat16 data of the functions with large bodies run through the float32 loop a
+// chunk at a time (kernels' staged16): every layout (a length past one chunk with a partial vector
+// at its end, rows with a broadcast operand, a transposed operand) gives the bits of the float32
+// result rounded once, as the direct 16-bit loops did.
+TEST(Pointwise, SixteenBitStagedFunctionsRoundTheFloat32Result) {
+  manual_seed(11);
+  auto same_bits = [](const Tensor& got, const Tensor& want) {
+    if (got.dtype() != want.dtype() || got.sizes() != want.sizes()) return false;
+    const Tensor g = got.contiguous().view(kShort), w = want.contiguous().view(kShort);
+    const Tensor both_nan = logical_and(isnan(got.contiguous()), isnan(want.contiguous()));
+    return equal(where(both_nan, zeros_like(g), g), where(both_nan, zeros_like(w), w));
+  };
+  using Unary = Tensor (*)(const Tensor&);
+  const std::pair<const char*, Unary> unary[] = {
+      {"exp", [](const Tensor& x) { return exp(x); }},
+      {"expm1", [](const Tensor& x) { return expm1(x); }},
+      {"log", [](const Tensor& x) { return log(x); }},
+      {"log1p", [](const Tensor& x) { return log1p(x); }},
+      {"sin", [](const Tensor& x) { return sin(x); }},
+      {"tan", [](const Tensor& x) { return tan(x); }},
+      {"atan", [](const Tensor& x) { return atan(x); }},
+      {"tanh", [](const Tensor& x) { return tanh(x); }},
+      {"sinh", [](const Tensor& x) { return sinh(x); }},
+      {"acosh", [](const Tensor& x) { return acosh(x); }},
+      {"sigmoid", [](const Tensor& x) { return sigmoid(x); }},
+      {"silu", [](const Tensor& x) { return nn::functional::silu(x); }},
+      {"erfc", [](const Tensor& x) { return erfc(x); }},
+      {"erfinv", [](const Tensor& x) { return erfinv(x * 0.25); }},  // (exact in every dtype)
+      {"digamma", [](const Tensor& x) { return digamma(x); }},
+      {"log_sigmoid", [](const Tensor& x) { return log_sigmoid(x); }},
+      {"gelu", [](const Tensor& x) { return gelu(x); }},
+      {"gelu tanh", [](const Tensor& x) { return gelu(x, "tanh"); }},
+      {"softplus", [](const Tensor& x) { return softplus(x, 2, 3); }},
+      {"pow 1.7", [](const Tensor& x) { return pow(x, 1.7); }},
+  };
+  using Binary = Tensor (*)(const Tensor&, const Tensor&);
+  const std::pair<const char*, Binary> binary[] = {
+      {"pow", [](const Tensor& a, const Tensor& b) { return pow(a, b); }},
+      {"atan2", [](const Tensor& a, const Tensor& b) { return atan2(a, b); }},
+      {"silu_backward", [](const Tensor& a, const Tensor& b) { return silu_backward(a, b); }},
+      {"elu_backward", [](const Tensor& a, const Tensor& b) { return elu_backward(a, 1.5, 1, 1, false, b); }},
+  };
+  for (ScalarType dt : {kBFloat16, kHalf}) {
+    const TensorOptions o = TensorOptions().dtype(dt);
+    const Tensor x = randn({1037}, o) * 3;                 // two chunks and a partial vector
+    const Tensor m = randn({7, 45}, o) * 3, row = randn({1, 45}, o) * 3;  // rows, a broadcast row
+    const Tensor t = (randn({45, 7}, o) * 3).t();          // transposed
+    for (const auto& [name, f] : unary) {
+      for (const Tensor& in : {x, m, t}) {
+        EXPECT_TRUE(same_bits(f(in), f(in.to(kFloat)).to(dt))) << name << " " << dt << " " << in.sizes();
+      }
+    }
+    for (const auto& [name, f] : binary) {
+      const std::pair<Tensor, Tensor> operands[] = {{x, x.flip(0)}, {m, row}, {row, m}, {m, t}, {t, m}};
+      for (const auto& [a, b] : operands) {
+        EXPECT_TRUE(same_bits(f(a, b), f(a.to(kFloat), b.to(kFloat)).to(dt)))
+            << name << " " << dt << " " << a.sizes() << " " << b.sizes();
+      }
+    }
+  }
+}
+
 TEST(Pointwise, SpecialValuesOfTranscendentals) {
   const double inf = INFINITY;
   Tensor x = tensor({0.0, -0.0, inf, -inf, NAN, -1.0, 100.0, -100.0});

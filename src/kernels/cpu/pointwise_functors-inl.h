@@ -241,6 +241,7 @@ HWY_INLINE V tanh_vec(D d, V x) {
 }
 
 // ---- functors: vec(d, x) on compute vectors, or scalar(c) for ScalarOnly ones ----------------
+// (`staged16`: float16 and bfloat16 data run through the float32 loop, see pointwise_vec-inl.h.)
 #define EMBER_VEC(expr)                          \
   template <class D, class V>                    \
   HWY_INLINE V vec(D d, V x) const {             \
@@ -258,40 +259,49 @@ struct SignF {
                     hn::IfThenElseZero(hn::Lt(x, hn::Zero(d)), hn::Set(d, L(1)))))
 };
 struct ExpF {
+  static constexpr bool staged16 = true;
   EMBER_VEC(guarded(d, x, -kExpLimit<L>, kExpLimit<L>, [d](V v) { return exp_vec<1>(d, v); },
                     [](L c) { return std::exp(c); }))
 };
 struct Exp2F {
+  static constexpr bool staged16 = true;
   EMBER_VEC(guarded(d, x, kF32<L> ? L(-125) : L(-1021), kF32<L> ? L(127) : L(1023),
                     [d](V v) { return exp2_inrange(d, v); }, [](L c) { return std::exp2(c); }))
 };
 struct Expm1F {
+  static constexpr bool staged16 = true;
   EMBER_VEC(guarded(d, x, -kExpLimit<L>, kExpLimit<L>, [d](V v) { return expm1_vec(d, v); },
                     [](L c) { return std::expm1(c); }))
 };
 struct LogF {
+  static constexpr bool staged16 = true;
   EMBER_VEC(guarded(d, x, kMinNormal<L>, kMax<L>, [d](V v) { return hn::Log(d, v); },
                     [](L c) { return std::log(c); }))
 };
 struct Log2F {
+  static constexpr bool staged16 = true;
   EMBER_VEC(guarded(d, x, kMinNormal<L>, kMax<L>, [d](V v) { return hn::Log2(d, v); },
                     [](L c) { return std::log2(c); }))
 };
 struct Log10F {
+  static constexpr bool staged16 = true;
   EMBER_VEC(guarded(d, x, kMinNormal<L>, kMax<L>, [d](V v) { return hn::Log10(d, v); },
                     [](L c) { return std::log10(c); }))
 };
 struct Log1pF {
+  static constexpr bool staged16 = true;
   EMBER_VEC(guarded(d, x, L(-0.99), kMax<L>, [d](V v) { return hn::Log1p(d, v); },
                     [](L c) { return std::log1p(c); }))
 };
 struct SqrtF { EMBER_VEC(hn::Sqrt(x)) };
 struct RsqrtF { EMBER_VEC(hn::Div(hn::Set(d, L(1)), hn::Sqrt(x))) };
 struct SinF {
+  static constexpr bool staged16 = true;
   EMBER_VEC(guarded(d, x, L(-30000), L(30000), [d](V v) { return hn::Sin(d, v); },
                     [](L c) { return std::sin(c); }))
 };
 struct CosF {
+  static constexpr bool staged16 = true;
   EMBER_VEC(guarded(d, x, L(-30000), L(30000), [d](V v) { return hn::Cos(d, v); },
                     [](L c) { return std::cos(c); }))
 };
@@ -331,22 +341,27 @@ HWY_INLINE V tan_f64(D dd, V x) {
   return hn::Xor(t, hn::And(x, hn::SignBit(dd)));
 }
 struct TanF {
+  static constexpr bool staged16 = true;
   EMBER_VEC(f32_via_f64(d, x, L(-30000), L(30000), [](auto dd, auto v) { return tan_f64(dd, v); },
                         [](L c) { return std::tan(c); }))
 };
 struct AsinF {
+  static constexpr bool staged16 = true;
   EMBER_VEC(f32_via_f64(d, x, L(-1), L(1), [](auto dd, auto v) { return hn::Asin(dd, v); },
                         [](L c) { return std::asin(c); }))
 };
 struct AcosF {
+  static constexpr bool staged16 = true;
   EMBER_VEC(f32_via_f64(d, x, L(-1), L(1), [](auto dd, auto v) { return hn::Acos(dd, v); },
                         [](L c) { return std::acos(c); }))
 };
 struct AtanF {
+  static constexpr bool staged16 = true;
   EMBER_VEC(f32_via_f64(d, x, -kMax<L>, kMax<L>, [](auto dd, auto v) { return hn::Atan(dd, v); },
                         [](L c) { return std::atan(c); }))
 };
 struct TanhF {
+  static constexpr bool staged16 = true;
   EMBER_VEC(guarded(d, x, -kMax<L>, kMax<L>, [d](V v) { return tanh_vec(d, v); },
                     [](L c) { return std::tanh(c); }))
 };
@@ -357,10 +372,12 @@ struct TanhF {
 // The vector forms hold where float32 results are finite (and inside acosh's and atanh's domains);
 // vectors with other lanes, and float64 data, take libm's float64 functions.
 struct SinhF {
+  static constexpr bool staged16 = true;
   EMBER_VEC(f32_via_f64(d, x, L(-89), L(89), [](auto dd, auto v) { return hn::CallSinh(dd, v); },
                         [](L c) { return static_cast<L>(std::sinh(static_cast<double>(c))); }))
 };
 struct CoshF {
+  static constexpr bool staged16 = true;
   EMBER_VEC(f32_via_f64(
       d, x, L(-89), L(89),
       [](auto dd, auto v) {
@@ -370,10 +387,12 @@ struct CoshF {
       [](L c) { return static_cast<L>(std::cosh(static_cast<double>(c))); }))
 };
 struct AsinhF {
+  static constexpr bool staged16 = true;
   EMBER_VEC(f32_via_f64(d, x, -kMax<L>, kMax<L>, [](auto dd, auto v) { return hn::CallAsinh(dd, v); },
                         [](L c) { return static_cast<L>(std::asinh(static_cast<double>(c))); }))
 };
 struct AcoshF {
+  static constexpr bool staged16 = true;
   EMBER_VEC(f32_via_f64(d, x, L(1), kMax<L>, [](auto dd, auto v) { return hn::CallAcosh(dd, v); },
                         [](L c) { return static_cast<L>(std::acosh(static_cast<double>(c))); }))
 };
@@ -381,15 +400,18 @@ struct AcoshF {
 template <class L>
 constexpr L kBelowOne = L(1) - std::numeric_limits<L>::epsilon() / 2;
 struct AtanhF {
+  static constexpr bool staged16 = true;
   EMBER_VEC(f32_via_f64(d, x, -kBelowOne<L>, kBelowOne<L>, [](auto dd, auto v) { return hn::CallAtanh(dd, v); },
                         [](L c) { return static_cast<L>(std::atanh(static_cast<double>(c))); }))
 };
 // 1 / (1 + e^-x); below -kExpLimit the result is subnormal or zero and comes from libm.
 struct SigmoidF {
+  static constexpr bool staged16 = true;
   EMBER_VEC(guarded(d, x, -kExpLimit<L>, kMax<L>, [d](V v) { return recip_vec(d, one_plus_exp<-1>(d, v)); },
                     [](L c) { return L(1) / (L(1) + std::exp(-c)); }))
 };
 struct SiluF {
+  static constexpr bool staged16 = true;
   EMBER_VEC(guarded(d, x, -kExpLimit<L>, kMax<L>, [d](V v) { return div_vec(d, v, one_plus_exp<-1>(d, v)); },
                     [](L c) { return c / (L(1) + std::exp(-c)); }))
 };
@@ -424,6 +446,7 @@ struct InvSquareF { EMBER_VEC(hn::Div(hn::Set(d, L(1)), hn::Mul(x, x))) };
 // float32) is taken as the zero libtorch's formula gives there. Infinities and NaN by that
 // formula in the C library.
 struct GeluTanhF {
+  static constexpr bool staged16 = true;
   template <class D, class V>
   HWY_INLINE V vec(D d, V x) const {
     using L = L_t<D>;
@@ -457,6 +480,7 @@ HWY_INLINE V exp_neg_abs(D d, V x) {
 }
 // PyTorch's log_sigmoid kernel: min(x, 0) - log1p(e^-|x|), never overflowing
 struct LogSigmoidF {
+  static constexpr bool staged16 = true;
   template <class D, class V>
   HWY_INLINE V vec(D d, V x) const {
     return hn::Sub(hn::Min(x, hn::Zero(d)), hn::Log1p(d, exp_neg_abs(d, x)));
@@ -464,6 +488,7 @@ struct LogSigmoidF {
 };
 // x > 0 ? scale x : alpha scale (e^(input_scale x) - 1)
 struct EluF {
+  static constexpr bool staged16 = true;
   double alpha, scale, input_scale;
   template <class D, class V>
   HWY_INLINE V vec(D d, V x) const {
@@ -481,6 +506,7 @@ struct EluF {
 };
 // beta x > threshold ? x : log1p(e^(beta x)) / beta
 struct SoftplusF {
+  static constexpr bool staged16 = true;
   double beta, threshold;
   template <class D, class V>
   HWY_INLINE V vec(D d, V x) const {
@@ -608,6 +634,7 @@ HWY_INLINE V neg_x_over_sqrt2(D d, V x, V* lo) {
   return hi;
 }
 struct ErfF {
+  static constexpr bool staged16 = true;
   template <class D, class V>
   HWY_INLINE V vec(D d, V x) const {
     using L = L_t<D>;
@@ -617,6 +644,7 @@ struct ErfF {
   }
 };
 struct ErfcF {
+  static constexpr bool staged16 = true;
   template <class D, class V>
   HWY_INLINE V vec(D d, V x) const {
     using L = L_t<D>;
@@ -750,6 +778,7 @@ HWY_INLINE V gelu_backward_table(D d, V g, V x) {
 // its range (x >= -11.6 with 16 lanes, -5.6 with 8), else compute in float64; below -12.5 (a
 // result under 1e-34), and for infinities and NaN, the C library's erfc.
 struct GeluF {
+  static constexpr bool staged16 = true;
   template <class D, class V>
   HWY_INLINE V vec(D d, V x) const {
     using L = L_t<D>;
@@ -777,6 +806,7 @@ struct GeluF {
 // NaN, a non-finite exponent, and float64 data (whose libm result this could not match) go
 // through the C library lane by lane.
 struct PowScalarF {
+  static constexpr bool staged16 = true;
   double e;
   bool vector_ok, integer, odd;  // of the exponent as the float32 lanes use it (see make())
   static PowScalarF make(double e) {
@@ -858,6 +888,7 @@ HWY_INLINE V digamma_f64(D d, V x) {
   return hn::IfThenElse(hn::Or(hn::IsNaN(x), hn::Eq(x, inf)), x, res);
 }
 struct DigammaF {
+  static constexpr bool staged16 = true;
   template <class D, class V>
   HWY_INLINE V vec(D d, V x) const {
     if constexpr (kF32<L_t<D>>) {
@@ -903,6 +934,7 @@ HWY_INLINE V trigamma_f64(D d, V x) {
   return hn::IfThenElse(hn::IsNaN(x), x, res);
 }
 struct TrigammaF {
+  static constexpr bool staged16 = true;
   template <class D, class V>
   HWY_INLINE V vec(D d, V x) const {
     if constexpr (kF32<L_t<D>>) {
@@ -944,6 +976,7 @@ constexpr double kErfinvTail[] = {3.134132316e+00,  8.047620392e-01,  2.75090727
                                   -1.167190789e-03, 3.282788218e-04,  -7.105947632e-05,
                                   7.715131335e-06,  3.822991521e-06,  -2.046309820e-06};
 struct ErfinvF {
+  static constexpr bool staged16 = true;
   template <class D, class V>
   HWY_INLINE V vec(D d, V x) const {
     using L = L_t<D>;
@@ -1133,6 +1166,7 @@ struct CopysignF {
 // error stays far below float32's rounding (b log a is clamped to +-200, past float32's range
 // both ways); any other lane in the vector, and float64 data, take the C library's pow.
 struct PowF {
+  static constexpr bool staged16 = true;
   template <class D, class V>
   HWY_INLINE V vec(D d, V a, V b) const {
     using L = L_t<D>;
@@ -1165,6 +1199,7 @@ struct LeakyReluBackwardF {
 // PyTorch's log_sigmoid_backward with its buffer z = e^-|x| recomputed: grad (1 - z / (1 + z))
 // for x < 0, grad z / (1 + z) otherwise (both sigmoid(-x)).
 struct LogSigmoidBackwardF {
+  static constexpr bool staged16 = true;
   template <class D, class V>
   HWY_INLINE V vec(D d, V grad, V x) const {
     const V one = hn::Set(d, L_t<D>(1));
@@ -1188,6 +1223,7 @@ struct HardtanhBackwardF {
 // grad * input_scale * (r + alpha * scale); grad * scale above.
 template <class L, bool kOfResult>
 struct EluBackwardF {
+  static constexpr bool staged16 = true;
   L negcoef, poscoef, negiptcoef;
   template <class D, class V>
   HWY_INLINE V vec(D d, V grad, V x) const {
@@ -1209,6 +1245,7 @@ struct EluBackwardF {
 // the quotient of float32 numbers neither overflows nor underflows; zero, infinite and NaN
 // operands, and float64 data, take the C library's atan2.
 struct Atan2F {
+  static constexpr bool staged16 = true;
   template <class D, class V>
   HWY_INLINE V vec(D d, V a, V b) const {
     using L = L_t<D>;
@@ -1248,6 +1285,7 @@ struct HardsigmoidBackwardF {
   }
 };
 struct SiluBackwardF {
+  static constexpr bool staged16 = true;
   template <class D, class V>
   HWY_INLINE V vec(D d, V g, V x) const {
     using L = L_t<D>;
@@ -1256,6 +1294,7 @@ struct SiluBackwardF {
   }
 };
 struct GeluBackwardF {
+  static constexpr bool staged16 = true;
   template <class D, class V>
   HWY_INLINE V vec(D d, V g, V x) const {
     using L = L_t<D>;

@@ -27,6 +27,14 @@ HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::HWY_NAMESPACE {
 
 struct ScalarOnly {};
+// A functor with a large vector body (transcendental functions, their derivatives) declares
+// `static constexpr bool staged16 = true`: its float16 and bfloat16 data run through the float32
+// loop, a chunk at a time widened into buffers and the results narrowed back (stage16), instead of
+// a copy of its body per 16-bit dtype and target. Results are the same bits (the same float32
+// body, rounded once by the same store); the two extra passes over an L1-resident chunk cost a few
+// percent of such a body.
+template <class F>
+constexpr bool kStaged16 = requires { requires F::staged16; };
 
 // The first m (< lanes) elements of a row to and from a vector's worth of buffer, with Highway's
 // masked accesses where the target has them rather than a call of memcpy.
@@ -192,6 +200,50 @@ HWY_NOINLINE void run_tiled(char** data, const int64_t* s, int64_t n, int64_t ro
   }
 }
 
+// Contiguous (or broadcast) 16-bit operands of a Staged16 functor: chunks of each row widened into
+// float32 buffers, run by run_block (the functor's float32 vec_loop), the results narrowed into the
+// output. Per dtype and arity, not per functor.
+template <class T, size_t K>
+HWY_NOINLINE void stage16(char** data, const bool* bcast, int64_t n, int64_t rows, const int64_t* outer,
+                          const void* f, BlockFn run_block) {
+  const DC<T> d;
+  const size_t N = hn::Lanes(d);
+  constexpr int64_t kChunk = 512;
+  HWY_ALIGN float buf[K + 1][kChunk];
+  char* chunk[K + 1];
+  int64_t chunk_strides[K + 1] = {sizeof(float)};
+  chunk[0] = reinterpret_cast<char*>(buf[0]);
+  for (size_t k = 1; k <= K; ++k) {
+    chunk[k] = reinterpret_cast<char*>(buf[k]);
+    chunk_strides[k] = bcast[k - 1] ? 0 : int64_t{sizeof(float)};
+  }
+  char* row[K + 1];
+  std::copy_n(data, K + 1, row);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+      const size_t m = static_cast<size_t>(std::min(kChunk, n - i0));
+      for (size_t k = 1; k <= K; ++k) {
+        const T* in = reinterpret_cast<const T*>(row[k]);
+        if (bcast[k - 1]) {
+          buf[k][0] = static_cast<float>(in[0]);
+          continue;
+        }
+        in += i0;
+        size_t i = 0;
+        for (; i + N <= m; i += N) hn::Store(LoadC(d, in + i), d, buf[k] + i);
+        if (i < m) hn::Store(LoadCN(d, in + i, m - i), d, buf[k] + i);
+      }
+      run_block(f, chunk, chunk_strides, static_cast<int64_t>(m), 1, nullptr);
+      T* out = reinterpret_cast<T*>(row[0]) + i0;
+      size_t i = 0;
+      for (; i + N <= m; i += N) StoreC(d, hn::Load(d, buf[0] + i), out + i);
+      if (i < m) StoreCN(d, hn::Load(d, buf[0] + i), out + i, m - i);
+    }
+    if (r + 1 < rows)
+      for (size_t k = 0; k <= K; ++k) row[k] += outer[k];
+  }
+}
+
 // rows rows of n elements (see map_rows) of any layout. Strided operands are gathered in chunks
 // into compute-type buffers, run through this function again as contiguous rows, and scattered
 // back, so each functor's vector code is compiled here once per dtype and target.
@@ -207,8 +259,15 @@ HWY_NOINLINE void vec_loop(const F& f, char** data, const int64_t* s, int64_t n,
     in[k] = reinterpret_cast<const T*>(data[k + 1]);
   }
   if (contiguous) {
-    map_rows(f, reinterpret_cast<T*>(data[0]), in, bcast, static_cast<size_t>(n), rows, outer,
-             std::make_index_sequence<K>{});
+    if constexpr (kStaged16<F> && !std::is_same_v<lane_t<T>, T>) {
+      stage16<T, K>(data, bcast, n, rows, outer, &f,
+                    [](const void* fn, char** d, const int64_t* st, int64_t m, int64_t r, const int64_t* o) {
+                      vec_loop<float, K>(*static_cast<const F*>(fn), d, st, m, r, o);
+                    });
+    } else {
+      map_rows(f, reinterpret_cast<T*>(data[0]), in, bcast, static_cast<size_t>(n), rows, outer,
+               std::make_index_sequence<K>{});
+    }
     return;
   }
   if constexpr (K == 2) {  // (binary ops: a transposed operand is common there)
