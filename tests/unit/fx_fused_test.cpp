@@ -103,13 +103,15 @@ std::vector<Chain> chains() {
 void expect_same(const Tensor& fused, const Tensor& eager, bool exact, const std::string& what) {
   ASSERT_EQ(fused.dtype(), eager.dtype()) << what;
   ASSERT_EQ(fused.sizes().vec(), eager.sizes().vec()) << what;
-  if (exact || fused.dtype() == kBool) {
+  // A 16-bit result is rounded after every step, from the same float32 value the eager op
+  // computes, so it is the eager result bit for bit whatever the ops.
+  if (exact || fused.dtype() == kBool || fused.dtype() == kBFloat16 || fused.dtype() == kHalf) {
     EXPECT_TRUE(equal(fused, eager)) << what << ": max |diff| "
                                      << (fused.to(kDouble) - eager.to(kDouble)).abs().max().item<double>();
     return;
   }
   const ScalarType t = fused.dtype();
-  const double rtol = t == kBFloat16 ? 1e-2 : t == kHalf ? 2e-3 : t == kFloat ? 2e-6 : 1e-13;
+  const double rtol = t == kFloat ? 2e-6 : 1e-13;
   EXPECT_TRUE(allclose(fused.to(kDouble), eager.to(kDouble), rtol, rtol, true))
       << what << ": max |diff| " << (fused.to(kDouble) - eager.to(kDouble)).abs().max().item<double>();
 }

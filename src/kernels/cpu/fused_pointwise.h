@@ -13,7 +13,7 @@
 
 namespace ember::kernels {
 
-inline constexpr int64_t kFusedTile = 512;  // elements per tile buffer (2 KiB in float32)
+inline constexpr int64_t kFusedTile = 1024;  // elements per tile buffer (4 KiB in float32)
 inline constexpr int kFusedMaxSlots = 24;   // tile buffers live at once
 // From this many elements on, float32/float64 outputs are written with non-temporal stores and
 // (where g_prefetch_streams) inputs prefetched ahead.

@@ -25,49 +25,42 @@ HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::HWY_NAMESPACE {
 namespace {
 
-// Float32 lanes rounded to a 16-bit float dtype (round to nearest even), as a store and reload
-// in that dtype would give; float64 lanes never hold 16-bit values (such chains are not fused).
-template <class D, class V>
-HWY_INLINE V round_to(D d, V v, ScalarType t) {
-  if constexpr (sizeof(hn::TFromD<D>) == 4) {
-    if (t == kBFloat16) {
-      const hn::RebindToUnsigned<D> du;
-      const auto u = hn::BitCast(du, v);
-      const auto lsb = hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1u));
-      auto r = hn::Add(u, hn::Add(hn::Set(du, 0x7fffu), lsb));
-      r = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), hn::Or(u, hn::Set(du, 0x400000u)), r);
-      return hn::BitCast(d, hn::And(r, hn::Set(du, 0xffff0000u)));
+// Float32 lanes rounded to 16-bit float T (round to nearest even), as a store and reload in T
+// would give: F16C's conversions for float16, the integer form of StoreC's rounding for bfloat16
+// (in registers it beats the CPU's own conversion and widening back: bfloat16 chains 10-20%
+// faster on Zen 5).
+template <class T, class D, class V>
+HWY_INLINE V round16(D d, V v) {
+  if constexpr (std::is_same_v<T, Half>) {
+    if constexpr (kNativeF16) {
+      const hn::Rebind<hwy::float16_t, D> dh;
+      return hn::PromoteTo(d, hn::DemoteTo(dh, v));
+    } else {
+      return HalfBitsToFloat(d, FloatToHalfBits(d, v));
     }
-    if (t == kHalf) {
-      if constexpr (kNativeF16) {
-        const hn::Rebind<hwy::float16_t, D> dh;
-        return hn::PromoteTo(d, hn::DemoteTo(dh, v));
-      } else {
-        return HalfBitsToFloat(d, FloatToHalfBits(d, v));
-      }
-    }
+  } else {
+    return hn::BitCast(d, hn::ShiftLeft<16>(BFloat16Bits(d, v)));
   }
-  return v;
 }
 
-// An operand as the op loop reads it: a tile buffer or a broadcast constant, maybe rounded.
+// dst[0, mpad) = src[0, mpad) rounded to 16-bit float t: a float32 value meeting a 16-bit compute
+// dtype, as the eager op reads it after its conversion.
+template <class D>
+void round_tile(D d, const hn::TFromD<D>* src, hn::TFromD<D>* dst, ScalarType t, size_t mpad) {
+  if constexpr (sizeof(hn::TFromD<D>) == 4) {
+    for (size_t i = 0; i < mpad; i += hn::Lanes(d)) {
+      const auto v = hn::LoadU(d, src + i);
+      hn::Store(t == kBFloat16 ? round16<BFloat16>(d, v) : round16<Half>(d, v), d, dst + i);
+    }
+  }
+}
+
+// An operand as the op loop reads it: a tile buffer or a broadcast constant.
 template <class D>
 struct Src {
   const hn::TFromD<D>* p;
   hn::Vec<D> c;
-  ScalarType round;
 };
-template <class D>
-HWY_INLINE hn::Vec<D> fetch(D d, const Src<D>& s, size_t i) {
-  const hn::Vec<D> v = s.p ? hn::LoadU(d, s.p + i) : s.c;
-  return s.round == ScalarType::Undefined ? v : round_to(d, v, s.round);
-}
-
-// The result's dtype: 16-bit floats are rounded to it.
-template <class D, class V>
-HWY_INLINE V finish(D d, V v, ScalarType t) {
-  return (t == kHalf || t == kBFloat16) ? round_to(d, v, t) : v;
-}
 
 // A result vector into a tile buffer or, for a step whose value is an output, straight into the
 // output (`stream`: with a non-temporal store, as store_tile writes a large output).
@@ -100,48 +93,105 @@ HWY_INLINE V epilogue(D d, const Epilogue<D>& e, V v, size_t i) {
   }
 }
 
+// apply's loop over buffers with nothing rounded: f, then (float32) the epilogue, into out[0, mpad).
+// A function of values, not a lambda: a capture is memory that the loop's stores (which may
+// alias anything) would make it read again each time.
+template <class D, class F, size_t... I>
+HWY_NOINLINE void buffers_loop(D d, const F f, const hn::TFromD<D>* const* operands, hn::TFromD<D>* out, bool stream,
+                               const Epilogue<D> e, size_t mpad, std::index_sequence<I...>) {
+  using L = hn::TFromD<D>;
+  const size_t N = hn::Lanes(d);
+  const L* const p[] = {operands[I]...};
+  for (size_t i = 0; i < mpad; i += N) {
+    auto v = f.vec(d, hn::LoadU(d, p[I] + i)...);
+    if constexpr (sizeof(L) == 4) {  // float64 chains keep a loop per op: 20 KB less code
+      v = epilogue(d, e, v, i);
+    }
+    put(d, v, out + i, stream);
+  }
+}
+
+// apply's loop for the rest: out[0, mpad) = f(operands), rounded to a 16-bit rdt; operand k a
+// buffer, a constant (read from a vector of it at `i & 0`) or (wide[k], for a 16-bit result) a
+// whole tile of an input of dtype rdt, widened as it is read. The tests in the loop do not change
+// within it (predicted): a loop per op and 16-bit dtype, with the epilogue and the sink, cost
+// 700 KB of library; those two are finish_tile's.
+template <class D, class F, size_t... I>
+HWY_NOINLINE void general_loop(D d, const F f, const Src<D>* s, const void* const* wide, ScalarType rdt,
+                               hn::TFromD<D>* out, size_t mpad, std::index_sequence<I...>) {
+  using L = hn::TFromD<D>;
+  const size_t N = hn::Lanes(d);
+  HWY_ALIGN L constants[sizeof...(I)][hn::MaxLanes(d)];
+  (hn::Store(s[I].c, d, constants[I]), ...);
+  const L* const p[] = {(s[I].p ? s[I].p : constants[I])...};
+  const size_t mask[] = {(s[I].p ? ~size_t{0} : 0)...};
+  const void* const w[] = {wide[I]...};
+  const bool bf16 = rdt == kBFloat16, narrow = bf16 || rdt == kHalf;
+  auto operand = [&](size_t k, size_t i) __attribute__((always_inline)) {
+    if constexpr (sizeof(L) == 4) {
+      if (w[k]) {
+        return bf16 ? LoadC(d, static_cast<const BFloat16*>(w[k]) + i) : LoadC(d, static_cast<const Half*>(w[k]) + i);
+      }
+    }
+    return hn::LoadU(d, p[k] + (i & mask[k]));
+  };
+  for (size_t i = 0; i < mpad; i += N) {
+    auto v = f.vec(d, operand(I, i)...);
+    if constexpr (sizeof(L) == 4) {
+      if (narrow) v = bf16 ? round16<BFloat16>(d, v) : round16<Half>(d, v);
+    }
+    hn::StoreU(v, d, out + i);
+  }
+}
+
+// After general_loop's 16-bit result (rounded) in out[0, mpad): the epilogue, rounded, into out
+// and (sink) the output's m elements, rounded by the store's conversion, instead.
+template <class T, class D>
+void finish_tile(D d, hn::TFromD<D>* out, const Epilogue<D>& e, T* sink, size_t m, size_t mpad) {
+  const size_t N = hn::Lanes(d);
+  for (size_t i = 0; i < mpad; i += N) {
+    auto v = hn::Load(d, out + i);
+    if (e.op != Epi::None) v = epilogue(d, e, v, i);
+    if (!sink) {
+      hn::Store(round16<T>(d, v), d, out + i);
+    } else if (i + N <= m) {
+      StoreC(d, v, sink + i);
+    } else {
+      StoreCN(d, v, sink + i, m - i);
+    }
+  }
+}
+template <class D>
+HWY_NOINLINE void finish_tile(D d, hn::TFromD<D>* out, ScalarType rdt, const Epilogue<D> e, void* sink, size_t m,
+                              size_t mpad) {
+  if constexpr (sizeof(hn::TFromD<D>) == 4) {
+    if (rdt == kBFloat16) {
+      finish_tile(d, out, e, static_cast<BFloat16*>(sink), m, mpad);
+    } else {
+      finish_tile(d, out, e, static_cast<Half*>(sink), m, mpad);
+    }
+  }
+}
+
 // out[0, mpad) = f(operands), mpad a multiple of the vector length. `out` may be an operand's
-// buffer (each element is read before it is written). `stream` and `epi` only where every operand
-// is a buffer and nothing is rounded (the one loop that has them: the others would double).
+// buffer (each element is read before it is written). Operands come rounded (run_program). A
+// 16-bit result (rdt) is rounded; its operands may also be (`wide`) inputs of dtype rdt read in
+// place, and given `sink` (a contiguous output of dtype rdt that no later step reads the value
+// from) it is written there instead of to `out`. `stream` only where every operand is a buffer
+// and the result is not 16-bit; `epi` there and for 16-bit results.
 template <class D, class F, size_t... I>
 HWY_INLINE void apply(D d, const F& f, hn::TFromD<D>* out, bool stream, const Epilogue<D>& epi, const Src<D>* s,
-                      size_t mpad, ScalarType rdt, std::index_sequence<I...>) {
-  using L = hn::TFromD<D>;
-  using V = hn::Vec<D>;
-  const size_t N = hn::Lanes(d);
-  const L* const p[] = {s[I].p...};
-  const V c[] = {s[I].c...};
-  auto compute = [&](auto get, size_t i) {
-    if constexpr (std::is_base_of_v<ScalarOnly, F>) {
-      HWY_ALIGN L in[sizeof...(I)][hn::MaxLanes(d)];
-      (hn::Store(get(I, i), d, in[I]), ...);
-      HWY_ALIGN L o[hn::MaxLanes(d)];
-      for (size_t j = 0; j < N; ++j) o[j] = f.scalar(in[I][j]...);
-      return hn::Load(d, o);
-    } else {
-      return f.vec(d, get(I, i)...);
-    }
-  };
-  // The common cases, kept free of per-vector tests: no rounding, operands all from buffers (or
-  // inputs), or some constants.
-  if (((s[I].round == ScalarType::Undefined) && ...) && rdt != kHalf && rdt != kBFloat16) {
-    if ((p[I] && ...)) {
-      auto get = [&](size_t k, size_t i) { return hn::LoadU(d, p[k] + i); };
-      for (size_t i = 0; i < mpad; i += N) {
-        V v = compute(get, i);
-        if constexpr (sizeof(L) == 4) {  // float64 chains keep a loop per op: 20 KB less code
-          v = epilogue(d, epi, v, i);
-        }
-        put(d, v, out + i, stream);
-      }
-    } else {
-      auto get = [&](size_t k, size_t i) { return p[k] ? hn::LoadU(d, p[k] + i) : c[k]; };
-      for (size_t i = 0; i < mpad; i += N) hn::StoreU(compute(get, i), d, out + i);
-    }
+                      const void* const* wide, size_t m, size_t mpad, ScalarType rdt, void* sink,
+                      std::index_sequence<I...>) {
+  static_assert(!std::is_base_of_v<ScalarOnly, F>, "the fused loops call the functor's vec");
+  const hn::TFromD<D>* const p[] = {s[I].p...};
+  const bool narrow = rdt == kHalf || rdt == kBFloat16;
+  if (!narrow && (p[I] && ...)) {
+    buffers_loop(d, f, p, out, stream, epi, mpad, std::index_sequence<I...>{});
     return;
   }
-  auto get = [&](size_t k, size_t i) { return fetch(d, s[k], i); };
-  for (size_t i = 0; i < mpad; i += N) hn::StoreU(finish(d, compute(get, i), rdt), d, out + i);
+  general_loop(d, f, s, wide, rdt, out, mpad, std::index_sequence<I...>{});
+  if (narrow && (epi.op != Epi::None || sink)) finish_tile(d, out, rdt, epi, sink, m, mpad);
 }
 
 template <PredicateOp P>
@@ -174,15 +224,18 @@ struct CastF {
 template <class D>
 void load_tile(D d, const char* p, int64_t s, ScalarType t, hn::TFromD<D>* buf, size_t m, size_t mpad) {
   using L = hn::TFromD<D>;
-  const size_t N = hn::Lanes(d);
   visit_dtype(t, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<lane_t<T>, L>) {
       if (s == static_cast<int64_t>(sizeof(T))) {
-        const T* in = reinterpret_cast<const T*>(p);
+        // locals, not the captures: the stores may alias any memory, so a capture would be read
+        // again after each (bfloat16 tiles loaded 2x faster)
+        const T* const in = reinterpret_cast<const T*>(p);
+        L* const out = buf;
+        const size_t n = m, N = hn::Lanes(d);
         size_t i = 0;
-        for (; i + N <= m; i += N) hn::Store(LoadC(d, in + i), d, buf + i);
-        if (i < m) hn::Store(LoadCN(d, in + i, m - i), d, buf + i);
+        for (; i + N <= n; i += N) hn::Store(LoadC(d, in + i), d, out + i);
+        if (i < n) hn::Store(LoadCN(d, in + i, n - i), d, out + i);
         return;
       }
     }
@@ -207,20 +260,21 @@ void load_tile(D d, const char* p, int64_t s, ScalarType t, hn::TFromD<D>* buf, 
 template <class D>
 void store_tile(D d, const hn::TFromD<D>* buf, char* p, int64_t s, ScalarType t, size_t m, bool stream) {
   using L = hn::TFromD<D>;
-  const size_t N = hn::Lanes(d);
   visit_dtype(t, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<lane_t<T>, L>) {
       if (s == static_cast<int64_t>(sizeof(T))) {
-        T* out = reinterpret_cast<T*>(p);
+        T* const out = reinterpret_cast<T*>(p);
+        const L* const in = buf;  // locals, as in load_tile
+        const size_t n = m, N = hn::Lanes(d);
         size_t i = 0;
         if constexpr (std::is_same_v<T, L>) {
           if (stream && reinterpret_cast<uintptr_t>(out) % (N * sizeof(T)) == 0) {
-            for (; i + N <= m; i += N) hn::Stream(hn::Load(d, buf + i), d, out + i);
+            for (; i + N <= n; i += N) hn::Stream(hn::Load(d, in + i), d, out + i);
           }
         }
-        for (; i + N <= m; i += N) StoreC(d, hn::Load(d, buf + i), out + i);
-        if (i < m) StoreCN(d, hn::Load(d, buf + i), out + i, m - i);
+        for (; i + N <= n; i += N) StoreC(d, hn::Load(d, in + i), out + i);
+        if (i < n) StoreCN(d, hn::Load(d, in + i), out + i, n - i);
         return;
       }
     }
@@ -249,6 +303,19 @@ constexpr bool kNeverFused = std::is_same_v<F, AsinF> || std::is_same_v<F, AcosF
                              std::is_same_v<F, TrigammaF> || std::is_same_v<F, LogSigmoidF> ||
                              std::is_same_v<F, FracF> || std::is_same_v<F, NanToNumF>;
 
+// Whether an instruction from code[from] on reads buffer `slot` before something overwrites it.
+bool read_later(const FusedProgram& prog, size_t from, int slot) {
+  for (size_t j = from; j < prog.code.size(); ++j) {
+    const FusedInstr& in = prog.code[j];
+    if (in.kind != FusedInstr::Kind::Load) {
+      for (const FusedOperand& o : in.operands)
+        if (o.slot == slot) return true;
+    }
+    if (in.result == slot) return false;
+  }
+  return false;
+}
+
 template <class L>
 void run_program(TensorIterator& iter, const FusedProgram& prog) {
   const bool large = iter.numel() >= kFusedLargeElements;
@@ -256,19 +323,25 @@ void run_program(TensorIterator& iter, const FusedProgram& prog) {
   iter.for_each([&prog, &iter, large, prefetch](char** data, const int64_t* strides, int64_t n) {
     const hn::ScalableTag<L> d;
     const size_t N = hn::Lanes(d);
-    constexpr int64_t kTile = kFusedTile * 4 / static_cast<int64_t>(sizeof(L));  // 2 KiB per buffer
+    constexpr int64_t kTile = kFusedTile * 4 / static_cast<int64_t>(sizeof(L));  // 4 KiB per buffer
     // Buffers one cache line apart beyond their 2 KiB: at a multiple of 4 KiB from each other, a
     // load from one would wait on a store to another (4K aliasing).
     constexpr int64_t kStride = kTile + 64 / static_cast<int64_t>(sizeof(L));
     HWY_ALIGN L buf[kFusedMaxSlots][kStride];
+    HWY_ALIGN L scratch[3][kStride];  // operands rounded to a 16-bit dtype
     // Where each buffer's values are read from in this tile: the buffer, or (a whole number of
     // vectors of a contiguous input already in the compute type) the input itself, uncopied.
     const L* view[kFusedMaxSlots];
+    // A whole tile of a contiguous float16/bfloat16 input, left in place until something needs it in
+    // a buffer: 16-bit loops widen it as they read it (the pass that converted it costs as much as
+    // an op's loop). Null where the value is in view.
+    const void* wide[kFusedMaxSlots] = {};
+    ScalarType wide_dtype[kFusedMaxSlots] = {};
     const ScalarType lane_dtype = sizeof(L) == 4 ? kFloat : kDouble;
     // Inputs too large for the caches stream through shorter tiles, each asking for the tile two
     // ahead (16M-element chain, Zen 4: 32 -> 27 ms on 1 thread, 16.5 -> 14 ms on 2, against
     // whole tiles one ahead); cached inputs keep whole tiles (8% faster at 256K elements).
-    const int64_t tile = large ? kTile * 3 / 4 : kTile;
+    const int64_t tile = large ? kTile * 3 / 8 : kTile;
     constexpr int64_t kAhead = 2;
     for (int64_t i0 = 0; i0 < n; i0 += tile) {
       const size_t m = static_cast<size_t>(std::min(tile, n - i0));
@@ -288,11 +361,23 @@ void run_program(TensorIterator& iter, const FusedProgram& prog) {
       }
       auto load = [&](const FusedInstr& in) {
         const char* p = data[in.arg] + i0 * strides[in.arg];
-        if (m == mpad && iter.dtype(in.arg) == lane_dtype && strides[in.arg] == int64_t(sizeof(L))) {
+        const ScalarType t = iter.dtype(in.arg);
+        wide[in.result] = nullptr;
+        if (m == mpad && t == lane_dtype && strides[in.arg] == int64_t(sizeof(L))) {
           view[in.result] = reinterpret_cast<const L*>(p);
+        } else if (sizeof(L) == 4 && m == mpad && (t == kHalf || t == kBFloat16) && strides[in.arg] == 2) {
+          wide[in.result] = p;
+          wide_dtype[in.result] = t;
         } else {
           load_tile(d, p, strides[in.arg], iter.dtype(in.arg), buf[in.result], m, mpad);
           view[in.result] = buf[in.result];
+        }
+      };
+      auto in_buffer = [&](int slot) {
+        if (slot >= 0 && wide[slot]) {
+          load_tile(d, static_cast<const char*>(wide[slot]), 2, wide_dtype[slot], buf[slot], m, mpad);
+          view[slot] = buf[slot];
+          wide[slot] = nullptr;
         }
       };
       for (size_t pc = 0; pc < prog.code.size(); ++pc) {
@@ -302,29 +387,49 @@ void run_program(TensorIterator& iter, const FusedProgram& prog) {
           continue;
         }
         if (in.kind == FusedInstr::Kind::Store) {
+          in_buffer(in.operands[0].slot);
           store_tile(d, view[in.operands[0].slot], data[in.arg] + i0 * strides[in.arg], strides[in.arg],
                      iter.dtype(in.arg), m, large);
           continue;
-        }
-        Src<hn::ScalableTag<L>> src[3];
-        for (int k = 0; k < 3; ++k) {
-          const FusedOperand& o = in.operands[k];
-          src[k] = {o.slot >= 0 ? view[o.slot] : nullptr, hn::Set(d, static_cast<L>(o.constant)), o.round_to};
         }
         const ScalarType rdt = in.result_dtype;
         const int arity = in.kind == FusedInstr::Kind::Unary || in.kind == FusedInstr::Kind::Cast ? 1
                           : in.kind == FusedInstr::Kind::Where || in.kind == FusedInstr::Kind::Clamp ? 3
                                                                                                       : 2;
-        // apply's loop over buffers with nothing rounded, the one that streams and takes an epilogue
-        bool plain = rdt != kHalf && rdt != kBFloat16;
-        for (int j = 0; j < arity; ++j) plain = plain && src[j].p && src[j].round == ScalarType::Undefined;
+        // plain16: a 16-bit result, which apply rounds, and whose operands may be inputs of its dtype
+        // read in place. An operand to be rounded first is rounded into a scratch buffer.
+        const bool plain16 = sizeof(L) == 4 && (rdt == kHalf || rdt == kBFloat16);
+        const void* operand_wide[3] = {};
+        Src<hn::ScalableTag<L>> src[3];
+        bool buffers = true;  // every operand a buffer (apply's loop that streams and takes an epilogue)
+        for (int k = 0; k < 3; ++k) {
+          const FusedOperand& o = in.operands[k];
+          src[k] = {nullptr, hn::Set(d, static_cast<L>(o.constant))};
+          if (k >= arity) continue;
+          buffers = buffers && o.slot >= 0;
+          if (o.slot < 0) continue;
+          if (wide[o.slot]) {
+            if (plain16 && wide_dtype[o.slot] == rdt && o.round_to == ScalarType::Undefined) {
+              operand_wide[k] = wide[o.slot];
+              buffers = false;
+              continue;
+            }
+            in_buffer(o.slot);
+          }
+          src[k].p = view[o.slot];
+          if (o.round_to != ScalarType::Undefined) {
+            round_tile(d, view[o.slot], scratch[k], o.round_to, mpad);
+            src[k].p = scratch[k];
+          }
+        }
+        const bool plain = buffers && !plain16;
         // The next op, past loads of inputs this one does not read, folded in as its epilogue when it
         // is an add, sub (alpha 1) or mul of this value and a buffer into this value's buffer (so this
         // value dies there: the plan gives an op the buffer of the operand made just before it). The
         // bench chain runs 4 loops instead of 8 (7 ops, the output's copy): x * a + b, sigmoid, tanh(x) * s,
         // relu(c) + t.
         Epilogue<hn::ScalableTag<L>> epi;
-        if (sizeof(L) == 4 && plain) {
+        if (sizeof(L) == 4 && (plain || plain16)) {
           size_t next = pc + 1;
           auto reads = [&](int slot) {
             for (int j = 0; j < arity; ++j)
@@ -347,6 +452,7 @@ void run_program(TensorIterator& iter, const FusedProgram& prog) {
                      : first                      ? Epi::Sub
                                                   : Epi::SubFrom;
             for (size_t j = pc + 1; j < next; ++j) load(prog.code[j]);
+            in_buffer(c->operands[first ? 1 : 0].slot);
             epi.p = view[c->operands[first ? 1 : 0].slot];
             pc = next;
           }
@@ -369,16 +475,29 @@ void run_program(TensorIterator& iter, const FusedProgram& prog) {
             stream = false;
           }
         }
+        // A 16-bit value likewise goes straight into its output when no later step reads it (rounded
+        // by the store's conversion; one pass over the tile less).
+        void* sink = nullptr;
+        if (plain16 && pc + 1 < prog.code.size() && prog.code[pc + 1].kind == FusedInstr::Kind::Store &&
+            prog.code[pc + 1].operands[0].slot == in.result) {
+          const int arg = prog.code[pc + 1].arg;
+          if (iter.dtype(arg) == rdt && strides[arg] == int64_t(element_size(rdt)) &&
+              !read_later(prog, pc + 2, in.result)) {
+            sink = data[arg] + i0 * strides[arg];
+            ++pc;
+          }
+        }
         view[in.result] = out;
+        wide[in.result] = nullptr;
         auto run1 = [&](const auto& f) {
           if constexpr (kNeverFused<std::decay_t<decltype(f)>>) {
             EMBER_CHECK(false, "fused_pointwise_kernel", "no fused loop for unary op ", static_cast<int>(in.unary));
           } else {
-            apply(d, f, out, stream, epi, src, mpad, rdt, std::make_index_sequence<1>{});
+            apply(d, f, out, stream, epi, src, operand_wide, m, mpad, rdt, sink, std::make_index_sequence<1>{});
           }
         };
-        auto run2 = [&](const auto& f) { apply(d, f, out, stream, epi, src, mpad, rdt, std::make_index_sequence<2>{}); };
-        auto run3 = [&](const auto& f) { apply(d, f, out, stream, epi, src, mpad, rdt, std::make_index_sequence<3>{}); };
+        auto run2 = [&](const auto& f) { apply(d, f, out, stream, epi, src, operand_wide, m, mpad, rdt, sink, std::make_index_sequence<2>{}); };
+        auto run3 = [&](const auto& f) { apply(d, f, out, stream, epi, src, operand_wide, m, mpad, rdt, sink, std::make_index_sequence<3>{}); };
         // The plan (src/fx/fused.cpp) only emits instructions these switches cover.
         switch (in.kind) {
           case FusedInstr::Kind::Unary: visit_unary<L>(in.unary, in.params, run1); break;
