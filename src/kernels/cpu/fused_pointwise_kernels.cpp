@@ -111,13 +111,13 @@ HWY_NOINLINE void buffers_loop(D d, const F f, const hn::TFromD<D>* const* opera
   }
 }
 
-// apply's loop for the rest: out[0, mpad) = f(operands), rounded to a 16-bit rdt; operand k a
+// apply's loop for the rest: out[0, mpad) = f(operands), rounded to a 16-bit rdt (`round`); operand k a
 // buffer, a constant (read from a vector of it at `i & 0`) or (wide[k], for a 16-bit result) a
 // whole tile of an input of dtype rdt, widened as it is read. The tests in the loop do not change
 // within it (predicted): a loop per op and 16-bit dtype, with the epilogue and the sink, cost
 // 700 KB of library; those two are finish_tile's.
 template <class D, class F, size_t... I>
-HWY_NOINLINE void general_loop(D d, const F f, const Src<D>* s, const void* const* wide, ScalarType rdt,
+HWY_NOINLINE void general_loop(D d, const F f, const Src<D>* s, const void* const* wide, ScalarType rdt, bool round,
                                hn::TFromD<D>* out, size_t mpad, std::index_sequence<I...>) {
   using L = hn::TFromD<D>;
   const size_t N = hn::Lanes(d);
@@ -126,7 +126,7 @@ HWY_NOINLINE void general_loop(D d, const F f, const Src<D>* s, const void* cons
   const L* const p[] = {(s[I].p ? s[I].p : constants[I])...};
   const size_t mask[] = {(s[I].p ? ~size_t{0} : 0)...};
   const void* const w[] = {wide[I]...};
-  const bool bf16 = rdt == kBFloat16, narrow = bf16 || rdt == kHalf;
+  const bool bf16 = rdt == kBFloat16;
   auto operand = [&](size_t k, size_t i) __attribute__((always_inline)) {
     if constexpr (sizeof(L) == 4) {
       if (w[k]) {
@@ -138,7 +138,7 @@ HWY_NOINLINE void general_loop(D d, const F f, const Src<D>* s, const void* cons
   for (size_t i = 0; i < mpad; i += N) {
     auto v = f.vec(d, operand(I, i)...);
     if constexpr (sizeof(L) == 4) {
-      if (narrow) v = bf16 ? round16<BFloat16>(d, v) : round16<Half>(d, v);
+      if (round) v = bf16 ? round16<BFloat16>(d, v) : round16<Half>(d, v);
     }
     hn::StoreU(v, d, out + i);
   }
@@ -190,7 +190,9 @@ HWY_INLINE void apply(D d, const F& f, hn::TFromD<D>* out, bool stream, const Ep
     buffers_loop(d, f, p, out, stream, epi, mpad, std::index_sequence<I...>{});
     return;
   }
-  general_loop(d, f, s, wide, rdt, out, mpad, std::index_sequence<I...>{});
+  // (a value going into the sink as it is, where the store's conversion rounds it, is not rounded twice)
+  const bool round = narrow && (epi.op != Epi::None || !sink);
+  general_loop(d, f, s, wide, rdt, round, out, mpad, std::index_sequence<I...>{});
   if (narrow && (epi.op != Epi::None || sink)) finish_tile(d, out, rdt, epi, sink, m, mpad);
 }
 
