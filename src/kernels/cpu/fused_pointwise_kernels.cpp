@@ -326,7 +326,7 @@ void run_program(TensorIterator& iter, const FusedProgram& prog) {
     const hn::ScalableTag<L> d;
     const size_t N = hn::Lanes(d);
     constexpr int64_t kTile = kFusedTile * 4 / static_cast<int64_t>(sizeof(L));  // 4 KiB per buffer
-    // Buffers one cache line apart beyond their 2 KiB: at a multiple of 4 KiB from each other, a
+    // Buffers one cache line apart beyond their 4 KiB: at a multiple of 4 KiB from each other, a
     // load from one would wait on a store to another (4K aliasing).
     constexpr int64_t kStride = kTile + 64 / static_cast<int64_t>(sizeof(L));
     HWY_ALIGN L buf[kFusedMaxSlots][kStride];
@@ -340,10 +340,10 @@ void run_program(TensorIterator& iter, const FusedProgram& prog) {
     const void* wide[kFusedMaxSlots] = {};
     ScalarType wide_dtype[kFusedMaxSlots] = {};
     const ScalarType lane_dtype = sizeof(L) == 4 ? kFloat : kDouble;
-    // Inputs too large for the caches stream through shorter tiles, each asking for the tile two
-    // ahead (16M-element chain, Zen 4: 32 -> 27 ms on 1 thread, 16.5 -> 14 ms on 2, against
-    // whole tiles one ahead); cached inputs keep whole tiles (8% faster at 256K elements).
-    const int64_t tile = large ? kTile * 3 / 8 : kTile;
+    // Inputs too large for the caches, where prefetched, stream through shorter tiles (384 float32),
+    // each asking for the tile two ahead (16M-element chain, Zen 4: 32 -> 27 ms on 1 thread, 16.5 ->
+    // 14 ms on 2, against whole tiles of 512 one ahead); other tiles are whole.
+    const int64_t tile = prefetch ? kTile * 3 / 8 : kTile;
     constexpr int64_t kAhead = 2;
     for (int64_t i0 = 0; i0 < n; i0 += tile) {
       const size_t m = static_cast<size_t>(std::min(tile, n - i0));
