@@ -633,6 +633,92 @@ TEST(PointwiseParity, ScalarOperands) {
   }
 }
 
+// How a float16/bfloat16 op meets a Scalar that its dtype cannot hold (the scalars above are exact
+// in every dtype, so they do not tell the ways apart), bit for bit:
+// - a Scalar operand of a binary op (add, sub, mul, div, fmod, remainder, comparisons, where,
+//   masked_fill; a 0-dim tensor alike) is converted to the tensor's dtype first, as libtorch 1.13
+//   does (its kernels read the wrapped number in the common dtype): libtorch's bits;
+// - a Scalar that is a parameter of the kernel (alpha, pow's exponent, lerp's weight, addcmul's
+//   value, clamp's and the activations' bounds and slopes) stays in float32 (PyTorch's opmath), and
+//   each op rounds once. Where libtorch 1.13 does that too: libtorch's bits. Where it rounds the
+//   parameter to the dtype (alpha, pow's exponent) or rounds within the op (div's floor mode,
+//   Half's alpha product): libtorch's float32 op on the widened operands, rounded once (div's
+//   scalar operand rounded first, as above). elu, whose float32 libtorch computes exp(x) - 1
+//   where Ember has expm1 (closer), is held to Ember's own float32 elu, rounded once.
+TEST(PointwiseParity, SixteenBitOpsRoundOrKeepAScalarAsLibtorch) {
+  uint64_t seed = 6400;
+  for (ember::ScalarType dt : {ember::kBFloat16, ember::kHalf}) {
+    // magnitudes from 1e-3 to 1e3, both signs: products and quotients land between representable values
+    const Tensor x = (ember::exp(random({4099}, ember::kDouble, seed++) * 3.4) *
+                      ember::sign(random({4099}, ember::kDouble, seed++)))
+                         .to(dt);
+    const Tensor y = (random({4099}, ember::kDouble, seed++) * 50).to(dt);
+    for (const double sd : {0.1, 1.0 / 3, -2.718281828459045, 1.2345e-3, 777.7}) {
+      const ember::Scalar s(sd);
+      const torch::Scalar ts(sd);
+      int compared = 0;
+      auto check_bits = [&](const char* what, auto ef, auto tf, bool rounded_once) {
+        torch::Tensor ref;
+        try {
+          ref = rounded_once ? tf(to_torch(x).to(torch::kFloat), to_torch(y).to(torch::kFloat)).to(to_torch(dt))
+                             : tf(to_torch(x), to_torch(y));
+        } catch (const c10::Error&) {
+          return;  // libtorch 1.13 has no kernel of this dtype (Half): ScalarOperands covers Ember's
+        }
+        ++compared;
+        EXPECT_TRUE(Close(ef(x, y), ref, parity::Tol{0, 0})) << what << " " << dt << " scalar " << sd;
+      };
+      auto both = [&](const char* what, auto ef, auto tf) { check_bits(what, ef, tf, false); };
+      auto once = [&](const char* what, auto ef, auto tf) { check_bits(what, ef, tf, true); };
+      const torch::Scalar ts_rounded(torch::scalar_tensor(ts, torch::TensorOptions().dtype(to_torch(dt))).item<double>());
+      using T = const Tensor&;
+      using TT = const torch::Tensor&;
+      both("add", [&](T a, T) { return ember::add(a, s); }, [&](TT a, TT) { return torch::add(a, ts); });
+      both("sub", [&](T a, T) { return ember::sub(a, s); }, [&](TT a, TT) { return torch::sub(a, ts); });
+      both("rsub", [&](T a, T) { return ember::rsub(a, s); }, [&](TT a, TT) { return torch::rsub(a, ts); });
+      both("mul", [&](T a, T) { return ember::mul(a, s); }, [&](TT a, TT) { return torch::mul(a, ts); });
+      both("div", [&](T a, T) { return ember::div(a, s); }, [&](TT a, TT) { return torch::div(a, ts); });
+      both("mul_", [&](T a, T) { return a.clone().mul_(s); }, [&](TT a, TT) { return a.clone().mul_(ts); });
+      both("div_", [&](T a, T) { return a.clone().div_(s); }, [&](TT a, TT) { return a.clone().div_(ts); });
+      both("mul 0-dim float32", [&](T a, T) { return a * ember::scalar_tensor(s); },
+           [&](TT a, TT) { return a * torch::scalar_tensor(ts); });
+      once("div floor", [&](T a, T) { return ember::div(a, s, "floor"); },
+           [&](TT a, TT) { return torch::div(a, ts_rounded, "floor"); });
+      both("div trunc", [&](T a, T) { return ember::div(a, s, "trunc"); },
+           [&](TT a, TT) { return torch::div(a, ts, "trunc"); });
+      once("pow", [&](T a, T) { return ember::pow(ember::abs(a), s); }, [&](TT a, TT) { return torch::pow(a.abs(), ts); });
+      both("fmod", [&](T a, T) { return ember::fmod(a, s); }, [&](TT a, TT) { return torch::fmod(a, ts); });
+      both("remainder", [&](T a, T) { return ember::remainder(a, s); }, [&](TT a, TT) { return torch::remainder(a, ts); });
+      both("lt", [&](T a, T) { return ember::lt(a, s); }, [&](TT a, TT) { return torch::lt(a, ts); });
+      both("where", [&](T a, T) { return ember::where(ember::gt(a, 0), s, a); },
+           [&](TT a, TT) { return torch::where(a > 0, ts, a); });
+      both("masked_fill", [&](T a, T) { return a.masked_fill(ember::lt(a, 0), s); },
+           [&](TT a, TT) { return a.masked_fill(a < 0, ts); });
+      once("add alpha", [&](T a, T b) { return ember::add(a, b, s); }, [&](TT a, TT b) { return torch::add(a, b, ts); });
+      once("sub alpha", [&](T a, T b) { return ember::sub(a, b, s); }, [&](TT a, TT b) { return torch::sub(a, b, ts); });
+      both("lerp", [&](T a, T b) { return ember::lerp(a, b, s); }, [&](TT a, TT b) { return torch::lerp(a, b, ts); });
+      both("addcmul", [&](T a, T b) { return ember::addcmul(a, a, b, s); },
+           [&](TT a, TT b) { return torch::addcmul(a, a, b, ts); });
+      both("addcdiv", [&](T a, T b) { return ember::addcdiv(a, a, b, s); },
+           [&](TT a, TT b) { return torch::addcdiv(a, a, b, ts); });
+      both("clamp", [&](T a, T) { return ember::clamp(a, -std::abs(sd), std::abs(sd)); },
+           [&](TT a, TT) { return torch::clamp(a, -std::abs(sd), std::abs(sd)); });
+      both("leaky_relu", [&](T a, T) { return ember::leaky_relu(a, s); },
+           [&](TT a, TT) { return torch::leaky_relu(a, ts); });
+      once("elu", [&](T a, T) { return ember::elu(a, s); },
+           [&](TT a, TT) { return to_torch(ember::elu(parity::to_ember(a), s)); });
+      both("hardtanh", [&](T a, T) { return ember::hardtanh(a, -std::abs(sd), std::abs(sd)); },
+           [&](TT a, TT) { return torch::hardtanh(a, -std::abs(sd), std::abs(sd)); });
+      both("threshold", [&](T a, T) { return ember::threshold(a, s, -sd * 3); },
+           [&](TT a, TT) { return torch::threshold(a, ts, -sd * 3); });
+      both("hardshrink", [&](T a, T) { return ember::hardshrink(a, std::abs(sd)); },
+           [&](TT a, TT) { return torch::hardshrink(a, std::abs(sd)); });
+      // bfloat16 has a kernel for every one of them in libtorch 1.13
+      if (dt == ember::kBFloat16) EXPECT_EQ(compared, 27) << sd;
+    }
+  }
+}
+
 TEST(PointwiseParity, PowScalarExponents) {
   uint64_t seed = 6500;
   for (ember::ScalarType dt : kAllTypes) {
