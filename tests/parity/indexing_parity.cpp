@@ -270,6 +270,44 @@ TEST(IndexingParity, ScatterAndScatterAdd) {
     EXPECT_TRUE(Same(big.e.scatter(dim, i, bsrc.e), big.t.scatter(dim, to_torch(i), bsrc.t)));
   }
   EXPECT_TRUE(Same(big.e.scatter(0, rand_index(300, {0, 3}, 9), 2.5), big.t.scatter(0, torch::zeros({0, 3}, torch::kLong), 2.5)));
+  // An index that reaches every line along `dim` (its other sizes self's, as gather's backward and
+  // one_hot make it): shorter and longer than self along `dim`, every dim, an index expanded (stride
+  // 0) across lines, the reductions, and a bad index value (refused, self untouched).
+  for (auto dt : kAllTypes) {
+    Pair self = make({4, 5, 6}, dt, seed++);
+    Pair src = make({9, 9, 9}, dt, seed++);
+    for (int64_t dim : {0, 1, 2}) {
+      for (int64_t len : {2, 8}) {
+        std::vector<int64_t> shape = {4, 5, 6};
+        shape[dim] = len;
+        Pair idx = relayout(rand_index(self.e.size(dim), shape, seed++), Layout::Contiguous);
+        const std::string what = " dim " + std::to_string(dim) + " len " + std::to_string(len);
+        EXPECT_TRUE(Same(self.e.scatter(dim, idx.e, src.e), self.t.scatter(dim, idx.t, src.t))) << dt << what;
+        EXPECT_TRUE(Same(self.e.scatter(dim, idx.e, 1), self.t.scatter(dim, idx.t, 1))) << dt << what;
+        EXPECT_TRUE(Same(self.e.scatter_add(dim, idx.e, src.e), self.t.scatter_add(dim, idx.t, src.t))) << dt << what;
+        if (dt != ember::kBool) {
+          for (const char* reduce : {"add", "multiply"}) {
+            EXPECT_TRUE(Same(ember::scatter(self.e, dim, idx.e, src.e, reduce),
+                             torch::scatter(self.t, dim, idx.t, src.t, reduce)))
+                << dt << what << " " << reduce;
+          }
+        }
+        std::vector<int64_t> one = shape;
+        one[dim == 2 ? 1 : 2] = 1;
+        const ember::Tensor expanded = rand_index(self.e.size(dim), one, seed++).expand(shape);
+        EXPECT_TRUE(Same(self.e.scatter_add(dim, expanded, src.e), self.t.scatter_add(dim, to_torch(expanded), src.t)))
+            << dt << what << " expanded index";
+        EXPECT_TRUE(Same(self.e.scatter(dim, expanded, src.e), self.t.scatter(dim, to_torch(expanded), src.t)))
+            << dt << what << " expanded index";
+        ember::Tensor bad = idx.e.clone();
+        bad.view({-1})[bad.numel() / 2].fill_(self.e.size(dim));
+        const ember::Tensor before = self.e.clone();
+        EXPECT_THROW(self.e.scatter(dim, bad, src.e), ember::Error) << dt << what;
+        EXPECT_THROW(self.e.scatter_add(dim, bad, src.e), ember::Error) << dt << what;
+        EXPECT_TRUE(ember::equal(self.e, before)) << dt << what;
+      }
+    }
+  }
 }
 
 TEST(IndexingParity, IndexAdd) {
