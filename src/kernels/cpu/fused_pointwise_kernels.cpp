@@ -498,8 +498,12 @@ void run_program(TensorIterator& iter, const FusedProgram& prog) {
             apply(d, f, out, stream, epi, src, operand_wide, m, mpad, rdt, sink, std::make_index_sequence<1>{});
           }
         };
-        auto run2 = [&](const auto& f) { apply(d, f, out, stream, epi, src, operand_wide, m, mpad, rdt, sink, std::make_index_sequence<2>{}); };
-        auto run3 = [&](const auto& f) { apply(d, f, out, stream, epi, src, operand_wide, m, mpad, rdt, sink, std::make_index_sequence<3>{}); };
+        auto run2 = [&](const auto& f) {
+          apply(d, f, out, stream, epi, src, operand_wide, m, mpad, rdt, sink, std::make_index_sequence<2>{});
+        };
+        auto run3 = [&](const auto& f) {
+          apply(d, f, out, stream, epi, src, operand_wide, m, mpad, rdt, sink, std::make_index_sequence<3>{});
+        };
         // The plan (src/fx/fused.cpp) only emits instructions these switches cover.
         switch (in.kind) {
           case FusedInstr::Kind::Unary: visit_unary<L>(in.unary, in.params, run1); break;
