@@ -263,11 +263,13 @@ onednn::Plan make_conv_plan(const dnnl::memory::desc& src, const dnnl::memory::d
         if (a.transposed) {
           dnnl::deconvolution_forward::desc desc(prop, deconv_alg, s, wei_any, bias, d, strides, dil, pl, pr);
           dnnl::deconvolution_forward::primitive_desc pd(desc, attr, onednn::engine());
+          onednn::skip_faulty(pd);
           if (must_be_fast && !fast_on_plain(pd)) continue;
           return build_plan(pd, dnnl::deconvolution_forward(pd), src, wei, b.defined() ? &bias : nullptr, dst);
         }
         dnnl::convolution_forward::desc desc(prop, conv_alg, s, wei_any, bias, d, strides, dil, pl, pr);
         dnnl::convolution_forward::primitive_desc pd(desc, attr, onednn::engine());
+        onednn::skip_faulty(pd);
         if (must_be_fast && !fast_on_plain(pd)) continue;
         if (a.sum && pd.dst_desc() != dst) continue;
         return build_plan(pd, dnnl::convolution_forward(pd), src, wei, b.defined() ? &bias : nullptr, dst);

@@ -13,6 +13,7 @@
 
 #include "ember/ember.h"
 #include "expect_error.h"
+#include "kernels/cpu/onednn_quant.h"
 #include "temp_dir.h"
 
 namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
@@ -198,6 +199,45 @@ TEST(QuantizedConv, MatchesPyTorchWithinOneQuantum) {
     want_off += yi.numel();
   }
   EXPECT_EQ(want_off, static_cast<int64_t>(want.size()));
+}
+
+// The kernel writes its output and nothing past it, for the 1x1 shapes on 6x6 images whose
+// channels-last output oneDNN 2.6.3's AMX 1x1 kernel overruns (2x24x6x6: 288 bytes past the end),
+// with the values of the float computation; on every CPU, whichever kernel oneDNN picks.
+TEST(QuantizedConv, KernelWritesItsOutputOnly) {
+  for (int64_t n : {1, 2, 3}) {
+    for (int64_t cin : {64, 96}) {
+      for (int64_t cout : {8, 24, 72}) {
+        SCOPED_TRACE("n " + std::to_string(n) + " in " + std::to_string(cin) + " out " + std::to_string(cout));
+        const std::vector<int64_t> w_sizes{cout, cin, 1, 1}, x_sizes{n, cin, 6, 6}, y_sizes{n, cout, 6, 6};
+        const std::vector<int64_t> x_strides{36 * cin, 1, 6 * cin, cin}, y_strides{36 * cout, 1, 6 * cout, cout};
+        const Tensor w = ember::randint(-127, 128, {cout, cin}, ember::kInt8);
+        const Tensor x = ember::randint(0, 128, {n * 36, cin}, ember::kUInt8);  // rows: positions
+        const Tensor bias = ember::randn({cout});
+        const float x_scale = 0.05f, w_scale = 0.002f, y_scale = 0.3f;
+        const int32_t x_zp = 64, y_zp = 100;
+        ember::kernels::Int8Conv conv(w.data_ptr<int8_t>(), w_sizes, {w_scale}, bias.data_ptr<float>(),
+                                      {{1, 1}, {0, 0}, {0, 0}, {1, 1}});
+        constexpr int64_t kGuard = 4096;
+        std::vector<uint8_t> y(static_cast<size_t>(n * 36 * cout + kGuard), 0xAB);
+        conv.run(x.data_ptr<uint8_t>(), x_sizes, x_strides, x_scale, x_zp, y.data(), y_sizes, y_strides, y_scale, y_zp);
+        for (int64_t i = n * 36 * cout; i < static_cast<int64_t>(y.size()); ++i) {
+          ASSERT_EQ(y[static_cast<size_t>(i)], 0xAB)
+              << "written " << i - n * 36 * cout << " bytes past the output ("
+              << conv.impl(x_sizes, x_strides, x_scale, y_sizes, y_strides, y_scale) << ")";
+        }
+        const Tensor ref = ((x.to(ember::kFloat) - x_zp) * x_scale)
+                               .matmul(w.to(ember::kFloat).t() * w_scale)
+                               .add(bias)
+                               .div(y_scale)
+                               .round()
+                               .add(y_zp)
+                               .clamp(0, 255);
+        const Tensor got = ember::from_blob(y.data(), {n * 36, cout}, ember::kUInt8).to(ember::kFloat);
+        EXPECT_LE((got - ref).abs().max().item<float>(), 1.f);
+      }
+    }
+  }
 }
 
 TEST(QuantizedConv, FromFloatPaddingModesPrintingAndBadInput) {

@@ -1,5 +1,7 @@
 #include "kernels/cpu/onednn.h"
 
+#include <string_view>
+
 #include "core/parallel.h"
 
 namespace ember::onednn {
@@ -53,6 +55,14 @@ dnnl::memory::desc desc_of(IntArrayRef sizes, IntArrayRef strides, ScalarType dt
 }
 
 dnnl::memory::desc desc_of(const Tensor& t) { return desc_of(t.sizes(), t.strides(), t.dtype()); }
+
+void skip_faulty(dnnl::primitive_desc& pd) {
+  const auto faulty = [](std::string_view impl) {
+    return impl == "jit_1x1:avx512_core_amx_int8" || impl == "jit_1x1:avx512_core_amx_bf16";
+  };
+  while (faulty(pd.impl_info_str()))
+    if (!pd.next_impl()) throw dnnl::error(dnnl_unimplemented, "only faulty implementations");
+}
 
 dnnl::primitive_attr user_scratchpad() {
   dnnl::primitive_attr attr;
