@@ -1,14 +1,14 @@
 #include "kernels/cpu/onednn_quant.h"
 
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <string_view>
 
-#include "ember/error.h"
 #include "core/parallel.h"
+#include "ember/error.h"
 #include "kernels/cpu/onednn.h"
 
 namespace ember::kernels {
@@ -187,13 +187,27 @@ struct ConvExtra {
 
 dims to_dims(IntArrayRef v) { return dims(v.begin(), v.end()); }
 
+bool is_amx(std::string_view impl) { return impl.find("amx") != std::string_view::npos; }
+
+// oneDNN 2.6.3's AMX int8 convolutions cost 10-20 us a call before any work: a 64 -> 24 channel
+// 1x1 convolution of a 6x6 image takes 12 us there and 1.2 us in the AVX-512 VNNI kernel. They
+// pay from about 8M multiply-adds per thread (Xeon with AMX, 1 and 2 threads, channels-last:
+// 115M-925M 0.14-0.56 of VNNI's time, 30M-60M at 2 threads 0.60-0.87, 10.5M at 1 thread 0.86,
+// 18M at 2 threads 1.28, 2.3M-5.4M at 1 thread 1.15-1.85); below that VNNI runs them.
+bool amx_pays(const Int8Conv::State& s, IntArrayRef y_sizes) {
+  double macs = 1;
+  for (size_t d = 0; d < y_sizes.size(); ++d) macs *= static_cast<double>(y_sizes[d]);
+  for (size_t d = 1; d < s.w_sizes.size(); ++d) macs *= static_cast<double>(s.w_sizes[d]);  // in / groups, kernel
+  return macs >= 8e6 * get_num_threads();
+}
+
 // oneDNN 2.6 has no convolution taking its output scales at run time: they are part of the
 // primitive, and so of its key (a statically quantized model keeps its scales from call to call).
 onednn::Primitive& conv_primitive(const Int8Conv::State& s, IntArrayRef x_sizes, IntArrayRef x_strides, float x_scale,
                                   IntArrayRef y_sizes, IntArrayRef y_strides, float y_scale) {
   onednn::Key key("int8_conv");
   key.add(static_cast<int64_t>(s.id)).add(x_sizes).add(x_strides).add(y_sizes).add(y_strides);
-  key.add(std::bit_cast<int32_t>(x_scale)).add(std::bit_cast<int32_t>(y_scale));
+  key.add(std::bit_cast<int32_t>(x_scale)).add(std::bit_cast<int32_t>(y_scale)).add(get_num_threads());  // amx_pays
   return onednn::cached(key, [&] {
     const dnnl::engine& eng = onednn::engine();
     const dnnl::memory::desc src(to_dims(x_sizes), dt::u8, to_dims(x_strides));
@@ -215,14 +229,21 @@ onednn::Primitive& conv_primitive(const Int8Conv::State& s, IntArrayRef x_sizes,
     dims dilation;
     for (int64_t d : s.g.dilation) dilation.push_back(d - 1);  // oneDNN counts the holes
     const dnnl::memory::desc w_any(s.w_md.dims(), dt::s8, dnnl::memory::format_tag::any);
+    const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                               src, w_any, bias_md, dst, to_dims(s.g.stride), dilation,
+                                               to_dims(s.g.padding_l), to_dims(s.g.padding_r));
     dnnl::convolution_forward::primitive_desc pd;
     try {
-      pd = dnnl::convolution_forward::primitive_desc(
-          dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                          src, w_any, bias_md, dst, to_dims(s.g.stride), dilation,
-                                          to_dims(s.g.padding_l), to_dims(s.g.padding_r)),
-          attr, eng);
+      pd = dnnl::convolution_forward::primitive_desc(desc, attr, eng);
       onednn::skip_faulty(pd);
+      if (is_amx(pd.impl_info_str()) && !amx_pays(s, y_sizes)) {
+        while (is_amx(pd.impl_info_str()) && pd.next_impl()) {
+        }
+        if (is_amx(pd.impl_info_str())) {  // nothing else: the first again
+          pd = dnnl::convolution_forward::primitive_desc(desc, attr, eng);
+          onednn::skip_faulty(pd);
+        }
+      }
     } catch (const dnnl::error& e) {
       detail::fail("quantized convolution", "oneDNN has no int8 convolution for input ", x_sizes, " and weight ",
                    IntArrayRef(s.w_sizes), ": ", e.what());
