@@ -326,17 +326,6 @@ Tensor fmax(const Tensor& self, const Tensor& other) {
 Tensor fmin(const Tensor& self, const Tensor& other) {
   return where(logical_or(self <= other, isnan(other)), self, other);
 }
-// 0 * log(y) is 0 unless y is NaN.
-Tensor xlogy(const Tensor& self, const Tensor& other) {
-  special_math::check_real("xlogy", "xlogy_cpu", self);
-  special_math::check_real("xlogy", "xlogy_cpu", other);
-  Tensor x = to_float(self), y = to_float(other);
-  return where(logical_and(x == 0, logical_not(isnan(y))), 0.0, x * log(y));
-}
-Tensor xlogy(const Scalar& self, const Tensor& other) { return xlogy(scalar_tensor(self, kDouble), other); }
-Tensor xlogy(const Tensor& self, const Scalar& other) { return xlogy(self, scalar_tensor(other, kDouble)); }
-Tensor& xlogy_(Tensor& self, const Tensor& other) { return write_back("xlogy_", self, xlogy(operand(self), other)); }
-Tensor& xlogy_(Tensor& self, const Scalar& other) { return write_back("xlogy_", self, xlogy(operand(self), other)); }
 // float_power computes in double whatever the inputs.
 Tensor float_power(const Tensor& self, const Tensor& exponent) { return pow(self.to(kDouble), exponent.to(kDouble)); }
 Tensor float_power(const Tensor& self, const Scalar& exponent) { return pow(self.to(kDouble), exponent.to<double>()); }

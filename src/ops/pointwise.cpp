@@ -1,6 +1,8 @@
 // Pointwise arithmetic: add/sub/mul/div and their relatives, pow, minimum/maximum, atan2, lerp,
 // addcmul/addcdiv, clamp, where and masked_fill. Each op is a small struct (its name, argument
 // rules and kernel); the public functions and Tensor methods below route through dispatch::call.
+#include "ember/pointwise.h"
+
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -10,10 +12,10 @@
 #include "ember/aten_tail2.h"
 #include "ember/complex_ops.h"
 #include "ember/factory.h"
-#include "ember/pointwise.h"
-#include "ops/pointwise_util.h"
 #include "ops/op_util.h"
+#include "ops/pointwise_util.h"
 #include "ops/quantized_util.h"
+#include "ops/special_math.h"
 
 namespace ember {
 namespace {
@@ -382,6 +384,33 @@ struct CopysignGrad {
     d.grad(other, [](const auto& c) { return zeros_like(c.grad()); });
   }
 };
+// XlogyBackward0 (two tensors), 1 (Scalar self), 2 (Scalar other) -- self: grad * xlogy(self != 0,
+// other); other: grad * self / other
+struct XlogyGrad {
+  template <class A, class B>
+  static void derivative(autograd::Derivative& d, const A& self, const B& other) {
+    constexpr bool kSelf = autograd::is_tensor<A>, kOther = autograd::is_tensor<B>;
+    d.name(!kSelf ? "XlogyBackward1" : kOther ? "XlogyBackward0" : "XlogyBackward2");
+    if constexpr (kSelf) {
+      if constexpr (kOther) {
+        d.grad(self, [s = d.save_for(self, self), o = d.save_for(self, other)](const auto& c) {
+          return c.grad() * xlogy(c[s] != 0, c[o]);
+        });
+      } else {
+        d.grad(self, [s = d.save(self), other](const auto& c) { return c.grad() * xlogy(c[s] != 0, other); });
+      }
+    }
+    if constexpr (kOther) {
+      if constexpr (kSelf) {
+        d.grad(other, [s = d.save_for(other, self), o = d.save_for(other, other)](const auto& c) {
+          return c.grad() * c[s] / c[o];
+        });
+      } else {
+        d.grad(other, [self, o = d.save(other)](const auto& c) { return c.grad() * self / c[o]; });
+      }
+    }
+  }
+};
 // floor_divide has no derivative in PyTorch either.
 struct NoGrad {};
 
@@ -411,6 +440,27 @@ EMBER_BINARY_OP(Maximum, "maximum", BinaryOp::Maximum, false, ExtremumGrad<true>
 EMBER_BINARY_OP(Atan2, "atan2", BinaryOp::Atan2, true, Atan2Grad)
 EMBER_BINARY_OP(Copysign, "copysign", BinaryOp::Copysign, true, CopysignGrad)
 #undef EMBER_BINARY_OP
+
+// libtorch's C++ xlogy takes a Scalar operand as a 0-dim float64 tensor, not as a wrapped number
+// (xlogy(an int tensor, 2.5) is float64), in its gradients too.
+Tensor xlogy_operand(const Tensor& t) { return t; }
+Tensor xlogy_operand(const Scalar& s) { return scalar_tensor(s, kDouble); }
+struct XlogyOp : XlogyGrad {
+  static constexpr const char* name = "xlogy";
+  template <class A, class B>
+  static Tensor run(const A& a, const B& b) {
+    return binary_into(name, Tensor(), xlogy_operand(a), xlogy_operand(b), BinaryOp::Xlogy, 1, false, true);
+  }
+};
+struct XlogyInplaceOp {
+  static constexpr const char* name = "xlogy_";
+  using out_of_place = XlogyOp;
+  template <class B>
+  static Tensor& run(Tensor& self, const B& b) {
+    binary_into(name, self, self, xlogy_operand(b), BinaryOp::Xlogy, 1, true, true);
+    return self;
+  }
+};
 
 struct ThresholdBackwardOp {
   static constexpr const char* name = "threshold_backward";
@@ -1038,6 +1088,21 @@ Tensor minimum(const Tensor& a, const Tensor& b) { return dispatch::call<Minimum
 Tensor maximum(const Tensor& a, const Tensor& b) { return dispatch::call<MaximumOp>(a, b); }
 Tensor atan2(const Tensor& a, const Tensor& b) { return dispatch::call<Atan2Op>(a, b); }
 Tensor copysign(const Tensor& a, const Tensor& b) { return dispatch::call<CopysignOp>(a, b); }
+Tensor xlogy(const Tensor& self, const Tensor& other) {
+  special_math::check_real("xlogy", "xlogy_cpu", self);
+  special_math::check_real("xlogy", "xlogy_cpu", other);
+  return dispatch::call<XlogyOp>(self, other);
+}
+Tensor xlogy(const Scalar& self, const Tensor& other) {
+  special_math::check_real("xlogy", "xlogy_cpu", other);
+  return dispatch::call<XlogyOp>(self, other);
+}
+Tensor xlogy(const Tensor& self, const Scalar& other) {
+  special_math::check_real("xlogy", "xlogy_cpu", self);
+  return dispatch::call<XlogyOp>(self, other);
+}
+Tensor& xlogy_(Tensor& self, const Tensor& other) { return dispatch::call<XlogyInplaceOp>(self, other); }
+Tensor& xlogy_(Tensor& self, const Scalar& other) { return dispatch::call<XlogyInplaceOp>(self, other); }
 Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold) {
   return dispatch::call<ThresholdBackwardOp>(grad_output, self, threshold);
 }

@@ -516,6 +516,22 @@ TEST(SpecialParity, IssueFunctionsAtSpecialValues) {
     const auto [a, b] = pairs(values);
     const torch::Tensor ta = T(a), tb = T(b);
     EXPECT_TRUE(Close(ember::special::xlogy(a, b), torch::special::xlogy(ta, tb), tol));
+    // and in float16/bfloat16: computed in float32 and rounded once, as libtorch's float16 kernel
+    // (its bfloat16 one rounds log(b) to bfloat16 first: Ember's are as close to the exact value)
+    for (ember::ScalarType half : {ember::kHalf, ember::kBFloat16}) {
+      SCOPED_TRACE(half == ember::kHalf ? "float16" : "bfloat16");
+      const ember::Tensor ha = a.to(half), hb = b.to(half), got = ember::xlogy(ha, hb);
+      EXPECT_TRUE(Close(got, T(ember::xlogy(ha.to(ember::kFloat), hb.to(ember::kFloat)).to(half)), parity::Tol{0, 0}));
+      const torch::Tensor theirs = torch::xlogy(T(ha), T(hb));
+      if (half == ember::kHalf) {
+        EXPECT_TRUE(Close(got, theirs, parity::Tol{0, 0}));
+      } else {
+        const ember::Tensor exact = ember::xlogy(ha.to(ember::kDouble), hb.to(ember::kDouble));
+        const ember::Tensor their_error =
+            (parity::to_ember(theirs).to(ember::kDouble) - exact).abs().nan_to_num(0, 0, 0);
+        EXPECT_TRUE((got.to(ember::kDouble) - exact).abs().nan_to_num(0, 0, 0).le(their_error).all().item<bool>());
+      }
+    }
     EXPECT_TRUE(Close(ember::special::xlog1py(a, b), torch::special::xlog1py(ta, tb), tol));
     // zeta(s, +-inf): libtorch answers NaN, Ember the limit 0 (s > 1) checked below
     const auto [fa, fb] = pairs(finite_and_nan);

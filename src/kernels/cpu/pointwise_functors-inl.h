@@ -1263,6 +1263,17 @@ struct Atan2F {
   }
 };
 
+// a * log(b) with LogF's log, one rounding each as PyTorch's kernel; 0 where a is 0 unless b is
+// NaN (then NaN), whatever log(b) is (0 * log(0) is 0, not NaN).
+struct XlogyF {
+  static constexpr bool staged16 = true;
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V a, V b) const {
+    const V r = hn::Mul(a, LogF{}.vec(d, b));
+    return hn::IfThenZeroElse(hn::AndNot(hn::IsNaN(b), hn::Eq(a, hn::Zero(d))), r);
+  }
+};
+
 // grad (Phi(x) + x phi(x)), Phi(x) = erfc(-x / sqrt(2)) / 2 as in GeluF (float32 lanes by the
 // table form, or in float64 when a lane lies outside its range); below -12.5 (a result under
 // 1e-34 of grad) the C library's erfc.
@@ -1347,6 +1358,8 @@ HWY_INLINE bool visit_binary(BinaryOp op, const Scalar& alpha, const UnaryParams
     case BinaryOp::Maximum: return call(MaximumF{});
     case BinaryOp::Atan2: return call(Atan2F{});
     case BinaryOp::Copysign: return call(CopysignF{});
+    case BinaryOp::Xlogy:
+      return call(XlogyF{});
     case BinaryOp::GeluBackward: return call(GeluBackwardF{});
     case BinaryOp::HardswishBackward: return call(HardswishBackwardF{});
     case BinaryOp::HardsigmoidBackward: return call(HardsigmoidBackwardF{});

@@ -170,6 +170,7 @@ void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
     case BinaryOp::Div:
     case BinaryOp::Atan2:
     case BinaryOp::Copysign:
+    case BinaryOp::Xlogy:
     case BinaryOp::GeluBackward:
     case BinaryOp::HardswishBackward:
     case BinaryOp::HardsigmoidBackward:
