@@ -563,6 +563,30 @@ TEST(NnSoftmax, OuterDimInColumnPieces) {
   }
 }
 
+// Short rows run four at a time side by side: each row's result is the one it gets alone, bit
+// for bit, for rows of whole and partial vectors, a count of rows that leaves a rest, and rows
+// with NaN or an infinity (the scalar path) among the four.
+TEST(NnSoftmax, ShortRowsInFoursEqualEachRowAlone) {
+  for (ScalarType dt : {kFloat, kDouble, kBFloat16}) {
+    for (int64_t n : {1, 7, 16, 32, 37, 64}) {
+      Tensor x = randn({11, n}).mul(5);
+      x[2][n / 2] = NAN;
+      x[5][0] = INFINITY;
+      x[9][n - 1] = -INFINITY;
+      x = x.to(dt);
+      for (bool log : {false, true}) {
+        const Tensor all = log ? log_softmax(x, 1) : softmax(x, 1);
+        for (int64_t r = 0; r < 11; ++r) {
+          const Tensor alone = log ? log_softmax(x[r].clone(), 0) : softmax(x[r].clone(), 0);
+          EXPECT_TRUE(all[r].equal(alone) ||
+                      (all[r].isnan().equal(alone.isnan()) && all[r].nan_to_num(0).equal(alone.nan_to_num(0))))
+              << dt << " n " << n << " row " << r << " log " << log;
+        }
+      }
+    }
+  }
+}
+
 // ---- embedding, dropout, interpolate, pad --------------------------------------------------
 
 TEST(NnMisc, EmbeddingGathersRows) {

@@ -43,67 +43,92 @@ void softmax_strided(const T* x, T* y, int64_t dim, int64_t inner, int64_t count
   }
 }
 
-// One contiguous row: max, then sum of exp(x - max), then the output. Rows of float/double keep
-// exp(x - max) in y between the passes; 16-bit rows recompute it (storing would round early).
-template <class T>
-HWY_INLINE void softmax_row(const T* x, T* y, size_t n, bool log) {
+// R contiguous rows of n (row r at x + r * n): max, then sum of exp(x - max), then the output,
+// each row as alone, the R rows side by side so that their reductions overlap (rows of 32 floats
+// were bound by the latency of one row's reductions). Rows of float/double keep exp(x - max) in y
+// between the passes; 16-bit rows recompute it (storing would round early).
+template <size_t R, class T>
+HWY_INLINE void softmax_rows(const T* x, T* y, size_t n, bool log) {
   using L = lane_t<T>;
   const DC<T> d;
+  using V = hn::Vec<DC<T>>;
   const size_t N = hn::Lanes(d);
-  const auto ninf = hn::Set(d, -std::numeric_limits<L>::infinity());
-  auto vmax = ninf, vsum = hn::Zero(d);
+  const V ninf = hn::Set(d, -std::numeric_limits<L>::infinity());
+  V vmax[R], vsum[R], acc[R];
+  L mx[R], sum[R];
+  for (size_t r = 0; r < R; ++r) vmax[r] = ninf, vsum[r] = acc[r] = hn::Zero(d);
   size_t i = 0;
   for (; i + N <= n; i += N) {
-    const auto v = LoadC(d, x + i);
-    vmax = hn::Max(vmax, v);
-    vsum = hn::Add(vsum, v);
+    for (size_t r = 0; r < R; ++r) {
+      const V v = LoadC(d, x + r * n + i);
+      vmax[r] = hn::Max(vmax[r], v);
+      vsum[r] = hn::Add(vsum[r], v);
+    }
   }
-  L mx = hn::GetLane(hn::MaxOfLanes(d, vmax)), total = hn::GetLane(hn::SumOfLanes(d, vsum));
-  for (; i < n; ++i) {
-    mx = std::max(mx, static_cast<L>(x[i]));
-    total += static_cast<L>(x[i]);
+  bool special = false;
+  for (size_t r = 0; r < R; ++r) {
+    mx[r] = hn::GetLane(hn::MaxOfLanes(d, vmax[r]));
+    L total = hn::GetLane(hn::SumOfLanes(d, vsum[r]));
+    for (size_t k = i; k < n; ++k) {
+      mx[r] = std::max(mx[r], static_cast<L>(x[r * n + k]));
+      total += static_cast<L>(x[r * n + k]);
+    }
+    // NaN anywhere (the sum shows it) or an infinite maximum: Highway's Exp does not carry NaN
+    // through, so such rows take the scalar path, which gives PyTorch's NaNs.
+    special = special || std::isnan(total) || std::isinf(mx[r]);
   }
-  // NaN anywhere (the sum shows it) or an infinite maximum: Highway's Exp does not carry NaN
-  // through, so such rows take the scalar path, which gives PyTorch's NaNs.
-  if (std::isnan(total) || std::isinf(mx)) {
+  if (special) {
     std::vector<L> buf;
-    softmax_strided(x, y, static_cast<int64_t>(n), 1, 1, log, buf);
+    for (size_t r = 0; r < R; ++r) {
+      if constexpr (R == 1) {
+        softmax_strided(x, y, static_cast<int64_t>(n), 1, 1, log, buf);
+      } else {
+        softmax_rows<1>(x + r * n, y + r * n, n, log);
+      }
+    }
     return;
   }
-  const auto vm = hn::Set(d, mx);
   constexpr bool keep = std::is_same_v<T, L>;
-  auto acc = hn::Zero(d);
   i = 0;
   for (; i + N <= n; i += N) {
-    const auto e = hn::Exp(d, hn::Sub(LoadC(d, x + i), vm));
-    if constexpr (keep) {
-      if (!log) hn::StoreU(e, d, y + i);
+    for (size_t r = 0; r < R; ++r) {
+      const V e = hn::Exp(d, hn::Sub(LoadC(d, x + r * n + i), hn::Set(d, mx[r])));
+      if constexpr (keep) {
+        if (!log) hn::StoreU(e, d, y + r * n + i);
+      }
+      acc[r] = hn::Add(acc[r], e);
     }
-    acc = hn::Add(acc, e);
   }
-  if (i < n) {
-    const auto e = hn::IfThenElseZero(hn::FirstN(d, n - i), hn::Exp(d, hn::Sub(LoadCN(d, x + i, n - i), vm)));
-    if constexpr (keep) {
-      if (!log) StoreCN(d, e, y + i, n - i);
+  for (size_t r = 0; r < R; ++r) {
+    if (i < n) {
+      const V e = hn::IfThenElseZero(hn::FirstN(d, n - i),
+                                     hn::Exp(d, hn::Sub(LoadCN(d, x + r * n + i, n - i), hn::Set(d, mx[r]))));
+      if constexpr (keep) {
+        if (!log) StoreCN(d, e, y + r * n + i, n - i);
+      }
+      acc[r] = hn::Add(acc[r], e);
     }
-    acc = hn::Add(acc, e);
+    sum[r] = hn::GetLane(hn::SumOfLanes(d, acc[r]));
   }
-  const L sum = hn::GetLane(hn::SumOfLanes(d, acc));
-  i = 0;
-  if (log) {
-    const auto shift = hn::Set(d, mx + std::log(sum));
-    for (; i + N <= n; i += N) StoreC(d, hn::Sub(LoadC(d, x + i), shift), y + i);
-    if (i < n) StoreCN(d, hn::Sub(LoadCN(d, x + i, n - i), shift), y + i, n - i);
-    return;
-  }
-  const auto inv = hn::Set(d, L(1) / sum);
-  for (; i + N <= n; i += N) {
-    const auto e = keep ? LoadC(d, y + i) : hn::Exp(d, hn::Sub(LoadC(d, x + i), vm));
-    StoreC(d, hn::Mul(e, inv), y + i);
-  }
-  if (i < n) {
-    const auto e = keep ? LoadCN(d, y + i, n - i) : hn::Exp(d, hn::Sub(LoadCN(d, x + i, n - i), vm));
-    StoreCN(d, hn::Mul(e, inv), y + i, n - i);
+  for (size_t r = 0; r < R; ++r) {
+    const T* xr = x + r * n;
+    T* yr = y + r * n;
+    size_t k = 0;
+    if (log) {
+      const V shift = hn::Set(d, mx[r] + std::log(sum[r]));
+      for (; k + N <= n; k += N) StoreC(d, hn::Sub(LoadC(d, xr + k), shift), yr + k);
+      if (k < n) StoreCN(d, hn::Sub(LoadCN(d, xr + k, n - k), shift), yr + k, n - k);
+      continue;
+    }
+    const V vm = hn::Set(d, mx[r]), inv = hn::Set(d, L(1) / sum[r]);
+    for (; k + N <= n; k += N) {
+      const V e = keep ? LoadC(d, yr + k) : hn::Exp(d, hn::Sub(LoadC(d, xr + k), vm));
+      StoreC(d, hn::Mul(e, inv), yr + k);
+    }
+    if (k < n) {
+      const V e = keep ? LoadCN(d, yr + k, n - k) : hn::Exp(d, hn::Sub(LoadCN(d, xr + k, n - k), vm));
+      StoreCN(d, hn::Mul(e, inv), yr + k, n - k);
+    }
   }
 }
 
@@ -180,14 +205,22 @@ void softmax_typed(const Tensor& x, const Tensor& y, bool log) {
   const T* xp = static_cast<const T*>(x.data_ptr());
   T* yp = static_cast<T*>(y.data_ptr());
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(DC<T>()));
+  if (inner == 1) {  // rows of up to 4 vectors four at a time
+    const size_t n = static_cast<size_t>(dim);
+    const bool short_rows = dim <= 4 * lanes;
+    parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(dim, 1)), [&](int64_t b, int64_t e) {
+      int64_t o = b;
+      if (short_rows) {
+        for (; o + 4 <= e; o += 4) softmax_rows<4>(xp + o * dim, yp + o * dim, n, log);
+      }
+      for (; o < e; ++o) softmax_rows<1>(xp + o * dim, yp + o * dim, n, log);
+    });
+    return;
+  }
   for_softmax_pieces(outer, dim, inner, lanes, [&](int64_t o, int64_t j0, int64_t j1) {
-    if (inner == 1) {
-      softmax_row(xp + o * dim, yp + o * dim, static_cast<size_t>(dim), log);
-    } else {
-      std::vector<compute_t<T>> buf;  // (for the columns past the last whole vector)
-      const int64_t off = o * dim * inner + j0;
-      softmax_outer(xp + off, yp + off, dim, inner, j1 - j0, log, buf);
-    }
+    std::vector<compute_t<T>> buf;  // (for the columns past the last whole vector)
+    const int64_t off = o * dim * inner + j0;
+    softmax_outer(xp + off, yp + off, dim, inner, j1 - j0, log, buf);
   });
 }
 
