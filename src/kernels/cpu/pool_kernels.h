@@ -4,6 +4,7 @@
 #pragma once
 #include <vector>
 
+#include "ember/array_ref.h"
 #include "ember/tensor.h"
 
 namespace ember::kernels {
@@ -11,7 +12,7 @@ namespace ember::kernels {
 // The input positions output index o of one axis reads: begin, begin + step, ... < end.
 // `extent` is the window size avg pooling divides by when padding counts.
 struct PoolAxis {
-  std::vector<int64_t> begin, end, extent;
+  SmallVector<int64_t, 16> begin, end, extent;  // (heap memory only past 16 outputs: small pools are per-op overhead)
   int64_t step = 1;
 };
 
