@@ -290,11 +290,6 @@ Tensor& dropout_(Tensor& self, double p, bool train) { return self.copy_(dropout
 
 // ---- binary math ----
 Tensor arctan2(const Tensor& self, const Tensor& other) { return atan2(self, other); }
-Tensor hypot(const Tensor& self, const Tensor& other) {
-  EMBER_CHECK(is_floating_type(result_type(self, other)), "hypot", "\"hypot\" not implemented for '",
-              result_type(self, other), "'");
-  return sqrt(self * self + other * other);
-}
 Tensor copysign(const Tensor& self, const Scalar& other) {
   const Tensor a = abs(to_float(self));
   return std::signbit(other.to<double>()) ? -a : a;
@@ -317,14 +312,6 @@ Tensor logaddexp2(const Tensor& self, const Tensor& other) {
   Tensor a = to_float(self), b = to_float(other);
   Tensor m = maximum(a, b);
   return where(logical_and(isinf(m), a == b), m, m + log1p(exp2(-abs(a - b))) / std::numbers::ln2);
-}
-// fmax/fmin ignore a NaN operand when the other is a number; a tie takes self (PyTorch's
-// gradient then flows to self alone, where maximum/minimum would split it).
-Tensor fmax(const Tensor& self, const Tensor& other) {
-  return where(logical_or(self >= other, isnan(other)), self, other);
-}
-Tensor fmin(const Tensor& self, const Tensor& other) {
-  return where(logical_or(self <= other, isnan(other)), self, other);
 }
 // float_power computes in double whatever the inputs.
 Tensor float_power(const Tensor& self, const Tensor& exponent) { return pow(self.to(kDouble), exponent.to(kDouble)); }

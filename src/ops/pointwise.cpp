@@ -411,6 +411,35 @@ struct XlogyGrad {
     }
   }
 };
+// FmaxBackward0 / FminBackward0 -- self: grad where self wins (self >= other, or other is NaN),
+// other: grad elsewhere
+template <bool Max>
+struct FmaxGrad {
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& other) {
+    d.name(Max ? "FmaxBackward0" : "FminBackward0");
+    const bool need = Derivative::needs(self) || Derivative::needs(other);
+    const autograd::Saved s = need ? d.save(self) : autograd::Saved{SIZE_MAX};
+    const autograd::Saved o = need ? d.save(other) : autograd::Saved{SIZE_MAX};
+    auto formula = [s, o](bool for_self) {
+      return [s, o, for_self](const auto& c) {
+        const Tensor a = c[s], b = c[o];
+        const Tensor self_wins = logical_or(Max ? a >= b : a <= b, isnan(b));
+        return c.grad().masked_fill(for_self ? logical_not(self_wins) : self_wins, 0);
+      };
+    };
+    d.grad(self, formula(true));
+    d.grad(other, formula(false));
+  }
+};
+// HypotBackward0 -- self: grad * self / result; other: grad * other / result
+struct HypotGrad {
+  static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& other) {
+    d.name("HypotBackward0");
+    const autograd::Saved r = d.save_result();
+    d.grad(self, [s = d.save_for(self, self), r](const auto& c) { return c.grad() * c[s] / c[r]; });
+    d.grad(other, [o = d.save_for(other, other), r](const auto& c) { return c.grad() * c[o] / c[r]; });
+  }
+};
 // floor_divide has no derivative in PyTorch either.
 struct NoGrad {};
 
@@ -439,6 +468,9 @@ EMBER_BINARY_OP(Minimum, "minimum", BinaryOp::Minimum, false, ExtremumGrad<false
 EMBER_BINARY_OP(Maximum, "maximum", BinaryOp::Maximum, false, ExtremumGrad<true>)
 EMBER_BINARY_OP(Atan2, "atan2", BinaryOp::Atan2, true, Atan2Grad)
 EMBER_BINARY_OP(Copysign, "copysign", BinaryOp::Copysign, true, CopysignGrad)
+EMBER_BINARY_OP(Fmax, "fmax", BinaryOp::Fmax, false, FmaxGrad<true>)
+EMBER_BINARY_OP(Fmin, "fmin", BinaryOp::Fmin, false, FmaxGrad<false>)
+EMBER_BINARY_OP(Hypot, "hypot", BinaryOp::Hypot, false, HypotGrad)
 #undef EMBER_BINARY_OP
 
 // libtorch's C++ xlogy takes a Scalar operand as a 0-dim float64 tensor, not as a wrapped number
@@ -1088,6 +1120,13 @@ Tensor minimum(const Tensor& a, const Tensor& b) { return dispatch::call<Minimum
 Tensor maximum(const Tensor& a, const Tensor& b) { return dispatch::call<MaximumOp>(a, b); }
 Tensor atan2(const Tensor& a, const Tensor& b) { return dispatch::call<Atan2Op>(a, b); }
 Tensor copysign(const Tensor& a, const Tensor& b) { return dispatch::call<CopysignOp>(a, b); }
+Tensor fmax(const Tensor& self, const Tensor& other) { return dispatch::call<FmaxOp>(self, other); }
+Tensor fmin(const Tensor& self, const Tensor& other) { return dispatch::call<FminOp>(self, other); }
+Tensor hypot(const Tensor& self, const Tensor& other) {
+  EMBER_CHECK(is_floating_type(result_type(self, other)), "hypot", "\"hypot\" not implemented for '",
+              result_type(self, other), "'");
+  return dispatch::call<HypotOp>(self, other);
+}
 Tensor xlogy(const Tensor& self, const Tensor& other) {
   special_math::check_real("xlogy", "xlogy_cpu", self);
   special_math::check_real("xlogy", "xlogy_cpu", other);

@@ -312,6 +312,38 @@ TEST(AtenTailParity, ForwardOnly) {
   for (const FwdCase& c : forward_cases()) aten_rows::run_forward(c, seed += 10, 1e-12);
 }
 
+// fmax, fmin and hypot are kernels: every pair of special and extreme values (hypot's squares
+// overflow float32 from 2e19: libtorch's hypot does not), in every floating dtype bit for bit,
+// fmax/fmin of integers, and the gradients' nodes named as libtorch's.
+TEST(AtenTailParity, FmaxFminHypotKernels) {
+  const double inf = INFINITY, nan = NAN;
+  const std::vector<double> v = {-inf, -3e38, -1e20, -2.5, -1.0, -0.0, 0.0, 1e-40, 0.5, 3.0, 1e20, 3e38, inf, nan};
+  for (ember::ScalarType dt : {ember::kFloat, ember::kDouble, ember::kHalf, ember::kBFloat16}) {
+    SCOPED_TRACE(testing::Message() << dt);
+    const ember::Tensor all = ember::tensor(v, ember::kDouble).to(dt);
+    const ember::Tensor a = all.view({-1, 1}), b = all.view({1, -1});
+    const torch::Tensor ta = to_torch(a), tb = to_torch(b);
+    EXPECT_TRUE(Close(ember::fmax(a, b), torch::fmax(ta, tb), parity::Tol{0, 0}));
+    EXPECT_TRUE(Close(ember::fmin(a, b), torch::fmin(ta, tb), parity::Tol{0, 0}));
+    // (libtorch 1.13 has no float16 hypot on the CPU: Ember's is float32's rounded once)
+    const torch::Tensor want = dt == ember::kHalf
+                                   ? torch::hypot(ta.to(torch::kFloat), tb.to(torch::kFloat)).to(torch::kHalf)
+                                   : torch::hypot(ta, tb);
+    EXPECT_TRUE(Close(ember::hypot(a, b), want, parity::Tol{0, 0}));
+    EXPECT_TRUE(Close(ember::hypot(a.t().contiguous().t(), b), want, parity::Tol{0, 0}));
+  }
+  for (ember::ScalarType dt : {ember::kInt, ember::kLong, ember::kUInt8, ember::kBool}) {
+    const ember::Tensor a = ember::randint(0, 5, {6, 1}).to(dt), b = ember::randint(0, 5, {1, 7}).to(dt);
+    EXPECT_TRUE(Close(ember::fmax(a, b), torch::fmax(to_torch(a), to_torch(b)), parity::Tol{0, 0}));
+    EXPECT_TRUE(Close(ember::fmin(a, b), torch::fmin(to_torch(a), to_torch(b)), parity::Tol{0, 0}));
+  }
+  const ember::Tensor x = ember::randn({5}).requires_grad_(), y = ember::randn({5}).requires_grad_();
+  const torch::Tensor tx = to_torch(x.detach()).requires_grad_(), ty = to_torch(y.detach()).requires_grad_();
+  EXPECT_EQ(ember::fmax(x, y).grad_fn()->name(), torch::fmax(tx, ty).grad_fn()->name());
+  EXPECT_EQ(ember::fmin(x, y).grad_fn()->name(), torch::fmin(tx, ty).grad_fn()->name());
+  EXPECT_EQ(ember::hypot(x, y).grad_fn()->name(), torch::hypot(tx, ty).grad_fn()->name());
+}
+
 // Values that are random in both libraries but must share a distribution's support and dtype.
 TEST(AtenTailParity, RandomFills) {
   ember::Generator g(7);

@@ -28,8 +28,11 @@ enum class BinaryOp : uint8_t {
   Minimum,  // NaN-propagating
   Maximum,
   Atan2,
-  Copysign,    // |a| with the sign bit of b
-  Xlogy,       // a * log(b), 0 where a is 0 and b is not NaN (floats only)
+  Copysign,  // |a| with the sign bit of b
+  Xlogy,     // a * log(b), 0 where a is 0 and b is not NaN (floats only)
+  Fmax,      // the larger, a NaN losing to a number; a tie takes a
+  Fmin,
+  Hypot,       // sqrt(a^2 + b^2) without overflow (floats only)
   BitwiseAnd,  // integers and bool only
   BitwiseOr,
   BitwiseXor,

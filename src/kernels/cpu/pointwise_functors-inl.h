@@ -1274,6 +1274,32 @@ struct XlogyF {
   }
 };
 
+// fmax/fmin: a NaN b loses to a (a NaN a to b, NaN when both are); a tie takes a.
+template <bool kMax>
+struct FmaxF {
+  template <class D, class V>
+  HWY_INLINE V vec(D, V a, V b) const {
+    return hn::IfThenElse(hn::Or(kMax ? hn::Ge(a, b) : hn::Le(a, b), hn::IsNaN(b)), a, b);
+  }
+};
+
+// hypot: float32 lanes as sqrt(a^2 + b^2) in float64 (the squares exact, no overflow, rounded
+// once: glibc's hypotf, which libtorch calls); an infinite or NaN operand (hypot(inf, NaN) is inf)
+// and float64 data take the C library's hypot.
+struct HypotF {
+  static constexpr bool staged16 = true;
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V a, V b) const {
+    using L = L_t<D>;
+    if constexpr (kF32<L>) {
+      if (HWY_LIKELY(hn::AllTrue(d, hn::And(hn::IsFinite(a), hn::IsFinite(b))))) {
+        return via_f64(d, a, b, [](auto, auto x, auto y) { return hn::Sqrt(hn::MulAdd(x, x, hn::Mul(y, y))); });
+      }
+    }
+    return per_lane(d, a, b, [](L x, L y) { return std::hypot(x, y); });
+  }
+};
+
 // grad (Phi(x) + x phi(x)), Phi(x) = erfc(-x / sqrt(2)) / 2 as in GeluF (float32 lanes by the
 // table form, or in float64 when a lane lies outside its range); below -12.5 (a result under
 // 1e-34 of grad) the C library's erfc.
@@ -1358,8 +1384,10 @@ HWY_INLINE bool visit_binary(BinaryOp op, const Scalar& alpha, const UnaryParams
     case BinaryOp::Maximum: return call(MaximumF{});
     case BinaryOp::Atan2: return call(Atan2F{});
     case BinaryOp::Copysign: return call(CopysignF{});
-    case BinaryOp::Xlogy:
-      return call(XlogyF{});
+    case BinaryOp::Xlogy: return call(XlogyF{});
+    case BinaryOp::Fmax: return call(FmaxF<true>{});
+    case BinaryOp::Fmin: return call(FmaxF<false>{});
+    case BinaryOp::Hypot: return call(HypotF{});
     case BinaryOp::GeluBackward: return call(GeluBackwardF{});
     case BinaryOp::HardswishBackward: return call(HardswishBackwardF{});
     case BinaryOp::HardsigmoidBackward: return call(HardsigmoidBackwardF{});
