@@ -735,6 +735,26 @@ TEST(PointwiseParity, PowScalarExponents) {
   }
 }
 
+// Negative bases with tensor exponents: whole vectors of integer exponents (odd ones negate),
+// vectors mixing integers and fractions (NaN there), and vectors holding a zero base (C's pow).
+TEST(PointwiseParity, PowNegativeBasesWithTensorExponents) {
+  uint64_t seed = 6600;
+  for (ember::ScalarType dt : {ember::kFloat, ember::kDouble, ember::kBFloat16, ember::kHalf}) {
+    ember::manual_seed(seed++);
+    Tensor base = -(ember::rand({4096}) * 3 + 0.25);
+    base[4000] = 0.0;
+    Tensor frac = ember::rand({4096}) * 6 - 3;
+    Tensor ints = ember::randint(-6, 7, {4096}).to(ember::kFloat);
+    Tensor whole_vectors = (ember::arange(4096) / 64).remainder(2).eq(0);  // 64 integers, then 64 mixed
+    Tensor mixed = ember::arange(4096).remainder(3).eq(0);
+    Tensor e = ember::where(whole_vectors.logical_or(mixed), ints, frac);
+    check(
+        "pow negative base", {base.to(dt), e.to(dt)},
+        [](const std::vector<Tensor>& v) { return ember::pow(v[0], v[1]); },
+        [](const std::vector<torch::Tensor>& v) { return torch::pow(v[0], v[1]); });
+  }
+}
+
 TEST(PointwiseParity, TernaryOps) {
   uint64_t seed = 7000;
   const std::vector<std::vector<int64_t>> sa = {{}, {5}, {3, 4}, {70001}, {2, 1, 4}, {0, 2}};

@@ -1162,20 +1162,34 @@ struct CopysignF {
   template <class D, class V>
   HWY_INLINE V vec(D, V a, V b) const { return hn::CopySign(a, b); }
 };
-// Float32 lanes with finite positive bases and finite exponents: e^(b log a) in float64, whose
-// error stays far below float32's rounding (b log a is clamped to +-200, past float32's range
-// both ways); any other lane in the vector, and float64 data, take the C library's pow.
+// Float32 lanes with finite nonzero bases and finite exponents: e^(b log |a|) in float64, whose
+// error stays far below float32's rounding (b log |a| is clamped to +-200, past float32's range
+// both ways), negated for a negative base and an odd exponent, NaN for a negative base and a
+// non-integer exponent (C's pow); any other lane in the vector (a zero or non-finite operand),
+// and float64 data, take the C library's pow. (Random signs sent every vector to the C library:
+// 2.5 ns an element.)
 struct PowF {
   static constexpr bool staged16 = true;
   template <class D, class V>
   HWY_INLINE V vec(D d, V a, V b) const {
     using L = L_t<D>;
     if constexpr (kF32<L>) {
-      const auto ok = hn::And(hn::And(hn::Gt(a, hn::Zero(d)), hn::Le(a, hn::Set(d, kMax<L>))), hn::IsFinite(b));
-      if (HWY_LIKELY(hn::AllTrue(d, ok))) {
-        return via_f64(d, a, b, [](auto dd, auto x, auto y) {
-          const auto lim = hn::Set(dd, 200.0);
-          return hn::Exp(dd, hn::Min(hn::Max(hn::Mul(y, hn::Log(dd, x)), hn::Neg(lim)), lim));
+      const auto lim = [](auto dd) { return hn::Set(dd, 200.0); };
+      const auto finite = hn::And(hn::IsFinite(a), hn::IsFinite(b));
+      if (HWY_LIKELY(hn::AllTrue(d, hn::And(finite, hn::Gt(a, hn::Zero(d)))))) {
+        return via_f64(d, a, b, [lim](auto dd, auto x, auto y) {
+          return hn::Exp(dd, hn::Min(hn::Max(hn::Mul(y, hn::Log(dd, x)), hn::Neg(lim(dd))), lim(dd)));
+        });
+      }
+      if (hn::AllTrue(d, hn::And(finite, hn::Ne(a, hn::Zero(d))))) {
+        return via_f64(d, a, b, [lim](auto dd, auto x, auto y) {
+          const auto r = hn::Exp(dd, hn::Min(hn::Max(hn::Mul(y, hn::Log(dd, hn::Abs(x))), hn::Neg(lim(dd))), lim(dd)));
+          const auto half = hn::Mul(y, hn::Set(dd, 0.5));
+          const auto integer = hn::Eq(hn::Floor(y), y);
+          const auto odd = hn::And(integer, hn::Ne(hn::Floor(half), half));
+          const auto signed_r = hn::IfThenElse(odd, hn::Neg(r), r);
+          const auto negative = hn::IfThenElse(integer, signed_r, hn::Set(dd, std::numeric_limits<double>::quiet_NaN()));
+          return hn::IfThenElse(hn::Lt(x, hn::Zero(dd)), negative, r);
         });
       }
     }
