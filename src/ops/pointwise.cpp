@@ -336,16 +336,22 @@ struct ModuloGrad {
   }
 };
 // MaximumBackward0 / MinimumBackward0 -- ties split the gradient evenly; the smaller (larger) operand gets none.
-template <bool Max>
+// FmaxBackward0 / FminBackward0 (Fmax) -- self: grad where self wins (self >= other, or other is
+// NaN), other: grad elsewhere.
+template <bool Max, bool Fmax = false>
 struct ExtremumGrad {
   static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& other) {
-    d.name(Max ? "MaximumBackward0" : "MinimumBackward0");
+    d.name(Fmax ? (Max ? "FmaxBackward0" : "FminBackward0") : (Max ? "MaximumBackward0" : "MinimumBackward0"));
     const bool need = Derivative::needs(self) || Derivative::needs(other);
     const autograd::Saved s = need ? d.save(self) : autograd::Saved{SIZE_MAX};
     const autograd::Saved o = need ? d.save(other) : autograd::Saved{SIZE_MAX};
     auto formula = [s, o](bool for_self) {
       return [s, o, for_self](const auto& c) {
         const Tensor a = c[s], b = c[o];
+        if constexpr (Fmax) {
+          const Tensor self_wins = logical_or(Max ? a >= b : a <= b, isnan(b));
+          return c.grad().masked_fill(for_self ? logical_not(self_wins) : self_wins, 0);
+        }
         const Tensor loses = for_self == Max ? a < b : a > b;
         return where(a == b, c.grad() / 2, c.grad()).masked_fill(loses, 0);
       };
@@ -411,26 +417,8 @@ struct XlogyGrad {
     }
   }
 };
-// FmaxBackward0 / FminBackward0 -- self: grad where self wins (self >= other, or other is NaN),
-// other: grad elsewhere
-template <bool Max>
-struct FmaxGrad {
-  static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& other) {
-    d.name(Max ? "FmaxBackward0" : "FminBackward0");
-    const bool need = Derivative::needs(self) || Derivative::needs(other);
-    const autograd::Saved s = need ? d.save(self) : autograd::Saved{SIZE_MAX};
-    const autograd::Saved o = need ? d.save(other) : autograd::Saved{SIZE_MAX};
-    auto formula = [s, o](bool for_self) {
-      return [s, o, for_self](const auto& c) {
-        const Tensor a = c[s], b = c[o];
-        const Tensor self_wins = logical_or(Max ? a >= b : a <= b, isnan(b));
-        return c.grad().masked_fill(for_self ? logical_not(self_wins) : self_wins, 0);
-      };
-    };
-    d.grad(self, formula(true));
-    d.grad(other, formula(false));
-  }
-};
+using FmaxGrad = ExtremumGrad<true, true>;
+using FminGrad = ExtremumGrad<false, true>;
 // HypotBackward0 -- self: grad * self / result; other: grad * other / result
 struct HypotGrad {
   static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& other) {
@@ -468,8 +456,8 @@ EMBER_BINARY_OP(Minimum, "minimum", BinaryOp::Minimum, false, ExtremumGrad<false
 EMBER_BINARY_OP(Maximum, "maximum", BinaryOp::Maximum, false, ExtremumGrad<true>)
 EMBER_BINARY_OP(Atan2, "atan2", BinaryOp::Atan2, true, Atan2Grad)
 EMBER_BINARY_OP(Copysign, "copysign", BinaryOp::Copysign, true, CopysignGrad)
-EMBER_BINARY_OP(Fmax, "fmax", BinaryOp::Fmax, false, FmaxGrad<true>)
-EMBER_BINARY_OP(Fmin, "fmin", BinaryOp::Fmin, false, FmaxGrad<false>)
+EMBER_BINARY_OP(Fmax, "fmax", BinaryOp::Fmax, false, FmaxGrad)
+EMBER_BINARY_OP(Fmin, "fmin", BinaryOp::Fmin, false, FminGrad)
 EMBER_BINARY_OP(Hypot, "hypot", BinaryOp::Hypot, false, HypotGrad)
 #undef EMBER_BINARY_OP
 
