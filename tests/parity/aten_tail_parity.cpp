@@ -344,6 +344,24 @@ TEST(AtenTailParity, FmaxFminHypotKernels) {
   EXPECT_EQ(ember::hypot(x, y).grad_fn()->name(), torch::hypot(tx, ty).grad_fn()->name());
 }
 
+// Scans along an outer dim (the row below is the running value of the rows above, a vectorized
+// loop over contiguous rows): every arithmetic dtype, integer sums and products that wrap, float
+// sums accumulated in float64 as libtorch's; rows of a matrix and the middle dim of a 3-D tensor.
+TEST(AtenTailParity, ScansAlongAnOuterDim) {
+  for (ember::ScalarType dt : {ember::kUInt8, ember::kInt8, ember::kInt, ember::kLong, ember::kFloat, ember::kDouble}) {
+    SCOPED_TRACE(testing::Message() << dt);
+    const bool integral = !ember::is_floating_type(dt);
+    const ember::Tensor m =
+        (integral ? ember::randint(-100, 100, {37, 70}) * 9999991 : ember::randn({37, 70}) * 1e3).to(dt);
+    const ember::Tensor t = (integral ? ember::randint(-5, 6, {3, 9, 33}) : ember::randn({3, 9, 33})).to(dt);
+    for (const auto& [x, dim] : {std::pair{m, 0}, std::pair{t, 1}}) {
+      EXPECT_TRUE(Close(x.cumsum(dim), to_torch(x).cumsum(dim), parity::Tol{0, 0}));
+      EXPECT_TRUE(
+          Close(x.cumprod(dim), to_torch(x).cumprod(dim), integral ? parity::Tol{0, 0} : parity::Tol{1e-12, 0}));
+    }
+  }
+}
+
 // Values that are random in both libraries but must share a distribution's support and dtype.
 TEST(AtenTailParity, RandomFills) {
   ember::Generator g(7);

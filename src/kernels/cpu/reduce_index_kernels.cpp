@@ -391,6 +391,21 @@ void cumulative_typed(const Tensor& out, const Tensor& in, int64_t dim) {
         // When the output runs along the dim instead (a transposed input, a contiguous
         // output), each neighbour writes its own cache lines: take a cache line's worth of
         // neighbours at a time, or the lines written at once evict each other.
+        if constexpr (std::is_arithmetic_v<T>) {
+          if (cs == int64_t{sizeof(T)} && ds == int64_t{sizeof(T)}) {
+            // both contiguous (a scan along an outer dim): plain loops over the row, which GCC
+            // vectorizes (the generic form below ran an element at a time: 32x32 0.96 us)
+            for (int64_t r = 0; r < rs; ++r) {
+              const T* xr = reinterpret_cast<const T*>(x + r * is);
+              T* yr = reinterpret_cast<T*>(y + r * os);
+              for (int64_t i = 0; i < n; ++i) {
+                acc[i] = op(acc[i], xr[i]);
+                yr[i] = cast<T>(acc[i]);
+              }
+            }
+            return;
+          }
+        }
         const int64_t block = ds == int64_t{sizeof(T)} ? n : 64 / int64_t{sizeof(T)};
         for (int64_t i0 = 0; i0 < n; i0 += block) {
           const int64_t i1 = std::min(n, i0 + block);
