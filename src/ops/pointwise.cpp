@@ -1,8 +1,6 @@
 // Pointwise arithmetic: add/sub/mul/div and their relatives, pow, minimum/maximum, atan2, lerp,
 // addcmul/addcdiv, clamp, where and masked_fill. Each op is a small struct (its name, argument
 // rules and kernel); the public functions and Tensor methods below route through dispatch::call.
-#include "ember/pointwise.h"
-
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -12,8 +10,9 @@
 #include "ember/aten_tail2.h"
 #include "ember/complex_ops.h"
 #include "ember/factory.h"
-#include "ops/op_util.h"
+#include "ember/pointwise.h"
 #include "ops/pointwise_util.h"
+#include "ops/op_util.h"
 #include "ops/quantized_util.h"
 #include "ops/special_math.h"
 

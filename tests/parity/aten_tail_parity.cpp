@@ -330,7 +330,8 @@ TEST(AtenTailParity, FmaxFminHypotKernels) {
                                    ? torch::hypot(ta.to(torch::kFloat), tb.to(torch::kFloat)).to(torch::kHalf)
                                    : torch::hypot(ta, tb);
     EXPECT_TRUE(Close(ember::hypot(a, b), want, parity::Tol{0, 0}));
-    EXPECT_TRUE(Close(ember::hypot(a.t().contiguous().t(), b), want, parity::Tol{0, 0}));
+    const ember::Tensor column_major = a.expand({-1, b.size(1)}).t().contiguous().t();  // strides (1, 14)
+    EXPECT_TRUE(Close(ember::hypot(column_major, b), want, parity::Tol{0, 0}));
   }
   for (ember::ScalarType dt : {ember::kInt, ember::kLong, ember::kUInt8, ember::kBool}) {
     const ember::Tensor a = ember::randint(0, 5, {6, 1}).to(dt), b = ember::randint(0, 5, {1, 7}).to(dt);

@@ -1,14 +1,15 @@
 #include "kernels/cpu/onednn_quant.h"
 
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cmath>
-#include <oneapi/dnnl/dnnl.hpp>
 #include <string_view>
 
-#include "core/parallel.h"
 #include "ember/error.h"
+#include "core/parallel.h"
 #include "kernels/cpu/onednn.h"
 
 namespace ember::kernels {

@@ -32,13 +32,13 @@ enum class BinaryOp : uint8_t {
   Xlogy,     // a * log(b), 0 where a is 0 and b is not NaN (floats only)
   Fmax,      // the larger, a NaN losing to a number; a tie takes a
   Fmin,
-  Hypot,       // sqrt(a^2 + b^2) without overflow (floats only)
+  Hypot,     // sqrt(a^2 + b^2) without overflow (floats only)
   BitwiseAnd,  // integers and bool only
   BitwiseOr,
   BitwiseXor,
-  Lerp,                 // lerp(a, b, alpha) for a Scalar weight, kept in double until the compute type
-  ThresholdBackward,    // b <= alpha ? 0 : a (a: the gradient, b: the forward input or result)
-  GeluBackward,         // a (Phi(b) + b phi(b)): exact gelu's gradient (a: the gradient, b: the input; floats only)
+  Lerp,  // lerp(a, b, alpha) for a Scalar weight, kept in double until the compute type
+  ThresholdBackward,  // b <= alpha ? 0 : a (a: the gradient, b: the forward input or result)
+  GeluBackward,       // a (Phi(b) + b phi(b)): exact gelu's gradient (a: the gradient, b: the input; floats only)
   HardswishBackward,    // 0 for b < -3, a (b / 3 + 1/2) up to 3, a above (floats only)
   HardsigmoidBackward,  // a / 6 strictly inside (-3, 3), else 0 (floats only)
   SiluBackward,         // a s (1 + b (1 - s)), s = sigmoid(b) (floats only)

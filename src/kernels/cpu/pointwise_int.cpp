@@ -161,12 +161,10 @@ void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
     case BinaryOp::Remainder: return run_div<Div::Remainder, T>(iter);
     case BinaryOp::Fmod: return run_div<Div::Fmod, T>(iter);
     case BinaryOp::Pow: return run([](T a, T b) { return pow_int(a, b); });
-    case BinaryOp::Minimum: return run([](T a, T b) { return std::min(a, b); });
-    case BinaryOp::Maximum: return run([](T a, T b) { return std::max(a, b); });
-    case BinaryOp::Fmin:
-      return run([](T a, T b) { return a <= b ? a : b; });
-    case BinaryOp::Fmax:
-      return run([](T a, T b) { return a >= b ? a : b; });
+    case BinaryOp::Minimum:
+    case BinaryOp::Fmin: return run([](T a, T b) { return std::min(a, b); });
+    case BinaryOp::Maximum:
+    case BinaryOp::Fmax: return run([](T a, T b) { return std::max(a, b); });
     case BinaryOp::ThresholdBackward: return run([al](T g, T x) { return x <= al ? T(0) : g; });
     case BinaryOp::BitwiseAnd: return run([](T a, T b) { return static_cast<T>(a & b); });
     case BinaryOp::BitwiseOr: return run([](T a, T b) { return static_cast<T>(a | b); });
