@@ -374,6 +374,51 @@ TEST(Reduce, TopkOfAFewMatchesTheStableSort) {
   }
 }
 
+// Short lines are ordered by rank (every key counted against every other, a few SIMD vectors of
+// keys at a time): lines of every length up to past the rank sort's limit (64) and across its
+// vector groups, with ties (kept in input order), NaN (last), -0 equal to 0, infinities and the
+// int64 extremes, ascending and descending, against std::stable_sort of the same values.
+TEST(Reduce, SortShortLinesByRank) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double specials[] = {kNaN, -0.0, 0.0, inf, -inf, 1.0, -1.0};
+  for (ScalarType dt : {kFloat, kDouble, kBFloat16, kInt, kLong}) {
+    for (int64_t n = 1; n <= 70; ++n) {
+      Tensor x = rand({3, n}).mul(6).round();  // ties
+      if (is_floating_type(dt)) {
+        for (int64_t i = 0; i < n; i += 5) x[i % 3][i] = specials[(i / 5) % 7];
+      }
+      x = x.to(dt);
+      if (dt == kLong && n > 2) {
+        x[0][0] = std::numeric_limits<int64_t>::max();
+        x[1][1] = std::numeric_limits<int64_t>::min();
+      }
+      const Tensor xd = x.to(kDouble);
+      for (bool descending : {false, true}) {
+        auto [v, i] = x.sort(1, descending);
+        for (int64_t r = 0; r < 3; ++r) {
+          std::vector<int64_t> want(static_cast<size_t>(n));
+          for (int64_t j = 0; j < n; ++j) want[static_cast<size_t>(j)] = j;
+          auto value = [&](int64_t j) {
+            return dt == kLong ? static_cast<double>(x[r][j].item<int64_t>()) : xd[r][j].item<double>();
+          };
+          std::stable_sort(want.begin(), want.end(), [&](int64_t a, int64_t b) {
+            const double p = value(a), q = value(b);
+            if (descending) return (std::isnan(p) && !std::isnan(q)) || p > q;
+            return (std::isnan(q) && !std::isnan(p)) || p < q;
+          });
+          for (int64_t j = 0; j < n; ++j) {
+            ASSERT_EQ(i[r][j].item<int64_t>(), want[static_cast<size_t>(j)])
+                << dt << " n " << n << " row " << r << " at " << j << (descending ? " descending" : "");
+          }
+          const Tensor g = x[r].index_select(0, i[r]);
+          EXPECT_TRUE(v[r].eq(g).logical_or(v[r].isnan().logical_and(g.isnan())).all().item<bool>())
+              << dt << " n " << n;
+        }
+      }
+    }
+  }
+}
+
 TEST(Reduce, SumOut) {
   const Tensor x = tensor({{1.5, 2.5}, {3.5, 4.5}});
   Tensor out = empty({5}, TensorOptions().dtype(kInt));

@@ -15,4 +15,9 @@ void topk_kernel(const Tensor& values, const Tensor& indices, const Tensor& in, 
 // The k-th smallest (1-based); among equal elements the one earlier in the input.
 void kthvalue_kernel(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t k, int64_t dim);
 
+// Sorts keys[0, n) ascending, n <= kRankSortMax, the keys distinct (a short line's keys carry
+// their positions): each key's place is the count of keys below it (rank_sort.cpp).
+inline constexpr int64_t kRankSortMax = 64;
+void rank_sort(uint64_t* keys, int64_t n);
+
 }  // namespace ember::kernels
