@@ -383,7 +383,7 @@ TEST(Reduce, SortShortLinesByRank) {
   const double specials[] = {kNaN, -0.0, 0.0, inf, -inf, 1.0, -1.0};
   for (ScalarType dt : {kFloat, kDouble, kBFloat16, kInt, kLong}) {
     for (int64_t n = 1; n <= 70; ++n) {
-      Tensor x = rand({3, n}).mul(6).round();  // ties
+      Tensor x = rand({3, n}).mul(12).sub(6).round();  // ties, both signs
       if (is_floating_type(dt)) {
         for (int64_t i = 0; i < n; i += 5) x[i % 3][i] = specials[(i / 5) % 7];
       }

@@ -1,14 +1,17 @@
-// Sorting a short line of distinct 64-bit keys by rank: each key's place is the number of keys
-// below it, counted a vector of keys at a time against every key of the line. n^2 comparisons
-// without a branch, so it beats a comparison sort only on short lines; sort_kernels.cpp calls it
-// up to kRankSortMax keys.
+// The stable order of a short line by rank: each element's place is the number of elements
+// before it in the order (below it, or equal and earlier in the line), counted a SIMD vector of
+// elements at a time against every element of the line. n^2 comparisons without a branch and
+// without building position-carrying keys, so it beats a comparison sort on short lines only;
+// sort_kernels.cpp calls it up to kRankSortMax elements.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/rank_sort.cpp"
 #include <hwy/foreach_target.h>  // NOLINT: re-includes this file once per target
 #include <hwy/highway.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/cpu/sort.h"
 
@@ -16,36 +19,62 @@ HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-void rank_sort(uint64_t* keys, int64_t n) {
-  const hn::ScalableTag<int64_t> d;
-  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-  // Four vectors of keys at a time share each broadcast key. The keys are compared as signed
-  // (their top bit flipped: AVX2 has no unsigned 64-bit compare); the padding is the largest key,
-  // which is below none.
-  constexpr int64_t kMaxLanes = HWY_MAX_BYTES / sizeof(int64_t);
-  HWY_ALIGN int64_t k[kRankSortMax + 4 * kMaxLanes];
-  HWY_ALIGN int64_t rank[kRankSortMax + 4 * kMaxLanes];
-  const int64_t padded = (n + 4 * N - 1) / (4 * N) * (4 * N);
-  constexpr uint64_t kTop = uint64_t{1} << 63;
-  for (int64_t i = 0; i < n; ++i) k[i] = static_cast<int64_t>(keys[i] ^ kTop);
-  for (int64_t i = n; i < padded; ++i) k[i] = std::numeric_limits<int64_t>::max();
-  for (int64_t i = 0; i < padded; i += 4 * N) {
-    const auto x0 = hn::Load(d, k + i), x1 = hn::Load(d, k + i + N);
-    const auto x2 = hn::Load(d, k + i + 2 * N), x3 = hn::Load(d, k + i + 3 * N);
-    auto r0 = hn::Zero(d), r1 = hn::Zero(d), r2 = hn::Zero(d), r3 = hn::Zero(d);
-    for (int64_t j = 0; j < n; ++j) {  // a true mask is -1
-      const auto b = hn::Set(d, k[j]);
-      r0 = hn::Sub(r0, hn::VecFromMask(d, hn::Lt(b, x0)));
-      r1 = hn::Sub(r1, hn::VecFromMask(d, hn::Lt(b, x1)));
-      r2 = hn::Sub(r2, hn::VecFromMask(d, hn::Lt(b, x2)));
-      r3 = hn::Sub(r3, hn::VecFromMask(d, hn::Lt(b, x3)));
+template <class C>
+void rank_sort_line(const C* x, int64_t n, bool descending, int64_t* idx) {
+  using K = std::conditional_t<sizeof(C) == 4, int32_t, int64_t>;  // signed keys in the line's order
+  const hn::ScalableTag<K> dk;
+  const hn::ScalableTag<C> dc;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(dk));
+  constexpr int64_t kMaxLanes = HWY_MAX_BYTES / sizeof(K);
+  HWY_ALIGN C val[kRankSortMax + kMaxLanes];
+  HWY_ALIGN K key[kRankSortMax + kMaxLanes];
+  HWY_ALIGN K rank[kRankSortMax + kMaxLanes];
+  const int64_t padded = (n + N - 1) / N * N;  // the padding's ranks are computed and not used
+  std::copy_n(x, n, val);
+  std::fill(val + n, val + padded, C(0));
+  for (int64_t i = 0; i < padded; i += N) {
+    auto k = hn::BitCast(dk, hn::Load(dc, val + i));
+    if constexpr (std::is_floating_point_v<C>) {
+      // the bits as a signed integer in the values' order: negative floats' magnitude bits
+      // reversed; -0 made 0 first, NaN the largest
+      const auto v = hn::Add(hn::Load(dc, val + i), hn::Zero(dc));
+      k = hn::BitCast(dk, v);
+      k = hn::Xor(k, hn::And(hn::ShiftRight<sizeof(K) * 8 - 1>(k), hn::Set(dk, std::numeric_limits<K>::max())));
+      k = hn::IfThenElse(hn::RebindMask(dk, hn::IsNaN(v)), hn::Set(dk, std::numeric_limits<K>::max()), k);
     }
-    hn::Store(r0, d, rank + i);
-    hn::Store(r1, d, rank + i + N);
-    hn::Store(r2, d, rank + i + 2 * N);
-    hn::Store(r3, d, rank + i + 3 * N);
+    if (descending) k = hn::Not(k);  // (NaN first, as PyTorch's descending sort)
+    hn::Store(k, dk, key + i);
   }
-  for (int64_t i = 0; i < n; ++i) keys[rank[i]] = static_cast<uint64_t>(k[i]) ^ kTop;
+  for (int64_t i0 = 0; i0 < padded; i0 += N) {
+    const auto xi = hn::Load(dk, key + i0);
+    // before the block, equal elements come first: i0 less those above; after it, those below
+    auto r = hn::Set(dk, static_cast<K>(i0));
+    for (int64_t j = 0; j < i0; ++j) r = hn::Add(r, hn::VecFromMask(dk, hn::Gt(hn::Set(dk, key[j]), xi)));
+    const auto lane = hn::Iota(dk, static_cast<K>(i0));
+    for (int64_t j = i0; j < std::min(i0 + N, n); ++j) {
+      const auto b = hn::Set(dk, key[j]);
+      const auto earlier_equal = hn::And(hn::Eq(b, xi), hn::Lt(hn::Set(dk, static_cast<K>(j)), lane));
+      r = hn::Sub(r, hn::VecFromMask(dk, hn::Or(hn::Lt(b, xi), earlier_equal)));
+    }
+    for (int64_t j = i0 + N; j < n; ++j) r = hn::Sub(r, hn::VecFromMask(dk, hn::Lt(hn::Set(dk, key[j]), xi)));
+    hn::Store(r, dk, rank + i0);
+  }
+  for (int64_t i = 0; i < n; ++i) idx[rank[i]] = i;
+}
+
+void rank_sort_f32(const float* x, int64_t n, bool descending, int64_t* idx) { rank_sort_line(x, n, descending, idx); }
+void rank_sort_f64(const double* x, int64_t n, bool descending, int64_t* idx) { rank_sort_line(x, n, descending, idx); }
+void rank_sort_i32(const int32_t* x, int64_t n, bool descending, int64_t* idx) {
+  rank_sort_line(x, n, descending, idx);
+}
+// int64 lines within int32's range (the usual ones) are ranked as int32, twice the lanes.
+void rank_sort_i64(const int64_t* x, int64_t n, bool descending, int64_t* idx) {
+  bool narrow = true;
+  for (int64_t i = 0; i < n; ++i) narrow &= x[i] == static_cast<int32_t>(x[i]);
+  if (!narrow) return rank_sort_line(x, n, descending, idx);
+  int32_t x32[kRankSortMax];
+  for (int64_t i = 0; i < n; ++i) x32[i] = static_cast<int32_t>(x[i]);
+  rank_sort_line(x32, n, descending, idx);
 }
 
 }  // namespace ember::kernels::HWY_NAMESPACE
@@ -54,9 +83,23 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace ember::kernels {
 
-HWY_EXPORT(rank_sort);
+HWY_EXPORT(rank_sort_f32);
+HWY_EXPORT(rank_sort_f64);
+HWY_EXPORT(rank_sort_i32);
+HWY_EXPORT(rank_sort_i64);
 
-void rank_sort(uint64_t* keys, int64_t n) { HWY_DYNAMIC_DISPATCH(rank_sort)(keys, n); }
+void rank_sort(const float* x, int64_t n, bool descending, int64_t* idx) {
+  HWY_DYNAMIC_DISPATCH(rank_sort_f32)(x, n, descending, idx);
+}
+void rank_sort(const double* x, int64_t n, bool descending, int64_t* idx) {
+  HWY_DYNAMIC_DISPATCH(rank_sort_f64)(x, n, descending, idx);
+}
+void rank_sort(const int32_t* x, int64_t n, bool descending, int64_t* idx) {
+  HWY_DYNAMIC_DISPATCH(rank_sort_i32)(x, n, descending, idx);
+}
+void rank_sort(const int64_t* x, int64_t n, bool descending, int64_t* idx) {
+  HWY_DYNAMIC_DISPATCH(rank_sort_i64)(x, n, descending, idx);
+}
 
 }  // namespace ember::kernels
 #endif  // HWY_ONCE

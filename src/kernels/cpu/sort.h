@@ -15,9 +15,13 @@ void topk_kernel(const Tensor& values, const Tensor& indices, const Tensor& in, 
 // The k-th smallest (1-based); among equal elements the one earlier in the input.
 void kthvalue_kernel(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t k, int64_t dim);
 
-// Sorts keys[0, n) ascending, n <= kRankSortMax, the keys distinct (a short line's keys carry
-// their positions): each key's place is the count of keys below it (rank_sort.cpp).
+// The stable order of a short line x[0, n), n <= kRankSortMax: idx[r] = the position of its r-th
+// element, NaN above every number, -0 equal to 0, equal elements in line order; descending
+// reverses the values' order only (rank_sort.cpp).
 inline constexpr int64_t kRankSortMax = 64;
-void rank_sort(uint64_t* keys, int64_t n);
+void rank_sort(const float* x, int64_t n, bool descending, int64_t* idx);
+void rank_sort(const double* x, int64_t n, bool descending, int64_t* idx);
+void rank_sort(const int32_t* x, int64_t n, bool descending, int64_t* idx);
+void rank_sort(const int64_t* x, int64_t n, bool descending, int64_t* idx);
 
 }  // namespace ember::kernels
