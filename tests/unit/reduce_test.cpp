@@ -377,7 +377,7 @@ TEST(Reduce, TopkOfAFewMatchesTheStableSort) {
 // Short lines are ordered by rank (every key counted against every other, a few SIMD vectors of
 // keys at a time): lines of every length up to past the rank sort's limit (64) and across its
 // vector groups, with ties (kept in input order), NaN (last), -0 equal to 0, infinities and the
-// int64 extremes, ascending and descending, against std::stable_sort of the same values.
+// int32 and int64 extremes, ascending and descending, against std::stable_sort of the same values.
 TEST(Reduce, SortShortLinesByRank) {
   const double inf = std::numeric_limits<double>::infinity();
   const double specials[] = {kNaN, -0.0, 0.0, inf, -inf, 1.0, -1.0};
@@ -391,6 +391,10 @@ TEST(Reduce, SortShortLinesByRank) {
       if (dt == kLong && n > 2) {
         x[0][0] = std::numeric_limits<int64_t>::max();
         x[1][1] = std::numeric_limits<int64_t>::min();
+      }
+      if (dt == kInt && n > 2) {
+        x[0][1] = std::numeric_limits<int32_t>::min();
+        x[2][2] = std::numeric_limits<int32_t>::max();
       }
       const Tensor xd = x.to(kDouble);
       for (bool descending : {false, true}) {

@@ -33,12 +33,12 @@ void rank_sort_line(const C* x, int64_t n, bool descending, int64_t* idx) {
   std::copy_n(x, n, val);
   std::fill(val + n, val + padded, C(0));
   for (int64_t i = 0; i < padded; i += N) {
-    auto k = hn::BitCast(dk, hn::Load(dc, val + i));
+    auto v = hn::Load(dc, val + i);
+    if constexpr (std::is_floating_point_v<C>) v = hn::Add(v, hn::Zero(dc));  // -0 made 0
+    auto k = hn::BitCast(dk, v);
     if constexpr (std::is_floating_point_v<C>) {
       // the bits as a signed integer in the values' order: negative floats' magnitude bits
-      // reversed; -0 made 0 first, NaN the largest
-      const auto v = hn::Add(hn::Load(dc, val + i), hn::Zero(dc));
-      k = hn::BitCast(dk, v);
+      // reversed, NaN the largest
       k = hn::Xor(k, hn::And(hn::ShiftRight<sizeof(K) * 8 - 1>(k), hn::Set(dk, std::numeric_limits<K>::max())));
       k = hn::IfThenElse(hn::RebindMask(dk, hn::IsNaN(v)), hn::Set(dk, std::numeric_limits<K>::max()), k);
     }
