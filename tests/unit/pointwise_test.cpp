@@ -3,11 +3,13 @@
 // tests/parity/pointwise_parity.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -69,6 +71,74 @@ TEST(Pointwise, IntegerEdgeCasesWrapWithoutUndefinedBehaviour) {
   EXPECT_EQ(neg(a).data_ptr<int64_t>()[0], mn);
   Tensor c = tensor({-128}, TensorOptions().dtype(kChar));
   EXPECT_EQ(div(c, tensor({-1}, TensorOptions().dtype(kChar)), "trunc").data_ptr<int8_t>()[0], -128);
+}
+
+// The int32 and int64 ops compiled for each SIMD target (kernels/cpu/pointwise_int_wide.cpp):
+// every length up to past two AVX-512 vectors (the tails), the types' extremes so that sums and
+// products wrap, contiguous, row-broadcast and Scalar operands, against the wrapping results
+// computed here. Also run on the AVX2 path (the test cpu_capability_avx2).
+template <class T>
+void check_wide_integer_ops(ScalarType dtype) {
+  using U = std::make_unsigned_t<T>;
+  const T mn = std::numeric_limits<T>::min(), mx = std::numeric_limits<T>::max();
+  struct Case {
+    const char* name;
+    Tensor (*op)(const Tensor&, const Tensor&);
+    T (*want)(T, T);
+  };
+  const Case cases[] = {
+      {"add", [](const Tensor& a, const Tensor& b) { return add(a, b); }, [](T a, T b) { return T(U(a) + U(b)); }},
+      {"sub", [](const Tensor& a, const Tensor& b) { return sub(a, b); }, [](T a, T b) { return T(U(a) - U(b)); }},
+      {"mul", [](const Tensor& a, const Tensor& b) { return mul(a, b); }, [](T a, T b) { return T(U(a) * U(b)); }},
+      {"minimum", [](const Tensor& a, const Tensor& b) { return minimum(a, b); },
+       [](T a, T b) { return std::min(a, b); }},
+      {"maximum", [](const Tensor& a, const Tensor& b) { return maximum(a, b); },
+       [](T a, T b) { return std::max(a, b); }},
+      {"bitwise_and", [](const Tensor& a, const Tensor& b) { return bitwise_and(a, b); },
+       [](T a, T b) { return T(a & b); }},
+      {"bitwise_or", [](const Tensor& a, const Tensor& b) { return bitwise_or(a, b); },
+       [](T a, T b) { return T(a | b); }},
+      {"bitwise_xor", [](const Tensor& a, const Tensor& b) { return bitwise_xor(a, b); },
+       [](T a, T b) { return T(a ^ b); }},
+  };
+
+  auto element = [&](int64_t i, int64_t salt) -> T {
+    switch ((i * 7 + salt) % 9) {
+      case 0: return mn;
+      case 1: return mx;
+      case 2: return T(-1);
+      case 3: return T(0);
+      default: return static_cast<T>(U(i * 2654435761u + salt * 40503u) ^ (U(salt) << (sizeof(T) * 8 - 8)));
+    }
+  };
+  for (int64_t n = 1; n <= 70; ++n) {
+    std::vector<T> xa(3 * n), xb(n);
+    for (int64_t i = 0; i < 3 * n; ++i) xa[i] = element(i, 1);
+    for (int64_t i = 0; i < n; ++i) xb[i] = element(i, 5);
+    const Tensor a = from_blob(xa.data(), {3, n}, dtype).clone();
+    const Tensor row = from_blob(xb.data(), {1, n}, dtype).clone();
+    const Tensor full = row.expand({3, n}).contiguous();
+    for (const Case& c : cases) {
+      for (const Tensor& b : {full, row}) {
+        const Tensor out = c.op(a, b);
+        ASSERT_EQ(out.dtype(), dtype);
+        const T* o = out.data_ptr<T>();
+        for (int64_t i = 0; i < 3 * n; ++i) {
+          ASSERT_EQ(o[i], c.want(xa[i], xb[i % n]))
+              << c.name << " n=" << n << " i=" << i << " broadcast=" << (b.stride(0) == 0);
+        }
+      }
+      const Tensor by_scalar = c.op(a, scalar_tensor(static_cast<int64_t>(mn), dtype));  // a 0-dim operand
+      for (int64_t i = 0; i < 3 * n; ++i) {
+        ASSERT_EQ(by_scalar.data_ptr<T>()[i], c.want(xa[i], mn)) << c.name << " n=" << n;
+      }
+    }
+  }
+}
+
+TEST(Pointwise, WideIntegerOpsWrapOverEveryTail) {
+  check_wide_integer_ops<int32_t>(kInt);
+  check_wide_integer_ops<int64_t>(kLong);
 }
 
 TEST(Pointwise, RemainderFollowsPythonAndFmodFollowsC) {
