@@ -416,6 +416,46 @@ TEST(NnPool, MaxPoolValuesAndFlatIndices) {
   EXPECT_TRUE(ic.is_contiguous(MemoryFormat::ChannelsLast));
 }
 
+// Without indices, planes whose output rows are shorter than a vector take the separable
+// kernel (rows of the window first, then its columns): the values must be those of the kernel
+// that also finds the indices, NaN and -inf included, over kernels, strides, paddings,
+// dilations, ceil mode and every float dtype.
+TEST(NnPool, MaxPoolWithoutIndicesMatchesTheIndexedKernel) {
+  Generator g(7);
+  int checked = 0;
+  for (ScalarType dt : kFloatTypes) {
+    for (int64_t hw : {1, 3, 8, 13, 40}) {
+      for (int64_t k : {1, 2, 3, 5}) {
+        for (int64_t stride : {1, 2, 3}) {
+          for (int64_t dil : {1, 2}) {
+            for (int64_t pad = 0; pad <= k / 2; ++pad) {
+              for (bool ceil : {false, true}) {
+                if ((k - 1) * dil + 1 > hw + 2 * pad) continue;  // no output
+                Tensor x = randn({2, 3, hw, hw + 1}, &g);
+                float* p = x.data_ptr<float>();
+                p[5 % x.numel()] = NAN;
+                p[17 % x.numel()] = -INFINITY;
+                x = x.to(dt);
+                const Tensor plain = max_pool2d(x, k, stride, pad, dil, ceil);
+                const Tensor indexed = std::get<0>(max_pool2d_with_indices(x, k, stride, pad, dil, ceil));
+                ASSERT_EQ(plain.sizes(), indexed.sizes());
+                const auto a = values(plain), b = values(indexed);
+                for (size_t i = 0; i < a.size(); ++i) {
+                  ASSERT_TRUE(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))
+                      << dt << " hw=" << hw << " k=" << k << " stride=" << stride << " dilation=" << dil
+                      << " pad=" << pad << " ceil=" << ceil << " at " << i << ": " << a[i] << " vs " << b[i];
+                }
+                ++checked;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 500);
+}
+
 TEST(NnPool, AvgPoolDivisors) {
   Tensor x = ones({1, 1, 3, 3});
   // corner window of a padded 2x2 kernel: one real element out of four

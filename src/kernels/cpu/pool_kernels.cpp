@@ -7,6 +7,7 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/pool_kernels.cpp"
 #include <hwy/foreach_target.h>  // NOLINT: re-includes this file once per target
+#include <hwy/aligned_allocator.h>
 #include <hwy/highway.h>
 
 #include <algorithm>
@@ -246,6 +247,62 @@ lane_t<T> max_window(const T* plane, int64_t W, const PoolAxis& h, const PoolAxi
   return best;
 }
 
+// Max pooling without indices of planes whose rows of outputs are shorter than a vector (below,
+// the vector path would run on partial vectors, every input read as a strided load):
+// the maximum is separable, taken over each output row's window rows first, a whole input row at
+// a time in vectors, then over each output's window columns of those.
+// NaN propagates either way. (A 3x3 window, stride 2, on 16 8x8 planes: the op took 0.76-0.88x
+// libtorch's time, 0.54-0.66x so.)
+template <class T>
+void max_separable(const T* ip, T* op, int64_t P, int64_t H, int64_t W, int64_t oH, int64_t oW, const PoolAxis& h,
+                   const PoolAxis& w, int64_t grain) {
+  using C = lane_t<T>;
+  parallel_for(0, P, grain, [&](int64_t b, int64_t e) {
+    const DC<T> d;
+    const int64_t N = static_cast<int64_t>(hn::Lanes(d)), padded = (W + N - 1) / N * N;
+    constexpr int64_t kOnStack = 256;  // a row of up to 256 inputs without an allocation
+    HWY_ALIGN C small[kOnStack];
+    hwy::AlignedFreeUniquePtr<C[]> large;
+    if (padded > kOnStack) large = hwy::AllocateAligned<C>(static_cast<size_t>(padded));
+    C* HWY_RESTRICT m = large ? large.get() : small;
+    for (int64_t p = b; p < e; ++p) {
+      const T* plane = ip + p * H * W;
+      for (int64_t oh = 0; oh < oH; ++oh) {
+        const auto lowest = hn::Set(d, -std::numeric_limits<C>::infinity());
+        for (int64_t iw = 0; iw < padded; iw += N) hn::Store(lowest, d, m + iw);
+        for (int64_t ih = h.begin[oh]; ih < h.end[oh]; ih += h.step) {
+          const T* x = plane + ih * W;
+          int64_t iw = 0;
+          for (; iw < W; iw += N) {
+            // a float row's tail in a plain loop, which GCC vectorizes at the width that fits (an
+            // 8-wide row took 20% longer as a masked 16-lane vector); a 16-bit one masked
+            if (std::is_same_v<T, C> && iw + N > W) break;
+            const auto v = iw + N <= W ? LoadC(d, x + iw) : LoadCN(d, x + iw, static_cast<size_t>(W - iw));
+            const auto acc = hn::Load(d, m + iw);
+            hn::Store(hn::IfThenElse(hn::Or(hn::Gt(v, acc), hn::IsNaN(v)), v, acc), d, m + iw);
+          }
+          for (; iw < W; ++iw) {
+            const C v = static_cast<C>(x[iw]);
+            m[iw] = (v > m[iw]) | (v != v) ? v : m[iw];
+          }
+        }
+        T* o = op + (p * oH + oh) * oW;
+        for (int64_t ow = 0; ow < oW; ++ow) {
+          // a maximum instruction and a NaN flag: the select of the vertical pass, here on
+          // scalars, became branches the data mispredicted
+          C best = -std::numeric_limits<C>::infinity();
+          bool nan = false;
+          for (int64_t iw = w.begin[ow]; iw < w.end[ow]; iw += w.step) {
+            best = m[iw] > best ? m[iw] : best;
+            nan |= m[iw] != m[iw];
+          }
+          o[ow] = static_cast<T>(nan ? std::numeric_limits<C>::quiet_NaN() : best);
+        }
+      }
+    }
+  });
+}
+
 // Max pooling of (P, H, W) planes with any windows. The output columns [lo, hi), whose windows
 // are whole and start `stride` apart, go a vector of outputs at a time: each tap of the window
 // reads a strided row of inputs, visited in the order of max_window, with its rule, so values and
@@ -259,6 +316,9 @@ void max_general_typed(const Tensor& in, const Tensor& out, const Tensor& indice
   T* op = static_cast<T*>(out.data_ptr());
   int64_t* xp = kIndices ? indices.data_ptr<int64_t>() : nullptr;
   const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(H * W + oH * oW, 1));
+  if constexpr (!kIndices) {
+    if (oW < static_cast<int64_t>(hn::Lanes(DC<T>()))) return max_separable<T>(ip, op, P, H, W, oH, oW, h, w, grain);
+  }
   parallel_for(0, P, grain, [&](int64_t b, int64_t e) {
     const DC<T> d;
     const hn::RebindToSigned<decltype(d)> di;
