@@ -404,6 +404,14 @@ TEST(IndexingParity, MaskedSelectAndNonzero) {
     const ember::Tensor v = ember::tensor({0.0, -0.0, NAN, 1.0, -INFINITY, 1e-40, -2.5, 3e-8}).to(dt).reshape({2, 4});
     EXPECT_TRUE(Same(v.nonzero(), to_torch(v).nonzero())) << dt;
     EXPECT_TRUE(Same(v.t().nonzero(), to_torch(v).t().nonzero())) << dt;
+    const ember::Tensor r = v.reshape({8}).repeat({37}).reshape({37, 8});  // through whole vectors too
+    EXPECT_TRUE(Same(r.nonzero(), to_torch(r).nonzero())) << dt;
+  }
+  // integers with only high bits set, and the minimum, through whole vectors
+  const std::vector<int64_t> ints = {0, int64_t{1} << 40, std::numeric_limits<int64_t>::min(), 0, 1 << 30, -1, 0, 0};
+  for (auto dt : {ember::kLong, ember::kInt, ember::kShort, ember::kChar}) {
+    const ember::Tensor v = ember::tensor(ints).to(dt).repeat({37}).reshape({37, 8});
+    EXPECT_TRUE(Same(v.nonzero(), to_torch(v).nonzero())) << dt;
   }
   Pair big = make({300, 300}, ember::kShort, 1, Layout::Transposed);
   Pair bm = make({300, 300}, ember::kBool, 2);

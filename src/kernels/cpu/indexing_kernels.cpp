@@ -113,6 +113,28 @@ void add_row_to_float(ScalarType from, float* dst, const void* src, int64_t n) {
   run(BFloat16{});
 }
 
+// How many of the n elements of `bytes` bytes at p have a bit of `mask` set: nonzero's count
+// (mask: every bit, or every bit but the sign for the floats, so that -0 is zero and NaN is not),
+// a vector at a time (element by element it took a quarter of nonzero's time on 1K elements).
+template <class U>
+int64_t count_set_typed(const U* p, int64_t n, U mask) {
+  const hn::ScalableTag<U> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto vm = hn::Set(d, mask);
+  int64_t c = 0, i = 0;
+  for (; i + N <= n; i += N) c += static_cast<int64_t>(hn::CountTrue(d, hn::TestBit(hn::LoadU(d, p + i), vm)));
+  for (; i < n; ++i) c += (p[i] & mask) != 0;
+  return c;
+}
+int64_t count_set(const void* p, int64_t n, size_t bytes, uint64_t mask) {
+  switch (bytes) {
+    case 1: return count_set_typed(static_cast<const uint8_t*>(p), n, static_cast<uint8_t>(mask));
+    case 2: return count_set_typed(static_cast<const uint16_t*>(p), n, static_cast<uint16_t>(mask));
+    case 4: return count_set_typed(static_cast<const uint32_t*>(p), n, static_cast<uint32_t>(mask));
+    default: return count_set_typed(static_cast<const uint64_t*>(p), n, mask);
+  }
+}
+
 // Rows [b, e) of cat_rows_kernel: blocks up to 4 KB in full vectors inline (a call of memcpy
 // per block cost about as much as the copy), longer ones through memcpy.
 void cat_rows(char* dst, int64_t dst_stride, const RowBlock* blocks, size_t nblocks, int64_t b, int64_t e) {
@@ -143,6 +165,7 @@ namespace ember::kernels {
 HWY_EXPORT(add_row);
 HWY_EXPORT(any_index_outside);
 HWY_EXPORT(cat_rows);
+HWY_EXPORT(count_set);
 HWY_EXPORT(add_row_to_float);
 
 void add_row_to_float_kernel(ScalarType from, float* dst, const void* src, int64_t n) {
@@ -569,22 +592,21 @@ Tensor nonzero_kernel(const Tensor& self) {
   visit_dtype(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* p = static_cast<const T*>(self.data_ptr());
-    // x != 0; for the 16-bit floats on the bits, the sign masked off (NaN is set, -0 is not), with
-    // no conversion of each element (float16 on a CPU without F16C converts in software)
-    auto set = [](const T& x) -> int64_t {
-      if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
-        uint16_t bits;
-        std::memcpy(&bits, &x, sizeof bits);
-        return (bits & 0x7fff) != 0;
-      } else {
-        return cast<bool>(x);
-      }
+    // x != 0 on the bits, the floats' sign masked off (-0 is zero, NaN is not): the count and
+    // the writer below test the same bits, so they agree on every element
+    using U = std::conditional_t<sizeof(T) == 1, uint8_t,
+                                 std::conditional_t<sizeof(T) == 2, uint16_t,
+                                                    std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+    const U sign = static_cast<U>(U{1} << (8 * sizeof(T) - 1));
+    const U bits = is_float_like_v<T> ? static_cast<U>(sign - 1) : static_cast<U>(~U{0});
+    auto set = [bits](const T& x) -> int64_t {
+      U u;
+      std::memcpy(&u, &x, sizeof u);
+      return (u & bits) != 0;
     };
     int64_t total = 0;
     auto starts = chunk_output_starts(ch, [&](int64_t b, int64_t e) {
-      int64_t c = 0;
-      for (int64_t i = b; i < e; ++i) c += set(p[i]);
-      return c;
+      return HWY_DYNAMIC_DISPATCH(count_set)(p + b, e - b, sizeof(T), bits);
     }, &total);
     // [total, nd] stored dim-major (strides [1, total]), as PyTorch lays out nonzero's result
     out = make_empty_strided({total, nd}, {1, total}, kLong);
