@@ -42,10 +42,15 @@ void TensorImpl::refresh() {
     is_non_overlapping_and_dense_ = true;
     return;
   }
-  // Dense in some dim order: sort dims by stride and check they tile memory exactly.
+  // Dense in some dim order: sort dims by stride and check they tile memory exactly. (An insertion
+  // sort, stable as std::stable_sort, whose scratch buffer cost a malloc and a free per view.)
   DimVector perm;
-  for (int64_t d = 0; d < dim(); ++d) perm.push_back(d);
-  std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) { return strides_[a] < strides_[b]; });
+  for (int64_t d = 0; d < dim(); ++d) {
+    size_t j = perm.size();
+    perm.push_back(d);
+    for (; j > 0 && strides_[d] < strides_[perm[j - 1]]; --j) perm[j] = perm[j - 1];
+    perm[j] = d;
+  }
   expected = 1;
   bool dense = true;
   for (int64_t d : perm) {
