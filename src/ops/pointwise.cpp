@@ -988,7 +988,7 @@ struct WhereOutOp {
 // fit (unsigned types also take negatives down to -max, which wrap), finite floats must lie in
 // the dtype's range; bool takes anything, and infinities and NaN go to float dtypes.
 void check_fill_value(const char* name, const Scalar& v, ScalarType dt) {
-  if (dt == kBool || v.isBoolean()) return;
+  if (dt == kBool || v.isBoolean() || is_complex_type(dt)) return;  // (complex dtypes take any number)
   const double x = v.toDouble();
   bool overflow = false;
   visit_dtype(dt, [&](auto t) {

@@ -530,6 +530,42 @@ TEST(Pointwise, TransposedOperandsMatchContiguous) {
   }
 }
 
+// The element-at-a-time kernels (where, masked_fill, the integer and bool ops, the predicates) take
+// strided operands through contiguous_chunks: one whose rows lie side by side (a transposed one)
+// is copied a tile of rows at a time, words of 2, 4 and 8 bytes through the copy's register-block
+// transposes, others a column at a time. Every word size, shapes with partial blocks and tiles at
+// both edges, a transposed mask and output too: bitwise equal to the contiguous operands' results.
+TEST(Pointwise, ChunkedTransposedOperandsMatchContiguous) {
+  manual_seed(5);
+  for (ScalarType dt : {kBool, kChar, kShort, kHalf, kInt, kFloat, kLong, kDouble, kComplexFloat, kComplexDouble}) {
+    for (auto [r, c] : {std::pair<int64_t, int64_t>{3, 5}, {9, 13}, {17, 130}, {40, 300}, {64, 64}}) {
+      const TensorOptions o = TensorOptions().dtype(dt);
+      const auto make = [&](int64_t rows, int64_t cols) {
+        return dt == kBool ? randint(0, 2, {rows, cols}).to(kBool) : (randn({rows, cols}) * 50).to(dt);
+      };
+      const Tensor mask = randint(0, 2, {r, c}).to(kBool), mask_t = randint(0, 2, {c, r}).to(kBool).t();
+      const Tensor at = make(c, r).t(), bt = make(c, r).t(), ac = at.contiguous(), bc = bt.contiguous();
+      const std::string what = ::testing::PrintToString(dt) + " " + std::to_string(r) + "x" + std::to_string(c);
+      EXPECT_TRUE(equal(where(mask, at, bt), where(mask, ac, bc))) << what;
+      EXPECT_TRUE(equal(where(mask_t, at, bc), where(mask_t.contiguous(), ac, bc))) << what;
+      EXPECT_TRUE(equal(at.masked_fill(mask, 1), ac.masked_fill(mask, 1))) << what;
+      EXPECT_TRUE(equal(ac.masked_fill(mask, 1), where(mask, ones_like(ac), ac))) << what;  // complex too
+      EXPECT_TRUE(equal(at.masked_fill(mask_t, 0), ac.masked_fill(mask_t.contiguous(), 0))) << what;
+      Tensor out_t = make(c, r).t();  // a transposed output, written through the chunk buffer
+      where_out(out_t, mask, ac, bt);
+      EXPECT_TRUE(equal(out_t, where(mask, ac, bc))) << what;
+      if (!is_complex_type(dt)) {
+        EXPECT_TRUE(equal(ne(at, bt), ne(ac, bc))) << what;
+        EXPECT_TRUE(equal(logical_and(at, bt), logical_and(ac, bc))) << what;
+      }
+      if (!is_floating_type(dt) && !is_complex_type(dt)) {
+        EXPECT_TRUE(equal(bitwise_xor(at, bt), bitwise_xor(ac, bc))) << what;
+        EXPECT_TRUE(equal(maximum(at, bt), maximum(ac, bc))) << what;
+      }
+    }
+  }
+}
+
 TEST(Pointwise, IscloseAllcloseEqual) {
   Tensor a = tensor({1.0, NAN, 3.0}), b = tensor({1.0 + 1e-7, NAN, 3.1});
   EXPECT_EQ(values(isclose(a, b)), (std::vector<double>{1, 0, 0}));

@@ -367,6 +367,8 @@ bool is_transpose(int64_t es, const int64_t* strides, int64_t n, int64_t rows, c
   if (strides[0] == 0 || strides[1] == 0) return false;  // a broadcast: see repeated_words
   return (strides[0] == es && outer[1] == es && strides[1] != es) || (strides[1] == es && outer[0] == es && strides[0] != es);
 }
+}  // namespace
+
 void transposed_copy(int64_t es, char** data, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer) {
   switch (es) {
     case 1: return transposed_words<uint8_t>(data, strides, n, rows, outer);
@@ -377,7 +379,6 @@ void transposed_copy(int64_t es, char** data, const int64_t* strides, int64_t n,
       return HWY_DYNAMIC_DISPATCH(transposed_words8)(data, strides, n, rows, outer);
   }
 }
-}  // namespace
 
 void widen_to_float(ScalarType from, float* out, const void* in, int64_t n) {
   HWY_DYNAMIC_DISPATCH(convert_span)(kFloat, from, out, in, n);

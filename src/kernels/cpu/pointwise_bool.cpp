@@ -36,23 +36,23 @@ void scatter(char* dst, int64_t stride, const char* src, int64_t m, size_t size)
   for (int64_t i = 0; i < m; ++i) std::memcpy(dst + i * stride, src + i * size, size);
 }
 // Copies an operand whose rows are adjacent in memory (a transposed one) into nr rows of m
-// elements: row r of dst = src[r * size + i * stride], i < m. The inner loop reads the rows'
-// elements of one column, which share a cache line.
+// elements: row r of dst = src[r * size + i * stride], i < m. Words of 2, 4 and 8 bytes in the
+// copy's register-block transposes (where(mask, x.t(), y.t()), float32, 1 thread: 32 x 32
+// 1.1-1.8 -> 0.7 us, 256 x 256 51-65 -> 24-27 us); the others a column at a time, whose rows'
+// elements share a cache line.
 void gather_tile(char* dst, const char* src, int64_t stride, int64_t m, int64_t nr, size_t size) {
-  auto typed = [&](auto t) {
-    using W = decltype(t);
-    W* d = reinterpret_cast<W*>(dst);
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t r = 0; r < nr; ++r) std::memcpy(d + r * m + i, src + i * stride + r * int64_t{sizeof(W)}, sizeof(W));
-  };
-  switch (size) {
-    case 1: return typed(uint8_t());
-    case 2: return typed(uint16_t());
-    case 4: return typed(uint32_t());
-    case 8: return typed(uint64_t());
-    default:
-      for (int64_t r = 0; r < nr; ++r) gather(dst + r * m * size, src + r * size, stride, m, size);
+  if (size == 2 || size == 4 || size == 8) {
+    const auto es = static_cast<int64_t>(size);
+    char* data[2] = {dst, const_cast<char*>(src)};
+    const int64_t strides[2] = {es, stride}, outer[2] = {m * es, es};
+    return transposed_copy(es, data, strides, m, nr, outer);
   }
+  if (size == 1) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t r = 0; r < nr; ++r) dst[r * m + i] = src[i * stride + r];
+    return;
+  }
+  for (int64_t r = 0; r < nr; ++r) gather(dst + r * m * size, src + r * size, stride, m, size);
 }
 
 // out[i] (bool) = f(in_0[i], ...) with inputs of storage type T read as compute_t<T>.
