@@ -379,7 +379,11 @@ struct MaskedSelectOp {
 struct NonzeroOp {
   static constexpr const char* name = "nonzero";
   static constexpr bool differentiable = false;  // integer results
-  static Tensor run(const Tensor& self) { return kernels::nonzero_kernel(self.contiguous()); }
+  static Tensor run(const Tensor& self) {
+    // a complex element counts where either part does (-0 + 0i does not)
+    if (is_complex_type(self.dtype())) return kernels::nonzero_kernel(ne(self, 0).contiguous());
+    return kernels::nonzero_kernel(self.contiguous());
+  }
 };
 
 struct OneHotOp {

@@ -53,7 +53,7 @@ Tensor binary_into(const char* name, const Tensor& out, const A& a, const B& b, 
   TensorIterator iter(config);
   const ScalarType common = iter.common_dtype();
   if (is_complex_type(common) && op != BinaryOp::Add && op != BinaryOp::Sub && op != BinaryOp::Mul &&
-      op != BinaryOp::Div && op != BinaryOp::Pow) {
+      op != BinaryOp::Div && op != BinaryOp::Pow && op != BinaryOp::Lerp) {
     EMBER_CHECK(op != BinaryOp::Maximum && op != BinaryOp::Minimum, name, name, " not implemented for complex tensors.");
     const char* kernel = op == BinaryOp::DivFloor ? "div_floor" : op == BinaryOp::DivTrunc ? "div_trunc" : name;
     detail::fail(name, "\"", kernel, "_cpu\" not implemented for '", common, "'");
@@ -655,7 +655,7 @@ Tensor ternary_into(const char* name, const Tensor& out, const Tensor& a, const 
 // lerp computes in self's float dtype; end and a tensor weight must already have it.
 template <class W>
 void check_lerp(const char* name, const Tensor& self, const Tensor& end, const W& weight) {
-  if (!is_floating_type(self.dtype())) not_implemented(name, self.dtype());
+  if (!is_floating_type(self.dtype()) && !is_complex_type(self.dtype())) not_implemented(name, self.dtype());
   EMBER_CHECK(end.dtype() == self.dtype(), name, "expected dtype ", self.dtype(), " for `end` but got dtype ",
               end.dtype());
   if constexpr (std::is_same_v<W, Tensor>) {
@@ -676,15 +676,17 @@ Tensor lerp_into(const char* name, const Tensor& out, const Tensor& self, const 
   return ternary_into(name, out, self, end, weight, TernaryOp::Lerp, 1, inplace);
 }
 Tensor one_minus(const Tensor& w) { return 1 - w; }
-Scalar one_minus(const Scalar& w) { return 1 - w.toDouble(); }
+Scalar one_minus(const Scalar& w) {
+  return w.isComplex() ? Scalar(complex<double>(1, 0) - w.toComplexDouble()) : Scalar(1 - w.toDouble());
+}
 struct LerpOp {
   static constexpr const char* name = "lerp";
   template <class W>
   static Tensor run(const Tensor& self, const Tensor& end, const W& weight) {
     return lerp_into(name, Tensor(), self, end, weight, false);
   }
-  // LerpBackward0 (Scalar weight) / LerpBackward1 -- self: grad * (1 - weight); end: grad * weight;
-  // weight: grad * (end - self)
+  // LerpBackward0 (Scalar weight) / LerpBackward1 -- self: grad * (1 - weight).conj(); end: grad *
+  // weight.conj(); weight: grad * (end - self).conj()
   template <class W>
   static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& end, const W& weight) {
     d.name(autograd::is_tensor<W> ? "LerpBackward1" : "LerpBackward0");
@@ -693,10 +695,10 @@ struct LerpOp {
       if constexpr (autograd::is_tensor<W>) return need_w ? d.save(weight) : autograd::Saved{SIZE_MAX};
       else return weight;
     }();
-    d.grad(self, [w](const auto& c) { return c.grad() * one_minus(c[w]); });
-    d.grad(end, [w](const auto& c) { return c.grad() * c[w]; });
+    d.grad(self, [w](const auto& c) { return c.grad() * conj_of(one_minus(c[w])); });
+    d.grad(end, [w](const auto& c) { return c.grad() * conj_of(c[w]); });
     d.grad(weight, [s = d.save_for(weight, self), e = d.save_for(weight, end)](const auto& c) {
-      return c.grad() * (c[e] - c[s]);
+      return c.grad() * conj_of(c[e] - c[s]);
     });
   }
 };
@@ -732,9 +734,10 @@ struct AddcOp {
     check_addc(name, K, self, t1, t2);
     return ternary_into(name, Tensor(), self, t1, t2, K, value, false);
   }
-  // AddcmulBackward0 -- self: grad; tensor1: grad * tensor2 * value; tensor2: grad * tensor1 * value
-  // AddcdivBackward0 -- self: grad; tensor1: grad * value / tensor2;
-  //                     tensor2: -grad * value * tensor1 / (tensor2 * tensor2)
+  // AddcmulBackward0 -- self: grad; tensor1: grad * (tensor2 * value).conj(); tensor2: grad *
+  //                     (tensor1 * value).conj()
+  // AddcdivBackward0 -- self: grad; tensor1: grad * (value / tensor2).conj();
+  //                     tensor2: -grad * (value * tensor1 / (tensor2 * tensor2)).conj()
   static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& t1, const Tensor& t2,
                          const Scalar& value) {
     d.name(K == TernaryOp::Addcmul ? "AddcmulBackward0" : "AddcdivBackward0");
@@ -743,11 +746,11 @@ struct AddcOp {
     const autograd::Saved a = need ? d.save(t1) : autograd::Saved{SIZE_MAX};
     const autograd::Saved b = need ? d.save(t2) : autograd::Saved{SIZE_MAX};
     if constexpr (K == TernaryOp::Addcmul) {
-      d.grad(t1, [b, value](const auto& c) { return c.grad() * c[b] * value; });
-      d.grad(t2, [a, value](const auto& c) { return c.grad() * c[a] * value; });
+      d.grad(t1, [b, value](const auto& c) { return c.grad() * conj_of(c[b] * value); });
+      d.grad(t2, [a, value](const auto& c) { return c.grad() * conj_of(c[a] * value); });
     } else {
-      d.grad(t1, [b, value](const auto& c) { return c.grad() * value / c[b]; });
-      d.grad(t2, [a, b, value](const auto& c) { return -c.grad() * value * c[a] / (c[b] * c[b]); });
+      d.grad(t1, [b, value](const auto& c) { return c.grad() * conj_of(value / c[b]); });
+      d.grad(t2, [a, b, value](const auto& c) { return -c.grad() * conj_of(value * c[a] / (c[b] * c[b])); });
     }
   }
 };

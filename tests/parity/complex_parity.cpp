@@ -413,6 +413,43 @@ TEST(ComplexParity, IndexAdd) {
   }
 }
 
+// lerp, addcmul, addcdiv, masked_fill and nonzero of complex tensors (libtorch's kernels take
+// them; Ember's refused them), with conjugate views and broadcasting.
+TEST(ComplexParity, TernaryOpsMaskedFillAndNonzero) {
+  uint64_t seed = 70;
+  for (ember::ScalarType t : kComplexTypes) {
+    const parity::Tol tol = t == ember::kComplexFloat ? parity::Tol{2e-6, 1e-6} : parity::Tol{1e-14, 1e-14};
+    const ember::Tensor a = random({4, 5}, t, seed++), b = random({4, 5}, t, seed++), c = random({5}, t, seed++);
+    const ember::Tensor w = random({4, 5}, t, seed++);  // |w| on both sides of 1/2
+    const torch::Tensor ta = to_torch(a), tb = to_torch(b), tc = to_torch(c), tw = to_torch(w);
+    EXPECT_TRUE(Close(ember::lerp(a, b, w), torch::lerp(ta, tb, tw), tol)) << t;
+    EXPECT_TRUE(Close(ember::lerp(a, b.conj(), w), torch::lerp(ta, tb.conj(), tw), tol)) << t;
+    for (double weight : {0.25, 0.75, -1.5}) {
+      EXPECT_TRUE(Close(ember::lerp(a, b, weight), torch::lerp(ta, tb, weight), tol)) << t << " " << weight;
+    }
+    EXPECT_TRUE(Close(ember::lerp(a, b, ember::complex<double>(0.3, 0.6)),
+                      torch::lerp(ta, tb, c10::complex<double>(0.3, 0.6)), tol)) << t;
+    EXPECT_TRUE(Close(ember::addcmul(a, b, c, 2), torch::addcmul(ta, tb, tc, 2), tol)) << t;
+    EXPECT_TRUE(Close(ember::addcmul(a, b.conj(), c, ember::complex<double>(1, -2)),
+                      torch::addcmul(ta, tb.conj(), tc, c10::complex<double>(1, -2)), tol)) << t;
+    EXPECT_TRUE(Close(ember::addcdiv(a, b, c, -0.5), torch::addcdiv(ta, tb, tc, -0.5), tol)) << t;
+    ember::Tensor inplace = a.clone();
+    inplace.addcmul_(b, c, 3);
+    EXPECT_TRUE(Close(inplace, ta.clone().addcmul_(tb, tc, 3), tol)) << t;
+    // masked_fill with real and complex values; nonzero with zero parts and a negative zero
+    const ember::Tensor mask = ember::randint(0, 2, {4, 5}).to(ember::kBool);
+    const torch::Tensor tmask = to_torch(mask);
+    EXPECT_TRUE(Close(a.masked_fill(mask, 2), ta.masked_fill(tmask, 2), tol)) << t;
+    EXPECT_TRUE(Close(a.masked_fill(mask, ember::complex<double>(1, -1)),
+                      ta.masked_fill(tmask, c10::complex<double>(1, -1)), tol)) << t;
+    ember::Tensor z = a.masked_fill(mask, 0);
+    z.index_put_({1, 2}, ember::complex<double>(0, 3));
+    z.index_put_({2, 1}, ember::complex<double>(-0.0, 0));
+    z.index_put_({3, 3}, ember::complex<double>(4, 0));
+    EXPECT_TRUE(Close(z.nonzero(), to_torch(z).nonzero())) << t;
+  }
+}
+
 TEST(ComplexParity, ProductsWithConjugateViews) {
   for (ember::ScalarType t : kComplexTypes) {
     const parity::Tol tol = t == ember::kComplexFloat ? parity::Tol{1e-4, 1e-4} : parity::Tol{1e-11, 1e-11};

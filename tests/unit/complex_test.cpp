@@ -51,6 +51,14 @@ TEST(Complex, GradcheckPointwise) {
   const Tensor z0 = crandn({4}, 10).index_put_({1}, complex<double>(0, 0)).requires_grad_();
   EXPECT_TRUE(autograd::gradcheck([](const L& x) { return x[0].cumprod(0); }, {z0}));
   EXPECT_TRUE(autograd::gradcheck([](const L& x) { return x[0] * complex<double>(0.5, -2); }, {a}));
+  // lerp (weights near either end), addcmul, addcdiv: their derivatives conjugate the factors
+  const Tensor c = crandn({3}, 11).requires_grad_(), w = (crandn({3}, 12) * 0.3).requires_grad_();
+  EXPECT_TRUE(autograd::gradcheck([](const L& x) { return lerp(x[0], x[1], x[2]); }, {a, b, w}));
+  EXPECT_TRUE(autograd::gradcheck([](const L& x) { return lerp(x[0], x[1], x[2] + 0.9); }, {a, b, w}));
+  EXPECT_TRUE(autograd::gradcheck([](const L& x) { return lerp(x[0], x[1], complex<double>(0.25, 0.5)); }, {a, b}));
+  EXPECT_TRUE(autograd::gradcheck([](const L& x) { return lerp(x[0], x[1], 0.75); }, {a, b}));
+  EXPECT_TRUE(autograd::gradcheck([](const L& x) { return addcmul(x[0], x[1], x[2], complex<double>(2, -1)); }, {a, b, c}));
+  EXPECT_TRUE(autograd::gradcheck([](const L& x) { return addcdiv(x[0], x[1], x[2], 0.5); }, {a, b, c}));
   for (auto f : {+[](const Tensor& x) { return x.exp(); }, +[](const Tensor& x) { return x.log(); },
                  +[](const Tensor& x) { return x.sqrt(); }, +[](const Tensor& x) { return x.sin(); },
                  +[](const Tensor& x) { return x.cos(); }, +[](const Tensor& x) { return x.tanh(); },

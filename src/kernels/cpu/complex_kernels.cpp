@@ -97,6 +97,13 @@ std::complex<real_t<C>> to_std(const C& z) {
   return {z.real_, z.imag_};
 }
 
+// PyTorch's lerp: from the nearer end, |weight| < 1/2 counting as near self.
+template <class C>
+inline C lerp_of(C self, C end, C weight) {
+  return std::abs(to_std(weight)) < real_t<C>(0.5) ? self + weight * (end - self)
+                                                     : end - (end - self) * (C(real_t<C>(1)) - weight);
+}
+
 }  // namespace
 
 void complex_copy_kernel(TensorIterator& iter) {
@@ -158,8 +165,26 @@ void complex_binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alph
       // libstdc++'s pow is C99's cpow, as in libtorch (c10's pow calls std::pow)
       case BinaryOp::Pow:
         return binary_loop<C, C, false>(iter, [](C a, C b) { return C(std::pow(to_std(a), to_std(b))); });
+      case BinaryOp::Lerp: return binary_loop<C, C>(iter, [al](C a, C b) { return lerp_of(a, b, al); });
       default: EMBER_CHECK(false, "binary", "no complex kernel for this op");
     }
+  });
+}
+
+void complex_ternary_kernel(TensorIterator& iter, TernaryOp op, const Scalar& value) {
+  visit_complex(iter.dtype(0), [&](auto tag) {
+    using C = decltype(tag);
+    const C v = value.to<C>();
+    const real_t<C> sa = conj_sign<C>(iter, 1), sb = conj_sign<C>(iter, 2), sc = conj_sign<C>(iter, 3);
+    iter.for_each([&](char** data, const int64_t* strides, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        const C a = load<C>(data[1] + i * strides[1], sa), b = load<C>(data[2] + i * strides[2], sb);
+        const C c = load<C>(data[3] + i * strides[3], sc);
+        // as libtorch's kernels: the scalar times the first tensor, then the second
+        const C r = op == TernaryOp::Lerp ? lerp_of(a, b, c) : op == TernaryOp::Addcmul ? a + v * b * c : a + v * b / c;
+        store(data[0] + i * strides[0], r);
+      }
+    });
   });
 }
 

@@ -14,6 +14,8 @@ void complex_copy_kernel(TensorIterator& iter);
 void complex_fill_kernel(TensorIterator& iter, const Scalar& value);
 // Add, Sub (with alpha), Mul, Div, Pow; operands out, a, b of one complex dtype.
 void complex_binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha);
+// Lerp (weight c), Addcmul and Addcdiv (value * b * c, value * b / c added to a); one complex dtype.
+void complex_ternary_kernel(TensorIterator& iter, TernaryOp op, const Scalar& value);
 // Whether complex_unary_kernel computes `op` (others raise PyTorch's errors in the ops).
 bool complex_unary_supported(UnaryOp op);
 // out = f(x) for the supported ops; Abs writes a real output (operands out real, x complex).

@@ -63,6 +63,7 @@ void binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha, const
   }
 }
 void ternary_kernel(TensorIterator& iter, TernaryOp op, const Scalar& value) {
+  if (is_complex_type(iter.common_dtype())) return complex_ternary_kernel(iter, op, value);
   if (is_floating_type(iter.common_dtype())) {
     HWY_DYNAMIC_DISPATCH(ternary_float)(iter, op, value);
   } else {
