@@ -411,12 +411,21 @@ Tensor ones_like(const Tensor& self, TensorOptions o) {
 Tensor full_like(const Tensor& self, const Scalar& value, TensorOptions o) {
   return leaf(o, [&](const TensorOptions& p) { return empty_like_impl(self, p).fill_(value); });
 }
-// The *_like draws: as libtorch, empty_like's result (its layout) filled in place.
+// The *_like draws: as libtorch, empty_like's result (its layout) filled in place; complex ones
+// contiguous, drawn as rand and randn draw them (each part).
 Tensor rand_like(const Tensor& self, TensorOptions o) {
-  return leaf(o, [&](const TensorOptions& p) { return random_fill(empty_like_impl(self, p), RandomFill::Uniform, 0, 1, nullptr); });
+  return leaf(o, [&](const TensorOptions& p) {
+    const ScalarType dt = p.has_dtype() ? p.dtype() : self.dtype();
+    if (is_complex_type(dt)) return rand(self.sizes(), TensorOptions(p).dtype(dt));
+    return random_fill(empty_like_impl(self, p), RandomFill::Uniform, 0, 1, nullptr);
+  });
 }
 Tensor randn_like(const Tensor& self, TensorOptions o) {
-  return leaf(o, [&](const TensorOptions& p) { return random_fill(empty_like_impl(self, p), RandomFill::Normal, 0, 1, nullptr); });
+  return leaf(o, [&](const TensorOptions& p) {
+    const ScalarType dt = p.has_dtype() ? p.dtype() : self.dtype();
+    if (is_complex_type(dt)) return randn(self.sizes(), TensorOptions(p).dtype(dt));
+    return random_fill(empty_like_impl(self, p), RandomFill::Normal, 0, 1, nullptr);
+  });
 }
 Tensor randint_like(const Tensor& self, int64_t low, int64_t high, TensorOptions o) {
   return leaf(o, [&](const TensorOptions& p) {

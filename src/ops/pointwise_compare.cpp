@@ -17,7 +17,8 @@ template <class B>
 Tensor predicate_into(const char* name, const Tensor& out, const Tensor& a, const B& b, PredicateOp op) {
   TensorIterator iter(TensorIteratorConfig(name).add_output(out).add_input(a).add_input(b).output_dtype(kBool));
   // complex numbers are not ordered: only eq and ne (PyTorch's error)
-  if (is_complex_type(iter.common_dtype()) && op != PredicateOp::Eq && op != PredicateOp::Ne)
+  if (is_complex_type(iter.common_dtype()) &&
+      (op == PredicateOp::Lt || op == PredicateOp::Le || op == PredicateOp::Gt || op == PredicateOp::Ge))
     detail::fail(name, "\"", name, "_cpu\" not implemented for '", iter.common_dtype(), "'");
   kernels::predicate_kernel(iter, op);
   bump_version(out);

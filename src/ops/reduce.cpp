@@ -395,6 +395,14 @@ struct ArgminOp {
 // of squared deviations from it, divided by max(0, n - correction).
 std::tuple<Tensor, Tensor> var_and_mean(const char* op, const Tensor& self, OptionalIntArrayRef dim,
                                         std::optional<int64_t> correction, bool keepdim, bool take_sqrt) {
+  if (is_complex_type(self.dtype())) {
+    // PyTorch's: the mean of |z - mean|^2 (real), which is the real part's variance plus the
+    // imaginary part's; the mean is complex
+    auto [vr, mr] = var_and_mean(op, real(self), dim, correction, keepdim, false);
+    auto [vi, mi] = var_and_mean(op, imag(self), dim, correction, keepdim, false);
+    const Tensor v = vr + vi;
+    return {take_sqrt ? v.sqrt() : v, make_complex(mr, mi)};
+  }
   EMBER_CHECK(self.is_floating_point(), op, "std and var only support floating point and complex dtypes");
   const uint64_t mask = dim_mask(op, self, dim);
   const Tensor x = is_reduced_floating_type(self.dtype()) ? self.to(kFloat) : self;
@@ -489,6 +497,7 @@ struct VarMeanOf {
 struct NormOp {
   static constexpr const char* name = "norm";
   static Tensor run(const Tensor& self, const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim) {
+    if (is_complex_type(self.dtype())) return run(self.abs(), p, dim, keepdim);  // a real result, as PyTorch's
     EMBER_CHECK(self.is_floating_point(), name, "input dtype should be either floating point or complex. Got ",
                 self.dtype(), " instead.");
     const uint64_t mask = dim_mask(name, self, dim);
@@ -523,6 +532,18 @@ struct NormOp {
   }
   static Tensor norm_backward(const Tensor& grad, const Tensor& x, double p, const Tensor& norm, const Reduced& red) {
     if (p == 0) return Tensor();
+    if (is_complex_type(x.dtype())) {  // sgn(x) = x / |x| for sign(x), as PyTorch's
+      const Tensor sgn = x.sgn();
+      if (p == 1) return sgn * grad;
+      if (p == 2) return x * (grad / norm).masked_fill(norm == 0, 0);
+      if (std::isinf(p)) {
+        const Tensor is_max = (x.abs() == norm).logical_or(x.isnan().logical_and(norm.isnan())).to(norm.dtype());
+        return sgn * is_max * (grad / is_max.sum(red.dims(), true));
+      }
+      if (p < 1) return sgn * x.abs().pow(p - 1).masked_fill(x == 0, 0) * grad * norm.pow(1 - p);
+      const Tensor scaled = p < 2 ? sgn * x.abs().pow(p - 1) : x * x.abs().pow(p - 2);
+      return scaled * (grad / norm.pow(p - 1)).masked_fill(norm == 0, 0);
+    }
     if (p == 1) return x.sign() * grad;
     if (p == 2) return x * (grad / norm).masked_fill(norm == 0, 0);  // PyTorch's order of rounding
     if (std::isinf(p)) {  // the elements whose |x| is the norm share the gradient (NaNs to a NaN norm)
@@ -579,6 +600,8 @@ struct LogsumexpOp {
 
 // Bool results, except uint8 for uint8 inputs (as PyTorch).
 Tensor all_any(const char* op, const Tensor& self, uint64_t mask, bool keepdim, ReduceKind kind) {
+  // a complex element is true where either part is nonzero
+  if (is_complex_type(self.dtype())) return all_any(op, ne(self, 0), mask, keepdim, kind);
   Result r = make_result(self, mask, keepdim, kBool);
   kernels::reduce_kernel(r.keep, self, mask, spec_of(kind));
   return self.dtype() == kByte ? r.user.to(kByte) : r.user;

@@ -450,6 +450,51 @@ TEST(ComplexParity, TernaryOpsMaskedFillAndNonzero) {
   }
 }
 
+// var, std (and their _mean forms), norm, dist, all, any and the logical ops on complex tensors:
+// real results (bool for the logical ones), as libtorch's.
+TEST(ComplexParity, VarNormAndLogical) {
+  uint64_t seed = 80;
+  for (ember::ScalarType t : kComplexTypes) {
+    const parity::Tol tol = t == ember::kComplexFloat ? parity::Tol{1e-5, 1e-6} : parity::Tol{1e-13, 1e-13};
+    ember::Tensor a = random({4, 6}, t, seed++);
+    a.index_put_({0, 1}, 0);
+    a.index_put_({2, 3}, ember::complex<double>(0, -1.5));
+    const ember::Tensor b = random({4, 6}, t, seed++);
+    const torch::Tensor ta = to_torch(a), tb = to_torch(b);
+    EXPECT_TRUE(Close(a.var(), ta.var(), tol)) << t;
+    EXPECT_TRUE(Close(a.std(1), ta.std(1), tol)) << t;
+    EXPECT_TRUE(Close(ember::var(a, {0}, 0, true), torch::var(ta, {0}, 0, true), tol)) << t;
+    const auto [v, m] = ember::var_mean(a, {1}, 1, false);
+    const auto [tv, tm] = torch::var_mean(ta, {1}, 1, false);
+    EXPECT_TRUE(Close(v, tv, tol) && Close(m, tm, tol)) << t;
+    const auto [sd, sm] = ember::std_mean(a.conj(), {0}, 1, true);
+    const auto [tsd, tsm] = torch::std_mean(ta.conj(), {0}, 1, true);
+    EXPECT_TRUE(Close(sd, tsd, tol) && Close(sm, tsm, tol)) << t;
+    for (double p : {0.0, 0.5, 1.0, 2.0, 3.0, double(INFINITY)}) {
+      EXPECT_TRUE(Close(a.norm(p), ta.norm(p), tol)) << t << " p " << p;
+      EXPECT_TRUE(Close(a.norm(p, {1}, true), ta.norm(p, {1}, true), tol)) << t << " p " << p;
+    }
+    EXPECT_TRUE(Close(ember::dist(a, b), torch::dist(ta, tb), tol)) << t;
+    // libtorch 1.13's all and any cast complex input to real first (with a warning: an element
+    // 0 + 1i counts as false), which later PyTorch fixed; Ember tests both parts, as
+    // logical_not does in both
+    const torch::Tensor tnz = ta.ne(0);
+    EXPECT_TRUE(Close(a.all(), tnz.all()) && Close(a.any(), tnz.any())) << t;
+    EXPECT_TRUE(Close(a.all(1), tnz.all(1)) && Close(a.any(0), tnz.any(0))) << t;
+    EXPECT_TRUE(ember::tensor(std::vector<float>{0, 0}).to(t).mul(ember::complex<double>(0, 1)).add(
+                    ember::complex<double>(0, 1)).all().item<bool>()) << t;  // 0 + 1i is true
+    EXPECT_TRUE(Close(ember::zeros_like(a).any(), torch::zeros_like(ta).any())) << t;
+    EXPECT_TRUE(Close(ember::logical_not(a), torch::logical_not(ta))) << t;
+    EXPECT_TRUE(Close(ember::logical_and(a, b), torch::logical_and(ta, tb))) << t;
+    EXPECT_TRUE(Close(ember::logical_or(a, ember::zeros_like(a)), torch::logical_or(ta, torch::zeros_like(ta)))) << t;
+    EXPECT_TRUE(Close(ember::logical_xor(a, a.index_fill(1, ember::tensor(std::vector<int64_t>{0}), 0)),
+                      torch::logical_xor(ta, ta.index_fill(1, torch::tensor({0}), 0)))) << t;
+    const ember::Tensor r = ember::randn_like(a);
+    EXPECT_EQ(r.dtype(), t);
+    EXPECT_EQ(r.sizes(), a.sizes());
+  }
+}
+
 TEST(ComplexParity, ProductsWithConjugateViews) {
   for (ember::ScalarType t : kComplexTypes) {
     const parity::Tol tol = t == ember::kComplexFloat ? parity::Tol{1e-4, 1e-4} : parity::Tol{1e-11, 1e-11};

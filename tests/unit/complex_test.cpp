@@ -59,6 +59,11 @@ TEST(Complex, GradcheckPointwise) {
   EXPECT_TRUE(autograd::gradcheck([](const L& x) { return lerp(x[0], x[1], 0.75); }, {a, b}));
   EXPECT_TRUE(autograd::gradcheck([](const L& x) { return addcmul(x[0], x[1], x[2], complex<double>(2, -1)); }, {a, b, c}));
   EXPECT_TRUE(autograd::gradcheck([](const L& x) { return addcdiv(x[0], x[1], x[2], 0.5); }, {a, b, c}));
+  // var, std and the norms of complex input (real results)
+  EXPECT_TRUE(autograd::gradcheck([](const L& x) { return x[0].var(); }, {a}));
+  EXPECT_TRUE(autograd::gradcheck([](const L& x) { return x[0].std(); }, {b}));
+  for (double p : {0.5, 1.0, 2.0, 3.0, double(INFINITY)})
+    EXPECT_TRUE(autograd::gradcheck([p](const L& x) { return x[0].norm(p); }, {a})) << p;
   for (auto f : {+[](const Tensor& x) { return x.exp(); }, +[](const Tensor& x) { return x.log(); },
                  +[](const Tensor& x) { return x.sqrt(); }, +[](const Tensor& x) { return x.sin(); },
                  +[](const Tensor& x) { return x.cos(); }, +[](const Tensor& x) { return x.tanh(); },

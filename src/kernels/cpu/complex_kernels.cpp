@@ -312,6 +312,11 @@ void complex_predicate_kernel(TensorIterator& iter, PredicateOp op) {
         return unary_loop<C, bool>(iter, [](C z) { return std::isinf(z.real_) || std::isinf(z.imag_); });
       case PredicateOp::IsFinite:
         return unary_loop<C, bool>(iter, [](C z) { return std::isfinite(z.real_) && std::isfinite(z.imag_); });
+      // the logical ops: an element is true where either part is nonzero
+      case PredicateOp::LogicalNot: return unary_loop<C, bool>(iter, [](C z) { return z == C(0); });
+      case PredicateOp::LogicalAnd: return binary_loop<C, bool>(iter, [](C a, C b) { return (a != C(0)) & (b != C(0)); });
+      case PredicateOp::LogicalOr: return binary_loop<C, bool>(iter, [](C a, C b) { return (a != C(0)) | (b != C(0)); });
+      case PredicateOp::LogicalXor: return binary_loop<C, bool>(iter, [](C a, C b) { return (a != C(0)) != (b != C(0)); });
       default: EMBER_CHECK(false, "predicate", "no complex kernel for this op");
     }
   });
