@@ -495,6 +495,35 @@ TEST(ComplexParity, VarNormAndLogical) {
   }
 }
 
+// scatter_add, scatter with reduce, index_put and put accumulating, on complex tensors; indices
+// repeat, so several sources add into one element.
+TEST(ComplexParity, AccumulatingScatters) {
+  uint64_t seed = 90;
+  for (ember::ScalarType t : kComplexTypes) {
+    const parity::Tol tol = t == ember::kComplexFloat ? parity::Tol{2e-6, 1e-6} : parity::Tol{1e-14, 1e-14};
+    const ember::Tensor self = random({4, 5}, t, seed++), src = random({4, 5}, t, seed++);
+    const ember::Tensor index = ember::randint(0, 5, {4, 5}).to(ember::kLong);
+    const torch::Tensor tself = to_torch(self), tsrc = to_torch(src), tindex = to_torch(index);
+    EXPECT_TRUE(Close(self.scatter_add(1, index, src), tself.scatter_add(1, tindex, tsrc), tol)) << t;
+    EXPECT_TRUE(Close(self.scatter(1, index, src, "add"), tself.scatter(1, tindex, tsrc, "add"), tol)) << t;
+    EXPECT_TRUE(Close(self.scatter(1, index, src, "multiply"), tself.scatter(1, tindex, tsrc, "multiply"), tol)) << t;
+    ember::Tensor inplace = self.clone();
+    inplace.scatter_add_(0, index.remainder(4), src);
+    EXPECT_TRUE(Close(inplace, tself.clone().scatter_add_(0, tindex.remainder(4), tsrc), tol)) << t;
+    const ember::Tensor rows = ember::tensor(std::vector<int64_t>{0, 2, 0, 3, 0});
+    const torch::Tensor trows = to_torch(rows);
+    const ember::Tensor values = random({5, 5}, t, seed++);
+    ember::Tensor put = self.clone();
+    put.index_put_({rows}, values, true);  // rows 0, 2, 0, 3, 0: three add into row 0
+    EXPECT_TRUE(Close(put, tself.clone().index_put_({trows}, to_torch(values), true), tol)) << t;
+    EXPECT_TRUE(Close(self.index_put({rows}, values.narrow(0, 0, 1), true),
+                      tself.index_put({trows}, to_torch(values).narrow(0, 0, 1), true), tol)) << t;
+    const ember::Tensor flat = ember::tensor(std::vector<int64_t>{1, 7, 1, 19});
+    EXPECT_TRUE(Close(self.put(flat, src.narrow(0, 0, 1).narrow(1, 0, 4), true),
+                      tself.put(to_torch(flat), tsrc.narrow(0, 0, 1).narrow(1, 0, 4), true), tol)) << t;
+  }
+}
+
 TEST(ComplexParity, ProductsWithConjugateViews) {
   for (ember::ScalarType t : kComplexTypes) {
     const parity::Tol tol = t == ember::kComplexFloat ? parity::Tol{1e-4, 1e-4} : parity::Tol{1e-11, 1e-11};

@@ -59,6 +59,10 @@ TEST(Complex, GradcheckPointwise) {
   EXPECT_TRUE(autograd::gradcheck([](const L& x) { return lerp(x[0], x[1], 0.75); }, {a, b}));
   EXPECT_TRUE(autograd::gradcheck([](const L& x) { return addcmul(x[0], x[1], x[2], complex<double>(2, -1)); }, {a, b, c}));
   EXPECT_TRUE(autograd::gradcheck([](const L& x) { return addcdiv(x[0], x[1], x[2], 0.5); }, {a, b, c}));
+  // accumulating scatters into repeated positions
+  const Tensor at = tensor(std::vector<int64_t>{2, 0, 2});
+  EXPECT_TRUE(autograd::gradcheck([at](const L& x) { return x[0].scatter_add(0, at, x[1]); }, {a, b}));
+  EXPECT_TRUE(autograd::gradcheck([at](const L& x) { return x[0].index_put({at}, x[1], true); }, {a, b}));
   // var, std and the norms of complex input (real results)
   EXPECT_TRUE(autograd::gradcheck([](const L& x) { return x[0].var(); }, {a}));
   EXPECT_TRUE(autograd::gradcheck([](const L& x) { return x[0].std(); }, {b}));

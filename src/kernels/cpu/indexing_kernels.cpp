@@ -451,6 +451,19 @@ std::optional<int64_t> index_scatter_kernel(TensorIterator& iter, const IndexWal
   }
   const bool has_alpha = !alpha.equal(1), multiply = mode == ScatterMode::Multiply;
   const ScalarType dt = iter.dtype(0);
+  if (is_complex_type(dt)) {  // (scatter_add and index_put's accumulate of complex tensors)
+    visit_complex(dt, [&](auto ctag) {
+      using C = decltype(ctag);
+      const C a = alpha.to<C>();
+      iter.for_each(
+          [&w, &bad, a, has_alpha, multiply](char** data, const int64_t* strides, int64_t n) {
+            scatter_call<C>(data, strides, n, w, bad,
+                            [=](C x, C y) { return multiply ? x * y : has_alpha ? x + a * y : x + y; });
+          },
+          grain);
+    });
+    return bad.get();
+  }
   const bool rows = !has_alpha && !multiply && has_vector_add_row(dt);
   visit_dtype(dt, [&](auto ttag) {
     using T = decltype(ttag);
