@@ -647,6 +647,8 @@ Tensor ternary_into(const char* name, const Tensor& out, const Tensor& a, const 
   config.add_output(out).add_input(a).add_input(b).add_input(c);
   if (inplace) config.no_resize_outputs();
   TensorIterator iter(config);
+  EMBER_CHECK(op != TernaryOp::Clamp || !is_complex_type(iter.common_dtype()), name,
+              "clamp is not supported for complex types");
   kernels::ternary_kernel(iter, op, value);
   bump_version(out);
   return iter.take_output();

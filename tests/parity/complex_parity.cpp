@@ -433,6 +433,7 @@ TEST(ComplexParity, TernaryOpsMaskedFillAndNonzero) {
     EXPECT_TRUE(Close(ember::addcmul(a, b.conj(), c, ember::complex<double>(1, -2)),
                       torch::addcmul(ta, tb.conj(), tc, c10::complex<double>(1, -2)), tol)) << t;
     EXPECT_TRUE(Close(ember::addcdiv(a, b, c, -0.5), torch::addcdiv(ta, tb, tc, -0.5), tol)) << t;
+    EXPECT_SAME_ERROR(ember::clamp(a, b, w), torch::clamp(ta, tb, tw));  // (the ternary loop is not clamp's)
     ember::Tensor inplace = a.clone();
     inplace.addcmul_(b, c, 3);
     EXPECT_TRUE(Close(inplace, ta.clone().addcmul_(tb, tc, 3), tol)) << t;

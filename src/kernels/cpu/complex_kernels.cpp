@@ -176,15 +176,21 @@ void complex_ternary_kernel(TensorIterator& iter, TernaryOp op, const Scalar& va
     using C = decltype(tag);
     const C v = value.to<C>();
     const real_t<C> sa = conj_sign<C>(iter, 1), sb = conj_sign<C>(iter, 2), sc = conj_sign<C>(iter, 3);
-    iter.for_each([&](char** data, const int64_t* strides, int64_t n) {
-      for (int64_t i = 0; i < n; ++i) {
-        const C a = load<C>(data[1] + i * strides[1], sa), b = load<C>(data[2] + i * strides[2], sb);
-        const C c = load<C>(data[3] + i * strides[3], sc);
-        // as libtorch's kernels: the scalar times the first tensor, then the second
-        const C r = op == TernaryOp::Lerp ? lerp_of(a, b, c) : op == TernaryOp::Addcmul ? a + v * b * c : a + v * b / c;
-        store(data[0] + i * strides[0], r);
-      }
-    });
+    const auto loop = [&](auto f) {
+      iter.for_each([&](char** data, const int64_t* strides, int64_t n) {
+        for (int64_t i = 0; i < n; ++i) {
+          store(data[0] + i * strides[0], f(load<C>(data[1] + i * strides[1], sa), load<C>(data[2] + i * strides[2], sb),
+                                            load<C>(data[3] + i * strides[3], sc)));
+        }
+      });
+    };
+    // as libtorch's kernels: the scalar times the first tensor, then the second
+    switch (op) {
+      case TernaryOp::Lerp: return loop([](C a, C b, C c) { return lerp_of(a, b, c); });
+      case TernaryOp::Addcmul: return loop([v](C a, C b, C c) { return a + v * b * c; });
+      case TernaryOp::Addcdiv: return loop([v](C a, C b, C c) { return a + v * b / c; });
+      default: EMBER_CHECK(false, "ternary", "no complex kernel for this op");
+    }
   });
 }
 
