@@ -532,26 +532,16 @@ struct NormOp {
   }
   static Tensor norm_backward(const Tensor& grad, const Tensor& x, double p, const Tensor& norm, const Reduced& red) {
     if (p == 0) return Tensor();
-    if (is_complex_type(x.dtype())) {  // sgn(x) = x / |x| for sign(x), as PyTorch's
-      const Tensor sgn = x.sgn();
-      if (p == 1) return sgn * grad;
-      if (p == 2) return x * (grad / norm).masked_fill(norm == 0, 0);
-      if (std::isinf(p)) {
-        const Tensor is_max = (x.abs() == norm).logical_or(x.isnan().logical_and(norm.isnan())).to(norm.dtype());
-        return sgn * is_max * (grad / is_max.sum(red.dims(), true));
-      }
-      if (p < 1) return sgn * x.abs().pow(p - 1).masked_fill(x == 0, 0) * grad * norm.pow(1 - p);
-      const Tensor scaled = p < 2 ? sgn * x.abs().pow(p - 1) : x * x.abs().pow(p - 2);
-      return scaled * (grad / norm.pow(p - 1)).masked_fill(norm == 0, 0);
-    }
-    if (p == 1) return x.sign() * grad;
+    // sign(x), or for complex x its sgn, x / |x| (PyTorch's)
+    const auto sign = [&x] { return is_complex_type(x.dtype()) ? x.sgn() : x.sign(); };
+    if (p == 1) return sign() * grad;
     if (p == 2) return x * (grad / norm).masked_fill(norm == 0, 0);  // PyTorch's order of rounding
     if (std::isinf(p)) {  // the elements whose |x| is the norm share the gradient (NaNs to a NaN norm)
       const Tensor is_max = (x.abs() == norm).logical_or(x.isnan().logical_and(norm.isnan())).to(norm.dtype());
-      return x.sign() * is_max * (grad / is_max.sum(red.dims(), true));
+      return sign() * is_max * (grad / is_max.sum(red.dims(), true));
     }
-    if (p < 1) return x.sign() * x.abs().pow(p - 1).masked_fill(x == 0, 0) * grad * norm.pow(1 - p);
-    const Tensor scaled = p < 2 ? x.sign() * x.abs().pow(p - 1) : x * x.abs().pow(p - 2);
+    if (p < 1) return sign() * x.abs().pow(p - 1).masked_fill(x == 0, 0) * grad * norm.pow(1 - p);
+    const Tensor scaled = p < 2 ? sign() * x.abs().pow(p - 1) : x * x.abs().pow(p - 2);
     return scaled * (grad / norm.pow(p - 1)).masked_fill(norm == 0, 0);
   }
 };

@@ -124,7 +124,9 @@ int64_t count_set_typed(const U* p, int64_t n, U mask) {
   int64_t c = 0, i = 0;
   const auto zero = hn::Zero(d);
   // (not TestBit, which asks for every bit of the mask on AVX2 and for any on AVX-512)
-  for (; i + N <= n; i += N) c += static_cast<int64_t>(hn::CountTrue(d, hn::Ne(hn::And(hn::LoadU(d, p + i), vm), zero)));
+  for (; i + N <= n; i += N) {
+    c += static_cast<int64_t>(hn::CountTrue(d, hn::Ne(hn::And(hn::LoadU(d, p + i), vm), zero)));
+  }
   for (; i < n; ++i) c += (p[i] & mask) != 0;
   return c;
 }
