@@ -374,6 +374,40 @@ TEST(Reduce, TopkOfAFewMatchesTheStableSort) {
   }
 }
 
+// Short lines (up to 128) with AVX-512 go through the selection in vector lanes, eight lines at a
+// time: groups of eight and partial groups, every dtype, ties, NaN and -0, int64 lines whose
+// values span 2^32 or more (those groups go line by line), lines read in place and transposed,
+// each k up to the lane path's 16, against the stable sort.
+TEST(Reduce, TopkOfManyShortLinesMatchesTheStableSort) {
+  for (int64_t n : {2, 5, 31, 32, 100, 128}) {
+    const Tensor r = rand({19, n});
+    Tensor x = r.mul(8).round().sub(4);  // ties, both signs
+    x = x.masked_fill(r > 0.93, kNaN).masked_fill(r < 0.04, -0.0);
+    for (ScalarType dt : {kFloat, kDouble, kHalf, kBFloat16, kInt, kLong, kShort, kChar, kByte, kBool}) {
+      Tensor xd = is_floating_type(dt) ? x.to(dt) : x.nan_to_num(7).mul(dt == kBool ? 1 : 1000).to(dt);
+      if (dt == kLong) {  // lines 9 to 15 span more than 2^32, the rest are plain
+        xd.narrow(0, 9, 7).narrow(1, 0, 1).fill_(std::numeric_limits<int64_t>::min() + 5);
+        xd[12][n - 1] = std::numeric_limits<int64_t>::max();
+      }
+      for (int64_t k : {1, 2, 3, 5, 8, 9, 16}) {
+        if (k > n) continue;
+        for (bool largest : {true, false}) {
+          auto [v, i] = topk(xd, k, 1, largest);
+          auto [sv, si] = xd.sort(1, largest);
+          EXPECT_TRUE(i.equal(si.narrow(1, 0, k))) << dt << " n " << n << " k " << k << " largest " << largest;
+          const Tensor g = xd.gather(1, i);
+          const Tensor same = is_floating_type(dt) ? v.eq(g).logical_or(v.isnan().logical_and(g.isnan())) : v.eq(g);
+          EXPECT_TRUE(same.all().item<bool>()) << dt << " n " << n << " k " << k;
+          const Tensor xt = xd.t().contiguous().t();
+          EXPECT_TRUE(std::get<1>(topk(xt, k, 1, largest)).equal(i)) << dt << " transposed, n " << n << " k " << k;
+          // along dim 0 of the transpose: the same lines, neighbours next to each other in memory
+          EXPECT_TRUE(std::get<1>(topk(xt.t(), k, 0, largest)).equal(i.t())) << dt << " dim 0, n " << n << " k " << k;
+        }
+      }
+    }
+  }
+}
+
 // Short lines are ordered by rank (every key counted against every other, a few SIMD vectors of
 // keys at a time): lines of every length up to past the rank sort's limit (64) and across its
 // vector groups, with ties (kept in input order), NaN (last), -0 equal to 0, infinities and the
