@@ -69,12 +69,25 @@ void rank_sort_i32(const int32_t* x, int64_t n, bool descending, int64_t* idx) {
   rank_sort_line(x, n, descending, idx);
 }
 // int64 lines within int32's range (the usual ones) are ranked as int32, twice the lanes.
+// (Narrowed a vector at a time: one element at a time took a sixth of int64 sort's time at 32 x 32.)
 void rank_sort_i64(const int64_t* x, int64_t n, bool descending, int64_t* idx) {
-  bool narrow = true;
-  for (int64_t i = 0; i < n; ++i) narrow &= x[i] == static_cast<int32_t>(x[i]);
-  if (!narrow) return rank_sort_line(x, n, descending, idx);
+  const hn::ScalableTag<uint64_t> d;
+  const hn::Rebind<uint32_t, decltype(d)> d32;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   int32_t x32[kRankSortMax];
-  for (int64_t i = 0; i < n; ++i) x32[i] = static_cast<int32_t>(x[i]);
+  auto outside = hn::Zero(d);  // x + 2^31 has bits above the low 32 where x is outside int32
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto v = hn::LoadU(d, reinterpret_cast<const uint64_t*>(x + i));
+    outside = hn::Or(outside, hn::ShiftRight<32>(hn::Add(v, hn::Set(d, uint64_t{1} << 31))));
+    hn::StoreU(hn::TruncateTo(d32, v), d32, reinterpret_cast<uint32_t*>(x32 + i));
+  }
+  bool narrow = hn::AllTrue(d, hn::Eq(outside, hn::Zero(d)));
+  for (; i < n; ++i) {
+    x32[i] = static_cast<int32_t>(x[i]);
+    narrow &= x[i] == x32[i];
+  }
+  if (!narrow) return rank_sort_line(x, n, descending, idx);
   rank_sort_line(x32, n, descending, idx);
 }
 
