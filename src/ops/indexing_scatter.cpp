@@ -39,6 +39,15 @@ Tensor walk_view(const Tensor& t, IntArrayRef shape, int64_t dim) {
   return make_view(t, sizes, t.strides(), t.storage_offset());
 }
 
+// Whether a and b have the same sizes but along dim (and the same rank).
+bool same_sizes_but(const Tensor& a, const Tensor& b, int64_t dim) {
+  if (a.dim() != b.dim()) return false;
+  for (int64_t d = 0; d < a.dim(); ++d) {
+    if (d != dim && a.size(d) != b.size(d)) return false;
+  }
+  return true;
+}
+
 // The same element at every position of `shape` (an index or value read only along the walk).
 Tensor fixed_view(const Tensor& t, IntArrayRef shape) {
   return make_view(t, shape, DimVector(shape.size(), 0), t.storage_offset());
@@ -140,6 +149,15 @@ struct GatherOp {
       EMBER_CHECK(d == dim || ix.size(d) <= s.size(d), name, "Size does not match at dimension ", d,
                   " expected index ", index.sizes(), " to be smaller than self ", self.sizes(),
                   " apart from dimension ", dim);
+    }
+    if (s.is_contiguous() && ix.is_contiguous() && same_sizes_but(ix, s, dim)) {  // no iterator to set up
+      int64_t outer = 1, inner = 1;
+      for (int64_t d = 0; d < dim; ++d) outer *= s.size(d);
+      for (int64_t d = dim + 1; d < s.dim(); ++d) inner *= s.size(d);
+      if (auto bad = kernels::index_gather_dense(self.dtype(), o.data_ptr(), s.data_ptr(), ix.data_ptr<int64_t>(),
+                                                 outer, ix.size(dim), s.size(dim), inner))
+        detail::fail(name, "index ", *bad, " is out of bounds for dimension ", dim, " with size ", s.size(dim));
+      return out;
     }
     DimVector self_strides(s.strides());
     self_strides[dim] = 0;  // the index supplies the position along dim

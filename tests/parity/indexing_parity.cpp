@@ -222,6 +222,12 @@ TEST(IndexingParity, Gather) {
         Pair idx = relayout(rand_index(x.e.size(dim), shape, seed++), layout);
         EXPECT_TRUE(Same(ember::gather(x.e, dim, idx.e), torch::gather(x.t, dim, idx.t)))
             << dt << " " << layout_name(layout) << " dim " << dim;
+        // an index of self's shape but along dim (contiguous operands: the loop without an iterator)
+        std::vector<int64_t> full_shape = {4, 5, 6, 3};
+        full_shape[dim < 0 ? dim + 4 : dim] = 7;
+        Pair full = relayout(rand_index(x.e.size(dim), full_shape, seed++), layout);
+        EXPECT_TRUE(Same(ember::gather(x.e, dim, full.e), torch::gather(x.t, dim, full.t)))
+            << dt << " " << layout_name(layout) << " dim " << dim << ", index of self's shape";
       }
     }
     Pair z = make({}, dt, seed++);

@@ -169,6 +169,11 @@ TEST(Gather, BadInput) {
   Tensor x = zeros({3, 4});
   EXPECT_ERROR(x.gather(0, tensor({{0, 5}})), "gather", "index 5 is out of bounds for dimension 0 with size 3");
   EXPECT_ERROR(x.gather(0, tensor({{0, -1}})), "gather", "index -1 is out of bounds for dimension 0 with size 3");
+  // an index of self's shape but along dim (the loop without an iterator)
+  EXPECT_ERROR(x.gather(0, tensor({{0, 1, 2, 0}, {2, 2, 3, 1}})), "gather",
+               "index 3 is out of bounds for dimension 0 with size 3");
+  EXPECT_ERROR(x.gather(1, tensor({{0, 1}, {2, -2}, {3, 3}})), "gather",
+               "index -2 is out of bounds for dimension 1 with size 4");
   EXPECT_ERROR(x.gather(0, tensor({{0}}).to(kInt)), "gather", "Expected dtype int64 for index");
   EXPECT_ERROR(x.gather(0, tensor({0})), "gather", "Index tensor must have the same number of dimensions as input tensor");
   EXPECT_ERROR(x.gather(0, zeros({3, 5}, kLong)), "gather",

@@ -16,6 +16,11 @@ namespace ember::kernels {
 // of two): the first one outside is returned and the output is left partly written, so a caller
 // that has not checked the index beforehand must discard it.
 std::optional<int64_t> index_gather_kernel(TensorIterator& iter, int64_t indexed_stride, int64_t bound);
+// The same for dense operands, without an iterator: out[o][l][i] = src[o][index[o][l][i]][i] for
+// o < outer, l < len, i < inner, the source's indexed dim of `size` elements; out, src and the
+// int64 index contiguous. The same check and return.
+std::optional<int64_t> index_gather_dense(ScalarType dt, void* out, const void* src, const int64_t* index,
+                                          int64_t outer, int64_t len, int64_t size, int64_t inner);
 
 // How the scatter kernel walks one indexed dim. The iterator runs over every position but that
 // dim (its size squashed to 1, so that writes to the same element stay on one thread, in order);

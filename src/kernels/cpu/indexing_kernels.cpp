@@ -276,6 +276,65 @@ struct FirstOutside {
   std::optional<int64_t> get() const { return found.load() ? std::optional(value) : std::nullopt; }
 };
 
+// One row of a gather (an iterator's row-loop call): out[i] = src[i * s1 + index[i] * step].
+template <class E, class Idx>
+struct GatherRow {
+  int64_t indexed_stride, bound;
+  FirstOutside* bad_out;
+  void operator()(char** data, const int64_t* strides, int64_t n) const {
+    FirstOutside& bad = *bad_out;
+    // typed accesses and element strides, in registers: stores through char* could alias them
+    E* const out = reinterpret_cast<E*>(data[0]);
+    const E* const src = reinterpret_cast<const E*>(data[1]);
+    const Idx* const index = reinterpret_cast<const Idx*>(data[2]);
+    const int64_t s0 = strides[0] / int64_t{sizeof(E)}, s1 = strides[1] / int64_t{sizeof(E)};
+    const int64_t s2 = strides[2] / int64_t{sizeof(Idx)}, step = indexed_stride / int64_t{sizeof(E)};
+    const auto outside = [&](int64_t j) {
+      if (HWY_LIKELY(static_cast<uint64_t>(j) < static_cast<uint64_t>(bound))) return false;
+      bad.set(j);
+      return true;
+    };
+    if (s0 == 1 && s1 == 0 && s2 == 1 && step == 1) {  // along the inner dim: no multiplies
+      // four elements per branch: one test per element made the loop's speed depend on where
+      // the linker placed it (1.2x libtorch's time in ember_bench, 0.85x in another binary)
+      const uint64_t ub = static_cast<uint64_t>(bound);
+      int64_t i = 0;
+      for (; i + 4 <= n; i += 4) {
+        const uint64_t j0 = index[i], j1 = index[i + 1], j2 = index[i + 2], j3 = index[i + 3];
+        if (HWY_UNLIKELY((j0 >= ub) | (j1 >= ub) | (j2 >= ub) | (j3 >= ub))) break;  // found below
+        out[i] = src[j0];
+        out[i + 1] = src[j1];
+        out[i + 2] = src[j2];
+        out[i + 3] = src[j3];
+      }
+      for (; i < n; ++i) {
+        const int64_t j = index[i];
+        if (outside(j)) return;
+        out[i] = src[j];
+      }
+      return;
+    }
+    int64_t i = 0;
+    if (s0 == 1 && s2 == 1) {  // contiguous output and index: four reads at once, as above
+      const uint64_t ub = static_cast<uint64_t>(bound);
+      for (; i + 4 <= n; i += 4) {
+        const uint64_t j0 = index[i], j1 = index[i + 1], j2 = index[i + 2], j3 = index[i + 3];
+        if (HWY_UNLIKELY((j0 >= ub) | (j1 >= ub) | (j2 >= ub) | (j3 >= ub))) break;  // found below
+        const E* const p = src + i * s1;
+        out[i] = p[static_cast<int64_t>(j0) * step];
+        out[i + 1] = p[s1 + static_cast<int64_t>(j1) * step];
+        out[i + 2] = p[2 * s1 + static_cast<int64_t>(j2) * step];
+        out[i + 3] = p[3 * s1 + static_cast<int64_t>(j3) * step];
+      }
+    }
+    for (; i < n; ++i) {
+      const int64_t j = index[i * s2];
+      if (outside(j)) return;
+      out[i * s0] = src[i * s1 + j * step];
+    }
+  }
+};
+
 }  // namespace
 
 std::optional<int64_t> index_gather_kernel(TensorIterator& iter, int64_t indexed_stride, int64_t bound) {
@@ -283,58 +342,30 @@ std::optional<int64_t> index_gather_kernel(TensorIterator& iter, int64_t indexed
   visit_element_size(static_cast<int64_t>(element_size(iter.dtype(0))), [&](auto etag) {
     using E = decltype(etag);
     visit_index_type(iter.dtype(2), [&](auto itag) {
-      using Idx = decltype(itag);
-      iter.for_each([indexed_stride, bound, &bad](char** data, const int64_t* strides, int64_t n) {
-        // typed accesses and element strides, in registers: stores through char* could alias them
-        E* const out = reinterpret_cast<E*>(data[0]);
-        const E* const src = reinterpret_cast<const E*>(data[1]);
-        const Idx* const index = reinterpret_cast<const Idx*>(data[2]);
-        const int64_t s0 = strides[0] / int64_t{sizeof(E)}, s1 = strides[1] / int64_t{sizeof(E)};
-        const int64_t s2 = strides[2] / int64_t{sizeof(Idx)}, step = indexed_stride / int64_t{sizeof(E)};
-        const auto outside = [&](int64_t j) {
-          if (HWY_LIKELY(static_cast<uint64_t>(j) < static_cast<uint64_t>(bound))) return false;
-          bad.set(j);
-          return true;
-        };
-        if (s0 == 1 && s1 == 0 && s2 == 1 && step == 1) {  // along the inner dim: no multiplies
-          // four elements per branch: one test per element made the loop's speed depend on where
-          // the linker placed it (1.2x libtorch's time in ember_bench, 0.85x in another binary)
-          const uint64_t ub = static_cast<uint64_t>(bound);
-          int64_t i = 0;
-          for (; i + 4 <= n; i += 4) {
-            const uint64_t j0 = index[i], j1 = index[i + 1], j2 = index[i + 2], j3 = index[i + 3];
-            if (HWY_UNLIKELY((j0 >= ub) | (j1 >= ub) | (j2 >= ub) | (j3 >= ub))) break;  // found below
-            out[i] = src[j0];
-            out[i + 1] = src[j1];
-            out[i + 2] = src[j2];
-            out[i + 3] = src[j3];
-          }
-          for (; i < n; ++i) {
-            const int64_t j = index[i];
-            if (outside(j)) return;
-            out[i] = src[j];
-          }
-          return;
-        }
-        int64_t i = 0;
-        if (s0 == 1 && s2 == 1) {  // contiguous output and index: four reads at once, as above
-          const uint64_t ub = static_cast<uint64_t>(bound);
-          for (; i + 4 <= n; i += 4) {
-            const uint64_t j0 = index[i], j1 = index[i + 1], j2 = index[i + 2], j3 = index[i + 3];
-            if (HWY_UNLIKELY((j0 >= ub) | (j1 >= ub) | (j2 >= ub) | (j3 >= ub))) break;  // found below
-            const E* const p = src + i * s1;
-            out[i] = p[static_cast<int64_t>(j0) * step];
-            out[i + 1] = p[s1 + static_cast<int64_t>(j1) * step];
-            out[i + 2] = p[2 * s1 + static_cast<int64_t>(j2) * step];
-            out[i + 3] = p[3 * s1 + static_cast<int64_t>(j3) * step];
-          }
-        }
-        for (; i < n; ++i) {
-          const int64_t j = index[i * s2];
-          if (outside(j)) return;
-          out[i * s0] = src[i * s1 + j * step];
-        }
-      });
+      iter.for_each(GatherRow<E, decltype(itag)>{indexed_stride, bound, &bad});
+    });
+  });
+  return bad.get();
+}
+
+std::optional<int64_t> index_gather_dense(ScalarType dt, void* out, const void* src, const int64_t* index,
+                                          int64_t outer, int64_t len, int64_t size, int64_t inner) {
+  FirstOutside bad;
+  const int64_t es = static_cast<int64_t>(element_size(dt));
+  visit_element_size(es, [&](auto etag) {
+    const GatherRow<decltype(etag), int64_t> row{inner * es, size, &bad};
+    // rows of the iterator's form: with inner 1, each outer slice a row of len positions (the
+    // source's row read at the index); else each (outer, l) a row of inner positions
+    const int64_t rows = inner == 1 ? outer : outer * len, n = inner == 1 ? len : inner;
+    parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / n), [&](int64_t b, int64_t e) {
+      const int64_t strides[3] = {es, inner == 1 ? 0 : es, 8};
+      for (int64_t r = b; r < e; ++r) {
+        const int64_t o = inner == 1 ? r : r / len;
+        char* data[3] = {static_cast<char*>(out) + r * n * es,
+                         const_cast<char*>(static_cast<const char*>(src)) + o * size * inner * es,
+                         reinterpret_cast<char*>(const_cast<int64_t*>(index + r * n))};
+        row(data, strides, n);
+      }
     });
   });
   return bad.get();
