@@ -65,6 +65,20 @@ void check_index_range(const char* op, const Tensor& index, int64_t dim, int64_t
 // on an index value out of range (after writing the ones before it).
 void scatter_walk(const char* op, Tensor& dst, int64_t dim, const Tensor& index, const Tensor& src, bool src_fixed,
                   ScatterMode mode) {
+  const auto fail = [&](int64_t bad) {
+    detail::fail(op, "index ", bad, " is out of bounds for dimension ", dim, " with size ", dst.size(dim));
+  };
+  if (dst.is_contiguous() && index.is_contiguous() && same_sizes_but(index, dst, dim) &&
+      (src_fixed || (src.is_contiguous() && src.sizes() == index.sizes()))) {  // no iterator to set up
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < dim; ++d) outer *= dst.size(d);
+    for (int64_t d = dim + 1; d < dst.dim(); ++d) inner *= dst.size(d);
+    if (auto bad = kernels::index_scatter_dense(dst.dtype(), dst.data_ptr(), src.data_ptr(), src_fixed,
+                                                index.data_ptr<int64_t>(), outer, index.size(dim), dst.size(dim),
+                                                inner, mode))
+      fail(*bad);
+    return;
+  }
   DimVector squashed(index.sizes());
   squashed[dim] = 1;
   TensorIterator iter(TensorIteratorConfig(op)
@@ -78,8 +92,7 @@ void scatter_walk(const char* op, Tensor& dst, int64_t dim, const Tensor& index,
   walk.plain_step = src_fixed ? 0 : byte_stride(src, dim);
   walk.indexed_stride = byte_stride(dst, dim);
   walk.bound = static_cast<uint64_t>(dst.size(dim));
-  if (auto bad = kernels::index_scatter_kernel(iter, walk, mode, 1, false))
-    detail::fail(op, "index ", *bad, " is out of bounds for dimension ", dim, " with size ", dst.size(dim));
+  if (auto bad = kernels::index_scatter_kernel(iter, walk, mode, 1, false)) fail(*bad);
 }
 
 struct IndexSelectOp {

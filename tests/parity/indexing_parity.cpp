@@ -291,11 +291,19 @@ TEST(IndexingParity, ScatterAndScatterAdd) {
         EXPECT_TRUE(Same(self.e.scatter(dim, idx.e, src.e), self.t.scatter(dim, idx.t, src.t))) << dt << what;
         EXPECT_TRUE(Same(self.e.scatter(dim, idx.e, 1), self.t.scatter(dim, idx.t, 1))) << dt << what;
         EXPECT_TRUE(Same(self.e.scatter_add(dim, idx.e, src.e), self.t.scatter_add(dim, idx.t, src.t))) << dt << what;
+        // src of the index's shape (contiguous operands: the loop without an iterator)
+        Pair exact = make(shape, dt, seed++);
+        EXPECT_TRUE(Same(self.e.scatter(dim, idx.e, exact.e), self.t.scatter(dim, idx.t, exact.t))) << dt << what;
+        EXPECT_TRUE(Same(self.e.scatter_add(dim, idx.e, exact.e), self.t.scatter_add(dim, idx.t, exact.t)))
+            << dt << what;
         if (dt != ember::kBool) {
           for (const char* reduce : {"add", "multiply"}) {
             EXPECT_TRUE(Same(ember::scatter(self.e, dim, idx.e, src.e, reduce),
                              torch::scatter(self.t, dim, idx.t, src.t, reduce)))
                 << dt << what << " " << reduce;
+            EXPECT_TRUE(Same(ember::scatter(self.e, dim, idx.e, exact.e, reduce),
+                             torch::scatter(self.t, dim, idx.t, exact.t, reduce)))
+                << dt << what << " " << reduce << ", src of the index's shape";
           }
         }
         std::vector<int64_t> one = shape;
@@ -310,6 +318,11 @@ TEST(IndexingParity, ScatterAndScatterAdd) {
         const ember::Tensor before = self.e.clone();
         EXPECT_THROW(self.e.scatter(dim, bad, src.e), ember::Error) << dt << what;
         EXPECT_THROW(self.e.scatter_add(dim, bad, src.e), ember::Error) << dt << what;
+        EXPECT_THROW(self.e.scatter_add(dim, bad, exact.e), ember::Error) << dt << what;
+        EXPECT_THROW(self.e.scatter(dim, bad, 1), ember::Error) << dt << what;
+        ember::Tensor into = self.e.clone();
+        EXPECT_THROW(into.scatter_(dim, bad, exact.e), ember::Error) << dt << what;
+        EXPECT_TRUE(ember::equal(into, before)) << dt << what << " scatter_ with a bad index";
         EXPECT_TRUE(ember::equal(self.e, before)) << dt << what;
       }
     }

@@ -44,6 +44,13 @@ enum class ScatterMode { Assign, Add, Multiply };
 std::optional<int64_t> index_scatter_kernel(TensorIterator& iter, const IndexWalk& walk, ScatterMode mode,
                                             const Scalar& alpha, bool serial);
 
+// The same for dense operands, without an iterator: dst[o][index[o][l][i]][i] combined with
+// src[o][l][i] (or with the one element at src, src_fixed) for o < outer, l < len, i < inner,
+// dst's indexed dim of `size` elements; all contiguous, alpha 1.
+std::optional<int64_t> index_scatter_dense(ScalarType dt, void* dst, const void* src, bool src_fixed,
+                                           const int64_t* index, int64_t outer, int64_t len, int64_t size,
+                                           int64_t inner, ScatterMode mode);
+
 // The first value of an integer tensor outside [lo, hi), if any (iterator: one input).
 std::optional<int64_t> find_index_out_of_range(TensorIterator& iter, int64_t lo, int64_t hi);
 // The largest value of an int64 tensor (iterator: one input, numel > 0).

@@ -465,16 +465,16 @@ template <class E, class Combine>
     bad.set(*j);
 }
 
-std::optional<int64_t> index_scatter_kernel(TensorIterator& iter, const IndexWalk& w, ScatterMode mode,
-                                            const Scalar& alpha, bool serial) {
-  EMBER_CHECK(iter.dtype(2) == kLong, "index_scatter_kernel", "internal: expected an int64 index, got ",
-              iter.dtype(2));
-  const int64_t grain = serial ? std::max<int64_t>(iter.numel(), 1) : grain_for(w.len);
+namespace {
+// The scatter's loops over the rows for_each(row, grain) visits (an iterator's, or dense ones).
+template <class ForEach>
+std::optional<int64_t> scatter_rows(ScalarType dt, const IndexWalk& w, ScatterMode mode, const Scalar& alpha,
+                                    int64_t grain, const ForEach& for_each) {
   FirstOutside bad;
   if (mode == ScatterMode::Assign) {
-    visit_element_size(static_cast<int64_t>(element_size(iter.dtype(0))), [&](auto etag) {
+    visit_element_size(static_cast<int64_t>(element_size(dt)), [&](auto etag) {
       using E = decltype(etag);
-      iter.for_each(
+      for_each(
           [&w, &bad](char** data, const int64_t* strides, int64_t n) {
             scatter_call<E>(data, strides, n, w, bad, [](E, E y) { return y; });
           },
@@ -483,12 +483,11 @@ std::optional<int64_t> index_scatter_kernel(TensorIterator& iter, const IndexWal
     return bad.get();
   }
   const bool has_alpha = !alpha.equal(1), multiply = mode == ScatterMode::Multiply;
-  const ScalarType dt = iter.dtype(0);
   if (is_complex_type(dt)) {  // (scatter_add and index_put's accumulate of complex tensors)
     visit_complex(dt, [&](auto ctag) {
       using C = decltype(ctag);
       const C a = alpha.to<C>();
-      iter.for_each(
+      for_each(
           [&w, &bad, a, has_alpha, multiply](char** data, const int64_t* strides, int64_t n) {
             scatter_call<C>(data, strides, n, w, bad,
                             [=](C x, C y) { return multiply ? x * y : has_alpha ? x + a * y : x + y; });
@@ -501,7 +500,7 @@ std::optional<int64_t> index_scatter_kernel(TensorIterator& iter, const IndexWal
   visit_dtype(dt, [&](auto ttag) {
     using T = decltype(ttag);
     const T a = alpha.to<T>();
-    iter.for_each(
+    for_each(
         [&w, &bad, a, has_alpha, multiply, rows, dt](char** data, const int64_t* strides, int64_t n) {
           constexpr int64_t es = sizeof(T);
           if (rows && n >= 16 && strides[2] == 0 && strides[0] == es && (strides[1] == es || strides[1] == 0)) {
@@ -525,6 +524,49 @@ std::optional<int64_t> index_scatter_kernel(TensorIterator& iter, const IndexWal
         grain);
   });
   return bad.get();
+}
+
+}  // namespace
+
+std::optional<int64_t> index_scatter_kernel(TensorIterator& iter, const IndexWalk& w, ScatterMode mode,
+                                            const Scalar& alpha, bool serial) {
+  EMBER_CHECK(iter.dtype(2) == kLong, "index_scatter_kernel", "internal: expected an int64 index, got ",
+              iter.dtype(2));
+  const int64_t grain = serial ? std::max<int64_t>(iter.numel(), 1) : grain_for(w.len);
+  return scatter_rows(iter.dtype(0), w, mode, alpha, grain,
+                      [&iter](const auto& row, int64_t g) { iter.for_each(row, g); });
+}
+
+std::optional<int64_t> index_scatter_dense(ScalarType dt, void* dst, const void* src, bool src_fixed,
+                                           const int64_t* index, int64_t outer, int64_t len, int64_t size,
+                                           int64_t inner, ScatterMode mode) {
+  const int64_t es = static_cast<int64_t>(element_size(dt));
+  IndexWalk w;  // along the dim at each position (outer, inner)
+  w.len = len;
+  w.index_step = inner * 8;
+  w.plain_step = src_fixed ? 0 : inner * es;
+  w.indexed_stride = inner * es;
+  w.bound = static_cast<uint64_t>(size);
+  // positions p = o * inner + i, in runs within one o (the iterator's rows): with inner 1 all of
+  // them are one run, each a row of dst, src and index
+  const int64_t dst_slice = size * inner * es, src_slice = src_fixed ? 0 : len * inner * es;
+  const int64_t index_slice = len * inner * 8;
+  const int64_t strides[3] = {inner == 1 ? dst_slice : es, inner == 1 ? src_slice : src_fixed ? 0 : es,
+                              inner == 1 ? index_slice : 8};
+  const auto each_run = [&](const auto& row, int64_t grain) {
+    parallel_for(0, outer * inner, grain, [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e;) {
+        const int64_t o = inner == 1 ? 0 : p / inner, i = inner == 1 ? p : p % inner;
+        const int64_t m = inner == 1 ? e - p : std::min(e - p, inner - i);
+        char* data[3] = {static_cast<char*>(dst) + o * dst_slice + i * strides[0],
+                         const_cast<char*>(static_cast<const char*>(src)) + o * src_slice + i * strides[1],
+                         reinterpret_cast<char*>(const_cast<int64_t*>(index)) + o * index_slice + i * strides[2]};
+        row(data, strides, m);
+        p += m;
+      }
+    });
+  };
+  return scatter_rows(dt, w, mode, 1, grain_for(len), each_run);
 }
 
 std::optional<int64_t> find_index_out_of_range(TensorIterator& iter, int64_t lo, int64_t hi) {
