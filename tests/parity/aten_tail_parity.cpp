@@ -346,10 +346,12 @@ TEST(AtenTailParity, FmaxFminHypotKernels) {
 }
 
 // Scans along an outer dim (the row below is the running value of the rows above, a vectorized
-// loop over contiguous rows): every arithmetic dtype, integer sums and products that wrap, float
-// sums accumulated in float64 as libtorch's; rows of a matrix and the middle dim of a 3-D tensor.
+// loop over contiguous rows): every arithmetic dtype and bfloat16, integer sums and products that
+// wrap, float sums accumulated in float64 as libtorch's; rows of a matrix and the middle dim of a
+// 3-D tensor.
 TEST(AtenTailParity, ScansAlongAnOuterDim) {
-  for (ember::ScalarType dt : {ember::kUInt8, ember::kInt8, ember::kInt, ember::kLong, ember::kFloat, ember::kDouble}) {
+  for (ember::ScalarType dt :
+       {ember::kUInt8, ember::kInt8, ember::kInt, ember::kLong, ember::kFloat, ember::kDouble, ember::kBFloat16}) {
     SCOPED_TRACE(testing::Message() << dt);
     const bool integral = !ember::is_floating_type(dt);
     const ember::Tensor m =

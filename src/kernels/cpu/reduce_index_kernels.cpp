@@ -391,7 +391,7 @@ void cumulative_typed(const Tensor& out, const Tensor& in, int64_t dim) {
         // When the output runs along the dim instead (a transposed input, a contiguous
         // output), each neighbour writes its own cache lines: take a cache line's worth of
         // neighbours at a time, or the lines written at once evict each other.
-        if constexpr (std::is_arithmetic_v<T>) {
+        if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, BFloat16>) {
           if (cs == int64_t{sizeof(T)} && ds == int64_t{sizeof(T)}) {
             // both contiguous (a scan along an outer dim): plain loops over the row, which GCC
             // vectorizes (the generic form below ran an element at a time: 32x32 0.96 us)
