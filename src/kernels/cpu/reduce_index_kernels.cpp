@@ -407,6 +407,26 @@ void cumulative_typed(const Tensor& out, const Tensor& in, int64_t dim) {
           }
         }
         const int64_t block = ds == int64_t{sizeof(T)} ? n : 64 / int64_t{sizeof(T)};
+        if constexpr (std::is_arithmetic_v<T>) {
+          if (cs == int64_t{sizeof(T)}) {
+            // neighbours contiguous in the input, the output strided: typed rows, the strides in
+            // elements (the generic loop below reloaded them and converted per element:
+            // int64 cumsum of a transposed 32x32 0.83 us)
+            const int64_t dse = ds / int64_t{sizeof(T)};
+            for (int64_t i0 = 0; i0 < n; i0 += block) {
+              const int64_t i1 = std::min(n, i0 + block);
+              for (int64_t r = 0; r < rs; ++r) {
+                const T* xr = reinterpret_cast<const T*>(x + r * is);
+                T* yr = reinterpret_cast<T*>(y + r * os);
+                for (int64_t i = i0; i < i1; ++i) {
+                  acc[i] = op(acc[i], xr[i]);
+                  yr[i * dse] = cast<T>(acc[i]);
+                }
+              }
+            }
+            return;
+          }
+        }
         for (int64_t i0 = 0; i0 < n; i0 += block) {
           const int64_t i1 = std::min(n, i0 + block);
           for (int64_t r = 0; r < rs; ++r) {
