@@ -20,7 +20,7 @@ Tensor softmax_impl(const char* op, const Tensor& input, int64_t dim, std::optio
   for (int64_t i = 0; i < d; ++i) outer *= x.size(i);
   for (int64_t i = d + 1; i < x.dim(); ++i) inner *= x.size(i);
   const int64_t len = x.dim() == 0 ? 1 : x.size(d);
-  kernels::softmax_kernel(x.contiguous().view({outer, len, inner}), y.view({outer, len, inner}), log);
+  kernels::softmax_kernel(x.contiguous(), y, {outer, len, inner}, log);
   return y;
 }
 
@@ -39,8 +39,7 @@ struct SoftmaxBackwardDataOp {
     for (int64_t i = d + 1; i < y.dim(); ++i) inner *= y.size(i);
     const int64_t len = y.dim() == 0 ? 1 : y.size(d);
     const Tensor g = grad.to(y.dtype()).contiguous();
-    kernels::softmax_backward_kernel(g.view({outer, len, inner}), y.view({outer, len, inner}),
-                                     gin.view({outer, len, inner}), Log);
+    kernels::softmax_backward_kernel(g, y.contiguous(), gin, {outer, len, inner}, Log);
     return gin;
   }
 };

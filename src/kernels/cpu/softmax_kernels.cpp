@@ -211,8 +211,8 @@ void for_softmax_pieces(int64_t outer, int64_t dim, int64_t inner, int64_t lanes
 }
 
 template <class T>
-void softmax_typed(const Tensor& x, const Tensor& y, bool log) {
-  const int64_t outer = x.size(0), dim = x.size(1), inner = x.size(2);
+void softmax_typed(const Tensor& x, const Tensor& y, const SoftmaxShape& shape, bool log) {
+  const int64_t outer = shape.outer, dim = shape.dim, inner = shape.inner;
   const T* xp = static_cast<const T*>(x.data_ptr());
   T* yp = static_cast<T*>(y.data_ptr());
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(DC<T>()));
@@ -309,8 +309,9 @@ HWY_INLINE void softmax_backward_row(const T* g, const T* y, T* gi, size_t n, bo
 }
 
 template <class T>
-void softmax_backward_typed(const Tensor& grad, const Tensor& y, const Tensor& gin, bool log) {
-  const int64_t outer = y.size(0), dim = y.size(1), inner = y.size(2);
+void softmax_backward_typed(const Tensor& grad, const Tensor& y, const Tensor& gin, const SoftmaxShape& shape,
+                            bool log) {
+  const int64_t outer = shape.outer, dim = shape.dim, inner = shape.inner;
   const T* gp = static_cast<const T*>(grad.data_ptr());
   const T* yp = static_cast<const T*>(y.data_ptr());
   T* ip = static_cast<T*>(gin.data_ptr());
@@ -440,19 +441,20 @@ void softmax_grad_rows_d(const double* p, double* dp, int64_t rows, int64_t cols
   softmax_grad_rows_typed(p, dp, rows, cols, delta);
 }
 
-void softmax_impl(const Tensor& x, const Tensor& y, bool log) {
+void softmax_impl(const Tensor& x, const Tensor& y, const SoftmaxShape& shape, bool log) {
   switch (x.dtype()) {
-    case kFloat: return softmax_typed<float>(x, y, log);
-    case kDouble: return softmax_typed<double>(x, y, log);
-    case kHalf: return softmax_typed<Half>(x, y, log);
-    case kBFloat16: return softmax_typed<BFloat16>(x, y, log);
+    case kFloat: return softmax_typed<float>(x, y, shape, log);
+    case kDouble: return softmax_typed<double>(x, y, shape, log);
+    case kHalf: return softmax_typed<Half>(x, y, shape, log);
+    case kBFloat16: return softmax_typed<BFloat16>(x, y, shape, log);
     default: EMBER_CHECK(false, "softmax", "unsupported dtype ", x.dtype());
   }
 }
 
-void softmax_backward_impl(const Tensor& grad, const Tensor& y, const Tensor& gin, bool log) {
+void softmax_backward_impl(const Tensor& grad, const Tensor& y, const Tensor& gin, const SoftmaxShape& shape,
+                           bool log) {
   visit_float(y.dtype(), "softmax_backward_data",
-              [&](auto t) { softmax_backward_typed<decltype(t)>(grad, y, gin, log); });
+              [&](auto t) { softmax_backward_typed<decltype(t)>(grad, y, gin, shape, log); });
 }
 
 }  // namespace ember::kernels::HWY_NAMESPACE
@@ -461,10 +463,13 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace ember::kernels {
 HWY_EXPORT(softmax_impl);
-void softmax_kernel(const Tensor& x, const Tensor& y, bool log) { HWY_DYNAMIC_DISPATCH(softmax_impl)(x, y, log); }
+void softmax_kernel(const Tensor& x, const Tensor& y, const SoftmaxShape& shape, bool log) {
+  HWY_DYNAMIC_DISPATCH(softmax_impl)(x, y, shape, log);
+}
 HWY_EXPORT(softmax_backward_impl);
-void softmax_backward_kernel(const Tensor& grad, const Tensor& y, const Tensor& grad_input, bool log) {
-  HWY_DYNAMIC_DISPATCH(softmax_backward_impl)(grad, y, grad_input, log);
+void softmax_backward_kernel(const Tensor& grad, const Tensor& y, const Tensor& grad_input, const SoftmaxShape& shape,
+                             bool log) {
+  HWY_DYNAMIC_DISPATCH(softmax_backward_impl)(grad, y, grad_input, shape, log);
 }
 HWY_EXPORT(online_softmax_rows_f);
 HWY_EXPORT(online_softmax_rows_d);
