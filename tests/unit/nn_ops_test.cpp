@@ -564,6 +564,28 @@ TEST(NnNorm, BadArgumentsRaisePyTorchErrors) {
 
 // ---- softmax -------------------------------------------------------------------------------
 
+// log_softmax is (x - max) - log(sum), in PyTorch's order: with a large maximum, max + log(sum)
+// first rounds log(sum) away (by up to half of 1000's float spacing, 3e-5). Rows along the last
+// dim (4 rows at a time and alone), columns a vector at a time, and columns one at a time, each
+// against the float64 value. Columns add their exponentials in dim order onto the maximum's 1, as
+// libtorch's do, and are as far from it as libtorch's (1.6e-7; the rows' lane sums 4e-8).
+TEST(NnSoftmax, LogSoftmaxKeepsTheLogSumUnderALargeMaximum) {
+  for (double c : {0.0, 25.3, 1000.7}) {
+    std::vector<float> line(37);
+    for (size_t k = 0; k < line.size(); ++k) line[k] = static_cast<float>(k == 3 ? c : c - 14.0 - 0.1 * double(k));
+    double sum = 0;
+    for (float v : line) sum += std::exp(double(v) - double(line[3]));
+    const double want = -std::log(sum);  // at the maximum
+    const Tensor row = from_blob(line.data(), {1, 37}, kFloat).clone();
+    for (int64_t cols : {1, 5, 16}) {
+      const Tensor rows = row.expand({cols, 37}).contiguous();
+      EXPECT_NEAR(log_softmax(rows, 1)[cols - 1][3].item<double>(), want, 1e-7) << c << " rows " << cols;
+      EXPECT_NEAR(log_softmax(rows.t().contiguous(), 0)[3][cols - 1].item<double>(), want, 2e-7)
+          << c << " columns " << cols;
+    }
+  }
+}
+
 TEST(NnSoftmax, RowsSumToOneAndLogMatches) {
   Tensor x = randn({5, 37}).mul(10);
   for (int64_t dim : {0, 1, -1}) {

@@ -37,9 +37,9 @@ void softmax_strided(const T* x, T* y, int64_t dim, int64_t inner, int64_t count
     }
     C sum = 0;
     for (int64_t k = 0; k < dim; ++k) sum += std::exp(buf[k] - mx);
-    const C shift = mx + std::log(sum);
+    const C log_sum = std::log(sum);  // (x - max) - log_sum, in PyTorch's order: see softmax_rows
     for (int64_t k = 0; k < dim; ++k)
-      y[k * inner + j] = static_cast<T>(log ? buf[k] - shift : std::exp(buf[k] - mx) / sum);
+      y[k * inner + j] = static_cast<T>(log ? buf[k] - mx - log_sum : std::exp(buf[k] - mx) / sum);
   }
 }
 
@@ -126,9 +126,11 @@ HWY_INLINE void softmax_rows(const T* x, T* y, size_t n, bool log) {
     T* yr = y + r * n;
     size_t k = 0;
     if (log) {
-      const V shift = hn::Set(d, mx[r] + std::log(sum[r]));
-      for (; k + N <= n; k += N) StoreC(d, hn::Sub(LoadC(d, xr + k), shift), yr + k);
-      if (k < n) StoreCN(d, hn::Sub(LoadCN(d, xr + k, n - k), shift), yr + k, n - k);
+      // (x - max) - log(sum), in PyTorch's order: max + log(sum) first loses log(sum) to the
+      // rounding of a large max (exp of a row's log_softmax then missed its softmax by 2e-6)
+      const V vm = hn::Set(d, mx[r]), log_sum = hn::Set(d, std::log(sum[r]));
+      for (; k + N <= n; k += N) StoreC(d, hn::Sub(hn::Sub(LoadC(d, xr + k), vm), log_sum), yr + k);
+      if (k < n) StoreCN(d, hn::Sub(hn::Sub(LoadCN(d, xr + k, n - k), vm), log_sum), yr + k, n - k);
       continue;
     }
     const V vm = hn::Set(d, mx[r]), inv = hn::Set(d, L(1) / sum[r]);
@@ -167,8 +169,10 @@ HWY_INLINE bool softmax_columns(const T* x, T* y, int64_t dim, int64_t inner, bo
     acc = hn::Add(acc, e);
   }
   if (log) {
-    const auto shift = hn::Add(vmax, hn::Log(d, acc));
-    for (int64_t k = 0; k < dim; ++k) StoreC(d, hn::Sub(LoadC(d, x + k * inner), shift), y + k * inner);
+    const auto log_sum = hn::Log(d, acc);  // (x - max) - log(sum), as softmax_rows
+    for (int64_t k = 0; k < dim; ++k) {
+      StoreC(d, hn::Sub(hn::Sub(LoadC(d, x + k * inner), vmax), log_sum), y + k * inner);
+    }
     return true;
   }
   const auto inv = hn::Div(hn::Set(d, L(1)), acc);
