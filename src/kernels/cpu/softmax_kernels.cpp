@@ -21,6 +21,16 @@ HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::HWY_NAMESPACE {
 namespace {
 
+// softmax_rows' loops over its rows, unrolled in the AVX-512 copy (see there). The AVX2 copy is
+// left rolled, its arrays on the stack as before: the machines Ember runs on take the AVX-512
+// copy, and unrolled the AVX2 one was 48 KB more of the library.
+#undef EMBER_UNROLL_ROWS
+#if HWY_TARGET <= HWY_AVX3
+#define EMBER_UNROLL_ROWS _Pragma("GCC unroll 4")
+#else
+#define EMBER_UNROLL_ROWS
+#endif
+
 // dim is not innermost (its stride is `inner`): plain loops along it, for `count` inner positions
 // one at a time.
 template <class T>
@@ -47,10 +57,11 @@ void softmax_strided(const T* x, T* y, int64_t dim, int64_t inner, int64_t count
 // each row as alone, the R rows side by side so that their reductions overlap (rows of 32 floats
 // were bound by the latency of one row's reductions). Rows of float/double keep exp(x - max) in y
 // between the passes; 16-bit rows recompute it (storing would round early).
-// Every loop over the rows is unrolled by pragma: GCC keeps an array of 512-bit vectors in
-// registers only when each access has a constant index by then, and in the AVX-512 copy of this
-// file (compiled by target attribute, not -march) it did not unroll them early enough on its own:
-// the per-row vectors lived on the stack (log_softmax of 32 x 32 float32 0.78 -> 0.67 us).
+// The loops over the rows that touch the vector arrays are unrolled by pragma in the AVX-512 copy
+// (EMBER_UNROLL_ROWS): GCC keeps an array of 512-bit vectors in registers only when each access
+// has a constant index by then, and in that copy (compiled by target attribute, not -march) it
+// did not unroll them early enough on its own: the per-row vectors lived on the stack
+// (log_softmax of 32 x 32 float32 0.78 -> 0.67 us).
 template <size_t R, class T>
 HWY_INLINE void softmax_rows(const T* x, T* y, size_t n, bool log) {
   using L = lane_t<T>;
@@ -60,11 +71,11 @@ HWY_INLINE void softmax_rows(const T* x, T* y, size_t n, bool log) {
   const V ninf = hn::Set(d, -std::numeric_limits<L>::infinity());
   V vmax[R], vsum[R], acc[R];
   L mx[R], sum[R];
-#pragma GCC unroll 4
+EMBER_UNROLL_ROWS
   for (size_t r = 0; r < R; ++r) vmax[r] = ninf, vsum[r] = acc[r] = hn::Zero(d);
   size_t i = 0;
   for (; i + N <= n; i += N) {
-#pragma GCC unroll 4
+EMBER_UNROLL_ROWS
     for (size_t r = 0; r < R; ++r) {
       const V v = LoadC(d, x + r * n + i);
       vmax[r] = hn::Max(vmax[r], v);
@@ -72,7 +83,7 @@ HWY_INLINE void softmax_rows(const T* x, T* y, size_t n, bool log) {
     }
   }
   bool special = false;
-#pragma GCC unroll 4
+EMBER_UNROLL_ROWS
   for (size_t r = 0; r < R; ++r) {
     mx[r] = hn::GetLane(hn::MaxOfLanes(d, vmax[r]));
     L total = hn::GetLane(hn::SumOfLanes(d, vsum[r]));
@@ -86,7 +97,6 @@ HWY_INLINE void softmax_rows(const T* x, T* y, size_t n, bool log) {
   }
   if (special) {
     std::vector<L> buf;
-#pragma GCC unroll 4
     for (size_t r = 0; r < R; ++r) {
       if constexpr (R == 1) {
         softmax_strided(x, y, static_cast<int64_t>(n), 1, 1, log, buf);
@@ -99,7 +109,7 @@ HWY_INLINE void softmax_rows(const T* x, T* y, size_t n, bool log) {
   constexpr bool keep = std::is_same_v<T, L>;
   i = 0;
   for (; i + N <= n; i += N) {
-#pragma GCC unroll 4
+EMBER_UNROLL_ROWS
     for (size_t r = 0; r < R; ++r) {
       const V e = hn::Exp(d, hn::Sub(LoadC(d, x + r * n + i), hn::Set(d, mx[r])));
       if constexpr (keep) {
@@ -108,7 +118,7 @@ HWY_INLINE void softmax_rows(const T* x, T* y, size_t n, bool log) {
       acc[r] = hn::Add(acc[r], e);
     }
   }
-#pragma GCC unroll 4
+EMBER_UNROLL_ROWS
   for (size_t r = 0; r < R; ++r) {
     if (i < n) {
       const V e = hn::IfThenElseZero(hn::FirstN(d, n - i),
@@ -120,7 +130,6 @@ HWY_INLINE void softmax_rows(const T* x, T* y, size_t n, bool log) {
     }
     sum[r] = hn::GetLane(hn::SumOfLanes(d, acc[r]));
   }
-#pragma GCC unroll 4
   for (size_t r = 0; r < R; ++r) {
     const T* xr = x + r * n;
     T* yr = y + r * n;
