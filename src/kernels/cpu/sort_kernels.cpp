@@ -223,19 +223,18 @@ void select_few(const C* x, int64_t* idx, int64_t n, bool descending, int64_t co
   for (size_t j = 0; j < want; ++j) idx[j] = best[j].pos;
 }
 
-// A few (count <= kSelectLanesMax) of each of 2 to select_lanes_width() short lines at once, in
-// the order of select_few. The lanes read rows of words, element r of every line: float32, int32
-// and int64 lines laid out that way already are read in place, others are transposed into them
-// (as float32 for the 16-bit floats, as keys for the small integers); false for float64 (its keys
-// seldom fit 32 bits) and int64 lines spanning 2^32 or more. (A vector gather of a row from lines
-// read in place made topk 8 of 32 x 32 float32 2.5x slower on Zen 5.)
+// A few (count <= kSelectLanesMax) of each of 2 to `width` (select_lanes_width()) short lines at
+// once, in the order of select_few. The lanes read rows of words, element r of every line:
+// float32, int32 and int64 lines laid out that way already are read in place, others are
+// transposed into them (as float32 for the 16-bit floats, as keys for the small integers); false
+// for float64 (its keys seldom fit 32 bits) and int64 lines spanning 2^32 or more. (A vector
+// gather of a row from lines read in place made topk 8 of 32 x 32 float32 2.5x slower on Zen 5.)
 template <class T>
-bool select_in_lanes(const char* first, int64_t line_stride, int64_t step, int64_t lines, int64_t n, int64_t count,
-                     bool descending, int64_t* idx) {
+bool select_in_lanes(const char* first, int64_t line_stride, int64_t step, int64_t lines, int64_t width, int64_t n,
+                     int64_t count, bool descending, int64_t* idx) {
   using C = compute_t<T>;
   constexpr bool kWidened = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
   constexpr int64_t es = sizeof(T) == 8 ? 8 : 4;  // the rows' word size
-  const int64_t width = select_lanes_width();
   if (std::is_same_v<T, double> || lines < 2) return false;  // (one line: about as fast alone)
   alignas(64) uint64_t buffer[kShortLine * kSelectLanesWidthMax / (8 / es)];
   alignas(64) uint64_t best[kSelectLanesMax * kSelectLanesWidthMax];
@@ -305,7 +304,7 @@ void sort_kernel(const Tensor& values, const Tensor& indices, const Tensor& in, 
 void topk_kernel(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t k, int64_t dim, bool largest) {
   const int64_t n = in.dim() > 0 ? in.size(dim) : 1;
   const int64_t width = select_lanes_width();
-  const int64_t group_lines = width <= kSelectLanesWidthMax && k <= kSelectLanesMax && n <= kShortLine ? width : 0;
+  const int64_t group_lines = k <= kSelectLanesMax && n <= kShortLine ? width : 0;
   visit_dtype(in.dtype(), [&](auto v) {
     using T = decltype(v);
     // on the sort's keys, ties broken by index so the result does not depend on the algorithm
@@ -319,7 +318,7 @@ void topk_kernel(const Tensor& values, const Tensor& indices, const Tensor& in, 
         },
         group_lines,
         [&](const char* first, int64_t line_stride, int64_t step, int64_t lines, int64_t* idx) {
-          return select_in_lanes<T>(first, line_stride, step, lines, n, k, largest, idx);
+          return select_in_lanes<T>(first, line_stride, step, lines, width, n, k, largest, idx);
         });
   });
 }
