@@ -295,6 +295,32 @@ TEST(Reduce, Scans) {
   EXPECT_EQ(values(cumsum(tensor({100, 100}), 0, kChar)), (std::vector<double>{100, -56}));
 }
 
+// Scans of 16-bit floats run in float64 and round each result to float32 and then to the dtype,
+// as the float32 scan's results rounded: bit-equal to it in every layout the staged lines take
+// (contiguous along the lines or across them, on either side, adjacent or apart, groups of four
+// and a rest, lines past the stage's length) and in those it leaves to the element loops.
+TEST(Reduce, HalfScansEqualTheFloatScanRounded) {
+  for (ScalarType dt : {kHalf, kBFloat16}) {
+    for (std::vector<int64_t> shape : std::vector<std::vector<int64_t>>{{7, 33}, {37, 41}, {3, 5, 9}, {2, 700}, {600, 3}}) {
+      // magnitudes 2^-12 to 2^12 apart: running sums that float32 would round (the scans add in float64)
+      const Tensor x16 = randn(shape).mul(pow(2, randint(-12, 12, shape, TensorOptions().dtype(kFloat)))).to(dt);
+      const std::vector<Tensor> layouts = {x16, x16.transpose(0, -1).contiguous().transpose(0, -1),
+                                           x16.flip({0}), cat({x16, x16}, -1).narrow(-1, 1, shape.back())};
+      for (const Tensor& x : layouts) {
+        for (int64_t d = 0; d < x.dim(); ++d) {
+          const Tensor xf = x.to(kFloat);
+          EXPECT_TRUE(cumsum(x, d).equal(cumsum(xf, d).to(dt))) << dt << " cumsum dim " << d << " " << x.sizes() << x.strides();
+          EXPECT_TRUE(cumprod(x.div(4).add(1), d).equal(cumprod(x.div(4).add(1).to(kFloat), d).to(dt)))
+              << dt << " cumprod dim " << d << " " << x.sizes();
+          const Tensor y = x.clone();  // in place: the output in the input's layout
+          y.cumsum_(d);
+          EXPECT_TRUE(y.equal(cumsum(xf, d).to(dt))) << dt << " cumsum_ dim " << d << " " << x.sizes() << x.strides();
+        }
+      }
+    }
+  }
+}
+
 TEST(Reduce, SortOrders) {
   const Tensor t = tensor({3.0, kNaN, 1.0, 3.0, -kInf});
   auto [v, i] = sort(t);
