@@ -14,6 +14,10 @@
 #include <type_traits>
 #include <vector>
 
+#ifdef __F16C__
+#include <immintrin.h>
+#endif
+
 #include "kernels/cpu/cast.h"
 #include "kernels/cpu/hwy_util-inl.h"
 #include "kernels/cpu/indexing.h"
@@ -221,6 +225,25 @@ int64_t grain_for(int64_t len) { return std::max<int64_t>(1, kGrainSize / std::m
 // Memory copies pay off on another thread from about this many bytes.
 constexpr int64_t kGrainBytes = kGrainSize * 8;
 
+// One 16-bit float to float32 and back. This file is compiled for AVX2 with F16C (as the other
+// per-target files): float16 takes F16C's conversions, which round as Half's bit arithmetic
+// does (to nearest even), in one instruction (scatter_add of float16 along the rows of 32 x 32:
+// 3.8-5.2 -> 1.0 us; bfloat16 keeps its bit arithmetic, 1.8 us).
+template <class T>
+inline float widen(T v) {
+#ifdef __F16C__
+  if constexpr (std::is_same_v<T, Half>) return _cvtsh_ss(v.x);
+#endif
+  return static_cast<float>(v);
+}
+template <class T>
+inline T narrow(float f) {
+#ifdef __F16C__
+  if constexpr (std::is_same_v<T, Half>) return Half::from_bits(static_cast<uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT)));
+#endif
+  return T(f);
+}
+
 // a + alpha * b as PyTorch's CPU kernels compute it in T: 16-bit floats round the product and the
 // sum to T, integers wrap, bools are logical.
 template <class T>
@@ -228,9 +251,8 @@ inline T scaled_add(T a, T b, T alpha, bool has_alpha) {
   if constexpr (std::is_same_v<T, bool>) {
     return a || (b && (!has_alpha || alpha));
   } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
-    const float p = has_alpha ? static_cast<float>(T(static_cast<float>(b) * static_cast<float>(alpha)))
-                              : static_cast<float>(b);
-    return T(static_cast<float>(a) + p);
+    const float p = has_alpha ? widen(narrow<T>(widen(b) * widen(alpha))) : widen(b);
+    return narrow<T>(widen(a) + p);
   } else {
     return wrap_add(a, has_alpha ? wrap_mul(b, alpha) : b);
   }
