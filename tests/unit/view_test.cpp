@@ -142,14 +142,16 @@ TEST(Views, DtypeViewsReinterpretBytes) {
   EXPECT_ERROR(zeros({3, 6}, kChar).slice(1, 0, 4).view(kInt), "view", "self.stride(0) must be divisible by 4");
 }
 
-// Transposed copies of every word size (the tiled kernels move 8 x 8 blocks of 2- and 4-byte words
-// and 4 x 4 blocks of 8-byte words in registers, from rows of 8 words on), into a contiguous result
+// Transposed copies of every word size (the tiled kernels move 16 x 16 blocks of bytes, 8 x 8 blocks
+// of 2- and 4-byte words and 4 x 4 blocks of 8-byte words in registers, from rows of 16 bytes or 8
+// words on), into a contiguous result
 // and into a transposed destination, with edges on both sides, long and short: each element
 // checked against its index.
 TEST(Views, TransposedCopiesOfEveryWordSize) {
   for (ScalarType dt : {kByte, kHalf, kBFloat16, kShort, kFloat, kInt, kDouble, kLong}) {
     for (auto [r, c] : {std::pair<int64_t, int64_t>{256, 256}, {300, 257}, {33, 1000}, {7, 300}, {1003, 260}, {8, 8},
-                        {32, 32}, {9, 13}, {2, 40}, {40, 2}, {3, 8}, {8, 7}, {100, 9}, {5, 4}}) {
+                        {32, 32}, {9, 13}, {2, 40}, {40, 2}, {3, 8}, {8, 7}, {100, 9}, {5, 4}, {16, 16}, {17, 33}, {31, 48},
+                        {16, 15}}) {
       // values i * c + j modulo 256: exact in every dtype
       const Tensor x = remainder(arange(r * c, TensorOptions().dtype(kInt)), 256).to(dt).reshape({r, c});
       const Tensor expected = remainder(arange(c).reshape({c, 1}) + arange(r).reshape({1, r}) * c, 256).to(kInt);

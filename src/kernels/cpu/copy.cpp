@@ -142,6 +142,43 @@ HWY_INLINE void transpose8x8_u16(const char* src, int64_t src_stride, char* dst,
                reinterpret_cast<uint16_t*>(dst + (2 * q + 1) * dst_stride));
   }
 }
+// A 16 x 16 block of bytes (one 128-bit row each), in four rounds of interleaves as the 2-byte
+// block's: a[p][h] holds columns 8h..8h+7 of rows 2p, 2p+1; b[q][g] columns 4g..4g+3 of rows
+// 4q..4q+3; c[o][m] columns 2m, 2m+1 of rows 8o..8o+7; the last round joins the two halves of
+// each column.
+HWY_INLINE void transpose16x16_u8(const char* src, int64_t src_stride, char* dst, int64_t dst_stride) {
+  const hn::FixedTag<uint8_t, 16> d;
+  const hn::Repartition<uint16_t, decltype(d)> d16;
+  const hn::Repartition<uint32_t, decltype(d)> d32;
+  const hn::Repartition<uint64_t, decltype(d)> d64;
+  using V = hn::Vec<decltype(d)>;
+  V r[16], a[8][2], b[4][4], c[2][8];
+  for (int k = 0; k < 16; ++k) r[k] = hn::LoadU(d, reinterpret_cast<const uint8_t*>(src + k * src_stride));
+  for (int p = 0; p < 8; ++p) {
+    a[p][0] = hn::InterleaveLower(d, r[2 * p], r[2 * p + 1]);
+    a[p][1] = hn::InterleaveUpper(d, r[2 * p], r[2 * p + 1]);
+  }
+  for (int q = 0; q < 4; ++q) {
+    for (int h = 0; h < 2; ++h) {
+      const auto x = hn::BitCast(d16, a[2 * q][h]), y = hn::BitCast(d16, a[2 * q + 1][h]);
+      b[q][2 * h] = hn::BitCast(d, hn::InterleaveLower(d16, x, y));
+      b[q][2 * h + 1] = hn::BitCast(d, hn::InterleaveUpper(d16, x, y));
+    }
+  }
+  for (int o = 0; o < 2; ++o) {
+    for (int g = 0; g < 4; ++g) {
+      const auto x = hn::BitCast(d32, b[2 * o][g]), y = hn::BitCast(d32, b[2 * o + 1][g]);
+      c[o][2 * g] = hn::BitCast(d, hn::InterleaveLower(d32, x, y));
+      c[o][2 * g + 1] = hn::BitCast(d, hn::InterleaveUpper(d32, x, y));
+    }
+  }
+  for (int m = 0; m < 8; ++m) {
+    const auto x = hn::BitCast(d64, c[0][m]), y = hn::BitCast(d64, c[1][m]);
+    hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, x, y)), d, reinterpret_cast<uint8_t*>(dst + 2 * m * dst_stride));
+    hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, x, y)), d,
+               reinterpret_cast<uint8_t*>(dst + (2 * m + 1) * dst_stride));
+  }
+}
 // A 4 x 4 block of 8-byte words (one 256-bit row each): pairs interleaved within 128-bit blocks,
 // then the blocks exchanged.
 HWY_INLINE void transpose4x4_u64(const char* src, int64_t src_stride, char* dst, int64_t dst_stride) {
@@ -157,8 +194,8 @@ HWY_INLINE void transpose4x4_u64(const char* src, int64_t src_stride, char* dst,
   hn::StoreU(hn::ConcatUpperUpper(d, t3, t1), d, reinterpret_cast<uint64_t*>(dst + 3 * dst_stride));
 }
 
-// A transpose of W-byte words (see transposed_words in the HWY_ONCE part) in tiles of 32 x 32:
-// whole B x B blocks in registers (`block`), the edges word by word.
+// A transpose of W-byte words (see is_transpose in the HWY_ONCE part) in tiles of 32 x 32: whole
+// B x B blocks in registers (`block`), the edges word by word.
 template <int64_t W, int64_t B, class Block>
 HWY_INLINE void transposed_blocks(char** data, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer,
                                   Block block) {
@@ -188,6 +225,9 @@ HWY_INLINE void transposed_blocks(char** data, const int64_t* strides, int64_t n
     }
   }
 }
+void transposed_words1(char** data, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer) {
+  transposed_blocks<1, 16>(data, strides, n, rows, outer, transpose16x16_u8);
+}
 void transposed_words2(char** data, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer) {
   transposed_blocks<2, 8>(data, strides, n, rows, outer, transpose8x8_u16);
 }
@@ -204,6 +244,7 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace ember::kernels {
 HWY_EXPORT(convert_span);
+HWY_EXPORT(transposed_words1);
 HWY_EXPORT(transposed_words2);
 HWY_EXPORT(transposed_words4);
 HWY_EXPORT(transposed_words8);
@@ -326,18 +367,13 @@ void strided_copy(int64_t es, char** data, const int64_t* strides, int64_t n) {
       for (int64_t i = 0; i < n; ++i) std::memcpy(data[0] + i * strides[0], data[1] + i * strides[1], es);
   }
 }
-// `rows` rows of n elements where one side is contiguous along the rows and the other across
-// them (a transpose: NHWC <-> NCHW, x.t().contiguous()), copied in square tiles: row by row, each
-// element of the strided side touched a new cache line, which the next rows had to find again
-// (64 channels NHWC -> NCHW: 2.4 ms in rows, 1.4 ms in tiles for 8x64x56x56 float32; a
-// 2048 x 2048 transpose 23 -> 7 ms in float32, 22 -> 4 ms in bfloat16); a tile's lines are reused
-// while they are in L1. Words of 2, 4 and 8 bytes go through transposed_words2/4/8 above, which
-// move whole 8 x 8 (4 x 4) blocks in registers (0.6 ms and 3-5 ms for those float32 copies); single
-// bytes stay word by word.
-constexpr int64_t kTransposeTile = 32;
+// Bytes move in 16 x 16 blocks where the rows and their number are both 16 or more; else (few
+// channels to channels_last: 8 x 3 x 224 x 224 uint8 670 us, 750 us as edges of blocks, 850 us
+// row by row) byte by byte in tiles, which pays from rows of 256 on.
+bool byte_blocks(int64_t n, int64_t rows) { return n >= 16 && rows >= 16; }
 template <class Word>
 void transposed_words(char** data, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer) {
-  constexpr int64_t kTile = kTransposeTile;
+  constexpr int64_t kTile = 32;
   const int64_t so = strides[0], si = strides[1], oo = outer[0], oi = outer[1];
   for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
     const int64_t r1 = std::min(rows, r0 + kTile);
@@ -356,14 +392,16 @@ void transposed_words(char** data, const int64_t* strides, int64_t n, int64_t ro
   }
 }
 // Whether the rows are a transpose of words of es bytes long enough to tile (see
-// transposed_words). Words of 2, 4 and 8 bytes from rows of 8 on: their register blocks beat row
-// by row at every size measured (float32, 1 thread, Zen 5: 32 x 32 transposed 0.45 -> 0.18 us,
+// transposed_blocks). Row by row, each element of the strided side touched a new cache line,
+// which the next rows had to find again; tiles reuse a tile's lines while they are in L1, and
+// move whole blocks in registers: at every size measured they beat row by row from rows of 8
+// words of 2, 4 and 8 bytes on (float32, 1 thread, Zen 5: 32 x 32 transposed 0.45 -> 0.18 us,
 // 128 x 128 7.7 -> 1.5 us, 8 x 64 x 56 x 56 to channels_last 553 -> 173 us, 8 x 64 x 7 x 7 7.5 ->
-// 2.4 us; bfloat16 alike). Single bytes tile word by word, which pays only on long rows: shorter
-// ones reuse the strided side's lines from one row to the next anyway, and row by row writes
-// whole lines (64 channels to channels_last: 1.0 ms row by row, 1.3 ms in tiles).
+// 2.4 us; bfloat16 alike), and bytes as byte_blocks says (bool 32 x 32 0.63 -> 0.35-0.39 us,
+// 256 x 256 21-28 -> 3-5 us; 8 x 64 x 56 x 56 uint8 to channels_last 500 -> 77-130 us).
 bool is_transpose(int64_t es, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer) {
-  if (rows < 2 || n < (es == 1 ? 8 * kTransposeTile : 8) || (es != 1 && es != 2 && es != 4 && es != 8)) return false;
+  if (rows < 2 || (es == 1 ? !byte_blocks(n, rows) && n < 256 : n < 8) || (es != 1 && es != 2 && es != 4 && es != 8))
+    return false;
   if (strides[0] == 0 || strides[1] == 0) return false;  // a broadcast: see repeated_words
   return (strides[0] == es && outer[1] == es && strides[1] != es) || (strides[1] == es && outer[0] == es && strides[0] != es);
 }
@@ -371,7 +409,9 @@ bool is_transpose(int64_t es, const int64_t* strides, int64_t n, int64_t rows, c
 
 void transposed_copy(int64_t es, char** data, const int64_t* strides, int64_t n, int64_t rows, const int64_t* outer) {
   switch (es) {
-    case 1: return transposed_words<uint8_t>(data, strides, n, rows, outer);
+    case 1:
+      if (!byte_blocks(n, rows)) return transposed_words<uint8_t>(data, strides, n, rows, outer);
+      return HWY_DYNAMIC_DISPATCH(transposed_words1)(data, strides, n, rows, outer);
     case 2:
       return HWY_DYNAMIC_DISPATCH(transposed_words2)(data, strides, n, rows, outer);
     case 4: return HWY_DYNAMIC_DISPATCH(transposed_words4)(data, strides, n, rows, outer);
