@@ -48,6 +48,29 @@ bool same_sizes_but(const Tensor& a, const Tensor& b, int64_t dim) {
   return true;
 }
 
+// Where t's element [o][l][i] lies over (the dims before dim, dim, the dims after it); nullopt
+// where the dims before or after dim do not collapse into one (a slice in their middle).
+std::optional<kernels::WalkStrides> walk_strides(const Tensor& t, int64_t dim) {
+  const auto collapsed = [&](int64_t b, int64_t e) -> std::optional<int64_t> {  // dims [b, e) as one
+    bool first = true;
+    int64_t stride = 0, next = 0;  // next: the stride the dim before must have
+    for (int64_t d = e - 1; d >= b; --d) {
+      if (t.size(d) == 1) continue;
+      if (first) {
+        stride = t.stride(d);
+        first = false;
+      } else if (t.stride(d) != next) {
+        return std::nullopt;
+      }
+      next = t.stride(d) * t.size(d);
+    }
+    return stride;
+  };
+  const std::optional<int64_t> outer = collapsed(0, dim), inner = collapsed(dim + 1, t.dim());
+  if (!outer || !inner) return std::nullopt;
+  return kernels::WalkStrides{*outer, t.stride(dim), *inner};
+}
+
 // The same element at every position of `shape` (an index or value read only along the walk).
 Tensor fixed_view(const Tensor& t, IntArrayRef shape) {
   return make_view(t, shape, DimVector(shape.size(), 0), t.storage_offset());
@@ -68,12 +91,14 @@ void scatter_walk(const char* op, Tensor& dst, int64_t dim, const Tensor& index,
   const auto fail = [&](int64_t bad) {
     detail::fail(op, "index ", bad, " is out of bounds for dimension ", dim, " with size ", dst.size(dim));
   };
-  if (dst.is_contiguous() && index.is_contiguous() && same_sizes_but(index, dst, dim) &&
-      (src_fixed || (src.is_contiguous() && src.sizes() == index.sizes()))) {  // no iterator to set up
+  const std::optional<kernels::WalkStrides> src_walk =
+      src_fixed ? kernels::WalkStrides{0, 0, 0} : src.sizes() == index.sizes() ? walk_strides(src, dim) : std::nullopt;
+  if (dst.is_contiguous() && index.is_contiguous() && same_sizes_but(index, dst, dim) && src_walk) {
+    // no iterator to set up
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < dim; ++d) outer *= dst.size(d);
     for (int64_t d = dim + 1; d < dst.dim(); ++d) inner *= dst.size(d);
-    if (auto bad = kernels::index_scatter_dense(dst.dtype(), dst.data_ptr(), src.data_ptr(), src_fixed,
+    if (auto bad = kernels::index_scatter_dense(dst.dtype(), dst.data_ptr(), src.data_ptr(), src_fixed, *src_walk,
                                                 index.data_ptr<int64_t>(), outer, index.size(dim), dst.size(dim),
                                                 inner, mode))
       fail(*bad);
@@ -163,12 +188,13 @@ struct GatherOp {
                   " expected index ", index.sizes(), " to be smaller than self ", self.sizes(),
                   " apart from dimension ", dim);
     }
-    if (s.is_contiguous() && ix.is_contiguous() && same_sizes_but(ix, s, dim)) {  // no iterator to set up
+    const std::optional<kernels::WalkStrides> walk = walk_strides(s, dim);
+    if (walk && ix.is_contiguous() && same_sizes_but(ix, s, dim)) {  // no iterator to set up
       int64_t outer = 1, inner = 1;
       for (int64_t d = 0; d < dim; ++d) outer *= s.size(d);
       for (int64_t d = dim + 1; d < s.dim(); ++d) inner *= s.size(d);
-      if (auto bad = kernels::index_gather_dense(self.dtype(), o.data_ptr(), s.data_ptr(), ix.data_ptr<int64_t>(),
-                                                 outer, ix.size(dim), s.size(dim), inner))
+      if (auto bad = kernels::index_gather_dense(self.dtype(), o.data_ptr(), s.data_ptr(), *walk,
+                                                 ix.data_ptr<int64_t>(), outer, ix.size(dim), s.size(dim), inner))
         detail::fail(name, "index ", *bad, " is out of bounds for dimension ", dim, " with size ", s.size(dim));
       return out;
     }

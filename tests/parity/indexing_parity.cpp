@@ -228,6 +228,11 @@ TEST(IndexingParity, Gather) {
         Pair full = relayout(rand_index(x.e.size(dim), full_shape, seed++), layout);
         EXPECT_TRUE(Same(ember::gather(x.e, dim, full.e), torch::gather(x.t, dim, full.t)))
             << dt << " " << layout_name(layout) << " dim " << dim << ", index of self's shape";
+        // the same index contiguous (self in the layout: the loop without an iterator where the
+        // dims before and after dim collapse, else the iterator)
+        Pair dense = relayout(full.e, Layout::Contiguous);
+        EXPECT_TRUE(Same(ember::gather(x.e, dim, dense.e), torch::gather(x.t, dim, dense.t)))
+            << dt << " " << layout_name(layout) << " dim " << dim << ", contiguous index of self's shape";
       }
     }
     Pair z = make({}, dt, seed++);
@@ -296,6 +301,13 @@ TEST(IndexingParity, ScatterAndScatterAdd) {
         EXPECT_TRUE(Same(self.e.scatter(dim, idx.e, exact.e), self.t.scatter(dim, idx.t, exact.t))) << dt << what;
         EXPECT_TRUE(Same(self.e.scatter_add(dim, idx.e, exact.e), self.t.scatter_add(dim, idx.t, exact.t)))
             << dt << what;
+        for (Layout layout : {Layout::Transposed, Layout::Strided}) {  // src of the index's shape, strided
+          Pair laid = relayout(exact.e, layout);
+          EXPECT_TRUE(Same(self.e.scatter(dim, idx.e, laid.e), self.t.scatter(dim, idx.t, laid.t)))
+              << dt << what << " src " << layout_name(layout);
+          EXPECT_TRUE(Same(self.e.scatter_add(dim, idx.e, laid.e), self.t.scatter_add(dim, idx.t, laid.t)))
+              << dt << what << " src " << layout_name(layout);
+        }
         if (dt != ember::kBool) {
           for (const char* reduce : {"add", "multiply"}) {
             EXPECT_TRUE(Same(ember::scatter(self.e, dim, idx.e, src.e, reduce),

@@ -16,11 +16,17 @@ namespace ember::kernels {
 // of two): the first one outside is returned and the output is left partly written, so a caller
 // that has not checked the index beforehand must discard it.
 std::optional<int64_t> index_gather_kernel(TensorIterator& iter, int64_t indexed_stride, int64_t bound);
+// Where element [o][l][i] of an operand lies, in elements from its first: o * outer + l * along +
+// i * inner (the dims before an indexed dim taken as one, the dim, the dims after it as one).
+struct WalkStrides {
+  int64_t outer, along, inner;
+};
 // The same for dense operands, without an iterator: out[o][l][i] = src[o][index[o][l][i]][i] for
-// o < outer, l < len, i < inner, the source's indexed dim of `size` elements; out, src and the
-// int64 index contiguous. The same check and return.
-std::optional<int64_t> index_gather_dense(ScalarType dt, void* out, const void* src, const int64_t* index,
-                                          int64_t outer, int64_t len, int64_t size, int64_t inner);
+// o < outer, l < len, i < inner, the source's indexed dim of `size` elements; out and the int64
+// index contiguous, src where src_walk says. The same check and return.
+std::optional<int64_t> index_gather_dense(ScalarType dt, void* out, const void* src, WalkStrides src_walk,
+                                          const int64_t* index, int64_t outer, int64_t len, int64_t size,
+                                          int64_t inner);
 
 // How the scatter kernel walks one indexed dim. The iterator runs over every position but that
 // dim (its size squashed to 1, so that writes to the same element stay on one thread, in order);
@@ -46,10 +52,11 @@ std::optional<int64_t> index_scatter_kernel(TensorIterator& iter, const IndexWal
 
 // The same for dense operands, without an iterator: dst[o][index[o][l][i]][i] combined with
 // src[o][l][i] (or with the one element at src, src_fixed) for o < outer, l < len, i < inner,
-// dst's indexed dim of `size` elements; all contiguous, alpha 1.
+// dst's indexed dim of `size` elements; dst and the index contiguous, src where src_walk says
+// (unread if src_fixed), alpha 1.
 std::optional<int64_t> index_scatter_dense(ScalarType dt, void* dst, const void* src, bool src_fixed,
-                                           const int64_t* index, int64_t outer, int64_t len, int64_t size,
-                                           int64_t inner, ScatterMode mode);
+                                           WalkStrides src_walk, const int64_t* index, int64_t outer, int64_t len,
+                                           int64_t size, int64_t inner, ScatterMode mode);
 
 // The first value of an integer tensor outside [lo, hi), if any (iterator: one input).
 std::optional<int64_t> find_index_out_of_range(TensorIterator& iter, int64_t lo, int64_t hi);

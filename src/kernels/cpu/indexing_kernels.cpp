@@ -370,21 +370,22 @@ std::optional<int64_t> index_gather_kernel(TensorIterator& iter, int64_t indexed
   return bad.get();
 }
 
-std::optional<int64_t> index_gather_dense(ScalarType dt, void* out, const void* src, const int64_t* index,
-                                          int64_t outer, int64_t len, int64_t size, int64_t inner) {
+std::optional<int64_t> index_gather_dense(ScalarType dt, void* out, const void* src, WalkStrides src_walk,
+                                          const int64_t* index, int64_t outer, int64_t len, int64_t size,
+                                          int64_t inner) {
   FirstOutside bad;
   const int64_t es = static_cast<int64_t>(element_size(dt));
   visit_element_size(es, [&](auto etag) {
-    const GatherRow<decltype(etag), int64_t> row{inner * es, size, &bad};
+    const GatherRow<decltype(etag), int64_t> row{src_walk.along * es, size, &bad};
     // rows of the iterator's form: with inner 1, each outer slice a row of len positions (the
     // source's row read at the index); else each (outer, l) a row of inner positions
     const int64_t rows = inner == 1 ? outer : outer * len, n = inner == 1 ? len : inner;
     parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / n), [&](int64_t b, int64_t e) {
-      const int64_t strides[3] = {es, inner == 1 ? 0 : es, 8};
+      const int64_t strides[3] = {es, inner == 1 ? 0 : src_walk.inner * es, 8};
       for (int64_t r = b; r < e; ++r) {
         const int64_t o = inner == 1 ? r : r / len;
         char* data[3] = {static_cast<char*>(out) + r * n * es,
-                         const_cast<char*>(static_cast<const char*>(src)) + o * size * inner * es,
+                         const_cast<char*>(static_cast<const char*>(src)) + o * src_walk.outer * es,
                          reinterpret_cast<char*>(const_cast<int64_t*>(index + r * n))};
         row(data, strides, n);
       }
@@ -560,20 +561,20 @@ std::optional<int64_t> index_scatter_kernel(TensorIterator& iter, const IndexWal
 }
 
 std::optional<int64_t> index_scatter_dense(ScalarType dt, void* dst, const void* src, bool src_fixed,
-                                           const int64_t* index, int64_t outer, int64_t len, int64_t size,
-                                           int64_t inner, ScatterMode mode) {
+                                           WalkStrides src_walk, const int64_t* index, int64_t outer, int64_t len,
+                                           int64_t size, int64_t inner, ScatterMode mode) {
   const int64_t es = static_cast<int64_t>(element_size(dt));
   IndexWalk w;  // along the dim at each position (outer, inner)
   w.len = len;
   w.index_step = inner * 8;
-  w.plain_step = src_fixed ? 0 : inner * es;
+  w.plain_step = src_fixed ? 0 : src_walk.along * es;
   w.indexed_stride = inner * es;
   w.bound = static_cast<uint64_t>(size);
   // positions p = o * inner + i, in runs within one o (the iterator's rows): with inner 1 all of
   // them are one run, each a row of dst, src and index
-  const int64_t dst_slice = size * inner * es, src_slice = src_fixed ? 0 : len * inner * es;
+  const int64_t dst_slice = size * inner * es, src_slice = src_fixed ? 0 : src_walk.outer * es;
   const int64_t index_slice = len * inner * 8;
-  const int64_t strides[3] = {inner == 1 ? dst_slice : es, inner == 1 ? src_slice : src_fixed ? 0 : es,
+  const int64_t strides[3] = {inner == 1 ? dst_slice : es, inner == 1 ? src_slice : src_fixed ? 0 : src_walk.inner * es,
                               inner == 1 ? index_slice : 8};
   const auto each_run = [&](const auto& row, int64_t grain) {
     parallel_for(0, outer * inner, grain, [&](int64_t b, int64_t e) {
