@@ -764,4 +764,23 @@ TEST(PointwiseAccuracy, Float32LgammaWithinHalfAnUlp) {
   EXPECT_LE(max_ulps(lgamma(t), x, [](double v) { return std::lgamma(v); }, "lgamma"), 0.501);
 }
 
+// float32 pow of a tensor exponent (pointwise_functors-inl.h: e^(b log |a|) in float64, the
+// exponential bounded to |b log |a|| <= 200) against the float64 C library, for exponents of
+// both signs, integers (negative bases keep or flip the sign) and fractions (NaN for negative
+// bases), over every 1031st float32 up to 1e4 of both signs but 0 (vectors with a zero base go to
+// the C library's powf, which is not correctly rounded) and around 1, 2 and the subnormals:
+// rounding the float64 result once, half an ulp; overflow to inf and underflow to 0 as the
+// reference.
+TEST(PointwiseAccuracy, Float32PowWithinHalfAnUlp) {
+  std::vector<float> x = float_sweep(1e4f, {1.0f, 2.0f, 0.5f, 1e-38f});
+  x.erase(std::remove(x.begin(), x.end(), 0.0f), x.end());  // (removes -0 too)
+  const Tensor t = from_blob(x.data(), {static_cast<int64_t>(x.size())}, kFloat).clone();
+  for (float b : {2.0f, 3.0f, -3.0f, 0.5f, -1.5f, 7.25f, -0.3f, 19.0f, 1e-3f, -40.0f}) {
+    const std::string what = "pow b=" + std::to_string(b);
+    EXPECT_LE(max_ulps(pow(t, full_like(t, b)), x, [b](double v) { return std::pow(v, static_cast<double>(b)); },
+                       what.c_str()),
+              0.501);
+  }
+}
+
 }  // namespace EMBER_UNITY_FILE

@@ -1162,6 +1162,35 @@ struct CopysignF {
   template <class D, class V>
   HWY_INLINE V vec(D, V a, V b) const { return hn::CopySign(a, b); }
 };
+// e^t for float64 lanes with |t| <= 200 (pow's clamped exponent): 2^n e^r with n = round(t / ln2)
+// (adding 1.5 * 2^52 rounds it and leaves n in the low bits of the sum, whence 2^n's exponent
+// field by one add and shift: 2^-289..2^289 stay normal), r = t - n ln2 in two FMAs, |r| <= ln2 / 2,
+// and e^r by its Taylor polynomial of degree 11 (the remainder below 7e-15 relative). Highway's
+// Exp handles the whole float64 range (two scalings, an underflow mask): float32 pow of 64K
+// elements took 135 us with it and its Log, 96 us with this and log_f64_normal.
+// log x for positive normal float64 lanes (float32 values widened, none subnormal in float64):
+// Highway's without its rescaling of subnormals.
+template <class D, class V>
+HWY_INLINE V log_f64_normal(D d, V x) {
+  return hn::impl::Log<D, V, false>(d, x);
+}
+template <class D, class V>
+HWY_INLINE V exp_f64_bounded(D d, V t) {
+  const hn::RebindToSigned<D> di;
+  const V shifter = hn::Set(d, 6755399441055744.0);  // 1.5 * 2^52
+  const V big = hn::MulAdd(t, hn::Set(d, 1.4426950408889634074), shifter);
+  const V n = hn::Sub(big, shifter);
+  V r = hn::MulAdd(n, hn::Set(d, -0.693147180559945286227), t);  // ln2's leading bits
+  r = hn::MulAdd(n, hn::Set(d, -2.319046813846299558e-17), r);
+  V p = hn::Set(d, 1.0 / 39916800);
+  for (const double c : {1.0 / 3628800, 1.0 / 362880, 1.0 / 40320, 1.0 / 5040, 1.0 / 720, 1.0 / 120, 1.0 / 24,
+                         1.0 / 6, 0.5, 1.0, 1.0}) {
+    p = hn::MulAdd(p, r, hn::Set(d, c));
+  }
+  const auto bits = hn::ShiftLeft<52>(hn::Add(hn::BitCast(di, big), hn::Set(di, int64_t{1023})));
+  return hn::Mul(p, hn::BitCast(d, bits));
+}
+
 // Float32 lanes with finite nonzero bases and finite exponents: e^(b log |a|) in float64, whose
 // error stays far below float32's rounding (b log |a| is clamped to +-200, past float32's range
 // both ways), negated for a negative base and an odd exponent, NaN for a negative base and a
@@ -1178,12 +1207,13 @@ struct PowF {
       const auto finite = hn::And(hn::IsFinite(a), hn::IsFinite(b));
       if (HWY_LIKELY(hn::AllTrue(d, hn::And(finite, hn::Gt(a, hn::Zero(d)))))) {
         return via_f64(d, a, b, [lim](auto dd, auto x, auto y) {
-          return hn::Exp(dd, hn::Min(hn::Max(hn::Mul(y, hn::Log(dd, x)), hn::Neg(lim(dd))), lim(dd)));
+          return exp_f64_bounded(dd, hn::Min(hn::Max(hn::Mul(y, log_f64_normal(dd, x)), hn::Neg(lim(dd))), lim(dd)));
         });
       }
       if (hn::AllTrue(d, hn::And(finite, hn::Ne(a, hn::Zero(d))))) {
         return via_f64(d, a, b, [lim](auto dd, auto x, auto y) {
-          const auto r = hn::Exp(dd, hn::Min(hn::Max(hn::Mul(y, hn::Log(dd, hn::Abs(x))), hn::Neg(lim(dd))), lim(dd)));
+          const auto r =
+              exp_f64_bounded(dd, hn::Min(hn::Max(hn::Mul(y, log_f64_normal(dd, hn::Abs(x))), hn::Neg(lim(dd))), lim(dd)));
           const auto half = hn::Mul(y, hn::Set(dd, 0.5));
           const auto integer = hn::Eq(hn::Floor(y), y);
           const auto odd = hn::And(integer, hn::Ne(hn::Floor(half), half));
