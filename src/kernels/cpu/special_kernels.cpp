@@ -50,13 +50,6 @@ HWY_BEFORE_NAMESPACE();
 namespace ember::kernels::HWY_NAMESPACE {
 namespace {
 
-template <class D, class V, size_t N>
-HWY_INLINE V horner(D d, V t, const std::array<double, N>& c) {
-  V r = hn::Set(d, c[N - 1]);
-  for (size_t i = N - 1; i-- > 0;) r = hn::MulAdd(r, t, hn::Set(d, c[i]));
-  return r;
-}
-
 // ---- lgamma ----
 // On float64 vectors: for 0 < y < 8, the recurrence lgamma(y) = lgamma(y + 8) - log(y (y+1) ...
 // (y+7)), the product a tree of independent multiplies; at y >= 8 Stirling's series to its
