@@ -298,6 +298,39 @@ TEST(NnOpsParity, MaxPool2x2Windows) {
   }
 }
 
+// Planes whose rows fit a vector take the register path (each window's rows, then its columns by
+// lane permutes): 3x3 windows at stride 2 with padding, at stride 1, dilated, clipped at the edges,
+// on rows of 4 to 16, with heavy ties, several NaN in one window (the last one in row order wins)
+// and -inf, in every float dtype and layout, values and indices against libtorch.
+TEST(NnOpsParity, MaxPoolSmallPlanesWithTiesAndNaN) {
+  struct Case {
+    std::vector<int64_t> x, k, s, p, d;
+  };
+  const Case cases[] = {{{1, 16, 8, 8}, {3}, {2}, {1}, {1}},  {{2, 3, 7, 5}, {3}, {2}, {1}, {1}},
+                        {{1, 4, 6, 16}, {3}, {1}, {1}, {1}},  {{1, 2, 9, 9}, {3, 2}, {1, 2}, {0, 1}, {2, 1}},
+                        {{1, 3, 4, 4}, {2}, {1}, {0}, {1}},   {{1, 2, 12, 12}, {5}, {3}, {2}, {1}}};
+  for (ember::ScalarType dt : kFloats) {
+    for (const Case& c : cases) {
+      for (int64_t nan_step : {5, 3}) {
+        ember::Tensor x = ember::randint(-1, 2, c.x, ember::TensorOptions().dtype(ember::kInt64)).to(ember::kFloat);
+        float* v = x.data_ptr<float>();
+        for (int64_t i = 0; i < x.numel(); i += nan_step) v[i] = NAN;
+        for (int64_t i = 4; i < x.numel(); i += 11) v[i] = -INFINITY;
+        x = x.to(dt);
+        for (const auto& [name, xv] : layouts(x)) {
+          auto [r, ri] = ember::max_pool2d_with_indices(xv, c.k, c.s, c.p, c.d);
+          const torch::Tensor tx = T(xv).to(dt == ember::kDouble ? torch::kDouble : torch::kFloat);  // exact
+          auto [tr, ti] = torch::max_pool2d_with_indices(tx, c.k, c.s, c.p, c.d);
+          EXPECT_TRUE(Close(r, tr.to(parity::to_torch(dt)), {0, 0})) << dt << " " << name << " " << x.sizes();
+          EXPECT_TRUE(Close(ri, ti, {0, 0})) << dt << " " << name << " " << x.sizes() << " indices";
+          EXPECT_TRUE(Close(ember::max_pool2d(xv, c.k, c.s, c.p, c.d), tr.to(parity::to_torch(dt)), {0, 0}))
+              << dt << " " << name << " " << x.sizes();
+        }
+      }
+    }
+  }
+}
+
 // 2x2 windows at stride 2 take their own vector kernels, forward and backward: sums in the scalar
 // loop's order from +0 (four -0 inputs give +0, as libtorch's), equal to libtorch's float32 and
 // float64 results and gradients bit for bit, to the channels_last paths, and within one rounding of

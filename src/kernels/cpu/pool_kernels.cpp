@@ -247,6 +247,97 @@ lane_t<T> max_window(const T* plane, int64_t W, const PoolAxis& h, const PoolAxi
   return best;
 }
 
+// Max pooling of planes whose rows are at most a vector (W <= lanes of d): each output row's window
+// rows' maximum (and, with indices, the row it came from) stays in a register, and the window
+// columns are taken by lane permutes, tap k of output ow being lane idx[k][ow] (a clipped window
+// repeats its last tap). The winner is max_window's: the first maximum in its order (rows, then
+// columns: the least flat index among equal values) or else its last NaN (the greatest flat
+// index among NaN). (16 8x8 planes, 3x3 windows at stride 2: max_pool2d 1.33 -> 0.78 us without
+// indices, with them forward and backward 4.1 -> 3.0 us; the columns one by one took a third of
+// the time.) False where a window is empty or has more than 8 columns.
+template <class T, bool kIndices, class D>
+bool max_rows_in_vector(D d, const T* ip, T* op, int64_t* xp, int64_t P, int64_t H, int64_t W, int64_t oH,
+                        int64_t oW, const PoolAxis& h, const PoolAxis& w, int64_t grain) {
+  using C = lane_t<T>;
+  using TI = hwy::MakeSigned<C>;
+  const hn::RebindToSigned<D> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  constexpr int64_t kMaxTaps = 8;
+  int64_t taps = 0;
+  for (int64_t ow = 0; ow < oW; ++ow) {
+    const int64_t n = (w.end[ow] - w.begin[ow] + w.step - 1) / w.step;
+    if (n <= 0) return false;
+    taps = std::max(taps, n);
+  }
+  if (W > N || taps > kMaxTaps) return false;
+  HWY_ALIGN TI idx[kMaxTaps][hn::MaxLanes(d)] = {};
+  for (int64_t k = 0; k < taps; ++k) {
+    for (int64_t ow = 0; ow < oW; ++ow) {
+      const int64_t last = w.begin[ow] + (w.end[ow] - w.begin[ow] - 1) / w.step * w.step;
+      idx[k][ow] = static_cast<TI>(std::min(w.begin[ow] + k * w.step, last));
+    }
+  }
+  parallel_for(0, P, grain, [&](int64_t b, int64_t e) {
+    const auto lowest = hn::Set(d, -std::numeric_limits<C>::infinity());
+    const auto column = hn::Iota(di, 0);
+    HWY_ALIGN C res[hn::MaxLanes(d)];
+    HWY_ALIGN TI at[hn::MaxLanes(d)];
+    for (int64_t p = b; p < e; ++p) {
+      const T* plane = ip + p * H * W;
+      for (int64_t oh = 0; oh < oH; ++oh) {
+        auto acc = lowest;
+        auto row = hn::Set(di, static_cast<TI>(h.begin[oh] * W));  // (the winning row's first flat index)
+        for (int64_t ih = h.begin[oh]; ih < h.end[oh]; ih += h.step) {
+          const T* x = plane + ih * W;
+          const auto v = W == N ? LoadC(d, x) : LoadCN(d, x, static_cast<size_t>(W));
+          const auto take = hn::Or(hn::Gt(v, acc), hn::IsNaN(v));
+          acc = hn::IfThenElse(take, v, acc);
+          if constexpr (kIndices) row = hn::IfThenElse(hn::RebindMask(di, take), hn::Set(di, static_cast<TI>(ih * W)), row);
+        }
+        auto best = lowest;
+        auto nan = hn::FirstN(d, 0);
+        // flat indices: the window's first position to begin with, which no tap precedes
+        const auto flat = hn::Add(row, column);
+        auto best_at = hn::Set(di, static_cast<TI>(h.begin[oh] * W));
+        if constexpr (kIndices) best_at = hn::Add(best_at, hn::Load(di, idx[0]));
+        for (int64_t k = 0; k < taps; ++k) {
+          const auto ix = hn::SetTableIndices(di, idx[k]);
+          const auto t = hn::BitCast(d, hn::TableLookupLanes(hn::BitCast(di, acc), ix));
+          const auto t_nan = hn::IsNaN(t);
+          if constexpr (kIndices) {
+            const auto t_at = hn::TableLookupLanes(flat, ix);
+            const auto earlier = hn::RebindMask(d, hn::Lt(t_at, best_at));
+            const auto later = hn::RebindMask(d, hn::Gt(t_at, best_at));
+            // a NaN replaces a number or an earlier NaN; a number replaces a greater number or an
+            // equal later one
+            const auto take = hn::Or(hn::And(t_nan, hn::Or(hn::Not(nan), later)),
+                                     hn::AndNot(nan, hn::Or(hn::Gt(t, best), hn::And(hn::Eq(t, best), earlier))));
+            best = hn::IfThenElse(take, t, best);
+            best_at = hn::IfThenElse(hn::RebindMask(di, take), t_at, best_at);
+            nan = hn::Or(nan, t_nan);
+          } else {
+            best = hn::IfThenElse(hn::Gt(t, best), t, best);
+            nan = hn::Or(nan, t_nan);
+          }
+        }
+        if constexpr (kIndices) {
+          hn::Store(best, d, res);
+          hn::Store(best_at, di, at);
+        } else {
+          hn::Store(hn::IfThenElse(nan, hn::Set(d, std::numeric_limits<C>::quiet_NaN()), best), d, res);
+        }
+        T* o = op + (p * oH + oh) * oW;
+        for (int64_t ow = 0; ow < oW; ++ow) o[ow] = static_cast<T>(res[ow]);
+        if constexpr (kIndices) {
+          int64_t* oi = xp + (p * oH + oh) * oW;
+          for (int64_t ow = 0; ow < oW; ++ow) oi[ow] = at[ow];
+        }
+      }
+    }
+  });
+  return true;
+}
+
 // Max pooling without indices of planes whose rows of outputs are shorter than a vector (below,
 // the vector path would run on partial vectors, every input read as a strided load):
 // the maximum is separable, taken over each output row's window rows first, a whole input row at
@@ -258,53 +349,7 @@ void max_separable_in(D d, const T* ip, T* op, int64_t P, int64_t H, int64_t W, 
                       const PoolAxis& h, const PoolAxis& w, int64_t grain) {
   using C = lane_t<T>;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-  // Rows of at most a vector: the window rows' maximum stays in a register and the window
-  // columns are taken by lane permutes, tap k of output ow being lane idx[k][ow] (a clipped window
-  // repeats its last tap). (16 8x8 planes, 3x3 windows at stride 2: the op 1.33 -> 0.78 us; the
-  // columns one by one took a third of its time.)
-  int64_t taps = 0;
-  for (int64_t ow = 0; ow < oW; ++ow) {
-    const int64_t n = (w.end[ow] - w.begin[ow] + w.step - 1) / w.step;
-    taps = n <= 0 ? -1 : std::max(taps, n);
-    if (taps < 0) break;
-  }
-  constexpr int64_t kMaxTaps = 8;
-  if (W <= N && taps > 0 && taps <= kMaxTaps) {
-    using TI = hwy::MakeSigned<C>;
-    HWY_ALIGN TI idx[kMaxTaps][hn::MaxLanes(d)] = {};
-    for (int64_t k = 0; k < taps; ++k) {
-      for (int64_t ow = 0; ow < oW; ++ow) {
-        const int64_t last = w.begin[ow] + (w.end[ow] - w.begin[ow] - 1) / w.step * w.step;
-        idx[k][ow] = static_cast<TI>(std::min(w.begin[ow] + k * w.step, last));
-      }
-    }
-    parallel_for(0, P, grain, [&](int64_t b, int64_t e) {
-      const auto lowest = hn::Set(d, -std::numeric_limits<C>::infinity());
-      HWY_ALIGN C res[hn::MaxLanes(d)];
-      for (int64_t p = b; p < e; ++p) {
-        const T* plane = ip + p * H * W;
-        for (int64_t oh = 0; oh < oH; ++oh) {
-          auto acc = lowest;
-          for (int64_t ih = h.begin[oh]; ih < h.end[oh]; ih += h.step) {
-            const T* x = plane + ih * W;
-            const auto v = W == N ? LoadC(d, x) : LoadCN(d, x, static_cast<size_t>(W));
-            acc = hn::IfThenElse(hn::Or(hn::Gt(v, acc), hn::IsNaN(v)), v, acc);
-          }
-          auto best = lowest;
-          auto nan = hn::FirstN(d, 0);
-          for (int64_t k = 0; k < taps; ++k) {
-            const auto t = hn::TableLookupLanes(acc, hn::SetTableIndices(d, idx[k]));
-            best = hn::IfThenElse(hn::Gt(t, best), t, best);
-            nan = hn::Or(nan, hn::IsNaN(t));
-          }
-          hn::Store(hn::IfThenElse(nan, hn::Set(d, std::numeric_limits<C>::quiet_NaN()), best), d, res);
-          T* o = op + (p * oH + oh) * oW;
-          for (int64_t ow = 0; ow < oW; ++ow) o[ow] = static_cast<T>(res[ow]);
-        }
-      }
-    });
-    return;
-  }
+  if (max_rows_in_vector<T, false>(d, ip, op, nullptr, P, H, W, oH, oW, h, w, grain)) return;
   parallel_for(0, P, grain, [&](int64_t b, int64_t e) {
     const int64_t padded = (W + N - 1) / N * N;
     constexpr int64_t kOnStack = 256;  // a row of up to 256 inputs without an allocation
@@ -373,6 +418,13 @@ void max_general_typed(const Tensor& in, const Tensor& out, const Tensor& indice
   const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(H * W + oH * oW, 1));
   if constexpr (!kIndices) {
     if (oW < static_cast<int64_t>(hn::Lanes(DC<T>()))) return max_separable<T>(ip, op, P, H, W, oH, oW, h, w, grain);
+  } else if (oW < static_cast<int64_t>(hn::Lanes(DC<T>()))) {
+    using C = lane_t<T>;
+    if (W <= 8 && hn::Lanes(DC<T>()) > 8) {
+      if (max_rows_in_vector<T, true>(hn::CappedTag<C, 8>(), ip, op, xp, P, H, W, oH, oW, h, w, grain)) return;
+    } else if (max_rows_in_vector<T, true>(DC<T>(), ip, op, xp, P, H, W, oH, oW, h, w, grain)) {
+      return;
+    }
   }
   parallel_for(0, P, grain, [&](int64_t b, int64_t e) {
     const DC<T> d;
