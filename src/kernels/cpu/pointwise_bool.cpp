@@ -174,12 +174,18 @@ void contiguous_chunks(char** data, const int64_t* s, int64_t n, int64_t rows, c
     buffered_size = std::max(buffered_size, size[0]);
     const int64_t tile_rows = std::min<int64_t>(16, 64 / static_cast<int64_t>(across_size));
     const int64_t tile_cols = kChunkElements * 16 / (tile_rows * static_cast<int64_t>(buffered_size));
+    // a scalar input (stride 0 both ways: masked_fill's value) copied out once for every tile
+    bool fixed[kMaxOps] = {};
+    for (size_t k = 1; k < nops; ++k) {
+      fixed[k] = !direct[k] && s[k] == 0 && outer[k] == 0;
+      if (fixed[k]) gather(buf[k], row[k], 0, std::min(tile_cols, n), size[k]);
+    }
     for (int64_t r0 = 0; r0 < rows; r0 += tile_rows) {
       const int64_t nr = std::min(tile_rows, rows - r0);
       for (int64_t i0 = 0; i0 < n; i0 += tile_cols) {
         const int64_t m = std::min(tile_cols, n - i0);
         for (size_t k = 1; k < nops; ++k) {
-          if (direct[k]) continue;
+          if (direct[k] || fixed[k]) continue;
           const char* src = row[k] + i0 * s[k];
           if (s[k] != 0 && outer[k] == static_cast<int64_t>(size[k])) {
             gather_tile(buf[k], src, s[k], m, nr, size[k]);
@@ -189,8 +195,11 @@ void contiguous_chunks(char** data, const int64_t* s, int64_t n, int64_t rows, c
         }
         for (int64_t r = 0; r < nr; ++r) {
           char* p[kMaxOps];
-          for (size_t k = 0; k < nops; ++k)
-            p[k] = direct[k] ? row[k] + r * outer[k] + i0 * s[k] : buf[k] + r * m * static_cast<int64_t>(size[k]);
+          for (size_t k = 0; k < nops; ++k) {
+            p[k] = direct[k] ? row[k] + r * outer[k] + i0 * s[k]
+                   : fixed[k] ? buf[k]
+                              : buf[k] + r * m * static_cast<int64_t>(size[k]);
+          }
           body(ctx, p, m);
           if (!direct[0]) scatter(row[0] + r * outer[0] + i0 * s[0], s[0], p[0], m, size[0]);
         }
