@@ -163,6 +163,9 @@ TEST(Reduce, DimsAndKeepdim) {
   EXPECT_EQ(error_of([&] { sum(x, {3}); }), "sum: Dimension out of range (expected to be in range of [-3, 2], but got 3)");
   EXPECT_NE(error_of([&] { cumsum(x, -4); }).find("cumsum: Dimension out of range"), std::string::npos);
   EXPECT_NE(error_of([&] { sort(x, 3); }).find("sort: Dimension out of range"), std::string::npos);
+  // results are fresh tensors, not views (as PyTorch's: _is_view() is False)
+  for (const Tensor& r : {x.sum(0), x.sum(), x.max(), x.amax(1), x.mean(), x.sum({0, 2}, true), argmax(x), x.norm()})
+    EXPECT_FALSE(r.is_view()) << r.sizes();
 }
 
 TEST(Reduce, ZeroDimInputs) {
