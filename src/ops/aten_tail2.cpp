@@ -604,7 +604,8 @@ Tensor Tensor::sum_to_size(IntArrayRef size) const {
     if (size[i] == 1 && this->size(lead + i) != 1) reduce.push_back(lead + i);
   }
   if (reduce.empty()) return *this;
-  return sum(reduce, true).view(size);
+  const Tensor r = sum(reduce, true);
+  return lead > 0 ? r.view(size) : r;  // (a view only where leading dims go, as PyTorch's sum_to)
 }
 Tensor Tensor::new_empty_strided(IntArrayRef size, IntArrayRef stride, TensorOptions options) const {
   return make_empty_strided(size, stride, options.dtype_opt().value_or(dtype()));

@@ -58,11 +58,15 @@ std::tuple<Tensor, Tensor> select_along(const Tensor& self, int64_t dim, const R
   shape.back() = 1;
   Tensor idx = tensor(pos, kLong).view(shape).movedim(-1, dim);
   Tensor values = self.gather(dim, idx);
-  if (!keepdim) {
-    values = values.squeeze(dim);
-    idx = idx.squeeze(dim);
+  idx = idx.contiguous();
+  if (!keepdim) {  // fresh results, not views (as PyTorch's): the same memory in the dropped shape
+    DimVector dropped(values.sizes());
+    dropped.erase(static_cast<size_t>(dim));
+    const DimVector strides = contiguous_strides(dropped);
+    values = make_view(values, dropped, strides, 0);
+    idx = make_view(idx, dropped, strides, 0);
   }
-  return {values, idx.contiguous()};
+  return {values, idx};
 }
 
 }  // namespace

@@ -72,13 +72,20 @@ struct KthvalueOp {
     EMBER_CHECK(self.numel() != 0 || n != 0, name, "Expected reduction dim ", d, " to have non-zero size.");
     EMBER_CHECK(k >= 1 && k <= n, name, "selected number k out of range for dimension ", d, " (k = ", k,
                 ", size = ", n, ")");
-    DimVector keep(self.sizes());
-    if (self.dim() > 0) keep[d] = 1;
-    Tensor values = make_empty(keep, self.dtype());
-    Tensor indices = make_empty(keep, kLong);
-    kernels::kthvalue_kernel(values, indices, self, k, d);
-    if (keepdim || self.dim() == 0) return {values, indices};
-    return {values.squeeze(d), indices.squeeze(d)};
+    DimVector keep(self.sizes()), shape(self.sizes());
+    if (self.dim() > 0) {
+      keep[d] = 1;
+      if (keepdim) {
+        shape = keep;
+      } else {
+        shape.erase(static_cast<size_t>(d));
+      }
+    }
+    // fresh results (not views, as PyTorch's), written through aliases of keepdim shape
+    Tensor values = make_empty(shape, self.dtype()), indices = make_empty(shape, kLong);
+    const DimVector strides = contiguous_strides(keep);
+    kernels::kthvalue_kernel(make_view(values, keep, strides, 0), make_view(indices, keep, strides, 0), self, k, d);
+    return {values, indices};
   }
   // KthvalueBackward0 -- self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
   static void derivative(autograd::Derivative& d, const Tensor& self, int64_t, int64_t dim, bool keepdim) {

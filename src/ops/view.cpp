@@ -143,7 +143,8 @@ struct ReshapeOp {
     DimVector shape = infer_view_size(name, sizes, self.numel());
     if (auto strides = compute_view_strides(self.sizes(), self.strides(), shape))
       return make_view(self, shape, *strides, self.storage_offset());
-    return self.clone(MemoryFormat::Contiguous).view(shape);
+    const Tensor copy = self.clone(MemoryFormat::Contiguous);  // a fresh tensor, not a view, as PyTorch's
+    return make_view(copy, shape, contiguous_strides(shape), 0);
   }
   // ReshapeAliasBackward0 -- self: grad.reshape(self.sizes())
   static void derivative(autograd::Derivative& d, const Tensor& self, IntArrayRef) {

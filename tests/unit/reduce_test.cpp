@@ -164,8 +164,13 @@ TEST(Reduce, DimsAndKeepdim) {
   EXPECT_NE(error_of([&] { cumsum(x, -4); }).find("cumsum: Dimension out of range"), std::string::npos);
   EXPECT_NE(error_of([&] { sort(x, 3); }).find("sort: Dimension out of range"), std::string::npos);
   // results are fresh tensors, not views (as PyTorch's: _is_view() is False)
-  for (const Tensor& r : {x.sum(0), x.sum(), x.max(), x.amax(1), x.mean(), x.sum({0, 2}, true), argmax(x), x.norm()})
+  const Tensor m = x.select(0, 1);
+  for (const Tensor& r : {x.sum(0), x.sum(), x.max(), x.amax(1), x.mean(), x.sum({0, 2}, true), argmax(x), x.norm(),
+                          m.median(), std::get<0>(m.median(1)), std::get<1>(m.median(1)), std::get<0>(m.mode(1)),
+                          std::get<1>(m.kthvalue(2, 0)), m.t().reshape({12}), m.sum_to_size({1, 4})})
     EXPECT_FALSE(r.is_view()) << r.sizes();
+  EXPECT_TRUE(m.reshape({12}).is_view());          // a reshape that can be a view is one
+  EXPECT_TRUE(x.sum_to_size({3, 1}).is_view());     // leading dims summed away: sum_to views, as PyTorch's
 }
 
 TEST(Reduce, ZeroDimInputs) {
