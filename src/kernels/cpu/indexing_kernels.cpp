@@ -172,9 +172,8 @@ int64_t set_positions_typed(const U* p, U mask, int64_t c0, int64_t run, int64_t
     const auto set = hn::Ne(widen(hn::And(hn::LoadU(du, p + j), vm)), hn::Zero(d));
     count += static_cast<int64_t>(hn::CompressBlendedStore(pos, set, d, out + count));
   }
-  for (; j < run; ++j) {
-    out[count] = c0 + j;
-    count += (p[j] & mask) != 0;
+  for (; j < run; ++j) {  // (a store only for a set element: past the last one is another column's, or no memory)
+    if ((p[j] & mask) != 0) out[count++] = c0 + j;
   }
   for (int64_t k = 0; k < nfill; ++k) {
     int64_t* o = out + (k - nfill) * stride;  // the columns before the last
