@@ -147,18 +147,18 @@ HWY_INLINE V estrin(D d, V t, const C& c) {
   return estrin_part<0, std::size(C{})>(d, t, c);
 }
 
-// e^t for float64 lanes with |t| <= 200 (pow's clamped exponent): 2^n e^r with n = round(t / ln2)
-// (adding 1.5 * 2^52 rounds it and leaves n in the low bits of the sum, whence 2^n's exponent
-// field by one add and shift: 2^-289..2^289 stay normal), r = t - n ln2 in two FMAs, |r| <= ln2 / 2,
-// and e^r by its Taylor polynomial of degree 11 (the remainder below 7e-15 relative). Highway's
-// Exp handles the whole float64 range (two scalings, an underflow mask): float32 pow of 64K
-// elements took 135 us with it and its Log, 96 us with this and log_f64_normal.
 // log x for positive normal float64 lanes (float32 values widened, none subnormal in float64):
 // Highway's without its rescaling of subnormals.
 template <class D, class V>
 HWY_INLINE V log_f64_normal(D d, V x) {
   return hn::impl::Log<D, V, false>(d, x);
 }
+// e^t for float64 lanes with |t| <= 200 (pow's clamped exponents, sinh's): 2^n e^r with n = round(t / ln2)
+// (adding 1.5 * 2^52 rounds it and leaves n in the low bits of the sum, whence 2^n's exponent
+// field by one add and shift: 2^-289..2^289 stay normal), r = t - n ln2 in two FMAs, |r| <= ln2 / 2,
+// and e^r by its Taylor polynomial of degree 11 (the remainder below 7e-15 relative). Highway's
+// Exp handles the whole float64 range (two scalings, an underflow mask): float32 pow of 64K
+// elements took 135 us with it and its Log, 96 us with this and log_f64_normal.
 template <class D, class V>
 HWY_INLINE V exp_f64_bounded(D d, V t) {
   const hn::RebindToSigned<D> di;
@@ -427,16 +427,15 @@ struct TanhF {
   EMBER_VEC(guarded(d, x, -kMax<L>, kMax<L>, [d](V v) { return tanh_vec(d, v); },
                     [](L c) { return std::tanh(c); }))
 };
-// The hyperbolic functions and their inverses in float64 for float32 lanes (Highway's, within 4
-// float64 ulp, so the float32 result is as good as correctly rounded); cosh as (e^|x| + e^-|x|) / 2.
-// Highway's out-of-line forms (Call*): one copy per target serves float32, float16 and bfloat16
-// data and both halves of a vector (inlined, the five cost 97 KB of library).
-// The vector forms hold where float32 results are finite (and inside acosh's and atanh's domains);
-// vectors with other lanes, and float64 data, take libm's float64 functions.
-// sinh and cosh of |x| <= 89 from e = e^|x| (exp_f64_bounded): (e +- 1/e) / 2, sinh with x's
-// sign and, below |x| = 1/2 (where e - 1/e would cancel), its odd Taylor polynomial to x^15
-// (remainder below 3e-18 relative). Through Highway's sinh (expm1 based, out of line) and exp,
-// sinh of 64K float32s took 69 us and cosh 57 us, through these 46 and 34 us.
+// The hyperbolic functions and their inverses in float64 for float32 lanes (within a few float64
+// ulp, so the float32 result is as good as correctly rounded). sinh and cosh from e = e^|x|
+// (exp_f64_bounded): (e +- 1/e) / 2, sinh with x's sign and, below |x| = 1/2 (where e - 1/e would
+// cancel), its odd Taylor polynomial to x^15 (remainder below 3e-18 relative); through Highway's
+// sinh (expm1 based) and exp, sinh of 64K float32s took 69 us and cosh 57 us, through these 46
+// and 34 us. The inverses are Highway's out-of-line forms (Call*): one copy per target serves
+// float32, float16 and bfloat16 data and both halves of a vector (inlined, the five cost 97 KB of
+// library). The vector forms hold where float32 results are finite (and inside acosh's and
+// atanh's domains); vectors with other lanes, and float64 data, take libm's float64 functions.
 template <class D, class V>
 HWY_INLINE V sinh_f64(D d, V x) {
   const V a = hn::Abs(x);
