@@ -349,7 +349,9 @@ void max_separable_in(D d, const T* ip, T* op, int64_t P, int64_t H, int64_t W, 
                       const PoolAxis& h, const PoolAxis& w, int64_t grain) {
   using C = lane_t<T>;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-  if (max_rows_in_vector<T, false>(d, ip, op, nullptr, P, H, W, oH, oW, h, w, grain)) return;
+  if constexpr (!std::is_same_v<T, double>) {  // (float64 keeps the loops below: 8 KB of library less)
+    if (max_rows_in_vector<T, false>(d, ip, op, nullptr, P, H, W, oH, oW, h, w, grain)) return;
+  }
   parallel_for(0, P, grain, [&](int64_t b, int64_t e) {
     const int64_t padded = (W + N - 1) / N * N;
     constexpr int64_t kOnStack = 256;  // a row of up to 256 inputs without an allocation
@@ -418,7 +420,7 @@ void max_general_typed(const Tensor& in, const Tensor& out, const Tensor& indice
   const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(H * W + oH * oW, 1));
   if constexpr (!kIndices) {
     if (oW < static_cast<int64_t>(hn::Lanes(DC<T>()))) return max_separable<T>(ip, op, P, H, W, oH, oW, h, w, grain);
-  } else if (oW < static_cast<int64_t>(hn::Lanes(DC<T>()))) {
+  } else if (!std::is_same_v<T, double> && oW < static_cast<int64_t>(hn::Lanes(DC<T>()))) {
     using C = lane_t<T>;
     if (W <= 8 && hn::Lanes(DC<T>()) > 8) {
       if (max_rows_in_vector<T, true>(hn::CappedTag<C, 8>(), ip, op, xp, P, H, W, oH, oW, h, w, grain)) return;
