@@ -62,9 +62,8 @@ std::tuple<Tensor, Tensor> select_along(const Tensor& self, int64_t dim, const R
   if (!keepdim) {  // fresh results, not views (as PyTorch's): the same memory in the dropped shape
     DimVector dropped(values.sizes());
     dropped.erase(static_cast<size_t>(dim));
-    const DimVector strides = contiguous_strides(dropped);
-    values = make_view(values, dropped, strides, 0);
-    idx = make_view(idx, dropped, strides, 0);
+    values = contiguous_alias(values, dropped);
+    idx = contiguous_alias(idx, dropped);
   }
   return {values, idx};
 }

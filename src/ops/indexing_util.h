@@ -1,5 +1,6 @@
 // Helpers shared by the view, indexing and joining ops.
 #pragma once
+#include "ember/shape.h"
 #include "ember/tensor.h"
 
 namespace ember {
@@ -17,6 +18,12 @@ inline Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strid
   if (base.impl()->is_conj()) impl->set_conj(true);
   if (base.impl()->is_quantized()) impl->set_quantizer(view_quantizer(base, sizes, strides));
   return Tensor(std::move(impl));
+}
+// A contiguous tensor's elements in another shape: an alias for a kernel to write, or a result
+// that is a fresh tensor and not a view (a view made by dispatch costs autograd's bookkeeping, and
+// PyTorch's reductions, kthvalue and copying reshapes return no views).
+inline Tensor contiguous_alias(const Tensor& t, IntArrayRef sizes) {
+  return make_view(t, sizes, contiguous_strides(sizes), t.storage_offset());
 }
 // A view of the same elements with the conjugate bit set to `conj`.
 inline Tensor with_conj_bit(const Tensor& t, bool conj) {

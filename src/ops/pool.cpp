@@ -110,12 +110,6 @@ Planes as_planes(const char* op, const Tensor& input, int64_t nd) {
   return {x, nd, dim == nd + 2};
 }
 
-// A contiguous tensor's elements in another shape, for a kernel: an alias, not a view made by
-// dispatch (which costs autograd's view bookkeeping, a tenth of a small pool's time).
-Tensor as_shape(const Tensor& t, IntArrayRef sizes) {
-  return make_view(t, sizes, contiguous_strides(sizes), t.storage_offset());
-}
-
 // Runs `kernel(in3, out3)` over contiguous (planes, H, W) views and returns the output in the
 // input's shape convention and layout.
 template <class K>
@@ -124,7 +118,7 @@ Tensor run_planes(const Planes& p, int64_t oH, int64_t oW, ScalarType dtype, con
   const int64_t N = x.size(0), C = x.size(1);
   Tensor out = make_empty({N, C, oH, oW}, dtype);
   if (out.numel() > 0) {
-    kernel(as_shape(x.contiguous(), {N * C, x.size(2), x.size(3)}), as_shape(out, {N * C, oH, oW}));
+    kernel(contiguous_alias(x.contiguous(), {N * C, x.size(2), x.size(3)}), contiguous_alias(out, {N * C, oH, oW}));
   }
   if (p.nd == 2 && x.suggest_memory_format() == MemoryFormat::ChannelsLast) {
     out = out.contiguous(MemoryFormat::ChannelsLast);
@@ -166,7 +160,7 @@ Tensor backward_planes(const Tensor& grad, IntArrayRef input_sizes, MemoryFormat
   const int64_t oH = grad.size(-2), oW = grad.size(-1);
   const int64_t planes = grad.numel() / std::max<int64_t>(oH * oW, 1);
   Tensor grad_input = make_empty({planes, H, W}, grad.dtype());
-  if (grad_input.numel() > 0) kernel(as_shape(grad.contiguous(), {planes, oH, oW}), grad_input);
+  if (grad_input.numel() > 0) kernel(contiguous_alias(grad.contiguous(), {planes, oH, oW}), grad_input);
   grad_input = grad_input.view(input_sizes);
   return format == MemoryFormat::ChannelsLast ? grad_input.contiguous(format) : grad_input;
 }

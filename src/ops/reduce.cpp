@@ -74,8 +74,7 @@ struct Result {
 Result make_result(const Tensor& self, uint64_t mask, bool keepdim, ScalarType dtype) {
   Tensor user = make_empty(result_shape(self, mask, keepdim), dtype);
   if (keepdim) return {user, user};
-  const DimVector kept = result_shape(self, mask, true);
-  return {make_view(user, kept, contiguous_strides(kept), 0), user};
+  return {contiguous_alias(user, result_shape(self, mask, true)), user};
 }
 
 // max(), argmax() and friends have no identity: an empty input or an empty reduced dim is an error.

@@ -83,8 +83,7 @@ struct KthvalueOp {
     }
     // fresh results (not views, as PyTorch's), written through aliases of keepdim shape
     Tensor values = make_empty(shape, self.dtype()), indices = make_empty(shape, kLong);
-    const DimVector strides = contiguous_strides(keep);
-    kernels::kthvalue_kernel(make_view(values, keep, strides, 0), make_view(indices, keep, strides, 0), self, k, d);
+    kernels::kthvalue_kernel(contiguous_alias(values, keep), contiguous_alias(indices, keep), self, k, d);
     return {values, indices};
   }
   // KthvalueBackward0 -- self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)

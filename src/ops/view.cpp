@@ -143,8 +143,7 @@ struct ReshapeOp {
     DimVector shape = infer_view_size(name, sizes, self.numel());
     if (auto strides = compute_view_strides(self.sizes(), self.strides(), shape))
       return make_view(self, shape, *strides, self.storage_offset());
-    const Tensor copy = self.clone(MemoryFormat::Contiguous);  // a fresh tensor, not a view, as PyTorch's
-    return make_view(copy, shape, contiguous_strides(shape), 0);
+    return contiguous_alias(self.clone(MemoryFormat::Contiguous), shape);  // a fresh tensor, not a view
   }
   // ReshapeAliasBackward0 -- self: grad.reshape(self.sizes())
   static void derivative(autograd::Derivative& d, const Tensor& self, IntArrayRef) {

@@ -420,12 +420,14 @@ void max_general_typed(const Tensor& in, const Tensor& out, const Tensor& indice
   const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(H * W + oH * oW, 1));
   if constexpr (!kIndices) {
     if (oW < static_cast<int64_t>(hn::Lanes(DC<T>()))) return max_separable<T>(ip, op, P, H, W, oH, oW, h, w, grain);
-  } else if (!std::is_same_v<T, double> && oW < static_cast<int64_t>(hn::Lanes(DC<T>()))) {
+  } else if constexpr (!std::is_same_v<T, double>) {  // (as max_separable_in's)
     using C = lane_t<T>;
-    if (W <= 8 && hn::Lanes(DC<T>()) > 8) {
-      if (max_rows_in_vector<T, true>(hn::CappedTag<C, 8>(), ip, op, xp, P, H, W, oH, oW, h, w, grain)) return;
-    } else if (max_rows_in_vector<T, true>(DC<T>(), ip, op, xp, P, H, W, oH, oW, h, w, grain)) {
-      return;
+    if (oW < static_cast<int64_t>(hn::Lanes(DC<T>()))) {
+      if (W <= 8 && hn::Lanes(DC<T>()) > 8) {
+        if (max_rows_in_vector<T, true>(hn::CappedTag<C, 8>(), ip, op, xp, P, H, W, oH, oW, h, w, grain)) return;
+      } else if (max_rows_in_vector<T, true>(DC<T>(), ip, op, xp, P, H, W, oH, oW, h, w, grain)) {
+        return;
+      }
     }
   }
   parallel_for(0, P, grain, [&](int64_t b, int64_t e) {
