@@ -6,10 +6,6 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
-
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -87,28 +83,9 @@ std::string get_cpu_capability() {
 bool has_bfloat16_instructions() { return has_isa(dnnl::cpu_isa::avx512_core_bf16); }
 bool has_amx_instructions() { return has_isa(dnnl::cpu_isa::avx512_core_amx); }
 
-namespace {
-// AMD's Zen 5 (family 1Ah) and later.
-bool is_amd_zen5_or_later() {
-#if defined(__x86_64__) || defined(__i386__)
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return false;
-  const bool amd = ebx == 0x68747541 && edx == 0x69746e65 && ecx == 0x444d4163;  // "AuthenticAMD"
-  if (!amd || !__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
-  unsigned family = (eax >> 8) & 0xf;
-  if (family == 0xf) family += (eax >> 20) & 0xff;
-  return family >= 0x1a;
-#else
-  return false;
-#endif
-}
-}  // namespace
-
 namespace kernels {
 extern const bool g_native_bfloat16_store;  // (declared for the kernels in hwy_util-inl.h)
 const bool g_native_bfloat16_store = has_bfloat16_instructions();
-extern const bool g_prefetch_streams;  // (declared in fused_pointwise.h)
-const bool g_prefetch_streams = !is_amd_zen5_or_later();
 }  // namespace kernels
 
 std::string cpu_kernel_paths() {
@@ -128,8 +105,7 @@ std::string cpu_kernel_paths() {
   }
   // the target the kernels' dispatch runs (its first call arms it with the masked targets)
   return std::string("Highway ") + hwy::TargetName(kernels::dispatched_target()) + ", oneDNN " + isa + ", bfloat16 " +
-         (has_bfloat16_instructions() ? "native" : "emulated") + ", fused streams " +
-         (kernels::g_prefetch_streams ? "prefetched" : "not prefetched");
+         (has_bfloat16_instructions() ? "native" : "emulated");
 }
 
 }  // namespace ember

@@ -16,13 +16,8 @@ namespace ember::kernels {
 inline constexpr int64_t kFusedTile = 1024;  // elements per tile buffer (4 KiB in float32)
 inline constexpr int kFusedMaxSlots = 24;   // tile buffers live at once
 // From this many elements on, float32/float64 outputs are written with non-temporal stores and
-// (where g_prefetch_streams) inputs prefetched ahead.
+// the next tile of each contiguous input is requested while the current one computes.
 inline constexpr int64_t kFusedLargeElements = int64_t{1} << 21;
-// Whether large chains prefetch their inputs into L2 in software. It pays on Zen 4 (16M-element
-// chain, 1 thread: 36-38 ms with none, 32-34 ms) and costs on Zen 5, whose own prefetchers keep the
-// streams coming (19.5-20.6 ms with none, 21.3-26.5 ms; 2 threads 11.0-12.1 ms against 12.4-16.6).
-// Off on AMD family 1Ah and later. Defined in core/cpu_capability.cpp.
-extern const bool g_prefetch_streams;
 
 // An operand of an instruction: a tile buffer (slot >= 0) or a constant (already converted to the
 // dtype the op computes in, as the eager op converts a Scalar). `round_to` Half/BFloat16: the

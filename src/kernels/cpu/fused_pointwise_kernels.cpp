@@ -2,8 +2,8 @@
 // run time. Per tile of an inner-loop call: loads convert inputs into compute-type buffers (zero
 // padded to whole vectors, so every op runs full vectors; a contiguous input already in the compute
 // type is read in place), each op runs the eager kernel's functor over the buffers, stores convert
-// back into the outputs' dtypes. Large chains stream their outputs (and, on CPUs where it pays,
-// prefetch a later tile).
+// back into the outputs' dtypes. Large chains stream their outputs and ask for the next tile of
+// their inputs while the current one computes.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/fused_pointwise_kernels.cpp"
 #include <hwy/foreach_target.h>  // NOLINT: re-includes this file once per target
@@ -287,14 +287,66 @@ void store_tile(D d, const hn::TFromD<D>* buf, char* p, int64_t s, ScalarType t,
   });
 }
 
-// A request for the line at p into L2 (hwy::Prefetch asks for L1).
-HWY_INLINE void prefetch_l2(const char* p) {
+// For large chains: requests into L2 for the next tile's lines of each contiguous input, a share
+// of them before each loop of a costly function (exp, tanh, erf, ...) that reads no input's tile
+// for the first time, so memory keeps streaming while the steps that only compute run (without,
+// a chain of sigmoid and tanh took the sum of its memory time and its compute time). Elsewhere the
+// CPU's own prefetchers keep up and the requests would only compete with them (asked for before
+// relu's loop, `relu(x + a)` over 16M float32 took 5 -> 7.5 ms). Into L2: hwy::Prefetch asks for
+// L1, whose miss buffers the requests would fill, stalling the tile's own loads. The steps that
+// ask are counted in each tile, and share the next tile's requests. docs/fx_fusion.md has the
+// figures. One object per inner-loop call; its only use outside the tile loop is through `this`.
+class TileAhead {
+ public:
+  TileAhead(const FusedProgram& prog, const TensorIterator& iter, char* const* data, const int64_t* strides,
+            int64_t n, int64_t tile, bool large)
+      : prog_(prog), iter_(iter), data_(data), strides_(strides), n_(n), tile_(tile), large_(large) {}
+  bool reads_input = false;  // set by a load: the next step's loop is the first to read an input's tile
+  void start(int64_t i0) {
+    i0_ = i0;
+    ranges_ = next_ = lines_ = ran_ = 0;
+    reads_input = false;
+  }
+  void finish() { steps_ = std::max<int64_t>(ran_, 1); }
+  HWY_NOINLINE void before_costly() {
+    if (!large_ || reads_input || i0_ + tile_ >= n_) return;
+    if (ran_++ == 0) {
+      for (const FusedInstr& in : prog_.code) {
+        const int64_t s = strides_[in.arg];
+        if (in.kind != FusedInstr::Kind::Load || s != int64_t(element_size(iter_.dtype(in.arg))) ||
+            ranges_ == kFusedMaxSlots) {
+          continue;
+        }
+        const int64_t bytes = std::min(tile_, n_ - i0_ - tile_) * s;
+        from_[ranges_] = data_[in.arg] + (i0_ + tile_) * s;
+        end_[ranges_++] = data_[in.arg] + (i0_ + tile_) * s + bytes;
+        lines_ += (bytes + 63) / 64;
+      }
+      share_ = (lines_ + steps_ - 1) / steps_;
+    }
+    for (int64_t count = share_; count > 0 && next_ < ranges_; --count) {
 #if HWY_ARCH_X86
-  _mm_prefetch(p, _MM_HINT_T1);
+      _mm_prefetch(from_[next_], _MM_HINT_T1);
 #else
-  hwy::Prefetch(p);
+      hwy::Prefetch(from_[next_]);
 #endif
-}
+      from_[next_] += 64;
+      if (from_[next_] >= end_[next_]) ++next_;
+    }
+  }
+
+ private:
+  const FusedProgram& prog_;
+  const TensorIterator& iter_;
+  char* const* data_;
+  const int64_t* strides_;
+  const int64_t n_, tile_;
+  const bool large_;
+  int64_t i0_ = 0, steps_ = 1, ran_ = 0, lines_ = 0, share_ = 0;
+  int ranges_ = 0, next_ = 0;
+  const char* from_[kFusedMaxSlots];
+  const char* end_[kFusedMaxSlots];
+};
 
 // The functors of unary ops src/fx/fused.cpp's table does not list, so no plan emits them: their
 // loops are not compiled into this file (digamma's and the float64-computed ones are large).
@@ -321,8 +373,7 @@ bool read_later(const FusedProgram& prog, size_t from, int slot) {
 template <class L>
 void run_program(TensorIterator& iter, const FusedProgram& prog) {
   const bool large = iter.numel() >= kFusedLargeElements;
-  const bool prefetch = large && g_prefetch_streams;
-  iter.for_each([&prog, &iter, large, prefetch](char** data, const int64_t* strides, int64_t n) {
+  iter.for_each([&prog, &iter, large](char** data, const int64_t* strides, int64_t n) {
     const hn::ScalableTag<L> d;
     const size_t N = hn::Lanes(d);
     constexpr int64_t kTile = kFusedTile * 4 / static_cast<int64_t>(sizeof(L));  // 4 KiB per buffer
@@ -340,28 +391,13 @@ void run_program(TensorIterator& iter, const FusedProgram& prog) {
     const void* wide[kFusedMaxSlots] = {};
     ScalarType wide_dtype[kFusedMaxSlots] = {};
     const ScalarType lane_dtype = sizeof(L) == 4 ? kFloat : kDouble;
-    // Inputs too large for the caches, where prefetched, stream through shorter tiles (384 float32),
-    // each asking for the tile two ahead (16M-element chain, Zen 4: 32 -> 27 ms on 1 thread, 16.5 ->
-    // 14 ms on 2, against whole tiles of 512 one ahead); other tiles are whole.
-    const int64_t tile = prefetch ? kTile * 3 / 8 : kTile;
-    constexpr int64_t kAhead = 2;
-    for (int64_t i0 = 0; i0 < n; i0 += tile) {
-      const size_t m = static_cast<size_t>(std::min(tile, n - i0));
+    TileAhead ahead(prog, iter, data, strides, n, kTile, large);
+    for (int64_t i0 = 0; i0 < n; i0 += kTile) {
+      const size_t m = static_cast<size_t>(std::min(kTile, n - i0));
       const size_t mpad = (m + N - 1) / N * N;
-      // Ask for a later tile of each contiguous input now, so memory streams in while this tile
-      // computes (inputs too large for the caches only: on cached data the requests cost more than
-      // they save). Into L2, not L1: the lines requested at once fill L1's miss buffers and stall
-      // the tile's own loads (16M-element chain, 1 thread, Zen 4: 45-48 ms with L1 requests, 36-38
-      // ms with none, 32-34 ms into L2).
-      if (prefetch && i0 + kAhead * tile < n) {
-        for (const FusedInstr& in : prog.code) {
-          if (in.kind != FusedInstr::Kind::Load || strides[in.arg] != int64_t(element_size(iter.dtype(in.arg)))) continue;
-          const char* next = data[in.arg] + (i0 + kAhead * tile) * strides[in.arg];
-          const int64_t bytes = std::min(tile, n - i0 - kAhead * tile) * strides[in.arg];
-          for (int64_t b = 0; b < bytes; b += 64) prefetch_l2(next + b);
-        }
-      }
+      ahead.start(i0);
       auto load = [&](const FusedInstr& in) {
+        ahead.reads_input = true;
         const char* p = data[in.arg] + i0 * strides[in.arg];
         const ScalarType t = iter.dtype(in.arg);
         wide[in.result] = nullptr;
@@ -492,9 +528,11 @@ void run_program(TensorIterator& iter, const FusedProgram& prog) {
         view[in.result] = out;
         wide[in.result] = nullptr;
         auto run1 = [&](const auto& f) {
-          if constexpr (kNeverFused<std::decay_t<decltype(f)>>) {
+          using F = std::decay_t<decltype(f)>;
+          if constexpr (kNeverFused<F>) {
             EMBER_CHECK(false, "fused_pointwise_kernel", "no fused loop for unary op ", static_cast<int>(in.unary));
           } else {
+            if constexpr (kStaged16<F>) ahead.before_costly();
             apply(d, f, out, stream, epi, src, operand_wide, m, mpad, rdt, sink, std::make_index_sequence<1>{});
           }
         };
@@ -522,7 +560,9 @@ void run_program(TensorIterator& iter, const FusedProgram& prog) {
           case FusedInstr::Kind::Clamp: run3(ClampTensorF{}); break;
           default: run1(CastF{rdt == kBool}); break;
         }
+        ahead.reads_input = false;
       }
+      ahead.finish();
     }
     if (large) hwy::FlushStream();  // the non-temporal stores are visible before the loop returns
   });
