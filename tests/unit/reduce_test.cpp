@@ -329,6 +329,42 @@ TEST(Reduce, HalfScansEqualTheFloatScanRounded) {
   }
 }
 
+// Integer scans run across neighbouring lines where one side has them side by side and the other
+// runs along the lines (a stage transposed in or out): the values of the float64 scan, which is
+// exact for these, in every layout on both sides (in place writes the input's layout), int32 input
+// (an int64 result) included, lines past the stage's length and groups past its width.
+TEST(Reduce, IntegerScansAcrossLayouts) {
+  for (ScalarType dt : {kLong, kInt}) {
+    for (std::vector<int64_t> shape :
+         std::vector<std::vector<int64_t>>{{7, 33}, {37, 41}, {3, 5, 9}, {2, 700}, {600, 3}, {300, 8}, {9, 300}}) {
+      const Tensor x0 = randint(-1000, 1000, shape, TensorOptions().dtype(dt));
+      const Tensor s0 = randint(0, 2, shape, TensorOptions().dtype(dt)).mul(2).sub(1);  // +-1: exact products
+      for (const bool signs : {false, true}) {
+        const Tensor base = signs ? s0 : x0;
+        const std::vector<Tensor> layouts = {base, base.transpose(0, -1).contiguous().transpose(0, -1),
+                                             base.flip({0}), cat({base, base}, -1).narrow(-1, 1, shape.back())};
+        for (const Tensor& x : layouts) {
+          for (int64_t d = 0; d < x.dim(); ++d) {
+            const Tensor xd = x.to(kDouble);
+            const Tensor sum = cumsum(x, d);
+            EXPECT_EQ(sum.dtype(), kLong);
+            EXPECT_TRUE(sum.equal(cumsum(xd, d).to(kLong))) << dt << " cumsum dim " << d << " " << x.sizes() << x.strides();
+            if (signs) {
+              EXPECT_TRUE(cumprod(x, d).equal(cumprod(xd, d).to(kLong)))
+                  << dt << " cumprod dim " << d << " " << x.sizes() << x.strides();
+            }
+            if (dt == kLong) {
+              const Tensor y = x.clone();  // in place: the output in the input's layout
+              y.cumsum_(d);
+              EXPECT_TRUE(y.equal(cumsum(xd, d).to(kLong))) << "cumsum_ dim " << d << " " << x.sizes() << x.strides();
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(Reduce, SortOrders) {
   const Tensor t = tensor({3.0, kNaN, 1.0, 3.0, -kInf});
   auto [v, i] = sort(t);

@@ -432,6 +432,51 @@ bool scan_staged(ScalarType dt, const char* x, char* y, int64_t n, int64_t rs, i
   return true;
 }
 
+// A group of n integer lines whose neighbours lie side by side on one side, the other side
+// contiguous along its lines (x, y: position 0 of line 0; is/os between positions, cs/ds between
+// lines, in bytes): a stage of whole lines is scanned across the lines, neighbours side by side
+// (integer additions vectorize across lines; along one line they are a serial chain), in a buffer
+// in position order that is transposed in from, or out to, the side contiguous along its lines.
+// int64 cumsum of a transposed 32 x 32 along dim 1: 0.70 -> 0.38-0.43 us, along dim 0: 0.50 ->
+// 0.37-0.45 us. False (nothing written) otherwise: neighbours side by side on both sides (the
+// plain loops vectorize that), on neither (two transposes cost what the serial chains do: 32 x 32
+// along its rows 0.50 us either way), or lines too long for a stage of 8.
+template <class T, class Op>
+bool scan_across(const char* x, char* y, int64_t n, int64_t rs, int64_t is, int64_t cs, int64_t os, int64_t ds,
+                 T init, const Op& op) {
+  constexpr int64_t es = sizeof(T), kStage = 2048;
+  const bool x_across = cs == es, y_across = ds == es;
+  if (rs > kStage / 8 || x_across == y_across || !(x_across || is == es) || !(y_across || os == es)) return false;
+  alignas(64) T stage[kStage];
+  T acc[kStage / 8];
+  const int64_t per_stage = std::min<int64_t>(kStage / rs, kStage / 8);
+  for (int64_t i0 = 0; i0 < n; i0 += per_stage) {
+    const int64_t m = std::min(per_stage, n - i0);
+    const char* xs = x + i0 * cs;
+    char* ys = y + i0 * ds;
+    if (!x_across) {  // stage[r * m + i] = line i's element r
+      char* data[2] = {reinterpret_cast<char*>(stage), const_cast<char*>(xs)};
+      const int64_t strides[2] = {es, cs}, outer[2] = {m * es, es};
+      transposed_copy(es, data, strides, m, rs, outer);
+    }
+    std::fill(acc, acc + m, init);
+    for (int64_t r = 0; r < rs; ++r) {
+      const T* xr = x_across ? reinterpret_cast<const T*>(xs + r * is) : stage + r * m;
+      T* sr = y_across ? reinterpret_cast<T*>(ys + r * os) : stage + r * m;
+      for (int64_t i = 0; i < m; ++i) {
+        acc[i] = op(acc[i], xr[i]);
+        sr[i] = acc[i];
+      }
+    }
+    if (!y_across) {  // line i's element r = stage[r * m + i]
+      char* data[2] = {ys, reinterpret_cast<char*>(stage)};
+      const int64_t strides[2] = {ds, es}, outer[2] = {es, m * es};
+      transposed_copy(es, data, strides, m, rs, outer);
+    }
+  }
+  return true;
+}
+
 template <class T, bool Prod>
 void cumulative_typed(const Tensor& out, const Tensor& in, int64_t dim) {
   using A = ScanAcc<T>;
@@ -455,6 +500,8 @@ void cumulative_typed(const Tensor& out, const Tensor& in, int64_t dim) {
       const int64_t is = in_step, os = out_step, cs = col.stride[0], ds = col.stride[1];
       if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
         if (scan_staged(CppTypeToScalarType<T>::value, x, y, n, rs, is, cs, os, ds, init, op)) return;
+      } else if constexpr (std::is_integral_v<T>) {
+        if (scan_across<T>(x, y, n, rs, is, cs, os, ds, init, op)) return;
       }
       std::fill(acc, acc + n, init);
       if (n > 1 && cs < std::abs(is)) {  // neighbours inner, as in ArgReduce::scan
