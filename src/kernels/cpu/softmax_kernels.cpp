@@ -182,12 +182,22 @@ HWY_INLINE bool softmax_columns(const T* x, T* y, int64_t dim, int64_t inner, bo
     vsum = hn::Add(vsum, v);
   }
   if (!hn::AllTrue(d, hn::And(hn::Not(hn::IsNaN(vsum)), hn::IsFinite(vmax)))) return false;
+  // exp(x - max) is kept between the passes: in y for float/double, in float32 on the stack for
+  // 16-bit columns of up to kStagedDim (storing it to y would round it early; 16 KB of stack in
+  // the AVX-512 copy); longer 16-bit columns compute it again (softmax along dim 0 of bfloat16
+  // 32 x 32: 0.77 -> 0.50 us, 256 x 256: 41-44 -> 25-26 us, when each exp was computed twice).
   constexpr bool keep = std::is_same_v<T, L>;
+  constexpr int64_t kStagedDim = 256;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  HWY_ALIGN L stage[keep ? 1 : kStagedDim * hn::MaxLanes(d)];
+  const bool staged = !keep && !log && dim <= kStagedDim;
   auto acc = hn::Zero(d);
   for (int64_t k = 0; k < dim; ++k) {
     const auto e = hn::Exp(d, hn::Sub(LoadC(d, x + k * inner), vmax));
     if constexpr (keep) {
       if (!log) hn::StoreU(e, d, y + k * inner);
+    } else {
+      if (staged) hn::Store(e, d, stage + k * N);
     }
     acc = hn::Add(acc, e);
   }
@@ -200,7 +210,9 @@ HWY_INLINE bool softmax_columns(const T* x, T* y, int64_t dim, int64_t inner, bo
   }
   const auto inv = hn::Div(hn::Set(d, L(1)), acc);
   for (int64_t k = 0; k < dim; ++k) {
-    const auto e = keep ? LoadC(d, y + k * inner) : hn::Exp(d, hn::Sub(LoadC(d, x + k * inner), vmax));
+    const auto e = keep     ? LoadC(d, y + k * inner)
+                   : staged ? hn::Load(d, stage + k * N)
+                            : hn::Exp(d, hn::Sub(LoadC(d, x + k * inner), vmax));
     StoreC(d, hn::Mul(e, inv), y + k * inner);
   }
   return true;
