@@ -319,7 +319,8 @@ class TileAhead {
         }
         const int64_t bytes = std::min(tile_, n_ - i0_ - tile_) * s;
         from_[ranges_] = data_[in.arg] + (i0_ + tile_) * s;
-        end_[ranges_++] = data_[in.arg] + (i0_ + tile_) * s + bytes;
+        end_[ranges_] = from_[ranges_] + bytes;
+        ++ranges_;
         lines_ += (bytes + 63) / 64;
       }
       share_ = (lines_ + steps_ - 1) / steps_;
