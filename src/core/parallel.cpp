@@ -59,17 +59,18 @@ int region_threads() {
   return thread_policy().serial(now_ns()) ? 1 : n;
 }
 
-// Each region reports when it started, when the starting thread finished its own part, and when
-// it ended.
-static void region_done(int64_t start_ns, int64_t own_end_ns, int64_t end_ns) {
+// Each region reports when it started, when the starting thread began and finished its own part,
+// and when it ended.
+static void region_done(int64_t start_ns, int64_t own_start_ns, int64_t own_end_ns, int64_t end_ns) {
   if (!g_adaptive.load(std::memory_order_relaxed)) return;
-  thread_policy().record(end_ns, end_ns - start_ns, end_ns - std::max(start_ns, own_end_ns));
+  thread_policy().record(end_ns, end_ns - start_ns,
+                         ContentionPolicy::region_stall(start_ns, own_start_ns, own_end_ns, end_ns));
 }
 
 void parallel_region(int64_t begin, int64_t end, int nthreads, RangeFn f) {
   const int64_t n = end - begin;
   const int64_t start = now_ns();
-  int64_t own_end = start;  // written by thread 0, which is this thread
+  int64_t own_start = start, own_end = start;  // written by thread 0, which is this thread
 #pragma omp parallel num_threads(nthreads)
   {
     const int tid = omp_get_thread_num();
@@ -77,10 +78,11 @@ void parallel_region(int64_t begin, int64_t end, int nthreads, RangeFn f) {
     const int64_t chunk = (n + nt - 1) / nt;
     const int64_t b = begin + tid * chunk;
     const int64_t e = std::min(end, b + chunk);
+    if (tid == 0) own_start = now_ns();
     if (b < e) f.call(f.obj, b, e);
     if (tid == 0) own_end = now_ns();
   }
-  region_done(start, own_end, now_ns());
+  region_done(start, own_start, own_end, now_ns());
 }
 
 }  // namespace detail

@@ -47,6 +47,21 @@ TEST(ContentionPolicy, RegionsThatMostlyWorkStayParallel) {
   for (int i = 0; i < 1000; ++i) EXPECT_FALSE(f.region(0.85));  // slow workers, but still working
 }
 
+// The stall is all of a region outside the starting thread's own part: the wait before it (the
+// thread itself run late) as well as after it.
+TEST(ContentionPolicy, StallIsTheRegionOutsideTheStartingThreadsPart) {
+  EXPECT_EQ(ContentionPolicy::region_stall(0, 100, 1100, 1500), 500);  // 100 before, 400 after
+  EXPECT_EQ(ContentionPolicy::region_stall(0, 8 * kMs - 2000, 8 * kMs, 8 * kMs), 8 * kMs - 2000);
+  EXPECT_EQ(ContentionPolicy::region_stall(0, 10, 10, 50), 50);  // no part of its own
+  // two such regions of 1 ms whose part began at 0.97 ms make a stalled window
+  ContentionPolicy p;
+  for (int64_t t = kMs; t <= 2 * kMs; t += kMs) {
+    EXPECT_FALSE(p.serial(t - kMs));
+    p.record(t, kMs, ContentionPolicy::region_stall(t - kMs, t - 30'000, t, t));
+  }
+  EXPECT_TRUE(p.serial(2 * kMs));
+}
+
 TEST(ContentionPolicy, JudgesWholeWindowsOnly) {
   ContentionPolicy p;
   p.record(kMs, ContentionPolicy::kWindowNs / 2, ContentionPolicy::kWindowNs / 2);  // half a window
