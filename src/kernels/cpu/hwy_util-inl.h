@@ -220,11 +220,14 @@ HWY_INLINE void transpose8x8(const char* src, int64_t src_stride, char* dst, int
   const hn::Repartition<uint64_t, decltype(d)> d64;
   using V = hn::Vec<decltype(d)>;
   V r[8], t[8], u[8];
+#pragma GCC unroll 8
   for (int k = 0; k < 8; ++k) r[k] = hn::LoadU(d, reinterpret_cast<const uint32_t*>(src + k * src_stride));
+#pragma GCC unroll 4
   for (int k = 0; k < 8; k += 2) {
     t[k] = hn::InterleaveLower(d, r[k], r[k + 1]);      // (k, k+1) of columns 0 1 | 4 5
     t[k + 1] = hn::InterleaveUpper(d, r[k], r[k + 1]);  // columns 2 3 | 6 7
   }
+#pragma GCC unroll 2
   for (int h = 0; h < 8; h += 4) {  // rows 0-3, then 4-7: u[h + c] holds column c | column c + 4
     const auto a = hn::BitCast(d64, t[h]), b = hn::BitCast(d64, t[h + 1]);
     const auto c = hn::BitCast(d64, t[h + 2]), e = hn::BitCast(d64, t[h + 3]);
@@ -233,6 +236,7 @@ HWY_INLINE void transpose8x8(const char* src, int64_t src_stride, char* dst, int
     u[h + 2] = hn::BitCast(d, hn::InterleaveLower(d64, b, e));
     u[h + 3] = hn::BitCast(d, hn::InterleaveUpper(d64, b, e));
   }
+#pragma GCC unroll 4
   for (int c = 0; c < 4; ++c) {
     hn::StoreU(hn::ConcatLowerLower(d, u[4 + c], u[c]), d, reinterpret_cast<uint32_t*>(dst + c * dst_stride));
     hn::StoreU(hn::ConcatUpperUpper(d, u[4 + c], u[c]), d, reinterpret_cast<uint32_t*>(dst + (c + 4) * dst_stride));

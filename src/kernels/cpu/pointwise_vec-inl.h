@@ -156,11 +156,12 @@ HWY_NOINLINE void gather_across(T* t, const char* p, int64_t si, int64_t so, int
   if constexpr (es == 4) {
     r8 = rb / 8 * 8;
     i8 = ib / 8 * 8;
-    for (int64_t r = 0; r < r8; r += 8)
-      for (int64_t i = 0; i < i8; i += 8)
+    for (int64_t i = 0; i < i8; i += 8)
+      for (int64_t r = 0; r < r8; r += 8)
         transpose8x8(p + i * si + r * es, si, reinterpret_cast<char*>(t + r * kTileCols + i), kTileCols * es);
   }
-  for (int64_t i = 0; i < ib; ++i) {
+  // the rest: rows past r8 of the first i8 columns (none in whole blocks), every row of the others
+  for (int64_t i = r8 < rb ? 0 : i8; i < ib; ++i) {
     const T* col = reinterpret_cast<const T*>(p + i * si);
     for (int64_t r = i < i8 ? r8 : 0; r < rb; ++r) t[r * kTileCols + i] = col[r];
   }
