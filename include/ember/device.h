@@ -3,6 +3,7 @@
 // its CPU path, and making or moving a tensor there raises ember::Error.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 
@@ -21,6 +22,7 @@ class Device {
   bool has_index() const { return index_ >= 0; }
   bool is_cpu() const { return type_ == kCPU; }
   bool is_cuda() const { return type_ == kCUDA; }
+  void set_index(int8_t index) { index_ = index; }
   bool operator==(const Device& o) const { return type_ == o.type_ && index_ == o.index_; }
   bool operator!=(const Device& o) const { return !(*this == o); }
   std::string str() const;
@@ -30,6 +32,9 @@ class Device {
   int8_t index_;
 };
 std::ostream& operator<<(std::ostream& os, const Device& d);
+// "CPU" / "CUDA" (lower case: "cpu", "cuda", which is how a DeviceType prints), as c10's.
+std::string DeviceTypeName(DeviceType type, bool lower_case = false);
+std::ostream& operator<<(std::ostream& os, DeviceType type);
 // Raises ember::Error naming `op` unless `device` is the CPU.
 void check_cpu_device(const char* op, const Device& device);
 
@@ -52,3 +57,11 @@ constexpr Layout kStrided = Layout::Strided;
 std::ostream& operator<<(std::ostream& os, Layout layout);
 
 }  // namespace ember
+
+// Devices as keys of unordered containers, as c10's.
+template <>
+struct std::hash<ember::Device> {
+  size_t operator()(const ember::Device& d) const noexcept {
+    return (static_cast<size_t>(static_cast<uint8_t>(d.type())) << 8) | static_cast<uint8_t>(d.index());
+  }
+};

@@ -11,6 +11,13 @@ class Error : public std::exception {
  public:
   explicit Error(std::string msg) : msg_(std::move(msg)) {}
   const char* what() const noexcept override { return msg_.c_str(); }
+  // c10::Error's accessors: the message, and no backtrace (Ember's messages carry none).
+  const std::string& msg() const { return msg_; }
+  const char* what_without_backtrace() const noexcept { return msg_.c_str(); }
+  const std::string& backtrace() const {
+    static const std::string none;
+    return none;
+  }
 
  private:
   std::string msg_;

@@ -105,6 +105,10 @@ class IValue {
   IValue(std::vector<IValue> list);  // NOLINT: a generic list
   IValue(const std::vector<Tensor>& list);  // NOLINT: a list of tensors
   IValue(const std::vector<int64_t>& list);  // NOLINT: a list of ints
+  // (a template, so that a braced list never picks it over the vectors)
+  template <class T>
+    requires std::is_same_v<T, IntArrayRef>
+  IValue(const T& list) : IValue(list.vec()) {}  // NOLINT: a list of ints (x.sizes())
   IValue(GenericDict d) : tag_(Tag::GenericDict), ptr_(std::move(d.d_)) {}  // NOLINT
   IValue(std::shared_ptr<Object> o) : tag_(Tag::Object), ptr_(std::move(o)) {}  // NOLINT
   IValue(FunctionRef f) : tag_(Tag::Function), ptr_(std::make_shared<FunctionRef>(std::move(f))) {}  // NOLINT

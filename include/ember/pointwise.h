@@ -154,5 +154,19 @@ inline Tensor operator>=(const Tensor& a, const Scalar& b) { return ge(a, b); }
 inline Tensor operator&(const Tensor& a, const Tensor& b) { return bitwise_and(a, b); }
 inline Tensor operator|(const Tensor& a, const Tensor& b) { return bitwise_or(a, b); }
 inline Tensor operator^(const Tensor& a, const Tensor& b) { return bitwise_xor(a, b); }
+inline Tensor operator&(const Tensor& a, const Scalar& b) { return bitwise_and(a, b); }
+inline Tensor operator|(const Tensor& a, const Scalar& b) { return bitwise_or(a, b); }
+inline Tensor operator^(const Tensor& a, const Scalar& b) { return bitwise_xor(a, b); }
+// A Scalar on the left, as libtorch's (`0.5f < t` is `t > 0.5f`); explicit, so that C++20 does not
+// try `t == 2` reversed for `2 == t`, whose result is not a bool.
+inline Tensor operator==(const Scalar& a, const Tensor& b) { return eq(b, a); }
+inline Tensor operator!=(const Scalar& a, const Tensor& b) { return ne(b, a); }
+inline Tensor operator<(const Scalar& a, const Tensor& b) { return gt(b, a); }
+inline Tensor operator<=(const Scalar& a, const Tensor& b) { return ge(b, a); }
+inline Tensor operator>(const Scalar& a, const Tensor& b) { return lt(b, a); }
+inline Tensor operator>=(const Scalar& a, const Tensor& b) { return le(b, a); }
+inline Tensor operator&(const Scalar& a, const Tensor& b) { return bitwise_and(b, a); }
+inline Tensor operator|(const Scalar& a, const Tensor& b) { return bitwise_or(b, a); }
+inline Tensor operator^(const Scalar& a, const Tensor& b) { return bitwise_xor(b, a); }
 
 }  // namespace ember

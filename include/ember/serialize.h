@@ -168,6 +168,13 @@ void load(O& optimizer, std::istream& stream) {
   optimizer.load(archive);
 }
 
+// libtorch's load(value, path or stream, device): the device values are loaded to, the CPU only.
+template <class V, class Source>
+void load(V&& value, Source&& source, std::optional<Device> device) {
+  if (device) check_cpu_device("load", *device);
+  load(std::forward<V>(value), std::forward<Source>(source));
+}
+
 // Restores what save(optimizer, path) wrote; the optimizer's load_state_dict checks it against
 // its parameters before changing anything.
 template <class O>

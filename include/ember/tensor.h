@@ -114,6 +114,51 @@ class Generator;
 class Tensor;
 using TensorList = ArrayRef<Tensor>;
 
+// libtorch's c10::Backend, which Ember's tensors answer with CPU (or QuantizedCPU).
+enum class Backend : int8_t { CPU, CUDA, SparseCPU, SparseCUDA, QuantizedCPU, Undefined };
+std::ostream& operator<<(std::ostream& os, Backend backend);
+
+// What libtorch's deprecated Tensor::type() returns: a backend and a dtype, compared and printed
+// as one ("CPUFloatType").
+class DeprecatedTypeProperties {
+ public:
+  DeprecatedTypeProperties(Backend backend, ScalarType dtype) : backend_(backend), dtype_(dtype) {}
+  Backend backend() const { return backend_; }
+  Layout layout() const { return kStrided; }
+  bool is_sparse() const { return false; }
+  bool is_sparse_csr() const { return false; }
+  DeviceType device_type() const { return kCPU; }
+  bool is_cuda() const { return false; }
+  ScalarType scalarType() const { return dtype_; }
+  TypeMeta typeMeta() const { return TypeMeta::fromScalarType(dtype_); }
+  bool operator==(const DeprecatedTypeProperties& o) const { return backend_ == o.backend_ && dtype_ == o.dtype_; }
+  bool operator!=(const DeprecatedTypeProperties& o) const { return !(*this == o); }
+  std::string toString() const;
+  DeprecatedTypeProperties toBackend(Backend backend) const;  // CPU ones only
+  DeprecatedTypeProperties toScalarType(ScalarType dtype) const { return {backend_, dtype}; }
+  DeprecatedTypeProperties cpu() const { return *this; }
+  TensorOptions options() const { return TensorOptions(dtype_); }
+
+ private:
+  Backend backend_;
+  ScalarType dtype_;
+};
+std::ostream& operator<<(std::ostream& os, const DeprecatedTypeProperties& type);
+
+// A dim's name; Ember's tensors have none, so every one is the wildcard, printed "None".
+class Dimname {
+ public:
+  static Dimname wildcard() { return Dimname(); }
+  bool is_wildcard() const { return true; }
+  std::string symbol() const { return "*"; }
+};
+std::ostream& operator<<(std::ostream& os, const Dimname& name);
+struct DimnameList : std::vector<Dimname> {
+  using std::vector<Dimname>::vector;
+};
+std::ostream& operator<<(std::ostream& os, const DimnameList& names);  // "[None, None]"
+
+
 class Tensor {
  public:
   Tensor() = default;
@@ -151,7 +196,7 @@ class Tensor {
   Layout layout() const { return kStrided; }
   bool is_cpu() const { return true; }
   bool is_cuda() const { return false; }
-  TensorOptions options() const { return TensorOptions().dtype(dtype()).device(device()).layout(kStrided); }
+  TensorOptions options() const;
   size_t element_size() const { return ember::element_size(dtype()); }
   size_t itemsize() const { return element_size(); }
   size_t nbytes() const { return static_cast<size_t>(numel()) * element_size(); }
@@ -163,6 +208,12 @@ class Tensor {
   bool is_non_overlapping_and_dense() const { return checked_impl()->is_non_overlapping_and_dense(); }
   MemoryFormat suggest_memory_format(bool channels_last_strides_exact_match = false) const;
   std::string toString() const;  // "CPUFloatType"
+  // libtorch's deprecated type(): the backend and dtype as one value, printed as toString().
+  DeprecatedTypeProperties type() const;
+  Tensor toBackend(Backend backend) const;  // the CPU's: this tensor; another raises
+  // Named tensors, as libtorch's without names: every dim's name is None; the autograd name is empty.
+  DimnameList names() const;
+  const std::string& name() const;
 
   // ---- quantized tensors (ember/quantized.h) ------------------------------------------------
   bool is_quantized() const { return checked_impl()->is_quantized(); }
@@ -259,6 +310,7 @@ class Tensor {
   Tensor t() const;
   Tensor& t_() const;
   Tensor mT() const;
+  Tensor mH() const { return adjoint(); }
   // adjoint is mT conjugated; alias a view of the same elements; resolve_neg self (no negative bit)
   Tensor adjoint() const;
   Tensor alias() const;
@@ -308,6 +360,9 @@ class Tensor {
   Tensor index(ArrayRef<std::optional<Tensor>> indices) const;
   Tensor& index_put_(ArrayRef<std::optional<Tensor>> indices, const Tensor& values, bool accumulate = false) const;
   Tensor operator[](int64_t index) const { return select(0, index); }
+  // libtorch's: an integral Scalar, or a zero-dim tensor holding one, selects along dim 0.
+  Tensor operator[](const Scalar& index) const;
+  Tensor operator[](const Tensor& index) const;
 
   // ---- pointwise (pointwise.h) ------------------------------------------------------------
   Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
@@ -896,5 +951,8 @@ int64_t maybe_wrap_dim(int64_t dim, int64_t ndim, const char* op = "dim", bool w
 // A new tensor over fresh storage (the one allocation an op makes besides its TensorImpl).
 Tensor make_empty(IntArrayRef sizes, ScalarType dtype, MemoryFormat format = MemoryFormat::Contiguous);
 Tensor make_empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype);
+
+// libtorch's free numel(t).
+inline int64_t numel(const Tensor& t) { return t.numel(); }
 
 }  // namespace ember

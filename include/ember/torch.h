@@ -52,6 +52,10 @@ using std::make_optional;
 using std::nullopt;
 using std::nullopt_t;
 using OptionalIntArrayRef = ::ember::OptionalIntArrayRef;
+// c10's OptionalArrayRef<int64_t> (what OptionalIntArrayRef names); of other types, not provided.
+template <class T>
+  requires std::is_same_v<T, int64_t>
+using OptionalArrayRef = ::ember::OptionalIntArrayRef;
 
 // c10::irange(end) and irange(begin, end): the integers of [begin, end) for a range-for loop (an
 // empty range when end < begin).
@@ -262,6 +266,45 @@ std::string check_message(const char* fallback, const Args&... args) {
                          ::ember::detail::check_message("" __VA_OPT__(, ) __VA_ARGS__));  \
   }
 #define AT_ASSERT(cond, ...) TORCH_INTERNAL_ASSERT(cond __VA_OPT__(, ) __VA_ARGS__)
+#define AT_ASSERTM(cond, ...) TORCH_INTERNAL_ASSERT(cond __VA_OPT__(, ) __VA_ARGS__)
+// (pimpl.h's: a `using Impl TORCH_UNUSED_EXCEPT_CUDA = ...` in a hand-written module holder)
+#define TORCH_UNUSED_EXCEPT_CUDA C10_UNUSED
+
+// ATen's AT_DISPATCH_*(TYPE, NAME, lambda): the lambda run with `scalar_t` the C++ type of TYPE (a
+// ScalarType, a dtype() or a type()), its result returned; another dtype raises as ATen's does
+// ("\"NAME\" not implemented for 'Int'").
+namespace ember::detail {
+inline ScalarType dispatch_type(ScalarType t) { return t; }
+inline ScalarType dispatch_type(const DeprecatedTypeProperties& t) { return t.scalarType(); }
+[[noreturn]] inline void dispatch_failed(const char* name, ScalarType t) {
+  throw Error(std::string("\"") + name + "\" not implemented for '" + to_string(t) + "'");
+}
+}  // namespace ember::detail
+#define EMBER_DISPATCH_CASE(ENUM, TYPE, ...) \
+  case ::ember::ScalarType::ENUM: {          \
+    using scalar_t [[maybe_unused]] = TYPE;  \
+    return __VA_ARGS__();                    \
+  }
+#define EMBER_DISPATCH(TYPE, NAME, CASES)                              \
+  [&] {                                                                \
+    const ::ember::ScalarType _st = ::ember::detail::dispatch_type(TYPE); \
+    switch (_st) {                                                     \
+      CASES                                                            \
+      default: ::ember::detail::dispatch_failed(NAME, _st);            \
+    }                                                                  \
+  }()
+#define EMBER_DISPATCH_FLOATING(...) \
+  EMBER_DISPATCH_CASE(Double, double, __VA_ARGS__) EMBER_DISPATCH_CASE(Float, float, __VA_ARGS__)
+#define EMBER_DISPATCH_INTEGRAL(...)                                                                  \
+  EMBER_DISPATCH_CASE(Byte, uint8_t, __VA_ARGS__) EMBER_DISPATCH_CASE(Char, int8_t, __VA_ARGS__)      \
+  EMBER_DISPATCH_CASE(Int, int32_t, __VA_ARGS__) EMBER_DISPATCH_CASE(Long, int64_t, __VA_ARGS__)      \
+  EMBER_DISPATCH_CASE(Short, int16_t, __VA_ARGS__)
+#define AT_DISPATCH_FLOATING_TYPES(TYPE, NAME, ...) EMBER_DISPATCH(TYPE, NAME, EMBER_DISPATCH_FLOATING(__VA_ARGS__))
+#define AT_DISPATCH_FLOATING_TYPES_AND_HALF(TYPE, NAME, ...) \
+  EMBER_DISPATCH(TYPE, NAME, EMBER_DISPATCH_FLOATING(__VA_ARGS__) EMBER_DISPATCH_CASE(Half, ::ember::Half, __VA_ARGS__))
+#define AT_DISPATCH_INTEGRAL_TYPES(TYPE, NAME, ...) EMBER_DISPATCH(TYPE, NAME, EMBER_DISPATCH_INTEGRAL(__VA_ARGS__))
+#define AT_DISPATCH_ALL_TYPES(TYPE, NAME, ...) \
+  EMBER_DISPATCH(TYPE, NAME, EMBER_DISPATCH_INTEGRAL(__VA_ARGS__) EMBER_DISPATCH_FLOATING(__VA_ARGS__))
 #define AT_ERROR(...) throw ::ember::Error(::ember::detail::check_message("" __VA_OPT__(, ) __VA_ARGS__))
 #define TORCH_WARN(...) (std::cerr << "Warning: " << ::ember::detail::check_message("" __VA_OPT__(, ) __VA_ARGS__) << '\n')
 #define C10_UNUSED __attribute__((__unused__))

@@ -108,6 +108,11 @@ void check_cpu_device(const char* op, const Device& device) {
               " device (torch::cuda::is_available() is false)");
 }
 std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
+std::string DeviceTypeName(DeviceType type, bool lower_case) {
+  if (type == kCUDA) return lower_case ? "cuda" : "CUDA";
+  return lower_case ? "cpu" : "CPU";
+}
+std::ostream& operator<<(std::ostream& os, DeviceType type) { return os << DeviceTypeName(type, true); }
 std::ostream& operator<<(std::ostream& os, Layout) { return os << "Strided"; }
 
 std::ostream& operator<<(std::ostream& os, const TensorOptions& options) {

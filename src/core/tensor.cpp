@@ -103,9 +103,65 @@ MemoryFormat Tensor::suggest_memory_format(bool exact_match) const {
   return MemoryFormat::Contiguous;
 }
 
-std::string Tensor::toString() const {
-  return std::string(is_quantized() ? "QuantizedCPU" : "CPU") + to_string(dtype()) + "Type";
+std::string Tensor::toString() const { return type().toString(); }
+
+// (out of line: inlined into callers, GCC 12 took TensorOptions' optional fields for uninitialized)
+TensorOptions Tensor::options() const { return TensorOptions().dtype(dtype()).device(device()).layout(kStrided); }
+
+DeprecatedTypeProperties Tensor::type() const {
+  return {is_quantized() ? Backend::QuantizedCPU : Backend::CPU, scalar_type()};
 }
+
+Tensor Tensor::toBackend(Backend backend) const {
+  (void)type().toBackend(backend);  // checks it
+  return *this;
+}
+
+DimnameList Tensor::names() const { return DimnameList(static_cast<size_t>(dim())); }
+
+std::ostream& operator<<(std::ostream& os, const DimnameList& names) {
+  os << '[';
+  for (size_t i = 0; i < names.size(); ++i) os << (i ? ", " : "") << names[i];
+  return os << ']';
+}
+
+const std::string& Tensor::name() const {
+  static const std::string none;
+  return none;
+}
+
+Tensor Tensor::operator[](const Scalar& index) const {
+  EMBER_CHECK(index.isIntegral(false), "operator[]", "Can only index tensors with integral scalars");
+  return select(0, index.toLong());
+}
+
+Tensor Tensor::operator[](const Tensor& index) const {
+  EMBER_CHECK(index.defined(), "operator[]", "Can only index with tensors that are defined");
+  EMBER_CHECK(index.dim() == 0, "operator[]", "Can only index with tensors that are scalars (zero-dim), got shape ",
+              index.sizes());
+  return (*this)[index.item()];
+}
+
+std::ostream& operator<<(std::ostream& os, Backend backend) {
+  static const char* const kNames[] = {"CPU", "CUDA", "SparseCPU", "SparseCUDA", "QuantizedCPU", "Undefined"};
+  return os << kNames[static_cast<int>(backend)];
+}
+
+std::string DeprecatedTypeProperties::toString() const {
+  std::ostringstream os;
+  os << backend_ << dtype_ << "Type";
+  return os.str();
+}
+
+DeprecatedTypeProperties DeprecatedTypeProperties::toBackend(Backend backend) const {
+  EMBER_CHECK(backend == Backend::CPU || backend == Backend::QuantizedCPU, "toBackend",
+              "Ember computes on the CPU only, got backend ", backend);
+  return {backend, dtype_};
+}
+
+std::ostream& operator<<(std::ostream& os, const DeprecatedTypeProperties& type) { return os << type.toString(); }
+
+std::ostream& operator<<(std::ostream& os, const Dimname&) { return os << "None"; }
 
 namespace detail {
 ValueReadHook& value_read_hook() {

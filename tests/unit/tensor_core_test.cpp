@@ -618,6 +618,63 @@ TEST(TensorMethods, FifthSurveyCalls) {
   EXPECT_EQ(INT_MAX, std::numeric_limits<int>::max());
 }
 
+// Calls a sixth survey of public libtorch programs found missing (docs/compat.md).
+TEST(TensorMethods, SixthSurveyCalls) {
+  const torch::Tensor t = torch::arange(6, torch::kFloat).reshape({2, 3});
+  // the deprecated type(): compared, printed, asked
+  std::ostringstream os;
+  os << t.type() << ' ' << t.type().is_cuda() << ' ' << t.type().scalarType() << ' ' << torch::kCPU << ' '
+     << c10::DeviceTypeName(torch::kCPU) << ' ' << t.names() << ' ' << t.name().empty();
+  EXPECT_EQ(os.str(), "CPUFloatType 0 Float cpu CPU [None, None] 1");
+  EXPECT_TRUE(t.type() == torch::ones({1}).type() && t.type() != torch::ones({1}, torch::kLong).type());
+  EXPECT_TRUE(t.toBackend(c10::Backend::CPU).is_same(t));
+  EXPECT_ERROR(t.toBackend(c10::Backend::CUDA), "toBackend", "CUDA");
+  // AT_DISPATCH with scalar_t, and its error for another dtype
+  const double sum = AT_DISPATCH_FLOATING_TYPES(t.scalar_type(), "sum_all", [&] {
+    double acc = 0;
+    for (int64_t i = 0; i < t.numel(); ++i) acc += t.data_ptr<scalar_t>()[i];
+    return acc;
+  });
+  EXPECT_EQ(sum, 15.0);
+  EXPECT_EQ(AT_DISPATCH_ALL_TYPES(torch::kInt, "size", [] { return sizeof(scalar_t); }), 4u);
+  EXPECT_ERROR(AT_DISPATCH_FLOATING_TYPES(torch::kInt, "sum_all", [] { return 0; }), "\"sum_all\" not implemented for 'Int'");
+  // a Scalar on the left of comparisons and bitwise operators
+  EXPECT_TRUE((2.5 < t).equal(t > 2.5));
+  EXPECT_TRUE((2 == t).equal(t == 2));
+  EXPECT_TRUE((1 >= t).equal(t <= 1));
+  const torch::Tensor m = torch::tensor({6, 3}, torch::kInt);
+  EXPECT_TRUE((5 & m).equal(torch::tensor({4, 1}, torch::kInt)) && (m | 1).equal(torch::tensor({7, 3}, torch::kInt)));
+  // indexing with a Scalar or a zero-dim tensor, mH, free numel
+  EXPECT_TRUE(t[torch::tensor(1)].equal(t[1]) && t[c10::Scalar(0)].equal(t[0]));
+  EXPECT_ERROR(t[torch::tensor({0, 1})], "operator[]", "zero-dim");
+  EXPECT_TRUE(t.mH().equal(t.t()));
+  EXPECT_EQ(torch::numel(t), 6);
+  // devices: set_index, hashed
+  torch::Device d(torch::kCPU);
+  d.set_index(0);
+  std::unordered_map<c10::Device, int> by_device{{d, 1}};
+  EXPECT_EQ(by_device.at(torch::Device(torch::kCPU, 0)), 1);
+  // IValue of sizes, c10::OptionalArrayRef, c10::Error's accessors, load with a device
+  torch::jit::IValue sizes = t.sizes();
+  EXPECT_EQ(sizes.toIntList(), std::vector<int64_t>({2, 3}));
+  const std::vector<int64_t> dims = {1};  // (a braced list would dangle, as with libtorch's)
+  c10::OptionalArrayRef<long int> dim = c10::IntArrayRef(dims);
+  EXPECT_TRUE(torch::sum(t, dim, true).equal(t.sum(1, true)));
+  try {
+    TORCH_CHECK(false, "boom");
+  } catch (const c10::Error& e) {
+    EXPECT_EQ(e.msg(), "boom");
+    EXPECT_TRUE(e.backtrace().empty());
+    EXPECT_STREQ(e.what_without_backtrace(), "boom");
+  }
+  std::stringstream stream;
+  torch::save(t, stream);
+  torch::Tensor back;
+  torch::load(back, stream, torch::kCPU);
+  EXPECT_TRUE(back.equal(t));
+  EXPECT_ERROR(torch::load(back, stream, torch::kCUDA), "load");
+}
+
 // torch/types.h's short dtype names.
 TEST(Dtype, LibtorchShortNames) {
   EXPECT_EQ(std::vector<ScalarType>({torch::kU8, torch::kI8, torch::kI16, torch::kI32, torch::kI64}),
