@@ -258,6 +258,11 @@ class SavedVariable;
 template <class T>
 struct CppNode;
 
+namespace detail {
+struct CustomNodeBase;
+void wrap_outputs(const std::shared_ptr<CustomNodeBase>& node, variable_list& outputs, bool record);
+}  // namespace detail
+
 // What a custom function's forward leaves for its backward.
 class AutogradContext {
  public:
@@ -266,20 +271,30 @@ class AutogradContext {
   void save_for_backward(variable_list to_save);
   variable_list get_saved_variables() const;
   void mark_non_differentiable(const variable_list& outputs);
+  // Inputs the forward modified in place; each must be returned as an output, whose history then
+  // continues from this call.
+  void mark_dirty(const variable_list& inputs);
+  // Whether backward receives zeros (the default) or undefined tensors as the gradients of the
+  // outputs that got none.
+  void set_materialize_grads(bool value) { materialize_grads_ = value; }
   bool needs_input_grad(size_t tensor_index) const;
   std::unordered_map<std::string, IValue> saved_data;
 
   // Used by Function<T>::apply (not part of libtorch's surface).
   void finish_forward(const std::shared_ptr<Node>& node, const variable_list& outputs);
   bool is_non_differentiable(const Tensor& t) const;
+  bool is_dirty(const Tensor& t) const;
   void release_variables();
   std::vector<bool> needs_input_grad_;
+  bool materialize_grads_ = true;
 
  private:
   variable_list to_save_;
   std::vector<SavedVariable> saved_;
   std::weak_ptr<Node> node_;
   std::vector<TensorImpl*> non_differentiable_;
+  std::vector<TensorImpl*> dirty_;
+  friend void detail::wrap_outputs(const std::shared_ptr<detail::CustomNodeBase>&, variable_list&, bool);
 };
 
 namespace detail {
@@ -288,16 +303,24 @@ namespace detail {
 struct CustomNodeBase : Node {
   AutogradContext ctx;
   std::vector<bool> forward_arg_is_tensor;
+  std::vector<TensorImpl*> tensor_args;  // during the forward call only
+  // Shape and dtype of each output (none for an undefined one), for the zeros that stand for the
+  // gradients an output got none of.
+  std::vector<std::optional<InputMetadata>> forward_outputs;
   variable_list apply(variable_list&& grads) override;
   void release_variables() override { ctx.release_variables(); }
   virtual variable_list call_backward(variable_list grads) = 0;
 };
 void set_history(const Tensor& out, std::shared_ptr<Node> fn, uint32_t output_nr);
+// wrap_outputs gives the forward's outputs their history (none when !record), as PyTorch's
+// _wrap_outputs: an input modified in place (mark_dirty) continues from the call, an input
+// returned unchanged is returned as a view of itself.
 
 template <class A>
 void collect_arg(CustomNodeBase& node, const A& a) {
   if constexpr (std::is_same_v<std::decay_t<A>, Tensor>) {
     node.forward_arg_is_tensor.push_back(true);
+    node.tensor_args.push_back(a.unsafeGetTensorImpl());
     node.add_input_edge(a);
     node.ctx.needs_input_grad_.push_back(node.should_compute_output(node.num_outputs() - 1));
   } else {
@@ -328,26 +351,21 @@ struct Function {
     for (size_t i = 0; i < node->num_outputs(); ++i) any = any || node->should_compute_output(i);
     const bool record = any && GradMode::is_enabled();
     using R = decltype(T::forward(&node->ctx, std::forward<Args>(args)...));
-    R out;
+    variable_list outputs;
     {
       AutoGradMode no_grad(false);
-      out = T::forward(&node->ctx, std::forward<Args>(args)...);
+      if constexpr (std::is_same_v<R, Tensor>) {
+        outputs.push_back(T::forward(&node->ctx, std::forward<Args>(args)...));
+      } else {
+        outputs = T::forward(&node->ctx, std::forward<Args>(args)...);
+      }
     }
-    variable_list outputs;
+    detail::wrap_outputs(node, outputs, record);
     if constexpr (std::is_same_v<R, Tensor>) {
-      outputs.push_back(out);
+      return outputs[0];
     } else {
-      outputs = out;
+      return R(std::move(outputs));
     }
-    if (record) {
-      for (size_t i = 0; i < outputs.size(); ++i)
-        if (outputs[i].defined() && !node->ctx.is_non_differentiable(outputs[i]))
-          detail::set_history(outputs[i], node, static_cast<uint32_t>(i));
-      node->ctx.finish_forward(node, outputs);
-    } else {
-      node->ctx.finish_forward(nullptr, outputs);
-    }
-    return out;
   }
 };
 

@@ -1,7 +1,9 @@
 // Custom functions (Function<T>): the context their forward fills and the node that calls their backward.
 #include <algorithm>
 
+#include "autograd/inplace.h"
 #include "autograd/variable.h"
+#include "ember/factory.h"
 
 namespace ember::autograd {
 
@@ -18,6 +20,14 @@ bool AutogradContext::is_non_differentiable(const Tensor& t) const {
   for (TensorImpl* p : non_differentiable_)
     if (p == t.unsafeGetTensorImpl()) return true;
   return false;
+}
+
+void AutogradContext::mark_dirty(const variable_list& inputs) {
+  for (const Tensor& t : inputs) dirty_.push_back(t.unsafeGetTensorImpl());
+}
+
+bool AutogradContext::is_dirty(const Tensor& t) const {
+  return std::find(dirty_.begin(), dirty_.end(), t.unsafeGetTensorImpl()) != dirty_.end();
 }
 
 bool AutogradContext::needs_input_grad(size_t tensor_index) const {
@@ -48,7 +58,52 @@ void AutogradContext::release_variables() {
 
 namespace detail {
 
+void wrap_outputs(const std::shared_ptr<CustomNodeBase>& node, variable_list& outputs, bool record) {
+  AutogradContext& ctx = node->ctx;
+  for (TensorImpl* dirty : ctx.dirty_) {
+    const bool returned =
+        std::any_of(outputs.begin(), outputs.end(), [&](const Tensor& o) { return o.unsafeGetTensorImpl() == dirty; });
+    EMBER_CHECK(returned, node->name().c_str(),
+                "Some elements marked as dirty during the forward method were not returned as output. ",
+                "The inputs that are modified inplace must all be outputs of the Function.");
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Tensor& out = outputs[i];
+    if (!out.defined()) {
+      node->forward_outputs.emplace_back();
+      continue;
+    }
+    const auto arg = std::find(node->tensor_args.begin(), node->tensor_args.end(), out.unsafeGetTensorImpl());
+    const bool modified = ctx.is_dirty(out);
+    if (modified) {
+      EMBER_CHECK(!(out.is_leaf() && out.requires_grad()), node->name().c_str(),
+                  "a leaf Variable that requires grad has been used in an in-place operation.");
+      out.unsafeGetTensorImpl()->storage()->bump_version();
+    } else if (arg != node->tensor_args.end() && record) {
+      AutoGradMode no_grad(false);
+      out = out.view_as(out);
+    }
+    node->forward_outputs.push_back(InputMetadata{DimVector(out.sizes()), out.scalar_type()});
+    if (!record || ctx.is_non_differentiable(out)) continue;
+    const AutogradMeta* m = get_meta(out);
+    if (modified && m && m->base.defined() && arg != node->tensor_args.end()) {
+      // An input view written in place: its base's history goes through the call (CopySlices).
+      EMBER_CHECK(outputs.size() == 1, node->name().c_str(), "an input view modified in place (mark_dirty) is ",
+                  "supported in a function with one output, this one has ", outputs.size());
+      rebase_history(out, node, static_cast<size_t>(arg - node->tensor_args.begin()));
+    } else {
+      set_history(out, node, static_cast<uint32_t>(i));
+    }
+  }
+  node->tensor_args.clear();
+  ctx.finish_forward(record ? node : nullptr, outputs);
+}
+
 variable_list CustomNodeBase::apply(variable_list&& grads) {
+  if (grads.size() < forward_outputs.size()) grads.resize(forward_outputs.size());
+  for (size_t i = 0; ctx.materialize_grads_ && i < forward_outputs.size(); ++i)
+    if (!grads[i].defined() && forward_outputs[i])
+      grads[i] = zeros(forward_outputs[i]->sizes, TensorOptions().dtype(forward_outputs[i]->dtype));
   variable_list res = call_backward(std::move(grads));
   // As PyTorch: more gradients than forward inputs are accepted when the extra ones are all
   // undefined (a forward with a defaulted trailing argument the call left out), and dropped.

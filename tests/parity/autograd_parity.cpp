@@ -738,4 +738,133 @@ TEST(AutogradParity, MaskedSelectOfTransposedInputGradient) {
   }
 }
 
+// Custom functions (autograd::Function), written once for each framework: what backward receives
+// for an output that got no gradient (set_materialize_grads), an input modified in place
+// (mark_dirty: a non-leaf, a view, a leaf, one not returned) and an input returned unchanged.
+#define CUSTOM_FUNCTIONS(AG, Tensor)                                                                   \
+  struct TwoOutputs : AG::Function<TwoOutputs> {                                                       \
+    static inline bool second_defined = false;                                                         \
+    static AG::variable_list forward(AG::AutogradContext* ctx, const Tensor& x, bool materialize) {    \
+      ctx->set_materialize_grads(materialize);                                                         \
+      return {x * 2, x * 3};                                                                           \
+    }                                                                                                  \
+    static AG::variable_list backward(AG::AutogradContext*, AG::variable_list g) {                     \
+      second_defined = g[1].defined();                                                                 \
+      return {second_defined ? g[0] * 2 + g[1] * 3 : g[0] * 2, Tensor()};                              \
+    }                                                                                                  \
+  };                                                                                                   \
+  struct DoubleInPlace : AG::Function<DoubleInPlace> {                                                 \
+    static Tensor forward(AG::AutogradContext* ctx, Tensor x) {                                        \
+      x.mul_(2);                                                                                       \
+      ctx->mark_dirty({x});                                                                            \
+      return x;                                                                                        \
+    }                                                                                                  \
+    static AG::variable_list backward(AG::AutogradContext*, AG::variable_list g) { return {g[0] * 2}; } \
+  };                                                                                                   \
+  struct ReturnsInput : AG::Function<ReturnsInput> {                                                   \
+    static Tensor forward(AG::AutogradContext*, const Tensor& x) { return x; }                         \
+    static AG::variable_list backward(AG::AutogradContext*, AG::variable_list g) { return {g[0] * 5}; } \
+  };                                                                                                   \
+  struct DirtyNotReturned : AG::Function<DirtyNotReturned> {                                           \
+    static Tensor forward(AG::AutogradContext* ctx, Tensor x, const Tensor& y) {                       \
+      x.add_(1);                                                                                       \
+      ctx->mark_dirty({y});                                                                            \
+      return x;                                                                                        \
+    }                                                                                                  \
+    static AG::variable_list backward(AG::AutogradContext*, AG::variable_list g) { return {g[0], g[0]}; } \
+  };
+namespace custom_ember {
+CUSTOM_FUNCTIONS(ember::autograd, ember::Tensor)
+}
+namespace custom_torch {
+CUSTOM_FUNCTIONS(torch::autograd, torch::Tensor)
+}
+#undef CUSTOM_FUNCTIONS
+
+// The message of what f throws (libtorch's without its backtrace), or "no error".
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const c10::Error& e) {
+    return e.what_without_backtrace();
+  } catch (const ember::Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(AutogradParity, CustomFunctionsMatchLibtorch) {
+  const ember::Tensor x0 = parity::random({2, 3}, ember::kDouble, 1001);
+  for (bool materialize : {true, false}) {
+    const ember::Tensor x = x0.clone().requires_grad_();
+    const torch::Tensor tx = to_torch(x0).requires_grad_();
+    custom_ember::TwoOutputs::apply(x, materialize)[0].sum().backward();
+    custom_torch::TwoOutputs::apply(tx, materialize)[0].sum().backward();
+    EXPECT_EQ(custom_ember::TwoOutputs::second_defined, custom_torch::TwoOutputs::second_defined) << materialize;
+    EXPECT_EQ(custom_ember::TwoOutputs::second_defined, materialize);
+    EXPECT_TRUE(Close(x.grad(), tx.grad()));
+  }
+  {  // a non-leaf modified in place continues from the call
+    const ember::Tensor l = x0.clone().requires_grad_();
+    const torch::Tensor tl = to_torch(x0).requires_grad_();
+    const ember::Tensor a = l * 3;
+    const torch::Tensor ta = tl * 3;
+    const ember::Tensor b = custom_ember::DoubleInPlace::apply(a);
+    const torch::Tensor tb = custom_torch::DoubleInPlace::apply(ta);
+    EXPECT_TRUE(b.is_same(a));
+    EXPECT_TRUE(tb.is_same(ta));
+    EXPECT_EQ(a._version(), ta._version());
+    EXPECT_EQ(a.grad_fn(), b.grad_fn());
+    EXPECT_EQ(a.grad_fn()->next_edges()[0].function->name(), ta.grad_fn()->next_edges()[0].function->name());
+    (b * b).sum().backward();
+    (tb * tb).sum().backward();
+    EXPECT_TRUE(Close(b.detach(), tb.detach()));
+    EXPECT_TRUE(Close(l.grad(), tl.grad()));
+  }
+  {  // a view modified in place: its base's history goes through the call
+    const ember::Tensor l = x0.clone().requires_grad_();
+    const torch::Tensor tl = to_torch(x0).requires_grad_();
+    const ember::Tensor g = l * 1;
+    const torch::Tensor tg = tl * 1;
+    const ember::Tensor w = custom_ember::DoubleInPlace::apply(g.select(0, 1));
+    const torch::Tensor tw = custom_torch::DoubleInPlace::apply(tg.select(0, 1));
+    EXPECT_EQ(w.grad_fn()->name(), tw.grad_fn()->name());
+    EXPECT_EQ(g.grad_fn()->name(), tg.grad_fn()->name());
+    (g * g).sum().backward();
+    (tg * tg).sum().backward();
+    EXPECT_TRUE(Close(l.grad(), tl.grad()));
+  }
+  {  // an input returned unchanged comes back as a view, the input's history untouched
+    const ember::Tensor l = x0.clone().requires_grad_();
+    const torch::Tensor tl = to_torch(x0).requires_grad_();
+    const ember::Tensor c = l * 1;
+    const torch::Tensor tc = tl * 1;
+    const ember::Tensor d = custom_ember::ReturnsInput::apply(c);
+    const torch::Tensor td = custom_torch::ReturnsInput::apply(tc);
+    EXPECT_EQ(d.is_same(c), td.is_same(tc));
+    EXPECT_EQ(d.is_view(), td.is_view());
+    EXPECT_EQ(c.grad_fn()->name(), tc.grad_fn()->name());
+    (d + c).sum().backward();
+    (td + tc).sum().backward();
+    EXPECT_TRUE(Close(l.grad(), tl.grad()));
+  }
+  {  // without gradients: the in-place result, no history
+    const ember::Tensor n = x0.clone();
+    const torch::Tensor tn = to_torch(x0);
+    const ember::Tensor r = custom_ember::DoubleInPlace::apply(n);
+    const torch::Tensor tr = custom_torch::DoubleInPlace::apply(tn);
+    EXPECT_EQ(r.requires_grad(), tr.requires_grad());
+    EXPECT_TRUE(Close(n, tn));
+  }
+  // a leaf requiring grad, and a dirty input not returned: the same errors
+  const ember::Tensor leaf = x0.clone().requires_grad_();
+  const torch::Tensor tleaf = to_torch(x0).requires_grad_();
+  const std::string leaf_error = error_of([&] { custom_ember::DoubleInPlace::apply(leaf); });
+  EXPECT_EQ(leaf_error, "CppNode: " + error_of([&] { custom_torch::DoubleInPlace::apply(tleaf); }));
+  const std::string dirty_error =
+      error_of([&] { custom_ember::DirtyNotReturned::apply(leaf * 1, leaf * 1); });
+  EXPECT_EQ(dirty_error, "CppNode: " + error_of([&] { custom_torch::DirtyNotReturned::apply(tleaf * 1, tleaf * 1); }));
+}
+
 }  // namespace EMBER_UNITY_FILE
