@@ -58,3 +58,26 @@ Tensor fftshift(const Tensor& x, OptionalIntArrayRef dim = std::nullopt);
 Tensor ifftshift(const Tensor& x, OptionalIntArrayRef dim = std::nullopt);
 
 }  // namespace ember::fft
+
+namespace ember {
+
+// Short-time Fourier transforms, as torch.stft/istft (libtorch 1.13's two stft overloads: without
+// `center`, which frames the signal as it is, and with it, which first pads n_fft / 2 on each side
+// by pad_mode). self is [L] or [B, L]; the result is [B?, n_fft / 2 + 1 (one-sided) or n_fft,
+// frames], complex when return_complex (given, or implied by a complex input or window), else its
+// real view [..., 2]. A window shorter than n_fft sits in its middle; `normalized` scales by
+// n_fft^-1/2. istft inverts it by overlap-add divided by the window's squared envelope.
+// Differentiable: composed of framing views, fft primitives and col2im.
+Tensor stft(const Tensor& self, int64_t n_fft, std::optional<int64_t> hop_length, std::optional<int64_t> win_length,
+            const std::optional<Tensor>& window, bool normalized, std::optional<bool> onesided = std::nullopt,
+            std::optional<bool> return_complex = std::nullopt);
+Tensor stft(const Tensor& self, int64_t n_fft, std::optional<int64_t> hop_length = std::nullopt,
+            std::optional<int64_t> win_length = std::nullopt, const std::optional<Tensor>& window = {},
+            bool center = true, std::string_view pad_mode = "reflect", bool normalized = false,
+            std::optional<bool> onesided = std::nullopt, std::optional<bool> return_complex = std::nullopt);
+Tensor istft(const Tensor& self, int64_t n_fft, std::optional<int64_t> hop_length = std::nullopt,
+             std::optional<int64_t> win_length = std::nullopt, const std::optional<Tensor>& window = {},
+             bool center = true, bool normalized = false, std::optional<bool> onesided = std::nullopt,
+             std::optional<int64_t> length = std::nullopt, bool return_complex = false);
+
+}  // namespace ember

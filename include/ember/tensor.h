@@ -344,6 +344,18 @@ class Tensor {
   Tensor& as_strided_(IntArrayRef sizes, IntArrayRef strides,
                       std::optional<int64_t> storage_offset = std::nullopt) const;
   Tensor unfold(int64_t dim, int64_t size, int64_t step) const;
+  // ember::stft / istft (fft.h)
+  Tensor stft(int64_t n_fft, std::optional<int64_t> hop_length, std::optional<int64_t> win_length,
+              const std::optional<Tensor>& window, bool normalized, std::optional<bool> onesided = std::nullopt,
+              std::optional<bool> return_complex = std::nullopt) const;
+  Tensor stft(int64_t n_fft, std::optional<int64_t> hop_length = std::nullopt,
+              std::optional<int64_t> win_length = std::nullopt, const std::optional<Tensor>& window = {},
+              bool center = true, std::string_view pad_mode = "reflect", bool normalized = false,
+              std::optional<bool> onesided = std::nullopt, std::optional<bool> return_complex = std::nullopt) const;
+  Tensor istft(int64_t n_fft, std::optional<int64_t> hop_length = std::nullopt,
+               std::optional<int64_t> win_length = std::nullopt, const std::optional<Tensor>& window = {},
+               bool center = true, bool normalized = false, std::optional<bool> onesided = std::nullopt,
+               std::optional<int64_t> length = std::nullopt, bool return_complex = false) const;
   std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
   std::vector<Tensor> split(IntArrayRef split_sizes, int64_t dim = 0) const;
   std::vector<Tensor> split_with_sizes(IntArrayRef split_sizes, int64_t dim = 0) const;

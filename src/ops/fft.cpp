@@ -7,10 +7,12 @@
 #include <cmath>
 
 #include "dispatch/dispatch.h"
+#include "ember/aten_tail2.h"
 #include "ember/complex_ops.h"
 #include "ember/factory.h"
 #include "ember/fft.h"
 #include "ember/indexing.h"
+#include "ember/nn_ops.h"
 #include "ember/pointwise.h"
 #include "ember/shape.h"
 #include "kernels/cpu/fft.h"
@@ -364,4 +366,145 @@ Tensor fftshift(const Tensor& x, OptionalIntArrayRef dim) { return shift(x, dim,
 Tensor ifftshift(const Tensor& x, OptionalIntArrayRef dim) { return shift(x, dim, true); }
 
 }  // namespace fft
+}  // namespace ember
+
+// ---- short-time transforms (PyTorch's stft and istft) ------------------------------------------
+
+namespace ember {
+namespace {
+
+// Overlap-add of frames [B, F, n] placed hop samples apart into [B, length] (col2im).
+Tensor overlap_add(const Tensor& frames, int64_t length, int64_t hop) {
+  if (frames.is_complex()) return make_complex(overlap_add(real(frames), length, hop), overlap_add(imag(frames), length, hop));
+  const int64_t n = frames.size(2);
+  return col2im(frames.transpose(1, 2), {1, length}, {1, n}, {1, 1}, {0, 0}, {1, hop}).reshape({frames.size(0), length});
+}
+
+}  // namespace
+
+Tensor stft(const Tensor& self, int64_t n_fft, std::optional<int64_t> hop_length, std::optional<int64_t> win_length,
+            const std::optional<Tensor>& window, bool normalized, std::optional<bool> onesided,
+            std::optional<bool> return_complex) {
+  const char* op = "stft";
+  const int64_t hop = hop_length.value_or(n_fft >> 2), win = win_length.value_or(n_fft);
+  const bool has_window = window && window->defined();
+  const bool complex_out = return_complex.value_or(self.is_complex() || (has_window && window->is_complex()));
+  EMBER_CHECK(is_floating_type(self.dtype()) || self.is_complex(), op,
+              "expected a tensor of floating point or complex values");
+  EMBER_CHECK(self.dim() == 1 || self.dim() == 2, op, "expected a 1D or 2D tensor");
+  const Tensor input = self.dim() == 1 ? self.unsqueeze(0) : self;
+  const int64_t len = input.size(1);
+  EMBER_CHECK(n_fft > 0 && n_fft <= len, op, "expected 0 < n_fft < ", len, ", but got n_fft=", n_fft);
+  EMBER_CHECK(hop > 0, op, "expected hop_length > 0, but got hop_length=", hop);
+  EMBER_CHECK(win > 0 && win <= n_fft, op, "expected 0 < win_length <= n_fft, but got win_length=", win);
+  EMBER_CHECK(!has_window || (window->dim() == 1 && window->size(0) == win), op,
+              "expected a 1D window tensor of size equal to win_length=", win, ", but got window with size ",
+              window->sizes());
+  Tensor w = has_window ? *window : Tensor();
+  if (win < n_fft) {  // the window in the middle of n_fft samples
+    const Tensor full = zeros({n_fft}, self.options());
+    const Tensor middle = full.narrow(0, (n_fft - win) / 2, win);
+    if (has_window) {
+      middle.copy_(w);
+    } else {
+      middle.fill_(1);
+    }
+    w = full;
+  }
+  Tensor frames = input.unfold(1, n_fft, hop);  // [B, frames, n_fft]
+  if (w.defined()) frames = frames * w;
+  const bool sided = onesided.value_or(!frames.is_complex());
+  const int64_t norm = normalized ? kNormBySqrtN : kNormNone;
+  const int64_t last[] = {2};
+  EMBER_CHECK(!(frames.is_complex() && sided), op, "Cannot have onesided output if window or input is complex");
+  Tensor out = frames.is_complex() ? fft_c2c(frames, last, norm, true) : fft_r2c(frames, last, norm, sided);
+  out = out.transpose(1, 2);
+  if (self.dim() == 1) out = out.squeeze(0);
+  return complex_out ? out : view_as_real(out);
+}
+
+Tensor stft(const Tensor& self, int64_t n_fft, std::optional<int64_t> hop_length, std::optional<int64_t> win_length,
+            const std::optional<Tensor>& window, bool center, std::string_view pad_mode, bool normalized,
+            std::optional<bool> onesided, std::optional<bool> return_complex) {
+  Tensor input = self;
+  if (center) {  // pad n_fft / 2 on each side: pad's modes take [N, C, L]
+    const int64_t extra = std::max<int64_t>(3, self.dim()) - self.dim();
+    DimVector shape(static_cast<size_t>(extra), 1);
+    for (int64_t s : self.sizes()) shape.push_back(s);
+    input = pad(self.view(shape), {n_fft / 2, n_fft / 2}, pad_mode);
+    input = input.view(input.sizes().slice(static_cast<size_t>(extra)));
+  }
+  return stft(input, n_fft, hop_length, win_length, window, normalized, onesided, return_complex);
+}
+
+Tensor istft(const Tensor& self, int64_t n_fft, std::optional<int64_t> hop_length, std::optional<int64_t> win_length,
+             const std::optional<Tensor>& window, bool center, bool normalized, std::optional<bool> onesided,
+             std::optional<int64_t> length, bool return_complex) {
+  const char* op = "istft";
+  const int64_t hop = hop_length.value_or(n_fft >> 2), win = win_length.value_or(n_fft);
+  Tensor input = self;
+  if (!self.is_complex()) {  // stft's real view [..., 2]
+    EMBER_CHECK(self.dim() > 0 && self.size(-1) == 2, op, "expected a complex tensor or its real view [..., 2], but got ",
+                "shape ", self.sizes());
+    input = view_as_complex(self.stride(-1) == 1 ? self : self.contiguous());
+  }
+  const int64_t dims = input.dim();
+  EMBER_CHECK(input.numel() > 0, op, "istft input tensor cannot be empty");
+  EMBER_CHECK(dims == 2 || dims == 3, op, "expected a tensor with 2 or 3 dimensions of complex dtype, but got ", dims);
+  const int64_t n_frames = input.size(-1), fft_size = input.size(-2);
+  const int64_t full_len = n_fft + hop * (n_frames - 1);
+  if (dims == 2) input = input.unsqueeze(0);
+  input = input.transpose(1, 2);  // [B, frames, fft_size]
+  const bool sided = onesided.value_or(fft_size != n_fft);
+  EMBER_CHECK(!sided || fft_size == n_fft / 2 + 1, op, "expected the frequency dimension (3rd to the last) of the ",
+              "input tensor to match n_fft / 2 + 1 when onesided=True, but got ", fft_size);
+  EMBER_CHECK(sided || fft_size == n_fft, op, "expected the frequency dimension (3rd to the last) of the input ",
+              "tensor to match n_fft when onesided=False, but got ", fft_size);
+  EMBER_CHECK(0 < hop && hop <= win, op, "expected 0 < hop_length <= win_length");
+  EMBER_CHECK(0 < win && win <= n_fft, op, "expected 0 < win_length <= n_fft");
+  const bool has_window = window && window->defined();
+  EMBER_CHECK(!has_window || (window->dim() == 1 && window->size(0) == win), op,
+              "Invalid window shape. window has to be 1D and length of `win_length`");
+  Tensor w = has_window ? *window : ones({win}, TensorOptions().dtype(to_real_value_type(input.dtype())));
+  if (win != n_fft) w = pad(w, {(n_fft - win) / 2, n_fft - win - (n_fft - win) / 2});
+  if (normalized) input = input * std::sqrt(static_cast<double>(n_fft));
+  if (return_complex) {
+    EMBER_CHECK(!sided, op, "Cannot have onesided output if window or input is complex");
+    input = fft::ifft(input, n_fft, -1);
+  } else {
+    EMBER_CHECK(!has_window || !window->is_complex(), op, "Complex windows are incompatible with return_complex=False");
+    input = fft::irfft(sided ? input : input.narrow(-1, 0, n_fft / 2 + 1), n_fft, -1);
+  }
+  Tensor y = overlap_add(input * w.view({1, 1, n_fft}), full_len, hop);
+  Tensor envelope = overlap_add(w.pow(2).expand({1, n_frames, n_fft}), full_len, hop);
+  const int64_t start = center ? n_fft / 2 : 0;
+  const int64_t end = length ? start + *length : (center ? full_len - n_fft / 2 : full_len);
+  y = y.slice(1, start, std::min(end, full_len));
+  envelope = envelope.slice(1, start, std::min(end, full_len));
+  EMBER_CHECK(!envelope.abs().min().lt(1e-11).item<bool>(), op, "window overlap add min: 1 (the window's squared ",
+              "overlap-add is zero somewhere: the signal cannot be recovered there)");
+  y = y / envelope;
+  if (dims == 2) y = y.squeeze(0);
+  if (end > full_len) y = pad(y, {0, end - full_len});  // a length beyond the frames: zeros
+  return y;
+}
+
+Tensor Tensor::stft(int64_t n_fft, std::optional<int64_t> hop_length, std::optional<int64_t> win_length,
+                    const std::optional<Tensor>& window, bool normalized, std::optional<bool> onesided,
+                    std::optional<bool> return_complex) const {
+  return ember::stft(*this, n_fft, hop_length, win_length, window, normalized, onesided, return_complex);
+}
+Tensor Tensor::stft(int64_t n_fft, std::optional<int64_t> hop_length, std::optional<int64_t> win_length,
+                    const std::optional<Tensor>& window, bool center, std::string_view pad_mode, bool normalized,
+                    std::optional<bool> onesided, std::optional<bool> return_complex) const {
+  return ember::stft(*this, n_fft, hop_length, win_length, window, center, pad_mode, normalized, onesided,
+                     return_complex);
+}
+Tensor Tensor::istft(int64_t n_fft, std::optional<int64_t> hop_length, std::optional<int64_t> win_length,
+                     const std::optional<Tensor>& window, bool center, bool normalized, std::optional<bool> onesided,
+                     std::optional<int64_t> length, bool return_complex) const {
+  return ember::istft(*this, n_fft, hop_length, win_length, window, center, normalized, onesided, length,
+                      return_complex);
+}
+
 }  // namespace ember

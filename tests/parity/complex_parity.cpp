@@ -865,6 +865,142 @@ TEST(FftParity, Errors) {
   EXPECT_SAME_ERROR(ember::fft::fft(ember::ones({3}, ember::kHalf)), torch::fft::fft(torch::ones({3}, torch::kHalf)));
 }
 
+// A real signal's transform has real DC and Nyquist bins: exactly, as libtorch's (their twiddles
+// are exact quarter turns), one row alone and rows batched across SIMD lanes.
+TEST(FftParity, RealTransformsHaveExactlyRealEndBins) {
+  for (ember::ScalarType t : {ember::kFloat, ember::kDouble}) {
+    for (int64_t n : {2, 4, 6, 8, 16, 30, 64, 100, 1024}) {
+      for (int64_t rows : {1, 5, 40}) {
+        const ember::Tensor y = ember::fft::rfft(random({rows, n}, t, static_cast<uint64_t>(n + rows)));
+        const torch::Tensor ty = torch::fft::rfft(to_torch(random({rows, n}, t, static_cast<uint64_t>(n + rows))));
+        for (int64_t k : {int64_t{0}, n / 2}) {
+          EXPECT_EQ(ember::imag(y).select(1, k).abs().max().item<double>(), 0.0) << t << " n " << n << " rows " << rows;
+          EXPECT_EQ(torch::imag(ty).select(1, k).abs().max().item<double>(), 0.0) << t << " n " << n << " rows " << rows;
+        }
+      }
+    }
+  }
+}
+
+// torch.stft / istft: both stft overloads, windows of n_fft and shorter, centre padding modes,
+// normalized, one-sided and full, complex and real-view results, 1-D, batched and transposed
+// signals; istft of the same spectra (lengths shorter and longer than the frames cover); the
+// gradients of both through their signal and window; the errors.
+TEST(FftParity, ShortTimeTransforms) {
+  using OptT = std::optional<ember::Tensor>;
+  using TOptT = c10::optional<torch::Tensor>;
+  for (ember::ScalarType t : {ember::kFloat, ember::kDouble, ember::kComplexFloat}) {
+    const bool cplx = ember::is_complex_type(t);
+    const ember::Tensor x2 = random({2, 100}, t, 70);
+    const ember::Tensor xt = random({97, 3}, t, 71).t();  // a transposed batch
+    for (const ember::Tensor& x : {x2, x2[0], xt}) {
+      const torch::Tensor tx = to_torch(x);
+      const parity::Tol tol = fft_tol(t, 16);
+      for (int64_t win : {16, 11}) {
+        const ember::Tensor w = ember::hann_window(win, ember::TensorOptions().dtype(ember::to_real_value_type(t)));
+        const torch::Tensor tw = to_torch(w);
+        for (bool use_window : {false, true}) {
+          const OptT ew = use_window ? OptT(w) : std::nullopt;
+          const TOptT twin = use_window ? TOptT(tw) : c10::nullopt;
+          for (bool normalized : {false, true}) {
+            for (std::optional<bool> onesided : {std::optional<bool>(), std::optional<bool>(false)}) {
+              const c10::optional<bool> tone = onesided ? c10::optional<bool>(*onesided) : c10::nullopt;
+              for (bool rc : {true, false}) {
+                EXPECT_TRUE(Close(ember::stft(x, 16, 5, win, ew, normalized, onesided, rc),
+                                  torch::stft(tx, 16, 5, win, twin, normalized, tone, rc), tol))
+                    << t << " win " << win << " window " << use_window << " normalized " << normalized;
+              }
+              for (const char* mode : {"reflect", "constant", "replicate", "circular"}) {
+                EXPECT_TRUE(Close(x.stft(16, 4, win, ew, true, mode, normalized, onesided, true),
+                                  tx.stft(16, 4, win, twin, true, mode, normalized, tone, true), tol))
+                    << t << " " << mode;
+              }
+            }
+          }
+        }
+        // istft of the centred spectrum, back to the signal, as libtorch's
+        const ember::Tensor spec = ember::stft(x, 16, 4, win, w, true, "reflect", false, std::nullopt, true);
+        const torch::Tensor tspec = torch::stft(tx, 16, 4, win, tw, true, "reflect", false, c10::nullopt, true);
+        for (std::optional<int64_t> length : {std::optional<int64_t>(), std::optional<int64_t>(x.size(-1)),
+                                              std::optional<int64_t>(50), std::optional<int64_t>(130)}) {
+          const c10::optional<int64_t> tlen = length ? c10::optional<int64_t>(*length) : c10::nullopt;
+          if (win == 11 && length == 130) {  // past the frames the short window's zeros: both refuse
+            EXPECT_NE(ember_error([&] { (void)spec.istft(16, 4, win, w, true, false, std::nullopt, length, cplx); }), "");
+            EXPECT_NE(torch_error([&] { (void)tspec.istft(16, 4, win, tw, true, false, c10::nullopt, tlen, cplx); }), "");
+            continue;
+          }
+          const ember::Tensor y = spec.istft(16, 4, win, w, true, false, std::nullopt, length, cplx);
+          EXPECT_TRUE(Close(y, tspec.istft(16, 4, win, tw, true, false, c10::nullopt, tlen, cplx), tol)) << t;
+          if (length && *length == x.size(-1)) EXPECT_TRUE(Close(y, tx, tol)) << t;  // the round trip
+        }
+        const ember::Tensor normed = ember::stft(x, 16, 4, win, w, true, "reflect", true, false, true);
+        const torch::Tensor tnormed = torch::stft(tx, 16, 4, win, tw, true, "reflect", true, false, true);
+        EXPECT_TRUE(Close(ember::istft(normed, 16, 4, win, w, true, true, false, std::nullopt, cplx),
+                          torch::istft(tnormed, 16, 4, win, tw, true, true, false, c10::nullopt, cplx), tol));
+        if (!cplx) {  // the real view [..., 2] as istft's input
+          EXPECT_TRUE(Close(ember::istft(ember::view_as_real(spec), 16, 4, win, w),
+                            torch::istft(torch::view_as_real(tspec), 16, 4, win, tw), tol));
+        }
+      }
+    }
+  }
+  // gradients through the signal and the window (float64), against libtorch's
+  const ember::Tensor x = random({2, 60}, ember::kDouble, 72).requires_grad_();
+  const ember::Tensor w = (ember::hann_window(12, ember::TensorOptions().dtype(ember::kDouble)) + 0.1).requires_grad_();
+  const torch::Tensor tx = to_torch(x.detach()).requires_grad_(), tw = to_torch(w.detach()).requires_grad_();
+  const ember::Tensor spec = ember::stft(x, 16, 4, 12, w, true, "reflect", false, std::nullopt, true);
+  const torch::Tensor tspec = torch::stft(tx, 16, 4, 12, tw, true, "reflect", false, c10::nullopt, true);
+  const ember::Tensor g = random(ember::view_as_real(spec).sizes().vec(), ember::kDouble, 73);
+  const ember::Tensor back = ember::istft(spec * 1.5, 16, 4, 12, w, true, false, std::nullopt, 60);
+  const torch::Tensor tback = torch::istft(tspec * 1.5, 16, 4, 12, tw, true, false, c10::nullopt, 60);
+  const ember::Tensor gb = random({2, 60}, ember::kDouble, 74);
+  ember::autograd::backward({(ember::view_as_real(spec) * g).sum() + (back * gb).sum()});
+  torch::autograd::backward({(torch::view_as_real(tspec) * to_torch(g)).sum() + (tback * to_torch(gb)).sum()});
+  EXPECT_TRUE(Close(x.grad(), tx.grad(), {1e-10, 1e-10}));
+  EXPECT_TRUE(Close(w.grad(), tw.grad(), {1e-10, 1e-10}));
+  EXPECT_TRUE(ember::autograd::gradcheck(
+      [](const std::vector<ember::Tensor>& v) {
+        return ember::view_as_real(ember::stft(v[0], 8, 3, 6, v[1], false, std::nullopt, true));
+      },
+      {random({20}, ember::kDouble, 75).requires_grad_(), random({6}, ember::kDouble, 76).requires_grad_()}));
+
+  // errors: libtorch's message after its "stft(..., return_complex=1) : " prefix, to its line's end
+  const auto same_error = [](const std::string& em, const std::string& tm) {
+    size_t from = tm.find("return_complex=");
+    from = from == std::string::npos ? 0 : tm.find_first_not_of(" :", tm.find(')', from) + 1);
+    const std::string core = tm.substr(from);
+    EXPECT_FALSE(core.empty());
+    EXPECT_NE(em.find(core.substr(0, core.find('\n'))), std::string::npos) << "ember: " << em << "\nlibtorch: " << tm;
+  };
+  const ember::Tensor s = random({2, 100}, ember::kFloat, 77);
+  const torch::Tensor ts = to_torch(s);
+  same_error(ember_error([&] { (void)ember::stft(s, 200, std::nullopt, std::nullopt, OptT(), false, std::nullopt, true); }),
+             torch_error([&] { (void)torch::stft(ts, 200, c10::nullopt, c10::nullopt, TOptT(), false, c10::nullopt, true); }));
+  same_error(ember_error([&] { (void)ember::stft(s, 16, 0, std::nullopt, OptT(), false, std::nullopt, true); }),
+             torch_error([&] { (void)torch::stft(ts, 16, 0, c10::nullopt, TOptT(), false, c10::nullopt, true); }));
+  same_error(ember_error([&] { (void)ember::stft(s, 16, 4, 20, OptT(), false, std::nullopt, true); }),
+             torch_error([&] { (void)torch::stft(ts, 16, 4, 20, TOptT(), false, c10::nullopt, true); }));
+  same_error(ember_error([&] { (void)ember::stft(s, 16, 4, 16, ember::ones({10}), false, std::nullopt, true); }),
+             torch_error([&] { (void)torch::stft(ts, 16, 4, 16, torch::ones({10}), false, c10::nullopt, true); }));
+  same_error(ember_error([&] { (void)ember::stft(random({2, 3, 4}, ember::kFloat, 78), 2, 1, 2, OptT(), false, std::nullopt, true); }),
+             torch_error([&] { (void)torch::stft(torch::ones({2, 3, 4}), 2, 1, 2, TOptT(), false, c10::nullopt, true); }));
+  same_error(ember_error([&] { (void)ember::stft(s.to(ember::kInt), 16, 4, 16, OptT(), false, std::nullopt, true); }),
+             torch_error([&] { (void)torch::stft(ts.to(torch::kInt), 16, 4, 16, TOptT(), false, c10::nullopt, true); }));
+  const ember::Tensor z = random({50}, ember::kComplexFloat, 79);
+  same_error(ember_error([&] { (void)ember::stft(z, 8, 2, 8, OptT(), false, true, true); }),
+             torch_error([&] { (void)torch::stft(to_torch(z), 8, 2, 8, TOptT(), false, true, true); }));
+  const ember::Tensor spec16 = ember::stft(s, 16, 4, 16, OptT(), true, "reflect", false, std::nullopt, true);
+  const torch::Tensor tspec16 = to_torch(spec16);
+  same_error(ember_error([&] { (void)ember::istft(spec16, 16, 4, 12, ember::zeros({12})); }),
+             torch_error([&] { (void)torch::istft(tspec16, 16, 4, 12, torch::zeros({12})); }));
+  // (libtorch's message goes on "when onsided=True": compared up to there)
+  const std::string sided_error = torch_error([&] { (void)torch::istft(tspec16, 20, 4); });
+  same_error(ember_error([&] { (void)ember::istft(spec16, 20, 4); }), sided_error.substr(0, sided_error.find(" when")));
+  same_error(ember_error([&] { (void)ember::istft(spec16, 16, 4, 16, OptT(), true, false, std::nullopt, std::nullopt, true); }),
+             torch_error([&] { (void)torch::istft(tspec16, 16, 4, 16, TOptT(), true, false, c10::nullopt, c10::nullopt, true); }));
+  same_error(ember_error([&] { (void)ember::istft(spec16, 16, 8, 4); }), torch_error([&] { (void)torch::istft(tspec16, 16, 8, 4); }));
+}
+
 }  // namespace
 
 }  // namespace EMBER_UNITY_FILE

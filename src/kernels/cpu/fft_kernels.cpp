@@ -545,11 +545,17 @@ constexpr double kPi = 3.14159265358979323846;
 // Factors above this run Bluestein's algorithm (a generic radix-p butterfly costs p^2).
 constexpr int64_t kMaxDirectFactor = 13;
 
-// exp(sign * 2 pi i num / den), accurate for large num (reduced in integers first).
+// exp(sign * 2 pi i num / den), accurate for large num (reduced in integers first) and exact at
+// quarter turns: the angle is reduced to its first octant, where cos and sin are computed, and the
+// quadrant applied by swapping and negating (so the real transform's Nyquist bin, whose twiddle
+// is -1, has an imaginary part of exactly 0, as libtorch's).
 complex<double> root(int64_t num, int64_t den, int sign) {
-  const int64_t r = num % den;
-  const double a = 2 * kPi * static_cast<double>(r) / static_cast<double>(den);
-  return {std::cos(a), sign * std::sin(a)};
+  const int64_t quarter = 4 * (num % den), q = quarter / den, rem = quarter % den;  // rem / den of a quarter turn
+  const bool upper = 2 * rem > den;  // past the octant: the complementary angle, cos and sin swapped
+  const double a = kPi / 2 * static_cast<double>(upper ? den - rem : rem) / static_cast<double>(den);
+  const double c = upper ? std::sin(a) : std::cos(a), s = upper ? std::cos(a) : std::sin(a);
+  const double re[] = {c, -s, -c, s}, im[] = {s, c, -s, -c};
+  return {re[q], sign * im[q]};
 }
 
 template <class T>
