@@ -349,6 +349,11 @@ class Module {
   IValue attr(const std::string& name, IValue or_else) const;
   bool hasattr(const std::string& name) const;
   void setattr(const std::string& name, IValue v);
+  // Adds (or replaces) an attribute and lists it in the module's class as a parameter or buffer,
+  // or as a submodule, as libtorch's (the class is shared by the modules of one archive).
+  void register_parameter(const std::string& name, Tensor v, bool is_buffer);
+  void register_buffer(const std::string& name, Tensor v) { register_parameter(name, std::move(v), true); }
+  void register_module(const std::string& name, const Module& module);
   // The qualified name of the module's TorchScript class (`__torch__.MLP`).
   const std::string& type_name() const;
   std::shared_ptr<const ModuleClassType> type() const { return std::make_shared<ModuleClassType>(type_name()); }

@@ -233,12 +233,22 @@ void walk(const std::shared_ptr<Object>& obj, const std::string& prefix, bool re
     if (a.value.isObject()) walk(a.value.toObject(), prefix + a.name + ".", true, visit);
 }
 
+// The parameters (or buffers) in libtorch's order: depth first through the attributes in their
+// order, a submodule's before the attributes after it (one registered later comes last).
+void collect_slots(const Object& o, const std::string& prefix, bool recurse, bool buffers,
+                   std::vector<NamedTensor>& out) {
+  const std::vector<std::string>& names = buffers ? o.type->buffers : o.type->parameters;
+  for (const Object::Attr& a : o.attrs) {
+    if (a.value.isTensor() && std::find(names.begin(), names.end(), a.name) != names.end()) {
+      out.push_back({prefix + a.name, a.value.toTensor()});
+    } else if (recurse && a.value.isObject()) {
+      collect_slots(*a.value.toObject(), prefix + a.name + ".", true, buffers, out);
+    }
+  }
+}
 std::vector<NamedTensor> named_slots(const std::shared_ptr<Object>& root, bool recurse, bool buffers) {
   std::vector<NamedTensor> out;
-  walk(root, "", recurse, [&](const std::shared_ptr<Object>& o, const std::string& prefix) {
-    for (const std::string& n : buffers ? o->type->buffers : o->type->parameters)
-      if (IValue* v = o->find(n); v && v->isTensor()) out.push_back({prefix + n, v->toTensor()});
-  });
+  collect_slots(*root, "", recurse, buffers, out);
   return out;
 }
 
@@ -403,6 +413,21 @@ void Module::setattr(const std::string& name, IValue v) {
     *slot = std::move(v);
   else
     obj->attrs.push_back({name, obj->unit->id_of(name), std::move(v)});
+}
+
+void Module::register_parameter(const std::string& name, Tensor v, bool is_buffer) {
+  auto* type = const_cast<ClassType*>(checked(obj_)->type);  // owned by the (shared) compilation unit
+  std::vector<std::string>& list = is_buffer ? type->buffers : type->parameters;
+  std::vector<std::string>& other = is_buffer ? type->parameters : type->buffers;
+  EMBER_CHECK(std::find(other.begin(), other.end(), name) == other.end(), "torch::jit::Module::register_parameter",
+              "attribute '", name, "' is already a ", is_buffer ? "parameter" : "buffer");
+  if (std::find(list.begin(), list.end(), name) == list.end()) list.push_back(name);
+  setattr(name, std::move(v));
+}
+
+void Module::register_module(const std::string& name, const Module& module) {
+  EMBER_CHECK(module._ivalue(), "torch::jit::Module::register_module", "the module '", name, "' is empty");
+  setattr(name, IValue(module._ivalue()));
 }
 
 const std::string& Module::type_name() const { return checked(obj_)->type->qualified_name; }

@@ -48,6 +48,11 @@ void LRScheduler::initial_step() { step(); }
 void LRScheduler::step() {
   ++last_epoch_;
   set_lrs(get_lr());
+  ++step_count_;
+}
+
+std::vector<double> LRScheduler::get_lrs() {
+  detail::fail("LRScheduler", "a scheduler overrides get_lr() (or libtorch's get_lrs())");
 }
 
 void LRScheduler::step_to(int64_t epoch) {

@@ -173,6 +173,43 @@ TEST(OptimParity, ParamGroupsWithTheirOwnOptions) {
       });
 }
 
+// A scheduler written against libtorch's LRScheduler (get_lrs() from get_current_lrs() and
+// step_count_), compiled against both: warm-up for 3 steps, then decay by 0.8 a step.
+#define WARMUP_SCHEDULER(NS)                                                  \
+  class WarmupThenDecay : public NS::LRScheduler {                          \
+   public:                                                                  \
+    explicit WarmupThenDecay(NS::Optimizer& optimizer) : LRScheduler(optimizer) {} \
+                                                                            \
+   private:                                                                 \
+    std::vector<double> get_lrs() override {                                \
+      std::vector<double> lrs = get_current_lrs();                          \
+      for (double& lr : lrs) lr *= step_count_ < 3 ? 2.0 : 0.8;             \
+      return lrs;                                                           \
+    }                                                                       \
+  };
+namespace ember_sched {
+WARMUP_SCHEDULER(eo)
+}
+namespace torch_sched {
+WARMUP_SCHEDULER(to)
+}
+#undef WARMUP_SCHEDULER
+
+TEST(OptimParity, LibtorchStyleSchedulerSubclass) {
+  auto ep = ember::zeros({1}).requires_grad_();
+  auto tp = torch::zeros({1}).requires_grad_();
+  eo::SGD eopt({ep}, eo::SGDOptions(0.01));
+  to::SGD topt({tp}, to::SGDOptions(0.01));
+  ember_sched::WarmupThenDecay es(eopt);
+  torch_sched::WarmupThenDecay ts(topt);
+  for (int k = 0; k < 8; ++k) {
+    EXPECT_DOUBLE_EQ(eopt.param_groups()[0].options().get_lr(), topt.param_groups()[0].options().get_lr()) << k;
+    es.step();
+    ts.step();
+  }
+  EXPECT_DOUBLE_EQ(eopt.param_groups()[0].options().get_lr(), 0.01 * 8 * 0.8 * 0.8 * 0.8 * 0.8 * 0.8);
+}
+
 TEST(OptimParity, StepLRMatchesLibtorchStepLR) {
   // libtorch's StepLR counts from its first step() where PyTorch's counts from construction;
   // Ember's StepLR counts as libtorch's (issue 29: step_size 5, gamma 0.5, 20 steps leave 0.0125).

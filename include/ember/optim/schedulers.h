@@ -27,8 +27,14 @@ class LRScheduler {
 
  protected:
   friend class SequentialLR;
-  // The lrs at last_epoch_ (already advanced).
-  virtual std::vector<double> get_lr() = 0;
+  // The lrs at last_epoch_ (already advanced). By default libtorch's get_lrs().
+  virtual std::vector<double> get_lr() { return get_lrs(); }
+  // libtorch's interface, for a scheduler written against it: it overrides get_lrs() (computed
+  // from get_current_lrs() and step_count_, the steps taken before this one) and its constructor
+  // takes no step, so its first step() is libtorch's first.
+  virtual std::vector<double> get_lrs();
+  std::vector<double> get_current_lrs() const { return current_lrs(); }
+  unsigned step_count_ = 0;
   // The lrs at last_epoch_ straight from base_lrs_, for schedulers that have a closed form
   // (used when SequentialLR restarts a scheduler at epoch 0).
   virtual std::optional<std::vector<double>> closed_form_lr() { return std::nullopt; }
