@@ -400,50 +400,8 @@ TEST(JitParity, TracedOps) {
   EXPECT_LT(rel_error(actual[1].toTensor(), expected[1].toTensor()), kTol);
 }
 
-// register_parameter / register_buffer / register_module, as libtorch's: the lists of
-// parameters, buffers and children afterwards (names, order, values).
-TEST(JitParity, RegisteringAttributes) {
-  ASSERT_TRUE(archives().ok()) << archives().log();
-  torch::jit::Module tm = torch::jit::load(archives().path("mlp_scripted"));
-  ember::jit::Module em = ember::jit::load(archives().path("mlp_scripted"));
-  const torch::jit::Module tchild = torch::jit::load(archives().path("mlp_traced"));
-  const ember::jit::Module echild = ember::jit::load(archives().path("mlp_traced"));
-  const ember::Tensor scale = ember::full({3}, 0.5), count = ember::zeros({1});
-  tm.register_parameter("scale", parity::to_torch(scale), false);
-  em.register_parameter("scale", scale, false);
-  tm.register_buffer("count", parity::to_torch(count));
-  em.register_buffer("count", count);
-  tm.register_module("extra", tchild);
-  em.register_module("extra", echild);
-  tm.register_parameter("scale", parity::to_torch(scale * 2), false);  // replaces the value
-  em.register_parameter("scale", scale * 2, false);
-  const auto tp = tm.named_parameters();
-  const auto ep = em.named_parameters();
-  ASSERT_EQ(ep.size(), tp.size());
-  size_t i = 0;
-  for (const auto& p : tp) {
-    EXPECT_EQ(ep[i].name, p.name);
-    EXPECT_TRUE(parity::Close(ep[i].value.detach(), p.value.detach())) << p.name;
-    ++i;
-  }
-  const auto tb = tm.named_buffers();
-  const auto eb = em.named_buffers();
-  ASSERT_EQ(eb.size(), tb.size());
-  i = 0;
-  for (const auto& b : tb) EXPECT_EQ(eb[i++].name, b.name);
-  std::vector<std::string> tc, ec;
-  for (const auto& c : tm.named_children()) tc.push_back(c.name);
-  for (const auto& c : em.named_children()) ec.push_back(c.name);
-  EXPECT_EQ(ec, tc);
-  EXPECT_THROW(em.register_buffer("scale", count), ember::Error);  // a parameter already
-}
-
-// The module API agrees with libtorch's on the same archive: parameter and buffer names, order
-// and values, children, attributes, training flags.
-TEST(JitParity, ModuleApi) {
-  ASSERT_TRUE(archives().ok()) << archives().log();
-  torch::jit::Module tm = torch::jit::load(archives().path("resnet18_scripted"));
-  ember::jit::Module em = ember::jit::load(archives().path("resnet18_scripted"));
+// Parameters (names, order, values, requires_grad), buffers' names and children's names as libtorch's.
+void expect_same_slots(const ember::jit::Module& em, const torch::jit::Module& tm) {
   const auto tp = tm.named_parameters();
   const auto ep = em.named_parameters();
   ASSERT_EQ(ep.size(), tp.size());
@@ -463,6 +421,36 @@ TEST(JitParity, ModuleApi) {
   for (const auto& c : tm.named_children()) t_children.push_back(c.name);
   for (const auto& c : em.named_children()) e_children.push_back(c.name);
   EXPECT_EQ(e_children, t_children);
+}
+
+// register_parameter / register_buffer / register_module, as libtorch's: the lists of
+// parameters, buffers and children afterwards (names, order, values).
+TEST(JitParity, RegisteringAttributes) {
+  ASSERT_TRUE(archives().ok()) << archives().log();
+  torch::jit::Module tm = torch::jit::load(archives().path("mlp_scripted"));
+  ember::jit::Module em = ember::jit::load(archives().path("mlp_scripted"));
+  const torch::jit::Module tchild = torch::jit::load(archives().path("mlp_traced"));
+  const ember::jit::Module echild = ember::jit::load(archives().path("mlp_traced"));
+  const ember::Tensor scale = ember::full({3}, 0.5), count = ember::zeros({1});
+  tm.register_parameter("scale", parity::to_torch(scale), false);
+  em.register_parameter("scale", scale, false);
+  tm.register_buffer("count", parity::to_torch(count));
+  em.register_buffer("count", count);
+  tm.register_module("extra", tchild);
+  em.register_module("extra", echild);
+  tm.register_parameter("scale", parity::to_torch(scale * 2), false);  // replaces the value
+  em.register_parameter("scale", scale * 2, false);
+  expect_same_slots(em, tm);
+  EXPECT_THROW(em.register_buffer("scale", count), ember::Error);  // a parameter already
+}
+
+// The module API agrees with libtorch's on the same archive: parameter and buffer names, order
+// and values, children, attributes, training flags.
+TEST(JitParity, ModuleApi) {
+  ASSERT_TRUE(archives().ok()) << archives().log();
+  torch::jit::Module tm = torch::jit::load(archives().path("resnet18_scripted"));
+  ember::jit::Module em = ember::jit::load(archives().path("resnet18_scripted"));
+  expect_same_slots(em, tm);
   EXPECT_EQ(em.attr("inplanes").toInt(), tm.attr("inplanes").toInt());
   EXPECT_EQ(em.is_training(), tm.is_training());
   em.eval();
