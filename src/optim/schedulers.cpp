@@ -52,7 +52,7 @@ void LRScheduler::step() {
 }
 
 std::vector<double> LRScheduler::get_lrs() {
-  detail::fail("LRScheduler", "a scheduler overrides get_lr() (or libtorch's get_lrs())");
+  ::ember::detail::fail("LRScheduler", "a scheduler overrides get_lr() (or libtorch's get_lrs())");
 }
 
 void LRScheduler::step_to(int64_t epoch) {
