@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "ember/ember.h"
+#include "ember/tensor_checks.h"
 
 namespace torch {
 using namespace ::ember;  // NOLINT

@@ -2,6 +2,7 @@
 // copies across layouts, factories and printing.
 #include <sstream>
 
+#include "ember/tensor_checks.h"
 #include "parity/parity.h"
 
 namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
@@ -336,6 +337,78 @@ TEST(CoreParity, DtypeIsATypeMetaAsLibtorch) {
   } catch (const ember::Error& err) {
     EXPECT_NE(std::string(err.what()).find("Int"), std::string::npos) << err.what();  // messages say ScalarType
   }
+}
+
+// ATen's argument checks (ATen/TensorUtils.h): each failing check raises libtorch's message, lists
+// skip undefined tensors, and passing checks are silent.
+TEST(CoreParity, TensorArgChecksMatchAten) {
+  const torch::Tensor tf = torch::rand({2, 3}), td = torch::rand({2, 3}, torch::kDouble), tu;
+  const torch::Tensor tt = torch::rand({3, 2}).t(), tv = torch::rand({6});
+  const ember::Tensor ef = to_ember(tf), ed = to_ember(td), eu;
+  const ember::Tensor et = to_ember(tt.t()).t(), ev = to_ember(tv);
+  using ember::TensorArg;
+  const TensorArg ea{ef, "input", 1}, eda{ed, "weight", 2}, eua{eu, "bias", 3}, eta{et, "other", 0}, eva{ev, "flat", 4};
+  const at::TensorArg ta{tf, "input", 1}, tda{td, "weight", 2}, tua{tu, "bias", 3}, tta{tt, "other", 0}, tva{tv, "flat", 4};
+  EXPECT_SAME_ERROR(ember::checkDim("f", ea, 3), at::checkDim("f", ta, 3));
+  EXPECT_SAME_ERROR(ember::checkDim("f", ef, "input", 1, 1), at::checkDim("f", tf, "input", 1, 1));
+  EXPECT_SAME_ERROR(ember::checkDimRange("f", ea, 3, 5), at::checkDimRange("f", ta, 3, 5));
+  EXPECT_SAME_ERROR(ember::checkSameDim("f", ea, eva), at::checkSameDim("f", ta, tva));
+  EXPECT_SAME_ERROR(ember::checkContiguous("f", eta), at::checkContiguous("f", tta));
+  EXPECT_SAME_ERROR(ember::checkAllContiguous("f", {ea, eua, eta}), at::checkAllContiguous("f", {ta, tua, tta}));
+  EXPECT_SAME_ERROR(ember::checkSize("f", ea, {2, 4}), at::checkSize("f", ta, {2, 4}));
+  EXPECT_SAME_ERROR(ember::checkSize("f", ea, {2, 3, 1}), at::checkSize("f", ta, {2, 3, 1}));
+  EXPECT_SAME_ERROR(ember::checkSize("f", ea, 1, 4), at::checkSize("f", ta, 1, 4));
+  EXPECT_SAME_ERROR(ember::checkNumel("f", ea, 5), at::checkNumel("f", ta, 5));
+  const torch::Tensor t4 = torch::rand({4});
+  const ember::Tensor e4 = to_ember(t4);
+  EXPECT_SAME_ERROR(ember::checkAllSameNumel("f", {eua, ea, eda, {e4, "four", 5}}),
+                    at::checkAllSameNumel("f", {tua, ta, tda, {t4, "four", 5}}));
+  EXPECT_SAME_ERROR(ember::checkSameSize("f", ea, eva), at::checkSameSize("f", ta, tva));
+  EXPECT_SAME_ERROR(ember::checkAllSameType("f", {eua, ea, eda}), at::checkAllSameType("f", {tua, ta, tda}));
+  EXPECT_SAME_ERROR(ember::checkScalarType("f", eda, ember::kFloat), at::checkScalarType("f", tda, torch::kFloat));
+  EXPECT_SAME_ERROR(ember::checkScalarTypes("f", ea, {ember::kHalf, ember::kDouble}),
+                    at::checkScalarTypes("f", ta, {torch::kHalf, torch::kDouble}));
+  // an undefined tensor: libtorch 1.13 raises too, but its message comes from printing the
+  // argument through a TensorGeometry of the undefined tensor ("sym_strides() called on an
+  // undefined Tensor"); Ember's is the message ATen meant
+  EXPECT_FALSE(parity::torch_error([&] { at::checkAllDefined("f", {ta, tua}); }).empty());
+  EXPECT_EQ(parity::ember_error([&] { ember::checkAllDefined("f", {ea, eua}); }),
+            "Expected tensor for argument #3 'bias' to be non-null, but it was undefined  (while checking arguments for f)");
+  EXPECT_SAME_ERROR(ember::checkDeviceType("f", {ef}, ember::kCUDA), at::checkDeviceType("f", {tf}, torch::kCUDA));
+  EXPECT_SAME_ERROR(ember::check_dim_size(ef, 2, 1, 4), at::check_dim_size(tf, 2, 1, 4));
+  EXPECT_SAME_ERROR(ember::check_dim_size(ev, 2, 0, 6), at::check_dim_size(tv, 2, 0, 6));
+  // what passes in libtorch passes here
+  for (const std::string& m :
+       {parity::ember_error([&] {
+          ember::checkDim("f", ea, 2);
+          ember::checkDimRange("f", ea, 1, 3);
+          ember::checkSize("f", ea, {2, 3});
+          ember::checkSize("f", eta, -1, 3);
+          ember::checkAllContiguous("f", {ea, eua, eva});
+          ember::checkAllSameType("f", {ea, eua, eta});
+          ember::checkAllSameNumel("f", {ea, eua, eda, eva, eta});
+          ember::checkScalarTypes("f", eda, {ember::kFloat, ember::kDouble});
+          ember::checkDeviceType("f", {ef, eu}, ember::kCPU);
+          ember::checkLayout("f", {ef, eu}, ember::kStrided);
+          ember::check_dim_size(ef, 2, 1, 3);
+        })})
+    EXPECT_EQ(m, "");
+  EXPECT_EQ(ember::maybe_data_ptr(eua), nullptr);
+  EXPECT_EQ(ember::maybe_data_ptr(ea), ef.data_ptr());
+  const ember::TensorGeometry g(et);
+  EXPECT_EQ(g.sizes(), ember::IntArrayRef({2, 3}));
+  EXPECT_EQ(g.strides(), ember::IntArrayRef({1, 2}));
+  EXPECT_FALSE(g.is_contiguous());
+  EXPECT_TRUE(g.transpose(0, 1).is_contiguous());
+  EXPECT_EQ(g.transpose(1, 0).sizes(), ember::IntArrayRef({3, 2}));
+  EXPECT_TRUE(ember::TensorGeometry({2, 1, 3}, {3, 7, 1}, 0).is_contiguous());
+  EXPECT_FALSE(ember::TensorGeometry({2, 3}, {4, 1}, 0).is_contiguous());
+  EXPECT_THROW(g.size(2), ember::Error);
+  std::ostringstream os;
+  os << ember::TensorGeometryArg(ea) << ", " << eta;
+  std::ostringstream tos;
+  tos << at::TensorGeometryArg(ta) << ", " << at::TensorGeometryArg(tta);
+  EXPECT_EQ(os.str(), tos.str());
 }
 
 }  // namespace EMBER_UNITY_FILE
