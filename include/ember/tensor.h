@@ -138,6 +138,9 @@ class DeprecatedTypeProperties {
   DeprecatedTypeProperties toScalarType(ScalarType dtype) const { return {backend_, dtype}; }
   DeprecatedTypeProperties cpu() const { return *this; }
   TensorOptions options() const { return TensorOptions(dtype_); }
+  // As libtorch's, a type stands for its options: torch::zeros(sizes, x.type()). Out of line: inlined,
+  // GCC 12 warns that TensorOptions' optional fields may be used uninitialized (a false positive).
+  operator TensorOptions() const;  // NOLINT
 
  private:
   Backend backend_;

@@ -159,6 +159,8 @@ DeprecatedTypeProperties DeprecatedTypeProperties::toBackend(Backend backend) co
   return {backend, dtype_};
 }
 
+DeprecatedTypeProperties::operator TensorOptions() const { return options(); }
+
 std::ostream& operator<<(std::ostream& os, const DeprecatedTypeProperties& type) { return os << type.toString(); }
 
 std::ostream& operator<<(std::ostream& os, const Dimname&) { return os << "None"; }

@@ -628,6 +628,12 @@ TEST(TensorMethods, SixthSurveyCalls) {
   EXPECT_EQ(os.str(), "CPUFloatType 0 Float cpu CPU [None, None] 1");
   EXPECT_TRUE(t.type() == torch::ones({1}).type() && t.type() != torch::ones({1}, torch::kLong).type());
   EXPECT_TRUE(t.toBackend(c10::Backend::CPU).is_same(t));
+  // a type converts to the options it names
+  const torch::Tensor z = torch::zeros({2}, torch::ones({1}, torch::kDouble).type());
+  EXPECT_EQ(z.scalar_type(), torch::kDouble);
+  EXPECT_EQ(torch::empty({3}, t.type()).scalar_type(), torch::kFloat);
+  const torch::TensorOptions from_type = t.type();
+  EXPECT_EQ(from_type.dtype(), torch::kFloat);
   EXPECT_ERROR(t.toBackend(c10::Backend::CUDA), "toBackend", "CUDA");
   // AT_DISPATCH with scalar_t, and its error for another dtype
   const double sum = AT_DISPATCH_FLOATING_TYPES(t.scalar_type(), "sum_all", [&] {
