@@ -148,8 +148,17 @@ void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
   // (pointwise_int_wide.cpp), f for the other dtypes
   auto simple = [&](WideIntOp w, auto f) {
     if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
-      chunk_for_each<T, 2>(iter, [w](int64_t m, T* out, const T* a, const T* b) {
-        wide_int_binary(w, sizeof(T) == 8, m, out, a, b);
+      constexpr int64_t es = sizeof(T);
+      iter.for_each([w](char** data, const int64_t* s, int64_t n, int64_t rows, const int64_t* outer) {
+        if (s[0] == es && s[1] == es && s[2] == es) return wide_int_binary(w, es == 8, n, rows, data, outer);
+        // strided or broadcast operands (a Scalar among them) through contiguous chunks
+        chunk_map_impl<T>(
+            [w](int64_t m, T* out, const T* a, const T* b) {
+              char* p[3] = {reinterpret_cast<char*>(out), reinterpret_cast<char*>(const_cast<T*>(a)),
+                            reinterpret_cast<char*>(const_cast<T*>(b))};
+              wide_int_binary(w, es == 8, m, 1, p, nullptr);
+            },
+            data, s, n, rows, outer, std::make_index_sequence<2>{});
       });
     } else {
       run(f);
