@@ -1,6 +1,7 @@
 // Copies, casts, fills and resizes: the ops that move data between layouts and dtypes.
 #include <cstring>
 
+#include "core/parallel.h"
 #include "dispatch/dispatch.h"
 #include "ember/factory.h"
 #include "ember/quantized.h"
@@ -32,6 +33,14 @@ struct CopyOp {
     return self;
   }
   static void copy_into(const Tensor& self, const Tensor& src) {
+    // The common small copy (clone, a contiguous slice made contiguous, copy_ between tensors of
+    // one layout) is one memcpy: building the iterator cost as much as copying 32 x 32 floats.
+    // Larger ones take the iterator, whose loop runs on every thread.
+    if (src.dtype() == self.dtype() && !src.is_conj() && self.numel() < kGrainSize && self.is_contiguous() &&
+        src.is_contiguous() && src.sizes().equals(self.sizes()) && self.impl()->storage() != src.impl()->storage()) {
+      std::memcpy(self.data_ptr(), src.data_ptr(), static_cast<size_t>(self.numel()) * self.element_size());
+      return;
+    }
     Tensor s = src;
     if (!s.sizes().equals(self.sizes())) s = src.expand(self.sizes());
     TensorIterator iter(TensorIteratorConfig(name)
