@@ -388,6 +388,93 @@ Module optimize_for_inference(Module& module);
 std::vector<char> pickle_save(const IValue& value);
 IValue pickle_load(const std::vector<char>& data);
 
+// libtorch's operator registry as TorchScript code sees it (torch/csrc/jit/runtime/operator.h):
+// getAllOperators() lists the builtins Ember's interpreter runs (the table of src/jit/builtins.cpp),
+// one Operator per overload, each with its schema's qualified name ("aten::add"), namespace and
+// arguments (name, type as the schema spells it, default, keyword-only). Ember's table does not
+// carry PyTorch's overload names or return types: overload_name() is empty and returns() lists
+// none, and a schema prints without its "-> ..." part.
+class SchemaType {
+ public:
+  explicit SchemaType(std::string name) : name_(std::move(name)) {}
+  const std::string& str() const { return name_; }
+  const std::string& annotation_str() const { return name_; }
+  const std::string& repr_str() const { return name_; }
+
+ private:
+  std::string name_;
+};
+using TypePtr = std::shared_ptr<const SchemaType>;
+
+class Argument {
+ public:
+  Argument(std::string name, TypePtr type, std::optional<IValue> default_value, bool kwarg_only);
+  const std::string& name() const { return name_; }
+  const TypePtr& type() const { return type_; }
+  const std::optional<IValue>& default_value() const { return default_value_; }
+  bool kwarg_only() const { return kwarg_only_; }
+  std::optional<int32_t> N() const { return std::nullopt; }
+  bool is_out() const { return false; }
+
+ private:
+  std::string name_;
+  TypePtr type_;
+  std::optional<IValue> default_value_;
+  bool kwarg_only_;
+};
+
+class FunctionSchema {
+ public:
+  // `text`: the arguments as the schema writes them ("Tensor self, *, Scalar alpha=1")
+  FunctionSchema(std::string name, std::vector<Argument> arguments, bool vararg, std::string text);
+  const std::string& name() const { return name_; }
+  const std::string& overload_name() const { return overload_name_; }
+  // "aten" of "aten::add"; nullopt for a name without one
+  std::optional<std::string> getNamespace() const;
+  const std::vector<Argument>& arguments() const { return arguments_; }
+  const std::vector<Argument>& returns() const { return returns_; }
+  bool is_vararg() const { return vararg_; }
+  bool is_varret() const { return false; }
+
+ private:
+  friend std::ostream& operator<<(std::ostream& os, const FunctionSchema& schema);
+  std::string name_, overload_name_;
+  std::vector<Argument> arguments_, returns_;
+  bool vararg_;
+  std::string text_;
+};
+// "aten::add(Tensor self, Tensor other, *, Scalar alpha=1)"
+std::ostream& operator<<(std::ostream& os, const FunctionSchema& schema);
+
+class Operator {
+ public:
+  explicit Operator(FunctionSchema schema) : schema_(std::move(schema)) {}
+  const FunctionSchema& schema() const { return schema_; }
+
+ private:
+  FunctionSchema schema_;
+};
+std::vector<std::shared_ptr<Operator>> getAllOperators();
+
+// c10::Symbol: an operator's qualified name ("aten::relu"), as getAllOperatorsFor takes it.
+class Symbol {
+ public:
+  // ember::Error for a name without a namespace ("relu")
+  static Symbol fromQualString(const std::string& qual);
+  static Symbol aten(const std::string& name) { return Symbol("aten::" + name); }
+  static Symbol prim(const std::string& name) { return Symbol("prim::" + name); }
+  const std::string& toQualString() const { return qual_; }
+  std::string toUnqualString() const { return qual_.substr(qual_.find("::") + 2); }
+  std::string ns() const { return qual_.substr(0, qual_.find("::")); }
+  bool operator==(const Symbol& o) const { return qual_ == o.qual_; }
+
+ private:
+  explicit Symbol(std::string qual) : qual_(std::move(qual)) {}
+  std::string qual_;
+};
+// The overloads of one operator, in the table's order; empty if Ember has none of that name.
+std::vector<std::shared_ptr<Operator>> getAllOperatorsFor(Symbol name);
+
 namespace script {
 using Module = ::ember::jit::Module;
 using Method = ::ember::jit::Method;

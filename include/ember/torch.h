@@ -53,6 +53,10 @@ using std::make_optional;
 using std::nullopt;
 using std::nullopt_t;
 using OptionalIntArrayRef = ::ember::OptionalIntArrayRef;
+using Argument = ::ember::jit::Argument;  // an operator schema's parts (torch::jit::getAllOperators)
+using FunctionSchema = ::ember::jit::FunctionSchema;
+using Symbol = ::ember::jit::Symbol;
+using TypePtr = ::ember::jit::TypePtr;
 // c10's OptionalArrayRef<int64_t> (what OptionalIntArrayRef names); of other types, not provided.
 template <class T>
   requires std::is_same_v<T, int64_t>

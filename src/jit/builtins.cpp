@@ -1105,6 +1105,7 @@ Builtin parse_row(const Row& row) {
     SchemaArg arg;
     const size_t sp = p.find(' ');
     std::string type = p.substr(0, sp);
+    arg.type_name = type;
     arg.optional = type.back() == '?';
     if (arg.optional) type.pop_back();
     arg.type = parse_type(type, b.schema);
@@ -1191,6 +1192,58 @@ const std::vector<const Builtin*>* find_builtin(const std::string& name) {
   const Table& t = table();
   auto it = t.by_name.find(canonical(name));
   return it == t.by_name.end() ? nullptr : &it->second;
+}
+
+// ---- torch::jit::getAllOperators: the table as libtorch's operator registry ----
+
+Argument::Argument(std::string name, TypePtr type, std::optional<IValue> default_value, bool kwarg_only)
+    : name_(std::move(name)), type_(std::move(type)), default_value_(std::move(default_value)), kwarg_only_(kwarg_only) {}
+
+FunctionSchema::FunctionSchema(std::string name, std::vector<Argument> arguments, bool vararg, std::string text)
+    : name_(std::move(name)), arguments_(std::move(arguments)), vararg_(vararg), text_(std::move(text)) {}
+
+std::optional<std::string> FunctionSchema::getNamespace() const {
+  const size_t sep = name_.find("::");
+  if (sep == std::string::npos) return std::nullopt;
+  return name_.substr(0, sep);
+}
+
+std::ostream& operator<<(std::ostream& os, const FunctionSchema& schema) {
+  return os << schema.name_ << "(" << schema.text_ << ")";
+}
+
+Symbol Symbol::fromQualString(const std::string& qual) {
+  const size_t sep = qual.find("::");
+  EMBER_CHECK(sep != std::string::npos && sep > 0 && sep + 2 < qual.size(), "Symbol::fromQualString",
+              "Expected a qualified name such as 'aten::relu', got '", qual, "'");
+  return Symbol(qual);
+}
+
+namespace {
+const std::vector<std::shared_ptr<Operator>>& all_operators() {
+  static const std::vector<std::shared_ptr<Operator>> ops = [] {
+    std::vector<std::shared_ptr<Operator>> v;
+    for (const Builtin& b : table().builtins) {
+      std::vector<Argument> args;
+      for (const SchemaArg& a : b.args) {
+        args.emplace_back(a.name, std::make_shared<const SchemaType>(a.type_name),
+                          a.has_default ? std::optional<IValue>(a.default_value) : std::nullopt, a.kwarg_only);
+      }
+      v.push_back(std::make_shared<Operator>(FunctionSchema(b.name, std::move(args), b.varargs, b.schema)));
+    }
+    return v;
+  }();
+  return ops;
+}
+}  // namespace
+
+std::vector<std::shared_ptr<Operator>> getAllOperators() { return all_operators(); }
+
+std::vector<std::shared_ptr<Operator>> getAllOperatorsFor(Symbol name) {
+  std::vector<std::shared_ptr<Operator>> out;
+  for (const auto& op : all_operators())
+    if (op->schema().name() == name.toQualString()) out.push_back(op);
+  return out;
 }
 
 int64_t scalar_type_code(ScalarType t) { return dtype_code(t); }

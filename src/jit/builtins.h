@@ -16,6 +16,7 @@ struct SchemaArg {
   enum class Type { Tensor, Scalar, Num, Int, Float, Bool, Str, Device, IntList, FloatList, TensorList, OptionalTensorList, List, Any, None };
   std::string name;
   Type type = Type::Any;
+  std::string type_name;  // as the schema spells it: "int[2]", "Tensor?"
   bool optional = false;
   bool has_default = false;
   IValue default_value;

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
+#include <set>
+#include <cstring>
+#include <sstream>
 #include <filesystem>
 #include <fstream>
 
@@ -442,6 +445,76 @@ TEST(JitParity, RegisteringAttributes) {
   em.register_parameter("scale", scale * 2, false);
   expect_same_slots(em, tm);
   EXPECT_THROW(em.register_buffer("scale", count), ember::Error);  // a parameter already
+}
+
+// torch::jit::getAllOperators: every builtin Ember's interpreter runs is an operator libtorch
+// registers too (but for the Python builtins TorchScript code calls by name, and ops newer than
+// libtorch 1.13), and where Ember's schema is not generic (no `t` or `num` argument, which stand
+// for several of libtorch's overloads at once) one of libtorch's overloads has the same arguments
+// (names, types, keyword-only flags).
+TEST(JitParity, AllOperatorsAreLibtorchs) {
+  const std::vector<std::shared_ptr<ember::jit::Operator>> ops = ember::jit::getAllOperators();
+  ASSERT_GT(ops.size(), 300u);
+  const std::set<std::string> not_libtorch_ops = {"aten::int", "aten::float", "aten::bool", "aten::device",
+                                                  "aten::getattr", "aten::range",
+                                                  "aten::scaled_dot_product_attention"};
+  // overloads of Ember's own, which accept what libtorch's code generation also emits in other
+  // forms (a Scalar on the left of mul, an implicit conversion of a value already of the type, `to`
+  // with a device and an optional dtype)
+  const std::set<std::string> own_overloads = {
+      "aten::mul(Scalar self, Tensor other)", "aten::ScalarImplicit(Scalar a)", "aten::IntImplicit(int a)",
+      "aten::FloatImplicit(float a)",
+      "aten::to(Tensor self, Device? device, ScalarType? dtype=None, bool non_blocking=False, bool copy=False, "
+      "int? memory_format=None)"};
+  // a type as libtorch's str() writes it: enums are ints, sized lists plain, SymInt an int
+  const auto base_type = [](std::string t) {
+    if (const size_t b = t.find('['); b != std::string::npos && t[b + 1] != ']') t.erase(b + 1, t.find(']') - b - 1);
+    for (const char* e : {"ScalarType", "Layout", "MemoryFormat", "SymInt"})
+      if (t.rfind(e, 0) == 0) t.replace(0, std::strlen(e), "int");
+    return t;
+  };
+  std::vector<std::string> unmatched;
+  for (const auto& op : ops) {
+    const ember::jit::FunctionSchema& es = op->schema();
+    EXPECT_EQ(es.getNamespace().value_or(""), es.name().substr(0, es.name().find("::")));
+    if (not_libtorch_ops.count(es.name())) continue;
+    const auto overloads = torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(es.name()));
+    bool generic = false;
+    for (const ember::jit::Argument& a : es.arguments()) {
+      const std::string& t = a.type()->str();
+      generic = generic || t == "t" || t == "t[]" || t == "num";
+    }
+    bool found = generic && !overloads.empty();
+    for (const auto& top : overloads) {
+      const c10::FunctionSchema& ts = top->schema();
+      if (ts.arguments().size() != es.arguments().size() || ts.is_vararg() != es.is_vararg()) continue;
+      bool same = true;
+      for (size_t i = 0; i < ts.arguments().size() && same; ++i) {
+        const c10::Argument& ta = ts.arguments()[i];
+        const ember::jit::Argument& ea = es.arguments()[i];
+        same = ta.name() == ea.name() && ta.kwarg_only() == ea.kwarg_only() &&
+               base_type(ta.type()->str()) == base_type(ea.type()->str());
+      }
+      found = found || same;
+    }
+    std::ostringstream os;
+    os << es;
+    if (!found && !own_overloads.count(os.str())) unmatched.push_back(os.str());
+  }
+  EXPECT_TRUE(unmatched.empty()) << unmatched.size() << " of Ember's schemas match none of libtorch's, the first: "
+                                 << (unmatched.empty() ? "" : unmatched.front());
+  // one operator by name, as libtorch looks it up
+  const auto relu = ember::jit::getAllOperatorsFor(ember::jit::Symbol::fromQualString("aten::relu"));
+  ASSERT_FALSE(relu.empty());
+  EXPECT_EQ(relu[0]->schema().name(), "aten::relu");
+  EXPECT_EQ(relu[0]->schema().arguments()[0].name(), "self");
+  EXPECT_EQ(relu[0]->schema().arguments()[0].type()->str(), "Tensor");
+  std::ostringstream os;
+  os << relu[0]->schema();
+  EXPECT_EQ(os.str(), "aten::relu(Tensor self)");
+  EXPECT_TRUE(ember::jit::getAllOperatorsFor(ember::jit::Symbol::aten("no_such_op")).empty());
+  EXPECT_THROW(ember::jit::Symbol::fromQualString("relu"), ember::Error);
+  EXPECT_ANY_THROW(c10::Symbol::fromQualString("relu"));
 }
 
 // The module API agrees with libtorch's on the same archive: parameter and buffer names, order
