@@ -499,7 +499,25 @@ class ReduceLoop {
     }
     std::fill(acc, acc + ncols, R::identity());
     for_each_run(in, rb, re, [&](const char* row, int64_t n, int64_t stride) {
-      for (int64_t j = 0; j < n; ++j, row += stride) {
+      int64_t j = 0;
+      if constexpr (kExact && R::kKind == K::Sum && R::kTransform == X::None) {
+        // integer sums four positions at a time (exact in any order): the accumulators loaded and
+        // stored once per four rows read (int64 sum over dim 0 of 256 x 256: 1.5x libtorch's time
+        // a row at a time)
+        Acc* HWY_RESTRICT a = acc;
+        for (; j + 4 <= n; j += 4, row += 4 * stride) {
+          const T* HWY_RESTRICT x0 = reinterpret_cast<const T*>(row);
+          const T* HWY_RESTRICT x1 = reinterpret_cast<const T*>(row + stride);
+          const T* HWY_RESTRICT x2 = reinterpret_cast<const T*>(row + 2 * stride);
+          const T* HWY_RESTRICT x3 = reinterpret_cast<const T*>(row + 3 * stride);
+          for (int64_t i = 0; i < ncols; ++i) {
+            const Acc pair0 = R::combine(static_cast<Acc>(x0[i]), static_cast<Acc>(x1[i]));
+            const Acc pair1 = R::combine(static_cast<Acc>(x2[i]), static_cast<Acc>(x3[i]));
+            a[i] = R::combine(a[i], R::combine(pair0, pair1));
+          }
+        }
+      }
+      for (; j < n; ++j, row += stride) {
         const T* x = reinterpret_cast<const T*>(row);
         if constexpr (R::kKind == K::All || R::kKind == K::Any) {
           combine_nonzero(acc, reinterpret_cast<const Bits<T>*>(x), ncols, magnitude_bits<T>(), R::kKind == K::All);
