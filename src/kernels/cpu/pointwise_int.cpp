@@ -140,42 +140,49 @@ T pow_int(T base, T exp) {
   return result;
 }
 
+// The int32 and int64 ops of one instruction a vector, on the loops compiled for each SIMD target
+// (pointwise_int_wide.cpp). One function per dtype, not per op: a row loop per op and dtype was
+// 16 KB of library.
+template <class T>
+void wide_binary(TensorIterator& iter, WideIntOp w) {
+  constexpr int64_t es = sizeof(T);
+  iter.for_each([w](char** data, const int64_t* s, int64_t n, int64_t rows, const int64_t* outer) {
+    if (s[0] == es && s[1] == es && s[2] == es) return wide_int_binary(w, es == 8, n, rows, data, outer);
+    if (s[0] == es && s[1] == es && s[2] == 0) {
+      // a Scalar (or a broadcast column: one value a row) copied out once a row, the row in
+      // chunks against it (x + 2 of int32 at 64K: 1.23x libtorch's time copied out per chunk)
+      constexpr int64_t kChunk = 256;
+      T value[kChunk];
+      for (int64_t r = 0; r < rows; ++r) {
+        const T v = *reinterpret_cast<const T*>(data[2] + (r ? r * outer[2] : 0));
+        if (r == 0 || value[0] != v) std::fill_n(value, std::min(n, kChunk), v);
+        for (int64_t i = 0; i < n; i += kChunk) {
+          char* p[3] = {data[0] + (r ? r * outer[0] : 0) + i * es, data[1] + (r ? r * outer[1] : 0) + i * es,
+                        reinterpret_cast<char*>(value)};
+          wide_int_binary(w, es == 8, std::min(kChunk, n - i), 1, p, nullptr);
+        }
+      }
+      return;
+    }
+    // strided or broadcast operands through contiguous chunks
+    chunk_map_impl<T>(
+        [w](int64_t m, T* out, const T* a, const T* b) {
+          char* p[3] = {reinterpret_cast<char*>(out), reinterpret_cast<char*>(const_cast<T*>(a)),
+                        reinterpret_cast<char*>(const_cast<T*>(b))};
+          wide_int_binary(w, es == 8, m, 1, p, nullptr);
+        },
+        data, s, n, rows, outer, std::make_index_sequence<2>{});
+  });
+}
+
 template <class T>
 void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
   // f is a lambda, never a function pointer: the loop inlines it instead of calling per element
   auto run = [&](auto f) { scalar_for_each<T, 2>(iter, f); };
-  // the ops of one instruction a vector: on int32 and int64, a loop compiled for each SIMD target
-  // (pointwise_int_wide.cpp), f for the other dtypes
+  // the ops of one instruction a vector: wide_binary on int32 and int64, f for the other dtypes
   auto simple = [&](WideIntOp w, auto f) {
     if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
-      constexpr int64_t es = sizeof(T);
-      iter.for_each([w](char** data, const int64_t* s, int64_t n, int64_t rows, const int64_t* outer) {
-        if (s[0] == es && s[1] == es && s[2] == es) return wide_int_binary(w, es == 8, n, rows, data, outer);
-        if (s[0] == es && s[1] == es && s[2] == 0) {
-          // a Scalar (or a broadcast column: one value a row) copied out once a row, the row in
-          // chunks against it (x + 2 of int32 at 64K: 1.23x libtorch's time copied out per chunk)
-          constexpr int64_t kChunk = 256;
-          T value[kChunk];
-          for (int64_t r = 0; r < rows; ++r) {
-            const T v = *reinterpret_cast<const T*>(data[2] + (r ? r * outer[2] : 0));
-            if (r == 0 || value[0] != v) std::fill_n(value, std::min(n, kChunk), v);
-            for (int64_t i = 0; i < n; i += kChunk) {
-              char* p[3] = {data[0] + (r ? r * outer[0] : 0) + i * es, data[1] + (r ? r * outer[1] : 0) + i * es,
-                            reinterpret_cast<char*>(value)};
-              wide_int_binary(w, es == 8, std::min(kChunk, n - i), 1, p, nullptr);
-            }
-          }
-          return;
-        }
-        // strided or broadcast operands through contiguous chunks
-        chunk_map_impl<T>(
-            [w](int64_t m, T* out, const T* a, const T* b) {
-              char* p[3] = {reinterpret_cast<char*>(out), reinterpret_cast<char*>(const_cast<T*>(a)),
-                            reinterpret_cast<char*>(const_cast<T*>(b))};
-              wide_int_binary(w, es == 8, m, 1, p, nullptr);
-            },
-            data, s, n, rows, outer, std::make_index_sequence<2>{});
-      });
+      wide_binary<T>(iter, w);
     } else {
       run(f);
     }
