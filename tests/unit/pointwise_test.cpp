@@ -111,7 +111,8 @@ void check_wide_integer_ops(ScalarType dtype) {
       default: return static_cast<T>(U(i * 2654435761u + salt * 40503u) ^ (U(salt) << (sizeof(T) * 8 - 8)));
     }
   };
-  for (int64_t n = 1; n <= 70; ++n) {
+  // every tail up to 70, and rows longer than the 256-element chunks of a broadcast operand
+  for (int64_t n = 1; n <= 300; n = n < 70 ? n + 1 : n + 115) {
     std::vector<T> xa(3 * n), xb(n);
     for (int64_t i = 0; i < 3 * n; ++i) xa[i] = element(i, 1);
     for (int64_t i = 0; i < n; ++i) xb[i] = element(i, 5);
@@ -131,6 +132,12 @@ void check_wide_integer_ops(ScalarType dtype) {
       const Tensor by_scalar = c.op(a, scalar_tensor(static_cast<int64_t>(mn), dtype));  // a 0-dim operand
       for (int64_t i = 0; i < 3 * n; ++i) {
         ASSERT_EQ(by_scalar.data_ptr<T>()[i], c.want(xa[i], mn)) << c.name << " n=" << n;
+      }
+      if (n >= 3) {  // a broadcast column: one value a row
+        const Tensor by_column = c.op(a, from_blob(xb.data(), {3, 1}, dtype).clone());
+        for (int64_t i = 0; i < 3 * n; ++i) {
+          ASSERT_EQ(by_column.data_ptr<T>()[i], c.want(xa[i], xb[i / n])) << c.name << " n=" << n << " i=" << i;
+        }
       }
     }
   }
