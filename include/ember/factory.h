@@ -1,10 +1,12 @@
 // Factories, random numbers and the global Generator.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -83,6 +85,88 @@ Tensor randint_like(const Tensor& self, int64_t high, TensorOptions options = {}
 Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions options = {});
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions options = {});
 Tensor from_blob(void* data, IntArrayRef sizes, const std::function<void(void*)>& deleter, TensorOptions options = {});
+// (target_device, as libtorch's: the device the memory lives on; only the CPU here)
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const std::function<void(void*)>& deleter,
+                 TensorOptions options = {}, std::optional<Device> target_device = std::nullopt);
+// data is the start of the memory; the tensor's first element is storage_offset elements on.
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
+                 const std::function<void(void*)>& deleter, TensorOptions options = {},
+                 std::optional<Device> target_device = std::nullopt);
+
+// size elements of the file's bytes (options' dtype, else the default): with shared, a mapping of
+// the file itself (created or extended as needed; writes reach it), else a private copy-on-write
+// mapping of a file that holds at least that many bytes.
+Tensor from_file(std::string_view filename, std::optional<bool> shared = std::nullopt,
+                 std::optional<int64_t> size = 0, TensorOptions options = {});
+
+// libtorch's builder of a tensor over memory owned elsewhere:
+// for_blob(data, sizes).strides(s).storage_offset(k).deleter(f).options(o).make_tensor().
+// context(ctx, release) frees ctx (not data) when the storage is released.
+class TensorMaker {
+ public:
+  using ContextDeleter = void (*)(void*);
+  TensorMaker& strides(OptionalIntArrayRef value) noexcept {
+    strides_ = value;
+    return *this;
+  }
+  TensorMaker& storage_offset(std::optional<int64_t> value) noexcept {
+    storage_offset_ = value;
+    return *this;
+  }
+  TensorMaker& deleter(std::function<void(void*)> value) noexcept {
+    deleter_ = std::move(value);
+    return *this;
+  }
+  TensorMaker& context(void* value, ContextDeleter release = nullptr) noexcept {
+    context_ = value;
+    context_deleter_ = release;
+    return *this;
+  }
+  TensorMaker& target_device(std::optional<Device> value) noexcept {
+    device_ = value;
+    return *this;
+  }
+  TensorMaker& options(TensorOptions value) noexcept {
+    options_ = value;
+    return *this;
+  }
+  Tensor make_tensor() {
+    std::function<void(void*)> release = deleter_;
+    if (context_) {
+      void* const ctx = context_;
+      const ContextDeleter free_ctx = context_deleter_;
+      release = [ctx, free_ctx](void*) {
+        if (free_ctx) free_ctx(ctx);
+      };
+    }
+    const std::vector<int64_t> strides =
+        strides_ ? std::vector<int64_t>(strides_->begin(), strides_->end()) : contiguous_strides_of(sizes_);
+    return from_blob(data_, sizes_, strides, storage_offset_.value_or(0), release, options_, device_);
+  }
+
+ private:
+  friend TensorMaker for_blob(void* data, IntArrayRef sizes) noexcept;
+  TensorMaker(void* data, IntArrayRef sizes) noexcept : data_(data), sizes_(sizes) {}
+  static std::vector<int64_t> contiguous_strides_of(IntArrayRef sizes) {
+    std::vector<int64_t> s(sizes.size());
+    int64_t step = 1;
+    for (size_t i = sizes.size(); i-- > 0;) {
+      s[i] = step;
+      step *= std::max<int64_t>(sizes[i], 1);
+    }
+    return s;
+  }
+  void* data_;
+  IntArrayRef sizes_;
+  OptionalIntArrayRef strides_;
+  std::optional<int64_t> storage_offset_;
+  std::function<void(void*)> deleter_;
+  void* context_ = nullptr;
+  ContextDeleter context_deleter_ = nullptr;
+  std::optional<Device> device_;
+  TensorOptions options_;
+};
+inline TensorMaker for_blob(void* data, IntArrayRef sizes) noexcept { return TensorMaker(data, sizes); }
 
 // tensor({1, 2, 3}), tensor({{1., 2.}, {3., 4.}}), tensor(3.5): dtype inferred as PyTorch does
 // (floating -> default dtype, integers -> int64, bool -> bool) unless options say otherwise.

@@ -3,8 +3,10 @@
 // "backward" (the default: no scaling forward, 1/n inverse), "forward" (1/n forward) or "ortho"
 // (1/sqrt(n) both ways). Each transform is differentiable.
 #pragma once
+#include <numeric>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "ember/tensor.h"
 
@@ -79,5 +81,68 @@ Tensor istft(const Tensor& self, int64_t n_fft, std::optional<int64_t> hop_lengt
              std::optional<int64_t> win_length = std::nullopt, const std::optional<Tensor>& window = {},
              bool center = true, bool normalized = false, std::optional<bool> onesided = std::nullopt,
              std::optional<int64_t> length = std::nullopt, bool return_complex = false);
+
+// ATen's names of the transforms, as libtorch declares them in namespace at (and so torch):
+// torch::fft_rfft(x) is torch::fft::rfft(x). fft_hfftn/fft_ihfftn take an optional dim as ATen's
+// do (absent: the last s.size() dims, or all of them), where torch::fft's default to the last two.
+#define EMBER_FFT_ATEN_1D(name)                                                                    \
+  inline Tensor fft_##name(const Tensor& self, std::optional<int64_t> n = std::nullopt, int64_t dim = -1, \
+                           fft::NormMode norm = std::nullopt) {                                    \
+    return fft::name(self, n, dim, norm);                                                          \
+  }
+#define EMBER_FFT_ATEN_ND(name, Dim, dim_default)                                                  \
+  inline Tensor fft_##name(const Tensor& self, OptionalIntArrayRef s = std::nullopt, Dim dim = dim_default, \
+                           fft::NormMode norm = std::nullopt) {                                    \
+    return fft::name(self, s, dim, norm);                                                          \
+  }
+EMBER_FFT_ATEN_1D(fft)
+EMBER_FFT_ATEN_1D(ifft)
+EMBER_FFT_ATEN_1D(rfft)
+EMBER_FFT_ATEN_1D(irfft)
+EMBER_FFT_ATEN_1D(hfft)
+EMBER_FFT_ATEN_1D(ihfft)
+EMBER_FFT_ATEN_ND(fft2, IntArrayRef, IntArrayRef({-2, -1}))
+EMBER_FFT_ATEN_ND(ifft2, IntArrayRef, IntArrayRef({-2, -1}))
+EMBER_FFT_ATEN_ND(rfft2, IntArrayRef, IntArrayRef({-2, -1}))
+EMBER_FFT_ATEN_ND(irfft2, IntArrayRef, IntArrayRef({-2, -1}))
+EMBER_FFT_ATEN_ND(hfft2, IntArrayRef, IntArrayRef({-2, -1}))
+EMBER_FFT_ATEN_ND(ihfft2, IntArrayRef, IntArrayRef({-2, -1}))
+EMBER_FFT_ATEN_ND(fftn, OptionalIntArrayRef, std::nullopt)
+EMBER_FFT_ATEN_ND(ifftn, OptionalIntArrayRef, std::nullopt)
+EMBER_FFT_ATEN_ND(rfftn, OptionalIntArrayRef, std::nullopt)
+EMBER_FFT_ATEN_ND(irfftn, OptionalIntArrayRef, std::nullopt)
+#undef EMBER_FFT_ATEN_1D
+#undef EMBER_FFT_ATEN_ND
+
+namespace detail {
+// ATen's dims of an n-dimensional transform given without dims: the last s.size(), or all
+inline std::vector<int64_t> fft_default_dims(const Tensor& self, OptionalIntArrayRef s) {
+  const int64_t count = s ? static_cast<int64_t>(s->size()) : self.dim();
+  std::vector<int64_t> dims(static_cast<size_t>(std::max<int64_t>(count, 0)));
+  std::iota(dims.begin(), dims.end(), self.dim() - count);
+  return dims;
+}
+}  // namespace detail
+
+inline Tensor fft_hfftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, OptionalIntArrayRef dim = std::nullopt,
+                        fft::NormMode norm = std::nullopt) {
+  return fft::hfftn(self, s, dim ? *dim : IntArrayRef(detail::fft_default_dims(self, s)), norm);
+}
+inline Tensor fft_ihfftn(const Tensor& self, OptionalIntArrayRef s = std::nullopt, OptionalIntArrayRef dim = std::nullopt,
+                         fft::NormMode norm = std::nullopt) {
+  return fft::ihfftn(self, s, dim ? *dim : IntArrayRef(detail::fft_default_dims(self, s)), norm);
+}
+inline Tensor fft_fftfreq(int64_t n, double d = 1.0, const TensorOptions& options = {}) {
+  return fft::fftfreq(n, d, options);
+}
+inline Tensor fft_rfftfreq(int64_t n, double d = 1.0, const TensorOptions& options = {}) {
+  return fft::rfftfreq(n, d, options);
+}
+inline Tensor fft_fftshift(const Tensor& self, OptionalIntArrayRef dim = std::nullopt) {
+  return fft::fftshift(self, dim);
+}
+inline Tensor fft_ifftshift(const Tensor& self, OptionalIntArrayRef dim = std::nullopt) {
+  return fft::ifftshift(self, dim);
+}
 
 }  // namespace ember

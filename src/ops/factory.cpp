@@ -1,8 +1,16 @@
 // Factories: new tensors from sizes, values, ranges, random draws or foreign memory.
 #include "ember/factory.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <numeric>
+#include <string>
 
 #include "dispatch/dispatch.h"
 #include "ember/pointwise.h"
@@ -271,18 +279,21 @@ struct RandomIntFillOp {
 };
 struct FromBlobOp {
   static constexpr const char* name = "from_blob";
-  static Tensor run(void* data, IntArrayRef sizes, IntArrayRef strides, const std::function<void(void*)>& deleter,
-                    const TensorOptions& o) {
+  // data is the storage's start; the tensor's first element sits storage_offset elements on
+  static Tensor run(void* data, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
+                    const std::function<void(void*)>& deleter, const TensorOptions& o) {
     EMBER_CHECK(sizes.size() == strides.size(), name, "mismatch in length of strides and shape: ", sizes, " vs ",
                 strides);
+    EMBER_CHECK(storage_offset >= 0, name, "storage_offset must be non-negative, got ", storage_offset);
     int64_t extent = 1;
     for (size_t i = 0; i < sizes.size(); ++i) {
       EMBER_CHECK(sizes[i] >= 0, name, "negative size ", sizes[i], " in ", sizes);
       if (sizes[i] == 0) extent = 0;
       if (extent) extent += (sizes[i] - 1) * strides[i];
     }
+    if (extent) extent += storage_offset;
     auto storage = IntrusivePtr<StorageImpl>::make(data, static_cast<size_t>(extent) * element_size(o.dtype()), deleter);
-    return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), o.dtype(), sizes, strides, 0));
+    return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), o.dtype(), sizes, strides, storage_offset));
   }
 };
 
@@ -438,14 +449,50 @@ Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions o) {
   return from_blob(data, sizes, contiguous_strides(sizes).ref(), o);
 }
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions o) {
-  return leaf(o, [&](const TensorOptions& p) {
-    return dispatch::call<FromBlobOp>(data, sizes, strides, std::function<void(void*)>(), p);
-  });
+  return from_blob(data, sizes, strides, 0, {}, o);
 }
 Tensor from_blob(void* data, IntArrayRef sizes, const std::function<void(void*)>& deleter, TensorOptions o) {
+  return from_blob(data, sizes, contiguous_strides(sizes).ref(), 0, deleter, o);
+}
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const std::function<void(void*)>& deleter,
+                 TensorOptions o, std::optional<Device> target_device) {
+  return from_blob(data, sizes, strides, 0, deleter, o, target_device);
+}
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
+                 const std::function<void(void*)>& deleter, TensorOptions o, std::optional<Device> target_device) {
+  if (target_device) o = o.device(*target_device);
   return leaf(o, [&](const TensorOptions& p) {
-    return dispatch::call<FromBlobOp>(data, sizes, contiguous_strides(sizes).ref(), deleter, p);
+    return dispatch::call<FromBlobOp>(data, sizes, strides, storage_offset, deleter, p);
   });
+}
+
+Tensor from_file(std::string_view filename, std::optional<bool> shared, std::optional<int64_t> size,
+                 TensorOptions o) {
+  const int64_t n = size.value_or(0);
+  EMBER_CHECK(n >= 0, "from_file", "size must be non-negative, got ", n);
+  const ScalarType dtype = o.has_dtype() ? o.dtype() : get_default_dtype();
+  const size_t bytes = static_cast<size_t>(n) * element_size(dtype);
+  const std::string name(filename);
+  const bool share = shared.value_or(false);
+  // shared: a mapping of the file itself (created, or extended, to the size); else a private one
+  const int fd = ::open(name.c_str(), share ? O_RDWR | O_CREAT : O_RDONLY, 0600);
+  EMBER_CHECK(fd >= 0, "from_file", "unable to open file <", name, ">: ", std::strerror(errno));
+  struct stat st {};
+  const bool ok = ::fstat(fd, &st) == 0;
+  const size_t have = ok ? static_cast<size_t>(st.st_size) : 0;
+  if (!ok || (have < bytes && (!share || ::ftruncate(fd, static_cast<off_t>(bytes)) != 0))) {
+    const int err = errno;
+    ::close(fd);
+    EMBER_CHECK(ok && share, "from_file", "file <", name, "> has ", have, " bytes, but ", n, " elements of ",
+                dtype, " take ", bytes);
+    EMBER_CHECK(false, "from_file", "unable to extend file <", name, "> to ", bytes, " bytes: ", std::strerror(err));
+  }
+  void* p = bytes ? ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, share ? MAP_SHARED : MAP_PRIVATE, fd, 0) : nullptr;
+  const int err = errno;
+  ::close(fd);
+  EMBER_CHECK(p != MAP_FAILED, "from_file", "unable to map ", bytes, " bytes of file <", name, ">: ", std::strerror(err));
+  if (!p) return empty({0}, o.dtype(dtype));
+  return from_blob(p, {n}, [bytes](void* q) { ::munmap(q, bytes); }, o.dtype(dtype));
 }
 
 Tensor tensor(const TensorInit& init, TensorOptions o) {

@@ -830,6 +830,42 @@ TEST(FftParity, HelpersAndRoundTrips) {
   }
 }
 
+// ATen's names (torch::fft_rfft, ...): the same transforms, and ATen's own default for hfftn's
+// and ihfftn's dims (all of them, or the last s.size()), where torch::fft's is the last two.
+TEST(FftParity, AtenNames) {
+  const ember::Tensor z = random({3, 4, 6}, ember::kComplexDouble, 70);
+  const ember::Tensor r = random({3, 4, 6}, ember::kDouble, 71);
+  const torch::Tensor tz = to_torch(z), tr = to_torch(r);
+  const parity::Tol tol = fft_tol(ember::kDouble, 72);
+  EXPECT_TRUE(Close(ember::fft_fft(z), torch::fft_fft(tz), tol));
+  EXPECT_TRUE(Close(ember::fft_ifft(z, 5, 1, "ortho"), torch::fft_ifft(tz, 5, 1, "ortho"), tol));
+  EXPECT_TRUE(Close(ember::fft_rfft(r, std::nullopt, 0), torch::fft_rfft(tr, c10::nullopt, 0), tol));
+  EXPECT_TRUE(Close(ember::fft_irfft(z), torch::fft_irfft(tz), tol));
+  EXPECT_TRUE(Close(ember::fft_hfft(z, 9), torch::fft_hfft(tz, 9), tol));
+  EXPECT_TRUE(Close(ember::fft_ihfft(r, std::nullopt, -1, "forward"), torch::fft_ihfft(tr, c10::nullopt, -1, "forward"), tol));
+  EXPECT_TRUE(Close(ember::fft_fft2(z), torch::fft_fft2(tz), tol));
+  EXPECT_TRUE(Close(ember::fft_ifft2(z, {{2, 3}}, {0, 2}), torch::fft_ifft2(tz, {{2, 3}}, {0, 2}), tol));
+  EXPECT_TRUE(Close(ember::fft_rfft2(r), torch::fft_rfft2(tr), tol));
+  EXPECT_TRUE(Close(ember::fft_irfft2(z), torch::fft_irfft2(tz), tol));
+  EXPECT_TRUE(Close(ember::fft_hfft2(z), torch::fft_hfft2(tz), tol));
+  EXPECT_TRUE(Close(ember::fft_ihfft2(r), torch::fft_ihfft2(tr), tol));
+  EXPECT_TRUE(Close(ember::fft_fftn(z), torch::fft_fftn(tz), tol));
+  EXPECT_TRUE(Close(ember::fft_ifftn(z, {{5}}), torch::fft_ifftn(tz, {{5}}), tol));
+  EXPECT_TRUE(Close(ember::fft_rfftn(r, std::nullopt, {{0, 1}}), torch::fft_rfftn(tr, c10::nullopt, {{0, 1}}), tol));
+  EXPECT_TRUE(Close(ember::fft_irfftn(z), torch::fft_irfftn(tz), tol));
+  EXPECT_TRUE(Close(ember::fft_hfftn(z), torch::fft_hfftn(tz), tol));
+  EXPECT_TRUE(Close(ember::fft_hfftn(z, {{4, 8}}), torch::fft_hfftn(tz, {{4, 8}}), tol));
+  EXPECT_TRUE(Close(ember::fft_hfftn(z, std::nullopt, {{0, 2}}, "ortho"), torch::fft_hfftn(tz, c10::nullopt, {{0, 2}}, "ortho"), tol));
+  EXPECT_TRUE(Close(ember::fft_ihfftn(r), torch::fft_ihfftn(tr), tol));
+  EXPECT_TRUE(Close(ember::fft_ihfftn(r, {{5}}), torch::fft_ihfftn(tr, {{5}}), tol));
+  EXPECT_TRUE(Close(ember::fft_fftfreq(6), torch::fft_fftfreq(6)));
+  EXPECT_TRUE(Close(ember::fft_fftfreq(7, 0.5, ember::kDouble), torch::fft_fftfreq(7, 0.5, torch::kDouble)));
+  EXPECT_TRUE(Close(ember::fft_rfftfreq(7, 2.0), torch::fft_rfftfreq(7, 2.0)));
+  EXPECT_TRUE(Close(ember::fft_fftshift(r), torch::fft_fftshift(tr)));
+  EXPECT_TRUE(Close(ember::fft_ifftshift(r, {{1}}), torch::fft_ifftshift(tr, {{1}})));
+  EXPECT_SAME_ERROR(ember::fft_hfftn(z, {{4, 8}}, {{0}}), torch::fft_hfftn(tz, {{4, 8}}, {{0}}));
+}
+
 TEST(FftParity, Errors) {
   const ember::Tensor x = random({4}, ember::kFloat, 60);
   const torch::Tensor tx = to_torch(x);

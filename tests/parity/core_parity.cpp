@@ -1,9 +1,11 @@
 // Tensor core against libtorch: casts between every pair of dtypes, 16-bit float rounding,
 // copies across layouts, factories and printing.
+#include <cstring>
 #include <sstream>
 
 #include "ember/tensor_checks.h"
 #include "parity/parity.h"
+#include "unit/temp_dir.h"
 
 namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
 
@@ -299,6 +301,120 @@ TEST(CoreParity, PrintFunctionsAndStorageAsLibtorch) {
   }
   EXPECT_TRUE(ember::GradMode::is_enabled());
   EXPECT_TRUE(var.is_same(e));
+}
+
+// Tensors over memory owned elsewhere: libtorch's from_blob overloads with strides, a deleter and
+// a storage offset, and its for_blob builder; the same elements, geometry, storage size, and
+// deleters called once, when the last tensor over the memory goes. (Two libtorch 1.13 quirks are
+// not followed: with a storage offset its storage size adds the offset's element count to the
+// byte count, and an empty tensor's data_ptr() is null; Ember's storage holds the offset's bytes
+// and the data pointer is the memory's.)
+TEST(CoreParity, FromBlobAndForBlobAsLibtorch) {
+  float blob[12];
+  for (int i = 0; i < 12; ++i) blob[i] = static_cast<float>(i) * 0.5f - 2.0f;
+  int ember_freed = 0, torch_freed = 0;
+  const auto same = [](const ember::Tensor& e, const torch::Tensor& t) {
+    EXPECT_TRUE(Close(e, t, {0, 0}));
+    EXPECT_EQ(e.sizes().vec(), t.sizes().vec());
+    EXPECT_EQ(e.strides().vec(), t.strides().vec());
+    EXPECT_EQ(e.storage_offset(), t.storage_offset());
+    if (t.storage_offset() == 0) EXPECT_EQ(e.storage().nbytes(), t.storage().nbytes());
+    if (t.numel() > 0) EXPECT_EQ(e.data_ptr(), t.data_ptr());
+  };
+  // the storage of an offset tensor: the offset and the extent of its elements
+  EXPECT_EQ(ember::from_blob(blob, {3, 2}, {3, 1}, 4, [](void*) {}).storage().nbytes(), (4 + 8) * sizeof(float));
+  EXPECT_EQ(ember::from_blob(blob, {0, 3}, {3, 1}, 5, [](void*) {}).storage().nbytes(), 0u);
+  {
+    const ember::Tensor e = ember::from_blob(blob, {2, 3}, {1, 2}, [&](void*) { ++ember_freed; });
+    const torch::Tensor t = torch::from_blob(blob, {2, 3}, {1, 2}, [&](void*) { ++torch_freed; });
+    same(e, t);
+    same(ember::from_blob(blob, {3, 2}, {3, 1}, 4, [](void*) {}, ember::kFloat),
+         at::from_blob(blob, {3, 2}, {3, 1}, 4, [](void*) {}, torch::kFloat));
+    same(ember::from_blob(blob, {2, 2}, {1, 2}, 3, [](void*) {}, {}, ember::Device(ember::kCPU)),
+         at::from_blob(blob, {2, 2}, {1, 2}, 3, [](void*) {}, {}, torch::Device(torch::kCPU)));
+    same(ember::from_blob(blob, {0, 3}, {3, 1}, 5, [](void*) {}), at::from_blob(blob, {0, 3}, {3, 1}, 5, [](void*) {}));
+    const ember::Tensor ev = e.t();
+    const torch::Tensor tv = t.t();
+    EXPECT_EQ(ember_freed, 0);
+    EXPECT_EQ(torch_freed, 0);
+  }
+  EXPECT_EQ(ember_freed, 1);
+  EXPECT_EQ(torch_freed, 1);
+
+  same(ember::for_blob(blob, {5}).make_tensor(), at::for_blob(blob, {5}).make_tensor());
+  const std::vector<int64_t> sizes22 = {2, 2}, strides13 = {1, 3}, sizes3 = {3}, strides2 = {2};
+  same(ember::for_blob(blob, sizes22).strides(strides13).storage_offset(2).options(ember::kFloat).make_tensor(),
+       at::for_blob(blob, sizes22).strides(strides13).storage_offset(2).options(torch::kFloat).make_tensor());
+  int32_t ints[6] = {1, -2, 3, -4, 5, -6};
+  same(ember::for_blob(ints, sizes3).strides(strides2).options(ember::TensorOptions().dtype(ember::kInt)).make_tensor(),
+       at::for_blob(ints, sizes3).strides(strides2).options(torch::TensorOptions().dtype(torch::kInt)).make_tensor());
+  {
+    int ember_ctx = 0, torch_ctx = 0;
+    int ember_deleted = 0, torch_deleted = 0;
+    static int* counter = nullptr;
+    counter = &ember_ctx;
+    ember::Tensor e = ember::for_blob(blob, {3}).context(&ember_deleted, [](void* c) {
+                                                    ++*static_cast<int*>(c);
+                                                    ++*counter;
+                                                  }).make_tensor();
+    e = ember::Tensor();
+    counter = &torch_ctx;
+    torch::Tensor t = at::for_blob(blob, {3}).context(&torch_deleted, [](void* c) {
+                                                    ++*static_cast<int*>(c);
+                                                    ++*counter;
+                                                  }).make_tensor();
+    t = torch::Tensor();
+    EXPECT_EQ(ember_deleted, torch_deleted);
+    EXPECT_EQ(ember_ctx, torch_ctx);
+    EXPECT_EQ(ember_deleted, 1);
+    int deleted = 0;
+    ember::for_blob(blob, {2}).deleter([&](void* p) { deleted += p == blob; }).make_tensor();
+    EXPECT_EQ(deleted, 1);
+  }
+  // (libtorch 1.13 terminates the process here: the check throws inside a noexcept function)
+  EXPECT_THROW(ember::from_blob(blob, {2}, {1, 1}, [](void*) {}), ember::Error);
+  EXPECT_THROW(ember::from_blob(blob, {2}, {1}, -1, [](void*) {}), ember::Error);
+}
+
+// from_file: a private mapping of a file's bytes, or with shared a mapping of the file itself,
+// created or extended as needed, that writes reach.
+TEST(CoreParity, FromFileAsLibtorch) {
+  const TempDir dir("from_file");
+  std::string bytes(40, '\0');
+  for (int i = 0; i < 10; ++i) {
+    const float v = static_cast<float>(i) * 1.5f - 4.0f;
+    std::memcpy(bytes.data() + 4 * i, &v, 4);
+  }
+  const std::string path = dir.file("floats.bin");
+  write_bytes(path, bytes);
+  EXPECT_TRUE(Close(ember::from_file(path, std::nullopt, 10), torch::from_file(path, c10::nullopt, 10), {0, 0}));
+  EXPECT_TRUE(Close(ember::from_file(path, false, 7, ember::kFloat), torch::from_file(path, false, 7, torch::kFloat), {0, 0}));
+  EXPECT_TRUE(Close(ember::from_file(path, false, 20, ember::kByte), torch::from_file(path, false, 20, torch::kByte), {0, 0}));
+  EXPECT_TRUE(Close(ember::from_file(path, false, 5, ember::kDouble), torch::from_file(path, false, 5, torch::kDouble), {0, 0}));
+  EXPECT_TRUE(Close(ember::from_file(path), torch::from_file(path), {0, 0}));
+  {  // private: writes stay in the tensor
+    ember::Tensor e = ember::from_file(path, false, 10);
+    e.fill_(7);
+    EXPECT_EQ(read_bytes(path), bytes);
+    EXPECT_EQ(e.sum().item<float>(), 70.0f);
+  }
+  {  // shared: writes reach the file, which both libraries then read alike
+    ember::Tensor e = ember::from_file(path, true, 10);
+    e.mul_(2);
+  }
+  EXPECT_TRUE(Close(ember::from_file(path, false, 10), torch::from_file(path, c10::nullopt, 10), {0, 0}));
+  EXPECT_EQ(ember::from_file(path, false, 10)[3].item<float>(), 2 * (3 * 1.5f - 4.0f));
+  const std::string fresh_e = dir.file("fresh_e.bin"), fresh_t = dir.file("fresh_t.bin");
+  ember::from_file(fresh_e, true, 6, ember::kInt).fill_(3);
+  torch::from_file(fresh_t, true, 6, torch::kInt).fill_(3);
+  EXPECT_EQ(read_bytes(fresh_e), read_bytes(fresh_t));
+  EXPECT_EQ(read_bytes(fresh_e).size(), 24u);
+  // a file too short for a private mapping, or absent: both refuse
+  EXPECT_THROW(torch::from_file(path, false, 11), c10::Error);
+  EXPECT_THROW(ember::from_file(path, false, 11), ember::Error);
+  EXPECT_THROW(torch::from_file(dir.file("absent.bin"), false, 1), c10::Error);
+  EXPECT_THROW(ember::from_file(dir.file("absent.bin"), false, 1), ember::Error);
+  EXPECT_THROW(ember::from_file(path, false, -1), ember::Error);
 }
 
 TEST(CoreParity, DtypeIsATypeMetaAsLibtorch) {

@@ -6,8 +6,12 @@
 // dim in one and taking 2 as `unbiased` in the other) fails here. The list of names libtorch
 // overloads comes from its headers (scripts/compat_coverage.py --overloaded, run at build time):
 // every such name that Ember has must be called by some row.
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <set>
+#include <string>
 
 #include "parity.h"
 
@@ -107,6 +111,17 @@ struct Row {
 
 float blob[6] = {1, 2, 3, 4, 5, 6};
 
+// blob's bytes in a file, for from_file's rows (removed when the program ends)
+struct BlobFile {
+  std::string path = (std::filesystem::temp_directory_path() / ("ember_overload_" + std::to_string(::getpid()) + ".bin")).string();
+  BlobFile() { std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(blob), sizeof(blob)); }
+  ~BlobFile() { std::filesystem::remove(path); }
+};
+const std::string& blob_file() {
+  static const BlobFile file;
+  return file.path;
+}
+
 // The call's text, once per library.
 #define AUDIT_SCOPE(lib, null, optional_int)                                                               \
   namespace ns = lib;                                                                                      \
@@ -164,6 +179,10 @@ const std::vector<Row>& rows() {
       V(ns::fmod(x, y)), V(ns::fmod(x, 1.5)), V(ns::fmod(l, 3)), V(ns::remainder(x, y)), V(ns::remainder(x, 1.5)),
       V(ns::remainder(l, 3)), V(ns::remainder(2, x)),
       V(ns::from_blob(blob, {2, 3})), V(ns::from_blob(blob, {3}, {2})), V(ns::from_blob(blob, {2, 2}, ns::kFloat)),
+      V(ns::from_file(blob_file(), false, 6)), V(ns::from_file(blob_file(), nullopt, 3, ns::kFloat)),
+      V(ns::from_file(blob_file(), false, 24, ns::kByte)), V(ns::from_file(blob_file())),
+      V(ns::fft_fftfreq(5)), V(ns::fft_fftfreq(5, 0.5)), V(ns::fft_fftfreq(4, 2.0, ns::kDouble)),
+      V(ns::fft_rfftfreq(5)), V(ns::fft_rfftfreq(6, 0.25)), V(ns::fft_rfftfreq(4, 1.0, ns::kDouble)),
       V(ns::full({2, 3}, 1.5)), V(ns::full({2, 3}, 2)), V(ns::full({2, 3}, true)), V(ns::full({2, 3}, 1.5, ns::kDouble)),
       V(ns::full_like(x, 2)), V(ns::full_like(x, 2.5, ns::kDouble)), V(ns::full_like(l, 7)),
       V(ns::gather(x, 1, gi)), V(ns::gather(x, 1, gi, false)),
