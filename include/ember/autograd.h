@@ -40,6 +40,19 @@ struct NoGradGuard : AutoGradMode {
   NoGradGuard() : AutoGradMode(false) {}
 };
 
+// libtorch's guards that send ops below the autograd layer for a scope: nothing is recorded and
+// results do not require grad, as under NoGradGuard (which is what they are here). The older
+// AutoNonVariableTypeMode(enabled) does so when enabled.
+struct AutoDispatchBelowADInplaceOrView : AutoGradMode {
+  AutoDispatchBelowADInplaceOrView() : AutoGradMode(false) {}
+};
+struct AutoDispatchBelowAutograd : AutoGradMode {
+  AutoDispatchBelowAutograd() : AutoGradMode(false) {}
+};
+struct AutoNonVariableTypeMode : AutoGradMode {
+  explicit AutoNonVariableTypeMode(bool enabled = true) : AutoGradMode(enabled ? false : GradMode::is_enabled()) {}
+};
+
 // No recording and results are inference tensors (is_inference()); nestable. InferenceMode(false)
 // inside restores normal mode for its scope.
 class InferenceMode {

@@ -4,6 +4,8 @@
 // change nothing; allowTF32CuBLAS is the float32 matmul precision seen as a flag, as in libtorch
 // (set_float32_matmul_precision, linalg.h).
 #pragma once
+#include <xmmintrin.h>
+
 #include <string>
 
 #include "ember/device.h"
@@ -16,6 +18,14 @@ enum class Float32MatmulPrecision { HIGHEST, HIGH, MEDIUM };
 
 class Context {
  public:
+  // Denormal floats read as zero and results that would be denormal are flushed to zero, on the
+  // calling thread (the x86 MXCSR's DAZ and FTZ bits), as libtorch's: true, the CPU supports it.
+  bool setFlushDenormal(bool on) {
+    unsigned csr = _mm_getcsr();
+    csr = on ? (csr | 0x8040u) : (csr & ~0x8040u);  // FTZ (bit 15) and DAZ (bit 6)
+    _mm_setcsr(csr);
+    return true;
+  }
   bool userEnabledCuDNN() const { return cudnn_enabled_; }
   void setUserEnabledCuDNN(bool e) { cudnn_enabled_ = e; }
   // Ember's convolutions and matrix products always run on oneDNN; the flag is kept for programs

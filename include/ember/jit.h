@@ -2,6 +2,7 @@
 // Ember's ops, under libtorch's names: torch::jit::load, torch::jit::Module, torch::jit::IValue.
 // The archive's code is interpreted (src/jit): see docs/jit.md for the subset that runs.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
@@ -25,6 +26,11 @@ class Module;
 namespace ivalue {
 struct Tuple;
 }  // namespace ivalue
+template <class T>
+class List;
+template <class K, class V>
+class Dict;
+class SchemaType;
 
 // Lists and dicts are shared and mutable (TorchScript's reference semantics), as in libtorch.
 struct ListData;
@@ -110,6 +116,10 @@ class IValue {
     requires std::is_same_v<T, IntArrayRef>
   IValue(const T& list) : IValue(list.vec()) {}  // NOLINT: a list of ints (x.sizes())
   IValue(GenericDict d) : tag_(Tag::GenericDict), ptr_(std::move(d.d_)) {}  // NOLINT
+  template <class T>
+  IValue(const List<T>& list);  // NOLINT: shares the list, as libtorch's
+  template <class K, class V>
+  IValue(const Dict<K, V>& dict);  // NOLINT: shares the dict
   IValue(std::shared_ptr<Object> o) : tag_(Tag::Object), ptr_(std::move(o)) {}  // NOLINT
   IValue(FunctionRef f) : tag_(Tag::Function), ptr_(std::make_shared<FunctionRef>(std::move(f))) {}  // NOLINT
   // A tuple (libtorch's IValue(std::tuple<...>)) and an optional (None when empty).
@@ -149,13 +159,18 @@ class IValue {
   const std::string& toStringRef() const;
   std::string toString() const { return toStringRef(); }
   std::shared_ptr<ivalue::Tuple> toTuple() const;
-  std::vector<IValue> toList() const;
-  std::vector<IValue> toListRef() const { return toList(); }  // a copy here, for libtorch's spelling
-  std::vector<Tensor> toTensorList() const;
-  std::vector<Tensor> toTensorVector() const { return toTensorList(); }
-  std::vector<int64_t> toIntList() const;
-  std::vector<int64_t> toIntVector() const { return toIntList(); }
-  std::vector<double> toDoubleList() const;
+  // Lists as libtorch returns them: c10::List<T> shares the list (a change made through it is
+  // seen by every holder), toListRef() is a view of its elements, the *Vector forms copies. An
+  // element of another kind raises ember::Error; the int forms also take a tuple of ints.
+  List<IValue> toList() const;
+  const std::vector<IValue>& toListRef() const;
+  List<Tensor> toTensorList() const;
+  std::vector<Tensor> toTensorVector() const;
+  List<int64_t> toIntList() const;
+  std::vector<int64_t> toIntVector() const;
+  List<double> toDoubleList() const;
+  std::vector<double> toDoubleVector() const;
+  List<bool> toBoolList() const;
   GenericDict toGenericDict() const;
   std::shared_ptr<Object> toObject() const;
   Module toModule() const;  // an object (a submodule's attribute), as a Module sharing it
@@ -197,6 +212,12 @@ namespace ivalue {
 // libtorch's c10::ivalue::Tuple: immutable, shared by the IValues that hold it.
 struct Tuple {
   explicit Tuple(std::vector<IValue> elems);
+  // libtorch's factories: Tuple::create({a, b}) or Tuple::create(a, b)
+  static std::shared_ptr<Tuple> create(std::vector<IValue> elems) { return std::make_shared<Tuple>(std::move(elems)); }
+  template <class... Args>
+  static std::shared_ptr<Tuple> create(Args&&... elems) {
+    return std::make_shared<Tuple>(std::vector<IValue>{IValue(std::forward<Args>(elems))...});
+  }
   const std::vector<IValue>& elements() const { return elements_; }
   size_t size() const { return elements_.size(); }
 
@@ -217,6 +238,14 @@ template <class T>
 struct is_std_optional : std::false_type {};
 template <class T>
 struct is_std_optional<std::optional<T>> : std::true_type {};
+template <class T>
+struct is_c10_list : std::false_type {};
+template <class T>
+struct is_c10_list<List<T>> : std::true_type {};
+template <class T>
+struct is_c10_dict : std::false_type {};
+template <class K, class V>
+struct is_c10_dict<Dict<K, V>> : std::true_type {};
 [[noreturn]] void tuple_size_mismatch(size_t expected, size_t actual);
 }  // namespace ivalue
 
@@ -238,9 +267,13 @@ T IValue::to() const {
     return toScalar();
   } else if constexpr (ivalue::is_std_optional<T>::value) {
     return toOptional<typename T::value_type>();
+  } else if constexpr (ivalue::is_c10_list<T>::value) {
+    return T(list_data());
+  } else if constexpr (ivalue::is_c10_dict<T>::value) {
+    return T(toGenericDict());
   } else if constexpr (ivalue::is_std_vector<T>::value) {
     T out;
-    for (const IValue& v : toList()) out.push_back(v.to<typename T::value_type>());
+    for (const IValue& v : toListRef()) out.push_back(v.to<typename T::value_type>());
     return out;
   } else {
     static_assert(ivalue::is_std_tuple<T>::value, "IValue::to<T>: unsupported T");
@@ -257,6 +290,186 @@ T IValue::to() const {
 struct ListData {
   std::vector<IValue> items;
 };
+
+// c10::List<T>: a list shared by its copies (TorchScript's reference semantics: a change made
+// through one is seen by all, and by the IValue it came from), its elements held as IValues.
+// Reads return elements by value (`list[i]`, `get(i)`, range-for); `set`, `push_back`, ... write
+// (const, as libtorch's: they change the shared list, not the handle). `vec()` copies it out; an
+// Ember addition: it also converts to std::vector<T>. List<IValue> is c10::impl::GenericList.
+template <class T>
+class List {
+ public:
+  using value_type = T;
+  using size_type = size_t;
+  class iterator {
+   public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = T;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = T;
+    iterator() = default;
+    T operator*() const { return (*items_)[i_].template to<T>(); }
+    T operator[](difference_type k) const { return (*items_)[i_ + k].template to<T>(); }
+    iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator old = *this;
+      ++i_;
+      return old;
+    }
+    iterator& operator--() {
+      --i_;
+      return *this;
+    }
+    iterator& operator+=(difference_type k) {
+      i_ += k;
+      return *this;
+    }
+    iterator operator+(difference_type k) const { return iterator(items_, i_ + k); }
+    iterator operator-(difference_type k) const { return iterator(items_, i_ - k); }
+    difference_type operator-(const iterator& o) const { return static_cast<difference_type>(i_) - o.i_; }
+    bool operator==(const iterator& o) const { return i_ == o.i_; }
+    bool operator!=(const iterator& o) const { return i_ != o.i_; }
+    bool operator<(const iterator& o) const { return i_ < o.i_; }
+
+   private:
+    friend class List;
+    iterator(const std::vector<IValue>* items, size_t i) : items_(items), i_(i) {}
+    const std::vector<IValue>* items_ = nullptr;
+    size_t i_ = 0;
+  };
+  using const_iterator = iterator;
+
+  List() : d_(std::make_shared<ListData>()) {}
+  List(std::initializer_list<T> values) : List() {
+    for (const T& v : values) d_->items.emplace_back(v);
+  }
+  explicit List(const std::vector<T>& values) : List() {
+    for (const T& v : values) d_->items.emplace_back(v);
+  }
+  // GenericList(elementType), as libtorch's: the type is not kept here
+  template <class U = T>
+    requires std::is_same_v<U, IValue>
+  explicit List(const std::shared_ptr<const SchemaType>&) : List() {}
+  // (a view of an IValue's list: toList(), to<c10::List<T>>())
+  explicit List(std::shared_ptr<ListData> d) : d_(std::move(d)) {}
+
+  size_t size() const { return d_->items.size(); }
+  bool empty() const { return d_->items.empty(); }
+  void reserve(size_t n) const { d_->items.reserve(n); }
+  void clear() const { d_->items.clear(); }
+  T get(size_t i) const { return slot(i).template to<T>(); }
+  T operator[](size_t i) const { return get(i); }
+  // moves the element out (the list keeps a None in its place)
+  T extract(size_t i) const {
+    T v = get(i);
+    slot(i) = IValue();
+    return v;
+  }
+  void set(size_t i, T value) const { slot(i) = IValue(std::move(value)); }
+  void push_back(T value) const { d_->items.emplace_back(std::move(value)); }
+  template <class... Args>
+  void emplace_back(Args&&... args) const {
+    d_->items.emplace_back(T(std::forward<Args>(args)...));
+  }
+  void append(const List& other) const {
+    const std::vector<IValue> tail = other.d_->items;  // (other may be this list)
+    d_->items.insert(d_->items.end(), tail.begin(), tail.end());
+  }
+  void pop_back() const {
+    if (empty()) detail::fail("c10::List::pop_back", "the list is empty");
+    d_->items.pop_back();
+  }
+  iterator begin() const { return iterator(&d_->items, 0); }
+  iterator end() const { return iterator(&d_->items, size()); }
+  std::vector<T> vec() const {
+    std::vector<T> out;
+    out.reserve(size());
+    for (const IValue& v : d_->items) out.push_back(v.template to<T>());
+    return out;
+  }
+  operator std::vector<T>() const { return vec(); }  // NOLINT: Ember's addition
+  List copy() const { return List(std::make_shared<ListData>(*d_)); }
+  bool is(const List& other) const { return d_ == other.d_; }
+  size_t use_count() const { return static_cast<size_t>(d_.use_count()); }
+  const std::shared_ptr<ListData>& data() const { return d_; }
+
+ private:
+  IValue& slot(size_t i) const {
+    if (i >= size()) detail::fail("c10::List", "index ", i, " is out of range for a list of ", size(), " elements");
+    return d_->items[i];
+  }
+  std::shared_ptr<ListData> d_;
+};
+
+template <class T>
+IValue::IValue(const List<T>& list) : tag_(Tag::List), ptr_(list.data()) {}
+// element by element, as libtorch's
+template <class T>
+bool operator==(const List<T>& a, const List<T>& b) {
+  return a.is(b) || a.vec() == b.vec();
+}
+template <class T>
+bool operator!=(const List<T>& a, const List<T>& b) {
+  return !(a == b);
+}
+
+// c10::Dict<K, V>: a typed view of a shared dict (insertion order, as GenericDict).
+template <class K, class V>
+class Dict {
+ public:
+  // An entry, as c10::Dict's iterators give them: key() and value(), typed.
+  class Entry {
+   public:
+    explicit Entry(DictEntry e) : e_(std::move(e)) {}
+    K key() const { return e_.key().template to<K>(); }
+    V value() const { return e_.value().template to<V>(); }
+
+   private:
+    DictEntry e_;
+  };
+  class iterator {
+   public:
+    Entry operator*() const { return Entry(*it_); }
+    iterator& operator++() {
+      ++it_;
+      return *this;
+    }
+    bool operator==(const iterator& o) const { return it_ == o.it_; }
+    bool operator!=(const iterator& o) const { return it_ != o.it_; }
+
+   private:
+    friend class Dict;
+    explicit iterator(GenericDict::iterator it) : it_(std::move(it)) {}
+    GenericDict::iterator it_;
+  };
+
+  Dict() = default;
+  explicit Dict(GenericDict d) : d_(std::move(d)) {}
+  size_t size() const { return d_.size(); }
+  bool empty() const { return size() == 0; }
+  bool contains(const K& key) const { return d_.contains(IValue(key)); }
+  V at(const K& key) const { return d_.at(IValue(key)).template to<V>(); }
+  // adds the entry if the key is absent (true), else leaves the dict as it is (false)
+  bool insert(K key, V value) const {
+    if (contains(key)) return false;
+    d_.insert_or_assign(IValue(std::move(key)), IValue(std::move(value)));
+    return true;
+  }
+  void insert_or_assign(K key, V value) const { d_.insert_or_assign(IValue(std::move(key)), IValue(std::move(value))); }
+  iterator begin() const { return iterator(d_.begin()); }
+  iterator end() const { return iterator(d_.end()); }
+  const GenericDict& generic() const { return d_; }
+
+ private:
+  mutable GenericDict d_;
+};
+
+template <class K, class V>
+IValue::IValue(const Dict<K, V>& dict) : IValue(dict.generic()) {}
 
 // c10::QualifiedName: a dotted name such as "__torch__.torch.nn.modules.conv.Conv2d".
 class QualifiedName {
@@ -290,6 +503,10 @@ struct NamedTensor {
   Tensor value;
 };
 struct NamedModule;
+struct NamedIValue {
+  std::string name;
+  IValue value;
+};
 
 // A method bound to its module: callable with the inputs after `self`.
 class Method {
@@ -344,6 +561,15 @@ class Module {
   std::vector<Tensor> buffers(bool recurse = true) const;
   std::vector<NamedModule> named_children() const;
   std::vector<Module> children() const;
+  // Every attribute (parameters, buffers, submodules, `training`, other values), with recurse
+  // those of the submodules too, dotted, each submodule's right after the submodule itself.
+  std::vector<NamedIValue> named_attributes(bool recurse = true) const;
+  std::vector<IValue> attributes(bool recurse = true) const;
+  // A deep copy: its own tensors (cloned, leaves with the originals' requires_grad), lists, dicts
+  // and submodules (one shared by two paths stays shared); the code is shared. inplace is
+  // accepted for libtorch's signature (its copy shares the class type either way here).
+  Module clone(bool inplace = false) const;
+  Module deepcopy() const { return clone(); }
 
   IValue attr(const std::string& name) const;  // throws ember::Error if absent
   IValue attr(const std::string& name, IValue or_else) const;
@@ -372,13 +598,70 @@ struct NamedModule {
 // torch.jit.load: reads a TorchScript archive (a zip written by torch.jit.save / Module::save).
 // Every part of the file is validated; anything malformed or outside what Ember runs is an
 // ember::Error naming it.
-Module load(const std::string& path);
-Module load(std::istream& in);
+// device: where libtorch would put the tensors; the CPU is the only one (another raises
+// ember::Error). extra_files: each key present in the archive's extra/ gets its contents (the
+// others are left as they are), as libtorch's.
+Module load(const std::string& path, std::optional<Device> device = std::nullopt);
+Module load(const std::string& path, std::optional<Device> device, ExtraFilesMap& extra_files);
+Module load(std::istream& in, std::optional<Device> device = std::nullopt);
+Module load(std::istream& in, std::optional<Device> device, ExtraFilesMap& extra_files);
 
 // libtorch's passes that prepare a module for inference. Ember interprets the module's code as
 // written, so both return the module itself; freeze requires eval mode, as libtorch's does.
 Module freeze(const Module& module);
 Module optimize_for_inference(Module& module);
+
+// libtorch's switches of its graph executor and fusers, which inference programs turn off to skip
+// the profiling runs. Ember interprets a module's code as it is, with no executor to tune: the
+// switches are kept and read back, as libtorch's defaults, and change nothing.
+enum class FusionBehavior { STATIC, DYNAMIC };
+using FusionStrategy = std::vector<std::pair<FusionBehavior, size_t>>;
+struct ExecutorSwitches {  // (their storage)
+  static std::atomic<bool>& optimize() {
+    static std::atomic<bool> on{true};
+    return on;
+  }
+  static std::atomic<bool>& texpr_fuser() {
+    static std::atomic<bool> on{true};
+    return on;
+  }
+  static std::atomic<bool>& fuse_on_cpu() {
+    static std::atomic<bool> on{true};
+    return on;
+  }
+  static FusionStrategy& fusion_strategy();
+};
+inline std::atomic<bool>& getProfilingMode() {
+  static std::atomic<bool> on{true};
+  return on;
+}
+inline std::atomic<bool>& getExecutorMode() {
+  static std::atomic<bool> on{true};
+  return on;
+}
+inline std::atomic<size_t>& getNumProfiledRuns() {
+  static std::atomic<size_t> runs{1};
+  return runs;
+}
+inline void setGraphExecutorOptimize(bool on) { ExecutorSwitches::optimize() = on; }
+inline bool getGraphExecutorOptimize() { return ExecutorSwitches::optimize(); }
+inline void setTensorExprFuserEnabled(bool on) { ExecutorSwitches::texpr_fuser() = on; }
+inline bool tensorExprFuserEnabled() { return ExecutorSwitches::texpr_fuser(); }
+inline void overrideCanFuseOnCPU(bool on) { ExecutorSwitches::fuse_on_cpu() = on; }
+inline bool canFuseOnCPU() { return ExecutorSwitches::fuse_on_cpu(); }
+inline void overrideCanFuseOnGPU(bool) {}
+inline bool canFuseOnGPU() { return false; }
+inline FusionStrategy& ExecutorSwitches::fusion_strategy() {
+  static FusionStrategy strategy{{FusionBehavior::STATIC, 2}, {FusionBehavior::DYNAMIC, 10}};
+  return strategy;
+}
+inline FusionStrategy getFusionStrategy() { return ExecutorSwitches::fusion_strategy(); }
+// returns the strategy it replaces, as libtorch's
+inline FusionStrategy setFusionStrategy(FusionStrategy& strategy) {
+  FusionStrategy old = ExecutorSwitches::fusion_strategy();
+  ExecutorSwitches::fusion_strategy() = strategy;
+  return old;
+}
 
 // A value in the format of Python's torch.save (a zip archive: data.pkl and one entry per
 // storage), as libtorch's pickle_save / pickle_load: None, bools, ints, floats, strings, tensors,
@@ -405,6 +688,22 @@ class SchemaType {
   std::string name_;
 };
 using TypePtr = std::shared_ptr<const SchemaType>;
+// c10's singleton types, by the names schemas give them (c10::List<IValue>(c10::AnyType::get())).
+#define EMBER_JIT_TYPE(Name, spelling)                                 \
+  struct Name {                                                        \
+    static TypePtr get() {                                             \
+      static const TypePtr type = std::make_shared<SchemaType>(spelling); \
+      return type;                                                     \
+    }                                                                  \
+  };
+EMBER_JIT_TYPE(AnyType, "Any")
+EMBER_JIT_TYPE(TensorType, "Tensor")
+EMBER_JIT_TYPE(IntType, "int")
+EMBER_JIT_TYPE(FloatType, "float")
+EMBER_JIT_TYPE(BoolType, "bool")
+EMBER_JIT_TYPE(StringType, "str")
+EMBER_JIT_TYPE(NoneType, "NoneType")
+#undef EMBER_JIT_TYPE
 
 class Argument {
  public:

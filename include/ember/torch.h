@@ -10,6 +10,7 @@
 #include <cinttypes>
 #include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <forward_list>
 #include <fstream>
 #include <iomanip>
@@ -57,6 +58,19 @@ using Argument = ::ember::jit::Argument;  // an operator schema's parts (torch::
 using FunctionSchema = ::ember::jit::FunctionSchema;
 using Symbol = ::ember::jit::Symbol;
 using TypePtr = ::ember::jit::TypePtr;
+using AnyType = ::ember::jit::AnyType;
+using TensorType = ::ember::jit::TensorType;
+using IntType = ::ember::jit::IntType;
+using FloatType = ::ember::jit::FloatType;
+using BoolType = ::ember::jit::BoolType;
+using StringType = ::ember::jit::StringType;
+using NoneType = ::ember::jit::NoneType;
+// TorchScript's containers (shared by their copies) and tuples
+template <class T>
+using List = ::ember::jit::List<T>;
+template <class K, class V>
+using Dict = ::ember::jit::Dict<K, V>;
+namespace ivalue = ::ember::jit::ivalue;
 // c10's OptionalArrayRef<int64_t> (what OptionalIntArrayRef names); of other types, not provided.
 template <class T>
   requires std::is_same_v<T, int64_t>
@@ -125,6 +139,7 @@ std::string str(const Args&... args) {
 }
 }  // namespace c10
 namespace torch {
+namespace ivalue = ::ember::jit::ivalue;  // torch::ivalue::Tuple
 // torch/types.h's short dtype names
 constexpr auto kU8 = kUInt8;
 constexpr auto kI8 = kInt8;
@@ -143,6 +158,15 @@ inline Tensor complex(const Tensor& real, const Tensor& imag) { return ::ember::
 }  // namespace torch
 namespace c10::impl {
 using GenericDict = ::ember::jit::GenericDict;  // c10::Dict<IValue, IValue>
+using GenericList = ::ember::jit::List<::ember::jit::IValue>;
+template <class K, class V>
+::ember::jit::Dict<K, V> toTypedDict(GenericDict dict) {
+  return ::ember::jit::Dict<K, V>(std::move(dict));
+}
+template <class K, class V>
+GenericDict toGenericDict(const ::ember::jit::Dict<K, V>& dict) {
+  return dict.generic();
+}
 }  // namespace c10::impl
 namespace caffe2 {
 using TypeMeta = ::ember::TypeMeta;  // what Tensor::dtype() returns
@@ -270,6 +294,86 @@ std::string check_message(const char* fallback, const Args&... args) {
     throw ::ember::Error(std::string(#cond " INTERNAL ASSERT FAILED at " __FILE__ ": ") + \
                          ::ember::detail::check_message("" __VA_OPT__(, ) __VA_ARGS__));  \
   }
+#ifdef NDEBUG
+#define TORCH_INTERNAL_ASSERT_DEBUG_ONLY(...) \
+  while (false) TORCH_INTERNAL_ASSERT(__VA_ARGS__)
+#else
+#define TORCH_INTERNAL_ASSERT_DEBUG_ONLY(...) TORCH_INTERNAL_ASSERT(__VA_ARGS__)
+#endif
+// c10's typed checks: the error classes PyTorch turns into IndexError, ValueError, ...; each is a
+// c10::Error, so `catch (const c10::Error&)` still catches them.
+namespace c10 {
+#define EMBER_C10_ERROR_CLASS(Name)                            \
+  class Name : public ::ember::Error {                         \
+   public:                                                     \
+    explicit Name(std::string msg) : Error(std::move(msg)) {} \
+  };
+EMBER_C10_ERROR_CLASS(IndexError)
+EMBER_C10_ERROR_CLASS(ValueError)
+EMBER_C10_ERROR_CLASS(TypeError)
+EMBER_C10_ERROR_CLASS(NotImplementedError)
+EMBER_C10_ERROR_CLASS(LinAlgError)
+EMBER_C10_ERROR_CLASS(OutOfMemoryError)
+EMBER_C10_ERROR_CLASS(EnforceFiniteError)
+#undef EMBER_C10_ERROR_CLASS
+}  // namespace c10
+#define EMBER_TYPED_CHECK(Type, cond, ...)                                                                           \
+  if (!(cond)) {                                                                                                     \
+    throw ::c10::Type(                                                                                               \
+        ::ember::detail::check_message("Expected " #cond " to be true, but got false." __VA_OPT__(, ) __VA_ARGS__)); \
+  }
+#define TORCH_CHECK_INDEX(cond, ...) EMBER_TYPED_CHECK(IndexError, cond __VA_OPT__(, ) __VA_ARGS__)
+#define TORCH_CHECK_VALUE(cond, ...) EMBER_TYPED_CHECK(ValueError, cond __VA_OPT__(, ) __VA_ARGS__)
+#define TORCH_CHECK_TYPE(cond, ...) EMBER_TYPED_CHECK(TypeError, cond __VA_OPT__(, ) __VA_ARGS__)
+#define TORCH_CHECK_NOT_IMPLEMENTED(cond, ...) EMBER_TYPED_CHECK(NotImplementedError, cond __VA_OPT__(, ) __VA_ARGS__)
+#define TORCH_CHECK_LINALG(cond, ...) EMBER_TYPED_CHECK(LinAlgError, cond __VA_OPT__(, ) __VA_ARGS__)
+#define TORCH_CHECK_ARG(cond, argN, ...) \
+  TORCH_CHECK(cond, "invalid argument ", argN, ": " __VA_OPT__(, ) __VA_ARGS__)
+#define C10_THROW_ERROR(Type, msg) throw ::c10::Type(msg)
+#define C10_LIKELY(expr) (__builtin_expect(static_cast<bool>(expr), 1))
+#define C10_UNLIKELY(expr) (__builtin_expect(static_cast<bool>(expr), 0))
+// once per call site, as c10's
+#define TORCH_WARN_ONCE(...)                                                        \
+  if (static const bool ember_warned_once_ = [&] {                                  \
+        TORCH_WARN(__VA_ARGS__);                                                    \
+        return true;                                                                \
+      }();                                                                          \
+      !ember_warned_once_) {                                                        \
+  }
+// c10's glog-style checks: a failure prints the values and aborts the process, as c10's fatal
+// log does (they are not exceptions); more text can be streamed in: TORCH_CHECK_EQ(a, b) << "..."
+namespace ember::detail {
+class FatalCheckLog {
+ public:
+  FatalCheckLog(const char* file, int line) { os_ << "[F " << file << ':' << line << "] "; }
+  ~FatalCheckLog() {
+    std::cerr << os_.str() << std::endl;
+    std::abort();
+  }
+  FatalCheckLog(const FatalCheckLog&) = delete;
+  FatalCheckLog& operator=(const FatalCheckLog&) = delete;
+  std::ostream& stream() { return os_; }
+
+ private:
+  std::ostringstream os_;
+};
+struct FatalCheckVoidify {
+  void operator&(std::ostream&) {}
+};
+}  // namespace ember::detail
+#define TORCH_CHECK_OP(a, b, op)                                                                                \
+  ((a)op(b)) ? static_cast<void>(0)                                                                            \
+             : ::ember::detail::FatalCheckVoidify() & ::ember::detail::FatalCheckLog(__FILE__, __LINE__).stream() \
+                                                          << "Check failed: " #a " " #op " " #b " (" << (a)    \
+                                                          << " vs. " << (b) << ") "
+#define TORCH_CHECK_EQ(a, b) TORCH_CHECK_OP(a, b, ==)
+#define TORCH_CHECK_NE(a, b) TORCH_CHECK_OP(a, b, !=)
+#define TORCH_CHECK_LE(a, b) TORCH_CHECK_OP(a, b, <=)
+#define TORCH_CHECK_LT(a, b) TORCH_CHECK_OP(a, b, <)
+#define TORCH_CHECK_GE(a, b) TORCH_CHECK_OP(a, b, >=)
+#define TORCH_CHECK_GT(a, b) TORCH_CHECK_OP(a, b, >)
+// c10's usage logging (an API-usage hook for PyTorch's telemetry): nothing to log here
+#define C10_LOG_API_USAGE_ONCE(...) static_cast<void>(0)
 #define AT_ASSERT(cond, ...) TORCH_INTERNAL_ASSERT(cond __VA_OPT__(, ) __VA_ARGS__)
 #define AT_ASSERTM(cond, ...) TORCH_INTERNAL_ASSERT(cond __VA_OPT__(, ) __VA_ARGS__)
 // (pimpl.h's: a `using Impl TORCH_UNUSED_EXCEPT_CUDA = ...` in a hand-written module holder)

@@ -64,7 +64,7 @@ void print_value(std::ostream& os, const jit::IValue& v) {
     os << text << (text.find_first_of(".eni") == std::string::npos ? ".0" : "");
   } else if (v.isList()) {
     os << "[";
-    const auto items = v.toList();
+    const auto items = v.toListRef();
     for (size_t i = 0; i < items.size(); ++i) {
       os << (i ? ", " : "");
       print_value(os, items[i]);

@@ -642,7 +642,7 @@ bool same_value(const jit::IValue& a, const jit::IValue& b) {
   if (a.isDouble()) return a.toDouble() == b.toDouble();
   if (a.isString()) return a.toStringRef() == b.toStringRef();
   if (!a.isList()) return false;
-  const auto x = a.toList(), y = b.toList();
+  const auto x = a.toListRef(), y = b.toListRef();
   if (x.size() != y.size()) return false;
   for (size_t i = 0; i < x.size(); ++i)
     if (!same_value(x[i], y[i])) return false;

@@ -29,7 +29,7 @@ format::Arg to_spec(const jit::IValue& v, const std::string& node) {
     a.str = v.toStringRef();
   } else if (v.isList()) {
     a.kind = K::Values;
-    for (const jit::IValue& e : v.toList()) a.items.push_back(to_spec(e, node));
+    for (const jit::IValue& e : v.toListRef()) a.items.push_back(to_spec(e, node));
   } else {
     ::ember::detail::fail("fx::save", "node '", node, "' has a constant argument of kind ", v.tag_name(),
                           ", which the file format cannot hold");

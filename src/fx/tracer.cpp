@@ -107,10 +107,10 @@ struct Tracer::State final : dispatch::TraceRecorder, nn::detail::ModuleCallHook
     if (!(bilinear || (mode == "nearest" && (rank == 3 || rank == 4)))) return;  // interpolate's own error
     const size_t spatial = static_cast<size_t>(rank - 2);
     jit::IValue size = values[1], scales = values[2];
-    if (size.isIntList() && size.toIntList().size() == 1)
-      size = jit::IValue(std::vector<int64_t>(spatial, size.toIntList()[0]));
-    if (scales.isList() && scales.toList().size() == 1)
-      scales = jit::IValue(std::vector<jit::IValue>(spatial, scales.toList()[0]));
+    if (size.isIntList() && size.toIntVector().size() == 1)
+      size = jit::IValue(std::vector<int64_t>(spatial, size.toIntVector()[0]));
+    if (scales.isList() && scales.toListRef().size() == 1)
+      scales = jit::IValue(std::vector<jit::IValue>(spatial, scales.toListRef()[0]));
     op = bilinear ? "upsample_bilinear2d" : rank == 3 ? "upsample_nearest1d" : "upsample_nearest2d";
     Argument input = args[0];
     if (bilinear) {
@@ -239,7 +239,7 @@ struct Tracer::State final : dispatch::TraceRecorder, nn::detail::ModuleCallHook
     if (v.isTensor()) return arg_of(v.toTensor());
     if (v.isTuple() || v.isList()) {
       std::vector<Argument> items;
-      for (const jit::IValue& e : v.isTuple() ? v.toTuple()->elements() : v.toList()) items.push_back(output_of(e));
+      for (const jit::IValue& e : v.isTuple() ? v.toTuple()->elements() : v.toListRef()) items.push_back(output_of(e));
       return Argument::list(std::move(items), v.isTuple());
     }
     EMBER_CHECK(v.isNone() || v.isScalar() || v.isString(), "fx", "the traced code returns a ", v.tag_name(),

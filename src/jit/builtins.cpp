@@ -33,9 +33,9 @@ const Tensor& T(const IValue& v) { return v.toTensor(); }
 Tensor opt(const IValue& v) { return v.isNone() ? Tensor() : v.toTensor(); }
 std::optional<Tensor> optional(const IValue& v) { return v.isNone() ? std::nullopt : std::optional<Tensor>(T(v)); }
 // int[N] arguments accept one int for all N.
-std::vector<int64_t> ints(const IValue& v) { return v.isInt() ? std::vector<int64_t>{v.toInt()} : v.toIntList(); }
+std::vector<int64_t> ints(const IValue& v) { return v.isInt() ? std::vector<int64_t>{v.toInt()} : v.toIntVector(); }
 std::vector<int64_t> ints(const IValue& v, size_t n) {
-  return v.isInt() ? std::vector<int64_t>(n, v.toInt()) : v.toIntList();
+  return v.isInt() ? std::vector<int64_t>(n, v.toInt()) : v.toIntVector();
 }
 Scalar S(const IValue& v) { return v.toScalar(); }
 
@@ -76,7 +76,7 @@ MemoryFormat memory_format(const IValue& v) {
   return static_cast<MemoryFormat>(code);
 }
 
-std::vector<IValue> elements(const IValue& v) { return v.isTuple() ? v.toTuple()->elements() : v.toList(); }
+std::vector<IValue> elements(const IValue& v) { return v.isTuple() ? v.toTuple()->elements() : v.toListRef(); }
 std::vector<Tensor> tensors(const IValue& v) {
   std::vector<Tensor> out;
   for (const IValue& e : elements(v)) out.push_back(e.toTensor());
@@ -316,8 +316,8 @@ const Row kRows[] = {
     {"aten::add", "num a, num b", [](Args a) { return arith(a[0], a[1], '+'); }},
     {"aten::add", "str a, str b", [](Args a) { return IValue(a[0].toStringRef() + a[1].toStringRef()); }},
     {"aten::add", "t[] a, t[] b", [](Args a) {
-       auto out = a[0].toList();
-       for (const IValue& v : a[1].toList()) out.push_back(v);
+       auto out = a[0].toListRef();
+       for (const IValue& v : a[1].toListRef()) out.push_back(v);
        return IValue(std::move(out));
      }},
     {"aten::add_", "Tensor self, Tensor other, *, Scalar alpha=1", [](Args a) -> IValue { Tensor t = T(a[0]); t.add_(T(a[1]), S(a[2])); return t; }},
@@ -475,7 +475,7 @@ const Row kRows[] = {
     {"aten::constant_pad_nd", "Tensor self, int[] pad, Scalar value=0", [](Args a) -> IValue { return constant_pad_nd(T(a[0]), ints(a[1]), S(a[2])); }},
     {"aten::upsample_nearest2d", "Tensor input, int[]? output_size, float[]? scale_factors", [](Args a) -> IValue {
        return ember::interpolate(T(a[0]), a[1].isNone() ? std::nullopt : OptionalIntArrayRef(ints(a[1], 2)),
-                          a[2].isNone() ? std::nullopt : std::optional<std::vector<double>>(a[2].toDoubleList()), "nearest");
+                          a[2].isNone() ? std::nullopt : std::optional<std::vector<double>>(a[2].toDoubleVector()), "nearest");
      }},
     {"aten::upsample_nearest2d", "Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None",
      [](Args a) -> IValue {
@@ -483,13 +483,13 @@ const Row kRows[] = {
      }},
     {"aten::upsample_nearest1d", "Tensor input, SymInt[]? output_size, float[]? scale_factors", [](Args a) -> IValue {
        return ember::interpolate(T(a[0]), a[1].isNone() ? std::nullopt : OptionalIntArrayRef(ints(a[1], 1)),
-                                 a[2].isNone() ? std::nullopt : std::optional<std::vector<double>>(a[2].toDoubleList()), "nearest");
+                                 a[2].isNone() ? std::nullopt : std::optional<std::vector<double>>(a[2].toDoubleVector()), "nearest");
      }},
     {"aten::upsample_nearest1d", "Tensor self, SymInt[1] output_size, float? scales=None",
      [](Args a) -> IValue { return upsample_nearest1d(T(a[0]), ints(a[1], 1), jit_row_opt_double(a[2])); }},
     {"aten::upsample_nearest3d", "Tensor input, SymInt[]? output_size, float[]? scale_factors", [](Args a) -> IValue {
        const auto size = a[1].isNone() ? std::vector<int64_t>{} : ints(a[1], 3);
-       const auto scales = a[2].isNone() ? std::vector<double>{} : a[2].toDoubleList();
+       const auto scales = a[2].isNone() ? std::vector<double>{} : a[2].toDoubleVector();
        return upsample_nearest3d(T(a[0]), a[1].isNone() ? OptionalIntArrayRef() : OptionalIntArrayRef(size),
                                  a[2].isNone() ? std::nullopt : std::optional<ArrayRef<double>>(scales));
      }},
@@ -501,7 +501,7 @@ const Row kRows[] = {
     {"aten::upsample_bilinear2d", "Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors",
      [](Args a) -> IValue {
        return ember::interpolate(T(a[0]), a[1].isNone() ? std::nullopt : OptionalIntArrayRef(ints(a[1], 2)),
-                                 a[3].isNone() ? std::nullopt : std::optional<std::vector<double>>(a[3].toDoubleList()),
+                                 a[3].isNone() ? std::nullopt : std::optional<std::vector<double>>(a[3].toDoubleVector()),
                                  "bilinear", a[2].toBool());
      }},
     {"aten::upsample_bilinear2d", "Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None",
@@ -512,7 +512,7 @@ const Row kRows[] = {
   Row{"aten::" #op, "Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors",                 \
       [](Args a) -> IValue {                                                                                            \
         const auto size = a[1].isNone() ? std::vector<int64_t>{} : ints(a[1], n);                                       \
-        const auto scales = a[3].isNone() ? std::vector<double>{} : a[3].toDoubleList();                                \
+        const auto scales = a[3].isNone() ? std::vector<double>{} : a[3].toDoubleVector();                                \
         return op(T(a[0]), a[1].isNone() ? OptionalIntArrayRef() : OptionalIntArrayRef(size), a[2].toBool(),           \
                   a[3].isNone() ? std::nullopt : std::optional<ArrayRef<double>>(scales));                              \
       }}
@@ -914,7 +914,7 @@ const Row kRows[] = {
      [](Args a) -> IValue { Tensor t = T(a[0]); t.masked_fill_(T(a[1]), S(a[2])); return t; }},
     {"aten::masked_fill_", "Tensor self, Tensor mask, Tensor value",
      [](Args a) -> IValue { Tensor t = T(a[0]); t.masked_fill_(T(a[1]), T(a[2])); return t; }},
-    {"aten::list", "t[] l", [](Args a) { return IValue(a[0].toList()); }},
+    {"aten::list", "t[] l", [](Args a) { return IValue(a[0].toListRef()); }},
     {"aten::range", "int stop", [](Args a) { return range(0, a[0].toInt(), 1); }},
     {"aten::range", "int start, int stop, int step=1", [](Args a) { return range(a[0].toInt(), a[1].toInt(), a[2].toInt()); }},
     // Scripted loops over range(start, stop, step) count 0..__range_length and derive each value.

@@ -147,7 +147,7 @@ class Interpreter {
           const IValue seq = eval(*s.value, f);
           std::vector<IValue> items;
           if (seq.isList() || seq.isTuple()) {
-            items = seq.isList() ? seq.toList() : seq.toTuple()->elements();
+            items = seq.isList() ? seq.toListRef() : seq.toTuple()->elements();
           } else if (seq.isGenericDict()) {
             for (const DictEntry& e : seq.toGenericDict().entries()) items.push_back(e.key());
           } else if (seq.isTensor()) {
@@ -184,7 +184,7 @@ class Interpreter {
         if (v.isTuple())
           items = v.toTuple()->elements();
         else if (v.isList())
-          items = v.toList();
+          items = v.toListRef();
         else
           fail_at(target.loc, std::string("cannot unpack a ") + v.tag_name());
         if (items.size() != target.kids.size())

@@ -139,32 +139,34 @@ std::shared_ptr<ListData> IValue::list_data() const {
   if (!isList()) wrong_kind(*this, "List");
   return std::static_pointer_cast<ListData>(ptr_);
 }
-std::vector<IValue> IValue::toList() const { return list_data()->items; }
-std::vector<Tensor> IValue::toTensorList() const {
-  std::vector<Tensor> out;
-  for (const IValue& v : list_data()->items) {
-    if (!v.isTensor()) wrong_kind(v, "Tensor (in a list of tensors)");
-    out.push_back(v.toTensor());
-  }
-  return out;
+List<IValue> IValue::toList() const { return List<IValue>(list_data()); }
+const std::vector<IValue>& IValue::toListRef() const {
+  if (!isList()) wrong_kind(*this, "List");
+  return static_cast<const ListData*>(ptr_.get())->items;
 }
-std::vector<int64_t> IValue::toIntList() const {
-  std::vector<int64_t> out;
+namespace {
+// The list, each element checked with `is` and named `what` when it fails.
+template <class T>
+List<T> checked_list(const IValue& v, bool (IValue::*is)() const, const char* what) {
+  for (const IValue& e : v.toListRef())
+    if (!(e.*is)()) wrong_kind(e, what);
+  return List<T>(v.list_data());
+}
+}  // namespace
+List<Tensor> IValue::toTensorList() const { return checked_list<Tensor>(*this, &IValue::isTensor, "Tensor (in a list of tensors)"); }
+std::vector<Tensor> IValue::toTensorVector() const { return toTensorList().vec(); }
+List<int64_t> IValue::toIntList() const {
   if (isTuple()) {
+    List<int64_t> out;
     for (const IValue& v : toTuple()->elements()) out.push_back(v.toInt());
     return out;
   }
-  for (const IValue& v : list_data()->items) {
-    if (!v.isInt()) wrong_kind(v, "int (in a list of ints)");
-    out.push_back(v.toInt());
-  }
-  return out;
+  return checked_list<int64_t>(*this, &IValue::isInt, "int (in a list of ints)");
 }
-std::vector<double> IValue::toDoubleList() const {
-  std::vector<double> out;
-  for (const IValue& v : list_data()->items) out.push_back(v.toDouble());
-  return out;
-}
+std::vector<int64_t> IValue::toIntVector() const { return toIntList().vec(); }
+List<double> IValue::toDoubleList() const { return List<double>(list_data()); }
+std::vector<double> IValue::toDoubleVector() const { return toDoubleList().vec(); }
+List<bool> IValue::toBoolList() const { return checked_list<bool>(*this, &IValue::isBool, "bool (in a list of bools)"); }
 GenericDict IValue::toGenericDict() const {
   if (!isGenericDict()) wrong_kind(*this, "Dict");
   return GenericDict(std::static_pointer_cast<DictData>(ptr_));
@@ -219,7 +221,7 @@ std::ostream& operator<<(std::ostream& os, const IValue& v) {
     case IValue::Tag::Tuple:
     case IValue::Tag::List: {
       const bool tuple = v.isTuple();
-      const std::vector<IValue> items = tuple ? v.toTuple()->elements() : v.toList();
+      const std::vector<IValue>& items = tuple ? v.toTuple()->elements() : v.toListRef();
       os << (tuple ? "(" : "[");
       for (size_t i = 0; i < items.size(); ++i) os << (i ? ", " : "") << items[i];
       return os << (tuple ? (items.size() == 1 ? ",)" : ")") : "]");

@@ -153,7 +153,7 @@ class Builder {
   std::unordered_set<const PickleObject*> in_progress_;
 };
 
-Module load_bytes(const unsigned char* data, uint64_t size, const std::string& what) {
+Module load_bytes(const unsigned char* data, uint64_t size, const std::string& what, ExtraFilesMap* extra_files) {
   const char* w = what.c_str();
   const std::vector<serialize::ZipEntry> entries = serialize::read_zip(data, size, what, /*allow_deflate=*/true);
   std::unordered_map<std::string, const serialize::ZipEntry*> by_name;
@@ -199,7 +199,15 @@ Module load_bytes(const unsigned char* data, uint64_t size, const std::string& w
   for (const serialize::ZipEntry& e : entries) {
     if (e.name.compare(0, prefix.size(), prefix) != 0) continue;
     const std::string path = e.name.substr(prefix.size());
-    if (path == "data.pkl" || path.compare(0, 5, "data/") == 0 || path.compare(0, 6, "extra/") == 0) continue;
+    if (path.compare(0, 6, "extra/") == 0) {
+      auto wanted = extra_files ? extra_files->find(path.substr(6)) : ExtraFilesMap::iterator();
+      if (extra_files && wanted != extra_files->end()) {
+        if (!e.deflated) serialize::check_crc(e, what);
+        wanted->second = e.deflated ? inflate_entry(e, what) : std::string(reinterpret_cast<const char*>(e.data), e.size);
+      }
+      continue;
+    }
+    if (path == "data.pkl" || path.compare(0, 5, "data/") == 0) continue;
     if (e.deflated) {
       unit->archived.emplace_back(path, inflate_entry(e, what));
     } else {
@@ -259,8 +267,9 @@ const std::shared_ptr<Object>& checked(const std::shared_ptr<Object>& obj) {
 
 }  // namespace
 
-Module load(const std::string& path) {
+Module load(const std::string& path, std::optional<Device> device, ExtraFilesMap& extra_files) {
   const std::string what = "torch::jit::load('" + path + "')";
+  if (device) check_cpu_device(what.c_str(), *device);
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   EMBER_CHECK(in, what.c_str(), "cannot open the file for reading: ", std::strerror(errno));
   const std::streamoff size = in.tellg();
@@ -268,14 +277,23 @@ Module load(const std::string& path) {
   std::string bytes(static_cast<size_t>(size), '\0');
   in.seekg(0);
   EMBER_CHECK(in.read(bytes.data(), size), what.c_str(), "short read (file changed or truncated?)");
-  return load_bytes(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), what);
+  return load_bytes(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), what, &extra_files);
+}
+Module load(const std::string& path, std::optional<Device> device) {
+  ExtraFilesMap none;
+  return load(path, device, none);
 }
 
-Module load(std::istream& in) {
+Module load(std::istream& in, std::optional<Device> device, ExtraFilesMap& extra_files) {
   const std::string what = "torch::jit::load(stream)";
+  if (device) check_cpu_device(what.c_str(), *device);
   const std::string bytes = serialize::read_rest(in);
   EMBER_CHECK(!in.bad(), what.c_str(), "read error");
-  return load_bytes(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), what);
+  return load_bytes(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), what, &extra_files);
+}
+Module load(std::istream& in, std::optional<Device> device) {
+  ExtraFilesMap none;
+  return load(in, device, none);
 }
 
 IValue pickle_load(const std::vector<char>& data) {
@@ -387,6 +405,81 @@ std::vector<Module> Module::children() const {
   std::vector<Module> out;
   for (auto& c : named_children()) out.push_back(std::move(c.value));
   return out;
+}
+
+namespace {
+void collect_attributes(const Object& o, const std::string& prefix, bool recurse, std::vector<NamedIValue>& out) {
+  for (const Object::Attr& a : o.attrs) {
+    out.push_back({prefix + a.name, a.value});
+    if (recurse && a.value.isObject()) collect_attributes(*a.value.toObject(), prefix + a.name + ".", true, out);
+  }
+}
+
+// copies of the mutable values (objects, lists, dicts, tensors) made so far, by identity
+struct DeepCopy {
+  std::unordered_map<const void*, IValue> memo;
+  IValue operator()(const IValue& v) {
+    const void* key = v.isTensor() ? static_cast<const void*>(v.toTensor().unsafeGetTensorImpl())
+                      : v.isObject() ? static_cast<const void*>(&v.toObjectRef())
+                      : v.isList()   ? static_cast<const void*>(v.list_data().get())
+                                     : nullptr;  // (dicts and tuples are copied per path)
+    if (key) {
+      auto it = memo.find(key);
+      if (it != memo.end()) return it->second;
+    }
+    IValue copy;
+    if (v.isTensor()) {
+      const Tensor& t = v.toTensor();
+      Tensor c;
+      {
+        NoGradGuard no_grad;
+        c = t.defined() ? t.clone() : t;
+      }
+      if (t.defined() && t.requires_grad()) c.requires_grad_(true);
+      copy = c;
+    } else if (v.isObject()) {
+      const Object& o = v.toObjectRef();
+      auto obj = std::make_shared<Object>();
+      obj->type = o.type;
+      obj->unit = o.unit;
+      copy = IValue(obj);
+      memo.emplace(key, copy);  // before the attributes: a cycle back to it finds the copy
+      for (const Object::Attr& a : o.attrs) obj->attrs.push_back({a.name, a.id, (*this)(a.value)});
+      return copy;
+    } else if (v.isList()) {
+      std::vector<IValue> items;
+      for (const IValue& e : v.toListRef()) items.push_back((*this)(e));
+      copy = IValue(std::move(items));
+    } else if (v.isGenericDict()) {
+      GenericDict d;
+      for (const DictEntry& e : v.toGenericDict().entries()) d.insert_or_assign(e.key(), (*this)(e.value()));
+      copy = IValue(d);
+    } else if (v.isTuple()) {
+      std::vector<IValue> items;
+      for (const IValue& e : v.toTuple()->elements()) items.push_back((*this)(e));
+      copy = IValue(std::make_shared<ivalue::Tuple>(std::move(items)));
+    } else {
+      return v;  // immutable: numbers, strings, None, functions
+    }
+    if (key) memo.emplace(key, copy);
+    return copy;
+  }
+};
+}  // namespace
+
+std::vector<NamedIValue> Module::named_attributes(bool recurse) const {
+  std::vector<NamedIValue> out;
+  collect_attributes(*checked(obj_), "", recurse, out);
+  return out;
+}
+std::vector<IValue> Module::attributes(bool recurse) const {
+  std::vector<IValue> out;
+  for (auto& a : named_attributes(recurse)) out.push_back(std::move(a.value));
+  return out;
+}
+Module Module::clone(bool) const {
+  DeepCopy copy;
+  return Module(copy(IValue(checked(obj_))).toObject());
 }
 
 IValue Module::attr(const std::string& name) const {

@@ -115,7 +115,7 @@ class Pickler {
         return op(TUPLE);
       }
       case IValue::Tag::List:
-        return list(v.toList(), depth);
+        return list(v.toListRef(), depth);
       case IValue::Tag::GenericDict: {
         op(EMPTY_DICT);
         op(MARK);

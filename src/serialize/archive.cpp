@@ -45,7 +45,7 @@ std::string encode_elements(const std::string& what, const std::string& key, con
 std::string encode(const std::string& what, const std::string& key, const jit::IValue& v) {
   if (v.isNone()) return "none:";
   if (v.isTuple()) return "tuple:" + encode_elements(what, key, v.toTuple()->elements());
-  if (v.isList()) return "list:" + encode_elements(what, key, v.toList());
+  if (v.isList()) return "list:" + encode_elements(what, key, v.toListRef());
   if (v.isInt()) return "int:" + std::to_string(v.toInt());
   if (v.isBool()) return v.toBool() ? "bool:1" : "bool:0";
   if (v.isString()) return "str:" + v.toStringRef();

@@ -581,6 +581,142 @@ TEST(JitParity, SaveRoundTrip) {
   EXPECT_THROW(mlp.save(dir.file("no_such_dir/mlp.pt")), ember::Error);
 }
 
+// What inference programs call around torch::jit::load, as libtorch's: load onto a device and
+// with extra files, attributes by name, deep copies, typed lists and dicts shared with the IValue
+// they came from, tuples made with Tuple::create, and the executor's switches.
+TEST(JitParity, DeploymentApi) {
+  ASSERT_TRUE(archives().ok()) << archives().log();
+  const TempDir dir("jit_deploy");
+  const std::string path = dir.file("cnn.pt");
+  ember::jit::load(archives().path("cnn_traced")).save(path, {{"meta.json", "{\"classes\": 10}"}, {"other", "x"}});
+
+  torch::jit::ExtraFilesMap t_extra{{"meta.json", ""}, {"absent", "kept"}};
+  ember::jit::ExtraFilesMap e_extra{{"meta.json", ""}, {"absent", "kept"}};
+  torch::jit::Module tm = torch::jit::load(path, torch::kCPU, t_extra);
+  ember::jit::Module em = ember::jit::load(path, ember::kCPU, e_extra);
+  EXPECT_EQ(e_extra, t_extra);
+  EXPECT_EQ(e_extra["meta.json"], "{\"classes\": 10}");
+  EXPECT_EQ(e_extra.count("other"), 0u);  // only the keys asked for
+  std::ifstream in(path, std::ios::binary);
+  ember::jit::ExtraFilesMap s_extra{{"other", ""}};
+  EXPECT_EQ(ember::jit::load(in, std::nullopt, s_extra).named_parameters().size(), tm.named_parameters().size());
+  EXPECT_EQ(s_extra["other"], "x");
+  EXPECT_THROW(ember::jit::load(path, ember::Device(ember::kCUDA, 0)), ember::Error);
+  EXPECT_THROW(torch::jit::load(path, torch::Device(torch::kCUDA, 0)), c10::Error);
+
+  // named_attributes: names, order and kinds
+  const auto ta = tm.named_attributes();
+  const auto ea = em.named_attributes();
+  ASSERT_EQ(ea.size(), ta.size());
+  size_t i = 0;
+  for (const auto& a : ta) {
+    EXPECT_EQ(ea[i].name, a.name);
+    EXPECT_EQ(ea[i].value.isTensor(), a.value.isTensor()) << a.name;
+    EXPECT_EQ(ea[i].value.isObject(), a.value.isObject()) << a.name;
+    EXPECT_EQ(ea[i].value.isBool(), a.value.isBool()) << a.name;
+    ++i;
+  }
+  EXPECT_EQ(em.named_attributes(false).size(), tm.named_attributes(false).size());
+  EXPECT_EQ(em.attributes().size(), ta.size());
+
+  // clone: the same outputs, its own parameters
+  torch::manual_seed(3);
+  const torch::Tensor x = torch::randn({2, 3, 16, 16});
+  const ember::Tensor ex = parity::to_ember(x);
+  ember::jit::Module ec = em.clone();
+  torch::jit::Module tc = tm.clone();
+  expect_same_slots(ec, tc);
+  const ember::Tensor before = em.forward({ex}).toTensor();
+  EXPECT_TRUE(ember::equal(ec.forward({ex}).toTensor(), before));
+  {
+    ember::NoGradGuard no_grad;
+    for (const auto& p : ec.named_parameters()) p.value.zero_();
+  }
+  EXPECT_TRUE(ember::equal(em.forward({ex}).toTensor(), before));
+  EXPECT_FALSE(ember::equal(ec.forward({ex}).toTensor(), before));
+  EXPECT_LT(rel_error(before, tm.forward({x}).toTensor()), kTol);
+
+  // c10::List and c10::Dict: typed views sharing the IValue's container
+  const torch::Tensor a = torch::ones({2}), b = torch::zeros({3});
+  const ember::Tensor ea_t = parity::to_ember(a), eb_t = parity::to_ember(b);
+  c10::List<torch::Tensor> tl({a});
+  ember::jit::List<ember::Tensor> el({ea_t});
+  torch::jit::IValue tiv(tl);
+  ember::jit::IValue eiv(el);
+  tl.push_back(b);
+  el.push_back(eb_t);
+  EXPECT_EQ(eiv.toTensorList().size(), tiv.toTensorList().size());
+  EXPECT_EQ(eiv.toList().size(), tiv.toList().size());
+  EXPECT_EQ(eiv.toTensorVector().size(), tiv.toTensorVector().size());
+  EXPECT_EQ(eiv.toTensorList().vec()[1].sizes().vec(), tiv.toTensorList().vec()[1].sizes().vec());
+  eiv.toList().push_back(ember::jit::IValue(ember::ones({1})));
+  tiv.toList().push_back(torch::jit::IValue(torch::ones({1})));
+  EXPECT_EQ(el.size(), tl.size());
+  EXPECT_EQ(el.size(), 3u);
+  EXPECT_EQ(el.get(0).sizes().vec(), tl.get(0).sizes().vec());
+  el.set(0, eb_t);
+  tl.set(0, b);
+  EXPECT_EQ(el[0].numel(), static_cast<int64_t>(tl.get(0).numel()));
+  int64_t e_total = 0, t_total = 0;
+  for (const ember::Tensor& t : el) e_total += t.numel();
+  for (const torch::Tensor& t : tl) t_total += t.numel();
+  EXPECT_EQ(e_total, t_total);
+  EXPECT_THROW(ember::jit::IValue(std::vector<ember::jit::IValue>{ember::jit::IValue(1)}).toTensorList(), ember::Error);
+  c10::List<int64_t> ti({1, 2, 3});
+  ember::jit::List<int64_t> ei({1, 2, 3});
+  EXPECT_EQ(ember::jit::IValue(ei).toIntList().vec(), torch::jit::IValue(ti).toIntList().vec());
+  EXPECT_EQ(ember::jit::IValue(ei).toIntVector(), torch::jit::IValue(ti).toIntVector());
+  EXPECT_EQ(ember::jit::IValue(ei).to<ember::jit::List<int64_t>>().get(2), 3);
+  c10::impl::GenericList tg(c10::AnyType::get());
+  ember::jit::List<ember::jit::IValue> eg(ember::jit::AnyType::get());
+  tg.push_back(torch::jit::IValue(1.5));
+  eg.push_back(ember::jit::IValue(1.5));
+  EXPECT_EQ(eg.get(0).toDouble(), tg.get(0).toDouble());
+
+  c10::Dict<std::string, torch::Tensor> td;
+  ember::jit::Dict<std::string, ember::Tensor> ed;
+  EXPECT_EQ(ed.insert("a", ea_t), td.insert("a", a).second);
+  EXPECT_EQ(ed.insert("a", eb_t), td.insert("a", b).second);  // present: unchanged
+  ed.insert_or_assign("b", eb_t);
+  td.insert_or_assign("b", b);
+  EXPECT_EQ(ed.size(), td.size());
+  EXPECT_EQ(ed.at("a").numel(), td.at("a").numel());
+  EXPECT_TRUE(ed.contains("b"));
+  const ember::jit::IValue edv(ed);
+  const torch::jit::IValue tdv(td);
+  EXPECT_EQ(edv.isGenericDict(), tdv.isGenericDict());
+  std::vector<std::string> ekeys, tkeys;
+  for (const auto& e : edv.toGenericDict()) ekeys.push_back(e.key().toStringRef());
+  for (const auto& e : tdv.toGenericDict()) tkeys.push_back(e.key().toStringRef());
+  EXPECT_EQ(ekeys, tkeys);
+  std::vector<int64_t> enumels;
+  for (const auto& e : ed) enumels.push_back(e.value().numel());
+  EXPECT_EQ(enumels, (std::vector<int64_t>{2, 3}));
+
+  const auto ett = ember::jit::ivalue::Tuple::create(ea_t, 2);
+  const auto ttt = c10::ivalue::Tuple::create(a, 2);
+  EXPECT_EQ(ett->elements().size(), ttt->elements().size());
+  EXPECT_EQ(ember::jit::IValue(ett).toTuple()->elements()[1].toInt(), 2);
+  EXPECT_EQ(ember::jit::ivalue::Tuple::create({ember::jit::IValue(1), ember::jit::IValue(2)})->size(), 2u);
+
+  // the executor's switches: kept and read back as libtorch's
+  EXPECT_EQ(ember::jit::getProfilingMode().load(), torch::jit::getProfilingMode().load());
+  EXPECT_EQ(ember::jit::getExecutorMode().load(), torch::jit::getExecutorMode().load());
+  EXPECT_EQ(ember::jit::getGraphExecutorOptimize(), torch::jit::getGraphExecutorOptimize());
+  ember::jit::getProfilingMode() = false;
+  ember::jit::setGraphExecutorOptimize(false);
+  EXPECT_FALSE(ember::jit::getProfilingMode());
+  EXPECT_FALSE(ember::jit::getGraphExecutorOptimize());
+  EXPECT_TRUE(ember::equal(em.forward({ex}).toTensor(), before));
+  ember::jit::getProfilingMode() = true;
+  ember::jit::setGraphExecutorOptimize(true);
+  ember::jit::FusionStrategy strategy{{ember::jit::FusionBehavior::DYNAMIC, 3}};
+  const auto old = ember::jit::setFusionStrategy(strategy);
+  EXPECT_EQ(ember::jit::getFusionStrategy().size(), 1u);
+  auto restore = old;
+  ember::jit::setFusionStrategy(restore);
+}
+
 // torch::pickle_save / pickle_load (torch.save's format) across the two libraries: a dict of
 // tensors (two views of one storage among them), numbers, strings, None, a list and a tuple, each
 // library reading what the other wrote.

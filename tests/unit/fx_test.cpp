@@ -517,7 +517,7 @@ TEST(Fx, InterpreterTransformerShapeProp) {
 
   fx::ShapeProp(*gm).propagate({ember::randn({7, 6})});
   fx::Node* last = gm->graph().output_node()->args()[0].node();
-  EXPECT_EQ(last->meta.at("shape").toIntList(), (std::vector<int64_t>{7, 6}));
+  EXPECT_EQ(last->meta.at("shape").toIntVector(), (std::vector<int64_t>{7, 6}));
   EXPECT_EQ(last->meta.at("dtype").toStringRef(), "Float");
 }
 

@@ -361,7 +361,7 @@ TEST(JitIValue, KindsAndAccessors) {
   EXPECT_TRUE(l.isList());
   EXPECT_TRUE(l.isTensorList());
   EXPECT_EQ(l.toTensorList()[1].numel(), 2);
-  EXPECT_EQ(IValue(std::vector<int64_t>{1, 2}).toIntList(), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(IValue(std::vector<int64_t>{1, 2}).toIntVector(), (std::vector<int64_t>{1, 2}));
   ember::jit::GenericDict d;
   d.insert_or_assign(IValue("a"), IValue(1));
   d.insert_or_assign(IValue("b"), IValue(2));

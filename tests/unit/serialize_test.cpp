@@ -569,7 +569,7 @@ TEST(Archive, WriteAndReadBackEveryKindOfValue) {
   ok.load_from(fine.data(), fine.size());
   ember::jit::IValue v;
   ok.read("v", v);
-  for (int i = 0; i < 64; ++i) v = ember::jit::IValue(v.toList().at(0));
+  for (int i = 0; i < 64; ++i) v = ember::jit::IValue(v.toList().get(0));
   EXPECT_EQ(v.toInt(), 12345);
   EXPECT_ERROR(bad.load_from(deep.data(), deep.size()), "InputArchive::load_from",
                "'v' nests tuples or lists more "

@@ -662,7 +662,7 @@ TEST(TensorMethods, SixthSurveyCalls) {
   EXPECT_EQ(by_device.at(torch::Device(torch::kCPU, 0)), 1);
   // IValue of sizes, c10::OptionalArrayRef, c10::Error's accessors, load with a device
   torch::jit::IValue sizes = t.sizes();
-  EXPECT_EQ(sizes.toIntList(), std::vector<int64_t>({2, 3}));
+  EXPECT_EQ(sizes.toIntList().vec(), std::vector<int64_t>({2, 3}));
   const std::vector<int64_t> dims = {1};  // (a braced list would dangle, as with libtorch's)
   c10::OptionalArrayRef<long int> dim = c10::IntArrayRef(dims);
   EXPECT_TRUE(torch::sum(t, dim, true).equal(t.sum(1, true)));
@@ -679,6 +679,76 @@ TEST(TensorMethods, SixthSurveyCalls) {
   torch::load(back, stream, torch::kCPU);
   EXPECT_TRUE(back.equal(t));
   EXPECT_ERROR(torch::load(back, stream, torch::kCUDA), "load");
+}
+
+// A seventh survey (programs that load a TorchScript model and run it, and custom ops): c10's typed
+// checks and their error classes, glog-style checks, warn-once, the guards of older inference
+// code, the inter-op thread count, flushing denormals, the parallel-info report.
+TEST(TensorMethods, SeventhSurveyCalls) {
+  const auto throws = [](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const c10::Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_THROW([] { TORCH_CHECK_INDEX(1 < 0, "index ", 7, " out of range"); }(), c10::IndexError);
+  EXPECT_THROW([] { TORCH_CHECK_VALUE(false, "bad value"); }(), c10::ValueError);
+  EXPECT_THROW([] { TORCH_CHECK_TYPE(false); }(), c10::TypeError);
+  EXPECT_THROW([] { TORCH_CHECK_NOT_IMPLEMENTED(false, "later"); }(), c10::NotImplementedError);
+  EXPECT_THROW([] { C10_THROW_ERROR(ValueError, "thrown"); }(), c10::ValueError);
+  EXPECT_EQ(throws([] { TORCH_CHECK_INDEX(1 < 0, "index ", 7, " out of range"); }), "index 7 out of range");
+  EXPECT_EQ(throws([] { TORCH_CHECK_TYPE(2 < 1); }), "Expected 2 < 1 to be true, but got false.");
+  EXPECT_EQ(throws([] { TORCH_CHECK_ARG(false, 2, "must be positive"); }), "invalid argument 2: must be positive");
+  EXPECT_EQ(throws([] { TORCH_CHECK_VALUE(true, "fine"); }), "no error");
+  int calls = 0;
+  if (C10_LIKELY(calls == 0)) ++calls;
+  if (C10_UNLIKELY(calls == 0)) ++calls;
+  EXPECT_EQ(calls, 1);
+  TORCH_INTERNAL_ASSERT_DEBUG_ONLY(calls == 1, "debug only");
+  C10_LOG_API_USAGE_ONCE("ember.test");
+  ::testing::internal::CaptureStderr();
+  for (int i = 0; i < 3; ++i) TORCH_WARN_ONCE("said once, ", i);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "Warning: said once, 0\n");
+  TORCH_CHECK_EQ(calls, 1);
+  TORCH_CHECK_LT(calls, 2) << "streamed text is only printed on failure";
+  EXPECT_DEATH(TORCH_CHECK_GE(calls, 5) << " (more)", "Check failed: calls >= 5 \\(1 vs. 5\\)  \\(more\\)");
+
+  // the guards that keep older inference code from recording
+  const torch::Tensor w = torch::ones({2}, torch::requires_grad());
+  {
+    at::AutoNonVariableTypeMode guard(true);
+    EXPECT_FALSE((w * 2).requires_grad());
+  }
+  {
+    at::AutoNonVariableTypeMode guard(false);
+    EXPECT_TRUE((w * 2).requires_grad());
+  }
+  {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    EXPECT_FALSE((w * 2).requires_grad());
+  }
+  EXPECT_TRUE((w * 2).requires_grad());
+
+  // inter-op threads: a positive count, set once (Ember has no inter-op pool to size)
+  EXPECT_GE(at::get_num_interop_threads(), 1);
+  EXPECT_ERROR(at::set_num_interop_threads(0), "Expected positive number of threads");
+  at::set_num_interop_threads(3);
+  EXPECT_EQ(torch::get_num_interop_threads(), 3);
+  EXPECT_ERROR(at::set_num_interop_threads(2), "cannot set number of interop threads");
+  at::init_num_threads();
+  const std::string info = at::get_parallel_info();
+  EXPECT_NE(info.find("at::get_num_threads() : " + std::to_string(at::get_num_threads())), std::string::npos) << info;
+  EXPECT_NE(info.find("at::get_num_interop_threads() : 3"), std::string::npos) << info;
+
+  // denormals flushed to zero on this thread while the flag is on
+  volatile float tiny = 1e-39f;  // a float32 denormal
+  EXPECT_TRUE(at::globalContext().setFlushDenormal(true));
+  EXPECT_EQ(tiny * 1.0f, 0.0f);
+  EXPECT_EQ(torch::full({4}, 1e-39).mul(1.0).sum().item<float>(), 0.0f);
+  EXPECT_TRUE(at::globalContext().setFlushDenormal(false));
+  EXPECT_NE(tiny * 1.0f, 0.0f);
 }
 
 // torch/types.h's short dtype names.
