@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <optional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -18,12 +19,29 @@ class MapDataset;
 template <class D, class T>
 MapDataset<D, T> map(D dataset, T transform);
 
+namespace detail {
+template <class T>
+inline constexpr bool is_optional_v = false;
+template <class T>
+inline constexpr bool is_optional_v<std::optional<T>> = true;
+
+// D::is_stateful, and false for a dataset of a program's own that does not derive from BatchDataset.
+template <class D>
+inline constexpr bool is_stateful_v = false;
+template <class D>
+  requires requires { D::is_stateful; }
+inline constexpr bool is_stateful_v<D> = D::is_stateful;
+}  // namespace detail
+
 template <class Self, class Batch = std::vector<Example<>>, class BatchRequest = ArrayRef<size_t>>
 class BatchDataset {
  public:
   using SelfType = Self;
   using BatchType = Batch;
   using BatchRequestType = BatchRequest;
+  // A dataset whose batches are optional keeps a position of its own and ends its epoch with
+  // nullopt (a StatefulDataset): make_data_loader gives it a StatefulDataLoader.
+  static constexpr bool is_stateful = detail::is_optional_v<BatchType>;
 
   virtual ~BatchDataset() = default;
   virtual Batch get_batch(BatchRequest request) = 0;
@@ -54,5 +72,9 @@ class Dataset : public BatchDataset<Self, std::vector<SingleExample>> {
     return batch;
   }
 };
+
+// A dataset asked for a number of examples rather than for indices, as libtorch's.
+template <class Self, class Batch = std::vector<Example<>>>
+using StreamDataset = BatchDataset<Self, Batch, size_t>;
 
 }  // namespace ember::data::datasets
