@@ -196,7 +196,8 @@ std::vector<std::vector<int>> batches_of(D& dataset, int epochs) {
   return batches;
 }
 
-const std::vector<std::vector<size_t>> kChunkSizes = {{5}, {3, 5, 0, 4, 1}, {7, 7, 7, 7}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}};
+const std::vector<std::vector<size_t>> kChunkSizes = {
+    {5}, {3, 5, 0, 4, 1}, {7, 7, 7, 7}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}};
 
 }  // namespace
 
@@ -214,10 +215,11 @@ TEST(DataParity, ChunkDatasetSequential) {
         for (size_t cross : {1, 2, 3}) {
           SCOPED_TRACE(::testing::Message() << sizes.size() << " chunks, batch " << batch_size << ", cache "
                                             << batch_size + cache_extra << ", cross " << cross);
+          const size_t cache = batch_size + cache_extra;
           ed::ChunkDataset<EmberChunks, ESeq, ESeq> e(EmberChunks(sizes), ESeq(0), ESeq(0),
-                                                      ed::ChunkDatasetOptions(1, batch_size, batch_size + cache_extra, cross));
+                                                      ed::ChunkDatasetOptions(1, batch_size, cache, cross));
           td::ChunkDataset<TorchChunks, TSeq, TSeq> t(TorchChunks(sizes), TSeq(0), TSeq(0),
-                                                      td::ChunkDatasetOptions(1, batch_size, batch_size + cache_extra, cross));
+                                                      td::ChunkDatasetOptions(1, batch_size, cache, cross));
           EXPECT_EQ(batches_of(e, 2), batches_of(t, 2));
         }
 }

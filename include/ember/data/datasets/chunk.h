@@ -247,7 +247,8 @@ class ChunkDataset final : public StatefulDataset<ChunkDataset<ChunkReader, Chun
   // cross_chunk_shuffle_count of them joined) before the example sampler orders it.
   ChunkDataset(ChunkReader chunk_reader, ChunkSampler chunk_sampler, ExampleSampler example_sampler,
                ChunkDatasetOptions options,
-               std::function<void(UnwrappedBatchType&)> preprocessing_policy = std::function<void(UnwrappedBatchType&)>())
+               std::function<void(UnwrappedBatchType&)> preprocessing_policy =
+                   std::function<void(UnwrappedBatchType&)>())
       : chunk_reader_(std::move(chunk_reader)),
         chunk_sampler_(std::move(chunk_sampler)),
         example_sampler_(std::move(example_sampler)),
@@ -324,6 +325,7 @@ class ChunkDataset final : public StatefulDataset<ChunkDataset<ChunkReader, Chun
 
   void preload(Buffer& buffer) {
     while (!buffer.stopped()) {
+      std::exception_ptr error;
       try {
         auto chunks = next_chunks();
         if (!chunks) break;
@@ -335,8 +337,11 @@ class ChunkDataset final : public StatefulDataset<ChunkDataset<ChunkReader, Chun
         if (preprocessing_policy_) preprocessing_policy_(examples);
         if (!buffer.push(std::move(examples))) break;
       } catch (...) {
-        buffer.push_error(std::current_exception());
+        error = std::current_exception();
       }
+      // Queued once the handler is over: the consumer may rethrow and free the exception as soon
+      // as it is queued, and this thread must hold no reference to it by then.
+      if (error) buffer.push_error(std::move(error));
     }
     buffer.preloader_done();
   }

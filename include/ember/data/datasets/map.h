@@ -13,19 +13,20 @@ namespace ember::data::datasets {
 namespace detail {
 template <bool Optional, class T>
 using optional_if_t = std::conditional_t<Optional, std::optional<T>, T>;
+
+template <class SourceDataset, class AppliedTransform>
+using MapOutputBatch = optional_if_t<is_stateful_v<SourceDataset>, typename AppliedTransform::OutputBatchType>;
 }  // namespace detail
 
 template <class SourceDataset, class AppliedTransform>
-class MapDataset
-    : public BatchDataset<MapDataset<SourceDataset, AppliedTransform>,
-                          detail::optional_if_t<detail::is_stateful_v<SourceDataset>, typename AppliedTransform::OutputBatchType>,
-                          typename SourceDataset::BatchRequestType> {
+class MapDataset : public BatchDataset<MapDataset<SourceDataset, AppliedTransform>,
+                                       detail::MapOutputBatch<SourceDataset, AppliedTransform>,
+                                       typename SourceDataset::BatchRequestType> {
  public:
   using DatasetType = SourceDataset;
   using TransformType = AppliedTransform;
   using BatchRequestType = typename SourceDataset::BatchRequestType;
-  using OutputBatchType =
-      detail::optional_if_t<detail::is_stateful_v<SourceDataset>, typename AppliedTransform::OutputBatchType>;
+  using OutputBatchType = detail::MapOutputBatch<SourceDataset, AppliedTransform>;
 
   MapDataset(SourceDataset dataset, AppliedTransform transform)
       : dataset_(std::move(dataset)), transform_(std::move(transform)) {}
