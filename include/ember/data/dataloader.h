@@ -266,7 +266,7 @@ class StatefulDataLoader {
 // libtorch's template order: make_data_loader<SequentialSampler>(dataset, 64) names the sampler of
 // the form below, never this one (whose first parameter is the dataset's type).
 template <class Dataset, class Sampler>
-  requires(!datasets::detail::is_stateful_v<Dataset>)
+  requires(!::ember::detail::is_stateful_dataset_v<Dataset>)
 std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(Dataset dataset, Sampler sampler,
                                                                         DataLoaderOptions options) {
   return std::make_unique<StatelessDataLoader<Dataset, Sampler>>(std::move(dataset), std::move(sampler),
@@ -275,7 +275,7 @@ std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(Dataset 
 
 // The sampler is built over the dataset's size; as libtorch's, the default one shuffles.
 template <class Sampler = samplers::RandomSampler, class Dataset>
-  requires(!datasets::detail::is_stateful_v<Dataset> && std::is_constructible_v<Sampler, size_t>)
+  requires(!::ember::detail::is_stateful_dataset_v<Dataset> && std::is_constructible_v<Sampler, size_t>)
 std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(Dataset dataset,
                                                                         DataLoaderOptions options = DataLoaderOptions()) {
   const std::optional<size_t> size = dataset.size();
@@ -285,7 +285,7 @@ std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(Dataset 
 
 // A stateful dataset needs no sampler: it hands out its own batches.
 template <class Dataset>
-  requires datasets::detail::is_stateful_v<Dataset>
+  requires ::ember::detail::is_stateful_dataset_v<Dataset>
 std::unique_ptr<StatefulDataLoader<Dataset>> make_data_loader(Dataset dataset,
                                                               DataLoaderOptions options = DataLoaderOptions()) {
   return std::make_unique<StatefulDataLoader<Dataset>>(std::move(dataset), std::move(options));

@@ -11,15 +11,9 @@
 #include "ember/array_ref.h"
 #include "ember/data/example.h"
 
-namespace ember::data::datasets {
-
-template <class SourceDataset, class AppliedTransform>
-class MapDataset;
-
-template <class D, class T>
-MapDataset<D, T> map(D dataset, T transform);
-
-namespace detail {
+// In ember::detail: a `detail` namespace nearer to the datasets would hide ember::detail from
+// code written inside ember::data::datasets (src/data/mnist.cpp calls detail::fail).
+namespace ember::detail {
 template <class T>
 inline constexpr bool is_optional_v = false;
 template <class T>
@@ -27,11 +21,19 @@ inline constexpr bool is_optional_v<std::optional<T>> = true;
 
 // D::is_stateful, and false for a dataset of a program's own that does not derive from BatchDataset.
 template <class D>
-inline constexpr bool is_stateful_v = false;
+inline constexpr bool is_stateful_dataset_v = false;
 template <class D>
   requires requires { D::is_stateful; }
-inline constexpr bool is_stateful_v<D> = D::is_stateful;
-}  // namespace detail
+inline constexpr bool is_stateful_dataset_v<D> = D::is_stateful;
+}  // namespace ember::detail
+
+namespace ember::data::datasets {
+
+template <class SourceDataset, class AppliedTransform>
+class MapDataset;
+
+template <class D, class T>
+MapDataset<D, T> map(D dataset, T transform);
 
 template <class Self, class Batch = std::vector<Example<>>, class BatchRequest = ArrayRef<size_t>>
 class BatchDataset {
@@ -41,7 +43,7 @@ class BatchDataset {
   using BatchRequestType = BatchRequest;
   // A dataset whose batches are optional keeps a position of its own and ends its epoch with
   // nullopt (a StatefulDataset): make_data_loader gives it a StatefulDataLoader.
-  static constexpr bool is_stateful = detail::is_optional_v<BatchType>;
+  static constexpr bool is_stateful = ::ember::detail::is_optional_v<BatchType>;
 
   virtual ~BatchDataset() = default;
   virtual Batch get_batch(BatchRequest request) = 0;

@@ -99,7 +99,10 @@ struct ChunkDatasetOptions {
 #undef EMBER_CHUNK_ARG
 };
 
-namespace detail {
+}  // namespace ember::data::datasets
+
+// Beside the loader's WorkQueue (see base.h on why not in ember::data::datasets::detail).
+namespace ember::data::detail {
 
 // One epoch's hand-over between the preloaders and the consumer: a queue of batches, each either
 // examples or the exception that reading a chunk threw.
@@ -227,7 +230,9 @@ class ChunkBatchBuffer {
   bool stopped_ = false;
 };
 
-}  // namespace detail
+}  // namespace ember::data::detail
+
+namespace ember::data::datasets {
 
 // ChunkReader: a ChunkDataReader (or any type with read_chunk, chunk_count, reset) that names its
 // chunk type BatchType, as libtorch requires. The dataset is neither copyable nor movable: give it

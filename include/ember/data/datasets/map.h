@@ -8,31 +8,31 @@
 
 #include "ember/data/datasets/base.h"
 
-namespace ember::data::datasets {
-
-namespace detail {
-template <bool Optional, class T>
-using optional_if_t = std::conditional_t<Optional, std::optional<T>, T>;
-
+namespace ember::detail {
+// The transform's batch, optional when the source dataset is stateful.
 template <class SourceDataset, class AppliedTransform>
-using MapOutputBatch = optional_if_t<is_stateful_v<SourceDataset>, typename AppliedTransform::OutputBatchType>;
-}  // namespace detail
+using MapOutputBatch = std::conditional_t<is_stateful_dataset_v<SourceDataset>,
+                                          std::optional<typename AppliedTransform::OutputBatchType>,
+                                          typename AppliedTransform::OutputBatchType>;
+}  // namespace ember::detail
+
+namespace ember::data::datasets {
 
 template <class SourceDataset, class AppliedTransform>
 class MapDataset : public BatchDataset<MapDataset<SourceDataset, AppliedTransform>,
-                                       detail::MapOutputBatch<SourceDataset, AppliedTransform>,
+                                       ::ember::detail::MapOutputBatch<SourceDataset, AppliedTransform>,
                                        typename SourceDataset::BatchRequestType> {
  public:
   using DatasetType = SourceDataset;
   using TransformType = AppliedTransform;
   using BatchRequestType = typename SourceDataset::BatchRequestType;
-  using OutputBatchType = detail::MapOutputBatch<SourceDataset, AppliedTransform>;
+  using OutputBatchType = ::ember::detail::MapOutputBatch<SourceDataset, AppliedTransform>;
 
   MapDataset(SourceDataset dataset, AppliedTransform transform)
       : dataset_(std::move(dataset)), transform_(std::move(transform)) {}
 
   OutputBatchType get_batch(BatchRequestType request) override {
-    if constexpr (detail::is_stateful_v<SourceDataset>) {
+    if constexpr (::ember::detail::is_stateful_dataset_v<SourceDataset>) {
       auto batch = dataset_.get_batch(std::move(request));
       if (!batch) return std::nullopt;
       return transform_.apply_batch(std::move(*batch));

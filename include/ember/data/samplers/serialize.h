@@ -21,9 +21,7 @@
 #include "ember/factory.h"
 #include "ember/serialize/archive.h"
 
-namespace ember::data::samplers {
-
-namespace detail {
+namespace ember::data::detail {
 inline void write_count(serialize::OutputArchive& archive, const std::string& key, size_t value) {
   archive.write(key, scalar_tensor(static_cast<int64_t>(value), TensorOptions().dtype(kLong)), /*is_buffer=*/true);
 }
@@ -34,12 +32,16 @@ inline size_t read_count(serialize::InputArchive& archive, const std::string& ke
   EMBER_CHECK(count >= 0, "Sampler::load", "\"", key, "\" must be non-negative, got ", count);
   return static_cast<size_t>(count);
 }
-}  // namespace detail
+}  // namespace ember::data::detail
+
+namespace ember::data::samplers {
 
 inline void SequentialSampler::save(serialize::OutputArchive& archive) const {
   detail::write_count(archive, "index", index_);
 }
-inline void SequentialSampler::load(serialize::InputArchive& archive) { index_ = detail::read_count(archive, "index"); }
+inline void SequentialSampler::load(serialize::InputArchive& archive) {
+  index_ = detail::read_count(archive, "index");
+}
 
 inline void RandomSampler::save(serialize::OutputArchive& archive) const {
   std::vector<int64_t> indices(indices_.begin(), indices_.end());
