@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "parity/parity.h"
 
@@ -159,6 +160,111 @@ TEST(DataParity, StreamSampler) {
     }
     e.reset(7);
     t.reset(7);
+  }
+}
+
+// ---- ChunkDataset --------------------------------------------------------------------------------
+
+namespace {
+
+// One reader's logic for both libraries: chunk c holds sizes[c] ints from 1000 * c.
+template <class Base>
+struct IntChunks : Base {
+  using BatchType = std::vector<int>;
+  explicit IntChunks(std::vector<size_t> sizes) : sizes(std::move(sizes)) {}
+  std::vector<int> read_chunk(size_t c) override {
+    std::vector<int> chunk(sizes.at(c));
+    for (size_t i = 0; i < chunk.size(); ++i) chunk[i] = static_cast<int>(1000 * c + i);
+    return chunk;
+  }
+  size_t chunk_count() override { return sizes.size(); }
+  void reset() override {}
+  std::vector<size_t> sizes;
+};
+using EmberChunks = IntChunks<ember::data::datasets::ChunkDataReader<int>>;
+using TorchChunks = IntChunks<torch::data::datasets::ChunkDataReader<int>>;
+
+// Every batch of `epochs` epochs of a dataset (reset before each).
+template <class D>
+std::vector<std::vector<int>> batches_of(D& dataset, int epochs) {
+  std::vector<std::vector<int>> batches;
+  for (int e = 0; e < epochs; ++e) {
+    dataset.reset();
+    while (auto batch = dataset.get_batch()) batches.push_back(std::move(*batch));
+    batches.push_back({-1});  // the epoch's end
+  }
+  return batches;
+}
+
+const std::vector<std::vector<size_t>> kChunkSizes = {
+    {5}, {3, 5, 0, 4, 1}, {7, 7, 7, 7}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}};
+
+}  // namespace
+
+// With sequential chunk and example samplers and one preloader, the batches (made across chunk
+// boundaries) and the end of each epoch are libtorch's, for every batch size, cache size and
+// cross-chunk count.
+TEST(DataParity, ChunkDatasetSequential) {
+  namespace ed = ember::data::datasets;
+  namespace td = torch::data::datasets;
+  using ESeq = ember::data::samplers::SequentialSampler;
+  using TSeq = torch::data::samplers::SequentialSampler;
+  for (const auto& sizes : kChunkSizes)
+    for (size_t batch_size : {1, 2, 3, 4, 7, 16})
+      for (size_t cache_extra : {0, 5, 2048})
+        for (size_t cross : {1, 2, 3}) {
+          SCOPED_TRACE(::testing::Message() << sizes.size() << " chunks, batch " << batch_size << ", cache "
+                                            << batch_size + cache_extra << ", cross " << cross);
+          const size_t cache = batch_size + cache_extra;
+          ed::ChunkDataset<EmberChunks, ESeq, ESeq> e(EmberChunks(sizes), ESeq(0), ESeq(0),
+                                                      ed::ChunkDatasetOptions(1, batch_size, cache, cross));
+          td::ChunkDataset<TorchChunks, TSeq, TSeq> t(TorchChunks(sizes), TSeq(0), TSeq(0),
+                                                      td::ChunkDatasetOptions(1, batch_size, cache, cross));
+          EXPECT_EQ(batches_of(e, 2), batches_of(t, 2));
+        }
+}
+
+// The same through each library's make_data_loader (a StatefulDataLoader over a shared dataset).
+TEST(DataParity, ChunkDatasetThroughTheLoader) {
+  namespace ed = ember::data::datasets;
+  namespace td = torch::data::datasets;
+  using ESeq = ember::data::samplers::SequentialSampler;
+  using TSeq = torch::data::samplers::SequentialSampler;
+  for (size_t batch_size : {1, 3, 8}) {
+    const std::vector<size_t>& sizes = kChunkSizes.back();
+    auto e = ember::data::make_data_loader(
+        ed::make_shared_dataset<ed::ChunkDataset<EmberChunks, ESeq, ESeq>>(EmberChunks(sizes), ESeq(0), ESeq(0),
+                                                                            ed::ChunkDatasetOptions(1, batch_size)),
+        ember::data::DataLoaderOptions(batch_size));
+    auto t = torch::data::make_data_loader(
+        td::make_shared_dataset<td::ChunkDataset<TorchChunks, TSeq, TSeq>>(TorchChunks(sizes), TSeq(0), TSeq(0),
+                                                                            td::ChunkDatasetOptions(1, batch_size)),
+        torch::data::DataLoaderOptions(batch_size));
+    for (int epoch = 0; epoch < 2; ++epoch) {
+      std::vector<std::vector<int>> eb, tb;
+      for (auto& b : *e) eb.push_back(b);
+      for (auto& b : *t) tb.push_back(b);
+      EXPECT_EQ(eb.size(), (66 + batch_size - 1) / batch_size);
+      EXPECT_EQ(eb, tb) << "batch " << batch_size << ", epoch " << epoch;
+    }
+  }
+}
+
+// Random chunk and example samplers draw from each library's global generator, in the same order
+// (the chunk permutation at reset, then one permutation per read): after the same manual_seed the
+// batches are libtorch's too.
+TEST(DataParity, ChunkDatasetRandomAfterTheSameSeed) {
+  namespace ed = ember::data::datasets;
+  namespace td = torch::data::datasets;
+  for (size_t cross : {1, 2}) {
+    const std::vector<size_t>& sizes = kChunkSizes.back();
+    ember::manual_seed(11);
+    torch::manual_seed(11);
+    ed::ChunkDataset<EmberChunks> e(EmberChunks(sizes), ember::data::samplers::RandomSampler(0),
+                                    ember::data::samplers::RandomSampler(0), ed::ChunkDatasetOptions(1, 4, 8, cross));
+    td::ChunkDataset<TorchChunks> t(TorchChunks(sizes), torch::data::samplers::RandomSampler(0),
+                                    torch::data::samplers::RandomSampler(0), td::ChunkDatasetOptions(1, 4, 8, cross));
+    EXPECT_EQ(batches_of(e, 2), batches_of(t, 2)) << "cross " << cross;
   }
 }
 

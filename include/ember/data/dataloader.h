@@ -2,7 +2,8 @@
 // loader whose range-for yields the batches of one epoch. With workers(n > 0), n threads build
 // up to max_jobs batches ahead of the consumer, each with its own copy of the dataset; batches
 // still arrive in the sampler's order, and an exception thrown while building a batch is
-// rethrown to the consumer when that batch is due.
+// rethrown to the consumer when that batch is due. A stateful dataset gets a StatefulDataLoader
+// instead, which has no sampler.
 #pragma once
 #include <cstdint>
 #include <exception>
@@ -11,10 +12,12 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "ember/data/dataloader_options.h"
+#include "ember/data/datasets/base.h"
 #include "ember/data/detail/work_queue.h"
 #include "ember/data/samplers/random.h"
 #include "ember/data/samplers/sequential.h"
@@ -156,9 +159,114 @@ class StatelessDataLoader {
   bool joined_ = false;
 };
 
+// A stateful dataset (a StatefulDataset, a ChunkDataset behind make_shared_dataset, either
+// mapped) keeps its own place in the epoch: the loader asks it for batch_size examples until it
+// answers nullopt, and begin() resets it. With workers(n > 0) all n threads call get_batch on
+// the one dataset the loader holds (as libtorch's), up to max_jobs requests ahead; with
+// enforce_ordering the batches come back in the order of the requests. An exception from
+// get_batch is rethrown when its batch is due, and the epoch goes on after it.
+template <class Dataset>
+class StatefulDataLoader {
+ public:
+  using BatchType = typename Dataset::BatchType::value_type;
+  using BatchRequestType = typename Dataset::BatchRequestType;
+
+  StatefulDataLoader(Dataset dataset, DataLoaderOptions options)
+      : options_(options), dataset_(std::move(dataset)) {
+    EMBER_CHECK(options_.batch_size > 0, "DataLoader", "batch_size must be positive");
+    EMBER_CHECK(options_.workers == 0 || options_.max_jobs > 0, "DataLoader",
+                "max_jobs must be positive when there are workers");
+    for (size_t w = 0; w < options_.workers; ++w) {
+      workers_.emplace_back([this] { worker_thread(); });
+    }
+  }
+  ~StatefulDataLoader() { join(); }
+  StatefulDataLoader(const StatefulDataLoader&) = delete;
+  StatefulDataLoader& operator=(const StatefulDataLoader&) = delete;
+
+  // Starts an epoch: requests of an unfinished one are dropped (the ones being answered finish
+  // first), then the dataset is reset.
+  Iterator<BatchType> begin() {
+    EMBER_CHECK(!joined_, "DataLoader", "begin() called after join()");
+    if (options_.workers > 0) queue_.drain();
+    dataset_.reset();
+    next_sequence_ = 0;
+    next_result_ = 0;
+    pending_ = 0;
+    prefetch(options_.max_jobs);
+    return Iterator<BatchType>([this] { return next(); });
+  }
+  Iterator<BatchType> end() { return Iterator<BatchType>(); }
+
+  // Stops the workers once the requests being answered return; the loader yields nothing afterwards.
+  void join() {
+    if (joined_) return;
+    joined_ = true;
+    queue_.quit();
+    for (auto& worker : workers_) worker.join();
+  }
+
+  const FullDataLoaderOptions& options() const noexcept { return options_; }
+
+ private:
+  using Queue = detail::WorkQueue<BatchRequestType, typename Dataset::BatchType>;
+
+  void worker_thread() {
+    while (auto job = queue_.pop_job()) {
+      typename Queue::Result result;
+      try {
+        result.batch.emplace(dataset_.get_batch(std::move(job->request)));
+      } catch (...) {
+        result.error = std::current_exception();
+      }
+      queue_.push_result(job->sequence, std::move(result));
+    }
+  }
+
+  void prefetch(size_t jobs) {
+    if (options_.workers == 0) return;
+    for (size_t i = 0; i < jobs; ++i) {
+      queue_.push_job(next_sequence_++, BatchRequestType(options_.batch_size));
+      ++pending_;
+    }
+  }
+
+  std::optional<BatchType> next() {
+    if (options_.workers == 0) return dataset_.get_batch(BatchRequestType(options_.batch_size));
+    // An answer of nullopt is the end of the dataset's epoch: no request replaces it, and once
+    // every request sent out has been answered the loader's epoch ends too.
+    while (pending_ > 0) {
+      std::optional<uint64_t> wanted;
+      if (options_.enforce_ordering) wanted = next_result_;
+      auto result = queue_.pop_result(wanted, options_.timeout);
+      ++next_result_;
+      --pending_;
+      if (result.error) {
+        prefetch(1);
+        std::rethrow_exception(result.error);
+      }
+      if (*result.batch) {
+        prefetch(1);
+        return std::move(**result.batch);
+      }
+    }
+    return std::nullopt;
+  }
+
+  FullDataLoaderOptions options_;
+  Dataset dataset_;  // the workers' too
+  Queue queue_;
+  std::vector<std::thread> workers_;
+  uint64_t next_sequence_ = 0;  // of the next request sent out
+  uint64_t next_result_ = 0;    // of the next answer due
+  size_t pending_ = 0;          // requests sent out and not yet answered to the consumer
+  bool joined_ = false;
+};
+
 // libtorch's template order: make_data_loader<SequentialSampler>(dataset, 64) names the sampler of
 // the form below, never this one (whose first parameter is the dataset's type).
 template <class Dataset, class Sampler>
+  requires(!::ember::detail::is_stateful_dataset_v<Dataset>)
 std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(Dataset dataset, Sampler sampler,
                                                                         DataLoaderOptions options) {
   return std::make_unique<StatelessDataLoader<Dataset, Sampler>>(std::move(dataset), std::move(sampler),
@@ -167,11 +275,20 @@ std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(Dataset 
 
 // The sampler is built over the dataset's size; as libtorch's, the default one shuffles.
 template <class Sampler = samplers::RandomSampler, class Dataset>
+  requires(!::ember::detail::is_stateful_dataset_v<Dataset> && std::is_constructible_v<Sampler, size_t>)
 std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(Dataset dataset,
                                                                         DataLoaderOptions options = DataLoaderOptions()) {
   const std::optional<size_t> size = dataset.size();
   EMBER_CHECK(size.has_value(), "make_data_loader", "the dataset has no size, so no sampler can be built for it");
   return make_data_loader(std::move(dataset), Sampler(*size), std::move(options));
+}
+
+// A stateful dataset needs no sampler: it hands out its own batches.
+template <class Dataset>
+  requires ::ember::detail::is_stateful_dataset_v<Dataset>
+std::unique_ptr<StatefulDataLoader<Dataset>> make_data_loader(Dataset dataset,
+                                                              DataLoaderOptions options = DataLoaderOptions()) {
+  return std::make_unique<StatefulDataLoader<Dataset>>(std::move(dataset), std::move(options));
 }
 
 }  // namespace ember::data

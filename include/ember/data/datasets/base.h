@@ -4,11 +4,28 @@
 #pragma once
 #include <cstddef>
 #include <optional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "ember/array_ref.h"
 #include "ember/data/example.h"
+
+// In ember::detail: a `detail` namespace nearer to the datasets would hide ember::detail from
+// code written inside ember::data::datasets (src/data/mnist.cpp calls detail::fail).
+namespace ember::detail {
+template <class T>
+inline constexpr bool is_optional_v = false;
+template <class T>
+inline constexpr bool is_optional_v<std::optional<T>> = true;
+
+// D::is_stateful, and false for a dataset of a program's own that does not derive from BatchDataset.
+template <class D>
+inline constexpr bool is_stateful_dataset_v = false;
+template <class D>
+  requires requires { D::is_stateful; }
+inline constexpr bool is_stateful_dataset_v<D> = D::is_stateful;
+}  // namespace ember::detail
 
 namespace ember::data::datasets {
 
@@ -24,6 +41,9 @@ class BatchDataset {
   using SelfType = Self;
   using BatchType = Batch;
   using BatchRequestType = BatchRequest;
+  // A dataset whose batches are optional keeps a position of its own and ends its epoch with
+  // nullopt (a StatefulDataset): make_data_loader gives it a StatefulDataLoader.
+  static constexpr bool is_stateful = ::ember::detail::is_optional_v<BatchType>;
 
   virtual ~BatchDataset() = default;
   virtual Batch get_batch(BatchRequest request) = 0;
@@ -54,5 +74,9 @@ class Dataset : public BatchDataset<Self, std::vector<SingleExample>> {
     return batch;
   }
 };
+
+// A dataset asked for a number of examples rather than for indices, as libtorch's.
+template <class Self, class Batch = std::vector<Example<>>>
+using StreamDataset = BatchDataset<Self, Batch, size_t>;
 
 }  // namespace ember::data::datasets

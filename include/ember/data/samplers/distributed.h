@@ -11,6 +11,11 @@
 
 #include "ember/data/samplers/base.h"
 
+namespace ember::serialize {
+class OutputArchive;
+class InputArchive;
+}  // namespace ember::serialize
+
 namespace ember::data::samplers {
 
 template <class BatchRequest = std::vector<size_t>>
@@ -41,6 +46,9 @@ class DistributedRandomSampler : public DistributedSampler<> {
   void reset(std::optional<size_t> new_size = std::nullopt) override;
   std::optional<std::vector<size_t>> next(size_t batch_size) override;
   size_t index() const noexcept { return sample_index_; }  // as libtorch: from the start of all indices
+  // The sampler's place in its epoch, as libtorch's (defined in ember/data/samplers/serialize.h).
+  inline void save(serialize::OutputArchive& archive) const;
+  inline void load(serialize::InputArchive& archive);
 
  private:
   size_t begin_index_ = 0, end_index_ = 0, sample_index_ = 0;
@@ -53,6 +61,9 @@ class DistributedSequentialSampler : public DistributedSampler<> {
   void reset(std::optional<size_t> new_size = std::nullopt) override;
   std::optional<std::vector<size_t>> next(size_t batch_size) override;
   size_t index() const noexcept { return sample_index_; }  // as libtorch: from the start of all indices
+  // The sampler's place in its epoch, as libtorch's (defined in ember/data/samplers/serialize.h).
+  inline void save(serialize::OutputArchive& archive) const;
+  inline void load(serialize::InputArchive& archive);
 
  private:
   void place();

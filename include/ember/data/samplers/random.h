@@ -12,6 +12,11 @@ namespace ember {
 class Generator;
 }
 
+namespace ember::serialize {
+class OutputArchive;
+class InputArchive;
+}  // namespace ember::serialize
+
 namespace ember::data::samplers {
 
 class RandomSampler : public Sampler<> {
@@ -26,6 +31,9 @@ class RandomSampler : public Sampler<> {
   void reset(std::optional<size_t> new_size = std::nullopt) override;
   std::optional<std::vector<size_t>> next(size_t batch_size) override;
   size_t index() const noexcept { return index_; }
+  // The sampler's place in its epoch, as libtorch's (defined in ember/data/samplers/serialize.h).
+  inline void save(serialize::OutputArchive& archive) const;
+  inline void load(serialize::InputArchive& archive);
 
  private:
   std::unique_ptr<Generator> generator_;  // null: the global generator

@@ -7,6 +7,11 @@
 
 #include "ember/data/samplers/base.h"
 
+namespace ember::serialize {
+class OutputArchive;
+class InputArchive;
+}  // namespace ember::serialize
+
 namespace ember::data::samplers {
 
 // libtorch's request of "this many examples" (a CustomBatchRequest there).
@@ -31,6 +36,9 @@ class StreamSampler : public Sampler<BatchSize> {
     examples_retrieved_so_far_ += batch_size;
     return BatchSize(batch_size);
   }
+  // The sampler's place in its epoch, as libtorch's (defined in ember/data/samplers/serialize.h).
+  inline void save(serialize::OutputArchive& archive) const;
+  inline void load(serialize::InputArchive& archive);
 
  private:
   size_t examples_retrieved_so_far_ = 0;
