@@ -65,6 +65,22 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, Generator* generato
 Tensor randperm(int64_t n, TensorOptions options = {});
 Tensor randperm(int64_t n, Generator* generator, TensorOptions options = {});
 Tensor normal(double mean, double std, IntArrayRef sizes, Generator* generator = nullptr, TensorOptions options = {});
+// libtorch's spelling with a generator object (torch::randn(sizes, gen))
+inline Tensor rand(IntArrayRef sizes, Generator& generator, TensorOptions options = {}) {
+  return rand(sizes, &generator, options);
+}
+inline Tensor randn(IntArrayRef sizes, Generator& generator, TensorOptions options = {}) {
+  return randn(sizes, &generator, options);
+}
+inline Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, Generator& generator, TensorOptions options = {}) {
+  return randint(low, high, sizes, &generator, options);
+}
+inline Tensor randint(int64_t high, IntArrayRef sizes, Generator& generator, TensorOptions options = {}) {
+  return randint(0, high, sizes, &generator, options);
+}
+inline Tensor randperm(int64_t n, Generator& generator, TensorOptions options = {}) {
+  return randperm(n, &generator, options);
+}
 // With a tensor mean or std (broadcast): libtorch's draws; mean and std get zero gradients.
 Tensor normal(const Tensor& mean, const Tensor& std, Generator* generator = nullptr);
 Tensor normal(const Tensor& mean, double std = 1, Generator* generator = nullptr);

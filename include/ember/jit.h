@@ -135,6 +135,12 @@ class IValue {
 
   Tag tag() const { return tag_; }
   const char* tag_name() const;
+  // libtorch's name of the kind: "Tensor", "Double", "Int", "GenericList", ...
+  std::string tagKind() const {
+    static const char* const kKinds[] = {"None",  "Tensor",      "Double",      "Int",    "Bool",    "String",
+                                         "Tuple", "GenericList", "GenericDict", "Object", "Function"};
+    return kKinds[static_cast<int>(tag_)];
+  }
   bool isNone() const { return tag() == Tag::None; }
   bool isTensor() const { return tag() == Tag::Tensor; }
   bool isDouble() const { return tag() == Tag::Double; }
@@ -521,6 +527,9 @@ class Method {
   std::string name_;
 };
 
+// The interpreter's operand stack, as libtorch names it (custom operators and Method calls pass one)
+using Stack = std::vector<IValue>;
+
 // Files stored beside a module in its archive (<archive>/extra/<name>), as libtorch's.
 using ExtraFilesMap = std::unordered_map<std::string, std::string>;
 
@@ -534,6 +543,11 @@ class Module {
   IValue forward(std::vector<IValue> inputs) const { return get_method("forward")(std::move(inputs)); }
   Method get_method(const std::string& name) const;
   bool has_method(const std::string& name) const;
+  std::optional<Method> find_method(const std::string& name) const {
+    return has_method(name) ? std::optional<Method>(get_method(name)) : std::nullopt;
+  }
+  // The methods of the module's class (not its submodules'), by name.
+  std::vector<Method> get_methods() const;
   template <class... Args>
   IValue run_method(const std::string& name, Args&&... args) const {
     return get_method(name)(std::vector<IValue>{IValue(std::forward<Args>(args))...});

@@ -168,6 +168,12 @@ GenericDict toGenericDict(const ::ember::jit::Dict<K, V>& dict) {
   return dict.generic();
 }
 }  // namespace c10::impl
+namespace at::detail {
+// A CPU generator of its own (libtorch's at::detail::createCPUGenerator): `auto gen =
+// at::detail::createCPUGenerator(42); torch::randn({3}, gen);`. Ember's Generator is the state
+// itself, not a handle: it is passed by reference and not copied.
+inline ::ember::Generator createCPUGenerator(uint64_t seed = 67280421310721ull) { return ::ember::Generator(seed); }
+}  // namespace at::detail
 namespace caffe2 {
 using TypeMeta = ::ember::TypeMeta;  // what Tensor::dtype() returns
 }  // namespace caffe2

@@ -350,6 +350,16 @@ Method Module::get_method(const std::string& name) const {
 
 bool Module::has_method(const std::string& name) const { return checked(obj_)->type->method(name) != nullptr; }
 
+std::vector<Method> Module::get_methods() const {
+  const auto& obj = checked(obj_);
+  std::vector<std::string> names;
+  for (const auto& entry : obj->type->methods) names.push_back(entry.first);
+  std::sort(names.begin(), names.end());
+  std::vector<Method> out;
+  for (std::string& name : names) out.push_back(Method(obj, std::move(name)));
+  return out;
+}
+
 void Module::train(bool on) {
   walk(checked(obj_), "", true, [on](const std::shared_ptr<Object>& o, const std::string&) {
     if (IValue* t = o->find("training")) *t = IValue(on);

@@ -604,6 +604,30 @@ TEST(JitParity, DeploymentApi) {
   EXPECT_THROW(ember::jit::load(path, ember::Device(ember::kCUDA, 0)), ember::Error);
   EXPECT_THROW(torch::jit::load(path, torch::Device(torch::kCUDA, 0)), c10::Error);
 
+  // methods by name
+  EXPECT_TRUE(em.find_method("forward").has_value());
+  EXPECT_FALSE(em.find_method("no_such_method").has_value());
+  EXPECT_EQ(em.find_method("no_such_method").has_value(), tm.find_method("no_such_method").has_value());
+  std::vector<std::string> e_methods, t_methods;
+  for (const auto& m : em.get_methods()) e_methods.push_back(m.name());
+  for (const auto& m : tm.get_methods()) t_methods.push_back(m.name());
+  std::sort(t_methods.begin(), t_methods.end());  // (Ember lists them by name)
+  EXPECT_EQ(e_methods, t_methods);
+  ember::jit::Stack stack{ember::jit::IValue(ember::ones({1, 3, 16, 16}))};
+  EXPECT_EQ((*em.find_method("forward"))(stack).toTensor().dim(), 2);
+  for (const auto& [e, t] : std::vector<std::pair<ember::jit::IValue, torch::jit::IValue>>{
+           {ember::jit::IValue(), torch::jit::IValue()},
+           {ember::jit::IValue(1.5), torch::jit::IValue(1.5)},
+           {ember::jit::IValue(int64_t{2}), torch::jit::IValue(int64_t{2})},
+           {ember::jit::IValue(true), torch::jit::IValue(true)},
+           {ember::jit::IValue("s"), torch::jit::IValue("s")},
+           {ember::jit::IValue(ember::ones({1})), torch::jit::IValue(torch::ones({1}))},
+           {ember::jit::IValue::tuple(1, 2), torch::jit::IValue(std::make_tuple(1, 2))},
+           {ember::jit::IValue(ember::jit::List<int64_t>({1})), torch::jit::IValue(c10::List<int64_t>({1}))},
+           {ember::jit::IValue(ember::jit::GenericDict()),
+            torch::jit::IValue(c10::impl::GenericDict(c10::StringType::get(), c10::AnyType::get()))}})
+    EXPECT_EQ(e.tagKind(), t.tagKind());
+
   // named_attributes: names, order and kinds
   const auto ta = tm.named_attributes();
   const auto ea = em.named_attributes();

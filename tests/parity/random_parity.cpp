@@ -92,6 +92,20 @@ TEST(RandomParity, RandAndRandnInEveryDtypeAndSize) {
   EXPECT_TRUE(StreamsAligned());
 }
 
+// A generator of the program's own (at::detail::createCPUGenerator), passed to the factories
+// as libtorch's spelling does: the same draws, and the global stream untouched.
+TEST(RandomParity, OwnGeneratorObject) {
+  seed_both(11);
+  auto egen = ember::Generator(123);
+  at::Generator tgen = at::detail::createCPUGenerator(123);
+  EXPECT_TRUE(Same(ember::randn({7}, egen), torch::randn({7}, tgen)));
+  EXPECT_TRUE(Same(ember::rand({3, 2}, egen, ember::kDouble), torch::rand({3, 2}, tgen, torch::kDouble)));
+  EXPECT_TRUE(Same(ember::randint(2, 9, {5}, egen), torch::randint(2, 9, {5}, tgen)));
+  EXPECT_TRUE(Same(ember::randint(4, {6}, egen), torch::randint(4, {6}, tgen)));
+  EXPECT_TRUE(Same(ember::randperm(8, egen), torch::randperm(8, tgen)));
+  EXPECT_TRUE(StreamsAligned());  // the global generators drew nothing
+}
+
 // libtorch runs its float32 Box-Muller on AVX2 here; a million draws cover its log and sincos.
 TEST(RandomParity, RandnOfAMillionFloats) {
   seed_both(2024);

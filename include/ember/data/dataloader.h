@@ -58,145 +58,26 @@ class Iterator {
   std::optional<Batch> batch_;
 };
 
-template <class Dataset, class Sampler>
-class StatelessDataLoader {
+// What both loaders share: the options' checks, the worker threads (each answers requests with
+// Self::answer(worker, request), `worker` its index), the epoch's bookkeeping, the hand-back of
+// answers in request order (with enforce_ordering) and join(). Self supplies answer(),
+// start_epoch() (the sampler's or the dataset's reset), next_request() and next().
+template <class Self, class Request, class Answer>
+class DataLoaderBase {
  public:
-  using BatchType = typename Dataset::BatchType;
-  using BatchRequestType = typename Sampler::BatchRequestType;
-
-  StatelessDataLoader(Dataset dataset, Sampler sampler, DataLoaderOptions options)
-      : options_(options), sampler_(std::move(sampler)) {
-    EMBER_CHECK(options_.batch_size > 0, "DataLoader", "batch_size must be positive");
-    EMBER_CHECK(options_.workers == 0 || options_.max_jobs > 0, "DataLoader",
-                "max_jobs must be positive when there are workers");
-    for (size_t w = 0; w < options_.workers; ++w) {
-      workers_.emplace_back([this, dataset]() mutable { worker_thread(dataset); });
-    }
-    if (options_.workers == 0) main_thread_dataset_.emplace(std::move(dataset));
-  }
-  ~StatelessDataLoader() { join(); }
-  StatelessDataLoader(const StatelessDataLoader&) = delete;
-  StatelessDataLoader& operator=(const StatelessDataLoader&) = delete;
-
-  // Starts an epoch: a new pass of the sampler; batches of an unfinished epoch are dropped.
-  Iterator<BatchType> begin() {
-    EMBER_CHECK(!joined_, "DataLoader", "begin() called after join()");
-    if (options_.workers > 0) queue_.drain();
-    sampler_.reset(std::nullopt);
-    next_sequence_ = 0;
-    next_result_ = 0;
-    pending_ = 0;
-    prefetch(options_.max_jobs);
-    return Iterator<BatchType>([this] { return next(); });
-  }
-  Iterator<BatchType> end() { return Iterator<BatchType>(); }
-
-  // Stops the workers (pending batches are dropped); the loader yields nothing afterwards.
-  void join() {
-    if (joined_) return;
-    joined_ = true;
-    queue_.quit();
-    for (auto& worker : workers_) worker.join();
-  }
-
-  const FullDataLoaderOptions& options() const noexcept { return options_; }
-
- private:
-  using Queue = detail::WorkQueue<BatchRequestType, BatchType>;
-
-  void worker_thread(Dataset& dataset) {
-    while (auto job = queue_.pop_job()) {
-      typename Queue::Result result;
-      try {
-        result.batch.emplace(dataset.get_batch(std::move(job->request)));
-      } catch (...) {
-        result.error = std::current_exception();
-      }
-      queue_.push_result(job->sequence, std::move(result));
-    }
-  }
-
-  std::optional<BatchRequestType> next_request() {
-    auto request = sampler_.next(options_.batch_size);
-    if (request && options_.drop_last && request->size() < options_.batch_size) return std::nullopt;
-    return request;
-  }
-
-  void prefetch(size_t jobs) {
-    for (size_t i = 0; i < jobs; ++i) {
-      auto request = next_request();
-      if (!request) return;
-      queue_.push_job(next_sequence_++, std::move(*request));
-      ++pending_;
-    }
-  }
-
-  std::optional<BatchType> next() {
-    if (options_.workers == 0) {
-      auto request = next_request();
-      if (!request) return std::nullopt;
-      return main_thread_dataset_->get_batch(std::move(*request));
-    }
-    if (pending_ == 0) return std::nullopt;
-    std::optional<uint64_t> wanted;
-    if (options_.enforce_ordering) wanted = next_result_;
-    auto result = queue_.pop_result(wanted, options_.timeout);
-    ++next_result_;
-    --pending_;
-    prefetch(1);
-    if (result.error) std::rethrow_exception(result.error);
-    return std::move(result.batch);
-  }
-
-  FullDataLoaderOptions options_;
-  Sampler sampler_;
-  Queue queue_;
-  std::vector<std::thread> workers_;
-  std::optional<Dataset> main_thread_dataset_;
-  uint64_t next_sequence_ = 0;  // of the next job sent out
-  uint64_t next_result_ = 0;    // of the next batch due
-  size_t pending_ = 0;          // jobs sent out and not yet handed to the consumer
-  bool joined_ = false;
-};
-
-// A stateful dataset (a StatefulDataset, a ChunkDataset behind make_shared_dataset, either
-// mapped) keeps its own place in the epoch: the loader asks it for batch_size examples until it
-// answers nullopt, and begin() resets it. With workers(n > 0) all n threads call get_batch on
-// the one dataset the loader holds (as libtorch's), up to max_jobs requests ahead; with
-// enforce_ordering the batches come back in the order of the requests. An exception from
-// get_batch is rethrown when its batch is due, and the epoch goes on after it.
-template <class Dataset>
-class StatefulDataLoader {
- public:
-  using BatchType = typename Dataset::BatchType::value_type;
-  using BatchRequestType = typename Dataset::BatchRequestType;
-
-  StatefulDataLoader(Dataset dataset, DataLoaderOptions options)
-      : options_(options), dataset_(std::move(dataset)) {
-    EMBER_CHECK(options_.batch_size > 0, "DataLoader", "batch_size must be positive");
-    EMBER_CHECK(options_.workers == 0 || options_.max_jobs > 0, "DataLoader",
-                "max_jobs must be positive when there are workers");
-    for (size_t w = 0; w < options_.workers; ++w) {
-      workers_.emplace_back([this] { worker_thread(); });
-    }
-  }
-  ~StatefulDataLoader() { join(); }
-  StatefulDataLoader(const StatefulDataLoader&) = delete;
-  StatefulDataLoader& operator=(const StatefulDataLoader&) = delete;
-
   // Starts an epoch: requests of an unfinished one are dropped (the ones being answered finish
-  // first), then the dataset is reset.
-  Iterator<BatchType> begin() {
+  // first), then Self's epoch starts.
+  auto begin() {
     EMBER_CHECK(!joined_, "DataLoader", "begin() called after join()");
     if (options_.workers > 0) queue_.drain();
-    dataset_.reset();
+    self().start_epoch();
     next_sequence_ = 0;
     next_result_ = 0;
     pending_ = 0;
     prefetch(options_.max_jobs);
-    return Iterator<BatchType>([this] { return next(); });
+    return Iterator<typename Self::BatchType>([this] { return self().next(); });
   }
-  Iterator<BatchType> end() { return Iterator<BatchType>(); }
+  auto end() { return Iterator<typename Self::BatchType>(); }
 
   // Stops the workers once the requests being answered return; the loader yields nothing afterwards.
   void join() {
@@ -208,14 +89,55 @@ class StatefulDataLoader {
 
   const FullDataLoaderOptions& options() const noexcept { return options_; }
 
- private:
-  using Queue = detail::WorkQueue<BatchRequestType, typename Dataset::BatchType>;
+ protected:
+  using Queue = detail::WorkQueue<Request, Answer>;
 
-  void worker_thread() {
+  explicit DataLoaderBase(DataLoaderOptions options) : options_(options) {
+    EMBER_CHECK(options_.batch_size > 0, "DataLoader", "batch_size must be positive");
+    EMBER_CHECK(options_.workers == 0 || options_.max_jobs > 0, "DataLoader",
+                "max_jobs must be positive when there are workers");
+  }
+  ~DataLoaderBase() = default;  // (Self joins first: its members outlive the workers)
+  DataLoaderBase(const DataLoaderBase&) = delete;
+  DataLoaderBase& operator=(const DataLoaderBase&) = delete;
+
+  // Called by Self's constructor once the members the workers use are built.
+  void start_workers() {
+    for (size_t w = 0; w < options_.workers; ++w) workers_.emplace_back([this, w] { worker_thread(w); });
+  }
+
+  // Up to `jobs` more requests out to the workers (none without workers).
+  void prefetch(size_t jobs) {
+    if (options_.workers == 0) return;
+    for (size_t i = 0; i < jobs; ++i) {
+      auto request = self().next_request();
+      if (!request) return;
+      queue_.push_job(next_sequence_++, std::move(*request));
+      ++pending_;
+    }
+  }
+
+  // The next answer due (nullopt when none is out), with one more request sent in its place.
+  std::optional<typename Queue::Result> next_answer() {
+    if (pending_ == 0) return std::nullopt;
+    std::optional<uint64_t> wanted;
+    if (options_.enforce_ordering) wanted = next_result_;
+    auto result = queue_.pop_result(wanted, options_.timeout);
+    ++next_result_;
+    --pending_;
+    return result;
+  }
+
+  FullDataLoaderOptions options_;
+
+ private:
+  Self& self() { return static_cast<Self&>(*this); }
+
+  void worker_thread(size_t worker) {
     while (auto job = queue_.pop_job()) {
       typename Queue::Result result;
       try {
-        result.batch.emplace(dataset_.get_batch(std::move(job->request)));
+        result.batch.emplace(self().answer(worker, std::move(job->request)));
       } catch (...) {
         result.error = std::current_exception();
       }
@@ -223,44 +145,109 @@ class StatefulDataLoader {
     }
   }
 
-  void prefetch(size_t jobs) {
-    if (options_.workers == 0) return;
-    for (size_t i = 0; i < jobs; ++i) {
-      queue_.push_job(next_sequence_++, BatchRequestType(options_.batch_size));
-      ++pending_;
-    }
-  }
-
-  std::optional<BatchType> next() {
-    if (options_.workers == 0) return dataset_.get_batch(BatchRequestType(options_.batch_size));
-    // An answer of nullopt is the end of the dataset's epoch: no request replaces it, and once
-    // every request sent out has been answered the loader's epoch ends too.
-    while (pending_ > 0) {
-      std::optional<uint64_t> wanted;
-      if (options_.enforce_ordering) wanted = next_result_;
-      auto result = queue_.pop_result(wanted, options_.timeout);
-      ++next_result_;
-      --pending_;
-      if (result.error) {
-        prefetch(1);
-        std::rethrow_exception(result.error);
-      }
-      if (*result.batch) {
-        prefetch(1);
-        return std::move(**result.batch);
-      }
-    }
-    return std::nullopt;
-  }
-
-  FullDataLoaderOptions options_;
-  Dataset dataset_;  // the workers' too
   Queue queue_;
   std::vector<std::thread> workers_;
   uint64_t next_sequence_ = 0;  // of the next request sent out
   uint64_t next_result_ = 0;    // of the next answer due
   size_t pending_ = 0;          // requests sent out and not yet answered to the consumer
   bool joined_ = false;
+};
+
+template <class Dataset, class Sampler>
+class StatelessDataLoader
+    : public DataLoaderBase<StatelessDataLoader<Dataset, Sampler>, typename Sampler::BatchRequestType,
+                            typename Dataset::BatchType> {
+  using Base = DataLoaderBase<StatelessDataLoader, typename Sampler::BatchRequestType, typename Dataset::BatchType>;
+  friend Base;
+
+ public:
+  using BatchType = typename Dataset::BatchType;
+  using BatchRequestType = typename Sampler::BatchRequestType;
+
+  // Each worker has its own copy of the dataset.
+  StatelessDataLoader(Dataset dataset, Sampler sampler, DataLoaderOptions options)
+      : Base(options), sampler_(std::move(sampler)) {
+    if (this->options_.workers == 0) {
+      main_thread_dataset_.emplace(std::move(dataset));
+    } else {
+      worker_datasets_.reserve(this->options_.workers);
+      for (size_t w = 0; w < this->options_.workers; ++w) worker_datasets_.push_back(dataset);
+    }
+    this->start_workers();
+  }
+  ~StatelessDataLoader() { this->join(); }
+
+ private:
+  BatchType answer(size_t worker, BatchRequestType request) {
+    return worker_datasets_[worker].get_batch(std::move(request));
+  }
+  void start_epoch() { sampler_.reset(std::nullopt); }
+  std::optional<BatchRequestType> next_request() {
+    auto request = sampler_.next(this->options_.batch_size);
+    if (request && this->options_.drop_last && request->size() < this->options_.batch_size) return std::nullopt;
+    return request;
+  }
+  std::optional<BatchType> next() {
+    if (this->options_.workers == 0) {
+      auto request = next_request();
+      if (!request) return std::nullopt;
+      return main_thread_dataset_->get_batch(std::move(*request));
+    }
+    auto result = this->next_answer();
+    if (!result) return std::nullopt;
+    this->prefetch(1);
+    if (result->error) std::rethrow_exception(result->error);
+    return std::move(result->batch);
+  }
+
+  Sampler sampler_;
+  std::vector<Dataset> worker_datasets_;
+  std::optional<Dataset> main_thread_dataset_;
+};
+
+// A stateful dataset (a StatefulDataset, a ChunkDataset behind make_shared_dataset, either
+// mapped) keeps its own place in the epoch: the loader asks it for batch_size examples until it
+// answers nullopt, and begin() resets it. With workers(n > 0) all n threads call get_batch on
+// the one dataset the loader holds (as libtorch's), up to max_jobs requests ahead; with
+// enforce_ordering the batches come back in the order of the requests. An exception from
+// get_batch is rethrown when its batch is due, and the epoch goes on after it.
+template <class Dataset>
+class StatefulDataLoader : public DataLoaderBase<StatefulDataLoader<Dataset>, typename Dataset::BatchRequestType,
+                                                 typename Dataset::BatchType> {
+  using Base = DataLoaderBase<StatefulDataLoader, typename Dataset::BatchRequestType, typename Dataset::BatchType>;
+  friend Base;
+
+ public:
+  using BatchType = typename Dataset::BatchType::value_type;
+  using BatchRequestType = typename Dataset::BatchRequestType;
+
+  StatefulDataLoader(Dataset dataset, DataLoaderOptions options) : Base(options), dataset_(std::move(dataset)) {
+    this->start_workers();
+  }
+  ~StatefulDataLoader() { this->join(); }
+
+ private:
+  typename Dataset::BatchType answer(size_t, BatchRequestType request) { return dataset_.get_batch(std::move(request)); }
+  void start_epoch() { dataset_.reset(); }
+  std::optional<BatchRequestType> next_request() { return BatchRequestType(this->options_.batch_size); }
+  std::optional<BatchType> next() {
+    if (this->options_.workers == 0) return dataset_.get_batch(BatchRequestType(this->options_.batch_size));
+    // An answer of nullopt is the end of the dataset's epoch: no request replaces it, and once
+    // every request sent out has been answered the loader's epoch ends too.
+    while (auto result = this->next_answer()) {
+      if (result->error) {
+        this->prefetch(1);
+        std::rethrow_exception(result->error);
+      }
+      if (*result->batch) {
+        this->prefetch(1);
+        return std::move(**result->batch);
+      }
+    }
+    return std::nullopt;
+  }
+
+  Dataset dataset_;  // the workers' too
 };
 
 // libtorch's template order: make_data_loader<SequentialSampler>(dataset, 64) names the sampler of

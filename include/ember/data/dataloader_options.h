@@ -4,19 +4,9 @@
 #include <cstddef>
 #include <optional>
 
-namespace ember::data {
+#include "ember/data/detail/arg.h"
 
-// A setter `name(value)` returning *this and a getter `name()`, as libtorch's TORCH_ARG.
-#define EMBER_DATA_ARG(T, name)                  \
- public:                                         \
-  auto& name(const T& new_##name) {              \
-    name##_ = new_##name;                        \
-    return *this;                                \
-  }                                              \
-  const T& name() const noexcept { return name##_; } \
-                                                 \
- private:                                        \
-  T name##_
+namespace ember::data {
 
 struct DataLoaderOptions {
   DataLoaderOptions() = default;
@@ -34,7 +24,6 @@ struct DataLoaderOptions {
   // Drops the last batch of an epoch when it is smaller than batch_size.
   EMBER_DATA_ARG(bool, drop_last) = false;
 };
-#undef EMBER_DATA_ARG
 
 // The options with defaults resolved.
 struct FullDataLoaderOptions {

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "ember/data/datasets/stateful.h"
+#include "ember/data/detail/arg.h"
 #include "ember/data/samplers/random.h"
 #include "ember/data/samplers/serialize.h"
 #include "ember/error.h"
@@ -75,28 +76,15 @@ struct ChunkDatasetOptions {
                 "cross_chunk_shuffle_count needs to be greater than 0.");
   }
 
-// A setter `name(value)` returning *this and a getter `name()`, as libtorch's TORCH_ARG.
-#define EMBER_CHUNK_ARG(T, name)                       \
- public:                                               \
-  auto& name(const T& new_##name) {                    \
-    name##_ = new_##name;                              \
-    return *this;                                      \
-  }                                                    \
-  const T& name() const noexcept { return name##_; }   \
-  T& name() noexcept { return name##_; }               \
-                                                       \
- private:                                              \
-  T name##_
 
   // Threads reading chunks ahead of the consumer.
-  EMBER_CHUNK_ARG(size_t, preloader_count);
-  EMBER_CHUNK_ARG(size_t, batch_size);
+  EMBER_DATA_ARG(size_t, preloader_count);
+  EMBER_DATA_ARG(size_t, batch_size);
   // Examples the buffer holds before the preloaders wait (a chunk that arrives while there is
   // room enters whole, so the buffer can pass it by less than one read's worth).
-  EMBER_CHUNK_ARG(size_t, cache_size) = 2048;
+  EMBER_DATA_ARG(size_t, cache_size) = 2048;
   // Chunks read together and shuffled as one by the example sampler; 1 shuffles within a chunk.
-  EMBER_CHUNK_ARG(size_t, cross_chunk_shuffle_count) = 1;
-#undef EMBER_CHUNK_ARG
+  EMBER_DATA_ARG(size_t, cross_chunk_shuffle_count) = 1;
 };
 
 }  // namespace ember::data::datasets
