@@ -1,6 +1,5 @@
 // Factories, random numbers and the global Generator.
 #pragma once
-#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -10,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ember/shape.h"
 #include "ember/tensor.h"
 
 namespace ember {
@@ -155,23 +155,14 @@ class TensorMaker {
         if (free_ctx) free_ctx(ctx);
       };
     }
-    const std::vector<int64_t> strides =
-        strides_ ? std::vector<int64_t>(strides_->begin(), strides_->end()) : contiguous_strides_of(sizes_);
-    return from_blob(data_, sizes_, strides, storage_offset_.value_or(0), release, options_, device_);
+    const DimVector contiguous = strides_ ? DimVector() : contiguous_strides(sizes_);
+    return from_blob(data_, sizes_, strides_ ? *strides_ : contiguous.ref(), storage_offset_.value_or(0), release,
+                     options_, device_);
   }
 
  private:
   friend TensorMaker for_blob(void* data, IntArrayRef sizes) noexcept;
   TensorMaker(void* data, IntArrayRef sizes) noexcept : data_(data), sizes_(sizes) {}
-  static std::vector<int64_t> contiguous_strides_of(IntArrayRef sizes) {
-    std::vector<int64_t> s(sizes.size());
-    int64_t step = 1;
-    for (size_t i = sizes.size(); i-- > 0;) {
-      s[i] = step;
-      step *= std::max<int64_t>(sizes[i], 1);
-    }
-    return s;
-  }
   void* data_;
   IntArrayRef sizes_;
   OptionalIntArrayRef strides_;

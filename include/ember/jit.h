@@ -643,7 +643,10 @@ struct ExecutorSwitches {  // (their storage)
     static std::atomic<bool> on{true};
     return on;
   }
-  static FusionStrategy& fusion_strategy();
+  static FusionStrategy& fusion_strategy() {
+    static FusionStrategy strategy{{FusionBehavior::STATIC, 2}, {FusionBehavior::DYNAMIC, 10}};
+    return strategy;
+  }
 };
 inline std::atomic<bool>& getProfilingMode() {
   static std::atomic<bool> on{true};
@@ -665,10 +668,6 @@ inline void overrideCanFuseOnCPU(bool on) { ExecutorSwitches::fuse_on_cpu() = on
 inline bool canFuseOnCPU() { return ExecutorSwitches::fuse_on_cpu(); }
 inline void overrideCanFuseOnGPU(bool) {}
 inline bool canFuseOnGPU() { return false; }
-inline FusionStrategy& ExecutorSwitches::fusion_strategy() {
-  static FusionStrategy strategy{{FusionBehavior::STATIC, 2}, {FusionBehavior::DYNAMIC, 10}};
-  return strategy;
-}
 inline FusionStrategy getFusionStrategy() { return ExecutorSwitches::fusion_strategy(); }
 // returns the strategy it replaces, as libtorch's
 inline FusionStrategy setFusionStrategy(FusionStrategy& strategy) {

@@ -196,24 +196,22 @@ Module load_bytes(const unsigned char* data, uint64_t size, const std::string& w
   EMBER_CHECK(any_code, w, "archive has no code/ files");
   unit->resolve();
   unit->archive_name = prefix.substr(0, prefix.size() - 1);
+  const auto contents = [&](const serialize::ZipEntry& e) {
+    if (e.deflated) return inflate_entry(e, what);
+    serialize::check_crc(e, what);
+    return std::string(reinterpret_cast<const char*>(e.data), e.size);
+  };
   for (const serialize::ZipEntry& e : entries) {
     if (e.name.compare(0, prefix.size(), prefix) != 0) continue;
     const std::string path = e.name.substr(prefix.size());
-    if (path.compare(0, 6, "extra/") == 0) {
-      auto wanted = extra_files ? extra_files->find(path.substr(6)) : ExtraFilesMap::iterator();
-      if (extra_files && wanted != extra_files->end()) {
-        if (!e.deflated) serialize::check_crc(e, what);
-        wanted->second = e.deflated ? inflate_entry(e, what) : std::string(reinterpret_cast<const char*>(e.data), e.size);
-      }
+    if (path.compare(0, 6, "extra/") == 0) {  // only the files asked for
+      if (!extra_files) continue;
+      const auto wanted = extra_files->find(path.substr(6));
+      if (wanted != extra_files->end()) wanted->second = contents(e);
       continue;
     }
     if (path == "data.pkl" || path.compare(0, 5, "data/") == 0) continue;
-    if (e.deflated) {
-      unit->archived.emplace_back(path, inflate_entry(e, what));
-    } else {
-      serialize::check_crc(e, what);
-      unit->archived.emplace_back(path, std::string(reinterpret_cast<const char*>(e.data), e.size));
-    }
+    unit->archived.emplace_back(path, contents(e));
   }
 
   Builder builder(by_name, unit, what);

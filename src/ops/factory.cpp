@@ -475,22 +475,25 @@ Tensor from_file(std::string_view filename, std::optional<bool> shared, std::opt
   const std::string name(filename);
   const bool share = shared.value_or(false);
   // shared: a mapping of the file itself (created, or extended, to the size); else a private one
-  const int fd = ::open(name.c_str(), share ? O_RDWR | O_CREAT : O_RDONLY, 0600);
-  EMBER_CHECK(fd >= 0, "from_file", "unable to open file <", name, ">: ", std::strerror(errno));
+  struct File {
+    int fd;
+    ~File() {
+      if (fd >= 0) ::close(fd);
+    }
+  } file{::open(name.c_str(), share ? O_RDWR | O_CREAT : O_RDONLY, 0600)};
+  EMBER_CHECK(file.fd >= 0, "from_file", "unable to open file <", name, ">: ", std::strerror(errno));
   struct stat st {};
-  const bool ok = ::fstat(fd, &st) == 0;
-  const size_t have = ok ? static_cast<size_t>(st.st_size) : 0;
-  if (!ok || (have < bytes && (!share || ::ftruncate(fd, static_cast<off_t>(bytes)) != 0))) {
-    const int err = errno;
-    ::close(fd);
-    EMBER_CHECK(ok && share, "from_file", "file <", name, "> has ", have, " bytes, but ", n, " elements of ",
-                dtype, " take ", bytes);
-    EMBER_CHECK(false, "from_file", "unable to extend file <", name, "> to ", bytes, " bytes: ", std::strerror(err));
-  }
-  void* p = bytes ? ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, share ? MAP_SHARED : MAP_PRIVATE, fd, 0) : nullptr;
-  const int err = errno;
-  ::close(fd);
-  EMBER_CHECK(p != MAP_FAILED, "from_file", "unable to map ", bytes, " bytes of file <", name, ">: ", std::strerror(err));
+  EMBER_CHECK(::fstat(file.fd, &st) == 0, "from_file", "unable to read the size of file <", name, ">: ",
+              std::strerror(errno));
+  const size_t have = static_cast<size_t>(st.st_size);
+  EMBER_CHECK(have >= bytes || share, "from_file", "file <", name, "> has ", have, " bytes, but ", n, " elements of ",
+              dtype, " take ", bytes);
+  EMBER_CHECK(have >= bytes || ::ftruncate(file.fd, static_cast<off_t>(bytes)) == 0, "from_file",
+              "unable to extend file <", name, "> to ", bytes, " bytes: ", std::strerror(errno));
+  void* p = bytes ? ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, share ? MAP_SHARED : MAP_PRIVATE, file.fd, 0)
+                  : nullptr;
+  EMBER_CHECK(p != MAP_FAILED, "from_file", "unable to map ", bytes, " bytes of file <", name, ">: ",
+              std::strerror(errno));
   if (!p) return empty({0}, o.dtype(dtype));
   return from_blob(p, {n}, [bytes](void* q) { ::munmap(q, bytes); }, o.dtype(dtype));
 }
