@@ -559,6 +559,20 @@ void cumulative_typed(const Tensor& out, const Tensor& in, int64_t dim) {
       // of additions, four chains hide each other's latency. An integer addition takes a
       // cycle: integers run one line at a time.
       int64_t i = 0;
+      if constexpr (std::is_integral_v<T>) {
+        if (is == int64_t{sizeof(T)} && os == int64_t{sizeof(T)}) {
+          // contiguous lines of integers: typed rows and the running value in a register (the
+          // loop below kept it in acc[i] and read through byte pointers: int64 cumsum along
+          // rows of 256 1.16x libtorch's time)
+          for (; i < n; ++i) {
+            const T* __restrict xr = reinterpret_cast<const T*>(x + i * cs);
+            T* __restrict yr = reinterpret_cast<T*>(y + i * ds);
+            A a = init;
+            for (int64_t r = 0; r < rs; ++r) yr[r] = a = op(a, xr[r]);
+          }
+          return;
+        }
+      }
       if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
         if (is == int64_t{sizeof(T)} && os == int64_t{sizeof(T)}) {
           // Contiguous lines of 16-bit floats: widened to float32 and rounded back a piece at

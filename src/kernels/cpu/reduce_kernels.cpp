@@ -56,9 +56,11 @@ constexpr int64_t kChunk = 256;        // outputs accumulated at once (stack buf
 
 // all/any test x != 0 on the bits, the sign bit of floats masked off (NaN is nonzero): an
 // integer test that vectorizes, with no conversion of the 16-bit floats (all over a transposed
-// float16 tensor ran 2x slower than libtorch converting them one at a time). The loops depend
-// only on the width (Bits<T>) and take All as a flip: all is "no element is zero", so both
-// combine "(x != 0) ^ flip" by or, and flip the result back.
+// float16 tensor ran 2x slower than libtorch converting them one at a time). They reduce the
+// elements as their unsigned words (Bits<T>) with the dtype's mask as a run-time value, so one
+// set of loops per width serves every dtype (a set per dtype was 88 KB more library), and take
+// All as a flip: all is "no element is zero", so both combine "(x != 0) ^ flip" by or, and flip
+// the result back.
 template <class T>
 using Bits = std::conditional_t<sizeof(T) == 1, uint8_t,
                                 std::conditional_t<sizeof(T) == 2, uint16_t,
@@ -67,12 +69,6 @@ template <class T>
 constexpr Bits<T> magnitude_bits() {
   constexpr auto ones = static_cast<Bits<T>>(~Bits<T>(0));  // cast back: 16-bit ~ promotes to int
   return is_float_like_v<T> ? static_cast<Bits<T>>(ones >> 1) : ones;
-}
-template <class T>
-bool nonzero_bits(T x) {
-  Bits<T> bits;
-  std::memcpy(&bits, &x, sizeof bits);
-  return (bits & magnitude_bits<T>()) != 0;
 }
 
 // acc[i] = acc[i] && x[i] != 0 (flip 1) or acc[i] || x[i] != 0 (flip 0), as one vectorized loop:
@@ -110,6 +106,7 @@ struct Reducer {
       (is_float_like_v<T> && Kind != K::All && Kind != K::Any && Xf != X::AbsPow) || kIntVector;
   static constexpr bool kParam = Xf == X::SquaredDeviation || Xf == X::ExpShifted;
   double p = 2;
+  T magnitude = T();  // all/any (T is then a Bits word): the bits that make an element nonzero
 
   static Acc identity() {
     using Lim = std::numeric_limits<Acc>;
@@ -142,7 +139,7 @@ struct Reducer {
 
   Acc element(T x, Acc param) const {
     if constexpr (Kind == K::All || Kind == K::Any) {
-      return nonzero_bits(x);
+      return (x & magnitude) != 0;
     } else {
       const Acc v = static_cast<Acc>(x);
       if constexpr (Xf == X::None) return v;
@@ -231,19 +228,8 @@ template <class R, class T>
 typename R::Acc reduce_row(const R& r, const T* x, int64_t n, typename R::Acc param) {
   int64_t i = 0;
   typename R::Acc acc = R::identity();
-  if constexpr (is_float_like_v<T> && (R::kKind == K::All || R::kKind == K::Any)) {
-    const DC<T> d;
-    const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-    auto nonzero = hn::FirstN(d, 0);  // any: some lane seen nonzero (NaN is)
-    auto zero = nonzero;              // all: some lane seen zero
-    for (; i + N <= n; i += N) {
-      const auto is_zero = hn::Eq(LoadC(d, x + i), hn::Zero(d));
-      if constexpr (R::kKind == K::Any) nonzero = hn::Or(nonzero, hn::Not(is_zero));
-      else zero = hn::Or(zero, is_zero);
-    }
-    acc = R::kKind == K::Any ? !hn::AllFalse(d, nonzero) : hn::AllFalse(d, zero);
-  } else if constexpr (R::kKind == K::All || R::kKind == K::Any) {
-    return reduce_nonzero(reinterpret_cast<const Bits<T>*>(x), n, magnitude_bits<T>(), R::kKind == K::All);
+  if constexpr (R::kKind == K::All || R::kKind == K::Any) {
+    return reduce_nonzero(x, n, r.magnitude, R::kKind == K::All);
   } else if constexpr (R::kVector) {
     const DC<T> d;
     const int64_t N = static_cast<int64_t>(hn::Lanes(d));
@@ -520,7 +506,7 @@ class ReduceLoop {
       for (; j < n; ++j, row += stride) {
         const T* x = reinterpret_cast<const T*>(row);
         if constexpr (R::kKind == K::All || R::kKind == K::Any) {
-          combine_nonzero(acc, reinterpret_cast<const Bits<T>*>(x), ncols, magnitude_bits<T>(), R::kKind == K::All);
+          combine_nonzero(acc, x, ncols, r_.magnitude, R::kKind == K::All);
           continue;
         }
         for (int64_t i = 0; i < ncols; ++i) {
@@ -560,10 +546,10 @@ class ReduceLoop {
 };
 
 template <class T, class A, ReduceKind Kind, Transform Xf, class Out>
-void launch(const Tensor& out, const Tensor& in, const ReduceGeometry& g, const ReduceSpec& spec) {
+void launch(const Tensor& out, const Tensor& in, const ReduceGeometry& g, const ReduceSpec& spec, T magnitude = T()) {
   constexpr bool kWide = std::is_same_v<T, float> || std::is_same_v<T, double>;
   if constexpr (HWY_TARGET == HWY_STATIC_TARGET || (is_float_like_v<T> && reduce_per_target(kWide, Kind, Xf))) {
-    const Reducer<T, A, Kind, Xf> r{spec.p};
+    const Reducer<T, A, Kind, Xf> r{spec.p, magnitude};
     ReduceLoop<Reducer<T, A, Kind, Xf>, T, Out>(r, g, out, in, spec).run();
   } else {
     EMBER_CHECK(false, "reduce_kernel", "internal: reduction not compiled for this SIMD target");
@@ -572,6 +558,11 @@ void launch(const Tensor& out, const Tensor& in, const ReduceGeometry& g, const 
 
 template <class T>
 void reduce_typed(const Tensor& out, const Tensor& in, const ReduceGeometry& g, const ReduceSpec& s) {
+  if (s.kind == K::All || s.kind == K::Any) {
+    using U = Bits<T>;
+    if (s.kind == K::All) return launch<U, bool, K::All, X::None, bool>(out, in, g, s, magnitude_bits<T>());
+    return launch<U, bool, K::Any, X::None, bool>(out, in, g, s, magnitude_bits<T>());
+  }
   if constexpr (is_float_like_v<T>) {
     using L = lane_t<T>;
     constexpr bool kWide = std::is_same_v<T, L>;  // parameters are only passed at full precision
@@ -598,8 +589,7 @@ void reduce_typed(const Tensor& out, const Tensor& in, const ReduceGeometry& g, 
       case K::Min:
         if (s.transform == X::Abs) return launch<T, L, K::Min, X::Abs, T>(out, in, g, s);
         return launch<T, L, K::Min, X::None, T>(out, in, g, s);
-      case K::All: return launch<T, bool, K::All, X::None, bool>(out, in, g, s);
-      case K::Any: return launch<T, bool, K::Any, X::None, bool>(out, in, g, s);
+      default: break;  // (all/any above)
     }
   } else {
     switch (s.kind) {
@@ -607,8 +597,7 @@ void reduce_typed(const Tensor& out, const Tensor& in, const ReduceGeometry& g, 
       case K::Prod: return launch<T, int64_t, K::Prod, X::None, int64_t>(out, in, g, s);
       case K::Max: return launch<T, T, K::Max, X::None, T>(out, in, g, s);
       case K::Min: return launch<T, T, K::Min, X::None, T>(out, in, g, s);
-      case K::All: return launch<T, bool, K::All, X::None, bool>(out, in, g, s);
-      case K::Any: return launch<T, bool, K::Any, X::None, bool>(out, in, g, s);
+      default: break;  // (all/any above)
     }
   }
   EMBER_CHECK(false, "reduce_kernel", "unsupported reduction for dtype ", CppTypeToScalarType<T>::value);
