@@ -304,13 +304,36 @@ inline T narrow(float f) {
   return T(f);
 }
 
+// BFloat16(float(a) + float(b)) without leaving the vector registers: each value loaded into the
+// upper half of a float32 lane, the sum rounded to nearest even there and its upper half stored
+// (NaN quieted as BFloat16's rounding does; of two NaNs, a's). Through the general registers, the
+// bit arithmetic and the moves between the two register files made scatter_add of bfloat16 along
+// the rows of 32 x 32 2.5x float32's time.
+inline BFloat16 add_bf16(BFloat16 a, BFloat16 b) {
+#ifdef __SSE4_1__
+  const __m128i zero = _mm_setzero_si128();
+  const __m128 sum = _mm_add_ss(_mm_castsi128_ps(_mm_insert_epi16(zero, a.x, 1)),
+                                _mm_castsi128_ps(_mm_insert_epi16(zero, b.x, 1)));
+  const __m128i u = _mm_castps_si128(sum);
+  const __m128i odd = _mm_and_si128(_mm_srli_epi32(u, 16), _mm_set1_epi32(1));
+  const __m128i rounded = _mm_add_epi32(_mm_add_epi32(u, _mm_set1_epi32(0x7fff)), odd);
+  const __m128i quiet = _mm_or_si128(u, _mm_set1_epi32(0x400000));
+  const __m128 r = _mm_blendv_ps(_mm_castsi128_ps(rounded), _mm_castsi128_ps(quiet), _mm_cmpunord_ss(sum, sum));
+  return BFloat16::from_bits(static_cast<uint16_t>(_mm_extract_epi16(_mm_castps_si128(r), 1)));
+#else
+  return BFloat16(static_cast<float>(a) + static_cast<float>(b));
+#endif
+}
+
 // a + alpha * b as PyTorch's CPU kernels compute it in T: 16-bit floats round the product and the
 // sum to T, integers wrap, bools are logical.
 template <class T>
 inline T scaled_add(T a, T b, T alpha, bool has_alpha) {
   if constexpr (std::is_same_v<T, bool>) {
     return a || (b && (!has_alpha || alpha));
-  } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return add_bf16(a, has_alpha ? BFloat16(widen(b) * widen(alpha)) : b);
+  } else if constexpr (std::is_same_v<T, Half>) {
     const float p = has_alpha ? widen(narrow<T>(widen(b) * widen(alpha))) : widen(b);
     return narrow<T>(widen(a) + p);
   } else {
