@@ -20,6 +20,7 @@ struct ShapePair {
 const ShapePair kShapes[] = {
     {{}, {}},           {{7}, {7}},          {{1000}, {1000}}, {{3, 4}, {4}},     {{3, 1}, {1, 5}},
     {{2, 3, 4}, {}},    {{0, 3}, {3}},       {{70000}, {1}},   {{5, 6, 7}, {6, 1}}, {{2, 1, 4, 3}, {5, 1, 1}},
+    {{37, 20}, {20}},  // short rows against one broadcast row: rows taken 12 at a time, the last group short
 };
 
 }  // namespace
@@ -757,9 +758,10 @@ TEST(PointwiseParity, PowNegativeBasesWithTensorExponents) {
 
 TEST(PointwiseParity, TernaryOps) {
   uint64_t seed = 7000;
-  const std::vector<std::vector<int64_t>> sa = {{}, {5}, {3, 4}, {70001}, {2, 1, 4}, {0, 2}};
-  const std::vector<std::vector<int64_t>> sb = {{}, {5}, {4}, {70001}, {3, 1}, {2}};
-  const std::vector<std::vector<int64_t>> sc = {{}, {1}, {3, 1}, {}, {1, 4}, {0, 1}};
+  // (the last: short rows beside two broadcast rows, taken 12 rows at a time)
+  const std::vector<std::vector<int64_t>> sa = {{}, {5}, {3, 4}, {70001}, {2, 1, 4}, {0, 2}, {37, 20}};
+  const std::vector<std::vector<int64_t>> sb = {{}, {5}, {4}, {70001}, {3, 1}, {2}, {20}};
+  const std::vector<std::vector<int64_t>> sc = {{}, {1}, {3, 1}, {}, {1, 4}, {0, 1}, {1, 20}};
   for (ember::ScalarType dt : kAllTypes) {
     for (size_t k = 0; k < sa.size(); ++k) {
       Tensor a = random(sa[k], dt, seed++), b = random(sb[k], dt, seed++), c = random(sc[k], dt, seed++);

@@ -151,6 +151,32 @@ void contiguous_chunks(char** data, const int64_t* s, int64_t n, int64_t rows, c
     all_direct &= direct[k];
   }
   if (all_direct) {  // whole rows: a call per 256 bytes made logical_not of 4M bools 1.5x libtorch
+    // Short rows beside a broadcast one (a [1, n] operand, outer stride 0), the others' rows
+    // adjacent: rows taken together, up to kChunkElements elements a call, the broadcast row
+    // repeated in a buffer (int64 floor division of 32 x 32 by a [1, 32] row: a call per row of
+    // 32 cost 0.6 us of 1.9).
+    const int64_t group = n > 0 ? kChunkElements / n : 0;
+    bool merge = rows > 1 && group >= 2, broadcast_row = false;
+    for (size_t k = 0; k < nops && merge; ++k) {
+      if (k > 0 && outer[k] == 0) {
+        broadcast_row = true;
+      } else {
+        merge = outer[k] == n * static_cast<int64_t>(size[k]);
+      }
+    }
+    if (merge && broadcast_row) {
+      char* p[kMaxOps];
+      for (size_t k = 0; k < nops; ++k) {
+        if (outer[k] != 0) continue;
+        const size_t bytes = static_cast<size_t>(n) * size[k];
+        for (int64_t g = 0; g < group; ++g) std::memcpy(buf[k] + g * static_cast<int64_t>(bytes), row[k], bytes);
+      }
+      for (int64_t r = 0; r < rows; r += group) {
+        for (size_t k = 0; k < nops; ++k) p[k] = outer[k] == 0 ? buf[k] : row[k] + r * outer[k];
+        body(ctx, p, std::min(group, rows - r) * n);
+      }
+      return;
+    }
     for (int64_t r = 0;;) {
       body(ctx, row, n);
       if (++r == rows) break;
