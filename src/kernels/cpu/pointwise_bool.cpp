@@ -165,13 +165,13 @@ void contiguous_chunks(char** data, const int64_t* s, int64_t n, int64_t rows, c
       }
     }
     if (merge && broadcast_row) {
-      char* p[kMaxOps];
       for (size_t k = 0; k < nops; ++k) {
         if (outer[k] != 0) continue;
         const size_t bytes = static_cast<size_t>(n) * size[k];
         for (int64_t g = 0; g < group; ++g) std::memcpy(buf[k] + g * static_cast<int64_t>(bytes), row[k], bytes);
       }
       for (int64_t r = 0; r < rows; r += group) {
+        char* p[kMaxOps];
         for (size_t k = 0; k < nops; ++k) p[k] = outer[k] == 0 ? buf[k] : row[k] + r * outer[k];
         body(ctx, p, std::min(group, rows - r) * n);
       }

@@ -589,7 +589,8 @@ void reduce_typed(const Tensor& out, const Tensor& in, const ReduceGeometry& g, 
       case K::Min:
         if (s.transform == X::Abs) return launch<T, L, K::Min, X::Abs, T>(out, in, g, s);
         return launch<T, L, K::Min, X::None, T>(out, in, g, s);
-      default: break;  // (all/any above)
+      case K::All:
+      case K::Any: break;  // (above)
     }
   } else {
     switch (s.kind) {
@@ -597,7 +598,8 @@ void reduce_typed(const Tensor& out, const Tensor& in, const ReduceGeometry& g, 
       case K::Prod: return launch<T, int64_t, K::Prod, X::None, int64_t>(out, in, g, s);
       case K::Max: return launch<T, T, K::Max, X::None, T>(out, in, g, s);
       case K::Min: return launch<T, T, K::Min, X::None, T>(out, in, g, s);
-      default: break;  // (all/any above)
+      case K::All:
+      case K::Any: break;  // (above)
     }
   }
   EMBER_CHECK(false, "reduce_kernel", "unsupported reduction for dtype ", CppTypeToScalarType<T>::value);
