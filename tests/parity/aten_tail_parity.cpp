@@ -365,6 +365,32 @@ TEST(AtenTailParity, ScansAlongAnOuterDim) {
   }
 }
 
+// 16-bit float scans over long lines, read and written through float32 tiles of 16 lines x 128
+// positions (the running values carried from tile to tile): the input's lines contiguous along
+// themselves or across one another (a transpose), the contiguous result either way, lengths around the 512 where whole lines stop
+// fitting a tile, line counts with a rest after the groups of 4 and of 16.
+TEST(AtenTailParity, HalfScansOverLongLines) {
+  for (ember::ScalarType dt : {ember::kHalf, ember::kBFloat16}) {
+    for (int64_t len : {int64_t{512}, int64_t{513}, int64_t{700}}) {
+      for (int64_t lines : {int64_t{3}, int64_t{37}}) {
+        SCOPED_TRACE(testing::Message() << dt << " " << lines << " lines of " << len);
+        const ember::Tensor rows = (ember::rand({lines, len}) + 0.5).to(dt);
+        const ember::Tensor cols = (ember::rand({len, lines}) + 0.5).to(dt);
+        for (const auto& [x, dim] :
+             {std::pair{rows, 1}, std::pair{cols, 0}, std::pair{cols.t(), 1}, std::pair{rows.t(), 0}}) {
+          // Ember's running value is a double rounded to float32, then to the dtype (libtorch 1.13
+          // has no float16 scans; its bfloat16 ones run in float32): the reference is libtorch's
+          // double scan rounded the same way
+          const torch::Tensor ref = to_torch(x).to(torch::kDouble);
+          const auto round = [&](const torch::Tensor& r) { return r.to(torch::kFloat).to(to_torch(x).scalar_type()); };
+          EXPECT_TRUE(Close(x.cumsum(dim), round(ref.cumsum(dim)), parity::Tol{0, 0}));
+          EXPECT_TRUE(Close(x.cumprod(dim), round(ref.cumprod(dim)), parity::Tol{0, 0}));
+        }
+      }
+    }
+  }
+}
+
 // Values that are random in both libraries but must share a distribution's support and dtype.
 TEST(AtenTailParity, RandomFills) {
   ember::Generator g(7);

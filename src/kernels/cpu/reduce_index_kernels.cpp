@@ -365,68 +365,77 @@ class ArgReduce {
 template <class T>
 using ScanAcc = std::conditional_t<is_float_like_v<T>, double, T>;
 
-// A group of n short lines of 16-bit floats (x, y: position 0 of line 0; is/os between positions,
-// cs/ds between lines, in bytes), each side contiguous along its lines or across them: the lines
-// are widened to float32 a stage at a time into a buffer in line order (through a transpose of
-// the 16-bit words where the neighbours lie side by side), scanned there four lines at a time and
-// rounded back the same way. One conversion call for a stage instead of two per line, and no
-// element converted alone (bfloat16 cumsum along the rows of 32 x 32: 1.2 -> 0.63 us; along dim 0
-// of its transpose 1.3-2.1 -> 0.67 us, of 256 x 256's 75 -> 36 us). The values are those of the
-// scan element by element (a sum is rounded to float32 and then to T either way). False (nothing
-// written) where a side is neither, or where the neighbours lie side by side on both sides (the
-// plain loops vectorize that).
+// A group of n lines of 16-bit floats (x, y: position 0 of line 0; is/os between positions, cs/ds
+// between lines, in bytes), each side contiguous along its lines or across them: a tile of lines
+// (whole lines where they are short, pieces of 128 positions of 16 lines where they are long, the
+// running values carried from piece to piece) is widened to float32 into a buffer in line order
+// (through a transpose of the 16-bit words where the neighbours lie side by side), scanned there
+// four lines at a time and rounded back the same way. One conversion call for a tile instead of
+// two per line, and no element converted alone (bfloat16 cumsum along the rows of 32 x 32: 1.2 ->
+// 0.63 us; along dim 0 of its transpose 1.3-2.1 -> 0.67 us, of 256 x 256's 75 -> 36 us). The values
+// are those of the scan element by element (a sum is rounded to float32 and then to T either way).
+// False (nothing written) where a side is neither, or where the neighbours lie side by side on
+// both sides (the plain loops vectorize that).
 template <class A, class Op>
 bool scan_staged(ScalarType dt, const char* x, char* y, int64_t n, int64_t rs, int64_t is, int64_t cs, int64_t os,
                  int64_t ds, A init, const Op& op) {
   constexpr int64_t es = 2, kStage = 2048;
   const auto along = [](int64_t step) { return step == es; };
-  if (rs > kStage / 4 || !(along(is) || cs == es) || !(along(os) || ds == es)) return false;
+  if (!(along(is) || cs == es) || !(along(os) || ds == es)) return false;
   if (cs == es && ds == es) return false;
   alignas(64) uint16_t words[kStage];
   alignas(64) float buf[kStage];
-  const int64_t per_stage = kStage / rs;
+  A acc[kStage];
+  const int64_t p = rs <= kStage / 4 ? rs : kStage / 16;  // positions of a line per tile
+  const int64_t per_stage = kStage / p;
   for (int64_t i0 = 0; i0 < n; i0 += per_stage) {
     const int64_t m = std::min(per_stage, n - i0);
-    const char* xs = x + i0 * cs;
-    char* ys = y + i0 * ds;
-    if (!along(is)) {  // words[i * rs + r] = line i's element r, from neighbours side by side
-      char* data[2] = {reinterpret_cast<char*>(words), const_cast<char*>(xs)};
-      const int64_t strides[2] = {es, is}, outer[2] = {rs * es, es};
-      transposed_copy(es, data, strides, rs, m, outer);
-      widen_to_float(dt, buf, words, m * rs);
-    } else if (cs == rs * es) {
-      widen_to_float(dt, buf, xs, m * rs);
-    } else {
-      for (int64_t i = 0; i < m; ++i) widen_to_float(dt, buf + i * rs, xs + i * cs, rs);
-    }
-    int64_t i = 0;
-    for (; i + 4 <= m; i += 4) {  // four chains hide each other's latency
-      A a[4] = {init, init, init, init};
-      for (int64_t r = 0; r < rs; ++r) {
-        for (int k = 0; k < 4; ++k) {
-          float& v = buf[(i + k) * rs + r];
-          a[k] = op(a[k], v);
-          v = static_cast<float>(a[k]);
+    std::fill(acc, acc + m, init);
+    for (int64_t r0 = 0; r0 < rs; r0 += p) {
+      const int64_t pm = std::min(p, rs - r0);
+      const char* xs = x + i0 * cs + r0 * is;
+      char* ys = y + i0 * ds + r0 * os;
+      if (!along(is)) {  // words[i * pm + r] = line i's element r, from neighbours side by side
+        char* data[2] = {reinterpret_cast<char*>(words), const_cast<char*>(xs)};
+        const int64_t strides[2] = {es, is}, outer[2] = {pm * es, es};
+        transposed_copy(es, data, strides, pm, m, outer);
+        widen_to_float(dt, buf, words, m * pm);
+      } else if (cs == pm * es) {
+        widen_to_float(dt, buf, xs, m * pm);
+      } else {
+        for (int64_t i = 0; i < m; ++i) widen_to_float(dt, buf + i * pm, xs + i * cs, pm);
+      }
+      int64_t i = 0;
+      for (; i + 4 <= m; i += 4) {  // four chains hide each other's latency
+        A a[4] = {acc[i], acc[i + 1], acc[i + 2], acc[i + 3]};
+        for (int64_t r = 0; r < pm; ++r) {
+          for (int k = 0; k < 4; ++k) {
+            float& v = buf[(i + k) * pm + r];
+            a[k] = op(a[k], v);
+            v = static_cast<float>(a[k]);
+          }
         }
+        for (int k = 0; k < 4; ++k) acc[i + k] = a[k];
       }
-    }
-    for (; i < m; ++i) {
-      A a = init;
-      for (int64_t r = 0; r < rs; ++r) {
-        float& v = buf[i * rs + r];
-        a = op(a, v);
-        v = static_cast<float>(a);
+      for (; i < m; ++i) {
+        A a = acc[i];
+        for (int64_t r = 0; r < pm; ++r) {
+          float& v = buf[i * pm + r];
+          a = op(a, v);
+          v = static_cast<float>(a);
+        }
+        acc[i] = a;
       }
-    }
-    if (!along(os)) {
-      narrow_from_float(dt, words, buf, m * rs);
-      char* data[2] = {ys, reinterpret_cast<char*>(words)};
-      const int64_t strides[2] = {os, es}, outer[2] = {es, rs * es};
-      transposed_copy(es, data, strides, rs, m, outer);
-    } else if (ds == rs * es) {
-      narrow_from_float(dt, ys, buf, m * rs);
-    } else {
-      for (int64_t k = 0; k < m; ++k) narrow_from_float(dt, ys + k * ds, buf + k * rs, rs);
+      if (!along(os)) {
+        narrow_from_float(dt, words, buf, m * pm);
+        char* data[2] = {ys, reinterpret_cast<char*>(words)};
+        const int64_t strides[2] = {os, es}, outer[2] = {es, pm * es};
+        transposed_copy(es, data, strides, pm, m, outer);
+      } else if (ds == pm * es) {
+        narrow_from_float(dt, ys, buf, m * pm);
+      } else {
+        for (int64_t k = 0; k < m; ++k) narrow_from_float(dt, ys + k * ds, buf + k * pm, pm);
+      }
     }
   }
   return true;
@@ -571,31 +580,6 @@ void cumulative_typed(const Tensor& out, const Tensor& in, int64_t dim) {
             for (int64_t r = 0; r < rs; ++r) yr[r] = a = op(a, xr[r]);
           }
           return;
-        }
-      }
-      if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
-        if (is == int64_t{sizeof(T)} && os == int64_t{sizeof(T)}) {
-          // Contiguous lines of 16-bit floats: widened to float32 and rounded back a piece at
-          // a time by the vector conversions, the chains running on float32 buffers (the scalar
-          // conversions took most of the time: cumsum along rows of 256 bfloat16 values 1.2x
-          // libtorch's). The same values: the sum is rounded to float32, then to T, either way.
-          constexpr int64_t kPiece = 256;
-          float wide[4][kPiece], sums[4][kPiece];
-          const ScalarType dt = CppTypeToScalarType<T>::value;
-          for (; i + 4 <= n; i += 4) {
-            A a[4] = {init, init, init, init};
-            for (int64_t r0 = 0; r0 < rs; r0 += kPiece) {
-              const int64_t m = std::min(kPiece, rs - r0);
-              for (int k = 0; k < 4; ++k) widen_to_float(dt, wide[k], x + r0 * is + (i + k) * cs, m);
-              for (int64_t r = 0; r < m; ++r) {
-                for (int k = 0; k < 4; ++k) {
-                  a[k] = op(a[k], wide[k][r]);
-                  sums[k][r] = static_cast<float>(a[k]);
-                }
-              }
-              for (int k = 0; k < 4; ++k) narrow_from_float(dt, y + r0 * os + (i + k) * ds, sums[k], m);
-            }
-          }
         }
       }
       for (; std::is_floating_point_v<A> && i + 4 <= n; i += 4) {
