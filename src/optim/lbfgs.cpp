@@ -56,7 +56,7 @@ double cubic_interpolate(double x1, double f1, double g1, double x2, double f2, 
   return std::min(std::max(at, lo), hi);
 }
 
-double dot(const Tensor& a, const Tensor& b) { return a.dot(b).item<double>(); }
+double dot_value(const Tensor& a, const Tensor& b) { return a.dot(b).item<double>(); }
 double abs_max(const Tensor& t) { return t.abs().max().item<double>(); }
 
 // One end of a bracket: step, loss, flat gradient and its slope along the direction.
@@ -81,7 +81,7 @@ LineSearchResult strong_wolfe(const Objective& evaluate, double t, const Tensor&
   const double d_norm = abs_max(d);
   auto at = [&](double step) {
     auto [f, g] = evaluate(step);
-    const double gtd = dot(g, d);
+    const double gtd = dot_value(g, d);
     return Point{step, f, std::move(g), gtd};
   };
   auto armijo_fails = [&](const Point& p) { return p.f > start.f + c1 * p.t * start.gtd; };
@@ -284,7 +284,7 @@ Tensor LBFGS::step(LossClosure closure) {
     prev_loss = loss;
     // the first step is scaled to the gradient, later ones take lr
     t = state.n_iter() == 1 ? std::min(1., 1. / flat_grad.abs().sum().item<double>()) * o.lr() : o.lr();
-    const double gtd = dot(flat_grad, d);
+    const double gtd = dot_value(flat_grad, d);
     if (gtd > -o.tolerance_change()) break;  // not a descent direction
 
     int64_t ls_func_evals = 0;
