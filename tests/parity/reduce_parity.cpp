@@ -14,6 +14,7 @@
 // that returns 0), while Ember sums pairwise and accumulates half/bfloat16 in float32.
 #include <functional>
 #include <limits>
+#include <optional>
 
 #include "parity/parity.h"
 #include "sanitized.h"
@@ -112,10 +113,24 @@ void check(const std::string& what, const std::function<ember::Tensor()>& e, con
 }
 
 using Pair = std::tuple<ember::Tensor, torch::Tensor>;
+// A two-output op (values and indices) checked from one call on each side.
 void check2(const std::string& what, const std::function<std::tuple<ember::Tensor, ember::Tensor>()>& e,
             const std::function<std::tuple<torch::Tensor, torch::Tensor>()>& t) {
-  check(what + " [values]", [&] { return std::get<0>(e()); }, [&] { return std::get<0>(t()); });
-  check(what + " [indices]", [&] { return std::get<1>(e()); }, [&] { return std::get<1>(t()); });
+  if (sanitized() && std::hash<std::string>()(what) % 3 != 0) return;
+  std::tuple<torch::Tensor, torch::Tensor> want;
+  try {
+    want = t();
+  } catch (const c10::Error&) {
+    EXPECT_THROW(e(), ember::Error) << what << ": libtorch throws";
+    return;
+  }
+  try {
+    const std::tuple<ember::Tensor, ember::Tensor> got = e();
+    EXPECT_TRUE(Close(std::get<0>(got), std::get<0>(want))) << what << " [values]";
+    EXPECT_TRUE(Close(std::get<1>(got), std::get<1>(want))) << what << " [indices]";
+  } catch (const ember::Error& err) {
+    ADD_FAILURE() << what << ": ember throws " << err.what();
+  }
 }
 
 std::string describe(const std::string& op, const Input& in, ember::ScalarType dt, const std::vector<int64_t>& dims,
@@ -290,11 +305,17 @@ TEST(ReduceParity, SortArgsortTopkKthvalue) {
       };
       for (int64_t d : single_dims(in.t.dim())) {
         for (bool desc : {false, true}) {
-          // stable sorts agree on indices even with ties (integer data has many)
+          // stable sorts agree on indices even with ties (integer data has many); libtorch sorts
+          // once for both checks
+          std::optional<std::tuple<torch::Tensor, torch::Tensor>> sorted;
+          auto torch_sort = [&]() -> const std::tuple<torch::Tensor, torch::Tensor>& {
+            if (!sorted) sorted = torch::sort(tsel, true, d, desc);
+            return *sorted;
+          };
           check2(describe(desc ? "sort desc" : "sort", in, dt, {d}, false),
-                 [&] { return ember::sort(in.t, true, d, desc); }, [&] { return back(torch::sort(tsel, true, d, desc)); });
+                 [&] { return ember::sort(in.t, true, d, desc); }, [&] { return back(torch_sort()); });
           check(describe("argsort", in, dt, {d}, false), [&] { return ember::argsort(in.t, d, desc); },
-                [&] { return std::get<1>(torch::sort(tsel, true, d, desc)); });
+                [&] { return std::get<1>(torch_sort()); });
         }
         const int64_t n = in.t.dim() == 0 ? 1 : in.t.size(d);
         for (int64_t k : {int64_t{0}, int64_t{1}, std::min<int64_t>(n, 3), n}) {
@@ -302,12 +323,17 @@ TEST(ReduceParity, SortArgsortTopkKthvalue) {
             // the order of equal elements is unspecified: compare the values, and the input
             // values found at the returned indices
             const std::string what = describe("topk k=" + std::to_string(k) + (largest ? "" : " smallest"), in, dt, {d}, false);
-            check(what, [&] { return std::get<0>(ember::topk(in.t, k, d, largest)); },
+            std::optional<std::tuple<ember::Tensor, ember::Tensor>> ours;  // one call for both checks
+            auto topk = [&]() -> const std::tuple<ember::Tensor, ember::Tensor>& {
+              if (!ours) ours = ember::topk(in.t, k, d, largest);
+              return *ours;
+            };
+            check(what, [&] { return std::get<0>(topk()); },
                   [&] { return std::get<0>(back(torch::topk(tsel, k, d, largest))); });
             if (k > n) continue;
-            check(what + " indices", [&] { return std::get<0>(ember::topk(in.t, k, d, largest)); },
+            check(what + " indices", [&] { return std::get<0>(topk()); },
                   [&] {
-                    const torch::Tensor idx = to_torch(std::get<1>(ember::topk(in.t, k, d, largest)));
+                    const torch::Tensor idx = to_torch(std::get<1>(topk()));
                     return tt.dim() == 0 ? tt : torch::gather(tt, d, idx);
                   });
           }
