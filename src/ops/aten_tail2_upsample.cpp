@@ -92,18 +92,18 @@ Taps cubic_taps(int64_t in, int64_t out, bool align_corners, std::optional<doubl
   return t;
 }
 
-enum class Mode { Nearest, Linear, Cubic };
+enum class ResampleMode { Nearest, Linear, Cubic };
 
 // Resamples dim `d` of x to `out` positions.
-Tensor resample(const Tensor& x, int64_t d, int64_t out, Mode mode, bool align_corners, std::optional<double> scale) {
+Tensor resample(const Tensor& x, int64_t d, int64_t out, ResampleMode mode, bool align_corners, std::optional<double> scale) {
   const int64_t in = x.size(d);
   const bool dbl = x.dtype() == kDouble;
   Taps t;
-  if (mode == Mode::Nearest) t = dbl ? nearest_taps<double>(in, out, scale) : nearest_taps<float>(in, out, scale);
-  if (mode == Mode::Linear) {
+  if (mode == ResampleMode::Nearest) t = dbl ? nearest_taps<double>(in, out, scale) : nearest_taps<float>(in, out, scale);
+  if (mode == ResampleMode::Linear) {
     t = dbl ? linear_taps<double>(in, out, align_corners, scale) : linear_taps<float>(in, out, align_corners, scale);
   }
-  if (mode == Mode::Cubic) {
+  if (mode == ResampleMode::Cubic) {
     t = dbl ? cubic_taps<double>(in, out, align_corners, scale) : cubic_taps<float>(in, out, align_corners, scale);
   }
   if (in == 0 || out == 0) {
@@ -124,11 +124,11 @@ Tensor resample(const Tensor& x, int64_t d, int64_t out, Mode mode, bool align_c
 
 // The checks and output sizes of an upsample over the last `spatial` dims.
 Tensor upsample(const char* op, const Tensor& input, int64_t spatial, OptionalIntArrayRef output_size,
-                std::optional<ArrayRef<double>> scale_factors, std::vector<std::optional<double>> scales, Mode mode,
+                std::optional<ArrayRef<double>> scale_factors, std::vector<std::optional<double>> scales, ResampleMode mode,
                 bool align_corners) {
   EMBER_CHECK(input.dim() == spatial + 2, op, "Non-empty ", spatial + 2, "D data tensor expected but got a tensor with sizes ",
               input.sizes());
-  EMBER_CHECK(is_floating_type(input.dtype()) || mode == Mode::Nearest, op, "\"", op, "\" not implemented for '",
+  EMBER_CHECK(is_floating_type(input.dtype()) || mode == ResampleMode::Nearest, op, "\"", op, "\" not implemented for '",
               input.dtype(), "'");
   EMBER_CHECK(output_size.has_value() != scale_factors.has_value(), op,
               "Must specify exactly one of output_size and scale_factors");
@@ -161,62 +161,62 @@ Tensor upsample(const char* op, const Tensor& input, int64_t spatial, OptionalIn
 }  // namespace
 
 Tensor upsample_nearest1d(const Tensor& input, OptionalIntArrayRef output_size, std::optional<ArrayRef<double>> scale_factors) {
-  return upsample("upsample_nearest1d", input, 1, output_size, scale_factors, {std::nullopt}, Mode::Nearest, false);
+  return upsample("upsample_nearest1d", input, 1, output_size, scale_factors, {std::nullopt}, ResampleMode::Nearest, false);
 }
 Tensor upsample_nearest1d(const Tensor& self, IntArrayRef output_size, std::optional<double> scales) {
-  return upsample("upsample_nearest1d", self, 1, output_size, std::nullopt, {scales}, Mode::Nearest, false);
+  return upsample("upsample_nearest1d", self, 1, output_size, std::nullopt, {scales}, ResampleMode::Nearest, false);
 }
 Tensor upsample_nearest2d(const Tensor& input, OptionalIntArrayRef output_size, std::optional<ArrayRef<double>> scale_factors) {
-  return upsample("upsample_nearest2d", input, 2, output_size, scale_factors, {std::nullopt, std::nullopt}, Mode::Nearest,
+  return upsample("upsample_nearest2d", input, 2, output_size, scale_factors, {std::nullopt, std::nullopt}, ResampleMode::Nearest,
                   false);
 }
 Tensor upsample_nearest2d(const Tensor& self, IntArrayRef output_size, std::optional<double> scales_h,
                           std::optional<double> scales_w) {
-  return upsample("upsample_nearest2d", self, 2, output_size, std::nullopt, {scales_h, scales_w}, Mode::Nearest, false);
+  return upsample("upsample_nearest2d", self, 2, output_size, std::nullopt, {scales_h, scales_w}, ResampleMode::Nearest, false);
 }
 Tensor upsample_nearest3d(const Tensor& input, OptionalIntArrayRef output_size, std::optional<ArrayRef<double>> scale_factors) {
   return upsample("upsample_nearest3d", input, 3, output_size, scale_factors, {std::nullopt, std::nullopt, std::nullopt},
-                  Mode::Nearest, false);
+                  ResampleMode::Nearest, false);
 }
 Tensor upsample_nearest3d(const Tensor& self, IntArrayRef output_size, std::optional<double> scales_d,
                           std::optional<double> scales_h, std::optional<double> scales_w) {
-  return upsample("upsample_nearest3d", self, 3, output_size, std::nullopt, {scales_d, scales_h, scales_w}, Mode::Nearest,
+  return upsample("upsample_nearest3d", self, 3, output_size, std::nullopt, {scales_d, scales_h, scales_w}, ResampleMode::Nearest,
                   false);
 }
 Tensor upsample_linear1d(const Tensor& input, OptionalIntArrayRef output_size, bool align_corners,
                          std::optional<ArrayRef<double>> scale_factors) {
-  return upsample("upsample_linear1d", input, 1, output_size, scale_factors, {std::nullopt}, Mode::Linear, align_corners);
+  return upsample("upsample_linear1d", input, 1, output_size, scale_factors, {std::nullopt}, ResampleMode::Linear, align_corners);
 }
 Tensor upsample_linear1d(const Tensor& self, IntArrayRef output_size, bool align_corners, std::optional<double> scales) {
-  return upsample("upsample_linear1d", self, 1, output_size, std::nullopt, {scales}, Mode::Linear, align_corners);
+  return upsample("upsample_linear1d", self, 1, output_size, std::nullopt, {scales}, ResampleMode::Linear, align_corners);
 }
 Tensor upsample_bilinear2d(const Tensor& input, OptionalIntArrayRef output_size, bool align_corners,
                            std::optional<ArrayRef<double>> scale_factors) {
-  return upsample("upsample_bilinear2d", input, 2, output_size, scale_factors, {std::nullopt, std::nullopt}, Mode::Linear,
+  return upsample("upsample_bilinear2d", input, 2, output_size, scale_factors, {std::nullopt, std::nullopt}, ResampleMode::Linear,
                   align_corners);
 }
 Tensor upsample_bilinear2d(const Tensor& self, IntArrayRef output_size, bool align_corners, std::optional<double> scales_h,
                            std::optional<double> scales_w) {
-  return upsample("upsample_bilinear2d", self, 2, output_size, std::nullopt, {scales_h, scales_w}, Mode::Linear,
+  return upsample("upsample_bilinear2d", self, 2, output_size, std::nullopt, {scales_h, scales_w}, ResampleMode::Linear,
                   align_corners);
 }
 Tensor upsample_bicubic2d(const Tensor& input, OptionalIntArrayRef output_size, bool align_corners,
                           std::optional<ArrayRef<double>> scale_factors) {
-  return upsample("upsample_bicubic2d", input, 2, output_size, scale_factors, {std::nullopt, std::nullopt}, Mode::Cubic,
+  return upsample("upsample_bicubic2d", input, 2, output_size, scale_factors, {std::nullopt, std::nullopt}, ResampleMode::Cubic,
                   align_corners);
 }
 Tensor upsample_bicubic2d(const Tensor& self, IntArrayRef output_size, bool align_corners, std::optional<double> scales_h,
                           std::optional<double> scales_w) {
-  return upsample("upsample_bicubic2d", self, 2, output_size, std::nullopt, {scales_h, scales_w}, Mode::Cubic, align_corners);
+  return upsample("upsample_bicubic2d", self, 2, output_size, std::nullopt, {scales_h, scales_w}, ResampleMode::Cubic, align_corners);
 }
 Tensor upsample_trilinear3d(const Tensor& input, OptionalIntArrayRef output_size, bool align_corners,
                             std::optional<ArrayRef<double>> scale_factors) {
   return upsample("upsample_trilinear3d", input, 3, output_size, scale_factors, {std::nullopt, std::nullopt, std::nullopt},
-                  Mode::Linear, align_corners);
+                  ResampleMode::Linear, align_corners);
 }
 Tensor upsample_trilinear3d(const Tensor& self, IntArrayRef output_size, bool align_corners, std::optional<double> scales_d,
                             std::optional<double> scales_h, std::optional<double> scales_w) {
-  return upsample("upsample_trilinear3d", self, 3, output_size, std::nullopt, {scales_d, scales_h, scales_w}, Mode::Linear,
+  return upsample("upsample_trilinear3d", self, 3, output_size, std::nullopt, {scales_d, scales_h, scales_w}, ResampleMode::Linear,
                   align_corners);
 }
 

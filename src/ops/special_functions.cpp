@@ -227,24 +227,27 @@ double recurrence(int64_t n, double p0, double p1, Next next) {
 // closed forms inside (-1, 1) past degree 6 (T, and the shifted kinds) or 8 (U, V, W): PyTorch's
 // thresholds, so that exact zeros of the low degrees stay exact; by the recurrence
 // p_{k+1} = 2x p_k - p_{k-1} elsewhere.
-enum class Kind { T, U, V, W };
-template <Kind kind, int64_t closed_form_above = kind == Kind::T ? 6 : 8>
+enum class ChebyshevKind { T, U, V, W };
+template <ChebyshevKind kind, int64_t closed_form_above = kind == ChebyshevKind::T ? 6 : 8>
 double chebyshev(double x, double n_arg) {
   const int64_t n = degree(n_arg);
   if (n < 0) return 0;
   if (n > closed_form_above && std::fabs(x) < 1) {
     const double t = std::acos(x), m = static_cast<double>(n);
     switch (kind) {
-      case Kind::T: return std::cos(m * t);
-      case Kind::U: return std::sin((m + 1) * t) / std::sin(t);
-      case Kind::V: return std::cos((m + 0.5) * t) / std::cos(t / 2);
-      case Kind::W: return std::sin((m + 0.5) * t) / std::sin(t / 2);
+      case ChebyshevKind::T: return std::cos(m * t);
+      case ChebyshevKind::U: return std::sin((m + 1) * t) / std::sin(t);
+      case ChebyshevKind::V: return std::cos((m + 0.5) * t) / std::cos(t / 2);
+      case ChebyshevKind::W: return std::sin((m + 0.5) * t) / std::sin(t / 2);
     }
   }
-  const double p1 = kind == Kind::T ? x : kind == Kind::U ? 2 * x : kind == Kind::V ? 2 * x - 1 : 2 * x + 1;
+  const double p1 = kind == ChebyshevKind::T   ? x
+                    : kind == ChebyshevKind::U ? 2 * x
+                    : kind == ChebyshevKind::V ? 2 * x - 1
+                                               : 2 * x + 1;
   return recurrence(n, 1.0, p1, [x](int64_t, double q, double p) { return 2 * x * q - p; });
 }
-template <Kind kind>
+template <ChebyshevKind kind>
 double shifted_chebyshev(double x, double n) {
   return chebyshev<kind, 6>(2 * x - 1, n);
 }
@@ -300,14 +303,14 @@ EMBER_NONDIFF_UNARY(EMBER_DEFINE_NONDIFF_UNARY)
 #undef EMBER_DEFINE_NONDIFF_UNARY
 
 #define EMBER_POLYNOMIALS(X)                                           \
-  X(chebyshev_polynomial_t, chebyshev<Kind::T>)                        \
-  X(chebyshev_polynomial_u, chebyshev<Kind::U>)                        \
-  X(chebyshev_polynomial_v, chebyshev<Kind::V>)                        \
-  X(chebyshev_polynomial_w, chebyshev<Kind::W>)                        \
-  X(shifted_chebyshev_polynomial_t, shifted_chebyshev<Kind::T>)        \
-  X(shifted_chebyshev_polynomial_u, shifted_chebyshev<Kind::U>)        \
-  X(shifted_chebyshev_polynomial_v, shifted_chebyshev<Kind::V>)        \
-  X(shifted_chebyshev_polynomial_w, shifted_chebyshev<Kind::W>)        \
+  X(chebyshev_polynomial_t, chebyshev<ChebyshevKind::T>)                        \
+  X(chebyshev_polynomial_u, chebyshev<ChebyshevKind::U>)                        \
+  X(chebyshev_polynomial_v, chebyshev<ChebyshevKind::V>)                        \
+  X(chebyshev_polynomial_w, chebyshev<ChebyshevKind::W>)                        \
+  X(shifted_chebyshev_polynomial_t, shifted_chebyshev<ChebyshevKind::T>)        \
+  X(shifted_chebyshev_polynomial_u, shifted_chebyshev<ChebyshevKind::U>)        \
+  X(shifted_chebyshev_polynomial_v, shifted_chebyshev<ChebyshevKind::V>)        \
+  X(shifted_chebyshev_polynomial_w, shifted_chebyshev<ChebyshevKind::W>)        \
   X(hermite_polynomial_h, hermite_h)                                   \
   X(hermite_polynomial_he, hermite_he)                                 \
   X(laguerre_polynomial_l, laguerre_l)                                 \
