@@ -93,12 +93,14 @@ torch::Tensor selectable(const torch::Tensor& t) {
   return t;
 }
 
-// Runs both; libtorch throwing means Ember must throw, otherwise the results must be close.
-// Under sanitizers a third of the cases run, chosen by a hash of their description (op, input,
-// dtype, dims, keepdim), so every op still meets inputs of every kind; Release runs them all.
-void check(const std::string& what, const std::function<ember::Tensor()>& e, const std::function<torch::Tensor()>& t) {
+// Runs both, once each; libtorch throwing means Ember must throw, otherwise `compare` checks the
+// results. Under sanitizers a third of the cases run, chosen by a hash of their description (op,
+// input, dtype, dims, keepdim), so every op still meets inputs of every kind; Release runs them all.
+template <class Ours, class Theirs, class Compare>
+void run_both(const std::string& what, const std::function<Ours()>& e, const std::function<Theirs()>& t,
+              const Compare& compare) {
   if (sanitized() && std::hash<std::string>()(what) % 3 != 0) return;
-  torch::Tensor want;
+  Theirs want;
   try {
     want = t();
   } catch (const c10::Error&) {
@@ -106,31 +108,24 @@ void check(const std::string& what, const std::function<ember::Tensor()>& e, con
     return;
   }
   try {
-    EXPECT_TRUE(Close(e(), want)) << what;
+    compare(e(), want);
   } catch (const ember::Error& err) {
     ADD_FAILURE() << what << ": ember throws " << err.what();
   }
 }
 
-using Pair = std::tuple<ember::Tensor, torch::Tensor>;
-// A two-output op (values and indices) checked from one call on each side.
+void check(const std::string& what, const std::function<ember::Tensor()>& e, const std::function<torch::Tensor()>& t) {
+  run_both(what, e, t,
+           [&](const ember::Tensor& got, const torch::Tensor& want) { EXPECT_TRUE(Close(got, want)) << what; });
+}
+
+// A two-output op (values and indices).
 void check2(const std::string& what, const std::function<std::tuple<ember::Tensor, ember::Tensor>()>& e,
             const std::function<std::tuple<torch::Tensor, torch::Tensor>()>& t) {
-  if (sanitized() && std::hash<std::string>()(what) % 3 != 0) return;
-  std::tuple<torch::Tensor, torch::Tensor> want;
-  try {
-    want = t();
-  } catch (const c10::Error&) {
-    EXPECT_THROW(e(), ember::Error) << what << ": libtorch throws";
-    return;
-  }
-  try {
-    const std::tuple<ember::Tensor, ember::Tensor> got = e();
+  run_both(what, e, t, [&](const auto& got, const auto& want) {
     EXPECT_TRUE(Close(std::get<0>(got), std::get<0>(want))) << what << " [values]";
     EXPECT_TRUE(Close(std::get<1>(got), std::get<1>(want))) << what << " [indices]";
-  } catch (const ember::Error& err) {
-    ADD_FAILURE() << what << ": ember throws " << err.what();
-  }
+  });
 }
 
 std::string describe(const std::string& op, const Input& in, ember::ScalarType dt, const std::vector<int64_t>& dims,
