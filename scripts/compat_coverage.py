@@ -13,7 +13,7 @@ each of them. A report, not a gate: it needs libtorch's headers (libtorch-dev) a
 --headers prints libtorch's public header paths, the list cmake/torch_compat_headers.txt holds
 (Ember::torch_compat forwards each to ember/torch.h).
 
-usage: scripts/compat_coverage.py [--missing] [--markdown] [--overloaded] [--headers]
+usage: scripts/compat_coverage.py [--missing] [--markdown] [--write-overloaded FILE] [--overloaded] [--headers]
 """
 import argparse
 import collections
@@ -226,6 +226,8 @@ def main():
     ap.add_argument("--overloaded", action="store_true",
                     help="print the names libtorch overloads that Ember has, one 'group name' per line")
     ap.add_argument("--headers", action="store_true", help="print libtorch's public header paths")
+    ap.add_argument("--write-overloaded", metavar="FILE",
+                    help="with the report, write what --overloaded prints to FILE (one probe for both)")
     args = ap.parse_args()
     if not os.path.isdir(API):
         sys.exit("compat_coverage: libtorch's headers are not installed (apt-get install libtorch-dev)")
@@ -244,12 +246,15 @@ def main():
         torch_probe = pool.submit(probe, "torch/torch.h", TORCH_INCLUDES, entries)
         ember_probe = pool.submit(probe, "ember/torch.h", [os.path.join(ROOT, "include")], entries)
         not_in_torch, not_in_ember = torch_probe.result(), ember_probe.result()
+    overloaded_lines = ["method " + n if group == "Tensor methods" else "function " + n
+                        for group, names in overloaded.items() for n in sorted(names)
+                        if (group, n) not in not_in_ember and (group, n) not in not_in_torch]
     if args.overloaded:
-        for group, names in overloaded.items():
-            for n in sorted(names):
-                if (group, n) not in not_in_ember and (group, n) not in not_in_torch:
-                    print("method" if group == "Tensor methods" else "function", n)
+        print("\n".join(overloaded_lines))
         return
+    if args.write_overloaded:
+        with open(args.write_overloaded, "w") as f:
+            f.write("\n".join(overloaded_lines) + "\n")
     rows = []
     for group, (_, _, names) in g.items():
         names = sorted(n for n in names if (group, n) not in not_in_torch)

@@ -18,6 +18,8 @@
 using namespace ember;  // NOLINT
 using autograd::variable_list;
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 const TensorOptions kF64 = TensorOptions().dtype(kDouble);
@@ -553,3 +555,5 @@ TEST(AutogradEngine, LeafGradTakesTheLeafsLayout) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE

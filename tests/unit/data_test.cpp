@@ -22,6 +22,8 @@
 #include "ember/torch.h"
 #include "unit/expect_error.h"
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 using namespace ember;  // NOLINT
@@ -1044,3 +1046,5 @@ TEST(FashionMnist, ReadsTheRealDataset) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE

@@ -19,11 +19,6 @@
 #include "ember/ember.h"
 #include "serialize/json.h"
 
-namespace T = ::ember;
-#define MODULE EMBER_MODULE
-#include "../../examples/fashion_mnist/net.inc"
-#undef MODULE
-
 // A user's function for with_stack: exported (the test program links with -rdynamic, so dladdr
 // names it), not inlined, and not a tail call (its frame stays on the stack while exp runs).
 [[gnu::noinline]] ember::Tensor profiler_test_user_function(const ember::Tensor& x) {
@@ -31,6 +26,13 @@ namespace T = ::ember;
   asm volatile("" ::: "memory");
   return y;
 }
+
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
+namespace T = ::ember;
+#define MODULE EMBER_MODULE
+#include "../../examples/fashion_mnist/net.inc"
+#undef MODULE
 
 namespace {
 
@@ -763,3 +765,5 @@ TEST(Profiler, WithStackRecordsTheCallersFrames) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE

@@ -19,6 +19,8 @@
 using namespace ember;  // NOLINT
 using detail::ContentionPolicy;
 
+namespace EMBER_UNITY_FILE {  // this file's own names in a unity batch (tests/CMakeLists.txt)
+
 namespace {
 
 constexpr int64_t kMs = 1'000'000;
@@ -219,3 +221,5 @@ TEST(Threads, TensorsMadeInOneThreadFreedInAnother) {
 }
 
 }  // namespace
+
+}  // namespace EMBER_UNITY_FILE
