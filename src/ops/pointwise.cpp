@@ -359,23 +359,21 @@ struct ExtremumGrad {
     d.grad(other, formula(false));
   }
 };
-// Atan2Backward0 -- self: grad * other / (self^2 + other^2); other: grad * -self / (self^2 + other^2)
-// Float16/bfloat16 operands are widened to float32 first (PyTorch's opmath): in their own dtype
-// the formula rounds five times before the engine sums a broadcast operand's gradient, and the
-// result drifted past libtorch's error; widened it rounds once, when the engine casts the sum.
+// Atan2Backward0 -- self, other: grad / (self^2 + other^2) times other and -self, as one formula
+// (libtorch's atan2_backward), the shared quotient computed once. Float16/bfloat16 operands are
+// widened to float32 first (PyTorch's opmath): in their own dtype the formula rounds five times
+// before the engine sums a broadcast operand's gradient, and the result drifted past libtorch's
+// error; widened it rounds once, when the engine casts the sum. The gradient itself is read in its
+// dtype by the division (type promotion computes it in float32).
 struct Atan2Grad {
   static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& other) {
     d.name("Atan2Backward0");
-    const autograd::Saved s = d.save(self), o = d.save(other);
-    auto formula = [s, o](bool for_self) {
-      return [s, o, for_self](const auto& c) {
-        const auto wide = [](const Tensor& t) { return is_reduced_floating_type(t.scalar_type()) ? t.to(kFloat) : t; };
-        const Tensor a = wide(c[s]), b = wide(c[o]);
-        return wide(c.grad()) * (for_self ? b : -a) / (a * a + b * b);
-      };
-    };
-    d.grad(self, formula(true));
-    d.grad(other, formula(false));
+    d.grad({self, other}, [s = d.save(self), o = d.save(other)](const auto& c) {
+      const auto wide = [](const Tensor& t) { return is_reduced_floating_type(t.scalar_type()) ? t.to(kFloat) : t; };
+      const Tensor a = wide(c[s]), b = wide(c[o]);
+      const Tensor r = c.grad() / addcmul(a * a, b, b);
+      return autograd::variable_list{c.needs(0) ? r * b : Tensor(), c.needs(1) ? (r * a).neg_() : Tensor()};
+    });
   }
 };
 // CopysignBackward0 -- self: grad * result / self (0 where self is 0); other: zeros
