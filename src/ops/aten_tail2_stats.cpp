@@ -588,7 +588,8 @@ struct CumulativeExtremeOp {
     d.grad(self, 0, [i = d.save_result(1), sizes = DimVector(self.sizes()),
                      dim = self.dim() == 0 ? 0 : maybe_wrap_dim(dim, self.dim(), name)](const auto& c) {
       if (sizes.empty()) return c.grad();
-      return zeros(sizes, TensorOptions().dtype(c.grad().dtype())).scatter_add(dim, c[i], c.grad());
+      Tensor g = zeros(sizes, TensorOptions().dtype(c.grad().dtype()));
+      return g.scatter_add_(dim, c[i], c.grad());
     });
   }
 };

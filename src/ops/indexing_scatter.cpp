@@ -161,7 +161,8 @@ struct IndexSelectOp {
     d.name("IndexSelectBackward0");
     d.grad(self, [sizes = DimVector(self.sizes()), dim, i = d.save(index)](const auto& c) {
       if (sizes.empty()) return c.grad().clone();
-      return zeros(sizes, TensorOptions().dtype(c.grad().dtype())).index_add(dim, c[i], c.grad());
+      Tensor g = zeros(sizes, TensorOptions().dtype(c.grad().dtype()));  // added into in place: no copy
+      return g.index_add_(dim, c[i], c.grad());
     });
   }
 };
@@ -173,7 +174,8 @@ struct GatherOp {
   static void derivative(autograd::Derivative& d, const Tensor& self, int64_t dim, const Tensor& index) {
     d.name("GatherBackward0");
     d.grad(self, [sizes = DimVector(self.sizes()), dim, i = d.save(index)](const auto& c) {
-      return zeros(sizes, TensorOptions().dtype(c.grad().dtype())).scatter_add(dim, c[i], c.grad());
+      Tensor g = zeros(sizes, TensorOptions().dtype(c.grad().dtype()));
+      return g.scatter_add_(dim, c[i], c.grad());
     });
   }
   static Tensor run(const Tensor& self, int64_t dim, const Tensor& index) {
@@ -254,12 +256,6 @@ Tensor& scatter_inplace(const char* op, Tensor& self, int64_t dim, const Tensor&
   return self;
 }
 
-struct ScatterInplaceOp {
-  static constexpr const char* name = "scatter_";
-  static Tensor& run(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Scalar& value) {
-    return scatter_inplace(name, self, dim, index, src, value, ScatterMode::Assign);
-  }
-};
 struct ScatterOp {
   static constexpr const char* name = "scatter";
   static Tensor run(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Scalar& value) {
@@ -274,6 +270,13 @@ struct ScatterOp {
     const autograd::Saved i = d.save(index);
     d.grad(self, [dim, i](const auto& c) { return c.grad().scatter(dim, c[i], 0); });
     if (src.defined()) d.grad(src, [dim, i](const auto& c) { return c.grad().gather(dim, c[i]); });
+  }
+};
+struct ScatterInplaceOp {
+  static constexpr const char* name = "scatter_";
+  using out_of_place = ScatterOp;
+  static Tensor& run(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Scalar& value) {
+    return scatter_inplace(name, self, dim, index, src, value, ScatterMode::Assign);
   }
 };
 // scatter with reduce "add" / "multiply": not differentiable in PyTorch 1.13 either.
@@ -298,12 +301,6 @@ struct ScatterReduceOp {
     return scatter_inplace(name, out, dim, index, src, value, mode, /*fresh=*/true);
   }
 };
-struct ScatterAddInplaceOp {
-  static constexpr const char* name = "scatter_add_";
-  static Tensor& run(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
-    return scatter_inplace(name, self, dim, index, src, 0, ScatterMode::Add);
-  }
-};
 struct ScatterAddOp {
   static constexpr const char* name = "scatter_add";
   static Tensor run(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
@@ -316,6 +313,13 @@ struct ScatterAddOp {
     d.name("ScatterAddBackward0");
     d.grad(self, [](const auto& c) { return c.grad(); });
     d.grad(src, [dim, i = d.save_for(src, index)](const auto& c) { return c.grad().gather(dim, c[i]); });
+  }
+};
+struct ScatterAddInplaceOp {
+  static constexpr const char* name = "scatter_add_";
+  using out_of_place = ScatterAddOp;
+  static Tensor& run(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+    return scatter_inplace(name, self, dim, index, src, 0, ScatterMode::Add);
   }
 };
 
@@ -382,12 +386,6 @@ Tensor& index_add_inplace(const char* op, Tensor& self, int64_t dim, const Tenso
   return self;
 }
 
-struct IndexAddInplaceOp {
-  static constexpr const char* name = "index_add_";
-  static Tensor& run(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
-    return index_add_inplace(name, self, dim, index, source, alpha);
-  }
-};
 struct IndexAddOp {
   static constexpr const char* name = "index_add";
   static Tensor run(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
@@ -405,6 +403,13 @@ struct IndexAddOp {
                                : c.grad().index_select(dim, index).expand(sizes);
       return alpha.equal(1) ? g : g * alpha;
     });
+  }
+};
+struct IndexAddInplaceOp {
+  static constexpr const char* name = "index_add_";
+  using out_of_place = IndexAddOp;
+  static Tensor& run(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
+    return index_add_inplace(name, self, dim, index, source, alpha);
   }
 };
 
@@ -428,7 +433,8 @@ struct MaskedSelectOp {
       const Tensor positions = mask.expand(shape).reshape({-1}).nonzero().squeeze(1);
       int64_t n = 1;
       for (int64_t s : shape) n *= s;
-      return zeros({n}, TensorOptions().dtype(c.grad().dtype())).index_add(0, positions, c.grad()).view(shape);
+      Tensor g = zeros({n}, TensorOptions().dtype(c.grad().dtype()));
+      return g.index_add_(0, positions, c.grad()).view(shape);
     });
   }
 };
@@ -482,7 +488,8 @@ void value_selecting_derivative(autograd::Derivative& d, const Tensor& self, int
       grad = grad.unsqueeze(dim);
       index = index.unsqueeze(dim);
     }
-    return zeros(sizes, TensorOptions().dtype(grad.dtype())).scatter(dim, index, grad);
+    Tensor g = zeros(sizes, TensorOptions().dtype(grad.dtype()));
+    return g.scatter_(dim, index, grad);
   });
 }
 

@@ -237,6 +237,30 @@ std::vector<Case> inplace_cases() {
          return buf.sigmoid();
        },
        "SigmoidBackward0"},
+      {"scatter_ into a buffer", {{{4, 3}}, {{2, 3}}},
+       [](const E& v) {
+         ember::Tensor y = v[0] * 1;
+         return y.scatter_(0, ember::arange(6, ember::TensorOptions().dtype(ember::kLong)).reshape({2, 3}) % 4, v[1]);
+       },
+       [](const T& v) {
+         torch::Tensor y = v[0] * 1;
+         return y.scatter_(0, torch::arange(6, torch::kLong).reshape({2, 3}) % 4, v[1]);
+       },
+       "ScatterBackward0"},
+      {"scatter_add_ and index_add_", {{{4, 3}}, {{2, 3}}},
+       [](const E& v) {
+         ember::Tensor y = v[0] * 1;
+         const ember::Tensor idx = ember::arange(6, ember::TensorOptions().dtype(ember::kLong)).reshape({2, 3}) % 3;
+         y.scatter_add_(1, idx, v[1] * v[1]);
+         return y.index_add_(0, ember::arange(2, ember::TensorOptions().dtype(ember::kLong)) * 2 + 1, v[1].sin(), 0.5);
+       },
+       [](const T& v) {
+         torch::Tensor y = v[0] * 1;
+         const torch::Tensor idx = torch::arange(6, torch::kLong).reshape({2, 3}) % 3;
+         y.scatter_add_(1, idx, v[1] * v[1]);
+         return y.index_add_(0, torch::arange(2, torch::kLong) * 2 + 1, v[1].sin(), 0.5);
+       },
+       "IndexAddBackward0"},
   };
 }
 
