@@ -359,20 +359,36 @@ struct ExtremumGrad {
     d.grad(other, formula(false));
   }
 };
-// Atan2Backward0 -- self, other: grad / (self^2 + other^2) times other and -self, as one formula
-// (libtorch's atan2_backward), the shared quotient computed once. Float16/bfloat16 operands are
-// widened to float32 first (PyTorch's opmath): in their own dtype the formula rounds five times
-// before the engine sums a broadcast operand's gradient, and the result drifted past libtorch's
-// error; widened it rounds once, when the engine casts the sum. The gradient itself is read in its
-// dtype by the division (type promotion computes it in float32).
+// Atan2Backward0 -- self: grad * other / (self^2 + other^2); other: grad * -self / (self^2 + other^2)
+// Without a graph to record, each gradient is one pass of the Atan2Backward kernel, computed in
+// float32 for 16-bit operands and rounded once (before: eight passes over float32 temporaries).
+// The composite formula serves create_graph (it is differentiable) and a 16-bit operand whose
+// gradient the engine sums over broadcast dims: there the operands are widened to float32 first
+// (PyTorch's opmath), so that the sum is of unrounded terms, rounded once when the engine casts it
+// (in their own dtype the formula rounded five times and the sum drifted past libtorch's error).
+Tensor atan2_backward_part(const Tensor& grad, const Tensor& y, const Tensor& x, double sign) {
+  TensorIterator iter(
+      TensorIteratorConfig("atan2_backward").add_output(Tensor()).add_input(grad).add_input(y).add_input(x));
+  kernels::ternary_kernel(iter, TernaryOp::Atan2Backward, sign);
+  return iter.take_output();
+}
 struct Atan2Grad {
   static void derivative(autograd::Derivative& d, const Tensor& self, const Tensor& other) {
     d.name("Atan2Backward0");
     d.grad({self, other}, [s = d.save(self), o = d.save(other)](const auto& c) {
-      const auto wide = [](const Tensor& t) { return is_reduced_floating_type(t.scalar_type()) ? t.to(kFloat) : t; };
-      const Tensor a = wide(c[s]), b = wide(c[o]);
-      const Tensor r = c.grad() / addcmul(a * a, b, b);
-      return autograd::variable_list{c.needs(0) ? r * b : Tensor(), c.needs(1) ? (r * a).neg_() : Tensor()};
+      const Tensor& g = c.grad();
+      const bool one_pass = !GradMode::is_enabled(), reduced = is_reduced_floating_type(g.scalar_type());
+      Tensor gs, go;
+      if (c.needs(0) && one_pass && (!reduced || c[s].sizes() == g.sizes())) gs = atan2_backward_part(g, c[s], c[o], 1);
+      if (c.needs(1) && one_pass && (!reduced || c[o].sizes() == g.sizes())) go = atan2_backward_part(g, c[o], c[s], -1);
+      if (c.needs(0) != gs.defined() || c.needs(1) != go.defined()) {
+        const auto wide = [](const Tensor& t) { return is_reduced_floating_type(t.scalar_type()) ? t.to(kFloat) : t; };
+        const Tensor a = wide(c[s]), b = wide(c[o]);
+        const Tensor r = g / addcmul(a * a, b, b);
+        if (c.needs(0) && !gs.defined()) gs = r * b;
+        if (c.needs(1) && !go.defined()) go = (r * a).neg_();
+      }
+      return autograd::variable_list{gs, go};
     });
   }
 };

@@ -82,6 +82,8 @@ enum class TernaryOp : uint8_t {
   Addcmul,  // a + value * b * c
   Addcdiv,  // a + value * b / c (floats only)
   Clamp,    // min(max(a, b), c), NaN-propagating
+  Atan2Backward,  // value * a * c / (b^2 + c^2): atan2(y, x)'s gradient for y (a: grad, b: y, c: x,
+                  // value 1) and for x (b: x, c: y, value -1), in one pass (floats only)
 };
 void ternary_kernel(TensorIterator& iter, TernaryOp op, const Scalar& value = 1);
 

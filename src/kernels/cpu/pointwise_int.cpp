@@ -300,7 +300,8 @@ void ternary_typed(TensorIterator& iter, TernaryOp op, const Scalar& value) {
     }
     case TernaryOp::Clamp: return run([](T a, T lo, T hi) { return std::min(std::max(a, lo), hi); });
     case TernaryOp::Lerp:
-    case TernaryOp::Addcdiv: break;  // floats only
+    case TernaryOp::Addcdiv:
+    case TernaryOp::Atan2Backward: break;  // floats only
   }
   EMBER_CHECK(false, "ternary_kernel", "op ", static_cast<int>(op), " has no integer form");
 }

@@ -30,6 +30,7 @@ void ternary_typed(TensorIterator& iter, TernaryOp op, const Scalar& value) {
     case TernaryOp::Addcmul: return run(AddcmulF<L>{value.to<L>()});
     case TernaryOp::Addcdiv: return run(AddcdivF<L>{value.to<L>()});
     case TernaryOp::Clamp: return run(ClampTensorF{});
+    case TernaryOp::Atan2Backward: return run(Atan2BackwardF<L>{value.to<L>()});
   }
 }
 

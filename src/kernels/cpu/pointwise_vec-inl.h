@@ -271,7 +271,7 @@ HWY_NOINLINE void vec_loop(const F& f, char** data, const int64_t* s, int64_t n,
     }
     return;
   }
-  if constexpr (K == 2) {  // (binary ops: a transposed operand is common there)
+  if constexpr (K >= 2) {  // (binary and ternary ops: a transposed operand is common there)
     bool across = false;  // (outer is read only when rows > 1)
     for (size_t k = 1; k <= K && rows > 1; ++k) across = across || (s[k] != es && s[k] != 0 && outer[k] == es);
     if (s[0] == es && across) {
@@ -352,6 +352,14 @@ struct AddcmulF {
   L value;
   template <class D, class V>
   HWY_INLINE V vec(D d, V a, V b, V c) const { return hn::MulAdd(hn::Mul(hn::Set(d, value), b), c, a); }
+};
+template <class L>
+struct Atan2BackwardF {
+  L value;
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V g, V b, V c) const {
+    return hn::Div(hn::Mul(hn::Mul(hn::Set(d, value), g), c), hn::MulAdd(b, b, hn::Mul(c, c)));
+  }
 };
 template <class L>
 struct AddcdivF {
