@@ -588,8 +588,7 @@ struct CumulativeExtremeOp {
     d.grad(self, 0, [i = d.save_result(1), sizes = DimVector(self.sizes()),
                      dim = self.dim() == 0 ? 0 : maybe_wrap_dim(dim, self.dim(), name)](const auto& c) {
       if (sizes.empty()) return c.grad();
-      Tensor g = zeros(sizes, TensorOptions().dtype(c.grad().dtype()));
-      return g.scatter_add_(dim, c[i], c.grad());
+      return zeros(sizes, TensorOptions().dtype(c.grad().dtype())).scatter_add_(dim, c[i], c.grad());
     });
   }
 };

@@ -161,8 +161,7 @@ struct IndexSelectOp {
     d.name("IndexSelectBackward0");
     d.grad(self, [sizes = DimVector(self.sizes()), dim, i = d.save(index)](const auto& c) {
       if (sizes.empty()) return c.grad().clone();
-      Tensor g = zeros(sizes, TensorOptions().dtype(c.grad().dtype()));  // added into in place: no copy
-      return g.index_add_(dim, c[i], c.grad());
+      return zeros(sizes, TensorOptions().dtype(c.grad().dtype())).index_add_(dim, c[i], c.grad());
     });
   }
 };
@@ -174,8 +173,7 @@ struct GatherOp {
   static void derivative(autograd::Derivative& d, const Tensor& self, int64_t dim, const Tensor& index) {
     d.name("GatherBackward0");
     d.grad(self, [sizes = DimVector(self.sizes()), dim, i = d.save(index)](const auto& c) {
-      Tensor g = zeros(sizes, TensorOptions().dtype(c.grad().dtype()));
-      return g.scatter_add_(dim, c[i], c.grad());
+      return zeros(sizes, TensorOptions().dtype(c.grad().dtype())).scatter_add_(dim, c[i], c.grad());
     });
   }
   static Tensor run(const Tensor& self, int64_t dim, const Tensor& index) {
@@ -433,8 +431,7 @@ struct MaskedSelectOp {
       const Tensor positions = mask.expand(shape).reshape({-1}).nonzero().squeeze(1);
       int64_t n = 1;
       for (int64_t s : shape) n *= s;
-      Tensor g = zeros({n}, TensorOptions().dtype(c.grad().dtype()));
-      return g.index_add_(0, positions, c.grad()).view(shape);
+      return zeros({n}, TensorOptions().dtype(c.grad().dtype())).index_add_(0, positions, c.grad()).view(shape);
     });
   }
 };
@@ -488,8 +485,7 @@ void value_selecting_derivative(autograd::Derivative& d, const Tensor& self, int
       grad = grad.unsqueeze(dim);
       index = index.unsqueeze(dim);
     }
-    Tensor g = zeros(sizes, TensorOptions().dtype(grad.dtype()));
-    return g.scatter_(dim, index, grad);
+    return zeros(sizes, TensorOptions().dtype(grad.dtype())).scatter_(dim, index, grad);
   });
 }
 

@@ -361,7 +361,7 @@ struct ExtremumGrad {
 };
 // Atan2Backward0 -- self: grad * other / (self^2 + other^2); other: grad * -self / (self^2 + other^2)
 // Without a graph to record, each gradient is one pass of the Atan2Backward kernel, computed in
-// float32 for 16-bit operands and rounded once (before: eight passes over float32 temporaries).
+// float32 for 16-bit operands and rounded once.
 // The composite formula serves create_graph (it is differentiable) and a 16-bit operand whose
 // gradient the engine sums over broadcast dims: there the operands are widened to float32 first
 // (PyTorch's opmath), so that the sum is of unrounded terms, rounded once when the engine casts it
