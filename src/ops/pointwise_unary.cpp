@@ -353,12 +353,19 @@ struct GeluOp {
     const UnaryOp op = approximate == "tanh" ? UnaryOp::GeluTanh : UnaryOp::Gelu;
     return unary_op(name, Tensor(), self, op, Kind::FloatOnly, false);
   }
-  // GeluBackward0 -- self: gelu_backward(grad, self, approximate)
+  // GeluBackward0 -- self: gelu_backward(grad, self, approximate). The tanh form's gradient is one
+  // kernel pass when no graph is recorded (its formula in the compute type, rounded once), and the
+  // composite formula for create_graph (it is differentiable).
   static void derivative(autograd::Derivative& d, const Tensor& self, std::string_view approximate) {
     d.name("GeluBackward0");
     d.grad(self, [s = d.save(self), tanh = approximate == "tanh"](const auto& c) {
       const Tensor x = c[s];
       if (!tanh) return dispatch::call<GeluBackwardOp>(c.grad(), x);
+      if (!GradMode::is_enabled()) {
+        TensorIterator iter(TensorIteratorConfig("gelu_backward").add_output(Tensor()).add_input(c.grad()).add_input(x));
+        kernels::binary_kernel(iter, kernels::BinaryOp::GeluTanhBackward);
+        return iter.take_output();
+      }
       const double beta = M_SQRT2 * M_2_SQRTPI * 0.5, kappa = 0.044715;
       const Tensor inner = (x + kappa * x.pow(3)) * beta;
       const Tensor t = inner.tanh();

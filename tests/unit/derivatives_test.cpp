@@ -193,6 +193,32 @@ TEST(Derivatives, Atan2OnePassMatchesTheRecordedFormula) {
   }
 }
 
+// gelu's tanh form: its gradient without a graph to record is one kernel pass (PyTorch's formula
+// in the compute type); recorded (create_graph), the composite formula. Both agree over dtypes
+// (16-bit ones computed in float32 and rounded once), layouts and large arguments (tanh saturated).
+TEST(Derivatives, GeluTanhOnePassMatchesTheRecordedFormula) {
+  manual_seed(4);
+  for (ScalarType dt : {kFloat, kDouble, kBFloat16, kHalf}) {
+    for (bool transpose : {false, true}) {
+      SCOPED_TRACE(std::string(to_string(dt)) + (transpose ? " transposed" : ""));
+      Tensor x = (randn({37, 29}) * 3).to(dt);
+      x.index_put_({0, 0}, 30.0);
+      x.index_put_({0, 1}, -30.0);
+      if (transpose) x = x.t().contiguous().t();
+      x.requires_grad_();
+      const Tensor out = gelu(x, "tanh");
+      const Tensor g = randn(out.sizes()).to(dt);
+      const Tensor one_pass = autograd::grad({out}, {x}, {g}, /*retain_graph=*/true)[0];
+      const Tensor recorded = autograd::grad({out}, {x}, {g}, true, /*create_graph=*/true)[0];
+      ASSERT_EQ(one_pass.scalar_type(), dt);
+      ASSERT_EQ(one_pass.sizes(), x.sizes());
+      const bool narrow = is_reduced_floating_type(dt);
+      EXPECT_TRUE(allclose(one_pass.detach().to(kDouble), recorded.detach().to(kDouble), narrow ? 2e-2 : 1e-5,
+                           narrow ? 2e-2 : 1e-6));
+    }
+  }
+}
+
 TEST(Derivatives, ClampWhereMaskedFill) {
   const Tensor mask = randn({2, 3}) > 0;
   run({

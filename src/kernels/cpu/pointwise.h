@@ -39,6 +39,7 @@ enum class BinaryOp : uint8_t {
   Lerp,  // lerp(a, b, alpha) for a Scalar weight, kept in double until the compute type
   ThresholdBackward,  // b <= alpha ? 0 : a (a: the gradient, b: the forward input or result)
   GeluBackward,       // a (Phi(b) + b phi(b)): exact gelu's gradient (a: the gradient, b: the input; floats only)
+  GeluTanhBackward,   // the gradient of gelu's tanh form, PyTorch's formula (floats only)
   HardswishBackward,    // 0 for b < -3, a (b / 3 + 1/2) up to 3, a above (floats only)
   HardsigmoidBackward,  // a / 6 strictly inside (-3, 3), else 0 (floats only)
   SiluBackward,         // a s (1 + b (1 - s)), s = sigmoid(b) (floats only)

@@ -218,6 +218,7 @@ void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
     case BinaryOp::Xlogy:
     case BinaryOp::Hypot:
     case BinaryOp::GeluBackward:
+    case BinaryOp::GeluTanhBackward:
     case BinaryOp::HardswishBackward:
     case BinaryOp::HardsigmoidBackward:
     case BinaryOp::SiluBackward:
