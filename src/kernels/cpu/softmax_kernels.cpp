@@ -14,6 +14,7 @@
 
 #include "core/parallel.h"
 #include "kernels/cpu/cast.h"
+#include "kernels/cpu/exp-inl.h"
 #include "kernels/cpu/hwy_util-inl.h"
 #include "kernels/cpu/softmax_kernels.h"
 
@@ -118,7 +119,7 @@ EMBER_UNROLL_ROWS
   for (; i + N <= n; i += N) {
 EMBER_UNROLL_ROWS
     for (size_t r = 0; r < R; ++r) {
-      const V e = hn::Exp(d, hn::Sub(LoadC(d, x + r * n + i), hn::Set(d, mx[r])));
+      const V e = exp_shifted(d, hn::Sub(LoadC(d, x + r * n + i), hn::Set(d, mx[r])));
       if constexpr (keep) {
         if (!log) hn::StoreU(e, d, y + r * n + i);
       } else {
@@ -131,7 +132,7 @@ EMBER_UNROLL_ROWS
   for (size_t r = 0; r < R; ++r) {
     if (i < n) {
       const V e = hn::IfThenElseZero(hn::FirstN(d, n - i),
-                                     hn::Exp(d, hn::Sub(LoadCN(d, x + r * n + i, n - i), hn::Set(d, mx[r]))));
+                                     exp_shifted(d, hn::Sub(LoadCN(d, x + r * n + i, n - i), hn::Set(d, mx[r]))));
       if constexpr (keep) {
         if (!log) StoreCN(d, e, y + r * n + i, n - i);
       } else {
@@ -156,13 +157,13 @@ EMBER_UNROLL_ROWS
     const V vm = hn::Set(d, mx[r]), inv = hn::Set(d, L(1) / sum[r]);
     const L* er = stage ? staged + r * padded : nullptr;
     for (; k + N <= n; k += N) {
-      const V e = keep ? LoadC(d, yr + k) : stage ? hn::Load(d, er + k) : hn::Exp(d, hn::Sub(LoadC(d, xr + k), vm));
+      const V e = keep ? LoadC(d, yr + k) : stage ? hn::Load(d, er + k) : exp_shifted(d, hn::Sub(LoadC(d, xr + k), vm));
       StoreC(d, hn::Mul(e, inv), yr + k);
     }
     if (k < n) {
       const V e = keep    ? LoadCN(d, yr + k, n - k)
                   : stage ? hn::Load(d, er + k)
-                          : hn::Exp(d, hn::Sub(LoadCN(d, xr + k, n - k), vm));
+                          : exp_shifted(d, hn::Sub(LoadCN(d, xr + k, n - k), vm));
       StoreCN(d, hn::Mul(e, inv), yr + k, n - k);
     }
   }
@@ -193,7 +194,7 @@ HWY_INLINE bool softmax_columns(const T* x, T* y, int64_t dim, int64_t inner, bo
   const bool staged = !keep && !log && dim <= kStagedDim;
   auto acc = hn::Zero(d);
   for (int64_t k = 0; k < dim; ++k) {
-    const auto e = hn::Exp(d, hn::Sub(LoadC(d, x + k * inner), vmax));
+    const auto e = exp_shifted(d, hn::Sub(LoadC(d, x + k * inner), vmax));
     if constexpr (keep) {
       if (!log) hn::StoreU(e, d, y + k * inner);
     } else {
@@ -212,7 +213,7 @@ HWY_INLINE bool softmax_columns(const T* x, T* y, int64_t dim, int64_t inner, bo
   for (int64_t k = 0; k < dim; ++k) {
     const auto e = keep     ? LoadC(d, y + k * inner)
                    : staged ? hn::Load(d, stage + k * N)
-                            : hn::Exp(d, hn::Sub(LoadC(d, x + k * inner), vmax));
+                            : exp_shifted(d, hn::Sub(LoadC(d, x + k * inner), vmax));
     StoreC(d, hn::Mul(e, inv), y + k * inner);
   }
   return true;
@@ -296,7 +297,7 @@ HWY_INLINE void softmax_backward_block(const T* g, const T* y, T* gi, int64_t di
     T* ik = gi + k * inner;
     for (size_t u = 0; u < K; ++u) {
       const auto gv = LoadC(d, gk + u * N), yv = LoadC(d, yk + u * N);
-      StoreC(d, log ? hn::NegMulAdd(hn::Exp(d, yv), s[u], gv) : hn::Mul(yv, hn::Sub(gv, s[u])), ik + u * N);
+      StoreC(d, log ? hn::NegMulAdd(exp_shifted(d, yv), s[u], gv) : hn::Mul(yv, hn::Sub(gv, s[u])), ik + u * N);
     }
   }
 }
@@ -341,7 +342,7 @@ HWY_INLINE void softmax_backward_row(const T* g, const T* y, T* gi, size_t n, bo
     acc0 = log ? hn::Add(acc0, gv) : hn::MulAdd(gv, LoadCN(d, y + i, m), acc0);
   }
   const auto s = hn::Set(d, hn::GetLane(hn::SumOfLanes(d, hn::Add(acc0, acc1))));
-  auto out = [&](auto gv, auto yv) { return log ? hn::NegMulAdd(hn::Exp(d, yv), s, gv) : hn::Mul(yv, hn::Sub(gv, s)); };
+  auto out = [&](auto gv, auto yv) { return log ? hn::NegMulAdd(exp_shifted(d, yv), s, gv) : hn::Mul(yv, hn::Sub(gv, s)); };
   i = 0;
   for (; i + N <= n; i += N) StoreC(d, out(LoadC(d, g + i), LoadC(d, y + i)), gi + i);
   if (i < n) StoreCN(d, out(LoadCN(d, g + i, n - i), LoadCN(d, y + i, n - i)), gi + i, n - i);
@@ -407,7 +408,7 @@ HWY_INLINE T online_softmax_row(T* s, size_t n, T& m, T& l) {
   auto acc = hn::Zero(d);
   for (i = 0; i < n; i += N) {  // one loop with the partial last vector: one copy of Exp's code
     const size_t k = std::min(N, n - i);
-    const auto e = hn::IfThenElseZero(hn::FirstN(d, k), hn::Exp(d, hn::Sub(LoadCN(d, s + i, k), vshift)));
+    const auto e = hn::IfThenElseZero(hn::FirstN(d, k), exp_shifted(d, hn::Sub(LoadCN(d, s + i, k), vshift)));
     StoreCN(d, e, s + i, k);
     acc = hn::Add(acc, e);
   }
@@ -438,7 +439,7 @@ void softmax_from_logsumexp_rows_typed(T* s, int64_t rows, int64_t cols, const T
     const auto v = hn::Set(d, lse[r]);
     for (size_t i = 0; i < n; i += N) {
       const size_t k = std::min(N, n - i);
-      StoreCN(d, hn::Exp(d, hn::Sub(LoadCN(d, row + i, k), v)), row + i, k);
+      StoreCN(d, exp_shifted(d, hn::Sub(LoadCN(d, row + i, k), v)), row + i, k);
     }
   }
 }
