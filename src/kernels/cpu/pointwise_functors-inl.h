@@ -154,7 +154,7 @@ template <class D, class V>
 HWY_INLINE V log_f64_normal(D d, V x) {
   return hn::impl::Log<D, V, false>(d, x);
 }
-// e^t for float64 lanes with |t| <= 200 (pow's clamped exponents, sinh's): 2^n e^r with n = round(t / ln2)
+// e^t for float64 lanes with |t| <= 200 (pow's clamped exponents): 2^n e^r with n = round(t / ln2)
 // (adding 1.5 * 2^52 rounds it and leaves n in the low bits of the sum, whence 2^n's exponent
 // field by one add and shift: 2^-289..2^289 stay normal), r = t - n ln2 in two FMAs, |r| <= ln2 / 2,
 // and e^r by its Taylor polynomial of degree 11 (the remainder below 7e-15 relative). Highway's
