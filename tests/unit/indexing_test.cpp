@@ -165,6 +165,31 @@ TEST(Gather, RangeCheckFindsABadIndexAnywhereInALongRun) {
   }
 }
 
+// Gathering along the rows of a transposed matrix (rows adjacent in memory, the dim strided by
+// 256 bytes or more) takes a cache line of rows at a time from a copy of the lines they read
+// (indexing_kernels.cpp): the same values as from the contiguous copy over element sizes, a
+// last block of fewer rows, fewer positions than the dim and 2 threads; a bad index in any row
+// raises the same error.
+TEST(Gather, AlongTheRowsOfATransposedSource) {
+  const int threads = get_num_threads();
+  manual_seed(7);
+  for (ScalarType dt : {kFloat, kLong, kHalf, kDouble, kByte}) {
+    for (int64_t len : {300, 180}) {
+      for (int n : {1, 2}) {
+        SCOPED_TRACE(std::string(to_string(dt)) + " len " + std::to_string(len) + " threads " + std::to_string(n));
+        set_num_threads(n);
+        const Tensor x = randint(0, 100, {300, 150}).to(dt).t();  // 150 rows of 300, row stride 1
+        const Tensor idx = randint(0, 300, {150, len});
+        EXPECT_TRUE(equal(x.gather(1, idx), x.contiguous().gather(1, idx)));
+        Tensor bad = idx.clone();
+        bad.index_put_({70, len - 1}, 300);
+        EXPECT_ERROR(x.gather(1, bad), "gather", "index 300 is out of bounds for dimension 1 with size 300");
+      }
+    }
+  }
+  set_num_threads(threads);
+}
+
 TEST(Gather, BadInput) {
   Tensor x = zeros({3, 4});
   EXPECT_ERROR(x.gather(0, tensor({{0, 5}})), "gather", "index 5 is out of bounds for dimension 0 with size 3");
