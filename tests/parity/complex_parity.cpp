@@ -503,11 +503,24 @@ TEST(ComplexParity, AccumulatingScatters) {
   for (ember::ScalarType t : kComplexTypes) {
     const parity::Tol tol = t == ember::kComplexFloat ? parity::Tol{2e-6, 1e-6} : parity::Tol{1e-14, 1e-14};
     const ember::Tensor self = random({4, 5}, t, seed++), src = random({4, 5}, t, seed++);
-    const ember::Tensor index = ember::randint(0, 5, {4, 5}).to(ember::kLong);
+    ember::Generator g(seed++);  // (the global generator's state would depend on the tests run before)
+    const ember::Tensor index = ember::randint(0, 5, {4, 5}, &g, ember::TensorOptions().dtype(ember::kLong));
     const torch::Tensor tself = to_torch(self), tsrc = to_torch(src), tindex = to_torch(index);
     EXPECT_TRUE(Close(self.scatter_add(1, index, src), tself.scatter_add(1, tindex, tsrc), tol)) << t;
     EXPECT_TRUE(Close(self.scatter(1, index, src, "add"), tself.scatter(1, tindex, tsrc, "add"), tol)) << t;
-    EXPECT_TRUE(Close(self.scatter(1, index, src, "multiply"), tself.scatter(1, tindex, tsrc, "multiply"), tol)) << t;
+    // multiply: a product of up to six complex float32 factors differs between the two libraries
+    // by more than the tolerance where a part cancels (5e-6 apart in a row of five repeats); each
+    // is then held to the float64 product, Ember within twice libtorch's distance from it (or atol)
+    const ember::Tensor product = self.scatter(1, index, src, "multiply");
+    const torch::Tensor tproduct = tself.scatter(1, tindex, tsrc, "multiply");
+    if (t == ember::kComplexFloat) {
+      const ember::Tensor exact =
+          self.to(ember::kComplexDouble).scatter(1, index, src.to(ember::kComplexDouble), "multiply");
+      const auto error = [&](const ember::Tensor& v) { return (v.to(ember::kComplexDouble) - exact).abs().max().item<double>(); };
+      EXPECT_LE(error(product), std::max(2 * error(parity::to_ember(tproduct)), tol.atol)) << t;
+    } else {
+      EXPECT_TRUE(Close(product, tproduct, tol)) << t;
+    }
     ember::Tensor inplace = self.clone();
     inplace.scatter_add_(0, index.remainder(4), src);
     EXPECT_TRUE(Close(inplace, tself.clone().scatter_add_(0, tindex.remainder(4), tsrc), tol)) << t;
