@@ -55,16 +55,24 @@ HWY_INLINE V exp_vec(D d, V x) {
     return hn::Exp(d, K == 1 ? x : hn::Mul(hn::Set(d, hn::TFromD<D>(K)), x));
   }
 }
+// Highway's Exp out of line: the rare vectors exp_shifted does not take itself, one copy per
+// target instead of one at each of softmax's call sites.
+template <class D, class V>
+HWY_NOINLINE V exp_full_range(D d, V v) {
+  return hn::Exp(d, v);
+}
 // e^v where v is x - max (or a log-probability): at most a little above 0, down to -inf. Vectors
 // whose every lane lies in [-87, 87] take exp_vec; others (results below float32's normal range,
-// -inf, NaN) and float64 lanes Highway's Exp.
+// -inf, NaN) Highway's Exp, as float64 lanes do.
 template <class D, class V>
 HWY_INLINE V exp_shifted(D d, V v) {
   if constexpr (sizeof(hn::TFromD<D>) == 4) {
     const auto ok = hn::And(hn::Ge(v, hn::Set(d, -87.0f)), hn::Le(v, hn::Set(d, 87.0f)));
     if (HWY_LIKELY(hn::AllTrue(d, ok))) return exp_vec<1>(d, v);
+    return exp_full_range(d, v);
+  } else {
+    return hn::Exp(d, v);
   }
-  return hn::Exp(d, v);
 }
 
 }  // namespace ember::kernels::HWY_NAMESPACE

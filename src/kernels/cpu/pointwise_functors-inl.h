@@ -1499,21 +1499,26 @@ struct SiluBackwardF {
   }
 };
 // gelu's tanh form differentiated as PyTorch's kernel does, in the compute type: with u = beta (x
-// + kappa x^3) and t = tanh u, a (1 + t) / 2 + a x / 2 (1 - t^2) beta (1 + 3 kappa x^2); 16-bit
-// data computed in float32 and rounded once.
+// + kappa x^3) and t = tanh u, g (1 + t) / 2 + g x / 2 (1 - t^2) beta (1 + 3 kappa x^2); 16-bit
+// data computed in float32 and rounded once. Out of line: one copy per target and lane type
+// serves every loop of the kernel (inlined into each, with tanh's, it was 24 KB of library).
+template <class D, class V>
+HWY_NOINLINE V gelu_tanh_backward_vec(D d, V g, V x) {
+  using L = L_t<D>;
+  const V beta = hn::Set(d, L(M_SQRT2 * M_2_SQRTPI * 0.5)), kappa = hn::Set(d, L(0.044715)), half = hn::Set(d, L(0.5));
+  const V one = hn::Set(d, L(1));
+  const V x2 = hn::Mul(x, x);
+  const V t = TanhF{}.vec(d, hn::Mul(beta, hn::MulAdd(kappa, hn::Mul(x2, x), x)));
+  const V left = hn::Mul(half, hn::Add(one, t));
+  const V right = hn::Mul(hn::Mul(hn::Mul(half, x), hn::NegMulAdd(t, t, one)),
+                          hn::Mul(beta, hn::MulAdd(hn::Set(d, L(3 * 0.044715)), x2, one)));
+  return hn::Mul(g, hn::Add(left, right));
+}
 struct GeluTanhBackwardF {
   static constexpr bool staged16 = true;
   template <class D, class V>
   HWY_INLINE V vec(D d, V g, V x) const {
-    using L = L_t<D>;
-    const V beta = hn::Set(d, L(M_SQRT2 * M_2_SQRTPI * 0.5)), kappa = hn::Set(d, L(0.044715)), half = hn::Set(d, L(0.5));
-    const V one = hn::Set(d, L(1));
-    const V x2 = hn::Mul(x, x);
-    const V t = TanhF{}.vec(d, hn::Mul(beta, hn::MulAdd(kappa, hn::Mul(x2, x), x)));
-    const V left = hn::Mul(half, hn::Add(one, t));
-    const V right = hn::Mul(hn::Mul(hn::Mul(half, x), hn::NegMulAdd(t, t, one)),
-                            hn::Mul(beta, hn::MulAdd(hn::Set(d, L(3 * 0.044715)), x2, one)));
-    return hn::Mul(g, hn::Add(left, right));
+    return gelu_tanh_backward_vec(d, g, x);
   }
 };
 struct GeluBackwardF {
