@@ -173,7 +173,7 @@ TEST(Gather, RangeCheckFindsABadIndexAnywhereInALongRun) {
 TEST(Gather, AlongTheRowsOfATransposedSource) {
   const int threads = get_num_threads();
   manual_seed(7);
-  for (ScalarType dt : {kFloat, kLong, kHalf, kDouble, kByte}) {
+  for (ScalarType dt : {kFloat, kLong, kHalf, kDouble, kComplexDouble, kByte}) {
     for (int64_t len : {300, 180}) {
       for (int n : {1, 2}) {
         SCOPED_TRACE(std::string(to_string(dt)) + " len " + std::to_string(len) + " threads " + std::to_string(n));
