@@ -154,13 +154,13 @@ template <class D, class V>
 HWY_INLINE V log_f64_normal(D d, V x) {
   return hn::impl::Log<D, V, false>(d, x);
 }
-// e^t for float64 lanes with |t| <= 200 (pow's clamped exponents): 2^n e^r with n = round(t / ln2)
-// (adding 1.5 * 2^52 rounds it and leaves n in the low bits of the sum, whence 2^n's exponent
-// field by one add and shift: 2^-289..2^289 stay normal), r = t - n ln2 in two FMAs, |r| <= ln2 / 2,
-// and e^r by a degree-9 polynomial fitted to it (relative error 1.4e-14, a millionth of a float32
-// ulp; the degree-11 Taylor polynomial before it took a tenth more of pow's time). Highway's Exp
-// handles the whole float64 range (two scalings, an underflow mask): float32 pow of 64K elements
-// took 135 us with it and its Log, 96 us with this and log_f64_normal.
+// e^t for float64 lanes with |t| <= 700 (pow's clamped exponents, erfc's e^-x^2): 2^n e^r with
+// n = round(t / ln2) (adding 1.5 * 2^52 rounds it and leaves n in the low bits of the sum, whence
+// 2^n's exponent field by one add and shift: 2^-1010..2^1010 stay normal), r = t - n ln2 in two
+// FMAs, |r| <= ln2 / 2, and e^r by a degree-9 polynomial fitted to it (relative error 1.4e-14, a
+// millionth of a float32 ulp; the degree-11 Taylor polynomial before it took a tenth more of
+// pow's time). Highway's Exp handles the whole float64 range (two scalings, an underflow mask):
+// float32 pow of 64K elements took 135 us with it and its Log, 96 us with this and log_f64_normal.
 template <class D, class V>
 HWY_INLINE V exp_f64_bounded(D d, V t) {
   const hn::RebindToSigned<D> di;
@@ -394,7 +394,8 @@ HWY_INLINE V asin_acos_f32(D d, V x) {
   const V y = hn::IfThenElse(small, a, s);
   const V c = hn::Mul(hn::Mul(y, z), estrin(d, z, kP));
   // 2 asin s - 2 s: twice s's rounding error and c (|x| >= 1/2)
-  const V tail = hn::MulAdd(c, hn::Set(d, 2.0f), hn::Mul(hn::NegMulAdd(s, s, z), hn::ApproximateReciprocal(hn::Max(s, hn::Set(d, 1e-30f)))));
+  const V inv_s = hn::ApproximateReciprocal(hn::Max(s, hn::Set(d, 1e-30f)));
+  const V tail = hn::MulAdd(c, hn::Set(d, 2.0f), hn::Mul(hn::NegMulAdd(s, s, z), inv_s));
   const V s2 = hn::Add(s, s);
   if constexpr (!kAcos) {
     const V hi = hn::Sub(p2h, s2);
@@ -725,11 +726,17 @@ HWY_INLINE V erf_over_x(D d, V x) {
 }
 // e^-(x^2 + lo) for x^2 + lo near the rounded square hi of x: x^2 = hi + fma(x, x, -hi) exactly,
 // and e^-(hi + l) = e^-hi (1 - l) for the small remainder l, so that the rounding of the square
-// (and of x itself, `lo`) stays out of the result, where it would cost 2 x^2 ulp.
+// (and of x itself, `lo`) stays out of the result, where it would cost 2 x^2 ulp. Float64 lanes
+// (float32 data; x^2 <= 676 here) take exp_f64_bounded.
 template <class D, class V>
 HWY_INLINE V exp_neg_square(D d, V x, V lo) {
   const V hi = hn::Mul(x, x);
-  const V e = hn::Exp(d, hn::Neg(hi));
+  V e;
+  if constexpr (kF32<L_t<D>>) {
+    e = hn::Exp(d, hn::Neg(hi));
+  } else {
+    e = exp_f64_bounded(d, hn::Neg(hi));
+  }
   return hn::NegMulAdd(e, hn::Add(hn::MulSub(x, x, hi), lo), e);
 }
 // erfc(a + da) for 0.5 <= a <= 9 and da a rounding error of a: e^-(a + da)^2 = e^-(a^2 + 2 a da)
