@@ -263,17 +263,22 @@ EMBER_UNARY_OP(square, UnaryOp::Square, Kind::Square)
 
 // ---- activations with parameters, nan_to_num ----------------------------------------------
 
+// One pass of a gelu gradient kernel over (grad, self).
+Tensor gelu_backward_pass(const Tensor& grad, const Tensor& self, kernels::BinaryOp op) {
+  const Tensor out;  // the config keeps references: no temporaries
+  TensorIteratorConfig config("gelu_backward");
+  config.add_output(out).add_input(grad).add_input(self);
+  TensorIterator iter(config);
+  kernels::binary_kernel(iter, op);
+  return iter.take_output();
+}
+
 // gelu_backward(grad, self, "none") as one kernel.
 struct GeluBackwardOp {
   static constexpr const char* name = "gelu_backward";
   static Tensor run(const Tensor& grad, const Tensor& self) {
     if (!is_floating_type(self.dtype())) not_implemented(name, self.dtype());
-    const Tensor out;  // the config keeps references: no temporaries
-    TensorIteratorConfig config(name);
-    config.add_output(out).add_input(grad).add_input(self);
-    TensorIterator iter(config);
-    kernels::binary_kernel(iter, kernels::BinaryOp::GeluBackward);
-    return iter.take_output();
+    return gelu_backward_pass(grad, self, kernels::BinaryOp::GeluBackward);
   }
   // GeluBackwardBackward0 -- grad_output: gelu_backward(grad, self); self: grad * grad_output * phi(self) (2 - self^2)
   static void derivative(autograd::Derivative& d, const Tensor& grad, const Tensor& self) {
@@ -361,11 +366,7 @@ struct GeluOp {
     d.grad(self, [s = d.save(self), tanh = approximate == "tanh"](const auto& c) {
       const Tensor x = c[s];
       if (!tanh) return dispatch::call<GeluBackwardOp>(c.grad(), x);
-      if (!GradMode::is_enabled()) {
-        TensorIterator iter(TensorIteratorConfig("gelu_backward").add_output(Tensor()).add_input(c.grad()).add_input(x));
-        kernels::binary_kernel(iter, kernels::BinaryOp::GeluTanhBackward);
-        return iter.take_output();
-      }
+      if (!GradMode::is_enabled()) return gelu_backward_pass(c.grad(), x, kernels::BinaryOp::GeluTanhBackward);
       const double beta = M_SQRT2 * M_2_SQRTPI * 0.5, kappa = 0.044715;
       const Tensor inner = (x + kappa * x.pow(3)) * beta;
       const Tensor t = inner.tanh();

@@ -161,14 +161,21 @@ HWY_INLINE V log_f64_normal(D d, V x) {
 // millionth of a float32 ulp; the degree-11 Taylor polynomial before it took a tenth more of
 // pow's time). Highway's Exp handles the whole float64 range (two scalings, an underflow mask):
 // float32 pow of 64K elements took 135 us with it and its Log, 96 us with this and log_f64_normal.
+// t = n ln2 + r for float64 lanes with |t| <= 700: returns r (|r| <= ln2 / 2) and sets *big to
+// t / ln2 + 1.5 * 2^52, whose low bits hold n (2^n's exponent field is them plus the bias).
+template <class D, class V>
+HWY_INLINE V reduce_ln2_f64(D d, V t, V* big) {
+  const V shifter = hn::Set(d, 6755399441055744.0);  // 1.5 * 2^52
+  *big = hn::MulAdd(t, hn::Set(d, 1.4426950408889634074), shifter);
+  const V n = hn::Sub(*big, shifter);
+  const V r = hn::MulAdd(n, hn::Set(d, -0.693147180559945286227), t);  // ln2's leading bits
+  return hn::MulAdd(n, hn::Set(d, -2.319046813846299558e-17), r);
+}
 template <class D, class V>
 HWY_INLINE V exp_f64_bounded(D d, V t) {
   const hn::RebindToSigned<D> di;
-  const V shifter = hn::Set(d, 6755399441055744.0);  // 1.5 * 2^52
-  const V big = hn::MulAdd(t, hn::Set(d, 1.4426950408889634074), shifter);
-  const V n = hn::Sub(big, shifter);
-  V r = hn::MulAdd(n, hn::Set(d, -0.693147180559945286227), t);  // ln2's leading bits
-  r = hn::MulAdd(n, hn::Set(d, -2.319046813846299558e-17), r);
+  V big;
+  const V r = reduce_ln2_f64(d, t, &big);
   static constexpr std::array<double, 10> kExp = {1.000000000000013,     0.9999999999998915,    0.49999999999454786,
                                                   0.16666666667836946,   0.04166666703417635,   0.008333333000027622,
                                                   0.0013888802550785348, 0.000198415991523236,  2.4884145744428605e-05,
@@ -381,12 +388,14 @@ struct TanF {
 // acos x = pi/2 - asin x for |x| < 1/2, 2 asin s for x >= 1/2, pi - 2 asin s below -1/2. A vector
 // with NaN or arguments beyond +-1 takes the C library's float64 function lane by lane (rounded
 // once: glibc's asinf is off by up to 0.79 ulp), as float64 data do.
+// pi/2 as the nearest float32 and the rest (pi and pi/4 are the same scaled by powers of 2).
+constexpr float kHalfPiHi = 1.57079637f, kHalfPiLo = -4.37113900e-08f;
 template <bool kAcos, class D, class V>
 HWY_INLINE V asin_acos_f32(D d, V x) {
   static constexpr std::array<float, 6> kP = {0.16666659712791443f, 0.07500503957271576f, 0.04451695829629898f,
                                               0.031807705760002136f, 0.014438658952713013f, 0.03751637041568756f};
   const V half = hn::Set(d, 0.5f);
-  const V p2h = hn::Set(d, 1.57079637f), p2l = hn::Set(d, -4.37113900e-08f);  // pi/2 = p2h + p2l
+  const V p2h = hn::Set(d, kHalfPiHi), p2l = hn::Set(d, kHalfPiLo);
   const V a = hn::Abs(x);
   const auto small = hn::Lt(a, half);
   const V z = hn::IfThenElse(small, hn::Mul(a, a), hn::NegMulAdd(a, half, half));
@@ -404,7 +413,7 @@ HWY_INLINE V asin_acos_f32(D d, V x) {
   } else {
     // the result is (h - t) + l - u, with (h, t, l, u) chosen by x's range
     const auto neg = hn::Lt(x, hn::Zero(d));
-    const V ph = hn::Set(d, 3.14159274f), pl = hn::Set(d, -8.74227800e-08f);  // pi = ph + pl
+    const V ph = hn::Set(d, 2 * kHalfPiHi), pl = hn::Set(d, 2 * kHalfPiLo);  // pi = ph + pl
     const V h = hn::IfThenElse(small, p2h, hn::IfThenElseZero(neg, ph));
     const V t = hn::IfThenElse(small, x, hn::IfThenElse(neg, s2, hn::Neg(s2)));
     const V l = hn::IfThenElse(small, p2l, hn::IfThenElseZero(neg, pl));
@@ -467,8 +476,8 @@ HWY_INLINE V atan_f32(D d, V x) {
   const V c = hn::Mul(hn::Mul(t, s), estrin(d, s, kQ));
   // b = bh + bl: 0, pi/4 or pi/2 (bl = bh times pi/2's low part over its high part: the low parts
   // of pi/4 and pi/2 to within 1e-15)
-  const V bh = hn::IfThenElse(far, hn::Set(d, 1.57079637f), hn::IfThenElseZero(mid, hn::Set(d, 0.785398185f)));
-  const V bl = hn::Mul(bh, hn::Set(d, -4.37113900e-08f / 1.57079637f));
+  const V bh = hn::IfThenElse(far, hn::Set(d, kHalfPiHi), hn::IfThenElseZero(mid, hn::Set(d, kHalfPiHi / 2)));
+  const V bl = hn::Mul(bh, hn::Set(d, kHalfPiLo / kHalfPiHi));
   const V hi = hn::Add(bh, t);
   // atan (t + t_lo) = atan t + t_lo / (1 + s) to first order: t_lo (1 - s)
   const V r = hn::Add(hi, hn::Add(hn::Add(hn::Sub(t, hn::Sub(hi, bh)), bl), hn::Add(hn::NegMulAdd(s, t_lo, t_lo), c)));
@@ -499,12 +508,8 @@ struct TanhF {
 template <bool kCosh, class D, class V>
 HWY_INLINE V sinh_cosh_f64(D d, V x) {
   const hn::RebindToSigned<D> di;
-  const V a = hn::Abs(x);
-  const V shifter = hn::Set(d, 6755399441055744.0);  // 1.5 * 2^52: n in the low bits of the sum
-  const V big = hn::MulAdd(a, hn::Set(d, 1.4426950408889634074), shifter);
-  const V n = hn::Sub(big, shifter);
-  V r = hn::MulAdd(n, hn::Set(d, -0.693147180559945286227), a);  // ln2's leading bits
-  r = hn::MulAdd(n, hn::Set(d, -2.319046813846299558e-17), r);
+  V big;
+  const V r = reduce_ln2_f64(d, hn::Abs(x), &big);
   const V z = hn::Mul(r, r);
   static constexpr std::array<double, 6> kCoshR = {1.0, 1.0 / 2, 1.0 / 24, 1.0 / 720, 1.0 / 40320, 1.0 / 3628800};
   static constexpr std::array<double, 6> kSinhR = {1.0,        1.0 / 6,      1.0 / 120,
