@@ -375,7 +375,7 @@ HWY_INLINE V tan_f64(D dd, V x) {
 struct TanF {
   static constexpr bool staged16 = true;
   EMBER_VEC(f32_via_f64(d, x, L(-30000), L(30000), [](auto dd, auto v) { return tan_f64(dd, v); },
-                        [](L c) { return std::tan(c); }))
+                        [](L c) { return static_cast<L>(std::tan(static_cast<double>(c))); }))
 };
 // asin and acos of float32 lanes in float32, within an ulp as libtorch's (SLEEF's u10 forms), in
 // half the operations of the float64 lanes they used (1K elements: 1.0 -> 0.4 us). For |x| < 1/2,
