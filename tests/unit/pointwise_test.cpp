@@ -111,7 +111,7 @@ void check_wide_integer_ops(ScalarType dtype) {
       default: return static_cast<T>(U(i * 2654435761u + salt * 40503u) ^ (U(salt) << (sizeof(T) * 8 - 8)));
     }
   };
-  // every tail up to 70, and rows longer than the 256-element chunks of a broadcast operand
+  // every tail up to 70, and rows of a few hundred elements
   for (int64_t n = 1; n <= 300; n = n < 70 ? n + 1 : n + 115) {
     std::vector<T> xa(3 * n), xb(n);
     for (int64_t i = 0; i < 3 * n; ++i) xa[i] = element(i, 1);

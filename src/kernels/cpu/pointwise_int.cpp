@@ -148,21 +148,8 @@ void wide_binary(TensorIterator& iter, WideIntOp w) {
   constexpr int64_t es = sizeof(T);
   iter.for_each([w](char** data, const int64_t* s, int64_t n, int64_t rows, const int64_t* outer) {
     if (s[0] == es && s[1] == es && s[2] == es) return wide_int_binary(w, es == 8, n, rows, data, outer);
-    if (s[0] == es && s[1] == es && s[2] == 0) {
-      // a Scalar (or a broadcast column: one value a row) copied out once a row, the row in
-      // chunks against it (x + 2 of int32 at 64K: 1.23x libtorch's time copied out per chunk)
-      constexpr int64_t kChunk = 256;
-      T value[kChunk];
-      for (int64_t r = 0; r < rows; ++r) {
-        const T v = *reinterpret_cast<const T*>(data[2] + (r ? r * outer[2] : 0));
-        if (r == 0 || value[0] != v) std::fill_n(value, std::min(n, kChunk), v);
-        for (int64_t i = 0; i < n; i += kChunk) {
-          char* p[3] = {data[0] + (r ? r * outer[0] : 0) + i * es, data[1] + (r ? r * outer[1] : 0) + i * es,
-                        reinterpret_cast<char*>(value)};
-          wide_int_binary(w, es == 8, std::min(kChunk, n - i), 1, p, nullptr);
-        }
-      }
-      return;
+    if (s[0] == es && s[1] == es && s[2] == 0) {  // a Scalar, or a broadcast column: one value a row
+      return wide_int_binary(w, es == 8, n, rows, data, outer, /*b_scalar=*/true);
     }
     // strided or broadcast operands through contiguous chunks
     chunk_map_impl<T>(
