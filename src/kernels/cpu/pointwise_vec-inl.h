@@ -19,6 +19,8 @@
 #include <type_traits>
 #include <utility>
 
+#include <hwy/cache_control.h>
+
 #include "core/tensor_iterator.h"
 #include "kernels/cpu/cast.h"
 #include "kernels/cpu/pointwise_loops.h"
@@ -233,6 +235,16 @@ HWY_NOINLINE void stage16(char** data, const bool* bcast, int64_t n, int64_t row
         size_t i = 0;
         for (; i + N <= m; i += N) hn::Store(LoadC(d, in + i), d, buf[k] + i);
         if (i < m) hn::Store(LoadCN(d, in + i, m - i), d, buf[k] + i);
+      }
+      // the next chunk's input lines requested while this one computes: read in a burst between
+      // two computations, they stalled the widening loop on memory (gelu of bfloat16, 4M
+      // elements: that loop 52% of stage16's time)
+      if (i0 + 2 * kChunk <= n) {
+        for (size_t k = 1; k <= K; ++k) {
+          if (bcast[k - 1]) continue;
+          const char* next = reinterpret_cast<const char*>(reinterpret_cast<const T*>(row[k]) + i0 + kChunk);
+          for (size_t b = 0; b < kChunk * sizeof(T); b += 64) hwy::Prefetch(next + b);
+        }
       }
       run_block(f, chunk, chunk_strides, static_cast<int64_t>(m), 1, nullptr);
       T* out = reinterpret_cast<T*>(row[0]) + i0;
