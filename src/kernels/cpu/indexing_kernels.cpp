@@ -519,9 +519,11 @@ std::optional<int64_t> index_gather_dense(ScalarType dt, void* out, const void* 
   // neighbouring rows read them. So the rows are gathered a cache line's worth at a time (16
   // float32 rows) from a copy of the lines they read, laid end to end in a buffer (line k at k *
   // 64 bytes: every set in use), each line copied once whole (256 x 256, 1 thread: float32 57 ->
-  // 46 us, int64 114 -> 57 us).
+  // 46 us, int64 114 -> 57 us). A source that fits L1 (32 x 32 int64: 8 KiB) loses no lines and
+  // is gathered in place (1.15 -> 0.85 us).
   const int64_t block_rows = 64 / es;
   if (inner == 1 && src_walk.outer == 1 && src_walk.along * es >= 256 && 2 * len >= size &&
+      size * src_walk.along * es > 32 * 1024 &&
       size * 64 <= kStagedGatherBytes && outer >= block_rows) {
     visit_element_size(es, [&](auto etag) {
       using E = decltype(etag);
