@@ -355,8 +355,9 @@ TEST(Pointwise, BFloat16ResultsRoundAsTheScalarConversion) {
 
 // float16 and bfloat16 data of the functions with large bodies run through the float32 loop a
 // chunk at a time (kernels' staged16): every layout (a length past one chunk with a partial vector
-// at its end, rows with a broadcast operand, a transposed operand) gives the bits of the float32
-// result rounded once, as the direct 16-bit loops did.
+// at its end, rows with a broadcast operand, a transposed operand, short rows several to a chunk
+// with a last partial block, a broadcast column, rows either side of half a chunk) gives the bits
+// of the float32 result rounded once, as the direct 16-bit loops did.
 TEST(Pointwise, SixteenBitStagedFunctionsRoundTheFloat32Result) {
   manual_seed(11);
   auto same_bits = [](const Tensor& got, const Tensor& want) {
@@ -400,13 +401,18 @@ TEST(Pointwise, SixteenBitStagedFunctionsRoundTheFloat32Result) {
     const Tensor x = randn({1037}, o) * 3;                 // two chunks and a partial vector
     const Tensor m = randn({7, 45}, o) * 3, row = randn({1, 45}, o) * 3;  // rows, a broadcast row
     const Tensor t = (randn({45, 7}, o) * 3).t();          // transposed
+    const Tensor s = randn({40, 13}, o) * 3, column = randn({40, 1}, o) * 3;  // 39 rows a chunk, then 1
+    const Tensor half = randn({5, 256}, o) * 3, half_row = randn({1, 256}, o) * 3;
+    const Tensor over = randn({3, 257}, o) * 3, over_row = randn({1, 257}, o) * 3;
     for (const auto& [name, f] : unary) {
-      for (const Tensor& in : {x, m, t}) {
+      for (const Tensor& in : {x, m, t, s, half, over}) {
         EXPECT_TRUE(same_bits(f(in), f(in.to(kFloat)).to(dt))) << name << " " << dt << " " << in.sizes();
       }
     }
     for (const auto& [name, f] : binary) {
-      const std::pair<Tensor, Tensor> operands[] = {{x, x.flip(0)}, {m, row}, {row, m}, {m, t}, {t, m}};
+      const std::pair<Tensor, Tensor> operands[] = {{x, x.flip(0)}, {m, row},      {row, m},       {m, t},
+                                                    {t, m},         {s, column},   {column, s},    {s, s.flip(1)},
+                                                    {half, half_row}, {over, over_row}, {s, scalar_tensor(1.5, o)}};
       for (const auto& [a, b] : operands) {
         EXPECT_TRUE(same_bits(f(a, b), f(a.to(kFloat), b.to(kFloat)).to(dt)))
             << name << " " << dt << " " << a.sizes() << " " << b.sizes();

@@ -203,16 +203,35 @@ HWY_NOINLINE void run_tiled(char** data, const int64_t* s, int64_t n, int64_t ro
   }
 }
 
+// m 16-bit values widened into float32 and back (out of line: one copy per dtype and target for
+// every arity of stage16).
+template <class T>
+HWY_NOINLINE void widen_row(const T* in, float* to, size_t m) {
+  const DC<T> d;
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + N <= m; i += N) hn::StoreU(LoadC(d, in + i), d, to + i);
+  if (i < m) hn::StoreU(LoadCN(d, in + i, m - i), d, to + i);
+}
+template <class T>
+HWY_NOINLINE void narrow_row(const float* from, T* out, size_t m) {
+  const DC<T> d;
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + N <= m; i += N) StoreC(d, hn::LoadU(d, from + i), out + i);
+  if (i < m) StoreCN(d, hn::LoadU(d, from + i), out + i, m - i);
+}
+
 // Contiguous (or broadcast) 16-bit operands of a Staged16 functor: chunks of each row widened into
 // float32 buffers, run by run_block (the functor's float32 vec_loop), the results narrowed into the
 // output. Per dtype and arity, not per functor.
 template <class T, size_t K>
 HWY_NOINLINE void stage16(char** data, const bool* bcast, int64_t n, int64_t rows, const int64_t* outer,
                           const void* f, BlockFn run_block) {
-  const DC<T> d;
-  const size_t N = hn::Lanes(d);
   constexpr int64_t kChunk = 512;
-  HWY_ALIGN float buf[K + 1][kChunk];
+  // (a vector more: the last row of a block of short rows ends anywhere, and its widened tail is
+  // a whole vector)
+  HWY_ALIGN float buf[K + 1][kChunk + hn::MaxLanes(hn::ScalableTag<float>())];
   char* chunk[K + 1];
   int64_t chunk_strides[K + 1] = {sizeof(float)};
   chunk[0] = reinterpret_cast<char*>(buf[0]);
@@ -220,21 +239,39 @@ HWY_NOINLINE void stage16(char** data, const bool* bcast, int64_t n, int64_t row
     chunk[k] = reinterpret_cast<char*>(buf[k]);
     chunk_strides[k] = bcast[k - 1] ? 0 : int64_t{sizeof(float)};
   }
+  // Rows of up to half a chunk go several to a block (a call of run_block a row was a third of
+  // the time of a bfloat16 pow of 32 x 32 with a broadcast operand): row j of a block at buf[k] + j
+  // * m, a broadcast operand's value for row j at buf[k][j]; a row every row reads (outer 0) is
+  // widened once a block, rows that follow each other in memory in one call.
+  const int64_t per = rows > 1 && n <= kChunk / 2 ? kChunk / n : 1;
+  int64_t chunk_outer[K + 1] = {n * int64_t{sizeof(float)}};
+  bool same_row[K + 1] = {}, adjacent[K + 1] = {};
+  for (size_t k = 0; k <= K; ++k) {
+    adjacent[k] = per > 1 && outer[k] == n * int64_t{sizeof(T)};
+    if (k == 0) continue;
+    same_row[k] = per > 1 && !bcast[k - 1] && outer[k] == 0;
+    chunk_outer[k] = bcast[k - 1] ? int64_t{sizeof(float)} : same_row[k] ? 0 : chunk_outer[0];
+  }
   char* row[K + 1];
   std::copy_n(data, K + 1, row);
-  for (int64_t r = 0; r < rows; ++r) {
+  for (int64_t r = 0; r < rows;) {
+    const int64_t rc = std::min(per, rows - r);
     for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
       const size_t m = static_cast<size_t>(std::min(kChunk, n - i0));
-      for (size_t k = 1; k <= K; ++k) {
-        const T* in = reinterpret_cast<const T*>(row[k]);
-        if (bcast[k - 1]) {
-          buf[k][0] = static_cast<float>(in[0]);
-          continue;
+      for (int64_t j = 0; j < rc; ++j) {
+        for (size_t k = 1; k <= K; ++k) {
+          const T* in = reinterpret_cast<const T*>(row[k] + (j ? j * outer[k] : 0));
+          if (bcast[k - 1]) {
+            buf[k][j] = static_cast<float>(in[0]);
+            continue;
+          }
+          if (j > 0 && (same_row[k] || adjacent[k])) continue;
+          if (adjacent[k]) {
+            widen_row(in, buf[k], static_cast<size_t>(rc * n));
+            continue;
+          }
+          widen_row(in + i0, buf[k] + j * static_cast<int64_t>(m), m);
         }
-        in += i0;
-        size_t i = 0;
-        for (; i + N <= m; i += N) hn::Store(LoadC(d, in + i), d, buf[k] + i);
-        if (i < m) hn::Store(LoadCN(d, in + i, m - i), d, buf[k] + i);
       }
       // the next chunk's input lines requested while this one computes: read in a burst between
       // two computations, they stalled the widening loop on memory (gelu of bfloat16, 4M
@@ -246,14 +283,17 @@ HWY_NOINLINE void stage16(char** data, const bool* bcast, int64_t n, int64_t row
           for (size_t b = 0; b < kChunk * sizeof(T); b += 64) hwy::Prefetch(next + b);
         }
       }
-      run_block(f, chunk, chunk_strides, static_cast<int64_t>(m), 1, nullptr);
-      T* out = reinterpret_cast<T*>(row[0]) + i0;
-      size_t i = 0;
-      for (; i + N <= m; i += N) StoreC(d, hn::Load(d, buf[0] + i), out + i);
-      if (i < m) StoreCN(d, hn::Load(d, buf[0] + i), out + i, m - i);
+      run_block(f, chunk, chunk_strides, static_cast<int64_t>(m), rc, chunk_outer);
+      if (adjacent[0]) {
+        narrow_row(buf[0], reinterpret_cast<T*>(row[0]), static_cast<size_t>(rc * n));
+        continue;
+      }
+      for (int64_t j = 0; j < rc; ++j)
+        narrow_row(buf[0] + j * static_cast<int64_t>(m), reinterpret_cast<T*>(row[0] + (j ? j * outer[0] : 0)) + i0, m);
     }
-    if (r + 1 < rows)
-      for (size_t k = 0; k <= K; ++k) row[k] += outer[k];
+    r += rc;
+    if (r < rows)
+      for (size_t k = 0; k <= K; ++k) row[k] += rc * outer[k];
   }
 }
 
