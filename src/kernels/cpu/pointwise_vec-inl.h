@@ -243,7 +243,7 @@ HWY_NOINLINE void stage16(char** data, const bool* bcast, int64_t n, int64_t row
   // the time of a bfloat16 pow of 32 x 32 with a broadcast operand): row j of a block at buf[k] + j
   // * m, a broadcast operand's value for row j at buf[k][j]; a row every row reads (outer 0) is
   // widened once a block, rows that follow each other in memory in one call.
-  const int64_t per = rows > 1 && n <= kChunk / 2 ? kChunk / n : 1;
+  const int64_t per = rows > 1 && n > 0 && n <= kChunk / 2 ? kChunk / n : 1;
   int64_t chunk_outer[K + 1] = {n * int64_t{sizeof(float)}};
   bool same_row[K + 1] = {}, adjacent[K + 1] = {};
   for (size_t k = 0; k <= K; ++k) {
