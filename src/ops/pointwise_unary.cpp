@@ -263,12 +263,13 @@ EMBER_UNARY_OP(square, UnaryOp::Square, Kind::Square)
 
 // ---- activations with parameters, nan_to_num ----------------------------------------------
 
-// One pass of a gelu gradient kernel over (grad, self).
-Tensor gelu_backward_pass(const Tensor& grad, const Tensor& self, kernels::BinaryOp op) {
+// One pass of an activation's gradient kernel over (grad, self), floating dtypes only.
+Tensor backward_pass(const char* name, const Tensor& grad, const Tensor& self, kernels::BinaryOp op) {
   const Tensor out;  // the config keeps references: no temporaries
-  TensorIteratorConfig config("gelu_backward");
+  TensorIteratorConfig config(name);
   config.add_output(out).add_input(grad).add_input(self);
   TensorIterator iter(config);
+  if (!is_floating_type(iter.common_dtype())) not_implemented(name, iter.common_dtype());
   kernels::binary_kernel(iter, op);
   return iter.take_output();
 }
@@ -278,7 +279,7 @@ struct GeluBackwardOp {
   static constexpr const char* name = "gelu_backward";
   static Tensor run(const Tensor& grad, const Tensor& self) {
     if (!is_floating_type(self.dtype())) not_implemented(name, self.dtype());
-    return gelu_backward_pass(grad, self, kernels::BinaryOp::GeluBackward);
+    return backward_pass(name, grad, self, kernels::BinaryOp::GeluBackward);
   }
   // GeluBackwardBackward0 -- grad_output: gelu_backward(grad, self); self: grad * grad_output * phi(self) (2 - self^2)
   static void derivative(autograd::Derivative& d, const Tensor& grad, const Tensor& self) {
@@ -303,15 +304,7 @@ struct ActivationBackwardOp {
                                       : K == kernels::BinaryOp::HardsigmoidBackward ? "hardsigmoid_backward"
                                       : K == kernels::BinaryOp::LogSigmoidBackward  ? "log_sigmoid_backward"
                                                                                     : "silu_backward";
-  static Tensor run(const Tensor& grad_output, const Tensor& self) {
-    const Tensor out;  // the config keeps references: no temporaries
-    TensorIteratorConfig config(name);
-    config.add_output(out).add_input(grad_output).add_input(self);
-    TensorIterator iter(config);
-    if (!is_floating_type(iter.common_dtype())) not_implemented(name, iter.common_dtype());
-    kernels::binary_kernel(iter, K);
-    return iter.take_output();
-  }
+  static Tensor run(const Tensor& grad_output, const Tensor& self) { return backward_pass(name, grad_output, self, K); }
   // HardswishBackwardBackward0 -- grad_output: hardswish_backward(grad, self);
   //   self: where(-3 < self < 3, grad * grad_output / 3, 0)
   // HardsigmoidBackwardBackward0 -- grad_output: hardsigmoid_backward(grad, self); self: zeros_like(grad)
@@ -366,7 +359,7 @@ struct GeluOp {
     d.grad(self, [s = d.save(self), tanh = approximate == "tanh"](const auto& c) {
       const Tensor x = c[s];
       if (!tanh) return dispatch::call<GeluBackwardOp>(c.grad(), x);
-      if (!GradMode::is_enabled()) return gelu_backward_pass(c.grad(), x, kernels::BinaryOp::GeluTanhBackward);
+      if (!GradMode::is_enabled()) return backward_pass("gelu_backward", c.grad(), x, kernels::BinaryOp::GeluTanhBackward);
       const double beta = M_SQRT2 * M_2_SQRTPI * 0.5, kappa = 0.044715;
       const Tensor inner = (x + kappa * x.pow(3)) * beta;
       const Tensor t = inner.tanh();

@@ -154,13 +154,6 @@ template <class D, class V>
 HWY_INLINE V log_f64_normal(D d, V x) {
   return hn::impl::Log<D, V, false>(d, x);
 }
-// e^t for float64 lanes with |t| <= 700 (pow's clamped exponents, erfc's e^-x^2): 2^n e^r with
-// n = round(t / ln2) (adding 1.5 * 2^52 rounds it and leaves n in the low bits of the sum, whence
-// 2^n's exponent field by one add and shift: 2^-1010..2^1010 stay normal), r = t - n ln2 in two
-// FMAs, |r| <= ln2 / 2, and e^r by a degree-9 polynomial fitted to it (relative error 1.4e-14, a
-// millionth of a float32 ulp; the degree-11 Taylor polynomial before it took a tenth more of
-// pow's time). Highway's Exp handles the whole float64 range (two scalings, an underflow mask):
-// float32 pow of 64K elements took 135 us with it and its Log, 96 us with this and log_f64_normal.
 // t = n ln2 + r for float64 lanes with |t| <= 700: returns r (|r| <= ln2 / 2) and sets *big to
 // t / ln2 + 1.5 * 2^52, whose low bits hold n (2^n's exponent field is them plus the bias).
 template <class D, class V>
@@ -171,6 +164,13 @@ HWY_INLINE V reduce_ln2_f64(D d, V t, V* big) {
   const V r = hn::MulAdd(n, hn::Set(d, -0.693147180559945286227), t);  // ln2's leading bits
   return hn::MulAdd(n, hn::Set(d, -2.319046813846299558e-17), r);
 }
+// e^t for float64 lanes with |t| <= 700 (pow's clamped exponents, erfc's e^-x^2): 2^n e^r with
+// n = round(t / ln2) (adding 1.5 * 2^52 rounds it and leaves n in the low bits of the sum, whence
+// 2^n's exponent field by one add and shift: 2^-1010..2^1010 stay normal), r = t - n ln2 in two
+// FMAs, |r| <= ln2 / 2, and e^r by a degree-9 polynomial fitted to it (relative error 1.4e-14, a
+// millionth of a float32 ulp; the degree-11 Taylor polynomial before it took a tenth more of
+// pow's time). Highway's Exp handles the whole float64 range (two scalings, an underflow mask):
+// float32 pow of 64K elements took 135 us with it and its Log, 96 us with this and log_f64_normal.
 template <class D, class V>
 HWY_INLINE V exp_f64_bounded(D d, V t) {
   const hn::RebindToSigned<D> di;

@@ -258,19 +258,15 @@ HWY_NOINLINE void stage16(char** data, const bool* bcast, int64_t n, int64_t row
     const int64_t rc = std::min(per, rows - r);
     for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
       const size_t m = static_cast<size_t>(std::min(kChunk, n - i0));
-      for (int64_t j = 0; j < rc; ++j) {
-        for (size_t k = 1; k <= K; ++k) {
-          const T* in = reinterpret_cast<const T*>(row[k] + (j ? j * outer[k] : 0));
-          if (bcast[k - 1]) {
-            buf[k][j] = static_cast<float>(in[0]);
-            continue;
-          }
-          if (j > 0 && (same_row[k] || adjacent[k])) continue;
-          if (adjacent[k]) {
-            widen_row(in, buf[k], static_cast<size_t>(rc * n));
-            continue;
-          }
-          widen_row(in + i0, buf[k] + j * static_cast<int64_t>(m), m);
+      // (row j of a block at row[k] + j * outer[k]: j > 0 only when rows > 1, where outer is read)
+      const auto at = [&](size_t k, int64_t j) { return reinterpret_cast<const T*>(row[k] + (j ? j * outer[k] : 0)); };
+      for (size_t k = 1; k <= K; ++k) {
+        if (bcast[k - 1]) {
+          for (int64_t j = 0; j < rc; ++j) buf[k][j] = static_cast<float>(at(k, j)[0]);
+        } else if (same_row[k] || adjacent[k]) {  // (a block of rows: one chunk, i0 = 0, m = n)
+          widen_row(at(k, 0), buf[k], static_cast<size_t>(adjacent[k] ? rc * n : n));
+        } else {
+          for (int64_t j = 0; j < rc; ++j) widen_row(at(k, j) + i0, buf[k] + j * static_cast<int64_t>(m), m);
         }
       }
       // the next chunk's input lines requested while this one computes: read in a burst between
@@ -286,10 +282,10 @@ HWY_NOINLINE void stage16(char** data, const bool* bcast, int64_t n, int64_t row
       run_block(f, chunk, chunk_strides, static_cast<int64_t>(m), rc, chunk_outer);
       if (adjacent[0]) {
         narrow_row(buf[0], reinterpret_cast<T*>(row[0]), static_cast<size_t>(rc * n));
-        continue;
+      } else {
+        for (int64_t j = 0; j < rc; ++j)
+          narrow_row(buf[0] + j * static_cast<int64_t>(m), reinterpret_cast<T*>(row[0] + (j ? j * outer[0] : 0)) + i0, m);
       }
-      for (int64_t j = 0; j < rc; ++j)
-        narrow_row(buf[0] + j * static_cast<int64_t>(m), reinterpret_cast<T*>(row[0] + (j ? j * outer[0] : 0)) + i0, m);
     }
     r += rc;
     if (r < rows)
