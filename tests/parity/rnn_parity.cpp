@@ -377,6 +377,83 @@ TEST(RnnParity, Cells) {
       "unbatched GRUCell");
 }
 
+// Without a graph (no_grad, inference mode) a float32 LSTM step of up to 8 rows runs as one fused
+// kernel: libtorch's values over sizes with and without vector tails, batches either side of the
+// limit, with and without bias, and an unbatched input; the fused steps run no product op inside
+// lstm_cell (the profiler's events), the larger batch does.
+TEST(RnnParity, LstmCellWithoutAGraph) {
+  struct Shape {
+    int64_t in, hidden;
+  };
+  uint64_t seed = 40;
+  for (const Shape sh : {Shape{256, 256}, Shape{37, 19}, Shape{5, 33}}) {
+    for (int64_t batch : {0, 1, 3, 8, 9}) {  // 0: the unbatched input
+      for (bool bias : {true, false}) {
+        for (bool inference : {false, true}) {
+          const std::string what = "in " + std::to_string(sh.in) + ", hidden " + std::to_string(sh.hidden) +
+                                   ", batch " + std::to_string(batch) + (bias ? "" : ", no bias") +
+                                   (inference ? ", inference mode" : ", no_grad");
+          SCOPED_TRACE(what);
+          enn::LSTMCell e(enn::LSTMCellOptions(sh.in, sh.hidden).bias(bias));
+          tnn::LSTMCell t(tnn::LSTMCellOptions(sh.in, sh.hidden).bias(bias));
+          copy_into(*e, *t);
+          const std::vector<int64_t> rows = batch ? std::vector<int64_t>{batch} : std::vector<int64_t>{};
+          auto with_rows = [&](int64_t n) {
+            std::vector<int64_t> s = rows;
+            s.push_back(n);
+            return s;
+          };
+          const ember::Tensor x = rnd(with_rows(sh.in), ++seed), h = rnd(with_rows(sh.hidden), ++seed),
+                              c = rnd(with_rows(sh.hidden), ++seed) * 4;
+          ember::Tensor eh, ec;
+          ember::profiler::profile prof;
+          {
+            std::optional<ember::NoGradGuard> no_grad;
+            std::optional<ember::InferenceMode> inference_mode;
+            if (inference) inference_mode.emplace();
+            else no_grad.emplace();
+            std::tie(eh, ec) = e->forward(x, std::make_tuple(h, c));
+          }
+          prof.stop();
+          torch::NoGradGuard torch_no_grad;
+          auto batched = [&](const ember::Tensor& v) { return batch ? T(v) : T(v).unsqueeze(0); };  // (1.13)
+          const auto [th, tc] = t->forward(batched(x), std::make_tuple(batched(h), batched(c)));
+          EXPECT_TRUE(Close(eh, batch ? th : th.squeeze(0), kTol)) << "h";
+          EXPECT_TRUE(Close(ec, batch ? tc : tc.squeeze(0), kTol)) << "c";
+          int64_t cell = -1, products = 0;
+          for (size_t i = 0; i < prof.events().size(); ++i) {
+            const ember::profiler::FunctionEvent& ev = prof.events()[i];
+            if (ev.name == "aten::lstm_cell") cell = static_cast<int64_t>(i);
+            if (cell >= 0 && ev.parent == cell &&
+                (ev.name.find("mv") != std::string::npos || ev.name.find("mm") != std::string::npos))
+              ++products;
+          }
+          ASSERT_GE(cell, 0) << "one lstm_cell op";
+          EXPECT_EQ(products > 0, batch > 8) << "the fused step runs no product op";
+        }
+      }
+    }
+  }
+  // Sizes that do not fit raise an ember::Error naming the op, as with a graph (libtorch checks
+  // them too): weights or a bias of the wrong length, a cell state of another shape.
+  ember::NoGradGuard no_grad;
+  const ember::Tensor x = rnd({2, 5}, 50), h = rnd({2, 6}, 51), c = rnd({2, 6}, 52);
+  const ember::Tensor w_ih = rnd({24, 5}, 53), w_hh = rnd({24, 6}, 54), b = rnd({24}, 55);
+  auto raises = [](const std::function<void()>& f, const std::string& what) {
+    try {
+      f();
+      ADD_FAILURE() << what << ": no error";
+    } catch (const ember::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("lstm_cell"), std::string::npos) << what << ": " << e.what();
+    }
+  };
+  raises([&] { ember::lstm_cell(x, {h, c}, w_ih.narrow(0, 0, 20), w_hh, b, b); }, "w_ih of 20 rows");
+  raises([&] { ember::lstm_cell(x, {h, c}, w_ih, w_hh.narrow(0, 0, 20), b, b); }, "w_hh of 20 rows");
+  raises([&] { ember::lstm_cell(x, {h, c}, w_ih, w_hh, b.narrow(0, 0, 20), b); }, "b_ih of 20");
+  raises([&] { ember::lstm_cell(x, {h, c}, w_ih, w_hh, b, rnd({25}, 56)); }, "b_hh of 25");
+  raises([&] { ember::lstm_cell(x, {h, c.narrow(0, 0, 1)}, w_ih, w_hh, b, b); }, "c of one row");
+}
+
 // pack/pad helpers: the same packed data, batch sizes and permutations as libtorch's, and the
 // round trip back to the padded input (padding positions hold padding_value).
 TEST(RnnParity, PackingRoundTrips) {

@@ -309,6 +309,36 @@ TEST(Graphs, InferenceReplayFollowsInputs) {
   EXPECT_GT(g.stats().kernel_steps + g.stats().call_steps, 0u);
 }
 
+// Three steps of an LSTM cell without a graph (the fused lstm_cell op, batch 1 and 3) replay on new
+// inputs and states as eager steps compute them.
+TEST(Graphs, LstmCellStepsReplay) {
+  nn::LSTMCell cell(24, 40);
+  NoGradGuard no_grad;
+  for (int64_t rows : {1, 3}) {
+    Tensor xs = batch(30, {3, rows, 24}), h0 = batch(31, {rows, 40}), c0 = batch(32, {rows, 40});
+    auto run = [&](const Tensor& x, const Tensor& h, const Tensor& c) {
+      std::tuple<Tensor, Tensor> s{h, c};
+      for (int64_t t = 0; t < 3; ++t) s = cell(x[t], s);
+      return s;
+    };
+    Graph g;
+    std::tuple<Tensor, Tensor> out;
+    {
+      GraphCapture capture(g);
+      out = run(xs, h0, c0);
+    }
+    EXPECT_EQ(g.stats().call_steps, 3u) << "one lstm_cell call a step";
+    for (int k = 0; k < 3; ++k) {
+      const Tensor x = batch(40 + k, {3, rows, 24}), h = batch(50 + k, {rows, 40}), c = batch(60 + k, {rows, 40});
+      xs.copy_(x), h0.copy_(h), c0.copy_(c);
+      g.replay();
+      const auto [eh, ec] = run(x, h, c);
+      EXPECT_TRUE(bitwise_equal(std::get<0>(out), eh)) << rows << " rows, replay " << k;
+      EXPECT_TRUE(bitwise_equal(std::get<1>(out), ec)) << rows << " rows, replay " << k;
+    }
+  }
+}
+
 // The main job's CNN: its evaluation (batch norm in eval mode) replays.
 TEST(Graphs, CnnEvaluationReplays) {
   cnn::FashionNet net;

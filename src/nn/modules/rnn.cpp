@@ -3,6 +3,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "dispatch/dispatch.h"
+#include "ember/autocast.h"
 #include "ember/autograd.h"
 #include "ember/factory.h"
 #include "ember/indexing.h"
@@ -12,6 +14,7 @@
 #include "ember/nn_ops.h"
 #include "ember/pointwise.h"
 #include "ember/shape.h"
+#include "kernels/cpu/rnn_kernels.h"
 
 namespace ember::nn {
 namespace {
@@ -617,9 +620,9 @@ std::tuple<Tensor, Tensor> LSTMCellImpl::forward(const Tensor& input,
   std::vector<Tensor> given(2);
   if (hx_opt) given = {std::get<0>(*hx_opt), std::get<1>(*hx_opt)};
   auto [x, states, batched] = prepare(input, std::move(given));
-  const State s = cell_step(Mode::kLSTM, *this, x, {states[0], states[1]});
-  if (batched) return {s.h, s.c};
-  return {s.h.squeeze(0), s.c.squeeze(0)};
+  auto [h, c] = lstm_cell(x, {states[0], states[1]}, weight_ih, weight_hh, bias_ih, bias_hh);
+  if (batched) return {h, c};
+  return {h.squeeze(0), c.squeeze(0)};
 }
 
 GRUCellImpl::GRUCellImpl(const GRUCellOptions& options_)
@@ -665,6 +668,34 @@ std::pair<Tensor, std::vector<Tensor>> aten_rnn_packed(Mode m, const Tensor& dat
   return nn::run_layers(m, data, sizes, states, params, has_biases, num_layers, bidirectional, dropout, train);
 }
 
+// The fused LSTM step (kernels/cpu/rnn_kernels.h) when it applies: no graph to record, no
+// autocast, float32 and contiguous everywhere, a small batch (the sizes: checked by aten_cell).
+// Otherwise nullopt.
+std::optional<nn::State> fused_lstm_cell(const Tensor& input, const nn::State& s, const Tensor& w_ih,
+                                         const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh) {
+  if ((GradMode::is_enabled() && !InferenceMode::is_enabled()) || is_autocast_enabled(kCPU)) return std::nullopt;
+  const int64_t B = input.size(0), H = s.h.size(1);
+  if (B > kernels::kMaxLstmBatch) return std::nullopt;
+  for (const Tensor* t : {&input, &s.h, &s.c, &w_ih, &w_hh, &b_ih, &b_hh})
+    if (t->defined() && (t->dtype() != kFloat || !t->is_contiguous())) return std::nullopt;
+  nn::State out{empty({B, H}, input.options()), empty({B, H}, input.options())};
+  kernels::LstmStep k;
+  k.batch = B;
+  k.input_size = input.size(1);
+  k.hidden = H;
+  k.x = input.data_ptr<float>();
+  k.w_ih = w_ih.data_ptr<float>();
+  k.b_ih = b_ih.defined() ? b_ih.data_ptr<float>() : nullptr;
+  k.b_hh = b_hh.defined() ? b_hh.data_ptr<float>() : nullptr;
+  k.h = s.h.data_ptr<float>();
+  k.w_hh = w_hh.data_ptr<float>();
+  k.c = s.c.data_ptr<float>();
+  k.h_out = out.h.data_ptr<float>();
+  k.c_out = out.c.data_ptr<float>();
+  kernels::lstm_step(k);
+  return out;
+}
+
 // One step of a cell on weights given as tensors; a missing bias counts as zeros.
 nn::State aten_cell(Mode m, const Tensor& input, const nn::State& s, const Tensor& w_ih, const Tensor& w_hh,
                     const std::optional<Tensor>& b_ih, const std::optional<Tensor>& b_hh) {
@@ -674,7 +705,17 @@ nn::State aten_cell(Mode m, const Tensor& input, const nn::State& s, const Tenso
   EMBER_CHECK(s.h.dim() == 2 && s.h.size(0) == input.size(0) && w_hh.dim() == 2 && s.h.size(1) == w_hh.size(1), name,
               "hidden state of size ", s.h.sizes(), " does not match input of size ", input.sizes(),
               " and w_hh of size ", w_hh.sizes());
+  const int64_t gates = nn::chunks_of(m) * w_hh.size(1);
+  EMBER_CHECK(w_ih.size(0) == gates && w_hh.size(0) == gates, name, "w_ih of size ", w_ih.sizes(), " and w_hh of size ",
+              w_hh.sizes(), " must have ", nn::chunks_of(m), " * hidden_size = ", gates, " rows");
+  for (const std::optional<Tensor>* b : {&b_ih, &b_hh})
+    EMBER_CHECK(!*b || !(*b)->defined() || ((*b)->dim() == 1 && (*b)->size(0) == gates), name,
+                b == &b_ih ? "b_ih" : "b_hh", " of size ", (*b)->sizes(), " must be a vector of ", gates, " gates");
+  EMBER_CHECK(m != Mode::kLSTM || (s.c.defined() && s.c.sizes() == s.h.sizes()), name, "cell state of size ",
+              s.c.defined() ? s.c.sizes() : IntArrayRef{}, " does not match hidden state of size ", s.h.sizes());
   Tensor bi = b_ih && b_ih->defined() ? *b_ih : Tensor(), bh = b_hh && b_hh->defined() ? *b_hh : Tensor();
+  if (m == Mode::kLSTM && input.numel() > 0 && s.h.numel() > 0)
+    if (auto fused = fused_lstm_cell(input, s, w_ih, w_hh, bi, bh)) return *fused;
   if (bi.defined() != bh.defined()) (bi.defined() ? bh : bi) = zeros({w_ih.size(0)}, w_ih.options());
   const nn::Weights w{w_ih, w_hh, bi, bh, {}};
   return nn::step(m, nn::project_input(m, input, w), s, w);
@@ -721,11 +762,25 @@ EMBER_ATEN_RNN(rnn_tanh, Mode::kTanh)
 EMBER_ATEN_RNN(rnn_relu, Mode::kRelu)
 #undef EMBER_ATEN_RNN
 
+namespace {
+// An op of its own (PyTorch's aten::lstm_cell), so that tracing, graph capture and the profiler
+// see one step. Composite: under autograd its ops record themselves; without a graph it may run
+// fused (fused_lstm_cell).
+struct LstmCellOp {
+  static constexpr const char* name = "lstm_cell";
+  static constexpr bool composite = true;
+  static std::tuple<Tensor, Tensor> run(const Tensor& input, TensorList hx, const Tensor& w_ih, const Tensor& w_hh,
+                                        const std::optional<Tensor>& b_ih, const std::optional<Tensor>& b_hh) {
+    EMBER_CHECK(hx.size() == 2, name, "lstm_cell expects two hidden states (h, c), got ", hx.size());
+    const nn::State s = aten_cell(Mode::kLSTM, input, {hx[0], hx[1]}, w_ih, w_hh, b_ih, b_hh);
+    return {s.h, s.c};
+  }
+};
+}  // namespace
+
 std::tuple<Tensor, Tensor> lstm_cell(const Tensor& input, TensorList hx, const Tensor& w_ih, const Tensor& w_hh,
                                      const std::optional<Tensor>& b_ih, const std::optional<Tensor>& b_hh) {
-  EMBER_CHECK(hx.size() == 2, "lstm_cell", "lstm_cell expects two hidden states (h, c), got ", hx.size());
-  const nn::State s = aten_cell(Mode::kLSTM, input, {hx[0], hx[1]}, w_ih, w_hh, b_ih, b_hh);
-  return {s.h, s.c};
+  return dispatch::call<LstmCellOp>(input, hx, w_ih, w_hh, b_ih, b_hh);
 }
 
 }  // namespace ember
