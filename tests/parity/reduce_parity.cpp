@@ -495,6 +495,32 @@ TEST(ReduceParity, LargeFloatSumsStayAccurate) {
         [&] { return exact(to_torch(b), [](const T& t) { return torch::mean(t); }); });
 }
 
+// Integer sums along outer dims (eight rows at a time, summed straight into an int64 output):
+// row counts either side of 4 and 8 and their multiples, output rows across the 256-output chunks,
+// several runs of reduced positions (dims 0 and 1 of a 3-D input), a kept dim before the
+// contiguous one, and an output of another dtype (sum_out into int32: through the accumulator).
+TEST(ReduceParity, IntegerSumsOverOuterDims) {
+  uint64_t seed = 70;
+  for (ember::ScalarType dt : {ember::kLong, ember::kInt, ember::kChar, ember::kByte, ember::kBool}) {
+    for (int64_t rows : {1, 3, 4, 7, 8, 9, 12, 16, 17, 25}) {
+      std::ostringstream what;
+      what << dt << ", " << rows << " rows";
+      SCOPED_TRACE(what.str());
+      const ember::Tensor x = random({rows, 300}, dt, ++seed);
+      EXPECT_TRUE(Close(ember::sum(x, 0), torch::sum(to_torch(x), 0)));
+      const ember::Tensor y = random({rows, 3, 70}, dt, ++seed);
+      EXPECT_TRUE(Close(ember::sum(y, 0), torch::sum(to_torch(y), 0)));
+      EXPECT_TRUE(Close(ember::sum(y, {0, 1}), torch::sum(to_torch(y), at::IntArrayRef{0, 1})));
+      EXPECT_TRUE(Close(ember::sum(y, {0, 1}, true), torch::sum(to_torch(y), at::IntArrayRef{0, 1}, true)));
+      ember::Tensor out = ember::empty({3, 70}, ember::TensorOptions().dtype(ember::kInt));
+      torch::Tensor tout = torch::empty({3, 70}, torch::TensorOptions().dtype(torch::kInt));
+      ember::sum_out(out, y, 0);
+      torch::sum_out(tout, to_torch(y), at::IntArrayRef{0});
+      EXPECT_TRUE(Close(out, tout)) << "into int32";
+    }
+  }
+}
+
 TEST(ReduceParity, SumOutMatchesOutDtypeRules) {
   const ember::Tensor x = random({4, 6}, ember::kFloat, 3) * 3;
   const torch::Tensor tx = to_torch(x);
