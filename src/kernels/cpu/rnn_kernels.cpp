@@ -126,13 +126,13 @@ void lstm_units(const LstmStep& s, int64_t j0, int64_t j1, bool backwards) {
   }
 }
 
-}  // namespace
-
 // Steps alternate the order they read the weights in: a thread's share of the weights is about
 // its core's L2 (1 MB of 2 MB at hidden 256), which a read in the same order every step would
 // empty of them (each line evicted before its turn comes again); read backwards, the lines last
 // read come first, while they are still there.
 std::atomic<uint32_t> lstm_steps{0};
+
+}  // namespace
 
 void lstm_step_impl(const LstmStep& s) {
   EMBER_CHECK(s.batch <= kMaxLstmBatch, "lstm_cell", "the fused step takes at most ", kMaxLstmBatch,
