@@ -28,6 +28,9 @@ Mode mode_of(const detail::RNNOptionsBase::rnn_options_base_mode_t& m) {
 int64_t chunks_of(Mode m) { return m == Mode::kLSTM ? 4 : m == Mode::kGRU ? 3 : 1; }
 const char* module_name(Mode m) { return m == Mode::kLSTM ? "LSTM" : m == Mode::kGRU ? "GRU" : "RNN"; }
 
+// Whether the ops called now record an autograd graph (grad mode on, outside inference mode).
+bool records_graph() { return GradMode::is_enabled() && !InferenceMode::is_enabled(); }
+
 // One layer direction's parameters.
 using QLinear = quantized::dynamic::LinearImpl;
 struct Weights {
@@ -50,7 +53,7 @@ Tensor add_linear(const Tensor& add, const Tensor& x, const Tensor& w, QLinear* 
     return (add.defined() ? addmv(add.dim() == 2 ? add.select(0, 0) : add, w, row) : mv(w, row)).unsqueeze(0);
   }
   if (!add.defined()) return linear(x, w);
-  if (GradMode::is_enabled() && !InferenceMode::is_enabled())
+  if (records_graph())
     return add.dim() == 1 ? linear(x, w, add) : linear(x, w) + add;
   return addmm(add, x, w.t());
 }
@@ -96,7 +99,7 @@ State step_without_graph(Mode m, Tensor xg, const State& s, const Weights& w) {
 
 // One time step from the projected input xg (rows of this step) and the state.
 State step(Mode m, const Tensor& xg, const State& s, const Weights& w) {
-  if (!GradMode::is_enabled() || InferenceMode::is_enabled()) return step_without_graph(m, xg, s, w);
+  if (!records_graph()) return step_without_graph(m, xg, s, w);
   switch (m) {
     case Mode::kTanh: return {tanh(add_linear(xg, s.h, w.w_hh, w.q_hh)), {}};
     case Mode::kRelu: return {relu(add_linear(xg, s.h, w.w_hh, w.q_hh)), {}};
@@ -673,7 +676,7 @@ std::pair<Tensor, std::vector<Tensor>> aten_rnn_packed(Mode m, const Tensor& dat
 // Otherwise nullopt.
 std::optional<nn::State> fused_lstm_cell(const Tensor& input, const nn::State& s, const Tensor& w_ih,
                                          const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh) {
-  if ((GradMode::is_enabled() && !InferenceMode::is_enabled()) || is_autocast_enabled(kCPU)) return std::nullopt;
+  if (nn::records_graph() || is_autocast_enabled(kCPU)) return std::nullopt;
   const int64_t B = input.size(0), H = s.h.size(1);
   if (B > kernels::kMaxLstmBatch) return std::nullopt;
   for (const Tensor* t : {&input, &s.h, &s.c, &w_ih, &w_hh, &b_ih, &b_hh})
