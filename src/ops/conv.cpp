@@ -216,9 +216,14 @@ onednn::Plan build_plan(const PD& pd, const dnnl::primitive& prim, const dnnl::m
 // storage, address and version), so inference reorders each weight once; the input's gradient,
 // a convolution of the same weight, runs through such a plan too.
 // `src` and `dst` are the user's layouts: their tensors' own, or oneDNN's channel-blocked one (fx's
-// blocked graphs, see convolution_blocked); `nchw` says both are contiguous 4-D tensors.
-onednn::Plan make_conv_plan(const dnnl::memory::desc& src, const dnnl::memory::desc& dst, bool nchw, const Tensor& w,
-                            const Tensor& b, const ConvArgs& a) {
+// blocked graphs, see convolution_blocked); `nchw` says both are contiguous 4-D tensors, `nhwc`
+// that both are 4-D channels_last ones.
+// Below AVX-512 (oneDNN's blocked kernels taking 8 channels), its direct kernel on NHWC is slower
+// than the blocked one with both reorders: a 3x3 64-channel conv2d of 8 x 56 x 56 (Zen 3, AVX2,
+// 2 threads) took 15.3-16.1 ms on NHWC, 12.1-13.0 ms blocked (11.5-11.8 ms from NCHW), so there
+// a grouped-free forward convolution of 16 channels or more runs blocked.
+onednn::Plan make_conv_plan(const dnnl::memory::desc& src, const dnnl::memory::desc& dst, bool nchw, bool nhwc,
+                            const Tensor& w, const Tensor& b, const ConvArgs& a) {
   using dnnl::memory;
   const memory::data_type dt = *onednn::data_type(w.dtype());
   const memory::desc wei = weight_desc(w, a);
@@ -240,6 +245,8 @@ onednn::Plan make_conv_plan(const dnnl::memory::desc& src, const dnnl::memory::d
   enum class Layout { kOwn, kBlocked16, kPreferred };
   const memory::dims in_sizes = src.dims(), out_sizes = dst.dims();
   const bool few_channels = !a.transposed && a.groups == 1 && in_sizes[1] < 16;
+  const bool nhwc_via_blocked =
+      nhwc && detail::channel_block() == 8 && !a.transposed && a.groups == 1 && !few_channels && !a.sum;
   // Winograd where it pays and oneDNN has it (AVX-512), else direct
   for (bool winograd : {true, false}) {
     if (winograd && !prefers_winograd(w.dtype(), in_sizes[1], w, a.transposed ? in_sizes : out_sizes, a)) continue;
@@ -252,6 +259,7 @@ onednn::Plan make_conv_plan(const dnnl::memory::desc& src, const dnnl::memory::d
     const dnnl::prop_kind prop = winograd ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
     for (Layout layout : {Layout::kOwn, Layout::kBlocked16, Layout::kPreferred}) {
       if (layout == Layout::kBlocked16 && !nchw) continue;
+      if (layout == Layout::kOwn && nhwc_via_blocked) continue;
       if (a.sum && layout != Layout::kOwn) continue;  // the sum reads the output where the user's data is
       const memory::format_tag tag =
           layout == Layout::kBlocked16 ? memory::format_tag::nChw16c : memory::format_tag::any;
@@ -314,10 +322,12 @@ bool onednn_conv(const Tensor& x_in, const Tensor& w_in, const Tensor& b_in, con
   onednn::Plan* plan;
   try {
     plan = &onednn::cached_plan(key, [&] {
-      const bool nchw =
-          !blocked_src && !blocked_dst && x.dim() == 4 && x.is_contiguous() && out.is_contiguous();
+      const bool plain4d = !blocked_src && !blocked_dst && x.dim() == 4;
+      const bool nchw = plain4d && x.is_contiguous() && out.is_contiguous();
+      const bool nhwc = plain4d && !nchw && x.is_contiguous(MemoryFormat::ChannelsLast) &&
+                        out.is_contiguous(MemoryFormat::ChannelsLast);
       return make_conv_plan(blocked_src ? *blocked_src : onednn::desc_of(x),
-                            blocked_dst ? *blocked_dst : onednn::desc_of(out), nchw, w, b, a);
+                            blocked_dst ? *blocked_dst : onednn::desc_of(out), nchw, nhwc, w, b, a);
     });
   } catch (const dnnl::error&) {
     return false;
