@@ -249,6 +249,16 @@ void normal_fill_16(float* data, float mean, float std) {
   _mm256_storeu_ps(data + 8, _mm256_fmadd_ps(_mm256_mul_ps(radius, sin), splat(std), splat(mean)));
 }
 
+// data[0, n) = uniforms in [0, 1) (uniform_real_distribution<T>(0, 1)), the generator's draws
+// inlined into the loop (flatten, which GCC honours for Generator::random() under this file's
+// -fno-semantic-interposition; kept out of its callers, where flatten would not apply): a call of
+// random() per element made randn of 1M float32 1.17-1.20x libtorch's time on Zen 3, 0.80-0.85x
+// inlined.
+template <class T>
+__attribute__((flatten, noinline)) void fill_uniform01(Generator& g, T* data, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) data[i] = static_cast<T>(uniform_real<T>(g, T(0), T(1)));
+}
+
 // One float64 draw per element, cast to self's dtype.
 template <class F>
 void fill_from_double(const Tensor& self, Generator* g, F&& draw) {
@@ -338,11 +348,11 @@ void normal_(const Tensor& self, double mean, double std, Generator* g) {
     T* data = static_cast<T*>(self.data_ptr());
     const T m = kernels::cast<T>(mean), s = kernels::cast<T>(std);
     Locked l(g);
-    for (int64_t i = 0; i < n; ++i) data[i] = static_cast<T>(uniform_real<T>(l.gen, T(0), T(1)));
+    fill_uniform01(l.gen, data, n);
     for (int64_t i = 0; i + 16 <= n; i += 16) normal_fill_16(data + i, m, s);
     if (n % 16 != 0) {
       T* last = data + n - 16;
-      for (int i = 0; i < 16; ++i) last[i] = static_cast<T>(uniform_real<T>(l.gen, T(0), T(1)));
+      fill_uniform01(l.gen, last, 16);
       normal_fill_16(last, m, s);
     }
   });
