@@ -234,10 +234,9 @@ HWY_NOINLINE void cl_block_sums(const T* a, const T* b, int64_t len, size_t C, s
 // channels_last x (N, L, C): per channel, the mean and biased variance over N and L. A sample's
 // sums go across c in compute vectors, over its L positions in the compute type (as the
 // contiguous kernel sums a row): first of x, then of (x - the sample's mean)^2 while the sample is
-// still in cache (two passes over the whole tensor took 1.3x as long: 12.8 MB no longer fits a
-// Zen 3 core's share of cache between them). The samples' means and sums of squares merge in
-// double (Chan, Golub and LeVeque's pairwise update), in sample order within a thread's range and
-// in range order across ranges.
+// still in cache, so that the tensor is read from memory once, not twice. The samples' means and
+// sums of squares merge in double (Chan, Golub and LeVeque's pairwise update), in sample order
+// within a thread's range and in range order across ranges.
 template <class T>
 void channel_moments_cl_typed(const Tensor& x, double* mean, double* var) {
   using L = lane_t<T>;
