@@ -421,6 +421,77 @@ TEST(Pointwise, SixteenBitStagedFunctionsRoundTheFloat32Result) {
   }
 }
 
+// The costly unary functions of a 16-bit dtype are looked up in a table of the kernel's results
+// once the op has computed 65536 elements of that dtype (src/kernels/cpu/unary_kernels.cpp). The
+// first call here covers every bit pattern and is the one that builds (and takes) the table; the
+// calls after it take the table on contiguous, transposed and strided inputs, in place and into
+// out=. Each gives the float32 result rounded, as the kernel does.
+TEST(Pointwise, SixteenBitTablesGiveTheFloat32ResultRounded) {
+  manual_seed(12);
+  auto same_bits = [](const Tensor& got, const Tensor& want) {
+    if (got.dtype() != want.dtype() || got.sizes() != want.sizes()) return false;
+    const Tensor g = got.contiguous().view(kShort), w = want.contiguous().view(kShort);
+    const Tensor both_nan = logical_and(isnan(got.contiguous()), isnan(want.contiguous()));
+    return equal(where(both_nan, zeros_like(g), g), where(both_nan, zeros_like(w), w));
+  };
+  using Unary = Tensor (*)(const Tensor&);
+  using InPlace = Tensor& (*)(Tensor&);
+  const std::tuple<const char*, Unary, InPlace> ops[] = {
+      {"exp", [](const Tensor& x) { return exp(x); }, [](Tensor& x) -> Tensor& { return x.exp_(); }},
+      {"exp2", [](const Tensor& x) { return exp2(x); }, [](Tensor& x) -> Tensor& { return x.exp2_(); }},
+      {"expm1", [](const Tensor& x) { return expm1(x); }, [](Tensor& x) -> Tensor& { return x.expm1_(); }},
+      {"log", [](const Tensor& x) { return log(x); }, [](Tensor& x) -> Tensor& { return x.log_(); }},
+      {"log2", [](const Tensor& x) { return log2(x); }, [](Tensor& x) -> Tensor& { return x.log2_(); }},
+      {"log10", [](const Tensor& x) { return log10(x); }, [](Tensor& x) -> Tensor& { return x.log10_(); }},
+      {"log1p", [](const Tensor& x) { return log1p(x); }, [](Tensor& x) -> Tensor& { return x.log1p_(); }},
+      {"rsqrt", [](const Tensor& x) { return rsqrt(x); }, [](Tensor& x) -> Tensor& { return x.rsqrt_(); }},
+      {"sin", [](const Tensor& x) { return sin(x); }, [](Tensor& x) -> Tensor& { return x.sin_(); }},
+      {"cos", [](const Tensor& x) { return cos(x); }, [](Tensor& x) -> Tensor& { return x.cos_(); }},
+      {"tan", [](const Tensor& x) { return tan(x); }, [](Tensor& x) -> Tensor& { return x.tan_(); }},
+      {"asin", [](const Tensor& x) { return asin(x); }, [](Tensor& x) -> Tensor& { return x.asin_(); }},
+      {"acos", [](const Tensor& x) { return acos(x); }, [](Tensor& x) -> Tensor& { return x.acos_(); }},
+      {"atan", [](const Tensor& x) { return atan(x); }, [](Tensor& x) -> Tensor& { return x.atan_(); }},
+      {"tanh", [](const Tensor& x) { return tanh(x); }, [](Tensor& x) -> Tensor& { return x.tanh_(); }},
+      {"sinh", [](const Tensor& x) { return sinh(x); }, [](Tensor& x) -> Tensor& { return x.sinh_(); }},
+      {"cosh", [](const Tensor& x) { return cosh(x); }, [](Tensor& x) -> Tensor& { return x.cosh_(); }},
+      {"asinh", [](const Tensor& x) { return asinh(x); }, [](Tensor& x) -> Tensor& { return x.asinh_(); }},
+      {"acosh", [](const Tensor& x) { return acosh(x); }, [](Tensor& x) -> Tensor& { return x.acosh_(); }},
+      {"atanh", [](const Tensor& x) { return atanh(x); }, [](Tensor& x) -> Tensor& { return x.atanh_(); }},
+      {"sigmoid", [](const Tensor& x) { return sigmoid(x); }, [](Tensor& x) -> Tensor& { return x.sigmoid_(); }},
+      {"silu", [](const Tensor& x) { return nn::functional::silu(x); },
+       [](Tensor& x) -> Tensor& { return x.copy_(nn::functional::silu(x)); }},
+      {"erf", [](const Tensor& x) { return erf(x); }, [](Tensor& x) -> Tensor& { return x.erf_(); }},
+      {"erfc", [](const Tensor& x) { return erfc(x); }, [](Tensor& x) -> Tensor& { return x.erfc_(); }},
+      {"erfinv", [](const Tensor& x) { return erfinv(x); }, [](Tensor& x) -> Tensor& { return x.erfinv_(); }},
+      {"digamma", [](const Tensor& x) { return digamma(x); }, [](Tensor& x) -> Tensor& { return x.digamma_(); }},
+      {"polygamma 1", [](const Tensor& x) { return polygamma(1, x); },
+       [](Tensor& x) -> Tensor& { return x.polygamma_(1); }},
+      {"log_sigmoid", [](const Tensor& x) { return log_sigmoid(x); },
+       [](Tensor& x) -> Tensor& { return x.copy_(log_sigmoid(x)); }},
+      {"gelu", [](const Tensor& x) { return gelu(x); }, [](Tensor& x) -> Tensor& { return gelu_(x); }},
+      {"gelu tanh", [](const Tensor& x) { return gelu(x, "tanh"); },
+       [](Tensor& x) -> Tensor& { return gelu_(x, "tanh"); }},
+  };
+  for (ScalarType dt : {kBFloat16, kHalf}) {
+    const TensorOptions o = TensorOptions().dtype(dt);
+    const Tensor every = arange(65536, TensorOptions().dtype(kInt)).to(kShort).view(dt);
+    const Tensor x = randn({1037}, o) * 3;
+    const Tensor t = (randn({45, 7}, o) * 3).t();
+    const Tensor strided = (randn({40, 26}, o) * 3).slice(1, 0, 26, 2);
+    for (const auto& [name, f, f_] : ops) {
+      EXPECT_TRUE(same_bits(f(every), f(every.to(kFloat)).to(dt))) << name << " " << dt << " every value";
+      for (const Tensor& in : {x, t, strided}) {
+        const Tensor want = f(in.to(kFloat)).to(dt);
+        EXPECT_TRUE(same_bits(f(in), want)) << name << " " << dt << " " << in.sizes();
+        Tensor copy = in.clone();
+        EXPECT_TRUE(same_bits(f_(copy), want)) << name << " " << dt << " in place " << in.sizes();
+        Tensor view = in.clone().t();  // in place on a transposed view
+        EXPECT_TRUE(same_bits(f_(view).t(), want)) << name << " " << dt << " in place, transposed";
+      }
+    }
+  }
+}
+
 TEST(Pointwise, SpecialValuesOfTranscendentals) {
   const double inf = INFINITY;
   Tensor x = tensor({0.0, -0.0, inf, -inf, NAN, -1.0, 100.0, -100.0});
