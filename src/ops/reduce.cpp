@@ -629,7 +629,7 @@ Tensor cumulative(const char* op, const Tensor& self, int64_t dim, std::optional
     const Tensor in = input_for(self, rt).resolve_conj();
     if (!is_prod) {
       Tensor out = make_empty(self.sizes(), rt);
-      kernels::cumulative_kernel(view_as_real(out), view_as_real(in), d, false);
+      kernels::cumulative_kernel(view_as_real(out), view_as_real(in), d, kernels::ScanOp::Sum);
       return out;
     }
     const Tensor rows = in.movedim({d}, {-1}).contiguous();
@@ -640,7 +640,7 @@ Tensor cumulative(const char* op, const Tensor& self, int64_t dim, std::optional
   }
   const Tensor in = as_dtype(input_for(self, rt), is_floating_type(rt) ? rt : kLong);
   Tensor out = make_empty(self.sizes(), in.dtype());
-  kernels::cumulative_kernel(out, in, d, is_prod);
+  kernels::cumulative_kernel(out, in, d, is_prod ? kernels::ScanOp::Prod : kernels::ScanOp::Sum);
   return as_dtype(out, rt);
 }
 

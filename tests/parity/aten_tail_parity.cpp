@@ -173,6 +173,8 @@ std::vector<Case> reduction_cases() {
       ROW("quantile midpoint", IN({{4, 3}}), 2, quantile(v[0], 0.5, 0, false, "midpoint")),
       ROW("logcumsumexp", IN({{3, 4}, A, Tr}), 4, logcumsumexp(v[0], 1)),
       ROW("logcumsumexp dim0", IN({{5}}), 5, v[0].logcumsumexp(0)),
+      // values hundreds apart (the running log-sum-exp, where exp(x - max) underflows)
+      ROW("logcumsumexp wide", IN({{3, 6}, A, Tr}), 6, logcumsumexp(v[0] * 400, 1)),
       ROW("diff", IN({{3, 5}}), 2, diff(v[0])),
       ROW("diff n=2 prepend", IN({{3, 5}}, {{1, 5}}), 4, v[0].diff(2, 0, v[1])),
       ROW("trapezoid", IN({{3, 5}}), 2, trapezoid(v[0])),
@@ -387,6 +389,40 @@ TEST(AtenTailParity, HalfScansOverLongLines) {
           EXPECT_TRUE(Close(x.cumprod(dim), round(ref.cumprod(dim)), parity::Tol{0, 0}));
         }
       }
+    }
+  }
+}
+
+// logcumsumexp over values within a few units (log(cumsum(exp(x - max))) + max) and hundreds or
+// thousands apart, with NaN (spoiling only the positions from it on), +inf, -inf leading a line
+// and a line of -inf only: the values, and the gradient where every value is finite.
+TEST(AtenTailParity, LogcumsumexpOverWideRangesAndSpecialValues) {
+  for (ember::ScalarType dt : {ember::kFloat, ember::kDouble, ember::kBFloat16}) {
+    for (double scale : {3.0, 300.0, 3000.0}) {
+      SCOPED_TRACE(testing::Message() << dt << " scale " << scale);
+      ember::manual_seed(static_cast<uint64_t>(scale));
+      ember::Tensor x = (ember::randn({6, 40}, ember::kDouble) * scale).to(dt);
+      const ember::Tensor t = x.t();
+      for (const auto& [in, dim] : {std::pair{x, 1}, std::pair{x, 0}, std::pair{t, 0}, std::pair{x[2], 0}}) {
+        EXPECT_TRUE(Close(ember::logcumsumexp(in, dim), torch::logcumsumexp(to_torch(in), dim)));
+      }
+      if (dt != ember::kBFloat16) {
+        const ember::Tensor leaf = x.detach().requires_grad_(true), w = ember::randn({6, 40}).to(dt);
+        const torch::Tensor tleaf = to_torch(x).detach().requires_grad_(true);
+        (ember::logcumsumexp(leaf, 1) * w).sum().backward();
+        (torch::logcumsumexp(tleaf, 1) * to_torch(w)).sum().backward();
+        EXPECT_TRUE(Close(leaf.grad(), tleaf.grad(), parity::Tol{dt == ember::kFloat ? 1e-4 : 1e-10, 1e-6}));
+        EXPECT_EQ(ember::logcumsumexp(leaf, 1).grad_fn()->name(), torch::logcumsumexp(tleaf, 1).grad_fn()->name());
+      }
+      const double inf = INFINITY;
+      x = x.clone();
+      x[0][7] = NAN;
+      x[1][3] = inf;
+      x[2].narrow(0, 0, 5).fill_(-inf);
+      x[3].fill_(-inf);
+      x[4][0] = -inf;
+      x[4][9] = inf;
+      EXPECT_TRUE(Close(ember::logcumsumexp(x, 1), torch::logcumsumexp(to_torch(x), 1)));
     }
   }
 }

@@ -154,6 +154,22 @@ TEST(AtenTail, HyperbolicFunctionsRoundOnceAndKeepComplex) {
   }
 }
 
+// logcumsumexp's derivative (PyTorch's formula, itself built from logcumsumexp) in float64, on
+// values close together (the vectorized form) and hundreds apart (the running scan), through
+// double backward; and integers compute in the default float dtype.
+TEST(AtenTail, LogcumsumexpGradcheck) {
+  ember::manual_seed(5);
+  for (double scale : {1.0, 400.0}) {
+    const Tensor x = (ember::randn({3, 5}, ember::kDouble) * scale).requires_grad_(true);
+    auto f = [](const ember::autograd::variable_list& in) { return ember::logcumsumexp(in[0], 1); };
+    EXPECT_TRUE(ember::autograd::gradcheck(f, {x})) << scale;
+    EXPECT_TRUE(ember::autograd::gradgradcheck(f, {x})) << scale;
+  }
+  EXPECT_EQ(ember::logcumsumexp(ember::arange(4), 0).dtype(), ember::kFloat);
+  EXPECT_TRUE(ember::allclose(ember::logcumsumexp(ember::arange(3), 0),
+                              ember::log(ember::cumsum(ember::exp(ember::arange(3, ember::kFloat)), 0))));
+}
+
 // Empty and zero-size inputs give empty results rather than errors.
 TEST(AtenTail, EmptyInputs) {
   Tensor e = ember::ones({0, 3});

@@ -486,7 +486,16 @@ bool scan_across(const char* x, char* y, int64_t n, int64_t rs, int64_t is, int6
   return true;
 }
 
-template <class T, bool Prod>
+// log(e^a + e^x), as PyTorch's logcumsumexp takes it: NaN propagates, and two equal infinities
+// (where e^a + e^x has no finite log-difference) give themselves.
+template <class A>
+A log_add_exp(A a, A x) {
+  const A lo = std::isnan(x) ? x : std::min(a, x), hi = std::isnan(x) ? x : std::max(a, x);
+  if (lo != hi || std::isfinite(lo)) return std::log1p(std::exp(lo - hi)) + hi;
+  return a;
+}
+
+template <class T, ScanOp Op>
 void cumulative_typed(const Tensor& out, const Tensor& in, int64_t dim) {
   using A = ScanAcc<T>;
   const ReduceGeometry g(in, in.dim() > 0 ? uint64_t{1} << dim : 0, out, Tensor());
@@ -496,9 +505,13 @@ void cumulative_typed(const Tensor& out, const Tensor& in, int64_t dim) {
   char* dst = static_cast<char*>(out.data_ptr());
   const int64_t in_step = g.nreduced() > 0 ? g.reduced(0).stride[0] : 0;
   const int64_t out_step = in.dim() > 0 ? out.stride(dim) * int64_t{sizeof(T)} : 0;
-  const A init = Prod ? A(1) : A(0);
+  const A init = Op == ScanOp::Prod ? A(1) : Op == ScanOp::Sum ? A(0) : -std::numeric_limits<A>::infinity();
   // (x: an element, or its float32 value for the 16-bit floats)
-  auto op = [](A a, auto x) { return Prod ? wrap_mul(a, static_cast<A>(x)) : wrap_add(a, static_cast<A>(x)); };
+  auto op = [](A a, auto x) {
+    if constexpr (Op == ScanOp::Prod) return wrap_mul(a, static_cast<A>(x));
+    if constexpr (Op == ScanOp::Sum) return wrap_add(a, static_cast<A>(x));
+    if constexpr (Op == ScanOp::LogAddExp) return log_add_exp(a, static_cast<A>(x));
+  };
   parallel_for(0, no, std::max<int64_t>(1, kGrainSize / rs), [&](int64_t b, int64_t e) {
     A acc[kGroup];
     for_each_group(g, b, e, kGroup, [&](const int64_t* off, int64_t n, const LoopDim& col) {
@@ -614,10 +627,16 @@ void arg_reduce_kernel(const Tensor& values, const Tensor& indices, const Tensor
   });
 }
 
-void cumulative_kernel(const Tensor& out, const Tensor& in, int64_t dim, bool is_prod) {
+void cumulative_kernel(const Tensor& out, const Tensor& in, int64_t dim, ScanOp op) {
   auto typed = [&](auto v) {
     using T = decltype(v);
-    return is_prod ? cumulative_typed<T, true>(out, in, dim) : cumulative_typed<T, false>(out, in, dim);
+    if constexpr (std::is_integral_v<T>) {
+      EMBER_CHECK(op != ScanOp::LogAddExp, "cumulative_kernel", "logcumsumexp of ", in.dtype());
+    } else if (op == ScanOp::LogAddExp) {
+      return cumulative_typed<T, ScanOp::LogAddExp>(out, in, dim);
+    }
+    return op == ScanOp::Prod ? cumulative_typed<T, ScanOp::Prod>(out, in, dim)
+                              : cumulative_typed<T, ScanOp::Sum>(out, in, dim);
   };
   switch (in.dtype()) {
     case kFloat: return typed(float{});
