@@ -197,9 +197,11 @@ struct LogcumsumexpOp {
         return (log(cumsum(exp(shifted), d)) + m).to(x.dtype());
       }
     }
-    Tensor out = empty(x.sizes(), TensorOptions().dtype(x.dtype()));
-    kernels::cumulative_kernel(out, x, d, kernels::ScanOp::LogAddExp);
-    return out;
+    // (the scan's running value is a double whatever the dtype: rounded to float32, then to a
+    // 16-bit dtype, as the other scans round it)
+    Tensor out = empty(x.sizes(), TensorOptions().dtype(kDouble));
+    kernels::cumulative_kernel(out, x.to(kDouble), d, kernels::ScanOp::LogAddExp);
+    return x.dtype() == kDouble ? out : out.to(kFloat).to(x.dtype());
   }
   // LogcumsumexpBackward0 -- self: logcumsumexp_backward(grad, self, result, dim): the gradient's
   // positive and negative parts, each as a reversed log-cumsum-exp of log|grad| - result

@@ -62,7 +62,7 @@ void reduce_kernel(const Tensor& out, const Tensor& in, uint64_t reduce_mask, co
 // `values` (may be undefined, else in's dtype) and `indices` (int64) are keepdim-shaped.
 void arg_reduce_kernel(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t dim, bool is_max);
 
-// Running sum, product or log-sum-exp (floats only) along `dim`; out has in's shape and dtype
+// Running sum, product or log-sum-exp (float64 only) along `dim`; out has in's shape and dtype
 // (float, double, half, bfloat16 or int64). Floats accumulate in double, int64 wraps.
 enum class ScanOp : uint8_t { Sum, Prod, LogAddExp };
 void cumulative_kernel(const Tensor& out, const Tensor& in, int64_t dim, ScanOp op);

