@@ -27,6 +27,14 @@ std::vector<double> values(const Tensor& t) {
   return std::vector<double>(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
 }
 
+// Whether two 16-bit float tensors hold the same bits (any NaN matching any NaN).
+bool same_bits(const Tensor& got, const Tensor& want) {
+  if (got.dtype() != want.dtype() || got.sizes() != want.sizes()) return false;
+  const Tensor g = got.contiguous().view(kShort), w = want.contiguous().view(kShort);
+  const Tensor both_nan = logical_and(isnan(got.contiguous()), isnan(want.contiguous()));
+  return equal(where(both_nan, zeros_like(g), g), where(both_nan, zeros_like(w), w));
+}
+
 }  // namespace
 
 TEST(Pointwise, DivRoundingModes) {
@@ -360,12 +368,6 @@ TEST(Pointwise, BFloat16ResultsRoundAsTheScalarConversion) {
 // of the float32 result rounded once, as the direct 16-bit loops did.
 TEST(Pointwise, SixteenBitStagedFunctionsRoundTheFloat32Result) {
   manual_seed(11);
-  auto same_bits = [](const Tensor& got, const Tensor& want) {
-    if (got.dtype() != want.dtype() || got.sizes() != want.sizes()) return false;
-    const Tensor g = got.contiguous().view(kShort), w = want.contiguous().view(kShort);
-    const Tensor both_nan = logical_and(isnan(got.contiguous()), isnan(want.contiguous()));
-    return equal(where(both_nan, zeros_like(g), g), where(both_nan, zeros_like(w), w));
-  };
   using Unary = Tensor (*)(const Tensor&);
   const std::pair<const char*, Unary> unary[] = {
       {"exp", [](const Tensor& x) { return exp(x); }},
@@ -428,12 +430,6 @@ TEST(Pointwise, SixteenBitStagedFunctionsRoundTheFloat32Result) {
 // out=. Each gives the float32 result rounded, as the kernel does.
 TEST(Pointwise, SixteenBitTablesGiveTheFloat32ResultRounded) {
   manual_seed(12);
-  auto same_bits = [](const Tensor& got, const Tensor& want) {
-    if (got.dtype() != want.dtype() || got.sizes() != want.sizes()) return false;
-    const Tensor g = got.contiguous().view(kShort), w = want.contiguous().view(kShort);
-    const Tensor both_nan = logical_and(isnan(got.contiguous()), isnan(want.contiguous()));
-    return equal(where(both_nan, zeros_like(g), g), where(both_nan, zeros_like(w), w));
-  };
   using Unary = Tensor (*)(const Tensor&);
   using InPlace = Tensor& (*)(Tensor&);
   const std::tuple<const char*, Unary, InPlace> ops[] = {
