@@ -630,8 +630,10 @@ void arg_reduce_kernel(const Tensor& values, const Tensor& indices, const Tensor
 void cumulative_kernel(const Tensor& out, const Tensor& in, int64_t dim, ScanOp op) {
   auto typed = [&](auto v) {
     using T = decltype(v);
-    if constexpr (std::is_same_v<T, double>) {  // (the other float dtypes' scan would be the same
-      if (op == ScanOp::LogAddExp) return cumulative_typed<T, ScanOp::LogAddExp>(out, in, dim);  // code again)
+    // (log-sum-exp in float64 only: the op converts other dtypes, whose scan would be the same
+    // double-precision code compiled again)
+    if constexpr (std::is_same_v<T, double>) {
+      if (op == ScanOp::LogAddExp) return cumulative_typed<T, ScanOp::LogAddExp>(out, in, dim);
     } else {
       EMBER_CHECK(op != ScanOp::LogAddExp, "cumulative_kernel", "logcumsumexp's scan takes float64, not ", in.dtype());
     }
