@@ -406,6 +406,8 @@ TEST(AtenTailParity, LogcumsumexpOverWideRangesAndSpecialValues) {
       for (const auto& [in, dim] : {std::pair{x, 1}, std::pair{x, 0}, std::pair{t, 0}, std::pair{x[2], 0}}) {
         EXPECT_TRUE(Close(ember::logcumsumexp(in, dim), torch::logcumsumexp(to_torch(in), dim)));
       }
+      // (no bfloat16 gradient: PyTorch's formula reads the result rounded to bfloat16, whose
+      // error, exponentiated, is the gradient's: a few percent at values near 10, more beyond)
       if (dt != ember::kBFloat16) {
         const ember::Tensor leaf = x.detach().requires_grad_(true), w = ember::randn({6, 40}).to(dt);
         const torch::Tensor tleaf = to_torch(x).detach().requires_grad_(true);

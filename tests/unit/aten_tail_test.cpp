@@ -166,6 +166,9 @@ TEST(AtenTail, LogcumsumexpGradcheck) {
     EXPECT_TRUE(ember::autograd::gradgradcheck(f, {x})) << scale;
   }
   EXPECT_EQ(ember::logcumsumexp(ember::arange(4), 0).dtype(), ember::kFloat);
+  EXPECT_ERROR(ember::logcumsumexp(ember::ones({2, 3}, ember::kComplexFloat), 1), "logcumsumexp",
+               "not implemented for ComplexFloat");
+  EXPECT_ERROR(ember::logcumsumexp(ember::ones({2, 3}), 2), "logcumsumexp", "out of range");
   EXPECT_TRUE(ember::allclose(ember::logcumsumexp(ember::arange(3), 0),
                               ember::log(ember::cumsum(ember::exp(ember::arange(3, ember::kFloat)), 0))));
 }
