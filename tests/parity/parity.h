@@ -3,11 +3,17 @@
 #pragma once
 #include <gtest/gtest.h>
 #include <ATen/autocast_mode.h>
+#include <c10/core/CPUAllocator.h>
 #include <torch/torch.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <new>
 #include <sstream>
+#include <unordered_map>
+#include <vector>
 
 #include "ember/ember.h"
 
@@ -18,6 +24,79 @@ namespace parity {
 // rejects, errors compared with Ember's): two thirds of reduce_parity's time went there. The
 // tests read only the messages.
 inline const bool kNoLibtorchBacktraces = (c10::SetStackTraceFetcher([] { return std::string(); }), true);
+
+// libtorch's CPU allocator, keeping freed blocks for reuse. The test programs carry
+// AddressSanitizer's runtime, whose allocator maps every block above 128 KiB afresh and unmaps it
+// when freed, so each page libtorch wrote into a new tensor faulted: a third of the parity tests'
+// time against the Release library was the kernel's (8.2 M page faults). Blocks of 64 KiB and more
+// are kept in size classes (four per power of two, as Ember's allocator), up to 1 GiB. libtorch's
+// code is not instrumented: ASan saw nothing in its blocks before either.
+class CachingTorchAllocator final : public c10::Allocator {
+ public:
+  c10::DataPtr allocate(size_t n) const override {
+    if (n == 0) return {nullptr, nullptr, &release, c10::Device(c10::DeviceType::CPU)};
+    const size_t bytes = size_class(n);
+    void* block = nullptr;
+    if (bytes >= kCachedFrom) {
+      Cache& c = cache();
+      std::lock_guard<std::mutex> lock(c.mutex);
+      auto it = c.free.find(bytes);
+      if (it != c.free.end() && !it->second.empty()) {
+        block = it->second.back();
+        it->second.pop_back();
+        c.bytes -= bytes;
+      }
+    }
+    if (!block) {
+      block = std::aligned_alloc(kHeader, kHeader + bytes);
+      if (!block) throw std::bad_alloc();
+      std::memcpy(block, &bytes, sizeof bytes);
+    }
+    void* data = static_cast<char*>(block) + kHeader;
+    return {data, data, &release, c10::Device(c10::DeviceType::CPU)};
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
+
+ private:
+  static constexpr size_t kHeader = 64;  // the block's size class, before data (libtorch's alignment)
+  static constexpr size_t kCachedFrom = size_t{64} << 10;
+  static constexpr size_t kMaxCached = size_t{1} << 30;
+  struct Cache {
+    std::mutex mutex;
+    std::unordered_map<size_t, std::vector<void*>> free;
+    size_t bytes = 0;
+  };
+  static Cache& cache() {
+    static Cache* c = new Cache;  // never destroyed: tensors may be freed during static destruction
+    return *c;
+  }
+  static size_t size_class(size_t n) {
+    n = (n + kHeader - 1) / kHeader * kHeader;
+    if (n < kCachedFrom) return n;
+    const size_t step = (size_t{1} << (63 - __builtin_clzll(n - 1))) / 4;
+    return (n + step - 1) / step * step;
+  }
+  static void release(void* data) {
+    if (!data) return;
+    void* block = static_cast<char*>(data) - kHeader;
+    size_t bytes;
+    std::memcpy(&bytes, block, sizeof bytes);
+    if (bytes >= kCachedFrom) {
+      Cache& c = cache();
+      std::lock_guard<std::mutex> lock(c.mutex);
+      if (c.bytes + bytes <= kMaxCached) {
+        c.free[bytes].push_back(block);
+        c.bytes += bytes;
+        return;
+      }
+    }
+    std::free(block);
+  }
+};
+inline const bool kCachingTorchAllocator = [] {
+  c10::SetCPUAllocator(new CachingTorchAllocator, /*priority=*/1);  // kept to the end: tensors outlive main
+  return true;
+}();
 
 // Every dtype Ember and libtorch share.
 inline constexpr ember::ScalarType kAllTypes[] = {ember::kFloat, ember::kDouble, ember::kHalf, ember::kBFloat16,
