@@ -620,6 +620,26 @@ TEST(NnOpsParity, SoftmaxLogSoftmax) {
       EXPECT_TRUE(Close(ember::log_softmax(y, dim), torch::log_softmax(T(y), dim))) << dt << " dim " << dim;
     }
   }
+  // along dim 0, slices large enough to be read in blocks of whole vectors, row by row (pieces of
+  // 256 columns; 16-bit ones along more than 256 rows), and smaller ones walked vector by vector
+  // down the columns: vectors holding NaN or infinities take the scalar loop while their
+  // neighbours do not, and a second piece has a rest. The
+  // 16-bit results are compared with libtorch's float32 ones on the same values: its bfloat16
+  // log_softmax along dim 0 gives NaN in column 138 too, 8 columns from the +inf (PyTorch 1.13).
+  for (ember::ScalarType dt : {ember::kFloat, ember::kDouble, ember::kBFloat16, ember::kHalf}) {
+    for (int64_t rows : {5, 40, 300}) {
+      ember::Tensor y = random({rows, 300}, dt, 960 + rows);
+      y.select(0, 2).select(0, 40).fill_(NAN);
+      y.select(0, 0).select(0, 130).fill_(INFINITY);
+      y.select(1, 200).fill_(-INFINITY);
+      for (bool log : {false, true}) {
+        ember::Tensor r = log ? ember::log_softmax(y, 0) : ember::softmax(y, 0);
+        const torch::Tensor ty = dt == ember::kBFloat16 || dt == ember::kHalf ? T(y).to(torch::kFloat) : T(y);
+        const torch::Tensor tr = (log ? torch::log_softmax(ty, 0) : torch::softmax(ty, 0)).to(T(y).scalar_type());
+        EXPECT_TRUE(Close(r, tr, sum_tol(dt))) << dt << " rows " << rows << (log ? " log" : "");
+      }
+    }
+  }
 }
 
 // ---- embedding, interpolate, pad -------------------------------------------------------------
