@@ -461,7 +461,8 @@ class ReduceLoop {
     if constexpr (R::kVector && (is_float_like_v<T> || R::kKind != K::Sum)) {
       const int64_t N = static_cast<int64_t>(hn::Lanes(DC<T>()));
       if constexpr (!is_float_like_v<T>) {
-        if (re - rb <= kFewPositions && (re - rb) * g_.reduced(0).stride[0] >= kFewPositionsSpan) {
+        if (g_.nreduced() > 0 && re - rb <= kFewPositions &&
+            (re - rb) * g_.reduced(0).stride[0] >= kFewPositionsSpan) {
           outer_rows(in, param, ncols / N * N, rb, re, acc);
           c = ncols / N * N;
         }
