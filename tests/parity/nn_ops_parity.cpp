@@ -623,9 +623,9 @@ TEST(NnOpsParity, SoftmaxLogSoftmax) {
   // along dim 0, slices large enough to be read in blocks of whole vectors, row by row (pieces of
   // 256 columns; 16-bit ones along more than 256 rows), and smaller ones walked vector by vector
   // down the columns: vectors holding NaN or infinities take the scalar loop while their
-  // neighbours do not, and a second piece has a rest. The
-  // 16-bit results are compared with libtorch's float32 ones on the same values: its bfloat16
-  // log_softmax along dim 0 gives NaN in column 138 too, 8 columns from the +inf (PyTorch 1.13).
+  // neighbours do not, and a second piece has a rest. The 16-bit results are compared with
+  // libtorch's float32 ones on the same values: its bfloat16 log_softmax along dim 0 gives NaN in
+  // column 138 too, 8 columns from the +inf (PyTorch 1.13).
   for (ember::ScalarType dt : {ember::kFloat, ember::kDouble, ember::kBFloat16, ember::kHalf}) {
     for (int64_t rows : {5, 40, 300}) {
       ember::Tensor y = random({rows, 300}, dt, 960 + rows);

@@ -180,9 +180,11 @@ constexpr int64_t kBlockCols = 256;
 // blocks of columns row by row: small slices, and 16-bit ones along a dim short enough to keep
 // exp(x - max) in float32 on the stack. Row by row, their sums went through memory: softmax along
 // dim 0 of 32 x 32 float32 0.21 -> 0.27 of libtorch's time, of 256 x 256 bfloat16 0.30 -> 0.55.
+// 16-bit columns of up to kStagedDim keep exp(x - max) in float32 on the stack (softmax_columns).
+constexpr int64_t kStagedDim = 256;
 template <class T>
 bool walk_columns(int64_t dim, int64_t inner) {
-  return dim * inner <= 4096 || (!std::is_same_v<T, lane_t<T>> && dim <= 256);
+  return dim * inner <= 4096 || (!std::is_same_v<T, lane_t<T>> && dim <= kStagedDim);
 }
 
 // dim is not innermost: one vector of adjacent inner positions (columns) at a time, each lane
@@ -204,7 +206,6 @@ HWY_INLINE bool softmax_columns(const T* x, T* y, int64_t dim, int64_t inner, bo
   // the AVX-512 copy); longer 16-bit columns compute it again (softmax along dim 0 of bfloat16
   // 32 x 32: 0.77 -> 0.50 us, 256 x 256: 41-44 -> 25-26 us, when each exp was computed twice).
   constexpr bool keep = std::is_same_v<T, L>;
-  constexpr int64_t kStagedDim = 256;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   HWY_ALIGN L stage[keep ? 1 : kStagedDim * hn::MaxLanes(d)];
   const bool staged = !keep && !log && dim <= kStagedDim;
