@@ -466,6 +466,21 @@ TEST(ReduceParity, NaNAndInfinity) {
     }
     check("argmin all nan", [&] { return ember::argmin(a); }, [&] { return torch::argmin(ta); });
   }
+  // max/min over a few rows far apart (4 x 70001: 1.1 MB from the first row to the last) read
+  // each row as one run: NaN in the first, a middle and the last row, infinities, a scalar tail
+  for (ember::ScalarType dt : {ember::kFloat, ember::kDouble}) {
+    constexpr int64_t kCols = 70001;
+    ember::Tensor base = random({4, kCols}, ember::kFloat, 98);
+    float* p = base.data_ptr<float>();
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    p[0 * kCols + 5] = p[2 * kCols + 5] = p[1 * kCols + 300] = p[3 * kCols + kCols - 1] = nan;
+    p[3 * kCols + 300] = p[0 * kCols + 4000] = inf;
+    p[2 * kCols + 4000] = p[1 * kCols + 4001] = -inf;
+    const ember::Tensor a = base.to(dt);
+    const torch::Tensor ta = to_torch(a);
+    check("amax far rows", [&] { return ember::amax(a, 0); }, [&] { return torch::amax(ta, 0); });
+    check("amin far rows", [&] { return ember::amin(a, 0); }, [&] { return torch::amin(ta, 0); });
+  }
   // logsumexp over rows of only infinities
   const ember::Tensor e = ember::tensor({{INFINITY, INFINITY}, {-INFINITY, -INFINITY}, {INFINITY, -INFINITY}, {-INFINITY, 1.0}});
   check("logsumexp infinities", [&] { return ember::logsumexp(e, {1}); }, [&] { return torch::logsumexp(to_torch(e), {1}); });

@@ -53,8 +53,8 @@ constexpr int64_t kVectorLeaf = 2048;  // elements per leaf of a contiguous row
 constexpr int64_t kScalarLeaf = 64;    // elements per leaf of a scalar walk
 constexpr int64_t kOuterLeaf = 64;     // reduced positions per leaf when vectors span outputs
 constexpr int64_t kChunk = 256;        // outputs accumulated at once (stack buffers)
-// integer max/min over at most kFewPositions positions spanning kFewPositionsSpan bytes or more:
-// read row by row (outer_rows)
+// max/min over at most kFewPositions positions spanning kFewPositionsSpan bytes or more: read
+// row by row (outer_rows)
 constexpr int64_t kFewPositions = 16;
 constexpr int64_t kFewPositionsSpan = int64_t{1} << 20;
 
@@ -319,6 +319,10 @@ class ReduceLoop {
   static constexpr bool kIntSum = kExact && R::kKind == K::Sum && R::kTransform == X::None;
   // ... into outputs of the accumulator's type: summed straight into them on the outer path
   static constexpr bool kIntoOut = kIntSum && std::is_same_v<Out, Acc>;
+  // max/min of elements that are their own accumulators (integers, float32, float64): vector
+  // reducers with no transform and no parameter, whose rows outer_rows combines as they are
+  static constexpr bool kRowRuns = R::kVector && std::is_same_v<T, Acc> && R::kTransform == X::None &&
+                                   (R::kKind == K::Max || R::kKind == K::Min);
 
  public:
   ReduceLoop(const R& r, const ReduceGeometry& g, const Tensor& out, const Tensor& in, const ReduceSpec& spec)
@@ -460,7 +464,7 @@ class ReduceLoop {
     int64_t c = 0;
     if constexpr (R::kVector && (is_float_like_v<T> || R::kKind != K::Sum)) {
       const int64_t N = static_cast<int64_t>(hn::Lanes(DC<T>()));
-      if constexpr (!is_float_like_v<T>) {
+      if constexpr (kRowRuns) {
         if (g_.nreduced() > 0 && re - rb <= kFewPositions &&
             (re - rb) * g_.reduced(0).stride[0] >= kFewPositionsSpan) {
           outer_rows(in, ncols / N * N, rb, re, acc);
@@ -473,13 +477,11 @@ class ReduceLoop {
     if (c < ncols) outer_scalar(in + c * int64_t{sizeof(T)}, param, c, ncols - c, rb, re, acc + c);
   }
 
-  // Integer max/min over a few positions far apart (amax over dim 0 of 8 rows of 2 MB): w columns
-  // (whole vectors) of each position in turn, one contiguous run, combined into acc. Vector blocks
-  // read the positions in pieces of 128 bytes, one from each row in turn: amax over dim 0 of
-  // 8 x 512K int32 took 1.1-1.5x libtorch's time (now 0.6). Where the rows are in cache (8 x 8K)
-  // the blocks, whose accumulators stay in registers, are faster. (Float32, at 1.1-1.2x, was no
-  // faster row by row, and a copy per float reducer and target was 115 KB of library.)
-  // (Integer vector reducers take the elements as they are: no transform, no parameter.)
+  // Max/min over a few positions far apart (amax over dim 0 of 8 rows of 2 MB): w columns (whole
+  // vectors) of each position in turn, one contiguous run, combined into acc. Vector blocks read
+  // the positions in pieces of 128 or 256 bytes, one from each row in turn: amax over dim 0 of
+  // 8 x 512K took 1.1-1.5x libtorch's time in int32 and float32 (now 0.6 and 0.7). Where the rows
+  // are in cache (8 x 8K) the blocks, whose accumulators stay in registers, are faster.
   void outer_rows(const char* in, int64_t w, int64_t rb, int64_t re, Acc* acc) const {
     const DC<T> d;
     const int64_t N = static_cast<int64_t>(hn::Lanes(d));
