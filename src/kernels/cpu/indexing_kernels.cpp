@@ -232,14 +232,14 @@ void cat_rows(char* dst, int64_t dst_stride, const RowBlock* blocks, size_t nblo
   }
 }
 
-// out[i] = src[index[i] * step] for 4- and 8-byte elements, out and index contiguous, a vector of
-// indices at a time while every one lies in [0, bound) (bound * step < 2^31): returns how many
-// elements it wrote, the rest (from the vector holding a bad index, and the tail) left to the
-// caller's scalar loop. AVX-512 only, and for strided rows: there its gathers beat the scalar
-// loop (256 x 256 float32 along the rows of a transposed source, Zen 5: 45 -> 38.7 us), along the
-// inner dim they lost to it; AVX2's gathers are slow on AMD's cores.
-int64_t gather_along(size_t elem_bytes, void* out, const void* src, const int64_t* index, int64_t n, int32_t step,
-                     int64_t bound) {
+// out[i] = src[index[i] * step] for 4-byte elements, out and index contiguous, a vector of indices
+// at a time while every one lies in [0, bound) (bound * step < 2^31): returns how many elements it
+// wrote, the rest (from the vector holding a bad index, and the tail) left to the caller's scalar
+// loop. AVX-512 only, and for strided rows: there its gathers beat the scalar loop (256 x 256
+// float32 along the rows of a transposed source, Zen 5: 45 -> 38.7 us; 4M: 6.1-6.9 -> 5.7 ms),
+// along the inner dim they lost to it; AVX2's gathers are slow on AMD's cores. 8-byte elements
+// lost to the scalar loop on Zen 5 (int64 256 x 256 transposed: 70 against 44-48 us).
+int64_t gather_along(int32_t* out, const int32_t* src, const int64_t* index, int64_t n, int32_t step, int64_t bound) {
 #if HWY_TARGET == HWY_AVX3
   const hn::ScalableTag<int64_t> d64;
   const hn::Rebind<int32_t, decltype(d64)> d32;
@@ -252,16 +252,11 @@ int64_t gather_along(size_t elem_bytes, void* out, const void* src, const int64_
     if (HWY_UNLIKELY(!hn::AllTrue(d64, hn::And(hn::Gt(j, below), hn::Lt(j, limit))))) break;
     // (Highway 1.0 has no 64- to 32-bit integer demotion: vpmovqd)
     const auto offset = hn::Mul(hn::Vec<decltype(d32)>{_mm512_cvtepi64_epi32(j.raw)}, vstep);
-    if (elem_bytes == 8) {
-      const auto v = hn::GatherIndex(d64, static_cast<const int64_t*>(src), hn::PromoteTo(d64, offset));
-      hn::StoreU(v, d64, static_cast<int64_t*>(out) + i);
-    } else {
-      hn::StoreU(hn::GatherIndex(d32, static_cast<const int32_t*>(src), offset), d32, static_cast<int32_t*>(out) + i);
-    }
+    hn::StoreU(hn::GatherIndex(d32, src, offset), d32, out + i);
   }
   return i;
 #else
-  (void)elem_bytes, (void)out, (void)src, (void)index, (void)n, (void)step, (void)bound;
+  (void)out, (void)src, (void)index, (void)n, (void)step, (void)bound;
   return 0;
 #endif
 }
@@ -468,9 +463,10 @@ struct GatherRow {
     // AVX-512 gathers as far as the indices are good (gather_along), the loops below going on from
     // i; along a strided dim only: along the inner dim the scalar loop above was faster (32 x 32
     // float32, Zen 5: 0.64 against 0.80 us)
-    if constexpr ((sizeof(E) == 4 || sizeof(E) == 8) && std::is_same_v<Idx, int64_t>) {
+    if constexpr (sizeof(E) == 4 && std::is_same_v<Idx, int64_t>) {
       if (s0 == 1 && s2 == 1 && s1 == 0 && step > 0 && bound <= std::numeric_limits<int32_t>::max() / step && n >= 8)
-        i = HWY_DYNAMIC_DISPATCH(gather_along)(sizeof(E), out, src, index, n, static_cast<int32_t>(step), bound);
+        i = HWY_DYNAMIC_DISPATCH(gather_along)(reinterpret_cast<int32_t*>(out), reinterpret_cast<const int32_t*>(src),
+                                               index, n, static_cast<int32_t>(step), bound);
     }
     if (s0 == 1 && s2 == 1) {  // contiguous output and index: four reads at once, as above
       const uint64_t ub = static_cast<uint64_t>(bound);
