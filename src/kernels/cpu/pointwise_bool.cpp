@@ -202,10 +202,16 @@ void contiguous_chunks(char** data, const int64_t* s, int64_t n, int64_t rows, c
     const int64_t tile_cols = kChunkElements * 16 / (tile_rows * static_cast<int64_t>(buffered_size));
     // a scalar input (stride 0 both ways: masked_fill's value) copied out once for every tile
     bool fixed[kMaxOps] = {};
+    // rows whole in a tile, the direct operands' rows adjacent (the output among them) and no
+    // scalar input: a tile is one call of its rows together (where(mask, x.t(), y.t()) of 32 x 32
+    // int64: 4 calls of 256 elements, not 32 of 32)
+    bool whole_tiles = n <= tile_cols && direct[0];
     for (size_t k = 1; k < nops; ++k) {
       fixed[k] = !direct[k] && s[k] == 0 && outer[k] == 0;
       if (fixed[k]) gather(buf[k], row[k], 0, std::min(tile_cols, n), size[k]);
+      whole_tiles &= !fixed[k];
     }
+    for (size_t k = 0; k < nops; ++k) whole_tiles &= !direct[k] || outer[k] == n * static_cast<int64_t>(size[k]);
     for (int64_t r0 = 0; r0 < rows; r0 += tile_rows) {
       const int64_t nr = std::min(tile_rows, rows - r0);
       for (int64_t i0 = 0; i0 < n; i0 += tile_cols) {
@@ -218,6 +224,12 @@ void contiguous_chunks(char** data, const int64_t* s, int64_t n, int64_t rows, c
           } else {
             for (int64_t r = 0; r < nr; ++r) gather(buf[k] + r * m * size[k], src + r * outer[k], s[k], m, size[k]);
           }
+        }
+        if (whole_tiles) {
+          char* p[kMaxOps];
+          for (size_t k = 0; k < nops; ++k) p[k] = direct[k] ? row[k] : buf[k];
+          body(ctx, p, nr * n);
+          continue;
         }
         for (int64_t r = 0; r < nr; ++r) {
           char* p[kMaxOps];
