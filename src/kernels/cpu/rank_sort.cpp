@@ -10,6 +10,7 @@
 #include <hwy/highway.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -30,6 +31,7 @@ void rank_sort_line(const C* x, int64_t n, bool descending, int64_t* idx) {
   HWY_ALIGN C val[kRankSortMax + kMaxLanes];
   HWY_ALIGN K key[kRankSortMax + kMaxLanes];
   HWY_ALIGN K rank[kRankSortMax + kMaxLanes];
+  if (n == 0) return;
   const int64_t padded = (n + N - 1) / N * N;  // the padding's ranks are computed and not used
   std::copy_n(x, n, val);
   std::fill(val + n, val + padded, C(0));
@@ -46,18 +48,56 @@ void rank_sort_line(const C* x, int64_t n, bool descending, int64_t* idx) {
     if (descending) k = hn::Not(k);  // (NaN first, as PyTorch's descending sort)
     hn::Store(k, dk, key + i);
   }
+  const auto one = hn::Set(dk, K{1});
+  // Integer keys within 2^(bits - 1 - log2 n) of each other (labels, counts: most integer data)
+  // are made distinct, less the least and shifted, the position below: a rank is then the count
+  // of the keys below, one compare a pair and none for ties (32 keys in [-8, 8), Zen 5: 56 -> 46
+  // ns). (Float lines seldom span so little: the range check made sorts of random floats up to 8% slower.)
+  if constexpr (!std::is_floating_point_v<C>) {
+    for (int64_t i = n; i < padded; ++i) key[i] = key[0];  // the padding within the line's range
+    auto vlo = hn::Load(dk, key), vhi = vlo;
+    for (int64_t i = N; i < padded; i += N) {
+      const auto k = hn::Load(dk, key + i);
+      vlo = hn::Min(vlo, k), vhi = hn::Max(vhi, k);
+    }
+    using U = std::make_unsigned_t<K>;
+    const K lo = hn::GetLane(hn::MinOfLanes(dk, vlo)), hi = hn::GetLane(hn::MaxOfLanes(dk, vhi));
+    const int pos_bits = std::bit_width(static_cast<uint64_t>(n - 1));
+    if (static_cast<U>(static_cast<U>(hi) - static_cast<U>(lo)) >> (sizeof(K) * 8 - 1 - pos_bits) == 0) {
+      const auto least = hn::Set(dk, lo);
+      for (int64_t i = 0; i < padded; i += N) {
+        const auto k = hn::ShiftLeftSame(hn::Sub(hn::Load(dk, key + i), least), pos_bits);
+        hn::Store(hn::Or(k, hn::Iota(dk, static_cast<K>(i))), dk, key + i);
+      }
+      for (int64_t i0 = 0; i0 < padded; i0 += N) {
+        const auto xi = hn::Load(dk, key + i0);
+        auto r = hn::Zero(dk), r1 = hn::Zero(dk);  // two chains of adds
+        int64_t j = 0;
+        for (; j + 2 <= n; j += 2) {
+          r = hn::IfThenElse(hn::Lt(hn::Set(dk, key[j]), xi), hn::Add(r, one), r);
+          r1 = hn::IfThenElse(hn::Lt(hn::Set(dk, key[j + 1]), xi), hn::Add(r1, one), r1);
+        }
+        if (j < n) r = hn::IfThenElse(hn::Lt(hn::Set(dk, key[j]), xi), hn::Add(r, one), r);
+        hn::Store(hn::Add(r, r1), dk, rank + i0);
+      }
+      for (int64_t i = 0; i < n; ++i) idx[rank[i]] = i;
+      return;
+    }
+  }
   for (int64_t i0 = 0; i0 < padded; i0 += N) {
     const auto xi = hn::Load(dk, key + i0);
     // before the block, equal elements come first: i0 less those above; after it, those below
     auto r = hn::Set(dk, static_cast<K>(i0));
-    for (int64_t j = 0; j < i0; ++j) r = hn::Add(r, hn::VecFromMask(dk, hn::Gt(hn::Set(dk, key[j]), xi)));
+#pragma GCC unroll 4
+    for (int64_t j = 0; j < i0; ++j) r = hn::IfThenElse(hn::Gt(hn::Set(dk, key[j]), xi), hn::Sub(r, one), r);
     const auto lane = hn::Iota(dk, static_cast<K>(i0));
     for (int64_t j = i0; j < std::min(i0 + N, n); ++j) {
       const auto b = hn::Set(dk, key[j]);
       const auto earlier_equal = hn::And(hn::Eq(b, xi), hn::Lt(hn::Set(dk, static_cast<K>(j)), lane));
-      r = hn::Sub(r, hn::VecFromMask(dk, hn::Or(hn::Lt(b, xi), earlier_equal)));
+      r = hn::IfThenElse(hn::Or(hn::Lt(b, xi), earlier_equal), hn::Add(r, one), r);
     }
-    for (int64_t j = i0 + N; j < n; ++j) r = hn::Sub(r, hn::VecFromMask(dk, hn::Lt(hn::Set(dk, key[j]), xi)));
+#pragma GCC unroll 4
+    for (int64_t j = i0 + N; j < n; ++j) r = hn::IfThenElse(hn::Lt(hn::Set(dk, key[j]), xi), hn::Add(r, one), r);
     hn::Store(r, dk, rank + i0);
   }
   for (int64_t i = 0; i < n; ++i) idx[rank[i]] = i;
