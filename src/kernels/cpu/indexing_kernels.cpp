@@ -211,7 +211,8 @@ int64_t set_positions(const void* p, size_t bytes, uint64_t mask, int64_t c0, in
 }
 
 // Rows [b, e) of cat_rows_kernel: blocks up to 4 KB in full vectors inline (a call of memcpy
-// per block cost about as much as the copy), longer ones through memcpy.
+// per block cost about as much as the copy), their tails under a mask (AVX-512; cat of two 32 x 32
+// float32 along dim 1, Zen 5: 0.40 -> 0.34 us), longer ones through memcpy.
 void cat_rows(char* dst, int64_t dst_stride, const RowBlock* blocks, size_t nblocks, int64_t b, int64_t e) {
   const hn::ScalableTag<uint8_t> d;
   const size_t N = hn::Lanes(d);
@@ -227,7 +228,13 @@ void cat_rows(char* dst, int64_t dst_stride, const RowBlock* blocks, size_t nblo
       }
       size_t i = 0;
       for (; i + N <= nb; i += N) hn::StoreU(hn::LoadU(d, in + i), d, o + i);
-      std::memcpy(o + i, in + i, nb - i);
+      if (i == nb) continue;
+      if constexpr (kMaskedNarrow) {  // (elsewhere Highway's byte-lane masked load reads a whole vector)
+        const auto tail = hn::FirstN(d, nb - i);
+        hn::BlendedStore(hn::MaskedLoad(tail, d, in + i), tail, d, o + i);
+      } else {
+        std::memcpy(o + i, in + i, nb - i);
+      }
     }
   }
 }
