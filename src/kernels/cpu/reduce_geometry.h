@@ -65,10 +65,14 @@ class ReduceGeometry {
 
  private:
   // Sort innermost first (by input stride), then merge neighbours contiguous in every operand.
+  // (A stable insertion sort: std::stable_sort allocated a buffer for these few dims each call.)
   static int arrange(LoopDim* dims, int n) {
-    std::stable_sort(dims, dims + n, [](const LoopDim& a, const LoopDim& b) {
-      return std::abs(a.stride[0]) < std::abs(b.stride[0]);
-    });
+    for (int i = 1; i < n; ++i) {
+      const LoopDim d = dims[i];
+      int j = i;
+      for (; j > 0 && std::abs(d.stride[0]) < std::abs(dims[j - 1].stride[0]); --j) dims[j] = dims[j - 1];
+      dims[j] = d;
+    }
     int out = 0;
     for (int i = 0; i < n; ++i) {
       if (out > 0) {
