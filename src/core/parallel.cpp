@@ -1,5 +1,7 @@
 #include "core/parallel.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -19,6 +21,13 @@ bool adaptive_from_env() {
   return !(v && std::strcmp(v, "0") == 0);
 }
 std::atomic<bool> g_adaptive{adaptive_from_env()};
+
+// fork copies only the calling thread: a child forked after OpenMP started its workers has none,
+// and libgomp's next region there waits for them forever. The child runs its regions on its own
+// thread (set_num_threads may ask for more: its regions then need workers the child has not got,
+// as in PyTorch). oneDNN's primitives take this count too (onednn.cpp).
+void run_serially_after_fork() { g_num_threads.store(1, std::memory_order_relaxed); }
+const bool g_fork_handler_installed = pthread_atfork(nullptr, nullptr, run_serially_after_fork) == 0;
 
 // One policy per thread that starts regions: each judges the barriers it waits at.
 detail::ContentionPolicy& thread_policy() {

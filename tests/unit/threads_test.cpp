@@ -169,6 +169,40 @@ TEST(AdaptiveThreads, OversubscribedMachineComputesTheSame) {
   for (pid_t pid : spinners) waitpid(pid, nullptr, 0);
 }
 
+// A child forked after the parent's regions started OpenMP's workers has none of them (fork copies
+// the calling thread only): its regions run on its own thread, where libgomp's next region waited
+// for the missing workers forever. (As PyTorch, whose DataLoader workers are such children.)
+TEST(Threads, ForkedChildRunsParallelOpsOnItsOwnThread) {
+  using namespace std::chrono_literals;
+  const int saved = get_num_threads();
+  set_num_threads(2);
+  set_adaptive_threads(false);  // the parent's regions take both threads, so the workers exist
+  const Tensor x = arange(1 << 20, TensorOptions().dtype(kDouble));
+  const double want = x.sum().item<double>();
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    const bool ok = x.sum().item<double>() == want && (x * 2).sum().item<double>() == 2 * want && get_num_threads() == 1;
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  bool done = false;
+  for (const auto end = std::chrono::steady_clock::now() + 20s; !done && std::chrono::steady_clock::now() < end;) {
+    done = waitpid(pid, &status, WNOHANG) == pid;
+    if (!done) std::this_thread::sleep_for(2ms);
+  }
+  if (!done) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+  EXPECT_TRUE(done) << "the forked child hung in a parallel region";
+  EXPECT_TRUE(done && WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  EXPECT_EQ(get_num_threads(), 2);  // the parent keeps its threads
+  set_adaptive_threads(true);
+  set_num_threads(saved);
+}
+
 // One module, inference from several threads at once: each thread gets what one thread alone gets.
 TEST(Threads, InferenceFromSeveralThreadsOnOneModule) {
   manual_seed(3);
