@@ -183,7 +183,8 @@ TEST(Threads, ForkedChildRunsParallelOpsOnItsOwnThread) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    const bool ok = x.sum().item<double>() == want && (x * 2).sum().item<double>() == 2 * want && get_num_threads() == 1;
+    const bool ok =
+        x.sum().item<double>() == want && (x * 2).sum().item<double>() == 2 * want && get_num_threads() == 1;
     _exit(ok ? 0 : 1);
   }
   int status = 0;
