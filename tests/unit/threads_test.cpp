@@ -172,7 +172,7 @@ TEST(AdaptiveThreads, OversubscribedMachineComputesTheSame) {
 // A child forked after the parent's regions started OpenMP's workers has none of them (fork copies
 // the calling thread only): its regions run on its own thread, where libgomp's next region waited
 // for the missing workers forever. (As PyTorch, whose DataLoader workers are such children.)
-TEST(Threads, ForkedChildRunsParallelOpsOnItsOwnThread) {
+TEST(ParallelRegions, ForkedChildRunsThemOnItsOwnThread) {
   using namespace std::chrono_literals;
   const int saved = get_num_threads();
   set_num_threads(2);
