@@ -76,6 +76,29 @@ Tensor unary_op(const char* name, const Tensor& out, const Tensor& self, UnaryOp
   return pointwise::unary_into(name, out, self, op, params, inplace, rule);
 }
 
+// One pass of an activation's gradient kernel over (grad, self), floating dtypes only.
+Tensor backward_pass(const char* name, const Tensor& grad, const Tensor& self, kernels::BinaryOp op) {
+  const Tensor out;  // the config keeps references: no temporaries
+  TensorIteratorConfig config(name);
+  config.add_output(out).add_input(grad).add_input(self);
+  TensorIterator iter(config);
+  if (!is_floating_type(iter.common_dtype())) not_implemented(name, iter.common_dtype());
+  kernels::binary_kernel(iter, op);
+  return iter.take_output();
+}
+
+// sigmoid_backward(grad, output), tanh_backward(grad, output): the kernels of SigmoidBackward0 and
+// TanhBackward0, from the forward result (not public here). Called with grad mode off only: where
+// the gradient is itself differentiated, the derivatives below compose it of ops.
+template <bool kTanh>
+struct ResultGradOp {
+  static constexpr const char* name = kTanh ? "tanh_backward" : "sigmoid_backward";
+  static Tensor run(const Tensor& grad_output, const Tensor& output) {
+    return backward_pass(name, grad_output, output,
+                         kTanh ? kernels::BinaryOp::TanhBackward : kernels::BinaryOp::SigmoidBackward);
+  }
+};
+
 // Derivatives of the unary ops (PyTorch's derivatives.yaml), by kernel op; the struct of an op
 // without one is empty, so that autograd reports it as not implemented.
 template <UnaryOp K>
@@ -98,8 +121,14 @@ EMBER_UNARY_GRAD(UnaryOp::Log, "LogBackward0", d.save(self), grad / x.conj())   
 EMBER_UNARY_GRAD(UnaryOp::Sqrt, "SqrtBackward0", d.save_result(), grad / (2 * x.conj()))  // result
 EMBER_UNARY_GRAD(UnaryOp::Sin, "SinBackward0", d.save(self), grad * x.cos().conj())      // self
 EMBER_UNARY_GRAD(UnaryOp::Cos, "CosBackward0", d.save(self), grad * -x.sin().conj())     // self
-EMBER_UNARY_GRAD(UnaryOp::Tanh, "TanhBackward0", d.save_result(), grad * (1 - x * x).conj())       // result
-EMBER_UNARY_GRAD(UnaryOp::Sigmoid, "SigmoidBackward0", d.save_result(), grad * ((1 - x) * x).conj())  // result
+// tanh and sigmoid: one kernel each (dispatched, so that graph capture records it); the composite
+// where the gradient is itself differentiated (create_graph) and for complex results.
+EMBER_UNARY_GRAD(UnaryOp::Tanh, "TanhBackward0", d.save_result(),  // result
+                 GradMode::is_enabled() || x.is_complex() ? grad * (1 - x * x).conj()
+                                                          : dispatch::call<ResultGradOp<true>>(grad, x))
+EMBER_UNARY_GRAD(UnaryOp::Sigmoid, "SigmoidBackward0", d.save_result(),  // result
+                 GradMode::is_enabled() || x.is_complex() ? grad * ((1 - x) * x).conj()
+                                                          : dispatch::call<ResultGradOp<false>>(grad, x))
 EMBER_UNARY_GRAD(UnaryOp::Relu, "ReluBackward0", d.save_result(), threshold_backward(grad, x, 0))  // result
 EMBER_UNARY_GRAD(UnaryOp::Abs, "AbsBackward0", d.save(self), grad * x.sgn())                       // self
 EMBER_UNARY_GRAD(UnaryOp::Exp2, "Exp2Backward0", d.save_result(), grad * x.conj() * std::log(2.0))  // result
@@ -262,17 +291,6 @@ EMBER_UNARY_OP(square, UnaryOp::Square, Kind::Square)
 #undef EMBER_UNARY_OP
 
 // ---- activations with parameters, nan_to_num ----------------------------------------------
-
-// One pass of an activation's gradient kernel over (grad, self), floating dtypes only.
-Tensor backward_pass(const char* name, const Tensor& grad, const Tensor& self, kernels::BinaryOp op) {
-  const Tensor out;  // the config keeps references: no temporaries
-  TensorIteratorConfig config(name);
-  config.add_output(out).add_input(grad).add_input(self);
-  TensorIterator iter(config);
-  if (!is_floating_type(iter.common_dtype())) not_implemented(name, iter.common_dtype());
-  kernels::binary_kernel(iter, op);
-  return iter.take_output();
-}
 
 // gelu_backward(grad, self, "none") as one kernel.
 struct GeluBackwardOp {

@@ -501,6 +501,52 @@ TEST(DerivativesParity, LogSigmoid) {
   EXPECT_TRUE(ember::autograd::gradgradcheck(f, {x}));
 }
 
+// tanh's and sigmoid's gradients (one kernel each from the forward result, as libtorch's
+// tanh_backward and sigmoid_backward) in every floating dtype, contiguous and transposed, over a
+// length with a vector tail and at saturated, infinite and NaN inputs; with create_graph (the
+// composite) the gradient and its own gradient against libtorch's. libtorch 1.13 has no float16
+// tanh or sigmoid on the CPU: there its tanh_backward and sigmoid_backward of Ember's forward
+// result and gradient in float32, rounded to float16, are the reference.
+TEST(DerivativesParity, TanhAndSigmoidBackward) {
+  const double nan = std::nan(""), inf = INFINITY;
+  const std::vector<double> specials = {0.0, -0.0, 1e-30, 9, -9, 20, -20, 100, -100, nan, inf, -inf};
+  for (ember::ScalarType dt : {ember::kFloat, ember::kDouble, ember::kBFloat16, ember::kHalf}) {
+    ember::Tensor base = parity::random({37, 29}, dt, 31) * 3;  // 1073 elements
+    base.view({-1}).narrow(0, 0, static_cast<int64_t>(specials.size())).copy_(ember::tensor(specials));
+    for (bool transposed : {false, true}) {
+      const ember::Tensor x = (transposed ? base.t() : base).detach().requires_grad_();
+      const torch::Tensor tx = to_torch(x.detach()).requires_grad_();
+      const ember::Tensor g = parity::random(x.sizes().vec(), dt, 32);
+      for (bool tanh : {true, false}) {
+        const ember::Tensor y = tanh ? x.tanh() : x.sigmoid();
+        const ember::Tensor eg = ember::autograd::grad({y}, {x}, {g})[0].nan_to_num(7);
+        torch::Tensor tg;
+        if (dt == ember::kHalf) {
+          const torch::Tensor ty = to_torch(y.detach()).to(torch::kFloat), tgo = to_torch(g).to(torch::kFloat);
+          tg = (tanh ? torch::tanh_backward(tgo, ty) : torch::sigmoid_backward(tgo, ty)).to(torch::kHalf);
+        } else {
+          const torch::Tensor ty = tanh ? tx.tanh() : tx.sigmoid();
+          tg = torch::autograd::grad({ty}, {tx}, {to_torch(g)})[0];
+        }
+        EXPECT_TRUE(Close(eg, tg.nan_to_num(7))) << dt << (tanh ? " tanh" : " sigmoid") << (transposed ? " transposed" : "");
+      }
+    }
+  }
+  const ember::Tensor x = (parity::random({3, 5}, ember::kDouble, 33) * 2).requires_grad_();
+  const ember::Tensor v = parity::random({3, 5}, ember::kDouble, 34);
+  const torch::Tensor tx = to_torch(x.detach()).requires_grad_(), tv = to_torch(v);
+  for (bool tanh : {true, false}) {
+    const ember::Tensor y = tanh ? x.tanh() : x.sigmoid();
+    const torch::Tensor ty = tanh ? tx.tanh() : tx.sigmoid();
+    const ember::Tensor eg = ember::autograd::grad({(y * v).sum()}, {x}, {}, std::nullopt, true)[0];
+    const torch::Tensor tg = torch::autograd::grad({(ty * tv).sum()}, {tx}, {}, c10::nullopt, true)[0];
+    EXPECT_TRUE(Close(eg.detach(), tg.detach(), grad_tol(ember::kDouble, 1)));
+    const ember::Tensor eh = ember::autograd::grad({(eg * eg).sum()}, {x})[0];
+    const torch::Tensor th = torch::autograd::grad({(tg * tg).sum()}, {tx})[0];
+    EXPECT_TRUE(Close(eh, th, grad_tol(ember::kDouble, 2)));
+  }
+}
+
 TEST(DerivativesParity, LeakyReluBackward) {
   const double nan = std::nan(""), inf = INFINITY;
   const std::vector<double> xs = {-4, -0.0, 0.0, 1e-30, -1e-30, 2, nan, inf, -inf, 0.3, -2.2, 5, 7, -9, 1, -1};

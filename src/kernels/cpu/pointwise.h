@@ -43,6 +43,8 @@ enum class BinaryOp : uint8_t {
   HardswishBackward,    // 0 for b < -3, a (b / 3 + 1/2) up to 3, a above (floats only)
   HardsigmoidBackward,  // a / 6 strictly inside (-3, 3), else 0 (floats only)
   SiluBackward,         // a s (1 + b (1 - s)), s = sigmoid(b) (floats only)
+  SigmoidBackward,      // a (1 - b) b: sigmoid's gradient from its result b (floats only)
+  TanhBackward,         // a (1 - b b): tanh's gradient from its result b (floats only)
   LeakyReluBackward,    // b > 0 ? a : a * alpha (floats only)
   LogSigmoidBackward,   // a sigmoid(-b), from z = e^-|b| as PyTorch's kernel (floats only)
   // The ops below take params (absent: 1) instead of alpha; floats only.

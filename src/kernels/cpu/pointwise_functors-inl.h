@@ -1510,6 +1510,18 @@ struct SiluBackwardF {
     return hn::Mul(hn::Mul(g, s), hn::MulAdd(x, hn::Sub(hn::Set(d, L(1)), s), hn::Set(d, L(1))));
   }
 };
+// PyTorch's sigmoid_backward and tanh_backward kernels, from the forward result y, in their order
+// of operations: (g (1 - y)) y and g (1 - y y), one pass where the composites made three. One
+// functor for both, (g (1 - y m)) k with m = 1 or k = 1 (exact products), so that their loops are
+// compiled once.
+struct ResultGradF {
+  bool tanh;  // else sigmoid
+  template <class D, class V>
+  HWY_INLINE V vec(D d, V g, V y) const {
+    const V one = hn::Set(d, L_t<D>(1));
+    return hn::Mul(hn::Mul(g, hn::Sub(one, hn::Mul(y, tanh ? y : one))), tanh ? one : y);
+  }
+};
 // gelu's tanh form differentiated as PyTorch's kernel does, in the compute type: with u = beta (x
 // + kappa x^3) and t = tanh u, g (1 + t) / 2 + g x / 2 (1 - t^2) beta (1 + 3 kappa x^2); 16-bit
 // data computed in float32 and rounded once. Out of line: one copy per target and lane type
@@ -1595,6 +1607,8 @@ HWY_INLINE bool visit_binary(BinaryOp op, const Scalar& alpha, const UnaryParams
     case BinaryOp::HardswishBackward: return call(HardswishBackwardF{});
     case BinaryOp::HardsigmoidBackward: return call(HardsigmoidBackwardF{});
     case BinaryOp::SiluBackward: return call(SiluBackwardF{});
+    case BinaryOp::SigmoidBackward: return call(ResultGradF{false});
+    case BinaryOp::TanhBackward: return call(ResultGradF{true});
     case BinaryOp::GeluTanhBackward: return call(GeluTanhBackwardF{});
     case BinaryOp::Lerp: return call(LerpScalarF<L>{alpha.to<L>()});
     case BinaryOp::ThresholdBackward: return call(ThresholdBackwardF<L>{alpha.to<L>()});

@@ -209,6 +209,8 @@ void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
     case BinaryOp::HardswishBackward:
     case BinaryOp::HardsigmoidBackward:
     case BinaryOp::SiluBackward:
+    case BinaryOp::SigmoidBackward:
+    case BinaryOp::TanhBackward:
     case BinaryOp::LeakyReluBackward:
     case BinaryOp::LogSigmoidBackward:
     case BinaryOp::HardtanhBackward:
