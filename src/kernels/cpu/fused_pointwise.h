@@ -33,7 +33,7 @@ struct FusedInstr {
     Load,     // slots[result] = operand `arg` of the iterator, converted to the compute type
     Store,    // operand `arg` of the iterator = operands[0], in that operand's dtype
     Unary,    // unary(operands[0]; params)
-    Binary,   // binary(operands[0], operands[1]; alpha)
+    Binary,   // binary(operands[0], operands[1]; alpha): the arithmetic ones only (visit_binary)
     Compare,  // predicate (Eq ... Ge) of operands[0], operands[1]: 1 or 0
     Where,    // operands[0] != 0 ? operands[1] : operands[2]
     Clamp,    // min(max(operands[0], operands[1]), operands[2]), NaN-propagating

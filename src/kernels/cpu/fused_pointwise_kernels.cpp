@@ -582,7 +582,10 @@ void run_program(TensorIterator& iter, const FusedProgram& prog) {
             }
             ahead.may_split = ahead.split = false;
             break;
-          case FusedInstr::Kind::Binary: visit_binary<L>(in.binary, in.alpha, {}, run2); break;
+          case FusedInstr::Kind::Binary:
+            EMBER_CHECK((visit_binary<L, true>(in.binary, in.alpha, {}, run2)), "fused_pointwise_kernel",
+                        "no fused loop for binary op ", static_cast<int>(in.binary));
+            break;
           case FusedInstr::Kind::Compare:
             switch (in.predicate) {
               case PredicateOp::Eq: run2(CompareF<PredicateOp::Eq>{}); break;

@@ -1577,7 +1577,9 @@ struct GeluBackwardF {
 };
 
 // Calls run(f) with the functor of binary `op` for storage type T; false when op has no float form.
-template <class T, class Run>
+// kArithmetic: only the ops fx's fused kernels emit (add, sub, mul, div in its three rounding
+// modes, pow, minimum, maximum; fx/fused.cpp), so that their loops compile no other functor.
+template <class T, bool kArithmetic = false, class Run>
 HWY_INLINE bool visit_binary(BinaryOp op, const Scalar& alpha, const UnaryParams& p, const Run& run) {
   auto call = [&](const auto& f) {
     run(f);
@@ -1592,38 +1594,52 @@ HWY_INLINE bool visit_binary(BinaryOp op, const Scalar& alpha, const UnaryParams
     case BinaryOp::Div: return call(DivF{});
     case BinaryOp::DivTrunc: return call(DivTruncF{});
     case BinaryOp::DivFloor: return call(DivFloorF{});
-    case BinaryOp::Remainder: return call(RemainderF{});
-    case BinaryOp::Fmod: return call(FmodF{});
     case BinaryOp::Pow: return call(PowF{});
     case BinaryOp::Minimum: return call(MinimumF{});
     case BinaryOp::Maximum: return call(MaximumF{});
-    case BinaryOp::Atan2: return call(Atan2F{});
-    case BinaryOp::Copysign: return call(CopysignF{});
-    case BinaryOp::Xlogy: return call(XlogyF{});
-    case BinaryOp::Fmax: return call(FmaxF<true>{});
-    case BinaryOp::Fmin: return call(FmaxF<false>{});
-    case BinaryOp::Hypot: return call(HypotF{});
-    case BinaryOp::GeluBackward: return call(GeluBackwardF{});
-    case BinaryOp::HardswishBackward: return call(HardswishBackwardF{});
-    case BinaryOp::HardsigmoidBackward: return call(HardsigmoidBackwardF{});
-    case BinaryOp::SiluBackward: return call(SiluBackwardF{});
-    case BinaryOp::SigmoidBackward: return call(ResultGradF{false});
-    case BinaryOp::TanhBackward: return call(ResultGradF{true});
-    case BinaryOp::GeluTanhBackward: return call(GeluTanhBackwardF{});
-    case BinaryOp::Lerp: return call(LerpScalarF<L>{alpha.to<L>()});
-    case BinaryOp::ThresholdBackward: return call(ThresholdBackwardF<L>{alpha.to<L>()});
-    case BinaryOp::LeakyReluBackward: return call(LeakyReluBackwardF<L>{alpha.to<L>()});
-    case BinaryOp::LogSigmoidBackward: return call(LogSigmoidBackwardF{});
-    case BinaryOp::HardtanhBackward: return call(HardtanhBackwardF<L>{param(p.a), param(p.b)});
-    case BinaryOp::EluBackward:
-    case BinaryOp::EluBackwardOfResult: {
-      const L negcoef = param(p.a) * param(p.b), poscoef = param(p.b), negiptcoef = param(p.c);
-      if (op == BinaryOp::EluBackward) return call(EluBackwardF<L, false>{negcoef, poscoef, negiptcoef});
-      return call(EluBackwardF<L, true>{negcoef, poscoef, negiptcoef});
+    default: break;
+  }
+  if constexpr (!kArithmetic) {
+    switch (op) {
+      case BinaryOp::Remainder: return call(RemainderF{});
+      case BinaryOp::Fmod: return call(FmodF{});
+      case BinaryOp::Atan2: return call(Atan2F{});
+      case BinaryOp::Copysign: return call(CopysignF{});
+      case BinaryOp::Xlogy: return call(XlogyF{});
+      case BinaryOp::Fmax: return call(FmaxF<true>{});
+      case BinaryOp::Fmin: return call(FmaxF<false>{});
+      case BinaryOp::Hypot: return call(HypotF{});
+      case BinaryOp::GeluBackward: return call(GeluBackwardF{});
+      case BinaryOp::HardswishBackward: return call(HardswishBackwardF{});
+      case BinaryOp::HardsigmoidBackward: return call(HardsigmoidBackwardF{});
+      case BinaryOp::SiluBackward: return call(SiluBackwardF{});
+      case BinaryOp::SigmoidBackward: return call(ResultGradF{false});
+      case BinaryOp::TanhBackward: return call(ResultGradF{true});
+      case BinaryOp::GeluTanhBackward: return call(GeluTanhBackwardF{});
+      case BinaryOp::Lerp: return call(LerpScalarF<L>{alpha.to<L>()});
+      case BinaryOp::ThresholdBackward: return call(ThresholdBackwardF<L>{alpha.to<L>()});
+      case BinaryOp::LeakyReluBackward: return call(LeakyReluBackwardF<L>{alpha.to<L>()});
+      case BinaryOp::LogSigmoidBackward: return call(LogSigmoidBackwardF{});
+      case BinaryOp::HardtanhBackward: return call(HardtanhBackwardF<L>{param(p.a), param(p.b)});
+      case BinaryOp::EluBackward:
+      case BinaryOp::EluBackwardOfResult: {
+        const L negcoef = param(p.a) * param(p.b), poscoef = param(p.b), negiptcoef = param(p.c);
+        if (op == BinaryOp::EluBackward) return call(EluBackwardF<L, false>{negcoef, poscoef, negiptcoef});
+        return call(EluBackwardF<L, true>{negcoef, poscoef, negiptcoef});
+      }
+      case BinaryOp::Add:  // (above)
+      case BinaryOp::Sub:
+      case BinaryOp::Mul:
+      case BinaryOp::Div:
+      case BinaryOp::DivTrunc:
+      case BinaryOp::DivFloor:
+      case BinaryOp::Pow:
+      case BinaryOp::Minimum:
+      case BinaryOp::Maximum:
+      case BinaryOp::BitwiseAnd:
+      case BinaryOp::BitwiseOr:
+      case BinaryOp::BitwiseXor: break;
     }
-    case BinaryOp::BitwiseAnd:
-    case BinaryOp::BitwiseOr:
-    case BinaryOp::BitwiseXor: break;
   }
   return false;
 }
