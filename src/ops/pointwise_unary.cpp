@@ -88,14 +88,25 @@ Tensor backward_pass(const char* name, const Tensor& grad, const Tensor& self, k
 }
 
 // sigmoid_backward(grad, output), tanh_backward(grad, output): the kernels of SigmoidBackward0 and
-// TanhBackward0, from the forward result (not public here). Called with grad mode off only: where
-// the gradient is itself differentiated, the derivatives below compose it of ops.
+// TanhBackward0, from the forward result (not public here; real dtypes).
 template <bool kTanh>
 struct ResultGradOp {
   static constexpr const char* name = kTanh ? "tanh_backward" : "sigmoid_backward";
   static Tensor run(const Tensor& grad_output, const Tensor& output) {
     return backward_pass(name, grad_output, output,
                          kTanh ? kernels::BinaryOp::TanhBackward : kernels::BinaryOp::SigmoidBackward);
+  }
+  // TanhBackwardBackward0 -- grad_output: tanh_backward(grad, output); output: grad * (-2 output grad_output)
+  // SigmoidBackwardBackward0 -- grad_output: sigmoid_backward(grad, output);
+  //   output: grad * grad_output * (-2 output + 1)
+  static void derivative(autograd::Derivative& d, const Tensor& grad_output, const Tensor& output) {
+    d.name(kTanh ? "TanhBackwardBackward0" : "SigmoidBackwardBackward0");
+    d.grad(grad_output, [y = d.save_for(grad_output, output)](const auto& c) {
+      return dispatch::call<ResultGradOp>(c.grad(), c[y]);
+    });
+    d.grad(output, [g = d.save_for(output, grad_output), y = d.save_for(output, output)](const auto& c) {
+      return kTanh ? c.grad() * (-2 * c[y] * c[g]) : c.grad() * c[g] * (-2 * c[y] + 1);
+    });
   }
 };
 
@@ -121,14 +132,12 @@ EMBER_UNARY_GRAD(UnaryOp::Log, "LogBackward0", d.save(self), grad / x.conj())   
 EMBER_UNARY_GRAD(UnaryOp::Sqrt, "SqrtBackward0", d.save_result(), grad / (2 * x.conj()))  // result
 EMBER_UNARY_GRAD(UnaryOp::Sin, "SinBackward0", d.save(self), grad * x.cos().conj())      // self
 EMBER_UNARY_GRAD(UnaryOp::Cos, "CosBackward0", d.save(self), grad * -x.sin().conj())     // self
-// tanh and sigmoid: one kernel each (dispatched, so that graph capture records it); the composite
-// where the gradient is itself differentiated (create_graph) and for complex results.
+// tanh and sigmoid: one kernel each (dispatched, so that graph capture records it); complex
+// results take the composite.
 EMBER_UNARY_GRAD(UnaryOp::Tanh, "TanhBackward0", d.save_result(),  // result
-                 GradMode::is_enabled() || x.is_complex() ? grad * (1 - x * x).conj()
-                                                          : dispatch::call<ResultGradOp<true>>(grad, x))
+                 x.is_complex() ? grad * (1 - x * x).conj() : dispatch::call<ResultGradOp<true>>(grad, x))
 EMBER_UNARY_GRAD(UnaryOp::Sigmoid, "SigmoidBackward0", d.save_result(),  // result
-                 GradMode::is_enabled() || x.is_complex() ? grad * ((1 - x) * x).conj()
-                                                          : dispatch::call<ResultGradOp<false>>(grad, x))
+                 x.is_complex() ? grad * ((1 - x) * x).conj() : dispatch::call<ResultGradOp<false>>(grad, x))
 EMBER_UNARY_GRAD(UnaryOp::Relu, "ReluBackward0", d.save_result(), threshold_backward(grad, x, 0))  // result
 EMBER_UNARY_GRAD(UnaryOp::Abs, "AbsBackward0", d.save(self), grad * x.sgn())                       // self
 EMBER_UNARY_GRAD(UnaryOp::Exp2, "Exp2Backward0", d.save_result(), grad * x.conj() * std::log(2.0))  // result

@@ -503,8 +503,9 @@ TEST(DerivativesParity, LogSigmoid) {
 
 // tanh's and sigmoid's gradients (one kernel each from the forward result, as libtorch's
 // tanh_backward and sigmoid_backward) in every floating dtype, contiguous and transposed, over a
-// length with a vector tail and at saturated, infinite and NaN inputs; with create_graph (the
-// composite) the gradient and its own gradient against libtorch's. libtorch 1.13 has no float16
+// length with a vector tail and at saturated, infinite and NaN inputs; with create_graph the
+// gradient's node (TanhBackwardBackward0, SigmoidBackwardBackward0) and its own gradients against
+// libtorch's, and gradgradcheck. libtorch 1.13 has no float16
 // tanh or sigmoid on the CPU: there its tanh_backward and sigmoid_backward of Ember's forward
 // result and gradient in float32, rounded to float16, are the reference.
 TEST(DerivativesParity, TanhAndSigmoidBackward) {
@@ -533,17 +534,24 @@ TEST(DerivativesParity, TanhAndSigmoidBackward) {
     }
   }
   const ember::Tensor x = (parity::random({3, 5}, ember::kDouble, 33) * 2).requires_grad_();
-  const ember::Tensor v = parity::random({3, 5}, ember::kDouble, 34);
-  const torch::Tensor tx = to_torch(x.detach()).requires_grad_(), tv = to_torch(v);
+  const ember::Tensor v = parity::random({3, 5}, ember::kDouble, 34).requires_grad_();
+  const torch::Tensor tx = to_torch(x.detach()).requires_grad_(), tv = to_torch(v.detach()).requires_grad_();
   for (bool tanh : {true, false}) {
     const ember::Tensor y = tanh ? x.tanh() : x.sigmoid();
     const torch::Tensor ty = tanh ? tx.tanh() : tx.sigmoid();
     const ember::Tensor eg = ember::autograd::grad({(y * v).sum()}, {x}, {}, std::nullopt, true)[0];
     const torch::Tensor tg = torch::autograd::grad({(ty * tv).sum()}, {tx}, {}, c10::nullopt, true)[0];
     EXPECT_TRUE(Close(eg.detach(), tg.detach(), grad_tol(ember::kDouble, 1)));
-    const ember::Tensor eh = ember::autograd::grad({(eg * eg).sum()}, {x})[0];
-    const torch::Tensor th = torch::autograd::grad({(tg * tg).sum()}, {tx})[0];
-    EXPECT_TRUE(Close(eh, th, grad_tol(ember::kDouble, 2)));
+    EXPECT_EQ(eg.grad_fn()->name(), tg.grad_fn()->name());
+    EXPECT_EQ(eg.grad_fn()->name(), tanh ? "TanhBackwardBackward0" : "SigmoidBackwardBackward0");
+    const auto eh = ember::autograd::grad({(eg * eg).sum()}, {x, v});
+    const auto th = torch::autograd::grad({(tg * tg).sum()}, {tx, tv});
+    EXPECT_TRUE(Close(eh[0], th[0], grad_tol(ember::kDouble, 2)));
+    EXPECT_TRUE(Close(eh[1], th[1], grad_tol(ember::kDouble, 2)));
+    const std::function<ember::Tensor(const ember::autograd::variable_list&)> f = [tanh](const auto& in) {
+      return tanh ? in[0].tanh() : in[0].sigmoid();
+    };
+    EXPECT_TRUE(ember::autograd::gradgradcheck(f, {x.detach().requires_grad_()}));
   }
 }
 
