@@ -505,9 +505,9 @@ TEST(DerivativesParity, LogSigmoid) {
 // tanh_backward and sigmoid_backward) in every floating dtype, contiguous and transposed, over a
 // length with a vector tail and at saturated, infinite and NaN inputs; with create_graph the
 // gradient's node (TanhBackwardBackward0, SigmoidBackwardBackward0) and its own gradients against
-// libtorch's, and gradgradcheck. libtorch 1.13 has no float16
-// tanh or sigmoid on the CPU: there its tanh_backward and sigmoid_backward of Ember's forward
-// result and gradient in float32, rounded to float16, are the reference.
+// libtorch's, and gradgradcheck. libtorch 1.13 has no float16 tanh or sigmoid on the CPU: there
+// its tanh_backward and sigmoid_backward of Ember's forward result and gradient in float32,
+// rounded to float16, are the reference.
 TEST(DerivativesParity, TanhAndSigmoidBackward) {
   const double nan = std::nan(""), inf = INFINITY;
   const std::vector<double> specials = {0.0, -0.0, 1e-30, 9, -9, 20, -20, 100, -100, nan, inf, -inf};
@@ -529,7 +529,8 @@ TEST(DerivativesParity, TanhAndSigmoidBackward) {
           const torch::Tensor ty = tanh ? tx.tanh() : tx.sigmoid();
           tg = torch::autograd::grad({ty}, {tx}, {to_torch(g)})[0];
         }
-        EXPECT_TRUE(Close(eg, tg.nan_to_num(7))) << dt << (tanh ? " tanh" : " sigmoid") << (transposed ? " transposed" : "");
+        EXPECT_TRUE(Close(eg, tg.nan_to_num(7)))
+            << dt << (tanh ? " tanh" : " sigmoid") << (transposed ? " transposed" : "");
       }
     }
   }
